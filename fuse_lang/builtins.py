@@ -1,0 +1,81 @@
+"""The builtin functions of LANGUAGE.md §10: signatures and meaning as data.
+
+The checker validates calls against these specs; hover and completion show
+`signature` and `doc`; the backends implement the semantics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    name: str
+    min_args: int
+    max_args: int | None  # None: any number
+    keywords: tuple[str, ...]
+    required_keywords: tuple[str, ...]
+    signature: str
+    doc: str
+    # how many LHS axes the result binds to when it makes a tensor of its own
+    # (const: the literal's rank; causal_mask: the last two LHS axes)
+    elementwise: bool = True
+
+
+def _unary(name: str, doc: str) -> Builtin:
+    return Builtin(name, 1, 1, (), (), f"{name}(x)", doc)
+
+
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in (
+        _unary("step", "1 where x > 0, else 0 (the Boolean nonlinearity of logical rules)."),
+        _unary("relu", "max(x, 0), elementwise."),
+        _unary("tanh", "Hyperbolic tangent, elementwise."),
+        _unary("exp", "e^x, elementwise."),
+        _unary("log", "Natural logarithm, elementwise."),
+        _unary("sqrt", "Square root, elementwise."),
+        _unary("abs", "Absolute value, elementwise."),
+        _unary("sin", "Sine, elementwise."),
+        _unary("cos", "Cosine, elementwise."),
+        _unary("gelu", "x·Φ(x) with the exact error function, elementwise."),
+        Builtin("sig", 1, 2, (), (), "sig(x, T=1)",
+                "Logistic sigmoid 1/(1+e^(-x/T)); T is a temperature, T = 0 gives step(x)."),
+        Builtin("pow", 2, 2, (), (), "pow(x, n)", "x to the power n, elementwise."),
+        Builtin("softmax", 1, 1, ("axis",), (), "softmax(x, axis=i)",
+                "Softmax along the dotted LHS axis, else along `axis=`, else along the last LHS axis."),
+        Builtin("lnorm", 1, 1, ("eps", "axis"), (), "lnorm(x, eps=1e-5, axis=i)",
+                "Layer normalisation (zero mean, unit variance) along the same axis as softmax."),
+        Builtin("concat", 1, None, ("axis",), ("axis",), "concat(a, b, ..., axis=n)",
+                "Concatenate along the axis named n in every argument and the LHS; only there may "
+                "extents differ, and the result's extent is their sum."),
+        Builtin("topk", 1, 1, ("k",), ("k",), "topk(x, k=K)",
+                "The K largest values per row along the last axis, descending; ties go to the lower index."),
+        Builtin("causal_mask", 1, 1, (), (), "causal_mask(n)",
+                "An n×n tensor, 1 where key ≤ query, else 0; binds to the last two LHS axes.",
+                elementwise=False),
+        Builtin("even", 1, 1, (), (), "even(i)", "1 where the index i is even, else 0."),
+        Builtin("odd", 1, 1, (), (), "odd(i)", "1 where the index i is odd, else 0."),
+        Builtin("const", 1, 1, (), (), "const(literal)",
+                "A literal tensor (a number or nested list); its axes bind to the LHS indices in order.",
+                elementwise=False),
+        Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
+        Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
+    )
+}
+
+REDUCE_OPS = ("sum", "max", "min", "avg")
+REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr explicitly with "
+              "op, one of sum, max, min, avg.")
+
+# Words the next versions of the language will use (LANGUAGE.md §12).
+RESERVED_WORDS = frozenset(
+    {"let", "fn", "select", "case", "when", "default", "import", "as", "train"}
+)
+# Words that start statements or special forms now.
+KEYWORDS = frozenset({"export", "axis", "param", "reduce"})
+
+# Functions whose argument must be an index variable, not a tensor.
+INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})
+# Builtins that normalise along one axis.
+NORMALISING_BUILTINS = frozenset({"softmax", "lnorm"})

@@ -1,0 +1,814 @@
+"""The checker: text -> Analysis (IR, symbols, extents, diagnostics).
+
+`analyze` never raises on user input.  Its result is the one table every
+consumer reads: `fuse check`, `fuse explain`, the planner, and later the
+language server's hover, navigation and completion.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ir
+from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
+                       RESERVED_WORDS)
+from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from .domains import Domains, Evidence
+from .sources import SourceError, SourceInfo, read_source_info
+from .span import LineIndex, Span
+from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
+                      statement_scopes)
+from .syntax import parse
+
+MAX_DIAGNOSTICS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class AxisInfo:
+    index: str  # the index name at this position in the first definition ("" if none)
+    extent: int | None
+    domain: int
+    virtual: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TensorInfo:
+    name: str
+    kind: str  # "dense" | "Boolean relation" | "param" | "source" | "relation source"
+    boolean: bool
+    axes: tuple[AxisInfo, ...]
+    definitions: tuple[Span, ...]  # name spans of every defining LHS
+    statements: tuple[int, ...]  # defining statements, in order
+    uses: tuple[Span, ...]  # name spans of every read
+    source_path: str | None
+    op: str | None  # "=" (sum), "max=", "min=", "avg=", or None (source, facts, param)
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        return tuple(a.extent for a in self.axes if not a.virtual)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    path: str | None
+    base_dir: Path
+    text: str
+    lines: LineIndex
+    program: ir.Program
+    diagnostics: tuple[Diagnostic, ...]
+    tensors: dict[str, TensorInfo]
+    roles: dict[int, tuple[IndexRole, ...]]  # statement -> its index variables
+    scopes: dict[int, dict[int, Scope]]  # statement -> its projection scopes
+    var_extents: dict[tuple[int, str], tuple[int | None, int]]  # (stmt, var) -> (extent, domain)
+    domain_symbols: dict[int, tuple[str, ...]]
+    order: tuple[tuple[str, ...], ...]  # evaluation order: groups of tensors
+    recursive: frozenset[str]
+    exports: tuple[str, ...]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+def analyze(text: str, path: str | None = None, base_dir: str | Path | None = None) -> Analysis:
+    """Parse and check a program. Never raises on user input."""
+    if base_dir is None:
+        base_dir = Path(path).parent if path else Path(".")
+    return _Checker(text, path, Path(base_dir)).run()
+
+
+def _close(name: str, candidates) -> list[str]:
+    return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+
+
+def _did_you_mean(name: str, candidates) -> str:
+    close = _close(name, candidates)
+    return f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+
+
+class _Checker:
+    def __init__(self, text: str, path: str | None, base_dir: Path) -> None:
+        self.text = text
+        self.path = path
+        self.base_dir = base_dir
+        self.diags: list[Diagnostic] = []
+        self.tensors: dict[str, TensorSymbol] = {}
+        self.domains = Domains()
+        self.axis_decls: dict[str, ir.AxisDecl] = {}
+        self.roles: dict[int, tuple[IndexRole, ...]] = {}
+        self.scopes: dict[int, dict[int, Scope]] = {}
+        self.deps: dict[str, set[str]] = {}
+        self.read: set[str] = set()
+        self.exports: list[str] = []
+
+    def report(self, code: str, message: str, span: Span, **kw) -> None:
+        self.diags.append(make(code, message, span, **kw))
+
+    # ------------------------------------------------------------ driver
+    def run(self) -> Analysis:
+        parsed = parse(self.text)
+        self.diags.extend(parsed.diagnostics)
+        program = parsed.program
+        statements = program.statements
+        try:
+            self._collect_tensors(statements)
+            for k, stmt in enumerate(statements):
+                self._check_statement(k, stmt)
+            self._read_sources()
+            self._unify(statements)
+            self._check_extents()
+            order, recursive = self._evaluation_order(statements)
+            self._check_unused(statements)
+        except RecursionError:
+            self.report("nesting-too-deep", "the program is nested too deeply to analyse",
+                        Span(0, 0))
+            order, recursive = (), frozenset()
+        diags = sorted(self.diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
+        return Analysis(
+            path=self.path, base_dir=self.base_dir, text=self.text,
+            lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
+            tensors=self._tensor_infos(), roles=self.roles, scopes=self.scopes,
+            var_extents=self._var_extents(), domain_symbols=self._domain_symbols(),
+            order=order, recursive=recursive, exports=tuple(self.exports))
+
+    # ------------------------------------------------------ definitions
+    def _collect_tensors(self, statements: tuple[ir.Statement, ...]) -> None:
+        for k, stmt in enumerate(statements):
+            if isinstance(stmt, ir.AxisDecl):
+                prior = self.axis_decls.get(stmt.name)
+                if prior is not None and prior.extent != stmt.extent:
+                    self.report("extent-conflict", f"axis `{stmt.name}` is declared {stmt.extent}"
+                                f" here but {prior.extent} before", stmt.extent_span,
+                                related=(Related(prior.extent_span, "declared here"),))
+                else:
+                    self.axis_decls.setdefault(stmt.name, stmt)
+                continue
+            if isinstance(stmt, ir.Fact):
+                self._check_fact(stmt)
+            for ref in ir.defined_refs(stmt):
+                self._define(k, stmt, ref)
+
+    def _check_fact(self, stmt: ir.Fact) -> None:
+        atom = stmt.atom
+        if not atom.paren:
+            what = "a bare name" if atom.indices is None else "`[ ]`"
+            self.report("invalid-fact", f"a statement that is only {what} means nothing; a fact "
+                        f"is a Boolean tuple like `{atom.name}(Alice, Bob)`, a query ends with "
+                        f"`?`", atom.span)
+            return
+        for index in atom.indices or ():
+            if not isinstance(index, ir.IndexConst):
+                self.report("invalid-fact", "a fact holds constants only (symbols like `Alice` "
+                            "or positions like `0`); to derive tuples write a rule with `=`",
+                            index.span)
+                return
+
+    def _define(self, k: int, stmt: ir.Statement, ref: ir.Ref) -> None:
+        if isinstance(stmt, ir.Fact) and not (ref.paren and all(
+                isinstance(i, ir.IndexConst) for i in ref.indices or ())):
+            return
+        sym = self.tensors.get(ref.name)
+        arity: int | None = ref.arity
+        if ref.indices is None and self._bare_takes_data_rank(stmt):
+            arity = None
+            if isinstance(stmt, ir.Equation):  # const: the literal's rank
+                shape = _literal_shape(stmt.rhs.args[0]) if stmt.rhs.args else None
+                arity = len(shape) if shape is not None else None
+        if sym is None:
+            sym = TensorSymbol(ref.name, ref.paren, arity, ref)
+            self.tensors[ref.name] = sym
+        else:
+            if ref.paren != sym.boolean and not isinstance(stmt, ir.ParamDecl):
+                first_kind = "Boolean `( )`" if sym.boolean else "numeric `[ ]`"
+                self.report("kind-conflict", f"`{ref.name}` is defined as {first_kind} first; "
+                            f"use the same brackets in every definition", ref.span,
+                            related=(Related(sym.first.span, "first defined here"),))
+            expected = sym.arity
+            if expected is None and arity is not None:
+                sym.arity = arity
+            elif expected is not None and arity is not None and arity != expected:
+                self._arity_error(ref, sym)
+        sym.definitions.append(ref)
+        sym.statements.append(k)
+        if isinstance(stmt, ir.Source):
+            sym.source = sym.source or stmt
+        elif isinstance(stmt, ir.ParamDecl):
+            sym.is_param = True
+        elif isinstance(stmt, ir.Fact):
+            sym.has_facts = True
+            sym.boolean = True
+        elif isinstance(stmt, ir.Equation):
+            sym.ops.append(stmt.op)
+            self._check_mixed_ops(sym, stmt)
+
+    @staticmethod
+    def _bare_takes_data_rank(stmt: ir.Statement) -> bool:
+        """`W = "w.npy"` and `W = const([...])` take their rank from the data."""
+        if isinstance(stmt, ir.Source):
+            return True
+        return (isinstance(stmt, ir.Equation) and isinstance(stmt.rhs, ir.Call)
+                and stmt.rhs.name == "const")
+
+    def _check_mixed_ops(self, sym: TensorSymbol, stmt: ir.Equation) -> None:
+        def family(op: str) -> str:
+            return "=" if op in SUM_OPS else op
+        first = sym.ops[0]
+        if family(stmt.op) != family(first):
+            first_stmt = next(d for d in sym.definitions)
+            self.report("mixed-projection", f"`{sym.name}` combines its equations with "
+                        f"`{family(first)}` (first equation) but this one uses `{stmt.op}`; "
+                        f"one tensor uses one projection operator", stmt.op_span,
+                        related=(Related(first_stmt.span, "first equation"),))
+
+    def _arity_error(self, ref: ir.Ref, sym: TensorSymbol) -> None:
+        n = sym.arity or 0
+        axes = "axis" if n == 1 else "axes"
+        self.report("arity-mismatch", f"`{ref.name}` has {n} {axes} (from its first definition)"
+                    f" but is written here with {ref.arity}", ref.span,
+                    related=(Related(sym.first.span, "first defined here"),))
+
+    # ---------------------------------------------------- per statement
+    def _check_statement(self, k: int, stmt: ir.Statement) -> None:
+        if isinstance(stmt, ir.AxisDecl):
+            return
+        if isinstance(stmt, ir.Export):
+            for name in stmt.names:
+                self.exports.append(name.name)
+                self._check_tensor_name(name, allow_bare=True)
+            return
+        scopes, nodes = statement_scopes(stmt)
+        occs = occurrences(stmt, self.tensors, (scopes, nodes))
+        self.scopes[k] = scopes
+        roles = index_roles(k, stmt, occs, scopes, nodes)
+        self.roles[k] = tuple(roles)
+        lhs = stmt.lhs if isinstance(stmt, (ir.Equation, ir.Source)) else None
+        if isinstance(stmt, ir.Equation):
+            self._check_lhs(stmt)
+        if isinstance(stmt, ir.ParamDecl):
+            for ref in stmt.refs:
+                self._check_lhs_indices(ref)
+        var_names = {o.name for o in occs}
+        for node, _scope in nodes:
+            if isinstance(node, ir.Ref):
+                self._check_use(k, stmt, node, var_names, lhs)
+            elif isinstance(node, ir.Call):
+                self._check_call(node, stmt, var_names)
+            elif isinstance(node, ir.Reduce):
+                if node.op not in REDUCE_OPS:
+                    self.report("bad-argument", f"`{node.op}` is not a projection; use one of "
+                                f"{', '.join(REDUCE_OPS)}", node.op_span)
+        if isinstance(stmt, ir.Equation):
+            self._check_typos(stmt, roles)
+            self._check_broadcast(k, stmt, roles)
+            deps = self.deps.setdefault(stmt.lhs.name, set())
+            deps.update(r.name for r in ir.refs(stmt.rhs) if r.name in self.tensors)
+
+    def _check_lhs(self, stmt: ir.Equation) -> None:
+        lhs = stmt.lhs
+        self._check_lhs_indices(lhs)
+        dotted = [i for i in lhs.indices or () if isinstance(i, ir.IndexVar) and i.dotted]
+        if len(dotted) > 1:
+            self.report("dotted-axis", "only one axis can be dotted; it is the one softmax and "
+                        "lnorm normalise along", dotted[1].span,
+                        related=(Related(dotted[0].span, "first dotted axis"),))
+        if dotted and not any(isinstance(n, ir.Call) and n.name in NORMALISING_BUILTINS
+                              for n in ir.walk(stmt.rhs)):
+            self.diags.append(make(
+                "dotted-axis", f"the dotted axis `{dotted[0].name}` has no effect: no softmax "
+                f"or lnorm in this equation", dotted[0].span, severity=Severity.WARNING,
+                fixes=(Fix("Remove the dot", (TextEdit(Span(dotted[0].span.end - 1,
+                                                              dotted[0].span.end), ""),)),)))
+
+    def _check_lhs_indices(self, lhs: ir.Ref) -> None:
+        for index in lhs.indices or ():
+            if isinstance(index, ir.IndexShift) and len(index.terms) > 1:
+                self.report("invalid-index", "a sum of variables can be read (`X[x+dx]`) but "
+                            "not written; put it on the right-hand side", index.span)
+
+    def _check_use(self, k: int, stmt: ir.Statement, ref: ir.Ref, var_names: set[str],
+                   lhs: ir.Ref | None) -> None:
+        if ref.indices is None and ref.name not in self.tensors and ref.name in var_names:
+            return  # an index used as a value
+        if not self._check_tensor_name(ref, allow_bare=False):
+            return
+        sym = self.tensors[ref.name]
+        self.read.add(ref.name)
+        sym.uses.append(ref)
+        for index in ref.indices or ():
+            if isinstance(index, ir.IndexVar) and index.dotted:
+                self.report("dotted-axis", "a dot marks an axis on the left-hand side only",
+                            index.span, fixes=(Fix("Remove the dot", (TextEdit(
+                                Span(index.span.end - 1, index.span.end), ""),)),))
+        if ref.paren and not sym.boolean:
+            self.diags.append(make(
+                "paren-on-dense", f"`{ref.name}` is numeric; `( )` reads it the same as `[ ]`, "
+                f"but `( )` is for Boolean relations", ref.span,
+                fixes=(Fix(f"Write {ref.name}[...]", _bracket_edits(ref)),)))
+        self._check_virtual(ref, sym, lhs)
+
+    def _check_tensor_name(self, ref: ir.Ref, allow_bare: bool) -> bool:
+        sym = self.tensors.get(ref.name)
+        if sym is None:
+            if ref.name in RESERVED_WORDS:
+                self.report("reserved-word", f"`{ref.name}` is reserved for a later version of "
+                            f"Fuse", ref.name_span)
+                return False
+            if ref.paren and ref.name[:1].islower():
+                self._unknown_function(ref.name, ref.name_span)
+                return False
+            close = _close(ref.name, self.tensors)
+            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(ref.name_span, c),)) for c in close)
+            self.report("undefined-tensor", f"`{ref.name}` is not defined"
+                        f"{_did_you_mean(ref.name, self.tensors)}", ref.name_span, fixes=fixes)
+            return False
+        if ref.indices is None:
+            if not allow_bare and sym.arity:
+                self._arity_error(ref, sym)
+                return False
+        elif sym.arity is not None and ref.arity != sym.arity:
+            self._arity_error(ref, sym)
+            return False
+        return True
+
+    def _check_virtual(self, ref: ir.Ref, sym: TensorSymbol, lhs: ir.Ref | None) -> None:
+        first = sym.first.indices or ()
+        for pos, index in enumerate(ref.indices or ()):
+            if pos >= len(first):
+                break
+            defined_virtual = isinstance(first[pos], ir.IndexVirtual)
+            if defined_virtual != isinstance(index, ir.IndexVirtual):
+                what = ("is virtual in its definition; read it as `*t`" if defined_virtual
+                        else "is not virtual in its definition")
+                self.report("virtual-index", f"axis {pos} of `{ref.name}` {what}", index.span,
+                            related=(Related(first[pos].span, "defined here"),))
+
+    def _unknown_function(self, name: str, span: Span) -> None:
+        close = _close(name, BUILTINS)
+        fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(span, c),)) for c in close)
+        self.report("unknown-builtin", f"`{name}` is not a builtin{_did_you_mean(name, BUILTINS)}"
+                    f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
+
+    # ------------------------------------------------------------ calls
+    def _check_call(self, call: ir.Call, stmt: ir.Statement, var_names: set[str]) -> None:
+        spec = BUILTINS.get(call.name)
+        if spec is None:
+            self._unknown_function(call.name, call.name_span)
+            return
+        n = len(call.args)
+        if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
+            if spec.max_args is None:
+                want = f"at least {spec.min_args}"
+            elif spec.min_args == spec.max_args:
+                want = str(spec.min_args)
+            else:
+                want = f"{spec.min_args} or {spec.max_args}"
+            plural = "s" if want != "1" else ""
+            self.report("argument-count", f"`{call.name}` takes {want} argument{plural}, not {n}"
+                        f" (signature: {spec.signature})", call.span)
+            return
+        lhs_vars = _lhs_vars(stmt)
+        for kw in call.kwargs:
+            if kw.name not in spec.keywords:
+                valid = ", ".join(spec.keywords) if spec.keywords else "none"
+                self.report("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
+                            f"(keywords: {valid})", kw.name_span)
+            elif kw.name == "axis" and not (isinstance(kw.value, ir.Ref)
+                                            and kw.value.indices is None
+                                            and kw.value.name in lhs_vars):
+                self.report("bad-argument", f"`axis=` names an index of the left-hand side "
+                            f"({', '.join(sorted(lhs_vars)) or 'it has none'})", kw.value.span)
+            elif kw.name in ("eps",) and not _is_number(kw.value):
+                self.report("bad-argument", f"`{kw.name}=` takes a number", kw.value.span)
+            elif kw.name == "k" and not _is_whole(kw.value):
+                self.report("bad-argument", "`k=` takes a whole number", kw.value.span)
+        given = {kw.name for kw in call.kwargs}
+        for required in spec.required_keywords:
+            if required not in given:
+                self.report("argument-count", f"`{call.name}` needs `{required}=` "
+                            f"(signature: {spec.signature})", call.span)
+        if call.name in INDEX_ARGUMENT_BUILTINS:
+            arg = call.args[0]
+            if not (isinstance(arg, ir.Ref) and arg.indices is None and arg.name in var_names
+                    and arg.name not in self.tensors):
+                self.report("bad-argument", f"`{call.name}` takes an index variable of this "
+                            f"equation, like `{call.name}(i)`", arg.span)
+        elif call.name == "causal_mask":
+            if not _is_whole(call.args[0]):
+                self.report("bad-argument", "`causal_mask` takes a whole number, the sequence "
+                            "length", call.args[0].span)
+        elif call.name == "const":
+            shape = _literal_shape(call.args[0])
+            if shape is None:
+                self.report("bad-argument", "`const` takes a number or a rectangular list of "
+                            "numbers", call.args[0].span)
+            elif isinstance(stmt, ir.Equation) and stmt.lhs.indices is not None \
+                    and stmt.rhs is call and len(shape) != len(stmt.lhs.indices):
+                self.report("bad-argument", f"this literal has {len(shape)} axes but the "
+                            f"left-hand side has {len(stmt.lhs.indices)}", call.args[0].span)
+        elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
+            if not (stmt.lhs.indices or given & {"axis"}):
+                self.report("bad-argument", f"`{call.name}` normalises along an axis, but the "
+                            f"left-hand side has none", call.span)
+
+    # ------------------------------------------------------- projections
+    def _check_typos(self, stmt: ir.Equation, roles: list[IndexRole]) -> None:
+        lonely = [r for r in roles if r.role == "projected" and len(r.occurrences) == 1
+                  and r.occurrences[0].tensor is not None]
+        for a_pos, a in enumerate(lonely):
+            for b in lonely[a_pos + 1:]:
+                if a.scope is b.scope and _close_names(a.name, b.name):
+                    # the longer (or later) name is the likely slip
+                    keep, slip = (a, b) if len(a.name) <= len(b.name) else (b, a)
+                    span = slip.occurrences[0].span
+                    self.report(
+                        "likely-typo-index",
+                        f"`{a.name}` and `{b.name}` are each used once and both projected away;"
+                        f" did you mean `{keep.name}` in both places (a join)?", span,
+                        related=(Related(keep.occurrences[0].span, f"`{keep.name}` is here"),),
+                        fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
+                                   (TextEdit(span, keep.name),)),))
+
+    def _check_broadcast(self, k: int, stmt: ir.Equation, roles: list[IndexRole]) -> None:
+        self._broadcast_checks = getattr(self, "_broadcast_checks", [])
+        rhs_names = {o.name for r in roles for o in r.occurrences if not o.lhs}
+        for role in roles:
+            if role.role == "output" and role.name not in rhs_names:
+                self._broadcast_checks.append((k, role))
+
+    # ----------------------------------------------------------- sources
+    def _read_sources(self) -> None:
+        self.source_info: dict[str, SourceInfo] = {}
+        for sym in self.tensors.values():
+            src = sym.source
+            if src is None:
+                continue
+            path = self.base_dir / src.path.value
+            try:
+                info = read_source_info(path, sym.name, sym.boolean)
+            except FileNotFoundError:
+                self.report("missing-source", f"`{src.path.value}` does not exist (looked for "
+                            f"{path})", src.path.span)
+                continue
+            except IsADirectoryError:
+                self.report("unreadable-source", f"`{src.path.value}` is a folder, not a file",
+                            src.path.span)
+                continue
+            except (OSError, SourceError, UnicodeDecodeError) as err:
+                reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+                self.report("unreadable-source", f"`{src.path.value}` cannot be read: {reason}",
+                            src.path.span)
+                continue
+            rank = len(info.columns) if sym.boolean and info.columns is not None else \
+                len(info.shape or ())
+            if sym.arity is None:
+                sym.arity = rank
+            elif sym.arity != rank and not (sym.boolean and info.rows == 0):
+                self.report("arity-mismatch", f"`{sym.name}` is written with {sym.arity} axes "
+                            f"but `{src.path.value}` holds {rank}", src.path.span)
+                continue
+            self.source_info[sym.name] = info
+
+    # ------------------------------------------------------- unification
+    def _unify(self, statements: tuple[ir.Statement, ...]) -> None:
+        d = self.domains
+        pending_div: list[tuple[tuple, tuple, int, Span]] = []
+        inner_only: list[tuple[tuple, tuple]] = []
+        for name, sym in self.tensors.items():
+            for pos in range(sym.arity or 0):
+                d.find(("axis", name, pos))
+            info = getattr(self, "source_info", {}).get(name)
+            if info is None:
+                continue
+            src = sym.source
+            assert src is not None
+            if sym.boolean and info.columns is not None:
+                for pos, column in enumerate(info.columns):
+                    for value in column:
+                        if isinstance(value, int):
+                            d.add_position(("axis", name, pos), value, src.path.span)
+                        else:
+                            d.add_symbol(("axis", name, pos), value, src.path.span)
+                if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
+                    d.set_extent(("axis", name, 0), Evidence(info.shape[0], src.path.span,
+                                                             f"the tokens of {src.path.value}"))
+            elif info.shape is not None:
+                for pos, extent in enumerate(info.shape):
+                    d.set_extent(("axis", name, pos),
+                                 Evidence(extent, src.path.span, f"the shape of {src.path.value}"))
+        for k, stmt in enumerate(statements):
+            for ref, lhs in self._indexed_refs(stmt):
+                if ref.name not in self.tensors or ref.indices is None:
+                    continue
+                sym = self.tensors[ref.name]
+                if sym.arity is not None and ref.arity != sym.arity:
+                    continue
+                slice_no = 0
+                for pos, index in enumerate(ref.indices):
+                    axis = ("axis", ref.name, pos)
+                    if isinstance(index, ir.IndexVirtual):
+                        index = index.inner
+                    if isinstance(index, ir.IndexVar):
+                        d.union(axis, ("var", k, index.name))
+                    elif isinstance(index, ir.IndexShift):
+                        if len(index.terms) == 1:
+                            d.union(axis, ("var", k, index.terms[0].name))
+                        else:
+                            for var in index.terms:
+                                inner_only.append((("var", k, var.name), axis))
+                    elif isinstance(index, ir.IndexDiv):
+                        var = ("var", k, index.var.name)
+                        if lhs:
+                            pending_div.append((axis, var, index.divisor, index.span))
+                        else:
+                            inner_only.append((var, axis))
+                    elif isinstance(index, ir.IndexConst):
+                        if index.is_symbol:
+                            d.add_symbol(axis, index.value, index.span)  # type: ignore[arg-type]
+                        else:
+                            d.add_position(axis, index.value, index.span)  # type: ignore[arg-type]
+                    elif isinstance(index, ir.IndexSlice):
+                        var = ("var", k, f":{slice_no}")
+                        slice_no += 1
+                        if index.start is not None and index.stop is not None:
+                            d.set_extent(var, Evidence(index.stop - index.start, index.span,
+                                                       f"the slice {index.start}:{index.stop}"))
+                        else:
+                            inner_only.append((var, axis))
+                        if index.stop is not None:
+                            d.add_position(axis, index.stop - 1, index.span)
+            self._unify_builtins(k, stmt)
+        for k, stmt in enumerate(statements):
+            for role in self.roles.get(k, ()):
+                decl = self.axis_decls.get(role.name)
+                if decl is not None:
+                    d.set_extent(("var", k, role.name), Evidence(
+                        decl.extent, decl.extent_span, f"axis {decl.name} = {decl.extent}"))
+        # an index that appears only inside x+dx or x/2 takes the extent of that axis
+        for var, axis in inner_only:
+            if d.extent(var) is None and d.extent(axis) is not None:
+                d.union(var, axis)
+        for axis, var, divisor, span in pending_div:
+            extent = d.extent(var)
+            if extent is not None:
+                d.set_extent(axis, Evidence(math.ceil(extent / divisor), span,
+                                            f"⌈{extent}/{divisor}⌉ from this pooling index"))
+        # integer constants beyond a known extent
+        for root in d.roots():
+            evidence = d.evidence(root)
+            biggest = d.max_position(root)
+            if evidence is not None and biggest is not None and biggest[0] >= evidence.extent:
+                self.report("extent-conflict", f"position {biggest[0]} is outside an axis of "
+                            f"extent {evidence.extent}", biggest[1],
+                            related=(Related(evidence.span, f"extent {evidence.extent} from "
+                                             f"{evidence.what}"),))
+            symbols = d.symbol_spans(root)
+            if evidence is not None and len(symbols) > evidence.extent:
+                extra = list(symbols.items())[evidence.extent]
+                self.report("extent-conflict", f"this domain has extent {evidence.extent} but "
+                            f"more symbols than that (`{extra[0]}` is number "
+                            f"{evidence.extent + 1})", extra[1],
+                            related=(Related(evidence.span, f"extent {evidence.extent} from "
+                                             f"{evidence.what}"),))
+
+    def _indexed_refs(self, stmt: ir.Statement):
+        for ref in ir.defined_refs(stmt):
+            yield ref, True
+        for expr in ir.used_exprs(stmt):
+            for ref in ir.refs(expr):
+                yield ref, False
+
+    def _unify_builtins(self, k: int, stmt: ir.Statement) -> None:
+        if not isinstance(stmt, ir.Equation):
+            return
+        lhs_indices = stmt.lhs.indices or ()
+        for node in ir.walk(stmt.rhs):
+            if not isinstance(node, ir.Call) or not node.args:
+                continue
+            if node.name == "const" and node is stmt.rhs:
+                shape = _literal_shape(node.args[0])
+                if shape is None:
+                    continue
+                for pos, extent in enumerate(shape):
+                    self.domains.set_extent(("axis", stmt.lhs.name, pos), Evidence(
+                        extent, node.args[0].span, "this literal"))
+            elif node.name == "causal_mask" and _is_whole(node.args[0]):
+                n = int(node.args[0].value)  # type: ignore[union-attr]
+                for index in lhs_indices[-2:]:
+                    for var in ir.index_vars(index):
+                        self.domains.set_extent(("var", k, var.name), Evidence(
+                            n, node.span, f"causal_mask({n})"))
+
+    def _check_extents(self) -> None:
+        for conflict in self.domains.conflicts:
+            first, second = conflict.first, conflict.second
+            a, b = sorted((first, second), key=lambda e: e.span.start)
+            self.report("extent-conflict", f"extent {b.extent} from {b.what} conflicts with "
+                        f"extent {a.extent} from {a.what}; these positions share one domain",
+                        b.span, related=(Related(a.span, f"extent {a.extent} from {a.what}"),))
+        for k, role in getattr(self, "_broadcast_checks", []):
+            if self.domains.extent(("var", k, role.name)) is None:
+                occ = role.occurrences[0]
+                self.report("unknown-extent", f"`{role.name}` appears on the left only, and "
+                            f"nothing gives its extent; declare it with `axis {role.name} = N`",
+                            occ.span, fixes=(Fix(f"Declare `axis {role.name}`", (TextEdit(
+                                Span(0, 0), f"axis {role.name} = 1\n"),)),))
+
+    # ---------------------------------------------------- dependencies
+    def _evaluation_order(self, statements) -> tuple[tuple[tuple[str, ...], ...], frozenset]:
+        names = list(self.tensors)
+        graph = {n: sorted(self.deps.get(n, ())) for n in names}
+        groups = _sccs(names, graph)
+        recursive = set()
+        for group in groups:
+            if len(group) > 1 or group[0] in graph.get(group[0], ()):
+                recursive.update(group)
+                first = min((self.tensors[n].definitions[0] for n in group),
+                            key=lambda r: r.span.start)
+                members = ", ".join(f"`{n}`" for n in group)
+                how = self._recursion_kind(group, statements)
+                self.report("recursion", f"{members} depend{'s' if len(group) == 1 else ''} on "
+                            f"{'itself' if len(group) == 1 else 'each other'}: {how}",
+                            first.name_span)
+        return tuple(tuple(g) for g in groups), frozenset(recursive)
+
+    def _recursion_kind(self, group: list[str], statements) -> str:
+        members = set(group)
+        if all(self.tensors[n].boolean for n in group):
+            return "evaluated by forward chaining to a fixpoint (semi-naive)"
+        for n in group:
+            for k in self.tensors[n].statements:
+                stmt = statements[k]
+                if not isinstance(stmt, ir.Equation):
+                    continue
+                for ref in ir.refs(stmt.rhs):
+                    if ref.name in members:
+                        for index in ref.indices or ():
+                            if isinstance(index, ir.IndexShift) and len(index.terms) == 1 \
+                                    and index.offset < 0:
+                                var = index.terms[0].name
+                                return f"a recurrence over `{var}` (offset {index.offset}), " \
+                                       f"computed in order of `{var}`"
+                            if isinstance(index, ir.IndexVirtual):
+                                return "a recurrence over a virtual index, iterated in order"
+        return "evaluated by forward chaining until the change is below tolerance"
+
+    def _check_unused(self, statements) -> None:
+        if not any(isinstance(s, (ir.Export, ir.Query, ir.Sink)) for s in statements):
+            return  # with no outputs named, every leaf is an output
+        used = set(self.read) | set(self.exports)
+        for stmt in statements:
+            if isinstance(stmt, ir.Query):
+                used.add(stmt.atom.name)
+        for name, sym in self.tensors.items():
+            if name not in used:
+                self.report("unused-tensor", f"`{name}` is never read, exported or queried",
+                            sym.first.name_span)
+
+    # ---------------------------------------------------------- results
+    def _domain_id(self, key) -> int:
+        ids = self.__dict__.setdefault("_ids", {})
+        root = self.domains.find(key)
+        return ids.setdefault(root, len(ids) + 1)
+
+    def _tensor_infos(self) -> dict[str, TensorInfo]:
+        out = {}
+        for name, sym in self.tensors.items():
+            first = sym.first.indices or ()
+            axes = []
+            for pos in range(sym.arity or 0):
+                index = first[pos] if pos < len(first) else None
+                label = ""
+                if index is not None:
+                    vars_ = ir.index_vars(index)
+                    label = vars_[0].name if vars_ else ""
+                key = ("axis", name, pos)
+                axes.append(AxisInfo(label, self.domains.extent(key), self._domain_id(key),
+                                     isinstance(index, ir.IndexVirtual)))
+            op = None
+            if sym.ops:
+                op = "=" if sym.ops[0] in SUM_OPS else sym.ops[0]
+            out[name] = TensorInfo(
+                name, sym.kind, sym.boolean, tuple(axes),
+                tuple(r.name_span for r in sym.definitions), tuple(sym.statements),
+                tuple(r.name_span for r in sym.uses),
+                sym.source.path.value if sym.source else None, op)
+        return out
+
+    def _var_extents(self) -> dict[tuple[int, str], tuple[int | None, int]]:
+        out = {}
+        for k, roles in self.roles.items():
+            for role in roles:
+                key = ("var", k, role.name)
+                out[(k, role.name)] = (self.domains.extent(key), self._domain_id(key))
+        return out
+
+    def _domain_symbols(self) -> dict[int, tuple[str, ...]]:
+        out = {}
+        for root in self.domains.roots():
+            symbols = self.domains.symbols(root)
+            if symbols:
+                out[self._domain_id(root)] = symbols
+        return out
+
+
+# ------------------------------------------------------------- helpers
+
+
+def _lhs_vars(stmt: ir.Statement) -> set[str]:
+    if isinstance(stmt, ir.Equation):
+        return {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
+    return set()
+
+
+def _is_number(expr: ir.Expr) -> bool:
+    if isinstance(expr, ir.Neg):
+        expr = expr.operand
+    return isinstance(expr, ir.Number)
+
+
+def _is_whole(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.Number) and expr.is_integer
+
+
+def _literal_shape(expr: ir.Expr) -> tuple[int, ...] | None:
+    """Shape of a number or a rectangular nested list of numbers, else None."""
+    if _is_number(expr):
+        return ()
+    if not isinstance(expr, ir.ListLit) or not expr.items:
+        return None
+    shapes = {_literal_shape(item) for item in expr.items}
+    if len(shapes) != 1 or None in shapes:
+        return None
+    inner = shapes.pop()
+    assert inner is not None
+    return (len(expr.items),) + inner
+
+
+def _bracket_edits(ref: ir.Ref) -> tuple[TextEdit, ...]:
+    open_at = ref.name_span.end
+    return (TextEdit(Span(open_at, open_at + 1), "["), TextEdit(Span(ref.span.end - 1,
+                                                                      ref.span.end), "]"))
+
+
+def _close_names(a: str, b: str) -> bool:
+    """Names one slip apart: `d`/`dd`, `dk`/`dv`, `x`/`x'`, `k1`/`k2`."""
+    if a == b:
+        return False
+    if a.rstrip("'") == b.rstrip("'"):
+        return True
+    if abs(len(a) - len(b)) == 1:
+        short, long_ = sorted((a, b), key=len)
+        return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+    if len(a) == len(b) >= 2:
+        return sum(x != y for x, y in zip(a, b)) == 1
+    return False
+
+
+def _sccs(nodes: list[str], graph: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively, dependencies first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph.get(child, ()))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                out.append(sorted(group, key=nodes.index) if len(group) > 1 else group)
+    return out

@@ -1,0 +1,177 @@
+"""`fuse`: check and explain Fuse programs from the command line.
+
+    fuse check [--format text|json] PATH...
+    fuse explain [--format text|json] PATH
+
+Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .check import Analysis, analyze
+from .diagnostics import Diagnostic, Severity
+from .span import LineIndex
+from .syntax import decode
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(message)
+
+
+def load(path: str) -> tuple[str, Diagnostic | None]:
+    """Read a program file: its text, or a diagnostic for a file that is not text."""
+    p = Path(path)
+    if p.is_dir():
+        raise OSError(f"{path} is a folder, not a .fuse file")
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise OSError(f"{path} is {size / 1e6:.1f} MB; Fuse reads programs up to "
+                      f"{MAX_FILE_BYTES // (1024 * 1024)} MB")
+    return decode(p.read_bytes())
+
+
+def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:
+    """Analyse each path: (path, lines, diagnostics) per file, and I/O problems."""
+    results, problems = [], []
+    for path in paths:
+        try:
+            text, bad = load(path)
+        except FileNotFoundError:
+            problems.append(f"fuse: {path}: no such file")
+            continue
+        except OSError as err:
+            problems.append(f"fuse: {err.strerror + ': ' + path if err.strerror else err}")
+            continue
+        if bad is not None:
+            results.append((path, LineIndex(text), [bad]))
+            continue
+        analysis = analyze(text, path)
+        results.append((path, analysis.lines, list(analysis.diagnostics)))
+    return results, problems
+
+
+def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
+    line, col = lines.position(diag.span.start)
+    end_line, end_col = lines.position(diag.span.end)
+    source = lines.line_text(line)
+    width = max(1, (end_col if end_line == line else len(source)) - col)
+    gutter = f"{line + 1} | "
+    out = [f"{path}:{line + 1}:{col + 1}: {diag.severity.value}[{diag.code}]: {diag.message}",
+           f"{gutter}{source}",
+           " " * len(gutter) + " " * _display_width(source[:col]) + "^" * min(width, 200)]
+    for rel in diag.related:
+        r_line, r_col = lines.position(rel.span.start)
+        out.append(f"  {path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
+    for fix in diag.fixes[:1]:
+        out.append(f"  fix: {fix.title}")
+    return "\n".join(out)
+
+
+def _display_width(text: str) -> int:
+    return len(text.expandtabs(1))
+
+
+def cmd_check(args: argparse.Namespace, prog: str = "fuse") -> int:
+    results, problems = check_paths(args.paths)
+    for message in problems:
+        print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
+    errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
+    if args.format == "json":
+        out = [d.to_json(lines, path) for path, lines, ds in results for d in ds]
+        json.dump({"diagnostics": out}, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        counts = {s: 0 for s in Severity}
+        for path, lines, ds in results:
+            for d in ds:
+                counts[d.severity] += 1
+                print(render_text(path, lines, d))
+        if results:
+            summary = ", ".join(f"{n} {s.value}{'s' if n != 1 and s.value != 'information' else ''}"
+                                for s, n in counts.items() if n)
+            files = f"{len(results)} file{'s' if len(results) != 1 else ''}"
+            print(f"{files} checked: {summary or 'no problems'}")
+    if problems:
+        return EXIT_USAGE
+    return EXIT_ERRORS if errors else EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import render_plan_text
+    from .plan import plan_program
+
+    try:
+        text, bad = load(args.path)
+    except FileNotFoundError:
+        print(f"fuse: {args.path}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as err:
+        print(f"fuse: {err.strerror + ': ' + args.path if err.strerror else err}", file=sys.stderr)
+        return EXIT_USAGE
+    if bad is not None:
+        print(render_text(args.path, LineIndex(text), bad), file=sys.stderr)
+        return EXIT_ERRORS
+    analysis: Analysis = analyze(text, args.path)
+    plan = plan_program(analysis)
+    errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+    if args.format == "json":
+        data = plan.to_json()
+        data["diagnostics"] = [d.to_json(analysis.lines, args.path) for d in analysis.diagnostics]
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(render_plan_text(plan))
+        for d in errors:
+            print(render_text(args.path, analysis.lines, d), file=sys.stderr)
+    return EXIT_ERRORS if errors else EXIT_OK
+
+
+def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description="Check, explain and run Fuse tensor programs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p_check = sub.add_parser("check", help="report the diagnostics of programs")
+    p_check.add_argument("--format", choices=("text", "json"), default="text")
+    p_check.add_argument("paths", nargs="+", metavar="PATH")
+    p_explain = sub.add_parser("explain", help="show the plan of a program (nothing is run)")
+    p_explain.add_argument("--format", choices=("text", "json"), default="text")
+    p_explain.add_argument("path", metavar="PATH")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as err:
+        print(f"fuse: {err}\n{parser.format_usage().rstrip()}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.command == "check":
+            return cmd_check(args)
+        return cmd_explain(args)
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

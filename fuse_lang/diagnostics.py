@@ -1,0 +1,127 @@
+"""Diagnostics as plain data: code, severity, message, span, related spans, fixes.
+
+Every code below has a section in docs/diagnostics.md (the anchor is the code
+itself) and a test that triggers it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .span import LineIndex, Span
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+
+# code -> (default severity, one-line summary used in docs and listings)
+CODES: dict[str, tuple[Severity, str]] = {
+    # syntax
+    "syntax-error": (Severity.ERROR, "the statement does not follow the grammar"),
+    "unclosed-bracket": (Severity.ERROR, "a bracket is opened and never closed"),
+    "unmatched-bracket": (Severity.ERROR, "a closing bracket with no opening one"),
+    "unterminated-string": (Severity.ERROR, "a string has no closing quote on its line"),
+    "invalid-character": (Severity.ERROR, "a character that is not part of the language"),
+    "invalid-index": (Severity.ERROR, "an index form that is not allowed"),
+    "nesting-too-deep": (Severity.ERROR, "brackets or operators nested too deeply"),
+    "reserved-word": (Severity.ERROR, "a word reserved for a later version of the language"),
+    "invalid-encoding": (Severity.ERROR, "the file is not UTF-8 text"),
+    "too-many-errors": (Severity.ERROR, "reporting stopped after many errors"),
+    # names and shapes
+    "undefined-tensor": (Severity.ERROR, "a name that no statement defines"),
+    "arity-mismatch": (Severity.ERROR, "a reference with the wrong number of indices"),
+    "extent-conflict": (Severity.ERROR, "two places give one domain different extents"),
+    "unknown-extent": (Severity.WARNING, "an axis whose extent nothing determines"),
+    "unknown-builtin": (Severity.ERROR, "a call to a function that does not exist"),
+    "unknown-keyword": (Severity.ERROR, "a keyword argument the builtin does not take"),
+    "argument-count": (Severity.ERROR, "a builtin called with the wrong number of arguments"),
+    "bad-argument": (Severity.ERROR, "a builtin argument of the wrong kind"),
+    "mixed-projection": (Severity.ERROR, "one tensor defined with different projection operators"),
+    "dotted-axis": (Severity.ERROR, "a dotted (normalised) axis used where it means nothing"),
+    "paren-on-dense": (Severity.WARNING, "( ) used on a numeric tensor"),
+    "kind-conflict": (Severity.ERROR, "a tensor defined as both Boolean and numeric"),
+    "invalid-fact": (Severity.ERROR, "a fact that is not a ground Boolean tuple"),
+    "invalid-statement": (Severity.ERROR, "a statement that is well-formed but cannot mean anything"),
+    "virtual-index": (Severity.ERROR, "a virtual index used inconsistently"),
+    "likely-typo-index": (Severity.WARNING, "two projected indices with close names, each used once"),
+    "unused-tensor": (Severity.HINT, "a tensor that nothing reads or exports"),
+    "missing-source": (Severity.ERROR, "a source file that does not exist"),
+    "unreadable-source": (Severity.ERROR, "a source file that cannot be read"),
+    "recursion": (Severity.INFORMATION, "tensors that depend on themselves"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    span: Span
+    related: tuple[Related, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    data: tuple[tuple[str, object], ...] = field(default=())
+
+    def to_json(self, lines: LineIndex, path: str | None = None) -> dict:
+        """The JSON shape of `fuse check --format json` (1-based lines and columns)."""
+        line, col = lines.position(self.span.start)
+        end_line, end_col = lines.position(self.span.end)
+        out: dict = {}
+        if path is not None:
+            out["path"] = path
+        out.update(
+            line=line + 1,
+            column=col + 1,
+            end_line=end_line + 1,
+            end_column=end_col + 1,
+            severity=self.severity.value,
+            code=self.code,
+            message=self.message,
+        )
+        if self.related:
+            out["related"] = [
+                {"line": lines.position(r.span.start)[0] + 1,
+                 "column": lines.position(r.span.start)[1] + 1,
+                 "message": r.message}
+                for r in self.related
+            ]
+        if self.fixes:
+            out["fixes"] = [
+                {"title": f.title,
+                 "edits": [{"start": e.span.start, "end": e.span.end, "new_text": e.new_text}
+                           for e in f.edits]}
+                for f in self.fixes
+            ]
+        return out
+
+
+def make(code: str, message: str, span: Span, *, related: tuple[Related, ...] = (),
+         fixes: tuple[Fix, ...] = (), severity: Severity | None = None) -> Diagnostic:
+    """A diagnostic with its code's default severity."""
+    default, _ = CODES[code]
+    return Diagnostic(code, severity or default, message, span, related, fixes)
+
+
+def has_errors(diagnostics: "list[Diagnostic] | tuple[Diagnostic, ...]") -> bool:
+    return any(d.severity is Severity.ERROR for d in diagnostics)

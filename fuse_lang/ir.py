@@ -1,0 +1,331 @@
+"""The IR: a closed set of frozen node kinds, each carrying its source span.
+
+The parser (`fuse_lang.syntax`) produces these nodes; the resolver
+(`fuse_lang.symbols`) links names to definitions; the checker, planner and
+backends only ever read them.  Nothing here knows about lark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Union
+
+from .span import Span
+
+# ---------------------------------------------------------------- indices
+
+
+@dataclass(frozen=True, slots=True)
+class IndexVar:
+    """A variable index (`i`, `dk`, `p'`); `dotted` marks a normalised LHS axis."""
+
+    name: str
+    span: Span
+    dotted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexConst:
+    """A constant position: an integer (`0`) or a symbol (`Alice`)."""
+
+    value: int | str
+    span: Span
+
+    @property
+    def is_symbol(self) -> bool:
+        return isinstance(self.value, str)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexShift:
+    """A sum of variables plus an integer offset: `t+1`, `i-1`, `x+dx`, `x+dx-1`."""
+
+    terms: tuple[IndexVar, ...]
+    offset: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDiv:
+    """Integer division of a variable by a constant: `x/2` (pooling on an LHS)."""
+
+    var: IndexVar
+    divisor: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSlice:
+    """A range of positions: `4:8`, `:`, `2:`; an anonymous variable (docs/language.md)."""
+
+    start: int | None
+    stop: int | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IndexVirtual:
+    """A virtual (time) index `*t` or `*t+1`: iterated, only the latest value kept."""
+
+    inner: Union[IndexVar, IndexShift]
+    span: Span
+
+
+Index = Union[IndexVar, IndexConst, IndexShift, IndexDiv, IndexSlice, IndexVirtual]
+
+
+def index_vars(index: Index) -> tuple[IndexVar, ...]:
+    """The variables an index mentions, in source order."""
+    if isinstance(index, IndexVar):
+        return (index,)
+    if isinstance(index, IndexShift):
+        return index.terms
+    if isinstance(index, IndexDiv):
+        return (index.var,)
+    if isinstance(index, IndexVirtual):
+        return index_vars(index.inner)
+    return ()
+
+
+def virtual_shift(index: IndexVirtual) -> int:
+    inner = index.inner
+    return inner.offset if isinstance(inner, IndexShift) else 0
+
+
+# ------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A tensor reference `T[i,j]`, a Boolean one `R(x,y)`, or a bare name `T`.
+
+    `indices` is None for a bare name, which may also turn out to be an index
+    variable used as a value (the resolver decides).
+    """
+
+    name: str
+    name_span: Span
+    indices: tuple[Index, ...] | None
+    paren: bool
+    span: Span
+
+    @property
+    def arity(self) -> int:
+        return len(self.indices) if self.indices is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    value: float
+    text: str
+    span: Span
+
+    @property
+    def is_integer(self) -> bool:
+        return self.text.isdigit()
+
+
+@dataclass(frozen=True, slots=True)
+class String:
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    operand: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Sum:
+    """Additive terms; `signs[k]` is '+' or '-' (the first is always '+')."""
+
+    terms: tuple["Expr", ...]
+    signs: tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    """Factors joined by `ops[k]`: '*', '/', or ' ' for juxtaposition (ops[0] is '')."""
+
+    factors: tuple["Expr", ...]
+    ops: tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    base: "Expr"
+    exponent: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    name: str
+    name_span: Span
+    value: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A builtin call; every argument is its own projection scope."""
+
+    name: str
+    name_span: Span
+    args: tuple["Expr", ...]
+    kwargs: tuple[Keyword, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce:
+    """`reduce(op, i, ...) body`: explicit projection of `indices` with `op`."""
+
+    op: str
+    op_span: Span
+    indices: tuple[IndexVar, ...]
+    body: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit:
+    items: tuple["Expr", ...]
+    span: Span
+
+
+Expr = Union[Ref, Number, String, Neg, Sum, Product, Power, Call, Reduce, ListLit]
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    if isinstance(expr, Neg):
+        return (expr.operand,)
+    if isinstance(expr, Sum):
+        return expr.terms
+    if isinstance(expr, Product):
+        return expr.factors
+    if isinstance(expr, Power):
+        return (expr.base, expr.exponent)
+    if isinstance(expr, Call):
+        return expr.args + tuple(k.value for k in expr.kwargs)
+    if isinstance(expr, Reduce):
+        return (expr.body,)
+    if isinstance(expr, ListLit):
+        return expr.items
+    return ()
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """Every node of an expression, parents before children (no recursion)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def refs(expr: Expr) -> Iterator[Ref]:
+    for node in walk(expr):
+        if isinstance(node, Ref):
+            yield node
+
+
+# ------------------------------------------------------------- statements
+
+EQUATION_OPS = ("=", "+=", "max=", "min=", "avg=")
+
+
+@dataclass(frozen=True, slots=True)
+class Equation:
+    lhs: Ref
+    op: str
+    op_span: Span
+    rhs: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """`W[i,j] = "w.npy"`: a tensor read from a file (relative to the program)."""
+
+    lhs: Ref
+    path: String
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    """`"out.npz" = Y[i]`: the value of an expression written to a file."""
+
+    path: String
+    rhs: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    names: tuple[Ref, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    atom: Ref
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    atom: Ref
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class AxisDecl:
+    name: str
+    name_span: Span
+    extent: int
+    extent_span: Span
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ParamDecl:
+    refs: tuple[Ref, ...]
+    span: Span
+
+
+Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl]
+
+
+def defined_refs(stmt: Statement) -> tuple[Ref, ...]:
+    """The LHS references a statement defines (empty for sinks, queries, ...)."""
+    if isinstance(stmt, (Equation, Source)):
+        return (stmt.lhs,)
+    if isinstance(stmt, Fact):
+        return (stmt.atom,)
+    if isinstance(stmt, ParamDecl):
+        return stmt.refs
+    return ()
+
+
+def used_exprs(stmt: Statement) -> tuple[Expr, ...]:
+    """The expressions a statement reads."""
+    if isinstance(stmt, Equation):
+        return (stmt.rhs,)
+    if isinstance(stmt, Sink):
+        return (stmt.rhs,)
+    if isinstance(stmt, Query):
+        return (stmt.atom,)
+    if isinstance(stmt, Export):
+        return stmt.names
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    statements: tuple[Statement, ...]
+    text: str

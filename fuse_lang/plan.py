@@ -1,0 +1,253 @@
+"""The planner: per equation, what is joined, projected and kept, and the
+contraction order with its cost — from shapes only, nothing executed.
+
+opt_einsum's `contract_path` chooses the order (as its docs show, with
+`shapes=True` no array is needed).  The result is plain, printable data:
+`fuse explain`, hover and inlay hints all read it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import string
+from dataclasses import dataclass
+
+from . import ir
+from .check import Analysis
+from .symbols import IndexRole
+
+_LETTERS = string.ascii_letters
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPlan:
+    name: str
+    extent: int | None
+    domain: int
+    role: str  # "output" | "projected" | "free"
+    op: str | None  # projection operator ("sum", "max", ...) when projected
+    scope: str | None  # "right-hand side" | "argument of softmax" | "reduce"
+    joined: bool
+    factors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Contraction:
+    """One product of tensor references, as an einsum."""
+
+    einsum: str  # with the program's own index names: "W[i,j] X[j] -> [i]"
+    letters: str  # the same as a numpy einsum string: "ij,j->i"
+    operands: tuple[str, ...]
+    path: tuple[tuple[int, ...], ...]
+    steps: tuple[str, ...]  # readable contraction order
+    naive_flops: int | None
+    flops: int | None
+    largest_intermediate: int | None
+    note: str = ""
+    first_offset: int = 0  # where its first factor starts in the text (sorting)
+
+
+@dataclass(frozen=True, slots=True)
+class EquationPlan:
+    statement: int
+    line: int  # 1-based
+    text: str
+    tensor: str
+    op: str
+    output: tuple[str, ...]
+    joined: tuple[str, ...]
+    projected: tuple[tuple[str, str, str], ...]  # (index, operator, scope)
+    indices: tuple[IndexPlan, ...]
+    contractions: tuple[Contraction, ...]
+    flops: int | None
+    largest_intermediate: int | None
+    recursive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramPlan:
+    path: str | None
+    equations: tuple[EquationPlan, ...]
+    order: tuple[tuple[str, ...], ...]
+    recursive_groups: tuple[tuple[str, ...], ...]
+    shapes: tuple[tuple[str, tuple[int | None, ...]], ...]
+    total_flops: int | None
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def plan_program(analysis: Analysis) -> ProgramPlan:
+    equations = []
+    for k, stmt in enumerate(analysis.program.statements):
+        if isinstance(stmt, ir.Equation):
+            equations.append(plan_equation(analysis, k))
+    flops = [e.flops for e in equations]
+    total = sum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
+    groups = tuple(g for g in analysis.order if set(g) & analysis.recursive)
+    shapes = tuple((n, t.shape) for n, t in analysis.tensors.items())
+    return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total)
+
+
+def _scope_label(role: IndexRole, analysis: Analysis, stmt: ir.Statement) -> str | None:
+    scope = role.scope
+    if scope is None:
+        return None
+    if scope.kind == "rhs":
+        return "right-hand side"
+    if scope.kind == "reduce":
+        return f"reduce({scope.op}, ...)"
+    for node in ir.walk(ir.used_exprs(stmt)[0]):
+        if isinstance(node, ir.Call) and any(a.span == scope.span for a in node.args):
+            return f"argument of {node.name}"
+    return "argument"
+
+
+def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
+    stmt = analysis.program.statements[k]
+    assert isinstance(stmt, ir.Equation)
+    roles = analysis.roles.get(k, ())
+    indices = []
+    for role in roles:
+        extent, domain = analysis.var_extents.get((k, role.name), (None, 0))
+        indices.append(IndexPlan(role.name, extent, domain, role.role, role.op,
+                                 _scope_label(role, analysis, stmt), role.joined, role.factors))
+    output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
+    projected = tuple((p.name, p.op or "sum", p.scope or "") for p in indices
+                      if p.role == "projected")
+    joined = tuple(p.name for p in indices if p.joined)
+    contractions = tuple(_contractions(analysis, k, stmt, roles))
+    costs = [c.flops for c in contractions]
+    flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
+    sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
+    line = analysis.lines.position(stmt.span.start)[0] + 1
+    return EquationPlan(
+        k, line, analysis.text[stmt.span.start:stmt.span.end], stmt.lhs.name, stmt.op, output,
+        joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
+        stmt.lhs.name in analysis.recursive)
+
+
+def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[Contraction]:
+    role_by_name = {r.name: r for r in roles}
+    out = []
+    for product in _products(stmt.rhs):
+        factors = [f for f in product if isinstance(f, ir.Ref) and f.indices]
+        if not factors:
+            continue
+        contraction = _contraction(analysis, k, stmt, factors, role_by_name)
+        inputs, _, output = contraction.letters.partition("->")
+        if len(factors) == 1 and sorted(inputs) == sorted(output):
+            continue  # a plain read: nothing joined or projected
+        out.append(contraction)
+    out.sort(key=lambda c: c.first_offset)
+    return out
+
+
+def _products(expr: ir.Expr) -> list[list[ir.Expr]]:
+    """Factor lists of every maximal product (a lone reference is a product of one)."""
+    found: list[list[ir.Expr]] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.Product):
+            factors = [f for f, op in zip(node.factors, node.ops) if op != "/"]
+            found.append(factors)
+            stack.extend(f for f in node.factors if not isinstance(f, ir.Ref))
+        elif isinstance(node, ir.Ref):
+            if node.indices:
+                found.append([node])
+        else:
+            stack.extend(ir.children(node))
+    return found
+
+
+def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir.Ref],
+                 roles: dict[str, IndexRole]) -> Contraction:
+    letters: dict[str, str] = {}
+    terms, shapes, note = [], [], ""
+    for ref in factors:
+        term = ""
+        shape = []
+        for index in ref.indices or ():
+            if isinstance(index, ir.IndexConst):
+                continue  # a constant selects one position before joining
+            names = [v.name for v in ir.index_vars(index)]
+            if isinstance(index, ir.IndexSlice):
+                names = [f":{sum(isinstance(i, ir.IndexSlice) for i in ref.indices[:ref.indices.index(index)])}"]
+            if not isinstance(index, (ir.IndexVar, ir.IndexVirtual, ir.IndexSlice)) or \
+                    (isinstance(index, ir.IndexVirtual) and len(names) != 1):
+                note = "shifted or pooled access (offsets, x+dx, x/2) is gathered before joining"
+            name = names[0] if names else "?"
+            if name not in letters:
+                if len(letters) >= len(_LETTERS):
+                    return Contraction("", "", (), (), (), None, None, None,
+                                       "too many indices for an einsum")
+                letters[name] = _LETTERS[len(letters)]
+            term += letters[name]
+            shape.append(analysis.var_extents.get((k, name), (None, 0))[0])
+        terms.append(term)
+        shapes.append(tuple(shape))
+    first = min(f.span.start for f in factors)
+    kept = []
+    for name in letters:
+        role = roles.get(name)
+        if role is None or role.role != "projected" or role.op != "sum" or \
+                not _all_inside(role, factors):
+            kept.append(name)
+    out_letters = "".join(letters[n] for n in kept)
+    letter_eq = ",".join(terms) + "->" + out_letters
+    readable = " ".join(f"{r.name}[{','.join(_names(r))}]" for r in factors) + \
+        f" -> [{','.join(kept)}]"
+    if any(e is None for s in shapes for e in s):
+        return Contraction(readable, letter_eq, tuple(r.name for r in factors), (), (),
+                           None, None, None, note or "some extents are unknown until run time",
+                           first)
+    return dataclasses.replace(_costed(readable, letter_eq, factors, shapes, note),
+                               first_offset=first)
+
+
+def _costed(readable: str, letter_eq: str, factors: list[ir.Ref], shapes, note: str
+            ) -> Contraction:
+    import opt_einsum
+
+    try:
+        path, info = opt_einsum.contract_path(letter_eq, *shapes, shapes=True,
+                                              optimize="auto")
+    except (ValueError, TypeError) as err:
+        return Contraction(readable, letter_eq, tuple(r.name for r in factors), (), (),
+                           None, None, None, f"not costed: {err}")
+    steps = tuple(f"{c[2]}" for c in info.contraction_list)
+    return Contraction(readable, letter_eq, tuple(r.name for r in factors),
+                       tuple(tuple(p) for p in path), steps, int(info.naive_cost),
+                       int(info.opt_cost), int(info.largest_intermediate), note)
+
+
+def _names(ref: ir.Ref) -> list[str]:
+    out = []
+    for index in ref.indices or ():
+        if isinstance(index, ir.IndexConst):
+            out.append(str(index.value))
+        else:
+            out.append(_index_text(index))
+    return out
+
+
+def _index_text(index: ir.Index) -> str:
+    if isinstance(index, ir.IndexVar):
+        return index.name
+    if isinstance(index, ir.IndexShift):
+        text = "+".join(v.name for v in index.terms)
+        return text + (f"{index.offset:+d}" if index.offset else "")
+    if isinstance(index, ir.IndexDiv):
+        return f"{index.var.name}/{index.divisor}"
+    if isinstance(index, ir.IndexSlice):
+        return f"{'' if index.start is None else index.start}:" \
+               f"{'' if index.stop is None else index.stop}"
+    if isinstance(index, ir.IndexVirtual):
+        return "*" + _index_text(index.inner)
+    return str(index.value)
+
+
+def _all_inside(role: IndexRole, factors: list[ir.Ref]) -> bool:
+    spans = [f.span for f in factors]
+    return all(any(s.start <= o.span.start and o.span.end <= s.end for s in spans)
+               for o in role.occurrences)

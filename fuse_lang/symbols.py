@@ -1,0 +1,219 @@
+"""Name resolution: tensors to their definitions and uses, index variables to
+their occurrences, scopes and roles (LANGUAGE.md §3, §5).
+
+Everything hover, go-to-definition, references, rename and the planner need
+is a lookup in the tables built here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ir
+from .span import Span
+
+SUM_OPS = ("=", "+=")
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A projection scope: the RHS, a call argument, or a `reduce` body."""
+
+    id: int
+    parent: int | None
+    kind: str  # "rhs" | "argument" | "reduce"
+    op: str  # how it projects: "sum", "max", "min", "avg"
+    span: Span
+    explicit: tuple[str, ...] = ()  # reduce's named indices
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    name: str
+    span: Span
+    scope: int
+    tensor: str | None  # the tensor whose reference holds it (None: index value, builtin arg)
+    position: int | None  # its position in that reference
+    form: str  # "var" | "shift" | "sum" | "div" | "virtual" | "value" | "argument"
+    lhs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRole:
+    """What one index variable does in one statement."""
+
+    name: str
+    statement: int
+    occurrences: tuple[Occurrence, ...]
+    role: str  # "output" | "projected" | "free"
+    op: str | None  # projection operator when projected
+    scope: Scope | None  # where it is projected
+    factors: tuple[str, ...]  # tensors whose references mention it (RHS)
+    joined: bool  # shared by two or more factors of one product
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        return tuple(o.span for o in self.occurrences)
+
+
+@dataclass(slots=True)
+class TensorSymbol:
+    name: str
+    boolean: bool
+    arity: int | None  # None until known (bare LHS with a source or const)
+    first: ir.Ref  # the defining LHS that fixes axis order
+    definitions: list[ir.Ref] = field(default_factory=list)
+    statements: list[int] = field(default_factory=list)
+    uses: list[ir.Ref] = field(default_factory=list)
+    source: ir.Source | None = None
+    is_param: bool = False
+    has_facts: bool = False
+    ops: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        if self.is_param:
+            return "param"
+        if self.source is not None:
+            return "relation source" if self.boolean else "source"
+        return "Boolean relation" if self.boolean else "dense"
+
+
+def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[ir.Expr, int]]]:
+    """Scopes of a statement's RHS and each expression node's innermost scope."""
+    scopes: dict[int, Scope] = {}
+    placed: list[tuple[ir.Expr, int]] = []
+    exprs = ir.used_exprs(stmt)
+    if not exprs:
+        return scopes, placed
+    op = "sum"
+    if isinstance(stmt, ir.Equation) and stmt.op not in SUM_OPS:
+        op = stmt.op[:-1]
+    root_span = exprs[0].span if len(exprs) == 1 else stmt.span
+    scopes[0] = Scope(0, None, "rhs", op, root_span)
+    stack: list[tuple[ir.Expr, int]] = [(e, 0) for e in reversed(exprs)]
+    while stack:
+        node, scope = stack.pop()
+        placed.append((node, scope))
+        if isinstance(node, ir.Call):
+            for arg in reversed(node.args + tuple(k.value for k in node.kwargs)):
+                sid = len(scopes)
+                scopes[sid] = Scope(sid, scope, "argument", "sum", arg.span)
+                stack.append((arg, sid))
+        elif isinstance(node, ir.Reduce):
+            sid = len(scopes)
+            scopes[sid] = Scope(sid, scope, "reduce", node.op, node.span,
+                                tuple(i.name for i in node.indices))
+            stack.append((node.body, sid))
+        else:
+            for child in reversed(ir.children(node)):
+                stack.append((child, scope))
+    return scopes, placed
+
+
+def _index_form(index: ir.Index) -> str:
+    if isinstance(index, ir.IndexVar):
+        return "var"
+    if isinstance(index, ir.IndexShift):
+        return "shift" if len(index.terms) == 1 else "sum"
+    if isinstance(index, ir.IndexDiv):
+        return "div"
+    if isinstance(index, ir.IndexVirtual):
+        return "virtual"
+    return "const"
+
+
+def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
+                scopes_and_nodes: tuple[dict[int, Scope], list[tuple[ir.Expr, int]]]
+                ) -> list[Occurrence]:
+    """Every index-variable occurrence in a statement, LHS first."""
+    out: list[Occurrence] = []
+    lhs = stmt.lhs if isinstance(stmt, (ir.Equation, ir.Source)) else None
+    if lhs is not None and lhs.indices:
+        for pos, index in enumerate(lhs.indices):
+            for var in ir.index_vars(index):
+                out.append(Occurrence(var.name, var.span, 0, lhs.name, pos, _index_form(index),
+                                      True))
+    _, nodes = scopes_and_nodes
+    lhs_vars = {o.name for o in out}
+    ref_vars = set(lhs_vars)
+    for node, _scope in nodes:
+        if isinstance(node, ir.Ref) and node.indices:
+            for index in node.indices:
+                ref_vars.update(v.name for v in ir.index_vars(index))
+    for node, scope in nodes:
+        if isinstance(node, ir.Ref):
+            if node.indices is None:
+                if node.name not in tensors and node.name in ref_vars:
+                    out.append(Occurrence(node.name, node.span, scope, None, None, "value",
+                                          False))
+                continue
+            for pos, index in enumerate(node.indices):
+                for var in ir.index_vars(index):
+                    out.append(Occurrence(var.name, var.span, scope, node.name, pos,
+                                          _index_form(index), False))
+        elif isinstance(node, ir.Reduce):
+            for var in node.indices:
+                out.append(Occurrence(var.name, var.span, scope, None, None, "argument", False))
+        elif isinstance(node, ir.Call):
+            for kw in node.kwargs:
+                if kw.name == "axis" and isinstance(kw.value, ir.Ref) and kw.value.indices is None:
+                    out.append(Occurrence(kw.value.name, kw.value.span, scope, None, None,
+                                          "argument", False))
+    # a slice is an anonymous variable, matched by its ordinal (docs/language.md)
+    return out
+
+
+def _ancestors(scopes: dict[int, Scope], sid: int) -> list[int]:
+    chain = []
+    cur: int | None = sid
+    while cur is not None:
+        chain.append(cur)
+        cur = scopes[cur].parent
+    return chain
+
+
+def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
+                scopes: dict[int, Scope], nodes: list[tuple[ir.Expr, int]]) -> list[IndexRole]:
+    """The role of each index variable (LANGUAGE.md §5's one rule)."""
+    by_name: dict[str, list[Occurrence]] = {}
+    for occ in occs:
+        by_name.setdefault(occ.name, []).append(occ)
+    joined_names = _joined_names(nodes)
+    keeps_free = isinstance(stmt, (ir.Sink, ir.Query))
+    roles = []
+    for name, found in by_name.items():
+        factors = tuple(dict.fromkeys(o.tensor for o in found if o.tensor and not o.lhs))
+        if any(o.lhs for o in found):
+            roles.append(IndexRole(name, statement, tuple(found), "output", None, None, factors,
+                                   name in joined_names))
+            continue
+        if keeps_free or not scopes:
+            roles.append(IndexRole(name, statement, tuple(found), "free", None, None, factors,
+                                   name in joined_names))
+            continue
+        explicit = [s for s in scopes.values() if s.kind == "reduce" and name in s.explicit]
+        if explicit:
+            scope = explicit[0]
+        else:
+            chains = [_ancestors(scopes, o.scope) for o in found]
+            common = set(chains[0]).intersection(*chains[1:])
+            scope = scopes[next(s for s in chains[0] if s in common)]
+            # implicit projection inside a reduce body happens at the reduce with sum
+        roles.append(IndexRole(name, statement, tuple(found), "projected", scope.op, scope,
+                               factors, name in joined_names))
+    return roles
+
+
+def _joined_names(nodes: list[tuple[ir.Expr, int]]) -> set[str]:
+    """Names shared by two or more reference factors of one product."""
+    joined: set[str] = set()
+    for node, _ in nodes:
+        if isinstance(node, ir.Product):
+            seen: dict[str, int] = {}
+            for k, factor in enumerate(node.factors):
+                for ref in ir.refs(factor):
+                    for index in ref.indices or ():
+                        for var in ir.index_vars(index):
+                            if seen.setdefault(var.name, k) != k:
+                                joined.add(var.name)
+    return joined

@@ -1,0 +1,666 @@
+"""Text -> IR: lexing, statement splitting with recovery, LALR parsing.
+
+The whole text is lexed once with lark's lexer (the terminals of
+grammar.lark, which include a catch-all so lexing never fails).  The token
+stream is split into statements at newlines and `;` outside brackets; each
+statement is parsed on its own by lark's LALR parser, building IR nodes
+directly (an inline transformer, so no intermediate tree).  A statement with
+an error yields a diagnostic and is left out of the program; every other
+statement is still parsed and checked.  Parsing never raises on user input.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import functools
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from lark import Transformer
+
+from . import ir
+from .builtins import BUILTINS, RESERVED_WORDS
+from .diagnostics import Diagnostic, make
+from .lalr import Engine, ParseError, Tok
+from .span import Span
+
+GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
+
+MAX_NESTING = 200          # brackets deeper than this are refused (bounded work)
+MAX_SYNTAX_ERRORS = 200    # after this many, reporting stops
+_OPEN = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+_TEXT = {"LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "LBRACE": "{", "RBRACE": "}"}
+
+
+class _StatementError(Exception):
+    """Raised inside the IR builder: the statement is reported and dropped."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _tok_span(tok: Tok) -> Span:
+    return Span(tok.start_pos, tok.end_pos)
+
+
+def _start_of(item: Any) -> int | None:
+    if isinstance(item, Tok):
+        return item.start_pos
+    if isinstance(item, list):
+        for x in item:
+            start = _start_of(x)
+            if start is not None:
+                return start
+        return None
+    return item.span.start if item is not None else None
+
+
+def _end_of(item: Any) -> int | None:
+    if isinstance(item, Tok):
+        return item.end_pos
+    if isinstance(item, list):
+        for x in reversed(item):
+            end = _end_of(x)
+            if end is not None:
+                return end
+        return None
+    return item.span.end if item is not None else None
+
+
+def _cover(children: list) -> Span:
+    """The span from the first to the last child that has one."""
+    start = end = None
+    for item in children:
+        start = _start_of(item)
+        if start is not None:
+            break
+    for item in reversed(children):
+        end = _end_of(item)
+        if end is not None:
+            break
+    return Span(start, end)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class _Arg:
+    """A reference/call argument before we know which of the two it belongs to."""
+
+    kind: str  # "expr" | "kwarg" | "slice" | "virtual" | "dotted"
+    value: Any
+    span: Span
+    name: ir.Ref | None = None  # kwarg name
+
+
+def _fail(code: str, message: str, span: Span) -> None:
+    raise _StatementError(make(code, message, span))
+
+
+# ----------------------------------------------------------- expr -> index
+
+
+def _as_var(expr: Any) -> ir.IndexVar | None:
+    if isinstance(expr, ir.Ref) and expr.indices is None and _is_variable_name(expr.name):
+        return ir.IndexVar(expr.name, expr.span)
+    return None
+
+
+def _is_variable_name(name: str) -> bool:
+    return name[0].islower() or name[0] == "_"
+
+
+def _as_int(expr: Any) -> int | None:
+    if isinstance(expr, ir.Number) and expr.is_integer:
+        return int(expr.text)
+    return None
+
+
+def _index_from(arg: _Arg) -> ir.Index:
+    """Read an argument of `T[...]` / `R(...)` as an index (LANGUAGE.md §3)."""
+    if arg.kind == "slice":
+        return arg.value
+    if arg.kind == "kwarg":
+        _fail("invalid-index", "a keyword argument is not an index", arg.span)
+    if arg.kind == "dotted":
+        var = _as_var(arg.value)
+        if var is None:
+            _fail("invalid-index", "only an index variable can be dotted (as in `p'.`)", arg.span)
+        return ir.IndexVar(var.name, arg.span, dotted=True)
+    if arg.kind == "virtual":
+        inner = _plain_index(arg.value)
+        if not (isinstance(inner, ir.IndexVar)
+                or (isinstance(inner, ir.IndexShift) and len(inner.terms) == 1)):
+            _fail("invalid-index", "a virtual index is `*t` or `*t` plus or minus a number",
+                  arg.span)
+        return ir.IndexVirtual(inner, arg.span)
+    return _plain_index(arg.value)
+
+
+def _plain_index(expr: Any) -> ir.Index:
+    span = expr.span
+    if isinstance(expr, ir.Ref) and expr.indices is None:
+        if _is_variable_name(expr.name):
+            return ir.IndexVar(expr.name, span)
+        return ir.IndexConst(expr.name, span)
+    if isinstance(expr, ir.Number):
+        value = _as_int(expr)
+        if value is None:
+            _fail("invalid-index", f"`{expr.text}` is not a position: positions are whole numbers",
+                  span)
+        return ir.IndexConst(value, span)
+    if isinstance(expr, ir.Sum):
+        terms: list[ir.IndexVar] = []
+        offset = 0
+        for sign, term in zip(expr.signs, expr.terms):
+            var = _as_var(term)
+            number = _as_int(term)
+            if var is not None and sign == "+":
+                terms.append(var)
+            elif number is not None:
+                offset += number if sign == "+" else -number
+            else:
+                break
+        else:
+            if terms and isinstance(expr.terms[0], ir.Ref):
+                return ir.IndexShift(tuple(terms), offset, span)
+    if isinstance(expr, ir.Product) and len(expr.factors) == 2 and expr.ops[1] == "/":
+        var = _as_var(expr.factors[0])
+        divisor = _as_int(expr.factors[1])
+        if var is not None and divisor is not None:
+            if divisor == 0:
+                _fail("invalid-index", "an index cannot be divided by 0", span)
+            return ir.IndexDiv(var, divisor, span)
+    if isinstance(expr, ir.Product) and all(op in ("", " ") for op in expr.ops):
+        _fail("invalid-index", "missing ',' between indices", span)
+    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number):
+        _fail("invalid-index", "negative positions are not supported; use an offset like `t-1`",
+              span)
+    _fail("invalid-index",
+          "not an index: an index is a variable (`i`), a constant (`0`, `Alice`), an offset "
+          "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`",
+          span)
+    raise AssertionError  # unreachable
+
+
+# -------------------------------------------------------------- IR builder
+
+
+class _IRBuilder(Transformer):
+    """Inline LALR callbacks: grammar rules -> IR nodes (spans from tokens)."""
+
+    # ---- statements
+    def start(self, c):
+        return c[0]
+
+    def equation(self, c):
+        lhs, op, rhs = c
+        lhs = self._lhs(lhs)
+        span = Span(lhs.span.start, rhs.span.end)
+        if isinstance(rhs, ir.String):
+            if op.value != "=":
+                _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
+                      f"`{op.value}`", _tok_span(op))
+            return ir.Source(lhs, rhs, span)
+        _no_strings(rhs)
+        return ir.Equation(lhs, op.value, _tok_span(op), rhs, span)
+
+    def sink(self, c):
+        path_tok, _eq, rhs = c
+        _no_strings(rhs)
+        return ir.Sink(_string(path_tok), rhs, _cover(c))
+
+    def export(self, c):
+        names = tuple(ir.Ref(t.value, _tok_span(t), None, False, _tok_span(t)) for t in c[1:])
+        return ir.Export(names, _cover(c))
+
+    def query(self, c):
+        return ir.Query(self._atom(c[0]), _cover(c))
+
+    def fact(self, c):
+        atom = self._atom(c[0])
+        return ir.Fact(atom, atom.span)
+
+    def axis_decl(self, c):
+        return [replace(item, span=_cover(c) if len(c) == 2 else item.span) for item in c[1:]]
+
+    def axis_item(self, c):
+        name, _eq, number = c
+        if not number.value.isdigit():
+            _fail("invalid-statement", "an axis extent is a whole number", _tok_span(number))
+        return ir.AxisDecl(name.value, _tok_span(name), int(number.value), _tok_span(number),
+                           _cover(c))
+
+    def param_decl(self, c):
+        return ir.ParamDecl(tuple(self._lhs(r) for r in c[1:]), _cover(c))
+
+    def _atom(self, ref: Any) -> ir.Ref:
+        if not isinstance(ref, ir.Ref):
+            name = getattr(ref, "name", "this")
+            _fail("invalid-statement",
+                  f"`{name}` is a builtin function; a fact or query names a tensor", ref.span)
+        _check_name(ref)
+        return ref
+
+    def _lhs(self, ref: Any) -> ir.Ref:
+        ref = self._atom(ref)
+        return ref
+
+    # ---- expressions
+    def sum(self, c):
+        terms = [c[0]]
+        signs = ["+"]
+        for k in range(1, len(c), 2):
+            signs.append(c[k].value)
+            terms.append(c[k + 1])
+        return ir.Sum(tuple(terms), tuple(signs), _cover(c))
+
+    def product(self, c):
+        factors = [c[0]]
+        ops = [""]
+        k = 1
+        while k < len(c):
+            if isinstance(c[k], Tok) and c[k].type in ("STAR", "SLASH"):
+                ops.append(c[k].value)
+                factors.append(c[k + 1])
+                k += 2
+            else:
+                ops.append(" ")
+                factors.append(c[k])
+                k += 1
+        return ir.Product(tuple(factors), tuple(ops), _cover(c))
+
+    def neg(self, c):
+        return ir.Neg(c[1], _cover(c))
+
+    def power(self, c):
+        return ir.Power(c[0], c[2], _cover(c))
+
+    def reduce(self, c):
+        # REDUCE LPAR op (NAME)+ RPAR body
+        op = c[2]
+        names = c[3:-2]
+        body = c[-1]
+        indices = []
+        for tok in names:
+            if not _is_variable_name(tok.value):
+                _fail("invalid-index", f"`{tok.value}` is not an index variable", _tok_span(tok))
+            indices.append(ir.IndexVar(tok.value, _tok_span(tok)))
+        return ir.Reduce(op.value, _tok_span(op), tuple(indices), body, _cover(c))
+
+    def number(self, c):
+        tok = c[0]
+        return ir.Number(float(tok.value), tok.value, _tok_span(tok))
+
+    def string(self, c):
+        return _string(c[0])
+
+    def group(self, c):
+        inner = c[1]
+        return replace(inner, span=_cover(c))
+
+    def list(self, c):
+        items = tuple(x for x in c[1:-1] if x is not None)
+        return ir.ListLit(items, _cover(c))
+
+    # ---- references and calls
+    def bare_ref(self, c):
+        tok = c[0]
+        return ir.Ref(tok.value, _tok_span(tok), None, False, _tok_span(tok))
+
+    def bracket_ref(self, c):
+        name, _l, args, _r = c
+        indices = tuple(_index_from(a) for a in (args or []))
+        return ir.Ref(name.value, _tok_span(name), indices, False, _cover(c))
+
+    def paren_ref(self, c):
+        name, _l, args, _r = c
+        args = args or []
+        span = _cover(c)
+        if name.value in RESERVED_WORDS:
+            _fail("reserved-word", f"`{name.value}` is reserved for a later version of Fuse",
+                  _tok_span(name))
+        if name.value in BUILTINS:
+            return _call(name, args, span)
+        try:
+            indices = tuple(_index_from(a) for a in args)
+        except _StatementError:
+            if _is_variable_name(name.value):
+                # `foo(X[i])`: a call to a function that does not exist; the
+                # checker reports it with the list of builtins.
+                return _call(name, args, span)
+            raise
+        return ir.Ref(name.value, _tok_span(name), indices, True, span)
+
+    def args(self, c):
+        return [a if isinstance(a, _Arg) else _Arg("expr", a, a.span) for a in c if a is not None]
+
+    def kwarg(self, c):
+        name, _eq, value = c
+        if not (isinstance(name, ir.Ref) and name.indices is None):
+            _fail("syntax-error", "a keyword argument is written `name=value`", _cover(c))
+        return _Arg("kwarg", value, _cover(c), name)
+
+    def slice(self, c):
+        start, colon, stop = c
+        bounds = []
+        for tok in (start, stop):
+            if tok is not None and not tok.value.isdigit():
+                _fail("invalid-index", "slice bounds are whole numbers", _tok_span(tok))
+            bounds.append(int(tok.value) if tok is not None else None)
+        span = _cover([t for t in c if t is not None])
+        if bounds[0] is not None and bounds[1] is not None and bounds[1] <= bounds[0]:
+            _fail("invalid-index", f"the slice {bounds[0]}:{bounds[1]} is empty", span)
+        return _Arg("slice", ir.IndexSlice(bounds[0], bounds[1], span), span)
+
+    def virtual(self, c):
+        return _Arg("virtual", c[1], _cover(c))
+
+    def dotted(self, c):
+        return _Arg("dotted", c[0], _cover(c))
+
+
+def _string(tok: Tok) -> ir.String:
+    try:
+        value = ast.literal_eval(tok.value)
+    except (ValueError, SyntaxError):
+        value = tok.value[1:-1]
+    return ir.String(value, _tok_span(tok))
+
+
+def _no_strings(expr: Any) -> None:
+    for node in ir.walk(expr):
+        if isinstance(node, ir.String):
+            _fail("invalid-statement",
+                  "a file path can only stand alone on the right of a source "
+                  "(`T[i] = \"file.npy\"`) or on the left of a sink", node.span)
+
+
+def _check_name(ref: ir.Ref) -> None:
+    if ref.name in RESERVED_WORDS:
+        _fail("reserved-word", f"`{ref.name}` is reserved for a later version of Fuse",
+              ref.name_span)
+
+
+def _call(name: Tok, args: list[_Arg], span: Span) -> ir.Call:
+    positional: list[Any] = []
+    keywords: list[ir.Keyword] = []
+    for arg in args:
+        if arg.kind == "kwarg":
+            assert arg.name is not None
+            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
+        elif arg.kind == "expr":
+            if keywords:
+                _fail("syntax-error", "a positional argument cannot follow a keyword argument",
+                      arg.span)
+            positional.append(arg.value)
+        else:
+            _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
+                  "tensor's brackets", arg.span)
+    return ir.Call(name.value, _tok_span(name), tuple(positional), tuple(keywords), span)
+
+
+# ------------------------------------------------------------ the engine
+
+
+@functools.lru_cache(maxsize=1)
+def _engine() -> Engine:
+    return Engine(GRAMMAR, "start", _IRBuilder())
+
+
+# ---------------------------------------------------------- error wording
+
+_TERMINAL_WORDS = {
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a file path in double quotes",
+    "EQUAL": "'='", "PLUSEQ": "'+='", "PROJEQ": "'max=', 'min=' or 'avg='", "QMARK": "'?'",
+    "$END": "the end of the statement", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['",
+    "RSQB": "']'", "COMMA": "','", "COLON": "':'", "DOT": "'.'", "STAR": "'*'",
+    "SLASH": "'/'", "PLUS": "'+'", "MINUS": "'-'", "POW": "'^'", "EXPORT": "'export'",
+    "AXIS": "'axis'", "PARAM": "'param'", "REDUCE": "'reduce'", "SEMI": "';'",
+    "LBRACE": "'{'", "RBRACE": "'}'",
+}
+
+# Friendly messages for common mistakes, matched by parser state (lark's match_examples).
+_EXAMPLES: dict[str, list[str]] = {
+    "an equation needs a right-hand side after the operator": [
+        "Y[i] =", "Y =", "Y[i] max=", "Y[i] +=", "\"out.npy\" ="],
+    "missing an operand after the operator": ["Y = A +", "Y = A *", "Y = A -", "Y = A /",
+                                              "Y = A ^", "Y = -", "Y = A + *"],
+    "missing '=' between the left-hand side and the expression": [
+        "Y[i] W[i]", "Y W", "Y[i] 3", "Y[i] (W)", "Y(i) W"],
+    "missing ',' between indices": ["Y[i j] = X[i]", "Y = X[i j]", "Y = R(x y)"],
+    "an index is missing between the commas": ["Y[i,,j] = X[i]", "Y = X[,i]", "Y = X[i,,j]"],
+}
+
+
+def _describe(tok: Tok) -> str:
+    if tok.type == "$END":
+        return "the end of the statement"
+    return f"'{tok.value}'"
+
+
+def _parse_error_message(err: ParseError) -> str:
+    tok = err.token
+    if tok.type == "RESERVED_OP":
+        return (f"'{tok.value}' is reserved for a later version of Fuse (comparisons, guards "
+                f"and namespaces are not in this version)")
+    if tok.type in ("LBRACE", "RBRACE"):
+        return "braces are reserved for a later version of Fuse (`case { ... }`)"
+    label = _match_example(err)
+    if label:
+        return label
+    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected if not t.startswith("__")})
+    if len(expected) > 6:
+        expected = expected[:6] + ["..."]
+    wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \
+        if expected else "something else"
+    return f"unexpected {_describe(tok)}; expected {wanted}"
+
+
+@functools.lru_cache(maxsize=1)
+def _example_states() -> dict[tuple[int, str], str]:
+    """(parser state, token type) -> message, computed once from _EXAMPLES."""
+    table: dict[tuple[int, str], str] = {}
+    engine = _engine()
+    for label, examples in _EXAMPLES.items():
+        for example in examples:
+            try:
+                engine.parse(engine.lex(example))
+            except ParseError as err:
+                table.setdefault((err.state, err.token.type), label)
+            except _StatementError:
+                pass
+    return table
+
+
+def _match_example(err: ParseError) -> str | None:
+    # As lark's match_examples: the parser state and the token type of the
+    # error identify the mistake; the table is computed once, not per error.
+    return _example_states().get((err.state, err.token.type))
+
+
+# ------------------------------------------------------------------ split
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    program: ir.Program
+    diagnostics: tuple[Diagnostic, ...]
+    statement_spans: tuple[Span, ...]  # every statement found, parsed or not
+
+
+def _lex(text: str) -> list[Tok]:
+    return _engine().lex(text)
+
+
+def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], bool]]:
+    """Statements as token lists (newlines inside brackets dropped) and whether each is sound."""
+    out: list[tuple[list[Tok], bool]] = []
+    i = 0
+    n = len(tokens)
+    # After one bracket ran to the end of the file, a line starting at column 1
+    # inside brackets starts a new statement: this keeps recovery linear.
+    strict = False
+    while i < n and len(diags) < MAX_SYNTAX_ERRORS:
+        first_diag = len(diags)
+        stmt: list[Tok] = []
+        stack: list[Tok] = []
+        ok = True
+        too_deep = False
+        restart = None
+        while i < n:
+            tok = tokens[i]
+            kind = tok.type
+            if kind == "NL":
+                i += 1
+                if not stack:
+                    break
+                if strict and i < n and tokens[i].start_pos == tok.end_pos and tokens[i].type not in _CLOSE:
+                    if ok:
+                        diags.append(make("unclosed-bracket", f"'{stack[0].value}' is not "
+                                          f"closed on its line", _tok_span(stack[0])))
+                    ok = False
+                    break
+                continue
+            if kind == "SEMI":
+                i += 1
+                if stack:
+                    diags.append(make("unclosed-bracket", f"'{_TEXT[stack[0].type]}' is not "
+                                      f"closed before ';'", _tok_span(stack[0])))
+                    ok = False
+                break
+            if kind in _OPEN:
+                stack.append(tok)
+                if len(stack) > MAX_NESTING and not too_deep:
+                    diags.append(make("nesting-too-deep", f"brackets are nested more than "
+                                      f"{MAX_NESTING} deep", _tok_span(tok)))
+                    too_deep = True
+                    ok = False
+            elif kind in _CLOSE:
+                if not stack:
+                    if ok:
+                        diags.append(make("unmatched-bracket", f"'{tok.value}' closes nothing",
+                                          _tok_span(tok)))
+                    ok = False
+                elif stack[-1].type != _CLOSE[kind]:
+                    if ok:
+                        opener = stack[-1]
+                        diags.append(make("unmatched-bracket", f"'{tok.value}' does not match "
+                                          f"'{opener.value}'; expected "
+                                          f"'{_TEXT[_OPEN[opener.type]]}'", _tok_span(tok)))
+                    ok = False
+                    stack.pop()
+                else:
+                    stack.pop()
+            elif kind == "BAD_CHAR":
+                if ok:
+                    diags.append(make("invalid-character", _bad_char_message(tok.value),
+                                      _tok_span(tok)))
+                ok = False
+            elif kind == "BAD_STRING":
+                if ok:
+                    diags.append(make("unterminated-string", "this string has no closing '\"' "
+                                      "on its line", _tok_span(tok)))
+                ok = False
+            stmt.append(tok)
+            i += 1
+        else:
+            if stack:
+                # Unclosed bracket at the end of the file: report it, end the
+                # statement at the end of the opener's line, and read on from there.
+                opener = stack[0]
+                del diags[first_diag:]  # what follows is read again as new statements
+                diags.append(make("unclosed-bracket", f"'{opener.value}' is never closed",
+                                  _tok_span(opener)))
+                ok = False
+                restart = _next_line(tokens, opener)
+                strict = True
+        if stmt:
+            if restart is not None:
+                stmt = [t for t in stmt if t.end_pos <= tokens[restart - 1].end_pos] \
+                    if restart > 0 else stmt
+            out.append((stmt, ok))
+        if restart is not None:
+            i = restart
+    return out
+
+
+def _next_line(tokens: list[Tok], opener: Tok) -> int:
+    """Index of the first token after the line holding `opener`."""
+    k = bisect.bisect_right([t.start_pos for t in tokens], opener.start_pos)
+    while k < len(tokens):
+        if tokens[k].type == "NL":
+            return k + 1
+        k += 1
+    return len(tokens)
+
+
+def _bad_char_message(ch: str) -> str:
+    if ch == "'":
+        return "\"'\" only marks a primed name like p'; strings use double quotes"
+    if ch.isspace() or not ch.isprintable():
+        return f"unexpected character U+{ord(ch):04X}"
+    return f"'{ch}' is not part of the Fuse language"
+
+
+def parse(text: str) -> ParseResult:
+    """Parse a whole program. Never raises on user input."""
+    diags: list[Diagnostic] = []
+    statements: list[ir.Statement] = []
+    spans: list[Span] = []
+    engine = _engine()
+    for tokens, ok in _split(_lex(text), diags):
+        first = tokens[0]
+        span = Span(first.start_pos, tokens[-1].end_pos)
+        spans.append(span)
+        if len(diags) >= MAX_SYNTAX_ERRORS:
+            break
+        if not ok:
+            continue
+        if first.type == "NAME" and first.value in RESERVED_WORDS and (
+                len(tokens) == 1 or tokens[1].type not in ("LSQB", "LPAR", "EQUAL", "QMARK")):
+            diags.append(make("reserved-word", f"`{first.value}` statements are reserved for a "
+                              f"later version of Fuse", _tok_span(first)))
+            continue
+        try:
+            result = engine.parse(tokens)
+        except _StatementError as err:
+            diags.append(err.diagnostic)
+            continue
+        except ParseError as err:
+            tok = err.token
+            where = _tok_span(tok) if tok.type != "$END" else Span(span.end, span.end)
+            diags.append(make("syntax-error", _parse_error_message(err), where))
+            continue
+        except RecursionError:
+            diags.append(make("nesting-too-deep", "this statement is nested too deeply to "
+                              "analyse", span))
+            continue
+        if isinstance(result, list):
+            statements.extend(result)
+        else:
+            statements.append(result)
+    if len(diags) >= MAX_SYNTAX_ERRORS:
+        diags.append(make("too-many-errors", f"stopped after {MAX_SYNTAX_ERRORS} syntax errors",
+                          diags[-1].span))
+    return ParseResult(ir.Program(tuple(statements), text), tuple(diags), tuple(spans))
+
+
+def decode(data: bytes) -> tuple[str, Diagnostic | None]:
+    """Bytes of a .fuse file -> text, or a diagnostic saying why it is not text."""
+    if b"\x00" in data[:8192]:
+        pos = data.index(b"\x00")
+        prefix = data[:pos].decode("utf-8", errors="replace")
+        return prefix, make("invalid-encoding", "this looks like a binary file, not Fuse "
+                            "source text", Span(len(prefix), len(prefix) + 1))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        prefix = data[:err.start].decode("utf-8", errors="replace")
+        return prefix, make("invalid-encoding", f"the file is not UTF-8 text (byte "
+                            f"0x{data[err.start]:02x} at offset {err.start})",
+                            Span(len(prefix), len(prefix) + 1))
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]  # keep offsets; a BOM is whitespace to the lexer
+    return text, None

@@ -1,0 +1,1 @@
+"""The Fuse language server (pygls); a thin layer over fuse_lang."""
