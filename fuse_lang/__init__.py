@@ -1,1 +1,21 @@
-"""Fuse: tensor logic as a language. The engine (no editor or framework imports)."""
+"""Fuse: tensor logic as a language — the engine.
+
+Pure functions over program text that return plain data:
+
+    analysis = fuse_lang.analyze(text, path)      # IR, symbols, extents, diagnostics
+    plan = fuse_lang.plan_program(analysis)       # joins, projections, contraction order
+
+Nothing here imports an editor protocol library or a tensor framework.
+"""
+from .check import Analysis, AxisInfo, TensorInfo, analyze
+from .diagnostics import CODES, Diagnostic, Fix, Related, Severity, TextEdit
+from .plan import ProgramPlan, plan_program
+from .span import LineIndex, Span
+from .syntax import ParseResult, decode, parse
+
+__all__ = [
+    "Analysis", "AxisInfo", "CODES", "Diagnostic", "Fix", "LineIndex", "ParseResult",
+    "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
+    "decode", "parse", "plan_program",
+]
+__version__ = "0.1.0"
