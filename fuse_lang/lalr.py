@@ -14,8 +14,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import logging
+
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
+
+
+# lark logs (with a traceback) when another process is writing its grammar
+# cache at the same moment; it then rebuilds the tables, so that is no error.
+logging.getLogger("lark").setLevel(logging.CRITICAL)
 
 
 class Tok:

@@ -1,0 +1,446 @@
+"""Every diagnostic code, triggered through a public entry point.
+
+Each case names the code, the program, the expected severity, the 0-based
+(line, column) of the diagnostic's start (via `analysis.lines.position`) and
+words its message must contain.  docs/diagnostics.md documents every code.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fuse_lang
+from fuse_lang import CODES, Severity, analyze
+from fuse_lang.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parent.parent
+E, W, I, H = Severity.ERROR, Severity.WARNING, Severity.INFORMATION, Severity.HINT
+
+
+def with_code(analysis, code):
+    return [d for d in analysis.diagnostics if d.code == code]
+
+
+def pos(analysis, diag):
+    return analysis.lines.position(diag.span.start)
+
+
+def expect(analysis, code, severity, where, *words):
+    """Exactly one diagnostic of `code`, at `where`, with `severity` and `words`."""
+    found = with_code(analysis, code)
+    assert len(found) == 1, [(d.code, d.message) for d in analysis.diagnostics]
+    d = found[0]
+    assert d.severity is severity
+    assert pos(analysis, d) == where, (d.message, pos(analysis, d))
+    for word in words:
+        assert word in d.message, (word, d.message)
+    return d
+
+
+# code, program, severity, (line, column), words in the message
+CASES = [
+    # ---------------------------------------------------------------- syntax
+    ("syntax-error", "X = const([1])\nY[i] = = X[i]", E, (1, 7), ["unexpected '='"]),
+    ("unclosed-bracket", "X = const([1])\nY[i] = (X[i]", E, (1, 7), ["'('", "never closed"]),
+    ("unclosed-bracket", "X = const([1]); Y[i] = (X[i]; Z = 1", E, (0, 23), ["before ';'"]),
+    ("unmatched-bracket", "X = const([1])\nY[i] = X[i])", E, (1, 11), ["')'", "closes nothing"]),
+    ("unmatched-bracket", "X = const([1])\nY[i] = (X[i]]", E, (1, 12), ["does not match"]),
+    ("unterminated-string", 'Y = "abc', E, (0, 4), ["no closing"]),
+    ("invalid-character", "X = const([1])\nY[i] = X[i] @ 2", E, (1, 12), ["'@'", "not part"]),
+    ("invalid-index", "X = const([1])\nY = X[2.5]", E, (1, 6), ["`2.5`", "whole numbers"]),
+    ("invalid-index", "X = const([1,2])\nY[x+dx] = X[x]", E, (1, 2),
+     ["sum of variables", "not written"]),
+    ("nesting-too-deep", "Y = " + "(" * 201 + "1" + ")" * 201, E, (0, 204),
+     ["nested more than 200"]),
+    ("reserved-word", "let x = 3", E, (0, 0), ["`let`", "reserved"]),
+    ("reserved-word", "Y = select", E, (0, 4), ["`select`", "reserved"]),
+    # ----------------------------------------------------- names and shapes
+    ("undefined-tensor", "Tensr = const([1])\nY[i] = Tensor[i]", E, (1, 7),
+     ["`Tensor` is not defined", "did you mean `Tensr`"]),
+    ("undefined-tensor", "Y = const(1)\nexport Z", E, (1, 7), ["`Z` is not defined"]),
+    ("arity-mismatch", "B[i,j] = const([[1,2],[3,4]])\nA[i] = B[i]", E, (1, 7),
+     ["`B` has 2 axes", "written here with 1"]),
+    ("extent-conflict", "axis d = 3\naxis d = 4", E, (1, 9), ["declared 4", "3 before"]),
+    ("extent-conflict", "X = const([1,2,3])\nY = const([1,2])\nZ = X[i] Y[i]", E, (1, 10),
+     ["extent 2", "extent 3", "share one domain"]),
+    ("extent-conflict", "X = const([1,2])\nY = X[5]", E, (1, 6), ["position 5", "extent 2"]),
+    ("extent-conflict", "axis x = 1\nR(A)\nR(B)\nS(x) = R(x)", E, (2, 2),
+     ["extent 1", "more symbols", "`B`"]),
+    ("unknown-extent", "Y[i] = 1", W, (0, 2), ["`i`", "axis i = N"]),
+    ("unknown-builtin", "X = const([1,2])\nY[i] = fo(X[i])", E, (1, 7),
+     ["`fo` is not a builtin", "builtins:"]),
+    ("unknown-builtin", "X = const([1,2])\nY[i] = sigmoid(X[i])", E, (1, 7),
+     ["`sigmoid`", "did you mean `sig`"]),
+    ("unknown-keyword", "X = const([1,2])\nY[i] = softmax(X[i], ax=i)", E, (1, 21),
+     ["no keyword `ax`", "keywords: axis"]),
+    ("argument-count", "X = const([1,2])\nY[i] = pow(X[i])", E, (1, 7),
+     ["`pow` takes 2 arguments, not 1", "pow(x, n)"]),
+    ("argument-count", "X = const([1,2])\nY[i] = topk(X[i])", E, (1, 7), ["needs `k=`"]),
+    ("bad-argument", "X = const([1,2])\nY[i] = topk(X[i], k=1.5)", E, (1, 20),
+     ["`k=`", "whole number"]),
+    ("bad-argument", "X = const([[1,2]])\nY[i] = even(X[i,j])", E, (1, 12), ["index variable"]),
+    ("bad-argument", "Y[i,j] = causal_mask(2.5)", E, (0, 21), ["whole number"]),
+    ("bad-argument", "Y = const([[1],[2,3]])", E, (0, 10), ["rectangular"]),
+    ("bad-argument", "Y[i,j] = const([1,2])", E, (0, 15), ["1 axes", "has 2"]),
+    ("bad-argument", "X = const(1)\nY = softmax(X)", E, (1, 4), ["left-hand side has none"]),
+    ("bad-argument", "X = const([[1,2]])\nY[i,j] = softmax(X[i,j], axis=k)", E, (1, 30),
+     ["`axis=`", "(i, j)"]),
+    ("bad-argument", "X = const([[1,2]])\nY[i] = reduce(prod, j) X[i,j]", E, (1, 14),
+     ["`prod`", "sum, max, min, avg"]),
+    ("mixed-projection", "X = const([1,2])\nY[i] = X[i]\nY[i] max= X[i]", E, (2, 5),
+     ["`=`", "`max=`", "one projection operator"]),
+    ("dotted-axis", "X = const([[1,2]])\nY[i,j] = X[i.,j]", E, (1, 11), ["left-hand side only"]),
+    ("dotted-axis", "X = const([[1,2]])\nY[i.,j.] = softmax(X[i,j])", E, (1, 5),
+     ["only one axis"]),
+    ("dotted-axis", "X = const([1,2])\nY[i.] = X[i]", W, (1, 2), ["no effect"]),
+    ("paren-on-dense", "X = const([1,2])\nY[i] = X(i)", W, (1, 7), ["`X` is numeric", "( )"]),
+    ("kind-conflict", "X = const([1,2])\nX(0)", E, (1, 0), ["numeric `[ ]` first"]),
+    ("kind-conflict", "R(A, B)\nR[x,y] = R(y,x)", E, (1, 0), ["Boolean `( )` first"]),
+    ("invalid-fact", "Parent[Alice, Bob]", E, (0, 0), ["`[ ]` means nothing", "Parent(Alice, Bob)"]),
+    ("invalid-fact", "Parent", E, (0, 0), ["bare name"]),
+    ("invalid-fact", "Parent(Alice, x)", E, (0, 14), ["constants only"]),
+    ("invalid-statement", "axis d = 2.5", E, (0, 9), ["whole number"]),
+    ("invalid-statement", 'X[i] = "a.npy" + 1', E, (0, 7), ["file path", "stand alone"]),
+    ("virtual-index", "W = const([[1,2],[3,4]])\nX[i,*t+1] = W[i,j] X[j,*t]\nY[i] = X[i,t]",
+     E, (2, 11), ["axis 1 of `X`", "read it as `*t`"]),
+    ("virtual-index", "X = const([[1,2]])\nY[i] = X[i,*t]", E, (1, 11), ["not virtual"]),
+    ("likely-typo-index", "W = const([[1,2]])\nX = const([[1,2]])\nT[k,p] = W[k,d] X[p,dd]",
+     W, (2, 20), ["`d` and `dd`", "did you mean `d`"]),
+    ("unused-tensor", "X = const([1,2])\nY[i] = X[i]\nexport X", H, (1, 0),
+     ["`Y` is never read"]),
+    ("recursion", "Edge(A,B)\nPath(x,y) = Edge(x,y)\nPath(x,z) = Path(x,y) Edge(y,z)", I, (1, 0),
+     ["`Path` depends on itself", "semi-naive"]),
+    ("recursion", "X = const([[1,2]])\nY[i,j] = X[i,j]\nY[i,j] += Y[i-1,j]", I, (1, 0),
+     ["recurrence over `i`"]),
+    ("recursion", "A = const(1)\nB = A + C\nC = B / 2", I, (1, 0),
+     ["`B`, `C` depend on each other", "below tolerance"]),
+]
+
+
+@pytest.mark.parametrize("code,text,severity,where,words", CASES,
+                         ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
+def test_code_triggers(code, text, severity, where, words):
+    expect(analyze(text), code, severity, where, *words)
+
+
+# ------------------------------------------------------------ fixes / related
+
+
+def test_likely_typo_has_fix_replacing_dd_by_d():
+    text = "W = const([[1,2]])\nX = const([[1,2]])\nT[k,p] = W[k,d] X[p,dd]"
+    a = analyze(text)
+    d = expect(a, "likely-typo-index", W, (2, 20), "`d` and `dd`")
+    (fix,) = d.fixes
+    (edit,) = fix.edits
+    assert text[edit.span.start:edit.span.end] == "dd"
+    assert edit.new_text == "d"
+    assert "`dd`" in fix.title and "`d`" in fix.title
+    assert d.related and text[d.related[0].span.start:d.related[0].span.end] == "d"
+    assert not a.has_errors
+
+
+def test_likely_typo_with_sources(tmp_path):
+    np.save(tmp_path / "w.npy", np.zeros((3, 4), np.float32))
+    np.save(tmp_path / "x.npy", np.zeros((5, 4), np.float32))
+    text = 'W[k,d] = "w.npy"\nX[p,d] = "x.npy"\nT[k,p] = W[k,d] X[p,dd]\nexport T'
+    a = analyze(text, str(tmp_path / "p.fuse"))
+    d = expect(a, "likely-typo-index", W, (2, 20), "did you mean `d`")
+    assert d.fixes[0].edits[0].new_text == "d"
+    assert not a.has_errors
+
+
+def test_deliberate_single_projection_is_clean(tmp_path):
+    np.save(tmp_path / "p.npy", np.zeros((4, 3), np.float32))
+    for op in ("=", "max=", "avg="):
+        a = analyze(f'P[b,o] = "p.npy"\nS[o] {op} P[b,o]\nexport S', str(tmp_path / "p.fuse"))
+        assert a.diagnostics == (), [(d.code, d.message) for d in a.diagnostics]
+
+
+@pytest.mark.parametrize("rhs", [
+    "A[i,j] + A[i,jj]",  # separate additive terms: no join to miss
+    "A[j,jj]",           # one reference: renaming would take a diagonal, not a join
+    "A[i,j] + B[i]",     # one projected index
+])
+def test_no_typo_warning_without_a_join(rhs):
+    a = analyze(f"A = const([[1,2]])\nB = const([1])\nY[i] = {rhs}")
+    assert with_code(a, "likely-typo-index") == []
+
+
+def test_undefined_tensor_fix_renames():
+    text = "Tensr = const([1])\nY[i] = Tensor[i]"
+    a = analyze(text)
+    (d,) = with_code(a, "undefined-tensor")
+    edit = d.fixes[0].edits[0]
+    assert text[edit.span.start:edit.span.end] == "Tensor" and edit.new_text == "Tensr"
+
+
+def test_related_spans_point_at_first_definition():
+    text = "X = const([1,2])\nY[i] = X[i]\nY[i] max= X[i]"
+    a = analyze(text)
+    (d,) = with_code(a, "mixed-projection")
+    assert a.lines.position(d.related[0].span.start) == (1, 0)
+    text = "axis d = 3\naxis d = 4"
+    a = analyze(text)
+    (d,) = with_code(a, "extent-conflict")
+    assert a.lines.position(d.related[0].span.start) == (0, 9)
+
+
+def test_paren_on_dense_fix_rewrites_brackets():
+    text = "X = const([1,2])\nY[i] = X(i)"
+    a = analyze(text)
+    (d,) = with_code(a, "paren-on-dense")
+    edits = sorted(d.fixes[0].edits, key=lambda e: e.span.start)
+    fixed = text
+    for e in reversed(edits):
+        fixed = fixed[:e.span.start] + e.new_text + fixed[e.span.end:]
+    assert fixed.endswith("Y[i] = X[i]")
+    assert with_code(analyze(fixed), "paren-on-dense") == []
+
+
+def test_dotted_axis_without_softmax_fix_removes_dot():
+    text = "X = const([1,2])\nY[i.] = X[i]"
+    (d,) = with_code(analyze(text), "dotted-axis")
+    e = d.fixes[0].edits[0]
+    assert text[e.span.start:e.span.end] == "." and e.new_text == ""
+
+
+def test_unknown_extent_is_silenced_by_axis():
+    assert with_code(analyze("axis i = 3\nY[i] = 1"), "unknown-extent") == []
+
+
+def test_bare_query_of_a_tensor_with_axes():
+    # `Y?` shows the whole tensor (LANGUAGE.md §2), like `export Y`
+    a = analyze("axis i = 3\nY[i] = 1\nY?")
+    assert a.diagnostics == (), [(d.code, d.message) for d in a.diagnostics]
+
+
+# ------------------------------------------------------------ whole-file codes
+
+
+def test_too_many_errors():
+    text = "\n".join(["Y = = 1"] * 250)
+    a = analyze(text)
+    found = with_code(a, "too-many-errors")
+    assert len(found) == 1
+    d = found[0]
+    assert d.severity is E
+    assert "stopped after 200" in d.message
+    assert pos(a, d) == (199, 4)
+    assert len(with_code(a, "syntax-error")) == 200
+
+
+def test_invalid_encoding_decode():
+    text, d = fuse_lang.decode(b"Y = 1\n\xff\xfe")
+    assert d is not None and d.code == "invalid-encoding" and d.severity is E
+    assert fuse_lang.LineIndex(text).position(d.span.start) == (1, 0)
+    assert "not UTF-8" in d.message and "0xff" in d.message
+    text, d = fuse_lang.decode(b"Y\x00")
+    assert d is not None and d.code == "invalid-encoding" and "binary" in d.message
+    assert fuse_lang.decode("Y = 1\n".encode())[1] is None
+
+
+def test_invalid_encoding_cli_json(tmp_path, capsys):
+    prog = tmp_path / "bad.fuse"
+    prog.write_bytes(b"Y = 1\nZ = \xff\n")
+    assert cli_main(["check", "--format", "json", str(prog)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    (d,) = out["diagnostics"]
+    assert d["code"] == "invalid-encoding" and d["severity"] == "error"
+    assert (d["line"], d["column"]) == (2, 5)
+    assert d["path"] == str(prog)
+
+
+def test_cli_json_shape(tmp_path, capsys):
+    prog = tmp_path / "p.fuse"
+    prog.write_text("X = const([1,2])\nY[i] = Z[i]\n")
+    assert cli_main(["check", "--format", "json", str(prog)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    (d,) = out["diagnostics"]
+    assert set(d) >= {"path", "line", "column", "end_line", "end_column", "severity", "code",
+                      "message"}
+    assert (d["line"], d["column"], d["end_line"], d["end_column"]) == (2, 8, 2, 9)
+    assert d["code"] == "undefined-tensor"
+    prog.write_text("X = const([1,2])\nY[i] = X[i]\n")
+    assert cli_main(["check", "--format", "json", str(prog)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"diagnostics": []}
+
+
+def test_missing_source(tmp_path):
+    a = analyze('Y[i] = X[i]\nX[i] = "nope.npy"', str(tmp_path / "p.fuse"))
+    d = expect(a, "missing-source", E, (1, 7), "`nope.npy` does not exist")
+    assert str(tmp_path) in d.message
+
+
+def test_missing_source_with_unknown_suffix(tmp_path):
+    # a file that is not there is missing, whatever its suffix
+    a = analyze('X[i] = "nope.xyz"', str(tmp_path / "p.fuse"))
+    expect(a, "missing-source", E, (0, 7), "does not exist")
+    assert with_code(a, "unreadable-source") == []
+
+
+@pytest.mark.parametrize("name,make,words", [
+    ("d.npy", lambda p: p.mkdir(), ["folder"]),
+    ("w.xyz", lambda p: p.write_text("1 2"), ["unknown file type .xyz"]),
+    ("w.npy", lambda p: p.write_bytes(b"not numpy at all"), ["bad magic"]),
+    ("w.csv", lambda p: p.write_text("1,2\nA,B\n"), ["'A'", "not a number"]),
+    ("w.npz", lambda p: p.write_bytes(b"PK garbage"), ["not a .npz"]),
+    ("w.json", lambda p: p.write_text("[[1,2],[3]]"), ["not rectangular"]),
+])
+def test_unreadable_source(tmp_path, name, make, words):
+    make(tmp_path / name)
+    a = analyze(f'X[i,j] = "{name}"\nexport X', str(tmp_path / "p.fuse"))
+    expect(a, "unreadable-source", E, (0, 9), f"`{name}`", *words)
+
+
+def test_npz_member_by_tensor_name(tmp_path):
+    np.savez(tmp_path / "w.npz", A=np.zeros((2, 3)), B=np.zeros((3,)))
+    a = analyze('A[i,j] = "w.npz"\nB[j] = "w.npz"\nY[i] = A[i,j] B[j]', str(tmp_path / "p.fuse"))
+    assert a.diagnostics == ()
+    a = analyze('C[i] = "w.npz"', str(tmp_path / "p.fuse"))
+    expect(a, "unreadable-source", E, (0, 7), "no array named C")
+
+
+def test_source_arity_and_extent(tmp_path):
+    np.save(tmp_path / "w.npy", np.zeros((3, 4), np.float32))
+    np.save(tmp_path / "x.npy", np.zeros((5,), np.float32))
+    path = str(tmp_path / "p.fuse")
+    a = analyze('W[i] = "w.npy"', path)
+    expect(a, "arity-mismatch", E, (0, 7), "1 axis", "holds 2")
+    a = analyze('W[i,j] = "w.npy"\nX[j] = "x.npy"\nY[i] = W[i,j] X[j]', path)
+    d = expect(a, "extent-conflict", E, (1, 7), "extent 5", "extent 4", "w.npy")
+    assert a.lines.position(d.related[0].span.start) == (0, 9)
+
+
+def test_one_extent_clash_is_reported_once(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((5, 3), np.float32))
+    text = 'X[p,d] = "x.npy"\nM[p,q] = causal_mask(4)\nY[p,q] = M[p,q] X[p,d] X[q,d]'
+    a = analyze(text, str(tmp_path / "p.fuse"))
+    expect(a, "extent-conflict", E, (1, 9), "causal_mask(4)", "x.npy")
+
+
+def test_virtual_read_of_a_bare_definition():
+    # `X = const(...)` has no virtual axis, so `*t` cannot read it
+    a = analyze("X = const([[1,2]])\nY[i] = X[i,*t]")
+    d = expect(a, "virtual-index", E, (1, 11), "not virtual")
+    assert a.lines.position(d.related[0].span.start) == (0, 0)
+
+
+def test_relation_source_symbols_conflict_with_axis(tmp_path):
+    (tmp_path / "r.tsv").write_text("Alice\tBob\nBob\tCarol\n")
+    a = analyze('axis x = 1\nR(x,y) = "r.tsv"\nS(x) = R(x,y)\nexport S', str(tmp_path / "p.fuse"))
+    expect(a, "extent-conflict", E, (1, 9), "extent 1", "more symbols", "`Bob`")
+
+
+# ------------------------------------------------------- §11 acceptance programs
+
+
+def _save(tmp_path: Path, **arrays):
+    for name, shape in arrays.items():
+        np.save(tmp_path / f"{name}.npy", np.zeros(shape, np.float32))
+
+
+SECTION_11 = {
+    "perceptron": ("""\
+# perceptron: Y = 1
+W = const([0.2, 1.9, -0.7, 3])
+X = const([0, 1, 1, 0])
+Y = step(W[i] X[i])
+""", {}),
+    "attention": ("""\
+X[p,d] = "x.npy"
+WQ[dk,d] = "wq.npy"
+WK[dk,d] = "wk.npy"
+WV[dv,d] = "wv.npy"
+Dk = const(8)
+Query[p,dk] = WQ[dk,d] X[p,d]
+Key[p,dk]   = WK[dk,d] X[p,d]
+Val[p,dv]   = WV[dv,d] X[p,d]
+Comp[p,p'.] = softmax(Query[p,dk] Key[p',dk] / sqrt(Dk))
+Attn[p,dv]  = Comp[p,p'] Val[p',dv]
+export Attn
+""", {"x": (5, 16), "wq": (8, 16), "wk": (8, 16), "wv": (8, 16)}),
+    "cnn": ("""\
+Filter[dx,dy,ch] = "filter.npy"
+Image[x,y,ch] = "image.npy"
+Features[x,y] = relu(Filter[dx,dy,ch] Image[x+dx,y+dy,ch])
+Pooled[x/2,y/2] = Features[x,y]
+export Pooled
+""", {"filter": (3, 3, 2), "image": (8, 8, 2)}),
+    "mlp": ("""\
+W[i,j,k] = "w.npy"
+X[i,j] = "x0.npy"
+X[i,j] = sig(W[i,j,k] X[i-1,k])
+export X
+""", {"w": (4, 6, 6), "x0": (4, 6)}),
+    "rnn": ("""\
+W[i,j] = "w.npy"
+V[i,j] = "v.npy"
+U[j,t] = "u.npy"
+X[i,*t+1] = sig(W[i,j] X[j,*t] + V[i,j] U[j,t])
+export X
+""", {"w": (6, 6), "v": (6, 6), "u": (6, 10)}),
+    "embedding": ("""\
+R(x,y) = "r.tsv"
+Emb[x,i] = "emb.npy"
+T = const(0.5)
+EmbR[i,j] = R(x,y) Emb[x,i] Emb[y,j]
+D[x,y]    = sig(EmbR[i,j] Emb[x,i] Emb[y,j], T)
+export D
+""", {"emb": (3, 4)}),
+    "datalog": ("""\
+Parent(Alice, Bob)
+Parent(Bob, Carol)
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+Ancestor(Alice, x)?
+""", {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECTION_11))
+def test_section_11_programs_have_no_errors(tmp_path, name):
+    text, arrays = SECTION_11[name]
+    _save(tmp_path, **arrays)
+    (tmp_path / "r.tsv").write_text("A\tB\nB\tC\n")
+    a = analyze(text, str(tmp_path / "p.fuse"))
+    problems = [(d.code, d.message) for d in a.diagnostics if d.severity in (E, W)]
+    assert problems == []
+
+
+def test_section_11_recurrences_are_reported_as_information(tmp_path):
+    text, arrays = SECTION_11["rnn"]
+    _save(tmp_path, **arrays)
+    a = analyze(text, str(tmp_path / "p.fuse"))
+    expect(a, "recursion", I, (3, 0), "virtual index")
+
+
+# ------------------------------------------------------------------ meta
+
+
+def test_every_code_is_documented_and_tested():
+    doc = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^## (\S+)\s*$", doc, flags=re.MULTILINE))
+    tests = Path(__file__).read_text(encoding="utf-8")
+    for code in CODES:
+        assert code in headings, f"docs/diagnostics.md has no `## {code}`"
+        assert f'"{code}"' in tests, f"no test mentions {code}"
+    assert headings - set(CODES) == set(), "documented codes that do not exist"
+
+
+def test_every_code_is_triggered_by_a_case():
+    triggered = {c[0] for c in CASES} | {
+        "too-many-errors", "invalid-encoding", "missing-source", "unreadable-source"}
+    assert set(CODES) == triggered
+
+
+def test_default_severities_match_the_table():
+    for code, _text, severity, *_ in CASES:
+        default, summary = CODES[code]
+        assert summary
+        # a code may be reported below its default (dotted-axis without softmax is a warning)
+        order = [H, I, W, E]
+        assert order.index(severity) <= order.index(default)
