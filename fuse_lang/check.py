@@ -111,6 +111,7 @@ class _Checker:
         self.deps: dict[str, set[str]] = {}
         self.read: set[str] = set()
         self.exports: list[str] = []
+        self.nodes: dict[int, list[ir.Expr]] = {}  # statement -> its expression nodes
 
     def report(self, code: str, message: str, span: Span, **kw) -> None:
         self.diags.append(make(code, message, span, **kw))
@@ -248,13 +249,14 @@ class _Checker:
                 self._check_tensor_name(name, allow_bare=True)
             return
         scopes, nodes = statement_scopes(stmt)
+        self.nodes[k] = [n for n, _ in nodes]
         occs = occurrences(stmt, self.tensors, (scopes, nodes))
         self.scopes[k] = scopes
         roles = index_roles(k, stmt, occs, scopes, nodes)
         self.roles[k] = tuple(roles)
         lhs = stmt.lhs if isinstance(stmt, (ir.Equation, ir.Source)) else None
         if isinstance(stmt, ir.Equation):
-            self._check_lhs(stmt)
+            self._check_lhs(k, stmt)
         if isinstance(stmt, ir.ParamDecl):
             for ref in stmt.refs:
                 self._check_lhs_indices(ref)
@@ -272,9 +274,10 @@ class _Checker:
             self._check_typos(stmt, roles)
             self._check_broadcast(k, stmt, roles)
             deps = self.deps.setdefault(stmt.lhs.name, set())
-            deps.update(r.name for r in ir.refs(stmt.rhs) if r.name in self.tensors)
+            deps.update(n.name for n in self.nodes[k]
+                        if isinstance(n, ir.Ref) and n.name in self.tensors)
 
-    def _check_lhs(self, stmt: ir.Equation) -> None:
+    def _check_lhs(self, k: int, stmt: ir.Equation) -> None:
         lhs = stmt.lhs
         self._check_lhs_indices(lhs)
         dotted = [i for i in lhs.indices or () if isinstance(i, ir.IndexVar) and i.dotted]
@@ -283,7 +286,7 @@ class _Checker:
                         "lnorm normalise along", dotted[1].span,
                         related=(Related(dotted[0].span, "first dotted axis"),))
         if dotted and not any(isinstance(n, ir.Call) and n.name in NORMALISING_BUILTINS
-                              for n in ir.walk(stmt.rhs)):
+                              for n in self.nodes[k]):
             self.diags.append(make(
                 "dotted-axis", f"the dotted axis `{dotted[0].name}` has no effect: no softmax "
                 f"or lnorm in this equation", dotted[0].span, severity=Severity.WARNING,
@@ -514,7 +517,7 @@ class _Checker:
                     d.set_extent(("axis", name, pos),
                                  Evidence(extent, src.path.span, f"the shape of {src.path.value}"))
         for k, stmt in enumerate(statements):
-            for ref, lhs in self._indexed_refs(stmt):
+            for ref, lhs in self._indexed_refs(k, stmt):
                 if ref.name not in self.tensors or ref.indices is None:
                     continue
                 sym = self.tensors[ref.name]
@@ -588,18 +591,18 @@ class _Checker:
                             related=(Related(evidence.span, f"extent {evidence.extent} from "
                                              f"{evidence.what}"),))
 
-    def _indexed_refs(self, stmt: ir.Statement):
+    def _indexed_refs(self, k: int, stmt: ir.Statement):
         for ref in ir.defined_refs(stmt):
             yield ref, True
-        for expr in ir.used_exprs(stmt):
-            for ref in ir.refs(expr):
-                yield ref, False
+        for node in self.nodes.get(k, ()):
+            if isinstance(node, ir.Ref):
+                yield node, False
 
     def _unify_builtins(self, k: int, stmt: ir.Statement) -> None:
         if not isinstance(stmt, ir.Equation):
             return
         lhs_indices = stmt.lhs.indices or ()
-        for node in ir.walk(stmt.rhs):
+        for node in self.nodes.get(k, ()):
             if not isinstance(node, ir.Call) or not node.args:
                 continue
             if node.name == "const" and node is stmt.rhs:

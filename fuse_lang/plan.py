@@ -183,16 +183,27 @@ def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir
                                        "too many indices for an einsum")
                 letters[name] = _LETTERS[len(letters)]
             term += letters[name]
-            shape.append(analysis.var_extents.get((k, name), (None, 0))[0])
+            if isinstance(index, ir.IndexSlice):
+                shape.append(_slice_extent(analysis, ref, ref.indices.index(index), index))
+            else:
+                shape.append(analysis.var_extents.get((k, name), (None, 0))[0])
         terms.append(term)
         shapes.append(tuple(shape))
     first = min(f.span.start for f in factors)
+    term = _enclosing_term(stmt.rhs, factors, roles)
     kept = []
     for name in letters:
+        if name.startswith(":"):
+            if not _slice_summed(stmt, factors, int(name[1:])):
+                kept.append(name)
+            continue
         role = roles.get(name)
         if role is None or role.role != "projected" or role.op != "sum" or \
-                not _all_inside(role, factors):
+                not _all_inside(role, factors, term.get(name)):
             kept.append(name)
+    # the output follows the left-hand side's axis order, then what stays joined
+    lhs_order = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
+    kept.sort(key=lambda n: lhs_order.index(n) if n in lhs_order else len(lhs_order))
     out_letters = "".join(letters[n] for n in kept)
     letter_eq = ",".join(terms) + "->" + out_letters
     readable = " ".join(f"{r.name}[{','.join(_names(r))}]" for r in factors) + \
@@ -247,7 +258,116 @@ def _index_text(index: ir.Index) -> str:
     return str(index.value)
 
 
-def _all_inside(role: IndexRole, factors: list[ir.Ref]) -> bool:
+def _all_inside(role: IndexRole, factors: list[ir.Ref], term: ir.Expr | None) -> bool:
+    """Whether every occurrence of a projected index in the product's additive term
+    lies in the product's factors: then the sum can be taken in this product
+    (LANGUAGE.md §5: inside a scope, projection is per additive term)."""
+    if term is None:
+        return False
     spans = [f.span for f in factors]
     return all(any(s.start <= o.span.start and o.span.end <= s.end for s in spans)
-               for o in role.occurrences)
+               for o in role.occurrences if _within(o.span, term.span))
+
+
+def _within(inner, outer) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end
+
+
+def _enclosing_term(root: ir.Expr, factors: list[ir.Ref], roles: dict[str, IndexRole]
+                    ) -> dict[str, ir.Expr | None]:
+    """Per projected index: the additive term of its scope that holds this product, or
+    None when the sum cannot be taken inside the product: the product lies in a deeper
+    scope (a call argument, a reduce), under a nonlinear node (a power, a divisor), or
+    is multiplied by another factor that mentions the index."""
+    path = _path_to(root, factors[0])
+    product = path[-2] if len(path) >= 2 and isinstance(path[-2], ir.Product) else None
+    out: dict[str, ir.Expr | None] = {}
+    for name, role in roles.items():
+        scope = role.scope
+        if role.role != "projected" or scope is None:
+            continue
+        term: ir.Expr | None = None
+        crossed_product = False
+        for k, node in enumerate(path[:-1]):
+            if not _within(node.span, scope.span):
+                continue
+            if term is None:
+                term = node  # the scope's root expression
+            if node is product:
+                break
+            child = path[k + 1]
+            if isinstance(node, ir.Reduce) and scope.kind == "reduce" and \
+                    node.span == scope.span:
+                term = child  # the reduce's body (its named indices are not reads)
+            elif isinstance(node, ir.Sum) and not crossed_product:
+                term = child  # projection is per additive term
+            elif isinstance(node, ir.Neg):
+                continue
+            elif isinstance(node, ir.Product) and all(
+                    op != "/" for f, op in zip(node.factors, node.ops) if f is child) and \
+                    not any(_mentions(f, name) for f in node.factors if f is not child):
+                crossed_product = True  # sum_j F(j) G = G sum_j F(j)
+            else:
+                term = None  # a nested scope, or not linear in the product
+                break
+        out[name] = term
+    return out
+
+
+def _mentions(expr: ir.Expr, name: str) -> bool:
+    for node in ir.walk(expr):
+        if isinstance(node, ir.Ref):
+            if node.indices is None and node.name == name:
+                return True
+            if any(v.name == name for i in node.indices or () for v in ir.index_vars(i)):
+                return True
+        elif isinstance(node, ir.Reduce) and any(v.name == name for v in node.indices):
+            return True
+    return False
+
+
+def _path_to(root: ir.Expr, target: ir.Expr) -> list[ir.Expr]:
+    """The nodes from `root` down to `target` (by identity), both included."""
+    stack: list[tuple[ir.Expr, int]] = [(root, 0)]
+    path: list[ir.Expr] = []
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node is target:
+            return path
+        stack.extend((child, depth + 1) for child in reversed(ir.children(node)))
+    return [target]
+
+
+def _slices(ref: ir.Ref) -> list[ir.IndexSlice]:
+    return [i for i in ref.indices or () if isinstance(i, ir.IndexSlice)]
+
+
+def _slice_extent(analysis: Analysis, ref: ir.Ref, pos: int, index: ir.IndexSlice
+                  ) -> int | None:
+    """How many positions a slice selects: from its bounds, else from the axis."""
+    start = index.start or 0
+    stop = index.stop
+    if stop is None:
+        info = analysis.tensors.get(ref.name)
+        if info is None or pos >= len(info.axes) or info.axes[pos].extent is None:
+            return None
+        stop = info.axes[pos].extent
+    return max(stop - start, 0)
+
+
+def _slice_summed(stmt: ir.Equation, factors: list[ir.Ref], ordinal: int) -> bool:
+    """A slice is an anonymous variable matched by ordinal (docs/language.md): the k-th
+    slice of the RHS with no k-th slice on the LHS is projected.  It is summed in this
+    product when every reference holding a k-th slice is one of its factors, and the
+    scope that holds them sums (a call argument, or an RHS with `=`/`+=`)."""
+    if len(_slices(stmt.lhs)) > ordinal:
+        return False
+    holders = [r for r in ir.refs(stmt.rhs) if len(_slices(r)) > ordinal]
+    if not all(any(r is f for f in factors) for r in holders):
+        return False
+    path = _path_to(stmt.rhs, factors[0])
+    if any(isinstance(n, ir.Reduce) for n in path):
+        return False
+    return any(isinstance(n, ir.Call) for n in path[:-1]) or stmt.op in ("=", "+=")
