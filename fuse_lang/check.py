@@ -20,7 +20,7 @@ from .domains import Domains, Evidence
 from .sources import SourceError, SourceInfo, read_source_info
 from .span import LineIndex, Span
 from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
-                      statement_scopes)
+                      slice_name, statement_scopes)
 from .syntax import parse
 
 MAX_DIAGNOSTICS = 1000
@@ -430,6 +430,7 @@ class _Checker:
     # ------------------------------------------------------- projections
     def _check_typos(self, stmt: ir.Equation, roles: list[IndexRole]) -> None:
         lonely = [r for r in roles if r.role == "projected" and len(r.occurrences) == 1
+                  and r.occurrences[0].form != "slice"
                   and r.occurrences[0].tensor is not None]
         for a_pos, a in enumerate(lonely):
             for b in lonely[a_pos + 1:]:
@@ -450,7 +451,8 @@ class _Checker:
         self._broadcast_checks = getattr(self, "_broadcast_checks", [])
         rhs_names = {o.name for r in roles for o in r.occurrences if not o.lhs}
         for role in roles:
-            if role.role == "output" and role.name not in rhs_names:
+            if role.role == "output" and role.name not in rhs_names \
+                    and role.occurrences[0].form != "slice":
                 self._broadcast_checks.append((k, role))
 
     # ----------------------------------------------------------- sources
@@ -491,103 +493,164 @@ class _Checker:
 
     # ------------------------------------------------------- unification
     def _unify(self, statements: tuple[ir.Statement, ...]) -> None:
-        d = self.domains
-        pending_div: list[tuple[tuple, tuple, int, Span]] = []
-        inner_only: list[tuple[tuple, tuple]] = []
+        self._derived: list[tuple] = []  # extents computed once the domains are known
         for name, sym in self.tensors.items():
             for pos in range(sym.arity or 0):
-                d.find(("axis", name, pos))
-            info = getattr(self, "source_info", {}).get(name)
-            if info is None:
+                self.domains.find(("axis", name, pos))
+        for k, stmt in enumerate(statements):
+            concat = self._concat_axes(k)
+            for ref, lhs in self._indexed_refs(k, stmt):
+                self._unify_ref(k, ref, lhs, concat)
+            self._unify_builtins(k, stmt)
+        self._apply_axis_decls()
+        self._unify_sources()  # after the statements: facts' symbols are numbered first
+        self._resolve_derived()
+        self._check_positions()
+
+    def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict) -> None:
+        if ref.name not in self.tensors or ref.indices is None:
+            return
+        sym = self.tensors[ref.name]
+        if sym.arity is not None and ref.arity != sym.arity:
+            return
+        d = self.domains
+        slice_no = 0
+        for pos, index in enumerate(ref.indices):
+            axis = ("axis", ref.name, pos)
+            if isinstance(index, ir.IndexVirtual):
+                index = index.inner
+            if isinstance(index, ir.IndexVar):
+                d.union(axis, concat.get((id(ref), pos), ("var", k, index.name)))
+            elif isinstance(index, ir.IndexShift):
+                if len(index.terms) == 1:
+                    d.union(axis, ("var", k, index.terms[0].name))
+                else:
+                    for var in index.terms:
+                        self._derived.append(("inner", ("var", k, var.name), axis))
+            elif isinstance(index, ir.IndexDiv):
+                var = ("var", k, index.var.name)
+                if lhs:
+                    self._derived.append(("pool", axis, var, index.divisor, index.span))
+                else:
+                    self._derived.append(("inner", var, axis))
+            elif isinstance(index, ir.IndexConst):
+                if index.is_symbol:
+                    d.add_symbol(axis, index.value, index.span)  # type: ignore[arg-type]
+                else:
+                    d.add_position(axis, index.value, index.span)  # type: ignore[arg-type]
+            elif isinstance(index, ir.IndexSlice):
+                var = ("var", k, slice_name(slice_no))
+                slice_no += 1
+                start, stop = index.start, index.stop
+                if start is None and stop is None:
+                    d.union(axis, var)
+                elif start is not None and stop is not None:
+                    d.set_extent(var, Evidence(stop - start, index.span,
+                                               f"the slice {start}:{stop}"))
+                else:
+                    self._derived.append(("slice", var, axis, start, stop, index.span))
+                if stop is not None:
+                    d.add_position(axis, stop - 1, index.span)
+
+    def _concat_axes(self, k: int) -> dict[tuple[int, int], tuple]:
+        """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
+        the left-hand side's n is their sum (resolved in _resolve_derived)."""
+        out: dict[tuple[int, int], tuple] = {}
+        for node in self.nodes.get(k, ()):
+            if not (isinstance(node, ir.Call) and node.name == "concat"):
                 continue
+            axis = next((kw.value.name for kw in node.kwargs if kw.name == "axis"
+                         and isinstance(kw.value, ir.Ref) and kw.value.indices is None), None)
+            if axis is None:
+                continue
+            parts = []
+            for arg_no, arg in enumerate(node.args):
+                key = ("concat", k, node.span.start, arg_no)
+                parts.append(key)
+                for ref in ir.refs(arg):
+                    for pos, index in enumerate(ref.indices or ()):
+                        if isinstance(index, ir.IndexVar) and index.name == axis:
+                            out[(id(ref), pos)] = key
+            self._derived.append(("concat", ("var", k, axis), tuple(parts), node.span))
+        return out
+
+    def _apply_axis_decls(self) -> None:
+        for k, roles in self.roles.items():
+            for role in roles:
+                decl = self.axis_decls.get(role.name)
+                if decl is not None:
+                    self.domains.set_extent(("var", k, role.name), Evidence(
+                        decl.extent, decl.extent_span, f"axis {decl.name} = {decl.extent}"))
+
+    def _unify_sources(self) -> None:
+        d = self.domains
+        for name, info in getattr(self, "source_info", {}).items():
+            sym = self.tensors[name]
             src = sym.source
             assert src is not None
+            span = src.path.span
             if sym.boolean and info.columns is not None:
                 for pos, column in enumerate(info.columns):
                     for value in column:
                         if isinstance(value, int):
-                            d.add_position(("axis", name, pos), value, src.path.span)
+                            d.add_position(("axis", name, pos), value, span)
                         else:
-                            d.add_symbol(("axis", name, pos), value, src.path.span)
+                            d.add_symbol(("axis", name, pos), value, span)
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
-                    d.set_extent(("axis", name, 0), Evidence(info.shape[0], src.path.span,
+                    d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))
             elif info.shape is not None:
                 for pos, extent in enumerate(info.shape):
                     d.set_extent(("axis", name, pos),
-                                 Evidence(extent, src.path.span, f"the shape of {src.path.value}"))
-        for k, stmt in enumerate(statements):
-            for ref, lhs in self._indexed_refs(k, stmt):
-                if ref.name not in self.tensors or ref.indices is None:
-                    continue
-                sym = self.tensors[ref.name]
-                if sym.arity is not None and ref.arity != sym.arity:
-                    continue
-                slice_no = 0
-                for pos, index in enumerate(ref.indices):
-                    axis = ("axis", ref.name, pos)
-                    if isinstance(index, ir.IndexVirtual):
-                        index = index.inner
-                    if isinstance(index, ir.IndexVar):
-                        d.union(axis, ("var", k, index.name))
-                    elif isinstance(index, ir.IndexShift):
-                        if len(index.terms) == 1:
-                            d.union(axis, ("var", k, index.terms[0].name))
-                        else:
-                            for var in index.terms:
-                                inner_only.append((("var", k, var.name), axis))
-                    elif isinstance(index, ir.IndexDiv):
-                        var = ("var", k, index.var.name)
-                        if lhs:
-                            pending_div.append((axis, var, index.divisor, index.span))
-                        else:
-                            inner_only.append((var, axis))
-                    elif isinstance(index, ir.IndexConst):
-                        if index.is_symbol:
-                            d.add_symbol(axis, index.value, index.span)  # type: ignore[arg-type]
-                        else:
-                            d.add_position(axis, index.value, index.span)  # type: ignore[arg-type]
-                    elif isinstance(index, ir.IndexSlice):
-                        var = ("var", k, f":{slice_no}")
-                        slice_no += 1
-                        if index.start is not None and index.stop is not None:
-                            d.set_extent(var, Evidence(index.stop - index.start, index.span,
-                                                       f"the slice {index.start}:{index.stop}"))
-                        else:
-                            inner_only.append((var, axis))
-                        if index.stop is not None:
-                            d.add_position(axis, index.stop - 1, index.span)
-            self._unify_builtins(k, stmt)
-        for k, stmt in enumerate(statements):
-            for role in self.roles.get(k, ()):
-                decl = self.axis_decls.get(role.name)
-                if decl is not None:
-                    d.set_extent(("var", k, role.name), Evidence(
-                        decl.extent, decl.extent_span, f"axis {decl.name} = {decl.extent}"))
-        # an index that appears only inside x+dx or x/2 takes the extent of that axis
-        for var, axis in inner_only:
-            if d.extent(var) is None and d.extent(axis) is not None:
-                d.union(var, axis)
-        for axis, var, divisor, span in pending_div:
-            extent = d.extent(var)
-            if extent is not None:
-                d.set_extent(axis, Evidence(math.ceil(extent / divisor), span,
-                                            f"⌈{extent}/{divisor}⌉ from this pooling index"))
-        # integer constants beyond a known extent
+                                 Evidence(extent, span, f"the shape of {src.path.value}"))
+
+    def _resolve_derived(self) -> None:
+        d = self.domains
+        for item in self._derived:  # an index only inside x+dx or x/2 takes that axis' extent
+            if item[0] == "inner" and d.extent(item[1]) is None and d.extent(item[2]) is not None:
+                d.union(item[1], item[2])
+        for item in self._derived:
+            kind = item[0]
+            if kind == "pool":
+                _, axis, var, divisor, span = item
+                extent = d.extent(var)
+                if extent is not None:
+                    d.set_extent(axis, Evidence(math.ceil(extent / divisor), span,
+                                                f"⌈{extent}/{divisor}⌉ from this pooling index"))
+            elif kind == "slice":
+                _, var, axis, start, stop, span = item
+                full = d.extent(axis)
+                if stop is None and full is not None:
+                    d.set_extent(var, Evidence(full - (start or 0), span,
+                                               f"the slice {start}: of an axis of {full}"))
+                elif start is None and stop is not None:
+                    d.set_extent(var, Evidence(stop, span, f"the slice :{stop}"))
+            elif kind == "concat":
+                _, var, parts, span = item
+                extents = [d.extent(p) for p in parts]
+                if all(e is not None for e in extents):
+                    d.set_extent(var, Evidence(sum(extents), span,  # type: ignore[arg-type]
+                                               f"concat ({' + '.join(map(str, extents))})"))
+
+    def _check_positions(self) -> None:
+        """Integer constants and symbols beyond a known extent."""
+        d = self.domains
         for root in d.roots():
             evidence = d.evidence(root)
+            if evidence is None:
+                continue
             biggest = d.max_position(root)
-            if evidence is not None and biggest is not None and biggest[0] >= evidence.extent:
+            if biggest is not None and biggest[0] >= evidence.extent:
                 self.report("extent-conflict", f"position {biggest[0]} is outside an axis of "
                             f"extent {evidence.extent}", biggest[1],
                             related=(Related(evidence.span, f"extent {evidence.extent} from "
                                              f"{evidence.what}"),))
             symbols = d.symbol_spans(root)
-            if evidence is not None and len(symbols) > evidence.extent:
-                extra = list(symbols.items())[evidence.extent]
+            if len(symbols) > evidence.extent:
+                extra, span = list(symbols.items())[evidence.extent]
                 self.report("extent-conflict", f"this domain has extent {evidence.extent} but "
-                            f"more symbols than that (`{extra[0]}` is number "
-                            f"{evidence.extent + 1})", extra[1],
+                            f"more symbols than that (`{extra}` is number "
+                            f"{evidence.extent + 1})", span,
                             related=(Related(evidence.span, f"extent {evidence.extent} from "
                                              f"{evidence.what}"),))
 

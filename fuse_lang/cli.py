@@ -28,7 +28,7 @@ class _UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(message)
+        raise _UsageError(message, self.format_usage().rstrip())
 
 
 def load(path: str) -> tuple[str, Diagnostic | None]:
@@ -71,7 +71,7 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     gutter = f"{line + 1} | "
     out = [f"{path}:{line + 1}:{col + 1}: {diag.severity.value}[{diag.code}]: {diag.message}",
            f"{gutter}{source}",
-           " " * len(gutter) + " " * _display_width(source[:col]) + "^" * min(width, 200)]
+           " " * len(gutter) + _caret_indent(source[:col]) + "^" * min(width, 200)]
     for rel in diag.related:
         r_line, r_col = lines.position(rel.span.start)
         out.append(f"  {path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
@@ -80,8 +80,9 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     return "\n".join(out)
 
 
-def _display_width(text: str) -> int:
-    return len(text.expandtabs(1))
+def _caret_indent(prefix: str) -> str:
+    """Blanks under `prefix`, keeping its tabs so the caret lines up in a terminal."""
+    return "".join("\t" if ch == "\t" else " " for ch in prefix)
 
 
 def cmd_check(args: argparse.Namespace, prog: str = "fuse") -> int:
@@ -156,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except _UsageError as err:
-        print(f"fuse: {err}\n{parser.format_usage().rstrip()}", file=sys.stderr)
+        usage = err.args[1] if len(err.args) > 1 else parser.format_usage().rstrip()
+        print(f"fuse: {err.args[0]}\n{usage}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)

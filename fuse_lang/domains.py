@@ -25,7 +25,7 @@ class Evidence:
 @dataclass(slots=True)
 class _Class:
     extent: Evidence | None = None
-    symbols: dict[str, Span] = field(default_factory=dict)
+    symbols: dict[str, tuple[int, Span]] = field(default_factory=dict)  # -> (first seen, span)
     max_position: tuple[int, Span] | None = None
 
 
@@ -40,6 +40,7 @@ class Domains:
         self._parent: dict[Key, Key] = {}
         self._data: dict[Key, _Class] = {}
         self.conflicts: list[Conflict] = []
+        self._seen = 0
 
     def find(self, key: Key) -> Key:
         parent = self._parent
@@ -62,8 +63,9 @@ class Domains:
         self._parent[rb] = ra
         if db.extent is not None:
             self._set(ra, db.extent)
-        for sym, span in db.symbols.items():
-            da.symbols.setdefault(sym, span)
+        for sym, seen in db.symbols.items():
+            if sym not in da.symbols or seen[0] < da.symbols[sym][0]:
+                da.symbols[sym] = seen
         if db.max_position and (not da.max_position or db.max_position[0] > da.max_position[0]):
             da.max_position = db.max_position
         del self._data[rb]
@@ -79,7 +81,11 @@ class Domains:
             self.conflicts.append(Conflict(data.extent, evidence))
 
     def add_symbol(self, key: Key, symbol: str, span: Span) -> None:
-        self._data[self.find(key)].symbols.setdefault(symbol, span)
+        """Symbols are numbered in the order they are first added (anywhere)."""
+        symbols = self._data[self.find(key)].symbols
+        if symbol not in symbols:
+            self._seen += 1
+            symbols[symbol] = (self._seen, span)
 
     def add_position(self, key: Key, position: int, span: Span) -> None:
         data = self._data[self.find(key)]
@@ -100,10 +106,12 @@ class Domains:
         return self._data[self.find(key)].extent
 
     def symbols(self, key: Key) -> tuple[str, ...]:
-        return tuple(self._data[self.find(key)].symbols)
+        return tuple(self.symbol_spans(key))
 
     def symbol_spans(self, key: Key) -> dict[str, Span]:
-        return self._data[self.find(key)].symbols
+        """The domain's symbols in numbering order, with where each was first seen."""
+        symbols = self._data[self.find(key)].symbols
+        return {s: span for s, (_, span) in sorted(symbols.items(), key=lambda kv: kv[1][0])}
 
     def max_position(self, key: Key) -> tuple[int, Span] | None:
         return self._data[self.find(key)].max_position

@@ -41,6 +41,8 @@ def render_equation(eq: EquationPlan) -> list[str]:
         out += ["  " + line for line in _table(["index", "extent", "domain", "role"], rows)]
     for c in eq.contractions:
         out.append(f"  einsum {c.letters}   ({c.einsum})")
+        for name, op in c.then_project:
+            out.append(f"    then {op} over {name}")
         if c.steps:
             out.append(f"    order: {' ; '.join(c.steps)}")
         out.append(f"    flops: {_num(c.flops)} (naive {_num(c.naive_flops)}), "

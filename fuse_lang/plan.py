@@ -44,6 +44,8 @@ class Contraction:
     largest_intermediate: int | None
     note: str = ""
     first_offset: int = 0  # where its first factor starts in the text (sorting)
+    # indices the einsum keeps only for a max/min/avg projection right after it
+    then_project: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +137,8 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[
             continue
         contraction = _contraction(analysis, k, stmt, factors, role_by_name)
         inputs, _, output = contraction.letters.partition("->")
-        if len(factors) == 1 and sorted(inputs) == sorted(output):
+        if len(factors) == 1 and sorted(inputs) == sorted(output) \
+                and not contraction.then_project:
             continue  # a plain read: nothing joined or projected
         out.append(contraction)
     out.sort(key=lambda c: c.first_offset)
@@ -208,12 +211,27 @@ def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir
     letter_eq = ",".join(terms) + "->" + out_letters
     readable = " ".join(f"{r.name}[{','.join(_names(r))}]" for r in factors) + \
         f" -> [{','.join(kept)}]"
+    then = tuple((n, roles[n].op or "sum") for n in kept
+                 if n in roles and roles[n].role == "projected" and roles[n].op != "sum")
     if any(e is None for s in shapes for e in s):
         return Contraction(readable, letter_eq, tuple(r.name for r in factors), (), (),
                            None, None, None, note or "some extents are unknown until run time",
-                           first)
-    return dataclasses.replace(_costed(readable, letter_eq, factors, shapes, note),
-                               first_offset=first)
+                           first, then)
+    costed = _costed(readable, letter_eq, factors, shapes, note)
+    flops = costed.flops
+    if then and flops is not None:  # one comparison (or addition) per element reduced
+        flops += _output_size(letters, kept, terms, shapes)
+    return dataclasses.replace(costed, first_offset=first, then_project=then, flops=flops)
+
+
+def _output_size(letters: dict[str, str], kept: list[str], terms: list[str], shapes) -> int:
+    extent = {}
+    for term, shape in zip(terms, shapes):
+        extent.update(zip(term, shape))
+    size = 1
+    for name in kept:
+        size *= extent.get(letters[name], 1)
+    return size
 
 
 def _costed(readable: str, letter_eq: str, factors: list[ir.Ref], shapes, note: str

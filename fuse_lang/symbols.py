@@ -33,7 +33,7 @@ class Occurrence:
     scope: int
     tensor: str | None  # the tensor whose reference holds it (None: index value, builtin arg)
     position: int | None  # its position in that reference
-    form: str  # "var" | "shift" | "sum" | "div" | "virtual" | "value" | "argument"
+    form: str  # "var" | "shift" | "sum" | "div" | "virtual" | "slice" | "value" | "argument"
     lhs: bool
 
 
@@ -127,12 +127,8 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
                 ) -> list[Occurrence]:
     """Every index-variable occurrence in a statement, LHS first."""
     out: list[Occurrence] = []
-    lhs = stmt.lhs if isinstance(stmt, (ir.Equation, ir.Source)) else None
-    if lhs is not None and lhs.indices:
-        for pos, index in enumerate(lhs.indices):
-            for var in ir.index_vars(index):
-                out.append(Occurrence(var.name, var.span, 0, lhs.name, pos, _index_form(index),
-                                      True))
+    for lhs in ir.defined_refs(stmt) if not isinstance(stmt, ir.Fact) else ():
+        _ref_occurrences(lhs, 0, True, out)
     _, nodes = scopes_and_nodes
     lhs_vars = {o.name for o in out}
     ref_vars = set(lhs_vars)
@@ -147,10 +143,7 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
                     out.append(Occurrence(node.name, node.span, scope, None, None, "value",
                                           False))
                 continue
-            for pos, index in enumerate(node.indices):
-                for var in ir.index_vars(index):
-                    out.append(Occurrence(var.name, var.span, scope, node.name, pos,
-                                          _index_form(index), False))
+            _ref_occurrences(node, scope, False, out)
         elif isinstance(node, ir.Reduce):
             for var in node.indices:
                 out.append(Occurrence(var.name, var.span, scope, None, None, "argument", False))
@@ -159,8 +152,25 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
                 if kw.name == "axis" and isinstance(kw.value, ir.Ref) and kw.value.indices is None:
                     out.append(Occurrence(kw.value.name, kw.value.span, scope, None, None,
                                           "argument", False))
-    # a slice is an anonymous variable, matched by its ordinal (docs/language.md)
     return out
+
+
+def slice_name(ordinal: int) -> str:
+    """A slice is an anonymous variable matched by its ordinal (docs/language.md)."""
+    return f":{ordinal}"
+
+
+def _ref_occurrences(ref: ir.Ref, scope: int, lhs: bool, out: list[Occurrence]) -> None:
+    slices = 0
+    for pos, index in enumerate(ref.indices or ()):
+        if isinstance(index, ir.IndexSlice):
+            out.append(Occurrence(slice_name(slices), index.span, scope, ref.name, pos, "slice",
+                                  lhs))
+            slices += 1
+            continue
+        form = _index_form(index)
+        for var in ir.index_vars(index):
+            out.append(Occurrence(var.name, var.span, scope, ref.name, pos, form, lhs))
 
 
 def _ancestors(scopes: dict[int, Scope], sid: int) -> list[int]:

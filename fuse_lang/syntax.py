@@ -338,6 +338,8 @@ class _IRBuilder(Transformer):
 
     def kwarg(self, c):
         name, _eq, value = c
+        if isinstance(name, Tok):  # `axis=`: the keyword is also a statement word
+            name = ir.Ref(name.value, _tok_span(name), None, False, _tok_span(name))
         if not (isinstance(name, ir.Ref) and name.indices is None):
             _fail("syntax-error", "a keyword argument is written `name=value`", _cover(c))
         return _Arg("kwarg", value, _cover(c), name)
@@ -509,6 +511,8 @@ def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], 
         ok = True
         too_deep = False
         restart = None
+        runaway: Tok | bool = False  # a bracket left open over newlines met a wrong closer
+        multiline = False
         while i < n:
             tok = tokens[i]
             kind = tok.type
@@ -516,6 +520,7 @@ def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], 
                 i += 1
                 if not stack:
                     break
+                multiline = True
                 if strict and i < n and tokens[i].start_pos == tok.end_pos and tokens[i].type not in _CLOSE:
                     if ok:
                         diags.append(make("unclosed-bracket", f"'{stack[0].value}' is not "
@@ -544,6 +549,11 @@ def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], 
                                           _tok_span(tok)))
                     ok = False
                 elif stack[-1].type != _CLOSE[kind]:
+                    if multiline and ok:
+                        # `Y = W[i,j X[j]` then more lines: the '[' is the
+                        # mistake; report it there and read on from its next line.
+                        runaway = tok
+                        break
                     if ok:
                         opener = stack[-1]
                         diags.append(make("unmatched-bracket", f"'{tok.value}' does not match "
@@ -566,12 +576,16 @@ def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], 
             stmt.append(tok)
             i += 1
         else:
+            runaway = bool(stack)
+        if runaway:
             if stack:
                 # Unclosed bracket at the end of the file: report it, end the
                 # statement at the end of the opener's line, and read on from there.
                 opener = stack[0]
                 del diags[first_diag:]  # what follows is read again as new statements
-                diags.append(make("unclosed-bracket", f"'{opener.value}' is never closed",
+                why = f" (a later '{runaway.value}' does not match it)" \
+                    if isinstance(runaway, Tok) else ""
+                diags.append(make("unclosed-bracket", f"'{opener.value}' is never closed{why}",
                                   _tok_span(opener)))
                 ok = False
                 restart = _next_line(tokens, opener)

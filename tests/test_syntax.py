@@ -1,0 +1,696 @@
+"""The parser, through `fuse_lang.parse`: every construct of LANGUAGE.md §1-4, the IR
+it builds (node kinds, fields, spans) and error recovery."""
+from __future__ import annotations
+
+import pytest
+
+from fuse_lang import ir, parse
+from fuse_lang.span import LineIndex, Span
+
+
+def one(text: str):
+    """The single statement of a text that must parse cleanly."""
+    result = parse(text)
+    assert result.diagnostics == (), [d.message for d in result.diagnostics]
+    assert len(result.program.statements) == 1, result.program.statements
+    return result.program.statements[0]
+
+
+def rhs(text: str):
+    stmt = one(text)
+    assert isinstance(stmt, ir.Equation)
+    return stmt.rhs
+
+
+def src(text: str, node) -> str:
+    return text[node.span.start:node.span.end]
+
+
+def errors(text: str):
+    return parse(text).diagnostics
+
+
+# ------------------------------------------------------------------ statements
+
+
+@pytest.mark.parametrize("op", ["=", "+=", "max=", "min=", "avg="])
+def test_equation_operators(op):
+    text = f"M[o] {op} P[b,o]"
+    stmt = one(text)
+    assert isinstance(stmt, ir.Equation)
+    assert stmt.op == op
+    assert src(text, stmt) == text
+    assert text[stmt.op_span.start:stmt.op_span.end] == op
+    assert stmt.lhs.name == "M" and stmt.lhs.indices == (ir.IndexVar("o", Span(2, 3)),)
+    assert isinstance(stmt.rhs, ir.Ref) and stmt.rhs.name == "P"
+
+
+def test_equation_ir_and_exact_spans():
+    text = "Y[i] = W[i,j] X[j]"
+    stmt = one(text)
+    assert stmt == ir.Equation(
+        lhs=ir.Ref("Y", Span(0, 1), (ir.IndexVar("i", Span(2, 3)),), False, Span(0, 4)),
+        op="=",
+        op_span=Span(5, 6),
+        rhs=ir.Product(
+            factors=(
+                ir.Ref("W", Span(7, 8), (ir.IndexVar("i", Span(9, 10)),
+                                         ir.IndexVar("j", Span(11, 12))), False, Span(7, 13)),
+                ir.Ref("X", Span(14, 15), (ir.IndexVar("j", Span(16, 17)),), False,
+                       Span(14, 18)),
+            ),
+            ops=("", " "),
+            span=Span(7, 18),
+        ),
+        span=Span(0, 18),
+    )
+
+
+def test_source():
+    text = 'W[i,j] = "ckpt/w.npy"'
+    stmt = one(text)
+    assert isinstance(stmt, ir.Source)
+    assert stmt.lhs.name == "W" and stmt.lhs.arity == 2
+    assert stmt.path == ir.String("ckpt/w.npy", Span(9, 21))
+    assert stmt.span == Span(0, 21)
+
+
+def test_source_with_escapes():
+    stmt = one(r'W[i] = "a\"b\\c.npy"')
+    assert isinstance(stmt, ir.Source)
+    assert stmt.path.value == 'a"b\\c.npy'
+
+
+def test_source_needs_plain_equal():
+    (d,) = errors('W[i] += "w.npy"')
+    assert d.code == "invalid-statement"
+    assert "source" in d.message
+
+
+def test_sink():
+    text = '"runs/y.npz" = Y[i]'
+    stmt = one(text)
+    assert isinstance(stmt, ir.Sink)
+    assert stmt.path == ir.String("runs/y.npz", Span(0, 12))
+    assert isinstance(stmt.rhs, ir.Ref) and stmt.rhs.name == "Y"
+    assert stmt.span == Span(0, len(text))
+
+
+def test_string_inside_expression_is_an_error():
+    (d,) = errors('Y = A + "x.npy"')
+    assert d.code == "invalid-statement"
+    assert src('Y = A + "x.npy"', d) == '"x.npy"'
+
+
+def test_export():
+    text = "export Y, Z"
+    stmt = one(text)
+    assert isinstance(stmt, ir.Export)
+    assert [r.name for r in stmt.names] == ["Y", "Z"]
+    assert stmt.names[1].span == Span(10, 11)
+    assert stmt.span == Span(0, 11)
+
+
+def test_export_is_a_keyword_only_as_a_whole_word():
+    stmt = one("exported = A")
+    assert isinstance(stmt, ir.Equation) and stmt.lhs.name == "exported"
+
+
+def test_fact():
+    text = "Parent(Alice, Bob)"
+    stmt = one(text)
+    assert isinstance(stmt, ir.Fact)
+    atom = stmt.atom
+    assert atom.paren is True and atom.name == "Parent"
+    assert atom.indices == (ir.IndexConst("Alice", Span(7, 12)), ir.IndexConst("Bob", Span(14, 17)))
+    assert all(i.is_symbol for i in atom.indices)
+    assert stmt.span == Span(0, 18)
+
+
+def test_fact_with_integers():
+    stmt = one("Edge(0, 1)")
+    assert isinstance(stmt, ir.Fact)
+    assert [i.value for i in stmt.atom.indices] == [0, 1]
+    assert not stmt.atom.indices[0].is_symbol
+
+
+def test_query_scalar():
+    stmt = one("Y?")
+    assert isinstance(stmt, ir.Query)
+    assert stmt.atom == ir.Ref("Y", Span(0, 1), None, False, Span(0, 1))
+    assert stmt.span == Span(0, 2)
+
+
+def test_query_boolean():
+    stmt = one("Ancestor(Alice, x)?")
+    assert isinstance(stmt, ir.Query)
+    assert stmt.atom.paren
+    assert stmt.atom.indices == (ir.IndexConst("Alice", Span(9, 14)), ir.IndexVar("x", Span(16, 17)))
+
+
+def test_axis_decl():
+    text = "axis d = 64"
+    stmt = one(text)
+    assert stmt == ir.AxisDecl("d", Span(5, 6), 64, Span(9, 11), Span(0, 11))
+
+
+def test_axis_decl_several():
+    result = parse("axis d = 64, h = 8")
+    assert result.diagnostics == ()
+    decls = result.program.statements
+    assert [(d.name, d.extent) for d in decls] == [("d", 64), ("h", 8)]
+
+
+def test_axis_extent_must_be_whole():
+    (d,) = errors("axis d = 1.5")
+    assert d.code == "invalid-statement"
+
+
+def test_param_decl():
+    stmt = one("param W[i,j]")
+    assert isinstance(stmt, ir.ParamDecl)
+    (ref,) = stmt.refs
+    assert ref.name == "W" and [i.name for i in ref.indices] == ["i", "j"]
+    assert stmt.span == Span(0, 12)
+
+
+def test_param_decl_several():
+    stmt = one("param W[i,j], B[i]")
+    assert [r.name for r in stmt.refs] == ["W", "B"]
+
+
+# ------------------------------------------------------------------ references
+
+
+def test_dense_and_boolean_refs():
+    stmt = one("Aunt(x,z) = Sister(x,y) Parent[y,z]")
+    assert stmt.lhs.paren is True
+    left, right = stmt.rhs.factors
+    assert left.paren is True and right.paren is False
+
+
+def test_bare_name_is_scalar():
+    stmt = one("Y = X")
+    assert stmt.lhs.indices is None and stmt.lhs.arity == 0
+    assert stmt.rhs.indices is None
+
+
+def test_empty_brackets():
+    stmt = one("Y[] = X[]")
+    assert stmt.lhs.indices == ()
+
+
+def test_primes():
+    stmt = one("K[i,i''] = X[i,j] X[i'',j]")
+    assert [i.name for i in stmt.lhs.indices] == ["i", "i''"]
+    assert stmt.rhs.factors[1].indices[0] == ir.IndexVar("i''", Span(20, 23))
+
+
+def test_dotted_lhs_axis():
+    text = "Comp[p,p'.] = softmax(Q[p,d] K[p',d])"
+    stmt = one(text)
+    p, pp = stmt.lhs.indices
+    assert p == ir.IndexVar("p", Span(5, 6), dotted=False)
+    assert pp.name == "p'" and pp.dotted is True
+    assert src(text, pp) == "p'."
+
+
+def test_only_variables_can_be_dotted():
+    (d,) = errors("C[0.] = A[i]")
+    assert d.code in ("invalid-index", "syntax-error")
+
+
+def test_integer_and_symbol_constants():
+    text = "M[0, Alice] = Obs[12, o]"
+    stmt = one(text)
+    assert stmt.lhs.indices == (ir.IndexConst(0, Span(2, 3)), ir.IndexConst("Alice", Span(5, 10)))
+    assert stmt.rhs.indices[0] == ir.IndexConst(12, Span(18, 20))
+    assert isinstance(stmt.rhs.indices[1], ir.IndexVar)
+
+
+def test_underscore_names_are_variables():
+    stmt = one("Y[_a] = X[_a]")
+    assert isinstance(stmt.lhs.indices[0], ir.IndexVar)
+
+
+def test_offsets():
+    text = "X[t+1] = X[t] + Y[i-1]"
+    stmt = one(text)
+    (shift,) = stmt.lhs.indices
+    assert shift == ir.IndexShift((ir.IndexVar("t", Span(2, 3)),), 1, Span(2, 5))
+    minus = stmt.rhs.terms[1].indices[0]
+    assert isinstance(minus, ir.IndexShift)
+    assert minus.offset == -1 and [v.name for v in minus.terms] == ["i"]
+    assert src(text, minus) == "i-1"
+
+
+def test_sum_of_variables():
+    stmt = one("F[x,y] = I[x+dx, y+dy-1] K[dx,dy]")
+    a, b = stmt.rhs.factors[0].indices
+    assert isinstance(a, ir.IndexShift) and [v.name for v in a.terms] == ["x", "dx"]
+    assert a.offset == 0
+    assert [v.name for v in b.terms] == ["y", "dy"] and b.offset == -1
+
+
+def test_division():
+    text = "P[x/2, y/2] max= F[x,y]"
+    stmt = one(text)
+    div = stmt.lhs.indices[0]
+    assert div == ir.IndexDiv(ir.IndexVar("x", Span(2, 3)), 2, Span(2, 5))
+    assert stmt.op == "max="
+
+
+def test_division_by_zero_is_refused():
+    (d,) = errors("P[x/0] = F[x]")
+    assert d.code == "invalid-index"
+    assert "0" in d.message
+
+
+def test_slices():
+    text = "S[i] = X[4:8, :, 2:, :3]"
+    stmt = one(text)
+    a, b, c, d = stmt.rhs.indices
+    assert a == ir.IndexSlice(4, 8, Span(9, 12))
+    assert (b.start, b.stop) == (None, None) and src(text, b) == ":"
+    assert (c.start, c.stop) == (2, None)
+    assert (d.start, d.stop) == (None, 3)
+
+
+def test_empty_slice_is_refused():
+    (d,) = errors("S = X[8:4]")
+    assert d.code == "invalid-index"
+    assert "empty" in d.message
+
+
+def test_virtual_index():
+    text = "X[i,*t+1] = sig(W[i,j] X[j,*t] + V[i,j] U[j,t])"
+    stmt = one(text)
+    virt = stmt.lhs.indices[1]
+    assert isinstance(virt, ir.IndexVirtual)
+    assert virt.inner == ir.IndexShift((ir.IndexVar("t", Span(5, 6)),), 1, Span(5, 8))
+    assert virt.span == Span(4, 8)
+    assert ir.virtual_shift(virt) == 1
+    call = stmt.rhs
+    assert isinstance(call, ir.Call) and call.name == "sig"
+    read = call.args[0].terms[0].factors[1].indices[1]
+    assert read == ir.IndexVirtual(ir.IndexVar("t", Span(28, 29)), Span(27, 29))
+    assert ir.virtual_shift(read) == 0
+
+
+def test_virtual_index_must_be_a_variable():
+    (d,) = errors("X[*2] = Y[i]")
+    assert d.code == "invalid-index"
+
+
+def test_missing_comma_between_indices():
+    (d,) = errors("Y[i j] = X[i]")
+    assert "missing ','" in d.message
+
+
+def test_fractional_and_negative_positions():
+    (d,) = errors("Y = X[1.5]")
+    assert d.code == "invalid-index" and "whole" in d.message
+    (d,) = errors("Y = X[-1]")
+    assert d.code == "invalid-index" and "t-1" in d.message
+
+
+# ------------------------------------------------------------------ expressions
+
+
+def test_subtraction_not_juxtaposition():
+    expr = rhs("Y = A[i] -2")
+    assert isinstance(expr, ir.Sum)
+    assert expr.signs == ("+", "-")
+    assert isinstance(expr.terms[1], ir.Number) and expr.terms[1].value == 2
+
+
+def test_unary_minus():
+    expr = rhs("Y = -A[i]")
+    assert isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Ref)
+    assert expr.span == Span(4, 9)
+
+
+def test_unary_minus_binds_looser_than_power():
+    expr = rhs("Y = -A^2")
+    assert isinstance(expr, ir.Neg)
+    assert isinstance(expr.operand, ir.Power)
+
+
+def test_unary_minus_binds_tighter_than_product():
+    expr = rhs("Y = -a * b")
+    assert isinstance(expr, ir.Product)
+    assert isinstance(expr.factors[0], ir.Neg)
+
+
+def test_minus_after_operator():
+    expr = rhs("Y = a * -b")
+    assert isinstance(expr, ir.Product) and isinstance(expr.factors[1], ir.Neg)
+
+
+def test_precedence_sum_product():
+    text = "Y = a + b * c - d / e"
+    expr = rhs(text)
+    assert isinstance(expr, ir.Sum) and expr.signs == ("+", "+", "-")
+    a, bc, de = expr.terms
+    assert isinstance(a, ir.Ref)
+    assert isinstance(bc, ir.Product) and bc.ops == ("", "*")
+    assert isinstance(de, ir.Product) and de.ops == ("", "/")
+    assert src(text, bc) == "b * c"
+
+
+def test_juxtaposition_and_star_both_join():
+    expr = rhs("Y = a b * c / d e")
+    assert isinstance(expr, ir.Product)
+    assert expr.ops == ("", " ", "*", "/", " ")
+    assert [f.name for f in expr.factors] == ["a", "b", "c", "d", "e"]
+
+
+def test_power_is_right_associative():
+    expr = rhs("Y = a ^ b ^ c")
+    assert isinstance(expr, ir.Power)
+    assert expr.base.name == "a"
+    assert isinstance(expr.exponent, ir.Power)
+    assert (expr.exponent.base.name, expr.exponent.exponent.name) == ("b", "c")
+
+
+def test_double_star_is_power():
+    expr = rhs("Y = a ** b")
+    assert isinstance(expr, ir.Power)
+
+
+def test_power_binds_tighter_than_product():
+    expr = rhs("Y = a b ^ 2")
+    assert isinstance(expr, ir.Product)
+    assert isinstance(expr.factors[1], ir.Power)
+
+
+def test_power_with_negative_exponent():
+    expr = rhs("Y = a ^ -2")
+    assert isinstance(expr, ir.Power) and isinstance(expr.exponent, ir.Neg)
+
+
+def test_parentheses_group():
+    text = "Y = (a + b) c"
+    expr = rhs(text)
+    assert isinstance(expr, ir.Product)
+    group = expr.factors[0]
+    assert isinstance(group, ir.Sum)
+    assert src(text, group) == "(a + b)"
+
+
+def test_numbers():
+    expr = rhs("Y = 3 + 0.5 + 1e-5 + .5 + 2E3")
+    assert [t.value for t in expr.terms] == [3.0, 0.5, 1e-5, 0.5, 2000.0]
+    assert [t.text for t in expr.terms] == ["3", "0.5", "1e-5", ".5", "2E3"]
+    assert expr.terms[0].is_integer and not expr.terms[1].is_integer
+
+
+def test_call_with_keyword_arguments():
+    text = "Y[i] = lnorm(X[i], eps=1e-5)"
+    call = rhs(text)
+    assert isinstance(call, ir.Call) and call.name == "lnorm"
+    assert call.name_span == Span(7, 12)
+    assert len(call.args) == 1
+    (kw,) = call.kwargs
+    assert kw.name == "eps" and isinstance(kw.value, ir.Number) and kw.value.value == 1e-5
+    assert src(text, kw) == "eps=1e-5"
+    assert call.span == Span(7, len(text))
+
+
+def test_keyword_axis_argument():
+    # `axis` starts an axis declaration, but is also the keyword of softmax/concat.
+    call = rhs("C[p,q] = softmax(S[p,q], axis=q)")
+    assert [k.name for k in call.kwargs] == ["axis"]
+    call = rhs("C[i] = concat(A[i], B[i], axis=i)")
+    assert len(call.args) == 2 and call.kwargs[0].name == "axis"
+
+
+def test_call_several_positional_arguments():
+    call = rhs("Y = sig(X[i], T)")
+    assert [a.name for a in call.args] == ["X", "T"]
+
+
+def test_positional_after_keyword_is_an_error():
+    (d,) = errors("Y = topk(k=3, X[i])")
+    assert "positional" in d.message
+
+
+def test_unknown_lowercase_function_is_a_call():
+    call = rhs("Y = foo(X[i])")
+    assert isinstance(call, ir.Call) and call.name == "foo"
+
+
+def test_list_literals():
+    text = "W = const([[1, 2], [3, 4],])"
+    call = rhs(text)
+    (lst,) = call.args
+    assert isinstance(lst, ir.ListLit) and len(lst.items) == 2
+    assert all(isinstance(x, ir.ListLit) for x in lst.items)
+    assert [n.value for n in lst.items[1].items] == [3, 4]
+    assert src(text, lst) == "[[1, 2], [3, 4],]"
+
+
+def test_negative_numbers_in_list():
+    call = rhs("W = const([0.2, 1.9, -0.7, 3])")
+    items = call.args[0].items
+    assert isinstance(items[2], ir.Neg) and items[2].operand.value == 0.7
+
+
+def test_reduce():
+    text = "Y[i] = reduce(max, j) A[i,j]"
+    red = rhs(text)
+    assert isinstance(red, ir.Reduce)
+    assert red.op == "max" and red.op_span == Span(14, 17)
+    assert red.indices == (ir.IndexVar("j", Span(19, 20)),)
+    assert isinstance(red.body, ir.Ref) and red.body.name == "A"
+    assert red.span == Span(7, len(text))
+
+
+def test_reduce_several_indices_and_product_body():
+    red = rhs("Y = reduce(sum, i, j) A[i,j] B[j]")
+    assert [v.name for v in red.indices] == ["i", "j"]
+    assert isinstance(red.body, ir.Product) and len(red.body.factors) == 2
+
+
+def test_reduce_body_stops_at_plus():
+    expr = rhs("Y[i] = reduce(max, j) A[i,j] + B[i]")
+    assert isinstance(expr, ir.Sum) and isinstance(expr.terms[0], ir.Reduce)
+
+
+def test_reduce_needs_variables():
+    (d,) = errors("Y = reduce(max, J) A[i,J]")
+    assert d.code == "invalid-index"
+
+
+def test_index_variable_used_as_value():
+    expr = rhs("P[p,d] = sin(p / L)")
+    inner = expr.args[0]
+    assert isinstance(inner, ir.Product) and inner.factors[0].name == "p"
+
+
+# ------------------------------------------------------------------ layout
+
+
+def test_comments_and_blank_lines():
+    result = parse("# a program\n\nY = A  # the output\n   # indented comment\nZ = B\n")
+    assert result.diagnostics == ()
+    assert [s.lhs.name for s in result.program.statements] == ["Y", "Z"]
+
+
+def test_semicolons():
+    text = "Y = A; Z = B ;; W = C"
+    result = parse(text)
+    assert result.diagnostics == ()
+    stmts = result.program.statements
+    assert [s.lhs.name for s in stmts] == ["Y", "Z", "W"]
+    assert src(text, stmts[1]) == "Z = B"
+
+
+def test_continuation_inside_brackets():
+    text = "Y[i] = W[i,\n     j] X[j]\nZ = sig(A +\n  B)\n"
+    result = parse(text)
+    assert result.diagnostics == ()
+    y, z = result.program.statements
+    assert [i.name for i in y.rhs.factors[0].indices] == ["i", "j"]
+    assert y.span == Span(0, 24)
+    assert isinstance(z.rhs, ir.Call) and isinstance(z.rhs.args[0], ir.Sum)
+
+
+def test_no_continuation_outside_brackets():
+    result = parse("Y = A +\nB\n")
+    assert len(result.diagnostics) == 1
+    assert result.diagnostics[0].code == "syntax-error"
+
+
+def test_statement_spans():
+    text = "Y = A\nbad bad\nZ = B\n"
+    result = parse(text)
+    assert [text[s.start:s.end] for s in result.statement_spans] == ["Y = A", "bad bad", "Z = B"]
+
+
+def test_crlf_and_tabs():
+    result = parse("Y = A\r\n\tZ[i] = B[i]\r\n")
+    assert result.diagnostics == ()
+    assert len(result.program.statements) == 2
+
+
+def test_empty_and_comment_only_programs():
+    for text in ("", "\n\n", "# nothing\n", ";;;"):
+        result = parse(text)
+        assert result.diagnostics == () and result.program.statements == ()
+
+
+def test_paper_programs_parse():
+    text = """
+W = const([0.2, 1.9, -0.7, 3])
+X = const([0, 1, 1, 0])
+Y = step(W[i] X[i])
+Query[p,dk] = WQ[dk,d] X[p,d]
+Comp[p,p'.] = softmax(Query[p,dk] Key[p',dk] / sqrt(Dk))
+Attn[p,dv]  = Comp[p,p'] Val[p',dv]
+Features[x,y] = relu(Filter[dx,dy,ch] Image[x+dx,y+dy,ch])
+Pooled[x/2,y/2] = Features[x,y]
+X[i,j] = sig(W[i,j,k] X[i-1,k])
+X[i,*t+1] = sig(W[i,j] X[j,*t] + V[i,j] U[j,t])
+EmbR[i,j] = R(x,y) Emb[x,i] Emb[y,j]
+D[x,y]    = sig(EmbR[i,j] Emb[x,i] Emb[y,j], T)
+K[i,i'] = exp(-(X[i,j] - X[i',j])^2 / Var)
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+Ancestor(Alice, x)?
+"""
+    result = parse(text)
+    assert result.diagnostics == ()
+    assert len(result.program.statements) == 16
+
+
+# ------------------------------------------------------------------ errors
+
+
+def positions(text: str):
+    lines = LineIndex(text)
+    return [(lines.position(d.span.start)[0] + 1, lines.position(d.span.start)[1] + 1, d)
+            for d in parse(text).diagnostics]
+
+
+def test_error_recovery_reports_each_error_and_keeps_good_statements():
+    text = (
+        "A[i] = X[i]\n"          # 1 ok
+        "Y[i] = W[i,j] +\n"      # 2 missing operand
+        "B[i] = X[i]\n"          # 3 ok
+        "Z[i j] = X[i]\n"        # 4 missing comma
+        "C[i] = X[i]\n"          # 5 ok
+        "Q[i] W[i]\n"            # 6 missing '='
+        "D[i] = X[i] @ 2\n"      # 7 bad character
+        "E = \"abc\n"            # 8 unterminated string
+        "F[i] = X[i]\n"          # 9 ok
+        "G = = 3\n"              # 10 unexpected '='
+        "H = X[i])\n"            # 11 unmatched ')'
+        "I[i] = X[i]\n"          # 12 ok
+    )
+    result = parse(text)
+    names = [s.lhs.name for s in result.program.statements]
+    assert names == ["A", "B", "C", "F", "I"]
+    found = sorted((line, col) for line, col, _ in positions(text))
+    assert found == [(2, 16), (4, 3), (6, 6), (7, 13), (8, 5), (10, 5), (11, 9)]
+    for _, _, d in positions(text):
+        assert d.severity.value == "error"
+        assert d.message and d.code
+
+
+def test_error_messages_are_in_words():
+    by_line = {line: d for line, _, d in positions(
+        "Y[i] = W[i,j] +\nZ[i j] = X[i]\nQ[i] W[i]\nG = = 3\nY[i] =\nY = X[,i]\n")}
+    assert by_line[1].message == "missing an operand after the operator"
+    assert by_line[2].message == "missing ',' between indices"
+    assert by_line[3].message == "missing '=' between the left-hand side and the expression"
+    assert by_line[4].message.startswith("unexpected '='; expected ")
+    assert "a name" in by_line[4].message
+    assert by_line[5].message == "an equation needs a right-hand side after the operator"
+    assert by_line[6].message == "an index is missing between the commas"
+
+
+def test_generic_error_names_expected_tokens():
+    (d,) = errors("Y = X[i] )")
+    assert d.code == "unmatched-bracket" and "closes nothing" in d.message
+    (d,) = errors("Y = f(a,]")
+    assert d.code == "unmatched-bracket" and "expected ')'" in d.message
+    (d,) = errors("export 3")
+    assert d.code == "syntax-error" and "expected a name" in d.message
+
+
+def test_unclosed_bracket_at_end_of_file():
+    text = "A = B\nY = sig(X[i]\nZ = C\n"
+    result = parse(text)
+    (d,) = result.diagnostics
+    assert d.code == "unclosed-bracket" and "never closed" in d.message
+    assert text[d.span.start:d.span.end] == "("
+    assert [s.lhs.name for s in result.program.statements] == ["A", "Z"]
+
+
+def test_unclosed_bracket_before_a_wrong_closer_in_a_later_line():
+    # The '[' of W is never closed; the ')' three lines down must not swallow
+    # (and hide) the statements in between.
+    text = "Y[i] = W[i,j X[j]\nA = B\nZ = C +\nR = f(A) )\nS = T\n"
+    result = parse(text)
+    lines = {line: d for line, _, d in positions(text)}
+    assert lines[1].code == "unclosed-bracket"
+    assert text[lines[1].span.start:lines[1].span.end] == "["
+    assert lines[3].code == "syntax-error"
+    assert lines[4].code == "unmatched-bracket"
+    assert [s.lhs.name for s in result.program.statements] == ["A", "S"]
+
+
+def test_unclosed_bracket_before_semicolon():
+    result = parse("Y = (A; Z = B")
+    assert result.diagnostics[0].code == "unclosed-bracket"
+    assert [s.lhs.name for s in result.program.statements] == ["Z"]
+
+
+def test_reserved_words_and_operators():
+    text = "let x = 3\nY = a < b\nV = {1}\nS = select(c, a, b)\nZ = A && B\nimport \"x\" as n\n"
+    codes = [(line, d.code) for line, _, d in positions(text)]
+    assert (1, "reserved-word") in codes
+    assert (2, "syntax-error") in codes
+    assert (3, "syntax-error") in codes
+    assert (4, "reserved-word") in codes
+    assert (5, "syntax-error") in codes
+    assert (6, "reserved-word") in codes
+    assert all("reserved" in d.message for _, _, d in positions(text))
+
+
+def test_invalid_characters():
+    (d,) = errors("Y = A ' B")
+    assert d.code == "invalid-character" and "double quotes" in d.message
+    (d,) = errors("Y = A \u00a7 B")
+    assert d.code == "invalid-character"
+
+
+def test_nesting_limit():
+    text = "Y = " + "(" * 1000 + "1" + ")" * 1000
+    (d,) = errors(text)
+    assert d.code == "nesting-too-deep"
+    ok = "Y = " + "(" * 100 + "1" + ")" * 100
+    assert errors(ok) == ()
+
+
+def test_deep_operator_chains_do_not_overflow():
+    assert errors("Y = " + "- " * 5000 + "1") == ()
+    assert errors("Y = " + "2^" * 5000 + "1") == ()
+
+
+def test_too_many_errors_stops():
+    result = parse("@\n" * 1000)
+    assert result.diagnostics[-1].code == "too-many-errors"
+    assert len(result.diagnostics) <= 202
+
+
+def test_parse_never_raises_on_noise():
+    import random
+    rng = random.Random(7)
+    alphabet = "abXY[](){}=+-*/^,.:;?#\"' \n0129@_"
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 60)))
+        result = parse(text)
+        for d in result.diagnostics:
+            assert 0 <= d.span.start <= d.span.end <= len(text)
