@@ -19,7 +19,7 @@ from .span import LineIndex
 from .syntax import decode
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_FILE_BYTES = 2 * 1024 * 1024  # about 60,000 lines; checking is linear
 
 
 class _UsageError(Exception):
@@ -39,7 +39,8 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     size = p.stat().st_size
     if size > MAX_FILE_BYTES:
         raise OSError(f"{path} is {size / 1e6:.1f} MB; Fuse reads programs up to "
-                      f"{MAX_FILE_BYTES // (1024 * 1024)} MB")
+                      f"{MAX_FILE_BYTES // (1024 * 1024)} MB (keep large fact sets and weights "
+                      f"in source files such as .tsv or .npy)")
     return decode(p.read_bytes())
 
 

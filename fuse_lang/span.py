@@ -7,11 +7,13 @@ itself, in one place.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
+    """A half-open range of character offsets. A named tuple, not a dataclass:
+    the parser makes hundreds of thousands of them and tuples are built fast."""
+
     start: int
     end: int
 

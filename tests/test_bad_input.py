@@ -74,12 +74,12 @@ def test_empty_file(tmp_path):
     assert explain.returncode == 0
 
 
-def _big_valid(path: Path) -> int:
+def _big_valid(path: Path, target: int) -> int:
     head = "axis i = 4\naxis j = 4\naxis k = 4\nW[i,k] = const([[1,2,3,4],[1,2,3,4],[1,2,3,4],[1,2,3,4]])\n"
     parts = [head]
     size = len(head)
     k = 0
-    while size < 5_000_000:
+    while size < target:
         line = f"T{k}[i,j] = W[i,k] W[k,j] + W[j,i]\n"
         parts.append(line)
         size += len(line)
@@ -88,20 +88,41 @@ def _big_valid(path: Path) -> int:
     return size
 
 
-def test_five_megabytes_of_valid_statements(tmp_path):
+def test_five_megabytes_of_valid_statements_are_refused_with_the_limit(tmp_path):
     path = tmp_path / "big.fuse"
-    assert _big_valid(path) >= 5_000_000
+    assert _big_valid(path, 5_000_000) >= 5_000_000
+    proc = fuse("check", str(path))
+    assert proc.returncode == 2
+    assert "5.0 MB" in proc.stderr and "up to 2 MB" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_a_megabyte_of_valid_statements_checks_clean(tmp_path):
+    path = tmp_path / "big.fuse"
+    assert _big_valid(path, 1_000_000) >= 1_000_000
     proc, diags = check_json(path, timeout=BIG_HANG_GUARD)
     errors = [d for d in diags if d["severity"] == "error"]
     assert errors == []
     assert proc.returncode == 0
 
 
-def test_five_megabytes_of_garbage(tmp_path):
+def test_five_megabytes_of_garbage_are_refused_with_the_limit(tmp_path):
+    path = tmp_path / "garbage.fuse"
+    path.write_text(_garbage(5_000_000), encoding="utf-8")
+    proc = fuse("check", str(path))
+    assert proc.returncode == 2
+    assert "MB" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _garbage(size: int) -> str:
     rng = random.Random(1234)
     alphabet = "abcXYZ[](){}=+-*/^,.:;?#\"' \n0123456789@$\t"
+    return "".join(rng.choice(alphabet) for _ in range(size))
+
+
+def test_two_megabytes_of_garbage(tmp_path):
     path = tmp_path / "garbage.fuse"
-    path.write_text("".join(rng.choice(alphabet) for _ in range(5_000_000)), encoding="utf-8")
+    path.write_text(_garbage(2_000_000), encoding="utf-8")
     proc, diags = check_json(path, timeout=BIG_HANG_GUARD)
     assert proc.returncode == 1
     assert diags, "garbage must be reported"
