@@ -1,0 +1,88 @@
+"""Lookups over an Analysis by position: what is at an offset, where it is
+defined, where it is used.  Plain data for hover, go-to-definition,
+references and rename (the language server only converts positions).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .builtins import BUILTINS
+from .check import Analysis
+from .span import Span
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolAt:
+    kind: str  # "tensor" | "index" | "builtin"
+    name: str
+    span: Span  # the occurrence under the offset
+    statement: int | None  # the statement holding it (indices are local to it)
+    definitions: tuple[Span, ...]  # tensors: every defining LHS name; indices: LHS occurrences
+    references: tuple[Span, ...]  # every occurrence, definitions included, in text order
+
+
+def _statement_at(analysis: Analysis, offset: int) -> int | None:
+    for k, stmt in enumerate(analysis.program.statements):
+        if stmt.span.start <= offset <= stmt.span.end:
+            return k
+    return None
+
+
+def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
+    """The tensor, index variable or builtin whose name covers `offset`."""
+    k = _statement_at(analysis, offset)
+    if k is None:
+        return None
+    for role in analysis.roles.get(k, ()):
+        for occ in role.occurrences:
+            if occ.span.start <= offset <= occ.span.end and occ.form != "slice":
+                spans = tuple(sorted(o.span for o in role.occurrences))
+                lhs = tuple(o.span for o in role.occurrences if o.lhs)
+                return SymbolAt("index", role.name, occ.span, k, lhs or spans[:1], spans)
+    stmt = analysis.program.statements[k]
+    for node in _names_in(stmt):
+        name, span = node
+        if not (span.start <= offset <= span.end):
+            continue
+        if name in analysis.tensors:
+            info = analysis.tensors[name]
+            refs = tuple(sorted(set(info.definitions) | set(info.uses) | _exported(analysis,
+                                                                                   name)))
+            return SymbolAt("tensor", name, span, k, info.definitions, refs)
+        if name in BUILTINS:
+            return SymbolAt("builtin", name, span, k, (), ())
+    return None
+
+
+def _names_in(stmt: ir.Statement):
+    for ref in ir.defined_refs(stmt):
+        yield ref.name, ref.name_span
+    for expr in ir.used_exprs(stmt):
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Ref):
+                yield node.name, node.name_span
+            elif isinstance(node, ir.Call):
+                yield node.name, node.name_span
+
+
+def _exported(analysis: Analysis, name: str) -> set[Span]:
+    spans = set()
+    for stmt in analysis.program.statements:
+        if isinstance(stmt, (ir.Export, ir.Query)):
+            for ref in (stmt.names if isinstance(stmt, ir.Export) else (stmt.atom,)):
+                if ref.name == name:
+                    spans.add(ref.name_span)
+    return spans
+
+
+def definition_at(analysis: Analysis, offset: int) -> tuple[Span, ...]:
+    """Where the thing under `offset` is defined (empty when nothing is)."""
+    found = symbol_at(analysis, offset)
+    return found.definitions if found else ()
+
+
+def references_at(analysis: Analysis, offset: int) -> tuple[Span, ...]:
+    """Every occurrence of the thing under `offset`: what a rename would edit."""
+    found = symbol_at(analysis, offset)
+    return found.references if found else ()
