@@ -8,13 +8,15 @@ Pure functions over program text that return plain data:
 Nothing here imports an editor protocol library or a tensor framework.
 """
 from .check import Analysis, AxisInfo, TensorInfo, analyze
+from .engine import CompiledProgram, FuseError, QueryAnswer, RunResult, compile
 from .diagnostics import CODES, Diagnostic, Fix, Related, Severity, TextEdit
 from .plan import ProgramPlan, plan_program
 from .span import LineIndex, Span
 from .syntax import ParseResult, decode, parse
 
 __all__ = [
-    "Analysis", "AxisInfo", "CODES", "Diagnostic", "Fix", "LineIndex", "ParseResult",
+    "Analysis", "AxisInfo", "CODES", "CompiledProgram", "FuseError", "QueryAnswer", "RunResult",
+    "compile", "Diagnostic", "Fix", "LineIndex", "ParseResult",
     "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
     "decode", "parse", "plan_program",
 ]

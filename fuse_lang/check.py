@@ -73,8 +73,12 @@ class Analysis:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-def analyze(text: str, path: str | None = None, base_dir: str | Path | None = None) -> Analysis:
-    """Parse and check a program. Never raises on user input."""
+def analyze(text: str, path: str | None = None, base_dir: str | Path | None = None,
+            input_shapes: dict[str, tuple[int, ...]] | None = None) -> Analysis:
+    """Parse and check a program. Never raises on user input.
+
+    `input_shapes` gives the shapes of arrays supplied at run time: they stand
+    in for the named sources' files (and give params their extents)."""
     if base_dir is None:
         base_dir = Path(path).parent if path else Path(".")
     # The IR is a large, acyclic graph of small objects: the cycle collector
@@ -82,7 +86,7 @@ def analyze(text: str, path: str | None = None, base_dir: str | Path | None = No
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _Checker(text, path, Path(base_dir)).run()
+        return _Checker(text, path, Path(base_dir), input_shapes or {}).run()
     finally:
         if collecting:
             gc.enable()
@@ -98,7 +102,9 @@ def _did_you_mean(name: str, candidates) -> str:
 
 
 class _Checker:
-    def __init__(self, text: str, path: str | None, base_dir: Path) -> None:
+    def __init__(self, text: str, path: str | None, base_dir: Path,
+                 input_shapes: dict[str, tuple[int, ...]] | None = None) -> None:
+        self.input_shapes = input_shapes or {}
         self.text = text
         self.path = path
         self.base_dir = base_dir
@@ -460,6 +466,9 @@ class _Checker:
         self.source_info: dict[str, SourceInfo] = {}
         for sym in self.tensors.values():
             src = sym.source
+            if sym.name in self.input_shapes:
+                self._input_shape(sym, self.input_shapes[sym.name])
+                continue
             if src is None:
                 continue
             path = self.base_dir / src.path.value
@@ -490,6 +499,17 @@ class _Checker:
                             f"holds {rank}", src.path.span)
                 continue
             self.source_info[sym.name] = info
+
+    def _input_shape(self, sym: TensorSymbol, shape: tuple[int, ...]) -> None:
+        if sym.arity is None:
+            sym.arity = len(shape)
+        if len(shape) != sym.arity:
+            self.report("arity-mismatch", f"the input for `{sym.name}` has {len(shape)} axes "
+                        f"but `{sym.name}` has {sym.arity}", sym.first.span)
+            return
+        for pos, extent in enumerate(shape):
+            self.domains.set_extent(("axis", sym.name, pos), Evidence(
+                int(extent), sym.first.span, f"the input given for {sym.name}"))
 
     # ------------------------------------------------------- unification
     def _unify(self, statements: tuple[ir.Statement, ...]) -> None:

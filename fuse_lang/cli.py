@@ -2,6 +2,7 @@
 
     fuse check [--format text|json] PATH...
     fuse explain [--format text|json] PATH
+    fuse run PATH [--backend numpy] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -141,6 +142,92 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_ERRORS if errors else EXIT_OK
 
 
+def _preview(array, width: int = 8) -> str:
+    import numpy as np
+
+    flat = np.asarray(array).ravel()
+    shown = ", ".join(f"{v:.4g}" for v in flat[:width])
+    return f"[{shown}{', ...' if flat.size > width else ''}]"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .engine import FuseError, compile
+
+    try:
+        text, bad = load(args.path)
+    except FileNotFoundError:
+        print(f"fuse: {args.path}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as err:
+        print(f"fuse: {err.strerror + ': ' + args.path if err.strerror else err}", file=sys.stderr)
+        return EXIT_USAGE
+    if bad is not None:
+        print(render_text(args.path, LineIndex(text), bad), file=sys.stderr)
+        return EXIT_ERRORS
+    inputs = {}
+    for item in args.input:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not file:
+            print(f"fuse: --input takes NAME=FILE.npy, not {item!r}", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            inputs[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            print(f"fuse: --input {item}: cannot read {file}: {err}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        program = compile(text, backend=args.backend, device=args.device,
+                          base_dir=Path(args.path).parent, path=args.path,
+                          precision=args.precision)
+        result = program.execute(inputs)
+    except FuseError as err:
+        analysis_diags = getattr(err, "diagnostics", ())
+        if analysis_diags:
+            lines = LineIndex(text)
+            for d in analysis_diags:
+                print(render_text(args.path, lines, d), file=sys.stderr)
+        else:
+            print(f"fuse: {args.path}: {err}", file=sys.stderr)
+        return EXIT_ERRORS
+    if args.out:
+        from .files import atomic_write
+        import io
+
+        buffer = io.BytesIO()
+        np.savez(buffer, **result.outputs)
+        atomic_write(Path(args.out), buffer.getvalue())
+    if args.format == "json":
+        data = {
+            "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.tolist()}
+                        for n, a in result.outputs.items()},
+            "queries": [{"query": q.text, "tensor": q.tensor, "free": list(q.free),
+                         "values": q.value.tolist(),
+                         **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
+                            else {})} for q in result.queries],
+            "sinks": result.sinks,
+        }
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    for name, array in result.outputs.items():
+        print(f"{name}  shape {tuple(array.shape)}  {array.dtype}  {_preview(array)}")
+    for q in result.queries:
+        if q.tuples is not None:
+            answer = "; ".join(", ".join(map(str, t)) for t in q.tuples) or "no"
+            if not q.free:
+                answer = "yes" if q.tuples else "no"
+            print(f"{q.text}  {answer}")
+        else:
+            print(f"{q.text}  shape {tuple(q.value.shape)}  {_preview(q.value)}")
+    for path in result.sinks:
+        print(f"wrote {path}")
+    if args.out:
+        print(f"wrote {args.out}")
+    return EXIT_OK
+
+
 def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description="Check, explain and run Fuse tensor programs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -150,6 +237,15 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_explain = sub.add_parser("explain", help="show the plan of a program (nothing is run)")
     p_explain.add_argument("--format", choices=("text", "json"), default="text")
     p_explain.add_argument("path", metavar="PATH")
+    p_run = sub.add_parser("run", help="run a program and show its exports and queries")
+    p_run.add_argument("path", metavar="PATH")
+    p_run.add_argument("--backend", default="numpy")
+    p_run.add_argument("--device", default="cpu")
+    p_run.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
+    p_run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                       help="give a source's value from a .npy file (repeatable)")
+    p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
+    p_run.add_argument("--format", choices=("text", "json"), default="text")
     return parser
 
 
@@ -169,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "check":
             return cmd_check(args)
+        if args.command == "run":
+            return cmd_run(args)
         return cmd_explain(args)
     except BrokenPipeError:
         return EXIT_OK

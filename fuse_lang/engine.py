@@ -1,0 +1,577 @@
+"""Compiling and running programs: `fuse_lang.compile(text).run(inputs)`.
+
+The engine walks the evaluation order of the analysis (dependencies first),
+evaluates each tensor from its sources, facts and equations, runs recursive
+groups to a fixpoint (semi-naive for Boolean joins), computes recurrences
+over an offset or a virtual index in order, answers queries and writes sinks.
+Only what the exports, queries and sinks need is computed (backward chaining
+at the level of tensors).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import ir
+from .backends import BackendError, get_backend
+from .check import Analysis, analyze
+from .diagnostics import Diagnostic, Severity
+from .evaluate import (EvaluationError, Evaluator, StatementInfo, equation_op, statement_info,
+                       write_lhs)
+from .files import FileProblem, check_sink_path, load_dense, relation_rows, write_sink
+from .labelled import LArray
+
+DEFAULT_MAX_ITERATIONS = 1000
+DEFAULT_TOLERANCE = 1e-6
+DEFAULT_MEMORY_FRACTION = 0.5
+
+
+class FuseError(Exception):
+    """A program that cannot be compiled or run. `diagnostics` says where and why."""
+
+    def __init__(self, message: str, diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class QueryAnswer:
+    text: str
+    tensor: str
+    value: np.ndarray  # the tensor with the query's constants selected
+    free: tuple[str, ...]  # the query's variables, one per axis of value
+    tuples: list[tuple] | None  # Boolean queries: the matching tuples, by name
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, np.ndarray]
+    queries: list[QueryAnswer] = field(default_factory=list)
+    sinks: list[str] = field(default_factory=list)
+
+
+def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
+            base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
+            path: str | None = None, memory_limit: int | None = None,
+            allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+            tolerance: float = DEFAULT_TOLERANCE) -> "CompiledProgram":
+    """Check a program and prepare it to run; raises FuseError on errors."""
+    try:
+        B = get_backend(backend, device, precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
+    analysis = analyze(source_text, path, base_dir)
+    _raise_on_errors(analysis)
+    return CompiledProgram(analysis, B, Path(base_dir), memory_limit, allow_outside_sinks,
+                           max_iterations, tolerance)
+
+
+def _raise_on_errors(analysis: Analysis) -> None:
+    errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR)
+    if errors:
+        first = errors[0]
+        line, col = analysis.lines.position(first.span.start)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise FuseError(f"line {line + 1}, column {col + 1}: {first.message} [{first.code}]"
+                        f"{more}", errors)
+
+
+class CompiledProgram:
+    def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
+                 memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int,
+                 tolerance: float) -> None:
+        self.analysis = analysis
+        self.backend = backend
+        self.base_dir = base_dir
+        self.memory_limit = memory_limit
+        self.allow_outside_sinks = allow_outside_sinks
+        self.max_iterations = max_iterations
+        self.tolerance = tolerance
+        self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo]]] = {}
+
+    @property
+    def exports(self) -> tuple[str, ...]:
+        return self.analysis.exports
+
+    def run(self, inputs: Mapping[str, Any] | None = None, *,
+            write_sinks: bool = True) -> dict[str, np.ndarray]:
+        """Run the program; returns each export (or, with none, each leaf tensor)."""
+        return self.execute(inputs, write_sinks=write_sinks).outputs
+
+    def execute(self, inputs: Mapping[str, Any] | None = None, *,
+                write_sinks: bool = True) -> RunResult:
+        given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
+        analysis, infos = self._prepared(given)
+        return _Run(self, analysis, infos, given, write_sinks).go()
+
+    def _prepared(self, given: dict[str, np.ndarray]) -> tuple[Analysis, dict[int, StatementInfo]]:
+        for name in given:
+            info = self.analysis.tensors.get(name)
+            if info is None or info.kind not in ("source", "relation source", "param"):
+                sources = [n for n, t in self.analysis.tensors.items()
+                           if t.kind in ("source", "relation source", "param")]
+                raise FuseError(f"the input `{name}` is not a source or param of this program "
+                                f"(those are: {', '.join(sources) or 'none'})")
+        key = tuple(sorted((n, a.shape) for n, a in given.items()))
+        if key not in self._by_shapes:
+            analysis = self.analysis
+            if given:
+                analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
+                                   input_shapes={n: a.shape for n, a in given.items()})
+                _raise_on_errors(analysis)
+            infos = {k: statement_info(analysis, k)
+                     for k, s in enumerate(analysis.program.statements)
+                     if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}
+            self._by_shapes[key] = (analysis, infos)
+        return self._by_shapes[key]
+
+
+class _Run:
+    def __init__(self, program: CompiledProgram, analysis: Analysis,
+                 infos: dict[int, StatementInfo], given: dict[str, np.ndarray],
+                 write_sinks: bool) -> None:
+        self.p = program
+        self.B = program.backend
+        self.a = analysis
+        self.infos = infos
+        self.given = given
+        self.write_sinks = write_sinks
+        self.values: dict[str, Any] = {}
+        self.statements = analysis.program.statements
+
+    # ------------------------------------------------------------ driver
+    def go(self) -> RunResult:
+        needed = self._needed()
+        self._guard_memory(needed)
+        for group in self.a.order:
+            todo = [n for n in group if n in needed]
+            if not todo:
+                continue
+            try:
+                self._group(list(group))
+            except FuseError:
+                raise
+            except (EvaluationError, FileProblem, FloatingPointError, ValueError) as err:
+                raise self._located(group, err) from None
+        result = RunResult(self._outputs())
+        for k, stmt in enumerate(self.statements):
+            if isinstance(stmt, ir.Query):
+                result.queries.append(self._query(k, stmt))
+            elif isinstance(stmt, ir.Sink) and self.write_sinks:
+                result.sinks.append(self._sink(k, stmt))
+        return result
+
+    def _located(self, group, err: Exception) -> FuseError:
+        name = group[0]
+        info = self.a.tensors[name]
+        k = info.statements[0] if info.statements else 0
+        stmt = self.statements[k]
+        line = self.a.lines.position(stmt.span.start)[0] + 1
+        text = self.a.text[stmt.span.start:stmt.span.end]
+        return FuseError(f"line {line}: `{text}`: {err}")
+
+    def _needed(self) -> set[str]:
+        roots: list[str] = list(self.a.exports)
+        for stmt in self.statements:
+            if isinstance(stmt, ir.Query):
+                roots.append(stmt.atom.name)
+            elif isinstance(stmt, ir.Sink) and self.write_sinks:
+                roots.extend(r.name for r in ir.refs(stmt.rhs) if r.name in self.a.tensors)
+        if not roots:
+            return set(self.a.tensors)
+        deps = self._dependencies()
+        needed: set[str] = set()
+        stack = [r for r in roots if r in self.a.tensors]
+        while stack:
+            name = stack.pop()
+            if name in needed:
+                continue
+            needed.add(name)
+            stack.extend(deps.get(name, ()))
+        return needed
+
+    def _dependencies(self) -> dict[str, set[str]]:
+        deps: dict[str, set[str]] = {}
+        for stmt in self.statements:
+            if isinstance(stmt, ir.Equation):
+                deps.setdefault(stmt.lhs.name, set()).update(
+                    r.name for r in ir.refs(stmt.rhs) if r.name in self.a.tensors)
+        return deps
+
+    def _guard_memory(self, needed: set[str]) -> None:
+        itemsize = np.dtype(self.B.dtype).itemsize if hasattr(self.B, "dtype") else 4
+        total = 0
+        largest = (0, "")
+        for name in needed:
+            shape = self.a.tensors[name].shape
+            if any(e is None for e in shape):
+                continue
+            size = int(np.prod(shape, dtype=np.int64)) * itemsize
+            total += size
+            largest = max(largest, (size, name))
+        limit = self.p.memory_limit if self.p.memory_limit is not None else _default_limit()
+        if total > limit:
+            raise FuseError(f"this run needs about {_bytes(total)} for its tensors (the largest, "
+                            f"{largest[1]}, {_bytes(largest[0])}), over the limit of "
+                            f"{_bytes(limit)}; nothing was run")
+
+    # ------------------------------------------------------------ groups
+    def _group(self, group: list[str]) -> None:
+        recursive = bool(set(group) & self.a.recursive)
+        if not recursive:
+            self.values[group[0]] = self._tensor(group[0])
+            return
+        if len(group) == 1:
+            seq = self._sequential_var(group[0])
+            if seq is not None:
+                self.values[group[0]] = self._sequential(group[0], *seq)
+                return
+        self._fixpoint(group)
+
+    def _shape(self, name: str) -> tuple[int, ...]:
+        shape = self.a.tensors[name].shape
+        if any(e is None for e in shape):
+            missing = [a.index or str(k) for k, a in enumerate(self.a.tensors[name].axes)
+                       if a.extent is None and not a.virtual]
+            raise EvaluationError(f"the extent of `{name}`'s axis {', '.join(missing)} is not "
+                                  f"known")
+        return tuple(int(e) for e in shape)  # type: ignore[arg-type]
+
+    def _base(self, name: str) -> tuple[Any, bool]:
+        """Sources, inputs, params and facts of a tensor; and whether it has any."""
+        info = self.a.tensors[name]
+        shape = self._shape(name)
+        B = self.B
+        if name in self.given:
+            data = self.given[name]
+            if info.boolean:
+                data = (data > 0)
+            return B.asarray(data), True
+        if info.kind in ("source", "relation source"):
+            path = self.p.base_dir / (info.source_path or "")
+            if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
+                return self._relation(name, path, shape), True
+            data = load_dense(path, name, np.float64)
+            if data.shape != shape:
+                raise EvaluationError(f"{info.source_path} holds shape {data.shape}, expected "
+                                      f"{shape}")
+            return B.asarray(data > 0 if info.boolean else data), True
+        if info.kind == "param":
+            return B.asarray(_param_init(name, shape)), True
+        facts = [self.statements[k] for k in info.statements
+                 if isinstance(self.statements[k], ir.Fact)]
+        if facts:
+            out = np.zeros(shape)
+            for fact in facts:
+                out[self._positions(name, fact.atom)] = 1.0
+            return B.asarray(out), True
+        return None, False
+
+    def _positions(self, name: str, atom: ir.Ref) -> tuple[int, ...]:
+        info = self.a.tensors[name]
+        out = []
+        for pos, index in enumerate(atom.indices or ()):
+            assert isinstance(index, ir.IndexConst)
+            if isinstance(index.value, int):
+                out.append(index.value)
+            else:
+                out.append(self.a.domain_symbols[info.axes[pos].domain].index(index.value))
+        return tuple(out)
+
+    def _relation(self, name: str, path: Path, shape: tuple[int, ...]) -> Any:
+        info = self.a.tensors[name]
+        out = np.zeros(shape)
+        for row in relation_rows(path):
+            position = []
+            for pos, cell in enumerate(row):
+                if isinstance(cell, int):
+                    position.append(cell)
+                else:
+                    position.append(self.a.domain_symbols[info.axes[pos].domain].index(cell))
+            out[tuple(position)] = 1.0
+        return self.B.asarray(out)
+
+    def _equations(self, name: str) -> list[int]:
+        return [k for k in self.a.tensors[name].statements
+                if isinstance(self.statements[k], ir.Equation)]
+
+    def _contribution(self, k: int, shape: tuple[int, ...], fixed: dict[str, int] | None = None,
+                      overrides: dict[int, Any] | None = None, skip: str | None = None) -> Any:
+        info = self.infos[k]
+        stmt = info.stmt
+        assert isinstance(stmt, ir.Equation)
+        ev = Evaluator(self.B, self.a, info, self.values, fixed, overrides)
+        value = ev.scope(stmt.rhs, 0)
+        return write_lhs(self.B, self.a, info, value, shape, equation_op(stmt), fixed, skip)
+
+    def _combine(self, name: str, base: Any, parts: list[Any]) -> Any:
+        B = self.B
+        info = self.a.tensors[name]
+        op = info.op or "="
+        total = base
+        for part in parts:
+            if total is None:
+                total = part
+            elif op == "max=":
+                total = B.maximum(total, part)
+            elif op == "min=":
+                total = B.minimum(total, part)
+            else:
+                total = total + part
+        if op == "avg=" and len(parts) > 1:
+            total = total / len(parts)
+        if total is None:
+            total = B.zeros(self._shape(name))
+        if info.boolean:
+            total = B.step(total)
+        return total
+
+    def _tensor(self, name: str) -> Any:
+        shape = self._shape(name)
+        base, _ = self._base(name)
+        if name in self.given:
+            return base
+        parts = [self._contribution(k, shape) for k in self._equations(name)]
+        return self._combine(name, base, parts)
+
+    # ------------------------------------------------------- recursion
+    def _sequential_var(self, name: str) -> tuple[str, int, bool] | None:
+        """(index, LHS position, virtual) when the tensor is a recurrence over one index."""
+        found = None
+        for k in self._equations(name):
+            stmt = self.statements[k]
+            assert isinstance(stmt, ir.Equation)
+            for pos, index in enumerate(stmt.lhs.indices or ()):
+                if isinstance(index, ir.IndexVirtual):
+                    return ir.index_vars(index)[0].name, pos, True
+            for ref in ir.refs(stmt.rhs):
+                if ref.name != name:
+                    continue
+                for pos, index in enumerate(ref.indices or ()):
+                    if isinstance(index, ir.IndexShift) and len(index.terms) == 1 \
+                            and index.offset < 0:
+                        lhs_index = (stmt.lhs.indices or ())[pos] if pos < len(
+                            stmt.lhs.indices or ()) else None
+                        if isinstance(lhs_index, ir.IndexVar) and \
+                                lhs_index.name == index.terms[0].name:
+                            found = (lhs_index.name, pos, False)
+                            break
+                else:
+                    continue
+                break
+            else:
+                continue
+            return found
+        return found
+
+    def _sequential(self, name: str, var: str, position: int, virtual: bool) -> Any:
+        B = self.B
+        shape = self._shape(name)
+        equations = self._equations(name)
+        base, _ = self._base(name)
+        extent = None
+        for k in equations:
+            extent = self.infos[k].extents.get(var)
+            if extent is not None:
+                break
+        if extent is None:
+            raise EvaluationError(f"the number of steps (the extent of `{var}`) is not known")
+        if virtual:
+            state = base if base is not None else B.zeros(shape)
+            for step in range(extent):
+                self.values[name] = state
+                parts = [self._contribution(k, shape, {var: step}) for k in equations]
+                state = self._combine(name, None, parts)
+            return state
+        # a recurrence over an offset index: row by row, in order
+        current = B.to_numpy(base).copy() if base is not None else np.zeros(shape)
+        row_shape = shape[:position] + shape[position + 1:]
+        for step in range(extent):
+            self.values[name] = B.asarray(current)
+            parts = [self._contribution(k, row_shape, {var: step}, skip=var) for k in equations]
+            row = self._combine(name, None, parts)
+            index = (slice(None),) * position + (step,)
+            current[index] = B.to_numpy(row)
+        return B.asarray(current)
+
+    def _fixpoint(self, group: list[str]) -> None:
+        B = self.B
+        shapes = {n: self._shape(n) for n in group}
+        bases = {n: self._base(n)[0] for n in group}
+        for n in group:
+            self.values[n] = bases[n] if bases[n] is not None else B.zeros(shapes[n])
+            if self.a.tensors[n].boolean:
+                self.values[n] = B.step(self.values[n])
+        boolean = all(self.a.tensors[n].boolean for n in group)
+        if boolean and self._joins_only(group):
+            self._semi_naive(group, shapes, bases)
+            return
+        change = float("inf")
+        for _ in range(self.p.max_iterations):
+            new = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
+                                                  for k in self._equations(n)]) for n in group}
+            change = max(B.max_change(B.to_numpy(new[n]), B.to_numpy(self.values[n]))
+                         for n in group)
+            self.values.update(new)
+            if change <= (0 if boolean else self.p.tolerance):
+                return
+        raise EvaluationError(f"{', '.join(group)} did not converge in {self.p.max_iterations} "
+                              f"iterations (the last change was {change:.3g}); raise the "
+                              f"iteration limit or check the recursion")
+
+    def _joins_only(self, group: list[str]) -> bool:
+        """Rules that only join and union (monotone): semi-naive evaluation is exact."""
+        for n in group:
+            for k in self._equations(n):
+                stmt = self.statements[k]
+                assert isinstance(stmt, ir.Equation)
+                if stmt.op not in ("=", "+="):
+                    return False
+                for node in ir.walk(stmt.rhs):
+                    if isinstance(node, (ir.Call, ir.Neg, ir.Power, ir.Reduce)):
+                        return False
+                    if isinstance(node, ir.Sum) and "-" in node.signs:
+                        return False
+                    if isinstance(node, ir.Product) and "/" in node.ops:
+                        return False
+        return True
+
+    def _semi_naive(self, group: list[str], shapes, bases) -> None:
+        """Join only the facts that are new since the last round (LANGUAGE.md §7)."""
+        B = self.B
+        members = set(group)
+        # round 0: everything derivable from the current (base) values
+        delta = {}
+        for n in group:
+            full = self._combine(n, bases[n], [self._contribution(k, shapes[n])
+                                               for k in self._equations(n)])
+            delta[n] = B.step(full - self.values[n])
+            self.values[n] = full
+        for _ in range(self.p.max_iterations):
+            if not any(np.any(B.to_numpy(d)) for d in delta.values()):
+                return
+            new_delta = {}
+            for n in group:
+                parts = []
+                for k in self._equations(n):
+                    stmt = self.statements[k]
+                    assert isinstance(stmt, ir.Equation)
+                    for ref in ir.refs(stmt.rhs):
+                        if ref.name in members:
+                            parts.append(self._contribution(
+                                k, shapes[n], overrides={id(ref): delta[ref.name]}))
+                found = B.step(sum(parts)) if parts else B.zeros(shapes[n])
+                new_delta[n] = B.step(found - self.values[n])
+            for n in group:
+                self.values[n] = B.step(self.values[n] + new_delta[n])
+            delta = new_delta
+        raise EvaluationError(f"{', '.join(group)} did not reach a fixpoint in "
+                              f"{self.p.max_iterations} rounds")
+
+    # ------------------------------------------------- outputs, queries, sinks
+    def _outputs(self) -> dict[str, np.ndarray]:
+        names = list(dict.fromkeys(self.a.exports))
+        if not names:
+            read = set()
+            for deps in self._dependencies().values():
+                read |= deps
+            has_queries = any(isinstance(s, ir.Query) for s in self.statements)
+            names = [] if has_queries else [n for n in self.a.tensors if n not in read]
+        return {n: np.asarray(self.B.to_numpy(self.values[n])) for n in names
+                if n in self.values}
+
+    def _query(self, k: int, stmt: ir.Query) -> QueryAnswer:
+        atom = stmt.atom
+        text = self.a.text[stmt.span.start:stmt.span.end]
+        value = np.asarray(self.B.to_numpy(self.values[atom.name]))
+        info = self.a.tensors[atom.name]
+        if atom.indices is None:
+            free = tuple(a.index or f"#{p}" for p, a in enumerate(info.axes) if not a.virtual)
+            selected, axes = value, list(range(value.ndim))
+        else:
+            index: list[Any] = []
+            axes = []
+            names = []
+            for pos, ix in enumerate(atom.indices):
+                if isinstance(ix, ir.IndexConst):
+                    index.append(self._positions_one(atom.name, pos, ix))
+                else:
+                    index.append(slice(None))
+                    axes.append(pos)
+                    names.append(ir.index_vars(ix)[0].name if ir.index_vars(ix) else f"#{pos}")
+            selected = value[tuple(index)]
+            free = tuple(names)
+        tuples = None
+        if info.boolean:
+            tuples = []
+            for position in zip(*np.nonzero(selected > 0)):
+                row = []
+                for axis_pos, p in zip(axes, position):
+                    symbols = self.a.domain_symbols.get(info.axes[axis_pos].domain)
+                    row.append(symbols[p] if symbols and p < len(symbols) else int(p))
+                tuples.append(tuple(row))
+        return QueryAnswer(text, atom.name, selected, free, tuples)
+
+    def _positions_one(self, name: str, pos: int, ix: ir.IndexConst) -> int:
+        if isinstance(ix.value, int):
+            return ix.value
+        domain = self.a.tensors[name].axes[pos].domain
+        return self.a.domain_symbols[domain].index(ix.value)
+
+    def _sink(self, k: int, stmt: ir.Sink) -> str:
+        info = self.infos[k]
+        ev = Evaluator(self.B, self.a, info, self.values)
+        value: LArray = ev.scope(stmt.rhs, 0)
+        data = np.asarray(self.B.to_numpy(value.data))
+        boolean = False
+        symbols: list = []
+        if isinstance(stmt.rhs, ir.Ref) and stmt.rhs.name in self.a.tensors:
+            tinfo = self.a.tensors[stmt.rhs.name]
+            boolean = tinfo.boolean
+            symbols = [self.a.domain_symbols.get(ax.domain) for ax in tinfo.axes]
+            name = stmt.rhs.name
+        else:
+            name = "value"
+        try:
+            target = check_sink_path(self.p.base_dir, stmt.path.value, self.p.allow_outside_sinks)
+            write_sink(target, name, data, boolean, symbols)
+        except FileProblem as err:
+            line = self.a.lines.position(stmt.span.start)[0] + 1
+            raise FuseError(f"line {line}: sink {stmt.path.value!r}: {err}") from None
+        except OSError as err:
+            line = self.a.lines.position(stmt.span.start)[0] + 1
+            raise FuseError(f"line {line}: sink {stmt.path.value!r} cannot be written: "
+                            f"{err.strerror or err}") from None
+        return str(target)
+
+
+def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Params start small and random, the same for every run of the same name
+    (Glorot-uniform over the last two axes; docs/language.md)."""
+    seed = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+    rng = np.random.default_rng(seed)
+    fan_in = shape[-1] if shape else 1
+    fan_out = shape[-2] if len(shape) > 1 else 1
+    bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
+    return rng.uniform(-bound, bound, size=shape)
+
+
+def _default_limit() -> int:
+    try:
+        pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        pages = 8 * 1024**3
+    return int(pages * DEFAULT_MEMORY_FRACTION)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("GB", "MB", "kB"):
+        size = {"GB": 1e9, "MB": 1e6, "kB": 1e3}[unit]
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"

@@ -1,0 +1,540 @@
+"""The reference interpreter: one equation's right-hand side -> its contribution
+to the left-hand side tensor (LANGUAGE.md §3-6, §10).
+
+Values are LArrays (axes named by index variables).  Each projection scope
+(the RHS, each call argument, each `reduce` body) projects the indices whose
+innermost common scope it is, per additive term; a product of references
+projected by sum is one einsum with a planned, cached contraction path.
+Array operations go through the backend object, so torch and jax run this
+same code.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import ir
+from .check import Analysis
+from .labelled import LArray, align, combine, expand_to, project, union_axes
+from .symbols import SUM_OPS, slice_name, statement_scopes
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+class EvaluationError(Exception):
+    """A failure while running one statement; the engine adds where it happened."""
+
+
+@dataclass
+class StatementInfo:
+    """What evaluating one statement needs, computed once per analysis."""
+
+    index: int
+    stmt: ir.Statement
+    scope_of: dict[int, int]  # id(expr) -> the scope that expr opens (call args, reduce bodies)
+    projected_at: dict[int, dict[str, str]]  # scope id -> {index: operator}
+    extents: dict[str, int | None]
+    norm_axis: str | None  # the axis softmax/lnorm work along, if the LHS says
+
+
+def statement_info(analysis: Analysis, k: int) -> StatementInfo:
+    stmt = analysis.program.statements[k]
+    scopes, placed = statement_scopes(stmt)
+    scope_of: dict[int, int] = {}
+    parent_scope: dict[int, int] = {}
+    for node, scope in placed:
+        parent_scope[id(node)] = scope
+    for node, scope in placed:
+        if isinstance(node, ir.Call):
+            for arg in node.args + tuple(kw.value for kw in node.kwargs):
+                scope_of[id(arg)] = parent_scope[id(arg)]
+        elif isinstance(node, ir.Reduce):
+            scope_of[id(node.body)] = parent_scope[id(node.body)]
+    projected_at: dict[int, dict[str, str]] = {}
+    for role in analysis.roles.get(k, ()):
+        if role.role == "projected" and role.scope is not None:
+            projected_at.setdefault(role.scope.id, {})[role.name] = role.op or "sum"
+    extents = {name: ext for (kk, name), (ext, _dom) in analysis.var_extents.items() if kk == k}
+    norm_axis = None
+    if isinstance(stmt, ir.Equation) and stmt.lhs.indices:
+        dotted = [i.name for i in stmt.lhs.indices if isinstance(i, ir.IndexVar) and i.dotted]
+        lhs_vars = [v.name for i in stmt.lhs.indices for v in ir.index_vars(i)]
+        norm_axis = dotted[0] if dotted else (lhs_vars[-1] if lhs_vars else None)
+    return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis)
+
+
+class Evaluator:
+    """Evaluates expressions of one statement against the current tensor values."""
+
+    def __init__(self, B: Any, analysis: Analysis, info: StatementInfo,
+                 values: dict[str, Any], fixed: dict[str, int] | None = None,
+                 overrides: dict[int, Any] | None = None) -> None:
+        self.B = B
+        self.analysis = analysis
+        self.info = info
+        self.values = values
+        self.fixed = fixed or {}  # index -> position, for sequential (recurrent) evaluation
+        self.overrides = overrides or {}  # id(Ref) -> value read instead (semi-naive deltas)
+
+    # ------------------------------------------------------------ extents
+    def extent(self, name: str) -> int:
+        ext = self.info.extents.get(name)
+        if ext is None:
+            raise EvaluationError(f"the extent of index `{name}` is not known; declare it with "
+                                  f"`axis {name} = N` or give a source that has it")
+        return ext
+
+    # -------------------------------------------------------------- scopes
+    def scope(self, expr: ir.Expr, scope_id: int) -> LArray:
+        """Evaluate a scope's expression, projecting its indices per additive term."""
+        projected = self.info.projected_at.get(scope_id, {})
+        if isinstance(expr, ir.Sum):
+            result = None
+            for sign, term in zip(expr.signs, expr.terms):
+                value = self.term(term, projected)
+                if sign == "-":
+                    value = LArray(-value.data, value.axes)
+                result = value if result is None else combine(self.B, lambda a, b: a + b,
+                                                              result, value)
+            assert result is not None
+            return result
+        return self.term(expr, projected)
+
+    def term(self, expr: ir.Expr, projected: dict[str, str]) -> LArray:
+        if isinstance(expr, ir.Product) and projected:
+            fast = self.einsum_product(expr, projected)
+            if fast is not None:
+                return fast
+        value = self.eval(expr)
+        return self.project_all(value, projected)
+
+    def project_all(self, value: LArray, projected: dict[str, str]) -> LArray:
+        by_op: dict[str, list[str]] = {}
+        for name, op in projected.items():
+            if name in value.axes:
+                by_op.setdefault(op, []).append(name)
+        for op, names in by_op.items():
+            value = project(self.B, value, names, op)
+        return value
+
+    def einsum_product(self, expr: ir.Product, projected: dict[str, str]) -> LArray | None:
+        """A product of references projected by sum: one planned einsum."""
+        if any(op != "sum" for op in projected.values()):
+            return None
+        operands = []
+        for factor, op in zip(expr.factors, expr.ops):
+            value = self.eval(factor)
+            if op == "/":
+                value = LArray(1 / value.data, value.axes)
+            operands.append(value)
+        names = union_axes(*operands)
+        if len(names) > len(_LETTERS) or any(len(set(v.axes)) != len(v.axes) for v in operands):
+            return None
+        letters = {n: _LETTERS[i] for i, n in enumerate(names)}
+        keep = tuple(n for n in names if n not in projected)
+        spec = ",".join("".join(letters[a] for a in v.axes) for v in operands) + "->" + \
+            "".join(letters[a] for a in keep)
+        data = [v.data if v.axes else self.B.asarray(v.data) for v in operands]
+        return LArray(self.B.einsum(spec, *data), keep)
+
+    # ---------------------------------------------------------- expressions
+    def eval(self, expr: ir.Expr) -> LArray:
+        B = self.B
+        if isinstance(expr, ir.Ref):
+            return self.ref(expr)
+        if isinstance(expr, ir.Number):
+            return LArray(B.asarray(expr.value), ())
+        if isinstance(expr, ir.Neg):
+            value = self.eval(expr.operand)
+            return LArray(-value.data, value.axes)
+        if isinstance(expr, ir.Sum):
+            result = None
+            for sign, term in zip(expr.signs, expr.terms):
+                value = self.eval(term)
+                if sign == "-":
+                    value = LArray(-value.data, value.axes)
+                result = value if result is None else combine(B, lambda a, b: a + b, result,
+                                                              value)
+            return result  # type: ignore[return-value]
+        if isinstance(expr, ir.Product):
+            result = self.eval(expr.factors[0])
+            for factor, op in zip(expr.factors[1:], expr.ops[1:]):
+                value = self.eval(factor)
+                if op == "/":
+                    result = combine(B, lambda a, b: a / b, result, value)
+                else:
+                    result = combine(B, lambda a, b: a * b, result, value)
+            return result
+        if isinstance(expr, ir.Power):
+            return combine(B, B.power, self.eval(expr.base), self.eval(expr.exponent))
+        if isinstance(expr, ir.Call):
+            return self.call(expr)
+        if isinstance(expr, ir.Reduce):
+            return self.scope(expr.body, self.info.scope_of[id(expr.body)])
+        raise EvaluationError(f"cannot evaluate {type(expr).__name__} here")
+
+    # ----------------------------------------------------------- references
+    def ref(self, ref: ir.Ref) -> LArray:
+        B = self.B
+        if ref.indices is None:
+            if ref.name in self.values:
+                data = self.overrides.get(id(ref), self.values[ref.name])
+                return LArray(data, ())
+            if ref.name in self.fixed:
+                return LArray(B.asarray(self.fixed[ref.name]), ())
+            return LArray(B.arange(self.extent(ref.name)), (ref.name,))  # an index's value
+        if ref.name not in self.values:
+            raise EvaluationError(f"`{ref.name}` has no value yet")
+        data = self.overrides.get(id(ref), self.values[ref.name])
+        info = self.analysis.tensors[ref.name]
+        labels: list[str] = []
+        axis = 0
+        slices = 0
+        for pos, index in enumerate(ref.indices):
+            if isinstance(index, ir.IndexVirtual):
+                continue  # the stored value is the current time step
+            size = B.shape(data)[axis]
+            if isinstance(index, ir.IndexVar):
+                if index.name in self.fixed:
+                    data = self._select(data, axis, self.fixed[index.name], size)
+                    continue
+                labels.append(index.name)
+                axis += 1
+            elif isinstance(index, ir.IndexConst):
+                position = self._constant_position(info.axes[pos].domain, index)
+                data = self._select(data, axis, position, size)
+            elif isinstance(index, ir.IndexShift):
+                data, names = self._shifted(data, axis, size, index)
+                labels.extend(names)
+                axis += len(names)
+            elif isinstance(index, ir.IndexDiv):
+                name = index.var.name
+                if name in self.fixed:
+                    data = self._select(data, axis, self.fixed[name] // index.divisor, size)
+                    continue
+                positions = B.int_arange(self.extent(name)) // index.divisor
+                data = self._gather(data, axis, positions, size)
+                labels.append(name)
+                axis += 1
+            elif isinstance(index, ir.IndexSlice):
+                start = index.start or 0
+                stop = size if index.stop is None else min(index.stop, size)
+                data = B.take(data, B.int_arange(max(stop - start, 0)) + start, axis)
+                labels.append(slice_name(slices))
+                slices += 1
+                axis += 1
+        return self._diagonals(LArray(data, tuple(labels)))
+
+    def _select(self, data: Any, axis: int, position: int, size: int) -> Any:
+        B = self.B
+        if 0 <= position < size:
+            return B.take(data, position, axis)
+        shape = list(B.shape(data))
+        del shape[axis]
+        return B.zeros(tuple(shape))  # reads outside an axis are 0
+
+    def _gather(self, data: Any, axis: int, positions: Any, size: int) -> Any:
+        """data[..., positions, ...] with 0 where a position is outside the axis."""
+        import numpy as np
+
+        pos = np.asarray(positions)
+        inside = (pos >= 0) & (pos < size)
+        taken = self.B.take(data, np.clip(pos, 0, max(size - 1, 0)), axis)
+        if inside.all():
+            return taken
+        mask_shape = [1] * len(self.B.shape(taken))
+        for k, n in enumerate(pos.shape):
+            mask_shape[axis + k] = n
+        mask = self.B.asarray(inside.reshape(mask_shape))
+        return taken * mask
+
+    def _shifted(self, data: Any, axis: int, size: int, index: ir.IndexShift):
+        import numpy as np
+
+        free = [v.name for v in index.terms if v.name not in self.fixed]
+        base = index.offset + sum(self.fixed[v.name] for v in index.terms if v.name in self.fixed)
+        if not free:
+            return self._select(data, axis, base, size), []
+        grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
+            (np.arange(self.extent(free[0])),)
+        positions = base + sum(grids)
+        return self._gather(data, axis, positions, size), free
+
+    def _diagonals(self, value: LArray) -> LArray:
+        data, axes = value.data, list(value.axes)
+        seen: dict[str, int] = {}
+        k = 0
+        while k < len(axes):
+            name = axes[k]
+            if name in seen:
+                data = self.B.diagonal(data, seen[name], k)
+                del axes[k]
+                continue
+            seen[name] = k
+            k += 1
+        return LArray(data, tuple(axes))
+
+    def _constant_position(self, domain: int, index: ir.IndexConst) -> int:
+        if isinstance(index.value, int):
+            return index.value
+        symbols = self.analysis.domain_symbols.get(domain, ())
+        if index.value not in symbols:
+            raise EvaluationError(f"the symbol `{index.value}` is not in this axis' domain")
+        return symbols.index(index.value)
+
+    # --------------------------------------------------------------- calls
+    def arg(self, expr: ir.Expr) -> LArray:
+        return self.scope(expr, self.info.scope_of[id(expr)])
+
+    def call(self, call: ir.Call) -> LArray:
+        B = self.B
+        name = call.name
+        kwargs = {kw.name: kw.value for kw in call.kwargs}
+        if name == "const":
+            return self._const(call.args[0])
+        if name == "causal_mask":
+            return self._causal_mask(call)
+        if name in ("even", "odd"):
+            var = call.args[0]
+            assert isinstance(var, ir.Ref)
+            if var.name in self.fixed:
+                parity = self.fixed[var.name] % 2
+                return LArray(B.asarray(float(parity == (0 if name == "even" else 1))), ())
+            n = self.extent(var.name)
+            values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
+            return LArray(B.asarray(values), (var.name,))
+        args = [self.arg(a) for a in call.args]
+        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu"):
+            x = args[0]
+            return LArray(self._unary(name, x.data), x.axes)
+        if name == "sig":
+            x = args[0]
+            if len(args) == 1:
+                return LArray(1 / (1 + B.exp(-x.data)), x.axes)
+            return combine(B, self._sig_t, x, args[1])
+        if name == "pow":
+            return combine(B, B.power, args[0], args[1])
+        if name in ("max", "min"):
+            return combine(B, B.maximum if name == "max" else B.minimum, args[0], args[1])
+        if name in ("softmax", "lnorm"):
+            axis = self._norm_axis(kwargs)
+            eps = float(_number(kwargs.get("eps"), 1e-5))
+            return self._normalise(name, args[0], axis, eps)
+        if name == "concat":
+            axis_ref = kwargs["axis"]
+            assert isinstance(axis_ref, ir.Ref)
+            return self._concat(args, axis_ref.name)
+        if name == "topk":
+            k = int(_number(kwargs["k"], 1))
+            x = args[0]
+            if not x.axes:
+                raise EvaluationError("topk needs an axis to choose along")
+            return LArray(B.topk(x.data, k), x.axes)
+        raise EvaluationError(f"`{name}` is not a builtin")
+
+    def _unary(self, name: str, x: Any) -> Any:
+        B = self.B
+        if name == "relu":
+            return B.maximum(x, 0)
+        if name == "step":
+            return B.step(x)
+        if name == "gelu":
+            return x * 0.5 * (1 + B.erf(x / math.sqrt(2.0)))
+        return getattr(B, name)(x)
+
+    def _sig_t(self, x: Any, t: Any) -> Any:
+        B = self.B
+        safe = B.where(t == 0, 1.0, t)
+        return B.where(t == 0, B.step(x), 1 / (1 + B.exp(-x / safe)))
+
+    def _norm_axis(self, kwargs: dict) -> str:
+        axis = kwargs.get("axis")
+        if isinstance(axis, ir.Ref):
+            if isinstance(self.info.stmt, ir.Equation) and any(
+                    isinstance(i, ir.IndexVar) and i.dotted for i in self.info.stmt.lhs.indices
+                    or ()):
+                return self.info.norm_axis or axis.name
+            return axis.name
+        if self.info.norm_axis is None:
+            raise EvaluationError("softmax and lnorm need an axis: dot one on the left-hand "
+                                  "side or pass axis=")
+        return self.info.norm_axis
+
+    def _normalise(self, name: str, x: LArray, axis: str, eps: float) -> LArray:
+        B = self.B
+        if axis not in x.axes:
+            # constant along the axis: broadcast it first
+            x = LArray(B.broadcast_to(align(B, x, x.axes + (axis,)),
+                                      tuple(B.shape(x.data)) + (self.extent(axis),)),
+                       x.axes + (axis,))
+        k = x.axes.index(axis)
+        if name == "softmax":
+            shifted = x.data - B.reduce("max", x.data, (k,))[(slice(None),) * k + (None,)]
+            e = B.exp(shifted)
+            return LArray(e / B.reduce("sum", e, (k,))[(slice(None),) * k + (None,)], x.axes)
+        mean = B.reduce("avg", x.data, (k,))[(slice(None),) * k + (None,)]
+        centred = x.data - mean
+        var = B.reduce("avg", centred * centred, (k,))[(slice(None),) * k + (None,)]
+        return LArray(centred / B.sqrt(var + eps), x.axes)
+
+    def _concat(self, args: list[LArray], axis: str) -> LArray:
+        B = self.B
+        others = union_axes(*[LArray(None, tuple(a for a in x.axes if a != axis)) for x in args])
+        axes = others + (axis,)
+        sizes = {}
+        for x in args:
+            for a, n in zip(x.axes, B.shape(x.data)):
+                if a != axis:
+                    sizes[a] = max(sizes.get(a, 1), n)
+        parts = []
+        for x in args:
+            if axis not in x.axes:
+                raise EvaluationError(f"every argument of concat needs the axis `{axis}`")
+            data = align(B, x, axes)
+            target = tuple(sizes[a] for a in others) + (B.shape(data)[-1],)
+            parts.append(B.broadcast_to(data, target))
+        return LArray(B.concatenate(parts, axis=-1), axes)
+
+    def _const(self, literal: ir.Expr) -> LArray:
+        value = _literal(literal)
+        data = self.B.asarray(value)
+        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
+        rank = len(self.B.shape(data))
+        if lhs is not None and lhs.indices is not None:
+            names = [v.name for i in lhs.indices for v in ir.index_vars(i)][:rank]
+            if len(names) == rank:
+                return LArray(data, tuple(names))
+        return LArray(data, tuple(f"#{k}" for k in range(rank)))
+
+    def _causal_mask(self, call: ir.Call) -> LArray:
+        n = int(_number(call.args[0], 0))
+        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
+        names = [v.name for i in (lhs.indices or ()) for v in ir.index_vars(i)] if lhs else []
+        if len(names) < 2:
+            raise EvaluationError("causal_mask binds to the last two left-hand-side axes; "
+                                  "this left-hand side has fewer")
+        query, key = names[-2], names[-1]
+        rows = [[1.0 if j <= i else 0.0 for j in range(n)] for i in range(n)]
+        return LArray(self.B.asarray(rows), (query, key))
+
+
+def _number(expr: ir.Expr | None, default: float) -> float:
+    if expr is None:
+        return default
+    if isinstance(expr, ir.Neg):
+        return -_number(expr.operand, default)
+    if isinstance(expr, ir.Number):
+        return expr.value
+    raise EvaluationError("expected a number")
+
+
+def _literal(expr: ir.Expr):
+    if isinstance(expr, ir.ListLit):
+        return [_literal(item) for item in expr.items]
+    return _number(expr, 0.0)
+
+
+# ----------------------------------------------------------- writing an LHS
+
+
+def write_lhs(B: Any, analysis: Analysis, info: StatementInfo, value: LArray,
+              shape: tuple[int, ...], op: str, fixed: dict[str, int] | None = None,
+              skip: str | None = None) -> Any:
+    """Lay the RHS value out as the LHS tensor (shape `shape`), combining by `op`
+    where several positions land in one cell (pooling `x/2`).  `skip` names an
+    index whose LHS position is left out: a recurrence writes one row at a time."""
+    stmt = info.stmt
+    assert isinstance(stmt, ir.Equation)
+    fixed = fixed or {}
+    lhs = stmt.lhs
+    indices = [i for i in (lhs.indices or ()) if not isinstance(i, ir.IndexVirtual)
+               and not (isinstance(i, ir.IndexVar) and i.name == skip)]
+    if lhs.indices is None:
+        if value.axes and all(a.startswith("#") for a in value.axes):
+            return B.broadcast_to(value.data, shape)  # bare W = const([...])
+        return B.broadcast_to(value.data, shape)
+    plain = all(isinstance(i, ir.IndexVar) and i.name not in fixed for i in indices)
+    names = [i.name for i in indices if isinstance(i, ir.IndexVar)]
+    if plain and len(set(names)) == len(names):
+        extents = {n: e for n, e in zip(names, shape)}
+        stray = [a for a in value.axes if a not in names]
+        if stray:
+            raise EvaluationError(f"indices {', '.join(stray)} are left over on the right-hand "
+                                  f"side")
+        return B.copy(expand_to(B, value, tuple(names), extents))
+    return _scatter(B, info, value, indices, shape, op, fixed)
+
+
+def _scatter(B: Any, info: StatementInfo, value: LArray, indices: list, shape: tuple[int, ...],
+             op: str, fixed: dict[str, int]) -> Any:
+    """The general LHS: constants, offsets, pooling, slices, repeated indices."""
+    import numpy as np
+
+    # every variable of the LHS, with its extent
+    names: list[str] = []
+    slices = 0
+    for index in indices:
+        if isinstance(index, ir.IndexSlice):
+            names.append(slice_name(slices))
+            slices += 1
+        else:
+            names.extend(v.name for v in ir.index_vars(index) if v.name not in fixed)
+    names = list(dict.fromkeys(names))
+    extents = {}
+    for n in names:
+        if n in value.axes:
+            extents[n] = B.shape(value.data)[value.axes.index(n)]
+        else:
+            ext = info.extents.get(n)
+            if ext is None:
+                raise EvaluationError(f"the extent of index `{n}` is not known")
+            extents[n] = ext
+    stray = [a for a in value.axes if a not in names]
+    if stray:
+        raise EvaluationError(f"indices {', '.join(stray)} are left over on the right-hand side")
+    data = np.asarray(B.to_numpy(expand_to(B, value, tuple(names), extents)), dtype=np.float64)
+    grids = np.meshgrid(*[np.arange(extents[n]) for n in names], indexing="ij") if names else []
+    env = dict(zip(names, grids))
+    targets = []
+    valid = np.ones(data.shape, dtype=bool)
+    slices = 0
+    for axis_size, index in zip(shape, indices):
+        if isinstance(index, ir.IndexVar):
+            pos = env[index.name] if index.name not in fixed else np.full(data.shape,
+                                                                           fixed[index.name])
+        elif isinstance(index, ir.IndexConst):
+            pos = np.full(data.shape, int(index.value) if isinstance(index.value, int) else 0)
+        elif isinstance(index, ir.IndexShift):
+            pos = index.offset + sum(env[v.name] if v.name not in fixed else fixed[v.name]
+                                     for v in index.terms)
+        elif isinstance(index, ir.IndexDiv):
+            pos = (env[index.var.name] if index.var.name not in fixed
+                   else np.full(data.shape, fixed[index.var.name])) // index.divisor
+        elif isinstance(index, ir.IndexSlice):
+            pos = env[slice_name(slices)] + (index.start or 0)
+            slices += 1
+        else:
+            raise EvaluationError("unsupported index on the left-hand side")
+        pos = np.broadcast_to(pos, data.shape)
+        valid &= (pos >= 0) & (pos < axis_size)  # writes outside an axis are dropped
+        targets.append(pos)
+    flat = np.ravel_multi_index([t[valid] for t in targets], shape) if targets else None
+    values = data[valid]
+    size = int(np.prod(shape))
+    reducer = {"sum": np.add, "max": np.maximum, "min": np.minimum, "avg": np.add}[op]
+    init = {"sum": 0.0, "avg": 0.0, "max": -np.inf, "min": np.inf}[op]
+    out = np.full(size, init)
+    if flat is not None:
+        reducer.at(out, flat, values)
+        if op == "avg":
+            counts = np.bincount(flat, minlength=size)
+            out = np.where(counts > 0, out / np.maximum(counts, 1), 0.0)
+        else:
+            touched = np.bincount(flat, minlength=size) > 0
+            out = np.where(touched, out, 0.0)
+    return B.asarray(out.reshape(shape))
+
+
+def equation_op(stmt: ir.Equation) -> str:
+    return "sum" if stmt.op in SUM_OPS else stmt.op[:-1]

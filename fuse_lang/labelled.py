@@ -1,0 +1,62 @@
+"""Arrays whose axes carry index names, and the operations the evaluator
+needs on them: broadcasting and projection by name, never by position
+(LANGUAGE.md §4-5).  Backend-neutral: every array operation goes through
+the backend object `B` (numpy, torch or jax in the same shape).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class LArray:
+    data: Any
+    axes: tuple[str, ...]
+
+
+def align(B: Any, x: LArray, axes: tuple[str, ...]) -> Any:
+    """x's data with its axes in the order `axes` (missing ones as size 1)."""
+    if x.axes == axes:
+        return x.data
+    order = [x.axes.index(a) for a in axes if a in x.axes]
+    data = B.transpose(x.data, order) if order != list(range(len(order))) else x.data
+    shape = list(B.shape(data))
+    full = []
+    k = 0
+    for a in axes:
+        if a in x.axes:
+            full.append(shape[k])
+            k += 1
+        else:
+            full.append(1)
+    return B.reshape(data, tuple(full))
+
+
+def union_axes(*xs: LArray) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for x in xs:
+        for a in x.axes:
+            seen.setdefault(a)
+    return tuple(seen)
+
+
+def combine(B: Any, fn, *xs: LArray) -> LArray:
+    """An elementwise function of several arrays, broadcast by index name."""
+    axes = union_axes(*xs)
+    return LArray(fn(*(align(B, x, axes) for x in xs)), axes)
+
+
+def project(B: Any, x: LArray, names, op: str) -> LArray:
+    """Project away `names` (those x has) with sum / max / min / avg."""
+    drop = [i for i, a in enumerate(x.axes) if a in names]
+    if not drop:
+        return x
+    data = B.reduce(op, x.data, tuple(drop))
+    return LArray(data, tuple(a for a in x.axes if a not in names))
+
+
+def expand_to(B: Any, x: LArray, axes: tuple[str, ...], extents: dict[str, int]) -> Any:
+    """x's data laid out as `axes`, broadcast to full extents where it lacks an axis."""
+    data = align(B, x, axes)
+    return B.broadcast_to(data, tuple(extents[a] for a in axes))
