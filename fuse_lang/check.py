@@ -428,6 +428,14 @@ class _Checker:
                     and stmt.rhs is call and len(shape) != len(stmt.lhs.indices):
                 self.report("bad-argument", f"this literal has {len(shape)} axes but the "
                             f"left-hand side has {len(stmt.lhs.indices)}", call.args[0].span)
+        elif call.name == "concat" and "axis" in given:
+            axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
+            name = axis.name if isinstance(axis, ir.Ref) else None
+            for arg in call.args:
+                if name and not any(name in {v.name for i in r.indices or ()
+                                             for v in ir.index_vars(i)} for r in ir.refs(arg)):
+                    self.report("bad-argument", f"every argument of concat needs the axis "
+                                f"`{name}` it joins along", arg.span)
         elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
             if not (stmt.lhs.indices or given & {"axis"}):
                 self.report("bad-argument", f"`{call.name}` normalises along an axis, but the "
@@ -513,6 +521,7 @@ class _Checker:
 
     # ------------------------------------------------------- unification
     def _unify(self, statements: tuple[ir.Statement, ...]) -> None:
+        self.program_statements = statements
         self._derived: list[tuple] = []  # extents computed once the domains are known
         for name, sym in self.tensors.items():
             for pos in range(sym.arity or 0):
@@ -574,9 +583,13 @@ class _Checker:
 
     def _concat_axes(self, k: int) -> dict[tuple[int, int], tuple]:
         """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
-        the left-hand side's n is their sum (resolved in _resolve_derived)."""
+        the left-hand side's n is their sum (resolved in _resolve_derived).
+        Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
+        is its own domain, and that LHS index has extent K."""
         out: dict[tuple[int, int], tuple] = {}
         for node in self.nodes.get(k, ()):
+            if isinstance(node, ir.Call) and node.name == "topk":
+                self._topk_axis(k, node, out)
             if not (isinstance(node, ir.Call) and node.name == "concat"):
                 continue
             axis = next((kw.value.name for kw in node.kwargs if kw.name == "axis"
@@ -593,6 +606,24 @@ class _Checker:
                             out[(id(ref), pos)] = key
             self._derived.append(("concat", ("var", k, axis), tuple(parts), node.span))
         return out
+
+    def _topk_axis(self, k: int, call: ir.Call, out: dict) -> None:
+        stmt = self.program_statements[k]
+        if not isinstance(stmt, ir.Equation) or not stmt.lhs.indices or not call.args:
+            return
+        names = [v.name for i in stmt.lhs.indices if not isinstance(i, ir.IndexVirtual)
+                 for v in ir.index_vars(i)]
+        count = next((kw.value for kw in call.kwargs if kw.name == "k"), None)
+        if not names or count is None or not _is_whole(count):
+            return
+        axis = names[-1]
+        key = ("topk", k, call.span.start)
+        for ref in ir.refs(call.args[0]):
+            for pos, index in enumerate(ref.indices or ()):
+                if isinstance(index, ir.IndexVar) and index.name == axis:
+                    out[(id(ref), pos)] = key
+        self.domains.set_extent(("var", k, axis), Evidence(
+            int(count.value), count.span, f"topk(k={int(count.value)})"))  # type: ignore[union-attr]
 
     def _apply_axis_decls(self) -> None:
         for k, roles in self.roles.items():

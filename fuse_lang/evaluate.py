@@ -326,11 +326,7 @@ class Evaluator:
             assert isinstance(axis_ref, ir.Ref)
             return self._concat(args, axis_ref.name)
         if name == "topk":
-            k = int(_number(kwargs["k"], 1))
-            x = args[0]
-            if not x.axes:
-                raise EvaluationError("topk needs an axis to choose along")
-            return LArray(B.topk(x.data, k), x.axes)
+            return self._topk(args[0], int(_number(kwargs["k"], 1)))
         raise EvaluationError(f"`{name}` is not a builtin")
 
     def _unary(self, name: str, x: Any) -> Any:
@@ -377,6 +373,21 @@ class Evaluator:
         centred = x.data - mean
         var = B.reduce("avg", centred * centred, (k,))[(slice(None),) * k + (None,)]
         return LArray(centred / B.sqrt(var + eps), x.axes)
+
+    def _topk(self, x: LArray, k: int) -> LArray:
+        """The k largest values of each row along the last LHS axis, in descending
+        order (the result's axis has extent k); equal values keep the lower index
+        first.  Inside the argument that axis has the argument's own extent."""
+        B = self.B
+        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
+        lhs_vars = [v.name for i in ((lhs.indices if lhs else None) or ())
+                    if not isinstance(i, ir.IndexVirtual) for v in ir.index_vars(i)]
+        axis = lhs_vars[-1] if lhs_vars else (x.axes[-1] if x.axes else None)
+        if axis is None or axis not in x.axes:
+            raise EvaluationError(f"topk chooses along the last left-hand-side axis "
+                                  f"`{axis}`, which its argument does not have")
+        axes = tuple(a for a in x.axes if a != axis) + (axis,)
+        return LArray(B.topk(align(B, x, axes), k), axes)
 
     def _concat(self, args: list[LArray], axis: str) -> LArray:
         B = self.B
@@ -448,7 +459,8 @@ def write_lhs(B: Any, analysis: Analysis, info: StatementInfo, value: LArray,
     assert isinstance(stmt, ir.Equation)
     fixed = fixed or {}
     lhs = stmt.lhs
-    indices = [i for i in (lhs.indices or ()) if not isinstance(i, ir.IndexVirtual)
+    indices = [_symbol_position(analysis, lhs.name, pos, i)
+               for pos, i in enumerate(lhs.indices or ()) if not isinstance(i, ir.IndexVirtual)
                and not (isinstance(i, ir.IndexVar) and i.name == skip)]
     if lhs.indices is None:
         if value.axes and all(a.startswith("#") for a in value.axes):
@@ -464,6 +476,16 @@ def write_lhs(B: Any, analysis: Analysis, info: StatementInfo, value: LArray,
                                   f"side")
         return B.copy(expand_to(B, value, tuple(names), extents))
     return _scatter(B, info, value, indices, shape, op, fixed)
+
+
+def _symbol_position(analysis: Analysis, name: str, pos: int, index: Any) -> Any:
+    """A symbol constant on the LHS (`S[Bob] = 2`) as its position in the axis' domain."""
+    if not (isinstance(index, ir.IndexConst) and isinstance(index.value, str)):
+        return index
+    symbols = analysis.domain_symbols.get(analysis.tensors[name].axes[pos].domain, ())
+    if index.value not in symbols:
+        raise EvaluationError(f"the symbol `{index.value}` is not in this axis' domain")
+    return ir.IndexConst(symbols.index(index.value), index.span)
 
 
 def _scatter(B: Any, info: StatementInfo, value: LArray, indices: list, shape: tuple[int, ...],
@@ -504,7 +526,7 @@ def _scatter(B: Any, info: StatementInfo, value: LArray, indices: list, shape: t
             pos = env[index.name] if index.name not in fixed else np.full(data.shape,
                                                                            fixed[index.name])
         elif isinstance(index, ir.IndexConst):
-            pos = np.full(data.shape, int(index.value) if isinstance(index.value, int) else 0)
+            pos = np.full(data.shape, int(index.value))
         elif isinstance(index, ir.IndexShift):
             pos = index.offset + sum(env[v.name] if v.name not in fixed else fixed[v.name]
                                      for v in index.terms)

@@ -136,6 +136,7 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
         if isinstance(node, ir.Ref) and node.indices:
             for index in node.indices:
                 ref_vars.update(v.name for v in ir.index_vars(index))
+    scope_of = {id(node): scope for node, scope in nodes}
     for node, scope in nodes:
         if isinstance(node, ir.Ref):
             if node.indices is None:
@@ -145,8 +146,9 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
                 continue
             _ref_occurrences(node, scope, False, out)
         elif isinstance(node, ir.Reduce):
+            inner = scope_of.get(id(node.body), scope)  # the reduce's own scope
             for var in node.indices:
-                out.append(Occurrence(var.name, var.span, scope, None, None, "argument", False))
+                out.append(Occurrence(var.name, var.span, inner, None, None, "argument", False))
         elif isinstance(node, ir.Call):
             for kw in node.kwargs:
                 if kw.name == "axis" and isinstance(kw.value, ir.Ref) and kw.value.indices is None:
@@ -201,16 +203,22 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
             roles.append(IndexRole(name, statement, tuple(found), "free", None, None, factors,
                                    name in joined_names))
             continue
-        explicit = [s for s in scopes.values() if s.kind == "reduce" and name in s.explicit]
-        if explicit:
-            scope = explicit[0]
-        else:
-            chains = [_ancestors(scopes, o.scope) for o in found]
+        # `reduce(op, j)` binds j in its body: occurrences there are projected
+        # by the reduce, any others form their own projection outside it
+        groups: list[tuple[Scope, list[Occurrence]]] = []
+        rest = list(found)
+        for scope in scopes.values():
+            if scope.kind == "reduce" and name in scope.explicit:
+                inside = [o for o in rest if scope.id in _ancestors(scopes, o.scope)]
+                rest = [o for o in rest if o not in inside]
+                groups.append((scope, inside))
+        if rest:
+            chains = [_ancestors(scopes, o.scope) for o in rest]
             common = set(chains[0]).intersection(*chains[1:])
-            scope = scopes[next(s for s in chains[0] if s in common)]
-            # implicit projection inside a reduce body happens at the reduce with sum
-        roles.append(IndexRole(name, statement, tuple(found), "projected", scope.op, scope,
-                               factors, name in joined_names))
+            groups.append((scopes[next(s for s in chains[0] if s in common)], rest))
+        for scope, members in groups:
+            roles.append(IndexRole(name, statement, tuple(members), "projected", scope.op, scope,
+                                   factors, name in joined_names))
     return roles
 
 

@@ -84,6 +84,8 @@ CASES = [
      ["`k=`", "whole number"]),
     ("bad-argument", "X = const([[1,2]])\nY[i] = even(X[i,j])", E, (1, 12), ["index variable"]),
     ("bad-argument", "Y[i,j] = causal_mask(2.5)", E, (0, 21), ["whole number"]),
+    ("bad-argument", "A = const([[1,2]])\nB = const([3])\nC[i,n] = concat(A[i,n], B[i], axis=n)",
+     E, (2, 24), ["every argument of concat", "`n`"]),
     ("bad-argument", "Y = const([[1],[2,3]])", E, (0, 10), ["rectangular"]),
     ("bad-argument", "Y[i,j] = const([1,2])", E, (0, 15), ["1 axes", "has 2"]),
     ("bad-argument", "X = const(1)\nY = softmax(X)", E, (1, 4), ["left-hand side has none"]),
