@@ -173,14 +173,31 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"fuse: --input takes NAME=FILE.npy, not {item!r}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            inputs[name] = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            print(f"fuse: --input {item}: cannot read {file}: {err}", file=sys.stderr)
+            loaded = np.load(file, allow_pickle=False)
+            if isinstance(loaded, np.lib.npyio.NpzFile):
+                with loaded:
+                    arrays = list(loaded.files)
+                    if name not in arrays and len(arrays) != 1:
+                        raise ValueError(f"it holds no array named {name} "
+                                         f"(arrays: {', '.join(arrays) or 'none'})")
+                    loaded = loaded[name if name in arrays else arrays[0]]
+            inputs[name] = loaded
+        except (OSError, ValueError, EOFError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            print(f"fuse: --input {item}: cannot read {file}: {reason}", file=sys.stderr)
             return EXIT_USAGE
     try:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision)
+        accepted = [n for n, t in program.analysis.tensors.items()
+                    if t.kind in ("source", "relation source", "param")]
+        for name in inputs:
+            if name not in accepted:
+                print(f"fuse: --input {name}=...: `{name}` is not a source or param of "
+                      f"{args.path} (those are: {', '.join(accepted) or 'none'})",
+                      file=sys.stderr)
+                return EXIT_USAGE
         result = program.execute(inputs)
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
@@ -191,13 +208,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             print(f"fuse: {args.path}: {err}", file=sys.stderr)
         return EXIT_ERRORS
+    except Exception as err:  # never a traceback: an engine bug is still one paragraph
+        print(f"fuse: {args.path}: internal error while running: {type(err).__name__}: {err}",
+              file=sys.stderr)
+        return EXIT_ERRORS
     if args.out:
-        from .files import atomic_write
-        import io
+        from .files import atomic_write, npz_bytes
 
-        buffer = io.BytesIO()
-        np.savez(buffer, **result.outputs)
-        atomic_write(Path(args.out), buffer.getvalue())
+        try:
+            atomic_write(Path(args.out), npz_bytes(result.outputs))
+        except OSError as err:
+            print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     if args.format == "json":
         data = {
             "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.tolist()}

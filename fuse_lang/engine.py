@@ -252,19 +252,26 @@ class _Run:
             if info.boolean:
                 data = (data > 0)
             return B.asarray(data), True
+        facts = [self.statements[k] for k in info.statements
+                 if isinstance(self.statements[k], ir.Fact)]
         if info.kind in ("source", "relation source"):
             path = self.p.base_dir / (info.source_path or "")
             if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
-                return self._relation(name, path, shape), True
-            data = load_dense(path, name, np.float64)
-            if data.shape != shape:
-                raise EvaluationError(f"{info.source_path} holds shape {data.shape}, expected "
-                                      f"{shape}")
-            return B.asarray(data > 0 if info.boolean else data), True
+                data = B.to_numpy(self._relation(name, path, shape))
+            else:
+                data = load_dense(path, name, np.float64)
+                if data.shape != shape:
+                    raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
+                                          f"expected {shape}")
+                if info.boolean:
+                    data = (data > 0).astype(np.float64)
+            if facts:  # a Boolean tensor is the union of its facts and its relation file
+                data = np.array(data, dtype=np.float64)
+                for fact in facts:
+                    data[self._positions(name, fact.atom)] = 1.0
+            return B.asarray(data), True
         if info.kind == "param":
             return B.asarray(_param_init(name, shape)), True
-        facts = [self.statements[k] for k in info.statements
-                 if isinstance(self.statements[k], ir.Fact)]
         if facts:
             out = np.zeros(shape)
             for fact in facts:
@@ -412,15 +419,26 @@ class _Run:
             self._semi_naive(group, shapes, bases)
             return
         change = float("inf")
-        for _ in range(self.p.max_iterations):
-            new = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
-                                                  for k in self._equations(n)]) for n in group}
-            change = max(B.max_change(B.to_numpy(new[n]), B.to_numpy(self.values[n]))
-                         for n in group)
-            self.values.update(new)
-            if change <= (0 if boolean else self.p.tolerance):
-                return
-        raise EvaluationError(f"{', '.join(group)} did not converge in {self.p.max_iterations} "
+        names = ", ".join(group)
+        # overflow is detected below (values no longer finite), not warned about
+        with np.errstate(over="ignore", invalid="ignore"):
+            for iteration in range(1, self.p.max_iterations + 1):
+                new = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
+                                                      for k in self._equations(n)])
+                       for n in group}
+                arrays = {n: np.asarray(B.to_numpy(new[n])) for n in group}
+                step = max(B.max_change(arrays[n], B.to_numpy(self.values[n])) for n in group)
+                if not np.isfinite(step) or not all(np.all(np.isfinite(a))
+                                                    for a in arrays.values()):
+                    raise EvaluationError(
+                        f"{names} did not converge: after {iteration} iterations the values "
+                        f"are no longer finite (the last change was {change:.3g} before that); "
+                        f"check the recursion")
+                change = step
+                self.values.update(new)
+                if change <= (0 if boolean else self.p.tolerance):
+                    return
+        raise EvaluationError(f"{names} did not converge in {self.p.max_iterations} "
                               f"iterations (the last change was {change:.3g}); raise the "
                               f"iteration limit or check the recursion")
 
@@ -504,16 +522,30 @@ class _Run:
                     index.append(slice(None))
                     axes.append(pos)
                     names.append(ir.index_vars(ix)[0].name if ir.index_vars(ix) else f"#{pos}")
-            selected = value[tuple(index)]
+            inside = all(not isinstance(i, int) or 0 <= i < value.shape[p]
+                         for p, i in enumerate(index))
+            if inside:
+                selected = np.asarray(value[tuple(index)])
+            else:  # a constant outside the axis reads 0 (LANGUAGE.md §3): the answer is no
+                selected = np.zeros([value.shape[p] for p in axes], dtype=value.dtype)
+            unique = list(dict.fromkeys(names))
+            if len(unique) < len(names):  # `Path(x, x)?`: a repeated variable is the diagonal
+                letters = {n: chr(ord("a") + k) for k, n in enumerate(unique)}
+                selected = np.einsum("".join(letters[n] for n in names) + "->" +
+                                     "".join(letters[n] for n in unique), selected).copy()
+                axes = [axes[names.index(n)] for n in unique]
+                names = unique
             free = tuple(names)
         tuples = None
         if info.boolean:
             tuples = []
-            for position in zip(*np.nonzero(selected > 0)):
+            # np.argwhere also handles a closed query (0-d): [()] when true, [] when false
+            for position in np.argwhere(selected > 0):
                 row = []
                 for axis_pos, p in zip(axes, position):
                     symbols = self.a.domain_symbols.get(info.axes[axis_pos].domain)
-                    row.append(symbols[p] if symbols and p < len(symbols) else int(p))
+                    p = int(p)
+                    row.append(symbols[p] if symbols and p < len(symbols) else p)
                 tuples.append(tuple(row))
         return QueryAnswer(text, atom.name, selected, free, tuples)
 
@@ -521,7 +553,8 @@ class _Run:
         if isinstance(ix.value, int):
             return ix.value
         domain = self.a.tensors[name].axes[pos].domain
-        return self.a.domain_symbols[domain].index(ix.value)
+        symbols = self.a.domain_symbols.get(domain, ())
+        return symbols.index(ix.value) if ix.value in symbols else -1
 
     def _sink(self, k: int, stmt: ir.Sink) -> str:
         info = self.infos[k]
@@ -533,7 +566,16 @@ class _Run:
         if isinstance(stmt.rhs, ir.Ref) and stmt.rhs.name in self.a.tensors:
             tinfo = self.a.tensors[stmt.rhs.name]
             boolean = tinfo.boolean
-            symbols = [self.a.domain_symbols.get(ax.domain) for ax in tinfo.axes]
+            # one list of names per axis of the value (its free indices, in its order):
+            # `R(Alice, y)` writes y's names, from R's second axis
+            by_var: dict[str, Any] = {}
+            for pos, ix in enumerate(stmt.rhs.indices or ()):
+                if isinstance(ix, ir.IndexVar) and pos < len(tinfo.axes):
+                    by_var.setdefault(ix.name, self.a.domain_symbols.get(tinfo.axes[pos].domain))
+            if stmt.rhs.indices is None:
+                symbols = [self.a.domain_symbols.get(ax.domain) for ax in tinfo.axes]
+            else:
+                symbols = [by_var.get(axis) for axis in value.axes]
             name = stmt.rhs.name
         else:
             name = "value"
@@ -545,8 +587,9 @@ class _Run:
             raise FuseError(f"line {line}: sink {stmt.path.value!r}: {err}") from None
         except OSError as err:
             line = self.a.lines.position(stmt.span.start)[0] + 1
+            where = f" ({err.filename})" if getattr(err, "filename", None) else ""
             raise FuseError(f"line {line}: sink {stmt.path.value!r} cannot be written: "
-                            f"{err.strerror or err}") from None
+                            f"{err.strerror or err}{where}") from None
         return str(target)
 
 

@@ -107,7 +107,7 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     if suffix == ".npy":
         np.save(buffer, array, allow_pickle=False)
     elif suffix == ".npz":
-        np.savez(buffer, **{name: array})
+        buffer.write(npz_bytes({name: array}))
     elif suffix in (".csv", ".tsv"):
         text = io.StringIO()
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
@@ -134,6 +134,19 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     else:
         raise FileProblem(f"{path.name}: a sink writes .npy, .npz, .csv, .tsv, .json or .jsonl")
     atomic_write(path, buffer.getvalue())
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An .npz archive of `arrays`, keyed by name. (Not `np.savez(**arrays)`: a tensor
+    may be called `file` or `allow_pickle`, which savez takes as its own arguments.)"""
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for key, value in arrays.items():
+            with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
+    return buffer.getvalue()
 
 
 def _symbol(symbols: Sequence[Sequence[str] | None], axis: int, position: int) -> object:

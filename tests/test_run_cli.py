@@ -1,0 +1,263 @@
+"""`fuse run` as a user runs it: output, --format json, --out, --input, exit codes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TIMEOUT = 120
+
+
+def fuse(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", *args], capture_output=True,
+                          text=True, encoding="utf-8", cwd=cwd, timeout=TIMEOUT)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+PROGRAM = """\
+Parent(Alice, Bob)
+Parent(Bob, Carol)
+Parent(Carol, Dave)
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+W[i,j] = "data/w.npy"
+X[j] = "data/x.npy"
+Y[i] = W[i,j] X[j]
+Ancestor(Alice, x)?
+Ancestor(Alice, Dave)?
+Ancestor(Dave, Alice)?
+Y?
+export Y, Ancestor
+"""
+
+W = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, -1.0]])
+X = np.array([1.0, 1.0, 2.0])
+
+
+@pytest.fixture
+def program(tmp_path) -> Path:
+    (tmp_path / "data").mkdir()
+    np.save(tmp_path / "data" / "w.npy", W)
+    np.save(tmp_path / "data" / "x.npy", X)
+    path = tmp_path / "prog.fuse"
+    path.write_text(PROGRAM)
+    return path
+
+
+def test_text_output_lists_exports_and_query_answers(program):
+    proc = fuse("run", str(program))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    y = next(line for line in lines if line.startswith("Y "))
+    assert "shape (2,)" in y and "float32" in y and "[3, -1]" in y
+    anc = next(line for line in lines if line.startswith("Ancestor "))
+    assert "shape (4, 4)" in anc and "float32" in anc
+    assert lines.index(y) < lines.index(anc)  # in export order
+    down = next(line for line in lines if line.startswith("Ancestor(Alice, x)?"))
+    assert down.split("?", 1)[1].split() == ["Bob;", "Carol;", "Dave"]
+    assert next(line for line in lines if line.startswith("Ancestor(Alice, Dave)?")) \
+        .endswith("yes")
+    assert next(line for line in lines if line.startswith("Ancestor(Dave, Alice)?")) \
+        .endswith("no")
+    assert any(line.startswith("Y?") and "[3, -1]" in line for line in lines)
+
+
+def test_json_output(program):
+    proc = fuse("run", "--format", "json", str(program))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert list(data["outputs"]) == ["Y", "Ancestor"]
+    assert data["outputs"]["Y"]["shape"] == [2]
+    assert data["outputs"]["Y"]["dtype"] == "float32"
+    np.testing.assert_allclose(data["outputs"]["Y"]["values"], W @ X)
+    expected = np.zeros((4, 4))
+    expected[0, 1:] = expected[1, 2:] = expected[2, 3] = 1
+    np.testing.assert_array_equal(data["outputs"]["Ancestor"]["values"], expected)
+    queries = {q["query"]: q for q in data["queries"]}
+    down = queries["Ancestor(Alice, x)?"]
+    assert down["tensor"] == "Ancestor" and down["free"] == ["x"]
+    assert down["tuples"] == [["Bob"], ["Carol"], ["Dave"]]
+    assert queries["Ancestor(Alice, Dave)?"]["tuples"] == [[]]
+    assert queries["Ancestor(Dave, Alice)?"]["tuples"] == []
+    assert "tuples" not in queries["Y?"]
+    assert queries["Y?"]["values"] == [3.0, -1.0]
+    assert data["sinks"] == []
+
+
+def test_out_writes_one_npz_keyed_by_export_names(program, tmp_path):
+    out = tmp_path / "results" / "all.npz"
+    proc = fuse("run", str(program), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    with np.load(out) as archive:
+        assert sorted(archive.files) == ["Ancestor", "Y"]
+        np.testing.assert_allclose(archive["Y"], W @ X)
+        assert archive["Ancestor"].shape == (4, 4)
+    assert not [p for p in out.parent.iterdir() if p.name != "all.npz"]  # no temporary left
+
+
+def test_input_overrides_a_source_file(program, tmp_path):
+    given = tmp_path / "other_x.npy"
+    np.save(given, np.array([0.0, 1.0, 0.0]))
+    proc = fuse("run", str(program), "--input", f"X={given}", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(json.loads(proc.stdout)["outputs"]["Y"]["values"], [2.0, 1.0])
+
+
+def test_inputs_of_a_new_shape(program, tmp_path):
+    rng = np.random.default_rng(0)
+    w, x = rng.normal(size=(5, 4)), rng.normal(size=4)
+    np.save(tmp_path / "w5.npy", w)
+    np.save(tmp_path / "x4.npy", x)
+    proc = fuse("run", str(program), "--input", f"W={tmp_path / 'w5.npy'}",
+                "--input", f"X={tmp_path / 'x4.npy'}", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    y = json.loads(proc.stdout)["outputs"]["Y"]
+    assert y["shape"] == [5]
+    np.testing.assert_allclose(y["values"], w @ x, rtol=1e-5)
+
+
+def test_input_from_an_npz(program, tmp_path):
+    np.savez(tmp_path / "in.npz", X=np.array([1.0, 0.0, 0.0]), Other=np.zeros(7))
+    proc = fuse("run", str(program), "--input", f"X={tmp_path / 'in.npz'}", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(json.loads(proc.stdout)["outputs"]["Y"]["values"], [1.0, 0.0])
+
+
+def test_sources_and_sinks_are_relative_to_the_program_file(program, tmp_path):
+    program.write_text(PROGRAM + '"out/y.npy" = Y[i]\n"out/anc.tsv" = Ancestor(x,y)\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = fuse("run", str(program), cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), W @ X)
+    rows = (tmp_path / "out" / "anc.tsv").read_text().splitlines()
+    assert "Alice\tDave" in rows and len(rows) == 6
+    assert "wrote" in proc.stdout
+    assert not list(elsewhere.iterdir())
+
+
+def test_relative_program_path(program):
+    proc = fuse("run", program.name, cwd=program.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert "[3, -1]" in proc.stdout
+
+
+# ------------------------------------------------------------------ exit status 1
+
+
+def _one_paragraph(stderr: str) -> str:
+    text = stderr.strip()
+    assert text and "\n\n" not in text, stderr
+    return text
+
+
+def test_program_with_errors_exits_1_with_diagnostics(tmp_path):
+    path = tmp_path / "bad.fuse"
+    path.write_text("A[i] = const([1, 2])\nY[i] = Missing[i]\nexport Y\n")
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert f"{path}:2:8: error[undefined-tensor]" in proc.stderr
+
+
+def test_non_convergence_exits_1_naming_the_statement_and_line(tmp_path):
+    path = tmp_path / "grow.fuse"
+    path.write_text("axis i = 2\nOne[i] = 1\nGrow[i] = 2 Grow[i] + One[i]\nexport Grow\n")
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1
+    message = _one_paragraph(proc.stderr)
+    assert message.startswith("fuse: ")
+    assert "line 3" in message and "Grow[i] = 2 Grow[i] + One[i]" in message
+    assert "did not converge" in message and "last change" in message
+
+
+def test_unknown_extent_at_run_time_exits_1(tmp_path):
+    path = tmp_path / "extent.fuse"
+    path.write_text("A[i] = const([1, 2])\nB[i,k] = A[i]\nexport B\n")
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1
+    message = _one_paragraph(proc.stderr)
+    assert "line 2" in message and "B[i,k] = A[i]" in message and "k" in message
+
+
+def test_sink_outside_the_folder_exits_1(tmp_path):
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    path = folder / "p.fuse"
+    path.write_text('A[i] = const([1, 2])\n"../escape.npy" = A[i]\n')
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1
+    message = _one_paragraph(proc.stderr)
+    assert "line 2" in message and "outside" in message
+    assert not (tmp_path / "escape.npy").exists()
+
+
+def test_a_failed_run_writes_no_out_file(tmp_path):
+    path = tmp_path / "grow.fuse"
+    path.write_text("axis i = 2\nOne[i] = 1\nGrow[i] = 2 Grow[i] + One[i]\nexport Grow\n")
+    proc = fuse("run", str(path), "--out", str(tmp_path / "o.npz"))
+    assert proc.returncode == 1
+    assert not (tmp_path / "o.npz").exists()
+
+
+# ------------------------------------------------------------------ exit status 2
+
+
+@pytest.mark.parametrize("make_args", [
+    lambda p, t: ["run", str(t / "nope.fuse")],
+    lambda p, t: ["run", str(t)],  # a folder
+    lambda p, t: ["run", str(p), "--input", "X"],
+    lambda p, t: ["run", str(p), "--input", "=x.npy"],
+    lambda p, t: ["run", str(p), "--input", f"X={t / 'missing.npy'}"],
+    lambda p, t: ["run", str(p), "--input", f"X={t}"],
+    lambda p, t: ["run", str(p), "--input", f"X={t / 'garbage.npy'}"],
+    lambda p, t: ["run", str(p), "--input", f"Y={t / 'data' / 'x.npy'}"],  # not a source
+    lambda p, t: ["run", str(p), "--input", f"Nope={t / 'data' / 'x.npy'}"],
+    lambda p, t: ["run", str(p), "--format", "yaml"],
+    lambda p, t: ["run", str(p), "--no-such-option"],
+    lambda p, t: ["run"],
+    lambda p, t: ["run", str(p), "--out", str(t / "blocker" / "o.npz")],
+], ids=["missing-program", "folder", "input-no-equals", "input-no-name", "input-missing-file",
+        "input-folder", "input-garbage", "input-not-a-source", "input-unknown-name",
+        "bad-format", "unknown-option", "no-path", "out-unwritable"])
+def test_usage_and_io_problems_exit_2(program, tmp_path, make_args):
+    (tmp_path / "garbage.npy").write_text("not an array")
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    proc = fuse(*make_args(program, tmp_path))
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stderr.startswith("fuse: "), proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    # one line, and for a usage problem the command's usage after it
+    assert len(lines) == 1 or lines[1].startswith("usage: fuse"), proc.stderr
+
+
+def test_input_not_a_source_names_the_sources(program):
+    proc = fuse("run", str(program), "--input", f"Y={program.parent / 'data' / 'x.npy'}")
+    assert proc.returncode == 2
+    assert "`Y`" in proc.stderr and "W" in proc.stderr and "X" in proc.stderr
+
+
+def test_help_exits_0():
+    proc = fuse("run", "--help")
+    assert proc.returncode == 0
+    assert "--input" in proc.stdout and "--out" in proc.stdout
+
+
+def test_out_with_export_names_that_are_savez_arguments(tmp_path):
+    path = tmp_path / "names.fuse"
+    path.write_text("file = const(1)\nallow_pickle = const([2, 3])\n"
+                    '"n.npz" = file\nexport file, allow_pickle\n')
+    proc = fuse("run", str(path), "--out", str(tmp_path / "o.npz"))
+    assert proc.returncode == 0, proc.stderr
+    with np.load(tmp_path / "o.npz") as archive:
+        assert sorted(archive.files) == ["allow_pickle", "file"]
+        assert float(archive["file"]) == 1.0
+        np.testing.assert_array_equal(archive["allow_pickle"], [2, 3])
+    with np.load(tmp_path / "n.npz") as archive:
+        assert archive.files == ["file"]
