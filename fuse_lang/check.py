@@ -641,12 +641,11 @@ class _Checker:
             assert src is not None
             span = src.path.span
             if sym.boolean and info.columns is not None:
-                for pos, column in enumerate(info.columns):
-                    for value in column:
-                        if isinstance(value, int):
-                            d.add_position(("axis", name, pos), value, span)
-                        else:
-                            d.add_symbol(("axis", name, pos), value, span)
+                for pos, value in info.first_seen:  # row by row
+                    if isinstance(value, int):
+                        d.add_position(("axis", name, pos), value, span)
+                    else:
+                        d.add_symbol(("axis", name, pos), value, span)
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))

@@ -28,6 +28,9 @@ class SourceInfo:
     # (str symbols or int positions)
     columns: tuple[tuple[object, ...], ...] | None = None
     rows: int = 0
+    # (column, value) in the order a reader meets them, row by row: symbols are
+    # numbered in this order
+    first_seen: tuple[tuple[int, object], ...] = ()
 
 
 SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".json", ".jsonl")
@@ -113,6 +116,8 @@ def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
         tokens = path.read_text(encoding="utf-8").split()
         vocab = tuple(dict.fromkeys(tokens))
         return SourceInfo(columns=(tuple(range(len(tokens))), vocab), rows=len(tokens),
+                          first_seen=tuple((1, v) for v in vocab) + (
+                              ((0, len(tokens) - 1),) if tokens else ()),
                           shape=(len(tokens), len(vocab)))
     raise SourceError(f"unknown file type {suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")
 
@@ -137,12 +142,17 @@ def _relation(rows: list) -> SourceInfo:
         return SourceInfo(columns=(), rows=0)
     width = len(rows[0])
     columns: list[dict[object, None]] = [dict() for _ in range(width)]
+    seen: list[tuple[int, object]] = []
     for k, row in enumerate(rows, 1):
         if len(row) != width:
             raise SourceError(f"row {k} has {len(row)} fields, the first row has {width}")
-        for col, cell in zip(columns, row):
-            col.setdefault(_cell(cell))
-    return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=len(rows))
+        for c, (col, cell) in enumerate(zip(columns, row)):
+            value = _cell(cell)
+            if value not in col:
+                col[value] = None
+                seen.append((c, value))
+    return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=len(rows),
+                      first_seen=tuple(seen))
 
 
 def _matrix_shape(rows: list[list[str]]) -> tuple[int, ...]:

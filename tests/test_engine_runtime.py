@@ -322,8 +322,6 @@ def test_symbols_are_numbered_facts_first_then_relation_files(tmp_path):
     assert out[4].tolist() == [1, 1, 1, 1, 0]
 
 
-@pytest.mark.xfail(strict=True, reason="check.py numbers a relation file's symbols column by "
-                   "column, not row by row (docs/language.md decision 12 says row order)")
 def test_relation_file_symbols_are_numbered_in_row_order(tmp_path):
     (tmp_path / "edge.tsv").write_text("Carol\tFred\nEve\tBob\n")
     program = compile('Edge(x,y) = "edge.tsv"\nPath(x,y) = Edge(x,y)\n'
