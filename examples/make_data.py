@@ -24,6 +24,13 @@ EMB = 4                             # embedding width
 PEOPLE = ("Alice", "Bob", "Carol", "Dave", "Eve")
 LIKES = (("Alice", "Bob"), ("Bob", "Carol"), ("Carol", "Dave"), ("Dave", "Eve"),
          ("Eve", "Alice"), ("Alice", "Carol"))
+TP, TD, TDK, TH = 6, 8, 4, 16       # transformer: positions, width, key width, MLP width
+STATES, SYMBOLS, TIMES = 3, 4, 7    # hmm: hidden states, observation symbols, time steps
+KN, KQ, KDIM = 8, 5, 2              # kernel machine: training points, queries, dimensions
+TEMP_EMB = 8                        # embedding width for the temperature example (orthonormal rows)
+# a small directed graph over cities with a cycle (Bern -> Paris -> Oslo -> Bern)
+ROADS = (("Amsterdam", "Berlin"), ("Berlin", "Bern"), ("Bern", "Paris"), ("Paris", "Oslo"),
+         ("Oslo", "Bern"), ("Amsterdam", "Madrid"), ("Madrid", "Lisbon"), ("Rome", "Athens"))
 
 
 def arrays(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -47,7 +54,42 @@ def arrays(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "rnn_u": normal(HIDDEN, STEPS),
         # embedding-space reasoning: one row per symbol of the relation's domain
         "reasoning_emb": normal(len(PEOPLE), EMB, scale=EMB ** -0.5),
+        # transformer block: attention (WO maps values back to the model width) and an MLP
+        "transformer_x": normal(TP, TD),
+        "transformer_wq": normal(TDK, TD, scale=TD ** -0.5),
+        "transformer_wk": normal(TDK, TD, scale=TD ** -0.5),
+        "transformer_wv": normal(TD, TD, scale=TD ** -0.5),
+        "transformer_wo": normal(TD, TD, scale=TD ** -0.5),
+        "transformer_w1": normal(TH, TD, scale=TD ** -0.5),
+        "transformer_b1": normal(TH, scale=0.1),
+        "transformer_w2": normal(TD, TH, scale=TH ** -0.5),
+        # hidden Markov model: Init[s], Trans[s,s'] (row s sums to 1), Emit[s,o],
+        # Obs[t,o] one-hot observations
+        "hmm_init": _stochastic(rng, STATES),
+        "hmm_trans": _stochastic(rng, STATES, STATES),
+        "hmm_emit": _stochastic(rng, STATES, SYMBOLS),
+        "hmm_obs": np.eye(SYMBOLS, dtype=np.float32)[rng.integers(0, SYMBOLS, TIMES)],
+        # Bayesian network (the sprinkler): Cloudy -> Sprinkler, Cloudy -> Rain,
+        # (Sprinkler, Rain) -> WetGrass; each table's last axis is the variable's value
+        "bayes_cloudy": np.array([0.5, 0.5], dtype=np.float32),
+        "bayes_sprinkler": np.array([[0.5, 0.5], [0.9, 0.1]], dtype=np.float32),
+        "bayes_rain": np.array([[0.8, 0.2], [0.2, 0.8]], dtype=np.float32),
+        "bayes_wet": np.array([[[1.0, 0.0], [0.1, 0.9]],
+                               [[0.1, 0.9], [0.01, 0.99]]], dtype=np.float32),
+        # kernel machine: training points, dual weights times labels, query points
+        "kernel_x": normal(KN, KDIM),
+        "kernel_alpha": normal(KN),
+        "kernel_q": normal(KQ, KDIM),
+        # embedding-space reasoning at several temperatures: orthonormal rows
+        "temperature_emb": np.linalg.qr(rng.standard_normal((TEMP_EMB, TEMP_EMB)))[0][
+            :len(PEOPLE)].astype(np.float32),
     }
+
+
+def _stochastic(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Non-negative, each row (the last axis) summing to 1."""
+    x = rng.random(shape) + 0.1
+    return (x / x.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
 def write_tuples(path: Path, rows) -> None:
@@ -60,6 +102,7 @@ def main() -> None:
     for name, array in arrays(rng).items():
         np.save(DATA / f"{name}.npy", array)
     write_tuples(DATA / "likes.tsv", LIKES)
+    write_tuples(DATA / "roads.tsv", ROADS)
 
 
 if __name__ == "__main__":
