@@ -308,7 +308,7 @@ class _Run:
                 if isinstance(self.statements[k], ir.Equation)]
 
     def _contribution(self, k: int, shape: tuple[int, ...], fixed: dict[str, int] | None = None,
-                      overrides: dict[int, Any] | None = None, skip: str | None = None) -> Any:
+                      overrides: dict[int, Any] | None = None, skip: int | None = None) -> Any:
         info = self.infos[k]
         stmt = info.stmt
         assert isinstance(stmt, ir.Equation)
@@ -395,12 +395,30 @@ class _Run:
                 parts = [self._contribution(k, shape, {var: step}) for k in equations]
                 state = self._combine(name, None, parts)
             return state
-        # a recurrence over an offset index: row by row, in order
+        # a recurrence over an offset index: row by row, in order.  An equation
+        # writing `var`'s position applies at every step; one writing a
+        # constant there (`A[0,s] = Init[s]`) applies at that step only.
         current = B.to_numpy(base).copy() if base is not None else np.zeros(shape)
         row_shape = shape[:position] + shape[position + 1:]
+        at_step: list[tuple[int, int | None]] = []
+        for k in equations:
+            stmt = self.statements[k]
+            assert isinstance(stmt, ir.Equation)
+            index = (stmt.lhs.indices or ())[position]
+            if isinstance(index, ir.IndexVar) and index.name == var:
+                at_step.append((k, None))
+            elif isinstance(index, ir.IndexConst) and isinstance(index.value, int):
+                at_step.append((k, index.value))
+            else:
+                raise EvaluationError(f"in a recurrence over `{var}`, each equation of "
+                                      f"`{name}` writes `{var}` or a constant position there")
         for step in range(extent):
             self.values[name] = B.asarray(current)
-            parts = [self._contribution(k, row_shape, {var: step}, skip=var) for k in equations]
+            parts = [self._contribution(k, row_shape, {var: step} if only is None else None,
+                                        skip=position)
+                     for k, only in at_step if only is None or only == step]
+            if not parts:
+                continue
             row = self._combine(name, None, parts)
             index = (slice(None),) * position + (step,)
             current[index] = B.to_numpy(row)

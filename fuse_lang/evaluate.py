@@ -451,17 +451,17 @@ def _literal(expr: ir.Expr):
 
 def write_lhs(B: Any, analysis: Analysis, info: StatementInfo, value: LArray,
               shape: tuple[int, ...], op: str, fixed: dict[str, int] | None = None,
-              skip: str | None = None) -> Any:
+              skip: int | None = None) -> Any:
     """Lay the RHS value out as the LHS tensor (shape `shape`), combining by `op`
-    where several positions land in one cell (pooling `x/2`).  `skip` names an
-    index whose LHS position is left out: a recurrence writes one row at a time."""
+    where several positions land in one cell (pooling `x/2`).  `skip` is an LHS
+    position left out: a recurrence writes one row at a time."""
     stmt = info.stmt
     assert isinstance(stmt, ir.Equation)
     fixed = fixed or {}
     lhs = stmt.lhs
     indices = [_symbol_position(analysis, lhs.name, pos, i)
-               for pos, i in enumerate(lhs.indices or ()) if not isinstance(i, ir.IndexVirtual)
-               and not (isinstance(i, ir.IndexVar) and i.name == skip)]
+               for pos, i in enumerate(lhs.indices or ())
+               if not isinstance(i, ir.IndexVirtual) and pos != skip]
     if lhs.indices is None:
         if value.axes and all(a.startswith("#") for a in value.axes):
             return B.broadcast_to(value.data, shape)  # bare W = const([...])

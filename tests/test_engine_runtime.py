@@ -663,3 +663,10 @@ def test_outputs_with_no_export_are_the_leaves():
     assert set(out) == {"B", "C"}
     np.testing.assert_array_equal(out["B"], [2, 4])
     np.testing.assert_array_equal(out["C"], [2, 3])
+
+
+def test_a_recurrence_with_a_first_step_at_a_constant_position(tmp_path):
+    program = compile("axis t = 4\nB[s] = const([1, 2])\nA[0,s] = B[s]\n"
+                      "A[t,s] += 2 A[t-1,s]\nexport A\n", base_dir=tmp_path)
+    expected = np.array([[1, 2], [2, 4], [4, 8], [8, 16]], dtype=np.float32)
+    np.testing.assert_allclose(program.run()["A"], expected)
