@@ -92,7 +92,9 @@ class CompiledProgram:
         self.allow_outside_sinks = allow_outside_sinks
         self.max_iterations = max_iterations
         self.tolerance = tolerance
-        self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo]]] = {}
+        # per input-shape signature: the analysis, statement plans, and a memo of
+        # what a run derives from shapes alone (needed tensors, shapes, checks)
+        self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -106,10 +108,11 @@ class CompiledProgram:
     def execute(self, inputs: Mapping[str, Any] | None = None, *,
                 write_sinks: bool = True) -> RunResult:
         given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-        analysis, infos = self._prepared(given)
-        return _Run(self, analysis, infos, given, write_sinks).go()
+        analysis, infos, memo = self._prepared(given)
+        return _Run(self, analysis, infos, given, write_sinks, memo).go()
 
-    def _prepared(self, given: dict[str, np.ndarray]) -> tuple[Analysis, dict[int, StatementInfo]]:
+    def _prepared(self, given: dict[str, np.ndarray]
+                  ) -> tuple[Analysis, dict[int, StatementInfo], dict]:
         for name in given:
             info = self.analysis.tensors.get(name)
             if info is None or info.kind not in ("source", "relation source", "param"):
@@ -127,14 +130,15 @@ class CompiledProgram:
             infos = {k: statement_info(analysis, k)
                      for k, s in enumerate(analysis.program.statements)
                      if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}
-            self._by_shapes[key] = (analysis, infos)
+            self._by_shapes[key] = (analysis, infos, {})
         return self._by_shapes[key]
 
 
 class _Run:
     def __init__(self, program: CompiledProgram, analysis: Analysis,
                  infos: dict[int, StatementInfo], given: dict[str, np.ndarray],
-                 write_sinks: bool) -> None:
+                 write_sinks: bool, memo: dict | None = None) -> None:
+        self.memo = memo if memo is not None else {}
         self.p = program
         self.B = program.backend
         self.a = analysis
@@ -146,8 +150,8 @@ class _Run:
 
     # ------------------------------------------------------------ driver
     def go(self) -> RunResult:
-        needed = self._needed()
-        self._guard_memory(needed)
+        needed = self._memo(("needed", self.write_sinks), self._needed)
+        self._memo(("guard", self.write_sinks), lambda: self._guard_memory(needed) or True)
         for group in self.a.order:
             todo = [n for n in group if n in needed]
             if not todo:
@@ -175,6 +179,12 @@ class _Run:
         text = self.a.text[stmt.span.start:stmt.span.end]
         return FuseError(f"line {line}: `{text}`: {err}")
 
+    def _memo(self, key, compute):
+        """What depends on shapes only is derived once per input-shape signature."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
     def _needed(self) -> set[str]:
         roots: list[str] = list(self.a.exports)
         for stmt in self.statements:
@@ -184,7 +194,7 @@ class _Run:
                 roots.extend(r.name for r in ir.refs(stmt.rhs) if r.name in self.a.tensors)
         if not roots:
             return set(self.a.tensors)
-        deps = self._dependencies()
+        deps = self._memo("dependencies", self._dependencies)
         needed: set[str] = set()
         stack = [r for r in roots if r in self.a.tensors]
         while stack:
@@ -222,9 +232,14 @@ class _Run:
 
     # ------------------------------------------------------------ groups
     def _group(self, group: list[str]) -> None:
-        recursive = bool(set(group) & self.a.recursive)
-        if not recursive:
-            self.values[group[0]] = self._tensor(group[0])
+        name = group[0]
+        if len(group) == 1 and name not in self.a.recursive:
+            if self._memo(("plain", name), lambda: self._plain(name)):
+                # one equation, nothing else: its contribution is the value
+                k = self._equations(name)[0]
+                self.values[name] = self._contribution(k, self._shape(name))
+            else:
+                self.values[name] = self._tensor(name)
             return
         if len(group) == 1:
             seq = self._sequential_var(group[0])
@@ -233,7 +248,16 @@ class _Run:
                 return
         self._fixpoint(group)
 
+    def _plain(self, name: str) -> bool:
+        info = self.a.tensors[name]
+        return (name not in self.given and info.kind == "dense" and not info.boolean
+                and len(self._equations(name)) == 1
+                and len(info.statements) == 1)
+
     def _shape(self, name: str) -> tuple[int, ...]:
+        return self._memo(("shape", name), lambda: self._shape_of(name))
+
+    def _shape_of(self, name: str) -> tuple[int, ...]:
         shape = self.a.tensors[name].shape
         if any(e is None for e in shape):
             missing = [a.index or str(k) for k, a in enumerate(self.a.tensors[name].axes)
@@ -304,6 +328,9 @@ class _Run:
         return self.B.asarray(out)
 
     def _equations(self, name: str) -> list[int]:
+        return self._memo(("equations", name), lambda: self._equations_of(name))
+
+    def _equations_of(self, name: str) -> list[int]:
         return [k for k in self.a.tensors[name].statements
                 if isinstance(self.statements[k], ir.Equation)]
 
@@ -514,12 +541,18 @@ class _Run:
         names = list(dict.fromkeys(self.a.exports))
         if not names:
             read = set()
-            for deps in self._dependencies().values():
+            for deps in self._memo("dependencies", self._dependencies).values():
                 read |= deps
             has_queries = any(isinstance(s, ir.Query) for s in self.statements)
             names = [] if has_queries else [n for n in self.a.tensors if n not in read]
-        return {n: np.asarray(self.B.to_numpy(self.values[n])) for n in names
-                if n in self.values}
+        out = {}
+        for n in names:
+            if n in self.values:
+                array = np.asarray(self.B.to_numpy(self.values[n]))
+                if not (array.flags.owndata and array.flags.writeable):
+                    array = array.copy()  # never hand out a view of an input or a broadcast
+                out[n] = array
+        return out
 
     def _query(self, k: int, stmt: ir.Query) -> QueryAnswer:
         atom = stmt.atom

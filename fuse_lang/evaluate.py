@@ -11,7 +11,8 @@ same code.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import ir
@@ -20,6 +21,7 @@ from .labelled import LArray, align, combine, expand_to, project, union_axes
 from .symbols import SUM_OPS, slice_name, statement_scopes
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_NONE: dict[str, str] = {}  # no projections (shared, never written)
 
 
 class EvaluationError(Exception):
@@ -36,6 +38,10 @@ class StatementInfo:
     projected_at: dict[int, dict[str, str]]  # scope id -> {index: operator}
     extents: dict[str, int | None]
     norm_axis: str | None  # the axis softmax/lnorm work along, if the LHS says
+    lhs_order: tuple[str, ...]  # LHS index names: einsums write their output in this order
+    plain_refs: dict[int, tuple[str, ...]]  # id(Ref) -> its names, for `T[i,j]`-only refs
+    lhs_names: tuple[str, ...] | None  # the LHS's names when it is plain distinct variables
+    einsum_specs: dict = field(default_factory=dict)  # (id(product), operand axes) -> plan
 
 
 def statement_info(analysis: Analysis, k: int) -> StatementInfo:
@@ -61,7 +67,23 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
         dotted = [i.name for i in stmt.lhs.indices if isinstance(i, ir.IndexVar) and i.dotted]
         lhs_vars = [v.name for i in stmt.lhs.indices for v in ir.index_vars(i)]
         norm_axis = dotted[0] if dotted else (lhs_vars[-1] if lhs_vars else None)
-    return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis)
+    lhs_order: tuple[str, ...] = ()
+    lhs_names = None
+    if isinstance(stmt, ir.Equation):
+        lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
+        if stmt.lhs.indices is not None and all(isinstance(i, ir.IndexVar)
+                                                for i in stmt.lhs.indices) \
+                and len(set(lhs_order)) == len(lhs_order):
+            lhs_names = lhs_order
+    plain_refs = {}
+    for node, _scope in placed:
+        if isinstance(node, ir.Ref) and node.indices and all(
+                isinstance(i, ir.IndexVar) for i in node.indices):
+            names = tuple(i.name for i in node.indices)  # type: ignore[union-attr]
+            if len(set(names)) == len(names):
+                plain_refs[id(node)] = names
+    return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
+                         plain_refs, lhs_names)
 
 
 class Evaluator:
@@ -88,21 +110,22 @@ class Evaluator:
     # -------------------------------------------------------------- scopes
     def scope(self, expr: ir.Expr, scope_id: int) -> LArray:
         """Evaluate a scope's expression, projecting its indices per additive term."""
-        projected = self.info.projected_at.get(scope_id, {})
-        if isinstance(expr, ir.Sum):
+        projected = self.info.projected_at.get(scope_id, _NONE)
+        if type(expr) is ir.Sum:
             result = None
             for sign, term in zip(expr.signs, expr.terms):
                 value = self.term(term, projected)
                 if sign == "-":
                     value = LArray(-value.data, value.axes)
-                result = value if result is None else combine(self.B, lambda a, b: a + b,
-                                                              result, value)
+                result = value if result is None else combine(self.B, operator.add, result, value)
             assert result is not None
             return result
         return self.term(expr, projected)
 
     def term(self, expr: ir.Expr, projected: dict[str, str]) -> LArray:
-        if isinstance(expr, ir.Product) and projected:
+        if not projected:
+            return self.eval(expr)
+        if type(expr) is ir.Product:
             fast = self.einsum_product(expr, projected)
             if fast is not None:
                 return fast
@@ -110,6 +133,8 @@ class Evaluator:
         return self.project_all(value, projected)
 
     def project_all(self, value: LArray, projected: dict[str, str]) -> LArray:
+        if not projected:
+            return value
         by_op: dict[str, list[str]] = {}
         for name, op in projected.items():
             if name in value.axes:
@@ -119,30 +144,56 @@ class Evaluator:
         return value
 
     def einsum_product(self, expr: ir.Product, projected: dict[str, str]) -> LArray | None:
-        """A product of references projected by sum: one planned einsum."""
+        """A product of references projected by sum: one planned einsum.  Scalar
+        factors are applied to the (smaller) result instead of joining."""
         if any(op != "sum" for op in projected.values()):
             return None
         operands = []
+        scale = None
         for factor, op in zip(expr.factors, expr.ops):
             value = self.eval(factor)
+            if not value.axes:
+                factor_value = 1 / value.data if op == "/" else value.data
+                scale = factor_value if scale is None else scale * factor_value
+                continue
             if op == "/":
                 value = LArray(1 / value.data, value.axes)
             operands.append(value)
+        if not operands:
+            return None
+        key = (id(expr), tuple(v.axes for v in operands))
+        plan = self.info.einsum_specs.get(key)
+        if plan is None:
+            plan = self._einsum_plan(operands, projected)
+            self.info.einsum_specs[key] = plan
+        if plan is False:
+            return None
+        spec, keep = plan
+        result = self.B.einsum(spec, *(v.data for v in operands))
+        if scale is not None:
+            result = self.B.scale_fresh(result, scale)
+        return LArray(result, keep, fresh=True)
+
+    def _einsum_plan(self, operands: list[LArray], projected: dict[str, str]):
         names = union_axes(*operands)
         if len(names) > len(_LETTERS) or any(len(set(v.axes)) != len(v.axes) for v in operands):
-            return None
+            return False
         letters = {n: _LETTERS[i] for i, n in enumerate(names)}
-        keep = tuple(n for n in names if n not in projected)
+        order = self.info.lhs_order
+        keep = sorted((n for n in names if n not in projected),
+                      key=lambda n: order.index(n) if n in order else len(order))
         spec = ",".join("".join(letters[a] for a in v.axes) for v in operands) + "->" + \
             "".join(letters[a] for a in keep)
-        data = [v.data if v.axes else self.B.asarray(v.data) for v in operands]
-        return LArray(self.B.einsum(spec, *data), keep)
+        return spec, tuple(keep)
 
     # ---------------------------------------------------------- expressions
     def eval(self, expr: ir.Expr) -> LArray:
         B = self.B
-        if isinstance(expr, ir.Ref):
-            return self.ref(expr)
+        kind = type(expr)
+        if kind is ir.Ref:
+            return self.ref(expr)  # type: ignore[arg-type]
+        if kind is ir.Call:
+            return self.call(expr)  # type: ignore[arg-type]
         if isinstance(expr, ir.Number):
             return LArray(B.asarray(expr.value), ())
         if isinstance(expr, ir.Neg):
@@ -154,17 +205,16 @@ class Evaluator:
                 value = self.eval(term)
                 if sign == "-":
                     value = LArray(-value.data, value.axes)
-                result = value if result is None else combine(B, lambda a, b: a + b, result,
-                                                              value)
+                result = value if result is None else combine(B, operator.add, result, value)
             return result  # type: ignore[return-value]
         if isinstance(expr, ir.Product):
             result = self.eval(expr.factors[0])
             for factor, op in zip(expr.factors[1:], expr.ops[1:]):
                 value = self.eval(factor)
                 if op == "/":
-                    result = combine(B, lambda a, b: a / b, result, value)
+                    result = combine(B, operator.truediv, result, value)
                 else:
-                    result = combine(B, lambda a, b: a * b, result, value)
+                    result = combine(B, operator.mul, result, value)
             return result
         if isinstance(expr, ir.Power):
             return combine(B, B.power, self.eval(expr.base), self.eval(expr.exponent))
@@ -187,6 +237,9 @@ class Evaluator:
         if ref.name not in self.values:
             raise EvaluationError(f"`{ref.name}` has no value yet")
         data = self.overrides.get(id(ref), self.values[ref.name])
+        plain = self.info.plain_refs.get(id(ref))
+        if plain is not None and not (self.fixed and any(n in self.fixed for n in plain)):
+            return LArray(data, plain)
         info = self.analysis.tensors[ref.name]
         labels: list[str] = []
         axis = 0
@@ -366,13 +419,8 @@ class Evaluator:
                        x.axes + (axis,))
         k = x.axes.index(axis)
         if name == "softmax":
-            shifted = x.data - B.reduce("max", x.data, (k,))[(slice(None),) * k + (None,)]
-            e = B.exp(shifted)
-            return LArray(e / B.reduce("sum", e, (k,))[(slice(None),) * k + (None,)], x.axes)
-        mean = B.reduce("avg", x.data, (k,))[(slice(None),) * k + (None,)]
-        centred = x.data - mean
-        var = B.reduce("avg", centred * centred, (k,))[(slice(None),) * k + (None,)]
-        return LArray(centred / B.sqrt(var + eps), x.axes)
+            return LArray(B.softmax(x.data, k, x.fresh), x.axes, fresh=True)
+        return LArray(B.lnorm(x.data, k, eps), x.axes, fresh=True)
 
     def _topk(self, x: LArray, k: int) -> LArray:
         """The k largest values of each row along the last LHS axis, in descending
@@ -457,6 +505,10 @@ def write_lhs(B: Any, analysis: Analysis, info: StatementInfo, value: LArray,
     position left out: a recurrence writes one row at a time."""
     stmt = info.stmt
     assert isinstance(stmt, ir.Equation)
+    names = info.lhs_names
+    if names is not None and skip is None and not fixed and value.axes == names \
+            and tuple(B.shape(value.data)) == tuple(shape):
+        return value.data  # already laid out as the LHS: no copy
     fixed = fixed or {}
     lhs = stmt.lhs
     indices = [_symbol_position(analysis, lhs.name, pos, i)

@@ -5,14 +5,16 @@ the backend object `B` (numpy, torch or jax in the same shape).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class LArray:
+class LArray(NamedTuple):
+    """An array and the index name of each of its axes (a named tuple: the
+    evaluator makes many, and tuples are built fast)."""
+
     data: Any
     axes: tuple[str, ...]
+    fresh: bool = False  # data was made for this value alone: it may be updated in place
 
 
 def align(B: Any, x: LArray, axes: tuple[str, ...]) -> Any:
@@ -43,8 +45,11 @@ def union_axes(*xs: LArray) -> tuple[str, ...]:
 
 def combine(B: Any, fn, *xs: LArray) -> LArray:
     """An elementwise function of several arrays, broadcast by index name."""
+    first = xs[0].axes
+    if all(x.axes == first for x in xs):
+        return LArray(fn(*(x.data for x in xs)), first, True)
     axes = union_axes(*xs)
-    return LArray(fn(*(align(B, x, axes) for x in xs)), axes)
+    return LArray(fn(*(align(B, x, axes) for x in xs)), axes, True)
 
 
 def project(B: Any, x: LArray, names, op: str) -> LArray:

@@ -10,6 +10,7 @@ import opt_einsum
 from . import BackendError
 
 _DTYPES = {"fp32": np.float32, "fp64": np.float64}
+_SMALL = 4096  # operands this small (elements, together) skip contraction planning
 
 
 class NumpyBackend:
@@ -70,8 +71,41 @@ class NumpyBackend:
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
+        if len(arrays) == 1 or sum(a.size for a in arrays) <= _SMALL:
+            # numpy's C einsum: no planning overhead, and nothing to plan
+            out = np.einsum(spec, *arrays, dtype=self.dtype, casting="unsafe")
+            if any(np.may_share_memory(out, a) for a in arrays):
+                out = out.copy()  # a result is always new memory (callers may update it)
+            return out
+        if len(arrays) == 2:
+            return np.asarray(_pair(spec, arrays[0], arrays[1]), dtype=self.dtype)
         expr = _contract_expression(spec, tuple(a.shape for a in arrays))
         return np.asarray(expr(*arrays), dtype=self.dtype)
+
+    def scale_fresh(self, x: np.ndarray, factor) -> np.ndarray:
+        """x * factor, reusing x's memory (x was made for this result alone)."""
+        if x.dtype == self.dtype and x.flags.writeable and np.ndim(factor) == 0:
+            x *= factor
+            return x
+        return np.asarray(x * factor, dtype=self.dtype)
+
+    def softmax(self, x: np.ndarray, axis: int, fresh: bool = False) -> np.ndarray:
+        if fresh and x.dtype == self.dtype and x.flags.writeable:
+            out = x
+            out -= np.max(x, axis=axis, keepdims=True)
+        else:
+            out = x - np.max(x, axis=axis, keepdims=True)  # new: the rest is in place
+        np.exp(out, out=out)
+        out /= np.sum(out, axis=axis, keepdims=True)
+        return out
+
+    def lnorm(self, x: np.ndarray, axis: int, eps: float) -> np.ndarray:
+        out = x - np.mean(x, axis=axis, keepdims=True)
+        var = np.mean(out * out, axis=axis, keepdims=True)
+        var += eps
+        np.sqrt(var, out=var)
+        out /= var
+        return out
 
     def step(self, x: np.ndarray) -> np.ndarray:
         return (x > 0).astype(self.dtype)
@@ -112,3 +146,45 @@ class NumpyBackend:
 def _contract_expression(spec: str, shapes: tuple[tuple[int, ...], ...]):
     # planning (the contraction path) is done once per signature and shapes
     return opt_einsum.contract_expression(spec, *shapes, optimize="auto")
+
+
+def _pair(spec: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A two-operand einsum as one batched matmul (BLAS), with the operands'
+    roles chosen so that the result comes out in the requested order."""
+    inputs, output = spec.split("->")
+    sa, sb = inputs.split(",")
+    # an index in one operand only and not kept is summed first
+    only_a = [c for c in sa if c not in sb and c not in output]
+    only_b = [c for c in sb if c not in sa and c not in output]
+    if only_a:
+        a = a.sum(axis=tuple(sa.index(c) for c in only_a))
+        sa = "".join(c for c in sa if c not in only_a)
+    if only_b:
+        b = b.sum(axis=tuple(sb.index(c) for c in only_b))
+        sb = "".join(c for c in sb if c not in only_b)
+    batch = [c for c in output if c in sa and c in sb]
+    contracted = [c for c in sa if c in sb and c not in output]
+    free_a = [c for c in sa if c not in sb]
+    free_b = [c for c in sb if c not in sa]
+    # put first whichever operand's free indices come first in the output
+    rest = [c for c in output if c not in batch]
+    if rest and rest[0] in free_b:
+        a, b, sa, sb, free_a, free_b = b, a, sb, sa, free_b, free_a
+    sizes = dict(zip(sa, a.shape))
+    sizes.update(zip(sb, b.shape))
+
+    def prod(cs):
+        n = 1
+        for c in cs:
+            n *= sizes[c]
+        return n
+
+    left = np.transpose(a, [sa.index(c) for c in batch + free_a + contracted])
+    right = np.transpose(b, [sb.index(c) for c in batch + contracted + free_b])
+    left = left.reshape(prod(batch), prod(free_a), prod(contracted))
+    right = right.reshape(prod(batch), prod(contracted), prod(free_b))
+    out = np.matmul(left, right)
+    produced = batch + free_a + free_b
+    out = out.reshape([sizes[c] for c in produced])
+    order = [produced.index(c) for c in output]
+    return out if order == list(range(len(order))) else np.transpose(out, order)
