@@ -224,10 +224,19 @@ class _Run:
             size = int(np.prod(shape, dtype=np.int64)) * itemsize
             total += size
             largest = max(largest, (size, name))
+        # the plan's largest intermediate (a join before its projection) also lives
+        # in memory while its equation runs
+        from .plan import plan_program
+
+        peak = (0, "")
+        for eq in plan_program(self.a).equations:
+            if eq.largest_intermediate and eq.tensor in needed:
+                peak = max(peak, (eq.largest_intermediate * itemsize, eq.tensor))
         limit = self.p.memory_limit if self.p.memory_limit is not None else _default_limit()
-        if total > limit:
+        if total + peak[0] > limit:
+            during = (f" plus {_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
             raise FuseError(f"this run needs about {_bytes(total)} for its tensors (the largest, "
-                            f"{largest[1]}, {_bytes(largest[0])}), over the limit of "
+                            f"{largest[1]}, {_bytes(largest[0])}){during}, over the limit of "
                             f"{_bytes(limit)}; nothing was run")
 
     # ------------------------------------------------------------ groups

@@ -670,3 +670,15 @@ def test_a_recurrence_with_a_first_step_at_a_constant_position(tmp_path):
                       "A[t,s] += 2 A[t-1,s]\nexport A\n", base_dir=tmp_path)
     expected = np.array([[1, 2], [2, 4], [4, 8], [8, 16]], dtype=np.float32)
     np.testing.assert_allclose(program.run()["A"], expected)
+
+
+def test_memory_guard_counts_the_largest_intermediate(tmp_path):
+    # the tensors are small (A, B: 200 x 200, M: 200), but a max over j and k of
+    # A[i,j] B[j,k] joins first: an intermediate of 200^3 floats (32 MB)
+    text = ("axis i = 200, j = 200, k = 200\nparam A[i,j], B[j,k]\n"
+            "M[i] max= A[i,j] B[j,k]\nexport M\n")
+    program = compile(text, base_dir=tmp_path, memory_limit=10_000_000)
+    with pytest.raises(FuseError) as err:
+        program.run()
+    assert "while computing M" in str(err.value) and "nothing was run" in str(err.value)
+    assert "32.0 MB" in str(err.value)
