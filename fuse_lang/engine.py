@@ -152,22 +152,29 @@ class _Run:
     def go(self) -> RunResult:
         needed = self._memo(("needed", self.write_sinks), self._needed)
         self._memo(("guard", self.write_sinks), lambda: self._guard_memory(needed) or True)
-        for group in self.a.order:
-            todo = [n for n in group if n in needed]
-            if not todo:
-                continue
+        groups = self._memo(("groups", self.write_sinks), lambda: [
+            (list(g), self._single_equation(g)) for g in self.a.order
+            if any(n in needed for n in g)])
+        values = self.values
+        for group, single in groups:
             try:
-                self._group(list(group))
+                if single is not None:
+                    # one equation, nothing else: its contribution is the value
+                    values[group[0]] = self._contribution(single, self._shape(group[0]))
+                else:
+                    self._group(group)
             except FuseError:
                 raise
             except (EvaluationError, FileProblem, FloatingPointError, ValueError) as err:
                 raise self._located(group, err) from None
         result = RunResult(self._outputs())
-        for k, stmt in enumerate(self.statements):
+        answers = self._memo("answers", lambda: [
+            (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
+        for k, stmt in answers:
             if isinstance(stmt, ir.Query):
                 result.queries.append(self._query(k, stmt))
-            elif isinstance(stmt, ir.Sink) and self.write_sinks:
-                result.sinks.append(self._sink(k, stmt))
+            elif self.write_sinks:
+                result.sinks.append(self._sink(k, stmt))  # type: ignore[arg-type]
         return result
 
     def _located(self, group, err: Exception) -> FuseError:
@@ -243,12 +250,7 @@ class _Run:
     def _group(self, group: list[str]) -> None:
         name = group[0]
         if len(group) == 1 and name not in self.a.recursive:
-            if self._memo(("plain", name), lambda: self._plain(name)):
-                # one equation, nothing else: its contribution is the value
-                k = self._equations(name)[0]
-                self.values[name] = self._contribution(k, self._shape(name))
-            else:
-                self.values[name] = self._tensor(name)
+            self.values[name] = self._tensor(name)
             return
         if len(group) == 1:
             seq = self._sequential_var(group[0])
@@ -257,11 +259,15 @@ class _Run:
                 return
         self._fixpoint(group)
 
-    def _plain(self, name: str) -> bool:
+    def _single_equation(self, group) -> int | None:
+        """The statement of a tensor that is exactly one equation (nothing to combine)."""
+        name = group[0]
         info = self.a.tensors[name]
-        return (name not in self.given and info.kind == "dense" and not info.boolean
-                and len(self._equations(name)) == 1
-                and len(info.statements) == 1)
+        if (len(group) == 1 and name not in self.a.recursive and name not in self.given
+                and info.kind == "dense" and not info.boolean and len(info.statements) == 1
+                and len(self._equations(name)) == 1):
+            return self._equations(name)[0]
+        return None
 
     def _shape(self, name: str) -> tuple[int, ...]:
         return self._memo(("shape", name), lambda: self._shape_of(name))

@@ -48,6 +48,8 @@ def combine(B: Any, fn, *xs: LArray) -> LArray:
     first = xs[0].axes
     if all(x.axes == first for x in xs):
         return LArray(fn(*(x.data for x in xs)), first, True)
+    if len(xs) == 2 and not (xs[0].axes and xs[1].axes):  # a scalar broadcasts as it is
+        return LArray(fn(xs[0].data, xs[1].data), first or xs[1].axes, True)
     axes = union_axes(*xs)
     return LArray(fn(*(align(B, x, axes) for x in xs)), axes, True)
 
