@@ -524,29 +524,30 @@ class _Run:
         B = self.B
         members = set(group)
         # round 0: everything derivable from the current (base) values
-        delta = {}
+        delta: dict[str, Any] = {}
         for n in group:
             full = self._combine(n, bases[n], [self._contribution(k, shapes[n])
                                                for k in self._equations(n)])
-            delta[n] = B.step(full - self.values[n])
-            self.values[n] = full
+            delta[n] = B.new_facts(full, self.values[n])
+            self.values[n] = B.copy(full)  # owned: later rounds add to it in place
+        recursive_refs = {n: [(k, ref) for k in self._equations(n)
+                              for ref in ir.refs(self.statements[k].rhs)  # type: ignore[union-attr]
+                              if ref.name in members] for n in group}
         for _ in range(self.p.max_iterations):
-            if not any(np.any(B.to_numpy(d)) for d in delta.values()):
+            if all(d is None for d in delta.values()):
                 return
-            new_delta = {}
+            new_delta: dict[str, Any] = {}
             for n in group:
-                parts = []
-                for k in self._equations(n):
-                    stmt = self.statements[k]
-                    assert isinstance(stmt, ir.Equation)
-                    for ref in ir.refs(stmt.rhs):
-                        if ref.name in members:
-                            parts.append(self._contribution(
-                                k, shapes[n], overrides={id(ref): delta[ref.name]}))
-                found = B.step(sum(parts)) if parts else B.zeros(shapes[n])
-                new_delta[n] = B.step(found - self.values[n])
+                found = None
+                for k, ref in recursive_refs[n]:
+                    if delta[ref.name] is None:
+                        continue
+                    part = self._contribution(k, shapes[n], overrides={id(ref): delta[ref.name]})
+                    found = part if found is None else found + part
+                new_delta[n] = None if found is None else B.new_facts(found, self.values[n])
             for n in group:
-                self.values[n] = B.step(self.values[n] + new_delta[n])
+                if new_delta[n] is not None:
+                    self.values[n] = B.add_fresh(self.values[n], new_delta[n])
             delta = new_delta
         raise EvaluationError(f"{', '.join(group)} did not reach a fixpoint in "
                               f"{self.p.max_iterations} rounds")

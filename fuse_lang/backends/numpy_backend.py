@@ -89,6 +89,19 @@ class NumpyBackend:
             return x
         return np.asarray(x * factor, dtype=self.dtype)
 
+    def new_facts(self, found: np.ndarray, known: np.ndarray) -> np.ndarray | None:
+        """0/1 where `found` holds a tuple that `known` does not; None if none is new."""
+        new = np.greater(found, 0)
+        new &= np.less_equal(known, 0)
+        if not new.any():
+            return None
+        return new.astype(self.dtype)
+
+    def add_fresh(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """x + y, reusing x's memory (x belongs to the caller alone)."""
+        x += y
+        return x
+
     def softmax(self, x: np.ndarray, axis: int, fresh: bool = False) -> np.ndarray:
         if fresh and x.dtype == self.dtype and x.flags.writeable:
             out = x
