@@ -1,11 +1,15 @@
 """`fuse-lsp`: the language server's entry point.
 
-`fuse-lsp --check [--format text|json] PATH...` prints the diagnostics the
-editor would show (the same JSON as `fuse check`) without starting a server.
+    fuse-lsp [--stdio]                 serve over standard input/output (the default)
+    fuse-lsp --tcp HOST:PORT           serve over TCP
+    fuse-lsp --check [--format text|json] PATH...
+                                       print the diagnostics an editor would show
+                                       (the JSON of `fuse check`) and exit 0/1/2
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Sequence
 
@@ -14,18 +18,39 @@ from fuse_lang.cli import EXIT_USAGE, cmd_check
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fuse-lsp", description="The Fuse language server.")
-    parser.add_argument("--check", action="store_true", help="print diagnostics and exit")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (default)")
+    mode.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP")
+    mode.add_argument("--check", action="store_true", help="print diagnostics and exit")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
+    parser.add_argument("--log-file", metavar="FILE", help="write the server's log here")
     parser.add_argument("paths", nargs="*", metavar="PATH")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0) and EXIT_USAGE
     if args.check:
         if not args.paths:
             print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
             return EXIT_USAGE
         return cmd_check(args, prog="fuse-lsp")
-    print("fuse-lsp: the language server itself is not built yet; use --check", file=sys.stderr)
-    return EXIT_USAGE
+    if args.paths:
+        print("fuse-lsp: PATH is only for --check", file=sys.stderr)
+        return EXIT_USAGE
+    if args.log_file:
+        logging.basicConfig(filename=args.log_file, level=logging.INFO)
+    from .server import create_server
+
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            print("fuse-lsp: --tcp takes HOST:PORT", file=sys.stderr)
+            return EXIT_USAGE
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,130 @@
+"""What a hover shows, as plain data: markdown and the span it covers.
+
+Tensors: kind, shape with each axis' index, extent and domain, dtype, every
+definition and where the data comes from.  Index variables: extent, domain and
+role in their equation.  Equations and their operator: the projection
+explanation from the planner.  Builtins: signature and meaning.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .builtins import BUILTINS, REDUCE_DOC
+from .check import Analysis, TensorInfo
+from .explain import render_equation
+from .plan import plan_equation
+from .query import symbol_at
+from .span import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Hover:
+    markdown: str
+    span: Span
+
+
+def hover_at(analysis: Analysis, offset: int) -> Hover | None:
+    """The hover for the position `offset` of the analysed text (None: nothing there)."""
+    found = symbol_at(analysis, offset)
+    if found is not None:
+        if found.kind == "tensor":
+            return Hover(tensor_markdown(analysis, analysis.tensors[found.name]), found.span)
+        if found.kind == "index" and found.statement is not None:
+            return Hover(index_markdown(analysis, found.statement, found.name), found.span)
+        if found.kind == "builtin":
+            return Hover(builtin_markdown(found.name), found.span)
+    for k, stmt in enumerate(analysis.program.statements):
+        if not stmt.span.start <= offset <= stmt.span.end:
+            continue
+        if isinstance(stmt, ir.Equation) and stmt.op_span.start <= offset <= stmt.op_span.end:
+            return Hover(equation_markdown(analysis, k), stmt.op_span)
+        for expr in ir.used_exprs(stmt):
+            for node in ir.walk(expr):
+                if isinstance(node, ir.Reduce) and node.span.start <= offset < node.op_span.start:
+                    return Hover(f"```fuse\n{REDUCE_DOC[0]}\n```\n{REDUCE_DOC[1]}", node.span)
+        return None
+    return None
+
+
+def _shape_text(info: TensorInfo) -> str:
+    parts = []
+    for axis in info.axes:
+        if axis.virtual:
+            continue
+        extent = "?" if axis.extent is None else str(axis.extent)
+        parts.append(f"{axis.index}:{extent}" if axis.index else extent)
+    return "[" + ", ".join(parts) + "]"
+
+
+def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
+    dtype = "Boolean (0/1)" if info.boolean else "float32"
+    lines = [f"```fuse\n{info.name}{_shape_text(info)}\n```",
+             f"**{info.kind}** · shape `{_shape(info.shape)}` · {dtype}"]
+    if info.axes:
+        lines.append("")
+        lines.append("| axis | index | extent | domain |")
+        lines.append("|---|---|---|---|")
+        for pos, axis in enumerate(info.axes):
+            extent = "?" if axis.extent is None else str(axis.extent)
+            note = " (virtual: only the latest value is kept)" if axis.virtual else ""
+            symbols = analysis.domain_symbols.get(axis.domain)
+            if symbols:
+                shown = ", ".join(symbols[:6]) + (", …" if len(symbols) > 6 else "")
+                note += f" symbols: {shown}"
+            lines.append(f"| {pos} | `{axis.index or '-'}` | {extent} | D{axis.domain}{note} |")
+    if info.source_path:
+        lines.append("")
+        lines.append(f"Data from `{info.source_path}`.")
+    if info.definitions:
+        lines.append("")
+        where = ", ".join(f"line {analysis.lines.position(s.start)[0] + 1}"
+                          for s in info.definitions[:8])
+        more = f" and {len(info.definitions) - 8} more" if len(info.definitions) > 8 else ""
+        op = f" (combined with `{info.op}`)" if info.op and len(info.definitions) > 1 else ""
+        lines.append(f"Defined at {where}{more}{op}.")
+    if info.name in analysis.recursive:
+        group = next((g for g in analysis.order if info.name in g), (info.name,))
+        lines.append(f"Recursive with {', '.join(group)}: evaluated to a fixpoint.")
+    return "\n".join(lines)
+
+
+def _shape(shape) -> str:
+    inner = ", ".join("?" if e is None else str(e) for e in shape)
+    return f"({inner}{',' if len(shape) == 1 else ''})"
+
+
+def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
+    roles = [r for r in analysis.roles.get(statement, ()) if r.name == name]
+    extent, domain = analysis.var_extents.get((statement, name), (None, 0))
+    lines = [f"```fuse\n{name}\n```",
+             f"**index** · extent {'?' if extent is None else extent} · domain D{domain}"]
+    for role in roles:
+        if role.role == "output":
+            text = "an **output** axis (on the left-hand side)"
+        elif role.role == "projected":
+            where = "the right-hand side"
+            if role.scope is not None and role.scope.kind == "argument":
+                where = "a call argument"
+            elif role.scope is not None and role.scope.kind == "reduce":
+                where = "the `reduce`"
+            text = f"**projected** by `{role.op}` in {where}"
+        else:
+            text = "**free** (kept in the result)"
+        if role.joined:
+            text += f"; **joins** {', '.join(role.factors)}"
+        elif role.factors:
+            text += f"; read from {', '.join(role.factors)}"
+        lines.append(text)
+    return "\n\n".join(lines)
+
+
+def equation_markdown(analysis: Analysis, statement: int) -> str:
+    plan = plan_equation(analysis, statement)
+    body = "\n".join(render_equation(plan))
+    return f"**Projection** of `{plan.tensor}` ({plan.op})\n\n```\n{body}\n```"
+
+
+def builtin_markdown(name: str) -> str:
+    spec = BUILTINS[name]
+    return f"```fuse\n{spec.signature}\n```\n{spec.doc}"

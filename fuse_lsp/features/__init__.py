@@ -1,0 +1,1 @@
+"""Each module registers one group of LSP features on the server."""
