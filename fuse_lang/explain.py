@@ -71,3 +71,70 @@ def render_plan_text(plan: ProgramPlan) -> str:
     out.append("")
     out.append(f"Total: {_num(plan.total_flops)} flops")
     return "\n".join(out)
+
+
+# ------------------------------------------------------------- markdown
+def _code(text: str) -> str:
+    """Inline code, safe in a table cell."""
+    text = " ".join(text.split()).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def render_equation_markdown(eq: EquationPlan) -> list[str]:
+    out = [f"**line {eq.line}** {_code(eq.text)}"]
+    rows = []
+    for ix in eq.indices:
+        role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
+        if ix.joined:
+            role += f"; joins {', '.join(_code(f) for f in ix.factors)}"
+        rows.append([_code(ix.name), "?" if ix.extent is None else str(ix.extent),
+                     f"D{ix.domain}", role])
+    if rows:
+        out += [""] + _md_table(["index", "extent", "domain", "role"], rows)
+    if eq.contractions or eq.recursive:
+        out.append("")
+    for c in eq.contractions:
+        out.append(f"- einsum {_code(c.letters)} ({_code(c.einsum)})")
+        for name, op in c.then_project:
+            out.append(f"  - then {op} over {_code(name)}")
+        if c.steps:
+            out.append(f"  - order: {' ; '.join(_code(s) for s in c.steps)}")
+        out.append(f"  - flops: {_num(c.flops)} (naive {_num(c.naive_flops)}), "
+                   f"largest intermediate: {_num(c.largest_intermediate)} elements")
+        if c.note:
+            out.append(f"  - note: {c.note}")
+    if eq.recursive:
+        out.append("- part of a recursive group")
+    return out
+
+
+def render_plan_markdown(plan: ProgramPlan, title: str | None = None) -> str:
+    """The whole plan as Markdown: the same content as `render_plan_text`
+    (tensors, evaluation order, each equation's indices and contractions, total
+    cost), for an editor's preview or hover."""
+    name = title or (plan.path.replace("\\", "/").rsplit("/", 1)[-1] if plan.path else None)
+    out = [f"## Plan{f' of {_code(name)}' if name else ''}", "",
+           f"**Total:** {_num(plan.total_flops)} flops · {len(plan.shapes)} tensors · "
+           f"{len(plan.equations)} equations", "", "### Tensors", ""]
+    out += _md_table(["tensor", "shape"],
+                     [[_code(n), _code(_shape(shape))] for n, shape in plan.shapes])
+    out += ["", "### Evaluation order", ""]
+    recursive = {n for g in plan.recursive_groups for n in g}
+    for step, group in enumerate(plan.order, 1):
+        mark = " — *recursive: evaluated to a fixpoint*" if set(group) & recursive else ""
+        out.append(f"{step}. {', '.join(_code(n) for n in group)}{mark}")
+    if not plan.order:
+        out.append("*(nothing to evaluate)*")
+    out += ["", "### Equations", ""]
+    for eq in plan.equations:
+        out += render_equation_markdown(eq) + [""]
+    if not plan.equations:
+        out += ["*(no equations)*", ""]
+    return "\n".join(out).rstrip() + "\n"

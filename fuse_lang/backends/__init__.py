@@ -27,3 +27,73 @@ def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Any:
 
 def available_backends() -> list[str]:
     return list(BACKENDS)
+
+
+# ------------------------------------------------------------ what is here
+# Per backend: the devices it can use on this machine.  A probe imports its
+# framework, so it runs only when `available_targets()` is first called (never
+# at import), and the answer is cached.
+def _numpy_devices() -> list[str]:
+    return ["cpu"]
+
+
+def _torch_devices() -> list[str]:
+    import torch
+
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices += [f"cuda:{k}" for k in range(torch.cuda.device_count())]
+    mps = getattr(getattr(torch, "backends", None), "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def _jax_devices() -> list[str]:
+    import jax
+
+    devices = ["cpu"]
+    for platform in ("gpu", "tpu"):
+        try:
+            found = jax.devices(platform)
+        except RuntimeError:  # no such platform here
+            continue
+        name = "cuda" if platform == "gpu" else platform
+        devices += [f"{name}:{d.id}" for d in found]
+    return devices
+
+
+DEVICE_PROBES = {"numpy": _numpy_devices, "torch": _torch_devices, "jax": _jax_devices}
+
+
+def _importable(module: str) -> bool:
+    """Whether a module can be imported, without importing it."""
+    import sys
+    from importlib.util import find_spec
+
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def available_targets() -> tuple[tuple[str, str], ...]:
+    """The (backend, device) pairs that can run here: numpy on cpu always; a
+    framework backend only when it is registered and its framework imports, with
+    an accelerator only when the framework reports one.  Cached: call
+    `available_targets.cache_clear()` to probe again."""
+    out: list[tuple[str, str]] = []
+    for name, where in BACKENDS.items():
+        module = where.partition(":")[0]
+        probe = DEVICE_PROBES.get(name, _numpy_devices)
+        if name != "numpy" and not (_importable(name) and _importable(module)):
+            continue
+        try:
+            devices = probe()
+        except Exception:  # noqa: BLE001 - a broken install is simply not available
+            continue
+        out.extend((name, device) for device in devices)
+    return tuple(out)

@@ -60,10 +60,17 @@ def register(server: FuseServer) -> None:
         ls.pull_diagnostics = bool(text_caps and text_caps.diagnostic)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    @safe()
-    def did_change_configuration(ls: FuseServer,
-                                 params: types.DidChangeConfigurationParams) -> None:
-        ls.options.update(params.settings)
+    async def did_change_configuration(ls: FuseServer,
+                                       params: types.DidChangeConfigurationParams) -> None:
+        from .actions import pull_configuration
+
+        try:
+            if params.settings:
+                ls.options.update(params.settings)
+            else:  # "settings changed, ask me": the pull model
+                await pull_configuration(ls)
+        except Exception as error:  # noqa: BLE001
+            ls.log_error("didChangeConfiguration", error)
 
     def publish(ls: FuseServer, uri: str, version: int | None) -> None:
         timers.pop(uri, None)

@@ -1,0 +1,306 @@
+"""The canonical layout of a Fuse program: `format_text(text) -> text`.
+
+The formatter re-spaces the *tokens* of a program; it never adds, drops or
+reorders one, nor moves a statement-ending newline, so the formatted text
+lexes to the same statements of tokens and parses to the same IR (only spans
+move).  It checks the tokens after the fact as well, and gives back the text
+unchanged if that check ever failed; the tests check the IR.  A text
+with syntax errors is not formatted at all.
+
+The layout, one rule each:
+
+- statements start in column 1; one space around `=`, `+=`, `max=`/`min=`/`avg=`,
+  binary `+ - * /`, and between juxtaposed factors; none around `^`/`**` or
+  after a unary `-`; none inside brackets next to them;
+- index lists are compact: `W[i,j]`, `X[i-1,k]`, `Comp[p,p'.]`, `R(x,y)`;
+- call arguments, list items, `export`/`param`/`axis` items are separated by
+  `, `; a keyword argument is `axis=i`;
+- `;` is followed by one space; `?` is attached: `Ancestor(Alice,x)?`;
+- comments stay on their line; a trailing comment follows the code after two
+  spaces; trailing whitespace is dropped;
+- blank lines are kept, three or more become two; none at the start or end;
+- a statement continued over lines keeps its line breaks and the indentation
+  of its continuation lines;
+- in a block of consecutive lines that each hold one single-line equation,
+  source or sink, the operators end in one column (their `=` signs align:
+  `Y[p] max= ...` above `K[i]    = ...`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+from . import ir
+from .lalr import Tok
+from .syntax import _engine, parse
+
+_OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
+_CLOSERS = frozenset(_OPENERS.values())
+_STATEMENT_OPS = frozenset({"EQUAL", "PLUSEQ", "PROJEQ"})
+_OPERAND_END = frozenset({"NAME", "NUMBER", "STRING", "RPAR", "RSQB"})
+_INERT = frozenset({"LPAR", "RPAR", "LSQB", "RSQB", "COMMA", "SEMI"})  # merge with nothing
+_NO_SPACE_BEFORE = frozenset({"RPAR", "RSQB", "COMMA", "SEMI", "QMARK", "DOT", "COLON"})
+
+
+def format_text(text: str) -> str:
+    """The program in its canonical layout; the text itself when it has syntax
+    errors (or, defensively, when re-spacing would change a token)."""
+    parsed = parse(text)
+    if parsed.diagnostics:
+        return text
+    tokens = _engine().lex(text)
+    formatted = _Printer(text, tokens, _index_openers(parsed.program, tokens)).run()
+    if formatted != text and _statements(tokens) != _statements(_engine().lex(formatted)):
+        return text  # never expected: the tests check every corpus program
+    return formatted
+
+
+def respace(text: str) -> str | None:
+    """The canonical layout without the safety check; None for a text with
+    syntax errors.  (`format_text` is what callers want.)"""
+    parsed = parse(text)
+    if parsed.diagnostics:
+        return None
+    tokens = _engine().lex(text)
+    return _Printer(text, tokens, _index_openers(parsed.program, tokens)).run()
+
+
+def same_program(before: str, after: str) -> bool:
+    """Both texts lex to the same statements of tokens and parse to the same IR
+    (spans aside)."""
+    lex = _engine().lex
+    if _statements(lex(before)) != _statements(lex(after)):
+        return False
+    one, two = parse(before), parse(after)
+    return not two.diagnostics and ir_signature(one.program) == ir_signature(two.program)
+
+
+def _statements(tokens: list[Tok]) -> list[tuple[str, str]]:
+    """The tokens as (type, text), with only the newlines that end a statement
+    (outside brackets), runs of them counted once: what the parser sees."""
+    out: list[tuple[str, str]] = []
+    depth = 0
+    for tok in tokens:
+        kind = tok.type
+        if kind == "NL":
+            if depth == 0 and out and out[-1][0] != "NL":
+                out.append(("NL", ""))
+            continue
+        if kind in _OPENERS:
+            depth += 1
+        elif kind in _CLOSERS:
+            depth = max(depth - 1, 0)
+        out.append((kind, tok.value))
+    if out and out[-1][0] == "NL":
+        out.pop()
+    return out
+
+
+def ir_signature(node: Any) -> Any:
+    """A program or node as nested tuples without spans (and without the text)."""
+    if isinstance(node, ir.Program):
+        return tuple(ir_signature(s) for s in node.statements)
+    if dataclasses.is_dataclass(node):
+        return (type(node).__name__,) + tuple(
+            ir_signature(getattr(node, f.name)) for f in dataclasses.fields(node)
+            if f.name != "span" and not f.name.endswith("_span"))
+    if isinstance(node, tuple):
+        return tuple(ir_signature(x) for x in node)
+    return node
+
+
+# ------------------------------------------------------------ bracket kinds
+
+
+def _index_openers(program: ir.Program, tokens: list[Tok]) -> frozenset[int]:
+    """Offsets of the `[`/`(` that open an index list (a reference, not a call)."""
+    starts = {t.start_pos: k for k, t in enumerate(tokens)}
+    out = set()
+    for ref in _all_refs(program):
+        if ref.indices is None:
+            continue
+        k = starts.get(ref.name_span.start)
+        if k is None:
+            continue
+        k += 1
+        while k < len(tokens) and tokens[k].type == "NL":
+            k += 1
+        if k < len(tokens):
+            out.add(tokens[k].start_pos)
+    return frozenset(out)
+
+
+def _all_refs(program: ir.Program):
+    for stmt in program.statements:
+        yield from ir.defined_refs(stmt)
+        for expr in ir.used_exprs(stmt):
+            yield from ir.refs(expr)
+
+
+# ---------------------------------------------------------------- printing
+
+
+@dataclasses.dataclass
+class _Line:
+    kind: str  # "code" | "comment" | "blank"
+    text: str = ""
+    comment: str = ""
+    align: tuple[str, str, str] | None = None  # (lhs, op, rhs) of an alignable statement
+
+
+class _Printer:
+    def __init__(self, text: str, tokens: list[Tok], index_openers: frozenset[int]) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.index_openers = index_openers
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+
+    def run(self) -> str:
+        lines = self._lines()
+        lines = _collapse_blanks(lines)
+        _align(lines)
+        out = []
+        for line in lines:
+            code = line.text
+            if line.align is not None:
+                lhs, op, rhs = line.align
+                code = f"{lhs} {op} {rhs}"
+            if line.comment:
+                code = f"{code}  {line.comment}" if code.strip() else code + line.comment
+            out.append(code.rstrip())
+        return self.newline.join(out) + self.newline if out else ""
+
+    def _lines(self) -> list[_Line]:
+        """Physical lines: their re-spaced code, their comment, alignment info."""
+        text = self.text
+        lines: list[_Line] = []
+        stack: list[str] = []  # bracket kinds: "index" | "call" | "group" | "list"
+        line_tokens: list[Tok] = []
+        line_start = 0
+        for tok in [*self.tokens, Tok("NL", "", len(text), len(text))]:
+            if tok.type != "NL":
+                line_tokens.append(tok)
+                continue
+            depth_before = len(stack)
+            code_end = line_tokens[-1].end_pos if line_tokens else line_start
+            comment = _comment(text[code_end:tok.start_pos])
+            indent = ""
+            if depth_before:  # a continuation line keeps its indentation
+                first = line_tokens[0].start_pos if line_tokens else code_end
+                gap = text[line_start:first]
+                indent = gap[:len(gap) - len(gap.lstrip(" \t\f\r"))]
+            if line_tokens:
+                code, align = self._code(line_tokens, stack, depth_before)
+                lines.append(_Line("code", indent + code, comment, align))
+            elif comment:
+                lines.append(_Line("comment", indent, comment))
+            else:
+                lines.append(_Line("blank"))
+            line_tokens = []
+            line_start = tok.end_pos
+        while lines and lines[-1].kind == "blank":
+            lines.pop()
+        return lines
+
+    def _code(self, toks: list[Tok], stack: list[str], depth_before: int
+              ) -> tuple[str, tuple[str, str, str] | None]:
+        parts: list[str] = []
+        prev: Tok | None = None
+        prev_unary = forced = False
+        op_at: int | None = None
+        statements = 1
+        for tok in toks:
+            kind = tok.type
+            inside = stack[-1] if stack else None
+            unary = kind == "MINUS" and (prev is None or prev.type not in _OPERAND_END)
+            if prev is not None:
+                sep = self._separator(prev, tok, inside, prev_unary)
+                if sep == "" and (forced or (kind not in _INERT and prev.type not in _INERT and
+                                             not _glues(prev.value, tok.value, prev.type, kind))):
+                    sep = " "  # `max = 1` stays apart: `max=` is another token
+                forced = sep == " " and kind == "EQUAL" and inside == "call"
+                parts.append(sep)
+            if kind in _STATEMENT_OPS and not stack and op_at is None:
+                op_at = len(parts)
+            if kind == "SEMI":
+                statements += 1
+            parts.append(tok.value)
+            if kind in _OPENERS:
+                stack.append(self._bracket_kind(tok, prev, inside))
+            elif kind in _CLOSERS and stack:
+                stack.pop()
+            prev, prev_unary = tok, unary
+        code = "".join(parts)
+        single = depth_before == 0 and not stack and statements == 1
+        if single and op_at is not None and toks[0].type in ("NAME", "STRING"):
+            lhs = "".join(parts[:op_at]).rstrip()
+            rhs = "".join(parts[op_at + 1:]).lstrip()
+            return code, (lhs, parts[op_at], rhs)
+        return code, None
+
+    def _bracket_kind(self, tok: Tok, prev: Tok | None, inside: str | None) -> str:
+        if inside == "index" or tok.start_pos in self.index_openers:
+            return "index"
+        if prev is not None and tok.type == "LPAR" and prev.type in ("NAME", "REDUCE"):
+            return "call"  # a builtin, `reduce`, or an unknown function (the checker says so)
+        return "list" if tok.type == "LSQB" else "group"
+
+    @staticmethod
+    def _separator(prev: Tok, tok: Tok, inside: str | None, prev_unary: bool) -> str:
+        a, b = prev.type, tok.type
+        if inside == "index":
+            return ""
+        if b in _NO_SPACE_BEFORE or a in _OPENERS or prev_unary:
+            return ""
+        if a == "POW" or b == "POW":
+            return ""
+        if b in ("LPAR", "LSQB") and a in ("NAME", "REDUCE"):
+            return ""
+        if inside == "call" and (a == "EQUAL" or b == "EQUAL"):
+            return ""
+        return " "
+
+
+def _comment(gap: str) -> str:
+    at = gap.find("#")
+    return gap[at:].rstrip() if at >= 0 else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _glues(left: str, right: str, left_type: str, right_type: str) -> bool:
+    """Whether `left` and `right` written together still lex as those two tokens."""
+    got = _engine().lex(left + right)
+    return [(t.type, t.value) for t in got] == [(left_type, left), (right_type, right)]
+
+
+def _collapse_blanks(lines: list[_Line]) -> list[_Line]:
+    out: list[_Line] = []
+    run = 0
+    for line in lines:
+        if line.kind == "blank":
+            run += 1
+            if run > 2 or not out:
+                continue
+        else:
+            run = 0
+        out.append(line)
+    return out
+
+
+def _align(lines: list[_Line]) -> None:
+    """Pad the left-hand sides of each block of alignable lines to one width."""
+    k = 0
+    while k < len(lines):
+        if lines[k].align is None:
+            k += 1
+            continue
+        end = k
+        while end < len(lines) and lines[end].align is not None:
+            end += 1
+        # the `=` of every operator in one column: `Y[p] max= ...` under `K[i] = ...`
+        width = max(len(a[0]) + len(a[1]) for a in (ln.align for ln in lines[k:end]) if a)
+        for line in lines[k:end]:
+            lhs, op, rhs = line.align  # type: ignore[misc]
+            line.align = (lhs.ljust(width - len(op)), op, rhs)
+        k = end

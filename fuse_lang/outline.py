@@ -1,0 +1,350 @@
+"""The shape of a program at a glance, as plain data: its tensors grouped by
+kind (document and workspace symbols), a classification of every token
+(semantic highlighting), the inferred shape after each left-hand side (inlay
+hints) and the regions an editor can fold.
+
+Everything is in the engine's terms (0-based character offsets, spans); the
+language server converts to LSP positions and types.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from . import ir
+from .check import Analysis, TensorInfo
+from .span import Span
+
+# ---------------------------------------------------------------- symbols
+
+# (group label, the TensorInfo kinds it holds), in the order an outline shows them
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sources", ("source", "relation source")),
+    ("params", ("param",)),
+    ("Boolean relations", ("Boolean relation",)),
+    ("dense tensors", ("dense",)),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineSymbol:
+    """One tensor: `span` is its first defining statement, `name_span` the name there."""
+
+    name: str
+    kind: str  # TensorInfo.kind: "dense" | "Boolean relation" | "param" | "source" | ...
+    detail: str  # the shape with each axis' index: "[p:6, d:4]", "scalar"
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineGroup:
+    label: str  # "sources" | "params" | "Boolean relations" | "dense tensors"
+    span: Span  # covers its symbols' spans
+    symbols: tuple[OutlineSymbol, ...]  # in text order
+
+
+def shape_detail(info: TensorInfo) -> str:
+    """`[p:6, d:4]` (`?` for an unknown extent), `scalar` for a 0-d tensor."""
+    parts = []
+    for axis in info.axes:
+        if axis.virtual:
+            continue
+        extent = "?" if axis.extent is None else str(axis.extent)
+        parts.append(f"{axis.index}:{extent}" if axis.index else extent)
+    return "[" + ", ".join(parts) + "]" if parts else "scalar"
+
+
+def tensor_symbols(analysis: Analysis) -> tuple[OutlineSymbol, ...]:
+    """Every tensor the program defines, in order of its first definition."""
+    statements = analysis.program.statements
+    found = []
+    for info in analysis.tensors.values():
+        if not info.definitions or not info.statements:
+            continue
+        stmt = statements[info.statements[0]]
+        name_span = info.definitions[0]
+        span = stmt.span.cover(name_span)
+        found.append(OutlineSymbol(info.name, info.kind, shape_detail(info), span, name_span))
+    return tuple(sorted(found, key=lambda s: (s.name_span.start, s.name)))
+
+
+def document_outline(analysis: Analysis) -> tuple[OutlineGroup, ...]:
+    """The tensors grouped by kind (sources, params, relations, dense); empty groups left out."""
+    symbols = tensor_symbols(analysis)
+    groups = []
+    for label, kinds in GROUPS:
+        members = tuple(s for s in symbols if s.kind in kinds)
+        if not members:
+            continue
+        span = Span(min(s.span.start for s in members), max(s.span.end for s in members))
+        groups.append(OutlineGroup(label, span, members))
+    return tuple(groups)
+
+
+def matches_query(query: str, name: str) -> bool:
+    """Case-insensitive subsequence match: `qk` matches `QueryKey`; `` matches all."""
+    rest = iter(name.lower())
+    return all(char in rest for char in query.lower())
+
+
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
+
+
+def fuse_files(roots: Iterable[str | Path], limit: int = 500,
+               max_bytes: int = 2 * 1024 * 1024, max_folders: int = 10_000) -> tuple[Path, ...]:
+    """The `*.fuse` files under `roots` (hidden folders skipped), at most `limit`,
+    leaving out files larger than `max_bytes`; the walk stops after `max_folders`
+    folders (a workspace opened at a home folder stays cheap).  Sorted per folder."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    folders = 0
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            folders += 1
+            if folders > max_folders:
+                return tuple(found)
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+            for name in sorted(files):
+                if not name.endswith(".fuse"):
+                    continue
+                path = Path(folder) / name
+                try:
+                    if not path.is_file() or path.stat().st_size > max_bytes:
+                        continue
+                    resolved = path.resolve()
+                except OSError:
+                    continue
+                if resolved in seen:
+                    continue
+                seen.add(resolved)
+                found.append(path)
+                if len(found) >= limit:
+                    return tuple(found)
+    return tuple(found)
+
+
+# -------------------------------------------------------- semantic tokens
+
+TOKEN_TYPES: tuple[str, ...] = (
+    "variable",    # a dense tensor
+    "type",        # a Boolean relation
+    "parameter",   # an index variable (local to its statement)
+    "function",    # a builtin, or a projection op of `reduce(op, ...)`
+    "enumMember",  # a symbol constant: `Alice` in `Parent(Alice, x)`
+    "number",      # a number, or an integer constant index `Obs[0,o]`
+    "string",      # a file path
+    "keyword",     # export, axis, param, reduce
+    "comment",
+    "property",    # a keyword argument's name: `axis=`, `k=`, `eps=`
+)
+TOKEN_MODIFIERS: tuple[str, ...] = (
+    "declaration",     # the name on a defining left-hand side (tensor or index)
+    "readonly",        # a source: its data comes from a file
+    "defaultLibrary",  # a builtin
+    "output",          # an index variable kept on the left-hand side
+    "projected",       # an index variable projected away (summed, max, ...)
+    "free",            # an index variable of a sink or query, neither kept nor projected
+    "param",           # a learnable tensor
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticToken:
+    span: Span  # never spans lines
+    type: str  # one of TOKEN_TYPES
+    modifiers: tuple[str, ...] = ()  # from TOKEN_MODIFIERS
+
+
+_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce)(?![A-Za-z0-9_'])")
+_DIGITS = re.compile(r"(?<![A-Za-z0-9_'.])\d+")
+
+
+def comment_spans(text: str) -> tuple[Span, ...]:
+    """Every comment: a `#` outside a string, to the end of its line."""
+    return tuple(span for kind, span in _lexical(text) if kind == "comment")
+
+
+def _lexical(text: str) -> Iterator[tuple[str, Span]]:
+    """Comments, strings and keywords, found from the text alone (a statement
+    with a syntax error still shows them)."""
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        i = 0
+        code_start = 0
+        n = len(body)
+        while i < n:
+            char = body[i]
+            if char == "#":
+                yield from _keywords(body, code_start, i, offset)
+                yield "comment", Span(offset + i, offset + n)
+                code_start = i = n
+                break
+            if char == '"':
+                yield from _keywords(body, code_start, i, offset)
+                j = i + 1
+                while j < n and body[j] != '"':
+                    j += 2 if body[j] == "\\" else 1
+                end = min(j + 1, n)
+                yield "string", Span(offset + i, offset + end)
+                code_start = i = end
+                continue
+            i += 1
+        yield from _keywords(body, code_start, n, offset)
+        offset += len(line)
+
+
+def _keywords(body: str, start: int, end: int, offset: int) -> Iterator[tuple[str, Span]]:
+    if start >= end:
+        return
+    for match in _KEYWORD.finditer(body, start, end):
+        yield "keyword", Span(offset + match.start(), offset + match.end())
+
+
+def semantic_tokens(analysis: Analysis, within: Span | None = None) -> tuple[SemanticToken, ...]:
+    """Every classified token, sorted and non-overlapping (when two claim the
+    same text, the more specific one from the program's structure wins)."""
+    tokens = list(_structural_tokens(analysis))
+    tokens.extend(SemanticToken(span, kind) for kind, span in _lexical(analysis.text))
+    # structure first (stable sort): a kwarg `axis=` is a property, not the keyword
+    order = sorted(range(len(tokens)), key=lambda k: (tokens[k].span.start, k))
+    result: list[SemanticToken] = []
+    end = -1
+    for k in order:
+        token = tokens[k]
+        if token.span.start < end or token.span.end <= token.span.start:
+            continue
+        if within is not None and (token.span.end <= within.start
+                                   or token.span.start >= within.end):
+            continue
+        result.append(token)
+        end = token.span.end
+    return tuple(result)
+
+
+def _structural_tokens(analysis: Analysis) -> Iterator[SemanticToken]:
+    # index variables first: a bare name that is an index's value is an index
+    for roles in analysis.roles.values():
+        for role in roles:
+            for occ in role.occurrences:
+                if occ.form == "slice":
+                    continue
+                mods = ("declaration", role.role) if occ.lhs else (role.role,)
+                yield SemanticToken(occ.span, "parameter", mods)
+    for stmt in analysis.program.statements:
+        if isinstance(stmt, ir.AxisDecl):
+            yield SemanticToken(stmt.name_span, "parameter", ("declaration",))
+            yield SemanticToken(stmt.extent_span, "number")
+            continue
+        if isinstance(stmt, (ir.Source, ir.Sink)):
+            yield SemanticToken(stmt.path.span, "string")
+        for ref in ir.defined_refs(stmt):
+            yield from _ref_tokens(analysis, ref, declaration=True)
+        for expr in ir.used_exprs(stmt):
+            for node in ir.walk(expr):
+                if isinstance(node, ir.Ref):
+                    yield from _ref_tokens(analysis, node, declaration=False)
+                elif isinstance(node, ir.Call):
+                    yield SemanticToken(node.name_span, "function", ("defaultLibrary",))
+                    for keyword in node.kwargs:
+                        yield SemanticToken(keyword.name_span, "property")
+                elif isinstance(node, ir.Reduce):
+                    yield SemanticToken(node.op_span, "function", ("defaultLibrary",))
+                elif isinstance(node, ir.Number):
+                    yield SemanticToken(node.span, "number")
+                elif isinstance(node, ir.String):
+                    yield SemanticToken(node.span, "string")
+
+
+def _ref_tokens(analysis: Analysis, ref: ir.Ref, declaration: bool) -> Iterator[SemanticToken]:
+    info = analysis.tensors.get(ref.name)
+    boolean = info.boolean if info is not None else ref.paren
+    mods: list[str] = ["declaration"] if declaration else []
+    if info is not None and info.kind in ("source", "relation source"):
+        mods.append("readonly")
+    if info is not None and info.kind == "param":
+        mods.append("param")
+    yield SemanticToken(ref.name_span, "type" if boolean else "variable", tuple(mods))
+    for index in ref.indices or ():
+        if isinstance(index, ir.IndexConst):
+            yield SemanticToken(index.span, "enumMember" if index.is_symbol else "number")
+        elif not isinstance(index, ir.IndexVar):
+            # the integers inside `t+1`, `x/2`, `4:8`
+            for match in _DIGITS.finditer(analysis.text, index.span.start, index.span.end):
+                yield SemanticToken(Span(match.start(), match.end()), "number")
+
+
+# ------------------------------------------------------------ inlay hints
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeHint:
+    offset: int  # just after the left-hand side reference
+    label: str  # ": (6, 4)"
+    tensor: str
+    tooltip: str  # "Attn: dense [p:6, dv:4]"
+
+
+def shape_label(info: TensorInfo) -> str:
+    extents = ["?" if extent is None else str(extent) for extent in info.shape]
+    inner = ", ".join(extents) + ("," if len(extents) == 1 else "")
+    return f": ({inner})"
+
+
+def shape_hints(analysis: Analysis, within: Span | None = None) -> tuple[ShapeHint, ...]:
+    """The inferred shape after the LHS of each equation and source (within `within`)."""
+    hints = []
+    for stmt in analysis.program.statements:
+        if not isinstance(stmt, (ir.Equation, ir.Source)):
+            continue
+        offset = stmt.lhs.span.end
+        if within is not None and not within.start <= offset <= within.end:
+            continue
+        info = analysis.tensors.get(stmt.lhs.name)
+        if info is None:
+            continue
+        hints.append(ShapeHint(offset, shape_label(info), info.name,
+                               f"{info.name}: {info.kind} {shape_detail(info)}"))
+    return tuple(hints)
+
+
+# ---------------------------------------------------------------- folding
+
+
+@dataclass(frozen=True, slots=True)
+class Fold:
+    span: Span  # from the first line folded to the last
+    kind: str  # "comment" | "region"
+
+
+def folding_ranges(analysis: Analysis) -> tuple[Fold, ...]:
+    """Runs of two or more whole-line comments, and statements over several lines."""
+    lines = analysis.lines
+    folds: list[Fold] = []
+    run: list[Span] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            folds.append(Fold(Span(run[0].start, run[-1].end), "comment"))
+        run.clear()
+
+    previous_line = -2
+    for span in comment_spans(analysis.text):
+        line, column = lines.position(span.start)
+        whole_line = not lines.line_text(line)[:column].strip()
+        if not whole_line or line != previous_line + 1:
+            close()
+        if whole_line:
+            run.append(span)
+            previous_line = line
+        else:
+            previous_line = -2
+    close()
+    for stmt in analysis.program.statements:
+        if lines.position(stmt.span.start)[0] < lines.position(stmt.span.end)[0]:
+            folds.append(Fold(stmt.span, "region"))
+    return tuple(sorted(folds, key=lambda f: (f.span.start, -f.span.end)))

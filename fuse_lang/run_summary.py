@@ -1,0 +1,154 @@
+"""A run's result as plain, JSON-able data: what an editor shows after `run`.
+
+Per export and per query: shape, dtype, statistics over the finite values
+(min, max, mean, std), how many values are not finite, and a preview of the
+first values; Boolean queries also list their matching tuples by name.
+`RunSummary.message()` is the one-line report ("Ran a.fuse on cpu (numpy):
+Attn (6, 4), Comp (6, 6) in 12 ms").
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .engine import QueryAnswer, RunResult
+
+PREVIEW = 8  # values shown per array
+MESSAGE_ITEMS = 4  # results named in the one-line message
+
+
+@dataclass(frozen=True, slots=True)
+class ArraySummary:
+    shape: tuple[int, ...]
+    dtype: str
+    size: int
+    min: float | None  # over the finite values; None when there are none
+    max: float | None
+    mean: float | None
+    std: float | None
+    nonfinite: int  # how many values are NaN or infinite
+    preview: tuple[float, ...]  # the first values, in C order
+    truncated: bool  # whether the array has more values than the preview
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "dtype": self.dtype, "size": self.size,
+                "min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
+                "nonfinite": self.nonfinite, "preview": [_json_float(v) for v in self.preview],
+                "truncated": self.truncated}
+
+
+@dataclass(frozen=True, slots=True)
+class QuerySummary:
+    text: str  # the query as written: "Ancestor(Alice, x)?"
+    tensor: str
+    free: tuple[str, ...]  # its variables, one per axis of the value
+    boolean: bool
+    tuples: tuple[tuple[Any, ...], ...] | None  # Boolean queries: matching tuples, by name
+    value: ArraySummary
+
+    @property
+    def answer(self) -> str:
+        """A short answer: "yes"/"no", the number of tuples, or the shape."""
+        if self.tuples is None:
+            return _shape(self.value.shape)
+        if not self.free:
+            return "yes" if self.tuples else "no"
+        n = len(self.tuples)
+        return f"{n} answer{'' if n == 1 else 's'}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"text": self.text, "tensor": self.tensor, "free": list(self.free),
+                               "boolean": self.boolean, "answer": self.answer,
+                               **self.value.to_json()}
+        if self.tuples is not None:
+            out["tuples"] = [list(t) for t in self.tuples]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    program: str  # the file name (or "program")
+    backend: str
+    device: str
+    elapsed_ms: float
+    outputs: tuple[tuple[str, ArraySummary], ...]
+    queries: tuple[QuerySummary, ...]
+    sinks: tuple[str, ...]  # files written
+    target: str | None = None  # what was asked for, when not the whole program
+
+    def to_json(self) -> dict[str, Any]:
+        return {"program": self.program, "backend": self.backend, "device": self.device,
+                "elapsed_ms": round(self.elapsed_ms, 3), "target": self.target,
+                "outputs": {name: s.to_json() for name, s in self.outputs},
+                "queries": [q.to_json() for q in self.queries], "sinks": list(self.sinks),
+                "message": self.message()}
+
+    def message(self) -> str:
+        items = [f"{name} {_shape(s.shape)}" for name, s in self.outputs]
+        items += [f"{q.text} {q.answer}" for q in self.queries]
+        if len(items) > MESSAGE_ITEMS:
+            items = items[:MESSAGE_ITEMS] + [f"and {len(items) - MESSAGE_ITEMS} more"]
+        what = ", ".join(items) or "nothing to show"
+        wrote = f"; wrote {len(self.sinks)} file{'' if len(self.sinks) == 1 else 's'}" \
+            if self.sinks else ""
+        return (f"Ran {self.program} on {self.device} ({self.backend}): {what} "
+                f"in {_ms(self.elapsed_ms)}{wrote}")
+
+
+def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
+    a = np.asarray(array)
+    flat = a.ravel()
+    numeric = a.dtype.kind in "biuf"
+    values = flat.astype(np.float64) if numeric else np.zeros(0)
+    finite = values[np.isfinite(values)] if numeric else values
+    stats: tuple[float | None, ...] = (None, None, None, None)
+    if finite.size:
+        stats = (float(finite.min()), float(finite.max()), float(finite.mean()),
+                 float(finite.std()))
+    shown = tuple(float(v) for v in values[:preview]) if numeric else ()
+    return ArraySummary(tuple(int(n) for n in a.shape), str(a.dtype), int(a.size), *stats,
+                        int(values.size - finite.size), shown, int(a.size) > preview)
+
+
+def summarize_query(answer: QueryAnswer) -> QuerySummary:
+    """A Boolean query (the engine gives it tuples) keeps its tuples, by name."""
+    tuples = None if answer.tuples is None else tuple(
+        tuple(_plain(v) for v in t) for t in answer.tuples)
+    return QuerySummary(answer.text, answer.tensor, tuple(answer.free), tuples is not None,
+                        tuples, summarize_array(answer.value))
+
+
+def summarize_run(result: RunResult, *, program: str = "program", backend: str = "numpy",
+                  device: str = "cpu", elapsed_s: float = 0.0,
+                  target: str | None = None) -> RunSummary:
+    return RunSummary(program, backend, device, elapsed_s * 1000.0,
+                      tuple((name, summarize_array(a)) for name, a in result.outputs.items()),
+                      tuple(summarize_query(q) for q in result.queries),
+                      tuple(str(s) for s in result.sinks), target)
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _ms(ms: float) -> str:
+    if ms >= 10_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms:.0f} ms" if ms >= 1 else f"{ms:.2f} ms"
+
+
+def _json_float(v: float) -> float | str:
+    """JSON has no NaN or infinity: those become the strings "nan", "inf", "-inf"."""
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _plain(v: Any) -> Any:
+    """A tuple element as JSON data: a symbol's name or an integer position."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

@@ -1,0 +1,196 @@
+"""Running a document from the editor (`fuse.run`): only on request, off the
+event loop, with work-done progress, and cancellable.
+
+Cancellation comes from `$/cancelRequest` for the command's request or from
+`window/workDoneProgress/cancel` for its progress token.  Either sets a
+CancelToken that the run checks before every backend operation
+(fuse_lang.cancellation), so the run stops there; whatever it would have
+returned is discarded.  Sinks are written at the very end of a run, so a
+run cancelled while it computes writes none.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from fuse_lang.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.engine import CompiledProgram, FuseError, compile
+from fuse_lang.run_summary import summarize_run
+from fuse_lang.run_targets import TargetError, restrict
+
+from .server import FuseServer
+
+REPORT_EVERY_S = 0.25  # progress reports while a run is going
+STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its next check
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    uri: str
+    name: str  # the file name, for messages
+    path: str | None
+    base_dir: Path
+    backend: str
+    device: str
+    targets: tuple[str, ...]  # exports or query texts; empty: the whole program
+
+
+def parse_request(ls: FuseServer, args: tuple[Any, ...]) -> RunRequest:
+    """`[uri, {backend?, device?, target?}]`; target: a name, a query, or a list of them."""
+    if not args or not isinstance(args[0], str):
+        raise ValueError("fuse.run takes [uri, {backend?, device?, target?}]")
+    uri = args[0]
+    extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
+    target = extra.get("target")
+    targets = tuple(target) if isinstance(target, (list, tuple)) else \
+        ((target,) if isinstance(target, str) and target.strip() else ())
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return RunRequest(uri, document_name(uri), path, Path(path).parent if path else Path.cwd(),
+                      str(extra.get("backend") or ls.options.backend),
+                      str(extra.get("device") or ls.options.device),
+                      tuple(str(t) for t in targets))
+
+
+def document_name(uri: str) -> str:
+    """The file name of a document, for messages."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(path).name if path else uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+class Progress:
+    """Work-done progress for one run, when the client supports it (else silent)."""
+
+    def __init__(self, ls: FuseServer, token: str | None) -> None:
+        self.ls = ls
+        self.token = token
+
+    @classmethod
+    async def start(cls, ls: FuseServer, title: str, cancel: CancelToken) -> "Progress":
+        window = ls.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return cls(ls, None)
+        token = f"fuse.run/{uuid.uuid4()}"
+        try:
+            await ls.work_done_progress.create_async(token)
+        except Exception as error:  # noqa: BLE001 - the client refused: run without
+            ls.log_error("creating a progress token", error)
+            return cls(ls, None)
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title=title, cancellable=True, message="checking"))
+        # the client's cancel button cancels this future (pygls keeps one per token)
+        future = ls.work_done_progress.tokens.get(token)
+        if future is not None:
+            future.add_done_callback(lambda f: cancel.cancel() if f.cancelled() else None)
+        return cls(ls, token)
+
+    def report(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.report(self.token,
+                                              types.WorkDoneProgressReport(message=message))
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
+    """Cancel the run when the client cancels the request it came in.
+
+    pygls answers `$/cancelRequest` by cancelling the request's future, but keeps
+    no public handle on it: it is looked up by the request's id."""
+    futures = getattr(ls.protocol, "_request_futures", None)
+    msg_id = ls.protocol.msg_id
+    future = futures.get(msg_id) if isinstance(futures, dict) and msg_id is not None else None
+    if future is not None:
+        future.add_done_callback(lambda f: cancel.cancel() if f.cancelled() else None)
+
+
+def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
+    return compile(text, backend=request.backend, device=request.device,
+                   base_dir=request.base_dir, path=request.path,
+                   memory_limit=ls.options.memory_limit)
+
+
+async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | None:
+    """Run the document; the result as JSON data (`ok` false with `error` on failure)."""
+    cancel = CancelToken()
+    watch_request(ls, cancel)
+    where = f"{request.device} ({request.backend})"
+    progress = await Progress.start(ls, f"Running {request.name} on {where}", cancel)
+    started = time.perf_counter()
+    try:
+        analysis, _ = ls.analysis(request.uri)
+        text = restrict(analysis, request.targets) if request.targets else analysis.text
+        program = await asyncio.to_thread(_compile, request, text, ls)
+        if cancel.cancelled:
+            raise Cancelled("the run was cancelled")
+        cancellable(program, cancel)
+        progress.report(f"running on {where}")
+        write = ls.options.allow_sink_writes and not request.targets
+        job = asyncio.ensure_future(asyncio.to_thread(program.execute, None, write_sinks=write))
+        result = await _follow(job, cancel, progress, started)
+    except (Cancelled, asyncio.CancelledError) as stop:
+        return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
+    except (FuseError, TargetError) as error:
+        return _failed(ls, request, progress, f"{request.name}: {error}")
+    except Exception as error:  # noqa: BLE001 - an engine bug is still one message
+        ls.log_error("fuse.run", error)
+        return _failed(ls, request, progress,
+                       f"{request.name}: internal error: {type(error).__name__}: {error}")
+    summary = summarize_run(result, program=request.name, backend=request.backend,
+                            device=request.device, elapsed_s=time.perf_counter() - started,
+                            target=", ".join(request.targets) or None)
+    progress.end(f"done in {summary.elapsed_ms:.0f} ms")
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
+                                                   message=summary.message()))
+    return {"ok": True, **summary.to_json()}
+
+
+async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
+                  started: float) -> Any:
+    """Wait for the run, reporting progress; on a cancel, wait (a while) for it to stop."""
+    while not job.done():
+        await asyncio.wait({job}, timeout=REPORT_EVERY_S)
+        if cancel.cancelled:
+            await asyncio.wait({job}, timeout=STOP_WAIT_S)
+            if job.done():
+                job.exception()  # retrieved: the result is discarded either way
+            raise _Stopped(job.done())
+        if not job.done():
+            progress.report(f"running: {time.perf_counter() - started:.1f} s, "
+                            f"{cancel.operations} operations")
+    return job.result()
+
+
+class _Stopped(Cancelled):
+    def __init__(self, stopped: bool) -> None:
+        super().__init__("the run was cancelled")
+        self.stopped = stopped  # whether the run itself has ended
+
+
+def _cancelled(ls: FuseServer, request: RunRequest, progress: Progress, started: float,
+               stopped: bool) -> dict[str, Any]:
+    ms = (time.perf_counter() - started) * 1000
+    progress.end("cancelled")
+    state = (f"stopped after {ms:.0f} ms" if stopped else
+             f"is still in one operation after {ms:.0f} ms and stops at the next")
+    ls.window_log_message(types.LogMessageParams(
+        type=types.MessageType.Info,
+        message=f"fuse.run: the run of {request.name} was cancelled and {state}; "
+                "its result is discarded"))
+    return {"ok": False, "cancelled": True, "error": "cancelled"}
+
+
+def _failed(ls: FuseServer, request: RunRequest, progress: Progress,
+            message: str) -> dict[str, Any]:
+    progress.end("failed")
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+    return {"ok": False, "error": message}

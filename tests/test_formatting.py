@@ -1,0 +1,229 @@
+"""The formatter: one canonical layout, idempotent, never a change of meaning."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from fuse_lang import parse
+from fuse_lang.formatting import format_text, ir_signature, respace, same_program
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MESSY = """\
+
+
+# a comment   \t
+X[ p , d ]=   "x.npy"      # the input
+W[e,d]="w.npy"
+H[p,e]=relu( W[e,d]X[p,d] )
+Y[p]max=H[p,e]
+K[i,i'] = exp(-( X[i,j]-X[i',j] )^2/Var)
+
+
+
+Z[i] = W[i,
+   j]  *  X[j]   # continued
+A = const([ 1,2 , -3 ]) ; B=const( 2 )
+Parent( Alice , Bob )
+Ancestor( Alice , x ) ?
+S[i] = softmax(X[i,j], axis = j)  -  2*-X[i,k]**-2
+R[i] = reduce( max , j )A[i,j]B[j]
+X[i,*t+1] = sig(W[i,j] X[j, *t])
+P[x/2] = F[ x ]
+Comp[p,p' .] = softmax(Q[p,dk] K[p',dk])
+export H , Y
+axis i=2 , j=3
+param W1[h,j] , W2[i,h]
+"out.npy"=Y[p]
+  Q [ i ] = W[i, 1:3]   # indented statement
+
+
+"""
+
+FORMATTED = """\
+# a comment
+X[p,d]  = "x.npy"  # the input
+W[e,d]  = "w.npy"
+H[p,e]  = relu(W[e,d] X[p,d])
+Y[p] max= H[p,e]
+K[i,i'] = exp(-(X[i,j] - X[i',j])^2 / Var)
+
+
+Z[i] = W[i,
+   j] * X[j]  # continued
+A = const([1, 2, -3]); B = const(2)
+Parent(Alice,Bob)
+Ancestor(Alice,x)?
+S[i]        = softmax(X[i,j], axis=j) - 2 * -X[i,k]**-2
+R[i]        = reduce(max, j) A[i,j] B[j]
+X[i,*t+1]   = sig(W[i,j] X[j,*t])
+P[x/2]      = F[x]
+Comp[p,p'.] = softmax(Q[p,dk] K[p',dk])
+export H, Y
+axis i = 2, j = 3
+param W1[h,j], W2[i,h]
+"out.npy" = Y[p]
+Q[i]      = W[i,1:3]  # indented statement
+"""
+
+
+def test_the_canonical_layout():
+    assert format_text(MESSY) == FORMATTED
+
+
+def test_formatting_is_idempotent_and_keeps_the_program():
+    assert format_text(FORMATTED) == FORMATTED
+    assert same_program(MESSY, FORMATTED)
+    assert ir_signature(parse(MESSY).program) == ir_signature(parse(FORMATTED).program)
+
+
+def test_a_text_with_syntax_errors_is_left_alone():
+    text = "Y[i]=W[i,j]  X[j]\nZ = W[i,\n"
+    assert respace(text) is None
+    assert format_text(text) == text
+
+
+def test_tokens_that_would_merge_keep_a_space():
+    # `max = 1` written `max=1` would lex as the projection operator `max=`
+    text = "Y[i] = softmax(X[i], max = 1)\n"
+    assert format_text(text) == text
+    assert format_text("Y = 2  e5\n") == "Y = 2 e5\n"  # not the number 2e5
+
+
+def test_a_bare_name_before_parentheses_stays_a_reference():
+    # `Dk (W[i,j])` is read as the reference `Dk(...)`: the formatter shows that
+    text = "Y[i] = A[i] (B[i] + C[i])\n"
+    assert format_text(text) == text
+
+
+def test_line_endings_blank_lines_and_comment_only_files():
+    assert format_text("A = 1\r\nB=2\r\n") == "A = 1\r\nB = 2\r\n"
+    assert format_text("A = 1\n\n\n\n\nB = 2") == "A = 1\n\n\nB = 2\n"
+    assert format_text("  # only a comment  ") == "# only a comment\n"
+    assert format_text("") == ""
+    assert format_text("\n\n") == ""
+
+
+def test_alignment_is_per_block_of_single_line_equations():
+    text = "A[i] = 1\nLong[i,j] = 2\n# breaks the block\nB = 3\nCc[k] max= 4\nexport A\nD = 5\n"
+    assert format_text(text) == ("A[i]      = 1\nLong[i,j] = 2\n# breaks the block\n"
+                                 "B        = 3\nCc[k] max= 4\nexport A\nD = 5\n")
+
+
+# ------------------------------------------------------------- corpora
+
+
+def _corpus() -> list[str]:
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.fuse"))]
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                texts.append(node.value)
+    return [t for t in texts if parse(t).program.statements and not parse(t).diagnostics]
+
+
+def test_every_example_and_test_program_keeps_its_meaning():
+    corpus = _corpus()
+    assert len(corpus) > 200
+    for text in corpus:
+        raw = respace(text)
+        assert raw is not None
+        assert same_program(text, raw), text  # the safety net is never what saves it
+        assert respace(raw) == raw, text
+
+
+# ---------------------------------------------------------- generated
+
+_ws = st.sampled_from(["", " ", "  ", "\t"])
+_gap = st.sampled_from([" ", "  ", "\t "])
+_var = st.sampled_from(["i", "j", "k", "p'", "dk"])
+_tensor = st.sampled_from(["A", "B", "Xq", "W1", "Dk"])
+
+
+@st.composite
+def _index(draw):
+    var = draw(_var)
+    form = draw(st.sampled_from(["var", "shift", "const", "slice", "div", "sum"]))
+    w = draw(_ws)
+    return {"var": var, "shift": f"{var}{w}+{w}1", "const": draw(st.sampled_from(["0", "Alice"])),
+            "slice": f"1{w}:{w}3", "div": f"{var}{w}/{w}2", "sum": f"{var}{w}+{w}dx"}[form]
+
+
+@st.composite
+def _ref(draw):
+    name = draw(_tensor)
+    indices = draw(st.lists(_index(), min_size=0, max_size=3))
+    if not indices:
+        return name
+    sep = draw(st.sampled_from([",", ", ", " ,", ",\n   "]))
+    open_, close = draw(st.sampled_from([("[", "]"), ("(", ")")]))
+    w = draw(_ws)
+    return f"{name}{open_}{w}{sep.join(indices)}{w}{close}"
+
+
+def _expr():
+    atom = st.one_of(_ref(), st.sampled_from(["2", "0.5", "1e-5", ".5"]))
+
+    def extend(inner):
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "^", "**"]), _ws, inner)
+            .map(lambda t: f"{t[0]}{t[2]}{t[1]}{t[2]}{t[3]}"),
+            st.tuples(inner, _gap, _ref()).map(lambda t: f"{t[0]}{t[1]}{t[2]}"),
+            st.tuples(_ws, inner).map(lambda t: f"({t[0]}{t[1]}{t[0]})"),
+            st.tuples(_ws, inner).map(lambda t: f"-{t[0]}{t[1]}"),
+            st.tuples(st.sampled_from(["relu", "exp", "sig", "max"]), _ws, inner, inner)
+            .map(lambda t: f"{t[0]}({t[1]}{t[2]},{t[1]}{t[3]})" if t[0] in ("sig", "max")
+                 else f"{t[0]}({t[1]}{t[2]})"),
+            st.tuples(_ws, inner).map(lambda t: f"reduce({t[0]}max,{t[0]}j){t[0] or ' '}{t[1]}"),
+        )
+
+    return st.recursive(atom, extend, max_leaves=6)
+
+
+@st.composite
+def _statement(draw):
+    kind = draw(st.sampled_from(["eq", "eq", "eq", "source", "fact", "query", "export", "axis",
+                                 "comment", "blank"]))
+    w = draw(_ws)
+    if kind == "eq":
+        op = draw(st.sampled_from(["=", "+=", "max=", "avg="]))
+        line = f"{draw(_ref())}{w}{op}{w}{draw(_expr())}"
+    elif kind == "source":
+        line = f'{draw(_ref())}{w}={w}"data/x.npy"'
+    elif kind == "fact":
+        line = f"Parent({w}Alice{w},{w}Bob{w})"
+    elif kind == "query":
+        line = f"{draw(_ref())}{w}?"
+    elif kind == "export":
+        line = f"export A{w},{w}B"
+    elif kind == "axis":
+        line = f"axis i{w}={w}3"
+    elif kind == "comment":
+        line = f"{w}# note {draw(st.integers(0, 9))}"
+    else:
+        line = w
+    if kind not in ("comment", "blank") and draw(st.booleans()):
+        line += f"{draw(_gap)}# trailing"
+    return draw(_ws) + line + w
+
+
+@given(st.lists(_statement(), min_size=1, max_size=8),
+       st.sampled_from(["\n", "\n", "; "]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
+                                                                   HealthCheck.too_slow])
+def test_generated_programs_keep_their_meaning_and_format_once(lines, joiner):
+    if joiner == "; " and any("#" in line for line in lines):
+        joiner = "\n"
+    text = joiner.join(lines)
+    assume(not parse(text).diagnostics)
+    raw = respace(text)
+    assert raw is not None
+    assert same_program(text, raw)
+    assert respace(raw) == raw
