@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from . import ir
 from .check import Analysis, TensorInfo
@@ -152,8 +152,9 @@ TOKEN_MODIFIERS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SemanticToken:
+class SemanticToken(NamedTuple):
+    """A classified piece of text (a named tuple: a document has thousands)."""
+
     span: Span  # never spans lines
     type: str  # one of TOKEN_TYPES
     modifiers: tuple[str, ...] = ()  # from TOKEN_MODIFIERS
@@ -211,10 +212,10 @@ def semantic_tokens(analysis: Analysis, within: Span | None = None) -> tuple[Sem
     tokens = list(_structural_tokens(analysis))
     tokens.extend(SemanticToken(span, kind) for kind, span in _lexical(analysis.text))
     # structure first (stable sort): a kwarg `axis=` is a property, not the keyword
-    order = sorted(range(len(tokens)), key=lambda k: (tokens[k].span.start, k))
+    order = sorted((token.span.start, k) for k, token in enumerate(tokens))
     result: list[SemanticToken] = []
     end = -1
-    for k in order:
+    for _, k in order:
         token = tokens[k]
         if token.span.start < end or token.span.end <= token.span.start:
             continue

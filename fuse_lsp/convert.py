@@ -15,16 +15,27 @@ class Converter:
     def __init__(self, text: str, lines: LineIndex | None = None) -> None:
         self.text = text
         self.lines = lines or LineIndex(text)
+        self.ascii = text.isascii()  # then a column is its UTF-16 column
 
     def position(self, offset: int) -> types.Position:
         line, col = self.lines.position(offset)
-        prefix = self.lines.line_text(line)[:col]
-        return types.Position(line=line, character=_utf16_len(prefix))
+        if not self.ascii:
+            col = _utf16_len(self.lines.line_text(line)[:col])
+        return types.Position(line=line, character=col)
+
+    def line_column(self, offset: int) -> tuple[int, int]:
+        """(line, UTF-16 column) without building a Position (hot loops)."""
+        line, col = self.lines.position(offset)
+        if not self.ascii:
+            col = _utf16_len(self.lines.line_text(line)[:col])
+        return line, col
 
     def range(self, span: Span) -> types.Range:
         return types.Range(start=self.position(span.start), end=self.position(span.end))
 
     def offset(self, position: types.Position) -> int:
+        if self.ascii:
+            return self.lines.offset(position.line, position.character)
         line_text = self.lines.line_text(position.line)
         column = _column_from_utf16(line_text, position.character)
         return self.lines.offset(position.line, column)

@@ -50,18 +50,17 @@ def encode_tokens(tokens: tuple[SemanticToken, ...], convert: Converter) -> list
     data: list[int] = []
     last_line = last_start = 0
     for token in tokens:
-        start = convert.position(token.span.start)
-        end = convert.position(token.span.end)
-        if end.line != start.line or end.character <= start.character:
+        line, start = convert.line_column(token.span.start)
+        end_line, end = convert.line_column(token.span.end)
+        if end_line != line or end <= start:
             continue  # tokens never span lines; be safe anyway
-        delta_line = start.line - last_line
-        delta_start = start.character - (last_start if delta_line == 0 else 0)
+        delta_line = line - last_line
+        delta_start = start - (last_start if delta_line == 0 else 0)
         bits = 0
         for modifier in token.modifiers:
             bits |= _MODIFIER_BIT.get(modifier, 0)
-        data += [delta_line, delta_start, end.character - start.character,
-                 _TYPE_INDEX[token.type], bits]
-        last_line, last_start = start.line, start.character
+        data += [delta_line, delta_start, end - start, _TYPE_INDEX[token.type], bits]
+        last_line, last_start = line, start
     return data
 
 
