@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import gc
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import ir

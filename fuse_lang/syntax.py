@@ -15,7 +15,7 @@ import bisect
 import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from lark import Transformer
 

