@@ -25,6 +25,7 @@ from .evaluate import (EvaluationError, Evaluator, StatementInfo, equation_op, s
                        write_lhs)
 from .files import FileProblem, check_sink_path, load_dense, relation_rows, write_sink
 from .labelled import LArray
+from .symbols import slice_name
 
 DEFAULT_MAX_ITERATIONS = 1000
 DEFAULT_TOLERANCE = 1e-6
@@ -66,14 +67,16 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     except BackendError as err:
         raise FuseError(str(err)) from None
     analysis = analyze(source_text, path, base_dir)
-    _raise_on_errors(analysis)
+    # a missing source file may still be given at run time (runtime inputs override a
+    # source's file, LANGUAGE.md §9): then `run` without that input reports it
+    _raise_on_errors(analysis, deferred=("missing-source",))
     return CompiledProgram(analysis, B, Path(base_dir), memory_limit, allow_outside_sinks,
                            max_iterations, tolerance)
 
 
-def _raise_on_errors(analysis: Analysis) -> None:
+def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
     errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR)
-    if errors:
+    if errors and not all(d.code in deferred for d in errors):
         first = errors[0]
         line, col = analysis.lines.position(first.span.start)
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -126,7 +129,7 @@ class CompiledProgram:
             if given:
                 analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
                                    input_shapes={n: a.shape for n, a in given.items()})
-                _raise_on_errors(analysis)
+            _raise_on_errors(analysis)
             infos = {k: statement_info(analysis, k)
                      for k, s in enumerate(analysis.program.statements)
                      if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}
@@ -575,9 +578,26 @@ class _Run:
         text = self.a.text[stmt.span.start:stmt.span.end]
         value = np.asarray(self.B.to_numpy(self.values[atom.name]))
         info = self.a.tensors[atom.name]
+        starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
         if atom.indices is None:
             free = tuple(a.index or f"#{p}" for p, a in enumerate(info.axes) if not a.virtual)
             selected, axes = value, list(range(value.ndim))
+        elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
+            # `Y[t+1]?`, `Y[1:3]?`: read like any reference (shifted, sliced), as a sink does
+            read = Evaluator(self.B, self.a, self.infos[k], self.values).scope(atom, 0)
+            selected = np.asarray(self.B.to_numpy(read.data))
+            where: dict[str, tuple[int, int]] = {}  # axis of the answer -> (tensor axis, start)
+            slices = 0
+            for pos, ix in enumerate(atom.indices):
+                if isinstance(ix, ir.IndexSlice):
+                    where[slice_name(slices)] = (pos, ix.start or 0)
+                    slices += 1
+                else:
+                    for v in ir.index_vars(ix):
+                        where.setdefault(v.name, (pos, 0))
+            axes = [where.get(name, (0, 0))[0] for name in read.axes]
+            starts = [where.get(name, (0, 0))[1] for name in read.axes]
+            free = tuple(read.axes)
         else:
             index: list[Any] = []
             axes = []
@@ -606,12 +626,13 @@ class _Run:
         tuples = None
         if info.boolean:
             tuples = []
+            starts = starts or [0] * len(axes)
             # np.argwhere also handles a closed query (0-d): [()] when true, [] when false
             for position in np.argwhere(selected > 0):
                 row = []
-                for axis_pos, p in zip(axes, position):
+                for axis_pos, p, start in zip(axes, position, starts):
                     symbols = self.a.domain_symbols.get(info.axes[axis_pos].domain)
-                    p = int(p)
+                    p = int(p) + start
                     row.append(symbols[p] if symbols and p < len(symbols) else p)
                 tuples.append(tuple(row))
         return QueryAnswer(text, atom.name, selected, free, tuples)

@@ -112,14 +112,19 @@ class Evaluator:
         """Evaluate a scope's expression, projecting its indices per additive term."""
         projected = self.info.projected_at.get(scope_id, _NONE)
         if type(expr) is ir.Sum:
+            # only a sum splits over the terms; max/min/avg project the terms' total
+            # (max_j (A[j] + B[j]), as in Viterbi), which still counts a term that
+            # lacks the index once
+            summed = {n: op for n, op in projected.items() if op == "sum"}
+            other = {n: op for n, op in projected.items() if op != "sum"}
             result = None
             for sign, term in zip(expr.signs, expr.terms):
-                value = self.term(term, projected)
+                value = self.term(term, summed)
                 if sign == "-":
                     value = LArray(-value.data, value.axes)
                 result = value if result is None else combine(self.B, operator.add, result, value)
             assert result is not None
-            return result
+            return self.project_all(result, other)
         return self.term(expr, projected)
 
     def term(self, expr: ir.Expr, projected: dict[str, str]) -> LArray:

@@ -131,8 +131,18 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         else:
             items = rows if isinstance(rows, list) else [rows]
             buffer.write("".join(json.dumps(r) + "\n" for r in items).encode("utf-8"))
+    elif suffix == ".txt":
+        if boolean and array.ndim == 2:
+            # the inverse of a .txt source: a position x token matrix -> the tokens in order
+            words = [str(_symbol(symbols, 1, int(tok))) for pos, tok in zip(*np.nonzero(array > 0))]
+            text = " ".join(words) + "\n"
+        else:
+            rows = np.atleast_2d(array) if array.ndim <= 2 else array.reshape(array.shape[0], -1)
+            text = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in rows)
+        buffer.write(text.encode("utf-8"))
     else:
-        raise FileProblem(f"{path.name}: a sink writes .npy, .npz, .csv, .tsv, .json or .jsonl")
+        raise FileProblem(f"{path.name}: a sink writes .npy, .npz, .csv, .tsv, .json, .jsonl "
+                          f"or .txt")
     atomic_write(path, buffer.getvalue())
 
 

@@ -213,7 +213,10 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 rest = [o for o in rest if o not in inside]
                 groups.append((scope, inside))
         if rest:
-            chains = [_ancestors(scopes, o.scope) for o in rest]
+            # a reduce projects only the indices it names: for any other index its
+            # body is no scope of its own (LANGUAGE.md §5 lists the RHS and call arguments)
+            chains = [[s for s in _ancestors(scopes, o.scope) if scopes[s].kind != "reduce"]
+                      for o in rest]
             common = set(chains[0]).intersection(*chains[1:])
             groups.append((scopes[next(s for s in chains[0] if s in common)], rest))
         for scope, members in groups:
