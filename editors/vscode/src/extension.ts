@@ -1,0 +1,333 @@
+/**
+ * The Fuse extension: starts `fuse-lsp` over stdio with vscode-languageclient,
+ * shows the server's state in the status bar, and binds the server's
+ * `fuse.run` and `fuse.explain` commands to VS Code commands with a UI
+ * (a backend/device quick pick, a run output channel, a markdown preview).
+ */
+import * as os from 'os';
+import * as vscode from 'vscode';
+import {
+  CodeActionRequest,
+  DynamicFeature,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  StaticFeature,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { formatRunResult, RunResult, RunTarget, runMessage, runTargets, serverCommand } from './summary';
+
+const RUN = 'fuse.run';
+const EXPLAIN = 'fuse.explain';
+const RUN_KIND = 'source.fuse.run';
+const EXPLAIN_SCHEME = 'fuse-explain';
+
+/**
+ * A LanguageClient that leaves `workspace/executeCommand` to this extension.
+ *
+ * By default the client registers a VS Code command for every command the
+ * server announces (`fuse.run`, `fuse.explain`); this extension registers
+ * those ids itself (with a quick pick and result views), so that the palette,
+ * the editor's Run button, and the server's code lenses and "Run on ..."
+ * code actions all go through the same handlers, and the commands exist even
+ * while the server is down.
+ */
+class FuseLanguageClient extends LanguageClient {
+  public override registerFeature(feature: StaticFeature | DynamicFeature<any>): void {
+    const method = (feature as Partial<DynamicFeature<any>>).registrationType?.method;
+    if (method === ExecuteCommandRequest.method) {
+      return;
+    }
+    super.registerFeature(feature);
+  }
+}
+
+let client: FuseLanguageClient | undefined;
+let serverLine = '';
+let lastError: string | undefined;
+let output: vscode.OutputChannel;
+let runOutput: vscode.OutputChannel;
+let status: vscode.StatusBarItem;
+const plans = new Map<string, string>();
+const plansChanged = new vscode.EventEmitter<vscode.Uri>();
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('Fuse Language Server');
+  runOutput = vscode.window.createOutputChannel('Fuse Run');
+  status = vscode.window.createStatusBarItem('fuse.status', vscode.StatusBarAlignment.Right, 100);
+  status.name = 'Fuse Language Server';
+  status.command = 'fuse.showOutput';
+  context.subscriptions.push(output, runOutput, status, plansChanged);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand(RUN, runCommand),
+    vscode.commands.registerCommand(EXPLAIN, explainCommand),
+    vscode.commands.registerCommand('fuse.restartServer', () => restartClient()),
+    vscode.commands.registerCommand('fuse.showOutput', () => output.show(true)),
+    vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, {
+      onDidChange: plansChanged.event,
+      provideTextDocumentContent: (uri) => plans.get(uri.toString()) ?? '',
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('fuse.server')) {
+        void restartClient();
+      }
+    }),
+  );
+  await startClient();
+}
+
+export async function deactivate(): Promise<void> {
+  const stopping = client;
+  client = undefined;
+  if (stopping && stopping.needsStop()) {
+    await stopping.stop();
+  }
+}
+
+function createClient(): FuseLanguageClient {
+  const config = vscode.workspace.getConfiguration('fuse');
+  const { command, args } = serverCommand(
+    config.get<string>('server.path'), config.get<string>('server.python'), os.homedir());
+  const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  // TransportKind.stdio: vscode-languageclient appends `--stdio` to the command line.
+  const executable = { command, args, transport: TransportKind.stdio, options: cwd ? { cwd } : {} };
+  serverLine = [command, ...args, '--stdio'].join(' ');
+  const serverOptions: ServerOptions = { run: executable, debug: executable };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: 'file', language: 'fuse' },
+      { scheme: 'untitled', language: 'fuse' },
+    ],
+    outputChannel: output,
+    traceOutputChannel: output,
+    initializationOptions: {
+      backend: config.get<string>('backend'),
+      device: config.get<string>('device'),
+      allowSinkWrites: config.get<boolean>('allowSinkWrites'),
+    },
+    // Sends the `fuse` section with workspace/didChangeConfiguration when it changes.
+    synchronize: { configurationSection: 'fuse' },
+  };
+  // The id `fuse` makes the client read its trace level from `fuse.trace.server`.
+  const created = new FuseLanguageClient('fuse', 'Fuse Language Server', serverOptions, clientOptions);
+  created.onDidChangeState((event) => {
+    if (created === client) {
+      showState(event.newState);
+    }
+  });
+  return created;
+}
+
+async function startClient(): Promise<void> {
+  lastError = undefined;
+  client = createClient();
+  showState(State.Starting);
+  output.appendLine(`Starting the Fuse language server: ${serverLine}`);
+  const starting = client;
+  try {
+    await starting.start();
+  } catch (error) {
+    if (starting !== client) {
+      return;
+    }
+    lastError = error instanceof Error ? error.message : String(error);
+    output.appendLine(`The Fuse language server did not start: ${lastError}`);
+    showState(State.Stopped);
+    const choice = await vscode.window.showErrorMessage(
+      `Fuse: could not start the language server (${serverLine}). Install fuse-lang ` +
+        '(`pip install fuse-lang`) or set "fuse.server.path" or "fuse.server.python".',
+      'Open Settings', 'Show Output');
+    if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'fuse.server');
+    } else if (choice === 'Show Output') {
+      output.show(true);
+    }
+  }
+}
+
+async function restartClient(): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old) {
+    try {
+      // dispose() stops a running client; one that failed to start has nothing to stop
+      await (old.needsStop() ? old.dispose() : Promise.resolve());
+    } catch (error) {
+      output.appendLine(`Stopping the server: ${String(error)}`);
+    }
+  }
+  await startClient();
+}
+
+function showState(state: State): void {
+  const [icon, word] = state === State.Running ? ['$(check)', 'running']
+    : state === State.Starting ? ['$(sync~spin)', 'starting']
+      : ['$(error)', 'stopped'];
+  status.text = `${icon} Fuse`;
+  const tooltip = new vscode.MarkdownString(`**Fuse language server: ${word}**\n\n`);
+  tooltip.appendCodeblock(serverLine, 'shell');
+  if (state === State.Stopped && lastError) {
+    tooltip.appendMarkdown('\n\n');
+    tooltip.appendText(lastError);
+  }
+  tooltip.appendMarkdown('\n\nClick to show the server output.');
+  status.tooltip = tooltip;
+  status.backgroundColor = state === State.Stopped
+    ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  status.show();
+}
+
+/** The client, once the server runs (waiting while it starts); else a message and undefined. */
+async function runningClient(): Promise<FuseLanguageClient | undefined> {
+  const current = client;
+  if (current && current.state === State.Starting) {
+    await current.start().catch(() => undefined);  // the start in progress
+  }
+  if (current && current === client && current.state === State.Running) {
+    return current;
+  }
+  void vscode.window.showErrorMessage('Fuse: the language server is not running.', 'Restart', 'Show Output')
+    .then((choice) => {
+      if (choice === 'Restart') {
+        void restartClient();
+      } else if (choice === 'Show Output') {
+        output.show(true);
+      }
+    });
+  return undefined;
+}
+
+/**
+ * The URI (as the server knows it) of the document a command is about: the
+ * first argument (a URI string from a code lens or code action, or a Uri from
+ * a menu), else the active Fuse editor. The document is opened first, so that
+ * the server has its text.
+ */
+async function targetUri(lsp: LanguageClient, arg: unknown): Promise<string | undefined> {
+  let uri: vscode.Uri | undefined;
+  if (typeof arg === 'string') {
+    return arg;
+  } else if (arg instanceof vscode.Uri) {
+    uri = arg;
+  } else {
+    const editor = vscode.window.activeTextEditor;
+    if (editor && editor.document.languageId === 'fuse') {
+      uri = editor.document.uri;
+    }
+  }
+  if (!uri) {
+    void vscode.window.showErrorMessage('Fuse: open a .fuse file first.');
+    return undefined;
+  }
+  const document = await vscode.workspace.openTextDocument(uri);
+  return lsp.code2ProtocolConverter.asUri(document.uri);
+}
+
+async function pickTarget(lsp: LanguageClient, uri: string): Promise<RunTarget | undefined> {
+  const config = vscode.workspace.getConfiguration('fuse');
+  const preferred = { backend: config.get<string>('backend') ?? 'numpy', device: config.get<string>('device') ?? 'cpu' };
+  let actions: unknown[] | null = null;
+  try {
+    // The server's "Run on <device> (<backend>)" actions (it probes the frameworks once).
+    actions = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: 'Fuse: finding backends' },
+      () => lsp.sendRequest(CodeActionRequest.type, {
+        textDocument: { uri },
+        range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        context: { diagnostics: [], only: [RUN_KIND] },
+      }));
+  } catch (error) {
+    output.appendLine(`Asking for run targets: ${String(error)}`);
+  }
+  const targets = runTargets(actions, preferred);
+  if (targets.length === 1) {
+    return targets[0];
+  }
+  const items = targets.map((t) => ({
+    label: `$(play) ${t.device} (${t.backend})`,
+    description: t.backend === preferred.backend && t.device === preferred.device ? 'default' : undefined,
+    target: t,
+  }));
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Fuse: Run',
+    placeHolder: 'Run on which device (backend)?',
+  });
+  return picked?.target;
+}
+
+async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResult | undefined> {
+  const lsp = await runningClient();
+  if (!lsp) {
+    return undefined;
+  }
+  const uri = await targetUri(lsp, uriArg);
+  if (!uri) {
+    return undefined;
+  }
+  let request: Record<string, unknown>;
+  const given = options && typeof options === 'object' ? options as Record<string, unknown> : {};
+  if (['backend', 'device', 'target'].some((key) => key in given)) {
+    request = given;  // from a code lens (target) or a "Run on ..." code action (backend, device)
+  } else {
+    const target = await pickTarget(lsp, uri);
+    if (!target) {
+      return undefined;
+    }
+    request = { ...target };
+  }
+  let result: RunResult | undefined;
+  try {
+    // The server reports progress (cancellable) and shows the run's message itself.
+    result = await lsp.sendRequest(ExecuteCommandRequest.type, { command: RUN, arguments: [uri, request] });
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    runOutput.appendLine(`Fuse: the run of ${uri} failed: ${text}`);
+    void vscode.window.showErrorMessage(`Fuse: the run failed: ${text}`);
+    return undefined;
+  }
+  runOutput.appendLine(`--- ${new Date().toLocaleTimeString()} ${uri}`);
+  for (const line of formatRunResult(result)) {
+    runOutput.appendLine(line);
+  }
+  runOutput.appendLine('');
+  runOutput.show(true);
+  const ok = Boolean(result && result.ok);
+  vscode.window.setStatusBarMessage(`${ok ? '$(check)' : '$(error)'} ${runMessage(result)}`, 8000);
+  return result ?? undefined;
+}
+
+async function explainCommand(uriArg?: unknown): Promise<string | undefined> {
+  const lsp = await runningClient();
+  if (!lsp) {
+    return undefined;
+  }
+  const uri = await targetUri(lsp, uriArg);
+  if (!uri) {
+    return undefined;
+  }
+  let answer: { kind?: string; value?: string } | undefined;
+  try {
+    answer = await lsp.sendRequest(ExecuteCommandRequest.type, { command: EXPLAIN, arguments: [uri] });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Fuse: explain failed: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  const markdown = answer?.value ?? '';
+  const source = vscode.Uri.parse(uri);
+  const name = source.path.split('/').pop() || 'program.fuse';
+  // A read-only virtual document (no "save?" prompt), refreshed on each explain.
+  const planUri = vscode.Uri.from({ scheme: EXPLAIN_SCHEME, path: `/${name}.plan.md`, query: uri });
+  plans.set(planUri.toString(), markdown);
+  plansChanged.fire(planUri);
+  try {
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', planUri);
+  } catch {
+    const document = await vscode.workspace.openTextDocument(planUri);
+    await vscode.languages.setTextDocumentLanguage(document, 'markdown');
+    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  }
+  return markdown;
+}

@@ -1,0 +1,178 @@
+/**
+ * Pure helpers (no `vscode` import, so the tests can load them in plain Node):
+ * the server's `fuse.run` answer as text, and the run targets offered by its
+ * "Run on <device> (<backend>)" code actions.
+ */
+
+/** One array's statistics, as `fuse_lang.run_summary.ArraySummary.to_json()` writes them. */
+export interface ArraySummary {
+  shape: number[];
+  dtype: string;
+  size: number;
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+  std: number | null;
+  nonfinite: number;
+  preview: (number | string)[];
+  truncated: boolean;
+}
+
+export interface QuerySummary extends ArraySummary {
+  text: string;
+  tensor: string;
+  free: string[];
+  boolean: boolean;
+  answer: string;
+  tuples?: unknown[][];
+}
+
+/** The answer of `fuse.run`: a summary when `ok`, else an error (or a cancel). */
+export interface RunResult {
+  ok: boolean;
+  error?: string;
+  cancelled?: boolean;
+  program?: string;
+  backend?: string;
+  device?: string;
+  elapsed_ms?: number;
+  target?: string | null;
+  outputs?: Record<string, ArraySummary>;
+  queries?: QuerySummary[];
+  sinks?: string[];
+  message?: string;
+}
+
+/** A backend/device pair to run on. */
+export interface RunTarget {
+  backend: string;
+  device: string;
+}
+
+export const DEFAULT_TARGETS: RunTarget[] = [{ backend: 'numpy', device: 'cpu' }];
+
+export function shapeText(shape: number[] | undefined): string {
+  if (!shape || shape.length === 0) {
+    return '()';
+  }
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+}
+
+function num(value: number | null | undefined): string {
+  if (value === null || value === undefined) {
+    return '-';
+  }
+  if (Number.isInteger(value)) {
+    return String(value);
+  }
+  return Number(value.toPrecision(6)).toString();
+}
+
+function previewText(s: ArraySummary): string {
+  const values = (s.preview ?? []).map((v) => (typeof v === 'number' ? num(v) : String(v)));
+  return `[${values.join(', ')}${s.truncated ? ', ...' : ''}]`;
+}
+
+function arrayLines(s: ArraySummary, indent: string): string[] {
+  const lines = [
+    `${indent}shape ${shapeText(s.shape)}, ${s.dtype}, ${s.size} value${s.size === 1 ? '' : 's'}`,
+    `${indent}min ${num(s.min)}  max ${num(s.max)}  mean ${num(s.mean)}  std ${num(s.std)}` +
+      (s.nonfinite ? `  (${s.nonfinite} non-finite)` : ''),
+    `${indent}preview ${previewText(s)}`,
+  ];
+  return lines;
+}
+
+/** A one-line message for a run's answer. */
+export function runMessage(result: RunResult | null | undefined): string {
+  if (!result) {
+    return 'Fuse: the server gave no answer';
+  }
+  if (!result.ok) {
+    return result.cancelled ? 'Fuse: the run was cancelled' : `Fuse: ${result.error ?? 'the run failed'}`;
+  }
+  return result.message ?? `Ran ${result.program ?? 'the program'}`;
+}
+
+/** The full summary of a run, as lines for an output channel. */
+export function formatRunResult(result: RunResult | null | undefined): string[] {
+  if (!result || !result.ok) {
+    return [runMessage(result)];
+  }
+  const lines = [runMessage(result)];
+  const where = `${result.device ?? '?'} (${result.backend ?? '?'})`;
+  const elapsed = result.elapsed_ms === undefined ? '' : `, ${num(result.elapsed_ms)} ms`;
+  lines.push(`program ${result.program ?? '?'} on ${where}${elapsed}` +
+    (result.target ? `, target ${result.target}` : ''));
+  for (const [name, s] of Object.entries(result.outputs ?? {})) {
+    lines.push('', `${name}`);
+    lines.push(...arrayLines(s, '  '));
+  }
+  for (const q of result.queries ?? []) {
+    lines.push('', `${q.text}  ${q.answer}`);
+    if (q.tuples) {
+      const shown = q.tuples.slice(0, 20);
+      for (const t of shown) {
+        lines.push(`  (${t.map(String).join(', ')})`);
+      }
+      if (q.tuples.length > shown.length) {
+        lines.push(`  ... ${q.tuples.length - shown.length} more`);
+      }
+    } else {
+      lines.push(...arrayLines(q, '  '));
+    }
+  }
+  if (result.sinks && result.sinks.length) {
+    lines.push('', 'wrote:');
+    lines.push(...result.sinks.map((s) => `  ${s}`));
+  }
+  return lines;
+}
+
+/** Minimal shape of an LSP Command / CodeAction, as the server sends them. */
+interface CommandLike {
+  command?: string | CommandLike;
+  arguments?: unknown[];
+}
+
+/**
+ * The run targets among code actions (the server's "Run on <device> (<backend>)"
+ * actions carry `fuse.run` with `[uri, {backend, device}]`), without repeats,
+ * the preferred one (the configured default) first. Falls back to numpy/cpu.
+ */
+export function runTargets(actions: unknown[] | null | undefined, preferred?: RunTarget): RunTarget[] {
+  const found: RunTarget[] = [];
+  for (const action of actions ?? []) {
+    const item = action as CommandLike;
+    const command = typeof item.command === 'object' ? item.command : item;
+    if (!command || command.command !== 'fuse.run') {
+      continue;
+    }
+    const opts = (command.arguments ?? [])[1] as Partial<RunTarget> | undefined;
+    if (!opts || typeof opts.backend !== 'string' || typeof opts.device !== 'string') {
+      continue;
+    }
+    if (!found.some((t) => t.backend === opts.backend && t.device === opts.device)) {
+      found.push({ backend: opts.backend, device: opts.device });
+    }
+  }
+  const targets = found.length ? found : [...DEFAULT_TARGETS];
+  if (preferred) {
+    const i = targets.findIndex((t) => t.backend === preferred.backend && t.device === preferred.device);
+    if (i > 0) {
+      targets.unshift(...targets.splice(i, 1));
+    }
+  }
+  return targets;
+}
+
+/** The command line that starts the server: `<python> -m fuse_lsp` or the server path. */
+export function serverCommand(path: string | undefined, python: string | undefined,
+                              home?: string): { command: string; args: string[] } {
+  const expand = (p: string) => (home && (p === '~' || p.startsWith('~/')) ? home + p.slice(1) : p);
+  const py = (python ?? '').trim();
+  if (py) {
+    return { command: expand(py), args: ['-m', 'fuse_lsp'] };
+  }
+  return { command: expand((path ?? '').trim() || 'fuse-lsp'), args: [] };
+}

@@ -1,0 +1,158 @@
+'use strict';
+// The compiled extension against the real server, without VS Code: a stub `vscode`
+// module (the APIs the extension uses, any other one a no-op proxy) loads
+// out/extension.js, which starts `fuse-lsp --stdio` through vscode-languageclient.
+// Needs the server: FUSE_LSP (default `fuse-lsp`) and FUSE_PYTHON (default `python3`).
+// Run with `npm run test:server`; the real-editor test is separate.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const os = require('os');
+const Module = require('module');
+const path = require('path');
+const fs = require('fs');
+const { URL, pathToFileURL } = require('url');
+const messages = [];
+const log = (...a) => { if (process.env.FUSE_SMOKE_VERBOSE) console.log('[smoke]', ...a); };
+
+function anything(name) {
+  const fn = function () { return anything(name + '()'); };
+  return new Proxy(fn, {
+    get(t, p) {
+      if (p === 'then') return undefined;
+      if (p === Symbol.toPrimitive) return () => name;
+      if (p === 'dispose') return () => {};
+      if (p === Symbol.iterator) return function* () {};
+      return anything(name + '.' + String(p));
+    },
+    construct() { return anything('new ' + name); },
+    apply() { return anything(name + '()'); },
+  });
+}
+function stubbed(obj, name) {
+  return new Proxy(obj, { get(t, p) { if (p in t) return t[p]; if (p === 'then') return undefined; return anything(name + '.' + String(p)); } });
+}
+class Uri {
+  constructor(scheme, p, query = '') { this.scheme = scheme; this.path = p; this.query = query; this.fsPath = p; this.authority = ''; this.fragment = ''; }
+  static file(p) { return new Uri('file', p); }
+  static parse(s) { const u = new URL(s); return new Uri(u.protocol.slice(0, -1), decodeURIComponent(u.pathname), u.search.slice(1)); }
+  static from(c) { return new Uri(c.scheme, c.path, c.query || ''); }
+  toString() { return this.scheme === 'file' ? pathToFileURL(this.path).href : `${this.scheme}:${this.path}${this.query ? '?' + encodeURIComponent(this.query) : ''}`; }
+  with() { return this; }
+}
+class EventEmitter { constructor() { this.l = []; this.event = (f) => { this.l.push(f); return { dispose() {} }; }; } fire(e) { this.l.forEach((f) => f(e)); } dispose() {} }
+class Disposable { constructor(f) { this.f = f; } dispose() { this.f && this.f(); } static from(...d) { return new Disposable(() => d.forEach((x) => x.dispose && x.dispose())); } }
+const commands = new Map();
+const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'fuse-vscode-'));
+const file = path.join(workspace, 'datalog.fuse');
+fs.copyFileSync(path.join(__dirname, 'fixtures', 'datalog.fuse'), file);
+const text = fs.readFileSync(file, 'utf8');
+const lines = text.split('\n');
+const doc = {
+  uri: Uri.file(file), fileName: file, languageId: 'fuse', version: 1, isClosed: false, isUntitled: false,
+  getText: () => text, lineCount: lines.length, eol: 1,
+  lineAt: (i) => ({ text: lines[typeof i === 'number' ? i : i.line] }),
+};
+const channels = {};
+const settings = { 'server.path': process.env.FUSE_LSP || 'fuse-lsp', 'server.python': '', backend: 'numpy', device: 'cpu', allowSinkWrites: false, 'trace.server': 'off' };
+const vscode = {
+  Uri, EventEmitter, Disposable,
+  StatusBarAlignment: { Left: 1, Right: 2 }, ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
+  ViewColumn: { Beside: -2, Active: -1, One: 1 }, ThemeColor: class { constructor(id) { this.id = id; } },
+  MarkdownString: class { constructor(v = '') { this.value = v; } appendMarkdown(s) { this.value += s; return this; } appendText(s) { this.value += s; return this; } appendCodeblock(s) { this.value += '\n```\n' + s + '\n```\n'; return this; } },
+  window: stubbed({
+    createOutputChannel: (name) => (channels[name] = { name, lines: [], append(s) { this.lines.push(s); }, appendLine(s) { this.lines.push(s); }, show() {}, clear() {}, dispose() {}, replace() {} }),
+    createStatusBarItem: () => (global.statusItem = { show() {}, hide() {}, dispose() {} }),
+    showErrorMessage: async (...a) => { messages.push(['error', a[0]]); log('ERROR MESSAGE', a[0]); },
+    showInformationMessage: async (...a) => { messages.push(['info', a[0]]); log('INFO MESSAGE', a[0]); },
+    showWarningMessage: async (...a) => { log('WARN MESSAGE', a[0]); },
+    setStatusBarMessage: (m) => { log('STATUS MESSAGE', m); return { dispose() {} }; },
+    withProgress: (o, f) => f({ report() {} }, { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) }),
+    showQuickPick: async (items) => { log('QUICK PICK', items.map((i) => i.label)); return items[0]; },
+    activeTextEditor: { document: doc },
+    visibleTextEditors: [],
+    onDidChangeActiveTextEditor: () => ({ dispose() {} }),
+    onDidChangeVisibleTextEditors: () => ({ dispose() {} }),
+    showTextDocument: async () => ({}),
+  }, 'window'),
+  workspace: stubbed({
+    getConfiguration: (section) => ({ get: (k, d) => (section === 'fuse' ? settings[k] : section === 'fuse.trace' ? settings['trace.' + k] : undefined) ?? d, has: () => true, inspect: () => undefined }),
+    workspaceFolders: [{ uri: Uri.file(workspace), name: 'ws', index: 0 }],
+    textDocuments: [doc],
+    openTextDocument: async (u) => (u && u.scheme === 'file' ? doc : { uri: u, getText: () => '' }),
+    registerTextDocumentContentProvider: () => ({ dispose() {} }),
+    onDidChangeConfiguration: () => ({ dispose() {} }),
+    onDidOpenTextDocument: () => ({ dispose() {} }), onDidCloseTextDocument: () => ({ dispose() {} }),
+    onDidChangeTextDocument: () => ({ dispose() {} }), onDidSaveTextDocument: () => ({ dispose() {} }),
+    onWillSaveTextDocument: () => ({ dispose() {} }),
+    onDidChangeWorkspaceFolders: () => ({ dispose() {} }),
+    getWorkspaceFolder: () => undefined,
+  }, 'workspace'),
+  commands: stubbed({
+    registerCommand: (id, f) => { if (commands.has(id)) throw new Error(`command '${id}' already exists`); commands.set(id, f); return { dispose() { commands.delete(id); } }; },
+    executeCommand: async (id, ...a) => { log('executeCommand', id, String(a[0])); if (commands.has(id)) return commands.get(id)(...a); throw new Error('no command ' + id); },
+  }, 'commands'),
+  languages: stubbed({ match: (sel, d) => (d.languageId === 'fuse' ? 10 : 0), createDiagnosticCollection: () => ({ set() {}, delete() {}, clear() {}, dispose() {}, forEach() {} }) }, 'languages'),
+  env: stubbed({ appName: 'stub', language: 'en', machineId: 'x', sessionId: 'y', uiKind: 1 }, 'env'),
+  version: '1.90.0',
+};
+const origLoad = Module._load;
+Module._load = function (request, parent, isMain) {
+  if (request === 'vscode') return stubbed(vscode, 'vscode');
+  return origLoad.apply(this, arguments);
+};
+
+const ROOT = path.join(__dirname, '..');
+const ext = () => require(path.join(ROOT, 'out', 'extension.js'));
+const context = { subscriptions: [], extensionPath: ROOT, asAbsolutePath: (p) => path.join(ROOT, p) };
+
+test('activation starts fuse-lsp over stdio; the commands are the extension\'s own', { timeout: 60000 }, async () => {
+  await ext().activate(context);
+  assert.equal(global.statusItem.text, '$(check) Fuse');
+  assert.match(global.statusItem.tooltip.value, /running/);
+  assert.match(global.statusItem.tooltip.value, /--stdio/);
+  // registered once: the client did not register the server's fuse.run/fuse.explain again
+  for (const id of ['fuse.run', 'fuse.explain', 'fuse.restartServer', 'fuse.showOutput']) {
+    assert.ok(commands.has(id), id);
+  }
+});
+
+test('Fuse: Run from the palette runs the active file and shows the summary', { timeout: 60000 }, async () => {
+  const result = await commands.get('fuse.run')();
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.match(result.message, /^Ran datalog\.fuse on cpu \(numpy\): Ancestor \(5, 5\), Ancestor\(Alice, x\)\? 4 answers/);
+  const out = channels['Fuse Run'].lines.join('\n');
+  assert.match(out, /Ancestor\(Alice, x\)\? {2}4 answers\n {2}\(Bob\)/);
+});
+
+test('a code lens\'s fuse.run [uri, {target}] goes through the same command', { timeout: 60000 }, async () => {
+  const result = await commands.get('fuse.run')(pathToFileURL(file).href, { target: 'Ancestor' });
+  assert.equal(result.ok, true);
+  assert.equal(result.target, 'Ancestor');
+});
+
+test('Fuse: Explain opens the plan as markdown', { timeout: 60000 }, async () => {
+  const markdown = await commands.get('fuse.explain')();
+  assert.match(markdown, /^## Plan of `datalog\.fuse`/);
+});
+
+test('fuse.server.python starts `python -m fuse_lsp --stdio`', { timeout: 60000 }, async () => {
+  settings['server.python'] = process.env.FUSE_PYTHON || 'python3';
+  await commands.get('fuse.restartServer')();
+  assert.equal(global.statusItem.text, '$(check) Fuse');
+  assert.match(global.statusItem.tooltip.value, /-m fuse_lsp --stdio/);
+  const result = await commands.get('fuse.run')();
+  assert.equal(result.ok, true);
+});
+
+test('a server that cannot start: stopped in the status bar, and an error message', { timeout: 60000 }, async () => {
+  settings['server.python'] = '';
+  settings['server.path'] = path.join(workspace, 'no-such-fuse-lsp');
+  messages.length = 0;
+  await commands.get('fuse.restartServer')();
+  assert.equal(global.statusItem.text, '$(error) Fuse');
+  assert.match(global.statusItem.tooltip.value, /stopped/);
+  assert.ok(messages.some(([kind, text]) => kind === 'error' && /could not start the language server/.test(text)),
+    JSON.stringify(messages));
+  await ext().deactivate();
+  fs.rmSync(workspace, { recursive: true, force: true });
+});

@@ -1,0 +1,57 @@
+'use strict';
+// The extension's pure helpers (compiled by `npm run compile`; `npm test` compiles first).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { formatRunResult, runMessage, runTargets, serverCommand, shapeText } = require('../out/summary');
+
+const SUMMARY = {
+  ok: true, program: 'a.fuse', backend: 'numpy', device: 'cpu', elapsed_ms: 12.3, target: null,
+  sinks: [],
+  outputs: { C: { shape: [3, 3], dtype: 'float32', size: 9, min: 1, max: 28, mean: 8.333333, std: 8.3,
+    nonfinite: 0, preview: [1, 2, 'nan', 4, 5, 6, 7, 8], truncated: true } },
+  queries: [{ text: 'Ancestor(Alice, x)?', tensor: 'Ancestor', free: ['x'], boolean: true,
+    answer: '2 answers', tuples: [['Bob'], ['Carol']], shape: [5], dtype: 'float32', size: 5,
+    min: 0, max: 1, mean: 0.4, std: 0.49, nonfinite: 0, preview: [0, 1, 1, 0, 0], truncated: false }],
+  message: 'Ran a.fuse on cpu (numpy): C (3, 3), Ancestor(Alice, x)? 2 answers in 12 ms',
+};
+
+test('a run summary as text', () => {
+  const text = formatRunResult(SUMMARY).join('\n');
+  assert.match(text, /^Ran a\.fuse on cpu \(numpy\)/);
+  assert.match(text, /program a\.fuse on cpu \(numpy\), 12\.3 ms/);
+  assert.match(text, /\nC\n {2}shape \(3, 3\), float32, 9 values/);
+  assert.match(text, /mean 8\.33333/);
+  assert.match(text, /preview \[1, 2, nan, 4, 5, 6, 7, 8, \.\.\.\]/);
+  assert.match(text, /Ancestor\(Alice, x\)\? {2}2 answers\n {2}\(Bob\)\n {2}\(Carol\)/);
+});
+
+test('failures and cancels', () => {
+  assert.equal(runMessage({ ok: false, error: 'a.fuse: line 2, column 8: boom' }), 'Fuse: a.fuse: line 2, column 8: boom');
+  assert.equal(runMessage({ ok: false, cancelled: true }), 'Fuse: the run was cancelled');
+  assert.deepEqual(formatRunResult(null), ['Fuse: the server gave no answer']);
+});
+
+test('shapes', () => {
+  assert.equal(shapeText([]), '()');
+  assert.equal(shapeText([4]), '(4,)');
+  assert.equal(shapeText([2, 3]), '(2, 3)');
+});
+
+test('run targets from the server\'s "Run on ..." code actions', () => {
+  const action = (backend, device) => ({ title: `Run on ${device} (${backend})`, kind: 'source.fuse.run',
+    command: { title: 'x', command: 'fuse.run', arguments: ['file:///a.fuse', { backend, device }] } });
+  const actions = [action('numpy', 'cpu'), action('torch', 'cpu'), action('torch', 'cuda'), action('torch', 'cuda'),
+    { title: 'a quick fix', kind: 'quickfix', edit: {} }];
+  assert.deepEqual(runTargets(actions), [
+    { backend: 'numpy', device: 'cpu' }, { backend: 'torch', device: 'cpu' }, { backend: 'torch', device: 'cuda' }]);
+  assert.deepEqual(runTargets(actions, { backend: 'torch', device: 'cuda' })[0], { backend: 'torch', device: 'cuda' });
+  assert.deepEqual(runTargets([]), [{ backend: 'numpy', device: 'cpu' }]);
+  assert.deepEqual(runTargets(null), [{ backend: 'numpy', device: 'cpu' }]);
+});
+
+test('the server command line', () => {
+  assert.deepEqual(serverCommand('fuse-lsp', ''), { command: 'fuse-lsp', args: [] });
+  assert.deepEqual(serverCommand(undefined, undefined), { command: 'fuse-lsp', args: [] });
+  assert.deepEqual(serverCommand('fuse-lsp', '/venv/bin/python'), { command: '/venv/bin/python', args: ['-m', 'fuse_lsp'] });
+  assert.deepEqual(serverCommand('~/bin/fuse-lsp', '', '/home/u'), { command: '/home/u/bin/fuse-lsp', args: [] });
+});
