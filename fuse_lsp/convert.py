@@ -1,8 +1,9 @@
 """The one place where engine offsets meet LSP positions.
 
 The engine speaks 0-based character offsets into the text; LSP speaks lines
-and UTF-16 code units.  Every handler converts through a Converter made for
-the exact text it answers about.
+and code units of the encoding agreed at initialization (UTF-16 unless the
+client offered UTF-8 or UTF-32 and the server took it).  Every handler
+converts through a Converter made for the exact text it answers about.
 """
 from __future__ import annotations
 
@@ -12,22 +13,22 @@ from fuse_lang.span import LineIndex, Span
 
 
 class Converter:
-    def __init__(self, text: str, lines: LineIndex | None = None) -> None:
+    def __init__(self, text: str, lines: LineIndex | None = None,
+                 encoding: str = "utf-16") -> None:
         self.text = text
         self.lines = lines or LineIndex(text)
-        self.ascii = text.isascii()  # then a column is its UTF-16 column
+        self.ascii = text.isascii()  # then a column is its column in every encoding
+        self.encoding = str(getattr(encoding, "value", encoding) or "utf-16").lower()
 
     def position(self, offset: int) -> types.Position:
-        line, col = self.lines.position(offset)
-        if not self.ascii:
-            col = _utf16_len(self.lines.line_text(line)[:col])
+        line, col = self.line_column(offset)
         return types.Position(line=line, character=col)
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """(line, UTF-16 column) without building a Position (hot loops)."""
         line, col = self.lines.position(offset)
         if not self.ascii:
-            col = _utf16_len(self.lines.line_text(line)[:col])
+            col = _units(self.lines.line_text(line)[:col], self.encoding)
         return line, col
 
     def range(self, span: Span) -> types.Range:
@@ -37,22 +38,32 @@ class Converter:
         if self.ascii:
             return self.lines.offset(position.line, position.character)
         line_text = self.lines.line_text(position.line)
-        column = _column_from_utf16(line_text, position.character)
+        column = _column_from_units(line_text, position.character, self.encoding)
         return self.lines.offset(position.line, column)
 
 
-def _utf16_len(text: str) -> int:
-    if text.isascii():
+def _char_units(char: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(char.encode("utf-8"))
+    if encoding == "utf-32":
+        return 1
+    return 2 if ord(char) > 0xFFFF else 1
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-32":
         return len(text)
     return len(text.encode("utf-16-le")) // 2
 
 
-def _column_from_utf16(line: str, units: int) -> int:
+def _column_from_units(line: str, units: int, encoding: str) -> int:
     if line.isascii():
         return min(units, len(line))
     count = 0
     for index, char in enumerate(line):
         if count >= units:
             return index
-        count += 2 if ord(char) > 0xFFFF else 1
+        count += _char_units(char, encoding)
     return len(line)

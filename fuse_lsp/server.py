@@ -53,7 +53,7 @@ class FuseServer(LanguageServer):
             analysis = analyze(text, path, base_dir)
             with self._lock:
                 self._analyses[uri] = (version, text, analysis)
-        return analysis, Converter(text, analysis.lines)
+        return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
 
     def forget(self, uri: str) -> None:
         with self._lock:

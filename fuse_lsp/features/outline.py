@@ -71,12 +71,12 @@ class _FileSymbols:
         self._cache: dict[str, tuple[int, int, list[types.WorkspaceSymbol]]] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: Path) -> list[types.WorkspaceSymbol]:
+    def get(self, path: Path, encoding: str = "utf-16") -> list[types.WorkspaceSymbol]:
         try:
             stat = path.stat()
         except OSError:
             return []
-        key = str(path)
+        key = f"{encoding}:{path}"
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
@@ -86,7 +86,7 @@ class _FileSymbols:
         except (OSError, UnicodeDecodeError):
             return []
         analysis = analyze(text, str(path), path.parent)
-        found = workspace_symbols_of(analysis, Converter(text, analysis.lines),
+        found = workspace_symbols_of(analysis, Converter(text, analysis.lines, encoding),
                                      from_fs_path(str(path)) or path.as_uri(), path.name)
         with self._lock:
             self._cache[key] = (stat.st_mtime_ns, stat.st_size, found)
@@ -147,7 +147,7 @@ def register(server: FuseServer) -> None:
             roots = [ls.workspace.root_path]
         for path in fuse_files([r for r in roots if r], MAX_WORKSPACE_FILES, MAX_FILE_BYTES):
             if str(path.resolve()) not in open_paths:
-                found += files.get(path)
+                found += files.get(path, ls.workspace.position_encoding)
         query = params.query
         return [s for s in found if matches_query(query, s.name)][:MAX_WORKSPACE_RESULTS]
 

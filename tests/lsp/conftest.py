@@ -41,3 +41,16 @@ def open_doc(client: LanguageClient, path, text: str, version: int = 1) -> str:
         text_document=types.TextDocumentItem(uri=uri, language_id="fuse", version=version,
                                              text=text)))
     return uri
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def utf8(lsp_client: LanguageClient, tmp_path):
+    """Neovim 0.11's capabilities, offering UTF-8 positions first (as Neovim does)."""
+    capabilities = client_capabilities("neovim@v0.11.0")
+    capabilities.general = types.GeneralClientCapabilities(
+        position_encodings=[types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16])
+    result = await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities, root_uri=tmp_path.as_uri()))
+    lsp_client.position_encoding = result.capabilities.position_encoding
+    yield lsp_client
+    await lsp_client.shutdown_session()

@@ -88,3 +88,14 @@ async def test_no_hover_on_empty_space_and_utf16_columns(vscode, tmp_path):
     assert await hover(vscode, uri, types.Position(line=0, character=3)) is None
     result = await hover(vscode, uri, types.Position(line=2, character=7))
     assert result is not None and "A[i:2]" in result.contents.value
+
+
+async def test_columns_follow_the_negotiated_encoding(utf8, tmp_path):
+    text = 'A[i] = const([1, 2])\nB = "ä€😀"; C[i] = A[i]\nexport C\n'
+    uri = open_doc(utf8, tmp_path / "enc.fuse", text)
+    assert utf8.position_encoding == types.PositionEncodingKind.Utf8
+    # `A` of `A[i]` on line 2 is after 2+3+4 = 9 UTF-8 bytes for 3 characters
+    column = len('B = "ä€😀"; C[i] = '.encode("utf-8"))
+    result = await hover(utf8, uri, types.Position(line=1, character=column))
+    assert result is not None and "A[i:2]" in result.contents.value
+    assert result.range.start == types.Position(line=1, character=column)

@@ -1,0 +1,2 @@
+-- *.fuse files are Fuse programs.
+vim.filetype.add({ extension = { fuse = 'fuse' } })

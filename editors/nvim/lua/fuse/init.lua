@@ -1,0 +1,302 @@
+-- :FuseRun and :FuseExplain: the server's `fuse.run` and `fuse.explain`
+-- commands (workspace/executeCommand), shown in a scratch buffer.
+local M = {}
+
+--- The fuse client attached to `bufnr` (default: current buffer).
+---@param bufnr integer?
+---@return vim.lsp.Client?
+function M.client(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr, name = 'fuse' })) do
+    return client
+  end
+  -- a differently named config that runs fuse-lsp with its commands
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    local provider = client.server_capabilities and client.server_capabilities.executeCommandProvider
+    if provider and vim.tbl_contains(provider.commands or {}, 'fuse.run') then
+      return client
+    end
+  end
+end
+
+local function fmt_number(v)
+  if v == nil or v == vim.NIL then
+    return '-'
+  end
+  if type(v) ~= 'number' then
+    return tostring(v)
+  end
+  if v == math.floor(v) and math.abs(v) < 1e15 then
+    return string.format('%d', v)
+  end
+  return string.format('%.6g', v)
+end
+
+local function fmt_shape(shape)
+  if type(shape) ~= 'table' then
+    return '?'
+  end
+  local parts = vim.tbl_map(fmt_number, shape)
+  if #parts == 1 then
+    return '(' .. parts[1] .. ',)'
+  end
+  return '(' .. table.concat(parts, ', ') .. ')'
+end
+
+local function fmt_preview(summary)
+  local parts = vim.tbl_map(fmt_number, summary.preview or {})
+  local more = summary.truncated and ', …' or ''
+  return '[' .. table.concat(parts, ', ') .. more .. ']'
+end
+
+local function array_lines(lines, summary)
+  lines[#lines + 1] = string.format('- shape `%s`, dtype `%s`, size %s', fmt_shape(summary.shape),
+    tostring(summary.dtype or '?'), fmt_number(summary.size))
+  local stats = string.format('- min %s, max %s, mean %s, std %s', fmt_number(summary.min),
+    fmt_number(summary.max), fmt_number(summary.mean), fmt_number(summary.std))
+  if (tonumber(summary.nonfinite) or 0) > 0 then
+    stats = stats .. string.format(' (%s non-finite values)', fmt_number(summary.nonfinite))
+  end
+  lines[#lines + 1] = stats
+  lines[#lines + 1] = '- preview `' .. fmt_preview(summary) .. '`'
+end
+
+--- A readable summary (markdown) of a `fuse.run` result.
+---@param result table
+---@return string[]
+function M.format_run(result)
+  local lines = {}
+  if type(result) ~= 'table' then
+    return { '# Fuse run', '', 'No result.' }
+  end
+  if result.ok == false then
+    lines[#lines + 1] = result.cancelled and '# Fuse run cancelled' or '# Fuse run failed'
+    lines[#lines + 1] = ''
+    for _, l in ipairs(vim.split(tostring(result.error or result.message or 'cancelled'), '\n')) do
+      lines[#lines + 1] = l
+    end
+    return lines
+  end
+  local took = type(result.elapsed_ms) == 'number' and string.format(' in %s ms', fmt_number(result.elapsed_ms)) or ''
+  lines[#lines + 1] = string.format('# Ran %s on %s (%s)%s', tostring(result.program or 'program'),
+    tostring(result.device or '?'), tostring(result.backend or '?'), took)
+  lines[#lines + 1] = ''
+  if result.target ~= nil and result.target ~= vim.NIL then
+    local target = result.target
+    if type(target) == 'table' then
+      target = table.concat(vim.tbl_map(tostring, target), ', ')
+    end
+    lines[#lines + 1] = 'Target: `' .. tostring(target) .. '`'
+    lines[#lines + 1] = ''
+  end
+  local outputs = type(result.outputs) == 'table' and result.outputs or {}
+  local names = vim.tbl_keys(outputs)
+  table.sort(names)
+  if #names > 0 then
+    lines[#lines + 1] = '## Outputs'
+    for _, name in ipairs(names) do
+      lines[#lines + 1] = ''
+      lines[#lines + 1] = '### ' .. name
+      array_lines(lines, outputs[name])
+    end
+    lines[#lines + 1] = ''
+  end
+  local queries = type(result.queries) == 'table' and result.queries or {}
+  if #queries > 0 then
+    lines[#lines + 1] = '## Queries'
+    for _, q in ipairs(queries) do
+      lines[#lines + 1] = ''
+      lines[#lines + 1] = string.format('### `%s` %s', tostring(q.text), tostring(q.answer or ''))
+      if type(q.tuples) == 'table' then
+        local free = type(q.free) == 'table' and q.free or {}
+        for _, t in ipairs(q.tuples) do
+          local cells = {}
+          for i, v in ipairs(t) do
+            cells[#cells + 1] = (free[i] and (free[i] .. ' = ') or '') .. tostring(v)
+          end
+          lines[#lines + 1] = '- ' .. (#cells > 0 and table.concat(cells, ', ') or 'yes')
+        end
+      else
+        array_lines(lines, q)
+      end
+    end
+    lines[#lines + 1] = ''
+  end
+  if type(result.sinks) == 'table' and #result.sinks > 0 then
+    lines[#lines + 1] = '## Files written'
+    for _, s in ipairs(result.sinks) do
+      lines[#lines + 1] = '- ' .. tostring(s)
+    end
+    lines[#lines + 1] = ''
+  end
+  if #names == 0 and #queries == 0 then
+    lines[#lines + 1] = 'Nothing to show (no export, query or target).'
+  end
+  while lines[#lines] == '' do
+    lines[#lines] = nil
+  end
+  return lines
+end
+
+--- Show `lines` in a scratch buffer named `name`, reusing it (and its window).
+---@return integer bufnr
+function M.show(name, lines, filetype)
+  local buf = -1
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_valid(b) and vim.api.nvim_buf_get_name(b) == name then
+      buf = b
+      break
+    end
+  end
+  if buf == -1 then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+    vim.bo[buf].buftype = 'nofile'
+    vim.bo[buf].bufhidden = 'hide'
+    vim.bo[buf].swapfile = false
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  vim.bo[buf].filetype = filetype or 'markdown'
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    local current = vim.api.nvim_get_current_win()
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, buf)
+    vim.wo.wrap = true
+    vim.api.nvim_set_current_win(current)
+  end
+  return buf
+end
+
+local function fire(pattern, data)
+  vim.api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
+end
+
+local function execute(bufnr, command, arguments, on_result)
+  local client = M.client(bufnr)
+  if not client then
+    vim.notify('Fuse: no fuse language server is attached to this buffer '
+      .. '(is `vim.lsp.enable("fuse")` called and `fuse-lsp` installed?)', vim.log.levels.ERROR)
+    return false
+  end
+  local params = { command = command, arguments = arguments }
+  local handler = function(err, result)
+    on_result(err, result)
+  end
+  if vim.fn.has('nvim-0.11') == 1 then
+    client:request('workspace/executeCommand', params, handler, bufnr)
+  else -- Neovim 0.10: client.request without self
+    client.request('workspace/executeCommand', params, handler, bufnr)
+  end
+  return true
+end
+
+--- The program buffer to act on: `bufnr`, or, from a result buffer, its program.
+local function program_buffer(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local source = vim.b[bufnr].fuse_source
+  if source and vim.api.nvim_buf_is_valid(source) then
+    return source
+  end
+  return bufnr
+end
+
+local function short_name(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  return name ~= '' and vim.fn.fnamemodify(name, ':t') or ('buffer ' .. bufnr)
+end
+
+--- Parse `:FuseRun` arguments: `backend=B` and `device=D` words, the rest is
+--- the target (a tensor's name or a query as written, e.g. `Ancestor(Alice, x)?`).
+---@param args string
+---@return table options for fuse.run
+function M.parse_run_args(args)
+  local opts = {}
+  local rest = {}
+  for word in vim.gsplit(vim.trim(args or ''), '%s+', { trimempty = true }) do
+    local key, value = word:match('^(%a+)=(%S+)$')
+    if key == 'backend' or key == 'device' then
+      opts[key] = value
+    else
+      rest[#rest + 1] = word
+    end
+  end
+  if #rest > 0 then
+    opts.target = table.concat(rest, ' ')
+  end
+  return opts
+end
+
+--- Run the program in `bufnr` (fuse.run); the result goes to a scratch buffer.
+---@param opts {target?: string|string[], backend?: string, device?: string, bufnr?: integer}
+function M.run(opts)
+  opts = opts or {}
+  local bufnr = program_buffer(opts.bufnr)
+  local request = {}
+  for _, key in ipairs({ 'backend', 'device', 'target' }) do
+    if opts[key] ~= nil and opts[key] ~= '' then
+      request[key] = opts[key]
+    end
+  end
+  local name = short_name(bufnr)
+  vim.notify('Fuse: running ' .. name .. ' ...', vim.log.levels.INFO)
+  return execute(bufnr, 'fuse.run', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
+    local lines
+    if err then
+      lines = { '# Fuse run failed', '', tostring(err.message or vim.inspect(err)) }
+    else
+      lines = M.format_run(result)
+    end
+    local out = M.show('fuse://run/' .. name, lines, 'markdown')
+    vim.b[out].fuse_source = bufnr
+    vim.b[out].fuse_result = err and { ok = false, error = err.message } or result
+    fire('FuseRunDone', { buf = out, source = bufnr, result = result, err = err })
+  end)
+end
+
+--- Explain the program in `bufnr` (fuse.explain): its plan, in markdown.
+---@param opts {bufnr?: integer}?
+function M.explain(opts)
+  opts = opts or {}
+  local bufnr = program_buffer(opts.bufnr)
+  local name = short_name(bufnr)
+  return execute(bufnr, 'fuse.explain', { vim.uri_from_bufnr(bufnr) }, function(err, result)
+    local text
+    if err then
+      text = '# Fuse explain failed\n\n' .. tostring(err.message or vim.inspect(err))
+    elseif type(result) == 'table' then
+      text = tostring(result.value or '')
+    else
+      text = tostring(result or '')
+    end
+    local out = M.show('fuse://explain/' .. name, vim.split(text, '\n', { plain = true }), 'markdown')
+    vim.b[out].fuse_source = bufnr
+    fire('FuseExplainDone', { buf = out, source = bufnr, err = err })
+  end)
+end
+
+--- Completion for :FuseRun: exported tensors, queries, backend=/device=.
+function M.complete_run(arglead)
+  local items = { 'backend=numpy', 'backend=torch', 'backend=jax', 'device=cpu', 'device=cuda' }
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+    local code = line:gsub('#.*$', '')
+    local exports = code:match('^%s*export%s+(.-)%s*$')
+    if exports then
+      for name in exports:gmatch("[%w_']+") do
+        items[#items + 1] = name
+      end
+    end
+    local query = code:match('^%s*(%S.-%?)%s*$')
+    if query then
+      items[#items + 1] = query
+    end
+  end
+  return vim.tbl_filter(function(item)
+    return vim.startswith(item, arglead)
+  end, items)
+end
+
+return M

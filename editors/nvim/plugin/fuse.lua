@@ -1,0 +1,22 @@
+-- :FuseRun [backend=B] [device=D] [target]  run the program (fuse.run)
+-- :FuseExplain                               show its plan (fuse.explain)
+-- Both act on the current buffer's fuse language server and show the answer
+-- in a scratch buffer (`fuse://run/<file>`, `fuse://explain/<file>`).
+if vim.g.loaded_fuse then
+  return
+end
+vim.g.loaded_fuse = 1
+
+vim.api.nvim_create_user_command('FuseRun', function(cmd)
+  require('fuse').run(require('fuse').parse_run_args(cmd.args))
+end, {
+  nargs = '*',
+  desc = 'Fuse: run the program (or one target) with the language server',
+  complete = function(arglead)
+    return require('fuse').complete_run(arglead)
+  end,
+})
+
+vim.api.nvim_create_user_command('FuseExplain', function()
+  require('fuse').explain()
+end, { nargs = 0, desc = 'Fuse: explain the program (its plan) in markdown' })
