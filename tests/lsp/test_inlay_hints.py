@@ -38,8 +38,9 @@ async def test_shapes_after_each_lhs(neovim, tmp_path):
         (pos(0, 6), ": (6, 4)", types.InlayHintKind.Type),
         (pos(1, 1), ": ()", types.InlayHintKind.Type),
         (pos(2, 6), ": (6, 3)", types.InlayHintKind.Type),
-        # after a path holding 😀 (two UTF-16 units) on the same line
-        (pos(6, 24), ": (6,)", types.InlayHintKind.Type),
+        # after the path "é😀.npy" on the same line: Neovim negotiates UTF-8
+        # columns, in which é is two bytes and 😀 four
+        (pos(6, 27), ": (6,)", types.InlayHintKind.Type),
         (pos(7, 6), ": (6, 3)", types.InlayHintKind.Type),
     ]
     assert got[0].tooltip == "X: source [p:6, d:4]"
@@ -52,9 +53,9 @@ async def test_only_within_the_range(neovim, tmp_path):
     got = await hints(neovim, uri, pos(1, 0), pos(6, 20))
     assert [h.position for h in got] == [pos(1, 1), pos(2, 6)]
     assert list(await hints(neovim, uri, pos(4, 0), pos(5, 10))) == []
-    # range ends are UTF-16 columns too: G's LHS ends at column 24, not 23
-    assert [h.label for h in await hints(neovim, uri, pos(6, 0), pos(6, 24))] == [": (6,)"]
-    assert list(await hints(neovim, uri, pos(6, 0), pos(6, 23))) == []
+    # range ends are in the negotiated (UTF-8) units too: G's LHS ends at 27
+    assert [h.label for h in await hints(neovim, uri, pos(6, 0), pos(6, 27))] == [": (6,)"]
+    assert list(await hints(neovim, uri, pos(6, 0), pos(6, 26))) == []
 
 
 async def test_unknown_extents_show_a_question_mark(neovim, tmp_path):
