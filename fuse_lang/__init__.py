@@ -8,7 +8,6 @@ Pure functions over program text that return plain data:
 Nothing here imports an editor protocol library or a tensor framework.
 """
 from .check import Analysis, AxisInfo, TensorInfo, analyze
-from .engine import CompiledProgram, FuseError, QueryAnswer, RunResult, compile
 from .diagnostics import CODES, Diagnostic, Fix, Related, Severity, TextEdit
 from .plan import ProgramPlan, plan_program
 from .span import LineIndex, Span
@@ -21,3 +20,14 @@ __all__ = [
     "decode", "parse", "plan_program",
 ]
 __version__ = "0.1.0"
+
+_ENGINE = frozenset({"CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"})
+
+
+def __getattr__(name: str):
+    # The engine (and numpy) load on first use: `fuse check` starts without them.
+    if name in _ENGINE:
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'fuse_lang' has no attribute {name!r}")
