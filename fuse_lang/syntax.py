@@ -10,7 +10,7 @@ statement is still parsed and checked.  Parsing never raises on user input.
 """
 from __future__ import annotations
 
-import ast
+import re
 import bisect
 import functools
 from dataclasses import dataclass, replace
@@ -363,12 +363,13 @@ class _IRBuilder(Transformer):
         return _Arg("dotted", c[0], _cover(c))
 
 
+_ESCAPE = re.compile(r'\\(["\\])')
+
+
 def _string(tok: Tok) -> ir.String:
-    try:
-        value = ast.literal_eval(tok.value)
-    except (ValueError, SyntaxError):
-        value = tok.value[1:-1]
-    return ir.String(value, _tok_span(tok))
+    """The only escapes are \\" and \\\\ (LANGUAGE.md §1); any other backslash
+    stays as written, so a path like "data\\x.npy" means what it shows."""
+    return ir.String(_ESCAPE.sub(r"\1", tok.value[1:-1]), _tok_span(tok))
 
 
 def _no_strings(expr: Any) -> None:

@@ -694,3 +694,8 @@ def test_parse_never_raises_on_noise():
         result = parse(text)
         for d in result.diagnostics:
             assert 0 <= d.span.start <= d.span.end <= len(text)
+
+
+def test_strings_know_only_the_two_escapes_of_the_contract():
+    program = parse('"a\\"b.npy" = Y\n"c\\\\d.npy" = Y\n"e\\x(1).npy" = Y\n').program
+    assert [s.path.value for s in program.statements] == ['a"b.npy', "c\\d.npy", "e\\x(1).npy"]
