@@ -112,21 +112,29 @@ def cmd_check(args: argparse.Namespace, prog: str = "fuse") -> int:
     return EXIT_ERRORS if errors else EXIT_OK
 
 
+def _read_program(path: str) -> tuple[str, int | None]:
+    """The text of one program, or the exit status after saying why there is none."""
+    try:
+        text, bad = load(path)
+    except FileNotFoundError:
+        print(f"fuse: {path}: no such file", file=sys.stderr)
+        return "", EXIT_USAGE
+    except OSError as err:
+        print(f"fuse: {err.strerror + ': ' + path if err.strerror else err}", file=sys.stderr)
+        return "", EXIT_USAGE
+    if bad is not None:
+        print(render_text(path, LineIndex(text), bad), file=sys.stderr)
+        return text, EXIT_ERRORS
+    return text, None
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from .explain import render_plan_text
     from .plan import plan_program
 
-    try:
-        text, bad = load(args.path)
-    except FileNotFoundError:
-        print(f"fuse: {args.path}: no such file", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as err:
-        print(f"fuse: {err.strerror + ': ' + args.path if err.strerror else err}", file=sys.stderr)
-        return EXIT_USAGE
-    if bad is not None:
-        print(render_text(args.path, LineIndex(text), bad), file=sys.stderr)
-        return EXIT_ERRORS
+    text, failed = _read_program(args.path)
+    if failed is not None:
+        return failed
     analysis: Analysis = analyze(text, args.path)
     plan = plan_program(analysis)
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
@@ -155,17 +163,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from .engine import FuseError, compile
 
-    try:
-        text, bad = load(args.path)
-    except FileNotFoundError:
-        print(f"fuse: {args.path}: no such file", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as err:
-        print(f"fuse: {err.strerror + ': ' + args.path if err.strerror else err}", file=sys.stderr)
-        return EXIT_USAGE
-    if bad is not None:
-        print(render_text(args.path, LineIndex(text), bad), file=sys.stderr)
-        return EXIT_ERRORS
+    text, failed = _read_program(args.path)
+    if failed is not None:
+        return failed
     inputs = {}
     for item in args.input:
         name, sep, file = item.partition("=")
