@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import gc
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ir
@@ -67,6 +67,7 @@ class Analysis:
     order: tuple[tuple[str, ...], ...]  # evaluation order: groups of tensors
     recursive: frozenset[str]
     exports: tuple[str, ...]
+    recursion: dict[str, str] = field(default_factory=dict)  # tensor -> how its group runs
 
     @property
     def has_errors(self) -> bool:
@@ -118,6 +119,7 @@ class _Checker:
         self.read: set[str] = set()
         self.exports: list[str] = []
         self.nodes: dict[int, list[ir.Expr]] = {}  # statement -> its expression nodes
+        self.recursion_how: dict[str, str] = {}
 
     def report(self, code: str, message: str, span: Span, **kw) -> None:
         self.diags.append(make(code, message, span, **kw))
@@ -147,7 +149,8 @@ class _Checker:
             lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
             tensors=self._tensor_infos(), roles=self.roles, scopes=self.scopes,
             var_extents=self._var_extents(), domain_symbols=self._domain_symbols(),
-            order=order, recursive=recursive, exports=tuple(self.exports))
+            order=order, recursive=recursive, exports=tuple(self.exports),
+            recursion=dict(self.recursion_how))
 
     # ------------------------------------------------------ definitions
     def _collect_tensors(self, statements: tuple[ir.Statement, ...]) -> None:
@@ -765,6 +768,7 @@ class _Checker:
                             key=lambda r: r.span.start)
                 members = ", ".join(f"`{n}`" for n in group)
                 how = self._recursion_kind(group, statements)
+                self.recursion_how.update(dict.fromkeys(group, how))
                 self.report("recursion", f"{members} depend{'s' if len(group) == 1 else ''} on "
                             f"{'itself' if len(group) == 1 else 'each other'}: {how}",
                             first.name_span)

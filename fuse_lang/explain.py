@@ -60,9 +60,9 @@ def render_plan_text(plan: ProgramPlan) -> str:
         ["tensor", "shape"], [[name, _shape(shape)] for name, shape in plan.shapes])]
     out.append("")
     out.append("Evaluation order")
-    recursive = {n for g in plan.recursive_groups for n in g}
+    how = dict(plan.recursion)
     for step, group in enumerate(plan.order, 1):
-        mark = "  (recursive: evaluated to a fixpoint)" if set(group) & recursive else ""
+        mark = f"  (recursive: {how[group[0]]})" if group[0] in how else ""
         out.append(f"  {step}. {', '.join(group)}{mark}")
     out.append("")
     out.append("Equations")
@@ -126,9 +126,9 @@ def render_plan_markdown(plan: ProgramPlan, title: str | None = None) -> str:
     out += _md_table(["tensor", "shape"],
                      [[_code(n), _code(_shape(shape))] for n, shape in plan.shapes])
     out += ["", "### Evaluation order", ""]
-    recursive = {n for g in plan.recursive_groups for n in g}
+    how = dict(plan.recursion)
     for step, group in enumerate(plan.order, 1):
-        mark = " — *recursive: evaluated to a fixpoint*" if set(group) & recursive else ""
+        mark = f" — *recursive: {how[group[0]]}*" if group[0] in how else ""
         out.append(f"{step}. {', '.join(_code(n) for n in group)}{mark}")
     if not plan.order:
         out.append("*(nothing to evaluate)*")

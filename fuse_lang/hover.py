@@ -85,7 +85,8 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
         lines.append(f"Defined at {where}{more}{op}.")
     if info.name in analysis.recursive:
         group = next((g for g in analysis.order if info.name in g), (info.name,))
-        lines.append(f"Recursive with {', '.join(group)}: evaluated to a fixpoint.")
+        how = analysis.recursion.get(info.name, "evaluated to a fixpoint")
+        lines.append(f"Recursive with {', '.join(group)}: {how}.")
     return "\n".join(lines)
 
 

@@ -73,6 +73,7 @@ class ProgramPlan:
     recursive_groups: tuple[tuple[str, ...], ...]
     shapes: tuple[tuple[str, tuple[int | None, ...]], ...]
     total_flops: int | None
+    recursion: tuple[tuple[str, str], ...] = ()  # (tensor, how its recursive group runs)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -87,7 +88,8 @@ def plan_program(analysis: Analysis) -> ProgramPlan:
     total = sum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
     groups = tuple(g for g in analysis.order if set(g) & analysis.recursive)
     shapes = tuple((n, t.shape) for n, t in analysis.tensors.items())
-    return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total)
+    return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total,
+                       tuple(analysis.recursion.items()))
 
 
 def _scope_label(role: IndexRole, analysis: Analysis, stmt: ir.Statement) -> str | None:

@@ -31,7 +31,8 @@ def test_sections_tables_and_contractions():
 def test_recursion_and_a_title():
     md = render_plan_markdown(plan((EXAMPLES / "datalog.fuse").read_text()), title="d.fuse")
     assert md.startswith("## Plan of `d.fuse`")
-    assert "`Ancestor` — *recursive: evaluated to a fixpoint*" in md
+    assert ("`Ancestor` — *recursive: evaluated by forward chaining to a fixpoint "
+            "(semi-naive)*") in md
     assert "- part of a recursive group" in md
 
 

@@ -124,7 +124,8 @@ async def test_explain_returns_the_plan_as_markdown(vscode, tmp_path):
     assert md.startswith("## Plan of `prog.fuse`")
     assert "| `C` | `(3, 3)` |" in md
     assert "### Evaluation order" in md
-    assert "`Ancestor` — *recursive: evaluated to a fixpoint*" in md
+    assert ("`Ancestor` — *recursive: evaluated by forward chaining to a fixpoint "
+            "(semi-naive)*") in md
     assert "**line 3** `C[i,k] = A[i,j] B[j,k]`" in md
     assert "| `j` | 2 | D2 | projected (sum) in right-hand side; joins `A`, `B` |" in md
     assert "- einsum `ab,bc->ac` (`A[i,j] B[j,k] -> [i,k]`)" in md
