@@ -40,3 +40,16 @@ def report(label: str, engine: float, baseline: float, target: float) -> bool:
     print(f"{label:<34} engine {engine * 1e3:9.3f} ms   baseline {baseline * 1e3:9.3f} ms   "
           f"ratio {ratio:5.2f}   target <= {target}   {'OK' if ok else 'MISSED'}")
     return ok
+
+
+def profile(fn, repeats: int, sort: str) -> None:
+    """Run `fn` `repeats` times under cProfile and print the top entries."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(repeats):
+        fn()
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats(sort).print_stats(25)

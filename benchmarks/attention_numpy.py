@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_times, report, write_sources  # noqa: E402
+from _common import median_times, profile, report, write_sources  # noqa: E402
 
 import fuse_lang  # noqa: E402
 
@@ -81,15 +81,7 @@ def main() -> None:
         assert got.dtype == np.float32 and want.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
         if args.profile:
-            import cProfile
-            import pstats
-
-            profiler = cProfile.Profile()
-            profiler.enable()
-            for _ in range(args.repeats):
-                engine()
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats(args.sort).print_stats(25)
+            profile(engine, args.repeats, args.sort)
             return
         times = median_times({"engine": engine, "baseline": hand}, args.repeats)
     print(f"attention block, P={P}, D={D}, float32, median of {args.repeats}")

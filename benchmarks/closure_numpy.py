@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_times, report, write_sources  # noqa: E402
+from _common import median_times, profile, report, write_sources  # noqa: E402
 
 import fuse_lang  # noqa: E402
 
@@ -98,15 +98,7 @@ def main() -> None:
             delta = (((delta @ edge) > 0) & (reach == 0)).astype(np.float32)
             reach += delta
         if args.profile:
-            import cProfile
-            import pstats
-
-            profiler = cProfile.Profile()
-            profiler.enable()
-            for _ in range(args.repeats):
-                engine()
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats(args.sort).print_stats(25)
+            profile(engine, args.repeats, args.sort)
             return
         times = median_times({"engine": engine, "baseline": hand}, args.repeats, warmup=1)
     print(f"transitive closure, N={args.nodes}, {int(edge.sum())} edges, "

@@ -50,6 +50,17 @@ class TensorInfo:
     def shape(self) -> tuple[int | None, ...]:
         return tuple(a.extent for a in self.axes if not a.virtual)
 
+    @property
+    def axes_text(self) -> str:
+        """`[p:6, d:4]`: each stored axis' index and extent (`?` when unknown)."""
+        parts = []
+        for axis in self.axes:
+            if axis.virtual:
+                continue
+            extent = "?" if axis.extent is None else str(axis.extent)
+            parts.append(f"{axis.index}:{extent}" if axis.index else extent)
+        return "[" + ", ".join(parts) + "]"
+
 
 @dataclass(frozen=True)
 class Analysis:

@@ -206,22 +206,12 @@ def _keywords() -> list[Completion]:
             for word, (example, doc) in KEYWORDS.items()]
 
 
-def _shape_text(info: TensorInfo) -> str:
-    parts = []
-    for axis in info.axes:
-        if axis.virtual:
-            continue
-        extent = "?" if axis.extent is None else str(axis.extent)
-        parts.append(f"{axis.index}:{extent}" if axis.index else extent)
-    return "[" + ", ".join(parts) + "]"
-
-
 def _tensors(analysis: Analysis, rank: str) -> list[Completion]:
     out = []
     documented = len(analysis.tensors) <= MAX_DOCUMENTED
     for name in sorted(analysis.tensors):
         info = analysis.tensors[name]
-        shape = _shape_text(info) if info.axes else "scalar"
+        shape = info.axes_text if info.axes else "scalar"
         out.append(Completion(name, "relation" if info.boolean else "tensor",
                               f"{info.kind} {shape}",
                               tensor_markdown(analysis, info) if documented else "",

@@ -47,19 +47,9 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     return None
 
 
-def _shape_text(info: TensorInfo) -> str:
-    parts = []
-    for axis in info.axes:
-        if axis.virtual:
-            continue
-        extent = "?" if axis.extent is None else str(axis.extent)
-        parts.append(f"{axis.index}:{extent}" if axis.index else extent)
-    return "[" + ", ".join(parts) + "]"
-
-
 def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
     dtype = "Boolean (0/1)" if info.boolean else "float32"
-    lines = [f"```fuse\n{info.name}{_shape_text(info)}\n```",
+    lines = [f"```fuse\n{info.name}{info.axes_text}\n```",
              f"**{info.kind}** · shape `{_shape(info.shape)}` · {dtype}"]
     if info.axes:
         lines.append("")

@@ -49,13 +49,8 @@ class OutlineGroup:
 
 def shape_detail(info: TensorInfo) -> str:
     """`[p:6, d:4]` (`?` for an unknown extent), `scalar` for a 0-d tensor."""
-    parts = []
-    for axis in info.axes:
-        if axis.virtual:
-            continue
-        extent = "?" if axis.extent is None else str(axis.extent)
-        parts.append(f"{axis.index}:{extent}" if axis.index else extent)
-    return "[" + ", ".join(parts) + "]" if parts else "scalar"
+    text = info.axes_text
+    return text if text != "[]" else "scalar"
 
 
 def tensor_symbols(analysis: Analysis) -> tuple[OutlineSymbol, ...]:
