@@ -53,24 +53,47 @@ def test_an_unknown_target_names_the_choices():
         restrict(fuse_lang.analyze(PROGRAM), ["Nope"])
 
 
-SLOW = """\
+STEPS = 1_000_000
+SLOW = f"""\
 axis i = 2
-axis t = 100000
+axis t = {STEPS}
 W[i,j] = const([[0.5, 0], [0, 0.5]])
 X[i,*t+1] = tanh(W[i,j] X[j,*t] + 1)
 export X
 """
 
 
+class _CancelAfter(CancelToken):
+    """Cancels itself once a given number of operations have started."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def check(self) -> None:
+        if self.operations >= self.limit:
+            self.cancel()
+        super().check()
+
+
 def test_a_cancelled_run_stops_at_its_next_operation():
+    program = fuse_lang.compile(SLOW)
+    token = _CancelAfter(500)
+    cancellable(program, token)
+    with pytest.raises(Cancelled):
+        program.execute()
+    assert token.operations == 500  # not one operation more
+
+
+def test_a_run_is_cancelled_from_another_thread():
     program = fuse_lang.compile(SLOW)
     token = CancelToken()
     cancellable(program, token)
     threading.Timer(0.2, token.cancel).start()
     with pytest.raises(Cancelled):
         program.execute()
-    # stopped part way: every one of the 100,000 steps makes several operations
-    assert 0 < token.operations < 100_000
+    # stopped part way: each of the 1,000,000 steps makes several operations
+    assert 0 < token.operations < STEPS
 
 
 def test_an_uncancelled_checked_run_gives_the_same_answer():
