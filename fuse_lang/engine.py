@@ -9,11 +9,12 @@ at the level of tensors).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -60,18 +61,30 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
-            tolerance: float = DEFAULT_TOLERANCE) -> "CompiledProgram":
-    """Check a program and prepare it to run; raises FuseError on errors."""
+            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None
+            ) -> "CompiledProgram":
+    """Check a program and prepare it to run; raises FuseError on errors.
+
+    backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
+    "cuda:N" or "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the
+    backend and device support it.  compiled: run straight runs of equations
+    as compiled graphs (jax.jit; torch.compile) - the default for jax, on
+    request for torch, not available for numpy."""
     try:
         B = get_backend(backend, device, precision)
     except BackendError as err:
         raise FuseError(str(err)) from None
+    if compiled is None:
+        compiled = B.compiles_by_default
+    if compiled and not hasattr(B, "compile_segment"):
+        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
+                        f"jax or torch backend")
     analysis = analyze(source_text, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     _raise_on_errors(analysis, deferred=("missing-source",))
     return CompiledProgram(analysis, B, Path(base_dir), memory_limit, allow_outside_sinks,
-                           max_iterations, tolerance)
+                           max_iterations, tolerance, compiled)
 
 
 def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
@@ -87,7 +100,7 @@ def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None
 class CompiledProgram:
     def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
                  memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int,
-                 tolerance: float) -> None:
+                 tolerance: float, compiled: bool = False) -> None:
         self.analysis = analysis
         self.backend = backend
         self.base_dir = base_dir
@@ -95,6 +108,10 @@ class CompiledProgram:
         self.allow_outside_sinks = allow_outside_sinks
         self.max_iterations = max_iterations
         self.tolerance = tolerance
+        self.compiled = compiled
+        # how many times a straight run of equations was traced into a graph; a
+        # second run with inputs of the same shapes and dtypes adds none
+        self.compilations = 0
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
@@ -105,14 +122,25 @@ class CompiledProgram:
 
     def run(self, inputs: Mapping[str, Any] | None = None, *,
             write_sinks: bool = True) -> dict[str, np.ndarray]:
-        """Run the program; returns each export (or, with none, each leaf tensor)."""
+        """Run the program; returns each export (or, with none, each leaf tensor)
+        as a NumPy array."""
         return self.execute(inputs, write_sinks=write_sinks).outputs
 
+    def run_native(self, inputs: Mapping[str, Any] | None = None, *,
+                   write_sinks: bool = True) -> dict[str, Any]:
+        """As `run`, but the outputs stay the backend's own tensors, on its device
+        (no copy back).  Inputs may be NumPy arrays or the backend's tensors."""
+        return self.execute(inputs, write_sinks=write_sinks, native=True).outputs
+
     def execute(self, inputs: Mapping[str, Any] | None = None, *,
-                write_sinks: bool = True) -> RunResult:
-        given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
+                write_sinks: bool = True, native: bool = False) -> RunResult:
+        # a framework tensor stays as it is (moved to the device once, when read)
+        given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
+                 and not isinstance(value, np.ndarray) else np.asarray(value)
+                 for name, value in (inputs or {}).items()}
         analysis, infos, memo = self._prepared(given)
-        return _Run(self, analysis, infos, given, write_sinks, memo).go()
+        with self.backend.context():
+            return _Run(self, analysis, infos, given, write_sinks, memo, native).go()
 
     def _prepared(self, given: dict[str, np.ndarray]
                   ) -> tuple[Analysis, dict[int, StatementInfo], dict]:
@@ -123,12 +151,12 @@ class CompiledProgram:
                            if t.kind in ("source", "relation source", "param")]
                 raise FuseError(f"the input `{name}` is not a source or param of this program "
                                 f"(those are: {', '.join(sources) or 'none'})")
-        key = tuple(sorted((n, a.shape) for n, a in given.items()))
+        key = tuple(sorted((n, tuple(a.shape)) for n, a in given.items()))
         if key not in self._by_shapes:
             analysis = self.analysis
             if given:
                 analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
-                                   input_shapes={n: a.shape for n, a in given.items()})
+                                   input_shapes={n: tuple(a.shape) for n, a in given.items()})
             _raise_on_errors(analysis)
             infos = {k: statement_info(analysis, k)
                      for k, s in enumerate(analysis.program.statements)
@@ -139,8 +167,8 @@ class CompiledProgram:
 
 class _Run:
     def __init__(self, program: CompiledProgram, analysis: Analysis,
-                 infos: dict[int, StatementInfo], given: dict[str, np.ndarray],
-                 write_sinks: bool, memo: dict | None = None) -> None:
+                 infos: dict[int, StatementInfo], given: dict[str, Any],
+                 write_sinks: bool, memo: dict | None = None, native: bool = False) -> None:
         self.memo = memo if memo is not None else {}
         self.p = program
         self.B = program.backend
@@ -148,8 +176,10 @@ class _Run:
         self.infos = infos
         self.given = given
         self.write_sinks = write_sinks
+        self.native = native
         self.values: dict[str, Any] = {}
         self.statements = analysis.program.statements
+        self.bases: dict[str, Any] | None = None  # inside a compiled segment: its bases
 
     # ------------------------------------------------------------ driver
     def go(self) -> RunResult:
@@ -158,18 +188,18 @@ class _Run:
         groups = self._memo(("groups", self.write_sinks), lambda: [
             (list(g), self._single_equation(g)) for g in self.a.order
             if any(n in needed for n in g)])
-        values = self.values
-        for group, single in groups:
-            try:
-                if single is not None:
-                    # one equation, nothing else: its contribution is the value
-                    values[group[0]] = self._contribution(single, self._shape(group[0]))
+        if self.p.compiled:
+            segments = self._memo(("segments", self.write_sinks), lambda: _segments(
+                groups, self.a.recursive))
+            for number, (straight, items) in enumerate(segments):
+                if straight:
+                    self._compiled_segment(("segment", self.write_sinks, number), items)
                 else:
-                    self._group(group)
-            except FuseError:
-                raise
-            except (EvaluationError, FileProblem, FloatingPointError, ValueError) as err:
-                raise self._located(group, err) from None
+                    for group, single in items:
+                        self._one(group, single)
+        else:
+            for group, single in groups:
+                self._one(group, single)
         result = RunResult(self._outputs())
         answers = self._memo("answers", lambda: [
             (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
@@ -179,6 +209,53 @@ class _Run:
             elif self.write_sinks:
                 result.sinks.append(self._sink(k, stmt))  # type: ignore[arg-type]
         return result
+
+    def _one(self, group: list[str], single: int | None) -> None:
+        """Compute one group of the evaluation order (a tensor, or a recursive group)."""
+        with self._locating(group):
+            if single is not None:
+                # one equation, nothing else: its contribution is the value
+                self.values[group[0]] = self._contribution(single, self._shape(group[0]))
+            else:
+                self._group(group)
+
+    @contextlib.contextmanager
+    def _locating(self, group: list[str]) -> Iterator[None]:
+        """A failure while computing `group` says which statement it was."""
+        try:
+            yield
+        except FuseError:
+            raise
+        except (EvaluationError, FileProblem, FloatingPointError, ValueError) as err:
+            raise self._located(group, err) from None
+
+    def _compiled_segment(self, key: tuple, items: list) -> None:
+        """A straight run of non-recursive tensors as one compiled graph.  Whatever
+        comes from outside the program text (inputs, source files, params) is an
+        argument of the graph, never a constant in it: a second run with new
+        values reuses the graph and computes with the new values."""
+        names = [group[0] for group, _ in items]
+        bases = {}
+        for group, _ in items:
+            with self._locating(group):
+                base, _ = self._base(group[0])
+            if base is not None:
+                bases[group[0]] = base
+        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
+
+        def segment(values: dict, segment_bases: dict) -> dict:
+            run = _Run(program, analysis, infos, given, False, memo)
+            run.values = dict(values)
+            run.bases = segment_bases
+            for group, single in items:
+                run._one(group, single)
+            return {name: run.values[name] for name in names}
+
+        def count() -> None:
+            program.compilations += 1
+
+        graph = self._memo(key, lambda: self.B.compile_segment(segment, count))
+        self.values.update(graph(dict(self.values), bases))
 
     def _located(self, group, err: Exception) -> FuseError:
         name = group[0]
@@ -224,7 +301,7 @@ class _Run:
         return deps
 
     def _guard_memory(self, needed: set[str]) -> None:
-        itemsize = np.dtype(self.B.dtype).itemsize if hasattr(self.B, "dtype") else 4
+        itemsize = getattr(self.B, "itemsize", 4)
         total = 0
         largest = (0, "")
         for name in needed:
@@ -286,6 +363,8 @@ class _Run:
 
     def _base(self, name: str) -> tuple[Any, bool]:
         """Sources, inputs, params and facts of a tensor; and whether it has any."""
+        if self.bases is not None:  # inside a compiled segment: they are its arguments
+            return self.bases.get(name), name in self.bases
         info = self.a.tensors[name]
         shape = self._shape(name)
         B = self.B
@@ -489,10 +568,10 @@ class _Run:
                 new = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
                                                       for k in self._equations(n)])
                        for n in group}
-                arrays = {n: np.asarray(B.to_numpy(new[n])) for n in group}
-                step = max(B.max_change(arrays[n], B.to_numpy(self.values[n])) for n in group)
-                if not np.isfinite(step) or not all(np.all(np.isfinite(a))
-                                                    for a in arrays.values()):
+                # one number per tensor comes back from the device; a value that
+                # is no longer finite makes the change inf or nan
+                step = max(B.max_change(new[n], self.values[n]) for n in group)
+                if not np.isfinite(step):
                     raise EvaluationError(
                         f"{names} did not converge: after {iteration} iterations the values "
                         f"are no longer finite (the last change was {change:.3g} before that); "
@@ -566,7 +645,9 @@ class _Run:
             names = [] if has_queries else [n for n in self.a.tensors if n not in read]
         out = {}
         for n in names:
-            if n in self.values:
+            if n in self.values and self.native and self.B.name != "numpy":
+                out[n] = self.B.asarray(self.values[n])
+            elif n in self.values:
                 array = np.asarray(self.B.to_numpy(self.values[n]))
                 if not (array.flags.owndata and array.flags.writeable):
                     array = array.copy()  # never hand out a view of an input or a broadcast
@@ -679,6 +760,19 @@ class _Run:
             raise FuseError(f"line {line}: sink {stmt.path.value!r} cannot be written: "
                             f"{err.strerror or err}{where}") from None
         return str(target)
+
+
+def _segments(groups: list, recursive) -> list[tuple[bool, list]]:
+    """The evaluation order cut into straight runs of non-recursive tensors (each
+    compiled as one graph) and the recursive groups between them (loops)."""
+    out: list[tuple[bool, list]] = []
+    for group, single in groups:
+        straight = len(group) == 1 and group[0] not in recursive
+        if straight and out and out[-1][0]:
+            out[-1][1].append((group, single))
+        else:
+            out.append((straight, [(group, single)]))
+    return out
 
 
 def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -572,47 +572,60 @@ def _scatter(B: Any, info: StatementInfo, value: LArray, indices: list, shape: t
     stray = [a for a in value.axes if a not in names]
     if stray:
         raise EvaluationError(f"indices {', '.join(stray)} are left over on the right-hand side")
-    data = np.asarray(B.to_numpy(expand_to(B, value, tuple(names), extents)), dtype=np.float64)
+    data = expand_to(B, value, tuple(names), extents)
+    cells, targets, counts = _scatter_plan(indices, names, extents, shape, fixed)
+    size = int(np.prod(shape))
+    if targets.size == 0:
+        return B.zeros(shape)
+    values = B.take(B.reshape(data, (-1,)), cells, 0)
+    init = {"sum": 0.0, "avg": 0.0, "max": -np.inf, "min": np.inf}[op]
+    out = B.scatter("sum" if op == "avg" else op, size, targets, values, init)
+    if op == "avg":
+        out = out / B.asarray(np.maximum(counts, 1))
+    elif op != "sum":
+        out = B.where(B.asarray(counts > 0) > 0, out, 0.0)  # untouched cells are 0
+    return B.reshape(B.asarray(out), shape)
+
+
+def _scatter_plan(indices: list, names: list[str], extents: dict[str, int],
+                  shape: tuple[int, ...], fixed: dict[str, int]):
+    """Where each cell of the RHS (laid out over `names`) lands in the flat LHS,
+    from shapes alone: the cells that land inside, their targets, and how many
+    land in each target."""
+    import numpy as np
+
+    grid_shape = tuple(extents[n] for n in names)
     grids = np.meshgrid(*[np.arange(extents[n]) for n in names], indexing="ij") if names else []
     env = dict(zip(names, grids))
     targets = []
-    valid = np.ones(data.shape, dtype=bool)
+    valid = np.ones(grid_shape, dtype=bool)
     slices = 0
     for axis_size, index in zip(shape, indices):
         if isinstance(index, ir.IndexVar):
-            pos = env[index.name] if index.name not in fixed else np.full(data.shape,
-                                                                           fixed[index.name])
+            pos = env[index.name] if index.name not in fixed else fixed[index.name]
         elif isinstance(index, ir.IndexConst):
-            pos = np.full(data.shape, int(index.value))
+            pos = int(index.value)
         elif isinstance(index, ir.IndexShift):
             pos = index.offset + sum(env[v.name] if v.name not in fixed else fixed[v.name]
                                      for v in index.terms)
         elif isinstance(index, ir.IndexDiv):
             pos = (env[index.var.name] if index.var.name not in fixed
-                   else np.full(data.shape, fixed[index.var.name])) // index.divisor
+                   else fixed[index.var.name]) // index.divisor
         elif isinstance(index, ir.IndexSlice):
             pos = env[slice_name(slices)] + (index.start or 0)
             slices += 1
         else:
             raise EvaluationError("unsupported index on the left-hand side")
-        pos = np.broadcast_to(pos, data.shape)
+        pos = np.broadcast_to(pos, grid_shape)
         valid &= (pos >= 0) & (pos < axis_size)  # writes outside an axis are dropped
         targets.append(pos)
-    flat = np.ravel_multi_index([t[valid] for t in targets], shape) if targets else None
-    values = data[valid]
-    size = int(np.prod(shape))
-    reducer = {"sum": np.add, "max": np.maximum, "min": np.minimum, "avg": np.add}[op]
-    init = {"sum": 0.0, "avg": 0.0, "max": -np.inf, "min": np.inf}[op]
-    out = np.full(size, init)
-    if flat is not None:
-        reducer.at(out, flat, values)
-        if op == "avg":
-            counts = np.bincount(flat, minlength=size)
-            out = np.where(counts > 0, out / np.maximum(counts, 1), 0.0)
-        else:
-            touched = np.bincount(flat, minlength=size) > 0
-            out = np.where(touched, out, 0.0)
-    return B.asarray(out.reshape(shape))
+    cells = np.flatnonzero(valid)
+    if targets:
+        flat = np.ravel_multi_index([t[valid] for t in targets], shape)
+    else:  # a scalar LHS: every cell lands in the one
+        flat = np.zeros(cells.size, dtype=np.intp)
+    counts = np.bincount(flat, minlength=int(np.prod(shape)))
+    return cells, flat, counts
 
 
 def equation_op(stmt: ir.Equation) -> str:

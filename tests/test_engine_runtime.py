@@ -183,6 +183,7 @@ def test_divergence_to_infinity_is_reported_early_without_numpy_warnings():
     assert "1000 iterations" not in message  # stopped when the values overflowed
 
 
+@pytest.mark.reference_only  # counts the engine's own semi-naive calls
 def test_boolean_join_rules_run_semi_naively(monkeypatch):
     calls = []
     original = fuse_lang.engine._Run._semi_naive

@@ -9,7 +9,10 @@ import functools
 import importlib
 from typing import Any
 
-BACKENDS = {"numpy": "fuse_lang.backends.numpy_backend:NumpyBackend"}
+BACKENDS = {"numpy": "fuse_lang.backends.numpy_backend:NumpyBackend",
+            "torch": "fuse_lang.backends.torch_backend:TorchBackend",
+            "jax": "fuse_lang.backends.jax_backend:JaxBackend"}
+PRECISIONS = ("fp32", "fp64", "bf16", "fp16")
 
 
 class BackendError(Exception):
@@ -20,9 +23,41 @@ class BackendError(Exception):
 def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Any:
     if name not in BACKENDS:
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if precision not in PRECISIONS:
+        raise BackendError(f"unknown precision {precision!r}; choose one of "
+                           f"{', '.join(PRECISIONS)}")
     module_name, _, class_name = BACKENDS[name].partition(":")
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        if name == "numpy" or err.name not in (name, f"{name}lib"):
+            raise
+        raise BackendError(f"the {name} backend needs {name}, which is not installed here "
+                           f"(pip install \"fuse-lang[{name}]\")") from None
     return getattr(module, class_name)(device=device, precision=precision)
+
+
+@functools.lru_cache(maxsize=1024)
+def planned_contraction(spec: str, shapes: tuple[tuple[int, ...], ...]) -> Any:
+    """The contraction path for an einsum, planned once per spec and shapes."""
+    import opt_einsum
+
+    return opt_einsum.contract_expression(spec, *shapes, optimize="auto")
+
+
+def check_precision(backend: Any) -> None:
+    """Run a few operations in the backend's precision on its device, so that a
+    precision the device cannot compute in is refused when the backend is made,
+    with the framework's reason, and not half way through a run."""
+    try:
+        x = backend.asarray([[0.5, -1.0], [2.0, 0.25]])
+        y = backend.einsum("ij,jk->ik", x, x)
+        y = backend.softmax(backend.erf(y) + backend.exp(x) + backend.tanh(x), 1)
+        backend.to_numpy(backend.reduce("sum", y, (0, 1)))
+    except Exception as err:  # noqa: BLE001 - the framework's own words go to the user
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise BackendError(f"{backend.precision} is not supported by the {backend.name} backend "
+                           f"on {backend.device}: {reason}") from None
 
 
 def available_backends() -> list[str]:

@@ -1,13 +1,12 @@
 """The NumPy backend: the reference semantics run on these few operations."""
 from __future__ import annotations
 
-import functools
+import contextlib
 from typing import Any
 
 import numpy as np
-import opt_einsum
 
-from . import BackendError
+from . import BackendError, planned_contraction
 
 _DTYPES = {"fp32": np.float32, "fp64": np.float64}
 _SMALL = 4096  # operands this small (elements, together) skip contraction planning
@@ -15,6 +14,7 @@ _SMALL = 4096  # operands this small (elements, together) skip contraction plann
 
 class NumpyBackend:
     name = "numpy"
+    compiles_by_default = False
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if device not in ("cpu", "auto"):
@@ -24,6 +24,10 @@ class NumpyBackend:
         self.device = "cpu"
         self.precision = precision
         self.dtype = _DTYPES[precision]
+        self.itemsize = np.dtype(self.dtype).itemsize
+
+    def context(self) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
 
     # ---- making arrays
     def asarray(self, x: Any) -> np.ndarray:
@@ -79,7 +83,7 @@ class NumpyBackend:
             return out
         if len(arrays) == 2:
             return np.asarray(_pair(spec, arrays[0], arrays[1]), dtype=self.dtype)
-        expr = _contract_expression(spec, tuple(a.shape for a in arrays))
+        expr = planned_contraction(spec, tuple(a.shape for a in arrays))
         return np.asarray(expr(*arrays), dtype=self.dtype)
 
     def scale_fresh(self, x: np.ndarray, factor) -> np.ndarray:
@@ -147,18 +151,20 @@ class NumpyBackend:
         order = np.argsort(-x, axis=-1, kind="stable")[..., :k]
         return np.take_along_axis(x, order, axis=-1)
 
+    def scatter(self, op: str, size: int, targets: np.ndarray, values: np.ndarray,
+                init: float) -> np.ndarray:
+        """A flat array of `size` cells, starting at `init`, with each value combined
+        into its target cell by op (sum, max or min); accumulated in float64."""
+        out = np.full(size, init)
+        {"sum": np.add, "max": np.maximum, "min": np.minimum}[op].at(out, targets, values)
+        return out
+
     def max_change(self, a: np.ndarray, b: np.ndarray) -> float:
         if a.shape != b.shape:
             return float("inf")
         if a.size == 0:
             return 0.0
         return float(np.max(np.abs(a - b)))
-
-
-@functools.lru_cache(maxsize=1024)
-def _contract_expression(spec: str, shapes: tuple[tuple[int, ...], ...]):
-    # planning (the contraction path) is done once per signature and shapes
-    return opt_einsum.contract_expression(spec, *shapes, optimize="auto")
 
 
 def _pair(spec: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,0 +1,205 @@
+"""The JAX backend: the NumPy reference semantics on jax arrays.  Straight runs
+of equations are traced once per input-shape signature and compiled by XLA
+(`jax.jit`), which fuses their elementwise chains; recursion runs as a loop
+of such steps."""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import opt_einsum
+
+from . import BackendError, check_precision
+
+_DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,
+           "fp16": jnp.float16}
+
+
+def _platform_devices(platform: str) -> list:
+    try:
+        return list(jax.devices(platform))
+    except RuntimeError:  # no such platform here
+        return []
+
+
+def _device(device: str):
+    if device == "auto":
+        gpus = _platform_devices("gpu")
+        return gpus[0] if gpus else jax.devices("cpu")[0]
+    kind, _, number = device.partition(":")
+    if kind not in ("cpu", "cuda", "gpu", "tpu") or (number and not number.isdigit()):
+        raise BackendError(f"the jax backend runs on cpu, cuda[:N] or tpu[:N], not {device!r}")
+    platform = "gpu" if kind in ("cuda", "gpu") else kind
+    found = _platform_devices(platform)
+    index = int(number or 0)
+    if index >= len(found):
+        seen = f"{len(found)} {platform} device(s)" if found else f"no {platform} device"
+        raise BackendError(f"the device {device!r} is not available: jax sees {seen} on this "
+                           f"machine (use device=\"cpu\" or \"auto\")")
+    return found[index]
+
+
+class JaxBackend:
+    name = "jax"
+    compiles_by_default = True
+
+    def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
+        if precision not in _DTYPES:
+            raise BackendError(f"the jax backend supports {', '.join(_DTYPES)}, not "
+                               f"{precision!r}")
+        self.jax_device = _device(device)
+        platform = "cuda" if self.jax_device.platform == "gpu" else self.jax_device.platform
+        self.device = f"{platform}:{self.jax_device.id}" if platform != "cpu" else "cpu"
+        self.precision = precision
+        self.dtype = _DTYPES[precision]
+        self.itemsize = np.dtype(self.dtype).itemsize
+        with self.context():
+            check_precision(self)
+
+    def context(self) -> contextlib.AbstractContextManager:
+        """Arrays made during a run go to this backend's device; fp64 needs jax's
+        64-bit mode, switched on for the run only."""
+        stack = contextlib.ExitStack()
+        stack.enter_context(jax.default_device(self.jax_device))
+        if self.precision == "fp64":
+            stack.enter_context(jax.enable_x64(True))
+        return stack
+
+    # ---- making arrays
+    def asarray(self, x: Any) -> jax.Array:
+        return jnp.asarray(x, dtype=self.dtype)
+
+    def zeros(self, shape: tuple[int, ...]) -> jax.Array:
+        return jnp.zeros(shape, dtype=self.dtype)
+
+    def arange(self, n: int) -> jax.Array:
+        return jnp.arange(n, dtype=self.dtype)
+
+    int_arange = staticmethod(np.arange)  # positions are computed on the host, from shapes
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        out = np.asarray(x)
+        if out.dtype == jnp.bfloat16:  # numpy has no bfloat16 of its own: hand out float32
+            out = out.astype(np.float32)
+        return out
+
+    # ---- shapes
+    def shape(self, x: Any) -> tuple[int, ...]:
+        return tuple(np.shape(x))
+
+    transpose = staticmethod(jnp.transpose)
+    reshape = staticmethod(jnp.reshape)
+    broadcast_to = staticmethod(jnp.broadcast_to)
+
+    def concatenate(self, parts, axis: int) -> jax.Array:
+        return jnp.concatenate(list(parts), axis=axis)
+
+    def copy(self, x: Any) -> jax.Array:
+        return jnp.asarray(x, dtype=self.dtype)  # jax arrays are immutable: nothing to copy
+
+    def take(self, x: jax.Array, index: Any, axis: int) -> jax.Array:
+        if isinstance(index, (int, np.integer)):
+            return jax.lax.index_in_dim(x, int(index), axis, keepdims=False)
+        return jnp.take(x, np.asarray(index), axis=axis)
+
+    def diagonal(self, x: jax.Array, a: int, b: int) -> jax.Array:
+        return jnp.moveaxis(jnp.diagonal(x, axis1=a, axis2=b), -1, a)
+
+    # ---- arithmetic
+    def reduce(self, op: str, x: jax.Array, axes: tuple[int, ...]) -> jax.Array:
+        if op == "sum":
+            return jnp.sum(x, axis=axes)
+        if op == "max":
+            return jnp.max(x, axis=axes)
+        if op == "min":
+            return jnp.min(x, axis=axes)
+        if op == "avg":
+            return jnp.mean(x, axis=axes)
+        raise ValueError(op)
+
+    def einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
+        if len(arrays) <= 2:
+            return jnp.einsum(spec, *arrays)
+        # the planned contraction order, as the NumPy backend uses it
+        return jnp.einsum(spec, *arrays,
+                          optimize=_path(spec, tuple(tuple(a.shape) for a in arrays)))
+
+    def scale_fresh(self, x: jax.Array, factor) -> jax.Array:
+        return x * factor
+
+    def new_facts(self, found: jax.Array, known: jax.Array) -> jax.Array | None:
+        new = (found > 0) & (known <= 0)
+        if not bool(jnp.any(new)):
+            return None
+        return new.astype(self.dtype)
+
+    def add_fresh(self, x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    def softmax(self, x: jax.Array, axis: int, fresh: bool = False) -> jax.Array:
+        return jax.nn.softmax(x, axis=axis)
+
+    def lnorm(self, x: jax.Array, axis: int, eps: float) -> jax.Array:
+        centred = x - jnp.mean(x, axis=axis, keepdims=True)
+        var = jnp.mean(centred * centred, axis=axis, keepdims=True)
+        return centred / jnp.sqrt(var + eps)
+
+    def step(self, x: Any) -> jax.Array:
+        return (jnp.asarray(x) > 0).astype(self.dtype)
+
+    def where(self, cond, a, b) -> jax.Array:
+        return jnp.where(cond, a, b).astype(self.dtype)
+
+    exp = staticmethod(jnp.exp)
+    log = staticmethod(jnp.log)
+    tanh = staticmethod(jnp.tanh)
+    sqrt = staticmethod(jnp.sqrt)
+    abs = staticmethod(jnp.abs)
+    sin = staticmethod(jnp.sin)
+    cos = staticmethod(jnp.cos)
+    maximum = staticmethod(jnp.maximum)
+    minimum = staticmethod(jnp.minimum)
+    power = staticmethod(jnp.power)
+
+    def erf(self, x: Any) -> jax.Array:
+        return jax.scipy.special.erf(x)
+
+    def topk(self, x: jax.Array, k: int) -> jax.Array:
+        """The k largest along the last axis, descending."""
+        return jax.lax.top_k(x, k)[0]
+
+    def scatter(self, op: str, size: int, targets: np.ndarray, values: jax.Array,
+                init: float) -> jax.Array:
+        """A flat array of `size` cells, starting at `init`, with each value combined
+        into its target cell by op (sum, max or min)."""
+        out = jnp.full((size,), init, dtype=self.dtype).at[targets]
+        values = values.astype(self.dtype)
+        if op == "sum":
+            return out.add(values)
+        return out.max(values) if op == "max" else out.min(values)
+
+    def max_change(self, a: jax.Array, b: jax.Array) -> float:
+        if tuple(a.shape) != tuple(b.shape):
+            return float("inf")
+        if a.size == 0:
+            return 0.0
+        return float(jnp.max(jnp.abs(a - b)))
+
+    # ---- compiling a straight run of equations
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
+        """fn(values, bases) -> values as one XLA computation; jax traces it once
+        per shape signature (on_capture counts the traces)."""
+        def traced(values: dict, bases: dict) -> dict:
+            on_capture()
+            return fn(values, bases)
+
+        return jax.jit(traced)
+
+
+@functools.lru_cache(maxsize=1024)
+def _path(spec: str, shapes: tuple[tuple[int, ...], ...]) -> list:
+    return opt_einsum.contract_path(spec, *shapes, shapes=True, optimize="auto")[0]

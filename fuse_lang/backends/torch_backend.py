@@ -1,0 +1,242 @@
+"""The Torch backend: the NumPy reference semantics on torch tensors, on any
+device torch has.  Eager by default; `compile_segment` captures a straight
+run of equations as one aten graph (make_fx: Python control flow is resolved
+at capture, as jax.jit does) and hands it to `torch.compile`."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import BackendError, check_precision, planned_contraction
+
+_DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16,
+           "fp16": torch.float16}
+
+
+def _device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        found = torch.device(device)
+    except RuntimeError as err:
+        raise BackendError(f"torch does not know the device {device!r}: {err}") from None
+    if found.type == "cuda":
+        if not torch.cuda.is_available():
+            raise BackendError(f"the device {device!r} is not available: torch sees no CUDA GPU "
+                               f"on this machine (use device=\"cpu\" or \"auto\")")
+        index = found.index or 0
+        if index >= torch.cuda.device_count():
+            raise BackendError(f"the device {device!r} is not available: torch sees "
+                               f"{torch.cuda.device_count()} CUDA GPU(s)")
+        found = torch.device("cuda", index)
+    elif found.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise BackendError(f"the device {device!r} is not available here")
+    elif found.type != "cpu":
+        raise BackendError(f"the torch backend runs on cpu, cuda[:N] or mps, not {device!r}")
+    return found
+
+
+class TorchBackend:
+    name = "torch"
+    compiles_by_default = False
+
+    def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
+        if precision not in _DTYPES:
+            raise BackendError(f"the torch backend supports {', '.join(_DTYPES)}, "
+                               f"not {precision!r}")
+        self.torch_device = _device(device)
+        self.device = str(self.torch_device)
+        self.precision = precision
+        self.dtype = _DTYPES[precision]
+        self.itemsize = self.dtype.itemsize
+        check_precision(self)
+
+    def context(self) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
+
+    # ---- making arrays
+    def asarray(self, x: Any) -> torch.Tensor:
+        if isinstance(x, torch.Tensor):
+            return x.to(device=self.torch_device, dtype=self.dtype)
+        return torch.as_tensor(np.asarray(x, dtype=np.float64), dtype=self.dtype,
+                               device=self.torch_device)
+
+    def zeros(self, shape: tuple[int, ...]) -> torch.Tensor:
+        return torch.zeros(shape, dtype=self.dtype, device=self.torch_device)
+
+    def arange(self, n: int) -> torch.Tensor:
+        return torch.arange(n, dtype=self.dtype, device=self.torch_device)
+
+    int_arange = staticmethod(np.arange)  # positions are computed on the host, from shapes
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        if not isinstance(x, torch.Tensor):
+            return np.asarray(x)
+        x = x.detach()
+        if x.dtype == torch.bfloat16:  # numpy has no bfloat16: hand out float32
+            x = x.float()
+        return x.cpu().numpy()
+
+    def native(self, x: Any) -> Any:
+        return x
+
+    # ---- shapes
+    def shape(self, x: Any) -> tuple[int, ...]:
+        return tuple(x.shape) if isinstance(x, torch.Tensor) else np.shape(x)
+
+    def transpose(self, x: torch.Tensor, order) -> torch.Tensor:
+        return x.permute(*order)
+
+    def reshape(self, x: torch.Tensor, shape) -> torch.Tensor:
+        return x.reshape(tuple(shape))
+
+    def broadcast_to(self, x: torch.Tensor, shape) -> torch.Tensor:
+        return torch.broadcast_to(self._t(x), tuple(shape))
+
+    def concatenate(self, parts, axis: int) -> torch.Tensor:
+        return torch.cat(list(parts), dim=axis)
+
+    def copy(self, x: torch.Tensor) -> torch.Tensor:
+        return self._t(x).clone()
+
+    def take(self, x: torch.Tensor, index: Any, axis: int) -> torch.Tensor:
+        if isinstance(index, (int, np.integer)):
+            return x.select(axis, int(index))
+        index = np.asarray(index)
+        flat = torch.as_tensor(index.reshape(-1), dtype=torch.long, device=x.device)
+        taken = x.index_select(axis, flat)
+        shape = tuple(x.shape[:axis]) + index.shape + tuple(x.shape[axis + 1:])
+        return taken.reshape(shape)
+
+    def diagonal(self, x: torch.Tensor, a: int, b: int) -> torch.Tensor:
+        return torch.diagonal(x, 0, a, b).movedim(-1, a)
+
+    # ---- arithmetic
+    def reduce(self, op: str, x: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
+        if op == "sum":
+            return torch.sum(x, dim=axes)
+        if op == "max":
+            return torch.amax(x, dim=axes)
+        if op == "min":
+            return torch.amin(x, dim=axes)
+        if op == "avg":
+            return torch.mean(x, dim=axes)
+        raise ValueError(op)
+
+    def einsum(self, spec: str, *arrays: torch.Tensor) -> torch.Tensor:
+        if len(arrays) <= 2:
+            return torch.einsum(spec, *arrays)
+        # the planned contraction order, as the NumPy backend uses it
+        expr = planned_contraction(spec, tuple(tuple(a.shape) for a in arrays))
+        return expr(*arrays, backend="torch")
+
+    def scale_fresh(self, x: torch.Tensor, factor) -> torch.Tensor:
+        return x * factor
+
+    def new_facts(self, found: torch.Tensor, known: torch.Tensor) -> torch.Tensor | None:
+        new = (found > 0) & (known <= 0)
+        if not bool(new.any()):
+            return None
+        return new.to(self.dtype)
+
+    def add_fresh(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+    def softmax(self, x: torch.Tensor, axis: int, fresh: bool = False) -> torch.Tensor:
+        return torch.softmax(x, dim=axis)
+
+    def lnorm(self, x: torch.Tensor, axis: int, eps: float) -> torch.Tensor:
+        centred = x - x.mean(dim=axis, keepdim=True)
+        var = (centred * centred).mean(dim=axis, keepdim=True)
+        return centred / torch.sqrt(var + eps)
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        return (self._t(x) > 0).to(self.dtype)
+
+    def where(self, cond, a, b) -> torch.Tensor:
+        return torch.where(self._t(cond), self._t(a), self._t(b)).to(self.dtype)
+
+    def exp(self, x):
+        return torch.exp(self._t(x))
+
+    def log(self, x):
+        return torch.log(self._t(x))
+
+    def tanh(self, x):
+        return torch.tanh(self._t(x))
+
+    def sqrt(self, x):
+        return torch.sqrt(self._t(x))
+
+    def abs(self, x):
+        return torch.abs(self._t(x))
+
+    def sin(self, x):
+        return torch.sin(self._t(x))
+
+    def cos(self, x):
+        return torch.cos(self._t(x))
+
+    def erf(self, x):
+        return torch.erf(self._t(x))
+
+    def maximum(self, a, b):
+        return torch.maximum(self._t(a), self._t(b))
+
+    def minimum(self, a, b):
+        return torch.minimum(self._t(a), self._t(b))
+
+    def power(self, a, b):
+        return torch.pow(self._t(a), self._t(b))
+
+    def topk(self, x: torch.Tensor, k: int) -> torch.Tensor:
+        """The k largest along the last axis, descending (equal values are equal:
+        which index a tie came from cannot show in the values)."""
+        return torch.topk(x, k, dim=-1, largest=True, sorted=True).values
+
+    def scatter(self, op: str, size: int, targets: np.ndarray, values: torch.Tensor,
+                init: float) -> torch.Tensor:
+        """A flat array of `size` cells, starting at `init`, with each value combined
+        into its target cell by op (sum, max or min)."""
+        out = torch.full((size,), init, dtype=self.dtype, device=self.torch_device)
+        index = torch.as_tensor(targets, dtype=torch.long, device=self.torch_device)
+        reduce = {"sum": "sum", "max": "amax", "min": "amin"}[op]
+        return out.scatter_reduce(0, index, values.to(self.dtype), reduce=reduce,
+                                  include_self=True)
+
+    def max_change(self, a: torch.Tensor, b: torch.Tensor) -> float:
+        if tuple(a.shape) != tuple(b.shape):
+            return float("inf")
+        if a.numel() == 0:
+            return 0.0
+        return float(torch.max(torch.abs(a - b)))
+
+    # ---- compiling a straight run of equations
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
+        """fn(values, bases) -> values, captured once as an aten graph (the
+        Python interpreter runs once, at capture) and compiled by Inductor."""
+        compiled: list[Callable] = []
+
+        def run(values: dict, bases: dict) -> dict:
+            if not compiled:
+                on_capture()
+                graph = make_fx(fn)(values, bases)
+                compiled.append(torch.compile(graph, dynamic=False))
+            return compiled[0](values, bases)
+
+        return run
+
+    # ---- helpers
+    def _t(self, x: Any) -> torch.Tensor:
+        """A Python number as a tensor of this backend's dtype and device."""
+        if isinstance(x, torch.Tensor):
+            return x
+        if isinstance(x, np.ndarray) and x.dtype == bool:
+            return torch.as_tensor(x, device=self.torch_device)
+        return torch.as_tensor(x, dtype=self.dtype, device=self.torch_device)
