@@ -2,7 +2,8 @@
 
     fuse check [--format text|json] PATH...
     fuse explain [--format text|json] PATH
-    fuse run PATH [--backend numpy] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
+    fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
+             [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -189,7 +190,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
-                          precision=args.precision)
+                          precision=args.precision, compiled=args.compiled)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
         for name in inputs:
@@ -262,8 +263,12 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_explain.add_argument("path", metavar="PATH")
     p_run = sub.add_parser("run", help="run a program and show its exports and queries")
     p_run.add_argument("path", metavar="PATH")
-    p_run.add_argument("--backend", default="numpy")
-    p_run.add_argument("--device", default="cpu")
+    p_run.add_argument("--backend", default="numpy", choices=("numpy", "torch", "jax"))
+    p_run.add_argument("--device", default="cpu",
+                       help="cpu, cuda, cuda:N or auto (torch and jax)")
+    p_run.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                       dest="compiled",
+                       help="run as compiled graphs (default: on for jax, off for torch)")
     p_run.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
     p_run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                        help="give a source's value from a .npy file (repeatable)")
