@@ -196,7 +196,10 @@ class _Run:
                     self._compiled_segment(("segment", self.write_sinks, number), items)
                 else:
                     for group, single in items:
-                        self._one(group, single)
+                        if hasattr(self.B, "while_loop") and self._looped(group):
+                            self._compiled_loop(("loop", self.write_sinks, number), group)
+                        else:
+                            self._one(group, single)
         else:
             for group, single in groups:
                 self._one(group, single)
@@ -256,6 +259,40 @@ class _Run:
 
         graph = self._memo(key, lambda: self.B.compile_segment(segment, count))
         self.values.update(graph(dict(self.values), bases))
+
+    def _looped(self, group: list[str]) -> bool:
+        """A recursive group that runs to a fixpoint (not a recurrence in order)."""
+        return self._memo(("looped", tuple(group)), lambda: len(group) > 1 or (
+            group[0] in self.a.recursive and self._sequential_var(group[0]) is None))
+
+    def _compiled_loop(self, key: tuple, group: list[str]) -> None:
+        """A fixpoint as one compiled graph with the loop inside it (a framework
+        while-loop: no round trip to Python between rounds)."""
+        with self._locating(group):
+            bases = {}
+            for name in group:
+                base, _ = self._base(name)
+                if base is not None:
+                    bases[name] = base
+            for name in group:
+                self._shape(name)  # an unknown extent is reported here, located
+        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
+
+        def loop(values: dict, group_bases: dict) -> tuple[dict, dict]:
+            run = _Run(program, analysis, infos, given, False, memo)
+            run.values = dict(values)
+            run.bases = group_bases
+            with run._locating(group):
+                return run._fixpoint_in_graph(group)
+
+        def count() -> None:
+            program.compilations += 1
+
+        graph = self._memo(key, lambda: self.B.compile_segment(loop, count))
+        members, outcome = graph(dict(self.values), bases)
+        with self._locating(group):
+            self._loop_outcome(group, {k: float(v) for k, v in outcome.items()})
+        self.values.update(members)
 
     def _located(self, group, err: Exception) -> FuseError:
         name = group[0]
@@ -583,6 +620,87 @@ class _Run:
         raise EvaluationError(f"{names} did not converge in {self.p.max_iterations} "
                               f"iterations (the last change was {change:.3g}); raise the "
                               f"iteration limit or check the recursion")
+
+    def _fixpoint_in_graph(self, group: list[str]) -> tuple[dict, dict]:
+        """`_fixpoint` and `_semi_naive` as a backend while-loop, traced: the same
+        rounds and the same stopping rule; what ended the loop comes back as
+        numbers for `_loop_outcome` to judge (a traced loop cannot raise)."""
+        B = self.B
+        shapes = {n: self._shape(n) for n in group}
+        bases = {n: self._base(n)[0] for n in group}
+        for n in group:
+            self.values[n] = bases[n] if bases[n] is not None else B.zeros(shapes[n])
+            if self.a.tensors[n].boolean:
+                self.values[n] = B.step(self.values[n])
+        boolean = all(self.a.tensors[n].boolean for n in group)
+        limit = self.p.max_iterations
+
+        def full_round() -> dict:
+            return {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
+                                                   for k in self._equations(n)])
+                    for n in group}
+
+        if boolean and self._joins_only(group):
+            members = set(group)
+            full = full_round()
+            delta = {n: B.step(B.where(self.values[n] > 0, 0.0, full[n])) for n in group}
+            refs = {n: [(k, ref) for k in self._equations(n)
+                        for ref in ir.refs(self.statements[k].rhs)  # type: ignore[union-attr]
+                        if ref.name in members] for n in group}
+
+            def new_round(state):
+                rounds, _, known, delta = state
+                self.values.update(known)
+                found = {}
+                for n in group:
+                    total = B.zeros(shapes[n])
+                    for k, ref in refs[n]:
+                        total = total + self._contribution(
+                            k, shapes[n], overrides={id(ref): delta[ref.name]})
+                    found[n] = B.step(B.where(known[n] > 0, 0.0, total))
+                grown = {n: known[n] + found[n] for n in group}
+                return rounds + 1, B.any_positive(list(found.values())), grown, found
+
+            state = (B.integer(0), B.any_positive(list(delta.values())), full, delta)
+            rounds, pending, known, _ = B.while_loop(
+                lambda state: state[1] & (state[0] < limit), new_round, state)
+            return known, {"rounds": rounds, "pending": pending}
+
+        def numeric_round(state):
+            iteration, change, _, current = state
+            self.values.update(current)
+            new = full_round()
+            step = B.max_of([B.max_abs_difference(new[n], current[n]) for n in group])
+            return iteration + 1, step, change, new
+
+        tolerance = 0.0 if boolean else self.p.tolerance
+        infinite = B.asarray(float("inf"))
+        state = (B.integer(0), infinite, infinite, {n: self.values[n] for n in group})
+        iteration, change, before, current = B.while_loop(
+            lambda state: (state[0] < limit) & ((state[0] == 0) | (
+                (state[1] > tolerance) & B.finite(state[1]))),
+            numeric_round, state)
+        return current, {"iteration": iteration, "change": change, "before": before}
+
+    def _loop_outcome(self, group: list[str], outcome: dict[str, float]) -> None:
+        """The errors `_fixpoint` and `_semi_naive` raise, from a traced loop's end state."""
+        names = ", ".join(group)
+        limit = self.p.max_iterations
+        if "rounds" in outcome:
+            if outcome["pending"]:
+                raise EvaluationError(f"{names} did not reach a fixpoint in {limit} rounds")
+            return
+        iteration, change, before = outcome["iteration"], outcome["change"], outcome["before"]
+        if not np.isfinite(change):
+            raise EvaluationError(
+                f"{names} did not converge: after {int(iteration)} iterations the values are "
+                f"no longer finite (the last change was {before:.3g} before that); check the "
+                f"recursion")
+        boolean = all(self.a.tensors[n].boolean for n in group)
+        if change > (0 if boolean else self.p.tolerance):
+            raise EvaluationError(f"{names} did not converge in {limit} iterations (the last "
+                                  f"change was {change:.3g}); raise the iteration limit or "
+                                  f"check the recursion")
 
     def _joins_only(self, group: list[str]) -> bool:
         """Rules that only join and union (monotone): semi-naive evaluation is exact."""

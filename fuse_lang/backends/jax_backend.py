@@ -189,6 +189,27 @@ class JaxBackend:
             return 0.0
         return float(jnp.max(jnp.abs(a - b)))
 
+    # ---- a fixpoint inside a compiled graph
+    def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
+        return jax.lax.while_loop(cond, body, state)
+
+    def integer(self, n: int) -> jax.Array:
+        return jnp.asarray(n, dtype=jnp.int32)
+
+    def any_positive(self, arrays: list) -> jax.Array:
+        return functools.reduce(jnp.logical_or, [jnp.any(a > 0) for a in arrays])
+
+    def max_abs_difference(self, a: jax.Array, b: jax.Array) -> jax.Array:
+        if a.size == 0:
+            return jnp.zeros((), dtype=self.dtype)
+        return jnp.max(jnp.abs(a - b)).astype(self.dtype)
+
+    def max_of(self, numbers: list) -> jax.Array:
+        return functools.reduce(jnp.maximum, numbers)
+
+    def finite(self, x: jax.Array) -> jax.Array:
+        return jnp.isfinite(x)
+
     # ---- compiling a straight run of equations
     def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
         """fn(values, bases) -> values as one XLA computation; jax traces it once
