@@ -98,9 +98,14 @@ class Evaluator:
         self.values = values
         self.fixed = fixed or {}  # index -> position, for sequential (recurrent) evaluation
         self.overrides = overrides or {}  # id(Ref) -> value read instead (semi-naive deltas)
+        # an index whose extent differs inside a call argument (topk's and concat's
+        # axis has the argument's own extent there)
+        self.local_extents: dict[str, int] = {}
 
     # ------------------------------------------------------------ extents
     def extent(self, name: str) -> int:
+        if name in self.local_extents:
+            return self.local_extents[name]
         ext = self.info.extents.get(name)
         if ext is None:
             raise EvaluationError(f"the extent of index `{name}` is not known; declare it with "
@@ -362,7 +367,7 @@ class Evaluator:
             n = self.extent(var.name)
             values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
             return LArray(B.asarray(values), (var.name,))
-        args = [self.arg(a) for a in call.args]
+        args = self._own_axis_args(call) or [self.arg(a) for a in call.args]
         if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu"):
             x = args[0]
             return LArray(self._unary(name, x.data), x.axes)
@@ -386,6 +391,46 @@ class Evaluator:
         if name == "topk":
             return self._topk(args[0], int(_number(kwargs["k"], 1)))
         raise EvaluationError(f"`{name}` is not a builtin")
+
+    def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:
+        """topk's and concat's arguments, each with the chosen axis at the argument's
+        own extent (read off the tensors it indexes there), not the result's."""
+        if call.name == "topk":
+            axis = self._topk_axis()
+        elif call.name == "concat":
+            axis_ref = next((kw.value for kw in call.kwargs if kw.name == "axis"), None)
+            axis = axis_ref.name if isinstance(axis_ref, ir.Ref) else None
+        else:
+            return None
+        if axis is None:
+            return None
+        out = []
+        for arg in call.args:
+            own = self._own_extent(arg, axis)
+            saved = dict(self.local_extents)
+            if own is not None:
+                self.local_extents[axis] = own
+            try:
+                out.append(self.arg(arg))
+            finally:
+                self.local_extents = saved
+        return out
+
+    def _own_extent(self, expr: ir.Expr, axis: str) -> int | None:
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Ref) and node.indices and node.name in self.analysis.tensors:
+                stored = [a for a in self.analysis.tensors[node.name].axes]
+                for pos, index in enumerate(node.indices):
+                    if isinstance(index, ir.IndexVar) and index.name == axis \
+                            and pos < len(stored) and stored[pos].extent is not None:
+                        return stored[pos].extent
+        return None
+
+    def _topk_axis(self) -> str | None:
+        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
+        lhs_vars = [v.name for i in ((lhs.indices if lhs else None) or ())
+                    if not isinstance(i, ir.IndexVirtual) for v in ir.index_vars(i)]
+        return lhs_vars[-1] if lhs_vars else None
 
     def _unary(self, name: str, x: Any) -> Any:
         B = self.B
@@ -432,13 +477,14 @@ class Evaluator:
         order (the result's axis has extent k); equal values keep the lower index
         first.  Inside the argument that axis has the argument's own extent."""
         B = self.B
-        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
-        lhs_vars = [v.name for i in ((lhs.indices if lhs else None) or ())
-                    if not isinstance(i, ir.IndexVirtual) for v in ir.index_vars(i)]
-        axis = lhs_vars[-1] if lhs_vars else (x.axes[-1] if x.axes else None)
+        axis = self._topk_axis() or (x.axes[-1] if x.axes else None)
         if axis is None or axis not in x.axes:
             raise EvaluationError(f"topk chooses along the last left-hand-side axis "
                                   f"`{axis}`, which its argument does not have")
+        row = B.shape(x.data)[x.axes.index(axis)]
+        if k > row:
+            raise EvaluationError(f"topk(k={k}) asks for more values than a row along `{axis}` "
+                                  f"holds ({row})")
         axes = tuple(a for a in x.axes if a != axis) + (axis,)
         return LArray(B.topk(align(B, x, axes), k), axes)
 
