@@ -229,7 +229,10 @@ class _Run:
             yield
         except FuseError:
             raise
-        except (EvaluationError, FileProblem, FloatingPointError, ValueError) as err:
+        # RuntimeError: what torch and XLA raise for a failure on the device (out of
+        # memory, say); it is a run's failure at this statement, not a traceback
+        except (EvaluationError, FileProblem, FloatingPointError, ValueError,
+                RuntimeError) as err:
             raise self._located(group, err) from None
 
     def _compiled_segment(self, key: tuple, items: list) -> None:
