@@ -214,13 +214,35 @@ class _Run:
         return result
 
     def _one(self, group: list[str], single: int | None) -> None:
-        """Compute one group of the evaluation order (a tensor, or a recursive group)."""
+        """Compute one group of the evaluation order (a tensor, or a recursive group).
+        A tensor that the program text alone fixes (constants, masks, what is
+        computed from them only) is computed once per shape signature."""
+        constant = self.bases is None and group[0] in self._memo("constants", self._constants)
+        if constant and ("value", group[0]) in self.memo:
+            self.values[group[0]] = self.memo["value", group[0]]
+            return
         with self._locating(group):
             if single is not None:
                 # one equation, nothing else: its contribution is the value
                 self.values[group[0]] = self._contribution(single, self._shape(group[0]))
             else:
                 self._group(group)
+        if constant:
+            self.memo["value", group[0]] = self.values[group[0]]
+
+    def _constants(self) -> set[str]:
+        """Tensors that depend on no input, source file or param: not recursive, not
+        read from outside, and reading only such tensors."""
+        deps = self._memo("dependencies", self._dependencies)
+        out: set[str] = set()
+        for group in self.a.order:
+            for name in group:
+                info = self.a.tensors[name]
+                if (len(group) == 1 and name not in self.a.recursive and name not in self.given
+                        and info.kind not in ("source", "relation source", "param")
+                        and all(d in out for d in deps.get(name, ()))):
+                    out.add(name)
+        return out
 
     @contextlib.contextmanager
     def _locating(self, group: list[str]) -> Iterator[None]:
@@ -645,7 +667,9 @@ class _Run:
 
         if boolean and self._joins_only(group):
             members = set(group)
-            full = full_round()
+            full = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
+                                                   for k in self._first_round(n, bases)])
+                    for n in group}
             delta = {n: B.step(B.where(self.values[n] > 0, 0.0, full[n])) for n in group}
             refs = {n: [(k, ref) for k in self._equations(n)
                         for ref in ir.refs(self.statements[k].rhs)  # type: ignore[union-attr]
@@ -705,6 +729,19 @@ class _Run:
                                   f"change was {change:.3g}); raise the iteration limit or "
                                   f"check the recursion")
 
+    def _first_round(self, name: str, bases: dict[str, Any]) -> list[int]:
+        """The join rules of `name` that can derive anything in a semi-naive first
+        round: a rule joining a group member that starts empty derives nothing yet
+        (its facts arrive as that member's delta in later rounds)."""
+        empty = {n for n, base in bases.items() if base is None}
+        out = []
+        for k in self._equations(name):
+            rhs = self.statements[k].rhs  # type: ignore[union-attr]
+            factors = rhs.factors if isinstance(rhs, ir.Product) else (rhs,)
+            if not any(isinstance(f, ir.Ref) and f.name in empty for f in factors):
+                out.append(k)
+        return out
+
     def _joins_only(self, group: list[str]) -> bool:
         """Rules that only join and union (monotone): semi-naive evaluation is exact."""
         for n in group:
@@ -730,7 +767,7 @@ class _Run:
         delta: dict[str, Any] = {}
         for n in group:
             full = self._combine(n, bases[n], [self._contribution(k, shapes[n])
-                                               for k in self._equations(n)])
+                                               for k in self._first_round(n, bases)])
             delta[n] = B.new_facts(full, self.values[n])
             self.values[n] = B.copy(full)  # owned: later rounds add to it in place
         recursive_refs = {n: [(k, ref) for k in self._equations(n)
@@ -765,12 +802,14 @@ class _Run:
             has_queries = any(isinstance(s, ir.Query) for s in self.statements)
             names = [] if has_queries else [n for n in self.a.tensors if n not in read]
         out = {}
+        constants = self._memo("constants", self._constants)
         for n in names:
             if n in self.values and self.native and self.B.name != "numpy":
                 out[n] = self.B.asarray(self.values[n])
             elif n in self.values:
                 array = np.asarray(self.B.to_numpy(self.values[n]))
-                if not (array.flags.owndata and array.flags.writeable):
+                # never hand out a value the program keeps (a constant) to be written
+                if not (array.flags.owndata and array.flags.writeable) or n in constants:
                     array = array.copy()  # never hand out a view of an input or a broadcast
                 out[n] = array
         return out
@@ -783,7 +822,7 @@ class _Run:
         starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
         if atom.indices is None:
             free = tuple(a.index or f"#{p}" for p, a in enumerate(info.axes) if not a.virtual)
-            selected, axes = value, list(range(value.ndim))
+            selected, axes = value.copy(), list(range(value.ndim))
         elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
             # `Y[t+1]?`, `Y[1:3]?`: read like any reference (shifted, sliced), as a sink does
             read = Evaluator(self.B, self.a, self.infos[k], self.values).scope(atom, 0)
@@ -814,7 +853,7 @@ class _Run:
             inside = all(not isinstance(i, int) or 0 <= i < value.shape[p]
                          for p, i in enumerate(index))
             if inside:
-                selected = np.asarray(value[tuple(index)])
+                selected = np.array(value[tuple(index)])  # a copy: never a view of a value
             else:  # a constant outside the axis reads 0 (LANGUAGE.md §3): the answer is no
                 selected = np.zeros([value.shape[p] for p in axes], dtype=value.dtype)
             unique = list(dict.fromkeys(names))

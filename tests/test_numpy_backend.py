@@ -1,11 +1,13 @@
-"""The NumPy backend's own operations against numpy's einsum (property-based)."""
+"""The backends' own operations against numpy's einsum (property-based)."""
 import string
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuse_lang.backends.numpy_backend import NumpyBackend, _pair
+from fuse_lang.backends import get_backend
+from fuse_lang.backends.numpy_backend import NumpyBackend
 
 
 @st.composite
@@ -27,7 +29,13 @@ def test_pairwise_matmul_einsum_equals_numpy_einsum(case, seed):
     rng = np.random.default_rng(seed)
     inputs = spec.split("->")[0].split(",")
     a, b = (rng.standard_normal([sizes[c] for c in s]) for s in inputs)
-    np.testing.assert_allclose(_pair(spec, a, b), np.einsum(spec, a, b), rtol=1e-10, atol=1e-10)
+    expected = np.einsum(spec, a, b)
+    np.testing.assert_allclose(get_backend("numpy", precision="fp64").einsum(spec, a, b),
+                               expected, rtol=1e-10, atol=1e-10)
+    # torch's two-operand einsum is the same matmul plan, on torch's own ops
+    torch = pytest.importorskip("torch")
+    got = get_backend("torch", precision="fp64").einsum(spec, torch.tensor(a), torch.tensor(b))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-10)
 
 
 def test_einsum_results_are_new_memory():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any
+from typing import Any, Callable
 
 BACKENDS = {"numpy": "fuse_lang.backends.numpy_backend:NumpyBackend",
             "torch": "fuse_lang.backends.torch_backend:TorchBackend",
@@ -43,6 +43,52 @@ def planned_contraction(spec: str, shapes: tuple[tuple[int, ...], ...]) -> Any:
     import opt_einsum
 
     return opt_einsum.contract_expression(spec, *shapes, optimize="auto")
+
+
+def pair_as_matmul(spec: str, a: Any, b: Any, *, total: Callable, permute: Callable,
+                   matmul: Callable) -> Any:
+    """A two-operand einsum as one batched matmul (BLAS), with the operands'
+    roles chosen so that the result comes out in the requested order (a plain
+    matrix product when nothing is batched).  `total(x, axes)` sums axes away,
+    `permute(x, order)` transposes, `matmul` multiplies: the framework's own."""
+    inputs, output = spec.split("->")
+    sa, sb = inputs.split(",")
+    # an index in one operand only and not kept is summed first
+    only_a = [c for c in sa if c not in sb and c not in output]
+    only_b = [c for c in sb if c not in sa and c not in output]
+    if only_a:
+        a = total(a, tuple(sa.index(c) for c in only_a))
+        sa = "".join(c for c in sa if c not in only_a)
+    if only_b:
+        b = total(b, tuple(sb.index(c) for c in only_b))
+        sb = "".join(c for c in sb if c not in only_b)
+    batch = [c for c in output if c in sa and c in sb]
+    contracted = [c for c in sa if c in sb and c not in output]
+    free_a = [c for c in sa if c not in sb]
+    free_b = [c for c in sb if c not in sa]
+    # put first whichever operand's free indices come first in the output
+    rest = [c for c in output if c not in batch]
+    if rest and rest[0] in free_b:
+        a, b, sa, sb, free_a, free_b = b, a, sb, sa, free_b, free_a
+    sizes = dict(zip(sa, a.shape))
+    sizes.update(zip(sb, b.shape))
+
+    def prod(cs):
+        n = 1
+        for c in cs:
+            n *= sizes[c]
+        return n
+
+    left = permute(a, [sa.index(c) for c in batch + free_a + contracted])
+    right = permute(b, [sb.index(c) for c in batch + contracted + free_b])
+    lead = (prod(batch),) if batch else ()
+    left = left.reshape(lead + (prod(free_a), prod(contracted)))
+    right = right.reshape(lead + (prod(contracted), prod(free_b)))
+    out = matmul(left, right)
+    produced = batch + free_a + free_b
+    out = out.reshape([sizes[c] for c in produced])
+    order = [produced.index(c) for c in output]
+    return out if order == list(range(len(order))) else permute(out, order)
 
 
 def check_precision(backend: Any) -> None:

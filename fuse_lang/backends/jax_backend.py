@@ -71,6 +71,8 @@ class JaxBackend:
 
     # ---- making arrays
     def asarray(self, x: Any) -> jax.Array:
+        if isinstance(x, jax.Array) and x.dtype == self.dtype:
+            return x
         return jnp.asarray(x, dtype=self.dtype)
 
     def zeros(self, shape: tuple[int, ...]) -> jax.Array:
@@ -167,6 +169,9 @@ class JaxBackend:
 
     def erf(self, x: Any) -> jax.Array:
         return jax.scipy.special.erf(x)
+
+    def gelu(self, x: Any) -> jax.Array:
+        return jax.nn.gelu(x, approximate=False)
 
     def topk(self, x: jax.Array, k: int) -> jax.Array:
         """The k largest along the last axis, descending."""

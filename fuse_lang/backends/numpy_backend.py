@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from . import BackendError, planned_contraction
+from . import BackendError, pair_as_matmul, planned_contraction
 
 _DTYPES = {"fp32": np.float32, "fp64": np.float64}
 _SMALL = 4096  # operands this small (elements, together) skip contraction planning
@@ -82,7 +82,9 @@ class NumpyBackend:
                 out = out.copy()  # a result is always new memory (callers may update it)
             return out
         if len(arrays) == 2:
-            return np.asarray(_pair(spec, arrays[0], arrays[1]), dtype=self.dtype)
+            out = pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
+                                 permute=np.transpose, matmul=np.matmul)
+            return np.asarray(out, dtype=self.dtype)
         expr = planned_contraction(spec, tuple(a.shape for a in arrays))
         return np.asarray(expr(*arrays), dtype=self.dtype)
 
@@ -146,6 +148,10 @@ class NumpyBackend:
 
         return erf(x).astype(self.dtype)
 
+    def gelu(self, x: np.ndarray) -> np.ndarray:
+        """The exact (erf) form."""
+        return x * 0.5 * (1 + self.erf(x / np.sqrt(2.0)))
+
     def topk(self, x: np.ndarray, k: int) -> np.ndarray:
         """The k largest along the last axis, descending; ties to the lower index."""
         order = np.argsort(-x, axis=-1, kind="stable")[..., :k]
@@ -167,43 +173,5 @@ class NumpyBackend:
         return float(np.max(np.abs(a - b)))
 
 
-def _pair(spec: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """A two-operand einsum as one batched matmul (BLAS), with the operands'
-    roles chosen so that the result comes out in the requested order."""
-    inputs, output = spec.split("->")
-    sa, sb = inputs.split(",")
-    # an index in one operand only and not kept is summed first
-    only_a = [c for c in sa if c not in sb and c not in output]
-    only_b = [c for c in sb if c not in sa and c not in output]
-    if only_a:
-        a = a.sum(axis=tuple(sa.index(c) for c in only_a))
-        sa = "".join(c for c in sa if c not in only_a)
-    if only_b:
-        b = b.sum(axis=tuple(sb.index(c) for c in only_b))
-        sb = "".join(c for c in sb if c not in only_b)
-    batch = [c for c in output if c in sa and c in sb]
-    contracted = [c for c in sa if c in sb and c not in output]
-    free_a = [c for c in sa if c not in sb]
-    free_b = [c for c in sb if c not in sa]
-    # put first whichever operand's free indices come first in the output
-    rest = [c for c in output if c not in batch]
-    if rest and rest[0] in free_b:
-        a, b, sa, sb, free_a, free_b = b, a, sb, sa, free_b, free_a
-    sizes = dict(zip(sa, a.shape))
-    sizes.update(zip(sb, b.shape))
-
-    def prod(cs):
-        n = 1
-        for c in cs:
-            n *= sizes[c]
-        return n
-
-    left = np.transpose(a, [sa.index(c) for c in batch + free_a + contracted])
-    right = np.transpose(b, [sb.index(c) for c in batch + contracted + free_b])
-    left = left.reshape(prod(batch), prod(free_a), prod(contracted))
-    right = right.reshape(prod(batch), prod(contracted), prod(free_b))
-    out = np.matmul(left, right)
-    produced = batch + free_a + free_b
-    out = out.reshape([sizes[c] for c in produced])
-    order = [produced.index(c) for c in output]
-    return out if order == list(range(len(order))) else np.transpose(out, order)
+def _total(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return x.sum(axis=axes)

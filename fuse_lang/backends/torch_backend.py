@@ -9,9 +9,10 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import BackendError, check_precision, planned_contraction
+from . import BackendError, check_precision, pair_as_matmul, planned_contraction
 
 _DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16,
            "fp16": torch.float16}
@@ -63,7 +64,14 @@ class TorchBackend:
     # ---- making arrays
     def asarray(self, x: Any) -> torch.Tensor:
         if isinstance(x, torch.Tensor):
-            return x.to(device=self.torch_device, dtype=self.dtype)
+            return x.to(device=self.torch_device, dtype=self.dtype)  # no copy when it fits
+        if isinstance(x, np.ndarray) and x.dtype != bool and x.dtype.kind in "fiu":
+            # straight from NumPy's memory (no float64 detour), converted on the way
+            if not x.dtype.isnative:  # a big-endian file, say
+                x = x.astype(x.dtype.newbyteorder("="))
+            if not (x.flags.writeable and x.flags.c_contiguous):
+                x = x.copy()  # torch shares memory only with arrays it may write
+            return torch.from_numpy(x).to(device=self.torch_device, dtype=self.dtype)
         return torch.as_tensor(np.asarray(x, dtype=np.float64), dtype=self.dtype,
                                device=self.torch_device)
 
@@ -91,7 +99,7 @@ class TorchBackend:
         return tuple(x.shape) if isinstance(x, torch.Tensor) else np.shape(x)
 
     def transpose(self, x: torch.Tensor, order) -> torch.Tensor:
-        return x.permute(*order)
+        return _permute(x, order)
 
     def reshape(self, x: torch.Tensor, shape) -> torch.Tensor:
         return x.reshape(tuple(shape))
@@ -130,8 +138,11 @@ class TorchBackend:
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: torch.Tensor) -> torch.Tensor:
-        if len(arrays) <= 2:
+        if len(arrays) == 1:
             return torch.einsum(spec, *arrays)
+        if len(arrays) == 2:  # a plain mm where it can be: torch.einsum always batches
+            return pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
+                                  permute=_permute, matmul=torch.matmul)
         # the planned contraction order, as the NumPy backend uses it
         expr = planned_contraction(spec, tuple(tuple(a.shape) for a in arrays))
         return expr(*arrays, backend="torch")
@@ -152,6 +163,8 @@ class TorchBackend:
         return torch.softmax(x, dim=axis)
 
     def lnorm(self, x: torch.Tensor, axis: int, eps: float) -> torch.Tensor:
+        if axis in (-1, x.dim() - 1):
+            return F.layer_norm(x, x.shape[-1:], eps=eps)
         centred = x - x.mean(dim=axis, keepdim=True)
         var = (centred * centred).mean(dim=axis, keepdim=True)
         return centred / torch.sqrt(var + eps)
@@ -185,6 +198,9 @@ class TorchBackend:
 
     def erf(self, x):
         return torch.erf(self._t(x))
+
+    def gelu(self, x):
+        return F.gelu(self._t(x))  # the exact (erf) form
 
     def maximum(self, a, b):
         return torch.maximum(self._t(a), self._t(b))
@@ -240,3 +256,11 @@ class TorchBackend:
         if isinstance(x, np.ndarray) and x.dtype == bool:
             return torch.as_tensor(x, device=self.torch_device)
         return torch.as_tensor(x, dtype=self.dtype, device=self.torch_device)
+
+
+def _total(x: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
+    return x.sum(dim=axes)
+
+
+def _permute(x: torch.Tensor, order) -> torch.Tensor:
+    return torch.permute(x, tuple(order))
