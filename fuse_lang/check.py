@@ -16,14 +16,18 @@ from . import ir
 from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
                        RESERVED_WORDS)
 from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
-from .domains import Domains, Evidence
+from .domains import Domains, Evidence, extent_of
 from .sources import SourceError, SourceInfo, read_source_info
-from .span import LineIndex, Span
+from .span import LineIndex, Span, shifted
 from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
                       slice_name, statement_scopes)
-from .syntax import parse
+from .syntax import ParseCache, parse
 
 MAX_DIAGNOSTICS = 1000
+
+# unification operations (see _Checker._unify_ops); _GUARD holds one reference's
+# operations, the others are (kind, key, arguments...)
+_UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION = range(6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +95,45 @@ def analyze(text: str, path: str | None = None, base_dir: str | Path | None = No
 
     `input_shapes` gives the shapes of arrays supplied at run time: they stand
     in for the named sources' files (and give params their extents)."""
-    if base_dir is None:
-        base_dir = Path(path).parent if path else Path(".")
-    # The IR is a large, acyclic graph of small objects: the cycle collector
-    # only re-scans it (a third of the time on a 10,000-line file).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _Checker(text, path, Path(base_dir), input_shapes or {}).run()
-    finally:
-        if collecting:
-            gc.enable()
+    return Analyzer().analyze(text, path, base_dir, input_shapes)
+
+
+class Analyzer:
+    """Analyses successive versions of one document, reusing what did not change.
+
+    `analyze` returns exactly what the module-level `analyze` returns for the same
+    arguments; it only remembers the last call's per-line tokens, per-statement
+    IR and per-statement checks, keyed by content (a statement's text and place),
+    so that after an edit only the edited statements are parsed and checked
+    again.  The whole-program steps (symbols, unification of extents, evaluation
+    order) always run.  Source files are read again on every call.  Not
+    thread-safe: one Analyzer per document, used from one thread at a time."""
+
+    def __init__(self) -> None:
+        self._parse_cache = ParseCache()
+        self._local_cache: dict[int, _Local] = {}
+        self._infos: dict[str, tuple[tuple, TensorInfo]] = {}
+        self._sccs: tuple[tuple, list[list[str]]] | None = None
+
+    def analyze(self, text: str, path: str | None = None, base_dir: str | Path | None = None,
+                input_shapes: dict[str, tuple[int, ...]] | None = None) -> Analysis:
+        if base_dir is None:
+            base_dir = Path(path).parent if path else Path(".")
+        # The IR is a large, acyclic graph of small objects: the cycle collector
+        # only re-scans it (a third of the time on a 10,000-line file).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            checker = _Checker(text, path, Path(base_dir), input_shapes or {},
+                               self._local_cache, self._infos, self._sccs)
+            analysis = checker.run(self._parse_cache)
+            self._local_cache = checker.cache_used
+            self._infos = checker.infos_used
+            self._sccs = checker.sccs_used
+            return analysis
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def _close(name: str, candidates) -> list[str]:
@@ -113,9 +145,35 @@ def _did_you_mean(name: str, candidates) -> str:
     return f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
 
 
+@dataclass(slots=True)
+class _Local:
+    """What checking one statement found that depends on nothing else than the
+    statement (the same object: same text, same place), its number `k`, and which
+    of its bare names are tensors (`known`, for the names in `bare`)."""
+
+    stmt: ir.Statement
+    k: int
+    bare: tuple[str, ...]
+    known: tuple[bool, ...]
+    nodes: list[ir.Expr]
+    scopes: dict[int, Scope]
+    roles: tuple[IndexRole, ...]
+    var_names: set[str]
+    refs: list[tuple[int, ir.Ref, bool]]  # (position in nodes, ref, plain): _check_statement
+    lhs_diags: list[Diagnostic]
+    node_diags: list[tuple[int, Diagnostic]]  # (position in nodes, diagnostic)
+    late_diags: list[Diagnostic]
+    broadcast: list[IndexRole]
+    unify_ops: list[tuple]  # its part of unification (see _Checker._unify_ops)
+    var_keys: tuple[tuple[tuple, tuple[int, str]], ...]  # each role's domain key, var_extents key
+
+
 class _Checker:
     def __init__(self, text: str, path: str | None, base_dir: Path,
-                 input_shapes: dict[str, tuple[int, ...]] | None = None) -> None:
+                 input_shapes: dict[str, tuple[int, ...]] | None = None,
+                 cache: "dict[int, _Local] | None" = None,
+                 infos: dict[str, tuple[tuple, TensorInfo]] | None = None,
+                 sccs: tuple[tuple, list[list[str]]] | None = None) -> None:
         self.input_shapes = input_shapes or {}
         self.text = text
         self.path = path
@@ -131,13 +189,28 @@ class _Checker:
         self.exports: list[str] = []
         self.nodes: dict[int, list[ir.Expr]] = {}  # statement -> its expression nodes
         self.recursion_how: dict[str, str] = {}
+        self._broadcast_checks: list[tuple[int, IndexRole]] = []
+        # per-statement results of the last analysis (see _local), and those used now
+        self.cache: dict[int, _Local] = cache if cache is not None else {}
+        self.cache_used: dict[int, _Local] = {}
+        self.locals: list[_Local] = []  # in statement order
+        self.moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}  # see ParseCache
+        self._ids: dict = {}  # domain root -> its number (see _domain_id)
+        self._virtual_first: dict[str, bool] = {}  # tensor -> has its first definition *t
+        # the TensorInfos of the last analysis, with what each was made of, and this one's
+        self.infos: dict[str, tuple[tuple, TensorInfo]] = infos if infos is not None else {}
+        self.infos_used: dict[str, tuple[tuple, TensorInfo]] = {}
+        # the last analysis' dependency graph and its strongly connected groups, and this one's
+        self.sccs: tuple[tuple, list[list[str]]] | None = sccs
+        self.sccs_used: tuple[tuple, list[list[str]]] | None = None
 
     def report(self, code: str, message: str, span: Span, **kw) -> None:
         self.diags.append(make(code, message, span, **kw))
 
     # ------------------------------------------------------------ driver
-    def run(self) -> Analysis:
-        parsed = parse(self.text)
+    def run(self, parse_cache: ParseCache | None = None) -> Analysis:
+        parsed = parse(self.text, parse_cache)
+        self.moved = parse_cache.moved if parse_cache is not None else {}
         self.diags.extend(parsed.diagnostics)
         program = parsed.program
         statements = program.statements
@@ -268,34 +341,142 @@ class _Checker:
                 self.exports.append(name.name)
                 self._check_tensor_name(name, allow_bare=True)
             return
-        scopes, nodes = statement_scopes(stmt)
-        self.nodes[k] = [n for n, _ in nodes]
-        occs = occurrences(stmt, self.tensors, (scopes, nodes))
-        self.scopes[k] = scopes
-        roles = index_roles(k, stmt, occs, scopes, nodes)
-        self.roles[k] = tuple(roles)
-        lhs = stmt.lhs if isinstance(stmt, (ir.Equation, ir.Source)) else None
-        if isinstance(stmt, ir.Equation):
-            self._check_lhs(k, stmt)
-        if isinstance(stmt, ir.ParamDecl):
-            for ref in stmt.refs:
-                self._check_lhs_indices(ref)
+        local = self._local(k, stmt)
+        self.locals.append(local)
+        self.nodes[k] = local.nodes
+        self.scopes[k] = local.scopes
+        self.roles[k] = local.roles
+        diags = self.diags
+        if local.lhs_diags:
+            diags += local.lhs_diags
+        lhs = stmt.lhs if type(stmt) is ir.Equation or type(stmt) is ir.Source else None
+        # the diagnostics of each node in the order of the nodes (as one walk would give)
+        pending = local.node_diags
+        at = 0
+        var_names = local.var_names
+        tensors = self.tensors
+        read = self.read
+        virtual_first = self._virtual_first
+        defined: list[str] = []  # the tensors it reads (its dependencies)
+        for i, ref, plain in local.refs:
+            if pending:
+                while at < len(pending) and pending[at][0] < i:
+                    diags.append(pending[at][1])
+                    at += 1
+            name = ref.name
+            sym = tensors.get(name)
+            if sym is None:
+                self._check_use(k, stmt, ref, var_names, lhs)
+                continue
+            defined.append(name)
+            if plain and (sym.arity is None or len(ref.indices) == sym.arity) \
+                    and (sym.boolean or not ref.paren):
+                # what _check_use finds for most references: a defined tensor read with
+                # the right number of plain indices; only the virtual axes are left to see
+                first_virtual = virtual_first.get(name)
+                if first_virtual is None:
+                    first_virtual = virtual_first[name] = any(
+                        isinstance(index, ir.IndexVirtual) for index in sym.first.indices or ())
+                if not first_virtual:
+                    read.add(name)
+                    sym.uses.append(ref)
+                    continue
+            self._check_use(k, stmt, ref, var_names, lhs)
+        if at < len(pending):
+            diags += [d for _, d in pending[at:]]
+        if local.late_diags:
+            diags += local.late_diags
+        if type(stmt) is ir.Equation:
+            if local.broadcast:
+                self._broadcast_checks += [(k, role) for role in local.broadcast]
+            deps = self.deps.get(stmt.lhs.name)
+            if deps is None:
+                deps = self.deps[stmt.lhs.name] = set()
+            deps.update(defined)
+
+    def _local(self, k: int, stmt: ir.Statement) -> "_Local":
+        """The parts of checking statement `k` that depend only on its own text and
+        on which of its bare names are tensors: reused from the last analysis when
+        both are unchanged (and moved along when the statement only moved)."""
+        tensors = self.tensors
+        entry = self.cache.get(id(stmt))
+        if entry is not None and entry.stmt is stmt and entry.k == k and (
+                not entry.bare or entry.known == tuple(name in tensors for name in entry.bare)):
+            self.cache_used[id(stmt)] = entry
+            return entry
+        moved = self.moved.get(id(stmt))
+        if moved is not None and moved[0] is stmt:
+            # an earlier statement moved in the text: so do its results
+            _, old, delta = moved
+            entry = self.cache.get(id(old))
+            if entry is not None and entry.stmt is old and entry.k == k and \
+                    entry.known == tuple(name in tensors for name in entry.bare):
+                entry = self._moved_local(entry, stmt, delta)
+                self.cache_used[id(stmt)] = entry
+                return entry
+        scopes, placed = statement_scopes(stmt)
+        nodes = [n for n, _ in placed]
+        self.nodes[k] = nodes
+        occs = occurrences(stmt, tensors, (scopes, placed))
+        roles = index_roles(k, stmt, occs, scopes, placed)
         var_names = {o.name for o in occs}
-        for node, _scope in nodes:
-            if isinstance(node, ir.Ref):
-                self._check_use(k, stmt, node, var_names, lhs)
-            elif isinstance(node, ir.Call):
-                self._check_call(node, stmt, var_names)
-            elif isinstance(node, ir.Reduce):
-                if node.op not in REDUCE_OPS:
-                    self.report("bad-argument", f"`{node.op}` is not a projection; use one of "
-                                f"{', '.join(REDUCE_OPS)}", node.op_span)
-        if isinstance(stmt, ir.Equation):
-            self._check_typos(stmt, roles)
-            self._check_broadcast(k, stmt, roles)
-            deps = self.deps.setdefault(stmt.lhs.name, set())
-            deps.update(n.name for n in self.nodes[k]
-                        if isinstance(n, ir.Ref) and n.name in self.tensors)
+        saved = self.diags
+        try:
+            self.diags = lhs_diags = []
+            if isinstance(stmt, ir.Equation):
+                self._check_lhs(k, stmt)
+            if isinstance(stmt, ir.ParamDecl):
+                for ref in stmt.refs:
+                    self._check_lhs_indices(ref)
+            refs: list[tuple[int, ir.Ref, bool]] = []
+            node_diags: list[tuple[int, Diagnostic]] = []
+            for i, node in enumerate(nodes):
+                if isinstance(node, ir.Ref):
+                    # plain: indices, none of them virtual or dotted (see _check_statement)
+                    plain = node.indices is not None and not any(
+                        isinstance(index, ir.IndexVirtual)
+                        or (isinstance(index, ir.IndexVar) and index.dotted)
+                        for index in node.indices)
+                    refs.append((i, node, plain))
+                    continue
+                self.diags = found = []
+                if isinstance(node, ir.Call):
+                    self._check_call(node, stmt, var_names)
+                elif isinstance(node, ir.Reduce):
+                    if node.op not in REDUCE_OPS:
+                        self.report("bad-argument", f"`{node.op}` is not a projection; use one "
+                                    f"of {', '.join(REDUCE_OPS)}", node.op_span)
+                node_diags += [(i, d) for d in found]
+            self.diags = late_diags = []
+            broadcast: list[IndexRole] = []
+            if isinstance(stmt, ir.Equation):
+                self._check_typos(stmt, roles)
+                broadcast = self._broadcast_roles(roles)
+        finally:
+            self.diags = saved
+        bare = tuple(dict.fromkeys(n.name for n in nodes
+                                   if isinstance(n, ir.Ref) and n.indices is None))
+        entry = _Local(stmt, k, bare, tuple(name in tensors for name in bare), nodes, scopes,
+                       tuple(roles), var_names, refs, lhs_diags, node_diags, late_diags,
+                       broadcast, self._unify_ops(k, stmt, nodes),
+                       tuple((("var", k, r.name), (k, r.name)) for r in roles))
+        self.cache_used[id(stmt)] = entry
+        return entry
+
+    @staticmethod
+    def _moved_local(old: "_Local", stmt: ir.Statement, delta: int) -> "_Local":
+        """`old`'s results for `stmt`, the same statement moved by `delta` characters."""
+        # the new statement's own nodes, in the order of statement_scopes (ir.walk's)
+        nodes = [node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)]
+        refs = [(i, nodes[i], plain) for i, _, plain in old.refs]
+        scopes, roles, diags, broadcast = shifted(
+            (old.scopes, old.roles, (old.lhs_diags, old.node_diags, old.late_diags),
+             old.broadcast), delta)
+        ops = [(_GUARD, op[1], op[2], tuple([sub if sub[0] == _UNION else shifted(sub, delta)
+                                             for sub in op[3]]))
+               if op[0] == _GUARD else shifted(op, delta) for op in old.unify_ops]
+        return _Local(stmt, old.k, old.bare, old.known, nodes, scopes, roles, old.var_names,
+                      refs, *diags, broadcast, ops, old.var_keys)
 
     def _check_lhs(self, k: int, stmt: ir.Equation) -> None:
         lhs = stmt.lhs
@@ -475,13 +656,12 @@ class _Checker:
                         fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
                                    (TextEdit(span, keep.name),)),))
 
-    def _check_broadcast(self, k: int, stmt: ir.Equation, roles: list[IndexRole]) -> None:
-        self._broadcast_checks = getattr(self, "_broadcast_checks", [])
+    @staticmethod
+    def _broadcast_roles(roles: list[IndexRole]) -> list[IndexRole]:
+        """LHS indices no RHS term mentions: their extent must come from elsewhere."""
         rhs_names = {o.name for r in roles for o in r.occurrences if not o.lhs}
-        for role in roles:
-            if role.role == "output" and role.name not in rhs_names \
-                    and role.occurrences[0].form != "slice":
-                self._broadcast_checks.append((k, role))
+        return [role for role in roles if role.role == "output" and role.name not in rhs_names
+                and role.occurrences[0].form != "slice"]
 
     # ----------------------------------------------------------- sources
     def _read_sources(self) -> None:
@@ -537,73 +717,123 @@ class _Checker:
     def _unify(self, statements: tuple[ir.Statement, ...]) -> None:
         self.program_statements = statements
         self._derived: list[tuple] = []  # extents computed once the domains are known
+        d = self.domains
         for name, sym in self.tensors.items():
             for pos in range(sym.arity or 0):
-                self.domains.find(("axis", name, pos))
-        for k, stmt in enumerate(statements):
-            concat = self._concat_axes(k)
-            for ref, lhs in self._indexed_refs(k, stmt):
-                self._unify_ref(k, ref, lhs, concat)
-            self._unify_builtins(k, stmt)
+                d.find(("axis", name, pos))
+        # Each statement's unification is compiled once (see _unify_ops, kept with the
+        # statement's other local results) and replayed here in statement order:
+        # the same operations in the same order as walking the IR would give.
+        tensors = self.tensors
+        derived = self._derived
+        union, set_extent = d.union, d.set_extent
+        add_symbol, add_position = d.add_symbol, d.add_position
+        parent = d._parent
+        for local in self.locals:
+            for op in local.unify_ops:
+                kind = op[0]
+                if kind == _GUARD:  # one reference's ops: they apply if it fits its tensor
+                    sym = tensors.get(op[1])
+                    if sym is None or (sym.arity is not None and op[2] != sym.arity):
+                        continue
+                    for sub in op[3]:
+                        kind = sub[0]
+                        if kind == _UNION:
+                            # Domains.union, inlined for its common cases: an axis (a
+                            # root or a root's child) meets a variable seen first here,
+                            # or one already in its domain
+                            root = parent.get(sub[1])
+                            if root is not None and parent[root] == root:
+                                var = sub[2]
+                                other = parent.get(var)
+                                if other is None:
+                                    parent[var] = root
+                                    continue
+                                if other == root or parent[other] == root:
+                                    continue
+                            union(sub[1], sub[2])
+                        elif kind == _EXTENT:
+                            set_extent(sub[1], sub[2])
+                        elif kind == _DERIVED:
+                            derived.append(sub[1])
+                        elif kind == _SYMBOL:
+                            add_symbol(sub[1], sub[2], sub[3])
+                        else:
+                            add_position(sub[1], sub[2], sub[3])
+                elif kind == _EXTENT:
+                    set_extent(op[1], op[2])
+                elif kind == _DERIVED:
+                    derived.append(op[1])
         self._apply_axis_decls()
         self._unify_sources()  # after the statements: facts' symbols are numbered first
         self._resolve_derived()
         self._check_positions()
 
-    def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict) -> None:
-        if ref.name not in self.tensors or ref.indices is None:
+    def _unify_ops(self, k: int, stmt: ir.Statement, nodes: list[ir.Expr]) -> list[tuple]:
+        """Statement k's part of unification as a list of operations on the domains."""
+        ops: list[tuple] = []
+        concat = self._concat_axes(k, stmt, nodes, ops)
+        for ref in ir.defined_refs(stmt):
+            self._unify_ref(k, ref, True, concat, ops)
+        for node in nodes:
+            if isinstance(node, ir.Ref):
+                self._unify_ref(k, node, False, concat, ops)
+        self._unify_builtins(k, stmt, nodes, ops)
+        return ops
+
+    def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict, ops: list[tuple]
+                   ) -> None:
+        if ref.indices is None:
             return
-        sym = self.tensors[ref.name]
-        if sym.arity is not None and ref.arity != sym.arity:
-            return
-        d = self.domains
+        outer = ops
+        ops = []  # this reference's: (_GUARD, tensor, arity, ops) applies them if it fits
         slice_no = 0
         for pos, index in enumerate(ref.indices):
             axis = ("axis", ref.name, pos)
             if isinstance(index, ir.IndexVirtual):
                 index = index.inner
             if isinstance(index, ir.IndexVar):
-                d.union(axis, concat.get((id(ref), pos), ("var", k, index.name)))
+                ops.append((_UNION, axis, concat.get((id(ref), pos), ("var", k, index.name))))
             elif isinstance(index, ir.IndexShift):
                 if len(index.terms) == 1:
-                    d.union(axis, ("var", k, index.terms[0].name))
+                    ops.append((_UNION, axis, ("var", k, index.terms[0].name)))
                 else:
                     for var in index.terms:
-                        self._derived.append(("inner", ("var", k, var.name), axis))
+                        ops.append((_DERIVED, ("inner", ("var", k, var.name), axis)))
             elif isinstance(index, ir.IndexDiv):
                 var = ("var", k, index.var.name)
                 if lhs:
-                    self._derived.append(("pool", axis, var, index.divisor, index.span))
+                    ops.append((_DERIVED, ("pool", axis, var, index.divisor, index.span)))
                 else:
-                    self._derived.append(("inner", var, axis))
+                    ops.append((_DERIVED, ("inner", var, axis)))
             elif isinstance(index, ir.IndexConst):
-                if index.is_symbol:
-                    d.add_symbol(axis, index.value, index.span)  # type: ignore[arg-type]
-                else:
-                    d.add_position(axis, index.value, index.span)  # type: ignore[arg-type]
+                ops.append((_SYMBOL if index.is_symbol else _POSITION, axis, index.value,
+                            index.span))
             elif isinstance(index, ir.IndexSlice):
                 var = ("var", k, slice_name(slice_no))
                 slice_no += 1
                 start, stop = index.start, index.stop
                 if start is None and stop is None:
-                    d.union(axis, var)
+                    ops.append((_UNION, axis, var))
                 elif start is not None and stop is not None:
-                    d.set_extent(var, Evidence(stop - start, index.span,
-                                               f"the slice {start}:{stop}"))
+                    ops.append((_EXTENT, var, Evidence(stop - start, index.span,
+                                                      f"the slice {start}:{stop}")))
                 else:
-                    self._derived.append(("slice", var, axis, start, stop, index.span))
+                    ops.append((_DERIVED, ("slice", var, axis, start, stop, index.span)))
                 if stop is not None:
-                    d.add_position(axis, stop - 1, index.span)
+                    ops.append((_POSITION, axis, stop - 1, index.span))
+        outer.append((_GUARD, ref.name, ref.arity, tuple(ops)))
 
-    def _concat_axes(self, k: int) -> dict[tuple[int, int], tuple]:
+    def _concat_axes(self, k: int, stmt: ir.Statement, nodes: list[ir.Expr], ops: list[tuple]
+                     ) -> dict[tuple[int, int], tuple]:
         """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
         the left-hand side's n is their sum (resolved in _resolve_derived).
         Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
         is its own domain, and that LHS index has extent K."""
         out: dict[tuple[int, int], tuple] = {}
-        for node in self.nodes.get(k, ()):
+        for node in nodes:
             if isinstance(node, ir.Call) and node.name == "topk":
-                self._topk_axis(k, node, out)
+                self._topk_axis(k, stmt, node, out, ops)
             if not (isinstance(node, ir.Call) and node.name == "concat"):
                 continue
             axis = next((kw.value.name for kw in node.kwargs if kw.name == "axis"
@@ -618,11 +848,11 @@ class _Checker:
                     for pos, index in enumerate(ref.indices or ()):
                         if isinstance(index, ir.IndexVar) and index.name == axis:
                             out[(id(ref), pos)] = key
-            self._derived.append(("concat", ("var", k, axis), tuple(parts), node.span))
+            ops.append((_DERIVED, ("concat", ("var", k, axis), tuple(parts), node.span)))
         return out
 
-    def _topk_axis(self, k: int, call: ir.Call, out: dict) -> None:
-        stmt = self.program_statements[k]
+    def _topk_axis(self, k: int, stmt: ir.Statement, call: ir.Call, out: dict,
+                   ops: list[tuple]) -> None:
         if not isinstance(stmt, ir.Equation) or not stmt.lhs.indices or not call.args:
             return
         names = [v.name for i in stmt.lhs.indices if not isinstance(i, ir.IndexVirtual)
@@ -636,8 +866,8 @@ class _Checker:
             for pos, index in enumerate(ref.indices or ()):
                 if isinstance(index, ir.IndexVar) and index.name == axis:
                     out[(id(ref), pos)] = key
-        self.domains.set_extent(("var", k, axis), Evidence(
-            int(count.value), count.span, f"topk(k={int(count.value)})"))  # type: ignore[union-attr]
+        ops.append((_EXTENT, ("var", k, axis), Evidence(
+            int(count.value), count.span, f"topk(k={int(count.value)})")))  # type: ignore[union-attr]
 
     def _apply_axis_decls(self) -> None:
         for k, roles in self.roles.items():
@@ -718,18 +948,12 @@ class _Checker:
                             related=(Related(evidence.span, f"extent {evidence.extent} from "
                                              f"{evidence.what}"),))
 
-    def _indexed_refs(self, k: int, stmt: ir.Statement):
-        for ref in ir.defined_refs(stmt):
-            yield ref, True
-        for node in self.nodes.get(k, ()):
-            if isinstance(node, ir.Ref):
-                yield node, False
-
-    def _unify_builtins(self, k: int, stmt: ir.Statement) -> None:
+    def _unify_builtins(self, k: int, stmt: ir.Statement, nodes: list[ir.Expr],
+                        ops: list[tuple]) -> None:
         if not isinstance(stmt, ir.Equation):
             return
         lhs_indices = stmt.lhs.indices or ()
-        for node in self.nodes.get(k, ()):
+        for node in nodes:
             if not isinstance(node, ir.Call) or not node.args:
                 continue
             if node.name == "const" and node is stmt.rhs:
@@ -737,14 +961,14 @@ class _Checker:
                 if shape is None:
                     continue
                 for pos, extent in enumerate(shape):
-                    self.domains.set_extent(("axis", stmt.lhs.name, pos), Evidence(
-                        extent, node.args[0].span, "this literal"))
+                    ops.append((_EXTENT, ("axis", stmt.lhs.name, pos), Evidence(
+                        extent, node.args[0].span, "this literal")))
             elif node.name == "causal_mask" and _is_whole(node.args[0]):
                 n = int(node.args[0].value)  # type: ignore[union-attr]
                 for index in lhs_indices[-2:]:
                     for var in ir.index_vars(index):
-                        self.domains.set_extent(("var", k, var.name), Evidence(
-                            n, node.span, f"causal_mask({n})"))
+                        ops.append((_EXTENT, ("var", k, var.name), Evidence(
+                            n, node.span, f"causal_mask({n})")))
 
     def _check_extents(self) -> None:
         seen = set()
@@ -758,7 +982,7 @@ class _Checker:
             self.report("extent-conflict", f"extent {b.extent} from {b.what} conflicts with "
                         f"extent {a.extent} from {a.what}; these positions share one domain",
                         b.span, related=(Related(a.span, f"extent {a.extent} from {a.what}"),))
-        for k, role in getattr(self, "_broadcast_checks", []):
+        for k, role in self._broadcast_checks:
             if self.domains.extent(("var", k, role.name)) is None:
                 occ = role.occurrences[0]
                 self.report("unknown-extent", f"`{role.name}` appears on the left only, and "
@@ -770,7 +994,13 @@ class _Checker:
     def _evaluation_order(self, statements) -> tuple[tuple[tuple[str, ...], ...], frozenset]:
         names = list(self.tensors)
         graph = {n: sorted(self.deps.get(n, ())) for n in names}
-        groups = _sccs(names, graph)
+        # the dependency graph rarely changes between two versions of a document
+        key = (tuple(names), tuple([tuple(edges) for edges in graph.values()]))
+        if self.sccs is not None and self.sccs[0] == key:
+            groups = self.sccs[1]
+        else:
+            groups = _sccs(names, graph)
+        self.sccs_used = (key, groups)
         recursive = set()
         for group in groups:
             if len(group) > 1 or group[0] in graph.get(group[0], ()):
@@ -819,41 +1049,74 @@ class _Checker:
                             sym.first.name_span)
 
     # ---------------------------------------------------------- results
+    # Domains are numbered 1, 2, ... in the order these functions first meet them:
+    # the tensors' axes, then the statements' variables, then symbol domains.
     def _domain_id(self, key) -> int:
-        ids = self.__dict__.setdefault("_ids", {})
+        ids = self._ids
         root = self.domains.find(key)
         return ids.setdefault(root, len(ids) + 1)
 
     def _tensor_infos(self) -> dict[str, TensorInfo]:
         out = {}
+        ids = self._ids
+        known = self.infos  # from the last analysis: name -> (what it was made of, info)
+        used = self.infos_used
+        parent = self.domains._parent
+        data = self.domains._data
         for name, sym in self.tensors.items():
             first = sym.first.indices or ()
             axes = []
             for pos in range(sym.arity or 0):
                 index = first[pos] if pos < len(first) else None
-                label = ""
-                if index is not None:
+                if type(index) is ir.IndexVar:
+                    label = index.name
+                elif index is not None:
                     vars_ = ir.index_vars(index)
                     label = vars_[0].name if vars_ else ""
+                else:
+                    label = ""
                 key = ("axis", name, pos)
-                axes.append(AxisInfo(label, self.domains.extent(key), self._domain_id(key),
-                                     isinstance(index, ir.IndexVirtual)))
+                root = parent.get(key)  # Domains.find, inlined for a root's child
+                if root is None or parent[root] != root:
+                    root = self.domains.find(key)
+                root_id = ids.get(root)
+                if root_id is None:
+                    root_id = ids[root] = len(ids) + 1
+                axes.append((label, extent_of(data[root]), root_id,
+                             type(index) is ir.IndexVirtual))
             op = None
             if sym.ops:
                 op = "=" if sym.ops[0] in SUM_OPS else sym.ops[0]
-            out[name] = TensorInfo(
-                name, sym.kind, sym.boolean, tuple(axes),
-                tuple(r.name_span for r in sym.definitions), tuple(sym.statements),
-                tuple(r.name_span for r in sym.uses),
-                sym.source.path.value if sym.source else None, op)
+            key = (sym.kind, sym.boolean, tuple(axes),
+                   tuple([r.name_span for r in sym.definitions]), tuple(sym.statements),
+                   tuple([r.name_span for r in sym.uses]),
+                   sym.source.path.value if sym.source else None, op)
+            entry = known.get(name)
+            if entry is None or entry[0] != key:  # else the same TensorInfo as last time
+                info = TensorInfo(name, key[0], key[1], tuple(AxisInfo(*axis) for axis in axes),
+                                  *key[3:])
+                entry = (key, info)
+            used[name] = entry
+            out[name] = entry[1]
         return out
 
     def _var_extents(self) -> dict[tuple[int, str], tuple[int | None, int]]:
         out = {}
-        for k, roles in self.roles.items():
-            for role in roles:
-                key = ("var", k, role.name)
-                out[(k, role.name)] = (self.domains.extent(key), self._domain_id(key))
+        ids = self._ids
+        find = self.domains.find
+        parent = self.domains._parent
+        data = self.domains._data
+        for local in self.locals:  # the statements with roles, in order
+            for key, name_key in local.var_keys:
+                root = parent.get(key)  # Domains.find, inlined for a root's child
+                if root is None or parent[root] != root:
+                    root = find(key)
+                root_id = ids.get(root)
+                if root_id is None:
+                    root_id = ids[root] = len(ids) + 1
+                found = data[root].extent
+                out[name_key] = (found.extent if found is not None else extent_of(data[root]),
+                                 root_id)
         return out
 
     def _domain_symbols(self) -> dict[int, tuple[str, ...]]:

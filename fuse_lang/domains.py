@@ -8,6 +8,7 @@ Symbols are numbered per domain in order of first appearance.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Hashable
 
 from .span import Span
@@ -29,6 +30,11 @@ class _Class:
     max_position: tuple[int, Span] | None = None
 
 
+# The data of a class nothing was said about yet, shared until the first write
+# (most keys are met only to be unified): see Domains._own.
+_EMPTY = _Class(symbols=MappingProxyType({}))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class Conflict:
     first: Evidence
@@ -44,31 +50,52 @@ class Domains:
 
     def find(self, key: Key) -> Key:
         parent = self._parent
-        if key not in parent:
+        root = parent.get(key)
+        if root is None:
             parent[key] = key
-            self._data[key] = _Class()
+            self._data[key] = _EMPTY
             return key
-        root = key
-        while parent[root] != root:
-            root = parent[root]
+        up = parent[root]
+        if up == root:  # a root, or a child of one: most calls
+            return root
+        while up != root:
+            root, up = up, parent[up]
         while parent[key] != root:
             parent[key], key = root, parent[key]
         return root
 
     def union(self, a: Key, b: Key) -> None:
-        ra, rb = self.find(a), self.find(b)
+        ra = self.find(a)
+        if b not in self._parent:
+            # a new key's class is empty: joining it changes nothing but its root
+            self._parent[b] = ra
+            return
+        rb = self.find(b)
         if ra == rb:
             return
-        da, db = self._data[ra], self._data[rb]
+        db = self._data[rb]
         self._parent[rb] = ra
+        del self._data[rb]
+        if db is _EMPTY:
+            return
         if db.extent is not None:
             self._set(ra, db.extent)
-        for sym, seen in db.symbols.items():
-            if sym not in da.symbols or seen[0] < da.symbols[sym][0]:
-                da.symbols[sym] = seen
-        if db.max_position and (not da.max_position or db.max_position[0] > da.max_position[0]):
-            da.max_position = db.max_position
-        del self._data[rb]
+        if db.symbols:
+            da = self._own(ra)
+            for sym, seen in db.symbols.items():
+                if sym not in da.symbols or seen[0] < da.symbols[sym][0]:
+                    da.symbols[sym] = seen
+        if db.max_position:
+            da = self._data[ra]
+            if not da.max_position or db.max_position[0] > da.max_position[0]:
+                self._own(ra).max_position = db.max_position
+
+    def _own(self, root: Key) -> _Class:
+        """The root's data, made its own first if it is still the shared empty one."""
+        data = self._data[root]
+        if data is _EMPTY:
+            data = self._data[root] = _Class()
+        return data
 
     def set_extent(self, key: Key, evidence: Evidence) -> None:
         self._set(self.find(key), evidence)
@@ -76,31 +103,30 @@ class Domains:
     def _set(self, root: Key, evidence: Evidence) -> None:
         data = self._data[root]
         if data.extent is None:
-            data.extent = evidence
+            self._own(root).extent = evidence
         elif data.extent.extent != evidence.extent:
             self.conflicts.append(Conflict(data.extent, evidence))
 
     def add_symbol(self, key: Key, symbol: str, span: Span) -> None:
         """Symbols are numbered in the order they are first added (anywhere)."""
-        symbols = self._data[self.find(key)].symbols
-        if symbol not in symbols:
+        root = self.find(key)
+        if symbol not in self._data[root].symbols:
             self._seen += 1
-            symbols[symbol] = (self._seen, span)
+            self._own(root).symbols[symbol] = (self._seen, span)
 
     def add_position(self, key: Key, position: int, span: Span) -> None:
-        data = self._data[self.find(key)]
+        root = self.find(key)
+        data = self._data[root]
         if data.max_position is None or position > data.max_position[0]:
-            data.max_position = (position, span)
+            self._own(root).max_position = (position, span)
 
     def extent(self, key: Key) -> int | None:
-        data = self._data[self.find(key)]
-        if data.extent is not None:
-            return data.extent.extent
-        if data.symbols:
-            return len(data.symbols)
-        if data.max_position is not None:
-            return data.max_position[0] + 1
-        return None
+        return extent_of(self._data[self.find(key)])
+
+    def root_extent(self, key: Key) -> tuple[Key, int | None]:
+        """The key's root (its domain) and the domain's extent, in one lookup."""
+        root = self.find(key)
+        return root, extent_of(self._data[root])
 
     def evidence(self, key: Key) -> Evidence | None:
         return self._data[self.find(key)].extent
@@ -117,7 +143,19 @@ class Domains:
         return self._data[self.find(key)].max_position
 
     def roots(self) -> list[Key]:
-        return [k for k in self._parent if self._parent[k] == k]
+        """Every domain, in the order its first key was met (only roots hold data)."""
+        return list(self._data)
 
     def known(self, key: Key) -> bool:
         return key in self._parent
+
+
+def extent_of(data: _Class) -> int | None:
+    """A domain's extent from its data: its evidence, else its symbols or positions."""
+    if data.extent is not None:
+        return data.extent.extent
+    if data.symbols:
+        return len(data.symbols)
+    if data.max_position is not None:
+        return data.max_position[0] + 1
+    return None

@@ -77,11 +77,14 @@ class Engine:
             f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals))
         self._ignore = frozenset(lark.lexer_conf.ignore)
 
-    def lex(self, text: str) -> list[Tok]:
+    def lex(self, text: str, pos: int = 0, endpos: int | None = None) -> list[Tok]:
+        """The tokens of text[pos:endpos], with offsets into `text`.  No terminal
+        spans a newline, so a line lexed alone gives the tokens it has in the file."""
         ignore = self._ignore
+        matches = self._pattern.finditer(text, pos) if endpos is None else \
+            self._pattern.finditer(text, pos, endpos)
         return [Tok(kind, m.group(), m.start(), m.end())
-                for m in self._pattern.finditer(text)
-                if (kind := m.lastgroup) not in ignore]
+                for m in matches if (kind := m.lastgroup) not in ignore]
 
     # ---- parser
     def _init_table(self, lark: Lark, start: str) -> None:

@@ -16,6 +16,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from . import ir
 from .check import Analysis, TensorInfo
+from .symbols import IndexRole
 from .span import Span
 
 # ---------------------------------------------------------------- symbols
@@ -168,28 +169,36 @@ def _lexical(text: str) -> Iterator[tuple[str, Span]]:
     """Comments, strings and keywords, found from the text alone (a statement
     with a syntax error still shows them)."""
     offset = 0
+    keyword = _KEYWORD.search
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
+        n = len(body)
+        if "#" not in body and '"' not in body:  # most lines: keywords only
+            if keyword(body):
+                yield from _keywords(body, 0, n, offset)
+            offset += len(line)
+            continue
         i = 0
         code_start = 0
-        n = len(body)
         while i < n:
-            char = body[i]
-            if char == "#":
-                yield from _keywords(body, code_start, i, offset)
-                yield "comment", Span(offset + i, offset + n)
+            # the next '#' or '"' from i (what a character-by-character scan stops at)
+            hash_at = body.find("#", i)
+            quote_at = body.find('"', i)
+            if hash_at < 0 and quote_at < 0:
+                break
+            if hash_at >= 0 and (quote_at < 0 or hash_at < quote_at):
+                yield from _keywords(body, code_start, hash_at, offset)
+                yield "comment", Span(offset + hash_at, offset + n)
                 code_start = i = n
                 break
-            if char == '"':
-                yield from _keywords(body, code_start, i, offset)
-                j = i + 1
-                while j < n and body[j] != '"':
-                    j += 2 if body[j] == "\\" else 1
-                end = min(j + 1, n)
-                yield "string", Span(offset + i, offset + end)
-                code_start = i = end
-                continue
-            i += 1
+            i = quote_at
+            yield from _keywords(body, code_start, i, offset)
+            j = i + 1
+            while j < n and body[j] != '"':
+                j += 2 if body[j] == "\\" else 1
+            end = min(j + 1, n)
+            yield "string", Span(offset + i, offset + end)
+            code_start = i = end
         yield from _keywords(body, code_start, n, offset)
         offset += len(line)
 
@@ -201,77 +210,146 @@ def _keywords(body: str, start: int, end: int, offset: int) -> Iterator[tuple[st
         yield "keyword", Span(offset + match.start(), offset + match.end())
 
 
-def semantic_tokens(analysis: Analysis, within: Span | None = None) -> tuple[SemanticToken, ...]:
+class TokenCache:
+    """The structural tokens of each statement from the last call, reused while the
+    statement (the same object: same text, same place), its index roles and what
+    its tensors are have not changed.  One per document; the result is the same
+    as without one."""
+
+    def __init__(self) -> None:
+        self.statements: dict[int, tuple] = {}
+
+
+def semantic_tokens(analysis: Analysis, within: Span | None = None,
+                    cache: TokenCache | None = None) -> tuple[SemanticToken, ...]:
     """Every classified token, sorted and non-overlapping (when two claim the
     same text, the more specific one from the program's structure wins)."""
-    tokens = list(_structural_tokens(analysis))
-    tokens.extend(SemanticToken(span, kind) for kind, span in _lexical(analysis.text))
-    # structure first (stable sort): a kwarg `axis=` is a property, not the keyword
-    order = sorted((token.span.start, k) for k, token in enumerate(tokens))
+    tokens = _structural_tokens(analysis, cache or TokenCache())
+    tokens += [SemanticToken(span, kind) for kind, span in _lexical(analysis.text)]
+    # structure first (a stable sort): a kwarg `axis=` is a property, not the keyword
+    tokens.sort(key=_start)
     result: list[SemanticToken] = []
     end = -1
-    for _, k in order:
-        token = tokens[k]
-        if token.span.start < end or token.span.end <= token.span.start:
+    for token in tokens:
+        start, stop = token.span
+        if start < end or stop <= start:
             continue
-        if within is not None and (token.span.end <= within.start
-                                   or token.span.start >= within.end):
+        if within is not None and (stop <= within.start or start >= within.end):
             continue
         result.append(token)
-        end = token.span.end
+        end = stop
     return tuple(result)
 
 
-def _structural_tokens(analysis: Analysis) -> Iterator[SemanticToken]:
-    # index variables first: a bare name that is an index's value is an index
-    for roles in analysis.roles.values():
-        for role in roles:
-            for occ in role.occurrences:
-                if occ.form == "slice":
-                    continue
-                mods = ("declaration", role.role) if occ.lhs else (role.role,)
-                yield SemanticToken(occ.span, "parameter", mods)
-    for stmt in analysis.program.statements:
-        if isinstance(stmt, ir.AxisDecl):
-            yield SemanticToken(stmt.name_span, "parameter", ("declaration",))
-            yield SemanticToken(stmt.extent_span, "number")
+def _start(token: SemanticToken) -> int:
+    return token.span.start
+
+
+def _structural_tokens(analysis: Analysis, cache: TokenCache) -> list[SemanticToken]:
+    out: list[SemanticToken] = []
+    kinds: dict[tuple[str, bool, bool], tuple[str, tuple[str, ...]]] = {}
+    tensors = analysis.tensors
+    known = cache.statements
+    used: dict[int, tuple] = {}
+    for k, stmt in enumerate(analysis.program.statements):
+        roles = analysis.roles.get(k)
+        entry = known.get(id(stmt))
+        if entry is not None and entry[0] is stmt and entry[1] is roles and entry[3] == tuple(
+                (info.boolean, info.kind) if (info := tensors.get(name)) is not None else None
+                for name in entry[2]):
+            out += entry[4]
+            used[id(stmt)] = entry
             continue
-        if isinstance(stmt, (ir.Source, ir.Sink)):
-            yield SemanticToken(stmt.path.span, "string")
-        for ref in ir.defined_refs(stmt):
-            yield from _ref_tokens(analysis, ref, declaration=True)
-        for expr in ir.used_exprs(stmt):
-            for node in ir.walk(expr):
-                if isinstance(node, ir.Ref):
-                    yield from _ref_tokens(analysis, node, declaration=False)
-                elif isinstance(node, ir.Call):
-                    yield SemanticToken(node.name_span, "function", ("defaultLibrary",))
-                    for keyword in node.kwargs:
-                        yield SemanticToken(keyword.name_span, "property")
-                elif isinstance(node, ir.Reduce):
-                    yield SemanticToken(node.op_span, "function", ("defaultLibrary",))
-                elif isinstance(node, ir.Number):
-                    yield SemanticToken(node.span, "number")
-                elif isinstance(node, ir.String):
-                    yield SemanticToken(node.span, "string")
+        names: dict[str, None] = {}
+        tokens = _statement_tokens(analysis, stmt, roles, kinds, names)
+        used[id(stmt)] = (stmt, roles, tuple(names), tuple(
+            (info.boolean, info.kind) if (info := tensors.get(name)) is not None else None
+            for name in names), tokens)
+        out += tokens
+    cache.statements = used
+    return out
 
 
-def _ref_tokens(analysis: Analysis, ref: ir.Ref, declaration: bool) -> Iterator[SemanticToken]:
-    info = analysis.tensors.get(ref.name)
-    boolean = info.boolean if info is not None else ref.paren
-    mods: list[str] = ["declaration"] if declaration else []
-    if info is not None and info.kind in ("source", "relation source"):
-        mods.append("readonly")
-    if info is not None and info.kind == "param":
-        mods.append("param")
-    yield SemanticToken(ref.name_span, "type" if boolean else "variable", tuple(mods))
+def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
+                      roles: "tuple[IndexRole, ...] | None",
+                      kinds: dict[tuple[str, bool, bool], tuple[str, tuple[str, ...]]],
+                      names: dict[str, None]) -> list[SemanticToken]:
+    """One statement's tokens: its index variables first (a bare name that is an
+    index's value is an index), then its names, numbers, strings and calls.  The
+    names of the tensors it mentions are added to `names`."""
+    out: list[SemanticToken] = []
+    add = out.append
+    token = SemanticToken
+    for role in roles or ():
+        use = (role.role,)
+        declared = ("declaration", role.role)
+        for occ in role.occurrences:
+            if occ.form == "slice":
+                continue
+            add(token(occ.span, "parameter", declared if occ.lhs else use))
+    if isinstance(stmt, ir.AxisDecl):
+        add(token(stmt.name_span, "parameter", ("declaration",)))
+        add(token(stmt.extent_span, "number"))
+        return out
+    if isinstance(stmt, (ir.Source, ir.Sink)):
+        add(token(stmt.path.span, "string"))
+    for ref in ir.defined_refs(stmt):
+        names[ref.name] = None
+        _ref_tokens(analysis, ref, True, kinds, out)
+    # ir.walk's order (parents first, children left to right), inlined
+    stack = list(reversed(ir.used_exprs(stmt)))
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is ir.Ref:
+            names[node.name] = None
+            _ref_tokens(analysis, node, False, kinds, out)
+        elif kind is ir.Product:
+            push(reversed(node.factors))
+        elif kind is ir.Sum:
+            push(reversed(node.terms))
+        elif kind is ir.Call:
+            add(token(node.name_span, "function", ("defaultLibrary",)))
+            for keyword in node.kwargs:
+                add(token(keyword.name_span, "property"))
+            push(reversed(ir.children(node)))
+        elif kind is ir.Number:
+            add(token(node.span, "number"))
+        elif kind is ir.String:
+            add(token(node.span, "string"))
+        else:
+            if kind is ir.Reduce:
+                add(token(node.op_span, "function", ("defaultLibrary",)))
+            push(reversed(ir.children(node)))
+    return out
+
+
+def _ref_tokens(analysis: Analysis, ref: ir.Ref, declaration: bool,
+                kinds: dict[tuple[str, bool, bool], tuple[str, tuple[str, ...]]],
+                out: list[SemanticToken]) -> None:
+    key = (ref.name, ref.paren, declaration)
+    found = kinds.get(key)
+    if found is None:
+        info = analysis.tensors.get(ref.name)
+        boolean = info.boolean if info is not None else ref.paren
+        mods: list[str] = ["declaration"] if declaration else []
+        if info is not None and info.kind in ("source", "relation source"):
+            mods.append("readonly")
+        if info is not None and info.kind == "param":
+            mods.append("param")
+        found = kinds[key] = ("type" if boolean else "variable", tuple(mods))
+    out.append(SemanticToken(ref.name_span, found[0], found[1]))
     for index in ref.indices or ():
-        if isinstance(index, ir.IndexConst):
-            yield SemanticToken(index.span, "enumMember" if index.is_symbol else "number")
-        elif not isinstance(index, ir.IndexVar):
+        kind = type(index)
+        if kind is ir.IndexVar:
+            continue
+        if kind is ir.IndexConst:
+            out.append(SemanticToken(index.span, "enumMember" if index.is_symbol else "number"))
+        else:
             # the integers inside `t+1`, `x/2`, `4:8`
             for match in _DIGITS.finditer(analysis.text, index.span.start, index.span.end):
-                yield SemanticToken(Span(match.start(), match.end()), "number")
+                out.append(SemanticToken(Span(match.start(), match.end()), "number"))
 
 
 # ------------------------------------------------------------ inlay hints

@@ -7,7 +7,7 @@ itself, in one place.
 from __future__ import annotations
 
 import bisect
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Span(NamedTuple):
@@ -64,3 +64,58 @@ class LineIndex:
     @property
     def line_count(self) -> int:
         return len(self.line_starts)
+
+
+# ------------------------------------------------------------- moving spans
+
+# Field annotations whose values hold no offsets: copied as they are.
+_PLAIN = frozenset({"str", "bool", "int", "float", "int | str", "int | None", "str | None",
+                    "Severity", "tuple[str, ...]", str, bool, int, float})
+_SHIFTERS: dict[type, Any] = {}
+
+
+def shifted(value: Any, delta: int) -> Any:
+    """A copy of `value` with every Span in it moved by `delta` characters: the
+    same IR, diagnostics or analysis parts for a statement that moved in its
+    text.  Goes through tuples, lists, dicts' values and slotted dataclasses
+    (whose frozen-ness it bypasses, as their generated __init__ does); other
+    values (names, numbers, enums, sets of names) are shared, not copied."""
+    kind = type(value)
+    if kind is Span:
+        return Span(value[0] + delta, value[1] + delta)
+    if kind is tuple:
+        return tuple([shifted(item, delta) for item in value])
+    if kind is list:
+        return [shifted(item, delta) for item in value]
+    if kind is dict:
+        return {key: shifted(item, delta) for key, item in value.items()}
+    shift = _SHIFTERS.get(kind, False)
+    if shift is False:
+        shift = _shifter(kind)
+    return value if shift is None else shift(value, delta)
+
+
+def _shifter(kind: type) -> Any:
+    """A function (value, delta) -> shifted(value, delta) for a slotted dataclass,
+    generated once per class (it runs for every node of every moved statement);
+    None for any other class."""
+    shift = None
+    fields = getattr(kind, "__dataclass_fields__", None)
+    if fields is not None and "__slots__" in kind.__dict__:
+        names: dict[str, Any] = {"new": object.__new__, "K": kind, "S": Span,
+                                 "shifted": shifted}
+        lines = ["def shift(v, d):", "    o = new(K)"]
+        for k, f in enumerate(fields.values()):
+            if f.type == "Span" or f.type is Span:
+                value = f"S(v.{f.name}[0] + d, v.{f.name}[1] + d)"
+            elif f.type in _PLAIN:
+                value = f"v.{f.name}"
+            else:
+                value = f"shifted(v.{f.name}, d)"
+            names[f"set{k}"] = kind.__dict__[f.name].__set__  # the slot's own setter
+            lines.append(f"    set{k}(o, {value})")
+        lines.append("    return o")
+        exec("\n".join(lines), names)  # noqa: S102 - code made from the class' field names
+        shift = names["shift"]
+    _SHIFTERS[kind] = shift
+    return shift

@@ -23,7 +23,7 @@ from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
 from .lalr import Engine, ParseError, Tok
-from .span import Span
+from .span import Span, shifted
 
 GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
 
@@ -497,14 +497,17 @@ def _lex(text: str) -> list[Tok]:
     return _engine().lex(text)
 
 
-def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], bool]]:
-    """Statements as token lists (newlines inside brackets dropped) and whether each is sound."""
+def _split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, final: bool = True
+           ) -> tuple[list[tuple[list[Tok], bool]], bool] | None:
+    """Statements as token lists (newlines inside brackets dropped) and whether each
+    is sound, and the `strict` state after them.  `tokens` are whole lines; unless
+    they run to the end of the file (`final`), None says a bracket is still open at
+    their end: the caller retries with more lines."""
     out: list[tuple[list[Tok], bool]] = []
     i = 0
     n = len(tokens)
     # After one bracket ran to the end of the file, a line starting at column 1
     # inside brackets starts a new statement: this keeps recovery linear.
-    strict = False
     while i < n and len(diags) < MAX_SYNTAX_ERRORS:
         first_diag = len(diags)
         stmt: list[Tok] = []
@@ -577,6 +580,8 @@ def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], 
             stmt.append(tok)
             i += 1
         else:
+            if stack and not final:
+                return None
             runaway = bool(stack)
         if runaway:
             if stack:
@@ -598,7 +603,7 @@ def _split(tokens: list[Tok], diags: list[Diagnostic]) -> list[tuple[list[Tok], 
             out.append((stmt, ok))
         if restart is not None:
             i = restart
-    return out
+    return out, strict
 
 
 def _next_line(tokens: list[Tok], opener: Tok) -> int:
@@ -619,47 +624,212 @@ def _bad_char_message(ch: str) -> str:
     return f"'{ch}' is not part of the Fuse language"
 
 
-def parse(text: str) -> ParseResult:
-    """Parse a whole program. Never raises on user input."""
+class _Line:
+    """One line's tokens (offsets as lexed at `offset`) and whether it is *simple*:
+    it has tokens, no `;`, no bad character or string, and its brackets close in
+    order on it.  From a clean state a simple line is exactly one sound statement
+    whatever came before, so the splitter takes it whole without looking at its
+    tokens; anything else goes through `_split` token by token."""
+
+    __slots__ = ("offset", "tokens", "simple", "start", "end")
+
+    def __init__(self, text: str, offset: int, length: int) -> None:
+        tokens = _engine().lex(text, offset, offset + length)
+        self.offset = offset
+        self.tokens = tokens
+        self.start = tokens[0].start_pos - offset if tokens else 0
+        self.end = tokens[-1].end_pos - offset if tokens else 0
+        self.simple = bool(tokens) and _simple(tokens)
+
+    def tokens_at(self, offset: int) -> list[Tok]:
+        if offset == self.offset:
+            return self.tokens
+        delta = offset - self.offset
+        return [Tok(t.type, t.value, t.start_pos + delta, t.end_pos + delta) for t in self.tokens]
+
+
+def _simple(tokens: list[Tok]) -> bool:
+    stack: list[str] = []
+    for tok in tokens:
+        kind = tok.type
+        if kind in _OPEN:
+            stack.append(_OPEN[kind])
+            if len(stack) > MAX_NESTING:
+                return False
+        elif kind in _CLOSE:
+            if not stack or stack.pop() != kind:
+                return False
+        elif kind in ("SEMI", "BAD_CHAR", "BAD_STRING", "NL"):
+            return False
+    return not stack
+
+
+# A sound statement's parse: its IR (an axis declaration may give several), or why not.
+_Outcome = tuple[tuple[ir.Statement, ...], Diagnostic | None]
+
+
+class ParseCache:
+    """What the last parse of one document computed, reused for the next version:
+    lines' tokens keyed by their text, and statements' IR keyed by their text
+    (shifted when the statement moved).  Only what the latest parse used is kept,
+    so the cache holds at most about two versions' worth."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, _Line] = {}
+        self.statements: dict[str, tuple[int, _Outcome]] = {}
+        # statements of the latest parse that are earlier ones moved: id(new) ->
+        # (new, old, by how many characters), for the checker to move its results too
+        self.moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
+
+
+# A statement found by the splitter: (start, end, sound, tokens) where tokens is
+# a list, or a (_Line, offset) pair for a simple line (tokens made only if parsed).
+_Found = tuple[int, int, bool, Any]
+
+
+def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line],
+                     diags: list[Diagnostic]) -> list[_Found]:
+    """The statements of `text`, as `_split` finds them in its token stream, taking
+    simple lines from the cache and splitting the rest in windows of lines."""
+    known = cache.lines
+    texts = text.split("\n")
+    count = len(texts)
+    offsets = [0] * count
+    pos = 0
+    for k, line in enumerate(texts):
+        offsets[k] = pos
+        pos += len(line) + 1
+    entries: list[_Line | None] = [None] * count
+
+    def line_at(k: int) -> _Line:
+        entry = entries[k]
+        if entry is None:
+            line = texts[k]
+            entry = lines_used.get(line) or known.get(line)
+            if entry is None:
+                entry = _Line(text, offsets[k], len(line))
+            lines_used[line] = entry
+            entries[k] = entry
+        return entry
+
+    out: list[_Found] = []
+    strict = False
+    k = 0
+    while k < count and len(diags) < MAX_SYNTAX_ERRORS:
+        entry = line_at(k)
+        if entry.simple:
+            offset = offsets[k]
+            out.append((offset + entry.start, offset + entry.end, True, (entry, offset)))
+            k += 1
+            continue
+        if not entry.tokens:
+            k += 1
+            continue
+        size = 8
+        while True:
+            stop = min(k + size, count)
+            tokens: list[Tok] = []
+            for j in range(k, stop):
+                tokens += line_at(j).tokens_at(offsets[j])
+                if j + 1 < count:
+                    at = offsets[j] + len(texts[j])
+                    tokens.append(Tok("NL", "\n", at, at + 1))
+            before = len(diags)
+            found = _split(tokens, diags, strict, final=stop == count)
+            if found is not None:
+                break
+            del diags[before:]
+            size *= 2
+        split, strict = found
+        out += [(toks[0].start_pos, toks[-1].end_pos, ok, toks) for toks, ok in split]
+        k = stop
+    return out
+
+
+def _parse_statement(tokens: list[Tok], span: Span) -> _Outcome:
+    """One sound statement's IR (an axis declaration may give several), or why not."""
+    try:
+        result = _engine().parse(tokens)
+    except _StatementError as err:
+        return (), err.diagnostic
+    except ParseError as err:
+        tok = err.token
+        where = _tok_span(tok) if tok.type != "$END" else Span(span.end, span.end)
+        return (), make("syntax-error", _parse_error_message(err), where)
+    except RecursionError:
+        return (), make("nesting-too-deep", "this statement is nested too deeply to analyse",
+                        span)
+    return (tuple(result) if isinstance(result, list) else (result,)), None
+
+
+def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
+    """Parse a whole program. Never raises on user input.
+
+    With a `cache` (one per document), lines and statements whose text did not
+    change since the last call are not lexed or parsed again; the result is the
+    same as without one."""
+    if cache is None:
+        cache = ParseCache()
     diags: list[Diagnostic] = []
     statements: list[ir.Statement] = []
     spans: list[Span] = []
-    engine = _engine()
-    for tokens, ok in _split(_lex(text), diags):
-        first = tokens[0]
-        span = Span(first.start_pos, tokens[-1].end_pos)
+    lines_used: dict[str, _Line] = {}
+    moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
+    parsed = cache.statements
+    parsed_used: dict[str, tuple[int, _Outcome]] = {}
+    for start, end, ok, tokens in _find_statements(text, cache, lines_used, diags):
+        span = Span(start, end)
         spans.append(span)
         if len(diags) >= MAX_SYNTAX_ERRORS:
             break
         if not ok:
             continue
+        line = None
+        if isinstance(tokens, tuple):
+            line, offset = tokens
+            tokens = line.tokens  # types and texts only: offsets may be stale
+        first = tokens[0]
         if first.type == "NAME" and first.value in RESERVED_WORDS and (
                 len(tokens) == 1 or tokens[1].type not in ("LSQB", "LPAR", "EQUAL", "QMARK")):
             diags.append(make("reserved-word", f"`{first.value}` statements are reserved for a "
-                              f"later version of Fuse", _tok_span(first)))
+                              f"later version of Fuse", Span(start, start + len(first.value))))
             continue
-        try:
-            result = engine.parse(tokens)
-        except _StatementError as err:
-            diags.append(err.diagnostic)
-            continue
-        except ParseError as err:
-            tok = err.token
-            where = _tok_span(tok) if tok.type != "$END" else Span(span.end, span.end)
-            diags.append(make("syntax-error", _parse_error_message(err), where))
-            continue
-        except RecursionError:
-            diags.append(make("nesting-too-deep", "this statement is nested too deeply to "
-                              "analyse", span))
-            continue
-        if isinstance(result, list):
-            statements.extend(result)
+        key = text[start:end]
+        entry = parsed_used.get(key) or parsed.get(key)
+        if entry is not None and entry[0] != start:
+            delta = start - entry[0]
+            outcome = _shift_outcome(entry[1], delta)
+            if outcome is not None:
+                for new, old in zip(outcome[0], entry[1][0]):
+                    moved[id(new)] = (new, old, delta)
+            entry = (start, outcome) if outcome is not None else None
+        if entry is None:
+            if line is not None:
+                tokens = line.tokens_at(offset)
+            entry = (start, _parse_statement(tokens, span))
+        parsed_used.setdefault(key, entry)
+        result, problem = entry[1]
+        if problem is not None:
+            diags.append(problem)
         else:
-            statements.append(result)
+            statements.extend(result)
     if len(diags) >= MAX_SYNTAX_ERRORS:
         diags.append(make("too-many-errors", f"stopped after {MAX_SYNTAX_ERRORS} syntax errors",
                           diags[-1].span))
+    cache.lines = lines_used
+    cache.statements = parsed_used
+    cache.moved = moved
     return ParseResult(ir.Program(tuple(statements), text), tuple(diags), tuple(spans))
+
+
+# ------------------------------------------------------------ shifting
+
+def _shift_outcome(outcome: _Outcome, delta: int) -> _Outcome | None:
+    """A statement's parse outcome moved by `delta` characters (None: too deep to copy)."""
+    try:
+        return shifted(outcome, delta)
+    except RecursionError:
+        return None
 
 
 def decode(data: bytes) -> tuple[str, Diagnostic | None]:

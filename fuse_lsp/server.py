@@ -8,6 +8,7 @@ error and answers with an empty result: the server keeps serving.
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import threading
 import traceback
@@ -19,7 +20,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
-from fuse_lang.check import Analysis, analyze
+from fuse_lang.check import Analysis, Analyzer
+from fuse_lang.outline import TokenCache
 
 from .config import Options
 from .convert import Converter
@@ -35,6 +37,10 @@ class FuseServer(LanguageServer):
         self.options = Options()
         self.pull_diagnostics = False  # decided from the client's capabilities
         self._analyses: dict[str, tuple[int | None, str, Analysis]] = {}
+        # one incremental analyzer per open document: after an edit only the
+        # statements whose text changed are parsed and checked again
+        self._analyzers: dict[str, Analyzer] = {}
+        self._token_caches: dict[str, TokenCache] = {}
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------- analysis
@@ -50,14 +56,48 @@ class FuseServer(LanguageServer):
         else:
             path = to_fs_path(uri) if uri.startswith("file:") else None
             base_dir = Path(path).parent if path else Path.cwd()
-            analysis = analyze(text, path, base_dir)
+            with self._lock:
+                analyzer = self._analyzers.pop(uri, None) or Analyzer()
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                analysis = analyzer.analyze(text, path, base_dir)
+            finally:
+                # The analysis lives until the next edit and holds no reference
+                # cycles: keep the cycle collector from scanning its objects again
+                # and again (on a large file a full pass takes longer than the
+                # analysis).  They are freed by reference counting as usual.
+                gc.freeze()
+                if collecting:
+                    gc.enable()
+                with self._lock:
+                    # a handler on another thread may have made its own meanwhile;
+                    # either is fine to keep
+                    self._analyzers.setdefault(uri, analyzer)
             with self._lock:
                 self._analyses[uri] = (version, text, analysis)
         return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
 
-    def forget(self, uri: str) -> None:
+    def token_cache(self, uri: str) -> TokenCache:
+        """The document's semantic-token cache (see fuse_lang.outline.TokenCache)."""
+        with self._lock:
+            cache = self._token_caches.get(uri)
+            if cache is None:
+                cache = self._token_caches[uri] = TokenCache()
+            return cache
+
+    def forget(self, uri: str, closed: bool = True) -> None:
+        """Drop the document's analysis (it is made again when next asked for), and
+        when the document is closed, its analyzer's memory of earlier versions."""
         with self._lock:
             self._analyses.pop(uri, None)
+            if closed:
+                self._analyzers.pop(uri, None)
+                self._token_caches.pop(uri, None)
+        if closed:
+            # let the collector see everything again once (see analysis): what
+            # reference cycles were frozen since are reclaimed
+            gc.unfreeze()
 
     def log_error(self, where: str, error: BaseException) -> None:
         message = f"fuse-lsp: {where} failed: {error!r}\n{traceback.format_exc()}"

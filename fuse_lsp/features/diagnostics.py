@@ -9,6 +9,7 @@ newer one.
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 from lsprotocol import types
@@ -27,13 +28,19 @@ _SEVERITY = {
 _DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
 
 
+@functools.lru_cache(maxsize=None)
+def _description(code: str) -> types.CodeDescription | None:
+    """The link to the code's section of docs/diagnostics.md (looked up once per code)."""
+    if not _DOCS.exists():
+        return None
+    return types.CodeDescription(href=f"{_DOCS.as_uri()}#{code}")
+
+
 def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
     related = [types.DiagnosticRelatedInformation(
         location=types.Location(uri=uri, range=convert.range(r.span)), message=r.message)
         for r in diag.related]
-    description = None
-    if _DOCS.exists():
-        description = types.CodeDescription(href=f"{_DOCS.as_uri()}#{diag.code}")
+    description = _description(diag.code)
     return types.Diagnostic(
         range=convert.range(diag.span), message=diag.message, severity=_SEVERITY[diag.severity],
         code=diag.code, code_description=description, source="fuse",
@@ -113,7 +120,8 @@ def register(server: FuseServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     @safe()
     def did_save(ls: FuseServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.forget(params.text_document.uri)  # source files beside it may have changed
+        # source files beside it may have changed (the analyzer reads them every time)
+        ls.forget(params.text_document.uri, closed=False)
         schedule(ls, params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -5,6 +5,8 @@ fuse_lang.outline and wraps its plain data in lsprotocol types.
 """
 from __future__ import annotations
 
+import bisect
+import functools
 import threading
 from pathlib import Path
 
@@ -47,6 +49,8 @@ def _symbol(s: OutlineSymbol, convert: Converter) -> types.DocumentSymbol:
 def encode_tokens(tokens: tuple[SemanticToken, ...], convert: Converter) -> list[int]:
     """LSP's relative encoding: (Δline, Δstart, length, type, modifiers) per token,
     columns in UTF-16 code units."""
+    if convert.ascii:
+        return _encode_ascii(tokens, convert)
     data: list[int] = []
     last_line = last_start = 0
     for token in tokens:
@@ -56,12 +60,59 @@ def encode_tokens(tokens: tuple[SemanticToken, ...], convert: Converter) -> list
             continue  # tokens never span lines; be safe anyway
         delta_line = line - last_line
         delta_start = start - (last_start if delta_line == 0 else 0)
-        bits = 0
-        for modifier in token.modifiers:
-            bits |= _MODIFIER_BIT.get(modifier, 0)
-        data += [delta_line, delta_start, end - start, _TYPE_INDEX[token.type], bits]
+        data += [delta_line, delta_start, end - start, _TYPE_INDEX[token.type],
+                 _modifier_bits(token.modifiers)]
         last_line, last_start = line, start
     return data
+
+
+def _encode_ascii(tokens: tuple[SemanticToken, ...], convert: Converter) -> list[int]:
+    """encode_tokens for ASCII text (a column is an offset in every encoding), walking
+    the lines alongside the tokens, which come sorted, instead of searching them."""
+    starts = convert.lines.line_starts
+    count = len(starts)
+    size = len(convert.text)
+    data: list[int] = []
+    extend = data.extend
+    codes: dict[tuple[str, tuple[str, ...]], tuple[int, int]] = {}
+    last_line = last_start = 0
+    line = 0
+    line_start = 0
+    line_end = starts[1] - 1 if count > 1 else size  # the offset of its newline
+    for span, kind, modifiers in tokens:
+        begin, stop = span
+        if begin < 0 or stop > size:
+            begin, stop = min(max(begin, 0), size), min(max(stop, 0), size)
+        if begin < line_start or begin > line_end:
+            if begin < line_start:  # not sorted after all: search
+                line = bisect.bisect_right(starts, begin) - 1
+            else:
+                while begin > line_end:
+                    line += 1
+                    line_end = starts[line + 1] - 1 if line + 1 < count else size
+            line_start = starts[line]
+            line_end = starts[line + 1] - 1 if line + 1 < count else size
+        if stop > line_end or stop <= begin:
+            continue  # tokens never span lines; be safe anyway
+        code = codes.get((kind, modifiers))
+        if code is None:
+            code = codes[(kind, modifiers)] = (_TYPE_INDEX[kind], _modifier_bits(modifiers))
+        start = begin - line_start
+        if line == last_line:
+            extend((0, start - last_start, stop - begin) + code)
+        else:
+            extend((line - last_line, start, stop - begin) + code)
+            last_line = line
+        last_start = start
+    return data
+
+
+@functools.lru_cache(maxsize=256)
+def _modifier_bits(modifiers: tuple[str, ...]) -> int:
+    bits = 0
+    for modifier in modifiers:
+        bits |= _MODIFIER_BIT.get(modifier, 0)
+    return bits
 
 
 class _FileSymbols:
@@ -154,15 +205,18 @@ def register(server: FuseServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @safe(lambda: types.SemanticTokens(data=[]))
     def tokens_full(ls: FuseServer, params: types.SemanticTokensParams) -> types.SemanticTokens:
-        analysis, convert = ls.analysis(params.text_document.uri)
-        return types.SemanticTokens(data=encode_tokens(semantic_tokens(analysis), convert))
+        uri = params.text_document.uri
+        analysis, convert = ls.analysis(uri)
+        tokens = semantic_tokens(analysis, cache=ls.token_cache(uri))
+        return types.SemanticTokens(data=encode_tokens(tokens, convert))
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
     @safe(lambda: types.SemanticTokens(data=[]))
     def tokens_range(ls: FuseServer, params: types.SemanticTokensRangeParams
                      ) -> types.SemanticTokens:
-        analysis, convert = ls.analysis(params.text_document.uri)
-        tokens = semantic_tokens(analysis, _within(convert, params.range))
+        uri = params.text_document.uri
+        analysis, convert = ls.analysis(uri)
+        tokens = semantic_tokens(analysis, _within(convert, params.range), ls.token_cache(uri))
         return types.SemanticTokens(data=encode_tokens(tokens, convert))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)

@@ -121,3 +121,34 @@ async def test_tokens_are_sorted_and_disjoint_in_a_broken_program(vscode, tmp_pa
     for (l1, c1, n1, *_), (l2, c2, *_) in zip(got, got[1:]):
         assert (l1, c1 + n1) <= (l2, c2)
     assert (len(PROGRAM.splitlines()) + 3, 11, 3, "comment", ()) in got
+
+
+async def test_tokens_follow_edits(vscode, tmp_path):
+    """The server keeps each statement's tokens between requests: after edits (a
+    line added above everything, `W` turned from a param into a Boolean relation,
+    and back) the tokens are those of the current text."""
+    uri = open_doc(vscode, tmp_path / "t.fuse", PROGRAM)
+
+    async def tokens():
+        got = await vscode.text_document_semantic_tokens_full_async(
+            types.SemanticTokensParams(text_document=doc(uri)))
+        return decode(got.data)
+
+    def change(version, start_line, end_line, end_col, text):
+        vscode.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=start_line, character=0),
+                                  end=types.Position(line=end_line, character=end_col)),
+                text=text)]))
+
+    assert await tokens() == EXPECTED
+    change(2, 0, 0, 0, "# one more\n")          # every statement moves down a line
+    moved = [(0, 0, 10, "comment", ())] + [(line + 1, *rest) for line, *rest in EXPECTED]
+    assert await tokens() == moved
+    change(3, 4, 5, 0, "W(i,j) = Edge(i,j)\n")  # `param W[i,j]` becomes a relation
+    got = await tokens()
+    assert (4, 0, 1, "type", ("declaration",)) in got
+    assert (6, 12, 1, "type", ()) in got        # W in `relu(W[i,j])` is a relation now
+    change(4, 4, 5, 0, "param W[i,j]\n")
+    assert await tokens() == moved

@@ -1,0 +1,183 @@
+"""Incremental analysis (`fuse_lang.check.Analyzer`): after every edit its result
+equals a from-scratch `analyze` of the same text — diagnostics, IR and spans,
+tensors, index roles and scopes, extents and domains — and what did not change
+is reused rather than made again."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from fuse_lang import ir, parse
+from fuse_lang.check import Analysis, Analyzer, analyze
+from fuse_lang.outline import TokenCache, semantic_tokens
+from fuse_lang.syntax import ParseCache
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+PROGRAM = """\
+# attention over sources, a Datalog part and a recurrence
+X[p,d]   = "data/attention_x.npy"
+WQ[dk,d] = "data/attention_wq.npy"
+WK[dk,d] = "data/attention_wk.npy"
+WV[dv,d] = "data/attention_wv.npy"
+Dk = const(8)
+axis h = 3
+
+Query[p,dk] = WQ[dk,d] X[p,d]
+Key[p,dk]   = WK[dk,d] X[p,d]
+Val[p,dv]   = WV[dv,d] X[p,d]
+Comp[p,p'.] = softmax(Query[p,dk] Key[p',dk] / sqrt(Dk))
+Attn[p,dv]  = Comp[p,p'] Val[p',dv] + 0.5
+Big[p,h] = relu(Attn[p,dv] + 1)
+M[dv] max= Attn[p,dv]
+
+Parent(Alice, Bob)
+Parent(Bob, Carol)
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+L[l,e] = tanh(Attn[e,e'] L[l-1,e'])
+Ancestor(Alice, x)?
+export Attn, Comp, M
+"""
+
+
+def same(incremental: Analysis, scratch: Analysis) -> None:
+    """Every part of two analyses is equal (spans included)."""
+    assert incremental.diagnostics == scratch.diagnostics
+    assert incremental.program == scratch.program
+    assert incremental.tensors == scratch.tensors
+    assert list(incremental.tensors) == list(scratch.tensors)
+    assert incremental.roles == scratch.roles
+    assert incremental.scopes == scratch.scopes
+    assert incremental.var_extents == scratch.var_extents
+    assert incremental.domain_symbols == scratch.domain_symbols
+    assert incremental.order == scratch.order
+    assert incremental.recursive == scratch.recursive
+    assert incremental.exports == scratch.exports
+    assert incremental.recursion == scratch.recursion
+    assert incremental.lines.line_starts == scratch.lines.line_starts
+    assert (incremental.text, incremental.path, incremental.base_dir) == \
+        (scratch.text, scratch.path, scratch.base_dir)
+
+
+def check_sequence(texts: list[str], base_dir: Path = EXAMPLES) -> list[Analysis]:
+    analyzer = Analyzer()
+    parse_cache = ParseCache()
+    token_cache = TokenCache()
+    results = []
+    for text in texts:
+        got = analyzer.analyze(text, None, base_dir)
+        want = analyze(text, None, base_dir)
+        same(got, want)
+        assert parse(text, parse_cache) == parse(text)
+        assert semantic_tokens(got, cache=token_cache) == semantic_tokens(want)
+        results.append(got)
+    return results
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def test_a_sequence_of_edits_matches_analysing_from_scratch():
+    steps = [PROGRAM]
+
+    def then(old: str, new: str) -> None:
+        steps.append(edit(steps[-1], old, new))
+
+    then("+ 0.5", "+ 0.7")                                  # same length: nothing moves
+    then("# attention", "# one attention head,\n# attention")  # a line added above all
+    then("Big[p,h] = relu(Attn[p,dv] + 1)\n", "")            # a statement removed
+    then("axis h = 3", "axis h = 4")                         # an extent changed
+    then('"data/attention_x.npy"', '"data/attention_x.npy"\naxis d = 5')  # a conflict
+    then("\naxis d = 5", "")                                 # ... and fixed
+    then("Key[p,dk]   = WK[dk,d] X[p,d]", "Key[p,dk]   = WK[dk,d X[p,d]")  # a bracket left open
+    then("Val[p,dv]   = WV[dv,d] X[p,d]", "Val[p,dv]   = WV[dv,d] X[p,d")  # and another
+    then("WK[dk,d X[p,d]", "WK[dk,d] X[p,d]")                # fixed one
+    then("X[p,d\n", "X[p,d]\n")                              # fixed the other
+    then("Query[p,dk] = WQ[dk,d] X[p,d]", "Query[p,dk] = WQ[dk,d] Xs[p,d]")  # undefined
+    then("Xs[p,d]", "X[p,d]")
+    then("Comp[p,p'.] = softmax(", "Comp[p,p'.] = softmax(\n    ")  # over two lines
+    then("M[dv] max=", "M[dv] max= Dk;  M[dv] max=")          # `;` on a line
+    then("Parent(Bob, Carol)", "Parent(Bob, Carol)\nParent(Bob, Carol)")  # a repeated line
+    then("Dk = const(8)", "Dk = const(8) +")                 # a syntax error
+    then("Dk = const(8) +", "Dk = const(8)")
+    then("Ancestor(Alice, x)?", "Ancestor(Alice, x)?\nZ[i] = Attn[i,j] h")  # h: an axis name
+    then("\naxis h = 4", "\nh = const(2)")                   # ... now a tensor
+    then("Attn[p,dv]  = Comp", "Attn[p,dv]  = sig(Comp")     # unbalanced over the file
+    then("= sig(Comp", "= Comp")
+    steps.append("")                                          # everything deleted
+    steps.append(PROGRAM)                                     # and back
+    check_sequence(steps)
+
+
+def test_unchanged_statements_are_reused_and_moved_ones_shifted():
+    analyzer = Analyzer()
+    first = analyzer.analyze(PROGRAM, None, EXAMPLES)
+    # a same-length edit inside one statement: every other statement is the same object
+    second = analyzer.analyze(edit(PROGRAM, "+ 0.5", "+ 0.7"), None, EXAMPLES)
+    old, new = first.program.statements, second.program.statements
+    changed = [k for k, (a, b) in enumerate(zip(old, new)) if a is not b]
+    assert len(changed) == 1 and isinstance(new[changed[0]], ir.Equation)
+    assert new[changed[0]].lhs.name == "Attn"
+    # a line added at the top: every statement is its old self moved by the line's length
+    third = analyzer.analyze("# more\n" + second.text, None, EXAMPLES)
+    for before, after in zip(new, third.program.statements):
+        assert after.span == (before.span.start + 7, before.span.end + 7)
+    same(third, analyze("# more\n" + second.text, None, EXAMPLES))
+
+
+def test_source_files_are_read_again_on_every_analysis(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "w.npy", np.zeros((2, 3), dtype=np.float32))
+    text = 'W[i,j] = "w.npy"\nY[i] = W[i,j]\nexport Y\n'
+    analyzer = Analyzer()
+    first = analyzer.analyze(text, None, tmp_path)
+    assert first.tensors["W"].shape == (2, 3)
+    np.save(tmp_path / "w.npy", np.zeros((4, 5), dtype=np.float32))
+    second = analyzer.analyze(text, None, tmp_path)
+    assert second.tensors["W"].shape == (4, 5)
+    same(second, analyze(text, None, tmp_path))
+
+
+_PIECES = ["(", ")", "[", "]", "\n", ";", " = ", " ", "X[p,d]", " + ", "#", '"', "axis d = 3\n",
+           "i", ",", "*", "{", "'", "é", "softmax(", "export ", "\n\n", "Attn[p,dv]", "0"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_edit_sequences_match_analysing_from_scratch(seed):
+    """Random insertions and deletions, each applied to the previous version (as an
+    editor's changes are), on the examples and the program above."""
+    rng = random.Random(seed)
+    bases = [PROGRAM] + [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.fuse"))]
+    text = bases[seed % len(bases)]
+    steps = [text]
+    for _ in range(25):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.55:
+            text = text[:at] + rng.choice(_PIECES) + text[at:]
+        else:
+            text = text[:at] + text[at + rng.randint(1, 12):]
+        if rng.random() < 0.1:
+            text = rng.choice(bases)  # a whole new document
+        steps.append(text)
+    check_sequence(steps)
+
+
+def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scratch():
+    """Unclosed brackets (read on to the end of the file, then recovered from),
+    statements over many lines, `;`, and more syntax errors than are reported."""
+    lines = [f"A{k}[i] = B[i] + {k}" for k in range(40)]
+    body = "\n".join(lines) + "\nB[i] = const([1, 2])\n"
+    steps = [body]
+    steps.append(body.replace("A3[i] = B[i]", "A3[i] = f(B[i]"))     # open to the end
+    steps.append(steps[-1].replace("A20[i] = B[i]", "A20[i] = (B[i]"))  # and another
+    steps.append(body.replace("A5[i] = B[i] + 5", "A5[i] = sig(\n" + "  B[i] +\n" * 20 + "5)"))
+    steps.append(body.replace("A7[i] = B[i]", "A7[i] = B[i]; C[j] = B[j];; D = (1;"))
+    steps.append("@\n" * 250 + body)                                  # too many errors
+    steps.append(body)
+    check_sequence(steps)
