@@ -796,7 +796,8 @@ class _Checker:
                 ops.append((_UNION, axis, concat.get((id(ref), pos), ("var", k, index.name))))
             elif isinstance(index, ir.IndexShift):
                 if len(index.terms) == 1:
-                    ops.append((_UNION, axis, ("var", k, index.terms[0].name)))
+                    ops.append((_UNION, axis, concat.get((id(ref), pos),
+                                                         ("var", k, index.terms[0].name))))
                 else:
                     for var in index.terms:
                         ops.append((_DERIVED, ("inner", ("var", k, var.name), axis)))
@@ -846,7 +847,7 @@ class _Checker:
                 parts.append(key)
                 for ref in ir.refs(arg):
                     for pos, index in enumerate(ref.indices or ()):
-                        if isinstance(index, ir.IndexVar) and index.name == axis:
+                        if ir.reads_along(index, axis):
                             out[(id(ref), pos)] = key
             ops.append((_DERIVED, ("concat", ("var", k, axis), tuple(parts), node.span)))
         return out
@@ -864,7 +865,7 @@ class _Checker:
         key = ("topk", k, call.span.start)
         for ref in ir.refs(call.args[0]):
             for pos, index in enumerate(ref.indices or ()):
-                if isinstance(index, ir.IndexVar) and index.name == axis:
+                if ir.reads_along(index, axis):
                     out[(id(ref), pos)] = key
         ops.append((_EXTENT, ("var", k, axis), Evidence(
             int(count.value), count.span, f"topk(k={int(count.value)})")))  # type: ignore[union-attr]

@@ -420,7 +420,7 @@ class Evaluator:
             if isinstance(node, ir.Ref) and node.indices and node.name in self.analysis.tensors:
                 stored = [a for a in self.analysis.tensors[node.name].axes]
                 for pos, index in enumerate(node.indices):
-                    if isinstance(index, ir.IndexVar) and index.name == axis \
+                    if ir.reads_along(index, axis) \
                             and pos < len(stored) and stored[pos].extent is not None:
                         return stored[pos].extent
         return None

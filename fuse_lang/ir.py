@@ -329,3 +329,12 @@ def used_exprs(stmt: Statement) -> tuple[Expr, ...]:
 class Program:
     statements: tuple[Statement, ...]
     text: str
+
+
+def reads_along(index: Index, name: str) -> bool:
+    """`x[..., u, ...]` or `x[..., u+1, ...]`: this position reads along index `u`
+    (inside topk's or concat's argument that axis is the argument's own)."""
+    if isinstance(index, IndexVar):
+        return index.name == name
+    return isinstance(index, IndexShift) and len(index.terms) == 1 \
+        and index.terms[0].name == name

@@ -159,10 +159,9 @@ def reference(draw, ctx: Ctx, tensor: str | None = None, must: str | None = None
             continue
         same = [b for b in ext if ext[b] == ext[a] and b != a and b != must]
         kinds = ["own"] * 6 + ["const"] + (["other"] * 2 if same else [])
-        if a not in ctx.rename:
-            # (the checker puts `u+1` inside topk's argument in the domain of the
-            # left-hand side's `u`: see test_topk_argument_with_an_offset_checks)
-            kinds += ["offset", "sum"]
+        # an offset on topk's / concat's own axis reads the argument's extent
+        # (test_topk_argument_with_an_offset_checks); a sum of indices is not kept there
+        kinds += ["offset"] if a in ctx.rename else ["offset", "sum"]
         w = ctx.slice_width
         if w is not None and not sliced and ext[a] >= w:
             kinds += ["slice"] * 6
@@ -534,9 +533,7 @@ def test_recurrences_agree(case):
 
 
 # ---------------------------------------------------------------- regressions found here
-# Each is a minimal program shrunk from a generated one; the generators steer
-# clear of these shapes (see the comments there) so that the properties above
-# stay meaningful, and these strict xfails say when a fix lands.
+# Each is a minimal program shrunk from a generated one (all fixed since).
 
 def _outcome(text: str, backend: str, compiled: bool | None, inputs: dict) -> tuple:
     try:
@@ -548,15 +545,21 @@ def _outcome(text: str, backend: str, compiled: bool | None, inputs: dict) -> tu
     return ("ok", {n: np.asarray(v).tolist() for n, v in result.outputs.items()})
 
 
-@pytest.mark.xfail(strict=True, reason="checker: an offset `u+1` inside topk's argument is put "
-                   "in the domain of the left-hand side's `u` (extent k), so a well-formed "
-                   "program is an extent-conflict (without the offset it checks)")
 def test_topk_argument_with_an_offset_checks():
     text = "axis n = 3\nparam A[n]\nY[u] = topk(A[u+1], k=2)\nexport Y"
     a = np.array([0.5, -1.0, 2.0], np.float32)
     check_backends(text, {"A": ((3,), "real")}, 0)
     out = fuse_lang.compile(text).run({"A": a})["Y"]
     np.testing.assert_allclose(out, [2.0, 0.0], **TOLERANCE)   # top 2 of [A1, A2, 0]
+
+
+def test_concat_argument_with_an_offset():
+    text = "axis n = 3\nparam A[n]\nY[m] = concat(A[m+1], A[m], axis=m)\nexport Y"
+    a = np.array([0.5, -1.0, 2.0], np.float32)
+    assert not [d for d in fuse_lang.analyze(text).diagnostics if d.severity is Severity.ERROR]
+    out = fuse_lang.compile(text).run({"A": a})["Y"]
+    np.testing.assert_allclose(out, [-1.0, 2.0, 0.0, 0.5, -1.0, 2.0], **TOLERANCE)
+    check_backends(text, {"A": ((3,), "real")}, 0)
 
 
 def test_index_value_inside_topk():
