@@ -198,6 +198,8 @@ class _Run:
                     for group, single in items:
                         if hasattr(self.B, "while_loop") and self._looped(group):
                             self._compiled_loop(("loop", self.write_sinks, number), group)
+                        elif self._looped(group):
+                            self._compiled_rounds(("round", self.write_sinks, number), group)
                         else:
                             self._one(group, single)
         else:
@@ -650,6 +652,14 @@ class _Run:
         """`_fixpoint` and `_semi_naive` as a backend while-loop, traced: the same
         rounds and the same stopping rule; what ended the loop comes back as
         numbers for `_loop_outcome` to judge (a traced loop cannot raise)."""
+        semi_naive, state = self._loop_start(group)
+        state = self.B.while_loop(lambda st: self._loop_goes_on(group, semi_naive, st),
+                                  lambda st: self._loop_round(group, semi_naive, st), state)
+        return self._loop_end(semi_naive, state)
+
+    def _loop_start(self, group: list[str]) -> tuple[bool, tuple]:
+        """Whether the group runs semi-naively, and the loop's first state: (round,
+        new facts pending, values, delta) or (iteration, change, change before, values)."""
         B = self.B
         shapes = {n: self._shape(n) for n in group}
         bases = {n: self._base(n)[0] for n in group}
@@ -658,56 +668,89 @@ class _Run:
             if self.a.tensors[n].boolean:
                 self.values[n] = B.step(self.values[n])
         boolean = all(self.a.tensors[n].boolean for n in group)
-        limit = self.p.max_iterations
-
-        def full_round() -> dict:
-            return {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
-                                                   for k in self._equations(n)])
-                    for n in group}
-
         if boolean and self._joins_only(group):
-            members = set(group)
             full = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
                                                    for k in self._first_round(n, bases)])
                     for n in group}
             delta = {n: B.step(B.where(self.values[n] > 0, 0.0, full[n])) for n in group}
-            refs = {n: [(k, ref) for k in self._equations(n)
-                        for ref in ir.refs(self.statements[k].rhs)  # type: ignore[union-attr]
-                        if ref.name in members] for n in group}
-
-            def new_round(state):
-                rounds, _, known, delta = state
-                self.values.update(known)
-                found = {}
-                for n in group:
-                    total = B.zeros(shapes[n])
-                    for k, ref in refs[n]:
-                        total = total + self._contribution(
-                            k, shapes[n], overrides={id(ref): delta[ref.name]})
-                    found[n] = B.step(B.where(known[n] > 0, 0.0, total))
-                grown = {n: known[n] + found[n] for n in group}
-                return rounds + 1, B.any_positive(list(found.values())), grown, found
-
-            state = (B.integer(0), B.any_positive(list(delta.values())), full, delta)
-            rounds, pending, known, _ = B.while_loop(
-                lambda state: state[1] & (state[0] < limit), new_round, state)
-            return known, {"rounds": rounds, "pending": pending}
-
-        def numeric_round(state):
-            iteration, change, _, current = state
-            self.values.update(current)
-            new = full_round()
-            step = B.max_of([B.max_abs_difference(new[n], current[n]) for n in group])
-            return iteration + 1, step, change, new
-
-        tolerance = 0.0 if boolean else self.p.tolerance
+            return True, (B.integer(0), B.any_positive(list(delta.values())), full, delta)
         infinite = B.asarray(float("inf"))
-        state = (B.integer(0), infinite, infinite, {n: self.values[n] for n in group})
-        iteration, change, before, current = B.while_loop(
-            lambda state: (state[0] < limit) & ((state[0] == 0) | (
-                (state[1] > tolerance) & B.finite(state[1]))),
-            numeric_round, state)
+        return False, (B.integer(0), infinite, infinite, {n: self.values[n] for n in group})
+
+    def _loop_goes_on(self, group: list[str], semi_naive: bool, state: tuple) -> Any:
+        limit = self.p.max_iterations
+        if semi_naive:
+            return state[1] & (state[0] < limit)
+        boolean = all(self.a.tensors[n].boolean for n in group)
+        tolerance = 0.0 if boolean else self.p.tolerance
+        return (state[0] < limit) & ((state[0] == 0) | (
+            (state[1] > tolerance) & self.B.finite(state[1])))
+
+    def _loop_round(self, group: list[str], semi_naive: bool, state: tuple) -> tuple:
+        """One round, reading the group from the state and the rest from self.values."""
+        B = self.B
+        shapes = {n: self._shape(n) for n in group}
+        if semi_naive:
+            rounds, _, known, delta = state
+            self.values.update(known)
+            members = set(group)
+            found = {}
+            for n in group:
+                total = B.zeros(shapes[n])
+                for k in self._equations(n):
+                    for ref in ir.refs(self.statements[k].rhs):  # type: ignore[union-attr]
+                        if ref.name in members:
+                            total = total + self._contribution(
+                                k, shapes[n], overrides={id(ref): delta[ref.name]})
+                found[n] = B.step(B.where(known[n] > 0, 0.0, total))
+            grown = {n: known[n] + found[n] for n in group}
+            return rounds + 1, B.any_positive(list(found.values())), grown, found
+        iteration, change, _, current = state
+        self.values.update(current)
+        new = {n: self._combine(n, self._base(n)[0], [self._contribution(k, shapes[n])
+                                                      for k in self._equations(n)])
+               for n in group}
+        step = B.max_of([B.max_abs_difference(new[n], current[n]) for n in group])
+        return iteration + 1, step, change, new
+
+    @staticmethod
+    def _loop_end(semi_naive: bool, state: tuple) -> tuple[dict, dict]:
+        if semi_naive:
+            rounds, pending, known, _ = state
+            return known, {"rounds": rounds, "pending": pending}
+        iteration, change, before, current = state
         return current, {"iteration": iteration, "change": change, "before": before}
+
+    def _compiled_rounds(self, key: tuple, group: list[str]) -> None:
+        """A fixpoint on a backend that compiles graphs but not loops (torch): one
+        round is the compiled graph, the loop runs here and reads one flag a round."""
+        with self._locating(group):
+            bases = {}
+            for name in group:
+                base, _ = self._base(name)
+                if base is not None:
+                    bases[name] = base
+            semi_naive, state = self._loop_start(group)
+        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
+        outside = {n: v for n, v in self.values.items() if n not in group}
+
+        def one_round(values: dict, extra: dict) -> tuple:
+            run = _Run(program, analysis, infos, given, False, memo)
+            run.values = dict(values)
+            run.bases = extra["bases"]
+            return run._loop_round(group, semi_naive, extra["state"])
+
+        def count() -> None:
+            program.compilations += 1
+
+        graph = self._memo(key, lambda: self.B.compile_segment(one_round, count))
+        with self._locating(group):
+            while bool(self._loop_goes_on(group, semi_naive, state)):
+                state = graph(outside, {"bases": bases, "state": state})
+        members, outcome = self._loop_end(semi_naive, state)
+        with self._locating(group):
+            self._loop_outcome(group, {k: float(v) for k, v in outcome.items()})
+        self.values.update(members)
 
     def _loop_outcome(self, group: list[str], outcome: dict[str, float]) -> None:
         """The errors `_fixpoint` and `_semi_naive` raise, from a traced loop's end state."""

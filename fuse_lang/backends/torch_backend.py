@@ -233,6 +233,25 @@ class TorchBackend:
             return 0.0
         return float(torch.max(torch.abs(a - b)))
 
+    # ---- the state of a fixpoint's rounds (the loop itself runs in Python)
+    def integer(self, n: int) -> torch.Tensor:
+        return torch.tensor(n, dtype=torch.int32, device=self.torch_device)
+
+    def any_positive(self, arrays: list) -> torch.Tensor:
+        flags = [torch.any(a > 0) for a in arrays]
+        return torch.stack(flags).any() if len(flags) > 1 else flags[0]
+
+    def max_abs_difference(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.numel() == 0:
+            return torch.zeros((), dtype=self.dtype, device=self.torch_device)
+        return torch.max(torch.abs(a - b)).to(self.dtype)
+
+    def max_of(self, numbers: list) -> torch.Tensor:
+        return torch.stack(numbers).max() if len(numbers) > 1 else numbers[0]
+
+    def finite(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.isfinite(x)
+
     # ---- compiling a straight run of equations
     def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
         """fn(values, bases) -> values, captured once as an aten graph (the
