@@ -203,8 +203,11 @@ class _Run:
                         else:
                             self._one(group, single)
         else:
-            for group, single in groups:
+            release = self._memo(("release", self.write_sinks), lambda: self._releases(groups))
+            for number, (group, single) in enumerate(groups):
                 self._one(group, single)
+                for name in release.get(number, ()):
+                    del self.values[name]  # read by nothing later: its memory goes back now
         result = RunResult(self._outputs())
         answers = self._memo("answers", lambda: [
             (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
@@ -214,6 +217,28 @@ class _Run:
             elif self.write_sinks:
                 result.sinks.append(self._sink(k, stmt))  # type: ignore[arg-type]
         return result
+
+    def _releases(self, groups: list) -> dict[int, list[str]]:
+        """After which group each intermediate tensor is read for the last time
+        (outputs, queried tensors, what sinks read and leaves are kept)."""
+        deps = self._memo("dependencies", self._dependencies)
+        kept = set(self.a.exports)
+        for stmt in self.statements:
+            if isinstance(stmt, ir.Query):
+                kept.add(stmt.atom.name)
+            elif isinstance(stmt, ir.Sink):
+                kept.update(r.name for r in ir.refs(stmt.rhs))
+        last: dict[str, int] = {}
+        for number, (group, _) in enumerate(groups):
+            for name in group:
+                for read in deps.get(name, ()):
+                    if read not in group:
+                        last[read] = number
+        out: dict[int, list[str]] = {}
+        for name, number in last.items():
+            if name not in kept:
+                out.setdefault(number, []).append(name)
+        return out
 
     def _one(self, group: list[str], single: int | None) -> None:
         """Compute one group of the evaluation order (a tensor, or a recursive group).
