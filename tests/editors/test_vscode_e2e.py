@@ -27,6 +27,7 @@ FUSE_REQUIRE_EDITORS=1.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -397,6 +398,18 @@ def test_vscode_squiggle_hover_and_run(served):
     # 3. The good file: Fuse: Run, then the server's message and the Fuse Run output.
     _open(page, "good.fuse")
     _command(page, "Fuse: Run")
+    # With torch and jax installed (the test extra installs them) the server offers a
+    # target per backend and device: the quick pick lists them; run on numpy, cpu.
+    picker = page.locator(".quick-input-list .monaco-list-row")
+    numpy_row = page.locator(".quick-input-list .monaco-list-row[aria-label*='cpu (numpy)']")
+    offered = _poll("the backend/device quick pick",
+                    lambda: " | ".join(picker.all_inner_texts()) if numpy_row.count() else "",
+                    timeout=120)
+    for name in ("torch", "jax"):
+        if importlib.util.find_spec(name) is not None:
+            assert f"cpu ({name})" in offered, offered
+    _shot(page, "vscode-run-targets")
+    numpy_row.first.click()
 
     def ran():
         toasts = " ".join(page.locator(".notifications-toasts").all_inner_texts())
