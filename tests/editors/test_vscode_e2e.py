@@ -17,7 +17,8 @@ it takes:
 The test builds the .vsix, installs it into a fresh user-data and extensions
 folder, serves a temporary folder with a broken and a good `.fuse` file, and
 checks the error squiggle, a hover with a shape and **Fuse: Run**.  Screenshots
-go to `tests/editors/artifacts/` (git-ignored) and `docs/images/`.
+go to `tests/editors/artifacts/` (git-ignored), and with FUSE_UPDATE_SCREENSHOTS=1
+to `docs/images/` too.
 
 It runs when FUSE_E2E=1 or FUSE_REQUIRE_EDITORS=1 is set: the first run
 downloads about 800 MB and builds native modules (about 7 minutes on 2 cores;
@@ -292,7 +293,11 @@ def _shot(page, name: str) -> None:
     DOC_IMAGES.mkdir(parents=True, exist_ok=True)
     target = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(target))
-    shutil.copyfile(target, DOC_IMAGES / f"{name}.png")
+    # the documentation's copy is refreshed on request only, so that a test run
+    # leaves the working tree as it was
+    documented = DOC_IMAGES / f"{name}.png"
+    if os.environ.get("FUSE_UPDATE_SCREENSHOTS") == "1" or not documented.exists():
+        shutil.copyfile(target, documented)
 
 
 def _poll(what: str, probe, timeout: float = 90.0, every: float = 0.5):
