@@ -10,6 +10,7 @@ from typing import Any
 class Options:
     backend: str = "numpy"  # default backend for fuse.run
     device: str = "cpu"  # default device for fuse.run
+    precision: str = "fp32"  # default precision for fuse.run (fp32, fp64, bf16, fp16)
     memory_limit: int | None = None  # bytes a run may use (None: half the free memory)
     allow_sink_writes: bool = False  # whether a run from the editor may write sinks
     debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed

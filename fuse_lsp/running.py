@@ -40,12 +40,16 @@ class RunRequest:
     backend: str
     device: str
     targets: tuple[str, ...]  # exports or query texts; empty: the whole program
+    precision: str = "fp32"
+    compiled: bool | None = None  # None: the backend's default (jax compiles, torch not)
 
 
 def parse_request(ls: FuseServer, args: tuple[Any, ...]) -> RunRequest:
-    """`[uri, {backend?, device?, target?}]`; target: a name, a query, or a list of them."""
+    """`[uri, {backend?, device?, precision?, compiled?, target?}]`; target: a name, a
+    query, or a list of them."""
     if not args or not isinstance(args[0], str):
-        raise ValueError("fuse.run takes [uri, {backend?, device?, target?}]")
+        raise ValueError("fuse.run takes [uri, {backend?, device?, precision?, compiled?, "
+                         "target?}]")
     uri = args[0]
     extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
     target = extra.get("target")
@@ -55,7 +59,9 @@ def parse_request(ls: FuseServer, args: tuple[Any, ...]) -> RunRequest:
     return RunRequest(uri, document_name(uri), path, Path(path).parent if path else Path.cwd(),
                       str(extra.get("backend") or ls.options.backend),
                       str(extra.get("device") or ls.options.device),
-                      tuple(str(t) for t in targets))
+                      tuple(str(t) for t in targets),
+                      str(extra.get("precision") or ls.options.precision),
+                      extra.get("compiled") if isinstance(extra.get("compiled"), bool) else None)
 
 
 def document_name(uri: str) -> str:
@@ -116,7 +122,8 @@ def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
 def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
     return compile(text, backend=request.backend, device=request.device,
                    base_dir=request.base_dir, path=request.path,
-                   memory_limit=ls.options.memory_limit)
+                   memory_limit=ls.options.memory_limit, precision=request.precision,
+                   compiled=request.compiled)
 
 
 async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | None:

@@ -196,6 +196,23 @@ async def test_an_unknown_backend_or_device_is_an_error(vscode, tmp_path):
     assert result["ok"] is False and "unknown backend 'tensorflow'" in result["error"]
 
 
+async def test_run_on_another_backend_precision_and_compiled(vscode, tmp_path):
+    pytest.importorskip("jax")
+    uri = open_doc(vscode, tmp_path / "prog.fuse", PROGRAM)
+    plain = await execute(vscode, "fuse.run", uri, {})
+    wide = await execute(vscode, "fuse.run", uri, {"backend": "jax", "precision": "fp64"})
+    assert wide["ok"] is True and wide["backend"] == "jax"
+    assert wide["outputs"]["C"]["dtype"] == "float64"
+    assert wide["outputs"]["C"]["preview"] == plain["outputs"]["C"]["preview"]
+    assert [(q["text"], q["tuples"]) for q in wide["queries"]] == \
+        [(q["text"], q["tuples"]) for q in plain["queries"]]
+    eager = await execute(vscode, "fuse.run", uri, {"backend": "jax", "compiled": False})
+    assert eager["ok"] is True and eager["outputs"]["C"]["dtype"] == "float32"
+    refused = await execute(vscode, "fuse.run", uri, {"precision": "bf16"})
+    assert refused["ok"] is False
+    assert "the numpy backend supports fp32 and fp64, not 'bf16'" in refused["error"]
+
+
 async def test_bad_arguments_are_invalid_params(vscode):
     with pytest.raises(JsonRpcException) as raised:
         await execute(vscode, "fuse.run")
