@@ -10,19 +10,21 @@ from typing import Callable
 import numpy as np
 
 
-def median_times(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2
-                 ) -> dict[str, float]:
+def median_times(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2,
+                 clock: str = "wall") -> dict[str, float]:
     """Median seconds per call of each function; the calls are interleaved so that
-    a noisy neighbour slows every contender alike."""
+    a noisy neighbour slows every contender alike.  clock: "wall" (elapsed) or
+    "cpu" (this process's CPU time, steadier on a loaded machine)."""
+    now = time.perf_counter if clock == "wall" else time.process_time
     for _ in range(warmup):
         for fn in fns.values():
             fn()
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            start = time.perf_counter()
+            start = now()
             fn()
-            samples[name].append(time.perf_counter() - start)
+            samples[name].append(now() - start)
     return {name: statistics.median(ts) for name, ts in samples.items()}
 
 
@@ -53,3 +55,24 @@ def profile(fn, repeats: int, sort: str) -> None:
         fn()
     profiler.disable()
     pstats.Stats(profiler).sort_stats(sort).print_stats(25)
+
+
+def attention_program(d: int) -> str:
+    """One attention head with an output projection, model and key width d."""
+    return f"""
+X[p,d]   = "x.npy"
+WQ[dk,d] = "wq.npy"
+WK[dk,d] = "wk.npy"
+WV[dv,d] = "wv.npy"
+WO[e,dv] = "wo.npy"
+Dk = const({d})
+
+Query[p,dk] = WQ[dk,d] X[p,d]
+Key[p,dk]   = WK[dk,d] X[p,d]
+Val[p,dv]   = WV[dv,d] X[p,d]
+Comp[p,p'.] = softmax(Query[p,dk] Key[p',dk] / sqrt(Dk))
+Attn[p,dv]  = Comp[p,p'] Val[p',dv]
+Out[p,e]    = WO[e,dv] Attn[p,dv]
+
+export Out
+"""

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -34,7 +32,7 @@ import numpy as np
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import profile, write_sources  # noqa: E402
+from _common import median_times, profile, write_sources  # noqa: E402
 
 import fuse_lang  # noqa: E402
 
@@ -90,24 +88,6 @@ def parse_args(description: str, repeats: int,
     if args.small:
         args.repeats = min(args.repeats, 3)
     return args
-
-
-def median_times(fns: dict[str, Callable[[], object]], repeats: int, warmup: int,
-                 clock: str) -> dict[str, float]:
-    """_common.median_times with a choice of clock: the median seconds per call of
-    each function, the calls interleaved so that a noisy neighbour slows every
-    contender alike."""
-    now = time.perf_counter if clock == "wall" else time.process_time
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = now()
-            fn()
-            samples[name].append(now() - start)
-    return {name: statistics.median(ts) for name, ts in samples.items()}
 
 
 # ------------------------------------------------------------------ frameworks

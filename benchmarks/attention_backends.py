@@ -27,29 +27,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _common import attention_program  # noqa: E402
 from _frameworks import Framework, Workload, parse_args, run_all  # noqa: E402
 
 WEIGHTS_ATTENTION = ("WQ", "WK", "WV", "WO")
-
-
-def attention_program(d: int) -> str:
-    return f"""
-X[p,d]   = "x.npy"
-WQ[dk,d] = "wq.npy"
-WK[dk,d] = "wk.npy"
-WV[dv,d] = "wv.npy"
-WO[e,dv] = "wo.npy"
-Dk = const({d})
-
-Query[p,dk] = WQ[dk,d] X[p,d]
-Key[p,dk]   = WK[dk,d] X[p,d]
-Val[p,dv]   = WV[dv,d] X[p,d]
-Comp[p,p'.] = softmax(Query[p,dk] Key[p',dk] / sqrt(Dk))
-Attn[p,dv]  = Comp[p,p'] Val[p',dv]
-Out[p,e]    = WO[e,dv] Attn[p,dv]
-
-export Out
-"""
 
 
 def transformer_program(p: int, d: int) -> str:

@@ -18,29 +18,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_times, profile, report, write_sources  # noqa: E402
+from _common import attention_program, median_times, profile, report, write_sources  # noqa: E402,E501
 
 import fuse_lang  # noqa: E402
 
 P, D = 512, 256
 
-PROGRAM = f"""
-X[p,d]   = "x.npy"
-WQ[dk,d] = "wq.npy"
-WK[dk,d] = "wk.npy"
-WV[dv,d] = "wv.npy"
-WO[e,dv] = "wo.npy"
-Dk = const({D})
-
-Query[p,dk] = WQ[dk,d] X[p,d]
-Key[p,dk]   = WK[dk,d] X[p,d]
-Val[p,dv]   = WV[dv,d] X[p,d]
-Comp[p,p'.] = softmax(Query[p,dk] Key[p',dk] / sqrt(Dk))
-Attn[p,dv]  = Comp[p,p'] Val[p',dv]
-Out[p,e]    = WO[e,dv] Attn[p,dv]
-
-export Out
-"""
+PROGRAM = attention_program(D)
 
 
 def baseline(x, wq, wk, wv, wo):

@@ -14,7 +14,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -222,12 +222,7 @@ class _Run:
         """After which group each intermediate tensor is read for the last time
         (outputs, queried tensors, what sinks read and leaves are kept)."""
         deps = self._memo("dependencies", self._dependencies)
-        kept = set(self.a.exports)
-        for stmt in self.statements:
-            if isinstance(stmt, ir.Query):
-                kept.add(stmt.atom.name)
-            elif isinstance(stmt, ir.Sink):
-                kept.update(r.name for r in ir.refs(stmt.rhs))
+        kept = set(self._roots(sinks=True))
         last: dict[str, int] = {}
         for number, (group, _) in enumerate(groups):
             for name in group:
@@ -285,32 +280,48 @@ class _Run:
             raise self._located(group, err) from None
 
     def _compiled_segment(self, key: tuple, items: list) -> None:
-        """A straight run of non-recursive tensors as one compiled graph.  Whatever
-        comes from outside the program text (inputs, source files, params) is an
-        argument of the graph, never a constant in it: a second run with new
-        values reuses the graph and computes with the new values."""
+        """A straight run of non-recursive tensors as one compiled graph."""
         names = [group[0] for group, _ in items]
-        bases = {}
-        for group, _ in items:
-            with self._locating(group):
-                base, _ = self._base(group[0])
-            if base is not None:
-                bases[group[0]] = base
-        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
 
-        def segment(values: dict, segment_bases: dict) -> dict:
-            run = _Run(program, analysis, infos, given, False, memo)
-            run.values = dict(values)
-            run.bases = segment_bases
+        def segment(run: _Run, extra: dict) -> dict:
             for group, single in items:
                 run._one(group, single)
             return {name: run.values[name] for name in names}
 
+        graph = self._graph(key, segment)
+        bases = self._bases_of([group for group, _ in items])
+        self.values.update(graph(dict(self.values), {"bases": bases}))
+
+    def _graph(self, key: tuple, body: Callable[["_Run", dict], Any]) -> Callable:
+        """`body(run, extra)` compiled by the backend, once per shape signature.
+        Whatever comes from outside the program text (inputs, source files,
+        params) is an argument of the graph (`extra["bases"]`), never a constant
+        in it: a second run with new values reuses the graph and computes with the
+        new values.  The graph's own run of the engine reads only its arguments."""
+        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
+
+        def traced(values: dict, extra: dict) -> Any:
+            run = _Run(program, analysis, infos, given, False, memo)
+            run.values = dict(values)
+            run.bases = extra["bases"]
+            return body(run, extra)
+
         def count() -> None:
             program.compilations += 1
 
-        graph = self._memo(key, lambda: self.B.compile_segment(segment, count))
-        self.values.update(graph(dict(self.values), bases))
+        return self._memo(key, lambda: self.B.compile_segment(traced, count))
+
+    def _bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
+        """The inputs, sources, params and facts of the groups' tensors (those that
+        have any), read now; a failure names the group."""
+        bases = {}
+        for group in groups:
+            with self._locating(group):
+                for name in group:
+                    base, _ = self._base(name)
+                    if base is not None:
+                        bases[name] = base
+        return bases
 
     def _looped(self, group: list[str]) -> bool:
         """A recursive group that runs to a fixpoint (not a recurrence in order)."""
@@ -320,28 +331,19 @@ class _Run:
     def _compiled_loop(self, key: tuple, group: list[str]) -> None:
         """A fixpoint as one compiled graph with the loop inside it (a framework
         while-loop: no round trip to Python between rounds)."""
+        bases = self._bases_of([group])
         with self._locating(group):
-            bases = {}
-            for name in group:
-                base, _ = self._base(name)
-                if base is not None:
-                    bases[name] = base
             for name in group:
                 self._shape(name)  # an unknown extent is reported here, located
-        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
 
-        def loop(values: dict, group_bases: dict) -> tuple[dict, dict]:
-            run = _Run(program, analysis, infos, given, False, memo)
-            run.values = dict(values)
-            run.bases = group_bases
+        def loop(run: _Run, extra: dict) -> tuple[dict, dict]:
             with run._locating(group):
                 return run._fixpoint_in_graph(group)
 
-        def count() -> None:
-            program.compilations += 1
+        members, outcome = self._graph(key, loop)(dict(self.values), {"bases": bases})
+        self._finish_loop(group, members, outcome)
 
-        graph = self._memo(key, lambda: self.B.compile_segment(loop, count))
-        members, outcome = graph(dict(self.values), bases)
+    def _finish_loop(self, group: list[str], members: dict, outcome: dict) -> None:
         with self._locating(group):
             self._loop_outcome(group, {k: float(v) for k, v in outcome.items()})
         self.values.update(members)
@@ -361,13 +363,19 @@ class _Run:
             self.memo[key] = compute()
         return self.memo[key]
 
-    def _needed(self) -> set[str]:
+    def _roots(self, sinks: bool) -> list[str]:
+        """What a run hands back: exports, queried tensors, and (with `sinks`) what
+        the sinks read."""
         roots: list[str] = list(self.a.exports)
         for stmt in self.statements:
             if isinstance(stmt, ir.Query):
                 roots.append(stmt.atom.name)
-            elif isinstance(stmt, ir.Sink) and self.write_sinks:
+            elif isinstance(stmt, ir.Sink) and sinks:
                 roots.extend(r.name for r in ir.refs(stmt.rhs) if r.name in self.a.tensors)
+        return roots
+
+    def _needed(self) -> set[str]:
+        roots = self._roots(self.write_sinks)
         if not roots:
             return set(self.a.tensors)
         deps = self._memo("dependencies", self._dependencies)
@@ -637,15 +645,24 @@ class _Run:
             current[index] = B.to_numpy(row)
         return B.asarray(current)
 
-    def _fixpoint(self, group: list[str]) -> None:
+    def _start_group(self, group: list[str], bases: dict[str, Any] | None = None
+                     ) -> tuple[dict, dict, bool]:
+        """A recursive group's starting values (its bases, or zeros), set in
+        self.values; its shapes, bases, and whether it is all Boolean."""
         B = self.B
         shapes = {n: self._shape(n) for n in group}
-        bases = {n: self._base(n)[0] for n in group}
+        if bases is None:
+            bases = {n: self._base(n)[0] for n in group}
+        bases = {n: bases.get(n) for n in group}
         for n in group:
             self.values[n] = bases[n] if bases[n] is not None else B.zeros(shapes[n])
             if self.a.tensors[n].boolean:
                 self.values[n] = B.step(self.values[n])
-        boolean = all(self.a.tensors[n].boolean for n in group)
+        return shapes, bases, all(self.a.tensors[n].boolean for n in group)
+
+    def _fixpoint(self, group: list[str]) -> None:
+        B = self.B
+        shapes, bases, boolean = self._start_group(group)
         if boolean and self._joins_only(group):
             self._semi_naive(group, shapes, bases)
             return
@@ -659,7 +676,8 @@ class _Run:
                        for n in group}
                 # one number per tensor comes back from the device; a value that
                 # is no longer finite makes the change inf or nan
-                step = max(B.max_change(new[n], self.values[n]) for n in group)
+                step = float(B.max_of([B.max_abs_difference(new[n], self.values[n])
+                                       for n in group]))
                 if not np.isfinite(step):
                     raise EvaluationError(
                         f"{names} did not converge: after {iteration} iterations the values "
@@ -682,17 +700,12 @@ class _Run:
                                   lambda st: self._loop_round(group, semi_naive, st), state)
         return self._loop_end(semi_naive, state)
 
-    def _loop_start(self, group: list[str]) -> tuple[bool, tuple]:
+    def _loop_start(self, group: list[str], bases: dict[str, Any] | None = None
+                    ) -> tuple[bool, tuple]:
         """Whether the group runs semi-naively, and the loop's first state: (round,
         new facts pending, values, delta) or (iteration, change, change before, values)."""
         B = self.B
-        shapes = {n: self._shape(n) for n in group}
-        bases = {n: self._base(n)[0] for n in group}
-        for n in group:
-            self.values[n] = bases[n] if bases[n] is not None else B.zeros(shapes[n])
-            if self.a.tensors[n].boolean:
-                self.values[n] = B.step(self.values[n])
-        boolean = all(self.a.tensors[n].boolean for n in group)
+        shapes, bases, boolean = self._start_group(group, bases)
         if boolean and self._joins_only(group):
             full = {n: self._combine(n, bases[n], [self._contribution(k, shapes[n])
                                                    for k in self._first_round(n, bases)])
@@ -749,33 +762,19 @@ class _Run:
     def _compiled_rounds(self, key: tuple, group: list[str]) -> None:
         """A fixpoint on a backend that compiles graphs but not loops (torch): one
         round is the compiled graph, the loop runs here and reads one flag a round."""
+        bases = self._bases_of([group])
         with self._locating(group):
-            bases = {}
-            for name in group:
-                base, _ = self._base(name)
-                if base is not None:
-                    bases[name] = base
-            semi_naive, state = self._loop_start(group)
-        program, analysis, infos, given, memo = self.p, self.a, self.infos, self.given, self.memo
+            semi_naive, state = self._loop_start(group, bases)
         outside = {n: v for n, v in self.values.items() if n not in group}
 
-        def one_round(values: dict, extra: dict) -> tuple:
-            run = _Run(program, analysis, infos, given, False, memo)
-            run.values = dict(values)
-            run.bases = extra["bases"]
+        def one_round(run: _Run, extra: dict) -> tuple:
             return run._loop_round(group, semi_naive, extra["state"])
 
-        def count() -> None:
-            program.compilations += 1
-
-        graph = self._memo(key, lambda: self.B.compile_segment(one_round, count))
+        graph = self._graph(key, one_round)
         with self._locating(group):
             while bool(self._loop_goes_on(group, semi_naive, state)):
                 state = graph(outside, {"bases": bases, "state": state})
-        members, outcome = self._loop_end(semi_naive, state)
-        with self._locating(group):
-            self._loop_outcome(group, {k: float(v) for k, v in outcome.items()})
-        self.values.update(members)
+        self._finish_loop(group, *self._loop_end(semi_naive, state))
 
     def _loop_outcome(self, group: list[str], outcome: dict[str, float]) -> None:
         """The errors `_fixpoint` and `_semi_naive` raise, from a traced loop's end state."""

@@ -62,14 +62,13 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
             projected_at.setdefault(role.scope.id, {})[role.name] = role.op or "sum"
     extents = {name: ext for (kk, name), (ext, _dom) in analysis.var_extents.items() if kk == k}
     norm_axis = None
-    if isinstance(stmt, ir.Equation) and stmt.lhs.indices:
-        dotted = [i.name for i in stmt.lhs.indices if isinstance(i, ir.IndexVar) and i.dotted]
-        lhs_vars = [v.name for i in stmt.lhs.indices for v in ir.index_vars(i)]
-        norm_axis = dotted[0] if dotted else (lhs_vars[-1] if lhs_vars else None)
     lhs_order: tuple[str, ...] = ()
     lhs_names = None
     if isinstance(stmt, ir.Equation):
         lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
+        dotted = [i.name for i in stmt.lhs.indices or ()
+                  if isinstance(i, ir.IndexVar) and i.dotted]
+        norm_axis = dotted[0] if dotted else (lhs_order[-1] if lhs_order else None)
         if stmt.lhs.indices is not None and all(isinstance(i, ir.IndexVar)
                                                 for i in stmt.lhs.indices) \
                 and len(set(lhs_order)) == len(lhs_order):
@@ -508,18 +507,15 @@ class Evaluator:
     def _const(self, literal: ir.Expr) -> LArray:
         value = _literal(literal)
         data = self.B.asarray(value)
-        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
         rank = len(self.B.shape(data))
-        if lhs is not None and lhs.indices is not None:
-            names = [v.name for i in lhs.indices for v in ir.index_vars(i)][:rank]
-            if len(names) == rank:
-                return LArray(data, tuple(names))
+        names = self.info.lhs_order[:rank]
+        if len(names) == rank:
+            return LArray(data, names)
         return LArray(data, tuple(f"#{k}" for k in range(rank)))
 
     def _causal_mask(self, call: ir.Call) -> LArray:
         n = int(_number(call.args[0], 0))
-        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
-        names = [v.name for i in (lhs.indices or ()) for v in ir.index_vars(i)] if lhs else []
+        names = self.info.lhs_order
         if len(names) < 2:
             raise EvaluationError("causal_mask binds to the last two left-hand-side axes; "
                                   "this left-hand side has fewer")

@@ -187,13 +187,6 @@ class JaxBackend:
             return out.add(values)
         return out.max(values) if op == "max" else out.min(values)
 
-    def max_change(self, a: jax.Array, b: jax.Array) -> float:
-        if tuple(a.shape) != tuple(b.shape):
-            return float("inf")
-        if a.size == 0:
-            return 0.0
-        return float(jnp.max(jnp.abs(a - b)))
-
     # ---- a fixpoint inside a compiled graph
     def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
         return jax.lax.while_loop(cond, body, state)

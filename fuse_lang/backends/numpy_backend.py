@@ -157,6 +157,13 @@ class NumpyBackend:
         order = np.argsort(-x, axis=-1, kind="stable")[..., :k]
         return np.take_along_axis(x, order, axis=-1)
 
+    def max_abs_difference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The largest |a - b| (0 for empty arrays): how much a fixpoint round changed."""
+        return np.max(np.abs(a - b)) if np.size(a) else self.dtype(0)
+
+    def max_of(self, numbers: list) -> np.ndarray:
+        return np.max(np.stack(numbers))  # a nan stays nan
+
     def scatter(self, op: str, size: int, targets: np.ndarray, values: np.ndarray,
                 init: float) -> np.ndarray:
         """A flat array of `size` cells, starting at `init`, with each value combined
@@ -164,13 +171,6 @@ class NumpyBackend:
         out = np.full(size, init)
         {"sum": np.add, "max": np.maximum, "min": np.minimum}[op].at(out, targets, values)
         return out
-
-    def max_change(self, a: np.ndarray, b: np.ndarray) -> float:
-        if a.shape != b.shape:
-            return float("inf")
-        if a.size == 0:
-            return 0.0
-        return float(np.max(np.abs(a - b)))
 
 
 def _total(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

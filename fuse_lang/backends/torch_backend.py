@@ -226,13 +226,6 @@ class TorchBackend:
         return out.scatter_reduce(0, index, values.to(self.dtype), reduce=reduce,
                                   include_self=True)
 
-    def max_change(self, a: torch.Tensor, b: torch.Tensor) -> float:
-        if tuple(a.shape) != tuple(b.shape):
-            return float("inf")
-        if a.numel() == 0:
-            return 0.0
-        return float(torch.max(torch.abs(a - b)))
-
     # ---- the state of a fixpoint's rounds (the loop itself runs in Python)
     def integer(self, n: int) -> torch.Tensor:
         return torch.tensor(n, dtype=torch.int32, device=self.torch_device)
