@@ -243,12 +243,16 @@ class _Run:
         if constant and ("value", group[0]) in self.memo:
             self.values[group[0]] = self.memo["value", group[0]]
             return
-        with self._locating(group):
+        try:  # as _locating does, without a context manager on this hot path
             if single is not None:
                 # one equation, nothing else: its contribution is the value
                 self.values[group[0]] = self._contribution(single, self._shape(group[0]))
             else:
                 self._group(group)
+        except FuseError:
+            raise
+        except _RUN_FAILURES as err:
+            raise self._located(group, err) from None
         if constant:
             self.memo["value", group[0]] = self.values[group[0]]
 
@@ -273,24 +277,42 @@ class _Run:
             yield
         except FuseError:
             raise
-        # RuntimeError: what torch and XLA raise for a failure on the device (out of
-        # memory, say); it is a run's failure at this statement, not a traceback
-        except (EvaluationError, FileProblem, FloatingPointError, ValueError,
-                RuntimeError) as err:
+        except _RUN_FAILURES as err:
             raise self._located(group, err) from None
 
     def _compiled_segment(self, key: tuple, items: list) -> None:
         """A straight run of non-recursive tensors as one compiled graph."""
-        names = [group[0] for group, _ in items]
+        reads, keeps = self._memo(("segment io",) + key, lambda: self._segment_io(
+            [group[0] for group, _ in items]))
 
         def segment(run: _Run, extra: dict) -> dict:
             for group, single in items:
                 run._one(group, single)
-            return {name: run.values[name] for name in names}
+            return {name: run.values[name] for name in keeps}
 
         graph = self._graph(key, segment)
         bases = self._bases_of([group for group, _ in items])
-        self.values.update(graph(dict(self.values), {"bases": bases}))
+        self.values.update(graph({n: self.values[n] for n in reads if n in self.values},
+                                 {"bases": bases}))
+
+    def _segment_io(self, names: list[str]) -> tuple[list[str], list[str]]:
+        """What a straight segment reads from earlier ones, and which of its tensors
+        it hands back: every tensor its equations compute, and an input or source
+        it only passes through, or a constant (a mask, say) that it folds in, when
+        something after it reads that (or the run returns it).  Handing back the computed intermediates is measured to be
+        faster on XLA's CPU backend (benchmarks/attention_backends.py): without
+        them it fuses the projections, the scores and the softmax into one slow
+        kernel; passing inputs through would only copy them."""
+        deps = self._memo("dependencies", self._dependencies)
+        inside = set(names)
+        reads = sorted({d for n in names for d in deps.get(n, ()) if d not in inside})
+        read_outside = {d for n, ds in deps.items() if n not in inside for d in ds}
+        read_at_all = {d for ds in deps.values() for d in ds}
+        roots = set(self._roots(sinks=True))
+        constants = self._memo("constants", self._constants)
+        keeps = [n for n in names if (self._equations(n) and n not in constants)
+                 or n in roots or n in read_outside or n not in read_at_all]
+        return reads, keeps
 
     def _graph(self, key: tuple, body: Callable[["_Run", dict], Any]) -> Callable:
         """`body(run, extra)` compiled by the backend, once per shape signature.
@@ -987,6 +1009,11 @@ class _Run:
             raise FuseError(f"line {line}: sink {stmt.path.value!r} cannot be written: "
                             f"{err.strerror or err}{where}") from None
         return str(target)
+
+
+# What fails a run at one statement (located, not a traceback).  RuntimeError:
+# what torch and XLA raise for a failure on the device (out of memory, say).
+_RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError)
 
 
 def _segments(groups: list, recursive) -> list[tuple[bool, list]]:
