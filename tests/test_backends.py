@@ -112,6 +112,37 @@ def test_run_native_hands_back_the_frameworks_tensors(tmp_path, backend, kind):
     assert isinstance(program.run(inputs)["Y"], np.ndarray)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_torch_run_never_writes_into_the_callers_tensors(tmp_path, compiled):
+    # a scaled product is updated in place when it is a new result; a view of
+    # an input (a one-operand einsum, a transpose) must be copied instead
+    program = fuse_lang.compile("""\
+A[i,j] = "a.npy"
+B[j,k] = "b.npy"
+S[j] = A[i,j] / 2
+T[j,i] = A[i,j] * 3
+P[i,k] = A[i,j] B[j,k] / 4
+Q[k,i] = 0.5 * B[j,k] A[i,j]
+R[i,j] = A[i,j] B[j,k] * 2
+export S, T, P, Q, R
+""", backend="torch", base_dir=tmp_path, compiled=compiled)
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 5))
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    inputs = {"A": torch.tensor(a, dtype=torch.float32), "B": torch.tensor(b, dtype=torch.float32)}
+    before = {n: t.clone() for n, t in inputs.items()}
+    for _ in range(2):
+        out = program.run_native(inputs)
+    for name, tensor in inputs.items():
+        assert torch.equal(tensor, before[name]), name
+    np.testing.assert_allclose(out["S"].numpy(), a.sum(axis=0) / 2, rtol=1e-5)
+    np.testing.assert_allclose(out["T"].numpy(), a.T * 3, rtol=1e-5)
+    np.testing.assert_allclose(out["P"].numpy(), a @ b / 4, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["Q"].numpy(), (a @ b).T * 0.5, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["R"].numpy(), a * b.sum(axis=1) * 2, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_precisions(tmp_path, backend):
     x, w = write_inputs(tmp_path, 0)

@@ -148,6 +148,11 @@ class TorchBackend:
         return expr(*arrays, backend="torch")
 
     def scale_fresh(self, x: torch.Tensor, factor) -> torch.Tensor:
+        """x * factor, in x's memory when x is a result made for this value alone
+        (not a view into another tensor): one allocation fewer per scaled product."""
+        if (x.dtype == self.dtype and not x.requires_grad and not x._is_view()
+                and (not isinstance(factor, torch.Tensor) or factor.dim() == 0)):
+            return x.mul_(factor)
         return x * factor
 
     def new_facts(self, found: torch.Tensor, known: torch.Tensor) -> torch.Tensor | None:
