@@ -22,8 +22,8 @@ from . import ir
 from .backends import BackendError, get_backend
 from .check import Analysis, analyze
 from .diagnostics import Diagnostic, Severity
-from .evaluate import (EvaluationError, Evaluator, StatementInfo, equation_op, statement_info,
-                       write_lhs)
+from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo, equation_op,
+                       statement_info, write_lhs)
 from .files import FileProblem, check_sink_path, load_dense, relation_rows, write_sink
 from .labelled import LArray
 from .symbols import slice_name
@@ -555,7 +555,11 @@ class _Run:
         info = self.infos[k]
         stmt = info.stmt
         assert isinstance(stmt, ir.Equation)
-        ev = Evaluator(self.B, self.a, info, self.values, fixed, overrides)
+        folded = None
+        if self.bases is None and not fixed and not overrides:  # eager, not a row or a delta
+            folded = self._memo("folded", lambda: ConstantFolding(
+                self._memo("constants", self._constants)))
+        ev = Evaluator(self.B, self.a, info, self.values, fixed, overrides, folded)
         value = ev.scope(stmt.rhs, 0)
         return write_lhs(self.B, self.a, info, value, shape, equation_op(stmt), fixed, skip)
 

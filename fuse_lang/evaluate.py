@@ -84,16 +84,43 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
                          plain_refs, lhs_names)
 
 
+class ConstantFolding:
+    """Subexpressions whose value the program text alone fixes (`-1e9 * (1 - Mask)`
+    for a causal mask, `sqrt(Dk)` for a constant `Dk`), computed once per input-shape
+    signature and reused by later runs: they read only `constants` (tensors that
+    depend on no input, source or param) and literals.  Eager runs only: a compiled
+    graph folds them itself."""
+
+    def __init__(self, constants: set[str]) -> None:
+        self.constants = constants
+        self.values: dict[int, LArray] = {}  # id(expr) -> its value
+        self._constant: dict[int, bool] = {}  # id(expr) -> whether it is constant
+
+    def is_constant(self, expr: ir.Expr) -> bool:
+        known = self._constant.get(id(expr))
+        if known is None:
+            names = [r.name for r in ir.refs(expr)]
+            known = bool(names) and all(n in self.constants for n in names)
+            self._constant[id(expr)] = known
+        return known
+
+
+# what is worth folding: nodes that compute (a reference or a number is a lookup)
+_FOLDABLE = (ir.Sum, ir.Product, ir.Neg, ir.Power, ir.Call)
+
+
 class Evaluator:
     """Evaluates expressions of one statement against the current tensor values."""
 
     def __init__(self, B: Any, analysis: Analysis, info: StatementInfo,
                  values: dict[str, Any], fixed: dict[str, int] | None = None,
-                 overrides: dict[int, Any] | None = None) -> None:
+                 overrides: dict[int, Any] | None = None,
+                 folded: ConstantFolding | None = None) -> None:
         self.B = B
         self.analysis = analysis
         self.info = info
         self.values = values
+        self.folded = folded
         self.fixed = fixed or {}  # index -> position, for sequential (recurrent) evaluation
         self.overrides = overrides or {}  # id(Ref) -> value read instead (semi-naive deltas)
         # an index whose extent differs inside a call argument (topk's and concat's
@@ -196,6 +223,20 @@ class Evaluator:
 
     # ---------------------------------------------------------- expressions
     def eval(self, expr: ir.Expr) -> LArray:
+        folded = self.folded
+        if folded is not None and type(expr) in _FOLDABLE and not self.local_extents \
+                and expr is not self.info.stmt.rhs:  # type: ignore[union-attr]
+            value = folded.values.get(id(expr))
+            if value is not None:
+                return value
+            if folded.is_constant(expr):
+                value = self._eval(expr)
+                value = LArray(value.data, value.axes)  # shared: never updated in place
+                folded.values[id(expr)] = value
+                return value
+        return self._eval(expr)
+
+    def _eval(self, expr: ir.Expr) -> LArray:
         B = self.B
         kind = type(expr)
         if kind is ir.Ref:

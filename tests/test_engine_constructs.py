@@ -892,3 +892,29 @@ def test_reduce_binds_its_indices_in_its_body_only(tmp_path):
               "\nY[i] = reduce(max, j) A[i,j] + C[j]\nexport Y", A=A, C=C)
     # j inside the reduce is maxed away; the j of C[j] is summed by `=`
     close(out["Y"], A.max(axis=1) + C.sum())
+
+
+def test_constant_subexpressions_are_computed_once_and_never_overwritten(tmp_path):
+    # `-1e9 * (1 - Mask)` and `sqrt(Dk)` depend on the program text only: an eager
+    # run computes them once per input shapes; the runs after it reuse them, and
+    # the in-place updates of a run's own results must never reach them
+    text = sources(S="p,q") + """
+Mask[p,q] = causal_mask(4)
+Dk = const(16)
+A[p,q] = S[p,q] / sqrt(Dk) - 1e9 * (1 - Mask[p,q])
+B[p,q] = 1e9 * (1 - Mask[p,q]) + S[p,q]
+C[p,q.] = softmax(S[p,q] - 1e9 * (1 - Mask[p,q]))
+export A, B, C
+"""
+    mask = np.tri(4)
+    program = fuse_lang.compile(text, backend="numpy", base_dir=tmp_path)
+    for seed in range(3):
+        S = np.random.default_rng(seed).standard_normal((4, 4)).astype(np.float32)
+        np.save(tmp_path / "s.npy", S)
+        out = program.run(inputs={"S": S})
+        close(out["A"], S / 4 - 1e9 * (1 - mask))
+        close(out["B"], 1e9 * (1 - mask) + S)
+        masked = np.where(mask > 0, S, -np.inf)
+        e = np.exp(masked - masked.max(axis=1, keepdims=True))
+        close(out["C"], e / e.sum(axis=1, keepdims=True))
+        out["A"][...] = 0  # what a run hands out is the caller's to change
