@@ -14,15 +14,16 @@ import re
 import bisect
 import functools
 from dataclasses import dataclass, replace
+from functools import partial
+from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
-
-from lark import Transformer
 
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
-from .lalr import Engine, ParseError, Tok
+from .lalr import Engine, ParseError, Tok, _kind_of
 from .span import Span, shifted
 
 GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
@@ -42,8 +43,11 @@ class _StatementError(Exception):
         self.diagnostic = diagnostic
 
 
+_new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Python frame
+
+
 def _tok_span(tok: Tok) -> Span:
-    return Span(tok.start_pos, tok.end_pos)
+    return _new_span(tok[2:])
 
 
 def _start_of(item: Any) -> int | None:
@@ -88,7 +92,7 @@ def _cover(children: list) -> Span:
 class _Arg:
     """A reference/call argument before we know which of the two it belongs to."""
 
-    kind: str  # "expr" | "kwarg" | "slice" | "virtual" | "dotted"
+    kind: str  # "kwarg" | "slice" | "virtual" | "dotted" (an expression is itself)
     value: Any
     span: Span
     name: ir.Ref | None = None  # kwarg name
@@ -117,8 +121,16 @@ def _as_int(expr: Any) -> int | None:
     return None
 
 
-def _index_from(arg: _Arg) -> ir.Index:
-    """Read an argument of `T[...]` / `R(...)` as an index (LANGUAGE.md §3)."""
+def _index_from(arg: Any) -> ir.Index:
+    """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
+    index (LANGUAGE.md §3)."""
+    if type(arg) is not _Arg:
+        if type(arg) is ir.Ref and arg.indices is None:  # most indices: `i`, `Alice`
+            name = arg.name
+            if name[0].islower() or name[0] == "_":
+                return ir.IndexVar(name, arg.span)
+            return ir.IndexConst(name, arg.span)
+        return _plain_index(arg)
     if arg.kind == "slice":
         return arg.value
     if arg.kind == "kwarg":
@@ -135,7 +147,7 @@ def _index_from(arg: _Arg) -> ir.Index:
             _fail("invalid-index", "a virtual index is `*t` or `*t` plus or minus a number",
                   arg.span)
         return ir.IndexVirtual(inner, arg.span)
-    return _plain_index(arg.value)
+    raise AssertionError(arg.kind)  # a keyword argument: reported above
 
 
 def _plain_index(expr: Any) -> ir.Index:
@@ -187,8 +199,9 @@ def _plain_index(expr: Any) -> ir.Index:
 # -------------------------------------------------------------- IR builder
 
 
-class _IRBuilder(Transformer):
-    """Inline LALR callbacks: grammar rules -> IR nodes (spans from tokens)."""
+class _IRBuilder:
+    """LALR reductions -> IR nodes (spans from tokens): each method is called with
+    its rule's children, as lark shapes them (see lalr._reduction)."""
 
     # ---- statements
     def start(self, c):
@@ -203,12 +216,10 @@ class _IRBuilder(Transformer):
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op.value}`", _tok_span(op))
             return ir.Source(lhs, rhs, span)
-        _no_strings(rhs)
         return ir.Equation(lhs, op.value, _tok_span(op), rhs, span)
 
     def sink(self, c):
         path_tok, _eq, rhs = c
-        _no_strings(rhs)
         return ir.Sink(_string(path_tok), rhs, _cover(c))
 
     def export(self, c):
@@ -254,7 +265,7 @@ class _IRBuilder(Transformer):
         for k in range(1, len(c), 2):
             signs.append(c[k].value)
             terms.append(c[k + 1])
-        return ir.Sum(tuple(terms), tuple(signs), _cover(c))
+        return ir.Sum(tuple(terms), tuple(signs), _new_span((c[0].span[0], c[-1].span[1])))
 
     def product(self, c):
         factors = [c[0]]
@@ -269,7 +280,7 @@ class _IRBuilder(Transformer):
                 ops.append(" ")
                 factors.append(c[k])
                 k += 1
-        return ir.Product(tuple(factors), tuple(ops), _cover(c))
+        return ir.Product(tuple(factors), tuple(ops), _new_span((c[0].span[0], c[-1].span[1])))
 
     def neg(self, c):
         return ir.Neg(c[1], _cover(c))
@@ -307,17 +318,19 @@ class _IRBuilder(Transformer):
     # ---- references and calls
     def bare_ref(self, c):
         tok = c[0]
-        return ir.Ref(tok.value, _tok_span(tok), None, False, _tok_span(tok))
+        span = _new_span(tok[2:])
+        return ir.Ref(tok[1], span, None, False, span)
 
     def bracket_ref(self, c):
-        name, _l, args, _r = c
-        indices = tuple(_index_from(a) for a in (args or []))
-        return ir.Ref(name.value, _tok_span(name), indices, False, _cover(c))
+        name, _l, args, close = c
+        indices = tuple([_index_from(a) for a in args]) if args else ()
+        return ir.Ref(name[1], _new_span(name[2:]), indices, False,
+                      _new_span((name[2], close[3])))
 
     def paren_ref(self, c):
-        name, _l, args, _r = c
+        name, _l, args, close = c
         args = args or []
-        span = _cover(c)
+        span = _new_span((name[2], close[3]))
         if name.value in RESERVED_WORDS:
             _fail("reserved-word", f"`{name.value}` is reserved for a later version of Fuse",
                   _tok_span(name))
@@ -334,7 +347,8 @@ class _IRBuilder(Transformer):
         return ir.Ref(name.value, _tok_span(name), indices, True, span)
 
     def args(self, c):
-        return [a if isinstance(a, _Arg) else _Arg("expr", a, a.span) for a in c if a is not None]
+        """Expressions as they are, other arguments as `_Arg`s."""
+        return [a for a in c if a is not None]
 
     def kwarg(self, c):
         name, _eq, value = c
@@ -372,6 +386,14 @@ def _string(tok: Tok) -> ir.String:
     return ir.String(_ESCAPE.sub(r"\1", tok.value[1:-1]), _tok_span(tok))
 
 
+def _strings_alone(stmt: Any) -> None:
+    """A file path only stands alone: on the right of a source, on the left of a sink.
+    Checked once a statement with a string is built (the last check its builder
+    would make), so that statements without one are not walked for strings."""
+    if type(stmt) is ir.Equation or type(stmt) is ir.Sink:
+        _no_strings(stmt.rhs)
+
+
 def _no_strings(expr: Any) -> None:
     for node in ir.walk(expr):
         if isinstance(node, ir.String):
@@ -386,18 +408,18 @@ def _check_name(ref: ir.Ref) -> None:
               ref.name_span)
 
 
-def _call(name: Tok, args: list[_Arg], span: Span) -> ir.Call:
+def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
     positional: list[Any] = []
     keywords: list[ir.Keyword] = []
     for arg in args:
-        if arg.kind == "kwarg":
-            assert arg.name is not None
-            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
-        elif arg.kind == "expr":
+        if type(arg) is not _Arg:
             if keywords:
                 _fail("syntax-error", "a positional argument cannot follow a keyword argument",
                       arg.span)
-            positional.append(arg.value)
+            positional.append(arg)
+        elif arg.kind == "kwarg":
+            assert arg.name is not None
+            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
@@ -648,7 +670,29 @@ class _Line:
         return [Tok(t.type, t.value, t.start_pos + delta, t.end_pos + delta) for t in self.tokens]
 
 
+_NOT_SIMPLE = frozenset({"SEMI", "BAD_CHAR", "BAD_STRING", "NL"})
+_BRACKETS = frozenset(_OPEN) | frozenset(_CLOSE)
+_value_of = itemgetter(1)
+
+
 def _simple(tokens: list[Tok]) -> bool:
+    kinds = list(map(_kind_of, tokens))
+    if not _NOT_SIMPLE.isdisjoint(kinds):
+        return False
+    # The line's brackets in order, as text ("[]([])"): they close in order if
+    # taking out the innermost pairs again and again empties it (in C, per depth).
+    brackets = "".join(compress(map(_value_of, tokens), map(_BRACKETS.__contains__, kinds)))
+    if len(brackets) > 2 * MAX_NESTING:
+        return _simple_slowly(tokens)  # might be nested too deep: count
+    while brackets:
+        inner = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        if inner == brackets:
+            return False
+        brackets = inner
+    return True
+
+
+def _simple_slowly(tokens: list[Tok]) -> bool:
     stack: list[str] = []
     for tok in tokens:
         kind = tok.type
@@ -750,6 +794,8 @@ def _parse_statement(tokens: list[Tok], span: Span) -> _Outcome:
     """One sound statement's IR (an axis declaration may give several), or why not."""
     try:
         result = _engine().parse(tokens)
+        if "STRING" in map(_kind_of, tokens):
+            _strings_alone(result)
     except _StatementError as err:
         return (), err.diagnostic
     except ParseError as err:
