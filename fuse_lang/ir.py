@@ -7,7 +7,8 @@ backends only ever read them.  Nothing here knows about lark.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Union
+from operator import attrgetter
+from typing import Any, Callable, Iterator, Union
 
 from .fastinit import fast_init
 from .span import Span
@@ -218,31 +219,33 @@ class ListLit:
 Expr = Union[Ref, Number, String, Neg, Sum, Product, Power, Call, Reduce, ListLit]
 
 
+# node class -> its children (the node classes are never subclassed); leaves are absent
+_CHILDREN: dict[type, Callable[[Any], tuple]] = {
+    Neg: lambda e: (e.operand,),
+    Sum: attrgetter("terms"),
+    Product: attrgetter("factors"),
+    Power: lambda e: (e.base, e.exponent),
+    Call: lambda e: e.args + tuple([k.value for k in e.kwargs]),
+    Reduce: lambda e: (e.body,),
+    ListLit: attrgetter("items"),
+}
+
+
 def children(expr: Expr) -> tuple[Expr, ...]:
-    if isinstance(expr, Neg):
-        return (expr.operand,)
-    if isinstance(expr, Sum):
-        return expr.terms
-    if isinstance(expr, Product):
-        return expr.factors
-    if isinstance(expr, Power):
-        return (expr.base, expr.exponent)
-    if isinstance(expr, Call):
-        return expr.args + tuple(k.value for k in expr.kwargs)
-    if isinstance(expr, Reduce):
-        return (expr.body,)
-    if isinstance(expr, ListLit):
-        return expr.items
-    return ()
+    get = _CHILDREN.get(type(expr))
+    return () if get is None else get(expr)
 
 
 def walk(expr: Expr) -> Iterator[Expr]:
     """Every node of an expression, parents before children (no recursion)."""
     stack = [expr]
+    kinds = _CHILDREN
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(reversed(children(node)))
+        get = kinds.get(type(node))
+        if get is not None:
+            stack += reversed(get(node))
 
 
 def refs(expr: Expr) -> Iterator[Ref]:
