@@ -6,7 +6,6 @@ language server's hover, navigation and completion.
 """
 from __future__ import annotations
 
-import difflib
 import gc
 import math
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, 
                        RESERVED_WORDS)
 from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from .domains import Domains, Evidence, extent_of
+from .fastinit import fast_init
 from .sources import SourceError, SourceInfo, read_source_info
 from .span import LineIndex, Span, shifted
 from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
@@ -30,6 +30,7 @@ MAX_DIAGNOSTICS = 1000
 _UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION = range(6)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AxisInfo:
     index: str  # the index name at this position in the first definition ("" if none)
@@ -38,6 +39,7 @@ class AxisInfo:
     virtual: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TensorInfo:
     name: str
@@ -95,7 +97,7 @@ def analyze(text: str, path: str | None = None, base_dir: str | Path | None = No
 
     `input_shapes` gives the shapes of arrays supplied at run time: they stand
     in for the named sources' files (and give params their extents)."""
-    return Analyzer().analyze(text, path, base_dir, input_shapes)
+    return Analyzer(remember=False).analyze(text, path, base_dir, input_shapes)
 
 
 class Analyzer:
@@ -109,8 +111,11 @@ class Analyzer:
     order) always run.  Source files are read again on every call.  Not
     thread-safe: one Analyzer per document, used from one thread at a time."""
 
-    def __init__(self) -> None:
-        self._parse_cache = ParseCache()
+    def __init__(self, remember: bool = True) -> None:
+        # remember=False (one analysis, nothing to reuse): the parse keeps no lines'
+        # tokens, so their memory is free again for the checker, which is faster
+        # (a new page of memory is slow to get on some machines).
+        self._parse_cache = ParseCache() if remember else None
         self._local_cache: dict[int, _Local] = {}
         self._infos: dict[str, tuple[tuple, TensorInfo]] = {}
         self._sccs: tuple[tuple, list[list[str]]] | None = None
@@ -137,6 +142,8 @@ class Analyzer:
 
 
 def _close(name: str, candidates) -> list[str]:
+    import difflib  # here: only a misspelt name needs it (faster start-up)
+
     return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
 
 

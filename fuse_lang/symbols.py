@@ -213,17 +213,22 @@ def _ancestors(scopes: dict[int, Scope], sid: int) -> list[int]:
 
 def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 scopes: dict[int, Scope], nodes: list[tuple[ir.Expr, int]]) -> list[IndexRole]:
-    """The role of each index variable (LANGUAGE.md §5's one rule)."""
+    """The role of each index variable (LANGUAGE.md §5's one rule), from its
+    occurrences as `occurrences` lists them (the left-hand side's first)."""
     by_name: dict[str, list[Occurrence]] = {}
     for occ in occs:
-        by_name.setdefault(occ.name, []).append(occ)
+        found = by_name.get(occ.name)
+        if found is None:
+            by_name[occ.name] = [occ]
+        else:
+            found.append(occ)
     joined_names = _joined_names(nodes)
     keeps_free = isinstance(stmt, (ir.Sink, ir.Query))
     reduces = [scope for scope in scopes.values() if scope.kind == "reduce"]
     roles = []
     for name, found in by_name.items():
-        factors = tuple(dict.fromkeys(o.tensor for o in found if o.tensor and not o.lhs))
-        if any(o.lhs for o in found):
+        factors = tuple(dict.fromkeys([o.tensor for o in found if o.tensor and not o.lhs]))
+        if found[0].lhs:
             roles.append(IndexRole(name, statement, tuple(found), "output", None, None, factors,
                                    name in joined_names))
             continue
