@@ -352,8 +352,9 @@ class _IRBuilder:
         return ir.Ref(name[1], _tok_span(name), indices, True, span)
 
     def args(self, c):
-        """Expressions as they are, other arguments as `_Arg`s."""
-        return [a for a in c if a is not None]
+        """Expressions as they are, other arguments as `_Arg`s (`c` holds no None:
+        every `arg` alternative makes a value, and `[","]` is filtered out)."""
+        return c
 
     def kwarg(self, c):
         name, _eq, value = c
