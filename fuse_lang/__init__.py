@@ -9,7 +9,6 @@ Nothing here imports an editor protocol library or a tensor framework.
 """
 from .check import Analysis, AxisInfo, TensorInfo, analyze
 from .diagnostics import CODES, Diagnostic, Fix, Related, Severity, TextEdit
-from .plan import ProgramPlan, plan_program
 from .span import LineIndex, Span
 from .syntax import ParseResult, decode, parse
 
@@ -22,12 +21,18 @@ __all__ = [
 __version__ = "0.1.0"
 
 _ENGINE = frozenset({"CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"})
+_PLAN = frozenset({"ProgramPlan", "plan_program"})
 
 
 def __getattr__(name: str):
-    # The engine (and numpy) load on first use: `fuse check` starts without them.
+    # The engine (and numpy) and the planner load on first use: `fuse check`
+    # starts without them.
     if name in _ENGINE:
         from . import engine
 
         return getattr(engine, name)
+    if name in _PLAN:
+        from . import plan
+
+        return getattr(plan, name)
     raise AttributeError(f"module 'fuse_lang' has no attribute {name!r}")

@@ -6,7 +6,6 @@ language server's hover, navigation and completion.
 """
 from __future__ import annotations
 
-import difflib
 import gc
 import math
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, 
                        RESERVED_WORDS)
 from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from .domains import Domains, Evidence, extent_of
+from .fastinit import fast_init
 from .sources import SourceError, SourceInfo, read_source_info
 from .span import LineIndex, Span, shifted
 from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
@@ -30,6 +30,7 @@ MAX_DIAGNOSTICS = 1000
 _UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION = range(6)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AxisInfo:
     index: str  # the index name at this position in the first definition ("" if none)
@@ -38,6 +39,7 @@ class AxisInfo:
     virtual: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TensorInfo:
     name: str
@@ -95,7 +97,7 @@ def analyze(text: str, path: str | None = None, base_dir: str | Path | None = No
 
     `input_shapes` gives the shapes of arrays supplied at run time: they stand
     in for the named sources' files (and give params their extents)."""
-    return Analyzer().analyze(text, path, base_dir, input_shapes)
+    return Analyzer(remember=False).analyze(text, path, base_dir, input_shapes)
 
 
 class Analyzer:
@@ -109,8 +111,11 @@ class Analyzer:
     order) always run.  Source files are read again on every call.  Not
     thread-safe: one Analyzer per document, used from one thread at a time."""
 
-    def __init__(self) -> None:
-        self._parse_cache = ParseCache()
+    def __init__(self, remember: bool = True) -> None:
+        # remember=False (one analysis, nothing to reuse): the parse keeps no lines'
+        # tokens, so their memory is free again for the checker, which is faster
+        # (a new page of memory is slow to get on some machines).
+        self._parse_cache = ParseCache() if remember else None
         self._local_cache: dict[int, _Local] = {}
         self._infos: dict[str, tuple[tuple, TensorInfo]] = {}
         self._sccs: tuple[tuple, list[list[str]]] | None = None
@@ -137,6 +142,8 @@ class Analyzer:
 
 
 def _close(name: str, candidates) -> list[str]:
+    import difflib  # here: only a misspelt name needs it (faster start-up)
+
     return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
 
 
@@ -420,32 +427,48 @@ class _Checker:
         occs = occurrences(stmt, tensors, (scopes, placed))
         roles = index_roles(k, stmt, occs, scopes, placed)
         var_names = {o.name for o in occs}
+        # one pass over the nodes: the references (and which are plain: indices, none
+        # of them virtual or dotted, see _check_statement), the bare names, the calls
+        refs: list[tuple[int, ir.Ref, bool]] = []
+        bare: dict[str, None] = {}
+        calls: list[ir.Call] = []
+        checked: list[tuple[int, ir.Expr]] = []  # calls and reduces: they have checks
+        Ref, IndexVar, IndexVirtual = ir.Ref, ir.IndexVar, ir.IndexVirtual
+        for i, node in enumerate(nodes):
+            kind = type(node)
+            if kind is Ref:
+                indices = node.indices
+                plain = indices is not None
+                if plain:
+                    for index in indices:
+                        if type(index) is IndexVirtual or (type(index) is IndexVar
+                                                           and index.dotted):
+                            plain = False
+                            break
+                else:
+                    bare[node.name] = None
+                refs.append((i, node, plain))
+            elif kind is ir.Call:
+                calls.append(node)
+                checked.append((i, node))
+            elif kind is ir.Reduce:
+                checked.append((i, node))
         saved = self.diags
         try:
             self.diags = lhs_diags = []
             if isinstance(stmt, ir.Equation):
-                self._check_lhs(k, stmt)
+                self._check_lhs(k, stmt, calls)
             if isinstance(stmt, ir.ParamDecl):
                 for ref in stmt.refs:
                     self._check_lhs_indices(ref)
-            refs: list[tuple[int, ir.Ref, bool]] = []
             node_diags: list[tuple[int, Diagnostic]] = []
-            for i, node in enumerate(nodes):
-                if isinstance(node, ir.Ref):
-                    # plain: indices, none of them virtual or dotted (see _check_statement)
-                    plain = node.indices is not None and not any(
-                        isinstance(index, ir.IndexVirtual)
-                        or (isinstance(index, ir.IndexVar) and index.dotted)
-                        for index in node.indices)
-                    refs.append((i, node, plain))
-                    continue
+            for i, node in checked:
                 self.diags = found = []
                 if isinstance(node, ir.Call):
                     self._check_call(node, stmt, var_names)
-                elif isinstance(node, ir.Reduce):
-                    if node.op not in REDUCE_OPS:
-                        self.report("bad-argument", f"`{node.op}` is not a projection; use one "
-                                    f"of {', '.join(REDUCE_OPS)}", node.op_span)
+                elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
+                    self.report("bad-argument", f"`{node.op}` is not a projection; use one "
+                                f"of {', '.join(REDUCE_OPS)}", node.op_span)
                 node_diags += [(i, d) for d in found]
             self.diags = late_diags = []
             broadcast: list[IndexRole] = []
@@ -454,11 +477,10 @@ class _Checker:
                 broadcast = self._broadcast_roles(roles)
         finally:
             self.diags = saved
-        bare = tuple(dict.fromkeys(n.name for n in nodes
-                                   if isinstance(n, ir.Ref) and n.indices is None))
-        entry = _Local(stmt, k, bare, tuple(name in tensors for name in bare), nodes, scopes,
+        names = tuple(bare)
+        entry = _Local(stmt, k, names, tuple(name in tensors for name in names), nodes, scopes,
                        tuple(roles), var_names, refs, lhs_diags, node_diags, late_diags,
-                       broadcast, self._unify_ops(k, stmt, nodes),
+                       broadcast, self._unify_ops(k, stmt, [r for _, r, _ in refs], calls),
                        tuple((("var", k, r.name), (k, r.name)) for r in roles))
         self.cache_used[id(stmt)] = entry
         return entry
@@ -478,7 +500,7 @@ class _Checker:
         return _Local(stmt, old.k, old.bare, old.known, nodes, scopes, roles, old.var_names,
                       refs, *diags, broadcast, ops, old.var_keys)
 
-    def _check_lhs(self, k: int, stmt: ir.Equation) -> None:
+    def _check_lhs(self, k: int, stmt: ir.Equation, calls: list[ir.Call]) -> None:
         lhs = stmt.lhs
         self._check_lhs_indices(lhs)
         dotted = [i for i in lhs.indices or () if isinstance(i, ir.IndexVar) and i.dotted]
@@ -486,8 +508,7 @@ class _Checker:
             self.report("dotted-axis", "only one axis can be dotted; it is the one softmax and "
                         "lnorm normalise along", dotted[1].span,
                         related=(Related(dotted[0].span, "first dotted axis"),))
-        if dotted and not any(isinstance(n, ir.Call) and n.name in NORMALISING_BUILTINS
-                              for n in self.nodes[k]):
+        if dotted and not any(n.name in NORMALISING_BUILTINS for n in calls):
             self.diags.append(make(
                 "dotted-axis", f"the dotted axis `{dotted[0].name}` has no effect: no softmax "
                 f"or lnorm in this equation", dotted[0].span, severity=Severity.WARNING,
@@ -769,16 +790,17 @@ class _Checker:
         self._resolve_derived()
         self._check_positions()
 
-    def _unify_ops(self, k: int, stmt: ir.Statement, nodes: list[ir.Expr]) -> list[tuple]:
-        """Statement k's part of unification as a list of operations on the domains."""
+    def _unify_ops(self, k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call]
+                   ) -> list[tuple]:
+        """Statement k's part of unification as a list of operations on the domains,
+        from its references and calls (each in the order of its nodes)."""
         ops: list[tuple] = []
-        concat = self._concat_axes(k, stmt, nodes, ops)
+        concat = self._concat_axes(k, stmt, calls, ops)
         for ref in ir.defined_refs(stmt):
             self._unify_ref(k, ref, True, concat, ops)
-        for node in nodes:
-            if isinstance(node, ir.Ref):
-                self._unify_ref(k, node, False, concat, ops)
-        self._unify_builtins(k, stmt, nodes, ops)
+        for ref in refs:
+            self._unify_ref(k, ref, False, concat, ops)
+        self._unify_builtins(k, stmt, calls, ops)
         return ops
 
     def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict, ops: list[tuple]
@@ -790,6 +812,10 @@ class _Checker:
         slice_no = 0
         for pos, index in enumerate(ref.indices):
             axis = ("axis", ref.name, pos)
+            if type(index) is ir.IndexVar:  # most indices
+                var = ("var", k, index.name)
+                ops.append((_UNION, axis, concat.get((id(ref), pos), var) if concat else var))
+                continue
             if isinstance(index, ir.IndexVirtual):
                 index = index.inner
             if isinstance(index, ir.IndexVar):
@@ -825,17 +851,17 @@ class _Checker:
                     ops.append((_POSITION, axis, stop - 1, index.span))
         outer.append((_GUARD, ref.name, ref.arity, tuple(ops)))
 
-    def _concat_axes(self, k: int, stmt: ir.Statement, nodes: list[ir.Expr], ops: list[tuple]
+    def _concat_axes(self, k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[tuple]
                      ) -> dict[tuple[int, int], tuple]:
         """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
         the left-hand side's n is their sum (resolved in _resolve_derived).
         Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
         is its own domain, and that LHS index has extent K."""
         out: dict[tuple[int, int], tuple] = {}
-        for node in nodes:
-            if isinstance(node, ir.Call) and node.name == "topk":
+        for node in calls:
+            if node.name == "topk":
                 self._topk_axis(k, stmt, node, out, ops)
-            if not (isinstance(node, ir.Call) and node.name == "concat"):
+            if node.name != "concat":
                 continue
             axis = next((kw.value.name for kw in node.kwargs if kw.name == "axis"
                          and isinstance(kw.value, ir.Ref) and kw.value.indices is None), None)
@@ -949,13 +975,13 @@ class _Checker:
                             related=(Related(evidence.span, f"extent {evidence.extent} from "
                                              f"{evidence.what}"),))
 
-    def _unify_builtins(self, k: int, stmt: ir.Statement, nodes: list[ir.Expr],
+    def _unify_builtins(self, k: int, stmt: ir.Statement, calls: list[ir.Call],
                         ops: list[tuple]) -> None:
         if not isinstance(stmt, ir.Equation):
             return
         lhs_indices = stmt.lhs.indices or ()
-        for node in nodes:
-            if not isinstance(node, ir.Call) or not node.args:
+        for node in calls:
+            if not node.args:
                 continue
             if node.name == "const" and node is stmt.rhs:
                 shape = _literal_shape(node.args[0])

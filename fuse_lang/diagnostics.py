@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .fastinit import fast_init
 from .span import LineIndex, Span
 
 
@@ -55,24 +56,28 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Related:
     span: Span
     message: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TextEdit:
     span: Span
     new_text: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Fix:
     title: str
     edits: tuple[TextEdit, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str

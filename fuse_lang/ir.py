@@ -7,13 +7,16 @@ backends only ever read them.  Nothing here knows about lark.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Union
+from operator import attrgetter
+from typing import Any, Callable, Iterator, Union
 
+from .fastinit import fast_init
 from .span import Span
 
 # ---------------------------------------------------------------- indices
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexVar:
     """A variable index (`i`, `dk`, `p'`); `dotted` marks a normalised LHS axis."""
@@ -23,6 +26,7 @@ class IndexVar:
     dotted: bool = False
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexConst:
     """A constant position: an integer (`0`) or a symbol (`Alice`)."""
@@ -35,6 +39,7 @@ class IndexConst:
         return isinstance(self.value, str)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexShift:
     """A sum of variables plus an integer offset: `t+1`, `i-1`, `x+dx`, `x+dx-1`."""
@@ -44,6 +49,7 @@ class IndexShift:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexDiv:
     """Integer division of a variable by a constant: `x/2` (pooling on an LHS)."""
@@ -53,6 +59,7 @@ class IndexDiv:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexSlice:
     """A range of positions: `4:8`, `:`, `2:`; an anonymous variable (docs/language.md)."""
@@ -62,6 +69,7 @@ class IndexSlice:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexVirtual:
     """A virtual (time) index `*t` or `*t+1`: iterated, only the latest value kept."""
@@ -94,6 +102,7 @@ def virtual_shift(index: IndexVirtual) -> int:
 # ------------------------------------------------------------ expressions
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Ref:
     """A tensor reference `T[i,j]`, a Boolean one `R(x,y)`, or a bare name `T`.
@@ -113,6 +122,7 @@ class Ref:
         return len(self.indices) if self.indices is not None else 0
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Number:
     value: float
@@ -124,18 +134,21 @@ class Number:
         return self.text.isdigit()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class String:
     value: str
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Neg:
     operand: "Expr"
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Sum:
     """Additive terms; `signs[k]` is '+' or '-' (the first is always '+')."""
@@ -145,6 +158,7 @@ class Sum:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Product:
     """Factors joined by `ops[k]`: '*', '/', or ' ' for juxtaposition (ops[0] is '')."""
@@ -154,6 +168,7 @@ class Product:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Power:
     base: "Expr"
@@ -161,6 +176,7 @@ class Power:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Keyword:
     name: str
@@ -169,6 +185,7 @@ class Keyword:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Call:
     """A builtin call; every argument is its own projection scope."""
@@ -180,6 +197,7 @@ class Call:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Reduce:
     """`reduce(op, i, ...) body`: explicit projection of `indices` with `op`."""
@@ -191,6 +209,7 @@ class Reduce:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ListLit:
     items: tuple["Expr", ...]
@@ -200,31 +219,33 @@ class ListLit:
 Expr = Union[Ref, Number, String, Neg, Sum, Product, Power, Call, Reduce, ListLit]
 
 
+# node class -> its children (the node classes are never subclassed); leaves are absent
+_CHILDREN: dict[type, Callable[[Any], tuple]] = {
+    Neg: lambda e: (e.operand,),
+    Sum: attrgetter("terms"),
+    Product: attrgetter("factors"),
+    Power: lambda e: (e.base, e.exponent),
+    Call: lambda e: e.args + tuple([k.value for k in e.kwargs]),
+    Reduce: lambda e: (e.body,),
+    ListLit: attrgetter("items"),
+}
+
+
 def children(expr: Expr) -> tuple[Expr, ...]:
-    if isinstance(expr, Neg):
-        return (expr.operand,)
-    if isinstance(expr, Sum):
-        return expr.terms
-    if isinstance(expr, Product):
-        return expr.factors
-    if isinstance(expr, Power):
-        return (expr.base, expr.exponent)
-    if isinstance(expr, Call):
-        return expr.args + tuple(k.value for k in expr.kwargs)
-    if isinstance(expr, Reduce):
-        return (expr.body,)
-    if isinstance(expr, ListLit):
-        return expr.items
-    return ()
+    get = _CHILDREN.get(type(expr))
+    return () if get is None else get(expr)
 
 
 def walk(expr: Expr) -> Iterator[Expr]:
     """Every node of an expression, parents before children (no recursion)."""
     stack = [expr]
+    kinds = _CHILDREN
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(reversed(children(node)))
+        get = kinds.get(type(node))
+        if get is not None:
+            stack += reversed(get(node))
 
 
 def refs(expr: Expr) -> Iterator[Ref]:
@@ -238,6 +259,7 @@ def refs(expr: Expr) -> Iterator[Ref]:
 EQUATION_OPS = ("=", "+=", "max=", "min=", "avg=")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Equation:
     lhs: Ref
@@ -247,6 +269,7 @@ class Equation:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Source:
     """`W[i,j] = "w.npy"`: a tensor read from a file (relative to the program)."""
@@ -256,6 +279,7 @@ class Source:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Sink:
     """`"out.npz" = Y[i]`: the value of an expression written to a file."""
@@ -265,24 +289,28 @@ class Sink:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Export:
     names: tuple[Ref, ...]
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Fact:
     atom: Ref
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Query:
     atom: Ref
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AxisDecl:
     name: str
@@ -292,6 +320,7 @@ class AxisDecl:
     span: Span
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ParamDecl:
     refs: tuple[Ref, ...]
@@ -325,6 +354,7 @@ def used_exprs(stmt: Statement) -> tuple[Expr, ...]:
     return ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Program:
     statements: tuple[Statement, ...]

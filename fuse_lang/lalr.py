@@ -1,22 +1,24 @@
 """A lean lexer and LALR driver over the tables lark builds from grammar.lark.
 
-lark compiles the grammar: terminals, the LALR(1) parse table and the
-callbacks that shape each reduction (inlining `?rule`s, filtering anonymous
-tokens, calling our IR builder).  Its general-purpose `parse` loop carries
-per-token overhead we do not need (interactive parsing, asserts, Rule
-hashing), so this module runs the same table in a tight loop: identical
-language, about three times faster, which is what lets `fuse check` read a
-10,000-line program in well under a second.
+lark compiles the grammar: its terminals, rules and LALR(1) parse table.
+Its general-purpose lexer and `parse` loop carry per-token overhead we do not
+need (a Token object with line and column, interactive parsing, callback
+wrappers per reduction), so this module runs the same table in a tight loop
+and calls the IR builder's methods itself, shaping each reduction's children
+as lark would (filtering anonymous tokens, inlining `_rule`s and `?rule`s,
+`None` for a missing `[item]`).  Same language, same results, a few times
+faster: what lets `fuse check` read a 10,000-line program in about a second.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Any, Callable
-
 import logging
+import re
+from functools import partial
+from itertools import accumulate, compress, islice
+from operator import itemgetter
+from typing import Any, Callable, NamedTuple
 
-from lark import Lark
+from lark import Lark, Tree
 from lark.parsers.lalr_analysis import Shift
 
 
@@ -25,20 +27,21 @@ from lark.parsers.lalr_analysis import Shift
 logging.getLogger("lark").setLevel(logging.CRITICAL)
 
 
-class Tok:
-    """A token: type, text and 0-based character offsets."""
+class Tok(NamedTuple):
+    """A token: type, text and 0-based character offsets.  A tuple: the lexer
+    makes one per token of the file, and tuples are built in C."""
 
-    __slots__ = ("type", "value", "start_pos", "end_pos")
-
-    def __init__(self, type: str, value: str, start_pos: int, end_pos: int) -> None:
-        self.type = type
-        self.value = value
-        self.start_pos = start_pos
-        self.end_pos = end_pos
+    type: str
+    value: str
+    start_pos: int
+    end_pos: int
 
     def __repr__(self) -> str:
         return f"Tok({self.type}, {self.value!r}, {self.start_pos})"
 
+
+_new_tok = partial(tuple.__new__, Tok)  # Tok from a 4-tuple, without Tok.__new__'s Python frame
+_kind_of = itemgetter(0)
 
 END = "$END"
 
@@ -53,21 +56,76 @@ class ParseError(Exception):
         self.expected = expected
 
 
-@dataclass(frozen=True)
-class _Reduce:
+class _Kinds(dict):
+    """Token text -> terminal name, filled on demand.  No terminal's match depends
+    on what follows it beyond its own last character (the keywords' and `max=`'s
+    look-aheads reject a continuation that the longer NAME match would have
+    taken), so a token's text alone decides its terminal."""
+
+    MAX_SIZE = 200_000  # a long-lived editor session: forget now and then
+
+    def __init__(self, pattern: re.Pattern) -> None:
+        super().__init__()
+        self._match = pattern.match
+
+    def __missing__(self, value: str) -> str:
+        if len(self) > self.MAX_SIZE:
+            self.clear()
+        kind = self[value] = self._match(value).lastgroup  # type: ignore[union-attr]
+        return kind
+
+
+def _without_captures(regexp: str) -> str:
+    """`regexp` with each capturing group `(...)` made non-capturing `(?:...)`,
+    so that `findall` on an alternation of terminals returns whole matches."""
+    out = []
+    i, n = 0, len(regexp)
+    in_class = False
+    while i < n:
+        ch = regexp[i]
+        if ch == "\\":
+            out.append(regexp[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if regexp[i + 1:i + 2] == "]":  # `[]...]`: a leading ']' is literal
+                out.append("[]")
+                i += 2
+                continue
+        elif ch == "(" and regexp[i + 1:i + 2] != "?":
+            out.append("(?:")
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+# A reduction: how many values it pops, the rule it makes, what builds its value
+# (None: a unit rule that passes its child on), and the state it goes to on each
+# state below it (filled as met, see Engine._follow_units).
+class _Reduce(NamedTuple):
     size: int
     origin: str
-    callback: Callable[[list], Any] | None  # None: a unit rule that passes its child on
+    build: Callable[[list], Any] | None
+    gotos: dict[int, int]
 
 
 class Engine:
-    """Lexer + parser for one compiled grammar."""
+    """Lexer + parser for one compiled grammar; reductions call `builder`'s methods,
+    named after the rules (or their `-> alias`), with the list of children."""
 
-    def __init__(self, grammar: str, start: str, transformer: Any) -> None:
+    MAX_SHAPES = 10_000  # statement shapes whose parse is remembered (see parse)
+
+    def __init__(self, grammar: str, start: str, builder: Any) -> None:
         lark = Lark(grammar, parser="lalr", lexer="basic", start=[start, "lexer_only"],
-                    transformer=transformer, cache=_cache_path(grammar))
+                    cache=_cache_path(grammar))
         self._init_lexer(lark)
-        self._init_table(lark, start)
+        self._init_table(lark, start, builder)
 
     # ---- lexer
     def _init_lexer(self, lark: Lark) -> None:
@@ -75,80 +133,139 @@ class Engine:
             -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
         self._pattern = re.compile("|".join(
             f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals))
+        # The same alternation without groups: findall gives every match's text in C.
+        scanner = re.compile("|".join(
+            f"(?:{_without_captures(t.pattern.to_regexp())})" for t in terminals))
+        assert scanner.groups == 0
+        self._findall = scanner.findall
+        self._kinds = _Kinds(self._pattern)
         self._ignore = frozenset(lark.lexer_conf.ignore)
+        self._kept = frozenset(t.name for t in terminals) - self._ignore
 
     def lex(self, text: str, pos: int = 0, endpos: int | None = None) -> list[Tok]:
         """The tokens of text[pos:endpos], with offsets into `text`.  No terminal
         spans a newline, so a line lexed alone gives the tokens it has in the file."""
+        return list(map(_new_tok, self.tokens(text, pos, endpos)))
+
+    def tokens(self, text: str, pos: int = 0, endpos: int | None = None
+               ) -> list[tuple[str, str, int, int]]:
+        """`lex` as plain tuples (type, text, start, end): what the parser takes,
+        made faster (all in C)."""
+        if endpos is None:
+            endpos = len(text)
+        values = self._findall(text, pos, endpos)
+        kinds = list(map(self._kinds.__getitem__, values))
+        starts = list(accumulate(map(len, values), initial=pos))
+        if starts[-1] != endpos:  # some character no terminal matches (none should)
+            return self._lex_slowly(text, pos, endpos)
+        # everything in C: (kind, text, start, end) for each match that is not ignored
+        return list(compress(zip(kinds, values, starts, islice(starts, 1, None)),
+                             map(self._kept.__contains__, kinds)))
+
+    def _lex_slowly(self, text: str, pos: int, endpos: int) -> list[tuple[str, str, int, int]]:
         ignore = self._ignore
-        matches = self._pattern.finditer(text, pos) if endpos is None else \
-            self._pattern.finditer(text, pos, endpos)
-        return [Tok(kind, m.group(), m.start(), m.end())
-                for m in matches if (kind := m.lastgroup) not in ignore]
+        return [(kind, m.group(), m.start(), m.end())
+                for m in self._pattern.finditer(text, pos, endpos)
+                if (kind := m.lastgroup) not in ignore]  # type: ignore[misc]
 
     # ---- parser
-    def _init_table(self, lark: Lark, start: str) -> None:
-        inner = lark.parser.parser.parser
-        table = inner.parse_table
-        callbacks = inner.callbacks
+    def _init_table(self, lark: Lark, start: str, builder: Any) -> None:
+        table = lark.parser.parser.parser.parse_table
         self._start_state = table.start_states[start]
         self._end_state = table.end_states[start]
+        placeholders = lark.options.maybe_placeholders
+        builds: dict[Any, Callable[[list], Any] | None] = {}
         states: dict[int, dict[str, tuple[bool, Any]]] = {}
         for state, actions in table.states.items():
             row: dict[str, tuple[bool, Any]] = {}
             for symbol, (action, arg) in actions.items():
                 if action is Shift:
                     row[symbol] = (True, arg)
-                else:
-                    rule = arg
-                    unit = (len(rule.expansion) == 1 and rule.options.expand1
-                            and not rule.alias and not rule.expansion[0].is_term)
-                    row[symbol] = (False, _Reduce(len(rule.expansion), rule.origin.name,
-                                                  None if unit else callbacks[rule]))
+                    continue
+                rule = arg
+                if rule not in builds:
+                    builds[rule] = _reduction(rule, builder, placeholders)
+                row[symbol] = (False, _Reduce(len(rule.expansion), rule.origin.name,
+                                              builds[rule], {}))
             states[state] = row
         self._states = states
-        self._goto_after_units: dict[tuple[int, str, str], int] = {}
+        self._replays: dict[tuple[str, ...], list[tuple[int, int, Any]]] = {}
 
     def expected(self, state: int) -> frozenset[str]:
         return frozenset(s for s in self._states[state] if s.isupper() or s == END)
 
-    def parse(self, tokens: list[Tok]) -> Any:
-        """Parse one statement's tokens; raises ParseError at the first misfit."""
+    def parse(self, tokens: list[tuple[str, str, int, int]]) -> Any:
+        """Parse one statement's tokens (Toks or plain tuples); raises ParseError
+        at the first misfit.
+
+        The parser's moves depend only on the tokens' types, and programs repeat a
+        few statement shapes (`A[i,j] = B[i,k] C[k,j]`, `R(x,z) = R(x,y) E(y,z)`)
+        many times: the reductions a shape's first parse made are remembered and
+        replayed on the next statement of that shape, without the table."""
+        shape = tuple(map(_kind_of, tokens))
+        steps = self._replays.get(shape)
+        if steps is None:
+            return self._parse(tokens, shape)
+        stack: list[Any] = []
+        i = 0
+        for shifts, size, build in steps:
+            if shifts:
+                stack += tokens[i:i + shifts]
+                i += shifts
+            if size:
+                children = stack[-size:]
+                del stack[-size:]
+            else:
+                children = []
+            stack.append(build(children))
+        return stack[0]
+
+    def _parse(self, tokens: list[tuple[str, str, int, int]], shape: tuple[str, ...]) -> Any:
+        """Parse by the table, and remember the reductions for statements of this shape:
+        (tokens shifted before it, values it takes, what builds its value) each."""
         states = self._states
-        goto_after_units = self._goto_after_units
+        end_state = self._end_state
         state_stack = [self._start_state]
         value_stack: list[Any] = []
-        last = tokens[-1].end_pos if tokens else 0
+        steps: list[tuple[int, int, Callable[[list], Any]]] = []
+        shifted = 0
+        last = tokens[-1][3] if tokens else 0
         for tok in (*tokens, Tok(END, "", last, last)):
-            kind = tok.type
+            kind = tok[0]
             while True:
-                state = state_stack[-1]
                 try:
-                    is_shift, arg = states[state][kind]
+                    is_shift, arg = states[state_stack[-1]][kind]
                 except KeyError:
-                    raise ParseError(tok, state, self.expected(state)) from None
+                    state = state_stack[-1]
+                    raise ParseError(_new_tok(tok), state, self.expected(state)) from None
                 if is_shift:
                     state_stack.append(arg)
                     value_stack.append(tok)
+                    shifted += 1
                     break
-                size = arg.size
+                size, origin, build, gotos = arg
                 if size:
                     children = value_stack[-size:]
                     del state_stack[-size:]
                     del value_stack[-size:]
                 else:
                     children = []
-                callback = arg.callback
-                value = children[0] if callback is None else callback(children)
+                if build is None:
+                    value = children[0]
+                else:
+                    value = build(children)
+                    steps.append((shifted, size, build))
+                    shifted = 0
                 below = state_stack[-1]
-                key = (below, arg.origin, kind)
-                goto = goto_after_units.get(key)
+                goto = gotos.get(below)
                 if goto is None:
-                    goto = self._follow_units(below, arg.origin, kind)
-                    goto_after_units[key] = goto
+                    goto = gotos[below] = self._follow_units(below, origin, kind)
                 state_stack.append(goto)
                 value_stack.append(value)
-                if kind == END and goto == self._end_state:
+                if goto == end_state and kind == END:
+                    if len(self._replays) >= self.MAX_SHAPES:
+                        self._replays.clear()
+                    self._replays[shape] = steps
                     return value
         raise AssertionError("the parse table accepted without reaching its end state")
 
@@ -160,9 +277,56 @@ class Engine:
         goto = states[below][origin][1]
         while True:
             action = states[goto].get(lookahead)
-            if action is None or action[0] or action[1].callback is not None:
+            if action is None or action[0] or action[1].build is not None:
                 return goto
             goto = states[below][action[1].origin][1]
+
+
+def _reduction(rule: Any, builder: Any, placeholders: bool) -> Callable[[list], Any] | None:
+    """What makes the value of a reduction by `rule` from its children, as lark's
+    parse-tree builder would call the builder (lark.parse_tree_builder):
+    children filtered and expanded, then the rule's method, or for a `?rule`
+    with one child left, that child.  None for a unit `?rule` (A -> B)."""
+    expansion = rule.expansion
+    options = rule.options
+    expand1 = options.expand1 and not rule.alias
+    if expand1 and len(expansion) == 1 and not expansion[0].is_term:
+        return None
+    name = rule.alias or options.template_source or rule.origin.name
+    method = getattr(builder, name, None)
+    # How many Nones go before each child (and after the last): `[item]` left out.
+    empty = options.empty_indices if placeholders else ()
+    if empty:
+        nones = [len(ones) for ones in "".join(str(int(b)) for b in empty).split("0")]
+    else:
+        nones = [0] * (len(expansion) + 1)
+    items: list[str] = []  # the filtered children, as Python expressions over `c`
+    pending = 0
+    for i, sym in enumerate(expansion):
+        pending += nones[i]
+        if options.keep_all_tokens or not (sym.is_term and sym.filter_out):
+            items += ["None"] * pending
+            pending = 0
+            # a `_rule`'s value is the list of its children, spliced into its parent's
+            items.append(f"*c[{i}]" if not sym.is_term and sym.name.startswith("_") else f"c[{i}]")
+    items += ["None"] * (pending + nones[len(expansion)])
+    if method is None:
+        # `_rule`s become lists (see above); any other rule without a method a lark Tree
+        method = list if rule.origin.name.startswith("_") else partial(Tree, name)
+    if items == [f"c[{i}]" for i in range(len(expansion))] and not expand1:
+        return method  # the children as they are: `c` is a fresh list
+    if items and items[0] == "*c[0]":
+        # left recursion (`_rule: _rule "," item`): extend the list it made, as lark
+        # does, so a long list is built in linear time
+        body = f"x = c[0]\n    x += [{', '.join(items[1:])}]" if len(items) > 1 else "x = c[0]"
+    else:
+        body = f"x = [{', '.join(items)}]"
+    result = "x[0] if len(x) == 1 else m(x)" if expand1 else "m(x)"
+    if method is list:
+        result = "x"
+    namespace = {"m": method}
+    exec(f"def build(c):\n    {body}\n    return {result}\n", namespace)  # noqa: S102
+    return namespace["build"]
 
 
 def _cache_path(grammar: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import json
 import struct
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +64,8 @@ def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
         with path.open("rb") as fp:
             return SourceInfo(shape=npy_header_shape(fp))
     if suffix == ".npz":
+        import zipfile  # here: most programs read no .npz, and it is slow to import
+
         try:
             with zipfile.ZipFile(path) as zf:
                 names = [n for n in zf.namelist() if n.endswith(".npy")]

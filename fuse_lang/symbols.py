@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ir
+from .fastinit import fast_init
 from .span import Span
 
 SUM_OPS = ("=", "+=")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Scope:
     """A projection scope: the RHS, a call argument, or a `reduce` body."""
@@ -26,6 +28,7 @@ class Scope:
     explicit: tuple[str, ...] = ()  # reduce's named indices
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Occurrence:
     name: str
@@ -37,6 +40,7 @@ class Occurrence:
     lhs: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IndexRole:
     """What one index variable does in one statement."""
@@ -91,22 +95,28 @@ def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[i
     root_span = exprs[0].span if len(exprs) == 1 else stmt.span
     scopes[0] = Scope(0, None, "rhs", op, root_span)
     stack: list[tuple[ir.Expr, int]] = [(e, 0) for e in reversed(exprs)]
+    pop, place = stack.pop, placed.append
+    Ref, Number, Call, Reduce = ir.Ref, ir.Number, ir.Call, ir.Reduce
+    children = ir.children
     while stack:
-        node, scope = stack.pop()
-        placed.append((node, scope))
-        if isinstance(node, ir.Call):
+        item = pop()
+        place(item)
+        node, scope = item
+        kind = type(node)
+        if kind is Ref or kind is Number:  # leaves: most nodes
+            continue
+        if kind is Call:
             for arg in reversed(node.args + tuple(k.value for k in node.kwargs)):
                 sid = len(scopes)
                 scopes[sid] = Scope(sid, scope, "argument", "sum", arg.span)
                 stack.append((arg, sid))
-        elif isinstance(node, ir.Reduce):
+        elif kind is Reduce:
             sid = len(scopes)
             scopes[sid] = Scope(sid, scope, "reduce", node.op, node.span,
                                 tuple(i.name for i in node.indices))
             stack.append((node.body, sid))
         else:
-            for child in reversed(ir.children(node)):
-                stack.append((child, scope))
+            stack += [(child, scope) for child in reversed(children(node))]
     return scopes, placed
 
 
@@ -129,32 +139,45 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
     out: list[Occurrence] = []
     for lhs in ir.defined_refs(stmt) if not isinstance(stmt, ir.Fact) else ():
         _ref_occurrences(lhs, 0, True, out)
+    lhs_count = len(out)
     _, nodes = scopes_and_nodes
-    lhs_vars = {o.name for o in out}
-    ref_vars = set(lhs_vars)
-    for node, _scope in nodes:
-        if isinstance(node, ir.Ref) and node.indices:
-            for index in node.indices:
-                ref_vars.update(v.name for v in ir.index_vars(index))
-    scope_of = {id(node): scope for node, scope in nodes}
+    ref_vars: set[str] | None = None  # the variables of every reference: made if needed
+    scope_of: dict[int, int] | None = None  # node -> its scope: made if needed
+    Ref = ir.Ref
     for node, scope in nodes:
-        if isinstance(node, ir.Ref):
+        kind = type(node)
+        if kind is Ref:
             if node.indices is None:
-                if node.name not in tensors and node.name in ref_vars:
-                    out.append(Occurrence(node.name, node.span, scope, None, None, "value",
-                                          False))
+                if node.name not in tensors:
+                    if ref_vars is None:
+                        ref_vars = _ref_vars(out[:lhs_count], nodes)
+                    if node.name in ref_vars:
+                        out.append(Occurrence(node.name, node.span, scope, None, None, "value",
+                                              False))
                 continue
             _ref_occurrences(node, scope, False, out)
-        elif isinstance(node, ir.Reduce):
+        elif kind is ir.Reduce:
+            if scope_of is None:
+                scope_of = {id(node): scope for node, scope in nodes}
             inner = scope_of.get(id(node.body), scope)  # the reduce's own scope
             for var in node.indices:
                 out.append(Occurrence(var.name, var.span, inner, None, None, "argument", False))
-        elif isinstance(node, ir.Call):
+        elif kind is ir.Call:
             for kw in node.kwargs:
                 if kw.name == "axis" and isinstance(kw.value, ir.Ref) and kw.value.indices is None:
                     out.append(Occurrence(kw.value.name, kw.value.span, scope, None, None,
                                           "argument", False))
     return out
+
+
+def _ref_vars(lhs: list[Occurrence], nodes: list[tuple[ir.Expr, int]]) -> set[str]:
+    """The variables of the left-hand side and of every reference's indices."""
+    names = {o.name for o in lhs}
+    for node, _scope in nodes:
+        if type(node) is ir.Ref and node.indices:
+            for index in node.indices:
+                names.update([v.name for v in ir.index_vars(index)])
+    return names
 
 
 def slice_name(ordinal: int) -> str:
@@ -164,7 +187,11 @@ def slice_name(ordinal: int) -> str:
 
 def _ref_occurrences(ref: ir.Ref, scope: int, lhs: bool, out: list[Occurrence]) -> None:
     slices = 0
+    name = ref.name
     for pos, index in enumerate(ref.indices or ()):
+        if type(index) is ir.IndexVar:  # most indices
+            out.append(Occurrence(index.name, index.span, scope, name, pos, "var", lhs))
+            continue
         if isinstance(index, ir.IndexSlice):
             out.append(Occurrence(slice_name(slices), index.span, scope, ref.name, pos, "slice",
                                   lhs))
@@ -186,16 +213,22 @@ def _ancestors(scopes: dict[int, Scope], sid: int) -> list[int]:
 
 def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 scopes: dict[int, Scope], nodes: list[tuple[ir.Expr, int]]) -> list[IndexRole]:
-    """The role of each index variable (LANGUAGE.md §5's one rule)."""
+    """The role of each index variable (LANGUAGE.md §5's one rule), from its
+    occurrences as `occurrences` lists them (the left-hand side's first)."""
     by_name: dict[str, list[Occurrence]] = {}
     for occ in occs:
-        by_name.setdefault(occ.name, []).append(occ)
+        found = by_name.get(occ.name)
+        if found is None:
+            by_name[occ.name] = [occ]
+        else:
+            found.append(occ)
     joined_names = _joined_names(nodes)
     keeps_free = isinstance(stmt, (ir.Sink, ir.Query))
+    reduces = [scope for scope in scopes.values() if scope.kind == "reduce"]
     roles = []
     for name, found in by_name.items():
-        factors = tuple(dict.fromkeys(o.tensor for o in found if o.tensor and not o.lhs))
-        if any(o.lhs for o in found):
+        factors = tuple(dict.fromkeys([o.tensor for o in found if o.tensor and not o.lhs]))
+        if found[0].lhs:
             roles.append(IndexRole(name, statement, tuple(found), "output", None, None, factors,
                                    name in joined_names))
             continue
@@ -206,19 +239,25 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
         # `reduce(op, j)` binds j in its body: occurrences there are projected
         # by the reduce, any others form their own projection outside it
         groups: list[tuple[Scope, list[Occurrence]]] = []
-        rest = list(found)
-        for scope in scopes.values():
-            if scope.kind == "reduce" and name in scope.explicit:
+        rest = found
+        for scope in reduces:
+            if name in scope.explicit:
                 inside = [o for o in rest if scope.id in _ancestors(scopes, o.scope)]
                 rest = [o for o in rest if o not in inside]
                 groups.append((scope, inside))
         if rest:
-            # a reduce projects only the indices it names: for any other index its
-            # body is no scope of its own (LANGUAGE.md §5 lists the RHS and call arguments)
-            chains = [[s for s in _ancestors(scopes, o.scope) if scopes[s].kind != "reduce"]
-                      for o in rest]
-            common = set(chains[0]).intersection(*chains[1:])
-            groups.append((scopes[next(s for s in chains[0] if s in common)], rest))
+            first = rest[0].scope
+            if scopes[first].kind != "reduce" and all(o.scope == first for o in rest):
+                home = scopes[first]  # all in one scope (most indices): that one
+            else:
+                # a reduce projects only the indices it names: for any other index its
+                # body is no scope of its own (LANGUAGE.md §5 lists the RHS and call
+                # arguments); the innermost scope holding them all projects them
+                chains = [[s for s in _ancestors(scopes, o.scope) if scopes[s].kind != "reduce"]
+                          for o in rest]
+                common = set(chains[0]).intersection(*chains[1:])
+                home = scopes[next(s for s in chains[0] if s in common)]
+            groups.append((home, rest))
         for scope, members in groups:
             roles.append(IndexRole(name, statement, tuple(members), "projected", scope.op, scope,
                                    factors, name in joined_names))
@@ -229,12 +268,13 @@ def _joined_names(nodes: list[tuple[ir.Expr, int]]) -> set[str]:
     """Names shared by two or more reference factors of one product."""
     joined: set[str] = set()
     for node, _ in nodes:
-        if isinstance(node, ir.Product):
+        if type(node) is ir.Product:
             seen: dict[str, int] = {}
             for k, factor in enumerate(node.factors):
-                for ref in ir.refs(factor):
+                for ref in (factor,) if type(factor) is ir.Ref else ir.refs(factor):
                     for index in ref.indices or ():
-                        for var in ir.index_vars(index):
+                        for var in (index,) if type(index) is ir.IndexVar \
+                                else ir.index_vars(index):
                             if seen.setdefault(var.name, k) != k:
                                 joined.add(var.name)
     return joined

@@ -14,15 +14,16 @@ import re
 import bisect
 import functools
 from dataclasses import dataclass, replace
+from functools import partial
+from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
-
-from lark import Transformer
 
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
-from .lalr import Engine, ParseError, Tok
+from .lalr import Engine, ParseError, Tok, _kind_of, _new_tok
 from .span import Span, shifted
 
 GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
@@ -42,13 +43,20 @@ class _StatementError(Exception):
         self.diagnostic = diagnostic
 
 
-def _tok_span(tok: Tok) -> Span:
-    return Span(tok.start_pos, tok.end_pos)
+_new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Python frame
+
+
+# A token is a tuple (type, text, start, end): the lexer's plain tuples on the
+# way to the parser (made in C), or a Tok where it is read by name.
+
+
+def _tok_span(tok: tuple) -> Span:
+    return _new_span(tok[2:])
 
 
 def _start_of(item: Any) -> int | None:
-    if isinstance(item, Tok):
-        return item.start_pos
+    if isinstance(item, tuple):  # a token
+        return item[2]
     if isinstance(item, list):
         for x in item:
             start = _start_of(x)
@@ -59,8 +67,8 @@ def _start_of(item: Any) -> int | None:
 
 
 def _end_of(item: Any) -> int | None:
-    if isinstance(item, Tok):
-        return item.end_pos
+    if isinstance(item, tuple):  # a token
+        return item[3]
     if isinstance(item, list):
         for x in reversed(item):
             end = _end_of(x)
@@ -88,7 +96,7 @@ def _cover(children: list) -> Span:
 class _Arg:
     """A reference/call argument before we know which of the two it belongs to."""
 
-    kind: str  # "expr" | "kwarg" | "slice" | "virtual" | "dotted"
+    kind: str  # "kwarg" | "slice" | "virtual" | "dotted" (an expression is itself)
     value: Any
     span: Span
     name: ir.Ref | None = None  # kwarg name
@@ -117,8 +125,16 @@ def _as_int(expr: Any) -> int | None:
     return None
 
 
-def _index_from(arg: _Arg) -> ir.Index:
-    """Read an argument of `T[...]` / `R(...)` as an index (LANGUAGE.md §3)."""
+def _index_from(arg: Any) -> ir.Index:
+    """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
+    index (LANGUAGE.md §3)."""
+    if type(arg) is not _Arg:
+        if type(arg) is ir.Ref and arg.indices is None:  # most indices: `i`, `Alice`
+            name = arg.name
+            if name[0].islower() or name[0] == "_":
+                return ir.IndexVar(name, arg.span)
+            return ir.IndexConst(name, arg.span)
+        return _plain_index(arg)
     if arg.kind == "slice":
         return arg.value
     if arg.kind == "kwarg":
@@ -135,7 +151,7 @@ def _index_from(arg: _Arg) -> ir.Index:
             _fail("invalid-index", "a virtual index is `*t` or `*t` plus or minus a number",
                   arg.span)
         return ir.IndexVirtual(inner, arg.span)
-    return _plain_index(arg.value)
+    raise AssertionError(arg.kind)  # a keyword argument: reported above
 
 
 def _plain_index(expr: Any) -> ir.Index:
@@ -187,8 +203,10 @@ def _plain_index(expr: Any) -> ir.Index:
 # -------------------------------------------------------------- IR builder
 
 
-class _IRBuilder(Transformer):
-    """Inline LALR callbacks: grammar rules -> IR nodes (spans from tokens)."""
+class _IRBuilder:
+    """LALR reductions -> IR nodes (spans from tokens): each method is called with
+    its rule's children, as lark shapes them (see lalr._reduction); a token child
+    is a tuple (type, text, start, end)."""
 
     # ---- statements
     def start(self, c):
@@ -199,20 +217,18 @@ class _IRBuilder(Transformer):
         lhs = self._lhs(lhs)
         span = Span(lhs.span.start, rhs.span.end)
         if isinstance(rhs, ir.String):
-            if op.value != "=":
+            if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
-                      f"`{op.value}`", _tok_span(op))
+                      f"`{op[1]}`", _tok_span(op))
             return ir.Source(lhs, rhs, span)
-        _no_strings(rhs)
-        return ir.Equation(lhs, op.value, _tok_span(op), rhs, span)
+        return ir.Equation(lhs, op[1], _tok_span(op), rhs, span)
 
     def sink(self, c):
         path_tok, _eq, rhs = c
-        _no_strings(rhs)
         return ir.Sink(_string(path_tok), rhs, _cover(c))
 
     def export(self, c):
-        names = tuple(ir.Ref(t.value, _tok_span(t), None, False, _tok_span(t)) for t in c[1:])
+        names = tuple(ir.Ref(t[1], _tok_span(t), None, False, _tok_span(t)) for t in c[1:])
         return ir.Export(names, _cover(c))
 
     def query(self, c):
@@ -227,9 +243,9 @@ class _IRBuilder(Transformer):
 
     def axis_item(self, c):
         name, _eq, number = c
-        if not number.value.isdigit():
+        if not number[1].isdigit():
             _fail("invalid-statement", "an axis extent is a whole number", _tok_span(number))
-        return ir.AxisDecl(name.value, _tok_span(name), int(number.value), _tok_span(number),
+        return ir.AxisDecl(name[1], _tok_span(name), int(number[1]), _tok_span(number),
                            _cover(c))
 
     def param_decl(self, c):
@@ -252,24 +268,24 @@ class _IRBuilder(Transformer):
         terms = [c[0]]
         signs = ["+"]
         for k in range(1, len(c), 2):
-            signs.append(c[k].value)
+            signs.append(c[k][1])
             terms.append(c[k + 1])
-        return ir.Sum(tuple(terms), tuple(signs), _cover(c))
+        return ir.Sum(tuple(terms), tuple(signs), _new_span((c[0].span[0], c[-1].span[1])))
 
     def product(self, c):
         factors = [c[0]]
         ops = [""]
         k = 1
         while k < len(c):
-            if isinstance(c[k], Tok) and c[k].type in ("STAR", "SLASH"):
-                ops.append(c[k].value)
+            if isinstance(c[k], tuple) and c[k][0] in ("STAR", "SLASH"):
+                ops.append(c[k][1])
                 factors.append(c[k + 1])
                 k += 2
             else:
                 ops.append(" ")
                 factors.append(c[k])
                 k += 1
-        return ir.Product(tuple(factors), tuple(ops), _cover(c))
+        return ir.Product(tuple(factors), tuple(ops), _new_span((c[0].span[0], c[-1].span[1])))
 
     def neg(self, c):
         return ir.Neg(c[1], _cover(c))
@@ -284,14 +300,14 @@ class _IRBuilder(Transformer):
         body = c[-1]
         indices = []
         for tok in names:
-            if not _is_variable_name(tok.value):
-                _fail("invalid-index", f"`{tok.value}` is not an index variable", _tok_span(tok))
-            indices.append(ir.IndexVar(tok.value, _tok_span(tok)))
-        return ir.Reduce(op.value, _tok_span(op), tuple(indices), body, _cover(c))
+            if not _is_variable_name(tok[1]):
+                _fail("invalid-index", f"`{tok[1]}` is not an index variable", _tok_span(tok))
+            indices.append(ir.IndexVar(tok[1], _tok_span(tok)))
+        return ir.Reduce(op[1], _tok_span(op), tuple(indices), body, _cover(c))
 
     def number(self, c):
         tok = c[0]
-        return ir.Number(float(tok.value), tok.value, _tok_span(tok))
+        return ir.Number(float(tok[1]), tok[1], _tok_span(tok))
 
     def string(self, c):
         return _string(c[0])
@@ -307,39 +323,43 @@ class _IRBuilder(Transformer):
     # ---- references and calls
     def bare_ref(self, c):
         tok = c[0]
-        return ir.Ref(tok.value, _tok_span(tok), None, False, _tok_span(tok))
+        span = _new_span(tok[2:])
+        return ir.Ref(tok[1], span, None, False, span)
 
     def bracket_ref(self, c):
-        name, _l, args, _r = c
-        indices = tuple(_index_from(a) for a in (args or []))
-        return ir.Ref(name.value, _tok_span(name), indices, False, _cover(c))
+        name, _l, args, close = c
+        indices = tuple([_index_from(a) for a in args]) if args else ()
+        return ir.Ref(name[1], _new_span(name[2:]), indices, False,
+                      _new_span((name[2], close[3])))
 
     def paren_ref(self, c):
-        name, _l, args, _r = c
+        name, _l, args, close = c
         args = args or []
-        span = _cover(c)
-        if name.value in RESERVED_WORDS:
-            _fail("reserved-word", f"`{name.value}` is reserved for a later version of Fuse",
+        span = _new_span((name[2], close[3]))
+        if name[1] in RESERVED_WORDS:
+            _fail("reserved-word", f"`{name[1]}` is reserved for a later version of Fuse",
                   _tok_span(name))
-        if name.value in BUILTINS:
+        if name[1] in BUILTINS:
             return _call(name, args, span)
         try:
             indices = tuple(_index_from(a) for a in args)
         except _StatementError:
-            if _is_variable_name(name.value):
+            if _is_variable_name(name[1]):
                 # `foo(X[i])`: a call to a function that does not exist; the
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)
             raise
-        return ir.Ref(name.value, _tok_span(name), indices, True, span)
+        return ir.Ref(name[1], _tok_span(name), indices, True, span)
 
     def args(self, c):
-        return [a if isinstance(a, _Arg) else _Arg("expr", a, a.span) for a in c if a is not None]
+        """Expressions as they are, other arguments as `_Arg`s (`c` holds no None:
+        every `arg` alternative makes a value, and `[","]` is filtered out)."""
+        return c
 
     def kwarg(self, c):
         name, _eq, value = c
-        if isinstance(name, Tok):  # `axis=`: the keyword is also a statement word
-            name = ir.Ref(name.value, _tok_span(name), None, False, _tok_span(name))
+        if isinstance(name, tuple):  # a token, `axis=`: the keyword is also a statement word
+            name = ir.Ref(name[1], _tok_span(name), None, False, _tok_span(name))
         if not (isinstance(name, ir.Ref) and name.indices is None):
             _fail("syntax-error", "a keyword argument is written `name=value`", _cover(c))
         return _Arg("kwarg", value, _cover(c), name)
@@ -348,9 +368,9 @@ class _IRBuilder(Transformer):
         start, colon, stop = c
         bounds = []
         for tok in (start, stop):
-            if tok is not None and not tok.value.isdigit():
+            if tok is not None and not tok[1].isdigit():
                 _fail("invalid-index", "slice bounds are whole numbers", _tok_span(tok))
-            bounds.append(int(tok.value) if tok is not None else None)
+            bounds.append(int(tok[1]) if tok is not None else None)
         span = _cover([t for t in c if t is not None])
         if bounds[0] is not None and bounds[1] is not None and bounds[1] <= bounds[0]:
             _fail("invalid-index", f"the slice {bounds[0]}:{bounds[1]} is empty", span)
@@ -369,7 +389,15 @@ _ESCAPE = re.compile(r'\\(["\\])')
 def _string(tok: Tok) -> ir.String:
     """The only escapes are \\" and \\\\ (LANGUAGE.md §1); any other backslash
     stays as written, so a path like "data\\x.npy" means what it shows."""
-    return ir.String(_ESCAPE.sub(r"\1", tok.value[1:-1]), _tok_span(tok))
+    return ir.String(_ESCAPE.sub(r"\1", tok[1][1:-1]), _tok_span(tok))
+
+
+def _strings_alone(stmt: Any) -> None:
+    """A file path only stands alone: on the right of a source, on the left of a sink.
+    Checked once a statement with a string is built (the last check its builder
+    would make), so that statements without one are not walked for strings."""
+    if type(stmt) is ir.Equation or type(stmt) is ir.Sink:
+        _no_strings(stmt.rhs)
 
 
 def _no_strings(expr: Any) -> None:
@@ -386,22 +414,22 @@ def _check_name(ref: ir.Ref) -> None:
               ref.name_span)
 
 
-def _call(name: Tok, args: list[_Arg], span: Span) -> ir.Call:
+def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
     positional: list[Any] = []
     keywords: list[ir.Keyword] = []
     for arg in args:
-        if arg.kind == "kwarg":
-            assert arg.name is not None
-            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
-        elif arg.kind == "expr":
+        if type(arg) is not _Arg:
             if keywords:
                 _fail("syntax-error", "a positional argument cannot follow a keyword argument",
                       arg.span)
-            positional.append(arg.value)
+            positional.append(arg)
+        elif arg.kind == "kwarg":
+            assert arg.name is not None
+            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
-    return ir.Call(name.value, _tok_span(name), tuple(positional), tuple(keywords), span)
+    return ir.Call(name[1], _tok_span(name), tuple(positional), tuple(keywords), span)
 
 
 # ------------------------------------------------------------ the engine
@@ -634,24 +662,46 @@ class _Line:
     __slots__ = ("offset", "tokens", "simple", "start", "end")
 
     def __init__(self, text: str, offset: int, length: int) -> None:
-        tokens = _engine().lex(text, offset, offset + length)
+        tokens = _engine().tokens(text, offset, offset + length)
         self.offset = offset
-        self.tokens = tokens
-        self.start = tokens[0].start_pos - offset if tokens else 0
-        self.end = tokens[-1].end_pos - offset if tokens else 0
+        self.tokens = tokens  # plain tuples (type, text, start, end)
+        self.start = tokens[0][2] - offset if tokens else 0
+        self.end = tokens[-1][3] - offset if tokens else 0
         self.simple = bool(tokens) and _simple(tokens)
 
-    def tokens_at(self, offset: int) -> list[Tok]:
+    def tokens_at(self, offset: int) -> list[tuple[str, str, int, int]]:
         if offset == self.offset:
             return self.tokens
         delta = offset - self.offset
-        return [Tok(t.type, t.value, t.start_pos + delta, t.end_pos + delta) for t in self.tokens]
+        return [(t[0], t[1], t[2] + delta, t[3] + delta) for t in self.tokens]
 
 
-def _simple(tokens: list[Tok]) -> bool:
+_NOT_SIMPLE = frozenset({"SEMI", "BAD_CHAR", "BAD_STRING", "NL"})
+_BRACKETS = frozenset(_OPEN) | frozenset(_CLOSE)
+_value_of = itemgetter(1)
+
+
+def _simple(tokens: list[tuple[str, str, int, int]]) -> bool:
+    kinds = list(map(_kind_of, tokens))
+    if not _NOT_SIMPLE.isdisjoint(kinds):
+        return False
+    # The line's brackets in order, as text ("[]([])"): they close in order if
+    # taking out the innermost pairs again and again empties it (in C, per depth).
+    brackets = "".join(compress(map(_value_of, tokens), map(_BRACKETS.__contains__, kinds)))
+    if len(brackets) > 2 * MAX_NESTING:
+        return _simple_slowly(tokens)  # might be nested too deep: count
+    while brackets:
+        inner = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        if inner == brackets:
+            return False
+        brackets = inner
+    return True
+
+
+def _simple_slowly(tokens: list[tuple[str, str, int, int]]) -> bool:
     stack: list[str] = []
     for tok in tokens:
-        kind = tok.type
+        kind = tok[0]
         if kind in _OPEN:
             stack.append(_OPEN[kind])
             if len(stack) > MAX_NESTING:
@@ -730,7 +780,7 @@ def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line],
             stop = min(k + size, count)
             tokens: list[Tok] = []
             for j in range(k, stop):
-                tokens += line_at(j).tokens_at(offsets[j])
+                tokens += map(_new_tok, line_at(j).tokens_at(offsets[j]))
                 if j + 1 < count:
                     at = offsets[j] + len(texts[j])
                     tokens.append(Tok("NL", "\n", at, at + 1))
@@ -750,11 +800,13 @@ def _parse_statement(tokens: list[Tok], span: Span) -> _Outcome:
     """One sound statement's IR (an axis declaration may give several), or why not."""
     try:
         result = _engine().parse(tokens)
+        if "STRING" in map(_kind_of, tokens):
+            _strings_alone(result)
     except _StatementError as err:
         return (), err.diagnostic
     except ParseError as err:
         tok = err.token
-        where = _tok_span(tok) if tok.type != "$END" else Span(span.end, span.end)
+        where = _tok_span(tok) if tok[0] != "$END" else Span(span.end, span.end)
         return (), make("syntax-error", _parse_error_message(err), where)
     except RecursionError:
         return (), make("nesting-too-deep", "this statement is nested too deeply to analyse",
@@ -788,11 +840,11 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
         if isinstance(tokens, tuple):
             line, offset = tokens
             tokens = line.tokens  # types and texts only: offsets may be stale
-        first = tokens[0]
-        if first.type == "NAME" and first.value in RESERVED_WORDS and (
-                len(tokens) == 1 or tokens[1].type not in ("LSQB", "LPAR", "EQUAL", "QMARK")):
-            diags.append(make("reserved-word", f"`{first.value}` statements are reserved for a "
-                              f"later version of Fuse", Span(start, start + len(first.value))))
+        kind, word = tokens[0][:2]
+        if kind == "NAME" and word in RESERVED_WORDS and (
+                len(tokens) == 1 or tokens[1][0] not in ("LSQB", "LPAR", "EQUAL", "QMARK")):
+            diags.append(make("reserved-word", f"`{word}` statements are reserved for a "
+                              f"later version of Fuse", Span(start, start + len(word))))
             continue
         key = text[start:end]
         entry = parsed_used.get(key) or parsed.get(key)
