@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -64,6 +65,8 @@ def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[D
             continue
         analysis = analyze(text, path)
         results.append((path, analysis.lines, list(analysis.diagnostics)))
+        if _left_to_exit is not None:
+            _left_to_exit.append(analysis)
     return results, problems
 
 
@@ -316,5 +319,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+# Analyses that the `fuse` command leaves for the OS to free when it exits (see
+# `entry`); None when fuse_lang.cli is used as a library.
+_left_to_exit: list[Analysis] | None = None
+
+
+def entry() -> None:
+    """The `fuse` command.  After `check` and `explain` it ends without tearing the
+    interpreter down. Freeing a large analysis object by object takes longer than
+    the OS needs to take the whole process back: 0.3 s of `fuse check` on a
+    10,000-line file here, where the analysis itself takes about a second. mypy
+    ends the same way. `main` stays an ordinary function for callers."""
+    global _left_to_exit
+    argv = sys.argv[1:]
+    if argv[:1] not in (["check"], ["explain"]):
+        sys.exit(main(argv))
+    _left_to_exit = []
+    code = main(argv)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe (`fuse check big.fuse | head`): nothing to say
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -298,3 +298,22 @@ def test_installed_scripts(files):
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == json.loads(
         fuse("check", "--format", "json", "undefined.fuse", cwd=files).stdout)
+
+
+def test_a_large_report_reaches_a_pipe_whole_and_a_closed_pipe_is_no_error(tmp_path):
+    # `fuse check` ends without tearing the interpreter down: what it printed must
+    # still all arrive, and a reader that stops early must not cause a traceback
+    text = "".join(f"U{k}[i] = Missing{k}[i]\n" for k in range(400))
+    (tmp_path / "many.fuse").write_text(text, encoding="utf-8")
+    proc = fuse("check", "many.fuse", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = [line for line in proc.stdout.splitlines() if LINE_RE.match(line)]
+    assert len(lines) >= 400
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("1 file checked: 400 errors")
+    data = json.loads(fuse("check", "--format", "json", "many.fuse", cwd=tmp_path).stdout)
+    assert len(data["diagnostics"]) == len(lines)
+    head = subprocess.run(f'"{sys.executable}" -m fuse_lang.cli check many.fuse | head -n 1',
+                          shell=True, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert LINE_RE.match(head.stdout.strip())
+    assert "Traceback" not in head.stderr and "Exception" not in head.stderr
