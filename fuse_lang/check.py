@@ -26,8 +26,9 @@ from .syntax import ParseCache, parse
 MAX_DIAGNOSTICS = 1000
 
 # unification operations (see _Checker._unify_ops); _GUARD holds one reference's
-# operations, the others are (kind, key, arguments...)
-_UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION = range(6)
+# operations, _VARS is a reference whose indices are all plain variables (most:
+# (_VARS, tensor, each position's variable key)), the others are (kind, key, arguments...)
+_UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION, _VARS = range(7)
 
 
 @fast_init
@@ -115,6 +116,7 @@ class Analyzer:
         # remember=False (one analysis, nothing to reuse): the parse keeps no lines'
         # tokens, so their memory is free again for the checker, which is faster
         # (a new page of memory is slow to get on some machines).
+        self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._local_cache: dict[int, _Local] = {}
         self._infos: dict[str, tuple[tuple, TensorInfo]] = {}
@@ -130,7 +132,7 @@ class Analyzer:
         gc.disable()
         try:
             checker = _Checker(text, path, Path(base_dir), input_shapes or {},
-                               self._local_cache, self._infos, self._sccs)
+                               self._local_cache, self._infos, self._sccs, self._remember)
             analysis = checker.run(self._parse_cache)
             self._local_cache = checker.cache_used
             self._infos = checker.infos_used
@@ -158,21 +160,21 @@ class _Local:
     statement (the same object: same text, same place), its number `k`, and which
     of its bare names are tensors (`known`, for the names in `bare`)."""
 
+    # One per statement of a program, kept for the whole analysis (and the next
+    # one): tuples, () when empty, and nothing that is only needed while checking.
     stmt: ir.Statement
     k: int
     bare: tuple[str, ...]
     known: tuple[bool, ...]
-    nodes: list[ir.Expr]
     scopes: dict[int, Scope]
     roles: tuple[IndexRole, ...]
-    var_names: set[str]
-    refs: list[tuple[int, ir.Ref, bool]]  # (position in nodes, ref, plain): _check_statement
-    lhs_diags: list[Diagnostic]
-    node_diags: list[tuple[int, Diagnostic]]  # (position in nodes, diagnostic)
-    late_diags: list[Diagnostic]
-    broadcast: list[IndexRole]
-    unify_ops: list[tuple]  # its part of unification (see _Checker._unify_ops)
-    var_keys: tuple[tuple[tuple, tuple[int, str]], ...]  # each role's domain key, var_extents key
+    refs: tuple[ir.Ref, ...]  # its references in the order of its nodes: _check_statement
+    lhs_diags: tuple[Diagnostic, ...]
+    node_diags: tuple[tuple[int, Diagnostic], ...]  # (how many of refs come before, diagnostic)
+    late_diags: tuple[Diagnostic, ...]
+    broadcast: tuple[IndexRole, ...]
+    unify_ops: tuple[tuple, ...]  # its part of unification (see _Checker._unify_ops)
+    var_keys: tuple[tuple, ...]  # each role's domain key ("var", k, name)
 
 
 class _Checker:
@@ -180,8 +182,12 @@ class _Checker:
                  input_shapes: dict[str, tuple[int, ...]] | None = None,
                  cache: "dict[int, _Local] | None" = None,
                  infos: dict[str, tuple[tuple, TensorInfo]] | None = None,
-                 sccs: tuple[tuple, list[list[str]]] | None = None) -> None:
+                 sccs: tuple[tuple, list[list[str]]] | None = None,
+                 remember: bool = True) -> None:
         self.input_shapes = input_shapes or {}
+        # remember=False: nothing of this analysis is reused, so what only the next
+        # one would use (cache_used, infos_used, sccs_used) is not made
+        self.remember = remember
         self.text = text
         self.path = path
         self.base_dir = base_dir
@@ -191,10 +197,9 @@ class _Checker:
         self.axis_decls: dict[str, ir.AxisDecl] = {}
         self.roles: dict[int, tuple[IndexRole, ...]] = {}
         self.scopes: dict[int, dict[int, Scope]] = {}
-        self.deps: dict[str, set[str]] = {}
+        self.deps: dict[str, list[str]] = {}  # tensor -> the tensors it reads (repeats)
         self.read: set[str] = set()
         self.exports: list[str] = []
-        self.nodes: dict[int, list[ir.Expr]] = {}  # statement -> its expression nodes
         self.recursion_how: dict[str, str] = {}
         self._broadcast_checks: list[tuple[int, IndexRole]] = []
         # per-statement results of the last analysis (see _local), and those used now
@@ -350,7 +355,6 @@ class _Checker:
             return
         local = self._local(k, stmt)
         self.locals.append(local)
-        self.nodes[k] = local.nodes
         self.scopes[k] = local.scopes
         self.roles[k] = local.roles
         diags = self.diags
@@ -360,34 +364,43 @@ class _Checker:
         # the diagnostics of each node in the order of the nodes (as one walk would give)
         pending = local.node_diags
         at = 0
-        var_names = local.var_names
+        var_names: set[str] | None = None  # its index variables' names: made if needed
         tensors = self.tensors
         read = self.read
         virtual_first = self._virtual_first
+        IndexVar, IndexVirtual = ir.IndexVar, ir.IndexVirtual
         defined: list[str] = []  # the tensors it reads (its dependencies)
-        for i, ref, plain in local.refs:
+        for i, ref in enumerate(local.refs):
             if pending:
-                while at < len(pending) and pending[at][0] < i:
+                while at < len(pending) and pending[at][0] <= i:
                     diags.append(pending[at][1])
                     at += 1
             name = ref.name
             sym = tensors.get(name)
-            if sym is None:
-                self._check_use(k, stmt, ref, var_names, lhs)
-                continue
-            defined.append(name)
-            if plain and (sym.arity is None or len(ref.indices) == sym.arity) \
-                    and (sym.boolean or not ref.paren):
-                # what _check_use finds for most references: a defined tensor read with
-                # the right number of plain indices; only the virtual axes are left to see
-                first_virtual = virtual_first.get(name)
-                if first_virtual is None:
-                    first_virtual = virtual_first[name] = any(
-                        isinstance(index, ir.IndexVirtual) for index in sym.first.indices or ())
-                if not first_virtual:
-                    read.add(name)
-                    sym.uses.append(ref)
-                    continue
+            if sym is not None:
+                defined.append(name)
+                indices = ref.indices
+                if indices is not None and (sym.arity is None or len(indices) == sym.arity) \
+                        and (sym.boolean or not ref.paren):
+                    # what _check_use finds for most references: a defined tensor read
+                    # with the right number of plain indices (none virtual or dotted);
+                    # only the virtual axes of its first definition are left to see
+                    for index in indices:
+                        if type(index) is IndexVirtual or (type(index) is IndexVar
+                                                           and index.dotted):
+                            break
+                    else:
+                        first_virtual = virtual_first.get(name)
+                        if first_virtual is None:
+                            first_virtual = virtual_first[name] = any(
+                                isinstance(index, IndexVirtual)
+                                for index in sym.first.indices or ())
+                        if not first_virtual:
+                            read.add(name)
+                            sym.uses.append(ref)
+                            continue
+            if var_names is None:
+                var_names = {role.name for role in local.roles}  # = its occurrences' names
             self._check_use(k, stmt, ref, var_names, lhs)
         if at < len(pending):
             diags += [d for _, d in pending[at:]]
@@ -398,8 +411,9 @@ class _Checker:
                 self._broadcast_checks += [(k, role) for role in local.broadcast]
             deps = self.deps.get(stmt.lhs.name)
             if deps is None:
-                deps = self.deps[stmt.lhs.name] = set()
-            deps.update(defined)
+                self.deps[stmt.lhs.name] = defined
+            else:
+                deps += defined
 
     def _local(self, k: int, stmt: ir.Statement) -> "_Local":
         """The parts of checking statement `k` that depend only on its own text and
@@ -422,37 +436,26 @@ class _Checker:
                 self.cache_used[id(stmt)] = entry
                 return entry
         scopes, placed = statement_scopes(stmt)
-        nodes = [n for n, _ in placed]
-        self.nodes[k] = nodes
         occs = occurrences(stmt, tensors, (scopes, placed))
         roles = index_roles(k, stmt, occs, scopes, placed)
-        var_names = {o.name for o in occs}
-        # one pass over the nodes: the references (and which are plain: indices, none
-        # of them virtual or dotted, see _check_statement), the bare names, the calls
-        refs: list[tuple[int, ir.Ref, bool]] = []
+        # one pass over the nodes: the references, the bare names, the calls
+        refs: list[ir.Ref] = []
         bare: dict[str, None] = {}
         calls: list[ir.Call] = []
-        checked: list[tuple[int, ir.Expr]] = []  # calls and reduces: they have checks
-        Ref, IndexVar, IndexVirtual = ir.Ref, ir.IndexVar, ir.IndexVirtual
-        for i, node in enumerate(nodes):
+        checked: list[tuple[int, ir.Expr]] = []  # calls and reduces (they have checks),
+        Ref, Call = ir.Ref, ir.Call               # each with how many refs come before it
+        for node, _ in placed:
             kind = type(node)
             if kind is Ref:
-                indices = node.indices
-                plain = indices is not None
-                if plain:
-                    for index in indices:
-                        if type(index) is IndexVirtual or (type(index) is IndexVar
-                                                           and index.dotted):
-                            plain = False
-                            break
-                else:
+                if node.indices is None:
                     bare[node.name] = None
-                refs.append((i, node, plain))
-            elif kind is ir.Call:
+                refs.append(node)
+            elif kind is Call:
                 calls.append(node)
-                checked.append((i, node))
+                checked.append((len(refs), node))
             elif kind is ir.Reduce:
-                checked.append((i, node))
+                checked.append((len(refs), node))
+        del placed
         saved = self.diags
         try:
             self.diags = lhs_diags = []
@@ -462,14 +465,16 @@ class _Checker:
                 for ref in stmt.refs:
                     self._check_lhs_indices(ref)
             node_diags: list[tuple[int, Diagnostic]] = []
-            for i, node in checked:
-                self.diags = found = []
-                if isinstance(node, ir.Call):
-                    self._check_call(node, stmt, var_names)
-                elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
-                    self.report("bad-argument", f"`{node.op}` is not a projection; use one "
-                                f"of {', '.join(REDUCE_OPS)}", node.op_span)
-                node_diags += [(i, d) for d in found]
+            if checked:
+                var_names = {o.name for o in occs}
+                for before, node in checked:
+                    self.diags = found = []
+                    if isinstance(node, ir.Call):
+                        self._check_call(node, stmt, var_names)
+                    elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
+                        self.report("bad-argument", f"`{node.op}` is not a projection; use "
+                                    f"one of {', '.join(REDUCE_OPS)}", node.op_span)
+                    node_diags += [(before, d) for d in found]
             self.diags = late_diags = []
             broadcast: list[IndexRole] = []
             if isinstance(stmt, ir.Equation):
@@ -478,27 +483,34 @@ class _Checker:
         finally:
             self.diags = saved
         names = tuple(bare)
-        entry = _Local(stmt, k, names, tuple(name in tensors for name in names), nodes, scopes,
-                       tuple(roles), var_names, refs, lhs_diags, node_diags, late_diags,
-                       broadcast, self._unify_ops(k, stmt, [r for _, r, _ in refs], calls),
-                       tuple((("var", k, r.name), (k, r.name)) for r in roles))
-        self.cache_used[id(stmt)] = entry
+        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
+        ops = self._unify_ops(k, stmt, refs, calls, var_keys)
+        for role in roles:
+            if role.name not in var_keys:
+                var_keys[role.name] = ("var", k, role.name)
+        entry = _Local(stmt, k, names, tuple(name in tensors for name in names), scopes,
+                       tuple(roles), tuple(refs), tuple(lhs_diags), tuple(node_diags),
+                       tuple(late_diags), tuple(broadcast), ops,
+                       tuple([var_keys[role.name] for role in roles]))
+        if self.remember:
+            self.cache_used[id(stmt)] = entry
         return entry
 
     @staticmethod
     def _moved_local(old: "_Local", stmt: ir.Statement, delta: int) -> "_Local":
         """`old`'s results for `stmt`, the same statement moved by `delta` characters."""
-        # the new statement's own nodes, in the order of statement_scopes (ir.walk's)
-        nodes = [node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)]
-        refs = [(i, nodes[i], plain) for i, _, plain in old.refs]
+        # the new statement's own references, in the order of statement_scopes (ir.walk's)
+        refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
+                      if type(node) is ir.Ref])
         scopes, roles, diags, broadcast = shifted(
             (old.scopes, old.roles, (old.lhs_diags, old.node_diags, old.late_diags),
              old.broadcast), delta)
-        ops = [(_GUARD, op[1], op[2], tuple([sub if sub[0] == _UNION else shifted(sub, delta)
-                                             for sub in op[3]]))
-               if op[0] == _GUARD else shifted(op, delta) for op in old.unify_ops]
-        return _Local(stmt, old.k, old.bare, old.known, nodes, scopes, roles, old.var_names,
-                      refs, *diags, broadcast, ops, old.var_keys)
+        ops = tuple([op if op[0] == _VARS else
+                     (_GUARD, op[1], op[2], tuple([sub if sub[0] == _UNION else
+                                                   shifted(sub, delta) for sub in op[3]]))
+                     if op[0] == _GUARD else shifted(op, delta) for op in old.unify_ops])
+        return _Local(stmt, old.k, old.bare, old.known, scopes, roles, refs, *diags,
+                      broadcast, ops, old.var_keys)
 
     def _check_lhs(self, k: int, stmt: ir.Equation, calls: list[ir.Call]) -> None:
         lhs = stmt.lhs
@@ -739,9 +751,11 @@ class _Checker:
         self.program_statements = statements
         self._derived: list[tuple] = []  # extents computed once the domains are known
         d = self.domains
+        axis_keys: dict[str, tuple] = {}  # tensor -> its axes' keys (shared: no copies)
         for name, sym in self.tensors.items():
-            for pos in range(sym.arity or 0):
-                d.find(("axis", name, pos))
+            axis_keys[name] = keys = tuple([("axis", name, pos) for pos in range(sym.arity or 0)])
+            for key in keys:
+                d.find(key)
         # Each statement's unification is compiled once (see _unify_ops, kept with the
         # statement's other local results) and replayed here in statement order:
         # the same operations in the same order as walking the IR would give.
@@ -753,25 +767,33 @@ class _Checker:
         for local in self.locals:
             for op in local.unify_ops:
                 kind = op[0]
-                if kind == _GUARD:  # one reference's ops: they apply if it fits its tensor
+                if kind == _VARS:  # a reference with plain variables: each meets its axis
+                    name, keys = op[1], op[2]
+                    sym = tensors.get(name)
+                    if sym is None or (sym.arity is not None and len(keys) != sym.arity):
+                        continue
+                    axes = axis_keys[name]
+                    for pos, var in enumerate(keys):
+                        axis = axes[pos] if pos < len(axes) else ("axis", name, pos)
+                        # Domains.union, inlined for its common cases: an axis (a root
+                        # or a root's child) meets a variable seen first here, or one
+                        # already in its domain
+                        root = parent.get(axis)
+                        if root is not None and parent[root] == root:
+                            other = parent.get(var)
+                            if other is None:
+                                parent[var] = root
+                                continue
+                            if other == root or parent[other] == root:
+                                continue
+                        union(axis, var)
+                elif kind == _GUARD:  # one reference's ops: they apply if it fits its tensor
                     sym = tensors.get(op[1])
                     if sym is None or (sym.arity is not None and op[2] != sym.arity):
                         continue
                     for sub in op[3]:
                         kind = sub[0]
                         if kind == _UNION:
-                            # Domains.union, inlined for its common cases: an axis (a
-                            # root or a root's child) meets a variable seen first here,
-                            # or one already in its domain
-                            root = parent.get(sub[1])
-                            if root is not None and parent[root] == root:
-                                var = sub[2]
-                                other = parent.get(var)
-                                if other is None:
-                                    parent[var] = root
-                                    continue
-                                if other == root or parent[other] == root:
-                                    continue
                             union(sub[1], sub[2])
                         elif kind == _EXTENT:
                             set_extent(sub[1], sub[2])
@@ -790,23 +812,37 @@ class _Checker:
         self._resolve_derived()
         self._check_positions()
 
-    def _unify_ops(self, k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call]
-                   ) -> list[tuple]:
-        """Statement k's part of unification as a list of operations on the domains,
-        from its references and calls (each in the order of its nodes)."""
+    def _unify_ops(self, k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call],
+                   var_keys: dict[str, tuple]) -> tuple[tuple, ...]:
+        """Statement k's part of unification as operations on the domains, from its
+        references and calls (each in the order of its nodes).  `var_keys` gets the
+        key of each variable met: each variable has one key object, shared."""
         ops: list[tuple] = []
         concat = self._concat_axes(k, stmt, calls, ops)
-        for ref in ir.defined_refs(stmt):
-            self._unify_ref(k, ref, True, concat, ops)
-        for ref in refs:
-            self._unify_ref(k, ref, False, concat, ops)
+        IndexVar = ir.IndexVar
+        for lhs, group in ((True, ir.defined_refs(stmt)), (False, refs)):
+            for ref in group:
+                indices = ref.indices
+                if indices is None:
+                    continue
+                if not concat:
+                    keys = []
+                    for index in indices:
+                        if type(index) is not IndexVar:
+                            break
+                        key = var_keys.get(index.name)
+                        if key is None:
+                            key = var_keys[index.name] = ("var", k, index.name)
+                        keys.append(key)
+                    else:  # plain variables only (most references)
+                        ops.append((_VARS, ref.name, tuple(keys)))
+                        continue
+                self._unify_ref(k, ref, lhs, concat, ops)
         self._unify_builtins(k, stmt, calls, ops)
-        return ops
+        return tuple(ops)
 
     def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict, ops: list[tuple]
                    ) -> None:
-        if ref.indices is None:
-            return
         outer = ops
         ops = []  # this reference's: (_GUARD, tensor, arity, ops) applies them if it fits
         slice_no = 0
@@ -1020,14 +1056,17 @@ class _Checker:
     # ---------------------------------------------------- dependencies
     def _evaluation_order(self, statements) -> tuple[tuple[tuple[str, ...], ...], frozenset]:
         names = list(self.tensors)
-        graph = {n: sorted(self.deps.get(n, ())) for n in names}
-        # the dependency graph rarely changes between two versions of a document
-        key = (tuple(names), tuple([tuple(edges) for edges in graph.values()]))
-        if self.sccs is not None and self.sccs[0] == key:
-            groups = self.sccs[1]
+        graph = {n: sorted(set(self.deps.get(n, ()))) for n in names}
+        if self.remember:
+            # the dependency graph rarely changes between two versions of a document
+            key = (tuple(names), tuple([tuple(edges) for edges in graph.values()]))
+            if self.sccs is not None and self.sccs[0] == key:
+                groups = self.sccs[1]
+            else:
+                groups = _sccs(names, graph)
+            self.sccs_used = (key, groups)
         else:
             groups = _sccs(names, graph)
-        self.sccs_used = (key, groups)
         recursive = set()
         for group in groups:
             if len(group) > 1 or group[0] in graph.get(group[0], ()):
@@ -1088,6 +1127,7 @@ class _Checker:
         ids = self._ids
         known = self.infos  # from the last analysis: name -> (what it was made of, info)
         used = self.infos_used
+        remember = self.remember
         parent = self.domains._parent
         data = self.domains._data
         for name, sym in self.tensors.items():
@@ -1122,6 +1162,9 @@ class _Checker:
             if entry is None or entry[0] != key:  # else the same TensorInfo as last time
                 info = TensorInfo(name, key[0], key[1], tuple(AxisInfo(*axis) for axis in axes),
                                   *key[3:])
+                if not remember:
+                    out[name] = info
+                    continue
                 entry = (key, info)
             used[name] = entry
             out[name] = entry[1]
@@ -1133,17 +1176,22 @@ class _Checker:
         find = self.domains.find
         parent = self.domains._parent
         data = self.domains._data
+        values: dict = {}  # domain root -> (extent, number): one tuple per domain
         for local in self.locals:  # the statements with roles, in order
-            for key, name_key in local.var_keys:
+            k = local.k
+            for key, role in zip(local.var_keys, local.roles):
                 root = parent.get(key)  # Domains.find, inlined for a root's child
                 if root is None or parent[root] != root:
                     root = find(key)
-                root_id = ids.get(root)
-                if root_id is None:
-                    root_id = ids[root] = len(ids) + 1
-                found = data[root].extent
-                out[name_key] = (found.extent if found is not None else extent_of(data[root]),
-                                 root_id)
+                value = values.get(root)
+                if value is None:
+                    root_id = ids.get(root)
+                    if root_id is None:
+                        root_id = ids[root] = len(ids) + 1
+                    found = data[root].extent
+                    value = values[root] = (
+                        found.extent if found is not None else extent_of(data[root]), root_id)
+                out[(k, role.name)] = value
         return out
 
     def _domain_symbols(self) -> dict[int, tuple[str, ...]]:

@@ -120,6 +120,7 @@ class Engine:
     named after the rules (or their `-> alias`), with the list of children."""
 
     MAX_SHAPES = 10_000  # statement shapes whose parse is remembered (see parse)
+    COMPILE_AFTER = 16  # replays of a shape before it is compiled (see _compiled)
 
     def __init__(self, grammar: str, start: str, builder: Any) -> None:
         lark = Lark(grammar, parser="lalr", lexer="basic", start=[start, "lexer_only"],
@@ -189,7 +190,8 @@ class Engine:
                                               builds[rule], {}))
             states[state] = row
         self._states = states
-        self._replays: dict[tuple[str, ...], list[tuple[int, int, Any]]] = {}
+        self._replays: dict[tuple[str, ...], Any] = {}  # shape -> steps, or their function
+        self._uses: dict[tuple[str, ...], int] = {}  # shape -> replays so far
 
     def expected(self, state: int) -> frozenset[str]:
         return frozenset(s for s in self._states[state] if s.isupper() or s == END)
@@ -206,6 +208,11 @@ class Engine:
         steps = self._replays.get(shape)
         if steps is None:
             return self._parse(tokens, shape)
+        if type(steps) is not list:  # compiled (see _compiled)
+            return steps(tokens)
+        self._uses[shape] = uses = self._uses.get(shape, 0) + 1
+        if uses >= self.COMPILE_AFTER:
+            self._replays[shape] = _compiled(steps)
         stack: list[Any] = []
         i = 0
         for shifts, size, build in steps:
@@ -265,6 +272,7 @@ class Engine:
                 if goto == end_state and kind == END:
                     if len(self._replays) >= self.MAX_SHAPES:
                         self._replays.clear()
+                        self._uses.clear()
                     self._replays[shape] = steps
                     return value
         raise AssertionError("the parse table accepted without reaching its end state")
@@ -280,6 +288,28 @@ class Engine:
             if action is None or action[0] or action[1].build is not None:
                 return goto
             goto = states[below][action[1].origin][1]
+
+
+def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]]) -> Callable[[list], Any]:
+    """A shape's replay as one function of its tokens: the same builders called in
+    the same order with the same children, without a stack or a loop (for the
+    shapes a program repeats most, a good part of parsing them).  It is made by
+    running the replay over names: the stack holds the expression of each value."""
+    namespace: dict[str, Any] = {}
+    lines = []
+    stack: list[str] = []
+    i = 0
+    for n, (shifts, size, build) in enumerate(steps):
+        stack += [f"t[{j}]" for j in range(i, i + shifts)]
+        i += shifts
+        children = stack[len(stack) - size:]
+        del stack[len(stack) - size:]
+        namespace[f"b{n}"] = build
+        lines.append(f"    v{n} = b{n}([{', '.join(children)}])")
+        stack.append(f"v{n}")
+    source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {stack[0]}\n"
+    exec(source, namespace)  # noqa: S102 - code made from the replay's own steps
+    return namespace["replay"]
 
 
 def _reduction(rule: Any, builder: Any, placeholders: bool) -> Callable[[list], Any] | None:

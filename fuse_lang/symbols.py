@@ -224,10 +224,16 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
             found.append(occ)
     joined_names = _joined_names(nodes)
     keeps_free = isinstance(stmt, (ir.Sink, ir.Query))
-    reduces = [scope for scope in scopes.values() if scope.kind == "reduce"]
+    # scope 0 is the right-hand side, never a reduce
+    reduces = [scope for scope in scopes.values() if scope.kind == "reduce"] \
+        if len(scopes) > 1 else ()
     roles = []
     for name, found in by_name.items():
-        factors = tuple(dict.fromkeys([o.tensor for o in found if o.tensor and not o.lhs]))
+        if len(found) == 1:  # many indices: no list to make
+            first_occ = found[0]
+            factors = (first_occ.tensor,) if first_occ.tensor and not first_occ.lhs else ()
+        else:
+            factors = tuple(dict.fromkeys([o.tensor for o in found if o.tensor and not o.lhs]))
         if found[0].lhs:
             roles.append(IndexRole(name, statement, tuple(found), "output", None, None, factors,
                                    name in joined_names))
@@ -247,7 +253,8 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 groups.append((scope, inside))
         if rest:
             first = rest[0].scope
-            if scopes[first].kind != "reduce" and all(o.scope == first for o in rest):
+            if scopes[first].kind != "reduce" and (len(rest) == 1 or all(
+                    o.scope == first for o in rest)):
                 home = scopes[first]  # all in one scope (most indices): that one
             else:
                 # a reduce projects only the indices it names: for any other index its

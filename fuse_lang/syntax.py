@@ -18,7 +18,7 @@ from functools import partial
 from itertools import compress
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
@@ -737,10 +737,12 @@ class ParseCache:
 _Found = tuple[int, int, bool, Any]
 
 
-def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line],
-                     diags: list[Diagnostic]) -> list[_Found]:
+def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line] | None,
+                     diags: list[Diagnostic]) -> Iterator[_Found]:
     """The statements of `text`, as `_split` finds them in its token stream, taking
-    simple lines from the cache and splitting the rest in windows of lines."""
+    simple lines from the cache and splitting the rest in windows of lines.  Lazy:
+    a line is lexed when the statements before it were taken, and let go after
+    (unless `lines_used`, for the next parse, keeps it)."""
     known = cache.lines
     texts = text.split("\n")
     count = len(texts)
@@ -755,26 +757,29 @@ def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line],
         entry = entries[k]
         if entry is None:
             line = texts[k]
-            entry = lines_used.get(line) or known.get(line)
+            entry = (lines_used.get(line) if lines_used is not None else None) \
+                or known.get(line)
             if entry is None:
                 entry = _Line(text, offsets[k], len(line))
-            lines_used[line] = entry
+            if lines_used is not None:
+                lines_used[line] = entry
             entries[k] = entry
         return entry
 
-    out: list[_Found] = []
     strict = False
     k = 0
     while k < count and len(diags) < MAX_SYNTAX_ERRORS:
         entry = line_at(k)
+        entries[k] = None  # read once more at most, in a window below
         if entry.simple:
             offset = offsets[k]
-            out.append((offset + entry.start, offset + entry.end, True, (entry, offset)))
             k += 1
+            yield (offset + entry.start, offset + entry.end, True, (entry, offset))
             continue
         if not entry.tokens:
             k += 1
             continue
+        entries[k] = entry
         size = 8
         while True:
             stop = min(k + size, count)
@@ -790,10 +795,12 @@ def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line],
                 break
             del diags[before:]
             size *= 2
+        del tokens
+        entries[k:stop] = [None] * (stop - k)
         split, strict = found
-        out += [(toks[0].start_pos, toks[-1].end_pos, ok, toks) for toks, ok in split]
         k = stop
-    return out
+        for toks, ok in split:
+            yield (toks[0].start_pos, toks[-1].end_pos, ok, toks)
 
 
 def _parse_statement(tokens: list[Tok], span: Span) -> _Outcome:
@@ -820,8 +827,22 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     With a `cache` (one per document), lines and statements whose text did not
     change since the last call are not lexed or parsed again; the result is the
     same as without one."""
+    remember = cache is not None
     if cache is None:
         cache = ParseCache()
+    # Statements are parsed as the splitter finds them, so that a line's tokens are
+    # let go once its statement is parsed and the IR takes their memory (fewer new
+    # pages).  That gives the same result as finding every statement first unless
+    # there are too many errors: how many the splitter finds in all decides which
+    # statements are parsed then, so such a text is parsed again that way.
+    result = _parse(text, cache, remember, lazy=True)
+    if result is None:
+        result = _parse(text, cache, remember, lazy=False)
+    return result
+
+
+def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseResult | None:
+    found_diags: list[Diagnostic] = []  # the splitter's, then the statements' below
     diags: list[Diagnostic] = []
     statements: list[ir.Statement] = []
     spans: list[Span] = []
@@ -829,10 +850,16 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
     parsed = cache.statements
     parsed_used: dict[str, tuple[int, _Outcome]] = {}
-    for start, end, ok, tokens in _find_statements(text, cache, lines_used, diags):
+    found: Iterable[_Found] = _find_statements(text, cache, lines_used if remember else None,
+                                               found_diags)
+    if not lazy:
+        found = list(found)
+    for start, end, ok, tokens in found:
         span = Span(start, end)
         spans.append(span)
-        if len(diags) >= MAX_SYNTAX_ERRORS:
+        if len(found_diags) + len(diags) >= MAX_SYNTAX_ERRORS:
+            if lazy:
+                return None
             break
         if not ok:
             continue
@@ -865,7 +892,10 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
             diags.append(problem)
         else:
             statements.extend(result)
+    diags[:0] = found_diags
     if len(diags) >= MAX_SYNTAX_ERRORS:
+        if lazy:
+            return None
         diags.append(make("too-many-errors", f"stopped after {MAX_SYNTAX_ERRORS} syntax errors",
                           diags[-1].span))
     cache.lines = lines_used
