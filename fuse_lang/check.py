@@ -748,7 +748,6 @@ class _Checker:
 
     # ------------------------------------------------------- unification
     def _unify(self, statements: tuple[ir.Statement, ...]) -> None:
-        self.program_statements = statements
         self._derived: list[tuple] = []  # extents computed once the domains are known
         d = self.domains
         axis_keys: dict[str, tuple] = {}  # tensor -> its axes' keys (shared: no copies)
@@ -1188,9 +1187,7 @@ class _Checker:
                     root_id = ids.get(root)
                     if root_id is None:
                         root_id = ids[root] = len(ids) + 1
-                    found = data[root].extent
-                    value = values[root] = (
-                        found.extent if found is not None else extent_of(data[root]), root_id)
+                    value = values[root] = (extent_of(data[root]), root_id)
                 out[(k, role.name)] = value
         return out
 

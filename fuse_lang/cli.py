@@ -154,6 +154,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if failed is not None:
         return failed
     analysis: Analysis = analyze(text, args.path)
+    if _left_to_exit is not None:
+        _left_to_exit.append(analysis)
     plan = plan_program(analysis)
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     if args.format == "json":

@@ -123,11 +123,6 @@ class Domains:
     def extent(self, key: Key) -> int | None:
         return extent_of(self._data[self.find(key)])
 
-    def root_extent(self, key: Key) -> tuple[Key, int | None]:
-        """The key's root (its domain) and the domain's extent, in one lookup."""
-        root = self.find(key)
-        return root, extent_of(self._data[root])
-
     def evidence(self, key: Key) -> Evidence | None:
         return self._data[self.find(key)].extent
 

@@ -299,10 +299,11 @@ class _Run:
         """What a straight segment reads from earlier ones, and which of its tensors
         it hands back: every tensor its equations compute, and an input or source
         it only passes through, or a constant (a mask, say) that it folds in, when
-        something after it reads that (or the run returns it).  Handing back the computed intermediates is measured to be
-        faster on XLA's CPU backend (benchmarks/attention_backends.py): without
-        them it fuses the projections, the scores and the softmax into one slow
-        kernel; passing inputs through would only copy them."""
+        something after it reads that (or the run returns it).  Handing back the
+        computed intermediates is measured to be faster on XLA's CPU backend
+        (benchmarks/attention_backends.py): without them it fuses the projections,
+        the scores and the softmax into one slow kernel; passing inputs through
+        would only copy them."""
         deps = self._memo("dependencies", self._dependencies)
         inside = set(names)
         reads = sorted({d for n in names for d in deps.get(n, ()) if d not in inside})

@@ -130,10 +130,9 @@ def _index_from(arg: Any) -> ir.Index:
     index (LANGUAGE.md §3)."""
     if type(arg) is not _Arg:
         if type(arg) is ir.Ref and arg.indices is None:  # most indices: `i`, `Alice`
-            name = arg.name
-            if name[0].islower() or name[0] == "_":
-                return ir.IndexVar(name, arg.span)
-            return ir.IndexConst(name, arg.span)
+            if _is_variable_name(arg.name):
+                return ir.IndexVar(arg.name, arg.span)
+            return ir.IndexConst(arg.name, arg.span)
         return _plain_index(arg)
     if arg.kind == "slice":
         return arg.value
@@ -521,10 +520,6 @@ class ParseResult:
     statement_spans: tuple[Span, ...]  # every statement found, parsed or not
 
 
-def _lex(text: str) -> list[Tok]:
-    return _engine().lex(text)
-
-
 def _split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, final: bool = True
            ) -> tuple[list[tuple[list[Tok], bool]], bool] | None:
     """Statements as token lists (newlines inside brackets dropped) and whether each
@@ -709,8 +704,6 @@ def _simple_slowly(tokens: list[tuple[str, str, int, int]]) -> bool:
         elif kind in _CLOSE:
             if not stack or stack.pop() != kind:
                 return False
-        elif kind in ("SEMI", "BAD_CHAR", "BAD_STRING", "NL"):
-            return False
     return not stack
 
 

@@ -15,6 +15,7 @@ import opt_einsum
 
 from . import BackendError, check_precision
 
+_REDUCTIONS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "avg": jnp.mean}
 _DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,
            "fp16": jnp.float16}
 
@@ -113,15 +114,7 @@ class JaxBackend:
 
     # ---- arithmetic
     def reduce(self, op: str, x: jax.Array, axes: tuple[int, ...]) -> jax.Array:
-        if op == "sum":
-            return jnp.sum(x, axis=axes)
-        if op == "max":
-            return jnp.max(x, axis=axes)
-        if op == "min":
-            return jnp.min(x, axis=axes)
-        if op == "avg":
-            return jnp.mean(x, axis=axes)
-        raise ValueError(op)
+        return _REDUCTIONS[op](x, axis=axes)
 
     def einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
         if len(arrays) <= 2:

@@ -43,6 +43,16 @@ def _device(device: str) -> torch.device:
     return found
 
 
+
+_REDUCTIONS = {"sum": torch.sum, "max": torch.amax, "min": torch.amin, "avg": torch.mean}
+
+
+def _elementwise(fn: Callable) -> Callable:
+    """A backend method applying `fn` to its arguments, Python numbers made tensors."""
+    def method(self: "TorchBackend", *args: Any) -> torch.Tensor:
+        return fn(*map(self._t, args))
+    return method
+
 class TorchBackend:
     name = "torch"
     compiles_by_default = False
@@ -127,15 +137,7 @@ class TorchBackend:
 
     # ---- arithmetic
     def reduce(self, op: str, x: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
-        if op == "sum":
-            return torch.sum(x, dim=axes)
-        if op == "max":
-            return torch.amax(x, dim=axes)
-        if op == "min":
-            return torch.amin(x, dim=axes)
-        if op == "avg":
-            return torch.mean(x, dim=axes)
-        raise ValueError(op)
+        return _REDUCTIONS[op](x, dim=axes)
 
     def einsum(self, spec: str, *arrays: torch.Tensor) -> torch.Tensor:
         if len(arrays) == 1:
@@ -180,38 +182,17 @@ class TorchBackend:
     def where(self, cond, a, b) -> torch.Tensor:
         return torch.where(self._t(cond), self._t(a), self._t(b)).to(self.dtype)
 
-    def exp(self, x):
-        return torch.exp(self._t(x))
-
-    def log(self, x):
-        return torch.log(self._t(x))
-
-    def tanh(self, x):
-        return torch.tanh(self._t(x))
-
-    def sqrt(self, x):
-        return torch.sqrt(self._t(x))
-
-    def abs(self, x):
-        return torch.abs(self._t(x))
-
-    def sin(self, x):
-        return torch.sin(self._t(x))
-
-    def cos(self, x):
-        return torch.cos(self._t(x))
-
-    def erf(self, x):
-        return torch.erf(self._t(x))
-
-    def gelu(self, x):
-        return F.gelu(self._t(x))  # the exact (erf) form
-
-    def maximum(self, a, b):
-        return torch.maximum(self._t(a), self._t(b))
-
-    def minimum(self, a, b):
-        return torch.minimum(self._t(a), self._t(b))
+    exp = _elementwise(torch.exp)
+    log = _elementwise(torch.log)
+    tanh = _elementwise(torch.tanh)
+    sqrt = _elementwise(torch.sqrt)
+    abs = _elementwise(torch.abs)
+    sin = _elementwise(torch.sin)
+    cos = _elementwise(torch.cos)
+    erf = _elementwise(torch.erf)
+    gelu = _elementwise(F.gelu)  # the exact (erf) form
+    maximum = _elementwise(torch.maximum)
+    minimum = _elementwise(torch.minimum)
 
     def power(self, a, b):
         return torch.pow(self._t(a), self._t(b))
