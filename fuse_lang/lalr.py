@@ -8,23 +8,27 @@ and calls the IR builder's methods itself, shaping each reduction's children
 as lark would (filtering anonymous tokens, inlining `_rule`s and `?rule`s,
 `None` for a missing `[item]`).  Same language, same results, a few times
 faster: what lets `fuse check` read a 10,000-line program in about a second.
+
+What the engine needs of lark's work is plain data (`build_tables`), kept in
+grammar_tables.json beside the grammar, so that checking a file does not
+import lark at all (with what it imports, a good part of a short run's
+start-up).  `python -c "import fuse_lang.lalr as l; l.write_tables()"` writes
+that file again after the grammar changed; until then the tables are built
+with lark at start-up, and a test fails to say the file is stale.
 """
 from __future__ import annotations
 
-import logging
+import json
 import re
 from functools import partial
 from itertools import accumulate, compress, islice
 from operator import itemgetter
+from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
-from lark import Lark, Tree
-from lark.parsers.lalr_analysis import Shift
-
-
-# lark logs (with a traceback) when another process is writing its grammar
-# cache at the same moment; it then rebuilds the tables, so that is no error.
-logging.getLogger("lark").setLevel(logging.CRITICAL)
+GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+TABLES_PATH = Path(__file__).with_name("grammar_tables.json")
+TABLES_FORMAT = 1  # raise when the layout of build_tables' result changes
 
 
 class Tok(NamedTuple):
@@ -122,26 +126,23 @@ class Engine:
     MAX_SHAPES = 10_000  # statement shapes whose parse is remembered (see parse)
     COMPILE_AFTER = 16  # replays of a shape before it is compiled (see _compiled)
 
-    def __init__(self, grammar: str, start: str, builder: Any) -> None:
-        lark = Lark(grammar, parser="lalr", lexer="basic", start=[start, "lexer_only"],
-                    cache=_cache_path(grammar))
-        self._init_lexer(lark)
-        self._init_table(lark, start, builder)
+    def __init__(self, tables: dict[str, Any], builder: Any) -> None:
+        """`tables` as `build_tables` makes them (or `load_tables` reads them)."""
+        self._init_lexer(tables)
+        self._init_table(tables, builder)
 
     # ---- lexer
-    def _init_lexer(self, lark: Lark) -> None:
-        terminals = sorted(lark.lexer_conf.terminals, key=lambda t: (
-            -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
-        self._pattern = re.compile("|".join(
-            f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals))
+    def _init_lexer(self, tables: dict[str, Any]) -> None:
+        terminals = tables["terminals"]  # (name, regexp), in the order lark tries them
+        self._pattern = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp in terminals))
         # The same alternation without groups: findall gives every match's text in C.
-        scanner = re.compile("|".join(
-            f"(?:{_without_captures(t.pattern.to_regexp())})" for t in terminals))
+        scanner = re.compile("|".join(f"(?:{_without_captures(regexp)})"
+                                      for _, regexp in terminals))
         assert scanner.groups == 0
         self._findall = scanner.findall
         self._kinds = _Kinds(self._pattern)
-        self._ignore = frozenset(lark.lexer_conf.ignore)
-        self._kept = frozenset(t.name for t in terminals) - self._ignore
+        self._ignore = frozenset(tables["ignore"])
+        self._kept = frozenset(name for name, _ in terminals) - self._ignore
 
     def lex(self, text: str, pos: int = 0, endpos: int | None = None) -> list[Tok]:
         """The tokens of text[pos:endpos], with offsets into `text`.  No terminal
@@ -170,25 +171,16 @@ class Engine:
                 if (kind := m.lastgroup) not in ignore]  # type: ignore[misc]
 
     # ---- parser
-    def _init_table(self, lark: Lark, start: str, builder: Any) -> None:
-        table = lark.parser.parser.parser.parse_table
-        self._start_state = table.start_states[start]
-        self._end_state = table.end_states[start]
-        placeholders = lark.options.maybe_placeholders
-        builds: dict[Any, Callable[[list], Any] | None] = {}
+    def _init_table(self, tables: dict[str, Any], builder: Any) -> None:
+        self._start_state = tables["start_state"]
+        self._end_state = tables["end_state"]
+        rules = [(size, origin, _build(recipe, builder))
+                 for origin, size, recipe in tables["rules"]]
         states: dict[int, dict[str, tuple[bool, Any]]] = {}
-        for state, actions in table.states.items():
-            row: dict[str, tuple[bool, Any]] = {}
-            for symbol, (action, arg) in actions.items():
-                if action is Shift:
-                    row[symbol] = (True, arg)
-                    continue
-                rule = arg
-                if rule not in builds:
-                    builds[rule] = _reduction(rule, builder, placeholders)
-                row[symbol] = (False, _Reduce(len(rule.expansion), rule.origin.name,
-                                              builds[rule], {}))
-            states[state] = row
+        for state, actions in enumerate(tables["states"]):
+            # a reduction's gotos depend on its look-ahead (see _follow_units): one each
+            states[state] = {symbol: (True, arg) if shift else (False, _Reduce(*rules[arg], {}))
+                             for symbol, shift, arg in actions}
         self._states = states
         self._replays: dict[tuple[str, ...], Any] = {}  # shape -> steps, or their function
         self._uses: dict[tuple[str, ...], int] = {}  # shape -> replays so far
@@ -196,15 +188,17 @@ class Engine:
     def expected(self, state: int) -> frozenset[str]:
         return frozenset(s for s in self._states[state] if s.isupper() or s == END)
 
-    def parse(self, tokens: list[tuple[str, str, int, int]]) -> Any:
-        """Parse one statement's tokens (Toks or plain tuples); raises ParseError
-        at the first misfit.
+    def parse(self, tokens: list[tuple[str, str, int, int]],
+              shape: tuple[str, ...] | None = None) -> Any:
+        """Parse one statement's tokens (Toks or plain tuples), whose types are
+        `shape` when the caller has them; raises ParseError at the first misfit.
 
         The parser's moves depend only on the tokens' types, and programs repeat a
         few statement shapes (`A[i,j] = B[i,k] C[k,j]`, `R(x,z) = R(x,y) E(y,z)`)
         many times: the reductions a shape's first parse made are remembered and
         replayed on the next statement of that shape, without the table."""
-        shape = tuple(map(_kind_of, tokens))
+        if shape is None:
+            shape = tuple(map(_kind_of, tokens))
         steps = self._replays.get(shape)
         if steps is None:
             return self._parse(tokens, shape)
@@ -312,18 +306,85 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]]) -> Callable[[
     return namespace["replay"]
 
 
-def _reduction(rule: Any, builder: Any, placeholders: bool) -> Callable[[list], Any] | None:
-    """What makes the value of a reduction by `rule` from its children, as lark's
-    parse-tree builder would call the builder (lark.parse_tree_builder):
-    children filtered and expanded, then the rule's method, or for a `?rule`
-    with one child left, that child.  None for a unit `?rule` (A -> B)."""
+# ------------------------------------------------------------ the tables
+
+def build_tables(grammar: str, start: str) -> dict[str, Any]:
+    """lark's analysis of `grammar` as plain data (JSON-able): the terminals in the
+    order lark's lexer tries them, the LALR(1) table for `start`, and for each rule
+    how its reduction shapes its children (see _recipe)."""
+    from lark import Lark  # here: only building the tables needs lark
+    from lark.parsers.lalr_analysis import Shift
+
+    lark = Lark(grammar, parser="lalr", lexer="basic", start=[start, "lexer_only"])
+    terminals = sorted(lark.lexer_conf.terminals, key=lambda t: (
+        -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
+    table = lark.parser.parser.parser.parse_table
+    placeholders = lark.options.maybe_placeholders
+    # lark numbers states and orders rules differently from run to run: number
+    # them in the order met from the start state, so the same grammar always
+    # gives the same data (and grammar_tables.json can be compared)
+    order = [table.start_states[start]]
+    number = {order[0]: 0}
+    for state in order:  # grows as states are met
+        for _symbol, (action, arg) in sorted(table.states[state].items()):
+            if action is Shift and arg not in number:
+                number[arg] = len(order)
+                order.append(arg)
+    rules: list[Any] = []
+    rule_number: dict[Any, int] = {}
+    states = []
+    for state in order:
+        actions = []
+        for symbol, (action, arg) in sorted(table.states[state].items()):
+            if action is Shift:
+                actions.append([symbol, True, number[arg]])
+                continue
+            if arg not in rule_number:
+                rule_number[arg] = len(rules)
+                rules.append([arg.origin.name, len(arg.expansion), _recipe(arg, placeholders)])
+            actions.append([symbol, False, rule_number[arg]])
+        states.append(actions)
+    return {"format": TABLES_FORMAT, "grammar": grammar,
+            "terminals": [[t.name, t.pattern.to_regexp()] for t in terminals],
+            "ignore": sorted(lark.lexer_conf.ignore),
+            "start_state": 0, "end_state": number[table.end_states[start]],
+            "rules": rules, "states": states}
+
+
+def load_tables(grammar: str, start: str = "start") -> dict[str, Any]:
+    """The tables for `grammar`: grammar_tables.json's when it was made from this
+    grammar, else built with lark now."""
+    try:
+        tables = json.loads(TABLES_PATH.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tables = None
+    if isinstance(tables, dict) and tables.get("format") == TABLES_FORMAT \
+            and tables.get("grammar") == grammar:
+        return tables
+    return build_tables(grammar, start)
+
+
+def write_tables() -> Path:
+    """Build the tables of grammar.lark and write grammar_tables.json (atomically)."""
+    tables = build_tables(GRAMMAR_PATH.read_text(encoding="utf-8"), "start")
+    temporary = TABLES_PATH.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(tables, separators=(",", ":")) + "\n", encoding="utf-8")
+    temporary.replace(TABLES_PATH)
+    return TABLES_PATH
+
+
+def _recipe(rule: Any, placeholders: bool) -> list[Any] | None:
+    """How a reduction by `rule` makes its value from its children, as lark's
+    parse-tree builder would (lark.parse_tree_builder): children filtered and
+    expanded, then the rule's method, or for a `?rule` with one child left, that
+    child.  [method name, the children as Python expressions over `c` (None when
+    they are `c` as it is), expand1, is a `_rule`]; None for a unit `?rule` (A -> B)."""
     expansion = rule.expansion
     options = rule.options
-    expand1 = options.expand1 and not rule.alias
+    expand1 = bool(options.expand1 and not rule.alias)
     if expand1 and len(expansion) == 1 and not expansion[0].is_term:
         return None
     name = rule.alias or options.template_source or rule.origin.name
-    method = getattr(builder, name, None)
     # How many Nones go before each child (and after the last): `[item]` left out.
     empty = options.empty_indices if placeholders else ()
     if empty:
@@ -340,10 +401,20 @@ def _reduction(rule: Any, builder: Any, placeholders: bool) -> Callable[[list], 
             # a `_rule`'s value is the list of its children, spliced into its parent's
             items.append(f"*c[{i}]" if not sym.is_term and sym.name.startswith("_") else f"c[{i}]")
     items += ["None"] * (pending + nones[len(expansion)])
+    as_is = items == [f"c[{i}]" for i in range(len(expansion))] and not expand1
+    return [str(name), None if as_is else items, expand1, rule.origin.name.startswith("_")]
+
+
+def _build(recipe: list[Any] | None, builder: Any) -> Callable[[list], Any] | None:
+    """The function a recipe (see _recipe) describes, calling `builder`'s methods."""
+    if recipe is None:
+        return None
+    name, items, expand1, inlined = recipe
+    method = getattr(builder, name, None)
     if method is None:
-        # `_rule`s become lists (see above); any other rule without a method a lark Tree
-        method = list if rule.origin.name.startswith("_") else partial(Tree, name)
-    if items == [f"c[{i}]" for i in range(len(expansion))] and not expand1:
+        # `_rule`s become lists (see _recipe); any other rule without a method a lark Tree
+        method = list if inlined else partial(_tree, name)
+    if items is None:
         return method  # the children as they are: `c` is a fresh list
     if items and items[0] == "*c[0]":
         # left recursion (`_rule: _rule "," item`): extend the list it made, as lark
@@ -359,19 +430,7 @@ def _reduction(rule: Any, builder: Any, placeholders: bool) -> Callable[[list], 
     return namespace["build"]
 
 
-def _cache_path(grammar: str) -> str:
-    """Where lark keeps the analysed grammar between runs (faster start-up)."""
-    import hashlib
-    import os
-    import tempfile
+def _tree(name: str, children: list) -> Any:
+    from lark import Tree  # only a rule the builder has no method for makes one
 
-    import lark
-
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    key = hashlib.sha256((grammar + lark.__version__).encode()).hexdigest()[:16]
-    folder = os.path.join(root, "fuse")
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        folder = tempfile.gettempdir()
-    return os.path.join(folder, f"grammar-{key}.lark-cache")
+    return Tree(name, children)

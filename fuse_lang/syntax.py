@@ -1,10 +1,10 @@
 """Text -> IR: lexing, statement splitting with recovery, LALR parsing.
 
-The whole text is lexed once with lark's lexer (the terminals of
-grammar.lark, which include a catch-all so lexing never fails).  The token
-stream is split into statements at newlines and `;` outside brackets; each
-statement is parsed on its own by lark's LALR parser, building IR nodes
-directly (an inline transformer, so no intermediate tree).  A statement with
+The text is lexed line by line with the terminals of grammar.lark (which
+include a catch-all so lexing never fails).  The token stream is split into
+statements at newlines and `;` outside brackets; each statement is parsed on
+its own with the LALR(1) table lark builds from the grammar (see lalr.py),
+building IR nodes directly (no intermediate tree).  A statement with
 an error yields a diagnostic and is left out of the program; every other
 statement is still parsed and checked.  Parsing never raises on user input.
 """
@@ -17,16 +17,15 @@ from dataclasses import dataclass, replace
 from functools import partial
 from itertools import compress
 from operator import itemgetter
-from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
-from .lalr import Engine, ParseError, Tok, _kind_of, _new_tok
+from .lalr import GRAMMAR_PATH, Engine, ParseError, Tok, _kind_of, _new_tok, load_tables
 from .span import Span, shifted
 
-GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
+GRAMMAR = GRAMMAR_PATH.read_text(encoding="utf-8")
 
 MAX_NESTING = 200          # brackets deeper than this are refused (bounded work)
 MAX_SYNTAX_ERRORS = 200    # after this many, reporting stops
@@ -436,7 +435,7 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
 
 @functools.lru_cache(maxsize=1)
 def _engine() -> Engine:
-    return Engine(GRAMMAR, "start", _IRBuilder())
+    return Engine(load_tables(GRAMMAR), _IRBuilder())
 
 
 # ---------------------------------------------------------- error wording
@@ -654,15 +653,16 @@ class _Line:
     whatever came before, so the splitter takes it whole without looking at its
     tokens; anything else goes through `_split` token by token."""
 
-    __slots__ = ("offset", "tokens", "simple", "start", "end")
+    __slots__ = ("offset", "tokens", "shape", "simple", "start", "end")
 
     def __init__(self, text: str, offset: int, length: int) -> None:
         tokens = _engine().tokens(text, offset, offset + length)
         self.offset = offset
         self.tokens = tokens  # plain tuples (type, text, start, end)
+        self.shape = shape = tuple(map(_kind_of, tokens))  # their types: the parser's key
         self.start = tokens[0][2] - offset if tokens else 0
         self.end = tokens[-1][3] - offset if tokens else 0
-        self.simple = bool(tokens) and _simple(tokens)
+        self.simple = bool(tokens) and _simple(tokens, shape)
 
     def tokens_at(self, offset: int) -> list[tuple[str, str, int, int]]:
         if offset == self.offset:
@@ -676,8 +676,7 @@ _BRACKETS = frozenset(_OPEN) | frozenset(_CLOSE)
 _value_of = itemgetter(1)
 
 
-def _simple(tokens: list[tuple[str, str, int, int]]) -> bool:
-    kinds = list(map(_kind_of, tokens))
+def _simple(tokens: list[tuple[str, str, int, int]], kinds: tuple[str, ...]) -> bool:
     if not _NOT_SIMPLE.isdisjoint(kinds):
         return False
     # The line's brackets in order, as text ("[]([])"): they close in order if
@@ -796,11 +795,15 @@ def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line] 
             yield (toks[0].start_pos, toks[-1].end_pos, ok, toks)
 
 
-def _parse_statement(tokens: list[Tok], span: Span) -> _Outcome:
-    """One sound statement's IR (an axis declaration may give several), or why not."""
+def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None = None
+                     ) -> _Outcome:
+    """One sound statement's IR (an axis declaration may give several), or why not;
+    `shape`: the tokens' types, when known."""
+    if shape is None:
+        shape = tuple(map(_kind_of, tokens))
     try:
-        result = _engine().parse(tokens)
-        if "STRING" in map(_kind_of, tokens):
+        result = _engine().parse(tokens, shape)
+        if "STRING" in shape:
             _strings_alone(result)
     except _StatementError as err:
         return (), err.diagnostic
@@ -856,7 +859,7 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
             break
         if not ok:
             continue
-        line = None
+        line = shape = None
         if isinstance(tokens, tuple):
             line, offset = tokens
             tokens = line.tokens  # types and texts only: offsets may be stale
@@ -878,7 +881,8 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
         if entry is None:
             if line is not None:
                 tokens = line.tokens_at(offset)
-            entry = (start, _parse_statement(tokens, span))
+                shape = line.shape
+            entry = (start, _parse_statement(tokens, span, shape))
         parsed_used.setdefault(key, entry)
         result, problem = entry[1]
         if problem is not None:

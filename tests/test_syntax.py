@@ -699,3 +699,46 @@ def test_parse_never_raises_on_noise():
 def test_strings_know_only_the_two_escapes_of_the_contract():
     program = parse('"a\\"b.npy" = Y\n"c\\\\d.npy" = Y\n"e\\x(1).npy" = Y\n').program
     assert [s.path.value for s in program.statements] == ['a"b.npy', "c\\d.npy", "e\\x(1).npy"]
+
+
+# ------------------------------------------------------------ parse tables
+
+
+def test_the_committed_parse_tables_are_those_of_the_grammar():
+    """grammar_tables.json is what lark builds from grammar.lark now: after a change
+    to the grammar, write it again with
+    `python -c "import fuse_lang.lalr as l; l.write_tables()"`."""
+    import json
+
+    from fuse_lang.lalr import TABLES_PATH, build_tables
+    from fuse_lang.syntax import GRAMMAR
+
+    committed = json.loads(TABLES_PATH.read_text(encoding="utf-8"))
+    assert committed == json.loads(json.dumps(build_tables(GRAMMAR, "start"))), \
+        "fuse_lang/grammar_tables.json is stale: run fuse_lang.lalr.write_tables()"
+
+
+def test_tables_made_from_another_grammar_are_not_used():
+    from fuse_lang.lalr import Engine, load_tables
+    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+
+    changed = GRAMMAR + "\n// a comment: another text, the same language\n"
+    tables = load_tables(changed)
+    assert tables["grammar"] == changed  # built now, from the text given
+    engine = Engine(tables, _IRBuilder())
+    stmt = engine.parse(engine.tokens("Y[i] = A[i,j] B[j]"))
+    assert isinstance(stmt, ir.Equation) and stmt.lhs.name == "Y"
+
+
+def test_checking_a_file_does_not_import_lark(tmp_path):
+    import subprocess
+    import sys
+
+    program = tmp_path / "p.fuse"
+    program.write_text("A[i,j] = B[i,j]\nB[i,j] = \"b.npy\"\nY[i] = A[i,j]\n", encoding="utf-8")
+    code = ("import sys; from fuse_lang.cli import check_paths; "
+            f"check_paths([{str(program)!r}]); "
+            "print(sorted(m for m in sys.modules if m == 'lark' or m.startswith('lark.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
