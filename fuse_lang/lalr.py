@@ -288,7 +288,9 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]]) -> Callable[[
     """A shape's replay as one function of its tokens: the same builders called in
     the same order with the same children, without a stack or a loop (for the
     shapes a program repeats most, a good part of parsing them).  It is made by
-    running the replay over names: the stack holds the expression of each value."""
+    running the replay over names: the stack holds the expression of each value.
+    A reduction that only reshapes its children (see _build) is written out in
+    place, so it costs no call."""
     namespace: dict[str, Any] = {}
     lines = []
     stack: list[str] = []
@@ -298,8 +300,29 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]]) -> Callable[[
         i += shifts
         children = stack[len(stack) - size:]
         del stack[len(stack) - size:]
-        namespace[f"b{n}"] = build
-        lines.append(f"    v{n} = b{n}([{', '.join(children)}])")
+        recipe = getattr(build, "recipe", None)
+        if recipe is None:
+            namespace[f"b{n}"] = build
+            value = f"b{n}([{', '.join(children)}])"
+        else:
+            items, expand1, method = recipe
+            # `c[i]` / `*c[i]` are the children; a fresh list is as good as
+            # extending the left one in place (nothing else holds that list)
+            items = [item if item == "None" else
+                     ("*" if item[0] == "*" else "") + children[int(item[item.index("[") + 1:-1])]
+                     for item in items]
+            listed = f"[{', '.join(items)}]"
+            namespace[f"m{n}"] = method
+            if method is list:
+                value = listed
+            elif not expand1:
+                value = f"m{n}({listed})"
+            elif len(items) == 1 and items[0][0] != "*":
+                value = items[0]  # a `?rule` with one child: that child
+            else:
+                lines.append(f"    x = {listed}")
+                value = f"x[0] if len(x) == 1 else m{n}(x)"
+        lines.append(f"    v{n} = {value}")
         stack.append(f"v{n}")
     source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {stack[0]}\n"
     exec(source, namespace)  # noqa: S102 - code made from the replay's own steps
@@ -427,7 +450,9 @@ def _build(recipe: list[Any] | None, builder: Any) -> Callable[[list], Any] | No
         result = "x"
     namespace = {"m": method}
     exec(f"def build(c):\n    {body}\n    return {result}\n", namespace)  # noqa: S102
-    return namespace["build"]
+    build = namespace["build"]
+    build.recipe = (items, expand1, method)  # for _compiled, which writes it out in place
+    return build
 
 
 def _tree(name: str, children: list) -> Any:

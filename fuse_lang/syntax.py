@@ -326,7 +326,11 @@ class _IRBuilder:
 
     def bracket_ref(self, c):
         name, _l, args, close = c
-        indices = tuple([_index_from(a) for a in args]) if args else ()
+        # _index_from's first case (and _is_variable_name's rule) written out in
+        # place: most indices are plain variables, and this saves two calls each
+        indices = tuple([ir.IndexVar(a.name, a.span) if type(a) is ir.Ref and a.indices is None
+                         and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
+                         for a in args]) if args else ()
         return ir.Ref(name[1], _new_span(name[2:]), indices, False,
                       _new_span((name[2], close[3])))
 
