@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from . import ir
 from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
@@ -86,10 +88,58 @@ class Analysis:
     recursive: frozenset[str]
     exports: tuple[str, ...]
     recursion: dict[str, str] = field(default_factory=dict)  # tensor -> how its group runs
+    # set by _defer: makes tensors, var_extents and domain_symbols on first read
+    _deferred: _Deferred | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def has_errors(self) -> bool:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def _defer(self, make: Callable[[], tuple[dict, dict, dict]]) -> None:
+        """Leave `tensors`, `var_extents` and `domain_symbols` unset, to be made by
+        `make` when one of them is first read (see __getattr__)."""
+        for name in _DEFERRED:
+            object.__delattr__(self, name)
+        object.__setattr__(self, "_deferred", _Deferred(make))
+
+    if not TYPE_CHECKING:  # (a __getattr__ would hide misspelt attributes from checkers)
+        def __getattr__(self, name: str) -> dict:
+            # reached only for an attribute the instance lacks: a deferred one not made yet
+            deferred = self.__dict__.get("_deferred")
+            if deferred is None or name not in _DEFERRED:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            for key, value in zip(_DEFERRED, deferred.values()):
+                object.__setattr__(self, key, value)
+            object.__setattr__(self, "_deferred", None)
+            return self.__dict__[name]
+
+    def __getstate__(self) -> dict:
+        # copy and pickle: the deferred fields made first (a lock does not pickle)
+        for name in _DEFERRED:
+            getattr(self, name)
+        return self.__dict__
+
+
+_DEFERRED = ("tensors", "var_extents", "domain_symbols")  # the fields Analysis._defer leaves
+
+
+class _Deferred:
+    """Makes a deferred Analysis' fields once, on first need, under a lock (two
+    threads must not number the domains at once), then forgets how."""
+
+    __slots__ = ("_make", "_values", "_lock")
+
+    def __init__(self, make: Callable[[], tuple[dict, dict, dict]]) -> None:
+        self._make: Callable[[], tuple[dict, dict, dict]] | None = make
+        self._values: tuple[dict, dict, dict] | None = None
+        self._lock = threading.Lock()
+
+    def values(self) -> tuple[dict, dict, dict]:
+        with self._lock:
+            if self._values is None:
+                assert self._make is not None
+                self._values, self._make = self._make(), None  # and lets the checker go
+            return self._values
 
 
 def analyze(text: str, path: str | None = None, base_dir: str | Path | None = None,
@@ -240,13 +290,21 @@ class _Checker:
                         Span(0, 0))
             order, recursive = (), frozenset()
         diags = sorted(self.diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
-        return Analysis(
+        # A one-off analysis makes its tensors, var_extents and domain_symbols only
+        # when first read: `fuse check` reads none of them.  An Analyzer that
+        # remembers needs them now (_tensor_infos fills infos_used for the next run).
+        deferred = not self.remember
+        tensors, var_extents, domain_symbols = ({}, {}, {}) if deferred else self._results()
+        analysis = Analysis(
             path=self.path, base_dir=self.base_dir, text=self.text,
             lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
-            tensors=self._tensor_infos(), roles=self.roles, scopes=self.scopes,
-            var_extents=self._var_extents(), domain_symbols=self._domain_symbols(),
+            tensors=tensors, roles=self.roles, scopes=self.scopes,
+            var_extents=var_extents, domain_symbols=domain_symbols,
             order=order, recursive=recursive, exports=tuple(self.exports),
             recursion=dict(self.recursion_how))
+        if deferred:
+            analysis._defer(self._results)
+        return analysis
 
     # ------------------------------------------------------ definitions
     def _collect_tensors(self, statements: tuple[ir.Statement, ...]) -> None:
@@ -1116,6 +1174,19 @@ class _Checker:
     # ---------------------------------------------------------- results
     # Domains are numbered 1, 2, ... in the order these functions first meet them:
     # the tensors' axes, then the statements' variables, then symbol domains.
+    def _results(self) -> tuple[dict[str, TensorInfo],
+                                dict[tuple[int, str], tuple[int | None, int]],
+                                dict[int, tuple[str, ...]]]:
+        """The analysis' tensors, var_extents and domain_symbols, made in this order
+        (it numbers the domains).  Reads only what run has finished with."""
+        collecting = gc.isenabled()
+        gc.disable()  # as in Analyzer.analyze: when deferred, this runs after it
+        try:
+            return self._tensor_infos(), self._var_extents(), self._domain_symbols()
+        finally:
+            if collecting:
+                gc.enable()
+
     def _domain_id(self, key) -> int:
         ids = self._ids
         root = self.domains.find(key)

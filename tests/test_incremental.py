@@ -4,6 +4,9 @@ tensors, index roles and scopes, extents and domains — and what did not change
 is reused rather than made again."""
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
 import random
 from pathlib import Path
 
@@ -128,6 +131,40 @@ def test_unchanged_statements_are_reused_and_moved_ones_shifted():
     for before, after in zip(new, third.program.statements):
         assert after.span == (before.span.start + 7, before.span.end + 7)
     same(third, analyze("# more\n" + second.text, None, EXAMPLES))
+
+
+@pytest.mark.parametrize("first", ["tensors", "var_extents", "domain_symbols"])
+def test_a_one_off_analysis_numbers_domains_as_the_analyzer_does(first):
+    # `analyze` makes these three only when one is first read (`fuse check` reads
+    # none); whichever is read first, they equal the Analyzer's, domain numbers too
+    # (in the second, `j` and `k` belong to no tensor: their numbers depend on the order)
+    texts = [PROGRAM, "Early[i] = Missing[i,j] Gone[k]\n" + PROGRAM]
+    texts += [p.read_text() for p in sorted(EXAMPLES.glob("*.fuse"))]
+    for text in texts:
+        want = Analyzer().analyze(text, None, EXAMPLES)
+        got = analyze(text, None, EXAMPLES)
+        getattr(got, first)
+        assert list(got.tensors.items()) == list(want.tensors.items())
+        assert list(got.var_extents.items()) == list(want.var_extents.items())
+        assert list(got.domain_symbols.items()) == list(want.domain_symbols.items())
+        same(got, want)
+    # the program above has sources, a recursion and symbols: the numbers mean something
+    one_off = analyze(PROGRAM, None, EXAMPLES)
+    assert one_off.recursive and one_off.tensors["X"].kind == "source"
+    numbers = {axis.domain for info in one_off.tensors.values() for axis in info.axes}
+    assert set(one_off.domain_symbols) <= numbers | {d for _, d in one_off.var_extents.values()}
+    assert one_off.domain_symbols[one_off.tensors["Parent"].axes[0].domain] == \
+        ("Alice", "Bob", "Carol")
+
+
+def test_a_one_off_analysis_copies_replaces_and_pickles_whole():
+    want = Analyzer().analyze(PROGRAM, None, EXAMPLES)
+    for make in (copy.copy, copy.deepcopy, dataclasses.replace,
+                 lambda a: pickle.loads(pickle.dumps(a))):
+        got = make(analyze(PROGRAM, None, EXAMPLES))
+        same(got, want)
+    changed = dataclasses.replace(analyze(PROGRAM, None, EXAMPLES), tensors={})
+    assert changed.tensors == {} and changed.var_extents == want.var_extents
 
 
 def test_source_files_are_read_again_on_every_analysis(tmp_path):
