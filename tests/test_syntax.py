@@ -3,6 +3,8 @@ it builds (node kinds, fields, spans) and error recovery."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fuse_lang import ir, parse
 from fuse_lang.span import LineIndex, Span
@@ -742,3 +744,33 @@ def test_checking_a_file_does_not_import_lark(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def _engine_in_lark_order():
+    from fuse_lang.lalr import Engine, load_tables
+    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+
+    tables = dict(load_tables(GRAMMAR))
+    tables["scanner"] = [name for name, _ in tables["terminals"]]
+    return Engine(tables, _IRBuilder())
+
+
+_LARK_ORDER = None
+
+
+_PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
+           "max=", "min==", "export", "exports", "reduce(", "axis", "param'", "1e-5", ".5",
+           "**", "->", "::", "+=", '"a.npy"', "# note"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
+    """The scanner tries common terminals first (lalr._scan_order); every token
+    must still be the one lark's order of terminals gives."""
+    from fuse_lang.syntax import _engine
+
+    global _LARK_ORDER
+    if _LARK_ORDER is None:
+        _LARK_ORDER = _engine_in_lark_order()
+    assert _engine().tokens(text) == _LARK_ORDER.tokens(text)
