@@ -750,8 +750,9 @@ class _Checker:
     @staticmethod
     def _broadcast_roles(roles: list[IndexRole]) -> list[IndexRole]:
         """LHS indices no RHS term mentions: their extent must come from elsewhere."""
-        rhs_names = {o.name for r in roles for o in r.occurrences if not o.lhs}
-        return [role for role in roles if role.role == "output" and role.name not in rhs_names
+        # an output role holds all its name's occurrences, the LHS ones first: its
+        # last one is on the LHS when the RHS has none
+        return [role for role in roles if role.role == "output" and role.occurrences[-1].lhs
                 and role.occurrences[0].form != "slice"]
 
     # ----------------------------------------------------------- sources

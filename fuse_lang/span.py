@@ -77,9 +77,9 @@ _SHIFTERS: dict[type, Any] = {}
 def shifted(value: Any, delta: int) -> Any:
     """A copy of `value` with every Span in it moved by `delta` characters: the
     same IR, diagnostics or analysis parts for a statement that moved in its
-    text.  Goes through tuples, lists, dicts' values and slotted dataclasses
-    (whose frozen-ness it bypasses, as their generated __init__ does); other
-    values (names, numbers, enums, sets of names) are shared, not copied."""
+    text.  Goes through tuples, lists, dicts' values, named tuples and slotted
+    dataclasses (whose frozen-ness it bypasses, as their generated __init__
+    does); other values (names, numbers, enums, sets of names) are shared."""
     kind = type(value)
     if kind is Span:
         return Span(value[0] + delta, value[1] + delta)
@@ -96,26 +96,34 @@ def shifted(value: Any, delta: int) -> Any:
 
 
 def _shifter(kind: type) -> Any:
-    """A function (value, delta) -> shifted(value, delta) for a slotted dataclass,
-    generated once per class (it runs for every node of every moved statement);
-    None for any other class."""
+    """A function (value, delta) -> shifted(value, delta) for a slotted dataclass or
+    a named tuple, generated once per class (it runs for every node of every moved
+    statement); None for any other class."""
     shift = None
+    names: dict[str, Any] = {"new": object.__new__, "K": kind, "S": Span, "shifted": shifted}
     fields = getattr(kind, "__dataclass_fields__", None)
     if fields is not None and "__slots__" in kind.__dict__:
-        names: dict[str, Any] = {"new": object.__new__, "K": kind, "S": Span,
-                                 "shifted": shifted}
         lines = ["def shift(v, d):", "    o = new(K)"]
         for k, f in enumerate(fields.values()):
-            if f.type == "Span" or f.type is Span:
-                value = f"S(v.{f.name}[0] + d, v.{f.name}[1] + d)"
-            elif f.type in _PLAIN:
-                value = f"v.{f.name}"
-            else:
-                value = f"shifted(v.{f.name}, d)"
             names[f"set{k}"] = kind.__dict__[f.name].__set__  # the slot's own setter
-            lines.append(f"    set{k}(o, {value})")
+            lines.append(f"    set{k}(o, {_shifted_field(f.name, f.type)})")
         lines.append("    return o")
         exec("\n".join(lines), names)  # noqa: S102 - code made from the class' field names
         shift = names["shift"]
+    elif issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        names["new"] = tuple.__new__
+        types = getattr(kind, "__annotations__", {})
+        values = ", ".join(_shifted_field(name, types.get(name)) for name in kind._fields)
+        exec(f"def shift(v, d):\n    return new(K, ({values},))", names)  # noqa: S102
+        shift = names["shift"]
     _SHIFTERS[kind] = shift
     return shift
+
+
+def _shifted_field(name: str, annotation: Any) -> str:
+    """The expression for field `name` of `v` moved by `d` (see _shifter)."""
+    if annotation == "Span" or annotation is Span:
+        return f"S(v.{name}[0] + d, v.{name}[1] + d)"
+    if annotation in _PLAIN:
+        return f"v.{name}"
+    return f"shifted(v.{name}, d)"

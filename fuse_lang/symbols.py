@@ -7,17 +7,22 @@ is a lookup in the tables built here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from . import ir
-from .fastinit import fast_init
 from .span import Span
 
 SUM_OPS = ("=", "+=")
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Scope:
+# Scope, Occurrence and IndexRole are named tuples, not dataclasses: the checker
+# makes several per statement of a program (hundreds of thousands in a large one),
+# and a tuple is made in C, about three times faster.  Immutable all the same.
+# The hottest places make them with _new (tuple.__new__), skipping even the
+# named tuple's own __new__, a Python function.
+_new = tuple.__new__
+
+class Scope(NamedTuple):
     """A projection scope: the RHS, a call argument, or a `reduce` body."""
 
     id: int
@@ -28,9 +33,7 @@ class Scope:
     explicit: tuple[str, ...] = ()  # reduce's named indices
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class Occurrence:
+class Occurrence(NamedTuple):
     name: str
     span: Span
     scope: int
@@ -40,9 +43,7 @@ class Occurrence:
     lhs: bool
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
-class IndexRole:
+class IndexRole(NamedTuple):
     """What one index variable does in one statement."""
 
     name: str
@@ -106,9 +107,10 @@ def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[i
         if kind is Ref or kind is Number:  # leaves: most nodes
             continue
         if kind is Call:
-            for arg in reversed(node.args + tuple(k.value for k in node.kwargs)):
+            args = node.args + tuple([k.value for k in node.kwargs]) if node.kwargs else node.args
+            for arg in reversed(args):
                 sid = len(scopes)
-                scopes[sid] = Scope(sid, scope, "argument", "sum", arg.span)
+                scopes[sid] = _new(Scope, (sid, scope, "argument", "sum", arg.span, ()))
                 stack.append((arg, sid))
         elif kind is Reduce:
             sid = len(scopes)
@@ -188,9 +190,10 @@ def slice_name(ordinal: int) -> str:
 def _ref_occurrences(ref: ir.Ref, scope: int, lhs: bool, out: list[Occurrence]) -> None:
     slices = 0
     name = ref.name
+    IndexVar = ir.IndexVar
     for pos, index in enumerate(ref.indices or ()):
-        if type(index) is ir.IndexVar:  # most indices
-            out.append(Occurrence(index.name, index.span, scope, name, pos, "var", lhs))
+        if type(index) is IndexVar:  # most indices: made without Occurrence's own __new__
+            out.append(_new(Occurrence, (index.name, index.span, scope, name, pos, "var", lhs)))
             continue
         if isinstance(index, ir.IndexSlice):
             out.append(Occurrence(slice_name(slices), index.span, scope, ref.name, pos, "slice",
@@ -235,8 +238,8 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
         else:
             factors = tuple(dict.fromkeys([o.tensor for o in found if o.tensor and not o.lhs]))
         if found[0].lhs:
-            roles.append(IndexRole(name, statement, tuple(found), "output", None, None, factors,
-                                   name in joined_names))
+            roles.append(_new(IndexRole, (name, statement, tuple(found), "output", None, None,
+                                          factors, name in joined_names)))
             continue
         if keeps_free or not scopes:
             roles.append(IndexRole(name, statement, tuple(found), "free", None, None, factors,
@@ -253,8 +256,12 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 groups.append((scope, inside))
         if rest:
             first = rest[0].scope
-            if scopes[first].kind != "reduce" and (len(rest) == 1 or all(
-                    o.scope == first for o in rest)):
+            one_scope = True
+            for o in rest:  # a loop, not all(...): a generator costs more than a few items
+                if o.scope != first:
+                    one_scope = False
+                    break
+            if one_scope and scopes[first].kind != "reduce":
                 home = scopes[first]  # all in one scope (most indices): that one
             else:
                 # a reduce projects only the indices it names: for any other index its
@@ -266,8 +273,8 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 home = scopes[next(s for s in chains[0] if s in common)]
             groups.append((home, rest))
         for scope, members in groups:
-            roles.append(IndexRole(name, statement, tuple(members), "projected", scope.op, scope,
-                                   factors, name in joined_names))
+            roles.append(_new(IndexRole, (name, statement, tuple(members), "projected", scope.op,
+                                          scope, factors, name in joined_names)))
     return roles
 
 
