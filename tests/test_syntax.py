@@ -774,3 +774,25 @@ def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
     if _LARK_ORDER is None:
         _LARK_ORDER = _engine_in_lark_order()
     assert _engine().tokens(text) == _LARK_ORDER.tokens(text)
+
+
+def test_the_parsers_fast_made_nodes_are_ordinary_frozen_nodes():
+    """bare and bracket references are made by fastinit.fast_maker: the same
+    frozen dataclass instances as calling the classes gives."""
+    import copy
+    import dataclasses
+    import pickle
+
+    stmt = parse("Y[i] = A[i,j] B").program.statements[0]
+    ref = stmt.rhs.factors[0]
+    assert type(ref) is ir.Ref and type(ref.indices[0]) is ir.IndexVar
+    assert ref == ir.Ref("A", ref.name_span, (ir.IndexVar("i", ref.indices[0].span),
+                                              ir.IndexVar("j", ref.indices[1].span)),
+                         False, ref.span)
+    bare = stmt.rhs.factors[1]
+    assert bare == ir.Ref("B", bare.span, None, False, bare.span)
+    assert hash(bare) == hash(ir.Ref("B", bare.span, None, False, bare.span))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ref.name = "C"  # type: ignore[misc]
+    assert copy.deepcopy(ref) == ref and pickle.loads(pickle.dumps(ref)) == ref
+    assert dataclasses.replace(ref, name="C").name == "C"
