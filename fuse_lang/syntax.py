@@ -47,6 +47,7 @@ _new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Pytho
 # the parser's most numerous nodes, made faster than by calling their classes
 _make_ref = fast_maker(ir.Ref)  # (name, name_span, indices, paren, span)
 _make_var = fast_maker(ir.IndexVar)  # (name, span, dotted)
+_make_equation = fast_maker(ir.Equation)  # (lhs, op, op_span, rhs, span)
 
 
 # A token is a tuple (type, text, start, end): the lexer's plain tuples on the
@@ -156,6 +157,16 @@ def _index_from(arg: Any) -> ir.Index:
     raise AssertionError(arg.kind)  # a keyword argument: reported above
 
 
+def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
+    """The arguments of `T[...]` / `R(...)` as indices (see _index_from)."""
+    # _index_from's first case (and _is_variable_name's rule) written out in place:
+    # most indices are plain variables, and this saves two calls each
+    return tuple([_make_var(a.name, a.span, False)
+                  if type(a) is ir.Ref and a.indices is None
+                  and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
+                  for a in args])
+
+
 def _plain_index(expr: Any) -> ir.Index:
     span = expr.span
     if isinstance(expr, ir.Ref) and expr.indices is None:
@@ -217,13 +228,13 @@ class _IRBuilder:
     def equation(self, c):
         lhs, op, rhs = c
         lhs = self._lhs(lhs)
-        span = Span(lhs.span.start, rhs.span.end)
+        span = _new_span((lhs.span.start, rhs.span.end))
         if isinstance(rhs, ir.String):
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
             return ir.Source(lhs, rhs, span)
-        return ir.Equation(lhs, op[1], _tok_span(op), rhs, span)
+        return _make_equation(lhs, op[1], _tok_span(op), rhs, span)
 
     def sink(self, c):
         path_tok, _eq, rhs = c
@@ -330,12 +341,7 @@ class _IRBuilder:
 
     def bracket_ref(self, c):
         name, _l, args, close = c
-        # _index_from's first case (and _is_variable_name's rule) written out in
-        # place: most indices are plain variables, and this saves two calls each
-        indices = tuple([_make_var(a.name, a.span, False)
-                         if type(a) is ir.Ref and a.indices is None
-                         and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
-                         for a in args]) if args else ()
+        indices = _indices(args) if args else ()
         return _make_ref(name[1], _new_span(name[2:]), indices, False,
                          _new_span((name[2], close[3])))
 
@@ -349,14 +355,14 @@ class _IRBuilder:
         if name[1] in BUILTINS:
             return _call(name, args, span)
         try:
-            indices = tuple(_index_from(a) for a in args)
+            indices = _indices(args)
         except _StatementError:
             if _is_variable_name(name[1]):
                 # `foo(X[i])`: a call to a function that does not exist; the
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)
             raise
-        return ir.Ref(name[1], _tok_span(name), indices, True, span)
+        return _make_ref(name[1], _tok_span(name), indices, True, span)
 
     def args(self, c):
         """Expressions as they are, other arguments as `_Arg`s (`c` holds no None:
@@ -860,7 +866,7 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
     if not lazy:
         found = list(found)
     for start, end, ok, tokens in found:
-        span = Span(start, end)
+        span = _new_span((start, end))
         spans.append(span)
         if len(found_diags) + len(diags) >= MAX_SYNTAX_ERRORS:
             if lazy:
