@@ -15,8 +15,6 @@ import bisect
 import functools
 from dataclasses import dataclass, replace
 from functools import partial
-from itertools import compress
-from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
 from . import ir
@@ -677,7 +675,7 @@ class _Line:
         self.shape = shape = tuple(map(_kind_of, tokens))  # their types: the parser's key
         self.start = tokens[0][2] - offset if tokens else 0
         self.end = tokens[-1][3] - offset if tokens else 0
-        self.simple = bool(tokens) and _simple(tokens, shape)
+        self.simple = bool(tokens) and _simple(shape)
 
     def tokens_at(self, offset: int) -> list[tuple[str, str, int, int]]:
         if offset == self.offset:
@@ -687,18 +685,29 @@ class _Line:
 
 
 _NOT_SIMPLE = frozenset({"SEMI", "BAD_CHAR", "BAD_STRING", "NL"})
-_BRACKETS = frozenset(_OPEN) | frozenset(_CLOSE)
-_value_of = itemgetter(1)
+_BRACKET_TEXT = {"LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "LBRACE": "{", "RBRACE": "}"}
+# whether a line of these token types is simple: it depends on nothing else, and
+# programs repeat a few shapes many times (see Engine.parse)
+_SIMPLE_SHAPES: dict[tuple[str, ...], bool] = {}
 
 
-def _simple(tokens: list[tuple[str, str, int, int]], kinds: tuple[str, ...]) -> bool:
+def _simple(kinds: tuple[str, ...]) -> bool:
+    simple = _SIMPLE_SHAPES.get(kinds)
+    if simple is None:
+        if len(_SIMPLE_SHAPES) > 10_000:  # a long-lived editor session: forget now and then
+            _SIMPLE_SHAPES.clear()
+        simple = _SIMPLE_SHAPES[kinds] = _simple_shape(kinds)
+    return simple
+
+
+def _simple_shape(kinds: tuple[str, ...]) -> bool:
     if not _NOT_SIMPLE.isdisjoint(kinds):
         return False
     # The line's brackets in order, as text ("[]([])"): they close in order if
     # taking out the innermost pairs again and again empties it (in C, per depth).
-    brackets = "".join(compress(map(_value_of, tokens), map(_BRACKETS.__contains__, kinds)))
+    brackets = "".join([_BRACKET_TEXT[kind] for kind in kinds if kind in _BRACKET_TEXT])
     if len(brackets) > 2 * MAX_NESTING:
-        return _simple_slowly(tokens)  # might be nested too deep: count
+        return _simple_slowly(kinds)  # might be nested too deep: count
     while brackets:
         inner = brackets.replace("()", "").replace("[]", "").replace("{}", "")
         if inner == brackets:
@@ -707,10 +716,9 @@ def _simple(tokens: list[tuple[str, str, int, int]], kinds: tuple[str, ...]) -> 
     return True
 
 
-def _simple_slowly(tokens: list[tuple[str, str, int, int]]) -> bool:
+def _simple_slowly(kinds: tuple[str, ...]) -> bool:
     stack: list[str] = []
-    for tok in tokens:
-        kind = tok[0]
+    for kind in kinds:
         if kind in _OPEN:
             stack.append(_OPEN[kind])
             if len(stack) > MAX_NESTING:
