@@ -11,7 +11,8 @@ import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 
 from . import ir
 from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
@@ -89,7 +90,8 @@ class Analysis:
     exports: tuple[str, ...]
     recursion: dict[str, str] = field(default_factory=dict)  # tensor -> how its group runs
     # set by _defer: makes tensors, var_extents and domain_symbols on first read
-    _deferred: _Deferred | None = field(default=None, init=False, repr=False, compare=False)
+    # set by _defer on the instance (a class default, so no dataclass field)
+    _deferred: ClassVar[_Deferred | None] = None
 
     @property
     def has_errors(self) -> bool:
@@ -105,13 +107,16 @@ class Analysis:
     if not TYPE_CHECKING:  # (a __getattr__ would hide misspelt attributes from checkers)
         def __getattr__(self, name: str) -> dict:
             # reached only for an attribute the instance lacks: a deferred one not made yet
-            deferred = self.__dict__.get("_deferred")
-            if deferred is None or name not in _DEFERRED:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            for key, value in zip(_DEFERRED, deferred.values()):
-                object.__setattr__(self, key, value)
-            object.__setattr__(self, "_deferred", None)
-            return self.__dict__[name]
+            if name in _DEFERRED:
+                deferred = self.__dict__.get("_deferred")
+                if deferred is not None:
+                    for key, value in zip(_DEFERRED, deferred.values()):
+                        object.__setattr__(self, key, value)
+                    object.__setattr__(self, "_deferred", None)
+                # (another thread may have set them, and cleared _deferred, meanwhile)
+                if name in self.__dict__:
+                    return self.__dict__[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __getstate__(self) -> dict:
         # copy and pickle: the deferred fields made first (a lock does not pickle)
@@ -140,6 +145,19 @@ class _Deferred:
                 assert self._make is not None
                 self._values, self._make = self._make(), None  # and lets the checker go
             return self._values
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cycle collector off for a while (as it was after): an analysis makes
+    a large, acyclic graph of small objects that it would only scan again and again."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def analyze(text: str, path: str | None = None, base_dir: str | Path | None = None,
@@ -178,9 +196,7 @@ class Analyzer:
             base_dir = Path(path).parent if path else Path(".")
         # The IR is a large, acyclic graph of small objects: the cycle collector
         # only re-scans it (a third of the time on a 10,000-line file).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             checker = _Checker(text, path, Path(base_dir), input_shapes or {},
                                self._local_cache, self._infos, self._sccs, self._remember)
             analysis = checker.run(self._parse_cache)
@@ -188,9 +204,6 @@ class Analyzer:
             self._infos = checker.infos_used
             self._sccs = checker.sccs_used
             return analysis
-        finally:
-            if collecting:
-                gc.enable()
 
 
 def _close(name: str, candidates) -> list[str]:
@@ -1180,13 +1193,8 @@ class _Checker:
                                 dict[int, tuple[str, ...]]]:
         """The analysis' tensors, var_extents and domain_symbols, made in this order
         (it numbers the domains).  Reads only what run has finished with."""
-        collecting = gc.isenabled()
-        gc.disable()  # as in Analyzer.analyze: when deferred, this runs after it
-        try:
+        with gc_paused():  # as in Analyzer.analyze: when deferred, this runs after it
             return self._tensor_infos(), self._var_extents(), self._domain_symbols()
-        finally:
-            if collecting:
-                gc.enable()
 
     def _domain_id(self, key) -> int:
         ids = self._ids

@@ -10,14 +10,13 @@ Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from .check import Analysis, analyze
+from .check import Analysis, analyze, gc_paused
 from .diagnostics import Diagnostic, Severity
 from .span import LineIndex
 from .syntax import decode
@@ -96,13 +95,8 @@ def cmd_check(args: argparse.Namespace, prog: str = "fuse") -> int:
     # The analyses are millions of acyclic objects: with the cycle collector on,
     # its first pass after `analyze` would scan them all (a tenth of the run on a
     # 10,000-line file).  They are freed when _check returns, before it is back on.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _check(args, prog)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _check(args: argparse.Namespace, prog: str) -> int:

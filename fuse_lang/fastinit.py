@@ -2,8 +2,8 @@
 
 A frozen dataclass' generated `__init__` stores each field with
 `object.__setattr__(self, "name", value)`, a lookup by name per field; the
-parser and checker make hundreds of thousands of IR nodes, occurrences and
-roles, and that is a good part of their time.  `fast_init` gives such a class
+parser and checker make hundreds of thousands of IR nodes, and that is a good
+part of their time.  `fast_init` gives such a class
 an `__init__` with the same parameters and defaults that stores each field
 through its slot's own descriptor, as `span.shifted` does: the same objects,
 about twice as fast to make.  The class stays frozen: assigning a field
@@ -21,8 +21,7 @@ V = TypeVar("V")
 def fast_init(cls: T) -> T:
     """Class decorator, applied above `@dataclass(frozen=True, slots=True)`."""
     params = fields(cls)
-    if "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__") or any(
-            not f.init or f.default_factory is not MISSING or f.kw_only for f in params):
+    if not _plain(cls):
         return cls  # not a case this handles: keep the dataclass' own __init__
     names: dict = {}
     args = []
@@ -51,7 +50,10 @@ def fast_maker(cls: type[V]) -> Callable[..., V]:
     It fills an instance of a plain twin class with the same slots, where storing
     an attribute is one fast instruction (no frozen `__setattr__` in the way), and
     then makes that object a `cls`: CPython allows it because the two layouts are
-    the same, and refuses it (TypeError) otherwise, which a probe checks here once."""
+    the same, and refuses it (TypeError) otherwise, which a probe checks here once.
+    Only for classes `fast_init` handles, without base classes (TypeError else)."""
+    if not _plain(cls) or cls.__bases__ != (object,):
+        raise TypeError(f"fast_maker makes only plain slotted dataclasses, not {cls.__qualname__}")
     names = [f.name for f in fields(cls)]
     twin = type(f"{cls.__name__}Fields", cls.__bases__, {"__slots__": cls.__slots__})
     source = (f"def make({', '.join(names)}):\n    o = new(Twin)\n"
@@ -61,6 +63,12 @@ def fast_maker(cls: type[V]) -> Callable[..., V]:
     exec(source, namespace)  # noqa: S102 - code made from the class' field names
     make = namespace["make"]
     make.__qualname__ = f"fast_maker({cls.__qualname__})"
-    if type(make(*names)) is not cls:  # pragma: no cover - the assignment raises first
-        raise TypeError(f"fast_maker cannot make {cls.__qualname__}")
+    make(*names)  # the layouts agree, or CPython's TypeError says so now
     return make
+
+
+def _plain(cls: type) -> bool:
+    """A slotted dataclass whose __init__ only stores its arguments: no
+    __post_init__, every field an argument, no default factories, none keyword-only."""
+    return "__slots__" in cls.__dict__ and not hasattr(cls, "__post_init__") and not any(
+        not f.init or f.default_factory is not MISSING or f.kw_only for f in fields(cls))

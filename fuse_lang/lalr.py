@@ -18,6 +18,7 @@ with lark at start-up, and a test fails to say the file is stale.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from functools import partial
@@ -28,7 +29,7 @@ from typing import Any, Callable, NamedTuple
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 TABLES_PATH = Path(__file__).with_name("grammar_tables.json")
-TABLES_FORMAT = 2  # raise when the layout of build_tables' result changes
+TABLES_FORMAT = 3  # raise when the layout of build_tables' result changes
 
 
 class Tok(NamedTuple):
@@ -176,8 +177,13 @@ class Engine:
     def _init_table(self, tables: dict[str, Any], builder: Any) -> None:
         self._start_state = tables["start_state"]
         self._end_state = tables["end_state"]
-        rules = [(size, origin, _build(recipe, builder))
-                 for origin, size, recipe in tables["rules"]]
+        rules = []
+        self._reshapes: dict[Callable[[list], Any], _Reshape] = {}  # for _compiled
+        for origin, size, recipe in tables["rules"]:
+            build, reshape = _build(recipe, builder)
+            if reshape is not None:
+                self._reshapes[build] = reshape  # type: ignore[index]
+            rules.append((size, origin, build))
         states: dict[int, dict[str, tuple[bool, Any]]] = {}
         for state, actions in enumerate(tables["states"]):
             # a reduction's gotos depend on its look-ahead (see _follow_units): one each
@@ -208,7 +214,7 @@ class Engine:
             return steps(tokens)
         self._uses[shape] = uses = self._uses.get(shape, 0) + 1
         if uses >= self.COMPILE_AFTER:
-            self._replays[shape] = _compiled(steps)
+            self._replays[shape] = _compiled(steps, self._reshapes)
         stack: list[Any] = []
         i = 0
         for shifts, size, build in steps:
@@ -286,12 +292,13 @@ class Engine:
             goto = states[below][action[1].origin][1]
 
 
-def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]]) -> Callable[[list], Any]:
+def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
+              reshapes: dict[Callable[[list], Any], _Reshape]) -> Callable[[list], Any]:
     """A shape's replay as one function of its tokens: the same builders called in
     the same order with the same children, without a stack or a loop (for the
     shapes a program repeats most, a good part of parsing them).  It is made by
     running the replay over names: the stack holds the expression of each value.
-    A reduction that only reshapes its children (see _build) is written out in
+    A reduction that only reshapes its children (`reshapes`) is written out in
     place, so it costs no call."""
     namespace: dict[str, Any] = {}
     lines = []
@@ -302,28 +309,14 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]]) -> Callable[[
         i += shifts
         children = stack[len(stack) - size:]
         del stack[len(stack) - size:]
-        recipe = getattr(build, "recipe", None)
-        if recipe is None:
+        reshape = reshapes.get(build)
+        if reshape is None:
             namespace[f"b{n}"] = build
             value = f"b{n}([{', '.join(children)}])"
         else:
-            items, expand1, method = recipe
-            # `c[i]` / `*c[i]` are the children; a fresh list is as good as
-            # extending the left one in place (nothing else holds that list)
-            items = [item if item == "None" else
-                     ("*" if item[0] == "*" else "") + children[int(item[item.index("[") + 1:-1])]
-                     for item in items]
-            listed = f"[{', '.join(items)}]"
-            namespace[f"m{n}"] = method
-            if method is list:
-                value = listed
-            elif not expand1:
-                value = f"m{n}({listed})"
-            elif len(items) == 1 and items[0][0] != "*":
-                value = items[0]  # a `?rule` with one child: that child
-            else:
-                lines.append(f"    x = {listed}")
-                value = f"x[0] if len(x) == 1 else m{n}(x)"
+            namespace[f"m{n}"] = reshape[2]
+            code, value = _reshape_code(reshape, children, f"m{n}")
+            lines += [f"    {line}" for line in code]
         lines.append(f"    v{n} = {value}")
         stack.append(f"v{n}")
     source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {stack[0]}\n"
@@ -370,7 +363,7 @@ def build_tables(grammar: str, start: str) -> dict[str, Any]:
             actions.append([symbol, False, rule_number[arg]])
         states.append(actions)
     regexps = [(t.name, t.pattern.to_regexp()) for t in terminals]
-    return {"format": TABLES_FORMAT, "grammar": grammar,
+    return {"format": TABLES_FORMAT, "grammar": grammar, "start": start,
             "terminals": [list(pair) for pair in regexps],
             "scanner": _scan_order(regexps),
             "ignore": sorted(lark.lexer_conf.ignore),
@@ -410,43 +403,47 @@ def _scan_order(regexps: list[tuple[str, str]]) -> list[str]:
 def _first_chars(regexp: str) -> frozenset[str] | None:
     """The characters a match of `regexp` can start with, or None when they are not
     a known set (any character, a negated class, an empty match, flags...)."""
-    try:
-        from re import _parser as sre_parse  # type: ignore[attr-defined]
-    except ImportError:  # Python 3.10
-        import sre_parse  # type: ignore[no-redef]
-    parsed = sre_parse.parse(regexp)
+    parser = _regexp_parser()
+    parsed = parser.parse(regexp)
     if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
         return None
-    chars, nullable = _first_of(list(parsed))
+    chars, nullable = _first_of(list(parsed), parser)
     return None if chars is None or nullable else frozenset(chars)
 
 
-def _first_of(items: list) -> tuple[set[str] | None, bool]:
+def _regexp_parser() -> Any:
+    """Python's own regular-expression parser (its op codes are its constants)."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_parse as _parser  # type: ignore[no-redef]
+    return _parser
+
+
+def _first_of(items: list, p: Any) -> tuple[set[str] | None, bool]:
     """(first characters, can match empty) of a parsed sequence; None: unknown."""
     out: set[str] = set()
     for op, av in items:
-        op = str(op)
-        if op == "LITERAL":
+        if op == p.LITERAL:
             return out | {chr(av)}, False
-        if op == "IN":
-            chars = _class_chars(av)
+        if op == p.IN:
+            chars = _class_chars(av, p)
             return (None if chars is None else out | chars), False
-        if op in ("ASSERT", "ASSERT_NOT", "AT"):
+        if op in (p.ASSERT, p.ASSERT_NOT, p.AT):
             continue  # takes no character
-        if op == "BRANCH":
-            firsts = [_first_of(list(alt)) for alt in av[1]]
+        if op == p.BRANCH:
             first, nullable = set(), False
-            for chars, empty in firsts:
+            for chars, empty in [_first_of(list(alt), p) for alt in av[1]]:
                 if chars is None:
                     return None, False
                 first |= chars
                 nullable = nullable or empty
-        elif op == "SUBPATTERN":
+        elif op == p.SUBPATTERN:
             if av[1] or av[2]:  # flags changed inside
                 return None, False
-            first, nullable = _first_of(list(av[3]))
-        elif op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            first, nullable = _first_of(list(av[2]))
+            first, nullable = _first_of(list(av[3]), p)
+        elif op in (p.MAX_REPEAT, p.MIN_REPEAT, getattr(p, "POSSESSIVE_REPEAT", None)):
+            first, nullable = _first_of(list(av[2]), p)
             nullable = nullable or av[0] == 0
         else:  # ANY, NOT_LITERAL, group references, ...
             return None, False
@@ -458,25 +455,25 @@ def _first_of(items: list) -> tuple[set[str] | None, bool]:
     return out, True
 
 
-def _class_chars(items: list) -> set[str] | None:
+def _class_chars(items: list, p: Any) -> set[str] | None:
     """The characters of a character class, None when not a small known set."""
     chars: set[str] = set()
     for op, av in items:
-        op = str(op)
-        if op == "LITERAL":
+        if op == p.LITERAL:
             chars.add(chr(av))
-        elif op == "RANGE" and av[1] - av[0] < 1024:
+        elif op == p.RANGE and av[1] - av[0] < 1024:
             chars.update(map(chr, range(av[0], av[1] + 1)))
-        elif op == "CATEGORY" and str(av) == "CATEGORY_DIGIT":
+        elif op == p.CATEGORY and av == p.CATEGORY_DIGIT:
             chars.update(_decimal_digits())
         else:
             return None
     return chars
 
 
-def _decimal_digits() -> set[str]:
+@functools.cache
+def _decimal_digits() -> frozenset[str]:
     """What `\\d` matches in a str pattern: the Unicode decimal digits."""
-    return {chr(c) for c in range(0x110000) if chr(c).isdecimal()}
+    return frozenset(chr(c) for c in range(0x110000) if chr(c).isdecimal())
 
 
 def load_tables(grammar: str, start: str = "start") -> dict[str, Any]:
@@ -487,7 +484,7 @@ def load_tables(grammar: str, start: str = "start") -> dict[str, Any]:
     except (OSError, ValueError):
         tables = None
     if isinstance(tables, dict) and tables.get("format") == TABLES_FORMAT \
-            and tables.get("grammar") == grammar:
+            and tables.get("grammar") == grammar and tables.get("start") == start:
         return tables
     return build_tables(grammar, start)
 
@@ -505,8 +502,9 @@ def _recipe(rule: Any, placeholders: bool) -> list[Any] | None:
     """How a reduction by `rule` makes its value from its children, as lark's
     parse-tree builder would (lark.parse_tree_builder): children filtered and
     expanded, then the rule's method, or for a `?rule` with one child left, that
-    child.  [method name, the children as Python expressions over `c` (None when
-    they are `c` as it is), expand1, is a `_rule`]; None for a unit `?rule` (A -> B)."""
+    child.  [method name, items (None when they are the children as they are),
+    expand1, is a `_rule`], where each item is [child number, spliced] or None
+    (a `[item]` left out); None for a unit `?rule` (A -> B)."""
     expansion = rule.expansion
     options = rule.options
     expand1 = bool(options.expand1 and not rule.alias)
@@ -519,45 +517,65 @@ def _recipe(rule: Any, placeholders: bool) -> list[Any] | None:
         nones = [len(ones) for ones in "".join(str(int(b)) for b in empty).split("0")]
     else:
         nones = [0] * (len(expansion) + 1)
-    items: list[str] = []  # the filtered children, as Python expressions over `c`
+    items: list[list[Any] | None] = []
     pending = 0
     for i, sym in enumerate(expansion):
         pending += nones[i]
         if options.keep_all_tokens or not (sym.is_term and sym.filter_out):
-            items += ["None"] * pending
+            items += [None] * pending
             pending = 0
             # a `_rule`'s value is the list of its children, spliced into its parent's
-            items.append(f"*c[{i}]" if not sym.is_term and sym.name.startswith("_") else f"c[{i}]")
-    items += ["None"] * (pending + nones[len(expansion)])
-    as_is = items == [f"c[{i}]" for i in range(len(expansion))] and not expand1
+            items.append([i, not sym.is_term and sym.name.startswith("_")])
+    items += [None] * (pending + nones[len(expansion)])
+    as_is = items == [[i, False] for i in range(len(expansion))] and not expand1
     return [str(name), None if as_is else items, expand1, rule.origin.name.startswith("_")]
 
 
-def _build(recipe: list[Any] | None, builder: Any) -> Callable[[list], Any] | None:
-    """The function a recipe (see _recipe) describes, calling `builder`'s methods."""
+# What a reduction that reshapes its children runs: (items, expand1, method).
+_Reshape = tuple[list[Any], bool, Callable[[list], Any]]
+
+
+def _build(recipe: list[Any] | None, builder: Any
+           ) -> tuple[Callable[[list], Any] | None, _Reshape | None]:
+    """The function a recipe (see _recipe) describes, calling `builder`'s methods,
+    and for one that reshapes the children, how (for _compiled to write it out)."""
     if recipe is None:
-        return None
+        return None, None
     name, items, expand1, inlined = recipe
     method = getattr(builder, name, None)
     if method is None:
         # `_rule`s become lists (see _recipe); any other rule without a method a lark Tree
         method = list if inlined else partial(_tree, name)
     if items is None:
-        return method  # the children as they are: `c` is a fresh list
-    if items and items[0] == "*c[0]":
+        return method, None  # the children as they are: `c` is a fresh list
+    reshape = (items, expand1, method)
+    lines, value = _reshape_code(reshape, [f"c[{i}]" for i in range(_arity(items))], "m")
+    body = "".join(f"    {line}\n" for line in lines)
+    namespace = {"m": method}
+    exec(f"def build(c):\n{body}    return {value}\n", namespace)  # noqa: S102
+    return namespace["build"], reshape
+
+
+def _arity(items: list[Any]) -> int:
+    return max((item[0] + 1 for item in items if item is not None), default=0)
+
+
+def _reshape_code(reshape: _Reshape, children: list[str], method: str
+                  ) -> tuple[list[str], str]:
+    """Python lines and the expression of the value that make a reduction's value
+    from its children (given as expressions), calling `method` (its name there)."""
+    items, expand1, function = reshape
+    parts = ["None" if item is None else ("*" if item[1] else "") + children[item[0]]
+             for item in items]
+    if items and items[0] is not None and items[0][1]:
         # left recursion (`_rule: _rule "," item`): extend the list it made, as lark
         # does, so a long list is built in linear time
-        body = f"x = c[0]\n    x += [{', '.join(items[1:])}]" if len(items) > 1 else "x = c[0]"
+        lines = [f"x = {parts[0][1:]}"] + ([f"x += [{', '.join(parts[1:])}]"] if parts[1:] else [])
     else:
-        body = f"x = [{', '.join(items)}]"
-    result = "x[0] if len(x) == 1 else m(x)" if expand1 else "m(x)"
-    if method is list:
-        result = "x"
-    namespace = {"m": method}
-    exec(f"def build(c):\n    {body}\n    return {result}\n", namespace)  # noqa: S102
-    build = namespace["build"]
-    build.recipe = (items, expand1, method)  # for _compiled, which writes it out in place
-    return build
+        lines = [f"x = [{', '.join(parts)}]"]
+    if function is list:
+        return lines, "x"
+    return lines, f"x[0] if len(x) == 1 else {method}(x)" if expand1 else f"{method}(x)"
 
 
 def _tree(name: str, children: list) -> Any:

@@ -113,8 +113,8 @@ def _shifter(kind: type) -> Any:
     elif issubclass(kind, tuple) and hasattr(kind, "_fields"):
         names["new"] = tuple.__new__
         types = getattr(kind, "__annotations__", {})
-        values = ", ".join(_shifted_field(name, types.get(name)) for name in kind._fields)
-        exec(f"def shift(v, d):\n    return new(K, ({values},))", names)  # noqa: S102
+        values = "".join(f"{_shifted_field(name, types.get(name))}, " for name in kind._fields)
+        exec(f"def shift(v, d):\n    return new(K, ({values}))", names)  # noqa: S102
         shift = names["shift"]
     _SHIFTERS[kind] = shift
     return shift

@@ -7,6 +7,7 @@ is a lookup in the tables built here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 from . import ir
@@ -18,9 +19,7 @@ SUM_OPS = ("=", "+=")
 # Scope, Occurrence and IndexRole are named tuples, not dataclasses: the checker
 # makes several per statement of a program (hundreds of thousands in a large one),
 # and a tuple is made in C, about three times faster.  Immutable all the same.
-# The hottest places make them with _new (tuple.__new__), skipping even the
-# named tuple's own __new__, a Python function.
-_new = tuple.__new__
+
 
 class Scope(NamedTuple):
     """A projection scope: the RHS, a call argument, or a `reduce` body."""
@@ -58,6 +57,13 @@ class IndexRole(NamedTuple):
     @property
     def spans(self) -> tuple[Span, ...]:
         return tuple(o.span for o in self.occurrences)
+
+
+# The hottest places make them from a tuple of every field, in order, skipping
+# even the named tuple's own __new__ (a Python function).
+_new_scope = partial(tuple.__new__, Scope)
+_new_occurrence = partial(tuple.__new__, Occurrence)
+_new_role = partial(tuple.__new__, IndexRole)
 
 
 @dataclass(slots=True)
@@ -107,10 +113,10 @@ def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[i
         if kind is Ref or kind is Number:  # leaves: most nodes
             continue
         if kind is Call:
-            args = node.args + tuple([k.value for k in node.kwargs]) if node.kwargs else node.args
+            args = (node.args + tuple([k.value for k in node.kwargs])) if node.kwargs else node.args
             for arg in reversed(args):
                 sid = len(scopes)
-                scopes[sid] = _new(Scope, (sid, scope, "argument", "sum", arg.span, ()))
+                scopes[sid] = _new_scope((sid, scope, "argument", "sum", arg.span, ()))
                 stack.append((arg, sid))
         elif kind is Reduce:
             sid = len(scopes)
@@ -193,7 +199,7 @@ def _ref_occurrences(ref: ir.Ref, scope: int, lhs: bool, out: list[Occurrence]) 
     IndexVar = ir.IndexVar
     for pos, index in enumerate(ref.indices or ()):
         if type(index) is IndexVar:  # most indices: made without Occurrence's own __new__
-            out.append(_new(Occurrence, (index.name, index.span, scope, name, pos, "var", lhs)))
+            out.append(_new_occurrence((index.name, index.span, scope, name, pos, "var", lhs)))
             continue
         if isinstance(index, ir.IndexSlice):
             out.append(Occurrence(slice_name(slices), index.span, scope, ref.name, pos, "slice",
@@ -238,7 +244,7 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
         else:
             factors = tuple(dict.fromkeys([o.tensor for o in found if o.tensor and not o.lhs]))
         if found[0].lhs:
-            roles.append(_new(IndexRole, (name, statement, tuple(found), "output", None, None,
+            roles.append(_new_role((name, statement, tuple(found), "output", None, None,
                                           factors, name in joined_names)))
             continue
         if keeps_free or not scopes:
@@ -273,7 +279,7 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 home = scopes[next(s for s in chains[0] if s in common)]
             groups.append((home, rest))
         for scope, members in groups:
-            roles.append(_new(IndexRole, (name, statement, tuple(members), "projected", scope.op,
+            roles.append(_new_role((name, statement, tuple(members), "projected", scope.op,
                                           scope, factors, name in joined_names)))
     return roles
 

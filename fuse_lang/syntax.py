@@ -216,7 +216,7 @@ def _plain_index(expr: Any) -> ir.Index:
 
 class _IRBuilder:
     """LALR reductions -> IR nodes (spans from tokens): each method is called with
-    its rule's children, as lark shapes them (see lalr._reduction); a token child
+    its rule's children, as lark shapes them (see lalr._recipe); a token child
     is a tuple (type, text, start, end)."""
 
     # ---- statements
@@ -685,27 +685,17 @@ class _Line:
 
 
 _NOT_SIMPLE = frozenset({"SEMI", "BAD_CHAR", "BAD_STRING", "NL"})
-_BRACKET_TEXT = {"LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "LBRACE": "{", "RBRACE": "}"}
-# whether a line of these token types is simple: it depends on nothing else, and
-# programs repeat a few shapes many times (see Engine.parse)
-_SIMPLE_SHAPES: dict[tuple[str, ...], bool] = {}
 
 
+# Whether a line of these token types is simple depends on nothing else, and
+# programs repeat a few shapes many times (see Engine.parse): once per shape.
+@functools.lru_cache(maxsize=10_000)
 def _simple(kinds: tuple[str, ...]) -> bool:
-    simple = _SIMPLE_SHAPES.get(kinds)
-    if simple is None:
-        if len(_SIMPLE_SHAPES) > 10_000:  # a long-lived editor session: forget now and then
-            _SIMPLE_SHAPES.clear()
-        simple = _SIMPLE_SHAPES[kinds] = _simple_shape(kinds)
-    return simple
-
-
-def _simple_shape(kinds: tuple[str, ...]) -> bool:
     if not _NOT_SIMPLE.isdisjoint(kinds):
         return False
     # The line's brackets in order, as text ("[]([])"): they close in order if
     # taking out the innermost pairs again and again empties it (in C, per depth).
-    brackets = "".join([_BRACKET_TEXT[kind] for kind in kinds if kind in _BRACKET_TEXT])
+    brackets = "".join([_TEXT[kind] for kind in kinds if kind in _TEXT])
     if len(brackets) > 2 * MAX_NESTING:
         return _simple_slowly(kinds)  # might be nested too deep: count
     while brackets:

@@ -167,6 +167,37 @@ def test_a_one_off_analysis_copies_replaces_and_pickles_whole():
     assert changed.tensors == {} and changed.var_extents == want.var_extents
 
 
+def test_a_one_off_analysis_read_from_many_threads_at_once_gives_each_the_same():
+    import sys
+    import threading
+
+    want = Analyzer().analyze(PROGRAM, None, EXAMPLES)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for _ in range(30):
+            analysis = analyze(PROGRAM, None, EXAMPLES)
+            assert "tensors" not in vars(analysis)  # deferred: fuse check never makes it
+            got, errors = [], []
+
+            def read(name: str) -> None:
+                try:
+                    got.append(getattr(analysis, name))
+                except Exception as err:  # noqa: BLE001 - the test reports any
+                    errors.append(err)
+
+            threads = [threading.Thread(target=read, args=(name,))
+                       for name in ("tensors", "var_extents", "domain_symbols") * 3]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert not errors
+            same(analysis, want)
+    finally:
+        sys.setswitchinterval(interval)
+
+
 def test_source_files_are_read_again_on_every_analysis(tmp_path):
     import numpy as np
 
@@ -218,3 +249,21 @@ def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scra
     steps.append("@\n" * 250 + body)                                  # too many errors
     steps.append(body)
     check_sequence(steps)
+
+
+def test_shifted_moves_the_spans_inside_named_tuples():
+    from typing import NamedTuple
+
+    from fuse_lang.span import Span, shifted
+    from fuse_lang.symbols import IndexRole, Occurrence, Scope
+
+    class Empty(NamedTuple):
+        pass
+
+    scope = Scope(0, None, "rhs", "sum", Span(4, 9))
+    occ = Occurrence("j", Span(6, 7), 0, "A", 1, "var", False)
+    role = IndexRole("j", 2, (occ,), "projected", "sum", scope, ("A",), False)
+    moved = shifted(role, 10)
+    assert moved.scope.span == Span(14, 19) and moved.occurrences[0].span == Span(16, 17)
+    assert moved._replace(scope=scope, occurrences=(occ,)) == role  # the rest is unchanged
+    assert shifted(Empty(), 3) == Empty()

@@ -2,6 +2,8 @@
 it builds (node kinds, fields, spans) and error recovery."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -746,6 +748,7 @@ def test_checking_a_file_does_not_import_lark(tmp_path):
     assert done.stdout.strip() == "[]"
 
 
+@functools.cache
 def _engine_in_lark_order():
     from fuse_lang.lalr import Engine, load_tables
     from fuse_lang.syntax import GRAMMAR, _IRBuilder
@@ -753,9 +756,6 @@ def _engine_in_lark_order():
     tables = dict(load_tables(GRAMMAR))
     tables["scanner"] = [name for name, _ in tables["terminals"]]
     return Engine(tables, _IRBuilder())
-
-
-_LARK_ORDER = None
 
 
 _PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
@@ -770,10 +770,39 @@ def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
     must still be the one lark's order of terminals gives."""
     from fuse_lang.syntax import _engine
 
-    global _LARK_ORDER
-    if _LARK_ORDER is None:
-        _LARK_ORDER = _engine_in_lark_order()
-    assert _engine().tokens(text) == _LARK_ORDER.tokens(text)
+    assert _engine().tokens(text) == _engine_in_lark_order().tokens(text)
+
+
+@pytest.mark.parametrize("regexp, first", [
+    ("export(?![a-z])", "e"), ("(max|min)=", "m"), ("[ \t]+", " \t"), (r"\*\*|\^", "*^"),
+    (r"(\.\d+|\d+)", ".0123456789"), ("a?b", "ab"), ("(?=x)y", "y"),
+])
+def test_a_terminals_first_characters(regexp, first):
+    from fuse_lang.lalr import _first_chars
+
+    chars = _first_chars(regexp)
+    assert chars is not None and set(first) <= chars
+    assert chars <= set(first) | {c for c in map(chr, range(0x110000)) if c.isdecimal()}
+
+
+@pytest.mark.parametrize("regexp", [".", "[^a]", "a*", "(?i:a)", r"\w+", "(a|)"])
+def test_a_terminal_that_may_start_with_anything_is_kept_in_order(regexp):
+    from fuse_lang.lalr import _first_chars
+
+    assert _first_chars(regexp) is None
+
+
+def test_write_tables_writes_what_load_tables_reads(tmp_path, monkeypatch):
+    import json
+
+    import fuse_lang.lalr as lalr
+    from fuse_lang.syntax import GRAMMAR
+
+    monkeypatch.setattr(lalr, "TABLES_PATH", tmp_path / "tables.json")
+    written = lalr.write_tables()
+    assert written == tmp_path / "tables.json"
+    assert json.loads(written.read_text(encoding="utf-8")) == lalr.load_tables(GRAMMAR)
+    assert not list(tmp_path.glob("*.tmp"))  # written whole, then moved into place
 
 
 def test_the_parsers_fast_made_nodes_are_ordinary_frozen_nodes():
@@ -796,3 +825,28 @@ def test_the_parsers_fast_made_nodes_are_ordinary_frozen_nodes():
         ref.name = "C"  # type: ignore[misc]
     assert copy.deepcopy(ref) == ref and pickle.loads(pickle.dumps(ref)) == ref
     assert dataclasses.replace(ref, name="C").name == "C"
+
+
+def test_fast_maker_refuses_classes_whose_init_does_more_than_store():
+    import dataclasses
+
+    from fuse_lang.fastinit import fast_maker
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Listed:
+        items: list = dataclasses.field(default_factory=list)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Derived(ir.IndexVar):
+        extra: int = 0
+
+    for cls in (Listed, Checked, Derived):
+        with pytest.raises(TypeError):
+            fast_maker(cls)
