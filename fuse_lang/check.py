@@ -492,8 +492,7 @@ class _Checker:
         both are unchanged (and moved along when the statement only moved)."""
         tensors = self.tensors
         entry = self.cache.get(id(stmt))
-        if entry is not None and entry.stmt is stmt and entry.k == k and (
-                not entry.bare or entry.known == tuple(name in tensors for name in entry.bare)):
+        if self._reusable(entry, stmt, k):
             self.cache_used[id(stmt)] = entry
             return entry
         moved = self.moved.get(id(stmt))
@@ -501,8 +500,7 @@ class _Checker:
             # an earlier statement moved in the text: so do its results
             _, old, delta = moved
             entry = self.cache.get(id(old))
-            if entry is not None and entry.stmt is old and entry.k == k and \
-                    entry.known == tuple(name in tensors for name in entry.bare):
+            if self._reusable(entry, old, k):
                 entry = self._moved_local(entry, stmt, delta)
                 self.cache_used[id(stmt)] = entry
                 return entry
@@ -566,6 +564,12 @@ class _Checker:
         if self.remember:
             self.cache_used[id(stmt)] = entry
         return entry
+
+    def _reusable(self, entry: "_Local | None", stmt: ir.Statement, k: int) -> bool:
+        """Whether the last analysis' results `entry` hold for `stmt` as statement `k`:
+        the same statement, number, and tensors among its bare names."""
+        return entry is not None and entry.stmt is stmt and entry.k == k and (
+            not entry.bare or entry.known == tuple(name in self.tensors for name in entry.bare))
 
     @staticmethod
     def _moved_local(old: "_Local", stmt: ir.Statement, delta: int) -> "_Local":

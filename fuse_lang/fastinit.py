@@ -20,9 +20,9 @@ V = TypeVar("V")
 
 def fast_init(cls: T) -> T:
     """Class decorator, applied above `@dataclass(frozen=True, slots=True)`."""
-    params = fields(cls)
     if not _plain(cls):
         return cls  # not a case this handles: keep the dataclass' own __init__
+    params = fields(cls)
     names: dict = {}
     args = []
     lines = []

@@ -225,7 +225,7 @@ _CHILDREN: dict[type, Callable[[Any], tuple]] = {
     Sum: attrgetter("terms"),
     Product: attrgetter("factors"),
     Power: lambda e: (e.base, e.exponent),
-    Call: lambda e: e.args + tuple([k.value for k in e.kwargs]),
+    Call: lambda e: e.args + tuple([k.value for k in e.kwargs]) if e.kwargs else e.args,
     Reduce: lambda e: (e.body,),
     ListLit: attrgetter("items"),
 }

@@ -180,7 +180,7 @@ class Engine:
         rules = []
         self._reshapes: dict[Callable[[list], Any], _Reshape] = {}  # for _compiled
         for origin, size, recipe in tables["rules"]:
-            build, reshape = _build(recipe, builder)
+            build, reshape = _build(recipe, size, builder)
             if reshape is not None:
                 self._reshapes[build] = reshape  # type: ignore[index]
             rules.append((size, origin, build))
@@ -535,7 +535,7 @@ def _recipe(rule: Any, placeholders: bool) -> list[Any] | None:
 _Reshape = tuple[list[Any], bool, Callable[[list], Any]]
 
 
-def _build(recipe: list[Any] | None, builder: Any
+def _build(recipe: list[Any] | None, size: int, builder: Any
            ) -> tuple[Callable[[list], Any] | None, _Reshape | None]:
     """The function a recipe (see _recipe) describes, calling `builder`'s methods,
     and for one that reshapes the children, how (for _compiled to write it out)."""
@@ -549,15 +549,11 @@ def _build(recipe: list[Any] | None, builder: Any
     if items is None:
         return method, None  # the children as they are: `c` is a fresh list
     reshape = (items, expand1, method)
-    lines, value = _reshape_code(reshape, [f"c[{i}]" for i in range(_arity(items))], "m")
+    lines, value = _reshape_code(reshape, [f"c[{i}]" for i in range(size)], "m")
     body = "".join(f"    {line}\n" for line in lines)
     namespace = {"m": method}
     exec(f"def build(c):\n{body}    return {value}\n", namespace)  # noqa: S102
     return namespace["build"], reshape
-
-
-def _arity(items: list[Any]) -> int:
-    return max((item[0] + 1 for item in items if item is not None), default=0)
 
 
 def _reshape_code(reshape: _Reshape, children: list[str], method: str

@@ -113,8 +113,7 @@ def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[i
         if kind is Ref or kind is Number:  # leaves: most nodes
             continue
         if kind is Call:
-            args = (node.args + tuple([k.value for k in node.kwargs])) if node.kwargs else node.args
-            for arg in reversed(args):
+            for arg in reversed(children(node)):
                 sid = len(scopes)
                 scopes[sid] = _new_scope((sid, scope, "argument", "sum", arg.span, ()))
                 stack.append((arg, sid))

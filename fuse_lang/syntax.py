@@ -131,10 +131,6 @@ def _index_from(arg: Any) -> ir.Index:
     """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
     index (LANGUAGE.md §3)."""
     if type(arg) is not _Arg:
-        if type(arg) is ir.Ref and arg.indices is None:  # most indices: `i`, `Alice`
-            if _is_variable_name(arg.name):
-                return ir.IndexVar(arg.name, arg.span)
-            return ir.IndexConst(arg.name, arg.span)
         return _plain_index(arg)
     if arg.kind == "slice":
         return arg.value
@@ -334,13 +330,13 @@ class _IRBuilder:
     # ---- references and calls
     def bare_ref(self, c):
         tok = c[0]
-        span = _new_span(tok[2:])
+        span = _new_span(tok[2:])  # _tok_span's work in place: the commonest node
         return _make_ref(tok[1], span, None, False, span)
 
     def bracket_ref(self, c):
         name, _l, args, close = c
         indices = _indices(args) if args else ()
-        return _make_ref(name[1], _new_span(name[2:]), indices, False,
+        return _make_ref(name[1], _tok_span(name), indices, False,
                          _new_span((name[2], close[3])))
 
     def paren_ref(self, c):
