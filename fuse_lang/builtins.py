@@ -5,10 +5,10 @@ The checker validates calls against these specs; hover and completion show
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .fastinit import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Builtin:
     name: str
     min_args: int

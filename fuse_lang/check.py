@@ -19,7 +19,7 @@ from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, 
                        RESERVED_WORDS)
 from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from .domains import Domains, Evidence, extent_of
-from .fastinit import fast_init
+from .fastinit import frozen_dataclass
 from .sources import SourceError, SourceInfo, read_source_info
 from .span import LineIndex, Span, shifted
 from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
@@ -34,8 +34,7 @@ MAX_DIAGNOSTICS = 1000
 _UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION, _VARS = range(7)
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AxisInfo:
     index: str  # the index name at this position in the first definition ("" if none)
     extent: int | None
@@ -43,8 +42,7 @@ class AxisInfo:
     virtual: bool
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TensorInfo:
     name: str
     kind: str  # "dense" | "Boolean relation" | "param" | "source" | "relation source"

@@ -5,10 +5,10 @@ itself) and a test that triggers it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
-from .fastinit import fast_init
+from .fastinit import frozen_dataclass
 from .span import LineIndex, Span
 
 
@@ -56,29 +56,25 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Related:
     span: Span
     message: str
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TextEdit:
     span: Span
     new_text: str
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Fix:
     title: str
     edits: tuple[TextEdit, ...]
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Diagnostic:
     code: str
     severity: Severity

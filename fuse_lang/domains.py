@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Hashable
 
+from .fastinit import frozen_dataclass
 from .span import Span
 
 Key = Hashable  # ("axis", tensor, position) | ("var", statement, name)
@@ -35,7 +36,7 @@ class _Class:
 _EMPTY = _Class(symbols=MappingProxyType({}))  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Conflict:
     first: Evidence
     second: Evidence

@@ -6,18 +6,16 @@ backends only ever read them.  Nothing here knows about lark.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Callable, Iterator, Union
 
-from .fastinit import fast_init
+from .fastinit import frozen_dataclass
 from .span import Span
 
 # ---------------------------------------------------------------- indices
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexVar:
     """A variable index (`i`, `dk`, `p'`); `dotted` marks a normalised LHS axis."""
 
@@ -26,8 +24,7 @@ class IndexVar:
     dotted: bool = False
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexConst:
     """A constant position: an integer (`0`) or a symbol (`Alice`)."""
 
@@ -39,8 +36,7 @@ class IndexConst:
         return isinstance(self.value, str)
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexShift:
     """A sum of variables plus an integer offset: `t+1`, `i-1`, `x+dx`, `x+dx-1`."""
 
@@ -49,8 +45,7 @@ class IndexShift:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexDiv:
     """Integer division of a variable by a constant: `x/2` (pooling on an LHS)."""
 
@@ -59,8 +54,7 @@ class IndexDiv:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexSlice:
     """A range of positions: `4:8`, `:`, `2:`; an anonymous variable (docs/language.md)."""
 
@@ -69,8 +63,7 @@ class IndexSlice:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexVirtual:
     """A virtual (time) index `*t` or `*t+1`: iterated, only the latest value kept."""
 
@@ -102,8 +95,7 @@ def virtual_shift(index: IndexVirtual) -> int:
 # ------------------------------------------------------------ expressions
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Ref:
     """A tensor reference `T[i,j]`, a Boolean one `R(x,y)`, or a bare name `T`.
 
@@ -122,8 +114,7 @@ class Ref:
         return len(self.indices) if self.indices is not None else 0
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Number:
     value: float
     text: str
@@ -134,22 +125,19 @@ class Number:
         return self.text.isdigit()
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class String:
     value: str
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Neg:
     operand: "Expr"
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Sum:
     """Additive terms; `signs[k]` is '+' or '-' (the first is always '+')."""
 
@@ -158,8 +146,7 @@ class Sum:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Product:
     """Factors joined by `ops[k]`: '*', '/', or ' ' for juxtaposition (ops[0] is '')."""
 
@@ -168,16 +155,14 @@ class Product:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Power:
     base: "Expr"
     exponent: "Expr"
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Keyword:
     name: str
     name_span: Span
@@ -185,8 +170,7 @@ class Keyword:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Call:
     """A builtin call; every argument is its own projection scope."""
 
@@ -197,8 +181,7 @@ class Call:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Reduce:
     """`reduce(op, i, ...) body`: explicit projection of `indices` with `op`."""
 
@@ -209,8 +192,7 @@ class Reduce:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ListLit:
     items: tuple["Expr", ...]
     span: Span
@@ -259,8 +241,7 @@ def refs(expr: Expr) -> Iterator[Ref]:
 EQUATION_OPS = ("=", "+=", "max=", "min=", "avg=")
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Equation:
     lhs: Ref
     op: str
@@ -269,8 +250,7 @@ class Equation:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Source:
     """`W[i,j] = "w.npy"`: a tensor read from a file (relative to the program)."""
 
@@ -279,8 +259,7 @@ class Source:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Sink:
     """`"out.npz" = Y[i]`: the value of an expression written to a file."""
 
@@ -289,29 +268,25 @@ class Sink:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Export:
     names: tuple[Ref, ...]
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Fact:
     atom: Ref
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Query:
     atom: Ref
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AxisDecl:
     name: str
     name_span: Span
@@ -320,8 +295,7 @@ class AxisDecl:
     span: Span
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ParamDecl:
     refs: tuple[Ref, ...]
     span: Span
@@ -354,8 +328,7 @@ def used_exprs(stmt: Statement) -> tuple[Expr, ...]:
     return ()
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Program:
     statements: tuple[Statement, ...]
     text: str

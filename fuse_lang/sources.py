@@ -10,15 +10,16 @@ from __future__ import annotations
 import ast
 import json
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+
+from .fastinit import frozen_dataclass
 
 
 class SourceError(Exception):
     """The file exists but cannot be understood; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SourceInfo:
     """Shape of a dense source, or the columns of a relation source."""
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 import bisect
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any, Iterable, Iterator
 
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
-from .fastinit import fast_maker
+from .fastinit import fast_maker, frozen_dataclass
 from .lalr import GRAMMAR_PATH, Engine, ParseError, Tok, _kind_of, _new_tok, load_tables
 from .span import Span, shifted
 
@@ -94,7 +94,7 @@ def _cover(children: list) -> Span:
     return Span(start, end)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Arg:
     """A reference/call argument before we know which of the two it belongs to."""
 
@@ -521,7 +521,7 @@ def _match_example(err: ParseError) -> str | None:
 # ------------------------------------------------------------------ split
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ParseResult:
     program: ir.Program
     diagnostics: tuple[Diagnostic, ...]

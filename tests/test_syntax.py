@@ -850,3 +850,112 @@ def test_fast_maker_refuses_classes_whose_init_does_more_than_store():
     for cls in (Listed, Checked, Derived):
         with pytest.raises(TypeError):
             fast_maker(cls)
+
+
+def _made_by_frozen_dataclass() -> list[type]:
+    """Every class in the engine that `fastinit.frozen_dataclass` made."""
+    import sys
+
+    import fuse_lang.cli  # noqa: F401 - loads what `fuse check` loads
+    from fuse_lang.fastinit import _Model
+
+    found = {value for name, module in list(sys.modules.items()) if name.startswith("fuse_lang")
+             for value in vars(module).values()
+             if isinstance(value, type) and value.__module__ == name and value is not _Model
+             and getattr(value, "__dataclass_params__", None) is _Model.__dataclass_params__}
+    return sorted(found, key=lambda cls: (cls.__module__, cls.__qualname__))
+
+
+def _as_dataclass_makes_it(cls: type, doc: str | None) -> type:
+    """What `@dataclass(frozen=True, slots=True)` makes of `cls`' fields."""
+    import dataclasses
+
+    spec = [(f.name, f.type) if f.default is dataclasses.MISSING
+            else (f.name, f.type, dataclasses.field(default=f.default))
+            for f in dataclasses.fields(cls)]
+    namespace = {"__qualname__": cls.__qualname__, "__module__": cls.__module__}
+    if doc:
+        namespace["__doc__"] = doc
+    return dataclasses.make_dataclass(cls.__name__, spec, frozen=True, slots=True,
+                                      namespace=namespace)
+
+
+def _same_frozen_dataclass(cls: type, ref: type) -> None:
+    import copy
+    import dataclasses
+    import inspect
+    import pickle
+
+    def dunders(kind: type) -> set[str]:
+        return {name for name in vars(kind) if name.startswith("__")}
+
+    def parameters(kind: type) -> list:  # not the annotations: frozen_dataclass' __init__ has none
+        return [(p.name, p.kind, p.default) for p in inspect.signature(kind).parameters.values()]
+
+    assert dataclasses.is_dataclass(cls)
+    assert dunders(cls) == dunders(ref)
+    assert cls.__slots__ == ref.__slots__ and cls.__match_args__ == ref.__match_args__
+    assert repr(cls.__dataclass_params__) == repr(ref.__dataclass_params__)
+    assert [repr(f) for f in dataclasses.fields(cls)] == [repr(f) for f in dataclasses.fields(ref)]
+    assert cls.__doc__ == ref.__doc__ and parameters(cls) == parameters(ref)
+    values = [f"v{k}" for k in range(len(dataclasses.fields(cls)))]
+    one, other = cls(*values), ref(*values)
+    assert repr(one) == repr(other) and hash(one) == hash(other)
+    assert one == cls(*values) and one != cls(*values[:-1], "w") and one != other
+    assert copy.copy(one) == one and copy.deepcopy(one) == one
+    if "<locals>" not in cls.__qualname__:
+        assert pickle.loads(pickle.dumps(one)) == one
+    assert dataclasses.asdict(one) == dataclasses.asdict(other)
+    changed = dataclasses.replace(one, **{cls.__match_args__[0]: "w"})
+    assert type(changed) is cls and changed == cls("w", *values[1:])
+    for change in (lambda o: setattr(o, cls.__match_args__[0], "w"),
+                   lambda o: delattr(o, cls.__match_args__[-1])):
+        for instance in (one, other):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                change(instance)
+    assert one == cls(*values)
+
+
+def test_frozen_dataclass_makes_what_dataclass_makes():
+    """The engine's frozen_dataclass classes, against what `dataclass` itself makes of
+    the same fields: fields, parameters, doc, equality, hash, repr, frozen-ness,
+    copying, pickling, `replace` and `asdict`."""
+    classes = _made_by_frozen_dataclass()
+    assert ir.Ref in classes and ir.Program in classes and len(classes) >= 30
+    for cls in classes:
+        generated = cls.__doc__.startswith(cls.__name__ + "(")  # no docstring of its own
+        _same_frozen_dataclass(cls, _as_dataclass_makes_it(cls, None if generated else cls.__doc__))
+
+
+def test_frozen_dataclass_of_one_field_with_a_default_and_no_docstring():
+    from fuse_lang.fastinit import frozen_dataclass
+
+    @frozen_dataclass
+    class Mine:
+        value: int | None = None
+
+    _same_frozen_dataclass(Mine, _as_dataclass_makes_it(Mine, None))
+    assert repr(Mine()).endswith(".Mine(value=None)") and Mine() == Mine(None)
+    assert hash(Mine()) == hash((None,))
+
+
+def test_frozen_dataclass_refuses_classes_whose_init_does_more_than_store():
+    import dataclasses
+
+    from fuse_lang.fastinit import frozen_dataclass
+
+    class Listed:
+        items: list = dataclasses.field(default_factory=list)
+
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    class Empty:
+        pass
+
+    for cls in (Listed, Checked, Empty):
+        with pytest.raises(TypeError):
+            frozen_dataclass(cls)
