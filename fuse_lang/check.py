@@ -329,6 +329,9 @@ class _Checker:
                 else:
                     self.axis_decls.setdefault(stmt.name, stmt)
                 continue
+            if type(stmt) is ir.Equation:  # most statements
+                self._define(k, stmt, stmt.lhs)
+                continue
             if isinstance(stmt, ir.Fact):
                 self._check_fact(stmt)
             for ref in ir.defined_refs(stmt):
@@ -350,21 +353,23 @@ class _Checker:
                 return
 
     def _define(self, k: int, stmt: ir.Statement, ref: ir.Ref) -> None:
-        if isinstance(stmt, ir.Fact) and not (ref.paren and all(
+        kind = type(stmt)
+        if kind is ir.Fact and not (ref.paren and all(
                 isinstance(i, ir.IndexConst) for i in ref.indices or ())):
             return
         sym = self.tensors.get(ref.name)
-        arity: int | None = ref.arity
-        if ref.indices is None and self._bare_takes_data_rank(stmt):
+        indices = ref.indices
+        arity: int | None = len(indices) if indices is not None else 0
+        if indices is None and self._bare_takes_data_rank(stmt):
             arity = None
-            if isinstance(stmt, ir.Equation):  # const: the literal's rank
+            if kind is ir.Equation:  # const: the literal's rank
                 shape = _literal_shape(stmt.rhs.args[0]) if stmt.rhs.args else None
                 arity = len(shape) if shape is not None else None
         if sym is None:
             sym = TensorSymbol(ref.name, ref.paren, arity, ref)
             self.tensors[ref.name] = sym
         else:
-            if ref.paren != sym.boolean and not isinstance(stmt, ir.ParamDecl):
+            if ref.paren != sym.boolean and kind is not ir.ParamDecl:
                 first_kind = "Boolean `( )`" if sym.boolean else "numeric `[ ]`"
                 self.report("kind-conflict", f"`{ref.name}` is defined as {first_kind} first; "
                             f"use the same brackets in every definition", ref.span,
@@ -376,16 +381,18 @@ class _Checker:
                 self._arity_error(ref, sym)
         sym.definitions.append(ref)
         sym.statements.append(k)
-        if isinstance(stmt, ir.Source):
+        if kind is ir.Equation:
+            ops = sym.ops
+            ops.append(stmt.op)
+            if stmt.op != ops[0]:  # the same operator is the same family
+                self._check_mixed_ops(sym, stmt)
+        elif kind is ir.Source:
             sym.source = sym.source or stmt
-        elif isinstance(stmt, ir.ParamDecl):
+        elif kind is ir.ParamDecl:
             sym.is_param = True
-        elif isinstance(stmt, ir.Fact):
+        elif kind is ir.Fact:
             sym.has_facts = True
             sym.boolean = True
-        elif isinstance(stmt, ir.Equation):
-            sym.ops.append(stmt.op)
-            self._check_mixed_ops(sym, stmt)
 
     @staticmethod
     def _bare_takes_data_rank(stmt: ir.Statement) -> bool:
@@ -396,13 +403,11 @@ class _Checker:
                 and stmt.rhs.name == "const")
 
     def _check_mixed_ops(self, sym: TensorSymbol, stmt: ir.Equation) -> None:
-        def family(op: str) -> str:
-            return "=" if op in SUM_OPS else op
         first = sym.ops[0]
-        if family(stmt.op) != family(first):
+        if _op_family(stmt.op) != _op_family(first):
             first_stmt = next(d for d in sym.definitions)
             self.report("mixed-projection", f"`{sym.name}` combines its equations with "
-                        f"`{family(first)}` (first equation) but this one uses `{stmt.op}`; "
+                        f"`{_op_family(first)}` (first equation) but this one uses `{stmt.op}`; "
                         f"one tensor uses one projection operator", stmt.op_span,
                         related=(Related(first_stmt.span, "first equation"),))
 
@@ -826,40 +831,30 @@ class _Checker:
         d = self.domains
         axis_keys: dict[str, tuple] = {}  # tensor -> its axes' keys (shared: no copies)
         for name, sym in self.tensors.items():
-            axis_keys[name] = keys = tuple([("axis", name, pos) for pos in range(sym.arity or 0)])
-            for key in keys:
-                d.find(key)
+            axis_keys[name] = tuple([("axis", name, pos) for pos in range(sym.arity or 0)])
+        d.add([key for keys in axis_keys.values() for key in keys])
         # Each statement's unification is compiled once (see _unify_ops, kept with the
         # statement's other local results) and replayed here in statement order:
         # the same operations in the same order as walking the IR would give.
         tensors = self.tensors
         derived = self._derived
-        union, set_extent = d.union, d.set_extent
+        union, set_extent, meet = d.union, d.set_extent, d.meet
         add_symbol, add_position = d.add_symbol, d.add_position
-        parent = d._parent
         for local in self.locals:
             for op in local.unify_ops:
                 kind = op[0]
                 if kind == _VARS:  # a reference with plain variables: each meets its axis
                     name, keys = op[1], op[2]
                     sym = tensors.get(name)
-                    if sym is None or (sym.arity is not None and len(keys) != sym.arity):
+                    if sym is None:
                         continue
                     axes = axis_keys[name]
-                    for pos, var in enumerate(keys):
-                        axis = axes[pos] if pos < len(axes) else ("axis", name, pos)
-                        # Domains.union, inlined for its common cases: an axis (a root
-                        # or a root's child) meets a variable seen first here, or one
-                        # already in its domain
-                        root = parent.get(axis)
-                        if root is not None and parent[root] == root:
-                            other = parent.get(var)
-                            if other is None:
-                                parent[var] = root
-                                continue
-                            if other == root or parent[other] == root:
-                                continue
-                        union(axis, var)
+                    if len(keys) != len(axes):
+                        if sym.arity is not None:
+                            continue
+                        # a tensor of unknown rank: its axes are keys made here
+                        axes = tuple([("axis", name, pos) for pos in range(len(keys))])
+                    meet(axes, keys)
                 elif kind == _GUARD:  # one reference's ops: they apply if it fits its tensor
                     sym = tensors.get(op[1])
                     if sym is None or (sym.arity is not None and op[2] != sym.arity):
@@ -1141,11 +1136,12 @@ class _Checker:
         else:
             groups = _sccs(names, graph)
         recursive = set()
+        tensors = self.tensors
         for group in groups:
             if len(group) > 1 or group[0] in graph.get(group[0], ()):
                 recursive.update(group)
-                first = min((self.tensors[n].definitions[0] for n in group),
-                            key=lambda r: r.span.start)
+                first = tensors[group[0]].definitions[0] if len(group) == 1 else min(
+                    (tensors[n].definitions[0] for n in group), key=lambda r: r.span.start)
                 members = ", ".join(f"`{n}`" for n in group)
                 how = self._recursion_kind(group, statements)
                 self.recursion_how.update(dict.fromkeys(group, how))
@@ -1176,7 +1172,7 @@ class _Checker:
         return "evaluated by forward chaining until the change is below tolerance"
 
     def _check_unused(self, statements) -> None:
-        if not any(isinstance(s, (ir.Export, ir.Query, ir.Sink)) for s in statements):
+        if _OUTPUT_KINDS.isdisjoint(map(type, statements)):
             return  # with no outputs named, every leaf is an output
         used = set(self.read) | set(self.exports)
         for stmt in statements:
@@ -1289,6 +1285,14 @@ def _lhs_vars(stmt: ir.Statement) -> set[str]:
     if isinstance(stmt, ir.Equation):
         return {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
     return set()
+
+
+_OUTPUT_KINDS = frozenset({ir.Export, ir.Query, ir.Sink})  # statements that name outputs
+
+
+def _op_family(op: str) -> str:
+    """`=` and `+=` both sum: one tensor may mix them, not other operators."""
+    return "=" if op in SUM_OPS else op
 
 
 def _is_number(expr: ir.Expr) -> bool:

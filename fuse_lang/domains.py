@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Hashable
+from typing import Hashable, Iterable, Sequence
 
 from .fastinit import frozen_dataclass
 from .span import Span
@@ -64,6 +64,30 @@ class Domains:
         while parent[key] != root:
             parent[key], key = root, parent[key]
         return root
+
+    def add(self, keys: Iterable[Key]) -> None:
+        """Each key not met yet becomes a domain of its own (as `find` makes it)."""
+        parent = self._parent
+        new = [key for key in keys if key not in parent]
+        parent.update(zip(new, new))
+        self._data.update(dict.fromkeys(new, _EMPTY))
+
+    def meet(self, axes: Sequence[Key], variables: Sequence[Key]) -> None:
+        """`union(axis, variable)` for each pair in turn: a reference's axes meet
+        the variables written at them.  Its common cases are done here without
+        a call: the axis is a root or a root's child, and the variable is new or
+        already in the axis' domain."""
+        parent = self._parent
+        for axis, var in zip(axes, variables):
+            root = parent.get(axis)
+            if root is not None and parent[root] == root:
+                other = parent.get(var)
+                if other is None:
+                    parent[var] = root
+                    continue
+                if other == root or parent[other] == root:
+                    continue
+            self.union(axis, var)
 
     def union(self, a: Key, b: Key) -> None:
         ra = self.find(a)
