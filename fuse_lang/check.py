@@ -22,8 +22,7 @@ from .domains import Domains, Evidence, extent_of
 from .fastinit import fast_init
 from .sources import SourceError, SourceInfo, read_source_info
 from .span import LineIndex, Span, shifted
-from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
-                      slice_name, statement_scopes)
+from .symbols import SUM_OPS, IndexRole, Scope, TensorSymbol, slice_name, statement_tables
 from .syntax import ParseCache, parse
 
 MAX_DIAGNOSTICS = 1000
@@ -504,27 +503,7 @@ class _Checker:
                 entry = self._moved_local(entry, stmt, delta)
                 self.cache_used[id(stmt)] = entry
                 return entry
-        scopes, placed = statement_scopes(stmt)
-        occs = occurrences(stmt, tensors, (scopes, placed))
-        roles = index_roles(k, stmt, occs, scopes, placed)
-        # one pass over the nodes: the references, the bare names, the calls
-        refs: list[ir.Ref] = []
-        bare: dict[str, None] = {}
-        calls: list[ir.Call] = []
-        checked: list[tuple[int, ir.Expr]] = []  # calls and reduces (they have checks),
-        Ref, Call = ir.Ref, ir.Call               # each with how many refs come before it
-        for node, _ in placed:
-            kind = type(node)
-            if kind is Ref:
-                if node.indices is None:
-                    bare[node.name] = None
-                refs.append(node)
-            elif kind is Call:
-                calls.append(node)
-                checked.append((len(refs), node))
-            elif kind is ir.Reduce:
-                checked.append((len(refs), node))
-        del placed
+        scopes, roles, refs, bare, calls, checked = statement_tables(k, stmt, tensors)
         saved = self.diags
         try:
             self.diags = lhs_diags = []
@@ -535,7 +514,7 @@ class _Checker:
                     self._check_lhs_indices(ref)
             node_diags: list[tuple[int, Diagnostic]] = []
             if checked:
-                var_names = {o.name for o in occs}
+                var_names = {role.name for role in roles}  # = its occurrences' names
                 for before, node in checked:
                     self.diags = found = []
                     if isinstance(node, ir.Call):
@@ -543,7 +522,8 @@ class _Checker:
                     elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
                         self.report("bad-argument", f"`{node.op}` is not a projection; use "
                                     f"one of {', '.join(REDUCE_OPS)}", node.op_span)
-                    node_diags += [(before, d) for d in found]
+                    if found:  # most find nothing
+                        node_diags += [(before, d) for d in found]
             self.diags = late_diags = []
             broadcast: list[IndexRole] = []
             if isinstance(stmt, ir.Equation):
@@ -557,9 +537,10 @@ class _Checker:
         for role in roles:
             if role.name not in var_keys:
                 var_keys[role.name] = ("var", k, role.name)
-        entry = _Local(stmt, k, names, tuple(name in tensors for name in names), scopes,
-                       tuple(roles), tuple(refs), tuple(lhs_diags), tuple(node_diags),
-                       tuple(late_diags), tuple(broadcast), ops,
+        # most statements have no bare name: then no list (nor a generator) to make
+        known = tuple([name in tensors for name in names]) if names else ()
+        entry = _Local(stmt, k, names, known, scopes, tuple(roles), tuple(refs),
+                       tuple(lhs_diags), tuple(node_diags), tuple(late_diags), tuple(broadcast), ops,
                        tuple([var_keys[role.name] for role in roles]))
         if self.remember:
             self.cache_used[id(stmt)] = entry
@@ -692,17 +673,18 @@ class _Checker:
             self.report("argument-count", f"`{call.name}` takes {want} argument{plural}, not {n}"
                         f" (signature: {spec.signature})", call.span)
             return
-        lhs_vars = _lhs_vars(stmt)
         for kw in call.kwargs:
             if kw.name not in spec.keywords:
                 valid = ", ".join(spec.keywords) if spec.keywords else "none"
                 self.report("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span)
-            elif kw.name == "axis" and not (isinstance(kw.value, ir.Ref)
-                                            and kw.value.indices is None
-                                            and kw.value.name in lhs_vars):
-                self.report("bad-argument", f"`axis=` names an index of the left-hand side "
-                            f"({', '.join(sorted(lhs_vars)) or 'it has none'})", kw.value.span)
+            elif kw.name == "axis":
+                lhs_vars = _lhs_vars(stmt)  # here: the other calls need none
+                if not (isinstance(kw.value, ir.Ref) and kw.value.indices is None
+                        and kw.value.name in lhs_vars):
+                    self.report("bad-argument", f"`axis=` names an index of the left-hand side "
+                                f"({', '.join(sorted(lhs_vars)) or 'it has none'})",
+                                kw.value.span)
             elif kw.name in ("eps",) and not _is_number(kw.value):
                 self.report("bad-argument", f"`{kw.name}=` takes a number", kw.value.span)
             elif kw.name == "k" and not _is_whole(kw.value):
@@ -746,9 +728,11 @@ class _Checker:
 
     # ------------------------------------------------------- projections
     def _check_typos(self, stmt: ir.Equation, roles: list[IndexRole]) -> None:
-        lonely = [r for r in roles if r.role == "projected" and len(r.occurrences) == 1
-                  and r.occurrences[0].form != "slice"
-                  and r.occurrences[0].tensor is not None]
+        lonely = []  # a loop, not a list comprehension: that costs more for a few roles
+        for r in roles:
+            if r.role == "projected" and len(r.occurrences) == 1 \
+                    and r.occurrences[0].form != "slice" and r.occurrences[0].tensor is not None:
+                lonely.append(r)
         for a_pos, a in enumerate(lonely):
             for b in lonely[a_pos + 1:]:
                 if a.scope is b.scope and _close_names(a.name, b.name) and _in_two_factors(
@@ -769,8 +753,12 @@ class _Checker:
         """LHS indices no RHS term mentions: their extent must come from elsewhere."""
         # an output role holds all its name's occurrences, the LHS ones first: its
         # last one is on the LHS when the RHS has none
-        return [role for role in roles if role.role == "output" and role.occurrences[-1].lhs
-                and role.occurrences[0].form != "slice"]
+        found = []  # a loop, not a list comprehension: that costs more for a few roles
+        for role in roles:
+            if role.role == "output" and role.occurrences[-1].lhs \
+                    and role.occurrences[0].form != "slice":
+                found.append(role)
+        return found
 
     # ----------------------------------------------------------- sources
     def _read_sources(self) -> None:
