@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Container, Iterator
 
 from . import ir
 from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
@@ -397,9 +397,12 @@ class _Checker:
                 and stmt.rhs.name == "const")
 
     def _check_mixed_ops(self, sym: TensorSymbol, stmt: ir.Equation) -> None:
+        first = sym.ops[0]
+        if stmt.op == first:  # most (a tensor's first equation): no `family` to make
+            return
+
         def family(op: str) -> str:
             return "=" if op in SUM_OPS else op
-        first = sym.ops[0]
         if family(stmt.op) != family(first):
             first_stmt = next(d for d in sym.definitions)
             self.report("mixed-projection", f"`{sym.name}` combines its equations with "
@@ -461,10 +464,13 @@ class _Checker:
                             break
                     else:
                         first_virtual = virtual_first.get(name)
-                        if first_virtual is None:
-                            first_virtual = virtual_first[name] = any(
-                                isinstance(index, IndexVirtual)
-                                for index in sym.first.indices or ())
+                        if first_virtual is None:  # once per tensor (a loop: no generator)
+                            first_virtual = False
+                            for index in sym.first.indices or ():
+                                if type(index) is IndexVirtual:
+                                    first_virtual = True
+                                    break
+                            virtual_first[name] = first_virtual
                         if not first_virtual:
                             read.add(name)
                             sym.uses.append(ref)
@@ -491,7 +497,7 @@ class _Checker:
         both are unchanged (and moved along when the statement only moved)."""
         tensors = self.tensors
         entry = self.cache.get(id(stmt))
-        if self._reusable(entry, stmt, k):
+        if entry is not None and self._reusable(entry, stmt, k):
             self.cache_used[id(stmt)] = entry
             return entry
         moved = self.moved.get(id(stmt))
@@ -499,11 +505,18 @@ class _Checker:
             # an earlier statement moved in the text: so do its results
             _, old, delta = moved
             entry = self.cache.get(id(old))
-            if self._reusable(entry, old, k):
+            if entry is not None and self._reusable(entry, old, k):
                 entry = self._moved_local(entry, stmt, delta)
                 self.cache_used[id(stmt)] = entry
                 return entry
         scopes, roles, refs, bare, calls, checked = statement_tables(k, stmt, tensors)
+        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
+        role_keys = []  # each role's
+        for role in roles:
+            key = var_keys.get(role.name)
+            if key is None:
+                key = var_keys[role.name] = ("var", k, role.name)
+            role_keys.append(key)
         saved = self.diags
         try:
             self.diags = lhs_diags = []
@@ -514,11 +527,10 @@ class _Checker:
                     self._check_lhs_indices(ref)
             node_diags: list[tuple[int, Diagnostic]] = []
             if checked:
-                var_names = {role.name for role in roles}  # = its occurrences' names
                 for before, node in checked:
                     self.diags = found = []
-                    if isinstance(node, ir.Call):
-                        self._check_call(node, stmt, var_names)
+                    if isinstance(node, ir.Call):  # var_keys: its occurrences' names
+                        self._check_call(node, stmt, var_keys)
                     elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
                         self.report("bad-argument", f"`{node.op}` is not a projection; use "
                                     f"one of {', '.join(REDUCE_OPS)}", node.op_span)
@@ -532,16 +544,12 @@ class _Checker:
         finally:
             self.diags = saved
         names = tuple(bare)
-        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
         ops = self._unify_ops(k, stmt, refs, calls, var_keys)
-        for role in roles:
-            if role.name not in var_keys:
-                var_keys[role.name] = ("var", k, role.name)
         # most statements have no bare name: then no list (nor a generator) to make
         known = tuple([name in tensors for name in names]) if names else ()
         entry = _Local(stmt, k, names, known, scopes, tuple(roles), tuple(refs),
                        tuple(lhs_diags), tuple(node_diags), tuple(late_diags), tuple(broadcast), ops,
-                       tuple([var_keys[role.name] for role in roles]))
+                       tuple(role_keys))
         if self.remember:
             self.cache_used[id(stmt)] = entry
         return entry
@@ -571,7 +579,10 @@ class _Checker:
     def _check_lhs(self, k: int, stmt: ir.Equation, calls: list[ir.Call]) -> None:
         lhs = stmt.lhs
         self._check_lhs_indices(lhs)
-        dotted = [i for i in lhs.indices or () if isinstance(i, ir.IndexVar) and i.dotted]
+        dotted = []  # a loop, not a list comprehension: that costs more for a few indices
+        for index in lhs.indices or ():
+            if type(index) is ir.IndexVar and index.dotted:
+                dotted.append(index)
         if len(dotted) > 1:
             self.report("dotted-axis", "only one axis can be dotted; it is the one softmax and "
                         "lnorm normalise along", dotted[1].span,
@@ -656,7 +667,8 @@ class _Checker:
                     f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
 
     # ------------------------------------------------------------ calls
-    def _check_call(self, call: ir.Call, stmt: ir.Statement, var_names: set[str]) -> None:
+    def _check_call(self, call: ir.Call, stmt: ir.Statement, var_names: Container[str]
+                    ) -> None:
         spec = BUILTINS.get(call.name)
         if spec is None:
             self._unknown_function(call.name, call.name_span)
@@ -878,10 +890,11 @@ class _Checker:
     def _unify_ops(self, k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call],
                    var_keys: dict[str, tuple]) -> tuple[tuple, ...]:
         """Statement k's part of unification as operations on the domains, from its
-        references and calls (each in the order of its nodes).  `var_keys` gets the
-        key of each variable met: each variable has one key object, shared."""
+        references and calls (each in the order of its nodes).  `var_keys` holds the
+        key of each of its roles' variables and gets that of any other variable met:
+        each variable has one key object, shared."""
         ops: list[tuple] = []
-        concat = self._concat_axes(k, stmt, calls, ops)
+        concat = self._concat_axes(k, stmt, calls, ops) if calls else {}
         IndexVar = ir.IndexVar
         for lhs, group in ((True, ir.defined_refs(stmt)), (False, refs)):
             for ref in group:
@@ -901,7 +914,8 @@ class _Checker:
                         ops.append((_VARS, ref.name, tuple(keys)))
                         continue
                 self._unify_ref(k, ref, lhs, concat, ops)
-        self._unify_builtins(k, stmt, calls, ops)
+        if calls:
+            self._unify_builtins(k, stmt, calls, ops)
         return tuple(ops)
 
     def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict, ops: list[tuple]

@@ -327,44 +327,24 @@ class StatementTables(NamedTuple):
     #                                     come before it
 
 
+_new_tables = partial(tuple.__new__, StatementTables)
+
+
 def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymbol]
                      ) -> StatementTables:
     """What statement_scopes, occurrences and index_roles give for statement number
-    `statement`, and its references, bare names, calls and reduces."""
-    tables = _equation_tables(statement, stmt, tensors) if type(stmt) is ir.Equation else None
-    if tables is not None:
-        return tables
-    scopes, placed = statement_scopes(stmt)
-    roles = index_roles(statement, stmt, occurrences(stmt, tensors, (scopes, placed)), scopes,
-                        placed)
-    refs: list[ir.Ref] = []
-    bare: dict[str, None] = {}
-    calls: list[ir.Call] = []
-    checked: list[tuple[int, ir.Expr]] = []
-    Ref, Call = ir.Ref, ir.Call
-    for node, _ in placed:
-        kind = type(node)
-        if kind is Ref:
-            if node.indices is None:
-                bare[node.name] = None
-            refs.append(node)
-        elif kind is Call:
-            calls.append(node)
-            checked.append((len(refs), node))
-        elif kind is ir.Reduce:
-            checked.append((len(refs), node))
-    return StatementTables(scopes, roles, refs, bare, calls, checked)
+    `statement`, and its references, bare names, calls and reduces.
 
-
-def _equation_tables(statement: int, stmt: ir.Equation, tensors: dict[str, TensorSymbol]
-                     ) -> StatementTables | None:
-    """statement_tables for an equation in one walk of it, the three functions' work
-    done at once; None for one with what is rarer: a reduce (a scope that projects
-    only some indices), or a bare name that is no tensor (maybe an index's value)."""
+    An equation without a reduce (a scope that projects only some indices) or a bare
+    name that is no tensor (maybe an index's value) has all that from one walk here,
+    the three functions' work done at once; the rarer statements, from them."""
+    if type(stmt) is not ir.Equation:
+        return _tables_of(statement, stmt, tensors)
     # each occurrence goes straight to its name's list (index_roles' grouping),
     # in the order of `occurrences`: the left-hand side's, then each node's
     by_name: defaultdict[str, list[Occurrence]] = defaultdict(list)
     IndexVar, Ref, Number, Call, Product = ir.IndexVar, ir.Ref, ir.Number, ir.Call, ir.Product
+    Sum = ir.Sum
     lhs = stmt.lhs
     scopes: dict[int, Scope] = {}
     refs: list[ir.Ref] = []
@@ -409,7 +389,7 @@ def _equation_tables(statement: int, stmt: ir.Equation, tensors: dict[str, Tenso
             refs.append(node)
             if node.indices is None:
                 if node.name not in tensors:
-                    return None
+                    return _tables_of(statement, stmt, tensors)
                 bare[node.name] = None
                 ref = None
             else:
@@ -428,14 +408,16 @@ def _equation_tables(statement: int, stmt: ir.Equation, tensors: dict[str, Tenso
             checked.append((len(refs), node))
             for kw in node.kwargs:
                 if kw.name == "axis" and isinstance(kw.value, Ref) and kw.value.indices is None:
-                    return None  # its value is a bare name, no tensor's
+                    return _tables_of(statement, stmt, tensors)  # a bare name's value
             stack.append(scope)
-            for arg in reversed(children(node)):
+            for arg in reversed(children(node) if node.kwargs else node.args):
                 sid = len(scopes)
                 scopes[sid] = _new_scope((sid, scope, "argument", "sum", arg.span, ()))
                 stack += (arg, sid)
+        elif kind is Sum:
+            stack += reversed(node.terms)
         elif kind is ir.Reduce:
-            return None
+            return _tables_of(statement, stmt, tensors)
         else:
             stack += reversed(children(node))
     roles: list[IndexRole] = []
@@ -469,4 +451,29 @@ def _equation_tables(statement: int, stmt: ir.Equation, tensors: dict[str, Tenso
             home = scopes[first]
         roles.append(_new_role((name, statement, tuple(found), "projected", home.op, home,
                                 factors, name in joined)))
-    return StatementTables(scopes, roles, refs, bare, calls, checked)
+    return _new_tables((scopes, roles, refs, bare, calls, checked))
+
+
+def _tables_of(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymbol]
+               ) -> StatementTables:
+    """statement_tables by the functions it stands for, for any statement."""
+    scopes, placed = statement_scopes(stmt)
+    roles = index_roles(statement, stmt, occurrences(stmt, tensors, (scopes, placed)), scopes,
+                        placed)
+    refs: list[ir.Ref] = []
+    bare: dict[str, None] = {}
+    calls: list[ir.Call] = []
+    checked: list[tuple[int, ir.Expr]] = []
+    Ref, Call = ir.Ref, ir.Call
+    for node, _ in placed:
+        kind = type(node)
+        if kind is Ref:
+            if node.indices is None:
+                bare[node.name] = None
+            refs.append(node)
+        elif kind is Call:
+            calls.append(node)
+            checked.append((len(refs), node))
+        elif kind is ir.Reduce:
+            checked.append((len(refs), node))
+    return _new_tables((scopes, roles, refs, bare, calls, checked))
