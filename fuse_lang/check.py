@@ -26,11 +26,14 @@ from .symbols import SUM_OPS, IndexRole, Scope, TensorSymbol, slice_name, statem
 from .syntax import ParseCache, parse
 
 MAX_DIAGNOSTICS = 1000
+_NO_NAMES: frozenset[str] = frozenset()
 
 # unification operations (see _Checker._unify_ops); _GUARD holds one reference's
 # operations, _VARS is a reference whose indices are all plain variables (most:
 # (_VARS, tensor, each position's variable key)), the others are (kind, key, arguments...)
 _UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION, _VARS = range(7)
+# the builtins _concat_axes and _unify_builtins make operations for
+_SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
 
 
 @fast_init
@@ -355,7 +358,7 @@ class _Checker:
                 isinstance(i, ir.IndexConst) for i in ref.indices or ())):
             return
         sym = self.tensors.get(ref.name)
-        arity: int | None = ref.arity
+        arity: int | None = len(ref.indices) if ref.indices is not None else 0  # ref.arity
         if ref.indices is None and self._bare_takes_data_rank(stmt):
             arity = None
             if isinstance(stmt, ir.Equation):  # const: the literal's rank
@@ -386,7 +389,8 @@ class _Checker:
             sym.boolean = True
         elif isinstance(stmt, ir.Equation):
             sym.ops.append(stmt.op)
-            self._check_mixed_ops(sym, stmt)
+            if stmt.op != sym.ops[0]:  # (not for a tensor's first equation: most)
+                self._check_mixed_ops(sym, stmt)
 
     @staticmethod
     def _bare_takes_data_rank(stmt: ir.Statement) -> bool:
@@ -397,12 +401,9 @@ class _Checker:
                 and stmt.rhs.name == "const")
 
     def _check_mixed_ops(self, sym: TensorSymbol, stmt: ir.Equation) -> None:
-        first = sym.ops[0]
-        if stmt.op == first:  # most (a tensor's first equation): no `family` to make
-            return
-
         def family(op: str) -> str:
             return "=" if op in SUM_OPS else op
+        first = sym.ops[0]
         if family(stmt.op) != family(first):
             first_stmt = next(d for d in sym.definitions)
             self.report("mixed-projection", f"`{sym.name}` combines its equations with "
@@ -539,8 +540,21 @@ class _Checker:
             self.diags = late_diags = []
             broadcast: list[IndexRole] = []
             if isinstance(stmt, ir.Equation):
-                self._check_typos(stmt, roles)
-                broadcast = self._broadcast_roles(roles)
+                # one loop over its roles for both checks (not a function call each)
+                lonely: list[IndexRole] = []
+                for role in roles:
+                    occs = role.occurrences
+                    if role.role == "output":
+                        # an LHS index no RHS term mentions: its extent must come from
+                        # elsewhere (an output role holds all its name's occurrences,
+                        # the LHS ones first: the last is on the LHS if the RHS has none)
+                        if occs[-1].lhs and occs[0].form != "slice":
+                            broadcast.append(role)
+                    elif role.role == "projected" and len(occs) == 1 \
+                            and occs[0].form != "slice" and occs[0].tensor is not None:
+                        lonely.append(role)
+                if len(lonely) > 1:
+                    self._check_typos(stmt, lonely)
         finally:
             self.diags = saved
         names = tuple(bare)
@@ -548,8 +562,8 @@ class _Checker:
         # most statements have no bare name: then no list (nor a generator) to make
         known = tuple([name in tensors for name in names]) if names else ()
         entry = _Local(stmt, k, names, known, scopes, tuple(roles), tuple(refs),
-                       tuple(lhs_diags), tuple(node_diags), tuple(late_diags), tuple(broadcast), ops,
-                       tuple(role_keys))
+                       tuple(lhs_diags), tuple(node_diags), tuple(late_diags),
+                       tuple(broadcast), ops, tuple(role_keys))
         if self.remember:
             self.cache_used[id(stmt)] = entry
         return entry
@@ -578,11 +592,15 @@ class _Checker:
 
     def _check_lhs(self, k: int, stmt: ir.Equation, calls: list[ir.Call]) -> None:
         lhs = stmt.lhs
-        self._check_lhs_indices(lhs)
         dotted = []  # a loop, not a list comprehension: that costs more for a few indices
+        plain = True  # variables only (most): no sum of them to see
         for index in lhs.indices or ():
-            if type(index) is ir.IndexVar and index.dotted:
+            if type(index) is not ir.IndexVar:
+                plain = False
+            elif index.dotted:
                 dotted.append(index)
+        if not plain:
+            self._check_lhs_indices(lhs)
         if len(dotted) > 1:
             self.report("dotted-axis", "only one axis can be dotted; it is the one softmax and "
                         "lnorm normalise along", dotted[1].span,
@@ -701,7 +719,7 @@ class _Checker:
                 self.report("bad-argument", f"`{kw.name}=` takes a number", kw.value.span)
             elif kw.name == "k" and not _is_whole(kw.value):
                 self.report("bad-argument", "`k=` takes a whole number", kw.value.span)
-        given = {kw.name for kw in call.kwargs}
+        given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
         for required in spec.required_keywords:
             if required not in given:
                 self.report("argument-count", f"`{call.name}` needs `{required}=` "
@@ -739,12 +757,9 @@ class _Checker:
                             f"left-hand side has none", call.span)
 
     # ------------------------------------------------------- projections
-    def _check_typos(self, stmt: ir.Equation, roles: list[IndexRole]) -> None:
-        lonely = []  # a loop, not a list comprehension: that costs more for a few roles
-        for r in roles:
-            if r.role == "projected" and len(r.occurrences) == 1 \
-                    and r.occurrences[0].form != "slice" and r.occurrences[0].tensor is not None:
-                lonely.append(r)
+    def _check_typos(self, stmt: ir.Equation, lonely: list[IndexRole]) -> None:
+        """`lonely`: the equation's projected roles of one occurrence each, in a reference
+        (no slice)."""
         for a_pos, a in enumerate(lonely):
             for b in lonely[a_pos + 1:]:
                 if a.scope is b.scope and _close_names(a.name, b.name) and _in_two_factors(
@@ -759,18 +774,6 @@ class _Checker:
                         related=(Related(keep.occurrences[0].span, f"`{keep.name}` is here"),),
                         fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
                                    (TextEdit(span, keep.name),)),))
-
-    @staticmethod
-    def _broadcast_roles(roles: list[IndexRole]) -> list[IndexRole]:
-        """LHS indices no RHS term mentions: their extent must come from elsewhere."""
-        # an output role holds all its name's occurrences, the LHS ones first: its
-        # last one is on the LHS when the RHS has none
-        found = []  # a loop, not a list comprehension: that costs more for a few roles
-        for role in roles:
-            if role.role == "output" and role.occurrences[-1].lhs \
-                    and role.occurrences[0].form != "slice":
-                found.append(role)
-        return found
 
     # ----------------------------------------------------------- sources
     def _read_sources(self) -> None:
@@ -894,9 +897,15 @@ class _Checker:
         key of each of its roles' variables and gets that of any other variable met:
         each variable has one key object, shared."""
         ops: list[tuple] = []
-        concat = self._concat_axes(k, stmt, calls, ops) if calls else {}
+        shaping = False  # a call that has operations of its own: most have none
+        for call in calls:
+            if call.name in _SHAPING:
+                shaping = True
+                break
+        concat = self._concat_axes(k, stmt, calls, ops) if shaping else {}
         IndexVar = ir.IndexVar
-        for lhs, group in ((True, ir.defined_refs(stmt)), (False, refs)):
+        defined = (stmt.lhs,) if type(stmt) is ir.Equation else ir.defined_refs(stmt)
+        for lhs, group in ((True, defined), (False, refs)):
             for ref in group:
                 indices = ref.indices
                 if indices is None:
@@ -914,7 +923,7 @@ class _Checker:
                         ops.append((_VARS, ref.name, tuple(keys)))
                         continue
                 self._unify_ref(k, ref, lhs, concat, ops)
-        if calls:
+        if shaping:
             self._unify_builtins(k, stmt, calls, ops)
         return tuple(ops)
 
@@ -969,7 +978,7 @@ class _Checker:
         """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
         the left-hand side's n is their sum (resolved in _resolve_derived).
         Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
-        is its own domain, and that LHS index has extent K."""
+        is its own domain, and that LHS index has extent K.  (_SHAPING names them.)"""
         out: dict[tuple[int, int], tuple] = {}
         for node in calls:
             if node.name == "topk":
@@ -1090,6 +1099,7 @@ class _Checker:
 
     def _unify_builtins(self, k: int, stmt: ir.Statement, calls: list[ir.Call],
                         ops: list[tuple]) -> None:
+        """The extents `const` and `causal_mask` give (_SHAPING names them)."""
         if not isinstance(stmt, ir.Equation):
             return
         lhs_indices = stmt.lhs.indices or ()

@@ -437,7 +437,11 @@ def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, Tens
             else:
                 factors = (first_occ.tensor, second.tensor)
         else:
-            factors = tuple(dict.fromkeys([o.tensor for o in found if not o.lhs]))
+            tensors_of: dict[str, None] = {}  # a loop, not a list comprehension: faster
+            for o in found:
+                if not o.lhs:
+                    tensors_of[o.tensor] = None
+            factors = tuple(tensors_of)
         if first_occ.lhs:
             roles.append(_new_role((name, statement, tuple(found), "output", None, None,
                                     factors, name in joined)))
