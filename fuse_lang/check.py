@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Container, Iterator
 
 from . import ir
 from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
@@ -22,16 +22,18 @@ from .domains import Domains, Evidence, extent_of
 from .fastinit import frozen_dataclass
 from .sources import SourceError, SourceInfo, read_source_info
 from .span import LineIndex, Span, shifted
-from .symbols import (SUM_OPS, IndexRole, Scope, TensorSymbol, index_roles, occurrences,
-                      slice_name, statement_scopes)
+from .symbols import SUM_OPS, IndexRole, Scope, TensorSymbol, slice_name, statement_tables
 from .syntax import ParseCache, parse
 
 MAX_DIAGNOSTICS = 1000
+_NO_NAMES: frozenset[str] = frozenset()
 
 # unification operations (see _Checker._unify_ops); _GUARD holds one reference's
 # operations, _VARS is a reference whose indices are all plain variables (most:
 # (_VARS, tensor, each position's variable key)), the others are (kind, key, arguments...)
 _UNION, _GUARD, _EXTENT, _DERIVED, _SYMBOL, _POSITION, _VARS = range(7)
+# the builtins _concat_axes and _unify_builtins make operations for
+_SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
 
 
 @frozen_dataclass
@@ -465,10 +467,13 @@ class _Checker:
                             break
                     else:
                         first_virtual = virtual_first.get(name)
-                        if first_virtual is None:
-                            first_virtual = virtual_first[name] = any(
-                                isinstance(index, IndexVirtual)
-                                for index in sym.first.indices or ())
+                        if first_virtual is None:  # once per tensor (a loop: no generator)
+                            first_virtual = False
+                            for index in sym.first.indices or ():
+                                if type(index) is IndexVirtual:
+                                    first_virtual = True
+                                    break
+                            virtual_first[name] = first_virtual
                         if not first_virtual:
                             read.add(name)
                             sym.uses.append(ref)
@@ -495,7 +500,7 @@ class _Checker:
         both are unchanged (and moved along when the statement only moved)."""
         tensors = self.tensors
         entry = self.cache.get(id(stmt))
-        if self._reusable(entry, stmt, k):
+        if entry is not None and self._reusable(entry, stmt, k):
             self.cache_used[id(stmt)] = entry
             return entry
         moved = self.moved.get(id(stmt))
@@ -503,31 +508,18 @@ class _Checker:
             # an earlier statement moved in the text: so do its results
             _, old, delta = moved
             entry = self.cache.get(id(old))
-            if self._reusable(entry, old, k):
+            if entry is not None and self._reusable(entry, old, k):
                 entry = self._moved_local(entry, stmt, delta)
                 self.cache_used[id(stmt)] = entry
                 return entry
-        scopes, placed = statement_scopes(stmt)
-        occs = occurrences(stmt, tensors, (scopes, placed))
-        roles = index_roles(k, stmt, occs, scopes, placed)
-        # one pass over the nodes: the references, the bare names, the calls
-        refs: list[ir.Ref] = []
-        bare: dict[str, None] = {}
-        calls: list[ir.Call] = []
-        checked: list[tuple[int, ir.Expr]] = []  # calls and reduces (they have checks),
-        Ref, Call = ir.Ref, ir.Call               # each with how many refs come before it
-        for node, _ in placed:
-            kind = type(node)
-            if kind is Ref:
-                if node.indices is None:
-                    bare[node.name] = None
-                refs.append(node)
-            elif kind is Call:
-                calls.append(node)
-                checked.append((len(refs), node))
-            elif kind is ir.Reduce:
-                checked.append((len(refs), node))
-        del placed
+        scopes, roles, refs, bare, calls, checked = statement_tables(k, stmt, tensors)
+        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
+        role_keys = []  # each role's
+        for role in roles:
+            key = var_keys.get(role.name)
+            if key is None:
+                key = var_keys[role.name] = ("var", k, role.name)
+            role_keys.append(key)
         saved = self.diags
         try:
             self.diags = lhs_diags = []
@@ -538,32 +530,42 @@ class _Checker:
                     self._check_lhs_indices(ref)
             node_diags: list[tuple[int, Diagnostic]] = []
             if checked:
-                var_names = {o.name for o in occs}
                 for before, node in checked:
                     self.diags = found = []
-                    if isinstance(node, ir.Call):
-                        self._check_call(node, stmt, var_names)
+                    if isinstance(node, ir.Call):  # var_keys: its occurrences' names
+                        self._check_call(node, stmt, var_keys)
                     elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
                         self.report("bad-argument", f"`{node.op}` is not a projection; use "
                                     f"one of {', '.join(REDUCE_OPS)}", node.op_span)
-                    node_diags += [(before, d) for d in found]
+                    if found:  # most find nothing
+                        node_diags += [(before, d) for d in found]
             self.diags = late_diags = []
             broadcast: list[IndexRole] = []
             if isinstance(stmt, ir.Equation):
-                self._check_typos(stmt, roles)
-                broadcast = self._broadcast_roles(roles)
+                # one loop over its roles for both checks (not a function call each)
+                lonely: list[IndexRole] = []
+                for role in roles:
+                    occs = role.occurrences
+                    if role.role == "output":
+                        # an LHS index no RHS term mentions: its extent must come from
+                        # elsewhere (an output role holds all its name's occurrences,
+                        # the LHS ones first: the last is on the LHS if the RHS has none)
+                        if occs[-1].lhs and occs[0].form != "slice":
+                            broadcast.append(role)
+                    elif role.role == "projected" and len(occs) == 1 \
+                            and occs[0].form != "slice" and occs[0].tensor is not None:
+                        lonely.append(role)
+                if len(lonely) > 1:
+                    self._check_typos(stmt, lonely)
         finally:
             self.diags = saved
         names = tuple(bare)
-        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
         ops = self._unify_ops(k, stmt, refs, calls, var_keys)
-        for role in roles:
-            if role.name not in var_keys:
-                var_keys[role.name] = ("var", k, role.name)
-        entry = _Local(stmt, k, names, tuple(name in tensors for name in names), scopes,
-                       tuple(roles), tuple(refs), tuple(lhs_diags), tuple(node_diags),
-                       tuple(late_diags), tuple(broadcast), ops,
-                       tuple([var_keys[role.name] for role in roles]))
+        # most statements have no bare name: then no list (nor a generator) to make
+        known = tuple([name in tensors for name in names]) if names else ()
+        entry = _Local(stmt, k, names, known, scopes, tuple(roles), tuple(refs),
+                       tuple(lhs_diags), tuple(node_diags), tuple(late_diags),
+                       tuple(broadcast), ops, tuple(role_keys))
         if self.remember:
             self.cache_used[id(stmt)] = entry
         return entry
@@ -592,8 +594,15 @@ class _Checker:
 
     def _check_lhs(self, k: int, stmt: ir.Equation, calls: list[ir.Call]) -> None:
         lhs = stmt.lhs
-        self._check_lhs_indices(lhs)
-        dotted = [i for i in lhs.indices or () if isinstance(i, ir.IndexVar) and i.dotted]
+        dotted = []  # a loop, not a list comprehension: that costs more for a few indices
+        plain = True  # variables only (most): no sum of them to see
+        for index in lhs.indices or ():
+            if type(index) is not ir.IndexVar:
+                plain = False
+            elif index.dotted:
+                dotted.append(index)
+        if not plain:
+            self._check_lhs_indices(lhs)
         if len(dotted) > 1:
             self.report("dotted-axis", "only one axis can be dotted; it is the one softmax and "
                         "lnorm normalise along", dotted[1].span,
@@ -678,7 +687,8 @@ class _Checker:
                     f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
 
     # ------------------------------------------------------------ calls
-    def _check_call(self, call: ir.Call, stmt: ir.Statement, var_names: set[str]) -> None:
+    def _check_call(self, call: ir.Call, stmt: ir.Statement, var_names: Container[str]
+                    ) -> None:
         spec = BUILTINS.get(call.name)
         if spec is None:
             self._unknown_function(call.name, call.name_span)
@@ -695,22 +705,23 @@ class _Checker:
             self.report("argument-count", f"`{call.name}` takes {want} argument{plural}, not {n}"
                         f" (signature: {spec.signature})", call.span)
             return
-        lhs_vars = _lhs_vars(stmt)
         for kw in call.kwargs:
             if kw.name not in spec.keywords:
                 valid = ", ".join(spec.keywords) if spec.keywords else "none"
                 self.report("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span)
-            elif kw.name == "axis" and not (isinstance(kw.value, ir.Ref)
-                                            and kw.value.indices is None
-                                            and kw.value.name in lhs_vars):
-                self.report("bad-argument", f"`axis=` names an index of the left-hand side "
-                            f"({', '.join(sorted(lhs_vars)) or 'it has none'})", kw.value.span)
+            elif kw.name == "axis":
+                lhs_vars = _lhs_vars(stmt)  # here: the other calls need none
+                if not (isinstance(kw.value, ir.Ref) and kw.value.indices is None
+                        and kw.value.name in lhs_vars):
+                    self.report("bad-argument", f"`axis=` names an index of the left-hand side "
+                                f"({', '.join(sorted(lhs_vars)) or 'it has none'})",
+                                kw.value.span)
             elif kw.name in ("eps",) and not _is_number(kw.value):
                 self.report("bad-argument", f"`{kw.name}=` takes a number", kw.value.span)
             elif kw.name == "k" and not _is_whole(kw.value):
                 self.report("bad-argument", "`k=` takes a whole number", kw.value.span)
-        given = {kw.name for kw in call.kwargs}
+        given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
         for required in spec.required_keywords:
             if required not in given:
                 self.report("argument-count", f"`{call.name}` needs `{required}=` "
@@ -748,10 +759,9 @@ class _Checker:
                             f"left-hand side has none", call.span)
 
     # ------------------------------------------------------- projections
-    def _check_typos(self, stmt: ir.Equation, roles: list[IndexRole]) -> None:
-        lonely = [r for r in roles if r.role == "projected" and len(r.occurrences) == 1
-                  and r.occurrences[0].form != "slice"
-                  and r.occurrences[0].tensor is not None]
+    def _check_typos(self, stmt: ir.Equation, lonely: list[IndexRole]) -> None:
+        """`lonely`: the equation's projected roles of one occurrence each, in a reference
+        (no slice)."""
         for a_pos, a in enumerate(lonely):
             for b in lonely[a_pos + 1:]:
                 if a.scope is b.scope and _close_names(a.name, b.name) and _in_two_factors(
@@ -766,14 +776,6 @@ class _Checker:
                         related=(Related(keep.occurrences[0].span, f"`{keep.name}` is here"),),
                         fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
                                    (TextEdit(span, keep.name),)),))
-
-    @staticmethod
-    def _broadcast_roles(roles: list[IndexRole]) -> list[IndexRole]:
-        """LHS indices no RHS term mentions: their extent must come from elsewhere."""
-        # an output role holds all its name's occurrences, the LHS ones first: its
-        # last one is on the LHS when the RHS has none
-        return [role for role in roles if role.role == "output" and role.occurrences[-1].lhs
-                and role.occurrences[0].form != "slice"]
 
     # ----------------------------------------------------------- sources
     def _read_sources(self) -> None:
@@ -883,12 +885,19 @@ class _Checker:
     def _unify_ops(self, k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call],
                    var_keys: dict[str, tuple]) -> tuple[tuple, ...]:
         """Statement k's part of unification as operations on the domains, from its
-        references and calls (each in the order of its nodes).  `var_keys` gets the
-        key of each variable met: each variable has one key object, shared."""
+        references and calls (each in the order of its nodes).  `var_keys` holds the
+        key of each of its roles' variables and gets that of any other variable met:
+        each variable has one key object, shared."""
         ops: list[tuple] = []
-        concat = self._concat_axes(k, stmt, calls, ops)
+        shaping = False  # a call that has operations of its own: most have none
+        for call in calls:
+            if call.name in _SHAPING:
+                shaping = True
+                break
+        concat = self._concat_axes(k, stmt, calls, ops) if shaping else {}
         IndexVar = ir.IndexVar
-        for lhs, group in ((True, ir.defined_refs(stmt)), (False, refs)):
+        defined = (stmt.lhs,) if type(stmt) is ir.Equation else ir.defined_refs(stmt)
+        for lhs, group in ((True, defined), (False, refs)):
             for ref in group:
                 indices = ref.indices
                 if indices is None:
@@ -906,7 +915,8 @@ class _Checker:
                         ops.append((_VARS, ref.name, tuple(keys)))
                         continue
                 self._unify_ref(k, ref, lhs, concat, ops)
-        self._unify_builtins(k, stmt, calls, ops)
+        if shaping:
+            self._unify_builtins(k, stmt, calls, ops)
         return tuple(ops)
 
     def _unify_ref(self, k: int, ref: ir.Ref, lhs: bool, concat: dict, ops: list[tuple]
@@ -960,7 +970,7 @@ class _Checker:
         """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
         the left-hand side's n is their sum (resolved in _resolve_derived).
         Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
-        is its own domain, and that LHS index has extent K."""
+        is its own domain, and that LHS index has extent K.  (_SHAPING names them.)"""
         out: dict[tuple[int, int], tuple] = {}
         for node in calls:
             if node.name == "topk":
@@ -1081,6 +1091,7 @@ class _Checker:
 
     def _unify_builtins(self, k: int, stmt: ir.Statement, calls: list[ir.Call],
                         ops: list[tuple]) -> None:
+        """The extents `const` and `causal_mask` give (_SHAPING names them)."""
         if not isinstance(stmt, ir.Equation):
             return
         lhs_indices = stmt.lhs.indices or ()

@@ -6,6 +6,7 @@ is a lookup in the tables built here.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -269,13 +270,7 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
             if one_scope and scopes[first].kind != "reduce":
                 home = scopes[first]  # all in one scope (most indices): that one
             else:
-                # a reduce projects only the indices it names: for any other index its
-                # body is no scope of its own (LANGUAGE.md §5 lists the RHS and call
-                # arguments); the innermost scope holding them all projects them
-                chains = [[s for s in _ancestors(scopes, o.scope) if scopes[s].kind != "reduce"]
-                          for o in rest]
-                common = set(chains[0]).intersection(*chains[1:])
-                home = scopes[next(s for s in chains[0] if s in common)]
+                home = _common_scope(scopes, rest)
             groups.append((home, rest))
         for scope, members in groups:
             roles.append(_new_role((name, statement, tuple(members), "projected", scope.op,
@@ -283,17 +278,206 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
     return roles
 
 
+def _common_scope(scopes: dict[int, Scope], occs: list[Occurrence]) -> Scope:
+    """The innermost scope that holds every one of `occs` and is no reduce's."""
+    # a reduce projects only the indices it names: for any other index its
+    # body is no scope of its own (LANGUAGE.md §5 lists the RHS and call
+    # arguments); the innermost scope holding them all projects them
+    chains = [[s for s in _ancestors(scopes, o.scope) if scopes[s].kind != "reduce"]
+              for o in occs]
+    common = set(chains[0]).intersection(*chains[1:])
+    return scopes[next(s for s in chains[0] if s in common)]
+
+
 def _joined_names(nodes: list[tuple[ir.Expr, int]]) -> set[str]:
     """Names shared by two or more reference factors of one product."""
     joined: set[str] = set()
     for node, _ in nodes:
         if type(node) is ir.Product:
-            seen: dict[str, int] = {}
-            for k, factor in enumerate(node.factors):
-                for ref in (factor,) if type(factor) is ir.Ref else ir.refs(factor):
-                    for index in ref.indices or ():
-                        for var in (index,) if type(index) is ir.IndexVar \
-                                else ir.index_vars(index):
-                            if seen.setdefault(var.name, k) != k:
-                                joined.add(var.name)
+            _product_joins(node, joined)
     return joined
+
+
+def _product_joins(node: ir.Product, joined: set[str]) -> None:
+    """Adds to `joined` the names shared by two or more reference factors of `node`."""
+    seen: dict[str, int] = {}
+    IndexVar = ir.IndexVar
+    for k, factor in enumerate(node.factors):
+        for ref in (factor,) if type(factor) is ir.Ref else ir.refs(factor):
+            for index in ref.indices or ():
+                if type(index) is IndexVar:  # most
+                    if seen.setdefault(index.name, k) != k:
+                        joined.add(index.name)
+                    continue
+                for var in ir.index_vars(index):
+                    if seen.setdefault(var.name, k) != k:
+                        joined.add(var.name)
+
+
+class StatementTables(NamedTuple):
+    """One statement's scopes and index roles (statement_scopes, index_roles) and
+    its nodes the checker looks at, each list in the order of statement_scopes'."""
+
+    scopes: dict[int, Scope]
+    roles: list[IndexRole]
+    refs: list[ir.Ref]
+    bare: dict[str, None]  # the names of its bare references, each once
+    calls: list[ir.Call]
+    checked: list[tuple[int, ir.Expr]]  # its calls and reduces, each with how many refs
+    #                                     come before it
+
+
+_new_tables = partial(tuple.__new__, StatementTables)
+
+
+def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymbol]
+                     ) -> StatementTables:
+    """What statement_scopes, occurrences and index_roles give for statement number
+    `statement`, and its references, bare names, calls and reduces.
+
+    An equation without a reduce (a scope that projects only some indices) or a bare
+    name that is no tensor (maybe an index's value) has all that from one walk here,
+    the three functions' work done at once; the rarer statements, from them."""
+    if type(stmt) is not ir.Equation:
+        return _tables_of(statement, stmt, tensors)
+    # each occurrence goes straight to its name's list (index_roles' grouping),
+    # in the order of `occurrences`: the left-hand side's, then each node's
+    by_name: defaultdict[str, list[Occurrence]] = defaultdict(list)
+    IndexVar, Ref, Number, Call, Product = ir.IndexVar, ir.Ref, ir.Number, ir.Call, ir.Product
+    Sum = ir.Sum
+    lhs = stmt.lhs
+    scopes: dict[int, Scope] = {}
+    refs: list[ir.Ref] = []
+    bare: dict[str, None] = {}
+    calls: list[ir.Call] = []
+    checked: list[tuple[int, ir.Expr]] = []
+    joined: set[str] = set()
+    rhs = stmt.rhs
+    op = stmt.op
+    scopes[0] = _new_scope((0, None, "rhs", "sum" if op in SUM_OPS else op[:-1], rhs.span, ()))
+    # the nodes in statement_scopes' order; an int on the stack is a scope entered
+    # (a call's argument) or gone back to (after its last one): no (node, scope) pairs
+    stack: list = [rhs]
+    pop = stack.pop
+    children = ir.children
+    ref: ir.Ref | None = lhs  # the left-hand side first
+    scope = 0
+    in_lhs = True
+    while True:
+        if ref is not None:
+            indices = ref.indices
+            if indices is not None:
+                name = ref.name
+                for pos, index in enumerate(indices):
+                    if type(index) is not IndexVar:
+                        break
+                    by_name[index.name].append(_new_occurrence(
+                        (index.name, index.span, scope, name, pos, "var", in_lhs)))
+                else:
+                    ref = None
+                if ref is not None:  # an index of another form: all its occurrences anew
+                    occs: list[Occurrence] = []
+                    _ref_occurrences(ref, scope, in_lhs, occs)
+                    for occ in occs[pos:]:
+                        by_name[occ.name].append(occ)
+            in_lhs = False
+        if not stack:
+            break
+        node = pop()
+        kind = type(node)
+        if kind is Ref:
+            refs.append(node)
+            if node.indices is None:
+                if node.name not in tensors:
+                    return _tables_of(statement, stmt, tensors)
+                bare[node.name] = None
+                ref = None
+            else:
+                ref = node
+            continue
+        ref = None
+        if kind is Number:
+            continue
+        if kind is int:
+            scope = node
+        elif kind is Product:
+            _product_joins(node, joined)
+            stack += reversed(node.factors)
+        elif kind is Call:
+            calls.append(node)
+            checked.append((len(refs), node))
+            for kw in node.kwargs:
+                if kw.name == "axis" and isinstance(kw.value, Ref) and kw.value.indices is None:
+                    return _tables_of(statement, stmt, tensors)  # a bare name's value
+            stack.append(scope)
+            for arg in reversed(children(node) if node.kwargs else node.args):
+                sid = len(scopes)
+                scopes[sid] = _new_scope((sid, scope, "argument", "sum", arg.span, ()))
+                stack += (arg, sid)
+        elif kind is Sum:
+            stack += reversed(node.terms)
+        elif kind is ir.Reduce:
+            return _tables_of(statement, stmt, tensors)
+        else:
+            stack += reversed(children(node))
+    roles: list[IndexRole] = []
+    for name, found in by_name.items():
+        # the tensors of its right-hand side's occurrences (here each has one, and
+        # those of the left-hand side come first): most names have one or two
+        first_occ = found[0]
+        count = len(found)
+        if count == 1:
+            factors = () if first_occ.lhs else (first_occ.tensor,)
+        elif count == 2:
+            second = found[1]
+            if second.lhs:
+                factors = ()
+            elif first_occ.lhs or first_occ.tensor == second.tensor:
+                factors = (second.tensor,)
+            else:
+                factors = (first_occ.tensor, second.tensor)
+        else:
+            tensors_of: dict[str, None] = {}  # a loop, not a list comprehension: faster
+            for o in found:
+                if not o.lhs:
+                    tensors_of[o.tensor] = None
+            factors = tuple(tensors_of)
+        if first_occ.lhs:
+            roles.append(_new_role((name, statement, tuple(found), "output", None, None,
+                                    factors, name in joined)))
+            continue
+        first = first_occ.scope
+        for o in found:
+            if o.scope != first:
+                home = _common_scope(scopes, found)
+                break
+        else:
+            home = scopes[first]
+        roles.append(_new_role((name, statement, tuple(found), "projected", home.op, home,
+                                factors, name in joined)))
+    return _new_tables((scopes, roles, refs, bare, calls, checked))
+
+
+def _tables_of(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymbol]
+               ) -> StatementTables:
+    """statement_tables by the functions it stands for, for any statement."""
+    scopes, placed = statement_scopes(stmt)
+    roles = index_roles(statement, stmt, occurrences(stmt, tensors, (scopes, placed)), scopes,
+                        placed)
+    refs: list[ir.Ref] = []
+    bare: dict[str, None] = {}
+    calls: list[ir.Call] = []
+    checked: list[tuple[int, ir.Expr]] = []
+    Ref, Call = ir.Ref, ir.Call
+    for node, _ in placed:
+        kind = type(node)
+        if kind is Ref:
+            if node.indices is None:
+                bare[node.name] = None
+            refs.append(node)
+        elif kind is Call:
+            calls.append(node)
+            checked.append((len(refs), node))
+        elif kind is ir.Reduce:
+            checked.append((len(refs), node))
+    return _new_tables((scopes, roles, refs, bare, calls, checked))
