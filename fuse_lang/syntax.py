@@ -10,11 +10,13 @@ statement is still parsed and checked.  Parsing never raises on user input.
 """
 from __future__ import annotations
 
+import builtins
 import re
 import bisect
 import functools
 from dataclasses import dataclass, replace
 from functools import partial
+from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
 from . import ir
@@ -46,6 +48,12 @@ _new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Pytho
 _make_ref = fast_maker(ir.Ref)  # (name, name_span, indices, paren, span)
 _make_var = fast_maker(ir.IndexVar)  # (name, span, dotted)
 _make_equation = fast_maker(ir.Equation)  # (lhs, op, op_span, rhs, span)
+_make_product = fast_maker(ir.Product)  # (factors, ops, span)
+_make_sum = fast_maker(ir.Sum)  # (terms, signs, span)
+_make_number = fast_maker(ir.Number)  # (value, text, span)
+_make_call = fast_maker(ir.Call)  # (name, name_span, args, kwargs, span)
+_make_keyword = fast_maker(ir.Keyword)  # (name, name_span, value, span)
+_text_of = itemgetter(1)  # a token's text
 
 
 # A token is a tuple (type, text, start, end): the lexer's plain tuples on the
@@ -54,6 +62,12 @@ _make_equation = fast_maker(ir.Equation)  # (lhs, op, op_span, rhs, span)
 
 def _tok_span(tok: tuple) -> Span:
     return _new_span(tok[2:])
+
+
+def _name_ref(tok: tuple) -> ir.Ref:
+    """The bare reference a NAME token makes."""
+    span = _new_span(tok[2:])  # _tok_span's work in place: the commonest node
+    return _make_ref(tok[1], span, None, False, span)
 
 
 def _start_of(item: Any) -> int | None:
@@ -130,6 +144,8 @@ def _as_int(expr: Any) -> int | None:
 def _index_from(arg: Any) -> ir.Index:
     """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
     index (LANGUAGE.md §3)."""
+    if isinstance(arg, tuple):  # a bare name's token
+        return _plain_index(_name_ref(arg))
     if type(arg) is not _Arg:
         return _plain_index(arg)
     if arg.kind == "slice":
@@ -152,10 +168,13 @@ def _index_from(arg: Any) -> ir.Index:
 
 
 def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
-    """The arguments of `T[...]` / `R(...)` as indices (see _index_from)."""
+    """The arguments of `T[...]` / `R(...)` as indices (see _index_from); a bare
+    name may be its NAME token (see _IRBuilder.TOKEN_STAND_INS)."""
     # _index_from's first case (and _is_variable_name's rule) written out in place:
     # most indices are plain variables, and this saves two calls each
-    return tuple([_make_var(a.name, a.span, False)
+    return tuple([_make_var(a[1], _new_span(a[2:]), False)
+                  if isinstance(a, tuple) and (a[1][0].islower() or a[1][0] == "_")
+                  else _make_var(a.name, a.span, False)
                   if type(a) is ir.Ref and a.indices is None
                   and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
                   for a in args])
@@ -221,14 +240,15 @@ class _IRBuilder:
 
     def equation(self, c):
         lhs, op, rhs = c
-        lhs = self._lhs(lhs)
-        span = _new_span((lhs.span.start, rhs.span.end))
-        if isinstance(rhs, ir.String):
+        if type(lhs) is not ir.Ref or lhs.name in RESERVED_WORDS:
+            lhs = self._lhs(lhs)  # says why it is not a left-hand side
+        span = _new_span((lhs.span[0], rhs.span[1]))
+        if type(rhs) is ir.String:
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
             return ir.Source(lhs, rhs, span)
-        return _make_equation(lhs, op[1], _tok_span(op), rhs, span)
+        return _make_equation(lhs, op[1], _new_span(op[2:]), rhs, span)
 
     def sink(self, c):
         path_tok, _eq, rhs = c
@@ -272,27 +292,24 @@ class _IRBuilder:
 
     # ---- expressions
     def sum(self, c):
-        terms = [c[0]]
-        signs = ["+"]
-        for k in range(1, len(c), 2):
-            signs.append(c[k][1])
-            terms.append(c[k + 1])
-        return ir.Sum(tuple(terms), tuple(signs), _new_span((c[0].span[0], c[-1].span[1])))
+        # term (sign term)*: the terms at even places, the signs' tokens between
+        return _make_sum(tuple(c[::2]), ("+", *map(_text_of, c[1::2])),
+                         _new_span((c[0].span[0], c[-1].span[1])))
 
     def product(self, c):
-        factors = [c[0]]
-        ops = [""]
-        k = 1
-        while k < len(c):
-            if isinstance(c[k], tuple) and c[k][0] in ("STAR", "SLASH"):
-                ops.append(c[k][1])
-                factors.append(c[k + 1])
-                k += 2
+        # factors, each after a `*` or `/` token or none (juxtaposition: " ")
+        factors = []
+        ops = []
+        op = ""
+        for item in c:
+            if isinstance(item, tuple):  # a token: STAR or SLASH
+                op = item[1]
             else:
-                ops.append(" ")
-                factors.append(c[k])
-                k += 1
-        return ir.Product(tuple(factors), tuple(ops), _new_span((c[0].span[0], c[-1].span[1])))
+                factors.append(item)
+                ops.append(op)
+                op = " "
+        return _make_product(tuple(factors), tuple(ops),
+                             _new_span((c[0].span[0], c[-1].span[1])))
 
     def neg(self, c):
         return ir.Neg(c[1], _cover(c))
@@ -314,7 +331,7 @@ class _IRBuilder:
 
     def number(self, c):
         tok = c[0]
-        return ir.Number(float(tok[1]), tok[1], _tok_span(tok))
+        return _make_number(float(tok[1]), tok[1], _new_span(tok[2:]))
 
     def string(self, c):
         return _string(c[0])
@@ -328,15 +345,19 @@ class _IRBuilder:
         return ir.ListLit(items, _cover(c))
 
     # ---- references and calls
+
+    # The compiled replay (lalr._compiled) does not make a bare reference in the
+    # arguments of a bracket or paren reference: these get its NAME token instead
+    # (most become index variables, and the Ref would be thrown away)
+    TOKEN_STAND_INS = {"bare_ref": ("bracket_ref", "paren_ref")}
+
     def bare_ref(self, c):
-        tok = c[0]
-        span = _new_span(tok[2:])  # _tok_span's work in place: the commonest node
-        return _make_ref(tok[1], span, None, False, span)
+        return _name_ref(c[0])
 
     def bracket_ref(self, c):
         name, _l, args, close = c
         indices = _indices(args) if args else ()
-        return _make_ref(name[1], _tok_span(name), indices, False,
+        return _make_ref(name[1], _new_span(name[2:]), indices, False,
                          _new_span((name[2], close[3])))
 
     def paren_ref(self, c):
@@ -356,12 +377,12 @@ class _IRBuilder:
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)
             raise
-        return _make_ref(name[1], _tok_span(name), indices, True, span)
+        return _make_ref(name[1], _new_span(name[2:]), indices, True, span)
 
-    def args(self, c):
-        """Expressions as they are, other arguments as `_Arg`s (`c` holds no None:
-        every `arg` alternative makes a value, and `[","]` is filtered out)."""
-        return c
+    # Expressions as they are, other arguments as `_Arg`s (the children hold no
+    # None: every `arg` alternative makes a value, and `[","]` is filtered out).
+    # `list` itself, so that the compiled replay knows the list it makes.
+    args = staticmethod(builtins.list)  # (`list` is the method above here)
 
     def kwarg(self, c):
         name, _eq, value = c
@@ -425,6 +446,8 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
     positional: list[Any] = []
     keywords: list[ir.Keyword] = []
     for arg in args:
+        if isinstance(arg, tuple):  # a bare name's token
+            arg = _name_ref(arg)
         if type(arg) is not _Arg:
             if keywords:
                 _fail("syntax-error", "a positional argument cannot follow a keyword argument",
@@ -432,11 +455,11 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
             positional.append(arg)
         elif arg.kind == "kwarg":
             assert arg.name is not None
-            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
+            keywords.append(_make_keyword(arg.name.name, arg.name.span, arg.value, arg.span))
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
-    return ir.Call(name[1], _tok_span(name), tuple(positional), tuple(keywords), span)
+    return _make_call(name[1], _new_span(name[2:]), tuple(positional), tuple(keywords), span)
 
 
 # ------------------------------------------------------------ the engine
