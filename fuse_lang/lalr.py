@@ -392,7 +392,8 @@ def _expression(value: Any, taker: Any = None) -> str:
 def _children(parts: list[Any], method: Any) -> str:
     """Python code for the list of children `method` is called with: stand-ins are
     made, except in a list child of a method that takes their tokens."""
-    return f"[{', '.join([_expression(part, method if type(part) is list else None) for part in parts])}]"
+    items = [_expression(part, method if type(part) is list else None) for part in parts]
+    return f"[{', '.join(items)}]"
 
 
 # ------------------------------------------------------------ the tables

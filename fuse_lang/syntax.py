@@ -15,7 +15,6 @@ import re
 import bisect
 import functools
 from dataclasses import dataclass, replace
-from functools import partial
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
@@ -43,7 +42,10 @@ class _StatementError(Exception):
         self.diagnostic = diagnostic
 
 
-_new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Python frame
+# A Span made as `_tuple_new(Span, (start, end))`, without a Python frame: the
+# cheapest way CPython has to make one (a third less than a partial of it, or than
+# slicing a token's offsets out), and the parser makes one or two per token.
+_tuple_new = tuple.__new__
 # the parser's most numerous nodes, made faster than by calling their classes
 _make_ref = fast_maker(ir.Ref)  # (name, name_span, indices, paren, span)
 _make_var = fast_maker(ir.IndexVar)  # (name, span, dotted)
@@ -61,12 +63,12 @@ _text_of = itemgetter(1)  # a token's text
 
 
 def _tok_span(tok: tuple) -> Span:
-    return _new_span(tok[2:])
+    return _tuple_new(Span, (tok[2], tok[3]))
 
 
 def _name_ref(tok: tuple) -> ir.Ref:
     """The bare reference a NAME token makes."""
-    span = _new_span(tok[2:])  # _tok_span's work in place: the commonest node
+    span = _tuple_new(Span, (tok[2], tok[3]))  # one Span for both: the commonest node
     return _make_ref(tok[1], span, None, False, span)
 
 
@@ -172,7 +174,7 @@ def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
     name may be its NAME token (see _IRBuilder.TOKEN_STAND_INS)."""
     # _index_from's first case (and _is_variable_name's rule) written out in place:
     # most indices are plain variables, and this saves two calls each
-    return tuple([_make_var(a[1], _new_span(a[2:]), False)
+    return tuple([_make_var(a[1], _tuple_new(Span, (a[2], a[3])), False)
                   if isinstance(a, tuple) and (a[1][0].islower() or a[1][0] == "_")
                   else _make_var(a.name, a.span, False)
                   if type(a) is ir.Ref and a.indices is None
@@ -242,13 +244,13 @@ class _IRBuilder:
         lhs, op, rhs = c
         if type(lhs) is not ir.Ref or lhs.name in RESERVED_WORDS:
             lhs = self._lhs(lhs)  # says why it is not a left-hand side
-        span = _new_span((lhs.span[0], rhs.span[1]))
+        span = _tuple_new(Span, (lhs.span[0], rhs.span[1]))
         if type(rhs) is ir.String:
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
             return ir.Source(lhs, rhs, span)
-        return _make_equation(lhs, op[1], _new_span(op[2:]), rhs, span)
+        return _make_equation(lhs, op[1], _tuple_new(Span, (op[2], op[3])), rhs, span)
 
     def sink(self, c):
         path_tok, _eq, rhs = c
@@ -294,7 +296,7 @@ class _IRBuilder:
     def sum(self, c):
         # term (sign term)*: the terms at even places, the signs' tokens between
         return _make_sum(tuple(c[::2]), ("+", *map(_text_of, c[1::2])),
-                         _new_span((c[0].span[0], c[-1].span[1])))
+                         _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
 
     def product(self, c):
         # factors, each after a `*` or `/` token or none (juxtaposition: " ")
@@ -309,7 +311,7 @@ class _IRBuilder:
                 ops.append(op)
                 op = " "
         return _make_product(tuple(factors), tuple(ops),
-                             _new_span((c[0].span[0], c[-1].span[1])))
+                             _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
 
     def neg(self, c):
         return ir.Neg(c[1], _cover(c))
@@ -331,7 +333,7 @@ class _IRBuilder:
 
     def number(self, c):
         tok = c[0]
-        return _make_number(float(tok[1]), tok[1], _new_span(tok[2:]))
+        return _make_number(float(tok[1]), tok[1], _tuple_new(Span, (tok[2], tok[3])))
 
     def string(self, c):
         return _string(c[0])
@@ -357,13 +359,13 @@ class _IRBuilder:
     def bracket_ref(self, c):
         name, _l, args, close = c
         indices = _indices(args) if args else ()
-        return _make_ref(name[1], _new_span(name[2:]), indices, False,
-                         _new_span((name[2], close[3])))
+        return _make_ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, False,
+                         _tuple_new(Span, (name[2], close[3])))
 
     def paren_ref(self, c):
         name, _l, args, close = c
         args = args or []
-        span = _new_span((name[2], close[3]))
+        span = _tuple_new(Span, (name[2], close[3]))
         if name[1] in RESERVED_WORDS:
             _fail("reserved-word", f"`{name[1]}` is reserved for a later version of Fuse",
                   _tok_span(name))
@@ -377,7 +379,7 @@ class _IRBuilder:
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)
             raise
-        return _make_ref(name[1], _new_span(name[2:]), indices, True, span)
+        return _make_ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, True, span)
 
     # Expressions as they are, other arguments as `_Arg`s (the children hold no
     # None: every `arg` alternative makes a value, and `[","]` is filtered out).
@@ -459,7 +461,8 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
-    return _make_call(name[1], _new_span(name[2:]), tuple(positional), tuple(keywords), span)
+    return _make_call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
+                      tuple(keywords), span)
 
 
 # ------------------------------------------------------------ the engine
@@ -883,7 +886,7 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
     if not lazy:
         found = list(found)
     for start, end, ok, tokens in found:
-        span = _new_span((start, end))
+        span = _tuple_new(Span, (start, end))
         spans.append(span)
         if len(found_diags) + len(diags) >= MAX_SYNTAX_ERRORS:
             if lazy:
