@@ -185,6 +185,9 @@ class Engine:
         self._stand_ins = {getattr(builder, name): frozenset(getattr(builder, taker)
                                                              for taker in takers)
                            for name, takers in getattr(builder, "TOKEN_STAND_INS", {}).items()}
+        # and methods whose call the builder may write out itself (see _compiled)
+        self._inliners = {getattr(builder, name): inline
+                          for name, inline in getattr(builder, "INLINE", {}).items()}
         for origin, size, recipe in tables["rules"]:
             build, reshape = _build(recipe, size, builder)
             if reshape is not None:
@@ -220,7 +223,8 @@ class Engine:
             return steps(tokens)
         self._uses[shape] = uses = self._uses.get(shape, 0) + 1
         if uses >= self.COMPILE_AFTER:
-            self._replays[shape] = _compiled(steps, self._reshapes, self._stand_ins)
+            self._replays[shape] = _compiled(steps, self._reshapes, self._stand_ins,
+                                             self._inliners)
         stack: list[Any] = []
         i = 0
         for shifts, size, build in steps:
@@ -300,8 +304,8 @@ class Engine:
 
 def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
               reshapes: dict[Callable[[list], Any], _Reshape],
-              stand_ins: dict[Callable[[list], Any], frozenset[Callable[[list], Any]]]
-              ) -> Callable[[list], Any]:
+              stand_ins: dict[Callable[[list], Any], frozenset[Callable[[list], Any]]],
+              inliners: dict[Callable[[list], Any], Inliner]) -> Callable[[list], Any]:
     """A shape's replay as one function of its tokens: the same builders called in
     the same order with the same children, without a stack or a loop (for the
     shapes a program repeats most, a good part of parsing them).  It is made by
@@ -312,7 +316,13 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
 
     `stand_ins` (see Engine): a value made by one of its keys from one token is
     made where it is used, or not at all where it is an item of a list child of
-    one of the methods the key names: that method gets the token in its place."""
+    one of the methods the key names: that method gets the token in its place.
+
+    `inliners` (see Engine): for a call of one of their keys, a function of the
+    call's children (each a Python expression, a list child a list of them, a
+    stand-in a StandIn) and of the call's own expression, that gives an expression
+    of the same value, and the names it uses, or None.  The value is made where
+    the call would be, so the expression must raise what the call would, first."""
     namespace: dict[str, Any] = {}
     lines = []
     stack: list[Any] = []  # each value as _expression reads it
@@ -346,15 +356,23 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
             continue
         namespace[f"b{n}"] = method
         if method in stand_ins and len(parts) == 1 and type(parts[0]) is str \
-                and parts[0].startswith("t["):
-            stack.append(_StandIn(f"b{n}([{parts[0]}])", parts[0], stand_ins[method]))
+                and parts[0].startswith("t["):  # one token
+            stack.append(StandIn(f"b{n}([{parts[0]}])", parts[0], stand_ins[method]))
             continue
         children_list = _children(parts, method)
         if expand1 and not known:
             lines.append(f"    x = {children_list}")
             lines.append(f"    v{n} = x[0] if len(x) == 1 else b{n}(x)")
-        else:
-            lines.append(f"    v{n} = b{n}({children_list})")
+            stack.append(f"v{n}")
+            continue
+        call = f"b{n}({children_list})"
+        inline = inliners.get(method)
+        written = inline(parts, call) if inline is not None else None
+        if written is not None:
+            call, names = written
+            assert not any(re.fullmatch(r"[btvx]\d*", name) for name in names)
+            namespace.update(names)
+        lines.append(f"    v{n} = {call}")
         stack.append(f"v{n}")
     source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {_expression(stack[0])}\n"
     exec(source, namespace)  # noqa: S102 - code made from the replay's own steps
@@ -367,7 +385,7 @@ class _Splice(NamedTuple):
     expression: str
 
 
-class _StandIn(NamedTuple):
+class StandIn(NamedTuple):
     """A value not made yet (see _compiled): the call that makes it, the token that
     may stand in for it, and the methods that take that token."""
 
@@ -387,6 +405,10 @@ def _expression(value: Any, taker: Any = None) -> str:
     if kind is _Splice:
         return f"*{value.expression}"
     return value.token if taker in value.takers else value.call
+
+
+# A builder's way to write out a call in _compiled: (children, call) -> (expression, names)
+Inliner = Callable[[list[Any], str], "tuple[str, dict[str, Any]] | None"]
 
 
 def _children(parts: list[Any], method: Any) -> str:

@@ -22,7 +22,8 @@ from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
 from .fastinit import fast_maker
-from .lalr import GRAMMAR_PATH, Engine, ParseError, Tok, _kind_of, _new_tok, load_tables
+from .lalr import (GRAMMAR_PATH, Engine, ParseError, StandIn, Tok, _kind_of, _new_tok,
+                   load_tables)
 from .span import Span, shifted
 
 GRAMMAR = GRAMMAR_PATH.read_text(encoding="utf-8")
@@ -228,6 +229,51 @@ def _plain_index(expr: Any) -> ir.Index:
     raise AssertionError  # unreachable
 
 
+# ------------------------------------------------- written-out references
+# The compiled replay of a statement shape (lalr._compiled) may write a
+# builder's call out in place (_IRBuilder.INLINE): for a reference whose
+# arguments are all bare names, which reach it as their tokens (StandIn), the
+# reference is made right there, without the method's lists and calls.  What
+# it makes is what the method would make: for such arguments it raises nothing.
+
+# the names the written-out code uses
+_INLINE_NAMES = {"_make_ref": _make_ref, "_make_var": _make_var, "_tuple_new": _tuple_new,
+                 "_Span": Span, "_index_from": _index_from}
+
+
+def _name_index_code(tok: str) -> str:
+    """Code for the index a bare name's token `tok` (an expression) is (see _indices)."""
+    return (f"(_make_var({tok}[1], _tuple_new(_Span, ({tok}[2], {tok}[3])), False) "
+            f"if {tok}[1][0].islower() or {tok}[1][0] == '_' else _index_from({tok}))")
+
+
+def _names_ref_code(children: list[Any], paren: bool) -> str | None:
+    """Code for `name[a, b, ...]` or `name(a, b, ...)` of bare names, or None."""
+    name, _open, args, close = children
+    if type(args) is not list or not all(type(arg) is StandIn for arg in args):
+        return None
+    indices = "".join(f"{_name_index_code(arg.token)}, " for arg in args)
+    return (f"_make_ref({name}[1], _tuple_new(_Span, ({name}[2], {name}[3])), ({indices}), "
+            f"{paren}, _tuple_new(_Span, ({name}[2], {close}[3])))")
+
+
+def _bracket_ref_code(children: list[Any], call: str) -> tuple[str, dict[str, Any]] | None:
+    code = _names_ref_code(children, False)
+    return None if code is None else (code, _INLINE_NAMES)
+
+
+def _paren_ref_code(children: list[Any], call: str) -> tuple[str, dict[str, Any]] | None:
+    # only a name that is neither reserved nor a builtin's makes a reference here
+    code = _names_ref_code(children, True)
+    return None if code is None else (
+        f"({code} if {children[0]}[1] not in _CALL_WORDS else {call})",
+        {**_INLINE_NAMES, "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)})
+
+
+def _start_code(children: list[Any], call: str) -> tuple[str, dict[str, Any]] | None:
+    return (children[0], {}) if type(children[0]) is str else None
+
+
 # -------------------------------------------------------------- IR builder
 
 
@@ -235,6 +281,10 @@ class _IRBuilder:
     """LALR reductions -> IR nodes (spans from tokens): each method is called with
     its rule's children, as lark shapes them (see lalr._recipe); a token child
     is a tuple (type, text, start, end)."""
+
+    # methods the compiled replay may write out in place (see above)
+    INLINE = {"bracket_ref": _bracket_ref_code, "paren_ref": _paren_ref_code,
+              "start": _start_code}
 
     # ---- statements
     def start(self, c):
@@ -830,15 +880,16 @@ def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line] 
             yield (toks[0].start_pos, toks[-1].end_pos, ok, toks)
 
 
-def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None = None
-                     ) -> _Outcome:
+def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None = None,
+                     quoted: bool = True) -> _Outcome:
     """One sound statement's IR (an axis declaration may give several), or why not;
-    `shape`: the tokens' types, when known."""
+    `shape`: the tokens' types, when known; `quoted`: False when the statement's
+    text has no '"', so no string (which saves looking for one among the types)."""
     if shape is None:
         shape = tuple(map(_kind_of, tokens))
     try:
         result = _engine().parse(tokens, shape)
-        if "STRING" in shape:
+        if quoted and "STRING" in shape:
             _strings_alone(result)
     except _StatementError as err:
         return (), err.diagnostic
@@ -917,7 +968,7 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
             if line is not None:
                 tokens = line.tokens_at(offset)
                 shape = line.shape
-            entry = (start, _parse_statement(tokens, span, shape))
+            entry = (start, _parse_statement(tokens, span, shape, '"' in key))
         parsed_used.setdefault(key, entry)
         result, problem = entry[1]
         if problem is not None:
