@@ -319,16 +319,17 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
     one of the methods the key names: that method gets the token in its place.
 
     `inliners` (see Engine): for a call of one of their keys, a function of the
-    call's children (each a Python expression, a list child a list of them, a
-    stand-in a StandIn) and of the call's own expression, that gives an expression
-    of the same value, and the names it uses, or None.  The value is made where
-    the call would be, so the expression must raise what the call would, first."""
+    call's children and of the call's own expression, that gives an expression of
+    the same value, and the names it uses, or None.  A child is a TokenCode for a
+    token, a variable's name (a str) for a value made, "None" for a left-out
+    `[item]`, a StandIn, or a list of those.  The value is made where the call
+    would be, so the expression must raise what the call would, first."""
     namespace: dict[str, Any] = {}
     lines = []
     stack: list[Any] = []  # each value as _expression reads it
     i = 0
     for n, (shifts, size, build) in enumerate(steps):
-        stack += [f"t[{j}]" for j in range(i, i + shifts)]
+        stack += [TokenCode(f"t[{j}]") for j in range(i, i + shifts)]
         i += shifts
         children = stack[len(stack) - size:]
         del stack[len(stack) - size:]
@@ -355,10 +356,15 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
             stack.append(parts[0])  # a `?rule` left with one child: that child
             continue
         namespace[f"b{n}"] = method
-        if method in stand_ins and len(parts) == 1 and type(parts[0]) is str \
-                and parts[0].startswith("t["):  # one token
+        if method in stand_ins and len(parts) == 1 and type(parts[0]) is TokenCode:
             stack.append(StandIn(f"b{n}([{parts[0]}])", parts[0], stand_ins[method]))
             continue
+        inline = inliners.get(method)
+        if inline is not None and known:
+            for k, part in enumerate(parts):
+                if type(part) is StandIn:  # made first: written-out code may read it twice
+                    lines.append(f"    v{n}_{k} = {part.call}")
+                    parts[k] = f"v{n}_{k}"
         children_list = _children(parts, method)
         if expand1 and not known:
             lines.append(f"    x = {children_list}")
@@ -366,7 +372,6 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
             stack.append(f"v{n}")
             continue
         call = f"b{n}({children_list})"
-        inline = inliners.get(method)
         written = inline(parts, call) if inline is not None else None
         if written is not None:
             call, names = written
@@ -377,6 +382,10 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
     source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {_expression(stack[0])}\n"
     exec(source, namespace)  # noqa: S102 - code made from the replay's own steps
     return namespace["replay"]
+
+
+class TokenCode(str):
+    """In _compiled, the expression of a token (`t[i]`), told apart from a value's."""
 
 
 class _Splice(NamedTuple):
@@ -398,7 +407,7 @@ def _expression(value: Any, taker: Any = None) -> str:
     """Python code for a value in _compiled; in a list, a stand-in's token where
     `taker` takes it."""
     kind = type(value)
-    if kind is str:
+    if kind is str or kind is TokenCode:
         return value
     if kind is list:
         return f"[{', '.join([_expression(item, taker) for item in value])}]"

@@ -22,8 +22,8 @@ from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
 from .fastinit import fast_maker
-from .lalr import (GRAMMAR_PATH, Engine, ParseError, StandIn, Tok, _kind_of, _new_tok,
-                   load_tables)
+from .lalr import (GRAMMAR_PATH, Engine, ParseError, StandIn, Tok, TokenCode, _kind_of,
+                   _new_tok, load_tables)
 from .span import Span, shifted
 
 GRAMMAR = GRAMMAR_PATH.read_text(encoding="utf-8")
@@ -229,49 +229,110 @@ def _plain_index(expr: Any) -> ir.Index:
     raise AssertionError  # unreachable
 
 
-# ------------------------------------------------- written-out references
-# The compiled replay of a statement shape (lalr._compiled) may write a
-# builder's call out in place (_IRBuilder.INLINE): for a reference whose
-# arguments are all bare names, which reach it as their tokens (StandIn), the
-# reference is made right there, without the method's lists and calls.  What
-# it makes is what the method would make: for such arguments it raises nothing.
+# ----------------------------------------------------- written-out builders
+# The compiled replay of a statement shape (lalr._compiled) may write some of
+# the builder's calls out in place (_IRBuilder.INLINE): the node is made right
+# there, without the method's lists and calls.  Each function below is given the
+# call's children as code (lalr.TokenCode for a token, a variable's name for a
+# value, lalr.StandIn for a bare name not made) and the call's own code, and
+# gives code doing what the method does, or None to leave the call.  Such code
+# raises nothing (or falls back on the call first): the method's checks are
+# made in it, or cannot fail for the children it takes.
+
+_Inlined = tuple[str, dict[str, Any]] | None
 
 # the names the written-out code uses
 _INLINE_NAMES = {"_make_ref": _make_ref, "_make_var": _make_var, "_tuple_new": _tuple_new,
-                 "_Span": Span, "_index_from": _index_from}
+                 "_Span": Span, "_index_from": _index_from, "_make_number": _make_number,
+                 "_make_sum": _make_sum, "_make_product": _make_product,
+                 "_make_equation": _make_equation, "_Ref": ir.Ref, "_String": ir.String,
+                 "_RESERVED_WORDS": RESERVED_WORDS,
+                 "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
 
 
-def _name_index_code(tok: str) -> str:
-    """Code for the index a bare name's token `tok` (an expression) is (see _indices)."""
-    return (f"(_make_var({tok}[1], _tuple_new(_Span, ({tok}[2], {tok}[3])), False) "
-            f"if {tok}[1][0].islower() or {tok}[1][0] == '_' else _index_from({tok}))")
+def _made(code: Any) -> bool:
+    """Whether child `code` is a value made already (a variable's name)."""
+    return type(code) is str and code != "None"
 
 
-def _names_ref_code(children: list[Any], paren: bool) -> str | None:
-    """Code for `name[a, b, ...]` or `name(a, b, ...)` of bare names, or None."""
+def _span_code(start: str, end: str) -> str:
+    return f"_tuple_new(_Span, ({start}, {end}))"
+
+
+def _index_code(arg: Any) -> str | None:
+    """Code for the index an argument is (see _indices), None if not a plain case."""
+    if type(arg) is StandIn:  # a bare name's token
+        tok = arg.token
+        return (f"(_make_var({tok}[1], {_span_code(f'{tok}[2]', f'{tok}[3]')}, False) "
+                f"if {tok}[1][0].islower() or {tok}[1][0] == '_' else _index_from({tok}))")
+    return f"_index_from({arg})" if _made(arg) else None
+
+
+def _ref_code(children: list[Any], paren: bool) -> str | None:
+    """Code for `name[...]` or `name(...)` (see bracket_ref), or None."""
     name, _open, args, close = children
-    if type(args) is not list or not all(type(arg) is StandIn for arg in args):
+    indices = [_index_code(arg) for arg in args] if type(args) is list else [None]
+    if None in indices:
         return None
-    indices = "".join(f"{_name_index_code(arg.token)}, " for arg in args)
-    return (f"_make_ref({name}[1], _tuple_new(_Span, ({name}[2], {name}[3])), ({indices}), "
-            f"{paren}, _tuple_new(_Span, ({name}[2], {close}[3])))")
+    return (f"_make_ref({name}[1], {_span_code(f'{name}[2]', f'{name}[3]')}, "
+            f"({''.join(f'{index}, ' for index in indices)}), {paren}, "
+            f"{_span_code(f'{name}[2]', f'{close}[3]')})")
 
 
-def _bracket_ref_code(children: list[Any], call: str) -> tuple[str, dict[str, Any]] | None:
-    code = _names_ref_code(children, False)
+def _bracket_ref_code(children: list[Any], call: str) -> _Inlined:
+    code = _ref_code(children, False)
     return None if code is None else (code, _INLINE_NAMES)
 
 
-def _paren_ref_code(children: list[Any], call: str) -> tuple[str, dict[str, Any]] | None:
-    # only a name that is neither reserved nor a builtin's makes a reference here
-    code = _names_ref_code(children, True)
+def _paren_ref_code(children: list[Any], call: str) -> _Inlined:
+    # bare names only (no index fails), of a name neither reserved nor a builtin's
+    if type(children[2]) is not list or not all(type(arg) is StandIn for arg in children[2]):
+        return None
+    code = _ref_code(children, True)
     return None if code is None else (
-        f"({code} if {children[0]}[1] not in _CALL_WORDS else {call})",
-        {**_INLINE_NAMES, "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)})
+        f"({code} if {children[0]}[1] not in _CALL_WORDS else {call})", _INLINE_NAMES)
 
 
-def _start_code(children: list[Any], call: str) -> tuple[str, dict[str, Any]] | None:
-    return (children[0], {}) if type(children[0]) is str else None
+def _equation_code(children: list[Any], call: str) -> _Inlined:
+    lhs, op, rhs = children
+    if not (_made(lhs) and _made(rhs)):
+        return None
+    # the checks of equation (else its call says what is wrong, or makes a source)
+    return (f"(_make_equation({lhs}, {op}[1], {_span_code(f'{op}[2]', f'{op}[3]')}, {rhs}, "
+            f"{_span_code(f'{lhs}.span[0]', f'{rhs}.span[1]')}) if type({lhs}) is _Ref "
+            f"and {lhs}.name not in _RESERVED_WORDS and type({rhs}) is not _String "
+            f"else {call})", _INLINE_NAMES)
+
+
+def _operands_code(maker: str, children: list[Any], first_op: str) -> _Inlined:
+    """Code for a sum or product: operands and the tokens between them (see sum)."""
+    operands = [child for child in children if type(child) is not TokenCode]
+    if not all(_made(operand) for operand in operands):
+        return None
+    ops = [f'"{first_op}"']
+    for before, child in zip(children, children[1:]):
+        if type(child) is not TokenCode:
+            ops.append(f"{before}[1]" if type(before) is TokenCode else '" "')
+    return (f"{maker}(({''.join(f'{x}, ' for x in operands)}), ({''.join(f'{x}, ' for x in ops)}), "
+            f"{_span_code(f'{operands[0]}.span[0]', f'{operands[-1]}.span[1]')})", _INLINE_NAMES)
+
+
+def _sum_code(children: list[Any], call: str) -> _Inlined:
+    return _operands_code("_make_sum", children, "+")
+
+
+def _product_code(children: list[Any], call: str) -> _Inlined:
+    return _operands_code("_make_product", children, "")
+
+
+def _number_code(children: list[Any], call: str) -> _Inlined:
+    tok = children[0]
+    return (f"_make_number(float({tok}[1]), {tok}[1], {_span_code(f'{tok}[2]', f'{tok}[3]')})",
+            _INLINE_NAMES)
+
+
+def _start_code(children: list[Any], call: str) -> _Inlined:
+    return (children[0], {}) if _made(children[0]) else None
 
 
 # -------------------------------------------------------------- IR builder
@@ -284,7 +345,8 @@ class _IRBuilder:
 
     # methods the compiled replay may write out in place (see above)
     INLINE = {"bracket_ref": _bracket_ref_code, "paren_ref": _paren_ref_code,
-              "start": _start_code}
+              "equation": _equation_code, "sum": _sum_code, "product": _product_code,
+              "number": _number_code, "start": _start_code}
 
     # ---- statements
     def start(self, c):
