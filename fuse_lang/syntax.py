@@ -241,11 +241,19 @@ def _plain_index(expr: Any) -> ir.Index:
 
 _Inlined = tuple[str, dict[str, Any]] | None
 
+
+def _name_index(tok: tuple) -> ir.Index:
+    """The index a bare name's token is (see _indices)."""
+    if tok[1][0].islower() or tok[1][0] == "_":
+        return _make_var(tok[1], _tuple_new(Span, (tok[2], tok[3])), False)
+    return _index_from(tok)
+
+
 # the names the written-out code uses
-_INLINE_NAMES = {"_make_ref": _make_ref, "_make_var": _make_var, "_tuple_new": _tuple_new,
-                 "_Span": Span, "_index_from": _index_from, "_make_number": _make_number,
-                 "_make_sum": _make_sum, "_make_product": _make_product,
-                 "_make_equation": _make_equation, "_Ref": ir.Ref, "_String": ir.String,
+_INLINE_NAMES = {"_make_ref": _make_ref, "_make_number": _make_number, "_make_sum": _make_sum,
+                 "_make_product": _make_product, "_make_equation": _make_equation,
+                 "_tuple_new": _tuple_new, "_Span": Span, "_name_index": _name_index,
+                 "_index_from": _index_from, "_Ref": ir.Ref, "_String": ir.String,
                  "_RESERVED_WORDS": RESERVED_WORDS,
                  "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
 
@@ -262,9 +270,7 @@ def _span_code(start: str, end: str) -> str:
 def _index_code(arg: Any) -> str | None:
     """Code for the index an argument is (see _indices), None if not a plain case."""
     if type(arg) is StandIn:  # a bare name's token
-        tok = arg.token
-        return (f"(_make_var({tok}[1], {_span_code(f'{tok}[2]', f'{tok}[3]')}, False) "
-                f"if {tok}[1][0].islower() or {tok}[1][0] == '_' else _index_from({tok}))")
+        return f"_name_index({arg.token})"
     return f"_index_from({arg})" if _made(arg) else None
 
 
