@@ -236,8 +236,8 @@ def _plain_index(expr: Any) -> ir.Index:
 # call's children as code (lalr.TokenCode for a token, a variable's name for a
 # value, lalr.StandIn for a bare name not made) and the call's own code, and
 # gives code doing what the method does, or None to leave the call.  Such code
-# raises nothing (or falls back on the call first): the method's checks are
-# made in it, or cannot fail for the children it takes.
+# raises what the method would, first (or falls back on the call): the method's
+# checks are made in it in the same order, or cannot fail for those children.
 
 _Inlined = tuple[str, dict[str, Any]] | None
 
@@ -250,12 +250,9 @@ def _name_index(tok: tuple) -> ir.Index:
 
 
 # the names the written-out code uses
-_INLINE_NAMES = {"_make_ref": _make_ref, "_make_number": _make_number, "_make_sum": _make_sum,
-                 "_make_product": _make_product, "_make_equation": _make_equation,
+_INLINE_NAMES = {"_make_ref": _make_ref, "_make_sum": _make_sum, "_make_product": _make_product,
                  "_tuple_new": _tuple_new, "_Span": Span, "_name_index": _name_index,
-                 "_index_from": _index_from, "_Ref": ir.Ref, "_String": ir.String,
-                 "_RESERVED_WORDS": RESERVED_WORDS,
-                 "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
+                 "_index_from": _index_from, "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
 
 
 def _made(code: Any) -> bool:
@@ -299,17 +296,6 @@ def _paren_ref_code(children: list[Any], call: str) -> _Inlined:
         f"({code} if {children[0]}[1] not in _CALL_WORDS else {call})", _INLINE_NAMES)
 
 
-def _equation_code(children: list[Any], call: str) -> _Inlined:
-    lhs, op, rhs = children
-    if not (_made(lhs) and _made(rhs)):
-        return None
-    # the checks of equation (else its call says what is wrong, or makes a source)
-    return (f"(_make_equation({lhs}, {op}[1], {_span_code(f'{op}[2]', f'{op}[3]')}, {rhs}, "
-            f"{_span_code(f'{lhs}.span[0]', f'{rhs}.span[1]')}) if type({lhs}) is _Ref "
-            f"and {lhs}.name not in _RESERVED_WORDS and type({rhs}) is not _String "
-            f"else {call})", _INLINE_NAMES)
-
-
 def _operands_code(maker: str, children: list[Any], first_op: str) -> _Inlined:
     """Code for a sum or product: operands and the tokens between them (see sum)."""
     operands = [child for child in children if type(child) is not TokenCode]
@@ -331,12 +317,6 @@ def _product_code(children: list[Any], call: str) -> _Inlined:
     return _operands_code("_make_product", children, "")
 
 
-def _number_code(children: list[Any], call: str) -> _Inlined:
-    tok = children[0]
-    return (f"_make_number(float({tok}[1]), {tok}[1], {_span_code(f'{tok}[2]', f'{tok}[3]')})",
-            _INLINE_NAMES)
-
-
 def _start_code(children: list[Any], call: str) -> _Inlined:
     return (children[0], {}) if _made(children[0]) else None
 
@@ -351,8 +331,7 @@ class _IRBuilder:
 
     # methods the compiled replay may write out in place (see above)
     INLINE = {"bracket_ref": _bracket_ref_code, "paren_ref": _paren_ref_code,
-              "equation": _equation_code, "sum": _sum_code, "product": _product_code,
-              "number": _number_code, "start": _start_code}
+              "sum": _sum_code, "product": _product_code, "start": _start_code}
 
     # ---- statements
     def start(self, c):
