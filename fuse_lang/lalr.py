@@ -344,8 +344,11 @@ def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
                     parts.append("None")
                 elif not item[1]:
                     parts.append(children[item[0]])
-                elif type(children[item[0]]) is list:
-                    parts += children[item[0]]  # a `_rule`'s items, spliced here
+                elif type(children[item[0]]) is list:  # a `_rule`'s items, spliced here
+                    if parts:
+                        parts += children[item[0]]
+                    else:  # its own list, taken over (so a long list is made in linear time)
+                        parts = children[item[0]]
                 else:
                     parts.append(_Splice(children[item[0]]))
         if method is list:

@@ -451,7 +451,9 @@ class _IRBuilder:
     TOKEN_STAND_INS = {"bare_ref": ("bracket_ref", "paren_ref")}
 
     def bare_ref(self, c):
-        return _name_ref(c[0])
+        tok = c[0]
+        span = _tuple_new(Span, (tok[2], tok[3]))  # _name_ref's work in place
+        return _make_ref(tok[1], span, None, False, span)
 
     def bracket_ref(self, c):
         name, _l, args, close = c
@@ -481,7 +483,7 @@ class _IRBuilder:
     # Expressions as they are, other arguments as `_Arg`s (the children hold no
     # None: every `arg` alternative makes a value, and `[","]` is filtered out).
     # `list` itself, so that the compiled replay knows the list it makes.
-    args = staticmethod(builtins.list)  # (`list` is the method above here)
+    args = staticmethod(builtins.list)  # (the stdlib's: `list` here is the method above)
 
     def kwarg(self, c):
         name, _eq, value = c
