@@ -179,6 +179,15 @@ class Engine:
         self._end_state = tables["end_state"]
         rules = []
         self._reshapes: dict[Callable[[list], Any], _Reshape] = {}  # for _compiled
+        # for _compiled too: the builder may name methods (of rules of one token,
+        # making their value without side effects or errors) whose value some of its
+        # methods take as that token, in a list child, as well as made
+        self._stand_ins = {getattr(builder, name): frozenset(getattr(builder, taker)
+                                                             for taker in takers)
+                           for name, takers in getattr(builder, "TOKEN_STAND_INS", {}).items()}
+        # and methods whose call the builder may write out itself (see _compiled)
+        self._inliners = {getattr(builder, name): inline
+                          for name, inline in getattr(builder, "INLINE", {}).items()}
         for origin, size, recipe in tables["rules"]:
             build, reshape = _build(recipe, size, builder)
             if reshape is not None:
@@ -214,7 +223,8 @@ class Engine:
             return steps(tokens)
         self._uses[shape] = uses = self._uses.get(shape, 0) + 1
         if uses >= self.COMPILE_AFTER:
-            self._replays[shape] = _compiled(steps, self._reshapes)
+            self._replays[shape] = _compiled(steps, self._reshapes, self._stand_ins,
+                                             self._inliners)
         stack: list[Any] = []
         i = 0
         for shifts, size, build in steps:
@@ -293,35 +303,131 @@ class Engine:
 
 
 def _compiled(steps: list[tuple[int, int, Callable[[list], Any]]],
-              reshapes: dict[Callable[[list], Any], _Reshape]) -> Callable[[list], Any]:
+              reshapes: dict[Callable[[list], Any], _Reshape],
+              stand_ins: dict[Callable[[list], Any], frozenset[Callable[[list], Any]]],
+              inliners: dict[Callable[[list], Any], Inliner]) -> Callable[[list], Any]:
     """A shape's replay as one function of its tokens: the same builders called in
     the same order with the same children, without a stack or a loop (for the
     shapes a program repeats most, a good part of parsing them).  It is made by
-    running the replay over names: the stack holds the expression of each value.
-    A reduction that only reshapes its children (`reshapes`) is written out in
-    place, so it costs no call."""
+    running the replay over what each value is: the expression that holds it, or,
+    for a list made by a `_rule` (or a method that is `list`), the list of its
+    items, known here since the shape is: a reduction that only reshapes its
+    children (`reshapes`) costs no list and no call of its own, only its method's.
+
+    `stand_ins` (see Engine): a value made by one of its keys from one token is
+    made where it is used, or not at all where it is an item of a list child of
+    one of the methods the key names: that method gets the token in its place.
+
+    `inliners` (see Engine): for a call of one of their keys, a function of the
+    call's children and of the call's own expression, that gives an expression of
+    the same value, and the names it uses, or None.  A child is a TokenCode for a
+    token, a variable's name (a str) for a value made, "None" for a left-out
+    `[item]`, a StandIn, or a list of those.  The value is made where the call
+    would be, so the expression must raise what the call would, first."""
     namespace: dict[str, Any] = {}
     lines = []
-    stack: list[str] = []
+    stack: list[Any] = []  # each value as _expression reads it
     i = 0
     for n, (shifts, size, build) in enumerate(steps):
-        stack += [f"t[{j}]" for j in range(i, i + shifts)]
+        stack += [TokenCode(f"t[{j}]") for j in range(i, i + shifts)]
         i += shifts
         children = stack[len(stack) - size:]
         del stack[len(stack) - size:]
         reshape = reshapes.get(build)
         if reshape is None:
-            namespace[f"b{n}"] = build
-            value = f"b{n}([{', '.join(children)}])"
+            method, parts, expand1 = build, children, False
         else:
-            namespace[f"m{n}"] = reshape[2]
-            code, value = _reshape_code(reshape, children, f"m{n}")
-            lines += [f"    {line}" for line in code]
-        lines.append(f"    v{n} = {value}")
+            items, expand1, method = reshape
+            parts = []
+            for item in items:
+                if item is None:
+                    parts.append("None")
+                elif not item[1]:
+                    parts.append(children[item[0]])
+                elif type(children[item[0]]) is list:  # a `_rule`'s items, spliced here
+                    if parts:
+                        parts += children[item[0]]
+                    else:  # its own list, taken over (so a long list is made in linear time)
+                        parts = children[item[0]]
+                else:
+                    parts.append(_Splice(children[item[0]]))
+        if method is list:
+            stack.append(parts)
+            continue
+        known = not any(type(part) is _Splice for part in parts)
+        if expand1 and known and len(parts) == 1:
+            stack.append(parts[0])  # a `?rule` left with one child: that child
+            continue
+        namespace[f"b{n}"] = method
+        if method in stand_ins and len(parts) == 1 and type(parts[0]) is TokenCode:
+            stack.append(StandIn(f"b{n}([{parts[0]}])", parts[0], stand_ins[method]))
+            continue
+        inline = inliners.get(method)
+        if inline is not None and known:
+            for k, part in enumerate(parts):
+                if type(part) is StandIn:  # made first: written-out code may read it twice
+                    lines.append(f"    v{n}_{k} = {part.call}")
+                    parts[k] = f"v{n}_{k}"
+        children_list = _children(parts, method)
+        if expand1 and not known:
+            lines.append(f"    x = {children_list}")
+            lines.append(f"    v{n} = x[0] if len(x) == 1 else b{n}(x)")
+            stack.append(f"v{n}")
+            continue
+        call = f"b{n}({children_list})"
+        written = inline(parts, call) if inline is not None else None
+        if written is not None:
+            call, names = written
+            assert not any(re.fullmatch(r"[btvx]\d*", name) for name in names)
+            namespace.update(names)
+        lines.append(f"    v{n} = {call}")
         stack.append(f"v{n}")
-    source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {stack[0]}\n"
+    source = "def replay(t):\n" + "\n".join(lines) + f"\n    return {_expression(stack[0])}\n"
     exec(source, namespace)  # noqa: S102 - code made from the replay's own steps
     return namespace["replay"]
+
+
+class TokenCode(str):
+    """In _compiled, the expression of a token (`t[i]`), told apart from a value's."""
+
+
+class _Splice(NamedTuple):
+    """A `_rule`'s value spliced into its parent's children, not known here: `*v`."""
+
+    expression: str
+
+
+class StandIn(NamedTuple):
+    """A value not made yet (see _compiled): the call that makes it, the token that
+    may stand in for it, and the methods that take that token."""
+
+    call: str
+    token: str
+    takers: frozenset[Callable[[list], Any]]
+
+
+def _expression(value: Any, taker: Any = None) -> str:
+    """Python code for a value in _compiled; in a list, a stand-in's token where
+    `taker` takes it."""
+    kind = type(value)
+    if kind is str or kind is TokenCode:
+        return value
+    if kind is list:
+        return f"[{', '.join([_expression(item, taker) for item in value])}]"
+    if kind is _Splice:
+        return f"*{value.expression}"
+    return value.token if taker in value.takers else value.call
+
+
+# A builder's way to write out a call in _compiled: (children, call) -> (expression, names)
+Inliner = Callable[[list[Any], str], "tuple[str, dict[str, Any]] | None"]
+
+
+def _children(parts: list[Any], method: Any) -> str:
+    """Python code for the list of children `method` is called with: stand-ins are
+    made, except in a list child of a method that takes their tokens."""
+    items = [_expression(part, method if type(part) is list else None) for part in parts]
+    return f"[{', '.join(items)}]"
 
 
 # ------------------------------------------------------------ the tables

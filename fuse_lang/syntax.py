@@ -10,18 +10,20 @@ statement is still parsed and checked.  Parsing never raises on user input.
 """
 from __future__ import annotations
 
+import builtins
 import re
 import bisect
 import functools
 from dataclasses import replace
-from functools import partial
+from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
 from .fastinit import fast_maker, frozen_dataclass
-from .lalr import GRAMMAR_PATH, Engine, ParseError, Tok, _kind_of, _new_tok, load_tables
+from .lalr import (GRAMMAR_PATH, Engine, ParseError, StandIn, Tok, TokenCode, _kind_of,
+                   _new_tok, load_tables)
 from .span import Span, shifted
 
 GRAMMAR = GRAMMAR_PATH.read_text(encoding="utf-8")
@@ -41,11 +43,20 @@ class _StatementError(Exception):
         self.diagnostic = diagnostic
 
 
-_new_span = partial(tuple.__new__, Span)  # Span from a 2-tuple, without a Python frame
+# A Span made as `_tuple_new(Span, (start, end))`, without a Python frame: the
+# cheapest way CPython has to make one (a third less than a partial of it, or than
+# slicing a token's offsets out), and the parser makes one or two per token.
+_tuple_new = tuple.__new__
 # the parser's most numerous nodes, made faster than by calling their classes
 _make_ref = fast_maker(ir.Ref)  # (name, name_span, indices, paren, span)
 _make_var = fast_maker(ir.IndexVar)  # (name, span, dotted)
 _make_equation = fast_maker(ir.Equation)  # (lhs, op, op_span, rhs, span)
+_make_product = fast_maker(ir.Product)  # (factors, ops, span)
+_make_sum = fast_maker(ir.Sum)  # (terms, signs, span)
+_make_number = fast_maker(ir.Number)  # (value, text, span)
+_make_call = fast_maker(ir.Call)  # (name, name_span, args, kwargs, span)
+_make_keyword = fast_maker(ir.Keyword)  # (name, name_span, value, span)
+_text_of = itemgetter(1)  # a token's text
 
 
 # A token is a tuple (type, text, start, end): the lexer's plain tuples on the
@@ -53,7 +64,13 @@ _make_equation = fast_maker(ir.Equation)  # (lhs, op, op_span, rhs, span)
 
 
 def _tok_span(tok: tuple) -> Span:
-    return _new_span(tok[2:])
+    return _tuple_new(Span, (tok[2], tok[3]))
+
+
+def _name_ref(tok: tuple) -> ir.Ref:
+    """The bare reference a NAME token makes."""
+    span = _tuple_new(Span, (tok[2], tok[3]))  # one Span for both: the commonest node
+    return _make_ref(tok[1], span, None, False, span)
 
 
 def _start_of(item: Any) -> int | None:
@@ -130,6 +147,8 @@ def _as_int(expr: Any) -> int | None:
 def _index_from(arg: Any) -> ir.Index:
     """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
     index (LANGUAGE.md §3)."""
+    if isinstance(arg, tuple):  # a bare name's token
+        return _plain_index(_name_ref(arg))
     if type(arg) is not _Arg:
         return _plain_index(arg)
     if arg.kind == "slice":
@@ -152,10 +171,13 @@ def _index_from(arg: Any) -> ir.Index:
 
 
 def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
-    """The arguments of `T[...]` / `R(...)` as indices (see _index_from)."""
+    """The arguments of `T[...]` / `R(...)` as indices (see _index_from); a bare
+    name may be its NAME token (see _IRBuilder.TOKEN_STAND_INS)."""
     # _index_from's first case (and _is_variable_name's rule) written out in place:
     # most indices are plain variables, and this saves two calls each
-    return tuple([_make_var(a.name, a.span, False)
+    return tuple([_make_var(a[1], _tuple_new(Span, (a[2], a[3])), False)
+                  if isinstance(a, tuple) and (a[1][0].islower() or a[1][0] == "_")
+                  else _make_var(a.name, a.span, False)
                   if type(a) is ir.Ref and a.indices is None
                   and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
                   for a in args])
@@ -207,6 +229,98 @@ def _plain_index(expr: Any) -> ir.Index:
     raise AssertionError  # unreachable
 
 
+# ----------------------------------------------------- written-out builders
+# The compiled replay of a statement shape (lalr._compiled) may write some of
+# the builder's calls out in place (_IRBuilder.INLINE): the node is made right
+# there, without the method's lists and calls.  Each function below is given the
+# call's children as code (lalr.TokenCode for a token, a variable's name for a
+# value, lalr.StandIn for a bare name not made) and the call's own code, and
+# gives code doing what the method does, or None to leave the call.  Such code
+# raises what the method would, first (or falls back on the call): the method's
+# checks are made in it in the same order, or cannot fail for those children.
+
+_Inlined = tuple[str, dict[str, Any]] | None
+
+
+def _name_index(tok: tuple) -> ir.Index:
+    """The index a bare name's token is (see _indices)."""
+    if tok[1][0].islower() or tok[1][0] == "_":
+        return _make_var(tok[1], _tuple_new(Span, (tok[2], tok[3])), False)
+    return _index_from(tok)
+
+
+# the names the written-out code uses
+_INLINE_NAMES = {"_make_ref": _make_ref, "_make_sum": _make_sum, "_make_product": _make_product,
+                 "_tuple_new": _tuple_new, "_Span": Span, "_name_index": _name_index,
+                 "_index_from": _index_from, "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
+
+
+def _made(code: Any) -> bool:
+    """Whether child `code` is a value made already (a variable's name)."""
+    return type(code) is str and code != "None"
+
+
+def _span_code(start: str, end: str) -> str:
+    return f"_tuple_new(_Span, ({start}, {end}))"
+
+
+def _index_code(arg: Any) -> str | None:
+    """Code for the index an argument is (see _indices), None if not a plain case."""
+    if type(arg) is StandIn:  # a bare name's token
+        return f"_name_index({arg.token})"
+    return f"_index_from({arg})" if _made(arg) else None
+
+
+def _ref_code(children: list[Any], paren: bool) -> str | None:
+    """Code for `name[...]` or `name(...)` (see bracket_ref), or None."""
+    name, _open, args, close = children
+    indices = [_index_code(arg) for arg in args] if type(args) is list else [None]
+    if None in indices:
+        return None
+    return (f"_make_ref({name}[1], {_span_code(f'{name}[2]', f'{name}[3]')}, "
+            f"({''.join(f'{index}, ' for index in indices)}), {paren}, "
+            f"{_span_code(f'{name}[2]', f'{close}[3]')})")
+
+
+def _bracket_ref_code(children: list[Any], call: str) -> _Inlined:
+    code = _ref_code(children, False)
+    return None if code is None else (code, _INLINE_NAMES)
+
+
+def _paren_ref_code(children: list[Any], call: str) -> _Inlined:
+    # bare names only (no index fails), of a name neither reserved nor a builtin's
+    if type(children[2]) is not list or not all(type(arg) is StandIn for arg in children[2]):
+        return None
+    code = _ref_code(children, True)
+    return None if code is None else (
+        f"({code} if {children[0]}[1] not in _CALL_WORDS else {call})", _INLINE_NAMES)
+
+
+def _operands_code(maker: str, children: list[Any], first_op: str) -> _Inlined:
+    """Code for a sum or product: operands and the tokens between them (see sum)."""
+    operands = [child for child in children if type(child) is not TokenCode]
+    if not all(_made(operand) for operand in operands):
+        return None
+    ops = [f'"{first_op}"']
+    for before, child in zip(children, children[1:]):
+        if type(child) is not TokenCode:
+            ops.append(f"{before}[1]" if type(before) is TokenCode else '" "')
+    return (f"{maker}(({''.join(f'{x}, ' for x in operands)}), ({''.join(f'{x}, ' for x in ops)}), "
+            f"{_span_code(f'{operands[0]}.span[0]', f'{operands[-1]}.span[1]')})", _INLINE_NAMES)
+
+
+def _sum_code(children: list[Any], call: str) -> _Inlined:
+    return _operands_code("_make_sum", children, "+")
+
+
+def _product_code(children: list[Any], call: str) -> _Inlined:
+    return _operands_code("_make_product", children, "")
+
+
+def _start_code(children: list[Any], call: str) -> _Inlined:
+    return (children[0], {}) if _made(children[0]) else None
+
+
 # -------------------------------------------------------------- IR builder
 
 
@@ -215,20 +329,25 @@ class _IRBuilder:
     its rule's children, as lark shapes them (see lalr._recipe); a token child
     is a tuple (type, text, start, end)."""
 
+    # methods the compiled replay may write out in place (see above)
+    INLINE = {"bracket_ref": _bracket_ref_code, "paren_ref": _paren_ref_code,
+              "sum": _sum_code, "product": _product_code, "start": _start_code}
+
     # ---- statements
     def start(self, c):
         return c[0]
 
     def equation(self, c):
         lhs, op, rhs = c
-        lhs = self._lhs(lhs)
-        span = _new_span((lhs.span.start, rhs.span.end))
-        if isinstance(rhs, ir.String):
+        if type(lhs) is not ir.Ref or lhs.name in RESERVED_WORDS:
+            lhs = self._lhs(lhs)  # says why it is not a left-hand side
+        span = _tuple_new(Span, (lhs.span[0], rhs.span[1]))
+        if type(rhs) is ir.String:
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
             return ir.Source(lhs, rhs, span)
-        return _make_equation(lhs, op[1], _tok_span(op), rhs, span)
+        return _make_equation(lhs, op[1], _tuple_new(Span, (op[2], op[3])), rhs, span)
 
     def sink(self, c):
         path_tok, _eq, rhs = c
@@ -272,27 +391,24 @@ class _IRBuilder:
 
     # ---- expressions
     def sum(self, c):
-        terms = [c[0]]
-        signs = ["+"]
-        for k in range(1, len(c), 2):
-            signs.append(c[k][1])
-            terms.append(c[k + 1])
-        return ir.Sum(tuple(terms), tuple(signs), _new_span((c[0].span[0], c[-1].span[1])))
+        # term (sign term)*: the terms at even places, the signs' tokens between
+        return _make_sum(tuple(c[::2]), ("+", *map(_text_of, c[1::2])),
+                         _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
 
     def product(self, c):
-        factors = [c[0]]
-        ops = [""]
-        k = 1
-        while k < len(c):
-            if isinstance(c[k], tuple) and c[k][0] in ("STAR", "SLASH"):
-                ops.append(c[k][1])
-                factors.append(c[k + 1])
-                k += 2
+        # factors, each after a `*` or `/` token or none (juxtaposition: " ")
+        factors = []
+        ops = []
+        op = ""
+        for item in c:
+            if isinstance(item, tuple):  # a token: STAR or SLASH
+                op = item[1]
             else:
-                ops.append(" ")
-                factors.append(c[k])
-                k += 1
-        return ir.Product(tuple(factors), tuple(ops), _new_span((c[0].span[0], c[-1].span[1])))
+                factors.append(item)
+                ops.append(op)
+                op = " "
+        return _make_product(tuple(factors), tuple(ops),
+                             _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
 
     def neg(self, c):
         return ir.Neg(c[1], _cover(c))
@@ -314,7 +430,7 @@ class _IRBuilder:
 
     def number(self, c):
         tok = c[0]
-        return ir.Number(float(tok[1]), tok[1], _tok_span(tok))
+        return _make_number(float(tok[1]), tok[1], _tuple_new(Span, (tok[2], tok[3])))
 
     def string(self, c):
         return _string(c[0])
@@ -328,21 +444,27 @@ class _IRBuilder:
         return ir.ListLit(items, _cover(c))
 
     # ---- references and calls
+
+    # The compiled replay (lalr._compiled) does not make a bare reference in the
+    # arguments of a bracket or paren reference: these get its NAME token instead
+    # (most become index variables, and the Ref would be thrown away)
+    TOKEN_STAND_INS = {"bare_ref": ("bracket_ref", "paren_ref")}
+
     def bare_ref(self, c):
         tok = c[0]
-        span = _new_span(tok[2:])  # _tok_span's work in place: the commonest node
+        span = _tuple_new(Span, (tok[2], tok[3]))  # _name_ref's work in place
         return _make_ref(tok[1], span, None, False, span)
 
     def bracket_ref(self, c):
         name, _l, args, close = c
         indices = _indices(args) if args else ()
-        return _make_ref(name[1], _tok_span(name), indices, False,
-                         _new_span((name[2], close[3])))
+        return _make_ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, False,
+                         _tuple_new(Span, (name[2], close[3])))
 
     def paren_ref(self, c):
         name, _l, args, close = c
         args = args or []
-        span = _new_span((name[2], close[3]))
+        span = _tuple_new(Span, (name[2], close[3]))
         if name[1] in RESERVED_WORDS:
             _fail("reserved-word", f"`{name[1]}` is reserved for a later version of Fuse",
                   _tok_span(name))
@@ -356,12 +478,12 @@ class _IRBuilder:
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)
             raise
-        return _make_ref(name[1], _tok_span(name), indices, True, span)
+        return _make_ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, True, span)
 
-    def args(self, c):
-        """Expressions as they are, other arguments as `_Arg`s (`c` holds no None:
-        every `arg` alternative makes a value, and `[","]` is filtered out)."""
-        return c
+    # Expressions as they are, other arguments as `_Arg`s (the children hold no
+    # None: every `arg` alternative makes a value, and `[","]` is filtered out).
+    # `list` itself, so that the compiled replay knows the list it makes.
+    args = staticmethod(builtins.list)  # (the stdlib's: `list` here is the method above)
 
     def kwarg(self, c):
         name, _eq, value = c
@@ -425,6 +547,8 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
     positional: list[Any] = []
     keywords: list[ir.Keyword] = []
     for arg in args:
+        if isinstance(arg, tuple):  # a bare name's token
+            arg = _name_ref(arg)
         if type(arg) is not _Arg:
             if keywords:
                 _fail("syntax-error", "a positional argument cannot follow a keyword argument",
@@ -432,11 +556,12 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
             positional.append(arg)
         elif arg.kind == "kwarg":
             assert arg.name is not None
-            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
+            keywords.append(_make_keyword(arg.name.name, arg.name.span, arg.value, arg.span))
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
-    return ir.Call(name[1], _tok_span(name), tuple(positional), tuple(keywords), span)
+    return _make_call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
+                      tuple(keywords), span)
 
 
 # ------------------------------------------------------------ the engine
@@ -804,15 +929,16 @@ def _find_statements(text: str, cache: ParseCache, lines_used: dict[str, _Line] 
             yield (toks[0].start_pos, toks[-1].end_pos, ok, toks)
 
 
-def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None = None
-                     ) -> _Outcome:
+def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None = None,
+                     quoted: bool = True) -> _Outcome:
     """One sound statement's IR (an axis declaration may give several), or why not;
-    `shape`: the tokens' types, when known."""
+    `shape`: the tokens' types, when known; `quoted`: False when the statement's
+    text has no '"', so no string (which saves looking for one among the types)."""
     if shape is None:
         shape = tuple(map(_kind_of, tokens))
     try:
         result = _engine().parse(tokens, shape)
-        if "STRING" in shape:
+        if quoted and "STRING" in shape:
             _strings_alone(result)
     except _StatementError as err:
         return (), err.diagnostic
@@ -860,7 +986,7 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
     if not lazy:
         found = list(found)
     for start, end, ok, tokens in found:
-        span = _new_span((start, end))
+        span = _tuple_new(Span, (start, end))
         spans.append(span)
         if len(found_diags) + len(diags) >= MAX_SYNTAX_ERRORS:
             if lazy:
@@ -891,7 +1017,7 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
             if line is not None:
                 tokens = line.tokens_at(offset)
                 shape = line.shape
-            entry = (start, _parse_statement(tokens, span, shape))
+            entry = (start, _parse_statement(tokens, span, shape, '"' in key))
         parsed_used.setdefault(key, entry)
         result, problem = entry[1]
         if problem is not None:

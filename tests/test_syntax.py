@@ -827,6 +827,84 @@ def test_the_parsers_fast_made_nodes_are_ordinary_frozen_nodes():
     assert dataclasses.replace(ref, name="C").name == "C"
 
 
+def test_the_other_fast_made_nodes_are_ordinary_nodes_too():
+    """products, sums, numbers, calls and keywords are made by fast_maker as well
+    (and, in a compiled replay, by code written out in place: see below)."""
+    stmt = parse("Y[i] = A[i] * b / 2 - relu(c, eps=1e-5)").program.statements[0]
+    total = stmt.rhs
+    product, call = total.terms
+    number = product.factors[2]
+    keyword = call.kwargs[0]
+    assert total == ir.Sum((product, call), ("+", "-"), total.span)
+    assert product == ir.Product(product.factors, ("", "*", "/"), product.span)
+    assert number == ir.Number(2.0, "2", number.span)
+    assert keyword == ir.Keyword("eps", keyword.name_span, keyword.value, keyword.span)
+    assert call == ir.Call("relu", call.name_span, call.args, (keyword,), call.span)
+    assert [type(node) for node in (total, product, number, call, keyword)] == \
+        [ir.Sum, ir.Product, ir.Number, ir.Call, ir.Keyword]
+
+
+# Statement shapes, each written with several names: the same tokens' types, so
+# the same shape (and replay) whether a name is an index variable (`i`), a
+# constant (`I`), a builtin (`relu`), a reserved word (`let`) or a relation.
+_SHAPES = [
+    "{a}[{b},{c}] = {d}[{b},{e}] {f}[{e},{c}]",
+    "{a}({b},{c}) = {d}({b},{e}) {f}({e},{c})",
+    "{a}[{b}] = {d}({b}) + {e}[{b}] * {f} / 2",
+    "{a}[{b},{c}.] = {d}({e}[{b},{c}] {f}, eps=1e-5)",
+    "{a}[{b}] max= {d}[{b}-1, {c}'] - {e} + {f}",
+    "{a}[{b}] = {d}[{b}, {c}, 2:4]",
+    "{a} = {b}",
+    "{a}({b}) ?",
+    "{a}({b}, {c})",
+    "\"out.npy\" = {a}[{b}] {c}",
+    "{a}[{b}] = \"{c}.npy\"",
+    "{a}[{b}] = {d}[{b}] + \"x.npy\"",
+    "{a}[{b}] = {d}()",
+    "{a}[{b}] = {d}[]",
+    "{a}[{b}] = {d}[{e}[{b}]]",
+]
+_NAMES = ["i", "I", "_k", "relu", "let", "Edge", "foo", "max"]
+
+
+def _outcome(engine, tokens):
+    from fuse_lang.lalr import ParseError
+    from fuse_lang.syntax import _StatementError
+
+    try:
+        return engine.parse(tokens)
+    except _StatementError as err:
+        return err.diagnostic
+    except ParseError as err:
+        return err.token, err.state
+
+
+def test_compiled_replays_build_what_the_parse_table_builds():
+    """A statement shape met often is replayed by code compiled for it (lalr._compiled:
+    its lists known, bare names passed on as tokens, builder calls written out in
+    place): the IR and the errors must be those of the table's parse (and of the
+    plain replay of its steps), whatever the names."""
+    import random
+
+    from fuse_lang.lalr import Engine, load_tables
+    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+
+    tables = load_tables(GRAMMAR)
+    compiled = Engine(tables, _IRBuilder())
+    compiled.COMPILE_AFTER = 1
+    plain = Engine(tables, _IRBuilder())
+    plain.COMPILE_AFTER = 10 ** 9  # never
+    pick = random.Random(0)
+    for shape in _SHAPES:
+        for _ in range(60):
+            text = shape.format(**dict(zip("abcdef", pick.choices(_NAMES, k=6))))
+            for tokens in (compiled.tokens(text), compiled.lex(text)):  # tuples, Toks
+                for _ in range(3):  # by the table, replayed (then compiled), compiled
+                    outcome = _outcome(compiled, tokens)
+                assert outcome == _outcome(plain, tokens), text
+    assert all(not isinstance(replay, list) for replay in compiled._replays.values())
+
+
 def test_fast_maker_refuses_classes_whose_init_does_more_than_store():
     import dataclasses
 
