@@ -25,7 +25,7 @@ from functools import partial
 from itertools import accumulate, compress, islice
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 TABLES_PATH = Path(__file__).with_name("grammar_tables.json")
@@ -62,52 +62,96 @@ class ParseError(Exception):
 
 
 class _Kinds(dict):
-    """Token text -> terminal name, filled on demand.  No terminal's match depends
+    """Token text -> terminal name, or None for an ignored terminal (so that the
+    kinds select the tokens kept), filled on demand.  No terminal's match depends
     on what follows it beyond its own last character (the keywords' and `max=`'s
     look-aheads reject a continuation that the longer NAME match would have
     taken), so a token's text alone decides its terminal."""
 
     MAX_SIZE = 200_000  # a long-lived editor session: forget now and then
 
-    def __init__(self, pattern: re.Pattern) -> None:
+    def __init__(self, pattern: re.Pattern, ignore: frozenset[str]) -> None:
         super().__init__()
         self._match = pattern.match
+        self._ignore = ignore
 
-    def __missing__(self, value: str) -> str:
+    def __missing__(self, value: str) -> str | None:
         if len(self) > self.MAX_SIZE:
             self.clear()
-        kind = self[value] = self._match(value).lastgroup  # type: ignore[union-attr]
+        kind = self._match(value).lastgroup  # type: ignore[union-attr]
+        kind = self[value] = None if kind in self._ignore else kind
         return kind
+
+
+def _syntax_at(regexp: str) -> Iterator[int]:
+    """The indices of `regexp`'s characters that are its syntax: those outside
+    character classes and not escaped (a class's opening `[` included)."""
+    i, n = 0, len(regexp)
+    while i < n:
+        ch = regexp[i]
+        if ch == "\\":
+            i += 2
+            continue
+        yield i
+        i += 1
+        if ch == "[":  # skip to the class's `]` (a first `]`, after any `^`, is literal)
+            i += regexp[i:i + 1] == "^"
+            i += regexp[i:i + 1] == "]"
+            while i < n and regexp[i] != "]":
+                i += 2 if regexp[i] == "\\" else 1
+            i += 1
 
 
 def _without_captures(regexp: str) -> str:
     """`regexp` with each capturing group `(...)` made non-capturing `(?:...)`,
     so that `findall` on an alternation of terminals returns whole matches."""
     out = []
-    i, n = 0, len(regexp)
-    in_class = False
-    while i < n:
+    last = 0
+    for i in _syntax_at(regexp):
+        if regexp[i] == "(" and regexp[i + 1:i + 2] != "?":
+            out += [regexp[last:i], "(?:"]
+            last = i + 1
+    return "".join(out) + regexp[last:]
+
+
+# A leading character, class or escape repeated by `+` (not `+?` or `++`).
+_ONE_OR_MORE = re.compile(r"(\\[dDsSwW]|\\[^0-9A-Za-z]|\[\^?\]?(?:\\.|[^\]\\])*\]"
+                          r"|[^\\\[\](){}|*+?.^$])\+(?![?+])")
+
+
+def _scan_alternatives(regexp: str) -> list[str]:
+    """A capture-free `regexp` as alternatives that, tried in order, make the same
+    attempts in the same order, so match what it matches: its top-level `|`s split,
+    a leading group opened (`(?:a|b)c` -> `ac|bc`) and a leading `x+` written
+    `xx*`.  Python's `re` passes over an alternative of an alternation cheaply
+    only when it starts with a literal character or a class; an alternation, a
+    repeat, any other start costs a step of its matching machine (and scanning
+    a program tries many alternatives at every token)."""
+    depth = 0
+    bars = [-1]
+    group_end = 0  # after the `)` of a group that the regexp starts with
+    for i in _syntax_at(regexp):
         ch = regexp[i]
-        if ch == "\\":
-            out.append(regexp[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-        elif ch == "[":
-            in_class = True
-            if regexp[i + 1:i + 2] == "]":  # `[]...]`: a leading ']' is literal
-                out.append("[]")
-                i += 2
-                continue
-        elif ch == "(" and regexp[i + 1:i + 2] != "?":
-            out.append("(?:")
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and not group_end and regexp.startswith("(?:"):
+                group_end = i + 1
+        elif ch == "|" and depth == 0:
+            bars.append(i)
+    if len(bars) > 1:
+        bars.append(len(regexp))
+        return [piece for a, b in zip(bars, bars[1:])
+                for piece in _scan_alternatives(regexp[a + 1:b])]
+    rest = regexp[group_end:]
+    if group_end and rest[:1] not in ("*", "+", "?", "{"):  # not a repeated group
+        return [piece for body in _scan_alternatives(regexp[3:group_end - 1])
+                for piece in _scan_alternatives(body + rest)]
+    first = _ONE_OR_MORE.match(regexp)
+    if first:
+        return [f"{first[1]}{first[1]}*{regexp[first.end():]}"]
+    return [regexp]
 
 
 # A reduction: how many values it pops, the rule it makes, what builds its value
@@ -136,16 +180,17 @@ class Engine:
     def _init_lexer(self, tables: dict[str, Any]) -> None:
         terminals = tables["terminals"]  # (name, regexp), in the order lark tries them
         self._pattern = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp in terminals))
-        # The same alternation without groups, in the scanner's order (see _scan_order):
-        # findall gives every match's text in C.
+        # The same alternation without groups, in the scanner's order (see _scan_order)
+        # and each terminal as cheaper alternatives (see _scan_alternatives): findall
+        # gives every match's text in C.
         regexps = dict(terminals)
-        scanner = re.compile("|".join(f"(?:{_without_captures(regexps[name])})"
-                                      for name in tables["scanner"]))
+        scanner = re.compile("|".join(f"(?:{piece})" for name in tables["scanner"]
+                                      for piece in _scan_alternatives(
+                                          _without_captures(regexps[name]))))
         assert scanner.groups == 0
         self._findall = scanner.findall
-        self._kinds = _Kinds(self._pattern)
         self._ignore = frozenset(tables["ignore"])
-        self._kept = frozenset(name for name, _ in terminals) - self._ignore
+        self._kinds = _Kinds(self._pattern, self._ignore)
 
     def lex(self, text: str, pos: int = 0, endpos: int | None = None) -> list[Tok]:
         """The tokens of text[pos:endpos], with offsets into `text`.  No terminal
@@ -159,13 +204,51 @@ class Engine:
         if endpos is None:
             endpos = len(text)
         values = self._findall(text, pos, endpos)
-        kinds = list(map(self._kinds.__getitem__, values))
+        kinds = list(map(self._kinds.__getitem__, values))  # None: ignored
         starts = list(accumulate(map(len, values), initial=pos))
         if starts[-1] != endpos:  # some character no terminal matches (none should)
             return self._lex_slowly(text, pos, endpos)
         # everything in C: (kind, text, start, end) for each match that is not ignored
-        return list(compress(zip(kinds, values, starts, islice(starts, 1, None)),
-                             map(self._kept.__contains__, kinds)))
+        return list(compress(zip(kinds, values, starts, islice(starts, 1, None)), kinds))
+
+    def lines(self, text: str, pos: int = 0, endpos: int | None = None
+              ) -> list[tuple[list[tuple[str, str, int, int]], tuple[str, ...]]]:
+        """`tokens` of each line of text[pos:endpos] (split at "\\n") and their
+        types, lexed in one go: a call per line costs more than the lexing.  The
+        same tokens as lexing each line alone (no terminal spans a newline, and
+        the look-aheads that end a token treat a newline as they do the end),
+        assuming the terminal that matches a newline is NL (grammar.lark's)."""
+        if endpos is None:
+            endpos = len(text)
+        values = self._findall(text, pos, endpos)
+        kinds = list(map(self._kinds.__getitem__, values))  # None: ignored
+        starts = list(accumulate(map(len, values), initial=pos))
+        if starts[-1] != endpos:  # some character no terminal matches (none should)
+            return self._lines_slowly(text, pos, endpos)
+        tokens = list(compress(zip(kinds, values, starts, islice(starts, 1, None)), kinds))
+        kinds = list(compress(kinds, kinds))  # the kept tokens' types
+        out = []
+        index = kinds.index
+        a = 0
+        try:
+            while True:  # one line per NL token (found in C)
+                b = index("NL", a)
+                out.append((tokens[a:b], tuple(kinds[a:b])))
+                a = b + 1
+        except ValueError:
+            out.append((tokens[a:], tuple(kinds[a:])))
+        return out
+
+    def _lines_slowly(self, text: str, pos: int, endpos: int
+                      ) -> list[tuple[list[tuple[str, str, int, int]], tuple[str, ...]]]:
+        out = []
+        while True:
+            end = text.find("\n", pos, endpos)
+            tokens = self.tokens(text, pos, endpos if end < 0 else end)
+            out.append((tokens, tuple(map(_kind_of, tokens))))
+            if end < 0:
+                return out
+            pos = end + 1
 
     def _lex_slowly(self, text: str, pos: int, endpos: int) -> list[tuple[str, str, int, int]]:
         ignore = self._ignore

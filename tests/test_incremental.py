@@ -117,6 +117,28 @@ def test_a_sequence_of_edits_matches_analysing_from_scratch():
     check_sequence(steps)
 
 
+def test_only_the_lines_the_cache_lacks_are_lexed(monkeypatch):
+    from fuse_lang.lalr import Engine
+
+    lexed: list[str] = []
+    lines = Engine.lines
+
+    def spy(self, text, pos=0, endpos=None):
+        lexed.append(text[pos:endpos])
+        return lines(self, text, pos, endpos)
+
+    monkeypatch.setattr(Engine, "lines", spy)
+    cache = ParseCache()
+    parse(PROGRAM, cache)
+    assert lexed == [PROGRAM]  # its lines in one go
+    text = edit(PROGRAM, "axis h = 3", "axis h = 4\nZ[i] = Attn[i,j]")  # a line changed, one added
+    text = edit(text, "M[dv] max=", "M[dv] min=")  # and one further down
+    want = parse(text)
+    lexed.clear()
+    assert parse(text, cache) == want
+    assert lexed == ["axis h = 4\nZ[i] = Attn[i,j]", "M[dv] min= Attn[p,dv]"]
+
+
 def test_unchanged_statements_are_reused_and_moved_ones_shifted():
     analyzer = Analyzer()
     first = analyzer.analyze(PROGRAM, None, EXAMPLES)

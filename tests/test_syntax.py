@@ -766,11 +766,89 @@ _PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
 def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
-    """The scanner tries common terminals first (lalr._scan_order); every token
-    must still be the one lark's order of terminals gives."""
+    """The scanner tries common terminals first (lalr._scan_order), each written
+    as cheaper alternatives (lalr._scan_alternatives); every token must still be
+    the one lark's order of the terminals' own patterns gives."""
     from fuse_lang.syntax import _engine
 
-    assert _engine().tokens(text) == _engine_in_lark_order().tokens(text)
+    by_patterns = _engine_in_lark_order()._lex_slowly(text, 0, len(text))
+    assert _engine().tokens(text) == _engine_in_lark_order().tokens(text) == by_patterns
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join), st.data())
+def test_lines_lexed_together_are_lexed_as_alone(text, data):
+    """Engine.lines, how the parser lexes a run of lines in one go, gives each
+    line the tokens it has lexed alone, and their types."""
+    from fuse_lang.syntax import _engine
+
+    engine = _engine()
+    ends = [i for i, ch in enumerate(text) if ch == "\n"] + [len(text)]
+    starts = [0] + [end + 1 for end in ends[:-1]]
+    first = data.draw(st.integers(0, len(starts) - 1))
+    last = data.draw(st.integers(first, len(starts) - 1))
+    alone = [engine.tokens(text, a, b)
+             for a, b in zip(starts[first:last + 1], ends[first:last + 1])]
+    assert engine.lines(text, starts[first], ends[last]) == \
+        [(tokens, tuple(tok[0] for tok in tokens)) for tokens in alone]
+
+
+def test_a_character_no_terminal_matches_is_left_out_line_by_line():
+    # fuse's BAD_CHAR matches any character; without it one that no terminal
+    # matches is left out (the slow path), lines lexed together still as alone
+    from fuse_lang.lalr import Engine, load_tables
+    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+
+    tables = dict(load_tables(GRAMMAR))
+    tables["terminals"] = [pair for pair in tables["terminals"] if pair[0] != "BAD_CHAR"]
+    tables["scanner"] = [name for name in tables["scanner"] if name != "BAD_CHAR"]
+    engine = Engine(tables, _IRBuilder())
+    text = "Y[i] = A[i] @ B[i]\n\n@ x"
+    got = engine.lines(text)
+    assert [[tok[1] for tok in tokens] for tokens, _ in got] == \
+        [["Y", "[", "i", "]", "=", "A", "[", "i", "]", "B", "[", "i", "]"], [], ["x"]]
+    assert got[2] == ([("NAME", "x", 22, 23)], ("NAME",))
+    assert got == [(engine.tokens(text, a, b), shape)
+                   for (a, b), (_, shape) in zip([(0, 18), (19, 19), (20, 23)], got)]
+
+
+@pytest.mark.parametrize("regexp, alternatives", [
+    ("(?:max|min|avg)=(?!=)", ["max=(?!=)", "min=(?!=)", "avg=(?!=)"]),
+    ("<=|==|<", ["<=", "==", "<"]),
+    (r"(?:\*\*|\^)", [r"\*\*", r"\^"]),
+    (r"(?:\d+\.\d+|\d+)(?:e\d+)?", [r"\d\d*\.\d+(?:e\d+)?", r"\d\d*(?:e\d+)?"]),
+    ("[ \t]+", ["[ \t][ \t]*"]),
+    ("[]|(]+x", ["[]|(][]|(]*x"]),
+    ("(?:(?:a|b)c|d)e", ["ace", "bce", "de"]),
+    # left as they are: a repeated group, flags, a lazy repeat, a look-ahead
+    ("(?:a|b)+c", ["(?:a|b)+c"]), ("(?i:a|b)", ["(?i:a|b)"]), ("a+?b", ["a+?b"]),
+    ("(?=a|b)a", ["(?=a|b)a"]),
+])
+def test_a_terminal_written_as_cheaper_alternatives(regexp, alternatives):
+    from fuse_lang.lalr import _scan_alternatives
+
+    assert _scan_alternatives(regexp) == alternatives
+
+
+_SCANNED = ["(a|ab)(c|bcd)", "(?:x|xy)+z", "a+b|a", "[ab]+a", r"\d+\.?\d*", "(?:(?:a|b)c|d)e",
+            "(?:a|)b", "(a|b)*?c", r"[\]a]+|\]"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcdxyz019.e+-= \t\n\"\\*^<>!&|:[]'", max_size=16))
+def test_cheaper_alternatives_match_what_the_terminal_matches(text):
+    import re
+
+    from fuse_lang.lalr import _scan_alternatives, _without_captures, load_tables
+    from fuse_lang.syntax import GRAMMAR
+
+    for regexp in [r for _, r in load_tables(GRAMMAR)["terminals"]] + _SCANNED:
+        regexp = _without_captures(regexp)
+        whole = re.compile(regexp)
+        split = re.compile("|".join(f"(?:{piece})" for piece in _scan_alternatives(regexp)))
+        for i in range(len(text) + 1):
+            a, b = whole.match(text, i), split.match(text, i)
+            assert (a and a.end()) == (b and b.end()), (regexp, text, i)
 
 
 @pytest.mark.parametrize("regexp, first", [
