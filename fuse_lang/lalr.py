@@ -203,13 +203,22 @@ class Engine:
         made faster (all in C)."""
         if endpos is None:
             endpos = len(text)
+        matches = self._matches(text, pos, endpos)
+        if matches is None:
+            return self._lex_slowly(text, pos, endpos)
+        return matches[0]
+
+    def _matches(self, text: str, pos: int, endpos: int
+                 ) -> tuple[list[tuple[str, str, int, int]], list[str | None]] | None:
+        """The tokens of text[pos:endpos] that are not ignored, made in C, and every
+        match's type (None: ignored); None if some character matches no terminal."""
         values = self._findall(text, pos, endpos)
         kinds = list(map(self._kinds.__getitem__, values))  # None: ignored
         starts = list(accumulate(map(len, values), initial=pos))
         if starts[-1] != endpos:  # some character no terminal matches (none should)
-            return self._lex_slowly(text, pos, endpos)
-        # everything in C: (kind, text, start, end) for each match that is not ignored
-        return list(compress(zip(kinds, values, starts, islice(starts, 1, None)), kinds))
+            return None
+        # (kind, text, start, end) for each match that is not ignored
+        return list(compress(zip(kinds, values, starts, islice(starts, 1, None)), kinds)), kinds
 
     def lines(self, text: str, pos: int = 0, endpos: int | None = None
               ) -> list[tuple[list[tuple[str, str, int, int]], tuple[str, ...]]]:
@@ -220,12 +229,10 @@ class Engine:
         assuming the terminal that matches a newline is NL (grammar.lark's)."""
         if endpos is None:
             endpos = len(text)
-        values = self._findall(text, pos, endpos)
-        kinds = list(map(self._kinds.__getitem__, values))  # None: ignored
-        starts = list(accumulate(map(len, values), initial=pos))
-        if starts[-1] != endpos:  # some character no terminal matches (none should)
+        matches = self._matches(text, pos, endpos)
+        if matches is None:
             return self._lines_slowly(text, pos, endpos)
-        tokens = list(compress(zip(kinds, values, starts, islice(starts, 1, None)), kinds))
+        tokens, kinds = matches
         kinds = list(compress(kinds, kinds))  # the kept tokens' types
         out = []
         index = kinds.index
