@@ -43,7 +43,7 @@ def main() -> None:
         small = folder / "small.fuse"
         small.write_text(generate(30, folder / "data"), encoding="utf-8")
         fuse = [sys.executable, "-m", "fuse_lang.cli", "check"]
-        # warm the OS file cache and lark's grammar cache once
+        # warm the OS file cache once
         subprocess.run(fuse + [str(small)], capture_output=True)
         base = _median_seconds([sys.executable, "-c", "pass"], args.runs)
         lines = len(big.read_text().splitlines())
