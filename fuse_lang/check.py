@@ -407,7 +407,7 @@ class _Checker:
     def _check_mixed_ops(self, sym: TensorSymbol, stmt: ir.Equation) -> None:
         first = sym.ops[0]
         if _op_family(stmt.op) != _op_family(first):
-            first_stmt = next(d for d in sym.definitions)
+            first_stmt = sym.definitions[0]
             self.report("mixed-projection", f"`{sym.name}` combines its equations with "
                         f"`{_op_family(first)}` (first equation) but this one uses `{stmt.op}`; "
                         f"one tensor uses one projection operator", stmt.op_span,
@@ -542,19 +542,7 @@ class _Checker:
             self.diags = late_diags = []
             broadcast: list[IndexRole] = []
             if isinstance(stmt, ir.Equation):
-                # one loop over its roles for both checks (not a function call each)
-                lonely: list[IndexRole] = []
-                for role in roles:
-                    occs = role.occurrences
-                    if role.role == "output":
-                        # an LHS index no RHS term mentions: its extent must come from
-                        # elsewhere (an output role holds all its name's occurrences,
-                        # the LHS ones first: the last is on the LHS if the RHS has none)
-                        if occs[-1].lhs and occs[0].form != "slice":
-                            broadcast.append(role)
-                    elif role.role == "projected" and len(occs) == 1 \
-                            and occs[0].form != "slice" and occs[0].tensor is not None:
-                        lonely.append(role)
+                broadcast, lonely = _broadcast_and_lonely(roles)
                 if len(lonely) > 1:
                     self._check_typos(stmt, lonely)
         finally:
@@ -1296,6 +1284,25 @@ def _lhs_vars(stmt: ir.Statement) -> set[str]:
     if isinstance(stmt, ir.Equation):
         return {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
     return set()
+
+
+def _broadcast_and_lonely(roles: list[IndexRole]) -> tuple[list[IndexRole], list[IndexRole]]:
+    """An equation's roles that need a look beyond it, in one loop: its left-hand
+    side's indices no right-hand term mentions (their extent must come from
+    elsewhere), and its projected indices met once, in a reference (_check_typos)."""
+    broadcast: list[IndexRole] = []
+    lonely: list[IndexRole] = []
+    for role in roles:
+        occs = role.occurrences
+        if role.role == "output":
+            # an output role holds all its name's occurrences, the LHS ones first:
+            # the last is on the LHS if the RHS has none
+            if occs[-1].lhs and occs[0].form != "slice":
+                broadcast.append(role)
+        elif role.role == "projected" and len(occs) == 1 \
+                and occs[0].form != "slice" and occs[0].tensor is not None:
+            lonely.append(role)
+    return broadcast, lonely
 
 
 _OUTPUT_KINDS = frozenset({ir.Export, ir.Query, ir.Sink})  # statements that name outputs

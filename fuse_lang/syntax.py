@@ -173,10 +173,9 @@ def _index_from(arg: Any) -> ir.Index:
 def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
     """The arguments of `T[...]` / `R(...)` as indices (see _index_from); a bare
     name may be its NAME token (see _IRBuilder.TOKEN_STAND_INS)."""
-    # _index_from's first case (and _is_variable_name's rule) written out in place:
-    # most indices are plain variables, and this saves two calls each
-    return tuple([_make_var(a[1], _tuple_new(Span, (a[2], a[3])), False)
-                  if isinstance(a, tuple) and (a[1][0].islower() or a[1][0] == "_")
+    # _index_from's first case (and _is_variable_name's rule) written out in place for
+    # a bare reference: most indices are plain variables, and this saves two calls each
+    return tuple([_name_index(a) if isinstance(a, tuple)
                   else _make_var(a.name, a.span, False)
                   if type(a) is ir.Ref and a.indices is None
                   and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
