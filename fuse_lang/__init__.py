@@ -8,9 +8,9 @@ Pure functions over program text that return plain data:
 Nothing here imports an editor protocol library or a tensor framework.
 """
 from .check import Analysis, AxisInfo, TensorInfo, analyze
-from .diagnostics import CODES, Diagnostic, Fix, Related, Severity, TextEdit
-from .span import LineIndex, Span
-from .syntax import ParseResult, decode, parse
+from .front.diagnostics import CODES, Diagnostic, Fix, Related, Severity, TextEdit
+from .front.span import LineIndex, Span
+from .front.syntax import ParseResult, decode, parse
 
 __all__ = [
     "Analysis", "AxisInfo", "CODES", "CompiledProgram", "FuseError", "QueryAnswer", "RunResult",
@@ -28,7 +28,7 @@ def __getattr__(name: str):
     # The engine (and numpy) and the planner load on first use: `fuse check`
     # starts without them.
     if name in _ENGINE:
-        from . import engine
+        from .run import engine
 
         return getattr(engine, name)
     if name in _PLAN:

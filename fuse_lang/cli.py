@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .check import Analysis, analyze, gc_paused
-from .diagnostics import Diagnostic, Severity
-from .span import LineIndex
-from .syntax import decode
+from .check.checker import Analysis, analyze, gc_paused
+from .front.diagnostics import Diagnostic, Severity
+from .front.span import LineIndex
+from .front.syntax import decode
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 MAX_FILE_BYTES = 2 * 1024 * 1024  # about 60,000 lines; checking is linear
@@ -142,8 +142,8 @@ def _read_program(path: str) -> tuple[str, int | None]:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .explain import render_plan_text
-    from .plan import plan_program
+    from .plan.render import render_plan_text
+    from .plan.planner import plan_program
 
     text, failed = _read_program(args.path)
     if failed is not None:
@@ -176,7 +176,7 @@ def _preview(array, width: int = 8) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .engine import FuseError, compile
+    from .run.engine import FuseError, compile
 
     text, failed = _read_program(args.path)
     if failed is not None:
@@ -228,7 +228,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERRORS
     if args.out:
-        from .files import atomic_write, npz_bytes
+        from .run.files import atomic_write, npz_bytes
 
         try:
             atomic_write(Path(args.out), npz_bytes(result.outputs))

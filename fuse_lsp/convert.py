@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fuse_lang.span import LineIndex, Span
+from fuse_lang.front.span import LineIndex, Span
 
 
 class Converter:

@@ -4,7 +4,7 @@ event loop, with work-done progress, and cancellable.
 Cancellation comes from `$/cancelRequest` for the command's request or from
 `window/workDoneProgress/cancel` for its progress token.  Either sets a
 CancelToken that the run checks before every backend operation
-(fuse_lang.cancellation), so the run stops there; whatever it would have
+(fuse_lang.ide.cancellation), so the run stops there; whatever it would have
 returned is discarded.  Sinks are written at the very end of a run, so a
 run cancelled while it computes writes none.
 """
@@ -20,10 +20,10 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from fuse_lang.cancellation import CancelToken, Cancelled, cancellable
-from fuse_lang.engine import CompiledProgram, FuseError, compile
-from fuse_lang.run_summary import summarize_run
-from fuse_lang.run_targets import TargetError, restrict
+from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.run.engine import CompiledProgram, FuseError, compile
+from fuse_lang.ide.run_summary import summarize_run
+from fuse_lang.ide.run_targets import TargetError, restrict
 
 from .server import FuseServer
 

@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer
-from fuse_lang.outline import TokenCache
+from fuse_lang.ide.outline import TokenCache
 
 from .config import Options
 from .convert import Converter
@@ -79,7 +79,7 @@ class FuseServer(LanguageServer):
         return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
 
     def token_cache(self, uri: str) -> TokenCache:
-        """The document's semantic-token cache (see fuse_lang.outline.TokenCache)."""
+        """The document's semantic-token cache (see fuse_lang.ide.outline.TokenCache)."""
         with self._lock:
             cache = self._token_caches.get(uri)
             if cache is None:

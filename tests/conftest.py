@@ -15,8 +15,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from fuse_lang import engine
-from fuse_lang.backends import get_backend
+from fuse_lang.run import engine
+from fuse_lang.run.backends import get_backend
 
 # float32 on every backend: relative and absolute tolerance of a comparison
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)

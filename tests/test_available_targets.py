@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from fuse_lang import backends
+from fuse_lang.run import backends
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_numpy_on_cpu_is_always_there(fresh):
 
 
 def test_importing_fuse_lang_probes_nothing():
-    code = ("import sys, fuse_lang, fuse_lang.backends, fuse_lsp.server;"
+    code = ("import sys, fuse_lang, fuse_lang.run.backends, fuse_lsp.server;"
             "print('torch' in sys.modules or 'jax' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -50,7 +50,7 @@ def test_a_registered_backend_lists_the_devices_its_framework_reports(fresh, mon
 
 def test_a_backend_whose_framework_is_missing_is_left_out(fresh, monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)  # as if not installed
-    monkeypatch.setitem(backends.BACKENDS, "jax", "fuse_lang.backends.jax_backend:JaxBackend")
+    monkeypatch.setitem(backends.BACKENDS, "jax", "fuse_lang.run.backends.jax_backend:JaxBackend")
     found = [b for b, _ in backends.available_targets()]
     assert "jax" not in found and found[0] == "numpy"
 

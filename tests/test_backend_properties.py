@@ -44,7 +44,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
 
 import fuse_lang
-from fuse_lang.diagnostics import Severity
+from fuse_lang.front.diagnostics import Severity
 
 from conftest import TOLERANCE, assert_same_result
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from fuse_lang import analyze
-from fuse_lang.builtins import BUILTINS
-from fuse_lang.completion import complete, signature_at
+from fuse_lang.front.builtins import BUILTINS
+from fuse_lang.ide.completion import complete, signature_at
 
 PROGRAM = """\
 X[p,d] = const([[1, 2], [3, 4], [5, 6]])

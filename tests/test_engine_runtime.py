@@ -186,13 +186,13 @@ def test_divergence_to_infinity_is_reported_early_without_numpy_warnings():
 @pytest.mark.reference_only  # counts the engine's own semi-naive calls
 def test_boolean_join_rules_run_semi_naively(monkeypatch):
     calls = []
-    original = fuse_lang.engine._Run._semi_naive
+    original = fuse_lang.run.engine._Run._semi_naive
 
     def spy(self, group, *args):
         calls.append(tuple(group))
         return original(self, group, *args)
 
-    monkeypatch.setattr(fuse_lang.engine._Run, "_semi_naive", spy)
+    monkeypatch.setattr(fuse_lang.run.engine._Run, "_semi_naive", spy)
     edges = [("A", "B"), ("B", "C"), ("C", "D"), ("D", "B")]
     text = "".join(f"Edge({a}, {b})\n" for a, b in edges)
     program = compile(text + "Path(x,y) = Edge(x,y)\nPath(x,z) = Path(x,y) Edge(y,z)\n"
@@ -509,7 +509,7 @@ def test_a_failing_sink_write_keeps_the_old_file_whole(tmp_path, monkeypatch):
     def broken_fsync(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fuse_lang.files.os, "fsync", broken_fsync)
+    monkeypatch.setattr(fuse_lang.run.files.os, "fsync", broken_fsync)
     with pytest.raises(FuseError) as info:
         program.run()
     assert "No space left on device" in str(info.value)

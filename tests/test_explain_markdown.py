@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import fuse_lang
-from fuse_lang.explain import render_plan_markdown, render_plan_text
+from fuse_lang.plan.render import render_plan_markdown, render_plan_text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fuse_lang import parse
-from fuse_lang.formatting import format_text, ir_signature, respace, same_program
+from fuse_lang.ide.formatting import format_text, ir_signature, respace, same_program
 
 ROOT = Path(__file__).resolve().parent.parent
 

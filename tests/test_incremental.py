@@ -1,4 +1,4 @@
-"""Incremental analysis (`fuse_lang.check.Analyzer`): after every edit its result
+"""Incremental analysis (`fuse_lang.check.checker.Analyzer`): after every edit its result
 equals a from-scratch `analyze` of the same text — diagnostics, IR and spans,
 tensors, index roles and scopes, extents and domains — and what did not change
 is reused rather than made again."""
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fuse_lang import ir, parse
+from fuse_lang import parse
+from fuse_lang.front import ir
 from fuse_lang.check import Analysis, Analyzer, analyze
-from fuse_lang.outline import TokenCache, semantic_tokens
-from fuse_lang.syntax import ParseCache
+from fuse_lang.ide.outline import TokenCache, semantic_tokens
+from fuse_lang.front.syntax import ParseCache
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -118,7 +119,7 @@ def test_a_sequence_of_edits_matches_analysing_from_scratch():
 
 
 def test_only_the_lines_the_cache_lacks_are_lexed(monkeypatch):
-    from fuse_lang.lalr import Engine
+    from fuse_lang.front.lalr import Engine
 
     lexed: list[str] = []
     lines = Engine.lines
@@ -276,8 +277,8 @@ def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scra
 def test_shifted_moves_the_spans_inside_named_tuples():
     from typing import NamedTuple
 
-    from fuse_lang.span import Span, shifted
-    from fuse_lang.symbols import IndexRole, Occurrence, Scope
+    from fuse_lang.front.span import Span, shifted
+    from fuse_lang.check.symbols import IndexRole, Occurrence, Scope
 
     class Empty(NamedTuple):
         pass

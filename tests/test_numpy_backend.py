@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuse_lang.backends import get_backend
-from fuse_lang.backends.numpy_backend import NumpyBackend
+from fuse_lang.run.backends import get_backend
+from fuse_lang.run.backends.numpy_backend import NumpyBackend
 
 
 @st.composite

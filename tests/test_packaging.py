@@ -15,5 +15,5 @@ def test_every_package_of_the_engine_and_server_is_installed() -> None:
     installed = set(find_packages(str(ROOT), include=find["include"]))
     on_disk = {str(init.parent.relative_to(ROOT)).replace("/", ".")
                for top in ("fuse_lang", "fuse_lsp") for init in (ROOT / top).rglob("__init__.py")}
-    assert {"fuse_lang.backends", "fuse_lsp.features"} <= on_disk
+    assert {"fuse_lang.run.backends", "fuse_lsp.features"} <= on_disk
     assert installed == on_disk

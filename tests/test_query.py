@@ -1,6 +1,6 @@
 """Lookups by position: what hover, go-to-definition, references and rename read."""
 from fuse_lang import analyze
-from fuse_lang.query import definition_at, references_at, symbol_at
+from fuse_lang.ide.query import definition_at, references_at, symbol_at
 
 PROGRAM = """\
 A[i,j] = const([[1, 2], [3, 4]])

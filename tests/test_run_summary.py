@@ -1,4 +1,4 @@
-"""The structured result of a run (fuse_lang.run_summary): what an editor shows."""
+"""The structured result of a run (fuse_lang.ide.run_summary): what an editor shows."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fuse_lang
-from fuse_lang.run_summary import summarize_array, summarize_run
+from fuse_lang.ide.run_summary import summarize_array, summarize_run
 
 PROGRAM = """\
 A[i,j] = const([[1, 2], [3, 4], [5, 6]])

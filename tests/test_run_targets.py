@@ -1,5 +1,5 @@
-"""Running part of a program (fuse_lang.run_targets) and stopping a run
-(fuse_lang.cancellation)."""
+"""Running part of a program (fuse_lang.ide.run_targets) and stopping a run
+(fuse_lang.ide.cancellation)."""
 from __future__ import annotations
 
 import threading
@@ -7,8 +7,8 @@ import threading
 import pytest
 
 import fuse_lang
-from fuse_lang.cancellation import CancelToken, Cancelled, cancellable
-from fuse_lang.run_targets import TargetError, restrict, run_targets
+from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.ide.run_targets import TargetError, restrict, run_targets
 
 PROGRAM = """\
 Parent(Alice, Bob)

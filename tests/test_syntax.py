@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuse_lang import ir, parse
-from fuse_lang.span import LineIndex, Span
+from fuse_lang import parse
+from fuse_lang.front import ir
+from fuse_lang.front.span import LineIndex, Span
 
 
 def one(text: str):
@@ -711,20 +712,20 @@ def test_strings_know_only_the_two_escapes_of_the_contract():
 def test_the_committed_parse_tables_are_those_of_the_grammar():
     """grammar_tables.json is what lark builds from grammar.lark now: after a change
     to the grammar, write it again with
-    `python -c "import fuse_lang.lalr as l; l.write_tables()"`."""
+    `python -c "import fuse_lang.front.lalr as l; l.write_tables()"`."""
     import json
 
-    from fuse_lang.lalr import TABLES_PATH, build_tables
-    from fuse_lang.syntax import GRAMMAR
+    from fuse_lang.front.lalr import TABLES_PATH, build_tables
+    from fuse_lang.front.syntax import GRAMMAR
 
     committed = json.loads(TABLES_PATH.read_text(encoding="utf-8"))
     assert committed == json.loads(json.dumps(build_tables(GRAMMAR, "start"))), \
-        "fuse_lang/grammar_tables.json is stale: run fuse_lang.lalr.write_tables()"
+        "fuse_lang/grammar_tables.json is stale: run fuse_lang.front.lalr.write_tables()"
 
 
 def test_tables_made_from_another_grammar_are_not_used():
-    from fuse_lang.lalr import Engine, load_tables
-    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.lalr import Engine, load_tables
+    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
 
     changed = GRAMMAR + "\n// a comment: another text, the same language\n"
     tables = load_tables(changed)
@@ -750,8 +751,8 @@ def test_checking_a_file_does_not_import_lark(tmp_path):
 
 @functools.cache
 def _engine_in_lark_order():
-    from fuse_lang.lalr import Engine, load_tables
-    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.lalr import Engine, load_tables
+    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
 
     tables = dict(load_tables(GRAMMAR))
     tables["scanner"] = [name for name, _ in tables["terminals"]]
@@ -769,7 +770,7 @@ def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
     """The scanner tries common terminals first (lalr._scan_order), each written
     as cheaper alternatives (lalr._scan_alternatives); every token must still be
     the one lark's order of the terminals' own patterns gives."""
-    from fuse_lang.syntax import _engine
+    from fuse_lang.front.syntax import _engine
 
     by_patterns = _engine_in_lark_order()._lex_slowly(text, 0, len(text))
     assert _engine().tokens(text) == _engine_in_lark_order().tokens(text) == by_patterns
@@ -780,7 +781,7 @@ def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
 def test_lines_lexed_together_are_lexed_as_alone(text, data):
     """Engine.lines, how the parser lexes a run of lines in one go, gives each
     line the tokens it has lexed alone, and their types."""
-    from fuse_lang.syntax import _engine
+    from fuse_lang.front.syntax import _engine
 
     engine = _engine()
     ends = [i for i, ch in enumerate(text) if ch == "\n"] + [len(text)]
@@ -796,8 +797,8 @@ def test_lines_lexed_together_are_lexed_as_alone(text, data):
 def test_a_character_no_terminal_matches_is_left_out_line_by_line():
     # fuse's BAD_CHAR matches any character; without it one that no terminal
     # matches is left out (the slow path), lines lexed together still as alone
-    from fuse_lang.lalr import Engine, load_tables
-    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.lalr import Engine, load_tables
+    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
 
     tables = dict(load_tables(GRAMMAR))
     tables["terminals"] = [pair for pair in tables["terminals"] if pair[0] != "BAD_CHAR"]
@@ -825,7 +826,7 @@ def test_a_character_no_terminal_matches_is_left_out_line_by_line():
     ("(?=a|b)a", ["(?=a|b)a"]),
 ])
 def test_a_terminal_written_as_cheaper_alternatives(regexp, alternatives):
-    from fuse_lang.lalr import _scan_alternatives
+    from fuse_lang.front.lalr import _scan_alternatives
 
     assert _scan_alternatives(regexp) == alternatives
 
@@ -839,8 +840,8 @@ _SCANNED = ["(a|ab)(c|bcd)", "(?:x|xy)+z", "a+b|a", "[ab]+a", r"\d+\.?\d*", "(?:
 def test_cheaper_alternatives_match_what_the_terminal_matches(text):
     import re
 
-    from fuse_lang.lalr import _scan_alternatives, _without_captures, load_tables
-    from fuse_lang.syntax import GRAMMAR
+    from fuse_lang.front.lalr import _scan_alternatives, _without_captures, load_tables
+    from fuse_lang.front.syntax import GRAMMAR
 
     for regexp in [r for _, r in load_tables(GRAMMAR)["terminals"]] + _SCANNED:
         regexp = _without_captures(regexp)
@@ -856,7 +857,7 @@ def test_cheaper_alternatives_match_what_the_terminal_matches(text):
     (r"(\.\d+|\d+)", ".0123456789"), ("a?b", "ab"), ("(?=x)y", "y"),
 ])
 def test_a_terminals_first_characters(regexp, first):
-    from fuse_lang.lalr import _first_chars
+    from fuse_lang.front.lalr import _first_chars
 
     chars = _first_chars(regexp)
     assert chars is not None and set(first) <= chars
@@ -865,7 +866,7 @@ def test_a_terminals_first_characters(regexp, first):
 
 @pytest.mark.parametrize("regexp", [".", "[^a]", "a*", "(?i:a)", r"\w+", "(a|)"])
 def test_a_terminal_that_may_start_with_anything_is_kept_in_order(regexp):
-    from fuse_lang.lalr import _first_chars
+    from fuse_lang.front.lalr import _first_chars
 
     assert _first_chars(regexp) is None
 
@@ -873,8 +874,8 @@ def test_a_terminal_that_may_start_with_anything_is_kept_in_order(regexp):
 def test_write_tables_writes_what_load_tables_reads(tmp_path, monkeypatch):
     import json
 
-    import fuse_lang.lalr as lalr
-    from fuse_lang.syntax import GRAMMAR
+    import fuse_lang.front.lalr as lalr
+    from fuse_lang.front.syntax import GRAMMAR
 
     monkeypatch.setattr(lalr, "TABLES_PATH", tmp_path / "tables.json")
     written = lalr.write_tables()
@@ -946,8 +947,8 @@ _NAMES = ["i", "I", "_k", "relu", "let", "Edge", "foo", "max"]
 
 
 def _outcome(engine, tokens):
-    from fuse_lang.lalr import ParseError
-    from fuse_lang.syntax import _StatementError
+    from fuse_lang.front.lalr import ParseError
+    from fuse_lang.front.syntax import _StatementError
 
     try:
         return engine.parse(tokens)
@@ -964,8 +965,8 @@ def test_compiled_replays_build_what_the_parse_table_builds():
     plain replay of its steps), whatever the names."""
     import random
 
-    from fuse_lang.lalr import Engine, load_tables
-    from fuse_lang.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.lalr import Engine, load_tables
+    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
 
     tables = load_tables(GRAMMAR)
     compiled = Engine(tables, _IRBuilder())

@@ -12,11 +12,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from fuse_lang.backends import available_targets
-from fuse_lang.diagnostics import Diagnostic, Severity
-from fuse_lang.explain import render_plan_markdown
+from fuse_lang.run.backends import available_targets
+from fuse_lang.front.diagnostics import Diagnostic, Severity
+from fuse_lang.plan.render import render_plan_markdown
 from fuse_lang.plan import plan_program
-from fuse_lang.run_targets import run_targets
+from fuse_lang.ide.run_targets import run_targets
 
 from ..convert import Converter
 from ..running import document_name, parse_request, run_document

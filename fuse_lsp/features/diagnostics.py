@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from fuse_lang.diagnostics import Diagnostic, Severity
+from fuse_lang.front.diagnostics import Diagnostic, Severity
 
 from ..convert import Converter
 from ..server import FuseServer, safe

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fuse_lang.completion import Completion, complete, signature_at
-from fuse_lang.formatting import format_text
-from fuse_lang.span import Span
+from fuse_lang.ide.completion import Completion, complete, signature_at
+from fuse_lang.ide.formatting import format_text
+from fuse_lang.front.span import Span
 
 from ..server import FuseServer, safe
 

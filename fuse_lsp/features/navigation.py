@@ -6,8 +6,8 @@ import re
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from fuse_lang.hover import hover_at
-from fuse_lang.query import symbol_at
+from fuse_lang.ide.hover import hover_at
+from fuse_lang.ide.query import symbol_at
 
 from ..server import FuseServer, safe
 

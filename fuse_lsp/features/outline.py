@@ -1,7 +1,7 @@
 """Document and workspace symbols, semantic tokens, inlay hints and folding.
 
 Each handler fetches the analysis, converts positions, calls one function of
-fuse_lang.outline and wraps its plain data in lsprotocol types.
+fuse_lang.ide.outline and wraps its plain data in lsprotocol types.
 """
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from fuse_lang.check import analyze
-from fuse_lang.outline import (TOKEN_MODIFIERS, TOKEN_TYPES, Fold, OutlineSymbol, SemanticToken,
+from fuse_lang.ide.outline import (TOKEN_MODIFIERS, TOKEN_TYPES, Fold, OutlineSymbol, SemanticToken,
                                document_outline, folding_ranges, fuse_files, matches_query,
                                semantic_tokens, shape_hints, tensor_symbols)
-from fuse_lang.span import Span
+from fuse_lang.front.span import Span
 
 from ..convert import Converter
 from ..server import FuseServer, safe

@@ -7,7 +7,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from fuse_lang.builtins import BUILTINS
+from fuse_lang.front.builtins import BUILTINS
 
 from .conftest import SERVER, open_doc
 

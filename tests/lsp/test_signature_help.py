@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fuse_lang.builtins import BUILTINS
+from fuse_lang.front.builtins import BUILTINS
 
 from .conftest import open_doc
 

@@ -12,7 +12,7 @@ import json
 import struct
 from pathlib import Path
 
-from .fastinit import frozen_dataclass
+from ..fastinit import frozen_dataclass
 
 
 class SourceError(Exception):

@@ -1,7 +1,7 @@
 """Text rendering of a ProgramPlan: the `fuse explain` tables."""
 from __future__ import annotations
 
-from .plan import EquationPlan, ProgramPlan
+from .planner import EquationPlan, ProgramPlan
 
 
 def _num(n: int | None) -> str:

@@ -31,9 +31,9 @@ import dataclasses
 import functools
 from typing import Any
 
-from . import ir
-from .lalr import Tok
-from .syntax import _engine, parse
+from ..front import ir
+from ..front.lalr import Tok
+from ..front.syntax import _engine, parse
 
 _OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 _CLOSERS = frozenset(_OPENERS.values())

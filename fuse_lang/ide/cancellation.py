@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .engine import CompiledProgram
+from ..run.engine import CompiledProgram
 
 
 class Cancelled(Exception):

@@ -14,10 +14,10 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ir
-from .check import Analysis
+from ..front import ir
+from ..check import Analysis
 from .labelled import LArray, align, combine, expand_to, project, union_axes
-from .symbols import SUM_OPS, slice_name, statement_scopes
+from ..check.symbols import SUM_OPS, slice_name, statement_scopes
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _NONE: dict[str, str] = {}  # no projections (shared, never written)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
-from . import ir
-from .check import Analysis, TensorInfo
-from .symbols import IndexRole
-from .span import Span
+from ..front import ir
+from ..check import Analysis, TensorInfo
+from ..check.symbols import IndexRole
+from ..front.span import Span
 
 # ---------------------------------------------------------------- symbols
 

@@ -18,15 +18,15 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from . import ir
+from ..front import ir
 from .backends import BackendError, get_backend
-from .check import Analysis, analyze
-from .diagnostics import Diagnostic, Severity
+from ..check import Analysis, analyze
+from ..front.diagnostics import Diagnostic, Severity
 from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo, equation_op,
                        statement_info, write_lhs)
 from .files import FileProblem, check_sink_path, load_dense, relation_rows, write_sink
 from .labelled import LArray
-from .symbols import slice_name
+from ..check.symbols import slice_name
 
 DEFAULT_MAX_ITERATIONS = 1000
 DEFAULT_TOLERANCE = 1e-6
@@ -433,7 +433,7 @@ class _Run:
             largest = max(largest, (size, name))
         # the plan's largest intermediate (a join before its projection) also lives
         # in memory while its equation runs
-        from .plan import plan_program
+        from ..plan import plan_program
 
         peak = (0, "")
         for eq in plan_program(self.a).equations:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
-from .builtins import BUILTINS, REDUCE_DOC
-from .check import Analysis, TensorInfo
-from .explain import render_equation
-from .plan import plan_equation
+from ..front import ir
+from ..front.builtins import BUILTINS, REDUCE_DOC
+from ..check import Analysis, TensorInfo
+from ..plan.render import render_equation
+from ..plan import plan_equation
 from .query import symbol_at
-from .span import Span
+from ..front.span import Span
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .builtins import BUILTINS, REDUCE_DOC, REDUCE_OPS
-from .check import Analysis, TensorInfo
+from ..front.builtins import BUILTINS, REDUCE_DOC, REDUCE_OPS
+from ..check import Analysis, TensorInfo
 from .hover import tensor_markdown
-from .lalr import Tok
-from .syntax import _engine
+from ..front.lalr import Tok
+from ..front.syntax import _engine
 
 KEYWORDS = {
     "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),

@@ -14,16 +14,16 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, ClassVar, Container, Iterator
 
-from . import ir
-from .builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
+from ..front import ir
+from ..front.builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS, REDUCE_OPS,
                        RESERVED_WORDS)
-from .diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from .domains import Domains, Evidence, extent_of
-from .fastinit import frozen_dataclass
+from ..fastinit import frozen_dataclass
 from .sources import SourceError, SourceInfo, read_source_info
-from .span import LineIndex, Span, shifted
+from ..front.span import LineIndex, Span, shifted
 from .symbols import SUM_OPS, IndexRole, Scope, TensorSymbol, slice_name, statement_tables
-from .syntax import ParseCache, parse
+from ..front.syntax import ParseCache, parse
 
 MAX_DIAGNOSTICS = 1000
 _NO_NAMES: frozenset[str] = frozenset()

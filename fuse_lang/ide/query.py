@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
-from .builtins import BUILTINS
-from .check import Analysis
-from .span import Span
+from ..front import ir
+from ..front.builtins import BUILTINS
+from ..check import Analysis
+from ..front.span import Span
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Hashable, Iterable, Sequence
 
-from .fastinit import frozen_dataclass
-from .span import Span
+from ..fastinit import frozen_dataclass
+from ..front.span import Span
 
 Key = Hashable  # ("axis", tensor, position) | ("var", statement, name)
 

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS
 from .diagnostics import Diagnostic, make
-from .fastinit import fast_maker, frozen_dataclass
+from ..fastinit import fast_maker, frozen_dataclass
 from .lalr import (GRAMMAR_PATH, Engine, ParseError, StandIn, Tok, TokenCode, _kind_of,
                    _new_tok, load_tables)
 from .span import Span, shifted

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
-from .check import Analysis
-from .span import Span
+from ..front import ir
+from ..check import Analysis
+from ..front.span import Span
 
 
 class TargetError(ValueError):

@@ -11,9 +11,9 @@ import dataclasses
 import string
 from dataclasses import dataclass
 
-from . import ir
-from .check import Analysis
-from .symbols import IndexRole
+from ..front import ir
+from ..check import Analysis
+from ..check.symbols import IndexRole
 
 _LETTERS = string.ascii_letters
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
 
-from . import ir
-from .span import Span
+from ..front import ir
+from ..front.span import Span
 
 SUM_OPS = ("=", "+=")
 

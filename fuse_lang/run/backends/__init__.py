@@ -10,9 +10,9 @@ import importlib
 import math
 from typing import Any, Callable, NamedTuple
 
-BACKENDS = {"numpy": "fuse_lang.backends.numpy_backend:NumpyBackend",
-            "torch": "fuse_lang.backends.torch_backend:TorchBackend",
-            "jax": "fuse_lang.backends.jax_backend:JaxBackend"}
+BACKENDS = {"numpy": "fuse_lang.run.backends.numpy_backend:NumpyBackend",
+            "torch": "fuse_lang.run.backends.torch_backend:TorchBackend",
+            "jax": "fuse_lang.run.backends.jax_backend:JaxBackend"}
 PRECISIONS = ("fp32", "fp64", "bf16", "fp16")
 
 

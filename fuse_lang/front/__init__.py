@@ -1,0 +1,1 @@
+"""The front end: text -> tokens -> statements -> IR with spans, and syntax diagnostics."""

@@ -1,0 +1,1 @@
+"""Running a checked program: scheduling, fixpoints, sources/sinks/queries, backends."""
