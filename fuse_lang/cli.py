@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .check.checker import Analysis, analyze, gc_paused
+from .check import Analysis, analyze
+from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
 from .front.span import LineIndex
 from .front.syntax import decode

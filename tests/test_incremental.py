@@ -1,4 +1,4 @@
-"""Incremental analysis (`fuse_lang.check.checker.Analyzer`): after every edit its result
+"""Incremental analysis (`fuse_lang.check.Analyzer`): after every edit its result
 equals a from-scratch `analyze` of the same text — diagnostics, IR and spans,
 tensors, index roles and scopes, extents and domains — and what did not change
 is reused rather than made again."""

@@ -1,4 +1,5 @@
 """The analysis: names, index roles, domains and extents, evaluation order, diagnostics."""
-from .checker import Analysis, Analyzer, AxisInfo, TensorInfo, analyze
+from .analysis import Analysis, AxisInfo, TensorInfo
+from .analyzer import Analyzer, analyze
 
 __all__ = ["Analysis", "Analyzer", "AxisInfo", "TensorInfo", "analyze"]

@@ -91,9 +91,12 @@ class Domains:
 
     def union(self, a: Key, b: Key) -> None:
         ra = self.find(a)
-        if b not in self._parent:
+        up = self._parent.get(b)
+        if up is None:
             # a new key's class is empty: joining it changes nothing but its root
             self._parent[b] = ra
+            return
+        if up == ra:  # already under this root (the root itself, or its child)
             return
         rb = self.find(b)
         if ra == rb:
@@ -144,6 +147,23 @@ class Domains:
         data = self._data[root]
         if data.max_position is None or position > data.max_position[0]:
             self._own(root).max_position = (position, span)
+
+    def roots_of(self, keys: Iterable[Key]) -> list[Key]:
+        """`find(key)` for each key, in order; the common case (a root, or a root's
+        child) without a call: the analysis' results ask for every key at once."""
+        parent = self._parent
+        find = self.find
+        out = []
+        for key in keys:
+            root = parent.get(key)
+            if root is None or parent[root] != root:
+                root = find(key)
+            out.append(root)
+        return out
+
+    def root_extent(self, root: Key) -> int | None:
+        """The extent of the domain whose root (from `find` or `roots_of`) is `root`."""
+        return extent_of(self._data[root])
 
     def extent(self, key: Key) -> int | None:
         return extent_of(self._data[self.find(key)])

@@ -13,6 +13,8 @@ import struct
 from pathlib import Path
 
 from ..fastinit import frozen_dataclass
+from ..front import ir
+from ..front.diagnostics import Diagnostic, make
 
 
 class SourceError(Exception):
@@ -185,3 +187,24 @@ def _nested_shape(data: object) -> tuple[int, ...]:
         if not isinstance(x, (int, float, bool)):
             raise SourceError(f"holds {x!r}, not a number")
     return tuple(shape)
+
+
+def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: bool
+                         ) -> SourceInfo | Diagnostic:
+    """What the file a source statement names holds (`base_dir`: where its path
+    starts), or the diagnostic that says why it cannot be read."""
+    path = base_dir / src.path.value
+    try:
+        if not path.exists():
+            raise FileNotFoundError(path)
+        return read_source_info(path, tensor, boolean)
+    except FileNotFoundError:
+        return make("missing-source", f"`{src.path.value}` does not exist (looked for {path})",
+                    src.path.span)
+    except IsADirectoryError:
+        return make("unreadable-source", f"`{src.path.value}` is a folder, not a file",
+                    src.path.span)
+    except (OSError, SourceError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        return make("unreadable-source", f"`{src.path.value}` cannot be read: {reason}",
+                    src.path.span)

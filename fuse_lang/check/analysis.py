@@ -1,0 +1,137 @@
+"""The analysis' result types: `Analysis`, one per analysed text, and the
+`TensorInfo` and `AxisInfo` it holds for each tensor.
+
+A one-off analysis (`fuse check`) makes three of Analysis' tables (`tensors`,
+`var_extents`, `domain_symbols`) only when one is first read: see `Deferred`.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..fastinit import frozen_dataclass
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Severity
+from ..front.span import LineIndex, Span
+from .symbols import IndexRole, Scope
+
+
+@frozen_dataclass
+class AxisInfo:
+    index: str  # the index name at this position in the first definition ("" if none)
+    extent: int | None
+    domain: int
+    virtual: bool
+
+
+@frozen_dataclass
+class TensorInfo:
+    name: str
+    kind: str  # "dense" | "Boolean relation" | "param" | "source" | "relation source"
+    boolean: bool
+    axes: tuple[AxisInfo, ...]
+    definitions: tuple[Span, ...]  # name spans of every defining LHS
+    statements: tuple[int, ...]  # defining statements, in order
+    uses: tuple[Span, ...]  # name spans of every read
+    source_path: str | None
+    op: str | None  # "=" (sum), "max=", "min=", "avg=", or None (source, facts, param)
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        return tuple(a.extent for a in self.axes if not a.virtual)
+
+    @property
+    def axes_text(self) -> str:
+        """`[p:6, d:4]`: each stored axis' index and extent (`?` when unknown)."""
+        parts = []
+        for axis in self.axes:
+            if axis.virtual:
+                continue
+            extent = "?" if axis.extent is None else str(axis.extent)
+            parts.append(f"{axis.index}:{extent}" if axis.index else extent)
+        return "[" + ", ".join(parts) + "]"
+
+
+Tables = tuple[dict, dict, dict]  # tensors, var_extents, domain_symbols
+_DEFERRED = ("tensors", "var_extents", "domain_symbols")  # Analysis' fields Deferred makes
+
+
+class Deferred:
+    """Given for `tensors`, `var_extents` and `domain_symbols` when making an
+    Analysis: the three are made by `make`, together, when one is first read.
+    Once, under a lock (two threads must not number the domains at once); then
+    it forgets `make` (and with it the checker)."""
+
+    __slots__ = ("_make", "_lock")
+
+    def __init__(self, make: Callable[[], Tables]) -> None:
+        self._make: Callable[[], Tables] | None = make
+        self._lock = threading.Lock()
+
+    def fill(self, state: dict[str, Any]) -> None:
+        """Stores the three tables in an Analysis' `state` (its __dict__)."""
+        with self._lock:
+            if self._make is not None:
+                state.update(zip(_DEFERRED, self._make()))
+                self._make = None
+                state.pop("_deferred", None)
+
+
+class _DeferredField:
+    """The descriptor of a field `Deferred` may make (a data descriptor, so that a
+    dataclass field keeps working with replace, copy and pickle): the value lives
+    in the instance's __dict__ under the field's name once it is known."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)  # (so the field has no default)
+        state = obj.__dict__
+        if self.name not in state:
+            deferred = state.get("_deferred")
+            if deferred is not None:
+                deferred.fill(state)
+        return state[self.name]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        # (reached from the generated __init__ only: the dataclass is frozen)
+        if isinstance(value, Deferred):
+            obj.__dict__["_deferred"] = value
+        else:
+            obj.__dict__[self.name] = value
+
+
+@dataclass(frozen=True)
+class Analysis:
+    path: str | None
+    base_dir: Path
+    text: str
+    lines: LineIndex
+    program: ir.Program
+    diagnostics: tuple[Diagnostic, ...]
+    tensors: dict[str, TensorInfo] = _DeferredField()  # type: ignore[assignment]
+    roles: dict[int, tuple[IndexRole, ...]]  # statement -> its variables
+    scopes: dict[int, dict[int, Scope]]  # statement -> projection scopes
+    # (stmt, var) -> (extent, domain)
+    var_extents: dict[tuple[int, str], tuple[int | None, int]] = \
+        _DeferredField()  # type: ignore[assignment]
+    domain_symbols: dict[int, tuple[str, ...]] = _DeferredField()  # type: ignore[assignment]
+    order: tuple[tuple[str, ...], ...]  # evaluation order: groups
+    recursive: frozenset[str]
+    exports: tuple[str, ...]
+    recursion: dict[str, str] = field(default_factory=dict)  # tensor -> how its group runs
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def __getstate__(self) -> dict:
+        # copy and pickle: the deferred fields made first (a lock does not pickle)
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None:
+            deferred.fill(self.__dict__)
+        return self.__dict__

@@ -1,0 +1,201 @@
+"""The checker: text -> Analysis (IR, symbols, extents, diagnostics).
+
+`analyze` never raises on user input.  Its result is the one table every
+consumer reads: `fuse check`, `fuse explain`, the planner, and the language
+server's hover, navigation and completion.  The steps, in order, each in its
+module: definitions, per-statement checks (statements), source files
+(sources), unification of extents (unify), evaluation order and unused tensors
+(order), and the result tables (results).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..front.diagnostics import Diagnostic, make
+from ..front.span import LineIndex, Span
+from ..front.syntax import ParseCache, parse
+from ..gc_pause import gc_paused
+from .analysis import Analysis, Deferred, TensorInfo
+from .definitions import collect_definitions
+from .domains import Domains, Evidence
+from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
+from .results import InfoMemo, Tables
+from .sources import SourceInfo, read_declared_source
+from .statements import Local, StatementChecks
+from .symbols import TensorSymbol
+from .unify import Unification
+
+MAX_DIAGNOSTICS = 1000
+
+
+def analyze(text: str, path: str | None = None, base_dir: str | Path | None = None,
+            input_shapes: dict[str, tuple[int, ...]] | None = None) -> Analysis:
+    """Parse and check a program. Never raises on user input.
+
+    `input_shapes` gives the shapes of arrays supplied at run time: they stand
+    in for the named sources' files (and give params their extents)."""
+    return Analyzer(remember=False).analyze(text, path, base_dir, input_shapes)
+
+
+class Analyzer:
+    """Analyses successive versions of one document, reusing what did not change.
+
+    `analyze` returns exactly what the module-level `analyze` returns for the same
+    arguments; it only remembers the last call's per-line tokens, per-statement
+    IR and per-statement checks, keyed by content (a statement's text and place),
+    so that after an edit only the edited statements are parsed and checked
+    again.  The whole-program steps (symbols, unification of extents, evaluation
+    order) always run.  Source files are read again on every call.  Not
+    thread-safe: one Analyzer per document, used from one thread at a time."""
+
+    def __init__(self, remember: bool = True) -> None:
+        # remember=False (one analysis, nothing to reuse): the parse keeps no lines'
+        # tokens, so their memory is free again for the checker, which is faster
+        # (a new page of memory is slow to get on some machines).
+        self._remember = remember
+        self._parse_cache = ParseCache() if remember else None
+        self._memory = _Memory()
+
+    def analyze(self, text: str, path: str | None = None, base_dir: str | Path | None = None,
+                input_shapes: dict[str, tuple[int, ...]] | None = None) -> Analysis:
+        if base_dir is None:
+            base_dir = Path(path).parent if path else Path(".")
+        # The IR is a large, acyclic graph of small objects: the cycle collector
+        # only re-scans it (a third of the time on a 10,000-line file).
+        with gc_paused():
+            checker = _Checker(text, path, Path(base_dir), input_shapes or {}, self._memory,
+                               self._remember)
+            analysis = checker.run(self._parse_cache)
+            if self._remember:
+                self._memory = checker.memory_used
+            return analysis
+
+
+class _Memory:
+    """What an Analyzer keeps of its last analysis for the next one: each
+    statement's Local (by its statement's id), the TensorInfos with what each was
+    made of, and the dependency graph with its strongly connected groups."""
+
+    __slots__ = ("locals", "infos", "sccs")
+
+    def __init__(self, locals_: dict[int, Local] | None = None, infos: InfoMemo | None = None,
+                 sccs: SccMemo | None = None) -> None:
+        self.locals: dict[int, Local] = locals_ if locals_ is not None else {}
+        self.infos: InfoMemo = infos if infos is not None else {}
+        self.sccs = sccs
+
+
+class _Checker:
+    """One analysis of `text`, step by step (see the module's docstring).  With
+    `remember`, `memory_used` holds what the next analysis may reuse."""
+
+    def __init__(self, text: str, path: str | None, base_dir: Path,
+                 input_shapes: dict[str, tuple[int, ...]], memory: _Memory,
+                 remember: bool) -> None:
+        self.text = text
+        self.path = path
+        self.base_dir = base_dir
+        self.input_shapes = input_shapes
+        self.memory = memory
+        # remember=False: nothing of this analysis is reused, so what only the next
+        # one would use is not kept
+        self.remember = remember
+        self.memory_used = _Memory()
+        self.diags: list[Diagnostic] = []
+        self.tensors: dict[str, TensorSymbol] = {}
+        self.domains = Domains()
+        self.checks: StatementChecks | None = None
+
+    def run(self, parse_cache: ParseCache | None = None) -> Analysis:
+        parsed = parse(self.text, parse_cache)
+        moved = parse_cache.moved if parse_cache is not None else {}
+        diags = self.diags
+        diags.extend(parsed.diagnostics)
+        program = parsed.program
+        statements = program.statements
+        checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
+                                               self.remember)
+        try:
+            axis_decls = collect_definitions(statements, self.tensors, diags)
+            for k, stmt in enumerate(statements):
+                checks.check(k, stmt)
+            source_info = self._read_sources()
+            unification = Unification(self.domains, self.tensors, diags)
+            unification.run([local.unify_ops for local in checks.locals], checks.roles,
+                            axis_decls, source_info)
+            unification.check_extents(checks.broadcast)
+            order = evaluation_order(statements, self.tensors, checks.deps, diags,
+                                     self.memory.sccs, self.remember)
+            check_unused(statements, self.tensors, checks.read, checks.exports, diags)
+        except RecursionError:
+            diags.append(make("nesting-too-deep", "the program is nested too deeply to analyse",
+                              Span(0, 0)))
+            order = EvaluationOrder((), frozenset(), {}, None)
+        self.memory_used = _Memory(checks.cache_used, None, order.memo)
+        diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
+        # A one-off analysis makes its tensors, var_extents and domain_symbols only
+        # when first read: `fuse check` reads none of them.  An Analyzer that
+        # remembers needs them now (for its memory of the TensorInfos).
+        if self.remember:
+            tensors, var_extents, domain_symbols = self._tables()
+        else:
+            tensors = var_extents = domain_symbols = Deferred(self._tables)
+        return Analysis(
+            path=self.path, base_dir=self.base_dir, text=self.text,
+            lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
+            tensors=tensors, roles=checks.roles, scopes=checks.scopes,
+            var_extents=var_extents, domain_symbols=domain_symbols,
+            order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
+            recursion=dict(order.recursion))
+
+    def _tables(self) -> tuple[dict[str, TensorInfo], dict, dict]:
+        """The analysis' tensors, var_extents and domain_symbols (see results.Tables).
+        Reads only what run has finished with."""
+        assert self.checks is not None
+        with gc_paused():  # as in Analyzer.analyze: when deferred, this runs after it
+            tables = Tables(self.domains, self.tensors, self.checks.locals,
+                            self.memory.infos, self.remember)
+            made = tables.make()
+            self.memory_used.infos = tables.used
+            return made
+
+    # ------------------------------------------------------------ sources
+    def _read_sources(self) -> dict[str, SourceInfo]:
+        """Each source tensor's file header (or the input shape given instead),
+        checked against the tensor's arity."""
+        source_info: dict[str, SourceInfo] = {}
+        for sym in self.tensors.values():
+            src = sym.source
+            if sym.name in self.input_shapes:
+                self._input_shape(sym, self.input_shapes[sym.name])
+                continue
+            if src is None:
+                continue
+            info = read_declared_source(self.base_dir, src, sym.name, sym.boolean)
+            if isinstance(info, Diagnostic):
+                self.diags.append(info)
+                continue
+            rank = len(info.columns) if sym.boolean and info.columns is not None else \
+                len(info.shape or ())
+            if sym.arity is None:
+                sym.arity = rank
+            elif sym.arity != rank and not (sym.boolean and info.rows == 0):
+                self.diags.append(make(
+                    "arity-mismatch", f"`{sym.name}` is written with {sym.arity} "
+                    f"{'axis' if sym.arity == 1 else 'axes'} but `{src.path.value}` holds "
+                    f"{rank}", src.path.span))
+                continue
+            source_info[sym.name] = info
+        return source_info
+
+    def _input_shape(self, sym: TensorSymbol, shape: tuple[int, ...]) -> None:
+        if sym.arity is None:
+            sym.arity = len(shape)
+        if len(shape) != sym.arity:
+            self.diags.append(make(
+                "arity-mismatch", f"the input for `{sym.name}` has {len(shape)} axes but "
+                f"`{sym.name}` has {sym.arity}", sym.first.span))
+            return
+        for pos, extent in enumerate(shape):
+            self.domains.set_extent(("axis", sym.name, pos), Evidence(
+                int(extent), sym.first.span, f"the input given for {sym.name}"))

@@ -1,0 +1,124 @@
+"""Checks of builtin calls: the name, the number of arguments, the keywords, and
+what some builtins require of their arguments."""
+from __future__ import annotations
+
+from typing import Collection, Container, Iterable
+
+from ..front import ir
+from ..front.builtins import BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.span import Span
+from .literals import is_number, is_whole, literal_shape
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+def close_names(name: str, candidates: Iterable[str]) -> list[str]:
+    """The candidates `name` is likely a misspelling of."""
+    import difflib  # here: only a misspelt name needs it (faster start-up)
+
+    return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    close = close_names(name, candidates)
+    return f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+
+
+def unknown_function(name: str, span: Span) -> Diagnostic:
+    close = close_names(name, BUILTINS)
+    fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(span, c),)) for c in close)
+    return make("unknown-builtin", f"`{name}` is not a builtin{did_you_mean(name, BUILTINS)}"
+                f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
+
+
+def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
+               tensors: Collection[str], out: list[Diagnostic]) -> None:
+    """What is wrong with `call` in `stmt` goes to `out`.  `var_names`: the
+    statement's index variables; `tensors`: the program's tensor names."""
+    spec = BUILTINS.get(call.name)
+    if spec is None:
+        out.append(unknown_function(call.name, call.name_span))
+        return
+    n = len(call.args)
+    if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
+        if spec.max_args is None:
+            want = f"at least {spec.min_args}"
+        elif spec.min_args == spec.max_args:
+            want = str(spec.min_args)
+        else:
+            want = f"{spec.min_args} or {spec.max_args}"
+        plural = "s" if want != "1" else ""
+        out.append(make("argument-count", f"`{call.name}` takes {want} argument{plural}, not "
+                        f"{n} (signature: {spec.signature})", call.span))
+        return
+    _check_keywords(call, stmt, spec.keywords, out)
+    given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
+    for required in spec.required_keywords:
+        if required not in given:
+            out.append(make("argument-count", f"`{call.name}` needs `{required}=` "
+                            f"(signature: {spec.signature})", call.span))
+    _check_arguments(call, stmt, given, var_names, tensors, out)
+
+
+def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...],
+                    out: list[Diagnostic]) -> None:
+    for kw in call.kwargs:
+        if kw.name not in keywords:
+            valid = ", ".join(keywords) if keywords else "none"
+            out.append(make("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
+                            f"(keywords: {valid})", kw.name_span))
+        elif kw.name == "axis":
+            lhs_vars = _lhs_vars(stmt)  # here: the other calls need none
+            if not (isinstance(kw.value, ir.Ref) and kw.value.indices is None
+                    and kw.value.name in lhs_vars):
+                out.append(make("bad-argument", f"`axis=` names an index of the left-hand side"
+                                f" ({', '.join(sorted(lhs_vars)) or 'it has none'})",
+                                kw.value.span))
+        elif kw.name in ("eps",) and not is_number(kw.value):
+            out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
+        elif kw.name == "k" and not is_whole(kw.value):
+            out.append(make("bad-argument", "`k=` takes a whole number", kw.value.span))
+
+
+def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
+                     var_names: Container[str], tensors: Collection[str],
+                     out: list[Diagnostic]) -> None:
+    """What some builtins require of their arguments."""
+    if call.name in INDEX_ARGUMENT_BUILTINS:
+        arg = call.args[0]
+        if not (isinstance(arg, ir.Ref) and arg.indices is None and arg.name in var_names
+                and arg.name not in tensors):
+            out.append(make("bad-argument", f"`{call.name}` takes an index variable of this "
+                            f"equation, like `{call.name}(i)`", arg.span))
+    elif call.name == "causal_mask":
+        if not is_whole(call.args[0]):
+            out.append(make("bad-argument", "`causal_mask` takes a whole number, the sequence "
+                            "length", call.args[0].span))
+    elif call.name == "const":
+        shape = literal_shape(call.args[0])
+        if shape is None:
+            out.append(make("bad-argument", "`const` takes a number or a rectangular list of "
+                            "numbers", call.args[0].span))
+        elif isinstance(stmt, ir.Equation) and stmt.lhs.indices is not None \
+                and stmt.rhs is call and len(shape) != len(stmt.lhs.indices):
+            out.append(make("bad-argument", f"this literal has {len(shape)} axes but the "
+                            f"left-hand side has {len(stmt.lhs.indices)}", call.args[0].span))
+    elif call.name == "concat" and "axis" in given:
+        axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
+        name = axis.name if isinstance(axis, ir.Ref) else None
+        for arg in call.args:
+            if name and not any(name in {v.name for i in r.indices or ()
+                                         for v in ir.index_vars(i)} for r in ir.refs(arg)):
+                out.append(make("bad-argument", f"every argument of concat needs the axis "
+                                f"`{name}` it joins along", arg.span))
+    elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
+        if not (stmt.lhs.indices or "axis" in given):
+            out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
+                            f"left-hand side has none", call.span))
+
+
+def _lhs_vars(stmt: ir.Statement) -> set[str]:
+    if isinstance(stmt, ir.Equation):
+        return {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
+    return set()

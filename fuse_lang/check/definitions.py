@@ -1,0 +1,128 @@
+"""Definitions: each tensor's symbol from the statements that define it (its
+kind, brackets, arity, operators) and the declared axes, with the diagnostics
+that a definition alone shows (kind, arity, operator and axis clashes, facts)."""
+from __future__ import annotations
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Related, make
+from .literals import literal_shape
+from .symbols import SUM_OPS, TensorSymbol
+
+
+def arity_mismatch(ref: ir.Ref, sym: TensorSymbol) -> Diagnostic:
+    """`ref` written with another number of axes than `sym`'s first definition."""
+    n = sym.arity or 0
+    axes = "axis" if n == 1 else "axes"
+    return make("arity-mismatch", f"`{ref.name}` has {n} {axes} (from its first definition)"
+                f" but is written here with {ref.arity}", ref.span,
+                related=(Related(sym.first.span, "first defined here"),))
+
+
+def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
+                        diags: list[Diagnostic]) -> dict[str, ir.AxisDecl]:
+    """Fills `tensors` with every tensor's symbol, in order of first definition, and
+    returns each declared axis' first declaration; what is wrong with them goes to
+    `diags`.  (`tensors` is filled in place: the statements' checks share it.)"""
+    axis_decls: dict[str, ir.AxisDecl] = {}
+    for k, stmt in enumerate(statements):
+        if isinstance(stmt, ir.AxisDecl):
+            prior = axis_decls.get(stmt.name)
+            if prior is not None and prior.extent != stmt.extent:
+                diags.append(make(
+                    "extent-conflict", f"axis `{stmt.name}` is declared {stmt.extent} here but "
+                    f"{prior.extent} before", stmt.extent_span,
+                    related=(Related(prior.extent_span, "declared here"),)))
+            else:
+                axis_decls.setdefault(stmt.name, stmt)
+            continue
+        if type(stmt) is ir.Equation:  # most statements
+            _define(k, stmt, stmt.lhs, tensors, diags)
+            continue
+        if isinstance(stmt, ir.Fact):
+            _check_fact(stmt, diags)
+        for ref in ir.defined_refs(stmt):
+            _define(k, stmt, ref, tensors, diags)
+    return axis_decls
+
+
+def _check_fact(stmt: ir.Fact, diags: list[Diagnostic]) -> None:
+    atom = stmt.atom
+    if not atom.paren:
+        what = "a bare name" if atom.indices is None else "`[ ]`"
+        diags.append(make("invalid-fact", f"a statement that is only {what} means nothing; a "
+                          f"fact is a Boolean tuple like `{atom.name}(Alice, Bob)`, a query ends"
+                          f" with `?`", atom.span))
+        return
+    for index in atom.indices or ():
+        if not isinstance(index, ir.IndexConst):
+            diags.append(make("invalid-fact", "a fact holds constants only (symbols like "
+                              "`Alice` or positions like `0`); to derive tuples write a rule "
+                              "with `=`", index.span))
+            return
+
+
+def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSymbol],
+            diags: list[Diagnostic]) -> None:
+    kind = type(stmt)
+    if kind is ir.Fact and not (ref.paren and all(
+            isinstance(i, ir.IndexConst) for i in ref.indices or ())):
+        return
+    sym = tensors.get(ref.name)
+    indices = ref.indices
+    arity: int | None = len(indices) if indices is not None else 0
+    if indices is None and _bare_takes_data_rank(stmt):
+        arity = None
+        if kind is ir.Equation:  # const: the literal's rank
+            shape = literal_shape(stmt.rhs.args[0]) if stmt.rhs.args else None
+            arity = len(shape) if shape is not None else None
+    if sym is None:
+        sym = TensorSymbol(ref.name, ref.paren, arity, ref)
+        tensors[ref.name] = sym
+    else:
+        if ref.paren != sym.boolean and kind is not ir.ParamDecl:
+            first_kind = "Boolean `( )`" if sym.boolean else "numeric `[ ]`"
+            diags.append(make("kind-conflict", f"`{ref.name}` is defined as {first_kind} "
+                              f"first; use the same brackets in every definition", ref.span,
+                              related=(Related(sym.first.span, "first defined here"),)))
+        expected = sym.arity
+        if expected is None and arity is not None:
+            sym.arity = arity
+        elif expected is not None and arity is not None and arity != expected:
+            diags.append(arity_mismatch(ref, sym))
+    sym.definitions.append(ref)
+    sym.statements.append(k)
+    if kind is ir.Equation:
+        ops = sym.ops
+        ops.append(stmt.op)
+        if stmt.op != ops[0]:  # the same operator is the same family
+            _check_mixed_ops(sym, stmt, diags)
+    elif kind is ir.Source:
+        sym.source = sym.source or stmt
+    elif kind is ir.ParamDecl:
+        sym.is_param = True
+    elif kind is ir.Fact:
+        sym.has_facts = True
+        sym.boolean = True
+
+
+def _bare_takes_data_rank(stmt: ir.Statement) -> bool:
+    """`W = "w.npy"` and `W = const([...])` take their rank from the data."""
+    if isinstance(stmt, ir.Source):
+        return True
+    return (isinstance(stmt, ir.Equation) and isinstance(stmt.rhs, ir.Call)
+            and stmt.rhs.name == "const")
+
+
+def _op_family(op: str) -> str:
+    """`=` and `+=` both sum: one tensor may mix them, not other operators."""
+    return "=" if op in SUM_OPS else op
+
+
+def _check_mixed_ops(sym: TensorSymbol, stmt: ir.Equation, diags: list[Diagnostic]) -> None:
+    first = sym.ops[0]
+    if _op_family(stmt.op) != _op_family(first):
+        first_stmt = sym.definitions[0]
+        diags.append(make("mixed-projection", f"`{sym.name}` combines its equations with "
+                          f"`{_op_family(first)}` (first equation) but this one uses "
+                          f"`{stmt.op}`; one tensor uses one projection operator", stmt.op_span,
+                          related=(Related(first_stmt.span, "first equation"),)))

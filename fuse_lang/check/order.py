@@ -1,0 +1,141 @@
+"""Evaluation order: the tensors' dependency graph in strongly connected groups,
+dependencies first; how each recursive group is evaluated; and tensors nothing
+reads, exports or queries."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, make
+from .symbols import TensorSymbol
+
+# a dependency graph (its names, each one's sorted edges) and its groups, in order
+SccMemo = tuple[tuple, list[list[str]]]
+
+_OUTPUT_KINDS = frozenset({ir.Export, ir.Query, ir.Sink})  # statements that name outputs
+
+
+class EvaluationOrder(NamedTuple):
+    groups: tuple[tuple[str, ...], ...]
+    recursive: frozenset[str]
+    recursion: dict[str, str]  # tensor -> how its group is evaluated
+    memo: SccMemo | None  # for the next analysis (with remember only)
+
+
+def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
+                     deps: dict[str, list[str]], diags: list[Diagnostic],
+                     last: SccMemo | None = None, remember: bool = False) -> EvaluationOrder:
+    """The tensors in groups of mutual dependence, dependencies first; each
+    recursive group gets a `recursion` diagnostic saying how it runs.  `last`:
+    the last analysis' memo, reused when the graph did not change."""
+    names = list(tensors)
+    graph = {n: sorted(set(deps.get(n, ()))) for n in names}
+    memo = None
+    if remember:
+        # the dependency graph rarely changes between two versions of a document
+        key = (tuple(names), tuple([tuple(edges) for edges in graph.values()]))
+        groups = last[1] if last is not None and last[0] == key else _sccs(names, graph)
+        memo = (key, groups)
+    else:
+        groups = _sccs(names, graph)
+    recursive: set[str] = set()
+    recursion: dict[str, str] = {}
+    for group in groups:
+        if len(group) > 1 or group[0] in graph.get(group[0], ()):
+            recursive.update(group)
+            first = tensors[group[0]].definitions[0] if len(group) == 1 else min(
+                (tensors[n].definitions[0] for n in group), key=lambda r: r.span.start)
+            members = ", ".join(f"`{n}`" for n in group)
+            how = _recursion_kind(group, statements, tensors)
+            recursion.update(dict.fromkeys(group, how))
+            diags.append(make("recursion", f"{members} depend{'s' if len(group) == 1 else ''} "
+                              f"on {'itself' if len(group) == 1 else 'each other'}: {how}",
+                              first.name_span))
+    return EvaluationOrder(tuple(tuple(g) for g in groups), frozenset(recursive), recursion,
+                           memo)
+
+
+def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
+                    tensors: dict[str, TensorSymbol]) -> str:
+    members = set(group)
+    if all(tensors[n].boolean for n in group):
+        return "evaluated by forward chaining to a fixpoint (semi-naive)"
+    for n in group:
+        for k in tensors[n].statements:
+            stmt = statements[k]
+            if not isinstance(stmt, ir.Equation):
+                continue
+            for ref in ir.refs(stmt.rhs):
+                if ref.name in members:
+                    for index in ref.indices or ():
+                        if isinstance(index, ir.IndexShift) and len(index.terms) == 1 \
+                                and index.offset < 0:
+                            var = index.terms[0].name
+                            return f"a recurrence over `{var}` (offset {index.offset}), " \
+                                   f"computed in order of `{var}`"
+                        if isinstance(index, ir.IndexVirtual):
+                            return "a recurrence over a virtual index, iterated in order"
+    return "evaluated by forward chaining until the change is below tolerance"
+
+
+def check_unused(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
+                 read: set[str], exports: list[str], diags: list[Diagnostic]) -> None:
+    """Tensors never read, exported or queried, when the program names its outputs."""
+    if _OUTPUT_KINDS.isdisjoint(map(type, statements)):
+        return  # with no outputs named, every leaf is an output
+    used = set(read) | set(exports)
+    for stmt in statements:
+        if isinstance(stmt, ir.Query):
+            used.add(stmt.atom.name)
+    for name, sym in tensors.items():
+        if name not in used:
+            diags.append(make("unused-tensor", f"`{name}` is never read, exported or queried",
+                              sym.first.name_span))
+
+
+def _sccs(nodes: list[str], graph: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively, dependencies first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph.get(child, ()))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                out.append(sorted(group, key=nodes.index) if len(group) > 1 else group)
+    return out

@@ -1,0 +1,108 @@
+"""The analysis' tables made from what the checker found: each tensor's
+TensorInfo, each statement variable's extent and domain, each domain's symbols.
+
+Domains are numbered 1, 2, ... in the order these tables first meet them: the
+tensors' axes, then the statements' variables, then symbol domains; so the
+three are made together, in this order (`make_tables`)."""
+from __future__ import annotations
+
+from ..front import ir
+from .analysis import AxisInfo, TensorInfo
+from .domains import Domains
+from .statements import Local
+from .symbols import SUM_OPS, TensorSymbol
+
+# a tensor's TensorInfo with what it was made of (see _tensor_infos)
+InfoMemo = dict[str, tuple[tuple, TensorInfo]]
+
+
+class Tables:
+    """Makes the tables from the finished `domains`, `tensors` and statements'
+    `locals`.  `last`: the last analysis' TensorInfos, reused where unchanged;
+    with `remember`, `used` gets this analysis' for the next one."""
+
+    def __init__(self, domains: Domains, tensors: dict[str, TensorSymbol],
+                 locals_: list[Local], last: InfoMemo, remember: bool) -> None:
+        self.domains = domains
+        self.tensors = tensors
+        self.locals = locals_
+        self.last = last
+        self.remember = remember
+        self.used: InfoMemo = {}
+        self._ids: dict = {}  # domain root -> its number
+
+    def make(self) -> tuple[dict[str, TensorInfo],
+                            dict[tuple[int, str], tuple[int | None, int]],
+                            dict[int, tuple[str, ...]]]:
+        """tensors, var_extents and domain_symbols, in this order (it numbers the domains)."""
+        return self._tensor_infos(), self._var_extents(), self._domain_symbols()
+
+    def _number(self, root) -> int:
+        ids = self._ids
+        number = ids.get(root)
+        if number is None:
+            number = ids[root] = len(ids) + 1
+        return number
+
+    def _tensor_infos(self) -> dict[str, TensorInfo]:
+        out = {}
+        domains = self.domains
+        for name, sym in self.tensors.items():
+            first = sym.first.indices or ()
+            roots = domains.roots_of([("axis", name, pos) for pos in range(sym.arity or 0)])
+            axes = []
+            for pos, root in enumerate(roots):
+                index = first[pos] if pos < len(first) else None
+                axes.append((_axis_label(index), domains.root_extent(root), self._number(root),
+                             type(index) is ir.IndexVirtual))
+            op = None
+            if sym.ops:
+                op = "=" if sym.ops[0] in SUM_OPS else sym.ops[0]
+            key = (sym.kind, sym.boolean, tuple(axes),
+                   tuple([r.name_span for r in sym.definitions]), tuple(sym.statements),
+                   tuple([r.name_span for r in sym.uses]),
+                   sym.source.path.value if sym.source else None, op)
+            entry = self.last.get(name)
+            if entry is None or entry[0] != key:  # else the same TensorInfo as last time
+                info = TensorInfo(name, key[0], key[1], tuple(AxisInfo(*axis) for axis in axes),
+                                  *key[3:])
+                if not self.remember:
+                    out[name] = info
+                    continue
+                entry = (key, info)
+            self.used[name] = entry
+            out[name] = entry[1]
+        return out
+
+    def _var_extents(self) -> dict[tuple[int, str], tuple[int | None, int]]:
+        out = {}
+        locals_ = self.locals  # the statements with roles, in order
+        roots = iter(self.domains.roots_of([key for local in locals_ for key in local.var_keys]))
+        values: dict = {}  # domain root -> (extent, number): one tuple per domain
+        for local in locals_:
+            k = local.k
+            for role in local.roles:
+                root = next(roots)
+                value = values.get(root)
+                if value is None:
+                    value = values[root] = (self.domains.root_extent(root), self._number(root))
+                out[(k, role.name)] = value
+        return out
+
+    def _domain_symbols(self) -> dict[int, tuple[str, ...]]:
+        out = {}
+        for root in self.domains.roots():
+            symbols = self.domains.symbols(root)
+            if symbols:
+                out[self._number(self.domains.find(root))] = symbols
+        return out
+
+
+def _axis_label(index: ir.Index | None) -> str:
+    """The index name an axis is shown with: its first definition's variable."""
+    if type(index) is ir.IndexVar:
+        return index.name
+    if index is not None:
+        vars_ = ir.index_vars(index)
+        return vars_[0].name if vars_ else ""
+    return ""

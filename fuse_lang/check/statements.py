@@ -1,0 +1,323 @@
+"""Per-statement checks: each statement's references, indices and calls against
+the program's tensors, and its part of unification compiled (see unify.py).
+
+What depends only on the statement itself (and on which of its bare names are
+tensors) is a `Local`, reused from the last analysis while the statement is
+unchanged (or only moved); the rest is checked again on every analysis."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..front import ir
+from ..front.builtins import NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
+from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from ..front.span import Span, shifted
+from .calls import check_call, close_names, did_you_mean, unknown_function
+from .definitions import arity_mismatch
+from .projections import broadcast_and_lonely, check_typos
+from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
+from .unify import Op, moved_ops, statement_ops
+
+
+@dataclass(slots=True)
+class Local:
+    """What checking one statement found that depends on nothing else than the
+    statement (the same object: same text, same place), its number `k`, and which
+    of its bare names are tensors (`known`, for the names in `bare`)."""
+
+    # One per statement of a program, kept for the whole analysis (and the next
+    # one): tuples, () when empty, and nothing that is only needed while checking.
+    stmt: ir.Statement
+    k: int
+    bare: tuple[str, ...]
+    known: tuple[bool, ...]
+    scopes: dict[int, Scope]
+    roles: tuple[IndexRole, ...]
+    refs: tuple[ir.Ref, ...]  # its references in the order of its nodes: StatementChecks.check
+    lhs_diags: tuple[Diagnostic, ...]
+    node_diags: tuple[tuple[int, Diagnostic], ...]  # (how many of refs come before, diagnostic)
+    late_diags: tuple[Diagnostic, ...]
+    broadcast: tuple[IndexRole, ...]
+    unify_ops: tuple[Op, ...]  # its part of unification (see unify.statement_ops)
+    var_keys: tuple[tuple, ...]  # each role's domain key ("var", k, name)
+
+
+class StatementChecks:
+    """Checks the statements of one program in order, against its `tensors`;
+    diagnostics go to `diags`.  `cache` holds the last analysis' Locals (by the
+    id of their statement), `moved` the statements that only moved (see
+    ParseCache); with `remember`, `cache_used` gets this analysis' Locals."""
+
+    def __init__(self, tensors: dict[str, TensorSymbol], diags: list[Diagnostic],
+                 cache: dict[int, Local], moved: dict[int, tuple[ir.Statement, ir.Statement, int]],
+                 remember: bool) -> None:
+        self.tensors = tensors
+        self.diags = diags
+        self.cache = cache
+        self.moved = moved
+        self.remember = remember
+        self.cache_used: dict[int, Local] = {}
+        self.locals: list[Local] = []  # in statement order
+        self.roles: dict[int, tuple[IndexRole, ...]] = {}
+        self.scopes: dict[int, dict[int, Scope]] = {}
+        self.deps: dict[str, list[str]] = {}  # tensor -> the tensors it reads (repeats)
+        self.read: set[str] = set()
+        self.exports: list[str] = []
+        self.broadcast: list[tuple[int, IndexRole]] = []  # see Unification.check_extents
+        self._virtual_first: dict[str, bool] = {}  # tensor -> has its first definition *t
+
+    def check(self, k: int, stmt: ir.Statement) -> None:
+        if isinstance(stmt, ir.AxisDecl):
+            return
+        if isinstance(stmt, ir.Export):
+            for name in stmt.names:
+                self.exports.append(name.name)
+                self._check_tensor_name(name, allow_bare=True)
+            return
+        local = self._local(k, stmt)
+        self.locals.append(local)
+        self.scopes[k] = local.scopes
+        self.roles[k] = local.roles
+        diags = self.diags
+        if local.lhs_diags:
+            diags += local.lhs_diags
+        lhs = stmt.lhs if type(stmt) is ir.Equation or type(stmt) is ir.Source else None
+        # the diagnostics of each node in the order of the nodes (as one walk would give)
+        pending = local.node_diags
+        at = 0
+        var_names: set[str] | None = None  # its index variables' names: made if needed
+        tensors = self.tensors
+        defined: list[str] = []  # the tensors it reads (its dependencies)
+        for i, ref in enumerate(local.refs):
+            if pending:
+                while at < len(pending) and pending[at][0] <= i:
+                    diags.append(pending[at][1])
+                    at += 1
+            name = ref.name
+            sym = tensors.get(name)
+            if sym is not None:
+                defined.append(name)
+                if self._plain_use(ref, sym):
+                    continue
+            if var_names is None:
+                var_names = {role.name for role in local.roles}  # = its occurrences' names
+            self._check_use(stmt, ref, var_names, lhs)
+        if at < len(pending):
+            diags += [d for _, d in pending[at:]]
+        if local.late_diags:
+            diags += local.late_diags
+        if type(stmt) is ir.Equation:
+            if local.broadcast:
+                self.broadcast += [(k, role) for role in local.broadcast]
+            deps = self.deps.get(stmt.lhs.name)
+            if deps is None:
+                self.deps[stmt.lhs.name] = defined
+            else:
+                deps += defined
+
+    def _plain_use(self, ref: ir.Ref, sym: TensorSymbol) -> bool:
+        """What _check_use finds for most references, found faster: a defined tensor
+        read with the right number of plain indices (none virtual or dotted), and no
+        virtual axis in its first definition.  Then the use is recorded, and True."""
+        indices = ref.indices
+        if indices is None or not (sym.arity is None or len(indices) == sym.arity) \
+                or not (sym.boolean or not ref.paren):
+            return False
+        IndexVar, IndexVirtual = ir.IndexVar, ir.IndexVirtual
+        for index in indices:
+            if type(index) is IndexVirtual or (type(index) is IndexVar and index.dotted):
+                return False
+        first_virtual = self._virtual_first.get(ref.name)
+        if first_virtual is None:  # once per tensor (a loop: no generator)
+            first_virtual = False
+            for index in sym.first.indices or ():
+                if type(index) is IndexVirtual:
+                    first_virtual = True
+                    break
+            self._virtual_first[ref.name] = first_virtual
+        if first_virtual:
+            return False
+        self.read.add(ref.name)
+        sym.uses.append(ref)
+        return True
+
+    # ------------------------------------------------ what depends on the statement only
+    def _local(self, k: int, stmt: ir.Statement) -> Local:
+        """The parts of checking statement `k` that depend only on its own text and
+        on which of its bare names are tensors: reused from the last analysis when
+        both are unchanged (and moved along when the statement only moved)."""
+        entry = self.cache.get(id(stmt))
+        if entry is not None and self._reusable(entry, stmt, k):
+            self.cache_used[id(stmt)] = entry
+            return entry
+        moved = self.moved.get(id(stmt))
+        if moved is not None and moved[0] is stmt:
+            # an earlier statement moved in the text: so do its results
+            _, old, delta = moved
+            entry = self.cache.get(id(old))
+            if entry is not None and self._reusable(entry, old, k):
+                entry = _moved_local(entry, stmt, delta)
+                self.cache_used[id(stmt)] = entry
+                return entry
+        entry = self._new_local(k, stmt)
+        if self.remember:
+            self.cache_used[id(stmt)] = entry
+        return entry
+
+    def _new_local(self, k: int, stmt: ir.Statement) -> Local:
+        tensors = self.tensors
+        scopes, roles, refs, bare, calls, checked = statement_tables(k, stmt, tensors)
+        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
+        role_keys = []  # each role's
+        for role in roles:
+            key = var_keys.get(role.name)
+            if key is None:
+                key = var_keys[role.name] = ("var", k, role.name)
+            role_keys.append(key)
+        lhs_diags: list[Diagnostic] = []
+        if isinstance(stmt, ir.Equation):
+            _check_lhs(stmt, calls, lhs_diags)
+        if isinstance(stmt, ir.ParamDecl):
+            for ref in stmt.refs:
+                _check_lhs_indices(ref, lhs_diags)
+        node_diags: list[tuple[int, Diagnostic]] = []
+        for before, node in checked:
+            found: list[Diagnostic] = []
+            if isinstance(node, ir.Call):  # var_keys: its occurrences' names
+                check_call(node, stmt, var_keys, tensors, found)
+            elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
+                found.append(make("bad-argument", f"`{node.op}` is not a projection; use "
+                                  f"one of {', '.join(REDUCE_OPS)}", node.op_span))
+            if found:  # most find nothing
+                node_diags += [(before, d) for d in found]
+        late_diags: list[Diagnostic] = []
+        broadcast: list[IndexRole] = []
+        if isinstance(stmt, ir.Equation):
+            broadcast, lonely = broadcast_and_lonely(roles)
+            if len(lonely) > 1:
+                check_typos(stmt, lonely, late_diags)
+        names = tuple(bare)
+        ops = statement_ops(k, stmt, refs, calls, var_keys)
+        # most statements have no bare name: then no list (nor a generator) to make
+        known = tuple([name in tensors for name in names]) if names else ()
+        return Local(stmt, k, names, known, scopes, tuple(roles), tuple(refs),
+                     tuple(lhs_diags), tuple(node_diags), tuple(late_diags),
+                     tuple(broadcast), ops, tuple(role_keys))
+
+    def _reusable(self, entry: Local, stmt: ir.Statement, k: int) -> bool:
+        """Whether the last analysis' results `entry` hold for `stmt` as statement `k`:
+        the same statement, number, and tensors among its bare names."""
+        return entry.stmt is stmt and entry.k == k and (
+            not entry.bare or entry.known == tuple(name in self.tensors for name in entry.bare))
+
+    # ------------------------------------------------------- what depends on the program
+    def _check_use(self, stmt: ir.Statement, ref: ir.Ref, var_names: set[str],
+                   lhs: ir.Ref | None) -> None:
+        if ref.indices is None and ref.name not in self.tensors and ref.name in var_names:
+            return  # an index used as a value
+        query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
+        if not self._check_tensor_name(ref, allow_bare=query_atom):
+            return
+        sym = self.tensors[ref.name]
+        self.read.add(ref.name)
+        sym.uses.append(ref)
+        for index in ref.indices or ():
+            if isinstance(index, ir.IndexVar) and index.dotted:
+                self.diags.append(make(
+                    "dotted-axis", "a dot marks an axis on the left-hand side only", index.span,
+                    fixes=(Fix("Remove the dot", (TextEdit(
+                        Span(index.span.end - 1, index.span.end), ""),)),)))
+        if ref.paren and not sym.boolean:
+            self.diags.append(make(
+                "paren-on-dense", f"`{ref.name}` is numeric; `( )` reads it the same as `[ ]`, "
+                f"but `( )` is for Boolean relations", ref.span,
+                fixes=(Fix(f"Write {ref.name}[...]", _bracket_edits(ref)),)))
+        self._check_virtual(ref, sym)
+
+    def _check_tensor_name(self, ref: ir.Ref, allow_bare: bool) -> bool:
+        sym = self.tensors.get(ref.name)
+        if sym is None:
+            if ref.name in RESERVED_WORDS:
+                self.diags.append(make("reserved-word", f"`{ref.name}` is reserved for a later "
+                                       f"version of Fuse", ref.name_span))
+                return False
+            if ref.paren and ref.name[:1].islower():
+                self.diags.append(unknown_function(ref.name, ref.name_span))
+                return False
+            close = close_names(ref.name, self.tensors)
+            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(ref.name_span, c),)) for c in close)
+            self.diags.append(make("undefined-tensor", f"`{ref.name}` is not defined"
+                                   f"{did_you_mean(ref.name, self.tensors)}", ref.name_span,
+                                   fixes=fixes))
+            return False
+        if ref.indices is None:
+            if not allow_bare and sym.arity:
+                self.diags.append(arity_mismatch(ref, sym))
+                return False
+        elif sym.arity is not None and ref.arity != sym.arity:
+            self.diags.append(arity_mismatch(ref, sym))
+            return False
+        return True
+
+    def _check_virtual(self, ref: ir.Ref, sym: TensorSymbol) -> None:
+        first = sym.first.indices or ()
+        for pos, index in enumerate(ref.indices or ()):
+            if pos >= len(first) and sym.first.indices is not None:
+                break
+            # a bare definition (`X = "x.npy"`, `X = const(...)`) has no virtual axis
+            defined = first[pos] if pos < len(first) else sym.first
+            defined_virtual = isinstance(defined, ir.IndexVirtual)
+            if defined_virtual != isinstance(index, ir.IndexVirtual):
+                what = ("is virtual in its definition; read it as `*t`" if defined_virtual
+                        else "is not virtual in its definition")
+                self.diags.append(make("virtual-index", f"axis {pos} of `{ref.name}` {what}",
+                                       index.span,
+                                       related=(Related(defined.span, "defined here"),)))
+
+
+def _moved_local(old: Local, stmt: ir.Statement, delta: int) -> Local:
+    """`old`'s results for `stmt`, the same statement moved by `delta` characters."""
+    # the new statement's own references, in the order of statement_scopes (ir.walk's)
+    refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
+                  if type(node) is ir.Ref])
+    scopes, roles, diags, broadcast = shifted(
+        (old.scopes, old.roles, (old.lhs_diags, old.node_diags, old.late_diags),
+         old.broadcast), delta)
+    return Local(stmt, old.k, old.bare, old.known, scopes, roles, refs, *diags,
+                 broadcast, moved_ops(old.unify_ops, delta), old.var_keys)
+
+
+def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:
+    lhs = stmt.lhs
+    dotted = []  # a loop, not a list comprehension: that costs more for a few indices
+    plain = True  # variables only (most): no sum of them to see
+    for index in lhs.indices or ():
+        if type(index) is not ir.IndexVar:
+            plain = False
+        elif index.dotted:
+            dotted.append(index)
+    if not plain:
+        _check_lhs_indices(lhs, out)
+    if len(dotted) > 1:
+        out.append(make("dotted-axis", "only one axis can be dotted; it is the one softmax and "
+                        "lnorm normalise along", dotted[1].span,
+                        related=(Related(dotted[0].span, "first dotted axis"),)))
+    if dotted and not any(n.name in NORMALISING_BUILTINS for n in calls):
+        out.append(make(
+            "dotted-axis", f"the dotted axis `{dotted[0].name}` has no effect: no softmax "
+            f"or lnorm in this equation", dotted[0].span, severity=Severity.WARNING,
+            fixes=(Fix("Remove the dot", (TextEdit(Span(dotted[0].span.end - 1,
+                                                          dotted[0].span.end), ""),)),)))
+
+
+def _check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
+    for index in lhs.indices or ():
+        if isinstance(index, ir.IndexShift) and len(index.terms) > 1:
+            out.append(make("invalid-index", "a sum of variables can be read (`X[x+dx]`) but "
+                            "not written; put it on the right-hand side", index.span))
+
+
+def _bracket_edits(ref: ir.Ref) -> tuple[TextEdit, ...]:
+    open_at = ref.name_span.end
+    return (TextEdit(Span(open_at, open_at + 1), "["),
+            TextEdit(Span(ref.span.end - 1, ref.span.end), "]"))

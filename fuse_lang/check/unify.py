@@ -1,0 +1,441 @@
+"""Unification: each statement's part of it compiled once into named operations
+on the domains (`statement_ops`, kept with the statement's other results so an
+unchanged statement is not compiled again), then replayed in statement order
+(`Unification.run`), followed by what only the whole program gives: declared
+axes, source files, derived extents (pooling, slices, concat), and the checks
+of positions and symbols against the extents found."""
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import NamedTuple, Union as TypeUnion
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
+from ..front.span import Span, shifted
+from .domains import Domains, Evidence
+from .literals import is_whole, literal_shape
+from .sources import SourceInfo
+from .symbols import IndexRole, TensorSymbol, slice_name
+
+
+# ----------------------------------------------------------- operations
+class Vars(NamedTuple):
+    """A reference whose indices are all plain variables (most): each meets its axis."""
+
+    tensor: str
+    keys: tuple  # each position's variable key ("var", statement, name)
+
+
+class Guard(NamedTuple):
+    """Any other reference's operations: they apply if it fits its tensor."""
+
+    tensor: str
+    arity: int
+    ops: tuple  # of Union, SetExtent, Symbol, Position and derived operations
+
+
+class Union(NamedTuple):
+    axis: tuple
+    var: tuple
+
+
+class SetExtent(NamedTuple):
+    key: tuple
+    evidence: Evidence
+
+
+class Symbol(NamedTuple):
+    axis: tuple
+    value: str
+    span: Span
+
+
+class Position(NamedTuple):
+    axis: tuple
+    value: int
+    span: Span
+
+
+# Derived extents: resolved once every statement has been unified (see _resolve_derived)
+class Inner(NamedTuple):
+    """A variable only inside `x+dx` or `x/2` takes that axis' extent if it has none."""
+
+    var: tuple
+    axis: tuple
+
+
+class Pool(NamedTuple):
+    """`Y[x/2]` on a left-hand side: the axis is ⌈extent of x / 2⌉."""
+
+    axis: tuple
+    var: tuple
+    divisor: int
+    span: Span
+
+
+class SliceRest(NamedTuple):
+    """A slice open at one end (`a:` or `:b`): its variable's extent."""
+
+    var: tuple
+    axis: tuple
+    start: int | None
+    stop: int | None
+    span: Span
+
+
+class ConcatSum(NamedTuple):
+    """`concat(..., axis=n)`: n's extent is the sum of its arguments' n-axes."""
+
+    var: tuple
+    parts: tuple
+    span: Span
+
+
+Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum]
+Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum]
+
+# the hottest are made from a tuple of their fields, skipping the named tuple's __new__
+_new_vars = partial(tuple.__new__, Vars)
+_new_union = partial(tuple.__new__, Union)
+
+# the builtins _concat_axes and _builtin_extents make operations for
+_SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
+
+
+def moved_ops(ops: tuple[Op, ...], delta: int) -> tuple[Op, ...]:
+    """`ops` of a statement moved by `delta` characters (Vars and Union hold no span)."""
+    return tuple([op if type(op) is Vars else
+                  Guard(op.tensor, op.arity, tuple([sub if type(sub) is Union else
+                                                    shifted(sub, delta) for sub in op.ops]))
+                  if type(op) is Guard else shifted(op, delta) for op in ops])
+
+
+# ------------------------------------------------------------ compiling
+def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call],
+                  var_keys: dict[str, tuple]) -> tuple[Op, ...]:
+    """Statement k's part of unification as operations on the domains, from its
+    references and calls (each in the order of its nodes).  `var_keys` holds the
+    key of each of its roles' variables and gets that of any other variable met:
+    each variable has one key object, shared."""
+    ops: list[Op] = []
+    shaping = False  # a call that has operations of its own: most have none
+    for call in calls:
+        if call.name in _SHAPING:
+            shaping = True
+            break
+    concat = _concat_axes(k, stmt, calls, ops) if shaping else {}
+    IndexVar = ir.IndexVar
+    defined = (stmt.lhs,) if type(stmt) is ir.Equation else ir.defined_refs(stmt)
+    for lhs, group in ((True, defined), (False, refs)):
+        for ref in group:
+            indices = ref.indices
+            if indices is None:
+                continue
+            if not concat:
+                keys = []
+                for index in indices:
+                    if type(index) is not IndexVar:
+                        break
+                    key = var_keys.get(index.name)
+                    if key is None:
+                        key = var_keys[index.name] = ("var", k, index.name)
+                    keys.append(key)
+                else:  # plain variables only (most references)
+                    ops.append(_new_vars((ref.name, tuple(keys))))
+                    continue
+            ops.append(_ref_ops(k, ref, lhs, concat))
+    if shaping:
+        _builtin_extents(k, stmt, calls, ops)
+    return tuple(ops)
+
+
+def _ref_ops(k: int, ref: ir.Ref, lhs: bool, concat: dict) -> Guard:
+    """One reference's operations, guarded: they apply if it fits its tensor."""
+    ops: list[Op] = []
+    slice_no = 0
+    for pos, index in enumerate(ref.indices):
+        axis = ("axis", ref.name, pos)
+        if type(index) is ir.IndexVar:  # most indices
+            var = ("var", k, index.name)
+            ops.append(_new_union((axis, concat.get((id(ref), pos), var) if concat else var)))
+            continue
+        if isinstance(index, ir.IndexVirtual):
+            index = index.inner
+        if isinstance(index, ir.IndexVar):
+            ops.append(Union(axis, concat.get((id(ref), pos), ("var", k, index.name))))
+        elif isinstance(index, ir.IndexShift):
+            if len(index.terms) == 1:
+                ops.append(Union(axis, concat.get((id(ref), pos),
+                                                  ("var", k, index.terms[0].name))))
+            else:
+                ops += [Inner(("var", k, var.name), axis) for var in index.terms]
+        elif isinstance(index, ir.IndexDiv):
+            var = ("var", k, index.var.name)
+            ops.append(Pool(axis, var, index.divisor, index.span) if lhs else Inner(var, axis))
+        elif isinstance(index, ir.IndexConst):
+            ops.append((Symbol if index.is_symbol else Position)(axis, index.value, index.span))
+        elif isinstance(index, ir.IndexSlice):
+            var = ("var", k, slice_name(slice_no))
+            slice_no += 1
+            ops += _slice_ops(axis, var, index)
+    return Guard(ref.name, ref.arity, tuple(ops))
+
+
+def _slice_ops(axis: tuple, var: tuple, index: ir.IndexSlice) -> list[Op]:
+    start, stop = index.start, index.stop
+    ops: list[Op] = []
+    if start is None and stop is None:
+        ops.append(Union(axis, var))
+    elif start is not None and stop is not None:
+        ops.append(SetExtent(var, Evidence(stop - start, index.span,
+                                           f"the slice {start}:{stop}")))
+    else:
+        ops.append(SliceRest(var, axis, start, stop, index.span))
+    if stop is not None:
+        ops.append(Position(axis, stop - 1, index.span))
+    return ops
+
+
+def _concat_axes(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]
+                 ) -> dict[tuple[int, int], tuple]:
+    """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
+    the left-hand side's n is their sum (resolved in _resolve_derived).
+    Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
+    is its own domain, and that LHS index has extent K.  (_SHAPING names them.)"""
+    out: dict[tuple[int, int], tuple] = {}
+    for node in calls:
+        if node.name == "topk":
+            _topk_axis(k, stmt, node, out, ops)
+        if node.name != "concat":
+            continue
+        axis = next((kw.value.name for kw in node.kwargs if kw.name == "axis"
+                     and isinstance(kw.value, ir.Ref) and kw.value.indices is None), None)
+        if axis is None:
+            continue
+        parts = []
+        for arg_no, arg in enumerate(node.args):
+            key = ("concat", k, node.span.start, arg_no)
+            parts.append(key)
+            for ref in ir.refs(arg):
+                for pos, index in enumerate(ref.indices or ()):
+                    if ir.reads_along(index, axis):
+                        out[(id(ref), pos)] = key
+        ops.append(ConcatSum(("var", k, axis), tuple(parts), node.span))
+    return out
+
+
+def _topk_axis(k: int, stmt: ir.Statement, call: ir.Call, out: dict, ops: list[Op]) -> None:
+    if not isinstance(stmt, ir.Equation) or not stmt.lhs.indices or not call.args:
+        return
+    names = [v.name for i in stmt.lhs.indices if not isinstance(i, ir.IndexVirtual)
+             for v in ir.index_vars(i)]
+    count = next((kw.value for kw in call.kwargs if kw.name == "k"), None)
+    if not names or count is None or not is_whole(count):
+        return
+    axis = names[-1]
+    key = ("topk", k, call.span.start)
+    for ref in ir.refs(call.args[0]):
+        for pos, index in enumerate(ref.indices or ()):
+            if ir.reads_along(index, axis):
+                out[(id(ref), pos)] = key
+    ops.append(SetExtent(("var", k, axis), Evidence(
+        int(count.value), count.span, f"topk(k={int(count.value)})")))  # type: ignore[union-attr]
+
+
+def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]) -> None:
+    """The extents `const` and `causal_mask` give (_SHAPING names them)."""
+    if not isinstance(stmt, ir.Equation):
+        return
+    lhs_indices = stmt.lhs.indices or ()
+    for node in calls:
+        if not node.args:
+            continue
+        if node.name == "const" and node is stmt.rhs:
+            shape = literal_shape(node.args[0])
+            if shape is None:
+                continue
+            for pos, extent in enumerate(shape):
+                ops.append(SetExtent(("axis", stmt.lhs.name, pos), Evidence(
+                    extent, node.args[0].span, "this literal")))
+        elif node.name == "causal_mask" and is_whole(node.args[0]):
+            n = int(node.args[0].value)  # type: ignore[union-attr]
+            for index in lhs_indices[-2:]:
+                for var in ir.index_vars(index):
+                    ops.append(SetExtent(("var", k, var.name), Evidence(
+                        n, node.span, f"causal_mask({n})")))
+
+
+# ------------------------------------------------------------ replaying
+class Unification:
+    """The whole program's unification on `domains`: its diagnostics go to `diags`."""
+
+    def __init__(self, domains: Domains, tensors: dict[str, TensorSymbol],
+                 diags: list[Diagnostic]) -> None:
+        self.domains = domains
+        self.tensors = tensors
+        self.diags = diags
+        self.derived: list[Derived] = []  # extents computed once the domains are known
+
+    def run(self, statement_ops: list[tuple[Op, ...]], roles: dict[int, tuple[IndexRole, ...]],
+            axis_decls: dict[str, ir.AxisDecl], source_info: dict[str, SourceInfo]) -> None:
+        """Replays each statement's operations, in order (the same operations in the
+        same order as walking the IR would give), then what the whole program gives."""
+        self._replay(statement_ops)
+        self._apply_axis_decls(roles, axis_decls)
+        self._unify_sources(source_info)  # after the statements: facts' symbols first
+        self._resolve_derived()
+        self._check_positions()
+
+    def _replay(self, statement_ops: list[tuple[Op, ...]]) -> None:
+        d = self.domains
+        tensors = self.tensors
+        axis_keys: dict[str, tuple] = {}  # tensor -> its axes' keys (shared: no copies)
+        for name, sym in tensors.items():
+            axis_keys[name] = tuple([("axis", name, pos) for pos in range(sym.arity or 0)])
+        d.add([key for keys in axis_keys.values() for key in keys])
+        derived = self.derived
+        set_extent, meet = d.set_extent, d.meet
+        for ops in statement_ops:
+            for op in ops:
+                kind = type(op)
+                if kind is Vars:
+                    sym = tensors.get(op.tensor)
+                    if sym is None:
+                        continue
+                    keys = op.keys
+                    axes = axis_keys[op.tensor]
+                    if len(keys) != len(axes):
+                        if sym.arity is not None:
+                            continue
+                        # a tensor of unknown rank: its axes are keys made here
+                        axes = tuple([("axis", op.tensor, pos) for pos in range(len(keys))])
+                    meet(axes, keys)
+                elif kind is Guard:
+                    sym = tensors.get(op.tensor)
+                    if sym is None or (sym.arity is not None and op.arity != sym.arity):
+                        continue
+                    self._apply(op.ops)
+                elif kind is SetExtent:
+                    set_extent(op.key, op.evidence)
+                else:
+                    derived.append(op)
+
+    def _apply(self, ops: tuple[Op, ...]) -> None:
+        """One fitting reference's operations."""
+        d = self.domains
+        for op in ops:
+            kind = type(op)
+            if kind is Union:
+                d.union(op.axis, op.var)
+            elif kind is SetExtent:
+                d.set_extent(op.key, op.evidence)
+            elif kind is Symbol:
+                d.add_symbol(op.axis, op.value, op.span)
+            elif kind is Position:
+                d.add_position(op.axis, op.value, op.span)
+            else:
+                self.derived.append(op)
+
+    def _apply_axis_decls(self, roles: dict[int, tuple[IndexRole, ...]],
+                          axis_decls: dict[str, ir.AxisDecl]) -> None:
+        for k, statement_roles in roles.items():
+            for role in statement_roles:
+                decl = axis_decls.get(role.name)
+                if decl is not None:
+                    self.domains.set_extent(("var", k, role.name), Evidence(
+                        decl.extent, decl.extent_span, f"axis {decl.name} = {decl.extent}"))
+
+    def _unify_sources(self, source_info: dict[str, SourceInfo]) -> None:
+        d = self.domains
+        for name, info in source_info.items():
+            sym = self.tensors[name]
+            src = sym.source
+            assert src is not None
+            span = src.path.span
+            if sym.boolean and info.columns is not None:
+                for pos, value in info.first_seen:  # row by row
+                    if isinstance(value, int):
+                        d.add_position(("axis", name, pos), value, span)
+                    else:
+                        d.add_symbol(("axis", name, pos), value, span)
+                if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
+                    d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
+                                                             f"the tokens of {src.path.value}"))
+            elif info.shape is not None:
+                for pos, extent in enumerate(info.shape):
+                    d.set_extent(("axis", name, pos),
+                                 Evidence(extent, span, f"the shape of {src.path.value}"))
+
+    def _resolve_derived(self) -> None:
+        d = self.domains
+        for item in self.derived:  # an index only inside x+dx or x/2 takes that axis' extent
+            if type(item) is Inner and d.extent(item.var) is None \
+                    and d.extent(item.axis) is not None:
+                d.union(item.var, item.axis)
+        for item in self.derived:
+            kind = type(item)
+            if kind is Pool:
+                extent = d.extent(item.var)
+                if extent is not None:
+                    d.set_extent(item.axis, Evidence(
+                        math.ceil(extent / item.divisor), item.span,
+                        f"⌈{extent}/{item.divisor}⌉ from this pooling index"))
+            elif kind is SliceRest:
+                start, stop = item.start, item.stop
+                full = d.extent(item.axis)
+                if stop is None and full is not None:
+                    d.set_extent(item.var, Evidence(full - (start or 0), item.span,
+                                                    f"the slice {start}: of an axis of {full}"))
+                elif start is None and stop is not None:
+                    d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))
+            elif kind is ConcatSum:
+                extents = [d.extent(p) for p in item.parts]
+                if all(e is not None for e in extents):
+                    d.set_extent(item.var, Evidence(
+                        sum(extents), item.span,  # type: ignore[arg-type]
+                        f"concat ({' + '.join(map(str, extents))})"))
+
+    def _check_positions(self) -> None:
+        """Integer constants and symbols beyond a known extent."""
+        d = self.domains
+        for root in d.roots():
+            evidence = d.evidence(root)
+            if evidence is None:
+                continue
+            because = Related(evidence.span, f"extent {evidence.extent} from {evidence.what}")
+            biggest = d.max_position(root)
+            if biggest is not None and biggest[0] >= evidence.extent:
+                self.diags.append(make(
+                    "extent-conflict", f"position {biggest[0]} is outside an axis of extent "
+                    f"{evidence.extent}", biggest[1], related=(because,)))
+            symbols = d.symbol_spans(root)
+            if len(symbols) > evidence.extent:
+                extra, span = list(symbols.items())[evidence.extent]
+                self.diags.append(make(
+                    "extent-conflict", f"this domain has extent {evidence.extent} but more "
+                    f"symbols than that (`{extra}` is number {evidence.extent + 1})", span,
+                    related=(because,)))
+
+    def check_extents(self, broadcast: list[tuple[int, IndexRole]]) -> None:
+        """Extent conflicts, each clash once, and left-hand-side-only indices
+        (`broadcast`: statement, role) whose extent nothing gives."""
+        seen = set()
+        for conflict in self.domains.conflicts:
+            a, b = sorted((conflict.first, conflict.second), key=lambda e: e.span.start)
+            key = (a.span, a.extent, b.span, b.extent)
+            if key in seen:  # one clash met again through another variable
+                continue
+            seen.add(key)
+            self.diags.append(make(
+                "extent-conflict", f"extent {b.extent} from {b.what} conflicts with extent "
+                f"{a.extent} from {a.what}; these positions share one domain", b.span,
+                related=(Related(a.span, f"extent {a.extent} from {a.what}"),)))
+        for k, role in broadcast:
+            if self.domains.extent(("var", k, role.name)) is None:
+                occ = role.occurrences[0]
+                self.diags.append(make(
+                    "unknown-extent", f"`{role.name}` appears on the left only, and nothing "
+                    f"gives its extent; declare it with `axis {role.name} = N`", occ.span,
+                    fixes=(Fix(f"Declare `axis {role.name}`", (TextEdit(
+                        Span(0, 0), f"axis {role.name} = 1\n"),)),)))
