@@ -87,6 +87,8 @@ class StatementChecks:
         at = 0
         var_names: set[str] | None = None  # its index variables' names: made if needed
         tensors = self.tensors
+        read = self.read
+        IndexVar, IndexVirtual = ir.IndexVar, ir.IndexVirtual
         defined: list[str] = []  # the tensors it reads (its dependencies)
         for i, ref in enumerate(local.refs):
             if pending:
@@ -97,8 +99,21 @@ class StatementChecks:
             sym = tensors.get(name)
             if sym is not None:
                 defined.append(name)
-                if self._plain_use(ref, sym):
-                    continue
+                indices = ref.indices
+                if indices is not None and (sym.arity is None or len(indices) == sym.arity) \
+                        and (sym.boolean or not ref.paren):
+                    # what _check_use finds for most references: a defined tensor read
+                    # with the right number of plain indices (none virtual or dotted);
+                    # only the virtual axes of its first definition are left to see
+                    for index in indices:
+                        if type(index) is IndexVirtual or (type(index) is IndexVar
+                                                           and index.dotted):
+                            break
+                    else:
+                        if not self._first_virtual(name, sym):
+                            read.add(name)
+                            sym.uses.append(ref)
+                            continue
             if var_names is None:
                 var_names = {role.name for role in local.roles}  # = its occurrences' names
             self._check_use(stmt, ref, var_names, lhs)
@@ -115,31 +130,17 @@ class StatementChecks:
             else:
                 deps += defined
 
-    def _plain_use(self, ref: ir.Ref, sym: TensorSymbol) -> bool:
-        """What _check_use finds for most references, found faster: a defined tensor
-        read with the right number of plain indices (none virtual or dotted), and no
-        virtual axis in its first definition.  Then the use is recorded, and True."""
-        indices = ref.indices
-        if indices is None or not (sym.arity is None or len(indices) == sym.arity) \
-                or not (sym.boolean or not ref.paren):
-            return False
-        IndexVar, IndexVirtual = ir.IndexVar, ir.IndexVirtual
-        for index in indices:
-            if type(index) is IndexVirtual or (type(index) is IndexVar and index.dotted):
-                return False
-        first_virtual = self._virtual_first.get(ref.name)
-        if first_virtual is None:  # once per tensor (a loop: no generator)
+    def _first_virtual(self, name: str, sym: TensorSymbol) -> bool:
+        """Whether tensor `name`'s first definition has a virtual axis (once per tensor)."""
+        first_virtual = self._virtual_first.get(name)
+        if first_virtual is None:
             first_virtual = False
-            for index in sym.first.indices or ():
-                if type(index) is IndexVirtual:
+            for index in sym.first.indices or ():  # a loop: no generator
+                if type(index) is ir.IndexVirtual:
                     first_virtual = True
                     break
-            self._virtual_first[ref.name] = first_virtual
-        if first_virtual:
-            return False
-        self.read.add(ref.name)
-        sym.uses.append(ref)
-        return True
+            self._virtual_first[name] = first_virtual
+        return first_virtual
 
     # ------------------------------------------------ what depends on the statement only
     def _local(self, k: int, stmt: ir.Statement) -> Local:

@@ -340,12 +340,22 @@ def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, Tens
     the three functions' work done at once; the rarer statements, from them."""
     if type(stmt) is not ir.Equation:
         return _tables_of(statement, stmt, tensors)
-    # each occurrence goes straight to its name's list (index_roles' grouping),
-    # in the order of `occurrences`: the left-hand side's, then each node's
+    walked = _walk_equation(stmt, tensors)
+    if walked is None:
+        return _tables_of(statement, stmt, tensors)
+    by_name, joined, scopes, refs, bare, calls, checked = walked
+    roles = _equation_roles(statement, by_name, scopes, joined)
+    return _new_tables((scopes, roles, refs, bare, calls, checked))
+
+
+def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
+                   ) -> tuple | None:
+    """One walk of an equation, in statement_scopes' order: its occurrences by name
+    (the left-hand side's first, then each node's, as `occurrences` lists them), the
+    names two factors of a product share, and its tables but the roles (scopes, refs,
+    bare, calls, checked); None for an equation the walk leaves to the functions."""
     by_name: defaultdict[str, list[Occurrence]] = defaultdict(list)
-    IndexVar, Ref, Number, Call, Product = ir.IndexVar, ir.Ref, ir.Number, ir.Call, ir.Product
-    Sum = ir.Sum
-    lhs = stmt.lhs
+    Ref, Number, Call, Product, Sum = ir.Ref, ir.Number, ir.Call, ir.Product, ir.Sum
     scopes: dict[int, Scope] = {}
     refs: list[ir.Ref] = []
     bare: dict[str, None] = {}
@@ -355,50 +365,27 @@ def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, Tens
     rhs = stmt.rhs
     op = stmt.op
     scopes[0] = _new_scope((0, None, "rhs", "sum" if op in SUM_OPS else op[:-1], rhs.span, ()))
-    # the nodes in statement_scopes' order; an int on the stack is a scope entered
-    # (a call's argument) or gone back to (after its last one): no (node, scope) pairs
+    # an int on the stack is a scope entered (a call's argument) or gone back to
+    # (after its last one): no (node, scope) pairs
     stack: list = [rhs]
     pop = stack.pop
     children = ir.children
-    ref: ir.Ref | None = lhs  # the left-hand side first
+    _add_occurrences(stmt.lhs, 0, True, by_name)  # the left-hand side first
     scope = 0
-    in_lhs = True
-    while True:
-        if ref is not None:
-            indices = ref.indices
-            if indices is not None:
-                name = ref.name
-                for pos, index in enumerate(indices):
-                    if type(index) is not IndexVar:
-                        break
-                    by_name[index.name].append(_new_occurrence(
-                        (index.name, index.span, scope, name, pos, "var", in_lhs)))
-                else:
-                    ref = None
-                if ref is not None:  # an index of another form: all its occurrences anew
-                    occs: list[Occurrence] = []
-                    _ref_occurrences(ref, scope, in_lhs, occs)
-                    for occ in occs[pos:]:
-                        by_name[occ.name].append(occ)
-            in_lhs = False
-        if not stack:
-            break
+    while stack:
         node = pop()
         kind = type(node)
         if kind is Ref:
             refs.append(node)
             if node.indices is None:
                 if node.name not in tensors:
-                    return _tables_of(statement, stmt, tensors)
+                    return None  # maybe an index's value
                 bare[node.name] = None
-                ref = None
             else:
-                ref = node
+                _add_occurrences(node, scope, False, by_name)
+        elif kind is Number:
             continue
-        ref = None
-        if kind is Number:
-            continue
-        if kind is int:
+        elif kind is int:
             scope = node
         elif kind is Product:
             _product_joins(node, joined)
@@ -408,7 +395,7 @@ def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, Tens
             checked.append((len(refs), node))
             for kw in node.kwargs:
                 if kw.name == "axis" and isinstance(kw.value, Ref) and kw.value.indices is None:
-                    return _tables_of(statement, stmt, tensors)  # a bare name's value
+                    return None  # a bare name's value
             stack.append(scope)
             for arg in reversed(children(node) if node.kwargs else node.args):
                 sid = len(scopes)
@@ -417,9 +404,36 @@ def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, Tens
         elif kind is Sum:
             stack += reversed(node.terms)
         elif kind is ir.Reduce:
-            return _tables_of(statement, stmt, tensors)
+            return None  # a scope that projects only some indices
         else:
             stack += reversed(children(node))
+    return by_name, joined, scopes, refs, bare, calls, checked
+
+
+def _add_occurrences(ref: ir.Ref, scope: int, lhs: bool,
+                     by_name: defaultdict[str, list[Occurrence]]) -> None:
+    """Each occurrence in `ref`'s indices to its name's list."""
+    indices = ref.indices
+    if indices is None:
+        return
+    name = ref.name
+    IndexVar = ir.IndexVar
+    for pos, index in enumerate(indices):
+        if type(index) is not IndexVar:
+            break
+        by_name[index.name].append(_new_occurrence(
+            (index.name, index.span, scope, name, pos, "var", lhs)))
+    else:
+        return
+    occs: list[Occurrence] = []  # an index of another form: all its occurrences anew
+    _ref_occurrences(ref, scope, lhs, occs)
+    for occ in occs[pos:]:
+        by_name[occ.name].append(occ)
+
+
+def _equation_roles(statement: int, by_name: dict[str, list[Occurrence]],
+                    scopes: dict[int, Scope], joined: set[str]) -> list[IndexRole]:
+    """index_roles for an equation without a reduce, from its occurrences by name."""
     roles: list[IndexRole] = []
     for name, found in by_name.items():
         # the tensors of its right-hand side's occurrences (here each has one, and
@@ -455,7 +469,7 @@ def statement_tables(statement: int, stmt: ir.Statement, tensors: dict[str, Tens
             home = scopes[first]
         roles.append(_new_role((name, statement, tuple(found), "projected", home.op, home,
                                 factors, name in joined)))
-    return _new_tables((scopes, roles, refs, bare, calls, checked))
+    return roles
 
 
 def _tables_of(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymbol]

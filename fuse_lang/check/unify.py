@@ -296,27 +296,28 @@ class Unification:
         d.add([key for keys in axis_keys.values() for key in keys])
         derived = self.derived
         set_extent, meet = d.set_extent, d.meet
+        Vars_, Guard_, SetExtent_ = Vars, Guard, SetExtent  # (local names: faster)
         for ops in statement_ops:
             for op in ops:
                 kind = type(op)
-                if kind is Vars:
-                    sym = tensors.get(op.tensor)
+                if kind is Vars_:
+                    name, keys = op
+                    sym = tensors.get(name)
                     if sym is None:
                         continue
-                    keys = op.keys
-                    axes = axis_keys[op.tensor]
+                    axes = axis_keys[name]
                     if len(keys) != len(axes):
                         if sym.arity is not None:
                             continue
                         # a tensor of unknown rank: its axes are keys made here
-                        axes = tuple([("axis", op.tensor, pos) for pos in range(len(keys))])
+                        axes = tuple([("axis", name, pos) for pos in range(len(keys))])
                     meet(axes, keys)
-                elif kind is Guard:
+                elif kind is Guard_:
                     sym = tensors.get(op.tensor)
                     if sym is None or (sym.arity is not None and op.arity != sym.arity):
                         continue
                     self._apply(op.ops)
-                elif kind is SetExtent:
+                elif kind is SetExtent_:
                     set_extent(op.key, op.evidence)
                 else:
                     derived.append(op)
