@@ -91,12 +91,12 @@ class Domains:
 
     def union(self, a: Key, b: Key) -> None:
         ra = self.find(a)
-        up = self._parent.get(b)
-        if up is None:
+        parent = self._parent
+        if b not in parent:
             # a new key's class is empty: joining it changes nothing but its root
-            self._parent[b] = ra
+            parent[b] = ra
             return
-        if up == ra:  # already under this root (the root itself, or its child)
+        if parent[b] == ra:  # already under this root (the root itself, or its child)
             return
         rb = self.find(b)
         if ra == rb:

@@ -88,6 +88,7 @@ class StatementChecks:
         var_names: set[str] | None = None  # its index variables' names: made if needed
         tensors = self.tensors
         read = self.read
+        virtual_first = self._virtual_first
         IndexVar, IndexVirtual = ir.IndexVar, ir.IndexVirtual
         defined: list[str] = []  # the tensors it reads (its dependencies)
         for i, ref in enumerate(local.refs):
@@ -110,7 +111,10 @@ class StatementChecks:
                                                            and index.dotted):
                             break
                     else:
-                        if not self._first_virtual(name, sym):
+                        first_virtual = virtual_first.get(name)
+                        if first_virtual is None:
+                            first_virtual = self._first_virtual(name, sym)
+                        if not first_virtual:
                             read.add(name)
                             sym.uses.append(ref)
                             continue
@@ -131,15 +135,14 @@ class StatementChecks:
                 deps += defined
 
     def _first_virtual(self, name: str, sym: TensorSymbol) -> bool:
-        """Whether tensor `name`'s first definition has a virtual axis (once per tensor)."""
-        first_virtual = self._virtual_first.get(name)
-        if first_virtual is None:
-            first_virtual = False
-            for index in sym.first.indices or ():  # a loop: no generator
-                if type(index) is ir.IndexVirtual:
-                    first_virtual = True
-                    break
-            self._virtual_first[name] = first_virtual
+        """Whether tensor `name`'s first definition has a virtual axis, remembered
+        in _virtual_first (once per tensor)."""
+        first_virtual = False
+        for index in sym.first.indices or ():  # a loop: no generator
+            if type(index) is ir.IndexVirtual:
+                first_virtual = True
+                break
+        self._virtual_first[name] = first_virtual
         return first_virtual
 
     # ------------------------------------------------ what depends on the statement only

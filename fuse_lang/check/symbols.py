@@ -356,6 +356,7 @@ def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
     bare, calls, checked); None for an equation the walk leaves to the functions."""
     by_name: defaultdict[str, list[Occurrence]] = defaultdict(list)
     Ref, Number, Call, Product, Sum = ir.Ref, ir.Number, ir.Call, ir.Product, ir.Sum
+    IndexVar = ir.IndexVar
     scopes: dict[int, Scope] = {}
     refs: list[ir.Ref] = []
     bare: dict[str, None] = {}
@@ -381,8 +382,14 @@ def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
                 if node.name not in tensors:
                     return None  # maybe an index's value
                 bare[node.name] = None
-            else:
-                _add_occurrences(node, scope, False, by_name)
+            else:  # its occurrences to their names' lists (most: plain variables, here)
+                name = node.name
+                for pos, index in enumerate(node.indices):
+                    if type(index) is not IndexVar:
+                        _add_rest(node, scope, False, pos, by_name)
+                        break
+                    by_name[index.name].append(_new_occurrence(
+                        (index.name, index.span, scope, name, pos, "var", False)))
         elif kind is Number:
             continue
         elif kind is int:
@@ -425,9 +432,16 @@ def _add_occurrences(ref: ir.Ref, scope: int, lhs: bool,
             (index.name, index.span, scope, name, pos, "var", lhs)))
     else:
         return
-    occs: list[Occurrence] = []  # an index of another form: all its occurrences anew
+    _add_rest(ref, scope, lhs, pos, by_name)
+
+
+def _add_rest(ref: ir.Ref, scope: int, lhs: bool, start: int,
+              by_name: defaultdict[str, list[Occurrence]]) -> None:
+    """The occurrences of `ref`'s indices from position `start` on (an index of
+    another form than a plain variable) to their names' lists."""
+    occs: list[Occurrence] = []  # all its occurrences anew: one per index before `start`
     _ref_occurrences(ref, scope, lhs, occs)
-    for occ in occs[pos:]:
+    for occ in occs[start:]:
         by_name[occ.name].append(occ)
 
 
