@@ -313,28 +313,30 @@ class Unification:
                         axes = tuple([("axis", name, pos) for pos in range(len(keys))])
                     meet(axes, keys)
                 elif kind is Guard_:
-                    sym = tensors.get(op.tensor)
-                    if sym is None or (sym.arity is not None and op.arity != sym.arity):
+                    name, arity, guarded = op
+                    sym = tensors.get(name)
+                    if sym is None or (sym.arity is not None and arity != sym.arity):
                         continue
-                    self._apply(op.ops)
+                    self._apply(guarded)
                 elif kind is SetExtent_:
-                    set_extent(op.key, op.evidence)
+                    set_extent(*op)
                 else:
                     derived.append(op)
 
     def _apply(self, ops: tuple[Op, ...]) -> None:
-        """One fitting reference's operations."""
+        """One fitting reference's operations (each one's fields are the arguments
+        of its Domains method)."""
         d = self.domains
         for op in ops:
             kind = type(op)
             if kind is Union:
-                d.union(op.axis, op.var)
+                d.union(*op)
             elif kind is SetExtent:
-                d.set_extent(op.key, op.evidence)
+                d.set_extent(*op)
             elif kind is Symbol:
-                d.add_symbol(op.axis, op.value, op.span)
+                d.add_symbol(*op)
             elif kind is Position:
-                d.add_position(op.axis, op.value, op.span)
+                d.add_position(*op)
             else:
                 self.derived.append(op)
 
