@@ -165,6 +165,11 @@ class Domains:
         """The extent of the domain whose root (from `find` or `roots_of`) is `root`."""
         return extent_of(self._data[root])
 
+    def root_extents(self, roots: Iterable[Key]) -> list[int | None]:
+        """`root_extent` of each root, in order."""
+        data = self._data
+        return [extent_of(data[root]) for root in roots]
+
     def extent(self, key: Key) -> int | None:
         return extent_of(self._data[self.find(key)])
 

@@ -46,15 +46,26 @@ class Tables:
 
     def _tensor_infos(self) -> dict[str, TensorInfo]:
         out = {}
-        domains = self.domains
-        for name, sym in self.tensors.items():
+        ids = self._ids
+        tensors = self.tensors
+        # every tensor's axes' domains and extents at once (a call per tensor costs)
+        roots = self.domains.roots_of([("axis", name, pos) for name, sym in tensors.items()
+                                       for pos in range(sym.arity or 0)])
+        extents = self.domains.root_extents(roots)
+        at = 0
+        IndexVar = ir.IndexVar
+        for name, sym in tensors.items():
             first = sym.first.indices or ()
-            roots = domains.roots_of([("axis", name, pos) for pos in range(sym.arity or 0)])
             axes = []
-            for pos, root in enumerate(roots):
+            for pos in range(sym.arity or 0):
                 index = first[pos] if pos < len(first) else None
-                axes.append((_axis_label(index), domains.root_extent(root), self._number(root),
-                             type(index) is ir.IndexVirtual))
+                root = roots[at]
+                number = ids.get(root)
+                if number is None:
+                    number = ids[root] = len(ids) + 1
+                axes.append((index.name if type(index) is IndexVar else _axis_label(index),
+                             extents[at], number, type(index) is ir.IndexVirtual))
+                at += 1
             op = None
             if sym.ops:
                 op = "=" if sym.ops[0] in SUM_OPS else sym.ops[0]
@@ -77,14 +88,16 @@ class Tables:
     def _var_extents(self) -> dict[tuple[int, str], tuple[int | None, int]]:
         out = {}
         locals_ = self.locals  # the statements with roles, in order
-        roots = iter(self.domains.roots_of([key for local in locals_ for key in local.var_keys]))
+        roots = self.domains.roots_of([key for local in locals_ for key in local.var_keys])
         values: dict = {}  # domain root -> (extent, number): one tuple per domain
+        at = 0
         for local in locals_:
             k = local.k
             for role in local.roles:
-                root = next(roots)
+                root = roots[at]
+                at += 1
                 value = values.get(root)
-                if value is None:
+                if value is None:  # once per domain
                     value = values[root] = (self.domains.root_extent(root), self._number(root))
                 out[(k, role.name)] = value
         return out
@@ -100,8 +113,6 @@ class Tables:
 
 def _axis_label(index: ir.Index | None) -> str:
     """The index name an axis is shown with: its first definition's variable."""
-    if type(index) is ir.IndexVar:
-        return index.name
     if index is not None:
         vars_ = ir.index_vars(index)
         return vars_[0].name if vars_ else ""

@@ -3,7 +3,8 @@
 `.npy` and `.npz` shapes come from the array headers; relation files
 (`.csv`/`.tsv`/`.jsonl`/`.json` for Boolean tensors, `.txt` token files) are
 scanned for their tuples' symbols, which the checker numbers per domain.
-No numpy import: checking a program must start fast.
+No numpy import: checking a program must start fast.  The checker reads each
+source through `read_declared_source`: what the file holds, or the diagnostic why not.
 """
 from __future__ import annotations
 
