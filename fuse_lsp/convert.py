@@ -39,6 +39,9 @@ class Converter:
     def range(self, span: Span) -> types.Range:
         return types.Range(start=self.position(span.start), end=self.position(span.end))
 
+    def span(self, range_: types.Range) -> Span:
+        return Span(self.offset(range_.start), self.offset(range_.end))
+
     def offset(self, position: types.Position) -> int:
         if self.ascii:
             return self.lines.offset(position.line, position.character)
