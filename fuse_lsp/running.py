@@ -25,7 +25,7 @@ from fuse_lang.run.engine import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError, restrict
 
-from .server import FuseServer
+from .state import FuseServer
 
 REPORT_EVERY_S = 0.25  # progress reports while a run is going
 STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its next check
