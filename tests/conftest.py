@@ -15,7 +15,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from fuse_lang.run import engine
+from fuse_lang.run.program import CompiledProgram, FuseError, RunResult
 from fuse_lang.run.backends import get_backend
 
 # float32 on every backend: relative and absolute tolerance of a comparison
@@ -42,7 +42,7 @@ def other_backends(module: str) -> list[tuple[str, bool]]:
     return out
 
 
-def assert_same_result(reference: engine.RunResult, other: engine.RunResult, what: str) -> None:
+def assert_same_result(reference: RunResult, other: RunResult, what: str) -> None:
     assert set(other.outputs) == set(reference.outputs), what
     for name, expected in reference.outputs.items():
         got = other.outputs[name]
@@ -65,7 +65,7 @@ def all_backends_agree(request, monkeypatch):
     if not others or request.node.get_closest_marker("reference_only"):
         yield
         return
-    original = engine.CompiledProgram.execute
+    original = CompiledProgram.execute
 
     def execute(self, inputs=None, *, write_sinks=True, native=False):
         backend = self.backend
@@ -73,10 +73,10 @@ def all_backends_agree(request, monkeypatch):
             return original(self, inputs, write_sinks=write_sinks, native=native)
         try:
             reference = original(self, inputs, write_sinks=write_sinks, native=native)
-        except engine.FuseError as err:
+        except FuseError as err:
             for name, compiled in others:
                 other = _twin(self, name, compiled)
-                with pytest.raises(engine.FuseError) as raised:  # a sink's error too
+                with pytest.raises(FuseError) as raised:  # a sink's error too
                     original(other, inputs, write_sinks=write_sinks)
                 assert str(raised.value) == str(err), f"{name} (compiled={compiled})"
             raise
@@ -86,17 +86,17 @@ def all_backends_agree(request, monkeypatch):
             assert_same_result(reference, result, f"{name} (compiled={compiled})")
         return reference
 
-    monkeypatch.setattr(engine.CompiledProgram, "execute", execute)
+    monkeypatch.setattr(CompiledProgram, "execute", execute)
     yield
 
 
-def _twin(program: engine.CompiledProgram, backend: str, compiled: bool):
+def _twin(program: CompiledProgram, backend: str, compiled: bool):
     """The same checked program on another backend (one per program, so that its
     compiled graphs are reused as the program's own are)."""
     twins = program.__dict__.setdefault("_conformance_twins", {})
     if (backend, compiled) not in twins:
         B = get_backend(backend, "cpu", program.backend.precision)
-        twins[backend, compiled] = engine.CompiledProgram(
+        twins[backend, compiled] = CompiledProgram(
             program.analysis, B, program.base_dir, program.memory_limit,
             program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled)
     return twins[backend, compiled]
