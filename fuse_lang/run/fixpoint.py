@@ -17,7 +17,7 @@ a backend while-loop or a Python loop around one compiled round); see
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol, Union
 
 from ..check import Analysis
 from ..front import ir
@@ -81,9 +81,12 @@ class Eager:
         return float("inf")
 
 
-class Traced(Eager):
+class Traced:
     """The rounds as tensor operations only, for a graph: no value is None and
     nothing is tested in Python."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
 
     def nothing(self, shape: tuple[int, ...]) -> Any:
         return self.backend.zeros(shape)
@@ -119,11 +122,14 @@ class Traced(Eager):
         return self.backend.asarray(float("inf"))
 
 
+Arithmetic = Union[Eager, Traced]
+
+
 class Iteration:
     """Every equation again each round.  State: (iteration, change, the change
     before it, the group's values)."""
 
-    def __init__(self, host: Host, group: list[str], arithmetic: Eager,
+    def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
                  bases: dict[str, Any], max_iterations: int, tolerance: float) -> None:
         self.host = host
         self.group = group
@@ -181,7 +187,7 @@ class SemiNaive(Iteration):
     """Only the facts new since the last round are joined.  State: (round, whether
     new facts are pending, the known facts, the new facts)."""
 
-    def __init__(self, host: Host, group: list[str], arithmetic: Eager,
+    def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
                  bases: dict[str, Any], max_iterations: int, tolerance: float) -> None:
         super().__init__(host, group, arithmetic, bases, max_iterations, tolerance)
         members = set(group)
@@ -246,7 +252,7 @@ class SemiNaive(Iteration):
         return out
 
 
-def rounds_for(host: Host, group: list[str], arithmetic: Eager, bases: dict[str, Any],
+def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict[str, Any],
                max_iterations: int, tolerance: float) -> Iteration:
     """The rounds of a group: semi-naive when all of it is Boolean joins and unions."""
     boolean = all(host.analysis.tensors[n].boolean for n in group)
