@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
-from fuse_lang.run.engine import CompiledProgram, FuseError, compile
+from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError, restrict
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from fuse_lang.run import engine
+from fuse_lang.run.program import CompiledProgram, FuseError, RunResult
 from fuse_lang.run.backends import get_backend
 
 # float32 on every backend: relative and absolute tolerance of a comparison
@@ -91,7 +91,7 @@ def backend_label(name: str, compiled: bool) -> str:
         (name, compiled), f"{name}.jit" if compiled else name)
 
 
-def assert_same_result(reference: engine.RunResult, other: engine.RunResult, what: str) -> None:
+def assert_same_result(reference: RunResult, other: RunResult, what: str) -> None:
     assert set(other.outputs) == set(reference.outputs), what
     for name, expected in reference.outputs.items():
         got = other.outputs[name]
@@ -124,7 +124,7 @@ def all_backends_agree(request, monkeypatch):
 def _compare_on(others: list[tuple[str, bool]], monkeypatch) -> Counter:
     """Make every NumPy run of a program run on `others` too; counts the runs compared."""
     compared = Counter()
-    original = engine.CompiledProgram.execute
+    original = CompiledProgram.execute
 
     def execute(self, inputs=None, *, write_sinks=True, native=False):
         backend = self.backend
@@ -133,10 +133,10 @@ def _compare_on(others: list[tuple[str, bool]], monkeypatch) -> Counter:
         compared["programs"] += 1
         try:
             reference = original(self, inputs, write_sinks=write_sinks, native=native)
-        except engine.FuseError as err:
+        except FuseError as err:
             for name, compiled in others:
                 other = _twin(self, name, compiled)
-                with pytest.raises(engine.FuseError) as raised:  # a sink's error too
+                with pytest.raises(FuseError) as raised:  # a sink's error too
                     original(other, inputs, write_sinks=write_sinks)
                 assert str(raised.value) == str(err), f"{name} (compiled={compiled})"
             raise
@@ -146,17 +146,17 @@ def _compare_on(others: list[tuple[str, bool]], monkeypatch) -> Counter:
             assert_same_result(reference, result, f"{name} (compiled={compiled})")
         return reference
 
-    monkeypatch.setattr(engine.CompiledProgram, "execute", execute)
+    monkeypatch.setattr(CompiledProgram, "execute", execute)
     return compared
 
 
-def _twin(program: engine.CompiledProgram, backend: str, compiled: bool):
+def _twin(program: CompiledProgram, backend: str, compiled: bool):
     """The same checked program on another backend (one per program, so that its
     compiled graphs are reused as the program's own are)."""
     twins = program.__dict__.setdefault("_conformance_twins", {})
     if (backend, compiled) not in twins:
         other = get_backend(backend, "cpu", program.backend.precision)
-        twins[backend, compiled] = engine.CompiledProgram(
+        twins[backend, compiled] = CompiledProgram(
             program.analysis, other, program.base_dir, program.memory_limit,
             program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled)
     return twins[backend, compiled]
