@@ -78,3 +78,40 @@ def test_the_graph_sees_relative_imports():
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+
+
+# The engine's rooms in the order a program flows through them: a room imports
+# only rooms to its left (docs/architecture.md).  The package's root modules
+# (`fuse_lang`, `fuse_lang.cli`) may import any room; `fastinit` is below all.
+LAYERS = ("fuse_lang.fastinit", "fuse_lang.front", "fuse_lang.check", "fuse_lang.plan",
+          "fuse_lang.run", "fuse_lang.ide")
+
+
+def _layer(module: str) -> int | None:
+    for rank, room in enumerate(LAYERS):
+        if module == room or module.startswith(room + "."):
+            return rank
+    return None
+
+
+def test_no_upward_arrow_between_the_engines_rooms():
+    upward = []
+    for name, targets in import_graph().items():
+        rank = _layer(name)
+        if rank is None:
+            continue
+        for target in targets:
+            other = _layer(target)
+            if other is not None and other > rank:
+                upward.append(f"{name} -> {target}")
+            if target.startswith("fuse_lsp") or target in ("fuse_lang", "fuse_lang.cli"):
+                upward.append(f"{name} -> {target}")
+    assert not upward, "imports against the flow front -> check -> plan -> run -> ide: " + \
+        ", ".join(sorted(upward))
+
+
+def test_the_engine_never_imports_the_server():
+    graph = import_graph()
+    assert not [f"{name} -> {target}" for name, targets in graph.items()
+                if name.startswith("fuse_lang") for target in targets
+                if target.startswith("fuse_lsp")]

@@ -11,7 +11,8 @@ signature.  The run ends with the outputs, the queries' answers and the sinks
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -26,8 +27,19 @@ from .inputs import load_base
 from .memory import guard_memory
 from .results import FuseError, RunResult
 
-if TYPE_CHECKING:  # the program holds the run's settings; it imports this module
-    from .program import CompiledProgram
+
+
+class RunSettings(Protocol):
+    """What a run reads of its compiled program (`program.CompiledProgram`, which
+    imports this module: named by its shape here, so there is no import circle)."""
+    backend: Any
+    base_dir: Path
+    memory_limit: int | None
+    allow_outside_sinks: bool
+    max_iterations: int
+    tolerance: float
+    compiled: bool
+    compilations: int
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
 # what torch and XLA raise for a failure on the device (out of memory, say).
@@ -35,7 +47,7 @@ RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, Ru
 
 
 class Execution:
-    def __init__(self, program: "CompiledProgram", analysis: Analysis,
+    def __init__(self, program: RunSettings, analysis: Analysis,
                  infos: dict[int, StatementInfo], given: dict[str, Any],
                  write_sinks: bool, memo: dict | None = None, native: bool = False) -> None:
         self.memo = memo if memo is not None else {}
