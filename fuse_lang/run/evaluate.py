@@ -16,10 +16,10 @@ from typing import Any
 
 from ..front import ir
 from ..check import Analysis
+from ..plan.contraction import einsum_spec
 from .labelled import LArray, align, combine, expand_to, project, union_axes
 from ..check.symbols import SUM_OPS, slice_name, statement_scopes
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _NONE: dict[str, str] = {}  # no projections (shared, never written)
 
 
@@ -210,16 +210,12 @@ class Evaluator:
         return LArray(result, keep, fresh=True)
 
     def _einsum_plan(self, operands: list[LArray], projected: dict[str, str]):
-        names = union_axes(*operands)
-        if len(names) > len(_LETTERS) or any(len(set(v.axes)) != len(v.axes) for v in operands):
+        """The product's einsum from the one planner (plan.contraction), or False
+        when it cannot be one (a repeated axis, more indices than letters)."""
+        if any(len(set(v.axes)) != len(v.axes) for v in operands):
             return False
-        letters = {n: _LETTERS[i] for i, n in enumerate(names)}
-        order = self.info.lhs_order
-        keep = sorted((n for n in names if n not in projected),
-                      key=lambda n: order.index(n) if n in order else len(order))
-        spec = ",".join("".join(letters[a] for a in v.axes) for v in operands) + "->" + \
-            "".join(letters[a] for a in keep)
-        return spec, tuple(keep)
+        spec = einsum_spec([v.axes for v in operands], projected, self.info.lhs_order)
+        return False if spec is None else spec
 
     # ---------------------------------------------------------- expressions
     def eval(self, expr: ir.Expr) -> LArray:
