@@ -71,32 +71,31 @@ class NumpyBackend(Backend):
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
-        small = sum(a.size for a in arrays) <= _SMALL
-        if len(arrays) == 1 or (len(arrays) == 2 and small):
-            # numpy's C einsum: no planning overhead (a pair is its own path)
-            return self._new(np.einsum(spec, *arrays, dtype=self.dtype, casting="unsafe"),
-                             arrays)
-        if len(arrays) == 2:
+        if len(arrays) <= 2:  # a pair is its own contraction path
+            if len(arrays) == 1 or arrays[0].size + arrays[1].size <= _SMALL:
+                # numpy's C einsum: no planning overhead
+                out = np.einsum(spec, *arrays, dtype=self.dtype, casting="unsafe")
+                if any(np.may_share_memory(out, a) for a in arrays):
+                    out = out.copy()  # a result is always new memory (callers may update it)
+                return out
             out = pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
                                  permute=np.transpose, matmul=np.matmul)
             return np.asarray(out, dtype=self.dtype)
         shapes = tuple(a.shape for a in arrays)
-        if small:  # the planned path, each step in numpy's C einsum
-            return self._new(self._along_path(spec, shapes, list(arrays)), arrays)
+        if sum(a.size for a in arrays) <= _SMALL:  # the planned path, each step in C einsum
+            return self._along_path(spec, shapes, arrays)
         expr = contraction.planned_contraction(spec, shapes)
         return np.asarray(expr(*arrays), dtype=self.dtype)
 
-    def _along_path(self, spec: str, shapes: tuple, operands: list) -> np.ndarray:
+    def _along_path(self, spec: str, shapes: tuple, arrays: tuple) -> np.ndarray:
         """The contraction_path's steps, as opt_einsum takes them: each step's
         operands leave the list (highest position first), its result joins the end."""
         planned = contraction.contraction_path(spec, shapes)
+        operands = list(arrays)
         for positions, step in zip(planned.path, planned.steps):
             picked = [operands.pop(k) for k in sorted(positions, reverse=True)]
             operands.append(np.einsum(step, *picked, dtype=self.dtype, casting="unsafe"))
-        return operands[0]
-
-    @staticmethod
-    def _new(out: np.ndarray, arrays: tuple) -> np.ndarray:
+        out = operands[0]
         if any(np.may_share_memory(out, a) for a in arrays):
             out = out.copy()  # a result is always new memory (callers may update it)
         return out
@@ -177,3 +176,4 @@ class NumpyBackend(Backend):
 
 def _total(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return x.sum(axis=axes)
+
