@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..front import ir
 from ..check import Analysis
-from ..check.symbols import IndexRole
+from ..check.symbols import IndexRole, slice_name
 from .contraction import contraction_path, einsum_spec
 
 
@@ -175,7 +175,8 @@ def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir
                 continue  # a constant selects one position before joining
             names = [v.name for v in ir.index_vars(index)]
             if isinstance(index, ir.IndexSlice):
-                names = [f":{sum(isinstance(i, ir.IndexSlice) for i in ref.indices[:ref.indices.index(index)])}"]
+                before = ref.indices[:ref.indices.index(index)]
+                names = [slice_name(sum(isinstance(i, ir.IndexSlice) for i in before))]
             if not isinstance(index, (ir.IndexVar, ir.IndexVirtual, ir.IndexSlice)) or \
                     (isinstance(index, ir.IndexVirtual) and len(names) != 1):
                 note = "shifted or pooled access (offsets, x+dx, x/2) is gathered before joining"
