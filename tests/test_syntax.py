@@ -752,6 +752,18 @@ _PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
            "**", "->", "::", "+=", '"a.npy"', "# note"]
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_the_scanner_tokenises_as_the_terminals_patterns(text):
+    """The scanner finds every token's text in one findall and reads its terminal
+    from the text alone (lexer._Kinds); every token must still be the one the
+    terminals' own patterns, tried in lark's order, give."""
+    from fuse_lang.front.lexer import default_lexer
+
+    lexer = default_lexer()
+    assert lexer.tokens(text) == lexer._lex_slowly(text, 0, len(text))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join), st.data())
 def test_lines_lexed_together_are_lexed_as_alone(text, data):

@@ -87,7 +87,6 @@ def _without_captures(regexp: str) -> str:
     return "".join(out) + regexp[last:]
 
 
-
 class Lexer:
     """The tokens of a text, by the terminals of `tables` (as `build_tables` makes
     them), tried in lark's order."""
@@ -173,7 +172,6 @@ class Lexer:
         return [(kind, m.group(), m.start(), m.end())
                 for m in self._pattern.finditer(text, pos, endpos)
                 if (kind := m.lastgroup) not in ignore]  # type: ignore[misc]
-
 
 
 @functools.cache

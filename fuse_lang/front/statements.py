@@ -28,7 +28,6 @@ def _tok_span(tok: tuple) -> Span:
     return Span(tok[2], tok[3])
 
 
-
 # What _Splitter._statement found: its tokens, whether sound, the index after it,
 # the brackets still open at its end, and the wrong closer of a bracket left open
 # over newlines (True: left open to the end of the tokens; False: neither).
@@ -178,6 +177,7 @@ def _bad_char_message(ch: str) -> str:
         return f"unexpected character U+{ord(ch):04X}"
     return f"'{ch}' is not part of the Fuse language"
 
+
 def _bad_token(tok: Tok) -> Diagnostic:
     """The diagnostic of a BAD_CHAR or BAD_STRING token."""
     if tok.type == "BAD_STRING":
@@ -251,8 +251,6 @@ def _simple_slowly(kinds: tuple[str, ...]) -> bool:
     return not stack
 
 
-
-
 # How many lines `find_statements` lexes at most in one go (Lexer.lines): a
 # call per line costs more than its lexing, while the big lists of a long run
 # cost the memory allocator more (`fuse check` of a 10,000-line program: 32 the
@@ -263,8 +261,6 @@ _LEX_AHEAD = 32
 # A statement found by the splitter: (start, end, sound, tokens) where tokens is
 # a list, or a (Line, offset) pair for a simple line (tokens made only if parsed).
 Found = tuple[int, int, bool, Any]
-
-
 
 
 def find_statements(text: str, known: dict[str, Line], lines_used: dict[str, Line] | None,
