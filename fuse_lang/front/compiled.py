@@ -7,8 +7,8 @@ stack or a loop.  The function is made by running the replay over what each
 value is: the expression that holds it, or, for a list made by a `_rule` (or a
 method that is `list`), the list of its items, known here since the shape is: a
 reduction that only reshapes its children costs no list and no call of its own,
-only its method's.  (`fuse check` of the 10,000-line program: see
-docs/architecture.md for what this saves.)
+only its method's.  (`fuse check` of the 10,000-line program of
+benchmarks/check_speed.py takes about a fifth longer without it.)
 
 The builder may help, with two class attributes:
 
