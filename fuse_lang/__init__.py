@@ -28,9 +28,9 @@ def __getattr__(name: str):
     # The engine (and numpy) and the planner load on first use: `fuse check`
     # starts without them.
     if name in _ENGINE:
-        from .run import engine
+        from .run import program
 
-        return getattr(engine, name)
+        return getattr(program, name)
     if name in _PLAN:
         from . import plan
 

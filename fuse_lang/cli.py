@@ -177,7 +177,7 @@ def _preview(array, width: int = 8) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .run.engine import FuseError, compile
+    from .run.program import FuseError, compile
 
     text, failed = _read_program(args.path)
     if failed is not None:

@@ -1,4 +1,4 @@
-"""Faster ways to make frozen, slotted dataclasses: `frozen_dataclass`, `fast_maker`.
+"""A faster way to make frozen, slotted dataclasses: `frozen_dataclass`.
 
 `@frozen_dataclass` stands for `@dataclass(frozen=True, slots=True)` on the IR's
 node classes (and the engine's other frozen, slotted ones), with two
@@ -40,7 +40,6 @@ from reprlib import recursive_repr
 from typing import Callable, TypeVar
 
 T = TypeVar("T", bound=type)
-V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,33 +119,6 @@ def _closures(cls: type, names: tuple[str, ...]) -> tuple[Callable, ...]:
         super(cls, self).__delattr__(name)
 
     return __repr__, __setattr__, __delattr__
-
-
-def fast_maker(cls: type[V]) -> Callable[..., V]:
-    """For the parser's most numerous nodes: a function taking every field's value,
-    in order, and returning a new `cls` instance equal to `cls(...)`'s, faster still
-    than `frozen_dataclass`'s `__init__` (about 0.55 against 0.9 µs for a reference).
-
-    It fills an instance of a plain twin class with the same slots, where storing
-    an attribute is one fast instruction (no frozen `__setattr__` in the way), and
-    then makes that object a `cls`: CPython allows it because the two layouts are
-    the same, and refuses it (TypeError) otherwise, which a probe checks here once.
-    Only for classes `frozen_dataclass` makes, without base classes (TypeError else)."""
-    if not _plain(cls) or cls.__bases__ != (object,):
-        raise TypeError(f"fast_maker makes only plain slotted dataclasses, not {cls.__qualname__}")
-    names = [f.name for f in fields(cls)]
-    twin = type(f"{cls.__name__}Fields", cls.__bases__, {"__slots__": cls.__slots__})
-    # `Twin()`, not `object.__new__(Twin)`: calling the class takes a faster way
-    # in CPython (no argument tuple to slice), and it has no __init__ of its own
-    source = (f"def make({', '.join(names)}):\n    o = Twin()\n"
-              + "".join(f"    o.{name} = {name}\n" for name in names)
-              + "    o.__class__ = Class\n    return o\n")
-    namespace = {"Twin": twin, "Class": cls}
-    exec(source, namespace)  # noqa: S102 - code made from the class' field names
-    make = namespace["make"]
-    make.__qualname__ = f"fast_maker({cls.__qualname__})"
-    make(*names)  # the layouts agree, or CPython's TypeError says so now
-    return make
 
 
 def _plain(cls: type) -> bool:

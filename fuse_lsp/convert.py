@@ -25,14 +25,22 @@ class Converter:
         return types.Position(line=line, character=col)
 
     def line_column(self, offset: int) -> tuple[int, int]:
-        """(line, UTF-16 column) without building a Position (hot loops)."""
+        """(line, column in code units) without building a Position (hot loops)."""
         line, col = self.lines.position(offset)
-        if not self.ascii:
-            col = _units(self.lines.line_text(line)[:col], self.encoding)
-        return line, col
+        return line, self.units(line, col)
+
+    def units(self, line: int, column: int) -> int:
+        """A column counted in characters into the line, in the agreed encoding's
+        code units."""
+        if self.ascii:
+            return column
+        return _units(self.lines.line_text(line)[:column], self.encoding)
 
     def range(self, span: Span) -> types.Range:
         return types.Range(start=self.position(span.start), end=self.position(span.end))
+
+    def span(self, range_: types.Range) -> Span:
+        return Span(self.offset(range_.start), self.offset(range_.end))
 
     def offset(self, position: types.Position) -> int:
         if self.ascii:

@@ -7,42 +7,93 @@ torch through torch.compile), and must agree with it within TOLERANCE:
 the same outputs, the same query answers, the same error.  So each engine
 test, written once against NumPy, is a conformance test for all backends.
 A test that spies on the engine's internals is marked `reference_only`.
+
+Each test says what it compared: the user properties `compared_backends`
+(e.g. "torch, jax.jit", or "none (...)" with the reason) and
+`compared_programs` (how many program runs were compared), also in a JUnit
+XML report; the terminal summary lists them per module.  Where torch or jax
+is not installed, the tests compare without it and the summary says so; with
+FUSE_REQUIRE_BACKENDS=1 (CI) such a conformance test fails instead.
 """
 from __future__ import annotations
 
 import importlib.util
+import os
+from collections import Counter
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-from fuse_lang.run import engine
+from fuse_lang.run.program import CompiledProgram, FuseError, RunResult
 from fuse_lang.run.backends import get_backend
 
 # float32 on every backend: relative and absolute tolerance of a comparison
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 
+# (test_query tests the editor's symbol lookup and runs no program: not listed; query
+# answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
-                       "test_query", "test_run_targets"}
+                       "test_run_targets"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs
 # through it too, the others' programs on eager torch and jitted jax only
-TORCH_COMPILE_MODULES = {"test_examples_run", "test_query"}
+TORCH_COMPILE_MODULES = {"test_examples_run"}
+
+OPTIONAL_BACKENDS = ("torch", "jax")
+REQUIRE_ENV = "FUSE_REQUIRE_BACKENDS"
+COMPARED = "compared_backends"  # user property: the backends a test compared with NumPy
+PROGRAMS = "compared_programs"  # user property: how many program runs it compared
+
+
+class Plan(NamedTuple):
+    """What a test compares: (backend, compiled) pairs, and why it compares none."""
+    others: list[tuple[str, bool]]
+    missing: list[str]  # conformance backends not installed here
+    reason: str  # why `others` is empty ("" where it is not)
+
+
+def backends_required() -> bool:
+    return os.environ.get(REQUIRE_ENV, "") not in ("", "0")
+
+
+def missing_backends() -> list[str]:
+    # looked up at every call, not at import: the tests of this fixture hide one
+    return [name for name in OPTIONAL_BACKENDS if importlib.util.find_spec(name) is None]
 
 
 def other_backends(module: str) -> list[tuple[str, bool]]:
     """(backend, compiled) pairs to compare with NumPy: what is installed here."""
     out = []
-    if importlib.util.find_spec("torch") is not None:
+    missing = missing_backends()
+    if "torch" not in missing:
         out.append(("torch", False))
         if module in TORCH_COMPILE_MODULES:
             out.append(("torch", True))
-    if importlib.util.find_spec("jax") is not None:
+    if "jax" not in missing:
         out.append(("jax", True))
     return out
 
 
-def assert_same_result(reference: engine.RunResult, other: engine.RunResult, what: str) -> None:
+def conformance_plan(item: pytest.Item) -> Plan | None:
+    """The comparison a test makes; None outside the conformance modules."""
+    module = item.module.__name__.rpartition(".")[2] if hasattr(item, "module") else ""
+    if module not in CONFORMANCE_MODULES:
+        return None
+    if item.get_closest_marker("reference_only"):
+        return Plan([], [], "reference_only")
+    others, missing = other_backends(module), missing_backends()
+    reason = "" if others else f"{', '.join(missing)} not installed"
+    return Plan(others, missing, reason)
+
+
+def backend_label(name: str, compiled: bool) -> str:
+    return {("torch", False): "torch", ("torch", True): "torch.compile"}.get(
+        (name, compiled), f"{name}.jit" if compiled else name)
+
+
+def assert_same_result(reference: RunResult, other: RunResult, what: str) -> None:
     assert set(other.outputs) == set(reference.outputs), what
     for name, expected in reference.outputs.items():
         got = other.outputs[name]
@@ -60,23 +111,34 @@ def assert_same_result(reference: engine.RunResult, other: engine.RunResult, wha
 
 @pytest.fixture(autouse=True)
 def all_backends_agree(request, monkeypatch):
-    module = request.module.__name__.rpartition(".")[2]
-    others = other_backends(module) if module in CONFORMANCE_MODULES else []
-    if not others or request.node.get_closest_marker("reference_only"):
+    plan = conformance_plan(request.node)
+    if plan is None:
         yield
         return
-    original = engine.CompiledProgram.execute
+    labels = [backend_label(name, compiled) for name, compiled in plan.others]
+    request.node.user_properties.append(
+        (COMPARED, ", ".join(labels) if labels else f"none ({plan.reason})"))
+    compared = _compare_on(plan.others, monkeypatch) if plan.others else Counter()
+    yield
+    request.node.user_properties.append((PROGRAMS, compared["programs"]))
+
+
+def _compare_on(others: list[tuple[str, bool]], monkeypatch) -> Counter:
+    """Make every NumPy run of a program run on `others` too; counts the runs compared."""
+    compared = Counter()
+    original = CompiledProgram.execute
 
     def execute(self, inputs=None, *, write_sinks=True, native=False):
         backend = self.backend
         if getattr(backend, "name", None) != "numpy" or type(backend).__name__ != "NumpyBackend":
             return original(self, inputs, write_sinks=write_sinks, native=native)
+        compared["programs"] += 1
         try:
             reference = original(self, inputs, write_sinks=write_sinks, native=native)
-        except engine.FuseError as err:
+        except FuseError as err:
             for name, compiled in others:
                 other = _twin(self, name, compiled)
-                with pytest.raises(engine.FuseError) as raised:  # a sink's error too
+                with pytest.raises(FuseError) as raised:  # a sink's error too
                     original(other, inputs, write_sinks=write_sinks)
                 assert str(raised.value) == str(err), f"{name} (compiled={compiled})"
             raise
@@ -86,17 +148,56 @@ def all_backends_agree(request, monkeypatch):
             assert_same_result(reference, result, f"{name} (compiled={compiled})")
         return reference
 
-    monkeypatch.setattr(engine.CompiledProgram, "execute", execute)
-    yield
+    monkeypatch.setattr(CompiledProgram, "execute", execute)
+    return compared
 
 
-def _twin(program: engine.CompiledProgram, backend: str, compiled: bool):
+def _twin(program: CompiledProgram, backend: str, compiled: bool):
     """The same checked program on another backend (one per program, so that its
     compiled graphs are reused as the program's own are)."""
     twins = program.__dict__.setdefault("_conformance_twins", {})
     if (backend, compiled) not in twins:
-        B = get_backend(backend, "cpu", program.backend.precision)
-        twins[backend, compiled] = engine.CompiledProgram(
-            program.analysis, B, program.base_dir, program.memory_limit,
+        other = get_backend(backend, "cpu", program.backend.precision)
+        twins[backend, compiled] = CompiledProgram(
+            program.analysis, other, program.base_dir, program.memory_limit,
             program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled)
     return twins[backend, compiled]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """With FUSE_REQUIRE_BACKENDS=1, a conformance test fails where a backend is missing."""
+    plan = conformance_plan(item)
+    if plan is not None and plan.missing and plan.reason != "reference_only" \
+            and backends_required():
+        pytest.fail(f"{REQUIRE_ENV}=1, but not installed here: {', '.join(plan.missing)}; "
+                    "this conformance test cannot compare NumPy's results with "
+                    "it (pip install -e \".[test]\")", pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Per module: the backends its tests compared with NumPy, how many tests and runs."""
+    per_test: dict[str, dict] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            properties = dict(getattr(report, "user_properties", ()))
+            if COMPARED in properties:  # setup, call and teardown reports of one test
+                per_test.setdefault(report.nodeid, {}).update(properties)
+    if not per_test:
+        return
+    tests, programs = Counter(), Counter()
+    for nodeid, properties in per_test.items():
+        key = (nodeid.split("::")[0], properties[COMPARED])
+        tests[key] += 1
+        programs[key] += properties.get(PROGRAMS, 0)
+    terminalreporter.write_sep("=", "backends compared with NumPy")
+    for key in sorted(tests):
+        module, backends = key
+        count = tests[key]
+        terminalreporter.write_line(f"{module}: {backends}: {count} test{'s' * (count != 1)}, "
+                                    f"{programs[key]} program runs compared")
+    missing = missing_backends()
+    if missing and not backends_required():
+        terminalreporter.write_line(f"not installed, so compared with nothing: "
+                                    f"{', '.join(missing)} ({REQUIRE_ENV}=1 fails the tests "
+                                    "instead)")

@@ -119,16 +119,16 @@ def test_a_sequence_of_edits_matches_analysing_from_scratch():
 
 
 def test_only_the_lines_the_cache_lacks_are_lexed(monkeypatch):
-    from fuse_lang.front.lalr import Engine
+    from fuse_lang.front.lexer import Lexer
 
     lexed: list[str] = []
-    lines = Engine.lines
+    lines = Lexer.lines
 
     def spy(self, text, pos=0, endpos=None):
         lexed.append(text[pos:endpos])
         return lines(self, text, pos, endpos)
 
-    monkeypatch.setattr(Engine, "lines", spy)
+    monkeypatch.setattr(Lexer, "lines", spy)
     cache = ParseCache()
     parse(PROGRAM, cache)
     assert lexed == [PROGRAM]  # its lines in one go

@@ -2,8 +2,6 @@
 it builds (node kinds, fields, spans) and error recovery."""
 from __future__ import annotations
 
-import functools
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -712,26 +710,26 @@ def test_strings_know_only_the_two_escapes_of_the_contract():
 def test_the_committed_parse_tables_are_those_of_the_grammar():
     """grammar_tables.json is what lark builds from grammar.lark now: after a change
     to the grammar, write it again with
-    `python -c "import fuse_lang.front.lalr as l; l.write_tables()"`."""
+    `python -c "import fuse_lang.front.tables as t; t.write_tables()"`."""
     import json
 
-    from fuse_lang.front.lalr import TABLES_PATH, build_tables
-    from fuse_lang.front.syntax import GRAMMAR
+    from fuse_lang.front.tables import GRAMMAR, TABLES_PATH, build_tables
 
     committed = json.loads(TABLES_PATH.read_text(encoding="utf-8"))
     assert committed == json.loads(json.dumps(build_tables(GRAMMAR, "start"))), \
-        "fuse_lang/grammar_tables.json is stale: run fuse_lang.front.lalr.write_tables()"
+        "fuse_lang/front/grammar_tables.json is stale: run fuse_lang.front.tables.write_tables()"
 
 
 def test_tables_made_from_another_grammar_are_not_used():
-    from fuse_lang.front.lalr import Engine, load_tables
-    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.builder import IRBuilder
+    from fuse_lang.front.lalr import Parser
+    from fuse_lang.front.lexer import Lexer
+    from fuse_lang.front.tables import GRAMMAR, load_tables
 
     changed = GRAMMAR + "\n// a comment: another text, the same language\n"
     tables = load_tables(changed)
     assert tables["grammar"] == changed  # built now, from the text given
-    engine = Engine(tables, _IRBuilder())
-    stmt = engine.parse(engine.tokens("Y[i] = A[i,j] B[j]"))
+    stmt = Parser(tables, IRBuilder()).parse(Lexer(tables).tokens("Y[i] = A[i,j] B[j]"))
     assert isinstance(stmt, ir.Equation) and stmt.lhs.name == "Y"
 
 
@@ -749,16 +747,6 @@ def test_checking_a_file_does_not_import_lark(tmp_path):
     assert done.stdout.strip() == "[]"
 
 
-@functools.cache
-def _engine_in_lark_order():
-    from fuse_lang.front.lalr import Engine, load_tables
-    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
-
-    tables = dict(load_tables(GRAMMAR))
-    tables["scanner"] = [name for name, _ in tables["terminals"]]
-    return Engine(tables, _IRBuilder())
-
-
 _PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
            "max=", "min==", "export", "exports", "reduce(", "axis", "param'", "1e-5", ".5",
            "**", "->", "::", "+=", '"a.npy"', "# note"]
@@ -766,24 +754,24 @@ _PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
-def test_the_scanner_tokenises_as_lark_orders_the_terminals(text):
-    """The scanner tries common terminals first (lalr._scan_order), each written
-    as cheaper alternatives (lalr._scan_alternatives); every token must still be
-    the one lark's order of the terminals' own patterns gives."""
-    from fuse_lang.front.syntax import _engine
+def test_the_scanner_tokenises_as_the_terminals_patterns(text):
+    """The scanner finds every token's text in one findall and reads its terminal
+    from the text alone (lexer._Kinds); every token must still be the one the
+    terminals' own patterns, tried in lark's order, give."""
+    from fuse_lang.front.lexer import default_lexer
 
-    by_patterns = _engine_in_lark_order()._lex_slowly(text, 0, len(text))
-    assert _engine().tokens(text) == _engine_in_lark_order().tokens(text) == by_patterns
+    lexer = default_lexer()
+    assert lexer.tokens(text) == lexer._lex_slowly(text, 0, len(text))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join), st.data())
 def test_lines_lexed_together_are_lexed_as_alone(text, data):
-    """Engine.lines, how the parser lexes a run of lines in one go, gives each
+    """Lexer.lines, how the parser lexes a run of lines in one go, gives each
     line the tokens it has lexed alone, and their types."""
-    from fuse_lang.front.syntax import _engine
+    from fuse_lang.front.lexer import default_lexer
 
-    engine = _engine()
+    engine = default_lexer()
     ends = [i for i, ch in enumerate(text) if ch == "\n"] + [len(text)]
     starts = [0] + [end + 1 for end in ends[:-1]]
     first = data.draw(st.integers(0, len(starts) - 1))
@@ -797,13 +785,12 @@ def test_lines_lexed_together_are_lexed_as_alone(text, data):
 def test_a_character_no_terminal_matches_is_left_out_line_by_line():
     # fuse's BAD_CHAR matches any character; without it one that no terminal
     # matches is left out (the slow path), lines lexed together still as alone
-    from fuse_lang.front.lalr import Engine, load_tables
-    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.lexer import Lexer
+    from fuse_lang.front.tables import grammar_tables
 
-    tables = dict(load_tables(GRAMMAR))
+    tables = dict(grammar_tables())
     tables["terminals"] = [pair for pair in tables["terminals"] if pair[0] != "BAD_CHAR"]
-    tables["scanner"] = [name for name in tables["scanner"] if name != "BAD_CHAR"]
-    engine = Engine(tables, _IRBuilder())
+    engine = Lexer(tables)
     text = "Y[i] = A[i] @ B[i]\n\n@ x"
     got = engine.lines(text)
     assert [[tok[1] for tok in tokens] for tokens, _ in got] == \
@@ -813,80 +800,21 @@ def test_a_character_no_terminal_matches_is_left_out_line_by_line():
                    for (a, b), (_, shape) in zip([(0, 18), (19, 19), (20, 23)], got)]
 
 
-@pytest.mark.parametrize("regexp, alternatives", [
-    ("(?:max|min|avg)=(?!=)", ["max=(?!=)", "min=(?!=)", "avg=(?!=)"]),
-    ("<=|==|<", ["<=", "==", "<"]),
-    (r"(?:\*\*|\^)", [r"\*\*", r"\^"]),
-    (r"(?:\d+\.\d+|\d+)(?:e\d+)?", [r"\d\d*\.\d+(?:e\d+)?", r"\d\d*(?:e\d+)?"]),
-    ("[ \t]+", ["[ \t][ \t]*"]),
-    ("[]|(]+x", ["[]|(][]|(]*x"]),
-    ("(?:(?:a|b)c|d)e", ["ace", "bce", "de"]),
-    # left as they are: a repeated group, flags, a lazy repeat, a look-ahead
-    ("(?:a|b)+c", ["(?:a|b)+c"]), ("(?i:a|b)", ["(?i:a|b)"]), ("a+?b", ["a+?b"]),
-    ("(?=a|b)a", ["(?=a|b)a"]),
-])
-def test_a_terminal_written_as_cheaper_alternatives(regexp, alternatives):
-    from fuse_lang.front.lalr import _scan_alternatives
-
-    assert _scan_alternatives(regexp) == alternatives
-
-
-_SCANNED = ["(a|ab)(c|bcd)", "(?:x|xy)+z", "a+b|a", "[ab]+a", r"\d+\.?\d*", "(?:(?:a|b)c|d)e",
-            "(?:a|)b", "(a|b)*?c", r"[\]a]+|\]"]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="abcdxyz019.e+-= \t\n\"\\*^<>!&|:[]'", max_size=16))
-def test_cheaper_alternatives_match_what_the_terminal_matches(text):
-    import re
-
-    from fuse_lang.front.lalr import _scan_alternatives, _without_captures, load_tables
-    from fuse_lang.front.syntax import GRAMMAR
-
-    for regexp in [r for _, r in load_tables(GRAMMAR)["terminals"]] + _SCANNED:
-        regexp = _without_captures(regexp)
-        whole = re.compile(regexp)
-        split = re.compile("|".join(f"(?:{piece})" for piece in _scan_alternatives(regexp)))
-        for i in range(len(text) + 1):
-            a, b = whole.match(text, i), split.match(text, i)
-            assert (a and a.end()) == (b and b.end()), (regexp, text, i)
-
-
-@pytest.mark.parametrize("regexp, first", [
-    ("export(?![a-z])", "e"), ("(max|min)=", "m"), ("[ \t]+", " \t"), (r"\*\*|\^", "*^"),
-    (r"(\.\d+|\d+)", ".0123456789"), ("a?b", "ab"), ("(?=x)y", "y"),
-])
-def test_a_terminals_first_characters(regexp, first):
-    from fuse_lang.front.lalr import _first_chars
-
-    chars = _first_chars(regexp)
-    assert chars is not None and set(first) <= chars
-    assert chars <= set(first) | {c for c in map(chr, range(0x110000)) if c.isdecimal()}
-
-
-@pytest.mark.parametrize("regexp", [".", "[^a]", "a*", "(?i:a)", r"\w+", "(a|)"])
-def test_a_terminal_that_may_start_with_anything_is_kept_in_order(regexp):
-    from fuse_lang.front.lalr import _first_chars
-
-    assert _first_chars(regexp) is None
-
-
 def test_write_tables_writes_what_load_tables_reads(tmp_path, monkeypatch):
     import json
 
-    import fuse_lang.front.lalr as lalr
-    from fuse_lang.front.syntax import GRAMMAR
+    import fuse_lang.front.tables as tables
 
-    monkeypatch.setattr(lalr, "TABLES_PATH", tmp_path / "tables.json")
-    written = lalr.write_tables()
+    monkeypatch.setattr(tables, "TABLES_PATH", tmp_path / "tables.json")
+    written = tables.write_tables()
     assert written == tmp_path / "tables.json"
-    assert json.loads(written.read_text(encoding="utf-8")) == lalr.load_tables(GRAMMAR)
+    assert json.loads(written.read_text(encoding="utf-8")) == tables.load_tables(tables.GRAMMAR)
     assert not list(tmp_path.glob("*.tmp"))  # written whole, then moved into place
 
 
-def test_the_parsers_fast_made_nodes_are_ordinary_frozen_nodes():
-    """bare and bracket references are made by fastinit.fast_maker: the same
-    frozen dataclass instances as calling the classes gives."""
+def test_the_parsers_nodes_are_ordinary_frozen_nodes():
+    """bare and bracket references made by the parser (and by compiled replays'
+    written-out code): the same frozen dataclass instances as calling the classes gives."""
     import copy
     import dataclasses
     import pickle
@@ -906,9 +834,9 @@ def test_the_parsers_fast_made_nodes_are_ordinary_frozen_nodes():
     assert dataclasses.replace(ref, name="C").name == "C"
 
 
-def test_the_other_fast_made_nodes_are_ordinary_nodes_too():
-    """products, sums, numbers, calls and keywords are made by fast_maker as well
-    (and, in a compiled replay, by code written out in place: see below)."""
+def test_the_other_parsed_nodes_are_ordinary_nodes_too():
+    """products, sums, numbers, calls and keywords as well (in a compiled replay,
+    some are made by code written out in place: see below)."""
     stmt = parse("Y[i] = A[i] * b / 2 - relu(c, eps=1e-5)").program.statements[0]
     total = stmt.rhs
     product, call = total.terms
@@ -946,67 +874,45 @@ _SHAPES = [
 _NAMES = ["i", "I", "_k", "relu", "let", "Edge", "foo", "max"]
 
 
-def _outcome(engine, tokens):
+def _outcome(parser, tokens):
+    from fuse_lang.front.builder import StatementError
     from fuse_lang.front.lalr import ParseError
-    from fuse_lang.front.syntax import _StatementError
 
     try:
-        return engine.parse(tokens)
-    except _StatementError as err:
+        return parser.parse(tokens)
+    except StatementError as err:
         return err.diagnostic
     except ParseError as err:
         return err.token, err.state
 
 
 def test_compiled_replays_build_what_the_parse_table_builds():
-    """A statement shape met often is replayed by code compiled for it (lalr._compiled:
+    """A statement shape met often is replayed by code compiled for it (compiled.py:
     its lists known, bare names passed on as tokens, builder calls written out in
     place): the IR and the errors must be those of the table's parse (and of the
     plain replay of its steps), whatever the names."""
     import random
 
-    from fuse_lang.front.lalr import Engine, load_tables
-    from fuse_lang.front.syntax import GRAMMAR, _IRBuilder
+    from fuse_lang.front.builder import IRBuilder
+    from fuse_lang.front.lalr import Parser
+    from fuse_lang.front.lexer import Lexer
+    from fuse_lang.front.tables import grammar_tables
 
-    tables = load_tables(GRAMMAR)
-    compiled = Engine(tables, _IRBuilder())
+    tables = grammar_tables()
+    lexer = Lexer(tables)
+    compiled = Parser(tables, IRBuilder())
     compiled.COMPILE_AFTER = 1
-    plain = Engine(tables, _IRBuilder())
+    plain = Parser(tables, IRBuilder())
     plain.COMPILE_AFTER = 10 ** 9  # never
     pick = random.Random(0)
     for shape in _SHAPES:
         for _ in range(60):
             text = shape.format(**dict(zip("abcdef", pick.choices(_NAMES, k=6))))
-            for tokens in (compiled.tokens(text), compiled.lex(text)):  # tuples, Toks
+            for tokens in (lexer.tokens(text), lexer.lex(text)):  # tuples, Toks
                 for _ in range(3):  # by the table, replayed (then compiled), compiled
                     outcome = _outcome(compiled, tokens)
                 assert outcome == _outcome(plain, tokens), text
     assert all(not isinstance(replay, list) for replay in compiled._replays.values())
-
-
-def test_fast_maker_refuses_classes_whose_init_does_more_than_store():
-    import dataclasses
-
-    from fuse_lang.fastinit import fast_maker
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Listed:
-        items: list = dataclasses.field(default_factory=list)
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Checked:
-        x: int
-
-        def __post_init__(self) -> None:
-            pass
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Derived(ir.IndexVar):
-        extra: int = 0
-
-    for cls in (Listed, Checked, Derived):
-        with pytest.raises(TypeError):
-            fast_maker(cls)
 
 
 def _made_by_frozen_dataclass() -> list[type]:

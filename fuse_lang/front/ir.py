@@ -1,6 +1,6 @@
 """The IR: a closed set of frozen node kinds, each carrying its source span.
 
-The parser (`fuse_lang.syntax`) produces these nodes; the resolver
+The parser (`fuse_lang.front.syntax`) produces these nodes; the resolver
 (`fuse_lang.symbols`) links names to definitions; the checker, planner and
 backends only ever read them.  Nothing here knows about lark.
 """

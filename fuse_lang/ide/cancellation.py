@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..run.engine import CompiledProgram
+from ..run.program import CompiledProgram
 
 
 class Cancelled(Exception):

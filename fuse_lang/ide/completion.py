@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from ..front.builtins import BUILTINS, REDUCE_DOC, REDUCE_OPS
 from ..check import Analysis, TensorInfo
 from .hover import tensor_markdown
-from ..front.lalr import Tok
-from ..front.syntax import _engine
+from ..front.lexer import Tok, tokenize
 
 KEYWORDS = {
     "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
@@ -81,7 +80,7 @@ def _scan(text: str, offset: int, tensors: dict[str, TensorInfo] | None = None) 
     offset = max(0, min(offset, len(text)))
     base = _statement_search_start(text, offset)
     text, offset = text[base:offset], offset - base
-    toks = _engine().lex(text)
+    toks = tokenize(text)
     end = toks[-1].end_pos if toks else 0
     if toks and toks[-1].type == "BAD_STRING":
         return _Cursor("string")
@@ -308,7 +307,7 @@ def signature_at(text: str, offset: int) -> Signature | None:
         return None
     if cur.state == "number":  # typing a number inside a call: scan up to its start
         start = _statement_search_start(text, offset)
-        toks = _engine().lex(text[start:offset])
+        toks = tokenize(text[start:offset])
         cur = _scan(text, start + toks[-1].start_pos)
     call = next((o for o in reversed(cur.stack) if o.kind in ("call", "reduce")
                  and (o.name in BUILTINS or o.kind == "reduce")), None)

@@ -32,8 +32,8 @@ import functools
 from typing import Any
 
 from ..front import ir
-from ..front.lalr import Tok
-from ..front.syntax import _engine, parse
+from ..front.lexer import Tok, tokenize
+from ..front.syntax import parse
 
 _OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 _CLOSERS = frozenset(_OPENERS.values())
@@ -49,9 +49,9 @@ def format_text(text: str) -> str:
     parsed = parse(text)
     if parsed.diagnostics:
         return text
-    tokens = _engine().lex(text)
+    tokens = tokenize(text)
     formatted = _Printer(text, tokens, _index_openers(parsed.program, tokens)).run()
-    if formatted != text and _statements(tokens) != _statements(_engine().lex(formatted)):
+    if formatted != text and _statements(tokens) != _statements(tokenize(formatted)):
         return text  # never expected: the tests check every corpus program
     return formatted
 
@@ -62,15 +62,14 @@ def respace(text: str) -> str | None:
     parsed = parse(text)
     if parsed.diagnostics:
         return None
-    tokens = _engine().lex(text)
+    tokens = tokenize(text)
     return _Printer(text, tokens, _index_openers(parsed.program, tokens)).run()
 
 
 def same_program(before: str, after: str) -> bool:
     """Both texts lex to the same statements of tokens and parse to the same IR
     (spans aside)."""
-    lex = _engine().lex
-    if _statements(lex(before)) != _statements(lex(after)):
+    if _statements(tokenize(before)) != _statements(tokenize(after)):
         return False
     one, two = parse(before), parse(after)
     return not two.diagnostics and ir_signature(one.program) == ir_signature(two.program)
@@ -270,7 +269,7 @@ def _comment(gap: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _glues(left: str, right: str, left_type: str, right_type: str) -> bool:
     """Whether `left` and `right` written together still lex as those two tokens."""
-    got = _engine().lex(left + right)
+    got = tokenize(left + right)
     return [(t.type, t.value) for t in got] == [(left_type, left), (right_type, right)]
 
 

@@ -8,16 +8,18 @@ language server converts to LSP positions and types.
 """
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from ..front import ir
 from ..check import Analysis, TensorInfo
 from ..check.symbols import IndexRole
-from ..front.span import Span
+from ..front.span import LineIndex, Span
 
 # ---------------------------------------------------------------- symbols
 
@@ -350,6 +352,70 @@ def _ref_tokens(analysis: Analysis, ref: ir.Ref, declaration: bool,
             # the integers inside `t+1`, `x/2`, `4:8`
             for match in _DIGITS.finditer(analysis.text, index.span.start, index.span.end):
                 out.append(SemanticToken(Span(match.start(), match.end()), "number"))
+
+
+# LSP's legend, as indices: a token's type is its index in TOKEN_TYPES, its
+# modifiers a bit set over TOKEN_MODIFIERS
+_TYPE_INDEX = {name: k for k, name in enumerate(TOKEN_TYPES)}
+_MODIFIER_BIT = {name: 1 << k for k, name in enumerate(TOKEN_MODIFIERS)}
+
+
+@functools.lru_cache(maxsize=256)
+def modifier_bits(modifiers: tuple[str, ...]) -> int:
+    """The modifiers as LSP's bit set over TOKEN_MODIFIERS (unknown ones ignored)."""
+    bits = 0
+    for modifier in modifiers:
+        bits |= _MODIFIER_BIT.get(modifier, 0)
+    return bits
+
+
+def encode_tokens(tokens: Sequence[SemanticToken], lines: LineIndex,
+                  units: Callable[[int, int], int] | None = None) -> list[int]:
+    """LSP's relative encoding of sorted tokens: five integers per token,
+    (Δline, Δstart, length, type index, modifier bits), the start counted from
+    the previous token's start when on the same line.  Columns are characters,
+    or what `units(line, column)` makes of a character column (the language
+    server passes its converter's code-unit count for non-ASCII text).  A token
+    that is empty or leaves its line is left out.  The lines are walked
+    alongside the tokens instead of searched for each one."""
+    starts = lines.line_starts
+    size = len(lines.text)
+    data: list[int] = []
+    extend = data.extend
+    codes: dict[tuple[str, tuple[str, ...]], tuple[int, int]] = {}
+    last_line = last_start = 0
+    line, line_start, line_end = _line_bounds(starts, size, 0)
+    for span, kind, modifiers in tokens:
+        begin, stop = span
+        if begin < 0 or stop > size:
+            begin, stop = min(max(begin, 0), size), min(max(stop, 0), size)
+        if begin < line_start:  # not sorted after all: search
+            line, line_start, line_end = _line_bounds(
+                starts, size, bisect.bisect_right(starts, begin) - 1)
+        while begin > line_end:
+            line, line_start, line_end = _line_bounds(starts, size, line + 1)
+        if stop > line_end or stop <= begin:
+            continue  # tokens never span lines; be safe anyway
+        code = codes.get((kind, modifiers))
+        if code is None:
+            code = codes[(kind, modifiers)] = (_TYPE_INDEX[kind], modifier_bits(modifiers))
+        start, length = begin - line_start, stop - begin
+        if units is not None:
+            start, length = units(line, start), units(line, stop - line_start)
+            length -= start
+        if line == last_line:
+            extend((0, start - last_start, length) + code)
+        else:
+            extend((line - last_line, start, length) + code)
+            last_line = line
+        last_start = start
+    return data
+
+
+def _line_bounds(starts: list[int], size: int, line: int) -> tuple[int, int, int]:
+    """(line, its first offset, the offset of its newline or the text's end)."""
+    end = starts[line + 1] - 1 if line + 1 < len(starts) else size
+    return line, starts[line], end
 
 
 # ------------------------------------------------------------ inlay hints

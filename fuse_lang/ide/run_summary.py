@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..run.engine import QueryAnswer, RunResult
+from ..run.results import QueryAnswer, RunResult
 
 PREVIEW = 8  # values shown per array
 MESSAGE_ITEMS = 4  # results named in the one-line message

@@ -8,14 +8,12 @@ opt_einsum's `contract_path` chooses the order (as its docs show, with
 from __future__ import annotations
 
 import dataclasses
-import string
 from dataclasses import dataclass
 
 from ..front import ir
 from ..check import Analysis
-from ..check.symbols import IndexRole
-
-_LETTERS = string.ascii_letters
+from ..check.symbols import IndexRole, slice_name
+from .contraction import contraction_path, einsum_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,89 +165,83 @@ def _products(expr: ir.Expr) -> list[list[ir.Expr]]:
 
 def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir.Ref],
                  roles: dict[str, IndexRole]) -> Contraction:
-    letters: dict[str, str] = {}
-    terms, shapes, note = [], [], ""
+    operands: list[list[str]] = []
+    shapes, note = [], ""
     for ref in factors:
-        term = ""
+        names_here: list[str] = []
         shape = []
         for index in ref.indices or ():
             if isinstance(index, ir.IndexConst):
                 continue  # a constant selects one position before joining
             names = [v.name for v in ir.index_vars(index)]
             if isinstance(index, ir.IndexSlice):
-                names = [f":{sum(isinstance(i, ir.IndexSlice) for i in ref.indices[:ref.indices.index(index)])}"]
+                before = ref.indices[:ref.indices.index(index)]
+                names = [slice_name(sum(isinstance(i, ir.IndexSlice) for i in before))]
             if not isinstance(index, (ir.IndexVar, ir.IndexVirtual, ir.IndexSlice)) or \
                     (isinstance(index, ir.IndexVirtual) and len(names) != 1):
                 note = "shifted or pooled access (offsets, x+dx, x/2) is gathered before joining"
             name = names[0] if names else "?"
-            if name not in letters:
-                if len(letters) >= len(_LETTERS):
-                    return Contraction("", "", (), (), (), None, None, None,
-                                       "too many indices for an einsum")
-                letters[name] = _LETTERS[len(letters)]
-            term += letters[name]
+            names_here.append(name)
             if isinstance(index, ir.IndexSlice):
                 shape.append(_slice_extent(analysis, ref, ref.indices.index(index), index))
             else:
                 shape.append(analysis.var_extents.get((k, name), (None, 0))[0])
-        terms.append(term)
+        operands.append(names_here)
         shapes.append(tuple(shape))
     first = min(f.span.start for f in factors)
     term = _enclosing_term(stmt.rhs, factors, roles)
-    kept = []
-    for name in letters:
+    dropped = set()
+    for name in dict.fromkeys(n for names in operands for n in names):
         if name.startswith(":"):
-            if not _slice_summed(stmt, factors, int(name[1:])):
-                kept.append(name)
+            if _slice_summed(stmt, factors, int(name[1:])):
+                dropped.add(name)
             continue
         role = roles.get(name)
-        if role is None or role.role != "projected" or role.op != "sum" or \
-                not _all_inside(role, factors, term.get(name)):
-            kept.append(name)
+        if not (role is None or role.role != "projected" or role.op != "sum" or
+                not _all_inside(role, factors, term.get(name))):
+            dropped.add(name)
     # the output follows the left-hand side's axis order, then what stays joined
     lhs_order = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
-    kept.sort(key=lambda n: lhs_order.index(n) if n in lhs_order else len(lhs_order))
-    out_letters = "".join(letters[n] for n in kept)
-    letter_eq = ",".join(terms) + "->" + out_letters
+    spec = einsum_spec(operands, dropped, lhs_order)
+    if spec is None:
+        return Contraction("", "", (), (), (), None, None, None,
+                           "too many indices for an einsum")
+    kept = spec.kept
     readable = " ".join(f"{r.name}[{','.join(_names(r))}]" for r in factors) + \
         f" -> [{','.join(kept)}]"
     then = tuple((n, roles[n].op or "sum") for n in kept
                  if n in roles and roles[n].role == "projected" and roles[n].op != "sum")
     if any(e is None for s in shapes for e in s):
-        return Contraction(readable, letter_eq, tuple(r.name for r in factors), (), (),
+        return Contraction(readable, spec.letters, tuple(r.name for r in factors), (), (),
                            None, None, None, note or "some extents are unknown until run time",
                            first, then)
-    costed = _costed(readable, letter_eq, factors, shapes, note)
+    costed = _costed(readable, spec.letters, factors, tuple(shapes), note)
     flops = costed.flops
     if then and flops is not None:  # one comparison (or addition) per element reduced
-        flops += _output_size(letters, kept, terms, shapes)
+        flops += _output_size(kept, operands, shapes)
     return dataclasses.replace(costed, first_offset=first, then_project=then, flops=flops)
 
 
-def _output_size(letters: dict[str, str], kept: list[str], terms: list[str], shapes) -> int:
+def _output_size(kept: tuple[str, ...], operands: list[list[str]], shapes) -> int:
     extent = {}
-    for term, shape in zip(terms, shapes):
-        extent.update(zip(term, shape))
+    for names, shape in zip(operands, shapes):
+        extent.update(zip(names, shape))
     size = 1
     for name in kept:
-        size *= extent.get(letters[name], 1)
+        size *= extent.get(name, 1)
     return size
 
 
 def _costed(readable: str, letter_eq: str, factors: list[ir.Ref], shapes, note: str
             ) -> Contraction:
-    import opt_einsum
-
     try:
-        path, info = opt_einsum.contract_path(letter_eq, *shapes, shapes=True,
-                                              optimize="auto")
+        costed = contraction_path(letter_eq, shapes)
     except (ValueError, TypeError) as err:
         return Contraction(readable, letter_eq, tuple(r.name for r in factors), (), (),
                            None, None, None, f"not costed: {err}")
-    steps = tuple(f"{c[2]}" for c in info.contraction_list)
-    return Contraction(readable, letter_eq, tuple(r.name for r in factors),
-                       tuple(tuple(p) for p in path), steps, int(info.naive_cost),
-                       int(info.opt_cost), int(info.largest_intermediate), note)
+    return Contraction(readable, letter_eq, tuple(r.name for r in factors), costed.path,
+                       costed.steps, costed.naive_flops, costed.flops,
+                       costed.largest_intermediate, note)
 
 
 def _names(ref: ir.Ref) -> list[str]:

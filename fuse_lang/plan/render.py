@@ -1,7 +1,12 @@
-"""Text rendering of a ProgramPlan: the `fuse explain` tables."""
+"""Renderings of a ProgramPlan: the `fuse explain` text tables and the Markdown
+of an editor's preview and hover.
+
+One walker reads the plan (`_equation_lines`, `_render`); a formatter says how
+each piece looks: `_Text` or `_Markdown`.  Both show the same content.
+"""
 from __future__ import annotations
 
-from .planner import EquationPlan, ProgramPlan
+from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
 
 
 def _num(n: int | None) -> str:
@@ -18,123 +23,171 @@ def _shape(shape) -> str:
         ("," if len(shape) == 1 else "") + ")"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
-    out += [fmt.format(*row).rstrip() for row in rows]
+class _Text:
+    """Aligned columns, indented by two spaces a level."""
+
+    einsum_gap = "   "
+
+    def code(self, text: str) -> str:
+        return text
+
+    def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
+        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
+        out += [fmt.format(*row).rstrip() for row in rows]
+        return out
+
+    def equation_head(self, eq: EquationPlan) -> str:
+        return f"line {eq.line}: {eq.text}"
+
+    def indices(self, rows: list[list[str]]) -> list[str]:
+        return ["  " + line for line in self.table(["index", "extent", "domain", "role"], rows)]
+
+    def before_items(self) -> list[str]:
+        return []
+
+    def item(self, text: str) -> str:
+        return "  " + text
+
+    def sub_item(self, text: str) -> str:
+        return "    " + text
+
+    def document(self, plan: ProgramPlan, title: str | None, tensors: list[list[str]],
+                 order: list[tuple[int, list[str], str | None]],
+                 equations: list[list[str]]) -> str:
+        out = ["Tensors"]
+        out += ["  " + line for line in self.table(["tensor", "shape"], tensors)]
+        out += ["", "Evaluation order"]
+        for step, names, how in order:
+            mark = f"  (recursive: {how})" if how is not None else ""
+            out.append(f"  {step}. {', '.join(names)}{mark}")
+        out += ["", "Equations"]
+        for lines in equations:
+            out += ["  " + line for line in lines]
+        out += ["", f"Total: {_num(plan.total_flops)} flops"]
+        return "\n".join(out)
+
+
+class _Markdown(_Text):
+    """Headings, tables and lists; names as inline code."""
+
+    einsum_gap = " "
+
+    def code(self, text: str) -> str:
+        """Inline code, safe in a table cell."""
+        text = " ".join(text.split()).replace("|", "\\|")
+        fence = "``" if "`" in text else "`"
+        return f"{fence}{text}{fence}"
+
+    def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(row) + " |" for row in rows]
+        return out
+
+    def equation_head(self, eq: EquationPlan) -> str:
+        return f"**line {eq.line}** {self.code(eq.text)}"
+
+    def indices(self, rows: list[list[str]]) -> list[str]:
+        return [""] + self.table(["index", "extent", "domain", "role"], rows)
+
+    def before_items(self) -> list[str]:
+        return [""]
+
+    def item(self, text: str) -> str:
+        return "- " + text
+
+    def sub_item(self, text: str) -> str:
+        return "  - " + text
+
+    def document(self, plan: ProgramPlan, title: str | None, tensors: list[list[str]],
+                 order: list[tuple[int, list[str], str | None]],
+                 equations: list[list[str]]) -> str:
+        name = title or (plan.path.replace("\\", "/").rsplit("/", 1)[-1] if plan.path else None)
+        out = [f"## Plan{f' of {self.code(name)}' if name else ''}", "",
+               f"**Total:** {_num(plan.total_flops)} flops · {len(plan.shapes)} tensors · "
+               f"{len(plan.equations)} equations", "", "### Tensors", ""]
+        out += self.table(["tensor", "shape"], tensors)
+        out += ["", "### Evaluation order", ""]
+        for step, names, how in order:
+            mark = f" — *recursive: {how}*" if how is not None else ""
+            out.append(f"{step}. {', '.join(names)}{mark}")
+        if not order:
+            out.append("*(nothing to evaluate)*")
+        out += ["", "### Equations", ""]
+        for lines in equations:
+            out += lines + [""]
+        if not equations:
+            out += ["*(no equations)*", ""]
+        return "\n".join(out).rstrip() + "\n"
+
+
+_TEXT = _Text()
+_MARKDOWN = _Markdown()
+
+
+# ------------------------------------------------------------------ the walker
+def _role(ix: IndexPlan, fmt: _Text) -> str:
+    role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
+    if ix.joined:
+        role += f"; joins {', '.join(fmt.code(f) for f in ix.factors)}"
+    return role
+
+
+def _contraction_lines(c: Contraction, fmt: _Text) -> list[str]:
+    out = [fmt.item(f"einsum {fmt.code(c.letters)}{fmt.einsum_gap}({fmt.code(c.einsum)})")]
+    for name, op in c.then_project:
+        out.append(fmt.sub_item(f"then {op} over {fmt.code(name)}"))
+    if c.steps:
+        out.append(fmt.sub_item(f"order: {' ; '.join(fmt.code(s) for s in c.steps)}"))
+    out.append(fmt.sub_item(f"flops: {_num(c.flops)} (naive {_num(c.naive_flops)}), "
+                            f"largest intermediate: {_num(c.largest_intermediate)} elements"))
+    if c.note:
+        out.append(fmt.sub_item(f"note: {c.note}"))
     return out
 
 
-def render_equation(eq: EquationPlan) -> list[str]:
-    out = [f"line {eq.line}: {eq.text}"]
-    rows = []
-    for ix in eq.indices:
-        if ix.role == "projected":
-            role = f"projected ({ix.op}) in {ix.scope}"
-        else:
-            role = ix.role
-        if ix.joined:
-            role += f"; joins {', '.join(ix.factors)}"
-        rows.append([ix.name, "?" if ix.extent is None else str(ix.extent), f"D{ix.domain}", role])
+def _equation_lines(eq: EquationPlan, fmt: _Text) -> list[str]:
+    out = [fmt.equation_head(eq)]
+    rows = [[fmt.code(ix.name), "?" if ix.extent is None else str(ix.extent), f"D{ix.domain}",
+             _role(ix, fmt)] for ix in eq.indices]
     if rows:
-        out += ["  " + line for line in _table(["index", "extent", "domain", "role"], rows)]
+        out += fmt.indices(rows)
+    if eq.contractions or eq.recursive:
+        out += fmt.before_items()
     for c in eq.contractions:
-        out.append(f"  einsum {c.letters}   ({c.einsum})")
-        for name, op in c.then_project:
-            out.append(f"    then {op} over {name}")
-        if c.steps:
-            out.append(f"    order: {' ; '.join(c.steps)}")
-        out.append(f"    flops: {_num(c.flops)} (naive {_num(c.naive_flops)}), "
-                   f"largest intermediate: {_num(c.largest_intermediate)} elements")
-        if c.note:
-            out.append(f"    note: {c.note}")
+        out += _contraction_lines(c, fmt)
     if eq.recursive:
-        out.append("  part of a recursive group")
+        out.append(fmt.item("part of a recursive group"))
     return out
 
 
-def render_plan_text(plan: ProgramPlan) -> str:
-    out = ["Tensors"]
-    out += ["  " + line for line in _table(
-        ["tensor", "shape"], [[name, _shape(shape)] for name, shape in plan.shapes])]
-    out.append("")
-    out.append("Evaluation order")
+def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None) -> str:
+    tensors = [[fmt.code(name), fmt.code(_shape(shape))] for name, shape in plan.shapes]
     how = dict(plan.recursion)
-    for step, group in enumerate(plan.order, 1):
-        mark = f"  (recursive: {how[group[0]]})" if group[0] in how else ""
-        out.append(f"  {step}. {', '.join(group)}{mark}")
-    out.append("")
-    out.append("Equations")
-    for eq in plan.equations:
-        out += ["  " + line for line in render_equation(eq)]
-    out.append("")
-    out.append(f"Total: {_num(plan.total_flops)} flops")
-    return "\n".join(out)
+    order = [(step, [fmt.code(n) for n in group], how.get(group[0]))
+             for step, group in enumerate(plan.order, 1)]
+    equations = [_equation_lines(eq, fmt) for eq in plan.equations]
+    return fmt.document(plan, title, tensors, order, equations)
 
 
-# ------------------------------------------------------------- markdown
-def _code(text: str) -> str:
-    """Inline code, safe in a table cell."""
-    text = " ".join(text.split()).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}"
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return out
+# ------------------------------------------------------------------ entry points
+def render_equation(eq: EquationPlan) -> list[str]:
+    """One equation's plan as text lines (hover shows them in a code block)."""
+    return _equation_lines(eq, _TEXT)
 
 
 def render_equation_markdown(eq: EquationPlan) -> list[str]:
-    out = [f"**line {eq.line}** {_code(eq.text)}"]
-    rows = []
-    for ix in eq.indices:
-        role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
-        if ix.joined:
-            role += f"; joins {', '.join(_code(f) for f in ix.factors)}"
-        rows.append([_code(ix.name), "?" if ix.extent is None else str(ix.extent),
-                     f"D{ix.domain}", role])
-    if rows:
-        out += [""] + _md_table(["index", "extent", "domain", "role"], rows)
-    if eq.contractions or eq.recursive:
-        out.append("")
-    for c in eq.contractions:
-        out.append(f"- einsum {_code(c.letters)} ({_code(c.einsum)})")
-        for name, op in c.then_project:
-            out.append(f"  - then {op} over {_code(name)}")
-        if c.steps:
-            out.append(f"  - order: {' ; '.join(_code(s) for s in c.steps)}")
-        out.append(f"  - flops: {_num(c.flops)} (naive {_num(c.naive_flops)}), "
-                   f"largest intermediate: {_num(c.largest_intermediate)} elements")
-        if c.note:
-            out.append(f"  - note: {c.note}")
-    if eq.recursive:
-        out.append("- part of a recursive group")
-    return out
+    return _equation_lines(eq, _MARKDOWN)
+
+
+def render_plan_text(plan: ProgramPlan) -> str:
+    """The `fuse explain` tables: tensors, evaluation order, equations, total cost."""
+    return _render(plan, _TEXT)
 
 
 def render_plan_markdown(plan: ProgramPlan, title: str | None = None) -> str:
     """The whole plan as Markdown: the same content as `render_plan_text`
     (tensors, evaluation order, each equation's indices and contractions, total
     cost), for an editor's preview or hover."""
-    name = title or (plan.path.replace("\\", "/").rsplit("/", 1)[-1] if plan.path else None)
-    out = [f"## Plan{f' of {_code(name)}' if name else ''}", "",
-           f"**Total:** {_num(plan.total_flops)} flops · {len(plan.shapes)} tensors · "
-           f"{len(plan.equations)} equations", "", "### Tensors", ""]
-    out += _md_table(["tensor", "shape"],
-                     [[_code(n), _code(_shape(shape))] for n, shape in plan.shapes])
-    out += ["", "### Evaluation order", ""]
-    how = dict(plan.recursion)
-    for step, group in enumerate(plan.order, 1):
-        mark = f" — *recursive: {how[group[0]]}*" if group[0] in how else ""
-        out.append(f"{step}. {', '.join(_code(n) for n in group)}{mark}")
-    if not plan.order:
-        out.append("*(nothing to evaluate)*")
-    out += ["", "### Equations", ""]
-    for eq in plan.equations:
-        out += render_equation_markdown(eq) + [""]
-    if not plan.equations:
-        out += ["*(no equations)*", ""]
-    return "\n".join(out).rstrip() + "\n"
+    return _render(plan, _MARKDOWN, title)

@@ -1,11 +1,14 @@
 """Arrays whose axes carry index names, and the operations the evaluator
 needs on them: broadcasting and projection by name, never by position
 (LANGUAGE.md §4-5).  Backend-neutral: every array operation goes through
-the backend object `B` (numpy, torch or jax in the same shape).
+the backend object (backends/base.py: numpy, torch or jax in the same shape).
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
 
 
 class LArray(NamedTuple):
@@ -17,13 +20,13 @@ class LArray(NamedTuple):
     fresh: bool = False  # data was made for this value alone: it may be updated in place
 
 
-def align(B: Any, x: LArray, axes: tuple[str, ...]) -> Any:
+def align(backend: Backend, x: LArray, axes: tuple[str, ...]) -> Any:
     """x's data with its axes in the order `axes` (missing ones as size 1)."""
     if x.axes == axes:
         return x.data
     order = [x.axes.index(a) for a in axes if a in x.axes]
-    data = B.transpose(x.data, order) if order != list(range(len(order))) else x.data
-    shape = list(B.shape(data))
+    data = backend.transpose(x.data, order) if order != list(range(len(order))) else x.data
+    shape = list(backend.shape(data))
     full = []
     k = 0
     for a in axes:
@@ -32,7 +35,7 @@ def align(B: Any, x: LArray, axes: tuple[str, ...]) -> Any:
             k += 1
         else:
             full.append(1)
-    return B.reshape(data, tuple(full))
+    return backend.reshape(data, tuple(full))
 
 
 def union_axes(*xs: LArray) -> tuple[str, ...]:
@@ -43,7 +46,7 @@ def union_axes(*xs: LArray) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def combine(B: Any, fn, *xs: LArray) -> LArray:
+def combine(backend: Backend, fn, *xs: LArray) -> LArray:
     """An elementwise function of several arrays, broadcast by index name."""
     first = xs[0].axes
     if all(x.axes == first for x in xs):
@@ -51,19 +54,19 @@ def combine(B: Any, fn, *xs: LArray) -> LArray:
     if len(xs) == 2 and not (xs[0].axes and xs[1].axes):  # a scalar broadcasts as it is
         return LArray(fn(xs[0].data, xs[1].data), first or xs[1].axes, True)
     axes = union_axes(*xs)
-    return LArray(fn(*(align(B, x, axes) for x in xs)), axes, True)
+    return LArray(fn(*(align(backend, x, axes) for x in xs)), axes, True)
 
 
-def project(B: Any, x: LArray, names, op: str) -> LArray:
+def project(backend: Backend, x: LArray, names, op: str) -> LArray:
     """Project away `names` (those x has) with sum / max / min / avg."""
     drop = [i for i, a in enumerate(x.axes) if a in names]
     if not drop:
         return x
-    data = B.reduce(op, x.data, tuple(drop))
+    data = backend.reduce(op, x.data, tuple(drop))
     return LArray(data, tuple(a for a in x.axes if a not in names))
 
 
-def expand_to(B: Any, x: LArray, axes: tuple[str, ...], extents: dict[str, int]) -> Any:
+def expand_to(backend: Backend, x: LArray, axes: tuple[str, ...], extents: dict[str, int]) -> Any:
     """x's data laid out as `axes`, broadcast to full extents where it lacks an axis."""
-    data = align(B, x, axes)
-    return B.broadcast_to(data, tuple(extents[a] for a in axes))
+    data = align(backend, x, axes)
+    return backend.broadcast_to(data, tuple(extents[a] for a in axes))

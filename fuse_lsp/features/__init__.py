@@ -1,1 +1,2 @@
-"""Each module registers one group of LSP features on the server."""
+"""One module per LSP feature; each lists its handlers (`FEATURES`, `COMMANDS`)
+for fuse_lsp.server to register."""

@@ -1,4 +1,4 @@
-"""Document sync, options and diagnostics.
+"""Document sync and diagnostics.
 
 Clients that announce pull diagnostics get them only by pull
 (`textDocument/diagnostic`); the others only by push (`publishDiagnostics`,
@@ -17,7 +17,7 @@ from lsprotocol import types
 from fuse_lang.front.diagnostics import Diagnostic, Severity
 
 from ..convert import Converter
-from ..server import FuseServer, safe
+from ..state import Feature, FuseServer, safe
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -49,100 +49,94 @@ def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
 
 
 def document_diagnostics(ls: FuseServer, uri: str) -> list[types.Diagnostic]:
-    found = ls.analysis(uri)
-    if found is None:
-        return []
-    analysis, convert = found
+    analysis, convert = ls.analysis(uri)
     return [to_lsp(d, convert, uri) for d in analysis.diagnostics]
 
 
-def register(server: FuseServer) -> None:
-    timers: dict[str, asyncio.TimerHandle] = {}
+# ------------------------------------------------------------------ push
 
-    @server.feature(types.INITIALIZE)
-    @safe()
-    def initialize(ls: FuseServer, params: types.InitializeParams) -> None:
-        ls.options.update(params.initialization_options)
-        text_caps = params.capabilities.text_document
-        ls.pull_diagnostics = bool(text_caps and text_caps.diagnostic)
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: FuseServer,
-                                       params: types.DidChangeConfigurationParams) -> None:
-        from .actions import pull_configuration
-
-        try:
-            if params.settings:
-                ls.options.update(params.settings)
-            else:  # "settings changed, ask me": the pull model
-                await pull_configuration(ls)
-        except Exception as error:  # noqa: BLE001
-            ls.log_error("didChangeConfiguration", error)
-
-    def publish(ls: FuseServer, uri: str, version: int | None) -> None:
-        timers.pop(uri, None)
-        try:
-            document = ls.workspace.get_text_document(uri)
-            if document.version != version:
-                return  # a newer edit is pending: its own push will come
-            items = document_diagnostics(ls, uri)
-            if ls.workspace.get_text_document(uri).version != version:
-                return
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=uri, version=version, diagnostics=items))
-        except Exception as error:  # noqa: BLE001
-            ls.log_error("publishing diagnostics", error)
-
-    def schedule(ls: FuseServer, uri: str, delay: float) -> None:
-        if ls.pull_diagnostics:
+def publish(ls: FuseServer, uri: str, version: int | None) -> None:
+    """Push the document's diagnostics, unless it has moved past `version`."""
+    ls.pushes.pop(uri, None)
+    try:
+        document = ls.workspace.get_text_document(uri)
+        if document.version != version:
+            return  # a newer edit is pending: its own push will come
+        items = document_diagnostics(ls, uri)
+        if ls.workspace.get_text_document(uri).version != version:
             return
-        version = ls.workspace.get_text_document(uri).version
-        old = timers.pop(uri, None)
-        if old is not None:
-            old.cancel()
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            publish(ls, uri, version)
-            return
-        timers[uri] = loop.call_later(delay, publish, ls, uri, version)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=version, diagnostics=items))
+    except Exception as error:  # noqa: BLE001
+        ls.log_error("publishing diagnostics", error)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    @safe()
-    def did_open(ls: FuseServer, params: types.DidOpenTextDocumentParams) -> None:
-        schedule(ls, params.text_document.uri, 0)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    @safe()
-    def did_change(ls: FuseServer, params: types.DidChangeTextDocumentParams) -> None:
-        schedule(ls, params.text_document.uri, ls.options.debounce_ms / 1000)
+def schedule(ls: FuseServer, uri: str, delay: float) -> None:
+    """Push the current version's diagnostics after `delay` seconds (none for a
+    pull client), replacing a push still pending."""
+    if ls.pull_diagnostics:
+        return
+    version = ls.workspace.get_text_document(uri).version
+    cancel_push(ls, uri)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        publish(ls, uri, version)
+        return
+    ls.pushes[uri] = loop.call_later(delay, publish, ls, uri, version)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    @safe()
-    def did_save(ls: FuseServer, params: types.DidSaveTextDocumentParams) -> None:
-        # source files beside it may have changed (the analyzer reads them every time)
-        ls.forget(params.text_document.uri, closed=False)
-        schedule(ls, params.text_document.uri, 0)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    @safe()
-    def did_close(ls: FuseServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        old = timers.pop(uri, None)
-        if old is not None:
-            old.cancel()
-        ls.forget(uri)
-        if not ls.pull_diagnostics:
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=uri, diagnostics=[]))
+def cancel_push(ls: FuseServer, uri: str) -> None:
+    old = ls.pushes.pop(uri, None)
+    if old is not None:
+        old.cancel()
 
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
-                    types.DiagnosticOptions(inter_file_dependencies=False,
-                                            workspace_diagnostics=False, identifier="fuse"))
-    @safe(lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
-    def pull(ls: FuseServer, params: types.DocumentDiagnosticParams
-             ) -> types.RelatedFullDocumentDiagnosticReport:
-        uri = params.text_document.uri
-        version = ls.workspace.get_text_document(uri).version
-        return types.RelatedFullDocumentDiagnosticReport(
-            items=document_diagnostics(ls, uri), result_id=f"{uri}@{version}")
+
+# --------------------------------------------------------------- handlers
+
+
+@safe()
+def did_open(ls: FuseServer, params: types.DidOpenTextDocumentParams) -> None:
+    schedule(ls, params.text_document.uri, 0)
+
+
+@safe()
+def did_change(ls: FuseServer, params: types.DidChangeTextDocumentParams) -> None:
+    schedule(ls, params.text_document.uri, ls.options.debounce_ms / 1000)
+
+
+@safe()
+def did_save(ls: FuseServer, params: types.DidSaveTextDocumentParams) -> None:
+    # source files beside it may have changed (the analyzer reads them every time)
+    ls.forget(params.text_document.uri, closed=False)
+    schedule(ls, params.text_document.uri, 0)
+
+
+@safe()
+def did_close(ls: FuseServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    cancel_push(ls, uri)
+    ls.forget(uri)
+    if not ls.pull_diagnostics:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, diagnostics=[]))
+
+
+@safe(lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
+def pull(ls: FuseServer, params: types.DocumentDiagnosticParams
+         ) -> types.RelatedFullDocumentDiagnosticReport:
+    uri = params.text_document.uri
+    version = ls.workspace.get_text_document(uri).version
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=document_diagnostics(ls, uri), result_id=f"{uri}@{version}")
+
+
+FEATURES = (
+    Feature(types.TEXT_DOCUMENT_DID_OPEN, did_open),
+    Feature(types.TEXT_DOCUMENT_DID_CHANGE, did_change),
+    Feature(types.TEXT_DOCUMENT_DID_SAVE, did_save),
+    Feature(types.TEXT_DOCUMENT_DID_CLOSE, did_close),
+    Feature(types.TEXT_DOCUMENT_DIAGNOSTIC, pull, types.DiagnosticOptions(
+        inter_file_dependencies=False, workspace_diagnostics=False, identifier="fuse")),
+)

@@ -478,9 +478,20 @@ def test_falls_back_to_python_m_fuse_lsp(tmp_path):
     """No fuse-lsp on PATH: the config starts `python3 -m fuse_lsp --stdio`."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(sys.executable)
+    # `python3` is this interpreter. Not a symlink to it: a symlink to a virtual
+    # environment's python, placed outside the environment, starts the base
+    # interpreter without the environment's packages (Python finds its
+    # environment from the pyvenv.cfg beside or above the path it was started by).
+    python3 = bin_dir / "python3"
+    python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python3.chmod(0o755)
     path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
     assert shutil.which("fuse-lsp", path=path) is None
+    # the server that `python3 -m fuse_lsp` starts is this tree's, not another install
+    found = subprocess.run([str(python3), "-c", "import fuse_lsp; print(fuse_lsp.__file__)"],
+                           env=_env(tmp_path, path), capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).resolve().is_relative_to(ROOT), found.stdout
     file = write(tmp_path, "bad.fuse", BAD)
     data = run_nvim(tmp_path, file, """
         local client = wait_client()

@@ -2,13 +2,14 @@
 
 Importing fuse_lang never imports torch or jax; `get_backend("torch")`
 does, once, and caches the instance (the einops `_backends.py` pattern).
+What a backend offers is named in `base.Backend`; how a product of two
+operands runs as one matmul is `pairwise.pair_as_matmul`.
 """
 from __future__ import annotations
 
 import functools
 import importlib
-import math
-from typing import Any, Callable, NamedTuple
+from typing import Any
 
 BACKENDS = {"numpy": "fuse_lang.run.backends.numpy_backend:NumpyBackend",
             "torch": "fuse_lang.run.backends.torch_backend:TorchBackend",
@@ -36,91 +37,6 @@ def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Any:
         raise BackendError(f"the {name} backend needs {name}, which is not installed here "
                            f"(pip install \"fuse-lang[{name}]\")") from None
     return getattr(module, class_name)(device=device, precision=precision)
-
-
-@functools.lru_cache(maxsize=1024)
-def planned_contraction(spec: str, shapes: tuple[tuple[int, ...], ...]) -> Any:
-    """The contraction path for an einsum, planned once per spec and shapes."""
-    import opt_einsum
-
-    return opt_einsum.contract_expression(spec, *shapes, optimize="auto")
-
-
-def pair_as_matmul(spec: str, a: Any, b: Any, *, total: Callable, permute: Callable,
-                   matmul: Callable) -> Any:
-    """A two-operand einsum as one batched matmul (BLAS), with the operands'
-    roles chosen so that the result comes out in the requested order (a plain
-    matrix product when nothing is batched).  `total(x, axes)` sums axes away,
-    `permute(x, order)` transposes, `matmul` multiplies: the framework's own.
-    The plan is made once per spec and shapes, so a run pays only for the calls."""
-    plan = _matmul_plan(spec, tuple(a.shape), tuple(b.shape))
-    if plan.swap:
-        a, b = b, a
-    if plan.total_a:
-        a = total(a, plan.total_a)
-    if plan.total_b:
-        b = total(b, plan.total_b)
-    if plan.order_a is not None:
-        a = permute(a, plan.order_a)
-    if plan.order_b is not None:
-        b = permute(b, plan.order_b)
-    if plan.reshape:
-        out = matmul(a.reshape(plan.shape_a), b.reshape(plan.shape_b)).reshape(plan.produced)
-    else:
-        out = matmul(a, b)
-    return out if plan.order_out is None else permute(out, plan.order_out)
-
-
-class _MatmulPlan(NamedTuple):
-    swap: bool  # multiply b @ a (the first of the output's free indices is b's)
-    total_a: tuple[int, ...]  # axes summed away first (in one operand only, not kept)
-    total_b: tuple[int, ...]
-    order_a: tuple[int, ...] | None  # to (batch, free, contracted); None: already so
-    order_b: tuple[int, ...] | None  # to (batch, contracted, free)
-    shape_a: tuple[int, ...]  # (batch?, free, contracted)
-    shape_b: tuple[int, ...]  # (batch?, contracted, free)
-    produced: tuple[int, ...]  # the product's shape, axis by axis
-    order_out: tuple[int, ...] | None  # produced -> requested order; None: already so
-    reshape: bool  # whether any operand or the product needs reshaping (not a plain mm)
-
-
-@functools.lru_cache(maxsize=4096)
-def _matmul_plan(spec: str, shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> _MatmulPlan:
-    inputs, output = spec.split("->")
-    sa, sb = inputs.split(",")
-    sizes = dict(zip(sa, shape_a))
-    sizes.update(zip(sb, shape_b))
-    # put first whichever operand's free indices come first in the output
-    first_free = next((c for c in output if (c in sa) != (c in sb)), None)
-    swap = first_free is not None and first_free in sb
-    if swap:
-        sa, sb = sb, sa
-    # an index in one operand only and not kept is summed first
-    total_a = tuple(i for i, c in enumerate(sa) if c not in sb and c not in output)
-    total_b = tuple(i for i, c in enumerate(sb) if c not in sa and c not in output)
-    sa = "".join(c for i, c in enumerate(sa) if i not in total_a)
-    sb = "".join(c for i, c in enumerate(sb) if i not in total_b)
-    batch = [c for c in output if c in sa and c in sb]
-    contracted = [c for c in sa if c in sb and c not in output]
-    free_a = [c for c in sa if c not in sb]
-    free_b = [c for c in sb if c not in sa]
-
-    def prod(cs: list[str]) -> int:
-        return math.prod(sizes[c] for c in cs)
-
-    def order(of: str, to: list[str]) -> tuple[int, ...] | None:
-        positions = tuple(of.index(c) for c in to)
-        return None if positions == tuple(range(len(positions))) else positions
-
-    lead = (prod(batch),) if batch else ()
-    produced = batch + free_a + free_b
-    plain = len(batch) <= 1 and len(free_a) == len(free_b) == len(contracted) == 1
-    return _MatmulPlan(
-        swap, total_a, total_b,
-        order(sa, batch + free_a + contracted), order(sb, batch + contracted + free_b),
-        lead + (prod(free_a), prod(contracted)), lead + (prod(contracted), prod(free_b)),
-        tuple(sizes[c] for c in produced), order("".join(produced), list(output)),
-        not plain)
 
 
 def check_precision(backend: Any) -> None:

@@ -11,9 +11,10 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-import opt_einsum
 
+from ...plan import contraction  # the one planner: what explain prints runs
 from . import BackendError, check_precision
+from .base import Backend, elementwise_from
 
 _REDUCTIONS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "avg": jnp.mean}
 _DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,
@@ -44,7 +45,8 @@ def _device(device: str):
     return found[index]
 
 
-class JaxBackend:
+@elementwise_from(jnp)
+class JaxBackend(Backend):
     name = "jax"
     compiles_by_default = True
 
@@ -82,8 +84,6 @@ class JaxBackend:
     def arange(self, n: int) -> jax.Array:
         return jnp.arange(n, dtype=self.dtype)
 
-    int_arange = staticmethod(np.arange)  # positions are computed on the host, from shapes
-
     def to_numpy(self, x: Any) -> np.ndarray:
         out = np.asarray(x)
         if out.dtype == jnp.bfloat16:  # numpy has no bfloat16 of its own: hand out float32
@@ -91,9 +91,6 @@ class JaxBackend:
         return out
 
     # ---- shapes
-    def shape(self, x: Any) -> tuple[int, ...]:
-        return tuple(np.shape(x))
-
     transpose = staticmethod(jnp.transpose)
     reshape = staticmethod(jnp.reshape)
     broadcast_to = staticmethod(jnp.broadcast_to)
@@ -119,21 +116,15 @@ class JaxBackend:
     def einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
         if len(arrays) <= 2:
             return jnp.einsum(spec, *arrays)
-        # the planned contraction order, as the NumPy backend uses it
-        return jnp.einsum(spec, *arrays,
-                          optimize=_path(spec, tuple(tuple(a.shape) for a in arrays)))
-
-    def scale_fresh(self, x: jax.Array, factor) -> jax.Array:
-        return x * factor
+        # the order `fuse explain` prints (plan.contraction), as every backend runs it
+        path = contraction.contraction_path(spec, tuple(tuple(a.shape) for a in arrays)).path
+        return jnp.einsum(spec, *arrays, optimize=[*path])
 
     def new_facts(self, found: jax.Array, known: jax.Array) -> jax.Array | None:
         new = (found > 0) & (known <= 0)
         if not bool(jnp.any(new)):
             return None
         return new.astype(self.dtype)
-
-    def add_fresh(self, x: jax.Array, y: jax.Array) -> jax.Array:
-        return x + y
 
     def softmax(self, x: jax.Array, axis: int, fresh: bool = False) -> jax.Array:
         return jax.nn.softmax(x, axis=axis)
@@ -148,17 +139,6 @@ class JaxBackend:
 
     def where(self, cond, a, b) -> jax.Array:
         return jnp.where(cond, a, b).astype(self.dtype)
-
-    exp = staticmethod(jnp.exp)
-    log = staticmethod(jnp.log)
-    tanh = staticmethod(jnp.tanh)
-    sqrt = staticmethod(jnp.sqrt)
-    abs = staticmethod(jnp.abs)
-    sin = staticmethod(jnp.sin)
-    cos = staticmethod(jnp.cos)
-    maximum = staticmethod(jnp.maximum)
-    minimum = staticmethod(jnp.minimum)
-    power = staticmethod(jnp.power)
 
     def erf(self, x: Any) -> jax.Array:
         return jax.scipy.special.erf(x)
@@ -211,7 +191,3 @@ class JaxBackend:
 
         return jax.jit(traced)
 
-
-@functools.lru_cache(maxsize=1024)
-def _path(spec: str, shapes: tuple[tuple[int, ...], ...]) -> list:
-    return opt_einsum.contract_path(spec, *shapes, shapes=True, optimize="auto")[0]

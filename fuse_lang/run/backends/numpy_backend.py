@@ -1,20 +1,22 @@
 """The NumPy backend: the reference semantics run on these few operations."""
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import numpy as np
 
-from . import BackendError, pair_as_matmul, planned_contraction
+from ...plan import contraction  # the one planner: what explain prints runs
+from . import BackendError
+from .base import Backend, elementwise_from
+from .pairwise import pair_as_matmul
 
 _DTYPES = {"fp32": np.float32, "fp64": np.float64}
-_SMALL = 4096  # operands this small (elements, together) skip contraction planning
+_SMALL = 4096  # two operands this small (elements, together) skip the matmul plan
 
 
-class NumpyBackend:
+@elementwise_from(np)
+class NumpyBackend(Backend):
     name = "numpy"
-    compiles_by_default = False
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if device not in ("cpu", "auto"):
@@ -26,9 +28,6 @@ class NumpyBackend:
         self.dtype = _DTYPES[precision]
         self.itemsize = np.dtype(self.dtype).itemsize
 
-    def context(self) -> contextlib.AbstractContextManager:
-        return contextlib.nullcontext()
-
     # ---- making arrays
     def asarray(self, x: Any) -> np.ndarray:
         return np.asarray(x, dtype=self.dtype)
@@ -38,9 +37,6 @@ class NumpyBackend:
 
     def arange(self, n: int) -> np.ndarray:
         return np.arange(n, dtype=self.dtype)
-
-    def int_arange(self, n: int) -> np.ndarray:
-        return np.arange(n)
 
     def to_numpy(self, x: Any) -> np.ndarray:
         return np.asarray(x)
@@ -75,18 +71,34 @@ class NumpyBackend:
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
-        if len(arrays) == 1 or sum(a.size for a in arrays) <= _SMALL:
-            # numpy's C einsum: no planning overhead, and nothing to plan
-            out = np.einsum(spec, *arrays, dtype=self.dtype, casting="unsafe")
-            if any(np.may_share_memory(out, a) for a in arrays):
-                out = out.copy()  # a result is always new memory (callers may update it)
-            return out
-        if len(arrays) == 2:
+        if len(arrays) <= 2:  # a pair is its own contraction path
+            if len(arrays) == 1 or arrays[0].size + arrays[1].size <= _SMALL:
+                # numpy's C einsum: no planning overhead
+                out = np.einsum(spec, *arrays, dtype=self.dtype, casting="unsafe")
+                if any(np.may_share_memory(out, a) for a in arrays):
+                    out = out.copy()  # a result is always new memory (callers may update it)
+                return out
             out = pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
                                  permute=np.transpose, matmul=np.matmul)
             return np.asarray(out, dtype=self.dtype)
-        expr = planned_contraction(spec, tuple(a.shape for a in arrays))
+        shapes = tuple(a.shape for a in arrays)
+        if sum(a.size for a in arrays) <= _SMALL:  # the planned path, each step in C einsum
+            return self._along_path(spec, shapes, arrays)
+        expr = contraction.planned_contraction(spec, shapes)
         return np.asarray(expr(*arrays), dtype=self.dtype)
+
+    def _along_path(self, spec: str, shapes: tuple, arrays: tuple) -> np.ndarray:
+        """The contraction_path's steps, as opt_einsum takes them: each step's
+        operands leave the list (highest position first), its result joins the end."""
+        planned = contraction.contraction_path(spec, shapes)
+        operands = list(arrays)
+        for positions, step in zip(planned.path, planned.steps):
+            picked = [operands.pop(k) for k in sorted(positions, reverse=True)]
+            operands.append(np.einsum(step, *picked, dtype=self.dtype, casting="unsafe"))
+        out = operands[0]
+        if any(np.may_share_memory(out, a) for a in arrays):
+            out = out.copy()  # a result is always new memory (callers may update it)
+        return out
 
     def scale_fresh(self, x: np.ndarray, factor) -> np.ndarray:
         """x * factor, reusing x's memory (x was made for this result alone)."""
@@ -132,17 +144,6 @@ class NumpyBackend:
     def where(self, cond, a, b):
         return np.where(cond, a, b).astype(self.dtype)
 
-    exp = staticmethod(np.exp)
-    log = staticmethod(np.log)
-    tanh = staticmethod(np.tanh)
-    sqrt = staticmethod(np.sqrt)
-    abs = staticmethod(np.abs)
-    sin = staticmethod(np.sin)
-    cos = staticmethod(np.cos)
-    maximum = staticmethod(np.maximum)
-    minimum = staticmethod(np.minimum)
-    power = staticmethod(np.power)
-
     def erf(self, x: np.ndarray) -> np.ndarray:
         from scipy.special import erf
 
@@ -175,3 +176,4 @@ class NumpyBackend:
 
 def _total(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return x.sum(axis=axes)
+

@@ -4,7 +4,6 @@ run of equations as one aten graph (make_fx: Python control flow is resolved
 at capture, as jax.jit does) and hands it to `torch.compile`."""
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Callable
 
 import numpy as np
@@ -12,7 +11,10 @@ import torch
 import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import BackendError, check_precision, pair_as_matmul, planned_contraction
+from ...plan import contraction  # the one planner: what explain prints runs
+from . import BackendError, check_precision
+from .base import Backend, elementwise_from
+from .pairwise import pair_as_matmul
 
 _DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16,
            "fp16": torch.float16}
@@ -53,9 +55,10 @@ def _elementwise(fn: Callable) -> Callable:
         return fn(*map(self._t, args))
     return method
 
-class TorchBackend:
+
+@elementwise_from(torch, wrap=_elementwise, renamed={"power": "pow"})
+class TorchBackend(Backend):
     name = "torch"
-    compiles_by_default = False
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if precision not in _DTYPES:
@@ -67,9 +70,6 @@ class TorchBackend:
         self.dtype = _DTYPES[precision]
         self.itemsize = self.dtype.itemsize
         check_precision(self)
-
-    def context(self) -> contextlib.AbstractContextManager:
-        return contextlib.nullcontext()
 
     # ---- making arrays
     def asarray(self, x: Any) -> torch.Tensor:
@@ -91,8 +91,6 @@ class TorchBackend:
     def arange(self, n: int) -> torch.Tensor:
         return torch.arange(n, dtype=self.dtype, device=self.torch_device)
 
-    int_arange = staticmethod(np.arange)  # positions are computed on the host, from shapes
-
     def to_numpy(self, x: Any) -> np.ndarray:
         if not isinstance(x, torch.Tensor):
             return np.asarray(x)
@@ -100,9 +98,6 @@ class TorchBackend:
         if x.dtype == torch.bfloat16:  # numpy has no bfloat16: hand out float32
             x = x.float()
         return x.cpu().numpy()
-
-    def native(self, x: Any) -> Any:
-        return x
 
     # ---- shapes
     def shape(self, x: Any) -> tuple[int, ...]:
@@ -145,8 +140,8 @@ class TorchBackend:
         if len(arrays) == 2:  # a plain mm where it can be: torch.einsum always batches
             return pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
                                   permute=_permute, matmul=torch.matmul)
-        # the planned contraction order, as the NumPy backend uses it
-        expr = planned_contraction(spec, tuple(tuple(a.shape) for a in arrays))
+        # the order `fuse explain` prints (plan.contraction), as every backend runs it
+        expr = contraction.planned_contraction(spec, tuple(tuple(a.shape) for a in arrays))
         return expr(*arrays, backend="torch")
 
     def scale_fresh(self, x: torch.Tensor, factor) -> torch.Tensor:
@@ -162,9 +157,6 @@ class TorchBackend:
         if not bool(new.any()):
             return None
         return new.to(self.dtype)
-
-    def add_fresh(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x + y
 
     def softmax(self, x: torch.Tensor, axis: int, fresh: bool = False) -> torch.Tensor:
         return torch.softmax(x, dim=axis)
@@ -182,20 +174,8 @@ class TorchBackend:
     def where(self, cond, a, b) -> torch.Tensor:
         return torch.where(self._t(cond), self._t(a), self._t(b)).to(self.dtype)
 
-    exp = _elementwise(torch.exp)
-    log = _elementwise(torch.log)
-    tanh = _elementwise(torch.tanh)
-    sqrt = _elementwise(torch.sqrt)
-    abs = _elementwise(torch.abs)
-    sin = _elementwise(torch.sin)
-    cos = _elementwise(torch.cos)
     erf = _elementwise(torch.erf)
     gelu = _elementwise(F.gelu)  # the exact (erf) form
-    maximum = _elementwise(torch.maximum)
-    minimum = _elementwise(torch.minimum)
-
-    def power(self, a, b):
-        return torch.pow(self._t(a), self._t(b))
 
     def topk(self, x: torch.Tensor, k: int) -> torch.Tensor:
         """The k largest along the last axis, descending (equal values are equal:

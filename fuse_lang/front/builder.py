@@ -1,0 +1,543 @@
+"""The IR builder: LALR reductions -> IR nodes with spans.
+
+The parser (lalr.py) calls a method of `IRBuilder` per reduction, named after
+the rule, with the rule's children as lark shapes them; a token child is a
+tuple (type, text, start, end).  A statement that is not valid Fuse although it
+parses (`a keyword argument is not an index`...) raises StatementError with its
+diagnostic.  The compiled replay (compiled.py) may write some of the builder's
+calls out in place (`IRBuilder.INLINE`, below).
+"""
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import replace
+from operator import itemgetter
+from typing import Any
+
+from . import ir
+from .builtins import BUILTINS, RESERVED_WORDS
+from .compiled import StandIn, TokenCode
+from .diagnostics import Diagnostic, make
+from ..fastinit import frozen_dataclass
+from .lexer import Tok
+from .span import Span
+
+class StatementError(Exception):
+    """Raised inside the IR builder: the statement is reported and dropped."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+# A Span made as `_tuple_new(Span, (start, end))`, without a Python frame: the
+# cheapest way CPython has to make one (a third less than a partial of it, or than
+# slicing a token's offsets out), and the parser makes one or two per token.
+_tuple_new = tuple.__new__
+_text_of = itemgetter(1)  # a token's text
+
+
+# A token is a tuple (type, text, start, end): the lexer's plain tuples on the
+# way to the parser (made in C), or a Tok where it is read by name.
+
+
+def _tok_span(tok: tuple) -> Span:
+    return _tuple_new(Span, (tok[2], tok[3]))
+
+
+def _name_ref(tok: tuple) -> ir.Ref:
+    """The bare reference a NAME token makes."""
+    span = _tuple_new(Span, (tok[2], tok[3]))  # one Span for both: the commonest node
+    return ir.Ref(tok[1], span, None, False, span)
+
+
+def _start_of(item: Any) -> int | None:
+    if isinstance(item, tuple):  # a token
+        return item[2]
+    if isinstance(item, list):
+        for x in item:
+            start = _start_of(x)
+            if start is not None:
+                return start
+        return None
+    return item.span.start if item is not None else None
+
+
+def _end_of(item: Any) -> int | None:
+    if isinstance(item, tuple):  # a token
+        return item[3]
+    if isinstance(item, list):
+        for x in reversed(item):
+            end = _end_of(x)
+            if end is not None:
+                return end
+        return None
+    return item.span.end if item is not None else None
+
+
+def _cover(children: list) -> Span:
+    """The span from the first to the last child that has one."""
+    start = end = None
+    for item in children:
+        start = _start_of(item)
+        if start is not None:
+            break
+    for item in reversed(children):
+        end = _end_of(item)
+        if end is not None:
+            break
+    return Span(start, end)  # type: ignore[arg-type]
+
+
+@frozen_dataclass
+class _Arg:
+    """A reference/call argument before we know which of the two it belongs to."""
+
+    kind: str  # "kwarg" | "slice" | "virtual" | "dotted" (an expression is itself)
+    value: Any
+    span: Span
+    name: ir.Ref | None = None  # kwarg name
+
+
+def _fail(code: str, message: str, span: Span) -> None:
+    raise StatementError(make(code, message, span))
+
+
+# ----------------------------------------------------------- expr -> index
+
+
+def _as_var(expr: Any) -> ir.IndexVar | None:
+    if isinstance(expr, ir.Ref) and expr.indices is None and _is_variable_name(expr.name):
+        return ir.IndexVar(expr.name, expr.span)
+    return None
+
+
+def _is_variable_name(name: str) -> bool:
+    return name[0].islower() or name[0] == "_"
+
+
+def _as_int(expr: Any) -> int | None:
+    if isinstance(expr, ir.Number) and expr.is_integer:
+        return int(expr.text)
+    return None
+
+
+def _index_from(arg: Any) -> ir.Index:
+    """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
+    index (LANGUAGE.md §3)."""
+    if isinstance(arg, tuple):  # a bare name's token
+        return _plain_index(_name_ref(arg))
+    if type(arg) is not _Arg:
+        return _plain_index(arg)
+    if arg.kind == "slice":
+        return arg.value
+    if arg.kind == "kwarg":
+        _fail("invalid-index", "a keyword argument is not an index", arg.span)
+    if arg.kind == "dotted":
+        var = _as_var(arg.value)
+        if var is None:
+            _fail("invalid-index", "only an index variable can be dotted (as in `p'.`)", arg.span)
+        return ir.IndexVar(var.name, arg.span, dotted=True)
+    if arg.kind == "virtual":
+        inner = _plain_index(arg.value)
+        if not (isinstance(inner, ir.IndexVar)
+                or (isinstance(inner, ir.IndexShift) and len(inner.terms) == 1)):
+            _fail("invalid-index", "a virtual index is `*t` or `*t` plus or minus a number",
+                  arg.span)
+        return ir.IndexVirtual(inner, arg.span)
+    raise AssertionError(arg.kind)  # a keyword argument: reported above
+
+
+def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
+    """The arguments of `T[...]` / `R(...)` as indices (see _index_from); a bare
+    name may be its NAME token (see IRBuilder.TOKEN_STAND_INS)."""
+    # _index_from's first case (and _is_variable_name's rule) written out in place for
+    # a bare reference: most indices are plain variables, and this saves two calls each
+    return tuple([_name_index(a) if isinstance(a, tuple)
+                  else ir.IndexVar(a.name, a.span, False)
+                  if type(a) is ir.Ref and a.indices is None
+                  and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
+                  for a in args])
+
+
+def _plain_index(expr: Any) -> ir.Index:
+    span = expr.span
+    if isinstance(expr, ir.Ref) and expr.indices is None:
+        if _is_variable_name(expr.name):
+            return ir.IndexVar(expr.name, span)
+        return ir.IndexConst(expr.name, span)
+    if isinstance(expr, ir.Number):
+        value = _as_int(expr)
+        if value is None:
+            _fail("invalid-index", f"`{expr.text}` is not a position: positions are whole numbers",
+                  span)
+        return ir.IndexConst(value, span)
+    if isinstance(expr, ir.Sum):
+        terms: list[ir.IndexVar] = []
+        offset = 0
+        for sign, term in zip(expr.signs, expr.terms):
+            var = _as_var(term)
+            number = _as_int(term)
+            if var is not None and sign == "+":
+                terms.append(var)
+            elif number is not None:
+                offset += number if sign == "+" else -number
+            else:
+                break
+        else:
+            if terms and isinstance(expr.terms[0], ir.Ref):
+                return ir.IndexShift(tuple(terms), offset, span)
+    if isinstance(expr, ir.Product) and len(expr.factors) == 2 and expr.ops[1] == "/":
+        var = _as_var(expr.factors[0])
+        divisor = _as_int(expr.factors[1])
+        if var is not None and divisor is not None:
+            if divisor == 0:
+                _fail("invalid-index", "an index cannot be divided by 0", span)
+            return ir.IndexDiv(var, divisor, span)
+    if isinstance(expr, ir.Product) and all(op in ("", " ") for op in expr.ops):
+        _fail("invalid-index", "missing ',' between indices", span)
+    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number):
+        _fail("invalid-index", "negative positions are not supported; use an offset like `t-1`",
+              span)
+    _fail("invalid-index",
+          "not an index: an index is a variable (`i`), a constant (`0`, `Alice`), an offset "
+          "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`",
+          span)
+    raise AssertionError  # unreachable
+
+
+# ----------------------------------------------------- written-out builders
+# The compiled replay of a statement shape (compiled.py) may write some of
+# the builder's calls out in place (IRBuilder.INLINE): the node is made right
+# there, without the method's lists and calls.  Each function below is given the
+# call's children as code (compiled.TokenCode for a token, a variable's name for a
+# value, compiled.StandIn for a bare name not made) and the call's own code, and
+# gives code doing what the method does, or None to leave the call.  Such code
+# raises what the method would, first (or falls back on the call): the method's
+# checks are made in it in the same order, or cannot fail for those children.
+
+_Inlined = tuple[str, dict[str, Any]] | None
+
+
+def _name_index(tok: tuple) -> ir.Index:
+    """The index a bare name's token is (see _indices)."""
+    if tok[1][0].islower() or tok[1][0] == "_":
+        return ir.IndexVar(tok[1], _tuple_new(Span, (tok[2], tok[3])), False)
+    return _index_from(tok)
+
+
+# the names the written-out code uses
+_INLINE_NAMES = {"_Ref": ir.Ref, "_Sum": ir.Sum, "_Product": ir.Product,
+                 "_tuple_new": _tuple_new, "_Span": Span, "_name_index": _name_index,
+                 "_index_from": _index_from, "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
+
+
+def _made(code: Any) -> bool:
+    """Whether child `code` is a value made already (a variable's name)."""
+    return type(code) is str and code != "None"
+
+
+def _span_code(start: str, end: str) -> str:
+    return f"_tuple_new(_Span, ({start}, {end}))"
+
+
+def _index_code(arg: Any) -> str | None:
+    """Code for the index an argument is (see _indices), None if not a plain case."""
+    if type(arg) is StandIn:  # a bare name's token
+        return f"_name_index({arg.token})"
+    return f"_index_from({arg})" if _made(arg) else None
+
+
+def _ref_code(children: list[Any], paren: bool) -> str | None:
+    """Code for `name[...]` or `name(...)` (see bracket_ref), or None."""
+    name, _open, args, close = children
+    indices = [_index_code(arg) for arg in args] if type(args) is list else [None]
+    if None in indices:
+        return None
+    return (f"_Ref({name}[1], {_span_code(f'{name}[2]', f'{name}[3]')}, "
+            f"({''.join(f'{index}, ' for index in indices)}), {paren}, "
+            f"{_span_code(f'{name}[2]', f'{close}[3]')})")
+
+
+def _bracket_ref_code(children: list[Any], call: str) -> _Inlined:
+    code = _ref_code(children, False)
+    return None if code is None else (code, _INLINE_NAMES)
+
+
+def _paren_ref_code(children: list[Any], call: str) -> _Inlined:
+    # bare names only (no index fails), of a name neither reserved nor a builtin's
+    if type(children[2]) is not list or not all(type(arg) is StandIn for arg in children[2]):
+        return None
+    code = _ref_code(children, True)
+    return None if code is None else (
+        f"({code} if {children[0]}[1] not in _CALL_WORDS else {call})", _INLINE_NAMES)
+
+
+def _operands_code(maker: str, children: list[Any], first_op: str) -> _Inlined:
+    """Code for a sum or product: operands and the tokens between them (see sum)."""
+    operands = [child for child in children if type(child) is not TokenCode]
+    if not all(_made(operand) for operand in operands):
+        return None
+    ops = [f'"{first_op}"']
+    for before, child in zip(children, children[1:]):
+        if type(child) is not TokenCode:
+            ops.append(f"{before}[1]" if type(before) is TokenCode else '" "')
+    return (f"{maker}(({''.join(f'{x}, ' for x in operands)}), ({''.join(f'{x}, ' for x in ops)}), "
+            f"{_span_code(f'{operands[0]}.span[0]', f'{operands[-1]}.span[1]')})", _INLINE_NAMES)
+
+
+def _sum_code(children: list[Any], call: str) -> _Inlined:
+    return _operands_code("_Sum", children, "+")
+
+
+def _product_code(children: list[Any], call: str) -> _Inlined:
+    return _operands_code("_Product", children, "")
+
+
+def _start_code(children: list[Any], call: str) -> _Inlined:
+    return (children[0], {}) if _made(children[0]) else None
+
+
+# -------------------------------------------------------------- IR builder
+
+
+class IRBuilder:
+    """LALR reductions -> IR nodes (spans from tokens): each method is called with
+    its rule's children, as lark shapes them (see tables._recipe); a token child
+    is a tuple (type, text, start, end)."""
+
+    # methods the compiled replay may write out in place (see above)
+    INLINE = {"bracket_ref": _bracket_ref_code, "paren_ref": _paren_ref_code,
+              "sum": _sum_code, "product": _product_code, "start": _start_code}
+
+    # ---- statements
+    def start(self, c):
+        return c[0]
+
+    def equation(self, c):
+        lhs, op, rhs = c
+        if type(lhs) is not ir.Ref or lhs.name in RESERVED_WORDS:
+            lhs = self._lhs(lhs)  # says why it is not a left-hand side
+        span = _tuple_new(Span, (lhs.span[0], rhs.span[1]))
+        if type(rhs) is ir.String:
+            if op[1] != "=":
+                _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
+                      f"`{op[1]}`", _tok_span(op))
+            return ir.Source(lhs, rhs, span)
+        return ir.Equation(lhs, op[1], _tuple_new(Span, (op[2], op[3])), rhs, span)
+
+    def sink(self, c):
+        path_tok, _eq, rhs = c
+        return ir.Sink(_string(path_tok), rhs, _cover(c))
+
+    def export(self, c):
+        names = tuple(ir.Ref(t[1], _tok_span(t), None, False, _tok_span(t)) for t in c[1:])
+        return ir.Export(names, _cover(c))
+
+    def query(self, c):
+        return ir.Query(self._atom(c[0]), _cover(c))
+
+    def fact(self, c):
+        atom = self._atom(c[0])
+        return ir.Fact(atom, atom.span)
+
+    def axis_decl(self, c):
+        return [replace(item, span=_cover(c) if len(c) == 2 else item.span) for item in c[1:]]
+
+    def axis_item(self, c):
+        name, _eq, number = c
+        if not number[1].isdigit():
+            _fail("invalid-statement", "an axis extent is a whole number", _tok_span(number))
+        return ir.AxisDecl(name[1], _tok_span(name), int(number[1]), _tok_span(number),
+                           _cover(c))
+
+    def param_decl(self, c):
+        return ir.ParamDecl(tuple(self._lhs(r) for r in c[1:]), _cover(c))
+
+    def _atom(self, ref: Any) -> ir.Ref:
+        if not isinstance(ref, ir.Ref):
+            name = getattr(ref, "name", "this")
+            _fail("invalid-statement",
+                  f"`{name}` is a builtin function; a fact or query names a tensor", ref.span)
+        _check_name(ref)
+        return ref
+
+    def _lhs(self, ref: Any) -> ir.Ref:
+        ref = self._atom(ref)
+        return ref
+
+    # ---- expressions
+    def sum(self, c):
+        # term (sign term)*: the terms at even places, the signs' tokens between
+        return ir.Sum(tuple(c[::2]), ("+", *map(_text_of, c[1::2])),
+                         _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
+
+    def product(self, c):
+        # factors, each after a `*` or `/` token or none (juxtaposition: " ")
+        factors = []
+        ops = []
+        op = ""
+        for item in c:
+            if isinstance(item, tuple):  # a token: STAR or SLASH
+                op = item[1]
+            else:
+                factors.append(item)
+                ops.append(op)
+                op = " "
+        return ir.Product(tuple(factors), tuple(ops),
+                             _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
+
+    def neg(self, c):
+        return ir.Neg(c[1], _cover(c))
+
+    def power(self, c):
+        return ir.Power(c[0], c[2], _cover(c))
+
+    def reduce(self, c):
+        # REDUCE LPAR op (NAME)+ RPAR body
+        op = c[2]
+        names = c[3:-2]
+        body = c[-1]
+        indices = []
+        for tok in names:
+            if not _is_variable_name(tok[1]):
+                _fail("invalid-index", f"`{tok[1]}` is not an index variable", _tok_span(tok))
+            indices.append(ir.IndexVar(tok[1], _tok_span(tok)))
+        return ir.Reduce(op[1], _tok_span(op), tuple(indices), body, _cover(c))
+
+    def number(self, c):
+        tok = c[0]
+        return ir.Number(float(tok[1]), tok[1], _tuple_new(Span, (tok[2], tok[3])))
+
+    def string(self, c):
+        return _string(c[0])
+
+    def group(self, c):
+        inner = c[1]
+        return replace(inner, span=_cover(c))
+
+    def list(self, c):
+        items = tuple(x for x in c[1:-1] if x is not None)
+        return ir.ListLit(items, _cover(c))
+
+    # ---- references and calls
+
+    # The compiled replay (compiled.py) does not make a bare reference in the
+    # arguments of a bracket or paren reference: these get its NAME token instead
+    # (most become index variables, and the Ref would be thrown away)
+    TOKEN_STAND_INS = {"bare_ref": ("bracket_ref", "paren_ref")}
+
+    def bare_ref(self, c):
+        tok = c[0]
+        span = _tuple_new(Span, (tok[2], tok[3]))  # _name_ref's work in place
+        return ir.Ref(tok[1], span, None, False, span)
+
+    def bracket_ref(self, c):
+        name, _l, args, close = c
+        indices = _indices(args) if args else ()
+        return ir.Ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, False,
+                         _tuple_new(Span, (name[2], close[3])))
+
+    def paren_ref(self, c):
+        name, _l, args, close = c
+        args = args or []
+        span = _tuple_new(Span, (name[2], close[3]))
+        if name[1] in RESERVED_WORDS:
+            _fail("reserved-word", f"`{name[1]}` is reserved for a later version of Fuse",
+                  _tok_span(name))
+        if name[1] in BUILTINS:
+            return _call(name, args, span)
+        try:
+            indices = _indices(args)
+        except StatementError:
+            if _is_variable_name(name[1]):
+                # `foo(X[i])`: a call to a function that does not exist; the
+                # checker reports it with the list of builtins.
+                return _call(name, args, span)
+            raise
+        return ir.Ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, True, span)
+
+    # Expressions as they are, other arguments as `_Arg`s (the children hold no
+    # None: every `arg` alternative makes a value, and `[","]` is filtered out).
+    # `list` itself, so that the compiled replay knows the list it makes.
+    args = staticmethod(builtins.list)  # (the stdlib's: `list` here is the method above)
+
+    def kwarg(self, c):
+        name, _eq, value = c
+        if isinstance(name, tuple):  # a token, `axis=`: the keyword is also a statement word
+            name = ir.Ref(name[1], _tok_span(name), None, False, _tok_span(name))
+        if not (isinstance(name, ir.Ref) and name.indices is None):
+            _fail("syntax-error", "a keyword argument is written `name=value`", _cover(c))
+        return _Arg("kwarg", value, _cover(c), name)
+
+    def slice(self, c):
+        start, colon, stop = c
+        bounds = []
+        for tok in (start, stop):
+            if tok is not None and not tok[1].isdigit():
+                _fail("invalid-index", "slice bounds are whole numbers", _tok_span(tok))
+            bounds.append(int(tok[1]) if tok is not None else None)
+        span = _cover([t for t in c if t is not None])
+        if bounds[0] is not None and bounds[1] is not None and bounds[1] <= bounds[0]:
+            _fail("invalid-index", f"the slice {bounds[0]}:{bounds[1]} is empty", span)
+        return _Arg("slice", ir.IndexSlice(bounds[0], bounds[1], span), span)
+
+    def virtual(self, c):
+        return _Arg("virtual", c[1], _cover(c))
+
+    def dotted(self, c):
+        return _Arg("dotted", c[0], _cover(c))
+
+
+_ESCAPE = re.compile(r'\\(["\\])')
+
+
+def _string(tok: Tok) -> ir.String:
+    """The only escapes are \\" and \\\\ (LANGUAGE.md §1); any other backslash
+    stays as written, so a path like "data\\x.npy" means what it shows."""
+    return ir.String(_ESCAPE.sub(r"\1", tok[1][1:-1]), _tok_span(tok))
+
+
+def strings_alone(stmt: Any) -> None:
+    """A file path only stands alone: on the right of a source, on the left of a sink.
+    Checked once a statement with a string is built (the last check its builder
+    would make), so that statements without one are not walked for strings."""
+    if type(stmt) is ir.Equation or type(stmt) is ir.Sink:
+        _no_strings(stmt.rhs)
+
+
+def _no_strings(expr: Any) -> None:
+    for node in ir.walk(expr):
+        if isinstance(node, ir.String):
+            _fail("invalid-statement",
+                  "a file path can only stand alone on the right of a source "
+                  "(`T[i] = \"file.npy\"`) or on the left of a sink", node.span)
+
+
+def _check_name(ref: ir.Ref) -> None:
+    if ref.name in RESERVED_WORDS:
+        _fail("reserved-word", f"`{ref.name}` is reserved for a later version of Fuse",
+              ref.name_span)
+
+
+def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
+    positional: list[Any] = []
+    keywords: list[ir.Keyword] = []
+    for arg in args:
+        if isinstance(arg, tuple):  # a bare name's token
+            arg = _name_ref(arg)
+        if type(arg) is not _Arg:
+            if keywords:
+                _fail("syntax-error", "a positional argument cannot follow a keyword argument",
+                      arg.span)
+            positional.append(arg)
+        elif arg.kind == "kwarg":
+            assert arg.name is not None
+            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
+        else:
+            _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
+                  "tensor's brackets", arg.span)
+    return ir.Call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
+                      tuple(keywords), span)
+

@@ -1,0 +1,78 @@
+"""Friendly messages for syntax errors: what the parser expected, in words, and
+for common mistakes a sentence, matched by parser state (as lark's
+`match_examples`)."""
+from __future__ import annotations
+
+import functools
+
+from .builder import StatementError
+from .lalr import ParseError, Parser
+from .lexer import Tok, tokenize
+
+_TERMINAL_WORDS = {
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a file path in double quotes",
+    "EQUAL": "'='", "PLUSEQ": "'+='", "PROJEQ": "'max=', 'min=' or 'avg='", "QMARK": "'?'",
+    "$END": "the end of the statement", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['",
+    "RSQB": "']'", "COMMA": "','", "COLON": "':'", "DOT": "'.'", "STAR": "'*'",
+    "SLASH": "'/'", "PLUS": "'+'", "MINUS": "'-'", "POW": "'^'", "EXPORT": "'export'",
+    "AXIS": "'axis'", "PARAM": "'param'", "REDUCE": "'reduce'", "SEMI": "';'",
+    "LBRACE": "'{'", "RBRACE": "'}'",
+}
+
+# Friendly messages for common mistakes, matched by parser state (lark's match_examples).
+_EXAMPLES: dict[str, list[str]] = {
+    "an equation needs a right-hand side after the operator": [
+        "Y[i] =", "Y =", "Y[i] max=", "Y[i] +=", "\"out.npy\" ="],
+    "missing an operand after the operator": ["Y = A +", "Y = A *", "Y = A -", "Y = A /",
+                                              "Y = A ^", "Y = -", "Y = A + *"],
+    "missing '=' between the left-hand side and the expression": [
+        "Y[i] W[i]", "Y W", "Y[i] 3", "Y[i] (W)", "Y(i) W"],
+    "missing ',' between indices": ["Y[i j] = X[i]", "Y = X[i j]", "Y = R(x y)"],
+    "an index is missing between the commas": ["Y[i,,j] = X[i]", "Y = X[,i]", "Y = X[i,,j]"],
+}
+
+
+def _describe(tok: Tok) -> str:
+    if tok.type == "$END":
+        return "the end of the statement"
+    return f"'{tok.value}'"
+
+
+def parse_error_message(err: ParseError, parser: Parser) -> str:
+    """What `err` (raised by `parser`) says to the user."""
+    tok = err.token
+    if tok.type == "RESERVED_OP":
+        return (f"'{tok.value}' is reserved for a later version of Fuse (comparisons, guards "
+                f"and namespaces are not in this version)")
+    if tok.type in ("LBRACE", "RBRACE"):
+        return "braces are reserved for a later version of Fuse (`case { ... }`)"
+    label = _match_example(err, parser)
+    if label:
+        return label
+    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected if not t.startswith("__")})
+    if len(expected) > 6:
+        expected = expected[:6] + ["..."]
+    wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \
+        if expected else "something else"
+    return f"unexpected {_describe(tok)}; expected {wanted}"
+
+
+@functools.lru_cache(maxsize=4)
+def _example_states(parser: Parser) -> dict[tuple[int, str], str]:
+    """(parser state, token type) -> message, computed once per parser from _EXAMPLES."""
+    table: dict[tuple[int, str], str] = {}
+    for label, examples in _EXAMPLES.items():
+        for example in examples:
+            try:
+                parser.parse(tokenize(example))
+            except ParseError as err:
+                table.setdefault((err.state, err.token.type), label)
+            except StatementError:
+                pass
+    return table
+
+
+def _match_example(err: ParseError, parser: Parser) -> str | None:
+    # As lark's match_examples: the parser state and the token type of the
+    # error identify the mistake; the table is computed once, not per error.
+    return _example_states(parser).get((err.state, err.token.type))

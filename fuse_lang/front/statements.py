@@ -1,0 +1,368 @@
+"""Finding the statements of a text: lexed line by line, split at newlines and `;`
+outside brackets, with recovery from brackets left open or closed wrongly.
+
+A line whose brackets close on it and that holds no `;` nor a bad character is
+one sound statement whatever came before (a *simple* line, most of a program):
+it is taken whole, its tokens looked at only by the parser.  The rest of the
+text goes through `_Splitter` token by token.  Every mistake found here is a
+diagnostic, and the statement it is in is marked unsound (not parsed).
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+from typing import Any, Iterator
+
+from .diagnostics import Diagnostic, make
+from .lexer import Tok, as_tok, default_lexer
+from .span import Span
+
+MAX_NESTING = 200          # brackets deeper than this are refused (bounded work)
+MAX_SYNTAX_ERRORS = 200    # after this many, reporting stops
+_OPEN = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+_TEXT = {"LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "LBRACE": "{", "RBRACE": "}"}
+
+
+def _tok_span(tok: tuple) -> Span:
+    return Span(tok[2], tok[3])
+
+
+# What _Splitter._statement found: its tokens, whether sound, the index after it,
+# the brackets still open at its end, and the wrong closer of a bracket left open
+# over newlines (True: left open to the end of the tokens; False: neither).
+_Scanned = tuple[list[Tok], bool, int, list[Tok], "Tok | bool"]
+
+
+def split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, final: bool = True
+          ) -> tuple[list[tuple[list[Tok], bool]], bool] | None:
+    """Statements as token lists (newlines inside brackets dropped) and whether each
+    is sound, and the `strict` state after them.  `tokens` are whole lines; unless
+    they run to the end of the file (`final`), None says a bracket is still open at
+    their end: the caller retries with more lines.
+
+    After one bracket ran to the end of the file (`strict`), a line starting at
+    column 1 inside brackets starts a new statement: this keeps recovery linear."""
+    return _Splitter(tokens, diags, strict, final).split()
+
+
+class _Splitter:
+    """One run of `split` over whole lines' tokens, adding its diagnostics to `diags`."""
+
+    def __init__(self, tokens: list[Tok], diags: list[Diagnostic], strict: bool,
+                 final: bool) -> None:
+        self.tokens = tokens
+        self.diags = diags
+        self.strict = strict
+        self.final = final
+
+    def split(self) -> tuple[list[tuple[list[Tok], bool]], bool] | None:
+        tokens, diags = self.tokens, self.diags
+        out: list[tuple[list[Tok], bool]] = []
+        i = 0
+        while i < len(tokens) and len(diags) < MAX_SYNTAX_ERRORS:
+            first_diag = len(diags)
+            scanned = self._statement(i)
+            if scanned is None:
+                return None
+            stmt, ok, i, stack, runaway = scanned
+            if runaway and stack:
+                # A bracket left open (to the end, or until a wrong closer after a
+                # newline): report it, end the statement at the end of the opener's
+                # line, and read on from there.
+                del diags[first_diag:]  # what follows is read again as new statements
+                i = self._report_runaway(stack[0], runaway)
+                ok = False
+                if i > 0:
+                    stmt = [t for t in stmt if t.end_pos <= tokens[i - 1].end_pos]
+            if stmt:
+                out.append((stmt, ok))
+        return out, self.strict
+
+    def _statement(self, i: int) -> _Scanned | None:
+        """The statement from token `i` on; None if a bracket is open at the end of
+        tokens that are not the file's last."""
+        tokens, diags, n = self.tokens, self.diags, len(self.tokens)
+        stmt: list[Tok] = []
+        stack: list[Tok] = []
+        ok = True
+        too_deep = False
+        multiline = False
+        while i < n:
+            tok = tokens[i]
+            kind = tok.type
+            if kind == "NL":
+                i += 1
+                if not stack:
+                    break
+                multiline = True
+                if self.strict and i < n and tokens[i].start_pos == tok.end_pos \
+                        and tokens[i].type not in _CLOSE:
+                    if ok:
+                        diags.append(make("unclosed-bracket", f"'{stack[0].value}' is not "
+                                          f"closed on its line", _tok_span(stack[0])))
+                    return stmt, False, i, stack, False
+                continue
+            if kind == "SEMI":
+                i += 1
+                if stack:
+                    diags.append(make("unclosed-bracket", f"'{_TEXT[stack[0].type]}' is not "
+                                      f"closed before ';'", _tok_span(stack[0])))
+                    ok = False
+                return stmt, ok, i, stack, False
+            if kind in _OPEN:
+                stack.append(tok)
+                if len(stack) > MAX_NESTING and not too_deep:
+                    diags.append(make("nesting-too-deep", f"brackets are nested more than "
+                                      f"{MAX_NESTING} deep", _tok_span(tok)))
+                    too_deep = True
+                    ok = False
+            elif kind in _CLOSE:
+                if stack and stack[-1].type != _CLOSE[kind] and multiline and ok:
+                    # `Y = W[i,j X[j]` then more lines: the '[' is the mistake
+                    return stmt, ok, i, stack, tok
+                ok = self._close(tok, stack, ok)
+            elif kind == "BAD_CHAR" or kind == "BAD_STRING":
+                if ok:
+                    diags.append(_bad_token(tok))
+                ok = False
+            stmt.append(tok)
+            i += 1
+        else:
+            if stack and not self.final:
+                return None
+            return stmt, ok, i, stack, bool(stack)
+        return stmt, ok, i, stack, False
+
+    def _close(self, tok: Tok, stack: list[Tok], ok: bool) -> bool:
+        """Close the innermost bracket of `stack` with `tok`; whether still sound."""
+        if not stack:
+            if ok:
+                self.diags.append(make("unmatched-bracket", f"'{tok.value}' closes nothing",
+                                       _tok_span(tok)))
+            return False
+        opener = stack.pop()
+        if opener.type == _CLOSE[tok.type]:
+            return ok
+        if ok:
+            self.diags.append(make("unmatched-bracket", f"'{tok.value}' does not match "
+                                   f"'{opener.value}'; expected "
+                                   f"'{_TEXT[_OPEN[opener.type]]}'", _tok_span(tok)))
+        return False
+
+    def _report_runaway(self, opener: Tok, runaway: Tok | bool) -> int:
+        """Report `opener` left open; the index of the first token after its line."""
+        why = f" (a later '{runaway.value}' does not match it)" \
+            if isinstance(runaway, Tok) else ""
+        self.diags.append(make("unclosed-bracket", f"'{opener.value}' is never closed{why}",
+                               _tok_span(opener)))
+        self.strict = True
+        return _next_line(self.tokens, opener)
+
+
+def _next_line(tokens: list[Tok], opener: Tok) -> int:
+    """Index of the first token after the line holding `opener`."""
+    k = bisect.bisect_right([t.start_pos for t in tokens], opener.start_pos)
+    while k < len(tokens):
+        if tokens[k].type == "NL":
+            return k + 1
+        k += 1
+    return len(tokens)
+
+
+def _bad_char_message(ch: str) -> str:
+    if ch == "'":
+        return "\"'\" only marks a primed name like p'; strings use double quotes"
+    if ch.isspace() or not ch.isprintable():
+        return f"unexpected character U+{ord(ch):04X}"
+    return f"'{ch}' is not part of the Fuse language"
+
+
+def _bad_token(tok: Tok) -> Diagnostic:
+    """The diagnostic of a BAD_CHAR or BAD_STRING token."""
+    if tok.type == "BAD_STRING":
+        return make("unterminated-string", "this string has no closing '\"' on its line",
+                    _tok_span(tok))
+    return make("invalid-character", _bad_char_message(tok.value), _tok_span(tok))
+
+
+class Line:
+    """One line's tokens (offsets as lexed at `offset`) and whether it is *simple*:
+    it has tokens, no `;`, no bad character or string, and its brackets close in
+    order on it.  From a clean state a simple line is exactly one sound statement
+    whatever came before, so the splitter takes it whole without looking at its
+    tokens; anything else goes through `split` token by token."""
+
+    __slots__ = ("offset", "tokens", "shape", "simple", "start", "end")
+
+    def __init__(self, offset: int, tokens: list[tuple[str, str, int, int]],
+                 shape: tuple[str, ...]) -> None:
+        """A line at `offset` lexed (see Lexer.lines) into `tokens`, of types `shape`."""
+        self.offset = offset
+        self.tokens = tokens  # plain tuples (type, text, start, end)
+        self.shape = shape  # their types: the parser's key
+        if tokens:
+            self.start = tokens[0][2] - offset
+            self.end = tokens[-1][3] - offset
+            self.simple = _simple(shape)
+        else:
+            self.start = self.end = 0
+            self.simple = False
+
+    def tokens_at(self, offset: int) -> list[tuple[str, str, int, int]]:
+        if offset == self.offset:
+            return self.tokens
+        delta = offset - self.offset
+        return [(t[0], t[1], t[2] + delta, t[3] + delta) for t in self.tokens]
+
+
+_NOT_SIMPLE = frozenset({"SEMI", "BAD_CHAR", "BAD_STRING", "NL"})
+
+
+# Whether a line of these token types is simple depends on nothing else, and
+# programs repeat a few shapes many times (see Parser.parse): once per shape.
+@functools.lru_cache(maxsize=10_000)
+def _simple(kinds: tuple[str, ...]) -> bool:
+    if not _NOT_SIMPLE.isdisjoint(kinds):
+        return False
+    # The line's brackets in order, as text ("[]([])"): they close in order if
+    # taking out the innermost pairs again and again empties it (in C, per depth).
+    brackets = "".join([_TEXT[kind] for kind in kinds if kind in _TEXT])
+    if len(brackets) > 2 * MAX_NESTING:
+        return _simple_slowly(kinds)  # might be nested too deep: count
+    while brackets:
+        inner = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        if inner == brackets:
+            return False
+        brackets = inner
+    return True
+
+
+def _simple_slowly(kinds: tuple[str, ...]) -> bool:
+    stack: list[str] = []
+    for kind in kinds:
+        if kind in _OPEN:
+            stack.append(_OPEN[kind])
+            if len(stack) > MAX_NESTING:
+                return False
+        elif kind in _CLOSE:
+            if not stack or stack.pop() != kind:
+                return False
+    return not stack
+
+
+# How many lines `find_statements` lexes at most in one go (Lexer.lines): a
+# call per line costs more than its lexing, while the big lists of a long run
+# cost the memory allocator more (`fuse check` of a 10,000-line program: 32 the
+# fewest instructions, 16 to 128 within 0.4%, 256 0.5% more).
+_LEX_AHEAD = 32
+
+
+# A statement found by the splitter: (start, end, sound, tokens) where tokens is
+# a list, or a (Line, offset) pair for a simple line (tokens made only if parsed).
+Found = tuple[int, int, bool, Any]
+
+
+def find_statements(text: str, known: dict[str, Line], lines_used: dict[str, Line] | None,
+                    diags: list[Diagnostic]) -> Iterator[Found]:
+    """The statements of `text`, as `split` finds them in its token stream, taking
+    simple lines whole and splitting the rest in windows of lines; lines whose
+    text is in `known` (or `lines_used`) are not lexed again.  Lazy: a line is
+    lexed (with a few after it, see _LEX_AHEAD) when the statements before it
+    were taken, and let go after (unless `lines_used`, for the next parse,
+    keeps it)."""
+    return _StatementFinder(text, known, lines_used).statements(diags)
+
+
+class _StatementFinder:
+    """The lines of one text, lexed on demand (see find_statements)."""
+
+    def __init__(self, text: str, known: dict[str, Line],
+                 lines_used: dict[str, Line] | None) -> None:
+        self.text = text
+        self.known = known
+        self.lines_used = lines_used
+        self.texts = texts = text.split("\n")
+        self.count = count = len(texts)
+        self.offsets = offsets = [0] * count
+        pos = 0
+        for k, line in enumerate(texts):
+            offsets[k] = pos
+            pos += len(line) + 1
+        self.entries: list[Line | None] = [None] * count
+        self.ahead: list[Line | None] = [None] * count  # lines lexed with one before them
+
+    def statements(self, diags: list[Diagnostic]) -> Iterator[Found]:
+        strict = False
+        k = 0
+        count, offsets = self.count, self.offsets
+        while k < count and len(diags) < MAX_SYNTAX_ERRORS:
+            entry = self.line_at(k)
+            self.entries[k] = None  # read once more at most, in a window below
+            if entry.simple:
+                offset = offsets[k]
+                k += 1
+                yield (offset + entry.start, offset + entry.end, True, (entry, offset))
+                continue
+            if not entry.tokens:
+                k += 1
+                continue
+            self.entries[k] = entry
+            split_found, strict, k = self._split_window(k, diags, strict)
+            for toks, ok in split_found:
+                yield (toks[0].start_pos, toks[-1].end_pos, ok, toks)
+
+    def _split_window(self, k: int, diags: list[Diagnostic], strict: bool
+                      ) -> tuple[list[tuple[list[Tok], bool]], bool, int]:
+        """`split` of the lines from line `k` on, as many as its brackets need (8,
+        16, 32...): its statements, its `strict` state and the next line's index."""
+        count, offsets, texts = self.count, self.offsets, self.texts
+        size = 8
+        while True:
+            stop = min(k + size, count)
+            tokens: list[Tok] = []
+            for j in range(k, stop):
+                tokens += map(as_tok, self.line_at(j).tokens_at(offsets[j]))
+                if j + 1 < count:
+                    at = offsets[j] + len(texts[j])
+                    tokens.append(Tok("NL", "\n", at, at + 1))
+            before = len(diags)
+            found = split(tokens, diags, strict, final=stop == count)
+            if found is not None:
+                break
+            del diags[before:]
+            size *= 2
+        self.entries[k:stop] = [None] * (stop - k)
+        return found[0], found[1], stop
+
+    def line_at(self, k: int) -> Line:
+        entry = self.entries[k]
+        if entry is None:
+            line = self.texts[k]
+            lines_used = self.lines_used
+            entry = (lines_used.get(line) if lines_used is not None else None) \
+                or self.known.get(line)
+            if entry is None:
+                entry = self.ahead[k] or self._lex_from(k)
+            self.ahead[k] = None
+            if lines_used is not None:
+                lines_used[line] = entry
+            self.entries[k] = entry
+        return entry
+
+    def _lex_from(self, k: int) -> Line:
+        """Lex line k and the lines after it that the caches do not have (up to
+        _LEX_AHEAD lines in all) in one go."""
+        texts, known, lines_used = self.texts, self.known, self.lines_used
+        stop = min(k + _LEX_AHEAD, self.count)
+        if known or lines_used:
+            for j in range(k + 1, stop):
+                if texts[j] in known or (lines_used is not None and texts[j] in lines_used):
+                    stop = j
+                    break
+        end = self.offsets[stop - 1] + len(texts[stop - 1])
+        made = [Line(offset, tokens, shape) for offset, (tokens, shape)
+                in zip(self.offsets[k:stop], default_lexer().lines(self.text, self.offsets[k], end),
+                       strict=True)]
+        self.ahead[k:stop] = made
+        return made[0]

@@ -1,0 +1,182 @@
+"""What the evaluator and the engine ask of a backend, with the defaults that
+the frameworks share, so that each backend states only what differs.
+
+A backend is one small class per framework (numpy_backend, torch_backend,
+jax_backend), made by `get_backend`.  Every array operation of a run goes
+through it: the interpreter is the same code on every framework.  Two
+capabilities are optional and looked for with `hasattr` by the engine:
+`compile_segment` (with `integer`, `any_positive`, `finite` for a compiled
+fixpoint's state) and `while_loop` (a fixpoint inside one compiled graph).
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Mapping, Protocol
+
+import numpy as np
+
+# the elementwise functions every framework names alike (numpy's names)
+ELEMENTWISE = ("exp", "log", "tanh", "sqrt", "abs", "sin", "cos", "maximum", "minimum", "power")
+
+
+def elementwise_from(module: Any, wrap: Callable[[Callable], Any] = staticmethod,
+                     renamed: Mapping[str, str] | None = None) -> Callable[[type], type]:
+    """A class decorator: each function of ELEMENTWISE that the class does not
+    define itself, taken from `module` (under its `renamed` name there) and made
+    a method by `wrap`."""
+    renamed = renamed or {}
+
+    def decorate(cls: type) -> type:
+        for name in ELEMENTWISE:
+            if name not in vars(cls):
+                setattr(cls, name, wrap(getattr(module, renamed.get(name, name))))
+        return cls
+
+    return decorate
+
+
+class Backend:
+    """The operations a run uses.  Methods without a body here are each
+    framework's own; the rest are shared defaults."""
+
+    name: str
+    device: str  # "cpu", "cuda:0", ...
+    precision: str  # "fp32", "fp64", "bf16", "fp16"
+    dtype: Any  # the framework's float type for `precision`
+    itemsize: int  # bytes per element, for the memory estimate
+    compiles_by_default = False
+
+    def context(self) -> contextlib.AbstractContextManager:
+        """Entered around a run (a default device, 64-bit mode)."""
+        return contextlib.nullcontext()
+
+    # ---- making arrays
+    def asarray(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def zeros(self, shape: tuple[int, ...]) -> Any:
+        raise NotImplementedError
+
+    def arange(self, n: int) -> Any:
+        raise NotImplementedError
+
+    int_arange = staticmethod(np.arange)  # positions are computed on the host, from shapes
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    # ---- shapes
+    def shape(self, x: Any) -> tuple[int, ...]:
+        return tuple(np.shape(x))
+
+    def transpose(self, x: Any, order: Any) -> Any:
+        raise NotImplementedError
+
+    def reshape(self, x: Any, shape: Any) -> Any:
+        raise NotImplementedError
+
+    def broadcast_to(self, x: Any, shape: Any) -> Any:
+        raise NotImplementedError
+
+    def concatenate(self, parts: Any, axis: int) -> Any:
+        raise NotImplementedError
+
+    def copy(self, x: Any) -> Any:
+        """New memory the caller may update in place."""
+        raise NotImplementedError
+
+    def take(self, x: Any, index: Any, axis: int) -> Any:
+        raise NotImplementedError
+
+    def diagonal(self, x: Any, a: int, b: int) -> Any:
+        """Merge axes a < b into one (the diagonal), kept at position a."""
+        raise NotImplementedError
+
+    # ---- arithmetic
+    def reduce(self, op: str, x: Any, axes: tuple[int, ...]) -> Any:
+        """Project `axes` away by op: sum, max, min or avg."""
+        raise NotImplementedError
+
+    def einsum(self, spec: str, *arrays: Any) -> Any:
+        """The contraction `spec` (from plan.contraction.einsum_spec); three or more
+        operands follow plan.contraction.contraction_path.  Always new memory."""
+        raise NotImplementedError
+
+    def scale_fresh(self, x: Any, factor: Any) -> Any:
+        """x * factor; x was made for this result alone (a backend may reuse it)."""
+        return x * factor
+
+    def add_fresh(self, x: Any, y: Any) -> Any:
+        """x + y; x belongs to the caller alone (a backend may reuse it)."""
+        return x + y
+
+    def new_facts(self, found: Any, known: Any) -> Any | None:
+        """0/1 where `found` holds a tuple that `known` does not; None if none is new."""
+        raise NotImplementedError
+
+    def softmax(self, x: Any, axis: int, fresh: bool = False) -> Any:
+        raise NotImplementedError
+
+    def lnorm(self, x: Any, axis: int, eps: float) -> Any:
+        raise NotImplementedError
+
+    def step(self, x: Any) -> Any:
+        """1 where x > 0, else 0, in the backend's dtype."""
+        raise NotImplementedError
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def erf(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def gelu(self, x: Any) -> Any:
+        """The exact (erf) form."""
+        raise NotImplementedError
+
+    def topk(self, x: Any, k: int) -> Any:
+        """The k largest along the last axis, descending."""
+        raise NotImplementedError
+
+    def scatter(self, op: str, size: int, targets: np.ndarray, values: Any,
+                init: float) -> Any:
+        """A flat array of `size` cells, starting at `init`, with each value
+        combined into its target cell by op (sum, max or min)."""
+        raise NotImplementedError
+
+    def max_abs_difference(self, a: Any, b: Any) -> Any:
+        """The largest |a - b| (0 for empty arrays): how much a fixpoint round changed."""
+        raise NotImplementedError
+
+    def max_of(self, numbers: list) -> Any:
+        raise NotImplementedError
+
+    # ELEMENTWISE (exp, log, ..., power) come from `elementwise_from` on each backend
+    exp: Callable[..., Any]
+    log: Callable[..., Any]
+    tanh: Callable[..., Any]
+    sqrt: Callable[..., Any]
+    abs: Callable[..., Any]
+    sin: Callable[..., Any]
+    cos: Callable[..., Any]
+    maximum: Callable[..., Any]
+    minimum: Callable[..., Any]
+    power: Callable[..., Any]
+
+
+class CompilingBackend(Protocol):
+    """A backend that runs straight runs of equations as compiled graphs."""
+
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable: ...
+
+    def integer(self, n: int) -> Any: ...
+
+    def any_positive(self, arrays: list) -> Any: ...
+
+    def finite(self, x: Any) -> Any: ...
+
+
+class LoopingBackend(Protocol):
+    """A backend whose compiled graphs can hold a fixpoint's loop."""
+
+    def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any: ...

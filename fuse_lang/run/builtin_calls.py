@@ -1,0 +1,222 @@
+"""The builtins of an expression (LANGUAGE.md §6): elementwise functions,
+softmax and lnorm along an axis, topk, concat, const and causal_mask."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..check import Analysis
+from ..front import ir
+from .backends.base import Backend
+from .labelled import LArray, align, combine, union_axes
+from .statement import EvaluationError, StatementInfo
+
+
+class BuiltinCalls:
+    """The Evaluator's builtin calls (a mixin of evaluate.Evaluator)."""
+
+    # what the Evaluator holds (evaluate.py)
+    backend: Backend
+    analysis: Analysis
+    info: StatementInfo
+    values: dict[str, Any]
+    fixed: dict[str, int]
+    overrides: dict[int, Any]
+    local_extents: dict[str, int]
+    extent: Callable[[str], int]
+    scope: Callable[[ir.Expr, int], LArray]
+
+    def arg(self, expr: ir.Expr) -> LArray:
+        return self.scope(expr, self.info.scope_of[id(expr)])
+
+    def call(self, call: ir.Call) -> LArray:
+        backend = self.backend
+        name = call.name
+        kwargs = {kw.name: kw.value for kw in call.kwargs}
+        if name == "const":
+            return self._const(call.args[0])
+        if name == "causal_mask":
+            return self._causal_mask(call)
+        if name in ("even", "odd"):
+            var = call.args[0]
+            assert isinstance(var, ir.Ref)
+            if var.name in self.fixed:
+                parity = self.fixed[var.name] % 2
+                return LArray(backend.asarray(float(parity == (0 if name == "even" else 1))), ())
+            n = self.extent(var.name)
+            values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
+            return LArray(backend.asarray(values), (var.name,))
+        args = self._own_axis_args(call) or [self.arg(a) for a in call.args]
+        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu"):
+            x = args[0]
+            return LArray(self._unary(name, x.data), x.axes)
+        if name == "sig":
+            x = args[0]
+            if len(args) == 1:
+                return LArray(1 / (1 + backend.exp(-x.data)), x.axes)
+            return combine(backend, self._sig_t, x, args[1])
+        if name == "pow":
+            return combine(backend, backend.power, args[0], args[1])
+        if name in ("max", "min"):
+            pick = backend.maximum if name == "max" else backend.minimum
+            return combine(backend, pick, args[0], args[1])
+        if name in ("softmax", "lnorm"):
+            axis = self._norm_axis(kwargs)
+            eps = float(_number(kwargs.get("eps"), 1e-5))
+            return self._normalise(name, args[0], axis, eps)
+        if name == "concat":
+            axis_ref = kwargs["axis"]
+            assert isinstance(axis_ref, ir.Ref)
+            return self._concat(args, axis_ref.name)
+        if name == "topk":
+            return self._topk(args[0], int(_number(kwargs["k"], 1)))
+        raise EvaluationError(f"`{name}` is not a builtin")
+
+    def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:
+        """topk's and concat's arguments, each with the chosen axis at the argument's
+        own extent (read off the tensors it indexes there), not the result's."""
+        if call.name == "topk":
+            axis = self._topk_axis()
+        elif call.name == "concat":
+            axis_ref = next((kw.value for kw in call.kwargs if kw.name == "axis"), None)
+            axis = axis_ref.name if isinstance(axis_ref, ir.Ref) else None
+        else:
+            return None
+        if axis is None:
+            return None
+        out = []
+        for arg in call.args:
+            own = self._own_extent(arg, axis)
+            saved = dict(self.local_extents)
+            if own is not None:
+                self.local_extents[axis] = own
+            try:
+                out.append(self.arg(arg))
+            finally:
+                self.local_extents = saved
+        return out
+
+    def _own_extent(self, expr: ir.Expr, axis: str) -> int | None:
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Ref) and node.indices and node.name in self.analysis.tensors:
+                stored = [a for a in self.analysis.tensors[node.name].axes]
+                for pos, index in enumerate(node.indices):
+                    if ir.reads_along(index, axis) \
+                            and pos < len(stored) and stored[pos].extent is not None:
+                        return stored[pos].extent
+        return None
+
+    def _topk_axis(self) -> str | None:
+        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
+        lhs_vars = [v.name for i in ((lhs.indices if lhs else None) or ())
+                    if not isinstance(i, ir.IndexVirtual) for v in ir.index_vars(i)]
+        return lhs_vars[-1] if lhs_vars else None
+
+    def _unary(self, name: str, x: Any) -> Any:
+        backend = self.backend
+        if name == "relu":
+            return backend.maximum(x, 0)
+        if name == "step":
+            return backend.step(x)
+        if name == "gelu":
+            return backend.gelu(x)  # the exact (erf) form, as one fused op where there is one
+        return getattr(backend, name)(x)
+
+    def _sig_t(self, x: Any, t: Any) -> Any:
+        backend = self.backend
+        safe = backend.where(t == 0, 1.0, t)
+        return backend.where(t == 0, backend.step(x), 1 / (1 + backend.exp(-x / safe)))
+
+    def _norm_axis(self, kwargs: dict) -> str:
+        axis = kwargs.get("axis")
+        if isinstance(axis, ir.Ref):
+            if isinstance(self.info.stmt, ir.Equation) and any(
+                    isinstance(i, ir.IndexVar) and i.dotted for i in self.info.stmt.lhs.indices
+                    or ()):
+                return self.info.norm_axis or axis.name
+            return axis.name
+        if self.info.norm_axis is None:
+            raise EvaluationError("softmax and lnorm need an axis: dot one on the left-hand "
+                                  "side or pass axis=")
+        return self.info.norm_axis
+
+    def _normalise(self, name: str, x: LArray, axis: str, eps: float) -> LArray:
+        backend = self.backend
+        if axis not in x.axes:
+            # constant along the axis: broadcast it first
+            x = LArray(backend.broadcast_to(align(backend, x, x.axes + (axis,)),
+                                      tuple(backend.shape(x.data)) + (self.extent(axis),)),
+                       x.axes + (axis,))
+        k = x.axes.index(axis)
+        if name == "softmax":
+            return LArray(backend.softmax(x.data, k, x.fresh), x.axes, fresh=True)
+        return LArray(backend.lnorm(x.data, k, eps), x.axes, fresh=True)
+
+    def _topk(self, x: LArray, k: int) -> LArray:
+        """The k largest values of each row along the last LHS axis, in descending
+        order (the result's axis has extent k); equal values keep the lower index
+        first.  Inside the argument that axis has the argument's own extent."""
+        backend = self.backend
+        axis = self._topk_axis() or (x.axes[-1] if x.axes else None)
+        if axis is None or axis not in x.axes:
+            raise EvaluationError(f"topk chooses along the last left-hand-side axis "
+                                  f"`{axis}`, which its argument does not have")
+        row = backend.shape(x.data)[x.axes.index(axis)]
+        if k > row:
+            raise EvaluationError(f"topk(k={k}) asks for more values than a row along `{axis}` "
+                                  f"holds ({row})")
+        axes = tuple(a for a in x.axes if a != axis) + (axis,)
+        return LArray(backend.topk(align(backend, x, axes), k), axes)
+
+    def _concat(self, args: list[LArray], axis: str) -> LArray:
+        backend = self.backend
+        others = union_axes(*[LArray(None, tuple(a for a in x.axes if a != axis)) for x in args])
+        axes = others + (axis,)
+        sizes = {}
+        for x in args:
+            for a, n in zip(x.axes, backend.shape(x.data)):
+                if a != axis:
+                    sizes[a] = max(sizes.get(a, 1), n)
+        parts = []
+        for x in args:
+            if axis not in x.axes:
+                raise EvaluationError(f"every argument of concat needs the axis `{axis}`")
+            data = align(backend, x, axes)
+            target = tuple(sizes[a] for a in others) + (backend.shape(data)[-1],)
+            parts.append(backend.broadcast_to(data, target))
+        return LArray(backend.concatenate(parts, axis=-1), axes)
+
+    def _const(self, literal: ir.Expr) -> LArray:
+        value = _literal(literal)
+        data = self.backend.asarray(value)
+        rank = len(self.backend.shape(data))
+        names = self.info.lhs_order[:rank]
+        if len(names) == rank:
+            return LArray(data, names)
+        return LArray(data, tuple(f"#{k}" for k in range(rank)))
+
+    def _causal_mask(self, call: ir.Call) -> LArray:
+        n = int(_number(call.args[0], 0))
+        names = self.info.lhs_order
+        if len(names) < 2:
+            raise EvaluationError("causal_mask binds to the last two left-hand-side axes; "
+                                  "this left-hand side has fewer")
+        query, key = names[-2], names[-1]
+        import numpy as np
+
+        return LArray(self.backend.asarray(np.tri(n, dtype=np.float32)), (query, key))
+
+
+def _number(expr: ir.Expr | None, default: float) -> float:
+    if expr is None:
+        return default
+    if isinstance(expr, ir.Neg):
+        return -_number(expr.operand, default)
+    if isinstance(expr, ir.Number):
+        return expr.value
+    raise EvaluationError("expected a number")
+
+
+def _literal(expr: ir.Expr):
+    if isinstance(expr, ir.ListLit):
+        return [_literal(item) for item in expr.items]
+    return _number(expr, 0.0)

@@ -1,0 +1,414 @@
+"""One run of a compiled program: groups in order, each evaluated or compiled.
+
+The run walks the groups of the evaluation order that it needs (`scheduler`)
+and evaluates each tensor from its base (`inputs`) and its equations
+(`evaluate`); a recursive group runs to a fixpoint (`fixpoint`), a recurrence
+over an offset or a virtual index step by step, in order.  A compiled run
+traces straight segments and loops into the backend's graphs, once per shape
+signature.  The run ends with the outputs, the queries' answers and the sinks
+(`outputs`).
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol
+
+import numpy as np
+
+from ..check import Analysis
+from ..front import ir
+from . import outputs, scheduler
+from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo, equation_op,
+                       write_lhs)
+from .files import FileProblem
+from .fixpoint import Eager, Iteration, Traced, repeat, rounds_for
+from .inputs import load_base
+from .memory import guard_memory
+from .results import FuseError, RunResult
+
+
+
+class RunSettings(Protocol):
+    """What a run reads of its compiled program (`program.CompiledProgram`, which
+    imports this module: named by its shape here, so there is no import circle)."""
+    backend: Any
+    base_dir: Path
+    memory_limit: int | None
+    allow_outside_sinks: bool
+    max_iterations: int
+    tolerance: float
+    compiled: bool
+    compilations: int
+
+# What fails a run at one statement (located, not a traceback).  RuntimeError:
+# what torch and XLA raise for a failure on the device (out of memory, say).
+RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError)
+
+
+class Execution:
+    def __init__(self, program: RunSettings, analysis: Analysis,
+                 infos: dict[int, StatementInfo], given: dict[str, Any],
+                 write_sinks: bool, memo: dict | None = None, native: bool = False) -> None:
+        self.memo = memo if memo is not None else {}
+        self.program = program
+        self.backend = program.backend
+        self.analysis = analysis
+        self.infos = infos
+        self.given = given
+        self.write_sinks = write_sinks
+        self.native = native
+        self.values: dict[str, Any] = {}
+        self.statements = analysis.program.statements
+        self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
+
+    # ------------------------------------------------------------ driver
+    def go(self) -> RunResult:
+        sinks = self.write_sinks
+        needed = self.memo_of(("needed", sinks), lambda: scheduler.needed(
+            self.analysis, self._dependencies(), sinks))
+        self.memo_of(("guard", sinks), lambda: guard_memory(
+            self.analysis, needed, getattr(self.backend, "itemsize", 4),
+            self.program.memory_limit) or True)
+        groups = self.memo_of(("groups", sinks), lambda: [
+            (list(g), scheduler.single_equation(self.analysis, list(g), self.given,
+                                                self.equations(g[0])))
+            for g in self.analysis.order if any(n in needed for n in g)])
+        if self.program.compiled:
+            self._run_compiled(groups)
+        else:
+            self._run_eagerly(groups)
+        names = self.memo_of("outputs", lambda: outputs.output_names(
+            self.analysis, self._dependencies()))
+        result = RunResult(outputs.outputs(self.backend, self.values, names, self._constants(),
+                                           self.native))
+        answers = self.memo_of("answers", lambda: [
+            (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
+        for k, stmt in answers:
+            if isinstance(stmt, ir.Query):
+                result.queries.append(outputs.answer(self.analysis, self.backend, self.infos[k],
+                                                     self.values, stmt))
+            elif self.write_sinks:
+                result.sinks.append(outputs.write(
+                    self.analysis, self.backend, self.infos[k], self.values, stmt,
+                    self.program.base_dir, self.program.allow_outside_sinks))
+        return result
+
+    def _run_eagerly(self, groups: list[scheduler.Group]) -> None:
+        release = self.memo_of(("release", self.write_sinks), lambda: scheduler.releases(
+            groups, self._dependencies(), set(scheduler.roots(self.analysis, sinks=True))))
+        for number, (group, single) in enumerate(groups):
+            self._one(group, single)
+            for name in release.get(number, ()):
+                del self.values[name]  # read by nothing later: its memory goes back now
+
+    def _run_compiled(self, groups: list[scheduler.Group]) -> None:
+        segments = self.memo_of(("segments", self.write_sinks), lambda: scheduler.segments(
+            groups, self.analysis.recursive))
+        for number, (straight, items) in enumerate(segments):
+            if straight:
+                self._compiled_segment(("segment", self.write_sinks, number), items)
+                continue
+            for group, single in items:
+                if hasattr(self.backend, "while_loop") and self._looped(group):
+                    self._compiled_loop(("loop", self.write_sinks, number), group)
+                elif self._looped(group):
+                    self._compiled_rounds(("round", self.write_sinks, number), group)
+                else:
+                    self._one(group, single)
+
+    def memo_of(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """What depends on shapes only is derived once per input-shape signature."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+    def _dependencies(self) -> dict[str, set[str]]:
+        return self.memo_of("dependencies", lambda: scheduler.dependencies(self.analysis))
+
+    def _constants(self) -> set[str]:
+        return self.memo_of("constants", lambda: scheduler.constants(
+            self.analysis, self._dependencies(), self.given))
+
+    def _one(self, group: list[str], single: int | None) -> None:
+        """Compute one group of the evaluation order (a tensor, or a recursive group).
+        A tensor that the program text alone fixes (constants, masks, what is
+        computed from them only) is computed once per shape signature."""
+        constant = self.bases is None and group[0] in self._constants()
+        if constant and ("value", group[0]) in self.memo:
+            self.values[group[0]] = self.memo["value", group[0]]
+            return
+        try:  # as _locating does, without a context manager on this hot path
+            if single is not None:
+                # one equation, nothing else: its contribution is the value
+                self.values[group[0]] = self.contribution(single, self.shape(group[0]))
+            else:
+                self._group(group)
+        except FuseError:
+            raise
+        except RUN_FAILURES as err:
+            raise self._located(group, err) from None
+        if constant:
+            self.memo["value", group[0]] = self.values[group[0]]
+
+    @contextlib.contextmanager
+    def _locating(self, group: list[str]) -> Iterator[None]:
+        """A failure while computing `group` says which statement it was."""
+        try:
+            yield
+        except FuseError:
+            raise
+        except RUN_FAILURES as err:
+            raise self._located(group, err) from None
+
+    def _located(self, group: list[str], err: Exception) -> FuseError:
+        info = self.analysis.tensors[group[0]]
+        stmt = self.statements[info.statements[0] if info.statements else 0]
+        line = self.analysis.lines.position(stmt.span.start)[0] + 1
+        text = self.analysis.text[stmt.span.start:stmt.span.end]
+        return FuseError(f"line {line}: `{text}`: {err}")
+
+    # ------------------------------------------------------- compiled graphs
+    def _compiled_segment(self, key: tuple, items: list[scheduler.Group]) -> None:
+        """A straight run of non-recursive tensors as one compiled graph."""
+        def io() -> tuple[list[str], list[str]]:
+            constants = self._constants()
+            names = [group[0] for group, _ in items]
+            computed = {n for n in names if self.equations(n) and n not in constants}
+            return scheduler.segment_io(names, self._dependencies(),
+                                        set(scheduler.roots(self.analysis, sinks=True)), computed)
+
+        reads, keeps = self.memo_of(("segment io",) + key, io)
+
+        def segment(run: Execution, extra: dict) -> dict:
+            for group, single in items:
+                run._one(group, single)
+            return {name: run.values[name] for name in keeps}
+
+        graph = self._graph(key, segment)
+        bases = self._bases_of([group for group, _ in items])
+        self.values.update(graph({n: self.values[n] for n in reads if n in self.values},
+                                 {"bases": bases}))
+
+    def _graph(self, key: tuple, body: Callable[["Execution", dict], Any]) -> Callable:
+        """`body(run, extra)` compiled by the backend, once per shape signature.
+        Whatever comes from outside the program text (inputs, source files,
+        params) is an argument of the graph (`extra["bases"]`), never a constant
+        in it: a second run with new values reuses the graph and computes with the
+        new values.  The graph's own run reads only its arguments."""
+        program, analysis, infos, given, memo = (self.program, self.analysis, self.infos,
+                                                 self.given, self.memo)
+
+        def traced(values: dict, extra: dict) -> Any:
+            run = Execution(program, analysis, infos, given, False, memo)
+            run.values = dict(values)
+            run.bases = extra["bases"]
+            return body(run, extra)
+
+        def count() -> None:
+            program.compilations += 1
+
+        return self.memo_of(key, lambda: self.backend.compile_segment(traced, count))
+
+    def _bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
+        """The inputs, sources, params and facts of the groups' tensors (those that
+        have any), read now; a failure names the group."""
+        bases = {}
+        for group in groups:
+            with self._locating(group):
+                for name in group:
+                    base, _ = self.base(name)
+                    if base is not None:
+                        bases[name] = base
+        return bases
+
+    def _looped(self, group: list[str]) -> bool:
+        """A recursive group that runs to a fixpoint (not a recurrence in order)."""
+        return self.memo_of(("looped", tuple(group)), lambda: len(group) > 1 or (
+            group[0] in self.analysis.recursive and self._sequential_var(group[0]) is None))
+
+    def _rounds(self, group: list[str], traced: bool, bases: dict[str, Any]) -> Iteration:
+        arithmetic = (Traced if traced else Eager)(self.backend)
+        return rounds_for(self, group, arithmetic, bases, self.program.max_iterations,
+                          self.program.tolerance)
+
+    def _fixpoint(self, group: list[str]) -> None:
+        """A recursive group to its fixpoint, round by round in Python."""
+        rounds = self._rounds(group, False, {n: self.base(n)[0] for n in group})
+        # overflow is detected by the rounds (values no longer finite), not warned about
+        with np.errstate(over="ignore", invalid="ignore"):
+            state = repeat(rounds.goes_on, rounds.round, rounds.start())
+        members, outcome = rounds.end(state)
+        rounds.judge(outcome)
+        self.values.update(members)
+
+    def _compiled_loop(self, key: tuple, group: list[str]) -> None:
+        """A fixpoint as one compiled graph with the loop inside it (a framework
+        while-loop: no round trip to Python between rounds)."""
+        bases = self._bases_of([group])
+        with self._locating(group):
+            for name in group:
+                self.shape(name)  # an unknown extent is reported here, located
+
+        def loop(run: Execution, extra: dict) -> tuple[dict, dict]:
+            with run._locating(group):
+                rounds = run._rounds(group, True, {n: run.base(n)[0] for n in group})
+                state = run.backend.while_loop(rounds.goes_on, rounds.round, rounds.start())
+                return rounds.end(state)
+
+        members, outcome = self._graph(key, loop)(dict(self.values), {"bases": bases})
+        self._finish_loop(self._rounds(group, True, bases), members, outcome)
+
+    def _compiled_rounds(self, key: tuple, group: list[str]) -> None:
+        """A fixpoint on a backend that compiles graphs but not loops (torch): one
+        round is the compiled graph, the loop runs here and reads one flag a round."""
+        bases = self._bases_of([group])
+        with self._locating(group):
+            rounds = self._rounds(group, True, bases)
+            state = rounds.start()
+        outside = {n: v for n, v in self.values.items() if n not in group}
+
+        def one_round(run: Execution, extra: dict) -> tuple:
+            inner = run._rounds(group, True, {n: run.base(n)[0] for n in group})
+            return inner.round(extra["state"])
+
+        graph = self._graph(key, one_round)
+        with self._locating(group):
+            state = repeat(lambda st: bool(rounds.goes_on(st)),
+                           lambda st: graph(outside, {"bases": bases, "state": st}), state)
+        self._finish_loop(rounds, *rounds.end(state))
+
+    def _finish_loop(self, rounds: Iteration, members: dict, outcome: dict) -> None:
+        with self._locating(rounds.group):
+            rounds.judge({k: float(v) for k, v in outcome.items()})
+        self.values.update(members)
+
+    # ------------------------------------------------------------ tensors
+    def _group(self, group: list[str]) -> None:
+        name = group[0]
+        if len(group) == 1 and name not in self.analysis.recursive:
+            self.values[name] = self._tensor(name)
+            return
+        if len(group) == 1:
+            recurrence = self._sequential_var(name)
+            if recurrence is not None:
+                self.values[name] = self._recurrence(name, *recurrence)
+                return
+        self._fixpoint(group)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.memo_of(("shape", name), lambda: self._shape_of(name))
+
+    def _shape_of(self, name: str) -> tuple[int, ...]:
+        tensor = self.analysis.tensors[name]
+        if any(e is None for e in tensor.shape):
+            missing = [axis.index or str(k) for k, axis in enumerate(tensor.axes)
+                       if axis.extent is None and not axis.virtual]
+            raise EvaluationError(f"the extent of `{name}`'s axis {', '.join(missing)} is not "
+                                  f"known")
+        return tuple(int(e) for e in tensor.shape)  # type: ignore[arg-type]
+
+    def base(self, name: str) -> tuple[Any, bool]:
+        """Sources, inputs, params and facts of a tensor; and whether it has any."""
+        if self.bases is not None:  # inside a compiled graph: they are its arguments
+            return self.bases.get(name), name in self.bases
+        return load_base(self.analysis, self.backend, self.program.base_dir, self.given, name,
+                         self.shape(name))
+
+    def equations(self, name: str) -> list[int]:
+        return self.memo_of(("equations", name),
+                            lambda: scheduler.equations_of(self.analysis, name))
+
+    def _sequential_var(self, name: str) -> tuple[str, int, bool] | None:
+        return scheduler.sequential_var(self.analysis, name, self.equations(name))
+
+    def contribution(self, k: int, shape: tuple[int, ...], fixed: dict[str, int] | None = None,
+                     overrides: dict[int, Any] | None = None, skip: int | None = None) -> Any:
+        """What equation `k` adds to its tensor (`fixed`: at one step of a recurrence;
+        `overrides`: with some reads replaced, a semi-naive delta say)."""
+        info = self.infos[k]
+        stmt = info.stmt
+        assert isinstance(stmt, ir.Equation)
+        folded = None
+        if self.bases is None and not fixed and not overrides:  # eager, not a row or a delta
+            folded = self.memo_of("folded", lambda: ConstantFolding(self._constants()))
+        ev = Evaluator(self.backend, self.analysis, info, self.values, fixed, overrides, folded)
+        value = ev.scope(stmt.rhs, 0)
+        return write_lhs(self.backend, self.analysis, info, value, shape, equation_op(stmt),
+                         fixed, skip)
+
+    def combine(self, name: str, base: Any, parts: list[Any]) -> Any:
+        """A tensor's base and its equations' contributions, by its operator."""
+        backend = self.backend
+        info = self.analysis.tensors[name]
+        op = info.op or "="
+        total = base
+        for part in parts:
+            if total is None:
+                total = part
+            elif op == "max=":
+                total = backend.maximum(total, part)
+            elif op == "min=":
+                total = backend.minimum(total, part)
+            else:
+                total = total + part
+        if op == "avg=" and len(parts) > 1:
+            total = total / len(parts)
+        if total is None:
+            total = backend.zeros(self.shape(name))
+        if info.boolean:
+            total = backend.step(total)
+        return total
+
+    def _tensor(self, name: str) -> Any:
+        shape = self.shape(name)
+        base, _ = self.base(name)
+        if name in self.given:
+            return base
+        parts = [self.contribution(k, shape) for k in self.equations(name)]
+        return self.combine(name, base, parts)
+
+    def _recurrence(self, name: str, var: str, position: int, virtual: bool) -> Any:
+        """A recurrence over `var`, step by step: over a virtual index the whole
+        tensor is the state; over an offset index, row by row, in order."""
+        backend = self.backend
+        shape = self.shape(name)
+        equations = self.equations(name)
+        base, _ = self.base(name)
+        extent = next((self.infos[k].extents[var] for k in equations
+                       if self.infos[k].extents.get(var) is not None), None)
+        if extent is None:
+            raise EvaluationError(f"the number of steps (the extent of `{var}`) is not known")
+        if virtual:
+            state = base if base is not None else backend.zeros(shape)
+            for step in range(extent):
+                self.values[name] = state
+                parts = [self.contribution(k, shape, {var: step}) for k in equations]
+                state = self.combine(name, None, parts)
+            return state
+        # an equation writing `var`'s position applies at every step; one writing a
+        # constant there (`A[0,s] = Init[s]`) applies at that step only
+        current = backend.to_numpy(base).copy() if base is not None else np.zeros(shape)
+        row_shape = shape[:position] + shape[position + 1:]
+        at_step: list[tuple[int, int | None]] = []
+        for k in equations:
+            stmt = self.statements[k]
+            assert isinstance(stmt, ir.Equation)
+            index = (stmt.lhs.indices or ())[position]
+            if isinstance(index, ir.IndexVar) and index.name == var:
+                at_step.append((k, None))
+            elif isinstance(index, ir.IndexConst) and isinstance(index.value, int):
+                at_step.append((k, index.value))
+            else:
+                raise EvaluationError(f"in a recurrence over `{var}`, each equation of "
+                                      f"`{name}` writes `{var}` or a constant position there")
+        for step in range(extent):
+            self.values[name] = backend.asarray(current)
+            parts = [self.contribution(k, row_shape, {var: step} if only is None else None,
+                                       skip=position)
+                     for k, only in at_step if only is None or only == step]
+            if not parts:
+                continue
+            row = self.combine(name, None, parts)
+            current[(slice(None),) * position + (step,)] = backend.to_numpy(row)
+        return backend.asarray(current)

@@ -1,0 +1,95 @@
+"""A tensor's base: what it holds before its equations add to it.
+
+That is a runtime input, a source file (dense, or a Boolean relation file
+read as 0/1 with symbols numbered per domain), a param's starting values, or
+its facts; a Boolean source is the union of its file and its facts.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..check import Analysis
+from ..front import ir
+from .evaluate import EvaluationError
+from .files import load_dense, relation_rows
+
+
+def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[str, Any],
+              name: str, shape: tuple[int, ...]) -> tuple[Any, bool]:
+    """The input, source, param and facts of a tensor as one backend array, and
+    whether it has any (None, False when it has none)."""
+    info = analysis.tensors[name]
+    if name in given:
+        data = given[name]
+        if info.boolean:
+            data = (data > 0)
+        return backend.asarray(data), True
+    statements = analysis.program.statements
+    facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
+    if info.kind in ("source", "relation source"):
+        path = base_dir / (info.source_path or "")
+        if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
+            data = _relation(analysis, name, path, shape)
+        else:
+            data = load_dense(path, name, np.float64)
+            if data.shape != shape:
+                raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
+                                      f"expected {shape}")
+            if info.boolean:
+                data = (data > 0).astype(np.float64)
+        if facts:  # a Boolean tensor is the union of its facts and its relation file
+            data = np.array(data, dtype=np.float64)
+            for fact in facts:
+                data[fact_position(analysis, name, fact.atom)] = 1.0
+        return backend.asarray(data), True
+    if info.kind == "param":
+        return backend.asarray(_param_init(name, shape)), True
+    if facts:
+        out = np.zeros(shape)
+        for fact in facts:
+            out[fact_position(analysis, name, fact.atom)] = 1.0
+        return backend.asarray(out), True
+    return None, False
+
+
+def fact_position(analysis: Analysis, name: str, atom: ir.Ref) -> tuple[int, ...]:
+    """The position a fact sets: integers as they are, symbols numbered per domain."""
+    info = analysis.tensors[name]
+    out = []
+    for pos, index in enumerate(atom.indices or ()):
+        assert isinstance(index, ir.IndexConst)
+        if isinstance(index.value, int):
+            out.append(index.value)
+        else:
+            out.append(analysis.domain_symbols[info.axes[pos].domain].index(index.value))
+    return tuple(out)
+
+
+def _relation(analysis: Analysis, name: str, path: Path, shape: tuple[int, ...]) -> np.ndarray:
+    """A relation file as a 0/1 array."""
+    info = analysis.tensors[name]
+    out = np.zeros(shape)
+    for row in relation_rows(path):
+        position = []
+        for pos, cell in enumerate(row):
+            if isinstance(cell, int):
+                position.append(cell)
+            else:
+                position.append(analysis.domain_symbols[info.axes[pos].domain].index(cell))
+        out[tuple(position)] = 1.0
+    return out
+
+
+def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Params start small and random, the same for every run of the same name
+    (Glorot-uniform over the last two axes; docs/language.md)."""
+    seed = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+    rng = np.random.default_rng(seed)
+    fan_in = shape[-1] if shape else 1
+    fan_out = shape[-2] if len(shape) > 1 else 1
+    bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
+    return rng.uniform(-bound, bound, size=shape)

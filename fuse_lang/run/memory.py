@@ -1,0 +1,56 @@
+"""The memory guard: a run that would not fit is refused before anything runs."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..check import Analysis
+from .results import FuseError
+
+DEFAULT_MEMORY_FRACTION = 0.5
+
+
+def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
+                 limit: int | None) -> None:
+    """Raise FuseError when the needed tensors, plus the largest intermediate of
+    one equation, need more than `limit` bytes (by default half the free memory)."""
+    total = 0
+    largest = (0, "")
+    for name in needed:
+        shape = analysis.tensors[name].shape
+        if any(e is None for e in shape):
+            continue
+        size = int(np.prod(shape, dtype=np.int64)) * itemsize
+        total += size
+        largest = max(largest, (size, name))
+    # the plan's largest intermediate (a join before its projection) also lives
+    # in memory while its equation runs
+    from ..plan import plan_program
+
+    peak = (0, "")
+    for eq in plan_program(analysis).equations:
+        if eq.largest_intermediate and eq.tensor in needed:
+            peak = max(peak, (eq.largest_intermediate * itemsize, eq.tensor))
+    limit = limit if limit is not None else _default_limit()
+    if total + peak[0] > limit:
+        during = (f" plus {_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
+        raise FuseError(f"this run needs about {_bytes(total)} for its tensors (the largest, "
+                        f"{largest[1]}, {_bytes(largest[0])}){during}, over the limit of "
+                        f"{_bytes(limit)}; nothing was run")
+
+
+def _default_limit() -> int:
+    try:
+        pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        pages = 8 * 1024**3
+    return int(pages * DEFAULT_MEMORY_FRACTION)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("GB", "MB", "kB"):
+        size = {"GB": 1e9, "MB": 1e6, "kB": 1e3}[unit]
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"

@@ -1,0 +1,167 @@
+"""What a run hands back: its outputs as arrays, its queries' answers, its sinks' files."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Collection, Mapping
+
+import numpy as np
+
+from ..check import Analysis
+from ..check.symbols import slice_name
+from ..front import ir
+from .evaluate import Evaluator, StatementInfo
+from .files import FileProblem, check_sink_path, write_sink
+from .labelled import LArray
+from .results import FuseError, QueryAnswer
+
+
+def output_names(analysis: Analysis, deps: Mapping[str, set[str]]) -> list[str]:
+    """The exports; with none, each tensor nothing reads (none when there are queries)."""
+    names = list(dict.fromkeys(analysis.exports))
+    if names:
+        return names
+    if any(isinstance(s, ir.Query) for s in analysis.program.statements):
+        return []
+    read: set[str] = set()
+    for reads in deps.values():
+        read |= reads
+    return [n for n in analysis.tensors if n not in read]
+
+
+def outputs(backend: Any, values: Mapping[str, Any], names: list[str],
+            constants: Collection[str], native: bool) -> dict[str, Any]:
+    """The named values as NumPy arrays of their own (`native`: the backend's tensors)."""
+    out = {}
+    for n in names:
+        if n in values and native and backend.name != "numpy":
+            out[n] = backend.asarray(values[n])
+        elif n in values:
+            array = np.asarray(backend.to_numpy(values[n]))
+            # never hand out a value the program keeps (a constant) to be written
+            if not (array.flags.owndata and array.flags.writeable) or n in constants:
+                array = array.copy()  # never hand out a view of an input or a broadcast
+            out[n] = array
+    return out
+
+
+def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
+           stmt: ir.Query) -> QueryAnswer:
+    """A query's answer: the tensor with its constants selected, and for a Boolean
+    tensor the matching tuples by name."""
+    atom = stmt.atom
+    text = analysis.text[stmt.span.start:stmt.span.end]
+    tensor = analysis.tensors[atom.name]
+    starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
+    if atom.indices is None:
+        value = np.asarray(backend.to_numpy(values[atom.name]))
+        free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes) if not a.virtual)
+        selected, axes = value.copy(), list(range(value.ndim))
+    elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
+        selected, free, axes, starts = _read(analysis, backend, info, values, atom)
+    else:
+        value = np.asarray(backend.to_numpy(values[atom.name]))
+        selected, free, axes = _select(analysis, value, atom)
+    tuples = None
+    if tensor.boolean:
+        tuples = []
+        starts = starts or [0] * len(axes)
+        # np.argwhere also handles a closed query (0-d): [()] when true, [] when false
+        for position in np.argwhere(selected > 0):
+            row = []
+            for axis_pos, p, start in zip(axes, position, starts):
+                symbols = analysis.domain_symbols.get(tensor.axes[axis_pos].domain)
+                p = int(p) + start
+                row.append(symbols[p] if symbols and p < len(symbols) else p)
+            tuples.append(tuple(row))
+    return QueryAnswer(text, atom.name, selected, free, tuples)
+
+
+def _read(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
+          atom: ir.Ref) -> tuple[np.ndarray, tuple[str, ...], list[int], list[int]]:
+    """`Y[t+1]?`, `Y[1:3]?`: read like any reference (shifted, sliced), as a sink
+    does; the answer's axes, the tensor axis each is, and where each starts."""
+    read = Evaluator(backend, analysis, info, values).scope(atom, 0)
+    selected = np.asarray(backend.to_numpy(read.data))
+    where: dict[str, tuple[int, int]] = {}  # axis of the answer -> (tensor axis, start)
+    slices = 0
+    for pos, ix in enumerate(atom.indices or ()):
+        if isinstance(ix, ir.IndexSlice):
+            where[slice_name(slices)] = (pos, ix.start or 0)
+            slices += 1
+        else:
+            for v in ir.index_vars(ix):
+                where.setdefault(v.name, (pos, 0))
+    axes = [where.get(name, (0, 0))[0] for name in read.axes]
+    starts = [where.get(name, (0, 0))[1] for name in read.axes]
+    return selected, tuple(read.axes), axes, starts
+
+
+def _select(analysis: Analysis, value: np.ndarray, atom: ir.Ref
+            ) -> tuple[np.ndarray, tuple[str, ...], list[int]]:
+    """`Path(Alice, y)?`: the constants selected, the variables left as axes."""
+    index: list[Any] = []
+    axes = []
+    names = []
+    for pos, ix in enumerate(atom.indices or ()):
+        if isinstance(ix, ir.IndexConst):
+            index.append(_constant_position(analysis, atom.name, pos, ix))
+        else:
+            index.append(slice(None))
+            axes.append(pos)
+            names.append(ir.index_vars(ix)[0].name if ir.index_vars(ix) else f"#{pos}")
+    inside = all(not isinstance(i, int) or 0 <= i < value.shape[p] for p, i in enumerate(index))
+    if inside:
+        selected = np.array(value[tuple(index)])  # a copy: never a view of a value
+    else:  # a constant outside the axis reads 0 (LANGUAGE.md §3): the answer is no
+        selected = np.zeros([value.shape[p] for p in axes], dtype=value.dtype)
+    unique = list(dict.fromkeys(names))
+    if len(unique) < len(names):  # `Path(x, x)?`: a repeated variable is the diagonal
+        letters = {n: chr(ord("a") + k) for k, n in enumerate(unique)}
+        selected = np.einsum("".join(letters[n] for n in names) + "->" +
+                             "".join(letters[n] for n in unique), selected).copy()
+        axes = [axes[names.index(n)] for n in unique]
+        names = unique
+    return selected, tuple(names), axes
+
+
+def _constant_position(analysis: Analysis, name: str, pos: int, ix: ir.IndexConst) -> int:
+    if isinstance(ix.value, int):
+        return ix.value
+    domain = analysis.tensors[name].axes[pos].domain
+    symbols = analysis.domain_symbols.get(domain, ())
+    return symbols.index(ix.value) if ix.value in symbols else -1
+
+
+def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
+          stmt: ir.Sink, base_dir: Path, allow_outside: bool) -> str:
+    """Write a sink's value to its file; returns the path written."""
+    value: LArray = Evaluator(backend, analysis, info, values).scope(stmt.rhs, 0)
+    data = np.asarray(backend.to_numpy(value.data))
+    boolean = False
+    symbols: list = []
+    name = "value"
+    if isinstance(stmt.rhs, ir.Ref) and stmt.rhs.name in analysis.tensors:
+        tensor = analysis.tensors[stmt.rhs.name]
+        boolean = tensor.boolean
+        # one list of names per axis of the value (its free indices, in its order):
+        # `R(Alice, y)` writes y's names, from R's second axis
+        by_var: dict[str, Any] = {}
+        for pos, ix in enumerate(stmt.rhs.indices or ()):
+            if isinstance(ix, ir.IndexVar) and pos < len(tensor.axes):
+                by_var.setdefault(ix.name, analysis.domain_symbols.get(tensor.axes[pos].domain))
+        if stmt.rhs.indices is None:
+            symbols = [analysis.domain_symbols.get(ax.domain) for ax in tensor.axes]
+        else:
+            symbols = [by_var.get(axis) for axis in value.axes]
+        name = stmt.rhs.name
+    line = analysis.lines.position(stmt.span.start)[0] + 1
+    try:
+        target = check_sink_path(base_dir, stmt.path.value, allow_outside)
+        write_sink(target, name, data, boolean, symbols)
+    except FileProblem as err:
+        raise FuseError(f"line {line}: sink {stmt.path.value!r}: {err}") from None
+    except OSError as err:
+        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        raise FuseError(f"line {line}: sink {stmt.path.value!r} cannot be written: "
+                        f"{err.strerror or err}{where}") from None
+    return str(target)

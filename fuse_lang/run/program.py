@@ -1,0 +1,136 @@
+"""Compiling and running programs: `fuse_lang.compile(text).run(inputs)`.
+
+`compile` checks a program and picks its backend; a `CompiledProgram` runs
+it as often as asked, deriving what depends on input shapes alone (the
+analysis, statement plans, the schedule) once per shape signature.  Each run
+is an `Execution`.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..check import Analysis, analyze
+from ..front import ir
+from ..front.diagnostics import Severity
+from .backends import BackendError, get_backend
+from .evaluate import StatementInfo, statement_info
+from .execution import Execution
+from .results import FuseError, QueryAnswer, RunResult
+from .scheduler import INPUT_KINDS
+
+__all__ = ["CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"]
+
+DEFAULT_MAX_ITERATIONS = 1000
+DEFAULT_TOLERANCE = 1e-6
+
+
+def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
+            base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
+            path: str | None = None, memory_limit: int | None = None,
+            allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None
+            ) -> "CompiledProgram":
+    """Check a program and prepare it to run; raises FuseError on errors.
+
+    backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
+    "cuda:N" or "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the
+    backend and device support it.  compiled: run straight runs of equations
+    as compiled graphs (jax.jit; torch.compile) - the default for jax, on
+    request for torch, not available for numpy."""
+    try:
+        chosen = get_backend(backend, device, precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
+    if compiled is None:
+        compiled = chosen.compiles_by_default
+    if compiled and not hasattr(chosen, "compile_segment"):
+        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
+                        f"jax or torch backend")
+    analysis = analyze(source_text, path, base_dir)
+    # a missing source file may still be given at run time (runtime inputs override a
+    # source's file, LANGUAGE.md §9): then `run` without that input reports it
+    _raise_on_errors(analysis, deferred=("missing-source",))
+    return CompiledProgram(analysis, chosen, Path(base_dir), memory_limit, allow_outside_sinks,
+                           max_iterations, tolerance, compiled)
+
+
+def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
+    errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR)
+    if errors and not all(d.code in deferred for d in errors):
+        first = errors[0]
+        line, col = analysis.lines.position(first.span.start)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise FuseError(f"line {line + 1}, column {col + 1}: {first.message} [{first.code}]"
+                        f"{more}", errors)
+
+
+class CompiledProgram:
+    def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
+                 memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int,
+                 tolerance: float, compiled: bool = False) -> None:
+        self.analysis = analysis
+        self.backend = backend
+        self.base_dir = base_dir
+        self.memory_limit = memory_limit
+        self.allow_outside_sinks = allow_outside_sinks
+        self.max_iterations = max_iterations
+        self.tolerance = tolerance
+        self.compiled = compiled
+        # how many times a straight run of equations was traced into a graph; a
+        # second run with inputs of the same shapes and dtypes adds none
+        self.compilations = 0
+        # per input-shape signature: the analysis, statement plans, and a memo of
+        # what a run derives from shapes alone (needed tensors, shapes, checks)
+        self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
+
+    @property
+    def exports(self) -> tuple[str, ...]:
+        return self.analysis.exports
+
+    def run(self, inputs: Mapping[str, Any] | None = None, *,
+            write_sinks: bool = True) -> dict[str, np.ndarray]:
+        """Run the program; returns each export (or, with none, each leaf tensor)
+        as a NumPy array."""
+        return self.execute(inputs, write_sinks=write_sinks).outputs
+
+    def run_native(self, inputs: Mapping[str, Any] | None = None, *,
+                   write_sinks: bool = True) -> dict[str, Any]:
+        """As `run`, but the outputs stay the backend's own tensors, on its device
+        (no copy back).  Inputs may be NumPy arrays or the backend's tensors."""
+        return self.execute(inputs, write_sinks=write_sinks, native=True).outputs
+
+    def execute(self, inputs: Mapping[str, Any] | None = None, *,
+                write_sinks: bool = True, native: bool = False) -> RunResult:
+        """Run the program: its outputs, its queries' answers and the sinks written."""
+        # a framework tensor stays as it is (moved to the device once, when read)
+        given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
+                 and not isinstance(value, np.ndarray) else np.asarray(value)
+                 for name, value in (inputs or {}).items()}
+        analysis, infos, memo = self._prepared(given)
+        with self.backend.context():
+            return Execution(self, analysis, infos, given, write_sinks, memo, native).go()
+
+    def _prepared(self, given: dict[str, np.ndarray]
+                  ) -> tuple[Analysis, dict[int, StatementInfo], dict]:
+        for name in given:
+            info = self.analysis.tensors.get(name)
+            if info is None or info.kind not in INPUT_KINDS:
+                sources = [n for n, t in self.analysis.tensors.items() if t.kind in INPUT_KINDS]
+                raise FuseError(f"the input `{name}` is not a source or param of this program "
+                                f"(those are: {', '.join(sources) or 'none'})")
+        key = tuple(sorted((n, tuple(value.shape)) for n, value in given.items()))
+        if key not in self._by_shapes:
+            analysis = self.analysis
+            if given:
+                analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
+                                   input_shapes={n: tuple(v.shape) for n, v in given.items()})
+            _raise_on_errors(analysis)
+            infos = {k: statement_info(analysis, k)
+                     for k, s in enumerate(analysis.program.statements)
+                     if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}
+            self._by_shapes[key] = (analysis, infos, {})
+        return self._by_shapes[key]

@@ -1,0 +1,32 @@
+"""What a run hands back (`RunResult`, `QueryAnswer`) and how it fails (`FuseError`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..front.diagnostics import Diagnostic
+
+
+class FuseError(Exception):
+    """A program that cannot be compiled or run. `diagnostics` says where and why."""
+
+    def __init__(self, message: str, diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class QueryAnswer:
+    text: str
+    tensor: str
+    value: np.ndarray  # the tensor with the query's constants selected
+    free: tuple[str, ...]  # the query's variables, one per axis of value
+    tuples: list[tuple] | None  # Boolean queries: the matching tuples, by name
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, np.ndarray]
+    queries: list[QueryAnswer] = field(default_factory=list)
+    sinks: list[str] = field(default_factory=list)

@@ -1,0 +1,72 @@
+"""Code actions: the quick fixes of the diagnostics in the range, and "Run on
+…" source actions (one per available backend and device) that merely offer
+the `fuse.run` command: nothing runs unless it is chosen."""
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+from fuse_lang.front.diagnostics import Diagnostic
+from fuse_lang.run.backends import available_targets
+
+from ..convert import Converter
+from ..state import Feature, FuseServer, safe
+from .commands import RUN
+from .diagnostics import to_lsp
+
+RUN_KIND = "source.fuse.run"  # a source action: it acts on the whole file
+
+
+async def code_action(ls: FuseServer, params: types.CodeActionParams
+                      ) -> list[types.CodeAction]:
+    targets = await asyncio.to_thread(available_targets)  # may import a framework once
+    return code_actions(ls, params, targets)
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+@safe(list)
+def code_actions(ls: FuseServer, params: types.CodeActionParams,
+                 targets: tuple[tuple[str, str], ...]) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    only = [str(getattr(k, "value", k)) for k in params.context.only or ()]
+    actions = []
+    if _wanted(types.CodeActionKind.QuickFix.value, only):
+        analysis, convert = ls.analysis(uri)
+        start, end = convert.offset(params.range.start), convert.offset(params.range.end)
+        for diag in analysis.diagnostics:
+            if diag.fixes and diag.span.start <= end and start <= diag.span.end:
+                actions += quick_fixes(diag, convert, uri, params.context.diagnostics)
+    if _wanted(RUN_KIND, only):
+        actions += [types.CodeAction(
+            title=f"Run on {device} ({backend})", kind=RUN_KIND,
+            command=types.Command(title=f"Run on {device} ({backend})", command=RUN,
+                                  arguments=[uri, {"backend": backend, "device": device}]))
+            for backend, device in targets]
+    return actions
+
+
+def quick_fixes(diag: Diagnostic, convert: Converter, uri: str,
+                sent: list[types.Diagnostic]) -> list[types.CodeAction]:
+    lsp_diag = to_lsp(diag, convert, uri)
+    # attach the client's own copy when it sent one (same code and range)
+    for d in sent:
+        if d.code == lsp_diag.code and d.range == lsp_diag.range:
+            lsp_diag = d
+            break
+    return [types.CodeAction(
+        title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[lsp_diag],
+        is_preferred=len(diag.fixes) == 1,
+        edit=types.WorkspaceEdit(changes={uri: [
+            types.TextEdit(range=convert.range(e.span), new_text=e.new_text)
+            for e in fix.edits]}))
+        for fix in diag.fixes]
+
+
+FEATURES = (
+    Feature(types.TEXT_DOCUMENT_CODE_ACTION, code_action, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, RUN_KIND], resolve_provider=False)),
+)

@@ -1,0 +1,46 @@
+"""The commands: `fuse.run` (fuse_lsp.running: only on request, off the event
+loop, cancellable) and `fuse.explain` (the plan as Markdown)."""
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from fuse_lang.front.diagnostics import Severity
+from fuse_lang.plan import plan_program
+from fuse_lang.plan.render import render_plan_markdown
+
+from ..running import document_name, parse_request, run_document
+from ..state import Command, FuseServer
+
+RUN = "fuse.run"
+EXPLAIN = "fuse.explain"
+
+
+async def run(ls: FuseServer, *args: Any) -> dict[str, Any] | None:
+    try:
+        request = parse_request(ls, args)
+    except ValueError as error:
+        raise JsonRpcInvalidParams(str(error)) from None
+    return await run_document(ls, request)
+
+
+def explain(ls: FuseServer, *args: Any) -> dict[str, str]:
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams("fuse.explain takes [uri]")
+    return {"kind": types.MarkupKind.Markdown.value, "value": explain_markdown(ls, args[0])}
+
+
+def explain_markdown(ls: FuseServer, uri: str) -> str:
+    """The document's plan, with a warning first when the program has errors."""
+    analysis, _ = ls.analysis(uri)
+    text = render_plan_markdown(plan_program(analysis), title=document_name(uri))
+    errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
+    if errors:
+        text = (f"> **{errors} error{'' if errors == 1 else 's'}** in this program: "
+                f"the plan may be incomplete.\n\n") + text
+    return text
+
+
+COMMANDS = (Command(RUN, run), Command(EXPLAIN, explain))

@@ -1,0 +1,69 @@
+"""Completion and signature help (fuse_lang.ide.completion)."""
+from __future__ import annotations
+
+from lsprotocol import types
+
+from fuse_lang.ide.completion import Completion, complete, signature_at
+
+from ..state import Feature, FuseServer, safe
+
+_KINDS = {
+    "tensor": types.CompletionItemKind.Variable,
+    "relation": types.CompletionItemKind.Class,
+    "builtin": types.CompletionItemKind.Function,
+    "index": types.CompletionItemKind.TypeParameter,
+    "symbol": types.CompletionItemKind.EnumMember,
+    "keyword": types.CompletionItemKind.Keyword,
+}
+
+
+def _item_caps(ls: FuseServer) -> tuple[bool, bool]:
+    """Whether the client takes snippets, and markdown documentation, in completions."""
+    caps = ls.client_capabilities.text_document
+    item = caps and caps.completion and caps.completion.completion_item
+    if not item:
+        return False, False
+    return bool(item.snippet_support), types.MarkupKind.Markdown in (
+        item.documentation_format or ())
+
+
+def _item(c: Completion, markdown: bool) -> types.CompletionItem:
+    docs = (types.MarkupContent(kind=types.MarkupKind.Markdown, value=c.documentation)
+            if c.markdown and markdown else c.documentation or None)
+    return types.CompletionItem(
+        label=c.label, kind=_KINDS[c.kind], detail=c.detail, documentation=docs,
+        sort_text=c.sort_text, insert_text=c.insert_text,
+        insert_text_format=(None if c.insert_text is None else
+                            types.InsertTextFormat.Snippet if c.snippet
+                            else types.InsertTextFormat.PlainText))
+
+
+@safe()
+def completion(ls: FuseServer, params: types.CompletionParams) -> types.CompletionList:
+    analysis, convert = ls.analysis(params.text_document.uri)
+    snippets, markdown = _item_caps(ls)
+    found = complete(analysis, convert.offset(params.position), snippets)
+    return types.CompletionList(is_incomplete=False,
+                                items=[_item(c, markdown) for c in found])
+
+
+@safe()
+def signature_help(ls: FuseServer, params: types.SignatureHelpParams
+                   ) -> types.SignatureHelp | None:
+    analysis, convert = ls.analysis(params.text_document.uri)
+    found = signature_at(analysis.text, convert.offset(params.position))
+    if found is None:
+        return None
+    info = types.SignatureInformation(
+        label=found.label, documentation=found.documentation,
+        parameters=[types.ParameterInformation(label=label) for label in found.parameters])
+    return types.SignatureHelp(signatures=[info], active_signature=0,
+                               active_parameter=found.active)
+
+
+FEATURES = (
+    Feature(types.TEXT_DOCUMENT_COMPLETION, completion,
+            types.CompletionOptions(trigger_characters=["[", "(", ","])),
+    Feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, signature_help,
+            types.SignatureHelpOptions(trigger_characters=["(", ","])),
+)

@@ -1,0 +1,144 @@
+"""Document symbols (tensors grouped by kind) and workspace symbols (the open
+documents and the `*.fuse` files under the workspace folders), from
+fuse_lang.ide.outline."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from fuse_lang.check import Analysis, analyze
+from fuse_lang.ide.outline import (OutlineGroup, OutlineSymbol, document_outline, fuse_files,
+                                   matches_query, tensor_symbols)
+
+from ..convert import Converter
+from ..state import Feature, FuseServer, safe
+
+MAX_WORKSPACE_FILES = 500
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_WORKSPACE_RESULTS = 1000
+
+SYMBOL_KIND = {
+    "dense": types.SymbolKind.Variable,
+    "Boolean relation": types.SymbolKind.Boolean,
+    "param": types.SymbolKind.Property,
+    "source": types.SymbolKind.File,
+    "relation source": types.SymbolKind.File,
+}
+
+
+def _kind(symbol: OutlineSymbol) -> types.SymbolKind:
+    return SYMBOL_KIND.get(symbol.kind, types.SymbolKind.Variable)
+
+
+def _count(n: int) -> str:
+    return f"{n} tensor" if n == 1 else f"{n} tensors"
+
+
+def _document_symbol(group: OutlineGroup, convert: Converter) -> types.DocumentSymbol:
+    """A group (a namespace) with its tensors as children."""
+    children = [types.DocumentSymbol(name=s.name, detail=s.detail, kind=_kind(s),
+                                     range=convert.range(s.span),
+                                     selection_range=convert.range(s.name_span))
+                for s in group.symbols]
+    return types.DocumentSymbol(
+        name=group.label, kind=types.SymbolKind.Namespace, detail=_count(len(group.symbols)),
+        range=convert.range(group.span),
+        selection_range=convert.range(group.symbols[0].name_span), children=children)
+
+
+def _flat_symbols(groups: tuple[OutlineGroup, ...], convert: Converter,
+                  uri: str) -> list[types.SymbolInformation]:
+    """For a client without hierarchical document symbols."""
+    return [types.SymbolInformation(
+        name=s.name, kind=_kind(s),
+        location=types.Location(uri=uri, range=convert.range(s.name_span)),
+        container_name=group.label) for group in groups for s in group.symbols]
+
+
+@safe(list)
+def document_symbols(ls: FuseServer, params: types.DocumentSymbolParams
+                     ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+    uri = params.text_document.uri
+    analysis, convert = ls.analysis(uri)
+    groups = document_outline(analysis)
+    caps = ls.client_capabilities.text_document
+    symbol_caps = caps.document_symbol if caps else None
+    if symbol_caps is not None and not symbol_caps.hierarchical_document_symbol_support:
+        return _flat_symbols(groups, convert, uri)
+    return [_document_symbol(group, convert) for group in groups]
+
+
+def workspace_symbols_of(analysis: Analysis, convert: Converter, uri: str,
+                         container: str) -> list[types.WorkspaceSymbol]:
+    return [types.WorkspaceSymbol(
+        name=s.name, kind=_kind(s), container_name=container,
+        location=types.Location(uri=uri, range=convert.range(s.name_span)))
+        for s in tensor_symbols(analysis)]
+
+
+class FileSymbols:
+    """Workspace symbols of files on disk, re-read only when a file changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[int, int, list[types.WorkspaceSymbol]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path, encoding: str = "utf-16") -> list[types.WorkspaceSymbol]:
+        try:
+            stat = path.stat()
+        except OSError:
+            return []
+        key = f"{encoding}:{path}"
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
+            return cached[2]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return []
+        analysis = analyze(text, str(path), path.parent)
+        found = workspace_symbols_of(analysis, Converter(text, analysis.lines, encoding),
+                                     from_fs_path(str(path)) or path.as_uri(), path.name)
+        with self._lock:
+            self._cache[key] = (stat.st_mtime_ns, stat.st_size, found)
+        return found
+
+
+_FILES = FileSymbols()  # shared by every server of the process: keyed by path and encoding
+
+
+def _open_document_symbols(ls: FuseServer) -> tuple[list[types.WorkspaceSymbol], set[str]]:
+    """The symbols of the open documents, and their resolved paths."""
+    found: list[types.WorkspaceSymbol] = []
+    open_paths = set()
+    for uri in list(ls.workspace.text_documents):
+        analysis, convert = ls.analysis(uri)
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path:
+            open_paths.add(str(Path(path).resolve()))
+        found += workspace_symbols_of(analysis, convert, uri, Path(path).name if path else uri)
+    return found, open_paths
+
+
+@safe(list)
+def workspace_symbols(ls: FuseServer, params: types.WorkspaceSymbolParams
+                      ) -> list[types.WorkspaceSymbol]:
+    found, open_paths = _open_document_symbols(ls)
+    roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
+    if not roots and ls.workspace.root_path:
+        roots = [ls.workspace.root_path]
+    for path in fuse_files([r for r in roots if r], MAX_WORKSPACE_FILES, MAX_FILE_BYTES):
+        if str(path.resolve()) not in open_paths:
+            found += _FILES.get(path, ls.workspace.position_encoding)
+    query = params.query
+    return [s for s in found if matches_query(query, s.name)][:MAX_WORKSPACE_RESULTS]
+
+
+FEATURES = (
+    Feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, document_symbols),
+    Feature(types.WORKSPACE_SYMBOL, workspace_symbols),
+)

@@ -1,0 +1,62 @@
+"""The session's lifecycle: `initialize` (options, push or pull diagnostics),
+`initialized` and `workspace/didChangeConfiguration` (the `fuse` settings,
+pulled with `workspace/configuration` when the client can answer), and
+`shutdown` (pending diagnostics pushes are dropped).
+"""
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .state import Feature, FuseServer, safe
+
+
+@safe()
+def initialize(ls: FuseServer, params: types.InitializeParams) -> None:
+    ls.options.update(params.initialization_options)
+    text_caps = params.capabilities.text_document
+    ls.pull_diagnostics = bool(text_caps and text_caps.diagnostic)
+
+
+async def initialized(ls: FuseServer, params: types.InitializedParams) -> None:
+    await pull_configuration(ls)
+
+
+async def did_change_configuration(ls: FuseServer,
+                                   params: types.DidChangeConfigurationParams) -> None:
+    try:
+        if params.settings:
+            ls.options.update(params.settings)
+        else:  # "settings changed, ask me": the pull model
+            await pull_configuration(ls)
+    except Exception as error:  # noqa: BLE001
+        ls.log_error("didChangeConfiguration", error)
+
+
+@safe()
+def shutdown(ls: FuseServer, *args: object) -> None:
+    for push in ls.pushes.values():
+        push.cancel()
+    ls.pushes.clear()
+
+
+async def pull_configuration(ls: FuseServer) -> None:
+    """Ask the client for the "fuse" section, when it can answer."""
+    workspace = ls.client_capabilities.workspace
+    if not (workspace and workspace.configuration):
+        return
+    try:
+        settings = await ls.workspace_configuration_async(types.ConfigurationParams(
+            items=[types.ConfigurationItem(section="fuse")]))
+    except Exception as error:  # noqa: BLE001 - a client may fail it: keep the defaults
+        ls.log_error("workspace/configuration", error)
+        return
+    if settings:
+        ls.options.update(settings[0])
+
+
+FEATURES = (
+    Feature(types.INITIALIZE, initialize),
+    Feature(types.INITIALIZED, initialized),
+    Feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, did_change_configuration),
+    Feature(types.SHUTDOWN, shutdown),
+)

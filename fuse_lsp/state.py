@@ -1,0 +1,174 @@
+"""The server's state: the documents' analyses (cached per version), the
+options, the pending diagnostics pushes, and the error guard every handler
+wears.  Feature modules import from here; nothing here imports a feature.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import logging
+import threading
+import traceback
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, NamedTuple, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from fuse_lang import __version__
+from fuse_lang.check import Analysis, Analyzer
+from fuse_lang.ide.outline import TokenCache
+
+from .convert import Converter
+
+log = logging.getLogger("fuse_lsp")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Options:
+    """The server's options: initialization options or `workspace/configuration`
+    (section "fuse"), with defaults for everything."""
+
+    backend: str = "numpy"  # default backend for fuse.run
+    device: str = "cpu"  # default device for fuse.run
+    precision: str = "fp32"  # default precision for fuse.run (fp32, fp64, bf16, fp16)
+    memory_limit: int | None = None  # bytes a run may use (None: half the free memory)
+    allow_sink_writes: bool = False  # whether a run from the editor may write sinks
+    debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed
+
+    def update(self, data: Any) -> None:
+        """Take the known keys of a settings object (camelCase or snake_case)."""
+        if not isinstance(data, dict):
+            return
+        data = data.get("fuse", data) if isinstance(data.get("fuse"), dict) else data
+        for field in fields(self):
+            camel = "".join(word.capitalize() if k else word
+                            for k, word in enumerate(field.name.split("_")))
+            for key in (field.name, camel):
+                if key in data and data[key] is not None:
+                    value = data[key]
+                    expected = type(getattr(self, field.name))
+                    if field.name == "memory_limit" or isinstance(value, expected):
+                        setattr(self, field.name, value)
+
+
+class Feature(NamedTuple):
+    """One LSP method a feature module serves (server.py registers them all)."""
+
+    method: str
+    handler: Callable[..., Any]
+    options: Any = None  # the method's registration options, if any
+
+
+class Command(NamedTuple):
+    """One `workspace/executeCommand` command a feature module serves."""
+
+    name: str
+    handler: Callable[..., Any]
+
+
+class FuseServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("fuse-lsp", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.options = Options()
+        self.pull_diagnostics = False  # decided from the client's capabilities
+        # the pending (debounced) diagnostics push of each document
+        self.pushes: dict[str, asyncio.TimerHandle] = {}
+        self._analyses: dict[str, tuple[int | None, str, Analysis]] = {}
+        # one incremental analyzer per open document: after an edit only the
+        # statements whose text changed are parsed and checked again
+        self._analyzers: dict[str, Analyzer] = {}
+        self._token_caches: dict[str, TokenCache] = {}
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------- analysis
+    def analysis(self, uri: str) -> tuple[Analysis, Converter]:
+        """The analysis of the document's current text (cached per version), and
+        the converter for that text."""
+        document = self.workspace.get_text_document(uri)
+        text = document.source
+        version = document.version
+        with self._lock:
+            cached = self._analyses.get(uri)
+        if cached is not None and cached[0] == version and cached[1] == text:
+            analysis = cached[2]
+        else:
+            analysis = self._analyze(uri, text)
+            with self._lock:
+                self._analyses[uri] = (version, text, analysis)
+        return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
+
+    def _analyze(self, uri: str, text: str) -> Analysis:
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        base_dir = Path(path).parent if path else Path.cwd()
+        with self._lock:
+            analyzer = self._analyzers.pop(uri, None) or Analyzer()
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return analyzer.analyze(text, path, base_dir)
+        finally:
+            # The analysis lives until the next edit and holds no reference
+            # cycles: keep the cycle collector from scanning its objects again
+            # and again (on a large file a full pass takes longer than the
+            # analysis).  They are freed by reference counting as usual.
+            gc.freeze()
+            if collecting:
+                gc.enable()
+            with self._lock:
+                # a handler on another thread may have made its own meanwhile;
+                # either is fine to keep
+                self._analyzers.setdefault(uri, analyzer)
+
+    def token_cache(self, uri: str) -> TokenCache:
+        """The document's semantic-token cache (see fuse_lang.ide.outline.TokenCache)."""
+        with self._lock:
+            cache = self._token_caches.get(uri)
+            if cache is None:
+                cache = self._token_caches[uri] = TokenCache()
+            return cache
+
+    def forget(self, uri: str, closed: bool = True) -> None:
+        """Drop the document's analysis (it is made again when next asked for), and
+        when the document is closed, its analyzer's memory of earlier versions."""
+        with self._lock:
+            self._analyses.pop(uri, None)
+            if closed:
+                self._analyzers.pop(uri, None)
+                self._token_caches.pop(uri, None)
+        if closed:
+            # let the collector see everything again once (see _analyze): what
+            # reference cycles were frozen since are reclaimed
+            gc.unfreeze()
+
+    def log_error(self, where: str, error: BaseException) -> None:
+        message = f"fuse-lsp: {where} failed: {error!r}\n{traceback.format_exc()}"
+        log.error(message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
+                                                           message=message))
+        except Exception:  # noqa: BLE001 - the client may be gone
+            pass
+
+
+def safe(default: Any = None) -> Callable[[F], F]:
+    """A handler's exception becomes a logged error and `default` as the answer
+    (called, when callable: a fresh empty list or report each time)."""
+
+    def wrap(handler: F) -> F:
+        @functools.wraps(handler)
+        def run(ls: FuseServer, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(ls, *args, **kwargs)
+            except Exception as error:  # noqa: BLE001 - never crash the server
+                ls.log_error(handler.__name__, error)
+                return default() if callable(default) else default
+
+        return run  # type: ignore[return-value]
+
+    return wrap
