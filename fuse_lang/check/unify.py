@@ -99,7 +99,8 @@ Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, Sli
 _new_vars = partial(tuple.__new__, Vars)
 _new_union = partial(tuple.__new__, Union)
 
-# the builtins _concat_axes and _builtin_extents make operations for
+# shaping builtins: those whose result's axes are not their argument's, each with
+# operations of its own (made by _concat_axes and _builtin_extents)
 _SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
 
 
