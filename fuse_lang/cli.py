@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from .check import Analysis, analyze
 from .gc_pause import gc_paused
@@ -175,15 +175,39 @@ def _preview(array, width: int = 8) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from .run.program import FuseError, compile
-
     text, failed = _read_program(args.path)
     if failed is not None:
         return failed
+    inputs = _read_inputs(args.input)
+    if isinstance(inputs, int):
+        return inputs
+    result = _run(args, text, inputs)
+    if isinstance(result, int):
+        return result
+    if args.out:
+        from .run.files import atomic_write, npz_bytes
+
+        try:
+            atomic_write(Path(args.out), npz_bytes(result.outputs))
+        except OSError as err:
+            print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+    if args.format == "json":
+        json.dump(_result_json(result), sys.stdout, indent=2, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+    else:
+        _print_result(result, args.out)
+    return EXIT_OK
+
+
+def _read_inputs(items: list[str]) -> dict | int:
+    """`--input NAME=FILE.npy` (or an .npz holding NAME or one array) as arrays by
+    name; the exit status when one cannot be read."""
+    import numpy as np
+
     inputs = {}
-    for item in args.input:
+    for item in items:
         name, sep, file = item.partition("=")
         if not sep or not name or not file:
             print(f"fuse: --input takes NAME=FILE.npy, not {item!r}", file=sys.stderr)
@@ -202,6 +226,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
             print(f"fuse: --input {item}: cannot read {file}: {reason}", file=sys.stderr)
             return EXIT_USAGE
+    return inputs
+
+
+def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
+    """The run's result, or the exit status after its error was printed."""
+    from .run.program import FuseError, compile
+
     try:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
@@ -214,7 +245,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                       f"{args.path} (those are: {', '.join(accepted) or 'none'})",
                       file=sys.stderr)
                 return EXIT_USAGE
-        result = program.execute(inputs)
+        return program.execute(inputs)
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
         if analysis_diags:
@@ -228,28 +259,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"fuse: {args.path}: internal error while running: {type(err).__name__}: {err}",
               file=sys.stderr)
         return EXIT_ERRORS
-    if args.out:
-        from .run.files import atomic_write, npz_bytes
 
-        try:
-            atomic_write(Path(args.out), npz_bytes(result.outputs))
-        except OSError as err:
-            print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
-                  file=sys.stderr)
-            return EXIT_USAGE
-    if args.format == "json":
-        data = {
-            "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.tolist()}
-                        for n, a in result.outputs.items()},
-            "queries": [{"query": q.text, "tensor": q.tensor, "free": list(q.free),
-                         "values": q.value.tolist(),
-                         **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
-                            else {})} for q in result.queries],
-            "sinks": result.sinks,
-        }
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
-        return EXIT_OK
+
+def _result_json(result: Any) -> dict:
+    """`fuse run --format json`: outputs, query answers and sinks written."""
+    return {
+        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.tolist()}
+                    for n, a in result.outputs.items()},
+        "queries": [{"query": q.text, "tensor": q.tensor, "free": list(q.free),
+                     "values": q.value.tolist(),
+                     **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
+                        else {})} for q in result.queries],
+        "sinks": result.sinks,
+    }
+
+
+def _print_result(result: Any, out: str | None) -> None:
     for name, array in result.outputs.items():
         print(f"{name}  shape {tuple(array.shape)}  {array.dtype}  {_preview(array)}")
     for q in result.queries:
@@ -262,9 +287,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"{q.text}  shape {tuple(q.value.shape)}  {_preview(q.value)}")
     for path in result.sinks:
         print(f"wrote {path}")
-    if args.out:
-        print(f"wrote {args.out}")
-    return EXIT_OK
+    if out:
+        print(f"wrote {out}")
 
 
 def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:

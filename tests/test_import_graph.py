@@ -82,15 +82,18 @@ def test_no_import_cycle():
 
 # The engine's rooms in the order a program flows through them: a room imports
 # only rooms to its left (docs/architecture.md).  The package's root modules
-# (`fuse_lang`, `fuse_lang.cli`) may import any room; `fastinit` is below all.
-LAYERS = ("fuse_lang.fastinit", "fuse_lang.front", "fuse_lang.check", "fuse_lang.plan",
+# (`fuse_lang`, `fuse_lang.cli`) may import any room; `fastinit` and `gc_pause`
+# (process-wide helpers with no Fuse imports) are below all.
+BASE = ("fuse_lang.fastinit", "fuse_lang.gc_pause")
+LAYERS = (BASE, "fuse_lang.front", "fuse_lang.check", "fuse_lang.plan",
           "fuse_lang.run", "fuse_lang.ide")
 
 
 def _layer(module: str) -> int | None:
-    for rank, room in enumerate(LAYERS):
-        if module == room or module.startswith(room + "."):
-            return rank
+    for rank, rooms in enumerate(LAYERS):
+        for room in (rooms,) if isinstance(rooms, str) else rooms:
+            if module == room or module.startswith(room + "."):
+                return rank
     return None
 
 
