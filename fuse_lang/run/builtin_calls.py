@@ -2,28 +2,15 @@
 softmax and lnorm along an axis, topk, concat, const and causal_mask."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from ..check import Analysis
 from ..front import ir
-from .backends.base import Backend
 from .labelled import LArray, align, combine, union_axes
-from .statement import EvaluationError, StatementInfo
+from .statement import EvaluationError, EvaluatorState
 
 
-class BuiltinCalls:
+class BuiltinCalls(EvaluatorState):
     """The Evaluator's builtin calls (a mixin of evaluate.Evaluator)."""
-
-    # what the Evaluator holds (evaluate.py)
-    backend: Backend
-    analysis: Analysis
-    info: StatementInfo
-    values: dict[str, Any]
-    fixed: dict[str, int]
-    overrides: dict[int, Any]
-    local_extents: dict[str, int]
-    extent: Callable[[str], int]
-    scope: Callable[[ir.Expr, int], LArray]
 
     def arg(self, expr: ir.Expr) -> LArray:
         return self.scope(expr, self.info.scope_of[id(expr)])

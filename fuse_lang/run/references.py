@@ -3,28 +3,16 @@ constants and fixed indices select, offsets and pooling gather (0 outside an
 axis), slices take, repeated indices take the diagonal (LANGUAGE.md §3-4)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
-from .backends.base import Backend
 from .labelled import LArray
-from .statement import EvaluationError, StatementInfo
+from .statement import EvaluationError, EvaluatorState
 
 
-class ReferenceReading:
+class ReferenceReading(EvaluatorState):
     """The Evaluator's reading of references (a mixin of evaluate.Evaluator)."""
-
-    # what the Evaluator holds (evaluate.py)
-    backend: Backend
-    analysis: Analysis
-    info: StatementInfo
-    values: dict[str, Any]
-    fixed: dict[str, int]
-    overrides: dict[int, Any]
-    local_extents: dict[str, int]
-    extent: Callable[[str], int]
 
     def ref(self, ref: ir.Ref) -> LArray:
         backend = self.backend

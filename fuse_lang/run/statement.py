@@ -4,11 +4,15 @@ constant subexpressions folded once per input-shape signature."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..check import Analysis
 from ..check.symbols import statement_scopes
 from ..front import ir
 from .labelled import LArray
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
 
 
 class EvaluationError(Exception):
@@ -91,3 +95,18 @@ class ConstantFolding:
             known = bool(names) and all(n in self.constants for n in names)
             self._constant[id(expr)] = known
         return known
+
+
+class EvaluatorState:
+    """What an `evaluate.Evaluator` holds, declared once for the mixins that make it
+    up (`references.ReferenceReading`, `builtin_calls.BuiltinCalls`)."""
+
+    backend: "Backend"
+    analysis: Analysis
+    info: StatementInfo
+    values: dict[str, Any]
+    fixed: dict[str, int]  # index -> position, for sequential (recurrent) evaluation
+    overrides: dict[int, Any]  # id(Ref) -> value read instead (semi-naive deltas)
+    local_extents: dict[str, int]
+    extent: Callable[[str], int]
+    scope: Callable[[ir.Expr, int], LArray]
