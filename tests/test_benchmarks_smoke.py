@@ -53,3 +53,14 @@ def test_benchmark_runs_and_prints_its_ratios(outputs, script):
     counts = COMPILATIONS.findall(proc.stdout)
     assert len(counts) == len(SCRIPTS[script]) * len(PAIRS), proc.stdout
     assert all(before == after for before, after in counts), proc.stdout
+
+
+def test_speed_tricks_switches_each_trick_off():
+    """benchmarks/speed_tricks.py patches the engine's internals from outside: each
+    variant must still find what it patches (its asserts) and print its ratio."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "speed_tricks.py"), "--lines", "200",
+                           "--runs", "1"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ratios = re.findall(r"^  (.+?) +\d+ ms +([\d.]+)x$", proc.stdout, re.M)
+    assert [name for name, _ in ratios][0] == "all tricks (baseline)", proc.stdout
+    assert len(ratios) == 8, proc.stdout

@@ -1,0 +1,107 @@
+"""What each speed trick of `fuse check` buys (issue: the renovation).
+
+A trick stays only where it pays at least about 10% of the figure it serves:
+`fuse check` of the generated 10,000-line program as a whole process.  Each
+variant runs the same `fuse check` with one trick switched off from outside
+(a patch made before the command runs, nothing in the product changes), and
+is printed as a ratio to the unpatched command measured in the same run,
+alternating, median of several runs (machines here are shared and noisy).
+
+    python benchmarks/speed_tricks.py [--runs 7] [--lines 10000]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gen_program import generate  # noqa: E402
+
+# Each variant: (name, what it serves, Python run before `fuse check`).  The
+# patches go in before the command's modules are used.
+_ENTRY = "import sys; sys.argv[1:] = ['check', {path!r}]\n"
+_RUN_ENTRY = "from fuse_lang.cli import entry; entry()\n"
+
+VARIANTS: list[tuple[str, str]] = [
+    ("all tricks (baseline)", ""),
+    ("without the cycle collector paused",
+     "import gc, contextlib\n"
+     "gc.disable = lambda: None\n"
+     "import fuse_lang.gc_pause as g, fuse_lang.check.analyzer as a, fuse_lang.cli as c\n"
+     "assert a.gc_paused is c.gc_paused is g.gc_paused\n"
+     "g.gc_paused = a.gc_paused = c.gc_paused = contextlib.nullcontext\n"),
+    ("without the hard exit (the interpreter torn down)",
+     "import gc, sys; gc.disable()\n"
+     "from fuse_lang.cli import main; code = main(sys.argv[1:]); gc.enable(); sys.exit(code)\n"),
+    ("without the precomputed parse tables (lark at start)",
+     "import fuse_lang.front.tables as t; assert t.TABLES_PATH.exists()\n"
+     "t.TABLES_PATH = t.TABLES_PATH.with_name('none.json')\n"),
+    ("without the compiled replay (per-shape replay only)",
+     "from fuse_lang.front.lalr import Parser; assert Parser.COMPILE_AFTER\n"
+     "Parser.COMPILE_AFTER = 10**12\n"),
+    ("without any replay (every statement by the table)",
+     "from fuse_lang.front.lalr import Parser, kind_of\n"
+     "Parser.parse = lambda self, tokens, shape=None: self._parse(\n"
+     "    tokens, shape if shape is not None else tuple(map(kind_of, tokens)))\n"),
+    ("without frozen_dataclass (plain frozen slotted dataclasses)",
+     # fastinit loaded (and patched) before the package, whose modules use it
+     "import dataclasses, importlib.util, pathlib\n"
+     "where = pathlib.Path(importlib.util.find_spec('fuse_lang').origin).with_name('fastinit.py')\n"
+     "spec = importlib.util.spec_from_file_location('fuse_lang.fastinit', where)\n"
+     "f = importlib.util.module_from_spec(spec); spec.loader.exec_module(f)\n"
+     "sys.modules['fuse_lang.fastinit'] = f\n"
+     "assert f.frozen_dataclass\n"
+     "f.frozen_dataclass = dataclasses.dataclass(frozen=True, slots=True)\n"),
+    ("without the deferred tables (made for every analysis)",
+     "import fuse_lang.cli as c, fuse_lang.check.analysis as an\n"
+     "assert an.Deferred\n"
+     "_analyze = c.analyze\n"
+     "def analyze(*args, **kwargs):\n"
+     "    analysis = _analyze(*args, **kwargs)\n"
+     "    analysis.tensors, analysis.var_extents, analysis.domain_symbols\n"
+     "    return analysis\n"
+     "c.analyze = analyze\n"),
+]
+
+
+def _seconds(code: str) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"a variant failed:\n{code}\n{done.stderr}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--lines", type=int, default=10_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        big = folder / "big.fuse"
+        big.write_text(generate(args.lines, folder / "data"), encoding="utf-8")
+        codes = []
+        for _, patch in VARIANTS:
+            entry = "" if patch.rstrip().endswith("sys.exit(code)") else _RUN_ENTRY
+            codes.append(_ENTRY.format(path=str(big)) + patch + entry)
+        _seconds(codes[0])  # warm the file cache
+        times: list[list[float]] = [[] for _ in VARIANTS]
+        for _ in range(args.runs):  # alternating: every variant sees the same noise
+            for i, code in enumerate(codes):
+                times[i].append(_seconds(code))
+    medians = [statistics.median(t) for t in times]
+    base = medians[0]
+    print(f"fuse check, {args.lines:,}-line program, median of {args.runs} alternating runs")
+    for (name, _), median in zip(VARIANTS, medians):
+        print(f"  {name:58s} {median * 1000:7.0f} ms  {median / base:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
