@@ -7,12 +7,35 @@ Symbols are numbered per domain in order of first appearance.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Hashable, Iterable, Sequence
 
 from ..fastinit import frozen_dataclass
 from ..front.span import Span
+
+# The largest extent of an axis (docs/limits.md): past any memory, and every
+# position below it is exact as a float64 and as an int64.  Larger extents are
+# reported (`extent-too-large`) by the unification.
+MAX_EXTENT = 2**53
+
+
+
+def short_number(n: int, in_full_below: int = 10**15) -> str:
+    """`n` in full below `in_full_below`, else as `1.23e400`: without a float, which
+    an integer past 1.8e308 does not fit (and Python prints no more than 4300 digits)."""
+    if n < max(in_full_below, 1000):
+        return str(n)
+    exponent = int(math.log10(n)) - 2  # log10 of an int: exact enough, never overflows
+    while n // 10**exponent >= 1000:  # (where log10 rounded down)
+        exponent += 1
+    lead = (n // 10 ** (exponent - 1) + 5) // 10  # three digits, rounded
+    if lead >= 1000:
+        lead //= 10
+        exponent += 1
+    return f"{lead // 100}.{lead % 100:02d}e{exponent + 2}"
+
 
 Key = Hashable  # ("axis", tensor, position) | ("var", statement, name)
 

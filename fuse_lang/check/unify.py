@@ -13,7 +13,7 @@ from typing import NamedTuple, Union as TypeUnion
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span, shifted
-from .domains import Domains, Evidence
+from .domains import MAX_EXTENT, Domains, Evidence, short_number
 from .literals import is_whole, literal_shape
 from .sources import SourceInfo
 from .symbols import IndexRole, TensorSymbol, slice_name
@@ -240,8 +240,8 @@ def _topk_axis(k: int, stmt: ir.Statement, call: ir.Call, out: dict, ops: list[O
         for pos, index in enumerate(ref.indices or ()):
             if ir.reads_along(index, axis):
                 out[(id(ref), pos)] = key
-    ops.append(SetExtent(("var", k, axis), Evidence(
-        int(count.value), count.span, f"topk(k={int(count.value)})")))  # type: ignore[union-attr]
+    ops.append(SetExtent(("var", k, axis), Evidence(  # (the text: exact, where a float is not)
+        int(count.text), count.span, f"topk(k={count.text})")))  # type: ignore[union-attr]
 
 
 def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]) -> None:
@@ -260,7 +260,7 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
                 ops.append(SetExtent(("axis", stmt.lhs.name, pos), Evidence(
                     extent, node.args[0].span, "this literal")))
         elif node.name == "causal_mask" and is_whole(node.args[0]):
-            n = int(node.args[0].value)  # type: ignore[union-attr]
+            n = int(node.args[0].text)  # type: ignore[union-attr]
             for index in lhs_indices[-2:]:
                 for var in ir.index_vars(index):
                     ops.append(SetExtent(("var", k, var.name), Evidence(
@@ -401,12 +401,19 @@ class Unification:
                         f"concat ({' + '.join(map(str, extents))})"))
 
     def _check_positions(self) -> None:
-        """Integer constants and symbols beyond a known extent."""
+        """Integer constants and symbols beyond a known extent, and extents too large."""
         d = self.domains
+        too_large: set[Span] = set()  # each place once, however many domains it gives
         for root in d.roots():
             evidence = d.evidence(root)
             if evidence is None:
+                biggest = d.max_position(root)
+                if biggest is not None and biggest[0] >= MAX_EXTENT:
+                    self._too_large(biggest[0] + 1, biggest[1], f"position {biggest[0]}",
+                                    too_large)
                 continue
+            if evidence.extent > MAX_EXTENT:
+                self._too_large(evidence.extent, evidence.span, evidence.what, too_large)
             because = Related(evidence.span, f"extent {evidence.extent} from {evidence.what}")
             biggest = d.max_position(root)
             if biggest is not None and biggest[0] >= evidence.extent:
@@ -420,6 +427,13 @@ class Unification:
                     "extent-conflict", f"this domain has extent {evidence.extent} but more "
                     f"symbols than that (`{extra}` is number {evidence.extent + 1})", span,
                     related=(because,)))
+
+    def _too_large(self, extent: int, span: Span, what: str, seen: set[Span]) -> None:
+        if span not in seen:
+            seen.add(span)
+            self.diags.append(make(
+                "extent-too-large", f"extent {short_number(extent)} from {what} is larger than the largest "
+                f"extent Fuse handles, 2^{MAX_EXTENT.bit_length() - 1}", span))
 
     def check_extents(self, broadcast: list[tuple[int, IndexRole]]) -> None:
         """Extent conflicts, each clash once, and left-hand-side-only indices

@@ -23,6 +23,11 @@ from ..fastinit import frozen_dataclass
 from .lexer import Tok
 from .span import Span
 
+# A number literal longer than this is refused (`number-too-long`): no float needs
+# more digits, and Python refuses to read integers of more than 4300 digits.
+MAX_NUMBER_LENGTH = 1000
+
+
 class StatementError(Exception):
     """Raised inside the IR builder: the statement is reported and dropped."""
 
@@ -102,6 +107,14 @@ class _Arg:
 
 def _fail(code: str, message: str, span: Span) -> None:
     raise StatementError(make(code, message, span))
+
+
+def _number_text(tok: tuple) -> str:
+    """A NUMBER token's text, refused when it is too long to be a number."""
+    if len(tok[1]) > MAX_NUMBER_LENGTH:
+        _fail("number-too-long", f"this number has {len(tok[1])} characters; a number has at "
+              f"most {MAX_NUMBER_LENGTH}", _tok_span(tok))
+    return tok[1]
 
 
 # ----------------------------------------------------------- expr -> index
@@ -347,7 +360,7 @@ class IRBuilder:
 
     def axis_item(self, c):
         name, _eq, number = c
-        if not number[1].isdigit():
+        if not _number_text(number).isdigit():
             _fail("invalid-statement", "an axis extent is a whole number", _tok_span(number))
         return ir.AxisDecl(name[1], _tok_span(name), int(number[1]), _tok_span(number),
                            _cover(c))
@@ -408,7 +421,8 @@ class IRBuilder:
 
     def number(self, c):
         tok = c[0]
-        return ir.Number(float(tok[1]), tok[1], _tuple_new(Span, (tok[2], tok[3])))
+        text = _number_text(tok)
+        return ir.Number(float(text), text, _tuple_new(Span, (tok[2], tok[3])))
 
     def string(self, c):
         return _string(c[0])
@@ -475,7 +489,7 @@ class IRBuilder:
         start, colon, stop = c
         bounds = []
         for tok in (start, stop):
-            if tok is not None and not tok[1].isdigit():
+            if tok is not None and not _number_text(tok).isdigit():
                 _fail("invalid-index", "slice bounds are whole numbers", _tok_span(tok))
             bounds.append(int(tok[1]) if tok is not None else None)
         span = _cover([t for t in c if t is not None])

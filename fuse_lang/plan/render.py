@@ -6,12 +6,15 @@ each piece looks: `_Text` or `_Markdown`.  Both show the same content.
 """
 from __future__ import annotations
 
+from ..check.domains import short_number
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
 
 
 def _num(n: int | None) -> str:
     if n is None:
         return "?"
+    if n >= 10**12:  # exact integers (costs of huge extents), never through a float
+        return short_number(n, 0)
     for unit, size in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
         if n >= size:
             return f"{n / size:.3g}{unit}"

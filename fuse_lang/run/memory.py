@@ -1,11 +1,11 @@
 """The memory guard: a run that would not fit is refused before anything runs."""
 from __future__ import annotations
 
+import math
 import os
 
-import numpy as np
-
 from ..check import Analysis
+from ..check.domains import short_number
 from .results import FuseError
 
 DEFAULT_MEMORY_FRACTION = 0.5
@@ -21,7 +21,7 @@ def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
         shape = analysis.tensors[name].shape
         if any(e is None for e in shape):
             continue
-        size = int(np.prod(shape, dtype=np.int64)) * itemsize
+        size = math.prod(shape) * itemsize  # exact: int64 wraps past 2^63 (2^32 x 2^32 -> 0)
         total += size
         largest = max(largest, (size, name))
     # the plan's largest intermediate (a join before its projection) also lives
@@ -49,6 +49,8 @@ def _default_limit() -> int:
 
 
 def _bytes(n: int) -> str:
+    if n >= 10**15:  # exact integers: past 1.8e308 bytes a float would overflow
+        return f"{short_number(n, 0)} bytes"
     for unit in ("GB", "MB", "kB"):
         size = {"GB": 1e9, "MB": 1e6, "kB": 1e3}[unit]
         if n >= size:
