@@ -88,3 +88,34 @@ def test_the_memory_guard_counts_sizes_in_exact_integers(tmp_path):
     assert proc.returncode == 1
     assert "the largest, W, 7.38e19 bytes" in proc.stderr, proc.stderr
     assert "nothing was run" in proc.stderr
+
+
+DEPTH = 100  # syntax.MAX_EXPRESSION_DEPTH (docs/limits.md)
+
+
+def _nested(kind: str, n: int) -> str:
+    """A program whose equation nests `n` operators or calls of one kind."""
+    body = {"neg": "-" * n + "X[i]", "power": "X[i]" + "^1" * n,
+            "call": "tanh(" * n + "X[i]" + ")" * n, "paren_neg": "-(" * n + "X[i]" + ")" * n,
+            "sum": "(1 + " * n + "X[i]" + ")" * n, "product": "(2 * " * n + "X[i]" + ")" * n}
+    return f"X = const([0.5, 0.25])\nY[i] = {body[kind]}\n"
+
+
+def test_operators_nested_to_the_limit_run_and_past_it_are_reported():
+    for kind in ("neg", "power", "call", "paren_neg", "sum", "product"):
+        text = _nested(kind, DEPTH - 1)  # the equation's own node is one level more
+        assert codes(text) == [], kind
+        fuse_lang.compile(text).run()  # within Python's recursion limit, under pytest
+        assert codes(_nested(kind, DEPTH + 1)) == ["nesting-too-deep"], kind
+
+
+def test_ten_thousand_unary_minus_is_reported_by_check_and_refused_by_run(tmp_path):
+    (tmp_path / "neg.fuse").write_text("Y = " + "-" * 10_000 + "1\n")
+    proc = fuse("check", "--format", "json", "neg.fuse", cwd=tmp_path)
+    assert proc.returncode == 1
+    [diag] = json.loads(proc.stdout)["diagnostics"]
+    assert diag["code"] == "nesting-too-deep" and "nested more than 100" in diag["message"]
+    proc = fuse("run", "neg.fuse", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "nesting-too-deep" in proc.stderr or "nested more than" in proc.stderr, proc.stderr
+    assert "recursion" not in proc.stderr

@@ -678,8 +678,12 @@ def test_nesting_limit():
 
 
 def test_deep_operator_chains_do_not_overflow():
-    assert errors("Y = " + "- " * 5000 + "1") == ()
-    assert errors("Y = " + "2^" * 5000 + "1") == ()
+    # parsed without overflowing, and refused past the expression depth (issue 19 #12:
+    # the run would recurse that deep)
+    for text in ("Y = " + "- " * 5000 + "1", "Y = " + "2^" * 5000 + "1"):
+        (d,) = errors(text)
+        assert d.code == "nesting-too-deep" and "operators or calls" in d.message
+    assert errors("Y = " + "- " * 99 + "1") == ()
 
 
 def test_too_many_errors_stops():

@@ -230,6 +230,21 @@ def walk(expr: Expr) -> Iterator[Expr]:
             stack += reversed(get(node))
 
 
+def nested_past(expr: Expr, limit: int) -> Expr | None:
+    """The first node nested inside more than `limit` operators or calls (`- - - x`,
+    `a^b^c`, `f(g(x))`), or None (no recursion: this is what guards recursion)."""
+    stack = [(expr, 0)]
+    kinds = _CHILDREN
+    while stack:
+        node, depth = stack.pop()
+        get = kinds.get(type(node))
+        if get is not None:
+            if depth >= limit:
+                return node
+            stack += [(child, depth + 1) for child in get(node)]
+    return None
+
+
 def refs(expr: Expr) -> Iterator[Ref]:
     for node in walk(expr):
         if isinstance(node, Ref):

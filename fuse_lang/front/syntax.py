@@ -25,6 +25,11 @@ from .span import Span, shifted
 from .statements import MAX_SYNTAX_ERRORS, Found, Line, find_statements
 from .tables import grammar_tables
 
+# Operators and calls nested deeper than this are refused (`nesting-too-deep`): the
+# evaluator recurses about 7 Python frames a level, and this keeps a run well
+# inside Python's default recursion limit of 1000 (brackets: MAX_NESTING).
+MAX_EXPRESSION_DEPTH = 100
+
 _tuple_new = tuple.__new__  # a Span as _tuple_new(Span, (start, end)): no Python frame
 
 
@@ -70,6 +75,10 @@ def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | Non
         result = parser.parse(tokens, shape)
         if quoted and "STRING" in shape:
             strings_alone(result)
+        if len(tokens) > MAX_EXPRESSION_DEPTH:  # (a shorter statement cannot nest that deep)
+            deep = _nested_too_deep(result)
+            if deep is not None:
+                return (), deep
     except StatementError as err:
         return (), err.diagnostic
     except ParseError as err:
@@ -80,6 +89,18 @@ def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | Non
         return (), make("nesting-too-deep", "this statement is nested too deeply to analyse",
                         span)
     return (tuple(result) if isinstance(result, list) else (result,)), None
+
+
+def _nested_too_deep(result: object) -> Diagnostic | None:
+    """Operators or calls nested past MAX_EXPRESSION_DEPTH (10,000 `-` in a row):
+    refused like brackets, so that nothing after the parser recurses that deep."""
+    if type(result) is not ir.Equation and type(result) is not ir.Sink:
+        return None
+    deep = ir.nested_past(result.rhs, MAX_EXPRESSION_DEPTH)
+    if deep is None:
+        return None
+    return make("nesting-too-deep", f"operators or calls are nested more than "
+                f"{MAX_EXPRESSION_DEPTH} deep", deep.span)
 
 
 def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
