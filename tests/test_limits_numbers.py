@@ -119,3 +119,11 @@ def test_ten_thousand_unary_minus_is_reported_by_check_and_refused_by_run(tmp_pa
     assert proc.returncode == 1
     assert "nesting-too-deep" in proc.stderr or "nested more than" in proc.stderr, proc.stderr
     assert "recursion" not in proc.stderr
+
+
+def test_pooling_a_huge_axis_is_exact_and_reported():
+    text = f"axis x = {E400}\nparam I[x]\nP[x/3] = I[x]\n"
+    # the declared axis, and the pooled one (3.33e399) derived from it
+    assert codes(text) == ["extent-too-large", "extent-too-large"]
+    analysis = fuse_lang.analyze(f"axis x = {2**53 - 1}\nparam I[x]\nP[x/2] = I[x]\n")
+    assert analysis.tensors["P"].shape == (2**52,)  # ⌈(2^53 - 1)/2⌉, not a rounded float

@@ -6,7 +6,6 @@ axes, source files, derived extents (pooling, slices, concat), and the checks
 of positions and symbols against the extents found."""
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
@@ -383,7 +382,7 @@ class Unification:
                 extent = d.extent(item.var)
                 if extent is not None:
                     d.set_extent(item.axis, Evidence(
-                        math.ceil(extent / item.divisor), item.span,
+                        -(-extent // item.divisor), item.span,  # ceil, exact
                         f"⌈{extent}/{item.divisor}⌉ from this pooling index"))
             elif kind is SliceRest:
                 start, stop = item.start, item.stop
