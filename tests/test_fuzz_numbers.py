@@ -1,6 +1,6 @@
 """Seeded mutations of examples/*.fuse with huge numbers, long runs of unary minus
 and deep nesting (issue 19): no exception escapes `fuse_lang.analyze`,
-`fuse_lang.plan_program` or `fuse check` / `fuse explain` (exit 0 or 1, never a
+`fuse_lang.plan_program`, the editor's hover or `fuse check` / `fuse explain` (exit 0 or 1, never a
 traceback), and every diagnostic's span lies within the text."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import fuse_lang
 from fuse_lang.cli import main as cli_main
+from fuse_lang.ide.hover import hover_at
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLES = sorted(EXAMPLE_DIR.glob("*.fuse"))
@@ -97,6 +98,8 @@ def test_mutated_programs_check_and_plan_without_exceptions(tmp_path):
             codes.add(d.code)
         plan = fuse_lang.plan_program(analysis)
         huge_plans += (plan.total_flops or 0) > 10**320
+        for equals in re.finditer(r" = ", text):  # the editor's hover shows the plan
+            hover_at(analysis, equals.start() + 1)
     # the mutations reach every limit, and plans of huge (exact) costs
     assert huge_plans >= 10
     assert {"number-too-long", "extent-too-large", "nesting-too-deep"} <= codes
