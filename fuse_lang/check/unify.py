@@ -239,8 +239,9 @@ def _topk_axis(k: int, stmt: ir.Statement, call: ir.Call, out: dict, ops: list[O
         for pos, index in enumerate(ref.indices or ()):
             if ir.reads_along(index, axis):
                 out[(id(ref), pos)] = key
-    ops.append(SetExtent(("var", k, axis), Evidence(  # (the text: exact, where a float is not)
-        int(count.text), count.span, f"topk(k={count.text})")))  # type: ignore[union-attr]
+    extent = int(count.text)  # type: ignore[union-attr]  # (exact, where its float is not)
+    ops.append(SetExtent(("var", k, axis), Evidence(
+        extent, count.span, f"topk(k={short_number(extent)})")))
 
 
 def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]) -> None:
@@ -263,7 +264,7 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
             for index in lhs_indices[-2:]:
                 for var in ir.index_vars(index):
                     ops.append(SetExtent(("var", k, var.name), Evidence(
-                        n, node.span, f"causal_mask({n})")))
+                        n, node.span, f"causal_mask({short_number(n)})")))
 
 
 # ------------------------------------------------------------ replaying
@@ -347,7 +348,8 @@ class Unification:
                 decl = axis_decls.get(role.name)
                 if decl is not None:
                     self.domains.set_extent(("var", k, role.name), Evidence(
-                        decl.extent, decl.extent_span, f"axis {decl.name} = {decl.extent}"))
+                        decl.extent, decl.extent_span,
+                        f"axis {decl.name} = {short_number(decl.extent)}"))
 
     def _unify_sources(self, source_info: dict[str, SourceInfo]) -> None:
         d = self.domains
@@ -408,17 +410,18 @@ class Unification:
             if evidence is None:
                 biggest = d.max_position(root)
                 if biggest is not None and biggest[0] >= MAX_EXTENT:
-                    self._too_large(biggest[0] + 1, biggest[1], f"position {biggest[0]}",
-                                    too_large)
+                    self._too_large(biggest[0] + 1, biggest[1],
+                                    f"position {short_number(biggest[0])}", too_large)
                 continue
             if evidence.extent > MAX_EXTENT:
                 self._too_large(evidence.extent, evidence.span, evidence.what, too_large)
-            because = Related(evidence.span, f"extent {evidence.extent} from {evidence.what}")
+            extent = short_number(evidence.extent)
+            because = Related(evidence.span, f"extent {extent} from {evidence.what}")
             biggest = d.max_position(root)
             if biggest is not None and biggest[0] >= evidence.extent:
                 self.diags.append(make(
-                    "extent-conflict", f"position {biggest[0]} is outside an axis of extent "
-                    f"{evidence.extent}", biggest[1], related=(because,)))
+                    "extent-conflict", f"position {short_number(biggest[0])} is outside an axis "
+                    f"of extent {extent}", biggest[1], related=(because,)))
             symbols = d.symbol_spans(root)
             if len(symbols) > evidence.extent:
                 extra, span = list(symbols.items())[evidence.extent]
@@ -431,8 +434,8 @@ class Unification:
         if span not in seen:
             seen.add(span)
             self.diags.append(make(
-                "extent-too-large", f"extent {short_number(extent)} from {what} is larger than the largest "
-                f"extent Fuse handles, 2^{MAX_EXTENT.bit_length() - 1}", span))
+                "extent-too-large", f"extent {short_number(extent)} from {what} is larger than "
+                f"the largest extent Fuse handles, 2^{MAX_EXTENT.bit_length() - 1}", span))
 
     def check_extents(self, broadcast: list[tuple[int, IndexRole]]) -> None:
         """Extent conflicts, each clash once, and left-hand-side-only indices
@@ -445,9 +448,10 @@ class Unification:
                 continue
             seen.add(key)
             self.diags.append(make(
-                "extent-conflict", f"extent {b.extent} from {b.what} conflicts with extent "
-                f"{a.extent} from {a.what}; these positions share one domain", b.span,
-                related=(Related(a.span, f"extent {a.extent} from {a.what}"),)))
+                "extent-conflict", f"extent {short_number(b.extent)} from {b.what} conflicts "
+                f"with extent {short_number(a.extent)} from {a.what}; these positions share "
+                f"one domain", b.span,
+                related=(Related(a.span, f"extent {short_number(a.extent)} from {a.what}"),)))
         for k, role in broadcast:
             if self.domains.extent(("var", k, role.name)) is None:
                 occ = role.occurrences[0]
