@@ -63,6 +63,8 @@ def test_huge_extents_are_reported_and_explain_never_crashes(tmp_path):
         assert fuse("check", name, cwd=tmp_path).returncode == 1
         proc = fuse("explain", name, cwd=tmp_path)
         assert proc.returncode in (0, 1)
+        proc = fuse("run", name, cwd=tmp_path)  # was "internal error: OverflowError"
+        assert proc.returncode == 1 and "extent-too-large" in proc.stderr, proc.stderr[-2000:]
     # the plan of a huge (refused) program is still made, with exact costs
     analysis = fuse_lang.analyze(f"axis i = {E400}, j = 3\nparam A[i,j]\nparam B[j]\n"
                                  f"C[i] = A[i,j] B[j]\n")
