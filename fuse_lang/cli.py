@@ -203,8 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _read_inputs(items: list[str]) -> dict | int:
     """`--input NAME=FILE.npy` (or an .npz holding NAME or one array) as arrays by
-    name; the exit status when one cannot be read."""
-    import numpy as np
+    name; the exit status when one cannot be read.  Read as sources are: a regular
+    file, a header that agrees with the file's size, a plain number type."""
+    from .check.sources import SourceError
+    from .run.files import load_array_file
 
     inputs = {}
     for item in items:
@@ -213,17 +215,11 @@ def _read_inputs(items: list[str]) -> dict | int:
             print(f"fuse: --input takes NAME=FILE.npy, not {item!r}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            loaded = np.load(file, allow_pickle=False)
-            if isinstance(loaded, np.lib.npyio.NpzFile):
-                with loaded:
-                    arrays = list(loaded.files)
-                    if name not in arrays and len(arrays) != 1:
-                        raise ValueError(f"it holds no array named {name} "
-                                         f"(arrays: {', '.join(arrays) or 'none'})")
-                    loaded = loaded[name if name in arrays else arrays[0]]
-            inputs[name] = loaded
-        except (OSError, ValueError, EOFError) as err:
+            inputs[name] = load_array_file(Path(file), name)
+        except (OSError, ValueError, SourceError, MemoryError) as err:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            if isinstance(err, MemoryError):
+                reason = "the array does not fit in memory"
             print(f"fuse: --input {item}: cannot read {file}: {reason}", file=sys.stderr)
             return EXIT_USAGE
     return inputs
