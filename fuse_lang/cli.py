@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .check import Analysis, analyze
+from .check.sources import SourceError, open_regular
 from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
 from .front.span import LineIndex
@@ -41,12 +42,17 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     p = Path(path)
     if p.is_dir():
         raise OSError(f"{path} is a folder, not a .fuse file")
-    size = p.stat().st_size
+    try:  # a regular file only, read no further than the limit (a FIFO would block)
+        with open_regular(p) as fp:
+            data = fp.read(MAX_FILE_BYTES + 1)
+            size = max(len(data), os.fstat(fp.fileno()).st_size)
+    except SourceError as err:
+        raise OSError(f"{path}: {err}") from None
     if size > MAX_FILE_BYTES:
         raise OSError(f"{path} is {size / 1e6:.1f} MB; Fuse reads programs up to "
                       f"{MAX_FILE_BYTES // (1024 * 1024)} MB (keep large fact sets and weights "
                       f"in source files such as .tsv or .npy)")
-    return decode(p.read_bytes())
+    return decode(data)
 
 
 def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:

@@ -238,3 +238,15 @@ def test_a_sink_rewritten_keeps_the_mode_its_owner_gave_it(tmp_path):
     (tmp_path / "out.npy").chmod(0o640)
     assert fuse("run", str(program), umask=0o022).returncode == 0
     assert stat.S_IMODE((tmp_path / "out.npy").stat().st_mode) == 0o640
+
+
+@needs_fifo
+@pytest.mark.parametrize("command", ["check", "explain", "run"])
+def test_a_program_file_that_is_a_fifo_or_a_device_is_refused(tmp_path, command):
+    os.mkfifo(tmp_path / "pipe.fuse")
+    proc = fuse(command, str(tmp_path / "pipe.fuse"))
+    assert proc.returncode == 2 and "FIFO" in proc.stderr, proc.stderr
+    if os.path.exists("/dev/zero"):
+        (tmp_path / "zero.fuse").symlink_to("/dev/zero")
+        proc = fuse(command, str(tmp_path / "zero.fuse"))
+        assert proc.returncode == 2 and "character device" in proc.stderr, proc.stderr
