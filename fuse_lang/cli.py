@@ -222,7 +222,7 @@ def _read_inputs(items: list[str]) -> dict | int:
             return EXIT_USAGE
         try:
             inputs[name] = load_array_file(Path(file), name)
-        except (OSError, ValueError, SourceError, MemoryError) as err:
+        except (OSError, ValueError, TypeError, SourceError, MemoryError) as err:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
             if isinstance(err, MemoryError):
                 reason = "the array does not fit in memory"

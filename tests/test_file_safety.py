@@ -35,11 +35,11 @@ def source_program(tmp_path: Path, file: str) -> Path:
     return program
 
 
-def lying_npy(path: Path, shape: tuple[int, ...]) -> None:
+def lying_npy(path: Path, shape: tuple[int, ...], descr: str = "<f8") -> None:
     """An .npy whose header claims `shape` but which holds 16 bytes of data."""
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
-        header, {"descr": "<f8", "fortran_order": False, "shape": shape})
+        header, {"descr": descr, "fortran_order": False, "shape": shape})
     path.write_bytes(header.getvalue() + b"\0" * 16)
 
 
@@ -121,6 +121,17 @@ def test_a_source_whose_header_claims_more_than_the_file_holds(tmp_path):
     proc = fuse("check", str(program))
     assert proc.returncode == 1 and "unreadable-source" in proc.stdout, proc.stdout
     assert "the file holds 16 bytes" in proc.stdout
+
+
+@pytest.mark.parametrize("descr", ["<f0", "<i3", "|b2"])
+def test_a_header_with_a_number_type_numpy_does_not_read(tmp_path, descr):
+    lying_npy(tmp_path / "in.npy", (2,), descr)
+    program = tmp_path / "prog.fuse"
+    program.write_text("param W[i]\nexport W\n")
+    proc = fuse("run", str(program), "--input", f"W={tmp_path / 'in.npy'}")
+    assert proc.returncode == 2 and "a size numpy does not read" in proc.stderr, proc.stderr
+    check = fuse("check", str(source_program(tmp_path, "in.npy")))
+    assert check.returncode == 1 and "unreadable-source" in check.stdout, check.stdout
 
 
 NON_NUMBERS = {

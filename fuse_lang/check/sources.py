@@ -70,6 +70,7 @@ SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".json", ".jsonl")
 
 # the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
 _NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]+)")
+_ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 12, 16)}
 _KIND_WORDS = {"c": "complex numbers",
                "M": "dates and times", "m": "time spans", "S": "byte strings",
                "a": "byte strings", "U": "text", "O": "Python objects",
@@ -145,7 +146,7 @@ def read_npy_header(fp: BinaryIO, available: int) -> NpyHeader:
     if any(extent < 0 for extent in shape):
         raise SourceError(f"its header claims a negative extent {shape}")
     parsed = _NUMBER_DESCR.fullmatch(descr) if isinstance(descr, str) else None
-    if parsed is None:
+    if parsed is None or int(parsed.group(2)) not in _ITEM_SIZES[parsed.group(1)]:
         raise SourceError(f"it holds {_dtype_words(descr)}; Fuse reads only bool, integer "
                           f"or float numbers")
     found = NpyHeader(shape, descr, fortran_order, int(parsed.group(2)))
@@ -167,6 +168,8 @@ def _dtype_words(descr: object) -> str:
     if not isinstance(descr, str):
         return f"records with fields (dtype {descr!r})"
     kind = descr.lstrip("<>|=")[:1]
+    if kind in _ITEM_SIZES:
+        return f"numbers of a size numpy does not read (dtype {descr!r})"
     return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r})"
 
 

@@ -89,10 +89,15 @@ def load_npz_member(path: Path, tensor: str) -> np.ndarray:
 
 def _npy_array(fp: BinaryIO, available: int) -> np.ndarray:
     header = read_npy_header(fp, available)
-    data = fp.read(header.nbytes)
-    if len(data) != header.nbytes:
-        raise SourceError("the file is shorter than its header says")
-    array = np.frombuffer(data, dtype=np.dtype(header.descr))
+    # read into an array of our own (writable, one copy); the header was checked
+    # against the file's size, so this allocates no more than the file holds
+    array = np.empty(header.nbytes // header.itemsize, dtype=np.dtype(header.descr))
+    buffer, filled = memoryview(array).cast("B"), 0
+    while filled < header.nbytes:
+        got = fp.readinto(buffer[filled:])
+        if not got:
+            raise SourceError("the file is shorter than its header says")
+        filled += got
     return array.reshape(header.shape, order="F" if header.fortran_order else "C")
 
 
