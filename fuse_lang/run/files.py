@@ -4,7 +4,7 @@ Sources are read as the checker reads them (`check.sources`): regular files
 only, text up to a size limit, `.npy` headers checked against the bytes the
 file holds and refused unless they hold bool, integer or float numbers; no
 pickle is ever loaded.  Relation files become 0/1 tensors with symbols
-numbered per domain.  Sinks are all checked before a run starts (`check_sink`)
+numbered per domain.  Sinks are all checked before a run starts (`check_sink_path`)
 and written atomically (a temporary file in the same folder, then a rename),
 so a failure never leaves a half-written file; a sink outside the program's
 folder is refused unless the caller allows it.
