@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .check import Analysis, analyze
+from .check.sources import SourceError, open_regular
 from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
 from .front.span import LineIndex
@@ -41,12 +42,17 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     p = Path(path)
     if p.is_dir():
         raise OSError(f"{path} is a folder, not a .fuse file")
-    size = p.stat().st_size
+    try:  # a regular file only, read no further than the limit (a FIFO would block)
+        with open_regular(p) as fp:
+            data = fp.read(MAX_FILE_BYTES + 1)
+            size = max(len(data), os.fstat(fp.fileno()).st_size)
+    except SourceError as err:
+        raise OSError(f"{path}: {err}") from None
     if size > MAX_FILE_BYTES:
         raise OSError(f"{path} is {size / 1e6:.1f} MB; Fuse reads programs up to "
                       f"{MAX_FILE_BYTES // (1024 * 1024)} MB (keep large fact sets and weights "
                       f"in source files such as .tsv or .npy)")
-    return decode(p.read_bytes())
+    return decode(data)
 
 
 def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:
@@ -203,8 +209,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _read_inputs(items: list[str]) -> dict | int:
     """`--input NAME=FILE.npy` (or an .npz holding NAME or one array) as arrays by
-    name; the exit status when one cannot be read."""
-    import numpy as np
+    name; the exit status when one cannot be read.  Read as sources are: a regular
+    file, a header that agrees with the file's size, a plain number type."""
+    from .check.sources import SourceError
+    from .run.files import load_array_file
 
     inputs = {}
     for item in items:
@@ -213,17 +221,11 @@ def _read_inputs(items: list[str]) -> dict | int:
             print(f"fuse: --input takes NAME=FILE.npy, not {item!r}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            loaded = np.load(file, allow_pickle=False)
-            if isinstance(loaded, np.lib.npyio.NpzFile):
-                with loaded:
-                    arrays = list(loaded.files)
-                    if name not in arrays and len(arrays) != 1:
-                        raise ValueError(f"it holds no array named {name} "
-                                         f"(arrays: {', '.join(arrays) or 'none'})")
-                    loaded = loaded[name if name in arrays else arrays[0]]
-            inputs[name] = loaded
-        except (OSError, ValueError, EOFError) as err:
+            inputs[name] = load_array_file(Path(file), name)
+        except (OSError, ValueError, TypeError, SourceError, MemoryError) as err:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            if isinstance(err, MemoryError):
+                reason = "the array does not fit in memory"
             print(f"fuse: --input {item}: cannot read {file}: {reason}", file=sys.stderr)
             return EXIT_USAGE
     return inputs

@@ -5,17 +5,30 @@
 scanned for their tuples' symbols, which the checker numbers per domain.
 No numpy import: checking a program must start fast.  The checker reads each
 source through `read_declared_source`: what the file holds, or the diagnostic why not.
+
+Every read is bounded (docs/limits.md): only regular files are opened (a FIFO
+or a device would block or never end), text sources are read up to
+MAX_TEXT_SOURCE_BYTES, an `.npy` header up to MAX_NPY_HEADER_BYTES, and an
+array's header must agree with the bytes the file holds.  The run
+(`run/files.py`) reads its files through the same functions.
 """
 from __future__ import annotations
 
 import ast
 import json
+import os
+import re
+import stat
 import struct
 from pathlib import Path
+from typing import BinaryIO, Iterable, Iterator
 
 from ..fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
+
+MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
+MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred bytes
 
 
 class SourceError(Exception):
@@ -36,89 +49,149 @@ class SourceInfo:
     first_seen: tuple[tuple[int, object], ...] = ()
 
 
+@frozen_dataclass
+class NpyHeader:
+    """An `.npy` header: `descr` is a plain number type such as '<f8' or '|b1'."""
+
+    shape: tuple[int, ...]
+    descr: str
+    fortran_order: bool
+    itemsize: int
+
+    @property
+    def nbytes(self) -> int:
+        count = 1
+        for extent in self.shape:
+            count *= extent  # exact: Python integers do not wrap
+        return count * self.itemsize
+
+
 SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".json", ".jsonl")
 
+# the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
+_NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]+)")
+_ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 12, 16)}
+_KIND_WORDS = {"c": "complex numbers",
+               "M": "dates and times", "m": "time spans", "S": "byte strings",
+               "a": "byte strings", "U": "text", "O": "Python objects",
+               "V": "raw records"}
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                  (stat.S_ISDIR, "a folder"))
 
-def npy_header_shape(fp) -> tuple[int, ...]:
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading, refused (SourceError) unless it is a regular file.
+    Opened without blocking, so a FIFO is seen for what it is instead of waiting
+    for a writer; a link is followed (a link to /dev/zero is a device)."""
+    if "\0" in str(path):
+        raise SourceError("the path holds a NUL byte, which no file system accepts")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = next((words for test, words in _SPECIAL_FILES if test(mode)),
+                        "not a regular file")
+            raise SourceError(f"it is {what}; Fuse reads only regular files")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: Path, limit: int = MAX_TEXT_SOURCE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (SourceError past it)."""
+    with open_regular(path) as fp:
+        data = fp.read(limit + 1)  # the file may grow after a stat: read, then judge
+    if len(data) > limit:
+        raise SourceError(f"it is over {limit // (1024 * 1024)} MB, the limit for a text "
+                          f"source; store a large array as .npy")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """A text source's contents (bounded; SourceError when it is not UTF-8)."""
+    try:
+        return read_bounded(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise SourceError("not UTF-8 text") from None
+
+
+def read_npy_header(fp: BinaryIO, available: int) -> NpyHeader:
+    """The header of the `.npy` stream `fp` of `available` bytes in all, checked:
+    a plain number type, and no more data than the stream holds."""
     magic = fp.read(6)
     if magic != b"\x93NUMPY":
         raise SourceError("not a .npy file (bad magic bytes)")
-    major = fp.read(2)[0]
+    version = fp.read(2)
+    major = version[0] if version else 0
     if major == 1:
-        (length,) = struct.unpack("<H", fp.read(2))
+        (length,) = struct.unpack("<H", _exactly(fp, 2))
     elif major in (2, 3):
-        (length,) = struct.unpack("<I", fp.read(4))
+        (length,) = struct.unpack("<I", _exactly(fp, 4))
     else:
         raise SourceError(f"unsupported .npy format version {major}")
+    if length > MAX_NPY_HEADER_BYTES:
+        raise SourceError(f"its header claims {length} bytes, over the limit of "
+                          f"{MAX_NPY_HEADER_BYTES}")
     try:
-        header = ast.literal_eval(fp.read(length).decode("latin1"))
+        header = ast.literal_eval(_exactly(fp, length).decode("latin1"))
         shape = tuple(int(n) for n in header["shape"])
-        descr = header["descr"]
-    except (ValueError, SyntaxError, KeyError, TypeError) as err:
+        descr, fortran_order = header["descr"], bool(header["fortran_order"])
+    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError,
+            RecursionError) as err:
         raise SourceError(f"the .npy header cannot be read ({err})") from None
-    if isinstance(descr, str) and descr.lstrip("<>|=")[:1] in ("O", "V"):
-        raise SourceError("the array holds Python objects or records, not numbers")
-    return shape
+    if any(extent < 0 for extent in shape):
+        raise SourceError(f"its header claims a negative extent {shape}")
+    parsed = _NUMBER_DESCR.fullmatch(descr) if isinstance(descr, str) else None
+    if parsed is None or int(parsed.group(2)) not in _ITEM_SIZES[parsed.group(1)]:
+        raise SourceError(f"it holds {_dtype_words(descr)}; Fuse reads only bool, integer "
+                          f"or float numbers")
+    found = NpyHeader(shape, descr, fortran_order, int(parsed.group(2)))
+    left = available - (6 + len(version) + (2 if major == 1 else 4) + length)
+    if found.nbytes > left:
+        raise SourceError(f"its header claims shape {shape} ({found.nbytes} bytes of data) "
+                          f"but the file holds {max(left, 0)} bytes after the header")
+    return found
+
+
+def _exactly(fp: BinaryIO, count: int) -> bytes:
+    data = fp.read(count)
+    if len(data) != count:
+        raise SourceError("the .npy header is cut short")
+    return data
+
+
+def _dtype_words(descr: object) -> str:
+    if not isinstance(descr, str):
+        return f"records with fields (dtype {descr!r})"
+    kind = descr.lstrip("<>|=")[:1]
+    if kind in _ITEM_SIZES:
+        return f"numbers of a size numpy does not read (dtype {descr!r})"
+    return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r})"
 
 
 def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
     """Shape or symbols of a source file; raises OSError or SourceError."""
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        with path.open("rb") as fp:
-            return SourceInfo(shape=npy_header_shape(fp))
+        with open_regular(path) as fp:
+            return SourceInfo(shape=read_npy_header(fp, os.fstat(fp.fileno()).st_size).shape)
     if suffix == ".npz":
-        import zipfile  # here: most programs read no .npz, and it is slow to import
-
-        try:
-            with zipfile.ZipFile(path) as zf:
-                names = [n for n in zf.namelist() if n.endswith(".npy")]
-                wanted = f"{tensor}.npy"
-                if wanted in names:
-                    member = wanted
-                elif len(names) == 1:
-                    member = names[0]
-                else:
-                    listed = ", ".join(n[:-4] for n in names) or "none"
-                    raise SourceError(f"holds no array named {tensor} (arrays: {listed})")
-                with zf.open(member) as fp:
-                    return SourceInfo(shape=npy_header_shape(fp))
-        except zipfile.BadZipFile:
-            raise SourceError("not a .npz archive") from None
+        return SourceInfo(shape=_npz_member_header(path, tensor).shape)
     if suffix in (".csv", ".tsv"):
         sep = "\t" if suffix == ".tsv" else ","
-        rows = [line.split(sep) for line in _text_lines(path)]
-        if boolean:
-            return _relation(rows)
-        return SourceInfo(shape=_matrix_shape(rows))
+        rows = (line.split(sep) for line in text_lines(path))
+        return _relation(rows) if boolean else SourceInfo(shape=_matrix_shape(rows))
     if suffix == ".jsonl":
-        rows = []
-        for k, line in enumerate(_text_lines(path), 1):
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise SourceError(f"line {k} is not JSON ({err.msg})") from None
-            rows.append(item if isinstance(item, list) else [item])
-        if boolean:
-            return _relation(rows)
-        return SourceInfo(shape=_nested_shape(rows))
+        rows = (item if isinstance(item, list) else [item] for item in _json_lines(path))
+        return _relation(rows) if boolean else SourceInfo(shape=_nested_shape(list(rows)))
     if suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise SourceError(f"not JSON ({err})") from None
-        if isinstance(data, dict):
-            if tensor in data:
-                data = data[tensor]
-            elif len(data) == 1:
-                data = next(iter(data.values()))
-            else:
-                raise SourceError(f"holds no entry named {tensor}")
-        if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
-            return _relation(data)
-        return SourceInfo(shape=_nested_shape(data))
+        return _json_info(path, tensor, boolean)
     if suffix == ".txt":
-        tokens = path.read_text(encoding="utf-8").split()
+        tokens = read_text(path).split()
         vocab = tuple(dict.fromkeys(tokens))
         return SourceInfo(columns=(tuple(range(len(tokens))), vocab), rows=len(tokens),
                           first_seen=tuple((1, v) for v in vocab) + (
@@ -127,12 +200,60 @@ def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
     raise SourceError(f"unknown file type {suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")
 
 
-def _text_lines(path: Path) -> list[str]:
+def _npz_member_header(path: Path, tensor: str) -> NpyHeader:
+    import zipfile  # here: most programs read no .npz, and it is slow to import
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SourceError("not UTF-8 text") from None
-    return [line.strip() for line in text.splitlines() if line.strip()]
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as zf:
+            names = [n for n in zf.namelist() if n.endswith(".npy")]
+            wanted = f"{tensor}.npy"
+            if wanted in names:
+                member = wanted
+            elif len(names) == 1:
+                member = names[0]
+            else:
+                listed = ", ".join(n[:-4] for n in names) or "none"
+                raise SourceError(f"holds no array named {tensor} (arrays: {listed})")
+            with zf.open(member) as fp:
+                return read_npy_header(fp, zf.getinfo(member).file_size)
+    except zipfile.BadZipFile:
+        raise SourceError("not a .npz archive") from None
+
+
+def _json_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
+    data = parse_json(read_text(path))
+    if isinstance(data, dict):
+        if tensor in data:
+            data = data[tensor]
+        elif len(data) == 1:
+            data = next(iter(data.values()))
+        else:
+            raise SourceError(f"holds no entry named {tensor}")
+    if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
+        return _relation(data)
+    return SourceInfo(shape=_nested_shape(data))
+
+
+def parse_json(text: str, where: str = "") -> object:
+    """JSON text as Python data; SourceError (`where`: "line 3 ") when it is not JSON
+    or nests too deeply to read."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SourceError(f"{where}is not JSON ({err.msg})" if where else
+                          f"not JSON ({err})") from None
+    except RecursionError:
+        raise SourceError(f"{where or 'the JSON '}nests too deeply to read") from None
+
+
+def _json_lines(path: Path) -> Iterator[object]:
+    for k, line in enumerate(text_lines(path), 1):
+        yield parse_json(line, f"line {k} ")
+
+
+def text_lines(path: Path) -> list[str]:
+    """The non-blank lines of a text source, stripped (bounded, UTF-8)."""
+    return [line.strip() for line in read_text(path).splitlines() if line.strip()]
 
 
 def _cell(text: str) -> object:
@@ -142,13 +263,17 @@ def _cell(text: str) -> object:
     return text
 
 
-def _relation(rows: list) -> SourceInfo:
-    if not rows:
-        return SourceInfo(columns=(), rows=0)
-    width = len(rows[0])
-    columns: list[dict[object, None]] = [dict() for _ in range(width)]
+def _relation(rows: Iterable[list]) -> SourceInfo:
+    """The columns' values of a relation's rows (read one by one: a large file's
+    rows are never all held at once)."""
+    width = -1
+    columns: list[dict[object, None]] = []
     seen: list[tuple[int, object]] = []
+    k = 0
     for k, row in enumerate(rows, 1):
+        if width < 0:
+            width = len(row)
+            columns = [dict() for _ in range(width)]
         if len(row) != width:
             raise SourceError(f"row {k} has {len(row)} fields, the first row has {width}")
         for c, (col, cell) in enumerate(zip(columns, row)):
@@ -156,15 +281,17 @@ def _relation(rows: list) -> SourceInfo:
             if value not in col:
                 col[value] = None
                 seen.append((c, value))
-    return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=len(rows),
+    if width < 0:
+        return SourceInfo(columns=(), rows=0)
+    return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=k,
                       first_seen=tuple(seen))
 
 
-def _matrix_shape(rows: list[list[str]]) -> tuple[int, ...]:
-    if not rows:
-        return (0,)
-    width = len(rows[0])
+def _matrix_shape(rows: Iterable[list[str]]) -> tuple[int, ...]:
+    width, k = -1, 0
     for k, row in enumerate(rows, 1):
+        if width < 0:
+            width = len(row)
         if len(row) != width:
             raise SourceError(f"row {k} has {len(row)} numbers, the first row has {width}")
         for cell in row:
@@ -172,7 +299,9 @@ def _matrix_shape(rows: list[list[str]]) -> tuple[int, ...]:
                 float(cell)
             except ValueError:
                 raise SourceError(f"row {k} holds {cell.strip()!r}, not a number") from None
-    return (len(rows), width) if width > 1 else (len(rows),)
+    if width < 0:
+        return (0,)
+    return (k, width) if width > 1 else (k,)
 
 
 def _nested_shape(data: object) -> tuple[int, ...]:
@@ -195,7 +324,13 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
     """What the file a source statement names holds (`base_dir`: where its path
     starts), or the diagnostic that says why it cannot be read."""
     path = base_dir / src.path.value
+    if "\0" in src.path.value:
+        shown = src.path.value.replace("\0", "\\0")
+        return make("unreadable-source", f"`{shown}` cannot be read: the path holds a NUL "
+                    f"byte, which no file system accepts", src.path.span)
     try:
+        if path.is_dir():
+            raise IsADirectoryError(path)
         if not path.exists():
             raise FileNotFoundError(path)
         return read_source_info(path, tensor, boolean)
@@ -205,7 +340,7 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
     except IsADirectoryError:
         return make("unreadable-source", f"`{src.path.value}` is a folder, not a file",
                     src.path.span)
-    except (OSError, SourceError, UnicodeDecodeError) as err:
+    except (OSError, SourceError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         return make("unreadable-source", f"`{src.path.value}` cannot be read: {reason}",
                     src.path.span)

@@ -70,6 +70,10 @@ class Execution:
         self.memo_of(("guard", sinks), lambda: guard_memory(
             self.analysis, needed, getattr(self.backend, "itemsize", 4),
             self.program.memory_limit) or True)
+        if sinks:  # every sink's path, before anything runs or is written (not memoised:
+            # the folder may change between runs)
+            outputs.check_sinks(self.analysis, self.program.base_dir,
+                                self.program.allow_outside_sinks)
         groups = self.memo_of(("groups", sinks), lambda: [
             (list(g), scheduler.single_equation(self.analysis, list(g), self.given,
                                                 self.equations(g[0])))

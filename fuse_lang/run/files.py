@@ -1,10 +1,13 @@
 """Reading sources and writing sinks (LANGUAGE.md §9).
 
-Arrays load with `allow_pickle=False`; relation files become 0/1 tensors
-with symbols numbered per domain; sinks are written atomically (a temporary
-file in the same folder, then a rename), so a failure never leaves a
-half-written file; a sink outside the program's folder is refused unless the
-caller allows it.
+Sources are read as the checker reads them (`check.sources`): regular files
+only, text up to a size limit, `.npy` headers checked against the bytes the
+file holds and refused unless they hold bool, integer or float numbers; no
+pickle is ever loaded.  Relation files become 0/1 tensors with symbols
+numbered per domain.  Sinks are all checked before a run starts (`check_sink_path`)
+and written atomically (a temporary file in the same folder, then a rename),
+so a failure never leaves a half-written file; a sink outside the program's
+folder is refused unless the caller allows it.
 """
 from __future__ import annotations
 
@@ -12,11 +15,15 @@ import csv
 import io
 import json
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 import numpy as np
+
+from ..check.sources import (SourceError, open_regular, parse_json, read_npy_header, read_text,
+                             text_lines)
 
 
 class FileProblem(Exception):
@@ -27,31 +34,75 @@ def load_dense(path: Path, tensor: str, dtype) -> np.ndarray:
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False).astype(dtype)
+            return load_npy(path).astype(dtype)
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                names = list(archive.files)
-                if tensor in names:
-                    return archive[tensor].astype(dtype)
-                if len(names) == 1:
-                    return archive[names[0]].astype(dtype)
-                raise FileProblem(f"{path.name} holds no array named {tensor} "
-                                  f"(arrays: {', '.join(names)})")
+            return load_npz_member(path, tensor).astype(dtype)
         if suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
-            rows = [line.split(sep) for line in _lines(path)]
+            rows = [line.split(sep) for line in text_lines(path)]
             data = np.array([[float(c) for c in row] for row in rows], dtype=dtype)
             return data[:, 0] if data.ndim == 2 and data.shape[1] == 1 else data
         if suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = parse_json(read_text(path))
             if isinstance(data, dict):
                 data = data[tensor] if tensor in data else next(iter(data.values()))
             return np.asarray(data, dtype=dtype)
         if suffix == ".jsonl":
-            return np.asarray([json.loads(line) for line in _lines(path)], dtype=dtype)
-    except (OSError, ValueError, KeyError, StopIteration) as err:
-        raise FileProblem(f"{path.name} cannot be read: {err}") from None
+            rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
+            return np.asarray(rows, dtype=dtype)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, SourceError) as err:
+        raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
     raise FileProblem(f"{path.name}: unknown file type {suffix!r}")
+
+
+def load_array_file(path: Path, name: str) -> np.ndarray:
+    """An `.npy` file's array, or from an `.npz` archive (told by its first bytes,
+    whatever its name) the array `name` or its only one."""
+    with open_regular(path) as fp:
+        is_zip = fp.read(4) == b"PK\x03\x04"
+    return load_npz_member(path, name) if is_zip else load_npy(path)
+
+
+def load_npy(path: Path) -> np.ndarray:
+    """An `.npy` file's array, its header checked before any data is read (a plain
+    number type; no more data than the file holds).  Raises SourceError, OSError."""
+    with open_regular(path) as fp:
+        return _npy_array(fp, os.fstat(fp.fileno()).st_size)
+
+
+def load_npz_member(path: Path, tensor: str) -> np.ndarray:
+    """The array named `tensor` in an `.npz` archive (or its only array)."""
+    import zipfile
+
+    try:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+            names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
+            if tensor not in names and len(names) != 1:
+                raise SourceError(f"it holds no array named {tensor} "
+                                  f"(arrays: {', '.join(names) or 'none'})")
+            member = f"{tensor if tensor in names else names[0]}.npy"
+            with archive.open(member) as fp:
+                return _npy_array(fp, archive.getinfo(member).file_size)
+    except zipfile.BadZipFile:
+        raise SourceError("not a .npz archive") from None
+
+
+def _npy_array(fp: BinaryIO, available: int) -> np.ndarray:
+    header = read_npy_header(fp, available)
+    # read into an array of our own (writable, one copy); the header was checked
+    # against the file's size, so this allocates no more than the file holds
+    array = np.empty(header.nbytes // header.itemsize, dtype=np.dtype(header.descr))
+    buffer, filled = memoryview(array).cast("B"), 0
+    while filled < header.nbytes:
+        got = fp.readinto(buffer[filled:])
+        if not got:
+            raise SourceError("the file is shorter than its header says")
+        filled += got
+    return array.reshape(header.shape, order="F" if header.fortran_order else "C")
+
+
+def _reason(err: Exception) -> str:
+    return err.strerror if isinstance(err, OSError) and err.strerror else str(err)
 
 
 def relation_rows(path: Path) -> list[list[object]]:
@@ -60,24 +111,20 @@ def relation_rows(path: Path) -> list[list[object]]:
     try:
         if suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
-            return [[_cell(c) for c in line.split(sep)] for line in _lines(path)]
+            return [[_cell(c) for c in line.split(sep)] for line in text_lines(path)]
         if suffix == ".jsonl":
-            rows = [json.loads(line) for line in _lines(path)]
+            rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
             return [[_cell(c) for c in (r if isinstance(r, list) else [r])] for r in rows]
         if suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = parse_json(read_text(path))
             if isinstance(data, dict):
                 data = next(iter(data.values()))
             return [[_cell(c) for c in row] for row in data]
         if suffix == ".txt":
-            return [[k, token] for k, token in enumerate(path.read_text(encoding="utf-8").split())]
-    except (OSError, ValueError) as err:
-        raise FileProblem(f"{path.name} cannot be read: {err}") from None
+            return [[k, token] for k, token in enumerate(read_text(path).split())]
+    except (OSError, ValueError, TypeError, SourceError) as err:
+        raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
     raise FileProblem(f"{path.name}: a Boolean relation reads .csv, .tsv, .json, .jsonl or .txt")
-
-
-def _lines(path: Path) -> list[str]:
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _cell(text: object) -> object:
@@ -90,12 +137,25 @@ def _cell(text: object) -> object:
 # ------------------------------------------------------------------ sinks
 
 
+SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
+
+
 def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
+    """Where a sink writes, refused (FileProblem) when no write could succeed
+    there: a NUL byte, a suffix no sink writes, a folder, outside the program's
+    folder unless allowed.  Every sink is checked so before a run starts."""
+    if "\0" in target:
+        raise FileProblem("the path holds a NUL byte, which no file system accepts")
     path = (base_dir / target).resolve()
     root = base_dir.resolve()
     if not allow_outside and root != path and root not in path.parents:
         raise FileProblem(f"the sink {target!r} is outside the program's folder {root}; "
                           f"writing there must be allowed explicitly")
+    if path.suffix.lower() not in SINK_SUFFIXES:
+        raise FileProblem(f"{path.name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} "
+                          f"or {SINK_SUFFIXES[-1]}")
+    if path.is_dir():
+        raise FileProblem(f"{path} is a folder")
     return path
 
 
@@ -141,8 +201,8 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
             text = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in rows)
         buffer.write(text.encode("utf-8"))
     else:
-        raise FileProblem(f"{path.name}: a sink writes .npy, .npz, .csv, .tsv, .json, .jsonl "
-                          f"or .txt")
+        raise FileProblem(f"{path.name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} "
+                          f"or {SINK_SUFFIXES[-1]}")
     atomic_write(path, buffer.getvalue())
 
 
@@ -167,10 +227,19 @@ def _symbol(symbols: Sequence[Sequence[str] | None], axis: int, position: int) -
 
 
 def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` whole or not at all: into a temporary file beside it,
+    then renamed over it.  The file gets the mode any file the user writes gets
+    (0666 less the umask; an existing file keeps its own).  Temporaries left by
+    writes that were killed (their writer's process is gone) are removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_stale_temporaries(path)
+    tmp, fd = _create_temporary(path)
     try:
         with os.fdopen(fd, "wb") as out:
+            try:
+                os.fchmod(out.fileno(), stat.S_IMODE(os.stat(path).st_mode))
+            except (FileNotFoundError, AttributeError):
+                pass  # a new file: the mode os.open gave it, under the umask
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
@@ -181,3 +250,46 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# A temporary is named `.<target>.fuse-<pid>-<random>.tmp`: the writer's process id
+# tells a write still under way (in this or another live process) from a killed one.
+_TEMPORARY_INFIX = ".fuse-"
+
+
+def _create_temporary(path: Path) -> tuple[Path, int]:
+    while True:
+        tmp = path.parent / f".{path.name}{_TEMPORARY_INFIX}{os.getpid()}-" \
+                            f"{secrets.token_hex(4)}.tmp"
+        try:
+            # 0o666: the kernel applies the umask, as for any file the user writes
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    prefix = f".{path.name}{_TEMPORARY_INFIX}"
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            try:
+                os.unlink(path.parent / name)
+            except OSError:
+                pass
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # (on Windows os.kill would end it)
+        return True  # another thread of this process may be writing the same target
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists (another user's), or we cannot tell: keep its file
+    return True

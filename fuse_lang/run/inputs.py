@@ -25,6 +25,7 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
     info = analysis.tensors[name]
     if name in given:
         data = given[name]
+        _refuse_non_numbers(name, data)
         if info.boolean:
             data = (data > 0)
         return backend.asarray(data), True
@@ -54,6 +55,15 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
             out[fact_position(analysis, name, fact.atom)] = 1.0
         return backend.asarray(out), True
     return None, False
+
+
+def _refuse_non_numbers(name: str, data: Any) -> None:
+    """A NumPy input of complex numbers, dates, text or records is refused: converting
+    it would lose its imaginary part or make numbers of dates, silently."""
+    kind = getattr(getattr(data, "dtype", None), "kind", None)
+    if isinstance(data, np.ndarray) and kind not in ("b", "i", "u", "f"):
+        raise EvaluationError(f"the input for `{name}` holds {data.dtype} values; Fuse reads "
+                              f"only bool, integer or float numbers")
 
 
 def fact_position(analysis: Analysis, name: str, atom: ir.Ref) -> tuple[int, ...]:

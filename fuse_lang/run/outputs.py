@@ -154,14 +154,37 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
         else:
             symbols = [by_var.get(axis) for axis in value.axes]
         name = stmt.rhs.name
-    line = analysis.lines.position(stmt.span.start)[0] + 1
+    target = _sink_target(analysis, stmt, base_dir, allow_outside)
     try:
-        target = check_sink_path(base_dir, stmt.path.value, allow_outside)
         write_sink(target, name, data, boolean, symbols)
     except FileProblem as err:
-        raise FuseError(f"line {line}: sink {stmt.path.value!r}: {err}") from None
+        raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
     except OSError as err:
         where = f" ({err.filename})" if getattr(err, "filename", None) else ""
-        raise FuseError(f"line {line}: sink {stmt.path.value!r} cannot be written: "
+        raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
                         f"{err.strerror or err}{where}") from None
     return str(target)
+
+
+def check_sinks(analysis: Analysis, base_dir: Path, allow_outside: bool) -> None:
+    """Refuse the run (FuseError) before anything runs when one of its sinks
+    could not be written: no sink is written unless every sink can be."""
+    for stmt in analysis.program.statements:
+        if isinstance(stmt, ir.Sink):
+            _sink_target(analysis, stmt, base_dir, allow_outside)
+
+
+def _sink_target(analysis: Analysis, stmt: ir.Sink, base_dir: Path, allow_outside: bool
+                 ) -> Path:
+    try:
+        return check_sink_path(base_dir, stmt.path.value, allow_outside)
+    except FileProblem as err:
+        raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
+    except OSError as err:  # resolving the path failed (a loop of links, say)
+        raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
+                        f"{err.strerror or err}") from None
+
+
+def _where(analysis: Analysis, stmt: ir.Sink) -> str:
+    line = analysis.lines.position(stmt.span.start)[0] + 1
+    return f"line {line}: sink {stmt.path.value!r}"
