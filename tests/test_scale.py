@@ -1,0 +1,83 @@
+"""Work that grows with the size of a broken or pathological program grows
+linearly (issue 19, items 8 and 10).  No absolute times: the suggestions'
+work is counted, and timings are compared as ratios of two sizes."""
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+import fuse_lang
+from fuse_lang.cli import main as fuse_main
+
+
+def _reading_a_deleted_param(statements: int) -> str:
+    """A program whose `param W` line was deleted: every statement reads W."""
+    lines = ["axis i = 4", "param X[i]"]
+    lines += [f"Y{k}[i] = W[i] X[i]" for k in range(statements)]
+    return "\n".join(lines) + "\n"
+
+
+def _reading_distinct_typos(statements: int) -> str:
+    """Every statement reads its own undefined (misspelt) tensor."""
+    lines = ["axis i = 4", "param X[i]"]
+    lines += [f"Y{k}[i] = Zq{k}[i] X[i]" for k in range(statements)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def compared(monkeypatch):
+    """How many candidate names difflib compared, in all."""
+    count = [0]
+    real = difflib.get_close_matches
+
+    def counting(word, possibilities, *args, **kwargs):
+        possibilities = list(possibilities)
+        count[0] += len(possibilities)
+        return real(word, possibilities, *args, **kwargs)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    return count
+
+
+def _undefined(analysis) -> list:
+    return [d for d in analysis.diagnostics if d.code == "undefined-tensor"]
+
+
+def test_a_deleted_param_read_everywhere_costs_one_suggestion(compared):
+    sizes = {}
+    for statements in (250, 1000):
+        compared[0] = 0
+        found = _undefined(fuse_lang.analyze(_reading_a_deleted_param(statements)))
+        assert len(found) == statements  # each reference is still reported
+        assert all(d.message == "`W` is not defined" for d in found)
+        sizes[statements] = compared[0]
+    # linear, not quadratic: 4x the statements, at most 8x the comparisons
+    assert sizes[1000] <= 8 * max(sizes[250], 1)
+
+
+def test_distinct_undefined_names_cost_linear_work(compared):
+    sizes = {}
+    for statements in (250, 1000):
+        compared[0] = 0
+        found = _undefined(fuse_lang.analyze(_reading_distinct_typos(statements)))
+        assert len(found) == statements
+        sizes[statements] = compared[0]
+    assert sizes[1000] <= 8 * max(sizes[250], 1)
+
+
+def test_the_suggestion_is_still_made_with_its_fix():
+    text = "axis i = 4\nparam Weights[i]\n" + "".join(
+        f"Y{k}[i] = Weigths[i]\n" for k in range(500))
+    found = _undefined(fuse_lang.analyze(text))
+    assert len(found) == 500
+    assert all(d.message == "`Weigths` is not defined; did you mean `Weights`?" for d in found)
+    assert all([fix.title for fix in d.fixes] == ["Change to `Weights`"] for d in found)
+
+
+def test_check_of_a_broken_file_answers(tmp_path, capsys):
+    path = tmp_path / "broken.fuse"
+    path.write_text(_reading_a_deleted_param(3000), encoding="utf-8")
+    assert fuse_main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "error[undefined-tensor]: `W` is not defined" in out
