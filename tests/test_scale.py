@@ -1,14 +1,17 @@
 """Work that grows with the size of a broken or pathological program grows
 linearly (issue 19, items 8 and 10).  No absolute times: the suggestions'
-work is counted, and timings are compared as ratios of two sizes."""
+work is counted, and timings are compared as ratios of two sizes measured in
+the same test."""
 from __future__ import annotations
 
 import difflib
+import time
 
 import pytest
 
 import fuse_lang
 from fuse_lang.cli import main as fuse_main
+from fuse_lang.ide.hover import hover_at
 
 
 def _reading_a_deleted_param(statements: int) -> str:
@@ -81,3 +84,43 @@ def test_check_of_a_broken_file_answers(tmp_path, capsys):
     assert fuse_main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "error[undefined-tensor]: `W` is not defined" in out
+
+
+def _long_sum_of_products(products: int) -> str:
+    """One equation: a sum of `products` matrix-vector products (28k characters
+    at 2,000)."""
+    rhs = " + ".join("M[i,j] X[j]" for _ in range(products))
+    return f"axis i = 4\nparam X[i]\nparam M[i,i]\nY[i] = {rhs}\n"
+
+
+def _best_of_three(action) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def test_explain_of_a_long_equation_grows_linearly(tmp_path, capsys):
+    took = {}
+    for products in (600, 2400):
+        path = tmp_path / f"long{products}.fuse"
+        path.write_text(_long_sum_of_products(products), encoding="utf-8")
+        took[products] = _best_of_three(lambda: fuse_main(["explain", str(path)]))
+        out = capsys.readouterr().out
+        assert out.count("einsum ab,b->a") == 3 * products  # each product, every run
+    # 4x the length: linear is about 4x, quadratic 16x; generous for a noisy machine
+    assert took[2400] < 10 * took[600]
+
+
+def test_hover_on_the_operator_of_a_long_equation_grows_linearly():
+    took = {}
+    for products in (600, 2400):
+        text = _long_sum_of_products(products)
+        analysis = fuse_lang.analyze(text)
+        offset = text.index("Y[i] =") + len("Y[i] ")
+        found = []
+        took[products] = _best_of_three(lambda: found.append(hover_at(analysis, offset)))
+        assert found[0] is not None and found[0].markdown.startswith("**Projection** of `Y`")
+    assert took[2400] < 10 * took[600]
