@@ -124,3 +124,16 @@ def test_hover_on_the_operator_of_a_long_equation_grows_linearly():
         took[products] = _best_of_three(lambda: found.append(hover_at(analysis, offset)))
         assert found[0] is not None and found[0].markdown.startswith("**Projection** of `Y`")
     assert took[2400] < 10 * took[600]
+
+
+def test_check_of_an_equation_of_many_lone_indices_grows_linearly():
+    """Each term sums its own index (`j0`, `j1`, ...): many pairs of names one slip
+    apart, none a likely typo (they are in different terms)."""
+    took = {}
+    for terms in (750, 3000):
+        rhs = " + ".join(f"A[i,j{k}]" for k in range(terms))
+        text = f"axis i = 4\nparam A[i,i]\nY[i] = {rhs}\n"
+        found = []
+        took[terms] = _best_of_three(lambda: found.append(fuse_lang.analyze(text)))
+        assert not found[0].diagnostics
+    assert took[3000] < 10 * took[750]
