@@ -5,7 +5,10 @@ the same test."""
 from __future__ import annotations
 
 import difflib
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +140,12 @@ def test_check_of_an_equation_of_many_lone_indices_grows_linearly():
         took[terms] = _best_of_three(lambda: found.append(fuse_lang.analyze(text)))
         assert not found[0].diagnostics
     assert took[3000] < 10 * took[750]
+
+
+def test_the_broken_edit_benchmark_runs_and_prints_its_ratios():
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "broken_edit_speed.py"
+    done = subprocess.run([sys.executable, str(script), "--lines", "300", "--runs", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("x intact") == 3
+    assert done.stdout.count("x the same line edited harmlessly") == 3
