@@ -22,10 +22,11 @@ from .check.sources import SourceError, open_regular
 from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
 from .front.span import LineIndex
+from .front.program_size import MAX_PROGRAM_BYTES
 from .front.syntax import decode
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-MAX_FILE_BYTES = 2 * 1024 * 1024  # about 60,000 lines; checking is linear
+MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # the language server applies the same limit
 
 
 class _UsageError(Exception):

@@ -25,7 +25,7 @@ from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError, restrict
 
-from .state import FuseServer
+from .state import DocumentTooLarge, FuseServer
 
 REPORT_EVERY_S = 0.25  # progress reports while a run is going
 STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its next check
@@ -146,7 +146,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         result = await _follow(job, cancel, progress, started)
     except (Cancelled, asyncio.CancelledError) as stop:
         return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
-    except (FuseError, TargetError) as error:
+    except (FuseError, TargetError, DocumentTooLarge) as error:
         return _failed(ls, request, progress, f"{request.name}: {error}")
     except Exception as error:  # noqa: BLE001 - an engine bug is still one message
         ls.log_error("fuse.run", error)

@@ -20,6 +20,9 @@ from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer
+from fuse_lang.front.diagnostics import Diagnostic
+from fuse_lang.front.program_size import too_large
+from fuse_lang.front.span import LineIndex
 from fuse_lang.ide.outline import TokenCache
 
 from .convert import Converter
@@ -71,6 +74,16 @@ class Command(NamedTuple):
     handler: Callable[..., Any]
 
 
+class DocumentTooLarge(Exception):
+    """The document is over the program size limit: it is not analysed, its one
+    diagnostic is `diagnostic`, and every feature answers empty (see `safe`)."""
+
+    def __init__(self, diagnostic: Diagnostic, converter: Converter) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+        self.converter = converter
+
+
 class FuseServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("fuse-lsp", __version__,
@@ -89,10 +102,17 @@ class FuseServer(LanguageServer):
     # ---------------------------------------------------------- analysis
     def analysis(self, uri: str) -> tuple[Analysis, Converter]:
         """The analysis of the document's current text (cached per version), and
-        the converter for that text."""
+        the converter for that text.  Raises DocumentTooLarge past the size limit."""
         document = self.workspace.get_text_document(uri)
         text = document.source
         version = document.version
+        oversized = too_large(text)
+        if oversized is not None:
+            self.forget(uri, closed=False)
+            with self._lock:
+                self._analyzers.pop(uri, None)  # its memory of the last version, too
+            raise DocumentTooLarge(oversized, Converter(text, LineIndex(text),
+                                                        self.workspace.position_encoding))
         with self._lock:
             cached = self._analyses.get(uri)
         if cached is not None and cached[0] == version and cached[1] == text:
@@ -158,13 +178,16 @@ class FuseServer(LanguageServer):
 
 def safe(default: Any = None) -> Callable[[F], F]:
     """A handler's exception becomes a logged error and `default` as the answer
-    (called, when callable: a fresh empty list or report each time)."""
+    (called, when callable: a fresh empty list or report each time); a document
+    over the size limit gets `default` too, without an error."""
 
     def wrap(handler: F) -> F:
         @functools.wraps(handler)
         def run(ls: FuseServer, *args: Any, **kwargs: Any) -> Any:
             try:
                 return handler(ls, *args, **kwargs)
+            except DocumentTooLarge:  # not an error: the document is not analysed
+                return default() if callable(default) else default
             except Exception as error:  # noqa: BLE001 - never crash the server
                 ls.log_error(handler.__name__, error)
                 return default() if callable(default) else default

@@ -2,33 +2,28 @@
 what some builtins require of their arguments."""
 from __future__ import annotations
 
-from typing import Collection, Container, Iterable
+from functools import lru_cache
+from typing import Collection, Container
 
 from ..front import ir
 from ..front.builtins import BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
 from .literals import is_number, is_whole, literal_shape
+from .suggestions import NameSuggester, did_you_mean_text
 
 _NO_NAMES: frozenset[str] = frozenset()
 
 
-def close_names(name: str, candidates: Iterable[str]) -> list[str]:
-    """The candidates `name` is likely a misspelling of."""
-    import difflib  # here: only a misspelt name needs it (faster start-up)
-
-    return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
-
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    close = close_names(name, candidates)
-    return f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+@lru_cache(maxsize=512)
+def _close_builtins(name: str) -> tuple[str, ...]:
+    return NameSuggester(BUILTINS).close(name)
 
 
 def unknown_function(name: str, span: Span) -> Diagnostic:
-    close = close_names(name, BUILTINS)
+    close = _close_builtins(name)
     fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(span, c),)) for c in close)
-    return make("unknown-builtin", f"`{name}` is not a builtin{did_you_mean(name, BUILTINS)}"
+    return make("unknown-builtin", f"`{name}` is not a builtin{did_you_mean_text(close)}"
                 f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
 
 

@@ -3,6 +3,8 @@ term gives an extent (broadcast), and pairs of projected indices that look like
 one slip of the keyboard (a join that was meant)."""
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span
@@ -31,20 +33,52 @@ def broadcast_and_lonely(roles: list[IndexRole]) -> tuple[list[IndexRole], list[
 def check_typos(stmt: ir.Equation, lonely: list[IndexRole], out: list[Diagnostic]) -> None:
     """`lonely`: the equation's projected roles of one occurrence each, in a reference
     (no slice)."""
-    for a_pos, a in enumerate(lonely):
-        for b in lonely[a_pos + 1:]:
-            if a.scope is b.scope and _close_names(a.name, b.name) and _in_two_factors(
-                    stmt.rhs, a.occurrences[0].span, b.occurrences[0].span):
-                # the longer (or later) name is the likely slip
-                keep, slip = (a, b) if len(a.name) <= len(b.name) else (b, a)
-                span = slip.occurrences[0].span
-                out.append(make(
-                    "likely-typo-index",
-                    f"`{a.name}` and `{b.name}` are each used once and both projected away;"
-                    f" did you mean `{keep.name}` in both places (a join)?", span,
-                    related=(Related(keep.occurrences[0].span, f"`{keep.name}` is here"),),
-                    fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
-                               (TextEdit(span, keep.name),)),)))
+    factors: _FactorPlaces | None = None
+    for a_pos, b_pos in _close_pairs([role.name for role in lonely]):
+        a, b = lonely[a_pos], lonely[b_pos]
+        if a.scope is not b.scope:
+            continue
+        if factors is None:  # one walk of the equation, only when a pair is close
+            factors = _FactorPlaces(stmt.rhs)
+        if not factors.in_two_factors(a.occurrences[0].span, b.occurrences[0].span):
+            continue
+        # the longer (or later) name is the likely slip
+        keep, slip = (a, b) if len(a.name) <= len(b.name) else (b, a)
+        span = slip.occurrences[0].span
+        out.append(make(
+            "likely-typo-index",
+            f"`{a.name}` and `{b.name}` are each used once and both projected away;"
+            f" did you mean `{keep.name}` in both places (a join)?", span,
+            related=(Related(keep.occurrences[0].span, f"`{keep.name}` is here"),),
+            fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
+                       (TextEdit(span, keep.name),)),)))
+
+
+def _close_pairs(names: list[str]) -> list[tuple[int, int]]:
+    """The pairs (i < j, in order) of `names` one slip apart (_close_names).  Found
+    through keys that close names share, not by comparing every pair: an equation
+    of thousands of indices was quadratic (issue 19)."""
+    by_key: dict[tuple, list[int]] = {}
+    for pos, name in enumerate(names):
+        for key in _slip_keys(name):
+            by_key.setdefault(key, []).append(pos)
+    pairs: set[tuple[int, int]] = set()
+    for group in by_key.values():
+        if len(group) > 1:
+            pairs.update((i, j) for k, i in enumerate(group) for j in group[k + 1:]
+                         if _close_names(names[i], names[j]))
+    return sorted(pairs)
+
+
+def _slip_keys(name: str) -> set[tuple]:
+    """Keys two names one slip apart have in common: the name without its primes;
+    the name and each of its one-letter deletions (one letter more or less); each
+    letter replaced by a hole (one letter changed)."""
+    keys: set[tuple] = {("stripped", name.rstrip("'")), ("deleted", name)}
+    for i in range(len(name)):
+        keys.add(("deleted", name[:i] + name[i + 1:]))
+        keys.add(("changed", name[:i], name[i + 1:]))
+    return keys
 
 
 def _close_names(a: str, b: str) -> bool:
@@ -61,14 +95,37 @@ def _close_names(a: str, b: str) -> bool:
     return False
 
 
-def _in_two_factors(expr: ir.Expr, a: Span, b: Span) -> bool:
-    """Whether spans `a` and `b` lie in different factors of one product (a join)."""
-    def inside(span: Span, outer: Span) -> bool:
-        return outer.start <= span.start and span.end <= outer.end
-    for node in ir.walk(expr):
-        if isinstance(node, ir.Product):
-            fa = next((k for k, f in enumerate(node.factors) if inside(a, f.span)), None)
-            fb = next((k for k, f in enumerate(node.factors) if inside(b, f.span)), None)
-            if fa is not None and fb is not None and fa != fb:
-                return True
-    return False
+class _FactorPlaces:
+    """Where each reference of an expression lies: in which factor of which of
+    its enclosing products, found in one walk."""
+
+    def __init__(self, expr: ir.Expr) -> None:
+        places: list[tuple[Span, dict[int, int]]] = []  # per reference, by start
+        stack: list[tuple[ir.Expr, dict[int, int]]] = [(expr, {})]
+        while stack:
+            node, where = stack.pop()
+            if isinstance(node, ir.Ref):
+                places.append((node.span, where))
+            if isinstance(node, ir.Product):
+                for k, factor in enumerate(node.factors):
+                    stack.append((factor, {**where, id(node): k}))
+            else:
+                stack.extend((child, where) for child in ir.children(node))
+        places.sort(key=lambda place: place[0].start)
+        self._places = places
+        self._starts = [span.start for span, _ in places]
+
+    def _where(self, span: Span) -> dict[int, int]:
+        """The enclosing products' factors of the reference holding `span` (references
+        do not nest: the last one starting before `span`)."""
+        pos = bisect_right(self._starts, span.start) - 1
+        if pos >= 0:
+            ref_span, where = self._places[pos]
+            if span.end <= ref_span.end:
+                return where
+        return {}
+
+    def in_two_factors(self, a: Span, b: Span) -> bool:
+        """Whether spans `a` and `b` lie in different factors of one product (a join)."""
+        in_b = self._where(b)
+        return any(in_b.get(product, k) != k for product, k in self._where(a).items())

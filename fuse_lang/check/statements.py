@@ -12,9 +12,10 @@ from ..front import ir
 from ..front.builtins import NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.span import Span, shifted
-from .calls import check_call, close_names, did_you_mean, unknown_function
+from .calls import check_call, unknown_function
 from .definitions import arity_mismatch
 from .projections import broadcast_and_lonely, check_typos
+from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
 
@@ -65,6 +66,7 @@ class StatementChecks:
         self.exports: list[str] = []
         self.broadcast: list[tuple[int, IndexRole]] = []  # see Unification.check_extents
         self._virtual_first: dict[str, bool] = {}  # tensor -> has its first definition *t
+        self._suggester: NameSuggester | None = None  # did-you-mean for undefined tensors
 
     def check(self, k: int, stmt: ir.Statement) -> None:
         if isinstance(stmt, ir.AxisDecl):
@@ -248,11 +250,12 @@ class StatementChecks:
             if ref.paren and ref.name[:1].islower():
                 self.diags.append(unknown_function(ref.name, ref.name_span))
                 return False
-            close = close_names(ref.name, self.tensors)
+            if self._suggester is None:  # built on the first undefined name only
+                self._suggester = NameSuggester(self.tensors)
+            close = self._suggester.close(ref.name)
             fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(ref.name_span, c),)) for c in close)
             self.diags.append(make("undefined-tensor", f"`{ref.name}` is not defined"
-                                   f"{did_you_mean(ref.name, self.tensors)}", ref.name_span,
-                                   fixes=fixes))
+                                   f"{did_you_mean_text(close)}", ref.name_span, fixes=fixes))
             return False
         if ref.indices is None:
             if not allow_bare and sym.arity:

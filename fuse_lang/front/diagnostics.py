@@ -33,6 +33,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "reserved-word": (Severity.ERROR, "a word reserved for a later version of the language"),
     "invalid-encoding": (Severity.ERROR, "the file is not UTF-8 text"),
     "too-many-errors": (Severity.ERROR, "reporting stopped after many errors"),
+    "file-too-large": (Severity.ERROR, "the document is over the size limit: not analysed"),
     # names and shapes
     "undefined-tensor": (Severity.ERROR, "a name that no statement defines"),
     "arity-mismatch": (Severity.ERROR, "a reference with the wrong number of indices"),

@@ -8,9 +8,11 @@ opt_einsum's `contract_path` chooses the order (as its docs show, with
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from ..front import ir
+from ..front.span import Span
 from ..check import Analysis
 from ..check.symbols import IndexRole, slice_name
 from .contraction import contraction_path, einsum_spec
@@ -90,7 +92,7 @@ def plan_program(analysis: Analysis) -> ProgramPlan:
                        tuple(analysis.recursion.items()))
 
 
-def _scope_label(role: IndexRole, analysis: Analysis, stmt: ir.Statement) -> str | None:
+def _scope_label(role: IndexRole, call_arguments: dict[Span, str]) -> str | None:
     scope = role.scope
     if scope is None:
         return None
@@ -98,10 +100,19 @@ def _scope_label(role: IndexRole, analysis: Analysis, stmt: ir.Statement) -> str
         return "right-hand side"
     if scope.kind == "reduce":
         return f"reduce({scope.op}, ...)"
+    name = call_arguments.get(scope.span)
+    return "argument" if name is None else f"argument of {name}"
+
+
+def _call_arguments(stmt: ir.Statement) -> dict[Span, str]:
+    """The span of each call argument of `stmt`, to the call's name (the first
+    call, in walking order, when two share a span)."""
+    found: dict[Span, str] = {}
     for node in ir.walk(ir.used_exprs(stmt)[0]):
-        if isinstance(node, ir.Call) and any(a.span == scope.span for a in node.args):
-            return f"argument of {node.name}"
-    return "argument"
+        if isinstance(node, ir.Call):
+            for arg in node.args:
+                found.setdefault(arg.span, node.name)
+    return found
 
 
 def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
@@ -109,10 +120,14 @@ def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
     assert isinstance(stmt, ir.Equation)
     roles = analysis.roles.get(k, ())
     indices = []
+    # walked once per equation, not once per index (issue 19, item 10)
+    call_arguments = _call_arguments(stmt) if any(
+        r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
     for role in roles:
         extent, domain = analysis.var_extents.get((k, role.name), (None, 0))
         indices.append(IndexPlan(role.name, extent, domain, role.role, role.op,
-                                 _scope_label(role, analysis, stmt), role.joined, role.factors))
+                                 _scope_label(role, call_arguments), role.joined,
+                                 role.factors))
     output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
     projected = tuple((p.name, p.op or "sum", p.scope or "") for p in indices
                       if p.role == "projected")
@@ -130,12 +145,13 @@ def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
 
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[Contraction]:
     role_by_name = {r.name: r for r in roles}
+    tree = _StatementTree(stmt, roles)
     out = []
     for product in _products(stmt.rhs):
         factors = [f for f in product if isinstance(f, ir.Ref) and f.indices]
         if not factors:
             continue
-        contraction = _contraction(analysis, k, stmt, factors, role_by_name)
+        contraction = _contraction(analysis, k, stmt, factors, role_by_name, tree)
         inputs, _, output = contraction.letters.partition("->")
         if len(factors) == 1 and sorted(inputs) == sorted(output) \
                 and not contraction.then_project:
@@ -163,8 +179,57 @@ def _products(expr: ir.Expr) -> list[list[ir.Expr]]:
     return found
 
 
+class _StatementTree:
+    """What planning each product of one statement asks of the whole statement,
+    computed once for all its products (asking the tree each time made a long
+    sum of products quadratic: issue 19, item 10): each node's parent, each
+    index's occurrences in text order, the references holding k slices."""
+
+    def __init__(self, stmt: ir.Equation, roles) -> None:
+        self.stmt = stmt
+        self._parents: dict[int, ir.Expr] = {}
+        stack = [stmt.rhs]
+        while stack:
+            node = stack.pop()
+            for child in ir.children(node):
+                self._parents[id(child)] = node
+                stack.append(child)
+        self._occurrences = {r.name: sorted((o.span for o in r.occurrences), key=_start)
+                            for r in roles}
+        self._starts = {name: [span.start for span in spans]
+                        for name, spans in self._occurrences.items()}
+        self._slice_holders: dict[int, list[ir.Ref]] = {}
+
+    def path_to(self, target: ir.Expr) -> list[ir.Expr]:
+        """The nodes from the right-hand side down to `target`, both included."""
+        path = [target]
+        while id(path[-1]) in self._parents:
+            path.append(self._parents[id(path[-1])])
+        if path[-1] is not self.stmt.rhs:
+            return [target]
+        path.reverse()
+        return path
+
+    def occurrences_within(self, name: str, outer: Span) -> list[Span]:
+        """The spans of index `name`'s occurrences that lie within span `outer`."""
+        spans = self._occurrences.get(name)
+        if not spans:
+            return []
+        starts = self._starts[name]
+        window = spans[bisect_left(starts, outer.start):bisect_right(starts, outer.end)]
+        return [span for span in window if span.end <= outer.end]
+
+    def slice_holders(self, ordinal: int) -> list[ir.Ref]:
+        """The right-hand side's references with more than `ordinal` slices."""
+        holders = self._slice_holders.get(ordinal)
+        if holders is None:
+            holders = self._slice_holders[ordinal] = [
+                r for r in ir.refs(self.stmt.rhs) if len(_slices(r)) > ordinal]
+        return holders
+
+
 def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir.Ref],
-                 roles: dict[str, IndexRole]) -> Contraction:
+                 roles: dict[str, IndexRole], tree: _StatementTree) -> Contraction:
     operands: list[list[str]] = []
     shapes, note = [], ""
     for ref in factors:
@@ -189,16 +254,17 @@ def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir
         operands.append(names_here)
         shapes.append(tuple(shape))
     first = min(f.span.start for f in factors)
-    term = _enclosing_term(stmt.rhs, factors, roles)
+    names = dict.fromkeys(n for names in operands for n in names)
+    term = _enclosing_term(tree, factors, {n: roles[n] for n in names if n in roles})
     dropped = set()
-    for name in dict.fromkeys(n for names in operands for n in names):
+    for name in names:
         if name.startswith(":"):
-            if _slice_summed(stmt, factors, int(name[1:])):
+            if _slice_summed(tree, factors, int(name[1:])):
                 dropped.add(name)
             continue
         role = roles.get(name)
         if not (role is None or role.role != "projected" or role.op != "sum" or
-                not _all_inside(role, factors, term.get(name))):
+                not _all_inside(tree, role, factors, term.get(name))):
             dropped.add(name)
     # the output follows the left-hand side's axis order, then what stays joined
     lhs_order = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
@@ -270,28 +336,33 @@ def _index_text(index: ir.Index) -> str:
     return str(index.value)
 
 
-def _all_inside(role: IndexRole, factors: list[ir.Ref], term: ir.Expr | None) -> bool:
+def _all_inside(tree: _StatementTree, role: IndexRole, factors: list[ir.Ref],
+                term: ir.Expr | None) -> bool:
     """Whether every occurrence of a projected index in the product's additive term
     lies in the product's factors: then the sum can be taken in this product
     (LANGUAGE.md §5: inside a scope, projection is per additive term)."""
     if term is None:
         return False
     spans = [f.span for f in factors]
-    return all(any(s.start <= o.span.start and o.span.end <= s.end for s in spans)
-               for o in role.occurrences if _within(o.span, term.span))
+    return all(any(s.start <= o.start and o.end <= s.end for s in spans)
+               for o in tree.occurrences_within(role.name, term.span))
+
+
+def _start(span: Span) -> int:
+    return span.start
 
 
 def _within(inner, outer) -> bool:
     return outer.start <= inner.start and inner.end <= outer.end
 
 
-def _enclosing_term(root: ir.Expr, factors: list[ir.Ref], roles: dict[str, IndexRole]
+def _enclosing_term(tree: _StatementTree, factors: list[ir.Ref], roles: dict[str, IndexRole]
                     ) -> dict[str, ir.Expr | None]:
     """Per projected index: the additive term of its scope that holds this product, or
     None when the sum cannot be taken inside the product: the product lies in a deeper
     scope (a call argument, a reduce), under a nonlinear node (a power, a divisor), or
     is multiplied by another factor that mentions the index."""
-    path = _path_to(root, factors[0])
+    path = tree.path_to(factors[0])
     product = path[-2] if len(path) >= 2 and isinstance(path[-2], ir.Product) else None
     out: dict[str, ir.Expr | None] = {}
     for name, role in roles.items():
@@ -338,20 +409,6 @@ def _mentions(expr: ir.Expr, name: str) -> bool:
     return False
 
 
-def _path_to(root: ir.Expr, target: ir.Expr) -> list[ir.Expr]:
-    """The nodes from `root` down to `target` (by identity), both included."""
-    stack: list[tuple[ir.Expr, int]] = [(root, 0)]
-    path: list[ir.Expr] = []
-    while stack:
-        node, depth = stack.pop()
-        del path[depth:]
-        path.append(node)
-        if node is target:
-            return path
-        stack.extend((child, depth + 1) for child in reversed(ir.children(node)))
-    return [target]
-
-
 def _slices(ref: ir.Ref) -> list[ir.IndexSlice]:
     return [i for i in ref.indices or () if isinstance(i, ir.IndexSlice)]
 
@@ -369,17 +426,17 @@ def _slice_extent(analysis: Analysis, ref: ir.Ref, pos: int, index: ir.IndexSlic
     return max(stop - start, 0)
 
 
-def _slice_summed(stmt: ir.Equation, factors: list[ir.Ref], ordinal: int) -> bool:
+def _slice_summed(tree: _StatementTree, factors: list[ir.Ref], ordinal: int) -> bool:
     """A slice is an anonymous variable matched by ordinal (docs/language.md): the k-th
     slice of the RHS with no k-th slice on the LHS is projected.  It is summed in this
     product when every reference holding a k-th slice is one of its factors, and the
     scope that holds them sums (a call argument, or an RHS with `=`/`+=`)."""
+    stmt = tree.stmt
     if len(_slices(stmt.lhs)) > ordinal:
         return False
-    holders = [r for r in ir.refs(stmt.rhs) if len(_slices(r)) > ordinal]
-    if not all(any(r is f for f in factors) for r in holders):
+    if not all(any(r is f for f in factors) for r in tree.slice_holders(ordinal)):
         return False
-    path = _path_to(stmt.rhs, factors[0])
+    path = tree.path_to(factors[0])
     if any(isinstance(n, ir.Reduce) for n in path):
         return False
     return any(isinstance(n, ir.Call) for n in path[:-1]) or stmt.op in ("=", "+=")

@@ -12,7 +12,7 @@ from fuse_lang.plan import plan_program
 from fuse_lang.plan.render import render_plan_markdown
 
 from ..running import document_name, parse_request, run_document
-from ..state import Command, FuseServer
+from ..state import Command, DocumentTooLarge, FuseServer
 
 RUN = "fuse.run"
 EXPLAIN = "fuse.explain"
@@ -34,7 +34,10 @@ def explain(ls: FuseServer, *args: Any) -> dict[str, str]:
 
 def explain_markdown(ls: FuseServer, uri: str) -> str:
     """The document's plan, with a warning first when the program has errors."""
-    analysis, _ = ls.analysis(uri)
+    try:
+        analysis, _ = ls.analysis(uri)
+    except DocumentTooLarge as oversized:
+        return f"> **Not analysed:** {oversized.diagnostic.message}"
     text = render_plan_markdown(plan_program(analysis), title=document_name(uri))
     errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
     if errors:

@@ -17,7 +17,7 @@ from lsprotocol import types
 from fuse_lang.front.diagnostics import Diagnostic, Severity
 
 from ..convert import Converter
-from ..state import Feature, FuseServer, safe
+from ..state import DocumentTooLarge, Feature, FuseServer, safe
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -49,7 +49,10 @@ def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
 
 
 def document_diagnostics(ls: FuseServer, uri: str) -> list[types.Diagnostic]:
-    analysis, convert = ls.analysis(uri)
+    try:
+        analysis, convert = ls.analysis(uri)
+    except DocumentTooLarge as oversized:
+        return [to_lsp(oversized.diagnostic, oversized.converter, uri)]
     return [to_lsp(d, convert, uri) for d in analysis.diagnostics]
 
 

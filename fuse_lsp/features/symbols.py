@@ -10,14 +10,15 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from fuse_lang.check import Analysis, analyze
+from fuse_lang.front.program_size import MAX_PROGRAM_BYTES
 from fuse_lang.ide.outline import (OutlineGroup, OutlineSymbol, document_outline, fuse_files,
                                    matches_query, tensor_symbols)
 
 from ..convert import Converter
-from ..state import Feature, FuseServer, safe
+from ..state import DocumentTooLarge, Feature, FuseServer, safe
 
 MAX_WORKSPACE_FILES = 500
-MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # files beside the open documents, read from disk
 MAX_WORKSPACE_RESULTS = 1000
 
 SYMBOL_KIND = {
@@ -116,10 +117,13 @@ def _open_document_symbols(ls: FuseServer) -> tuple[list[types.WorkspaceSymbol],
     found: list[types.WorkspaceSymbol] = []
     open_paths = set()
     for uri in list(ls.workspace.text_documents):
-        analysis, convert = ls.analysis(uri)
         path = to_fs_path(uri) if uri.startswith("file:") else None
         if path:
             open_paths.add(str(Path(path).resolve()))
+        try:
+            analysis, convert = ls.analysis(uri)
+        except DocumentTooLarge:
+            continue  # not analysed: no symbols (nor its file's, read from disk)
         found += workspace_symbols_of(analysis, convert, uri, Path(path).name if path else uri)
     return found, open_paths
 

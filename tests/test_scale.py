@@ -1,0 +1,151 @@
+"""Work that grows with the size of a broken or pathological program grows
+linearly (issue 19, items 8 and 10).  No absolute times: the suggestions'
+work is counted, and timings are compared as ratios of two sizes measured in
+the same test."""
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import fuse_lang
+from fuse_lang.cli import main as fuse_main
+from fuse_lang.ide.hover import hover_at
+
+
+def _reading_a_deleted_param(statements: int) -> str:
+    """A program whose `param W` line was deleted: every statement reads W."""
+    lines = ["axis i = 4", "param X[i]"]
+    lines += [f"Y{k}[i] = W[i] X[i]" for k in range(statements)]
+    return "\n".join(lines) + "\n"
+
+
+def _reading_distinct_typos(statements: int) -> str:
+    """Every statement reads its own undefined (misspelt) tensor."""
+    lines = ["axis i = 4", "param X[i]"]
+    lines += [f"Y{k}[i] = Zq{k}[i] X[i]" for k in range(statements)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def compared(monkeypatch):
+    """How many candidate names difflib compared, in all."""
+    count = [0]
+    real = difflib.get_close_matches
+
+    def counting(word, possibilities, *args, **kwargs):
+        possibilities = list(possibilities)
+        count[0] += len(possibilities)
+        return real(word, possibilities, *args, **kwargs)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    return count
+
+
+def _undefined(analysis) -> list:
+    return [d for d in analysis.diagnostics if d.code == "undefined-tensor"]
+
+
+def test_a_deleted_param_read_everywhere_costs_one_suggestion(compared):
+    sizes = {}
+    for statements in (250, 1000):
+        compared[0] = 0
+        found = _undefined(fuse_lang.analyze(_reading_a_deleted_param(statements)))
+        assert len(found) == statements  # each reference is still reported
+        assert all(d.message == "`W` is not defined" for d in found)
+        sizes[statements] = compared[0]
+    # linear, not quadratic: 4x the statements, at most 8x the comparisons
+    assert sizes[1000] <= 8 * max(sizes[250], 1)
+
+
+def test_distinct_undefined_names_cost_linear_work(compared):
+    sizes = {}
+    for statements in (250, 1000):
+        compared[0] = 0
+        found = _undefined(fuse_lang.analyze(_reading_distinct_typos(statements)))
+        assert len(found) == statements
+        sizes[statements] = compared[0]
+    assert sizes[1000] <= 8 * max(sizes[250], 1)
+
+
+def test_the_suggestion_is_still_made_with_its_fix():
+    text = "axis i = 4\nparam Weights[i]\n" + "".join(
+        f"Y{k}[i] = Weigths[i]\n" for k in range(500))
+    found = _undefined(fuse_lang.analyze(text))
+    assert len(found) == 500
+    assert all(d.message == "`Weigths` is not defined; did you mean `Weights`?" for d in found)
+    assert all([fix.title for fix in d.fixes] == ["Change to `Weights`"] for d in found)
+
+
+def test_check_of_a_broken_file_answers(tmp_path, capsys):
+    path = tmp_path / "broken.fuse"
+    path.write_text(_reading_a_deleted_param(3000), encoding="utf-8")
+    assert fuse_main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "error[undefined-tensor]: `W` is not defined" in out
+
+
+def _long_sum_of_products(products: int) -> str:
+    """One equation: a sum of `products` matrix-vector products (28k characters
+    at 2,000)."""
+    rhs = " + ".join("M[i,j] X[j]" for _ in range(products))
+    return f"axis i = 4\nparam X[i]\nparam M[i,i]\nY[i] = {rhs}\n"
+
+
+def _best_of_three(action) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def test_explain_of_a_long_equation_grows_linearly(tmp_path, capsys):
+    took = {}
+    for products in (600, 2400):
+        path = tmp_path / f"long{products}.fuse"
+        path.write_text(_long_sum_of_products(products), encoding="utf-8")
+        took[products] = _best_of_three(lambda: fuse_main(["explain", str(path)]))
+        out = capsys.readouterr().out
+        assert out.count("einsum ab,b->a") == 3 * products  # each product, every run
+    # 4x the length: linear is about 4x, quadratic 16x; generous for a noisy machine
+    assert took[2400] < 10 * took[600]
+
+
+def test_hover_on_the_operator_of_a_long_equation_grows_linearly():
+    took = {}
+    for products in (600, 2400):
+        text = _long_sum_of_products(products)
+        analysis = fuse_lang.analyze(text)
+        offset = text.index("Y[i] =") + len("Y[i] ")
+        found = []
+        took[products] = _best_of_three(lambda: found.append(hover_at(analysis, offset)))
+        assert found[0] is not None and found[0].markdown.startswith("**Projection** of `Y`")
+    assert took[2400] < 10 * took[600]
+
+
+def test_check_of_an_equation_of_many_lone_indices_grows_linearly():
+    """Each term sums its own index (`j0`, `j1`, ...): many pairs of names one slip
+    apart, none a likely typo (they are in different terms)."""
+    took = {}
+    for terms in (750, 3000):
+        rhs = " + ".join(f"A[i,j{k}]" for k in range(terms))
+        text = f"axis i = 4\nparam A[i,i]\nY[i] = {rhs}\n"
+        found = []
+        took[terms] = _best_of_three(lambda: found.append(fuse_lang.analyze(text)))
+        assert not found[0].diagnostics
+    assert took[3000] < 10 * took[750]
+
+
+def test_the_broken_edit_benchmark_runs_and_prints_its_ratios():
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "broken_edit_speed.py"
+    done = subprocess.run([sys.executable, str(script), "--lines", "300", "--runs", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("x intact") == 3
+    assert done.stdout.count("x the same line edited harmlessly") == 3
