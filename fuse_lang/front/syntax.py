@@ -21,7 +21,7 @@ from .errors import parse_error_message
 from ..fastinit import frozen_dataclass
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
-from .span import Span, shifted
+from .span import Span, lf_endings, shifted
 from .statements import MAX_SYNTAX_ERRORS, Found, Line, find_statements
 from .tables import grammar_tables
 
@@ -88,6 +88,7 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     With a `cache` (one per document), lines and statements whose text did not
     change since the last call are not lexed or parsed again; the result is the
     same as without one."""
+    text = lf_endings(text)  # LSP's line endings (same offsets): see span.lf_endings
     remember = cache is not None
     if cache is None:
         cache = ParseCache()
