@@ -148,9 +148,8 @@ class FuseServer(LanguageServer):
         base_dir = Path(path).parent if path else Path.cwd()
         binary = binary_text(text)
         if binary is not None:  # what `fuse check` says of such a file: that alone
-            prefix = text[:binary.span.start]
-            return dataclasses.replace(analyze("", path, base_dir), text=prefix,
-                                       lines=LineIndex(prefix), diagnostics=(binary,))
+            return dataclasses.replace(analyze("", path, base_dir), text=text,
+                                       lines=LineIndex(text), diagnostics=(binary,))
         with self._lock:
             analyzer = self._analyzers.pop(uri, None) or Analyzer()
         collecting = gc.isenabled()

@@ -210,5 +210,6 @@ def binary_text(text: str) -> Diagnostic | None:
 
 
 def _binary(pos: int) -> Diagnostic:
+    # an empty span where the text stops being text (`fuse check` has no text past it)
     return make("invalid-encoding", "this looks like a binary file, not Fuse source text",
-                Span(pos, pos + 1))
+                Span(pos, pos))
