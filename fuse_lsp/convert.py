@@ -34,7 +34,10 @@ class Converter:
         code units."""
         if self.ascii:
             return column
-        return _units(self.lines.line_text(line)[:column], self.encoding)
+        # the line's characters as they are: a column past its text (inside a
+        # "\r\n") counts the "\r" too, as the ASCII case does
+        start = self.lines.line_starts[line]
+        return _units(self.text[start:start + column], self.encoding)
 
     def range(self, span: Span) -> types.Range:
         return types.Range(start=self.position(span.start), end=self.position(span.end))

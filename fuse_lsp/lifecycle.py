@@ -12,7 +12,7 @@ from .state import Feature, FuseServer, safe
 
 @safe()
 def initialize(ls: FuseServer, params: types.InitializeParams) -> None:
-    ls.options.update(params.initialization_options)
+    configure(ls, params.initialization_options)
     text_caps = params.capabilities.text_document
     ls.pull_diagnostics = bool(text_caps and text_caps.diagnostic)
 
@@ -25,7 +25,7 @@ async def did_change_configuration(ls: FuseServer,
                                    params: types.DidChangeConfigurationParams) -> None:
     try:
         if params.settings:
-            ls.options.update(params.settings)
+            configure(ls, params.settings)
         else:  # "settings changed, ask me": the pull model
             await pull_configuration(ls)
     except Exception as error:  # noqa: BLE001
@@ -37,6 +37,12 @@ def shutdown(ls: FuseServer, *args: object) -> None:
     for push in ls.pushes.values():
         push.cancel()
     ls.pushes.clear()
+
+
+def configure(ls: FuseServer, settings: object) -> None:
+    """Take the client's "fuse" settings; each value refused is a warning in its log."""
+    for warning in ls.options.update(settings):
+        ls.warn(warning)
 
 
 async def pull_configuration(ls: FuseServer) -> None:
@@ -51,7 +57,7 @@ async def pull_configuration(ls: FuseServer) -> None:
         ls.log_error("workspace/configuration", error)
         return
     if settings:
-        ls.options.update(settings[0])
+        configure(ls, settings[0])
 
 
 FEATURES = (

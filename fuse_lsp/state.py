@@ -5,6 +5,7 @@ wears.  Feature modules import from here; nothing here imports a feature.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import gc
 import logging
@@ -15,17 +16,21 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
-from fuse_lang.check import Analysis, Analyzer
+from fuse_lang.check import Analysis, Analyzer, analyze
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
+from fuse_lang.front.syntax import binary_text
 from fuse_lang.ide.outline import TokenCache
+from fuse_lang.run.backends import BACKENDS, PRECISIONS
 
 from .convert import Converter
+from .protocol import FuseProtocol
 
 log = logging.getLogger("fuse_lsp")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,20 +48,53 @@ class Options:
     allow_sink_writes: bool = False  # whether a run from the editor may write sinks
     debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed
 
-    def update(self, data: Any) -> None:
-        """Take the known keys of a settings object (camelCase or snake_case)."""
+    def update(self, data: Any) -> list[str]:
+        """Take the known keys of a settings object (camelCase or snake_case); a
+        value of the wrong kind or out of its range (see _BOUNDS, _CHOICES) is
+        ignored, the value before kept: a warning for each is returned."""
+        if data is None:
+            return []
         if not isinstance(data, dict):
-            return
+            return [f"fuse settings: expected an object, got {type(data).__name__}; ignored"]
         data = data.get("fuse", data) if isinstance(data.get("fuse"), dict) else data
+        warnings = []
         for field in fields(self):
             camel = "".join(word.capitalize() if k else word
                             for k, word in enumerate(field.name.split("_")))
             for key in (field.name, camel):
                 if key in data and data[key] is not None:
-                    value = data[key]
-                    expected = type(getattr(self, field.name))
-                    if field.name == "memory_limit" or isinstance(value, expected):
+                    value, problem = _checked(field.name, data[key], getattr(self, field.name))
+                    if problem is None:
                         setattr(self, field.name, value)
+                    else:
+                        warnings.append(f"fuse settings: {key} = {data[key]!r} ignored "
+                                        f"({problem}); keeping {getattr(self, field.name)!r}")
+        return warnings
+
+
+# The settings' ranges (inclusive), documented in docs/lsp.md: a debounce of
+# 10^12 ms would mean diagnostics never arrive.
+_BOUNDS = {"debounce_ms": (0, 10_000), "memory_limit": (1, 1 << 60)}
+_CHOICES = {"backend": tuple(BACKENDS), "precision": PRECISIONS}
+
+
+def _checked(name: str, value: Any, current: Any) -> tuple[Any, str | None]:
+    """The setting's value as the server keeps it, or why it is refused."""
+    if name in _BOUNDS:
+        low, high = _BOUNDS[name]
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole:
+            return None, "expected a whole number"
+        if not low <= value <= high:
+            return None, f"expected {low} to {high}"
+        return int(value), None
+    if isinstance(current, bool):
+        return (value, None) if isinstance(value, bool) else (None, "expected true or false")
+    if not isinstance(value, str):
+        return None, "expected a string"
+    if name in _CHOICES and value not in _CHOICES[name]:
+        return None, f"expected one of {', '.join(_CHOICES[name])}"
+    return value, None
 
 
 class Feature(NamedTuple):
@@ -87,7 +125,8 @@ class DocumentTooLarge(Exception):
 class FuseServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("fuse-lsp", __version__,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=FuseProtocol)
         self.options = Options()
         self.pull_diagnostics = False  # decided from the client's capabilities
         # the pending (debounced) diagnostics push of each document
@@ -126,6 +165,10 @@ class FuseServer(LanguageServer):
     def _analyze(self, uri: str, text: str) -> Analysis:
         path = to_fs_path(uri) if uri.startswith("file:") else None
         base_dir = Path(path).parent if path else Path.cwd()
+        binary = binary_text(text)
+        if binary is not None:  # what `fuse check` says of such a file: that alone
+            return dataclasses.replace(analyze("", path, base_dir), text=text,
+                                       lines=LineIndex(text), diagnostics=(binary,))
         with self._lock:
             analyzer = self._analyzers.pop(uri, None) or Analyzer()
         collecting = gc.isenabled()
@@ -165,6 +208,22 @@ class FuseServer(LanguageServer):
             # let the collector see everything again once (see _analyze): what
             # reference cycles were frozen since are reclaimed
             gc.unfreeze()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if source is JsonRpcException and isinstance(error, (ValueError, RecursionError)):
+            # the reading loop's: a message json.loads refused (or too deep for it)
+            self.protocol.answer_parse_error(error)  # type: ignore[attr-defined]
+            return
+        super().report_server_error(error, source)
+
+    def warn(self, message: str) -> None:
+        """A warning in the client's log (window/logMessage)."""
+        log.warning(message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning,
+                                                           message=message))
+        except Exception:  # noqa: BLE001 - the client may be gone
+            pass
 
     def log_error(self, where: str, error: BaseException) -> None:
         message = f"fuse-lsp: {where} failed: {error!r}\n{traceback.format_exc()}"

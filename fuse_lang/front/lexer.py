@@ -15,6 +15,7 @@ from itertools import accumulate, compress, islice
 from operator import itemgetter
 from typing import Any, Iterator, NamedTuple
 
+from .span import lf_endings
 from .tables import grammar_tables
 
 class Tok(NamedTuple):
@@ -181,5 +182,6 @@ def default_lexer() -> Lexer:
 
 
 def tokenize(text: str) -> list[Tok]:
-    """The tokens of `text` (comments and spaces left out), with their offsets."""
-    return default_lexer().lex(text)
+    """The tokens of `text` (comments and spaces left out), with their offsets; a
+    lone "\r" ends a line as "\n" does (LSP's line endings, see span.lf_endings)."""
+    return default_lexer().lex(lf_endings(text))

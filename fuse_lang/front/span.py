@@ -3,10 +3,15 @@
 Spans are 0-based character offsets into the program text (end exclusive).
 Users see 1-based lines and columns; the language server converts to UTF-16
 itself, in one place.
+
+Lines end as LSP says they do: at "\n", "\r\n" or a lone "\r", and nowhere
+else (not at U+2028, U+0085, "\v" or "\f", where Python's str.splitlines ends
+them): the editor, the server and `fuse check` count the same lines.
 """
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Any, NamedTuple
 
 
@@ -26,18 +31,41 @@ class Span(NamedTuple):
 
 NO_SPAN = Span(0, 0)
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+_LINE_END = re.compile(r"\r\n?|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+")
+
+
+def lf_endings(text: str) -> str:
+    """`text` with every lone "\r" made "\n", so that the lexer (whose lines end
+    at "\n", a "\r" before it being space) ends lines where LSP does.  The same
+    length: every offset into it is one into `text`."""
+    if "\r" not in text or text.count("\r") == text.count("\r\n"):
+        return text
+    return _LONE_CR.sub("\n", text)
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` with their endings (LSP's: "\n", "\r\n", "\r")."""
+    return _LINE.findall(text)
+
 
 class LineIndex:
-    """Offsets <-> (line, column), both 0-based, columns counted in characters."""
+    """Offsets <-> (line, column), both 0-based, columns counted in characters;
+    lines end at "\n", "\r\n" or "\r" (a position inside "\r\n" is at the end
+    of its line's text plus one)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         starts = [0]
-        find = text.find
-        pos = find("\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
+        if "\r" in text:
+            starts += [match.end() for match in _LINE_END.finditer(text)]
+        else:  # the common case, in C
+            find = text.find
+            pos = find("\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = find("\n", pos + 1)
         self.line_starts = starts
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -51,15 +79,22 @@ class LineIndex:
         if line >= len(self.line_starts):
             return len(self.text)
         start = self.line_starts[line]
-        end = self.line_starts[line + 1] - 1 if line + 1 < len(self.line_starts) else len(self.text)
-        return min(start + max(column, 0), end)
+        return min(start + max(column, 0), self._end(line))
 
     def line_text(self, line: int) -> str:
         if not 0 <= line < len(self.line_starts):
             return ""
-        start = self.line_starts[line]
-        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
-        return self.text[start:end].rstrip("\r\n")
+        return self.text[self.line_starts[line]:self._end(line)]
+
+    def _end(self, line: int) -> int:
+        """Where the text of `line` ends (before its line ending)."""
+        if line + 1 >= len(self.line_starts):
+            return len(self.text)
+        end = self.line_starts[line + 1] - 1  # at the ending's last character
+        if self.text[end] == "\n" and end > self.line_starts[line] \
+                and self.text[end - 1] == "\r":
+            end -= 1
+        return end
 
     @property
     def line_count(self) -> int:

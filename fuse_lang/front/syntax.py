@@ -21,7 +21,7 @@ from .errors import parse_error_message
 from ..fastinit import frozen_dataclass
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
-from .span import Span, shifted
+from .span import Span, lf_endings, shifted
 from .statements import MAX_SYNTAX_ERRORS, Found, Line, find_statements
 from .tables import grammar_tables
 
@@ -109,6 +109,7 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     With a `cache` (one per document), lines and statements whose text did not
     change since the last call are not lexed or parsed again; the result is the
     same as without one."""
+    text = lf_endings(text)  # LSP's line endings (same offsets): see span.lf_endings
     remember = cache is not None
     if cache is None:
         cache = ParseCache()
@@ -197,13 +198,15 @@ def _shift_outcome(outcome: _Outcome, delta: int) -> _Outcome | None:
         return None
 
 
+_BINARY_PREFIX = 8192  # bytes: a NUL among a file's first ones says it is not text
+
+
 def decode(data: bytes) -> tuple[str, Diagnostic | None]:
     """Bytes of a .fuse file -> text, or a diagnostic saying why it is not text."""
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:_BINARY_PREFIX]:
         pos = data.index(b"\x00")
         prefix = data[:pos].decode("utf-8", errors="replace")
-        return prefix, make("invalid-encoding", "this looks like a binary file, not Fuse "
-                            "source text", Span(len(prefix), len(prefix) + 1))
+        return prefix, _binary(len(prefix))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -214,3 +217,20 @@ def decode(data: bytes) -> tuple[str, Diagnostic | None]:
     if text.startswith("\ufeff"):
         text = " " + text[1:]  # keep offsets; a BOM is whitespace to the lexer
     return text, None
+
+
+def binary_text(text: str) -> Diagnostic | None:
+    """What `decode` says of the UTF-8 bytes of `text` when they look binary (a
+    NUL among the first 8 KB), else None: the editor's text, which never was
+    bytes, gets the one diagnostic `fuse check` gives its file."""
+    pos = text.find("\x00")
+    if pos < 0 or pos >= _BINARY_PREFIX or len(text[:pos].encode("utf-8", "surrogatepass")) \
+            >= _BINARY_PREFIX:
+        return None
+    return _binary(pos)
+
+
+def _binary(pos: int) -> Diagnostic:
+    # an empty span where the text stops being text (`fuse check` has no text past it)
+    return make("invalid-encoding", "this looks like a binary file, not Fuse source text",
+                Span(pos, pos))

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..front import ir
 from ..front.lexer import Tok, tokenize
+from ..front.span import lf_endings
 from ..front.syntax import parse
 
 _OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
@@ -150,10 +151,10 @@ class _Line:
 
 class _Printer:
     def __init__(self, text: str, tokens: list[Tok], index_openers: frozenset[int]) -> None:
-        self.text = text
+        self.newline = _newline(text)
+        self.text = lf_endings(text)  # a lone "\r" ends a line (the tokens' offsets stay)
         self.tokens = tokens
         self.index_openers = index_openers
-        self.newline = "\r\n" if "\r\n" in text else "\n"
 
     def run(self) -> str:
         lines = self._lines()
@@ -259,6 +260,14 @@ class _Printer:
         if inside == "call" and (a == "EQUAL" or b == "EQUAL"):
             return ""
         return " "
+
+
+def _newline(text: str) -> str:
+    """The line ending the formatted text uses: "\r\n" if the text has one, else
+    "\r" if it ends its lines with a lone one only, else "\n"."""
+    if "\r\n" in text:
+        return "\r\n"
+    return "\r" if "\r" in text and "\n" not in text else "\n"
 
 
 def _comment(gap: str) -> str:

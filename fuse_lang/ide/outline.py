@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 from ..front import ir
 from ..check import Analysis, TensorInfo
 from ..check.symbols import IndexRole
-from ..front.span import LineIndex, Span
+from ..front.span import LineIndex, Span, split_lines
 
 # ---------------------------------------------------------------- symbols
 
@@ -172,7 +172,7 @@ def _lexical(text: str) -> Iterator[tuple[str, Span]]:
     with a syntax error still shows them)."""
     offset = 0
     keyword = _KEYWORD.search
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):  # LSP's lines, not str.splitlines's
         body = line.rstrip("\r\n")
         n = len(body)
         if "#" not in body and '"' not in body:  # most lines: keywords only
