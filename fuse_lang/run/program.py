@@ -32,15 +32,21 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
-            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None
-            ) -> "CompiledProgram":
+            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
+            mesh: Any = None, shard: Mapping[str, str] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
     "cuda:N" or "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the
     backend and device support it.  compiled: run straight runs of equations
     as compiled graphs (jax.jit; torch.compile) - the default for jax, on
-    request for torch, not available for numpy."""
+    request for torch, not available for numpy.  shard: index names to mesh
+    axes ({"p": "data"}), each tensor split over the mesh along its axes of those
+    names (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None
+    for one axis over all devices (jax backend only)."""
+    if (mesh is not None or shard) and backend != "jax":
+        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
+                        f"the {backend} backend runs on one device")
     try:
         chosen = get_backend(backend, device, precision)
     except BackendError as err:
@@ -54,8 +60,31 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     _raise_on_errors(analysis, deferred=("missing-source",))
+    if mesh is not None or shard:
+        chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
     return CompiledProgram(analysis, chosen, Path(base_dir), memory_limit, allow_outside_sinks,
                            max_iterations, tolerance, compiled)
+
+
+def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
+             precision: str) -> Any:
+    """The jax backend over a mesh, each tensor split as the plan says; the shard
+    map's index names and mesh axes are checked first, by the pure plan."""
+    from ..plan.sharding import axis_specs, plan_sharding
+    from .backends import jax_sharding
+
+    names = getattr(mesh, "axis_names", None)
+    axes = dict.fromkeys(names) if names is not None else \
+        dict(mesh) if isinstance(mesh, Mapping) else None
+    problems = plan_sharding(analysis, shard, axes).problems
+    if problems:
+        raise FuseError(f"shard: {problems[0]}")
+    try:
+        made = jax_sharding.make_mesh(mesh, shard, device)
+        return jax_sharding.ShardedJaxBackend(made, axis_specs(analysis, shard), device,
+                                              precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
 
 
 def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
