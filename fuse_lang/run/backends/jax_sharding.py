@@ -1,7 +1,7 @@
 """The JAX backend over a device mesh: each tensor placed by its PartitionSpec.
 
 Nothing here partitions a computation by hand.  A tensor's value is placed
-with `jax.lax.with_sharding_constraint` (a `jax.device_put` outside a traced
+with `jax.device_put` (`jax.lax.with_sharding_constraint` inside a traced
 graph) on a `NamedSharding(mesh, PartitionSpec(...))`; inside `jax.jit` XLA's
 SPMD partitioner (GSPMD) splits each operation and inserts the collectives.
 Which axis is split over which mesh axis comes from the plan
@@ -49,7 +49,12 @@ class ShardedJaxBackend(JaxBackend):
                         f"`{mesh_axis}`, which that mesh axis ({self.mesh.shape[mesh_axis]} "
                         f"devices) does not divide: JAX shards evenly only (pad the data, or "
                         f"use a mesh axis whose size divides {extent})")
-        return jax.lax.with_sharding_constraint(self.asarray(value), sharding)
+        value = self.asarray(value)
+        if isinstance(value, jax.core.Tracer):  # inside a jax.jit graph
+            return jax.lax.with_sharding_constraint(value, sharding)
+        # outside: device_put, which also makes a global array on several hosts when
+        # every process gives the same value
+        return jax.device_put(value, sharding)
 
 
 def make_mesh(mesh: Any, shard: Mapping[str, str], device: str) -> Mesh:
