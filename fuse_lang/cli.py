@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -248,7 +249,7 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                       f"{args.path} (those are: {', '.join(accepted) or 'none'})",
                       file=sys.stderr)
                 return EXIT_USAGE
-        return program.execute(inputs)
+        return program.execute(inputs, time_limit=args.time_limit)
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
         if analysis_diags:
@@ -316,7 +317,20 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="give a source's value from a .npy file (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
+    p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
+                       help="stop the run after this many seconds (default: no limit)")
     return parser
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse reports anything else)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
