@@ -64,3 +64,11 @@ def test_speed_tricks_switches_each_trick_off():
     ratios = re.findall(r"^  (.+?) +\d+ ms +([\d.]+)x$", proc.stdout, re.M)
     assert [name for name, _ in ratios][0] == "all tricks (baseline)", proc.stdout
     assert len(ratios) == 8, proc.stdout
+
+
+def test_cancel_latency_prints_its_ratio():
+    """benchmarks/cancel_latency.py, tiny: the blocks switch it patches still exist."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "cancel_latency.py"), "--size",
+                           "800"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"in blocks \d+ ms .* ratio [\d.]+x$", proc.stdout, re.M), proc.stdout

@@ -4,12 +4,15 @@ its extents, and a run stops at its time limit, through compile(...).run() and
 from __future__ import annotations
 
 import json
+import threading
 import time
 
+import numpy as np
 import pytest
 
 from fuse_lang import FuseError, compile
 from fuse_lang.cli import main
+from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
 
 RULES = "Reach(y) = Edge(N0, y)\nReach(z) = Reach(y) Edge(y,z)\nexport Reach\n"
 # a recurrence of 20 million steps (about 18 minutes unbounded)
@@ -88,3 +91,48 @@ def test_fuse_run_time_limit(tmp_path, capsys):
     assert "Traceback" not in err
     assert main(["run", str(path), "--time-limit", "soon"]) == 2
     assert "expected a positive number of seconds, not 'soon'" in capsys.readouterr().err
+
+
+PRODUCT = 'A[i,j] = "a.npy"\nB[j,k] = "b.npy"\nC[i,k] = A[i,j] B[j,k]\nexport C\n'
+
+
+@pytest.fixture(scope="module")
+def product(tmp_path_factory):
+    """One large product (a second or so), its inputs, and how long it takes."""
+    folder = tmp_path_factory.mktemp("product")
+    rng = np.random.default_rng(0)
+    inputs = {name: rng.random((2000, 2000), dtype=np.float32) for name in "AB"}
+    for name, array in inputs.items():
+        np.save(folder / f"{name.lower()}.npy", array)
+    started = time.perf_counter()
+    compile(PRODUCT, base_dir=folder).run()
+    return folder, time.perf_counter() - started
+
+
+def test_a_cancelled_product_ends_promptly(product):
+    folder, duration = product
+    token = CancelToken()
+    program = cancellable(compile(PRODUCT, base_dir=folder), token)
+    ended = []
+
+    def run():
+        with pytest.raises(Cancelled):
+            program.run()
+        ended.append(time.perf_counter())
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    time.sleep(duration * 0.2)
+    cancelled = time.perf_counter()
+    token.cancel()
+    worker.join()
+    # one block of the product, not the rest of it (as one matmul: about 0.8 of the run)
+    assert (ended[0] - cancelled) / duration < 0.3
+
+
+def test_the_time_limit_stops_a_product_inside(product):
+    folder, duration = product
+    started = time.perf_counter()
+    with pytest.raises(FuseError, match="time limit"):
+        compile(PRODUCT, base_dir=folder).run(time_limit=duration * 0.2)
+    assert (time.perf_counter() - started) / duration < 0.6
