@@ -21,6 +21,8 @@ from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .limits import Checkpoint, checked_time_limit, watching
 from .results import FuseError, QueryAnswer, RunResult
+from . import scheduler
+from .memory import estimate
 from .scheduler import INPUT_KINDS
 
 __all__ = ["CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"]
@@ -122,6 +124,14 @@ class CompiledProgram:
         with self.backend.context(), watching(checkpoint):
             return Execution(self, analysis, infos, given, write_sinks, memo, native,
                              checkpoint).go()
+
+    def memory_needed(self, write_sinks: bool = True) -> int:
+        """The bytes a run without inputs needs by the memory guard's estimate
+        (its tensors plus the largest intermediate; shapes only, nothing runs)."""
+        analysis = self.analysis
+        needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
+        total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4))
+        return total + peak[0]
 
     def _prepared(self, given: dict[str, np.ndarray]
                   ) -> tuple[Analysis, dict[int, StatementInfo], dict]:
