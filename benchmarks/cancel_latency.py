@@ -26,7 +26,7 @@ from _common import write_sources  # noqa: E402
 
 import fuse_lang  # noqa: E402
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable  # noqa: E402
-from fuse_lang.run.backends import numpy_backend  # noqa: E402
+from fuse_lang.run.backends import pairwise  # noqa: E402
 
 PROGRAM = 'A[i,j] = "a.npy"\nB[j,k] = "b.npy"\nC[i,k] = A[i,j] B[j,k]\nexport C\n'
 
@@ -69,12 +69,12 @@ def main() -> None:
         duration = time.perf_counter() - started
         delay = duration * args.cancel_at
         after = cancel_latency(folder, inputs, delay)
-        blocks = numpy_backend.BLOCK_MACS
-        numpy_backend.BLOCK_MACS = 1 << 62  # the product as one matmul: as before
+        blocks = pairwise.BLOCK_MACS
+        pairwise.BLOCK_MACS = 1 << 62  # the product as one matmul: as before
         try:
             before = cancel_latency(folder, inputs, delay)
         finally:
-            numpy_backend.BLOCK_MACS = blocks
+            pairwise.BLOCK_MACS = blocks
     print(f"product {args.size}x{args.size}: a run takes {duration:.2f} s; cancelled after "
           f"{delay:.2f} s")
     print(f"cancel to end  one matmul {before * 1000:.0f} ms ({before / duration:.2f} of the run)"

@@ -72,3 +72,11 @@ def test_cancel_latency_prints_its_ratio():
                            "800"], capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"in blocks \d+ ms .* ratio [\d.]+x$", proc.stdout, re.M), proc.stdout
+
+
+def test_chain_closure_prints_its_scaling():
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "chain_closure.py"), "--edges", "10",
+                           "20"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(re.findall(r"^chain of \d+ edges: [\d.]+ s CPU  ratio [\d.]+x", proc.stdout,
+                          re.M)) == 2, proc.stdout

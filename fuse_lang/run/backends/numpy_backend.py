@@ -1,7 +1,6 @@
 """The NumPy backend: the reference semantics run on these few operations."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -9,14 +8,10 @@ import numpy as np
 from ...plan import contraction  # the one planner: what explain prints runs
 from . import BackendError
 from .base import Backend, elementwise_from
-from ..limits import bounded, checkpoint_now
-from .pairwise import pair_as_matmul
+from .pairwise import checked_matmul, pair_as_matmul
 
 _DTYPES = {"fp32": np.float32, "fp64": np.float64}
 _SMALL = 4096  # two operands this small (elements, together) skip the matmul plan
-# a bounded run (a time limit, a cancel) multiplies a larger product in blocks of
-# about this many multiply-adds (a few ms each), checking its bounds between them
-BLOCK_MACS = 1 << 25
 
 
 @elementwise_from(np)
@@ -180,21 +175,8 @@ class NumpyBackend(Backend):
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """np.matmul; in a bounded run a large product goes in blocks of rows, so a
-    cancel or the time limit stops it within a block, not after the whole."""
-    rows = a.shape[-2]
-    if not bounded() or rows < 2:
-        return np.matmul(a, b)
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    macs = math.prod(batch) * rows * a.shape[-1] * b.shape[-1]
-    if macs <= 2 * BLOCK_MACS:
-        return np.matmul(a, b)
-    out = np.empty(batch + (rows, b.shape[-1]), dtype=np.result_type(a, b))
-    step = max(1, rows * BLOCK_MACS // macs)
-    for start in range(0, rows, step):
-        checkpoint_now()
-        np.matmul(a[..., start:start + step, :], b, out=out[..., start:start + step, :])
-    return out
+    """np.matmul, in blocks where a bounded run multiplies a large product."""
+    return checked_matmul(a, b, np.matmul, lambda shape: np.empty(shape, np.result_type(a, b)))
 
 
 def _total(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
