@@ -16,13 +16,13 @@ import numpy as np
 from ..check import Analysis, analyze
 from ..front import ir
 from ..front.diagnostics import Severity
+from . import scheduler
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .limits import Checkpoint, checked_time_limit, watching
-from .results import FuseError, QueryAnswer, RunResult
-from . import scheduler
 from .memory import estimate
+from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
 
 __all__ = ["CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"]

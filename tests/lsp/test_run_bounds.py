@@ -76,3 +76,31 @@ async def test_run_settings_are_checked(vscode):
 
     await until(lambda: warned("runTimeLimit = 0", "expected 1 to 86400", "keeping 60"))
     await until(lambda: warned("maxConcurrentRuns = 'two'", "whole number", "keeping 2"))
+
+
+async def test_a_waiting_run_can_be_cancelled(vscode, tmp_path):
+    configure(vscode, maxConcurrentRuns=1)
+    slow = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
+    wide = open_doc(vscode, tmp_path / "wide.fuse", WIDE)
+
+    def send(uri: str, msg_id: str):
+        return asyncio.ensure_future(vscode.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="fuse.run", arguments=[uri, {}]), msg_id=msg_id))
+
+    first = send(slow, "slow")
+    await until(lambda: any(isinstance(r, types.WorkDoneProgressReport) and
+                            r.message and r.message.startswith("running:")
+                            for rs in vscode.progress_reports.values() for r in rs))
+    second = send(wide, "wide")
+    await until(lambda: [m for m in vscode.log_messages if "waiting: 1 run(s)" in m.message])
+    vscode.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="wide"))
+    with pytest.raises(JsonRpcException):
+        await asyncio.wait_for(second, 10)
+    log = await until(lambda: [m for m in vscode.log_messages
+                               if "the run of wide.fuse was cancelled" in m.message])
+    assert "stopped after" in log[0].message
+    assert not first.done()  # the run going on is not disturbed
+    vscode.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow"))
+    with pytest.raises(JsonRpcException):
+        await asyncio.wait_for(first, 10)
