@@ -4,7 +4,7 @@
     fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
              [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
-             [--shard INDEX=AXIS]... [--mesh AXIS=N,...]
+             [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -285,7 +286,7 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                       f"{args.path} (those are: {', '.join(accepted) or 'none'})",
                       file=sys.stderr)
                 return EXIT_USAGE
-        return program.execute(inputs)
+        return program.execute(inputs, time_limit=args.time_limit)
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
         if analysis_diags:
@@ -354,6 +355,8 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="give a source's value from a .npy file (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
+    p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
+                       help="stop the run after this many seconds (default: no limit)")
     _add_shard_options(p_run, "split tensors over a device mesh (jax)")
     return parser
 
@@ -365,6 +368,17 @@ def _add_shard_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--mesh", metavar="AXIS=N,...",
                         help="the mesh's axes and sizes (default: one axis over all devices, "
                              "named by --shard)")
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse reports anything else)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

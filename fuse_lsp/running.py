@@ -7,6 +7,12 @@ CancelToken that the run checks before every backend operation
 (fuse_lang.ide.cancellation), so the run stops there; whatever it would have
 returned is discarded.  Sinks are written at the very end of a run, so a
 run cancelled while it computes writes none.
+
+Every run is bounded: it stops at the `runTimeLimit` setting (seconds of
+computing), and it starts only when its memory estimate fits the one budget
+that all the server's runs share (`memoryLimit`) and fewer than
+`maxConcurrentRuns` are computing; until then it waits, in order, and says
+so (fuse_lsp.run_budget).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError, restrict
 
+from .run_budget import RunRefused
 from .state import DocumentTooLarge, FuseServer
 
 REPORT_EVERY_S = 0.25  # progress reports while a run is going
@@ -122,8 +129,7 @@ def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
 def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
     return compile(text, backend=request.backend, device=request.device,
                    base_dir=request.base_dir, path=request.path,
-                   memory_limit=ls.options.memory_limit, precision=request.precision,
-                   compiled=request.compiled)
+                   precision=request.precision, compiled=request.compiled)
 
 
 async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | None:
@@ -140,13 +146,13 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         if cancel.cancelled:
             raise Cancelled("the run was cancelled")
         cancellable(program, cancel)
-        progress.report(f"running on {where}")
         write = ls.options.allow_sink_writes and not request.targets
-        job = asyncio.ensure_future(asyncio.to_thread(program.execute, None, write_sinks=write))
+        job = await _start(ls, program, write, cancel, progress)
+        progress.report(f"running on {where}")
         result = await _follow(job, cancel, progress, started)
     except (Cancelled, asyncio.CancelledError) as stop:
         return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
-    except (FuseError, TargetError, DocumentTooLarge) as error:
+    except (FuseError, TargetError, DocumentTooLarge, RunRefused) as error:
         return _failed(ls, request, progress, f"{request.name}: {error}")
     except Exception as error:  # noqa: BLE001 - an engine bug is still one message
         ls.log_error("fuse.run", error)
@@ -159,6 +165,27 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                    message=summary.message()))
     return {"ok": True, **summary.to_json()}
+
+
+async def _start(ls: FuseServer, program: CompiledProgram, write: bool, cancel: CancelToken,
+                 progress: Progress) -> asyncio.Future:
+    """The run computing off the event loop, once the server's budget has room for
+    it; its share of the budget goes back when the computation has ended."""
+    def waiting(message: str) -> None:
+        progress.report(message)
+        ls.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Info, message=f"fuse.run: {message}"))
+
+    need = await asyncio.to_thread(program.memory_needed, write)
+    options = ls.options
+    ticket = await ls.run_budget.admit(need, options.memory_limit, options.max_concurrent_runs,
+                                       cancel, waiting)
+    # each run's own guard: the whole budget (what a run alone may use)
+    program.memory_limit = ls.run_budget.total(options.memory_limit)
+    job = asyncio.ensure_future(asyncio.to_thread(
+        program.execute, None, write_sinks=write, time_limit=options.run_time_limit))
+    job.add_done_callback(lambda _: ls.run_budget.release(ticket))
+    return job
 
 
 async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,

@@ -30,6 +30,7 @@ from fuse_lang.ide.outline import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
 
 from .convert import Converter
+from .run_budget import RunBudget
 from .protocol import FuseProtocol
 
 log = logging.getLogger("fuse_lsp")
@@ -44,7 +45,10 @@ class Options:
     backend: str = "numpy"  # default backend for fuse.run
     device: str = "cpu"  # default device for fuse.run
     precision: str = "fp32"  # default precision for fuse.run (fp32, fp64, bf16, fp16)
-    memory_limit: int | None = None  # bytes a run may use (None: half the free memory)
+    # bytes all the runs going on may use together (None: half the free memory)
+    memory_limit: int | None = None
+    max_concurrent_runs: int = 2  # runs computing at once; more wait (fuse_lsp.run_budget)
+    run_time_limit: int = 60  # seconds a run may compute before it is stopped
     allow_sink_writes: bool = False  # whether a run from the editor may write sinks
     debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed
 
@@ -74,7 +78,8 @@ class Options:
 
 # The settings' ranges (inclusive), documented in docs/lsp.md: a debounce of
 # 10^12 ms would mean diagnostics never arrive.
-_BOUNDS = {"debounce_ms": (0, 10_000), "memory_limit": (1, 1 << 60)}
+_BOUNDS = {"debounce_ms": (0, 10_000), "memory_limit": (1, 1 << 60),
+           "max_concurrent_runs": (1, 64), "run_time_limit": (1, 86_400)}
 _CHOICES = {"backend": tuple(BACKENDS), "precision": PRECISIONS}
 
 
@@ -128,6 +133,7 @@ class FuseServer(LanguageServer):
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=FuseProtocol)
         self.options = Options()
+        self.run_budget = RunBudget()  # one memory budget and slots for all runs
         self.pull_diagnostics = False  # decided from the client's capabilities
         # the pending (debounced) diagnostics push of each document
         self.pushes: dict[str, asyncio.TimerHandle] = {}

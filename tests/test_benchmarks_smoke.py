@@ -75,3 +75,19 @@ def test_sharded_attention_runs_on_8_host_devices_and_prints_its_ratio():
     assert "8 host devices" in proc.stdout and "outputs equal" in proc.stdout, proc.stdout
     assert re.search(r"one device [\d.]+ ms  sharded [\d.]+ ms  ratio [\d.]+ "
                      r"\(sharded / one device\)", proc.stdout), proc.stdout
+
+
+def test_cancel_latency_prints_its_ratio():
+    """benchmarks/cancel_latency.py, tiny: the blocks switch it patches still exist."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "cancel_latency.py"), "--size",
+                           "800"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"in blocks \d+ ms .* ratio [\d.]+x$", proc.stdout, re.M), proc.stdout
+
+
+def test_chain_closure_prints_its_scaling():
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "chain_closure.py"), "--edges", "10",
+                           "20"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(re.findall(r"^chain of \d+ edges: [\d.]+ s CPU  ratio [\d.]+x", proc.stdout,
+                          re.M)) == 2, proc.stdout

@@ -3,8 +3,11 @@
 `cancellable(program, token)` puts a checking layer in front of a compiled
 program's backend: every backend operation first looks at the token, so a
 cancelled run stops at its next operation (within an equation, or between
-two steps of a fixpoint or a recurrence) by raising `Cancelled`.  Sinks are
-written at the end of a run, so a cancelled run writes none.
+two steps of a fixpoint or a recurrence) by raising `Cancelled`.  The token is
+also the program's `interrupt`, checked at the run's checkpoints
+(fuse_lang.run.limits), among them between the blocks of a large product: a
+cancelled contraction stops within a block, not after the whole product.
+Sinks are written at the end of a run, so a cancelled run writes none.
 """
 from __future__ import annotations
 
@@ -60,4 +63,5 @@ def cancellable(program: CompiledProgram, token: CancelToken) -> CompiledProgram
     """The same program, stopping with `Cancelled` once the token is cancelled."""
     if not isinstance(program.backend, _CheckedBackend):
         program.backend = _CheckedBackend(program.backend, token)
+    program.interrupt = token.check
     return program

@@ -24,6 +24,7 @@ from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInf
 from .files import FileProblem
 from .fixpoint import Eager, Iteration, Traced, repeat, rounds_for
 from .inputs import load_base
+from .limits import Checkpoint
 from .memory import guard_memory
 from .results import FuseError, RunResult
 
@@ -36,7 +37,7 @@ class RunSettings(Protocol):
     base_dir: Path
     memory_limit: int | None
     allow_outside_sinks: bool
-    max_iterations: int
+    max_iterations: int | None
     tolerance: float
     compiled: bool
     compilations: int
@@ -49,7 +50,11 @@ RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, Ru
 class Execution:
     def __init__(self, program: RunSettings, analysis: Analysis,
                  infos: dict[int, StatementInfo], given: dict[str, Any],
-                 write_sinks: bool, memo: dict | None = None, native: bool = False) -> None:
+                 write_sinks: bool, memo: dict | None = None, native: bool = False,
+                 checkpoint: Checkpoint | None = None) -> None:
+        # the time limit and the caller's interrupt, checked between statements,
+        # rounds and steps (None: unbounded, as inside a traced graph)
+        self.check = checkpoint if checkpoint is not None and checkpoint.bounded else None
         self.memo = memo if memo is not None else {}
         self.program = program
         self.backend = program.backend
@@ -103,7 +108,10 @@ class Execution:
     def _run_eagerly(self, groups: list[scheduler.Group]) -> None:
         release = self.memo_of(("release", self.write_sinks), lambda: scheduler.releases(
             groups, self._dependencies(), set(scheduler.roots(self.analysis, sinks=True))))
+        check = self.check
         for number, (group, single) in enumerate(groups):
+            if check is not None:
+                check()
             self._one(group, single)
             for name in release.get(number, ()):
                 del self.values[name]  # read by nothing later: its memory goes back now
@@ -112,6 +120,8 @@ class Execution:
         segments = self.memo_of(("segments", self.write_sinks), lambda: scheduler.segments(
             groups, self.analysis.recursive))
         for number, (straight, items) in enumerate(segments):
+            if self.check is not None:
+                self.check()
             if straight:
                 self._compiled_segment(("segment", self.write_sinks, number), items)
                 continue
@@ -245,7 +255,7 @@ class Execution:
         rounds = self._rounds(group, False, {n: self.base(n)[0] for n in group})
         # overflow is detected by the rounds (values no longer finite), not warned about
         with np.errstate(over="ignore", invalid="ignore"):
-            state = repeat(rounds.goes_on, rounds.round, rounds.start())
+            state = repeat(rounds.goes_on, rounds.round, rounds.start(), self.check)
         members, outcome = rounds.end(state)
         rounds.judge(outcome)
         self.values.update(members)
@@ -283,7 +293,8 @@ class Execution:
         graph = self._graph(key, one_round)
         with self._locating(group):
             state = repeat(lambda st: bool(rounds.goes_on(st)),
-                           lambda st: graph(outside, {"bases": bases, "state": st}), state)
+                           lambda st: graph(outside, {"bases": bases, "state": st}), state,
+                           self.check)
         self._finish_loop(rounds, *rounds.end(state))
 
     def _finish_loop(self, rounds: Iteration, members: dict, outcome: dict) -> None:
@@ -402,7 +413,10 @@ class Execution:
             raise EvaluationError(f"the number of steps (the extent of `{var}`) is not known")
         if virtual:
             state = base if base is not None else backend.zeros(shape)
+            check = self.check
             for step in range(extent):
+                if check is not None:
+                    check()
                 self.values[name] = state
                 parts = [self.contribution(k, shape, {var: step}) for k in equations]
                 state = self.combine(name, None, parts)
@@ -423,7 +437,10 @@ class Execution:
             else:
                 raise EvaluationError(f"in a recurrence over `{var}`, each equation of "
                                       f"`{name}` writes `{var}` or a constant position there")
+        check = self.check
         for step in range(extent):
+            if check is not None:
+                check()
             self.values[name] = backend.asarray(current)
             parts = [self.contribution(k, row_shape, {var: step} if only is None else None,
                                        skip=position)

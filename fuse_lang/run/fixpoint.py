@@ -8,6 +8,12 @@ the last round.  Each kind is a loop state with `start`, `goes_on`, `round`
 and `end`; what ended the loop comes back as numbers that `judge` turns into
 the error (a traced loop cannot raise), so each message is written once.
 
+How many rounds a group may take (`round_limit`) follows from the program
+unless the caller set a limit: a Boolean group gains at least one tuple each
+round that goes on, so it cannot take more rounds than it has tuples (the
+product of its extents, summed over its tensors; a chain of N edges needs N
+rounds); numeric recursion converges to a tolerance, and gets 1000 rounds.
+
 The rounds run on concrete values (`Eager`: Python control flow; a delta
 with nothing new is None and its joins are skipped; the known facts grow in
 place) or traced into a graph (`Traced`: every value is a tensor, the loop
@@ -22,6 +28,11 @@ from typing import Any, Callable, Iterable, Protocol, Union
 from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
+
+# numeric recursion (not Boolean): rounds before "did not converge"
+NUMERIC_ROUND_LIMIT = 1000
+# a traced loop counts rounds in a 32-bit integer
+TRACED_ROUND_LIMIT = 2**31 - 1
 
 
 class Host(Protocol):
@@ -130,15 +141,17 @@ class Iteration:
     before it, the group's values)."""
 
     def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
-                 bases: dict[str, Any], max_iterations: int, tolerance: float) -> None:
+                 bases: dict[str, Any], max_iterations: int | None, tolerance: float) -> None:
         self.host = host
         self.group = group
         self.arithmetic = arithmetic
         self.bases = bases
-        self.limit = max_iterations
         self.boolean = all(host.analysis.tensors[n].boolean for n in group)
         self.tolerance = 0.0 if self.boolean else tolerance
         self.shapes = {n: host.shape(n) for n in group}
+        self.limit = round_limit(self.shapes, self.boolean, max_iterations)
+        if isinstance(arithmetic, Traced):
+            self.limit = min(self.limit, TRACED_ROUND_LIMIT)
 
     def start(self) -> tuple:
         start_values(self.host, self.group, self.bases)
@@ -188,7 +201,7 @@ class SemiNaive(Iteration):
     new facts are pending, the known facts, the new facts)."""
 
     def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
-                 bases: dict[str, Any], max_iterations: int, tolerance: float) -> None:
+                 bases: dict[str, Any], max_iterations: int | None, tolerance: float) -> None:
         super().__init__(host, group, arithmetic, bases, max_iterations, tolerance)
         members = set(group)
         statements = host.analysis.program.statements
@@ -235,7 +248,8 @@ class SemiNaive(Iteration):
     def judge(self, outcome: dict[str, float]) -> None:
         if outcome["pending"]:
             raise EvaluationError(f"{', '.join(self.group)} did not reach a fixpoint in "
-                                  f"{self.limit} rounds")
+                                  f"{self.limit} rounds (the round limit); raise it with "
+                                  f"max_iterations or check the recursion")
 
     def _first_round(self, name: str) -> list[int]:
         """The join rules of `name` that can derive anything in the first round: a
@@ -253,7 +267,7 @@ class SemiNaive(Iteration):
 
 
 def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict[str, Any],
-               max_iterations: int, tolerance: float) -> Iteration:
+               max_iterations: int | None, tolerance: float) -> Iteration:
     """The rounds of a group: semi-naive when all of it is Boolean joins and unions."""
     boolean = all(host.analysis.tensors[n].boolean for n in group)
     kind = SemiNaive if boolean and joins_only(host, group) else Iteration
@@ -261,9 +275,26 @@ def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict
                 max_iterations, tolerance)
 
 
-def repeat(goes_on: Callable[[Any], Any], body: Callable[[Any], Any], state: Any) -> Any:
-    """The loop in Python (what a backend's `while_loop` is in a graph)."""
+def round_limit(shapes: dict[str, tuple[int, ...]], boolean: bool,
+                explicit: int | None) -> int:
+    """The most rounds a group may take: the caller's limit when set; for a
+    Boolean group one more than the tuples it can hold (exact integers: each
+    round that goes on adds one at least, the last finds nothing new); for
+    numeric recursion NUMERIC_ROUND_LIMIT."""
+    if explicit is not None:
+        return explicit
+    if boolean:
+        return sum(math.prod(shape) for shape in shapes.values()) + 1
+    return NUMERIC_ROUND_LIMIT
+
+
+def repeat(goes_on: Callable[[Any], Any], body: Callable[[Any], Any], state: Any,
+           between: Callable[[], None] | None = None) -> Any:
+    """The loop in Python (what a backend's `while_loop` is in a graph);
+    `between` runs before each round (the run's time limit, a cancel)."""
     while goes_on(state):
+        if between is not None:
+            between()
         state = body(state)
     return state
 

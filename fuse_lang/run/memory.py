@@ -15,6 +15,19 @@ def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
                  limit: int | None) -> None:
     """Raise FuseError when the needed tensors, plus the largest intermediate of
     one equation, need more than `limit` bytes (by default half the free memory)."""
+    total, largest, peak = estimate(analysis, needed, itemsize)
+    limit = limit if limit is not None else default_limit()
+    if total + peak[0] > limit:
+        during = (f" plus {format_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
+        raise FuseError(f"this run needs about {format_bytes(total)} for its tensors (the "
+                        f"largest, {largest[1]}, {format_bytes(largest[0])}){during}, over the "
+                        f"limit of {format_bytes(limit)}; nothing was run")
+
+
+def estimate(analysis: Analysis, needed: set[str], itemsize: int
+             ) -> tuple[int, tuple[int, str], tuple[int, str]]:
+    """The needed tensors' bytes in all, the largest of them, and the plan's
+    largest intermediate (bytes, tensor): exact integers, from shapes only."""
     total = 0
     largest = (0, "")
     for name in needed:
@@ -32,15 +45,11 @@ def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
     for eq in plan_program(analysis).equations:
         if eq.largest_intermediate and eq.tensor in needed:
             peak = max(peak, (eq.largest_intermediate * itemsize, eq.tensor))
-    limit = limit if limit is not None else _default_limit()
-    if total + peak[0] > limit:
-        during = (f" plus {_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
-        raise FuseError(f"this run needs about {_bytes(total)} for its tensors (the largest, "
-                        f"{largest[1]}, {_bytes(largest[0])}){during}, over the limit of "
-                        f"{_bytes(limit)}; nothing was run")
+    return total, largest, peak
 
 
-def _default_limit() -> int:
+def default_limit() -> int:
+    """Half the memory free now (8 GB assumed where the system does not say)."""
     try:
         pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -48,7 +57,8 @@ def _default_limit() -> int:
     return int(pages * DEFAULT_MEMORY_FRACTION)
 
 
-def _bytes(n: int) -> str:
+def format_bytes(n: int) -> str:
+    """A byte count for a message: 1.5 GB, 300 kB, 12 B."""
     if n >= 10**15:  # exact integers: past 1.8e308 bytes a float would overflow
         return f"{short_number(n, 0)} bytes"
     for unit in ("GB", "MB", "kB"):

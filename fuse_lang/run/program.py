@@ -9,29 +9,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..check import Analysis, analyze
 from ..front import ir
 from ..front.diagnostics import Severity
+from . import scheduler
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
+from .limits import Checkpoint, checked_time_limit, watching
+from .memory import estimate
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
 
 __all__ = ["CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"]
 
-DEFAULT_MAX_ITERATIONS = 1000
 DEFAULT_TOLERANCE = 1e-6
 
 
 def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
             path: str | None = None, memory_limit: int | None = None,
-            allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+            allow_outside_sinks: bool = False, max_iterations: int | None = None,
             tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
             mesh: Any = None, shard: Mapping[str, str] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
@@ -43,7 +45,9 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     request for torch, not available for numpy.  shard: index names to mesh
     axes ({"p": "data"}), each tensor split over the mesh along its axes of those
     names (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None
-    for one axis over all devices (jax backend only)."""
+    for one axis over all devices (jax backend only).  max_iterations: the rounds a
+    recursive group may take; None (the default) follows from the program
+    (fixpoint.round_limit: a Boolean group's tuples, 1000 for numeric recursion)."""
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
@@ -99,7 +103,7 @@ def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None
 
 class CompiledProgram:
     def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
-                 memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int,
+                 memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int | None,
                  tolerance: float, compiled: bool = False) -> None:
         self.analysis = analysis
         self.backend = backend
@@ -112,6 +116,8 @@ class CompiledProgram:
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
+        # called at every checkpoint of a run; raises to stop it (the editor's cancel)
+        self.interrupt: Callable[[], None] | None = None
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
@@ -120,28 +126,41 @@ class CompiledProgram:
     def exports(self) -> tuple[str, ...]:
         return self.analysis.exports
 
-    def run(self, inputs: Mapping[str, Any] | None = None, *,
-            write_sinks: bool = True) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, Any] | None = None, *, write_sinks: bool = True,
+            time_limit: float | None = None) -> dict[str, np.ndarray]:
         """Run the program; returns each export (or, with none, each leaf tensor)
-        as a NumPy array."""
-        return self.execute(inputs, write_sinks=write_sinks).outputs
+        as a NumPy array.  time_limit: seconds; past it the run stops with
+        FuseError (run.limits; None: no limit)."""
+        return self.execute(inputs, write_sinks=write_sinks, time_limit=time_limit).outputs
 
-    def run_native(self, inputs: Mapping[str, Any] | None = None, *,
-                   write_sinks: bool = True) -> dict[str, Any]:
+    def run_native(self, inputs: Mapping[str, Any] | None = None, *, write_sinks: bool = True,
+                   time_limit: float | None = None) -> dict[str, Any]:
         """As `run`, but the outputs stay the backend's own tensors, on its device
         (no copy back).  Inputs may be NumPy arrays or the backend's tensors."""
-        return self.execute(inputs, write_sinks=write_sinks, native=True).outputs
+        return self.execute(inputs, write_sinks=write_sinks, native=True,
+                            time_limit=time_limit).outputs
 
     def execute(self, inputs: Mapping[str, Any] | None = None, *,
-                write_sinks: bool = True, native: bool = False) -> RunResult:
+                write_sinks: bool = True, native: bool = False,
+                time_limit: float | None = None) -> RunResult:
         """Run the program: its outputs, its queries' answers and the sinks written."""
+        checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt)
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
                  and not isinstance(value, np.ndarray) else np.asarray(value)
                  for name, value in (inputs or {}).items()}
         analysis, infos, memo = self._prepared(given)
-        with self.backend.context():
-            return Execution(self, analysis, infos, given, write_sinks, memo, native).go()
+        with self.backend.context(), watching(checkpoint):
+            return Execution(self, analysis, infos, given, write_sinks, memo, native,
+                             checkpoint).go()
+
+    def memory_needed(self, write_sinks: bool = True) -> int:
+        """The bytes a run without inputs needs by the memory guard's estimate
+        (its tensors plus the largest intermediate; shapes only, nothing runs)."""
+        analysis = self.analysis
+        needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
+        total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4))
+        return total + peak[0]
 
     def _prepared(self, given: dict[str, np.ndarray]
                   ) -> tuple[Analysis, dict[int, StatementInfo], dict]:

@@ -34,7 +34,8 @@ return {
   },
   -- ... and answered when the server asks `workspace/configuration` for the
   -- section "fuse" (after `initialized`). Keys: backend, device,
-  -- memoryLimit (bytes), allowSinkWrites, debounceMs (docs/lsp.md).
+  -- memoryLimit (bytes, shared by all runs), maxConcurrentRuns, runTimeLimit
+  -- (seconds), allowSinkWrites, debounceMs (docs/lsp.md).
   settings = {
     fuse = {
       backend = 'numpy',

@@ -8,7 +8,7 @@ import numpy as np
 from ...plan import contraction  # the one planner: what explain prints runs
 from . import BackendError
 from .base import Backend, elementwise_from
-from .pairwise import pair_as_matmul
+from .pairwise import checked_matmul, pair_as_matmul
 
 _DTYPES = {"fp32": np.float32, "fp64": np.float64}
 _SMALL = 4096  # two operands this small (elements, together) skip the matmul plan
@@ -79,7 +79,7 @@ class NumpyBackend(Backend):
                     out = out.copy()  # a result is always new memory (callers may update it)
                 return out
             out = pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
-                                 permute=np.transpose, matmul=np.matmul)
+                                 permute=np.transpose, matmul=_matmul)
             return np.asarray(out, dtype=self.dtype)
         shapes = tuple(a.shape for a in arrays)
         if sum(a.size for a in arrays) <= _SMALL:  # the planned path, each step in C einsum
@@ -172,6 +172,11 @@ class NumpyBackend(Backend):
         out = np.full(size, init)
         {"sum": np.add, "max": np.maximum, "min": np.minimum}[op].at(out, targets, values)
         return out
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.matmul, in blocks where a bounded run multiplies a large product."""
+    return checked_matmul(a, b, np.matmul, lambda shape: np.empty(shape, np.result_type(a, b)))
 
 
 def _total(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

@@ -7,6 +7,13 @@ import functools
 import math
 from typing import Any, Callable, NamedTuple
 
+from ..limits import bounded, checkpoint_now
+
+# a bounded run (a time limit, a cancel) multiplies a larger product in blocks of
+# about this many multiply-adds (tens of ms each), checking its bounds between them
+BLOCK_MACS = 1 << 28
+MIN_ROWS = 256
+
 
 def pair_as_matmul(spec: str, a: Any, b: Any, *, total: Callable, permute: Callable,
                    matmul: Callable) -> Any:
@@ -31,6 +38,29 @@ def pair_as_matmul(spec: str, a: Any, b: Any, *, total: Callable, permute: Calla
     else:
         out = matmul(a, b)
     return out if plan.order_out is None else permute(out, plan.order_out)
+
+
+def checked_matmul(a: Any, b: Any, matmul: Callable, empty: Callable[[tuple], Any]) -> Any:
+    """matmul(a, b); in a bounded run (run.limits) a large product goes in blocks
+    of a's rows, written into `empty(shape)` with the run's checkpoint between
+    them, so a cancel or the time limit stops it within a block, not after the
+    whole.  A block has about BLOCK_MACS multiply-adds but at least MIN_ROWS
+    rows (a block of a few rows would read all of b for them; measured in
+    benchmarks/cancel_latency.py).  a and b are as the plan makes them:
+    (batch?, rows, k) and (batch?, k, n)."""
+    if not bounded():
+        return matmul(a, b)
+    batch = tuple(a.shape[:-2])
+    rows = a.shape[-2]
+    macs = math.prod(batch) * rows * a.shape[-1] * b.shape[-1]
+    step = max(MIN_ROWS, -(-rows * BLOCK_MACS // max(1, macs)))
+    if step >= rows:
+        return matmul(a, b)
+    out = empty(batch + (rows, b.shape[-1]))
+    for start in range(0, rows, step):
+        checkpoint_now()
+        matmul(a[..., start:start + step, :], b, out=out[..., start:start + step, :])
+    return out
 
 
 class _MatmulPlan(NamedTuple):

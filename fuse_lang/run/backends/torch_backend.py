@@ -14,7 +14,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from ...plan import contraction  # the one planner: what explain prints runs
 from . import BackendError, check_precision
 from .base import Backend, elementwise_from
-from .pairwise import pair_as_matmul
+from .pairwise import checked_matmul, pair_as_matmul
 
 _DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16,
            "fp16": torch.float16}
@@ -139,7 +139,7 @@ class TorchBackend(Backend):
             return torch.einsum(spec, *arrays)
         if len(arrays) == 2:  # a plain mm where it can be: torch.einsum always batches
             return pair_as_matmul(spec, arrays[0], arrays[1], total=_total,
-                                  permute=_permute, matmul=torch.matmul)
+                                  permute=_permute, matmul=_matmul)
         # the order `fuse explain` prints (plan.contraction), as every backend runs it
         expr = contraction.planned_contraction(spec, tuple(tuple(a.shape) for a in arrays))
         return expr(*arrays, backend="torch")
@@ -234,6 +234,15 @@ class TorchBackend(Backend):
         if isinstance(x, np.ndarray) and x.dtype == bool:
             return torch.as_tensor(x, device=self.torch_device)
         return torch.as_tensor(x, dtype=self.dtype, device=self.torch_device)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """torch.matmul; on the cpu, in blocks where a bounded run multiplies a large
+    product (on a GPU the kernels are queued at once: blocks would not help)."""
+    if a.device.type != "cpu" or a.requires_grad or b.requires_grad:
+        return torch.matmul(a, b)
+    return checked_matmul(a, b, torch.matmul, lambda shape: torch.empty(
+        shape, dtype=torch.result_type(a, b), device=a.device))
 
 
 def _total(x: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
