@@ -64,3 +64,15 @@ def test_speed_tricks_switches_each_trick_off():
     ratios = re.findall(r"^  (.+?) +\d+ ms +([\d.]+)x$", proc.stdout, re.M)
     assert [name for name, _ in ratios][0] == "all tricks (baseline)", proc.stdout
     assert len(ratios) == 8, proc.stdout
+
+
+def test_datalog_join_prints_its_flops_and_ratios():
+    """benchmarks/datalog_join.py --small: the planned and the carried contraction
+    agree (its assert) and both ratios are printed."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_join.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"FLOPs ratio carried / planned +[\d.]+", proc.stdout), proc.stdout
+    assert re.search(r"ratio carried / planned +[\d.]+ +answers identical", proc.stdout), \
+        proc.stdout
+    assert "fuse explain:" in proc.stdout
