@@ -348,3 +348,15 @@ def test_random_stratified_programs_answer_as_the_reference(seed):
         got = answers(text)
         for name, answer in zip(idb, got):
             assert answer == want[name], (name, text)
+
+
+def test_the_editor_shows_not_as_a_keyword_with_its_documentation():
+    from fuse_lang.ide.hover import hover_at
+    from fuse_lang.ide.outline import semantic_tokens
+
+    text = "Person(Ann)\nBanned(Bob)\nOk(x) = Person(x) not Banned(x)\nOk(x)?\n"
+    analysis = fuse_lang.analyze(text)
+    at = text.index("not")
+    (token,) = [t for t in semantic_tokens(analysis) if t.span.start == at]
+    assert token.type == "keyword"
+    assert "Negation" in hover_at(analysis, at + 1).markdown
