@@ -91,3 +91,15 @@ def test_chain_closure_prints_its_scaling():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(re.findall(r"^chain of \d+ edges: [\d.]+ s CPU  ratio [\d.]+x", proc.stdout,
                           re.M)) == 2, proc.stdout
+
+
+def test_datalog_join_prints_its_flops_and_ratios():
+    """benchmarks/datalog_join.py --small: the planned and the carried contraction
+    agree (its assert) and both ratios are printed."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_join.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"FLOPs ratio carried / planned +[\d.]+", proc.stdout), proc.stdout
+    assert re.search(r"ratio carried / planned +[\d.]+ +answers identical", proc.stdout), \
+        proc.stdout
+    assert "fuse explain:" in proc.stdout

@@ -129,6 +129,18 @@ CASES = [
      ["recurrence over `i`"]),
     ("recursion", "A = const(1)\nB = A + C\nC = B / 2", I, (1, 0),
      ["`B`, `C` depend on each other", "below tolerance"]),
+    ("recursion", "E(A,B)\nS(A)\nR(x) = S(x)\nR(y) = R(x) E(x,y) step(R(y))", I, (2, 0),
+     ["`R` depends on itself", "not semi-naive"]),
+    ("unsafe-negation", "Person(Ann)\nBanned(Bob, Spam)\nOk(x, y) = Person(x) not Banned(x, y)",
+     E, (2, 35), ["`y`", "not Banned(x, y)", "positive atom"]),
+    ("unsafe-negation", "Person(Ann)\nBad(x) = not Person(x)", E, (1, 20), ["`x`"]),
+    ("unbound-head-variable", "P(A)\nQ(B)\nP(x) = Q(y)", E, (2, 2), ["`x`", "head `P`"]),
+    ("negation-cycle", "Move(A,B)\nMove(B,A)\nMove(B,C)\nWin(x) = Move(x,y) not Win(y)", E,
+     (3, 23), ["`Win` → `Win`", "not stratified"]),
+    ("negation-cycle", "Move(A,B)\nWin(x) = Move(x,y) (1 - step(Win(y)))", E,
+     (1, 29), ["`Win` → `Win`"]),
+    ("negation-cycle", "E(A,B)\nA(x) = E(x,y) not B(y)\nB(x) = E(x,y) A(y)", E,
+     (1, 18), ["`A` → `B` → `A`"]),
 ]
 
 

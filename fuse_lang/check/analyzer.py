@@ -16,6 +16,7 @@ from ..front.span import LineIndex, Span
 from ..front.syntax import ParseCache, parse
 from ..gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo
+from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
@@ -124,8 +125,11 @@ class _Checker:
             unification.run([local.unify_ops for local in checks.locals], checks.roles,
                             axis_decls, source_info)
             unification.check_extents(checks.broadcast)
+            close_empty_columns(self.domains, self.tensors)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
                                      self.memory.sccs, self.remember)
+            check_datalog(statements, self.tensors, order.groups, order.recursive,
+                          checks.deps, diags)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
         except RecursionError:
             diags.append(make("nesting-too-deep", "the program is nested too deeply to analyse",

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
+from .datalog import monotone_rules
 from .symbols import TensorSymbol
 
 # a dependency graph (its names, each one's sorted edges) and its groups, in order
@@ -59,7 +60,12 @@ def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
                     tensors: dict[str, TensorSymbol]) -> str:
     members = set(group)
     if all(tensors[n].boolean for n in group):
-        return "evaluated by forward chaining to a fixpoint (semi-naive)"
+        if monotone_rules(members, [statements[k] for n in group for k in tensors[n].statements
+                                    if isinstance(statements[k], ir.Equation)]):
+            return "evaluated by forward chaining to a fixpoint (semi-naive)"
+        return ("evaluated by forward chaining, every rule again each round until nothing "
+                "changes (not semi-naive: a rule reads the group under a call, a subtraction "
+                "or a division)")
     for n in group:
         for k in tensors[n].statements:
             stmt = statements[k]

@@ -404,6 +404,11 @@ class IRBuilder:
     def neg(self, c):
         return ir.Neg(c[1], _cover(c))
 
+    def negation(self, c):
+        # `not P(x)`: the builtin call not(P(x)); its argument is a projection scope,
+        # so the atom's own variables are summed inside (LANGUAGE.md §13)
+        return ir.Call("not", _tok_span(c[0]), (c[1],), (), _cover(c))
+
     def power(self, c):
         return ir.Power(c[0], c[2], _cover(c))
 

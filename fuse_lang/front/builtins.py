@@ -59,6 +59,10 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("const", 1, 1, (), (), "const(literal)",
                 "A literal tensor (a number or nested list); its axes bind to the LHS indices in order.",
                 elementwise=False),
+        Builtin("not", 1, 1, (), (), "not P(x, ...)",
+                "Negation: 1 where no tuple of P matches, else 0 (1 - step of the atom summed over "
+                "the variables it alone has). Every other variable must be bound by a positive "
+                "atom, and a relation may not depend on itself through `not`."),
         Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
@@ -73,7 +77,7 @@ RESERVED_WORDS = frozenset(
     {"let", "fn", "select", "case", "when", "default", "import", "as", "train"}
 )
 # Words that start statements or special forms now.
-KEYWORDS = frozenset({"export", "axis", "param", "reduce"})
+KEYWORDS = frozenset({"export", "axis", "param", "reduce", "not"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})

@@ -56,6 +56,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "missing-source": (Severity.ERROR, "a source file that does not exist"),
     "unreadable-source": (Severity.ERROR, "a source file that cannot be read"),
     "recursion": (Severity.INFORMATION, "tensors that depend on themselves"),
+    "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),
+    "unbound-head-variable": (Severity.ERROR, "a rule's head variable that no atom of its body binds"),
+    "negation-cycle": (Severity.ERROR, "a relation that depends on itself through negation"),
 }
 
 

@@ -49,7 +49,9 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     label = _match_example(err, parser)
     if label:
         return label
-    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected if not t.startswith("__")})
+    # `not` may start any operand; naming it would crowd out "a name" from the list
+    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected
+                       if not t.startswith("__") and t != "NOT"})
     if len(expected) > 6:
         expected = expected[:6] + ["..."]
     wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \

@@ -135,7 +135,7 @@ TOKEN_TYPES: tuple[str, ...] = (
     "enumMember",  # a symbol constant: `Alice` in `Parent(Alice, x)`
     "number",      # a number, or an integer constant index `Obs[0,o]`
     "string",      # a file path
-    "keyword",     # export, axis, param, reduce
+    "keyword",     # export, axis, param, reduce, not
     "comment",
     "property",    # a keyword argument's name: `axis=`, `k=`, `eps=`
 )
@@ -312,7 +312,10 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
         elif kind is ir.Sum:
             push(reversed(node.terms))
         elif kind is ir.Call:
-            add(token(node.name_span, "function", ("defaultLibrary",)))
+            if node.name == "not":  # `not P(x)`: the keyword, a call only in the IR
+                add(token(node.name_span, "keyword"))
+            else:
+                add(token(node.name_span, "function", ("defaultLibrary",)))
             for keyword in node.kwargs:
                 add(token(keyword.name_span, "property"))
             push(reversed(ir.children(node)))

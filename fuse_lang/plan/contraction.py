@@ -9,6 +9,12 @@ same functions, so the contraction that is printed is the one that runs.
   left-hand side's axis order, then whatever else stays joined.
 - `contraction_path` chooses the pairwise order for a spec and shapes with
   opt_einsum (`shapes=True`: no array is needed), once per spec and shapes.
+  An index that occurs in one operand only and is not kept is summed out of
+  that operand first (a database projects a column before a join): opt_einsum
+  would carry it into a pairwise step and pay its extent there.  For a sum
+  this is exact by distributivity; for a Boolean join (the step of the sum,
+  LANGUAGE.md §6) it is the "exists" of that column, which is what the join
+  asks (docs/language.md, "Datalog in Fuse").
 - `planned_contraction` is that path made callable on arrays (any framework
   opt_einsum knows), for products of three or more operands.
 
@@ -63,7 +69,8 @@ def contraction_path(letters: str, shapes: tuple[tuple[int, ...], ...]) -> Contr
     cannot plan."""
     import opt_einsum
 
-    path, info = opt_einsum.contract_path(letters, *shapes, shapes=True, optimize="auto")
+    path, info = opt_einsum.contract_path(letters, *shapes, shapes=True,
+                                          optimize=_local_first_path(letters, shapes))
     return ContractionPath(tuple(tuple(step) for step in path),
                            tuple(str(c[2]) for c in info.contraction_list),
                            int(info.naive_cost), int(info.opt_cost),
@@ -77,3 +84,39 @@ def planned_contraction(letters: str, shapes: tuple[tuple[int, ...], ...]) -> An
 
     path = contraction_path(letters, shapes).path
     return opt_einsum.contract_expression(letters, *shapes, optimize=[*path])
+
+
+def _local_first_path(letters: str, shapes: tuple[tuple[int, ...], ...]) -> Any:
+    """opt_einsum's path for `letters`, preceded by one single-operand step per
+    operand that holds an index no other operand holds and the output drops
+    ("auto" when there is none).  opt_einsum takes each step's operands out of
+    its list and appends the result at the end, so positions are tracked."""
+    import opt_einsum
+
+    inputs, output = letters.split("->")
+    terms = inputs.split(",")
+    if len(terms) < 2:
+        return "auto"
+    counts: dict[str, int] = {}
+    for term in terms:
+        for c in set(term):
+            counts[c] = counts.get(c, 0) + 1
+    local = [k for k, term in enumerate(terms)
+             if any(counts[c] == 1 and c not in output for c in term)]
+    if not local:
+        return "auto"
+    order: list[int] = list(range(len(terms)))  # operand k's position is order.index(k)
+    steps: list[tuple[int, ...]] = []
+    reduced: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for k in local:
+        steps.append((order.index(k),))
+        order.remove(k)
+        order.append(k)
+        kept = [(c, n) for c, n in zip(terms[k], shapes[k]) if counts[c] > 1 or c in output]
+        reduced[k] = ("".join(c for c, _ in kept), tuple(n for _, n in kept))
+    after = [reduced.get(k, (terms[k], shapes[k])) for k in order]
+    if len(after) == 1:
+        return steps + [(0,)]
+    rest, _ = opt_einsum.contract_path(",".join(t for t, _ in after) + "->" + output,
+                                       *(s for _, s in after), shapes=True, optimize="auto")
+    return steps + [tuple(step) for step in rest]

@@ -36,6 +36,9 @@ class BuiltinCalls(EvaluatorState):
         if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu"):
             x = args[0]
             return LArray(self._unary(name, x.data), x.axes)
+        if name == "not":  # no tuple matches: 1 - step(x)
+            x = args[0]
+            return LArray(1 - self._unary("step", x.data), x.axes)
         if name == "sig":
             x = args[0]
             if len(args) == 1:

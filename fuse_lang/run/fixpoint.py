@@ -26,6 +26,7 @@ import math
 from typing import Any, Callable, Iterable, Protocol, Union
 
 from ..check import Analysis
+from ..check.datalog import monotone_rules
 from ..front import ir
 from .evaluate import EvaluationError
 
@@ -310,19 +311,8 @@ def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
 
 
 def joins_only(host: Host, group: list[str]) -> bool:
-    """Rules that only join and union (monotone): semi-naive evaluation is exact."""
+    """Rules that only join and union the group (monotone; what else they read is a
+    lower stratum's): semi-naive evaluation is exact.  The checker's own test, so
+    the `recursion` diagnostic says what runs."""
     statements = host.analysis.program.statements
-    for n in group:
-        for k in host.equations(n):
-            stmt = statements[k]
-            assert isinstance(stmt, ir.Equation)
-            if stmt.op not in ("=", "+="):
-                return False
-            for node in ir.walk(stmt.rhs):
-                if isinstance(node, (ir.Call, ir.Neg, ir.Power, ir.Reduce)):
-                    return False
-                if isinstance(node, ir.Sum) and "-" in node.signs:
-                    return False
-                if isinstance(node, ir.Product) and "/" in node.ops:
-                    return False
-    return True
+    return monotone_rules(set(group), [statements[k] for n in group for k in host.equations(n)])

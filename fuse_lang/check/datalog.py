@@ -1,0 +1,226 @@
+"""The Datalog checks of the rules (LANGUAGE.md §13, docs/language.md "Datalog in Fuse").
+
+- Safety: every variable of a negated atom that also occurs elsewhere in the rule,
+  and every variable of a Boolean rule's head, is bound by a positive atom of the
+  same rule (`unsafe-negation`, `unbound-head-variable`).
+- Stratification: a relation may not depend on itself through negation
+  (`negation-cycle`, naming the cycle).
+- Empty columns: a column of relations that no constant reaches is empty
+  (extent 0), so a recursive relation with no base case answers no tuples.
+- `monotone_rules`: whether a recursive group's rules only join and union its
+  members (anything else, `not` included, reads only lower strata); then
+  semi-naive evaluation is exact.  The `recursion` diagnostic and the fixpoint
+  (run/fixpoint.py) both ask it, so what is said is what runs.
+
+A negated atom is `not P(...)` (the builtin call `not`), or, for stratification,
+a relation read under a subtraction (`1 - step(P(x))`, the older spelling).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable, Iterator
+
+from ..front import ir
+from ..front.builtins import BUILTINS
+from ..front.diagnostics import Diagnostic, make
+from .domains import Domains, Evidence
+from .symbols import TensorSymbol
+
+_NONMONOTONE = (ir.Call, ir.Neg, ir.Power, ir.Reduce)
+
+
+def monotone_rules(members: set[str], equations: Iterable[ir.Statement]) -> bool:
+    """Whether the rules only join and union the group's members: every call,
+    negation, power, reduce, subtraction or division mentions no member (it is
+    a constant of the group's fixpoint, computed in a lower stratum)."""
+    for stmt in equations:
+        if not isinstance(stmt, ir.Equation) or stmt.op not in ("=", "+="):
+            return False
+        for node in ir.walk(stmt.rhs):
+            if isinstance(node, _NONMONOTONE) or (
+                    isinstance(node, ir.Sum) and "-" in node.signs) or (
+                    isinstance(node, ir.Product) and "/" in node.ops):
+                if any(ref.name in members for ref in ir.refs(node)):
+                    return False
+    return True
+
+
+def check_datalog(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
+                  groups: Iterable[tuple[str, ...]], recursive: frozenset[str],
+                  deps: dict[str, list[str]], diags: list[Diagnostic]) -> None:
+    """Safety of each Boolean rule and stratification of the recursive groups."""
+    for stmt in statements:
+        if isinstance(stmt, ir.Equation) and stmt.lhs.name in tensors \
+                and tensors[stmt.lhs.name].boolean:
+            _check_safety(stmt, diags)
+    for group in groups:
+        if recursive.isdisjoint(group):
+            continue
+        _check_stratified(statements, tensors, set(group), deps, diags)
+
+
+def close_empty_columns(domains: Domains, tensors: dict[str, TensorSymbol]) -> None:
+    """A domain of relations' columns that nothing gives an extent (no constant,
+    file or declaration reaches it) is empty: extent 0.  A domain that also holds
+    an axis of a numeric tensor keeps its unknown extent (a warning elsewhere)."""
+    keys = [(("axis", name, pos), sym) for name, sym in tensors.items()
+            for pos in range(sym.arity or 0)]
+    roots = domains.roots_of([key for key, _ in keys])
+    relational: dict = {}  # root -> (all Boolean so far, a key and its tensor)
+    for (key, sym), root in zip(keys, roots):
+        if domains.root_extent(root) is not None:
+            continue
+        before = relational.get(root, (True, key, sym))
+        relational[root] = (before[0] and sym.boolean, before[1], before[2])
+    for root, (boolean, key, sym) in relational.items():
+        if boolean:
+            domains.set_extent(key, Evidence(0, sym.first.name_span,
+                                             "no constant reaches this column"))
+
+
+# ----------------------------------------------------------------- safety
+
+
+def _terms(expr: ir.Expr) -> tuple[ir.Expr, ...]:
+    return expr.terms if isinstance(expr, ir.Sum) else (expr,)
+
+
+def _occurrences(expr: ir.Expr) -> Iterator[tuple[ir.IndexVar | ir.Ref, bool, ir.Call | None]]:
+    """Each variable occurrence (an index, or a bare name used as a value) with
+    whether it lies inside a `not`, and that `not` call."""
+    stack: list[tuple[ir.Expr, ir.Call | None]] = [(expr, None)]
+    while stack:
+        node, within = stack.pop()
+        if isinstance(node, ir.Ref):
+            if node.indices is None:
+                yield node, within is not None, within
+            for index in node.indices or ():
+                for var in ir.index_vars(index):
+                    yield var, within is not None, within
+            continue
+        if isinstance(node, ir.Call) and node.name == "not" and within is None:
+            stack.extend((child, node) for child in ir.children(node))
+            continue
+        stack.extend((child, within) for child in ir.children(node))
+
+
+def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
+    everywhere: dict[str, int] = {}
+    for var in (v for i in stmt.lhs.indices or () for v in ir.index_vars(i)):
+        everywhere[var.name] = everywhere.get(var.name, 0) + 1
+    found = list(_occurrences(stmt.rhs))
+    for var, _, _ in found:
+        everywhere[var.name] = everywhere.get(var.name, 0) + 1
+    for term in _terms(stmt.rhs):
+        if any(isinstance(n, ir.Call) and n.name in BUILTINS and not BUILTINS[n.name].elementwise
+               for n in ir.walk(term)):
+            continue  # const(...), causal_mask(...) bind the head's axes themselves
+        occurrences = list(_occurrences(term))
+        positive = {v.name for v, negated, _ in occurrences if not negated}
+        per_call: dict[int, list] = {}
+        for var, negated, call in occurrences:
+            if negated:
+                per_call.setdefault(id(call), [call, []])[1].append(var)
+        in_negation: set[str] = set()
+        for call, vars_ in per_call.values():
+            own: dict[str, int] = {}
+            for var in vars_:
+                own[var.name] = own.get(var.name, 0) + 1
+            reported: set[str] = set()
+            for var in vars_:
+                in_negation.add(var.name)
+                if own[var.name] == everywhere[var.name] or var.name in positive \
+                        or var.name in reported:
+                    continue
+                reported.add(var.name)
+                diags.append(make(
+                    "unsafe-negation",
+                    f"`{var.name}` in `not {_atom_text(call)}` is bound by no positive atom of "
+                    f"the rule; a variable of a negated atom must also occur in a positive one "
+                    f"(or only in the negated atom, where it means \"any\")", var.span))
+        if not positive and not per_call:
+            continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
+        for index in stmt.lhs.indices or ():
+            for var in ir.index_vars(index):
+                if var.name not in positive and var.name not in in_negation:
+                    diags.append(make(
+                        "unbound-head-variable",
+                        f"`{var.name}` of the head `{stmt.lhs.name}` is bound by no atom of "
+                        f"{'this term of ' if isinstance(stmt.rhs, ir.Sum) else ''}the rule: "
+                        f"every variable of a rule's head must occur in a positive atom of its "
+                        f"body", var.span))
+
+
+def _atom_text(call: ir.Call) -> str:
+    arg = call.args[0] if call.args else None
+    if not isinstance(arg, ir.Ref):
+        return "..."
+    if arg.indices is None:
+        return arg.name
+    shown = [i.name if isinstance(i, ir.IndexVar) else
+             str(i.value) if isinstance(i, ir.IndexConst) else "..." for i in arg.indices]
+    return f"{arg.name}({', '.join(shown)})"
+
+
+# -------------------------------------------------------- stratification
+
+
+def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
+    """References read under a `not`, a subtraction or a unary minus."""
+    stack: list[tuple[ir.Expr, bool]] = [(expr, False)]
+    while stack:
+        node, negated = stack.pop()
+        if isinstance(node, ir.Ref):
+            if negated:
+                yield node
+            continue
+        if isinstance(node, ir.Sum):
+            stack.extend((t, negated or s == "-") for t, s in zip(node.terms, node.signs))
+            continue
+        inside = negated or isinstance(node, ir.Neg) or (
+            isinstance(node, ir.Call) and node.name == "not")
+        stack.extend((child, inside) for child in ir.children(node))
+
+
+def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
+                      group: set[str], deps: dict[str, list[str]],
+                      diags: list[Diagnostic]) -> None:
+    for name in sorted(group):
+        sym = tensors[name]
+        if not sym.boolean:
+            continue
+        for k in sym.statements:
+            stmt = statements[k]
+            if not isinstance(stmt, ir.Equation):
+                continue
+            for ref in _negated_reads(stmt.rhs):
+                if ref.name not in group:
+                    continue
+                cycle = [name] + _path(ref.name, name, group, deps)
+                shown = " → ".join(f"`{n}`" for n in cycle)
+                diags.append(make(
+                    "negation-cycle",
+                    f"`{name}` depends on itself through negation ({shown}, reading "
+                    f"`{ref.name}` negated here): the program is not stratified, and a "
+                    f"relation cannot be defined by its own absence", ref.span))
+                return  # one report per group
+
+
+def _path(start: str, goal: str, group: set[str], deps: dict[str, list[str]]) -> list[str]:
+    """The shortest chain of reads from `start` to `goal` within the group, both included."""
+    before: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        if node == goal:
+            break
+        for nxt in sorted(set(deps.get(node, ()))):
+            if nxt in group and nxt not in before:
+                before[nxt] = node
+                queue.append(nxt)
+    chain: list[str] = []
+    node: str | None = goal if goal in before else start
+    while node is not None:
+        chain.append(node)
+        node = before[node]
+    return chain[::-1]
