@@ -64,3 +64,14 @@ def test_speed_tricks_switches_each_trick_off():
     ratios = re.findall(r"^  (.+?) +\d+ ms +([\d.]+)x$", proc.stdout, re.M)
     assert [name for name, _ in ratios][0] == "all tricks (baseline)", proc.stdout
     assert len(ratios) == 8, proc.stdout
+
+
+def test_plot_speed_times_every_picture_command():
+    """benchmarks/plot_speed.py, tiny: each picture command runs and gets its ratios."""
+    pytest.importorskip("matplotlib")
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "plot_speed.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ratios = re.findall(r"^(fuse .+?) +\d+ ms \(cpu +\d+ ms\) .*x `(fuse [a-z]+ transformer)` "
+                        r"\(cpu +[\d.]+x\)", proc.stdout, re.M)
+    assert len(ratios) == 5, proc.stdout
