@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from fuse_lang.ide.plots import AxisLabel, PictureError, relation_graph, render_array  # noqa: E402
+from fuse_lang.ide.plots import AxisLabel, PictureError, relation_graph, render_array
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -43,7 +43,7 @@ def heatmap_cells(png: Path, rows: int, cols: int) -> np.ndarray:
     import matplotlib.image as mpimg
 
     image = mpimg.imread(png)[..., :3]
-    near = lambda colour: np.abs(image - colour).max(axis=-1) < 0.02  # noqa: E731
+    near = lambda colour: np.abs(image - colour).max(axis=-1) < 0.02
     mask = near(VIRIDIS_LOW) | near(VIRIDIS_HIGH)
     columns = np.nonzero(mask.any(axis=0))[0]
     gaps = np.nonzero(np.diff(columns) > 1)[0]

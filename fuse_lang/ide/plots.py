@@ -84,7 +84,7 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
     elif data.ndim == 1:
         fig = _line_figure(data, name, labels[0], boolean)
     elif data.ndim == 2:
-        fig = new_figure((_heatmap_size(data.shape)))
+        fig = new_figure(_heatmap_size(data.shape))
         ax = fig.subplots()
         notes = _heatmap(fig, ax, data, labels, boolean)
         _title(ax, f"{name}  {_shape_text(data.shape)}", notes)
