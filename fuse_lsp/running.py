@@ -32,6 +32,17 @@ STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its n
 
 
 @dataclass(frozen=True)
+class LastRun:
+    """A document's last successful run: its values, for pictures and hovers."""
+
+    outputs: dict[str, Any]  # NumPy arrays by name
+    queries: tuple[Any, ...]
+    analysis: Any  # the analysis of the text that ran
+    version: int | None  # the document's version when it ran (newer: the values are stale)
+    target: str | None
+
+
+@dataclass(frozen=True)
 class RunRequest:
     uri: str
     name: str  # the file name, for messages
@@ -135,6 +146,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     started = time.perf_counter()
     try:
         analysis, _ = ls.analysis(request.uri)
+        version = ls.workspace.get_text_document(request.uri).version
         text = restrict(analysis, request.targets) if request.targets else analysis.text
         program = await asyncio.to_thread(_compile, request, text, ls)
         if cancel.cancelled:
@@ -155,6 +167,9 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     summary = summarize_run(result, program=request.name, backend=request.backend,
                             device=request.device, elapsed_s=time.perf_counter() - started,
                             target=", ".join(request.targets) or None)
+    ls.last_runs[request.uri] = LastRun(dict(result.outputs), tuple(result.queries),
+                                        program.analysis, version,
+                                        ", ".join(request.targets) or None)
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                    message=summary.message()))

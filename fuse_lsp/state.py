@@ -137,6 +137,9 @@ class FuseServer(LanguageServer):
         self._analyzers: dict[str, Analyzer] = {}
         self._token_caches: dict[str, TokenCache] = {}
         self._lock = threading.Lock()
+        # each document's last successful run (fuse_lsp.running.LastRun): its
+        # pictures (fuse.plot) and the values its hover shows
+        self.last_runs: dict[str, Any] = {}
 
     # ---------------------------------------------------------- analysis
     def analysis(self, uri: str) -> tuple[Analysis, Converter]:
