@@ -25,21 +25,11 @@ from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError, restrict
 
+from .last_run import LastRun, remember
 from .state import DocumentTooLarge, FuseServer
 
 REPORT_EVERY_S = 0.25  # progress reports while a run is going
 STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its next check
-
-
-@dataclass(frozen=True)
-class LastRun:
-    """A document's last successful run: its values, for pictures and hovers."""
-
-    outputs: dict[str, Any]  # NumPy arrays by name
-    queries: tuple[Any, ...]
-    analysis: Any  # the analysis of the text that ran
-    version: int | None  # the document's version when it ran (newer: the values are stale)
-    target: str | None
 
 
 @dataclass(frozen=True)
@@ -167,9 +157,8 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     summary = summarize_run(result, program=request.name, backend=request.backend,
                             device=request.device, elapsed_s=time.perf_counter() - started,
                             target=", ".join(request.targets) or None)
-    ls.last_runs[request.uri] = LastRun(dict(result.outputs), tuple(result.queries),
-                                        program.analysis, version,
-                                        ", ".join(request.targets) or None)
+    remember(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
+                                      program.analysis, version))
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                    message=summary.message()))

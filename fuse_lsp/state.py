@@ -140,6 +140,7 @@ class FuseServer(LanguageServer):
         # each document's last successful run (fuse_lsp.running.LastRun): its
         # pictures (fuse.plot) and the values its hover shows
         self.last_runs: dict[str, Any] = {}
+        self.markdown_images = False  # whether hovers may hold a picture (lifecycle.py)
 
     # ---------------------------------------------------------- analysis
     def analysis(self, uri: str) -> tuple[Analysis, Converter]:

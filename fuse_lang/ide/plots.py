@@ -68,8 +68,10 @@ class PictureError(ValueError):
 
 
 def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: str = "svg",
-                 boolean: bool = False, slice_axis: str | int | None = None) -> bytes:
-    """The picture of one value as SVG or PNG bytes."""
+                 boolean: bool = False, slice_axis: str | int | None = None,
+                 dpi: int = 100, max_cells: int = MAX_CELLS) -> bytes:
+    """The picture of one value as SVG or PNG bytes (`dpi`: a PNG's pixels per inch;
+    `max_cells`: per axis of a heatmap, before it is summarised)."""
     if fmt not in FORMATS:
         raise PictureError(f"unknown picture format {fmt!r} (svg or png)")
     data = np.asarray(array)
@@ -84,13 +86,14 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
     elif data.ndim == 1:
         fig = _line_figure(data, name, labels[0], boolean)
     elif data.ndim == 2:
-        fig = new_figure(_heatmap_size(data.shape))
+        fig = new_figure(_heatmap_size(data.shape, max_cells))
         ax = fig.subplots()
-        notes = _heatmap(fig, ax, data, labels, boolean)
+        notes = _heatmap(fig, ax, data, labels, boolean, None, max_cells)
         _title(ax, f"{name}  {_shape_text(data.shape)}", notes)
     else:
-        fig = _slices_figure(data, name, labels, boolean, _axis_number(slice_axis, labels))
-    return figure_bytes(fig, fmt)
+        fig = _slices_figure(data, name, labels, boolean, _axis_number(slice_axis, labels),
+                             max_cells)
+    return figure_bytes(fig, fmt, dpi)
 
 
 def relation_graph(array: Any, name: str, symbols: Sequence[str], fmt: str = "svg") -> bytes:
@@ -166,10 +169,11 @@ def _line_figure(data: np.ndarray, name: str, label: AxisLabel, boolean: bool):
 
 
 def _heatmap(fig, ax, data: np.ndarray, labels: Sequence[AxisLabel], boolean: bool,
-             scale: tuple[float, float] | None = None) -> list[str]:
+             scale: tuple[float, float] | None = None, max_cells: int = MAX_CELLS
+             ) -> list[str]:
     """Draw one 2-D heatmap on `ax` (colours from `scale`, else its own range);
     the notes to show with it."""
-    shown, blocks = _blocks_2d(data, boolean)
+    shown, blocks = _blocks_2d(data, boolean, max_cells)
     finite = np.where(np.isfinite(shown), shown, np.nan)
     if boolean:
         image = ax.imshow(finite, cmap="Greys", vmin=0, vmax=1, interpolation="nearest",
@@ -192,7 +196,7 @@ def _heatmap(fig, ax, data: np.ndarray, labels: Sequence[AxisLabel], boolean: bo
 
 
 def _slices_figure(data: np.ndarray, name: str, labels: Sequence[AxisLabel],
-                   boolean: bool, along: int):
+                   boolean: bool, along: int, max_cells: int = MAX_CELLS):
     moved = np.moveaxis(data, along, 0)
     rest = [labels[k] for k in range(data.ndim) if k != along]
     # a 4-D+ tensor: the axes after the slicing one and before the last two are
@@ -215,7 +219,7 @@ def _slices_figure(data: np.ndarray, name: str, labels: Sequence[AxisLabel],
             ax.axis("off")
             continue
         where = np.unravel_index(k, outer)
-        notes = _heatmap(fig, ax, slices[k], rest[-2:], boolean, scale)
+        notes = _heatmap(fig, ax, slices[k], rest[-2:], boolean, scale, max_cells)
         ax.set_title(", ".join(_position_text(lab, int(p)) for lab, p in zip(names, where)),
                      fontsize=9)
     head = [f"slices along {labels[along].index}"]
@@ -233,8 +237,9 @@ def _blocks_1d(data: np.ndarray, boolean: bool) -> tuple[np.ndarray, int]:
     return _reduce_blocks(data, (block,), boolean), block
 
 
-def _blocks_2d(data: np.ndarray, boolean: bool) -> tuple[np.ndarray, tuple[int, int]]:
-    blocks = tuple(max(1, math.ceil(n / MAX_CELLS)) for n in data.shape)
+def _blocks_2d(data: np.ndarray, boolean: bool, max_cells: int = MAX_CELLS
+               ) -> tuple[np.ndarray, tuple[int, int]]:
+    blocks = tuple(max(1, math.ceil(n / max_cells)) for n in data.shape)
     return _reduce_blocks(data, blocks, boolean), blocks  # type: ignore[return-value]
 
 
@@ -320,8 +325,8 @@ def _title(ax, head: str, notes: Sequence[str]) -> None:
     ax.set_title("\n".join([head, *notes]), fontsize=10)
 
 
-def _heatmap_size(shape: Sequence[int]) -> tuple[float, float]:
-    rows, cols = (min(n, MAX_CELLS) for n in shape)
+def _heatmap_size(shape: Sequence[int], max_cells: int = MAX_CELLS) -> tuple[float, float]:
+    rows, cols = (min(n, max_cells) for n in shape)
     width = min(11.0, max(4.5, 2.5 + 0.28 * cols))
     height = min(9.0, max(3.5, 1.8 + 0.28 * rows))
     return width, height
@@ -345,9 +350,9 @@ def new_figure(size: tuple[float, float]):
     return fig
 
 
-def figure_bytes(fig, fmt: str) -> bytes:
+def figure_bytes(fig, fmt: str, dpi: int = 100) -> bytes:
     buffer = io.BytesIO()
     fig.tight_layout()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    fig.savefig(buffer, format=fmt, dpi=100, metadata=metadata)
+    fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
