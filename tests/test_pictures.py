@@ -221,6 +221,14 @@ def test_fuse_plot_labels_from_the_program(tmp_path):
     assert "axis 0" in svg_texts((tmp_path / "bare" / "Ancestor.svg").read_bytes())
 
 
+def test_fuse_plot_slices_along_a_chosen_axis(tmp_path):
+    np.savez(tmp_path / "cube.npz", T=np.arange(24.0).reshape(2, 3, 4))
+    out = fuse("plot", str(tmp_path / "cube.npz"), "--slice-along", "axis 2")
+    assert out.returncode == 0, out.stderr
+    texts = " ".join(svg_texts((tmp_path / "cube-pictures" / "T.svg").read_bytes()))
+    assert "slices along axis 2" in texts and "axis 2=3" in texts
+
+
 def test_importing_fuse_lang_does_not_import_matplotlib():
     code = ("import sys, fuse_lang, fuse_lang.cli, fuse_lang.ide.plots, "
             "fuse_lang.ide.graph_picture, fuse_lang.ide.picture_files;"

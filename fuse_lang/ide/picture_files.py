@@ -34,7 +34,10 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
         labels = axis_labels(analysis, name) if analysis is not None else ()
         boolean = bool(analysis is not None and name in analysis.tensors
                        and analysis.tensors[name].boolean)
-        along = slice_along if slice_along in [lab.index for lab in labels] else None
+        # the index to slice along where this value has it (`axis K` without labels)
+        names = [lab.index for lab in labels] + [f"axis {k}" for k in
+                                                 range(len(labels), np.ndim(array))]
+        along = slice_along if slice_along in names else None
         stem = _file_stem(name)
         pictures.append((f"{stem}.{fmt}", render_array(array, name, labels, fmt, boolean, along)))
         if analysis is not None and is_relation_graph(analysis, name) \
