@@ -235,3 +235,12 @@ def test_importing_fuse_lang_does_not_import_matplotlib():
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_values_that_cannot_be_drawn_as_numbers_say_so():
+    texts = svg_texts(render_array(np.zeros((2, 0, 3)), "E"))
+    assert "E 2x0x3 (empty)" in texts
+    texts = " ".join(svg_texts(render_array(np.array([np.inf, 1.0, np.nan]), "N")))
+    assert "2 values not finite (left blank)" in texts
+    with pytest.raises(PictureError, match="complex128 values, not real numbers"):
+        render_array(np.array([1j]), "C")

@@ -77,11 +77,13 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
     data = np.asarray(array)
     if data.dtype == bool:
         boolean = True
-    if not np.issubdtype(data.dtype, np.number) and data.dtype != bool:
-        raise PictureError(f"{name} holds {data.dtype} values, not numbers")
+    if data.dtype.kind not in "biuf":
+        raise PictureError(f"{name} holds {data.dtype} values, not real numbers")
     data = data.astype(np.float64)
     labels = _full_labels(labels, data.ndim)
-    if data.ndim == 0:
+    if data.size == 0:
+        fig = _scalar_figure(data, name, f"{name} {_shape_text(data.shape)} (empty)")
+    elif data.ndim == 0:
         fig = _scalar_figure(data, name)
     elif data.ndim == 1:
         fig = _line_figure(data, name, labels[0], boolean)
@@ -139,16 +141,19 @@ def relation_graph(array: Any, name: str, symbols: Sequence[str], fmt: str = "sv
 # ------------------------------------------------------------------ the shapes
 
 
-def _scalar_figure(data: np.ndarray, name: str):
+def _scalar_figure(data: np.ndarray, name: str, empty: str | None = None):
+    """A scalar as its number; an empty tensor as a line saying so."""
     fig = new_figure((3, 1.4))
-    fig.text(0.5, 0.62, f"{float(data):.6g}", ha="center", va="center", fontsize=22)
-    fig.text(0.5, 0.2, f"{name} (a scalar)", ha="center", va="center", fontsize=10,
+    fig.text(0.5, 0.62, "no values" if empty else f"{float(data):.6g}", ha="center",
+             va="center", fontsize=22)
+    fig.text(0.5, 0.2, empty or f"{name} (a scalar)", ha="center", va="center", fontsize=10,
              color="0.3")
     return fig
 
 
 def _line_figure(data: np.ndarray, name: str, label: AxisLabel, boolean: bool):
     shown, block = _blocks_1d(data, boolean)
+    shown = np.where(np.isfinite(shown), shown, np.nan)  # inf and NaN left blank
     fig = new_figure((min(10, 3 + 0.12 * min(len(shown), BAR_LIMIT)), 3.2))
     ax = fig.subplots()
     positions = np.arange(len(shown)) * block
