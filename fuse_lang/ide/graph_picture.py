@@ -30,7 +30,8 @@ def render_graph(graph: Dataflow, title: str = "", fmt: str = "svg") -> bytes:
     places = layout(graph)
     columns = max((n.layer for n in graph.nodes), default=0) + 1
     rows = max((sum(1 for n in graph.nodes if n.layer == c) for c in range(columns)), default=1)
-    fig = new_figure((max(4.0, COLUMN_WIDTH * columns + 0.8), max(2.5, ROW_HEIGHT * rows + 1.4)))
+    fig = new_figure((max(4.6, COLUMN_WIDTH * columns + 0.8),
+                      max(2.8, ROW_HEIGHT * rows + 1.6)))
     ax = fig.subplots()
     _draw_groups(ax, graph, places)
     for edge in graph.edges:
@@ -41,8 +42,8 @@ def render_graph(graph: Dataflow, title: str = "", fmt: str = "svg") -> bytes:
     ax.set_xlim(-0.6, columns - 0.4)
     ax.set_ylim(-rows / 2 - 0.3, rows / 2 + 0.5)
     ax.axis("off")
-    legend = "green: sources and facts   yellow: params   blue: computed   " \
-             "orange: sinks   thick border: exported   dashed: recursive group (fixpoint)"
+    legend = "green: sources and facts   yellow: params   blue: computed   orange: sinks\n" \
+             "thick border: exported   dashed box: recursive group (run to a fixpoint)"
     fig.text(0.5, 0.01, legend, ha="center", va="bottom", fontsize=7, color="0.35")
     if title:
         ax.set_title(title, fontsize=11)
