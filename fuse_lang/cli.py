@@ -1,10 +1,12 @@
 """`fuse`: check and explain Fuse programs from the command line.
 
     fuse check [--format text|json] PATH...
-    fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] PATH
+    fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--graph FILE.svg|FILE.png] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
              [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
              [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS]
+             [--plot DIR [--plot-format svg|png] [--slice-along INDEX]]
+    fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -191,6 +193,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(f"fuse: --shard: {problem}", file=sys.stderr)
         return EXIT_USAGE
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+    if args.graph and (failed := _write_graph(args.graph, analysis, plan)) is not None:
+        return failed
     if args.format == "json":
         data = plan.to_json()
         if sharding is not None:
@@ -222,6 +226,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     text, failed = _read_program(args.path)
     if failed is not None:
         return failed
+    if args.plot and (failed := _check_plot_folder(args.plot)) is not None:
+        return failed
     inputs = _read_inputs(args.input)
     if isinstance(inputs, int):
         return inputs
@@ -237,12 +243,109 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
                   file=sys.stderr)
             return EXIT_USAGE
+    pictures: list[str] = []
+    if args.plot:
+        written = _write_pictures(args, result.outputs, getattr(args, "analysis", None),
+                                  result.queries)
+        if isinstance(written, int):
+            return written
+        pictures = written
     if args.format == "json":
-        json.dump(_result_json(result), sys.stdout, indent=2, ensure_ascii=False, default=str)
+        data = _result_json(result)
+        if args.plot:
+            data["pictures"] = pictures
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
     else:
         _print_result(result, args.out)
+        for path in pictures:
+            print(f"wrote {path}")
     return EXIT_OK
+
+
+def _check_plot_folder(folder: str) -> int | None:
+    from .ide.picture_files import check_folder
+
+    problem = check_folder(Path(folder))
+    if problem is None:
+        return None
+    print(f"fuse: --plot {folder}: {problem}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _write_pictures(args: argparse.Namespace, outputs: dict, analysis: Analysis | None,
+                    queries: Sequence[Any] = ()) -> list[str] | int:
+    """Draw and write the pictures of `outputs` into args.plot: the paths written,
+    or the exit status after saying why not (docs/pictures.md)."""
+    try:
+        from .ide.picture_files import result_pictures, write_pictures
+        from .ide.plots import PictureError
+
+        pictures = result_pictures(outputs, analysis, args.plot_format, queries,
+                                   args.slice_along)
+        return write_pictures(Path(args.plot), pictures)
+    except ImportError as err:
+        print(f"fuse: pictures need matplotlib ({err}); pip install matplotlib",
+              file=sys.stderr)
+    except PictureError as err:
+        print(f"fuse: {err}", file=sys.stderr)
+    except OSError as err:
+        print(f"fuse: {args.plot}: cannot be written: {err.strerror or err}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """`fuse plot RESULT.npz`: the pictures of saved results, labelled from the
+    program (`--program`) when given."""
+    from .ide.picture_files import read_results
+    from .ide.plots import PictureError
+
+    try:
+        outputs = read_results(Path(args.result))
+    except PictureError as err:
+        print(f"fuse: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    analysis = None
+    if args.program:
+        text, failed = _read_program(args.program)
+        if failed is not None:
+            return failed
+        analysis = analyze(text, args.program)
+    args.plot = args.out or str(Path(args.result).with_suffix("")) + "-pictures"
+    args.plot_format = args.format
+    if (failed := _check_plot_folder(args.plot)) is not None:
+        return failed
+    written = _write_pictures(args, outputs, analysis)
+    if isinstance(written, int):
+        return written
+    for path in written:
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _write_graph(target: str, analysis: Analysis, plan: Any) -> int | None:
+    """`fuse explain --graph FILE`: the program's dataflow drawn into FILE."""
+    fmt = Path(target).suffix.lower().lstrip(".")
+    if fmt not in ("svg", "png"):
+        print(f"fuse: --graph {target}: the picture is written as .svg or .png",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        from .ide.graph_picture import render_graph
+        from .plan.dataflow import dataflow
+        from .run.files import atomic_write
+
+        data = render_graph(dataflow(analysis, plan), Path(analysis.path or "").name, fmt)
+        atomic_write(Path(target), data)
+    except ImportError as err:
+        print(f"fuse: pictures need matplotlib ({err}); pip install matplotlib",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as err:
+        print(f"fuse: --graph {target}: cannot be written: {err.strerror or err}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return None
 
 
 def _read_inputs(items: list[str]) -> dict | int:
@@ -278,6 +381,7 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision, compiled=args.compiled,
                           shard=args.shard_map or None, mesh=args.mesh_shape)
+        args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
         for name in inputs:
@@ -340,6 +444,8 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_check.add_argument("paths", nargs="+", metavar="PATH")
     p_explain = sub.add_parser("explain", help="show the plan of a program (nothing is run)")
     p_explain.add_argument("--format", choices=("text", "json"), default="text")
+    p_explain.add_argument("--graph", metavar="FILE.svg",
+                           help="also draw the program's dataflow into FILE (.svg or .png)")
     p_explain.add_argument("path", metavar="PATH")
     _add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
     p_run = sub.add_parser("run", help="run a program and show its exports and queries")
@@ -358,6 +464,18 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
     _add_shard_options(p_run, "split tensors over a device mesh (jax)")
+    p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
+    p_run.add_argument("--plot-format", choices=("svg", "png"), default="svg")
+    p_run.add_argument("--slice-along", metavar="INDEX",
+                       help="draw a 3-D+ tensor as slices along this index (default: its first)")
+    p_plot = sub.add_parser("plot", help="draw the pictures of saved results (.npz, .npy)")
+    p_plot.add_argument("result", metavar="RESULT.npz")
+    p_plot.add_argument("--out", metavar="DIR", help="where to write them "
+                        "(default: RESULT-pictures beside the file)")
+    p_plot.add_argument("--format", choices=("svg", "png"), default="svg")
+    p_plot.add_argument("--program", metavar="PATH",
+                        help="the program that made the results: index and symbol names")
+    p_plot.add_argument("--slice-along", metavar="INDEX")
     return parser
 
 
@@ -399,6 +517,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args)
         if args.command == "run":
             return cmd_run(args)
+        if args.command == "plot":
+            return cmd_plot(args)
         return cmd_explain(args)
     except _UsageError as err:  # an option's value that argparse cannot judge
         print(f"fuse: {err.args[0]}", file=sys.stderr)

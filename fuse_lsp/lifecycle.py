@@ -15,6 +15,11 @@ def initialize(ls: FuseServer, params: types.InitializeParams) -> None:
     configure(ls, params.initialization_options)
     text_caps = params.capabilities.text_document
     ls.pull_diagnostics = bool(text_caps and text_caps.diagnostic)
+    # VS Code (and its forks) render a Markdown image with a data URI in a hover;
+    # other clients show Markdown as text, where one would be a wall of base64
+    client = (params.client_info.name if params.client_info else "") or ""
+    ls.markdown_images = any(name in client for name in ("Visual Studio Code", "VSCodium",
+                                                         "code-server", "Code - OSS"))
 
 
 async def initialized(ls: FuseServer, params: types.InitializedParams) -> None:

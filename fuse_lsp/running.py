@@ -31,6 +31,7 @@ from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError, restrict
 
+from .last_run import LastRun, remember
 from .run_budget import RunRefused
 from .state import DocumentTooLarge, FuseServer
 
@@ -141,6 +142,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     started = time.perf_counter()
     try:
         analysis, _ = ls.analysis(request.uri)
+        version = ls.workspace.get_text_document(request.uri).version
         text = restrict(analysis, request.targets) if request.targets else analysis.text
         program = await asyncio.to_thread(_compile, request, text, ls)
         if cancel.cancelled:
@@ -161,6 +163,8 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     summary = summarize_run(result, program=request.name, backend=request.backend,
                             device=request.device, elapsed_s=time.perf_counter() - started,
                             target=", ".join(request.targets) or None)
+    remember(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
+                                      program.analysis, version))
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                    message=summary.message()))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from . import lifecycle
 from .features import (code_actions, code_lens, commands, completion, diagnostics, folding,
-                       formatting, hover, inlay_hints, navigation, semantic_tokens, symbols)
+                       formatting, hover, inlay_hints, navigation, pictures, semantic_tokens,
+                       symbols)
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,
@@ -24,6 +25,6 @@ def create_server() -> FuseServer:
     for module in FEATURE_MODULES:
         for method, handler, options in module.FEATURES:
             server.feature(method, options)(handler)
-    for name, handler in commands.COMMANDS:
+    for name, handler in commands.COMMANDS + pictures.COMMANDS:
         server.command(name)(handler)
     return server

@@ -143,6 +143,10 @@ class FuseServer(LanguageServer):
         self._analyzers: dict[str, Analyzer] = {}
         self._token_caches: dict[str, TokenCache] = {}
         self._lock = threading.Lock()
+        # each document's last successful run (fuse_lsp.running.LastRun): its
+        # pictures (fuse.plot) and the values its hover shows
+        self.last_runs: dict[str, Any] = {}
+        self.markdown_images = False  # whether hovers may hold a picture (lifecycle.py)
 
     # ---------------------------------------------------------- analysis
     def analysis(self, uri: str) -> tuple[Analysis, Converter]:

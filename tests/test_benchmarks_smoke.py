@@ -103,3 +103,14 @@ def test_datalog_join_prints_its_flops_and_ratios():
     assert re.search(r"ratio carried / planned +[\d.]+ +answers identical", proc.stdout), \
         proc.stdout
     assert "fuse explain:" in proc.stdout
+
+
+def test_plot_speed_times_every_picture_command():
+    """benchmarks/plot_speed.py, tiny: each picture command runs and gets its ratios."""
+    pytest.importorskip("matplotlib")
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "plot_speed.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ratios = re.findall(r"^(fuse .+?) +\d+ ms \(cpu +\d+ ms\) .*x `(fuse [a-z]+ transformer)` "
+                        r"\(cpu +[\d.]+x\)", proc.stdout, re.M)
+    assert len(ratios) == 5, proc.stdout

@@ -1,5 +1,7 @@
 -- :FuseRun [backend=B] [device=D] [target]  run the program (fuse.run)
 -- :FuseExplain                               show its plan (fuse.explain)
+-- :FusePlot [tensor]                         pictures of the last run, opened (fuse.plot)
+-- :FuseGraph                                 the program's dataflow picture, opened (fuse.graph)
 -- Both act on the current buffer's fuse language server and show the answer
 -- in a scratch buffer (`fuse://run/<file>`, `fuse://explain/<file>`).
 if vim.g.loaded_fuse then
@@ -20,3 +22,19 @@ end, {
 vim.api.nvim_create_user_command('FuseExplain', function()
   require('fuse').explain()
 end, { nargs = 0, desc = 'Fuse: explain the program (its plan) in markdown' })
+
+vim.api.nvim_create_user_command('FusePlot', function(cmd)
+  require('fuse').plot({ tensor = vim.trim(cmd.args) })
+end, {
+  nargs = '?',
+  desc = 'Fuse: draw the values of the last run (or one tensor) and open the pictures',
+  complete = function(arglead)
+    return vim.tbl_filter(function(item)
+      return not item:find('[=?]')
+    end, require('fuse').complete_run(arglead))
+  end,
+})
+
+vim.api.nvim_create_user_command('FuseGraph', function()
+  require('fuse').graph()
+end, { nargs = 0, desc = "Fuse: draw the program's dataflow and open the picture" })

@@ -1,4 +1,5 @@
--- :FuseRun and :FuseExplain: the server's `fuse.run` and `fuse.explain`
+-- :FuseRun, :FuseExplain, :FusePlot and :FuseGraph: the server's `fuse.run`,
+-- `fuse.explain`, `fuse.plot` and `fuse.graph`
 -- commands (workspace/executeCommand), shown in a scratch buffer.
 local M = {}
 
@@ -275,6 +276,59 @@ function M.explain(opts)
     local out = M.show('fuse://explain/' .. name, vim.split(text, '\n', { plain = true }), 'markdown')
     vim.b[out].fuse_source = bufnr
     fire('FuseExplainDone', { buf = out, source = bufnr, err = err })
+  end)
+end
+
+--- Open each written picture with the system's viewer (vim.ui.open).
+local function open_pictures(paths)
+  for _, path in ipairs(paths) do
+    vim.ui.open(path)
+  end
+end
+
+--- Pictures of the last run of the program in `bufnr` (fuse.plot): written by the
+--- server, then opened.  `opts.tensor` draws one value only.
+---@param opts {tensor?: string, format?: string, bufnr?: integer}?
+function M.plot(opts)
+  opts = opts or {}
+  local bufnr = program_buffer(opts.bufnr)
+  local request = {}
+  for _, key in ipairs({ 'tensor', 'format' }) do
+    if opts[key] ~= nil and opts[key] ~= '' then
+      request[key] = opts[key]
+    end
+  end
+  return execute(bufnr, 'fuse.plot', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
+    local message = err and tostring(err.message or vim.inspect(err))
+      or (result and not result.ok and result.error)
+    if message then
+      vim.notify('Fuse: ' .. message, vim.log.levels.ERROR)
+    else
+      if result.stale then
+        vim.notify('Fuse: the program changed since its last run; these are that run\'s values',
+          vim.log.levels.WARN)
+      end
+      open_pictures(result.pictures)
+    end
+    fire('FusePlotDone', { source = bufnr, result = result, err = err })
+  end)
+end
+
+--- The program in `bufnr` as a picture (fuse.graph): its dataflow, then opened.
+---@param opts {format?: string, bufnr?: integer}?
+function M.graph(opts)
+  opts = opts or {}
+  local bufnr = program_buffer(opts.bufnr)
+  local request = { format = opts.format }
+  return execute(bufnr, 'fuse.graph', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
+    local message = err and tostring(err.message or vim.inspect(err))
+      or (result and not result.ok and result.error)
+    if message then
+      vim.notify('Fuse: ' .. message, vim.log.levels.ERROR)
+    else
+      open_pictures({ result.path })
+    end
+    fire('FuseGraphDone', { source = bufnr, result = result, err = err })
   end)
 end
 

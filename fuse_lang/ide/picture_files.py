@@ -1,0 +1,117 @@
+"""The pictures of a run's results as files: one per export (and per query with
+free variables), named after it, written atomically into a folder.  Used by
+`fuse run --plot` and `fuse plot`; an editor gets the same bytes from
+`result_pictures`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from .plots import (FORMATS, MAX_GRAPH_NODES, AxisLabel, PictureError, axis_labels,
+                    is_relation_graph, relation_graph, render_array)
+
+if TYPE_CHECKING:
+    from ..check import Analysis
+
+
+def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None,
+                    fmt: str = "svg", queries: Sequence[Any] = (),
+                    slice_along: str | None = None) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of each picture: `NAME.svg` per output, `NAME.graph.svg`
+    for a Boolean relation over one set of symbols, `query-K.svg` per query
+    answer with free variables.  Labels (index names, symbols) come from the
+    analysis when there is one."""
+    if fmt not in FORMATS:
+        raise PictureError(f"unknown picture format {fmt!r} (svg or png)")
+    pictures = []
+    for name, array in outputs.items():
+        labels = axis_labels(analysis, name) if analysis is not None else ()
+        boolean = bool(analysis is not None and name in analysis.tensors
+                       and analysis.tensors[name].boolean)
+        # the index to slice along where this value has it (`axis K` without labels)
+        names = [lab.index for lab in labels] + [f"axis {k}" for k in
+                                                 range(len(labels), np.ndim(array))]
+        along = slice_along if slice_along in names else None
+        stem = _file_stem(name)
+        pictures.append((f"{stem}.{fmt}", render_array(array, name, labels, fmt, boolean, along)))
+        if analysis is not None and is_relation_graph(analysis, name) \
+                and len(labels[0].symbols or ()) <= MAX_GRAPH_NODES:
+            pictures.append((f"{stem}.graph.{fmt}",
+                             relation_graph(array, name, labels[0].symbols or (), fmt)))
+    for k, query in enumerate(queries, 1):
+        value = np.asarray(query.value)
+        if value.ndim == 0:
+            continue  # a closed query's answer is a word, printed already
+        labels = tuple(AxisLabel(free) for free in query.free)
+        pictures.append((f"query-{k}.{fmt}", render_array(
+            value, query.text, labels, fmt, query.tuples is not None)))
+    return pictures
+
+
+def write_pictures(folder: Path, pictures: Sequence[tuple[str, bytes]]) -> list[str]:
+    """Write each picture into `folder` (made if missing), atomically; the paths."""
+    from ..run.files import atomic_write
+
+    written = []
+    for file_name, data in pictures:
+        path = folder / file_name
+        atomic_write(path, data)
+        written.append(str(path))
+    return written
+
+
+def check_folder(folder: Path) -> str | None:
+    """Why pictures could not be written into `folder`, or None: checked before a
+    run, so a long run is not lost to a typo."""
+    if folder.exists() and not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
+
+
+def read_results(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a saved result (`fuse run --out FILE.npz`, or one .npy); a
+    PictureError that says why for a file that is not one.  Never unpickles."""
+    try:
+        with open(path, "rb") as fp:
+            magic = fp.read(6)
+        if magic[:4] != b"PK\x03\x04" and magic != b"\x93NUMPY":
+            raise PictureError(f"{path} is not a result file: neither an .npz archive "
+                               f"nor an .npy array (as `fuse run --out` writes)")
+        if magic == b"\x93NUMPY":
+            return {path.stem: np.load(path, allow_pickle=False)}
+        with np.load(path, allow_pickle=False) as archive:
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise PictureError(f"{path} holds one array, not an .npz archive")
+            arrays = {name: archive[name] for name in archive.files}
+    except PictureError:
+        raise
+    except FileNotFoundError:
+        raise PictureError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise PictureError(f"{path} is a folder, not a result file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+        raise PictureError(f"{path} is not a result file (.npz or .npy of numbers): "
+                           f"{reason}") from None
+    if not arrays:
+        raise PictureError(f"{path} holds no arrays")
+    return arrays
+
+
+def _file_stem(name: str) -> str:
+    """A tensor's name as a file name (names are identifiers; anything else is
+    replaced, so a picture never lands outside its folder)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "value"

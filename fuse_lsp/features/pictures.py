@@ -1,0 +1,101 @@
+"""The picture commands: `fuse.plot` draws the values of a document's last run
+(fuse_lang.ide.picture_files), `fuse.graph` its program's dataflow
+(fuse_lang.plan.dataflow, fuse_lang.ide.graph_picture).  Both write files and
+answer with their paths, for the editor to open; matplotlib draws off the
+event loop.
+
+    fuse.plot  [uri, {tensor?, format?: "svg"|"png", folder?}]
+               -> {ok, pictures: [path], stale} | {ok: false, error}
+    fuse.graph [uri, {format?: "svg"|"png", path?}] -> {ok, path} | {ok: false, error}
+
+Without a folder or path they go to a folder of this server's own under the
+system's temporary folder.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ..running import document_name
+from ..state import Command, DocumentTooLarge, FuseServer
+
+PLOT = "fuse.plot"
+GRAPH = "fuse.graph"
+
+
+def _arguments(command: str, args: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+    if not args or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams(f"{command} takes [uri, {{...}}]")
+    extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
+    fmt = extra.get("format") or "svg"
+    if fmt not in ("svg", "png"):
+        raise JsonRpcInvalidParams(f"{command}: format is svg or png, not {fmt!r}")
+    return args[0], {**extra, "format": fmt}
+
+
+def _default_folder(uri: str) -> Path:
+    stem = Path(document_name(uri)).stem or "program"
+    return Path(tempfile.gettempdir()) / f"fuse-pictures-{os.getpid()}" / stem
+
+
+async def plot(ls: FuseServer, *args: Any) -> dict[str, Any]:
+    uri, extra = _arguments(PLOT, args)
+    last = ls.last_runs.get(uri)
+    name = document_name(uri)
+    if last is None:
+        return {"ok": False, "error": f"{name} has not been run yet: run it first (fuse.run)"}
+    outputs, queries = last.outputs, last.queries
+    tensor = extra.get("tensor")
+    if tensor:
+        if tensor not in outputs:
+            shown = ", ".join(outputs) or "none"
+            return {"ok": False, "error": f"the last run of {name} has no value {tensor!r} "
+                                          f"(it has: {shown})"}
+        outputs, queries = {tensor: outputs[tensor]}, ()
+    folder = Path(extra.get("folder") or _default_folder(uri))
+    try:
+        paths = await asyncio.to_thread(_write_plots, outputs, last.analysis, extra["format"],
+                                        queries, folder)
+    except (OSError, ValueError, ImportError) as error:
+        return {"ok": False, "error": f"{name}: the pictures could not be written: {error}"}
+    current = ls.workspace.get_text_document(uri).version
+    return {"ok": True, "pictures": paths, "stale": current != last.version}
+
+
+def _write_plots(outputs, analysis, fmt: str, queries, folder: Path) -> list[str]:
+    from fuse_lang.ide.picture_files import result_pictures, write_pictures
+
+    return write_pictures(folder, result_pictures(outputs, analysis, fmt, queries))
+
+
+async def graph(ls: FuseServer, *args: Any) -> dict[str, Any]:
+    uri, extra = _arguments(GRAPH, args)
+    name = document_name(uri)
+    try:
+        analysis, _ = ls.analysis(uri)
+    except DocumentTooLarge as oversized:
+        return {"ok": False, "error": oversized.diagnostic.message}
+    target = Path(extra.get("path") or
+                  _default_folder(uri) / f"{Path(name).stem or 'program'}.graph.{extra['format']}")
+    try:
+        await asyncio.to_thread(_write_graph, analysis, name, extra["format"], target)
+    except (OSError, ValueError, ImportError) as error:
+        return {"ok": False, "error": f"{name}: the graph could not be written: {error}"}
+    return {"ok": True, "path": str(target)}
+
+
+def _write_graph(analysis, title: str, fmt: str, target: Path) -> None:
+    from fuse_lang.ide.graph_picture import render_graph
+    from fuse_lang.plan.dataflow import dataflow
+    from fuse_lang.plan.planner import plan_program
+    from fuse_lang.run.files import atomic_write
+
+    atomic_write(target, render_graph(dataflow(analysis, plan_program(analysis)), title, fmt))
+
+
+COMMANDS = (Command(PLOT, plot), Command(GRAPH, graph))
