@@ -26,6 +26,8 @@ from .fixpoint import Eager, Iteration, Traced, repeat, rounds_for
 from .inputs import load_base
 from .memory import guard_memory
 from .results import FuseError, RunResult
+from .sparse import is_sparse
+from ..plan.representation import representations
 
 
 
@@ -40,6 +42,7 @@ class RunSettings(Protocol):
     tolerance: float
     compiled: bool
     compilations: int
+    representation: dict[str, str]  # per-tensor overrides of the plan's dense/sparse
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
 # what torch and XLA raise for a failure on the device (out of memory, say).
@@ -317,7 +320,30 @@ class Execution:
         if self.bases is not None:  # inside a compiled graph: they are its arguments
             return self.bases.get(name), name in self.bases
         return load_base(self.analysis, self.backend, self.program.base_dir, self.given, name,
-                         self.shape(name))
+                         self.shape(name), name in self.sparse_names())
+
+    def sparse_names(self) -> frozenset[str]:
+        """The tensors the plan keeps sparse (none on a backend without sparse support)."""
+        def decide() -> frozenset[str]:
+            if not getattr(self.backend, "sparse", False) or self.bases is not None:
+                return frozenset()
+            chosen = representations(self.analysis, self.program.representation)
+            return frozenset(n for n, r in chosen.items() if r.kind == "sparse")
+
+        return self.memo_of("sparse names", decide)
+
+    def zeros_of(self, name: str) -> Any:
+        """An all-zero value of `name`, in its planned representation."""
+        if name in self.sparse_names():
+            return self.backend.sparse_zeros(self.shape(name))
+        return self.backend.zeros(self.shape(name))
+
+    def _represented(self, name: str, value: Any) -> Any:
+        """`value` in the plan's representation of `name` (a join of a sparse relation
+        with a dense one is dense; a planned sparse tensor stays sparse)."""
+        if name in self.sparse_names():
+            return value if is_sparse(value) else self.backend.sparse_from(value)
+        return self.backend.asarray(value) if is_sparse(value) else value
 
     def equations(self, name: str) -> list[int]:
         return self.memo_of(("equations", name),
@@ -359,9 +385,11 @@ class Execution:
         if op == "avg=" and len(parts) > 1:
             total = total / len(parts)
         if total is None:
-            total = backend.zeros(self.shape(name))
+            total = self.zeros_of(name)
         if info.boolean:
             total = backend.step(total)
+        if self.sparse_names():
+            total = self._represented(name, total)
         return total
 
     def _tensor(self, name: str) -> Any:

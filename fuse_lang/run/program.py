@@ -16,6 +16,7 @@ import numpy as np
 from ..check import Analysis, analyze
 from ..front import ir
 from ..front.diagnostics import Severity
+from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
@@ -32,15 +33,16 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
-            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None
-            ) -> "CompiledProgram":
+            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
+            representation: Mapping[str, str] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
     "cuda:N" or "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the
     backend and device support it.  compiled: run straight runs of equations
     as compiled graphs (jax.jit; torch.compile) - the default for jax, on
-    request for torch, not available for numpy."""
+    request for torch, not available for numpy.  representation: per tensor
+    "dense" or "sparse", overriding the planner's choice (docs/scale.md)."""
     try:
         chosen = get_backend(backend, device, precision)
     except BackendError as err:
@@ -54,8 +56,15 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     _raise_on_errors(analysis, deferred=("missing-source",))
-    return CompiledProgram(analysis, chosen, Path(base_dir), memory_limit, allow_outside_sinks,
-                           max_iterations, tolerance, compiled)
+    representation = dict(representation or {})
+    try:
+        representations(analysis, representation)  # an override that cannot be kept
+    except RepresentationError as err:
+        raise FuseError(str(err)) from None
+    program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
+                              allow_outside_sinks, max_iterations, tolerance, compiled)
+    program.representation = representation
+    return program
 
 
 def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
@@ -80,6 +89,7 @@ class CompiledProgram:
         self.max_iterations = max_iterations
         self.tolerance = tolerance
         self.compiled = compiled
+        self.representation: dict[str, str] = {}  # overrides of the plan's dense/sparse
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
