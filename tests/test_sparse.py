@@ -200,3 +200,32 @@ def test_cli_representation(graph):
     bad = subprocess.run(run + ["--representation", "Reach"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode != 0 and "NAME=dense or NAME=sparse" in bad.stderr
+
+
+def test_explain_and_hover_show_the_representation(tmp_path):
+    edges = np.concatenate([random_dag(1100, 1500, seed=3), [[1099, 1099]]])
+    write_edges(tmp_path, edges)
+    program = tmp_path / "closure.fuse"
+    program.write_text(CLOSURE)
+    text = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", str(program)],
+                          capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert "Storage" in lines
+    edge_row = next(line for line in lines if line.split()[:2] == ["Edge", "sparse"])
+    assert f"~{len(edges):,} of 1,210,000" in edge_row
+    js = json.loads(subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain",
+                                    "--format", "json", str(program)],
+                                   capture_output=True, text=True, timeout=120).stdout)
+    stored = {row[0]: row for row in js["representations"]}
+    assert stored["Edge"][1:4] == ["sparse", len(edges), 1_210_000]
+    assert stored["Reach"][1] == "sparse"
+
+    from fuse_lang.ide.hover import hover_at
+
+    source = CLOSURE
+    analysis = fuse_lang.analyze(source, str(program), tmp_path)
+    hover = hover_at(analysis, source.index("Reach"))
+    assert "Stored **sparse**: ~" in hover.markdown
+    small = fuse_lang.analyze("A[i] = const([1,2])\nexport A")
+    assert "Stored **dense** (not 2-D)." in hover_at(small, 0).markdown

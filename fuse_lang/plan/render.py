@@ -61,6 +61,8 @@ class _Text:
                  equations: list[list[str]]) -> str:
         out = ["Tensors"]
         out += ["  " + line for line in self.table(["tensor", "shape"], tensors)]
+        out += ["", "Storage"]
+        out += ["  " + line for line in self.table(STORAGE_HEADER, storage(plan, self))]
         out += ["", "Evaluation order"]
         for step, names, how in order:
             mark = f"  (recursive: {how})" if how is not None else ""
@@ -111,6 +113,8 @@ class _Markdown(_Text):
                f"**Total:** {_num(plan.total_flops)} flops · {len(plan.shapes)} tensors · "
                f"{len(plan.equations)} equations", "", "### Tensors", ""]
         out += self.table(["tensor", "shape"], tensors)
+        out += ["", "### Storage", ""]
+        out += self.table(STORAGE_HEADER, storage(plan, self))
         out += ["", "### Evaluation order", ""]
         for step, names, how in order:
             mark = f" — *recursive: {how}*" if how is not None else ""
@@ -130,6 +134,20 @@ _MARKDOWN = _Markdown()
 
 
 # ------------------------------------------------------------------ the walker
+STORAGE_HEADER = ["tensor", "representation", "non-zeros (estimated)", "why"]
+
+
+def storage(plan: ProgramPlan, fmt: "_Text") -> list[list[str]]:
+    """Each tensor's representation (plan.representation) as table rows."""
+    rows = []
+    for name, kind, nonzeros, cells, reason in plan.representations:
+        count = "?" if nonzeros is None else f"~{nonzeros:,}"
+        if nonzeros is not None and cells:
+            count += f" of {cells:,}"
+        rows.append([fmt.code(name), kind, count, reason])
+    return rows
+
+
 def _role(ix: IndexPlan, fmt: _Text) -> str:
     role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
     if ix.joined:

@@ -3,7 +3,7 @@ only (docs/scale.md, "Sparse relations").
 
 A 2-D tensor is kept sparse (scipy.sparse CSR on NumPy) when it is large
 (at least SPARSE_MIN_CELLS cells) and its estimated non-zeros are at most
-SPARSE_MAX_DENSITY of its cells.  The estimate is read, never computed:
+SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
 
 - facts: one non-zero each; a relation file (.tsv/.csv/.jsonl): one per line
   (the lines are counted, cached by the file's size and time); an .npy/.npz
@@ -31,7 +31,7 @@ from ..check import Analysis
 from ..front import ir
 
 SPARSE_MIN_CELLS = 1 << 20  # below ~1M cells a dense array is cheap whatever it holds
-SPARSE_MAX_DENSITY = 0.01  # CSR costs ~3x a dense cell per non-zero; joins pay at low density
+SPARSE_MAX_PERCENT = 1  # density; CSR costs ~3x a dense cell per non-zero, joins pay when low
 KINDS = ("dense", "sparse")
 
 
@@ -46,12 +46,16 @@ class Representation:
     reason: str
 
     @property
-    def text(self) -> str:
-        """`sparse, ~7,000 non-zeros of 25,000,000 (from facts)`: one line for explain."""
+    def detail(self) -> str:
+        """`~7,000 non-zeros of 25,000,000 (file lines; density 0.03%)`, or `(why)`."""
         if self.nonzeros is None or self.cells is None:
-            return f"{self.kind} ({self.reason})"
-        return (f"{self.kind}, ~{self.nonzeros:,} non-zeros of {self.cells:,} "
-                f"({self.reason})")
+            return f"({self.reason})"
+        return f"~{self.nonzeros:,} non-zeros of {self.cells:,} ({self.reason})"
+
+    @property
+    def text(self) -> str:
+        """`sparse, ~7,000 non-zeros of 25,000,000 (file lines; ...)`: one line."""
+        return f"{self.kind}, {self.detail}"
 
 
 class RepresentationError(ValueError):
@@ -78,6 +82,9 @@ def representations(analysis: Analysis, overrides: Mapping[str, str] | None = No
             kind, why = _choose(analysis, name, nnz, cells, group, sparse, overrides)
             if kind == "sparse":
                 sparse.add(name)
+            if len(analysis.tensors[name].shape) != 2:  # the count does not matter then
+                out[name] = Representation(name, kind, None, cells, why)
+                continue
             out[name] = Representation(name, kind, nnz, cells, f"{reasons[name]}; {why}"
                                        if reasons[name] else why)
     for name in analysis.tensors:  # a tensor outside the order (unused) is dense
@@ -112,13 +119,14 @@ def _choose(analysis: Analysis, name: str, nnz: int | None, cells: int | None,
     if name in overrides:
         return overrides[name], "as asked"
     info = analysis.tensors[name]
-    if len(info.shape) != 2 or nnz is None or cells is None:
-        return "dense", "not a 2-D tensor with a known count" if len(info.shape) != 2 \
-            else "count unknown"
+    if len(info.shape) != 2:
+        return "dense", "not 2-D"
+    if nnz is None or cells is None:
+        return "dense", "count unknown"
     if cells < SPARSE_MIN_CELLS:
         return "dense", "small"
-    if nnz > SPARSE_MAX_DENSITY * cells:
-        return "dense", f"density {nnz / cells:.2%} over {SPARSE_MAX_DENSITY:.0%}"
+    if nnz * 100 > cells * SPARSE_MAX_PERCENT:  # integers: extents may be huge
+        return "dense", f"density {nnz / cells:.2%} over {SPARSE_MAX_PERCENT}%"
     if info.statements and _rules(analysis, name) and not _sparse_operands(
             analysis, name, group, sparse):
         return "dense", "joins a dense operand"
@@ -161,7 +169,7 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
     if info.kind in ("source", "relation source"):
         rows = _source_rows(analysis.base_dir, info.source_path) if info.boolean else None
         if rows is None:
-            return None, "a source without a count"
+            return None, "a source without a count"  # an .npy, or dense numbers
         base, where = facts + rows, "file lines"
     rules = _rules(analysis, name)
     if not rules:
@@ -174,7 +182,7 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
             continue
         joined = _join_estimate(analysis, k, rule, estimates)
         if joined is None:
-            return None, "a rule without an estimate"
+            return None, "a rule that is not a join of relations"
         total += joined
     if later:  # a recursive rule adds at least what the others give (a lower bound)
         total *= 2
@@ -188,7 +196,7 @@ def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
     factors = _factors(rule.rhs)
     if not all(isinstance(f, ir.Ref) and f.name in estimates for f in factors):
         return None
-    result: float | None = None
+    result: int | None = None
     seen: set[str] = set()
     for factor in factors:
         assert isinstance(factor, ir.Ref)
@@ -197,13 +205,13 @@ def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
             return None
         names = {v.name for ix in factor.indices or () for v in ir.index_vars(ix)}
         if result is None:
-            result = float(nnz)
+            result = nnz
         else:
             shared = names & seen
-            divisor = math.prod(_extent(analysis, k, n) for n in shared) if shared else 1
-            result = result * nnz / max(divisor, 1)
+            divisor = max(math.prod(_extent(analysis, k, n) for n in shared), 1)
+            result = -(-result * nnz // divisor)  # the ceiling, in integers
         seen |= names
-    return int(math.ceil(result or 0))
+    return result or 0
 
 
 def _extent(analysis: Analysis, k: int, index: str) -> int:

@@ -72,7 +72,7 @@ class Execution:
             self.analysis, self._dependencies(), sinks))
         self.memo_of(("guard", sinks), lambda: guard_memory(
             self.analysis, needed, getattr(self.backend, "itemsize", 4),
-            self.program.memory_limit) or True)
+            self.program.memory_limit, self._sparse_estimates()) or True)
         if sinks:  # every sink's path, before anything runs or is written (not memoised:
             # the folder may change between runs)
             outputs.check_sinks(self.analysis, self.program.base_dir,
@@ -327,10 +327,22 @@ class Execution:
         def decide() -> frozenset[str]:
             if not getattr(self.backend, "sparse", False) or self.bases is not None:
                 return frozenset()
-            chosen = representations(self.analysis, self.program.representation)
-            return frozenset(n for n, r in chosen.items() if r.kind == "sparse")
+            return frozenset(n for n, r in self._representations().items()
+                             if r.kind == "sparse")
 
         return self.memo_of("sparse names", decide)
+
+    def _representations(self) -> dict:
+        return self.memo_of("representations", lambda: representations(
+            self.analysis, self.program.representation))
+
+    def _sparse_estimates(self) -> dict[str, int | None]:
+        """The sparse tensors' estimated non-zeros (for the memory guard)."""
+        names = self.sparse_names()
+        if not names:
+            return {}
+        chosen = self._representations()
+        return {n: chosen[n].nonzeros for n in names}
 
     def zeros_of(self, name: str) -> Any:
         """An all-zero value of `name`, in its planned representation."""

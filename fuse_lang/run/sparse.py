@@ -173,22 +173,18 @@ class SparseTensor:
 
     def step(self, dtype: Any) -> "SparseTensor":
         """1 where > 0 (the implicit zeros stay 0)."""
-        if self.matrix.dtype == dtype and bool((self.matrix.data > 0).all()):
-            matrix = self.matrix.copy()  # a join's counts: the same pattern, all ones
-            matrix.data[:] = 1
-            return SparseTensor(matrix)
-        return SparseTensor(sp.csr_array(self.matrix > 0, dtype=dtype))
+        return SparseTensor(_ones(self.matrix, dtype))
 
     def new_facts(self, known: "SparseTensor | np.ndarray", dtype: Any
                   ) -> "SparseTensor | None":
-        """1 where self > 0 and `known` is not; None when nothing is new.  As the
-        hand-written loop does it: found - found * known, on 0/1 matrices."""
+        """1 where self > 0 and `known` is not; None when nothing is new.  One
+        sparse subtraction of 0/1 matrices: 1 - 0 is new, 1 - 1 and 0 - 1 are not."""
         found = _ones(self.matrix, dtype)
         if isinstance(known, SparseTensor):
-            seen = found.multiply(_ones(known.matrix, dtype))
+            new = found - _ones(known.matrix, dtype)
         else:
-            seen = found.multiply(np.asarray(known) > 0)
-        new = sp.csr_array(found - seen)
+            new = sp.csr_array(found.multiply(np.asarray(known) <= 0), dtype=dtype)
+        new.data = (new.data > 0).astype(dtype)
         new.eliminate_zeros()
         return SparseTensor(new) if new.nnz else None
 
@@ -218,7 +214,9 @@ def _ones(matrix: Any, dtype: Any) -> Any:
     """`matrix > 0` as a 0/1 matrix of `dtype` (itself when it is one already)."""
     if matrix.dtype == dtype and bool((matrix.data == 1).all()):
         return matrix
-    ones = sp.csr_array(matrix > 0, dtype=dtype)
+    ones = matrix.astype(dtype)  # a copy: the pattern, then 0/1 values on it
+    ones.data = (ones.data > 0).astype(dtype)
+    ones.eliminate_zeros()
     return ones
 
 
