@@ -229,3 +229,34 @@ def test_explain_and_hover_show_the_representation(tmp_path):
     assert "Stored **sparse**: ~" in hover.markdown
     small = fuse_lang.analyze("A[i] = const([1,2])\nexport A")
     assert "Stored **dense** (not 2-D)." in hover_at(small, 0).markdown
+
+
+def test_a_million_symbols_run_sparse_within_the_memory_guard():
+    """1,000,000 x 1,000,000 cells: 4 TB dense (refused before anything runs), a
+    few bytes sparse."""
+    text = """
+Edge(0, 1)
+Edge(1, 2)
+Edge(2, 999999)
+Reach(x,y) = Edge(x,y)
+Reach(x,z) = Reach(x,y) Edge(y,z)
+Reach(0, y)?
+Reach(x, 999999)?
+"""
+    result = fuse_lang.compile(text).execute()
+    assert result.queries[0].tuples == [(1,), (2,), (999999,)]
+    assert result.queries[1].tuples == [(0,), (1,), (2,)]
+    with pytest.raises(FuseError, match="over the limit"):
+        fuse_lang.compile(text, representation={"Edge": "dense", "Reach": "dense"}).run()
+
+
+def test_closure_benchmark_runs_small():
+    """benchmarks/closure_sparse.py end to end, tiny: it checks its results against
+    the hand-written code and prints its ratios (no timing is asserted)."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "closure_sparse.py"
+    proc = subprocess.run([sys.executable, str(script), "--small"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for label in ("run(Edge input)", "run(Edge file)", "peak memory",
+                  "embedding join: sparse vs dense Fuse"):
+        assert label in proc.stdout, proc.stdout
