@@ -1,9 +1,10 @@
 """`fuse`: check and explain Fuse programs from the command line.
 
     fuse check [--format text|json] PATH...
-    fuse explain [--format text|json] PATH
+    fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
              [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
+             [--shard INDEX=AXIS]... [--mesh AXIS=N,...]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -149,10 +150,33 @@ def _read_program(path: str) -> tuple[str, int | None]:
     return text, None
 
 
+def _shard_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, int] | None]:
+    """`--shard p=data` (repeatable, or `p=data,q=model`) and `--mesh data=8,...`;
+    raises _UsageError for a malformed one."""
+    shard: dict[str, str] = {}
+    for item in ",".join(args.shard).split(",") if args.shard else ():
+        index, sep, axis = item.strip().partition("=")
+        if not sep or not index.strip() or not axis.strip():
+            raise _UsageError(f"--shard takes INDEX=MESH_AXIS (p=data), not {item!r}")
+        shard[index.strip()] = axis.strip()
+    if args.mesh is None:
+        return shard, None
+    mesh: dict[str, int] = {}
+    for item in args.mesh.split(","):
+        axis, sep, size = item.strip().partition("=")
+        if not sep or not axis.strip() or not size.strip().isdigit() or int(size) < 1:
+            raise _UsageError(f"--mesh takes AXIS=N,... with N devices along each axis "
+                              f"(data=8), not {item!r}")
+        mesh[axis.strip()] = int(size)
+    return shard, mesh
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from .plan.render import render_plan_text
     from .plan.planner import plan_program
+    from .plan.sharding import plan_sharding
 
+    shard, mesh = _shard_options(args)
     text, failed = _read_program(args.path)
     if failed is not None:
         return failed
@@ -160,14 +184,21 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if _left_to_exit is not None:
         _left_to_exit.append(analysis)
     plan = plan_program(analysis)
+    sharding = plan_sharding(analysis, shard, mesh) if shard or mesh else None
+    if sharding is not None and sharding.problems:
+        for problem in sharding.problems:
+            print(f"fuse: --shard: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     if args.format == "json":
         data = plan.to_json()
+        if sharding is not None:
+            data["sharding"] = sharding.to_json()
         data["diagnostics"] = [d.to_json(analysis.lines, args.path) for d in analysis.diagnostics]
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(render_plan_text(plan))
+        print(render_plan_text(plan, sharding))
         for d in errors:
             print(render_text(args.path, analysis.lines, d), file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK
@@ -187,6 +218,11 @@ def _preview(array, width: int = 8) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    shard, mesh = _shard_options(args)
+    if (shard or mesh) and args.backend != "jax":
+        raise _UsageError(f"--shard and --mesh need --backend jax (the {args.backend} backend "
+                          f"runs on one device)")
+    args.shard_map, args.mesh_shape = shard, mesh
     text, failed = _read_program(args.path)
     if failed is not None:
         return failed
@@ -255,6 +291,7 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision, compiled=args.compiled,
+                          shard=args.shard_map or None, mesh=args.mesh_shape,
                           representation=representation)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -329,6 +366,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_explain = sub.add_parser("explain", help="show the plan of a program (nothing is run)")
     p_explain.add_argument("--format", choices=("text", "json"), default="text")
     p_explain.add_argument("path", metavar="PATH")
+    _add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
     p_run = sub.add_parser("run", help="run a program and show its exports and queries")
     p_run.add_argument("path", metavar="PATH")
     p_run.add_argument("--backend", default="numpy", choices=("numpy", "torch", "jax"))
@@ -345,7 +383,17 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="keep a tensor dense or sparse, overriding the plan (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
+    _add_shard_options(p_run, "split tensors over a device mesh (jax)")
     return parser
+
+
+def _add_shard_options(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--shard", action="append", default=[], metavar="INDEX=AXIS",
+                        help=f"{what}: the tensors' axes named INDEX are split over the mesh "
+                             f"axis AXIS (repeatable; docs/scale.md)")
+    parser.add_argument("--mesh", metavar="AXIS=N,...",
+                        help="the mesh's axes and sizes (default: one axis over all devices, "
+                             "named by --shard)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -367,6 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return cmd_run(args)
         return cmd_explain(args)
+    except _UsageError as err:  # an option's value that argparse cannot judge
+        print(f"fuse: {err.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:

@@ -64,3 +64,14 @@ def test_speed_tricks_switches_each_trick_off():
     ratios = re.findall(r"^  (.+?) +\d+ ms +([\d.]+)x$", proc.stdout, re.M)
     assert [name for name, _ in ratios][0] == "all tricks (baseline)", proc.stdout
     assert len(ratios) == 8, proc.stdout
+
+
+def test_sharded_attention_runs_on_8_host_devices_and_prints_its_ratio():
+    """benchmarks/sharded_attention.py: sharded equals one device (its assert), and
+    the ratio line is printed."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "sharded_attention.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "8 host devices" in proc.stdout and "outputs equal" in proc.stdout, proc.stdout
+    assert re.search(r"one device [\d.]+ ms  sharded [\d.]+ ms  ratio [\d.]+ "
+                     r"\(sharded / one device\)", proc.stdout), proc.stdout

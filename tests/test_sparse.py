@@ -213,9 +213,9 @@ def test_explain_and_hover_show_the_representation(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
-    assert "Storage" in lines
-    edge_row = next(line for line in lines if line.split()[:2] == ["Edge", "sparse"])
-    assert f"~{len(edges):,} of 1,210,000" in edge_row
+    assert any(line.startswith("Storage") for line in lines)
+    edge_row = next(line for line in lines if line.startswith("  Edge: sparse,"))
+    assert f"~{len(edges):,} of 1,210,000 (file lines" in edge_row
     js = json.loads(subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain",
                                     "--format", "json", str(program)],
                                    capture_output=True, text=True, timeout=120).stdout)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..check.domains import short_number
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
+from .sharding import Collective, ShardingPlan
 
 
 def _num(n: int | None) -> str:
@@ -56,13 +57,19 @@ class _Text:
     def sub_item(self, text: str) -> str:
         return "    " + text
 
+    def mesh(self, heading: str, notes: list[str]) -> list[str]:
+        return [heading] + [f"  note: {n}" for n in notes] + [""]
+
     def document(self, plan: ProgramPlan, title: str | None, tensors: list[list[str]],
                  order: list[tuple[int, list[str], str | None]],
-                 equations: list[list[str]]) -> str:
-        out = ["Tensors"]
-        out += ["  " + line for line in self.table(["tensor", "shape"], tensors)]
-        out += ["", "Storage"]
-        out += ["  " + line for line in self.table(STORAGE_HEADER, storage(plan, self))]
+                 equations: list[list[str]], mesh: list[str]) -> str:
+        out = mesh + ["Tensors"]
+        out += ["  " + line for line in self.table(_TENSOR_HEADER[:len(tensors[0])]
+                                                   if tensors else ["tensor", "shape"],
+                                                   tensors)]
+        out += ["", "Storage (representation, estimated non-zeros, why)"]
+        out += [f"  {name}: {kind}, {count} ({why})"
+                for name, kind, count, why in storage(plan, self)]
         out += ["", "Evaluation order"]
         for step, names, how in order:
             mark = f"  (recursive: {how})" if how is not None else ""
@@ -105,14 +112,19 @@ class _Markdown(_Text):
     def sub_item(self, text: str) -> str:
         return "  - " + text
 
+    def mesh(self, heading: str, notes: list[str]) -> list[str]:
+        return [f"**{heading}**", ""] + [f"- note: {n}" for n in notes] + \
+            ([""] if notes else [])
+
     def document(self, plan: ProgramPlan, title: str | None, tensors: list[list[str]],
                  order: list[tuple[int, list[str], str | None]],
-                 equations: list[list[str]]) -> str:
+                 equations: list[list[str]], mesh: list[str]) -> str:
         name = title or (plan.path.replace("\\", "/").rsplit("/", 1)[-1] if plan.path else None)
         out = [f"## Plan{f' of {self.code(name)}' if name else ''}", "",
                f"**Total:** {_num(plan.total_flops)} flops · {len(plan.shapes)} tensors · "
-               f"{len(plan.equations)} equations", "", "### Tensors", ""]
-        out += self.table(["tensor", "shape"], tensors)
+               f"{len(plan.equations)} equations", ""] + mesh + ["### Tensors", ""]
+        out += self.table(_TENSOR_HEADER[:len(tensors[0])] if tensors else ["tensor", "shape"],
+                          tensors)
         out += ["", "### Storage", ""]
         out += self.table(STORAGE_HEADER, storage(plan, self))
         out += ["", "### Evaluation order", ""]
@@ -129,6 +141,7 @@ class _Markdown(_Text):
         return "\n".join(out).rstrip() + "\n"
 
 
+_TENSOR_HEADER = ["tensor", "shape", "sharding"]
 _TEXT = _Text()
 _MARKDOWN = _Markdown()
 
@@ -168,28 +181,62 @@ def _contraction_lines(c: Contraction, fmt: _Text) -> list[str]:
     return out
 
 
-def _equation_lines(eq: EquationPlan, fmt: _Text) -> list[str]:
+def _spec(spec: tuple[str | None, ...]) -> str:
+    """A tensor's PartitionSpec as JAX writes it; `replicated` when nothing is split."""
+    if all(m is None for m in spec):
+        return "replicated"
+    return "P(" + ", ".join("None" if m is None else repr(m) for m in spec) + ")"
+
+
+def _collective_line(c: Collective, fmt: _Text) -> str:
+    what = ", ".join(fmt.code(t) for t in c.tensors)
+    return fmt.item(f"collective: {c.kind} over {fmt.code(c.mesh_axis)} of {what}: {c.why}")
+
+
+def _sharding_lines(sharding: ShardingPlan | None, eq: EquationPlan, fmt: _Text) -> list[str]:
+    if sharding is None:
+        return []
+    found = sharding.equation(eq.statement)
+    if found is None or not found.collectives:
+        return [fmt.item("collective: none (each device computes its own block)")]
+    return [_collective_line(c, fmt) for c in found.collectives]
+
+
+def _mesh_heading(sharding: ShardingPlan) -> str:
+    mesh = ", ".join(f"{m}={'?' if n is None else n}" for m, n in sharding.mesh)
+    shard = ", ".join(f"{i}->{m}" for i, m in sharding.shard) or "nothing"
+    return f"Mesh: {mesh or 'none'}; sharded: {shard}"
+
+
+def _equation_lines(eq: EquationPlan, fmt: _Text,
+                    sharding: ShardingPlan | None = None) -> list[str]:
     out = [fmt.equation_head(eq)]
     rows = [[fmt.code(ix.name), "?" if ix.extent is None else str(ix.extent), f"D{ix.domain}",
              _role(ix, fmt)] for ix in eq.indices]
     if rows:
         out += fmt.indices(rows)
-    if eq.contractions or eq.recursive:
+    if eq.contractions or eq.recursive or sharding is not None:
         out += fmt.before_items()
     for c in eq.contractions:
         out += _contraction_lines(c, fmt)
     if eq.recursive:
         out.append(fmt.item("part of a recursive group"))
-    return out
+    return out + _sharding_lines(sharding, eq, fmt)
 
 
-def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None) -> str:
+def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None,
+            sharding: ShardingPlan | None = None) -> str:
     tensors = [[fmt.code(name), fmt.code(_shape(shape))] for name, shape in plan.shapes]
+    mesh: list[str] = []
+    if sharding is not None:
+        for row, (name, _) in zip(tensors, plan.shapes):
+            row.append(fmt.code(_spec(sharding.spec_of(name))))
+        mesh = fmt.mesh(_mesh_heading(sharding), list(sharding.notes))
     how = dict(plan.recursion)
     order = [(step, [fmt.code(n) for n in group], how.get(group[0]))
              for step, group in enumerate(plan.order, 1)]
-    equations = [_equation_lines(eq, fmt) for eq in plan.equations]
-    return fmt.document(plan, title, tensors, order, equations)
+    equations = [_equation_lines(eq, fmt, sharding) for eq in plan.equations]
+    return fmt.document(plan, title, tensors, order, equations, mesh)
 
 
 # ------------------------------------------------------------------ entry points
@@ -202,13 +249,15 @@ def render_equation_markdown(eq: EquationPlan) -> list[str]:
     return _equation_lines(eq, _MARKDOWN)
 
 
-def render_plan_text(plan: ProgramPlan) -> str:
-    """The `fuse explain` tables: tensors, evaluation order, equations, total cost."""
-    return _render(plan, _TEXT)
+def render_plan_text(plan: ProgramPlan, sharding: ShardingPlan | None = None) -> str:
+    """The `fuse explain` tables: tensors, evaluation order, equations, total cost;
+    with `sharding`, each tensor's PartitionSpec and each equation's collectives."""
+    return _render(plan, _TEXT, sharding=sharding)
 
 
-def render_plan_markdown(plan: ProgramPlan, title: str | None = None) -> str:
+def render_plan_markdown(plan: ProgramPlan, title: str | None = None,
+                         sharding: ShardingPlan | None = None) -> str:
     """The whole plan as Markdown: the same content as `render_plan_text`
     (tensors, evaluation order, each equation's indices and contractions, total
-    cost), for an editor's preview or hover."""
-    return _render(plan, _MARKDOWN, title)
+    cost, and the sharding when given), for an editor's preview or hover."""
+    return _render(plan, _MARKDOWN, title, sharding)

@@ -64,6 +64,8 @@ class Execution:
         self.values: dict[str, Any] = {}
         self.statements = analysis.program.statements
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
+        # over a device mesh: puts a tensor's value where its sharding says
+        self.place: Callable[[str, Any], Any] | None = getattr(self.backend, "place", None)
 
     # ------------------------------------------------------------ driver
     def go(self) -> RunResult:
@@ -155,6 +157,8 @@ class Execution:
             raise
         except RUN_FAILURES as err:
             raise self._located(group, err) from None
+        if self.place is not None:
+            self._placed(group)
         if constant:
             self.memo["value", group[0]] = self.values[group[0]]
 
@@ -289,6 +293,16 @@ class Execution:
         with self._locating(rounds.group):
             rounds.judge({k: float(v) for k, v in outcome.items()})
         self.values.update(members)
+        if self.place is not None:
+            self._placed(rounds.group)
+
+    def _placed(self, group: list[str]) -> None:
+        """The group's values put where their sharding over the mesh says."""
+        assert self.place is not None
+        with self._locating(group):
+            for name in group:
+                if name in self.values:
+                    self.values[name] = self.place(name, self.values[name])
 
     # ------------------------------------------------------------ tensors
     def _group(self, group: list[str]) -> None:
@@ -319,8 +333,11 @@ class Execution:
         """Sources, inputs, params and facts of a tensor; and whether it has any."""
         if self.bases is not None:  # inside a compiled graph: they are its arguments
             return self.bases.get(name), name in self.bases
-        return load_base(self.analysis, self.backend, self.program.base_dir, self.given, name,
-                         self.shape(name), name in self.sparse_names())
+        base, has = load_base(self.analysis, self.backend, self.program.base_dir, self.given,
+                              name, self.shape(name), name in self.sparse_names())
+        if has and self.place is not None:
+            base = self.place(name, base)
+        return base, has
 
     def sparse_names(self) -> frozenset[str]:
         """The tensors the plan keeps sparse (none on a backend without sparse support)."""

@@ -34,6 +34,7 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int = DEFAULT_MAX_ITERATIONS,
             tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
+            mesh: Any = None, shard: Mapping[str, str] | None = None,
             representation: Mapping[str, str] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
@@ -41,8 +42,14 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     "cuda:N" or "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the
     backend and device support it.  compiled: run straight runs of equations
     as compiled graphs (jax.jit; torch.compile) - the default for jax, on
-    request for torch, not available for numpy.  representation: per tensor
+    request for torch, not available for numpy.  shard: index names to mesh
+    axes ({"p": "data"}), each tensor split over the mesh along its axes of those
+    names (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None
+    for one axis over all devices (jax backend only).  representation: per tensor
     "dense" or "sparse", overriding the planner's choice (docs/scale.md)."""
+    if (mesh is not None or shard) and backend != "jax":
+        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
+                        f"the {backend} backend runs on one device")
     try:
         chosen = get_backend(backend, device, precision)
     except BackendError as err:
@@ -61,10 +68,33 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
         representations(analysis, representation)  # an override that cannot be kept
     except RepresentationError as err:
         raise FuseError(str(err)) from None
+    if mesh is not None or shard:
+        chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
     program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
                               allow_outside_sinks, max_iterations, tolerance, compiled)
     program.representation = representation
     return program
+
+
+def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
+             precision: str) -> Any:
+    """The jax backend over a mesh, each tensor split as the plan says; the shard
+    map's index names and mesh axes are checked first, by the pure plan."""
+    from ..plan.sharding import axis_specs, plan_sharding
+    from .backends import jax_sharding
+
+    names = getattr(mesh, "axis_names", None)
+    axes = dict.fromkeys(names) if names is not None else \
+        dict(mesh) if isinstance(mesh, Mapping) else None
+    problems = plan_sharding(analysis, shard, axes).problems
+    if problems:
+        raise FuseError(f"shard: {problems[0]}")
+    try:
+        made = jax_sharding.make_mesh(mesh, shard, device)
+        return jax_sharding.ShardedJaxBackend(made, axis_specs(analysis, shard), device,
+                                              precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
 
 
 def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
