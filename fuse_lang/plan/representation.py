@@ -23,16 +23,19 @@ from __future__ import annotations
 import functools
 import math
 import os
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from ..check import Analysis
+from ..check.analysis import TensorInfo
 from ..front import ir
 
 SPARSE_MIN_CELLS = 1 << 20  # below ~1M cells a dense array is cheap whatever it holds
 SPARSE_MAX_PERCENT = 1  # density; CSR costs ~3x a dense cell per non-zero, joins pay when low
 KINDS = ("dense", "sparse")
+_LARGEST = 1 << 126  # estimates are capped here: a chain of joins must not grow huge integers
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +65,24 @@ class RepresentationError(ValueError):
     """An override that cannot be honoured (unknown tensor, a kind, not 2-D)."""
 
 
+_last: list = [None, None, None]  # (weakref to an analysis, overrides, its answer)
+
+
 def representations(analysis: Analysis, overrides: Mapping[str, str] | None = None
                     ) -> dict[str, Representation]:
-    """Every tensor's representation, in the evaluation order."""
+    """Every tensor's representation, in the evaluation order.  The last answer is
+    kept (an editor hovers over one analysis many times); an analysis never changes."""
     overrides = dict(overrides or {})
+    ref, key, answer = _last
+    if ref is not None and ref() is analysis and key == overrides:
+        return dict(answer)
+    answer = _representations(analysis, overrides)
+    _last[:] = [weakref.ref(analysis), overrides, answer]
+    return dict(answer)
+
+
+def _representations(analysis: Analysis, overrides: dict[str, str]
+                     ) -> dict[str, Representation]:
     _check_overrides(analysis, overrides)
     estimates: dict[str, int | None] = {}
     reasons: dict[str, str] = {}
@@ -79,6 +96,11 @@ def representations(analysis: Analysis, overrides: Mapping[str, str] | None = No
         for name in group:
             nnz = estimates[name]
             cells = _cells(analysis, name)
+            plain = None if name in overrides else _plainly_dense(analysis.tensors[name], cells)
+            if plain is not None:  # the common case, decided without the estimate
+                two_d = len(analysis.tensors[name].shape) == 2
+                out[name] = Representation(name, "dense", nnz if two_d else None, cells, plain)
+                continue
             kind, why = _choose(analysis, name, nnz, cells, group, sparse, overrides)
             if kind == "sparse":
                 sparse.add(name)
@@ -88,9 +110,21 @@ def representations(analysis: Analysis, overrides: Mapping[str, str] | None = No
             out[name] = Representation(name, kind, nnz, cells, f"{reasons[name]}; {why}"
                                        if reasons[name] else why)
     for name in analysis.tensors:  # a tensor outside the order (unused) is dense
-        out.setdefault(name, Representation(name, "dense", None, _cells(analysis, name),
-                                            "not computed"))
+        if name not in out:
+            out[name] = Representation(name, "dense", None, _cells(analysis, name),
+                                       "not computed")
     return out
+
+
+def _plainly_dense(info: TensorInfo, cells: int | None) -> str | None:
+    """Why a tensor is dense whatever its count (None: its count decides)."""
+    if len(info.shape) != 2:
+        return "not 2-D"
+    if not info.boolean:
+        return "numbers"
+    if cells is not None and cells < SPARSE_MIN_CELLS:
+        return "small"
+    return None
 
 
 def _check_overrides(analysis: Analysis, overrides: Mapping[str, str]) -> None:
@@ -162,6 +196,8 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
               estimates: Mapping[str, int | None], sparse: set[str]) -> tuple[int | None, str]:
     """The estimated non-zeros of `name` and where the figure comes from."""
     info = analysis.tensors[name]
+    if not info.boolean:  # only relations are counted (numbers have no count to read)
+        return None, "numbers"
     statements = analysis.program.statements
     facts = sum(1 for k in info.statements if isinstance(statements[k], ir.Fact))
     base: int | None = facts
@@ -187,6 +223,7 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
     if later:  # a recursive rule adds at least what the others give (a lower bound)
         total *= 2
     cells = _cells(analysis, name)
+    total = min(total, _LARGEST)
     return (min(total, cells) if cells is not None else total), "estimated from its rules"
 
 
@@ -209,7 +246,7 @@ def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
         else:
             shared = names & seen
             divisor = max(math.prod(_extent(analysis, k, n) for n in shared), 1)
-            result = -(-result * nnz // divisor)  # the ceiling, in integers
+            result = min(-(-result * nnz // divisor), _LARGEST)  # the ceiling, in integers
         seen |= names
     return result or 0
 
