@@ -212,6 +212,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _preview(array, width: int = 8) -> str:
     import numpy as np
 
+    if hasattr(array, "tocoo"):  # scipy.sparse: its first non-zeros, never densified
+        coo = array.tocoo()
+        shown = ", ".join(f"({i}, {j}): {v:.4g}" for i, j, v in
+                          list(zip(coo.row, coo.col, coo.data))[:width])
+        return f"sparse, {coo.nnz} non-zeros [{shown}{', ...' if coo.nnz > width else ''}]"
     flat = np.asarray(array).ravel()
     shown = ", ".join(f"{v:.4g}" for v in flat[:width])
     return f"[{shown}{', ...' if flat.size > width else ''}]"
@@ -237,8 +242,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         from .run.files import atomic_write, npz_bytes
 
+        dense = {n: a.toarray() if hasattr(a, "toarray") else a
+                 for n, a in result.outputs.items()}  # --out writes dense arrays
         try:
-            atomic_write(Path(args.out), npz_bytes(result.outputs))
+            atomic_write(Path(args.out), npz_bytes(dense))
         except OSError as err:
             print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
                   file=sys.stderr)
@@ -376,11 +383,20 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
     """The run's result, or the exit status after its error was printed."""
     from .run.program import FuseError, compile
 
+    representation = {}
+    for item in args.representation:
+        name, sep, kind = item.partition("=")
+        if not sep or not name or not kind:
+            print(f"fuse: --representation takes NAME=dense or NAME=sparse, not {item!r}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        representation[name] = kind
     try:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision, compiled=args.compiled,
-                          shard=args.shard_map or None, mesh=args.mesh_shape)
+                          shard=args.shard_map or None, mesh=args.mesh_shape,
+                          representation=representation)
         args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -409,14 +425,24 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
 def _result_json(result: Any) -> dict:
     """`fuse run --format json`: outputs, query answers and sinks written."""
     return {
-        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.tolist()}
+        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), **_values_json(a)}
                     for n, a in result.outputs.items()},
         "queries": [{"query": q.text, "tensor": q.tensor, "free": list(q.free),
-                     "values": q.value.tolist(),
+                     **_values_json(q.value),
                      **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
                         else {})} for q in result.queries],
         "sinks": result.sinks,
     }
+
+
+def _values_json(array: Any) -> dict:
+    """`values` (nested lists), or for a sparse array its non-zeros as [i, j, value]."""
+    if hasattr(array, "tocoo"):
+        coo = array.tocoo()
+        return {"representation": "sparse",
+                "nonzeros": [[int(i), int(j), float(v)]
+                             for i, j, v in zip(coo.row, coo.col, coo.data)]}
+    return {"values": array.tolist()}
 
 
 def _print_result(result: Any, out: str | None) -> None:
@@ -459,6 +485,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
     p_run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                        help="give a source's value from a .npy file (repeatable)")
+    p_run.add_argument("--representation", action="append", default=[],
+                       metavar="NAME=dense|sparse",
+                       help="keep a tensor dense or sparse, overriding the plan (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
     p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",

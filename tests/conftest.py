@@ -34,7 +34,8 @@ TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 # (test_query tests the editor's symbol lookup and runs no program: not listed; query
 # answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
-                       "test_run_targets", "test_datalog"}
+                       "test_run_targets", "test_datalog",
+                       "test_sparse"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs
@@ -93,10 +94,15 @@ def backend_label(name: str, compiled: bool) -> str:
         (name, compiled), f"{name}.jit" if compiled else name)
 
 
+def _dense(value):
+    """A sparse output or answer (scipy.sparse, docs/scale.md) compared as its array."""
+    return value.toarray() if hasattr(value, "toarray") else value
+
+
 def assert_same_result(reference: RunResult, other: RunResult, what: str) -> None:
     assert set(other.outputs) == set(reference.outputs), what
     for name, expected in reference.outputs.items():
-        got = other.outputs[name]
+        got, expected = _dense(other.outputs[name]), _dense(expected)
         assert got.shape == expected.shape, f"{what}: {name} has shape {got.shape}"
         np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
                                    **TOLERANCE, err_msg=f"{what}: {name}")
@@ -104,8 +110,8 @@ def assert_same_result(reference: RunResult, other: RunResult, what: str) -> Non
     for mine, theirs in zip(other.queries, reference.queries):
         assert (mine.text, mine.free) == (theirs.text, theirs.free), what
         assert mine.tuples == theirs.tuples, f"{what}: {mine.text}"
-        np.testing.assert_allclose(np.asarray(mine.value, np.float64),
-                                   np.asarray(theirs.value, np.float64), **TOLERANCE,
+        np.testing.assert_allclose(np.asarray(_dense(mine.value), np.float64),
+                                   np.asarray(_dense(theirs.value), np.float64), **TOLERANCE,
                                    err_msg=f"{what}: {mine.text}")
 
 
@@ -160,9 +166,11 @@ def _twin(program: CompiledProgram, backend: str, compiled: bool):
     twins = program.__dict__.setdefault("_conformance_twins", {})
     if (backend, compiled) not in twins:
         other = get_backend(backend, "cpu", program.backend.precision)
-        twins[backend, compiled] = CompiledProgram(
+        twin = CompiledProgram(
             program.analysis, other, program.base_dir, program.memory_limit,
             program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled)
+        twin.representation = program.representation
+        twins[backend, compiled] = twin
     return twins[backend, compiled]
 
 

@@ -14,6 +14,7 @@ from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..check import Analysis, TensorInfo
 from ..plan.render import render_equation
 from ..plan import plan_equation
+from ..plan.representation import representations
 from .query import symbol_at
 from ..front.span import Span
 
@@ -66,6 +67,11 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
     if info.source_path:
         lines.append("")
         lines.append(f"Data from `{info.source_path}`.")
+    stored = representations(analysis).get(info.name)
+    if stored is not None:
+        lines.append("")
+        gap = ": " if stored.nonzeros is not None else " "
+        lines.append(f"Stored **{stored.kind}**{gap}{stored.detail}.")
     if info.definitions:
         lines.append("")
         where = ", ".join(f"line {analysis.lines.position(s.start)[0] + 1}"

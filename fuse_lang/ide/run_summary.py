@@ -99,7 +99,8 @@ class RunSummary:
 
 
 def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
-    a = np.asarray(array)
+    # a sparse output (scipy.sparse) is summarised dense: an editor's runs are small
+    a = array.toarray() if hasattr(array, "toarray") else np.asarray(array)
     flat = a.ravel()
     numeric = a.dtype.kind in "biuf"
     values = flat.astype(np.float64) if numeric else np.zeros(0)

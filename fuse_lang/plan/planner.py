@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from typing import Mapping
 
 from ..front import ir
 from ..front.span import Span
 from ..check import Analysis
 from ..check.symbols import IndexRole, slice_name
 from .contraction import contraction_path, einsum_spec
+from .representation import representations
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +76,18 @@ class ProgramPlan:
     shapes: tuple[tuple[str, tuple[int | None, ...]], ...]
     total_flops: int | None
     recursion: tuple[tuple[str, str], ...] = ()  # (tensor, how its recursive group runs)
+    # (tensor, "dense" | "sparse", estimated non-zeros or None, cells or None, why):
+    # plan.representation decides, the run follows
+    representations: tuple[tuple[str, str, int | None, int | None, str], ...] = ()
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
 
 
-def plan_program(analysis: Analysis) -> ProgramPlan:
+def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
+                 ) -> ProgramPlan:
+    """The program's plan; `overrides`: per tensor "dense"/"sparse" (as `compile`'s
+    `representation`)."""
     equations = []
     for k, stmt in enumerate(analysis.program.statements):
         if isinstance(stmt, ir.Equation):
@@ -88,8 +96,10 @@ def plan_program(analysis: Analysis) -> ProgramPlan:
     total = sum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
     groups = tuple(g for g in analysis.order if set(g) & analysis.recursive)
     shapes = tuple((n, t.shape) for n, t in analysis.tensors.items())
+    stored = tuple((r.tensor, r.kind, r.nonzeros, r.cells, r.reason)
+                   for r in representations(analysis, overrides).values())
     return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total,
-                       tuple(analysis.recursion.items()))
+                       tuple(analysis.recursion.items()), stored)
 
 
 def _scope_label(role: IndexRole, call_arguments: dict[Span, str]) -> str | None:

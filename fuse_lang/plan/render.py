@@ -67,6 +67,9 @@ class _Text:
         out += ["  " + line for line in self.table(_TENSOR_HEADER[:len(tensors[0])]
                                                    if tensors else ["tensor", "shape"],
                                                    tensors)]
+        out += ["", "Storage (representation, estimated non-zeros, why)"]
+        out += [f"  {name}: {kind}, {count} ({why})"
+                for name, kind, count, why in storage(plan, self)]
         out += ["", "Evaluation order"]
         for step, names, how in order:
             mark = f"  (recursive: {how})" if how is not None else ""
@@ -122,6 +125,8 @@ class _Markdown(_Text):
                f"{len(plan.equations)} equations", ""] + mesh + ["### Tensors", ""]
         out += self.table(_TENSOR_HEADER[:len(tensors[0])] if tensors else ["tensor", "shape"],
                           tensors)
+        out += ["", "### Storage", ""]
+        out += self.table(STORAGE_HEADER, storage(plan, self))
         out += ["", "### Evaluation order", ""]
         for step, names, how in order:
             mark = f" — *recursive: {how}*" if how is not None else ""
@@ -142,6 +147,20 @@ _MARKDOWN = _Markdown()
 
 
 # ------------------------------------------------------------------ the walker
+STORAGE_HEADER = ["tensor", "representation", "non-zeros (estimated)", "why"]
+
+
+def storage(plan: ProgramPlan, fmt: "_Text") -> list[list[str]]:
+    """Each tensor's representation (plan.representation) as table rows."""
+    rows = []
+    for name, kind, nonzeros, cells, reason in plan.representations:
+        count = "?" if nonzeros is None else f"~{nonzeros:,}"
+        if nonzeros is not None and cells:
+            count += f" of {cells:,}"
+        rows.append([fmt.code(name), kind, count, reason])
+    return rows
+
+
 def _role(ix: IndexPlan, fmt: _Text) -> str:
     role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
     if ix.joined:

@@ -27,6 +27,8 @@ from .inputs import load_base
 from .limits import Checkpoint
 from .memory import guard_memory
 from .results import FuseError, RunResult
+from .sparse import is_sparse
+from ..plan.representation import representations
 
 
 
@@ -41,6 +43,7 @@ class RunSettings(Protocol):
     tolerance: float
     compiled: bool
     compilations: int
+    representation: dict[str, str]  # per-tensor overrides of the plan's dense/sparse
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
 # what torch and XLA raise for a failure on the device (out of memory, say).
@@ -76,7 +79,7 @@ class Execution:
             self.analysis, self._dependencies(), sinks))
         self.memo_of(("guard", sinks), lambda: guard_memory(
             self.analysis, needed, getattr(self.backend, "itemsize", 4),
-            self.program.memory_limit) or True)
+            self.program.memory_limit, self._sparse_estimates()) or True)
         if sinks:  # every sink's path, before anything runs or is written (not memoised:
             # the folder may change between runs)
             outputs.check_sinks(self.analysis, self.program.base_dir,
@@ -342,10 +345,45 @@ class Execution:
         if self.bases is not None:  # inside a compiled graph: they are its arguments
             return self.bases.get(name), name in self.bases
         base, has = load_base(self.analysis, self.backend, self.program.base_dir, self.given,
-                              name, self.shape(name))
+                              name, self.shape(name), name in self.sparse_names())
         if has and self.place is not None:
             base = self.place(name, base)
         return base, has
+
+    def sparse_names(self) -> frozenset[str]:
+        """The tensors the plan keeps sparse (none on a backend without sparse support)."""
+        def decide() -> frozenset[str]:
+            if not getattr(self.backend, "sparse", False) or self.bases is not None:
+                return frozenset()
+            return frozenset(n for n, r in self._representations().items()
+                             if r.kind == "sparse")
+
+        return self.memo_of("sparse names", decide)
+
+    def _representations(self) -> dict:
+        return self.memo_of("representations", lambda: representations(
+            self.analysis, self.program.representation))
+
+    def _sparse_estimates(self) -> dict[str, int | None]:
+        """The sparse tensors' estimated non-zeros (for the memory guard)."""
+        names = self.sparse_names()
+        if not names:
+            return {}
+        chosen = self._representations()
+        return {n: chosen[n].nonzeros for n in names}
+
+    def zeros_of(self, name: str) -> Any:
+        """An all-zero value of `name`, in its planned representation."""
+        if name in self.sparse_names():
+            return self.backend.sparse_zeros(self.shape(name))
+        return self.backend.zeros(self.shape(name))
+
+    def _represented(self, name: str, value: Any) -> Any:
+        """`value` in the plan's representation of `name` (a join of a sparse relation
+        with a dense one is dense; a planned sparse tensor stays sparse)."""
+        if name in self.sparse_names():
+            return value if is_sparse(value) else self.backend.sparse_from(value)
+        return self.backend.asarray(value) if is_sparse(value) else value
 
     def equations(self, name: str) -> list[int]:
         return self.memo_of(("equations", name),
@@ -387,9 +425,11 @@ class Execution:
         if op == "avg=" and len(parts) > 1:
             total = total / len(parts)
         if total is None:
-            total = backend.zeros(self.shape(name))
+            total = self.zeros_of(name)
         if info.boolean:
             total = backend.step(total)
+        if self.sparse_names():
+            total = self._represented(name, total)
         return total
 
     def _tensor(self, name: str) -> Any:

@@ -17,8 +17,9 @@ import json
 import os
 import secrets
 import stat
+import warnings
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Iterator, Sequence
 
 import numpy as np
 
@@ -127,6 +128,25 @@ def relation_rows(path: Path) -> list[list[object]]:
     raise FileProblem(f"{path.name}: a Boolean relation reads .csv, .tsv, .json, .jsonl or .txt")
 
 
+def integer_relation(path: Path, arity: int) -> np.ndarray | None:
+    """A .tsv/.csv relation of integers only, read in C (rows x arity); None when
+    it holds anything else (symbols, ragged rows): `relation_rows` reads it then."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv") or arity < 1:
+        return None
+    try:
+        text = read_text(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty file: no rows, no warning
+            rows = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=2,
+                              delimiter="\t" if suffix == ".tsv" else ",")
+    except (OSError, ValueError, SourceError):
+        return None
+    if rows.size == 0:
+        return None
+    return rows if rows.shape[1] == arity else None
+
+
 def _cell(text: object) -> object:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return int(text)
@@ -161,9 +181,20 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
 
 def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
                symbols: Sequence[Sequence[str] | None]) -> None:
-    """Write one array (or a Boolean tensor's tuples) to `path`, atomically."""
+    """Write one array (or a Boolean tensor's tuples) to `path`, atomically.  A
+    scipy.sparse array goes to `.npz` as `scipy.sparse.save_npz` writes it, to the
+    tuple formats from its non-zeros; elsewhere it is written dense."""
     suffix = path.suffix.lower()
     buffer = io.BytesIO()
+    if hasattr(array, "tocoo"):
+        if suffix == ".npz":
+            from scipy.sparse import save_npz
+
+            save_npz(buffer, array.tocsr(), compressed=False)
+            atomic_write(path, buffer.getvalue())
+            return
+        if not (boolean and suffix in (".csv", ".tsv", ".json", ".jsonl")):
+            array = array.toarray()
     if suffix == ".npy":
         np.save(buffer, array, allow_pickle=False)
     elif suffix == ".npz":
@@ -173,7 +204,7 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
                             lineterminator="\n")
         if boolean:
-            for position in zip(*np.nonzero(array > 0)):
+            for position in _true_positions(array):
                 writer.writerow([_symbol(symbols, axis, int(p)) for axis, p in enumerate(position)])
         else:
             for row in np.atleast_2d(array) if array.ndim <= 2 else array.reshape(
@@ -183,7 +214,7 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     elif suffix in (".json", ".jsonl"):
         if boolean:
             rows = [[_symbol(symbols, a, int(p)) for a, p in enumerate(pos)]
-                    for pos in zip(*np.nonzero(array > 0))]
+                    for pos in _true_positions(array)]
         else:
             rows = array.tolist()
         if suffix == ".json":
@@ -204,6 +235,18 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         raise FileProblem(f"{path.name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} "
                           f"or {SINK_SUFFIXES[-1]}")
     atomic_write(path, buffer.getvalue())
+
+
+def _true_positions(array) -> Iterator[tuple]:
+    """The positions where a Boolean array holds 1, row by row (a scipy sparse
+    array read off its non-zeros)."""
+    if hasattr(array, "tocoo"):
+        coo = array.tocoo()
+        keep = coo.data > 0
+        rows, cols = coo.row[keep], coo.col[keep]
+        order = np.lexsort((cols, rows))
+        return zip(rows[order], cols[order])
+    return zip(*np.nonzero(array > 0))
 
 
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:

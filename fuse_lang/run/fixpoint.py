@@ -52,6 +52,8 @@ class Host(Protocol):
 
     def combine(self, name: str, base: Any, parts: list[Any]) -> Any: ...
 
+    def zeros_of(self, name: str) -> Any: ...
+
 
 class Eager:
     """The rounds on concrete values, at the cost of one number a round read back."""
@@ -305,7 +307,7 @@ def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
     backend = host.backend
     for n in group:
         base = bases[n]
-        host.values[n] = base if base is not None else backend.zeros(host.shape(n))
+        host.values[n] = base if base is not None else host.zeros_of(n)
         if host.analysis.tensors[n].boolean:
             host.values[n] = backend.step(host.values[n])
 

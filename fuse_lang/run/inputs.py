@@ -15,22 +15,40 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
-from .files import load_dense, relation_rows
+from .files import integer_relation, load_dense, relation_rows
+from .sparse import from_rows as sparse_rows
 
 
 def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[str, Any],
-              name: str, shape: tuple[int, ...]) -> tuple[Any, bool]:
+              name: str, shape: tuple[int, ...], sparse: bool = False) -> tuple[Any, bool]:
     """The input, source, param and facts of a tensor as one backend array, and
-    whether it has any (None, False when it has none)."""
+    whether it has any (None, False when it has none).  `sparse`: the plan keeps
+    it sparse (a 2-D tensor; the backend has `sparse_from`), read without a
+    dense intermediate where its form allows."""
     info = analysis.tensors[name]
     if name in given:
         data = given[name]
         _refuse_non_numbers(name, data)
+        if sparse:
+            data = backend.sparse_from(data)
+            return (backend.step(data) if info.boolean else data), True
+        if hasattr(data, "toarray"):  # a scipy.sparse input for a dense tensor
+            data = data.toarray()
         if info.boolean:
             data = (data > 0)
         return backend.asarray(data), True
     statements = analysis.program.statements
     facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
+    if sparse and info.boolean and (info.kind == "relation source" or info.kind == "source") \
+            and Path(info.source_path or "").suffix.lower() not in (".npy", ".npz"):
+        rows = _relation_positions(analysis, name, base_dir / (info.source_path or ""))
+        if facts:
+            rows = np.concatenate([rows, np.array([fact_position(analysis, name, f.atom)
+                                                   for f in facts], dtype=np.int64)])
+        return backend.sparse_from(sparse_rows(shape, rows, backend.dtype)), True
+    if sparse and facts and info.kind not in ("source", "relation source", "param"):
+        rows = [fact_position(analysis, name, fact.atom) for fact in facts]
+        return backend.sparse_from(sparse_rows(shape, rows, backend.dtype)), True
     if info.kind in ("source", "relation source"):
         path = base_dir / (info.source_path or "")
         if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
@@ -46,6 +64,8 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
             data = np.array(data, dtype=np.float64)
             for fact in facts:
                 data[fact_position(analysis, name, fact.atom)] = 1.0
+        if sparse:
+            return backend.sparse_from(data), True
         return backend.asarray(data), True
     if info.kind == "param":
         return backend.asarray(_param_init(name, shape)), True
@@ -81,17 +101,35 @@ def fact_position(analysis: Analysis, name: str, atom: ir.Ref) -> tuple[int, ...
 
 def _relation(analysis: Analysis, name: str, path: Path, shape: tuple[int, ...]) -> np.ndarray:
     """A relation file as a 0/1 array."""
-    info = analysis.tensors[name]
     out = np.zeros(shape)
+    positions = _relation_positions(analysis, name, path)
+    if positions.size:
+        out[tuple(positions.T)] = 1.0
+    return out
+
+
+def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray:
+    """A relation file's tuples as positions: integers as they are, symbols numbered
+    per domain (one dictionary per axis, not a search of the symbol list per cell)."""
+    info = analysis.tensors[name]
+    numbers = integer_relation(path, len(info.axes))
+    if numbers is not None:
+        return numbers
+    numbering: dict[int, dict[object, int]] = {}
+    out = []
     for row in relation_rows(path):
         position = []
         for pos, cell in enumerate(row):
             if isinstance(cell, int):
                 position.append(cell)
             else:
-                position.append(analysis.domain_symbols[info.axes[pos].domain].index(cell))
-        out[tuple(position)] = 1.0
-    return out
+                numbers = numbering.get(pos)
+                if numbers is None:
+                    symbols = analysis.domain_symbols[info.axes[pos].domain]
+                    numbers = numbering[pos] = {s: k for k, s in enumerate(symbols)}
+                position.append(numbers[cell])
+        out.append(position)
+    return np.array(out, dtype=np.int64).reshape(-1, len(info.axes))
 
 
 def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Mapping
 
 from ..check import Analysis
 from ..check.domains import short_number
@@ -11,11 +12,16 @@ from .results import FuseError
 DEFAULT_MEMORY_FRACTION = 0.5
 
 
+SPARSE_BYTES_PER_NONZERO = 12  # CSR: a value and a column index (4 + 8 at worst)
+
+
 def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
-                 limit: int | None) -> None:
+                 limit: int | None, sparse: Mapping[str, int | None] | None = None) -> None:
     """Raise FuseError when the needed tensors, plus the largest intermediate of
-    one equation, need more than `limit` bytes (by default half the free memory)."""
-    total, largest, peak = estimate(analysis, needed, itemsize)
+    one equation, need more than `limit` bytes (by default half the free memory).
+    `sparse`: the tensors kept sparse, with their estimated non-zeros (counted by
+    those, and their equations' dense intermediates never made)."""
+    total, largest, peak = estimate(analysis, needed, itemsize, sparse)
     limit = limit if limit is not None else default_limit()
     if total + peak[0] > limit:
         during = (f" plus {format_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
@@ -24,17 +30,23 @@ def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
                         f"limit of {format_bytes(limit)}; nothing was run")
 
 
-def estimate(analysis: Analysis, needed: set[str], itemsize: int
+def estimate(analysis: Analysis, needed: set[str], itemsize: int,
+             sparse: Mapping[str, int | None] | None = None
              ) -> tuple[int, tuple[int, str], tuple[int, str]]:
     """The needed tensors' bytes in all, the largest of them, and the plan's
-    largest intermediate (bytes, tensor): exact integers, from shapes only."""
+    largest intermediate (bytes, tensor): exact integers, from shapes only
+    (sparse tensors by their estimated non-zeros)."""
+    sparse = sparse or {}
     total = 0
     largest = (0, "")
     for name in needed:
         shape = analysis.tensors[name].shape
         if any(e is None for e in shape):
             continue
-        size = math.prod(shape) * itemsize  # exact: int64 wraps past 2^63 (2^32 x 2^32 -> 0)
+        if name in sparse:
+            size = (sparse[name] or 0) * SPARSE_BYTES_PER_NONZERO + (shape[0] + 1) * 8
+        else:  # exact: int64 wraps past 2^63 (2^32 x 2^32 -> 0)
+            size = math.prod(shape) * itemsize  # type: ignore[arg-type]
         total += size
         largest = max(largest, (size, name))
     # the plan's largest intermediate (a join before its projection) also lives
@@ -43,7 +55,7 @@ def estimate(analysis: Analysis, needed: set[str], itemsize: int
 
     peak = (0, "")
     for eq in plan_program(analysis).equations:
-        if eq.largest_intermediate and eq.tensor in needed:
+        if eq.largest_intermediate and eq.tensor in needed and eq.tensor not in sparse:
             peak = max(peak, (eq.largest_intermediate * itemsize, eq.tensor))
     return total, largest, peak
 

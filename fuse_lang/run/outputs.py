@@ -13,6 +13,7 @@ from .evaluate import Evaluator, StatementInfo
 from .files import FileProblem, check_sink_path, write_sink
 from .labelled import LArray
 from .results import FuseError, QueryAnswer
+from .sparse import SparseTensor, is_sparse
 
 
 def output_names(analysis: Analysis, deps: Mapping[str, set[str]]) -> list[str]:
@@ -33,7 +34,9 @@ def outputs(backend: Any, values: Mapping[str, Any], names: list[str],
     """The named values as NumPy arrays of their own (`native`: the backend's tensors)."""
     out = {}
     for n in names:
-        if n in values and native and backend.name != "numpy":
+        if n in values and is_sparse(values[n]):  # handed back sparse, never densified
+            out[n] = values[n].matrix.copy()
+        elif n in values and native and backend.name != "numpy":
             out[n] = backend.asarray(values[n])
         elif n in values:
             array = np.asarray(backend.to_numpy(values[n]))
@@ -58,6 +61,8 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
         selected, axes = value.copy(), list(range(value.ndim))
     elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
         selected, free, axes, starts = _read(analysis, backend, info, values, atom)
+    elif is_sparse(values[atom.name]):
+        return _sparse_answer(analysis, values[atom.name], atom, text)
     else:
         value = np.asarray(backend.to_numpy(values[atom.name]))
         selected, free, axes = _select(analysis, value, atom)
@@ -74,6 +79,45 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
                 row.append(symbols[p] if symbols and p < len(symbols) else p)
             tuples.append(tuple(row))
     return QueryAnswer(text, atom.name, selected, free, tuples)
+
+
+def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: str
+                   ) -> QueryAnswer:
+    """A query of a sparse tensor, read off its non-zeros: `R(x,y)?` answers with a
+    scipy sparse array, `R(A,y)?` with the (dense) row, `R(A,B)?` with the cell."""
+    tensor = analysis.tensors[atom.name]
+    fixed = {pos: _constant_position(analysis, atom.name, pos, ix)
+             for pos, ix in enumerate(atom.indices or ()) if isinstance(ix, ir.IndexConst)}
+    names = [ix.name for ix in atom.indices or () if isinstance(ix, ir.IndexVar)]
+    rows, cols = value.tuples()
+    keep = np.ones(rows.shape[0], dtype=bool)
+    for pos, position in fixed.items():
+        keep &= (rows if pos == 0 else cols) == position
+    found = np.stack([rows[keep], cols[keep]], axis=1)
+    free_axes = [pos for pos in range(2) if pos not in fixed]
+    if len(names) == 2 and names[0] == names[1]:  # `R(x,x)?`: the diagonal
+        found = found[found[:, 0] == found[:, 1]]
+        free_axes = [0]
+        names = names[:1]
+    shape = [value.shape[pos] for pos in free_axes]
+    if len(free_axes) == 2:
+        selected: Any = value.matrix.copy()
+    elif not free_axes:  # a closed query: the one cell
+        selected = np.asarray(1.0 if len(found) else 0.0, dtype=value.dtype)
+    else:
+        selected = np.zeros(shape, dtype=value.dtype)
+        selected[tuple(found[:, pos] for pos in free_axes)] = 1.0
+    tuples = None
+    if tensor.boolean:
+        tuples = []
+        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free_axes]
+        for position in found:
+            row = []
+            for names_of, pos in zip(symbols, free_axes):
+                p = int(position[pos])
+                row.append(names_of[p] if names_of and p < len(names_of) else p)
+            tuples.append(tuple(row))
+    return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
 
 
 def _read(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
@@ -136,7 +180,8 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
           stmt: ir.Sink, base_dir: Path, allow_outside: bool) -> str:
     """Write a sink's value to its file; returns the path written."""
     value: LArray = Evaluator(backend, analysis, info, values).scope(stmt.rhs, 0)
-    data = np.asarray(backend.to_numpy(value.data))
+    data = value.data.matrix if is_sparse(value.data) else \
+        np.asarray(backend.to_numpy(value.data))
     boolean = False
     symbols: list = []
     name = "value"

@@ -17,6 +17,7 @@ from ..check import Analysis, analyze
 from ..front import ir
 from ..front.diagnostics import Severity
 from . import scheduler
+from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
@@ -35,7 +36,8 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int | None = None,
             tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
-            mesh: Any = None, shard: Mapping[str, str] | None = None) -> "CompiledProgram":
+            mesh: Any = None, shard: Mapping[str, str] | None = None,
+            representation: Mapping[str, str] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -45,9 +47,11 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     request for torch, not available for numpy.  shard: index names to mesh
     axes ({"p": "data"}), each tensor split over the mesh along its axes of those
     names (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None
-    for one axis over all devices (jax backend only).  max_iterations: the rounds a
-    recursive group may take; None (the default) follows from the program
-    (fixpoint.round_limit: a Boolean group's tuples, 1000 for numeric recursion)."""
+    for one axis over all devices (jax backend only).  representation: per tensor
+    "dense" or "sparse", overriding the planner's choice (docs/scale.md).
+    max_iterations: the rounds a recursive group may take; None (the default)
+    follows from the program (fixpoint.round_limit: a Boolean group's tuples,
+    1000 for numeric recursion)."""
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
@@ -64,10 +68,17 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     _raise_on_errors(analysis, deferred=("missing-source",))
+    representation = dict(representation or {})
+    try:
+        representations(analysis, representation)  # an override that cannot be kept
+    except RepresentationError as err:
+        raise FuseError(str(err)) from None
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
-    return CompiledProgram(analysis, chosen, Path(base_dir), memory_limit, allow_outside_sinks,
-                           max_iterations, tolerance, compiled)
+    program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
+                              allow_outside_sinks, max_iterations, tolerance, compiled)
+    program.representation = representation
+    return program
 
 
 def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
@@ -113,6 +124,7 @@ class CompiledProgram:
         self.max_iterations = max_iterations
         self.tolerance = tolerance
         self.compiled = compiled
+        self.representation: dict[str, str] = {}  # overrides of the plan's dense/sparse
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
@@ -159,7 +171,10 @@ class CompiledProgram:
         (its tensors plus the largest intermediate; shapes only, nothing runs)."""
         analysis = self.analysis
         needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
-        total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4))
+        sparse = ({name: chosen.nonzeros for name, chosen
+                   in representations(analysis, self.representation).items()
+                   if chosen.kind == "sparse"} if getattr(self.backend, "sparse", False) else {})
+        total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4), sparse)
         return total + peak[0]
 
     def _prepared(self, given: dict[str, np.ndarray]

@@ -6,6 +6,8 @@ from typing import Any
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
+from .. import sparse
+from ..sparse import SparseTensor
 from . import BackendError
 from .base import Backend, elementwise_from
 from .pairwise import checked_matmul, pair_as_matmul
@@ -16,7 +18,11 @@ _SMALL = 4096  # two operands this small (elements, together) skip the matmul pl
 
 @elementwise_from(np)
 class NumpyBackend(Backend):
+    """Dense arrays are ndarrays; a tensor the plan keeps sparse is a
+    `run.sparse.SparseTensor` (scipy.sparse CSR), handled first where it occurs."""
+
     name = "numpy"
+    sparse = True  # keeps 2-D tensors sparse when the plan says so (run/sparse.py)
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if device not in ("cpu", "auto"):
@@ -30,7 +36,16 @@ class NumpyBackend(Backend):
 
     # ---- making arrays
     def asarray(self, x: Any) -> np.ndarray:
+        if type(x) is SparseTensor:
+            return x.astype(self.dtype)
         return np.asarray(x, dtype=self.dtype)
+
+    def sparse_from(self, x: Any) -> SparseTensor:
+        """A scipy sparse matrix, a SparseTensor or a dense 2-D array, kept sparse."""
+        return SparseTensor.from_any(x, self.dtype)
+
+    def sparse_zeros(self, shape: tuple[int, int]) -> SparseTensor:
+        return SparseTensor.from_positions(shape, [], [], self.dtype)
 
     def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape, dtype=self.dtype)
@@ -39,16 +54,22 @@ class NumpyBackend(Backend):
         return np.arange(n, dtype=self.dtype)
 
     def to_numpy(self, x: Any) -> np.ndarray:
-        return np.asarray(x)
+        return np.asarray(x)  # a SparseTensor reads dense here (outputs keep it sparse)
 
     # ---- shapes
     shape = staticmethod(np.shape)
     transpose = staticmethod(np.transpose)
     reshape = staticmethod(np.reshape)
-    broadcast_to = staticmethod(np.broadcast_to)
     concatenate = staticmethod(np.concatenate)
 
+    def broadcast_to(self, x: Any, shape: Any) -> Any:
+        if type(x) is SparseTensor and tuple(shape) == x.shape:
+            return x
+        return np.broadcast_to(x, shape)
+
     def copy(self, x: np.ndarray) -> np.ndarray:
+        if type(x) is SparseTensor:
+            return x.copy().astype(self.dtype)
         return np.array(x, dtype=self.dtype)
 
     def take(self, x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
@@ -60,6 +81,8 @@ class NumpyBackend(Backend):
 
     # ---- arithmetic
     def reduce(self, op: str, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        if type(x) is SparseTensor:
+            return x.reduce(op, axes, self.dtype)
         if op == "sum":
             return np.sum(x, axis=axes, dtype=self.dtype)
         if op == "max":
@@ -71,6 +94,8 @@ class NumpyBackend(Backend):
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
+        if any(type(a) is SparseTensor for a in arrays):
+            return sparse.einsum(spec, arrays, self.dtype)
         if len(arrays) <= 2:  # a pair is its own contraction path
             if len(arrays) == 1 or arrays[0].size + arrays[1].size <= _SMALL:
                 # numpy's C einsum: no planning overhead
@@ -102,6 +127,8 @@ class NumpyBackend(Backend):
 
     def scale_fresh(self, x: np.ndarray, factor) -> np.ndarray:
         """x * factor, reusing x's memory (x was made for this result alone)."""
+        if type(x) is SparseTensor:
+            return x * factor
         if x.dtype == self.dtype and x.flags.writeable and np.ndim(factor) == 0:
             x *= factor
             return x
@@ -109,6 +136,10 @@ class NumpyBackend(Backend):
 
     def new_facts(self, found: np.ndarray, known: np.ndarray) -> np.ndarray | None:
         """0/1 where `found` holds a tuple that `known` does not; None if none is new."""
+        if type(known) is SparseTensor:  # the known facts' representation is the plan's
+            return self.sparse_from(found).new_facts(known, self.dtype)
+        if type(found) is SparseTensor:
+            return found.new_facts(known, self.dtype)
         new = np.greater(found, 0)
         new &= np.less_equal(known, 0)
         if not new.any():
@@ -117,6 +148,8 @@ class NumpyBackend(Backend):
 
     def add_fresh(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """x + y, reusing x's memory (x belongs to the caller alone)."""
+        if type(x) is SparseTensor or type(y) is SparseTensor:
+            return x + y
         x += y
         return x
 
@@ -139,6 +172,8 @@ class NumpyBackend(Backend):
         return out
 
     def step(self, x: np.ndarray) -> np.ndarray:
+        if type(x) is SparseTensor:
+            return x.step(self.dtype)
         return (x > 0).astype(self.dtype)
 
     def where(self, cond, a, b):
@@ -160,6 +195,9 @@ class NumpyBackend(Backend):
 
     def max_abs_difference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The largest |a - b| (0 for empty arrays): how much a fixpoint round changed."""
+        if type(a) is SparseTensor and type(b) is SparseTensor:
+            difference = (a.matrix - b.matrix).data
+            return np.max(np.abs(difference)) if difference.size else self.dtype(0)
         return np.max(np.abs(a - b)) if np.size(a) else self.dtype(0)
 
     def max_of(self, numbers: list) -> np.ndarray:

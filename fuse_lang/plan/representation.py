@@ -1,0 +1,282 @@
+"""Each tensor's representation, dense or sparse, decided from shapes and counts
+only (docs/scale.md, "Sparse relations").
+
+A 2-D tensor is kept sparse (scipy.sparse CSR on NumPy) when it is large
+(at least SPARSE_MIN_CELLS cells) and its estimated non-zeros are at most
+SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
+
+- facts: one non-zero each; a relation file (.tsv/.csv/.jsonl): one per line
+  (the lines are counted, cached by the file's size and time); an .npy/.npz
+  relation or a dense source: unknown, so dense;
+- a Boolean tensor defined by rules: the sum over its rules of each join's
+  estimate (a product A(x,y) B(y,z) joining on y: nnz(A) nnz(B) / extent(y),
+  the textbook uniform estimate; a plain copy: the operand's), capped at its
+  cells; a read of its own recursive group counts as its other rules' total.
+  Only rules that join Boolean tensors that are themselves sparse keep it
+  sparse: a dense operand makes the join's result dense anyway.
+
+Everything else is dense.  `overrides` ({"Edge": "sparse"}) forces a choice per
+tensor; sparse is refused for a tensor that is not 2-D.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from ..check import Analysis
+from ..check.analysis import TensorInfo
+from ..front import ir
+
+SPARSE_MIN_CELLS = 1 << 20  # below ~1M cells a dense array is cheap whatever it holds
+SPARSE_MAX_PERCENT = 1  # density; CSR costs ~3x a dense cell per non-zero, joins pay when low
+KINDS = ("dense", "sparse")
+_LARGEST = 1 << 126  # estimates are capped here: a chain of joins must not grow huge integers
+
+
+@dataclass(frozen=True, slots=True)
+class Representation:
+    """How one tensor is stored during a run, and why."""
+
+    tensor: str
+    kind: str  # "dense" | "sparse"
+    nonzeros: int | None  # the estimate (None: unknown)
+    cells: int | None
+    reason: str
+
+    @property
+    def detail(self) -> str:
+        """`~7,000 non-zeros of 25,000,000 (file lines; density 0.03%)`, or `(why)`."""
+        if self.nonzeros is None or self.cells is None:
+            return f"({self.reason})"
+        return f"~{self.nonzeros:,} non-zeros of {self.cells:,} ({self.reason})"
+
+    @property
+    def text(self) -> str:
+        """`sparse, ~7,000 non-zeros of 25,000,000 (file lines; ...)`: one line."""
+        return f"{self.kind}, {self.detail}"
+
+
+class RepresentationError(ValueError):
+    """An override that cannot be honoured (unknown tensor, a kind, not 2-D)."""
+
+
+_last: list = [None, None, None]  # (weakref to an analysis, overrides, its answer)
+
+
+def representations(analysis: Analysis, overrides: Mapping[str, str] | None = None
+                    ) -> dict[str, Representation]:
+    """Every tensor's representation, in the evaluation order.  The last answer is
+    kept (an editor hovers over one analysis many times); an analysis never changes."""
+    overrides = dict(overrides or {})
+    ref, key, answer = _last
+    if ref is not None and ref() is analysis and key == overrides:
+        return dict(answer)
+    answer = _representations(analysis, overrides)
+    _last[:] = [weakref.ref(analysis), overrides, answer]
+    return dict(answer)
+
+
+def _representations(analysis: Analysis, overrides: dict[str, str]
+                     ) -> dict[str, Representation]:
+    _check_overrides(analysis, overrides)
+    estimates: dict[str, int | None] = {}
+    reasons: dict[str, str] = {}
+    sparse: set[str] = set()
+    out: dict[str, Representation] = {}
+    for group in analysis.order:
+        for name in group:
+            nnz, reason = _estimate(analysis, name, group, estimates, sparse)
+            estimates[name] = nnz
+            reasons[name] = reason
+        for name in group:
+            nnz = estimates[name]
+            cells = _cells(analysis, name)
+            plain = None if name in overrides else _plainly_dense(analysis.tensors[name], cells)
+            if plain is not None:  # the common case, decided without the estimate
+                two_d = len(analysis.tensors[name].shape) == 2
+                out[name] = Representation(name, "dense", nnz if two_d else None, cells, plain)
+                continue
+            kind, why = _choose(analysis, name, nnz, cells, group, sparse, overrides)
+            if kind == "sparse":
+                sparse.add(name)
+            if len(analysis.tensors[name].shape) != 2:  # the count does not matter then
+                out[name] = Representation(name, kind, None, cells, why)
+                continue
+            out[name] = Representation(name, kind, nnz, cells, f"{reasons[name]}; {why}"
+                                       if reasons[name] else why)
+    for name in analysis.tensors:  # a tensor outside the order (unused) is dense
+        if name not in out:
+            out[name] = Representation(name, "dense", None, _cells(analysis, name),
+                                       "not computed")
+    return out
+
+
+def _plainly_dense(info: TensorInfo, cells: int | None) -> str | None:
+    """Why a tensor is dense whatever its count (None: its count decides)."""
+    if len(info.shape) != 2:
+        return "not 2-D"
+    if not info.boolean:
+        return "numbers"
+    if cells is not None and cells < SPARSE_MIN_CELLS:
+        return "small"
+    return None
+
+
+def _check_overrides(analysis: Analysis, overrides: Mapping[str, str]) -> None:
+    for name, kind in overrides.items():
+        if name not in analysis.tensors:
+            known = ", ".join(analysis.tensors) or "none"
+            raise RepresentationError(f"representation: `{name}` is not a tensor of this "
+                                      f"program (those are: {known})")
+        if kind not in KINDS:
+            raise RepresentationError(f"representation of `{name}`: {kind!r} is not one of "
+                                      f"{', '.join(KINDS)}")
+        if kind == "sparse" and len(analysis.tensors[name].shape) != 2:
+            raise RepresentationError(f"representation of `{name}`: only 2-D tensors are "
+                                      f"kept sparse; `{name}` has "
+                                      f"{len(analysis.tensors[name].shape)} axes")
+
+
+def _cells(analysis: Analysis, name: str) -> int | None:
+    shape = analysis.tensors[name].shape
+    return None if any(e is None for e in shape) else math.prod(shape)  # type: ignore[arg-type]
+
+
+def _choose(analysis: Analysis, name: str, nnz: int | None, cells: int | None,
+            group: tuple[str, ...], sparse: set[str], overrides: Mapping[str, str]
+            ) -> tuple[str, str]:
+    if name in overrides:
+        return overrides[name], "as asked"
+    info = analysis.tensors[name]
+    if len(info.shape) != 2:
+        return "dense", "not 2-D"
+    if nnz is None or cells is None:
+        return "dense", "count unknown"
+    if cells < SPARSE_MIN_CELLS:
+        return "dense", "small"
+    if nnz * 100 > cells * SPARSE_MAX_PERCENT:  # integers: extents may be huge
+        return "dense", f"density {nnz / cells:.2%} over {SPARSE_MAX_PERCENT}%"
+    if info.statements and _rules(analysis, name) and not _sparse_operands(
+            analysis, name, group, sparse):
+        return "dense", "joins a dense operand"
+    return "sparse", f"density {nnz / cells:.2%}"
+
+
+def _rules(analysis: Analysis, name: str) -> list[tuple[int, ir.Equation]]:
+    """The equations of `name`, with their statement numbers."""
+    statements = analysis.program.statements
+    return [(k, statements[k]) for k in analysis.tensors[name].statements
+            if isinstance(statements[k], ir.Equation)]  # type: ignore[misc]
+
+
+def _factors(rhs: ir.Expr) -> list[ir.Expr]:
+    return list(rhs.factors) if isinstance(rhs, ir.Product) else [rhs]
+
+
+def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
+                     sparse: set[str]) -> bool:
+    """Every rule is a product of references to sparse Boolean tensors (or the group)."""
+    for _k, rule in _rules(analysis, name):
+        for factor in _factors(rule.rhs):
+            if not isinstance(factor, ir.Ref) or factor.name not in analysis.tensors:
+                return False
+            if factor.name not in group and factor.name not in sparse:
+                return False
+            if not analysis.tensors[factor.name].boolean:
+                return False
+    return True
+
+
+def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
+              estimates: Mapping[str, int | None], sparse: set[str]) -> tuple[int | None, str]:
+    """The estimated non-zeros of `name` and where the figure comes from."""
+    info = analysis.tensors[name]
+    if not info.boolean:  # only relations are counted (numbers have no count to read)
+        return None, "numbers"
+    statements = analysis.program.statements
+    facts = sum(1 for k in info.statements if isinstance(statements[k], ir.Fact))
+    base: int | None = facts
+    where = "facts" if facts else ""
+    if info.kind in ("source", "relation source"):
+        rows = _source_rows(analysis.base_dir, info.source_path) if info.boolean else None
+        if rows is None:
+            return None, "a source without a count"  # an .npy, or dense numbers
+        base, where = facts + rows, "file lines"
+    rules = _rules(analysis, name)
+    if not rules:
+        return base, where
+    total = base or 0
+    later = []
+    for k, rule in rules:
+        if any(isinstance(f, ir.Ref) and f.name in group for f in _factors(rule.rhs)):
+            later.append(rule)
+            continue
+        joined = _join_estimate(analysis, k, rule, estimates)
+        if joined is None:
+            return None, "a rule that is not a join of relations"
+        total += joined
+    if later:  # a recursive rule adds at least what the others give (a lower bound)
+        total *= 2
+    cells = _cells(analysis, name)
+    total = min(total, _LARGEST)
+    return (min(total, cells) if cells is not None else total), "estimated from its rules"
+
+
+def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
+                   estimates: Mapping[str, int | None]) -> int | None:
+    """A product of references: nnz(A) nnz(B) / extent(shared) per join, left to right."""
+    factors = _factors(rule.rhs)
+    if not all(isinstance(f, ir.Ref) and f.name in estimates for f in factors):
+        return None
+    result: int | None = None
+    seen: set[str] = set()
+    for factor in factors:
+        assert isinstance(factor, ir.Ref)
+        nnz = estimates[factor.name]
+        if nnz is None:
+            return None
+        names = {v.name for ix in factor.indices or () for v in ir.index_vars(ix)}
+        if result is None:
+            result = nnz
+        else:
+            shared = names & seen
+            divisor = max(math.prod(_extent(analysis, k, n) for n in shared), 1)
+            result = min(-(-result * nnz // divisor), _LARGEST)  # the ceiling, in integers
+        seen |= names
+    return result or 0
+
+
+def _extent(analysis: Analysis, k: int, index: str) -> int:
+    extent = analysis.var_extents.get((k, index), (None, None))[0]
+    return int(extent) if extent else 1
+
+
+def _source_rows(base_dir: Path, source: str | None) -> int | None:
+    """The tuples of a text relation file: its lines, counted once per file version."""
+    if not source or Path(source).suffix.lower() not in (".tsv", ".csv", ".jsonl"):
+        return None
+    path = Path(base_dir) / source
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return _count_lines(str(path), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _count_lines(path: str, size: int, mtime_ns: int) -> int | None:
+    count = 0
+    last = b"\n"
+    try:
+        with open(path, "rb") as fp:
+            while chunk := fp.read(1 << 20):
+                count += chunk.count(b"\n")
+                last = chunk[-1:]
+    except OSError:
+        return None
+    return count + (last != b"\n")

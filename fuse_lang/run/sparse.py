@@ -1,0 +1,309 @@
+"""Sparse 2-D tensors on the NumPy backend: scipy.sparse CSR behind a small
+array-like, so the reference interpreter runs on them unchanged.
+
+`SparseTensor` holds a canonical `scipy.sparse.csr_array` (sorted indices, no
+duplicates, the backend's float type; a Boolean relation holds 1.0 where
+true).  What stays sparse: joins of two operands shaped as a matrix product
+(`R(x,y) S(y,z)`, `R(x,y) E[x,d]`: scipy's matmul, then `step` for a
+Boolean result), elementwise products and sums of sparse operands, transposes,
+`step`, the semi-naive `new_facts` and unions.  Anything else reads the
+tensor as a dense array (`__array__`, `__array_ufunc__`): slower, never
+wrong.  The planner (`plan.representation`) decides which tensors are sparse.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+
+class _LazyScipy:
+    """scipy.sparse, imported when a sparse tensor is first made (a dense run never pays)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import scipy.sparse
+
+        return getattr(scipy.sparse, name)
+
+
+sp = _LazyScipy()
+
+
+class SparseTensor:
+    """A 2-D array stored as CSR.  Behaves as an array for the interpreter."""
+
+    __slots__ = ("matrix",)
+    __array_priority__ = 1000  # `ndarray + SparseTensor` asks this class first
+    ndim = 2
+
+    def __init__(self, matrix: Any) -> None:
+        self.matrix = matrix
+
+    @classmethod
+    def from_positions(cls, shape: tuple[int, int], rows: Any, cols: Any,
+                       dtype: Any) -> "SparseTensor":
+        """A 0/1 tensor, 1 at each (row, col) (repeats count once)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        data = np.ones(rows.shape[0], dtype=dtype)
+        matrix = sp.csr_array((data, (rows, cols)), shape=shape)
+        matrix.sum_duplicates()
+        matrix.data[:] = 1
+        return cls(matrix)
+
+    @classmethod
+    def from_any(cls, value: Any, dtype: Any) -> "SparseTensor":
+        """A scipy sparse matrix or array, a SparseTensor or a dense 2-D array."""
+        if isinstance(value, SparseTensor):
+            return value.astype(dtype)
+        matrix = sp.csr_array(value, dtype=dtype)
+        matrix.sum_duplicates()
+        matrix.eliminate_zeros()
+        return cls(matrix)
+
+    # ---- what an array answers
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.matrix.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.matrix.dtype
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.matrix.shape))
+
+    @property
+    def nnz(self) -> int:
+        return int(self.matrix.nnz)
+
+    def __repr__(self) -> str:
+        return f"SparseTensor(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype})"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        dense = self.matrix.toarray()
+        return dense if dtype is None else dense.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """Any NumPy function not written for sparse operands reads them dense."""
+        dense = [np.asarray(x) if isinstance(x, SparseTensor) else x for x in inputs]
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def toarray(self) -> np.ndarray:
+        return self.matrix.toarray()
+
+    def astype(self, dtype: Any) -> "SparseTensor":
+        if self.matrix.dtype == dtype:
+            return self
+        return SparseTensor(self.matrix.astype(dtype))
+
+    def copy(self) -> "SparseTensor":
+        return SparseTensor(self.matrix.copy())
+
+    def transpose(self, *order: Any) -> "SparseTensor":
+        if len(order) == 1 and not isinstance(order[0], int):
+            order = tuple(order[0]) if order[0] is not None else (1, 0)
+        if tuple(order) in ((0, 1),):
+            return self
+        return SparseTensor(self.matrix.T.tocsr())
+
+    @property
+    def T(self) -> "SparseTensor":  # noqa: N802 (numpy's name)
+        return self.transpose(1, 0)
+
+    def reshape(self, *shape: Any) -> Any:
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        if tuple(shape) == self.shape:
+            return self
+        return np.asarray(self).reshape(shape)
+
+    # ---- arithmetic that stays sparse
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, SparseTensor):
+            return SparseTensor(self.matrix + other.matrix)
+        if np.ndim(other) == 0 and other == 0:
+            return self
+        return np.asarray(self) + other
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Any:
+        if isinstance(other, SparseTensor):
+            return SparseTensor(self.matrix - other.matrix)
+        return np.asarray(self) - other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - np.asarray(self)
+
+    def __neg__(self) -> "SparseTensor":
+        return SparseTensor(-self.matrix)
+
+    def __mul__(self, other: Any) -> Any:
+        if isinstance(other, SparseTensor):
+            return SparseTensor(sp.csr_array(self.matrix.multiply(other.matrix)))
+        if np.ndim(other) == 0:
+            return SparseTensor(self.matrix * other)
+        if np.shape(other) == self.shape:
+            return SparseTensor(sp.csr_array(self.matrix.multiply(np.asarray(other))))
+        return np.asarray(self) * other
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Any:
+        if np.ndim(other) == 0:
+            return SparseTensor(self.matrix / other)
+        return np.asarray(self) / other
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return other / np.asarray(self)
+
+    # comparisons read the tensor dense (the engine's own use is `step`)
+    def __gt__(self, other: Any) -> Any:
+        return np.asarray(self) > other
+
+    def __ge__(self, other: Any) -> Any:
+        return np.asarray(self) >= other
+
+    def __lt__(self, other: Any) -> Any:
+        return np.asarray(self) < other
+
+    def __le__(self, other: Any) -> Any:
+        return np.asarray(self) <= other
+
+    def step(self, dtype: Any) -> "SparseTensor":
+        """1 where > 0 (the implicit zeros stay 0)."""
+        return SparseTensor(_ones(self.matrix, dtype))
+
+    def new_facts(self, known: "SparseTensor | np.ndarray", dtype: Any
+                  ) -> "SparseTensor | None":
+        """1 where self > 0 and `known` is not; None when nothing is new.  One
+        sparse subtraction of 0/1 matrices: 1 - 0 is new, 1 - 1 and 0 - 1 are not."""
+        found = _ones(self.matrix, dtype)
+        if isinstance(known, SparseTensor):
+            new = found - _ones(known.matrix, dtype)
+        else:
+            new = sp.csr_array(found.multiply(np.asarray(known) <= 0), dtype=dtype)
+        new.data = (new.data > 0).astype(dtype)
+        new.eliminate_zeros()
+        return SparseTensor(new) if new.nnz else None
+
+    def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
+        """Project axes away by sum / max / min / avg (a dense result)."""
+        axis = None if len(axes) == 2 else axes[0]
+        if op in ("sum", "avg"):
+            out = self.matrix.sum(axis=axis)
+            if op == "avg":
+                out = out / (self.size if axis is None else self.shape[axis])
+        elif op in ("max", "min"):
+            out = getattr(self.matrix, op)(axis=axis)
+            out = out.toarray() if hasattr(out, "toarray") else out
+        else:
+            raise ValueError(op)
+        return np.asarray(out, dtype=dtype).reshape(-1) if axis is not None \
+            else np.asarray(out, dtype=dtype)
+
+    def tuples(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (rows, cols) of the non-zeros, row by row."""
+        coo = self.matrix.tocoo()
+        order = np.lexsort((coo.col, coo.row))
+        return coo.row[order], coo.col[order]
+
+
+def _ones(matrix: Any, dtype: Any) -> Any:
+    """`matrix > 0` as a 0/1 matrix of `dtype` (itself when it is one already)."""
+    if matrix.dtype == dtype and bool((matrix.data == 1).all()):
+        return matrix
+    ones = matrix.astype(dtype)  # a copy: the pattern, then 0/1 values on it
+    ones.data = (ones.data > 0).astype(dtype)
+    ones.eliminate_zeros()
+    return ones
+
+
+def is_sparse(x: Any) -> bool:
+    return type(x) is SparseTensor
+
+
+def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
+    """The contraction `spec` with at least one SparseTensor operand: sparse where
+    its shape allows (see the module's docstring), else on dense copies."""
+    inputs, out = spec.split("->")
+    terms = inputs.split(",")
+    if len(terms) == 2:
+        result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
+        if result is not None:
+            return _as_result(result, dtype)
+    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == 2 and set(out) == set(terms[0]):
+        return arrays[0].copy() if out == terms[0] else arrays[0].T
+    dense = [np.asarray(a) for a in arrays]
+    return np.asarray(np.einsum(spec, *dense), dtype=dtype)
+
+
+def _as_result(x: Any, dtype: Any) -> Any:
+    if isinstance(x, SparseTensor):
+        return x.astype(dtype)
+    if sp.issparse(x):
+        return SparseTensor(sp.csr_array(x, dtype=dtype))
+    return np.asarray(x, dtype=dtype)
+
+
+def _pair(ta: str, tb: str, out: str, a: Any, b: Any) -> Any:
+    """Two operands of at most two axes: an elementwise product or a matrix product."""
+    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or np.ndim(a) != len(ta) \
+            or np.ndim(b) != len(tb):
+        return None
+    if len(ta) == 2 and set(ta) == set(tb) and set(out) == set(ta):  # R(x,y) S(x,y)
+        b_aligned = b if tb == ta else _transposed(b)
+        product = _multiply(a, b_aligned)
+        return product if out == ta else _transposed(product)
+    shared = set(ta) & set(tb)
+    if len(shared) != 1 or shared & set(out) or len(ta) > 2 or len(tb) > 2:
+        return None
+    (c,) = shared
+    kept_a = [x for x in ta if x != c]
+    kept_b = [x for x in tb if x != c]
+    if any(x not in out for x in kept_a + kept_b) or len(out) != len(kept_a) + len(kept_b):
+        return None
+    left = _matrix(a, ta, kept_a, c, rows_first=True)
+    right = _matrix(b, tb, kept_b, c, rows_first=False)
+    product = left @ right  # (kept_a or 1) x (kept_b or 1)
+    order = kept_a + kept_b
+    if len(out) == 2:
+        return product if "".join(order) == out else product.T
+    if sp.issparse(product):
+        product = product.toarray()
+    return np.asarray(product).reshape(tuple(np.shape(a)[ta.index(x)] if x in ta
+                                             else np.shape(b)[tb.index(x)] for x in out))
+
+
+def _multiply(a: Any, b: Any) -> Any:
+    if is_sparse(a):
+        return a * b
+    if is_sparse(b):
+        return b * a
+    return a * b
+
+
+def _transposed(x: Any) -> Any:
+    return x.T if is_sparse(x) else np.transpose(x)
+
+
+def _matrix(x: Any, term: str, kept: list[str], contracted: str, rows_first: bool) -> Any:
+    """x as a 2-D matrix: (kept, contracted) when `rows_first`, else (contracted, kept);
+    a missing kept axis is a size-1 one."""
+    matrix = x.matrix if is_sparse(x) else np.asarray(x)
+    if not kept:
+        vector = np.asarray(matrix).reshape(-1) if not sp.issparse(matrix) else matrix
+        return vector.reshape(1, -1) if rows_first else vector.reshape(-1, 1)
+    in_order = term == (kept[0] + contracted if rows_first else contracted + kept[0])
+    return matrix if in_order else matrix.T
+
+
+def from_rows(shape: tuple[int, int], rows: Any, dtype: Any) -> SparseTensor:
+    """A 0/1 tensor from positions (an n x 2 array or a list of pairs); positions
+    outside the shape are dropped."""
+    positions = np.asarray(rows, dtype=np.int64).reshape(-1, 2)
+    inside = (positions >= 0).all(axis=1) & (positions[:, 0] < shape[0]) & \
+        (positions[:, 1] < shape[1])
+    positions = positions[inside]
+    return SparseTensor.from_positions(shape, positions[:, 0], positions[:, 1], dtype)

@@ -1,0 +1,265 @@
+"""Sparse relations (docs/scale.md, "Sparse relations"): the plan keeps large,
+low-density 2-D tensors as scipy.sparse on NumPy; every result equals the
+dense run exactly.  Through the public entry points: `fuse_lang.compile(...)`
+with `representation=`, and `fuse run --representation`.  A conformance module
+(tests/conftest.py): each NumPy run here is run again on torch and jax (which
+keep every tensor dense) and must agree."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fuse_lang
+from fuse_lang import FuseError
+from fuse_lang.plan.representation import representations
+
+CLOSURE = """
+Edge(x,y) = "edge.tsv"
+Reach(x,y) = Edge(x,y)
+Reach(x,z) = Reach(x,y) Edge(y,z)
+export Reach
+"""
+SPARSE = {"Edge": "sparse", "Reach": "sparse"}
+DENSE = {"Edge": "dense", "Reach": "dense"}
+
+
+def random_dag(n: int, m: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    u, v = rng.integers(0, n, size=(2, m))
+    keep = u != v
+    return np.unique(np.stack([np.minimum(u, v)[keep], np.maximum(u, v)[keep]], 1), axis=0)
+
+
+def write_edges(folder: Path, edges: np.ndarray, name: str = "edge.tsv") -> None:
+    (folder / name).write_text("".join(f"{a}\t{b}\n" for a, b in edges))
+
+
+def dense(x):
+    return x.toarray() if sp.issparse(x) else np.asarray(x)
+
+
+def hand_closure(edges: np.ndarray, n: int) -> np.ndarray:
+    edge = np.zeros((n, n), dtype=bool)
+    edge[edges[:, 0], edges[:, 1]] = True
+    reach = edge.copy()
+    while True:
+        grown = reach | ((reach.astype(np.float32) @ edge.astype(np.float32)) > 0)
+        if (grown == reach).all():
+            return reach.astype(np.float32)
+        reach = grown
+
+
+@pytest.fixture
+def graph(tmp_path: Path) -> tuple[Path, np.ndarray, int]:
+    edges = random_dag(60, 90)
+    write_edges(tmp_path, edges)
+    return tmp_path, edges, int(edges.max()) + 1
+
+
+def test_sparse_closure_equals_dense(graph):
+    folder, edges, n = graph
+    got = fuse_lang.compile(CLOSURE, base_dir=folder, representation=SPARSE).run()["Reach"]
+    want = fuse_lang.compile(CLOSURE, base_dir=folder, representation=DENSE).run()["Reach"]
+    assert sp.issparse(got) and isinstance(want, np.ndarray)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got.toarray(), want)
+    np.testing.assert_array_equal(want, hand_closure(edges, n))
+
+
+def test_planner_keeps_a_large_low_density_relation_sparse(tmp_path):
+    edges = random_dag(1100, 1500, seed=3)
+    edges = np.concatenate([edges, [[1099, 1099]]])  # the extent: 1100 nodes, 1.21M cells
+    write_edges(tmp_path, edges)
+    program = fuse_lang.compile(CLOSURE, base_dir=tmp_path)
+    chosen = representations(program.analysis)
+    assert chosen["Edge"].kind == chosen["Reach"].kind == "sparse"
+    assert chosen["Edge"].nonzeros == len(edges)
+    got = program.run()["Reach"]
+    assert sp.issparse(got)
+    np.testing.assert_array_equal(got.toarray(), hand_closure(edges, 1100))
+
+
+def test_small_or_dense_relations_stay_dense(graph, tmp_path):
+    folder, _, _ = graph
+    chosen = representations(fuse_lang.analyze(CLOSURE, str(folder / "c.fuse"), folder))
+    assert chosen["Edge"].kind == "dense" and "small" in chosen["Edge"].reason
+    out = fuse_lang.compile(CLOSURE, base_dir=folder).run()["Reach"]
+    assert isinstance(out, np.ndarray)
+
+
+def test_facts_load_sparse_and_queries_read_off_the_sparse_form(tmp_path):
+    text = """
+Parent(Alice, Bob)
+Parent(Bob, Carol)
+Parent(Carol, Dan)
+Parent(Eve, Bob)
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+Ancestor(Alice, y)?
+Ancestor(x, Dan)?
+Ancestor(x, y)?
+Ancestor(Alice, Dan)?
+Ancestor(Dan, Alice)?
+Ancestor(x, x)?
+export Ancestor
+"""
+    sparse_run = fuse_lang.compile(text, representation={"Parent": "sparse",
+                                                         "Ancestor": "sparse"}).execute()
+    dense_run = fuse_lang.compile(text).execute()
+    np.testing.assert_array_equal(sparse_run.outputs["Ancestor"].toarray(),
+                                  dense_run.outputs["Ancestor"])
+    for got, want in zip(sparse_run.queries, dense_run.queries):
+        assert got.tuples == want.tuples, got.text
+        assert got.free == want.free, got.text
+        np.testing.assert_array_equal(dense(got.value), want.value)
+    assert sparse_run.queries[0].tuples == [("Bob",), ("Carol",), ("Dan",)]
+
+
+def test_sinks_of_a_sparse_tensor(graph):
+    folder, _, _ = graph
+    text = CLOSURE + '"reach.tsv" = Reach(x,y)\n"reach.npz" = Reach(x,y)\n' \
+        '"row.json" = Reach(0,y)\n'
+    fuse_lang.compile(text, base_dir=folder, representation=SPARSE).run()
+    sparse_tsv = (folder / "reach.tsv").read_text()
+    sparse_row = (folder / "row.json").read_text()
+    stored = sp.load_npz(folder / "reach.npz")
+    fuse_lang.compile(text, base_dir=folder, representation=DENSE).run()
+    assert sparse_tsv == (folder / "reach.tsv").read_text() and sparse_tsv
+    assert sparse_row == (folder / "row.json").read_text()
+    np.testing.assert_array_equal(stored.toarray(), np.load(folder / "reach.npz")["Reach"])
+
+
+def test_embedding_joined_with_a_sparse_relation(graph):
+    folder, _, n = graph
+    emb = np.random.default_rng(2).standard_normal((n, 5)).astype(np.float32)
+    np.save(folder / "emb.npy", emb)
+    text = """
+R(x,y) = "edge.tsv"
+E[x,d] = "emb.npy"
+Y[y,d] = R(x,y) E[x,d]
+Z[x,d] = R(x,y) E[y,d]
+S[x] = R(x,y)
+B(x,z) = R(x,y) R(y,z) R(x,z)
+export Y, Z, S, B
+"""
+    got = fuse_lang.compile(text, base_dir=folder, representation={"R": "sparse"}).run()
+    want = fuse_lang.compile(text, base_dir=folder).run()
+    for name in ("Y", "Z", "S", "B"):
+        np.testing.assert_allclose(dense(got[name]), want[name], rtol=1e-6, atol=1e-6)
+
+
+def test_sparse_given_input(graph):
+    folder, edges, n = graph
+    edge = sp.csr_array((np.ones(len(edges), np.float32), (edges[:, 0], edges[:, 1])),
+                        shape=(n, n))
+    sparse_out = fuse_lang.compile(CLOSURE, base_dir=folder, representation=SPARSE).run(
+        inputs={"Edge": edge})["Reach"]
+    dense_out = fuse_lang.compile(CLOSURE, base_dir=folder).run(inputs={"Edge": edge})["Reach"]
+    np.testing.assert_array_equal(sparse_out.toarray(), dense_out)
+
+
+@pytest.mark.parametrize("overrides, words", [
+    ({"Nope": "sparse"}, "`Nope` is not a tensor"),
+    ({"Edge": "compressed"}, "is not one of dense, sparse"),
+])
+def test_bad_overrides_are_refused(graph, overrides, words):
+    folder, _, _ = graph
+    with pytest.raises(FuseError, match=words):
+        fuse_lang.compile(CLOSURE, base_dir=folder, representation=overrides)
+
+
+def test_only_2d_tensors_are_sparse():
+    with pytest.raises(FuseError, match="only 2-D tensors"):
+        fuse_lang.compile("R(A, B, C)\nexport R", representation={"R": "sparse"})
+
+
+def test_cli_representation(graph):
+    folder, _, _ = graph
+    program = folder / "closure.fuse"
+    program.write_text(CLOSURE + "Reach(0, y)?\n")
+    run = [sys.executable, "-m", "fuse_lang.cli", "run", str(program)]
+    text = subprocess.run(run + ["--representation", "Edge=sparse", "--representation",
+                                 "Reach=sparse"], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert "sparse," in text.stdout and "non-zeros" in text.stdout
+    js = subprocess.run(run + ["--representation", "Reach=sparse", "--format", "json"],
+                        capture_output=True, text=True, timeout=120)
+    assert js.returncode == 0, js.stderr
+    data = json.loads(js.stdout)
+    assert data["outputs"]["Reach"]["representation"] == "sparse"
+    dense_js = json.loads(subprocess.run(run + ["--format", "json"], capture_output=True,
+                                         text=True, timeout=120).stdout)
+    values = np.array(dense_js["outputs"]["Reach"]["values"])
+    assert sorted(map(tuple, np.argwhere(values > 0).tolist())) == \
+        sorted((i, j) for i, j, _ in data["outputs"]["Reach"]["nonzeros"])
+    assert data["queries"][0]["tuples"] == dense_js["queries"][0]["tuples"]
+    bad = subprocess.run(run + ["--representation", "Reach"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode != 0 and "NAME=dense or NAME=sparse" in bad.stderr
+
+
+def test_explain_and_hover_show_the_representation(tmp_path):
+    edges = np.concatenate([random_dag(1100, 1500, seed=3), [[1099, 1099]]])
+    write_edges(tmp_path, edges)
+    program = tmp_path / "closure.fuse"
+    program.write_text(CLOSURE)
+    text = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", str(program)],
+                          capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert any(line.startswith("Storage") for line in lines)
+    edge_row = next(line for line in lines if line.startswith("  Edge: sparse,"))
+    assert f"~{len(edges):,} of 1,210,000 (file lines" in edge_row
+    js = json.loads(subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain",
+                                    "--format", "json", str(program)],
+                                   capture_output=True, text=True, timeout=120).stdout)
+    stored = {row[0]: row for row in js["representations"]}
+    assert stored["Edge"][1:4] == ["sparse", len(edges), 1_210_000]
+    assert stored["Reach"][1] == "sparse"
+
+    from fuse_lang.ide.hover import hover_at
+
+    source = CLOSURE
+    analysis = fuse_lang.analyze(source, str(program), tmp_path)
+    hover = hover_at(analysis, source.index("Reach"))
+    assert "Stored **sparse**: ~" in hover.markdown
+    small = fuse_lang.analyze("A[i] = const([1,2])\nexport A")
+    assert "Stored **dense** (not 2-D)." in hover_at(small, 0).markdown
+
+
+@pytest.mark.reference_only  # torch and jax keep relations dense: 4 TB, refused
+def test_a_million_symbols_run_sparse_within_the_memory_guard():
+    """1,000,000 x 1,000,000 cells: 4 TB dense (refused before anything runs), a
+    few bytes sparse."""
+    text = """
+Edge(0, 1)
+Edge(1, 2)
+Edge(2, 999999)
+Reach(x,y) = Edge(x,y)
+Reach(x,z) = Reach(x,y) Edge(y,z)
+Reach(0, y)?
+Reach(x, 999999)?
+"""
+    result = fuse_lang.compile(text).execute()
+    assert result.queries[0].tuples == [(1,), (2,), (999999,)]
+    assert result.queries[1].tuples == [(0,), (1,), (2,)]
+    with pytest.raises(FuseError, match="over the limit"):
+        fuse_lang.compile(text, representation={"Edge": "dense", "Reach": "dense"}).run()
+
+
+def test_closure_benchmark_runs_small():
+    """benchmarks/closure_sparse.py end to end, tiny: it checks its results against
+    the hand-written code and prints its ratios (no timing is asserted)."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "closure_sparse.py"
+    proc = subprocess.run([sys.executable, str(script), "--small"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for label in ("run(Edge input)", "run(Edge file)", "peak memory",
+                  "embedding join: sparse vs dense Fuse"):
+        assert label in proc.stdout, proc.stdout
