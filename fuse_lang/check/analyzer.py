@@ -122,8 +122,10 @@ class _Checker:
                 checks.check(k, stmt)
             source_info = self._read_sources()
             unification = Unification(self.domains, self.tensors, diags)
-            unification.run([local.unify_ops for local in checks.locals], checks.roles,
-                            axis_decls, source_info)
+            unification.run([local.unify_ops for local in checks.locals],
+                            [pair for local in checks.locals
+                             for pair in zip(local.role_names, local.var_keys)] if axis_decls
+                            else [], axis_decls, source_info)
             unification.check_extents(checks.broadcast)
             close_empty_columns(self.domains, self.tensors)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
