@@ -272,6 +272,15 @@ def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scra
     steps.append(body.replace("A7[i] = B[i]", "A7[i] = B[i]; C[j] = B[j];; D = (1;"))
     steps.append("@\n" * 250 + body)                                  # too many errors
     steps.append(body)
+    # a bracket opened at the top: left open over lines that cannot close it, then
+    # closed (or ended by `;`, or met by a wrong closer) far below, or never
+    steps.append("Top[i] = f(\n" + body)
+    steps.append("Top[i] = f(\n" + body + "  B[i])\n")
+    steps.append("Top[i] = f(\n" + body + "E = 1; F = 2\n")
+    steps.append("Top[i] = f(\n" + body + "G[i] = B[i]]\n")
+    steps.append("Top[i] = f(\n" + body.replace("A30[i]", "  A30[i]"))
+    steps.append("Top[i] = [f(\n" + body)
+    steps.append(body)
     check_sequence(steps)
 
 

@@ -326,6 +326,7 @@ class _StatementFinder:
         its `strict` state and the next line's index."""
         count, offsets, texts = self.count, self.offsets, self.texts
         size = 8
+        looked_ahead = False
         while True:
             stop = min(k + size, count)
             tokens: list[Tok] = []
@@ -339,11 +340,30 @@ class _StatementFinder:
             if found is not None:
                 break
             del diags[before:]
+            if not strict and not looked_ahead:
+                looked_ahead = True
+                if self._simple_to_end(stop):
+                    # the lines left can neither close nor end what is open (a bracket
+                    # left open at the top of a file): it runs to the end of the
+                    # file, as it does to the end of these lines
+                    found = split(tokens, diags, strict, final=True)
+                    assert found is not None
+                    break
             size *= 8
         if found[2] < len(tokens):  # it stopped after a bracket left open: at a line's start
             stop = k + sum(1 for tok in tokens[:found[2]] if tok.type == "NL")
         self.entries[k:stop] = [None] * (stop - k)
         return found[0], found[1], stop
+
+    def _simple_to_end(self, k: int) -> bool:
+        """Whether every line from line `k` on is simple or has no tokens.  Inside a
+        bracket left open (not `strict`) such a line changes nothing: its brackets
+        close in order on it, and it has no `;` nor a bad character."""
+        for j in range(k, self.count):
+            entry = self.line_at(j)
+            if entry.tokens and not entry.simple:
+                return False
+        return True
 
     def line_at(self, k: int) -> Line:
         entry = self.entries[k]
