@@ -7,9 +7,9 @@ unchanged (or only moved); the rest is checked again on every analysis."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from ..front import ir
 from ..front.builtins import NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
@@ -21,7 +21,6 @@ from .projections import broadcast_and_lonely, check_typos
 from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
-
 
 _stamps = itertools.count()  # each new Local's own number, in its domain keys
 
