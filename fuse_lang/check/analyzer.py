@@ -142,6 +142,7 @@ class _Checker:
         # A one-off analysis makes its tensors, var_extents and domain_symbols only
         # when first read: `fuse check` reads none of them.  An Analyzer that
         # remembers needs them now (for its memory of the TensorInfos).
+        roles, scopes = checks.tables()
         if self.remember:
             tensors, var_extents, domain_symbols = self._tables()
         else:
@@ -149,7 +150,7 @@ class _Checker:
         return Analysis(
             path=self.path, base_dir=self.base_dir, text=self.text,
             lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
-            tensors=tensors, roles=checks.roles, scopes=checks.scopes,
+            tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
             recursion=dict(order.recursion))

@@ -130,15 +130,16 @@ class StatementChecks:
         self._virtual_first: dict[str, bool] = {}  # tensor -> has its first definition *t
         self._suggester: NameSuggester | None = None  # did-you-mean for undefined tensors
 
-    @property
-    def roles(self) -> StatementTable:
-        """Statement number -> its index roles (Analysis.roles)."""
-        return StatementTable(self.by_number, "roles")
-
-    @property
-    def scopes(self) -> StatementTable:
-        """Statement number -> its projection scopes (Analysis.scopes)."""
-        return StatementTable(self.by_number, "scopes")
+    def tables(self) -> tuple[Mapping[int, tuple[IndexRole, ...]], Mapping[int, dict[int, Scope]]]:
+        """Statement number -> its index roles, and -> its projection scopes
+        (Analysis.roles and .scopes).  With `remember` (an editor's Analyzer) each
+        statement's are made when first read (see Local); else, plain dicts."""
+        if self.remember:
+            return StatementTable(self.by_number, "roles"), StatementTable(self.by_number,
+                                                                           "scopes")
+        by_number = self.by_number
+        return ({k: local.roles for k, local in by_number.items()},
+                {k: local.scopes for k, local in by_number.items()})
 
     def check(self, k: int, stmt: ir.Statement) -> None:
         if isinstance(stmt, ir.AxisDecl):
