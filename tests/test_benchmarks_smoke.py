@@ -1,17 +1,19 @@
 """The Torch/JAX benchmarks run end to end (tiny sizes, `--small`): each exits 0,
 checks its outputs against the hand-written code, and prints a ratio line per
-comparison and a compilation count per pair.  No timing is asserted."""
+comparison and a compilation count per pair; so does the edit-speed matrix (a
+tiny program, without Torch or JAX).  No timing is asserted."""
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("jax")
+needs_backends = pytest.mark.skipif(find_spec("torch") is None or find_spec("jax") is None,
+                                    reason="needs torch and jax")
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 TIMEOUT = 300  # a bound for a hung process, not a speed target
@@ -41,6 +43,7 @@ def outputs() -> dict[str, subprocess.CompletedProcess]:
     return done
 
 
+@needs_backends
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_benchmark_runs_and_prints_its_ratios(outputs, script):
     proc = outputs[script]
@@ -55,6 +58,7 @@ def test_benchmark_runs_and_prints_its_ratios(outputs, script):
     assert all(before == after for before, after in counts), proc.stdout
 
 
+@needs_backends
 def test_speed_tricks_switches_each_trick_off():
     """benchmarks/speed_tricks.py patches the engine's internals from outside: each
     variant must still find what it patches (its asserts) and print its ratio."""
@@ -66,6 +70,7 @@ def test_speed_tricks_switches_each_trick_off():
     assert len(ratios) == 8, proc.stdout
 
 
+@needs_backends
 def test_sharded_attention_runs_on_8_host_devices_and_prints_its_ratio():
     """benchmarks/sharded_attention.py: sharded equals one device (its assert), and
     the ratio line is printed."""
@@ -77,6 +82,7 @@ def test_sharded_attention_runs_on_8_host_devices_and_prints_its_ratio():
                      r"\(sharded / one device\)", proc.stdout), proc.stdout
 
 
+@needs_backends
 def test_cancel_latency_prints_its_ratio():
     """benchmarks/cancel_latency.py, tiny: the blocks switch it patches still exist."""
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "cancel_latency.py"), "--size",
@@ -85,6 +91,7 @@ def test_cancel_latency_prints_its_ratio():
     assert re.search(r"in blocks \d+ ms .* ratio [\d.]+x$", proc.stdout, re.M), proc.stdout
 
 
+@needs_backends
 def test_chain_closure_prints_its_scaling():
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "chain_closure.py"), "--edges", "10",
                            "20"], capture_output=True, text=True, timeout=TIMEOUT)
@@ -93,6 +100,7 @@ def test_chain_closure_prints_its_scaling():
                           re.M)) == 2, proc.stdout
 
 
+@needs_backends
 def test_datalog_join_prints_its_flops_and_ratios():
     """benchmarks/datalog_join.py --small: the planned and the carried contraction
     agree (its assert) and both ratios are printed."""
@@ -105,6 +113,7 @@ def test_datalog_join_prints_its_flops_and_ratios():
     assert "fuse explain:" in proc.stdout
 
 
+@needs_backends
 def test_plot_speed_times_every_picture_command():
     """benchmarks/plot_speed.py, tiny: each picture command runs and gets its ratios."""
     pytest.importorskip("matplotlib")
@@ -114,3 +123,12 @@ def test_plot_speed_times_every_picture_command():
     ratios = re.findall(r"^(fuse .+?) +\d+ ms \(cpu +\d+ ms\) .*x `(fuse [a-z]+ transformer)` "
                         r"\(cpu +[\d.]+x\)", proc.stdout, re.M)
     assert len(ratios) == 5, proc.stdout
+def test_the_edit_speed_matrix_runs_and_prints_each_edit():
+    """benchmarks/edit_speed.py, tiny: every edit timed in the editor and through the
+    server, each printed with its ratio to the run's baselines."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "edit_speed.py"), "--lines", "150",
+                           "--runs", "1"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = re.findall(r"^  (.+?) +editor +\d+ ms +[\d.]+x cold.* server +\d+ ms +[\d.]+x "
+                      r"baseline", proc.stdout, re.M)
+    assert len(rows) == 11 and "unclosed ( inserted at top" in rows, proc.stdout

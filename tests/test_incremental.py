@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import pickle
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,15 @@ def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scra
     steps.append(body.replace("A7[i] = B[i]", "A7[i] = B[i]; C[j] = B[j];; D = (1;"))
     steps.append("@\n" * 250 + body)                                  # too many errors
     steps.append(body)
+    # a bracket opened at the top: left open over lines that cannot close it, then
+    # closed (or ended by `;`, or met by a wrong closer) far below, or never
+    steps.append("Top[i] = f(\n" + body)
+    steps.append("Top[i] = f(\n" + body + "  B[i])\n")
+    steps.append("Top[i] = f(\n" + body + "E = 1; F = 2\n")
+    steps.append("Top[i] = f(\n" + body + "G[i] = B[i]]\n")
+    steps.append("Top[i] = f(\n" + body.replace("A30[i]", "  A30[i]"))
+    steps.append("Top[i] = [f(\n" + body)
+    steps.append(body)
     check_sequence(steps)
 
 
@@ -290,3 +300,69 @@ def test_shifted_moves_the_spans_inside_named_tuples():
     assert moved.scope.span == Span(14, 19) and moved.occurrences[0].span == Span(16, 17)
     assert moved._replace(scope=scope, occurrences=(occ,)) == role  # the rest is unchanged
     assert shifted(Empty(), 3) == Empty()
+
+
+def _edit_matrix() -> dict:
+    """benchmarks/edit_speed.py's edits (top-of-file inserts and deletes, unclosed
+    brackets, a deleted or renamed source, middle and end edits)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "edit_speed.py"
+    spec = importlib.util.spec_from_file_location("edit_speed", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def test_the_benchmarks_edits_match_analysing_from_scratch(tmp_path):
+    """Each edit of the edit-speed matrix, after the intact program and then back to
+    it (one Analyzer throughout): edits that move or renumber every later statement."""
+    bench = _edit_matrix()
+    intact = bench.generate(120, tmp_path / "data")
+    steps = [intact]
+    for make in bench.EDITS.values():
+        steps += [make(intact), intact]
+    check_sequence(steps, tmp_path)
+    # and edits one after the other, each on the last
+    steps = [intact]
+    for make in bench.EDITS.values():
+        steps.append(make(steps[-1]))
+    check_sequence(steps, tmp_path)
+
+
+def test_renumbered_and_repeated_statements_match_analysing_from_scratch():
+    """Statements reused under a new number (one deleted or added above them), and a
+    statement repeated (the same text twice: each keeps domains of its own)."""
+    lines = PROGRAM.splitlines(keepends=True)
+    query = "Query[p,dk] = WQ[dk,d] X[p,d]\n"
+    steps = [PROGRAM,
+             "".join(lines[2:]),                       # the first statement deleted
+             "Dk2 = const(3)\n" + "".join(lines[2:]),  # one added at the top, as long
+             PROGRAM.replace(query, query * 3),         # repeated
+             PROGRAM.replace(query, "axis d = 9\n" + query * 2),  # moved, renumbered, conflict
+             "# x\n" + PROGRAM.replace(query, query * 2),
+             PROGRAM]
+    results = check_sequence(steps)
+    # the roles' statement numbers follow the statements
+    for result in results:
+        for k, roles in result.roles.items():
+            assert all(role.statement == k for role in roles)
+
+
+def test_a_moved_statements_roles_and_scopes_are_moved_when_read():
+    """After a line inserted at the top, the unchanged statements' index roles and
+    scopes are moved when read (the editor's requests read a few): the moved ones,
+    the same object at every read, and the whole table equal to a fresh one."""
+    analyzer = Analyzer()
+    analyzer.analyze(PROGRAM, None, EXAMPLES)
+    moved = analyzer.analyze("# top\n" + PROGRAM, None, EXAMPLES)
+    fresh = analyze("# top\n" + PROGRAM, None, EXAMPLES)
+    k = next(k for k, roles in fresh.roles.items() if roles)
+    assert moved.roles[k] is moved.roles[k]
+    assert moved.roles[k] == fresh.roles[k] and moved.scopes[k] == fresh.scopes[k]
+    assert dict(moved.roles) == dict(fresh.roles) and moved.roles == fresh.roles

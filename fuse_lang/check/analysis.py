@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..fastinit import frozen_dataclass
 from ..front import ir
@@ -114,8 +114,10 @@ class Analysis:
     program: ir.Program
     diagnostics: tuple[Diagnostic, ...]
     tensors: dict[str, TensorInfo] = _DeferredField()  # type: ignore[assignment]
-    roles: dict[int, tuple[IndexRole, ...]]  # statement -> its variables
-    scopes: dict[int, dict[int, Scope]]  # statement -> projection scopes
+    # statement -> its variables; statement -> its projection scopes (mappings that
+    # may make a statement's when first read: see check.statements.StatementTable)
+    roles: Mapping[int, tuple[IndexRole, ...]]
+    scopes: Mapping[int, dict[int, Scope]]
     # (stmt, var) -> (extent, domain)
     var_extents: dict[tuple[int, str], tuple[int | None, int]] = \
         _DeferredField()  # type: ignore[assignment]

@@ -122,8 +122,10 @@ class _Checker:
                 checks.check(k, stmt)
             source_info = self._read_sources()
             unification = Unification(self.domains, self.tensors, diags)
-            unification.run([local.unify_ops for local in checks.locals], checks.roles,
-                            axis_decls, source_info)
+            unification.run([local.unify_ops for local in checks.locals],
+                            [pair for local in checks.locals
+                             for pair in zip(local.role_names, local.var_keys)] if axis_decls
+                            else [], axis_decls, source_info)
             unification.check_extents(checks.broadcast)
             close_empty_columns(self.domains, self.tensors)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
@@ -140,6 +142,7 @@ class _Checker:
         # A one-off analysis makes its tensors, var_extents and domain_symbols only
         # when first read: `fuse check` reads none of them.  An Analyzer that
         # remembers needs them now (for its memory of the TensorInfos).
+        roles, scopes = checks.tables()
         if self.remember:
             tensors, var_extents, domain_symbols = self._tables()
         else:
@@ -147,7 +150,7 @@ class _Checker:
         return Analysis(
             path=self.path, base_dir=self.base_dir, text=self.text,
             lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
-            tensors=tensors, roles=checks.roles, scopes=checks.scopes,
+            tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
             recursion=dict(order.recursion))

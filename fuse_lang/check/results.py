@@ -93,13 +93,13 @@ class Tables:
         at = 0
         for local in locals_:
             k = local.k
-            for role in local.roles:
+            for name in local.role_names:
                 root = roots[at]
                 at += 1
                 value = values.get(root)
                 if value is None:  # once per domain
                     value = values[root] = (self.domains.root_extent(root), self._number(root))
-                out[(k, role.name)] = value
+                out[(k, name)] = value
         return out
 
     def _domain_symbols(self) -> dict[int, tuple[str, ...]]:

@@ -6,7 +6,10 @@ tensors) is a `Local`, reused from the last analysis while the statement is
 unchanged (or only moved); the rest is checked again on every analysis."""
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..front import ir
 from ..front.builtins import NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
@@ -19,12 +22,20 @@ from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
 
+_stamps = itertools.count()  # each new Local's own number, in its domain keys
+
 
 @dataclass(slots=True)
 class Local:
     """What checking one statement found that depends on nothing else than the
     statement (the same object: same text, same place), its number `k`, and which
-    of its bare names are tensors (`known`, for the names in `bare`)."""
+    of its bare names are tensors (`known`, for the names in `bare`).
+
+    Its index roles and scopes are made when first read (`roles`, `scopes`): a
+    statement that only moved, or was renumbered, since they were found keeps
+    them as found (`made_roles`, `made_scopes`, numbered `made_k`, spans `delta`
+    characters off), as only their names are needed to check the program; the
+    editor's requests read a few statements' only."""
 
     # One per statement of a program, kept for the whole analysis (and the next
     # one): tuples, () when empty, and nothing that is only needed while checking.
@@ -32,15 +43,66 @@ class Local:
     k: int
     bare: tuple[str, ...]
     known: tuple[bool, ...]
-    scopes: dict[int, Scope]
-    roles: tuple[IndexRole, ...]
     refs: tuple[ir.Ref, ...]  # its references in the order of its nodes: StatementChecks.check
     lhs_diags: tuple[Diagnostic, ...]
     node_diags: tuple[tuple[int, Diagnostic], ...]  # (how many of refs come before, diagnostic)
     late_diags: tuple[Diagnostic, ...]
     broadcast: tuple[IndexRole, ...]
     unify_ops: tuple[Op, ...]  # its part of unification (see unify.statement_ops)
-    var_keys: tuple[tuple, ...]  # each role's domain key ("var", k, name)
+    # each role's name and domain key ("var", stamp, name): the stamp is the Local's
+    # own, kept when the statement moves or is renumbered (no key is made again)
+    role_names: tuple[str, ...]
+    var_keys: tuple[tuple, ...]
+    made_roles: tuple[IndexRole, ...]
+    made_scopes: dict[int, Scope]
+    made_k: int
+    delta: int
+    _roles: tuple[IndexRole, ...] | None = None
+    _scopes: dict[int, Scope] | None = None
+
+    @property
+    def roles(self) -> tuple[IndexRole, ...]:
+        roles = self._roles
+        if roles is None:
+            roles = shifted(self.made_roles, self.delta) if self.delta else self.made_roles
+            if self.k != self.made_k:
+                roles = tuple([role._replace(statement=self.k) for role in roles])
+            self._roles = roles  # (two threads may both make it: equal, either is kept)
+        return roles
+
+    @property
+    def scopes(self) -> dict[int, Scope]:
+        scopes = self._scopes
+        if scopes is None:
+            scopes = shifted(self.made_scopes, self.delta) if self.delta else self.made_scopes
+            self._scopes = scopes
+        return scopes
+
+
+class StatementTable(Mapping):
+    """Statement number -> one of its Local's tables (`roles` or `scopes`), made
+    when read: Analysis.roles and Analysis.scopes.  Equal to the dict of them."""
+
+    __slots__ = ("_locals", "_field")
+
+    def __init__(self, locals_: dict[int, Local], field: str) -> None:
+        self._locals = locals_
+        self._field = field
+
+    def __getitem__(self, k: int) -> Any:
+        return getattr(self._locals[k], self._field)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._locals)
+
+    def __len__(self) -> int:
+        return len(self._locals)
+
+    def __contains__(self, k: object) -> bool:
+        return k in self._locals
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
 
 
 class StatementChecks:
@@ -59,14 +121,25 @@ class StatementChecks:
         self.remember = remember
         self.cache_used: dict[int, Local] = {}
         self.locals: list[Local] = []  # in statement order
-        self.roles: dict[int, tuple[IndexRole, ...]] = {}
-        self.scopes: dict[int, dict[int, Scope]] = {}
+        self.by_number: dict[int, Local] = {}  # the same, by statement number
+        self._taken: set[int] = set()  # ids of the last analysis' Locals reused
         self.deps: dict[str, list[str]] = {}  # tensor -> the tensors it reads (repeats)
         self.read: set[str] = set()
         self.exports: list[str] = []
-        self.broadcast: list[tuple[int, IndexRole]] = []  # see Unification.check_extents
+        self.broadcast: list[tuple[tuple, IndexRole]] = []  # see Unification.check_extents
         self._virtual_first: dict[str, bool] = {}  # tensor -> has its first definition *t
         self._suggester: NameSuggester | None = None  # did-you-mean for undefined tensors
+
+    def tables(self) -> tuple[Mapping[int, tuple[IndexRole, ...]], Mapping[int, dict[int, Scope]]]:
+        """Statement number -> its index roles, and -> its projection scopes
+        (Analysis.roles and .scopes).  With `remember` (an editor's Analyzer) each
+        statement's are made when first read (see Local); else, plain dicts."""
+        if self.remember:
+            return StatementTable(self.by_number, "roles"), StatementTable(self.by_number,
+                                                                           "scopes")
+        by_number = self.by_number
+        return ({k: local.roles for k, local in by_number.items()},
+                {k: local.scopes for k, local in by_number.items()})
 
     def check(self, k: int, stmt: ir.Statement) -> None:
         if isinstance(stmt, ir.AxisDecl):
@@ -78,8 +151,7 @@ class StatementChecks:
             return
         local = self._local(k, stmt)
         self.locals.append(local)
-        self.scopes[k] = local.scopes
-        self.roles[k] = local.roles
+        self.by_number[k] = local
         diags = self.diags
         if local.lhs_diags:
             diags += local.lhs_diags
@@ -121,7 +193,7 @@ class StatementChecks:
                             sym.uses.append(ref)
                             continue
             if var_names is None:
-                var_names = {role.name for role in local.roles}  # = its occurrences' names
+                var_names = set(local.role_names)  # = its occurrences' names
             self._check_use(stmt, ref, var_names, lhs)
         if at < len(pending):
             diags += [d for _, d in pending[at:]]
@@ -129,7 +201,8 @@ class StatementChecks:
             diags += local.late_diags
         if type(stmt) is ir.Equation:
             if local.broadcast:
-                self.broadcast += [(k, role) for role in local.broadcast]
+                keys = dict(zip(local.role_names, local.var_keys))
+                self.broadcast += [(keys[role.name], role) for role in local.broadcast]
             deps = self.deps.get(stmt.lhs.name)
             if deps is None:
                 self.deps[stmt.lhs.name] = defined
@@ -151,9 +224,12 @@ class StatementChecks:
     def _local(self, k: int, stmt: ir.Statement) -> Local:
         """The parts of checking statement `k` that depend only on its own text and
         on which of its bare names are tensors: reused from the last analysis when
-        both are unchanged (and moved along when the statement only moved)."""
+        both are unchanged (moved along when the statement only moved, renumbered
+        when statements before it came or went)."""
         entry = self.cache.get(id(stmt))
-        if entry is not None and self._reusable(entry, stmt, k):
+        if entry is not None and self._reusable(entry, stmt):
+            if entry.k != k:
+                entry = _moved_local(entry, stmt, 0, k)
             self.cache_used[id(stmt)] = entry
             return entry
         moved = self.moved.get(id(stmt))
@@ -161,8 +237,8 @@ class StatementChecks:
             # an earlier statement moved in the text: so do its results
             _, old, delta = moved
             entry = self.cache.get(id(old))
-            if entry is not None and self._reusable(entry, old, k):
-                entry = _moved_local(entry, stmt, delta)
+            if entry is not None and self._reusable(entry, old):
+                entry = _moved_local(entry, stmt, delta, k)
                 self.cache_used[id(stmt)] = entry
                 return entry
         entry = self._new_local(k, stmt)
@@ -173,12 +249,13 @@ class StatementChecks:
     def _new_local(self, k: int, stmt: ir.Statement) -> Local:
         tensors = self.tensors
         scopes, roles, refs, bare, calls, checked = statement_tables(k, stmt, tensors)
-        var_keys: dict[str, tuple] = {}  # name -> ("var", k, name): one key per variable
+        stamp = next(_stamps)
+        var_keys: dict[str, tuple] = {}  # name -> ("var", stamp, name): one key per variable
         role_keys = []  # each role's
         for role in roles:
             key = var_keys.get(role.name)
             if key is None:
-                key = var_keys[role.name] = ("var", k, role.name)
+                key = var_keys[role.name] = ("var", stamp, role.name)
             role_keys.append(key)
         lhs_diags: list[Diagnostic] = []
         if isinstance(stmt, ir.Equation):
@@ -203,18 +280,24 @@ class StatementChecks:
             if len(lonely) > 1:
                 check_typos(stmt, lonely, late_diags)
         names = tuple(bare)
-        ops = statement_ops(k, stmt, refs, calls, var_keys)
+        ops = statement_ops(stamp, stmt, refs, calls, var_keys)
         # most statements have no bare name: then no list (nor a generator) to make
         known = tuple([name in tensors for name in names]) if names else ()
-        return Local(stmt, k, names, known, scopes, tuple(roles), tuple(refs),
-                     tuple(lhs_diags), tuple(node_diags), tuple(late_diags),
-                     tuple(broadcast), ops, tuple(role_keys))
+        roles = tuple(roles)
+        return Local(stmt, k, names, known, tuple(refs), tuple(lhs_diags), tuple(node_diags),
+                     tuple(late_diags), tuple(broadcast), ops,
+                     tuple([role.name for role in roles]), tuple(role_keys), roles, scopes, k, 0,
+                     roles, scopes)
 
-    def _reusable(self, entry: Local, stmt: ir.Statement, k: int) -> bool:
-        """Whether the last analysis' results `entry` hold for `stmt` as statement `k`:
-        the same statement, number, and tensors among its bare names."""
-        return entry.stmt is stmt and entry.k == k and (
-            not entry.bare or entry.known == tuple(name in self.tensors for name in entry.bare))
+    def _reusable(self, entry: Local, stmt: ir.Statement) -> bool:
+        """Whether the last analysis' results `entry` hold for `stmt`: the same
+        statement, the same tensors among its bare names, and not reused already in
+        this analysis (a repeated statement: each must have its own domain keys)."""
+        if entry.stmt is not stmt or id(entry) in self._taken or (
+                entry.bare and entry.known != tuple(name in self.tensors for name in entry.bare)):
+            return False
+        self._taken.add(id(entry))
+        return True
 
     # ------------------------------------------------------- what depends on the program
     def _check_use(self, stmt: ir.Statement, ref: ir.Ref, var_names: set[str],
@@ -282,16 +365,25 @@ class StatementChecks:
                                        related=(Related(defined.span, "defined here"),)))
 
 
-def _moved_local(old: Local, stmt: ir.Statement, delta: int) -> Local:
-    """`old`'s results for `stmt`, the same statement moved by `delta` characters."""
-    # the new statement's own references, in the order of statement_scopes (ir.walk's)
-    refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
-                  if type(node) is ir.Ref])
-    scopes, roles, diags, broadcast = shifted(
-        (old.scopes, old.roles, (old.lhs_diags, old.node_diags, old.late_diags),
-         old.broadcast), delta)
-    return Local(stmt, old.k, old.bare, old.known, scopes, roles, refs, *diags,
-                 broadcast, moved_ops(old.unify_ops, delta), old.var_keys)
+def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
+    """`old`'s results for `stmt`, the same statement moved by `delta` characters,
+    now statement number `k`.  Its roles and scopes are moved when first read."""
+    refs = old.refs
+    if delta:
+        # the new statement's own references, in the order of statement_scopes (ir.walk's)
+        refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
+                      if type(node) is ir.Ref])
+    lhs_diags, node_diags, late_diags, broadcast = (
+        old.lhs_diags, old.node_diags, old.late_diags, old.broadcast)
+    if delta and (lhs_diags or node_diags or late_diags or broadcast):  # most have none
+        lhs_diags, node_diags, late_diags, broadcast = shifted(
+            (lhs_diags, node_diags, late_diags, broadcast), delta)
+    if broadcast and k != old.k:
+        broadcast = tuple([role._replace(statement=k) for role in broadcast])
+    ops = moved_ops(old.unify_ops, delta) if delta else old.unify_ops
+    return Local(stmt, k, old.bare, old.known, refs, lhs_diags, node_diags, late_diags,
+                 broadcast, ops, old.role_names, old.var_keys, old.made_roles, old.made_scopes,
+                 old.made_k, old.delta + delta)
 
 
 def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:

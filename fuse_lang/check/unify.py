@@ -23,7 +23,7 @@ class Vars(NamedTuple):
     """A reference whose indices are all plain variables (most): each meets its axis."""
 
     tensor: str
-    keys: tuple  # each position's variable key ("var", statement, name)
+    keys: tuple  # each position's variable key ("var", stamp, name)
 
 
 class Guard(NamedTuple):
@@ -114,10 +114,12 @@ def moved_ops(ops: tuple[Op, ...], delta: int) -> tuple[Op, ...]:
 # ------------------------------------------------------------ compiling
 def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir.Call],
                   var_keys: dict[str, tuple]) -> tuple[Op, ...]:
-    """Statement k's part of unification as operations on the domains, from its
+    """A statement's part of unification as operations on the domains, from its
     references and calls (each in the order of its nodes).  `var_keys` holds the
     key of each of its roles' variables and gets that of any other variable met:
-    each variable has one key object, shared."""
+    each variable has one key object, shared.  `k` is the statement's stamp (its
+    Local's): unique among a program's statements, it is in every key made here,
+    and is kept when the statement moves or is renumbered."""
     ops: list[Op] = []
     shaping = False  # a call that has operations of its own: most have none
     for call in calls:
@@ -278,12 +280,12 @@ class Unification:
         self.diags = diags
         self.derived: list[Derived] = []  # extents computed once the domains are known
 
-    def run(self, statement_ops: list[tuple[Op, ...]], roles: dict[int, tuple[IndexRole, ...]],
+    def run(self, statement_ops: list[tuple[Op, ...]], variables: list[tuple[str, tuple]],
             axis_decls: dict[str, ir.AxisDecl], source_info: dict[str, SourceInfo]) -> None:
         """Replays each statement's operations, in order (the same operations in the
         same order as walking the IR would give), then what the whole program gives."""
         self._replay(statement_ops)
-        self._apply_axis_decls(roles, axis_decls)
+        self._apply_axis_decls(variables, axis_decls)
         self._unify_sources(source_info)  # after the statements: facts' symbols first
         self._resolve_derived()
         self._check_positions()
@@ -341,15 +343,17 @@ class Unification:
             else:
                 self.derived.append(op)
 
-    def _apply_axis_decls(self, roles: dict[int, tuple[IndexRole, ...]],
+    def _apply_axis_decls(self, variables: list[tuple[str, tuple]],
                           axis_decls: dict[str, ir.AxisDecl]) -> None:
-        for k, statement_roles in roles.items():
-            for role in statement_roles:
-                decl = axis_decls.get(role.name)
-                if decl is not None:
-                    self.domains.set_extent(("var", k, role.name), Evidence(
-                        decl.extent, decl.extent_span,
-                        f"axis {decl.name} = {short_number(decl.extent)}"))
+        """`variables`: every statement's index variables (name, domain key), in order."""
+        if not axis_decls:
+            return
+        for name, key in variables:
+            decl = axis_decls.get(name)
+            if decl is not None:
+                self.domains.set_extent(key, Evidence(decl.extent, decl.extent_span,
+                                                      f"axis {decl.name} = "
+                                                      f"{short_number(decl.extent)}"))
 
     def _unify_sources(self, source_info: dict[str, SourceInfo]) -> None:
         d = self.domains
@@ -437,9 +441,9 @@ class Unification:
                 "extent-too-large", f"extent {short_number(extent)} from {what} is larger than "
                 f"the largest extent Fuse handles, 2^{MAX_EXTENT.bit_length() - 1}", span))
 
-    def check_extents(self, broadcast: list[tuple[int, IndexRole]]) -> None:
+    def check_extents(self, broadcast: list[tuple[tuple, IndexRole]]) -> None:
         """Extent conflicts, each clash once, and left-hand-side-only indices
-        (`broadcast`: statement, role) whose extent nothing gives."""
+        (`broadcast`: domain key, role) whose extent nothing gives."""
         seen = set()
         for conflict in self.domains.conflicts:
             a, b = sorted((conflict.first, conflict.second), key=lambda e: e.span.start)
@@ -452,8 +456,8 @@ class Unification:
                 f"with extent {short_number(a.extent)} from {a.what}; these positions share "
                 f"one domain", b.span,
                 related=(Related(a.span, f"extent {short_number(a.extent)} from {a.what}"),)))
-        for k, role in broadcast:
-            if self.domains.extent(("var", k, role.name)) is None:
+        for key, role in broadcast:
+            if self.domains.extent(key) is None:
                 occ = role.occurrences[0]
                 self.diags.append(make(
                     "unknown-extent", f"`{role.name}` appears on the left only, and nothing "

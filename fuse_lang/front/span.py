@@ -106,7 +106,9 @@ class LineIndex:
 # Field annotations whose values hold no offsets: copied as they are.
 _PLAIN = frozenset({"str", "bool", "int", "float", "int | str", "int | None", "str | None",
                     "Severity", "tuple[str, ...]", str, bool, int, float})
-_SHIFTERS: dict[type, Any] = {}
+# A Span as _tuple_new(Span, (start, end)): a named tuple's own __new__ is a Python
+# function, a frame per Span (a moved statement has dozens)
+_tuple_new = tuple.__new__
 
 
 def shifted(value: Any, delta: int) -> Any:
@@ -115,27 +117,51 @@ def shifted(value: Any, delta: int) -> Any:
     text.  Goes through tuples, lists, dicts' values, named tuples and slotted
     dataclasses (whose frozen-ness it bypasses, as their generated __init__
     does); other values (names, numbers, enums, sets of names) are shared."""
-    kind = type(value)
-    if kind is Span:
-        return Span(value[0] + delta, value[1] + delta)
-    if kind is tuple:
-        return tuple([shifted(item, delta) for item in value])
-    if kind is list:
-        return [shifted(item, delta) for item in value]
-    if kind is dict:
-        return {key: shifted(item, delta) for key, item in value.items()}
-    shift = _SHIFTERS.get(kind, False)
-    if shift is False:
-        shift = _shifter(kind)
-    return value if shift is None else shift(value, delta)
+    return _SHIFTERS.get(type(value), _first_shift)(value, delta)
+
+
+# Each type's shift function (value, delta) -> shifted value, found by the value's
+# type in one look-up (a moved statement has a hundred values to go through).
+def _same(value: Any, delta: int) -> Any:
+    return value
+
+
+def _shift_span(value: Span, delta: int) -> Span:
+    return _tuple_new(Span, (value[0] + delta, value[1] + delta))
+
+
+def _shift_tuple(value: tuple, delta: int) -> tuple:
+    get = _SHIFTERS.get
+    return tuple([get(type(item), _first_shift)(item, delta) for item in value])
+
+
+def _shift_list(value: list, delta: int) -> list:
+    get = _SHIFTERS.get
+    return [get(type(item), _first_shift)(item, delta) for item in value]
+
+
+def _shift_dict(value: dict, delta: int) -> dict:
+    get = _SHIFTERS.get
+    return {key: get(type(item), _first_shift)(item, delta) for key, item in value.items()}
+
+
+def _first_shift(value: Any, delta: int) -> Any:
+    """The shift of a value of a type met for the first time (its function made)."""
+    return _shifter(type(value))(value, delta)
+
+
+_SHIFTERS: dict[type, Any] = {Span: _shift_span, tuple: _shift_tuple, list: _shift_list,
+                              dict: _shift_dict, str: _same, int: _same, bool: _same,
+                              float: _same, type(None): _same}
 
 
 def _shifter(kind: type) -> Any:
-    """A function (value, delta) -> shifted(value, delta) for a slotted dataclass or
-    a named tuple, generated once per class (it runs for every node of every moved
-    statement); None for any other class."""
-    shift = None
-    names: dict[str, Any] = {"new": object.__new__, "K": kind, "S": Span, "shifted": shifted}
+    """The shift function of a slotted dataclass or a named tuple, generated once
+    per class (it runs for every node of every moved statement); of any other
+    class, `_same`."""
+    shift: Any = _same
+    names: dict[str, Any] = {"new": object.__new__, "K": kind, "S": Span, "tn": _tuple_new,
+                             "get": _SHIFTERS.get, "first": _first_shift}
     fields = getattr(kind, "__dataclass_fields__", None)
     if fields is not None and "__slots__" in kind.__dict__:
         lines = ["def shift(v, d):", "    o = new(K)"]
@@ -158,7 +184,7 @@ def _shifter(kind: type) -> Any:
 def _shifted_field(name: str, annotation: Any) -> str:
     """The expression for field `name` of `v` moved by `d` (see _shifter)."""
     if annotation == "Span" or annotation is Span:
-        return f"S(v.{name}[0] + d, v.{name}[1] + d)"
+        return f"tn(S, (v.{name}[0] + d, v.{name}[1] + d))"
     if annotation in _PLAIN:
         return f"v.{name}"
-    return f"shifted(v.{name}, d)"
+    return f"get(type(v.{name}), first)(v.{name}, d)"

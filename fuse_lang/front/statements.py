@@ -35,14 +35,17 @@ _Scanned = tuple[list[Tok], bool, int, list[Tok], "Tok | bool"]
 
 
 def split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, final: bool = True
-          ) -> tuple[list[tuple[list[Tok], bool]], bool] | None:
+          ) -> tuple[list[tuple[list[Tok], bool]], bool, int] | None:
     """Statements as token lists (newlines inside brackets dropped) and whether each
-    is sound, and the `strict` state after them.  `tokens` are whole lines; unless
-    they run to the end of the file (`final`), None says a bracket is still open at
-    their end: the caller retries with more lines.
+    is sound, the `strict` state after them, and how many of `tokens` they took.
+    `tokens` are whole lines; unless they run to the end of the file (`final`), None
+    says a bracket is still open at their end: the caller retries with more lines.
 
     After one bracket ran to the end of the file (`strict`), a line starting at
-    column 1 inside brackets starts a new statement: this keeps recovery linear."""
+    column 1 inside brackets starts a new statement: this keeps recovery linear.
+    The split stops there (at the start of the line after the opener's): the
+    caller goes on from that line, taking its simple lines whole again (an
+    unclosed bracket at the top of a file reads every line once, not twice)."""
     return _Splitter(tokens, diags, strict, final).split()
 
 
@@ -56,7 +59,7 @@ class _Splitter:
         self.strict = strict
         self.final = final
 
-    def split(self) -> tuple[list[tuple[list[Tok], bool]], bool] | None:
+    def split(self) -> tuple[list[tuple[list[Tok], bool]], bool, int] | None:
         tokens, diags = self.tokens, self.diags
         out: list[tuple[list[Tok], bool]] = []
         i = 0
@@ -75,9 +78,12 @@ class _Splitter:
                 ok = False
                 if i > 0:
                     stmt = [t for t in stmt if t.end_pos <= tokens[i - 1].end_pos]
+                if stmt:
+                    out.append((stmt, ok))
+                return out, self.strict, i
             if stmt:
                 out.append((stmt, ok))
-        return out, self.strict
+        return out, self.strict, len(tokens)
 
     def _statement(self, i: int) -> _Scanned | None:
         """The statement from token `i` on; None if a bracket is open at the end of
@@ -315,9 +321,12 @@ class _StatementFinder:
     def _split_window(self, k: int, diags: list[Diagnostic], strict: bool
                       ) -> tuple[list[tuple[list[Tok], bool]], bool, int]:
         """`split` of the lines from line `k` on, as many as its brackets need (8,
-        16, 32...): its statements, its `strict` state and the next line's index."""
+        64, 512...: each retry splits its lines again, so a bracket left open at the
+        top of a file costs about one split of the file, not two): its statements,
+        its `strict` state and the next line's index."""
         count, offsets, texts = self.count, self.offsets, self.texts
         size = 8
+        looked_ahead = False
         while True:
             stop = min(k + size, count)
             tokens: list[Tok] = []
@@ -331,9 +340,30 @@ class _StatementFinder:
             if found is not None:
                 break
             del diags[before:]
-            size *= 2
+            if not strict and not looked_ahead:
+                looked_ahead = True
+                if self._simple_to_end(stop):
+                    # the lines left can neither close nor end what is open (a bracket
+                    # left open at the top of a file): it runs to the end of the
+                    # file, as it does to the end of these lines
+                    found = split(tokens, diags, strict, final=True)
+                    assert found is not None
+                    break
+            size *= 8
+        if found[2] < len(tokens):  # it stopped after a bracket left open: at a line's start
+            stop = k + sum(1 for tok in tokens[:found[2]] if tok.type == "NL")
         self.entries[k:stop] = [None] * (stop - k)
         return found[0], found[1], stop
+
+    def _simple_to_end(self, k: int) -> bool:
+        """Whether every line from line `k` on is simple or has no tokens.  Inside a
+        bracket left open (not `strict`) such a line changes nothing: its brackets
+        close in order on it, and it has no `;` nor a bad character."""
+        for j in range(k, self.count):
+            entry = self.line_at(j)
+            if entry.tokens and not entry.simple:
+                return False
+        return True
 
     def line_at(self, k: int) -> Line:
         entry = self.entries[k]
