@@ -4,7 +4,7 @@
     fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
              [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
-             [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS]
+             [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS] [--target NAME]...
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .check import Analysis, analyze
+from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
 from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
@@ -237,8 +238,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
                   file=sys.stderr)
             return EXIT_USAGE
+    for entry in result.not_run:  # a --target run: what its cone left out for an error
+        if entry.reason != NOT_NEEDED:
+            print(f"fuse: {args.path}:{entry.line}: {entry.what} was not run: {entry.reason}",
+                  file=sys.stderr)
     if args.format == "json":
-        json.dump(_result_json(result), sys.stdout, indent=2, ensure_ascii=False, default=str)
+        json.dump(_result_json(result, bool(args.target)), sys.stdout, indent=2, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
     else:
         _print_result(result, args.out)
@@ -277,7 +282,8 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision, compiled=args.compiled,
-                          shard=args.shard_map or None, mesh=args.mesh_shape)
+                          shard=args.shard_map or None, mesh=args.mesh_shape,
+                          targets=args.target or None)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
         for name in inputs:
@@ -302,8 +308,10 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
         return EXIT_ERRORS
 
 
-def _result_json(result: Any) -> dict:
-    """`fuse run --format json`: outputs, query answers and sinks written."""
+def _result_json(result: Any, targeted: bool = False) -> dict:
+    """`fuse run --format json`: outputs, query answers and sinks written (and,
+    with --target, what was not run and why)."""
+    extra = {"not_run": [n.to_json() for n in result.not_run]} if targeted else {}
     return {
         "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), "values": a.tolist()}
                     for n, a in result.outputs.items()},
@@ -312,6 +320,7 @@ def _result_json(result: Any) -> dict:
                      **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
                         else {})} for q in result.queries],
         "sinks": result.sinks,
+        **extra,
     }
 
 
@@ -355,6 +364,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="give a source's value from a .npy file (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
+    p_run.add_argument("--target", action="append", default=[], metavar="NAME",
+                       help="run only this export, tensor or query (repeatable) and what it "
+                            "depends on; errors elsewhere do not stop it, no sinks are written")
     p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
     _add_shard_options(p_run, "split tensors over a device mesh (jax)")

@@ -29,7 +29,7 @@ from pygls.uris import to_fs_path
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
-from fuse_lang.ide.run_targets import TargetError, restrict
+from fuse_lang.ide.run_targets import TargetError
 
 from .run_budget import RunRefused
 from .state import DocumentTooLarge, FuseServer
@@ -127,9 +127,12 @@ def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
 
 
 def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
+    """The whole program, or with targets only their dependency cone (an error
+    outside it is reported in the result's `not_run`, not a refusal)."""
     return compile(text, backend=request.backend, device=request.device,
                    base_dir=request.base_dir, path=request.path,
-                   precision=request.precision, compiled=request.compiled)
+                   precision=request.precision, compiled=request.compiled,
+                   targets=request.targets or None)
 
 
 async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | None:
@@ -141,8 +144,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     started = time.perf_counter()
     try:
         analysis, _ = ls.analysis(request.uri)
-        text = restrict(analysis, request.targets) if request.targets else analysis.text
-        program = await asyncio.to_thread(_compile, request, text, ls)
+        program = await asyncio.to_thread(_compile, request, analysis.text, ls)
         if cancel.cancelled:
             raise Cancelled("the run was cancelled")
         cancellable(program, cancel)

@@ -116,6 +116,26 @@ async def test_run_a_single_target(vscode, tmp_path):
         unknown["error"]
 
 
+async def test_a_target_runs_past_an_error_it_does_not_depend_on(vscode, tmp_path):
+    broken = PROGRAM.replace("export C", "D[i] = Nope[i]\nexport C, D")
+    uri = open_doc(vscode, tmp_path / "prog.fuse", broken)
+    # the diagnostics still show the error
+    diagnostics = await until(lambda: vscode.diagnostics.get(uri))
+    assert [d.code for d in diagnostics if d.severity == types.DiagnosticSeverity.Error] == \
+        ["undefined-tensor"]
+    whole = await execute(vscode, "fuse.run", uri, {})
+    assert whole["ok"] is False and "`Nope` is not defined" in whole["error"]
+    only_c = await execute(vscode, "fuse.run", uri, {"target": "C"})
+    assert only_c["ok"] is True and list(only_c["outputs"]) == ["C"]
+    assert {"what": "D", "line": 8, "reason": "`Nope` is not defined [undefined-tensor]"} in \
+        only_c["not_run"]
+    assert "; not run: D (line 8: `Nope` is not defined [undefined-tensor])" in \
+        only_c["message"]
+    refused = await execute(vscode, "fuse.run", uri, {"target": "D"})
+    assert refused["ok"] is False and "line 8, column 8: `Nope` is not defined" in \
+        refused["error"]
+
+
 async def test_explain_returns_the_plan_as_markdown(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "prog.fuse", PROGRAM)
     result = await execute(vscode, "fuse.explain", uri)
