@@ -27,6 +27,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.run.limits import RunProgress
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError
@@ -96,17 +97,17 @@ class Progress:
             ls.log_error("creating a progress token", error)
             return cls(ls, None)
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=title, cancellable=True, message="checking"))
+            title=title, cancellable=True, message="checking", percentage=0))
         # the client's cancel button cancels this future (pygls keeps one per token)
         future = ls.work_done_progress.tokens.get(token)
         if future is not None:
             future.add_done_callback(lambda f: cancel.cancel() if f.cancelled() else None)
         return cls(ls, token)
 
-    def report(self, message: str) -> None:
+    def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is not None:
-            self.ls.work_done_progress.report(self.token,
-                                              types.WorkDoneProgressReport(message=message))
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
+                message=message, percentage=percentage))
 
     def end(self, message: str) -> None:
         if self.token is not None:
@@ -148,10 +149,15 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         if cancel.cancelled:
             raise Cancelled("the run was cancelled")
         cancellable(program, cancel)
+        where_now: list[RunProgress | None] = [None]  # the engine's latest report
+
+        def remember(now: RunProgress) -> None:  # in the run's thread; _follow reads it
+            where_now[0] = now
+        program.progress = remember
         write = ls.options.allow_sink_writes and not request.targets
         job = await _start(ls, program, write, cancel, progress)
         progress.report(f"running on {where}")
-        result = await _follow(job, cancel, progress, started)
+        result = await _follow(job, cancel, progress, started, where_now)
     except (Cancelled, asyncio.CancelledError) as stop:
         return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
     except (FuseError, TargetError, DocumentTooLarge, RunRefused) as error:
@@ -191,8 +197,9 @@ async def _start(ls: FuseServer, program: CompiledProgram, write: bool, cancel: 
 
 
 async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
-                  started: float) -> Any:
-    """Wait for the run, reporting progress; on a cancel, wait (a while) for it to stop."""
+                  started: float, where_now: list[RunProgress | None]) -> Any:
+    """Wait for the run, reporting progress (the group going on, its iteration);
+    on a cancel, wait (a while) for it to stop."""
     while not job.done():
         await asyncio.wait({job}, timeout=REPORT_EVERY_S)
         if cancel.cancelled:
@@ -201,8 +208,11 @@ async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
                 job.exception()  # retrieved: the result is discarded either way
             raise _Stopped(job.done())
         if not job.done():
+            now = where_now[0]
             progress.report(f"running: {time.perf_counter() - started:.1f} s, "
-                            f"{cancel.operations} operations")
+                            f"{cancel.operations} operations"
+                            + (f", {now.message()}" if now else ""),
+                            int(100 * now.done / now.total) if now and now.total else None)
     return job.result()
 
 

@@ -21,7 +21,7 @@ from . import scheduler
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
-from .limits import Checkpoint, checked_time_limit, watching
+from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
@@ -144,6 +144,8 @@ class CompiledProgram:
         self.compilations = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)
         self.interrupt: Callable[[], None] | None = None
+        # told how far a run is, at the same checkpoints (run.limits.RunProgress)
+        self.progress: Callable[[RunProgress], None] | None = None
         # compiled for some targets only: what their cone leaves out (check.cone)
         self.not_run: tuple[NotRun, ...] = ()
         # per input-shape signature: the analysis, statement plans, and a memo of
@@ -172,7 +174,7 @@ class CompiledProgram:
                 write_sinks: bool = True, native: bool = False,
                 time_limit: float | None = None) -> RunResult:
         """Run the program: its outputs, its queries' answers and the sinks written."""
-        checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt)
+        checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt, self.progress)
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
                  and not isinstance(value, np.ndarray) else np.asarray(value)

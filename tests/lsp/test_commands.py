@@ -171,6 +171,33 @@ async def test_run_reports_work_done_progress(vscode, tmp_path):
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("done in")
 
 
+async def test_progress_counts_groups_and_iterations_and_its_cancel_stops_the_run(
+        vscode, tmp_path):
+    allow_sinks(vscode)
+    uri = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
+    pending = asyncio.ensure_future(execute(vscode, "fuse.run", uri, {}))
+
+    def counted():
+        return [(t, r) for t, rs in vscode.progress_reports.items() for r in rs
+                if isinstance(r, types.WorkDoneProgressReport) and r.message
+                and re.search(r"group \d+/\d+ \(`X`\): iteration [1-9]\d*", r.message)]
+    found = await until(counted, timeout=60)
+    token, report = found[0]
+    assert re.fullmatch(r"running: [\d.]+ s, \d+ operations, group 3/3 \(`X`\): "
+                        r"iteration \d+", report.message), report.message
+    assert report.percentage == 66  # two groups of three done
+    begin = vscode.progress_reports[token][0]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.percentage == 0
+    # the progress token's cancel (the button in the editor) cancels the run
+    vscode.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                           types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(pending, 10)
+    assert result == {"ok": False, "cancelled": True, "error": "cancelled"}
+    assert isinstance(vscode.progress_reports[token][-1], types.WorkDoneProgressEnd)
+    await until(lambda: [m for m in vscode.log_messages if "stopped after" in m.message])
+    assert not (tmp_path / "slow.npy").exists()  # no partial sink file
+
+
 async def test_cancel_request_stops_the_run(vscode, tmp_path):
     allow_sinks(vscode)
     uri = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
