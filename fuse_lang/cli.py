@@ -29,6 +29,7 @@ from .front.program_size import MAX_PROGRAM_BYTES
 from .front.syntax import decode
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # the language server applies the same limit
 
 
@@ -276,6 +277,7 @@ def _read_inputs(items: list[str]) -> dict | int:
 
 def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
     """The run's result, or the exit status after its error was printed."""
+    from .cli_progress import progress_bar
     from .run.program import FuseError, compile
 
     try:
@@ -292,7 +294,17 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                       f"{args.path} (those are: {', '.join(accepted) or 'none'})",
                       file=sys.stderr)
                 return EXIT_USAGE
-        return program.execute(inputs, time_limit=args.time_limit)
+        bar = progress_bar(sys.stderr)
+        program.progress = bar
+        try:
+            return program.execute(inputs, time_limit=args.time_limit)
+        except KeyboardInterrupt:  # Ctrl-C: sinks are written last, so none was
+            print(f"fuse: {args.path}: the run was stopped (Ctrl-C); no sink file was "
+                  f"written", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        finally:
+            if bar is not None:
+                bar.close()
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
         if analysis_diags:
@@ -418,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 # Analyses that the `fuse` command leaves for the OS to free when it exits (see
