@@ -31,7 +31,7 @@ class ProgressBar:
             from tqdm import tqdm  # lazily: most runs never draw a bar
 
             self.bar = tqdm(total=now.total, file=self.stream, unit="group", leave=False,
-                            ncols=_columns(self.stream), desc="fuse run")
+                            desc="fuse run", **_size(self.stream))
         self.bar.n = now.done
         self.bar.set_postfix_str(now.message(), refresh=False)
         self.bar.refresh()
@@ -41,12 +41,14 @@ class ProgressBar:
             self.bar.close()
 
 
-def _columns(stream: TextIO) -> int:
-    """The terminal's width; 80 where it says 0 (a fresh pseudo-terminal)."""
+def _size(stream: TextIO) -> dict[str, int]:
+    """The terminal's size, 80 x 24 where it says 0 (a fresh pseudo-terminal, on
+    which tqdm would otherwise hide its bar: no rows to draw it on)."""
     try:
-        return os.get_terminal_size(stream.fileno()).columns or 80
+        size = os.get_terminal_size(stream.fileno())
+        return {"ncols": size.columns or 80, "nrows": size.lines or 24}
     except (OSError, ValueError, AttributeError):
-        return 80
+        return {"ncols": 80, "nrows": 24}
 
 
 def progress_bar(stream: TextIO) -> ProgressBar | None:

@@ -3,6 +3,9 @@ bar on a terminal (and nothing on a pipe), and Ctrl-C leaving no sink file."""
 from __future__ import annotations
 
 import io
+import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -52,17 +55,38 @@ def test_a_long_run_draws_a_bar_on_a_terminal(tmp_path, monkeypatch, capsys):
     assert "fuse run" not in capsys.readouterr().out
 
 
-def test_ctrl_c_stops_the_run_and_writes_no_sink(tmp_path):
+def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
+    out = b""
+    end = time.monotonic() + timeout
+    while needle not in out and time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:  # the other end closed
+                break
+    return out
+
+
+def test_on_a_terminal_the_bar_shows_and_ctrl_c_writes_no_sink(tmp_path):
     path = tmp_path / "slow.fuse"
     path.write_text(SLOW.format(steps=300_000))
+    terminal, its_end = pty.openpty()  # stderr on a pseudo-terminal, as in a shell
     proc = subprocess.Popen([sys.executable, "-m", "fuse_lang.cli", "run", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
-    assert "the run was stopped (Ctrl-C); no sink file was written" in stderr
-    assert stdout == ""
+                            stdout=subprocess.PIPE, stderr=its_end)
+    os.close(its_end)
+    try:
+        drawn = _read_until(terminal, b"iteration", 60)
+        assert b"fuse run:" in drawn and b"group 3/3 (`X`): iteration" in drawn, drawn
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=60)
+        drawn += _read_until(terminal, b"no sink file", 5)
+    finally:
+        proc.kill()
+        os.close(terminal)
+    assert proc.returncode == 130
+    assert b"the run was stopped (Ctrl-C); no sink file was written" in drawn
+    assert stdout == b""
     assert list(tmp_path.iterdir()) == [path]  # neither slow.npy nor a temporary file
 
 
