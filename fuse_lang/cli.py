@@ -4,7 +4,7 @@
     fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--graph FILE.svg|FILE.png] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
              [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
-             [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS]
+             [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS] [--target NAME]...
              [--plot DIR [--plot-format svg|png] [--slice-along INDEX]]
     fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
 
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .check import Analysis, analyze
+from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
 from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
@@ -30,6 +31,7 @@ from .front.program_size import MAX_PROGRAM_BYTES
 from .front.syntax import decode
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # the language server applies the same limit
 
 
@@ -250,6 +252,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
                   file=sys.stderr)
             return EXIT_USAGE
+    for entry in result.not_run:  # a --target run: what its cone left out for an error
+        if entry.reason != NOT_NEEDED:
+            print(f"fuse: {args.path}:{entry.line}: {entry.what} was not run: {entry.reason}",
+                  file=sys.stderr)
     pictures: list[str] = []
     if args.plot:
         written = _write_pictures(args, result.outputs, getattr(args, "analysis", None),
@@ -258,7 +264,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return written
         pictures = written
     if args.format == "json":
-        data = _result_json(result)
+        data = _result_json(result, bool(args.target))
         if args.plot:
             data["pictures"] = pictures
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
@@ -381,6 +387,7 @@ def _read_inputs(items: list[str]) -> dict | int:
 
 def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
     """The run's result, or the exit status after its error was printed."""
+    from .cli_progress import progress_bar
     from .run.program import FuseError, compile
 
     representation = {}
@@ -396,7 +403,8 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision, compiled=args.compiled,
                           shard=args.shard_map or None, mesh=args.mesh_shape,
-                          representation=representation)
+                          representation=representation,
+                          targets=args.target or None)
         args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -406,7 +414,17 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                       f"{args.path} (those are: {', '.join(accepted) or 'none'})",
                       file=sys.stderr)
                 return EXIT_USAGE
-        return program.execute(inputs, time_limit=args.time_limit)
+        bar = progress_bar(sys.stderr)
+        program.progress = bar
+        try:
+            return program.execute(inputs, time_limit=args.time_limit)
+        except KeyboardInterrupt:  # Ctrl-C: sinks are written last, so none was
+            print(f"fuse: {args.path}: the run was stopped (Ctrl-C); no sink file was "
+                  f"written", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        finally:
+            if bar is not None:
+                bar.close()
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
         if analysis_diags:
@@ -422,8 +440,10 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
         return EXIT_ERRORS
 
 
-def _result_json(result: Any) -> dict:
-    """`fuse run --format json`: outputs, query answers and sinks written."""
+def _result_json(result: Any, targeted: bool = False) -> dict:
+    """`fuse run --format json`: outputs, query answers and sinks written (and,
+    with --target, what was not run and why)."""
+    extra = {"not_run": [n.to_json() for n in result.not_run]} if targeted else {}
     return {
         "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), **_values_json(a)}
                     for n, a in result.outputs.items()},
@@ -432,6 +452,7 @@ def _result_json(result: Any) -> dict:
                      **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
                         else {})} for q in result.queries],
         "sinks": result.sinks,
+        **extra,
     }
 
 
@@ -490,6 +511,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="keep a tensor dense or sparse, overriding the plan (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
+    p_run.add_argument("--target", action="append", default=[], metavar="NAME",
+                       help="run only this export, tensor or query (repeatable) and what it "
+                            "depends on; errors elsewhere do not stop it, no sinks are written")
     p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
     _add_shard_options(p_run, "split tensors over a device mesh (jax)")
@@ -555,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 # Analyses that the `fuse` command leaves for the OS to free when it exits (see

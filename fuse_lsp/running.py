@@ -27,11 +27,12 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.run.limits import RunProgress
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
-from fuse_lang.ide.run_targets import TargetError, restrict
+from fuse_lang.ide.run_targets import TargetError
 
-from .last_run import LastRun, remember
+from .last_run import LastRun, remember as remember_run
 from .run_budget import RunRefused
 from .state import DocumentTooLarge, FuseServer
 
@@ -97,17 +98,17 @@ class Progress:
             ls.log_error("creating a progress token", error)
             return cls(ls, None)
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=title, cancellable=True, message="checking"))
+            title=title, cancellable=True, message="checking", percentage=0))
         # the client's cancel button cancels this future (pygls keeps one per token)
         future = ls.work_done_progress.tokens.get(token)
         if future is not None:
             future.add_done_callback(lambda f: cancel.cancel() if f.cancelled() else None)
         return cls(ls, token)
 
-    def report(self, message: str) -> None:
+    def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is not None:
-            self.ls.work_done_progress.report(self.token,
-                                              types.WorkDoneProgressReport(message=message))
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
+                message=message, percentage=percentage))
 
     def end(self, message: str) -> None:
         if self.token is not None:
@@ -128,9 +129,12 @@ def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
 
 
 def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
+    """The whole program, or with targets only their dependency cone (an error
+    outside it is reported in the result's `not_run`, not a refusal)."""
     return compile(text, backend=request.backend, device=request.device,
                    base_dir=request.base_dir, path=request.path,
-                   precision=request.precision, compiled=request.compiled)
+                   precision=request.precision, compiled=request.compiled,
+                   targets=request.targets or None)
 
 
 async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | None:
@@ -143,15 +147,19 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     try:
         analysis, _ = ls.analysis(request.uri)
         version = ls.workspace.get_text_document(request.uri).version
-        text = restrict(analysis, request.targets) if request.targets else analysis.text
-        program = await asyncio.to_thread(_compile, request, text, ls)
+        program = await asyncio.to_thread(_compile, request, analysis.text, ls)
         if cancel.cancelled:
             raise Cancelled("the run was cancelled")
         cancellable(program, cancel)
+        where_now: list[RunProgress | None] = [None]  # the engine's latest report
+
+        def note_progress(now: RunProgress) -> None:  # in the run's thread; _follow reads it
+            where_now[0] = now
+        program.progress = note_progress
         write = ls.options.allow_sink_writes and not request.targets
         job = await _start(ls, program, write, cancel, progress)
         progress.report(f"running on {where}")
-        result = await _follow(job, cancel, progress, started)
+        result = await _follow(job, cancel, progress, started, where_now)
     except (Cancelled, asyncio.CancelledError) as stop:
         return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
     except (FuseError, TargetError, DocumentTooLarge, RunRefused) as error:
@@ -163,7 +171,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     summary = summarize_run(result, program=request.name, backend=request.backend,
                             device=request.device, elapsed_s=time.perf_counter() - started,
                             target=", ".join(request.targets) or None)
-    remember(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
+    remember_run(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
                                       program.analysis, version))
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
@@ -193,8 +201,9 @@ async def _start(ls: FuseServer, program: CompiledProgram, write: bool, cancel: 
 
 
 async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
-                  started: float) -> Any:
-    """Wait for the run, reporting progress; on a cancel, wait (a while) for it to stop."""
+                  started: float, where_now: list[RunProgress | None]) -> Any:
+    """Wait for the run, reporting progress (the group going on, its iteration);
+    on a cancel, wait (a while) for it to stop."""
     while not job.done():
         await asyncio.wait({job}, timeout=REPORT_EVERY_S)
         if cancel.cancelled:
@@ -203,8 +212,11 @@ async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
                 job.exception()  # retrieved: the result is discarded either way
             raise _Stopped(job.done())
         if not job.done():
+            now = where_now[0]
             progress.report(f"running: {time.perf_counter() - started:.1f} s, "
-                            f"{cancel.operations} operations")
+                            f"{cancel.operations} operations"
+                            + (f", {now.message()}" if now else ""),
+                            int(100 * now.done / now.total) if now and now.total else None)
     return job.result()
 
 

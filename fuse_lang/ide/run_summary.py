@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..check.cone import NOT_NEEDED, NotRun
 from ..run.results import QueryAnswer, RunResult
 
 PREVIEW = 8  # values shown per array
@@ -78,13 +79,14 @@ class RunSummary:
     queries: tuple[QuerySummary, ...]
     sinks: tuple[str, ...]  # files written
     target: str | None = None  # what was asked for, when not the whole program
+    not_run: tuple[NotRun, ...] = ()  # what a targeted run left out, and why
 
     def to_json(self) -> dict[str, Any]:
         return {"program": self.program, "backend": self.backend, "device": self.device,
                 "elapsed_ms": round(self.elapsed_ms, 3), "target": self.target,
                 "outputs": {name: s.to_json() for name, s in self.outputs},
                 "queries": [q.to_json() for q in self.queries], "sinks": list(self.sinks),
-                "message": self.message()}
+                "not_run": [n.to_json() for n in self.not_run], "message": self.message()}
 
     def message(self) -> str:
         items = [f"{name} {_shape(s.shape)}" for name, s in self.outputs]
@@ -95,7 +97,16 @@ class RunSummary:
         wrote = f"; wrote {len(self.sinks)} file{'' if len(self.sinks) == 1 else 's'}" \
             if self.sinks else ""
         return (f"Ran {self.program} on {self.device} ({self.backend}): {what} "
-                f"in {_ms(self.elapsed_ms)}{wrote}")
+                f"in {_ms(self.elapsed_ms)}{wrote}{self._left_out()}")
+
+    def _left_out(self) -> str:
+        """What a targeted run did not run because of an error (the rest was not needed)."""
+        broken = [n for n in self.not_run if n.reason != NOT_NEEDED]
+        if not broken:
+            return ""
+        first = broken[0]
+        more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
+        return f"; not run: {first.what} (line {first.line}: {first.reason}){more}"
 
 
 def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
@@ -128,7 +139,8 @@ def summarize_run(result: RunResult, *, program: str = "program", backend: str =
     return RunSummary(program, backend, device, elapsed_s * 1000.0,
                       tuple((name, summarize_array(a)) for name, a in result.outputs.items()),
                       tuple(summarize_query(q) for q in result.queries),
-                      tuple(str(s) for s in result.sinks), target)
+                      tuple(str(s) for s in result.sinks), target,
+                      tuple(getattr(result, "not_run", ())))
 
 
 def _shape(shape: tuple[int, ...]) -> str:

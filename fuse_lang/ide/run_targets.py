@@ -13,11 +13,8 @@ from dataclasses import dataclass
 
 from ..front import ir
 from ..check import Analysis
+from ..check.cone import TargetError, resolve_targets  # noqa: F401 - re-exported
 from ..front.span import Span
-
-
-class TargetError(ValueError):
-    """A target that names no export, query or tensor of the program."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,35 +40,15 @@ def run_targets(analysis: Analysis) -> list[RunTarget]:
     return out
 
 
-def _key(text: str) -> str:
-    return "".join(text.split()).rstrip("?")
-
-
 def restrict(analysis: Analysis, names: list[str] | tuple[str, ...]) -> str:
-    """The program's text computing only `names` (tensor names or query texts)."""
-    text = analysis.text
-    statements = analysis.program.statements
-    queries = {k: _key(text[s.span.start:s.span.end]) for k, s in enumerate(statements)
-               if isinstance(s, ir.Query)}
-    keep: set[int] = set()
-    exports: list[str] = []
-    for name in names:
-        matched = {k for k, q in queries.items() if q == _key(name)}
-        if matched:
-            keep |= matched
-        elif name.strip() in analysis.tensors:
-            exports.append(name.strip())
-        else:
-            choices = list(dict.fromkeys([*analysis.exports, *(
-                " ".join(text[statements[k].span.start:statements[k].span.end].split())
-                for k in queries)]))
-            raise TargetError(f"`{name}` is not an export, query or tensor of this program"
-                              + (f" (try {', '.join(choices)})" if choices else ""))
-    chars = list(text)
-    for k, stmt in enumerate(statements):
+    """The program's text computing only `names` (tensor names or query texts);
+    its other equations stay (`check.cone.dependency_cone` cuts to the cone)."""
+    keep, exports = resolve_targets(analysis, names)
+    chars = list(analysis.text)
+    for k, stmt in enumerate(analysis.program.statements):
         if isinstance(stmt, (ir.Export, ir.Query)) and k not in keep:
             for i in range(stmt.span.start, stmt.span.end):
                 if chars[i] not in "\r\n":
                     chars[i] = " "
-    tail = f"\nexport {', '.join(dict.fromkeys(exports))}\n" if exports else ""
+    tail = f"\nexport {', '.join(exports)}\n" if exports else ""
     return "".join(chars) + tail

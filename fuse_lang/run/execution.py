@@ -114,7 +114,7 @@ class Execution:
         check = self.check
         for number, (group, single) in enumerate(groups):
             if check is not None:
-                check()
+                check.at_group(number, len(groups), group)
             self._one(group, single)
             for name in release.get(number, ()):
                 del self.values[name]  # read by nothing later: its memory goes back now
@@ -124,7 +124,7 @@ class Execution:
             groups, self.analysis.recursive))
         for number, (straight, items) in enumerate(segments):
             if self.check is not None:
-                self.check()
+                self.check.at_group(number, len(segments), [n for g, _ in items for n in g])
             if straight:
                 self._compiled_segment(("segment", self.write_sinks, number), items)
                 continue
@@ -258,7 +258,8 @@ class Execution:
         rounds = self._rounds(group, False, {n: self.base(n)[0] for n in group})
         # overflow is detected by the rounds (values no longer finite), not warned about
         with np.errstate(over="ignore", invalid="ignore"):
-            state = repeat(rounds.goes_on, rounds.round, rounds.start(), self.check)
+            state = repeat(rounds.goes_on, rounds.round, rounds.start(),
+                           self.check.next_round if self.check is not None else None)
         members, outcome = rounds.end(state)
         rounds.judge(outcome)
         self.values.update(members)
@@ -297,7 +298,7 @@ class Execution:
         with self._locating(group):
             state = repeat(lambda st: bool(rounds.goes_on(st)),
                            lambda st: graph(outside, {"bases": bases, "state": st}), state,
-                           self.check)
+                           self.check.next_round if self.check is not None else None)
         self._finish_loop(rounds, *rounds.end(state))
 
     def _finish_loop(self, rounds: Iteration, members: dict, outcome: dict) -> None:
@@ -456,7 +457,7 @@ class Execution:
             check = self.check
             for step in range(extent):
                 if check is not None:
-                    check()
+                    check.next_round()
                 self.values[name] = state
                 parts = [self.contribution(k, shape, {var: step}) for k in equations]
                 state = self.combine(name, None, parts)
@@ -480,7 +481,7 @@ class Execution:
         check = self.check
         for step in range(extent):
             if check is not None:
-                check()
+                check.next_round()
             self.values[name] = backend.asarray(current)
             parts = [self.contribution(k, row_shape, {var: step} if only is None else None,
                                        skip=position)

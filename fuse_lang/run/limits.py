@@ -8,6 +8,12 @@ stops runs from another thread (the editor's cancel) gives `interrupt`, a
 function that raises when the run is to stop, and it is called at the same
 places.  What runs inside one compiled graph (a jax loop) is checked before
 and after the graph, not inside it.
+
+The same checkpoints tell a caller how far the run is (`progress`, a function
+given a `RunProgress`): the engine says when a group of the evaluation order
+starts (`at_group`) and when a fixpoint round or recurrence step starts
+(`next_round`); reports are sent at most every REPORT_EVERY_S, and at each
+group's start (the CLI's progress bar, the editor's work-done progress).
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import contextlib
 import contextvars
 import math
 import time
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from .results import FuseError
@@ -38,19 +45,69 @@ def checked_time_limit(seconds: float | None) -> float | None:
     return float(seconds)
 
 
+REPORT_EVERY_S = 0.1  # the most often progress is reported within a group
+
+
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """How far a run is: plain data for a progress bar."""
+
+    done: int  # groups of the evaluation order finished
+    total: int  # groups the run computes
+    tensors: tuple[str, ...]  # the group going on
+    iteration: int  # its fixpoint round or recurrence step (0: none yet)
+    elapsed_s: float
+
+    def message(self) -> str:
+        """ "group 3/5 (`Ancestor`): iteration 12" """
+        names = ", ".join(f"`{n}`" for n in self.tensors[:3]) + \
+            (", ..." if len(self.tensors) > 3 else "")
+        rounds = f": iteration {self.iteration}" if self.iteration else ""
+        return f"group {min(self.done + 1, self.total)}/{self.total} ({names}){rounds}"
+
+
 class Checkpoint:
-    """The run's time limit (None: none) and the caller's interrupt, checked together."""
+    """The run's time limit (None: none) and the caller's interrupt, checked together,
+    and the caller's progress report."""
 
     def __init__(self, time_limit: float | None,
-                 interrupt: Callable[[], None] | None = None) -> None:
+                 interrupt: Callable[[], None] | None = None,
+                 progress: Callable[[RunProgress], None] | None = None) -> None:
         self.time_limit = time_limit
         self.interrupt = interrupt
+        self.progress = progress
         self.started = time.monotonic()
         self.deadline = math.inf if time_limit is None else self.started + time_limit
+        self._where: tuple[int, int, tuple[str, ...]] = (0, 0, ())
+        self._iteration = 0
+        self._reported = -math.inf
+
+    def at_group(self, number: int, total: int, tensors: list[str] | tuple[str, ...]) -> None:
+        """A group of the evaluation order starts: check, and report it."""
+        self._where, self._iteration = (number, total, tuple(tensors)), 0
+        self._report(force=True)
+        self()
+
+    def next_round(self) -> None:
+        """A fixpoint round or a recurrence step starts: check, and count it."""
+        self._iteration += 1
+        self()
+
+    def _report(self, force: bool = False) -> None:
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if force or now - self._reported >= REPORT_EVERY_S:
+            self._reported = now
+            number, total, tensors = self._where
+            self.progress(RunProgress(number, total, tensors, self._iteration,
+                                      now - self.started))
 
     def __call__(self) -> None:
         if self.interrupt is not None:
             self.interrupt()
+        if self.progress is not None:
+            self._report()
         if time.monotonic() > self.deadline:
             raise TimeLimitExceeded(
                 f"the run was stopped at its time limit of {self.time_limit:g} s (after "
@@ -60,7 +117,8 @@ class Checkpoint:
 
     @property
     def bounded(self) -> bool:
-        return self.interrupt is not None or self.time_limit is not None
+        return self.interrupt is not None or self.time_limit is not None or \
+            self.progress is not None
 
 
 @contextlib.contextmanager

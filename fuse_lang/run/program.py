@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..check import Analysis, analyze
 from ..front import ir
-from ..front.diagnostics import Severity
+from ..check.cone import NotRun, TargetError, dependency_cone
+from ..front.diagnostics import Diagnostic, Severity
 from . import scheduler
 from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
-from .limits import Checkpoint, checked_time_limit, watching
+from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
@@ -37,7 +38,8 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
             allow_outside_sinks: bool = False, max_iterations: int | None = None,
             tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
             mesh: Any = None, shard: Mapping[str, str] | None = None,
-            representation: Mapping[str, str] | None = None) -> "CompiledProgram":
+            representation: Mapping[str, str] | None = None,
+            targets: Sequence[str] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -51,7 +53,9 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     "dense" or "sparse", overriding the planner's choice (docs/scale.md).
     max_iterations: the rounds a recursive group may take; None (the default)
     follows from the program (fixpoint.round_limit: a Boolean group's tuples,
-    1000 for numeric recursion)."""
+    1000 for numeric recursion).  targets: tensor names or query texts to compute alone: only their dependency
+    cone is compiled, so an error outside it does not stop them (the result's
+    `not_run` says what was left out and why); an error inside it does."""
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
@@ -65,6 +69,9 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
         raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
                         f"jax or torch backend")
     analysis = analyze(source_text, path, base_dir)
+    not_run: tuple[NotRun, ...] = ()
+    if targets:
+        analysis, not_run = _cut_to_targets(analysis, targets, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     _raise_on_errors(analysis, deferred=("missing-source",))
@@ -78,7 +85,22 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
                               allow_outside_sinks, max_iterations, tolerance, compiled)
     program.representation = representation
+    program.not_run = not_run
     return program
+
+
+def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
+                    base_dir: str | os.PathLike) -> tuple[Analysis, tuple[NotRun, ...]]:
+    """The analysis of the program cut to the targets' cone; an error inside the
+    cone refuses the run with that error."""
+    try:
+        cone = dependency_cone(analysis, targets)
+    except TargetError as err:
+        raise FuseError(str(err)) from None
+    blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
+    if blocking:
+        _raise_on_errors(analysis, only=blocking)
+    return analyze(cone.text, path, base_dir), cone.not_run
 
 
 def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
@@ -102,8 +124,10 @@ def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
         raise FuseError(str(err)) from None
 
 
-def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None:
-    errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR)
+def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = (),
+                     only: tuple[Diagnostic, ...] | None = None) -> None:
+    errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR) \
+        if only is None else only
     if errors and not all(d.code in deferred for d in errors):
         first = errors[0]
         line, col = analysis.lines.position(first.span.start)
@@ -130,6 +154,10 @@ class CompiledProgram:
         self.compilations = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)
         self.interrupt: Callable[[], None] | None = None
+        # told how far a run is, at the same checkpoints (run.limits.RunProgress)
+        self.progress: Callable[[RunProgress], None] | None = None
+        # compiled for some targets only: what their cone leaves out (check.cone)
+        self.not_run: tuple[NotRun, ...] = ()
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
@@ -156,15 +184,17 @@ class CompiledProgram:
                 write_sinks: bool = True, native: bool = False,
                 time_limit: float | None = None) -> RunResult:
         """Run the program: its outputs, its queries' answers and the sinks written."""
-        checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt)
+        checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt, self.progress)
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
                  and not isinstance(value, np.ndarray) else np.asarray(value)
                  for name, value in (inputs or {}).items()}
         analysis, infos, memo = self._prepared(given)
         with self.backend.context(), watching(checkpoint):
-            return Execution(self, analysis, infos, given, write_sinks, memo, native,
-                             checkpoint).go()
+            result = Execution(self, analysis, infos, given, write_sinks, memo, native,
+                               checkpoint).go()
+        result.not_run = list(self.not_run)
+        return result
 
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate

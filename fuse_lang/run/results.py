@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..check.cone import NotRun
 from ..front.diagnostics import Diagnostic
 
 
@@ -30,3 +31,5 @@ class RunResult:
     outputs: dict[str, np.ndarray]
     queries: list[QueryAnswer] = field(default_factory=list)
     sinks: list[str] = field(default_factory=list)
+    # a run of some targets only: what it left out and why (check.cone)
+    not_run: list[NotRun] = field(default_factory=list)

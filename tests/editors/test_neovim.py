@@ -380,6 +380,24 @@ def test_fuse_run_query_target(tmp_path):
     assert "Ancestor" in data["complete"] and "Ancestor(Alice, x)?" in data["complete"]
 
 
+def test_fuse_run_target_runs_past_an_error_elsewhere(tmp_path):
+    file = write(tmp_path, "datalog.fuse", DATALOG + "Z[i] = Nope[i]\n")
+    data = run_nvim(tmp_path, file, """
+        wait_client()
+        wait_diags(has_code('undefined-tensor'))
+        local done = wait_user('FuseRunDone')
+        vim.cmd('FuseRun Ancestor(Alice, x)?')
+        local ev = done()
+        out.result = ev.result
+        out.lines = lines(ev.buf)
+    """)
+    assert data["result"]["ok"] is True
+    text = "\n".join(data["lines"])
+    assert "### `Ancestor(Alice, x)?` 3 answers" in text
+    assert "## Not run\n\n- `Z` (line " in text
+    assert "`Nope` is not defined [undefined-tensor]" in text
+
+
 def test_fuse_run_error_is_shown(tmp_path):
     file = write(tmp_path, "bad.fuse", BAD)
     data = run_nvim(tmp_path, file, """

@@ -116,6 +116,26 @@ async def test_run_a_single_target(vscode, tmp_path):
         unknown["error"]
 
 
+async def test_a_target_runs_past_an_error_it_does_not_depend_on(vscode, tmp_path):
+    broken = PROGRAM.replace("export C", "D[i] = Nope[i]\nexport C, D")
+    uri = open_doc(vscode, tmp_path / "prog.fuse", broken)
+    # the diagnostics still show the error
+    diagnostics = await until(lambda: vscode.diagnostics.get(uri))
+    assert [d.code for d in diagnostics if d.severity == types.DiagnosticSeverity.Error] == \
+        ["undefined-tensor"]
+    whole = await execute(vscode, "fuse.run", uri, {})
+    assert whole["ok"] is False and "`Nope` is not defined" in whole["error"]
+    only_c = await execute(vscode, "fuse.run", uri, {"target": "C"})
+    assert only_c["ok"] is True and list(only_c["outputs"]) == ["C"]
+    assert {"what": "D", "line": 8, "reason": "`Nope` is not defined [undefined-tensor]"} in \
+        only_c["not_run"]
+    assert "; not run: D (line 8: `Nope` is not defined [undefined-tensor])" in \
+        only_c["message"]
+    refused = await execute(vscode, "fuse.run", uri, {"target": "D"})
+    assert refused["ok"] is False and "line 8, column 8: `Nope` is not defined" in \
+        refused["error"]
+
+
 async def test_explain_returns_the_plan_as_markdown(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "prog.fuse", PROGRAM)
     result = await execute(vscode, "fuse.explain", uri)
@@ -149,6 +169,33 @@ async def test_run_reports_work_done_progress(vscode, tmp_path):
     assert middle and all(isinstance(r, types.WorkDoneProgressReport) for r in middle)
     assert middle[0].message == "running on cpu (numpy)"
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("done in")
+
+
+async def test_progress_counts_groups_and_iterations_and_its_cancel_stops_the_run(
+        vscode, tmp_path):
+    allow_sinks(vscode)
+    uri = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
+    pending = asyncio.ensure_future(execute(vscode, "fuse.run", uri, {}))
+
+    def counted():
+        return [(t, r) for t, rs in vscode.progress_reports.items() for r in rs
+                if isinstance(r, types.WorkDoneProgressReport) and r.message
+                and re.search(r"group \d+/\d+ \(`X`\): iteration [1-9]\d*", r.message)]
+    found = await until(counted, timeout=60)
+    token, report = found[0]
+    assert re.fullmatch(r"running: [\d.]+ s, \d+ operations, group 3/3 \(`X`\): "
+                        r"iteration \d+", report.message), report.message
+    assert report.percentage == 66  # two groups of three done
+    begin = vscode.progress_reports[token][0]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.percentage == 0
+    # the progress token's cancel (the button in the editor) cancels the run
+    vscode.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                           types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(pending, 10)
+    assert result == {"ok": False, "cancelled": True, "error": "cancelled"}
+    assert isinstance(vscode.progress_reports[token][-1], types.WorkDoneProgressEnd)
+    await until(lambda: [m for m in vscode.log_messages if "stopped after" in m.message])
+    assert not (tmp_path / "slow.npy").exists()  # no partial sink file
 
 
 async def test_cancel_request_stops_the_run(vscode, tmp_path):

@@ -130,6 +130,20 @@ function M.format_run(result)
     end
     lines[#lines + 1] = ''
   end
+  -- a run of one target: what its dependency cone left out for an error
+  local broken = {}
+  for _, n in ipairs(type(result.not_run) == 'table' and result.not_run or {}) do
+    if n.reason ~= 'not needed by the target' then
+      broken[#broken + 1] = string.format('- `%s` (line %s): %s', tostring(n.what),
+        tostring(n.line), tostring(n.reason))
+    end
+  end
+  if #broken > 0 then
+    lines[#lines + 1] = '## Not run'
+    lines[#lines + 1] = ''
+    vim.list_extend(lines, broken)
+    lines[#lines + 1] = ''
+  end
   if #names == 0 and #queries == 0 then
     lines[#lines + 1] = 'Nothing to show (no export, query or target).'
   end
