@@ -34,7 +34,7 @@ TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 # (test_query tests the editor's symbol lookup and runs no program: not listed; query
 # answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
-                       "test_run_targets", "test_datalog"}
+                       "test_run_targets", "test_datalog", "test_execution_config"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs
@@ -162,7 +162,8 @@ def _twin(program: CompiledProgram, backend: str, compiled: bool):
         other = get_backend(backend, "cpu", program.backend.precision)
         twins[backend, compiled] = CompiledProgram(
             program.analysis, other, program.base_dir, program.memory_limit,
-            program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled)
+            program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled,
+            getattr(program, "config", None))
     return twins[backend, compiled]
 
 

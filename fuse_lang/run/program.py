@@ -22,20 +22,22 @@ from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .limits import Checkpoint, checked_time_limit, watching
 from .memory import estimate
+from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig
+from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
 
-__all__ = ["CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"]
+__all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
+           "compile"]
 
-DEFAULT_TOLERANCE = 1e-6
 
-
-def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
-            base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
+def compile(source_text: str, backend: str | None = None, device: str | None = None,
+            base_dir: str | os.PathLike = ".", *, precision: str | None = None,
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int | None = None,
-            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
-            mesh: Any = None, shard: Mapping[str, str] | None = None) -> "CompiledProgram":
+            tolerance: float | None = None, compiled: bool | None = None,
+            mesh: Any = None, shard: Mapping[str, str] | None = None,
+            config: ExecutionConfig | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -47,7 +49,23 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     names (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None
     for one axis over all devices (jax backend only).  max_iterations: the rounds a
     recursive group may take; None (the default) follows from the program
-    (fixpoint.round_limit: a Boolean group's tuples, 1000 for numeric recursion)."""
+    (fixpoint.round_limit: a Boolean group's tuples, 1000 for numeric recursion).
+    config: an ExecutionConfig (docs/execution.md); backend, device, precision,
+    max_iterations and tolerance may be given either way (None: not given; the
+    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting."""
+    auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
+    config = merged(config, {"backend": backend, "device": device, "precision": precision,
+                             "max_iterations": max_iterations, "tolerance": tolerance})
+    backend, device, precision = config.backend, config.device, config.precision
+    choice = None
+    if backend == "auto":
+        analysis = analyze(source_text, path, base_dir)
+        _raise_on_errors(analysis, deferred=("missing-source",))
+        backend, device, why = choose_backend(analysis, "auto" if auto_device else device)
+        choice = {"backend": backend, "device": device, "why": why}
+    if config.trace and compiled:
+        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
+                        "combined with compiled=True")
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
@@ -56,7 +74,7 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     except BackendError as err:
         raise FuseError(str(err)) from None
     if compiled is None:
-        compiled = chosen.compiles_by_default
+        compiled = chosen.compiles_by_default and not config.trace
     if compiled and not hasattr(chosen, "compile_segment"):
         raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
                         f"jax or torch backend")
@@ -64,10 +82,14 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     _raise_on_errors(analysis, deferred=("missing-source",))
+    checked_against(config, analysis)
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
-    return CompiledProgram(analysis, chosen, Path(base_dir), memory_limit, allow_outside_sinks,
-                           max_iterations, tolerance, compiled)
+    program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
+                              allow_outside_sinks, config.max_iterations, config.tolerance,
+                              compiled, config)
+    program.backend_choice = choice
+    return program
 
 
 def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
@@ -104,8 +126,15 @@ def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = ()) -> None
 class CompiledProgram:
     def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
                  memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int | None,
-                 tolerance: float, compiled: bool = False) -> None:
+                 tolerance: float, compiled: bool = False,
+                 config: ExecutionConfig | None = None) -> None:
         self.analysis = analysis
+        # how to run (fixpoint strategy, projection, trace, ...); the fields above
+        # are its max_iterations and tolerance as compile resolved them
+        self.config = config if config is not None else ExecutionConfig(
+            max_iterations=max_iterations, tolerance=tolerance)
+        # backend="auto": {"backend", "device", "why"} of its choice; None otherwise
+        self.backend_choice: dict | None = None
         self.backend = backend
         self.base_dir = base_dir
         self.memory_limit = memory_limit
@@ -151,8 +180,10 @@ class CompiledProgram:
                  for name, value in (inputs or {}).items()}
         analysis, infos, memo = self._prepared(given)
         with self.backend.context(), watching(checkpoint):
-            return Execution(self, analysis, infos, given, write_sinks, memo, native,
-                             checkpoint).go()
+            result = Execution(self, analysis, infos, given, write_sinks, memo, native,
+                               checkpoint).go()
+        result.backend = self.backend_choice
+        return result
 
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate

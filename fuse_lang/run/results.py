@@ -30,3 +30,10 @@ class RunResult:
     outputs: dict[str, np.ndarray]
     queries: list[QueryAnswer] = field(default_factory=list)
     sinks: list[str] = field(default_factory=list)
+    # trace=True: per equation and per fixpoint round what ran (run.trace; plain data)
+    trace: dict | None = None
+    # projection="monte_carlo": per estimated tensor its sampled index, samples and
+    # standard error (run.monte_carlo; plain data)
+    estimates: dict[str, dict] = field(default_factory=dict)
+    # backend="auto": {"backend", "device", "why"} of the choice (run.config)
+    backend: dict | None = None
