@@ -84,12 +84,12 @@ def _count(name: str, value: Any, least: int) -> list[str]:
 
 
 def config_problems(config: ExecutionConfig) -> list[str]:
-    """What is wrong with a configuration on its own (empty: nothing)."""
+    """What is wrong with a configuration on its own (empty: nothing).  The
+    backend, device and precision are the backends' to check (run.backends), with
+    their own messages."""
     problems = _choice("mode", config.mode, MODES) + \
         _choice("fixpoint", config.fixpoint, FIXPOINTS) + \
         _choice("projection", config.projection, PROJECTIONS) + \
-        _choice("backend", config.backend, BACKENDS) + \
-        _choice("precision", config.precision, PRECISIONS) + \
         _count("max_iterations", config.max_iterations, 1) + \
         _count("block_size", config.block_size, 1) + \
         _count("samples", config.samples, 1) + _count("seed", config.seed, 0)

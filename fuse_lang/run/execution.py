@@ -27,6 +27,7 @@ from .inputs import load_base
 from .limits import Checkpoint
 from .memory import guard_memory
 from .results import FuseError, RunResult
+from .blocked import Blocking
 from .monte_carlo import Sampler
 from .trace import Tracer
 
@@ -74,6 +75,10 @@ class Execution:
         # trace=True: what each group and fixpoint round did (run.trace)
         self.tracer = Tracer(self.backend) if config is not None and config.trace \
             and not program.compiled else None
+        # block_size: large contractions run in blocks (run.blocked)
+        self.block_size = config.block_size if config is not None else None
+        if self.block_size is not None and not isinstance(self.backend, Blocking):
+            self.backend = Blocking(self.backend, self.block_size)
         # projection="monte_carlo": the run's draws and estimates (run.monte_carlo)
         self.sampler = Sampler(analysis, config) if config is not None and \
             config.projection == "monte_carlo" else None
@@ -85,7 +90,7 @@ class Execution:
             self.analysis, self._dependencies(), sinks))
         self.memo_of(("guard", sinks), lambda: guard_memory(
             self.analysis, needed, getattr(self.backend, "itemsize", 4),
-            self.program.memory_limit) or True)
+            self.program.memory_limit, self.block_size) or True)
         if sinks:  # every sink's path, before anything runs or is written (not memoised:
             # the folder may change between runs)
             outputs.check_sinks(self.analysis, self.program.base_dir,

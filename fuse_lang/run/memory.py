@@ -12,10 +12,13 @@ DEFAULT_MEMORY_FRACTION = 0.5
 
 
 def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
-                 limit: int | None) -> None:
+                 limit: int | None, block_size: int | None = None) -> None:
     """Raise FuseError when the needed tensors, plus the largest intermediate of
-    one equation, need more than `limit` bytes (by default half the free memory)."""
+    one equation, need more than `limit` bytes (by default half the free memory).
+    block_size: a blocked run's intermediates hold that many elements at most."""
     total, largest, peak = estimate(analysis, needed, itemsize)
+    if block_size is not None:
+        peak = (min(peak[0], block_size * itemsize), peak[1])
     limit = limit if limit is not None else default_limit()
     if total + peak[0] > limit:
         during = (f" plus {format_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
