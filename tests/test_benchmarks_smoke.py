@@ -103,3 +103,17 @@ def test_datalog_join_prints_its_flops_and_ratios():
     assert re.search(r"ratio carried / planned +[\d.]+ +answers identical", proc.stdout), \
         proc.stdout
     assert "fuse explain:" in proc.stdout
+
+
+def test_execution_controls_prints_monte_carlo_and_blocked_ratios():
+    """benchmarks/execution_controls.py --small: Monte Carlo against exact (with its
+    standard error) and blocked against unblocked (peak memory, time)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "execution_controls.py"),
+                           "--small"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"monte carlo, \d+ values, \d+ samples \(1%\): .* ratio [\d.]+",
+                     proc.stdout), proc.stdout
+    assert re.search(r"monte carlo standard error \(relative to \|exact\|\): [\d.]+",
+                     proc.stdout), proc.stdout
+    assert re.search(r"peak memory unblocked .* ratio [\d.]+", proc.stdout), proc.stdout
+    assert re.search(r"blocked time: .* ratio [\d.]+", proc.stdout), proc.stdout
