@@ -158,6 +158,21 @@ def test_auto_backend_says_what_it_picked_and_why(tmp_path):
     assert out.returncode == 0 and "backend: numpy on cpu (relational program" in out.stdout
 
 
+def test_auto_backend_on_a_large_dense_program_follows_the_gpu_rule():
+    text = ("axis i = 2000, j = 2000, k = 2000\nparam A[i,j], B[j,k]\n"
+            "C[i,k] = A[i,j] B[j,k]\nexport C\n")
+    choice = compile(text, backend="auto").backend_choice
+    torch = pytest.importorskip("torch")
+
+    if torch.cuda.is_available():
+        assert choice["backend"] == "torch" and choice["device"] == "cuda"
+    else:
+        assert choice["backend"] in ("numpy", "jax")
+        assert "large dense program" in choice["why"]
+    on_cpu = compile(text, backend="auto", device="cpu").backend_choice
+    assert on_cpu["backend"] == "numpy" and "device cpu asked" in on_cpu["why"]
+
+
 # ------------------------------------------------------------ Monte Carlo
 def _product(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return rng.normal(1.0, 1.0, size=(3, n)), rng.uniform(size=n)

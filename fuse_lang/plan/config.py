@@ -22,8 +22,6 @@ from .sampling import SampledEquation, sampled_equations
 MODES = ("forward", "demand")
 FIXPOINTS = ("semi_naive", "naive")
 PROJECTIONS = ("exact", "monte_carlo")
-BACKENDS = ("numpy", "torch", "jax", "auto")
-PRECISIONS = ("fp32", "fp64", "bf16", "fp16")
 DEFAULT_TOLERANCE = 1e-6
 
 

@@ -76,19 +76,19 @@ def choose_backend(analysis: Analysis, device: str) -> tuple[str, str, str]:
 
     flops = plan_program(analysis).total_flops
     if flops is not None and flops < AUTO_GPU_FLOPS:
-        return "numpy", "cpu", f"small program ({flops:.3g} multiply-adds < " \
-                               f"{AUTO_GPU_FLOPS:.0e}): NumPy"
-    size = "large" if flops is not None else "dense program of unknown size"
-    if device in ("cpu",):
+        return "numpy", "cpu", (f"small program ({flops:.3g} multiply-adds < "
+                                f"{AUTO_GPU_FLOPS:.0e}): NumPy")
+    size = "large dense" if flops is not None else "dense (size unknown)"
+    if device == "cpu":
         return "numpy", "cpu", f"{size} program, but device cpu asked: NumPy"
     if importlib.util.find_spec("torch") is not None:
         import torch
 
         if torch.cuda.is_available():
-            return "torch", "cuda", f"{size} dense program and a CUDA GPU: torch on cuda"
+            return "torch", "cuda", f"{size} program and a CUDA GPU: torch on cuda"
     if importlib.util.find_spec("jax") is not None:
         import jax
 
         if any(d.platform == "gpu" for d in jax.devices()):
-            return "jax", "cuda", f"{size} dense program and a GPU: jax on the GPU"
-    return "numpy", "cpu", f"{size} dense program but no GPU here: NumPy"
+            return "jax", "cuda", f"{size} program and a GPU: jax on the GPU"
+    return "numpy", "cpu", f"{size} program but no GPU here: NumPy"

@@ -96,7 +96,7 @@ def report_lines(result: Any) -> list[str]:
         added = fixpoint["strategy"] == "semi_naive"
         rows = [[str(r["iteration"]), str(r["facts_added"]) if added else f"{r['change']:.4g}",
                  f"{r['seconds'] * 1e3:.3f}"] for r in fixpoint["rounds"]]
-        out += ["", f"trace: fixpoint of {', '.join(fixpoint['group'])} "
-                    f"({fixpoint['strategy']})"]
+        out += ["", (f"trace: fixpoint of {', '.join(fixpoint['group'])} "
+                     f"({fixpoint['strategy']})")]
         out += _table(["iteration", "facts added" if added else "change", "ms"], rows)
     return out
