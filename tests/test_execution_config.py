@@ -37,6 +37,7 @@ def test_execution_config_is_exported_frozen_and_passed_to_compile():
     config = ExecutionConfig(fixpoint="naive", max_iterations=50)
     with pytest.raises(Exception):
         config.mode = "demand"  # type: ignore[misc]
+    assert hash(config) == hash(ExecutionConfig(fixpoint="naive", max_iterations=50))
     program = compile(DATALOG, config=config)
     assert program.config.fixpoint == "naive" and program.max_iterations == 50
     # the keywords keep working, and agree with a configuration that says the same

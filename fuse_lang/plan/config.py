@@ -49,7 +49,7 @@ class ExecutionConfig:
     projection: str = "exact"
     samples: int | None = None
     seed: int | None = None
-    importance: Mapping[str, str] = field(default_factory=dict)
+    importance: Mapping[str, str] = field(default_factory=dict, hash=False)
     trace: bool = False
     backend: str = "numpy"
     device: str = "cpu"
