@@ -412,6 +412,8 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--importance", action="append", default=[],
                         metavar="TENSOR=WEIGHTS",
                         help="draw TENSOR's summed index by the 1-D tensor WEIGHTS")
+    parser.add_argument("--estimate", action="append", default=None, metavar="TENSOR",
+                        help="estimate only this tensor's equation (repeatable; default: all)")
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -427,7 +429,9 @@ def _config(args: argparse.Namespace) -> Any:
     return ExecutionConfig(
         mode=args.mode, fixpoint=args.fixpoint, max_iterations=args.max_iterations,
         block_size=args.block_size, projection=args.projection, samples=args.samples,
-        seed=args.seed, importance=importance, trace=getattr(args, "trace", False),
+        seed=args.seed, importance=importance,
+        estimate=None if args.estimate is None else tuple(args.estimate),
+        trace=getattr(args, "trace", False),
         **({} if args.tolerance is None else {"tolerance": args.tolerance}))
 
 

@@ -49,6 +49,7 @@ def test_execution_config_is_exported_frozen_and_passed_to_compile():
     (dict(samples=10), "samples is for projection='monte_carlo'"),
     (dict(seed=1), "seed is for projection='monte_carlo'"),
     (dict(importance={"Y": "P"}), "importance is for projection='monte_carlo'"),
+    (dict(estimate=("Y",)), "estimate is for projection='monte_carlo'"),
     (dict(projection="monte_carlo"), "needs samples"),
     (dict(block_size=-4), "block_size must be a whole number of at least 1"),
     (dict(max_iterations=0), "max_iterations must be"),
@@ -302,3 +303,26 @@ def test_explain_shows_the_blocks_and_the_peak(tmp_path):
         in out.stdout
     run = fuse("run", str(path), "--block-size", "1000")
     assert run.returncode == 0, run.stderr
+
+
+def test_monte_carlo_per_equation_estimates_only_the_tensors_named(tmp_path):
+    text = PRODUCT.format(n=3000) + "Z[i] = A[i,j] P[j]\nexport Z\n"
+    A, B = _product(3000, np.random.default_rng(7))
+    inputs = {"A": A, "B": B, "P": B}
+    config = ExecutionConfig(projection="monte_carlo", samples=100, seed=2, estimate=("Z",))
+    result = compile(text, precision="fp64", config=config).execute(inputs)
+    assert set(result.estimates) == {"Z"}
+    np.testing.assert_allclose(result.outputs["Y"], A @ B, rtol=1e-9)  # exact
+    assert not np.allclose(result.outputs["Z"], A @ B)
+    with pytest.raises(FuseError, match="estimate names `W`"):
+        compile(text, config=ExecutionConfig(projection="monte_carlo", samples=10,
+                                             estimate=("W",)))
+    path = tmp_path / "two.fuse"
+    path.write_text(text.replace("param P[j]\n", "").replace("P[j]", "B[j]")
+                    .replace("param A[i,j]\nparam B[j]\n", 'A[i,j] = "a.npy"\nB[j] = "b.npy"\n'))
+    np.save(tmp_path / "a.npy", A)
+    np.save(tmp_path / "b.npy", B)
+    out = fuse("explain", str(path), "--projection", "monte_carlo", "--samples", "30",
+               "--estimate", "Z")
+    assert out.returncode == 0, out.stderr
+    assert "Z: Monte Carlo over `j`" in out.stdout and "Y: Monte Carlo" not in out.stdout

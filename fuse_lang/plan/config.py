@@ -37,7 +37,8 @@ class ExecutionConfig:
     the most elements an intermediate of a contraction may hold (None: no bound).
     projection: "exact" or "monte_carlo" (a summed index estimated from `samples`
     draws of its values, with `seed`; `importance` names per tensor a 1-D
-    tensor of weights to draw by, {"Y": "P"}).  trace: record per equation and
+    tensor of weights to draw by, {"Y": "P"}; `estimate` the tensors to estimate,
+    None: every one that can be).  trace: record per equation and
     per fixpoint round what ran and how long it took.  backend: "numpy",
     "torch", "jax" or "auto" (run.config.choose_backend)."""
 
@@ -50,6 +51,7 @@ class ExecutionConfig:
     samples: int | None = None
     seed: int | None = None
     importance: Mapping[str, str] = field(default_factory=dict, hash=False)
+    estimate: tuple[str, ...] | None = None
     trace: bool = False
     backend: str = "numpy"
     device: str = "cpu"
@@ -64,6 +66,7 @@ class ExecutionConfig:
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
         data["importance"] = dict(self.importance)
+        data["estimate"] = None if self.estimate is None else list(self.estimate)
         return data
 
 
@@ -97,6 +100,9 @@ def config_problems(config: ExecutionConfig) -> list[str]:
         problems.append(f"tolerance must be a finite number of at least 0, not {tolerance!r}")
     if not isinstance(config.trace, bool):
         problems.append(f"trace must be True or False, not {config.trace!r}")
+    if config.estimate is not None and (isinstance(config.estimate, str) or not all(
+            isinstance(n, str) for n in config.estimate)):
+        problems.append("estimate is a tuple of tensor names (('Y',))")
     if not isinstance(config.importance, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in config.importance.items()):
         problems.append("importance maps tensor names to tensor names ({'Y': 'P'})")
@@ -105,6 +111,9 @@ def config_problems(config: ExecutionConfig) -> list[str]:
             if getattr(config, name) is not None:
                 problems.append(f"{name} is for projection='monte_carlo' (the projection is "
                                 f"{config.projection!r})")
+        if config.estimate is not None:
+            problems.append(f"estimate is for projection='monte_carlo' (the projection is "
+                            f"{config.projection!r})")
         if config.importance:
             problems.append(f"importance is for projection='monte_carlo' (the projection is "
                             f"{config.projection!r})")

@@ -31,13 +31,16 @@ def _plain(ref: ir.Ref) -> bool:
 
 
 def sample_sites(analysis: Analysis, config: Any) -> list[SampleSite]:
-    """The equations `config` (projection='monte_carlo') estimates."""
+    """The equations `config` (projection='monte_carlo') estimates: those that can
+    be, of the tensors `config.estimate` names (None: of every tensor)."""
     out = []
     statements = analysis.program.statements
     for k, stmt in enumerate(statements):
         if not isinstance(stmt, ir.Equation) or stmt.op not in ("=", "+="):
             continue
         name = stmt.lhs.name
+        if config.estimate is not None and name not in config.estimate:
+            continue
         info = analysis.tensors.get(name)
         if info is None or info.boolean or name in analysis.recursive \
                 or len(info.statements) != 1 or not _plain(stmt.lhs):

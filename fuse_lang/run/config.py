@@ -53,6 +53,12 @@ def checked_against(config: ExecutionConfig, analysis: Analysis) -> None:
     if config.projection != "monte_carlo":
         return
     sites = {s.tensor: s for s in sample_sites(analysis, config)}
+    for tensor in config.estimate or ():
+        if tensor not in sites:
+            raise FuseError(f"estimate names `{tensor}`, which is not a tensor whose "
+                            f"equation Monte Carlo projection can estimate (one product of "
+                            f"references summing an index with more values than samples; "
+                            f"docs/execution.md)")
     for tensor, weights in config.importance.items():
         if tensor not in analysis.tensors:
             raise FuseError(f"importance names `{tensor}`, which is not a tensor of this "
