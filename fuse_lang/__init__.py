@@ -13,14 +13,14 @@ from .front.span import LineIndex, Span
 from .front.syntax import ParseResult, decode, parse
 
 __all__ = [
-    "Analysis", "AxisInfo", "CODES", "CompiledProgram", "FuseError", "QueryAnswer", "RunResult",
+    "Analysis", "AxisInfo", "CODES", "CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
     "compile", "Diagnostic", "Fix", "LineIndex", "ParseResult",
     "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
     "decode", "parse", "plan_program",
 ]
 __version__ = "0.1.0"
 
-_ENGINE = frozenset({"CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"})
+_ENGINE = frozenset({"CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult", "compile"})
 _PLAN = frozenset({"ProgramPlan", "plan_program"})
 
 

@@ -197,18 +197,35 @@ def cmd_explain(args: argparse.Namespace) -> int:
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     if args.graph and (failed := _write_graph(args.graph, analysis, plan)) is not None:
         return failed
+    execution = _execution_plan(args, analysis)
+    if isinstance(execution, int):
+        return execution
     if args.format == "json":
         data = plan.to_json()
+        data["execution"] = execution.to_json()
         if sharding is not None:
             data["sharding"] = sharding.to_json()
         data["diagnostics"] = [d.to_json(analysis.lines, args.path) for d in analysis.diagnostics]
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(render_plan_text(plan, sharding))
+        print(render_plan_text(plan, sharding, execution))
         for d in errors:
             print(render_text(args.path, analysis.lines, d), file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _execution_plan(args: argparse.Namespace, analysis: Analysis) -> Any:
+    """What the configuration flags do to the program; the exit status when refused."""
+    from .plan.config import config_problems, plan_execution
+
+    config = _config(args)
+    problems = config_problems(config)
+    if problems:
+        print(f"fuse: the execution configuration is refused: {'; '.join(problems)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return plan_execution(analysis, config)
 
 
 def _preview(array, width: int = 8) -> str:
@@ -404,7 +421,8 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                           precision=args.precision, compiled=args.compiled,
                           shard=args.shard_map or None, mesh=args.mesh_shape,
                           representation=representation,
-                          targets=args.target or None)
+                          targets=args.target or None,
+                          config=_config(args))
         args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -453,6 +471,10 @@ def _result_json(result: Any, targeted: bool = False) -> dict:
                         else {})} for q in result.queries],
         "sinks": result.sinks,
         **extra,
+        **({"trace": result.trace} if result.trace is not None else {}),
+        **({"estimates": {n: {**e, "standard_error": e["standard_error"].tolist()}
+                          for n, e in result.estimates.items()}} if result.estimates else {}),
+        **({"backend": result.backend} if result.backend is not None else {}),
     }
 
 
@@ -481,6 +503,10 @@ def _print_result(result: Any, out: str | None) -> None:
         print(f"wrote {path}")
     if out:
         print(f"wrote {out}")
+    from .run.trace import report_lines
+
+    for line in report_lines(result):
+        print(line)
 
 
 def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
@@ -494,12 +520,14 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_explain.add_argument("--graph", metavar="FILE.svg",
                            help="also draw the program's dataflow into FILE (.svg or .png)")
     p_explain.add_argument("path", metavar="PATH")
+    _add_config_options(p_explain)
     _add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
     p_run = sub.add_parser("run", help="run a program and show its exports and queries")
     p_run.add_argument("path", metavar="PATH")
-    p_run.add_argument("--backend", default="numpy", choices=("numpy", "torch", "jax"))
-    p_run.add_argument("--device", default="cpu",
-                       help="cpu, cuda, cuda:N or auto (torch and jax)")
+    p_run.add_argument("--backend", default="numpy", choices=("numpy", "torch", "jax", "auto"),
+                       help="auto: picked by the rule of docs/execution.md")
+    p_run.add_argument("--device", default=None,
+                       help="cpu (the default), cuda, cuda:N or auto (torch and jax)")
     p_run.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
                        dest="compiled",
                        help="run as compiled graphs (default: on for jax, off for torch)")
@@ -517,6 +545,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
     _add_shard_options(p_run, "split tensors over a device mesh (jax)")
+    _add_config_options(p_run)
+    p_run.add_argument("--trace", action="store_true",
+                       help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
     p_run.add_argument("--plot-format", choices=("svg", "png"), default="svg")
     p_run.add_argument("--slice-along", metavar="INDEX",
@@ -530,6 +561,49 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                         help="the program that made the results: index and symbol names")
     p_plot.add_argument("--slice-along", metavar="INDEX")
     return parser
+
+
+def _add_config_options(parser: argparse.ArgumentParser) -> None:
+    """The fields of ExecutionConfig as flags (docs/execution.md)."""
+    from .plan.config import FIXPOINTS, MODES, PROJECTIONS
+
+    parser.add_argument("--mode", choices=MODES, default="forward")
+    parser.add_argument("--fixpoint", choices=FIXPOINTS, default="semi_naive",
+                        help="semi_naive (where exact; naive elsewhere) or naive")
+    parser.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                        help="rounds a recursive group may take (default: from its extents)")
+    parser.add_argument("--tolerance", type=float, default=None, metavar="X",
+                        help="numeric recursion stops when no value changes more (1e-6)")
+    parser.add_argument("--block-size", type=int, default=None, metavar="ELEMENTS",
+                        help="the most elements an intermediate of a contraction may hold")
+    parser.add_argument("--projection", choices=PROJECTIONS, default="exact")
+    parser.add_argument("--samples", type=int, default=None, metavar="N",
+                        help="values drawn per summed index (--projection monte_carlo)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the draws")
+    parser.add_argument("--importance", action="append", default=[],
+                        metavar="TENSOR=WEIGHTS",
+                        help="draw TENSOR's summed index by the 1-D tensor WEIGHTS")
+    parser.add_argument("--estimate", action="append", default=None, metavar="TENSOR",
+                        help="estimate only this tensor's equation (repeatable; default: all)")
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The ExecutionConfig of the flags (backend, device and precision apart)."""
+    from .plan.config import ExecutionConfig
+
+    importance = {}
+    for item in args.importance:
+        tensor, sep, weights = item.partition("=")
+        if not sep or not tensor or not weights:
+            raise _UsageError(f"--importance takes TENSOR=WEIGHTS, not {item!r}")
+        importance[tensor] = weights
+    return ExecutionConfig(
+        mode=args.mode, fixpoint=args.fixpoint, max_iterations=args.max_iterations,
+        block_size=args.block_size, projection=args.projection, samples=args.samples,
+        seed=args.seed, importance=importance,
+        estimate=None if args.estimate is None else tuple(args.estimate),
+        trace=getattr(args, "trace", False),
+        **({} if args.tolerance is None else {"tolerance": args.tolerance}))
 
 
 def _add_shard_options(parser: argparse.ArgumentParser, what: str) -> None:

@@ -35,7 +35,8 @@ TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 # answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
                        "test_run_targets", "test_datalog",
-                       "test_sparse"}
+                       "test_sparse",
+                       "test_execution_config"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs
@@ -168,7 +169,8 @@ def _twin(program: CompiledProgram, backend: str, compiled: bool):
         other = get_backend(backend, "cpu", program.backend.precision)
         twin = CompiledProgram(
             program.analysis, other, program.base_dir, program.memory_limit,
-            program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled)
+            program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled,
+            getattr(program, "config", None))
         twin.representation = program.representation
         twins[backend, compiled] = twin
     return twins[backend, compiled]

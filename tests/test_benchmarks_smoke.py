@@ -123,6 +123,8 @@ def test_plot_speed_times_every_picture_command():
     ratios = re.findall(r"^(fuse .+?) +\d+ ms \(cpu +\d+ ms\) .*x `(fuse [a-z]+ transformer)` "
                         r"\(cpu +[\d.]+x\)", proc.stdout, re.M)
     assert len(ratios) == 5, proc.stdout
+
+
 def test_the_edit_speed_matrix_runs_and_prints_each_edit():
     """benchmarks/edit_speed.py, tiny: every edit timed in the editor and through the
     server, each printed with its ratio to the run's baselines."""
@@ -132,3 +134,17 @@ def test_the_edit_speed_matrix_runs_and_prints_each_edit():
     rows = re.findall(r"^  (.+?) +editor +\d+ ms +[\d.]+x cold.* server +\d+ ms +[\d.]+x "
                       r"baseline", proc.stdout, re.M)
     assert len(rows) == 11 and "unclosed ( inserted at top" in rows, proc.stdout
+
+
+def test_execution_controls_prints_monte_carlo_and_blocked_ratios():
+    """benchmarks/execution_controls.py --small: Monte Carlo against exact (with its
+    standard error) and blocked against unblocked (peak memory, time)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "execution_controls.py"),
+                           "--small"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"monte carlo, \d+ values, \d+ samples \(1%\): .* ratio [\d.]+",
+                     proc.stdout), proc.stdout
+    assert re.search(r"monte carlo standard error \(relative to \|exact\|\): [\d.]+",
+                     proc.stdout), proc.stdout
+    assert re.search(r"peak memory unblocked .* ratio [\d.]+", proc.stdout), proc.stdout
+    assert re.search(r"blocked time: .* ratio [\d.]+", proc.stdout), proc.stdout

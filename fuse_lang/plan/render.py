@@ -7,6 +7,7 @@ each piece looks: `_Text` or `_Markdown`.  Both show the same content.
 from __future__ import annotations
 
 from ..check.domains import short_number
+from .config import ExecutionPlan
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
 from .sharding import Collective, ShardingPlan
 
@@ -249,10 +250,31 @@ def render_equation_markdown(eq: EquationPlan) -> list[str]:
     return _equation_lines(eq, _MARKDOWN)
 
 
-def render_plan_text(plan: ProgramPlan, sharding: ShardingPlan | None = None) -> str:
+def render_plan_text(plan: ProgramPlan, sharding: ShardingPlan | None = None,
+                     execution: ExecutionPlan | None = None) -> str:
     """The `fuse explain` tables: tensors, evaluation order, equations, total cost;
-    with `sharding`, each tensor's PartitionSpec and each equation's collectives."""
-    return _render(plan, _TEXT, sharding=sharding)
+    with `sharding`, each tensor's PartitionSpec and each equation's collectives;
+    with `execution` that sets anything, what the configuration does."""
+    text = _render(plan, _TEXT, sharding=sharding)
+    if execution is not None and execution.settings:
+        text += "\n\n" + "\n".join(render_execution(execution))
+    return text
+
+
+def render_execution(execution: ExecutionPlan) -> list[str]:
+    """The configuration's section of `fuse explain` (plan.config)."""
+    out = ["Execution: " + ", ".join(f"{k}={v}" for k, v in execution.settings)]
+    out += [f"  fixpoint of {group}: {how}" for group, how in execution.fixpoints]
+    for s in execution.sampled:
+        draw = f"weighted by {s.weights}" if s.weights else "uniformly"
+        out.append(f"  line {s.line}: {s.tensor}: Monte Carlo over `{s.index}`: {s.samples} "
+                   f"of {s.extent} values drawn {draw}; {s.work_saved:.1%} of the "
+                   f"contraction's work saved")
+    for b in execution.blocked:
+        out.append(f"  line {b.line}: {b.tensor}: intermediate of {_num(b.intermediate)} "
+                   f"elements in {b.blocks} blocks; peak {_num(b.peak)} elements")
+    out += [f"  {note}" for note in execution.notes]
+    return out
 
 
 def render_plan_markdown(plan: ProgramPlan, title: str | None = None,

@@ -91,6 +91,12 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             fast = self.einsum_product(expr, projected)
             if fast is not None:
                 return fast
+            # block_size set: a large join before a max/min runs in blocks (run.blocked)
+            blocked = getattr(self.backend, "blocked_term", None)
+            if blocked is not None:
+                fast = blocked(self, expr, projected)
+                if fast is not None:
+                    return fast
         value = self.eval(expr)
         return self.project_all(value, projected)
 

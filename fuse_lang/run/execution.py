@@ -22,13 +22,16 @@ from . import outputs, scheduler
 from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo, equation_op,
                        write_lhs)
 from .files import FileProblem
-from .fixpoint import Eager, Iteration, Traced, repeat, rounds_for
+from .fixpoint import Eager, Iteration, SemiNaive, Traced, repeat, rounds_for
 from .inputs import load_base
 from .limits import Checkpoint
 from .memory import guard_memory
 from .results import FuseError, RunResult
 from .sparse import is_sparse
 from ..plan.representation import representations
+from .blocked import Blocking
+from .monte_carlo import Sampler
+from .trace import Tracer
 
 
 
@@ -71,6 +74,17 @@ class Execution:
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
         # over a device mesh: puts a tensor's value where its sharding says
         self.place: Callable[[str, Any], Any] | None = getattr(self.backend, "place", None)
+        config = getattr(program, "config", None)
+        # trace=True: what each group and fixpoint round did (run.trace)
+        self.tracer = Tracer(self.backend) if config is not None and config.trace \
+            and not program.compiled else None
+        # block_size: large contractions run in blocks (run.blocked)
+        self.block_size = config.block_size if config is not None else None
+        if self.block_size is not None and not isinstance(self.backend, Blocking):
+            self.backend = Blocking(self.backend, self.block_size)
+        # projection="monte_carlo": the run's draws and estimates (run.monte_carlo)
+        self.sampler = Sampler(analysis, config) if config is not None and \
+            config.projection == "monte_carlo" else None
 
     # ------------------------------------------------------------ driver
     def go(self) -> RunResult:
@@ -79,7 +93,7 @@ class Execution:
             self.analysis, self._dependencies(), sinks))
         self.memo_of(("guard", sinks), lambda: guard_memory(
             self.analysis, needed, getattr(self.backend, "itemsize", 4),
-            self.program.memory_limit, self._sparse_estimates()) or True)
+            self.program.memory_limit, self._sparse_estimates(), self.block_size) or True)
         if sinks:  # every sink's path, before anything runs or is written (not memoised:
             # the folder may change between runs)
             outputs.check_sinks(self.analysis, self.program.base_dir,
@@ -88,7 +102,7 @@ class Execution:
             (list(g), scheduler.single_equation(self.analysis, list(g), self.given,
                                                 self.equations(g[0])))
             for g in self.analysis.order if any(n in needed for n in g)])
-        if self.program.compiled:
+        if self.program.compiled and self.sampler is None:  # draws run eagerly
             self._run_compiled(groups)
         else:
             self._run_eagerly(groups)
@@ -96,6 +110,10 @@ class Execution:
             self.analysis, self._dependencies()))
         result = RunResult(outputs.outputs(self.backend, self.values, names, self._constants(),
                                            self.native))
+        if self.tracer is not None:
+            result.trace = self.tracer.to_data()
+        if self.sampler is not None:
+            result.estimates = self.sampler.estimates
         answers = self.memo_of("answers", lambda: [
             (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
         for k, stmt in answers:
@@ -112,10 +130,15 @@ class Execution:
         release = self.memo_of(("release", self.write_sinks), lambda: scheduler.releases(
             groups, self._dependencies(), set(scheduler.roots(self.analysis, sinks=True))))
         check = self.check
+        tracer = self.tracer
         for number, (group, single) in enumerate(groups):
             if check is not None:
                 check.at_group(number, len(groups), group)
-            self._one(group, single)
+            if tracer is None:
+                self._one(group, single)
+            else:
+                tracer.timed_group(self.analysis, group, lambda: self._one(group, single),
+                                   self.values)
             for name in release.get(number, ()):
                 del self.values[name]  # read by nothing later: its memory goes back now
 
@@ -250,15 +273,19 @@ class Execution:
 
     def _rounds(self, group: list[str], traced: bool, bases: dict[str, Any]) -> Iteration:
         arithmetic = (Traced if traced else Eager)(self.backend)
+        config = getattr(self.program, "config", None)
         return rounds_for(self, group, arithmetic, bases, self.program.max_iterations,
-                          self.program.tolerance)
+                          self.program.tolerance,
+                          config.fixpoint if config is not None else "semi_naive")
 
     def _fixpoint(self, group: list[str]) -> None:
         """A recursive group to its fixpoint, round by round in Python."""
         rounds = self._rounds(group, False, {n: self.base(n)[0] for n in group})
         # overflow is detected by the rounds (values no longer finite), not warned about
         with np.errstate(over="ignore", invalid="ignore"):
-            state = repeat(rounds.goes_on, rounds.round, rounds.start(),
+            body = rounds.round if self.tracer is None else self.tracer.rounds(
+                group, isinstance(rounds, SemiNaive), rounds.round)
+            state = repeat(rounds.goes_on, body, rounds.start(),
                            self.check.next_round if self.check is not None else None)
         members, outcome = rounds.end(state)
         rounds.judge(outcome)
@@ -397,6 +424,9 @@ class Execution:
                      overrides: dict[int, Any] | None = None, skip: int | None = None) -> Any:
         """What equation `k` adds to its tensor (`fixed`: at one step of a recurrence;
         `overrides`: with some reads replaced, a semi-naive delta say)."""
+        if self.sampler is not None and k in self.sampler.sites and not fixed \
+                and not overrides:
+            return self.sampler.estimate(self, k, shape)
         info = self.infos[k]
         stmt = info.stmt
         assert isinstance(stmt, ir.Equation)

@@ -245,13 +245,17 @@ class SemiNaive(Iteration):
 
     @staticmethod
     def end(state: tuple) -> tuple[dict, dict]:
-        rounds, pending, known, _ = state
-        return known, {"rounds": rounds, "pending": pending}
+        rounds, pending, known, delta = state
+        # the facts the last round added (what the message names)
+        added = sum((d.sum() for d in delta.values() if d is not None), 0.0)
+        return known, {"rounds": rounds, "pending": pending, "added": added}
 
     def judge(self, outcome: dict[str, float]) -> None:
         if outcome["pending"]:
+            added = outcome.get("added", 0)
             raise EvaluationError(f"{', '.join(self.group)} did not reach a fixpoint in "
-                                  f"{self.limit} rounds (the round limit); raise it with "
+                                  f"{self.limit} rounds (the round limit; the last round "
+                                  f"added {int(added)} facts); raise it with "
                                   f"max_iterations or check the recursion")
 
     def _first_round(self, name: str) -> list[int]:
@@ -270,10 +274,13 @@ class SemiNaive(Iteration):
 
 
 def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict[str, Any],
-               max_iterations: int | None, tolerance: float) -> Iteration:
-    """The rounds of a group: semi-naive when all of it is Boolean joins and unions."""
+               max_iterations: int | None, tolerance: float,
+               strategy: str = "semi_naive") -> Iteration:
+    """The rounds of a group: semi-naive when all of it is Boolean joins and unions
+    (and `strategy` is "semi_naive"), naive otherwise (ExecutionConfig.fixpoint)."""
     boolean = all(host.analysis.tensors[n].boolean for n in group)
-    kind = SemiNaive if boolean and joins_only(host, group) else Iteration
+    kind = SemiNaive if strategy == "semi_naive" and boolean and joins_only(host, group) \
+        else Iteration
     return kind(host, group, arithmetic, {n: bases.get(n) for n in group},
                 max_iterations, tolerance)
 

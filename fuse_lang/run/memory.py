@@ -16,12 +16,16 @@ SPARSE_BYTES_PER_NONZERO = 12  # CSR: a value and a column index (4 + 8 at worst
 
 
 def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
-                 limit: int | None, sparse: Mapping[str, int | None] | None = None) -> None:
+                 limit: int | None, sparse: Mapping[str, int | None] | None = None,
+                 block_size: int | None = None) -> None:
     """Raise FuseError when the needed tensors, plus the largest intermediate of
     one equation, need more than `limit` bytes (by default half the free memory).
     `sparse`: the tensors kept sparse, with their estimated non-zeros (counted by
-    those, and their equations' dense intermediates never made)."""
+    those, and their equations' dense intermediates never made).  block_size: a
+    blocked run's intermediates hold that many elements at most."""
     total, largest, peak = estimate(analysis, needed, itemsize, sparse)
+    if block_size is not None:
+        peak = (min(peak[0], block_size * itemsize), peak[1])
     limit = limit if limit is not None else default_limit()
     if total + peak[0] > limit:
         during = (f" plus {format_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")

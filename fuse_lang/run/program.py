@@ -24,22 +24,24 @@ from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
+from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
+from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
 
-__all__ = ["CompiledProgram", "FuseError", "QueryAnswer", "RunResult", "compile"]
+__all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
+           "compile"]
 
-DEFAULT_TOLERANCE = 1e-6
 
-
-def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
-            base_dir: str | os.PathLike = ".", *, precision: str = "fp32",
+def compile(source_text: str, backend: str | None = None, device: str | None = None,
+            base_dir: str | os.PathLike = ".", *, precision: str | None = None,
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int | None = None,
-            tolerance: float = DEFAULT_TOLERANCE, compiled: bool | None = None,
+            tolerance: float | None = None, compiled: bool | None = None,
             mesh: Any = None, shard: Mapping[str, str] | None = None,
             representation: Mapping[str, str] | None = None,
-            targets: Sequence[str] | None = None) -> "CompiledProgram":
+            targets: Sequence[str] | None = None,
+            config: ExecutionConfig | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -53,9 +55,25 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     "dense" or "sparse", overriding the planner's choice (docs/scale.md).
     max_iterations: the rounds a recursive group may take; None (the default)
     follows from the program (fixpoint.round_limit: a Boolean group's tuples,
-    1000 for numeric recursion).  targets: tensor names or query texts to compute alone: only their dependency
-    cone is compiled, so an error outside it does not stop them (the result's
-    `not_run` says what was left out and why); an error inside it does."""
+    1000 for numeric recursion).  targets: tensor names or query texts to compute
+    alone: only their dependency cone is compiled, so an error outside it does not stop them (the result's
+    `not_run` says what was left out and why); an error inside it does.
+    config: an ExecutionConfig (docs/execution.md); backend, device, precision,
+    max_iterations and tolerance may be given either way (None: not given; the
+    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting."""
+    auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
+    config = merged(config, {"backend": backend, "device": device, "precision": precision,
+                             "max_iterations": max_iterations, "tolerance": tolerance})
+    backend, device, precision = config.backend, config.device, config.precision
+    choice = None
+    if backend == "auto":
+        analysis = analyze(source_text, path, base_dir)
+        _raise_on_errors(analysis, deferred=("missing-source",))
+        backend, device, why = choose_backend(analysis, "auto" if auto_device else device)
+        choice = {"backend": backend, "device": device, "why": why}
+    if config.trace and compiled:
+        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
+                        "combined with compiled=True")
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
@@ -64,7 +82,7 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
     except BackendError as err:
         raise FuseError(str(err)) from None
     if compiled is None:
-        compiled = chosen.compiles_by_default
+        compiled = chosen.compiles_by_default and not config.trace
     if compiled and not hasattr(chosen, "compile_segment"):
         raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
                         f"jax or torch backend")
@@ -80,12 +98,15 @@ def compile(source_text: str, backend: str = "numpy", device: str = "cpu",
         representations(analysis, representation)  # an override that cannot be kept
     except RepresentationError as err:
         raise FuseError(str(err)) from None
+    checked_against(config, analysis)
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
     program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
-                              allow_outside_sinks, max_iterations, tolerance, compiled)
+                              allow_outside_sinks, config.max_iterations, config.tolerance,
+                              compiled, config)
     program.representation = representation
     program.not_run = not_run
+    program.backend_choice = choice
     return program
 
 
@@ -139,8 +160,15 @@ def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = (),
 class CompiledProgram:
     def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
                  memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int | None,
-                 tolerance: float, compiled: bool = False) -> None:
+                 tolerance: float, compiled: bool = False,
+                 config: ExecutionConfig | None = None) -> None:
         self.analysis = analysis
+        # how to run (fixpoint strategy, projection, trace, ...); the fields above
+        # are its max_iterations and tolerance as compile resolved them
+        self.config = config if config is not None else ExecutionConfig(
+            max_iterations=max_iterations, tolerance=tolerance)
+        # backend="auto": {"backend", "device", "why"} of its choice; None otherwise
+        self.backend_choice: dict | None = None
         self.backend = backend
         self.base_dir = base_dir
         self.memory_limit = memory_limit
@@ -194,6 +222,7 @@ class CompiledProgram:
             result = Execution(self, analysis, infos, given, write_sinks, memo, native,
                                checkpoint).go()
         result.not_run = list(self.not_run)
+        result.backend = self.backend_choice
         return result
 
     def memory_needed(self, write_sinks: bool = True) -> int:

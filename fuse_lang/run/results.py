@@ -33,3 +33,10 @@ class RunResult:
     sinks: list[str] = field(default_factory=list)
     # a run of some targets only: what it left out and why (check.cone)
     not_run: list[NotRun] = field(default_factory=list)
+    # trace=True: per equation and per fixpoint round what ran (run.trace; plain data)
+    trace: dict | None = None
+    # projection="monte_carlo": per estimated tensor its sampled index, samples and
+    # standard error (run.monte_carlo; plain data)
+    estimates: dict[str, dict] = field(default_factory=dict)
+    # backend="auto": {"backend", "device", "why"} of the choice (run.config)
+    backend: dict | None = None

@@ -1,0 +1,172 @@
+"""How a program runs: `ExecutionConfig` and its effect on a program, as data.
+
+`ExecutionConfig` is the one object that says how to run (docs/execution.md);
+`config_problems` lists what is wrong with one on its own (unknown values,
+contradictions), `plan_execution` says what it does to a checked program
+(which fixpoint strategy each recursive group gets, what Monte Carlo
+projection samples and saves, what blocked contraction splits).  Both are pure:
+`fuse explain` renders the plan (plan.render), `fuse_lang.compile` refuses a
+configuration with problems before anything runs (run.config).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..check import Analysis
+from .blocking import BlockedEquation, blocked_equations
+from .sampling import SampledEquation, sampled_equations
+
+MODES = ("forward", "demand")
+FIXPOINTS = ("semi_naive", "naive")
+PROJECTIONS = ("exact", "monte_carlo")
+DEFAULT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """How to run a program (every field is also a `fuse run` flag; docs/execution.md).
+
+    mode: "forward" (every needed tensor, in order) or "demand" (only what the
+    exports, queries and sinks need).  fixpoint: "semi_naive" (new facts only,
+    where that is exact; naive elsewhere) or "naive" (every rule every round).
+    max_iterations: rounds a recursive group may take (None: from its extents).
+    tolerance: numeric recursion stops when no value changes more.  block_size:
+    the most elements an intermediate of a contraction may hold (None: no bound).
+    projection: "exact" or "monte_carlo" (a summed index estimated from `samples`
+    draws of its values, with `seed`; `importance` names per tensor a 1-D
+    tensor of weights to draw by, {"Y": "P"}; `estimate` the tensors to estimate,
+    None: every one that can be).  trace: record per equation and
+    per fixpoint round what ran and how long it took.  backend: "numpy",
+    "torch", "jax" or "auto" (run.config.choose_backend)."""
+
+    mode: str = "forward"
+    fixpoint: str = "semi_naive"
+    max_iterations: int | None = None
+    tolerance: float = DEFAULT_TOLERANCE
+    block_size: int | None = None
+    projection: str = "exact"
+    samples: int | None = None
+    seed: int | None = None
+    importance: Mapping[str, str] = field(default_factory=dict, hash=False)
+    estimate: tuple[str, ...] | None = None
+    trace: bool = False
+    backend: str = "numpy"
+    device: str = "cpu"
+    precision: str = "fp32"
+
+    def changed(self) -> dict[str, Any]:
+        """The fields set to something other than their default."""
+        default = ExecutionConfig()
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(default, f.name)}
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["importance"] = dict(self.importance)
+        data["estimate"] = None if self.estimate is None else list(self.estimate)
+        return data
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> list[str]:
+    if value in allowed:
+        return []
+    return [f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}"]
+
+
+def _count(name: str, value: Any, least: int) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        return [f"{name} must be a whole number of at least {least}, not {value!r}"]
+    return []
+
+
+def config_problems(config: ExecutionConfig) -> list[str]:
+    """What is wrong with a configuration on its own (empty: nothing).  The
+    backend, device and precision are the backends' to check (run.backends), with
+    their own messages."""
+    problems = _choice("mode", config.mode, MODES) + \
+        _choice("fixpoint", config.fixpoint, FIXPOINTS) + \
+        _choice("projection", config.projection, PROJECTIONS) + \
+        _count("max_iterations", config.max_iterations, 1) + \
+        _count("block_size", config.block_size, 1) + \
+        _count("samples", config.samples, 1) + _count("seed", config.seed, 0)
+    tolerance = config.tolerance
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
+            not math.isfinite(tolerance) or tolerance < 0:
+        problems.append(f"tolerance must be a finite number of at least 0, not {tolerance!r}")
+    if not isinstance(config.trace, bool):
+        problems.append(f"trace must be True or False, not {config.trace!r}")
+    if config.estimate is not None and (isinstance(config.estimate, str) or not all(
+            isinstance(n, str) for n in config.estimate)):
+        problems.append("estimate is a tuple of tensor names (('Y',))")
+    if not isinstance(config.importance, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in config.importance.items()):
+        problems.append("importance maps tensor names to tensor names ({'Y': 'P'})")
+    if config.projection != "monte_carlo":
+        for name in ("samples", "seed"):
+            if getattr(config, name) is not None:
+                problems.append(f"{name} is for projection='monte_carlo' (the projection is "
+                                f"{config.projection!r})")
+        if config.estimate is not None:
+            problems.append(f"estimate is for projection='monte_carlo' (the projection is "
+                            f"{config.projection!r})")
+        if config.importance:
+            problems.append(f"importance is for projection='monte_carlo' (the projection is "
+                            f"{config.projection!r})")
+    elif config.samples is None:
+        problems.append("projection='monte_carlo' needs samples (how many values of each "
+                        "summed index to draw)")
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionPlan:
+    settings: tuple[tuple[str, str], ...]  # (field, value) of the fields set
+    fixpoints: tuple[tuple[str, str], ...]  # (recursive group, strategy and why)
+    sampled: tuple[SampledEquation, ...] = ()
+    blocked: tuple[BlockedEquation, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan:
+    """What `config` does to the checked program (shapes only, nothing runs)."""
+    from ..check.datalog import monotone_rules
+    from .planner import plan_equation
+
+    settings = tuple((k, str(v)) for k, v in config.changed().items())
+    statements = analysis.program.statements
+    fixpoints = []
+    for group in analysis.order:
+        if not set(group) & analysis.recursive:
+            continue
+        members = set(group)
+        rules = [s for s in statements if getattr(getattr(s, "lhs", None), "name", None)
+                 in members and hasattr(s, "rhs")]
+        boolean = all(analysis.tensors[n].boolean for n in group)
+        exact = boolean and monotone_rules(members, rules)
+        if config.fixpoint == "naive":
+            how = "naive (every rule every round), as asked"
+        elif exact:
+            how = "semi-naive (only new facts are joined; exact: Boolean joins and unions)"
+        else:
+            how = "naive: semi-naive was asked but is exact only for Boolean joins and " \
+                  "unions, so this group falls back to naive"
+        fixpoints.append((", ".join(group), how))
+    plans = [plan_equation(analysis, k) for k, s in enumerate(statements)
+             if type(s).__name__ == "Equation"]
+    notes = []
+    if config.mode == "demand":
+        notes.append("demand mode: only the tensors the exports, queries and sinks read "
+                     "are evaluated")
+    sampled = sampled_equations(analysis, plans, config) \
+        if config.projection == "monte_carlo" else ()
+    blocked = blocked_equations(plans, config.block_size) if config.block_size else ()
+    return ExecutionPlan(settings, tuple(fixpoints), tuple(sampled), tuple(blocked),
+                         tuple(notes))

@@ -1,0 +1,102 @@
+"""A run's trace (`ExecutionConfig(trace=True)`, `fuse run --trace`), as plain data.
+
+Per group of the evaluation order (an equation's tensor, a recurrence, a
+recursive group): its time and output size (shape; non-zeros for a Boolean
+tensor).  Per round of a fixpoint: the round's number, the facts it added
+(semi-naive) or the largest change (naive), and its time.  A traced run is
+eager (each equation timed on its own); times are wall-clock seconds as the
+host sees them (a GPU framework's asynchronous work is counted where its value
+is next read).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+
+class Tracer:
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.equations: list[dict] = []
+        self.fixpoints: list[dict] = []
+
+    def timed_group(self, analysis: Any, group: list[str], run: Callable[[], None],
+                    values: dict[str, Any]) -> None:
+        """Run one group of the evaluation order and record its time and sizes."""
+        started = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - started
+        for name in group:
+            value = values.get(name)
+            if value is None:
+                continue
+            entry: dict[str, Any] = {"tensor": name, "seconds": seconds,
+                                     "shape": list(self.backend.shape(value))}
+            if analysis.tensors[name].boolean:
+                entry["nonzeros"] = int(np.count_nonzero(self.backend.to_numpy(value)))
+            if len(group) > 1 or name in analysis.recursive:
+                entry["recursive"] = True
+            self.equations.append(entry)
+
+    def rounds(self, group: list[str], semi_naive: bool,
+               body: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """`body` (one fixpoint round) recording each round it runs."""
+        record: dict[str, Any] = {"group": list(group),
+                                  "strategy": "semi_naive" if semi_naive else "naive",
+                                  "rounds": []}
+        self.fixpoints.append(record)
+
+        def traced(state: Any) -> Any:
+            started = time.perf_counter()
+            state = body(state)
+            entry: dict[str, Any] = {"iteration": len(record["rounds"]) + 1}
+            if semi_naive:
+                entry["facts_added"] = int(sum(float(self.backend.to_numpy(d).sum())
+                                               for d in state[3].values() if d is not None))
+            else:
+                entry["change"] = float(state[1])
+            entry["seconds"] = time.perf_counter() - started
+            record["rounds"].append(entry)
+            return state
+
+        return traced
+
+    def to_data(self) -> dict:
+        return {"equations": self.equations, "fixpoints": self.fixpoints}
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(c) for c in col) for col in zip(header, *rows)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()] + \
+        [fmt.format(*row).rstrip() for row in rows]
+
+
+def report_lines(result: Any) -> list[str]:
+    """What `fuse run` prints after the outputs: the backend picked, the Monte
+    Carlo estimates' standard errors, and the trace as tables."""
+    out = []
+    if result.backend is not None:
+        out.append(f"backend: {result.backend['backend']} on {result.backend['device']} "
+                   f"({result.backend['why']})")
+    for name, e in result.estimates.items():
+        out.append(f"{name}  Monte Carlo over `{e['index']}`: {e['samples']} of {e['extent']} "
+                   f"values, standard error {e['max_standard_error']:.4g} (largest)")
+    trace = result.trace
+    if trace is None:
+        return out
+    rows = [[e["tensor"], f"{e['seconds'] * 1e3:.3f}", str(tuple(e["shape"])),
+             str(e.get("nonzeros", "")), "yes" if e.get("recursive") else ""]
+            for e in trace["equations"]]
+    out += ["", "trace: equations"] + _table(
+        ["tensor", "ms", "shape", "non-zeros", "recursive"], rows)
+    for fixpoint in trace["fixpoints"]:
+        added = fixpoint["strategy"] == "semi_naive"
+        rows = [[str(r["iteration"]), str(r["facts_added"]) if added else f"{r['change']:.4g}",
+                 f"{r['seconds'] * 1e3:.3f}"] for r in fixpoint["rounds"]]
+        out += ["", (f"trace: fixpoint of {', '.join(fixpoint['group'])} "
+                     f"({fixpoint['strategy']})")]
+        out += _table(["iteration", "facts added" if added else "change", "ms"], rows)
+    return out
