@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -24,6 +23,8 @@ from typing import Any, Sequence
 from .check import Analysis, analyze
 from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
+from .cli_options import (UsageError, add_config_options, add_shard_options, config_of,
+                          seconds, shard_options)
 from .gc_pause import gc_paused
 from .front.diagnostics import Diagnostic, Severity
 from .front.span import LineIndex
@@ -35,13 +36,9 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # the language server applies the same limit
 
 
-class _UsageError(Exception):
-    pass
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(message, self.format_usage().rstrip())
+        raise UsageError(message, self.format_usage().rstrip())
 
 
 def load(path: str) -> tuple[str, Diagnostic | None]:
@@ -155,33 +152,12 @@ def _read_program(path: str) -> tuple[str, int | None]:
     return text, None
 
 
-def _shard_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, int] | None]:
-    """`--shard p=data` (repeatable, or `p=data,q=model`) and `--mesh data=8,...`;
-    raises _UsageError for a malformed one."""
-    shard: dict[str, str] = {}
-    for item in ",".join(args.shard).split(",") if args.shard else ():
-        index, sep, axis = item.strip().partition("=")
-        if not sep or not index.strip() or not axis.strip():
-            raise _UsageError(f"--shard takes INDEX=MESH_AXIS (p=data), not {item!r}")
-        shard[index.strip()] = axis.strip()
-    if args.mesh is None:
-        return shard, None
-    mesh: dict[str, int] = {}
-    for item in args.mesh.split(","):
-        axis, sep, size = item.strip().partition("=")
-        if not sep or not axis.strip() or not size.strip().isdigit() or int(size) < 1:
-            raise _UsageError(f"--mesh takes AXIS=N,... with N devices along each axis "
-                              f"(data=8), not {item!r}")
-        mesh[axis.strip()] = int(size)
-    return shard, mesh
-
-
 def cmd_explain(args: argparse.Namespace) -> int:
     from .plan.render import render_plan_text
     from .plan.planner import plan_program
     from .plan.sharding import plan_sharding
 
-    shard, mesh = _shard_options(args)
+    shard, mesh = shard_options(args)
     text, failed = _read_program(args.path)
     if failed is not None:
         return failed
@@ -219,7 +195,7 @@ def _execution_plan(args: argparse.Namespace, analysis: Analysis) -> Any:
     """What the configuration flags do to the program; the exit status when refused."""
     from .plan.config import config_problems, plan_execution
 
-    config = _config(args)
+    config = config_of(args)
     problems = config_problems(config)
     if problems:
         print(f"fuse: the execution configuration is refused: {'; '.join(problems)}",
@@ -242,9 +218,9 @@ def _preview(array, width: int = 8) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    shard, mesh = _shard_options(args)
+    shard, mesh = shard_options(args)
     if (shard or mesh) and args.backend != "jax":
-        raise _UsageError(f"--shard and --mesh need --backend jax (the {args.backend} backend "
+        raise UsageError(f"--shard and --mesh need --backend jax (the {args.backend} backend "
                           f"runs on one device)")
     args.shard_map, args.mesh_shape = shard, mesh
     text, failed = _read_program(args.path)
@@ -422,7 +398,7 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                           shard=args.shard_map or None, mesh=args.mesh_shape,
                           representation=representation,
                           targets=args.target or None,
-                          config=_config(args))
+                          config=config_of(args))
         args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -520,8 +496,8 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_explain.add_argument("--graph", metavar="FILE.svg",
                            help="also draw the program's dataflow into FILE (.svg or .png)")
     p_explain.add_argument("path", metavar="PATH")
-    _add_config_options(p_explain)
-    _add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
+    add_config_options(p_explain)
+    add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
     p_run = sub.add_parser("run", help="run a program and show its exports and queries")
     p_run.add_argument("path", metavar="PATH")
     p_run.add_argument("--backend", default="numpy", choices=("numpy", "torch", "jax", "auto"),
@@ -542,10 +518,10 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--target", action="append", default=[], metavar="NAME",
                        help="run only this export, tensor or query (repeatable) and what it "
                             "depends on; errors elsewhere do not stop it, no sinks are written")
-    p_run.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
+    p_run.add_argument("--time-limit", type=seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
-    _add_shard_options(p_run, "split tensors over a device mesh (jax)")
-    _add_config_options(p_run)
+    add_shard_options(p_run, "split tensors over a device mesh (jax)")
+    add_config_options(p_run)
     p_run.add_argument("--trace", action="store_true",
                        help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
@@ -563,74 +539,11 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     return parser
 
 
-def _add_config_options(parser: argparse.ArgumentParser) -> None:
-    """The fields of ExecutionConfig as flags (docs/execution.md)."""
-    from .plan.config import FIXPOINTS, MODES, PROJECTIONS
-
-    parser.add_argument("--mode", choices=MODES, default="forward")
-    parser.add_argument("--fixpoint", choices=FIXPOINTS, default="semi_naive",
-                        help="semi_naive (where exact; naive elsewhere) or naive")
-    parser.add_argument("--max-iterations", type=int, default=None, metavar="N",
-                        help="rounds a recursive group may take (default: from its extents)")
-    parser.add_argument("--tolerance", type=float, default=None, metavar="X",
-                        help="numeric recursion stops when no value changes more (1e-6)")
-    parser.add_argument("--block-size", type=int, default=None, metavar="ELEMENTS",
-                        help="the most elements an intermediate of a contraction may hold")
-    parser.add_argument("--projection", choices=PROJECTIONS, default="exact")
-    parser.add_argument("--samples", type=int, default=None, metavar="N",
-                        help="values drawn per summed index (--projection monte_carlo)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the draws")
-    parser.add_argument("--importance", action="append", default=[],
-                        metavar="TENSOR=WEIGHTS",
-                        help="draw TENSOR's summed index by the 1-D tensor WEIGHTS")
-    parser.add_argument("--estimate", action="append", default=None, metavar="TENSOR",
-                        help="estimate only this tensor's equation (repeatable; default: all)")
-
-
-def _config(args: argparse.Namespace) -> Any:
-    """The ExecutionConfig of the flags (backend, device and precision apart)."""
-    from .plan.config import ExecutionConfig
-
-    importance = {}
-    for item in args.importance:
-        tensor, sep, weights = item.partition("=")
-        if not sep or not tensor or not weights:
-            raise _UsageError(f"--importance takes TENSOR=WEIGHTS, not {item!r}")
-        importance[tensor] = weights
-    return ExecutionConfig(
-        mode=args.mode, fixpoint=args.fixpoint, max_iterations=args.max_iterations,
-        block_size=args.block_size, projection=args.projection, samples=args.samples,
-        seed=args.seed, importance=importance,
-        estimate=None if args.estimate is None else tuple(args.estimate),
-        trace=getattr(args, "trace", False),
-        **({} if args.tolerance is None else {"tolerance": args.tolerance}))
-
-
-def _add_shard_options(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--shard", action="append", default=[], metavar="INDEX=AXIS",
-                        help=f"{what}: the tensors' axes named INDEX are split over the mesh "
-                             f"axis AXIS (repeatable; docs/scale.md)")
-    parser.add_argument("--mesh", metavar="AXIS=N,...",
-                        help="the mesh's axes and sizes (default: one axis over all devices, "
-                             "named by --shard)")
-
-
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse reports anything else)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except _UsageError as err:
+    except UsageError as err:
         usage = err.args[1] if len(err.args) > 1 else parser.format_usage().rstrip()
         print(f"fuse: {err.args[0]}\n{usage}", file=sys.stderr)
         return EXIT_USAGE
@@ -647,7 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "plot":
             return cmd_plot(args)
         return cmd_explain(args)
-    except _UsageError as err:  # an option's value that argparse cannot judge
+    except UsageError as err:  # an option's value that argparse cannot judge
         print(f"fuse: {err.args[0]}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
