@@ -484,12 +484,18 @@ def test_documented_0_10_setup(tmp_path):
         vim.wait(2000)
         out.diags = diags()
         local ran = wait_user('FuseRunDone')
-        vim.cmd('FuseRun Y')
+        vim.cmd('FuseRun Z')
         out.run = ran().result
+        ran = wait_user('FuseRunDone')
+        vim.cmd('FuseRun Y')
+        out.run_y = ran().result
     """, init_text=INIT_0_10)
     assert data["offset_encoding"] == "utf-16"
     assert [d["code"] for d in data["diags"]].count("undefined-tensor") == 1
-    assert data["run"]["ok"] is False  # the program has an error
+    assert data["run"]["ok"] is False  # Z depends on the error
+    # Y does not: it runs (its dependency cone), and says what was left out
+    assert data["run_y"]["ok"] is True, data["run_y"]
+    assert [entry["what"] for entry in data["run_y"]["not_run"]] == ["Z"], data["run_y"]
 
 
 def test_falls_back_to_python_m_fuse_lsp(tmp_path):
