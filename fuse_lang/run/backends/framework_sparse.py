@@ -69,6 +69,16 @@ class FrameworkSparse(SparseValue):
         raise NotImplementedError
 
     @staticmethod
+    def indicator(mask: Any, like: Any) -> Any:
+        """A Boolean mask as 0/1 values of `like`'s type."""
+        raise NotImplementedError
+
+    @staticmethod
+    def gather(dense: Any, rows: Any, cols: Any) -> Any:
+        """dense[rows, cols]."""
+        return dense[rows, cols]
+
+    @staticmethod
     def host(x: Any) -> np.ndarray:
         raise NotImplementedError
 
@@ -144,7 +154,7 @@ class FrameworkSparse(SparseValue):
             return self._with_values(self, self.parts()[2] * other)
         if tuple(other.shape) == self.shape:  # a dense operand: read at the non-zeros
             rows, cols, values = self.parts()
-            return self.build(rows, cols, values * other[rows, cols], self.shape)
+            return self.build(rows, cols, values * self.gather(other, rows, cols), self.shape)
         return self.dense() * other
 
     __rmul__ = __mul__
@@ -171,23 +181,22 @@ class FrameworkSparse(SparseValue):
 
     def step(self) -> "FrameworkSparse":
         """1 where > 0 (the Boolean semiring: a product's counts clamped to 1)."""
-        rows, cols, values = self.parts()
-        keep = values > 0
-        return self.build(rows[keep], cols[keep], _ones_like(values[keep]), self.shape)
+        values = self.parts()[2]
+        if bool((values == 1).all()):
+            return self
+        return self._with_values(self, self.indicator(values > 0, values))
 
     def new_facts(self, known: Any) -> "FrameworkSparse | None":
         """1 where self > 0 and `known` is not; None when nothing is new."""
         found = self.step()
-        rows, cols, values = found.parts()
-        if isinstance(known, FrameworkSparse):
-            k_rows, k_cols, k_values = known.step().parts()
-            both = self.build(self.concat([rows, k_rows]), self.concat([cols, k_cols]),
-                              self.concat([values, -k_values]), self.shape)
-            rows, cols, values = both.parts()
-            keep = values > 0
+        if isinstance(known, FrameworkSparse):  # found - known: 1 - 0 is new, 1 - 1 is not
+            new = found._union(known.step(), -1)
+            values = new.parts()[2]
+            new = new._with_values(new, self.indicator(values > 0, values))
         else:
-            keep = known[rows, cols] <= 0
-        new = self.build(rows[keep], cols[keep], values[keep], self.shape)
+            rows, cols, values = found.parts()
+            new = found._with_values(found, self.indicator(
+                self.gather(known, rows, cols) <= 0, values))
         return new if new.nnz else None
 
     def reduce(self, op: str, axes: tuple[int, ...]) -> Any:
@@ -222,10 +231,6 @@ class FrameworkSparse(SparseValue):
     def _with_values(cls, like: "FrameworkSparse", values: Any) -> "FrameworkSparse":
         rows, cols, _ = like.parts()
         return cls.build(rows, cols, values, like.shape)
-
-
-def _ones_like(values: Any) -> Any:
-    return values * 0 + 1
 
 
 # ------------------------------------------------------------------ products

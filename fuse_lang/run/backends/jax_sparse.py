@@ -63,6 +63,10 @@ class JaxSparse(FrameworkSparse):
         return jnp.concatenate(arrays)
 
     @staticmethod
+    def indicator(mask: Any, like: Any) -> Any:
+        return mask.astype(like.dtype)
+
+    @staticmethod
     def host(x: Any) -> np.ndarray:
         return np.asarray(x)
 

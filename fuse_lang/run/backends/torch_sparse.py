@@ -21,12 +21,21 @@ class TorchSparse(FrameworkSparse):
     def build(cls, rows: Any, cols: Any, values: Any, shape: tuple[int, int]) -> "TorchSparse":
         tensor = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, shape,
                                          check_invariants=False).coalesce()
-        keep = tensor.values() != 0
+        return cls._nonzero(tensor.indices(), tensor.values(), shape)
+
+    @classmethod
+    def _with_values(cls, like: FrameworkSparse, values: Any) -> "TorchSparse":
+        return cls._nonzero(like.tensor.indices(), values, like.shape)  # same pattern
+
+    @classmethod
+    def _nonzero(cls, indices: Any, values: Any, shape: tuple[int, int]) -> "TorchSparse":
+        """A coalesced tensor of these (sorted, distinct) positions, zeros dropped."""
+        keep = values != 0
         if not bool(keep.all()):  # repeats that cancelled, or zeros given
-            indices = tensor.indices()[:, keep]
-            tensor = torch.sparse_coo_tensor(indices, tensor.values()[keep], shape,
-                                             is_coalesced=True, check_invariants=False)
-        return cls(tensor)
+            kept = keep.nonzero().squeeze(1)
+            indices, values = indices.index_select(1, kept), values.index_select(0, kept)
+        return cls(torch.sparse_coo_tensor(indices, values, shape, is_coalesced=True,
+                                           check_invariants=False))
 
     @classmethod
     def from_dense(cls, x: Any) -> "TorchSparse":
@@ -68,6 +77,10 @@ class TorchSparse(FrameworkSparse):
     @staticmethod
     def concat(arrays: list) -> Any:
         return torch.cat(arrays)
+
+    @staticmethod
+    def indicator(mask: Any, like: Any) -> Any:
+        return mask.to(like.dtype)
 
     @staticmethod
     def host(x: Any) -> np.ndarray:
