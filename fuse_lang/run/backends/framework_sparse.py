@@ -182,7 +182,7 @@ class FrameworkSparse(SparseValue):
     def step(self) -> "FrameworkSparse":
         """1 where > 0 (the Boolean semiring: a product's counts clamped to 1)."""
         values = self.parts()[2]
-        if bool((values == 1).all()):
+        if bool(((values == 1) | (values == 0)).all()):  # 0: jax_sparse's padding
             return self
         return self._with_values(self, self.indicator(values > 0, values))
 
