@@ -13,7 +13,7 @@ the plan keeps Edge and Reach sparse from the file's line count.  Timed:
 - peak memory of one run of each (tracemalloc: NumPy's and scipy's arrays).
 
     python benchmarks/closure_sparse.py [--repeats 5] [--big] [--small]
-    python benchmarks/closure_sparse.py --backend torch|jax [--n 5000 100000]
+    python benchmarks/closure_sparse.py --backend torch|jax [--n 5000 100000] [--edges 1.4]
 
 --big adds N=1,000,000 with 2,000,000 edges (minutes, several GB); --small runs
 tiny sizes with the representation forced sparse (the smoke test).
@@ -218,11 +218,12 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="tiny sizes (the smoke test)")
     parser.add_argument("--backend", choices=["numpy", "torch", "jax"], default="numpy")
     parser.add_argument("--n", type=int, nargs="*", default=[5_000],
-                        help="with --backend torch|jax: the sizes N (edges: 1.4 N)")
+                        help="with --backend torch|jax: the sizes N")
+    parser.add_argument("--edges", type=float, default=1.4, help="edges per node (--n)")
     args = parser.parse_args()
     if args.backend != "numpy":
         for n in ([300] if args.small else args.n):
-            framework_closure(args.backend, n, int(n * 1.4), 1 if args.small else args.repeats)
+            framework_closure(args.backend, n, int(n * args.edges), 1 if args.small else args.repeats)
         return
     if args.small:
         closure(300, 420, 1, forced=True)

@@ -343,3 +343,12 @@ def test_compiled_framework_runs_keep_relations_dense(graph, backend):
     out = program.run()["Reach"]
     assert isinstance(out, np.ndarray)
     np.testing.assert_array_equal(out, hand_closure(edges, n))
+
+
+def test_closure_benchmark_runs_small_on_torch():
+    pytest.importorskip("torch")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "closure_sparse.py"
+    proc = subprocess.run([sys.executable, str(script), "--small", "--backend", "torch"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "torch sparse vs scipy hand-written" in proc.stdout, proc.stdout
