@@ -356,7 +356,7 @@ class Execution:
         non-zeros change every round; docs/scale.md)."""
         def decide() -> frozenset[str]:
             if not getattr(self.backend, "sparse", False) or self.bases is not None \
-                    or self.program.compiled:
+                    or self.program.compiled or self.place is not None:  # or sharded
                 return frozenset()
             return frozenset(n for n, r in self._representations().items()
                              if r.kind == "sparse")
