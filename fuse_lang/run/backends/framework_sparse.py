@@ -290,12 +290,14 @@ def _matrix(x: Any, term: str, kept: list[str], contracted: str, rows_first: boo
 def _densify(method: Callable) -> Callable:
     @functools.wraps(method)
     def dense_args(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return method(self, *[_dense(a) for a in args], **kwargs)
+        return method(self, *[[_dense(x) for x in a] if isinstance(a, (list, tuple))
+                              else _dense(a) for a in args],
+                      **{k: _dense(v) for k, v in kwargs.items()})
     return dense_args
 
 
 # methods that read a sparse operand dense (what a relation rarely meets)
-_DENSE_ONLY = ("take", "diagonal", "softmax", "lnorm", "where", "erf", "gelu", "topk",
+_DENSE_ONLY = ("concatenate", "take", "diagonal", "softmax", "lnorm", "where", "erf", "gelu", "topk",
                "scatter", "any_positive", "finite", "exp", "log", "tanh", "sqrt", "abs",
                "sin", "cos", "maximum", "minimum", "power")
 
@@ -327,10 +329,10 @@ def _as_method(cls: type, name: str) -> Callable:
 def _first_sparse(sparse_method: Callable, original: Callable) -> Callable:
     """`sparse_method` when an argument is sparse, else the backend's own."""
     @functools.wraps(original)
-    def method(self: Any, *args: Any) -> Any:
-        if any(is_sparse(a) for a in args):
-            return sparse_method(self, *args)
-        return original(self, *args)
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if any(is_sparse(a) for a in args) or any(is_sparse(a) for a in kwargs.values()):
+            return sparse_method(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
     return method
 
 
@@ -365,9 +367,6 @@ def _sparse_methods(kind: type) -> dict[str, Callable]:
     def broadcast_to(self: Any, x: Any, shape: Any) -> Any:
         return x if tuple(shape) == x.shape else self.broadcast_to(x.dense(), shape)
 
-    def concatenate(self: Any, parts: Any, axis: int) -> Any:
-        return self.concatenate([_dense(p) for p in parts], axis)
-
     def reduce(self: Any, op: str, x: Any, axes: tuple[int, ...]) -> Any:
         out = x.reduce(op, tuple(axes))
         return self.reduce(op, x.dense(), axes) if out is None else out
@@ -386,7 +385,7 @@ def _sparse_methods(kind: type) -> dict[str, Callable]:
     methods = {
         "sparse_from": sparse_from, "sparse_zeros": sparse_zeros, "shape": shape,
         "transpose": transpose, "reshape": reshape, "broadcast_to": broadcast_to,
-        "concatenate": concatenate, "reduce": reduce, "new_facts": new_facts,
+        "reduce": reduce, "new_facts": new_facts,
         "max_abs_difference": max_abs_difference,
         "asarray": lambda self, x: x, "copy": lambda self, x: x.copy(),
         "to_numpy": lambda self, x: x.on_numpy().toarray(),
