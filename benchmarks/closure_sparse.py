@@ -223,7 +223,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.backend != "numpy":
         for n in ([300] if args.small else args.n):
-            framework_closure(args.backend, n, int(n * args.edges), 1 if args.small else args.repeats)
+            repeats = 1 if args.small else args.repeats
+            framework_closure(args.backend, n, int(n * args.edges), repeats)
         return
     if args.small:
         closure(300, 420, 1, forced=True)

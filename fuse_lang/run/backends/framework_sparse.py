@@ -297,8 +297,8 @@ def _densify(method: Callable) -> Callable:
 
 
 # methods that read a sparse operand dense (what a relation rarely meets)
-_DENSE_ONLY = ("concatenate", "take", "diagonal", "softmax", "lnorm", "where", "erf", "gelu", "topk",
-               "scatter", "any_positive", "finite", "exp", "log", "tanh", "sqrt", "abs",
+_DENSE_ONLY = ("concatenate", "take", "diagonal", "softmax", "lnorm", "where", "erf", "gelu",
+               "topk", "scatter", "any_positive", "finite", "exp", "log", "tanh", "sqrt", "abs",
                "sin", "cos", "maximum", "minimum", "power")
 
 
