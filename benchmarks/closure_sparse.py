@@ -13,6 +13,7 @@ the plan keeps Edge and Reach sparse from the file's line count.  Timed:
 - peak memory of one run of each (tracemalloc: NumPy's and scipy's arrays).
 
     python benchmarks/closure_sparse.py [--repeats 5] [--big] [--small]
+    python benchmarks/closure_sparse.py --backend torch|jax [--n 5000 100000] [--edges 1.4]
 
 --big adds N=1,000,000 with 2,000,000 edges (minutes, several GB); --small runs
 tiny sizes with the representation forced sparse (the smoke test).
@@ -184,13 +185,47 @@ def embedding_join(n: int, m: int, d: int, repeats: int, forced: bool) -> None:
           f"dense R.T @ E {times['numpy'] / times['sparse']:.0f}x the sparse Fuse run")
 
 
+def framework_closure(backend: str, n: int, m: int, repeats: int) -> None:
+    """The closure on torch (torch.sparse) or jax (BCOO), eager (a compiled run is
+    dense), against the hand-written scipy.sparse loop in the same run.  The first
+    run is timed apart: jax compiles each operation once per shape it meets."""
+    edge = with_last_node(random_dag(n, m))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_tsv(folder / "edge.tsv", edge, n)
+        prog = fuse_lang.compile(PROGRAM, base_dir=folder, path=str(folder / "c.fuse"),
+                                 representation={"Edge": "sparse", "Reach": "sparse"},
+                                 backend=backend, compiled=False)
+        engine = lambda: prog.run(inputs={"Edge": edge})  # noqa: E731
+        start = time.perf_counter()
+        got = engine()["Reach"]
+        first = time.perf_counter() - start
+        want = baseline(edge)
+        assert sp.issparse(got) and (got != want).nnz == 0, "the closure differs"
+        times = median_times({"engine": engine, "baseline": lambda: baseline(edge)},
+                             repeats, warmup=0)
+    print(f"closure on {backend}, N={n:,}, {edge.nnz:,} edges, {want.nnz:,} pairs; first run "
+          f"{first:.2f} s")
+    report(f"closure N={n:,} {backend} sparse vs scipy hand-written", times["engine"],
+           times["baseline"], 2.0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--big", action="store_true",
                         help="also N=1,000,000 with 2,000,000 edges")
     parser.add_argument("--small", action="store_true", help="tiny sizes (the smoke test)")
+    parser.add_argument("--backend", choices=["numpy", "torch", "jax"], default="numpy")
+    parser.add_argument("--n", type=int, nargs="*", default=[5_000],
+                        help="with --backend torch|jax: the sizes N")
+    parser.add_argument("--edges", type=float, default=1.4, help="edges per node (--n)")
     args = parser.parse_args()
+    if args.backend != "numpy":
+        for n in ([300] if args.small else args.n):
+            repeats = 1 if args.small else args.repeats
+            framework_closure(args.backend, n, int(n * args.edges), repeats)
+        return
     if args.small:
         closure(300, 420, 1, forced=True)
         embedding_join(300, 420, 8, 1, forced=True)

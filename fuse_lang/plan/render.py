@@ -71,6 +71,9 @@ class _Text:
         out += ["", "Storage (representation, estimated non-zeros, why)"]
         out += [f"  {name}: {kind}, {count} ({why})"
                 for name, kind, count, why in storage(plan, self)]
+        if any(r[1] == "sparse" for r in plan.representations):
+            out.append("  note: sparse on numpy, and on torch and jax in eager runs "
+                       "(compiled=False); a compiled run keeps every tensor dense")
         out += ["", "Evaluation order"]
         for step, names, how in order:
             mark = f"  (recursive: {how})" if how is not None else ""

@@ -379,9 +379,12 @@ class Execution:
         return base, has
 
     def sparse_names(self) -> frozenset[str]:
-        """The tensors the plan keeps sparse (none on a backend without sparse support)."""
+        """The tensors the plan keeps sparse (none on a backend without sparse support,
+        nor in a compiled run: a jit graph wants fixed shapes, and a relation's
+        non-zeros change every round; docs/scale.md)."""
         def decide() -> frozenset[str]:
-            if not getattr(self.backend, "sparse", False) or self.bases is not None:
+            if not getattr(self.backend, "sparse", False) or self.bases is not None \
+                    or self.program.compiled or self.place is not None:  # or sharded
                 return frozenset()
             return frozenset(n for n, r in self._representations().items()
                              if r.kind == "sparse")

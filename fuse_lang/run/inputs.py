@@ -19,6 +19,15 @@ from .files import integer_relation, load_dense, relation_rows
 from .sparse import from_rows as sparse_rows
 
 
+def _host_dtype(backend: Any) -> Any:
+    """The NumPy type positions are gathered in before a backend takes them sparse
+    (its own float type where NumPy knows it: no conversion on NumPy)."""
+    try:
+        return np.dtype(backend.dtype)
+    except TypeError:  # a torch dtype
+        return np.float64
+
+
 def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[str, Any],
               name: str, shape: tuple[int, ...], sparse: bool = False) -> tuple[Any, bool]:
     """The input, source, param and facts of a tensor as one backend array, and
@@ -45,10 +54,10 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
         if facts:
             rows = np.concatenate([rows, np.array([fact_position(analysis, name, f.atom)
                                                    for f in facts], dtype=np.int64)])
-        return backend.sparse_from(sparse_rows(shape, rows, backend.dtype)), True
+        return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
     if sparse and facts and info.kind not in ("source", "relation source", "param"):
         rows = [fact_position(analysis, name, fact.atom) for fact in facts]
-        return backend.sparse_from(sparse_rows(shape, rows, backend.dtype)), True
+        return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
     if info.kind in ("source", "relation source"):
         path = base_dir / (info.source_path or "")
         if info.boolean and path.suffix.lower() not in (".npy", ".npz"):

@@ -35,7 +35,8 @@ def outputs(backend: Any, values: Mapping[str, Any], names: list[str],
     out = {}
     for n in names:
         if n in values and is_sparse(values[n]):  # handed back sparse, never densified
-            out[n] = values[n].matrix.copy()
+            # scipy.sparse; `native`: the framework's own (torch.sparse, BCOO)
+            out[n] = values[n].native() if native else values[n].on_numpy().native()
         elif n in values and native and backend.name != "numpy":
             out[n] = backend.asarray(values[n])
         elif n in values:
@@ -62,7 +63,7 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
     elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
         selected, free, axes, starts = _read(analysis, backend, info, values, atom)
     elif is_sparse(values[atom.name]):
-        return _sparse_answer(analysis, values[atom.name], atom, text)
+        return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text)
     else:
         value = np.asarray(backend.to_numpy(values[atom.name]))
         selected, free, axes = _select(analysis, value, atom)
@@ -180,7 +181,7 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
           stmt: ir.Sink, base_dir: Path, allow_outside: bool) -> str:
     """Write a sink's value to its file; returns the path written."""
     value: LArray = Evaluator(backend, analysis, info, values).scope(stmt.rhs, 0)
-    data = value.data.matrix if is_sparse(value.data) else \
+    data = value.data.on_numpy().matrix if is_sparse(value.data) else \
         np.asarray(backend.to_numpy(value.data))
     boolean = False
     symbols: list = []

@@ -232,7 +232,8 @@ class CompiledProgram:
         needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
         sparse = ({name: chosen.nonzeros for name, chosen
                    in representations(analysis, self.representation).items()
-                   if chosen.kind == "sparse"} if getattr(self.backend, "sparse", False) else {})
+                   if chosen.kind == "sparse"}
+                  if getattr(self.backend, "sparse", False) and not self.compiled else {})
         total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4), sparse)
         return total + peak[0]
 

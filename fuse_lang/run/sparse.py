@@ -29,7 +29,22 @@ class _LazyScipy:
 sp = _LazyScipy()
 
 
-class SparseTensor:
+class SparseValue:
+    """What every backend's sparse 2-D tensor is (the NumPy `SparseTensor` here;
+    torch.sparse and BCOO ones in backends/torch_sparse.py, jax_sparse.py): the
+    engine asks `is_sparse` and reads results through `on_numpy`."""
+
+    __slots__ = ()
+
+    def on_numpy(self) -> "SparseTensor":
+        raise NotImplementedError
+
+    def native(self) -> Any:
+        """The framework's own sparse tensor (scipy.sparse, torch.sparse, BCOO)."""
+        raise NotImplementedError
+
+
+class SparseTensor(SparseValue):
     """A 2-D array stored as CSR.  Behaves as an array for the interpreter."""
 
     __slots__ = ("matrix",)
@@ -92,6 +107,12 @@ class SparseTensor:
 
     def toarray(self) -> np.ndarray:
         return self.matrix.toarray()
+
+    def on_numpy(self) -> "SparseTensor":
+        return self
+
+    def native(self) -> Any:
+        return self.matrix.copy()
 
     def astype(self, dtype: Any) -> "SparseTensor":
         if self.matrix.dtype == dtype:
@@ -221,7 +242,8 @@ def _ones(matrix: Any, dtype: Any) -> Any:
 
 
 def is_sparse(x: Any) -> bool:
-    return type(x) is SparseTensor
+    """A sparse tensor of any backend."""
+    return isinstance(x, SparseValue)
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
@@ -247,15 +269,16 @@ def _as_result(x: Any, dtype: Any) -> Any:
     return np.asarray(x, dtype=dtype)
 
 
-def _pair(ta: str, tb: str, out: str, a: Any, b: Any) -> Any:
-    """Two operands of at most two axes: an elementwise product or a matrix product."""
-    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or np.ndim(a) != len(ta) \
-            or np.ndim(b) != len(tb):
+def pair_plan(ta: str, tb: str, out: str, ndim_a: int, ndim_b: int) -> tuple | None:
+    """How a product of two operands of at most two axes runs sparse (shared by
+    every backend): ("multiply", transpose_b, transpose_out) for `R(x,y) S(x,y)`,
+    ("matmul", kept_a, kept_b, contracted, transpose_out) for a matrix product;
+    None when neither fits (the product runs on dense copies)."""
+    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or ndim_a != len(ta) \
+            or ndim_b != len(tb):
         return None
     if len(ta) == 2 and set(ta) == set(tb) and set(out) == set(ta):  # R(x,y) S(x,y)
-        b_aligned = b if tb == ta else _transposed(b)
-        product = _multiply(a, b_aligned)
-        return product if out == ta else _transposed(product)
+        return ("multiply", tb != ta, out != ta)
     shared = set(ta) & set(tb)
     if len(shared) != 1 or shared & set(out) or len(ta) > 2 or len(tb) > 2:
         return None
@@ -264,12 +287,24 @@ def _pair(ta: str, tb: str, out: str, a: Any, b: Any) -> Any:
     kept_b = [x for x in tb if x != c]
     if any(x not in out for x in kept_a + kept_b) or len(out) != len(kept_a) + len(kept_b):
         return None
+    return ("matmul", kept_a, kept_b, c, len(out) == 2 and "".join(kept_a + kept_b) != out)
+
+
+def _pair(ta: str, tb: str, out: str, a: Any, b: Any) -> Any:
+    """Two operands of at most two axes: an elementwise product or a matrix product."""
+    plan = pair_plan(ta, tb, out, np.ndim(a), np.ndim(b))
+    if plan is None:
+        return None
+    if plan[0] == "multiply":
+        _, transpose_b, transpose_out = plan
+        product = _multiply(a, _transposed(b) if transpose_b else b)
+        return _transposed(product) if transpose_out else product
+    _, kept_a, kept_b, c, transpose_out = plan
     left = _matrix(a, ta, kept_a, c, rows_first=True)
     right = _matrix(b, tb, kept_b, c, rows_first=False)
     product = left @ right  # (kept_a or 1) x (kept_b or 1)
-    order = kept_a + kept_b
     if len(out) == 2:
-        return product if "".join(order) == out else product.T
+        return product.T if transpose_out else product
     if sp.issparse(product):
         product = product.toarray()
     return np.asarray(product).reshape(tuple(np.shape(a)[ta.index(x)] if x in ta

@@ -15,6 +15,8 @@ import numpy as np
 from ...plan import contraction  # the one planner: what explain prints runs
 from . import BackendError, check_precision
 from .base import Backend, elementwise_from
+from .framework_sparse import with_sparse
+from .jax_sparse import JaxSparse
 
 _REDUCTIONS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "avg": jnp.mean}
 _DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,
@@ -45,6 +47,7 @@ def _device(device: str):
     return found[index]
 
 
+@with_sparse(JaxSparse)  # planned sparse tensors: BCOO (eager runs, compiled=False)
 @elementwise_from(jnp)
 class JaxBackend(Backend):
     name = "jax"
