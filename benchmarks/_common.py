@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +27,16 @@ def median_times(fns: dict[str, Callable[[], object]], repeats: int, warmup: int
             fn()
             samples[name].append(now() - start)
     return {name: statistics.median(ts) for name, ts in samples.items()}
+
+
+def peak_bytes(fn: Callable[[], object]) -> int:
+    """The peak bytes Python allocated while `fn` ran (tracemalloc)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
 
 
 def write_sources(folder: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -24,14 +24,13 @@ import argparse
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_times, report  # noqa: E402
+from _common import peak_bytes, median_times, report  # noqa: E402
 
 import fuse_lang  # noqa: E402
 from fuse_lang.plan.representation import representations  # noqa: E402
@@ -108,15 +107,6 @@ def from_file(path: Path, n: int) -> sp.csr_array:
     edge.sum_duplicates()
     edge.data[:] = 1
     return baseline(edge)
-
-
-def peak_bytes(fn) -> int:
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
 
 
 def closure(n: int, m: int, repeats: int, forced: bool) -> None:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median_times  # noqa: E402
+from _common import peak_bytes, median_times  # noqa: E402
 
 from fuse_lang import ExecutionConfig, compile  # noqa: E402
 
@@ -51,15 +50,6 @@ def monte_carlo(values: int, repeats: int) -> None:
     print(f"monte carlo standard error (relative to |exact|): "
           f"{np.max(error / np.abs(truth)):.4f}  error made: {np.max(made / np.abs(truth)):.4f}"
           f"  within 4 standard errors: {bool((made <= 4 * error).all())}")
-
-
-def peak_bytes(fn) -> int:
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
 
 
 def blocked(side: int, repeats: int) -> None:
