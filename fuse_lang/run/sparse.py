@@ -214,6 +214,12 @@ class SparseTensor:
         self's entries are looked up in what `known` holds (its `KnownSet`), so
         the cost follows self's size, not known's."""
         found = _ones(self.matrix, dtype)
+        if isinstance(known, SparseTensor) and known._known is None and \
+                known._matrix.nnz + sum(p.nnz for p in known._parts) <= 8 * found.nnz:
+            new = found - _ones(known.matrix, dtype)  # known is small: subtract it
+            new.data = (new.data > 0).astype(dtype)
+            new.eliminate_zeros()
+            return SparseTensor(new) if new.nnz else None
         if isinstance(known, SparseTensor):
             if known._known is None:
                 known._known = KnownSet(known.matrix)
@@ -271,7 +277,7 @@ class KnownSet:
     levels of doubling size, merged as they fill (a binary counter: each key is
     merged O(log n) times) and searched with np.searchsorted."""
 
-    BITMAP_BYTES = 128 * 2**20
+    BITMAP_BYTES = 0  # off: a bitmap of the whole domain cost a small closure time and memory
 
     def __init__(self, matrix: Any) -> None:
         self.columns = int(matrix.shape[1])
@@ -293,9 +299,9 @@ class KnownSet:
         if self.bitmap is not None:
             self.bitmap[keys] = True
             return
-        level = np.unique(keys)
-        while self.levels and self.levels[-1].size <= level.size:
-            level = np.union1d(self.levels.pop(), level)
+        level = _sorted_unique(keys)
+        while self.levels and self.levels[-1].size <= 2 * level.size:  # sizes halve
+            level = _sorted_unique(np.concatenate([self.levels.pop(), level]))
         self.levels.append(level)
 
     def contains(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -307,6 +313,13 @@ class KnownSet:
             at = np.searchsorted(level, keys)
             found |= level[np.minimum(at, level.size - 1)] == keys if level.size else False
         return found
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (NumPy 2's hash-based unique is slower here; a sort of
+    sorted runs is near linear)."""
+    keys = np.sort(keys, kind="stable")
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
 
 
 def _ones(matrix: Any, dtype: Any) -> Any:
