@@ -45,14 +45,50 @@ class SparseValue:
 
 
 class SparseTensor(SparseValue):
-    """A 2-D array stored as CSR.  Behaves as an array for the interpreter."""
+    """A 2-D array stored as CSR.  Behaves as an array for the interpreter.
 
-    __slots__ = ("matrix",)
+    The semi-naive rounds grow the known facts by a small delta each round
+    (`grow`): the deltas wait in `parts` and join the CSR matrix when someone
+    reads it, and `new_facts` asks a `KnownSet` rather than subtracting the
+    whole matrix, so a round costs about its delta, not every fact known."""
+
+    __slots__ = ("_matrix", "_parts", "_known")
     __array_priority__ = 1000  # `ndarray + SparseTensor` asks this class first
     ndim = 2
 
     def __init__(self, matrix: Any) -> None:
-        self.matrix = matrix
+        self._matrix = matrix
+        self._parts: list[Any] = []  # CSR deltas (0/1, disjoint from the rest) not merged yet
+        self._known: KnownSet | None = None  # where the tensor is > 0, once asked
+
+    @property
+    def matrix(self) -> Any:
+        """The CSR matrix, with the grown deltas merged in (once, on first read)."""
+        if self._parts:
+            self._matrix = _merged([self._matrix, *self._parts])
+            self._parts = []
+        return self._matrix
+
+    @matrix.setter
+    def matrix(self, value: Any) -> None:
+        self._matrix, self._parts, self._known = value, [], None
+
+    def grow(self, delta: "SparseTensor") -> "SparseTensor":
+        """self + delta in place, for Boolean facts (both >= 0): the delta's CSR is
+        kept aside until the matrix is read, and marked in the known set."""
+        part = delta.matrix
+        if part.dtype != self._matrix.dtype:
+            part = part.astype(self._matrix.dtype)
+        if self._known is None and not self._parts:  # still small (new_facts subtracts
+            self._matrix = self._matrix + part      # it whole): one sum in C is cheapest
+            return self
+        if self._known is not None and (not self._known.exact or (part.data < 0).any()):
+            self.matrix = self.matrix + part  # a sign change: the known set would lie
+            return self
+        self._parts.append(part)
+        if self._known is not None:
+            self._known.add(part)
+        return self
 
     @classmethod
     def from_positions(cls, shape: tuple[int, int], rows: Any, cols: Any,
@@ -79,11 +115,11 @@ class SparseTensor(SparseValue):
     # ---- what an array answers
     @property
     def shape(self) -> tuple[int, int]:
-        return self.matrix.shape
+        return self._matrix.shape
 
     @property
     def dtype(self) -> Any:
-        return self.matrix.dtype
+        return self._matrix.dtype
 
     @property
     def size(self) -> int:
@@ -198,13 +234,29 @@ class SparseTensor(SparseValue):
 
     def new_facts(self, known: "SparseTensor | np.ndarray", dtype: Any
                   ) -> "SparseTensor | None":
-        """1 where self > 0 and `known` is not; None when nothing is new.  One
-        sparse subtraction of 0/1 matrices: 1 - 0 is new, 1 - 1 and 0 - 1 are not."""
+        """1 where self > 0 and `known` is not; None when nothing is new.  Only
+        self's entries are looked up in what `known` holds (its `KnownSet`), so
+        the cost follows self's size, not known's."""
         found = _ones(self.matrix, dtype)
+        if isinstance(known, SparseTensor) and known._known is None and \
+                known._matrix.nnz + sum(p.nnz for p in known._parts) <= max(
+                    8 * found.nnz, SUBTRACT_BELOW):
+            new = found - _ones(known.matrix, dtype)  # known is small: subtract it
+            new.data = (new.data > 0).astype(dtype)
+            new.eliminate_zeros()
+            return SparseTensor(new) if new.nnz else None
         if isinstance(known, SparseTensor):
-            new = found - _ones(known.matrix, dtype)
-        else:
-            new = sp.csr_array(found.multiply(np.asarray(known) <= 0), dtype=dtype)
+            if known._known is None:
+                known._known = KnownSet(known.matrix)
+            rows = np.repeat(np.arange(found.shape[0], dtype=np.int64), np.diff(found.indptr))
+            fresh = ~known._known.contains(rows, found.indices.astype(np.int64))
+            if not fresh.any():
+                return None
+            new = sp.csr_array((np.ones(int(fresh.sum()), dtype=dtype),
+                                (rows[fresh], found.indices[fresh])), shape=found.shape)
+            new.sum_duplicates()  # canonical (sorted columns); found had no repeats
+            return SparseTensor(new)
+        new = sp.csr_array(found.multiply(np.asarray(known) <= 0), dtype=dtype)
         new.data = (new.data > 0).astype(dtype)
         new.eliminate_zeros()
         return SparseTensor(new) if new.nnz else None
@@ -229,6 +281,65 @@ class SparseTensor(SparseValue):
         coo = self.matrix.tocoo()
         order = np.lexsort((coo.col, coo.row))
         return coo.row[order], coo.col[order]
+
+
+def _merged(matrices: list[Any]) -> Any:
+    """The sum of CSR matrices of one shape, built once from their entries (adding
+    them one by one would copy the growing sum each time)."""
+    coos = [m.tocoo() for m in matrices]
+    rows = np.concatenate([c.row for c in coos])
+    cols = np.concatenate([c.col for c in coos])
+    data = np.concatenate([c.data for c in coos])
+    total = sp.csr_array((data, (rows, cols)), shape=matrices[0].shape)
+    total.sum_duplicates()
+    return total
+
+
+# below this many known facts a round subtracts them whole (one C pass, cheaper than
+# the lookups' fixed costs; measured on benchmarks/closure_sparse.py and chain_closure.py)
+SUBTRACT_BELOW = 1 << 17
+
+
+class KnownSet:
+    """The cells where a 2-D tensor is > 0, for membership tests that cost the
+    number of cells asked, not the number held: sorted cell keys (row * columns +
+    column) in levels of doubling size, merged as they fill (a binary counter: each
+    key is merged O(log n) times) and searched with np.searchsorted.  (A bitmap of
+    the whole domain was measured: it cost a small closure time and memory.)"""
+
+    def __init__(self, matrix: Any) -> None:
+        self.columns = int(matrix.shape[1])
+        # adding >= 0 deltas to >= 0 values: the cells > 0 only ever gain
+        self.exact = bool((matrix.data >= 0).all())
+        self.levels: list[np.ndarray] = []
+        self.add(matrix)
+
+    def _keys(self, matrix: Any) -> np.ndarray:
+        coo = matrix.tocoo()
+        positive = coo.data > 0
+        return coo.row[positive].astype(np.int64) * self.columns + \
+            coo.col[positive].astype(np.int64)
+
+    def add(self, matrix: Any) -> None:
+        level = _sorted_unique(self._keys(matrix))
+        while self.levels and self.levels[-1].size <= 2 * level.size:  # sizes halve
+            level = _sorted_unique(np.concatenate([self.levels.pop(), level]))
+        self.levels.append(level)
+
+    def contains(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        keys = rows * self.columns + cols
+        found = np.zeros(keys.shape, dtype=bool)
+        for level in self.levels:
+            at = np.searchsorted(level, keys)
+            found |= level[np.minimum(at, level.size - 1)] == keys if level.size else False
+        return found
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (NumPy 2's hash-based unique is slower here; a sort of
+    sorted runs is near linear)."""
+    keys = np.sort(keys, kind="stable")
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
 
 
 def _ones(matrix: Any, dtype: Any) -> Any:

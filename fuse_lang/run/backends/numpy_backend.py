@@ -148,6 +148,8 @@ class NumpyBackend(Backend):
 
     def add_fresh(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """x + y, reusing x's memory (x belongs to the caller alone)."""
+        if type(x) is SparseTensor and type(y) is SparseTensor:
+            return x.grow(y)  # the semi-naive union: merged when read (run/sparse.py)
         if type(x) is SparseTensor or type(y) is SparseTensor:
             return x + y
         x += y
