@@ -23,6 +23,7 @@ from typing import Any, Sequence
 from .check import Analysis, analyze
 from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
+from .cli_pictures import check_plot_folder, write_graph, write_pictures_of
 from .cli_options import (UsageError, add_config_options, add_shard_options, config_of,
                           seconds, shard_options)
 from .gc_pause import gc_paused
@@ -171,7 +172,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(f"fuse: --shard: {problem}", file=sys.stderr)
         return EXIT_USAGE
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
-    if args.graph and (failed := _write_graph(args.graph, analysis, plan)) is not None:
+    if args.graph and (failed := write_graph(args.graph, analysis, plan)) is not None:
         return failed
     execution = _execution_plan(args, analysis)
     if isinstance(execution, int):
@@ -226,7 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     text, failed = _read_program(args.path)
     if failed is not None:
         return failed
-    if args.plot and (failed := _check_plot_folder(args.plot)) is not None:
+    if args.plot and (failed := check_plot_folder(args.plot)) is not None:
         return failed
     inputs = _read_inputs(args.input)
     if isinstance(inputs, int):
@@ -251,7 +252,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     pictures: list[str] = []
     if args.plot:
-        written = _write_pictures(args, result.outputs, getattr(args, "analysis", None),
+        written = write_pictures_of(args, result.outputs, getattr(args, "analysis", None),
                                   result.queries)
         if isinstance(written, int):
             return written
@@ -267,37 +268,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         for path in pictures:
             print(f"wrote {path}")
     return EXIT_OK
-
-
-def _check_plot_folder(folder: str) -> int | None:
-    from .ide.picture_files import check_folder
-
-    problem = check_folder(Path(folder))
-    if problem is None:
-        return None
-    print(f"fuse: --plot {folder}: {problem}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def _write_pictures(args: argparse.Namespace, outputs: dict, analysis: Analysis | None,
-                    queries: Sequence[Any] = ()) -> list[str] | int:
-    """Draw and write the pictures of `outputs` into args.plot: the paths written,
-    or the exit status after saying why not (docs/pictures.md)."""
-    try:
-        from .ide.picture_files import result_pictures, write_pictures
-        from .ide.plots import PictureError
-
-        pictures = result_pictures(outputs, analysis, args.plot_format, queries,
-                                   args.slice_along)
-        return write_pictures(Path(args.plot), pictures)
-    except ImportError as err:
-        print(f"fuse: pictures need matplotlib ({err}); pip install matplotlib",
-              file=sys.stderr)
-    except PictureError as err:
-        print(f"fuse: {err}", file=sys.stderr)
-    except OSError as err:
-        print(f"fuse: {args.plot}: cannot be written: {err.strerror or err}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -319,39 +289,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
         analysis = analyze(text, args.program)
     args.plot = args.out or str(Path(args.result).with_suffix("")) + "-pictures"
     args.plot_format = args.format
-    if (failed := _check_plot_folder(args.plot)) is not None:
+    if (failed := check_plot_folder(args.plot)) is not None:
         return failed
-    written = _write_pictures(args, outputs, analysis)
+    written = write_pictures_of(args, outputs, analysis)
     if isinstance(written, int):
         return written
     for path in written:
         print(f"wrote {path}")
     return EXIT_OK
-
-
-def _write_graph(target: str, analysis: Analysis, plan: Any) -> int | None:
-    """`fuse explain --graph FILE`: the program's dataflow drawn into FILE."""
-    fmt = Path(target).suffix.lower().lstrip(".")
-    if fmt not in ("svg", "png"):
-        print(f"fuse: --graph {target}: the picture is written as .svg or .png",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        from .ide.graph_picture import render_graph
-        from .plan.dataflow import dataflow
-        from .run.files import atomic_write
-
-        data = render_graph(dataflow(analysis, plan), Path(analysis.path or "").name, fmt)
-        atomic_write(Path(target), data)
-    except ImportError as err:
-        print(f"fuse: pictures need matplotlib ({err}); pip install matplotlib",
-              file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as err:
-        print(f"fuse: --graph {target}: cannot be written: {err.strerror or err}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    return None
 
 
 def _read_inputs(items: list[str]) -> dict | int:
