@@ -3,6 +3,7 @@ interleaved repeats, and writing placeholder source files of the right shape."""
 from __future__ import annotations
 
 import statistics
+import subprocess
 import time
 import tracemalloc
 from pathlib import Path
@@ -27,6 +28,18 @@ def median_times(fns: dict[str, Callable[[], object]], repeats: int, warmup: int
             fn()
             samples[name].append(now() - start)
     return {name: statistics.median(ts) for name, ts in samples.items()}
+
+
+def median_process_seconds(cmd: list[str], runs: int) -> float:
+    """The median wall time of running `cmd` as a whole process (exit 0 or 1 only)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"{cmd} failed:\n{done.stderr}")
+    return statistics.median(times)
 
 
 def peak_bytes(fn: Callable[[], object]) -> int:

@@ -22,22 +22,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _common import median_process_seconds  # noqa: E402
 from gen_program import generate  # noqa: E402
 
 # The lines deleted, by what they start with: each is read by every block.
 BREAKS = {"delete the source W": "W[d,e] =", "delete the source X": "X[p,d] =",
           "delete the relation Edge": "Edge(a,b) ="}
-
-
-def _median_seconds(cmd: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"{cmd} failed:\n{done.stderr}")
-    return statistics.median(times)
 
 
 def _editor_seconds(before: str, after: str, runs: int) -> float:
@@ -81,12 +71,12 @@ def main() -> None:
         good = folder / "intact.fuse"
         good.write_text(intact, encoding="utf-8")
         subprocess.run(fuse + [str(good)], capture_output=True)  # warm the file cache
-        t_good = _median_seconds(fuse + [str(good)], args.runs)
+        t_good = median_process_seconds(fuse + [str(good)], args.runs)
         print(f"fuse check, {args.lines:,} lines, intact   {t_good * 1000:7.0f} ms   (baseline)")
         for what, start in BREAKS.items():
             broken = folder / "broken.fuse"
             broken.write_text(_without(intact, start), encoding="utf-8")
-            took = _median_seconds(fuse + [str(broken)], args.runs)
+            took = median_process_seconds(fuse + [str(broken)], args.runs)
             print(f"  {what:28} {took * 1000:7.0f} ms   {took / t_good:5.2f}x intact")
         print("editor re-check after the edit (incremental)")
         for what, start in BREAKS.items():

@@ -10,26 +10,14 @@ measured in the same run (machines here are shared and noisy).
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _common import median_process_seconds  # noqa: E402
 from gen_program import generate  # noqa: E402
-
-
-def _median_seconds(cmd: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"{cmd} failed:\n{done.stderr}")
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -45,10 +33,10 @@ def main() -> None:
         fuse = [sys.executable, "-m", "fuse_lang.cli", "check"]
         # warm the OS file cache once
         subprocess.run(fuse + [str(small)], capture_output=True)
-        base = _median_seconds([sys.executable, "-c", "pass"], args.runs)
+        base = median_process_seconds([sys.executable, "-c", "pass"], args.runs)
         lines = len(big.read_text().splitlines())
-        t_big = _median_seconds(fuse + [str(big)], args.runs)
-        t_small = _median_seconds(fuse + [str(small)], args.runs)
+        t_big = median_process_seconds(fuse + [str(big)], args.runs)
+        t_small = median_process_seconds(fuse + [str(small)], args.runs)
     print(f"python start-up (baseline)     {base * 1000:7.0f} ms")
     print(f"fuse check, {lines:,} lines    {t_big * 1000:7.0f} ms   "
           f"{t_big / base:5.1f}x baseline   target < 1000 ms")
