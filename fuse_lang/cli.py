@@ -157,6 +157,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .plan.render import render_plan_text
     from .plan.planner import plan_program
     from .plan.sharding import plan_sharding
+    from .check.loss import loss_of
 
     shard, mesh = shard_options(args)
     text, failed = _read_program(args.path)
@@ -177,16 +178,21 @@ def cmd_explain(args: argparse.Namespace) -> int:
     execution = _execution_plan(args, analysis)
     if isinstance(execution, int):
         return execution
+    loss = loss_of(analysis)
     if args.format == "json":
         data = plan.to_json()
         data["execution"] = execution.to_json()
         if sharding is not None:
             data["sharding"] = sharding.to_json()
+        if loss is not None:
+            data["loss"] = loss.to_json()
         data["diagnostics"] = [d.to_json(analysis.lines, args.path) for d in analysis.diagnostics]
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print(render_plan_text(plan, sharding, execution))
+        if loss is not None:
+            print("\n" + loss.text().replace("**", "").replace("`", ""))
         for d in errors:
             print(render_text(args.path, analysis.lines, d), file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK

@@ -19,6 +19,7 @@ from .analysis import Analysis, Deferred, TensorInfo
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
+from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
 from .results import InfoMemo, Tables
 from .sources import SourceInfo, read_declared_source
@@ -133,6 +134,7 @@ class _Checker:
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
+            check_losses(statements, self.tensors, checks.deps, diags)
         except RecursionError:
             diags.append(make("nesting-too-deep", "the program is nested too deeply to analyse",
                               Span(0, 0)))

@@ -144,6 +144,10 @@ class StatementChecks:
     def check(self, k: int, stmt: ir.Statement) -> None:
         if isinstance(stmt, ir.AxisDecl):
             return
+        if isinstance(stmt, ir.TrainDecl):  # the loss counts as read (check/loss.py)
+            self.read.add(stmt.loss.name)
+            self._check_tensor_name(stmt.loss, allow_bare=True)
+            return
         if isinstance(stmt, ir.Export):
             for name in stmt.names:
                 self.exports.append(name.name)

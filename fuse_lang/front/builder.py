@@ -348,6 +348,11 @@ class IRBuilder:
         names = tuple(ir.Ref(t[1], _tok_span(t), None, False, _tok_span(t)) for t in c[1:])
         return ir.Export(names, _cover(c))
 
+    def train_decl(self, c):
+        name = c[1]
+        return ir.TrainDecl(ir.Ref(name[1], _tok_span(name), None, False, _tok_span(name)),
+                            _cover(c))
+
     def query(self, c):
         return ir.Query(self._atom(c[0]), _cover(c))
 

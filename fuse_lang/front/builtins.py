@@ -74,10 +74,10 @@ REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr expl
 
 # Words the next versions of the language will use (LANGUAGE.md §12).
 RESERVED_WORDS = frozenset(
-    {"let", "fn", "select", "case", "when", "default", "import", "as", "train"}
+    {"let", "fn", "select", "case", "when", "default", "import", "as"}
 )
 # Words that start statements or special forms now.
-KEYWORDS = frozenset({"export", "axis", "param", "reduce", "not"})
+KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})

@@ -15,7 +15,8 @@ _TERMINAL_WORDS = {
     "$END": "the end of the statement", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['",
     "RSQB": "']'", "COMMA": "','", "COLON": "':'", "DOT": "'.'", "STAR": "'*'",
     "SLASH": "'/'", "PLUS": "'+'", "MINUS": "'-'", "POW": "'^'", "EXPORT": "'export'",
-    "AXIS": "'axis'", "PARAM": "'param'", "REDUCE": "'reduce'", "SEMI": "';'",
+    "AXIS": "'axis'", "PARAM": "'param'", "TRAIN": "'train'", "REDUCE": "'reduce'",
+    "SEMI": "';'",
     "LBRACE": "'{'", "RBRACE": "'}'",
 }
 

@@ -316,7 +316,14 @@ class ParamDecl:
     span: Span
 
 
-Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl]
+@frozen_dataclass
+class TrainDecl:
+    """`train Loss`: the scalar tensor whose params training makes small (docs/training.md)."""
+    loss: Ref
+    span: Span
+
+
+Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl, TrainDecl]
 
 
 def defined_refs(stmt: Statement) -> tuple[Ref, ...]:
@@ -340,6 +347,8 @@ def used_exprs(stmt: Statement) -> tuple[Expr, ...]:
         return (stmt.atom,)
     if isinstance(stmt, Export):
         return stmt.names
+    if isinstance(stmt, TrainDecl):
+        return (stmt.loss,)
     return ()
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..check import Analysis, TensorInfo
+from ..check.loss import loss_of
 from ..plan.render import render_equation
 from ..plan import plan_equation
 from ..plan.representation import representations
@@ -79,11 +80,27 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
         more = f" and {len(info.definitions) - 8} more" if len(info.definitions) > 8 else ""
         op = f" (combined with `{info.op}`)" if info.op and len(info.definitions) > 1 else ""
         lines.append(f"Defined at {where}{more}{op}.")
+    training = _training_line(analysis, info.name)
+    if training:
+        lines.append("")
+        lines.append(training)
     if info.name in analysis.recursive:
         group = next((g for g in analysis.order if info.name in g), (info.name,))
         how = analysis.recursion.get(info.name, "evaluated to a fixpoint")
         lines.append(f"Recursive with {', '.join(group)}: {how}.")
     return "\n".join(lines)
+
+
+def _training_line(analysis: Analysis, name: str) -> str:
+    """For the loss: the params and data it reaches; for a param it reaches: that."""
+    loss = loss_of(analysis)
+    if loss is None:
+        return ""
+    if name == loss.name:
+        return loss.text()
+    if name in loss.params:
+        return f"Learned by `fuse train` against the loss `{loss.name}`."
+    return ""
 
 
 def _shape(shape) -> str:

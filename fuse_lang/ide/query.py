@@ -69,8 +69,9 @@ def _names_in(stmt: ir.Statement):
 def _exported(analysis: Analysis, name: str) -> set[Span]:
     spans = set()
     for stmt in analysis.program.statements:
-        if isinstance(stmt, (ir.Export, ir.Query)):
-            for ref in (stmt.names if isinstance(stmt, ir.Export) else (stmt.atom,)):
+        if isinstance(stmt, (ir.Export, ir.Query, ir.TrainDecl)):
+            for ref in (stmt.names if isinstance(stmt, ir.Export) else
+                        (stmt.loss,) if isinstance(stmt, ir.TrainDecl) else (stmt.atom,)):
                 if ref.name == name:
                     spans.add(ref.name_span)
     return spans
