@@ -6,6 +6,8 @@
              [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
              [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS] [--target NAME]...
              [--plot DIR [--plot-format svg|png] [--slice-along INDEX]]
+    fuse train PATH [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X] [--steps N] [--seed N]
+               [--batch INDEX=N] [--checkpoint FILE.safetensors] [--resume FILE.safetensors] (cli_train.py)
     fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
@@ -23,6 +25,7 @@ from typing import Any, Sequence
 from .check import Analysis, analyze
 from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
+from .cli_train import add_train_parser, cmd_train
 from .cli_pictures import check_plot_folder, write_graph, write_pictures_of
 from .cli_options import (UsageError, add_config_options, add_shard_options, config_of,
                           seconds, shard_options)
@@ -479,6 +482,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--plot-format", choices=("svg", "png"), default="svg")
     p_run.add_argument("--slice-along", metavar="INDEX",
                        help="draw a 3-D+ tensor as slices along this index (default: its first)")
+    add_train_parser(sub)
     p_plot = sub.add_parser("plot", help="draw the pictures of saved results (.npz, .npy)")
     p_plot.add_argument("result", metavar="RESULT.npz")
     p_plot.add_argument("--out", metavar="DIR", help="where to write them "
@@ -510,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "plot":
             return cmd_plot(args)
+        if args.command == "train":
+            return cmd_train(args, _read_program, _read_inputs)
         return cmd_explain(args)
     except UsageError as err:  # an option's value that argparse cannot judge
         print(f"fuse: {err.args[0]}", file=sys.stderr)

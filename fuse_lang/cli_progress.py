@@ -20,8 +20,9 @@ SHOW_AFTER_S = 1.0  # shorter runs show nothing
 class ProgressBar:
     """A callback for `CompiledProgram.progress` drawing a bar on `stream`."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, unit: str = "group", desc: str = "fuse run") -> None:
         self.stream = stream
+        self.unit, self.desc = unit, desc  # `fuse train`: steps (cli_train.py)
         self.bar: Any = None
 
     def __call__(self, now: RunProgress) -> None:
@@ -30,8 +31,8 @@ class ProgressBar:
                 return
             from tqdm import tqdm  # lazily: most runs never draw a bar
 
-            self.bar = tqdm(total=now.total, file=self.stream, unit="group", leave=False,
-                            desc="fuse run", **_size(self.stream))
+            self.bar = tqdm(total=now.total, file=self.stream, unit=self.unit, leave=False,
+                            desc=self.desc, **_size(self.stream))
         self.bar.n = now.done
         self.bar.set_postfix_str(now.message(), refresh=False)
         self.bar.refresh()
@@ -51,7 +52,8 @@ def _size(stream: TextIO) -> dict[str, int]:
         return {"ncols": 80, "nrows": 24}
 
 
-def progress_bar(stream: TextIO) -> ProgressBar | None:
+def progress_bar(stream: TextIO, unit: str = "group",
+                 desc: str = "fuse run") -> ProgressBar | None:
     """A bar for a run when `stream` is a terminal; None otherwise (pipes, tests)."""
     isatty = getattr(stream, "isatty", None)
-    return ProgressBar(stream) if isatty is not None and isatty() else None
+    return ProgressBar(stream, unit, desc) if isatty is not None and isatty() else None

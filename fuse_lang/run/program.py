@@ -225,6 +225,40 @@ class CompiledProgram:
         result.backend = self.backend_choice
         return result
 
+    def train(self, data: Mapping[str, Any] | None = None, *, optimizer: str = "adam",
+              learning_rate: float = 0.01, steps: int = 100, seed: int | None = 0,
+              weight_decay: float | None = None, batch: Mapping[str, int] | None = None,
+              validation: Mapping[str, Any] | None = None, validate_every: int | None = None,
+              checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
+              resume: str | os.PathLike | None = None,
+              progress: Callable[[Any], None] | None = None) -> Any:
+        """Learn the params against the program's loss (`train L`) on the torch or jax
+        backend; returns a run.training.TrainResult (docs/training.md).
+
+        optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); steps: the step to
+        end at, counting a resumed checkpoint's; seed: the params' start and the
+        batches' draws (None: the start every run has); data: the loss' sources,
+        overriding their files; batch: {"n": 64} draws 64 positions of index `n` per
+        step; validation: held-out data, its loss every `validate_every` steps;
+        checkpoint: a .safetensors file written every `checkpoint_every` steps and
+        at the end; resume: a checkpoint to continue from; progress: called after
+        each step with a run.training.TrainProgress.  program.interrupt stops it."""
+        from .training import TrainOptions, train
+
+        options = TrainOptions(optimizer, learning_rate, steps, seed, weight_decay,
+                               dict(batch) if batch else None, validate_every,
+                               None if checkpoint is None else os.fspath(checkpoint),
+                               checkpoint_every, None if resume is None else os.fspath(resume))
+        return train(self, options, data, validation, progress)
+
+    def gradients(self, params: Mapping[str, Any], data: Mapping[str, Any] | None = None
+                  ) -> tuple[float, dict[str, np.ndarray]]:
+        """The loss (`train L`) at these param values and its gradient for each param,
+        by torch autograd or jax.grad through the backend's evaluation."""
+        from .training import loss_gradients
+
+        return loss_gradients(self, params, data)
+
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate
         (its tensors plus the largest intermediate; shapes only, nothing runs)."""

@@ -1,0 +1,162 @@
+"""One gradient step of a program's loss, per framework (docs/training.md).
+
+A learner holds the params as the framework's own tensors and an optimizer of
+the framework: `torch.optim` (SGD, Adam, AdamW) over torch autograd through the
+torch backend's evaluation, or `optax` (sgd, adam, adamw) over `jax.grad`
+through the jax backend's, the whole step traced once per input shape by
+`jax.jit`.  The loss function is the engine itself: it takes the inputs (data
+and params) and returns the loss as the backend's scalar tensor.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .results import FuseError
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
+ADAMW_WEIGHT_DECAY = 0.01  # torch's default, used on both frameworks alike
+
+LossFunction = Callable[[Mapping[str, Any]], Any]
+
+
+def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
+                 optimizer: str, learning_rate: float,
+                 weight_decay: float | None) -> "TorchLearner | JaxLearner":
+    """The learner of `backend` (torch or jax) starting from `params`."""
+    if optimizer not in OPTIMIZERS:
+        raise FuseError(f"unknown optimizer `{optimizer}`: use one of {', '.join(OPTIMIZERS)}")
+    if backend.name == "torch":
+        return TorchLearner(backend, loss, params, optimizer, learning_rate, weight_decay)
+    if backend.name == "jax":
+        return JaxLearner(backend, loss, params, optimizer, learning_rate, weight_decay)
+    raise FuseError(f"training needs gradients, which the {backend.name} backend does not "
+                    f"compute: train on the torch or jax backend (--backend torch|jax)")
+
+
+class TorchLearner:
+    def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
+                 optimizer: str, learning_rate: float, weight_decay: float | None) -> None:
+        import torch
+
+        self.torch = torch
+        self.loss = loss
+        self.names = sorted(params)
+        self.tensors = {n: backend.asarray(np.asarray(params[n])).detach().clone()
+                        .requires_grad_(True) for n in self.names}
+        kinds = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+        options: dict[str, Any] = {"lr": learning_rate}
+        if weight_decay is not None or optimizer == "adamw":
+            options["weight_decay"] = ADAMW_WEIGHT_DECAY if weight_decay is None \
+                else weight_decay
+        self.optimizer = kinds[optimizer]([self.tensors[n] for n in self.names], **options)
+
+    def step(self, inputs: Mapping[str, Any]) -> float:
+        """One update; the loss before it."""
+        self.optimizer.zero_grad(set_to_none=True)
+        value = self.loss({**inputs, **self.tensors})
+        value.backward()
+        self.optimizer.step()
+        return float(value.detach())
+
+    def evaluate(self, inputs: Mapping[str, Any]) -> float:
+        with self.torch.no_grad():
+            return float(self.loss({**inputs, **self.tensors}))
+
+    def gradients(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The loss' gradient for each param, without an update."""
+        value = self.loss({**inputs, **self.tensors})
+        grads = self.torch.autograd.grad(value, [self.tensors[n] for n in self.names],
+                                         allow_unused=True)
+        return {n: (np.zeros(tuple(self.tensors[n].shape)) if g is None
+                    else g.detach().cpu().numpy()) for n, g in zip(self.names, grads)}
+
+    def params(self) -> dict[str, np.ndarray]:
+        return {n: t.detach().cpu().numpy().copy() for n, t in self.tensors.items()}
+
+    def optimizer_state(self) -> dict[str, np.ndarray]:
+        """The optimizer's state per param, named `param/key` (Adam's moments, step)."""
+        out = {}
+        for number, state in self.optimizer.state_dict()["state"].items():
+            for key, value in state.items():
+                array = value.detach().cpu().numpy() if hasattr(value, "detach") \
+                    else np.asarray(value)
+                out[f"{self.names[number]}/{key}"] = array
+        return out
+
+    def load_optimizer_state(self, arrays: Mapping[str, np.ndarray]) -> None:
+        saved = self.optimizer.state_dict()
+        state: dict[int, dict[str, Any]] = {}
+        for key, array in arrays.items():
+            name, _, field = key.partition("/")
+            if name in self.names:
+                state.setdefault(self.names.index(name), {})[field] = \
+                    self.torch.from_numpy(np.array(array))
+        saved["state"] = state
+        self.optimizer.load_state_dict(saved)
+
+
+class JaxLearner:
+    def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
+                 optimizer: str, learning_rate: float, weight_decay: float | None) -> None:
+        try:
+            import optax
+        except ImportError:
+            raise FuseError("training on the jax backend needs optax: "
+                            "pip install 'fuse-lang[jax]'") from None
+        import jax
+
+        self.jax = jax
+        self.loss = loss
+        self.values = {n: backend.asarray(np.asarray(params[n])) for n in sorted(params)}
+        decay = ADAMW_WEIGHT_DECAY if weight_decay is None else weight_decay
+        if optimizer == "sgd":
+            chain = optax.sgd(learning_rate)
+        elif optimizer == "adam":
+            chain = optax.adam(learning_rate)
+        else:
+            chain = optax.adamw(learning_rate, weight_decay=decay)
+        if weight_decay is not None and optimizer != "adamw":  # L2 added to the gradient
+            chain = optax.chain(optax.add_decayed_weights(weight_decay), chain)
+        self.transform = chain
+        self.state = chain.init(self.values)
+
+        def update(values, state, inputs):
+            value, grads = jax.value_and_grad(lambda v: loss({**inputs, **v}))(values)
+            updates, state = chain.update(grads, state, values)
+            return optax.apply_updates(values, updates), state, value
+
+        self._update = jax.jit(update)
+        self._evaluate = jax.jit(lambda values, inputs: loss({**inputs, **values}))
+        self._gradients = jax.jit(jax.grad(lambda values, inputs: loss({**inputs, **values})))
+
+    def step(self, inputs: Mapping[str, Any]) -> float:
+        self.values, self.state, value = self._update(self.values, self.state, dict(inputs))
+        return float(value)
+
+    def evaluate(self, inputs: Mapping[str, Any]) -> float:
+        return float(self._evaluate(self.values, dict(inputs)))
+
+    def gradients(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        grads = self._gradients(self.values, dict(inputs))
+        return {n: np.asarray(g) for n, g in grads.items()}
+
+    def params(self) -> dict[str, np.ndarray]:
+        return {n: np.array(v) for n, v in self.values.items()}
+
+    def optimizer_state(self) -> dict[str, np.ndarray]:
+        """optax's state as its leaves, in the order of its tree."""
+        leaves = self.jax.tree_util.tree_leaves(self.state)
+        return {f"leaf/{k:05d}": np.array(leaf) for k, leaf in enumerate(leaves)}
+
+    def load_optimizer_state(self, arrays: Mapping[str, np.ndarray]) -> None:
+        leaves, tree = self.jax.tree_util.tree_flatten(self.state)
+        saved = [arrays[key] for key in sorted(arrays)]
+        if len(saved) != len(leaves):
+            raise FuseError(f"the checkpoint's optimizer state has {len(saved)} arrays; this "
+                            f"optimizer keeps {len(leaves)} (another optimizer?)")
+        import jax.numpy as jnp
+
+        self.state = self.jax.tree_util.tree_unflatten(
+            tree, [jnp.asarray(a, dtype=leaf.dtype) for a, leaf in zip(saved, leaves)])

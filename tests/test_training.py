@@ -1,0 +1,177 @@
+"""`program.train(...)`, `program.gradients(...)` and `fuse train` (docs/training.md)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import fuse_lang
+from fuse_lang import FuseError
+from fuse_lang.cli import main
+
+BACKENDS = [pytest.param("torch", marks=pytest.mark.skipif(
+                not __import__("importlib").util.find_spec("torch"), reason="no torch")),
+            pytest.param("jax", marks=pytest.mark.skipif(
+                not __import__("importlib").util.find_spec("optax"), reason="no jax/optax"))]
+
+REGRESSION = """X[n,j] = "x.npy"
+T[n] = "t.npy"
+param W[j], B
+Y[n] = W[j] X[n,j] + B
+L avg= (Y[n] - T[n])^2
+train L
+export Y
+"""
+
+
+def _regression(tmp_path, n=32):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 3))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", x @ np.array([1.0, -2.0, 0.5]) + 0.3)
+    path = tmp_path / "reg.fuse"
+    path.write_text(REGRESSION, encoding="utf-8")
+    return path
+
+
+def _compile(tmp_path, backend, text=REGRESSION, precision=None):
+    return fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision=precision)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
+def test_the_loss_decreases_and_the_params_are_learned(tmp_path, backend, optimizer):
+    _regression(tmp_path)
+    result = _compile(tmp_path, backend).train(optimizer=optimizer, learning_rate=0.05,
+                                               steps=150)
+    assert result.loss == "L" and len(result.losses) == 150
+    assert result.losses[-1] < 0.05 * result.losses[0]
+    if optimizer != "adamw":  # weight decay pulls away from the exact solution
+        np.testing.assert_allclose(result.params["W"], [1.0, -2.0, 0.5], atol=0.1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_same_seed_gives_the_same_losses(tmp_path, backend):
+    _regression(tmp_path)
+    program = _compile(tmp_path, backend)
+    first = program.train(steps=20, seed=7, batch={"n": 8})
+    again = _compile(tmp_path, backend).train(steps=20, seed=7, batch={"n": 8})
+    other = program.train(steps=20, seed=8, batch={"n": 8})
+    assert first.losses == again.losses
+    assert first.losses != other.losses
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resuming_takes_the_steps_of_an_uninterrupted_run(tmp_path, backend):
+    _regression(tmp_path)
+    program = _compile(tmp_path, backend)
+    whole = program.train(steps=12, batch={"n": 8}, learning_rate=0.05)
+    half = program.train(steps=5, batch={"n": 8}, learning_rate=0.05,
+                         checkpoint=tmp_path / "ck.safetensors")
+    rest = program.train(steps=12, batch={"n": 8}, learning_rate=0.05,
+                         resume=tmp_path / "ck.safetensors")
+    assert half.losses == whole.losses[:5]
+    assert rest.first_step == 5 and rest.steps == 12
+    np.testing.assert_allclose(rest.losses, whole.losses[5:], rtol=1e-6)
+    for name in ("W", "B"):
+        np.testing.assert_allclose(rest.params[name], whole.params[name], rtol=1e-6)
+
+
+def test_a_checkpoint_holds_the_params_by_name_and_its_step(tmp_path):
+    pytest.importorskip("torch")
+    from safetensors import safe_open
+    from safetensors.numpy import load_file
+
+    _regression(tmp_path)
+    result = _compile(tmp_path, "torch").train(steps=3, checkpoint=tmp_path / "w.safetensors")
+    saved = load_file(str(tmp_path / "w.safetensors"))
+    assert set(saved) == {"W", "B"} and saved["B"].shape == () and saved["W"].shape == (3,)
+    np.testing.assert_array_equal(saved["W"], result.params["W"])
+    with safe_open(str(tmp_path / "w.safetensors"), framework="numpy") as opened:
+        assert opened.metadata()["fuse.step"] == "3"
+    assert (tmp_path / "w.optimizer.safetensors").is_file()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_validation_loss_on_held_out_data(tmp_path, backend):
+    _regression(tmp_path)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(10, 3))
+    held = {"X": x, "T": x @ np.array([1.0, -2.0, 0.5]) + 0.3}
+    result = _compile(tmp_path, backend).train(steps=40, learning_rate=0.05, validation=held,
+                                               validate_every=10)
+    assert [step for step, _ in result.validation] == [10, 20, 30, 40]
+    assert result.validation[-1][1] < result.validation[0][1]
+
+
+def test_numpy_refuses_training_naming_the_backends_that_can(tmp_path):
+    _regression(tmp_path)
+    with pytest.raises(FuseError, match="torch or jax"):
+        _compile(tmp_path, "numpy").train()
+
+
+def test_a_program_without_a_loss_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    program = _compile(tmp_path, "torch", REGRESSION.replace("train L\n", ""))
+    with pytest.raises(FuseError, match="names no loss"):
+        program.train()
+
+
+def test_a_batch_over_an_index_the_data_lacks_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    with pytest.raises(FuseError, match="no data of the loss has an axis `q`"):
+        _compile(tmp_path, "torch").train(batch={"q": 4})
+
+
+def test_progress_reports_each_step_with_its_loss(tmp_path):
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    seen = []
+    _compile(tmp_path, "torch").train(steps=4, progress=seen.append)
+    assert [p.done for p in seen] == [1, 2, 3, 4]
+    assert seen[-1].message().startswith("step 4/4: loss ")
+
+
+def test_interrupt_stops_training(tmp_path):
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    program = _compile(tmp_path, "torch")
+    calls = []
+
+    def interrupt():
+        calls.append(1)
+        if len(calls) > 3:
+            raise FuseError("stopped")
+
+    program.interrupt = interrupt
+    with pytest.raises(FuseError, match="stopped"):
+        program.train(steps=50)
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def test_fuse_train_prints_the_loss_and_writes_a_checkpoint(tmp_path, capsys):
+    pytest.importorskip("torch")
+    path = _regression(tmp_path)
+    ck = tmp_path / "out" / "w.safetensors"
+    assert main(["train", str(path), "--steps", "20", "--lr", "0.05",
+                 "--checkpoint", str(ck)]) == 0
+    out = capsys.readouterr().out
+    assert "step 2/20: loss" in out and "step 20/20: loss" in out
+    assert "trained `L`: steps 0-20, final loss" in out and f"wrote {ck}" in out
+    assert main(["train", str(path), "--steps", "30", "--lr", "0.05", "--resume", str(ck),
+                 "--format", "json", "--batch", "n=16"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["first_step"] == 20 and data["steps"] == 30 and len(data["losses"]) == 10
+
+
+def test_fuse_train_refuses_numpy_and_bad_batches(tmp_path, capsys):
+    path = _regression(tmp_path)
+    assert main(["train", str(path), "--backend", "numpy"]) == 1
+    assert "torch or jax" in capsys.readouterr().err
+    assert main(["train", str(path), "--batch", "n"]) == 2
+    assert "--batch takes INDEX=N" in capsys.readouterr().err
