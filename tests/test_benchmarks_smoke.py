@@ -148,3 +148,16 @@ def test_execution_controls_prints_monte_carlo_and_blocked_ratios():
                      proc.stdout), proc.stdout
     assert re.search(r"peak memory unblocked .* ratio [\d.]+", proc.stdout), proc.stdout
     assert re.search(r"blocked time: .* ratio [\d.]+", proc.stdout), proc.stdout
+
+
+@pytest.mark.skipif(find_spec("torch") is None or find_spec("optax") is None,
+                    reason="needs torch, jax and optax")
+def test_training_step_prints_a_ratio_per_framework():
+    """benchmarks/training_step.py --small: `program.train` against the hand-written
+    loop on torch and on jax (the script checks that both reach the same loss)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "training_step.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = re.findall(r"^mlp .*, (torch|jax)  fuse [\d.]+ ms/step  hand-written [\d.]+ "
+                       r"ms/step  ratio [\d.]+$", proc.stdout, re.M)
+    assert found == ["torch", "jax"], proc.stdout

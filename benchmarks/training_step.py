@@ -1,0 +1,116 @@
+"""Training step time: `program.train` against the same model hand-written in the
+same framework (a two-layer perceptron with a softmax cross-entropy, Adam,
+full batch), on torch and on jax.  Prints ms per step and the ratio, measured in
+the same run; the steps' times come from the progress callback (training's
+set-up, done once, is left out as it is for the hand-written loop).
+
+    python benchmarks/training_step.py [--small] [--steps N]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import fuse_lang  # noqa: E402
+
+PROGRAM = """X[n,j] = "x.npy"
+T[n,i] = "t.npy"
+param W1[h,j], W2[i,h]
+axis h = {hidden}
+H[n,h] = relu(W1[h,j] X[n,j])
+P[n,i.] = softmax(W2[i,h] H[n,h])
+L = -(log(P[n,i]) T[n,i]) / {n}
+train L
+"""
+
+
+def fuse_ms(folder: Path, backend: str, sizes: dict, steps: int, warm: int) -> tuple[float, float]:
+    program = fuse_lang.compile(PROGRAM.format(**sizes), backend=backend, base_dir=folder)
+    seen = []
+    result = program.train(steps=steps, learning_rate=1e-3, progress=seen.append)
+    per_step = (seen[-1].elapsed_s - seen[warm - 1].elapsed_s) / (steps - warm)
+    return per_step * 1e3, result.losses[-1]
+
+
+def torch_ms(x, t, w1, w2, steps: int, warm: int) -> tuple[float, float]:
+    import torch
+
+    X, T = torch.tensor(x, dtype=torch.float32), torch.tensor(t, dtype=torch.float32)
+    W1 = torch.tensor(w1, dtype=torch.float32, requires_grad=True)
+    W2 = torch.tensor(w2, dtype=torch.float32, requires_grad=True)
+    opt = torch.optim.Adam([W1, W2], lr=1e-3)
+    stamps = []
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=True)
+        P = torch.softmax(torch.relu(X @ W1.T) @ W2.T, dim=1)
+        loss = -(torch.log(P) * T).sum() / X.shape[0]
+        loss.backward()
+        opt.step()
+        value = float(loss.detach())
+        stamps.append(time.perf_counter())
+    return (stamps[-1] - stamps[warm - 1]) / (steps - warm) * 1e3, value
+
+
+def jax_ms(x, t, w1, w2, steps: int, warm: int) -> tuple[float, float]:
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    X, T = jnp.asarray(x, jnp.float32), jnp.asarray(t, jnp.float32)
+    params = {"W1": jnp.asarray(w1, jnp.float32), "W2": jnp.asarray(w2, jnp.float32)}
+    tx = optax.adam(1e-3)
+    state = tx.init(params)
+
+    def loss_fn(p):
+        P = jax.nn.softmax(jax.nn.relu(X @ p["W1"].T) @ p["W2"].T, axis=1)
+        return -(jnp.log(P) * T).sum() / X.shape[0]
+
+    @jax.jit
+    def update(p, s):
+        value, grads = jax.value_and_grad(loss_fn)(p)
+        updates, s = tx.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    stamps = []
+    for _ in range(steps):
+        params, state, value = update(params, state)
+        value = float(value)
+        stamps.append(time.perf_counter())
+    return (stamps[-1] - stamps[warm - 1]) / (steps - warm) * 1e3, value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--small", action="store_true", help="tiny sizes (the smoke test)")
+    parser.add_argument("--steps", type=int, default=None)
+    args = parser.parse_args()
+    sizes = {"n": 64, "hidden": 8} if args.small else {"n": 512, "hidden": 64}
+    steps = args.steps or (12 if args.small else 200)
+    warm = max(2, steps // 5)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(sizes["n"], 64))
+    t = np.eye(10)[rng.integers(0, 10, size=sizes["n"])]
+    from fuse_lang.run.training import initial_param
+
+    w1 = initial_param("W1", (sizes["hidden"], 64), 0)
+    w2 = initial_param("W2", (10, sizes["hidden"]), 0)
+    with tempfile.TemporaryDirectory() as folder:
+        np.save(Path(folder) / "x.npy", x)
+        np.save(Path(folder) / "t.npy", t)
+        for backend, hand in (("torch", torch_ms), ("jax", jax_ms)):
+            ours, our_loss = fuse_ms(Path(folder), backend, sizes, steps, warm)
+            theirs, their_loss = hand(x, t, w1, w2, steps, warm)
+            assert abs(our_loss - their_loss) <= 1e-3 * max(1.0, abs(their_loss)), \
+                (backend, our_loss, their_loss)
+            print(f"mlp n={sizes['n']} h={sizes['hidden']}, {backend}  fuse {ours:.3f} ms/step"
+                  f"  hand-written {theirs:.3f} ms/step  ratio {ours / theirs:.2f}")
+
+
+if __name__ == "__main__":
+    main()
