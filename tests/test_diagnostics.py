@@ -127,6 +127,9 @@ CASES = [
      (3, 6), ["`Y` has 1 axis", "a scalar"]),
     ("loss-without-params", "X = const([1,2])\nL = X[i] X[i]\ntrain L", E, (2, 6),
      ["no param influences the loss `L`"]),
+    ("gradient-blocked", "param W[i], V[i]\nX = const([1,2])\nR(i) = V[i] X[i]\n"
+     "L = R(i) + step(V[i]) + W[i] X[i]\ntrain L", W, (0, 12),
+     ["`V` reaches the loss `L` only through", "sig(x, T)"]),
     ("loss-twice", "param W[i]\nX = const([1,2])\nL = W[i] X[i]\ntrain L\ntrain L", E, (4, 0),
      ["already trains `L`"]),
     ("recursion", "Edge(A,B)\nPath(x,y) = Edge(x,y)\nPath(x,z) = Path(x,y) Edge(y,z)", I, (1, 0),

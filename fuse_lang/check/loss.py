@@ -1,7 +1,8 @@
 """A program's loss: the scalar tensor named by `train L` (docs/training.md).
 
 `check_losses` reports what keeps a loss from being trained (not a scalar, no
-param reaches it, named twice); `loss_of` says, as plain data, which params
+param reaches it, a param it reaches only through constructs without a
+gradient, named twice); `loss_of` says, as plain data, which params
 and which data (sources) a loss reaches: hover, `fuse explain` and training
 read it.
 """
@@ -63,10 +64,50 @@ def check_losses(statements: Sequence[ir.Statement], tensors: Mapping[str, Tenso
                           first.loss.name_span,
                           related=(Related(sym.first.name_span, f"`{sym.name}` is defined "
                                            f"here"),)))
-    if not _reached(sym.name, tensors, deps):
+    reached = _reached(sym.name, tensors, deps)
+    if not reached:
         diags.append(make("loss-without-params", f"no param influences the loss `{sym.name}`: "
                           f"training would change nothing (declare the learned tensors with "
                           f"`param`)", first.loss.name_span))
+        return
+    smooth = _reached(sym.name, tensors, _smooth_deps(statements, tensors))
+    for name in reached:
+        if name not in smooth:
+            diags.append(make(
+                "gradient-blocked", f"the param `{name}` reaches the loss `{sym.name}` only "
+                f"through constructs without a gradient (`step`, a Boolean tensor, "
+                f"`sig(x, 0)`): training leaves it as it starts; relax them with "
+                f"`sig(x, T)`", tensors[name].first.name_span,
+                related=(Related(first.loss.name_span, "the loss"),)))
+
+
+# builtins whose value does not change with their arguments' (almost everywhere)
+_FLAT_CALLS = frozenset({"step", "not", "even", "odd", "causal_mask"})
+
+
+def _smooth_deps(statements: Sequence[ir.Statement],
+                 tensors: Mapping[str, TensorSymbol]) -> dict[str, list[str]]:
+    """Tensor -> the tensors it reads through which a gradient flows: not inside a
+    flat builtin or `sig(x, 0)`, and not into a Boolean tensor (a step of its sum)."""
+    out: dict[str, list[str]] = {}
+    for name, sym in tensors.items():
+        if sym.boolean:
+            continue
+        reads = out[name] = []
+        for k in sym.statements:
+            for expr in ir.used_exprs(statements[k]):
+                stack = [expr]
+                while stack:
+                    node = stack.pop()
+                    if isinstance(node, ir.Ref):
+                        reads.append(node.name)
+                    elif isinstance(node, ir.Call) and (node.name in _FLAT_CALLS or (
+                            node.name == "sig" and len(node.args) > 1
+                            and isinstance(node.args[1], ir.Number)
+                            and node.args[1].value == 0)):
+                        continue
+                    stack.extend(ir.children(node))
+    return out
 
 
 def _reached(root: str, tensors: Mapping[str, TensorSymbol],
