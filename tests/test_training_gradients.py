@@ -29,6 +29,14 @@ PROGRAMS = {
                              "L = -(log(P[n,i]) T[n,i])\ntrain L",
     "exp, layer norm": "param W[i,j], G[i]\nZ[n,i.] = lnorm(W[i,j] X[n,j])\n"
                        "L = exp(0.3 Z[n,i] G[i]) T[n,i]\ntrain L",
+    "offsets": "param W[i,j]\nY[n,i] = W[i,j] X[n,j+1] + W[i,j] X[n,j-1]\n"
+               "L = Y[n,i] Y[n,i] T[n,i]\ntrain L",
+    "avg= and min=": "param W[i,j]\nA[n] avg= W[i,j] X[n,j] T[n,i]\nM[i] min= W[i,j] X[n,j]\n"
+                     "L = A[n] A[n] + M[i] M[i]\ntrain L",
+    "recurrence over an offset": "param W[j]\nY[n] = W[j] X[n,j]\nY[n] += 0.5 Y[n-1]\n"
+                                 "L = Y[n] Y[n]\ntrain L",
+    "gelu, sqrt, pow": "param W[i,j]\nY[n,i] = gelu(W[i,j] X[n,j]) + pow(W[i,j] W[i,j], 2)\n"
+                       "L = sqrt(Y[n,i] Y[n,i] T[n,i] + 1)\ntrain L",
 }
 
 

@@ -512,15 +512,35 @@ class Execution:
                 raise EvaluationError(f"in a recurrence over `{var}`, each equation of "
                                       f"`{name}` writes `{var}` or a constant position there")
         check = self.check
+        # torch and jax: rows are put in by arithmetic on their tensors, so that a
+        # gradient flows through the recurrence (training); NumPy writes in place
+        functional = backend.name != "numpy"
+        value = backend.asarray(current)
         for step in range(extent):
             if check is not None:
                 check.next_round()
-            self.values[name] = backend.asarray(current)
+            self.values[name] = value if functional else backend.asarray(current)
             parts = [self.contribution(k, row_shape, {var: step} if only is None else None,
                                        skip=position)
                      for k, only in at_step if only is None or only == step]
             if not parts:
                 continue
             row = self.combine(name, None, parts)
-            current[(slice(None),) * position + (step,)] = backend.to_numpy(row)
-        return backend.asarray(current)
+            if functional:
+                value = _put_row(backend, value, row, shape, position, step)
+            else:
+                current[(slice(None),) * position + (step,)] = backend.to_numpy(row)
+        return value if functional else backend.asarray(current)
+
+
+def _put_row(backend: Any, value: Any, row: Any, shape: tuple[int, ...], position: int,
+             step: int) -> Any:
+    """`value` with its row `step` along axis `position` replaced by `row`, without
+    writing in place (a framework's gradient flows through both)."""
+    mask_shape = [1] * len(shape)
+    mask_shape[position] = shape[position]
+    mask = np.zeros(mask_shape)
+    mask.reshape(-1)[step] = 1.0
+    mask_b = backend.asarray(mask)
+    row = backend.reshape(row, shape[:position] + (1,) + shape[position + 1:])
+    return value * (1 - mask_b) + row * mask_b
