@@ -35,6 +35,9 @@ PROGRAMS = {
                      "L = A[n] A[n] + M[i] M[i]\ntrain L",
     "recurrence over an offset": "param W[j]\nY[n] = W[j] X[n,j]\nY[n] += 0.5 Y[n-1]\n"
                                  "L = Y[n] Y[n]\ntrain L",
+    "rnn over a virtual index": "param W[h,h'], U[h,j]\naxis h = 2\n"
+                                "S[h,*n+1] = tanh(W[h,h'] S[h',*n] + U[h,j] X[n,j])\n"
+                                "F[h] = S[h,*n]\nL = F[h] F[h]\ntrain L",
     "gelu, sqrt, pow": "param W[i,j]\nY[n,i] = gelu(W[i,j] X[n,j]) + pow(W[i,j] W[i,j], 2)\n"
                        "L = sqrt(Y[n,i] Y[n,i] T[n,i] + 1)\ntrain L",
 }
@@ -79,3 +82,21 @@ def test_gradients_equal_finite_differences(tmp_path, backend, name):
         for param in params:
             np.testing.assert_allclose(grads[param], expected[param], rtol=1e-5, atol=1e-7,
                                        err_msg=f"{name}: d L / d {param}")
+
+
+def test_a_numeric_fixpoint_differentiates_on_torch_and_is_refused_clearly_on_jax(tmp_path):
+    """Iterated to tolerance: torch's autograd follows the rounds taken; jax cannot
+    trace a loop that stops on concrete values, and says so."""
+    pytest.importorskip("torch")
+    _data(tmp_path, 0)
+    text = DATA + "param W[j]\nA = 0.5 A + W[j] X[n,j] T[n,i]\nL = A A\ntrain L"
+    params = {"W": np.random.default_rng(3).normal(size=3)}
+    reference = fuse_lang.compile(text, base_dir=tmp_path, precision="fp64", targets=["L"])
+    expected, _ = _finite_differences(reference, params)
+    program = fuse_lang.compile(text, backend="torch", base_dir=tmp_path, precision="fp64")
+    _, grads = program.gradients(params)
+    np.testing.assert_allclose(grads["W"], expected["W"], rtol=1e-4)
+    if importlib.util.find_spec("optax"):
+        on_jax = fuse_lang.compile(text, backend="jax", base_dir=tmp_path, precision="fp64")
+        with pytest.raises(fuse_lang.FuseError, match="train it on the torch backend"):
+            on_jax.gradients(params)

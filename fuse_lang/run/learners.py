@@ -9,7 +9,8 @@ and params) and returns the loss as the backend's scalar tensor.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import contextlib
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -132,15 +133,32 @@ class JaxLearner:
         self._gradients = jax.jit(jax.grad(lambda values, inputs: loss({**inputs, **values})))
 
     def step(self, inputs: Mapping[str, Any]) -> float:
-        self.values, self.state, value = self._update(self.values, self.state, dict(inputs))
+        with self._traceable():
+            self.values, self.state, value = self._update(self.values, self.state,
+                                                          dict(inputs))
         return float(value)
 
     def evaluate(self, inputs: Mapping[str, Any]) -> float:
-        return float(self._evaluate(self.values, dict(inputs)))
+        with self._traceable():
+            return float(self._evaluate(self.values, dict(inputs)))
 
     def gradients(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        grads = self._gradients(self.values, dict(inputs))
+        with self._traceable():
+            grads = self._gradients(self.values, dict(inputs))
         return {n: np.asarray(g) for n, g in grads.items()}
+
+    @contextlib.contextmanager
+    def _traceable(self) -> Iterator[None]:
+        """A loss jax cannot trace (a fixpoint run until its values stop changing
+        asks for concrete values) is a clear FuseError, not a tracer's traceback."""
+        errors = self.jax.errors
+        try:
+            yield
+        except (errors.ConcretizationTypeError, errors.TracerArrayConversionError,
+                errors.TracerBoolConversionError) as err:
+            raise FuseError(f"jax cannot differentiate this loss: its evaluation needs "
+                            f"concrete values (a recursion run until it stops changing?); "
+                            f"train it on the torch backend ({type(err).__name__})") from None
 
     def params(self) -> dict[str, np.ndarray]:
         return {n: np.array(v) for n, v in self.values.items()}
