@@ -99,3 +99,21 @@ async def test_columns_follow_the_negotiated_encoding(utf8, tmp_path):
     result = await hover(utf8, uri, types.Position(line=1, character=column))
     assert result is not None and "A[i:2]" in result.contents.value
     assert result.range.start == types.Position(line=1, character=column)
+
+
+TRAINED = """\
+X[p,d] = "x.npy"
+param W[e,d]
+H[p,e] = relu(W[e,d] X[p,d])
+L = H[p,e] H[p,e]
+train L
+"""
+
+
+async def test_hover_on_the_loss_lists_the_params_and_data_it_reaches(vscode, tmp_path):
+    write_data(tmp_path)
+    uri = open_doc(vscode, tmp_path / "t.fuse", TRAINED)
+    loss = (await hover(vscode, uri, at(TRAINED, "train L", 6))).contents.value
+    assert "**Loss** (`train L`): reaches the params `W`; data: `X`." in loss
+    param = (await hover(vscode, uri, at(TRAINED, "W[e,d]"))).contents.value
+    assert "Learned by `fuse train` against the loss `L`." in param
