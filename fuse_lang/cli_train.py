@@ -1,7 +1,7 @@
 """`fuse train PROG`: learn a program's params against its loss (docs/training.md).
 
     fuse train [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X]
-               [--steps N] [--seed N] [--batch INDEX=N] [--data NAME=FILE.npy]...
+               [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N] [--data NAME=FILE.npy]...
                [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
                [--checkpoint-every N] [--resume FILE.safetensors] [--format text|json] PATH
 
@@ -24,7 +24,7 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def add_train_parser(sub: Any) -> None:
     """`fuse train`'s options on the subcommand parsers `sub`."""
-    from .run.learners import OPTIMIZERS
+    from .run.learners import OPTIMIZERS, SCHEDULES
 
     p = sub.add_parser("train", help="learn a program's params against its loss (`train L`)")
     p.add_argument("path", metavar="PATH")
@@ -35,6 +35,8 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--optimizer", default="adam", choices=OPTIMIZERS)
     p.add_argument("--lr", type=_positive_float, default=0.01, dest="learning_rate",
                    metavar="X", help="the learning rate (default 0.01)")
+    p.add_argument("--schedule", default="constant", choices=SCHEDULES,
+                   help="the learning rate: constant, or cosine decay to 0 at --steps")
     p.add_argument("--weight-decay", type=float, default=None, metavar="X")
     p.add_argument("--steps", type=int, default=100, metavar="N",
                    help="the step to end at, counting a resumed checkpoint's (default 100)")
@@ -94,7 +96,8 @@ def cmd_train(args: argparse.Namespace, read_program: Callable[[str], tuple[str,
                           base_dir=Path(args.path).parent, path=args.path,
                           precision=args.precision)
         result = program.train(data, optimizer=args.optimizer,
-                               learning_rate=args.learning_rate, steps=args.steps,
+                               learning_rate=args.learning_rate, schedule=args.schedule,
+                               steps=args.steps,
                                seed=args.seed, weight_decay=args.weight_decay, batch=batch,
                                validation=held or None, validate_every=args.validate_every,
                                checkpoint=args.checkpoint,

@@ -78,6 +78,43 @@ def test_resuming_takes_the_steps_of_an_uninterrupted_run(tmp_path, backend):
         np.testing.assert_allclose(rest.params[name], whole.params[name], rtol=1e-6)
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_torch_and_jax_take_the_same_steps_with_a_cosine_schedule(tmp_path, optimizer):
+    """The same start, optimizer and schedule on both frameworks: the same losses
+    (float64), so the cosine decay is computed alike (optax's formula)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("optax")
+    _regression(tmp_path)
+    runs = [_compile(tmp_path, b, precision="fp64").train(
+        optimizer=optimizer, learning_rate=0.05, schedule="cosine", steps=15)
+        for b in ("torch", "jax")]
+    np.testing.assert_allclose(runs[0].losses, runs[1].losses, rtol=1e-9)
+    constant = _compile(tmp_path, "torch", precision="fp64").train(
+        optimizer=optimizer, learning_rate=0.05, steps=15)
+    assert constant.losses[1:] != runs[0].losses[1:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resuming_a_cosine_schedule(tmp_path, backend):
+    _regression(tmp_path)
+    program = _compile(tmp_path, backend)
+    options = dict(schedule="cosine", learning_rate=0.05, optimizer="adamw")
+    whole = program.train(steps=10, **options)
+    # a cosine schedule decays over `steps`: the first part is a run to 10 stopped
+    # after its checkpoint at step 4 (the cancel of an editor, Ctrl-C)
+    def stop_after_step_4(now):
+        if now.done == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        program.train(steps=10, checkpoint=tmp_path / "c.safetensors", checkpoint_every=4,
+                      progress=stop_after_step_4, **options)
+    rest = program.train(steps=10, resume=tmp_path / "c.safetensors", **options)
+    assert rest.first_step == 4 and len(rest.losses) == 6
+    np.testing.assert_allclose(rest.losses, whole.losses[4:], rtol=1e-5)
+    np.testing.assert_allclose(rest.params["W"], whole.params["W"], rtol=1e-5)
+
+
 def test_a_checkpoint_holds_the_params_by_name_and_its_step(tmp_path):
     pytest.importorskip("torch")
     from safetensors import safe_open

@@ -10,6 +10,8 @@ and params) and returns the loss as the backend's scalar tensor.
 from __future__ import annotations
 
 import contextlib
+import math
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
@@ -17,28 +19,46 @@ import numpy as np
 from .results import FuseError
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
+SCHEDULES = ("constant", "cosine")
 ADAMW_WEIGHT_DECAY = 0.01  # torch's default, used on both frameworks alike
 
 LossFunction = Callable[[Mapping[str, Any]], Any]
 
 
+@dataclass(frozen=True)
+class Rate:
+    """The learning rate at each step: constant, or cosine decay to 0 over `steps`
+    (optax.cosine_decay_schedule's formula, computed alike for torch)."""
+    value: float
+    schedule: str = "constant"
+    steps: int = 1
+
+    def at(self, step: int) -> float:
+        if self.schedule == "constant":
+            return self.value
+        done = min(step, self.steps) / max(self.steps, 1)
+        return self.value * 0.5 * (1.0 + math.cos(math.pi * done))
+
+
 def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
-                 optimizer: str, learning_rate: float,
+                 optimizer: str, rate: Rate,
                  weight_decay: float | None) -> "TorchLearner | JaxLearner":
     """The learner of `backend` (torch or jax) starting from `params`."""
     if optimizer not in OPTIMIZERS:
         raise FuseError(f"unknown optimizer `{optimizer}`: use one of {', '.join(OPTIMIZERS)}")
+    if rate.schedule not in SCHEDULES:
+        raise FuseError(f"unknown schedule `{rate.schedule}`: use one of {', '.join(SCHEDULES)}")
     if backend.name == "torch":
-        return TorchLearner(backend, loss, params, optimizer, learning_rate, weight_decay)
+        return TorchLearner(backend, loss, params, optimizer, rate, weight_decay)
     if backend.name == "jax":
-        return JaxLearner(backend, loss, params, optimizer, learning_rate, weight_decay)
+        return JaxLearner(backend, loss, params, optimizer, rate, weight_decay)
     raise FuseError(f"training needs gradients, which the {backend.name} backend does not "
                     f"compute: train on the torch or jax backend (--backend torch|jax)")
 
 
 class TorchLearner:
     def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
-                 optimizer: str, learning_rate: float, weight_decay: float | None) -> None:
+                 optimizer: str, rate: Rate, weight_decay: float | None) -> None:
         import torch
 
         self.torch = torch
@@ -47,14 +67,18 @@ class TorchLearner:
         self.tensors = {n: backend.asarray(np.asarray(params[n])).detach().clone()
                         .requires_grad_(True) for n in self.names}
         kinds = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
-        options: dict[str, Any] = {"lr": learning_rate}
+        self.rate = rate
+        options: dict[str, Any] = {"lr": rate.at(0)}
         if weight_decay is not None or optimizer == "adamw":
             options["weight_decay"] = ADAMW_WEIGHT_DECAY if weight_decay is None \
                 else weight_decay
         self.optimizer = kinds[optimizer]([self.tensors[n] for n in self.names], **options)
 
-    def step(self, inputs: Mapping[str, Any]) -> float:
-        """One update; the loss before it."""
+    def step(self, inputs: Mapping[str, Any], number: int) -> float:
+        """Update `number` (counted from 0); the loss before it."""
+        if self.rate.schedule != "constant":
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.rate.at(number)
         self.optimizer.zero_grad(set_to_none=True)
         value = self.loss({**inputs, **self.tensors})
         value.backward()
@@ -100,7 +124,7 @@ class TorchLearner:
 
 class JaxLearner:
     def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
-                 optimizer: str, learning_rate: float, weight_decay: float | None) -> None:
+                 optimizer: str, rate: Rate, weight_decay: float | None) -> None:
         try:
             import optax
         except ImportError:
@@ -112,6 +136,8 @@ class JaxLearner:
         self.loss = loss
         self.values = {n: backend.asarray(np.asarray(params[n])) for n in sorted(params)}
         decay = ADAMW_WEIGHT_DECAY if weight_decay is None else weight_decay
+        learning_rate: Any = rate.value if rate.schedule == "constant" else \
+            optax.cosine_decay_schedule(rate.value, max(rate.steps, 1))
         if optimizer == "sgd":
             chain = optax.sgd(learning_rate)
         elif optimizer == "adam":
@@ -132,7 +158,8 @@ class JaxLearner:
         self._evaluate = jax.jit(lambda values, inputs: loss({**inputs, **values}))
         self._gradients = jax.jit(jax.grad(lambda values, inputs: loss({**inputs, **values})))
 
-    def step(self, inputs: Mapping[str, Any]) -> float:
+    def step(self, inputs: Mapping[str, Any], number: int) -> float:
+        """Update `number` (optax counts them in its state); the loss before it."""
         with self._traceable():
             self.values, self.state, value = self._update(self.values, self.state,
                                                           dict(inputs))

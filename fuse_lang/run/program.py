@@ -226,7 +226,8 @@ class CompiledProgram:
         return result
 
     def train(self, data: Mapping[str, Any] | None = None, *, optimizer: str = "adam",
-              learning_rate: float = 0.01, steps: int = 100, seed: int | None = 0,
+              learning_rate: float = 0.01, schedule: str = "constant", steps: int = 100,
+              seed: int | None = 0,
               weight_decay: float | None = None, batch: Mapping[str, int] | None = None,
               validation: Mapping[str, Any] | None = None, validate_every: int | None = None,
               checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
@@ -235,7 +236,8 @@ class CompiledProgram:
         """Learn the params against the program's loss (`train L`) on the torch or jax
         backend; returns a run.training.TrainResult (docs/training.md).
 
-        optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); steps: the step to
+        optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); schedule: "constant"
+        or "cosine" (the learning rate decays to 0 at `steps`); steps: the step to
         end at, counting a resumed checkpoint's; seed: the params' start and the
         batches' draws (None: the start every run has); data: the loss' sources,
         overriding their files; batch: {"n": 64} draws 64 positions of index `n` per
@@ -245,7 +247,7 @@ class CompiledProgram:
         each step with a run.training.TrainProgress.  program.interrupt stops it."""
         from .training import TrainOptions, train
 
-        options = TrainOptions(optimizer, learning_rate, steps, seed, weight_decay,
+        options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,
                                None if checkpoint is None else os.fspath(checkpoint),
                                checkpoint_every, None if resume is None else os.fspath(resume))

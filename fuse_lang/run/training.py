@@ -23,7 +23,7 @@ from ..check.cone import dependency_cone
 from ..check.loss import LossInfo, loss_of
 from .checkpoints import load_checkpoint, save_checkpoint
 from .inputs import load_base
-from .learners import OPTIMIZERS, make_learner
+from .learners import OPTIMIZERS, SCHEDULES, Rate, make_learner
 from .results import FuseError
 
 # A program here is a run.program.CompiledProgram (which imports this module)
@@ -69,6 +69,7 @@ class TrainOptions:
     optimizer: str = "adam"
     learning_rate: float = 0.01
     steps: int = 100
+    schedule: str = "constant"  # or "cosine": decay to 0 over `steps`
     seed: int | None = 0
     weight_decay: float | None = None
     batch: Mapping[str, int] | None = None
@@ -99,8 +100,9 @@ def train(program: CompiledProgram, options: TrainOptions,
         def run_loss(inputs: Mapping[str, Any]) -> Any:
             return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
 
-        learner = make_learner(backend, run_loss, params, options.optimizer,
-                               options.learning_rate, options.weight_decay)
+        rate = Rate(options.learning_rate, options.schedule, options.steps)
+        learner = make_learner(backend, run_loss, params, options.optimizer, rate,
+                               options.weight_decay)
         if state is not None:
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start)
@@ -129,7 +131,7 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
             return cut.execute(given, write_sinks=False, native=True).outputs[loss.name]
 
         start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
-        learner = make_learner(program.backend, run_loss, start, "sgd", 1.0, None)
+        learner = make_learner(program.backend, run_loss, start, "sgd", Rate(1.0), None)
         return learner.evaluate(inputs), learner.gradients(inputs)
 
 
@@ -142,6 +144,9 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
     if options.optimizer not in OPTIMIZERS:
         raise FuseError(f"unknown optimizer `{options.optimizer}`: use one of "
                         f"{', '.join(OPTIMIZERS)}")
+    if options.schedule not in SCHEDULES:
+        raise FuseError(f"unknown schedule `{options.schedule}`: use one of "
+                        f"{', '.join(SCHEDULES)}")
     if options.steps < 0 or not options.learning_rate > 0:
         raise FuseError("steps must be 0 or more and the learning rate above 0")
     for what in ("validate_every", "checkpoint_every"):
@@ -272,7 +277,7 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
     for step in range(result.first_step, options.steps):
         if program.interrupt is not None:
             program.interrupt()
-        value = learner.step(batches.at(step))
+        value = learner.step(batches.at(step), step)
         if not np.isfinite(value):
             raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
                             f"lower the learning rate")
@@ -295,6 +300,7 @@ def _save(learner: Any, options: TrainOptions, result: TrainResult) -> str:
     metadata = {"fuse.step": str(result.steps), "fuse.loss": result.loss,
                 "fuse.optimizer": options.optimizer,
                 "fuse.learning_rate": repr(options.learning_rate),
+                "fuse.schedule": options.schedule,
                 "fuse.seed": repr(options.seed)}
     assert options.checkpoint is not None
     return str(save_checkpoint(Path(options.checkpoint), learner.params(),
