@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .cli_options import UsageError
-from .cli_progress import progress_bar
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def add_train_parser(sub: Any) -> None:
     """`fuse train`'s options on the subcommand parsers `sub`."""
-    from .run.learners import OPTIMIZERS, SCHEDULES
+    from .run.optimizers import OPTIMIZERS, SCHEDULES
 
     p = sub.add_parser("train", help="learn a program's params against its loss (`train L`)")
     p.add_argument("path", metavar="PATH")
@@ -79,6 +78,7 @@ def _batch(text: str | None) -> dict[str, int] | None:
 def cmd_train(args: argparse.Namespace, read_program: Callable[[str], tuple[str, int | None]],
               read_inputs: Callable[[list[str]], dict | int]) -> int:
     """`fuse train`; read_program and read_inputs are `fuse run`'s (cli.py)."""
+    from .cli_progress import progress_bar  # the engine is imported only to train
     from .run.program import FuseError, compile
 
     batch = _batch(args.batch)

@@ -16,10 +16,9 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from .optimizers import OPTIMIZERS, SCHEDULES
 from .results import FuseError
 
-OPTIMIZERS = ("sgd", "adam", "adamw")
-SCHEDULES = ("constant", "cosine")
 ADAMW_WEIGHT_DECAY = 0.01  # torch's default, used on both frameworks alike
 
 LossFunction = Callable[[Mapping[str, Any]], Any]

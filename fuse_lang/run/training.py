@@ -23,7 +23,8 @@ from ..check.cone import dependency_cone
 from ..check.loss import LossInfo, loss_of
 from .checkpoints import load_checkpoint, save_checkpoint
 from .inputs import load_base
-from .learners import OPTIMIZERS, SCHEDULES, Rate, make_learner
+from .learners import Rate, make_learner
+from .optimizers import OPTIMIZERS, SCHEDULES
 from .results import FuseError
 
 # A program here is a run.program.CompiledProgram (which imports this module)
