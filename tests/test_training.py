@@ -142,6 +142,17 @@ def test_validation_loss_on_held_out_data(tmp_path, backend):
     assert result.validation[-1][1] < result.validation[0][1]
 
 
+def test_data_given_in_place_of_missing_files_shapes_the_params(tmp_path):
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(20, 5))
+    data = {"X": x, "T": x @ np.arange(5.0)}
+    program = fuse_lang.compile(REGRESSION, backend="torch", base_dir=tmp_path)  # no files
+    result = program.train(data, learning_rate=0.1, steps=200)
+    assert result.params["W"].shape == (5,)
+    np.testing.assert_allclose(result.params["W"], np.arange(5.0), atol=0.05)
+
+
 def test_numpy_refuses_training_naming_the_backends_that_can(tmp_path):
     _regression(tmp_path)
     with pytest.raises(FuseError, match="torch or jax"):
@@ -204,6 +215,20 @@ def test_fuse_train_prints_the_loss_and_writes_a_checkpoint(tmp_path, capsys):
                  "--format", "json", "--batch", "n=16"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["first_step"] == 20 and data["steps"] == 30 and len(data["losses"]) == 10
+
+
+def test_fuse_train_shows_a_validation_loss(tmp_path, capsys):
+    pytest.importorskip("torch")
+    path = _regression(tmp_path)
+    x = np.random.default_rng(5).normal(size=(6, 3))
+    np.save(tmp_path / "xv.npy", x)
+    np.save(tmp_path / "tv.npy", x @ np.array([1.0, -2.0, 0.5]) + 0.3)
+    assert main(["train", str(path), "--steps", "10", "--schedule", "cosine",
+                 "--validation", f"X={tmp_path / 'xv.npy'}",
+                 "--validation", f"T={tmp_path / 'tv.npy'}"]) == 0
+    out = capsys.readouterr().out
+    assert "step 10/10: loss" in out and ", validation " in out
+    assert "validation loss " in out and "at step 10" in out
 
 
 def test_fuse_train_refuses_numpy_and_bad_batches(tmp_path, capsys):

@@ -96,7 +96,8 @@ def train(program: CompiledProgram, options: TrainOptions,
         host = _data(cut, loss, dict(data or {}))
         held_out = _data(cut, loss, dict(validation)) if validation else None
         batches = _Batches(cut, host, options.batch, options.seed)
-        start, params, state = _starting_point(cut, loss, options)
+        start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
+                                               options)
 
         def run_loss(inputs: Mapping[str, Any]) -> Any:
             return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
@@ -234,10 +235,20 @@ class _Batches:
                     if n in self.axes else self.whole[n]) for n, v in self.host.items()}
 
 
-def _starting_point(cut: CompiledProgram, loss: LossInfo, options: TrainOptions
+def _param_shapes(cut: CompiledProgram, loss: LossInfo, host: dict[str, np.ndarray],
+                  given: Mapping[str, Any] | None) -> dict[str, tuple[int | None, ...]]:
+    """Each param's shape, the data given included (its file may not exist)."""
+    analysis = cut.analysis
+    if given:
+        analysis = analyze(analysis.text, analysis.path, cut.base_dir,
+                           input_shapes={n: tuple(host[n].shape) for n in given})
+    return {n: analysis.tensors[n].shape for n in loss.params}
+
+
+def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
+                    options: TrainOptions
                     ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
     """The step, params and optimizer state to start from: a checkpoint's, or fresh."""
-    shapes = {n: cut.analysis.tensors[n].shape for n in loss.params}
     if options.resume is None:
         return 0, {n: initial_param(n, shapes[n], options.seed) for n in loss.params}, None
     saved = load_checkpoint(options.resume)
