@@ -1,8 +1,8 @@
 """`fuse train PROG`: learn a program's params against its loss (docs/training.md).
 
     fuse train [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X]
-               [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N] [--data NAME=FILE.npy]...
-               [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
+               [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N]
+               [--data NAME=FILE.npy]... [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
                [--checkpoint-every N] [--resume FILE.safetensors] [--format text|json] PATH
 
 The loss is printed about ten times along the way (and drawn in a progress bar

@@ -98,7 +98,7 @@ def test_torch_and_jax_take_the_same_steps_with_a_cosine_schedule(tmp_path, opti
 def test_resuming_a_cosine_schedule(tmp_path, backend):
     _regression(tmp_path)
     program = _compile(tmp_path, backend)
-    options = dict(schedule="cosine", learning_rate=0.05, optimizer="adamw")
+    options = {"schedule": "cosine", "learning_rate": 0.05, "optimizer": "adamw"}
     whole = program.train(steps=10, **options)
     # a cosine schedule decays over `steps`: the first part is a run to 10 stopped
     # after its checkpoint at step 4 (the cancel of an editor, Ctrl-C)
@@ -237,3 +237,13 @@ def test_fuse_train_refuses_numpy_and_bad_batches(tmp_path, capsys):
     assert "torch or jax" in capsys.readouterr().err
     assert main(["train", str(path), "--batch", "n"]) == 2
     assert "--batch takes INDEX=N" in capsys.readouterr().err
+
+
+def test_a_file_that_is_no_checkpoint_is_refused_clearly(tmp_path):
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    (tmp_path / "bad.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(FuseError, match="not a readable safetensors checkpoint"):
+        _compile(tmp_path, "torch").train(resume=tmp_path / "bad.safetensors")
+    with pytest.raises(FuseError, match="no checkpoint at"):
+        _compile(tmp_path, "torch").train(resume=tmp_path / "none.safetensors")

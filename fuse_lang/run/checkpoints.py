@@ -51,7 +51,7 @@ def save_checkpoint(path: str | Path, params: Mapping[str, np.ndarray],
 
 def load_checkpoint(path: str | Path) -> Checkpoint:
     """A checkpoint written by save_checkpoint (or any safetensors file of params)."""
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
     from safetensors.numpy import load_file
 
     path = Path(path)
@@ -63,7 +63,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         params = load_file(str(path))
         beside = optimizer_path(path)
         state = load_file(str(beside)) if beside.is_file() else None
-    except Exception as err:  # safetensors raises its own error types
+    except (SafetensorError, OSError, ValueError) as err:
         raise FuseError(f"{path} is not a readable safetensors checkpoint: {err}") from None
     return Checkpoint(params, state, metadata)
 
