@@ -39,6 +39,8 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--weight-decay", type=float, default=None, metavar="X")
     p.add_argument("--steps", type=int, default=100, metavar="N",
                    help="the step to end at, counting a resumed checkpoint's (default 100)")
+    p.add_argument("--epochs", type=int, default=None, metavar="N",
+                   help="instead of --steps: N passes over the data (each batch once)")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="the params' start and the batches' draws (default 0)")
     p.add_argument("--batch", metavar="INDEX=N",
@@ -90,7 +92,7 @@ def cmd_train(args: argparse.Namespace, read_program: Callable[[str], tuple[str,
     if isinstance(data, int) or isinstance(held, int):
         return data if isinstance(data, int) else held  # type: ignore[return-value]
     bar = progress_bar(sys.stderr, unit="step", desc="fuse train")
-    shown = _Shown(args.steps, bar, args.format == "text")
+    shown = _Shown(bar, args.format == "text")
     try:
         program = compile(text, backend=args.backend, device=args.device,
                           base_dir=Path(args.path).parent, path=args.path,
@@ -102,6 +104,7 @@ def cmd_train(args: argparse.Namespace, read_program: Callable[[str], tuple[str,
                                validation=held or None, validate_every=args.validate_every,
                                checkpoint=args.checkpoint,
                                checkpoint_every=args.checkpoint_every, resume=args.resume,
+                               epochs=args.epochs,
                                progress=shown)
     except KeyboardInterrupt:
         print(f"fuse: {args.path}: training was stopped (Ctrl-C); the last checkpoint "
@@ -132,13 +135,13 @@ class _Shown:
     """The progress callback: the bar on a terminal, and a line about every tenth
     of the steps on stdout (text format)."""
 
-    def __init__(self, steps: int, bar: Any, lines: bool) -> None:
-        self.every = max(1, steps // 10)
+    def __init__(self, bar: Any, lines: bool) -> None:
         self.bar = bar
         self.lines = lines
 
     def __call__(self, now: Any) -> None:
         if self.bar is not None:
             self.bar(now)
-        if self.lines and (now.done % self.every == 0 or now.done == now.total):
+        every = max(1, now.total // 10)
+        if self.lines and (now.done % every == 0 or now.done == now.total):
             print(now.message(), flush=True)

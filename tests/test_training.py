@@ -115,6 +115,15 @@ def test_resuming_a_cosine_schedule(tmp_path, backend):
     np.testing.assert_allclose(rest.params["W"], whole.params["W"], rtol=1e-5)
 
 
+def test_epochs_count_passes_over_the_batches(tmp_path):
+    pytest.importorskip("torch")
+    _regression(tmp_path)  # 32 positions of `n`
+    program = _compile(tmp_path, "torch")
+    assert program.train(epochs=3, batch={"n": 8}).steps == 12
+    assert program.train(epochs=3, batch={"n": 10}).steps == 9  # 3 full batches an epoch
+    assert program.train(epochs=2).steps == 2  # the whole data each step
+
+
 def test_a_checkpoint_holds_the_params_by_name_and_its_step(tmp_path):
     pytest.importorskip("torch")
     from safetensors import safe_open

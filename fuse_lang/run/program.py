@@ -231,14 +231,15 @@ class CompiledProgram:
               weight_decay: float | None = None, batch: Mapping[str, int] | None = None,
               validation: Mapping[str, Any] | None = None, validate_every: int | None = None,
               checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
-              resume: str | os.PathLike | None = None,
+              resume: str | os.PathLike | None = None, epochs: int | None = None,
               progress: Callable[[Any], None] | None = None) -> Any:
         """Learn the params against the program's loss (`train L`) on the torch or jax
         backend; returns a run.training.TrainResult (docs/training.md).
 
         optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); schedule: "constant"
         or "cosine" (the learning rate decays to 0 at `steps`); steps: the step to
-        end at, counting a resumed checkpoint's; seed: the params' start and the
+        end at, counting a resumed checkpoint's (epochs: instead, passes over the data,
+        each of its batches once); seed: the params' start and the
         batches' draws (None: the start every run has); data: the loss' sources,
         overriding their files; batch: {"n": 64} draws 64 positions of index `n` per
         step; validation: held-out data, its loss every `validate_every` steps;
@@ -250,7 +251,8 @@ class CompiledProgram:
         options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,
                                None if checkpoint is None else os.fspath(checkpoint),
-                               checkpoint_every, None if resume is None else os.fspath(resume))
+                               checkpoint_every, None if resume is None else os.fspath(resume),
+                               epochs)
         return train(self, options, data, validation, progress)
 
     def gradients(self, params: Mapping[str, Any], data: Mapping[str, Any] | None = None

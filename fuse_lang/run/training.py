@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -78,6 +78,7 @@ class TrainOptions:
     checkpoint: str | None = None
     checkpoint_every: int | None = None
     resume: str | None = None
+    epochs: int | None = None  # instead of steps: passes over the data
 
 
 def train(program: CompiledProgram, options: TrainOptions,
@@ -96,6 +97,8 @@ def train(program: CompiledProgram, options: TrainOptions,
         host = _data(cut, loss, dict(data or {}))
         held_out = _data(cut, loss, dict(validation)) if validation else None
         batches = _Batches(cut, host, options.batch, options.seed)
+        if options.epochs is not None:  # an epoch: every batch of the data once
+            options = replace(options, steps=options.epochs * batches.per_epoch)
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options)
 
@@ -149,6 +152,8 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
     if options.schedule not in SCHEDULES:
         raise FuseError(f"unknown schedule `{options.schedule}`: use one of "
                         f"{', '.join(SCHEDULES)}")
+    if options.epochs is not None and options.epochs < 0:
+        raise FuseError("epochs must be 0 or more")
     if options.steps < 0 or not options.learning_rate > 0:
         raise FuseError("steps must be 0 or more and the learning rate above 0")
     for what in ("validate_every", "checkpoint_every"):
@@ -224,11 +229,15 @@ class _Batches:
             raise FuseError(f"a batch holds at least one position of `{index}`")
         self.size = min(size, self.extent)
 
+    @property
+    def per_epoch(self) -> int:
+        """Steps per pass over the data (1 without batches)."""
+        return self.extent // self.size if self.axes and self.size < self.extent else 1
+
     def at(self, step: int) -> dict[str, Any]:
         if not self.axes or self.size >= self.extent:
             return self.whole
-        per_epoch = self.extent // self.size
-        epoch, k = divmod(step, per_epoch)
+        epoch, k = divmod(step, self.per_epoch)
         order = np.random.default_rng([self.seed, epoch]).permutation(self.extent)
         chosen = np.sort(order[k * self.size:(k + 1) * self.size])
         return {n: (self.backend.asarray(np.take(v, chosen, axis=self.axes[n]))
