@@ -56,6 +56,10 @@ class Analyzer:
         self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._memory = _Memory()
+        # how many statements the last call reused from the one before (their IR
+        # and their per-statement checks, moved along if they moved): a count the
+        # tests read to see that an edit costs what it changes
+        self.reused = 0
 
     def analyze(self, text: str, path: str | None = None, base_dir: str | Path | None = None,
                 input_shapes: dict[str, tuple[int, ...]] | None = None) -> Analysis:
@@ -69,6 +73,7 @@ class Analyzer:
             analysis = checker.run(self._parse_cache)
             if self._remember:
                 self._memory = checker.memory_used
+            self.reused = checker.checks.reused if checker.checks is not None else 0
             return analysis
 
 

@@ -123,6 +123,7 @@ class StatementChecks:
         self.locals: list[Local] = []  # in statement order
         self.by_number: dict[int, Local] = {}  # the same, by statement number
         self._taken: set[int] = set()  # ids of the last analysis' Locals reused
+        self.reused = 0  # how many statements' Locals were reused (moved or not)
         self.deps: dict[str, list[str]] = {}  # tensor -> the tensors it reads (repeats)
         self.read: set[str] = set()
         self.exports: list[str] = []
@@ -231,6 +232,7 @@ class StatementChecks:
             if entry.k != k:
                 entry = _moved_local(entry, stmt, 0, k)
             self.cache_used[id(stmt)] = entry
+            self.reused += 1
             return entry
         moved = self.moved.get(id(stmt))
         if moved is not None and moved[0] is stmt:
@@ -240,6 +242,7 @@ class StatementChecks:
             if entry is not None and self._reusable(entry, old):
                 entry = _moved_local(entry, stmt, delta, k)
                 self.cache_used[id(stmt)] = entry
+                self.reused += 1
                 return entry
         entry = self._new_local(k, stmt)
         if self.remember:
@@ -371,8 +374,7 @@ def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
     refs = old.refs
     if delta:
         # the new statement's own references, in the order of statement_scopes (ir.walk's)
-        refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
-                      if type(node) is ir.Ref])
+        refs = tuple(ir.refs_in_order(ir.used_exprs(stmt)))
     lhs_diags, node_diags, late_diags, broadcast = (
         old.lhs_diags, old.node_diags, old.late_diags, old.broadcast)
     if delta and (lhs_diags or node_diags or late_diags or broadcast):  # most have none
