@@ -251,25 +251,6 @@ def refs(expr: Expr) -> Iterator[Ref]:
             yield node
 
 
-def refs_in_order(exprs: tuple[Expr, ...]) -> list[Ref]:
-    """The references of `exprs`, in the order `walk` meets them, one expression
-    after the other: as a list, without a generator (it runs for every
-    statement that moved in an edit)."""
-    out = []
-    stack = list(reversed(exprs))
-    kinds = _CHILDREN
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is Ref:
-            out.append(node)
-            continue
-        get = kinds.get(kind)
-        if get is not None:
-            stack += reversed(get(node))
-    return out
-
-
 # ------------------------------------------------------------- statements
 
 EQUATION_OPS = ("=", "+=", "max=", "min=", "avg=")
