@@ -26,6 +26,7 @@ from typing import BinaryIO, Iterable, Iterator
 from ..fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
+from .safetensors_header import SUFFIX as SAFETENSORS, SafetensorsProblem, read_entry, split_member
 
 MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
 MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred bytes
@@ -66,7 +67,7 @@ class NpyHeader:
         return count * self.itemsize
 
 
-SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".json", ".jsonl")
+SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".txt", ".json", ".jsonl")
 
 # the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
 _NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]+)")
@@ -173,9 +174,18 @@ def _dtype_words(descr: object) -> str:
     return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r})"
 
 
-def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
-    """Shape or symbols of a source file; raises OSError or SourceError."""
+def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = None
+                     ) -> SourceInfo:
+    """Shape or symbols of a source file; raises OSError or SourceError.  `key`:
+    the tensor of a safetensors file (`model.safetensors:key`)."""
     suffix = path.suffix.lower()
+    if suffix == SAFETENSORS:
+        with open_regular(path):  # a FIFO or a device is refused before the library maps it
+            pass
+        try:
+            return SourceInfo(shape=read_entry(path, key, tensor).shape)
+        except SafetensorsProblem as err:
+            raise SourceError(str(err)) from None
     if suffix == ".npy":
         with open_regular(path) as fp:
             return SourceInfo(shape=read_npy_header(fp, os.fstat(fp.fileno()).st_size).shape)
@@ -323,7 +333,8 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
                          ) -> SourceInfo | Diagnostic:
     """What the file a source statement names holds (`base_dir`: where its path
     starts), or the diagnostic that says why it cannot be read."""
-    path = base_dir / src.path.value
+    file, key = split_member(src.path.value)
+    path = base_dir / file
     if "\0" in src.path.value:
         shown = src.path.value.replace("\0", "\\0")
         return make("unreadable-source", f"`{shown}` cannot be read: the path holds a NUL "
@@ -333,7 +344,7 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
             raise IsADirectoryError(path)
         if not path.exists():
             raise FileNotFoundError(path)
-        return read_source_info(path, tensor, boolean)
+        return read_source_info(path, tensor, boolean, key)
     except FileNotFoundError:
         return make("missing-source", f"`{src.path.value}` does not exist (looked for {path})",
                     src.path.span)
