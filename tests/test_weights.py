@@ -296,3 +296,24 @@ def test_adapter_shapes_are_checked(model):
                           adapters=["nope"])
     with pytest.raises(FuseError, match="needs weights="):
         fuse_lang.compile(MATVEC, base_dir=model["dir"], adapters=["style"])
+
+
+# ------------------------------------------------------------ Boolean counts
+
+
+@pytest.mark.parametrize("paths", [300, 70_000])
+@pytest.mark.parametrize("backend,precision", [(b, "fp32") for b in BACKENDS] + [
+    (b, p) for b in BACKENDS if b != "numpy" for p in ("fp16", "bf16")])
+def test_boolean_joins_never_overflow(tmp_path, backend, precision, paths):
+    """Over 255 and over 65,535 paths summed into one tuple: counted in a wide
+    type, so no count wraps or becomes infinity (whose product with a 0 would
+    be NaN and lose the tuple)."""
+    np.save(tmp_path / "r.npy", np.ones((1, paths)))
+    np.save(tmp_path / "s.npy", np.ones((paths, 2)))
+    np.save(tmp_path / "c.npy", np.array([0.0, 1.0]))
+    text = ('R(x,y) = "r.npy"\nS(y,z) = "s.npy"\nC(z) = "c.npy"\n'
+            'T(x) = R(x,y) S(y,z) C(z)\nU(x,z) = R(x,y) S(y,z)\nexport T, U\n')
+    out = fuse_lang.compile(text, backend=backend, precision=precision,
+                            base_dir=tmp_path).run()
+    np.testing.assert_array_equal(out["T"], [1.0])
+    np.testing.assert_array_equal(out["U"], [[1.0, 1.0]])
