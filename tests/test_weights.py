@@ -317,3 +317,9 @@ def test_boolean_joins_never_overflow(tmp_path, backend, precision, paths):
                             base_dir=tmp_path).run()
     np.testing.assert_array_equal(out["T"], [1.0])
     np.testing.assert_array_equal(out["U"], [[1.0, 1.0]])
+
+
+def test_manifest_gives_a_param_its_values(model):
+    text = "param W[i,j]\nX[j] = \"x.npy\"\nY[i] = W[i,j] X[j]\nexport Y\n"
+    out = fuse_lang.compile(text, base_dir=model["dir"], weights=float_manifest(model)).run()
+    np.testing.assert_allclose(out["Y"], model["w"] @ model["x"], rtol=1e-5, atol=1e-5)

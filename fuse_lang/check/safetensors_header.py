@@ -13,8 +13,6 @@ from pathlib import Path
 
 from ..fastinit import frozen_dataclass
 
-SUFFIX = ".safetensors"
-
 # safetensors' type names -> NumPy's; BF16 and the FP8 kinds have no NumPy type
 NUMPY_DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "U16": "uint16",
                 "I16": "int16", "U32": "uint32", "I32": "int32", "U64": "uint64",
@@ -32,15 +30,6 @@ class SafetensorsEntry:
     key: str
     shape: tuple[int, ...]
     dtype: str  # NumPy's name ("float32", "int8")
-
-
-def split_member(value: str) -> tuple[str, str | None]:
-    """A source path and the key after `.safetensors:` (None without one)."""
-    marker = SUFFIX + ":"
-    at = value.lower().rfind(marker)
-    if at < 0:
-        return value, None
-    return value[:at + len(SUFFIX)], value[at + len(marker):]
 
 
 def read_entry(path: Path, key: str | None, tensor: str) -> SafetensorsEntry:

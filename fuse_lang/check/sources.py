@@ -26,7 +26,6 @@ from typing import BinaryIO, Iterable, Iterator
 from ..fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
-from .safetensors_header import SUFFIX as SAFETENSORS, SafetensorsProblem, read_entry, split_member
 
 MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
 MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred bytes
@@ -67,6 +66,7 @@ class NpyHeader:
         return count * self.itemsize
 
 
+SAFETENSORS = ".safetensors"  # read by safetensors_header, imported for such a file only
 SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".txt", ".json", ".jsonl")
 
 # the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
@@ -79,6 +79,15 @@ _KIND_WORDS = {"c": "complex numbers",
 _SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
                   (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
                   (stat.S_ISDIR, "a folder"))
+
+
+def split_member(value: str) -> tuple[str, str | None]:
+    """A source path and the key after `.safetensors:` (None without one)."""
+    marker = SAFETENSORS + ":"
+    at = value.lower().rfind(marker)
+    if at < 0:
+        return value, None
+    return value[:at + len(SAFETENSORS)], value[at + len(marker):]
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -180,6 +189,8 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
     the tensor of a safetensors file (`model.safetensors:key`)."""
     suffix = path.suffix.lower()
     if suffix == SAFETENSORS:
+        from .safetensors_header import SafetensorsProblem, read_entry
+
         with open_regular(path):  # a FIFO or a device is refused before the library maps it
             pass
         try:

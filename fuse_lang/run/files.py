@@ -23,9 +23,9 @@ from typing import BinaryIO, Iterator, Sequence
 
 import numpy as np
 
-from ..check.safetensors_header import SUFFIX as SAFETENSORS, SafetensorsProblem, load_tensor
-from ..check.sources import (SourceError, open_regular, parse_json, read_npy_header, read_text,
-                             text_lines)
+from ..check.safetensors_header import SafetensorsProblem, load_tensor
+from ..check.sources import (SAFETENSORS, SourceError, open_regular, parse_json,
+                             read_npy_header, read_text, text_lines)
 
 
 class FileProblem(Exception):

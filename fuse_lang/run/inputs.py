@@ -15,7 +15,7 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
-from ..check.safetensors_header import split_member
+from ..check.sources import split_member
 from .files import integer_relation, load_dense, relation_rows
 from .sparse import from_rows as sparse_rows
 

@@ -98,10 +98,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     loaded = _open_weights(weights, adapters, source_text, base_dir)
     analysis = analyze(source_text, path, base_dir,
                        input_shapes=loaded.shapes() if loaded is not None else None)
-    if loaded is not None:
-        _raise_on_errors(analysis, only=tuple(
-            d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
-            if d.severity is Severity.ERROR and d.code != "missing-source"))
+    _raise_on_weights_errors(analysis, loaded)
     not_run: tuple[NotRun, ...] = ()
     if targets:
         analysis, not_run = _cut_to_targets(analysis, targets, path, base_dir)
@@ -140,6 +137,14 @@ def _open_weights(weights: Any, adapters: Any, text: str,
     except ManifestError as err:
         diagnostic = as_diagnostic(err, parse(text).program)
         raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None
+
+
+def _raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None:
+    """A conflict between the manifest's shapes and the program, said so."""
+    if loaded is not None:
+        _raise_on_errors(analysis, only=tuple(
+            d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
+            if d.severity is Severity.ERROR and d.code != "missing-source"))
 
 
 def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,

@@ -19,10 +19,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..check.safetensors_header import SUFFIX as SAFETENSORS, SafetensorsProblem, load_tensor
+from ..check.safetensors_header import SafetensorsProblem, load_tensor
 from ..check.manifest import (FileRef, Layout, Manifest, ManifestError, Quantization, layouts,
                               program_axes, read_manifest)
-from ..check.sources import SourceError
+from ..check.sources import SAFETENSORS, SourceError
 from ..front.syntax import parse
 from .files import load_npy, load_npz_member
 
