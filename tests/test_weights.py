@@ -296,6 +296,12 @@ def test_adapter_shapes_are_checked(model):
                           adapters=["nope"])
     with pytest.raises(FuseError, match="needs weights="):
         fuse_lang.compile(MATVEC, base_dir=model["dir"], adapters=["style"])
+    program = fuse_lang.compile(MATVEC, base_dir=model["dir"], weights=lora_manifest(model))
+    for wrong in (3, {"style": "high"}):
+        with pytest.raises(FuseError, match=r"\[weights-bad-manifest\]"):
+            program.set_adapters(wrong)
+    with pytest.raises(FuseError, match=r"a manifest's path or a mapping.*\[weights-bad-manifest"):
+        fuse_lang.compile(MATVEC, base_dir=model["dir"], weights=42)
 
 
 # ------------------------------------------------------------ Boolean counts

@@ -112,6 +112,9 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
     mapping (relative to `base_dir`); raises ManifestError."""
     if isinstance(weights, Mapping):
         return _manifest(weights, "the weights mapping", Path(base_dir))
+    if not isinstance(weights, (str, os.PathLike)):
+        raise ManifestError("weights-bad-manifest", f"weights= is a manifest's path or a "
+                            f"mapping, not {type(weights).__name__}")
     path = Path(weights)
     where = f"`{path}`"
     if not path.exists():
@@ -256,7 +259,7 @@ def header_of(manifest: Manifest, ref: FileRef, tensor: str) -> tuple[tuple[int,
     header alone; ManifestError when the file or key is not there."""
     path = manifest.base_dir / ref.file
     where = f"{manifest.where}: `{ref.file}` (for `{tensor}`)"
-    if not path.is_file():
+    if not path.exists():
         raise ManifestError("weights-missing-file", f"{where} does not exist (looked for "
                             f"{path})", tensor)
     suffix = path.suffix.lower()

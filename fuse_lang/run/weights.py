@@ -56,9 +56,15 @@ class Weights:
         if adapters is None:
             chosen: dict[str, float] = {}
         elif isinstance(adapters, Mapping):
+            if not all(isinstance(v, (int, float)) for v in adapters.values()):
+                raise ManifestError("weights-bad-manifest", "adapters as a mapping give each "
+                                    "adapter's scale as a number")
             chosen = {str(n): float(s) for n, s in adapters.items()}
         elif isinstance(adapters, str):
             chosen = {adapters: self.manifest.adapter(adapters).scale}
+        elif not isinstance(adapters, (list, tuple, set, frozenset)):
+            raise ManifestError("weights-bad-manifest", f"adapters are names, {{name: scale}} "
+                                f"or None, not {type(adapters).__name__}")
         else:
             chosen = {str(n): self.manifest.adapter(str(n)).scale for n in adapters}
         for name in chosen:
