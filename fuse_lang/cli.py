@@ -60,8 +60,10 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     return decode(data)
 
 
-def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:
-    """Analyse each path: (path, lines, diagnostics) per file, and I/O problems."""
+def check_paths(paths: Sequence[str], weights: str | None = None
+                ) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:
+    """Analyse each path: (path, lines, diagnostics) per file, and I/O problems.
+    weights: a weights manifest whose tensors stand in for the programs' sources."""
     results, problems = [], []
     for path in paths:
         try:
@@ -75,8 +77,14 @@ def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[D
         if bad is not None:
             results.append((path, LineIndex(text), [bad]))
             continue
-        analysis = analyze(text, path)
-        results.append((path, analysis.lines, list(analysis.diagnostics)))
+        if weights is not None:
+            from .cli_weights import check_with_weights
+
+            analysis, diagnostics = check_with_weights(text, path, weights)
+        else:
+            analysis = analyze(text, path)
+            diagnostics = list(analysis.diagnostics)
+        results.append((path, analysis.lines, diagnostics))
         if _left_to_exit is not None:
             _left_to_exit.append(analysis)
     return results, problems
@@ -113,7 +121,7 @@ def cmd_check(args: argparse.Namespace, prog: str = "fuse") -> int:
 
 
 def _check(args: argparse.Namespace, prog: str) -> int:
-    results, problems = check_paths(args.paths)
+    results, problems = check_paths(args.paths, getattr(args, "weights", None))
     for message in problems:
         print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
@@ -343,7 +351,8 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                           shard=args.shard_map or None, mesh=args.mesh_shape,
                           representation=representation,
                           targets=args.target or None,
-                          config=config_of(args))
+                          config=config_of(args), weights=args.weights,
+                          adapters=args.adapter or None)
         args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -435,6 +444,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_check = sub.add_parser("check", help="report the diagnostics of programs")
     p_check.add_argument("--format", choices=("text", "json"), default="text")
+    p_check.add_argument("--weights", metavar="MANIFEST.json",
+                         help="check with a weights manifest's tensors in place of the "
+                              "sources' files (headers only; docs/weights.md)")
     p_check.add_argument("paths", nargs="+", metavar="PATH")
     p_explain = sub.add_parser("explain", help="show the plan of a program (nothing is run)")
     p_explain.add_argument("--format", choices=("text", "json"), default="text")
@@ -458,6 +470,11 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--representation", action="append", default=[],
                        metavar="NAME=dense|sparse",
                        help="keep a tensor dense or sparse, overriding the plan (repeatable)")
+    p_run.add_argument("--weights", metavar="MANIFEST.json",
+                       help="read the weights a manifest gives in place of the sources' "
+                            "files (docs/weights.md)")
+    p_run.add_argument("--adapter", action="append", default=[], metavar="NAME",
+                       help="apply the manifest's LoRA adapter NAME (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
     p_run.add_argument("--target", action="append", default=[], metavar="NAME",

@@ -148,3 +148,18 @@ def test_execution_controls_prints_monte_carlo_and_blocked_ratios():
                      proc.stdout), proc.stdout
     assert re.search(r"peak memory unblocked .* ratio [\d.]+", proc.stdout), proc.stdout
     assert re.search(r"blocked time: .* ratio [\d.]+", proc.stdout), proc.stdout
+
+
+def test_weights_prints_int8_and_lora_figures():
+    """benchmarks/weights.py --small: int8 against float (error within the bound
+    from the scales: its assert; run and load ratios) and LoRA compilations when
+    switching adapters (0 new ones) on each backend installed."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "weights.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Z within the bound from its scales: True" in proc.stdout, proc.stdout
+    assert re.search(r"run +int8 [\d.]+ ms +float [\d.]+ ms +ratio [\d.]+ \(int8 / float\)",
+                     proc.stdout), proc.stdout
+    switches = re.findall(r"^lora, (.+?): compilations (\d+) -> (\d+) after 4 adapter switches",
+                          proc.stdout, re.M)
+    assert switches and all(before == after for _, before, after in switches), proc.stdout

@@ -457,7 +457,12 @@ def test_every_code_is_documented_and_tested():
 def test_every_code_is_triggered_by_a_case():
     triggered = {c[0] for c in CASES} | {
         "too-many-errors", "invalid-encoding", "missing-source", "unreadable-source",
-        "file-too-large"}  # the server's, for a document over 2 MB: tests/lsp/test_size_limit.py
+        "file-too-large",  # the server's, for a document over 2 MB: tests/lsp/test_size_limit.py
+        # a weights manifest's, through compile(weights=...) and `fuse check --weights`:
+        # tests/test_weights.py
+        "weights-bad-manifest", "weights-missing-file", "weights-unknown-key",
+        "weights-unknown-tensor", "weights-shape-mismatch", "weights-dtype-mismatch",
+        "weights-checksum"}
     assert set(CODES) == triggered
 
 

@@ -66,7 +66,8 @@ class NpyHeader:
         return count * self.itemsize
 
 
-SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".json", ".jsonl")
+SAFETENSORS = ".safetensors"  # read by safetensors_header, imported for such a file only
+SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".txt", ".json", ".jsonl")
 
 # the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
 _NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]+)")
@@ -78,6 +79,15 @@ _KIND_WORDS = {"c": "complex numbers",
 _SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
                   (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
                   (stat.S_ISDIR, "a folder"))
+
+
+def split_member(value: str) -> tuple[str, str | None]:
+    """A source path and the key after `.safetensors:` (None without one)."""
+    marker = SAFETENSORS + ":"
+    at = value.lower().rfind(marker)
+    if at < 0:
+        return value, None
+    return value[:at + len(SAFETENSORS)], value[at + len(marker):]
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -173,9 +183,20 @@ def _dtype_words(descr: object) -> str:
     return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r})"
 
 
-def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
-    """Shape or symbols of a source file; raises OSError or SourceError."""
+def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = None
+                     ) -> SourceInfo:
+    """Shape or symbols of a source file; raises OSError or SourceError.  `key`:
+    the tensor of a safetensors file (`model.safetensors:key`)."""
     suffix = path.suffix.lower()
+    if suffix == SAFETENSORS:
+        from .safetensors_header import SafetensorsProblem, read_entry
+
+        with open_regular(path):  # a FIFO or a device is refused before the library maps it
+            pass
+        try:
+            return SourceInfo(shape=read_entry(path, key, tensor).shape)
+        except SafetensorsProblem as err:
+            raise SourceError(str(err)) from None
     if suffix == ".npy":
         with open_regular(path) as fp:
             return SourceInfo(shape=read_npy_header(fp, os.fstat(fp.fileno()).st_size).shape)
@@ -323,7 +344,8 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
                          ) -> SourceInfo | Diagnostic:
     """What the file a source statement names holds (`base_dir`: where its path
     starts), or the diagnostic that says why it cannot be read."""
-    path = base_dir / src.path.value
+    file, key = split_member(src.path.value)
+    path = base_dir / file
     if "\0" in src.path.value:
         shown = src.path.value.replace("\0", "\\0")
         return make("unreadable-source", f"`{shown}` cannot be read: the path holds a NUL "
@@ -333,7 +355,7 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
             raise IsADirectoryError(path)
         if not path.exists():
             raise FileNotFoundError(path)
-        return read_source_info(path, tensor, boolean)
+        return read_source_info(path, tensor, boolean, key)
     except FileNotFoundError:
         return make("missing-source", f"`{src.path.value}` does not exist (looked for {path})",
                     src.path.span)

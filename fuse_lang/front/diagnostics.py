@@ -59,6 +59,14 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),
     "unbound-head-variable": (Severity.ERROR, "a rule's head variable that no atom of its body binds"),
     "negation-cycle": (Severity.ERROR, "a relation that depends on itself through negation"),
+    # weights manifests (docs/weights.md): `fuse check --weights`, compile(weights=...)
+    "weights-bad-manifest": (Severity.ERROR, "a weights manifest that is not one"),
+    "weights-missing-file": (Severity.ERROR, "a file a weights manifest names that cannot be read"),
+    "weights-unknown-key": (Severity.ERROR, "a key a weights file does not hold"),
+    "weights-unknown-tensor": (Severity.ERROR, "a manifest tensor that is not a source or param"),
+    "weights-shape-mismatch": (Severity.ERROR, "a weight whose shape differs from what is declared"),
+    "weights-dtype-mismatch": (Severity.ERROR, "a weight whose dtype differs from what is declared"),
+    "weights-checksum": (Severity.ERROR, "a weight file whose sha256 differs from the manifest's"),
 }
 
 

@@ -137,7 +137,8 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         if plan is False:
             return None
         spec, keep = plan
-        result = self.backend.einsum(spec, *(v.data for v in operands))
+        join = self.backend.count_einsum if self.info.boolean else self.backend.einsum
+        result = join(spec, *(v.data for v in operands))
         if scale is not None:
             result = self.backend.scale_fresh(result, scale)
         return LArray(result, keep, fresh=True)

@@ -23,17 +23,23 @@ from typing import BinaryIO, Iterator, Sequence
 
 import numpy as np
 
-from ..check.sources import (SourceError, open_regular, parse_json, read_npy_header, read_text,
-                             text_lines)
+from ..check.safetensors_header import SafetensorsProblem, load_tensor
+from ..check.sources import (SAFETENSORS, SourceError, open_regular, parse_json,
+                             read_npy_header, read_text, text_lines)
 
 
 class FileProblem(Exception):
     """A source or sink that cannot be read or written; the message says why."""
 
 
-def load_dense(path: Path, tensor: str, dtype) -> np.ndarray:
+def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.ndarray:
+    """A dense source's array (`key`: the tensor of a safetensors file)."""
     suffix = path.suffix.lower()
     try:
+        if suffix == SAFETENSORS:
+            with open_regular(path):  # a regular file only, as every source
+                pass
+            return load_tensor(path, key, tensor).astype(dtype)
         if suffix == ".npy":
             return load_npy(path).astype(dtype)
         if suffix == ".npz":
@@ -51,7 +57,8 @@ def load_dense(path: Path, tensor: str, dtype) -> np.ndarray:
         if suffix == ".jsonl":
             rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
             return np.asarray(rows, dtype=dtype)
-    except (OSError, ValueError, KeyError, TypeError, StopIteration, SourceError) as err:
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, SourceError,
+            SafetensorsProblem) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
     raise FileProblem(f"{path.name}: unknown file type {suffix!r}")
 

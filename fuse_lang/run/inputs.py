@@ -15,8 +15,12 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
+from ..check.sources import split_member
 from .files import integer_relation, load_dense, relation_rows
 from .sparse import from_rows as sparse_rows
+
+# sources that hold an array (a Boolean one read as 0/1), not a relation's tuples
+ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
 
 
 def _host_dtype(backend: Any) -> Any:
@@ -48,9 +52,10 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
         return backend.asarray(data), True
     statements = analysis.program.statements
     facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
+    file, key = split_member(info.source_path or "")
     if sparse and info.boolean and (info.kind == "relation source" or info.kind == "source") \
-            and Path(info.source_path or "").suffix.lower() not in (".npy", ".npz"):
-        rows = _relation_positions(analysis, name, base_dir / (info.source_path or ""))
+            and Path(file).suffix.lower() not in ARRAY_SUFFIXES:
+        rows = _relation_positions(analysis, name, base_dir / file)
         if facts:
             rows = np.concatenate([rows, np.array([fact_position(analysis, name, f.atom)
                                                    for f in facts], dtype=np.int64)])
@@ -59,11 +64,11 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
         rows = [fact_position(analysis, name, fact.atom) for fact in facts]
         return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
     if info.kind in ("source", "relation source"):
-        path = base_dir / (info.source_path or "")
-        if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
+        path = base_dir / file
+        if info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES:
             data = _relation(analysis, name, path, shape)
         else:
-            data = load_dense(path, name, np.float64)
+            data = load_dense(path, name, np.float64, key)
             if data.shape != shape:
                 raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
                                       f"expected {shape}")

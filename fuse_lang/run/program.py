@@ -28,6 +28,9 @@ from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
+from ..check.manifest import ManifestError, as_diagnostic, recoded
+from ..front.syntax import parse
+from .weights import AdapterChoice, Weights, open_weights
 
 __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
            "compile"]
@@ -41,7 +44,9 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
             mesh: Any = None, shard: Mapping[str, str] | None = None,
             representation: Mapping[str, str] | None = None,
             targets: Sequence[str] | None = None,
-            config: ExecutionConfig | None = None) -> "CompiledProgram":
+            config: ExecutionConfig | None = None,
+            weights: str | os.PathLike | Mapping | None = None,
+            adapters: Sequence[str] | Mapping[str, float] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -60,7 +65,11 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     `not_run` says what was left out and why); an error inside it does.
     config: an ExecutionConfig (docs/execution.md); backend, device, precision,
     max_iterations and tolerance may be given either way (None: not given; the
-    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting."""
+    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting.
+    weights: a weights manifest (a JSON file's path, or the same as a mapping with
+    paths relative to base_dir): its tensors replace the program's source files
+    (docs/weights.md); adapters: the manifest's LoRA adapters to apply first
+    (names, or {name: scale}; `CompiledProgram.set_adapters` switches them)."""
     auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
     config = merged(config, {"backend": backend, "device": device, "precision": precision,
                              "max_iterations": max_iterations, "tolerance": tolerance})
@@ -86,7 +95,10 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if compiled and not hasattr(chosen, "compile_segment"):
         raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
                         f"jax or torch backend")
-    analysis = analyze(source_text, path, base_dir)
+    loaded = _open_weights(weights, adapters, source_text, base_dir)
+    analysis = analyze(source_text, path, base_dir,
+                       input_shapes=loaded.shapes() if loaded is not None else None)
+    _raise_on_weights_errors(analysis, loaded)
     not_run: tuple[NotRun, ...] = ()
     if targets:
         analysis, not_run = _cut_to_targets(analysis, targets, path, base_dir)
@@ -105,9 +117,34 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
                               allow_outside_sinks, config.max_iterations, config.tolerance,
                               compiled, config)
     program.representation = representation
+    program.weights = loaded
     program.not_run = not_run
     program.backend_choice = choice
     return program
+
+
+def _open_weights(weights: Any, adapters: Any, text: str,
+                  base_dir: str | os.PathLike) -> Weights | None:
+    """compile(weights=...): the manifest checked against the program and loaded;
+    a problem is a FuseError with its diagnostic, at the tensor it concerns."""
+    if weights is None:
+        if adapters:
+            raise FuseError("adapters= needs weights=: adapters are declared in a weights "
+                            "manifest (docs/weights.md)")
+        return None
+    try:
+        return open_weights(weights, text, base_dir, adapters)
+    except ManifestError as err:
+        diagnostic = as_diagnostic(err, parse(text).program)
+        raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None
+
+
+def _raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None:
+    """A conflict between the manifest's shapes and the program, said so."""
+    if loaded is not None:
+        _raise_on_errors(analysis, only=tuple(
+            d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
+            if d.severity is Severity.ERROR and d.code != "missing-source"))
 
 
 def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
@@ -184,6 +221,8 @@ class CompiledProgram:
         self.interrupt: Callable[[], None] | None = None
         # told how far a run is, at the same checkpoints (run.limits.RunProgress)
         self.progress: Callable[[RunProgress], None] | None = None
+        # compile(weights=...): the manifest's tensors, given to every run as inputs
+        self.weights: Weights | None = None
         # compiled for some targets only: what their cone leaves out (check.cone)
         self.not_run: tuple[NotRun, ...] = ()
         # per input-shape signature: the analysis, statement plans, and a memo of
@@ -217,6 +256,10 @@ class CompiledProgram:
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
                  and not isinstance(value, np.ndarray) else np.asarray(value)
                  for name, value in (inputs or {}).items()}
+        with self.backend.context():
+            if self.weights is not None:  # inputs given by the caller win
+                given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
+                         **given}
         analysis, infos, memo = self._prepared(given)
         with self.backend.context(), watching(checkpoint):
             result = Execution(self, analysis, infos, given, write_sinks, memo, native,
@@ -224,6 +267,19 @@ class CompiledProgram:
         result.not_run = list(self.not_run)
         result.backend = self.backend_choice
         return result
+
+    def set_adapters(self, adapters: AdapterChoice) -> None:
+        """The weights manifest's LoRA adapters applied from the next run on:
+        names (each at its manifest scale), {name: scale}, or None for none.
+        The compiled graphs are kept: an adapter changes the weights' values,
+        never their shapes (docs/weights.md)."""
+        if self.weights is None:
+            raise FuseError("set_adapters needs a program compiled with weights= (adapters "
+                            "are declared in a weights manifest)")
+        try:
+            self.weights.set_adapters(adapters)
+        except ManifestError as err:
+            raise FuseError(f"{err.message} [{err.code}]") from None
 
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate
