@@ -19,12 +19,13 @@ import secrets
 import stat
 import warnings
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import numpy as np
 
-from ..check.sources import (SourceError, open_regular, parse_json, read_npy_header, read_text,
-                             text_lines)
+from ..check.sources import (SPARSE_NPZ_FORMATS, SourceError, is_sparse_archive,
+                             open_regular, parse_json, read_npy_header, read_text,
+                             sparse_archive_header, text_lines)
 
 
 class FileProblem(Exception):
@@ -37,7 +38,9 @@ def load_dense(path: Path, tensor: str, dtype) -> np.ndarray:
         if suffix == ".npy":
             return load_npy(path).astype(dtype)
         if suffix == ".npz":
-            return load_npz_member(path, tensor).astype(dtype)
+            matrix = load_sparse_npz(path, dtype)  # a sparse archive, read dense when asked
+            return matrix.toarray() if matrix is not None else \
+                load_npz_member(path, tensor).astype(dtype)
         if suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
             rows = [line.split(sep) for line in text_lines(path)]
@@ -61,7 +64,10 @@ def load_array_file(path: Path, name: str) -> np.ndarray:
     whatever its name) the array `name` or its only one."""
     with open_regular(path) as fp:
         is_zip = fp.read(4) == b"PK\x03\x04"
-    return load_npz_member(path, name) if is_zip else load_npy(path)
+    if not is_zip:
+        return load_npy(path)
+    matrix = load_sparse_npz(path)  # scipy.sparse.save_npz's archive: kept sparse
+    return matrix if matrix is not None else load_npz_member(path, name)
 
 
 def load_npy(path: Path) -> np.ndarray:
@@ -86,6 +92,64 @@ def load_npz_member(path: Path, tensor: str) -> np.ndarray:
                 return _npy_array(fp, archive.getinfo(member).file_size)
     except zipfile.BadZipFile:
         raise SourceError("not a .npz archive") from None
+
+
+def load_sparse_npz(path: Path, dtype: Any = None) -> Any:
+    """A scipy.sparse `.npz` (as `save_npz` writes it: csr, csc or coo) as a canonical
+    `scipy.sparse.csr_array` of `dtype` (the file's own when None); None when the
+    archive holds plain arrays.  The members are read as `.npy` sources are (no
+    pickle; headers checked against the bytes) and the positions checked against
+    the shape, so a malformed file is a FileProblem, never a wrong matrix."""
+    import zipfile
+
+    try:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+            if not is_sparse_archive(archive.namelist()):
+                return None
+            header = sparse_archive_header(archive)
+            arrays = {}
+            for member in ("data", *SPARSE_NPZ_FORMATS[header.format]):
+                with archive.open(f"{member}.npy") as fp:
+                    arrays[member] = _npy_array(fp, archive.getinfo(f"{member}.npy").file_size)
+    except zipfile.BadZipFile:
+        raise FileProblem(f"{path.name} cannot be read: not a .npz archive") from None
+    except (OSError, ValueError, SourceError) as err:
+        raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
+    problem = _sparse_positions_problem(header.format, header.shape, arrays)
+    if problem:
+        raise FileProblem(f"{path.name} cannot be read: {problem}")
+    return _canonical_csr(header.format, header.shape, arrays, dtype)
+
+
+def _sparse_positions_problem(fmt: str, shape: tuple[int, ...], arrays: dict) -> str:
+    """Why the stored positions do not describe a matrix of `shape` ('' when they do)."""
+    if fmt == "coo":
+        for member, extent in (("row", shape[0]), ("col", shape[1])):
+            at = arrays[member]
+            if at.size and (at.min() < 0 or at.max() >= extent):
+                return f"its `{member}` positions go outside the shape {shape}"
+        return ""
+    indptr, indices = arrays["indptr"], arrays["indices"]
+    if indptr[0] != 0 or indptr[-1] != indices.size or (np.diff(indptr) < 0).any():
+        return f"its `indptr` does not run from 0 up to {indices.size}"
+    extent = shape[1] if fmt == "csr" else shape[0]
+    if indices.size and (indices.min() < 0 or indices.max() >= extent):
+        return f"its `indices` go outside the shape {shape}"
+    return ""
+
+
+def _canonical_csr(fmt: str, shape: tuple[int, ...], arrays: dict, dtype: Any) -> Any:
+    import scipy.sparse as sp
+
+    data = arrays["data"] if dtype is None else arrays["data"].astype(dtype, copy=False)
+    if fmt == "coo":
+        matrix = sp.csr_array((data, (arrays["row"], arrays["col"])), shape=shape)
+    else:
+        kind = sp.csr_array if fmt == "csr" else sp.csc_array
+        matrix = sp.csr_array(kind((data, arrays["indices"], arrays["indptr"]), shape=shape))
+    matrix.sum_duplicates()  # sorted, no repeats: what SparseTensor holds
+    matrix.eliminate_zeros()
+    return matrix
 
 
 def _npy_array(fp: BinaryIO, available: int) -> np.ndarray:
