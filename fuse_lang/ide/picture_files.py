@@ -92,6 +92,9 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
                                f"nor an .npy array (as `fuse run --out` writes)")
         if magic == b"\x93NUMPY":
             return {path.stem: np.load(path, allow_pickle=False)}
+        sparse = _sparse_result(path)
+        if sparse is not None:
+            return sparse
         with np.load(path, allow_pickle=False) as archive:
             if not isinstance(archive, np.lib.npyio.NpzFile):
                 raise PictureError(f"{path} holds one array, not an .npz archive")
@@ -109,6 +112,26 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
     if not arrays:
         raise PictureError(f"{path} holds no arrays")
     return arrays
+
+
+def _sparse_result(path: Path) -> dict[str, np.ndarray] | None:
+    """A sparse output (`fuse run --out` writes it as scipy.sparse.save_npz does),
+    read dense for its picture, named by the file; None for an archive of arrays."""
+    from ..run.files import FileProblem, load_sparse_npz
+
+    try:
+        matrix = load_sparse_npz(path)
+    except FileProblem as err:
+        raise PictureError(str(err)) from None
+    if matrix is None:
+        return None
+    if matrix.shape[0] * matrix.shape[1] > MAX_SPARSE_PICTURE_CELLS:
+        raise PictureError(f"{path} holds a sparse {matrix.shape[0]} x {matrix.shape[1]} "
+                           f"matrix, too large to draw")
+    return {path.stem: matrix.toarray()}
+
+
+MAX_SPARSE_PICTURE_CELLS = 1 << 26  # 64M cells (256 MB of float32): a picture's limit
 
 
 def _file_stem(name: str) -> str:

@@ -11,6 +11,7 @@ folder is refused unless the caller allows it.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -246,19 +247,15 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
 def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
                symbols: Sequence[Sequence[str] | None]) -> None:
     """Write one array (or a Boolean tensor's tuples) to `path`, atomically.  A
-    scipy.sparse array goes to `.npz` as `scipy.sparse.save_npz` writes it, to the
-    tuple formats from its non-zeros; elsewhere it is written dense."""
+    scipy.sparse array is written sparse where the format allows (`write_sparse`);
+    elsewhere dense, unless its dense form would not fit in memory."""
     suffix = path.suffix.lower()
-    buffer = io.BytesIO()
     if hasattr(array, "tocoo"):
-        if suffix == ".npz":
-            from scipy.sparse import save_npz
-
-            save_npz(buffer, array.tocsr(), compressed=False)
-            atomic_write(path, buffer.getvalue())
+        if write_sparse(path, array, boolean, symbols):
             return
-        if not (boolean and suffix in (".csv", ".tsv", ".json", ".jsonl")):
-            array = array.toarray()
+        _refuse_dense_form(path, array)
+        array = array.toarray()
+    buffer = io.BytesIO()
     if suffix == ".npy":
         np.save(buffer, array, allow_pickle=False)
     elif suffix == ".npz":
@@ -301,6 +298,124 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     atomic_write(path, buffer.getvalue())
 
 
+def write_sparse(path: Path, matrix: Any, boolean: bool,
+                 symbols: Sequence[Sequence[str] | None] = ()) -> bool:
+    """Write a scipy.sparse matrix without its dense form, atomically: `.npz` as
+    `scipy.sparse.save_npz` writes it (CSR, uncompressed; `scipy.sparse.load_npz`
+    and a Fuse source read it back), `.tsv`/`.csv` as its non-zero tuples (a
+    numeric one with its value last), a Boolean one to `.json`/`.jsonl` as
+    tuples.  False when the format holds only a dense array (`.npy`, `.txt`, a
+    numeric `.json`): the caller writes it dense."""
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        from scipy.sparse import save_npz
+
+        with atomic_writer(path) as out:  # straight to the file: no copy in memory
+            save_npz(out, matrix.tocsr(), compressed=False)
+        return True
+    if suffix in (".csv", ".tsv"):
+        with atomic_writer(path) as out:
+            _write_tuples(out, matrix, boolean, symbols, "\t" if suffix == ".tsv" else ",")
+        return True
+    if boolean and suffix in (".json", ".jsonl"):
+        rows = [[_symbol(symbols, a, int(p)) for a, p in enumerate(pos)]
+                for pos in _true_positions(matrix)]
+        text = json.dumps(rows) if suffix == ".json" else \
+            "".join(json.dumps(r) + "\n" for r in rows)
+        atomic_write(path, text.encode("utf-8"))
+        return True
+    return False
+
+
+TUPLES_PER_WRITE = 1 << 16  # rows formatted at a time: the text in memory stays small
+
+
+def _write_tuples(out: BinaryIO, matrix: Any, boolean: bool,
+                  symbols: Sequence[Sequence[str] | None], delimiter: str) -> None:
+    """The non-zeros, row by row: one line per tuple, a symbol's name where its axis
+    has names (as relation sources read them), then the value for numbers."""
+    coo = matrix.tocoo()
+    keep = coo.data > 0 if boolean else coo.data != 0
+    rows, cols, values = coo.row[keep], coo.col[keep], coo.data[keep]
+    order = np.lexsort((cols, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    names = [names_by_position(symbols, axis, extent) for axis, extent in enumerate(matrix.shape)]
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+    writer = csv.writer(text, delimiter=delimiter, lineterminator="\n")
+    for start in range(0, rows.size, TUPLES_PER_WRITE):
+        part = slice(start, start + TUPLES_PER_WRITE)
+        columns = [named[at[part]].tolist() if named is not None else at[part].tolist()
+                   for named, at in zip(names, (rows, cols))]
+        if not boolean:
+            columns.append([repr(v) for v in values[part].astype(np.float64).tolist()])
+        writer.writerows(zip(*columns))
+    text.flush()
+    text.detach()  # the caller closes the file
+
+
+def names_by_position(symbols: Sequence[Sequence[str] | None], axis: int, extent: int
+              ) -> np.ndarray | None:
+    """An axis' names as an array to index by position (positions past the names
+    stay numbers, as `_symbol` writes them); None for an axis without names.
+    Reading many tuples' names is then one indexing in C."""
+    names = symbols[axis] if axis < len(symbols) else None
+    if not names:
+        return None
+    table = np.empty(extent, dtype=object)
+    table[:] = range(extent)
+    shown = min(len(names), extent)
+    table[:shown] = list(names)[:shown]
+    return table
+
+
+def write_results(where: str, outputs: dict[str, Any]) -> list[Path]:
+    """`fuse run --out`: a run's outputs, atomically, each sparse one kept sparse.
+    A folder (one that exists, or a path ending in a separator) gets one file per
+    output: NAME.npz as `scipy.sparse.save_npz` writes it, or NAME.npy for a dense
+    one.  A file gets one `.npz` archive: of every output by name when all are
+    dense, the `save_npz` archive of the output when it is the only one and
+    sparse; several outputs with a sparse one are refused (FileProblem): an
+    archive holds one sparse matrix, so they go to a folder."""
+    target = Path(where)  # (a Path drops the trailing separator that names a folder)
+    if target.is_dir() or where.endswith(("/", os.sep)):
+        written = []
+        for name, value in outputs.items():
+            if hasattr(value, "tocoo"):
+                written.append(target / f"{name}.npz")
+                write_sparse(written[-1], value, boolean=False)
+            else:
+                buffer = io.BytesIO()
+                np.save(buffer, np.asarray(value), allow_pickle=False)
+                written.append(target / f"{name}.npy")
+                atomic_write(written[-1], buffer.getvalue())
+        return written
+    sparse = [name for name, value in outputs.items() if hasattr(value, "tocoo")]
+    if sparse and len(outputs) > 1:
+        raise FileProblem(f"{', '.join(sparse)} {'is' if len(sparse) == 1 else 'are'} sparse "
+                          f"and an .npz archive holds one sparse matrix, not "
+                          f"{len(outputs)} outputs; give --out a folder (ending in /)")
+    if sparse:
+        with atomic_writer(target) as out:
+            from scipy.sparse import save_npz
+
+            save_npz(out, outputs[sparse[0]].tocsr(), compressed=False)
+        return [target]
+    atomic_write(target, npz_bytes(outputs))
+    return [target]
+
+
+def _refuse_dense_form(path: Path, matrix: Any) -> None:
+    """A sparse value written to a dense-only format: refused when its dense form
+    would take more than the memory guard allows (half the memory free)."""
+    from .memory import default_limit, format_bytes
+
+    needed = int(np.prod(matrix.shape, dtype=object)) * matrix.dtype.itemsize
+    if needed > default_limit():
+        raise FileProblem(f"{path.name} would hold the dense form of a sparse value "
+                          f"({format_bytes(needed)}, more than the memory at hand); "
+                          f"write it to .npz or .tsv, which keep it sparse")
+
+
 def _true_positions(array) -> Iterator[tuple]:
     """The positions where a Boolean array holds 1, row by row (a scipy sparse
     array read off its non-zeros)."""
@@ -334,8 +449,16 @@ def _symbol(symbols: Sequence[Sequence[str] | None], axis: int, position: int) -
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` whole or not at all: into a temporary file beside it,
-    then renamed over it.  The file gets the mode any file the user writes gets
+    """Write `data` to `path` whole or not at all (see `atomic_writer`)."""
+    with atomic_writer(path) as out:
+        out.write(data)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+    """A binary file to write `path` through, whole or not at all: a temporary file
+    beside it, renamed over it when the block ends without an error (removed
+    when it raises).  The file gets the mode any file the user writes gets
     (0666 less the umask; an existing file keeps its own).  Temporaries left by
     writes that were killed (their writer's process is gone) are removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -347,7 +470,7 @@ def atomic_write(path: Path, data: bytes) -> None:
                 os.fchmod(out.fileno(), stat.S_IMODE(os.stat(path).st_mode))
             except (FileNotFoundError, AttributeError):
                 pass  # a new file: the mode os.open gave it, under the umask
-            out.write(data)
+            yield out
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
