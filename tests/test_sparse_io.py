@@ -247,3 +247,13 @@ def test_a_sparse_npz_as_an_input(graph, capsys):
                  "--out", str(graph / "r.npz")]) == 0
     want = fuse_lang.compile(CLOSURE, base_dir=graph).run()["Reach"]
     np.testing.assert_array_equal(sp.load_npz(graph / "r.npz").toarray(), dense(want))
+
+
+def test_pictures_of_sparse_results(graph):
+    pytest.importorskip("matplotlib")
+    (graph / "p.fuse").write_text(CLOSURE)
+    assert main(["run", str(graph / "p.fuse"), "--out", str(graph / "reach.npz"),
+                 "--plot", str(graph / "pics")]) == 0
+    assert main(["plot", str(graph / "reach.npz"), "--out", str(graph / "again")]) == 0
+    assert sorted(p.name for p in (graph / "pics").iterdir()) and \
+        [p.name for p in (graph / "again").iterdir()] == ["reach.svg"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .plots import (FORMATS, MAX_GRAPH_NODES, AxisLabel, PictureError, axis_labels,
-                    is_relation_graph, relation_graph, render_array)
+                    dense_for_picture, is_relation_graph, relation_graph, render_array)
 
 if TYPE_CHECKING:
     from ..check import Analysis
@@ -125,13 +125,7 @@ def _sparse_result(path: Path) -> dict[str, np.ndarray] | None:
         raise PictureError(str(err)) from None
     if matrix is None:
         return None
-    if matrix.shape[0] * matrix.shape[1] > MAX_SPARSE_PICTURE_CELLS:
-        raise PictureError(f"{path} holds a sparse {matrix.shape[0]} x {matrix.shape[1]} "
-                           f"matrix, too large to draw")
-    return {path.stem: matrix.toarray()}
-
-
-MAX_SPARSE_PICTURE_CELLS = 1 << 26  # 64M cells (256 MB of float32): a picture's limit
+    return {path.stem: dense_for_picture(matrix, str(path))}
 
 
 def _file_stem(name: str) -> str:
