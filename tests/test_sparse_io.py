@@ -257,3 +257,13 @@ def test_pictures_of_sparse_results(graph):
     assert main(["plot", str(graph / "reach.npz"), "--out", str(graph / "again")]) == 0
     assert sorted(p.name for p in (graph / "pics").iterdir()) and \
         [p.name for p in (graph / "again").iterdir()] == ["reach.svg"]
+
+
+@pytest.mark.parametrize("kind", ["sparse", "dense"])
+def test_a_sparse_npz_relation_with_facts(tmp_path, kind):
+    sp.save_npz(tmp_path / "r.npz", sp.csr_array(np.array([[0, 2.0, 0], [0, 0, -1.0],
+                                                           [0, 0, 0]])))
+    text = 'R(x,y) = "r.npz"\nR(2, 0)\nR(x, y)?\nR(1, 2)?\nexport R\n'
+    run = fuse_lang.compile(text, base_dir=tmp_path, representation={"R": kind}).execute()
+    np.testing.assert_array_equal(dense(run.outputs["R"]), [[0, 1, 0], [0, 0, 0], [1, 0, 0]])
+    assert run.queries[0].tuples == [(0, 1), (2, 0)] and run.queries[1].tuples == []

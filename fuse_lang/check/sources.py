@@ -1,6 +1,7 @@
 """What a source file holds, read without loading its data (LANGUAGE.md §8-9).
 
-`.npy` and `.npz` shapes come from the array headers; relation files
+`.npy` and `.npz` shapes come from the array headers (a scipy.sparse `.npz`:
+its members' headers and its tiny `format` and `shape` members); relation files
 (`.csv`/`.tsv`/`.jsonl`/`.json` for Boolean tensors, `.txt` token files) are
 scanned for their tuples' symbols, which the checker numbers per domain.
 No numpy import: checking a program must start fast.  The checker reads each

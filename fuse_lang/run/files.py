@@ -7,7 +7,9 @@ pickle is ever loaded.  Relation files become 0/1 tensors with symbols
 numbered per domain.  Sinks are all checked before a run starts (`check_sink_path`)
 and written atomically (a temporary file in the same folder, then a rename),
 so a failure never leaves a half-written file; a sink outside the program's
-folder is refused unless the caller allows it.
+folder is refused unless the caller allows it.  A sparse value is written
+sparse (scipy.sparse's `.npz`, tuples) and a scipy.sparse `.npz` source read
+straight into CSR (docs/scale.md, "Sparse files").
 """
 from __future__ import annotations
 
