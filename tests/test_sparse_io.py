@@ -84,7 +84,8 @@ def test_fuse_run_out_round_trip_on_every_backend(tmp_path, backend, capsys):
     edges = edges_of(80, 110)  # small, kept sparse as asked; one join, no recursion (eager
     # jax compiles per padded size, each round of a closure another: a minute here)
     (tmp_path / "edge.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in edges))
-    (tmp_path / "closure.fuse").write_text(TWO_STEPS + "Reach(0, y)?\nReach(x, 7)?\n")
+    (tmp_path / "closure.fuse").write_text(TWO_STEPS + "Reach(0, y)?\nReach(x, 7)?\n"
+                                           '"sink.npz" = Reach(x,y)\n"sink.tsv" = Reach(x,y)\n')
     (tmp_path / "back.fuse").write_text(READ_BACK)
     eager = ["--backend", backend, "--no-compile"] if backend != "numpy" else []
     sparse = ["--representation", "Edge=sparse", "--representation", "Reach=sparse"]
@@ -94,6 +95,11 @@ def test_fuse_run_out_round_trip_on_every_backend(tmp_path, backend, capsys):
     assert first["outputs"]["Reach"]["representation"] == "sparse"
     with zipfile.ZipFile(tmp_path / "reach.npz") as archive:  # sparse, not N x N
         assert "indptr.npy" in archive.namelist()
+    out = sp.load_npz(tmp_path / "reach.npz")  # the sinks hold the same tuples
+    assert (sp.load_npz(tmp_path / "sink.npz") != out).nnz == 0
+    coo = out.tocoo()
+    assert (tmp_path / "sink.tsv").read_text() == "".join(
+        f"{i}\t{j}\n" for i, j in sorted(zip(coo.row.tolist(), coo.col.tolist())))
     assert main(["run", str(tmp_path / "back.fuse"), *eager, "--representation",
                  "Reach=sparse", "--format", "json"]) == 0
     second = json.loads(capsys.readouterr().out)
