@@ -3,7 +3,7 @@
     fuse check [--format text|json] PATH...
     fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--graph FILE.svg|FILE.png] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
-             [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
+             [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz|DIR/] [--format text|json]
              [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS] [--target NAME]...
              [--plot DIR [--plot-format svg|png] [--slice-along INDEX]]
     fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
@@ -244,15 +244,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     if args.out:
-        from .run.files import atomic_write, npz_bytes
+        from .run.files import FileProblem, write_results
 
-        dense = {n: a.toarray() if hasattr(a, "toarray") else a
-                 for n, a in result.outputs.items()}  # --out writes dense arrays
-        try:
-            atomic_write(Path(args.out), npz_bytes(dense))
-        except OSError as err:
-            print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
-                  file=sys.stderr)
+        try:  # sparse outputs stay sparse (docs/cli.md)
+            write_results(args.out, result.outputs)
+        except (OSError, FileProblem) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            print(f"fuse: --out {args.out}: cannot be written: {reason}", file=sys.stderr)
             return EXIT_USAGE
     for entry in result.not_run:  # a --target run: what its cone left out for an error
         if entry.reason != NOT_NEEDED:
@@ -411,10 +409,13 @@ def _result_json(result: Any, targeted: bool = False) -> dict:
 def _values_json(array: Any) -> dict:
     """`values` (nested lists), or for a sparse array its non-zeros as [i, j, value]."""
     if hasattr(array, "tocoo"):
+        import numpy as np
+
         coo = array.tocoo()
+        order = np.lexsort((coo.col, coo.row))  # row by row, whatever the storage order
         return {"representation": "sparse",
-                "nonzeros": [[int(i), int(j), float(v)]
-                             for i, j, v in zip(coo.row, coo.col, coo.data)]}
+                "nonzeros": [[int(i), int(j), float(v)] for i, j, v in
+                             zip(coo.row[order], coo.col[order], coo.data[order])]}
     return {"values": array.tolist()}
 
 
@@ -475,7 +476,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                             "files (docs/weights.md)")
     p_run.add_argument("--adapter", action="append", default=[], metavar="NAME",
                        help="apply the manifest's LoRA adapter NAME (repeatable)")
-    p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
+    p_run.add_argument("--out", metavar="FILE.npz|DIR/",
+                       help="write the exports into one .npz (a sparse one as scipy.sparse "
+                            "saves it), or into a folder, one file each")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
     p_run.add_argument("--target", action="append", default=[], metavar="NAME",
                        help="run only this export, tensor or query (repeatable) and what it "

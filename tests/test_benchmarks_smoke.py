@@ -100,6 +100,17 @@ def test_chain_closure_prints_its_scaling():
                           re.M)) == 2, proc.stdout
 
 
+def test_sparse_io_prints_its_peaks_and_ratios():
+    """benchmarks/sparse_io.py --small: the files written and read back agree (its
+    asserts) and each line has its peaks and ratios."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "sparse_io.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(headers only); plan: sparse" in proc.stdout, proc.stdout
+    assert len(re.findall(r"^(read|write) \.(npz|tsv) +peak fuse +[\d.,]+ MB .* ratio +[\d.]+ +"
+                          r"time fuse .* ratio +[\d.]+$", proc.stdout, re.M)) == 3, proc.stdout
+
+
 @needs_backends
 def test_datalog_join_prints_its_flops_and_ratios():
     """benchmarks/datalog_join.py --small: the planned and the carried contraction

@@ -110,8 +110,9 @@ class RunSummary:
 
 
 def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
-    # a sparse output (scipy.sparse) is summarised dense: an editor's runs are small
-    a = array.toarray() if hasattr(array, "toarray") else np.asarray(array)
+    if hasattr(array, "tocoo"):  # scipy.sparse: read off its non-zeros, never densified
+        return _summarize_sparse(array, preview)
+    a = np.asarray(array)
     flat = a.ravel()
     numeric = a.dtype.kind in "biuf"
     values = flat.astype(np.float64) if numeric else np.zeros(0)
@@ -123,6 +124,31 @@ def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
     shown = tuple(float(v) for v in values[:preview]) if numeric else ()
     return ArraySummary(tuple(int(n) for n in a.shape), str(a.dtype), int(a.size), *stats,
                         int(values.size - finite.size), shown, int(a.size) > preview)
+
+
+def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
+    """The same figures as a dense array's, computed from the stored values and the
+    count of implicit zeros (a matrix of a million symbols squared is never made)."""
+    coo = matrix.tocoo()
+    size = int(np.prod(matrix.shape, dtype=object))
+    values = coo.data.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    zeros = size - values.size  # the cells not stored, all 0
+    count = finite.size + zeros
+    stats: tuple[float | None, ...] = (None, None, None, None)
+    if count:
+        low = min(finite.min(initial=np.inf), 0.0 if zeros else np.inf)
+        high = max(finite.max(initial=-np.inf), 0.0 if zeros else -np.inf)
+        mean = float(finite.sum()) / count
+        variance = max(float(np.square(finite).sum()) / count - mean * mean, 0.0)
+        stats = (float(low), float(high), mean, math.sqrt(variance))
+    shown = np.zeros(min(preview, size))  # the first cells in C order
+    flat = coo.row.astype(np.int64) * matrix.shape[1] + coo.col
+    first = flat < shown.size
+    np.add.at(shown, flat[first], values[first])
+    return ArraySummary(tuple(int(n) for n in matrix.shape), str(matrix.dtype), size, *stats,
+                        int(values.size - finite.size), tuple(float(v) for v in shown),
+                        size > preview)
 
 
 def summarize_query(answer: QueryAnswer) -> QuerySummary:

@@ -6,8 +6,9 @@ A 2-D tensor is kept sparse (scipy.sparse CSR on NumPy) when it is large
 SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
 
 - facts: one non-zero each; a relation file (.tsv/.csv/.jsonl): one per line
-  (the lines are counted, cached by the file's size and time); an .npy/.npz
-  relation or a dense source: unknown, so dense;
+  (the lines are counted, cached by the file's size and time); a scipy.sparse
+  `.npz` (a relation or numbers): the values its header says it stores; an
+  .npy, a plain .npz or another dense source: unknown, so dense;
 - a Boolean tensor defined by rules: the sum over its rules of each join's
   estimate (a product A(x,y) B(y,z) joining on y: nnz(A) nnz(B) / extent(y),
   the textbook uniform estimate; a plain copy: the operand's), capped at its
@@ -30,6 +31,7 @@ from typing import Mapping
 
 from ..check import Analysis
 from ..check.analysis import TensorInfo
+from ..check.sources import SourceError, read_sparse_npz_header
 from ..front import ir
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
@@ -121,7 +123,7 @@ def _plainly_dense(info: TensorInfo, cells: int | None) -> str | None:
     """Why a tensor is dense whatever its count (None: its count decides)."""
     if len(info.shape) != 2:
         return "not 2-D"
-    if not info.boolean:
+    if not info.boolean and not _sparse_file(info):
         return "numbers"
     if cells is not None and cells < SPARSE_MIN_CELLS:
         return "small"
@@ -197,17 +199,22 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
               estimates: Mapping[str, int | None], sparse: set[str]) -> tuple[int | None, str]:
     """The estimated non-zeros of `name` and where the figure comes from."""
     info = analysis.tensors[name]
-    if not info.boolean:  # only relations are counted (numbers have no count to read)
-        return None, "numbers"
+    if not info.boolean:  # numbers have a count only in a sparse file
+        nnz = _sparse_file_nonzeros(analysis.base_dir, info.source_path) \
+            if _sparse_file(info) else None
+        return (nnz, "sparse file header") if nnz is not None else (None, "numbers")
     statements = analysis.program.statements
     facts = sum(1 for k in info.statements if isinstance(statements[k], ir.Fact))
     base: int | None = facts
     where = "facts" if facts else ""
     if info.kind in ("source", "relation source"):
         rows = _source_rows(analysis.base_dir, info.source_path) if info.boolean else None
+        if rows is None and _sparse_file(info):
+            rows = _sparse_file_nonzeros(analysis.base_dir, info.source_path)
+            where = "sparse file header"
         if rows is None:
             return None, "a source without a count"  # an .npy, or dense numbers
-        base, where = facts + rows, "file lines"
+        base, where = facts + rows, (where if where == "sparse file header" else "file lines")
     rules = _rules(analysis, name)
     if not rules:
         return base, where
@@ -267,6 +274,32 @@ def _source_rows(base_dir: Path, source: str | None) -> int | None:
     except OSError:
         return None
     return _count_lines(str(path), status.st_size, status.st_mtime_ns)
+
+
+def _sparse_file(info: TensorInfo) -> bool:
+    """A source read from an `.npz` (only a scipy.sparse archive has a count)."""
+    return info.kind in ("source", "relation source") and \
+        Path(info.source_path or "").suffix.lower() == ".npz"
+
+
+def _sparse_file_nonzeros(base_dir: Path, source: str | None) -> int | None:
+    """The stored values of a scipy.sparse `.npz` (its `data` header), once per file
+    version; None for an archive of plain arrays or one that cannot be read."""
+    path = Path(base_dir) / (source or "")
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return _npz_nonzeros(str(path), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _npz_nonzeros(path: str, size: int, mtime_ns: int) -> int | None:
+    try:
+        header = read_sparse_npz_header(Path(path))
+    except (OSError, SourceError):
+        return None
+    return None if header is None else header.nonzeros
 
 
 @functools.lru_cache(maxsize=64)

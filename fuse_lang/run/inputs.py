@@ -16,8 +16,8 @@ from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
 from ..check.sources import split_member
-from .files import integer_relation, load_dense, relation_rows
-from .sparse import from_rows as sparse_rows
+from .files import integer_relation, load_dense, load_sparse_npz, relation_rows
+from .sparse import SparseTensor, from_rows as sparse_rows
 
 # sources that hold an array (a Boolean one read as 0/1), not a relation's tuples
 ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
@@ -63,6 +63,11 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
     if sparse and facts and info.kind not in ("source", "relation source", "param"):
         rows = [fact_position(analysis, name, fact.atom) for fact in facts]
         return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
+    if info.kind in ("source", "relation source") and \
+            Path(info.source_path or "").suffix.lower() == ".npz":
+        matrix = load_sparse_npz(base_dir / (info.source_path or ""), _host_dtype(backend))
+        if matrix is not None:  # a scipy.sparse archive: straight into the sparse form
+            return _sparse_file_base(analysis, backend, name, matrix, shape, facts, sparse), True
     if info.kind in ("source", "relation source"):
         path = base_dir / file
         if info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES:
@@ -89,6 +94,25 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
             out[fact_position(analysis, name, fact.atom)] = 1.0
         return backend.asarray(out), True
     return None, False
+
+
+def _sparse_file_base(analysis: Analysis, backend: Any, name: str, matrix: Any,
+                      shape: tuple[int, ...], facts: list, sparse: bool) -> Any:
+    """A scipy.sparse file's matrix (and a Boolean tensor's facts) as the base: kept
+    sparse when the plan says so, else read dense (a small or compiled run)."""
+    if tuple(matrix.shape) != tuple(shape):
+        raise EvaluationError(f"{analysis.tensors[name].source_path} holds shape "
+                              f"{tuple(matrix.shape)}, expected {shape}")
+    value = SparseTensor(matrix)
+    if analysis.tensors[name].boolean:
+        value = value.step(matrix.dtype)
+        if facts:
+            rows = np.array([fact_position(analysis, name, f.atom) for f in facts])
+            value = value + sparse_rows(shape, rows, matrix.dtype)
+            value = value.step(matrix.dtype)
+    if sparse:
+        return backend.sparse_from(value)
+    return backend.asarray(value.toarray())
 
 
 def _refuse_non_numbers(name: str, data: Any) -> None:

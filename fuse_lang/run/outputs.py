@@ -10,7 +10,7 @@ from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
 from .evaluate import Evaluator, StatementInfo
-from .files import FileProblem, check_sink_path, write_sink
+from .files import FileProblem, check_sink_path, names_by_position, write_sink
 from .labelled import LArray
 from .results import FuseError, QueryAnswer
 from .sparse import SparseTensor, is_sparse
@@ -56,6 +56,9 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
     text = analysis.text[stmt.span.start:stmt.span.end]
     tensor = analysis.tensors[atom.name]
     starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
+    if atom.indices is None and is_sparse(values[atom.name]):  # `Reach?`: every tuple
+        free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes))
+        return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text, free)
     if atom.indices is None:
         value = np.asarray(backend.to_numpy(values[atom.name]))
         free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes) if not a.virtual)
@@ -82,43 +85,56 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
     return QueryAnswer(text, atom.name, selected, free, tuples)
 
 
-def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: str
-                   ) -> QueryAnswer:
-    """A query of a sparse tensor, read off its non-zeros: `R(x,y)?` answers with a
-    scipy sparse array, `R(A,y)?` with the (dense) row, `R(A,B)?` with the cell."""
+def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: str,
+                   free: tuple[str, ...] = ()) -> QueryAnswer:
+    """A query of a sparse tensor, read off its non-zeros: `R(x,y)?` (or `R?`, whose
+    axes are named `free`) answers with a scipy sparse array, `R(A,y)?` with the
+    (dense) row, `R(A,B)?` with the cell."""
     tensor = analysis.tensors[atom.name]
     fixed = {pos: _constant_position(analysis, atom.name, pos, ix)
              for pos, ix in enumerate(atom.indices or ()) if isinstance(ix, ir.IndexConst)}
-    names = [ix.name for ix in atom.indices or () if isinstance(ix, ir.IndexVar)]
-    rows, cols = value.tuples()
+    names = [ix.name for ix in atom.indices or () if isinstance(ix, ir.IndexVar)] or list(free)
+    rows, cols, stored = _nonzeros(value)
     keep = np.ones(rows.shape[0], dtype=bool)
     for pos, position in fixed.items():
         keep &= (rows if pos == 0 else cols) == position
     found = np.stack([rows[keep], cols[keep]], axis=1)
+    stored = stored[keep]
     free_axes = [pos for pos in range(2) if pos not in fixed]
     if len(names) == 2 and names[0] == names[1]:  # `R(x,x)?`: the diagonal
-        found = found[found[:, 0] == found[:, 1]]
+        diagonal = found[:, 0] == found[:, 1]
+        found, stored = found[diagonal], stored[diagonal]
         free_axes = [0]
         names = names[:1]
     shape = [value.shape[pos] for pos in free_axes]
     if len(free_axes) == 2:
         selected: Any = value.matrix.copy()
     elif not free_axes:  # a closed query: the one cell
-        selected = np.asarray(1.0 if len(found) else 0.0, dtype=value.dtype)
+        selected = np.asarray(stored[0] if len(found) else 0.0, dtype=value.dtype)
     else:
         selected = np.zeros(shape, dtype=value.dtype)
-        selected[tuple(found[:, pos] for pos in free_axes)] = 1.0
+        selected[tuple(found[:, pos] for pos in free_axes)] = stored
     tuples = None
-    if tensor.boolean:
-        tuples = []
+    if tensor.boolean and not free_axes:
+        tuples = [()] if len(found) else []
+    elif tensor.boolean:  # by name, each column looked up at once
         symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free_axes]
-        for position in found:
-            row = []
-            for names_of, pos in zip(symbols, free_axes):
-                p = int(position[pos])
-                row.append(names_of[p] if names_of and p < len(names_of) else p)
-            tuples.append(tuple(row))
+        columns = []
+        for names_of, pos in zip(symbols, free_axes):
+            table = names_by_position([names_of], 0, value.shape[pos])
+            at = found[:, pos]
+            columns.append(table[at].tolist() if table is not None else at.tolist())
+        tuples = list(zip(*columns))
     return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
+
+
+def _nonzeros(value: SparseTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stored (row, column, value) of a sparse tensor, row by row."""
+    coo = value.matrix.tocoo()
+    real = coo.data != 0
+    rows, cols, data = coo.row[real], coo.col[real], coo.data[real]
+    order = np.lexsort((cols, rows))
+    return rows[order], cols[order], data[order]
 
 
 def _read(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
