@@ -1,0 +1,120 @@
+/**
+ * The Fuse Results panel: one webview beside the editor, opened by Fuse: Run
+ * and Fuse: Explain and redrawn on each. A run's numbers show at once (they
+ * are in the run's answer); its pictures follow when the server has drawn
+ * them (`fuse.plot`), and Explain's graph when the server has drawn it
+ * (`fuse.graph`). Pictures come back as files and are shown as `data:` URIs,
+ * so the page needs no access to the server's folders. The page itself is
+ * src/panelHtml.ts.
+ */
+import { promises as fs } from 'fs';
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
+import { baseName, pictureDataUri } from './html';
+import { emptyState, PanelState, panelHtml } from './panelHtml';
+import { RunResult } from './summary';
+
+const VIEW_TYPE = 'fuse.results';
+
+interface PlotAnswer { ok?: boolean; pictures?: string[]; error?: string }
+interface GraphAnswer { ok?: boolean; path?: string; error?: string }
+
+async function readPicture(path: string): Promise<[string, string]> {
+  const name = baseName(path);
+  return [name, pictureDataUri(name, await fs.readFile(path))];
+}
+
+export class ResultsPanel {
+  private panel: vscode.WebviewPanel | undefined;
+  private state: PanelState = emptyState();
+  private generation = 0;  // a run's pictures that arrive after a newer run are dropped
+
+  constructor(private readonly extensionUri: vscode.Uri, private readonly log: (line: string) => void) {}
+
+  /** Show a run's answer now, then ask the server for its pictures. */
+  async showRun(lsp: LanguageClient, uri: string, program: string, result: RunResult | undefined): Promise<void> {
+    const generation = ++this.generation;
+    const sameProgram = this.state.program === program;
+    this.state = {
+      ...this.state,
+      program,
+      run: result ?? { ok: false, error: 'the server gave no answer' },
+      runCount: this.state.runCount + 1,
+      answeredAt: Date.now(),
+      pictures: {},
+      picturesState: result && result.ok ? 'pending' : 'none',
+      picturesNote: undefined,
+      graph: sameProgram ? this.state.graph : undefined,
+    };
+    this.draw();
+    if (!result || !result.ok) {
+      return;
+    }
+    let pictures: Record<string, string> = {};
+    let note: string | undefined;
+    try {
+      const answer: PlotAnswer = await lsp.sendRequest(ExecuteCommandRequest.type,
+        { command: 'fuse.plot', arguments: [uri, { format: 'svg' }] });
+      if (answer && answer.ok) {
+        pictures = Object.fromEntries(await Promise.all((answer.pictures ?? []).map(readPicture)));
+      } else {
+        note = answer?.error ?? 'the server drew no pictures';
+      }
+    } catch (error) {
+      note = error instanceof Error ? error.message : String(error);
+    }
+    if (generation !== this.generation) {
+      return;
+    }
+    if (note) {
+      this.log(`Fuse Results: no pictures: ${note}`);
+    }
+    this.state = { ...this.state, pictures, picturesState: note ? 'failed' : 'ready', picturesNote: note };
+    this.draw();
+  }
+
+  /** Show the program's dataflow graph (Fuse: Explain). */
+  async showGraph(lsp: LanguageClient, uri: string, program: string): Promise<void> {
+    const keep = this.state.program === program;
+    this.state = keep ? { ...this.state, graph: { program } }
+      : { ...emptyState(), runCount: this.state.runCount, program, graph: { program } };
+    this.draw();
+    let graph: PanelState['graph'];
+    try {
+      const answer: GraphAnswer = await lsp.sendRequest(ExecuteCommandRequest.type,
+        { command: 'fuse.graph', arguments: [uri, { format: 'svg' }] });
+      graph = answer && answer.ok && answer.path
+        ? { program, uri: (await readPicture(answer.path))[1] }
+        : { program, error: answer?.error ?? 'the server drew no graph' };
+    } catch (error) {
+      graph = { program, error: `the graph could not be drawn: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    if (this.state.program === program) {
+      this.state = { ...this.state, graph };
+      this.draw();
+    }
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+
+  private draw(): void {
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    if (!this.panel) {
+      this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, 'Fuse Results',
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+        { enableScripts: false, enableFindWidget: true, localResourceRoots: [media] });
+      this.panel.onDidDispose(() => {
+        this.panel = undefined;
+      });
+    } else if (!this.panel.visible) {
+      this.panel.reveal(undefined, true);
+    }
+    const webview = this.panel.webview;
+    webview.html = panelHtml(this.state, {
+      cspSource: webview.cspSource,
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'panel.css')).toString(),
+    });
+  }
+}
