@@ -284,6 +284,10 @@ async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResul
     request = { ...target };
   }
   let result: RunResult | undefined;
+  const config = vscode.workspace.getConfiguration('fuse');
+  const where = `${String(request.device ?? config.get<string>('device') ?? 'cpu')} ` +
+    `(${String(request.backend ?? config.get<string>('backend') ?? 'numpy')})`;
+  results.showRunning(documentName(uri), where);
   try {
     // The server reports progress (cancellable) and shows the run's message itself.
     result = await lsp.sendRequest(ExecuteCommandRequest.type, { command: RUN, arguments: [uri, request] });
@@ -300,8 +304,7 @@ async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResul
   for (const line of formatRunResult(result)) {
     runOutput.appendLine(line);
   }
-  runOutput.appendLine('');
-  runOutput.show(true);
+  runOutput.appendLine('');  // shown in the Fuse Results panel; the text stays in Output > Fuse Run
   const ok = Boolean(result && result.ok);
   vscode.window.setStatusBarMessage(`${ok ? '$(check)' : '$(error)'} ${runMessage(result)}`, 8000);
   return result ?? undefined;

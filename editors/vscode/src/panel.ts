@@ -31,6 +31,14 @@ export class ResultsPanel {
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly log: (line: string) => void) {}
 
+  /** Open the panel as a run starts (so that its answer only redraws the page). */
+  showRunning(program: string, where: string): void {
+    const sameProgram = this.state.program === program;
+    this.state = sameProgram ? { ...this.state, running: `Running ${program} on ${where}…` }
+      : { ...emptyState(), runCount: this.state.runCount, program, running: `Running ${program} on ${where}…` };
+    this.draw(true);
+  }
+
   /** Show a run's answer now, then ask the server for its pictures. */
   async showRun(lsp: LanguageClient, uri: string, program: string, result: RunResult | undefined): Promise<void> {
     const generation = ++this.generation;
@@ -45,8 +53,9 @@ export class ResultsPanel {
       picturesState: result && result.ok ? 'pending' : 'none',
       picturesNote: undefined,
       graph: sameProgram ? this.state.graph : undefined,
+      running: undefined,
     };
-    this.draw();
+    this.draw(true);
     if (!result || !result.ok) {
       return;
     }
@@ -78,7 +87,7 @@ export class ResultsPanel {
     const keep = this.state.program === program;
     this.state = keep ? { ...this.state, graph: { program } }
       : { ...emptyState(), runCount: this.state.runCount, program, graph: { program } };
-    this.draw();
+    this.draw(true);
     let graph: PanelState['graph'];
     try {
       const answer: GraphAnswer = await lsp.sendRequest(ExecuteCommandRequest.type,
@@ -91,7 +100,7 @@ export class ResultsPanel {
     }
     if (this.state.program === program) {
       this.state = { ...this.state, graph };
-      this.draw();
+      this.draw(true);
     }
   }
 
@@ -99,7 +108,8 @@ export class ResultsPanel {
     this.panel?.dispose();
   }
 
-  private draw(): void {
+  /** Redraw the page; `reveal`: also bring the panel to the front of its group (without focus). */
+  private draw(reveal = false): void {
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, 'Fuse Results',
@@ -108,7 +118,9 @@ export class ResultsPanel {
       this.panel.onDidDispose(() => {
         this.panel = undefined;
       });
-    } else if (!this.panel.visible) {
+    } else if (reveal) {
+      // always, not only when `visible` is false: that flag lags behind, e.g. just
+      // after Explain's markdown preview opened over the panel
       this.panel.reveal(undefined, true);
     }
     const webview = this.panel.webview;

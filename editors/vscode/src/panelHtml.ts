@@ -28,6 +28,7 @@ export interface PanelState {
   picturesState: PicturesState;
   picturesNote?: string;  // why there are no pictures
   graph?: { program: string; uri?: string; error?: string };
+  running?: string;  // "Running a.fuse on cpu (numpy)…" while a run goes (the last results stay below)
 }
 
 /** Where the page's resources come from (`webview.cspSource`, the stylesheet's webview URI). */
@@ -171,15 +172,18 @@ export function panelHtml(state: PanelState, page: PageContext): string {
   const run = state.run;
   const title = state.program ? `Fuse Results · ${state.program}` : 'Fuse Results';
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
+  if (state.running) {
+    body.push(`<p class="note pending running">${escapeHtml(state.running)}</p>`);
+  }
   if (run) {
     body.push(runHtml(state, run));
-  } else if (!state.graph) {
+  } else if (!state.graph && !state.running) {
     body.push('<p class="note">Run a program (Fuse: Run) to see its results here.</p>');
   }
   if (state.graph) {
     body.push(graphHtml(state.graph));
   }
-  const attributes = [`data-run-count="${state.runCount}"`, `data-pictures="${state.picturesState}"`,
+  const attributes = [`data-running="${state.running ? 'yes' : 'no'}"`, `data-run-count="${state.runCount}"`, `data-pictures="${state.picturesState}"`,
     `data-graph="${state.graph ? (state.graph.uri ? 'ready' : state.graph.error ? 'failed' : 'pending') : 'none'}"`];
   if (state.answeredAt !== undefined) {
     attributes.push(`data-answered-ms="${state.answeredAt}"`);

@@ -72,6 +72,11 @@ test('a failed run, an empty panel, and the graph of Fuse: Explain', () => {
   const failed = panelHtml(state({ run: { ok: false, error: 'good.fuse: line 2: <boom>' } }), PAGE);
   assert.match(failed, /<p class="error">Fuse: good\.fuse: line 2: &lt;boom&gt;<\/p>/);
   assert.match(panelHtml(emptyState(), PAGE), /Run a program \(Fuse: Run\)/);
+  const running = panelHtml(state({ running: 'Running good.fuse on cpu (numpy)…' }), PAGE);
+  assert.match(running, /data-running="yes"/);
+  assert.match(running, /<p class="note pending running">Running good\.fuse on cpu \(numpy\)…<\/p>/);
+  assert.match(running, /<h3>Y<\/h3>/);  // the last results stay below
+  assert.match(panelHtml(state(), PAGE), /data-running="no"/);
   const drawing = panelHtml({ ...emptyState(), program: 'good.fuse', graph: { program: 'good.fuse' } }, PAGE);
   assert.match(drawing, /data-graph="pending"/);
   const graph = panelHtml(state({ graph: { program: 'good.fuse', uri: 'data:image/svg+xml;base64,AA==' } }), PAGE);

@@ -149,7 +149,11 @@ test('Fuse: Run opens the Fuse Results panel: numbers at once, then the pictures
   assert.equal(panel.title, 'Fuse Results');
   assert.equal(panel.options.enableScripts, false);
   assert.deepEqual(panel.options.localResourceRoots.map((u) => u.path), [path.join(ROOT, 'media')]);
-  const first = panel.pages[0];
+  // opened as the run started, then redrawn with its answer
+  assert.match(panel.pages[0], /data-running="yes"/);
+  assert.match(panel.pages[0], /Running datalog\.fuse on cpu \(numpy\)…/);
+  const first = panel.pages.find((p) => /data-run-count="1"/.test(p));
+  assert.match(first, /data-running="no"/);
   assert.match(first, /<h3>Ancestor<\/h3>/);
   assert.match(first, /shape \(5, 5\)/);
   assert.match(first, /data-pictures="pending"/);
