@@ -5,13 +5,16 @@
  * them (`fuse.plot`), and Explain's graph when the server has drawn it
  * (`fuse.graph`). Pictures come back as files and are shown as `data:` URIs,
  * so the page needs no access to the server's folders. The page itself is
- * src/panelHtml.ts.
+ * src/panelHtml.ts; it is made once, and each update is a message with its new
+ * `<main>` (media/panel.js swaps it in): faster than a new page, and the
+ * scroll position stays.
  */
+import { randomBytes } from 'crypto';
 import { promises as fs } from 'fs';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
 import { baseName, pictureDataUri } from './html';
-import { emptyState, PanelState, panelHtml } from './panelHtml';
+import { emptyState, mainHtml, makeNonce, PanelState, panelHtml } from './panelHtml';
 import { RunResult } from './summary';
 
 const VIEW_TYPE = 'fuse.results';
@@ -100,7 +103,7 @@ export class ResultsPanel {
     }
     if (this.state.program === program) {
       this.state = { ...this.state, graph };
-      this.draw(true);
+      this.draw(true, 'program-graph-title');
     }
   }
 
@@ -109,24 +112,50 @@ export class ResultsPanel {
   }
 
   /** Redraw the page; `reveal`: also bring the panel to the front of its group (without focus). */
-  private draw(reveal = false): void {
-    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+  private draw(reveal = false, focus?: string): void {
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, 'Fuse Results',
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-        { enableScripts: false, enableFindWidget: true, localResourceRoots: [media] });
-      this.panel.onDidDispose(() => {
-        this.panel = undefined;
-      });
+      this.panel = this.createPanel();
+      return;
     } else if (reveal) {
       // always, not only when `visible` is false: that flag lags behind, e.g. just
       // after Explain's markdown preview opened over the panel
       this.panel.reveal(undefined, true);
     }
-    const webview = this.panel.webview;
+    this.post(focus);
+  }
+
+  /** An update: the new `<main>` for the page's script to swap in (the frame, and its
+   * scroll position, stay; `focus`: the id of an element to scroll to); a page that is
+   * not live gets it when it loads ("ready"). */
+  private post(focus?: string): void {
+    const panel = this.panel;
+    void panel?.webview.postMessage({ type: 'render', main: mainHtml(this.state), focus })
+      .then(undefined, () => undefined);
+  }
+
+  private createPanel(): vscode.WebviewPanel {
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, 'Fuse Results',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, enableFindWidget: true, localResourceRoots: [media] });
+    panel.onDidDispose(() => {
+      if (this.panel === panel) {
+        this.panel = undefined;
+      }
+    });
+    // the page's script asks for the current state whenever it (re)loads
+    panel.webview.onDidReceiveMessage((message: { type?: string }) => {
+      if (message && message.type === 'ready' && this.panel === panel) {
+        this.post();
+      }
+    });
+    const webview = panel.webview;
     webview.html = panelHtml(this.state, {
       cspSource: webview.cspSource,
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'panel.css')).toString(),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'panel.js')).toString(),
+      nonce: makeNonce(randomBytes(16)),
     });
+    return panel;
   }
 }

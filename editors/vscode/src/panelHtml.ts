@@ -4,11 +4,12 @@
  * (shape, dtype, statistics, picture), its queries as tables, its trace as
  * small charts, and the program's graph after Fuse: Explain.
  *
- * The page has no script. Its content security policy allows only the
- * extension's stylesheet (`style-src` the webview's own source) and pictures
- * from the webview's source or `data:` URIs: nothing is fetched from the
- * network, and no inline style or script runs. Colours are VS Code's theme
- * variables, so the page follows a light or dark theme.
+ * Its content security policy allows the extension's stylesheet (`style-src`
+ * the webview's own source), pictures from the webview's source or `data:`
+ * URIs, and one script, media/panel.js, by its nonce (it swaps in each update's
+ * `<main>`, see `mainHtml`): nothing is fetched from the network, and no inline
+ * style or other script runs. Colours are VS Code's theme variables, so the
+ * page follows a light or dark theme.
  */
 import { baseName, escapeHtml } from './html';
 import { ArraySummary, num, QuerySummary, RunResult, runMessage, shapeText } from './summary';
@@ -31,20 +32,28 @@ export interface PanelState {
   running?: string;  // "Running a.fuse on cpu (numpy)…" while a run goes (the last results stay below)
 }
 
-/** Where the page's resources come from (`webview.cspSource`, the stylesheet's webview URI). */
+/** Where the page's resources come from (`webview.cspSource`, the webview URIs of
+ * media/panel.css and media/panel.js) and the script's nonce. */
 export interface PageContext {
   cspSource: string;
   styleUri: string;
+  scriptUri: string;
+  nonce: string;
 }
 
 export function emptyState(): PanelState {
   return { runCount: 0, pictures: {}, picturesState: 'none' };
 }
 
-/** The page's content security policy: no network, no script, no inline style. */
-export function contentSecurityPolicy(cspSource: string): string {
+/** The page's content security policy: no network, no inline style, one script by its nonce. */
+export function contentSecurityPolicy(cspSource: string, nonce: string): string {
   return `default-src 'none'; img-src ${cspSource} data:; style-src ${cspSource}; ` +
-    `font-src ${cspSource}; script-src 'none'; base-uri 'none'; form-action 'none'`;
+    `font-src ${cspSource}; script-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'`;
+}
+
+/** A fresh nonce for the page's script (`random`: bytes, e.g. crypto.randomBytes(16)). */
+export function makeNonce(random: Uint8Array): string {
+  return Buffer.from(random).toString('hex');
 }
 
 /** A tensor's name as the server names its picture file (fuse_lang/ide/picture_files.py `_file_stem`). */
@@ -163,12 +172,12 @@ function graphHtml(graph: NonNullable<PanelState['graph']>): string {
   const body = graph.uri
     ? `<img class="graph" src="${escapeHtml(graph.uri)}" alt="${escapeHtml(`dataflow graph of ${graph.program}`)}">`
     : `<p class="${graph.error ? 'error' : 'note pending'}">${escapeHtml(graph.error ?? 'drawing the graph…')}</p>`;
-  return `<h2>Program graph <span class="dim">${escapeHtml(graph.program)}</span></h2>` +
-    `<section class="program-graph">${body}</section>`;
+  return `<h2 id="program-graph-title">Program graph <span class="dim">${escapeHtml(graph.program)}</span></h2>` +
+    `<section class="program-graph" id="program-graph">${body}</section>`;
 }
 
-/** The whole page. */
-export function panelHtml(state: PanelState, page: PageContext): string {
+/** The page's `<main>`: all it shows (an update replaces it). */
+export function mainHtml(state: PanelState): string {
   const run = state.run;
   const title = state.program ? `Fuse Results · ${state.program}` : 'Fuse Results';
   const body: string[] = [`<h1>${escapeHtml(title)}</h1>`];
@@ -183,24 +192,30 @@ export function panelHtml(state: PanelState, page: PageContext): string {
   if (state.graph) {
     body.push(graphHtml(state.graph));
   }
-  const attributes = [`data-running="${state.running ? 'yes' : 'no'}"`, `data-run-count="${state.runCount}"`, `data-pictures="${state.picturesState}"`,
+  const attributes = [`data-running="${state.running ? 'yes' : 'no'}"`, `data-run-count="${state.runCount}"`,
+    `data-pictures="${state.picturesState}"`,
     `data-graph="${state.graph ? (state.graph.uri ? 'ready' : state.graph.error ? 'failed' : 'pending') : 'none'}"`];
   if (state.answeredAt !== undefined) {
     attributes.push(`data-answered-ms="${state.answeredAt}"`);
   }
+  return `<main id="fuse-results" ${attributes.join(' ')}>\n${body.join('\n')}\n</main>`;
+}
+
+/** The whole page. */
+export function panelHtml(state: PanelState, page: PageContext): string {
+  const title = state.program ? `Fuse Results · ${state.program}` : 'Fuse Results';
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(page.cspSource))}">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(page.cspSource, page.nonce))}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${escapeHtml(page.styleUri)}">
 <title>${escapeHtml(title)}</title>
 </head>
 <body>
-<main id="fuse-results" ${attributes.join(' ')}>
-${body.join('\n')}
-</main>
+${mainHtml(state)}
+<script nonce="${escapeHtml(page.nonce)}" src="${escapeHtml(page.scriptUri)}"></script>
 </body>
 </html>
 `;

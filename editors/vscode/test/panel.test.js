@@ -2,11 +2,12 @@
 // The Fuse Results panel's page and trace charts (pure; compiled by `npm test`).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { contentSecurityPolicy, emptyState, panelHtml, pictureStem } = require('../out/panelHtml');
+const { contentSecurityPolicy, emptyState, mainHtml, makeNonce, panelHtml, pictureStem } = require('../out/panelHtml');
 const { equationChart, fixpointChart, milliseconds, traceHtml, MAX_BARS } = require('../out/traceChart');
 const { escapeHtml, pictureDataUri } = require('../out/html');
 
-const PAGE = { cspSource: 'https://file+.vscode-resource.vscode-cdn.net', styleUri: 'https://x/media/panel.css' };
+const PAGE = { cspSource: 'https://file+.vscode-resource.vscode-cdn.net', styleUri: 'https://x/media/panel.css',
+  scriptUri: 'https://x/media/panel.js', nonce: 'abc123' };
 const Y = { shape: [2], dtype: 'float32', size: 2, min: 2, max: 4, mean: 3, std: 1, nonfinite: 0, nonzeros: 2,
   preview: [2, 4], truncated: false };
 const RUN = {
@@ -32,15 +33,21 @@ function state(extra) {
   return { ...emptyState(), program: 'good.fuse', run: RUN, runCount: 1, answeredAt: 1234, ...extra };
 }
 
-test('a strict content security policy: no network, no script, no inline style', () => {
-  const csp = contentSecurityPolicy(PAGE.cspSource);
+test('a strict content security policy: no network, no inline style, one script by its nonce', () => {
+  const csp = contentSecurityPolicy(PAGE.cspSource, 'abc123');
   assert.match(csp, /^default-src 'none'; /);
   assert.match(csp, /img-src https:\/\/file\+\.vscode-resource\.vscode-cdn\.net data:;/);
   assert.match(csp, /style-src https:\/\/file\+\.vscode-resource\.vscode-cdn\.net;/);
-  assert.match(csp, /script-src 'none'/);
+  assert.match(csp, /script-src 'nonce-abc123';/);
   const html = panelHtml(state(), PAGE);
-  assert.ok(html.includes('http-equiv="Content-Security-Policy"'));
-  assert.doesNotMatch(html, /<script|style="|<style|https?:\/\/(?!x\/media|file\+)/);
+  assert.ok(html.includes(`content="${csp.replace(/'/g, '&#39;')}"`));
+  assert.deepEqual(html.match(/<script[^>]*>/g), ['<script nonce="abc123" src="https://x/media/panel.js">']);
+  assert.doesNotMatch(html, /style="|<style|\son\w+=|https?:\/\/(?!x\/media|file\+)/);
+  assert.equal(makeNonce(Buffer.alloc(16, 255)), 'f'.repeat(32));
+  // an update is the page's <main> alone
+  const main = mainHtml(state());
+  assert.ok(html.includes(main));
+  assert.match(main, /^<main id="fuse-results" [^>]*>[^]*<\/main>$/);
 });
 
 test('each export: shape, dtype, statistics and a picture once drawn', () => {
@@ -80,7 +87,7 @@ test('a failed run, an empty panel, and the graph of Fuse: Explain', () => {
   const drawing = panelHtml({ ...emptyState(), program: 'good.fuse', graph: { program: 'good.fuse' } }, PAGE);
   assert.match(drawing, /data-graph="pending"/);
   const graph = panelHtml(state({ graph: { program: 'good.fuse', uri: 'data:image/svg+xml;base64,AA==' } }), PAGE);
-  assert.match(graph, /<h2>Program graph/);
+  assert.match(graph, /<h2 id="program-graph-title">Program graph/);
   assert.match(graph, /<img class="graph" src="data:image\/svg\+xml;base64,AA==" alt="dataflow graph of good.fuse">/);
   assert.match(graph, /data-graph="ready"/);
 });

@@ -59,7 +59,9 @@ const webviews = [];
 function createWebviewPanel(viewType, title, column, options) {
   const panel = { viewType, title, options, pages: [], visible: true, reveal() {}, dispose() {},
     onDidDispose: () => ({ dispose() {} }) };
-  panel.webview = { cspSource: 'vscode-webview-resource:', asWebviewUri: (u) => Uri.from({ scheme: 'vscode-webview-resource', path: u.path }) };
+  // the page, then each update's <main> (posted to the page's script)
+  panel.webview = { cspSource: 'vscode-webview-resource:', asWebviewUri: (u) => Uri.from({ scheme: 'vscode-webview-resource', path: u.path }),
+    postMessage: async (m) => { panel.pages.push(m.main); return true; }, onDidReceiveMessage: () => ({ dispose() {} }) };
   Object.defineProperty(panel.webview, 'html', { set(v) { panel.pages.push(v); }, get() { return panel.pages[panel.pages.length - 1]; } });
   webviews.push(panel);
   return panel;
@@ -147,7 +149,7 @@ test('Fuse: Run opens the Fuse Results panel: numbers at once, then the pictures
   const panel = webviews.find((w) => w.viewType === 'fuse.results');
   assert.ok(panel, 'no results panel');
   assert.equal(panel.title, 'Fuse Results');
-  assert.equal(panel.options.enableScripts, false);
+  assert.equal(panel.options.enableScripts, true);  // media/panel.js only (the CSP's nonce)
   assert.deepEqual(panel.options.localResourceRoots.map((u) => u.path), [path.join(ROOT, 'media')]);
   // opened as the run started, then redrawn with its answer
   assert.match(panel.pages[0], /data-running="yes"/);
@@ -157,7 +159,8 @@ test('Fuse: Run opens the Fuse Results panel: numbers at once, then the pictures
   assert.match(first, /<h3>Ancestor<\/h3>/);
   assert.match(first, /shape \(5, 5\)/);
   assert.match(first, /data-pictures="pending"/);
-  assert.match(first, /vscode-webview-resource:.*media\/panel\.css/);
+  assert.match(panel.pages[0], /<link rel="stylesheet" href="vscode-webview-resource:[^"]*media\/panel\.css">/);
+  assert.match(panel.pages[0], /<script nonce="\w+" src="vscode-webview-resource:[^"]*media\/panel\.js">/);
   const drawn = await until('the pictures', () => panel.pages.find((p) => /data-pictures="ready"/.test(p)));
   assert.match(drawn, /<img class="picture" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]{100,}" alt="picture of Ancestor"/);
   assert.match(drawn, /<td><code>Ancestor\(Alice, x\)\?<\/code><\/td><td class="answer">4 answers<\/td>/);
