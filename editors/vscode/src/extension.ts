@@ -112,6 +112,7 @@ function createClient(): FuseLanguageClient {
       backend: config.get<string>('backend'),
       device: config.get<string>('device'),
       allowSinkWrites: config.get<boolean>('allowSinkWrites'),
+      runTrace: config.get<boolean>('runTrace'),
     },
     // Sends the `fuse` section with workspace/didChangeConfiguration when it changes.
     synchronize: { configurationSection: 'fuse' },
