@@ -1,7 +1,8 @@
 """A run's result as plain, JSON-able data: what an editor shows after `run`.
 
 Per export and per query: shape, dtype, statistics over the finite values
-(min, max, mean, std), how many values are not finite, and a preview of the
+(min, max, mean, std), how many values are not zero (NaN counts as not zero)
+and how many are not finite, and a preview of the
 first values; Boolean queries also list their matching tuples by name.
 `RunSummary.message()` is the one-line report ("Ran a.fuse on cpu (numpy):
 Attn (6, 4), Comp (6, 6) in 12 ms").
@@ -33,12 +34,13 @@ class ArraySummary:
     nonfinite: int  # how many values are NaN or infinite
     preview: tuple[float, ...]  # the first values, in C order
     truncated: bool  # whether the array has more values than the preview
+    nonzeros: int = 0  # how many values are not zero (a relation's facts)
 
     def to_json(self) -> dict[str, Any]:
         return {"shape": list(self.shape), "dtype": self.dtype, "size": self.size,
                 "min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
-                "nonfinite": self.nonfinite, "preview": [_json_float(v) for v in self.preview],
-                "truncated": self.truncated}
+                "nonfinite": self.nonfinite, "nonzeros": self.nonzeros,
+                "preview": [_json_float(v) for v in self.preview], "truncated": self.truncated}
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,8 @@ def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
                  float(finite.std()))
     shown = tuple(float(v) for v in values[:preview]) if numeric else ()
     return ArraySummary(tuple(int(n) for n in a.shape), str(a.dtype), int(a.size), *stats,
-                        int(values.size - finite.size), shown, int(a.size) > preview)
+                        int(values.size - finite.size), shown, int(a.size) > preview,
+                        int(np.count_nonzero(values)))
 
 
 def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
