@@ -106,6 +106,10 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
                               compiled, config)
     program.representation = representation
     program.not_run = not_run
+    if config.cache_dir is not None and compiled:  # only compiled graphs are cached
+        from . import cache
+
+        program.cache_root = cache.enable(config.cache_dir, chosen.name)
     program.backend_choice = choice
     return program
 
@@ -189,6 +193,10 @@ class CompiledProgram:
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
+        # config.cache_dir, made ready (compiled runs only; run.cache); per cache key
+        # of what ran: whether the index knew it already (its graphs came from the cache)
+        self.cache_root: Path | None = None
+        self.cache_entries: dict[str, bool] = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -223,7 +231,29 @@ class CompiledProgram:
                                checkpoint).go()
         result.not_run = list(self.not_run)
         result.backend = self.backend_choice
+        if self.cache_root is not None and "cache key" not in memo:
+            memo["cache key"] = self._noted_in_cache(analysis)
         return result
+
+    def _noted_in_cache(self, analysis: Analysis) -> str:
+        """This shape signature's compiled program noted in the cache's index."""
+        from . import cache
+
+        assert self.cache_root is not None
+        settings = {k: v for k, v in self.config.to_json().items()
+                    if k not in ("cache_dir", "trace", "backend", "device", "precision")}
+        settings["representation"] = dict(sorted(self.representation.items()))
+        key, made_of = cache.cache_key(analysis, self.backend, settings)
+        self.cache_entries[key] = cache.record(self.cache_root, key, made_of)
+        return key
+
+    def export(self, format: str, inputs: Mapping[str, Any] | None = None) -> Any:
+        """The program as one graph of its framework, outside Fuse: "torch" (a
+        torch.export ExportedProgram) or "jax" (a jitted callable and its
+        StableHLO text); see run.export and docs/backends.md."""
+        from .export import export_program
+
+        return export_program(self, format, inputs)
 
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate
