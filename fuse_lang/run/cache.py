@@ -43,7 +43,7 @@ def canonical_definition(analysis: Analysis) -> str:
     """The program's statements as tokens, one statement a line: what the
     program means, without its layout or comments."""
     text = analysis.text
-    return "\n".join(" ".join(tok.text for tok in tokenize(text[s.span.start:s.span.end])
+    return "\n".join(" ".join(tok.value for tok in tokenize(text[s.span.start:s.span.end])
                               if tok.type != "NL")
                      for s in analysis.program.statements)
 

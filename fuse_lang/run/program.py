@@ -77,6 +77,13 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
+    cache_root = None
+    if config.cache_dir is not None and (backend == "jax" or compiled):
+        from . import cache
+
+        # before the backend is made: jax compiles even its eager operations (the
+        # backend's own precision check among them), and those are cached too
+        cache_root = cache.enable(config.cache_dir, backend)
     try:
         chosen = get_backend(backend, device, precision)
     except BackendError as err:
@@ -106,10 +113,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
                               compiled, config)
     program.representation = representation
     program.not_run = not_run
-    if config.cache_dir is not None and compiled:  # only compiled graphs are cached
-        from . import cache
-
-        program.cache_root = cache.enable(config.cache_dir, chosen.name)
+    if cache_root is not None and compiled:  # only compiled graphs are noted
+        program.cache_root = cache_root
     program.backend_choice = choice
     return program
 
