@@ -50,8 +50,9 @@ print(json.dumps({"first": first, "imports": imports, "hits": list(program.cache
 """
 
 
-def one_process(backend: str, folder: str) -> tuple[float, float, list[bool]]:
-    """(first result seconds, process seconds, index hits) of one fresh process."""
+def one_process(backend: str, folder: str) -> tuple[float, float, float, list[bool]]:
+    """(first result seconds, process seconds, import seconds, index hits) of one
+    fresh process."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", CHILD, backend, folder, str(PROGRAM)],
                           capture_output=True, text=True, cwd=ROOT)
@@ -59,21 +60,21 @@ def one_process(backend: str, folder: str) -> tuple[float, float, list[bool]]:
     if done.returncode != 0:
         raise SystemExit(f"the {backend} run failed:\n{done.stderr[-2000:]}")
     data = json.loads(done.stdout.strip().splitlines()[-1])
-    return data["first"], wall, data["hits"]
+    return data["first"], wall, data["imports"], data["hits"]
 
 
 def measure(backend: str, trials: int) -> None:
-    cold: list[tuple[float, float]] = []
-    warm: list[tuple[float, float]] = []
+    cold: list[tuple[float, float, float]] = []
+    warm: list[tuple[float, float, float]] = []
     for _ in range(trials):
         with tempfile.TemporaryDirectory(prefix="fuse-cache-bench-") as folder:
-            first, wall, hits = one_process(backend, folder)
+            first, wall, imports, hits = one_process(backend, folder)
             assert hits == [False], hits  # an empty cache knows nothing
-            cold.append((first, wall))
-            first, wall, hits = one_process(backend, folder)
+            cold.append((first, wall, imports))
+            first, wall, imports, hits = one_process(backend, folder)
             assert hits == [True], hits  # the index knew it: the graphs came from the cache
-            warm.append((first, wall))
-    for k, what in enumerate(("first result", "process")):
+            warm.append((first, wall, imports))
+    for k, what in enumerate(("first result", "process", "imports")):
         c = statistics.median(t[k] for t in cold)
         w = statistics.median(t[k] for t in warm)
         print(f"transformer, {backend}, {what:<12}: cold {c:7.2f} s  warm {w:7.2f} s  "

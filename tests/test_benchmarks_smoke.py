@@ -148,3 +148,15 @@ def test_execution_controls_prints_monte_carlo_and_blocked_ratios():
                      proc.stdout), proc.stdout
     assert re.search(r"peak memory unblocked .* ratio [\d.]+", proc.stdout), proc.stdout
     assert re.search(r"blocked time: .* ratio [\d.]+", proc.stdout), proc.stdout
+
+
+@needs_backends
+def test_compile_cache_prints_cold_and_warm_ratios():
+    """benchmarks/compile_cache.py --small: jax, one trial, a fresh process cold and
+    one warm (the index must know the warm one's program)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "compile_cache.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for what in ("first result", "process"):
+        assert re.search(rf"transformer, jax, {what} *: cold +[\d.]+ s +warm +[\d.]+ s +"
+                         rf"ratio [\d.]+", proc.stdout), proc.stdout
