@@ -7,6 +7,8 @@
              [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS] [--target NAME]...
              [--plot DIR [--plot-format svg|png] [--slice-along INDEX]]
     fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
+    fuse cache info|clear [--cache-dir DIR]      (cli_cache.py; and fuse run --cache-dir [DIR])
+    fuse export PATH --format torch|stablehlo --out FILE
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -23,6 +25,7 @@ from typing import Any, Sequence
 from .check import Analysis, analyze
 from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
+from . import cli_cache
 from .cli_pictures import check_plot_folder, write_graph, write_pictures_of
 from .cli_options import (UsageError, add_config_options, add_shard_options, config_of,
                           seconds, shard_options)
@@ -487,6 +490,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="stop the run after this many seconds (default: no limit)")
     add_shard_options(p_run, "split tensors over a device mesh (jax)")
     add_config_options(p_run)
+    cli_cache.add_cache_dir_option(p_run)
     p_run.add_argument("--trace", action="store_true",
                        help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
@@ -501,6 +505,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_plot.add_argument("--program", metavar="PATH",
                         help="the program that made the results: index and symbol names")
     p_plot.add_argument("--slice-along", metavar="INDEX")
+    cli_cache.add_commands(sub)
     return parser
 
 
@@ -524,6 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "plot":
             return cmd_plot(args)
+        if args.command in ("cache", "export"):
+            return cli_cache.dispatch(args, _read_program, _read_inputs)
         return cmd_explain(args)
     except UsageError as err:  # an option's value that argparse cannot judge
         print(f"fuse: {err.args[0]}", file=sys.stderr)

@@ -174,3 +174,15 @@ def test_weights_prints_int8_and_lora_figures():
     switches = re.findall(r"^lora, (.+?): compilations (\d+) -> (\d+) after 4 adapter switches",
                           proc.stdout, re.M)
     assert switches and all(before == after for _, before, after in switches), proc.stdout
+
+
+@needs_backends
+def test_compile_cache_prints_cold_and_warm_ratios():
+    """benchmarks/compile_cache.py --small: jax, one trial, a fresh process cold and
+    one warm (the index must know the warm one's program)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "compile_cache.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for what in ("first result", "process"):
+        assert re.search(rf"transformer, jax, {what} *: cold +[\d.]+ s +warm +[\d.]+ s +"
+                         rf"ratio [\d.]+", proc.stdout), proc.stdout

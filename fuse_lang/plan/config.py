@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -40,7 +41,9 @@ class ExecutionConfig:
     tensor of weights to draw by, {"Y": "P"}; `estimate` the tensors to estimate,
     None: every one that can be).  trace: record per equation and
     per fixpoint round what ran and how long it took.  backend: "numpy",
-    "torch", "jax" or "auto" (run.config.choose_backend)."""
+    "torch", "jax" or "auto" (run.config.choose_backend).  cache_dir: a folder
+    for the compiled graphs of jax and compiled torch runs, reused by later
+    processes (run.cache; None: no persistent cache)."""
 
     mode: str = "forward"
     fixpoint: str = "semi_naive"
@@ -56,6 +59,7 @@ class ExecutionConfig:
     backend: str = "numpy"
     device: str = "cpu"
     precision: str = "fp32"
+    cache_dir: str | None = None
 
     def changed(self) -> dict[str, Any]:
         """The fields set to something other than their default."""
@@ -67,6 +71,7 @@ class ExecutionConfig:
         data = dataclasses.asdict(self)
         data["importance"] = dict(self.importance)
         data["estimate"] = None if self.estimate is None else list(self.estimate)
+        data["cache_dir"] = None if self.cache_dir is None else os.fspath(self.cache_dir)
         return data
 
 
@@ -106,6 +111,9 @@ def config_problems(config: ExecutionConfig) -> list[str]:
     if not isinstance(config.importance, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in config.importance.items()):
         problems.append("importance maps tensor names to tensor names ({'Y': 'P'})")
+    if config.cache_dir is not None and (not isinstance(config.cache_dir, (str, os.PathLike))
+                                         or not os.fspath(config.cache_dir)):
+        problems.append(f"cache_dir must be a folder's path, not {config.cache_dir!r}")
     if config.projection != "monte_carlo":
         for name in ("samples", "seed"):
             if getattr(config, name) is not None:

@@ -86,6 +86,13 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if (mesh is not None or shard) and backend != "jax":
         raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
                         f"the {backend} backend runs on one device")
+    cache_root = None
+    if config.cache_dir is not None and (backend == "jax" or compiled):
+        from . import cache
+
+        # before the backend is made: jax compiles even its eager operations (the
+        # backend's own precision check among them), and those are cached too
+        cache_root = cache.enable(config.cache_dir, backend)
     try:
         chosen = get_backend(backend, device, precision)
     except BackendError as err:
@@ -119,6 +126,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     program.representation = representation
     program.weights = loaded
     program.not_run = not_run
+    if cache_root is not None and compiled:  # only compiled graphs are noted
+        program.cache_root = cache_root
     program.backend_choice = choice
     return program
 
@@ -228,6 +237,10 @@ class CompiledProgram:
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
+        # config.cache_dir, made ready (compiled runs only; run.cache); per cache key
+        # of what ran: whether the index knew it already (its graphs came from the cache)
+        self.cache_root: Path | None = None
+        self.cache_entries: dict[str, bool] = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -266,6 +279,8 @@ class CompiledProgram:
                                checkpoint).go()
         result.not_run = list(self.not_run)
         result.backend = self.backend_choice
+        if self.cache_root is not None and "cache key" not in memo:
+            memo["cache key"] = self._noted_in_cache(analysis)
         return result
 
     def set_adapters(self, adapters: AdapterChoice) -> None:
@@ -280,6 +295,26 @@ class CompiledProgram:
             self.weights.set_adapters(adapters)
         except ManifestError as err:
             raise FuseError(f"{err.message} [{err.code}]") from None
+
+    def _noted_in_cache(self, analysis: Analysis) -> str:
+        """This shape signature's compiled program noted in the cache's index."""
+        from . import cache
+
+        assert self.cache_root is not None
+        settings = {k: v for k, v in self.config.to_json().items()
+                    if k not in ("cache_dir", "trace", "backend", "device", "precision")}
+        settings["representation"] = dict(sorted(self.representation.items()))
+        key, made_of = cache.cache_key(analysis, self.backend, settings)
+        self.cache_entries[key] = cache.record(self.cache_root, key, made_of)
+        return key
+
+    def export(self, format: str, inputs: Mapping[str, Any] | None = None) -> Any:
+        """The program as one graph of its framework, outside Fuse: "torch" (a
+        torch.export ExportedProgram) or "jax" (a jitted callable and its
+        StableHLO text); see run.export and docs/backends.md."""
+        from .export import export_program
+
+        return export_program(self, format, inputs)
 
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate
