@@ -80,28 +80,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         _raise_on_errors(analysis, deferred=("missing-source",))
         backend, device, why = choose_backend(analysis, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
-    if config.trace and compiled:
-        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
-                        "combined with compiled=True")
-    if (mesh is not None or shard) and backend != "jax":
-        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
-                        f"the {backend} backend runs on one device")
-    cache_root = None
-    if config.cache_dir is not None and (backend == "jax" or compiled):
-        from . import cache
-
-        # before the backend is made: jax compiles even its eager operations (the
-        # backend's own precision check among them), and those are cached too
-        cache_root = cache.enable(config.cache_dir, backend)
-    try:
-        chosen = get_backend(backend, device, precision)
-    except BackendError as err:
-        raise FuseError(str(err)) from None
-    if compiled is None:
-        compiled = chosen.compiles_by_default and not config.trace
-    if compiled and not hasattr(chosen, "compile_segment"):
-        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
-                        f"jax or torch backend")
+    chosen, compiled, cache_root = _backend_for(config, backend, device, precision,
+                                                compiled, mesh is not None or bool(shard))
     loaded = _open_weights(weights, adapters, source_text, base_dir)
     analysis = analyze(source_text, path, base_dir,
                        input_shapes=loaded.shapes() if loaded is not None else None)
@@ -130,6 +110,35 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         program.cache_root = cache_root
     program.backend_choice = choice
     return program
+
+
+def _backend_for(config: ExecutionConfig, backend: str, device: str, precision: str,
+                 compiled: bool | None, sharded: bool) -> tuple[Any, bool, Any]:
+    """The backend a compile runs on, whether its runs are compiled graphs, and the
+    compiled-artifact cache's root (None without cache_dir); refusals as FuseError."""
+    if config.trace and compiled:
+        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
+                        "combined with compiled=True")
+    if sharded and backend != "jax":
+        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
+                        f"the {backend} backend runs on one device")
+    cache_root = None
+    if config.cache_dir is not None and (backend == "jax" or compiled):
+        from . import cache
+
+        # before the backend is made: jax compiles even its eager operations (the
+        # backend's own precision check among them), and those are cached too
+        cache_root = cache.enable(config.cache_dir, backend)
+    try:
+        chosen = get_backend(backend, device, precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
+    if compiled is None:
+        compiled = chosen.compiles_by_default and not config.trace
+    if compiled and not hasattr(chosen, "compile_segment"):
+        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
+                        f"jax or torch backend")
+    return chosen, compiled, cache_root
 
 
 def _open_weights(weights: Any, adapters: Any, text: str,
