@@ -59,6 +59,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),
     "unbound-head-variable": (Severity.ERROR, "a rule's head variable that no atom of its body binds"),
     "negation-cycle": (Severity.ERROR, "a relation that depends on itself through negation"),
+    "unsafe-comparison": (Severity.ERROR, "a variable of a rule's comparison that no positive atom binds"),
+    "not-a-number": (Severity.ERROR, "a comparison or a computed head over a column of symbols"),
+    "domain-limit": (Severity.ERROR, "a rule computes values outside an integer column's 0 to 1,000,000"),
 }
 
 

@@ -42,7 +42,7 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     """What `err` (raised by `parser`) says to the user."""
     tok = err.token
     if tok.type == "RESERVED_OP":
-        return (f"'{tok.value}' is reserved for a later version of Fuse (comparisons, guards "
+        return (f"'{tok.value}' is reserved for a later version of Fuse (guards "
                 f"and namespaces are not in this version)")
     if tok.type in ("LBRACE", "RBRACE"):
         return "braces are reserved for a later version of Fuse (`case { ... }`)"
