@@ -126,9 +126,9 @@ def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
 
 
 def _compared(term: ir.Expr, positive: set[str], variables: set[str],
-              diags: list[Diagnostic]) -> set[str]:
-    """The variables `v == expr` binds (expr's own variables bound), added to `positive`;
-    reports a comparison's variable that stays unbound (`unsafe-comparison`)."""
+              diags: list[Diagnostic]) -> tuple[set[str], set[str]]:
+    """The variables `v == expr` binds (expr's own variables bound), and those of a
+    comparison that stay unbound, each reported once (`unsafe-comparison`)."""
     comparisons = _comparisons(term)
     bound = set(positive)
     for _ in range(len(comparisons)):  # an assignment may use another one's variable
@@ -151,7 +151,7 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
                         f"bound by no positive atom of the rule: a comparison only filters "
                         f"tuples (or, as `{var.name} == expr`, computes a value from bound "
                         f"variables)", var.span))
-    return bound - positive
+    return bound - positive, reported
 
 
 def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
@@ -191,7 +191,9 @@ def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
                     f"(or only in the negated atom, where it means \"any\")", var.span))
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
-        positive |= _compared(term, positive, variables, diags)
+        assigned, unsafe = _compared(term, positive, variables, diags)
+        positive |= assigned
+        in_negation |= unsafe  # (reported once: as the comparison's, not the head's)
         for index in stmt.lhs.indices or ():
             for var in ir.index_vars(index):
                 if var.name not in positive and var.name not in in_negation:

@@ -199,9 +199,10 @@ class _Analysis:
                      ">=": (low, INF), "==": (low, high)}.get(cmp)
             if limit is None:
                 continue
-            if var.name not in env and cmp == "==":
-                env[var.name] = limit  # `n == m + 1`: n is bound by the comparison
-                continue
+            if var.name not in env:
+                if cmp == "==":
+                    env[var.name] = limit  # `n == m + 1`: n is bound by the comparison
+                continue  # bound by nothing: unsafe-comparison
             narrowed = _meet(env.get(var.name, (-INF, INF)), limit)
             if narrowed is None:
                 return False
@@ -250,11 +251,14 @@ class _Analysis:
                 terms = (index,) if isinstance(index, ir.IndexVar) else index.terms
                 low = high = float(0 if isinstance(index, ir.IndexVar) else index.offset)
                 for var in terms:
-                    got = env.get(var.name, (0, INF))
+                    if var.name not in env:  # bound by nothing (an error of its own)
+                        low = high = None
+                        break
+                    got = env[var.name]
                     if got is None:
                         return None
                     low, high = low + got[0], high + got[1]
-                out.append((low, high))
+                out.append(None if low is None else (low, high))
             else:
                 out.append(None)
         return out
