@@ -170,6 +170,15 @@ def test_the_domain_limit_names_the_rule(tmp_path, capsys):
     assert "error[domain-limit]" in out and "`N`" in out and "1,000,000" in out
 
 
+def test_a_comparison_operator_is_no_function_token():
+    from fuse_lang.ide.outline import semantic_tokens
+    text = "X[i,j] = const([[1,2],[3,4]])\nY[i] = X[i,j] (j < i)\n"
+    tokens = semantic_tokens(fuse_lang.analyze(text))
+    at = text.index("<")
+    assert not [t for t in tokens if t.span.start <= at < t.span.end]
+    assert {t.type for t in tokens if text[t.span.start:t.span.end] in ("i", "j")} == {"parameter"}
+
+
 def test_comparisons_are_not_offered_as_functions():
     from fuse_lang.check.calls import unknown_function
     message = unknown_function("foo", fuse_lang.front.span.Span(0, 3)).message
