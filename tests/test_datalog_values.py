@@ -179,6 +179,13 @@ def test_a_comparison_operator_is_no_function_token():
     assert {t.type for t in tokens if text[t.span.start:t.span.end] in ("i", "j")} == {"parameter"}
 
 
+def test_hover_shows_an_integer_column_as_values():
+    from fuse_lang.ide.hover import hover_at
+    text = "R(1, 2)\nR(3, 4)\nA(a, b, a + b) = R(a, b)\nA(a, b, c)?\n"
+    markdown = hover_at(fuse_lang.analyze(text), text.index("A(a, b, a")).markdown
+    assert "| 2 | `a` | 8 | D" in markdown and "values 0 to 7" in markdown
+
+
 def test_comparisons_are_not_offered_as_functions():
     from fuse_lang.check.calls import unknown_function
     message = unknown_function("foo", fuse_lang.front.span.Span(0, 3)).message
