@@ -104,6 +104,20 @@ P(n)?
     assert answers(text) == [{(0,), (1,), (2,), (3,)}]
 
 
+def test_comparisons_with_negation_find_the_smallest():
+    text = """\
+V(1)
+V(3)
+V(5)
+W(3)
+A(x) = V(x) not W(x) (x > 2)
+Min(x) = V(x) not (V(y) (y < x))
+A(x)?
+Min(x)?
+"""
+    assert answers(text) == [{(5,)}, {(1,)}]
+
+
 def test_index_comparisons_in_tensor_equations():
     text = """\
 X[i,j] = const([[1,2,3],[4,5,6],[7,8,9]])
