@@ -12,8 +12,8 @@ import itertools
 import operator
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fuse_lang
 from fuse_lang import Severity, compile
@@ -174,6 +174,11 @@ def test_symbols_of_one_column_compare_for_equality():
     assert answers(text) == [{("Ann", "Bob"), ("Bob", "Ann")}]  # both reach Bob
     text = "S(Ann, Bob)\nS(Bob, Bob)\nT(x) = S(x, y) S(y, w) (x != y)\nT(x)?\n"
     assert answers(text) == [{("Ann",)}]
+
+
+def test_a_single_equals_sign_in_a_comparison_says_to_write_two():
+    (d,) = fuse_lang.analyze("P(0)\nP(n) = P(m) (n = m + 1)").diagnostics
+    assert d.code == "syntax-error" and "`==`" in d.message
 
 
 def test_the_domain_limit_names_the_rule(tmp_path, capsys):

@@ -19,6 +19,7 @@ program with a comparison or a computed head (unify.Valued marks them):
 from __future__ import annotations
 
 import math
+
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, make
