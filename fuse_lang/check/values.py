@@ -18,7 +18,9 @@ program with a comparison or a computed head (unify.Valued marks them):
 """
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Sequence
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
@@ -37,18 +39,19 @@ Interval = tuple[float, float]  # (low, high), both included; None where empty
 
 
 def check_values(statements: list[tuple[ir.Statement, int | None]], valued: list[int],
-                 tensors: dict[str, TensorSymbol], domains: Domains,
+                 groups: Sequence[tuple[str, ...]], tensors: dict[str, TensorSymbol], domains: Domains,
                  diags: list[Diagnostic]) -> None:
     """Kinds of the valued statements, then growth of computed columns' domains.
     `statements`: each statement with its stamp (its variables' keys hold it; None
-    for a statement without variables)."""
+    for a statement without variables); `groups`: the tensors in evaluation order
+    (strongly connected groups, dependencies first)."""
     if not valued:
         return
     marked = set(valued)
     for stmt, k in statements:
         if k in marked and isinstance(stmt, ir.Equation):
             _check_kinds(stmt, k, tensors, domains, diags)
-    _grow(statements, marked, tensors, domains, diags)
+    _grow(statements, marked, groups, tensors, domains, diags)
 
 
 # ------------------------------------------------------------------ kinds
@@ -65,7 +68,8 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
                  diags: list[Diagnostic]) -> None:
     def symbols(name: str) -> tuple[str, ...]:
         key = ("var", k, name)
-        return domains.symbols(key) if domains.known(key) else ()
+        return domains.symbols(key) if domains.known(key) and domains.holds_symbols(key) \
+            else ()
 
     for node in ir.walk(stmt.rhs):
         if not (isinstance(node, ir.Call) and node.name in COMPARISONS and len(node.args) == 2):
@@ -266,10 +270,11 @@ class _Analysis:
 
 
 def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
-          tensors: dict[str, TensorSymbol], domains: Domains, diags: list[Diagnostic]) -> None:
-    # the heads of rules that compute (`A(a + b)`) or compare (`n == m + 1` binds n)
+          groups: Sequence[tuple[str, ...]], tensors: dict[str, TensorSymbol], domains: Domains, diags: list[Diagnostic]) -> None:
+    # the heads of rules that compute (`A(a + b)`, or `n == m + 1` binding n): a
+    # comparison that only filters grows nothing
     computed = {stmt.lhs.name for stmt, k in statements if k in marked
-                and isinstance(stmt, ir.Equation) and stmt.lhs.paren}
+                and isinstance(stmt, ir.Equation) and stmt.lhs.paren and _computes(stmt)}
     if not computed:
         return
     analysis = _Analysis(tensors, domains)
@@ -288,8 +293,15 @@ def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
         for pos in range(len(rule.head.indices or ())):
             key = (rule.head.name, pos)
             analysis.columns[key] = analysis.facts.get(key)
-    _iterate(analysis, rules)
+    rank = {name: k for k, group in enumerate(groups) for name in group}
+    _iterate(analysis, rules, [rank.get(rule.head.name, 0) for rule in rules])
     _report(analysis, rules, computed, domains, diags)
+
+
+def _computes(stmt: ir.Equation) -> bool:
+    if any(isinstance(index, ir.IndexShift) for index in stmt.lhs.indices or ()):
+        return True
+    return any(isinstance(node, ir.Call) and node.name == "==" for node in ir.walk(stmt.rhs))
 
 
 def _round(analysis: _Analysis, rules: list[_Rule], start: dict) -> dict:
@@ -308,30 +320,57 @@ def _round(analysis: _Analysis, rules: list[_Rule], start: dict) -> dict:
     return out
 
 
-def _iterate(analysis: _Analysis, rules: list[_Rule]) -> None:
-    """Kleene rounds to a fixpoint, widening a bound that still grows after
-    _ROUNDS_BEFORE_WIDENING rounds to infinity (so it ends); then narrowing: rounds
-    from the facts alone, the last columns as their input (a guard such as
-    `(n < 25)` brings an infinite bound back)."""
-    rounds = 0
-    while True:
-        after = _round(analysis, rules, analysis.columns)
-        if after == analysis.columns:
-            break
-        rounds += 1
-        if rounds > _ROUNDS_BEFORE_WIDENING:
-            for key, got in after.items():
-                before = analysis.columns.get(key)
-                if before is not None and got is not None:
-                    after[key] = (got[0] if got[0] >= before[0] else -INF,
-                                  got[1] if got[1] <= before[1] else INF)
-        analysis.columns = after
+def _iterate(analysis: _Analysis, rules: list[_Rule], ranks: list[int]) -> None:
+    """A worklist to the fixpoint, rules taken in evaluation order (`ranks`: each
+    rule's head's group), a rule again when a relation it reads grew.  A bound that
+    still grows after _ROUNDS_BEFORE_WIDENING raises goes to infinity (so it
+    ends); then, only if one did, narrowing: rounds from the facts alone, the last
+    columns as their input (a guard such as `(n < 25)` brings the bound back)."""
+    readers: dict[str, list[int]] = {}
+    for k, rule in enumerate(rules):
+        for name in {atom.name for atom in rule.atoms}:
+            readers.setdefault(name, []).append(k)
+    heap = [(rank, k) for k, rank in enumerate(ranks)]
+    heapq.heapify(heap)
+    queued = set(range(len(rules)))
+    raises: dict[tuple[str, int], int] = {}
+    widened = False
+    columns = analysis.columns
+    while heap:
+        _, k = heapq.heappop(heap)
+        queued.discard(k)
+        rule = rules[k]
+        values = analysis.head_values(rule)
+        if values is None:
+            continue
+        grew = False
+        for pos, got in enumerate(values):
+            key = (rule.head.name, pos)
+            before = columns.get(key)
+            after = _hull(before, got)
+            if after == before:
+                continue
+            raises[key] = raises.get(key, 0) + 1
+            if raises[key] > _ROUNDS_BEFORE_WIDENING and before is not None and after is not None:
+                after = (after[0] if after[0] >= before[0] else -INF,
+                         after[1] if after[1] <= before[1] else INF)
+                widened = True
+            columns[key] = after
+            analysis.raised_by[key] = rule.stmt
+            grew = True
+        if grew:
+            for reader in readers.get(rule.head.name, ()):
+                if reader not in queued:
+                    queued.add(reader)
+                    heapq.heappush(heap, (ranks[reader], reader))
+    if not widened:
+        return
     for _ in range(_NARROWING_ROUNDS):
         facts = {key: analysis.facts.get(key) for key in analysis.columns}
-        after = _round(analysis, rules, facts)
-        if after == analysis.columns:
+        after_round = _round(analysis, rules, facts)
+        if after_round == analysis.columns:
             return
-        analysis.columns = after
+        analysis.columns = after_round
 
 
 def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains: Domains,
@@ -342,7 +381,7 @@ def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains
         if name not in computed or got is None:
             continue
         key = ("axis", name, pos)
-        if domains.symbols(key):
+        if domains.holds_symbols(key):
             continue  # reported as not-a-number
         rule = analysis.raised_by.get((name, pos))
         if rule is None:
