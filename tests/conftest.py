@@ -34,7 +34,7 @@ TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 # (test_query tests the editor's symbol lookup and runs no program: not listed; query
 # answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
-                       "test_run_targets", "test_datalog",
+                       "test_run_targets", "test_datalog", "test_datalog_values",
                        "test_sparse", "test_sparse_io",
                        "test_execution_config"}
 

@@ -141,6 +141,14 @@ CASES = [
      (1, 29), ["`Win` → `Win`"]),
     ("negation-cycle", "E(A,B)\nA(x) = E(x,y) not B(y)\nB(x) = E(x,y) A(y)", E,
      (1, 18), ["`A` → `B` → `A`"]),
+    ("unsafe-comparison", "P(1)\nW(x) = P(y) (y < 5) (x < y)", E, (1, 21),
+     ["`x`", "`<`", "no positive atom"]),
+    ("not-a-number", "S(Ann, 3)\nT(x) = S(x, y) (x < y)", E, (1, 16), ["`x`", "symbols (Ann)"]),
+    ("not-a-number", "S(Ann, 3)\nT(x + 1, y) = S(x, y)", E, (1, 2), ["`x`", "symbols"]),
+    ("domain-limit", "N(0)\nN(n + 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
+    ("domain-limit", "N(3)\nN(n - 1) = N(n)", E, (1, 0), ["`N`", "below 0"]),
+    ("domain-limit", "axis n = 4\nN(0)\nN(n + 1) = N(n) (n < 9)", E, (2, 0),
+     ["up to 9", "extent 4"]),
 ]
 
 

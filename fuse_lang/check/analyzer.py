@@ -25,6 +25,7 @@ from .sources import SourceInfo, read_declared_source
 from .statements import Local, StatementChecks
 from .symbols import TensorSymbol
 from .unify import Unification
+from .values import check_values
 
 MAX_DIAGNOSTICS = 1000
 
@@ -131,10 +132,14 @@ class _Checker:
                             [pair for local in checks.locals
                              for pair in zip(local.role_names, local.var_keys)] if axis_decls
                             else [], axis_decls, source_info)
-            unification.check_extents(checks.broadcast)
-            close_empty_columns(self.domains, self.tensors)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
                                      self.memory.sccs, self.remember)
+            if unification.valued:  # (a statement's variables' keys hold its stamp)
+                check_values([(local.stmt, local.var_keys[0][1] if local.var_keys else None)
+                              for local in checks.locals], unification.valued,
+                             order.groups, self.tensors, self.domains, diags)
+            unification.check_extents(checks.broadcast)
+            close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)

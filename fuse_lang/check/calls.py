@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import Collection, Container
 
 from ..front import ir
-from ..front.builtins import BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS
+from ..front.builtins import BUILTINS, NAMED_BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
 from .literals import is_number, is_whole, literal_shape
@@ -17,14 +17,14 @@ _NO_NAMES: frozenset[str] = frozenset()
 
 @lru_cache(maxsize=512)
 def _close_builtins(name: str) -> tuple[str, ...]:
-    return NameSuggester(BUILTINS).close(name)
+    return NameSuggester(NAMED_BUILTINS).close(name)
 
 
 def unknown_function(name: str, span: Span) -> Diagnostic:
     close = _close_builtins(name)
     fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(span, c),)) for c in close)
     return make("unknown-builtin", f"`{name}` is not a builtin{did_you_mean_text(close)}"
-                f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
+                f" (builtins: {', '.join(sorted(NAMED_BUILTINS))})", span, fixes=fixes)
 
 
 def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],

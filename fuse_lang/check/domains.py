@@ -202,6 +202,10 @@ class Domains:
     def symbols(self, key: Key) -> tuple[str, ...]:
         return tuple(self.symbol_spans(key))
 
+    def holds_symbols(self, key: Key) -> bool:
+        """Whether the domain holds a symbol (without sorting them, as `symbols` does)."""
+        return bool(self._data[self.find(key)].symbols)
+
     def symbol_spans(self, key: Key) -> dict[str, Span]:
         """The domain's symbols in numbering order, with where each was first seen."""
         symbols = self._data[self.find(key)].symbols

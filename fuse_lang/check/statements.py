@@ -413,6 +413,8 @@ def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -
 
 
 def _check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
+    if lhs.paren:  # a rule's head computes values: `A(a, b, a + b)` (check/values.py)
+        return
     for index in lhs.indices or ():
         if isinstance(index, ir.IndexShift) and len(index.terms) > 1:
             out.append(make("invalid-index", "a sum of variables can be read (`X[x+dx]`) but "

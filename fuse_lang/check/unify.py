@@ -10,6 +10,7 @@ from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span, shifted
 from .domains import MAX_EXTENT, Domains, Evidence, short_number
@@ -91,8 +92,16 @@ class ConcatSum(NamedTuple):
     span: Span
 
 
-Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum]
-Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum]
+class Valued(NamedTuple):
+    """The statement `stamp` compares values or computes a rule's head from values
+    (`(n < 25)`, `A(a, b, a + b)`): the program's values are analysed (check/values.py)."""
+
+    stamp: int
+
+
+Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum, Valued]
+Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum,
+               Valued]
 
 # the hottest are made from a tuple of their fields, skipping the named tuple's __new__
 _new_vars = partial(tuple.__new__, Vars)
@@ -122,10 +131,17 @@ def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir
     and is kept when the statement moves or is renumbered."""
     ops: list[Op] = []
     shaping = False  # a call that has operations of its own: most have none
+    valued = False
     for call in calls:
         if call.name in _SHAPING:
             shaping = True
-            break
+        elif call.name in COMPARISONS:
+            valued = True
+    if type(stmt) is ir.Equation and stmt.lhs.paren and any(
+            type(index) is ir.IndexShift for index in stmt.lhs.indices or ()):
+        valued = True
+    if valued:
+        ops.append(Valued(k))
     concat = _concat_axes(k, stmt, calls, ops) if shaping else {}
     IndexVar = ir.IndexVar
     defined = (stmt.lhs,) if type(stmt) is ir.Equation else ir.defined_refs(stmt)
@@ -279,6 +295,7 @@ class Unification:
         self.tensors = tensors
         self.diags = diags
         self.derived: list[Derived] = []  # extents computed once the domains are known
+        self.valued: list[int] = []  # the stamps of statements that compare or compute values
 
     def run(self, statement_ops: list[tuple[Op, ...]], variables: list[tuple[str, tuple]],
             axis_decls: dict[str, ir.AxisDecl], source_info: dict[str, SourceInfo]) -> None:
@@ -384,7 +401,9 @@ class Unification:
                 d.union(item.var, item.axis)
         for item in self.derived:
             kind = type(item)
-            if kind is Pool:
+            if kind is Valued:
+                self.valued.append(item.stamp)
+            elif kind is Pool:
                 extent = d.extent(item.var)
                 if extent is not None:
                     d.set_extent(item.axis, Evidence(

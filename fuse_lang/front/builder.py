@@ -412,6 +412,12 @@ class IRBuilder:
     def power(self, c):
         return ir.Power(c[0], c[2], _cover(c))
 
+    def comparison(self, c):
+        # `a < b`: the builtin call named by the operator, a Boolean factor (its
+        # arguments are scopes like any call's: an index in both sides stays)
+        left, op, right = c
+        return ir.Call(op[1], _tok_span(op), (left, right), (), _cover(c))
+
     def reduce(self, c):
         # REDUCE LPAR op (NAME)+ RPAR body
         op = c[2]

@@ -63,10 +63,21 @@ BUILTINS: dict[str, Builtin] = {
                 "Negation: 1 where no tuple of P matches, else 0 (1 - step of the atom summed over "
                 "the variables it alone has). Every other variable must be bound by a positive "
                 "atom, and a relation may not depend on itself through `not`."),
+        *[Builtin(op, 2, 2, (), (), f"a {op} b", f"1 where a {meaning} b, else 0: a Boolean "
+                  "factor over the indices of both sides (an index stands for its value; "
+                  "docs/language.md, Datalog in Fuse).") for op, meaning in (
+            ("<", "is less than"), ("<=", "is at most"), (">", "is greater than"),
+            (">=", "is at least"), ("==", "equals"), ("!=", "differs from"))],
         Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
 }
+
+# The comparisons (LANGUAGE.md §13): written `a < b`, builtin calls in the IR;
+# never offered or listed as functions.
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+# The builtins a user calls by name (the others are operators or keywords).
+NAMED_BUILTINS = tuple(name for name in BUILTINS if name not in COMPARISONS)
 
 REDUCE_OPS = ("sum", "max", "min", "avg")
 REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr explicitly with "

@@ -219,10 +219,12 @@ def _equation_lines(eq: EquationPlan, fmt: _Text,
              _role(ix, fmt)] for ix in eq.indices]
     if rows:
         out += fmt.indices(rows)
-    if eq.contractions or eq.recursive or sharding is not None:
+    if eq.contractions or eq.recursive or eq.comparisons or sharding is not None:
         out += fmt.before_items()
     for c in eq.contractions:
         out += _contraction_lines(c, fmt)
+    for comparison in eq.comparisons:
+        out.append(fmt.item(f"comparison {comparison}"))
     if eq.recursive:
         out.append(fmt.item("part of a recursive group"))
     return out + _sharding_lines(sharding, eq, fmt)

@@ -2,11 +2,18 @@
 softmax and lnorm along an axis, topk, concat, const and causal_mask."""
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..front import ir
 from .labelled import LArray, align, combine, union_axes
 from .statement import EvaluationError, EvaluatorState
+
+
+# `a < b` and the other comparisons (front/builtins.py COMPARISONS): an index
+# stands for its position, which for an integer column is its value
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
 
 
 class BuiltinCalls(EvaluatorState):
@@ -39,6 +46,10 @@ class BuiltinCalls(EvaluatorState):
         if name == "not":  # no tuple matches: 1 - step(x)
             x = args[0]
             return LArray(1 - self._unary("step", x.data), x.axes)
+        if name in _COMPARE:  # a Boolean factor, broadcast by index name
+            compare = _COMPARE[name]
+            return combine(backend, lambda a, b: backend.where(compare(a, b), 1.0, 0.0),
+                           args[0], args[1])
         if name == "sig":
             x = args[0]
             if len(args) == 1:
