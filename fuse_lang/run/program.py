@@ -24,6 +24,7 @@ from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
+from ..plan.demand import DemandPlan, plan_demand
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
@@ -99,6 +100,9 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     except RepresentationError as err:
         raise FuseError(str(err)) from None
     checked_against(config, analysis)
+    demand = None
+    if config.mode == "demand":
+        analysis, demand = _demanded(analysis, path, base_dir)
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
     program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
@@ -107,7 +111,25 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     program.representation = representation
     program.not_run = not_run
     program.backend_choice = choice
+    program.demand = demand
     return program
+
+
+def _demanded(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
+              ) -> tuple[Analysis, DemandPlan | None]:
+    """mode="demand": the program with its bound queries rewritten (plan.demand);
+    the scheduler then evaluates only what the exports, queries and sinks read."""
+    plan = plan_demand(analysis)
+    if not plan.rewritten:
+        return analysis, None
+    rewritten = analyze(plan.text, path, base_dir)
+    if any(d.severity is Severity.ERROR and d.code != "missing-source"
+           for d in rewritten.diagnostics):  # a fault of the rewrite, never the program's
+        raise FuseError("demand mode could not rewrite this program's queries "
+                        "(run it with mode='forward'): " + "; ".join(
+                            d.message for d in rewritten.diagnostics
+                            if d.severity is Severity.ERROR)[:500])
+    return rewritten, plan
 
 
 def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
@@ -186,6 +208,8 @@ class CompiledProgram:
         self.progress: Callable[[RunProgress], None] | None = None
         # compiled for some targets only: what their cone leaves out (check.cone)
         self.not_run: tuple[NotRun, ...] = ()
+        # mode="demand" with bound queries: the magic-sets rewrite run (plan.demand)
+        self.demand: DemandPlan | None = None
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
@@ -222,6 +246,12 @@ class CompiledProgram:
             result = Execution(self, analysis, infos, given, write_sinks, memo, native,
                                checkpoint).go()
         result.not_run = list(self.not_run)
+        if self.demand is not None:  # answers under the queries' own texts and tensors
+            rewritten = {w: (q, t) for q, t, w in self.demand.queries}
+            for answer in result.queries:
+                key = " ".join(answer.text.split())
+                if key in rewritten:
+                    answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
         return result
 
