@@ -130,7 +130,7 @@ def test_fuse_run_mode_demand_answers(tmp_path):
     assert demand.stdout == forward.stdout and "Carol" in demand.stdout
 
 
-@pytest.mark.reference_only  # torch and jax join the magic mask dense (docs/execution.md)
+@pytest.mark.reference_only  # jax.jit runs it dense; eager jax is slow here (docs/execution.md)
 def test_a_bound_query_over_a_large_relation_file_never_densifies(tmp_path):
     """20,000 symbols: a dense Ancestor would be 1.6 GB; demand mode keeps to the
     sub-tree asked about, sparse (NumPy)."""
