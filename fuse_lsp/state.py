@@ -50,6 +50,7 @@ class Options:
     memory_limit: int | None = None
     max_concurrent_runs: int = 2  # runs computing at once; more wait (fuse_lsp.run_budget)
     run_time_limit: int = 60  # seconds a run may compute before it is stopped
+    run_trace: bool = False  # whether fuse.run records a trace (ExecutionConfig.trace)
     allow_sink_writes: bool = False  # whether a run from the editor may write sinks
     debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed
 

@@ -186,3 +186,15 @@ def test_compile_cache_prints_cold_and_warm_ratios():
     for what in ("first result", "process"):
         assert re.search(rf"transformer, jax, {what} *: cold +[\d.]+ s +warm +[\d.]+ s +"
                          rf"ratio [\d.]+", proc.stdout), proc.stdout
+
+
+def test_demand_prints_time_and_memory_ratios_against_forward():
+    """benchmarks/demand.py --small: a bound query in demand mode against forward mode
+    (time, rules and peak memory ratios, the same answer), then demand mode alone."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "demand.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"demand vs forward, \d+ symbols, .* same: True\): .* time ratio [\d.]+, "
+                     r"rules ratio [\d.]+, memory ratio [\d.]+", proc.stdout), proc.stdout
+    assert re.search(r"demand alone, \d+ symbols, .* rules [\d.]+ ms, peak [\d.]+ MB",
+                     proc.stdout), proc.stdout

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..check.cone import NOT_NEEDED, NotRun
 from ..run.results import QueryAnswer, RunResult
+from ..run.trace import trace_lines
 
 PREVIEW = 8  # values shown per array
 MESSAGE_ITEMS = 4  # results named in the one-line message
@@ -82,13 +83,30 @@ class RunSummary:
     sinks: tuple[str, ...]  # files written
     target: str | None = None  # what was asked for, when not the whole program
     not_run: tuple[NotRun, ...] = ()  # what a targeted run left out, and why
+    # trace=True: the run's trace as the engine gives it (plain data, docs/execution.md)
+    trace: dict | None = None
+    # projection="monte_carlo": per estimated tensor its index, samples, extent and
+    # standard errors (`standard_error` summarised as an array)
+    estimates: tuple[tuple[str, dict], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"program": self.program, "backend": self.backend, "device": self.device,
                 "elapsed_ms": round(self.elapsed_ms, 3), "target": self.target,
                 "outputs": {name: s.to_json() for name, s in self.outputs},
                 "queries": [q.to_json() for q in self.queries], "sinks": list(self.sinks),
-                "not_run": [n.to_json() for n in self.not_run], "message": self.message()}
+                "not_run": [n.to_json() for n in self.not_run], "message": self.message(),
+                "trace": self.trace, "estimates": dict(self.estimates),
+                "report": self.report()}
+
+    def report(self) -> list[str]:
+        """The trace and the standard errors as `fuse run` prints them: lines of
+        tables, for an editor to show as they are (empty: neither was asked for)."""
+        lines = [f"{name}  Monte Carlo over `{e['index']}`: {e['samples']} of {e['extent']} "
+                 f"values, standard error {e['max_standard_error']:.4g} (largest)"
+                 for name, e in self.estimates]
+        if self.trace is not None:
+            lines += trace_lines(self.trace)
+        return lines
 
     def message(self) -> str:
         items = [f"{name} {_shape(s.shape)}" for name, s in self.outputs]
@@ -169,7 +187,16 @@ def summarize_run(result: RunResult, *, program: str = "program", backend: str =
                       tuple((name, summarize_array(a)) for name, a in result.outputs.items()),
                       tuple(summarize_query(q) for q in result.queries),
                       tuple(str(s) for s in result.sinks), target,
-                      tuple(getattr(result, "not_run", ())))
+                      tuple(getattr(result, "not_run", ())), getattr(result, "trace", None),
+                      tuple((name, _estimate(e))
+                            for name, e in (getattr(result, "estimates", None) or {}).items()))
+
+
+def _estimate(entry: dict) -> dict[str, Any]:
+    """A Monte Carlo estimate as JSON data: its standard errors summarised."""
+    out = {k: v for k, v in entry.items() if k != "standard_error"}
+    out["standard_error"] = summarize_array(entry["standard_error"]).to_json()
+    return out
 
 
 def _shape(shape: tuple[int, ...]) -> str:

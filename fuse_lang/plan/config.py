@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 from ..check import Analysis
 from .blocking import BlockedEquation, blocked_equations
+from .demand import DemandPlan, plan_demand
 from .sampling import SampledEquation, sampled_equations
 
 MODES = ("forward", "demand")
@@ -31,7 +32,8 @@ class ExecutionConfig:
     """How to run a program (every field is also a `fuse run` flag; docs/execution.md).
 
     mode: "forward" (every needed tensor, in order) or "demand" (only what the
-    exports, queries and sinks need).  fixpoint: "semi_naive" (new facts only,
+    exports, queries and sinks need; queries with constants through the
+    magic-sets rewrite of plan.demand).  fixpoint: "semi_naive" (new facts only,
     where that is exact; naive elsewhere) or "naive" (every rule every round).
     max_iterations: rounds a recursive group may take (None: from its extents).
     tolerance: numeric recursion stops when no value changes more.  block_size:
@@ -138,9 +140,12 @@ class ExecutionPlan:
     sampled: tuple[SampledEquation, ...] = ()
     blocked: tuple[BlockedEquation, ...] = ()
     notes: tuple[str, ...] = ()
+    demand: DemandPlan | None = None  # mode="demand": the magic-sets rewrite
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data["demand"] = None if self.demand is None else self.demand.to_json()
+        return data
 
 
 def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan:
@@ -170,11 +175,14 @@ def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan
     plans = [plan_equation(analysis, k) for k, s in enumerate(statements)
              if type(s).__name__ == "Equation"]
     notes = []
-    if config.mode == "demand":
+    demand = plan_demand(analysis) if config.mode == "demand" else None
+    if demand is not None:
         notes.append("demand mode: only the tensors the exports, queries and sinks read "
-                     "are evaluated")
+                     "are evaluated" + ("; bound queries through the magic-sets rewrite "
+                                        "below" if demand.rewritten else
+                                        " (no query with constants to rewrite)"))
     sampled = sampled_equations(analysis, plans, config) \
         if config.projection == "monte_carlo" else ()
     blocked = blocked_equations(plans, config.block_size) if config.block_size else ()
     return ExecutionPlan(settings, tuple(fixpoints), tuple(sampled), tuple(blocked),
-                         tuple(notes))
+                         tuple(notes), demand)

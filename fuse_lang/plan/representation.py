@@ -183,16 +183,33 @@ def _factors(rhs: ir.Expr) -> list[ir.Expr]:
 
 def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
                      sparse: set[str]) -> bool:
-    """Every rule is a product of references to sparse Boolean tensors (or the group)."""
+    """Every rule is a product of references to sparse Boolean tensors (or the group),
+    and of 1-D Boolean masks over an index a 2-D operand has (a magic set guarding a
+    rule, plan.demand: multiplied into that operand, run.sparse)."""
     for _k, rule in _rules(analysis, name):
-        for factor in _factors(rule.rhs):
+        factors = _factors(rule.rhs)
+        for factor in factors:
             if not isinstance(factor, ir.Ref) or factor.name not in analysis.tensors:
                 return False
+            if _mask(analysis, factor, factors):
+                continue
             if factor.name not in group and factor.name not in sparse:
                 return False
             if not analysis.tensors[factor.name].boolean:
                 return False
     return True
+
+
+def _mask(analysis: Analysis, factor: ir.Ref, factors: list[ir.Expr]) -> bool:
+    """A 1-D Boolean reference by a plain variable that a 2-D reference also reads."""
+    info = analysis.tensors[factor.name]
+    if not info.boolean or len(info.shape) != 1 or not factor.indices or \
+            not isinstance(factor.indices[0], ir.IndexVar):
+        return False
+    var = factor.indices[0].name
+    return any(isinstance(f, ir.Ref) and f is not factor and f.indices is not None
+               and len(f.indices) == 2 and any(isinstance(ix, ir.IndexVar) and ix.name == var
+                                               for ix in f.indices) for f in factors)
 
 
 def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],

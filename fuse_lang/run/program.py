@@ -24,6 +24,7 @@ from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
+from ..plan.demand import DemandPlan, plan_demand
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
@@ -98,6 +99,9 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     except RepresentationError as err:
         raise FuseError(str(err)) from None
     checked_against(config, analysis)
+    demand = None
+    if config.mode == "demand":
+        analysis, demand = _demanded(analysis, path, base_dir)
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
     program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
@@ -109,6 +113,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if cache_root is not None and compiled:  # only compiled graphs are noted
         program.cache_root = cache_root
     program.backend_choice = choice
+    program.demand = demand
     return program
 
 
@@ -163,6 +168,23 @@ def _raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None
         _raise_on_errors(analysis, only=tuple(
             d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
             if d.severity is Severity.ERROR and d.code != "missing-source"))
+
+
+def _demanded(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
+              ) -> tuple[Analysis, DemandPlan | None]:
+    """mode="demand": the program with its bound queries rewritten (plan.demand);
+    the scheduler then evaluates only what the exports, queries and sinks read."""
+    plan = plan_demand(analysis)
+    if not plan.rewritten:
+        return analysis, None
+    rewritten = analyze(plan.text, path, base_dir)
+    if any(d.severity is Severity.ERROR and d.code != "missing-source"
+           for d in rewritten.diagnostics):  # a fault of the rewrite, never the program's
+        raise FuseError("demand mode could not rewrite this program's queries "
+                        "(run it with mode='forward'): " + "; ".join(
+                            d.message for d in rewritten.diagnostics
+                            if d.severity is Severity.ERROR)[:500])
+    return rewritten, plan
 
 
 def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
@@ -243,6 +265,8 @@ class CompiledProgram:
         self.weights: Weights | None = None
         # compiled for some targets only: what their cone leaves out (check.cone)
         self.not_run: tuple[NotRun, ...] = ()
+        # mode="demand" with bound queries: the magic-sets rewrite run (plan.demand)
+        self.demand: DemandPlan | None = None
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
@@ -287,6 +311,12 @@ class CompiledProgram:
             result = Execution(self, analysis, infos, given, write_sinks, memo, native,
                                checkpoint).go()
         result.not_run = list(self.not_run)
+        if self.demand is not None:  # answers under the queries' own texts and tensors
+            rewritten = {w: (q, t) for q, t, w in self.demand.queries}
+            for answer in result.queries:
+                key = " ".join(answer.text.split())
+                if key in rewritten:
+                    answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
         if self.cache_root is not None and "cache key" not in memo:
             memo["cache key"] = self._noted_in_cache(analysis)
