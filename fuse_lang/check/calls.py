@@ -49,6 +49,9 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         return
     _check_keywords(call, stmt, spec.keywords, out)
     given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
+    if call.name == "sig" and n == 2 and "T" in given:
+        out.append(make("bad-argument", "`sig` is given its temperature twice: positionally "
+                        "and as `T=`", call.span))
     for required in spec.required_keywords:
         if required not in given:
             out.append(make("argument-count", f"`{call.name}` needs `{required}=` "
@@ -64,16 +67,33 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
             out.append(make("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span))
         elif kw.name == "axis":
-            lhs_vars = _lhs_vars(stmt)  # here: the other calls need none
-            if not (isinstance(kw.value, ir.Ref) and kw.value.indices is None
-                    and kw.value.name in lhs_vars):
-                out.append(make("bad-argument", f"`axis=` names an index of the left-hand side"
-                                f" ({', '.join(sorted(lhs_vars)) or 'it has none'})",
-                                kw.value.span))
+            _check_axis(call, stmt, kw.value, out)
         elif kw.name in ("eps",) and not is_number(kw.value):
             out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
         elif kw.name == "k" and not is_whole(kw.value):
             out.append(make("bad-argument", "`k=` takes a whole number", kw.value.span))
+
+
+def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
+                out: list[Diagnostic]) -> None:
+    """`axis=` names an index of the left-hand side (in a sink, of the call's
+    arguments); `axis=0` was named by the builder when that position has one."""
+    if isinstance(stmt, ir.Sink):
+        names = {v.name for a in call.args for r in ir.refs(a) for i in r.indices or ()
+                 for v in ir.index_vars(i)}
+        where = "the arguments"
+    else:
+        names = _lhs_vars(stmt)
+        where = "the left-hand side"
+    if isinstance(value, ir.Ref) and value.indices is None and value.name in names:
+        return
+    listed = ", ".join(sorted(names)) or "there is none"
+    if isinstance(value, ir.Number):
+        message = (f"`axis={value.text}` counts the indices of {where} from 0, and there is "
+                   f"no index at position {value.text} ({listed})")
+    else:
+        message = f"`axis=` names an index of {where} ({listed})"
+    out.append(make("bad-argument", message, value.span))
 
 
 def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
@@ -99,6 +119,13 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                 and stmt.rhs is call and len(shape) != len(stmt.lhs.indices):
             out.append(make("bad-argument", f"this literal has {len(shape)} axes but the "
                             f"left-hand side has {len(stmt.lhs.indices)}", call.args[0].span))
+        elif isinstance(stmt, ir.Equation) and stmt.rhs is call:
+            for index, extent in zip(stmt.lhs.indices or (), shape):
+                if isinstance(index, ir.IndexConst) and extent != 1:
+                    out.append(make("bad-argument", f"the left-hand side selects one position "
+                                    f"(`{index.value}`) where this literal has {extent}",
+                                    call.args[0].span))
+                    break
     elif call.name == "concat" and "axis" in given:
         axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
         name = axis.name if isinstance(axis, ir.Ref) else None

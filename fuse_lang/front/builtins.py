@@ -39,8 +39,11 @@ BUILTINS: dict[str, Builtin] = {
         _unary("sin", "Sine, elementwise."),
         _unary("cos", "Cosine, elementwise."),
         _unary("gelu", "x·Φ(x) with the exact error function, elementwise."),
-        Builtin("sig", 1, 2, (), (), "sig(x, T=1)",
-                "Logistic sigmoid 1/(1+e^(-x/T)); T is a temperature, T = 0 gives step(x)."),
+        _unary("gelu_tanh", "The tanh approximation of gelu, "
+               "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise."),
+        Builtin("sig", 1, 2, ("T",), (), "sig(x, T=1)",
+                "Logistic sigmoid 1/(1+e^(-x/T)); T is a temperature (positional or `T=`), "
+                "T = 0 gives step(x)."),
         Builtin("pow", 2, 2, (), (), "pow(x, n)", "x to the power n, elementwise."),
         Builtin("softmax", 1, 1, ("axis",), (), "softmax(x, axis=i)",
                 "Softmax along the dotted LHS axis, else along `axis=`, else along the last LHS axis."),

@@ -33,7 +33,8 @@ class BuiltinCalls(EvaluatorState):
             values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
             return LArray(backend.asarray(values), (var.name,))
         args = self._own_axis_args(call) or [self.arg(a) for a in call.args]
-        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu"):
+        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu",
+                    "gelu_tanh"):
             x = args[0]
             return LArray(self._unary(name, x.data), x.axes)
         if name == "not":  # no tuple matches: 1 - step(x)
@@ -41,6 +42,8 @@ class BuiltinCalls(EvaluatorState):
             return LArray(1 - self._unary("step", x.data), x.axes)
         if name == "sig":
             x = args[0]
+            if "T" in kwargs:  # sig(x, T=...), the seeds' spelling of sig(x, T)
+                args = [x, self.arg(kwargs["T"])]
             if len(args) == 1:
                 return LArray(1 / (1 + backend.exp(-x.data)), x.axes)
             return combine(backend, self._sig_t, x, args[1])
@@ -109,6 +112,8 @@ class BuiltinCalls(EvaluatorState):
             return backend.step(x)
         if name == "gelu":
             return backend.gelu(x)  # the exact (erf) form, as one fused op where there is one
+        if name == "gelu_tanh":
+            return backend.gelu_tanh(x)
         return getattr(backend, name)(x)
 
     def _sig_t(self, x: Any, t: Any) -> Any:
@@ -151,9 +156,7 @@ class BuiltinCalls(EvaluatorState):
             raise EvaluationError(f"topk chooses along the last left-hand-side axis "
                                   f"`{axis}`, which its argument does not have")
         row = backend.shape(x.data)[x.axes.index(axis)]
-        if k > row:
-            raise EvaluationError(f"topk(k={k}) asks for more values than a row along `{axis}` "
-                                  f"holds ({row})")
+        k = min(k, row)  # capped at the row, as the seed DSL's topk (warning topk-capped)
         axes = tuple(a for a in x.axes if a != axis) + (axis,)
         return LArray(backend.topk(align(backend, x, axes), k), axes)
 
@@ -177,6 +180,16 @@ class BuiltinCalls(EvaluatorState):
 
     def _const(self, literal: ir.Expr) -> LArray:
         value = _literal(literal)
+        stmt = self.info.stmt
+        if isinstance(stmt, ir.Equation) and stmt.rhs is not None and stmt.lhs.indices:
+            # `W[0,h] = const([[...]])`: the literal's axis at a constant is that position
+            import numpy as np
+
+            array = np.asarray(value, dtype=np.float64)
+            fixed = tuple(p for p, i in enumerate(stmt.lhs.indices)
+                          if isinstance(i, ir.IndexConst) and p < array.ndim)
+            if fixed and all(array.shape[p] == 1 for p in fixed):
+                value = array.reshape([n for p, n in enumerate(array.shape) if p not in fixed])
         data = self.backend.asarray(value)
         rank = len(self.backend.shape(data))
         names = self.info.lhs_order[:rank]

@@ -72,6 +72,7 @@ class Execution:
         self.values: dict[str, Any] = {}
         self.statements = analysis.program.statements
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
+        self.floats: Any = None  # run.float_warnings.FloatWarnings, set by the program
         # over a device mesh: puts a tensor's value where its sharding says
         self.place: Callable[[str, Any], Any] | None = getattr(self.backend, "place", None)
         config = getattr(program, "config", None)
@@ -117,6 +118,8 @@ class Execution:
         answers = self.memo_of("answers", lambda: [
             (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
         for k, stmt in answers:
+            if self.floats is not None:
+                self.floats.computing = k
             if isinstance(stmt, ir.Query):
                 result.queries.append(outputs.answer(self.analysis, self.backend, self.infos[k],
                                                      self.values, stmt))
@@ -176,6 +179,8 @@ class Execution:
         """Compute one group of the evaluation order (a tensor, or a recursive group).
         A tensor that the program text alone fixes (constants, masks, what is
         computed from them only) is computed once per shape signature."""
+        if self.floats is not None:
+            self.floats.computing = group[0]  # whose line a NumPy warning names
         constant = self.bases is None and group[0] in self._constants()
         if constant and ("value", group[0]) in self.memo:
             self.values[group[0]] = self.memo["value", group[0]]

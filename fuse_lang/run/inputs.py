@@ -60,7 +60,8 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
         return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
     if info.kind in ("source", "relation source"):
         path = base_dir / (info.source_path or "")
-        if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
+        if (info.boolean and path.suffix.lower() not in (".npy", ".npz")) \
+                or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
             data = _relation(analysis, name, path, shape)
         else:
             data = load_dense(path, name, np.float64)

@@ -22,6 +22,7 @@ from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
+from .float_warnings import FloatWarnings
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
@@ -218,9 +219,13 @@ class CompiledProgram:
                  and not isinstance(value, np.ndarray) else np.asarray(value)
                  for name, value in (inputs or {}).items()}
         analysis, infos, memo = self._prepared(given)
-        with self.backend.context(), watching(checkpoint):
-            result = Execution(self, analysis, infos, given, write_sinks, memo, native,
-                               checkpoint).go()
+        floats = FloatWarnings()
+        with self.backend.context(), watching(checkpoint), floats.watching():
+            run = Execution(self, analysis, infos, given, write_sinks, memo, native,
+                            checkpoint)
+            run.floats = floats
+            result = run.go()
+        floats.reissue(analysis)
         result.not_run = list(self.not_run)
         result.backend = self.backend_choice
         return result
