@@ -6,7 +6,8 @@ from functools import lru_cache
 from typing import Collection, Container
 
 from ..front import ir
-from ..front.builtins import BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS
+from ..front.builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS,
+                              SCHEDULE_BUILTINS, SCHEDULE_PER)
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
 from .literals import is_number, is_whole, literal_shape
@@ -72,6 +73,13 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
             out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
         elif kw.name == "k" and not is_whole(kw.value):
             out.append(make("bad-argument", "`k=` takes a whole number", kw.value.span))
+        elif kw.name == "steps" and not (is_whole(kw.value) and kw.value.value >= 1):
+            out.append(make("bad-argument", "`steps=` takes a whole number of at least 1",
+                            kw.value.span))
+        elif kw.name == "per" and not (isinstance(kw.value, ir.Number)
+                                       and kw.value.text in SCHEDULE_PER):
+            out.append(make("bad-argument", f"`per=` is {' or '.join(SCHEDULE_PER)}",
+                            kw.value.span))
 
 
 def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
@@ -134,10 +142,32 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                          for v in ir.index_vars(i)} for r in ir.refs(arg)):
                 out.append(make("bad-argument", f"every argument of concat needs the axis "
                                 f"`{name}` it joins along", arg.span))
+    elif call.name in SCHEDULE_BUILTINS:
+        _check_schedule(call, stmt, out)
     elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
         if not (stmt.lhs.indices or "axis" in given):
             out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
                             f"left-hand side has none", call.span))
+
+
+def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`T = linear(1.0, 0.1, steps=10)`: numbers, the whole right-hand side of a
+    scalar tensor's only equation (run/schedules.py gives its value)."""
+    if not (isinstance(stmt, ir.Equation) and stmt.rhs is call and stmt.op == "="
+            and stmt.lhs.indices is None):
+        out.append(make("bad-argument", f"a schedule is the whole right-hand side of a scalar "
+                        f"tensor: `T = {call.name}(1.0, 0.1, steps=10)`, then `sig(x, T)`",
+                        call.span))
+        return
+    for arg in call.args:
+        if not is_number(arg) or (isinstance(arg, ir.Number) and arg.text in SCHEDULE_PER):
+            out.append(make("bad-argument", f"`{call.name}` takes numbers: the start and the "
+                            f"end", arg.span))
+            return
+        if call.name == "exponential" and not (isinstance(arg, ir.Number) and arg.value > 0):
+            out.append(make("bad-argument", "`exponential` goes from start to end by a "
+                            "constant factor: both must be above 0", arg.span))
+            return
 
 
 def _lhs_vars(stmt: ir.Statement) -> set[str]:

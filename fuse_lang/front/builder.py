@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import ir
-from .builtins import BUILTINS, RESERVED_WORDS
+from .builtins import BUILTINS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .diagnostics import Diagnostic, make
 from ..fastinit import frozen_dataclass
@@ -557,10 +557,15 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
             positional.append(arg)
         elif arg.kind == "kwarg":
             assert arg.name is not None
-            if arg.name.name == "axis" and type(arg.value) is ir.Number:
+            value = arg.value
+            if arg.name.name == "axis" and type(value) is ir.Number:
                 _NUMERIC_AXES.append(True)  # `axis=0`, the seeds' spelling: named when
                 # the statement is made (numbered_axes_named)
-            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
+            elif arg.name.name == "per" and type(value) is ir.Ref and value.indices is None \
+                    and value.name in SCHEDULE_PER:
+                # `per=run`: a word, not a tensor; kept as a number whose text is the word
+                value = ir.Number(float(SCHEDULE_PER.index(value.name)), value.name, value.span)
+            keywords.append(ir.Keyword(arg.name.name, arg.name.span, value, arg.span))
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)

@@ -26,6 +26,16 @@ def _unary(name: str, doc: str) -> Builtin:
     return Builtin(name, 1, 1, (), (), f"{name}(x)", doc)
 
 
+def _schedule(name: str, formula: str) -> Builtin:
+    return Builtin(name, 2, 2, ("steps", "per"), ("steps",),
+                   f"{name}(start, end, steps=N, per=iteration)",
+                   f"A temperature schedule, the whole right-hand side of a scalar tensor "
+                   f"(`T = {name}(1.0, 0.1, steps=10)`): at step s it is {formula}, and `end` "
+                   f"from step N on.  The step is the fixpoint round (`per=iteration`, the "
+                   f"default: round 0 first) or the program's run (`per=run`: its first run "
+                   f"is step 0).", elementwise=False)
+
+
 BUILTINS: dict[str, Builtin] = {
     b.name: b
     for b in (
@@ -66,6 +76,9 @@ BUILTINS: dict[str, Builtin] = {
                 "Negation: 1 where no tuple of P matches, else 0 (1 - step of the atom summed over "
                 "the variables it alone has). Every other variable must be bound by a positive "
                 "atom, and a relation may not depend on itself through `not`."),
+        _schedule("linear", "start + (end - start)·s/N"),
+        _schedule("exponential", "start·(end/start)^(s/N) (start and end above 0)"),
+        _schedule("cosine", "end + (start - end)·(1 + cos(π·s/N))/2"),
         Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
@@ -84,5 +97,8 @@ KEYWORDS = frozenset({"export", "axis", "param", "reduce", "not"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})
+# Temperature schedules (run/schedules.py) and the words `per=` takes.
+SCHEDULE_BUILTINS = frozenset({"linear", "exponential", "cosine"})
+SCHEDULE_PER = ("iteration", "run")
 # Builtins that normalise along one axis.
 NORMALISING_BUILTINS = frozenset({"softmax", "lnorm"})

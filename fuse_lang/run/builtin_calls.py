@@ -23,6 +23,9 @@ class BuiltinCalls(EvaluatorState):
             return self._const(call.args[0])
         if name == "causal_mask":
             return self._causal_mask(call)
+        if name in ("linear", "exponential", "cosine"):  # a schedule's first step; a run
+            # gives its value as an input instead (run.schedules)
+            return LArray(backend.asarray(_number(call.args[0], 0.0)), ())
         if name in ("even", "odd"):
             var = call.args[0]
             assert isinstance(var, ir.Ref)
@@ -45,7 +48,7 @@ class BuiltinCalls(EvaluatorState):
             if "T" in kwargs:  # sig(x, T=...), the seeds' spelling of sig(x, T)
                 args = [x, self.arg(kwargs["T"])]
             if len(args) == 1:
-                return LArray(1 / (1 + backend.exp(-x.data)), x.axes)
+                return LArray(self._logistic(x.data), x.axes)
             return combine(backend, self._sig_t, x, args[1])
         if name == "pow":
             return combine(backend, backend.power, args[0], args[1])
@@ -119,7 +122,14 @@ class BuiltinCalls(EvaluatorState):
     def _sig_t(self, x: Any, t: Any) -> Any:
         backend = self.backend
         safe = backend.where(t == 0, 1.0, t)
-        return backend.where(t == 0, backend.step(x), 1 / (1 + backend.exp(-x / safe)))
+        return backend.where(t == 0, backend.step(x), self._logistic(x / safe))
+
+    def _logistic(self, z: Any) -> Any:
+        """1/(1+e^-z) without overflow: e^-|z| is at most 1 (a cold temperature makes
+        |z| large, and e^|z| past float32's range warned and meant nothing)."""
+        backend = self.backend
+        e = backend.exp(-backend.abs(z))
+        return backend.where(z >= 0, 1 / (1 + e), e / (1 + e))
 
     def _norm_axis(self, kwargs: dict) -> str:
         axis = kwargs.get("axis")

@@ -73,6 +73,9 @@ class Execution:
         self.statements = analysis.program.statements
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
         self.floats: Any = None  # run.float_warnings.FloatWarnings, set by the program
+        # `per=iteration` temperature schedules (run.schedules), set by the program:
+        # a fixpoint sets them before each round, so it runs round by round eagerly
+        self.schedules: dict[str, Any] = {}
         # over a device mesh: puts a tensor's value where its sharding says
         self.place: Callable[[str, Any], Any] | None = getattr(self.backend, "place", None)
         config = getattr(program, "config", None)
@@ -155,7 +158,9 @@ class Execution:
                 self._compiled_segment(("segment", self.write_sinks, number), items)
                 continue
             for group, single in items:
-                if hasattr(self.backend, "while_loop") and self._looped(group):
+                if self.schedules and self._looped(group):
+                    self._one(group, single)  # rounds with their own temperatures
+                elif hasattr(self.backend, "while_loop") and self._looped(group):
                     self._compiled_loop(("loop", self.write_sinks, number), group)
                 elif self._looped(group):
                     self._compiled_rounds(("round", self.write_sinks, number), group)
@@ -420,6 +425,11 @@ class Execution:
         if name in self.sparse_names():
             return value if is_sparse(value) else self.backend.sparse_from(value)
         return self.backend.asarray(value) if is_sparse(value) else value
+
+    def advance_schedules(self, iteration: int) -> None:
+        """Before fixpoint round `iteration`: the `per=iteration` temperatures of it."""
+        for name, schedule in self.schedules.items():
+            self.values[name] = self.backend.asarray(schedule.value(int(iteration)))
 
     def equations(self, name: str) -> list[int]:
         return self.memo_of(("equations", name),

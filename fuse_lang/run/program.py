@@ -23,6 +23,7 @@ from .backends import BackendError, get_backend
 from .evaluate import StatementInfo, statement_info
 from .execution import Execution
 from .float_warnings import FloatWarnings
+from .schedules import schedules_of
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
@@ -181,6 +182,8 @@ class CompiledProgram:
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
+        # how many runs this program has started: the step of `per=run` schedules
+        self.runs = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)
         self.interrupt: Callable[[], None] | None = None
         # told how far a run is, at the same checkpoints (run.limits.RunProgress)
@@ -219,11 +222,19 @@ class CompiledProgram:
                  and not isinstance(value, np.ndarray) else np.asarray(value)
                  for name, value in (inputs or {}).items()}
         analysis, infos, memo = self._prepared(given)
+        schedules = memo.get("schedules")
+        if schedules is None:
+            schedules = memo["schedules"] = schedules_of(analysis)
+        if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
+            given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
+                        for name, s in schedules.items()}, **given}
+        self.runs += 1
         floats = FloatWarnings()
         with self.backend.context(), watching(checkpoint), floats.watching():
             run = Execution(self, analysis, infos, given, write_sinks, memo, native,
                             checkpoint)
             run.floats = floats
+            run.schedules = {n: s for n, s in schedules.items() if s.per == "iteration"}
             result = run.go()
         floats.reissue(analysis)
         result.not_run = list(self.not_run)
