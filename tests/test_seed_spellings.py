@@ -33,6 +33,16 @@ def codes(text, tmp_path=None):
                                     tmp_path).diagnostics]
 
 
+# ------------------------------------------------------ a backslash continues a line
+def test_a_backslash_ending_a_line_continues_the_statement(tmp_path):
+    text = "\\\n# the seeds' programs start like this\nX = const([1,2])\nY[i] = X[i] \\\n  + 1\nexport Y\n"
+    assert text.startswith("\\\n")
+    assert codes(text) == []
+    np.testing.assert_array_equal(run(text, tmp_path)["Y"], [2, 3])
+    # elsewhere a backslash is still not part of the language
+    assert "invalid-character" in codes("X = const([1,2]) \\ 2")
+
+
 # ---------------------------------------------------------------- sig(x, T=...)
 def test_sig_temperature_as_keyword_equals_positional(tmp_path):
     out = run("X = const([-1, 0.5, 2])\nA[i] = sig(X[i], T=0.5)\nB[i] = sig(X[i], 0.5)\n"
