@@ -157,6 +157,11 @@ def test_a_sink_that_cannot_be_evaluated_is_located_not_internal(tmp_path, capsy
     assert "line 2: sink 'm.npy'" in err
 
 
+def test_a_sink_that_cannot_be_evaluated_is_a_fuse_error_through_the_api(tmp_path):
+    with pytest.raises(fuse_lang.FuseError, match="line 2: sink 'm.npy': causal_mask"):
+        run('X = const([1,2])\n"m.npy" = causal_mask(3)\nexport X', tmp_path)
+
+
 def test_numpy_warnings_name_the_program_line_not_the_engine(tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -20,7 +20,7 @@ from ..front.diagnostics import Diagnostic, Severity
 from . import scheduler
 from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
-from .evaluate import StatementInfo, statement_info
+from .evaluate import EvaluationError, StatementInfo, statement_info
 from .execution import Execution
 from .float_warnings import FloatWarnings
 from .schedules import schedules_of
@@ -235,7 +235,10 @@ class CompiledProgram:
                             checkpoint)
             run.floats = floats
             run.schedules = {n: s for n, s in schedules.items() if s.per == "iteration"}
-            result = run.go()
+            try:
+                result = run.go()
+            except EvaluationError as err:  # one not located by a statement: still the
+                raise FuseError(str(err)) from None  # program's problem, in its words
         floats.reissue(analysis)
         result.not_run = list(self.not_run)
         result.backend = self.backend_choice
