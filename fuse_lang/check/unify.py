@@ -424,7 +424,8 @@ class Unification:
     def _topk_extent(self, item: TopkCount) -> None:
         d = self.domains
         row = d.extent(item.part)
-        count = item.count if row is None else min(item.count, row)
+        # past the largest extent, K itself is the mistake (extent-too-large)
+        count = item.count if row is None or item.count > MAX_EXTENT else min(item.count, row)
         what = f"topk(k={short_number(item.count)})"
         if count < item.count:
             what += f" capped at the row's {short_number(row)}"
