@@ -110,6 +110,15 @@ def test_topk_sink_writes_index_score_pairs(tmp_path, backend):
     assert [[i for i, _ in row] for row in everything] == [[1, 2, 0], [0, 1, 2]]  # capped
 
 
+@pytest.mark.parametrize("sink", ["t.jsonl", "t.npy"])
+def test_topk_in_a_sink_with_a_huge_k_gives_the_whole_row(tmp_path, sink):
+    run(f'X = const([[1,3,2]])\n"{sink}" = topk(X[i,j], k=1{"0" * 400})\nexport X', tmp_path)
+    if sink.endswith(".jsonl"):
+        assert json.loads((tmp_path / sink).read_text()) == [[1, 3.0], [2, 2.0], [0, 1.0]]
+    else:
+        np.testing.assert_array_equal(np.load(tmp_path / sink), [[3, 2, 1]])
+
+
 def test_topk_larger_than_its_row_is_capped_with_a_warning(tmp_path):
     text = "X = const([[3,1,2],[0,5,4]])\nY[i,j] = topk(X[i,j], k=5)\nexport Y"
     assert codes(text) == ["topk-capped"]

@@ -64,7 +64,9 @@ class BuiltinCalls(EvaluatorState):
             assert isinstance(axis_ref, ir.Ref)
             return self._concat(args, axis_ref.name)
         if name == "topk":
-            return self._topk(args[0], int(_number(kwargs["k"], 1)))
+            count = kwargs["k"]  # exact from its digits (a float of 10^400 is inf)
+            return self._topk(args[0], int(count.text) if isinstance(count, ir.Number)
+                              and count.text.isdigit() else int(_number(count, 1)))
         raise EvaluationError(f"`{name}` is not a builtin")
 
     def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:

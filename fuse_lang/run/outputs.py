@@ -190,7 +190,7 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
             write_topk_pairs(target, rows)
             return str(target)
         value: LArray = evaluator.scope(rhs, 0)
-    except (EvaluationError, FloatingPointError, ValueError, RuntimeError) as err:
+    except (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError) as err:
         raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
     except OSError as err:
         raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
@@ -230,7 +230,7 @@ def _topk_pairs(backend: Any, x: LArray, call: ir.Call) -> list[list[list]]:
     as (index, score) pairs, descending, ties to the lower index (as the seed DSL
     writes them); k is capped at the row's length."""
     count = next(kw.value for kw in call.kwargs if kw.name == "k")
-    k = int(count.value) if isinstance(count, ir.Number) else 1
+    k = int(count.text) if isinstance(count, ir.Number) and count.text.isdigit() else 1
     data = np.asarray(x.data.on_numpy().matrix.toarray() if is_sparse(x.data)
                       else backend.to_numpy(x.data), dtype=np.float64)
     rows = np.atleast_2d(data).reshape(-1, data.shape[-1] if data.ndim else 1)
