@@ -335,6 +335,7 @@ def _read_inputs(items: list[str]) -> dict | int:
 def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
     """The run's result, or the exit status after its error was printed."""
     from .cli_progress import progress_bar
+    from .run.evaluate import EvaluationError
     from .run.program import FuseError, compile
 
     representation = {}
@@ -382,6 +383,9 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                 print(render_text(args.path, lines, d), file=sys.stderr)
         else:
             print(f"fuse: {args.path}: {err}", file=sys.stderr)
+        return EXIT_ERRORS
+    except EvaluationError as err:  # a problem of the program, said in its words
+        print(f"fuse: {args.path}: {err}", file=sys.stderr)
         return EXIT_ERRORS
     except Exception as err:  # never a traceback: an engine bug is still one paragraph
         print(f"fuse: {args.path}: internal error while running: {type(err).__name__}: {err}",

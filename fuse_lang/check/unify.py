@@ -99,9 +99,19 @@ class Valued(NamedTuple):
     stamp: int
 
 
-Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum, Valued]
+class TopkCount(NamedTuple):
+    """`topk(x, k=K)`: the LHS axis has extent K, or the row's if that is shorter
+    (topk is capped there, as the seed DSL's is; the checker warns)."""
+
+    var: tuple
+    part: tuple
+    count: int
+    span: Span
+
+
+Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum, Valued, TopkCount]
 Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum,
-               Valued]
+               Valued, TopkCount]
 
 # the hottest are made from a tuple of their fields, skipping the named tuple's __new__
 _new_vars = partial(tuple.__new__, Vars)
@@ -258,8 +268,7 @@ def _topk_axis(k: int, stmt: ir.Statement, call: ir.Call, out: dict, ops: list[O
             if ir.reads_along(index, axis):
                 out[(id(ref), pos)] = key
     extent = int(count.text)  # type: ignore[union-attr]  # (exact, where its float is not)
-    ops.append(SetExtent(("var", k, axis), Evidence(
-        extent, count.span, f"topk(k={short_number(extent)})")))
+    ops.append(TopkCount(("var", k, axis), key, extent, count.span))
 
 
 def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]) -> None:
@@ -275,6 +284,8 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
             if shape is None:
                 continue
             for pos, extent in enumerate(shape):
+                if pos < len(lhs_indices) and type(lhs_indices[pos]) is ir.IndexConst:
+                    continue  # `W[0,h] = const([[...]])`: that axis is the one position 0
                 ops.append(SetExtent(("axis", stmt.lhs.name, pos), Evidence(
                     extent, node.args[0].span, "this literal")))
         elif node.name == "causal_mask" and is_whole(node.args[0]):
@@ -379,7 +390,9 @@ class Unification:
             src = sym.source
             assert src is not None
             span = src.path.span
-            if sym.boolean and info.columns is not None:
+            # a .txt token file reads as a relation also on a `[ ]` tensor (a 0/1
+            # position × token matrix, the seed DSL's spelling): its tokens are symbols
+            if info.columns is not None and (sym.boolean or src.path.value.endswith(".txt")):
                 for pos, value in info.first_seen:  # row by row
                     if isinstance(value, int):
                         d.add_position(("axis", name, pos), value, span)
@@ -417,12 +430,27 @@ class Unification:
                                                     f"the slice {start}: of an axis of {full}"))
                 elif start is None and stop is not None:
                     d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))
+            elif kind is TopkCount:
+                self._topk_extent(item)
             elif kind is ConcatSum:
                 extents = [d.extent(p) for p in item.parts]
                 if all(e is not None for e in extents):
                     d.set_extent(item.var, Evidence(
                         sum(extents), item.span,  # type: ignore[arg-type]
                         f"concat ({' + '.join(map(str, extents))})"))
+
+    def _topk_extent(self, item: TopkCount) -> None:
+        d = self.domains
+        row = d.extent(item.part)
+        # past the largest extent, K itself is the mistake (extent-too-large)
+        count = item.count if row is None or item.count > MAX_EXTENT else min(item.count, row)
+        what = f"topk(k={short_number(item.count)})"
+        if count < item.count:
+            what += f" capped at the row's {short_number(row)}"
+            self.diags.append(make(
+                "topk-capped", f"topk(k={short_number(item.count)}) asks for more values than "
+                f"a row holds ({short_number(row)}); it gives {short_number(row)}", item.span))
+        d.set_extent(item.var, Evidence(count, item.span, what))
 
     def _check_positions(self) -> None:
         """Integer constants and symbols beyond a known extent, and extents too large."""

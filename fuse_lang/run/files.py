@@ -425,6 +425,15 @@ def _refuse_dense_form(path: Path, matrix: Any) -> None:
                           f"write it to .npz or .tsv, which keep it sparse")
 
 
+def write_topk_pairs(path: Path, rows: list[list[list]]) -> None:
+    """topk's (index, score) pairs: a .jsonl line per row, or one .json list of rows."""
+    if path.suffix.lower() == ".json":
+        text = json.dumps(rows)
+    else:
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+    atomic_write(path, text.encode("utf-8"))
+
+
 def _true_positions(array) -> Iterator[tuple]:
     """The positions where a Boolean array holds 1, row by row (a scipy sparse
     array read off its non-zeros)."""

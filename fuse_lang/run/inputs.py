@@ -70,7 +70,8 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
             return _sparse_file_base(analysis, backend, name, matrix, shape, facts, sparse), True
     if info.kind in ("source", "relation source"):
         path = base_dir / file
-        if info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES:
+        if (info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES) \
+                or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
             data = _relation(analysis, name, path, shape)
         else:
             data = load_dense(path, name, np.float64, key)

@@ -9,8 +9,8 @@ import numpy as np
 from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
-from .evaluate import Evaluator, StatementInfo
-from .files import FileProblem, check_sink_path, names_by_position, write_sink
+from .evaluate import EvaluationError, Evaluator, StatementInfo
+from .files import FileProblem, check_sink_path, names_by_position, write_sink, write_topk_pairs
 from .labelled import LArray
 from .results import FuseError, QueryAnswer
 from .sparse import SparseTensor, is_sparse
@@ -196,7 +196,21 @@ def _constant_position(analysis: Analysis, name: str, pos: int, ix: ir.IndexCons
 def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
           stmt: ir.Sink, base_dir: Path, allow_outside: bool) -> str:
     """Write a sink's value to its file; returns the path written."""
-    value: LArray = Evaluator(backend, analysis, info, values).scope(stmt.rhs, 0)
+    evaluator = Evaluator(backend, analysis, info, values)
+    target = _sink_target(analysis, stmt, base_dir, allow_outside)
+    rhs = stmt.rhs
+    try:
+        if isinstance(rhs, ir.Call) and rhs.name == "topk" \
+                and target.suffix.lower() in (".json", ".jsonl"):
+            rows = _topk_pairs(backend, evaluator.arg(rhs.args[0]), rhs)
+            write_topk_pairs(target, rows)
+            return str(target)
+        value: LArray = evaluator.scope(rhs, 0)
+    except (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError) as err:
+        raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
+    except OSError as err:
+        raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
+                        f"{err.strerror or err}") from None
     data = value.data.on_numpy().matrix if is_sparse(value.data) else \
         np.asarray(backend.to_numpy(value.data))
     boolean = False
@@ -216,7 +230,6 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
         else:
             symbols = [by_var.get(axis) for axis in value.axes]
         name = stmt.rhs.name
-    target = _sink_target(analysis, stmt, base_dir, allow_outside)
     try:
         write_sink(target, name, data, boolean, symbols)
     except FileProblem as err:
@@ -226,6 +239,22 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
         raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
                         f"{err.strerror or err}{where}") from None
     return str(target)
+
+
+def _topk_pairs(backend: Any, x: LArray, call: ir.Call) -> list[list[list]]:
+    """`"top.jsonl" = topk(X[p,t], k=5)`: per row along the last axis, the k largest
+    as (index, score) pairs, descending, ties to the lower index (as the seed DSL
+    writes them); k is capped at the row's length."""
+    count = next(kw.value for kw in call.kwargs if kw.name == "k")
+    k = int(count.text) if isinstance(count, ir.Number) and count.text.isdigit() else 1
+    data = np.asarray(x.data.on_numpy().matrix.toarray() if is_sparse(x.data)
+                      else backend.to_numpy(x.data), dtype=np.float64)
+    rows = np.atleast_2d(data).reshape(-1, data.shape[-1] if data.ndim else 1)
+    out = []
+    for row in rows:
+        order = np.argsort(-row, kind="stable")[:k]
+        out.append([[int(i), float(row[i])] for i in order])
+    return out
 
 
 def check_sinks(analysis: Analysis, base_dir: Path, allow_outside: bool) -> None:

@@ -20,8 +20,10 @@ from ..front.diagnostics import Diagnostic, Severity
 from . import scheduler
 from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
-from .evaluate import StatementInfo, statement_info
+from .evaluate import EvaluationError, StatementInfo, statement_info
 from .execution import Execution
+from .float_warnings import FloatWarnings
+from .schedules import schedules_of
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
 from ..plan.demand import DemandPlan, plan_demand
@@ -257,6 +259,8 @@ class CompiledProgram:
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
+        # how many runs this program has started: the step of `per=run` schedules
+        self.runs = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)
         self.interrupt: Callable[[], None] | None = None
         # told how far a run is, at the same checkpoints (run.limits.RunProgress)
@@ -307,9 +311,24 @@ class CompiledProgram:
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
                          **given}
         analysis, infos, memo = self._prepared(given)
-        with self.backend.context(), watching(checkpoint):
-            result = Execution(self, analysis, infos, given, write_sinks, memo, native,
-                               checkpoint).go()
+        schedules = memo.get("schedules")
+        if schedules is None:
+            schedules = memo["schedules"] = schedules_of(analysis)
+        if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
+            given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
+                        for name, s in schedules.items()}, **given}
+        self.runs += 1
+        floats = FloatWarnings()
+        with self.backend.context(), watching(checkpoint), floats.watching():
+            run = Execution(self, analysis, infos, given, write_sinks, memo, native,
+                            checkpoint)
+            run.floats = floats
+            run.schedules = {n: s for n, s in schedules.items() if s.per == "iteration"}
+            try:
+                result = run.go()
+            except EvaluationError as err:  # one not located by a statement: still the
+                raise FuseError(str(err)) from None  # program's problem, in its words
+        floats.reissue(analysis)
         result.not_run = list(self.not_run)
         if self.demand is not None:  # answers under the queries' own texts and tensors
             rewritten = {w: (q, t) for q, t, w in self.demand.queries}

@@ -141,6 +141,10 @@ class Backend:
         """The exact (erf) form."""
         raise NotImplementedError
 
+    def gelu_tanh(self, x: Any) -> Any:
+        """The tanh approximation of gelu (the seed DSL's `gelu`), one formula for all."""
+        return 0.5 * x * (1 + self.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
     def topk(self, x: Any, k: int) -> Any:
         """The k largest along the last axis, descending."""
         raise NotImplementedError
