@@ -169,7 +169,7 @@ def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
     np.add.at(shown, flat[first], values[first])
     return ArraySummary(tuple(int(n) for n in matrix.shape), str(matrix.dtype), size, *stats,
                         int(values.size - finite.size), tuple(float(v) for v in shown),
-                        size > preview)
+                        size > preview, int(np.count_nonzero(values)))
 
 
 def summarize_query(answer: QueryAnswer) -> QuerySummary:
