@@ -362,14 +362,18 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
     its shape allows (see the module's docstring), else on dense copies."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
-    if len(terms) == 2:
+    if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2:
         result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
         if result is not None:
             return _as_result(result, dtype)
-    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == 2 and set(out) == set(terms[0]):
-        return arrays[0].copy() if out == terms[0] else arrays[0].T
-    dense = [np.asarray(a) for a in arrays]
-    return np.asarray(np.einsum(spec, *dense), dtype=dtype)
+    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == len(terms[0]) \
+            and set(out) == set(terms[0]):
+        if out == terms[0]:
+            return arrays[0].copy()
+        return arrays[0].transpose([terms[0].index(x) for x in out])
+    from . import sparse_join  # any other join of tuples, of any arity (run/sparse_join.py)
+
+    return sparse_join.einsum(spec, arrays, dtype)
 
 
 def _as_result(x: Any, dtype: Any) -> Any:
@@ -445,9 +449,13 @@ def _matrix(x: Any, term: str, kept: list[str], contracted: str, rows_first: boo
     return matrix if in_order else matrix.T
 
 
-def from_rows(shape: tuple[int, int], rows: Any, dtype: Any) -> SparseTensor:
+def from_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
     """A 0/1 tensor from positions (an n x 2 array or a list of pairs); positions
-    outside the shape are dropped."""
+    outside the shape are dropped.  Of three axes or more: a SparseRelation."""
+    if len(shape) != 2:
+        from .sparse_nd import SparseRelation
+
+        return SparseRelation.from_positions(shape, rows, dtype)
     positions = np.asarray(rows, dtype=np.int64).reshape(-1, 2)
     inside = (positions >= 0).all(axis=1) & (positions[:, 0] < shape[0]) & \
         (positions[:, 1] < shape[1])
