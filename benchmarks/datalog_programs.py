@@ -149,3 +149,165 @@ def points_to_reference(rel: dict[str, list[tuple]]) -> dict[str, set[tuple]]:
         pt |= new_pt
         hpt |= new_hpt
     return {"Pt": pt, "Hpt": hpt}
+
+
+# ---- the wide program: 100,000 facts, 56 rules (joins, recursion, negation, unions)
+WIDE_FILES = {"edge": ("Edge", 2), "link": ("Link", 3), "label": ("Label", 2),
+              "owner": ("Owner", 2), "member": ("Member", 2), "perm": ("Perm", 3),
+              "bad": ("Bad", 1)}
+KINDS = 10
+
+
+def wide_rules() -> list[list[tuple]]:
+    """The rules, stratum by stratum: (head, head args, body) with body atoms
+    (negated, relation, args); lower-case args are variables, others constants."""
+    def atom(text: str, negated: bool = False) -> tuple:
+        name, args = text.rstrip(")").split("(")
+        return (negated, name, tuple(a.strip() for a in args.split(",")))
+
+    def rule(head: str, *body: str) -> tuple:
+        _, name, args = atom(head)
+        return (name, args, tuple(atom(b[4:], True) if b.startswith("not ") else atom(b)
+                                  for b in body))
+
+    base = [rule("Node(x)", "Edge(x, y)"), rule("Node(y)", "Edge(x, y)"),
+            rule("Person(p)", "Owner(x, p)")]
+    base += [rule(f"L{k}(x, y)", f"Link(x, K{k}, y)") for k in range(KINDS)]
+    base += [rule(f"Hop{k}(x, z)", f"L{k}(x, y)", f"L{(k + 1) % KINDS}(y, z)")
+             for k in range(KINDS)]
+    base += [rule("Conn(x, y)", f"Hop{k}(x, y)") for k in range(KINDS)]
+    base += [rule("Can(p, x, a)", "Member(p, g)", "Perm(g, x, a)"),
+             rule("Team(p, q)", "Member(p, g)", "Member(q, g)")]
+    reach = [rule("Reach(x, y)", "Edge(x, y)"), rule("Reach(x, z)", "Reach(x, y)", "Edge(y, z)")]
+    conn = [rule("ConnR(x, y)", "Conn(x, y)"), rule("ConnR(x, z)", "ConnR(x, y)", "Conn(y, z)")]
+    derived = [rule("Tagged(x, l)", "Label(x, l)"), rule("Tagged(y, l)", "Reach(x, y)", "Label(x, l)"),
+               rule("Tainted(x)", "Bad(x)"), rule("Tainted(y)", "Reach(x, y)", "Bad(x)"),
+               rule("Share(p, q)", "ConnR(x, y)", "Owner(x, p)", "Owner(y, q)")]
+    negated = [rule("Safe(x)", "Node(x)", "not Bad(x)"),
+               rule("Clean(x)", "Node(x)", "not Tainted(x)"),
+               rule("Exposed(p, x)", "Owner(x, p)", "Tainted(x)"),
+               rule("Allowed(p, x, a)", "Can(p, x, a)", "Clean(x)"),
+               rule("Denied(p, x, a)", "Can(p, x, a)", "Tainted(x)"),
+               rule("OwnsTagged(p, l)", "Owner(x, p)", "Tagged(x, l)"),
+               rule("Peer(p, q)", "Team(p, q)", "not Share(p, q)")]
+    last = [rule("Trusted(p)", "Person(p)", "not Exposed(p, x)"),
+            rule("Reader(p, x)", "Allowed(p, x, A0)"), rule("Writer(p, x)", "Allowed(p, x, A1)")]
+    final = [rule("Both(p, x)", "Reader(p, x)", "Writer(p, x)"),
+             rule("OnlyRead(p, x)", "Reader(p, x)", "not Writer(p, x)")]
+    return [base, reach, conn, derived, negated, last, final]
+
+
+def _atom_text(negated: bool, name: str, args: tuple) -> str:
+    return ("not " if negated else "") + f"{name}({', '.join(args)})"
+
+
+def wide(folder: Path, facts: int = 100_000, seed: int = 0) -> dict[str, list[tuple]]:
+    """Write the wide program (`wide.fuse`, 56 rules) and its relation files of
+    exactly `facts` facts into `folder`; return the relations' tuples by name."""
+    rng = np.random.default_rng(seed)
+    n_node = max(facts // 5, 40)
+    n_person, n_group = max(facts // 25, 4), max(facts // 250, 2)
+    share = {"edge": 0.30, "link": 0.20, "label": 0.15, "owner": 0.12, "member": 0.08,
+             "perm": 0.12}
+    out: dict[str, list[tuple]] = {}
+
+    def draw(kind: str, make) -> None:  # distinct rows, exactly the share of the facts
+        want, rows = int(facts * share[kind]) if kind in share else facts - sum(
+            len(r) for r in out.values()), {}
+        while len(rows) < want:
+            rows.update(dict.fromkeys(make(want)))
+        out[kind] = list(rows)[:want]
+
+    def edges(n):  # a DAG in blocks of 20 nodes: the closure grows with the edges
+        block = rng.integers(0, n_node // 20, n) * 20
+        u, v = rng.integers(0, 20, (2, n))
+        return [(f"n{b + min(a, c)}", f"n{b + max(a, c)}") for b, a, c in zip(block, u, v)
+                if a != c]
+
+    node = lambda n: rng.integers(0, n_node, n)  # noqa: E731
+    draw("edge", edges)
+    draw("link", lambda n: [(f"n{x}", f"K{k}", f"n{y}") for x, k, y in
+                            zip(node(n), rng.integers(0, KINDS, n), node(n))])
+    draw("label", lambda n: [(f"n{x}", f"l{k}") for x, k in zip(node(n), rng.integers(0, 30, n))])
+    draw("owner", lambda n: [(f"n{x}", f"p{p}") for x, p in
+                             zip(node(n), rng.integers(0, n_person, n))])
+    draw("member", lambda n: [(f"p{p}", f"g{g}") for p, g in
+                              zip(rng.integers(0, n_person, n), rng.integers(0, n_group, n))])
+    draw("perm", lambda n: [(f"g{g}", f"n{x}", f"A{a}") for g, x, a in
+                            zip(rng.integers(0, n_group, n), node(n), rng.integers(0, 5, n))])
+    draw("bad", lambda n: [(f"n{x}",) for x in rng.integers(0, n_node, n)])
+    lines = [f'{name}({", ".join("abc"[:arity])}) = "{file}.tsv"'
+             for file, (name, arity) in WIDE_FILES.items()]
+    lines += [f"{head}({', '.join(args)}) = " + " ".join(_atom_text(*b) for b in body)
+              for stratum in wide_rules() for head, args, body in stratum]
+    lines += ["export Reach", "export Can", "export Allowed", "export Share", "export Trusted",
+              "export OnlyRead", "export Both", "export OwnsTagged", "export Peer"]
+    for file in WIDE_FILES:
+        (folder / f"{file}.tsv").write_text("".join("\t".join(r) + "\n" for r in out[file]))
+    (folder / "wide.fuse").write_text("\n".join(lines) + "\n")
+    return {WIDE_FILES[file][0]: rows for file, rows in out.items()}
+
+
+def evaluate(facts: dict[str, list[tuple]], strata: list[list[tuple]]) -> dict[str, set]:
+    """A small reference Datalog evaluator: Python sets, stratum by stratum,
+    semi-naive within each (a rule is re-joined with each of its atoms of the
+    stratum read from the last round's new facts)."""
+    db: dict[str, set] = {name: set(rows) for name, rows in facts.items()}
+    for stratum in strata:
+        heads = {head for head, _, _ in stratum}
+        for head in heads:
+            db.setdefault(head, set())
+        delta = {h: set() for h in heads}
+        for head, args, body in stratum:  # the first round: every rule on everything
+            delta[head] |= _fire(db, args, body, None, None) - db[head]
+        for head in heads:
+            db[head] |= delta[head]
+        while any(delta.values()):
+            found = {h: set() for h in heads}
+            for head, args, body in stratum:
+                for k, (negated, name, _) in enumerate(body):
+                    if not negated and name in heads and delta[name]:
+                        found[head] |= _fire(db, args, body, k, delta[name])
+            delta = {h: found[h] - db[h] for h in heads}
+            for head in heads:
+                db[head] |= delta[head]
+    return db
+
+
+def _fire(db: dict[str, set], head_args: tuple, body: tuple, at: int | None,
+          delta: set | None) -> set:
+    """The head tuples one rule derives (atom `at` read from `delta`); a binding
+    is a tuple of the values of `names`, extended atom by atom through an index."""
+    order = sorted(range(len(body)), key=lambda k: (body[k][0], k != at))
+    names: list[str] = []
+    bindings: list[tuple] = [()]
+    for k in order:
+        negated, name, args = body[k]
+        rows = delta if k == at else db[name]
+        pos = {v: i for i, v in enumerate(names)}
+        bound = [(p, a) for p, a in enumerate(args) if not a[0].islower() or a in pos]
+        places = [p for p, _ in bound]
+        pick = [(pos[a], None) if a in pos else (None, a) for _, a in bound]
+
+        def key(b: tuple, pick: list = pick) -> tuple:
+            return tuple(b[i] if i is not None else c for i, c in pick)
+
+        if negated:  # no tuple agrees on the bound places (the others: any value)
+            keys = {tuple(row[p] for p in places) for row in rows}
+            bindings = [b for b in bindings if key(b) not in keys]
+            continue
+        fresh: list[int] = []
+        for p, a in enumerate(args):
+            if a[0].islower() and a not in pos and a not in names:
+                names.append(a)
+                fresh.append(p)
+        repeats = [(p, args.index(a)) for p, a in enumerate(args)
+                   if a[0].islower() and a not in pos and args.index(a) != p]
+        index: dict[tuple, list] = {}
+        for row in rows:
+            if all(row[p] == row[q] for p, q in repeats):
+                index.setdefault(tuple(row[p] for p in places), []).append(
+                    tuple(row[p] for p in fresh))
+        bindings = [b + more for b in bindings for more in index.get(key(b), ())]
+    pos = {v: i for i, v in enumerate(names)}
+    return {tuple(b[pos[a]] if a[0].islower() else a for a in head_args) for b in bindings}

@@ -261,6 +261,11 @@ class SparseTensor(SparseValue):
         new.eliminate_zeros()
         return SparseTensor(new) if new.nnz else None
 
+    def select(self, axis: int, position: int, dtype: Any) -> np.ndarray:
+        """One row (axis 0) or column (axis 1), dense (`R(A, y)`)."""
+        line = self.matrix[[position], :] if axis == 0 else self.matrix[:, [position]]
+        return np.asarray(line.toarray().reshape(-1), dtype=dtype)
+
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum / max / min / avg (a dense result)."""
         axis = None if len(axes) == 2 else axes[0]

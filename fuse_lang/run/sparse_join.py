@@ -23,6 +23,45 @@ from .sparse import SparseTensor, sp
 from .sparse_nd import SparseRelation, _coo_result
 
 
+class Complement:
+    """`not R(...)` of a sparse relation: 1 where R has no tuple.  Kept as R's
+    tuples; a join applies it as an anti-join (drops the matching tuples), and
+    anything else reads it dense."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, relation: Any) -> None:
+        self.relation = relation  # a 0/1 sparse tensor
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.relation.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        dense = 1 - np.asarray(self.relation)
+        return dense if dtype is None else dense.astype(dtype)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        dense = [np.asarray(x) if isinstance(x, Complement) else x for x in inputs]
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def __mul__(self, other: Any) -> Any:
+        return np.asarray(self) * other
+
+    __rmul__ = __mul__
+
+    def transpose(self, *order: Any) -> "Complement":
+        return Complement(self.relation.transpose(*order))
+
+    def reshape(self, *shape: Any) -> Any:
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
+
+
 @dataclass
 class Tuples:
     """An operand as tuples: positions per axis and a value each (no repeats)."""
@@ -37,6 +76,7 @@ class Tuples:
 
 
 def as_tuples(term: str, value: Any) -> Tuples:
+    """Any operand as its tuples: a sparse one's entries, a dense one's non-zeros."""
     if isinstance(value, SparseRelation):
         return Tuples(tuple(term), list(value.coords()), value.data)
     if isinstance(value, SparseTensor):
@@ -113,6 +153,14 @@ def join(a: Tuples, b: Tuples, keep: set[str], extents: dict[str, int]) -> Tuple
     return Tuples(tuple(rows_a + cols_b), coords, product.data)
 
 
+def anti_join(t: Tuples, negative: Tuples, extents: dict[str, int]) -> Tuples:
+    """t without the tuples that match one of `negative` on its axes (t has them all)."""
+    names = list(negative.axes)
+    mine, theirs = _group_keys([(t, names), (negative, names)], extents)
+    absent = ~np.isin(mine, theirs[negative.data > 0])
+    return Tuples(t.axes, [c[absent] for c in t.coords], t.data[absent])
+
+
 def _cost(a: Tuples, b: Tuples, extents: dict[str, int]) -> float:
     shared = [x for x in a.axes if x in b.axes]
     if not shared:
@@ -129,9 +177,16 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
     for term, value in zip(terms, arrays):
         for axis, extent in zip(term, np.shape(value)):
             extents[axis] = int(extent)
-    operands = [as_tuples(term, value) for term, value in zip(terms, arrays)]
+    positive = [(t, v) for t, v in zip(terms, arrays) if not isinstance(v, Complement)]
+    negated = [(t, v) for t, v in zip(terms, arrays) if isinstance(v, Complement)]
+    covered = {x for t, _ in positive for x in t}
+    if not positive or any(not set(t) <= covered for t, _ in negated):  # not anti-joins
+        positive, negated = list(zip(terms, arrays)), []
+    operands = [as_tuples(term, value) for term, value in positive]
+    filters = [as_tuples(term, value.relation) for term, value in negated]
+    needed = set(out) | {x for t in filters for x in t.axes}  # the anti-joins' axes stay
     while True:  # each axis no other operand (nor the result) has, summed out first
-        operands = [project(t, set(out) | {x for u in operands if u is not t for x in u.axes},
+        operands = [project(t, needed | {x for u in operands if u is not t for x in u.axes},
                             extents) for t in operands]
         if len(operands) == 1:
             break
@@ -139,10 +194,13 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
         i, j = min(pairs, key=lambda p: (_cost(operands[p[0]], operands[p[1]], extents),
                                          operands[p[0]].nnz * operands[p[1]].nnz))
         rest = [t for k, t in enumerate(operands) if k not in (i, j)]
-        keep = set(out) | {x for t in rest for x in t.axes}
+        keep = needed | {x for t in rest for x in t.axes}
         joined = join(operands[i], operands[j], keep, extents)
         operands = rest + [joined]
     (last,) = operands
+    for negative in filters:
+        last = anti_join(last, negative, extents)
+    last = project(last, set(out), extents)
     order = [last.axes.index(x) for x in out]
     return _coo_result(tuple(extents[x] for x in out), [last.coords[k] for k in order],
                        last.data.astype(dtype), dtype)

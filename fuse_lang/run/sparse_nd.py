@@ -247,6 +247,14 @@ class SparseRelation(SparseValue):
         self.data = np.insert(self.data, at, delta.data.astype(self.data.dtype))
         return self
 
+    def select(self, axis: int, position: int, dtype: Any) -> Any:
+        """The tuples with `position` on `axis`, without that axis (`R(x, A, y)`)."""
+        coords = self.coords()
+        at = coords[axis] == position
+        kept = [k for k in range(self.ndim) if k != axis]
+        return _coo_result(tuple(self.shape[k] for k in kept), [coords[k][at] for k in kept],
+                           self.data[at].astype(dtype), dtype)
+
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum (or max, min of non-negative values): sparse
         when two axes or more are left."""

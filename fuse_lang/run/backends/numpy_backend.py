@@ -8,6 +8,7 @@ import numpy as np
 from ...plan import contraction  # the one planner: what explain prints runs
 from .. import sparse
 from ..sparse import SparseTensor
+from ..sparse_join import Complement
 from ..sparse_nd import SparseRelation
 from . import BackendError
 from .base import Backend, elementwise_from
@@ -81,6 +82,8 @@ class NumpyBackend(Backend):
         return np.array(x, dtype=self.dtype)
 
     def take(self, x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+        if type(x) in _SPARSE and np.ndim(index) == 0:  # R(x, A, y): the tuples with A
+            return x.select(axis, int(index), self.dtype)
         return np.take(x, index, axis=axis)
 
     def diagonal(self, x: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -102,7 +105,7 @@ class NumpyBackend(Backend):
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
-        if any(type(a) in _SPARSE for a in arrays):
+        if any(type(a) in _JOINED for a in arrays):
             return sparse.einsum(spec, arrays, self.dtype)
         if len(arrays) <= 2:  # a pair is its own contraction path
             if len(arrays) == 1 or arrays[0].size + arrays[1].size <= _SMALL:
@@ -181,6 +184,10 @@ class NumpyBackend(Backend):
         out /= var
         return out
 
+    def complement(self, x: Any) -> Any:
+        """`not x` for a sparse x: kept as x's tuples, an anti-join in a join."""
+        return Complement(x.step(self.dtype))
+
     def step(self, x: np.ndarray) -> np.ndarray:
         if type(x) in _SPARSE:
             return x.step(self.dtype)
@@ -226,6 +233,7 @@ class NumpyBackend(Backend):
 
 
 _SPARSE = (SparseTensor, SparseRelation)
+_JOINED = (SparseTensor, SparseRelation, Complement)  # einsum joins these as tuples
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
