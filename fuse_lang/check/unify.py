@@ -363,11 +363,11 @@ class Unification:
             assert src is not None
             span = src.path.span
             if sym.boolean and info.columns is not None:
-                for pos, value in info.first_seen:  # row by row
+                for pos, value in info.first_seen:  # integers: only the largest counts
                     if isinstance(value, int):
                         d.add_position(("axis", name, pos), value, span)
-                    else:
-                        d.add_symbol(("axis", name, pos), value, span)
+                d.add_symbols(((("axis", name, pos), value) for pos, value in info.first_seen
+                               if not isinstance(value, int)), span)  # row by row
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))

@@ -24,7 +24,7 @@ from typing import BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..check.sources import (SourceError, open_regular, parse_json, read_npy_header, read_text,
-                             text_lines)
+                             split_columns, text_lines)
 
 
 class FileProblem(Exception):
@@ -126,6 +126,24 @@ def relation_rows(path: Path) -> list[list[object]]:
     except (OSError, ValueError, TypeError, SourceError) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
     raise FileProblem(f"{path.name}: a Boolean relation reads .csv, .tsv, .json, .jsonl or .txt")
+
+
+def relation_columns(path: Path, arity: int) -> list | None:
+    """A plain .tsv/.csv relation's columns (check.sources.split_columns: symbols
+    as lists of str, integers as arrays); None for any other file (then
+    `relation_rows` reads it, and says what is wrong with it)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv") or arity < 1:
+        return None
+    try:
+        columns = split_columns(read_text(path), "\t" if suffix == ".tsv" else ",")
+    except (OSError, SourceError):
+        return None
+    if columns is None or len(columns) != arity:
+        return None
+    if any(not isinstance(c, np.ndarray) and (any(map(str.isdigit, c))) for c in columns):
+        return None  # integers among symbols: cell by cell
+    return columns
 
 
 def integer_relation(path: Path, arity: int) -> np.ndarray | None:

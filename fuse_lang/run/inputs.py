@@ -15,7 +15,7 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
-from .files import integer_relation, load_dense, relation_rows
+from .files import integer_relation, load_dense, relation_columns, relation_rows
 from .sparse import from_rows as sparse_rows
 
 
@@ -124,6 +124,18 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     numbers = integer_relation(path, len(info.axes))
     if numbers is not None:
         return numbers
+    columns = relation_columns(path, len(info.axes))
+    if columns is not None:  # a plain file, whole columns at once
+        out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
+        for pos, column in enumerate(columns):
+            if isinstance(column, np.ndarray):
+                out[:, pos] = column
+                continue
+            symbols = analysis.domain_symbols[info.axes[pos].domain]
+            numbering_of = {s: k for k, s in enumerate(symbols)}
+            out[:, pos] = np.fromiter(map(numbering_of.__getitem__, column), np.int64,
+                                      len(column))
+        return out
     numbering: dict[int, dict[object, int]] = {}
     out = []
     for row in relation_rows(path):

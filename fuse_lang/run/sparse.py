@@ -367,7 +367,8 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
     its shape allows (see the module's docstring), else on dense copies."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
-    if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2:
+    negated = any(getattr(a, "anti_join", False) for a in arrays)  # `not R(...)`
+    if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2 and not negated:
         result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
         if result is not None:
             return _as_result(result, dtype)

@@ -29,6 +29,7 @@ class Complement:
     anything else reads it dense."""
 
     __array_priority__ = 1000
+    anti_join = True  # run/sparse.py's einsum sends it here
 
     def __init__(self, relation: Any) -> None:
         self.relation = relation  # a 0/1 sparse tensor
