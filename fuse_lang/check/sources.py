@@ -26,6 +26,7 @@ from typing import BinaryIO, Iterable, Iterator
 from ..fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
+from .whole_files import relation_of_columns, split_columns
 
 MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
 MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred bytes
@@ -185,8 +186,9 @@ def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
         sep = "\t" if suffix == ".tsv" else ","
         text = read_text(path)
         columns = split_columns(text, sep) if boolean else None
-        if columns is not None:  # a plain file: whole columns at once
-            return _relation_of_columns(columns)
+        whole = relation_of_columns(columns) if columns is not None else None
+        if whole is not None:  # a plain file: whole columns at once
+            return SourceInfo(columns=whole[0], rows=whole[1], first_seen=whole[2])
         rows = (line.split(sep) for line in _lines(text))
         return _relation(rows) if boolean else SourceInfo(shape=_matrix_shape(rows))
     if suffix == ".jsonl":
@@ -293,69 +295,6 @@ def _relation(rows: Iterable[list]) -> SourceInfo:
         return SourceInfo(columns=(), rows=0)
     return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=k,
                       first_seen=tuple(seen))
-
-
-# From this many bytes a plain relation file is split whole (split_columns);
-# a smaller one, or one with blank lines, spaces, "\r" or rows of differing
-# widths, is read row by row (which names the row that is wrong).
-WHOLE_FILE_BYTES = 1 << 16
-_NOT_PLAIN = re.compile(r"[^\S\t\n]")  # whitespace but tabs and newlines ("\r", spaces, ...)
-
-
-def split_columns(text: str, sep: str) -> list[list[str]] | None:
-    """A plain relation file's cells as one list per column, split by str.split
-    in C (1,000,000 rows in well under a second); None when the file is small or
-    not plain: blank lines, spaces, carriage returns, or rows of differing widths."""
-    if len(text) < WHOLE_FILE_BYTES or _NOT_PLAIN.search(text) or text.startswith(("\n", sep)) \
-            or "\n\n" in text or sep + sep in text or sep + "\n" in text or "\n" + sep in text \
-            or text.endswith(sep):
-        return None  # what `_lines` and `_cell` would strip, or a blank line or cell
-    import numpy as np
-
-    if not text.endswith("\n"):
-        text += "\n"
-    raw = np.frombuffer(text.encode(), dtype=np.uint8)  # the separators per line, in C
-    ends = np.flatnonzero(raw == 10)
-    per_line = np.diff(np.searchsorted(np.flatnonzero(raw == ord(sep)), ends), prepend=0)
-    if (per_line != per_line[0]).any():
-        return None
-    width = int(per_line[0]) + 1
-    flat = text[:-1].replace("\n", sep)
-    digits = flat.replace(sep, "")
-    if digits.isascii() and digits.isdigit():  # no symbol, no sign: parsed in C
-        numbers = np.fromstring(flat, dtype=np.int64, sep=sep)  # (text mode: not deprecated)
-        return [numbers[c::width] for c in range(width)]
-    cells = flat.split(sep)
-    return [cells[c::width] for c in range(width)]
-
-
-def _relation_of_columns(columns: list[list[str]]) -> SourceInfo:
-    """`_relation`'s answer from whole columns (numpy, imported for a large file
-    only): a symbol column's distinct values in order of first appearance, an
-    integer column's in increasing order with only its largest in `first_seen`
-    (positions are not numbered), and the symbols' first appearances row by row."""
-    import numpy as np
-
-    width, rows = len(columns), len(columns[0])
-    values: list[list[object]] = []
-    places, keys, integers = [], [], []
-    for c, column in enumerate(columns):
-        if isinstance(column, np.ndarray):  # integers (split_columns parsed them)
-            distinct = np.unique(column).tolist()
-            values.append(distinct)
-            integers.append((c, distinct[-1]))
-            continue
-        first = dict(zip(reversed(column), range(rows - 1, -1, -1)))  # value -> first row
-        distinct = sorted(first, key=first.__getitem__)
-        if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
-            return _relation(zip(*columns))  # integers among symbols: cell by cell
-        values.append(distinct)
-        rows_first = np.fromiter(map(first.__getitem__, distinct), np.int64, len(distinct))
-        keys.append(rows_first * width + c)  # the cell's place, row by row
-        places += [(c, v) for v in distinct]
-    order = np.argsort(np.concatenate(keys), kind="stable").tolist() if keys else []
-    seen = tuple(integers) + tuple(places[k] for k in order)
-    return SourceInfo(columns=tuple(tuple(v) for v in values), rows=rows, first_seen=seen)
 
 
 def _matrix_shape(rows: Iterable[list[str]]) -> tuple[int, ...]:

@@ -24,7 +24,8 @@ from typing import BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..check.sources import (SourceError, open_regular, parse_json, read_npy_header, read_text,
-                             split_columns, text_lines)
+                             text_lines)
+from ..check.whole_files import split_columns
 
 
 class FileProblem(Exception):
@@ -129,8 +130,8 @@ def relation_rows(path: Path) -> list[list[object]]:
 
 
 def relation_columns(path: Path, arity: int) -> list | None:
-    """A plain .tsv/.csv relation's columns (check.sources.split_columns: symbols
-    as lists of str, integers as arrays); None for any other file (then
+    """A plain .tsv/.csv relation's columns (check.whole_files.split_columns:
+    integers as int64, ASCII symbols as bytes, others as str); None for any other file (then
     `relation_rows` reads it, and says what is wrong with it)."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv") or arity < 1:
@@ -141,8 +142,13 @@ def relation_columns(path: Path, arity: int) -> list | None:
         return None
     if columns is None or len(columns) != arity:
         return None
-    if any(not isinstance(c, np.ndarray) and (any(map(str.isdigit, c))) for c in columns):
-        return None  # integers among symbols: cell by cell
+    for column in columns:  # integers among symbols: cell by cell
+        if isinstance(column, np.ndarray) and column.dtype.kind == "i":
+            continue
+        distinct = np.unique(column).astype("U").tolist() if isinstance(column, np.ndarray) \
+            else set(column)
+        if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
+            return None
     return columns
 
 

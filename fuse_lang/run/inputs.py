@@ -128,13 +128,8 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     if columns is not None:  # a plain file, whole columns at once
         out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
         for pos, column in enumerate(columns):
-            if isinstance(column, np.ndarray):
-                out[:, pos] = column
-                continue
-            symbols = analysis.domain_symbols[info.axes[pos].domain]
-            numbering_of = {s: k for k, s in enumerate(symbols)}
-            out[:, pos] = np.fromiter(map(numbering_of.__getitem__, column), np.int64,
-                                      len(column))
+            out[:, pos] = _numbered(analysis.domain_symbols.get(info.axes[pos].domain, ()),
+                                    column)
         return out
     numbering: dict[int, dict[object, int]] = {}
     out = []
@@ -151,6 +146,24 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
                 position.append(numbers[cell])
         out.append(position)
     return np.array(out, dtype=np.int64).reshape(-1, len(info.axes))
+
+
+def _numbered(symbols: tuple, column: Any) -> np.ndarray:
+    """A column's positions: integers as they are; symbols by their number in the
+    domain (bytes: by a search of the sorted symbols, all in C)."""
+    if isinstance(column, np.ndarray) and column.dtype.kind == "i":
+        return column
+    if isinstance(column, np.ndarray):
+        try:
+            table = np.array(symbols, dtype="S")
+        except UnicodeEncodeError:  # a symbol of another file is not ASCII
+            table = None
+        if table is not None:
+            order = np.argsort(table, kind="stable")
+            return order[np.searchsorted(table[order], column)]
+        column = column.astype("U").tolist()
+    numbering = {s: k for k, s in enumerate(symbols)}
+    return np.fromiter(map(numbering.__getitem__, column), np.int64, len(column))
 
 
 def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:
