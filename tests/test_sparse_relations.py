@@ -55,10 +55,10 @@ export N
 def join3(tmp_path: Path) -> Path:
     rng = np.random.default_rng(7)
     n, fields = 60, 4
-    write(tmp_path, "a.tsv", {(f"n{x}", f"n{y}", f"f{f}") for x, y, f in
+    write(tmp_path, "a.tsv", {(f"N{x}", f"N{y}", f"F{f}") for x, y, f in
                               zip(*rng.integers(0, n, (2, 150)), rng.integers(0, fields, 150))})
-    write(tmp_path, "b.tsv", {(f"n{y}", f"n{z}") for y, z in rng.integers(0, n, (120, 2))})
-    write(tmp_path, "c.tsv", {(f"n{z}", f"f{f}", f"n{w}") for z, f, w in
+    write(tmp_path, "b.tsv", {(f"N{y}", f"N{z}") for y, z in rng.integers(0, n, (120, 2))})
+    write(tmp_path, "c.tsv", {(f"N{z}", f"F{f}", f"N{w}") for z, f, w in
                               zip(rng.integers(0, n, 150), rng.integers(0, fields, 150),
                                   rng.integers(0, n, 150))})
     return tmp_path
@@ -173,3 +173,16 @@ def test_a_large_integer_relation_file(tmp_path):
     assert analysis.tensors["E"].shape == (int(edges.max()) + 1,) * 2
     out = fuse_lang.compile(text, base_dir=tmp_path).run()["E"]
     assert {tuple(e) for e in edges.tolist()} == set(zip(*sp.coo_array(out).coords))
+
+
+def test_queries_of_a_3_ary_sparse_relation(join3):
+    text = JOIN3 + "H(x, f, z)?\nH(x, F1, z)?\nH(N41, f, z)?\n"
+    fast = fuse_lang.compile(text, base_dir=join3, representation={"A": "sparse", "H": "sparse"})
+    slow = fuse_lang.compile(text, base_dir=join3, representation={"A": "dense", "H": "dense"})
+    got = fast.execute().queries
+    want = slow.execute().queries
+    for mine, theirs in zip(got, want):
+        assert set(mine.tuples) == set(theirs.tuples), mine.text
+        assert mine.free == theirs.free
+    assert sp.issparse(got[0].value) and got[0].value.ndim == 3
+    assert got[0].tuples and got[1].tuples and got[2].tuples

@@ -16,7 +16,8 @@ from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
 from .files import integer_relation, load_dense, relation_columns, relation_rows
-from .sparse import from_rows as sparse_rows
+from .sparse import from_rows
+from .sparse_nd import SparseRelation
 
 
 def _host_dtype(backend: Any) -> Any:
@@ -164,6 +165,13 @@ def _numbered(symbols: tuple, column: Any) -> np.ndarray:
         column = column.astype("U").tolist()
     numbering = {s: k for k, s in enumerate(symbols)}
     return np.fromiter(map(numbering.__getitem__, column), np.int64, len(column))
+
+
+def sparse_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
+    """A 0/1 sparse tensor from positions: CSR for two axes, a SparseRelation for more."""
+    if len(shape) != 2:
+        return SparseRelation.from_positions(shape, rows, dtype)
+    return from_rows(shape, rows, dtype)  # type: ignore[arg-type]
 
 
 def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -62,6 +62,8 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
         selected, axes = value.copy(), list(range(value.ndim))
     elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
         selected, free, axes, starts = _read(analysis, backend, info, values, atom)
+    elif is_sparse(values[atom.name]) and getattr(values[atom.name], "ndim", 2) > 2:
+        return _relation_answer(analysis, values[atom.name], atom, text)
     elif is_sparse(values[atom.name]):
         return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text)
     else:
@@ -118,6 +120,40 @@ def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: 
                 p = int(position[pos])
                 row.append(names_of[p] if names_of and p < len(names_of) else p)
             tuples.append(tuple(row))
+    return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
+
+
+def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) -> QueryAnswer:
+    """A query of a sparse relation of 3 axes or more (run/sparse_nd.py), read off its
+    tuples: the selected tuples, and as the value a scipy.sparse COO array (two
+    free axes or more), a dense vector (one) or the cell (none)."""
+    from .sparse_nd import _coo_result
+
+    tensor = analysis.tensors[atom.name]
+    coords = value.coords()
+    keep = value.data > 0
+    free: list[int] = []
+    names: list[str] = []
+    for pos, ix in enumerate(atom.indices or ()):
+        if isinstance(ix, ir.IndexConst):
+            keep &= coords[pos] == _constant_position(analysis, atom.name, pos, ix)
+        elif isinstance(ix, ir.IndexVar) and ix.name in names:  # `R(x, x, y)?`
+            keep &= coords[pos] == coords[free[names.index(ix.name)]]
+        else:
+            free.append(pos)
+            names.append(ix.name)  # type: ignore[union-attr]
+    found = [coords[pos][keep] for pos in free]
+    shape = tuple(value.shape[pos] for pos in free)
+    selected = _coo_result(shape, found, value.data[keep], value.dtype) if free else \
+        np.asarray(1.0 if keep.any() else 0.0, dtype=value.dtype)
+    if len(free) >= 2:
+        selected = selected.native()
+    tuples = None
+    if tensor.boolean:
+        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free]
+        tuples = [tuple(names_of[p] if names_of and p < len(names_of) else p
+                        for names_of, p in zip(symbols, map(int, row)))
+                  for row in zip(*found)] if free else ([()] if keep.any() else [])
     return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
 
 

@@ -363,8 +363,9 @@ def is_sparse(x: Any) -> bool:
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
-    """The contraction `spec` with at least one SparseTensor operand: sparse where
-    its shape allows (see the module's docstring), else on dense copies."""
+    """The contraction `spec` with at least one sparse operand, when it is a matrix
+    product, an elementwise product or a transpose of 2-D operands (see the
+    module's docstring); None for any other (run/sparse_join.py joins those)."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
     negated = any(getattr(a, "anti_join", False) for a in arrays)  # `not R(...)`
@@ -377,9 +378,7 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
         if out == terms[0]:
             return arrays[0].copy()
         return arrays[0].transpose([terms[0].index(x) for x in out])
-    from . import sparse_join  # any other join of tuples, of any arity (run/sparse_join.py)
-
-    return sparse_join.einsum(spec, arrays, dtype)
+    return None  # any other join: of tuples, of any arity (run/sparse_join.py)
 
 
 def _as_result(x: Any, dtype: Any) -> Any:
@@ -455,13 +454,9 @@ def _matrix(x: Any, term: str, kept: list[str], contracted: str, rows_first: boo
     return matrix if in_order else matrix.T
 
 
-def from_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
+def from_rows(shape: tuple[int, int], rows: Any, dtype: Any) -> SparseTensor:
     """A 0/1 tensor from positions (an n x 2 array or a list of pairs); positions
-    outside the shape are dropped.  Of three axes or more: a SparseRelation."""
-    if len(shape) != 2:
-        from .sparse_nd import SparseRelation
-
-        return SparseRelation.from_positions(shape, rows, dtype)
+    outside the shape are dropped."""
     positions = np.asarray(rows, dtype=np.int64).reshape(-1, 2)
     inside = (positions >= 0).all(axis=1) & (positions[:, 0] < shape[0]) & \
         (positions[:, 1] < shape[1])

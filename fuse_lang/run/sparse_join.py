@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import sparse
 from .sparse import SparseTensor, sp
 from .sparse_nd import SparseRelation, _coo_result
 
@@ -170,8 +171,12 @@ def _cost(a: Tuples, b: Tuples, extents: dict[str, int]) -> float:
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
-    """The contraction `spec` over tuples: the result dense below two axes, a
-    CSR `SparseTensor` for two, a `SparseRelation` for more."""
+    """The contraction `spec` with a sparse operand: run/sparse.py's CSR products
+    where they fit, else over tuples (the result dense below two axes, a CSR
+    `SparseTensor` for two, a `SparseRelation` for more)."""
+    direct = sparse.einsum(spec, arrays, dtype)
+    if direct is not None:
+        return direct
     inputs, out = spec.split("->")
     terms = inputs.split(",")
     extents: dict[str, int] = {}

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from .. import sparse
+from .. import sparse_join
 from ..sparse import SparseTensor
 from ..sparse_join import Complement
 from ..sparse_nd import SparseRelation
@@ -106,7 +106,7 @@ class NumpyBackend(Backend):
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
         if any(type(a) in _JOINED for a in arrays):
-            return sparse.einsum(spec, arrays, self.dtype)
+            return sparse_join.einsum(spec, arrays, self.dtype)
         if len(arrays) <= 2:  # a pair is its own contraction path
             if len(arrays) == 1 or arrays[0].size + arrays[1].size <= _SMALL:
                 # numpy's C einsum: no planning overhead
