@@ -186,3 +186,18 @@ def test_queries_of_a_3_ary_sparse_relation(join3):
         assert mine.free == theirs.free
     assert sp.issparse(got[0].value) and got[0].value.ndim == 3
     assert got[0].tuples and got[1].tuples and got[2].tuples
+
+
+def test_fuse_run_prints_a_3_ary_sparse_output(join3):
+    program = join3 / "j.fuse"
+    program.write_text(JOIN3)
+    run = [sys.executable, "-m", "fuse_lang.cli", "run", str(program), "--representation",
+           "A=sparse", "--representation", "H=sparse"]
+    text = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    line = next(x for x in text.stdout.splitlines() if x.startswith("H "))
+    assert "sparse," in line and "non-zeros [(" in line and line.count(",") > 6
+    js = subprocess.run(run + ["--format", "json"], capture_output=True, text=True, timeout=120)
+    assert js.returncode == 0, js.stderr
+    h = json.loads(js.stdout)["outputs"]["H"]
+    assert h["representation"] == "sparse" and all(len(t) == 4 for t in h["nonzeros"])
