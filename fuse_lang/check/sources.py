@@ -26,7 +26,6 @@ from typing import BinaryIO, Iterable, Iterator
 from ..fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
-from .whole_files import relation_of_columns, split_columns
 
 MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
 MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred bytes
@@ -185,6 +184,8 @@ def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
     if suffix in (".csv", ".tsv"):
         sep = "\t" if suffix == ".tsv" else ","
         text = read_text(path)
+        from .whole_files import relation_of_columns, split_columns  # (a relation file only)
+
         columns = split_columns(text, sep) if boolean else None
         whole = relation_of_columns(columns) if columns is not None else None
         if whole is not None:  # a plain file: whole columns at once
