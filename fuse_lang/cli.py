@@ -221,8 +221,8 @@ def _preview(array, width: int = 8) -> str:
 
     if hasattr(array, "tocoo"):  # scipy.sparse: its first non-zeros, never densified
         coo = array.tocoo()
-        shown = ", ".join(f"({i}, {j}): {v:.4g}" for i, j, v in
-                          list(zip(coo.row, coo.col, coo.data))[:width])
+        shown = ", ".join(f"({', '.join(map(str, at))}): {v:.4g}" for *at, v in
+                          list(zip(*coo.coords, coo.data))[:width])  # any number of axes
         return f"sparse, {coo.nnz} non-zeros [{shown}{', ...' if coo.nnz > width else ''}]"
     flat = np.asarray(array).ravel()
     shown = ", ".join(f"{v:.4g}" for v in flat[:width])
@@ -414,15 +414,17 @@ def _result_json(result: Any, targeted: bool = False) -> dict:
 
 
 def _values_json(array: Any) -> dict:
-    """`values` (nested lists), or for a sparse array its non-zeros as [i, j, value]."""
+    """`values` (nested lists), or for a sparse array its non-zeros as [i, j, value]
+    ([i, j, k, value] for three axes)."""
     if hasattr(array, "tocoo"):
         import numpy as np
 
         coo = array.tocoo()
-        order = np.lexsort((coo.col, coo.row))  # row by row, whatever the storage order
+        coords = tuple(coo.coords)
+        order = np.lexsort(coords[::-1])  # row by row, whatever the storage order
         return {"representation": "sparse",
-                "nonzeros": [[int(i), int(j), float(v)] for i, j, v in
-                             zip(coo.row[order], coo.col[order], coo.data[order])]}
+                "nonzeros": [[*map(int, at), float(v)] for *at, v in
+                             zip(*(c[order] for c in coords), coo.data[order])]}
     return {"values": array.tolist()}
 
 

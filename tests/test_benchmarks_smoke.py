@@ -111,6 +111,22 @@ def test_sparse_io_prints_its_peaks_and_ratios():
                           r"time fuse .* ratio +[\d.]+$", proc.stdout, re.M)) == 3, proc.stdout
 
 
+def test_datalog_large_checks_both_programs_and_prints_ratios():
+    """benchmarks/datalog_large.py --small: points-to and the 56-rule program equal
+    the reference evaluator (else it exits non-zero); a ratio per comparison."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_large.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^points-to, 3,000 facts .* ratio [\d.]+; answers equal", proc.stdout,
+                     re.M), proc.stdout
+    assert re.search(r"^wide program, 6,000 facts, 56 rules: .* ratio [\d.]+; answers equal",
+                     proc.stdout, re.M), proc.stdout
+    assert len(re.findall(r"^checker reads 20,000 lines of \w+: .* ratio [\d.]+$", proc.stdout,
+                          re.M)) == 2, proc.stdout
+    assert re.search(r"^join A\(x,y,f\) .* sparse product [\d.]+ ms, expand pairs [\d.]+ ms; "
+                     r"ratio [\d.]+$", proc.stdout, re.M), proc.stdout
+
+
 @needs_backends
 def test_datalog_join_prints_its_flops_and_ratios():
     """benchmarks/datalog_join.py --small: the planned and the carried contraction

@@ -46,7 +46,7 @@ class SourceInfo:
     columns: tuple[tuple[object, ...], ...] | None = None
     rows: int = 0
     # (column, value) in the order a reader meets them, row by row: symbols are
-    # numbered in this order
+    # numbered in this order (a large file's integer column: its largest only)
     first_seen: tuple[tuple[int, object], ...] = ()
     # a scipy.sparse `.npz`: its stored non-zeros (from a header, never the data)
     nonzeros: int | None = None
@@ -216,7 +216,14 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
         return SourceInfo(shape=_npz_member_header(path, tensor).shape)
     if suffix in (".csv", ".tsv"):
         sep = "\t" if suffix == ".tsv" else ","
-        rows = (line.split(sep) for line in text_lines(path))
+        text = read_text(path)
+        from .whole_files import relation_of_columns, split_columns  # (a relation file only)
+
+        columns = split_columns(text, sep) if boolean else None
+        whole = relation_of_columns(columns) if columns is not None else None
+        if whole is not None:  # a plain file: whole columns at once
+            return SourceInfo(columns=whole[0], rows=whole[1], first_seen=whole[2])
+        rows = (line.split(sep) for line in _lines(text))
         return _relation(rows) if boolean else SourceInfo(shape=_matrix_shape(rows))
     if suffix == ".jsonl":
         rows = (item if isinstance(item, list) else [item] for item in _json_lines(path))
@@ -396,7 +403,11 @@ def _json_lines(path: Path) -> Iterator[object]:
 
 def text_lines(path: Path) -> list[str]:
     """The non-blank lines of a text source, stripped (bounded, UTF-8)."""
-    return [line.strip() for line in read_text(path).splitlines() if line.strip()]
+    return _lines(read_text(path))
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _cell(text: str) -> object:

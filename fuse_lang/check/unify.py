@@ -393,11 +393,11 @@ class Unification:
             # a .txt token file reads as a relation also on a `[ ]` tensor (a 0/1
             # position × token matrix, the seed DSL's spelling): its tokens are symbols
             if info.columns is not None and (sym.boolean or src.path.value.endswith(".txt")):
-                for pos, value in info.first_seen:  # row by row
+                for pos, value in info.first_seen:  # integers: only the largest counts
                     if isinstance(value, int):
                         d.add_position(("axis", name, pos), value, span)
-                    else:
-                        d.add_symbol(("axis", name, pos), value, span)
+                d.add_symbols(((("axis", name, pos), value) for pos, value in info.first_seen
+                               if not isinstance(value, int)), span)  # row by row
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))

@@ -1,7 +1,8 @@
 """Each tensor's representation, dense or sparse, decided from shapes and counts
 only (docs/scale.md, "Sparse relations").
 
-A 2-D tensor is kept sparse (scipy.sparse CSR on NumPy) when it is large
+A tensor of 2 axes or more is kept sparse (on NumPy: scipy.sparse CSR for 2,
+sorted cell keys for 3 or more, run/sparse_nd.py) when it is large
 (at least SPARSE_MIN_CELLS cells) and its estimated non-zeros are at most
 SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
 
@@ -17,7 +18,7 @@ SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
   sparse: a dense operand makes the join's result dense anyway.
 
 Everything else is dense.  `overrides` ({"Edge": "sparse"}) forces a choice per
-tensor; sparse is refused for a tensor that is not 2-D.
+tensor; sparse is refused for a tensor of fewer than 2 axes.
 """
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class Representation:
 
 
 class RepresentationError(ValueError):
-    """An override that cannot be honoured (unknown tensor, a kind, not 2-D)."""
+    """An override that cannot be honoured (unknown tensor, a kind, fewer than 2 axes)."""
 
 
 _last: list = [None, None, None]  # (weakref to an analysis, overrides, its answer)
@@ -101,13 +102,16 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
             cells = _cells(analysis, name)
             plain = None if name in overrides else _plainly_dense(analysis.tensors[name], cells)
             if plain is not None:  # the common case, decided without the estimate
-                two_d = len(analysis.tensors[name].shape) == 2
-                out[name] = Representation(name, "dense", nnz if two_d else None, cells, plain)
+                counted = len(analysis.tensors[name].shape) >= 2
+                out[name] = Representation(name, "dense", nnz if counted else None, cells, plain)
                 continue
             kind, why = _choose(analysis, name, nnz, cells, group, sparse, overrides)
             if kind == "sparse":
                 sparse.add(name)
-            if len(analysis.tensors[name].shape) != 2:  # the count does not matter then
+                axes = len(analysis.tensors[name].shape)
+                if axes > 2:  # torch.sparse and BCOO relations are 2-D here (docs/scale.md)
+                    why += f"; {axes} axes: sparse on numpy, dense on torch and jax"
+            if len(analysis.tensors[name].shape) < 2:  # the count does not matter then
                 out[name] = Representation(name, kind, None, cells, why)
                 continue
             out[name] = Representation(name, kind, nnz, cells, f"{reasons[name]}; {why}"
@@ -121,8 +125,8 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
 
 def _plainly_dense(info: TensorInfo, cells: int | None) -> str | None:
     """Why a tensor is dense whatever its count (None: its count decides)."""
-    if len(info.shape) != 2:
-        return "not 2-D"
+    if len(info.shape) < 2:
+        return "fewer than 2 axes"
     if not info.boolean and not _sparse_file(info):
         return "numbers"
     if cells is not None and cells < SPARSE_MIN_CELLS:
@@ -139,10 +143,26 @@ def _check_overrides(analysis: Analysis, overrides: Mapping[str, str]) -> None:
         if kind not in KINDS:
             raise RepresentationError(f"representation of `{name}`: {kind!r} is not one of "
                                       f"{', '.join(KINDS)}")
-        if kind == "sparse" and len(analysis.tensors[name].shape) != 2:
-            raise RepresentationError(f"representation of `{name}`: only 2-D tensors are "
-                                      f"kept sparse; `{name}` has "
-                                      f"{len(analysis.tensors[name].shape)} axes")
+        shape = analysis.tensors[name].shape
+        if kind == "sparse" and len(shape) < 2:
+            raise RepresentationError(f"representation of `{name}`: only tensors of 2 axes "
+                                      f"or more are kept sparse; `{name}` has "
+                                      f"{len(shape)} axis")
+        if kind == "sparse" and _too_many_cells(shape):
+            raise RepresentationError(f"representation of `{name}`: its "
+                                      f"{len(shape)} axes have more cells than a "
+                                      f"sparse relation numbers (2^62)")
+
+
+def _small(analysis: Analysis, name: str) -> bool:
+    """A small dense relation joins sparse ones as its few tuples (run/sparse_join.py)."""
+    cells = _cells(analysis, name)
+    return cells is not None and cells < SPARSE_MIN_CELLS
+
+
+def _too_many_cells(shape: tuple) -> bool:
+    """A relation of 3 axes or more numbers its cells in int64 (run/sparse_nd.py)."""
+    return len(shape) > 2 and None not in shape and math.prod(shape) >= 1 << 62
 
 
 def _cells(analysis: Analysis, name: str) -> int | None:
@@ -156,12 +176,14 @@ def _choose(analysis: Analysis, name: str, nnz: int | None, cells: int | None,
     if name in overrides:
         return overrides[name], "as asked"
     info = analysis.tensors[name]
-    if len(info.shape) != 2:
-        return "dense", "not 2-D"
+    if len(info.shape) < 2:
+        return "dense", "fewer than 2 axes"
     if nnz is None or cells is None:
         return "dense", "count unknown"
     if cells < SPARSE_MIN_CELLS:
         return "dense", "small"
+    if _too_many_cells(info.shape):
+        return "dense", "more cells than a sparse relation numbers (2^62)"
     if nnz * 100 > cells * SPARSE_MAX_PERCENT:  # integers: extents may be huge
         return "dense", f"density {nnz / cells:.2%} over {SPARSE_MAX_PERCENT}%"
     if info.statements and _rules(analysis, name) and not _sparse_operands(
@@ -193,9 +215,10 @@ def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
                 return False
             if _mask(analysis, factor, factors):
                 continue
-            if factor.name not in group and factor.name not in sparse:
-                return False
             if not analysis.tensors[factor.name].boolean:
+                return False
+            if factor.name not in group and factor.name not in sparse and \
+                    not _small(analysis, factor.name):
                 return False
     return True
 

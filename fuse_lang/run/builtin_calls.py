@@ -7,6 +7,7 @@ from typing import Any
 
 from ..front import ir
 from .labelled import LArray, align, combine, union_axes
+from .sparse import is_sparse
 from .statement import EvaluationError, EvaluatorState
 
 
@@ -49,6 +50,9 @@ class BuiltinCalls(EvaluatorState):
             return LArray(self._unary(name, x.data), x.axes)
         if name == "not":  # no tuple matches: 1 - step(x)
             x = args[0]
+            complement = getattr(backend, "complement", None)
+            if complement is not None and is_sparse(x.data):  # an anti-join (run/sparse_join.py)
+                return LArray(complement(x.data), x.axes)
             return LArray(1 - self._unary("step", x.data), x.axes)
         if name in _COMPARE:  # a Boolean factor, broadcast by index name
             compare = _COMPARE[name]

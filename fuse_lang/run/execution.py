@@ -396,8 +396,9 @@ class Execution:
             if not getattr(self.backend, "sparse", False) or self.bases is not None \
                     or self.program.compiled or self.place is not None:  # or sharded
                 return frozenset()
+            relations = getattr(self.backend, "sparse_relations", False)  # 3 axes or more
             return frozenset(n for n, r in self._representations().items()
-                             if r.kind == "sparse")
+                             if r.kind == "sparse" and (relations or len(self.shape(n)) == 2))
 
         return self.memo_of("sparse names", decide)
 

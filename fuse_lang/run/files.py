@@ -30,6 +30,7 @@ from ..check.safetensors_header import SafetensorsProblem, load_tensor
 from ..check.sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, SourceError, is_sparse_archive,
                              open_regular, parse_json, read_npy_header, read_text,
                              sparse_archive_header, text_lines)
+from ..check.whole_files import split_columns
 
 
 class FileProblem(Exception):
@@ -200,6 +201,29 @@ def relation_rows(path: Path) -> list[list[object]]:
     except (OSError, ValueError, TypeError, SourceError) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
     raise FileProblem(f"{path.name}: a Boolean relation reads .csv, .tsv, .json, .jsonl or .txt")
+
+
+def relation_columns(path: Path, arity: int) -> list | None:
+    """A plain .tsv/.csv relation's columns (check.whole_files.split_columns:
+    integers as int64, ASCII symbols as bytes, others as str); None for any other file (then
+    `relation_rows` reads it, and says what is wrong with it)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv") or arity < 1:
+        return None
+    try:
+        columns = split_columns(read_text(path), "\t" if suffix == ".tsv" else ",")
+    except (OSError, SourceError):
+        return None
+    if columns is None or len(columns) != arity:
+        return None
+    for column in columns:  # integers among symbols: cell by cell
+        if isinstance(column, np.ndarray) and column.dtype.kind == "i":
+            continue
+        distinct = np.unique(column).astype("U").tolist() if isinstance(column, np.ndarray) \
+            else set(column)
+        if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
+            return None
+    return columns
 
 
 def integer_relation(path: Path, arity: int) -> np.ndarray | None:

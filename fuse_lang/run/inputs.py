@@ -16,8 +16,10 @@ from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
 from ..check.sources import split_member
-from .files import integer_relation, load_dense, load_sparse_npz, relation_rows
-from .sparse import SparseTensor, from_rows as sparse_rows
+from .files import (integer_relation, load_dense, load_sparse_npz, relation_columns,
+                    relation_rows)
+from .sparse import SparseTensor, from_rows
+from .sparse_nd import SparseRelation
 
 # sources that hold an array (a Boolean one read as 0/1), not a relation's tuples
 ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
@@ -154,6 +156,13 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     numbers = integer_relation(path, len(info.axes))
     if numbers is not None:
         return numbers
+    columns = relation_columns(path, len(info.axes))
+    if columns is not None:  # a plain file, whole columns at once
+        out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
+        for pos, column in enumerate(columns):
+            out[:, pos] = _numbered(analysis.domain_symbols.get(info.axes[pos].domain, ()),
+                                    column)
+        return out
     numbering: dict[int, dict[object, int]] = {}
     out = []
     for row in relation_rows(path):
@@ -169,6 +178,31 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
                 position.append(numbers[cell])
         out.append(position)
     return np.array(out, dtype=np.int64).reshape(-1, len(info.axes))
+
+
+def _numbered(symbols: tuple, column: Any) -> np.ndarray:
+    """A column's positions: integers as they are; symbols by their number in the
+    domain (bytes: by a search of the sorted symbols, all in C)."""
+    if isinstance(column, np.ndarray) and column.dtype.kind == "i":
+        return column
+    if isinstance(column, np.ndarray):
+        try:
+            table = np.array(symbols, dtype="S")
+        except UnicodeEncodeError:  # a symbol of another file is not ASCII
+            table = None
+        if table is not None:
+            order = np.argsort(table, kind="stable")
+            return order[np.searchsorted(table[order], column)]
+        column = column.astype("U").tolist()
+    numbering = {s: k for k, s in enumerate(symbols)}
+    return np.fromiter(map(numbering.__getitem__, column), np.int64, len(column))
+
+
+def sparse_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
+    """A 0/1 sparse tensor from positions: CSR for two axes, a SparseRelation for more."""
+    if len(shape) != 2:
+        return SparseRelation.from_positions(shape, rows, dtype)
+    return from_rows(shape, rows, dtype)  # type: ignore[arg-type]
 
 
 def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -57,6 +57,8 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
     tensor = analysis.tensors[atom.name]
     starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
     if atom.indices is None and is_sparse(values[atom.name]):  # `Reach?`: every tuple
+        if getattr(values[atom.name], "ndim", 2) > 2:
+            return _relation_answer(analysis, values[atom.name], atom, text)
         free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes))
         return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text, free)
     if atom.indices is None:
@@ -65,6 +67,8 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
         selected, axes = value.copy(), list(range(value.ndim))
     elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
         selected, free, axes, starts = _read(analysis, backend, info, values, atom)
+    elif is_sparse(values[atom.name]) and getattr(values[atom.name], "ndim", 2) > 2:
+        return _relation_answer(analysis, values[atom.name], atom, text)
     elif is_sparse(values[atom.name]):
         return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text)
     else:
@@ -137,6 +141,42 @@ def _nonzeros(value: SparseTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows[order], cols[order], data[order]
 
 
+def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) -> QueryAnswer:
+    """A query of a sparse relation of 3 axes or more (run/sparse_nd.py), read off its
+    tuples: the selected tuples, and as the value a scipy.sparse COO array (two
+    free axes or more), a dense vector (one) or the cell (none)."""
+    from .sparse_nd import _coo_result
+
+    tensor = analysis.tensors[atom.name]
+    coords = value.coords()
+    keep = value.data > 0
+    free: list[int] = []
+    names: list[str] = []
+    indices = atom.indices if atom.indices is not None else (None,) * len(coords)
+    for pos, ix in enumerate(indices):  # (a bare `R?`: every axis free)
+        if isinstance(ix, ir.IndexConst):
+            keep &= coords[pos] == _constant_position(analysis, atom.name, pos, ix)
+        elif isinstance(ix, ir.IndexVar) and ix.name in names:  # `R(x, x, y)?`
+            keep &= coords[pos] == coords[free[names.index(ix.name)]]
+        else:
+            free.append(pos)
+            names.append(ix.name if ix is not None else  # type: ignore[union-attr]
+                         tensor.axes[pos].index or f"#{pos}")
+    found = [coords[pos][keep] for pos in free]
+    shape = tuple(value.shape[pos] for pos in free)
+    selected = _coo_result(shape, found, value.data[keep], value.dtype) if free else \
+        np.asarray(1.0 if keep.any() else 0.0, dtype=value.dtype)
+    if len(free) >= 2:
+        selected = selected.native()
+    tuples = None
+    if tensor.boolean:
+        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free]
+        tuples = [tuple(names_of[p] if names_of and p < len(names_of) else p
+                        for names_of, p in zip(symbols, map(int, row)))
+                  for row in zip(*found)] if free else ([()] if keep.any() else [])
+    return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
+
+
 def _read(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
           atom: ir.Ref) -> tuple[np.ndarray, tuple[str, ...], list[int], list[int]]:
     """`Y[t+1]?`, `Y[1:3]?`: read like any reference (shifted, sliced), as a sink
@@ -163,7 +203,8 @@ def _select(analysis: Analysis, value: np.ndarray, atom: ir.Ref
     index: list[Any] = []
     axes = []
     names = []
-    for pos, ix in enumerate(atom.indices or ()):
+    indices = atom.indices if atom.indices is not None else (None,) * len(coords)
+    for pos, ix in enumerate(indices):  # (a bare `R?`: every axis free)
         if isinstance(ix, ir.IndexConst):
             index.append(_constant_position(analysis, atom.name, pos, ix))
         else:

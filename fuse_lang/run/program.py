@@ -379,9 +379,11 @@ class CompiledProgram:
         (its tensors plus the largest intermediate; shapes only, nothing runs)."""
         analysis = self.analysis
         needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
+        relations = getattr(self.backend, "sparse_relations", False)  # 3 axes or more
         sparse = ({name: chosen.nonzeros for name, chosen
                    in representations(analysis, self.representation).items()
-                   if chosen.kind == "sparse"}
+                   if chosen.kind == "sparse"
+                   and (relations or len(analysis.tensors[name].shape) == 2)}
                   if getattr(self.backend, "sparse", False) and not self.compiled else {})
         total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4), sparse)
         return total + peak[0]

@@ -272,6 +272,11 @@ class SparseTensor(SparseValue):
         new.eliminate_zeros()
         return SparseTensor(new) if new.nnz else None
 
+    def select(self, axis: int, position: int, dtype: Any) -> np.ndarray:
+        """One row (axis 0) or column (axis 1), dense (`R(A, y)`)."""
+        line = self.matrix[[position], :] if axis == 0 else self.matrix[:, [position]]
+        return np.asarray(line.toarray().reshape(-1), dtype=dtype)
+
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum / max / min / avg (a dense result)."""
         axis = None if len(axes) == 2 else axes[0]
@@ -369,24 +374,28 @@ def is_sparse(x: Any) -> bool:
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
-    """The contraction `spec` with at least one SparseTensor operand: sparse where
-    its shape allows (see the module's docstring), else on dense copies."""
+    """The contraction `spec` with at least one sparse operand, when it is a matrix
+    product, an elementwise product or a transpose of 2-D operands (see the
+    module's docstring); None for any other (run/sparse_join.py joins those)."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
-    if len(terms) == 2:
+    negated = any(getattr(a, "anti_join", False) for a in arrays)  # `not R(...)`
+    if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2 and not negated:
         result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
         if result is not None:
             return _as_result(result, dtype)
-    if len(terms) > 1:
+    if len(terms) > 2 and not negated:  # a magic set's mask folded into its relation
         terms, arrays = _masks_folded(terms, list(arrays))
-        if len(terms) == 2:
+        if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2:
             result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
             if result is not None:
                 return _as_result(result, dtype)
-    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == 2 and set(out) == set(terms[0]):
-        return arrays[0].copy() if out == terms[0] else arrays[0].T
-    dense = [np.asarray(a) for a in arrays]
-    return np.asarray(np.einsum(spec, *dense), dtype=dtype)
+    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == len(terms[0]) \
+            and set(out) == set(terms[0]):
+        if out == terms[0]:
+            return arrays[0].copy()
+        return arrays[0].transpose([terms[0].index(x) for x in out])
+    return None  # any other join: of tuples, of any arity (run/sparse_join.py)
 
 
 def _broadcast_vector(x: Any, shape: tuple[int, int]) -> bool:
