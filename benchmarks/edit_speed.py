@@ -8,7 +8,8 @@ two ways:
 
 - *editor*: one incremental `Analyzer`, `analyze(before)` then the timed
   `analyze(after)` (median of `--runs`), in this process' CPU time (steadier
-  than the clock on a loaded machine; `--clock wall` for elapsed time);
+  than the clock on a loaded machine; `--clock wall` for elapsed time), each
+  under the server's collector policy (`gc_frozen_after`, as fuse_lsp.state);
 - *server*: the real `fuse-lsp` over stdio, from a full-text didChange to the
   publishDiagnostics of that version (debounce 0; before each timed change the
   document is set back to the intact text, untimed).
@@ -23,6 +24,7 @@ the end that breaks nothing for the server.
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import sys
 import tempfile
@@ -75,14 +77,18 @@ BASELINE_EDIT = "edit at the end (harmless)"
 def editor_seconds(before: str, after: str, base_dir: Path, runs: int) -> float:
     """Median time of an incremental Analyzer's re-check of `after`, after `before`."""
     from fuse_lang.check import Analyzer
+    from fuse_lang.gc_pause import gc_frozen_after
 
     times = []
     for _ in range(runs):
         analyzer = Analyzer()
-        analyzer.analyze(before, None, base_dir)
+        with gc_frozen_after():
+            analyzer.analyze(before, None, base_dir)
         start_at = clock()
-        analyzer.analyze(after, None, base_dir)
+        with gc_frozen_after():
+            analyzer.analyze(after, None, base_dir)
         times.append(clock() - start_at)
+        gc.unfreeze()  # (as the server does when the document is closed)
     return statistics.median(times)
 
 

@@ -3,12 +3,14 @@
     fuse check [--format text|json] PATH...
     fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--graph FILE.svg|FILE.png] PATH
     fuse run PATH [--backend numpy|torch|jax] [--device cpu|cuda[:N]|auto] [--precision fp32|fp64|bf16|fp16]
-             [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz] [--format text|json]
+             [--compile|--no-compile] [--input NAME=FILE.npy]... [--out FILE.npz|DIR/] [--format text|json]
              [--shard INDEX=AXIS]... [--mesh AXIS=N,...] [--time-limit SECONDS] [--target NAME]...
              [--plot DIR [--plot-format svg|png] [--slice-along INDEX]]
     fuse train PATH [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X] [--steps N] [--seed N]
                [--batch INDEX=N] [--checkpoint FILE.safetensors] [--resume FILE.safetensors] (cli_train.py)
     fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
+    fuse cache info|clear [--cache-dir DIR]      (cli_cache.py; and fuse run --cache-dir [DIR])
+    fuse export PATH --format torch|stablehlo --out FILE
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 """
@@ -26,6 +28,7 @@ from .check import Analysis, analyze
 from .check.cone import NOT_NEEDED
 from .check.sources import SourceError, open_regular
 from .cli_train import add_train_parser, cmd_train
+from . import cli_cache
 from .cli_pictures import check_plot_folder, write_graph, write_pictures_of
 from .cli_options import (UsageError, add_config_options, add_shard_options, config_of,
                           seconds, shard_options)
@@ -63,8 +66,10 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     return decode(data)
 
 
-def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:
-    """Analyse each path: (path, lines, diagnostics) per file, and I/O problems."""
+def check_paths(paths: Sequence[str], weights: str | None = None
+                ) -> tuple[list[tuple[str, LineIndex, list[Diagnostic]]], list[str]]:
+    """Analyse each path: (path, lines, diagnostics) per file, and I/O problems.
+    weights: a weights manifest whose tensors stand in for the programs' sources."""
     results, problems = [], []
     for path in paths:
         try:
@@ -78,8 +83,14 @@ def check_paths(paths: Sequence[str]) -> tuple[list[tuple[str, LineIndex, list[D
         if bad is not None:
             results.append((path, LineIndex(text), [bad]))
             continue
-        analysis = analyze(text, path)
-        results.append((path, analysis.lines, list(analysis.diagnostics)))
+        if weights is not None:
+            from .cli_weights import check_with_weights
+
+            analysis, diagnostics = check_with_weights(text, path, weights)
+        else:
+            analysis = analyze(text, path)
+            diagnostics = list(analysis.diagnostics)
+        results.append((path, analysis.lines, diagnostics))
         if _left_to_exit is not None:
             _left_to_exit.append(analysis)
     return results, problems
@@ -116,7 +127,7 @@ def cmd_check(args: argparse.Namespace, prog: str = "fuse") -> int:
 
 
 def _check(args: argparse.Namespace, prog: str) -> int:
-    results, problems = check_paths(args.paths)
+    results, problems = check_paths(args.paths, getattr(args, "weights", None))
     for message in problems:
         print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
@@ -219,8 +230,8 @@ def _preview(array, width: int = 8) -> str:
 
     if hasattr(array, "tocoo"):  # scipy.sparse: its first non-zeros, never densified
         coo = array.tocoo()
-        shown = ", ".join(f"({i}, {j}): {v:.4g}" for i, j, v in
-                          list(zip(coo.row, coo.col, coo.data))[:width])
+        shown = ", ".join(f"({', '.join(map(str, at))}): {v:.4g}" for *at, v in
+                          list(zip(*coo.coords, coo.data))[:width])  # any number of axes
         return f"sparse, {coo.nnz} non-zeros [{shown}{', ...' if coo.nnz > width else ''}]"
     flat = np.asarray(array).ravel()
     shown = ", ".join(f"{v:.4g}" for v in flat[:width])
@@ -245,15 +256,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     if args.out:
-        from .run.files import atomic_write, npz_bytes
+        from .run.files import FileProblem, write_results
 
-        dense = {n: a.toarray() if hasattr(a, "toarray") else a
-                 for n, a in result.outputs.items()}  # --out writes dense arrays
-        try:
-            atomic_write(Path(args.out), npz_bytes(dense))
-        except OSError as err:
-            print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
-                  file=sys.stderr)
+        try:  # sparse outputs stay sparse (docs/cli.md)
+            write_results(args.out, result.outputs)
+        except (OSError, FileProblem) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            print(f"fuse: --out {args.out}: cannot be written: {reason}", file=sys.stderr)
             return EXIT_USAGE
     for entry in result.not_run:  # a --target run: what its cone left out for an error
         if entry.reason != NOT_NEEDED:
@@ -335,6 +344,7 @@ def _read_inputs(items: list[str]) -> dict | int:
 def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
     """The run's result, or the exit status after its error was printed."""
     from .cli_progress import progress_bar
+    from .run.evaluate import EvaluationError
     from .run.program import FuseError, compile
 
     representation = {}
@@ -352,7 +362,8 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
                           shard=args.shard_map or None, mesh=args.mesh_shape,
                           representation=representation,
                           targets=args.target or None,
-                          config=config_of(args))
+                          config=config_of(args), weights=args.weights,
+                          adapters=args.adapter or None)
         args.analysis = program.analysis  # the pictures' labels (--plot)
         accepted = [n for n, t in program.analysis.tensors.items()
                     if t.kind in ("source", "relation source", "param")]
@@ -382,6 +393,9 @@ def _run(args: argparse.Namespace, text: str, inputs: dict) -> Any:
         else:
             print(f"fuse: {args.path}: {err}", file=sys.stderr)
         return EXIT_ERRORS
+    except EvaluationError as err:  # a problem of the program, said in its words
+        print(f"fuse: {args.path}: {err}", file=sys.stderr)
+        return EXIT_ERRORS
     except Exception as err:  # never a traceback: an engine bug is still one paragraph
         print(f"fuse: {args.path}: internal error while running: {type(err).__name__}: {err}",
               file=sys.stderr)
@@ -409,12 +423,17 @@ def _result_json(result: Any, targeted: bool = False) -> dict:
 
 
 def _values_json(array: Any) -> dict:
-    """`values` (nested lists), or for a sparse array its non-zeros as [i, j, value]."""
+    """`values` (nested lists), or for a sparse array its non-zeros as [i, j, value]
+    ([i, j, k, value] for three axes)."""
     if hasattr(array, "tocoo"):
+        import numpy as np
+
         coo = array.tocoo()
+        coords = tuple(coo.coords)
+        order = np.lexsort(coords[::-1])  # row by row, whatever the storage order
         return {"representation": "sparse",
-                "nonzeros": [[int(i), int(j), float(v)]
-                             for i, j, v in zip(coo.row, coo.col, coo.data)]}
+                "nonzeros": [[*map(int, at), float(v)] for *at, v in
+                             zip(*(c[order] for c in coords), coo.data[order])]}
     return {"values": array.tolist()}
 
 
@@ -444,6 +463,9 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_check = sub.add_parser("check", help="report the diagnostics of programs")
     p_check.add_argument("--format", choices=("text", "json"), default="text")
+    p_check.add_argument("--weights", metavar="MANIFEST.json",
+                         help="check with a weights manifest's tensors in place of the "
+                              "sources' files (headers only; docs/weights.md)")
     p_check.add_argument("paths", nargs="+", metavar="PATH")
     p_explain = sub.add_parser("explain", help="show the plan of a program (nothing is run)")
     p_explain.add_argument("--format", choices=("text", "json"), default="text")
@@ -467,7 +489,14 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_run.add_argument("--representation", action="append", default=[],
                        metavar="NAME=dense|sparse",
                        help="keep a tensor dense or sparse, overriding the plan (repeatable)")
-    p_run.add_argument("--out", metavar="FILE.npz", help="write every export into one .npz")
+    p_run.add_argument("--weights", metavar="MANIFEST.json",
+                       help="read the weights a manifest gives in place of the sources' "
+                            "files (docs/weights.md)")
+    p_run.add_argument("--adapter", action="append", default=[], metavar="NAME",
+                       help="apply the manifest's LoRA adapter NAME (repeatable)")
+    p_run.add_argument("--out", metavar="FILE.npz|DIR/",
+                       help="write the exports into one .npz (a sparse one as scipy.sparse "
+                            "saves it), or into a folder, one file each")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
     p_run.add_argument("--target", action="append", default=[], metavar="NAME",
                        help="run only this export, tensor or query (repeatable) and what it "
@@ -476,6 +505,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                        help="stop the run after this many seconds (default: no limit)")
     add_shard_options(p_run, "split tensors over a device mesh (jax)")
     add_config_options(p_run)
+    cli_cache.add_cache_dir_option(p_run)
     p_run.add_argument("--trace", action="store_true",
                        help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
@@ -491,6 +521,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_plot.add_argument("--program", metavar="PATH",
                         help="the program that made the results: index and symbol names")
     p_plot.add_argument("--slice-along", metavar="INDEX")
+    cli_cache.add_commands(sub)
     return parser
 
 
@@ -516,6 +547,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_plot(args)
         if args.command == "train":
             return cmd_train(args, _read_program, _read_inputs)
+        if args.command in ("cache", "export"):
+            return cli_cache.dispatch(args, _read_program, _read_inputs)
         return cmd_explain(args)
     except UsageError as err:  # an option's value that argparse cannot judge
         print(f"fuse: {err.args[0]}", file=sys.stderr)

@@ -58,6 +58,7 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
 
 def config_of(args: argparse.Namespace) -> Any:
     """The ExecutionConfig of the flags (backend, device and precision apart)."""
+    from .cli_cache import cache_dir_of
     from .plan.config import ExecutionConfig
 
     importance = {}
@@ -71,7 +72,7 @@ def config_of(args: argparse.Namespace) -> Any:
         block_size=args.block_size, projection=args.projection, samples=args.samples,
         seed=args.seed, importance=importance,
         estimate=None if args.estimate is None else tuple(args.estimate),
-        trace=getattr(args, "trace", False),
+        trace=getattr(args, "trace", False), cache_dir=cache_dir_of(args),
         **({} if args.tolerance is None else {"tolerance": args.tolerance}))
 
 

@@ -28,7 +28,7 @@ from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
 from fuse_lang.run.limits import RunProgress
-from fuse_lang.run.program import CompiledProgram, FuseError, compile
+from fuse_lang.run.program import CompiledProgram, ExecutionConfig, FuseError, compile
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError
 
@@ -131,10 +131,13 @@ def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
 def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
     """The whole program, or with targets only their dependency cone (an error
     outside it is reported in the result's `not_run`, not a refusal)."""
+    # runTrace: a traced run is eager (each equation timed), unless compiled was asked
+    trace = ls.options.run_trace and not request.compiled
     return compile(text, backend=request.backend, device=request.device,
                    base_dir=request.base_dir, path=request.path,
                    precision=request.precision, compiled=request.compiled,
-                   targets=request.targets or None)
+                   targets=request.targets or None,
+                   config=ExecutionConfig(trace=True) if trace else None)
 
 
 async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
 from fuse_lang.front.syntax import binary_text
+from fuse_lang.gc_pause import gc_frozen_after
 from fuse_lang.ide.outline import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
 
@@ -49,6 +50,7 @@ class Options:
     memory_limit: int | None = None
     max_concurrent_runs: int = 2  # runs computing at once; more wait (fuse_lsp.run_budget)
     run_time_limit: int = 60  # seconds a run may compute before it is stopped
+    run_trace: bool = False  # whether fuse.run records a trace (ExecutionConfig.trace)
     allow_sink_writes: bool = False  # whether a run from the editor may write sinks
     debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed
 
@@ -181,18 +183,14 @@ class FuseServer(LanguageServer):
                                        lines=LineIndex(text), diagnostics=(binary,))
         with self._lock:
             analyzer = self._analyzers.pop(uri, None) or Analyzer()
-        collecting = gc.isenabled()
-        gc.disable()
         try:
-            return analyzer.analyze(text, path, base_dir)
-        finally:
             # The analysis lives until the next edit and holds no reference
             # cycles: keep the cycle collector from scanning its objects again
             # and again (on a large file a full pass takes longer than the
             # analysis).  They are freed by reference counting as usual.
-            gc.freeze()
-            if collecting:
-                gc.enable()
+            with gc_frozen_after():
+                return analyzer.analyze(text, path, base_dir)
+        finally:
             with self._lock:
                 # a handler on another thread may have made its own meanwhile;
                 # either is fine to keep

@@ -34,9 +34,9 @@ TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 # (test_query tests the editor's symbol lookup and runs no program: not listed; query
 # answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
-                       "test_run_targets", "test_datalog",
-                       "test_sparse",
-                       "test_execution_config"}
+                       "test_run_targets", "test_datalog", "test_datalog_values",
+                       "test_sparse", "test_sparse_io",
+                       "test_execution_config", "test_demand", "test_seed_spellings"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs
@@ -172,6 +172,7 @@ def _twin(program: CompiledProgram, backend: str, compiled: bool):
             program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled,
             getattr(program, "config", None))
         twin.representation = program.representation
+        twin.demand = getattr(program, "demand", None)  # answers under the queries' texts
         twins[backend, compiled] = twin
     return twins[backend, compiled]
 

@@ -100,6 +100,33 @@ def test_chain_closure_prints_its_scaling():
                           re.M)) == 2, proc.stdout
 
 
+def test_sparse_io_prints_its_peaks_and_ratios():
+    """benchmarks/sparse_io.py --small: the files written and read back agree (its
+    asserts) and each line has its peaks and ratios."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "sparse_io.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(headers only); plan: sparse" in proc.stdout, proc.stdout
+    assert len(re.findall(r"^(read|write) \.(npz|tsv) +peak fuse +[\d.,]+ MB .* ratio +[\d.]+ +"
+                          r"time fuse .* ratio +[\d.]+$", proc.stdout, re.M)) == 3, proc.stdout
+
+
+def test_datalog_large_checks_both_programs_and_prints_ratios():
+    """benchmarks/datalog_large.py --small: points-to and the 56-rule program equal
+    the reference evaluator (else it exits non-zero); a ratio per comparison."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_large.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^points-to, 3,000 facts .* ratio [\d.]+; answers equal", proc.stdout,
+                     re.M), proc.stdout
+    assert re.search(r"^wide program, 6,000 facts, 56 rules: .* ratio [\d.]+; answers equal",
+                     proc.stdout, re.M), proc.stdout
+    assert len(re.findall(r"^checker reads 20,000 lines of \w+: .* ratio [\d.]+$", proc.stdout,
+                          re.M)) == 2, proc.stdout
+    assert re.search(r"^join A\(x,y,f\) .* sparse product [\d.]+ ms, expand pairs [\d.]+ ms; "
+                     r"ratio [\d.]+$", proc.stdout, re.M), proc.stdout
+
+
 @needs_backends
 def test_datalog_join_prints_its_flops_and_ratios():
     """benchmarks/datalog_join.py --small: the planned and the carried contraction
@@ -161,3 +188,42 @@ def test_training_step_prints_a_ratio_per_framework():
     found = re.findall(r"^mlp .*, (torch|jax)  fuse [\d.]+ ms/step  hand-written [\d.]+ "
                        r"ms/step  ratio [\d.]+$", proc.stdout, re.M)
     assert found == ["torch", "jax"], proc.stdout
+
+
+def test_weights_prints_int8_and_lora_figures():
+    """benchmarks/weights.py --small: int8 against float (error within the bound
+    from the scales: its assert; run and load ratios) and LoRA compilations when
+    switching adapters (0 new ones) on each backend installed."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "weights.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Z within the bound from its scales: True" in proc.stdout, proc.stdout
+    assert re.search(r"run +int8 [\d.]+ ms +float [\d.]+ ms +ratio [\d.]+ \(int8 / float\)",
+                     proc.stdout), proc.stdout
+    switches = re.findall(r"^lora, (.+?): compilations (\d+) -> (\d+) after 4 adapter switches",
+                          proc.stdout, re.M)
+    assert switches and all(before == after for _, before, after in switches), proc.stdout
+
+
+@needs_backends
+def test_compile_cache_prints_cold_and_warm_ratios():
+    """benchmarks/compile_cache.py --small: jax, one trial, a fresh process cold and
+    one warm (the index must know the warm one's program)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "compile_cache.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for what in ("first result", "process"):
+        assert re.search(rf"transformer, jax, {what} *: cold +[\d.]+ s +warm +[\d.]+ s +"
+                         rf"ratio [\d.]+", proc.stdout), proc.stdout
+
+
+def test_demand_prints_time_and_memory_ratios_against_forward():
+    """benchmarks/demand.py --small: a bound query in demand mode against forward mode
+    (time, rules and peak memory ratios, the same answer), then demand mode alone."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "demand.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"demand vs forward, \d+ symbols, .* same: True\): .* time ratio [\d.]+, "
+                     r"rules ratio [\d.]+, memory ratio [\d.]+", proc.stdout), proc.stdout
+    assert re.search(r"demand alone, \d+ symbols, .* rules [\d.]+ ms, peak [\d.]+ MB",
+                     proc.stdout), proc.stdout

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fuse_lang import analyze
-from fuse_lang.front.builtins import BUILTINS
+from fuse_lang.front.builtins import BUILTINS, NAMED_BUILTINS
 from fuse_lang.ide.completion import complete, signature_at
 
 PROGRAM = """\
@@ -60,7 +60,7 @@ def test_in_an_expression_tensors_then_builtins_then_indices():
     labels = [c.label for c in found]
     # this statement parses (`so` is read as a tensor): Y is defined by it
     assert labels[:5] == ["H", "Parent", "W", "X", "Y"]
-    assert labels[5:] == sorted([*BUILTINS, "reduce"]) + ["e", "p"]
+    assert labels[5:] == sorted([*NAMED_BUILTINS, "reduce"]) + ["e", "p"]
     softmax = next(c for c in found if c.label == "softmax")
     assert (softmax.kind, softmax.detail, softmax.documentation) == (
         "builtin", "softmax(x, axis=i)", BUILTINS["softmax"].doc)

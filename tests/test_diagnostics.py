@@ -102,6 +102,12 @@ CASES = [
      ["`axis=`", "(i, j)"]),
     ("bad-argument", "X = const([[1,2]])\nY[i] = reduce(prod, j) X[i,j]", E, (1, 14),
      ["`prod`", "sum, max, min, avg"]),
+    ("bad-argument", "X = const([1,2])\nY[i] = sig(X[i], 2, T=1)", E, (1, 7),
+     ["temperature twice"]),
+    ("bad-argument", "A = const([1,2])\nB[i] = concat(A[i], A[i], axis=1)", E, (1, 31),
+     ["`axis=1`", "no index at position 1", "(i)"]),
+    ("topk-capped", "X = const([[1,2,3]])\nY[i,j] = topk(X[i,j], k=5)", W, (1, 24),
+     ["k=5", "a row holds (3)", "it gives 3"]),
     ("mixed-projection", "X = const([1,2])\nY[i] = X[i]\nY[i] max= X[i]", E, (2, 5),
      ["`=`", "`max=`", "one projection operator"]),
     ("dotted-axis", "X = const([[1,2]])\nY[i,j] = X[i.,j]", E, (1, 11), ["left-hand side only"]),
@@ -150,6 +156,14 @@ CASES = [
      (1, 29), ["`Win` → `Win`"]),
     ("negation-cycle", "E(A,B)\nA(x) = E(x,y) not B(y)\nB(x) = E(x,y) A(y)", E,
      (1, 18), ["`A` → `B` → `A`"]),
+    ("unsafe-comparison", "P(1)\nW(x) = P(y) (y < 5) (x < y)", E, (1, 21),
+     ["`x`", "`<`", "no positive atom"]),
+    ("not-a-number", "S(Ann, 3)\nT(x) = S(x, y) (x < y)", E, (1, 16), ["`x`", "symbols (Ann)"]),
+    ("not-a-number", "S(Ann, 3)\nT(x + 1, y) = S(x, y)", E, (1, 2), ["`x`", "symbols"]),
+    ("domain-limit", "N(0)\nN(n + 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
+    ("domain-limit", "N(3)\nN(n - 1) = N(n)", E, (1, 0), ["`N`", "below 0"]),
+    ("domain-limit", "axis n = 4\nN(0)\nN(n + 1) = N(n) (n < 9)", E, (2, 0),
+     ["up to 9", "extent 4"]),
 ]
 
 
@@ -466,7 +480,12 @@ def test_every_code_is_documented_and_tested():
 def test_every_code_is_triggered_by_a_case():
     triggered = {c[0] for c in CASES} | {
         "too-many-errors", "invalid-encoding", "missing-source", "unreadable-source",
-        "file-too-large"}  # the server's, for a document over 2 MB: tests/lsp/test_size_limit.py
+        "file-too-large",  # the server's, for a document over 2 MB: tests/lsp/test_size_limit.py
+        # a weights manifest's, through compile(weights=...) and `fuse check --weights`:
+        # tests/test_weights.py
+        "weights-bad-manifest", "weights-missing-file", "weights-unknown-key",
+        "weights-unknown-tensor", "weights-shape-mismatch", "weights-dtype-mismatch",
+        "weights-checksum"}
     assert set(CODES) == triggered
 
 

@@ -56,6 +56,13 @@ def test_scalars_empty_arrays_and_all_nonfinite():
     assert summarize_array(np.array([True, False])).max == 1.0
 
 
+def test_nonzeros_count_a_relations_facts_and_nan_is_not_zero():
+    assert summarize_array(np.array([[True, False], [True, True]])).nonzeros == 3
+    s = summarize_array(np.array([0.0, 2.5, np.nan, 0.0]))
+    assert s.nonzeros == 2 and s.to_json()["nonzeros"] == 2
+    assert summarize_array(np.zeros((0, 3))).nonzeros == 0
+
+
 def test_a_run_summary_has_exports_and_queries():
     s = run()
     ((name, c),) = s.outputs

@@ -175,9 +175,12 @@ def test_bad_overrides_are_refused(graph, overrides, words):
         fuse_lang.compile(CLOSURE, base_dir=folder, representation=overrides)
 
 
-def test_only_2d_tensors_are_sparse():
-    with pytest.raises(FuseError, match="only 2-D tensors"):
-        fuse_lang.compile("R(A, B, C)\nexport R", representation={"R": "sparse"})
+def test_only_tensors_of_two_axes_or_more_are_sparse():
+    # relations of 3 axes are kept sparse since issue 18 (tests/test_sparse_relations.py)
+    with pytest.raises(FuseError, match="only tensors of 2 axes or more"):
+        fuse_lang.compile("R(A)\nexport R", representation={"R": "sparse"})
+    out = fuse_lang.compile("R(A, B, C)\nexport R", representation={"R": "sparse"}).run()
+    assert sp.issparse(out["R"]) and out["R"].shape == (1, 1, 1) and out["R"].nnz == 1
 
 
 def test_cli_representation(graph):
@@ -231,7 +234,7 @@ def test_explain_and_hover_show_the_representation(tmp_path):
     hover = hover_at(analysis, source.index("Reach"))
     assert "Stored **sparse**: ~" in hover.markdown
     small = fuse_lang.analyze("A[i] = const([1,2])\nexport A")
-    assert "Stored **dense** (not 2-D)." in hover_at(small, 0).markdown
+    assert "Stored **dense** (fewer than 2 axes)." in hover_at(small, 0).markdown
 
 
 @pytest.mark.reference_only  # torch and jax keep relations dense: 4 TB, refused

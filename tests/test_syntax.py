@@ -651,7 +651,7 @@ def test_unclosed_bracket_before_semicolon():
 
 
 def test_reserved_words_and_operators():
-    text = "let x = 3\nY = a < b\nV = {1}\nS = select(c, a, b)\nZ = A && B\nimport \"x\" as n\n"
+    text = "let x = 3\nY = a -> b\nV = {1}\nS = select(c, a, b)\nZ = A && B\nimport \"x\" as n\n"
     codes = [(line, d.code) for line, _, d in positions(text)]
     assert (1, "reserved-word") in codes
     assert (2, "syntax-error") in codes

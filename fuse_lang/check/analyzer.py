@@ -26,6 +26,7 @@ from .sources import SourceInfo, read_declared_source
 from .statements import Local, StatementChecks
 from .symbols import TensorSymbol
 from .unify import Unification
+from .values import check_values
 
 MAX_DIAGNOSTICS = 1000
 
@@ -57,6 +58,10 @@ class Analyzer:
         self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._memory = _Memory()
+        # how many statements the last call reused from the one before (their IR
+        # and their per-statement checks, moved along if they moved): a count the
+        # tests read to see that an edit costs what it changes
+        self.reused = 0
 
     def analyze(self, text: str, path: str | None = None, base_dir: str | Path | None = None,
                 input_shapes: dict[str, tuple[int, ...]] | None = None) -> Analysis:
@@ -70,6 +75,7 @@ class Analyzer:
             analysis = checker.run(self._parse_cache)
             if self._remember:
                 self._memory = checker.memory_used
+            self.reused = checker.checks.reused if checker.checks is not None else 0
             return analysis
 
 
@@ -127,10 +133,14 @@ class _Checker:
                             [pair for local in checks.locals
                              for pair in zip(local.role_names, local.var_keys)] if axis_decls
                             else [], axis_decls, source_info)
-            unification.check_extents(checks.broadcast)
-            close_empty_columns(self.domains, self.tensors)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
                                      self.memory.sccs, self.remember)
+            if unification.valued:  # (a statement's variables' keys hold its stamp)
+                check_values([(local.stmt, local.var_keys[0][1] if local.var_keys else None)
+                              for local in checks.locals], unification.valued,
+                             order.groups, self.tensors, self.domains, diags)
+            unification.check_extents(checks.broadcast)
+            close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)

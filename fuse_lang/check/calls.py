@@ -6,7 +6,8 @@ from functools import lru_cache
 from typing import Collection, Container
 
 from ..front import ir
-from ..front.builtins import BUILTINS, INDEX_ARGUMENT_BUILTINS, NORMALISING_BUILTINS
+from ..front.builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NAMED_BUILTINS,
+                              NORMALISING_BUILTINS, SCHEDULE_BUILTINS, SCHEDULE_PER)
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
 from .literals import is_number, is_whole, literal_shape
@@ -17,14 +18,14 @@ _NO_NAMES: frozenset[str] = frozenset()
 
 @lru_cache(maxsize=512)
 def _close_builtins(name: str) -> tuple[str, ...]:
-    return NameSuggester(BUILTINS).close(name)
+    return NameSuggester(NAMED_BUILTINS).close(name)
 
 
 def unknown_function(name: str, span: Span) -> Diagnostic:
     close = _close_builtins(name)
     fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(span, c),)) for c in close)
     return make("unknown-builtin", f"`{name}` is not a builtin{did_you_mean_text(close)}"
-                f" (builtins: {', '.join(sorted(BUILTINS))})", span, fixes=fixes)
+                f" (builtins: {', '.join(sorted(NAMED_BUILTINS))})", span, fixes=fixes)
 
 
 def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
@@ -49,6 +50,9 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         return
     _check_keywords(call, stmt, spec.keywords, out)
     given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
+    if call.name == "sig" and n == 2 and "T" in given:
+        out.append(make("bad-argument", "`sig` is given its temperature twice: positionally "
+                        "and as `T=`", call.span))
     for required in spec.required_keywords:
         if required not in given:
             out.append(make("argument-count", f"`{call.name}` needs `{required}=` "
@@ -64,16 +68,40 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
             out.append(make("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span))
         elif kw.name == "axis":
-            lhs_vars = _lhs_vars(stmt)  # here: the other calls need none
-            if not (isinstance(kw.value, ir.Ref) and kw.value.indices is None
-                    and kw.value.name in lhs_vars):
-                out.append(make("bad-argument", f"`axis=` names an index of the left-hand side"
-                                f" ({', '.join(sorted(lhs_vars)) or 'it has none'})",
-                                kw.value.span))
+            _check_axis(call, stmt, kw.value, out)
         elif kw.name in ("eps",) and not is_number(kw.value):
             out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
         elif kw.name == "k" and not is_whole(kw.value):
             out.append(make("bad-argument", "`k=` takes a whole number", kw.value.span))
+        elif kw.name == "steps" and not (is_whole(kw.value) and kw.value.value >= 1):
+            out.append(make("bad-argument", "`steps=` takes a whole number of at least 1",
+                            kw.value.span))
+        elif kw.name == "per" and not (isinstance(kw.value, ir.Number)
+                                       and kw.value.text in SCHEDULE_PER):
+            out.append(make("bad-argument", f"`per=` is {' or '.join(SCHEDULE_PER)}",
+                            kw.value.span))
+
+
+def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
+                out: list[Diagnostic]) -> None:
+    """`axis=` names an index of the left-hand side (in a sink, of the call's
+    arguments); `axis=0` was named by the builder when that position has one."""
+    if isinstance(stmt, ir.Sink):
+        names = {v.name for a in call.args for r in ir.refs(a) for i in r.indices or ()
+                 for v in ir.index_vars(i)}
+        where = "the arguments"
+    else:
+        names = _lhs_vars(stmt)
+        where = "the left-hand side"
+    if isinstance(value, ir.Ref) and value.indices is None and value.name in names:
+        return
+    listed = ", ".join(sorted(names)) or "there is none"
+    if isinstance(value, ir.Number):
+        message = (f"`axis={value.text}` counts the indices of {where} from 0, and there is "
+                   f"no index at position {value.text} ({listed})")
+    else:
+        message = f"`axis=` names an index of {where} ({listed})"
+    out.append(make("bad-argument", message, value.span))
 
 
 def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
@@ -99,6 +127,13 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                 and stmt.rhs is call and len(shape) != len(stmt.lhs.indices):
             out.append(make("bad-argument", f"this literal has {len(shape)} axes but the "
                             f"left-hand side has {len(stmt.lhs.indices)}", call.args[0].span))
+        elif isinstance(stmt, ir.Equation) and stmt.rhs is call:
+            for index, extent in zip(stmt.lhs.indices or (), shape):
+                if isinstance(index, ir.IndexConst) and extent != 1:
+                    out.append(make("bad-argument", f"the left-hand side selects one position "
+                                    f"(`{index.value}`) where this literal has {extent}",
+                                    call.args[0].span))
+                    break
     elif call.name == "concat" and "axis" in given:
         axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
         name = axis.name if isinstance(axis, ir.Ref) else None
@@ -107,10 +142,32 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                          for v in ir.index_vars(i)} for r in ir.refs(arg)):
                 out.append(make("bad-argument", f"every argument of concat needs the axis "
                                 f"`{name}` it joins along", arg.span))
+    elif call.name in SCHEDULE_BUILTINS:
+        _check_schedule(call, stmt, out)
     elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
         if not (stmt.lhs.indices or "axis" in given):
             out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
                             f"left-hand side has none", call.span))
+
+
+def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`T = linear(1.0, 0.1, steps=10)`: numbers, the whole right-hand side of a
+    scalar tensor's only equation (run/schedules.py gives its value)."""
+    if not (isinstance(stmt, ir.Equation) and stmt.rhs is call and stmt.op == "="
+            and stmt.lhs.indices is None):
+        out.append(make("bad-argument", f"a schedule is the whole right-hand side of a scalar "
+                        f"tensor: `T = {call.name}(1.0, 0.1, steps=10)`, then `sig(x, T)`",
+                        call.span))
+        return
+    for arg in call.args:
+        if not is_number(arg) or (isinstance(arg, ir.Number) and arg.text in SCHEDULE_PER):
+            out.append(make("bad-argument", f"`{call.name}` takes numbers: the start and the "
+                            f"end", arg.span))
+            return
+        if call.name == "exponential" and not (isinstance(arg, ir.Number) and arg.value > 0):
+            out.append(make("bad-argument", "`exponential` goes from start to end by a "
+                            "constant factor: both must be above 0", arg.span))
+            return
 
 
 def _lhs_vars(stmt: ir.Statement) -> set[str]:

@@ -21,7 +21,7 @@ from collections import deque
 from typing import Iterable, Iterator
 
 from ..front import ir
-from ..front.builtins import BUILTINS
+from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, make
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
@@ -101,7 +101,57 @@ def _occurrences(expr: ir.Expr) -> Iterator[tuple[ir.IndexVar | ir.Ref, bool, ir
         if isinstance(node, ir.Call) and node.name == "not" and within is None:
             stack.extend((child, node) for child in ir.children(node))
             continue
+        if isinstance(node, ir.Call) and node.name in COMPARISONS:
+            continue  # a comparison binds nothing (see _compared)
         stack.extend((child, within) for child in ir.children(node))
+
+
+def _comparisons(term: ir.Expr) -> list[ir.Call]:
+    """The comparisons of a term outside `not`."""
+    out = []
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.Call) and node.name in COMPARISONS:
+            out.append(node)
+        elif not (isinstance(node, ir.Call) and node.name == "not"):
+            stack.extend(ir.children(node))
+    return out
+
+
+def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
+    """The variables (bare names that are the rule's index variables) of an operand."""
+    return [n for n in ir.walk(expr) if isinstance(n, ir.Ref) and n.indices is None
+            and n.name in variables]
+
+
+def _compared(term: ir.Expr, positive: set[str], variables: set[str],
+              diags: list[Diagnostic]) -> tuple[set[str], set[str]]:
+    """The variables `v == expr` binds (expr's own variables bound), and those of a
+    comparison that stay unbound, each reported once (`unsafe-comparison`)."""
+    comparisons = _comparisons(term)
+    bound = set(positive)
+    for _ in range(len(comparisons)):  # an assignment may use another one's variable
+        for call in comparisons:
+            if call.name != "==" or len(call.args) != 2:
+                continue
+            for target, other in (call.args, call.args[::-1]):
+                if isinstance(target, ir.Ref) and target.indices is None \
+                        and target.name in variables and target.name not in bound \
+                        and all(v.name in bound for v in _bare_vars(other, variables)):
+                    bound.add(target.name)
+    reported: set[str] = set()
+    for call in comparisons:
+        for arg in call.args:
+            for var in _bare_vars(arg, variables):
+                if var.name not in bound and var.name not in reported:
+                    reported.add(var.name)
+                    diags.append(make(
+                        "unsafe-comparison", f"`{var.name}` in the comparison `{call.name}` is "
+                        f"bound by no positive atom of the rule: a comparison only filters "
+                        f"tuples (or, as `{var.name} == expr`, computes a value from bound "
+                        f"variables)", var.span))
+    return bound - positive, reported
 
 
 def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
@@ -109,6 +159,7 @@ def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
     for var in (v for i in stmt.lhs.indices or () for v in ir.index_vars(i)):
         everywhere[var.name] = everywhere.get(var.name, 0) + 1
     found = list(_occurrences(stmt.rhs))
+    variables = set(everywhere) | {v.name for v, _, _ in found}
     for var, _, _ in found:
         everywhere[var.name] = everywhere.get(var.name, 0) + 1
     for term in _terms(stmt.rhs):
@@ -140,6 +191,9 @@ def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
                     f"(or only in the negated atom, where it means \"any\")", var.span))
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
+        assigned, unsafe = _compared(term, positive, variables, diags)
+        positive |= assigned
+        in_negation |= unsafe  # (reported once: as the comparison's, not the head's)
         for index in stmt.lhs.indices or ():
             for var in ir.index_vars(index):
                 if var.name not in positive and var.name not in in_negation:

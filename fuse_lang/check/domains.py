@@ -165,6 +165,20 @@ class Domains:
             self._seen += 1
             self._own(root).symbols[symbol] = (self._seen, span)
 
+    def add_symbols(self, items: Iterable[tuple[Key, str]], span: Span) -> None:
+        """add_symbol for many (key, symbol), in order (a relation file's symbols:
+        each key's class looked up once)."""
+        tables: dict[Key, dict] = {}
+        seen = self._seen
+        for key, symbol in items:
+            table = tables.get(key)
+            if table is None:
+                table = tables[key] = self._own(self.find(key)).symbols
+            if symbol not in table:
+                seen += 1
+                table[symbol] = (seen, span)
+        self._seen = seen
+
     def add_position(self, key: Key, position: int, span: Span) -> None:
         root = self.find(key)
         data = self._data[root]
@@ -201,6 +215,10 @@ class Domains:
 
     def symbols(self, key: Key) -> tuple[str, ...]:
         return tuple(self.symbol_spans(key))
+
+    def holds_symbols(self, key: Key) -> bool:
+        """Whether the domain holds a symbol (without sorting them, as `symbols` does)."""
+        return bool(self._data[self.find(key)].symbols)
 
     def symbol_spans(self, key: Key) -> dict[str, Span]:
         """The domain's symbols in numbering order, with where each was first seen."""

@@ -1,6 +1,7 @@
 """What a source file holds, read without loading its data (LANGUAGE.md §8-9).
 
-`.npy` and `.npz` shapes come from the array headers; relation files
+`.npy` and `.npz` shapes come from the array headers (a scipy.sparse `.npz`:
+its members' headers and its tiny `format` and `shape` members); relation files
 (`.csv`/`.tsv`/`.jsonl`/`.json` for Boolean tensors, `.txt` token files) are
 scanned for their tuples' symbols, which the checker numbers per domain.
 No numpy import: checking a program must start fast.  The checker reads each
@@ -45,8 +46,10 @@ class SourceInfo:
     columns: tuple[tuple[object, ...], ...] | None = None
     rows: int = 0
     # (column, value) in the order a reader meets them, row by row: symbols are
-    # numbered in this order
+    # numbered in this order (a large file's integer column: its largest only)
     first_seen: tuple[tuple[int, object], ...] = ()
+    # a scipy.sparse `.npz`: its stored non-zeros (from a header, never the data)
+    nonzeros: int | None = None
 
 
 @frozen_dataclass
@@ -66,7 +69,8 @@ class NpyHeader:
         return count * self.itemsize
 
 
-SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".json", ".jsonl")
+SAFETENSORS = ".safetensors"  # read by safetensors_header, imported for such a file only
+SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".txt", ".json", ".jsonl")
 
 # the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
 _NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]+)")
@@ -78,6 +82,15 @@ _KIND_WORDS = {"c": "complex numbers",
 _SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
                   (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
                   (stat.S_ISDIR, "a folder"))
+
+
+def split_member(value: str) -> tuple[str, str | None]:
+    """A source path and the key after `.safetensors:` (None without one)."""
+    marker = SAFETENSORS + ":"
+    at = value.lower().rfind(marker)
+    if at < 0:
+        return value, None
+    return value[:at + len(SAFETENSORS)], value[at + len(marker):]
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -122,6 +135,21 @@ def read_text(path: Path) -> str:
 def read_npy_header(fp: BinaryIO, available: int) -> NpyHeader:
     """The header of the `.npy` stream `fp` of `available` bytes in all, checked:
     a plain number type, and no more data than the stream holds."""
+    shape, descr, fortran_order, consumed = _npy_fields(fp)
+    parsed = _NUMBER_DESCR.fullmatch(descr) if isinstance(descr, str) else None
+    if parsed is None or int(parsed.group(2)) not in _ITEM_SIZES[parsed.group(1)]:
+        raise SourceError(f"it holds {_dtype_words(descr)}; Fuse reads only bool, integer "
+                          f"or float numbers")
+    found = NpyHeader(shape, descr, fortran_order, int(parsed.group(2)))
+    left = available - consumed
+    if found.nbytes > left:
+        raise SourceError(f"its header claims shape {shape} ({found.nbytes} bytes of data) "
+                          f"but the file holds {max(left, 0)} bytes after the header")
+    return found
+
+
+def _npy_fields(fp: BinaryIO) -> tuple[tuple[int, ...], object, bool, int]:
+    """An `.npy` header's shape, descr and order (unchecked type), and its length."""
     magic = fp.read(6)
     if magic != b"\x93NUMPY":
         raise SourceError("not a .npy file (bad magic bytes)")
@@ -145,16 +173,7 @@ def read_npy_header(fp: BinaryIO, available: int) -> NpyHeader:
         raise SourceError(f"the .npy header cannot be read ({err})") from None
     if any(extent < 0 for extent in shape):
         raise SourceError(f"its header claims a negative extent {shape}")
-    parsed = _NUMBER_DESCR.fullmatch(descr) if isinstance(descr, str) else None
-    if parsed is None or int(parsed.group(2)) not in _ITEM_SIZES[parsed.group(1)]:
-        raise SourceError(f"it holds {_dtype_words(descr)}; Fuse reads only bool, integer "
-                          f"or float numbers")
-    found = NpyHeader(shape, descr, fortran_order, int(parsed.group(2)))
-    left = available - (6 + len(version) + (2 if major == 1 else 4) + length)
-    if found.nbytes > left:
-        raise SourceError(f"its header claims shape {shape} ({found.nbytes} bytes of data) "
-                          f"but the file holds {max(left, 0)} bytes after the header")
-    return found
+    return shape, descr, fortran_order, 6 + len(version) + (2 if major == 1 else 4) + length
 
 
 def _exactly(fp: BinaryIO, count: int) -> bytes:
@@ -173,17 +192,38 @@ def _dtype_words(descr: object) -> str:
     return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r})"
 
 
-def read_source_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
-    """Shape or symbols of a source file; raises OSError or SourceError."""
+def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = None
+                     ) -> SourceInfo:
+    """Shape or symbols of a source file; raises OSError or SourceError.  `key`:
+    the tensor of a safetensors file (`model.safetensors:key`)."""
     suffix = path.suffix.lower()
+    if suffix == SAFETENSORS:
+        from .safetensors_header import SafetensorsProblem, read_entry
+
+        with open_regular(path):  # a FIFO or a device is refused before the library maps it
+            pass
+        try:
+            return SourceInfo(shape=read_entry(path, key, tensor).shape)
+        except SafetensorsProblem as err:
+            raise SourceError(str(err)) from None
     if suffix == ".npy":
         with open_regular(path) as fp:
             return SourceInfo(shape=read_npy_header(fp, os.fstat(fp.fileno()).st_size).shape)
     if suffix == ".npz":
+        sparse = read_sparse_npz_header(path)
+        if sparse is not None:
+            return SourceInfo(shape=sparse.shape, nonzeros=sparse.nonzeros)
         return SourceInfo(shape=_npz_member_header(path, tensor).shape)
     if suffix in (".csv", ".tsv"):
         sep = "\t" if suffix == ".tsv" else ","
-        rows = (line.split(sep) for line in text_lines(path))
+        text = read_text(path)
+        from .whole_files import relation_of_columns, split_columns  # (a relation file only)
+
+        columns = split_columns(text, sep) if boolean else None
+        whole = relation_of_columns(columns) if columns is not None else None
+        if whole is not None:  # a plain file: whole columns at once
+            return SourceInfo(columns=whole[0], rows=whole[1], first_seen=whole[2])
+        rows = (line.split(sep) for line in _lines(text))
         return _relation(rows) if boolean else SourceInfo(shape=_matrix_shape(rows))
     if suffix == ".jsonl":
         rows = (item if isinstance(item, list) else [item] for item in _json_lines(path))
@@ -220,6 +260,116 @@ def _npz_member_header(path: Path, tensor: str) -> NpyHeader:
         raise SourceError("not a .npz archive") from None
 
 
+# ------------------------------------------------- scipy.sparse archives
+
+# the members scipy.sparse.save_npz writes: format, shape, data and the positions
+SPARSE_NPZ_FORMATS = {"csr": ("indices", "indptr"), "csc": ("indices", "indptr"),
+                      "coo": ("row", "col")}
+_TEXT_DESCR = re.compile(r"[<>|=]?([SU])([0-9]+)")
+_INTEGER_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
+
+
+@frozen_dataclass
+class SparseNpzHeader:
+    """A scipy.sparse `save_npz` archive, read from its members' headers only."""
+
+    format: str  # "csr", "csc" or "coo"
+    shape: tuple[int, ...]
+    descr: str  # the stored values' number type
+    nonzeros: int
+
+
+def is_sparse_archive(names: Iterable[str]) -> bool:
+    """Whether an archive's members are those scipy.sparse.save_npz writes."""
+    return {"format.npy", "shape.npy", "data.npy"} <= set(names)
+
+
+def read_sparse_npz_header(path: Path) -> SparseNpzHeader | None:
+    """The header of a scipy.sparse `.npz` file; None for an archive of plain arrays.
+    Only the members' headers are read, and the two tiny members `format` and
+    `shape`; a malformed or unsupported archive raises SourceError."""
+    import zipfile
+
+    try:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+            if not is_sparse_archive(archive.namelist()):
+                return None
+            return sparse_archive_header(archive)
+    except zipfile.BadZipFile:
+        raise SourceError("not a .npz archive") from None
+
+
+def sparse_archive_header(archive) -> SparseNpzHeader:  # a zipfile.ZipFile
+    """The header of an open scipy.sparse archive (see `read_sparse_npz_header`)."""
+    names = set(archive.namelist())
+    fmt = _member_text(archive, "format.npy")
+    if fmt not in SPARSE_NPZ_FORMATS:
+        raise SourceError(f"it is a scipy.sparse archive of format {fmt!r}; Fuse reads "
+                          f"{', '.join(SPARSE_NPZ_FORMATS)}")
+    if "coords.npy" in names or f"{SPARSE_NPZ_FORMATS[fmt][0]}.npy" not in names:
+        raise SourceError(f"its {fmt} arrays are not those of a 2-D sparse array "
+                          f"(members: {', '.join(sorted(n[:-4] for n in names))})")
+    shape = _member_shape(archive)
+    data = _member_header(archive, "data.npy")
+    if len(data.shape) != 1:
+        raise SourceError(f"its data array has shape {data.shape}, not one row of values")
+    nonzeros = data.shape[0]
+    positions = SPARSE_NPZ_FORMATS[fmt]
+    lengths = {"indices": nonzeros, "row": nonzeros, "col": nonzeros,
+               "indptr": shape[0 if fmt == "csr" else 1] + 1}
+    for member in positions:
+        if f"{member}.npy" not in names:
+            raise SourceError(f"it has no `{member}` array, which a {fmt} archive holds")
+        header = _member_header(archive, f"{member}.npy")
+        if header.descr.lstrip("<>|=")[:1] not in "iu" or header.shape != (lengths[member],):
+            raise SourceError(f"its `{member}` array holds {header.shape} of {header.descr}; "
+                              f"a {fmt} array of shape {shape} with {nonzeros} values needs "
+                              f"({lengths[member]},) integers")
+    return SparseNpzHeader(fmt, shape, data.descr, nonzeros)
+
+
+def _member_header(archive, name: str) -> NpyHeader:
+    try:
+        with archive.open(name) as fp:
+            return read_npy_header(fp, archive.getinfo(name).file_size)
+    except SourceError as err:
+        raise SourceError(f"its `{name[:-4]}` array: {err}") from None
+
+
+def _member_text(archive, name: str) -> str:
+    """A 0-d text member (`format`: b'csr')."""
+    with archive.open(name) as fp:
+        shape, descr, _, _ = _npy_fields(fp)
+        parsed = _TEXT_DESCR.fullmatch(descr) if isinstance(descr, str) else None
+        if parsed is None or shape != () or int(parsed.group(2)) > 16:
+            raise SourceError(f"its `format` member is not a format name ({descr!r})")
+        size = int(parsed.group(2)) * (1 if parsed.group(1) == "S" else 4)
+        raw = fp.read(size)
+    if parsed.group(1) == "U":
+        raw = raw.decode("utf-32-be" if descr.startswith(">") else "utf-32-le", "replace")
+        return raw.rstrip("\0")
+    return raw.rstrip(b"\0").decode("ascii", "replace")
+
+
+def _member_shape(archive) -> tuple[int, ...]:
+    """The `shape` member's numbers: 2 non-negative integers."""
+    header = _member_header(archive, "shape.npy")
+    kind = header.descr.lstrip("<>|=")[:1]
+    if kind not in "iu" or len(header.shape) != 1:
+        raise SourceError(f"its `shape` member holds {header.descr} of shape {header.shape}")
+    if header.shape != (2,):
+        raise SourceError(f"it holds a {header.shape[0]}-D sparse array; Fuse reads 2-D ones")
+    with archive.open("shape.npy") as fp:
+        _npy_fields(fp)
+        raw = fp.read(header.nbytes)
+    code = _INTEGER_CODES[header.itemsize]
+    order = ">" if header.descr.startswith(">") else "<"
+    shape = struct.unpack(order + (code if kind == "i" else code.upper()) * 2, raw)
+    if any(extent < 0 for extent in shape):
+        raise SourceError(f"its shape {shape} has a negative extent")
+    return tuple(shape)
+
+
 def _json_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
     data = parse_json(read_text(path))
     if isinstance(data, dict):
@@ -253,7 +403,11 @@ def _json_lines(path: Path) -> Iterator[object]:
 
 def text_lines(path: Path) -> list[str]:
     """The non-blank lines of a text source, stripped (bounded, UTF-8)."""
-    return [line.strip() for line in read_text(path).splitlines() if line.strip()]
+    return _lines(read_text(path))
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _cell(text: str) -> object:
@@ -323,7 +477,8 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
                          ) -> SourceInfo | Diagnostic:
     """What the file a source statement names holds (`base_dir`: where its path
     starts), or the diagnostic that says why it cannot be read."""
-    path = base_dir / src.path.value
+    file, key = split_member(src.path.value)
+    path = base_dir / file
     if "\0" in src.path.value:
         shown = src.path.value.replace("\0", "\\0")
         return make("unreadable-source", f"`{shown}` cannot be read: the path holds a NUL "
@@ -333,7 +488,7 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
             raise IsADirectoryError(path)
         if not path.exists():
             raise FileNotFoundError(path)
-        return read_source_info(path, tensor, boolean)
+        return read_source_info(path, tensor, boolean, key)
     except FileNotFoundError:
         return make("missing-source", f"`{src.path.value}` does not exist (looked for {path})",
                     src.path.span)

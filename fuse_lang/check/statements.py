@@ -123,6 +123,7 @@ class StatementChecks:
         self.locals: list[Local] = []  # in statement order
         self.by_number: dict[int, Local] = {}  # the same, by statement number
         self._taken: set[int] = set()  # ids of the last analysis' Locals reused
+        self.reused = 0  # how many statements' Locals were reused (moved or not)
         self.deps: dict[str, list[str]] = {}  # tensor -> the tensors it reads (repeats)
         self.read: set[str] = set()
         self.exports: list[str] = []
@@ -235,6 +236,7 @@ class StatementChecks:
             if entry.k != k:
                 entry = _moved_local(entry, stmt, 0, k)
             self.cache_used[id(stmt)] = entry
+            self.reused += 1
             return entry
         moved = self.moved.get(id(stmt))
         if moved is not None and moved[0] is stmt:
@@ -244,6 +246,7 @@ class StatementChecks:
             if entry is not None and self._reusable(entry, old):
                 entry = _moved_local(entry, stmt, delta, k)
                 self.cache_used[id(stmt)] = entry
+                self.reused += 1
                 return entry
         entry = self._new_local(k, stmt)
         if self.remember:
@@ -414,6 +417,8 @@ def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -
 
 
 def _check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
+    if lhs.paren:  # a rule's head computes values: `A(a, b, a + b)` (check/values.py)
+        return
     for index in lhs.indices or ():
         if isinstance(index, ir.IndexShift) and len(index.terms) > 1:
             out.append(make("invalid-index", "a sum of variables can be read (`X[x+dx]`) but "

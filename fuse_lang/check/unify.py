@@ -10,6 +10,7 @@ from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span, shifted
 from .domains import MAX_EXTENT, Domains, Evidence, short_number
@@ -91,8 +92,26 @@ class ConcatSum(NamedTuple):
     span: Span
 
 
-Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum]
-Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum]
+class Valued(NamedTuple):
+    """The statement `stamp` compares values or computes a rule's head from values
+    (`(n < 25)`, `A(a, b, a + b)`): the program's values are analysed (check/values.py)."""
+
+    stamp: int
+
+
+class TopkCount(NamedTuple):
+    """`topk(x, k=K)`: the LHS axis has extent K, or the row's if that is shorter
+    (topk is capped there, as the seed DSL's is; the checker warns)."""
+
+    var: tuple
+    part: tuple
+    count: int
+    span: Span
+
+
+Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum, Valued, TopkCount]
+Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum,
+               Valued, TopkCount]
 
 # the hottest are made from a tuple of their fields, skipping the named tuple's __new__
 _new_vars = partial(tuple.__new__, Vars)
@@ -122,10 +141,17 @@ def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir
     and is kept when the statement moves or is renumbered."""
     ops: list[Op] = []
     shaping = False  # a call that has operations of its own: most have none
+    valued = False
     for call in calls:
         if call.name in _SHAPING:
             shaping = True
-            break
+        elif call.name in COMPARISONS:
+            valued = True
+    if type(stmt) is ir.Equation and stmt.lhs.paren and any(
+            type(index) is ir.IndexShift for index in stmt.lhs.indices or ()):
+        valued = True
+    if valued:
+        ops.append(Valued(k))
     concat = _concat_axes(k, stmt, calls, ops) if shaping else {}
     IndexVar = ir.IndexVar
     defined = (stmt.lhs,) if type(stmt) is ir.Equation else ir.defined_refs(stmt)
@@ -242,8 +268,7 @@ def _topk_axis(k: int, stmt: ir.Statement, call: ir.Call, out: dict, ops: list[O
             if ir.reads_along(index, axis):
                 out[(id(ref), pos)] = key
     extent = int(count.text)  # type: ignore[union-attr]  # (exact, where its float is not)
-    ops.append(SetExtent(("var", k, axis), Evidence(
-        extent, count.span, f"topk(k={short_number(extent)})")))
+    ops.append(TopkCount(("var", k, axis), key, extent, count.span))
 
 
 def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]) -> None:
@@ -259,6 +284,8 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
             if shape is None:
                 continue
             for pos, extent in enumerate(shape):
+                if pos < len(lhs_indices) and type(lhs_indices[pos]) is ir.IndexConst:
+                    continue  # `W[0,h] = const([[...]])`: that axis is the one position 0
                 ops.append(SetExtent(("axis", stmt.lhs.name, pos), Evidence(
                     extent, node.args[0].span, "this literal")))
         elif node.name == "causal_mask" and is_whole(node.args[0]):
@@ -279,6 +306,7 @@ class Unification:
         self.tensors = tensors
         self.diags = diags
         self.derived: list[Derived] = []  # extents computed once the domains are known
+        self.valued: list[int] = []  # the stamps of statements that compare or compute values
 
     def run(self, statement_ops: list[tuple[Op, ...]], variables: list[tuple[str, tuple]],
             axis_decls: dict[str, ir.AxisDecl], source_info: dict[str, SourceInfo]) -> None:
@@ -362,12 +390,14 @@ class Unification:
             src = sym.source
             assert src is not None
             span = src.path.span
-            if sym.boolean and info.columns is not None:
-                for pos, value in info.first_seen:  # row by row
+            # a .txt token file reads as a relation also on a `[ ]` tensor (a 0/1
+            # position × token matrix, the seed DSL's spelling): its tokens are symbols
+            if info.columns is not None and (sym.boolean or src.path.value.endswith(".txt")):
+                for pos, value in info.first_seen:  # integers: only the largest counts
                     if isinstance(value, int):
                         d.add_position(("axis", name, pos), value, span)
-                    else:
-                        d.add_symbol(("axis", name, pos), value, span)
+                d.add_symbols(((("axis", name, pos), value) for pos, value in info.first_seen
+                               if not isinstance(value, int)), span)  # row by row
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))
@@ -384,7 +414,9 @@ class Unification:
                 d.union(item.var, item.axis)
         for item in self.derived:
             kind = type(item)
-            if kind is Pool:
+            if kind is Valued:
+                self.valued.append(item.stamp)
+            elif kind is Pool:
                 extent = d.extent(item.var)
                 if extent is not None:
                     d.set_extent(item.axis, Evidence(
@@ -398,12 +430,27 @@ class Unification:
                                                     f"the slice {start}: of an axis of {full}"))
                 elif start is None and stop is not None:
                     d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))
+            elif kind is TopkCount:
+                self._topk_extent(item)
             elif kind is ConcatSum:
                 extents = [d.extent(p) for p in item.parts]
                 if all(e is not None for e in extents):
                     d.set_extent(item.var, Evidence(
                         sum(extents), item.span,  # type: ignore[arg-type]
                         f"concat ({' + '.join(map(str, extents))})"))
+
+    def _topk_extent(self, item: TopkCount) -> None:
+        d = self.domains
+        row = d.extent(item.part)
+        # past the largest extent, K itself is the mistake (extent-too-large)
+        count = item.count if row is None or item.count > MAX_EXTENT else min(item.count, row)
+        what = f"topk(k={short_number(item.count)})"
+        if count < item.count:
+            what += f" capped at the row's {short_number(row)}"
+            self.diags.append(make(
+                "topk-capped", f"topk(k={short_number(item.count)}) asks for more values than "
+                f"a row holds ({short_number(row)}); it gives {short_number(row)}", item.span))
+        d.set_extent(item.var, Evidence(count, item.span, what))
 
     def _check_positions(self) -> None:
         """Integer constants and symbols beyond a known extent, and extents too large."""

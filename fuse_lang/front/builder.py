@@ -16,11 +16,12 @@ from operator import itemgetter
 from typing import Any
 
 from . import ir
-from .builtins import BUILTINS, RESERVED_WORDS
+from .builtins import BUILTINS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .diagnostics import Diagnostic, make
 from ..fastinit import frozen_dataclass
 from .lexer import Tok
+from .numbered_axes import NUMERIC_AXES, numbered_axes_named
 from .span import Span
 
 # A number literal longer than this is refused (`number-too-long`): no float needs
@@ -332,6 +333,8 @@ class IRBuilder:
         lhs, op, rhs = c
         if type(lhs) is not ir.Ref or lhs.name in RESERVED_WORDS:
             lhs = self._lhs(lhs)  # says why it is not a left-hand side
+        if NUMERIC_AXES:
+            rhs = numbered_axes_named(rhs, lhs)
         span = _tuple_new(Span, (lhs.span[0], rhs.span[1]))
         if type(rhs) is ir.String:
             if op[1] != "=":
@@ -342,6 +345,8 @@ class IRBuilder:
 
     def sink(self, c):
         path_tok, _eq, rhs = c
+        if NUMERIC_AXES:
+            rhs = numbered_axes_named(rhs, None)
         return ir.Sink(_string(path_tok), rhs, _cover(c))
 
     def export(self, c):
@@ -416,6 +421,12 @@ class IRBuilder:
 
     def power(self, c):
         return ir.Power(c[0], c[2], _cover(c))
+
+    def comparison(self, c):
+        # `a < b`: the builtin call named by the operator, a Boolean factor (its
+        # arguments are scopes like any call's: an index in both sides stays)
+        left, op, right = c
+        return ir.Call(op[1], _tok_span(op), (left, right), (), _cover(c))
 
     def reduce(self, c):
         # REDUCE LPAR op (NAME)+ RPAR body
@@ -558,10 +569,19 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
             positional.append(arg)
         elif arg.kind == "kwarg":
             assert arg.name is not None
-            keywords.append(ir.Keyword(arg.name.name, arg.name.span, arg.value, arg.span))
+            value = arg.value
+            if arg.name.name == "axis" and type(value) is ir.Number:
+                NUMERIC_AXES.append(True)  # `axis=0`, the seeds' spelling: named when
+                # the statement is made (numbered_axes_named)
+            elif arg.name.name == "per" and type(value) is ir.Ref and value.indices is None \
+                    and value.name in SCHEDULE_PER:
+                # `per=run`: a word, not a tensor; kept as a number whose text is the word
+                value = ir.Number(float(SCHEDULE_PER.index(value.name)), value.name, value.span)
+            keywords.append(ir.Keyword(arg.name.name, arg.name.span, value, arg.span))
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
     return ir.Call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
                       tuple(keywords), span)
+
 

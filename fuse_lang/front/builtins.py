@@ -26,6 +26,16 @@ def _unary(name: str, doc: str) -> Builtin:
     return Builtin(name, 1, 1, (), (), f"{name}(x)", doc)
 
 
+def _schedule(name: str, formula: str) -> Builtin:
+    return Builtin(name, 2, 2, ("steps", "per"), ("steps",),
+                   f"{name}(start, end, steps=N, per=iteration)",
+                   f"A temperature schedule, the whole right-hand side of a scalar tensor "
+                   f"(`T = {name}(1.0, 0.1, steps=10)`): at step s it is {formula}, and `end` "
+                   f"from step N on.  The step is the fixpoint round (`per=iteration`, the "
+                   f"default: round 0 first) or the program's run (`per=run`: its first run "
+                   f"is step 0).", elementwise=False)
+
+
 BUILTINS: dict[str, Builtin] = {
     b.name: b
     for b in (
@@ -39,8 +49,11 @@ BUILTINS: dict[str, Builtin] = {
         _unary("sin", "Sine, elementwise."),
         _unary("cos", "Cosine, elementwise."),
         _unary("gelu", "x·Φ(x) with the exact error function, elementwise."),
-        Builtin("sig", 1, 2, (), (), "sig(x, T=1)",
-                "Logistic sigmoid 1/(1+e^(-x/T)); T is a temperature, T = 0 gives step(x)."),
+        _unary("gelu_tanh", "The tanh approximation of gelu, "
+               "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), elementwise."),
+        Builtin("sig", 1, 2, ("T",), (), "sig(x, T=1)",
+                "Logistic sigmoid 1/(1+e^(-x/T)); T is a temperature (positional or `T=`), "
+                "T = 0 gives step(x)."),
         Builtin("pow", 2, 2, (), (), "pow(x, n)", "x to the power n, elementwise."),
         Builtin("softmax", 1, 1, ("axis",), (), "softmax(x, axis=i)",
                 "Softmax along the dotted LHS axis, else along `axis=`, else along the last LHS axis."),
@@ -63,10 +76,24 @@ BUILTINS: dict[str, Builtin] = {
                 "Negation: 1 where no tuple of P matches, else 0 (1 - step of the atom summed over "
                 "the variables it alone has). Every other variable must be bound by a positive "
                 "atom, and a relation may not depend on itself through `not`."),
+        *[Builtin(op, 2, 2, (), (), f"a {op} b", f"1 where a {meaning} b, else 0: a Boolean "
+                  "factor over the indices of both sides (an index stands for its value; "
+                  "docs/language.md, Datalog in Fuse).") for op, meaning in (
+            ("<", "is less than"), ("<=", "is at most"), (">", "is greater than"),
+            (">=", "is at least"), ("==", "equals"), ("!=", "differs from"))],
+        _schedule("linear", "start + (end - start)·s/N"),
+        _schedule("exponential", "start·(end/start)^(s/N) (start and end above 0)"),
+        _schedule("cosine", "end + (start - end)·(1 + cos(π·s/N))/2"),
         Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
 }
+
+# The comparisons (LANGUAGE.md §13): written `a < b`, builtin calls in the IR;
+# never offered or listed as functions.
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+# The builtins a user calls by name (the others are operators or keywords).
+NAMED_BUILTINS = tuple(name for name in BUILTINS if name not in COMPARISONS)
 
 REDUCE_OPS = ("sum", "max", "min", "avg")
 REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr explicitly with "
@@ -81,5 +108,8 @@ KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})
+# Temperature schedules (run/schedules.py) and the words `per=` takes.
+SCHEDULE_BUILTINS = frozenset({"linear", "exponential", "cosine"})
+SCHEDULE_PER = ("iteration", "run")
 # Builtins that normalise along one axis.
 NORMALISING_BUILTINS = frozenset({"softmax", "lnorm"})

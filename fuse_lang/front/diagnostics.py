@@ -44,6 +44,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-keyword": (Severity.ERROR, "a keyword argument the builtin does not take"),
     "argument-count": (Severity.ERROR, "a builtin called with the wrong number of arguments"),
     "bad-argument": (Severity.ERROR, "a builtin argument of the wrong kind"),
+    "topk-capped": (Severity.WARNING, "topk asks for more values than a row holds"),
     "mixed-projection": (Severity.ERROR, "one tensor defined with different projection operators"),
     "dotted-axis": (Severity.ERROR, "a dotted (normalised) axis used where it means nothing"),
     "paren-on-dense": (Severity.WARNING, "( ) used on a numeric tensor"),
@@ -63,6 +64,17 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),
     "unbound-head-variable": (Severity.ERROR, "a rule's head variable that no atom of its body binds"),
     "negation-cycle": (Severity.ERROR, "a relation that depends on itself through negation"),
+    # weights manifests (docs/weights.md): `fuse check --weights`, compile(weights=...)
+    "weights-bad-manifest": (Severity.ERROR, "a weights manifest that is not one"),
+    "weights-missing-file": (Severity.ERROR, "a file a weights manifest names that cannot be read"),
+    "weights-unknown-key": (Severity.ERROR, "a key a weights file does not hold"),
+    "weights-unknown-tensor": (Severity.ERROR, "a manifest tensor that is not a source or param"),
+    "weights-shape-mismatch": (Severity.ERROR, "a weight whose shape differs from what is declared"),
+    "weights-dtype-mismatch": (Severity.ERROR, "a weight whose dtype differs from what is declared"),
+    "weights-checksum": (Severity.ERROR, "a weight file whose sha256 differs from the manifest's"),
+    "unsafe-comparison": (Severity.ERROR, "a variable of a rule's comparison that no positive atom binds"),
+    "not-a-number": (Severity.ERROR, "a comparison or a computed head over a column of symbols"),
+    "domain-limit": (Severity.ERROR, "a rule computes values outside an integer column's 0 to 1,000,000"),
 }
 
 

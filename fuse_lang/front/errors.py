@@ -16,8 +16,7 @@ _TERMINAL_WORDS = {
     "RSQB": "']'", "COMMA": "','", "COLON": "':'", "DOT": "'.'", "STAR": "'*'",
     "SLASH": "'/'", "PLUS": "'+'", "MINUS": "'-'", "POW": "'^'", "EXPORT": "'export'",
     "AXIS": "'axis'", "PARAM": "'param'", "TRAIN": "'train'", "REDUCE": "'reduce'",
-    "SEMI": "';'",
-    "LBRACE": "'{'", "RBRACE": "'}'",
+    "SEMI": "';'", "LBRACE": "'{'", "RBRACE": "'}'", "COMPARE": "a comparison",
 }
 
 # Friendly messages for common mistakes, matched by parser state (lark's match_examples).
@@ -43,13 +42,15 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     """What `err` (raised by `parser`) says to the user."""
     tok = err.token
     if tok.type == "RESERVED_OP":
-        return (f"'{tok.value}' is reserved for a later version of Fuse (comparisons, guards "
+        return (f"'{tok.value}' is reserved for a later version of Fuse (guards "
                 f"and namespaces are not in this version)")
     if tok.type in ("LBRACE", "RBRACE"):
         return "braces are reserved for a later version of Fuse (`case { ... }`)"
     label = _match_example(err, parser)
     if label:
         return label
+    if tok.type == "EQUAL" and "RPAR" in err.expected:  # `(n = m + 1)`
+        return "unexpected '=' inside parentheses: to compare, write `==` (`=` defines an equation)"
     # `not` may start any operand; naming it would crowd out "a name" from the list
     expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected
                        if not t.startswith("__") and t != "NOT"})

@@ -128,6 +128,14 @@ class _Splitter:
                     # `Y = W[i,j X[j]` then more lines: the '[' is the mistake
                     return stmt, ok, i, stack, tok
                 ok = self._close(tok, stack, ok)
+            elif kind == "BAD_CHAR" and tok.value == "\\" and i + 1 < n \
+                    and tokens[i + 1].type == "NL":
+                # a backslash ending a line continues the statement on the next, as
+                # in Python (the seed DSL's programs start with one)
+                i += 2
+                if i >= n and not self.final:
+                    return None
+                continue
             elif kind == "BAD_CHAR" or kind == "BAD_STRING":
                 if ok:
                     diags.append(_bad_token(tok))

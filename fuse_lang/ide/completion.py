@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..front.builtins import BUILTINS, REDUCE_DOC, REDUCE_OPS
+from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..check import Analysis, TensorInfo
 from .hover import tensor_markdown
 from ..front.lexer import Tok, tokenize
@@ -222,7 +222,8 @@ def _builtins(snippets: bool, rank: str) -> list[Completion]:
     out = [Completion(b.name, "builtin", b.signature, b.doc,
                       insert_text=f"{b.name}($1)" if snippets else None, snippet=snippets,
                       sort_text=rank + b.name) for b in sorted(BUILTINS.values(),
-                                                                key=lambda b: b.name)]
+                                                                key=lambda b: b.name)
+           if b.name not in COMPARISONS]
     out.append(Completion("reduce", "keyword", REDUCE_DOC[0], REDUCE_DOC[1],
                           insert_text="reduce($1)" if snippets else None, snippet=snippets,
                           sort_text=rank + "reduce"))

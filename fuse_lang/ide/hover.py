@@ -64,6 +64,8 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
             if symbols:
                 shown = ", ".join(symbols[:6]) + (", …" if len(symbols) > 6 else "")
                 note += f" symbols: {shown}"
+            elif info.boolean and axis.extent:  # a relation's integers: position = value
+                note += f" values 0 to {axis.extent - 1}"
             lines.append(f"| {pos} | `{axis.index or '-'}` | {extent} | D{axis.domain}{note} |")
     if info.source_path:
         lines.append("")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..check import Analysis, TensorInfo
 from ..check.symbols import IndexRole
 from ..front.span import LineIndex, Span, split_lines
@@ -314,7 +315,7 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
         elif kind is ir.Call:
             if node.name == "not":  # `not P(x)`: the keyword, a call only in the IR
                 add(token(node.name_span, "keyword"))
-            else:
+            elif node.name not in COMPARISONS:  # an operator gets no token, as `+` gets none
                 add(token(node.name_span, "function", ("defaultLibrary",)))
             for keyword in node.kwargs:
                 add(token(keyword.name_span, "property"))

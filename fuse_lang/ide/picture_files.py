@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .plots import (FORMATS, MAX_GRAPH_NODES, AxisLabel, PictureError, axis_labels,
-                    is_relation_graph, relation_graph, render_array)
+                    dense_for_picture, is_relation_graph, relation_graph, render_array)
 
 if TYPE_CHECKING:
     from ..check import Analysis
@@ -92,6 +92,9 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
                                f"nor an .npy array (as `fuse run --out` writes)")
         if magic == b"\x93NUMPY":
             return {path.stem: np.load(path, allow_pickle=False)}
+        sparse = _sparse_result(path)
+        if sparse is not None:
+            return sparse
         with np.load(path, allow_pickle=False) as archive:
             if not isinstance(archive, np.lib.npyio.NpzFile):
                 raise PictureError(f"{path} holds one array, not an .npz archive")
@@ -109,6 +112,20 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
     if not arrays:
         raise PictureError(f"{path} holds no arrays")
     return arrays
+
+
+def _sparse_result(path: Path) -> dict[str, np.ndarray] | None:
+    """A sparse output (`fuse run --out` writes it as scipy.sparse.save_npz does),
+    read dense for its picture, named by the file; None for an archive of arrays."""
+    from ..run.files import FileProblem, load_sparse_npz
+
+    try:
+        matrix = load_sparse_npz(path)
+    except FileProblem as err:
+        raise PictureError(str(err)) from None
+    if matrix is None:
+        return None
+    return {path.stem: dense_for_picture(matrix, str(path))}
 
 
 def _file_stem(name: str) -> str:

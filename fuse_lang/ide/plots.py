@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 FORMATS = ("svg", "png")
 MAX_CELLS = 256  # per axis of a heatmap; longer axes are summarised in blocks
+MAX_SPARSE_PICTURE_CELLS = 1 << 26  # a sparse value is drawn dense up to 64M cells (256 MB)
 MAX_POINTS = 2048  # of a 1-D chart
 BAR_LIMIT = 64  # 1-D up to this many values as bars, longer as a line
 MAX_SLICES = 16  # heatmaps in the grid of a 3-D+ tensor
@@ -74,7 +75,7 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
     `max_cells`: per axis of a heatmap, before it is summarised)."""
     if fmt not in FORMATS:
         raise PictureError(f"unknown picture format {fmt!r} (svg or png)")
-    data = np.asarray(array)
+    data = dense_for_picture(array, name)
     if data.dtype == bool:
         boolean = True
     if data.dtype.kind not in "biuf":
@@ -98,18 +99,29 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
     return figure_bytes(fig, fmt, dpi)
 
 
+def dense_for_picture(array: Any, name: str) -> np.ndarray:
+    """The array to draw; a scipy.sparse value made dense (a picture summarises every
+    cell), refused when that would be larger than MAX_SPARSE_PICTURE_CELLS."""
+    if not hasattr(array, "tocoo"):
+        return np.asarray(array)
+    rows, cols = array.shape
+    if rows * cols > MAX_SPARSE_PICTURE_CELLS:
+        raise PictureError(f"{name} is a sparse {rows} x {cols} matrix, too large to draw")
+    return array.toarray()
+
+
 def relation_graph(array: Any, name: str, symbols: Sequence[str], fmt: str = "svg") -> bytes:
     """A Boolean relation R(x,y) over one set of symbols as a graph: the symbols
     on a circle, an arrow x -> y for each true R(x,y), a loop for R(x,x)."""
     if fmt not in FORMATS:
         raise PictureError(f"unknown picture format {fmt!r} (svg or png)")
-    data = np.asarray(array)
-    if data.ndim != 2 or data.shape[0] != data.shape[1]:
+    if len(np.shape(array)) != 2 or np.shape(array)[0] != np.shape(array)[1]:
         raise PictureError(f"{name} is not a relation over one set of symbols")
-    n = data.shape[0]
+    n = np.shape(array)[0]
     if n > MAX_GRAPH_NODES:
         raise PictureError(f"{name} relates {n} symbols; a graph is drawn up to "
                            f"{MAX_GRAPH_NODES}")
+    data = dense_for_picture(array, name)
     from matplotlib.patches import Circle
 
     fig = new_figure((6, 6))

@@ -1,7 +1,8 @@
 """A run's result as plain, JSON-able data: what an editor shows after `run`.
 
 Per export and per query: shape, dtype, statistics over the finite values
-(min, max, mean, std), how many values are not finite, and a preview of the
+(min, max, mean, std), how many values are not zero (NaN counts as not zero)
+and how many are not finite, and a preview of the
 first values; Boolean queries also list their matching tuples by name.
 `RunSummary.message()` is the one-line report ("Ran a.fuse on cpu (numpy):
 Attn (6, 4), Comp (6, 6) in 12 ms").
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..check.cone import NOT_NEEDED, NotRun
 from ..run.results import QueryAnswer, RunResult
+from ..run.trace import trace_lines
 
 PREVIEW = 8  # values shown per array
 MESSAGE_ITEMS = 4  # results named in the one-line message
@@ -33,12 +35,13 @@ class ArraySummary:
     nonfinite: int  # how many values are NaN or infinite
     preview: tuple[float, ...]  # the first values, in C order
     truncated: bool  # whether the array has more values than the preview
+    nonzeros: int = 0  # how many values are not zero (a relation's facts)
 
     def to_json(self) -> dict[str, Any]:
         return {"shape": list(self.shape), "dtype": self.dtype, "size": self.size,
                 "min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
-                "nonfinite": self.nonfinite, "preview": [_json_float(v) for v in self.preview],
-                "truncated": self.truncated}
+                "nonfinite": self.nonfinite, "nonzeros": self.nonzeros,
+                "preview": [_json_float(v) for v in self.preview], "truncated": self.truncated}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +83,30 @@ class RunSummary:
     sinks: tuple[str, ...]  # files written
     target: str | None = None  # what was asked for, when not the whole program
     not_run: tuple[NotRun, ...] = ()  # what a targeted run left out, and why
+    # trace=True: the run's trace as the engine gives it (plain data, docs/execution.md)
+    trace: dict | None = None
+    # projection="monte_carlo": per estimated tensor its index, samples, extent and
+    # standard errors (`standard_error` summarised as an array)
+    estimates: tuple[tuple[str, dict], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"program": self.program, "backend": self.backend, "device": self.device,
                 "elapsed_ms": round(self.elapsed_ms, 3), "target": self.target,
                 "outputs": {name: s.to_json() for name, s in self.outputs},
                 "queries": [q.to_json() for q in self.queries], "sinks": list(self.sinks),
-                "not_run": [n.to_json() for n in self.not_run], "message": self.message()}
+                "not_run": [n.to_json() for n in self.not_run], "message": self.message(),
+                "trace": self.trace, "estimates": dict(self.estimates),
+                "report": self.report()}
+
+    def report(self) -> list[str]:
+        """The trace and the standard errors as `fuse run` prints them: lines of
+        tables, for an editor to show as they are (empty: neither was asked for)."""
+        lines = [f"{name}  Monte Carlo over `{e['index']}`: {e['samples']} of {e['extent']} "
+                 f"values, standard error {e['max_standard_error']:.4g} (largest)"
+                 for name, e in self.estimates]
+        if self.trace is not None:
+            lines += trace_lines(self.trace)
+        return lines
 
     def message(self) -> str:
         items = [f"{name} {_shape(s.shape)}" for name, s in self.outputs]
@@ -110,8 +130,9 @@ class RunSummary:
 
 
 def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
-    # a sparse output (scipy.sparse) is summarised dense: an editor's runs are small
-    a = array.toarray() if hasattr(array, "toarray") else np.asarray(array)
+    if hasattr(array, "tocoo"):  # scipy.sparse: read off its non-zeros, never densified
+        return _summarize_sparse(array, preview)
+    a = np.asarray(array)
     flat = a.ravel()
     numeric = a.dtype.kind in "biuf"
     values = flat.astype(np.float64) if numeric else np.zeros(0)
@@ -122,7 +143,33 @@ def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
                  float(finite.std()))
     shown = tuple(float(v) for v in values[:preview]) if numeric else ()
     return ArraySummary(tuple(int(n) for n in a.shape), str(a.dtype), int(a.size), *stats,
-                        int(values.size - finite.size), shown, int(a.size) > preview)
+                        int(values.size - finite.size), shown, int(a.size) > preview,
+                        int(np.count_nonzero(values)))
+
+
+def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
+    """The same figures as a dense array's, computed from the stored values and the
+    count of implicit zeros (a matrix of a million symbols squared is never made)."""
+    coo = matrix.tocoo()
+    size = int(np.prod(matrix.shape, dtype=object))
+    values = coo.data.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    zeros = size - values.size  # the cells not stored, all 0
+    count = finite.size + zeros
+    stats: tuple[float | None, ...] = (None, None, None, None)
+    if count:
+        low = min(finite.min(initial=np.inf), 0.0 if zeros else np.inf)
+        high = max(finite.max(initial=-np.inf), 0.0 if zeros else -np.inf)
+        mean = float(finite.sum()) / count
+        variance = max(float(np.square(finite).sum()) / count - mean * mean, 0.0)
+        stats = (float(low), float(high), mean, math.sqrt(variance))
+    shown = np.zeros(min(preview, size))  # the first cells in C order
+    flat = coo.row.astype(np.int64) * matrix.shape[1] + coo.col
+    first = flat < shown.size
+    np.add.at(shown, flat[first], values[first])
+    return ArraySummary(tuple(int(n) for n in matrix.shape), str(matrix.dtype), size, *stats,
+                        int(values.size - finite.size), tuple(float(v) for v in shown),
+                        size > preview, int(np.count_nonzero(values)))
 
 
 def summarize_query(answer: QueryAnswer) -> QuerySummary:
@@ -140,7 +187,16 @@ def summarize_run(result: RunResult, *, program: str = "program", backend: str =
                       tuple((name, summarize_array(a)) for name, a in result.outputs.items()),
                       tuple(summarize_query(q) for q in result.queries),
                       tuple(str(s) for s in result.sinks), target,
-                      tuple(getattr(result, "not_run", ())))
+                      tuple(getattr(result, "not_run", ())), getattr(result, "trace", None),
+                      tuple((name, _estimate(e))
+                            for name, e in (getattr(result, "estimates", None) or {}).items()))
+
+
+def _estimate(entry: dict) -> dict[str, Any]:
+    """A Monte Carlo estimate as JSON data: its standard errors summarised."""
+    out = {k: v for k, v in entry.items() if k != "standard_error"}
+    out["standard_error"] = summarize_array(entry["standard_error"]).to_json()
+    return out
 
 
 def _shape(shape: tuple[int, ...]) -> str:

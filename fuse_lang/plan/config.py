@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..check import Analysis
 from .blocking import BlockedEquation, blocked_equations
+from .demand import DemandPlan, plan_demand
 from .sampling import SampledEquation, sampled_equations
 
 MODES = ("forward", "demand")
@@ -30,7 +32,8 @@ class ExecutionConfig:
     """How to run a program (every field is also a `fuse run` flag; docs/execution.md).
 
     mode: "forward" (every needed tensor, in order) or "demand" (only what the
-    exports, queries and sinks need).  fixpoint: "semi_naive" (new facts only,
+    exports, queries and sinks need; queries with constants through the
+    magic-sets rewrite of plan.demand).  fixpoint: "semi_naive" (new facts only,
     where that is exact; naive elsewhere) or "naive" (every rule every round).
     max_iterations: rounds a recursive group may take (None: from its extents).
     tolerance: numeric recursion stops when no value changes more.  block_size:
@@ -40,7 +43,9 @@ class ExecutionConfig:
     tensor of weights to draw by, {"Y": "P"}; `estimate` the tensors to estimate,
     None: every one that can be).  trace: record per equation and
     per fixpoint round what ran and how long it took.  backend: "numpy",
-    "torch", "jax" or "auto" (run.config.choose_backend)."""
+    "torch", "jax" or "auto" (run.config.choose_backend).  cache_dir: a folder
+    for the compiled graphs of jax and compiled torch runs, reused by later
+    processes (run.cache; None: no persistent cache)."""
 
     mode: str = "forward"
     fixpoint: str = "semi_naive"
@@ -56,6 +61,7 @@ class ExecutionConfig:
     backend: str = "numpy"
     device: str = "cpu"
     precision: str = "fp32"
+    cache_dir: str | None = None
 
     def changed(self) -> dict[str, Any]:
         """The fields set to something other than their default."""
@@ -67,6 +73,7 @@ class ExecutionConfig:
         data = dataclasses.asdict(self)
         data["importance"] = dict(self.importance)
         data["estimate"] = None if self.estimate is None else list(self.estimate)
+        data["cache_dir"] = None if self.cache_dir is None else os.fspath(self.cache_dir)
         return data
 
 
@@ -106,6 +113,9 @@ def config_problems(config: ExecutionConfig) -> list[str]:
     if not isinstance(config.importance, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in config.importance.items()):
         problems.append("importance maps tensor names to tensor names ({'Y': 'P'})")
+    if config.cache_dir is not None and (not isinstance(config.cache_dir, (str, os.PathLike))
+                                         or not os.fspath(config.cache_dir)):
+        problems.append(f"cache_dir must be a folder's path, not {config.cache_dir!r}")
     if config.projection != "monte_carlo":
         for name in ("samples", "seed"):
             if getattr(config, name) is not None:
@@ -130,9 +140,12 @@ class ExecutionPlan:
     sampled: tuple[SampledEquation, ...] = ()
     blocked: tuple[BlockedEquation, ...] = ()
     notes: tuple[str, ...] = ()
+    demand: DemandPlan | None = None  # mode="demand": the magic-sets rewrite
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data["demand"] = None if self.demand is None else self.demand.to_json()
+        return data
 
 
 def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan:
@@ -162,11 +175,14 @@ def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan
     plans = [plan_equation(analysis, k) for k, s in enumerate(statements)
              if type(s).__name__ == "Equation"]
     notes = []
-    if config.mode == "demand":
+    demand = plan_demand(analysis) if config.mode == "demand" else None
+    if demand is not None:
         notes.append("demand mode: only the tensors the exports, queries and sinks read "
-                     "are evaluated")
+                     "are evaluated" + ("; bound queries through the magic-sets rewrite "
+                                        "below" if demand.rewritten else
+                                        " (no query with constants to rewrite)"))
     sampled = sampled_equations(analysis, plans, config) \
         if config.projection == "monte_carlo" else ()
     blocked = blocked_equations(plans, config.block_size) if config.block_size else ()
     return ExecutionPlan(settings, tuple(fixpoints), tuple(sampled), tuple(blocked),
-                         tuple(notes))
+                         tuple(notes), demand)

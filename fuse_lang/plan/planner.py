@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.span import Span
 from ..check import Analysis
 from ..check.symbols import IndexRole, slice_name
@@ -65,6 +66,8 @@ class EquationPlan:
     flops: int | None
     largest_intermediate: int | None
     recursive: bool
+    # each comparison factor, in words: "(y < 5): a mask over y (9 values)"
+    comparisons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +153,34 @@ def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
     return EquationPlan(
         k, line, analysis.text[stmt.span.start:stmt.span.end], stmt.lhs.name, stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive)
+        stmt.lhs.name in analysis.recursive, _comparisons(analysis, stmt, indices))
+
+
+def _comparisons(analysis: Analysis, stmt: ir.Equation, indices: list[IndexPlan]
+                 ) -> tuple[str, ...]:
+    """The comparison factors (`(j < i)`), each with the indices it is a mask over:
+    built from the indices' values, one axis (against a number) or an outer
+    comparison of several."""
+    extents = {ix.name: ix.extent for ix in indices}
+    out = []
+    for node in ir.walk(stmt.rhs):
+        if not (isinstance(node, ir.Call) and node.name in COMPARISONS):
+            continue
+        names = list(dict.fromkeys(
+            n.name for n in ir.walk(node) if isinstance(n, ir.Ref) and n.indices is None
+            and n.name in extents))
+        text = analysis.text[node.span.start:node.span.end]
+        text = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+        sizes = [extents[n] for n in names]
+        cells = "?" if None in sizes else "×".join(str(e) for e in sizes)
+        if not names:
+            out.append(f"({text}): a constant")
+        elif len(names) == 1:
+            out.append(f"({text}): a mask over {names[0]} ({cells} values)")
+        else:
+            out.append(f"({text}): a Boolean factor over {', '.join(names)} ({cells}), "
+                       f"an outer comparison of their values")
+    return tuple(out)
 
 
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[Contraction]:

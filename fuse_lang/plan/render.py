@@ -219,10 +219,12 @@ def _equation_lines(eq: EquationPlan, fmt: _Text,
              _role(ix, fmt)] for ix in eq.indices]
     if rows:
         out += fmt.indices(rows)
-    if eq.contractions or eq.recursive or sharding is not None:
+    if eq.contractions or eq.recursive or eq.comparisons or sharding is not None:
         out += fmt.before_items()
     for c in eq.contractions:
         out += _contraction_lines(c, fmt)
+    for comparison in eq.comparisons:
+        out.append(fmt.item(f"comparison {comparison}"))
     if eq.recursive:
         out.append(fmt.item("part of a recursive group"))
     return out + _sharding_lines(sharding, eq, fmt)
@@ -277,6 +279,14 @@ def render_execution(execution: ExecutionPlan) -> list[str]:
         out.append(f"  line {b.line}: {b.tensor}: intermediate of {_num(b.intermediate)} "
                    f"elements in {b.blocks} blocks; peak {_num(b.peak)} elements")
     out += [f"  {note}" for note in execution.notes]
+    demand = execution.demand
+    if demand is not None and demand.rewritten:
+        out += [f"  demand: {r.tensor} asked as {r.name} (adornment {r.adornment}: "
+                f"b bound, f free), its magic relation {r.magic}" for r in demand.relations]
+        out += [f"  demand: the query {q} reads {w}" for q, _t, w in demand.queries]
+        out += ["  demand: rules added:"] + [f"    {rule}" for rule in demand.rules]
+        out.append(f"  demand: evaluated {', '.join(demand.evaluated)}" + (
+            f"; not evaluated: {', '.join(demand.left_out)}" if demand.left_out else ""))
     return out
 
 

@@ -1,13 +1,15 @@
 """Each tensor's representation, dense or sparse, decided from shapes and counts
 only (docs/scale.md, "Sparse relations").
 
-A 2-D tensor is kept sparse (scipy.sparse CSR on NumPy) when it is large
+A tensor of 2 axes or more is kept sparse (on NumPy: scipy.sparse CSR for 2,
+sorted cell keys for 3 or more, run/sparse_nd.py) when it is large
 (at least SPARSE_MIN_CELLS cells) and its estimated non-zeros are at most
 SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
 
 - facts: one non-zero each; a relation file (.tsv/.csv/.jsonl): one per line
-  (the lines are counted, cached by the file's size and time); an .npy/.npz
-  relation or a dense source: unknown, so dense;
+  (the lines are counted, cached by the file's size and time); a scipy.sparse
+  `.npz` (a relation or numbers): the values its header says it stores; an
+  .npy, a plain .npz or another dense source: unknown, so dense;
 - a Boolean tensor defined by rules: the sum over its rules of each join's
   estimate (a product A(x,y) B(y,z) joining on y: nnz(A) nnz(B) / extent(y),
   the textbook uniform estimate; a plain copy: the operand's), capped at its
@@ -16,7 +18,7 @@ SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
   sparse: a dense operand makes the join's result dense anyway.
 
 Everything else is dense.  `overrides` ({"Edge": "sparse"}) forces a choice per
-tensor; sparse is refused for a tensor that is not 2-D.
+tensor; sparse is refused for a tensor of fewer than 2 axes.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from typing import Mapping
 
 from ..check import Analysis
 from ..check.analysis import TensorInfo
+from ..check.sources import SourceError, read_sparse_npz_header
 from ..front import ir
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
@@ -63,7 +66,7 @@ class Representation:
 
 
 class RepresentationError(ValueError):
-    """An override that cannot be honoured (unknown tensor, a kind, not 2-D)."""
+    """An override that cannot be honoured (unknown tensor, a kind, fewer than 2 axes)."""
 
 
 _last: list = [None, None, None]  # (weakref to an analysis, overrides, its answer)
@@ -99,13 +102,16 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
             cells = _cells(analysis, name)
             plain = None if name in overrides else _plainly_dense(analysis.tensors[name], cells)
             if plain is not None:  # the common case, decided without the estimate
-                two_d = len(analysis.tensors[name].shape) == 2
-                out[name] = Representation(name, "dense", nnz if two_d else None, cells, plain)
+                counted = len(analysis.tensors[name].shape) >= 2
+                out[name] = Representation(name, "dense", nnz if counted else None, cells, plain)
                 continue
             kind, why = _choose(analysis, name, nnz, cells, group, sparse, overrides)
             if kind == "sparse":
                 sparse.add(name)
-            if len(analysis.tensors[name].shape) != 2:  # the count does not matter then
+                axes = len(analysis.tensors[name].shape)
+                if axes > 2:  # torch.sparse and BCOO relations are 2-D here (docs/scale.md)
+                    why += f"; {axes} axes: sparse on numpy, dense on torch and jax"
+            if len(analysis.tensors[name].shape) < 2:  # the count does not matter then
                 out[name] = Representation(name, kind, None, cells, why)
                 continue
             out[name] = Representation(name, kind, nnz, cells, f"{reasons[name]}; {why}"
@@ -119,9 +125,9 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
 
 def _plainly_dense(info: TensorInfo, cells: int | None) -> str | None:
     """Why a tensor is dense whatever its count (None: its count decides)."""
-    if len(info.shape) != 2:
-        return "not 2-D"
-    if not info.boolean:
+    if len(info.shape) < 2:
+        return "fewer than 2 axes"
+    if not info.boolean and not _sparse_file(info):
         return "numbers"
     if cells is not None and cells < SPARSE_MIN_CELLS:
         return "small"
@@ -137,10 +143,26 @@ def _check_overrides(analysis: Analysis, overrides: Mapping[str, str]) -> None:
         if kind not in KINDS:
             raise RepresentationError(f"representation of `{name}`: {kind!r} is not one of "
                                       f"{', '.join(KINDS)}")
-        if kind == "sparse" and len(analysis.tensors[name].shape) != 2:
-            raise RepresentationError(f"representation of `{name}`: only 2-D tensors are "
-                                      f"kept sparse; `{name}` has "
-                                      f"{len(analysis.tensors[name].shape)} axes")
+        shape = analysis.tensors[name].shape
+        if kind == "sparse" and len(shape) < 2:
+            raise RepresentationError(f"representation of `{name}`: only tensors of 2 axes "
+                                      f"or more are kept sparse; `{name}` has "
+                                      f"{len(shape)} axis")
+        if kind == "sparse" and _too_many_cells(shape):
+            raise RepresentationError(f"representation of `{name}`: its "
+                                      f"{len(shape)} axes have more cells than a "
+                                      f"sparse relation numbers (2^62)")
+
+
+def _small(analysis: Analysis, name: str) -> bool:
+    """A small dense relation joins sparse ones as its few tuples (run/sparse_join.py)."""
+    cells = _cells(analysis, name)
+    return cells is not None and cells < SPARSE_MIN_CELLS
+
+
+def _too_many_cells(shape: tuple) -> bool:
+    """A relation of 3 axes or more numbers its cells in int64 (run/sparse_nd.py)."""
+    return len(shape) > 2 and None not in shape and math.prod(shape) >= 1 << 62
 
 
 def _cells(analysis: Analysis, name: str) -> int | None:
@@ -154,12 +176,14 @@ def _choose(analysis: Analysis, name: str, nnz: int | None, cells: int | None,
     if name in overrides:
         return overrides[name], "as asked"
     info = analysis.tensors[name]
-    if len(info.shape) != 2:
-        return "dense", "not 2-D"
+    if len(info.shape) < 2:
+        return "dense", "fewer than 2 axes"
     if nnz is None or cells is None:
         return "dense", "count unknown"
     if cells < SPARSE_MIN_CELLS:
         return "dense", "small"
+    if _too_many_cells(info.shape):
+        return "dense", "more cells than a sparse relation numbers (2^62)"
     if nnz * 100 > cells * SPARSE_MAX_PERCENT:  # integers: extents may be huge
         return "dense", f"density {nnz / cells:.2%} over {SPARSE_MAX_PERCENT}%"
     if info.statements and _rules(analysis, name) and not _sparse_operands(
@@ -181,33 +205,56 @@ def _factors(rhs: ir.Expr) -> list[ir.Expr]:
 
 def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
                      sparse: set[str]) -> bool:
-    """Every rule is a product of references to sparse Boolean tensors (or the group)."""
+    """Every rule is a product of references to sparse Boolean tensors (or the group),
+    and of 1-D Boolean masks over an index a 2-D operand has (a magic set guarding a
+    rule, plan.demand: multiplied into that operand, run.sparse)."""
     for _k, rule in _rules(analysis, name):
-        for factor in _factors(rule.rhs):
+        factors = _factors(rule.rhs)
+        for factor in factors:
             if not isinstance(factor, ir.Ref) or factor.name not in analysis.tensors:
                 return False
-            if factor.name not in group and factor.name not in sparse:
-                return False
+            if _mask(analysis, factor, factors):
+                continue
             if not analysis.tensors[factor.name].boolean:
                 return False
+            if factor.name not in group and factor.name not in sparse and \
+                    not _small(analysis, factor.name):
+                return False
     return True
+
+
+def _mask(analysis: Analysis, factor: ir.Ref, factors: list[ir.Expr]) -> bool:
+    """A 1-D Boolean reference by a plain variable that a 2-D reference also reads."""
+    info = analysis.tensors[factor.name]
+    if not info.boolean or len(info.shape) != 1 or not factor.indices or \
+            not isinstance(factor.indices[0], ir.IndexVar):
+        return False
+    var = factor.indices[0].name
+    return any(isinstance(f, ir.Ref) and f is not factor and f.indices is not None
+               and len(f.indices) == 2 and any(isinstance(ix, ir.IndexVar) and ix.name == var
+                                               for ix in f.indices) for f in factors)
 
 
 def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
               estimates: Mapping[str, int | None], sparse: set[str]) -> tuple[int | None, str]:
     """The estimated non-zeros of `name` and where the figure comes from."""
     info = analysis.tensors[name]
-    if not info.boolean:  # only relations are counted (numbers have no count to read)
-        return None, "numbers"
+    if not info.boolean:  # numbers have a count only in a sparse file
+        nnz = _sparse_file_nonzeros(analysis.base_dir, info.source_path) \
+            if _sparse_file(info) else None
+        return (nnz, "sparse file header") if nnz is not None else (None, "numbers")
     statements = analysis.program.statements
     facts = sum(1 for k in info.statements if isinstance(statements[k], ir.Fact))
     base: int | None = facts
     where = "facts" if facts else ""
     if info.kind in ("source", "relation source"):
         rows = _source_rows(analysis.base_dir, info.source_path) if info.boolean else None
+        if rows is None and _sparse_file(info):
+            rows = _sparse_file_nonzeros(analysis.base_dir, info.source_path)
+            where = "sparse file header"
         if rows is None:
             return None, "a source without a count"  # an .npy, or dense numbers
-        base, where = facts + rows, "file lines"
+        base, where = facts + rows, (where if where == "sparse file header" else "file lines")
     rules = _rules(analysis, name)
     if not rules:
         return base, where
@@ -267,6 +314,32 @@ def _source_rows(base_dir: Path, source: str | None) -> int | None:
     except OSError:
         return None
     return _count_lines(str(path), status.st_size, status.st_mtime_ns)
+
+
+def _sparse_file(info: TensorInfo) -> bool:
+    """A source read from an `.npz` (only a scipy.sparse archive has a count)."""
+    return info.kind in ("source", "relation source") and \
+        Path(info.source_path or "").suffix.lower() == ".npz"
+
+
+def _sparse_file_nonzeros(base_dir: Path, source: str | None) -> int | None:
+    """The stored values of a scipy.sparse `.npz` (its `data` header), once per file
+    version; None for an archive of plain arrays or one that cannot be read."""
+    path = Path(base_dir) / (source or "")
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return _npz_nonzeros(str(path), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _npz_nonzeros(path: str, size: int, mtime_ns: int) -> int | None:
+    try:
+        header = read_sparse_npz_header(Path(path))
+    except (OSError, SourceError):
+        return None
+    return None if header is None else header.nonzeros
 
 
 @functools.lru_cache(maxsize=64)

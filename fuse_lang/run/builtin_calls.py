@@ -2,11 +2,19 @@
 softmax and lnorm along an axis, topk, concat, const and causal_mask."""
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..front import ir
 from .labelled import LArray, align, combine, union_axes
+from .sparse import is_sparse
 from .statement import EvaluationError, EvaluatorState
+
+
+# `a < b` and the other comparisons (front/builtins.py COMPARISONS): an index
+# stands for its position, which for an integer column is its value
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
 
 
 class BuiltinCalls(EvaluatorState):
@@ -23,6 +31,9 @@ class BuiltinCalls(EvaluatorState):
             return self._const(call.args[0])
         if name == "causal_mask":
             return self._causal_mask(call)
+        if name in ("linear", "exponential", "cosine"):  # a schedule's first step; a run
+            # gives its value as an input instead (run.schedules)
+            return LArray(backend.asarray(_number(call.args[0], 0.0)), ())
         if name in ("even", "odd"):
             var = call.args[0]
             assert isinstance(var, ir.Ref)
@@ -33,16 +44,26 @@ class BuiltinCalls(EvaluatorState):
             values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
             return LArray(backend.asarray(values), (var.name,))
         args = self._own_axis_args(call) or [self.arg(a) for a in call.args]
-        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu"):
+        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu",
+                    "gelu_tanh"):
             x = args[0]
             return LArray(self._unary(name, x.data), x.axes)
         if name == "not":  # no tuple matches: 1 - step(x)
             x = args[0]
+            complement = getattr(backend, "complement", None)
+            if complement is not None and is_sparse(x.data):  # an anti-join (run/sparse_join.py)
+                return LArray(complement(x.data), x.axes)
             return LArray(1 - self._unary("step", x.data), x.axes)
+        if name in _COMPARE:  # a Boolean factor, broadcast by index name
+            compare = _COMPARE[name]
+            return combine(backend, lambda a, b: backend.where(compare(a, b), 1.0, 0.0),
+                           args[0], args[1])
         if name == "sig":
             x = args[0]
+            if "T" in kwargs:  # sig(x, T=...), the seeds' spelling of sig(x, T)
+                args = [x, self.arg(kwargs["T"])]
             if len(args) == 1:
-                return LArray(1 / (1 + backend.exp(-x.data)), x.axes)
+                return LArray(self._logistic(x.data), x.axes)
             return combine(backend, self._sig_t, x, args[1])
         if name == "pow":
             return combine(backend, backend.power, args[0], args[1])
@@ -58,7 +79,9 @@ class BuiltinCalls(EvaluatorState):
             assert isinstance(axis_ref, ir.Ref)
             return self._concat(args, axis_ref.name)
         if name == "topk":
-            return self._topk(args[0], int(_number(kwargs["k"], 1)))
+            count = kwargs["k"]  # exact from its digits (a float of 10^400 is inf)
+            return self._topk(args[0], int(count.text) if isinstance(count, ir.Number)
+                              and count.text.isdigit() else int(_number(count, 1)))
         raise EvaluationError(f"`{name}` is not a builtin")
 
     def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:
@@ -109,12 +132,21 @@ class BuiltinCalls(EvaluatorState):
             return backend.step(x)
         if name == "gelu":
             return backend.gelu(x)  # the exact (erf) form, as one fused op where there is one
+        if name == "gelu_tanh":
+            return backend.gelu_tanh(x)
         return getattr(backend, name)(x)
 
     def _sig_t(self, x: Any, t: Any) -> Any:
         backend = self.backend
         safe = backend.where(t == 0, 1.0, t)
-        return backend.where(t == 0, backend.step(x), 1 / (1 + backend.exp(-x / safe)))
+        return backend.where(t == 0, backend.step(x), self._logistic(x / safe))
+
+    def _logistic(self, z: Any) -> Any:
+        """1/(1+e^-z) without overflow: e^-|z| is at most 1 (a cold temperature makes
+        |z| large, and e^|z| past float32's range warned and meant nothing)."""
+        backend = self.backend
+        e = backend.exp(-backend.abs(z))
+        return backend.where(z >= 0, 1 / (1 + e), e / (1 + e))
 
     def _norm_axis(self, kwargs: dict) -> str:
         axis = kwargs.get("axis")
@@ -151,9 +183,7 @@ class BuiltinCalls(EvaluatorState):
             raise EvaluationError(f"topk chooses along the last left-hand-side axis "
                                   f"`{axis}`, which its argument does not have")
         row = backend.shape(x.data)[x.axes.index(axis)]
-        if k > row:
-            raise EvaluationError(f"topk(k={k}) asks for more values than a row along `{axis}` "
-                                  f"holds ({row})")
+        k = min(k, row)  # capped at the row, as the seed DSL's topk (warning topk-capped)
         axes = tuple(a for a in x.axes if a != axis) + (axis,)
         return LArray(backend.topk(align(backend, x, axes), k), axes)
 
@@ -177,6 +207,16 @@ class BuiltinCalls(EvaluatorState):
 
     def _const(self, literal: ir.Expr) -> LArray:
         value = _literal(literal)
+        stmt = self.info.stmt
+        if isinstance(stmt, ir.Equation) and stmt.rhs is not None and stmt.lhs.indices:
+            # `W[0,h] = const([[...]])`: the literal's axis at a constant is that position
+            import numpy as np
+
+            array = np.asarray(value, dtype=np.float64)
+            fixed = tuple(p for p, i in enumerate(stmt.lhs.indices)
+                          if isinstance(i, ir.IndexConst) and p < array.ndim)
+            if fixed and all(array.shape[p] == 1 for p in fixed):
+                value = array.reshape([n for p, n in enumerate(array.shape) if p not in fixed])
         data = self.backend.asarray(value)
         rank = len(self.backend.shape(data))
         names = self.info.lhs_order[:rank]

@@ -25,6 +25,7 @@ from .builtin_calls import BuiltinCalls
 from .labelled import LArray, combine, project
 from .lhs import equation_op, write_lhs
 from .references import ReferenceReading
+from .sparse import is_sparse
 from .statement import ConstantFolding, EvaluationError, StatementInfo, statement_info
 
 __all__ = ["ConstantFolding", "EvaluationError", "Evaluator", "StatementInfo", "equation_op",
@@ -86,6 +87,10 @@ class Evaluator(ReferenceReading, BuiltinCalls):
 
     def term(self, expr: ir.Expr, projected: dict[str, str]) -> LArray:
         if not projected:
+            if type(expr) is ir.Product and self._joins_sparse(expr):  # a join of tuples,
+                fast = self.einsum_product(expr, projected)  # not a broadcast product
+                if fast is not None:
+                    return fast
             return self.eval(expr)
         if type(expr) is ir.Product:
             fast = self.einsum_product(expr, projected)
@@ -99,6 +104,19 @@ class Evaluator(ReferenceReading, BuiltinCalls):
                     return fast
         value = self.eval(expr)
         return self.project_all(value, projected)
+
+    def _joins_sparse(self, expr: ir.Product) -> bool:
+        """A factor reads a sparse tensor (or negates one): the product is a join
+        (on a backend that joins tuples: NumPy's run/sparse_join.py)."""
+        if not getattr(self.backend, "sparse_relations", False):
+            return False
+        for factor in expr.factors:
+            if type(factor) is ir.Call and factor.name == "not" and factor.args:
+                factor = factor.args[0]
+            if type(factor) is ir.Ref and factor.name in self.values and \
+                    is_sparse(self.overrides.get(id(factor), self.values[factor.name])):
+                return True
+        return False
 
     def project_all(self, value: LArray, projected: dict[str, str]) -> LArray:
         if not projected:
@@ -137,7 +155,8 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         if plan is False:
             return None
         spec, keep = plan
-        result = self.backend.einsum(spec, *(v.data for v in operands))
+        join = self.backend.count_einsum if self.info.boolean else self.backend.einsum
+        result = join(spec, *(v.data for v in operands))
         if scale is not None:
             result = self.backend.scale_fresh(result, scale)
         return LArray(result, keep, fresh=True)

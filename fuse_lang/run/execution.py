@@ -72,6 +72,10 @@ class Execution:
         self.values: dict[str, Any] = {}
         self.statements = analysis.program.statements
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
+        self.floats: Any = None  # run.float_warnings.FloatWarnings, set by the program
+        # `per=iteration` temperature schedules (run.schedules), set by the program:
+        # a fixpoint sets them before each round, so it runs round by round eagerly
+        self.schedules: dict[str, Any] = {}
         # over a device mesh: puts a tensor's value where its sharding says
         self.place: Callable[[str, Any], Any] | None = getattr(self.backend, "place", None)
         config = getattr(program, "config", None)
@@ -117,6 +121,8 @@ class Execution:
         answers = self.memo_of("answers", lambda: [
             (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
         for k, stmt in answers:
+            if self.floats is not None:
+                self.floats.computing = k
             if isinstance(stmt, ir.Query):
                 result.queries.append(outputs.answer(self.analysis, self.backend, self.infos[k],
                                                      self.values, stmt))
@@ -152,7 +158,9 @@ class Execution:
                 self._compiled_segment(("segment", self.write_sinks, number), items)
                 continue
             for group, single in items:
-                if hasattr(self.backend, "while_loop") and self._looped(group):
+                if self.schedules and self._looped(group):
+                    self._one(group, single)  # rounds with their own temperatures
+                elif hasattr(self.backend, "while_loop") and self._looped(group):
                     self._compiled_loop(("loop", self.write_sinks, number), group)
                 elif self._looped(group):
                     self._compiled_rounds(("round", self.write_sinks, number), group)
@@ -176,6 +184,8 @@ class Execution:
         """Compute one group of the evaluation order (a tensor, or a recursive group).
         A tensor that the program text alone fixes (constants, masks, what is
         computed from them only) is computed once per shape signature."""
+        if self.floats is not None:
+            self.floats.computing = group[0]  # whose line a NumPy warning names
         constant = self.bases is None and group[0] in self._constants()
         if constant and ("value", group[0]) in self.memo:
             self.values[group[0]] = self.memo["value", group[0]]
@@ -386,8 +396,9 @@ class Execution:
             if not getattr(self.backend, "sparse", False) or self.bases is not None \
                     or self.program.compiled or self.place is not None:  # or sharded
                 return frozenset()
+            relations = getattr(self.backend, "sparse_relations", False)  # 3 axes or more
             return frozenset(n for n, r in self._representations().items()
-                             if r.kind == "sparse")
+                             if r.kind == "sparse" and (relations or len(self.shape(n)) == 2))
 
         return self.memo_of("sparse names", decide)
 
@@ -415,6 +426,11 @@ class Execution:
         if name in self.sparse_names():
             return value if is_sparse(value) else self.backend.sparse_from(value)
         return self.backend.asarray(value) if is_sparse(value) else value
+
+    def advance_schedules(self, iteration: int) -> None:
+        """Before fixpoint round `iteration`: the `per=iteration` temperatures of it."""
+        for name, schedule in self.schedules.items():
+            self.values[name] = self.backend.asarray(schedule.value(int(iteration)))
 
     def equations(self, name: str) -> list[int]:
         return self.memo_of(("equations", name),

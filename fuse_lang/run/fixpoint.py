@@ -172,6 +172,8 @@ class Iteration:
         host, backend = self.host, self.host.backend
         iteration, change, _, current = state
         host.values.update(current)
+        if getattr(host, "schedules", None):  # `per=iteration` temperatures (run.schedules)
+            host.advance_schedules(iteration)
         new = {n: host.combine(n, self.bases[n], [host.contribution(k, self.shapes[n])
                                                   for k in host.equations(n)])
                for n in self.group}

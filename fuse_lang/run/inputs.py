@@ -15,8 +15,14 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from .evaluate import EvaluationError
-from .files import integer_relation, load_dense, relation_rows
-from .sparse import from_rows as sparse_rows
+from ..check.sources import split_member
+from .files import (integer_relation, load_dense, load_sparse_npz, relation_columns,
+                    relation_rows)
+from .sparse import SparseTensor, from_rows
+from .sparse_nd import SparseRelation
+
+# sources that hold an array (a Boolean one read as 0/1), not a relation's tuples
+ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
 
 
 def _host_dtype(backend: Any) -> Any:
@@ -48,9 +54,10 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
         return backend.asarray(data), True
     statements = analysis.program.statements
     facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
+    file, key = split_member(info.source_path or "")
     if sparse and info.boolean and (info.kind == "relation source" or info.kind == "source") \
-            and Path(info.source_path or "").suffix.lower() not in (".npy", ".npz"):
-        rows = _relation_positions(analysis, name, base_dir / (info.source_path or ""))
+            and Path(file).suffix.lower() not in ARRAY_SUFFIXES:
+        rows = _relation_positions(analysis, name, base_dir / file)
         if facts:
             rows = np.concatenate([rows, np.array([fact_position(analysis, name, f.atom)
                                                    for f in facts], dtype=np.int64)])
@@ -58,12 +65,18 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
     if sparse and facts and info.kind not in ("source", "relation source", "param"):
         rows = [fact_position(analysis, name, fact.atom) for fact in facts]
         return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
+    if info.kind in ("source", "relation source") and \
+            Path(info.source_path or "").suffix.lower() == ".npz":
+        matrix = load_sparse_npz(base_dir / (info.source_path or ""), _host_dtype(backend))
+        if matrix is not None:  # a scipy.sparse archive: straight into the sparse form
+            return _sparse_file_base(analysis, backend, name, matrix, shape, facts, sparse), True
     if info.kind in ("source", "relation source"):
-        path = base_dir / (info.source_path or "")
-        if info.boolean and path.suffix.lower() not in (".npy", ".npz"):
+        path = base_dir / file
+        if (info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES) \
+                or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
             data = _relation(analysis, name, path, shape)
         else:
-            data = load_dense(path, name, np.float64)
+            data = load_dense(path, name, np.float64, key)
             if data.shape != shape:
                 raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
                                       f"expected {shape}")
@@ -84,6 +97,25 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
             out[fact_position(analysis, name, fact.atom)] = 1.0
         return backend.asarray(out), True
     return None, False
+
+
+def _sparse_file_base(analysis: Analysis, backend: Any, name: str, matrix: Any,
+                      shape: tuple[int, ...], facts: list, sparse: bool) -> Any:
+    """A scipy.sparse file's matrix (and a Boolean tensor's facts) as the base: kept
+    sparse when the plan says so, else read dense (a small or compiled run)."""
+    if tuple(matrix.shape) != tuple(shape):
+        raise EvaluationError(f"{analysis.tensors[name].source_path} holds shape "
+                              f"{tuple(matrix.shape)}, expected {shape}")
+    value = SparseTensor(matrix)
+    if analysis.tensors[name].boolean:
+        value = value.step(matrix.dtype)
+        if facts:
+            rows = np.array([fact_position(analysis, name, f.atom) for f in facts])
+            value = value + sparse_rows(shape, rows, matrix.dtype)
+            value = value.step(matrix.dtype)
+    if sparse:
+        return backend.sparse_from(value)
+    return backend.asarray(value.toarray())
 
 
 def _refuse_non_numbers(name: str, data: Any) -> None:
@@ -124,6 +156,13 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     numbers = integer_relation(path, len(info.axes))
     if numbers is not None:
         return numbers
+    columns = relation_columns(path, len(info.axes))
+    if columns is not None:  # a plain file, whole columns at once
+        out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
+        for pos, column in enumerate(columns):
+            out[:, pos] = _numbered(analysis.domain_symbols.get(info.axes[pos].domain, ()),
+                                    column)
+        return out
     numbering: dict[int, dict[object, int]] = {}
     out = []
     for row in relation_rows(path):
@@ -139,6 +178,31 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
                 position.append(numbers[cell])
         out.append(position)
     return np.array(out, dtype=np.int64).reshape(-1, len(info.axes))
+
+
+def _numbered(symbols: tuple, column: Any) -> np.ndarray:
+    """A column's positions: integers as they are; symbols by their number in the
+    domain (bytes: by a search of the sorted symbols, all in C)."""
+    if isinstance(column, np.ndarray) and column.dtype.kind == "i":
+        return column
+    if isinstance(column, np.ndarray):
+        try:
+            table = np.array(symbols, dtype="S")
+        except UnicodeEncodeError:  # a symbol of another file is not ASCII
+            table = None
+        if table is not None:
+            order = np.argsort(table, kind="stable")
+            return order[np.searchsorted(table[order], column)]
+        column = column.astype("U").tolist()
+    numbering = {s: k for k, s in enumerate(symbols)}
+    return np.fromiter(map(numbering.__getitem__, column), np.int64, len(column))
+
+
+def sparse_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
+    """A 0/1 sparse tensor from positions: CSR for two axes, a SparseRelation for more."""
+    if len(shape) != 2:
+        return SparseRelation.from_positions(shape, rows, dtype)
+    return from_rows(shape, rows, dtype)  # type: ignore[arg-type]
 
 
 def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -12,7 +12,8 @@ from .results import FuseError
 DEFAULT_MEMORY_FRACTION = 0.5
 
 
-SPARSE_BYTES_PER_NONZERO = 12  # CSR: a value and a column index (4 + 8 at worst)
+SPARSE_BYTES_PER_NONZERO = 12  # CSR: a value and a column index (4 + 8 at worst);
+# a relation of 3 axes or more: a value and an 8-byte key, 4 more per non-zero
 
 
 def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
@@ -48,7 +49,8 @@ def estimate(analysis: Analysis, needed: set[str], itemsize: int,
         if any(e is None for e in shape):
             continue
         if name in sparse:
-            size = (sparse[name] or 0) * SPARSE_BYTES_PER_NONZERO + (shape[0] + 1) * 8
+            size = (sparse[name] or 0) * SPARSE_BYTES_PER_NONZERO
+            size += (shape[0] + 1) * 8 if len(shape) == 2 else (sparse[name] or 0) * 4
         else:  # exact: int64 wraps past 2^63 (2^32 x 2^32 -> 0)
             size = math.prod(shape) * itemsize  # type: ignore[arg-type]
         total += size

@@ -9,8 +9,8 @@ import numpy as np
 from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
-from .evaluate import Evaluator, StatementInfo
-from .files import FileProblem, check_sink_path, write_sink
+from .evaluate import EvaluationError, Evaluator, StatementInfo
+from .files import FileProblem, check_sink_path, names_by_position, write_sink, write_topk_pairs
 from .labelled import LArray
 from .results import FuseError, QueryAnswer
 from .sparse import SparseTensor, is_sparse
@@ -56,12 +56,19 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
     text = analysis.text[stmt.span.start:stmt.span.end]
     tensor = analysis.tensors[atom.name]
     starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
+    if atom.indices is None and is_sparse(values[atom.name]):  # `Reach?`: every tuple
+        if getattr(values[atom.name], "ndim", 2) > 2:
+            return _relation_answer(analysis, values[atom.name], atom, text)
+        free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes))
+        return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text, free)
     if atom.indices is None:
         value = np.asarray(backend.to_numpy(values[atom.name]))
         free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes) if not a.virtual)
         selected, axes = value.copy(), list(range(value.ndim))
     elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
         selected, free, axes, starts = _read(analysis, backend, info, values, atom)
+    elif is_sparse(values[atom.name]) and getattr(values[atom.name], "ndim", 2) > 2:
+        return _relation_answer(analysis, values[atom.name], atom, text)
     elif is_sparse(values[atom.name]):
         return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text)
     else:
@@ -82,42 +89,91 @@ def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mappin
     return QueryAnswer(text, atom.name, selected, free, tuples)
 
 
-def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: str
-                   ) -> QueryAnswer:
-    """A query of a sparse tensor, read off its non-zeros: `R(x,y)?` answers with a
-    scipy sparse array, `R(A,y)?` with the (dense) row, `R(A,B)?` with the cell."""
+def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: str,
+                   free: tuple[str, ...] = ()) -> QueryAnswer:
+    """A query of a sparse tensor, read off its non-zeros: `R(x,y)?` (or `R?`, whose
+    axes are named `free`) answers with a scipy sparse array, `R(A,y)?` with the
+    (dense) row, `R(A,B)?` with the cell."""
     tensor = analysis.tensors[atom.name]
     fixed = {pos: _constant_position(analysis, atom.name, pos, ix)
              for pos, ix in enumerate(atom.indices or ()) if isinstance(ix, ir.IndexConst)}
-    names = [ix.name for ix in atom.indices or () if isinstance(ix, ir.IndexVar)]
-    rows, cols = value.tuples()
+    names = [ix.name for ix in atom.indices or () if isinstance(ix, ir.IndexVar)] or list(free)
+    rows, cols, stored = _nonzeros(value)
     keep = np.ones(rows.shape[0], dtype=bool)
     for pos, position in fixed.items():
         keep &= (rows if pos == 0 else cols) == position
     found = np.stack([rows[keep], cols[keep]], axis=1)
+    stored = stored[keep]
     free_axes = [pos for pos in range(2) if pos not in fixed]
     if len(names) == 2 and names[0] == names[1]:  # `R(x,x)?`: the diagonal
-        found = found[found[:, 0] == found[:, 1]]
+        diagonal = found[:, 0] == found[:, 1]
+        found, stored = found[diagonal], stored[diagonal]
         free_axes = [0]
         names = names[:1]
     shape = [value.shape[pos] for pos in free_axes]
     if len(free_axes) == 2:
         selected: Any = value.matrix.copy()
     elif not free_axes:  # a closed query: the one cell
-        selected = np.asarray(1.0 if len(found) else 0.0, dtype=value.dtype)
+        selected = np.asarray(stored[0] if len(found) else 0.0, dtype=value.dtype)
     else:
         selected = np.zeros(shape, dtype=value.dtype)
-        selected[tuple(found[:, pos] for pos in free_axes)] = 1.0
+        selected[tuple(found[:, pos] for pos in free_axes)] = stored
+    tuples = None
+    if tensor.boolean and not free_axes:
+        tuples = [()] if len(found) else []
+    elif tensor.boolean:  # by name, each column looked up at once
+        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free_axes]
+        columns = []
+        for names_of, pos in zip(symbols, free_axes):
+            table = names_by_position([names_of], 0, value.shape[pos])
+            at = found[:, pos]
+            columns.append(table[at].tolist() if table is not None else at.tolist())
+        tuples = list(zip(*columns))
+    return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
+
+
+def _nonzeros(value: SparseTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stored (row, column, value) of a sparse tensor, row by row."""
+    coo = value.matrix.tocoo()
+    real = coo.data != 0
+    rows, cols, data = coo.row[real], coo.col[real], coo.data[real]
+    order = np.lexsort((cols, rows))
+    return rows[order], cols[order], data[order]
+
+
+def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) -> QueryAnswer:
+    """A query of a sparse relation of 3 axes or more (run/sparse_nd.py), read off its
+    tuples: the selected tuples, and as the value a scipy.sparse COO array (two
+    free axes or more), a dense vector (one) or the cell (none)."""
+    from .sparse_nd import _coo_result
+
+    tensor = analysis.tensors[atom.name]
+    coords = value.coords()
+    keep = value.data > 0
+    free: list[int] = []
+    names: list[str] = []
+    indices = atom.indices if atom.indices is not None else (None,) * len(coords)
+    for pos, ix in enumerate(indices):  # (a bare `R?`: every axis free)
+        if isinstance(ix, ir.IndexConst):
+            keep &= coords[pos] == _constant_position(analysis, atom.name, pos, ix)
+        elif isinstance(ix, ir.IndexVar) and ix.name in names:  # `R(x, x, y)?`
+            keep &= coords[pos] == coords[free[names.index(ix.name)]]
+        else:
+            free.append(pos)
+            names.append(ix.name if ix is not None else  # type: ignore[union-attr]
+                         tensor.axes[pos].index or f"#{pos}")
+    found = [coords[pos][keep] for pos in free]
+    shape = tuple(value.shape[pos] for pos in free)
+    selected = _coo_result(shape, found, value.data[keep], value.dtype) if free else \
+        np.asarray(1.0 if keep.any() else 0.0, dtype=value.dtype)
+    if len(free) >= 2:
+        selected = selected.native()
     tuples = None
     if tensor.boolean:
-        tuples = []
-        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free_axes]
-        for position in found:
-            row = []
-            for names_of, pos in zip(symbols, free_axes):
-                p = int(position[pos])
-                row.append(names_of[p] if names_of and p < len(names_of) else p)
-            tuples.append(tuple(row))
+        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free]
+        tuples = [tuple(names_of[p] if names_of and p < len(names_of) else p
+                        for names_of, p in zip(symbols, map(int, row)))
+                  for row in zip(*found)] if free else ([()] if keep.any() else [])
     return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
 
 
@@ -147,7 +203,8 @@ def _select(analysis: Analysis, value: np.ndarray, atom: ir.Ref
     index: list[Any] = []
     axes = []
     names = []
-    for pos, ix in enumerate(atom.indices or ()):
+    indices = atom.indices if atom.indices is not None else (None,) * len(coords)
+    for pos, ix in enumerate(indices):  # (a bare `R?`: every axis free)
         if isinstance(ix, ir.IndexConst):
             index.append(_constant_position(analysis, atom.name, pos, ix))
         else:
@@ -180,7 +237,21 @@ def _constant_position(analysis: Analysis, name: str, pos: int, ix: ir.IndexCons
 def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
           stmt: ir.Sink, base_dir: Path, allow_outside: bool) -> str:
     """Write a sink's value to its file; returns the path written."""
-    value: LArray = Evaluator(backend, analysis, info, values).scope(stmt.rhs, 0)
+    evaluator = Evaluator(backend, analysis, info, values)
+    target = _sink_target(analysis, stmt, base_dir, allow_outside)
+    rhs = stmt.rhs
+    try:
+        if isinstance(rhs, ir.Call) and rhs.name == "topk" \
+                and target.suffix.lower() in (".json", ".jsonl"):
+            rows = _topk_pairs(backend, evaluator.arg(rhs.args[0]), rhs)
+            write_topk_pairs(target, rows)
+            return str(target)
+        value: LArray = evaluator.scope(rhs, 0)
+    except (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError) as err:
+        raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
+    except OSError as err:
+        raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
+                        f"{err.strerror or err}") from None
     data = value.data.on_numpy().matrix if is_sparse(value.data) else \
         np.asarray(backend.to_numpy(value.data))
     boolean = False
@@ -200,7 +271,6 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
         else:
             symbols = [by_var.get(axis) for axis in value.axes]
         name = stmt.rhs.name
-    target = _sink_target(analysis, stmt, base_dir, allow_outside)
     try:
         write_sink(target, name, data, boolean, symbols)
     except FileProblem as err:
@@ -210,6 +280,22 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
         raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
                         f"{err.strerror or err}{where}") from None
     return str(target)
+
+
+def _topk_pairs(backend: Any, x: LArray, call: ir.Call) -> list[list[list]]:
+    """`"top.jsonl" = topk(X[p,t], k=5)`: per row along the last axis, the k largest
+    as (index, score) pairs, descending, ties to the lower index (as the seed DSL
+    writes them); k is capped at the row's length."""
+    count = next(kw.value for kw in call.kwargs if kw.name == "k")
+    k = int(count.text) if isinstance(count, ir.Number) and count.text.isdigit() else 1
+    data = np.asarray(x.data.on_numpy().matrix.toarray() if is_sparse(x.data)
+                      else backend.to_numpy(x.data), dtype=np.float64)
+    rows = np.atleast_2d(data).reshape(-1, data.shape[-1] if data.ndim else 1)
+    out = []
+    for row in rows:
+        order = np.argsort(-row, kind="stable")[:k]
+        out.append([[int(i), float(row[i])] for i in order])
+    return out
 
 
 def check_sinks(analysis: Analysis, base_dir: Path, allow_outside: bool) -> None:

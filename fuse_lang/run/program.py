@@ -20,14 +20,20 @@ from ..front.diagnostics import Diagnostic, Severity
 from . import scheduler
 from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
-from .evaluate import StatementInfo, statement_info
+from .evaluate import EvaluationError, StatementInfo, statement_info
 from .execution import Execution
+from .float_warnings import FloatWarnings
+from .schedules import schedules_of
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
+from ..plan.demand import DemandPlan, plan_demand
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
+from ..check.manifest import ManifestError, as_diagnostic, recoded
+from ..front.syntax import parse
+from .weights import AdapterChoice, Weights, open_weights
 
 __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
            "compile"]
@@ -41,7 +47,9 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
             mesh: Any = None, shard: Mapping[str, str] | None = None,
             representation: Mapping[str, str] | None = None,
             targets: Sequence[str] | None = None,
-            config: ExecutionConfig | None = None) -> "CompiledProgram":
+            config: ExecutionConfig | None = None,
+            weights: str | os.PathLike | Mapping | None = None,
+            adapters: Sequence[str] | Mapping[str, float] | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -60,7 +68,11 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     `not_run` says what was left out and why); an error inside it does.
     config: an ExecutionConfig (docs/execution.md); backend, device, precision,
     max_iterations and tolerance may be given either way (None: not given; the
-    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting."""
+    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting.
+    weights: a weights manifest (a JSON file's path, or the same as a mapping with
+    paths relative to base_dir): its tensors replace the program's source files
+    (docs/weights.md); adapters: the manifest's LoRA adapters to apply first
+    (names, or {name: scale}; `CompiledProgram.set_adapters` switches them)."""
     auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
     config = merged(config, {"backend": backend, "device": device, "precision": precision,
                              "max_iterations": max_iterations, "tolerance": tolerance})
@@ -71,22 +83,12 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         _raise_on_errors(analysis, deferred=("missing-source",))
         backend, device, why = choose_backend(analysis, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
-    if config.trace and compiled:
-        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
-                        "combined with compiled=True")
-    if (mesh is not None or shard) and backend != "jax":
-        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
-                        f"the {backend} backend runs on one device")
-    try:
-        chosen = get_backend(backend, device, precision)
-    except BackendError as err:
-        raise FuseError(str(err)) from None
-    if compiled is None:
-        compiled = chosen.compiles_by_default and not config.trace
-    if compiled and not hasattr(chosen, "compile_segment"):
-        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
-                        f"jax or torch backend")
-    analysis = analyze(source_text, path, base_dir)
+    chosen, compiled, cache_root = _backend_for(config, backend, device, precision,
+                                                compiled, mesh is not None or bool(shard))
+    loaded = _open_weights(weights, adapters, source_text, base_dir)
+    analysis = analyze(source_text, path, base_dir,
+                       input_shapes=loaded.shapes() if loaded is not None else None)
+    _raise_on_weights_errors(analysis, loaded)
     not_run: tuple[NotRun, ...] = ()
     if targets:
         analysis, not_run = _cut_to_targets(analysis, targets, path, base_dir)
@@ -99,15 +101,92 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     except RepresentationError as err:
         raise FuseError(str(err)) from None
     checked_against(config, analysis)
+    demand = None
+    if config.mode == "demand":
+        analysis, demand = _demanded(analysis, path, base_dir)
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
     program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
                               allow_outside_sinks, config.max_iterations, config.tolerance,
                               compiled, config)
     program.representation = representation
+    program.weights = loaded
     program.not_run = not_run
+    if cache_root is not None and compiled:  # only compiled graphs are noted
+        program.cache_root = cache_root
     program.backend_choice = choice
+    program.demand = demand
     return program
+
+
+def _backend_for(config: ExecutionConfig, backend: str, device: str, precision: str,
+                 compiled: bool | None, sharded: bool) -> tuple[Any, bool, Any]:
+    """The backend a compile runs on, whether its runs are compiled graphs, and the
+    compiled-artifact cache's root (None without cache_dir); refusals as FuseError."""
+    if config.trace and compiled:
+        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
+                        "combined with compiled=True")
+    if sharded and backend != "jax":
+        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
+                        f"the {backend} backend runs on one device")
+    cache_root = None
+    if config.cache_dir is not None and (backend == "jax" or compiled):
+        from . import cache
+
+        # before the backend is made: jax compiles even its eager operations (the
+        # backend's own precision check among them), and those are cached too
+        cache_root = cache.enable(config.cache_dir, backend)
+    try:
+        chosen = get_backend(backend, device, precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
+    if compiled is None:
+        compiled = chosen.compiles_by_default and not config.trace
+    if compiled and not hasattr(chosen, "compile_segment"):
+        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
+                        f"jax or torch backend")
+    return chosen, compiled, cache_root
+
+
+def _open_weights(weights: Any, adapters: Any, text: str,
+                  base_dir: str | os.PathLike) -> Weights | None:
+    """compile(weights=...): the manifest checked against the program and loaded;
+    a problem is a FuseError with its diagnostic, at the tensor it concerns."""
+    if weights is None:
+        if adapters:
+            raise FuseError("adapters= needs weights=: adapters are declared in a weights "
+                            "manifest (docs/weights.md)")
+        return None
+    try:
+        return open_weights(weights, text, base_dir, adapters)
+    except ManifestError as err:
+        diagnostic = as_diagnostic(err, parse(text).program)
+        raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None
+
+
+def _raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None:
+    """A conflict between the manifest's shapes and the program, said so."""
+    if loaded is not None:
+        _raise_on_errors(analysis, only=tuple(
+            d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
+            if d.severity is Severity.ERROR and d.code != "missing-source"))
+
+
+def _demanded(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
+              ) -> tuple[Analysis, DemandPlan | None]:
+    """mode="demand": the program with its bound queries rewritten (plan.demand);
+    the scheduler then evaluates only what the exports, queries and sinks read."""
+    plan = plan_demand(analysis)
+    if not plan.rewritten:
+        return analysis, None
+    rewritten = analyze(plan.text, path, base_dir)
+    if any(d.severity is Severity.ERROR and d.code != "missing-source"
+           for d in rewritten.diagnostics):  # a fault of the rewrite, never the program's
+        raise FuseError("demand mode could not rewrite this program's queries "
+                        "(run it with mode='forward'): " + "; ".join(
+                            d.message for d in rewritten.diagnostics
+                            if d.severity is Severity.ERROR)[:500])
+    return rewritten, plan
 
 
 def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
@@ -180,15 +259,25 @@ class CompiledProgram:
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
+        # how many runs this program has started: the step of `per=run` schedules
+        self.runs = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)
         self.interrupt: Callable[[], None] | None = None
         # told how far a run is, at the same checkpoints (run.limits.RunProgress)
         self.progress: Callable[[RunProgress], None] | None = None
+        # compile(weights=...): the manifest's tensors, given to every run as inputs
+        self.weights: Weights | None = None
         # compiled for some targets only: what their cone leaves out (check.cone)
         self.not_run: tuple[NotRun, ...] = ()
+        # mode="demand" with bound queries: the magic-sets rewrite run (plan.demand)
+        self.demand: DemandPlan | None = None
         # per input-shape signature: the analysis, statement plans, and a memo of
         # what a run derives from shapes alone (needed tensors, shapes, checks)
         self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
+        # config.cache_dir, made ready (compiled runs only; run.cache); per cache key
+        # of what ran: whether the index knew it already (its graphs came from the cache)
+        self.cache_root: Path | None = None
+        self.cache_entries: dict[str, bool] = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -217,12 +306,39 @@ class CompiledProgram:
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
                  and not isinstance(value, np.ndarray) else np.asarray(value)
                  for name, value in (inputs or {}).items()}
+        with self.backend.context():
+            if self.weights is not None:  # inputs given by the caller win
+                given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
+                         **given}
         analysis, infos, memo = self._prepared(given)
-        with self.backend.context(), watching(checkpoint):
-            result = Execution(self, analysis, infos, given, write_sinks, memo, native,
-                               checkpoint).go()
+        schedules = memo.get("schedules")
+        if schedules is None:
+            schedules = memo["schedules"] = schedules_of(analysis)
+        if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
+            given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
+                        for name, s in schedules.items()}, **given}
+        self.runs += 1
+        floats = FloatWarnings()
+        with self.backend.context(), watching(checkpoint), floats.watching():
+            run = Execution(self, analysis, infos, given, write_sinks, memo, native,
+                            checkpoint)
+            run.floats = floats
+            run.schedules = {n: s for n, s in schedules.items() if s.per == "iteration"}
+            try:
+                result = run.go()
+            except EvaluationError as err:  # one not located by a statement: still the
+                raise FuseError(str(err)) from None  # program's problem, in its words
+        floats.reissue(analysis)
         result.not_run = list(self.not_run)
+        if self.demand is not None:  # answers under the queries' own texts and tensors
+            rewritten = {w: (q, t) for q, t, w in self.demand.queries}
+            for answer in result.queries:
+                key = " ".join(answer.text.split())
+                if key in rewritten:
+                    answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
+        if self.cache_root is not None and "cache key" not in memo:
+            memo["cache key"] = self._noted_in_cache(analysis)
         return result
 
     def train(self, data: Mapping[str, Any] | None = None, *, optimizer: str = "adam",
@@ -263,14 +379,49 @@ class CompiledProgram:
 
         return loss_gradients(self, params, data)
 
+    def set_adapters(self, adapters: AdapterChoice) -> None:
+        """The weights manifest's LoRA adapters applied from the next run on:
+        names (each at its manifest scale), {name: scale}, or None for none.
+        The compiled graphs are kept: an adapter changes the weights' values,
+        never their shapes (docs/weights.md)."""
+        if self.weights is None:
+            raise FuseError("set_adapters needs a program compiled with weights= (adapters "
+                            "are declared in a weights manifest)")
+        try:
+            self.weights.set_adapters(adapters)
+        except ManifestError as err:
+            raise FuseError(f"{err.message} [{err.code}]") from None
+
+    def _noted_in_cache(self, analysis: Analysis) -> str:
+        """This shape signature's compiled program noted in the cache's index."""
+        from . import cache
+
+        assert self.cache_root is not None
+        settings = {k: v for k, v in self.config.to_json().items()
+                    if k not in ("cache_dir", "trace", "backend", "device", "precision")}
+        settings["representation"] = dict(sorted(self.representation.items()))
+        key, made_of = cache.cache_key(analysis, self.backend, settings)
+        self.cache_entries[key] = cache.record(self.cache_root, key, made_of)
+        return key
+
+    def export(self, format: str, inputs: Mapping[str, Any] | None = None) -> Any:
+        """The program as one graph of its framework, outside Fuse: "torch" (a
+        torch.export ExportedProgram) or "jax" (a jitted callable and its
+        StableHLO text); see run.export and docs/backends.md."""
+        from .export import export_program
+
+        return export_program(self, format, inputs)
+
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate
         (its tensors plus the largest intermediate; shapes only, nothing runs)."""
         analysis = self.analysis
         needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
+        relations = getattr(self.backend, "sparse_relations", False)  # 3 axes or more
         sparse = ({name: chosen.nonzeros for name, chosen
                    in representations(analysis, self.representation).items()
-                   if chosen.kind == "sparse"}
+                   if chosen.kind == "sparse"
+                   and (relations or len(analysis.tensors[name].shape) == 2)}
                   if getattr(self.backend, "sparse", False) and not self.compiled else {})
         total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4), sparse)
         return total + peak[0]

@@ -137,7 +137,12 @@ class SparseTensor(SparseValue):
         return dense if dtype is None else dense.astype(dtype, copy=False)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """Any NumPy function not written for sparse operands reads them dense."""
+        """Any NumPy function not written for sparse operands reads them dense; a
+        product with a broadcast vector (a dense (n,1) or (1,m) array) stays sparse."""
+        if ufunc is np.multiply and method == "__call__" and len(inputs) == 2 and not kwargs:
+            other = inputs[0] if inputs[1] is self else inputs[1]
+            if _broadcast_vector(other, self.shape):
+                return self * other
         dense = [np.asarray(x) if isinstance(x, SparseTensor) else x for x in inputs]
         return getattr(ufunc, method)(*dense, **kwargs)
 
@@ -203,6 +208,12 @@ class SparseTensor(SparseValue):
             return SparseTensor(self.matrix * other)
         if np.shape(other) == self.shape:
             return SparseTensor(sp.csr_array(self.matrix.multiply(np.asarray(other))))
+        if _broadcast_vector(other, self.shape):  # rows or columns scaled (a mask)
+            vector = sp.diags_array(np.asarray(other).reshape(-1))
+            scaled = sp.csr_array(vector @ self.matrix if np.shape(other)[1] == 1
+                                  else self.matrix @ vector)
+            scaled.eliminate_zeros()
+            return SparseTensor(scaled)
         return np.asarray(self) * other
 
     __rmul__ = __mul__
@@ -260,6 +271,11 @@ class SparseTensor(SparseValue):
         new.data = (new.data > 0).astype(dtype)
         new.eliminate_zeros()
         return SparseTensor(new) if new.nnz else None
+
+    def select(self, axis: int, position: int, dtype: Any) -> np.ndarray:
+        """One row (axis 0) or column (axis 1), dense (`R(A, y)`)."""
+        line = self.matrix[[position], :] if axis == 0 else self.matrix[:, [position]]
+        return np.asarray(line.toarray().reshape(-1), dtype=dtype)
 
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum / max / min / avg (a dense result)."""
@@ -358,18 +374,61 @@ def is_sparse(x: Any) -> bool:
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
-    """The contraction `spec` with at least one SparseTensor operand: sparse where
-    its shape allows (see the module's docstring), else on dense copies."""
+    """The contraction `spec` with at least one sparse operand, when it is a matrix
+    product, an elementwise product or a transpose of 2-D operands (see the
+    module's docstring); None for any other (run/sparse_join.py joins those)."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
-    if len(terms) == 2:
+    negated = any(getattr(a, "anti_join", False) for a in arrays)  # `not R(...)`
+    if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2 and not negated:
         result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
         if result is not None:
             return _as_result(result, dtype)
-    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == 2 and set(out) == set(terms[0]):
-        return arrays[0].copy() if out == terms[0] else arrays[0].T
-    dense = [np.asarray(a) for a in arrays]
-    return np.asarray(np.einsum(spec, *dense), dtype=dtype)
+    if len(terms) > 2 and not negated:  # a magic set's mask folded into its relation
+        terms, arrays = _masks_folded(terms, list(arrays))
+        if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2:
+            result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
+            if result is not None:
+                return _as_result(result, dtype)
+    if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == len(terms[0]) \
+            and set(out) == set(terms[0]):
+        if out == terms[0]:
+            return arrays[0].copy()
+        return arrays[0].transpose([terms[0].index(x) for x in out])
+    return None  # any other join: of tuples, of any arity (run/sparse_join.py)
+
+
+def _broadcast_vector(x: Any, shape: tuple[int, int]) -> bool:
+    """A dense (n,1) or (1,m) array that broadcasts along one axis of `shape`."""
+    if is_sparse(x) or np.ndim(x) != 2:
+        return False
+    rows, cols = np.shape(x)
+    return (rows, cols) in ((shape[0], 1), (1, shape[1])) and shape[0] != 1 and shape[1] != 1
+
+
+def _masks_folded(terms: list[str], arrays: list[Any]) -> tuple[list[str], list[Any]]:
+    """Each dense 1-D operand whose index a sparse 2-D operand has, multiplied into
+    that operand (its rows or columns scaled), so the product stays sparse: a magic
+    set guarding a rule (`M(x) A(x,y) B(y,z)`, plan.demand) is such a mask."""
+    terms = list(terms)
+    k = 0
+    while k < len(terms) and len(terms) > 1:
+        vector = arrays[k]
+        host = next((j for j, (t, a) in enumerate(zip(terms, arrays))
+                     if j != k and type(a) is SparseTensor and len(t) == 2 and t[0] != t[1]
+                     and len(terms[k]) == 1 and terms[k] in t), None)
+        if host is None or is_sparse(vector) or np.ndim(vector) != 1:
+            k += 1
+            continue
+        scale = sp.diags_array(np.asarray(vector).reshape(-1))
+        matrix = arrays[host].matrix
+        scaled = scale @ matrix if terms[host][0] == terms[k] else matrix @ scale
+        scaled = sp.csr_array(scaled)
+        scaled.eliminate_zeros()
+        arrays[host] = SparseTensor(scaled)
+        del terms[k], arrays[k]
+        k = 0
+    return terms, arrays
 
 
 def _as_result(x: Any, dtype: Any) -> Any:

@@ -33,6 +33,8 @@ class StatementInfo:
     plain_refs: dict[int, tuple[str, ...]]  # id(Ref) -> its names, for `T[i,j]`-only refs
     lhs_names: tuple[str, ...] | None  # the LHS's names when it is plain distinct variables
     einsum_specs: dict = field(default_factory=dict)  # (id(product), operand axes) -> plan
+    # the LHS is a Boolean tensor: its joins count paths (Backend.count_einsum)
+    boolean: bool = False
 
 
 def statement_info(analysis: Analysis, k: int) -> StatementInfo:
@@ -72,8 +74,10 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
             names = tuple(i.name for i in node.indices)  # type: ignore[union-attr]
             if len(set(names)) == len(names):
                 plain_refs[id(node)] = names
+    lhs = getattr(stmt, "lhs", None)
+    target = analysis.tensors.get(lhs.name) if isinstance(lhs, ir.Ref) else None
     return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
-                         plain_refs, lhs_names)
+                         plain_refs, lhs_names, boolean=bool(target and target.boolean))
 
 
 class ConstantFolding:

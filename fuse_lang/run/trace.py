@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .sparse import is_sparse
+
 
 class Tracer:
     def __init__(self, backend: Any) -> None:
@@ -35,7 +37,7 @@ class Tracer:
             entry: dict[str, Any] = {"tensor": name, "seconds": seconds,
                                      "shape": list(self.backend.shape(value))}
             if analysis.tensors[name].boolean:
-                entry["nonzeros"] = int(np.count_nonzero(self.backend.to_numpy(value)))
+                entry["nonzeros"] = _nonzeros(self.backend, value)
             if len(group) > 1 or name in analysis.recursive:
                 entry["recursive"] = True
             self.equations.append(entry)
@@ -53,8 +55,8 @@ class Tracer:
             state = body(state)
             entry: dict[str, Any] = {"iteration": len(record["rounds"]) + 1}
             if semi_naive:
-                entry["facts_added"] = int(sum(float(self.backend.to_numpy(d).sum())
-                                               for d in state[3].values() if d is not None))
+                entry["facts_added"] = sum(_nonzeros(self.backend, d)
+                                           for d in state[3].values() if d is not None)
             else:
                 entry["change"] = float(state[1])
             entry["seconds"] = time.perf_counter() - started
@@ -84,9 +86,14 @@ def report_lines(result: Any) -> list[str]:
     for name, e in result.estimates.items():
         out.append(f"{name}  Monte Carlo over `{e['index']}`: {e['samples']} of {e['extent']} "
                    f"values, standard error {e['max_standard_error']:.4g} (largest)")
-    trace = result.trace
-    if trace is None:
-        return out
+    if result.trace is not None:
+        out += trace_lines(result.trace)
+    return out
+
+
+def trace_lines(trace: dict) -> list[str]:
+    """A trace (Tracer.to_data) as tables: per equation, then per fixpoint round."""
+    out: list[str] = []
     rows = [[e["tensor"], f"{e['seconds'] * 1e3:.3f}", str(tuple(e["shape"])),
              str(e.get("nonzeros", "")), "yes" if e.get("recursive") else ""]
             for e in trace["equations"]]
@@ -100,3 +107,10 @@ def report_lines(result: Any) -> list[str]:
                      f"({fixpoint['strategy']})")]
         out += _table(["iteration", "facts added" if added else "change", "ms"], rows)
     return out
+
+
+def _nonzeros(backend: Any, value: Any) -> int:
+    """A relation's tuples, counted where it lies (a sparse one is never densified)."""
+    if is_sparse(value):
+        return int(value.on_numpy().matrix.count_nonzero())
+    return int(np.count_nonzero(backend.to_numpy(value)))

@@ -171,6 +171,7 @@ def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
                           program.max_iterations, program.tolerance, program.compiled,
                           program.config)
     out.interrupt = program.interrupt
+    out.weights = getattr(program, "weights", None)  # a weights manifest's tensors
     return out
 
 

@@ -565,3 +565,28 @@ export Y, M
     assert "'" in data["iskeyword"]
     got = [tuple(item) for item in data["items"]]
     assert got == [(text, group) for _, text, group in checks]
+
+
+INIT_TRACE = """\
+vim.opt.runtimepath:append({plugin})
+vim.lsp.config('fuse', {{ init_options = {{ runTrace = true }} }})
+vim.lsp.enable('fuse')
+"""
+
+
+def test_fuse_run_shows_the_trace_with_run_trace_on(tmp_path):
+    file = write(tmp_path, "datalog.fuse", DATALOG)
+    data = run_nvim(tmp_path, file, """
+        wait_client()
+        local done = wait_user('FuseRunDone')
+        vim.cmd('FuseRun')
+        local ev = done()
+        out.result = ev.result
+        out.lines = lines(ev.buf)
+    """, init_text=INIT_TRACE)
+    assert data["result"]["ok"] is True
+    assert data["result"]["trace"]["fixpoints"][0]["group"] == ["Ancestor"]
+    text = "\n".join(data["lines"])
+    assert "## Trace and estimates\n\n```" in text
+    assert "trace: fixpoint of Ancestor (semi_naive)" in text
+    assert "iteration  facts added  ms" in text

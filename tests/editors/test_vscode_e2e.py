@@ -16,7 +16,9 @@ it takes:
 
 The test builds the .vsix, installs it into a fresh user-data and extensions
 folder, serves a temporary folder with a broken and a good `.fuse` file, and
-checks the error squiggle, a hover with a shape and **Fuse: Run**.  Screenshots
+checks the error squiggle, a hover with a shape, **Fuse: Run** and the Fuse
+Results panel it opens (updated by a second run; **Fuse: Explain** adds the
+program's graph).  Screenshots
 go to `tests/editors/artifacts/` (git-ignored), and with FUSE_UPDATE_SCREENSHOTS=1
 to `docs/images/` too.
 
@@ -328,6 +330,59 @@ def _command(page, text: str) -> None:
     page.keyboard.press("Enter")
 
 
+def _results_frame(page):
+    """The Fuse Results webview's page (VS Code nests it in two iframes), or None."""
+    for frame in page.frames:
+        try:
+            if frame.query_selector("#fuse-results") is not None:
+                return frame
+        except Exception:  # noqa: BLE001 - a frame that went away while we looked
+            continue
+    return None
+
+
+PANEL_STATE = """() => {
+  const main = document.querySelector('#fuse-results');
+  if (!main || !(CONDITION)) { return null; }
+  const css = (el, prop) => el ? getComputedStyle(el)[prop] : null;
+  const loaded = (img) => img.complete && img.naturalWidth > 0;
+  return {
+    text: main.innerText, data: {...main.dataset}, origin: performance.timeOrigin,
+    painted: (performance.getEntriesByType('paint')
+      .find((e) => e.name === 'first-contentful-paint') || {}).startTime,
+    pictures: [...document.querySelectorAll('img.picture')].map((i) => [i.alt, loaded(i)]),
+    graph: [...document.querySelectorAll('img.graph')].map(loaded),
+    bodyClass: document.body.className,
+    pictureBackground: css(document.querySelector('img.picture'), 'backgroundColor'),
+    themeBackground: getComputedStyle(document.documentElement)
+      .getPropertyValue('--vscode-editor-background').trim(),
+    csp: document.querySelector('meta[http-equiv=Content-Security-Policy]').content,
+    scripts: [...document.scripts].map((s) => [Boolean(s.nonce), s.src.split('/').pop()]),
+  };
+}"""
+
+
+def _results(page, condition: str):
+    """What the Fuse Results page shows, read at once (each redraw replaces the
+    frame), once `condition` (JS on `main`, its `<main>`) holds; else None."""
+    script = PANEL_STATE.replace("CONDITION", condition)
+    for frame in reversed(page.frames):  # a redraw's new frame and the old one may overlap
+        try:
+            shown = frame.evaluate(script)
+        except Exception:  # noqa: BLE001 - a frame that went away while we looked
+            continue
+        if shown:
+            return shown
+    return None
+
+
+def _run_on_numpy(page) -> None:
+    _command(page, "Fuse: Run")
+    numpy_row = page.locator(".quick-input-list .monaco-list-row[aria-label*='cpu (numpy)']")
+    _poll("the backend/device quick pick", lambda: numpy_row.count(), timeout=120)
+    numpy_row.first.click()
+
+
 def _open(page, name: str) -> None:
     page.keyboard.press("Escape")
     page.keyboard.press("Control+P")
@@ -419,10 +474,99 @@ def test_vscode_squiggle_hover_and_run(served):
     def ran():
         toasts = " ".join(page.locator(".notifications-toasts").all_inner_texts())
         panel = " ".join(page.locator(".part.panel").all_inner_texts())
-        return (toasts + "\n" + panel) if ("Ran good.fuse" in toasts or "Y" in panel
-                                          and "(2,)" in panel) else ""
+        results = _results_frame(page)
+        shown = results.inner_text("#fuse-results") if results else ""
+        seen = "\n".join((toasts, panel, shown))
+        return seen if ("Ran good.fuse" in toasts or "Y" in panel and "(2,)" in panel
+                        or "shape (2,)" in shown) else ""
     seen = _poll("the run's notification or the Fuse Run output", ran, timeout=120)
     assert "Ran good.fuse" in seen or "(2,)" in seen, seen
     assert "failed" not in seen.lower(), seen
     page.wait_for_timeout(500)
     _shot(page, "vscode-run")
+
+
+def _timed_run(page, count: int) -> tuple[dict, dict]:
+    """Fuse: Run on numpy; the panel's page once it shows the run after run
+    number `count` with its pictures, and how long after the extension had the
+    run's answer (its `data-answered-ms`) it was shown (an update: stamped by
+    the page's script; a new page: its first paint), seen by this test (a 50 ms
+    poll) and seen with its pictures."""
+    _run_on_numpy(page)
+    newer = f"Number(main.dataset.runCount) > {count}"
+    shown = _poll("the Fuse Results panel", lambda: _results(page, newer), timeout=120,
+                  every=0.05)
+    seen_ms = time.time() * 1000
+    answered = float(shown["data"]["answeredMs"])
+    made_ms = shown["origin"]  # when VS Code made the frame of this page
+    painted = _poll("the panel's first paint", lambda: (_results(page, "true") or {}).get("painted"),
+                    timeout=30, every=0.05)
+    drawn = newer + " && main.dataset.pictures === 'ready' && [...document.images].every(" \
+        "(i) => i.complete)"
+    pictured = _poll("the export's picture", lambda: _results(page, drawn), timeout=120,
+                     every=0.05)
+    # an update reaches the open page as a message (media/panel.js stamps it); a
+    # new panel is a new page (its first paint)
+    shown_ms = float(shown["data"]["shownMs"]) if "shownMs" in shown["data"] else None
+    timing = {"new_page_painted_ms": None if shown_ms else round(made_ms + painted - answered),
+              "update_shown_ms": round(shown_ms - answered) if shown_ms else None,
+              "page_seen_ms": round(seen_ms - answered),
+              "pictures_seen_ms": round(time.time() * 1000 - answered)}
+    return {**pictured, "first_text": shown["text"]}, timing
+
+
+def test_vscode_results_panel(served):
+    """Fuse: Run opens the Fuse Results panel (shape, statistics, a picture), a
+    second run updates it, Fuse: Explain adds the program's graph; the page
+    follows the theme and loads nothing but its stylesheet and data: pictures."""
+    page, base = served
+    page.set_viewport_size({"width": 1400, "height": 860})
+    _open(page, "good.fuse")
+    before = _results(page, "true")  # the first test's run opened it already
+    count = int(before["data"]["runCount"]) if before else 0
+
+    # 1. A run: the panel shows the export's shape at once, then its picture.
+    shown, first = _timed_run(page, count)
+    text = shown["first_text"]
+    assert "Y" in text and "shape (2,)" in text and "float32" in text, text
+    assert "non-zeros" in text and "mean" in text, text
+    assert ["picture of Y", True] in shown["pictures"], shown["pictures"]
+
+    # The theme: VS Code's class on the page matches the workbench's, and the
+    # stylesheet (the only resource the CSP lets in besides data: pictures) applied.
+    dark = "vs-dark" in (page.locator(".monaco-workbench").get_attribute("class") or "")
+    assert ("vscode-dark" if dark else "vscode-light") in shown["bodyClass"], shown["bodyClass"]
+    assert shown["pictureBackground"] == "rgb(255, 255, 255)", shown
+    assert shown["themeBackground"], shown
+    assert shown["csp"].startswith("default-src 'none'") and "script-src 'nonce-" in shown["csp"]
+    # ours, by its nonce, and no other file (VS Code adds an inline one of its own:
+    # acquireVsCodeApi)
+    assert [src for _, src in shown["scripts"] if src] == ["panel.js"], shown["scripts"]
+    assert [True, "panel.js"] in shown["scripts"], shown["scripts"]
+
+    # 2. The file changes on disk and runs again: the panel updates.
+    (base / "work" / "good.fuse").write_text(GOOD.replace("const([1, 2])", "const([1, 2, 3])"))
+    _poll("the editor to reload good.fuse", lambda: page.locator(
+        ".monaco-editor .view-lines", has_text="[1, 2, 3]").count(), timeout=60)
+    shown, second = _timed_run(page, count + 1)
+    text = shown["text"]
+    assert "shape (3,)" in text and "shape (2,)" not in text, text
+    assert ["picture of Y", True] in shown["pictures"], shown["pictures"]
+    page.wait_for_timeout(300)
+    _shot(page, "vscode-results")
+
+    # 3. Fuse: Explain: the program's graph joins the panel.
+    _command(page, "Fuse: Explain")
+    shown = _poll("the program graph in the panel", lambda: _results(
+        page, "main.dataset.graph === 'ready' && [...document.images].every((i) => i.complete)"),
+        timeout=120)
+    assert shown["graph"] == [True], "the graph's picture did not load"
+    assert "Program graph" in shown["text"] and "shape (3,)" in shown["text"], shown["text"]
+    page.wait_for_timeout(300)
+    _shot(page, "vscode-results-graph")
+
+    # The figure (reported, not asserted): milliseconds after the run's answer.
+    timing = {"panel_already_open": before is not None, "first_run": first, "second_run": second}
+    _log(f"Fuse Results panel timing: {timing}")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "vscode-results-timing.json").write_text(json.dumps(timing, indent=2) + "\n")

@@ -87,7 +87,7 @@ async def test_run_returns_a_structured_result_and_a_message(vscode, tmp_path):
     assert c["truncated"] is True
     assert (c["min"], c["max"]) == (1, 28)
     assert c["mean"] == pytest.approx(75 / 9)
-    assert c["nonfinite"] == 0
+    assert c["nonfinite"] == 0 and c["nonzeros"] == 9
     first, second = result["queries"]
     assert first["text"] == "Ancestor(Alice, x)?"
     assert first["boolean"] is True and first["free"] == ["x"]

@@ -35,7 +35,8 @@ return {
   -- ... and answered when the server asks `workspace/configuration` for the
   -- section "fuse" (after `initialized`). Keys: backend, device,
   -- memoryLimit (bytes, shared by all runs), maxConcurrentRuns, runTimeLimit
-  -- (seconds), allowSinkWrites, debounceMs (docs/lsp.md).
+  -- (seconds), runTrace (a trace in :FuseRun's result), allowSinkWrites,
+  -- debounceMs (docs/lsp.md).
   settings = {
     fuse = {
       backend = 'numpy',

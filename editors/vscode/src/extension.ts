@@ -2,7 +2,8 @@
  * The Fuse extension: starts `fuse-lsp` over stdio with vscode-languageclient,
  * shows the server's state in the status bar, and binds the server's
  * `fuse.run` and `fuse.explain` commands to VS Code commands with a UI
- * (a backend/device quick pick, a run output channel, a markdown preview).
+ * (a backend/device quick pick, a run output channel, a markdown preview, and
+ * the Fuse Results panel: src/panel.ts).
  */
 import * as os from 'os';
 import * as vscode from 'vscode';
@@ -17,6 +18,8 @@ import {
   StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { baseName } from './html';
+import { ResultsPanel } from './panel';
 import { formatRunResult, RunResult, RunTarget, runMessage, runTargets, serverCommand } from './summary';
 
 const RUN = 'fuse.run';
@@ -50,6 +53,7 @@ let lastError: string | undefined;
 let output: vscode.OutputChannel;
 let runOutput: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
+let results: ResultsPanel;
 const plans = new Map<string, string>();
 const plansChanged = new vscode.EventEmitter<vscode.Uri>();
 
@@ -59,7 +63,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status = vscode.window.createStatusBarItem('fuse.status', vscode.StatusBarAlignment.Right, 100);
   status.name = 'Fuse Language Server';
   status.command = 'fuse.showOutput';
-  context.subscriptions.push(output, runOutput, status, plansChanged);
+  results = new ResultsPanel(context.extensionUri, (line) => output.appendLine(line));
+  context.subscriptions.push(output, runOutput, status, plansChanged, results);
 
   context.subscriptions.push(
     vscode.commands.registerCommand(RUN, runCommand),
@@ -107,6 +112,7 @@ function createClient(): FuseLanguageClient {
       backend: config.get<string>('backend'),
       device: config.get<string>('device'),
       allowSinkWrites: config.get<boolean>('allowSinkWrites'),
+      runTrace: config.get<boolean>('runTrace'),
     },
     // Sends the `fuse` section with workspace/didChangeConfiguration when it changes.
     synchronize: { configurationSection: 'fuse' },
@@ -279,6 +285,10 @@ async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResul
     request = { ...target };
   }
   let result: RunResult | undefined;
+  const config = vscode.workspace.getConfiguration('fuse');
+  const where = `${String(request.device ?? config.get<string>('device') ?? 'cpu')} ` +
+    `(${String(request.backend ?? config.get<string>('backend') ?? 'numpy')})`;
+  results.showRunning(documentName(uri), where);
   try {
     // The server reports progress (cancellable) and shows the run's message itself.
     result = await lsp.sendRequest(ExecuteCommandRequest.type, { command: RUN, arguments: [uri, request] });
@@ -286,14 +296,16 @@ async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResul
     const text = error instanceof Error ? error.message : String(error);
     runOutput.appendLine(`Fuse: the run of ${uri} failed: ${text}`);
     void vscode.window.showErrorMessage(`Fuse: the run failed: ${text}`);
+    void results.showRun(lsp, uri, documentName(uri), { ok: false, error: `the run failed: ${text}` });
     return undefined;
   }
+  // the panel first: its numbers are in the answer; its pictures follow
+  void results.showRun(lsp, uri, documentName(uri), result ?? undefined);
   runOutput.appendLine(`--- ${new Date().toLocaleTimeString()} ${uri}`);
   for (const line of formatRunResult(result)) {
     runOutput.appendLine(line);
   }
-  runOutput.appendLine('');
-  runOutput.show(true);
+  runOutput.appendLine('');  // shown in the Fuse Results panel; the text stays in Output > Fuse Run
   const ok = Boolean(result && result.ok);
   vscode.window.setStatusBarMessage(`${ok ? '$(check)' : '$(error)'} ${runMessage(result)}`, 8000);
   return result ?? undefined;
@@ -329,5 +341,11 @@ async function explainCommand(uriArg?: unknown): Promise<string | undefined> {
     await vscode.languages.setTextDocumentLanguage(document, 'markdown');
     await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   }
+  await results.showGraph(lsp, uri, documentName(uri));
   return markdown;
+}
+
+/** A document's file name, for titles. */
+function documentName(uri: string): string {
+  return baseName(vscode.Uri.parse(uri).path) || uri;
 }

@@ -3,6 +3,7 @@
  * the server's `fuse.run` answer as text, and the run targets offered by its
  * "Run on <device> (<backend>)" code actions.
  */
+import type { RunTrace } from './traceChart';
 
 /** One array's statistics, as `fuse_lang.run_summary.ArraySummary.to_json()` writes them. */
 export interface ArraySummary {
@@ -14,6 +15,7 @@ export interface ArraySummary {
   mean: number | null;
   std: number | null;
   nonfinite: number;
+  nonzeros?: number;  // servers before the results panel do not send it
   preview: (number | string)[];
   truncated: boolean;
 }
@@ -40,7 +42,9 @@ export interface RunResult {
   outputs?: Record<string, ArraySummary>;
   queries?: QuerySummary[];
   sinks?: string[];
+  not_run?: { what: string; line: number; reason: string }[];
   message?: string;
+  trace?: RunTrace | null;  // per equation and fixpoint round, when the server ran with a trace
 }
 
 /** A backend/device pair to run on. */
@@ -58,7 +62,7 @@ export function shapeText(shape: number[] | undefined): string {
   return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
 }
 
-function num(value: number | null | undefined): string {
+export function num(value: number | null | undefined): string {
   if (value === null || value === undefined) {
     return '-';
   }

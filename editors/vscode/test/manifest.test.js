@@ -46,6 +46,7 @@ test('settings', () => {
   assert.equal(props['fuse.server.python'].type, 'string');
   assert.equal(props['fuse.backend'].default, 'numpy');
   assert.equal(props['fuse.device'].default, 'cpu');
+  assert.equal(props['fuse.runTrace'].default, false);  // the server's runTrace option
   assert.deepEqual(props['fuse.trace.server'].enum, ['off', 'messages', 'verbose']);
 });
 

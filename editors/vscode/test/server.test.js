@@ -36,6 +36,7 @@ class Uri {
   static file(p) { return new Uri('file', p); }
   static parse(s) { const u = new URL(s); return new Uri(u.protocol.slice(0, -1), decodeURIComponent(u.pathname), u.search.slice(1)); }
   static from(c) { return new Uri(c.scheme, c.path, c.query || ''); }
+  static joinPath(u, ...parts) { return new Uri(u.scheme, path.join(u.path, ...parts)); }
   toString() { return this.scheme === 'file' ? pathToFileURL(this.path).href : `${this.scheme}:${this.path}${this.query ? '?' + encodeURIComponent(this.query) : ''}`; }
   with() { return this; }
 }
@@ -53,6 +54,18 @@ const doc = {
   lineAt: (i) => ({ text: lines[typeof i === 'number' ? i : i.line] }),
 };
 const channels = {};
+// the Fuse Results webview: its options and each page it was given
+const webviews = [];
+function createWebviewPanel(viewType, title, column, options) {
+  const panel = { viewType, title, options, pages: [], visible: true, reveal() {}, dispose() {},
+    onDidDispose: () => ({ dispose() {} }) };
+  // the page, then each update's <main> (posted to the page's script)
+  panel.webview = { cspSource: 'vscode-webview-resource:', asWebviewUri: (u) => Uri.from({ scheme: 'vscode-webview-resource', path: u.path }),
+    postMessage: async (m) => { panel.pages.push(m.main); return true; }, onDidReceiveMessage: () => ({ dispose() {} }) };
+  Object.defineProperty(panel.webview, 'html', { set(v) { panel.pages.push(v); }, get() { return panel.pages[panel.pages.length - 1]; } });
+  webviews.push(panel);
+  return panel;
+}
 const settings = { 'server.path': process.env.FUSE_LSP || 'fuse-lsp', 'server.python': '', backend: 'numpy', device: 'cpu', allowSinkWrites: false, 'trace.server': 'off' };
 const vscode = {
   Uri, EventEmitter, Disposable,
@@ -60,6 +73,7 @@ const vscode = {
   ViewColumn: { Beside: -2, Active: -1, One: 1 }, ThemeColor: class { constructor(id) { this.id = id; } },
   MarkdownString: class { constructor(v = '') { this.value = v; } appendMarkdown(s) { this.value += s; return this; } appendText(s) { this.value += s; return this; } appendCodeblock(s) { this.value += '\n```\n' + s + '\n```\n'; return this; } },
   window: stubbed({
+    createWebviewPanel,
     createOutputChannel: (name) => (channels[name] = { name, lines: [], append(s) { this.lines.push(s); }, appendLine(s) { this.lines.push(s); }, show() {}, clear() {}, dispose() {}, replace() {} }),
     createStatusBarItem: () => (global.statusItem = { show() {}, hide() {}, dispose() {} }),
     showErrorMessage: async (...a) => { messages.push(['error', a[0]]); log('ERROR MESSAGE', a[0]); },
@@ -103,7 +117,14 @@ Module._load = function (request, parent, isMain) {
 
 const ROOT = path.join(__dirname, '..');
 const ext = () => require(path.join(ROOT, 'out', 'extension.js'));
-const context = { subscriptions: [], extensionPath: ROOT, asAbsolutePath: (p) => path.join(ROOT, p) };
+const context = { subscriptions: [], extensionPath: ROOT, extensionUri: Uri.file(ROOT), asAbsolutePath: (p) => path.join(ROOT, p) };
+const until = async (what, probe, ms = 30000) => {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    const got = probe();
+    if (got) return got;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+};
 
 test('activation starts fuse-lsp over stdio; the commands are the extension\'s own', { timeout: 60000 }, async () => {
   await ext().activate(context);
@@ -124,6 +145,27 @@ test('Fuse: Run from the palette runs the active file and shows the summary', { 
   assert.match(out, /Ancestor\(Alice, x\)\? {2}4 answers\n {2}\(Bob\)/);
 });
 
+test('Fuse: Run opens the Fuse Results panel: numbers at once, then the pictures', { timeout: 60000 }, async () => {
+  const panel = webviews.find((w) => w.viewType === 'fuse.results');
+  assert.ok(panel, 'no results panel');
+  assert.equal(panel.title, 'Fuse Results');
+  assert.equal(panel.options.enableScripts, true);  // media/panel.js only (the CSP's nonce)
+  assert.deepEqual(panel.options.localResourceRoots.map((u) => u.path), [path.join(ROOT, 'media')]);
+  // opened as the run started, then redrawn with its answer
+  assert.match(panel.pages[0], /data-running="yes"/);
+  assert.match(panel.pages[0], /Running datalog\.fuse on cpu \(numpy\)…/);
+  const first = panel.pages.find((p) => /data-run-count="1"/.test(p));
+  assert.match(first, /data-running="no"/);
+  assert.match(first, /<h3>Ancestor<\/h3>/);
+  assert.match(first, /shape \(5, 5\)/);
+  assert.match(first, /data-pictures="pending"/);
+  assert.match(panel.pages[0], /<link rel="stylesheet" href="vscode-webview-resource:[^"]*media\/panel\.css">/);
+  assert.match(panel.pages[0], /<script nonce="\w+" src="vscode-webview-resource:[^"]*media\/panel\.js">/);
+  const drawn = await until('the pictures', () => panel.pages.find((p) => /data-pictures="ready"/.test(p)));
+  assert.match(drawn, /<img class="picture" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]{100,}" alt="picture of Ancestor"/);
+  assert.match(drawn, /<td><code>Ancestor\(Alice, x\)\?<\/code><\/td><td class="answer">4 answers<\/td>/);
+});
+
 test('a code lens\'s fuse.run [uri, {target}] goes through the same command', { timeout: 60000 }, async () => {
   const result = await commands.get('fuse.run')(pathToFileURL(file).href, { target: 'Ancestor' });
   assert.equal(result.ok, true);
@@ -133,6 +175,11 @@ test('a code lens\'s fuse.run [uri, {target}] goes through the same command', { 
 test('Fuse: Explain opens the plan as markdown', { timeout: 60000 }, async () => {
   const markdown = await commands.get('fuse.explain')();
   assert.match(markdown, /^## Plan of `datalog\.fuse`/);
+  // and the panel shows the program's graph, below the last run
+  const page = webviews.find((w) => w.viewType === 'fuse.results').webview.html;
+  assert.match(page, /data-graph="ready"/);
+  assert.match(page, /<img class="graph" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]{100,}" alt="dataflow graph of datalog.fuse">/);
+  assert.match(page, /<h3>Ancestor<\/h3>/);
 });
 
 test('fuse.server.python starts `python -m fuse_lsp --stdio`', { timeout: 60000 }, async () => {

@@ -102,6 +102,13 @@ class Backend:
         operands follow plan.contraction.contraction_path.  Always new memory."""
         raise NotImplementedError
 
+    def count_einsum(self, spec: str, *arrays: Any) -> Any:
+        """The einsum of a Boolean join: it counts paths, in a type wide enough that
+        a count never overflows (float32 at least; a half-precision backend widens,
+        then saturates at its largest value: never infinity, whose product with 0
+        would be NaN and lose a tuple).  Here: the einsum (fp32 and fp64 backends)."""
+        return self.einsum(spec, *arrays)
+
     def scale_fresh(self, x: Any, factor: Any) -> Any:
         """x * factor; x was made for this result alone (a backend may reuse it)."""
         return x * factor
@@ -133,6 +140,10 @@ class Backend:
     def gelu(self, x: Any) -> Any:
         """The exact (erf) form."""
         raise NotImplementedError
+
+    def gelu_tanh(self, x: Any) -> Any:
+        """The tanh approximation of gelu (the seed DSL's `gelu`), one formula for all."""
+        return 0.5 * x * (1 + self.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 
     def topk(self, x: Any, k: int) -> Any:
         """The k largest along the last axis, descending."""

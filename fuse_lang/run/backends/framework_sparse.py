@@ -155,6 +155,12 @@ class FrameworkSparse(SparseValue):
         if tuple(other.shape) == self.shape:  # a dense operand: read at the non-zeros
             rows, cols, values = self.parts()
             return self.build(rows, cols, values * self.gather(other, rows, cols), self.shape)
+        if len(other.shape) == 2 and tuple(other.shape) in ((self.shape[0], 1),
+                                                            (1, self.shape[1])) \
+                and 1 not in self.shape:  # a broadcast mask (plan.demand): rows or columns
+            rows, cols, values = self.parts()
+            at = (rows, cols * 0) if other.shape[1] == 1 else (rows * 0, cols)
+            return self.build(rows, cols, values * self.gather(other, *at), self.shape)
         return self.dense() * other
 
     __rmul__ = __mul__
@@ -239,6 +245,8 @@ def einsum(spec: str, arrays: tuple, backend: Any, dense_einsum: Callable) -> An
     it fits, else `dense_einsum` on dense copies."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
+    if len(terms) > 2:
+        terms, arrays = _masks_folded(terms, list(arrays), backend)
     ndims = [2 if is_sparse(a) else len(backend.shape(a)) for a in arrays]
     if len(terms) == 2:
         plan = pair_plan(terms[0], terms[1], out, ndims[0], ndims[1])
@@ -247,6 +255,26 @@ def einsum(spec: str, arrays: tuple, backend: Any, dense_einsum: Callable) -> An
     if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == 2 and set(out) == set(terms[0]):
         return arrays[0] if out == terms[0] else arrays[0].T
     return dense_einsum(spec, *[_dense(a) for a in arrays])
+
+
+def _masks_folded(terms: list[str], arrays: list, backend: Any) -> tuple[list[str], tuple]:
+    """A dense 1-D operand whose index a sparse operand has, multiplied into it (a
+    magic set guarding a rule, plan.demand; run.sparse does the same on NumPy)."""
+    terms = list(terms)
+    k = 0
+    while k < len(terms) and len(terms) > 2:
+        host = next((j for j, (t, a) in enumerate(zip(terms, arrays)) if j != k
+                     and is_sparse(a) and len(t) == 2 and t[0] != t[1]
+                     and len(terms[k]) == 1 and terms[k] in t), None)
+        if host is None or is_sparse(arrays[k]) or len(backend.shape(arrays[k])) != 1:
+            k += 1
+            continue
+        n = backend.shape(arrays[k])[0]
+        shape = (n, 1) if terms[host][0] == terms[k] else (1, n)
+        arrays[host] = arrays[host] * backend.reshape(arrays[k], shape)
+        del terms[k], arrays[k]
+        k = 0
+    return terms, tuple(arrays)
 
 
 def _run_pair(plan: tuple, terms: list[str], out: str, arrays: tuple, backend: Any) -> Any:

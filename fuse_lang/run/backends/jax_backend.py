@@ -123,6 +123,14 @@ class JaxBackend(Backend):
         path = contraction.contraction_path(spec, tuple(tuple(a.shape) for a in arrays)).path
         return jnp.einsum(spec, *arrays, optimize=[*path])
 
+    def count_einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
+        if self.dtype not in (jnp.float16, jnp.bfloat16) or not all(
+                isinstance(a, jax.Array) for a in arrays):
+            return self.einsum(spec, *arrays)
+        wide = self.einsum(spec, *(a.astype(jnp.float32) for a in arrays))  # counts in float32
+        top = float(jnp.finfo(self.dtype).max)
+        return jnp.clip(wide, -top, top).astype(self.dtype)
+
     def new_facts(self, found: jax.Array, known: jax.Array) -> jax.Array | None:
         new = (found > 0) & (known <= 0)
         if not bool(jnp.any(new)):

@@ -6,8 +6,10 @@ from typing import Any
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from .. import sparse
+from .. import sparse_join
 from ..sparse import SparseTensor
+from ..sparse_join import Complement
+from ..sparse_nd import SparseRelation
 from . import BackendError
 from .base import Backend, elementwise_from
 from .pairwise import checked_matmul, pair_as_matmul
@@ -19,10 +21,12 @@ _SMALL = 4096  # two operands this small (elements, together) skip the matmul pl
 @elementwise_from(np)
 class NumpyBackend(Backend):
     """Dense arrays are ndarrays; a tensor the plan keeps sparse is a
-    `run.sparse.SparseTensor` (scipy.sparse CSR), handled first where it occurs."""
+    `run.sparse.SparseTensor` (scipy.sparse CSR), handled first where it occurs; one of three
+    axes or more a `run.sparse_nd.SparseRelation` (sorted cell keys)."""
 
     name = "numpy"
     sparse = True  # keeps 2-D tensors sparse when the plan says so (run/sparse.py)
+    sparse_relations = True  # and those of 3 axes or more (run/sparse_nd.py)
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if device not in ("cpu", "auto"):
@@ -36,15 +40,20 @@ class NumpyBackend(Backend):
 
     # ---- making arrays
     def asarray(self, x: Any) -> np.ndarray:
-        if type(x) is SparseTensor:
+        if type(x) in _SPARSE:
             return x.astype(self.dtype)
         return np.asarray(x, dtype=self.dtype)
 
-    def sparse_from(self, x: Any) -> SparseTensor:
-        """A scipy sparse matrix, a SparseTensor or a dense 2-D array, kept sparse."""
+    def sparse_from(self, x: Any) -> SparseTensor | SparseRelation:
+        """A scipy sparse array, a sparse tensor or a dense array, kept sparse: CSR
+        for two axes, a SparseRelation (run/sparse_nd.py) for more."""
+        if np.ndim(x) != 2:
+            return SparseRelation.from_any(x, self.dtype)
         return SparseTensor.from_any(x, self.dtype)
 
-    def sparse_zeros(self, shape: tuple[int, int]) -> SparseTensor:
+    def sparse_zeros(self, shape: tuple[int, ...]) -> SparseTensor | SparseRelation:
+        if len(shape) != 2:
+            return SparseRelation.from_positions(shape, np.zeros((0, len(shape))), self.dtype)
         return SparseTensor.from_positions(shape, [], [], self.dtype)
 
     def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -63,16 +72,18 @@ class NumpyBackend(Backend):
     concatenate = staticmethod(np.concatenate)
 
     def broadcast_to(self, x: Any, shape: Any) -> Any:
-        if type(x) is SparseTensor and tuple(shape) == x.shape:
+        if type(x) in _SPARSE and tuple(shape) == x.shape:
             return x
         return np.broadcast_to(x, shape)
 
     def copy(self, x: np.ndarray) -> np.ndarray:
-        if type(x) is SparseTensor:
+        if type(x) in _SPARSE:
             return x.copy().astype(self.dtype)
         return np.array(x, dtype=self.dtype)
 
     def take(self, x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+        if type(x) in _SPARSE and np.ndim(index) == 0:  # R(x, A, y): the tuples with A
+            return x.select(axis, int(index), self.dtype)
         return np.take(x, index, axis=axis)
 
     def diagonal(self, x: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -81,7 +92,7 @@ class NumpyBackend(Backend):
 
     # ---- arithmetic
     def reduce(self, op: str, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-        if type(x) is SparseTensor:
+        if type(x) in _SPARSE:
             return x.reduce(op, axes, self.dtype)
         if op == "sum":
             return np.sum(x, axis=axes, dtype=self.dtype)
@@ -94,8 +105,8 @@ class NumpyBackend(Backend):
         raise ValueError(op)
 
     def einsum(self, spec: str, *arrays: np.ndarray) -> np.ndarray:
-        if any(type(a) is SparseTensor for a in arrays):
-            return sparse.einsum(spec, arrays, self.dtype)
+        if any(type(a) in _JOINED for a in arrays):
+            return sparse_join.einsum(spec, arrays, self.dtype)
         if len(arrays) <= 2:  # a pair is its own contraction path
             if len(arrays) == 1 or arrays[0].size + arrays[1].size <= _SMALL:
                 # numpy's C einsum: no planning overhead
@@ -127,7 +138,7 @@ class NumpyBackend(Backend):
 
     def scale_fresh(self, x: np.ndarray, factor) -> np.ndarray:
         """x * factor, reusing x's memory (x was made for this result alone)."""
-        if type(x) is SparseTensor:
+        if type(x) in _SPARSE:
             return x * factor
         if x.dtype == self.dtype and x.flags.writeable and np.ndim(factor) == 0:
             x *= factor
@@ -136,9 +147,9 @@ class NumpyBackend(Backend):
 
     def new_facts(self, found: np.ndarray, known: np.ndarray) -> np.ndarray | None:
         """0/1 where `found` holds a tuple that `known` does not; None if none is new."""
-        if type(known) is SparseTensor:  # the known facts' representation is the plan's
+        if type(known) in _SPARSE:  # the known facts' representation is the plan's
             return self.sparse_from(found).new_facts(known, self.dtype)
-        if type(found) is SparseTensor:
+        if type(found) in _SPARSE:
             return found.new_facts(known, self.dtype)
         new = np.greater(found, 0)
         new &= np.less_equal(known, 0)
@@ -148,9 +159,9 @@ class NumpyBackend(Backend):
 
     def add_fresh(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """x + y, reusing x's memory (x belongs to the caller alone)."""
-        if type(x) is SparseTensor and type(y) is SparseTensor:
+        if type(x) in _SPARSE and type(y) in _SPARSE:
             return x.grow(y)  # the semi-naive union: merged when read (run/sparse.py)
-        if type(x) is SparseTensor or type(y) is SparseTensor:
+        if type(x) in _SPARSE or type(y) in _SPARSE:
             return x + y
         x += y
         return x
@@ -173,8 +184,12 @@ class NumpyBackend(Backend):
         out /= var
         return out
 
+    def complement(self, x: Any) -> Any:
+        """`not x` for a sparse x: kept as x's tuples, an anti-join in a join."""
+        return Complement(x.step(self.dtype))
+
     def step(self, x: np.ndarray) -> np.ndarray:
-        if type(x) is SparseTensor:
+        if type(x) in _SPARSE:
             return x.step(self.dtype)
         return (x > 0).astype(self.dtype)
 
@@ -197,6 +212,9 @@ class NumpyBackend(Backend):
 
     def max_abs_difference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The largest |a - b| (0 for empty arrays): how much a fixpoint round changed."""
+        if type(a) is SparseRelation and type(b) is SparseRelation:
+            difference = (a - b).data
+            return np.max(np.abs(difference)) if difference.size else self.dtype(0)
         if type(a) is SparseTensor and type(b) is SparseTensor:
             difference = (a.matrix - b.matrix).data
             return np.max(np.abs(difference)) if difference.size else self.dtype(0)
@@ -212,6 +230,10 @@ class NumpyBackend(Backend):
         out = np.full(size, init)
         {"sum": np.add, "max": np.maximum, "min": np.minimum}[op].at(out, targets, values)
         return out
+
+
+_SPARSE = (SparseTensor, SparseRelation)
+_JOINED = (SparseTensor, SparseRelation, Complement)  # einsum joins these as tuples
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

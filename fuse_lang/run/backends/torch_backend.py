@@ -147,6 +147,14 @@ class TorchBackend(Backend):
         expr = contraction.planned_contraction(spec, tuple(tuple(a.shape) for a in arrays))
         return expr(*arrays, backend="torch")
 
+    def count_einsum(self, spec: str, *arrays: torch.Tensor) -> torch.Tensor:
+        if self.dtype not in (torch.float16, torch.bfloat16) or not all(
+                isinstance(a, torch.Tensor) and a.layout == torch.strided for a in arrays):
+            return self.einsum(spec, *arrays)
+        wide = self.einsum(spec, *(a.float() for a in arrays))  # counts in float32
+        top = torch.finfo(self.dtype).max
+        return wide.clamp(-top, top).to(self.dtype)
+
     def scale_fresh(self, x: torch.Tensor, factor) -> torch.Tensor:
         """x * factor, in x's memory when x is a result made for this value alone
         (not a view into another tensor): one allocation fewer per scaled product."""

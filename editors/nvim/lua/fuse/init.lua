@@ -144,6 +144,19 @@ function M.format_run(result)
     vim.list_extend(lines, broken)
     lines[#lines + 1] = ''
   end
+  -- the trace (runTrace) and Monte Carlo standard errors: the server's `report`,
+  -- lines of tables as `fuse run` prints them
+  local report = type(result.report) == 'table' and result.report or {}
+  if #report > 0 then
+    lines[#lines + 1] = '## Trace and estimates'
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = '```'
+    for _, line in ipairs(report) do
+      lines[#lines + 1] = tostring(line)
+    end
+    lines[#lines + 1] = '```'
+    lines[#lines + 1] = ''
+  end
   if #names == 0 and #queries == 0 then
     lines[#lines + 1] = 'Nothing to show (no export, query or target).'
   end

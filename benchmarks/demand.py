@@ -1,0 +1,100 @@
+"""Demand mode (issue 13): `Ancestor(P0, x)?` over a parent relation read from a
+.tsv file, NumPy, in one process:
+
+- at --forward-size symbols (a size forward mode can still do): the time and the
+  peak memory (tracemalloc) of the demand run against the forward run, and that
+  both give the same answer;
+- at --size symbols (100,000): the demand run alone (forward mode would
+  compute every ancestor pair).
+
+The relation is a random tree (each symbol's parent drawn among the symbols
+before it, so depth grows like log n); P0 is its root's child's first child,
+asking about a sub-tree.  Compile and run are timed together, from the text
+(reading the .tsv file is most of it at 100,000), and the rules alone (the
+trace's times of the equations other than reading the file); the peak memory is
+the run's (reading the file and evaluating), the program compiled before.
+
+    python benchmarks/demand.py [--size 100000] [--forward-size 20000]
+    python benchmarks/demand.py --small   # what the smoke test runs
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import peak_bytes  # noqa: E402
+
+from fuse_lang import ExecutionConfig, compile  # noqa: E402
+
+PROGRAM = """Parent(x,y) = "parent.tsv"
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+Ancestor(P{asked}, x)?
+"""
+
+
+def write_tree(folder: Path, size: int, seed: int = 0) -> int:
+    """A random tree over P0..P(size-1) as `parent child` lines; the symbol asked
+    about (one with a sub-tree of its own)."""
+    rng = random.Random(seed)
+    lines = [f"P{rng.randrange(max(k // 2, 1)) if k > 1 else 0}\tP{k}" for k in range(1, size)]
+    (folder / "parent.tsv").write_text("\n".join(lines) + "\n")
+    return 1
+
+
+def one_run(folder: Path, mode: str, asked: int) -> tuple[float, float, set]:
+    """Seconds of compile and run together, seconds of the rules alone (the trace's
+    equations other than reading the file), the answer."""
+    start = time.perf_counter()
+    program = compile(PROGRAM.format(asked=asked), base_dir=folder,
+                      config=ExecutionConfig(mode=mode, trace=True))
+    result = program.execute()
+    seconds = time.perf_counter() - start
+    rules = sum(e["seconds"] for e in result.trace["equations"] if e["tensor"] != "Parent")
+    return seconds, rules, set(result.queries[0].tuples or ())
+
+
+def measure(folder: Path, mode: str, asked: int, repeats: int) -> tuple[float, float, int, set]:
+    runs = [one_run(folder, mode, asked) for _ in range(repeats)]
+    program = compile(PROGRAM.format(asked=asked), base_dir=folder,
+                      config=ExecutionConfig(mode=mode))
+    peak = peak_bytes(program.execute)  # the run: reading the file and the rules
+    middle = len(runs) // 2
+    return (sorted(r[0] for r in runs)[middle], sorted(r[1] for r in runs)[middle], peak,
+            runs[0][2])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--forward-size", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="a tiny run (the smoke test)")
+    args = parser.parse_args()
+    if args.small:
+        args.size, args.forward_size, args.repeats = 2_000, 500, 1
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        asked = write_tree(folder, args.forward_size)
+        forward = measure(folder, "forward", asked, args.repeats)
+        demand = measure(folder, "demand", asked, args.repeats)
+        print(f"demand vs forward, {args.forward_size} symbols, Ancestor(P{asked}, x)? "
+              f"({len(demand[3])} answers, same: {demand[3] == forward[3]}): forward "
+              f"{forward[0] * 1e3:.1f} ms (rules {forward[1] * 1e3:.1f} ms), "
+              f"{forward[2] / 1e6:.1f} MB; demand {demand[0] * 1e3:.1f} ms (rules "
+              f"{demand[1] * 1e3:.1f} ms), {demand[2] / 1e6:.1f} MB; time ratio "
+              f"{demand[0] / forward[0]:.3f}, rules ratio {demand[1] / forward[1]:.3f}, "
+              f"memory ratio {demand[2] / forward[2]:.3f}")
+        asked = write_tree(folder, args.size)
+        seconds, rules, peak, answer = measure(folder, "demand", asked, args.repeats)
+        print(f"demand alone, {args.size} symbols, Ancestor(P{asked}, x)? ({len(answer)} "
+              f"answers): {seconds * 1e3:.1f} ms in all (compile, read the file, run), "
+              f"rules {rules * 1e3:.1f} ms, peak {peak / 1e6:.1f} MB")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,418 @@
+"""Values: comparisons and arithmetic over integer columns (docs/language.md,
+"Datalog in Fuse").
+
+An integer constant in a column is its position (`Age(Bob, 30)` is position 30),
+so a column of integers is ordered by value and an index stands for its value.
+Two things only the whole program gives are worked out here, and only for a
+program with a comparison or a computed head (unify.Valued marks them):
+
+- kinds: a comparison or a computed head over a column of symbols is an error
+  (`not-a-number`): symbols have no order and no arithmetic (`==`/`!=` between
+  two variables of one domain compare symbols and are fine);
+- growth: a rule whose head computes values (`N(m + 1) = N(m) (m < 5)`,
+  `A(a, b, a + b) = R(a, b)`) makes its column's domain as large as the values it
+  can reach.  Those are bounded by an interval analysis of the rules (each
+  variable between the bounds of the columns it is read from, narrowed by its
+  comparisons with numbers), iterated to a fixpoint with widening: a value past
+  VALUE_LIMIT, unbounded, or below 0 is `domain-limit`, naming the rule.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+
+from ..front import ir
+from ..front.builtins import COMPARISONS
+from ..front.diagnostics import Diagnostic, make
+from .domains import Domains, Evidence
+from .symbols import TensorSymbol
+
+# The largest value an integer column can reach (docs/limits.md): its domain then
+# holds the values 0 .. VALUE_LIMIT, one position each.
+VALUE_LIMIT = 1_000_000
+INF = math.inf
+_ROUNDS_BEFORE_WIDENING = 16
+_NARROWING_ROUNDS = 16
+
+Interval = tuple[float, float]  # (low, high), both included; None where empty
+
+
+def check_values(statements: list[tuple[ir.Statement, int | None]], valued: list[int],
+                 groups: Sequence[tuple[str, ...]], tensors: dict[str, TensorSymbol], domains: Domains,
+                 diags: list[Diagnostic]) -> None:
+    """Kinds of the valued statements, then growth of computed columns' domains.
+    `statements`: each statement with its stamp (its variables' keys hold it; None
+    for a statement without variables); `groups`: the tensors in evaluation order
+    (strongly connected groups, dependencies first)."""
+    if not valued:
+        return
+    marked = set(valued)
+    for stmt, k in statements:
+        if k in marked and isinstance(stmt, ir.Equation):
+            _check_kinds(stmt, k, tensors, domains, diags)
+    _grow(statements, marked, groups, tensors, domains, diags)
+
+
+# ------------------------------------------------------------------ kinds
+
+def _is_var(expr: ir.Expr, tensors: dict[str, TensorSymbol]) -> bool:
+    return isinstance(expr, ir.Ref) and expr.indices is None and expr.name not in tensors
+
+
+def _vars_of(expr: ir.Expr, tensors: dict[str, TensorSymbol]) -> list[ir.Ref]:
+    return [n for n in ir.walk(expr) if isinstance(n, ir.Ref) and _is_var(n, tensors)]
+
+
+def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], domains: Domains,
+                 diags: list[Diagnostic]) -> None:
+    def symbols(name: str) -> tuple[str, ...]:
+        key = ("var", k, name)
+        return domains.symbols(key) if domains.known(key) and domains.holds_symbols(key) \
+            else ()
+
+    for node in ir.walk(stmt.rhs):
+        if not (isinstance(node, ir.Call) and node.name in COMPARISONS and len(node.args) == 2):
+            continue
+        left, right = node.args
+        if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors) \
+                and domains.known(("var", k, left.name)) and domains.known(("var", k, right.name)) \
+                and domains.find(("var", k, left.name)) == domains.find(("var", k, right.name)):
+            continue  # two variables of one domain: symbols compare as themselves
+        for var in _vars_of(left, tensors) + _vars_of(right, tensors):
+            held = symbols(var.name)
+            if held:
+                diags.append(make(
+                    "not-a-number", f"`{var.name}` holds symbols ({_some(held)}), which have no "
+                    f"order and no arithmetic: `{node.name}` compares numbers (or, with `==` and "
+                    f"`!=`, two variables of one column)", var.span))
+                break
+    for index in stmt.lhs.indices or ():
+        if isinstance(index, ir.IndexShift):
+            for var in index.terms:
+                held = symbols(var.name)
+                if held:
+                    diags.append(make(
+                        "not-a-number", f"`{var.name}` holds symbols ({_some(held)}): a head "
+                        f"can compute only with integer columns", var.span))
+                    break
+
+
+def _some(symbols: tuple[str, ...]) -> str:
+    shown = ", ".join(symbols[:3])
+    return shown + (", …" if len(symbols) > 3 else "")
+
+
+# ----------------------------------------------------------------- growth
+
+def _hull(a: Interval | None, b: Interval | None) -> Interval | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def _meet(a: Interval | None, b: Interval | None) -> Interval | None:
+    if a is None or b is None:
+        return None
+    low, high = max(a[0], b[0]), min(a[1], b[1])
+    return (low, high) if low <= high else None
+
+
+class _Rule:
+    """One additive term of a Boolean rule, as the interval analysis reads it."""
+
+    def __init__(self, stmt: ir.Equation, term: ir.Expr, tensors: dict[str, TensorSymbol]):
+        self.stmt = stmt
+        self.head = stmt.lhs
+        self.atoms: list[ir.Ref] = []  # atoms outside `not`
+        # comparisons that are factors of the term: each holds for every tuple it makes
+        factors = term.factors if isinstance(term, ir.Product) else (term,)
+        self.guards = [f for f in factors if isinstance(f, ir.Call) and f.name in COMPARISONS
+                       and len(f.args) == 2]
+        stack = [term]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ir.Ref) and node.indices is not None:
+                self.atoms.append(node)
+            elif not (isinstance(node, ir.Call) and node.name in COMPARISONS | {"not"}):
+                stack.extend(ir.children(node))
+        self.tensors = tensors
+
+
+class _Analysis:
+    def __init__(self, tensors: dict[str, TensorSymbol], domains: Domains) -> None:
+        self.tensors = tensors
+        self.domains = domains
+        self.columns: dict[tuple[str, int], Interval | None] = {}
+        self.facts: dict[tuple[str, int], Interval | None] = {}
+        self.raised_by: dict[tuple[str, int], ir.Equation] = {}
+
+    def fixed_column(self, name: str, pos: int) -> Interval | None:
+        """A column no rule of the analysis computes: all its domain's positions."""
+        extent = self.domains.extent(("axis", name, pos))
+        if extent is None:
+            return (0, INF)
+        return (0, extent - 1) if extent > 0 else None
+
+    def column(self, name: str, pos: int) -> Interval | None:
+        key = (name, pos)
+        if key in self.columns:
+            return self.columns[key]
+        sym = self.tensors.get(name)
+        if key in self.facts and sym is not None and sym.source is None:
+            return self.facts[key]  # a relation of facts only
+        return self.fixed_column(name, pos)
+
+    def variables(self, rule: _Rule) -> dict[str, Interval | None] | None:
+        """Each variable's interval, or None when the term can hold no tuple."""
+        env: dict[str, Interval | None] = {}
+        for atom in rule.atoms:
+            for pos, index in enumerate(atom.indices or ()):
+                if isinstance(index, ir.IndexVar):
+                    shift = 0
+                elif isinstance(index, ir.IndexShift) and len(index.terms) == 1:
+                    index, shift = index.terms[0], index.offset
+                else:
+                    continue
+                got = self.column(atom.name, pos)
+                if got is not None:
+                    got = (got[0] - shift, got[1] - shift)
+                before = env.get(index.name, (-INF, INF))
+                env[index.name] = _meet(before, got)
+                if env[index.name] is None:
+                    return None
+        for _ in range(2):  # a guard may use a variable an earlier one narrowed or bound
+            for guard in rule.guards:
+                if not self._narrow(guard, env):
+                    return None
+        return env
+
+    def _narrow(self, guard: ir.Call, env: dict[str, Interval | None]) -> bool:
+        left, right = guard.args
+        op = guard.name
+        for var, other, flipped in ((left, right, False), (right, left, True)):
+            if not _is_var(var, self.tensors):
+                continue
+            bound = self.value(other, env)
+            if bound is None:
+                continue
+            cmp = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op) if flipped else op
+            low, high = bound
+            limit = {"<": (-INF, high - 1), "<=": (-INF, high), ">": (low + 1, INF),
+                     ">=": (low, INF), "==": (low, high)}.get(cmp)
+            if limit is None:
+                continue
+            if var.name not in env:
+                if cmp == "==":
+                    env[var.name] = limit  # `n == m + 1`: n is bound by the comparison
+                continue  # bound by nothing: unsafe-comparison
+            narrowed = _meet(env.get(var.name, (-INF, INF)), limit)
+            if narrowed is None:
+                return False
+            env[var.name] = narrowed
+        return True
+
+    def value(self, expr: ir.Expr, env: dict[str, Interval | None]) -> Interval | None:
+        """The interval of an arithmetic expression of variables and numbers."""
+        if isinstance(expr, ir.Number):
+            return (expr.value, expr.value)
+        if isinstance(expr, ir.Ref) and _is_var(expr, self.tensors):
+            return env.get(expr.name)
+        if isinstance(expr, ir.Neg):
+            inner = self.value(expr.operand, env)
+            return None if inner is None else (-inner[1], -inner[0])
+        if isinstance(expr, ir.Sum):
+            low = high = 0.0
+            for term, sign in zip(expr.terms, expr.signs):
+                part = self.value(term, env)
+                if part is None:
+                    return None
+                low, high = (low + part[0], high + part[1]) if sign == "+" else \
+                    (low - part[1], high - part[0])
+            return (low, high)
+        if isinstance(expr, ir.Product) and all(op in ("", " ", "*") for op in expr.ops):
+            out: Interval = (1.0, 1.0)
+            for factor in expr.factors:
+                part = self.value(factor, env)
+                if part is None:
+                    return None
+                ends = [a * b if not (math.isinf(a) or math.isinf(b)) or (a and b) else 0.0
+                        for a in out for b in part]
+                out = (min(ends), max(ends))
+            return out
+        return None
+
+    def head_values(self, rule: _Rule) -> list[Interval | None] | None:
+        env = self.variables(rule)
+        if env is None:
+            return None
+        out: list[Interval | None] = []
+        for index in rule.head.indices or ():
+            if isinstance(index, ir.IndexConst) and not index.is_symbol:
+                out.append((index.value, index.value))
+            elif isinstance(index, (ir.IndexVar, ir.IndexShift)):
+                terms = (index,) if isinstance(index, ir.IndexVar) else index.terms
+                low = high = float(0 if isinstance(index, ir.IndexVar) else index.offset)
+                for var in terms:
+                    if var.name not in env:  # bound by nothing (an error of its own)
+                        low = high = None
+                        break
+                    got = env[var.name]
+                    if got is None:
+                        return None
+                    low, high = low + got[0], high + got[1]
+                out.append(None if low is None else (low, high))
+            else:
+                out.append(None)
+        return out
+
+
+def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
+          groups: Sequence[tuple[str, ...]], tensors: dict[str, TensorSymbol], domains: Domains, diags: list[Diagnostic]) -> None:
+    # the heads of rules that compute (`A(a + b)`, or `n == m + 1` binding n): a
+    # comparison that only filters grows nothing
+    computed = {stmt.lhs.name for stmt, k in statements if k in marked
+                and isinstance(stmt, ir.Equation) and stmt.lhs.paren and _computes(stmt)}
+    if not computed:
+        return
+    analysis = _Analysis(tensors, domains)
+    rules: list[_Rule] = []
+    for stmt, _ in statements:
+        if isinstance(stmt, ir.Fact) and stmt.atom.name in tensors:
+            for pos, index in enumerate(stmt.atom.indices or ()):
+                if isinstance(index, ir.IndexConst) and not index.is_symbol:
+                    key = (stmt.atom.name, pos)
+                    analysis.facts[key] = _hull(analysis.facts.get(key), (index.value,) * 2)
+        elif isinstance(stmt, ir.Equation) and stmt.lhs.paren and stmt.lhs.name in tensors \
+                and tensors[stmt.lhs.name].boolean and tensors[stmt.lhs.name].source is None:
+            terms = stmt.rhs.terms if isinstance(stmt.rhs, ir.Sum) else (stmt.rhs,)
+            rules += [_Rule(stmt, term, tensors) for term in terms]
+    for rule in rules:
+        for pos in range(len(rule.head.indices or ())):
+            key = (rule.head.name, pos)
+            analysis.columns[key] = analysis.facts.get(key)
+    rank = {name: k for k, group in enumerate(groups) for name in group}
+    _iterate(analysis, rules, [rank.get(rule.head.name, 0) for rule in rules])
+    _report(analysis, rules, computed, domains, diags)
+
+
+def _computes(stmt: ir.Equation) -> bool:
+    if any(isinstance(index, ir.IndexShift) for index in stmt.lhs.indices or ()):
+        return True
+    return any(isinstance(node, ir.Call) and node.name == "==" for node in ir.walk(stmt.rhs))
+
+
+def _round(analysis: _Analysis, rules: list[_Rule], start: dict) -> dict:
+    """The columns after one round: `start`, joined with every rule's head values."""
+    out = dict(start)
+    for rule in rules:
+        values = analysis.head_values(rule)
+        if values is None:
+            continue
+        for pos, got in enumerate(values):
+            key = (rule.head.name, pos)
+            grown = _hull(out.get(key), got)
+            if grown != out.get(key):
+                out[key] = grown
+                analysis.raised_by[key] = rule.stmt
+    return out
+
+
+def _iterate(analysis: _Analysis, rules: list[_Rule], ranks: list[int]) -> None:
+    """A worklist to the fixpoint, rules taken in evaluation order (`ranks`: each
+    rule's head's group), a rule again when a relation it reads grew.  A bound that
+    still grows after _ROUNDS_BEFORE_WIDENING raises goes to infinity (so it
+    ends); then, only if one did, narrowing: rounds from the facts alone, the last
+    columns as their input (a guard such as `(n < 25)` brings the bound back)."""
+    readers: dict[str, list[int]] = {}
+    for k, rule in enumerate(rules):
+        for name in {atom.name for atom in rule.atoms}:
+            readers.setdefault(name, []).append(k)
+    heap = [(rank, k) for k, rank in enumerate(ranks)]
+    heapq.heapify(heap)
+    queued = set(range(len(rules)))
+    raises: dict[tuple[str, int], int] = {}
+    widened = False
+    columns = analysis.columns
+    while heap:
+        _, k = heapq.heappop(heap)
+        queued.discard(k)
+        rule = rules[k]
+        values = analysis.head_values(rule)
+        if values is None:
+            continue
+        grew = False
+        for pos, got in enumerate(values):
+            key = (rule.head.name, pos)
+            before = columns.get(key)
+            after = _hull(before, got)
+            if after == before:
+                continue
+            raises[key] = raises.get(key, 0) + 1
+            if raises[key] > _ROUNDS_BEFORE_WIDENING and before is not None and after is not None:
+                after = (after[0] if after[0] >= before[0] else -INF,
+                         after[1] if after[1] <= before[1] else INF)
+                widened = True
+            columns[key] = after
+            analysis.raised_by[key] = rule.stmt
+            grew = True
+        if grew:
+            for reader in readers.get(rule.head.name, ()):
+                if reader not in queued:
+                    queued.add(reader)
+                    heapq.heappush(heap, (ranks[reader], reader))
+    if not widened:
+        return
+    for _ in range(_NARROWING_ROUNDS):
+        facts = {key: analysis.facts.get(key) for key in analysis.columns}
+        after_round = _round(analysis, rules, facts)
+        if after_round == analysis.columns:
+            return
+        analysis.columns = after_round
+
+
+def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains: Domains,
+            diags: list[Diagnostic]) -> None:
+    """The computed columns' domains: grown to hold their values, or an error."""
+    needed: dict = {}  # domain root -> (highest value, its column)
+    for (name, pos), got in analysis.columns.items():
+        if name not in computed or got is None:
+            continue
+        key = ("axis", name, pos)
+        if domains.holds_symbols(key):
+            continue  # reported as not-a-number
+        rule = analysis.raised_by.get((name, pos))
+        if rule is None:
+            continue
+        if got[0] < 0 or got[1] > VALUE_LIMIT:
+            where = "without bound" if math.isinf(got[1]) else f"up to {_num(got[1])}"
+            if got[0] < 0:
+                where = f"down to {_num(got[0])}" if not math.isinf(got[0]) else "below 0"
+            diags.append(make(
+                "domain-limit", f"column {pos + 1} of `{name}` can reach values {where}: integer "
+                f"columns hold the values 0 to {VALUE_LIMIT:,} (bound the recursion with a "
+                f"comparison, e.g. `(n < 100)`)", rule.lhs.span))
+            continue
+        root = domains.find(key)
+        high = int(got[1])
+        if root not in needed or high > needed[root][0]:
+            needed[root] = (high, rule)
+    for root, (high, rule) in needed.items():
+        extent = domains.root_extent(root)
+        evidence = domains.evidence(root)
+        if extent is not None and extent > high:
+            continue
+        if evidence is not None:
+            diags.append(make(
+                "domain-limit", f"`{rule.lhs.name}` computes values up to {high} but its column "
+                f"has extent {evidence.extent} from {evidence.what}", rule.lhs.span))
+            continue
+        domains.set_extent(root, Evidence(high + 1, rule.lhs.span,
+                                          f"the values `{rule.lhs.name}` computes (0 to {high})"))
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
+

@@ -1,0 +1,252 @@
+"""Demand mode: a program rewritten so that bound queries touch only what they need
+(magic sets; docs/execution.md, "Demand mode").
+
+`plan_demand(analysis)` is pure and returns a `DemandPlan`: the adorned relations
+(a relation with a binding pattern, `Ancestor_bf`: first argument bound, second
+free), their magic relations (the set of bound values asked for, `Magic_Ancestor_bf`,
+a 1-D set when one argument is bound), the rules it adds, and the program text to
+run.  The rewrite, for a query with constants `Ancestor(P0, x)?`:
+
+- a seed fact `Magic_Ancestor_bf(P0)` and the query reads `Ancestor_bf(P0, x)`;
+- each rule of an adorned relation is guarded by its magic atom over the head's
+  bound arguments: `Ancestor_bf(x,z) = Magic_Ancestor_bf(x) (Ancestor_bf(x,y) Parent(y,z))`;
+- along the body, left to right (the sideways information passing of magic sets),
+  a positive atom of a rule-defined relation with bound arguments reads its adorned
+  version and gets a magic rule: its bound values are those the guard and the atoms
+  before it allow: `Magic_Q_bf(y) = Magic_P_bf(x) A(x,y)`.
+
+What is not rewritten reads the relation in full, as forward mode computes it
+(always correct, only less restricted): a negated atom (so no cycle through `not` can
+appear), a relation with facts or a file, numeric tensors, an atom with repeated
+variables or other than plain variables and constants, a body that is not a product
+of atoms.  The rewritten rules only add a guard (a factor of 0/1) to rules whose
+relation is then asked only where its magic set holds, so the answers are forward
+mode's (the magic-sets theorem).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..check import Analysis
+from ..check.cone import tensor_cone
+from ..front import ir
+
+
+@dataclass(frozen=True, slots=True)
+class AdornedRelation:
+    """One relation asked with one binding pattern."""
+
+    tensor: str  # the program's relation
+    adornment: str  # per argument "b" (bound) or "f" (free): "bf"
+    name: str  # the adorned relation's name in the rewritten program
+    magic: str  # its magic relation: the bound values asked for
+
+
+@dataclass(frozen=True, slots=True)
+class DemandPlan:
+    relations: tuple[AdornedRelation, ...]
+    queries: tuple[tuple[str, str, str], ...]  # (query text, tensor, rewritten text)
+    rules: tuple[str, ...]  # the seed facts, guarded rules and magic rules added
+    evaluated: tuple[str, ...]  # the tensors the run evaluates (the roots' cone)
+    left_out: tuple[str, ...]  # the tensors of the program it does not
+    text: str  # the program to run
+
+    @property
+    def rewritten(self) -> bool:
+        return bool(self.relations)
+
+    def to_json(self) -> dict:
+        return {"relations": [{"tensor": r.tensor, "adornment": r.adornment, "name": r.name,
+                               "magic": r.magic} for r in self.relations],
+                "queries": [{"text": q, "tensor": t, "rewritten": w}
+                            for q, t, w in self.queries],
+                "rules": list(self.rules), "evaluated": list(self.evaluated),
+                "left_out": list(self.left_out)}
+
+
+def plan_demand(analysis: Analysis) -> DemandPlan:
+    """The magic-sets rewrite of the program's bound queries (module docstring)."""
+    return _Rewrite(analysis).plan()
+
+
+def _simple_args(ref: ir.Ref) -> bool:
+    """Plain variables (each once) and constants only."""
+    if not ref.indices:
+        return False
+    names = [ix.name for ix in ref.indices if isinstance(ix, ir.IndexVar)]
+    return len(names) == len(set(names)) and all(
+        isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in ref.indices)
+
+
+def _adornment(ref: ir.Ref, bound: set[str]) -> str:
+    return "".join("b" if isinstance(ix, ir.IndexConst) or ix.name in bound else "f"
+                   for ix in ref.indices or ())
+
+
+def _atoms(rhs: ir.Expr) -> list[ir.Expr] | None:
+    """The factors of a rule body that is a product of atoms and negated atoms."""
+    factors = list(rhs.factors) if isinstance(rhs, ir.Product) else [rhs]
+    if isinstance(rhs, ir.Product) and not all(op in ("", " ", "*") for op in rhs.ops):
+        return None
+    for factor in factors:
+        negated = isinstance(factor, ir.Call) and factor.name == "not" and len(factor.args) == 1
+        if not isinstance(factor, ir.Ref) and not (negated and isinstance(factor.args[0], ir.Ref)):
+            return None
+    return factors
+
+
+class _Rewrite:
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.text = analysis.text
+        self.statements = analysis.program.statements
+        self.taken = set(analysis.tensors)
+        self.relations: dict[tuple[str, str], AdornedRelation] = {}
+        self.pending: list[AdornedRelation] = []
+        self.rules: list[str] = []
+
+    def eligible(self, name: str) -> bool:
+        """A relation defined by rules alone (no facts, no file), each a plain `=`."""
+        info = self.analysis.tensors.get(name)
+        if info is None or not info.boolean or not info.statements or info.op not in ("=", None):
+            return False
+        return all(isinstance(self.statements[k], ir.Equation) and self.statements[k].op == "="
+                   and _simple_args(self.statements[k].lhs) for k in info.statements)
+
+    def fresh(self, base: str) -> str:
+        name = base
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        return name
+
+    def adorned(self, tensor: str, adornment: str) -> AdornedRelation:
+        key = (tensor, adornment)
+        if key not in self.relations:
+            relation = AdornedRelation(tensor, adornment, self.fresh(f"{tensor}_{adornment}"),
+                                       self.fresh(f"Magic_{tensor}_{adornment}"))
+            self.relations[key] = relation
+            self.pending.append(relation)
+        return self.relations[key]
+
+    def source(self, node: object, renames: dict[int, str] | None = None) -> str:
+        """A node's text with the references at the given name offsets renamed."""
+        start, end = node.span.start, node.span.end  # type: ignore[attr-defined]
+        out, at = [], start
+        for offset in sorted(renames or {}):
+            if start <= offset < end:
+                ref_end = offset + len(self._name_at(offset))
+                out += [self.text[at:offset], renames[offset]]  # type: ignore[index]
+                at = ref_end
+        out.append(self.text[at:end])
+        return " ".join("".join(out).split())
+
+    def _name_at(self, offset: int) -> str:
+        end = offset
+        while end < len(self.text) and (self.text[end].isalnum() or self.text[end] in "_'"):
+            end += 1
+        return self.text[offset:end]
+
+    def bound_values(self, ref: ir.Ref, adornment: str) -> str:
+        return ", ".join(self.source(ix) for ix, a in zip(ref.indices or (), adornment)
+                         if a == "b")
+
+    def plan(self) -> DemandPlan:
+        queries = []
+        query_renames: dict[int, str] = {}
+        for stmt in self.statements:
+            if not isinstance(stmt, ir.Query):
+                continue
+            atom = stmt.atom
+            adornment = _adornment(atom, set()) if _simple_args(atom) else ""
+            if "b" not in adornment or not self.eligible(atom.name):
+                continue
+            relation = self.adorned(atom.name, adornment)
+            self.rules.append(f"{relation.magic}({self.bound_values(atom, adornment)})")
+            query_renames[atom.name_span.start] = relation.name
+            queries.append((self.text[stmt.span.start:stmt.span.end], atom.name,
+                            self.source(stmt, query_renames)))
+        while self.pending:
+            relation = self.pending.pop(0)
+            for k in self.analysis.tensors[relation.tensor].statements:
+                self.rewrite_rule(relation, self.statements[k])
+        return self.finish(tuple(queries), query_renames)
+
+    def rewrite_rule(self, relation: AdornedRelation, rule: ir.Equation) -> None:
+        """The rule guarded by its magic atom, and a magic rule per adorned body atom."""
+        lhs = rule.lhs
+        guard = f"{relation.magic}({self.bound_values(lhs, relation.adornment)})"
+        bound = {ix.name for ix, a in zip(lhs.indices or (), relation.adornment)
+                 if a == "b" and isinstance(ix, ir.IndexVar)}
+        renames: dict[int, str] = {}
+        atoms = _atoms(rule.rhs)
+        before: list[ir.Expr] = []
+        for factor in atoms or ():
+            if isinstance(factor, ir.Ref):
+                self.adorn_atom(factor, bound, guard, before, renames)
+                bound |= {ix.name for ix in factor.indices or () if isinstance(ix, ir.IndexVar)}
+            before.append(factor)
+        head = f"{relation.name}{self.source(lhs)[len(lhs.name):]}"
+        body = self.source(rule.rhs, renames)
+        self.rules.append(f"{head} = {guard} {body if atoms is not None else f'({body})'}")
+
+    def adorn_atom(self, atom: ir.Ref, bound: set[str], guard: str, before: list[ir.Expr],
+                   renames: dict[int, str]) -> None:
+        """A positive body atom with bound arguments reads its adorned relation, whose
+        magic relation gets what the guard and the atoms before it bind."""
+        if not _simple_args(atom) or not self.eligible(atom.name):
+            return
+        adornment = _adornment(atom, bound)
+        if "b" not in adornment:
+            return
+        target = self.adorned(atom.name, adornment)
+        renames[atom.name_span.start] = target.name
+        body = " ".join([guard] + [self.source(f, renames) for f in before])
+        magic_rule = f"{target.magic}({self.bound_values(atom, adornment)}) = {body}"
+        if magic_rule.split(" = ")[0] != body:  # M(x) = M(x) adds nothing
+            self.rules.append(magic_rule)
+
+    def finish(self, queries: tuple[tuple[str, str, str], ...],
+               query_renames: dict[int, str]) -> DemandPlan:
+        chars = list(self.text)
+        for offset, name in sorted(query_renames.items(), reverse=True):
+            chars[offset:offset + len(self._name_at(offset))] = list(name)
+        text = "".join(chars)
+        if self.rules:
+            text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n" + \
+                "\n".join(self.rules) + "\n"
+        roots = [*self.analysis.exports]
+        renamed = {t for _, t, _ in queries}
+        roots += [r.name for r in self.relations.values() if r.tensor in renamed]
+        for stmt in self.statements:
+            if isinstance(stmt, ir.Query) and stmt.atom.name_span.start not in query_renames:
+                roots.append(stmt.atom.name)
+            elif isinstance(stmt, ir.Sink):
+                roots += [r.name for r in ir.refs(stmt.rhs)]
+        evaluated = self._cone(roots)
+        left_out = tuple(n for n in self.analysis.tensors if n not in evaluated)
+        return DemandPlan(tuple(self.relations.values()), queries, tuple(self.rules),
+                          tuple(sorted(evaluated)), left_out, text)
+
+    def _cone(self, roots: list[str]) -> set[str]:
+        """The tensors the roots read in the rewritten program: the original cone of
+        what is read in full, plus the adorned and magic relations."""
+        adorned = {r.name: r for r in self.relations.values()}
+        full = [r for r in roots if r not in adorned]
+        for rule in self.rules:  # what adorned rules read in full (negations, EDB)
+            body = rule.partition(" = ")[2]
+            full += [name for name in self.analysis.tensors if _mentions(body, name)]
+        tensors, _ = tensor_cone(self.analysis, full)
+        return tensors | set(adorned) | {r.magic for r in self.relations.values()}
+
+
+def _mentions(text: str, name: str) -> bool:
+    """`name` occurs in `text` as a whole identifier."""
+    at = text.find(name)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(name)] if at + len(name) < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after in "_'"):
+            return True
+        at = text.find(name, at + 1)
+    return False
