@@ -256,3 +256,13 @@ def test_a_file_that_is_no_checkpoint_is_refused_clearly(tmp_path):
         _compile(tmp_path, "torch").train(resume=tmp_path / "bad.safetensors")
     with pytest.raises(FuseError, match="no checkpoint at"):
         _compile(tmp_path, "torch").train(resume=tmp_path / "none.safetensors")
+
+
+def test_a_checkpoint_reads_back_as_a_source(tmp_path):
+    """The learned params, as `.safetensors` sources of a program that uses them."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    result = _compile(tmp_path, "torch").train(steps=5, checkpoint=tmp_path / "w.safetensors")
+    use = 'W[j] = "w.safetensors"\nX[n,j] = "x.npy"\nY[n] = W[j] X[n,j]\nexport W, Y'
+    out = fuse_lang.compile(use, base_dir=tmp_path).run()
+    np.testing.assert_allclose(out["W"], result.params["W"])
