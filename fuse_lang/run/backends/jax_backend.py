@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from pathlib import Path
 from typing import Any, Callable
 
 import jax
@@ -13,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from . import BackendError, check_precision
+from . import BackendError, check_precision, jax_segments
 from .base import Backend, elementwise_from
 from .framework_sparse import with_sparse
 from .jax_sparse import JaxSparse
@@ -193,12 +194,21 @@ class JaxBackend(Backend):
         return jnp.isfinite(x)
 
     # ---- compiling a straight run of equations
-    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
+    # with cache_dir, a compiled graph is kept as a jax.export artifact (jax_segments)
+    exports_segments = True
+
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None],
+                        artifact: Path | None = None) -> Callable:
         """fn(values, bases) -> values as one XLA computation; jax traces it once
-        per shape signature (on_capture counts the traces)."""
+        per shape signature (on_capture counts the traces).  artifact: where the
+        traced graph is kept, serialized, for later processes (run.cache)."""
         def traced(values: dict, bases: dict) -> dict:
             on_capture()
             return fn(values, bases)
 
-        return jax.jit(traced)
+        jitted = jax.jit(traced)
+        if artifact is None or not jax_segments.serializable():
+            return jitted
+        platform = "cuda" if self.jax_device.platform == "gpu" else self.jax_device.platform
+        return jax_segments.exported_segment(jitted, platform, artifact)
 
