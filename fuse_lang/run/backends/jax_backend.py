@@ -65,7 +65,7 @@ class JaxBackend(Backend):
         self.dtype = _DTYPES[precision]
         self.itemsize = np.dtype(self.dtype).itemsize
         with self.context():
-            check_precision(self)
+            check_precision(self, jax.jit)
 
     def context(self) -> contextlib.AbstractContextManager:
         """Arrays made during a run go to this backend's device; fp64 needs jax's
@@ -80,6 +80,10 @@ class JaxBackend(Backend):
     def asarray(self, x: Any) -> jax.Array:
         if isinstance(x, jax.Array) and x.dtype == self.dtype:
             return x
+        if isinstance(x, (np.ndarray, np.generic, list, tuple, float, int)):
+            # converted on the host and copied over: jnp.asarray would compile a
+            # conversion per shape, which a process with a warm cache still pays
+            return jax.device_put(np.asarray(x, dtype=self.dtype))
         return jnp.asarray(x, dtype=self.dtype)
 
     def zeros(self, shape: tuple[int, ...]) -> jax.Array:
