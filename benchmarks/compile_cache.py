@@ -8,7 +8,8 @@ Each trial makes a new empty cache folder, runs the program in a fresh
 process (cold: the cache is filled), then again in another fresh process
 (warm: the graphs come from the cache).  Two figures per process:
 `first result`: seconds from `fuse_lang.compile` to the first result, the
-framework and Fuse's run modules already imported (what the cache can save);
+framework and Fuse's run modules (fuse_lang.run.program among them) already
+imported (what the cache can save);
 `imports`: those imports (the same cold or warm); `process`: the whole
 process's wall time, Python and framework imports included.  The ratio is
 cold / warm, medians over the trials.
@@ -19,6 +20,7 @@ cold / warm, medians over the trials.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -39,6 +41,7 @@ __import__(backend)  # imports are the same cold or warm: timed apart
 import fuse_lang
 __import__(f"fuse_lang.run.backends.{backend}_backend")
 import fuse_lang.run.cache
+import fuse_lang.run.program
 imports = time.perf_counter() - import_start
 from pathlib import Path
 start = time.perf_counter()
@@ -46,13 +49,14 @@ program = fuse_lang.compile(Path(path).read_text(), backend=backend, base_dir=Pa
                             compiled=True, config=fuse_lang.ExecutionConfig(cache_dir=folder))
 program.run()
 first = time.perf_counter() - start
-print(json.dumps({"first": first, "imports": imports, "hits": list(program.cache_entries.values())}))
+print(json.dumps({"first": first, "imports": imports, "traced": program.compilations,
+                  "hits": list(program.cache_entries.values())}))
 """
 
 
-def one_process(backend: str, folder: str) -> tuple[float, float, float, list[bool]]:
-    """(first result seconds, process seconds, import seconds, index hits) of one
-    fresh process."""
+def one_process(backend: str, folder: str) -> tuple[float, float, float, list[bool], int]:
+    """(first result seconds, process seconds, import seconds, index hits, graphs
+    traced) of one fresh process."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", CHILD, backend, folder, str(PROGRAM)],
                           capture_output=True, text=True, cwd=ROOT)
@@ -60,7 +64,7 @@ def one_process(backend: str, folder: str) -> tuple[float, float, float, list[bo
     if done.returncode != 0:
         raise SystemExit(f"the {backend} run failed:\n{done.stderr[-2000:]}")
     data = json.loads(done.stdout.strip().splitlines()[-1])
-    return data["first"], wall, data["imports"], data["hits"]
+    return data["first"], wall, data["imports"], data["hits"], data["traced"]
 
 
 def measure(backend: str, trials: int) -> None:
@@ -68,11 +72,13 @@ def measure(backend: str, trials: int) -> None:
     warm: list[tuple[float, float, float]] = []
     for _ in range(trials):
         with tempfile.TemporaryDirectory(prefix="fuse-cache-bench-") as folder:
-            first, wall, imports, hits = one_process(backend, folder)
+            first, wall, imports, hits, _ = one_process(backend, folder)
             assert hits == [False], hits  # an empty cache knows nothing
             cold.append((first, wall, imports))
-            first, wall, imports, hits = one_process(backend, folder)
+            first, wall, imports, hits, traced = one_process(backend, folder)
             assert hits == [True], hits  # the index knew it: the graphs came from the cache
+            if backend == "jax" and importlib.util.find_spec("flatbuffers"):
+                assert traced == 0, traced  # its stored graph ran: nothing traced
             warm.append((first, wall, imports))
     for k, what in enumerate(("first result", "process", "imports")):
         c = statistics.median(t[k] for t in cold)

@@ -201,3 +201,77 @@ def test_fuse_export_of_datalog_is_one_clear_line(tmp_path):
     assert "cannot be exported" not in done.stderr or "Ancestor" in done.stderr
     assert "`Ancestor` is recursive Datalog" in done.stderr
     assert not out.exists()
+
+
+# ------------------------------------------------- jax graphs as jax.export artifacts
+CHILD = r"""
+import json, sys
+from pathlib import Path
+import fuse_lang
+path, cache = Path(sys.argv[1]), sys.argv[2]
+program = fuse_lang.compile(path.read_text(), backend="jax", base_dir=path.parent,
+                            config=fuse_lang.ExecutionConfig(cache_dir=cache))
+result = program.run()
+print(json.dumps({"traced": program.compilations, "hits": list(program.cache_entries.values()),
+                  "result": {k: v.tolist() for k, v in result.items()}}))
+"""
+
+
+def _process(program: Path, cache: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(program), str(cache)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _artifacts(cache: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((cache / "jax-export").glob("*.bin"))}
+
+
+needs_flatbuffers = pytest.mark.skipif(importlib.util.find_spec("flatbuffers") is None,
+                                       reason="jax serializes exports with flatbuffers")
+
+
+@needs_flatbuffers
+def test_a_second_process_runs_the_stored_graph_without_tracing(tmp_path):
+    cache = tmp_path / "c"
+    cold = _process(TRANSFORMER, cache)
+    assert cold["hits"] == [False] and cold["traced"] == 1
+    stored = _artifacts(cache)
+    (key,) = json.loads((cache / "index.json").read_text())["entries"]
+    assert len(stored) == 1 and all(name.startswith(key) for name in stored)
+    warm = _process(TRANSFORMER, cache)
+    assert warm["hits"] == [True] and warm["traced"] == 0  # the stored graph ran, untraced
+    assert _artifacts(cache) == stored
+    assert warm["result"] == cold["result"]  # the same graph: the same numbers
+    info = json.loads(_fuse("cache", "info", "--cache-dir", str(cache), "--format",
+                            "json").stdout)
+    assert info["backends"]["jax"]["files"] >= 1 + len(list((cache / "jax").iterdir()))
+    _fuse("cache", "clear", "--cache-dir", str(cache))
+    assert not (cache / "jax-export").exists()
+
+
+@needs_flatbuffers
+def test_a_changed_definition_never_runs_a_stored_graph(folder):
+    first = _cached(PROGRAM, folder)
+    first.run()
+    changed = _cached(PROGRAM.replace("* 2", "* 3"), folder)
+    y = changed.run()["Y"]
+    assert changed.compilations == 1  # traced anew: its key names another file
+    np.testing.assert_allclose(y, first.run()["Y"] * 1.5, rtol=1e-5, atol=1e-6)
+    assert len(_artifacts(folder / "cache")) == 2
+
+
+@needs_flatbuffers
+def test_a_corrupt_stored_graph_is_traced_again_and_replaced(tmp_path):
+    cache = tmp_path / "c"
+    cold = _process(TRANSFORMER, cache)
+    (path,) = (cache / "jax-export").glob("*.bin")
+    good = path.read_bytes()
+    path.write_bytes(b"not an export" + good[:40])
+    again = _process(TRANSFORMER, cache)
+    assert again["traced"] == 1 and again["result"] == cold["result"]
+    assert path.read_bytes() == good  # made again, whole
+    assert [p.name for p in (cache / "jax-export").iterdir()] == [path.name]  # no temporary
+    path.write_bytes(b"")
+    assert _process(TRANSFORMER, cache)["traced"] == 1

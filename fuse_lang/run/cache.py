@@ -2,7 +2,9 @@
 
 The frameworks keep the compiled graphs: JAX's persistent compilation cache in
 `DIR/jax`, Torch Inductor's caches (the FX graph cache among them) in
-`DIR/torch`.  Fuse keeps its own index of what it compiled, `DIR/index.json`,
+`DIR/torch`; the jax backend's graphs also as `jax.export` artifacts in
+`DIR/jax-export` (backends.jax_segments), so that a later process neither
+traces nor lowers them.  Fuse keeps its own index of what it compiled, `DIR/index.json`,
 one entry per key: the program's definition (its statements' tokens, so
 whitespace and comments do not count), the input shapes, the backend, device,
 precision, the configuration and the framework's version.  A changed
@@ -28,6 +30,8 @@ from .results import FuseError
 
 INDEX = "index.json"
 FRAMEWORK_FOLDERS = ("jax", "torch")
+# the jax backend's compiled graphs as jax.export artifacts (backends.jax_segments)
+EXPORT_FOLDER = "jax-export"
 INDEX_VERSION = 1
 
 
@@ -171,6 +175,9 @@ def info(folder: str | os.PathLike) -> dict:
     backends: dict[str, dict] = {}
     for name in FRAMEWORK_FOLDERS:
         files, size = _size(root / name)
+        if name == "jax":
+            exported = _size(root / EXPORT_FOLDER)
+            files, size = files + exported[0], size + exported[1]
         count = sum(1 for e in entries.values() if e.get("backend") == name)
         backends[name] = {"entries": count, "files": files, "bytes": size}
     index_bytes = (root / INDEX).stat().st_size if (root / INDEX).is_file() else 0
@@ -184,7 +191,7 @@ def clear(folder: str | os.PathLike) -> dict:
     nothing else; what was there before, as `info` says it."""
     root = Path(folder).expanduser()
     before = info(root)
-    for name in FRAMEWORK_FOLDERS:
+    for name in (*FRAMEWORK_FOLDERS, EXPORT_FOLDER):
         shutil.rmtree(root / name, ignore_errors=True)
     try:
         (root / INDEX).unlink()

@@ -30,6 +30,7 @@ from .results import FuseError, RunResult
 from .sparse import is_sparse
 from ..plan.representation import representations
 from .blocked import Blocking
+from .cache import EXPORT_FOLDER
 from .monte_carlo import Sampler
 from .trace import Tracer
 
@@ -262,7 +263,24 @@ class Execution:
         def count() -> None:
             program.compilations += 1
 
-        return self.memo_of(key, lambda: self.backend.compile_segment(traced, count))
+        def compiled() -> Callable:
+            artifact = self._artifact(key)
+            if artifact is None:
+                return self.backend.compile_segment(traced, count)
+            return self.backend.compile_segment(traced, count, artifact=artifact)
+
+        return self.memo_of(key, compiled)
+
+    def _artifact(self, key: tuple) -> Path | None:
+        """Where a graph is kept for later processes (cache_dir on a backend that
+        stores its graphs: jax), named by the program's cache key and the graph's
+        place in the run; None: not kept (no cache_dir, a mesh, another backend)."""
+        root = getattr(self.program, "cache_root", None)
+        program_key = self.memo.get("cache key")
+        if root is None or program_key is None or self.place is not None \
+                or not getattr(self.backend, "exports_segments", False):
+            return None
+        return root / EXPORT_FOLDER / f"{program_key}-{'-'.join(map(str, key))}"
 
     def _bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
         """The inputs, sources, params and facts of the groups' tensors (those that

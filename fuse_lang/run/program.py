@@ -318,6 +318,9 @@ class CompiledProgram:
             given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
                         for name, s in schedules.items()}, **given}
         self.runs += 1
+        if self.cache_root is not None and "cache key" not in memo:
+            # before the run: the jax backend names its stored graphs by it
+            memo["cache key"], memo["cache made of"] = self._cache_key(analysis)
         floats = FloatWarnings()
         with self.backend.context(), watching(checkpoint), floats.watching():
             run = Execution(self, analysis, infos, given, write_sinks, memo, native,
@@ -337,8 +340,8 @@ class CompiledProgram:
                 if key in rewritten:
                     answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
-        if self.cache_root is not None and "cache key" not in memo:
-            memo["cache key"] = self._noted_in_cache(analysis)
+        if self.cache_root is not None and "cache noted" not in memo:
+            memo["cache noted"] = self._noted_in_cache(memo["cache key"], memo["cache made of"])
         return result
 
     def train(self, data: Mapping[str, Any] | None = None, *, optimizer: str = "adam",
@@ -392,17 +395,23 @@ class CompiledProgram:
         except ManifestError as err:
             raise FuseError(f"{err.message} [{err.code}]") from None
 
-    def _noted_in_cache(self, analysis: Analysis) -> str:
-        """This shape signature's compiled program noted in the cache's index."""
+    def _cache_key(self, analysis: Analysis) -> tuple[str, dict]:
+        """This shape signature's key in the compiled-artifact cache (run.cache)."""
         from . import cache
 
-        assert self.cache_root is not None
         settings = {k: v for k, v in self.config.to_json().items()
                     if k not in ("cache_dir", "trace", "backend", "device", "precision")}
         settings["representation"] = dict(sorted(self.representation.items()))
-        key, made_of = cache.cache_key(analysis, self.backend, settings)
+        return cache.cache_key(analysis, self.backend, settings)
+
+    def _noted_in_cache(self, key: str, made_of: dict) -> bool:
+        """This shape signature's compiled program noted in the cache's index,
+        after its first run succeeded."""
+        from . import cache
+
+        assert self.cache_root is not None
         self.cache_entries[key] = cache.record(self.cache_root, key, made_of)
-        return key
+        return True
 
     def export(self, format: str, inputs: Mapping[str, Any] | None = None) -> Any:
         """The program as one graph of its framework, outside Fuse: "torch" (a

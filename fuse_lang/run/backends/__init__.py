@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any
+from typing import Any, Callable
 
 BACKENDS = {"numpy": "fuse_lang.run.backends.numpy_backend:NumpyBackend",
             "torch": "fuse_lang.run.backends.torch_backend:TorchBackend",
@@ -39,15 +39,20 @@ def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Any:
     return getattr(module, class_name)(device=device, precision=precision)
 
 
-def check_precision(backend: Any) -> None:
+def check_precision(backend: Any, compile: Callable[[Callable], Callable] | None = None) -> None:
     """Run a few operations in the backend's precision on its device, so that a
     precision the device cannot compute in is refused when the backend is made,
-    with the framework's reason, and not half way through a run."""
-    try:
-        x = backend.asarray([[0.5, -1.0], [2.0, 0.25]])
+    with the framework's reason, and not half way through a run.  compile: runs
+    them as one graph (jax: one compilation, not one per operation; a process
+    with a warm cache reads one entry)."""
+    def probe(x: Any) -> Any:
         y = backend.einsum("ij,jk->ik", x, x)
         y = backend.softmax(backend.erf(y) + backend.exp(x) + backend.tanh(x), 1)
-        backend.to_numpy(backend.reduce("sum", y, (0, 1)))
+        return backend.reduce("sum", y, (0, 1))
+
+    try:
+        x = backend.asarray([[0.5, -1.0], [2.0, 0.25]])
+        backend.to_numpy((compile or (lambda f: f))(probe)(x))
     except Exception as err:  # noqa: BLE001 - the framework's own words go to the user
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise BackendError(f"{backend.precision} is not supported by the {backend.name} backend "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from pathlib import Path
 from typing import Any, Callable
 
 import jax
@@ -13,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from . import BackendError, check_precision
+from . import BackendError, check_precision, jax_segments
 from .base import Backend, elementwise_from
 from .framework_sparse import with_sparse
 from .jax_sparse import JaxSparse
@@ -64,7 +65,7 @@ class JaxBackend(Backend):
         self.dtype = _DTYPES[precision]
         self.itemsize = np.dtype(self.dtype).itemsize
         with self.context():
-            check_precision(self)
+            check_precision(self, jax.jit)
 
     def context(self) -> contextlib.AbstractContextManager:
         """Arrays made during a run go to this backend's device; fp64 needs jax's
@@ -79,6 +80,10 @@ class JaxBackend(Backend):
     def asarray(self, x: Any) -> jax.Array:
         if isinstance(x, jax.Array) and x.dtype == self.dtype:
             return x
+        if isinstance(x, (np.ndarray, np.generic, list, tuple, float, int)):
+            # converted on the host and copied over: jnp.asarray would compile a
+            # conversion per shape, which a process with a warm cache still pays
+            return jax.device_put(np.asarray(x, dtype=self.dtype))
         return jnp.asarray(x, dtype=self.dtype)
 
     def zeros(self, shape: tuple[int, ...]) -> jax.Array:
@@ -193,12 +198,21 @@ class JaxBackend(Backend):
         return jnp.isfinite(x)
 
     # ---- compiling a straight run of equations
-    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
+    # with cache_dir, a compiled graph is kept as a jax.export artifact (jax_segments)
+    exports_segments = True
+
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None],
+                        artifact: Path | None = None) -> Callable:
         """fn(values, bases) -> values as one XLA computation; jax traces it once
-        per shape signature (on_capture counts the traces)."""
+        per shape signature (on_capture counts the traces).  artifact: where the
+        traced graph is kept, serialized, for later processes (run.cache)."""
         def traced(values: dict, bases: dict) -> dict:
             on_capture()
             return fn(values, bases)
 
-        return jax.jit(traced)
+        jitted = jax.jit(traced)
+        if artifact is None or not jax_segments.serializable():
+            return jitted
+        platform = "cuda" if self.jax_device.platform == "gpu" else self.jax_device.platform
+        return jax_segments.exported_segment(jitted, platform, artifact)
 
