@@ -292,6 +292,9 @@ def test_explain_and_hover_name_the_symbol_constant():
         "(x != Bob): a mask over x (3 values), the symbol Bob: position 1 of x's column",
         "(x != Dan): a mask over x (3 values), the symbol Dan, which x's column does not "
         "hold: always true")
+    from fuse_lang.ide.outline import semantic_tokens
+    at = text.index("!= Bob") + 3
+    assert [t.type for t in semantic_tokens(analysis) if t.span.start == at] == ["enumMember"]
     hover = hover_at(analysis, text.index("!= Bob") + 4)
     assert hover is not None and "**symbol**" in hover.markdown and "position 1" in hover.markdown
     assert text[hover.span.start:hover.span.end] == "Bob"

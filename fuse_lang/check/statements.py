@@ -308,7 +308,8 @@ class StatementChecks:
                    lhs: ir.Ref | None) -> None:
         if ref.indices is None and ref.name not in self.tensors and ref.name in var_names:
             return  # an index used as a value
-        if isinstance(stmt, ir.Equation) and _compared_symbol(stmt, ref, self.tensors):
+        if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
+                and _compared_symbol(stmt, ref, self.tensors):
             return  # `Ann` in `(x != Ann)`: a symbol constant (check/values.py)
         query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
         if not self._check_tensor_name(ref, allow_bare=query_atom):

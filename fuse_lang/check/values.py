@@ -18,7 +18,6 @@ program with a comparison or a computed head (unify.Valued marks them):
 """
 from __future__ import annotations
 
-import difflib
 import heapq
 import math
 from collections.abc import Container, Sequence
@@ -164,6 +163,7 @@ def _check_symbol(call: ir.Call, constant: ir.Ref, other: ir.Expr, symbols, tens
     if constant.name in held:
         return
     always = "never holds" if call.name == "==" else "always holds"
+    import difflib  # (a rare path: kept out of `fuse check`'s start-up)
     close = difflib.get_close_matches(constant.name, held, n=3) if held else []
     what = f"({_some(held)})" if held else "(it holds no symbols)"
     hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
