@@ -250,6 +250,29 @@ Pair(Cid, y)?
         {("Bob",), ("Cid",)}, {("Cid",)}, {("Cid", "Dan")}, {("Dan",)}]
 
 
+def test_symbol_constants_in_recursion_demand_mode_and_sparse_relations():
+    from fuse_lang import ExecutionConfig
+    text = """Parent(Alice, Bob)
+Parent(Bob, Carol)
+Parent(Carol, Dave)
+Parent(Bob, Eve)
+Ancestor(x, y) = Parent(x, y) (y != Eve)
+Ancestor(x, z) = Ancestor(x, y) Parent(y, z) (z != Dave)
+Ancestor(Bob, x)?
+"""
+    for mode in ("forward", "demand"):
+        result = compile(text, config=ExecutionConfig(mode=mode)).execute()
+        assert [set(q.tuples) for q in result.queries] == [{("Carol",)}]
+    facts = "".join(f"E(N{k}, N{k + 1})\n" for k in range(400))
+    text = facts + "F(x, y) = E(x, y) (y != N5) (x != N2)\nG(x, z) = E(x, y) E(y, z) (z == N7)\n" \
+        "F(x, y)?\nG(x, z)?\n"
+    kinds = {r[0]: r[1] for r in fuse_lang.plan_program(fuse_lang.analyze(text)).representations}
+    assert kinds["E"] == "sparse"
+    f, g = answers(text)
+    assert len(f) == 398 and ("N4", "N5") not in f and ("N2", "N3") not in f
+    assert g == {("N5", "N7")}
+
+
 def test_a_symbol_its_column_does_not_hold_is_information():
     text = PEOPLE + """\
 Never(x) = Person(x) (x == Anne)
