@@ -8,7 +8,9 @@ program with a comparison or a computed head (unify.Valued marks them):
 
 - kinds: a comparison or a computed head over a column of symbols is an error
   (`not-a-number`): symbols have no order and no arithmetic (`==`/`!=` between
-  two variables of one domain compare symbols and are fine);
+  two variables of one domain compare symbols and are fine, and so do they with
+  a symbol constant, `(x != Ann)`: see symbol_constant; one the column does not
+  hold is `unknown-symbol`);
 - growth: a rule whose head computes values (`N(m + 1) = N(m) (m < 5)`,
   `A(a, b, a + b) = R(a, b)`) makes its column's domain as large as the values it
   can reach.  Those are bounded by an interval analysis of the rules (each
