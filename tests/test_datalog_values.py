@@ -289,6 +289,14 @@ Always(x)?
     assert d.fixes and d.fixes[0].edits[0].new_text == "Ann"
 
 
+def test_fuse_check_reports_an_unknown_symbol_and_passes(tmp_path, capsys):
+    path = tmp_path / "p.fuse"
+    path.write_text(PEOPLE + "Known(x) = Person(x) (x == Anne)\nKnown(x)?\n", encoding="utf-8")
+    assert cli_main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "information[unknown-symbol]" in out and "did you mean `Ann`?" in out
+
+
 def test_symbols_have_no_order_and_no_arithmetic():
     assert errors(PEOPLE + "C(x) = Person(x) (x < Ann)") == ["not-a-number"]
     assert errors(PEOPLE + "C(x) = Person(x) (x + 1 == Ann)") == ["not-a-number"]
