@@ -211,6 +211,126 @@ def test_comparisons_are_not_offered_as_functions():
     assert "<" not in message and "softmax" in message
 
 
+# ------------------------------------------------- symbol constants as operands
+
+PEOPLE = "Person(Ann)\nPerson(Bob)\nPerson(Cid)\n"
+
+
+def infos(text: str) -> list[tuple[str, str]]:
+    return [(d.code, d.message) for d in fuse_lang.analyze(text).diagnostics
+            if d.severity is Severity.INFORMATION and d.code != "recursion"]
+
+
+def test_a_symbol_constant_compares_with_its_column():
+    text = PEOPLE + """\
+Other(x) = Person(x) (x != Ann)
+Same(x) = Person(x) (Bob == x)
+Other(x)?
+Same(x)?
+"""
+    assert errors(text) == [] and infos(text) == []
+    assert answers(text) == [{("Bob",), ("Cid",)}, {("Bob",)}]
+
+
+def test_symbol_constants_in_joins_negation_and_bound_queries(tmp_path):
+    (tmp_path / "likes.tsv").write_text("Ann\tBob\nBob\tCid\nCid\tDan\n", encoding="utf-8")
+    path = tmp_path / "p.fuse"
+    path.write_text(PEOPLE + """\
+Likes(x, y) = "likes.tsv"
+NotBob(x) = Person(x) not (Likes(x, y) (y == Bob))
+FromDan(x) = Likes(x, y) (y == Dan)
+Pair(x, y) = Likes(x, y) (x != Ann) (y != Cid)
+NotBob(x)?
+FromDan(x)?
+Pair(x, y)?
+Pair(Cid, y)?
+""", encoding="utf-8")
+    queries = fuse_lang.compile(path.read_text(), base_dir=tmp_path).execute().queries
+    assert [set(q.tuples) for q in queries] == [
+        {("Bob",), ("Cid",)}, {("Cid",)}, {("Cid", "Dan")}, {("Dan",)}]
+
+
+def test_symbol_constants_in_recursion_demand_mode_and_sparse_relations():
+    from fuse_lang import ExecutionConfig
+    text = """Parent(Alice, Bob)
+Parent(Bob, Carol)
+Parent(Carol, Dave)
+Parent(Bob, Eve)
+Ancestor(x, y) = Parent(x, y) (y != Eve)
+Ancestor(x, z) = Ancestor(x, y) Parent(y, z) (z != Dave)
+Ancestor(Bob, x)?
+"""
+    for mode in ("forward", "demand"):
+        result = compile(text, config=ExecutionConfig(mode=mode)).execute()
+        assert [set(q.tuples) for q in result.queries] == [{("Carol",)}]
+    facts = "".join(f"E(N{k}, N{k + 1})\n" for k in range(400))
+    text = facts + "F(x, y) = E(x, y) (y != N5) (x != N2)\nG(x, z) = E(x, y) E(y, z) (z == N7)\n" \
+        "F(x, y)?\nG(x, z)?\n"
+    kinds = {r[0]: r[1] for r in fuse_lang.plan_program(fuse_lang.analyze(text)).representations}
+    assert kinds["E"] == "sparse"
+    f, g = answers(text)
+    assert len(f) == 398 and ("N4", "N5") not in f and ("N2", "N3") not in f
+    assert g == {("N5", "N7")}
+
+
+def test_a_symbol_its_column_does_not_hold_is_information():
+    text = PEOPLE + """\
+Never(x) = Person(x) (x == Anne)
+Always(x) = Person(x) (x != Dan)
+Never(x)?
+Always(x)?
+"""
+    assert errors(text) == []
+    (never, always) = infos(text)
+    assert never[0] == "unknown-symbol" and "never holds" in never[1] and "`Ann`" in never[1]
+    assert always[0] == "unknown-symbol" and "always holds" in always[1]
+    assert answers(text) == [set(), {("Ann",), ("Bob",), ("Cid",)}]
+    (d,) = [d for d in fuse_lang.analyze(text).diagnostics if "Anne" in d.message]
+    assert d.fixes and d.fixes[0].edits[0].new_text == "Ann"
+
+
+def test_fuse_check_reports_an_unknown_symbol_and_passes(tmp_path, capsys):
+    path = tmp_path / "p.fuse"
+    path.write_text(PEOPLE + "Known(x) = Person(x) (x == Anne)\nKnown(x)?\n", encoding="utf-8")
+    assert cli_main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "information[unknown-symbol]" in out and "did you mean `Ann`?" in out
+
+
+def test_symbols_have_no_order_and_no_arithmetic():
+    assert errors(PEOPLE + "C(x) = Person(x) (x < Ann)") == ["not-a-number"]
+    assert errors(PEOPLE + "C(x) = Person(x) (x + 1 == Ann)") == ["not-a-number"]
+    assert errors(PEOPLE + "C(x) = Person(x) (Ann == Bob)") == ["not-a-number"]
+    # `x == Ann` filters: it binds nothing (write the fact `C(Ann)`)
+    assert errors(PEOPLE + "C(x, y) = Person(x) (y == Ann)") == ["unsafe-comparison"]
+
+
+def test_a_tensor_named_like_a_symbol_keeps_meaning_the_tensor():
+    text = "V(1)\nV(2)\nTwo = 2\nBig(n) = V(n) (n >= Two)\nBig(n)?\n"
+    assert errors(text) == [] and answers(text) == [{(2,)}]
+    # over a column of symbols the tensor hides the symbol: said so
+    (d,) = [d for d in fuse_lang.analyze(PEOPLE + "Ann = 1\nH(x) = Person(x) (x != Ann)")
+            .diagnostics if d.code == "not-a-number"]
+    assert "hides the symbol `Ann`" in d.message
+
+
+def test_explain_and_hover_name_the_symbol_constant():
+    from fuse_lang.ide.hover import hover_at
+    text = PEOPLE + "Other(x) = Person(x) (x != Bob) (x != Dan)\n"
+    analysis = fuse_lang.analyze(text)
+    (eq,) = fuse_lang.plan_program(analysis).equations
+    assert eq.comparisons == (
+        "(x != Bob): a mask over x (3 values), the symbol Bob: position 1 of x's column",
+        "(x != Dan): a mask over x (3 values), the symbol Dan, which x's column does not "
+        "hold: always true")
+    from fuse_lang.ide.outline import semantic_tokens
+    at = text.index("!= Bob") + 3
+    assert [t.type for t in semantic_tokens(analysis) if t.span.start == at] == ["enumMember"]
+    hover = hover_at(analysis, text.index("!= Bob") + 4)
+    assert hover is not None and "**symbol**" in hover.markdown and "position 1" in hover.markdown
+    assert text[hover.span.start:hover.span.end] == "Bob"
+
+
 # ------------------------------------------------- against a reference evaluator
 
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,

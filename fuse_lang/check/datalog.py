@@ -25,6 +25,7 @@ from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, make
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
+from .values import symbol_constant
 
 _NONMONOTONE = (ir.Call, ir.Neg, ir.Power, ir.Reduce)
 
@@ -52,7 +53,7 @@ def check_datalog(statements: tuple[ir.Statement, ...], tensors: dict[str, Tenso
     for stmt in statements:
         if isinstance(stmt, ir.Equation) and stmt.lhs.name in tensors \
                 and tensors[stmt.lhs.name].boolean:
-            _check_safety(stmt, diags)
+            _check_safety(stmt, tensors, diags)
     for group in groups:
         if recursive.isdisjoint(group):
             continue
@@ -126,9 +127,10 @@ def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
 
 
 def _compared(term: ir.Expr, positive: set[str], variables: set[str],
-              diags: list[Diagnostic]) -> tuple[set[str], set[str]]:
+              tensors: dict[str, TensorSymbol], diags: list[Diagnostic]) -> tuple[set[str], set[str]]:
     """The variables `v == expr` binds (expr's own variables bound), and those of a
-    comparison that stay unbound, each reported once (`unsafe-comparison`)."""
+    comparison that stay unbound, each reported once (`unsafe-comparison`).  `x == Ann`
+    (a symbol constant) filters and binds nothing: it numbers Ann in no column."""
     comparisons = _comparisons(term)
     bound = set(positive)
     for _ in range(len(comparisons)):  # an assignment may use another one's variable
@@ -138,6 +140,7 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
             for target, other in (call.args, call.args[::-1]):
                 if isinstance(target, ir.Ref) and target.indices is None \
                         and target.name in variables and target.name not in bound \
+                        and not symbol_constant(other, tensors) \
                         and all(v.name in bound for v in _bare_vars(other, variables)):
                     bound.add(target.name)
     reported: set[str] = set()
@@ -154,7 +157,8 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
     return bound - positive, reported
 
 
-def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
+def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
+                  diags: list[Diagnostic]) -> None:
     everywhere: dict[str, int] = {}
     for var in (v for i in stmt.lhs.indices or () for v in ir.index_vars(i)):
         everywhere[var.name] = everywhere.get(var.name, 0) + 1
@@ -191,7 +195,7 @@ def _check_safety(stmt: ir.Equation, diags: list[Diagnostic]) -> None:
                     f"(or only in the negated atom, where it means \"any\")", var.span))
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
-        assigned, unsafe = _compared(term, positive, variables, diags)
+        assigned, unsafe = _compared(term, positive, variables, tensors, diags)
         positive |= assigned
         in_negation |= unsafe  # (reported once: as the comparison's, not the head's)
         for index in stmt.lhs.indices or ():

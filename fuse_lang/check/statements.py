@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..front import ir
-from ..front.builtins import NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
+from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.span import Span, shifted
 from .calls import check_call, unknown_function
@@ -21,6 +21,7 @@ from .projections import broadcast_and_lonely, check_typos
 from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
+from .values import symbol_constant
 
 _stamps = itertools.count()  # each new Local's own number, in its domain keys
 
@@ -311,6 +312,9 @@ class StatementChecks:
                    lhs: ir.Ref | None) -> None:
         if ref.indices is None and ref.name not in self.tensors and ref.name in var_names:
             return  # an index used as a value
+        if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
+                and _compared_symbol(stmt, ref, self.tensors):
+            return  # `Ann` in `(x != Ann)`: a symbol constant (check/values.py)
         query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
         if not self._check_tensor_name(ref, allow_bare=query_atom):
             return
@@ -370,6 +374,15 @@ class StatementChecks:
                 self.diags.append(make("virtual-index", f"axis {pos} of `{ref.name}` {what}",
                                        index.span,
                                        related=(Related(defined.span, "defined here"),)))
+
+
+def _compared_symbol(stmt: ir.Equation, ref: ir.Ref, tensors: dict[str, TensorSymbol]) -> bool:
+    """Whether `ref` is the symbol constant of one of the statement's comparisons
+    (asked only of a name that is no tensor: rare)."""
+    if not symbol_constant(ref, tensors):
+        return False
+    return any(type(node) is ir.Call and node.name in COMPARISONS
+               and any(arg is ref for arg in node.args) for node in ir.walk(stmt.rhs))
 
 
 def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:

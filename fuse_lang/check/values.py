@@ -8,7 +8,9 @@ program with a comparison or a computed head (unify.Valued marks them):
 
 - kinds: a comparison or a computed head over a column of symbols is an error
   (`not-a-number`): symbols have no order and no arithmetic (`==`/`!=` between
-  two variables of one domain compare symbols and are fine);
+  two variables of one domain compare symbols and are fine, and so do they with
+  a symbol constant, `(x != Ann)`: see symbol_constant; one the column does not
+  hold is `unknown-symbol`);
 - growth: a rule whose head computes values (`N(m + 1) = N(m) (m < 5)`,
   `A(a, b, a + b) = R(a, b)`) makes its column's domain as large as the values it
   can reach.  Those are bounded by an interval analysis of the rules (each
@@ -20,11 +22,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
-from ..front.diagnostics import Diagnostic, make
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
 
@@ -54,10 +56,47 @@ def check_values(statements: list[tuple[ir.Statement, int | None]], valued: list
     _grow(statements, marked, groups, tensors, domains, diags)
 
 
+# ------------------------------------------------------- symbol constants
+
+def symbol_constant(expr: ir.Expr, tensors: Container[str]) -> bool:
+    """Whether a comparison's operand is a symbol constant (`Ann` in `(x != Ann)`):
+    a bare name spelled as a constant of an atom is (capitalised: the builder's
+    rule for `R(Ann, x)`) that is no tensor of the program.  A tensor of that name
+    keeps meaning the tensor."""
+    return type(expr) is ir.Ref and expr.indices is None and not _variable_name(expr.name) \
+        and expr.name not in tensors
+
+
+def compared_symbol(call: ir.Call, tensors: Container[str]) -> tuple[ir.Ref, ir.Expr] | None:
+    """A comparison's symbol constant and its other operand, or None (none, or two)."""
+    if call.name not in COMPARISONS or len(call.args) != 2:
+        return None
+    left, right = call.args
+    if symbol_constant(right, tensors) and not symbol_constant(left, tensors):
+        return right, left  # type: ignore[return-value]
+    if symbol_constant(left, tensors) and not symbol_constant(right, tensors):
+        return left, right  # type: ignore[return-value]
+    return None
+
+
+def symbol_position(name: str, symbols: Sequence[str]) -> int:
+    """The constant's position in its column's symbols; -1 (no position) when the
+    column does not hold it: `==` is then never true and `!=` always."""
+    try:
+        return symbols.index(name)  # type: ignore[attr-defined]
+    except ValueError:
+        return -1
+
+
+def _variable_name(name: str) -> bool:
+    return name[:1].islower() or name[:1] == "_"  # (front/builder.py's rule)
+
+
 # ------------------------------------------------------------------ kinds
 
 def _is_var(expr: ir.Expr, tensors: dict[str, TensorSymbol]) -> bool:
-    return isinstance(expr, ir.Ref) and expr.indices is None and expr.name not in tensors
+    return isinstance(expr, ir.Ref) and expr.indices is None and expr.name not in tensors \
+        and _variable_name(expr.name)
 
 
 def _vars_of(expr: ir.Expr, tensors: dict[str, TensorSymbol]) -> list[ir.Ref]:
@@ -75,6 +114,15 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
         if not (isinstance(node, ir.Call) and node.name in COMPARISONS and len(node.args) == 2):
             continue
         left, right = node.args
+        constant = compared_symbol(node, tensors)
+        if constant is not None:
+            _check_symbol(node, *constant, symbols, tensors, diags)
+            continue
+        if symbol_constant(left, tensors) and symbol_constant(right, tensors):
+            diags.append(make(
+                "not-a-number", f"`{left.name}` and `{right.name}` are both symbol constants: "  # type: ignore[union-attr]
+                f"a symbol is compared with a variable of its column", node.span))
+            continue
         if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors) \
                 and domains.known(("var", k, left.name)) and domains.known(("var", k, right.name)) \
                 and domains.find(("var", k, left.name)) == domains.find(("var", k, right.name)):
@@ -85,7 +133,8 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
                 diags.append(make(
                     "not-a-number", f"`{var.name}` holds symbols ({_some(held)}), which have no "
                     f"order and no arithmetic: `{node.name}` compares numbers (or, with `==` and "
-                    f"`!=`, two variables of one column)", var.span))
+                    f"`!=`, two variables of one column){_hidden(node, held, tensors)}",
+                    var.span))
                 break
     for index in stmt.lhs.indices or ():
         if isinstance(index, ir.IndexShift):
@@ -96,6 +145,46 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
                         "not-a-number", f"`{var.name}` holds symbols ({_some(held)}): a head "
                         f"can compute only with integer columns", var.span))
                     break
+
+
+def _check_symbol(call: ir.Call, constant: ir.Ref, other: ir.Expr, symbols, tensors,
+                  diags: list[Diagnostic]) -> None:
+    """`(x != Ann)`: `==`/`!=` with a variable; a constant its column does not hold
+    is `unknown-symbol` (information: the comparison is constant)."""
+    if call.name not in ("==", "!="):
+        diags.append(make(
+            "not-a-number", f"`{constant.name}` is a symbol: symbols have no order, so they "
+            f"compare with `==` and `!=` only", constant.span))
+        return
+    if not _is_var(other, tensors):
+        diags.append(make(
+            "not-a-number", f"`{constant.name}` is a symbol: it compares with a variable of a "
+            f"column of symbols, not with a number or an arithmetic term", constant.span))
+        return
+    held = symbols(other.name)  # type: ignore[union-attr]
+    if constant.name in held:
+        return
+    always = "never holds" if call.name == "==" else "always holds"
+    import difflib  # (a rare path: kept out of `fuse check`'s start-up)
+    close = difflib.get_close_matches(constant.name, held, n=3) if held else []
+    what = f"({_some(held)})" if held else "(it holds no symbols)"
+    hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+    diags.append(make(
+        "unknown-symbol", f"`{constant.name}` is not a symbol of `{other.name}`'s column "  # type: ignore[union-attr]
+        f"{what}: `{other.name} {call.name} {constant.name}` {always}{hint}",  # type: ignore[union-attr]
+        constant.span,
+        fixes=tuple(Fix(f"Change to `{c}`", (TextEdit(constant.span, c),)) for c in close)))
+
+
+def _hidden(call: ir.Call, held: tuple[str, ...], tensors) -> str:
+    """A note when an operand is a tensor named like a symbol of the column: the
+    tensor hides the symbol (docs/language.md)."""
+    for arg in call.args:
+        if isinstance(arg, ir.Ref) and arg.indices is None and arg.name in tensors \
+                and arg.name in held:
+            return (f"; `{arg.name}` here is the tensor `{arg.name}`, which hides the symbol "
+                    f"`{arg.name}`: rename the tensor to compare with the symbol")
+    return ""
 
 
 def _some(symbols: tuple[str, ...]) -> str:

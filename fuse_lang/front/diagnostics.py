@@ -74,6 +74,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "weights-checksum": (Severity.ERROR, "a weight file whose sha256 differs from the manifest's"),
     "unsafe-comparison": (Severity.ERROR, "a variable of a rule's comparison that no positive atom binds"),
     "not-a-number": (Severity.ERROR, "a comparison or a computed head over a column of symbols"),
+    "unknown-symbol": (Severity.INFORMATION, "a compared symbol constant that its column does not hold"),
     "domain-limit": (Severity.ERROR, "a rule computes values outside an integer column's 0 to 1,000,000"),
 }
 

@@ -13,6 +13,7 @@ from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..check import Analysis, TensorInfo
 from ..check.loss import loss_of
+from ..check.values import compared_symbol, symbol_position
 from ..plan.render import render_equation
 from ..plan import plan_equation
 from ..plan.representation import representations
@@ -45,6 +46,11 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             for node in ir.walk(expr):
                 if isinstance(node, ir.Reduce) and node.span.start <= offset < node.op_span.start:
                     return Hover(f"```fuse\n{REDUCE_DOC[0]}\n```\n{REDUCE_DOC[1]}", node.span)
+                if isinstance(node, ir.Call):
+                    found_symbol = compared_symbol(node, analysis.tensors)
+                    if found_symbol is not None and \
+                            found_symbol[0].span.start <= offset <= found_symbol[0].span.end:
+                        return Hover(symbol_markdown(analysis, k, node), found_symbol[0].span)
         return None
     return None
 
@@ -108,6 +114,24 @@ def _training_line(analysis: Analysis, name: str) -> str:
 def _shape(shape) -> str:
     inner = ", ".join("?" if e is None else str(e) for e in shape)
     return f"({inner}{',' if len(shape) == 1 else ''})"
+
+
+def symbol_markdown(analysis: Analysis, statement: int, call: ir.Call) -> str:
+    """A comparison's symbol constant (`Ann` in `(x != Ann)`): where its column
+    numbers it, or that the column does not hold it."""
+    found = compared_symbol(call, analysis.tensors)
+    assert found is not None
+    constant, other = found
+    lines = [f"```fuse\n{constant.name}\n```"]
+    if not isinstance(other, ir.Ref) or (statement, other.name) not in analysis.var_extents:
+        return "\n\n".join(lines + ["**symbol** constant"])
+    _, domain = analysis.var_extents[(statement, other.name)]
+    position = symbol_position(constant.name, analysis.domain_symbols.get(domain, ()))
+    where = (f"position {position} of `{other.name}`'s column (domain D{domain})" if position >= 0
+             else f"not a symbol of `{other.name}`'s column (domain D{domain}): "
+                  f"`{other.name} {call.name} {constant.name}` is "
+                  f"{'never' if call.name == '==' else 'always'} true")
+    return "\n\n".join(lines + [f"**symbol** · {where}"])
 
 
 def index_markdown(analysis: Analysis, statement: int, name: str) -> str:

@@ -20,6 +20,7 @@ from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..check import Analysis, TensorInfo
 from ..check.symbols import IndexRole
+from ..check.values import compared_symbol
 from ..front.span import LineIndex, Span, split_lines
 
 # ---------------------------------------------------------------- symbols
@@ -300,12 +301,16 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
         names[ref.name] = None
         _ref_tokens(analysis, ref, True, kinds, out)
     # ir.walk's order (parents first, children left to right), inlined
+    constants: set[int] = set()  # comparisons' symbol constants (check/values.py)
     stack = list(reversed(ir.used_exprs(stmt)))
     pop, push = stack.pop, stack.extend
     while stack:
         node = pop()
         kind = type(node)
         if kind is ir.Ref:
+            if constants and id(node) in constants:  # `Ann` in `(x != Ann)`, as in `P(Ann)`
+                add(token(node.span, "enumMember"))
+                continue
             names[node.name] = None
             _ref_tokens(analysis, node, False, kinds, out)
         elif kind is ir.Product:
@@ -317,6 +322,10 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
                 add(token(node.name_span, "keyword"))
             elif node.name not in COMPARISONS:  # an operator gets no token, as `+` gets none
                 add(token(node.name_span, "function", ("defaultLibrary",)))
+            else:
+                found = compared_symbol(node, analysis.tensors)
+                if found is not None:
+                    constants.add(id(found[0]))
             for keyword in node.kwargs:
                 add(token(keyword.name_span, "property"))
             push(reversed(ir.children(node)))

@@ -17,6 +17,7 @@ from ..front.builtins import COMPARISONS
 from ..front.span import Span
 from ..check import Analysis
 from ..check.symbols import IndexRole, slice_name
+from ..check.values import compared_symbol, symbol_position
 from .contraction import contraction_path, einsum_spec
 from .representation import representations
 
@@ -153,10 +154,10 @@ def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
     return EquationPlan(
         k, line, analysis.text[stmt.span.start:stmt.span.end], stmt.lhs.name, stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive, _comparisons(analysis, stmt, indices))
+        stmt.lhs.name in analysis.recursive, _comparisons(analysis, k, stmt, indices))
 
 
-def _comparisons(analysis: Analysis, stmt: ir.Equation, indices: list[IndexPlan]
+def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan]
                  ) -> tuple[str, ...]:
     """The comparison factors (`(j < i)`), each with the indices it is a mask over:
     built from the indices' values, one axis (against a number) or an outer
@@ -173,14 +174,30 @@ def _comparisons(analysis: Analysis, stmt: ir.Equation, indices: list[IndexPlan]
         text = text[1:-1] if text.startswith("(") and text.endswith(")") else text
         sizes = [extents[n] for n in names]
         cells = "?" if None in sizes else "×".join(str(e) for e in sizes)
+        symbol = _symbol_text(analysis, k, node)
         if not names:
             out.append(f"({text}): a constant")
         elif len(names) == 1:
-            out.append(f"({text}): a mask over {names[0]} ({cells} values)")
+            out.append(f"({text}): a mask over {names[0]} ({cells} values){symbol}")
         else:
             out.append(f"({text}): a Boolean factor over {', '.join(names)} ({cells}), "
                        f"an outer comparison of their values")
     return tuple(out)
+
+
+def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
+    """`, Ann: symbol 0 of x's column` for a symbol constant (check/values.py)."""
+    found = compared_symbol(call, analysis.tensors)
+    if found is None or not isinstance(found[1], ir.Ref) or (k, found[1].name) not in \
+            analysis.var_extents:
+        return ""
+    constant, var = found
+    _, domain = analysis.var_extents[(k, var.name)]
+    position = symbol_position(constant.name, analysis.domain_symbols.get(domain, ()))
+    if position < 0:
+        return (f", the symbol {constant.name}, which {var.name}'s column does not hold: "
+                f"{'never' if call.name == '==' else 'always'} true")
+    return f", the symbol {constant.name}: position {position} of {var.name}'s column"
 
 
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[Contraction]:

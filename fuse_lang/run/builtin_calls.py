@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ..check.values import compared_symbol, symbol_constant, symbol_position
 from ..front import ir
 from .labelled import LArray, align, combine, union_axes
 from .sparse import is_sparse
@@ -22,6 +23,19 @@ class BuiltinCalls(EvaluatorState):
 
     def arg(self, expr: ir.Expr) -> LArray:
         return self.scope(expr, self.info.scope_of[id(expr)])
+
+    def _compared(self, call: ir.Call, operand: ir.Expr) -> LArray:
+        """A comparison's operand; a symbol constant (`Ann` in `(x != Ann)`) is its
+        position in the other operand's column, -1 where the column lacks it."""
+        tensors = self.analysis.tensors
+        if not symbol_constant(operand, tensors):
+            return self.arg(operand)
+        found = compared_symbol(call, tensors)
+        assert found is not None and isinstance(found[1], ir.Ref)  # (the checker's rule)
+        _, domain = self.analysis.var_extents[(self.info.index, found[1].name)]
+        symbols = self.analysis.domain_symbols.get(domain, ())
+        position = symbol_position(operand.name, symbols)  # type: ignore[union-attr]
+        return LArray(self.backend.asarray(float(position)), ())
 
     def call(self, call: ir.Call) -> LArray:
         backend = self.backend
@@ -43,6 +57,11 @@ class BuiltinCalls(EvaluatorState):
             n = self.extent(var.name)
             values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
             return LArray(backend.asarray(values), (var.name,))
+        if name in _COMPARE:  # a Boolean factor, broadcast by index name
+            compare = _COMPARE[name]
+            args = [self._compared(call, a) for a in call.args]
+            return combine(backend, lambda a, b: backend.where(compare(a, b), 1.0, 0.0),
+                           args[0], args[1])
         args = self._own_axis_args(call) or [self.arg(a) for a in call.args]
         if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu",
                     "gelu_tanh"):
@@ -54,10 +73,6 @@ class BuiltinCalls(EvaluatorState):
             if complement is not None and is_sparse(x.data):  # an anti-join (run/sparse_join.py)
                 return LArray(complement(x.data), x.axes)
             return LArray(1 - self._unary("step", x.data), x.axes)
-        if name in _COMPARE:  # a Boolean factor, broadcast by index name
-            compare = _COMPARE[name]
-            return combine(backend, lambda a, b: backend.where(compare(a, b), 1.0, 0.0),
-                           args[0], args[1])
         if name == "sig":
             x = args[0]
             if "T" in kwargs:  # sig(x, T=...), the seeds' spelling of sig(x, T)
