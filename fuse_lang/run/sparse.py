@@ -43,6 +43,13 @@ class SparseValue:
         """The framework's own sparse tensor (scipy.sparse, torch.sparse, BCOO)."""
         raise NotImplementedError
 
+    def reshape(self, *shape: Any) -> Any:
+        """Itself to its own shape (the interpreter asks); any other shape is dense."""
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        if tuple(shape) == tuple(self.shape):  # type: ignore[attr-defined]
+            return self
+        return np.asarray(self).reshape(shape)
+
 
 class SparseTensor(SparseValue):
     """A 2-D array stored as CSR.  Behaves as an array for the interpreter.
@@ -173,12 +180,6 @@ class SparseTensor(SparseValue):
     @property
     def T(self) -> "SparseTensor":  # noqa: N802 (numpy's name)
         return self.transpose(1, 0)
-
-    def reshape(self, *shape: Any) -> Any:
-        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        if tuple(shape) == self.shape:
-            return self
-        return np.asarray(self).reshape(shape)
 
     # ---- arithmetic that stays sparse
     def __add__(self, other: Any) -> Any:

@@ -159,12 +159,6 @@ class SparseRelation(SparseValue):
         return SparseRelation.from_coords(tuple(self.shape[k] for k in order),
                                           [coords[k] for k in order], self.data)
 
-    def reshape(self, *shape: Any) -> Any:
-        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        if tuple(shape) == self.shape:
-            return self
-        return np.asarray(self).reshape(shape)
-
     # ---- arithmetic that stays sparse
     def __add__(self, other: Any) -> Any:
         if isinstance(other, SparseRelation):

@@ -398,16 +398,20 @@ def test_fuse_run_target_runs_past_an_error_elsewhere(tmp_path):
     assert "`Nope` is not defined [undefined-tensor]" in text
 
 
-def test_fuse_run_error_is_shown(tmp_path):
-    file = write(tmp_path, "bad.fuse", BAD)
-    data = run_nvim(tmp_path, file, """
+# `:FuseRun` of the whole file, its result and the result buffer's lines in `out`
+FUSE_RUN = """
         wait_client()
         local done = wait_user('FuseRunDone')
         vim.cmd('FuseRun')
         local ev = done()
         out.result = ev.result
         out.lines = lines(ev.buf)
-    """)
+    """
+
+
+def test_fuse_run_error_is_shown(tmp_path):
+    file = write(tmp_path, "bad.fuse", BAD)
+    data = run_nvim(tmp_path, file, FUSE_RUN)
     assert data["result"]["ok"] is False
     assert data["lines"][0] == "# Fuse run failed"
     assert "`Q` is not defined" in "\n".join(data["lines"])
@@ -576,14 +580,7 @@ vim.lsp.enable('fuse')
 
 def test_fuse_run_shows_the_trace_with_run_trace_on(tmp_path):
     file = write(tmp_path, "datalog.fuse", DATALOG)
-    data = run_nvim(tmp_path, file, """
-        wait_client()
-        local done = wait_user('FuseRunDone')
-        vim.cmd('FuseRun')
-        local ev = done()
-        out.result = ev.result
-        out.lines = lines(ev.buf)
-    """, init_text=INIT_TRACE)
+    data = run_nvim(tmp_path, file, FUSE_RUN, init_text=INIT_TRACE)
     assert data["result"]["ok"] is True
     assert data["result"]["trace"]["fixpoints"][0]["group"] == ["Ancestor"]
     text = "\n".join(data["lines"])
