@@ -200,7 +200,8 @@ test('keywords export, axis, param; reserved words', async () => {
   await expectScopes('param W', 'param', 'keyword.other.param.fuse');
   await expectScopes('param W', 'W', 'variable.other.tensor.fuse');
   await expectScopes('let Z', 'let', 'invalid.illegal.reserved.fuse');
-  await expectScopes('G[i] = A[i] < B[i]', '<', 'invalid.illegal.reserved.fuse');
+  await expectScopes('G[i] = A[i] < B[i]', '<', 'keyword.operator.comparison.fuse');
+  await expectScopes('H[i] = A[i] && B[i]', '&&', 'invalid.illegal.reserved.fuse');
   // a keyword inside a longer name is a name
   const t = await tokenize('exported = axis2 + params');
   assert.ok(!t.some((x) => x.scopes.some((s) => s.startsWith('keyword.other'))), JSON.stringify(t));
