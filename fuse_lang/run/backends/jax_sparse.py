@@ -5,11 +5,12 @@ number of non-zeros changes every round; so a BCOO here holds its entries
 padded to a power of two, at least _SMALLEST (padding: out-of-bound positions,
 value 0, which BCOO itself reads as padding), and what a fixpoint round does is
 a few jitted kernels over those padded sizes: make canonical (sort, sum
-repeats), the union of two relations, the facts of one not in another, the
-product of two (expand-sort-compress), each packing the entries it keeps first, then
-cut to their padded count.  So a run compiles a few dozen kernels, once per process, not
-one per operation and round; and a round syncs with the host once per
-kernel for the count (the padded size of the result).  BCOO's own `@` serves
+repeats; also the union of two relations and the facts of one not in another),
+the product of two (expand, then the same sort), each packing the entries it
+keeps first, then cut to their padded count.  The shape is an array argument,
+not a static one, so a run compiles a few dozen kernels, once per process, not
+one per operation, shape and round; an operation syncs with the host once,
+for the count (the padded size of the result).  BCOO's own `@` serves
 the products with a dense operand; its sparse-sparse product is not used (its
 output is sized for the dense worst case).  Eager runs only: under jax.jit the
 padded size would have to be fixed in advance (docs/scale.md).  The other
@@ -28,7 +29,7 @@ from .framework_sparse import FrameworkSparse
 
 # The smallest padded size: every small relation shares one shape, so one
 # compilation per kernel serves them all (sorting a thousand entries costs
-# microseconds; compiling a kernel for one more size costs a tenth of a second).
+# microseconds; compiling a kernel for one more size, 0.5-2 s on a busy CPU).
 _SMALLEST = 1024
 
 
