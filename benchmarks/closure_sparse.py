@@ -194,8 +194,12 @@ def framework_closure(backend: str, n: int, m: int, repeats: int) -> None:
         assert sp.issparse(got) and (got != want).nnz == 0, "the closure differs"
         times = median_times({"engine": engine, "baseline": lambda: baseline(edge)},
                              repeats, warmup=0)
+    kernels = ""
+    if backend == "jax":
+        from fuse_lang.run.backends.jax_sparse import compiled_kernels
+        kernels = f" ({compiled_kernels()} jitted sparse kernels compiled in this process)"
     print(f"closure on {backend}, N={n:,}, {edge.nnz:,} edges, {want.nnz:,} pairs; first run "
-          f"{first:.2f} s")
+          f"{first:.2f} s{kernels}")
     report(f"closure N={n:,} {backend} sparse vs scipy hand-written", times["engine"],
            times["baseline"], 2.0)
 

@@ -16,6 +16,10 @@ the run's (reading the file and evaluating), the program compiled before.
 
     python benchmarks/demand.py [--size 100000] [--forward-size 20000]
     python benchmarks/demand.py --small   # what the smoke test runs
+    python benchmarks/demand.py --backend jax --size 20000 --forward-size 2000
+
+--backend torch|jax runs both eagerly (compiled=False: their sparse relations,
+docs/scale.md); the times include jax's compilations of its sparse kernels.
 """
 from __future__ import annotations
 
@@ -47,12 +51,15 @@ def write_tree(folder: Path, size: int, seed: int = 0) -> int:
     return 1
 
 
+BACKEND = {}  # compile()'s backend arguments (--backend)
+
+
 def one_run(folder: Path, mode: str, asked: int) -> tuple[float, float, set]:
     """Seconds of compile and run together, seconds of the rules alone (the trace's
     equations other than reading the file), the answer."""
     start = time.perf_counter()
     program = compile(PROGRAM.format(asked=asked), base_dir=folder,
-                      config=ExecutionConfig(mode=mode, trace=True))
+                      config=ExecutionConfig(mode=mode, trace=True), **BACKEND)
     result = program.execute()
     seconds = time.perf_counter() - start
     rules = sum(e["seconds"] for e in result.trace["equations"] if e["tensor"] != "Parent")
@@ -62,7 +69,7 @@ def one_run(folder: Path, mode: str, asked: int) -> tuple[float, float, set]:
 def measure(folder: Path, mode: str, asked: int, repeats: int) -> tuple[float, float, int, set]:
     runs = [one_run(folder, mode, asked) for _ in range(repeats)]
     program = compile(PROGRAM.format(asked=asked), base_dir=folder,
-                      config=ExecutionConfig(mode=mode))
+                      config=ExecutionConfig(mode=mode), **BACKEND)
     peak = peak_bytes(program.execute)  # the run: reading the file and the rules
     middle = len(runs) // 2
     return (sorted(r[0] for r in runs)[middle], sorted(r[1] for r in runs)[middle], peak,
@@ -75,7 +82,10 @@ def main() -> None:
     parser.add_argument("--forward-size", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--small", action="store_true", help="a tiny run (the smoke test)")
+    parser.add_argument("--backend", choices=["numpy", "torch", "jax"], default="numpy")
     args = parser.parse_args()
+    if args.backend != "numpy":
+        BACKEND.update(backend=args.backend, compiled=False)
     if args.small:
         args.size, args.forward_size, args.repeats = 2_000, 500, 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,7 +93,8 @@ def main() -> None:
         asked = write_tree(folder, args.forward_size)
         forward = measure(folder, "forward", asked, args.repeats)
         demand = measure(folder, "demand", asked, args.repeats)
-        print(f"demand vs forward, {args.forward_size} symbols, Ancestor(P{asked}, x)? "
+        print(f"[{args.backend}] demand vs forward, {args.forward_size} symbols, "
+              f"Ancestor(P{asked}, x)? "
               f"({len(demand[3])} answers, same: {demand[3] == forward[3]}): forward "
               f"{forward[0] * 1e3:.1f} ms (rules {forward[1] * 1e3:.1f} ms), "
               f"{forward[2] / 1e6:.1f} MB; demand {demand[0] * 1e3:.1f} ms (rules "
@@ -92,7 +103,8 @@ def main() -> None:
               f"memory ratio {demand[2] / forward[2]:.3f}")
         asked = write_tree(folder, args.size)
         seconds, rules, peak, answer = measure(folder, "demand", asked, args.repeats)
-        print(f"demand alone, {args.size} symbols, Ancestor(P{asked}, x)? ({len(answer)} "
+        print(f"[{args.backend}] demand alone, {args.size} symbols, Ancestor(P{asked}, x)? "
+              f"({len(answer)} "
               f"answers): {seconds * 1e3:.1f} ms in all (compile, read the file, run), "
               f"rules {rules * 1e3:.1f} ms, peak {peak / 1e6:.1f} MB")
 

@@ -153,14 +153,14 @@ class FrameworkSparse(SparseValue):
         if np.ndim(other) == 0:
             return self._with_values(self, self.parts()[2] * other)
         if tuple(other.shape) == self.shape:  # a dense operand: read at the non-zeros
-            rows, cols, values = self.parts()
-            return self.build(rows, cols, values * self.gather(other, rows, cols), self.shape)
+            rows, cols, values = self.parts()  # the same pattern: no sort again
+            return self._with_values(self, values * self.gather(other, rows, cols))
         if len(other.shape) == 2 and tuple(other.shape) in ((self.shape[0], 1),
                                                             (1, self.shape[1])) \
                 and 1 not in self.shape:  # a broadcast mask (plan.demand): rows or columns
             rows, cols, values = self.parts()
             at = (rows, cols * 0) if other.shape[1] == 1 else (rows * 0, cols)
-            return self.build(rows, cols, values * self.gather(other, *at), self.shape)
+            return self._with_values(self, values * self.gather(other, *at))
         return self.dense() * other
 
     __rmul__ = __mul__

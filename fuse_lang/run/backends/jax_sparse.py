@@ -2,14 +2,19 @@
 
 Eager jax compiles each operation once per shape it meets, and a relation's
 number of non-zeros changes every round; so a BCOO here holds its entries
-padded to a power of two (padding: out-of-bound positions, value 0, which BCOO
-itself reads as padding), and the two steps that make a tensor canonical
-(sort and sum repeats; the product of two sparse tensors, expand-sort-compress)
-are jitted per padded size: a few dozen compilations, not one per round.
-BCOO's own `@` serves the products with a dense operand; its sparse-sparse
-product is not used (its output is sized for the dense worst case).  Eager
-runs only: under jax.jit the padded size would have to be fixed in advance
-(docs/scale.md).  The operations themselves are framework_sparse's."""
+padded to a power of two, at least _SMALLEST (padding: out-of-bound positions,
+value 0, which BCOO itself reads as padding), and what a fixpoint round does is
+a few jitted kernels over those padded sizes: make canonical (sort, sum
+repeats; also the union of two relations and the facts of one not in another),
+the product of two (expand, then the same sort), each packing the entries it
+keeps first, then cut to their padded count.  The shape is an array argument,
+not a static one, so a run compiles a few dozen kernels, once per process, not
+one per operation, shape and round; an operation syncs with the host once,
+for the count (the padded size of the result).  BCOO's own `@` serves
+the products with a dense operand; its sparse-sparse product is not used (its
+output is sized for the dense worst case).  Eager runs only: under jax.jit the
+padded size would have to be fixed in advance (docs/scale.md).  The other
+operations are framework_sparse's."""
 from __future__ import annotations
 
 import functools
@@ -22,77 +27,163 @@ from jax.experimental import sparse as jsparse
 
 from .framework_sparse import FrameworkSparse
 
+# The smallest padded size: every small relation shares one shape, so one
+# compilation per kernel serves them all (sorting a thousand entries costs
+# microseconds; compiling a kernel for one more size, 0.5-2 s on a busy CPU).
+_SMALLEST = 1024
+
 
 def _padded(n: int) -> int:
-    return 0 if n == 0 else 1 << (int(n) - 1).bit_length()
+    """The smallest power of two at least n and _SMALLEST."""
+    return max(_SMALLEST, 1 << (int(n) - 1).bit_length()) if n else _SMALLEST
 
 
-def _pad(x: Any, size: int, fill: Any) -> Any:
-    return x if x.shape[0] == size else jnp.concatenate(
-        [x, jnp.full((size - x.shape[0],), fill, x.dtype)])
+def _bounds(shape: tuple[int, int]) -> Any:
+    return np.asarray(shape, np.int32)
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
-def _sorted_sums(rows: Any, cols: Any, values: Any, shape: tuple[int, int]) -> tuple:
-    """Entries sorted row by row, repeats summed into their first; the rest (and
-    zeros, and padding) marked invalid."""
-    order = jnp.lexsort((cols, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
+def _joined(indices: list, values: list, bounds: tuple[int, int]) -> tuple[Any, Any]:
+    """Entries of several parts in one pair of arrays, padded to a power of two
+    (padding: the out-of-bound position `bounds`, value 0).  Eager: a cheap
+    concatenation, compiled once per combination of sizes."""
+    total = sum(int(v.shape[0]) for v in values)
+    size = _padded(total)
+    if size > total:
+        indices = [*indices, np.broadcast_to(np.asarray(bounds, np.int32), (size - total, 2))]
+        values = [*values, np.zeros(size - total, values[0].dtype)]
+    if len(values) == 1:
+        return jnp.asarray(indices[0]), jnp.asarray(values[0])
+    return jnp.concatenate(indices), jnp.concatenate(values)
+
+
+def _packed(rows: Any, cols: Any, values: Any, valid: Any, bounds: Any) -> tuple:
+    """The valid entries first, in their order, then padding: (indices, values,
+    how many are valid); the caller keeps the padded count of them.  A scatter
+    to each one's rank (XLA's CPU sort is slow to run; a scatter, to compile)."""
+    size = rows.shape[0]
+    at = jnp.where(valid, jnp.cumsum(valid) - 1, size)  # past the end: dropped
+    rows = jnp.full(size, bounds[0], rows.dtype).at[at].set(rows, mode="drop")
+    cols = jnp.full(size, bounds[1], cols.dtype).at[at].set(cols, mode="drop")
+    values = jnp.zeros(size, values.dtype).at[at].set(values, mode="drop")
+    return jnp.stack([rows, cols], 1), values, valid.sum()
+
+
+# The kernels take the shape as an array (`bounds`), not a static argument: one
+# compilation per padded size serves every relation.
+@jax.jit
+def _canonical(indices: Any, values: Any, bounds: Any, positive: Any) -> tuple:
+    """Entries sorted row by row, repeats summed into their first, packed: the
+    non-zero sums (the positive ones, `positive`) inside `bounds`."""
+    rows, cols, values = jax.lax.sort((indices[:, 0], indices[:, 1], values), num_keys=2)
     first = jnp.concatenate([jnp.ones(1, bool), (rows[1:] != rows[:-1]) |
-                             (cols[1:] != cols[:-1])]) if rows.shape[0] else rows < 0
+                             (cols[1:] != cols[:-1])])
     group = jnp.cumsum(first) - 1
     sums = jax.ops.segment_sum(values, group, num_segments=rows.shape[0])[group]
-    valid = first & (sums != 0) & (rows < shape[0]) & (cols < shape[1])
-    return rows, cols, sums, valid
-
-
-@functools.partial(jax.jit, static_argnames=("size", "shape"))
-def _compact(rows: Any, cols: Any, values: Any, valid: Any, size: int,
-             shape: tuple[int, int]) -> Any:
-    (kept,) = jnp.nonzero(valid, size=size, fill_value=rows.shape[0])
-    rows = jnp.concatenate([rows, jnp.full(1, shape[0], rows.dtype)])[kept]
-    cols = jnp.concatenate([cols, jnp.full(1, shape[1], cols.dtype)])[kept]
-    values = jnp.concatenate([values, jnp.zeros(1, values.dtype)])[kept]
-    return jsparse.BCOO((values, jnp.stack([rows, cols], 1)), shape=shape)
+    valid = first & jnp.where(positive, sums > 0, sums != 0) & (rows < bounds[0]) & \
+        (cols < bounds[1])
+    return _packed(rows, cols, sums, valid, bounds)
 
 
 @jax.jit
-def _expansion_counts(a_cols: Any, a_values: Any, b_rows: Any) -> tuple[Any, Any]:
+def _kept(indices: Any, values: Any, bounds: Any) -> tuple:
+    """New values on a canonical pattern: the non-zeros, packed."""
+    valid = (values != 0) & (indices[:, 0] < bounds[0]) & (indices[:, 1] < bounds[1])
+    return _packed(indices[:, 0], indices[:, 1], values, valid, bounds)
+
+
+@jax.jit
+def _is_boolean(values: Any) -> Any:
+    return ((values == 1) | (values == 0)).all()  # 0: the padding
+
+
+@jax.jit
+def _indicator(values: Any) -> Any:
+    return (values > 0).astype(values.dtype)
+
+
+@jax.jit
+def _expansion_counts(a: Any, a_values: Any, b: Any) -> tuple[Any, Any, Any]:
     """Per entry (i, k) of A: where B's row k starts and how many entries it has
-    (none for A's padding)."""
-    starts = jnp.searchsorted(b_rows, a_cols, side="left")
-    ends = jnp.searchsorted(b_rows, a_cols, side="right")
-    return starts, jnp.where(a_values != 0, ends - starts, 0)
+    (none for A's padding); and how many pairs in all."""
+    starts = jnp.searchsorted(b[:, 0], a[:, 1], side="left")
+    ends = jnp.searchsorted(b[:, 0], a[:, 1], side="right")
+    counts = jnp.where(a_values != 0, ends - starts, 0)
+    return starts, counts, counts.sum()
 
 
 @functools.partial(jax.jit, static_argnames=("size",))
-def _expand(a_rows: Any, a_values: Any, b_cols: Any, b_values: Any, starts: Any,
-            counts: Any, size: int) -> tuple[Any, Any, Any]:
+def _expanded(a: Any, a_values: Any, b: Any, b_values: Any, starts: Any, counts: Any,
+              bounds: Any, size: int) -> tuple[Any, Any]:
     """Each A entry paired with each entry of the B row it meets (the join's
-    candidates, `size` of them with padding)."""
+    candidates, `size` of them with padding), unsorted."""
     owner = jnp.repeat(jnp.arange(counts.shape[0]), counts, total_repeat_length=size)
     offset = jnp.arange(size) - (jnp.cumsum(counts) - counts)[owner]
     real = jnp.arange(size) < counts.sum()
     at = jnp.where(real, starts[owner] + offset, 0)
-    return (jnp.where(real, a_rows[owner], jnp.iinfo(a_rows.dtype).max // 2), b_cols[at],
-            jnp.where(real, a_values[owner] * b_values[at], 0))
+    rows = jnp.where(real, a[owner, 0], bounds[0])
+    return jnp.stack([rows, b[at, 1]], 1), jnp.where(real, a_values[owner] * b_values[at], 0)
 
 
 class JaxSparse(FrameworkSparse):
     """A 2-D BCOO array: entries sorted row by row, no repeats, no zeros, padded
-    to a power of two with out-of-bound positions."""
+    to a power of two with out-of-bound positions; `count` the real entries."""
 
-    __slots__ = ()
+    __slots__ = ("count",)
+
+    def __init__(self, tensor: Any, count: int | None = None) -> None:
+        super().__init__(tensor)
+        self.count = int(np.count_nonzero(np.asarray(tensor.data))) if count is None else count
 
     @classmethod
     def build(cls, rows: Any, cols: Any, values: Any, shape: tuple[int, int]) -> "JaxSparse":
-        size = _padded(rows.shape[0])
-        rows = _pad(jnp.asarray(rows, jnp.int32), size, shape[0])
-        cols = _pad(jnp.asarray(cols, jnp.int32), size, shape[1])
-        values = _pad(jnp.asarray(values), size, 0)
-        rows, cols, sums, valid = _sorted_sums(rows, cols, values, shape=tuple(shape))
-        count = int(valid.sum())
-        return cls(_compact(rows, cols, sums, valid, size=_padded(count), shape=tuple(shape)))
+        indices = jnp.stack([jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32)], 1)
+        return cls._sorted([indices], [jnp.asarray(values)], tuple(shape))
+
+    @classmethod
+    def _sorted(cls, indices: list, values: list, shape: tuple[int, int],
+                positive: bool = False) -> "JaxSparse":
+        """The canonical tensor of these parts' entries (repeats summed)."""
+        indices, values = _joined(indices, values, shape)
+        return cls._compacted(_canonical(indices, values, _bounds(shape), np.bool_(positive)),
+                              shape)
+
+    @classmethod
+    def _compacted(cls, packed: tuple, shape: tuple[int, int]) -> "JaxSparse":
+        """A kernel's (indices, values, count), cut to the padded count: the one
+        host sync of an operation."""
+        indices, values, count = packed
+        count = int(count)
+        size = _padded(count)
+        if size < values.shape[0]:
+            indices, values = indices[:size], values[:size]
+        return cls(jsparse.BCOO((values, indices), shape=tuple(shape)), count)
+
+    @classmethod
+    def _with_values(cls, like: FrameworkSparse, values: Any) -> "JaxSparse":
+        return cls._compacted(_kept(like.tensor.indices, values, _bounds(like.shape)),
+                              like.shape)
+
+    def _union(self, other: FrameworkSparse, sign: int) -> "JaxSparse":
+        if not isinstance(other, JaxSparse):
+            return super()._union(other, sign)  # type: ignore[return-value]
+        data = other.tensor.data
+        return self._sorted([self.tensor.indices, other.tensor.indices],
+                            [self.tensor.data, data if sign == 1 else -data], self.shape)
+
+    def step(self) -> "JaxSparse":
+        if bool(_is_boolean(self.tensor.data)):
+            return self
+        return self._with_values(self, _indicator(self.tensor.data))
+
+    def new_facts(self, known: Any) -> "JaxSparse | None":
+        """1 where self > 0 and `known` is not: the positive entries of
+        step(self) - step(known), in one sort."""
+        if not isinstance(known, JaxSparse):
+            return super().new_facts(known)  # type: ignore[return-value]
+        new = self._sorted([self.tensor.indices, known.tensor.indices],
+                           [_indicator(self.tensor.data), -_indicator(known.tensor.data)],
+                           self.shape, positive=True)
+        return new if new.count else None
 
     @classmethod
     def from_dense(cls, x: Any) -> "JaxSparse":
@@ -108,7 +199,7 @@ class JaxSparse(FrameworkSparse):
 
     @property
     def nnz(self) -> int:
-        return int(np.count_nonzero(np.asarray(self.tensor.data)))
+        return self.count
 
     def parts(self) -> tuple[Any, Any, Any]:
         indices = self.tensor.indices
@@ -125,14 +216,13 @@ class JaxSparse(FrameworkSparse):
 
     def _sparse_product(self, right: "JaxSparse") -> "JaxSparse":
         """self @ right by expand-sort-compress (the usual sparse-sparse product)."""
-        a_rows, a_cols, a_values = self.parts()
-        b_rows, b_cols, b_values = right.parts()
-        starts, counts = _expansion_counts(a_cols, a_values, b_rows)
-        total = int(counts.sum())
-        rows, cols, values = _expand(a_rows, a_values, b_cols, b_values, starts, counts,
-                                     size=_padded(total))
+        a, a_values, b, b_values = (self.tensor.indices, self.tensor.data,
+                                    right.tensor.indices, right.tensor.data)
+        starts, counts, total = _expansion_counts(a, a_values, b)
         shape = (self.shape[0], right.shape[1])
-        return self.build(jnp.minimum(rows, shape[0]), cols, values, shape)
+        indices, values = _expanded(a, a_values, b, b_values, starts, counts, _bounds(shape),
+                                    size=_padded(int(total)))
+        return self._sorted([indices], [values], shape)
 
     def multiply_sparse(self, other: FrameworkSparse) -> "JaxSparse":
         product = jsparse.bcoo_multiply_sparse(self.tensor, other.tensor)  # type: ignore
@@ -173,3 +263,9 @@ class JaxSparse(FrameworkSparse):
     @staticmethod
     def index_sum(size: int, index: Any, values: Any) -> Any:
         return jnp.zeros(size, values.dtype).at[index].add(values, mode="drop")
+
+
+def compiled_kernels() -> int:
+    """How many compilations the kernels above hold (the benchmark's count)."""
+    kernels = (_canonical, _kept, _is_boolean, _indicator, _expansion_counts, _expanded)
+    return sum(getattr(k, "_cache_size", lambda: 0)() for k in kernels)

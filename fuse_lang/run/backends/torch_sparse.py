@@ -61,9 +61,9 @@ class TorchSparse(FrameworkSparse):
             warnings.simplefilter("ignore", UserWarning)
             if isinstance(other, TorchSparse):
                 pair = (self.tensor, other.tensor) if on_left else (other.tensor, self.tensor)
-                product = torch.sparse.mm(*pair).coalesce()
-                rows, cols = product.indices()
-                return self.build(rows, cols, product.values(), tuple(product.shape))
+                product = torch.sparse.mm(*pair).coalesce()  # coalesced once, not again
+                return self._nonzero(product.indices(), product.values(),
+                                     tuple(product.shape))
             if on_left:
                 return torch.sparse.mm(self.tensor, other)
             # dense @ sparse, as (sparse^T @ dense^T)^T
@@ -71,8 +71,7 @@ class TorchSparse(FrameworkSparse):
 
     def multiply_sparse(self, other: FrameworkSparse) -> "TorchSparse":
         product = (self.tensor * other.tensor).coalesce()  # type: ignore[attr-defined]
-        rows, cols = product.indices()
-        return self.build(rows, cols, product.values(), self.shape)
+        return self._nonzero(product.indices(), product.values(), self.shape)
 
     @staticmethod
     def concat(arrays: list) -> Any:
