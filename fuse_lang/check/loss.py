@@ -101,13 +101,32 @@ def _smooth_deps(statements: Sequence[ir.Statement],
                     node = stack.pop()
                     if isinstance(node, ir.Ref):
                         reads.append(node.name)
-                    elif isinstance(node, ir.Call) and (node.name in _FLAT_CALLS or (
-                            node.name == "sig" and len(node.args) > 1
-                            and isinstance(node.args[1], ir.Number)
-                            and node.args[1].value == 0)):
+                    elif isinstance(node, ir.Call) and (
+                            node.name in _FLAT_CALLS
+                            or _cold_sig(node, statements, tensors)):
                         continue
                     stack.extend(ir.children(node))
     return out
+
+
+def _cold_sig(call: ir.Call, statements: Sequence[ir.Statement],
+              tensors: Mapping[str, TensorSymbol]) -> bool:
+    """`sig(x, 0)`, `sig(x, T=0)` or `sig(x, Z)` with `Z = const(0)` (or `Z = 0`):
+    a step, whose gradient is zero.  A temperature above 0 lets it flow."""
+    if call.name != "sig":
+        return False
+    given = [kw.value for kw in call.kwargs if kw.name == "T"]
+    temperature = call.args[1] if len(call.args) > 1 else (given[0] if given else None)
+    if isinstance(temperature, ir.Ref) and not temperature.indices:
+        sym = tensors.get(temperature.name)
+        if sym is None or sym.is_param or len(sym.statements) != 1:
+            return False
+        stmt = statements[sym.statements[0]]
+        temperature = stmt.rhs if isinstance(stmt, ir.Equation) and stmt.op == "=" else None
+        if isinstance(temperature, ir.Call) and temperature.name == "const" \
+                and len(temperature.args) == 1:
+            temperature = temperature.args[0]
+    return isinstance(temperature, ir.Number) and temperature.value == 0
 
 
 def _reached(root: str, tensors: Mapping[str, TensorSymbol],
