@@ -1,0 +1,144 @@
+"""A training's result as plain, JSON-able data: what an editor shows after
+`fuse.train` (docs/running-from-the-editor.md, "Training").
+
+`TrainRecorder` is the training's progress callback: it keeps each step's
+loss, the time since the start and the latest validation loss, and passes
+each report on (the server's progress reads the latest).  `summarize_training`
+puts that together with the engine's run.training.TrainResult: the loss curve
+(at most HISTORY_POINTS points, evenly spread, the last step always in), the
+validation losses, the first and final loss, per param its array summary and
+the checkpoint written, if any.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..run.training import TrainProgress, TrainResult
+from .run_summary import ArraySummary, _json_float, _ms, _shape, summarize_array
+
+HISTORY_POINTS = 1000  # points of the loss curve sent to the editor
+
+
+class TrainRecorder:
+    """The progress callback of one training, called in its thread."""
+
+    def __init__(self, listener: Callable[[TrainProgress], None] | None = None) -> None:
+        self.reports: list[TrainProgress] = []
+        self.listener = listener
+        self._lock = threading.Lock()
+
+    def __call__(self, report: TrainProgress) -> None:
+        with self._lock:
+            self.reports.append(report)
+        if self.listener is not None:
+            self.listener(report)
+
+    @property
+    def latest(self) -> TrainProgress | None:
+        with self._lock:
+            return self.reports[-1] if self.reports else None
+
+
+@dataclass(frozen=True, slots=True)
+class TrainPoint:
+    step: int  # the step finished (counted from 1, a resumed checkpoint's included)
+    loss: float  # the training loss of that step (before its update)
+    seconds: float  # since the training started
+    validation: float | None = None  # the validation loss measured after this step
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"step": self.step, "loss": _json_float(self.loss),
+                               "seconds": round(self.seconds, 6)}
+        if self.validation is not None:
+            out["validation"] = _json_float(self.validation)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSummary:
+    program: str
+    backend: str
+    device: str
+    loss: str  # the loss tensor's name
+    elapsed_ms: float  # compiling and training, as the editor waited
+    first_step: int
+    steps: int
+    history: tuple[TrainPoint, ...]
+    validation: tuple[tuple[int, float], ...]
+    params: tuple[tuple[str, ArraySummary], ...]
+    checkpoint: str | None
+    options: dict  # the optimizer, learning rate, ... that trained
+
+    @property
+    def final_loss(self) -> float | None:
+        return self.history[-1].loss if self.history else None
+
+    def to_json(self) -> dict[str, Any]:
+        final = self.final_loss
+        return {"program": self.program, "backend": self.backend, "device": self.device,
+                "loss": self.loss, "elapsed_ms": round(self.elapsed_ms, 3),
+                "first_step": self.first_step, "steps": self.steps,
+                "initial_loss": _json_float(self.history[0].loss) if self.history else None,
+                "final_loss": None if final is None else _json_float(final),
+                "history": [p.to_json() for p in self.history],
+                "validation": [{"step": s, "loss": _json_float(v)} for s, v in self.validation],
+                "params": {n: s.to_json() for n, s in self.params},
+                "checkpoint": self.checkpoint, "options": self.options,
+                "message": self.message()}
+
+    def message(self) -> str:
+        where = f"{self.device} ({self.backend})"
+        if not self.history:
+            return (f"Trained {self.program} on {where}: no steps to take (already at step "
+                    f"{self.steps})")
+        first, last = self.history[0], self.history[-1]
+        held = f", validation {self.validation[-1][1]:.4g}" if self.validation else ""
+        saved = f"; checkpoint {self.checkpoint}" if self.checkpoint else ""
+        return (f"Trained {self.program} on {where}: {self.loss} {first.loss:.4g} -> "
+                f"{last.loss:.4g}{held} in {self.steps - self.first_step} steps, "
+                f"{_ms(self.elapsed_ms)}{saved}")
+
+    def table(self) -> list[str]:
+        """The loss curve as a fixed-width table (at most about 20 rows), for an
+        editor without pictures (Neovim's result buffer)."""
+        rows = _spread(list(self.history), 20)
+        lines = [f"{'step':>8}  {'loss':>12}  {'validation':>12}  {'time':>9}"]
+        for p in rows:
+            held = f"{p.validation:.6g}" if p.validation is not None else ""
+            lines.append(f"{p.step:>8}  {p.loss:>12.6g}  {held:>12}  {p.seconds:>8.2f}s")
+        lines += [""] + [f"param {n} {_shape(s.shape)}: mean {s.mean}, std {s.std}"
+                         for n, s in self.params]
+        return lines
+
+
+def summarize_training(result: TrainResult, recorder: TrainRecorder, *,
+                       program: str = "program", backend: str = "torch", device: str = "cpu",
+                       elapsed_s: float = 0.0, options: dict | None = None) -> TrainSummary:
+    """The plain-data summary of a finished training."""
+    reports = {r.done: r for r in recorder.reports}
+    validated = dict(result.validation)
+    points = []
+    for k, loss in enumerate(result.losses):
+        step = result.first_step + k + 1
+        report = reports.get(step)
+        points.append(TrainPoint(step, float(loss), report.elapsed_s if report else 0.0,
+                                 validated.get(step)))
+    return TrainSummary(program, backend, device, result.loss, elapsed_s * 1000,
+                        result.first_step, result.steps,
+                        tuple(_spread(points, HISTORY_POINTS)),
+                        tuple((int(s), float(v)) for s, v in result.validation),
+                        tuple((n, summarize_array(v)) for n, v in sorted(result.params.items())),
+                        result.checkpoint, dict(options or {}))
+
+
+def _spread(points: list, most: int) -> list:
+    """At most `most` of `points`, evenly spread, the first and last kept; a point
+    with a validation loss is kept too."""
+    if len(points) <= most:
+        return points
+    stride = len(points) / (most - 1)
+    keep = {round(k * stride) for k in range(most - 1)} | {len(points) - 1}
+    keep |= {k for k, p in enumerate(points) if getattr(p, "validation", None) is not None}
+    return [p for k, p in enumerate(points) if k in keep]
