@@ -11,6 +11,7 @@ the checkpoint written, if any.
 """
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -86,7 +87,7 @@ class TrainSummary:
                 "validation": [{"step": s, "loss": _json_float(v)} for s, v in self.validation],
                 "params": {n: s.to_json() for n, s in self.params},
                 "checkpoint": self.checkpoint, "options": self.options,
-                "message": self.message()}
+                "message": self.message(), "report": self.table()}
 
     def message(self) -> str:
         where = f"{self.device} ({self.backend})"
@@ -101,10 +102,12 @@ class TrainSummary:
                 f"{_ms(self.elapsed_ms)}{saved}")
 
     def table(self) -> list[str]:
-        """The loss curve as a fixed-width table (at most about 20 rows), for an
-        editor without pictures (Neovim's result buffer)."""
+        """The loss curve as text for an editor without pictures (Neovim's result
+        buffer): a line of block characters, then a fixed-width table of about 20
+        rows, then the params."""
         rows = _spread(list(self.history), 20)
-        lines = [f"{'step':>8}  {'loss':>12}  {'validation':>12}  {'time':>9}"]
+        lines = [f"loss {sparkline([p.loss for p in self.history])}", ""] if self.history else []
+        lines.append(f"{'step':>8}  {'loss':>12}  {'validation':>12}  {'time':>9}")
         for p in rows:
             held = f"{p.validation:.6g}" if p.validation is not None else ""
             lines.append(f"{p.step:>8}  {p.loss:>12.6g}  {held:>12}  {p.seconds:>8.2f}s")
@@ -131,6 +134,28 @@ def summarize_training(result: TrainResult, recorder: TrainRecorder, *,
                         tuple((int(s), float(v)) for s, v in result.validation),
                         tuple((n, summarize_array(v)) for n, v in sorted(result.params.items())),
                         result.checkpoint, dict(options or {}))
+
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float], width: int = 60) -> str:
+    """`values` as one line of block characters, high to low (at most `width`,
+    each the mean of its share of the values; a non-finite value is a space)."""
+    if not values:
+        return ""
+    count = min(width, len(values))
+    cells = []
+    for k in range(count):
+        share = [v for v in values[k * len(values) // count:(k + 1) * len(values) // count]
+                 if math.isfinite(v)]
+        cells.append(sum(share) / len(share) if share else math.nan)
+    finite = [c for c in cells if math.isfinite(c)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    span = (high - low) or 1.0
+    return "".join(" " if not math.isfinite(c) else
+                   BLOCKS[min(len(BLOCKS) - 1, int((c - low) / span * len(BLOCKS)))]
+                   for c in cells)
 
 
 def _spread(points: list, most: int) -> list:
