@@ -22,7 +22,8 @@ from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
 from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
-from fuse_lang.ide.train_targets import TrainOptionError, train_options
+from fuse_lang.ide.train_targets import TrainOptionError, data_files, read_data_files, \
+    train_options
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.run.training import TrainOptions, TrainResult
 
@@ -91,11 +92,15 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
     recorder = TrainRecorder()
     try:
         options = request_options(ls, request)
+        files = {key: data_files(request.given, key, request.base_dir)
+                 for key in ("data", "validation")}
         analysis, _ = ls.analysis(request.uri)
         program = await asyncio.to_thread(_compile, request, analysis.text)
         if cancel.cancelled:
             raise Cancelled("the training was cancelled")
-        job = await _start(ls, program, options, cancel, progress, recorder)
+        arrays = {key: await asyncio.to_thread(read_data_files, found)
+                  for key, found in files.items()}
+        job = await _start(ls, program, options, arrays, cancel, progress, recorder)
         progress.report(f"training on {where}")
         result = await _follow(job, cancel, progress, recorder)
     except (Cancelled, asyncio.CancelledError) as stop:
@@ -140,7 +145,7 @@ def _deadline(cancel: CancelToken, seconds: int) -> Callable[[], None]:
 
 
 async def _start(ls: FuseServer, program: CompiledProgram, options: TrainOptions,
-                 cancel: CancelToken, progress: Progress,
+                 arrays: dict[str, dict], cancel: CancelToken, progress: Progress,
                  recorder: TrainRecorder) -> asyncio.Future:
     """The training going off the event loop, once the runs' budget has room."""
     def waiting(message: str) -> None:
@@ -158,10 +163,11 @@ async def _start(ls: FuseServer, program: CompiledProgram, options: TrainOptions
     # written once at the end (never every N steps): a cancelled training leaves none
     options = replace(options, checkpoint_every=None)
     job = asyncio.ensure_future(asyncio.to_thread(
-        program.train, None, optimizer=options.optimizer,
+        program.train, arrays["data"] or None, optimizer=options.optimizer,
         learning_rate=options.learning_rate, schedule=options.schedule, steps=options.steps,
         seed=options.seed, weight_decay=options.weight_decay, batch=options.batch,
-        validate_every=options.validate_every, checkpoint=options.checkpoint,
+        validation=arrays["validation"] or None, validate_every=options.validate_every,
+        checkpoint=options.checkpoint,
         epochs=options.epochs, progress=recorder))
     job.add_done_callback(lambda _: ls.run_budget.release(ticket))
     return job

@@ -111,7 +111,7 @@ class TrainSummary:
         for p in rows:
             held = f"{p.validation:.6g}" if p.validation is not None else ""
             lines.append(f"{p.step:>8}  {p.loss:>12.6g}  {held:>12}  {p.seconds:>8.2f}s")
-        lines += [""] + [f"param {n} {_shape(s.shape)}: mean {s.mean}, std {s.std}"
+        lines += [""] + [f"param {n} {_shape(s.shape)}: mean {_g(s.mean)}, std {_g(s.std)}"
                          for n, s in self.params]
         return lines
 
@@ -134,6 +134,10 @@ def summarize_training(result: TrainResult, recorder: TrainRecorder, *,
                         tuple((int(s), float(v)) for s, v in result.validation),
                         tuple((n, summarize_array(v)) for n, v in sorted(result.params.items())),
                         result.checkpoint, dict(options or {}))
+
+
+def _g(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 BLOCKS = "▁▂▃▄▅▆▇█"

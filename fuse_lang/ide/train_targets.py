@@ -22,7 +22,7 @@ from ..run.training import TrainOptions
 # the options a fuse.train request may carry, besides backend, device and precision
 # (camelCase as editors send them; each also accepted in snake_case)
 OPTION_KEYS = ("optimizer", "lr", "learningRate", "steps", "epochs", "batch", "seed",
-               "schedule", "weightDecay", "validateEvery", "checkpoint")
+               "schedule", "weightDecay", "validateEvery", "checkpoint", "data", "validation")
 DEFAULT_STEPS = 100
 
 
@@ -73,6 +73,45 @@ def train_options(given: Mapping[str, Any], base_dir: Path | None = None) -> Tra
                         checkpoint=_checkpoint(get("checkpoint"), base_dir), epochs=epochs)
 
 
+def data_files(given: Mapping[str, Any], key: str, base_dir: Path | None = None
+               ) -> dict[str, Path]:
+    """A request's `data` or `validation`: `{NAME: "file.npy"}`, each file in the
+    program's folder (as `fuse train --data/--validation NAME=FILE.npy`)."""
+    value = given.get(key)
+    if value is None or value == {}:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in value.items()):
+        raise TrainOptionError(f'{key} takes {{NAME: "file.npy"}}, not {value!r}')
+    return {name: _inside(file, base_dir, key) for name, file in value.items()}
+
+
+def read_data_files(files: Mapping[str, Path]) -> dict[str, Any]:
+    """The arrays of data_files, read as `fuse train` reads them (.npy, or an .npz
+    holding NAME or one array)."""
+    from ..check.sources import SourceError
+    from ..run.files import load_array_file
+
+    out = {}
+    for name, path in files.items():
+        try:
+            out[name] = load_array_file(path, name)
+        except (OSError, ValueError, TypeError, SourceError, MemoryError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            raise TrainOptionError(f"cannot read {path.name} for `{name}`: {reason}") from None
+    return out
+
+
+def _inside(value: str, base_dir: Path | None, what: str) -> Path:
+    """`value` as a path in the program's folder, or why not."""
+    folder = (base_dir or Path.cwd()).resolve()
+    path = (folder / value).resolve()
+    if path != folder and folder not in path.parents:
+        raise TrainOptionError(f"the {what} file {value} is outside the program's folder "
+                               f"{folder}: an editor reads and writes only there")
+    return path
+
+
 def _choice(value: Any, name: str, choices: tuple[str, ...], default: str) -> str:
     if value is None:
         return default
@@ -120,11 +159,7 @@ def _checkpoint(value: Any, base_dir: Path | None) -> str | None:
         return None
     if not isinstance(value, str):
         raise TrainOptionError(f"checkpoint must be a file name, not {value!r}")
-    folder = (base_dir or Path.cwd()).resolve()
-    path = (folder / value).resolve()
-    if path != folder and folder not in path.parents:
-        raise TrainOptionError(f"the checkpoint {value} is outside the program's folder "
-                               f"{folder}: an editor writes only there")
+    path = _inside(value, base_dir, "checkpoint")
     if path.suffix != ".safetensors":
         raise TrainOptionError(f"a checkpoint is a .safetensors file, not {value}")
     return str(path)

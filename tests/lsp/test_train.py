@@ -82,6 +82,27 @@ async def test_train_on_torch_returns_a_falling_loss_curve_with_progress(vscode,
                          if m.message.startswith("fuse.train: Trained reg.fuse")])
 
 
+async def test_train_on_jax_too(vscode, tmp_path):
+    pytest.importorskip("jax")
+    pytest.importorskip("optax")
+    _regression(tmp_path)
+    held = tmp_path / "held"
+    held.mkdir()
+    _regression(held, n=8)
+    uri = open_doc(vscode, tmp_path / "reg.fuse", REGRESSION)
+    result = await asyncio.wait_for(execute(vscode, "fuse.train", uri, {
+        "backend": "jax", "lr": 0.05, "steps": 100, "validateEvery": 25,
+        "validation": {"X": "held/x.npy", "T": "held/t.npy"}}), 120)
+    assert result["ok"] is True, result
+    assert result["backend"] == "jax" and len(result["history"]) == 100
+    assert result["final_loss"] < 0.05 * result["initial_loss"]
+    assert [p["step"] for p in result["history"] if "validation" in p] == [25, 50, 75, 100]
+    assert [v["step"] for v in result["validation"]] == [25, 50, 75, 100]
+    assert result["validation"][-1]["loss"] < 0.05 * result["validation"][0]["loss"]
+    assert result["report"][0].startswith("loss █") and result["report"][-2].startswith(
+        "param B (): mean ")
+
+
 async def test_cancelling_a_training_leaves_no_checkpoint(vscode, tmp_path):
     pytest.importorskip("torch")
     _regression(tmp_path)
@@ -129,7 +150,10 @@ async def test_numpy_refuses_training_and_bad_options_are_clear(vscode, tmp_path
                           ({"optimizer": "rmsprop"}, "optimizer must be one of sgd, adam"),
                           ({"batch": "n"}, "batch takes INDEX=N"),
                           ({"steps": 1.5}, "steps must be a whole number"),
-                          ({"checkpoint": "../out.safetensors"}, "outside the program's")]:
+                          ({"checkpoint": "../out.safetensors"}, "outside the program's"),
+                          ({"validation": {"X": "../x.npy"}}, "outside the program's"),
+                          ({"validation": {"X": "nope.npy"}}, "cannot read nope.npy for `X`"),
+                          ({"data": ["x.npy"]}, 'data takes {NAME: "file.npy"}')]:
         result = await execute(vscode, "fuse.train", uri, {"backend": "torch", **options})
         assert result["ok"] is False and said in result["error"], (options, result)
     plain = open_doc(vscode, tmp_path / "plain.fuse", "A[i] = const([1, 2])\nexport A\n")
