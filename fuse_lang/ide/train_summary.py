@@ -5,7 +5,8 @@
 loss, the time since the start and the latest validation loss, and passes
 each report on (the server's progress reads the latest).  `summarize_training`
 puts that together with the engine's run.training.TrainResult: the loss curve
-(at most HISTORY_POINTS points, evenly spread, the last step always in), the
+(HISTORY_POINTS points evenly spread at most, the last step always in, and
+every validated step), the
 validation losses, the first and final loss, per param its array summary and
 the checkpoint written, if any.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,23 +25,29 @@ HISTORY_POINTS = 1000  # points of the loss curve sent to the editor
 
 
 class TrainRecorder:
-    """The progress callback of one training, called in its thread."""
+    """The progress callback of one training, called in its thread: it keeps the
+    latest report and, per step, the seconds since the start (compactly: a long
+    training reports millions of steps)."""
 
     def __init__(self, listener: Callable[[TrainProgress], None] | None = None) -> None:
-        self.reports: list[TrainProgress] = []
+        self.steps = array("q")  # the step each report finished
+        self.seconds = array("d")  # and the seconds since the start then
         self.listener = listener
+        self._latest: TrainProgress | None = None
         self._lock = threading.Lock()
 
     def __call__(self, report: TrainProgress) -> None:
         with self._lock:
-            self.reports.append(report)
+            self.steps.append(report.done)
+            self.seconds.append(report.elapsed_s)
+            self._latest = report
         if self.listener is not None:
             self.listener(report)
 
     @property
     def latest(self) -> TrainProgress | None:
         with self._lock:
-            return self.reports[-1] if self.reports else None
+            return self._latest
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +128,15 @@ def summarize_training(result: TrainResult, recorder: TrainRecorder, *,
                        program: str = "program", backend: str = "torch", device: str = "cpu",
                        elapsed_s: float = 0.0, options: dict | None = None) -> TrainSummary:
     """The plain-data summary of a finished training."""
-    reports = {r.done: r for r in recorder.reports}
+    seconds = dict(zip(recorder.steps, recorder.seconds))
     validated = dict(result.validation)
-    points = []
-    for k, loss in enumerate(result.losses):
-        step = result.first_step + k + 1
-        report = reports.get(step)
-        points.append(TrainPoint(step, float(loss), report.elapsed_s if report else 0.0,
-                                 validated.get(step)))
+    first = result.first_step + 1  # the step of losses[0]
+    kept = _spread_indices(len(result.losses), HISTORY_POINTS,
+                           {step - first for step in validated})
+    points = [TrainPoint(first + k, float(result.losses[k]), seconds.get(first + k, 0.0),
+                         validated.get(first + k)) for k in kept]
     return TrainSummary(program, backend, device, result.loss, elapsed_s * 1000,
-                        result.first_step, result.steps,
-                        tuple(_spread(points, HISTORY_POINTS)),
+                        result.first_step, result.steps, tuple(points),
                         tuple((int(s), float(v)) for s, v in result.validation),
                         tuple((n, summarize_array(v)) for n, v in sorted(result.params.items())),
                         result.checkpoint, dict(options or {}))
@@ -162,12 +168,17 @@ def sparkline(values: list[float], width: int = 60) -> str:
                    for c in cells)
 
 
+def _spread_indices(count: int, most: int, also: set[int] = frozenset()) -> list[int]:
+    """At most about `most` of the positions 0..count-1, evenly spread, the first
+    and the last kept, and those in `also` (the validated steps)."""
+    if count <= most:
+        return list(range(count))
+    stride = (count - 1) / (most - 1)
+    keep = {round(k * stride) for k in range(most)} | {k for k in also if 0 <= k < count}
+    return sorted(keep)
+
+
 def _spread(points: list, most: int) -> list:
-    """At most `most` of `points`, evenly spread, the first and last kept; a point
-    with a validation loss is kept too."""
-    if len(points) <= most:
-        return points
-    stride = len(points) / (most - 1)
-    keep = {round(k * stride) for k in range(most - 1)} | {len(points) - 1}
-    keep |= {k for k, p in enumerate(points) if getattr(p, "validation", None) is not None}
-    return [p for k, p in enumerate(points) if k in keep]
+    """At most about `most` of `points` (see _spread_indices)."""
+    also = {k for k, p in enumerate(points) if getattr(p, "validation", None) is not None}
+    return [points[k] for k in _spread_indices(len(points), most, also)]

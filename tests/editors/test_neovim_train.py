@@ -52,6 +52,8 @@ def test_fuse_train_shows_progress_and_the_loss_curve(tmp_path):
     result = data["result"]
     assert result["ok"] is True and result["backend"] == "torch"  # from the server's actions
     assert result["steps"] == 1500 and result["options"]["batch"] == {"n": 16}
+    history = result["history"]  # 1000 of the 1500 steps, evenly spread
+    assert len(history) == 1000 and history[0]["step"] == 1 and history[-1]["step"] == 1500
     assert result["final_loss"] < 0.05 * result["initial_loss"]
     text = "\n".join(data["lines"])
     assert data["lines"][0].startswith("# Trained reg.fuse on cpu (torch): L ")
