@@ -161,6 +161,18 @@ async def test_numpy_refuses_training_and_bad_options_are_clear(vscode, tmp_path
     assert result["ok"] is False and "names no loss" in result["error"]
 
 
+async def test_a_training_larger_than_the_memory_budget_is_refused(vscode, tmp_path):
+    pytest.importorskip("torch")
+    configure(vscode, memoryLimit=100)
+    _regression(tmp_path)
+    uri = open_doc(vscode, tmp_path / "reg.fuse", REGRESSION)
+    result = await execute(vscode, "fuse.train", uri, {"backend": "torch",
+                                                       "checkpoint": "c.safetensors"})
+    assert result["ok"] is False
+    assert "more than the server's memory budget for runs (100 B" in result["error"], result
+    assert not list(tmp_path.glob("c*.safetensors"))
+
+
 async def test_train_settings_are_the_defaults_and_train_actions_are_offered(
         vscode, tmp_path):
     pytest.importorskip("torch")
