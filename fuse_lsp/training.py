@@ -51,7 +51,8 @@ class TrainRequest:
 
 def parse_train_request(ls: FuseServer, args: tuple[Any, ...]) -> TrainRequest:
     """`[uri, {backend?, device?, precision?, optimizer?, lr?, steps?, batch?, seed?,
-    schedule?, epochs?, weightDecay?, validateEvery?, checkpoint?}]`."""
+    schedule?, epochs?, weightDecay?, validateEvery?, checkpoint?, resume?, data?,
+    validation?}]` (data, validation: `{NAME: "file.npy"}` in the program's folder)."""
     if not args or not isinstance(args[0], str):
         raise ValueError("fuse.train takes [uri, {backend?, device?, precision?, optimizer?, "
                          "lr?, steps?, batch?, seed?, ...}]")
@@ -167,7 +168,7 @@ async def _start(ls: FuseServer, program: CompiledProgram, options: TrainOptions
         learning_rate=options.learning_rate, schedule=options.schedule, steps=options.steps,
         seed=options.seed, weight_decay=options.weight_decay, batch=options.batch,
         validation=arrays["validation"] or None, validate_every=options.validate_every,
-        checkpoint=options.checkpoint,
+        checkpoint=options.checkpoint, resume=options.resume,
         epochs=options.epochs, progress=recorder))
     job.add_done_callback(lambda _: ls.run_budget.release(ticket))
     return job

@@ -22,7 +22,8 @@ from ..run.training import TrainOptions
 # the options a fuse.train request may carry, besides backend, device and precision
 # (camelCase as editors send them; each also accepted in snake_case)
 OPTION_KEYS = ("optimizer", "lr", "learningRate", "steps", "epochs", "batch", "seed",
-               "schedule", "weightDecay", "validateEvery", "checkpoint", "data", "validation")
+               "schedule", "weightDecay", "validateEvery", "checkpoint", "resume", "data",
+               "validation")
 DEFAULT_STEPS = 100
 
 
@@ -70,7 +71,8 @@ def train_options(given: Mapping[str, Any], base_dir: Path | None = None) -> Tra
                         weight_decay=None if decay is None else _number(decay, "weightDecay",
                                                                         0.0),
                         batch=_batch(get("batch")), validate_every=every,
-                        checkpoint=_checkpoint(get("checkpoint"), base_dir), epochs=epochs)
+                        checkpoint=_checkpoint(get("checkpoint"), base_dir),
+                        resume=_checkpoint(get("resume"), base_dir, "resume"), epochs=epochs)
 
 
 def data_files(given: Mapping[str, Any], key: str, base_dir: Path | None = None
@@ -154,12 +156,13 @@ def _batch(value: Any) -> dict[str, int] | None:
     raise TrainOptionError(f"batch takes INDEX=N (\"n=64\" or {{\"n\": 64}}), not {value!r}")
 
 
-def _checkpoint(value: Any, base_dir: Path | None) -> str | None:
+def _checkpoint(value: Any, base_dir: Path | None, what: str = "checkpoint") -> str | None:
+    """A checkpoint to write (or, `resume`, to read) in the program's folder."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise TrainOptionError(f"checkpoint must be a file name, not {value!r}")
-    path = _inside(value, base_dir, "checkpoint")
+        raise TrainOptionError(f"{what} must be a file name, not {value!r}")
+    path = _inside(value, base_dir, what)
     if path.suffix != ".safetensors":
-        raise TrainOptionError(f"a checkpoint is a .safetensors file, not {value}")
+        raise TrainOptionError(f"{what}: a checkpoint is a .safetensors file, not {value}")
     return str(path)

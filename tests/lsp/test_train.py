@@ -80,6 +80,14 @@ async def test_train_on_torch_returns_a_falling_loss_curve_with_progress(vscode,
         assert re.fullmatch(r"step \d+/150: loss [\d.e+-]+ \([\d.]+ s\)", report.message)
     await until(lambda: [m for m in vscode.log_messages
                          if m.message.startswith("fuse.train: Trained reg.fuse")])
+    # resumed from that checkpoint: its step, params and optimizer state
+    more = await asyncio.wait_for(execute(vscode, "fuse.train", uri, {
+        "backend": "torch", "lr": 0.05, "steps": 160, "batch": "n=16", "seed": 1,
+        "resume": "out/reg.safetensors"}), 120)
+    assert more["ok"] is True, more
+    assert more["first_step"] == 150 and more["steps"] == 160
+    assert [p["step"] for p in more["history"]] == list(range(151, 161))
+    assert more["checkpoint"] is None
 
 
 async def test_train_on_jax_too(vscode, tmp_path):
