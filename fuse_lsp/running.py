@@ -87,11 +87,12 @@ class Progress:
         self.token = token
 
     @classmethod
-    async def start(cls, ls: FuseServer, title: str, cancel: CancelToken) -> "Progress":
+    async def start(cls, ls: FuseServer, title: str, cancel: CancelToken,
+                    command: str = "fuse.run") -> "Progress":
         window = ls.client_capabilities.window
         if not (window and window.work_done_progress):
             return cls(ls, None)
-        token = f"fuse.run/{uuid.uuid4()}"
+        token = f"{command}/{uuid.uuid4()}"
         try:
             await ls.work_done_progress.create_async(token)
         except Exception as error:  # noqa: BLE001 - the client refused: run without
@@ -213,7 +214,7 @@ async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
             await asyncio.wait({job}, timeout=STOP_WAIT_S)
             if job.done():
                 job.exception()  # retrieved: the result is discarded either way
-            raise _Stopped(job.done())
+            raise Stopped(job.done())
         if not job.done():
             now = where_now[0]
             progress.report(f"running: {time.perf_counter() - started:.1f} s, "
@@ -223,7 +224,9 @@ async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
     return job.result()
 
 
-class _Stopped(Cancelled):
+class Stopped(Cancelled):
+    """Cancelled; `stopped`: whether the computation itself has ended."""
+
     def __init__(self, stopped: bool) -> None:
         super().__init__("the run was cancelled")
         self.stopped = stopped  # whether the run itself has ended

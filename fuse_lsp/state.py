@@ -29,6 +29,7 @@ from fuse_lang.front.syntax import binary_text
 from fuse_lang.gc_pause import gc_frozen_after
 from fuse_lang.ide.outline import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
+from fuse_lang.run.optimizers import OPTIMIZERS
 
 from .convert import Converter
 from .run_budget import RunBudget
@@ -53,6 +54,12 @@ class Options:
     run_trace: bool = False  # whether fuse.run records a trace (ExecutionConfig.trace)
     allow_sink_writes: bool = False  # whether a run from the editor may write sinks
     debounce_ms: int = 150  # quiet time after an edit before diagnostics are computed
+    # fuse.train's defaults (a request's arguments win; fuse_lsp.training)
+    train_optimizer: str = "adam"
+    train_learning_rate: float = 0.01
+    train_steps: int = 100
+    train_batch: str = ""  # "n=64": minibatches of 64 positions of index n; "": all data
+    train_seed: int = 0
 
     def update(self, data: Any) -> list[str]:
         """Take the known keys of a settings object (camelCase or snake_case); a
@@ -81,8 +88,11 @@ class Options:
 # The settings' ranges (inclusive), documented in docs/lsp.md: a debounce of
 # 10^12 ms would mean diagnostics never arrive.
 _BOUNDS = {"debounce_ms": (0, 10_000), "memory_limit": (1, 1 << 60),
-           "max_concurrent_runs": (1, 64), "run_time_limit": (1, 86_400)}
-_CHOICES = {"backend": tuple(BACKENDS), "precision": PRECISIONS}
+           "max_concurrent_runs": (1, 64), "run_time_limit": (1, 86_400),
+           "train_steps": (0, 10_000_000), "train_seed": (0, 2**32 - 1)}
+_FLOAT_BOUNDS = {"train_learning_rate": (1e-12, 1e6)}
+_CHOICES = {"backend": tuple(BACKENDS), "precision": PRECISIONS,
+            "train_optimizer": OPTIMIZERS}
 
 
 def _checked(name: str, value: Any, current: Any) -> tuple[Any, str | None]:
@@ -95,6 +105,18 @@ def _checked(name: str, value: Any, current: Any) -> tuple[Any, str | None]:
         if not low <= value <= high:
             return None, f"expected {low} to {high}"
         return int(value), None
+    if name in _FLOAT_BOUNDS:
+        low, high = _FLOAT_BOUNDS[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None, "expected a number"
+        if not low <= value <= high:
+            return None, f"expected {low:g} to {high:g}"
+        return float(value), None
+    if name == "train_batch" and isinstance(value, str) and value.strip():
+        index, sep, size = value.partition("=")
+        if not (sep and index.strip().isidentifier() and size.strip().isdigit()
+                and int(size) >= 1):
+            return None, "expected INDEX=N, as n=64, or an empty string"
     if isinstance(current, bool):
         return (value, None) if isinstance(value, bool) else (None, "expected true or false")
     if not isinstance(value, str):

@@ -1,6 +1,8 @@
-"""Code actions: the quick fixes of the diagnostics in the range, and "Run on
+"""Code actions: the quick fixes of the diagnostics in the range, "Run on
 …" source actions (one per available backend and device) that merely offer
-the `fuse.run` command: nothing runs unless it is chosen."""
+the `fuse.run` command, and, for a program with a loss (`train L`), "Train on
+…" (one per available torch or jax device) offering `fuse.train`: nothing runs
+unless it is chosen."""
 from __future__ import annotations
 
 import asyncio
@@ -8,14 +10,17 @@ import asyncio
 from lsprotocol import types
 
 from fuse_lang.front.diagnostics import Diagnostic
+from fuse_lang.ide.train_targets import train_targets
 from fuse_lang.run.backends import available_targets
+from fuse_lang.run.training import TRAINING_BACKENDS
 
 from ..convert import Converter
 from ..state import Feature, FuseServer, safe
-from .commands import RUN
+from .commands import RUN, TRAIN
 from .diagnostics import to_lsp
 
 RUN_KIND = "source.fuse.run"  # a source action: it acts on the whole file
+TRAIN_KIND = "source.fuse.train"
 
 
 async def code_action(ls: FuseServer, params: types.CodeActionParams
@@ -46,6 +51,12 @@ def code_actions(ls: FuseServer, params: types.CodeActionParams,
             command=types.Command(title=f"Run on {device} ({backend})", command=RUN,
                                   arguments=[uri, {"backend": backend, "device": device}]))
             for backend, device in targets]
+    if _wanted(TRAIN_KIND, only) and train_targets(ls.analysis(uri)[0]):
+        actions += [types.CodeAction(
+            title=f"Train on {device} ({backend})", kind=TRAIN_KIND,
+            command=types.Command(title=f"Train on {device} ({backend})", command=TRAIN,
+                                  arguments=[uri, {"backend": backend, "device": device}]))
+            for backend, device in targets if backend in TRAINING_BACKENDS]
     return actions
 
 
@@ -68,5 +79,5 @@ def quick_fixes(diag: Diagnostic, convert: Converter, uri: str,
 
 FEATURES = (
     Feature(types.TEXT_DOCUMENT_CODE_ACTION, code_action, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, RUN_KIND], resolve_provider=False)),
+        code_action_kinds=[types.CodeActionKind.QuickFix, RUN_KIND, TRAIN_KIND], resolve_provider=False)),
 )

@@ -1,5 +1,6 @@
 """The commands: `fuse.run` (fuse_lsp.running: only on request, off the event
-loop, cancellable) and `fuse.explain` (the plan as Markdown)."""
+loop, cancellable), `fuse.train` (fuse_lsp.training: the same, learning the
+params) and `fuse.explain` (the plan as Markdown)."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,6 +14,7 @@ from fuse_lang.plan.render import render_plan_markdown
 
 from ..running import document_name, parse_request, run_document
 from ..state import Command, DocumentTooLarge, FuseServer
+from ..training import TRAIN, parse_train_request, train_document
 
 RUN = "fuse.run"
 EXPLAIN = "fuse.explain"
@@ -24,6 +26,14 @@ async def run(ls: FuseServer, *args: Any) -> dict[str, Any] | None:
     except ValueError as error:
         raise JsonRpcInvalidParams(str(error)) from None
     return await run_document(ls, request)
+
+
+async def train(ls: FuseServer, *args: Any) -> dict[str, Any]:
+    try:
+        request = parse_train_request(ls, args)
+    except ValueError as error:
+        raise JsonRpcInvalidParams(str(error)) from None
+    return await train_document(ls, request)
 
 
 def explain(ls: FuseServer, *args: Any) -> dict[str, str]:
@@ -46,4 +56,4 @@ def explain_markdown(ls: FuseServer, uri: str) -> str:
     return text
 
 
-COMMANDS = (Command(RUN, run), Command(EXPLAIN, explain))
+COMMANDS = (Command(RUN, run), Command(TRAIN, train), Command(EXPLAIN, explain))

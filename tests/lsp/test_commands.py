@@ -69,9 +69,10 @@ async def initialized(lsp_client: LanguageClient, tmp_path):
 
 async def test_commands_code_actions_and_lenses_are_advertised(initialized):
     capabilities = initialized.initialize_result.capabilities
-    assert {"fuse.run", "fuse.explain"} <= set(capabilities.execute_command_provider.commands)
+    assert {"fuse.run", "fuse.train", "fuse.explain"} <= set(
+        capabilities.execute_command_provider.commands)
     assert list(capabilities.code_action_provider.code_action_kinds) == [
-        types.CodeActionKind.QuickFix, "source.fuse.run"]
+        types.CodeActionKind.QuickFix, "source.fuse.run", "source.fuse.train"]
     assert capabilities.code_lens_provider is not None
 
 

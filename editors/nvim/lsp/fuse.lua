@@ -36,7 +36,8 @@ return {
   -- section "fuse" (after `initialized`). Keys: backend, device,
   -- memoryLimit (bytes, shared by all runs), maxConcurrentRuns, runTimeLimit
   -- (seconds), runTrace (a trace in :FuseRun's result), allowSinkWrites,
-  -- debounceMs (docs/lsp.md).
+  -- debounceMs, and the defaults of :FuseTrain: trainOptimizer, trainLearningRate,
+  -- trainSteps, trainBatch ("n=64"), trainSeed (docs/lsp.md).
   settings = {
     fuse = {
       backend = 'numpy',

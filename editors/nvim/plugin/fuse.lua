@@ -1,4 +1,6 @@
 -- :FuseRun [backend=B] [device=D] [target]  run the program (fuse.run)
+-- :FuseTrain [backend=B] [steps=N] [lr=X] ... learn its params (fuse.train), progress
+--                                            in the message area, the loss curve in a buffer
 -- :FuseExplain                               show its plan (fuse.explain)
 -- :FusePlot [tensor]                         pictures of the last run, opened (fuse.plot)
 -- :FuseGraph                                 the program's dataflow picture, opened (fuse.graph)
@@ -16,6 +18,26 @@ end, {
   desc = 'Fuse: run the program (or one target) with the language server',
   complete = function(arglead)
     return require('fuse').complete_run(arglead)
+  end,
+})
+
+vim.api.nvim_create_user_command('FuseTrain', function(cmd)
+  local opts, problem = require('fuse').parse_train_args(cmd.args)
+  if not opts then
+    vim.notify(problem, vim.log.levels.ERROR)
+    return
+  end
+  require('fuse').train(opts)
+end, {
+  nargs = '*',
+  desc = "Fuse: train the program's params against its loss (`train L`) with the language server",
+  complete = function(arglead)
+    local items = { 'backend=torch', 'backend=jax', 'device=cpu', 'device=cuda', 'optimizer=sgd',
+      'optimizer=adam', 'optimizer=adamw', 'lr=', 'steps=', 'batch=', 'seed=', 'schedule=cosine',
+      'epochs=', 'checkpoint=' }
+    return vim.tbl_filter(function(item)
+      return vim.startswith(item, arglead)
+    end, items)
   end,
 })
 

@@ -1,9 +1,9 @@
 /**
  * The Fuse extension: starts `fuse-lsp` over stdio with vscode-languageclient,
  * shows the server's state in the status bar, and binds the server's
- * `fuse.run` and `fuse.explain` commands to VS Code commands with a UI
- * (a backend/device quick pick, a run output channel, a markdown preview, and
- * the Fuse Results panel: src/panel.ts).
+ * `fuse.run`, `fuse.train` and `fuse.explain` commands to VS Code commands with
+ * a UI (a backend/device quick pick, a run output channel, a markdown preview,
+ * and the Fuse Results panel: src/panel.ts).
  */
 import * as os from 'os';
 import * as vscode from 'vscode';
@@ -20,9 +20,14 @@ import {
 } from 'vscode-languageclient/node';
 import { baseName } from './html';
 import { ResultsPanel } from './panel';
-import { formatRunResult, RunResult, RunTarget, runMessage, runTargets, serverCommand } from './summary';
+import {
+  formatRunResult, formatTrainResult, RunResult, RunTarget, runMessage, runTargets, serverCommand, TrainResult,
+  trainMessage, trainTargets,
+} from './summary';
 
 const RUN = 'fuse.run';
+const TRAIN = 'fuse.train';
+const TRAIN_KIND = 'source.fuse.train';
 const EXPLAIN = 'fuse.explain';
 const RUN_KIND = 'source.fuse.run';
 const EXPLAIN_SCHEME = 'fuse-explain';
@@ -68,6 +73,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand(RUN, runCommand),
+    vscode.commands.registerCommand(TRAIN, trainCommand),
     vscode.commands.registerCommand(EXPLAIN, explainCommand),
     vscode.commands.registerCommand('fuse.restartServer', () => restartClient()),
     vscode.commands.registerCommand('fuse.showOutput', () => output.show(true)),
@@ -113,6 +119,11 @@ function createClient(): FuseLanguageClient {
       device: config.get<string>('device'),
       allowSinkWrites: config.get<boolean>('allowSinkWrites'),
       runTrace: config.get<boolean>('runTrace'),
+      trainOptimizer: config.get<string>('trainOptimizer'),
+      trainLearningRate: config.get<number>('trainLearningRate'),
+      trainSteps: config.get<number>('trainSteps'),
+      trainBatch: config.get<string>('trainBatch'),
+      trainSeed: config.get<number>('trainSeed'),
     },
     // Sends the `fuse` section with workspace/didChangeConfiguration when it changes.
     synchronize: { configurationSection: 'fuse' },
@@ -262,6 +273,75 @@ async function pickTarget(lsp: LanguageClient, uri: string): Promise<RunTarget |
     placeHolder: 'Run on which device (backend)?',
   });
   return picked?.target;
+}
+
+/** Where to train: the server's "Train on ..." actions (torch and jax only); a quick
+ * pick when there are several; a message when there are none. */
+async function pickTrainTarget(lsp: LanguageClient, uri: string): Promise<RunTarget | undefined> {
+  const config = vscode.workspace.getConfiguration('fuse');
+  const preferred = { backend: config.get<string>('backend') ?? 'torch', device: config.get<string>('device') ?? 'cpu' };
+  let actions: unknown[] | null = null;
+  try {
+    actions = await lsp.sendRequest(CodeActionRequest.type, {
+      textDocument: { uri },
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+      context: { diagnostics: [], only: [TRAIN_KIND] },
+    });
+  } catch (error) {
+    output.appendLine(`Asking for training targets: ${String(error)}`);
+  }
+  const targets = trainTargets(actions, preferred);
+  if (targets.length <= 1) {
+    if (!targets.length) {
+      void vscode.window.showErrorMessage('Fuse: nothing to train on: the program needs a loss (`train L`), ' +
+        'and training needs torch or jax installed where the server runs (numpy computes no gradients).');
+    }
+    return targets[0];
+  }
+  const picked = await vscode.window.showQuickPick(targets.map((t) => ({
+    label: `$(pulse) ${t.device} (${t.backend})`,
+    description: t.backend === preferred.backend && t.device === preferred.device ? 'default' : undefined,
+    target: t,
+  })), { title: 'Fuse: Train', placeHolder: 'Train on which device (backend)?' });
+  return picked?.target;
+}
+
+async function trainCommand(uriArg?: unknown, options?: unknown): Promise<TrainResult | undefined> {
+  const lsp = await runningClient();
+  if (!lsp) {
+    return undefined;
+  }
+  const uri = await targetUri(lsp, uriArg);
+  if (!uri) {
+    return undefined;
+  }
+  const given = options && typeof options === 'object' ? { ...options as Record<string, unknown> } : {};
+  if (!('backend' in given)) {  // the lens and the palette: pick among the frameworks that train
+    const target = await pickTrainTarget(lsp, uri);
+    if (!target) {
+      return undefined;
+    }
+    Object.assign(given, target);
+  }
+  const program = documentName(uri);
+  results.showRunning(program, `${String(given.device ?? 'cpu')} (${String(given.backend)})`, 'Training');
+  let result: TrainResult | undefined;
+  try {
+    // The server reports the step and loss as progress (cancellable) and shows the message itself.
+    result = await lsp.sendRequest(ExecuteCommandRequest.type, { command: TRAIN, arguments: [uri, given] });
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    runOutput.appendLine(`Fuse: the training of ${uri} failed: ${text}`);
+    result = { ok: false, error: `the training failed: ${text}` };
+  }
+  results.showTraining(program, result ?? undefined);
+  runOutput.appendLine(`--- ${new Date().toLocaleTimeString()} train ${uri}`);
+  for (const line of formatTrainResult(result)) {
+    runOutput.appendLine(line);
+  }
+  runOutput.appendLine('');
+  vscode.window.setStatusBarMessage(`${result && result.ok ? '$(check)' : '$(error)'} ${trainMessage(result)}`, 8000);
+  return result ?? undefined;
 }
 
 async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResult | undefined> {

@@ -15,7 +15,7 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
 import { baseName, pictureDataUri } from './html';
 import { emptyState, mainHtml, makeNonce, PanelState, panelHtml } from './panelHtml';
-import { RunResult } from './summary';
+import { RunResult, TrainResult } from './summary';
 
 const VIEW_TYPE = 'fuse.results';
 
@@ -35,10 +35,24 @@ export class ResultsPanel {
   constructor(private readonly extensionUri: vscode.Uri, private readonly log: (line: string) => void) {}
 
   /** Open the panel as a run starts (so that its answer only redraws the page). */
-  showRunning(program: string, where: string): void {
+  showRunning(program: string, where: string, doing = 'Running'): void {
     const sameProgram = this.state.program === program;
-    this.state = sameProgram ? { ...this.state, running: `Running ${program} on ${where}…` }
-      : { ...emptyState(), runCount: this.state.runCount, program, running: `Running ${program} on ${where}…` };
+    const running = `${doing} ${program} on ${where}…`;
+    this.state = sameProgram ? { ...this.state, running }
+      : { ...emptyState(), runCount: this.state.runCount, program, running };
+    this.draw(true);
+  }
+
+  /** Show a training's answer: its loss curve and final loss, above the last run. */
+  showTraining(program: string, result: TrainResult | undefined): void {
+    const sameProgram = this.state.program === program;
+    const base = sameProgram ? this.state : { ...emptyState(), runCount: this.state.runCount, program };
+    this.state = {
+      ...base,
+      training: result ?? { ok: false, error: 'the server gave no answer' },
+      answeredAt: Date.now(),
+      running: undefined,
+    };
     this.draw(true);
   }
 

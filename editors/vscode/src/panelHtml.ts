@@ -2,7 +2,8 @@
  * The Fuse Results panel's page, as a pure function of what it shows (no
  * `vscode` import, so the tests load it in plain Node): the last run's exports
  * (shape, dtype, statistics, picture), its queries as tables, its trace as
- * small charts, and the program's graph after Fuse: Explain.
+ * small charts, the last training's loss curve (Fuse: Train), and the
+ * program's graph after Fuse: Explain.
  *
  * Its content security policy allows the extension's stylesheet (`style-src`
  * the webview's own source), pictures from the webview's source or `data:`
@@ -12,8 +13,8 @@
  * page follows a light or dark theme.
  */
 import { baseName, escapeHtml } from './html';
-import { ArraySummary, num, QuerySummary, RunResult, runMessage, shapeText } from './summary';
-import { traceHtml } from './traceChart';
+import { ArraySummary, num, QuerySummary, RunResult, runMessage, shapeText, TrainResult, trainMessage } from './summary';
+import { lossChart, traceHtml } from './traceChart';
 
 export const MAX_TUPLES = 100;  // a Boolean query's answers listed in its table
 
@@ -23,6 +24,7 @@ export type PicturesState = 'none' | 'pending' | 'ready' | 'failed';
 export interface PanelState {
   program?: string;  // the file name of the document last run or explained
   run?: RunResult;
+  training?: TrainResult;  // the last training of the same program (Fuse: Train)
   runCount: number;  // runs shown so far (a data attribute, for tests)
   answeredAt?: number;  // Date.now() when the run's answer arrived
   pictures: Record<string, string>;  // picture file name ("Y.svg") -> data URI
@@ -168,6 +170,38 @@ function runHtml(state: PanelState, run: RunResult): string {
   return parts.join('\n');
 }
 
+function lossValue(value: number | string | null | undefined): string {
+  return typeof value === 'number' ? num(value) : String(value ?? '-');
+}
+
+/** A training's answer: the final loss, the loss curve, the validation losses, the params. */
+export function trainingHtml(training: TrainResult): string {
+  if (!training.ok) {
+    return `<h2>Training</h2><section class="training"><p class="error">${escapeHtml(trainMessage(training))}</p></section>`;
+  }
+  const parts: string[] = [];
+  const elapsed = training.elapsed_ms === undefined ? '' : ` in ${num(training.elapsed_ms)} ms`;
+  const optimizer = training.options && training.options.optimizer
+    ? ` · ${escapeHtml(String(training.options.optimizer))}, lr ${escapeHtml(String(training.options.lr))}` : '';
+  parts.push(`<p class="run-line">on ${escapeHtml(training.device ?? '?')} (${escapeHtml(training.backend ?? '?')})` +
+    `${elapsed} · steps ${training.first_step ?? 0} to ${training.steps ?? '?'}${optimizer}</p>`);
+  parts.push(`<p class="final-loss">loss <code>${escapeHtml(training.loss ?? '?')}</code>: ` +
+    `${escapeHtml(lossValue(training.initial_loss))} → <span class="value">${escapeHtml(lossValue(training.final_loss))}</span>` +
+    `${training.validation && training.validation.length
+      ? ` · validation <span class="value">${escapeHtml(lossValue(training.validation[training.validation.length - 1].loss))}</span>` : ''}</p>`);
+  const history = training.history ?? [];
+  parts.push(history.length ? lossChart(history) : '<p class="note">no steps were taken</p>');
+  const params = Object.entries(training.params ?? {});
+  if (params.length) {
+    parts.push('<h3>Params</h3>', ...params.map(([name, s]) =>
+      `<section class="param" data-name="${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${factsLine(s)}${statsTable(s)}</section>`));
+  }
+  if (training.checkpoint) {
+    parts.push(`<p class="checkpoint">checkpoint <code>${escapeHtml(training.checkpoint)}</code></p>`);
+  }
+  return `<h2>Training</h2><section class="training">${parts.join('\n')}</section>`;
+}
+
 function graphHtml(graph: NonNullable<PanelState['graph']>): string {
   const body = graph.uri
     ? `<img class="graph" src="${escapeHtml(graph.uri)}" alt="${escapeHtml(`dataflow graph of ${graph.program}`)}">`
@@ -184,9 +218,12 @@ export function mainHtml(state: PanelState): string {
   if (state.running) {
     body.push(`<p class="note pending running">${escapeHtml(state.running)}</p>`);
   }
+  if (state.training) {
+    body.push(trainingHtml(state.training));
+  }
   if (run) {
     body.push(runHtml(state, run));
-  } else if (!state.graph && !state.running) {
+  } else if (!state.graph && !state.running && !state.training) {
     body.push('<p class="note">Run a program (Fuse: Run) to see its results here.</p>');
   }
   if (state.graph) {

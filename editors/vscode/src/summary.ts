@@ -3,7 +3,7 @@
  * the server's `fuse.run` answer as text, and the run targets offered by its
  * "Run on <device> (<backend>)" code actions.
  */
-import type { RunTrace } from './traceChart';
+import type { LossPoint, RunTrace } from './traceChart';
 
 /** One array's statistics, as `fuse_lang.run_summary.ArraySummary.to_json()` writes them. */
 export interface ArraySummary {
@@ -45,6 +45,66 @@ export interface RunResult {
   not_run?: { what: string; line: number; reason: string }[];
   message?: string;
   trace?: RunTrace | null;  // per equation and fixpoint round, when the server ran with a trace
+}
+
+/** The answer of `fuse.train` (`fuse_lang/ide/train_summary.py`): a summary when `ok`. */
+export interface TrainResult {
+  ok: boolean;
+  error?: string;
+  cancelled?: boolean;
+  program?: string;
+  backend?: string;
+  device?: string;
+  loss?: string;  // the loss tensor's name
+  elapsed_ms?: number;
+  first_step?: number;
+  steps?: number;
+  initial_loss?: number | string | null;
+  final_loss?: number | string | null;
+  history?: LossPoint[];
+  validation?: { step: number; loss: number | string }[];
+  params?: Record<string, ArraySummary>;
+  checkpoint?: string | null;
+  options?: Record<string, unknown>;
+  message?: string;
+}
+
+/** A one-line message for a training's answer. */
+export function trainMessage(result: TrainResult | null | undefined): string {
+  if (!result) {
+    return 'Fuse: the server gave no answer';
+  }
+  if (!result.ok) {
+    return result.cancelled ? 'Fuse: the training was cancelled' : `Fuse: ${result.error ?? 'the training failed'}`;
+  }
+  return result.message ?? `Trained ${result.program ?? 'the program'}`;
+}
+
+function lossText(value: number | string | null | undefined): string {
+  return typeof value === 'number' ? num(value) : String(value ?? '-');
+}
+
+/** The summary of a training, as lines for an output channel. */
+export function formatTrainResult(result: TrainResult | null | undefined): string[] {
+  const lines = [trainMessage(result)];
+  if (!result || !result.ok) {
+    return lines;
+  }
+  const options = Object.entries(result.options ?? {}).filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+  lines.push(`program ${result.program ?? '?'} on ${result.device ?? '?'} (${result.backend ?? '?'}), ` +
+    `steps ${result.first_step ?? 0} to ${result.steps ?? '?'}${options.length ? `, ${options.join(', ')}` : ''}`);
+  lines.push(`loss ${result.loss ?? '?'}: ${lossText(result.initial_loss)} -> ${lossText(result.final_loss)}`);
+  for (const v of result.validation ?? []) {
+    lines.push(`  validation at step ${v.step}: ${lossText(v.loss)}`);
+  }
+  for (const [name, s] of Object.entries(result.params ?? {})) {
+    lines.push('', `param ${name}`, ...arrayLines(s, '  '));
+  }
+  if (result.checkpoint) {
+    lines.push('', `checkpoint: ${result.checkpoint}`);
+  }
+  return lines;
 }
 
 /** A backend/device pair to run on. */
@@ -144,12 +204,34 @@ interface CommandLike {
  * actions carry `fuse.run` with `[uri, {backend, device}]`), without repeats,
  * the preferred one (the configured default) first. Falls back to numpy/cpu.
  */
-export function runTargets(actions: unknown[] | null | undefined, preferred?: RunTarget): RunTarget[] {
+export function runTargets(actions: unknown[] | null | undefined, preferred?: RunTarget,
+                           command = 'fuse.run'): RunTarget[] {
+  const found = commandTargets(actions, command);
+  const targets = found.length || command !== 'fuse.run' ? found : [...DEFAULT_TARGETS];
+  if (preferred) {
+    const i = targets.findIndex((t) => t.backend === preferred.backend && t.device === preferred.device);
+    if (i > 0) {
+      targets.unshift(...targets.splice(i, 1));
+    }
+  }
+  return targets;
+}
+
+/**
+ * The training targets among code actions (the server's "Train on <device>
+ * (<backend>)" actions, torch and jax only), the preferred one first; empty when
+ * no framework that computes gradients is installed.
+ */
+export function trainTargets(actions: unknown[] | null | undefined, preferred?: RunTarget): RunTarget[] {
+  return runTargets(actions, preferred, 'fuse.train');
+}
+
+function commandTargets(actions: unknown[] | null | undefined, name: string): RunTarget[] {
   const found: RunTarget[] = [];
   for (const action of actions ?? []) {
     const item = action as CommandLike;
     const command = typeof item.command === 'object' ? item.command : item;
-    if (!command || command.command !== 'fuse.run') {
+    if (!command || command.command !== name) {
       continue;
     }
     const opts = (command.arguments ?? [])[1] as Partial<RunTarget> | undefined;
@@ -160,14 +242,7 @@ export function runTargets(actions: unknown[] | null | undefined, preferred?: Ru
       found.push({ backend: opts.backend, device: opts.device });
     }
   }
-  const targets = found.length ? found : [...DEFAULT_TARGETS];
-  if (preferred) {
-    const i = targets.findIndex((t) => t.backend === preferred.backend && t.device === preferred.device);
-    if (i > 0) {
-      targets.unshift(...targets.splice(i, 1));
-    }
-  }
-  return targets;
+  return found;
 }
 
 /** The command line that starts the server: `<python> -m fuse_lsp` or the server path. */

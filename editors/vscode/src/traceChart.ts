@@ -125,3 +125,66 @@ export function traceHtml(trace: RunTrace | null | undefined): string {
   }
   return parts.join('\n');
 }
+
+/** One point of a training's loss curve (`fuse_lang/ide/train_summary.py` TrainPoint). */
+export interface LossPoint {
+  step: number;
+  loss: number | string;  // "nan" / "inf" as strings (JSON has no such numbers)
+  seconds?: number;
+  validation?: number | string;
+}
+
+const LOSS_W = 360;
+const LOSS_H = 140;
+const LOSS_LEFT = 56;  // room for the loss labels
+const LOSS_BOTTOM = 18;  // room for the step labels
+
+/** A short number for an axis label: 3 significant digits. */
+function axisNumber(value: number): string {
+  return Math.abs(value) >= 1e4 || (value !== 0 && Math.abs(value) < 1e-3)
+    ? value.toExponential(2) : String(Number(value.toPrecision(3)));
+}
+
+/**
+ * A training's loss per step as a line, its validation losses as dots, in the
+ * trace charts' style (classes, not inline styles). The loss axis is logarithmic
+ * when every loss is positive and they span more than a factor of 100 (a loss
+ * falling by orders of magnitude stays readable), else linear.
+ */
+export function lossChart(points: LossPoint[]): string {
+  const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+  const train = points.filter((p) => finite(p.loss)) as (LossPoint & { loss: number })[];
+  const held = points.filter((p) => finite(p.validation)) as (LossPoint & { validation: number })[];
+  if (!train.length) {
+    return '<p class="note">no finite loss to draw</p>';
+  }
+  const values = [...train.map((p) => p.loss), ...held.map((p) => p.validation)];
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const log = low > 0 && high / low > 100;
+  const scale = (v: number) => (log ? Math.log10(v) : v);
+  const bottom = scale(low);
+  const span = Math.max(scale(high) - bottom, 1e-12);
+  const first = train[0].step;
+  const last = Math.max(train[train.length - 1].step, first + 1);
+  const plotH = LOSS_H - LOSS_BOTTOM - 6;
+  const x = (step: number) => (LOSS_LEFT + ((step - first) / (last - first)) * LOSS_W).toFixed(1);
+  const y = (v: number) => (6 + plotH - ((scale(v) - bottom) / span) * plotH).toFixed(1);
+  const line = train.map((p) => `${x(p.step)},${y(p.loss)}`).join(' ');
+  const dots = held.map((p) => `<circle class="loss-validation" cx="${x(p.step)}" cy="${y(p.validation)}" r="3">` +
+    `<title>${escapeHtml(`step ${p.step}: validation loss ${axisNumber(p.validation)}`)}</title></circle>`).join('');
+  const end = train[train.length - 1];
+  const title = `loss per step (${train.length} points${log ? ', log scale' : ''})`;
+  const axes = `<line class="loss-axis" x1="${LOSS_LEFT}" y1="${6 + plotH}" x2="${LOSS_LEFT + LOSS_W}" y2="${6 + plotH}"></line>` +
+    `<line class="loss-axis" x1="${LOSS_LEFT}" y1="6" x2="${LOSS_LEFT}" y2="${6 + plotH}"></line>` +
+    `<text class="trace-value" x="${LOSS_LEFT - 4}" y="12" text-anchor="end">${escapeHtml(axisNumber(high))}</text>` +
+    `<text class="trace-value" x="${LOSS_LEFT - 4}" y="${6 + plotH}" text-anchor="end">${escapeHtml(axisNumber(low))}</text>` +
+    `<text class="trace-value" x="${LOSS_LEFT}" y="${LOSS_H - 2}">${first}</text>` +
+    `<text class="trace-value" x="${LOSS_LEFT + LOSS_W}" y="${LOSS_H - 2}" text-anchor="end">step ${end.step}</text>`;
+  const width = LOSS_LEFT + LOSS_W + 10;
+  return `<p class="trace-title">${escapeHtml(title)}</p>` +
+    `<svg class="trace-chart loss-chart" role="img" aria-label="${escapeHtml(title)}" width="${width}" ` +
+    `height="${LOSS_H}" viewBox="0 0 ${width} ${LOSS_H}" xmlns="http://www.w3.org/2000/svg">${axes}` +
+    `<polyline class="loss-line" points="${line}"><title>${escapeHtml(`final loss ${axisNumber(end.loss)} at step ${end.step}`)}</title></polyline>` +
+    `${dots}</svg>`;
+}

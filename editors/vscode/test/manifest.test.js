@@ -34,9 +34,11 @@ test('the .fuse language with its configuration', () => {
   assert.deepEqual("Comp[p,p'.] = x'' + 1e-5".match(word), ['Comp', 'p', "p'", "x''", '1e-5']);
 });
 
-test('commands Fuse: Run and Fuse: Explain', () => {
+test('commands Fuse: Run, Fuse: Train and Fuse: Explain', () => {
   const commands = Object.fromEntries(pkg.contributes.commands.map((c) => [c.command, c]));
   assert.equal(`${commands['fuse.run'].category}: ${commands['fuse.run'].title}`, 'Fuse: Run');
+  assert.equal(`${commands['fuse.train'].category}: ${commands['fuse.train'].title}`, 'Fuse: Train');
+  assert.ok(pkg.contributes.menus.commandPalette.some((m) => m.command === 'fuse.train'));
   assert.equal(`${commands['fuse.explain'].category}: ${commands['fuse.explain'].title}`, 'Fuse: Explain');
 });
 
@@ -47,6 +49,13 @@ test('settings', () => {
   assert.equal(props['fuse.backend'].default, 'numpy');
   assert.equal(props['fuse.device'].default, 'cpu');
   assert.equal(props['fuse.runTrace'].default, false);  // the server's runTrace option
+  // the server's train options (fuse_lsp/state.py), with its defaults
+  assert.deepEqual(props['fuse.trainOptimizer'].enum, ['sgd', 'adam', 'adamw']);
+  assert.equal(props['fuse.trainOptimizer'].default, 'adam');
+  assert.equal(props['fuse.trainLearningRate'].default, 0.01);
+  assert.equal(props['fuse.trainSteps'].default, 100);
+  assert.equal(props['fuse.trainBatch'].default, '');
+  assert.equal(props['fuse.trainSeed'].default, 0);
   assert.deepEqual(props['fuse.trace.server'].enum, ['off', 'messages', 'verbose']);
 });
 

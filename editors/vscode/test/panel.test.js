@@ -2,8 +2,8 @@
 // The Fuse Results panel's page and trace charts (pure; compiled by `npm test`).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { contentSecurityPolicy, emptyState, mainHtml, makeNonce, panelHtml, pictureStem } = require('../out/panelHtml');
-const { equationChart, fixpointChart, milliseconds, traceHtml, MAX_BARS } = require('../out/traceChart');
+const { contentSecurityPolicy, emptyState, mainHtml, makeNonce, panelHtml, pictureStem, trainingHtml } = require('../out/panelHtml');
+const { equationChart, fixpointChart, lossChart, milliseconds, traceHtml, MAX_BARS } = require('../out/traceChart');
 const { escapeHtml, pictureDataUri } = require('../out/html');
 
 const PAGE = { cspSource: 'https://file+.vscode-resource.vscode-cdn.net', styleUri: 'https://x/media/panel.css',
@@ -117,4 +117,54 @@ test('names are escaped, and picture file names follow the server', () => {
   assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
   assert.equal(pictureStem('Attn'), 'Attn');
   assert.equal(pictureStem('../x y'), '_x_y');
+});
+
+const W = { shape: [3], dtype: 'float32', size: 3, min: -2, max: 1, mean: -0.2, std: 1.2, nonfinite: 0, nonzeros: 3,
+  preview: [1, -2, 0.5], truncated: false };
+const TRAINING = {
+  ok: true, program: 'reg.fuse', backend: 'torch', device: 'cpu', loss: 'L', elapsed_ms: 812, first_step: 0, steps: 4,
+  initial_loss: 8, final_loss: 0.5,
+  history: [{ step: 1, loss: 8, seconds: 0.01 }, { step: 2, loss: 4, seconds: 0.02, validation: 5 },
+    { step: 3, loss: 1, seconds: 0.03 }, { step: 4, loss: 0.5, seconds: 0.04, validation: 0.75 }],
+  validation: [{ step: 2, loss: 5 }, { step: 4, loss: 0.75 }],
+  params: { W }, checkpoint: '/tmp/out/reg.safetensors', options: { optimizer: 'adam', lr: 0.05 },
+  message: 'Trained reg.fuse on cpu (torch): L 8 -> 0.5 in 4 steps, 812 ms',
+};
+
+test('the loss curve: one line through every step, validation losses as dots', () => {
+  const svg = lossChart(TRAINING.history);
+  assert.match(svg, /<p class="trace-title">loss per step \(4 points\)<\/p>/);
+  assert.match(svg, /<svg class="trace-chart loss-chart" role="img"/);
+  const points = svg.match(/<polyline class="loss-line" points="([^"]+)"/)[1].split(' ').map((p) => p.split(',').map(Number));
+  assert.equal(points.length, 4);
+  // steps left to right; a falling loss goes down the chart (SVG y grows downwards)
+  assert.ok(points.every((p, i) => i === 0 || (p[0] > points[i - 1][0] && p[1] > points[i - 1][1])));
+  assert.equal((svg.match(/<circle class="loss-validation"/g) || []).length, 2);
+  assert.match(svg, /step 4: validation loss 0\.75/);
+  assert.match(svg, /final loss 0\.5 at step 4/);
+  assert.doesNotMatch(svg, /style=|NaN/);
+  // a loss falling by orders of magnitude is drawn on a log scale; a non-finite one is left out
+  const steep = lossChart([{ step: 1, loss: 1000 }, { step: 2, loss: 'nan' }, { step: 3, loss: 0.01 }]);
+  assert.match(steep, /loss per step \(2 points, log scale\)/);
+  assert.doesNotMatch(steep, /NaN/);
+  assert.match(lossChart([{ step: 1, loss: 'inf' }]), /no finite loss to draw/);
+});
+
+test('a training in the panel: final loss, the curve, params and checkpoint; failures in words', () => {
+  const html = mainHtml({ ...emptyState(), program: 'reg.fuse', training: TRAINING, runCount: 0 });
+  assert.match(html, /<h2>Training<\/h2><section class="training">/);
+  assert.match(html, /on cpu \(torch\) in 812 ms · steps 0 to 4 · adam, lr 0\.05/);
+  assert.match(html, /loss <code>L<\/code>: 8 → <span class="value">0\.5<\/span> · validation <span class="value">0\.75<\/span>/);
+  assert.match(html, /class="loss-line"/);
+  assert.match(html, /<section class="param" data-name="W"><h3>W<\/h3>/);
+  assert.match(html, /checkpoint <code>\/tmp\/out\/reg\.safetensors<\/code>/);
+  assert.doesNotMatch(html, /Run a program/);
+  // with a run of the same program, the training stays above it
+  const both = mainHtml({ ...state(), training: TRAINING });
+  assert.ok(both.indexOf('<h2>Training</h2>') < both.indexOf('<h2>Exports</h2>'));
+  const refused = trainingHtml({ ok: false, error: 'reg.fuse: training needs gradients, which the numpy backend does not compute' });
+  assert.match(refused, /<p class="error">Fuse: reg\.fuse: training needs gradients/);
+  assert.match(trainingHtml({ ok: false, cancelled: true }), /the training was cancelled/);
+  assert.match(trainingHtml({ ...TRAINING, history: [] }), /no steps were taken/);
+  assert.match(trainingHtml({ ...TRAINING, loss: '<L>' }), /<code>&lt;L&gt;<\/code>/);
 });

@@ -132,7 +132,7 @@ test('activation starts fuse-lsp over stdio; the commands are the extension\'s o
   assert.match(global.statusItem.tooltip.value, /running/);
   assert.match(global.statusItem.tooltip.value, /--stdio/);
   // registered once: the client did not register the server's fuse.run/fuse.explain again
-  for (const id of ['fuse.run', 'fuse.explain', 'fuse.restartServer', 'fuse.showOutput']) {
+  for (const id of ['fuse.run', 'fuse.train', 'fuse.explain', 'fuse.restartServer', 'fuse.showOutput']) {
     assert.ok(commands.has(id), id);
   }
 });
@@ -180,6 +180,16 @@ test('Fuse: Explain opens the plan as markdown', { timeout: 60000 }, async () =>
   assert.match(page, /data-graph="ready"/);
   assert.match(page, /<img class="graph" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]{100,}" alt="dataflow graph of datalog.fuse">/);
   assert.match(page, /<h3>Ancestor<\/h3>/);
+});
+
+test('Fuse: Train asks the server and shows its answer in the panel (here: no loss to train)', { timeout: 60000 }, async () => {
+  const result = await commands.get('fuse.train')(pathToFileURL(file).href, { backend: 'torch', steps: 5 });
+  assert.equal(result.ok, false);
+  assert.match(result.error, /datalog\.fuse: the program names no loss/);
+  const panel = webviews.find((w) => w.viewType === 'fuse.results');
+  const page = await until('the training answer', () => panel.pages.slice().reverse().find((p) => /<h2>Training<\/h2>/.test(p)));
+  assert.match(page, /<p class="error">Fuse: datalog\.fuse: the program names no loss/);
+  assert.match(channels['Fuse Run'].lines.join('\n'), /train file:.*datalog\.fuse\nFuse: datalog\.fuse: the program names no loss/);
 });
 
 test('fuse.server.python starts `python -m fuse_lsp --stdio`', { timeout: 60000 }, async () => {

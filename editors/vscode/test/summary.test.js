@@ -2,7 +2,9 @@
 // The extension's pure helpers (compiled by `npm run compile`; `npm test` compiles first).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { formatRunResult, runMessage, runTargets, serverCommand, shapeText } = require('../out/summary');
+const {
+  formatRunResult, formatTrainResult, runMessage, runTargets, serverCommand, shapeText, trainMessage, trainTargets,
+} = require('../out/summary');
 
 const SUMMARY = {
   ok: true, program: 'a.fuse', backend: 'numpy', device: 'cpu', elapsed_ms: 12.3, target: null,
@@ -47,6 +49,26 @@ test('run targets from the server\'s "Run on ..." code actions', () => {
   assert.deepEqual(runTargets(actions, { backend: 'torch', device: 'cuda' })[0], { backend: 'torch', device: 'cuda' });
   assert.deepEqual(runTargets([]), [{ backend: 'numpy', device: 'cpu' }]);
   assert.deepEqual(runTargets(null), [{ backend: 'numpy', device: 'cpu' }]);
+});
+
+test('training targets from the server\'s "Train on ..." code actions, and a training as text', () => {
+  const action = (command, backend, device) => ({ title: 'x', kind: 'source.fuse.train',
+    command: { title: 'x', command, arguments: ['file:///a.fuse', { backend, device }] } });
+  const actions = [action('fuse.run', 'numpy', 'cpu'), action('fuse.train', 'torch', 'cpu'),
+    action('fuse.train', 'jax', 'cpu')];
+  assert.deepEqual(trainTargets(actions), [{ backend: 'torch', device: 'cpu' }, { backend: 'jax', device: 'cpu' }]);
+  assert.deepEqual(trainTargets(actions, { backend: 'jax', device: 'cpu' })[0], { backend: 'jax', device: 'cpu' });
+  assert.deepEqual(trainTargets([action('fuse.run', 'numpy', 'cpu')]), []);  // no fallback: numpy cannot train
+  const lines = formatTrainResult({ ok: true, program: 'reg.fuse', backend: 'torch', device: 'cpu', loss: 'L',
+    first_step: 0, steps: 100, initial_loss: 8, final_loss: 0.012, validation: [{ step: 100, loss: 0.02 }],
+    params: { B: { shape: [], dtype: 'float32', size: 1, min: 0.3, max: 0.3, mean: 0.3, std: 0, nonfinite: 0,
+      preview: [0.3], truncated: false } }, checkpoint: '/tmp/c.safetensors', options: { optimizer: 'adam', batch: null },
+    message: 'Trained reg.fuse' });
+  assert.deepEqual(lines.slice(0, 4), ['Trained reg.fuse', 'program reg.fuse on cpu (torch), steps 0 to 100, optimizer adam',
+    'loss L: 8 -> 0.012', '  validation at step 100: 0.02']);
+  assert.ok(lines.includes('param B') && lines.includes('checkpoint: /tmp/c.safetensors'));
+  assert.equal(trainMessage({ ok: false, cancelled: true }), 'Fuse: the training was cancelled');
+  assert.deepEqual(formatTrainResult({ ok: false, error: 'no loss' }), ['Fuse: no loss']);
 });
 
 test('the server command line', () => {

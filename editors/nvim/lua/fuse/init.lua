@@ -1,5 +1,5 @@
--- :FuseRun, :FuseExplain, :FusePlot and :FuseGraph: the server's `fuse.run`,
--- `fuse.explain`, `fuse.plot` and `fuse.graph`
+-- :FuseRun, :FuseTrain, :FuseExplain, :FusePlot and :FuseGraph: the server's
+-- `fuse.run`, `fuse.train`, `fuse.explain`, `fuse.plot` and `fuse.graph`
 -- commands (workspace/executeCommand), shown in a scratch buffer.
 local M = {}
 
@@ -357,6 +357,183 @@ function M.graph(opts)
     end
     fire('FuseGraphDone', { source = bufnr, result = result, err = err })
   end)
+end
+
+--- A readable summary (markdown) of a `fuse.train` result: the final loss,
+--- the loss curve and its table (the server's `report`), the params.
+---@param result table
+---@return string[]
+function M.format_train(result)
+  if type(result) ~= 'table' then
+    return { '# Fuse training failed', '', 'The server gave no answer.' }
+  end
+  if not result.ok then
+    if result.cancelled then
+      return { '# Fuse training cancelled' }
+    end
+    return { '# Fuse training failed', '', tostring(result.error or 'unknown error') }
+  end
+  local lines = { '# ' .. tostring(result.message or 'Trained'), '' }
+  local options = {}
+  for _, key in ipairs({ 'optimizer', 'lr', 'schedule', 'steps', 'seed' }) do
+    local value = (result.options or {})[key]
+    if value ~= nil and value ~= vim.NIL then
+      options[#options + 1] = key .. ' ' .. fmt_number(value)
+    end
+  end
+  local batch = (result.options or {}).batch
+  if type(batch) == 'table' then
+    for index, size in pairs(batch) do
+      options[#options + 1] = 'batch ' .. index .. '=' .. fmt_number(size)
+    end
+  end
+  lines[#lines + 1] = string.format('- on %s (%s), steps %s to %s; %s', tostring(result.device),
+    tostring(result.backend), fmt_number(result.first_step), fmt_number(result.steps),
+    table.concat(options, ', '))
+  lines[#lines + 1] = string.format('- loss `%s`: %s -> **%s**', tostring(result.loss),
+    fmt_number(result.initial_loss), fmt_number(result.final_loss))
+  local held = type(result.validation) == 'table' and result.validation or {}
+  if #held > 0 then
+    lines[#lines + 1] = string.format('- validation loss %s (step %s)',
+      fmt_number(held[#held].loss), fmt_number(held[#held].step))
+  end
+  if result.checkpoint and result.checkpoint ~= vim.NIL then
+    lines[#lines + 1] = '- checkpoint `' .. tostring(result.checkpoint) .. '`'
+  end
+  lines[#lines + 1] = ''
+  lines[#lines + 1] = '## Loss curve'
+  lines[#lines + 1] = ''
+  lines[#lines + 1] = '```'
+  for _, line in ipairs(type(result.report) == 'table' and result.report or {}) do
+    lines[#lines + 1] = tostring(line)
+  end
+  lines[#lines + 1] = '```'
+  local names = vim.tbl_keys(type(result.params) == 'table' and result.params or {})
+  table.sort(names)
+  if #names > 0 then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = '## Params'
+    for _, name in ipairs(names) do
+      lines[#lines + 1] = ''
+      lines[#lines + 1] = '### ' .. name
+      array_lines(lines, result.params[name])
+    end
+  end
+  return lines
+end
+
+local TRAIN_NUMBERS = { lr = true, steps = true, seed = true, epochs = true }
+local TRAIN_WORDS = { backend = true, device = true, precision = true, optimizer = true,
+  schedule = true, batch = true, checkpoint = true }
+
+--- Parse `:FuseTrain` arguments: `key=value` words (backend, device, optimizer,
+--- lr, steps, batch=n=64, seed, schedule, epochs, checkpoint=FILE).
+---@param args string
+---@return table options for fuse.train, or nil and a message
+function M.parse_train_args(args)
+  local opts = {}
+  for word in vim.gsplit(vim.trim(args or ''), '%s+', { trimempty = true }) do
+    local key, value = word:match('^(%a+)=(.+)$')
+    if key and TRAIN_NUMBERS[key] and tonumber(value) then
+      opts[key] = tonumber(value)
+    elseif key and TRAIN_WORDS[key] then
+      opts[key] = value
+    else
+      return nil, 'Fuse: :FuseTrain takes key=value words (backend, device, optimizer, lr, '
+        .. 'steps, batch=n=64, seed, schedule, epochs, checkpoint), not ' .. word
+    end
+  end
+  return opts
+end
+
+--- Where to train when no backend is given: the server's first "Train on ..."
+--- code action (torch or jax, as installed where the server runs).
+local function train_target(bufnr, on_target)
+  local client = M.client(bufnr)
+  if not client then
+    return on_target(nil)
+  end
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } },
+    context = { diagnostics = {}, only = { 'source.fuse.train' } },
+  }
+  local handler = function(_, actions)
+    for _, action in ipairs(type(actions) == 'table' and actions or {}) do
+      local command = type(action.command) == 'table' and action.command or action
+      if command.command == 'fuse.train' and type(command.arguments) == 'table' then
+        return on_target(command.arguments[2])
+      end
+    end
+    on_target(nil)
+  end
+  if vim.fn.has('nvim-0.11') == 1 then
+    client:request('textDocument/codeAction', params, handler, bufnr)
+  else
+    client.request('textDocument/codeAction', params, handler, bufnr)
+  end
+end
+
+--- The training's progress (its step and loss) in the message area, while it goes.
+local function follow_progress()
+  return vim.api.nvim_create_autocmd('LspProgress', {
+    callback = function(ev)
+      local params = ev.data and ev.data.params or {}
+      local value = params.value or {}
+      if type(params.token) ~= 'string' or not vim.startswith(params.token, 'fuse.train/') then
+        return
+      end
+      local text = value.message or value.title or ''
+      if value.kind == 'begin' then
+        text = tostring(value.title)
+      end
+      vim.api.nvim_echo({ { 'Fuse: ' .. text } }, false, {})
+      fire('FuseTrainProgress', { kind = value.kind, message = value.message, title = value.title,
+        percentage = value.percentage })
+    end,
+  })
+end
+
+--- Train the params of the program in `bufnr` (fuse.train); progress in the
+--- message area, the result (loss curve and table) in a scratch buffer.
+---@param opts table? {backend?, device?, optimizer?, lr?, steps?, batch?, seed?, ..., bufnr?}
+function M.train(opts)
+  opts = vim.deepcopy(opts or {})
+  local bufnr = program_buffer(opts.bufnr)
+  opts.bufnr = nil
+  local name = short_name(bufnr)
+  local function show(err, result)
+    local lines = err and { '# Fuse training failed', '', tostring(err.message or vim.inspect(err)) }
+      or M.format_train(result)
+    local out = M.show('fuse://train/' .. name, lines, 'markdown')
+    vim.b[out].fuse_source = bufnr
+    vim.b[out].fuse_result = err and { ok = false, error = err.message } or result
+    fire('FuseTrainDone', { buf = out, source = bufnr, result = result, err = err })
+  end
+  local function go(request)
+    vim.notify(string.format('Fuse: training %s on %s (%s) ...', name, tostring(request.device or 'cpu'),
+      tostring(request.backend)), vim.log.levels.INFO)
+    local watch = follow_progress()
+    return execute(bufnr, 'fuse.train', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
+      pcall(vim.api.nvim_del_autocmd, watch)
+      show(err, result)
+    end)
+  end
+  if opts.backend then
+    return go(opts)
+  end
+  if not M.client(bufnr) then
+    return execute(bufnr, 'fuse.train', {}, function() end)  -- says that no server is attached
+  end
+  train_target(bufnr, function(target)
+    if not target then
+      show(nil, { ok = false, error = name .. ': nothing to train on: the program needs a loss '
+        .. '(`train L`), and training needs torch or jax where the server runs' })
+      return
+    end
+    go(vim.tbl_extend('keep', opts, target))
+  end)
+  return true
 end
 
 --- Completion for :FuseRun: exported tensors, queries, backend=/device=.

@@ -1,0 +1,213 @@
+"""Training a document's params from the editor (`fuse.train`): only on request,
+off the event loop, with work-done progress (the step and the loss), and
+cancellable, like `fuse.run` (fuse_lsp.running).
+
+The options come from the request's arguments, else from the server's train
+settings (fuse_lang.ide.train_targets.train_options checks them); backend,
+device and precision as for runs.  A training is bounded as a run is: it
+stops at `runTimeLimit` seconds of computing, and it starts only once its
+memory estimate fits the runs' shared budget.  A checkpoint, when asked for,
+is written once, at the end: a cancelled or stopped training leaves none.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
+from fuse_lang.ide.train_targets import TrainOptionError, data_files, read_data_files, \
+    train_options
+from fuse_lang.run.program import CompiledProgram, FuseError, compile
+from fuse_lang.run.training import TrainOptions, TrainResult
+
+from .run_budget import RunRefused
+from .running import REPORT_EVERY_S, STOP_WAIT_S, Progress, Stopped, document_name, \
+    watch_request
+from .state import DocumentTooLarge, FuseServer
+
+TRAIN = "fuse.train"
+# autograd keeps the forward evaluation's intermediates for the backward pass, and
+# the optimizer its moments: a training is taken to need twice a run's estimate
+TRAIN_MEMORY_FACTOR = 2
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    uri: str
+    name: str
+    base_dir: Path
+    backend: str
+    device: str
+    precision: str
+    given: dict  # the request's own options (over the settings')
+
+
+def parse_train_request(ls: FuseServer, args: tuple[Any, ...]) -> TrainRequest:
+    """`[uri, {backend?, device?, precision?, optimizer?, lr?, steps?, batch?, seed?,
+    schedule?, epochs?, weightDecay?, validateEvery?, checkpoint?, resume?, data?,
+    validation?}]` (data, validation: `{NAME: "file.npy"}` in the program's folder)."""
+    if not args or not isinstance(args[0], str):
+        raise ValueError("fuse.train takes [uri, {backend?, device?, precision?, optimizer?, "
+                         "lr?, steps?, batch?, seed?, ...}]")
+    uri = args[0]
+    extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return TrainRequest(uri, document_name(uri), Path(path).parent if path else Path.cwd(),
+                        str(extra.get("backend") or ls.options.backend),
+                        str(extra.get("device") or ls.options.device),
+                        str(extra.get("precision") or ls.options.precision), dict(extra))
+
+
+def request_options(ls: FuseServer, request: TrainRequest) -> TrainOptions:
+    """The settings' train options, the request's over them."""
+    o = ls.options
+    settings = {"optimizer": o.train_optimizer, "lr": o.train_learning_rate,
+                "steps": o.train_steps, "batch": o.train_batch or None, "seed": o.train_seed}
+    given = {k: v for k, v in request.given.items() if v is not None}
+    if "learningRate" in given or "learning_rate" in given:
+        settings.pop("lr")
+    return train_options({**settings, **given}, request.base_dir)
+
+
+def _compile(request: TrainRequest, text: str) -> CompiledProgram:
+    path = str(request.base_dir / request.name) if request.uri.startswith("file:") else None
+    return compile(text, backend=request.backend, device=request.device,
+                   base_dir=request.base_dir, path=path, precision=request.precision)
+
+
+async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any]:
+    """Train the document's params; the summary as JSON data (`ok` false with
+    `error` on failure, `cancelled` true when cancelled)."""
+    cancel = CancelToken()
+    watch_request(ls, cancel)
+    where = f"{request.device} ({request.backend})"
+    progress = await Progress.start(ls, f"Training {request.name} on {where}", cancel, TRAIN)
+    started = time.perf_counter()
+    recorder = TrainRecorder()
+    try:
+        options = request_options(ls, request)
+        files = {key: data_files(request.given, key, request.base_dir)
+                 for key in ("data", "validation")}
+        analysis, _ = ls.analysis(request.uri)
+        program = await asyncio.to_thread(_compile, request, analysis.text)
+        if cancel.cancelled:
+            raise Cancelled("the training was cancelled")
+        arrays = {key: await asyncio.to_thread(read_data_files, found)
+                  for key, found in files.items()}
+        job = await _start(ls, program, options, arrays, cancel, progress, recorder)
+        progress.report(f"training on {where}")
+        result = await _follow(job, cancel, progress, recorder)
+    except (Cancelled, asyncio.CancelledError) as stop:
+        return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
+    except (FuseError, TrainOptionError, DocumentTooLarge, RunRefused) as error:
+        return _failed(ls, progress, f"{request.name}: {error}")
+    except Exception as error:  # noqa: BLE001 - an engine bug is still one message
+        ls.log_error("fuse.train", error)
+        return _failed(ls, progress,
+                       f"{request.name}: internal error: {type(error).__name__}: {error}")
+    summary = summarize_training(result, recorder, program=request.name,
+                                 backend=request.backend, device=request.device,
+                                 elapsed_s=time.perf_counter() - started,
+                                 options=_shown(options))
+    final = summary.final_loss
+    progress.end(f"done: loss {final:.4g}" if final is not None else "done")
+    message = summary.message()
+    ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info,
+                                                 message=f"fuse.train: {message}"))
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
+                                                   message=message))
+    return {"ok": True, **summary.to_json()}
+
+
+def _shown(options: TrainOptions) -> dict[str, Any]:
+    return {"optimizer": options.optimizer, "lr": options.learning_rate,
+            "schedule": options.schedule, "steps": options.steps, "epochs": options.epochs,
+            "seed": options.seed, "batch": dict(options.batch) if options.batch else None}
+
+
+def _deadline(cancel: CancelToken, seconds: int) -> Callable[[], None]:
+    """The training's interrupt: the cancel, and the time limit from now."""
+    ends = time.monotonic() + seconds
+
+    def check() -> None:
+        cancel.check()
+        if time.monotonic() > ends:
+            raise FuseError(f"the training was stopped at its time limit of {seconds} s; "
+                            f"raise the editor's runTimeLimit setting, or train fewer steps "
+                            f"(no checkpoint was written)")
+    return check
+
+
+async def _start(ls: FuseServer, program: CompiledProgram, options: TrainOptions,
+                 arrays: dict[str, dict], cancel: CancelToken, progress: Progress,
+                 recorder: TrainRecorder) -> asyncio.Future:
+    """The training going off the event loop, once the runs' budget has room."""
+    def waiting(message: str) -> None:
+        progress.report(message)
+        ls.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Info, message=f"fuse.train: {message}"))
+
+    need = TRAIN_MEMORY_FACTOR * await asyncio.to_thread(program.memory_needed, False)
+    settings = ls.options
+    ticket = await ls.run_budget.admit(need, settings.memory_limit,
+                                       settings.max_concurrent_runs, cancel, waiting)
+    program.memory_limit = ls.run_budget.total(settings.memory_limit)
+    cancellable(program, cancel)
+    program.interrupt = _deadline(cancel, settings.run_time_limit)
+    # written once at the end (never every N steps): a cancelled training leaves none
+    options = replace(options, checkpoint_every=None)
+    job = asyncio.ensure_future(asyncio.to_thread(
+        program.train, arrays["data"] or None, optimizer=options.optimizer,
+        learning_rate=options.learning_rate, schedule=options.schedule, steps=options.steps,
+        seed=options.seed, weight_decay=options.weight_decay, batch=options.batch,
+        validation=arrays["validation"] or None, validate_every=options.validate_every,
+        checkpoint=options.checkpoint, resume=options.resume,
+        epochs=options.epochs, progress=recorder))
+    job.add_done_callback(lambda _: ls.run_budget.release(ticket))
+    return job
+
+
+async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
+                  recorder: TrainRecorder) -> TrainResult:
+    """Wait for the training, reporting its step and loss; on a cancel, wait (a
+    while) for it to stop."""
+    while not job.done():
+        await asyncio.wait({job}, timeout=REPORT_EVERY_S)
+        if cancel.cancelled:
+            await asyncio.wait({job}, timeout=STOP_WAIT_S)
+            if job.done():
+                job.exception()  # retrieved: the result is discarded either way
+            raise Stopped(job.done())
+        now = recorder.latest
+        if not job.done() and now is not None:
+            progress.report(f"{now.message()} ({now.elapsed_s:.1f} s)",
+                            int(100 * now.done / now.total) if now.total else None)
+    return job.result()
+
+
+def _cancelled(ls: FuseServer, request: TrainRequest, progress: Progress, started: float,
+               stopped: bool) -> dict[str, Any]:
+    ms = (time.perf_counter() - started) * 1000
+    progress.end("cancelled")
+    state = (f"stopped after {ms:.0f} ms" if stopped else
+             f"is still in one step after {ms:.0f} ms and stops at the next")
+    ls.window_log_message(types.LogMessageParams(
+        type=types.MessageType.Info,
+        message=f"fuse.train: the training of {request.name} was cancelled and {state}; "
+                "its params are discarded and no checkpoint was written"))
+    return {"ok": False, "cancelled": True, "error": "cancelled"}
+
+
+def _failed(ls: FuseServer, progress: Progress, message: str) -> dict[str, Any]:
+    progress.end("failed")
+    ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
+                                                 message=f"fuse.train: {message}"))
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+    return {"ok": False, "error": message}
