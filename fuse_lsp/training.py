@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
 from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
 from fuse_lang.ide.train_targets import TrainOptionError, data_files, read_data_files, \
-    train_options
+    train_options, training_backend
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.run.training import TrainOptions, TrainResult
 
@@ -49,7 +49,8 @@ class TrainRequest:
     given: dict  # the request's own options (over the settings')
 
 
-def parse_train_request(ls: FuseServer, args: tuple[Any, ...]) -> TrainRequest:
+def parse_train_request(ls: FuseServer, args: tuple[Any, ...],
+                        targets: tuple[tuple[str, str], ...] = ()) -> TrainRequest:
     """`[uri, {backend?, device?, precision?, optimizer?, lr?, steps?, batch?, seed?,
     schedule?, epochs?, weightDecay?, validateEvery?, checkpoint?, resume?, data?,
     validation?}]` (data, validation: `{NAME: "file.npy"}` in the program's folder)."""
@@ -60,7 +61,8 @@ def parse_train_request(ls: FuseServer, args: tuple[Any, ...]) -> TrainRequest:
     extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
     path = to_fs_path(uri) if uri.startswith("file:") else None
     return TrainRequest(uri, document_name(uri), Path(path).parent if path else Path.cwd(),
-                        str(extra.get("backend") or ls.options.backend),
+                        str(extra.get("backend")
+                            or training_backend(ls.options.backend, targets)),
                         str(extra.get("device") or ls.options.device),
                         str(extra.get("precision") or ls.options.precision), dict(extra))
 

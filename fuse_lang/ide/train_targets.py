@@ -17,7 +17,7 @@ from ..check import Analysis
 from ..check.loss import train_declarations
 from ..front.span import Span
 from ..run.optimizers import OPTIMIZERS, SCHEDULES
-from ..run.training import TrainOptions
+from ..run.training import TRAINING_BACKENDS, TrainOptions
 
 # the options a fuse.train request may carry, besides backend, device and precision
 # (camelCase as editors send them; each also accepted in snake_case)
@@ -44,6 +44,16 @@ def train_targets(analysis: Analysis) -> list[TrainTarget]:
     statements = analysis.program.statements
     return [TrainTarget(decl.loss.name, decl.span, statements.index(decl))
             for decl in train_declarations(statements)]
+
+
+def training_backend(configured: str, targets: tuple[tuple[str, str], ...]) -> str:
+    """The backend a training request that names none runs on: the configured one
+    when it can train, else the first framework installed here that can (a
+    "Train" lens works with the default `numpy` setting), else the configured
+    one, which the engine then refuses with the names of those that can."""
+    if configured in TRAINING_BACKENDS:
+        return configured
+    return next((b for b, _ in targets if b in TRAINING_BACKENDS), configured)
 
 
 def train_options(given: Mapping[str, Any], base_dir: Path | None = None) -> TrainOptions:

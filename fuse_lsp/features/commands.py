@@ -3,6 +3,7 @@ loop, cancellable), `fuse.train` (fuse_lsp.training: the same, learning the
 params) and `fuse.explain` (the plan as Markdown)."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
@@ -10,6 +11,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.diagnostics import Severity
 from fuse_lang.plan import plan_program
+from fuse_lang.run.backends import available_targets
 from fuse_lang.plan.render import render_plan_markdown
 
 from ..running import document_name, parse_request, run_document
@@ -30,7 +32,8 @@ async def run(ls: FuseServer, *args: Any) -> dict[str, Any] | None:
 
 async def train(ls: FuseServer, *args: Any) -> dict[str, Any]:
     try:
-        request = parse_train_request(ls, args)
+        targets = await asyncio.to_thread(available_targets)  # may import a framework once
+        request = parse_train_request(ls, args, targets)
     except ValueError as error:
         raise JsonRpcInvalidParams(str(error)) from None
     return await train_document(ls, request)

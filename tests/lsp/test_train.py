@@ -149,7 +149,7 @@ async def test_a_training_stops_at_the_run_time_limit(vscode, tmp_path):
 async def test_numpy_refuses_training_and_bad_options_are_clear(vscode, tmp_path):
     _regression(tmp_path)
     uri = open_doc(vscode, tmp_path / "reg.fuse", REGRESSION)
-    result = await execute(vscode, "fuse.train", uri, {})  # the default backend: numpy
+    result = await execute(vscode, "fuse.train", uri, {"backend": "numpy"})
     assert result["ok"] is False
     assert "training needs gradients, which the numpy backend does not compute" in \
         result["error"] and "torch or jax" in result["error"]
@@ -167,6 +167,17 @@ async def test_numpy_refuses_training_and_bad_options_are_clear(vscode, tmp_path
     plain = open_doc(vscode, tmp_path / "plain.fuse", "A[i] = const([1, 2])\nexport A\n")
     result = await execute(vscode, "fuse.train", plain, {"backend": "torch"})
     assert result["ok"] is False and "names no loss" in result["error"]
+
+
+async def test_the_train_lens_trains_with_the_default_numpy_setting(vscode, tmp_path):
+    """The lens sends no backend: with `fuse.backend` left at numpy, the training
+    runs on a framework that can train (torch first), and the result says so."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    uri = open_doc(vscode, tmp_path / "reg.fuse", REGRESSION)
+    result = await asyncio.wait_for(execute(vscode, "fuse.train", uri, {"steps": 5}), 60)
+    assert result["ok"] is True, result
+    assert result["backend"] == "torch" and result["steps"] == 5
 
 
 async def test_a_training_larger_than_the_memory_budget_is_refused(vscode, tmp_path):
