@@ -55,47 +55,63 @@ class SparseTensor(SparseValue):
     """A 2-D array stored as CSR.  Behaves as an array for the interpreter.
 
     The semi-naive rounds grow the known facts by a small delta each round
-    (`grow`): the deltas wait in `parts` and join the CSR matrix when someone
-    reads it, and `new_facts` asks a `KnownSet` rather than subtracting the
-    whole matrix, so a round costs about its delta, not every fact known."""
+    (`grow`): the deltas wait in `parts`, CSR levels whose sizes halve (a binary
+    counter: two levels of about one size are summed into one, so each fact is
+    summed O(log n) times), and join the matrix when someone reads it.
+    `new_facts` looks its entries up in the levels row by row rather than
+    subtracting every fact known, so a round costs about its delta; the
+    lookups read the CSR arrays themselves and hold no copy of the facts."""
 
-    __slots__ = ("_matrix", "_parts", "_known")
+    __slots__ = ("_matrix", "_parts", "_signed")
     __array_priority__ = 1000  # `ndarray + SparseTensor` asks this class first
     ndim = 2
 
     def __init__(self, matrix: Any) -> None:
         self._matrix = matrix
-        self._parts: list[Any] = []  # CSR deltas (0/1, disjoint from the rest) not merged yet
-        self._known: KnownSet | None = None  # where the tensor is > 0, once asked
+        self._parts: list[Any] = []  # canonical 0/1 CSR deltas, not merged yet
+        self._signed: bool | None = None  # whether the matrix holds a value < 0, once asked
 
     @property
     def matrix(self) -> Any:
         """The CSR matrix, with the grown deltas merged in (once, on first read)."""
-        if self._parts:
-            self._matrix = _merged([self._matrix, *self._parts])
-            self._parts = []
+        while self._parts:
+            self._sum_last_level()
         return self._matrix
 
     @matrix.setter
     def matrix(self, value: Any) -> None:
-        self._matrix, self._parts, self._known = value, [], None
+        self._matrix, self._parts, self._signed = value, [], None
 
     def grow(self, delta: "SparseTensor") -> "SparseTensor":
-        """self + delta in place, for Boolean facts (both >= 0): the delta's CSR is
-        kept aside until the matrix is read, and marked in the known set."""
+        """self + delta in place, for Boolean facts (both >= 0): the delta's CSR
+        waits as the newest level until the matrix is read."""
         part = delta.matrix
         if part.dtype != self._matrix.dtype:
             part = part.astype(self._matrix.dtype)
-        if self._known is None and not self._parts:  # still small (new_facts subtracts
-            self._matrix = self._matrix + part      # it whole): one sum in C is cheapest
-            return self
-        if self._known is not None and (not self._known.exact or (part.data < 0).any()):
-            self.matrix = self.matrix + part  # a sign change: the known set would lie
+        if (part.data < 0).any():  # a sign change: the levels' lookups would lie
+            self.matrix = self.matrix + part
             return self
         self._parts.append(part)
-        if self._known is not None:
-            self._known.add(part)
+        while self._parts and self._before_newest().nnz <= 2 * self._parts[-1].nnz:
+            self._sum_last_level()  # sizes halve from the matrix to the newest level
         return self
+
+    def _before_newest(self) -> Any:
+        return self._parts[-2] if len(self._parts) > 1 else self._matrix
+
+    def _has_negatives(self) -> bool:
+        if self._signed is None:
+            self._signed = bool((self._matrix.data < 0).any())
+        return self._signed
+
+    def _sum_last_level(self) -> None:
+        """The newest level summed into the one before (parts are >= 0: the
+        matrix's `_signed` stays true)."""
+        last = self._parts.pop()
+        if self._parts:
+            self._parts[-1] = self._parts[-1] + last
+        else:
+            self._matrix = self._matrix + last
 
     @classmethod
     def from_positions(cls, shape: tuple[int, int], rows: Any, cols: Any,
@@ -246,27 +262,31 @@ class SparseTensor(SparseValue):
 
     def new_facts(self, known: "SparseTensor | np.ndarray", dtype: Any
                   ) -> "SparseTensor | None":
-        """1 where self > 0 and `known` is not; None when nothing is new.  Only
-        self's entries are looked up in what `known` holds (its `KnownSet`), so
-        the cost follows self's size, not known's."""
+        """1 where self > 0 and `known` is not; None when nothing is new.  While
+        the known facts are few next to self's (or may be negative), one
+        subtraction; else self's entries are looked up in known's levels
+        (`_in_levels`), a cost that follows self's size, not known's."""
         found = _ones(self.matrix, dtype)
-        if isinstance(known, SparseTensor) and known._known is None and \
-                known._matrix.nnz + sum(p.nnz for p in known._parts) <= max(
-                    8 * found.nnz, SUBTRACT_BELOW):
+        if isinstance(known, SparseTensor) and (
+                known._matrix.nnz + sum(p.nnz for p in known._parts)
+                <= max(8 * found.nnz, SUBTRACT_BELOW) or known._has_negatives()):
             new = found - _ones(known.matrix, dtype)  # known is small: subtract it
             new.data = (new.data > 0).astype(dtype)
             new.eliminate_zeros()
+            new.sum_duplicates()  # canonical, as the levels' lookups read them
             return SparseTensor(new) if new.nnz else None
         if isinstance(known, SparseTensor):
-            if known._known is None:
-                known._known = KnownSet(known.matrix)
-            rows = np.repeat(np.arange(found.shape[0], dtype=np.int64), np.diff(found.indptr))
-            fresh = ~known._known.contains(rows, found.indices.astype(np.int64))
+            rows = np.repeat(np.arange(found.shape[0], dtype=found.indptr.dtype),
+                             np.diff(found.indptr))
+            fresh = ~_in_levels([known._matrix, *known._parts], rows, found.indices)
             if not fresh.any():
                 return None
-            new = sp.csr_array((np.ones(int(fresh.sum()), dtype=dtype),
-                                (rows[fresh], found.indices[fresh])), shape=found.shape)
-            new.sum_duplicates()  # canonical (sorted columns); found had no repeats
+            # found's entries, row by row, have no repeats: the kept ones neither
+            indptr = np.zeros(found.shape[0] + 1, dtype=found.indptr.dtype)
+            np.cumsum(np.bincount(rows[fresh], minlength=found.shape[0]), out=indptr[1:])
+            new = sp.csr_array((np.ones(int(fresh.sum()), dtype=dtype), found.indices[fresh],
+                                indptr), shape=found.shape)
+            new.sum_duplicates()  # sorts the columns where found's were not (a matmul's)
             return SparseTensor(new)
         new = sp.csr_array(found.multiply(np.asarray(known) <= 0), dtype=dtype)
         new.data = (new.data > 0).astype(dtype)
@@ -300,63 +320,41 @@ class SparseTensor(SparseValue):
         return coo.row[order], coo.col[order]
 
 
-def _merged(matrices: list[Any]) -> Any:
-    """The sum of CSR matrices of one shape, built once from their entries (adding
-    them one by one would copy the growing sum each time)."""
-    coos = [m.tocoo() for m in matrices]
-    rows = np.concatenate([c.row for c in coos])
-    cols = np.concatenate([c.col for c in coos])
-    data = np.concatenate([c.data for c in coos])
-    total = sp.csr_array((data, (rows, cols)), shape=matrices[0].shape)
-    total.sum_duplicates()
-    return total
-
-
 # below this many known facts a round subtracts them whole (one C pass, cheaper than
 # the lookups' fixed costs; measured on benchmarks/closure_sparse.py and chain_closure.py)
 SUBTRACT_BELOW = 1 << 17
 
 
-class KnownSet:
-    """The cells where a 2-D tensor is > 0, for membership tests that cost the
-    number of cells asked, not the number held: sorted cell keys (row * columns +
-    column) in levels of doubling size, merged as they fill (a binary counter: each
-    key is merged O(log n) times) and searched with np.searchsorted.  (A bitmap of
-    the whole domain was measured: it cost a small closure time and memory.)"""
-
-    def __init__(self, matrix: Any) -> None:
-        self.columns = int(matrix.shape[1])
-        # adding >= 0 deltas to >= 0 values: the cells > 0 only ever gain
-        self.exact = bool((matrix.data >= 0).all())
-        self.levels: list[np.ndarray] = []
-        self.add(matrix)
-
-    def _keys(self, matrix: Any) -> np.ndarray:
-        coo = matrix.tocoo()
-        positive = coo.data > 0
-        return coo.row[positive].astype(np.int64) * self.columns + \
-            coo.col[positive].astype(np.int64)
-
-    def add(self, matrix: Any) -> None:
-        level = _sorted_unique(self._keys(matrix))
-        while self.levels and self.levels[-1].size <= 2 * level.size:  # sizes halve
-            level = _sorted_unique(np.concatenate([self.levels.pop(), level]))
-        self.levels.append(level)
-
-    def contains(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        keys = rows * self.columns + cols
-        found = np.zeros(keys.shape, dtype=bool)
-        for level in self.levels:
-            at = np.searchsorted(level, keys)
-            found |= level[np.minimum(at, level.size - 1)] == keys if level.size else False
-        return found
+def _in_levels(levels: list[Any], rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """For each cell (rows[i], cols[i]): whether one of the canonical CSR
+    `levels` holds a value > 0 there (the levels are >= 0, so their sum is > 0
+    exactly there)."""
+    held = np.zeros(rows.shape, dtype=bool)
+    for level in levels:
+        ask = np.flatnonzero(~held)
+        if ask.size == 0 or level.nnz == 0:
+            continue
+        held[ask] = _in_csr(level, rows[ask], cols[ask])
+    return held
 
 
-def _sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """np.unique by sorting (NumPy 2's hash-based unique is slower here; a sort of
-    sorted runs is near linear)."""
-    keys = np.sort(keys, kind="stable")
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
+def _in_csr(matrix: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Whether a canonical CSR matrix is > 0 at each (row, col): a binary search
+    of every cell's row at once (its columns are sorted), in as many vectorized
+    steps as the longest row asked has bits, without copying the matrix."""
+    if not matrix.has_canonical_format:  # sorted, unique columns (a C check, cached)
+        matrix.sum_duplicates()
+    lo = matrix.indptr[rows].astype(np.int64)
+    end = matrix.indptr[rows + 1].astype(np.int64)
+    hi = end.copy()
+    last = matrix.nnz - 1
+    for _ in range(int((end - lo).max(initial=0)).bit_length()):
+        mid = (lo + hi) >> 1
+        right = (lo < hi) & (matrix.indices[np.minimum(mid, last)] < cols)
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(right, hi, mid)
+    at = np.minimum(lo, last)
+    return (lo < end) & (matrix.indices[at] == cols) & (matrix.data[at] > 0)
 
 
 def _ones(matrix: Any, dtype: Any) -> Any:

@@ -212,8 +212,15 @@ def served(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("vscode-e2e")
     user_data, extensions, workspace = base / "user-data", base / "extensions", base / "work"
-    for folder in (user_data / "User", extensions, workspace):
+    for folder in (user_data / "User", user_data / "Machine", extensions, workspace):
         folder.mkdir(parents=True)
+    # Every setting is written before code-server starts.  code-server's workbench is
+    # a remote window: the extension host reads machine(-overridable) settings such
+    # as fuse.server.* from the remote ("Machine") settings only, never from the user
+    # settings (the server of the defaults, `fuse-lsp` on PATH, ran instead).
+    (user_data / "Machine" / "settings.json").write_text(json.dumps({
+        "fuse.server.python": sys.executable,
+    }, indent=2))
     (user_data / "User" / "settings.json").write_text(json.dumps({
         "security.workspace.trust.enabled": False,
         "update.mode": "none",
@@ -230,7 +237,6 @@ def served(tmp_path_factory):
         "editor.minimap.enabled": False,
         "window.commandCenter": False,
         "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "fuse.server.python": sys.executable,
     }, indent=2))
     (workspace / "bad.fuse").write_text(BAD)
     (workspace / "good.fuse").write_text(GOOD)
@@ -271,7 +277,7 @@ def served(tmp_path_factory):
                 page = browser.new_page(viewport={"width": 1100, "height": 640})
                 page.goto(url, timeout=120_000)
                 page.wait_for_selector(".monaco-workbench", timeout=120_000)
-                yield page, base
+                yield page, base, server.pid  # the pid: the session of code-server's processes
             finally:
                 browser.close()
     finally:
@@ -286,6 +292,23 @@ def served(tmp_path_factory):
             os.killpg(server.pid, 9)
             server.wait(timeout=20)
         log.close()
+
+
+def _language_servers(session: int) -> list[str]:
+    """The command lines of the Fuse language servers among code-server's processes
+    (its session: it was started in a new one)."""
+    lines = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # state ppid pgrp session
+            if int(fields[3]) != session:
+                continue
+            line = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except (OSError, ValueError, IndexError):  # a process that ended while we looked
+            continue
+        if re.search(r"fuse[-_]lsp", line):
+            lines.append(line)
+    return lines
 
 
 # --- helpers on the page ---------------------------------------------------------------------
@@ -408,7 +431,7 @@ def _go_to(page, line: int, column: int = 1) -> None:
 # --- the tests -------------------------------------------------------------------------------
 
 def test_vscode_squiggle_hover_and_run(served):
-    page, base = served
+    page, _, session = served
 
     # 1. The broken file: the server's diagnostic is drawn as an error squiggle.
     _open(page, "bad.fuse")
@@ -425,6 +448,19 @@ def test_vscode_squiggle_hover_and_run(served):
             pass
     page.wait_for_timeout(500)
     _shot(page, "vscode-diagnostic")
+
+    # One language server, the settings' (`python -m fuse_lsp`): a server of the
+    # defaults (`fuse-lsp`), started if the settings reached the extension host
+    # after its activation, is stopped by the restart they cause (first launches
+    # once left it running beside the new one).
+    def one_server():
+        lines = _language_servers(session)
+        return lines if len(lines) == 1 and "-m fuse_lsp --stdio" in lines[0] else None
+
+    try:
+        _poll("one language server, python -m fuse_lsp", one_server, timeout=30)
+    except AssertionError:
+        pytest.fail(f"language servers running: {_language_servers(session)}", pytrace=False)
     page.mouse.move(700, 500)
     page.keyboard.press("Escape")
 
@@ -519,7 +555,7 @@ def test_vscode_results_panel(served):
     """Fuse: Run opens the Fuse Results panel (shape, statistics, a picture), a
     second run updates it, Fuse: Explain adds the program's graph; the page
     follows the theme and loads nothing but its stylesheet and data: pictures."""
-    page, base = served
+    page, base, _ = served
     page.set_viewport_size({"width": 1400, "height": 860})
     _open(page, "good.fuse")
     before = _results(page, "true")  # the first test's run opened it already

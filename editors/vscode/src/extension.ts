@@ -61,6 +61,23 @@ let status: vscode.StatusBarItem;
 let results: ResultsPanel;
 const plans = new Map<string, string>();
 const plansChanged = new vscode.EventEmitter<vscode.Uri>();
+// Starts, restarts and stops of the server, one after another (see `queued`).
+let lifecycle: Promise<void> = Promise.resolve();
+
+/**
+ * Runs `step` after every start, restart and stop asked before it has ended.
+ * A configuration change can arrive while the first server is still starting
+ * (code-server may hand the extension host its user settings only after the
+ * activation): its restart then waits for that start and stops that server,
+ * rather than failing to stop a client that is starting (vscode-languageclient
+ * refuses) and leaving the server of the old configuration running beside the
+ * new one.
+ */
+function queued(step: () => Promise<void>): Promise<void> {
+  const next = lifecycle.then(step, step);
+  lifecycle = next.catch(() => undefined);
+  return next;
+}
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('Fuse Language Server');
@@ -75,7 +92,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(RUN, runCommand),
     vscode.commands.registerCommand(TRAIN, trainCommand),
     vscode.commands.registerCommand(EXPLAIN, explainCommand),
-    vscode.commands.registerCommand('fuse.restartServer', () => restartClient()),
+    vscode.commands.registerCommand('fuse.restartServer', () => queued(restartClient)),
     vscode.commands.registerCommand('fuse.showOutput', () => output.show(true)),
     vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, {
       onDidChange: plansChanged.event,
@@ -83,19 +100,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('fuse.server')) {
-        void restartClient();
+        void queued(restartClient);
       }
     }),
   );
-  await startClient();
+  await queued(startClient);
 }
 
 export async function deactivate(): Promise<void> {
-  const stopping = client;
-  client = undefined;
-  if (stopping && stopping.needsStop()) {
-    await stopping.stop();
-  }
+  await queued(async () => {
+    const stopping = client;
+    client = undefined;
+    if (stopping) {
+      await stopClient(stopping);
+    }
+  });
 }
 
 function createClient(): FuseLanguageClient {
@@ -153,15 +172,17 @@ async function startClient(): Promise<void> {
     lastError = error instanceof Error ? error.message : String(error);
     output.appendLine(`The Fuse language server did not start: ${lastError}`);
     showState(State.Stopped);
-    const choice = await vscode.window.showErrorMessage(
+    // not awaited: the next restart (`queued`) must not wait for the user's answer
+    void vscode.window.showErrorMessage(
       `Fuse: could not start the language server (${serverLine}). Install fuse-lang ` +
         '(`pip install fuse-lang`) or set "fuse.server.path" or "fuse.server.python".',
-      'Open Settings', 'Show Output');
-    if (choice === 'Open Settings') {
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'fuse.server');
-    } else if (choice === 'Show Output') {
-      output.show(true);
-    }
+      'Open Settings', 'Show Output').then((choice) => {
+      if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'fuse.server');
+      } else if (choice === 'Show Output') {
+        output.show(true);
+      }
+    });
   }
 }
 
@@ -169,14 +190,24 @@ async function restartClient(): Promise<void> {
   const old = client;
   client = undefined;
   if (old) {
-    try {
-      // dispose() stops a running client; one that failed to start has nothing to stop
-      await (old.needsStop() ? old.dispose() : Promise.resolve());
-    } catch (error) {
-      output.appendLine(`Stopping the server: ${String(error)}`);
-    }
+    await stopClient(old);
   }
   await startClient();
+}
+
+/** Stops a client's server: one still starting once its start has settled. */
+async function stopClient(old: FuseLanguageClient): Promise<void> {
+  try {
+    if (old.state === State.Starting) {
+      await old.start().catch(() => undefined);  // the start in progress, not a new one
+    }
+    // dispose() stops a running client; one that failed to start has nothing to stop
+    if (old.needsStop()) {
+      await old.dispose();
+    }
+  } catch (error) {
+    output.appendLine(`Stopping the server: ${String(error)}`);
+  }
 }
 
 function showState(state: State): void {

@@ -66,6 +66,7 @@ function createWebviewPanel(viewType, title, column, options) {
   webviews.push(panel);
   return panel;
 }
+const configurationListeners = new Set();
 const settings = { 'server.path': process.env.FUSE_LSP || 'fuse-lsp', 'server.python': '', backend: 'numpy', device: 'cpu', allowSinkWrites: false, 'trace.server': 'off' };
 const vscode = {
   Uri, EventEmitter, Disposable,
@@ -94,7 +95,10 @@ const vscode = {
     textDocuments: [doc],
     openTextDocument: async (u) => (u && u.scheme === 'file' ? doc : { uri: u, getText: () => '' }),
     registerTextDocumentContentProvider: () => ({ dispose() {} }),
-    onDidChangeConfiguration: () => ({ dispose() {} }),
+    onDidChangeConfiguration: (f) => {
+      configurationListeners.add(f);
+      return { dispose() { configurationListeners.delete(f); } };
+    },
     onDidOpenTextDocument: () => ({ dispose() {} }), onDidCloseTextDocument: () => ({ dispose() {} }),
     onDidChangeTextDocument: () => ({ dispose() {} }), onDidSaveTextDocument: () => ({ dispose() {} }),
     onWillSaveTextDocument: () => ({ dispose() {} }),
@@ -199,6 +203,64 @@ test('fuse.server.python starts `python -m fuse_lsp --stdio`', { timeout: 60000 
   assert.match(global.statusItem.tooltip.value, /-m fuse_lsp --stdio/);
   const result = await commands.get('fuse.run')();
   assert.equal(result.ok, true);
+});
+
+/** The command lines of the language servers this process started (Linux: /proc). */
+function ourServers() {
+  const parents = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch { /* a process that ended while we looked */ }
+  }
+  const ours = (pid) => { for (let p = pid; p > 1; p = parents.get(p)) { if (p === process.pid) return true; } return false; };
+  const lines = [];
+  for (const pid of parents.keys()) {
+    if (pid === process.pid || !ours(pid)) continue;
+    try {
+      const line = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      if (/fuse[-_]lsp/.test(line)) lines.push(line.trim());
+    } catch { /* ended */ }
+  }
+  return lines;
+}
+
+test('settings that arrive while the server starts: it restarts once, one server runs', { timeout: 60000 }, async (t) => {
+  if (!fs.existsSync('/proc/self/stat')) {
+    t.skip('no /proc to list the servers');
+    return;
+  }
+  // As code-server may do on a first launch: the extension starts the server of
+  // the defaults, and the user settings (fuse.server.python) arrive while it starts.
+  settings['server.python'] = '';
+  const channel = channels['Fuse Language Server'];
+  const logged = channel.lines.length;
+  const appendLine = channel.appendLine;
+  channel.appendLine = function (line) {
+    appendLine.call(this, line);
+    if (line === `Starting the Fuse language server: ${settings['server.path']} --stdio`) {
+      channel.appendLine = appendLine;
+      setImmediate(() => {  // the client is starting: its server answers later
+        settings['server.python'] = process.env.FUSE_PYTHON || 'python3';
+        const event = { affectsConfiguration: (section) => 'fuse.server.python'.startsWith(section) };
+        for (const listener of [...configurationListeners]) listener(event);
+      });
+    }
+  };
+  await commands.get('fuse.restartServer')();
+  const shown = () => global.statusItem.text === '$(check) Fuse' &&
+    /-m fuse_lsp --stdio/.test(global.statusItem.tooltip.value);
+  await until('the server of fuse.server.python running', shown);
+  // the first server stops (shutdown, exit); the one of the settings stays alone
+  const one = () => { const s = ourServers(); return s.length === 1 && /-m fuse_lsp --stdio/.test(s[0]); };
+  await until('one server: python -m fuse_lsp', one, 15000).catch(() => undefined);
+  const log = () => JSON.stringify(channel.lines.slice(logged).map((l) => l.slice(0, 200)), null, 1);
+  assert.deepEqual(ourServers().map((line) => /-m fuse_lsp --stdio/.test(line)), [true],
+    JSON.stringify(ourServers()) + log());
+  messages.length = 0;
+  const result = await commands.get('fuse.run')();
+  assert.equal(result?.ok, true, JSON.stringify([result, messages]) + log());
 });
 
 test('a server that cannot start: stopped in the status bar, and an error message', { timeout: 60000 }, async () => {
