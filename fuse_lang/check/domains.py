@@ -189,25 +189,23 @@ class Domains:
         """add_symbols for a relation file read whole, in bulk: `ranked` (a
         check.whole_files.RankedSymbols) holds its symbols per column and the order
         add_symbols would be given them; `keys`: (column, key).  Numbers keep that
-        order (they skip the symbols already known, which only the order counts)."""
-        base = self._seen + 1
-        self._seen += ranked.count
+        order, past every number given before (with a gap: only the order counts)."""
+        base = ranked.base_after(self._seen)
+        self._seen = base + ranked.count
         by_root: dict[Key, list[int]] = {}
         for column, key in keys:
             by_root.setdefault(self.find(key), []).append(column)
         for root, columns in by_root.items():
-            values, ranks = ranked.merged(tuple(columns))
-            numbers = (ranks + base).tolist()
-            fresh = zip(values, zip(numbers, itertools.repeat(span)))
+            fresh = ranked.numbered(tuple(columns), span)
             data = self._own(root)
             known = data.symbols
             if not known:
-                data.symbols = dict(fresh)
+                data.symbols = fresh.copy()
                 continue
             # symbols met before (constants) come first and keep their numbers
             if not data.ordered:
                 known = dict(sorted(known.items(), key=lambda kv: kv[1][0]))
-            data.symbols = dict(itertools.chain(known.items(), fresh))
+            data.symbols = dict(itertools.chain(known.items(), fresh.items()))
             data.symbols.update(known)
             data.ordered = True
 

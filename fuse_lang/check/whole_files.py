@@ -102,56 +102,89 @@ def relation_of_columns(columns: list) -> tuple[tuple, int, tuple, tuple] | None
         appearances = _first_appearances(column)
         if appearances is None:
             return None
-        first_rows, distinct = appearances
+        first_rows, distinct, cells = appearances
         values.append(distinct)
         keys.append(first_rows * width + c)  # the cell's place, row by row
-        symbols.append((c, distinct))
+        symbols.append((c, distinct, cells))
     ranked = None
     if keys:
         order = np.argsort(np.concatenate(keys))  # (the places are distinct)
         rank = np.empty(order.size, dtype=np.int64)
         rank[order] = np.arange(order.size)
         parts = np.split(rank, np.cumsum([len(k) for k in keys])[:-1])
-        ranked = RankedSymbols({c: (distinct, part) for (c, distinct), part in zip(symbols, parts)})
+        ranked = RankedSymbols({c: (distinct, part, cells)
+                                for (c, distinct, cells), part in zip(symbols, parts)})
     return tuple(tuple(v) for v in values), rows, tuple(integers), ranked
 
 
 class RankedSymbols:
     """A relation file's symbols in the order the checker numbers them: per
-    symbol column, its distinct values in order of first appearance and each
-    one's rank among all the columns' first appearances, row by row (`count` of
-    them in all).  Kept with the file's reading (check.file_reads), so that a
-    second analysis of the same file in one compile merges nothing again."""
+    symbol column, its distinct values in order of first appearance, each one's
+    rank among all the columns' first appearances, row by row (`count` of them in
+    all), and the values as fixed-width bytes (None when not ASCII).  Kept with
+    the file's reading (check.file_reads): a second analysis of the same file in
+    one compile reuses its merged columns and numbered symbols."""
 
-    def __init__(self, columns: dict[int, tuple[list[str], Any]]) -> None:
+    # numbers start this far past the symbols met before, so that a second
+    # analysis that meets a few more (demand mode's rewrite) keeps the same ones
+    SLACK = 1 << 20
+
+    def __init__(self, columns: dict[int, tuple[list[str], Any, Any]]) -> None:
         self.columns = columns
-        self.count = sum(len(values) for values, _ in columns.values())
-        self._merged: dict[tuple[int, ...], tuple[list[str], Any]] = {}
+        self.count = sum(len(values) for values, _, _ in columns.values())
+        self._base: int | None = None
+        self._numbered: dict[tuple, dict] = {}
 
-    def merged(self, columns: tuple[int, ...]) -> tuple[list[str], Any]:
-        """The distinct values of these columns (of one domain) in rank order, with
-        the rank each first appears at."""
-        known = self._merged.get(columns)
-        if known is not None:
-            return known
+    def base_after(self, seen: int) -> int:
+        """The first number of this file's symbols when `seen` numbers are taken:
+        the last analysis' where it is still free."""
+        if self._base is None or self._base <= seen:
+            self._base = seen + 1 + self.SLACK
+            self._numbered.clear()
+        return self._base
+
+    def numbered(self, columns: tuple[int, ...], span: Any) -> dict:
+        """{symbol: (number, span)} of these columns (of one domain), numbered from
+        `base_after`'s base in rank order, each symbol at its first appearance.
+        Shared: copy it before changing it."""
+        assert self._base is not None
+        known = self._numbered.get((columns, span))
+        if known is None:
+            import itertools
+
+            values, ranks = self._merged(columns)
+            known = self._numbered[(columns, span)] = dict(zip(
+                values, zip((ranks + self._base).tolist(), itertools.repeat(span))))
+        return known
+
+    def _merged(self, columns: tuple[int, ...]) -> tuple[list[str], Any]:
+        """The distinct values of these columns in rank order, with the rank each
+        first appears at."""
         if len(columns) == 1:
-            return self.columns[columns[0]]
+            return self.columns[columns[0]][:2]
         import numpy as np
 
         parts = [self.columns[c] for c in columns]
         ranks = np.concatenate([part[1] for part in parts])
         order = np.argsort(ranks)
-        every = np.array([v for part in parts for v in part[0]], dtype=object)[order]
-        first = dict(zip(every[::-1].tolist(), ranks[order][::-1].tolist()))  # the first kept
+        every = np.array([v for part in parts for v in part[0]], dtype=object)
+        if all(part[2] is not None for part in parts):  # in C: the first of each value
+            width = max(part[2].dtype.itemsize for part in parts)
+            cells = np.concatenate([part[2].astype(f"S{width}") for part in parts])[order]
+            if width <= 8:
+                cells = np.ascontiguousarray(cells.astype("S8")).view(np.uint64)
+            first = order[np.sort(np.unique(cells, return_index=True)[1])]
+            return every[first].tolist(), ranks[first]
+        every = every[order]
+        seen = dict(zip(every[::-1].tolist(), ranks[order][::-1].tolist()))  # the first kept
         values = list(dict.fromkeys(every.tolist()))
-        known = self._merged[columns] = (
-            values, np.fromiter(map(first.__getitem__, values), np.int64, len(values)))
-        return known
+        return values, np.fromiter(map(seen.__getitem__, values), np.int64, len(values))
 
 
-def _first_appearances(column: Any) -> tuple[Any, list[str]] | None:
-    """The rows where each distinct value first appears (increasing) and the values;
-    None when a value reads as an integer (all digits, or a leading minus)."""
+def _first_appearances(column: Any) -> tuple[Any, list[str], Any] | None:
+    """The rows where each distinct value first appears (increasing), the values,
+    and the same as bytes (None for a column of str); None when a value reads as
+    an integer (all digits, or a leading minus)."""
     import numpy as np
 
     if isinstance(column, np.ndarray):  # fixed-width bytes: compared as uint64 words
@@ -166,13 +199,14 @@ def _first_appearances(column: Any) -> tuple[Any, list[str]] | None:
         distinct = column[first]
         if numeric_bytes(distinct):
             return None
-        return first, distinct.astype("U").tolist()
+        return first, distinct.astype("U").tolist(), distinct
     rows = len(column)
     first_row = dict(zip(reversed(column), range(rows - 1, -1, -1)))  # value -> first row
     distinct = sorted(first_row, key=first_row.__getitem__)
     if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
         return None
-    return np.fromiter(map(first_row.__getitem__, distinct), np.int64, len(distinct)), distinct
+    return (np.fromiter(map(first_row.__getitem__, distinct), np.int64, len(distinct)),
+            distinct, None)
 
 
 def numeric_bytes(cells: Any) -> bool:
