@@ -101,7 +101,7 @@ def whole_process(folder: Path, asked: int, runs: int) -> tuple[float, float]:
     seconds), and a process that only imports what it imports (the start-up)."""
     program = folder / "ancestor.fuse"
     program.write_text(PROGRAM.format(asked=asked))
-    backend = ["--backend", BACKEND["backend"]] if BACKEND else []
+    backend = ["--backend", BACKEND["backend"], "--no-compile"] if BACKEND else []
     run = median_process_seconds([sys.executable, "-m", "fuse_lang.cli", "run", str(program),
                                   "--mode", "demand", *backend], runs)
     imports = "import fuse_lang.cli, fuse_lang.run.program, scipy.sparse" + (

@@ -242,10 +242,19 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
     raise SourceError(f"unknown file type {suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")
 
 
+def file_columns(path: Path, sep: str) -> list | None:
+    """check.whole_files.split_columns of the file at `path`, once per file version
+    inside a compile (check.file_reads); raises OSError or SourceError as reading does."""
+    from .file_reads import remembered
+    from .whole_files import split_columns
+
+    return remembered(path, ("columns", sep), lambda: split_columns(read_text(path), sep))
+
+
 def _whole_relation(path: Path, sep: str) -> SourceInfo | None:
     """A plain relation file read whole, column by column (check.whole_files);
     None when it is small or not plain."""
-    from .whole_files import WHOLE_FILE_BYTES, file_columns, relation_of_columns
+    from .whole_files import WHOLE_FILE_BYTES, relation_of_columns
 
     if path.stat().st_size < WHOLE_FILE_BYTES:  # (read row by row: no need to split it)
         return None

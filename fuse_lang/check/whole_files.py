@@ -12,10 +12,7 @@ imported here only for such a file: a small program's check never pays for it.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
-
-from .file_reads import remembered
 
 # From this many bytes a plain relation file is split whole; a smaller one, or one
 # with blank lines or cells, spaces, "\r" or NUL, or rows of differing widths,
@@ -70,14 +67,6 @@ def split_columns(text: str, sep: str) -> list | None:
         grid[has, k] = raw[starts[has] + k]
     cells = grid.view(f"S{longest}").reshape(-1)
     return [cells[c::width] for c in range(width)]
-
-
-def file_columns(path: Path, sep: str) -> list | None:
-    """`split_columns` of the file at `path`, once per file version inside a
-    compile (check.file_reads); raises OSError or SourceError as reading does."""
-    from .sources import read_text
-
-    return remembered(path, ("columns", sep), lambda: split_columns(read_text(path), sep))
 
 
 def relation_of_columns(columns: list) -> tuple[tuple, int, tuple, tuple] | None:

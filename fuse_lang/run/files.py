@@ -27,10 +27,10 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..check.safetensors_header import SafetensorsProblem, load_tensor
-from ..check.sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, SourceError, is_sparse_archive,
-                             open_regular, parse_json, read_npy_header, read_text,
-                             sparse_archive_header, text_lines)
-from ..check.whole_files import file_columns, numeric_bytes
+from ..check.sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, SourceError, file_columns,
+                             is_sparse_archive, open_regular, parse_json, read_npy_header,
+                             read_text, sparse_archive_header, text_lines)
+from ..check.whole_files import numeric_bytes
 
 
 class FileProblem(Exception):

@@ -13,8 +13,11 @@ one per operation, shape and round; an operation syncs with the host once,
 for the count (the padded size of the result).  BCOO's own `@` serves
 the products with a dense operand; its sparse-sparse product is not used (its
 output is sized for the dense worst case).  Eager runs only: under jax.jit the
-padded size would have to be fixed in advance (docs/scale.md).  The other
-operations are framework_sparse's."""
+padded size would have to be fixed in advance (docs/scale.md).  On jax's CPU
+device the arrays are host memory, and the same steps (join, sort, pack, cut,
+expand, gather) run in NumPy on them, compiling nothing: a first run's time was
+mostly these kernels' compilations, one per padded size.  The other operations
+are framework_sparse's."""
 from __future__ import annotations
 
 import functools
