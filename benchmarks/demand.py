@@ -5,7 +5,9 @@
   peak memory (tracemalloc) of the demand run against the forward run, and that
   both give the same answer;
 - at --size symbols (100,000): the demand run alone (forward mode would
-  compute every ancestor pair).
+  compute every ancestor pair): compile and run together and apart, their CPU
+  time and peak memory, and `fuse run --mode demand` as a whole process beside
+  a process that only imports the same modules (start-up).
 
 The relation is a random tree (each symbol's parent drawn among the symbols
 before it, so depth grows like log n); P0 is its root's child's first child,
@@ -25,13 +27,14 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import peak_bytes  # noqa: E402
+from _common import median_process_seconds, peak_bytes  # noqa: E402
 
 from fuse_lang import ExecutionConfig, compile  # noqa: E402
 
@@ -76,6 +79,37 @@ def measure(folder: Path, mode: str, asked: int, repeats: int) -> tuple[float, f
             runs[0][2])
 
 
+def compile_and_run(folder: Path, asked: int, repeats: int) -> tuple[float, float, float, int]:
+    """Demand mode's compile and run apart (medians of wall seconds), the CPU seconds
+    of both (steadier on a shared machine), and the peak memory of both together."""
+    text = PROGRAM.format(asked=asked)
+    config = ExecutionConfig(mode="demand")
+    samples = []
+    for _ in range(repeats):
+        start, cpu = time.perf_counter(), time.process_time()
+        program = compile(text, base_dir=folder, config=config, **BACKEND)
+        compiled = time.perf_counter()
+        program.execute()
+        samples.append((compiled - start, time.perf_counter() - compiled,
+                        time.process_time() - cpu))
+    peak = peak_bytes(lambda: compile(text, base_dir=folder, config=config, **BACKEND).execute())
+    return (*(statistics.median(s[k] for s in samples) for k in range(3)), peak)
+
+
+def whole_process(folder: Path, asked: int, runs: int) -> tuple[float, float]:
+    """`fuse run --mode demand` as a user runs it, a whole process (median wall
+    seconds), and a process that only imports what it imports (the start-up)."""
+    program = folder / "ancestor.fuse"
+    program.write_text(PROGRAM.format(asked=asked))
+    backend = ["--backend", BACKEND["backend"], "--no-compile"] if BACKEND else []
+    run = median_process_seconds([sys.executable, "-m", "fuse_lang.cli", "run", str(program),
+                                  "--mode", "demand", *backend], runs)
+    imports = "import fuse_lang.cli, fuse_lang.run.program, scipy.sparse" + (
+        f", {BACKEND['backend']}" if BACKEND else "")
+    start = median_process_seconds([sys.executable, "-c", imports], runs)
+    return run, start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=100_000)
@@ -107,6 +141,14 @@ def main() -> None:
               f"({len(answer)} "
               f"answers): {seconds * 1e3:.1f} ms in all (compile, read the file, run), "
               f"rules {rules * 1e3:.1f} ms, peak {peak / 1e6:.1f} MB")
+        compiling, running, cpu, both = compile_and_run(folder, asked, args.repeats)
+        print(f"[{args.backend}] demand alone, {args.size} symbols, apart: compile "
+              f"{compiling * 1e3:.1f} ms, run {running * 1e3:.1f} ms, CPU {cpu * 1e3:.1f} ms; "
+              f"peak of compile and run {both / 1e6:.1f} MB")
+        process, start = whole_process(folder, asked, args.repeats)
+        print(f"[{args.backend}] fuse run --mode demand, {args.size} symbols: whole process "
+              f"{process:.2f} s, start-up (imports alone) {start:.2f} s, the rest "
+              f"{process - start:.2f} s")
 
 if __name__ == "__main__":
     main()

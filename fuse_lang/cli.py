@@ -17,6 +17,7 @@ Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -442,7 +443,9 @@ def _print_result(result: Any, out: str | None) -> None:
         print(f"{name}  shape {tuple(array.shape)}  {array.dtype}  {_preview(array)}")
     for q in result.queries:
         if q.tuples is not None:
-            answer = "; ".join(", ".join(map(str, t)) for t in q.tuples) or "no"
+            # (maps all the way down: tens of thousands of answers print in C)
+            answer = "; ".join(map(", ".join, map(functools.partial(map, str), q.tuples))) \
+                or "no"
             if not q.free:
                 answer = "yes" if q.tuples else "no"
             print(f"{q.text}  {answer}")

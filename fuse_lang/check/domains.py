@@ -7,10 +7,11 @@ Symbols are numbered per domain in order of first appearance.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Sequence
 
 from ..fastinit import frozen_dataclass
 from ..front.span import Span
@@ -52,6 +53,9 @@ class _Class:
     extent: Evidence | None = None
     symbols: dict[str, tuple[int, Span]] = field(default_factory=dict)  # -> (first seen, span)
     max_position: tuple[int, Span] | None = None
+    # whether `symbols` is in numbering order (then it needs no sort): true until a
+    # union merges two domains' symbols
+    ordered: bool = True
 
 
 # The data of a class nothing was said about yet, shared until the first write
@@ -133,6 +137,7 @@ class Domains:
             self._set(ra, db.extent)
         if db.symbols:
             da = self._own(ra)
+            da.ordered = db.ordered if not da.symbols else False
             for sym, seen in db.symbols.items():
                 if sym not in da.symbols or seen[0] < da.symbols[sym][0]:
                     da.symbols[sym] = seen
@@ -179,6 +184,31 @@ class Domains:
                 table[symbol] = (seen, span)
         self._seen = seen
 
+    def add_ranked_symbols(self, keys: Sequence[tuple[int, Key]], ranked: Any, span: Span
+                           ) -> None:
+        """add_symbols for a relation file read whole, in bulk: `ranked` (a
+        check.whole_files.RankedSymbols) holds its symbols per column and the order
+        add_symbols would be given them; `keys`: (column, key).  Numbers keep that
+        order, past every number given before (with a gap: only the order counts)."""
+        base = ranked.base_after(self._seen)
+        self._seen = base + ranked.count
+        by_root: dict[Key, list[int]] = {}
+        for column, key in keys:
+            by_root.setdefault(self.find(key), []).append(column)
+        for root, columns in by_root.items():
+            fresh = ranked.numbered(tuple(columns), span)
+            data = self._own(root)
+            known = data.symbols
+            if not known:
+                data.symbols = fresh.copy()
+                continue
+            # symbols met before (constants) come first and keep their numbers
+            if not data.ordered:
+                known = dict(sorted(known.items(), key=lambda kv: kv[1][0]))
+            data.symbols = dict(itertools.chain(known.items(), fresh.items()))
+            data.symbols.update(known)
+            data.ordered = True
+
     def add_position(self, key: Key, position: int, span: Span) -> None:
         root = self.find(key)
         data = self._data[root]
@@ -214,7 +244,8 @@ class Domains:
         return self._data[self.find(key)].extent
 
     def symbols(self, key: Key) -> tuple[str, ...]:
-        return tuple(self.symbol_spans(key))
+        data = self._data[self.find(key)]
+        return tuple(data.symbols) if data.ordered else tuple(self.symbol_spans(key))
 
     def holds_symbols(self, key: Key) -> bool:
         """Whether the domain holds a symbol (without sorting them, as `symbols` does)."""
@@ -222,8 +253,11 @@ class Domains:
 
     def symbol_spans(self, key: Key) -> dict[str, Span]:
         """The domain's symbols in numbering order, with where each was first seen."""
-        symbols = self._data[self.find(key)].symbols
-        return {s: span for s, (_, span) in sorted(symbols.items(), key=lambda kv: kv[1][0])}
+        data = self._data[self.find(key)]
+        items = data.symbols.items()
+        if not data.ordered:
+            items = sorted(items, key=lambda kv: kv[1][0])
+        return {s: span for s, (_, span) in items}
 
     def max_position(self, key: Key) -> tuple[int, Span] | None:
         return self._data[self.find(key)].max_position

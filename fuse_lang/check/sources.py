@@ -22,7 +22,7 @@ import re
 import stat
 import struct
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..fastinit import frozen_dataclass
 from ..front import ir
@@ -48,6 +48,9 @@ class SourceInfo:
     # (column, value) in the order a reader meets them, row by row: symbols are
     # numbered in this order (a large file's integer column: its largest only)
     first_seen: tuple[tuple[int, object], ...] = ()
+    # a large plain file read whole (check.whole_files): its symbols are not in
+    # first_seen but here, per column, with the order they are met in row by row
+    ranked_symbols: Any = None  # a check.whole_files.RankedSymbols
     # a scipy.sparse `.npz`: its stored non-zeros (from a header, never the data)
     nonzeros: int | None = None
 
@@ -216,14 +219,13 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
         return SourceInfo(shape=_npz_member_header(path, tensor).shape)
     if suffix in (".csv", ".tsv"):
         sep = "\t" if suffix == ".tsv" else ","
-        text = read_text(path)
-        from .whole_files import relation_of_columns, split_columns  # (a relation file only)
+        if boolean:
+            from .file_reads import remembered
 
-        columns = split_columns(text, sep) if boolean else None
-        whole = relation_of_columns(columns) if columns is not None else None
-        if whole is not None:  # a plain file: whole columns at once
-            return SourceInfo(columns=whole[0], rows=whole[1], first_seen=whole[2])
-        rows = (line.split(sep) for line in _lines(text))
+            whole = remembered(path, ("relation", sep), lambda: _whole_relation(path, sep))
+            if whole is not None:
+                return whole
+        rows = (line.split(sep) for line in _lines(read_text(path)))
         return _relation(rows) if boolean else SourceInfo(shape=_matrix_shape(rows))
     if suffix == ".jsonl":
         rows = (item if isinstance(item, list) else [item] for item in _json_lines(path))
@@ -238,6 +240,30 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
                               ((0, len(tokens) - 1),) if tokens else ()),
                           shape=(len(tokens), len(vocab)))
     raise SourceError(f"unknown file type {suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")
+
+
+def file_columns(path: Path, sep: str) -> list | None:
+    """check.whole_files.split_columns of the file at `path`, once per file version
+    inside a compile (check.file_reads); raises OSError or SourceError as reading does."""
+    from .file_reads import remembered
+    from .whole_files import split_columns
+
+    return remembered(path, ("columns", sep), lambda: split_columns(read_text(path), sep))
+
+
+def _whole_relation(path: Path, sep: str) -> SourceInfo | None:
+    """A plain relation file read whole, column by column (check.whole_files);
+    None when it is small or not plain."""
+    from .whole_files import WHOLE_FILE_BYTES, relation_of_columns
+
+    if path.stat().st_size < WHOLE_FILE_BYTES:  # (read row by row: no need to split it)
+        return None
+    columns = file_columns(path, sep)
+    whole = relation_of_columns(columns) if columns is not None else None
+    if whole is None:
+        return None
+    return SourceInfo(columns=whole[0], rows=whole[1], first_seen=whole[2],
+                      ranked_symbols=whole[3])
 
 
 def _npz_member_header(path: Path, tensor: str) -> NpyHeader:

@@ -398,6 +398,10 @@ class Unification:
                         d.add_position(("axis", name, pos), value, span)
                 d.add_symbols(((("axis", name, pos), value) for pos, value in info.first_seen
                                if not isinstance(value, int)), span)  # row by row
+                if info.ranked_symbols is not None:  # a file read whole: its columns at once
+                    d.add_ranked_symbols([(pos, ("axis", name, pos))
+                                          for pos in info.ranked_symbols.columns],
+                                         info.ranked_symbols, span)
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))

@@ -27,10 +27,10 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..check.safetensors_header import SafetensorsProblem, load_tensor
-from ..check.sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, SourceError, is_sparse_archive,
-                             open_regular, parse_json, read_npy_header, read_text,
-                             sparse_archive_header, text_lines)
-from ..check.whole_files import split_columns
+from ..check.sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, SourceError, file_columns,
+                             is_sparse_archive, open_regular, parse_json, read_npy_header,
+                             read_text, sparse_archive_header, text_lines)
+from ..check.whole_files import numeric_bytes
 
 
 class FileProblem(Exception):
@@ -206,12 +206,13 @@ def relation_rows(path: Path) -> list[list[object]]:
 def relation_columns(path: Path, arity: int) -> list | None:
     """A plain .tsv/.csv relation's columns (check.whole_files.split_columns:
     integers as int64, ASCII symbols as bytes, others as str); None for any other file (then
-    `relation_rows` reads it, and says what is wrong with it)."""
+    `relation_rows` reads it, and says what is wrong with it).  Split once per file
+    version inside a compile and its program's runs (check.file_reads)."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv") or arity < 1:
         return None
     try:
-        columns = split_columns(read_text(path), "\t" if suffix == ".tsv" else ",")
+        columns = file_columns(path, "\t" if suffix == ".tsv" else ",")
     except (OSError, SourceError):
         return None
     if columns is None or len(columns) != arity:
@@ -219,10 +220,13 @@ def relation_columns(path: Path, arity: int) -> list | None:
     for column in columns:  # integers among symbols: cell by cell
         if isinstance(column, np.ndarray) and column.dtype.kind == "i":
             continue
-        distinct = np.unique(column).astype("U").tolist() if isinstance(column, np.ndarray) \
-            else set(column)
-        if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
-            return None
+        if isinstance(column, np.ndarray):
+            if numeric_bytes(column):
+                return None
+        else:
+            distinct = set(column)
+            if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
+                return None
     return columns
 
 

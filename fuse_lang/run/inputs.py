@@ -159,9 +159,10 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     columns = relation_columns(path, len(info.axes))
     if columns is not None:  # a plain file, whole columns at once
         out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
+        tables: dict[int, Any] = {}  # per domain: its symbols sorted (made once)
         for pos, column in enumerate(columns):
             out[:, pos] = _numbered(analysis.domain_symbols.get(info.axes[pos].domain, ()),
-                                    column)
+                                    column, tables.setdefault(info.axes[pos].domain, {}))
         return out
     numbering: dict[int, dict[object, int]] = {}
     out = []
@@ -180,19 +181,28 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     return np.array(out, dtype=np.int64).reshape(-1, len(info.axes))
 
 
-def _numbered(symbols: tuple, column: Any) -> np.ndarray:
+def _numbered(symbols: tuple, column: Any, made: dict) -> np.ndarray:
     """A column's positions: integers as they are; symbols by their number in the
-    domain (bytes: by a search of the sorted symbols, all in C)."""
+    domain (bytes: by a search of the sorted symbols, all in C).  `made`: what
+    this domain's columns share (its sorted symbols)."""
     if isinstance(column, np.ndarray) and column.dtype.kind == "i":
         return column
     if isinstance(column, np.ndarray):
-        try:
-            table = np.array(symbols, dtype="S")
-        except UnicodeEncodeError:  # a symbol of another file is not ASCII
-            table = None
-        if table is not None:
-            order = np.argsort(table, kind="stable")
-            return order[np.searchsorted(table[order], column)]
+        if "sorted" not in made:
+            try:
+                table = np.array(symbols, dtype="S")
+            except UnicodeEncodeError:  # a symbol of another file is not ASCII
+                table = None
+            if table is not None:
+                table = _comparable(table, max(table.dtype.itemsize, column.dtype.itemsize))
+                order = np.argsort(table)  # (the symbols are distinct)
+                made["sorted"] = (order, table[order])
+            else:
+                made["sorted"] = None
+        if made["sorted"] is not None:
+            order, ordered = made["sorted"]
+            cells = _comparable(column, ordered.dtype.itemsize)
+            return order[np.searchsorted(ordered, cells)]
         column = column.astype("U").tolist()
     numbering = {s: k for k, s in enumerate(symbols)}
     return np.fromiter(map(numbering.__getitem__, column), np.int64, len(column))
@@ -214,3 +224,12 @@ def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:
     fan_out = shape[-2] if len(shape) > 1 else 1
     bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
     return rng.uniform(-bound, bound, size=shape)
+
+
+def _comparable(cells: np.ndarray, width: int) -> np.ndarray:
+    """Fixed-width bytes padded to `width` (at least): as one uint64 each where they
+    fit in 8 bytes (sorted and searched faster than bytes; the order differs, the
+    equality does not), else as bytes."""
+    if width <= 8:
+        return np.ascontiguousarray(cells.astype("S8")).view(np.uint64).reshape(-1)
+    return cells.astype(f"S{width}")

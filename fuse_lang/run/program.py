@@ -7,6 +7,7 @@ is an `Execution`.
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -14,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..check import Analysis, analyze
+from ..check.file_reads import kept, reading_once
 from ..front import ir
 from ..check.cone import NotRun, TargetError, dependency_cone
 from ..front.diagnostics import Diagnostic, Severity
@@ -39,6 +41,21 @@ __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "Ru
            "compile"]
 
 
+def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
+                        ) -> Callable[..., "CompiledProgram"]:
+    """`compile` inside check.file_reads.reading_once: each source file is read and
+    split once however often the program is analysed (demand mode's rewrite,
+    a targeted run's cone); the program keeps the split columns for its runs."""
+    @functools.wraps(compile_)
+    def compiling(*args: Any, **kwargs: Any) -> "CompiledProgram":
+        with reading_once() as store:
+            program = compile_(*args, **kwargs)
+        program.file_reads = kept(store, lambda what: what[0] == "columns")
+        return program
+    return compiling
+
+
+@_reading_files_once
 def compile(source_text: str, backend: str | None = None, device: str | None = None,
             base_dir: str | os.PathLike = ".", *, precision: str | None = None,
             path: str | None = None, memory_limit: int | None = None,
@@ -278,6 +295,8 @@ class CompiledProgram:
         # of what ran: whether the index knew it already (its graphs came from the cache)
         self.cache_root: Path | None = None
         self.cache_entries: dict[str, bool] = {}
+        # the source files compile split (check.file_reads), for the runs to reuse
+        self.file_reads: dict = {}
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -310,7 +329,9 @@ class CompiledProgram:
             if self.weights is not None:  # inputs given by the caller win
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
                          **given}
-        analysis, infos, memo = self._prepared(given)
+        # (a copy: what this run reads anew is not kept past it)
+        with reading_once(dict(self.file_reads)):
+            analysis, infos, memo = self._prepared(given)
         schedules = memo.get("schedules")
         if schedules is None:
             schedules = memo["schedules"] = schedules_of(analysis)
@@ -328,7 +349,8 @@ class CompiledProgram:
             run.floats = floats
             run.schedules = {n: s for n, s in schedules.items() if s.per == "iteration"}
             try:
-                result = run.go()
+                with reading_once(dict(self.file_reads)):
+                    result = run.go()
             except EvaluationError as err:  # one not located by a statement: still the
                 raise FuseError(str(err)) from None  # program's problem, in its words
         floats.reissue(analysis)

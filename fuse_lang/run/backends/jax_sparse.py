@@ -13,8 +13,11 @@ one per operation, shape and round; an operation syncs with the host once,
 for the count (the padded size of the result).  BCOO's own `@` serves
 the products with a dense operand; its sparse-sparse product is not used (its
 output is sized for the dense worst case).  Eager runs only: under jax.jit the
-padded size would have to be fixed in advance (docs/scale.md).  The other
-operations are framework_sparse's."""
+padded size would have to be fixed in advance (docs/scale.md).  On jax's CPU
+device the arrays are host memory, and the same steps (join, sort, pack, cut,
+expand, gather) run in NumPy on them, compiling nothing: a first run's time was
+mostly these kernels' compilations, one per padded size.  The other operations
+are framework_sparse's."""
 from __future__ import annotations
 
 import functools
@@ -42,12 +45,35 @@ def _bounds(shape: tuple[int, int]) -> Any:
     return np.asarray(shape, np.int32)
 
 
+def _on_cpu(arrays: list) -> bool:
+    """Whether these arrays live in host memory (NumPy's, or jax's CPU device):
+    there NumPy joins and cuts them, where eager jax would compile a kernel for
+    each new combination of sizes (most of a first run's compilations)."""
+    for x in arrays:
+        if not isinstance(x, np.ndarray) and \
+                any(d.platform != "cpu" for d in getattr(x, "devices", lambda: ())()):
+            return False
+    return True
+
+
 def _joined(indices: list, values: list, bounds: tuple[int, int]) -> tuple[Any, Any]:
     """Entries of several parts in one pair of arrays, padded to a power of two
-    (padding: the out-of-bound position `bounds`, value 0).  Eager: a cheap
-    concatenation, compiled once per combination of sizes."""
+    (padding: the out-of-bound position `bounds`, value 0).  On the CPU, by NumPy;
+    else eager: a cheap concatenation, compiled once per combination of sizes."""
     total = sum(int(v.shape[0]) for v in values)
     size = _padded(total)
+    if _on_cpu(indices + values):
+        dtype = values[0].dtype
+        index = np.empty((size, 2), np.int32)
+        value = np.zeros(size, dtype)
+        at = 0
+        for part, part_values in zip(indices, values):
+            n = int(part_values.shape[0])
+            index[at:at + n] = np.asarray(part)
+            value[at:at + n] = np.asarray(part_values)
+            at += n
+        index[at:] = np.asarray(bounds, np.int32)
+        return jax.device_put(index), jax.device_put(value)  # (jnp.asarray compiles)
     if size > total:
         indices = [*indices, np.broadcast_to(np.asarray(bounds, np.int32), (size - total, 2))]
         values = [*values, np.zeros(size - total, values[0].dtype)]
@@ -124,6 +150,59 @@ def _expanded(a: Any, a_values: Any, b: Any, b_values: Any, starts: Any, counts:
     return jnp.stack([rows, b[at, 1]], 1), jnp.where(real, a_values[owner] * b_values[at], 0)
 
 
+# On the CPU the same steps run in NumPy (the arrays are host memory already):
+# eager jax would compile each kernel once per padded size, seconds per size for
+# the sort (most of a first run's time), where NumPy compiles nothing.
+def _host_packed(rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
+                 valid: np.ndarray, bounds: tuple[int, int]) -> tuple:
+    """_packed's result on the host, cut to the padded count already."""
+    count = int(valid.sum())
+    size = _padded(count)
+    index = np.empty((size, 2), np.int32)
+    index[:] = np.asarray(bounds, np.int32)
+    index[:count, 0], index[:count, 1] = rows[valid], cols[valid]
+    value = np.zeros(size, values.dtype)
+    value[:count] = values[valid]
+    return jax.device_put(index), jax.device_put(value), count
+
+
+def _host_canonical(indices: Any, values: Any, bounds: tuple[int, int], positive: bool
+                    ) -> tuple:
+    """_canonical in NumPy: sorted row by row, repeats summed, the non-zero (or
+    positive) sums inside `bounds`, packed."""
+    index, values = np.asarray(indices), np.asarray(values)
+    order = np.lexsort((index[:, 1], index[:, 0]))
+    rows, cols, values = index[order, 0], index[order, 1], values[order]
+    first = np.ones(rows.size, bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    starts = np.flatnonzero(first)
+    sums = np.add.reduceat(values, starts) if starts.size else values[:0]
+    rows, cols = rows[starts], cols[starts]
+    valid = ((sums > 0) if positive else (sums != 0)) & (rows < bounds[0]) & (cols < bounds[1])
+    return _host_packed(rows, cols, sums, valid, bounds)
+
+
+def _host_kept(indices: Any, values: Any, bounds: tuple[int, int]) -> tuple:
+    """_kept in NumPy."""
+    index, values = np.asarray(indices), np.asarray(values)
+    rows, cols = index[:, 0], index[:, 1]
+    valid = (values != 0) & (rows < bounds[0]) & (cols < bounds[1])
+    return _host_packed(rows, cols, values, valid, bounds)
+
+
+def _host_expanded(a: Any, a_values: Any, b: Any, b_values: Any) -> tuple[list, list]:
+    """_expansion_counts and _expanded in NumPy: each A entry (i, k) paired with
+    each entry of B's row k (B sorted row by row), as parts for _sorted."""
+    a, a_values, b, b_values = (np.asarray(x) for x in (a, a_values, b, b_values))
+    starts = np.searchsorted(b[:, 0], a[:, 1], side="left")
+    counts = np.where(a_values != 0, np.searchsorted(b[:, 0], a[:, 1], side="right") - starts,
+                      0)
+    owner = np.repeat(np.arange(counts.size), counts)
+    at = starts[owner] + np.arange(owner.size) - (np.cumsum(counts) - counts)[owner]
+    indices = np.stack([a[owner, 0], b[at, 1]], 1).astype(np.int32)
+    return [indices], [a_values[owner] * b_values[at]]
+
+
 class JaxSparse(FrameworkSparse):
     """A 2-D BCOO array: entries sorted row by row, no repeats, no zeros, padded
     to a power of two with out-of-bound positions; `count` the real entries."""
@@ -144,6 +223,8 @@ class JaxSparse(FrameworkSparse):
                 positive: bool = False) -> "JaxSparse":
         """The canonical tensor of these parts' entries (repeats summed)."""
         indices, values = _joined(indices, values, shape)
+        if _on_cpu([indices, values]):
+            return cls._compacted(_host_canonical(indices, values, shape, positive), shape)
         return cls._compacted(_canonical(indices, values, _bounds(shape), np.bool_(positive)),
                               shape)
 
@@ -155,11 +236,18 @@ class JaxSparse(FrameworkSparse):
         count = int(count)
         size = _padded(count)
         if size < values.shape[0]:
-            indices, values = indices[:size], values[:size]
+            if _on_cpu([indices, values]):  # (a copy of the kept part, no compilation)
+                indices, values = (jax.device_put(np.asarray(indices)[:size]),
+                                   jax.device_put(np.asarray(values)[:size]))
+            else:
+                indices, values = indices[:size], values[:size]
         return cls(jsparse.BCOO((values, indices), shape=tuple(shape)), count)
 
     @classmethod
     def _with_values(cls, like: FrameworkSparse, values: Any) -> "JaxSparse":
+        if _on_cpu([like.tensor.indices, values]):
+            return cls._compacted(_host_kept(like.tensor.indices, values, like.shape),
+                                  like.shape)
         return cls._compacted(_kept(like.tensor.indices, values, _bounds(like.shape)),
                               like.shape)
 
@@ -171,18 +259,29 @@ class JaxSparse(FrameworkSparse):
                             [self.tensor.data, data if sign == 1 else -data], self.shape)
 
     def step(self) -> "JaxSparse":
-        if bool(_is_boolean(self.tensor.data)):
+        data = self.tensor.data
+        if _on_cpu([data]):
+            values = np.asarray(data)
+            if ((values == 1) | (values == 0)).all():
+                return self
+            return self._with_values(self, (values > 0).astype(values.dtype))
+        if bool(_is_boolean(data)):
             return self
-        return self._with_values(self, _indicator(self.tensor.data))
+        return self._with_values(self, _indicator(data))
 
     def new_facts(self, known: Any) -> "JaxSparse | None":
         """1 where self > 0 and `known` is not: the positive entries of
         step(self) - step(known), in one sort."""
         if not isinstance(known, JaxSparse):
             return super().new_facts(known)  # type: ignore[return-value]
-        new = self._sorted([self.tensor.indices, known.tensor.indices],
-                           [_indicator(self.tensor.data), -_indicator(known.tensor.data)],
-                           self.shape, positive=True)
+        mine, theirs = self.tensor.data, known.tensor.data
+        if _on_cpu([mine, theirs]):
+            mine, theirs = np.asarray(mine), np.asarray(theirs)
+            signed = [(mine > 0).astype(mine.dtype), -(theirs > 0).astype(theirs.dtype)]
+        else:
+            signed = [_indicator(mine), -_indicator(theirs)]
+        new = self._sorted([self.tensor.indices, known.tensor.indices], signed, self.shape,
+                           positive=True)
         return new if new.count else None
 
     @classmethod
@@ -203,6 +302,8 @@ class JaxSparse(FrameworkSparse):
 
     def parts(self) -> tuple[Any, Any, Any]:
         indices = self.tensor.indices
+        if _on_cpu([indices]):  # host views: no kernel per size to slice them
+            indices = np.asarray(indices)
         return indices[:, 0], indices[:, 1], self.tensor.data
 
     def dense(self) -> Any:
@@ -218,8 +319,10 @@ class JaxSparse(FrameworkSparse):
         """self @ right by expand-sort-compress (the usual sparse-sparse product)."""
         a, a_values, b, b_values = (self.tensor.indices, self.tensor.data,
                                     right.tensor.indices, right.tensor.data)
-        starts, counts, total = _expansion_counts(a, a_values, b)
         shape = (self.shape[0], right.shape[1])
+        if _on_cpu([a, a_values, b, b_values]):
+            return self._sorted(*_host_expanded(a, a_values, b, b_values), shape)
+        starts, counts, total = _expansion_counts(a, a_values, b)
         indices, values = _expanded(a, a_values, b, b_values, starts, counts, _bounds(shape),
                                     size=_padded(int(total)))
         return self._sorted([indices], [values], shape)
@@ -254,6 +357,12 @@ class JaxSparse(FrameworkSparse):
 
     @staticmethod
     def gather(dense: Any, rows: Any, cols: Any) -> Any:
+        if _on_cpu([dense, rows, cols]):  # (padding positions read 0, as mode="fill")
+            dense, rows, cols = np.asarray(dense), np.asarray(rows), np.asarray(cols)
+            inside = (rows < dense.shape[0]) & (cols < dense.shape[1])
+            out = np.zeros(rows.shape, dense.dtype)
+            out[inside] = dense[rows[inside], cols[inside]]
+            return out
         return jnp.asarray(dense).at[rows, cols].get(mode="fill", fill_value=0)
 
     @staticmethod
