@@ -222,6 +222,26 @@ def test_a_one_off_analysis_read_from_many_threads_at_once_gives_each_the_same()
         sys.setswitchinterval(interval)
 
 
+def test_an_analyzer_makes_the_tables_when_first_read_in_any_order():
+    """The editor's diagnostics need no tensors, var_extents or domain_symbols: an
+    Analyzer's analysis makes them when first read, reusing the TensorInfos of the
+    last version whose tables were made.  Read late, out of order, or never, they
+    equal a fresh analysis' all the same."""
+    texts = [PROGRAM, edit(PROGRAM, "+ 0.5", "+ 0.7"), "# top\n" + PROGRAM,
+             edit(PROGRAM, "axis h = 3", "axis h = 4"), PROGRAM]
+    analyzer = Analyzer()
+    results = [analyzer.analyze(text, None, EXAMPLES) for text in texts[:3]]
+    assert all("tensors" not in vars(result) for result in results)  # none made yet
+    same(results[1], analyze(texts[1], None, EXAMPLES))  # the second's made after the third
+    same(results[2], analyze(texts[2], None, EXAMPLES))
+    # an edit that moves nothing the TensorInfos hold: they are reused as they are
+    again = analyzer.analyze(edit(texts[2], "+ 0.5", "+ 0.6"), None, EXAMPLES)
+    assert again.tensors["X"] is results[2].tensors["X"]
+    results += [analyzer.analyze(text, None, EXAMPLES) for text in texts[3:]]
+    same(results[4], analyze(texts[4], None, EXAMPLES))  # the fourth's never made
+    same(results[0], analyze(texts[0], None, EXAMPLES))  # the first's made last
+
+
 def test_source_files_are_read_again_on_every_analysis(tmp_path):
     import numpy as np
 
