@@ -242,6 +242,34 @@ def test_an_analyzer_makes_the_tables_when_first_read_in_any_order():
     same(results[0], analyze(texts[0], None, EXAMPLES))  # the first's made last
 
 
+def test_a_rules_safety_is_found_once_and_moves_with_it(monkeypatch):
+    """The Datalog safety of a reused rule is not checked again, even when it moved:
+    what was found (here an unbound head variable, an unsafe negation) moves along."""
+    from fuse_lang.check import datalog
+
+    checked: list[str] = []
+    check_safety = datalog._check_safety
+
+    def spy(stmt, tensors, diags):
+        checked.append(stmt.lhs.name)
+        check_safety(stmt, tensors, diags)
+
+    monkeypatch.setattr(datalog, "_check_safety", spy)
+    text = PROGRAM + "Bad(x,y) = Parent(x,z)\nWorse(x,z) = Parent(x,y) not(Ancestor(y,z))\n"
+    steps = [text, "# a line on top\n" + text, "# a line on top\n" + text + "Parent(Carol, Dan)\n",
+             edit("# a line on top\n" + text, "Bad(x,y)", "Bad(x,w)")]
+    analyzer = Analyzer()
+    counts = []
+    for step in steps:
+        checked.clear()
+        got = analyzer.analyze(step, None, EXAMPLES)
+        counts.append(sorted(checked))
+        want = analyze(step, None, EXAMPLES)
+        same(got, want)
+        assert {d.code for d in got.diagnostics} >= {"unbound-head-variable", "unsafe-negation"}
+    assert counts[1:] == [[], [], ["Bad"]]  # moved, then renumbered: none again; then the edited one
+
+
 def test_source_files_are_read_again_on_every_analysis(tmp_path):
     import numpy as np
 

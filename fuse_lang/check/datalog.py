@@ -18,7 +18,7 @@ a relation read under a subtraction (`1 - step(P(x))`, the older spelling).
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
@@ -46,14 +46,26 @@ def monotone_rules(members: set[str], equations: Iterable[ir.Statement]) -> bool
     return True
 
 
+# (statement number, the rule, what finds its safety diagnostics) -> them: a memo
+# of each statement's (the editor's Analyzer keeps one per statement, see
+# StatementChecks.remembered)
+SafetyMemo = Callable[[int, ir.Equation, Callable[[], list[Diagnostic]]], Sequence[Diagnostic]]
+
+
 def check_datalog(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
                   groups: Iterable[tuple[str, ...]], recursive: frozenset[str],
-                  deps: dict[str, list[str]], diags: list[Diagnostic]) -> None:
-    """Safety of each Boolean rule and stratification of the recursive groups."""
-    for stmt in statements:
+                  deps: dict[str, list[str]], diags: list[Diagnostic],
+                  memo: SafetyMemo | None = None) -> None:
+    """Safety of each Boolean rule and stratification of the recursive groups.
+    A rule's safety depends only on its own text and on which of its bare names
+    are tensors: `memo` may give what it found last time."""
+    for k, stmt in enumerate(statements):
         if isinstance(stmt, ir.Equation) and stmt.lhs.name in tensors \
                 and tensors[stmt.lhs.name].boolean:
-            _check_safety(stmt, tensors, diags)
+            if memo is None:
+                _check_safety(stmt, tensors, diags)
+            else:
+                diags += memo(k, stmt, lambda: _safety(stmt, tensors))
     for group in groups:
         if recursive.isdisjoint(group):
             continue
@@ -155,6 +167,12 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
                         f"tuples (or, as `{var.name} == expr`, computes a value from bound "
                         f"variables)", var.span))
     return bound - positive, reported
+
+
+def _safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    _check_safety(stmt, tensors, found)
+    return found
 
 
 def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
