@@ -421,8 +421,7 @@ def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
     refs = old.refs
     if delta:
         # the new statement's own references, in the order of statement_scopes (ir.walk's)
-        refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
-                      if type(node) is ir.Ref])
+        refs = ir.statement_refs(ir.used_exprs(stmt))
     lhs_diags, node_diags, late_diags, broadcast = (
         old.lhs_diags, old.node_diags, old.late_diags, old.broadcast)
     if delta and (lhs_diags or node_diags or late_diags or broadcast):  # most have none
