@@ -270,6 +270,31 @@ def test_a_rules_safety_is_found_once_and_moves_with_it(monkeypatch):
     assert counts[1:] == [[], [], ["Bad"]]  # moved, then renumbered: none again; then the edited one
 
 
+def test_how_a_recursive_group_runs_is_found_again_only_when_its_rules_change(monkeypatch):
+    from fuse_lang.check import order
+
+    asked: list[tuple[str, ...]] = []
+    recursion_kind = order._recursion_kind
+
+    def spy(group, statements, tensors):
+        asked.append(tuple(group))
+        return recursion_kind(group, statements, tensors)
+
+    monkeypatch.setattr(order, "_recursion_kind", spy)
+    steps = [PROGRAM, "# a line on top\n" + PROGRAM,
+             edit(PROGRAM, "L[l,e] = tanh(", "L[l,e] = sig("),          # the recurrence's rule
+             edit(PROGRAM, "Ancestor(x,z) = Ancestor(x,y) Parent(y,z)",  # a rule of the group:
+                  "Ancestor(x,z) = Ancestor(x,y) - Parent(y,z)")]       # not monotone now
+    analyzer = Analyzer()
+    counts = []
+    for step in steps:
+        asked.clear()
+        got = analyzer.analyze(step, None, EXAMPLES)
+        counts.append(sorted(asked))
+        same(got, analyze(step, None, EXAMPLES))
+    assert counts[1:] == [[], [("L",)], [("Ancestor",), ("L",)]]
+
+
 def test_source_files_are_read_again_on_every_analysis(tmp_path):
     import numpy as np
 

@@ -134,7 +134,7 @@ class _Checker:
                              for pair in zip(local.role_names, local.var_keys)] if axis_decls
                             else [], axis_decls, source_info)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
-                                     self.memory.sccs, self.remember)
+                                     self.memory.sccs, self.remember, program.text)
             if unification.valued:  # (a statement's variables' keys hold its stamp)
                 check_values([(local.stmt, local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.locals], unification.valued,
