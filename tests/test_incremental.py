@@ -243,8 +243,9 @@ def test_an_analyzer_makes_the_tables_when_first_read_in_any_order():
 
 
 def test_a_rules_safety_is_found_once_and_moves_with_it(monkeypatch):
-    """The Datalog safety of a reused rule is not checked again, even when it moved:
-    what was found (here an unbound head variable, an unsafe negation) moves along."""
+    """The Datalog safety of a reused rule, and what it reads negated, are not
+    found again, even when it moved: what was found (here an unbound head
+    variable, an unsafe negation, a negation cycle) moves along."""
     from fuse_lang.check import datalog
 
     checked: list[str] = []
@@ -255,19 +256,31 @@ def test_a_rules_safety_is_found_once_and_moves_with_it(monkeypatch):
         check_safety(stmt, tensors, diags)
 
     monkeypatch.setattr(datalog, "_check_safety", spy)
-    text = PROGRAM + "Bad(x,y) = Parent(x,z)\nWorse(x,z) = Parent(x,y) not(Ancestor(y,z))\n"
+    negated = datalog._negated_reads
+    read_negated: list[int] = []
+
+    def spy_negated(expr):
+        read_negated.append(1)
+        return negated(expr)
+
+    monkeypatch.setattr(datalog, "_negated_reads", spy_negated)
+    text = PROGRAM + ("Bad(x,y) = Parent(x,z)\nWorse(x,z) = Parent(x,y) not(Ancestor(y,z))\n"
+                      "Win(x) = Parent(x,y) not(Win(y))\n")
     steps = [text, "# a line on top\n" + text, "# a line on top\n" + text + "Parent(Carol, Dan)\n",
              edit("# a line on top\n" + text, "Bad(x,y)", "Bad(x,w)")]
     analyzer = Analyzer()
     counts = []
     for step in steps:
         checked.clear()
+        read_negated.clear()
         got = analyzer.analyze(step, None, EXAMPLES)
-        counts.append(sorted(checked))
+        counts.append((sorted(checked), len(read_negated)))
         want = analyze(step, None, EXAMPLES)
         same(got, want)
-        assert {d.code for d in got.diagnostics} >= {"unbound-head-variable", "unsafe-negation"}
-    assert counts[1:] == [[], [], ["Bad"]]  # moved, then renumbered: none again; then the edited one
+        assert {d.code for d in got.diagnostics} >= {"unbound-head-variable", "unsafe-negation",
+                                                      "negation-cycle"}
+    assert counts[0][1] > 0  # moved, then renumbered: none again; then only the edited rule
+    assert counts[1:] == [([], 0), ([], 0), (["Bad"], 0)]
 
 
 def test_how_a_recursive_group_runs_is_found_again_only_when_its_rules_change(monkeypatch):

@@ -142,8 +142,7 @@ class _Checker:
             unification.check_extents(checks.broadcast)
             close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
-                          checks.deps, diags, checks.remembered("safety") if self.remember
-                          else None)
+                          checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
         except RecursionError:

@@ -62,7 +62,7 @@ class Local:
     _scopes: dict[int, Scope] | None = None
     # what later whole-program checks found of this statement alone (see
     # StatementChecks.remembered): check name -> (diagnostics, the delta they are at)
-    found: dict[str, tuple[tuple[Diagnostic, ...], int]] | None = None
+    found: dict[str, tuple[tuple, int]] | None = None
 
     @property
     def roles(self) -> tuple[IndexRole, ...]:
@@ -218,19 +218,17 @@ class StatementChecks:
             else:
                 deps += defined
 
-    def remembered(self, check: str) -> Callable[[int, ir.Statement,
-                                                  Callable[[], list[Diagnostic]]],
-                                                 Sequence[Diagnostic]]:
+    def remembered(self, check: str) -> Callable[[int, ir.Statement, Callable[[], list[Any]]],
+                                                 Sequence[Any]]:
         """A memo for a later check of single statements (`check` names it) whose
-        findings depend only on the statement's text and on which of its bare
-        names are tensors, as its Local's do: `memo(k, stmt, find)` gives what
-        `find()` gives for statement `k`, kept in its Local (moved along with
-        it), so that a statement reused from the last analysis is not checked
-        again."""
+        findings (diagnostics, nodes: values with spans) depend only on the
+        statement's text and on which of its bare names are tensors, as its
+        Local's do: `memo(k, stmt, find)` gives what `find()` gives for statement
+        `k`, kept in its Local (moved along with it), so that a statement reused
+        from the last analysis is not checked again."""
         by_number = self.by_number
 
-        def memo(k: int, stmt: ir.Statement,
-                 find: Callable[[], list[Diagnostic]]) -> Sequence[Diagnostic]:
+        def memo(k: int, stmt: ir.Statement, find: Callable[[], list[Any]]) -> Sequence[Any]:
             local = by_number.get(k)
             if local is None or local.stmt is not stmt:
                 return find()
