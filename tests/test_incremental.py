@@ -222,6 +222,92 @@ def test_a_one_off_analysis_read_from_many_threads_at_once_gives_each_the_same()
         sys.setswitchinterval(interval)
 
 
+def test_an_analyzer_makes_the_tables_when_first_read_in_any_order():
+    """The editor's diagnostics need no tensors, var_extents or domain_symbols: an
+    Analyzer's analysis makes them when first read, reusing the TensorInfos of the
+    last version whose tables were made.  Read late, out of order, or never, they
+    equal a fresh analysis' all the same."""
+    texts = [PROGRAM, edit(PROGRAM, "+ 0.5", "+ 0.7"), "# top\n" + PROGRAM,
+             edit(PROGRAM, "axis h = 3", "axis h = 4"), PROGRAM]
+    analyzer = Analyzer()
+    results = [analyzer.analyze(text, None, EXAMPLES) for text in texts[:3]]
+    assert all("tensors" not in vars(result) for result in results)  # none made yet
+    same(results[1], analyze(texts[1], None, EXAMPLES))  # the second's made after the third
+    same(results[2], analyze(texts[2], None, EXAMPLES))
+    # an edit that moves nothing the TensorInfos hold: they are reused as they are
+    again = analyzer.analyze(edit(texts[2], "+ 0.5", "+ 0.6"), None, EXAMPLES)
+    assert again.tensors["X"] is results[2].tensors["X"]
+    results += [analyzer.analyze(text, None, EXAMPLES) for text in texts[3:]]
+    same(results[4], analyze(texts[4], None, EXAMPLES))  # the fourth's never made
+    same(results[0], analyze(texts[0], None, EXAMPLES))  # the first's made last
+
+
+def test_a_rules_safety_is_found_once_and_moves_with_it(monkeypatch):
+    """The Datalog safety of a reused rule, and what it reads negated, are not
+    found again, even when it moved: what was found (here an unbound head
+    variable, an unsafe negation, a negation cycle) moves along."""
+    from fuse_lang.check import datalog
+
+    checked: list[str] = []
+    check_safety = datalog._check_safety
+
+    def spy(stmt, tensors, diags):
+        checked.append(stmt.lhs.name)
+        check_safety(stmt, tensors, diags)
+
+    monkeypatch.setattr(datalog, "_check_safety", spy)
+    negated = datalog._negated_reads
+    read_negated: list[int] = []
+
+    def spy_negated(expr):
+        read_negated.append(1)
+        return negated(expr)
+
+    monkeypatch.setattr(datalog, "_negated_reads", spy_negated)
+    text = PROGRAM + ("Bad(x,y) = Parent(x,z)\nWorse(x,z) = Parent(x,y) not(Ancestor(y,z))\n"
+                      "Win(x) = Parent(x,y) not(Win(y))\n")
+    steps = [text, "# a line on top\n" + text, "# a line on top\n" + text + "Parent(Carol, Dan)\n",
+             edit("# a line on top\n" + text, "Bad(x,y)", "Bad(x,w)")]
+    analyzer = Analyzer()
+    counts = []
+    for step in steps:
+        checked.clear()
+        read_negated.clear()
+        got = analyzer.analyze(step, None, EXAMPLES)
+        counts.append((sorted(checked), len(read_negated)))
+        want = analyze(step, None, EXAMPLES)
+        same(got, want)
+        assert {d.code for d in got.diagnostics} >= {"unbound-head-variable", "unsafe-negation",
+                                                      "negation-cycle"}
+    assert counts[0][1] > 0  # moved, then renumbered: none again; then only the edited rule
+    assert counts[1:] == [([], 0), ([], 0), (["Bad"], 0)]
+
+
+def test_how_a_recursive_group_runs_is_found_again_only_when_its_rules_change(monkeypatch):
+    from fuse_lang.check import order
+
+    asked: list[tuple[str, ...]] = []
+    recursion_kind = order._recursion_kind
+
+    def spy(group, statements, tensors):
+        asked.append(tuple(group))
+        return recursion_kind(group, statements, tensors)
+
+    monkeypatch.setattr(order, "_recursion_kind", spy)
+    steps = [PROGRAM, "# a line on top\n" + PROGRAM,
+             edit(PROGRAM, "L[l,e] = tanh(", "L[l,e] = sig("),          # the recurrence's rule
+             edit(PROGRAM, "Ancestor(x,z) = Ancestor(x,y) Parent(y,z)",  # a rule of the group:
+                  "Ancestor(x,z) = Ancestor(x,y) - Parent(y,z)")]       # not monotone now
+    analyzer = Analyzer()
+    counts = []
+    for step in steps:
+        asked.clear()
+        got = analyzer.analyze(step, None, EXAMPLES)
+        counts.append(sorted(asked))
+        same(got, analyze(step, None, EXAMPLES))
+    assert counts[1:] == [[], [("L",)], [("Ancestor",), ("L",)]]
+
+
 def test_source_files_are_read_again_on_every_analysis(tmp_path):
     import numpy as np
 

@@ -134,7 +134,7 @@ class _Checker:
                              for pair in zip(local.role_names, local.var_keys)] if axis_decls
                             else [], axis_decls, source_info)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
-                                     self.memory.sccs, self.remember)
+                                     self.memory.sccs, self.remember, program.text)
             if unification.valued:  # (a statement's variables' keys hold its stamp)
                 check_values([(local.stmt, local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.locals], unification.valued,
@@ -142,7 +142,7 @@ class _Checker:
             unification.check_extents(checks.broadcast)
             close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
-                          checks.deps, diags)
+                          checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
         except RecursionError:
@@ -151,14 +151,13 @@ class _Checker:
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
         diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
-        # A one-off analysis makes its tensors, var_extents and domain_symbols only
-        # when first read: `fuse check` reads none of them.  An Analyzer that
-        # remembers needs them now (for its memory of the TensorInfos).
+        # The tensors, var_extents and domain_symbols are made only when first read:
+        # `fuse check` reads none of them, and the editor's diagnostics none either
+        # (they are published first).  An Analyzer's memory of the TensorInfos is
+        # filled then (in memory_used, which the next analysis reads when its own
+        # tables are made): a version whose tables were never read leaves none.
         roles, scopes = checks.tables()
-        if self.remember:
-            tensors, var_extents, domain_symbols = self._tables()
-        else:
-            tensors = var_extents = domain_symbols = Deferred(self._tables)
+        tensors = var_extents = domain_symbols = Deferred(self._tables)
         return Analysis(
             path=self.path, base_dir=self.base_dir, text=self.text,
             lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),

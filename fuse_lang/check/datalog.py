@@ -18,7 +18,7 @@ a relation read under a subtraction (`1 - step(P(x))`, the older spelling).
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
@@ -46,18 +46,33 @@ def monotone_rules(members: set[str], equations: Iterable[ir.Statement]) -> bool
     return True
 
 
+# (statement number, the statement, what finds something of it) -> what it finds
+# (things with spans): a memo of each statement's findings (the editor's
+# Analyzer keeps them per statement, see StatementChecks.remembered)
+StatementMemo = Callable[[int, ir.Statement, Callable[[], list[Any]]], Sequence[Any]]
+
+
 def check_datalog(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
                   groups: Iterable[tuple[str, ...]], recursive: frozenset[str],
-                  deps: dict[str, list[str]], diags: list[Diagnostic]) -> None:
-    """Safety of each Boolean rule and stratification of the recursive groups."""
-    for stmt in statements:
+                  deps: dict[str, list[str]], diags: list[Diagnostic],
+                  remembered: Callable[[str], StatementMemo] | None = None) -> None:
+    """Safety of each Boolean rule and stratification of the recursive groups.
+    A rule's safety, and what it reads negated, depend only on its own text and
+    on which of its bare names are tensors: `remembered(what)` gives a memo of
+    what was found of each statement last time."""
+    safety = remembered("safety") if remembered is not None else None
+    for k, stmt in enumerate(statements):
         if isinstance(stmt, ir.Equation) and stmt.lhs.name in tensors \
                 and tensors[stmt.lhs.name].boolean:
-            _check_safety(stmt, tensors, diags)
+            if safety is None:
+                _check_safety(stmt, tensors, diags)
+            else:
+                diags += safety(k, stmt, lambda: _safety(stmt, tensors))
+    negated = remembered("negated reads") if remembered is not None else None
     for group in groups:
         if recursive.isdisjoint(group):
             continue
-        _check_stratified(statements, tensors, set(group), deps, diags)
+        _check_stratified(statements, tensors, set(group), deps, diags, negated)
 
 
 def close_empty_columns(domains: Domains, tensors: dict[str, TensorSymbol]) -> None:
@@ -157,6 +172,12 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
     return bound - positive, reported
 
 
+def _safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    _check_safety(stmt, tensors, found)
+    return found
+
+
 def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                   diags: list[Diagnostic]) -> None:
     everywhere: dict[str, int] = {}
@@ -242,7 +263,7 @@ def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
 
 def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
                       group: set[str], deps: dict[str, list[str]],
-                      diags: list[Diagnostic]) -> None:
+                      diags: list[Diagnostic], memo: StatementMemo | None) -> None:
     for name in sorted(group):
         sym = tensors[name]
         if not sym.boolean:
@@ -251,7 +272,9 @@ def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, T
             stmt = statements[k]
             if not isinstance(stmt, ir.Equation):
                 continue
-            for ref in _negated_reads(stmt.rhs):
+            reads = _negated_reads(stmt.rhs) if memo is None else \
+                memo(k, stmt, lambda: list(_negated_reads(stmt.rhs)))  # noqa: B023 - called now
+            for ref in reads:
                 if ref.name not in group:
                     continue
                 cycle = [name] + _path(ref.name, name, group, deps)

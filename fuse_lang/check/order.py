@@ -10,8 +10,9 @@ from ..front.diagnostics import Diagnostic, make
 from .datalog import monotone_rules
 from .symbols import TensorSymbol
 
-# a dependency graph (its names, each one's sorted edges) and its groups, in order
-SccMemo = tuple[tuple, list[list[str]]]
+# a dependency graph (its names, each one's sorted edges) and its groups, in order;
+# and how each recursive group is evaluated, by what decides it (see _how_key)
+SccMemo = tuple[tuple, list[list[str]], dict[tuple, str]]
 
 _OUTPUT_KINDS = frozenset({ir.Export, ir.Query, ir.Sink})  # statements that name outputs
 
@@ -25,20 +26,26 @@ class EvaluationOrder(NamedTuple):
 
 def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
                      deps: dict[str, list[str]], diags: list[Diagnostic],
-                     last: SccMemo | None = None, remember: bool = False) -> EvaluationOrder:
+                     last: SccMemo | None = None, remember: bool = False,
+                     text: str = "") -> EvaluationOrder:
     """The tensors in groups of mutual dependence, dependencies first; each
     recursive group gets a `recursion` diagnostic saying how it runs.  `last`:
-    the last analysis' memo, reused when the graph did not change."""
+    the last analysis' memo, reused when the graph did not change, and its
+    recursive groups' ways of running, reused for a group whose rules' text
+    (in `text`, the program's) did not change."""
     names = list(tensors)
     graph = {n: sorted(set(deps.get(n, ()))) for n in names}
     memo = None
+    hows: dict[tuple, str] | None = None
     if remember:
         # the dependency graph rarely changes between two versions of a document
         key = (tuple(names), tuple([tuple(edges) for edges in graph.values()]))
         groups = last[1] if last is not None and last[0] == key else _sccs(names, graph)
-        memo = (key, groups)
+        hows = {}
+        memo = (key, groups, hows)
     else:
         groups = _sccs(names, graph)
+    last_hows = last[2] if last is not None else {}
     recursive: set[str] = set()
     recursion: dict[str, str] = {}
     for group in groups:
@@ -47,13 +54,28 @@ def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, Te
             first = tensors[group[0]].definitions[0] if len(group) == 1 else min(
                 (tensors[n].definitions[0] for n in group), key=lambda r: r.span.start)
             members = ", ".join(f"`{n}`" for n in group)
-            how = _recursion_kind(group, statements, tensors)
+            if hows is None:
+                how = _recursion_kind(group, statements, tensors)
+            else:
+                how_key = _how_key(group, statements, tensors, text)
+                how = last_hows.get(how_key) or _recursion_kind(group, statements, tensors)
+                hows[how_key] = how
             recursion.update(dict.fromkeys(group, how))
             diags.append(make("recursion", f"{members} depend{'s' if len(group) == 1 else ''} "
                               f"on {'itself' if len(group) == 1 else 'each other'}: {how}",
                               first.name_span))
     return EvaluationOrder(tuple(tuple(g) for g in groups), frozenset(recursive), recursion,
                            memo)
+
+
+def _how_key(group: list[str], statements: tuple[ir.Statement, ...],
+             tensors: dict[str, TensorSymbol], text: str) -> tuple:
+    """All that _recursion_kind reads of a group: its members, whether each is
+    Boolean, and its rules, by their text (the same text parses the same)."""
+    return (tuple(group), tuple([tensors[n].boolean for n in group]),
+            tuple([text[stmt.span.start:stmt.span.end] for n in group
+                   for k in tensors[n].statements
+                   if type(stmt := statements[k]) is ir.Equation]))
 
 
 def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],

@@ -7,7 +7,7 @@ unchanged (or only moved); the rest is checked again on every analysis."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,9 @@ class Local:
     delta: int
     _roles: tuple[IndexRole, ...] | None = None
     _scopes: dict[int, Scope] | None = None
+    # what later whole-program checks found of this statement alone (see
+    # StatementChecks.remembered): check name -> (diagnostics, the delta they are at)
+    found: dict[str, tuple[tuple, int]] | None = None
 
     @property
     def roles(self) -> tuple[IndexRole, ...]:
@@ -214,6 +217,31 @@ class StatementChecks:
                 self.deps[stmt.lhs.name] = defined
             else:
                 deps += defined
+
+    def remembered(self, check: str) -> Callable[[int, ir.Statement, Callable[[], list[Any]]],
+                                                 Sequence[Any]]:
+        """A memo for a later check of single statements (`check` names it) whose
+        findings (diagnostics, nodes: values with spans) depend only on the
+        statement's text and on which of its bare names are tensors, as its
+        Local's do: `memo(k, stmt, find)` gives what `find()` gives for statement
+        `k`, kept in its Local (moved along with it), so that a statement reused
+        from the last analysis is not checked again."""
+        by_number = self.by_number
+
+        def memo(k: int, stmt: ir.Statement, find: Callable[[], list[Any]]) -> Sequence[Any]:
+            local = by_number.get(k)
+            if local is None or local.stmt is not stmt:
+                return find()
+            if local.found is None:
+                local.found = {}
+            entry = local.found.get(check)
+            if entry is None:
+                entry = local.found[check] = (tuple(find()), local.delta)
+            diags, at = entry
+            if diags and at != local.delta:  # the statement moved since
+                return shifted(diags, local.delta - at)
+            return diags
+        return memo
 
     def _first_virtual(self, name: str, sym: TensorSymbol) -> bool:
         """Whether tensor `name`'s first definition has a virtual axis, remembered
@@ -391,8 +419,7 @@ def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
     refs = old.refs
     if delta:
         # the new statement's own references, in the order of statement_scopes (ir.walk's)
-        refs = tuple([node for expr in ir.used_exprs(stmt) for node in ir.walk(expr)
-                      if type(node) is ir.Ref])
+        refs = ir.statement_refs(ir.used_exprs(stmt))
     lhs_diags, node_diags, late_diags, broadcast = (
         old.lhs_diags, old.node_diags, old.late_diags, old.broadcast)
     if delta and (lhs_diags or node_diags or late_diags or broadcast):  # most have none
@@ -403,7 +430,7 @@ def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
     ops = moved_ops(old.unify_ops, delta) if delta else old.unify_ops
     return Local(stmt, k, old.bare, old.known, refs, lhs_diags, node_diags, late_diags,
                  broadcast, ops, old.role_names, old.var_keys, old.made_roles, old.made_scopes,
-                 old.made_k, old.delta + delta)
+                 old.made_k, old.delta + delta, None, None, old.found)
 
 
 def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:

@@ -251,6 +251,26 @@ def refs(expr: Expr) -> Iterator[Ref]:
             yield node
 
 
+def statement_refs(exprs: tuple[Expr, ...]) -> tuple[Ref, ...]:
+    """The references of `exprs` (a statement's `used_exprs`) in the order `walk`
+    meets them: a loop, not a generator (the editor's Analyzer asks it of every
+    statement that moved)."""
+    out = []
+    kinds = _CHILDREN
+    for expr in exprs:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is Ref:  # (a leaf: its indices are no expressions)
+                out.append(node)
+                continue
+            get = kinds.get(kind)
+            if get is not None:
+                stack += reversed(get(node))
+    return tuple(out)
+
+
 # ------------------------------------------------------------- statements
 
 EQUATION_OPS = ("=", "+=", "max=", "min=", "avg=")

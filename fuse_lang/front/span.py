@@ -167,7 +167,11 @@ def _shifter(kind: type) -> Any:
         lines = ["def shift(v, d):", "    o = new(K)"]
         for k, f in enumerate(fields.values()):
             names[f"set{k}"] = kind.__dict__[f.name].__set__  # the slot's own setter
-            lines.append(f"    set{k}(o, {_shifted_field(f.name, f.type)})")
+            if _node_tuple(f.type):
+                lines += _shifted_tuple_lines(f.name, f.type)
+                lines.append(f"    set{k}(o, t)")
+            else:
+                lines.append(f"    set{k}(o, {_shifted_field(f.name, f.type)})")
         lines.append("    return o")
         exec("\n".join(lines), names)  # noqa: S102 - code made from the class' field names
         shift = names["shift"]
@@ -179,6 +183,26 @@ def _shifter(kind: type) -> Any:
         shift = names["shift"]
     _SHIFTERS[kind] = shift
     return shift
+
+
+def _node_tuple(annotation: Any) -> bool:
+    """Whether a field annotated `annotation` holds a tuple of nodes (maybe None)."""
+    return isinstance(annotation, str) and annotation.startswith("tuple[") and \
+        annotation.endswith((", ...]", ", ...] | None")) and annotation not in _PLAIN
+
+
+def _shifted_tuple_lines(name: str, annotation: str) -> list[str]:
+    """Lines that set `t` to field `name` of `v`, a tuple of nodes, moved by `d`:
+    a loop in the shift function itself, not a call per tuple (nor a list
+    comprehension, a frame of its own on this Python): a moved statement has a
+    tuple per reference and per call."""
+    lines = [f"    t = v.{name}"]
+    indent = "    "
+    if annotation.endswith("| None"):
+        lines.append("    if t is not None:")
+        indent = "        "
+    return lines + [f"{indent}l = []", f"{indent}for x in t:",
+                     f"{indent}    l.append(get(type(x), first)(x, d))", f"{indent}t = tuple(l)"]
 
 
 def _shifted_field(name: str, annotation: Any) -> str:
