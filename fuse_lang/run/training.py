@@ -102,12 +102,10 @@ def train(program: CompiledProgram, options: TrainOptions,
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options)
 
-        def run_loss(inputs: Mapping[str, Any]) -> Any:
-            return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
-
         rate = Rate(options.learning_rate, options.schedule, options.steps)
-        learner = make_learner(backend, run_loss, params, options.optimizer, rate,
-                               options.weight_decay)
+        learner = make_learner(backend, _loss_function(cut, loss), params, options.optimizer,
+                               rate, options.weight_decay,
+                               fresh=lambda: _loss_function(_loss_program(program, loss), loss))
         if state is not None:
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start)
@@ -132,11 +130,10 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
     with program.backend.context():
         inputs = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0).whole
 
-        def run_loss(given: Mapping[str, Any]) -> Any:
-            return cut.execute(given, write_sinks=False, native=True).outputs[loss.name]
-
         start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
-        learner = make_learner(program.backend, run_loss, start, "sgd", Rate(1.0), None)
+        learner = make_learner(program.backend, _loss_function(cut, loss), start, "sgd",
+                               Rate(1.0), None,
+                               fresh=lambda: _loss_function(_loss_program(program, loss), loss))
         return learner.evaluate(inputs), learner.gradients(inputs)
 
 
@@ -173,6 +170,14 @@ def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
     out.interrupt = program.interrupt
     out.weights = getattr(program, "weights", None)  # a weights manifest's tensors
     return out
+
+
+def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[str, Any]], Any]:
+    """The loss as a function of the run's inputs (data and params), computed by the
+    engine as the framework's scalar tensor."""
+    def run_loss(inputs: Mapping[str, Any]) -> Any:
+        return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
+    return run_loss
 
 
 def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[str, np.ndarray]:

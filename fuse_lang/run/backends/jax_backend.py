@@ -159,6 +159,9 @@ class JaxBackend(Backend):
     def erf(self, x: Any) -> jax.Array:
         return jax.scipy.special.erf(x)
 
+    def relu(self, x: Any) -> jax.Array:
+        return jax.nn.relu(jnp.asarray(x))
+
     def gelu(self, x: Any) -> jax.Array:
         return jax.nn.gelu(x, approximate=False)
 
