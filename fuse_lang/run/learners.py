@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -59,46 +58,13 @@ def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarr
                     f"compute: train on the torch or jax backend (--backend torch|jax)")
 
 
-class CapturedLoss:
-    """The loss as one aten graph per input signature (torch's make_fx), so that a
-    step replays the framework's operations without the engine's Python walk over
-    the equations (about 0.3 ms a step on the benchmark's perceptron).  The capture
-    traces fake tensors: an evaluation whose course depends on values (a fixpoint
-    run until it stops changing) cannot be captured and stays eager, so a captured
-    graph computes what the engine computes for any values of its inputs.
-    `fresh` makes the loss function of a program of its own for each capture: what
-    a run keeps between runs (the program's constants) must not be fake tensors
-    when `loss` runs eagerly."""
-
-    def __init__(self, loss: LossFunction, fresh: Callable[[], LossFunction]) -> None:
-        self.loss = loss
-        self.fresh = fresh
-        self.graphs: dict[tuple, Callable[[Mapping[str, Any]], Any] | None] = {}
-
-    def __call__(self, inputs: Mapping[str, Any]) -> Any:
-        key = tuple(sorted((n, tuple(v.shape), v.dtype, v.requires_grad)
-                           for n, v in inputs.items()))
-        if key not in self.graphs:
-            self.graphs[key] = self._capture(dict(inputs))
-        graph = self.graphs[key]
-        return self.loss(inputs) if graph is None else graph(dict(inputs))
-
-    def _capture(self, inputs: dict[str, Any]) -> Callable[[Mapping[str, Any]], Any] | None:
-        from torch.fx.experimental.proxy_tensor import make_fx
-
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return make_fx(self.fresh(), tracing_mode="fake")(inputs)
-        except Exception:  # noqa: BLE001 - value-dependent (or uncapturable): run eagerly
-            return None
-
-
 class TorchLearner:
     def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
                  optimizer: str, rate: Rate, weight_decay: float | None,
                  capture: Callable[[], LossFunction] | None = None) -> None:
         import torch
+
+        from .captured_loss import CapturedLoss
 
         self.torch = torch
         self.loss = loss if capture is None else CapturedLoss(loss, capture)
