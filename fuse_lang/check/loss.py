@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.span import Span
 from .analysis import Analysis
@@ -75,14 +76,23 @@ def check_losses(statements: Sequence[ir.Statement], tensors: Mapping[str, Tenso
         if name not in smooth:
             diags.append(make(
                 "gradient-blocked", f"the param `{name}` reaches the loss `{sym.name}` only "
-                f"through constructs without a gradient (`step`, a Boolean tensor, "
-                f"`sig(x, 0)`): training leaves it as it starts; relax them with "
+                f"through constructs without a gradient (`step`, `not`, a comparison, a "
+                f"Boolean tensor, `sig(x, 0)`): training leaves it as it starts; relax them with "
                 f"`sig(x, T)`", tensors[name].first.name_span,
                 related=(Related(first.loss.name_span, "the loss"),)))
 
 
-# builtins whose value does not change with their arguments' (almost everywhere)
-_FLAT_CALLS = frozenset({"step", "not", "even", "odd", "causal_mask"})
+# builtins whose value does not change with their arguments' (almost everywhere):
+# thresholds, masks and the comparisons (`W[i] X[i] > 0` is 0 or 1)
+_FLAT_CALLS = frozenset({"step", "not", "even", "odd", "causal_mask"}) | COMPARISONS
+
+
+def _is_step(call: ir.Call) -> bool:
+    """`sig(x, 0)` or `sig(x, T=0)`: the step at temperature 0."""
+    if call.name != "sig":
+        return False
+    given = [kw.value for kw in call.kwargs if kw.name == "T"] + list(call.args[1:2])
+    return any(isinstance(t, ir.Number) and t.value == 0 for t in given)
 
 
 def _smooth_deps(statements: Sequence[ir.Statement],
@@ -101,10 +111,8 @@ def _smooth_deps(statements: Sequence[ir.Statement],
                     node = stack.pop()
                     if isinstance(node, ir.Ref):
                         reads.append(node.name)
-                    elif isinstance(node, ir.Call) and (node.name in _FLAT_CALLS or (
-                            node.name == "sig" and len(node.args) > 1
-                            and isinstance(node.args[1], ir.Number)
-                            and node.args[1].value == 0)):
+                    elif isinstance(node, ir.Call) and (node.name in _FLAT_CALLS
+                                                        or _is_step(node)):
                         continue
                     stack.extend(ir.children(node))
     return out

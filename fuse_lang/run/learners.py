@@ -86,8 +86,9 @@ class TorchLearner:
                 group["lr"] = self.rate.at(number)
         self.optimizer.zero_grad(set_to_none=True)
         value = self.loss({**inputs, **self.tensors})
-        value.backward()
-        self.optimizer.step()
+        if value.requires_grad:  # else no param reaches it with a gradient (a warning
+            value.backward()  # of `fuse check`, gradient-blocked): nothing to update
+            self.optimizer.step()
         return float(value.detach())
 
     def evaluate(self, inputs: Mapping[str, Any]) -> float:
@@ -97,6 +98,8 @@ class TorchLearner:
     def gradients(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """The loss' gradient for each param, without an update."""
         value = self.loss({**inputs, **self.tensors})
+        if not value.requires_grad:  # every param blocked (gradient-blocked): all zero
+            return {n: np.zeros(tuple(t.shape)) for n, t in self.tensors.items()}
         grads = self.torch.autograd.grad(value, [self.tensors[n] for n in self.names],
                                          allow_unused=True)
         return {n: (np.zeros(tuple(self.tensors[n].shape)) if g is None

@@ -259,6 +259,10 @@ class CompiledProgram:
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
+        # fixpoints: the rounds each group took in the latest run; rounds to unroll
+        # each group to instead of stopping on values (training on jax, run.training)
+        self.rounds_taken: dict[tuple[str, ...], int] = {}
+        self.unrolled_rounds: dict[tuple[str, ...], int] | None = None
         # how many runs this program has started: the step of `per=run` schedules
         self.runs = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)

@@ -102,6 +102,7 @@ def train(program: CompiledProgram, options: TrainOptions,
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options)
 
+        _unroll_fixpoints(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
         learner = make_learner(backend, _loss_function(cut, loss), params, options.optimizer,
                                rate, options.weight_decay,
@@ -131,6 +132,7 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         inputs = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0).whole
 
         start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
+        _unroll_fixpoints(cut, {**inputs, **start})
         learner = make_learner(program.backend, _loss_function(cut, loss), start, "sgd",
                                Rate(1.0), None,
                                fresh=lambda: _loss_function(_loss_program(program, loss), loss))
@@ -178,6 +180,19 @@ def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[st
     def run_loss(inputs: Mapping[str, Any]) -> Any:
         return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
     return run_loss
+
+
+def _unroll_fixpoints(cut: CompiledProgram, inputs: Mapping[str, Any]) -> None:
+    """On jax, each fixpoint of the loss is unrolled to twice the rounds it takes
+    at the start (one concrete run counts them), plus one: jax cannot trace a loop
+    that stops on values, nor differentiate a while-loop; the rounds after it
+    converged change nothing (docs/training.md)."""
+    if cut.backend.name != "jax" or not cut.analysis.recursive:
+        return
+    cut.rounds_taken.clear()
+    cut.execute(inputs, write_sinks=False, native=True)
+    if cut.rounds_taken:
+        cut.unrolled_rounds = {group: 2 * n + 1 for group, n in cut.rounds_taken.items()}
 
 
 def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[str, np.ndarray]:
