@@ -55,6 +55,8 @@ PROGRAMS = {
     "a recursive rule relaxed by sig(x, T)": "param E[n,m]\n"
                                              "A[n,m] = sig(E[n,m] + 0.3 A[n,p] E[p,m], 0.5)\n"
                                              "L = A[n,m] T[n,0]\ntrain L",
+    "topk's values": "param W[i,j]\nY[n,i] = W[i,j] X[n,j] T[n,i]\nK[n,i] = topk(Y[n,i], k=1)\n"
+                     "L = K[n,i] K[n,i]\ntrain L",
     "a numeric fixpoint": "param W[j]\nA = 0.5 A + W[j] X[n,j] T[n,i]\nL = A A\ntrain L",
     "concat, max(a, b), an index mask": "param W[i,j], V[k,j]\naxis k = 2\n"
                                         "A[n,i] = max(W[i,j] X[n,j], 0.1) T[n,i]\n"
