@@ -26,6 +26,7 @@ from .inputs import load_base
 from .learners import Rate, make_learner
 from .optimizers import OPTIMIZERS, SCHEDULES
 from .results import FuseError
+from .schedules import schedules_of
 
 # A program here is a run.program.CompiledProgram (which imports this module)
 CompiledProgram = Any
@@ -105,8 +106,7 @@ def train(program: CompiledProgram, options: TrainOptions,
         _unroll_fixpoints(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
         learner = make_learner(backend, _loss_function(cut, loss), params, options.optimizer,
-                               rate, options.weight_decay,
-                               fresh=lambda: _loss_function(_loss_program(program, loss), loss))
+                               rate, options.weight_decay, fresh=_capturable(program, cut, loss))
         if state is not None:
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start)
@@ -134,8 +134,7 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
         _unroll_fixpoints(cut, {**inputs, **start})
         learner = make_learner(program.backend, _loss_function(cut, loss), start, "sgd",
-                               Rate(1.0), None,
-                               fresh=lambda: _loss_function(_loss_program(program, loss), loss))
+                               Rate(1.0), None, fresh=_capturable(program, cut, loss))
         return learner.evaluate(inputs), learner.gradients(inputs)
 
 
@@ -180,6 +179,16 @@ def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[st
     def run_loss(inputs: Mapping[str, Any]) -> Any:
         return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
     return run_loss
+
+
+def _capturable(program: CompiledProgram, cut: CompiledProgram, loss: LossInfo
+                ) -> Callable[[], Callable[[Mapping[str, Any]], Any]] | None:
+    """How to make the loss of a fresh copy of the program, for torch to capture it
+    as a graph (run.captured_loss); None where a graph would freeze what changes
+    from run to run: a temperature annealed `per=run` (each step is a run)."""
+    if any(s.per == "run" for s in schedules_of(cut.analysis).values()):
+        return None
+    return lambda: _loss_function(_loss_program(program, loss), loss)
 
 
 def _unroll_fixpoints(cut: CompiledProgram, inputs: Mapping[str, Any]) -> None:
