@@ -22,8 +22,8 @@ import warnings
 from typing import Any, Callable, Mapping
 
 import torch
-from torch.fx import GraphModule, Node
 from torch._subclasses.fake_tensor import is_fake
+from torch.fx import GraphModule, Node
 from torch.fx.experimental.proxy_tensor import make_fx
 
 LossFunction = Callable[[Mapping[str, Any]], Any]
