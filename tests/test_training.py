@@ -290,14 +290,14 @@ def test_torch_training_replays_a_captured_graph_and_leaves_the_program_runnable
     assert losses["torch"][-1] < losses["torch"][0]
 
 
-def test_a_temperature_annealed_per_run_anneals_per_step_on_torch(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_temperature_annealed_per_run_anneals_per_step(tmp_path, backend):
     """Each training step is a run of the loss: a `per=run` schedule moves on each
-    step (the step is not captured as a graph, which would freeze it)."""
-    pytest.importorskip("torch")
+    step, its value an input of the captured (torch) or jitted (jax) step."""
     np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(4, 3)))
     text = ('X[n,j] = "x.npy"\nparam W[j]\nT = linear(1.0, 0.1, steps=4, per=run)\n'
             'Y[n] = sig(W[j] X[n,j], T)\nL avg= (Y[n] - 1)^2\ntrain L\nexport L')
-    program = fuse_lang.compile(text, backend="torch", base_dir=tmp_path, precision="fp64")
+    program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
     losses = program.train(optimizer="sgd", learning_rate=1e-12, steps=6).losses
     reference = fuse_lang.compile(text, base_dir=tmp_path, precision="fp64")
     from fuse_lang.run.training import initial_param

@@ -303,8 +303,11 @@ class CompiledProgram:
 
     def execute(self, inputs: Mapping[str, Any] | None = None, *,
                 write_sinks: bool = True, native: bool = False,
-                time_limit: float | None = None) -> RunResult:
-        """Run the program: its outputs, its queries' answers and the sinks written."""
+                time_limit: float | None = None,
+                temperatures: Mapping[str, Any] | None = None) -> RunResult:
+        """Run the program: its outputs, its queries' answers and the sinks written.
+        temperatures: values for schedule tensors in place of this run's (training
+        gives each step's, as inputs of a captured or jitted step)."""
         checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt, self.progress)
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
@@ -320,7 +323,7 @@ class CompiledProgram:
             schedules = memo["schedules"] = schedules_of(analysis)
         if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
             given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
-                        for name, s in schedules.items()}, **given}
+                        for name, s in schedules.items()}, **(temperatures or {}), **given}
         self.runs += 1
         if self.cache_root is not None and "cache key" not in memo:
             # before the run: the jax backend names its stored graphs by it
