@@ -266,3 +266,43 @@ def test_a_checkpoint_reads_back_as_a_source(tmp_path):
     use = 'W[j] = "w.safetensors"\nX[n,j] = "x.npy"\nY[n] = W[j] X[n,j]\nexport W, Y'
     out = fuse_lang.compile(use, base_dir=tmp_path).run()
     np.testing.assert_allclose(out["W"], result.params["W"])
+
+
+def test_torch_training_replays_a_captured_graph_and_leaves_the_program_runnable(tmp_path):
+    """On torch the loss is captured once as an aten graph (run/captured_loss.py) and
+    replayed each step: the same steps as jax takes (float64), constants of the
+    program (a `const`, a causal mask) included, and the program still runs after."""
+    pytest.importorskip("torch")
+    pytest.importorskip("optax")
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.normal(size=(4, 3)))
+    text = ('X[n,j] = "x.npy"\nparam W[j,k]\naxis k = 2\nC = const([1.5, -2, 0.5])\n'
+            'M[n,m] = causal_mask(4)\nY[n,k] = W[j,k] X[n,j] C[j]\n'
+            'L avg= (M[n,m] Y[n,k] Y[m,k] - 1)^2\ntrain L\nexport L')
+    losses = {}
+    for backend in ("torch", "jax"):
+        program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
+        result = program.train(optimizer="adam", learning_rate=0.05, steps=15)
+        losses[backend] = result.losses
+        after = program.run(result.params)["L"]
+        assert float(after) < result.losses[0]
+    np.testing.assert_allclose(losses["torch"], losses["jax"], rtol=1e-9)
+    assert losses["torch"][-1] < losses["torch"][0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_temperature_annealed_per_run_anneals_per_step(tmp_path, backend):
+    """Each training step is a run of the loss: a `per=run` schedule moves on each
+    step, its value an input of the captured (torch) or jitted (jax) step."""
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(4, 3)))
+    text = ('X[n,j] = "x.npy"\nparam W[j]\nT = linear(1.0, 0.1, steps=4, per=run)\n'
+            'Y[n] = sig(W[j] X[n,j], T)\nL avg= (Y[n] - 1)^2\ntrain L\nexport L')
+    program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
+    losses = program.train(optimizer="sgd", learning_rate=1e-12, steps=6).losses
+    reference = fuse_lang.compile(text, base_dir=tmp_path, precision="fp64")
+    from fuse_lang.run.training import initial_param
+
+    w = initial_param("W", (3,), 0)  # the start of seed 0
+    expected = [float(reference.run({"W": w})["L"]) for _ in range(6)]
+    np.testing.assert_allclose(losses, expected, rtol=1e-6)
+    assert len(set(np.round(expected, 6))) > 2

@@ -62,3 +62,41 @@ def test_explain_shows_the_loss_in_text_and_json(tmp_path, capsys):
 def test_train_is_a_keyword_now_not_a_name():
     analysis = fuse_lang.analyze("train = const(1)")
     assert [d.code for d in analysis.diagnostics] == ["syntax-error"]
+
+
+def _blocked(text):
+    return sorted(d.message.split("`")[1] for d in fuse_lang.analyze(text).diagnostics
+                  if d.code == "gradient-blocked")
+
+
+def test_gradient_blocked_names_exactly_the_params_without_a_gradient():
+    """A param reaching the loss only through a step, `not`, a comparison of values,
+    `sig(x, 0)` (either spelling) or a Boolean tensor has a zero gradient; a param
+    beside them (a comparison of indices is a mask, `sig(x, T)` with T > 0 is smooth)
+    keeps its gradient and is not named."""
+    head = 'X[n,j] = "x.npy"\naxis i = 2\nparam W[i,j], V[i,j]\n'
+    cases = {
+        "Y[n,i] = W[i,j] X[n,j] > 0\nZ[n,i] = V[i,j] X[n,j]\n": ["W"],
+        "Y[n,i] = sig(W[i,j] X[n,j], T=0)\nZ[n,i] = sig(V[i,j] X[n,j], T=0.5)\n": ["W"],
+        "Y[n,i] = step(W[i,j] X[n,j]) + not(V[i,j] X[n,j])\nZ[n,i] = 0\n": ["V", "W"],
+        "Y(n,i) = W[i,j] X[n,j]\nZ[n,i] = V[i,j] X[n,j] (i < j)\n": ["W"],
+        "Y[n,i] = W[i,j] X[n,j] (i < j)\nZ[n,i] = V[i,j] X[n,j]\n": [],
+    }
+    for body, blocked in cases.items():
+        text = head + body + "L = Y[n,i] + Z[n,i]\ntrain L\n"
+        assert _blocked(text) == blocked, body
+
+
+def test_training_a_blocked_param_leaves_it_and_its_gradient_is_zero(tmp_path):
+    """What gradient-blocked warns about, training does: the param stays as it starts."""
+    import pytest
+
+    pytest.importorskip("torch")
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(4, 3)))
+    text = 'X[n,j] = "x.npy"\naxis i = 2\nparam W[i,j]\nY[n,i] = W[i,j] X[n,j] > 0\n' \
+           'L = Y[n,i]\ntrain L\n'
+    program = fuse_lang.compile(text, backend="torch", base_dir=tmp_path, precision="fp64")
+    _, grads = program.gradients({"W": np.ones((2, 3))})
+    assert not grads["W"].any()
+    result = program.train(steps=3)
+    assert len(set(result.losses)) == 1

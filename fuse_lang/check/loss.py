@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.span import Span
 from .analysis import Analysis
@@ -75,14 +76,15 @@ def check_losses(statements: Sequence[ir.Statement], tensors: Mapping[str, Tenso
         if name not in smooth:
             diags.append(make(
                 "gradient-blocked", f"the param `{name}` reaches the loss `{sym.name}` only "
-                f"through constructs without a gradient (`step`, a Boolean tensor, "
-                f"`sig(x, 0)`): training leaves it as it starts; relax them with "
+                f"through constructs without a gradient (`step`, `not`, a comparison, a "
+                f"Boolean tensor, `sig(x, 0)`): training leaves it as it starts; relax them with "
                 f"`sig(x, T)`", tensors[name].first.name_span,
                 related=(Related(first.loss.name_span, "the loss"),)))
 
 
-# builtins whose value does not change with their arguments' (almost everywhere)
-_FLAT_CALLS = frozenset({"step", "not", "even", "odd", "causal_mask"})
+# builtins whose value does not change with their arguments' (almost everywhere):
+# thresholds, masks and the comparisons (`W[i] X[i] > 0` is 0 or 1)
+_FLAT_CALLS = frozenset({"step", "not", "even", "odd", "causal_mask"}) | COMPARISONS
 
 
 def _smooth_deps(statements: Sequence[ir.Statement],

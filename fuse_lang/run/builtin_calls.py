@@ -142,7 +142,7 @@ class BuiltinCalls(EvaluatorState):
     def _unary(self, name: str, x: Any) -> Any:
         backend = self.backend
         if name == "relu":
-            return backend.maximum(x, 0)
+            return backend.relu(x)
         if name == "step":
             return backend.step(x)
         if name == "gelu":

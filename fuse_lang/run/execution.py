@@ -159,8 +159,8 @@ class Execution:
                 self._compiled_segment(("segment", self.write_sinks, number), items)
                 continue
             for group, single in items:
-                if self.schedules and self._looped(group):
-                    self._one(group, single)  # rounds with their own temperatures
+                if (self.schedules or self._unrolled(group)) and self._looped(group):
+                    self._one(group, single)  # rounds with their own temperatures, unrolled
                 elif hasattr(self.backend, "while_loop") and self._looped(group):
                     self._compiled_loop(("loop", self.write_sinks, number), group)
                 elif self._looped(group):
@@ -306,8 +306,25 @@ class Execution:
                           self.program.tolerance,
                           config.fixpoint if config is not None else "semi_naive")
 
+    def _unrolled(self, group: list[str]) -> int | None:
+        """The rounds to unroll a fixpoint to (program.unrolled_rounds, set by training
+        on jax, which cannot differentiate a loop that stops on values)."""
+        unrolled = getattr(self.program, "unrolled_rounds", None)
+        return unrolled.get(tuple(group)) if unrolled else None
+
+    def _unrolled_loop(self, group: list[str]) -> None:
+        """A fixpoint taken to its fixed number of rounds; a round after it converged
+        changes nothing."""
+        with self._locating(group):
+            rounds = self._rounds(group, True, {n: self.base(n)[0] for n in group})
+            state = self.backend.fixed_loop(rounds.goes_on, rounds.round, rounds.start(),
+                                            self._unrolled(group))
+        self.values.update(rounds.end(state)[0])
+
     def _fixpoint(self, group: list[str]) -> None:
         """A recursive group to its fixpoint, round by round in Python."""
+        if self._unrolled(group):
+            return self._unrolled_loop(group)
         rounds = self._rounds(group, False, {n: self.base(n)[0] for n in group})
         # overflow is detected by the rounds (values no longer finite), not warned about
         with np.errstate(over="ignore", invalid="ignore"):
@@ -317,6 +334,7 @@ class Execution:
                            self.check.next_round if self.check is not None else None)
         members, outcome = rounds.end(state)
         rounds.judge(outcome)
+        self._took(group, outcome)
         self.values.update(members)
 
     def _compiled_loop(self, key: tuple, group: list[str]) -> None:
@@ -359,9 +377,15 @@ class Execution:
     def _finish_loop(self, rounds: Iteration, members: dict, outcome: dict) -> None:
         with self._locating(rounds.group):
             rounds.judge({k: float(v) for k, v in outcome.items()})
+        self._took(rounds.group, outcome)
         self.values.update(members)
         if self.place is not None:
             self._placed(rounds.group)
+
+    def _took(self, group: list[str], outcome: dict) -> None:  # for training on jax
+        taken = getattr(self.program, "rounds_taken", None)
+        if taken is not None:
+            taken[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))
 
     def _placed(self, group: list[str]) -> None:
         """The group's values put where their sharding over the mesh says."""

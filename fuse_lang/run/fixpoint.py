@@ -83,7 +83,8 @@ class Eager:
         return any(d is not None for d in deltas)
 
     def number(self, x: Any) -> float:
-        return float(x)
+        # a torch tensor in a gradient's graph (training) is read without it
+        return float(x.detach() if hasattr(x, "detach") else x)
 
     def finite(self, x: float) -> bool:
         return math.isfinite(x)

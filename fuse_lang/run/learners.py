@@ -40,15 +40,18 @@ class Rate:
 
 
 def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
-                 optimizer: str, rate: Rate,
-                 weight_decay: float | None) -> "TorchLearner | JaxLearner":
-    """The learner of `backend` (torch or jax) starting from `params`."""
+                 optimizer: str, rate: Rate, weight_decay: float | None,
+                 fresh: Callable[[], LossFunction] | None = None
+                 ) -> "TorchLearner | JaxLearner":
+    """The learner of `backend` (torch or jax) starting from `params`; on torch,
+    `fresh` (the loss of a new copy of the program) lets it capture the loss as a
+    graph (CapturedLoss)."""
     if optimizer not in OPTIMIZERS:
         raise FuseError(f"unknown optimizer `{optimizer}`: use one of {', '.join(OPTIMIZERS)}")
     if rate.schedule not in SCHEDULES:
         raise FuseError(f"unknown schedule `{rate.schedule}`: use one of {', '.join(SCHEDULES)}")
     if backend.name == "torch":
-        return TorchLearner(backend, loss, params, optimizer, rate, weight_decay)
+        return TorchLearner(backend, loss, params, optimizer, rate, weight_decay, fresh)
     if backend.name == "jax":
         return JaxLearner(backend, loss, params, optimizer, rate, weight_decay)
     raise FuseError(f"training needs gradients, which the {backend.name} backend does not "
@@ -57,11 +60,14 @@ def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarr
 
 class TorchLearner:
     def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
-                 optimizer: str, rate: Rate, weight_decay: float | None) -> None:
+                 optimizer: str, rate: Rate, weight_decay: float | None,
+                 capture: Callable[[], LossFunction] | None = None) -> None:
         import torch
 
+        from .captured_loss import CapturedLoss
+
         self.torch = torch
-        self.loss = loss
+        self.loss = loss if capture is None else CapturedLoss(loss, capture)
         self.names = sorted(params)
         self.tensors = {n: backend.asarray(np.asarray(params[n])).detach().clone()
                         .requires_grad_(True) for n in self.names}
@@ -80,8 +86,9 @@ class TorchLearner:
                 group["lr"] = self.rate.at(number)
         self.optimizer.zero_grad(set_to_none=True)
         value = self.loss({**inputs, **self.tensors})
-        value.backward()
-        self.optimizer.step()
+        if value.requires_grad:  # else no param reaches it with a gradient (a warning
+            value.backward()  # of `fuse check`, gradient-blocked): nothing to update
+            self.optimizer.step()
         return float(value.detach())
 
     def evaluate(self, inputs: Mapping[str, Any]) -> float:
@@ -91,6 +98,8 @@ class TorchLearner:
     def gradients(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """The loss' gradient for each param, without an update."""
         value = self.loss({**inputs, **self.tensors})
+        if not value.requires_grad:  # every param blocked (gradient-blocked): all zero
+            return {n: np.zeros(tuple(t.shape)) for n, t in self.tensors.items()}
         grads = self.torch.autograd.grad(value, [self.tensors[n] for n in self.names],
                                          allow_unused=True)
         return {n: (np.zeros(tuple(self.tensors[n].shape)) if g is None

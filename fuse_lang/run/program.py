@@ -276,6 +276,10 @@ class CompiledProgram:
         # how many times a straight run of equations was traced into a graph; a
         # second run with inputs of the same shapes and dtypes adds none
         self.compilations = 0
+        # fixpoints: the rounds each group took in the latest run; rounds to unroll
+        # each group to instead of stopping on values (training on jax, run.training)
+        self.rounds_taken: dict[tuple[str, ...], int] = {}
+        self.unrolled_rounds: dict[tuple[str, ...], int] | None = None
         # how many runs this program has started: the step of `per=run` schedules
         self.runs = 0
         # called at every checkpoint of a run; raises to stop it (the editor's cancel)
@@ -318,8 +322,11 @@ class CompiledProgram:
 
     def execute(self, inputs: Mapping[str, Any] | None = None, *,
                 write_sinks: bool = True, native: bool = False,
-                time_limit: float | None = None) -> RunResult:
-        """Run the program: its outputs, its queries' answers and the sinks written."""
+                time_limit: float | None = None,
+                temperatures: Mapping[str, Any] | None = None) -> RunResult:
+        """Run the program: its outputs, its queries' answers and the sinks written.
+        temperatures: values for schedule tensors in place of this run's (training
+        gives each step's, as inputs of a captured or jitted step)."""
         checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt, self.progress)
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
@@ -337,7 +344,7 @@ class CompiledProgram:
             schedules = memo["schedules"] = schedules_of(analysis)
         if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
             given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
-                        for name, s in schedules.items()}, **given}
+                        for name, s in schedules.items()}, **(temperatures or {}), **given}
         self.runs += 1
         if self.cache_root is not None and "cache key" not in memo:
             # before the run: the jax backend names its stored graphs by it

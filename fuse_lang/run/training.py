@@ -26,6 +26,7 @@ from .inputs import load_base
 from .learners import Rate, make_learner
 from .optimizers import OPTIMIZERS, SCHEDULES
 from .results import FuseError
+from .schedules import schedules_of
 
 # A program here is a run.program.CompiledProgram (which imports this module)
 CompiledProgram = Any
@@ -102,12 +103,10 @@ def train(program: CompiledProgram, options: TrainOptions,
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options)
 
-        def run_loss(inputs: Mapping[str, Any]) -> Any:
-            return cut.execute(inputs, write_sinks=False, native=True).outputs[loss.name]
-
+        _unroll_fixpoints(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
-        learner = make_learner(backend, run_loss, params, options.optimizer, rate,
-                               options.weight_decay)
+        learner = make_learner(backend, _loss_function(cut, loss), params, options.optimizer,
+                               rate, options.weight_decay, fresh=_fresh_loss(program, loss))
         if state is not None:
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start)
@@ -130,13 +129,13 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         raise FuseError(f"no value given for the param `{missing[0]}`")
     cut = _loss_program(program, loss)
     with program.backend.context():
-        inputs = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0).whole
-
-        def run_loss(given: Mapping[str, Any]) -> Any:
-            return cut.execute(given, write_sinks=False, native=True).outputs[loss.name]
+        batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
+        inputs = {**batches.whole, **batches.temperatures(0)}
 
         start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
-        learner = make_learner(program.backend, run_loss, start, "sgd", Rate(1.0), None)
+        _unroll_fixpoints(cut, {**batches.whole, **start})
+        learner = make_learner(program.backend, _loss_function(cut, loss), start, "sgd",
+                               Rate(1.0), None, fresh=_fresh_loss(program, loss))
         return learner.evaluate(inputs), learner.gradients(inputs)
 
 
@@ -175,6 +174,46 @@ def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
     return out
 
 
+def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[str, Any]], Any]:
+    """The loss as a function of the run's inputs (data and params), computed by the
+    engine as the framework's scalar tensor."""
+    annealed = _annealed(cut)
+
+    def run_loss(inputs: Mapping[str, Any]) -> Any:
+        temperatures = {n: v for n, v in inputs.items() if n in annealed}
+        given = {n: v for n, v in inputs.items() if n not in annealed}
+        return cut.execute(given, write_sinks=False, native=True,
+                           temperatures=temperatures).outputs[loss.name]
+    return run_loss
+
+
+def _annealed(cut: CompiledProgram) -> dict[str, Any]:
+    """The temperatures annealed `per=run`: a step is a run of the loss, and the
+    step's value is an input of the step (never a constant of a captured or
+    jitted graph)."""
+    return {n: s for n, s in schedules_of(cut.analysis).items() if s.per == "run"}
+
+
+def _fresh_loss(program: CompiledProgram, loss: LossInfo
+                ) -> Callable[[], Callable[[Mapping[str, Any]], Any]]:
+    """How to make the loss of a fresh copy of the program, for torch to capture it
+    as a graph (run.captured_loss)."""
+    return lambda: _loss_function(_loss_program(program, loss), loss)
+
+
+def _unroll_fixpoints(cut: CompiledProgram, inputs: Mapping[str, Any]) -> None:
+    """On jax, each fixpoint of the loss is unrolled to twice the rounds it takes
+    at the start (one concrete run counts them), plus one: jax cannot trace a loop
+    that stops on values, nor differentiate a while-loop; the rounds after it
+    converged change nothing (docs/training.md)."""
+    if cut.backend.name != "jax" or not cut.analysis.recursive:
+        return
+    cut.rounds_taken.clear()
+    cut.execute(inputs, write_sinks=False, native=True)
+    if cut.rounds_taken:
+        cut.unrolled_rounds = {group: 2 * n + 1 for group, n in cut.rounds_taken.items()}
+
+
 def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[str, np.ndarray]:
     """The loss' data as NumPy arrays, read once: given, else from their files."""
     unknown = sorted(set(given) - set(loss.data))
@@ -205,6 +244,7 @@ class _Batches:
         self.host = host
         self.seed = 0 if seed is None else seed
         self.whole = {n: self.backend.asarray(v) for n, v in host.items()}
+        self.annealed = _annealed(cut)
         self.axes: dict[str, int] = {}
         self.size = self.extent = 0
         if batch:
@@ -229,6 +269,11 @@ class _Batches:
         if size < 1:
             raise FuseError(f"a batch holds at least one position of `{index}`")
         self.size = min(size, self.extent)
+
+    def temperatures(self, step: int) -> dict[str, Any]:
+        """The `per=run` temperatures at `step` (counting a resumed run's steps)."""
+        return {n: self.backend.asarray(np.asarray(s.value(step)))
+                for n, s in self.annealed.items()}
 
     @property
     def per_epoch(self) -> int:
@@ -299,14 +344,14 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
     for step in range(result.first_step, options.steps):
         if program.interrupt is not None:
             program.interrupt()
-        value = learner.step(batches.at(step), step)
+        value = learner.step({**batches.at(step), **batches.temperatures(step)}, step)
         if not np.isfinite(value):
             raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
                             f"lower the learning rate")
         result.losses.append(value)
         result.steps = step + 1
         if held is not None and (result.steps % every == 0 or result.steps == options.steps):
-            latest = learner.evaluate(held)
+            latest = learner.evaluate({**held, **batches.temperatures(step)})
             result.validation.append((result.steps, latest))
         if options.checkpoint and options.checkpoint_every \
                 and result.steps % options.checkpoint_every == 0:

@@ -137,6 +137,11 @@ class Backend:
     def erf(self, x: Any) -> Any:
         raise NotImplementedError
 
+    def relu(self, x: Any) -> Any:
+        """max(x, 0); the frameworks' own op where there is one (its backward is one
+        masked multiply, where `maximum`'s splits ties and costs several kernels)."""
+        return self.maximum(x, 0)
+
     def gelu(self, x: Any) -> Any:
         """The exact (erf) form."""
         raise NotImplementedError

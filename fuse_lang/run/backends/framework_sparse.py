@@ -327,7 +327,7 @@ def _densify(method: Callable) -> Callable:
 # methods that read a sparse operand dense (what a relation rarely meets)
 _DENSE_ONLY = ("concatenate", "take", "diagonal", "softmax", "lnorm", "where", "erf", "gelu",
                "topk", "scatter", "any_positive", "finite", "exp", "log", "tanh", "sqrt", "abs",
-               "sin", "cos", "maximum", "minimum", "power")
+               "sin", "cos", "maximum", "minimum", "power", "relu")
 
 
 def with_sparse(kind: type) -> Callable[[type], type]:

@@ -159,6 +159,9 @@ class JaxBackend(Backend):
     def erf(self, x: Any) -> jax.Array:
         return jax.scipy.special.erf(x)
 
+    def relu(self, x: Any) -> jax.Array:
+        return jax.nn.relu(jnp.asarray(x))
+
     def gelu(self, x: Any) -> jax.Array:
         return jax.nn.gelu(x, approximate=False)
 
@@ -179,6 +182,17 @@ class JaxBackend(Backend):
     # ---- a fixpoint inside a compiled graph
     def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
         return jax.lax.while_loop(cond, body, state)
+
+    def fixed_loop(self, cond: Callable, body: Callable, state: Any, count: int) -> Any:
+        """`count` rounds, those where `cond` no longer holds keeping the state as it
+        is: a loop of known length, which reverse-mode differentiation can go back
+        through (a while-loop it cannot)."""
+        def one(current: Any, _: Any) -> tuple[Any, None]:
+            goes_on, new = cond(current), body(current)
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(goes_on, b, a),
+                                          current, new), None
+
+        return jax.lax.scan(one, state, None, length=count)[0]
 
     def integer(self, n: int) -> jax.Array:
         return jnp.asarray(n, dtype=jnp.int32)

@@ -179,6 +179,9 @@ class TorchBackend(Backend):
         var = (centred * centred).mean(dim=axis, keepdim=True)
         return centred / torch.sqrt(var + eps)
 
+    def relu(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self._t(x))
+
     def step(self, x: torch.Tensor) -> torch.Tensor:
         return (self._t(x) > 0).to(self.dtype)
 
