@@ -10,6 +10,7 @@ steps' times come from the progress callback, as in training_step.py
 out alike).
 
     python benchmarks/training_step_charlm.py [--small] [--steps N] [--rounds R]
+    python benchmarks/training_step_charlm.py --clock cpu        # steadier when loaded
     python benchmarks/training_step_charlm.py --profile torch    # where Fuse's step goes
 """
 from __future__ import annotations
@@ -19,8 +20,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
 
 import numpy as np
 
@@ -41,16 +42,21 @@ SMALL = {"windows": 4, "window": 16, "width": 16, "heads": 2, "key": 8, "mlp": 3
 RATE = 1e-3
 
 
+CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
+now = time.perf_counter  # main() sets it from --clock
+
+
 def fuse_train(folder: Path, backend: str, sizes: dict, steps: int
                ) -> tuple[list[float], float]:
-    """`program.train` on the full batch: the time stamp after each step, and the
-    last step's loss."""
+    """`program.train` on the full batch: the time stamp after each step (taken
+    by the progress callback), and the last step's loss."""
     text = sized_program(EXAMPLE.read_text(encoding="utf-8"), sizes["window"], sizes["width"],
                          sizes["heads"], sizes["key"], sizes["mlp"])
     program = fuse_lang.compile(text, backend=backend, base_dir=folder)
-    seen: list[Any] = []
-    result = program.train(steps=steps, learning_rate=RATE, progress=seen.append)
-    return [s.elapsed_s for s in seen], result.losses[-1]
+    stamps: list[float] = []
+    result = program.train(steps=steps, learning_rate=RATE,
+                           progress=lambda _: stamps.append(now()))
+    return stamps, result.losses[-1]
 
 
 def starting_params(folder: Path, sizes: dict) -> dict[str, np.ndarray]:
@@ -98,14 +104,13 @@ def torch_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
         return -(torch.log(p) * t).sum() / t.sum()
 
     stamps = []
-    started = time.perf_counter()
     for _ in range(steps):
         opt.zero_grad(set_to_none=True)
         loss = loss_fn()
         loss.backward()
         opt.step()
         value = float(loss.detach())
-        stamps.append(time.perf_counter() - started)
+        stamps.append(now())
     return stamps, value
 
 
@@ -151,11 +156,10 @@ def jax_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
         return optax.apply_updates(p, updates), s, value
 
     stamps = []
-    started = time.perf_counter()
     for _ in range(steps):
         w, state, value = update(w, state)
         value = float(value)
-        stamps.append(time.perf_counter() - started)
+        stamps.append(now())
     return stamps, value
 
 
@@ -192,6 +196,8 @@ def main() -> None:
                             help="alternating rounds per side (the median is reported)")
 
     args = parse_args(__doc__.split("\n\n")[0], repeats=5, configure=configure)
+    global now
+    now = CLOCK[args.clock]
     sizes = SMALL if args.small else REAL
     steps = args.steps or (12 if args.small else 60)
     rounds = args.rounds or (1 if args.small else 3)
@@ -204,8 +210,8 @@ def main() -> None:
         if args.profile in hands:
             profile(lambda: fuse_train(folder, args.profile, sizes, steps), 1, args.sort)
             return
-        print(f"training step, {args.threads or 'default'} thread(s), full batch, Adam, "
-              f"{steps} steps ({max(2, steps // 5)} warm-up), median of {rounds} rounds")
+        print(f"training step, {args.threads or 'default'} thread(s), {args.clock} clock, "
+              f"full batch, Adam, {steps} steps ({max(2, steps // 5)} warm-up), median of {rounds} rounds")
         for backend in ("torch", "jax"):
             if backend in args.pairs:
                 compare(backend, hands[backend], folder, data.astype(np.float64), sizes,

@@ -53,7 +53,7 @@ def windows(text: str, window: int = 64, seed: int = 0) -> dict[str, np.ndarray 
     starts = np.arange(count) * window
     picked = codes[starts[:, None] + np.arange(window + 1)[None, :]]
     order = np.random.default_rng(seed).permutation(count)
-    held = max(1, int(round(count * HELD_OUT)))
+    held = max(1, round(count * HELD_OUT))
     one_hot = np.eye(len(vocab), dtype=np.uint8)
     return {"chars_train": one_hot[picked[order[held:]]],
             "chars_valid": one_hot[picked[order[:held]]],
