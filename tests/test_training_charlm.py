@@ -64,13 +64,30 @@ def test_the_example_checks_clean_and_its_loss_reaches_every_param(tmp_path):
     text = (EXAMPLE / "char_transformer.fuse").read_text(encoding="utf-8")
     analysis = fuse_lang.analyze(text, base_dir=tmp_path)
     assert not analysis.diagnostics, [d.message for d in analysis.diagnostics]
-    assert analysis.tensors["P"].shape == (2, 65, 10)
+    assert analysis.tensors["P"].shape == (2, 64, 10)
     params = re.findall(r"\b(\w+)\[", " ".join(line for line in text.splitlines()
                                              if line.startswith("param ")))
     assert len(params) == 18
     from fuse_lang.check.loss import loss_of
 
     assert sorted(loss_of(analysis).params) == sorted(params)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_the_windows_slices_give_inputs_and_next_characters(tmp_path, backend):
+    """`X[n,:,c] = C[n,0:4,c]` lays the slice out as it is (no scatter: run.lhs),
+    `T[n,:,c] = C[n,1:5,c]` shifts by one; a slice that does not fill its axis is
+    still written with zeros past it."""
+    pytest.importorskip(backend) if backend != "numpy" else None
+    data = np.arange(2 * 5 * 3, dtype=np.float64).reshape(2, 5, 3)
+    np.save(tmp_path / "c.npy", data)
+    text = ('C[n,w,c] = "c.npy"\nX[n,:,c] = C[n,0:4,c]\nT[n,:,c] = C[n,1:5,c]\n'
+            'axis q = 6\nY[n,0:4,c] = X[n,0:4,c]\nZ[n,q,c] = Y[n,q,c]\nexport X, T, Z')
+    out = fuse_lang.compile(text, backend=backend, base_dir=tmp_path).run()
+    np.testing.assert_array_equal(out["X"], data[:, :4])
+    np.testing.assert_array_equal(out["T"], data[:, 1:])
+    np.testing.assert_array_equal(out["Z"][:, :4], data[:, :4])
+    assert out["Z"].shape == (2, 6, 3) and not out["Z"][:, 4:].any()
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])

@@ -80,11 +80,14 @@ def unigram_cross_nats(train: np.ndarray, valid: np.ndarray) -> float:
 def sized_program(text: str, window: int = 64, width: int = 64, heads: int = 4,
                   key: int = 16, mlp: int = 256) -> str:
     """char_transformer.fuse's text with other sizes (the tests' and benchmark's
-    tiny configurations): the axis declarations, the key width and the mask."""
+    tiny configurations): the axis declarations, the key width, the mask and the
+    window's slices (`window` characters read, `window + 1` per window of data)."""
     changes = {r"axis d = \d+": f"axis d = {width}", r"axis h = \d+": f"axis h = {heads}",
                r"axis k = \d+": f"axis k = {key}", r"axis f = \d+": f"axis f = {mlp}",
                r"Dk = const\(\d+\)": f"Dk = const({key})",
-               r"causal_mask\(\d+\)": f"causal_mask({window + 1})"}
+               r"causal_mask\(\d+\)": f"causal_mask({window})",
+               r"C\[n,0:\d+,c\]": f"C[n,0:{window},c]",
+               r"C\[n,1:\d+,c\]": f"C[n,1:{window + 1},c]"}
     for pattern, replacement in changes.items():
         text, count = re.subn(pattern, replacement, text)
         assert count == 1, f"{pattern} occurs {count} times"
