@@ -190,6 +190,20 @@ def test_training_step_prints_a_ratio_per_framework():
     assert found == ["torch", "jax"], proc.stdout
 
 
+
+@pytest.mark.skipif(find_spec("torch") is None or find_spec("optax") is None,
+                    reason="needs torch, jax and optax")
+def test_training_step_charlm_prints_a_ratio_per_framework():
+    """benchmarks/training_step_charlm.py --small: the character transformer's
+    `program.train` against the same model hand-written on torch and on jax (the
+    script checks that both reach the same loss)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "training_step_charlm.py"),
+                           "--small"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = re.findall(r"^char transformer .*, (torch|jax)  fuse [\d.]+ ms/step  "
+                       r"hand-written [\d.]+ ms/step  ratio [\d.]+ ", proc.stdout, re.M)
+    assert found == ["torch", "jax"], proc.stdout
+
 def test_weights_prints_int8_and_lora_figures():
     """benchmarks/weights.py --small: int8 against float (error within the bound
     from the scales: its assert; run and load ratios) and LoRA compilations when

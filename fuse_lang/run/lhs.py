@@ -35,9 +35,9 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
         if value.axes and all(a.startswith("#") for a in value.axes):
             return backend.broadcast_to(value.data, shape)  # bare W = const([...])
         return backend.broadcast_to(value.data, shape)
-    plain = all(isinstance(i, ir.IndexVar) and i.name not in fixed for i in indices)
-    names = [i.name for i in indices if isinstance(i, ir.IndexVar)]
-    if plain and len(set(names)) == len(names):
+    names = _plain_names(indices, fixed)
+    if names is not None and len(set(names)) == len(names) \
+            and _slices_fill_their_axes(backend, value, names, shape):
         extents = {n: e for n, e in zip(names, shape)}
         stray = [a for a in value.axes if a not in names]
         if stray:
@@ -45,6 +45,29 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
                                   f"side")
         return backend.copy(expand_to(backend, value, tuple(names), extents))
     return _scatter(backend, info, value, indices, shape, op, fixed)
+
+
+def _plain_names(indices: list, fixed: dict[str, int]) -> list[str] | None:
+    """The LHS as one name per axis when it lays the value out as it is: variables,
+    and slices from position 0 (`X[n,:,c] = C[n,0:64,c]`); None when a cell moves."""
+    names = []
+    for index in indices:
+        if isinstance(index, ir.IndexVar) and index.name not in fixed:
+            names.append(index.name)
+        elif isinstance(index, ir.IndexSlice) and not index.start:
+            names.append(slice_name(sum(n.startswith(":") for n in names)))
+        else:
+            return None
+    return names
+
+
+def _slices_fill_their_axes(backend: Backend, value: LArray, names: list[str],
+                            shape: tuple[int, ...]) -> bool:
+    """Whether the value spans each slice's whole LHS axis (else the cells past
+    it are zeros, or a broadcast covers only the slice: the scatter writes them)."""
+    sizes = backend.shape(value.data)
+    return all(n in value.axes and sizes[value.axes.index(n)] == extent
+               for n, extent in zip(names, shape) if n.startswith(":"))
 
 
 def _symbol_position(analysis: Analysis, name: str, pos: int, index: Any) -> Any:
