@@ -165,7 +165,8 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         progress.report(f"running on {where}")
         result = await _follow(job, cancel, progress, started, where_now)
     except (Cancelled, asyncio.CancelledError) as stop:
-        return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
+        return cancelled(ls, f"fuse.run: the run of {request.name}", progress, started,
+                         getattr(stop, "stopped", True))
     except (FuseError, TargetError, DocumentTooLarge, RunRefused) as error:
         return _failed(ls, request, progress, f"{request.name}: {error}")
     except Exception as error:  # noqa: BLE001 - an engine bug is still one message
@@ -232,16 +233,16 @@ class Stopped(Cancelled):
         self.stopped = stopped  # whether the run itself has ended
 
 
-def _cancelled(ls: FuseServer, request: RunRequest, progress: Progress, started: float,
-               stopped: bool) -> dict[str, Any]:
+def cancelled(ls: FuseServer, what: str, progress: Progress, started: float,
+              stopped: bool, step: str = "operation", dropped: str = "its result is discarded"
+              ) -> dict[str, Any]:
+    """Report a cancelled run or training (`what`: "fuse.run: the run of a.fuse")."""
     ms = (time.perf_counter() - started) * 1000
     progress.end("cancelled")
     state = (f"stopped after {ms:.0f} ms" if stopped else
-             f"is still in one operation after {ms:.0f} ms and stops at the next")
+             f"is still in one {step} after {ms:.0f} ms and stops at the next")
     ls.window_log_message(types.LogMessageParams(
-        type=types.MessageType.Info,
-        message=f"fuse.run: the run of {request.name} was cancelled and {state}; "
-                "its result is discarded"))
+        type=types.MessageType.Info, message=f"{what} was cancelled and {state}; {dropped}"))
     return {"ok": False, "cancelled": True, "error": "cancelled"}
 
 

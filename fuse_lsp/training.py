@@ -28,8 +28,8 @@ from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.run.training import TrainOptions, TrainResult
 
 from .run_budget import RunRefused
-from .running import REPORT_EVERY_S, STOP_WAIT_S, Progress, Stopped, document_name, \
-    watch_request
+from .running import REPORT_EVERY_S, STOP_WAIT_S, Progress, Stopped, cancelled, \
+    document_name, watch_request
 from .state import DocumentTooLarge, FuseServer
 
 TRAIN = "fuse.train"
@@ -107,7 +107,9 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
         progress.report(f"training on {where}")
         result = await _follow(job, cancel, progress, recorder)
     except (Cancelled, asyncio.CancelledError) as stop:
-        return _cancelled(ls, request, progress, started, getattr(stop, "stopped", True))
+        return cancelled(ls, f"fuse.train: the training of {request.name}", progress, started,
+                         getattr(stop, "stopped", True), step="step",
+                         dropped="its params are discarded and no checkpoint was written")
     except (FuseError, TrainOptionError, DocumentTooLarge, RunRefused) as error:
         return _failed(ls, progress, f"{request.name}: {error}")
     except Exception as error:  # noqa: BLE001 - an engine bug is still one message
@@ -192,19 +194,6 @@ async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
             progress.report(f"{now.message()} ({now.elapsed_s:.1f} s)",
                             int(100 * now.done / now.total) if now.total else None)
     return job.result()
-
-
-def _cancelled(ls: FuseServer, request: TrainRequest, progress: Progress, started: float,
-               stopped: bool) -> dict[str, Any]:
-    ms = (time.perf_counter() - started) * 1000
-    progress.end("cancelled")
-    state = (f"stopped after {ms:.0f} ms" if stopped else
-             f"is still in one step after {ms:.0f} ms and stops at the next")
-    ls.window_log_message(types.LogMessageParams(
-        type=types.MessageType.Info,
-        message=f"fuse.train: the training of {request.name} was cancelled and {state}; "
-                "its params are discarded and no checkpoint was written"))
-    return {"ok": False, "cancelled": True, "error": "cancelled"}
 
 
 def _failed(ls: FuseServer, progress: Progress, message: str) -> dict[str, Any]:
