@@ -274,22 +274,28 @@ async function targetUri(lsp: LanguageClient, arg: unknown): Promise<string | un
   return lsp.code2ProtocolConverter.asUri(document.uri);
 }
 
-async function pickTarget(lsp: LanguageClient, uri: string): Promise<RunTarget | undefined> {
-  const config = vscode.workspace.getConfiguration('fuse');
-  const preferred = { backend: config.get<string>('backend') ?? 'numpy', device: config.get<string>('device') ?? 'cpu' };
-  let actions: unknown[] | null = null;
+/** The server's source actions of one kind for a document (null when it cannot say). */
+async function sourceActions(lsp: LanguageClient, uri: string, kind: string, what: string
+): Promise<unknown[] | null> {
   try {
-    // The server's "Run on <device> (<backend>)" actions (it probes the frameworks once).
-    actions = await vscode.window.withProgress(
+    return await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: 'Fuse: finding backends' },
       () => lsp.sendRequest(CodeActionRequest.type, {
         textDocument: { uri },
         range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
-        context: { diagnostics: [], only: [RUN_KIND] },
+        context: { diagnostics: [], only: [kind] },
       }));
   } catch (error) {
-    output.appendLine(`Asking for run targets: ${String(error)}`);
+    output.appendLine(`Asking for ${what}: ${String(error)}`);
+    return null;
   }
+}
+
+async function pickTarget(lsp: LanguageClient, uri: string): Promise<RunTarget | undefined> {
+  const config = vscode.workspace.getConfiguration('fuse');
+  const preferred = { backend: config.get<string>('backend') ?? 'numpy', device: config.get<string>('device') ?? 'cpu' };
+  // The server's "Run on <device> (<backend>)" actions (it probes the frameworks once).
+  const actions = await sourceActions(lsp, uri, RUN_KIND, 'run targets');
   const targets = runTargets(actions, preferred);
   if (targets.length === 1) {
     return targets[0];
@@ -311,16 +317,7 @@ async function pickTarget(lsp: LanguageClient, uri: string): Promise<RunTarget |
 async function pickTrainTarget(lsp: LanguageClient, uri: string): Promise<RunTarget | undefined> {
   const config = vscode.workspace.getConfiguration('fuse');
   const preferred = { backend: config.get<string>('backend') ?? 'torch', device: config.get<string>('device') ?? 'cpu' };
-  let actions: unknown[] | null = null;
-  try {
-    actions = await lsp.sendRequest(CodeActionRequest.type, {
-      textDocument: { uri },
-      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
-      context: { diagnostics: [], only: [TRAIN_KIND] },
-    });
-  } catch (error) {
-    output.appendLine(`Asking for training targets: ${String(error)}`);
-  }
+  const actions = await sourceActions(lsp, uri, TRAIN_KIND, 'training targets');
   const targets = trainTargets(actions, preferred);
   if (targets.length <= 1) {
     if (!targets.length) {
