@@ -37,3 +37,22 @@ def test_eager_jax_on_the_cpu_compiles_no_sparse_kernel(tmp_path, mode):
     assert [set(q.tuples) for q in got.queries] == [set(q.tuples) for q in want.queries]
     assert got.queries[0].tuples and got.queries[1].tuples
     assert jax_sparse.compiled_kernels() == before  # the sort ran in NumPy
+
+
+@pytest.mark.reference_only
+def test_the_device_kernels_still_give_numpys_answers(tmp_path, monkeypatch):
+    """The jitted kernels that a GPU uses, forced on the CPU: the same answers,
+    so that path stays tested where no accelerator is lent."""
+    from fuse_lang.run.backends import jax_sparse
+
+    asked = []
+    monkeypatch.setattr(jax_sparse, "_on_cpu", lambda arrays: asked.append(1) and False)
+    rng = random.Random(5)
+    (tmp_path / "parent.tsv").write_text("".join(
+        f"P{rng.randrange(max(k // 2, 1)) if k > 1 else 0}\tP{k}\n" for k in range(1, 400)))
+    got = fuse_lang.compile(PROGRAM, base_dir=tmp_path, backend="jax", compiled=False,
+                            representation={"Parent": "sparse"}).execute()
+    want = fuse_lang.compile(PROGRAM, base_dir=tmp_path).execute()
+    assert [set(q.tuples) for q in got.queries] == [set(q.tuples) for q in want.queries]
+    assert got.queries[0].tuples and got.queries[1].tuples
+    assert asked  # every sparse step took the kernels' path
