@@ -62,6 +62,15 @@ pytestmark = pytest.mark.skipif(
 BAD = "X[i] = const([1, 2])\nY[i] = Xq[i] + X[i]\nexport Y\n"
 GOOD = "# A small program that runs.\nX[i] = const([1, 2])\nY[i] = X[i] * 2\nexport Y\n"
 
+TRAINED = """X[n,j] = "x.npy"
+T[n] = "t.npy"
+param W[j], B
+Y[n] = W[j] X[n,j] + B
+L avg= (Y[n] - T[n])^2
+train L
+export Y
+"""
+
 
 def _missing(why: str):
     """A prerequisite is missing: fail under FUSE_REQUIRE_EDITORS=1, skip otherwise."""
@@ -192,6 +201,18 @@ def _vsix() -> Path:
     return target
 
 
+def _training_files(folder: Path) -> None:
+    """A linear regression to train (TRAINED) and its data, written before code-server
+    starts, so that its quick open lists it."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 3))
+    np.save(folder / "x.npy", x)
+    np.save(folder / "t.npy", x @ np.array([1.0, -2.0, 0.5]) + 0.3)
+    (folder / "reg.fuse").write_text(TRAINED)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -240,6 +261,7 @@ def served(tmp_path_factory):
     }, indent=2))
     (workspace / "bad.fuse").write_text(BAD)
     (workspace / "good.fuse").write_text(GOOD)
+    _training_files(workspace)
 
     env = _node_env(node)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]  # fuse-lsp first
@@ -606,3 +628,30 @@ def test_vscode_results_panel(served):
     _log(f"Fuse Results panel timing: {timing}")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "vscode-results-timing.json").write_text(json.dumps(timing, indent=2) + "\n")
+
+
+def test_vscode_train_shows_the_loss_curve(served):
+    """Fuse: Train trains the open program on torch (its quick pick when jax is
+    there too) and the Fuse Results panel shows the falling loss and its curve."""
+    pytest.importorskip("torch")
+    page, _, _ = served
+    _open(page, "reg.fuse")
+    _command(page, "Fuse: Train")
+    torch_row = page.locator(".quick-input-list .monaco-list-row[aria-label*='cpu (torch)']")
+
+    picked = []
+
+    def trained():
+        if not picked and torch_row.count() and torch_row.first.is_visible():
+            torch_row.first.click(timeout=5_000)
+            picked.append(True)
+        return _results(page, "main.querySelector('section.training .final-loss')"
+                              " && main.querySelector('section.training svg')")
+
+    shown = _poll("the training in the Fuse Results panel", trained, timeout=180)
+    text = shown["text"]
+    assert "Training" in text and "(torch)" in text, text
+    first, last = re.search(r"loss L: ([-\d.e+]+) → ([-\d.e+]+)", text).groups()
+    assert float(last) < float(first) / 2, text
+    page.wait_for_timeout(300)
+    _shot(page, "vscode-results-training")
