@@ -24,16 +24,16 @@ from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInf
 from .files import FileProblem
 from .fixpoint import Eager, Iteration, SemiNaive, Traced, repeat, rounds_for
 from .inputs import load_base
+from .lhs import put_row
 from .limits import Checkpoint
 from .memory import guard_memory
-from .results import FuseError, RunResult
-from .sparse import is_sparse
 from ..plan.representation import representations
 from .blocked import Blocking
 from .cache import EXPORT_FOLDER
 from .monte_carlo import Sampler
+from .results import FuseError, RunResult
+from .sparse import is_sparse
 from .trace import Tracer
-
 
 
 class RunSettings(Protocol):
@@ -585,20 +585,8 @@ class Execution:
                 continue
             row = self.combine(name, None, parts)
             if functional:
-                value = _put_row(backend, value, row, shape, position, step)
+                value = put_row(backend, value, row, shape, position, step)
             else:
                 current[(slice(None),) * position + (step,)] = backend.to_numpy(row)
         return value if functional else backend.asarray(current)
 
-
-def _put_row(backend: Any, value: Any, row: Any, shape: tuple[int, ...], position: int,
-             step: int) -> Any:
-    """`value` with its row `step` along axis `position` replaced by `row`, without
-    writing in place (a framework's gradient flows through both)."""
-    mask_shape = [1] * len(shape)
-    mask_shape[position] = shape[position]
-    mask = np.zeros(mask_shape)
-    mask.reshape(-1)[step] = 1.0
-    mask_b = backend.asarray(mask)
-    row = backend.reshape(row, shape[:position] + (1,) + shape[position + 1:])
-    return value * (1 - mask_b) + row * mask_b

@@ -165,3 +165,18 @@ def _scatter_plan(indices: list, names: list[str], extents: dict[str, int],
 
 def equation_op(stmt: ir.Equation) -> str:
     return "sum" if stmt.op in SUM_OPS else stmt.op[:-1]
+
+
+def put_row(backend: Any, value: Any, row: Any, shape: tuple[int, ...], position: int,
+             step: int) -> Any:
+    """`value` with its row `step` along axis `position` replaced by `row`, without
+    writing in place (a framework's gradient flows through both)."""
+    import numpy as np
+
+    mask_shape = [1] * len(shape)
+    mask_shape[position] = shape[position]
+    mask = np.zeros(mask_shape)
+    mask.reshape(-1)[step] = 1.0
+    mask_b = backend.asarray(mask)
+    row = backend.reshape(row, shape[:position] + (1,) + shape[position + 1:])
+    return value * (1 - mask_b) + row * mask_b
