@@ -21,7 +21,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -163,7 +163,8 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         write = ls.options.allow_sink_writes and not request.targets
         job = await _start(ls, program, write, cancel, progress)
         progress.report(f"running on {where}")
-        result = await _follow(job, cancel, progress, started, where_now)
+        result = await follow(job, cancel, progress,
+                              lambda: _run_report(cancel, started, where_now))
     except (Cancelled, asyncio.CancelledError) as stop:
         return cancelled(ls, f"fuse.run: the run of {request.name}", progress, started,
                          getattr(stop, "stopped", True))
@@ -205,10 +206,10 @@ async def _start(ls: FuseServer, program: CompiledProgram, write: bool, cancel: 
     return job
 
 
-async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
-                  started: float, where_now: list[RunProgress | None]) -> Any:
-    """Wait for the run, reporting progress (the group going on, its iteration);
-    on a cancel, wait (a while) for it to stop."""
+async def follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
+                 report: Callable[[], tuple[str, int | None] | None]) -> Any:
+    """Wait for a run or training, reporting `report()` (its words and percent, or
+    None) as progress; on a cancel, wait (a while) for it to stop."""
     while not job.done():
         await asyncio.wait({job}, timeout=REPORT_EVERY_S)
         if cancel.cancelled:
@@ -216,13 +217,19 @@ async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
             if job.done():
                 job.exception()  # retrieved: the result is discarded either way
             raise Stopped(job.done())
-        if not job.done():
-            now = where_now[0]
-            progress.report(f"running: {time.perf_counter() - started:.1f} s, "
-                            f"{cancel.operations} operations"
-                            + (f", {now.message()}" if now else ""),
-                            int(100 * now.done / now.total) if now and now.total else None)
+        said = report() if not job.done() else None
+        if said is not None:
+            progress.report(*said)
     return job.result()
+
+
+def _run_report(cancel: CancelToken, started: float, where_now: list[RunProgress | None]
+                ) -> tuple[str, int | None]:
+    """A run's progress: its time, its operations, the group going on and its iteration."""
+    now = where_now[0]
+    return (f"running: {time.perf_counter() - started:.1f} s, {cancel.operations} operations"
+            + (f", {now.message()}" if now else ""),
+            int(100 * now.done / now.total) if now and now.total else None)
 
 
 class Stopped(Cancelled):

@@ -25,11 +25,11 @@ from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
 from fuse_lang.ide.train_targets import TrainOptionError, data_files, read_data_files, \
     train_options, training_backend
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
-from fuse_lang.run.training import TrainOptions, TrainResult
+from fuse_lang.run.training import TrainOptions
 
 from .run_budget import RunRefused
-from .running import REPORT_EVERY_S, STOP_WAIT_S, Progress, Stopped, cancelled, \
-    document_name, watch_request
+from .running import Progress, cancelled, \
+    document_name, follow, watch_request
 from .state import DocumentTooLarge, FuseServer
 
 TRAIN = "fuse.train"
@@ -105,7 +105,7 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
                   for key, found in files.items()}
         job = await _start(ls, program, options, arrays, cancel, progress, recorder)
         progress.report(f"training on {where}")
-        result = await _follow(job, cancel, progress, recorder)
+        result = await follow(job, cancel, progress, lambda: _train_report(recorder))
     except (Cancelled, asyncio.CancelledError) as stop:
         return cancelled(ls, f"fuse.train: the training of {request.name}", progress, started,
                          getattr(stop, "stopped", True), step="step",
@@ -178,22 +178,13 @@ async def _start(ls: FuseServer, program: CompiledProgram, options: TrainOptions
     return job
 
 
-async def _follow(job: asyncio.Future, cancel: CancelToken, progress: Progress,
-                  recorder: TrainRecorder) -> TrainResult:
-    """Wait for the training, reporting its step and loss; on a cancel, wait (a
-    while) for it to stop."""
-    while not job.done():
-        await asyncio.wait({job}, timeout=REPORT_EVERY_S)
-        if cancel.cancelled:
-            await asyncio.wait({job}, timeout=STOP_WAIT_S)
-            if job.done():
-                job.exception()  # retrieved: the result is discarded either way
-            raise Stopped(job.done())
-        now = recorder.latest
-        if not job.done() and now is not None:
-            progress.report(f"{now.message()} ({now.elapsed_s:.1f} s)",
-                            int(100 * now.done / now.total) if now.total else None)
-    return job.result()
+def _train_report(recorder: TrainRecorder) -> tuple[str, int | None] | None:
+    """A training's progress: its step and loss."""
+    now = recorder.latest
+    if now is None:
+        return None
+    return (f"{now.message()} ({now.elapsed_s:.1f} s)",
+            int(100 * now.done / now.total) if now.total else None)
 
 
 def _failed(ls: FuseServer, progress: Progress, message: str) -> dict[str, Any]:
