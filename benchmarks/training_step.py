@@ -10,7 +10,7 @@ the core.  Both sides run `--rounds` times, alternating (Fuse, hand-written,
 Fuse, ...), each side's best round counting, so that a load that comes and goes
 does not fall on one side only.
 
-    python benchmarks/training_step.py [--small] [--steps N] [--rounds R]
+    python benchmarks/training_step.py [--small] [--steps N] [--rounds R] [--device cuda]
 """
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ train L
 """
 
 
-def fuse_ms(folder: Path, backend: str, sizes: dict, steps: int, warm: int) -> tuple[float, float]:
-    program = fuse_lang.compile(PROGRAM.format(**sizes), backend=backend, base_dir=folder)
+def fuse_ms(folder: Path, backend: str, sizes: dict, steps: int, warm: int,
+            device: str = "cpu") -> tuple[float, float]:
+    program = fuse_lang.compile(PROGRAM.format(**sizes), backend=backend, device=device,
+                                base_dir=folder)
     seen = []
     result = program.train(steps=steps, learning_rate=1e-3, progress=seen.append)
     stamps = [p.elapsed_s for p in seen]
@@ -49,12 +51,13 @@ def _per_step_ms(stamps: list[float], warm: int) -> float:
     return float(np.median(np.diff(stamps[warm - 1:]))) * 1e3
 
 
-def torch_ms(x, t, w1, w2, steps: int, warm: int) -> tuple[float, float]:
+def torch_ms(x, t, w1, w2, steps: int, warm: int, device: str = "cpu") -> tuple[float, float]:
     import torch
 
-    X, T = torch.tensor(x, dtype=torch.float32), torch.tensor(t, dtype=torch.float32)
-    W1 = torch.tensor(w1, dtype=torch.float32, requires_grad=True)
-    W2 = torch.tensor(w2, dtype=torch.float32, requires_grad=True)
+    X = torch.tensor(x, dtype=torch.float32, device=device)
+    T = torch.tensor(t, dtype=torch.float32, device=device)
+    W1 = torch.tensor(w1, dtype=torch.float32, device=device, requires_grad=True)
+    W2 = torch.tensor(w2, dtype=torch.float32, device=device, requires_grad=True)
     opt = torch.optim.Adam([W1, W2], lr=1e-3)
     stamps = []
     for _ in range(steps):
@@ -68,13 +71,15 @@ def torch_ms(x, t, w1, w2, steps: int, warm: int) -> tuple[float, float]:
     return _per_step_ms(stamps, warm), value
 
 
-def jax_ms(x, t, w1, w2, steps: int, warm: int) -> tuple[float, float]:
+def jax_ms(x, t, w1, w2, steps: int, warm: int, device: str = "cpu") -> tuple[float, float]:
     import jax
     import jax.numpy as jnp
     import optax
 
-    X, T = jnp.asarray(x, jnp.float32), jnp.asarray(t, jnp.float32)
-    params = {"W1": jnp.asarray(w1, jnp.float32), "W2": jnp.asarray(w2, jnp.float32)}
+    where = jax.devices("gpu" if device.startswith("cuda") else "cpu")[0]
+    X, T = (jax.device_put(jnp.asarray(v, jnp.float32), where) for v in (x, t))
+    params = {n: jax.device_put(jnp.asarray(v, jnp.float32), where)
+              for n, v in (("W1", w1), ("W2", w2))}
     tx = optax.adam(1e-3)
     state = tx.init(params)
 
@@ -102,6 +107,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=None,
                         help="alternating rounds per side, the best counting (default 3)")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda: both sides")
     args = parser.parse_args()
     sizes = {"n": 64, "hidden": 8} if args.small else {"n": 512, "hidden": 64}
     steps = args.steps or (12 if args.small else 200)
@@ -120,13 +126,13 @@ def main() -> None:
         for backend, hand in (("torch", torch_ms), ("jax", jax_ms)):
             ours = theirs = float("inf")
             for _ in range(rounds):
-                ms, our_loss = fuse_ms(Path(folder), backend, sizes, steps, warm)
+                ms, our_loss = fuse_ms(Path(folder), backend, sizes, steps, warm, args.device)
                 ours = min(ours, ms)
-                ms, their_loss = hand(x, t, w1, w2, steps, warm)
+                ms, their_loss = hand(x, t, w1, w2, steps, warm, args.device)
                 theirs = min(theirs, ms)
             assert abs(our_loss - their_loss) <= 1e-3 * max(1.0, abs(their_loss)), \
                 (backend, our_loss, their_loss)
-            print(f"mlp n={sizes['n']} h={sizes['hidden']}, {backend}  fuse {ours:.3f} ms/step"
+            print(f"mlp n={sizes['n']} h={sizes['hidden']}, {backend} on {args.device}  fuse {ours:.3f} ms/step"
                   f"  hand-written {theirs:.3f} ms/step  ratio {ours / theirs:.2f}")
 
 

@@ -12,6 +12,7 @@ out alike).
     python benchmarks/training_step_charlm.py [--small] [--steps N] [--rounds R]
     python benchmarks/training_step_charlm.py --clock cpu        # steadier when loaded
     python benchmarks/training_step_charlm.py --profile torch    # where Fuse's step goes
+    python benchmarks/training_step_charlm.py --device cuda      # both sides on the GPU
 """
 from __future__ import annotations
 
@@ -46,13 +47,13 @@ CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
 now = time.perf_counter  # main() sets it from --clock
 
 
-def fuse_train(folder: Path, backend: str, sizes: dict, steps: int
+def fuse_train(folder: Path, backend: str, sizes: dict, steps: int, device: str = "cpu"
                ) -> tuple[list[float], float]:
     """`program.train` on the full batch: the time stamp after each step (taken
     by the progress callback), and the last step's loss."""
     text = sized_program(EXAMPLE.read_text(encoding="utf-8"), sizes["window"], sizes["width"],
                          sizes["heads"], sizes["key"], sizes["mlp"])
-    program = fuse_lang.compile(text, backend=backend, base_dir=folder)
+    program = fuse_lang.compile(text, backend=backend, device=device, base_dir=folder)
     stamps: list[float] = []
     result = program.train(steps=steps, learning_rate=RATE,
                            progress=lambda _: stamps.append(now()))
@@ -72,16 +73,17 @@ def starting_params(folder: Path, sizes: dict) -> dict[str, np.ndarray]:
 
 
 def torch_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
-                steps: int) -> tuple[list[float], float]:
+                steps: int, device: str = "cpu") -> tuple[list[float], float]:
     import torch
     import torch.nn.functional as F
 
-    chars = torch.tensor(data, dtype=torch.float32)
+    chars = torch.tensor(data, dtype=torch.float32, device=device)
     x, t = chars[:, :-1], chars[:, 1:]
     window = x.shape[1]
-    w = {n: torch.tensor(v, dtype=torch.float32, requires_grad=True) for n, v in params.items()}
+    w = {n: torch.tensor(v, dtype=torch.float32, device=device, requires_grad=True)
+         for n, v in params.items()}
     opt = torch.optim.Adam(list(w.values()), lr=RATE)
-    masked = -1e9 * (1 - torch.tril(torch.ones(window, window)))
+    masked = -1e9 * (1 - torch.tril(torch.ones(window, window, device=device)))
     scale = math.sqrt(sizes["key"])
 
     def norm(v):
@@ -115,15 +117,16 @@ def torch_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
 
 
 def jax_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
-              steps: int) -> tuple[list[float], float]:
+              steps: int, device: str = "cpu") -> tuple[list[float], float]:
     import jax
     import jax.numpy as jnp
     import optax
 
-    chars = jnp.asarray(data, jnp.float32)
+    where = jax.devices("gpu" if device.startswith("cuda") else "cpu")[0]
+    chars = jax.device_put(jnp.asarray(data, jnp.float32), where)
     x, t = chars[:, :-1], chars[:, 1:]
     window = x.shape[1]
-    w = {n: jnp.asarray(v, jnp.float32) for n, v in params.items()}
+    w = {n: jax.device_put(jnp.asarray(v, jnp.float32), where) for n, v in params.items()}
     masked = -1e9 * (1 - jnp.tril(jnp.ones((window, window))))
     scale = math.sqrt(sizes["key"])
     tx = optax.adam(RATE)
@@ -168,22 +171,22 @@ def per_step_ms(stamps: list[float], warm: int) -> float:
 
 
 def compare(backend: str, hand: Callable, folder: Path, data: np.ndarray, sizes: dict,
-            steps: int, rounds: int) -> float:
+            steps: int, rounds: int, device: str = "cpu") -> float:
     """Median ms per step of each side over alternating rounds; prints the ratio."""
     warm = max(2, steps // 5)
     params = starting_params(folder, sizes)
     ours, theirs = [], []
     for _ in range(rounds):
-        stamps, our_loss = fuse_train(folder, backend, sizes, steps)
+        stamps, our_loss = fuse_train(folder, backend, sizes, steps, device)
         ours.append(per_step_ms(stamps, warm))
-        stamps, their_loss = hand(data, params, sizes, steps)
+        stamps, their_loss = hand(data, params, sizes, steps, device)
         theirs.append(per_step_ms(stamps, warm))
         assert abs(our_loss - their_loss) <= 2e-3 * max(1.0, abs(their_loss)), \
             (backend, our_loss, their_loss)
     fuse, written = statistics.median(ours), statistics.median(theirs)
     ratio = fuse / written
     print(f"char transformer n={sizes['windows']} window={sizes['window']} "
-          f"d={sizes['width']} heads={sizes['heads']}, {backend}  fuse {fuse:.3f} ms/step  "
+          f"d={sizes['width']} heads={sizes['heads']}, {backend} on {device}  fuse {fuse:.3f} ms/step  "
           f"hand-written {written:.3f} ms/step  ratio {ratio:.2f}  target <= {TARGET}  "
           f"{'OK' if ratio <= TARGET else 'MISSED'}  (loss {our_loss:.4f} = {their_loss:.4f})")
     return ratio
@@ -215,7 +218,7 @@ def main() -> None:
         for backend in ("torch", "jax"):
             if backend in args.pairs:
                 compare(backend, hands[backend], folder, data.astype(np.float64), sizes,
-                        steps, rounds)
+                        steps, rounds, args.device)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ Each test says what it compared: the user properties `compared_backends`
 XML report; the terminal summary lists them per module.  Where torch or jax
 is not installed, the tests compare without it and the summary says so; with
 FUSE_REQUIRE_BACKENDS=1 (CI) such a conformance test fails instead.
+
+The other backends run on the CPU; FUSE_CONFORMANCE_DEVICE=cuda runs them on
+the GPU instead (the device checks of docs/execution.md), compared with the
+looser GPU_TOLERANCE: a GPU sums in another order, and jax's float32 matmuls
+there use TF32, as hand-written jax does (docs/backends.md; about 1e-3 relative).
 """
 from __future__ import annotations
 
@@ -30,6 +35,17 @@ from fuse_lang.run.backends import get_backend
 
 # float32 on every backend: relative and absolute tolerance of a comparison
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)
+GPU_TOLERANCE = dict(rtol=1e-2, atol=1e-3)  # as tests/test_backends.py's; docs/backends.md
+DEVICE_ENV = "FUSE_CONFORMANCE_DEVICE"
+
+
+def conformance_device() -> str:
+    """Where the other backends run: the CPU unless FUSE_CONFORMANCE_DEVICE says."""
+    return os.environ.get(DEVICE_ENV, "") or "cpu"
+
+
+def tolerance() -> dict:
+    return TOLERANCE if conformance_device() == "cpu" else GPU_TOLERANCE
 
 # (test_query tests the editor's symbol lookup and runs no program: not listed; query
 # answers are compared through test_engine_runtime and the examples)
@@ -91,8 +107,10 @@ def conformance_plan(item: pytest.Item) -> Plan | None:
 
 
 def backend_label(name: str, compiled: bool) -> str:
-    return {("torch", False): "torch", ("torch", True): "torch.compile"}.get(
+    label = {("torch", False): "torch", ("torch", True): "torch.compile"}.get(
         (name, compiled), f"{name}.jit" if compiled else name)
+    device = conformance_device()
+    return label if device == "cpu" else f"{label} on {device}"
 
 
 def _dense(value):
@@ -106,13 +124,13 @@ def assert_same_result(reference: RunResult, other: RunResult, what: str) -> Non
         got, expected = _dense(other.outputs[name]), _dense(expected)
         assert got.shape == expected.shape, f"{what}: {name} has shape {got.shape}"
         np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
-                                   **TOLERANCE, err_msg=f"{what}: {name}")
+                                   **tolerance(), err_msg=f"{what}: {name}")
     assert len(other.queries) == len(reference.queries), what
     for mine, theirs in zip(other.queries, reference.queries):
         assert (mine.text, mine.free) == (theirs.text, theirs.free), what
         assert mine.tuples == theirs.tuples, f"{what}: {mine.text}"
         np.testing.assert_allclose(np.asarray(_dense(mine.value), np.float64),
-                                   np.asarray(_dense(theirs.value), np.float64), **TOLERANCE,
+                                   np.asarray(_dense(theirs.value), np.float64), **tolerance(),
                                    err_msg=f"{what}: {mine.text}")
 
 
@@ -166,7 +184,7 @@ def _twin(program: CompiledProgram, backend: str, compiled: bool):
     compiled graphs are reused as the program's own are)."""
     twins = program.__dict__.setdefault("_conformance_twins", {})
     if (backend, compiled) not in twins:
-        other = get_backend(backend, "cpu", program.backend.precision)
+        other = get_backend(backend, conformance_device(), program.backend.precision)
         twin = CompiledProgram(
             program.analysis, other, program.base_dir, program.memory_limit,
             program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled,

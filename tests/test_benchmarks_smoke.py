@@ -185,7 +185,7 @@ def test_training_step_prints_a_ratio_per_framework():
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "training_step.py"), "--small"],
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    found = re.findall(r"^mlp .*, (torch|jax)  fuse [\d.]+ ms/step  hand-written [\d.]+ "
+    found = re.findall(r"^mlp .*, (torch|jax) on cpu  fuse [\d.]+ ms/step  hand-written [\d.]+ "
                        r"ms/step  ratio [\d.]+$", proc.stdout, re.M)
     assert found == ["torch", "jax"], proc.stdout
 
@@ -200,7 +200,7 @@ def test_training_step_charlm_prints_a_ratio_per_framework():
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "training_step_charlm.py"),
                            "--small"], capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    found = re.findall(r"^char transformer .*, (torch|jax)  fuse [\d.]+ ms/step  "
+    found = re.findall(r"^char transformer .*, (torch|jax) on cpu  fuse [\d.]+ ms/step  "
                        r"hand-written [\d.]+ ms/step  ratio [\d.]+ ", proc.stdout, re.M)
     assert found == ["torch", "jax"], proc.stdout
 
@@ -241,3 +241,14 @@ def test_demand_prints_time_and_memory_ratios_against_forward():
                      r"rules ratio [\d.]+, memory ratio [\d.]+", proc.stdout), proc.stdout
     assert re.search(r"demand alone, \d+ symbols, .* rules [\d.]+ ms, peak [\d.]+ MB",
                      proc.stdout), proc.stdout
+
+
+def test_demand_on_a_chain_prints_the_search_against_the_rounds():
+    """benchmarks/demand.py --small --shape chain: a query as deep as the chain, its
+    rounds finished by one graph search against the rounds alone (same answers)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "demand.py"), "--small",
+                           "--shape", "chain"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"demand, \d+-symbol chain: rounds then search [\d.]+ ms .* time ratio "
+                     r"[\d.]+, rules ratio [\d.]+, same answers: True", proc.stdout), proc.stdout
+    assert re.search(r"demand alone, \d+ symbols, chain, .* rules [\d.]+ ms", proc.stdout)
