@@ -19,6 +19,7 @@ the run's (reading the file and evaluating), the program compiled before.
     python benchmarks/demand.py [--size 100000] [--forward-size 20000]
     python benchmarks/demand.py --small   # what the smoke test runs
     python benchmarks/demand.py --backend jax --size 20000 --forward-size 2000
+    python benchmarks/demand.py --shape chain --forward-size 2000   # 100,000 rounds deep
 
 --backend torch|jax runs both eagerly (compiled=False: their sparse relations,
 docs/scale.md); the times include jax's compilations of its sparse kernels.
@@ -54,6 +55,14 @@ def write_tree(folder: Path, size: int, seed: int = 0) -> int:
     return 1
 
 
+def write_chain(folder: Path, size: int) -> int:
+    """A chain P0 -> P1 -> ... as `parent child` lines; the symbol asked about
+    (P0: every other symbol is its descendant, size - 1 rounds deep)."""
+    (folder / "parent.tsv").write_text("".join(f"P{k}\tP{k + 1}\n" for k in range(size - 1)))
+    return 0
+
+
+SHAPES = {"tree": write_tree, "chain": write_chain}
 BACKEND = {}  # compile()'s backend arguments (--backend)
 
 
@@ -110,6 +119,24 @@ def whole_process(folder: Path, asked: int, runs: int) -> tuple[float, float]:
     return run, start
 
 
+def searched_against_rounds(folder: Path, asked: int, args: argparse.Namespace) -> None:
+    """A deep chain's demand run with the rest of its rounds found by one graph
+    search (run.closure) against the semi-naive rounds alone, same file."""
+    from fuse_lang.run import closure
+
+    searched = measure(folder, "demand", asked, args.repeats)
+    after, closure.SEARCH_AFTER = closure.SEARCH_AFTER, 10**9
+    try:
+        rounds = measure(folder, "demand", asked, args.repeats)
+    finally:
+        closure.SEARCH_AFTER = after
+    print(f"[{args.backend}] demand, {args.forward_size}-symbol chain: rounds then search "
+          f"{searched[0] * 1e3:.1f} ms (rules {searched[1] * 1e3:.1f} ms), rounds alone "
+          f"{rounds[0] * 1e3:.1f} ms (rules {rounds[1] * 1e3:.1f} ms); time ratio "
+          f"{searched[0] / rounds[0]:.3f}, rules ratio {searched[1] / rounds[1]:.3f}, "
+          f"same answers: {searched[3] == rounds[3]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=100_000)
@@ -117,17 +144,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--small", action="store_true", help="a tiny run (the smoke test)")
     parser.add_argument("--backend", choices=["numpy", "torch", "jax"], default="numpy")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="tree",
+                        help="the parent relation: a random tree (log-deep) or a chain "
+                             "(as deep as it is long; forward mode at --forward-size)")
     args = parser.parse_args()
+    write = SHAPES[args.shape]
     if args.backend != "numpy":
         BACKEND.update(backend=args.backend, compiled=False)
     if args.small:
         args.size, args.forward_size, args.repeats = 2_000, 500, 1
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        asked = write_tree(folder, args.forward_size)
+        asked = write(folder, args.forward_size)
         forward = measure(folder, "forward", asked, args.repeats)
         demand = measure(folder, "demand", asked, args.repeats)
-        print(f"[{args.backend}] demand vs forward, {args.forward_size} symbols, "
+        print(f"[{args.backend}] demand vs forward, {args.forward_size} symbols, {args.shape}, "
               f"Ancestor(P{asked}, x)? "
               f"({len(demand[3])} answers, same: {demand[3] == forward[3]}): forward "
               f"{forward[0] * 1e3:.1f} ms (rules {forward[1] * 1e3:.1f} ms), "
@@ -135,9 +166,12 @@ def main() -> None:
               f"{demand[1] * 1e3:.1f} ms), {demand[2] / 1e6:.1f} MB; time ratio "
               f"{demand[0] / forward[0]:.3f}, rules ratio {demand[1] / forward[1]:.3f}, "
               f"memory ratio {demand[2] / forward[2]:.3f}")
-        asked = write_tree(folder, args.size)
+        if args.shape == "chain":
+            searched_against_rounds(folder, asked, args)
+        asked = write(folder, args.size)
         seconds, rules, peak, answer = measure(folder, "demand", asked, args.repeats)
-        print(f"[{args.backend}] demand alone, {args.size} symbols, Ancestor(P{asked}, x)? "
+        print(f"[{args.backend}] demand alone, {args.size} symbols, {args.shape}, "
+              f"Ancestor(P{asked}, x)? "
               f"({len(answer)} "
               f"answers): {seconds * 1e3:.1f} ms in all (compile, read the file, run), "
               f"rules {rules * 1e3:.1f} ms, peak {peak / 1e6:.1f} MB")

@@ -329,7 +329,8 @@ class Execution:
         # overflow is detected by the rounds (values no longer finite), not warned about
         with np.errstate(over="ignore", invalid="ignore"):
             body = rounds.round if self.tracer is None else self.tracer.rounds(
-                group, isinstance(rounds, SemiNaive), rounds.round)
+                group, isinstance(rounds, SemiNaive), rounds.round,
+                getattr(rounds, "searched", None))
             state = repeat(rounds.goes_on, body, rounds.start(),
                            self.check.next_round if self.check is not None else None)
         members, outcome = rounds.end(state)

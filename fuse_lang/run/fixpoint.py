@@ -29,6 +29,7 @@ from ..check import Analysis
 from ..check.datalog import monotone_rules
 from ..front import ir
 from .evaluate import EvaluationError
+from .sparse import SparseValue
 
 # numeric recursion (not Boolean): rounds before "did not converge"
 NUMERIC_ROUND_LIMIT = 1000
@@ -250,7 +251,8 @@ class SemiNaive(Iteration):
     def end(state: tuple) -> tuple[dict, dict]:
         rounds, pending, known, delta = state
         # the facts the last round added (what the message names)
-        added = sum((d.sum() for d in delta.values() if d is not None), 0.0)
+        added = sum((d.nnz if isinstance(d, SparseValue) else d.sum()
+                     for d in delta.values() if d is not None), 0.0)
         return known, {"rounds": rounds, "pending": pending, "added": added}
 
     def judge(self, outcome: dict[str, float]) -> None:
@@ -280,12 +282,16 @@ def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict
                max_iterations: int | None, tolerance: float,
                strategy: str = "semi_naive") -> Iteration:
     """The rounds of a group: semi-naive when all of it is Boolean joins and unions
-    (and `strategy` is "semi_naive"), naive otherwise (ExecutionConfig.fixpoint)."""
+    (and `strategy` is "semi_naive"; a deep linear closure finished by a graph
+    search, run.closure), naive otherwise (ExecutionConfig.fixpoint)."""
     boolean = all(host.analysis.tensors[n].boolean for n in group)
-    kind = SemiNaive if strategy == "semi_naive" and boolean and joins_only(host, group) \
-        else Iteration
-    return kind(host, group, arithmetic, {n: bases.get(n) for n in group},
-                max_iterations, tolerance)
+    bases = {n: bases.get(n) for n in group}
+    if strategy == "semi_naive" and boolean and joins_only(host, group):
+        from .closure import searched_rounds  # (it builds on this module)
+
+        searched = searched_rounds(host, group, arithmetic, bases, max_iterations, tolerance)
+        return searched or SemiNaive(host, group, arithmetic, bases, max_iterations, tolerance)
+    return Iteration(host, group, arithmetic, bases, max_iterations, tolerance)
 
 
 def round_limit(shapes: dict[str, tuple[int, ...]], boolean: bool,

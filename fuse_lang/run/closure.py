@@ -1,0 +1,231 @@
+"""A deep linear recursion finished by one graph search (docs/execution.md).
+
+A Boolean relation whose one recursive rule is linear, `R(x,z) = R(x,y) E(y,z)`
+(or `R(x,z) = E(x,y) R(y,z)`) with E from a lower stratum, is a transitive
+closure: after any semi-naive round, the facts still to come are exactly those
+reachable over E from the facts that round added, row by row.  A chain of N
+edges takes N rounds, and each round pays a join's fixed cost (milliseconds on
+scipy.sparse, whatever the delta's size): 100,000 rounds would take minutes.  So
+once a group has taken SEARCH_AFTER rounds, the rest is found by a
+breadth-first search in `scipy.sparse.csgraph` (compiled), from each row's new
+facts at once.  It finds the same facts and counts the same rounds (a fact d
+edges past the delta is the one round r+d would find), so round limits, their
+messages and traces say what the rounds would have said.  Eager runs, on any
+backend (the search runs on the host, the facts go back to the backend's
+device); shallow recursion (most programs) never gets here.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..front import ir
+from .fixpoint import Arithmetic, Eager, Host, SemiNaive
+from .sparse import SparseValue, sp
+
+SEARCH_AFTER = 8  # semi-naive rounds before the rest is searched
+CHUNK_CELLS = 1 << 24  # distances computed at once (rows x nodes): 128 MB of float64
+
+
+class LinearRule(NamedTuple):
+    """The recursive rule of a linear closure: its relation, the relation it
+    steps over, whether the step comes first (`E(x,y) R(y,z)`), and the 1-D
+    relations that guard the index passed through unchanged (demand mode's
+    magic relations: `R(x,z) = M(x) R(x,y) E(y,z)`)."""
+
+    relation: str
+    edges: str
+    left: bool
+    guards: tuple[str, ...] = ()
+
+
+def linear_rule(host: Host, group: list[str]) -> LinearRule | None:
+    """The group's linear closure rule, or None where it is not one: one Boolean
+    2-D relation, one rule reading it, that rule a join of it with one other
+    Boolean 2-D relation on plain index names chained x-y-z (and guards)."""
+    if len(group) != 1:
+        return None
+    name = group[0]
+    tensors = host.analysis.tensors
+    if not tensors[name].boolean or len(host.shape(name)) != 2:
+        return None
+    statements = host.analysis.program.statements
+    found = None
+    for k in host.equations(name):
+        stmt = statements[k]
+        if not any(ref.name == name for ref in ir.refs(stmt.rhs)):  # type: ignore[union-attr]
+            continue  # a base rule: it runs in the first round
+        if found is not None:
+            return None  # two recursive rules
+        found = _linear(stmt, name)
+        if found is None or not all(tensors[n].boolean for n in (found.edges, *found.guards)) \
+                or len(host.shape(found.edges)) != 2:
+            return None
+    return found
+
+
+def _linear(stmt: Any, name: str) -> LinearRule | None:
+    if not isinstance(stmt, ir.Equation) or stmt.op != "=" \
+            or not isinstance(stmt.rhs, ir.Product) \
+            or not all(op in ("", " ") for op in stmt.rhs.ops):
+        return None
+    lhs = _names(stmt.lhs)
+    factors = [(f.name, _names(f)) if isinstance(f, ir.Ref) else (None, None)
+               for f in stmt.rhs.factors]
+    if lhs is None or len(lhs) != 2 or lhs[0] == lhs[1] \
+            or any(names is None for _, names in factors):
+        return None
+    x, z = lhs
+    mine = [names for n, names in factors if n == name]
+    pairs = [(n, names) for n, names in factors if n != name and len(names) == 2]  # type: ignore
+    singles = [(n, names) for n, names in factors if n != name and len(names) == 1]  # type: ignore
+    if len(mine) != 1 or len(pairs) != 1 or len(pairs) + len(singles) + 1 != len(factors):
+        return None
+    (own,), ((edges, step),) = mine, pairs
+    if own == (x, step[0]) and step[1] == z and step[0] not in (x, z):
+        kept = x  # R(x,y) E(y,z)
+    elif step[0] == x and own == (step[1], z) and step[1] not in (x, z):
+        kept = z  # E(x,y) R(y,z)
+    else:
+        return None
+    if any(names != (kept,) for _, names in singles):
+        return None
+    return LinearRule(name, edges, kept == z, tuple(n for n, _ in singles))  # type: ignore
+
+
+def _names(ref: ir.Ref) -> tuple[str, ...] | None:
+    """The index names of `ref` when each is a plain name, else None."""
+    if ref.indices is None or not all(type(i) is ir.IndexVar and not i.dotted
+                                       for i in ref.indices):
+        return None
+    return tuple(i.name for i in ref.indices)  # type: ignore[union-attr]
+
+
+class SearchedSemiNaive(SemiNaive):
+    """Semi-naive rounds, then (past SEARCH_AFTER rounds) the rest in one search.
+    `searched()` gives the facts each round of the last search added (for the
+    trace), once."""
+
+    def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
+                 bases: dict[str, Any], max_iterations: int | None, tolerance: float,
+                 rule: LinearRule) -> None:
+        super().__init__(host, group, arithmetic, bases, max_iterations, tolerance)
+        self.rule = rule
+        self._added: list[int] | None = None
+
+    def searched(self) -> list[int] | None:
+        added, self._added = self._added, None
+        return added
+
+    def round(self, state: tuple) -> tuple:
+        rounds, _, known, delta = state
+        if rounds < SEARCH_AFTER:
+            return super().round(state)
+        name = self.rule.relation
+        values, backend = self.host.values, self.host.backend
+        edges = _csr(values[self.rule.edges], backend)
+        # the rows (for E(x,y) R(y,z): the columns) that go on
+        guard = np.ones(self.shapes[name][1 if self.rule.left else 0], dtype=bool)
+        for other in self.rule.guards:
+            guard &= backend.to_numpy(values[other]).reshape(-1) > 0
+        found = _search(_csr(known[name], backend), _csr(delta[name], backend), edges,
+                        self.rule.left, self.limit - rounds, guard)
+        self._added = found.added
+        taken = rounds + len(found.added)
+        if found.facts is None:
+            return taken, found.pending, known, {name: None}
+        # back in the representation the known facts have (the plan's), on the backend
+        def native(facts: Any) -> Any:
+            return backend.sparse_from(facts) if isinstance(known[name], SparseValue) else \
+                backend.asarray(facts.toarray())
+
+        grown = {name: self.arithmetic.grow(known[name], native(found.facts))}
+        # as the rounds leave it: the last round's facts, None when it found none
+        return taken, found.pending, grown, {name: native(found.last) if found.pending else None}
+
+
+def _csr(value: Any, backend: Any) -> Any:
+    """A relation's value as a scipy CSR matrix on the host."""
+    if isinstance(value, SparseValue):
+        return value.on_numpy().matrix
+    return sp.csr_array(backend.to_numpy(value))
+
+
+class Found(NamedTuple):
+    """What a search found: every new fact (0/1 CSR, None if none), the last
+    round's, the facts each round added (one entry per round taken, a last
+    round that finds nothing included), and whether facts were still coming
+    when the round limit ran out."""
+
+    facts: Any
+    last: Any
+    added: list[int]
+    pending: bool
+
+
+def _search(known: Any, delta: Any, edges: Any, left: bool, allowed: int,
+            guard: np.ndarray) -> Found:
+    """The facts the rounds after one that added `delta` would add, at most
+    `allowed` rounds of them.  Only the rows `guard` keeps go on."""
+    if left:  # E(x,y) R(y,z) is R'(z,x) = R'(z,y) E'(y,x) on the transposes
+        found = _search(known.T.tocsr(), delta.T.tocsr(), edges.T.tocsr(), False, allowed,
+                        guard)
+        return found._replace(**{k: None if v is None else v.T.tocsr() for k, v in
+                                  (("facts", found.facts), ("last", found.last))})
+    nodes = edges.shape[1]
+    edges = sp.csr_array(edges != 0, dtype=np.int8)
+    rows = np.flatnonzero(np.diff(delta.indptr))
+    rows = rows[guard[rows]]
+    chunk = max(1, CHUNK_CELLS // (nodes + 1))
+    parts = [_search_rows(known, delta, edges, rows[begin:begin + chunk], allowed)
+             for begin in range(0, len(rows), chunk)]
+    row_of, col_of, step_of = (np.concatenate([p[k] for p in parts]) if parts
+                               else np.zeros(0, np.int64) for k in range(3))
+    if not len(step_of):
+        return Found(None, None, [0], False)
+    added = np.bincount(step_of)[1:].tolist()
+    if len(added) < allowed:  # every fact found, and the round after finds nothing
+        return Found(_facts(known.shape, row_of, col_of), None, added + [0], False)
+    last = step_of == allowed  # the limit ran out while facts still came
+    return Found(_facts(known.shape, row_of, col_of),
+                 _facts(known.shape, row_of[last], col_of[last]), added, True)
+
+
+def _search_rows(known: Any, delta: Any, edges: Any, rows: np.ndarray, allowed: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, rounds after now) of each new fact of `rows`: a search from one
+    extra node per row, whose edges lead to the row's delta."""
+    from scipy.sparse.csgraph import dijkstra
+
+    nodes, count = edges.shape[0], len(rows)
+    seeds = sp.csr_array(delta[rows] != 0, dtype=np.int8)
+    graph = sp.vstack([sp.hstack([edges, sp.csr_array((nodes, count), dtype=np.int8)]),
+                       sp.hstack([seeds, sp.csr_array((count, count), dtype=np.int8)])],
+                      format="csr")
+    # distance 1: the delta itself; d > 1: found d-1 rounds from now
+    distance = dijkstra(graph, directed=True, unweighted=True,
+                        indices=np.arange(nodes, nodes + count), limit=allowed + 1)[:, :nodes]
+    reached = np.isfinite(distance) & (distance >= 2)
+    reached &= known[rows].toarray() == 0
+    local, cols = np.nonzero(reached)
+    return rows[local], cols, distance[local, cols].astype(np.int64) - 1
+
+
+def _facts(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> Any:
+    facts = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=shape)
+    facts.sum_duplicates()
+    return facts
+
+
+def searched_rounds(host: Host, group: list[str], arithmetic: Arithmetic,
+                    bases: dict[str, Any], max_iterations: int | None,
+                    tolerance: float) -> SearchedSemiNaive | None:
+    """The rounds of a linear closure run eagerly (on any backend: the search runs
+    on the host); None otherwise."""
+    if not isinstance(arithmetic, Eager):
+        return None
+    rule = linear_rule(host, group)
+    if rule is None:
+        return None
+    return SearchedSemiNaive(host, group, arithmetic, bases, max_iterations, tolerance, rule)
