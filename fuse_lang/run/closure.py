@@ -8,7 +8,7 @@ edges takes N rounds, and each round pays a join's fixed cost (milliseconds on
 scipy.sparse, whatever the delta's size): 100,000 rounds would take minutes.  So
 once a group has taken SEARCH_AFTER rounds, the rest is found by a
 breadth-first search in `scipy.sparse.csgraph` (compiled), from each row's new
-facts at once.  It finds the same facts and counts the same rounds (a fact d
+facts at once, where the rows still growing are few enough (SEARCH_CELLS).  It finds the same facts and counts the same rounds (a fact d
 edges past the delta is the one round r+d would find), so round limits, their
 messages and traces say what the rounds would have said.  Eager runs, on any
 backend (the search runs on the host, the facts go back to the backend's
@@ -24,8 +24,19 @@ from ..front import ir
 from .fixpoint import Arithmetic, Eager, Host, SemiNaive
 from .sparse import SparseValue, sp
 
-SEARCH_AFTER = 8  # semi-naive rounds before the rest is searched
-CHUNK_CELLS = 1 << 24  # distances computed at once (rows x nodes): 128 MB of float64
+# semi-naive rounds before the rest may be searched: past a tree's depth (the
+# logarithm of its size), so that a shallow recursion never pays for the search's
+# first import of scipy.sparse.csgraph (about 0.3 s) to save a round or two
+SEARCH_AFTER = 32
+# A search computes a distance per row still growing and node (about 20 ns each
+# here); a round costs a few ms whatever its delta.  The search is taken once it
+# costs less than ROUND_CELLS distances per round taken so far (so a shallow
+# recursion, a closure with thousands of rows still growing, ends by its
+# remaining rounds), and never beyond SEARCH_CELLS
+# (128 MB of float64).  Both are counts, not times: which rounds are searched does
+# not depend on the machine's load.
+ROUND_CELLS = 1 << 16
+SEARCH_CELLS = 1 << 24
 
 
 class LinearRule(NamedTuple):
@@ -122,15 +133,20 @@ class SearchedSemiNaive(SemiNaive):
         rounds, _, known, delta = state
         if rounds < SEARCH_AFTER:
             return super().round(state)
-        name = self.rule.relation
+        name, left = self.rule.relation, self.rule.left
         values, backend = self.host.values, self.host.backend
-        edges = _csr(values[self.rule.edges], backend)
         # the rows (for E(x,y) R(y,z): the columns) that go on
-        guard = np.ones(self.shapes[name][1 if self.rule.left else 0], dtype=bool)
+        shape = self.shapes[name]
+        guard = np.ones(shape[1 if left else 0], dtype=bool)
         for other in self.rule.guards:
             guard &= backend.to_numpy(values[other]).reshape(-1) > 0
-        found = _search(_csr(known[name], backend), _csr(delta[name], backend), edges,
-                        self.rule.left, self.limit - rounds, guard)
+        new = _csr(delta[name], backend)
+        growing = np.unique(new.indices) if left else np.flatnonzero(np.diff(new.indptr))
+        cells = np.count_nonzero(guard[growing]) * shape[0 if left else 1]
+        if cells > min(SEARCH_CELLS, rounds * ROUND_CELLS):
+            return super().round(state)
+        found = _search(_csr(known[name], backend), new, _csr(values[self.rule.edges], backend),
+                        left, self.limit - rounds, guard)
         self._added = found.added
         taken = rounds + len(found.added)
         if found.facts is None:
@@ -177,7 +193,7 @@ def _search(known: Any, delta: Any, edges: Any, left: bool, allowed: int,
     edges = sp.csr_array(edges != 0, dtype=np.int8)
     rows = np.flatnonzero(np.diff(delta.indptr))
     rows = rows[guard[rows]]
-    chunk = max(1, CHUNK_CELLS // (nodes + 1))
+    chunk = max(1, SEARCH_CELLS // (nodes + 1))
     parts = [_search_rows(known, delta, edges, rows[begin:begin + chunk], allowed)
              for begin in range(0, len(rows), chunk)]
     row_of, col_of, step_of = (np.concatenate([p[k] for p in parts]) if parts
