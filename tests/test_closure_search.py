@@ -134,28 +134,29 @@ def test_a_large_relation_file_chain_is_answered_in_demand_mode(tmp_path):
         f"P{k}" for k in range(49991, size))
 
 
-def test_what_is_not_a_linear_closure_keeps_the_rounds():
+def test_what_is_a_linear_closure_and_explain_says_so(tmp_path):
+    from fuse_lang.cli import main
+    from fuse_lang.plan.linear_closure import LinearRule, linear_rule
+
     text = "Edge(A, B)\nEdge(B, C)\nT(x,y) = Edge(x,y)\nT(x,z) = T(x,y) T(y,z)\nexport T\n"
-    program = fuse_lang.compile(text)
-    assert closure.linear_rule(_Host(program), ["T"]) is None  # T T: not linear
-    guarded = fuse_lang.compile(_facts([(0, 1)], [0]) + GUARDED + "export Anc\n")
-    rule = closure.linear_rule(_Host(guarded), ["Anc"])
-    assert rule == closure.LinearRule("Anc", "Edge", False, ("Keep",))
+    assert linear_rule(fuse_lang.analyze(text), ["T"]) is None  # T T: not linear
+    two = "Edge(A, B)\nT(x,y) = Edge(x,y)\nT(x,z) = T(x,y) Edge(y,z)\n" \
+          "T(x,z) = Edge(x,y) T(y,z)\nexport T\n"
+    assert linear_rule(fuse_lang.analyze(two), ["T"]) is None  # two recursive rules
+    guarded = fuse_lang.analyze(_facts([(0, 1)], [0]) + GUARDED + "export Anc\n")
+    assert linear_rule(guarded, ["Anc"]) == LinearRule("Anc", "Edge", False, ("Keep",))
+    left = fuse_lang.analyze(_facts([(0, 1)]) + LEFT + "export Anc\n")
+    assert linear_rule(left, ["Anc"]) == LinearRule("Anc", "Edge", True, ())
+    path = tmp_path / "chain.fuse"
+    path.write_text(_facts([(0, 1), (1, 2)]) + RIGHT + "export Anc\n", encoding="utf-8")
+    import contextlib
+    import io
 
-
-class _Host:
-    """What linear_rule reads of a run, from a compiled program."""
-
-    def __init__(self, program) -> None:
-        self.analysis = program.analysis
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        return tuple(self.analysis.tensors[name].shape)
-
-    def equations(self, name: str) -> list[int]:
-        return [k for k, s in enumerate(self.analysis.program.statements)
-                if getattr(getattr(s, "lhs", None), "name", None) == name
-                and hasattr(s, "rhs") and hasattr(s, "op")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["explain", str(path), "--mode", "demand"]) == 0
+    assert "a linear closure: past a tree's depth in rounds, an eager run finds the rest " \
+           "by one graph search" in out.getvalue()
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])

@@ -151,6 +151,7 @@ class ExecutionPlan:
 def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan:
     """What `config` does to the checked program (shapes only, nothing runs)."""
     from ..check.datalog import monotone_rules
+    from .linear_closure import linear_rule
     from .planner import plan_equation
 
     settings = tuple((k, str(v)) for k, v in config.changed().items())
@@ -168,6 +169,9 @@ def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan
             how = "naive (every rule every round), as asked"
         elif exact:
             how = "semi-naive (only new facts are joined; exact: Boolean joins and unions)"
+            if linear_rule(analysis, group) is not None:
+                how += "; a linear closure: past a tree's depth in rounds, an eager run " \
+                       "finds the rest by one graph search"
         else:
             how = "naive: semi-naive was asked but is exact only for Boolean joins and " \
                   "unions, so this group falls back to naive"

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..front import ir
+from ..plan.linear_closure import LinearRule, linear_rule
 from .fixpoint import Arithmetic, Eager, Host, SemiNaive
 from .sparse import SparseValue, sp
 
@@ -37,80 +37,6 @@ SEARCH_AFTER = 32
 # not depend on the machine's load.
 ROUND_CELLS = 1 << 16
 SEARCH_CELLS = 1 << 24
-
-
-class LinearRule(NamedTuple):
-    """The recursive rule of a linear closure: its relation, the relation it
-    steps over, whether the step comes first (`E(x,y) R(y,z)`), and the 1-D
-    relations that guard the index passed through unchanged (demand mode's
-    magic relations: `R(x,z) = M(x) R(x,y) E(y,z)`)."""
-
-    relation: str
-    edges: str
-    left: bool
-    guards: tuple[str, ...] = ()
-
-
-def linear_rule(host: Host, group: list[str]) -> LinearRule | None:
-    """The group's linear closure rule, or None where it is not one: one Boolean
-    2-D relation, one rule reading it, that rule a join of it with one other
-    Boolean 2-D relation on plain index names chained x-y-z (and guards)."""
-    if len(group) != 1:
-        return None
-    name = group[0]
-    tensors = host.analysis.tensors
-    if not tensors[name].boolean or len(host.shape(name)) != 2:
-        return None
-    statements = host.analysis.program.statements
-    found = None
-    for k in host.equations(name):
-        stmt = statements[k]
-        if not any(ref.name == name for ref in ir.refs(stmt.rhs)):  # type: ignore[union-attr]
-            continue  # a base rule: it runs in the first round
-        if found is not None:
-            return None  # two recursive rules
-        found = _linear(stmt, name)
-        if found is None or not all(tensors[n].boolean for n in (found.edges, *found.guards)) \
-                or len(host.shape(found.edges)) != 2:
-            return None
-    return found
-
-
-def _linear(stmt: Any, name: str) -> LinearRule | None:
-    if not isinstance(stmt, ir.Equation) or stmt.op != "=" \
-            or not isinstance(stmt.rhs, ir.Product) \
-            or not all(op in ("", " ") for op in stmt.rhs.ops):
-        return None
-    lhs = _names(stmt.lhs)
-    factors = [(f.name, _names(f)) if isinstance(f, ir.Ref) else (None, None)
-               for f in stmt.rhs.factors]
-    if lhs is None or len(lhs) != 2 or lhs[0] == lhs[1] \
-            or any(names is None for _, names in factors):
-        return None
-    x, z = lhs
-    mine = [names for n, names in factors if n == name]
-    pairs = [(n, names) for n, names in factors if n != name and len(names) == 2]  # type: ignore
-    singles = [(n, names) for n, names in factors if n != name and len(names) == 1]  # type: ignore
-    if len(mine) != 1 or len(pairs) != 1 or len(pairs) + len(singles) + 1 != len(factors):
-        return None
-    (own,), ((edges, step),) = mine, pairs
-    if own == (x, step[0]) and step[1] == z and step[0] not in (x, z):
-        kept = x  # R(x,y) E(y,z)
-    elif step[0] == x and own == (step[1], z) and step[1] not in (x, z):
-        kept = z  # E(x,y) R(y,z)
-    else:
-        return None
-    if any(names != (kept,) for _, names in singles):
-        return None
-    return LinearRule(name, edges, kept == z, tuple(n for n, _ in singles))  # type: ignore
-
-
-def _names(ref: ir.Ref) -> tuple[str, ...] | None:
-    """The index names of `ref` when each is a plain name, else None."""
-    if ref.indices is None or not all(type(i) is ir.IndexVar and not i.dotted
-                                       for i in ref.indices):
-        return None
-    return tuple(i.name for i in ref.indices)  # type: ignore[union-attr]
 
 
 class SearchedSemiNaive(SemiNaive):
@@ -241,7 +167,7 @@ def searched_rounds(host: Host, group: list[str], arithmetic: Arithmetic,
     on the host); None otherwise."""
     if not isinstance(arithmetic, Eager):
         return None
-    rule = linear_rule(host, group)
+    rule = linear_rule(host.analysis, group)
     if rule is None:
         return None
     return SearchedSemiNaive(host, group, arithmetic, bases, max_iterations, tolerance, rule)
