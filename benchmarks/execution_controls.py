@@ -4,7 +4,8 @@ the same process:
 - Monte Carlo projection: Y[i] = A[i,j] B[j] over --values values of j, at 1%
   samples (seeded): the time against the exact contraction, the standard error
   the run reports and the error it made (|estimate - exact|, relative to the
-  exact value's size).
+  exact value's size); then Y[i] = A[i,j] B[j,k] C[k], each value of j a join
+  over 16 values of k, the same way.
 - Blocked contraction: M[i] max= A[i,j] B[j,k] (the join of --side^3 elements
   is an intermediate before the max): the peak memory NumPy allocates
   (tracemalloc) and the time, with block_size 100,000 against unblocked.
@@ -28,12 +29,28 @@ from fuse_lang import ExecutionConfig, compile  # noqa: E402
 ROWS = 4
 
 
-def monte_carlo(values: int, repeats: int) -> None:
-    text = f"param A[i,j]\nparam B[j]\naxis i = {ROWS}, j = {values}\nY[i] = A[i,j] B[j]\n" \
-           f"export Y\n"
+# Monte Carlo's two cases: the summed index's values each a product of two numbers
+# (a dot product: the exact run streams the arrays once, and a random gather of 1%
+# of them costs about as much), and each a join over WIDTH more values (the exact
+# run multiplies them all; the sampled one 1% of the rows)
+WIDTH = 16
+CASES = {
+    "dot": ("param A[i,j]\nparam B[j]\naxis i = {rows}, j = {values}\n"
+            "Y[i] = A[i,j] B[j]\nexport Y\n",
+            lambda rng, values: {"B": rng.uniform(size=values)}),
+    "join": ("param A[i,j]\nparam B[j,k]\nparam C[k]\naxis i = {rows}, j = {values}, "
+             "k = {width}\nY[i] = A[i,j] B[j,k] C[k]\nexport Y\n",
+             lambda rng, values: {"B": rng.uniform(size=(values, WIDTH)),
+                                  "C": rng.uniform(size=WIDTH)}),
+}
+
+
+def monte_carlo(values: int, repeats: int, case: str = "dot") -> None:
+    template, more = CASES[case]
+    text = template.format(rows=ROWS, values=values, width=WIDTH)
     rng = np.random.default_rng(0)
     inputs = {"A": rng.normal(1.0, 1.0, size=(ROWS, values)).astype(np.float32),
-              "B": rng.uniform(size=values).astype(np.float32)}
+              **{k: v.astype(np.float32) for k, v in more(rng, values).items()}}
     samples = values // 100
     exact = compile(text)
     sampled = compile(text, config=ExecutionConfig(projection="monte_carlo", samples=samples,
@@ -44,7 +61,8 @@ def monte_carlo(values: int, repeats: int) -> None:
     result = sampled.execute(inputs)
     error = result.estimates["Y"]["standard_error"]
     made = np.abs(result.outputs["Y"] - truth)
-    print(f"monte carlo, {values} values, {samples} samples (1%): exact "
+    what = "" if case == "dot" else f" (each a join over {WIDTH} more)"
+    print(f"monte carlo, {values} values{what}, {samples} samples (1%): exact "
           f"{times['exact'] * 1e3:.2f} ms  monte carlo {times['monte carlo'] * 1e3:.2f} ms  "
           f"ratio {times['monte carlo'] / times['exact']:.3f}")
     print(f"monte carlo standard error (relative to |exact|): "
@@ -81,7 +99,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.small:
         args.values, args.side, args.repeats = 20_000, 60, 1
-    monte_carlo(args.values, args.repeats)
+    for case in CASES:
+        monte_carlo(args.values, args.repeats, case)
     blocked(args.side, args.repeats)
 
 
