@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..plan.linear_closure import LinearRule, linear_rule
-from .fixpoint import Arithmetic, Eager, Host, SemiNaive
+from .fixpoint import Arithmetic, Eager, Host, Iteration, SemiNaive, rounds_for
 from .sparse import SparseValue, sp
 
 # semi-naive rounds before the rest may be searched: past a tree's depth (the
@@ -160,14 +160,16 @@ def _facts(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> Any:
     return facts
 
 
-def searched_rounds(host: Host, group: list[str], arithmetic: Arithmetic,
-                    bases: dict[str, Any], max_iterations: int | None,
-                    tolerance: float) -> SearchedSemiNaive | None:
-    """The rounds of a linear closure run eagerly (on any backend: the search runs
-    on the host); None otherwise."""
-    if not isinstance(arithmetic, Eager):
-        return None
+def rounds_for_run(host: Host, group: list[str], arithmetic: Arithmetic,
+                   bases: dict[str, Any], max_iterations: int | None, tolerance: float,
+                   strategy: str = "semi_naive") -> Iteration:
+    """fixpoint.rounds_for, a linear closure's semi-naive rounds finished by the
+    search when they run eagerly (on any backend: the search runs on the host)."""
+    rounds = rounds_for(host, group, arithmetic, bases, max_iterations, tolerance, strategy)
+    if type(rounds) is not SemiNaive or not isinstance(arithmetic, Eager):
+        return rounds
     rule = linear_rule(host.analysis, group)
     if rule is None:
-        return None
-    return SearchedSemiNaive(host, group, arithmetic, bases, max_iterations, tolerance, rule)
+        return rounds
+    return SearchedSemiNaive(host, group, arithmetic, rounds.bases, max_iterations, tolerance,
+                             rule)

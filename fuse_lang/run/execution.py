@@ -19,10 +19,11 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from . import outputs, scheduler
+from .closure import rounds_for_run
 from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo, equation_op,
                        write_lhs)
 from .files import FileProblem
-from .fixpoint import Eager, Iteration, SemiNaive, Traced, repeat, rounds_for
+from .fixpoint import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import load_base
 from .lhs import put_row
 from .limits import Checkpoint
@@ -302,7 +303,7 @@ class Execution:
     def _rounds(self, group: list[str], traced: bool, bases: dict[str, Any]) -> Iteration:
         arithmetic = (Traced if traced else Eager)(self.backend)
         config = getattr(self.program, "config", None)
-        return rounds_for(self, group, arithmetic, bases, self.program.max_iterations,
+        return rounds_for_run(self, group, arithmetic, bases, self.program.max_iterations,
                           self.program.tolerance,
                           config.fixpoint if config is not None else "semi_naive")
 

@@ -282,16 +282,13 @@ def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict
                max_iterations: int | None, tolerance: float,
                strategy: str = "semi_naive") -> Iteration:
     """The rounds of a group: semi-naive when all of it is Boolean joins and unions
-    (and `strategy` is "semi_naive"; a deep linear closure finished by a graph
-    search, run.closure), naive otherwise (ExecutionConfig.fixpoint)."""
+    (and `strategy` is "semi_naive"), naive otherwise (ExecutionConfig.fixpoint).
+    run.closure.rounds_for_run adds the graph search of a deep linear closure."""
     boolean = all(host.analysis.tensors[n].boolean for n in group)
-    bases = {n: bases.get(n) for n in group}
-    if strategy == "semi_naive" and boolean and joins_only(host, group):
-        from .closure import searched_rounds  # (it builds on this module)
-
-        searched = searched_rounds(host, group, arithmetic, bases, max_iterations, tolerance)
-        return searched or SemiNaive(host, group, arithmetic, bases, max_iterations, tolerance)
-    return Iteration(host, group, arithmetic, bases, max_iterations, tolerance)
+    kind = SemiNaive if strategy == "semi_naive" and boolean and joins_only(host, group) \
+        else Iteration
+    return kind(host, group, arithmetic, {n: bases.get(n) for n in group},
+                max_iterations, tolerance)
 
 
 def round_limit(shapes: dict[str, tuple[int, ...]], boolean: bool,
