@@ -8,7 +8,7 @@ graph search (run.closure), and `fuse explain` says so.  Shapes and rules only.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 from ..check import Analysis
 from ..front import ir
@@ -54,9 +54,8 @@ def linear_rule(analysis: Analysis, group: Sequence[str]) -> LinearRule | None:
     return found
 
 
-def _linear(stmt: Any, name: str) -> LinearRule | None:
-    if not isinstance(stmt, ir.Equation) or stmt.op != "=" \
-            or not isinstance(stmt.rhs, ir.Product) \
+def _linear(stmt: ir.Equation, name: str) -> LinearRule | None:
+    if stmt.op != "=" or not isinstance(stmt.rhs, ir.Product) \
             or not all(op in ("", " ") for op in stmt.rhs.ops):
         return None
     lhs = _names(stmt.lhs)

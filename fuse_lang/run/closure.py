@@ -8,9 +8,10 @@ edges takes N rounds, and each round pays a join's fixed cost (milliseconds on
 scipy.sparse, whatever the delta's size): 100,000 rounds would take minutes.  So
 once a group has taken SEARCH_AFTER rounds, the rest is found by a
 breadth-first search in `scipy.sparse.csgraph` (compiled), from each row's new
-facts at once, where the rows still growing are few enough (SEARCH_CELLS).  It finds the same facts and counts the same rounds (a fact d
-edges past the delta is the one round r+d would find), so round limits, their
-messages and traces say what the rounds would have said.  Eager runs, on any
+facts at once, where the rows still growing are few enough (SEARCH_CELLS).  It
+finds the same facts and counts the same rounds (a fact d edges past the delta
+is the one round r+d would find), so round limits, their messages and traces
+say what the rounds would have said.  Eager runs, on any
 backend (the search runs on the host, the facts go back to the backend's
 device); shallow recursion (most programs) never gets here.
 """
