@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from ..fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
+from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span
 from .symbols import IndexRole, Scope
 
@@ -105,13 +106,35 @@ class _DeferredField:
             obj.__dict__[self.name] = value
 
 
+class _ProgramField:
+    """The descriptor of Analysis.program: given a Relocation (an editor's analysis
+    that reused moved equations where they were), the program is made from it
+    when first read (see front/relocation.py); else it is the value given."""
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError("program")  # (so the field has no default)
+        state = obj.__dict__
+        program = state.get("program")
+        if program is None:
+            program = state["program"] = state["_relocation"].program()
+        return program
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        # (reached from the generated __init__ only: the dataclass is frozen)
+        if isinstance(value, Relocation):
+            obj.__dict__["_relocation"] = value
+        else:
+            obj.__dict__["program"] = value
+
+
 @dataclass(frozen=True)
 class Analysis:
     path: str | None
     base_dir: Path
     text: str
     lines: LineIndex
-    program: ir.Program
+    program: ir.Program = _ProgramField()  # type: ignore[assignment]
     diagnostics: tuple[Diagnostic, ...]
     tensors: dict[str, TensorInfo] = _DeferredField()  # type: ignore[assignment]
     # statement -> its variables; statement -> its projection scopes (mappings that
@@ -136,4 +159,5 @@ class Analysis:
         deferred = self.__dict__.get("_deferred")
         if deferred is not None:
             deferred.fill(self.__dict__)
-        return self.__dict__
+        self.program  # noqa: B018 - made, if it is still to make
+        return {key: value for key, value in self.__dict__.items() if key != "_relocation"}

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span
-from ..front.syntax import ParseCache, parse
+from ..front.relocation import Relocation
+from ..front.span import shifted
+from ..front.syntax import ParseCache, parse_reusing
 from ..gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo
 from .datalog import check_datalog, close_empty_columns
@@ -58,6 +60,9 @@ class Analyzer:
         self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._memory = _Memory()
+        # the last analysis' program as made (see front/relocation.py): once made,
+        # its copies stand in for the equations it moved (ParseCache.adopt)
+        self._relocation: Relocation | None = None
         # how many statements the last call reused from the one before (their IR
         # and their per-statement checks, moved along if they moved): a count the
         # tests read to see that an edit costs what it changes
@@ -70,11 +75,14 @@ class Analyzer:
         # The IR is a large, acyclic graph of small objects: the cycle collector
         # only re-scans it (a third of the time on a 10,000-line file).
         with gc_paused():
+            if self._relocation is not None and self._parse_cache is not None:
+                self._parse_cache.adopt(self._relocation)
             checker = _Checker(text, path, Path(base_dir), input_shapes or {}, self._memory,
                                self._remember)
             analysis = checker.run(self._parse_cache)
             if self._remember:
                 self._memory = checker.memory_used
+                self._relocation = checker.relocation
             self.reused = checker.checks.reused if checker.checks is not None else 0
             return analysis
 
@@ -113,18 +121,23 @@ class _Checker:
         self.tensors: dict[str, TensorSymbol] = {}
         self.domains = Domains()
         self.checks: StatementChecks | None = None
+        self.relocation: Relocation | None = None
 
     def run(self, parse_cache: ParseCache | None = None) -> Analysis:
-        parsed = parse(self.text, parse_cache)
+        parsed, relocation = parse_reusing(self.text, parse_cache)
+        self.relocation = relocation
+        # equations reused where they were: id -> how far each moved (the checks add it
+        # to the spans they take from one; see front/relocation.py)
+        deltas = relocation.deltas
         moved = parse_cache.moved if parse_cache is not None else {}
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
-                                               self.remember)
+                                               self.remember, deltas)
         try:
-            axis_decls = collect_definitions(statements, self.tensors, diags)
+            axis_decls = collect_definitions(statements, self.tensors, diags, deltas)
             for k, stmt in enumerate(statements):
                 checks.check(k, stmt)
             source_info = self._read_sources()
@@ -134,9 +147,12 @@ class _Checker:
                              for pair in zip(local.role_names, local.var_keys)] if axis_decls
                             else [], axis_decls, source_info)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
-                                     self.memory.sccs, self.remember, program.text)
+                                     self.memory.sccs, self.remember, program.text, deltas)
             if unification.valued:  # (a statement's variables' keys hold its stamp)
-                check_values([(local.stmt, local.var_keys[0][1] if local.var_keys else None)
+                # (rare: the statements copied where the text has them, not read with deltas)
+                check_values([(shifted(local.stmt, deltas[id(local.stmt)])
+                               if id(local.stmt) in deltas else local.stmt,
+                               local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.locals], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
             unification.check_extents(checks.broadcast)
@@ -160,7 +176,8 @@ class _Checker:
         tensors = var_extents = domain_symbols = Deferred(self._tables)
         return Analysis(
             path=self.path, base_dir=self.base_dir, text=self.text,
-            lines=LineIndex(self.text), program=program, diagnostics=tuple(diags),
+            lines=LineIndex(self.text), program=relocation if deltas else program,
+            diagnostics=tuple(diags),
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
@@ -212,8 +229,8 @@ class _Checker:
         if len(shape) != sym.arity:
             self.diags.append(make(
                 "arity-mismatch", f"the input for `{sym.name}` has {len(shape)} axes but "
-                f"`{sym.name}` has {sym.arity}", sym.first.span))
+                f"`{sym.name}` has {sym.arity}", sym.first_span))
             return
         for pos, extent in enumerate(shape):
             self.domains.set_extent(("axis", sym.name, pos), Evidence(
-                int(extent), sym.first.span, f"the input given for {sym.name}"))
+                int(extent), sym.first_span, f"the input given for {sym.name}"))

@@ -90,7 +90,7 @@ def close_empty_columns(domains: Domains, tensors: dict[str, TensorSymbol]) -> N
         relational[root] = (before[0] and sym.boolean, before[1], before[2])
     for root, (boolean, key, sym) in relational.items():
         if boolean:
-            domains.set_extent(key, Evidence(0, sym.first.name_span,
+            domains.set_extent(key, Evidence(0, sym.first_name_span,
                                              "no constant reaches this column"))
 
 

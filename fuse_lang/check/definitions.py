@@ -5,25 +5,30 @@ from __future__ import annotations
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Related, make
+from ..front.relocation import moved_span
 from .literals import literal_shape
 from .symbols import SUM_OPS, TensorSymbol
 
 
-def arity_mismatch(ref: ir.Ref, sym: TensorSymbol) -> Diagnostic:
-    """`ref` written with another number of axes than `sym`'s first definition."""
+def arity_mismatch(ref: ir.Ref, sym: TensorSymbol, delta: int = 0) -> Diagnostic:
+    """`ref` (of a statement moved by `delta`, see front/relocation.py) written with
+    another number of axes than `sym`'s first definition."""
     n = sym.arity or 0
     axes = "axis" if n == 1 else "axes"
     return make("arity-mismatch", f"`{ref.name}` has {n} {axes} (from its first definition)"
-                f" but is written here with {ref.arity}", ref.span,
-                related=(Related(sym.first.span, "first defined here"),))
+                f" but is written here with {ref.arity}", moved_span(ref.span, delta),
+                related=(Related(sym.first_span, "first defined here"),))
 
 
 def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
-                        diags: list[Diagnostic]) -> dict[str, ir.AxisDecl]:
+                        diags: list[Diagnostic], deltas: dict[int, int] | None = None
+                        ) -> dict[str, ir.AxisDecl]:
     """Fills `tensors` with every tensor's symbol, in order of first definition, and
     returns each declared axis' first declaration; what is wrong with them goes to
-    `diags`.  (`tensors` is filled in place: the statements' checks share it.)"""
+    `diags`.  (`tensors` is filled in place: the statements' checks share it.)
+    `deltas`: how far each reused equation moved (front/relocation.py)."""
     axis_decls: dict[str, ir.AxisDecl] = {}
+    deltas = deltas or {}
     for k, stmt in enumerate(statements):
         if isinstance(stmt, ir.AxisDecl):
             prior = axis_decls.get(stmt.name)
@@ -36,7 +41,7 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
                 axis_decls.setdefault(stmt.name, stmt)
             continue
         if type(stmt) is ir.Equation:  # most statements
-            _define(k, stmt, stmt.lhs, tensors, diags)
+            _define(k, stmt, stmt.lhs, tensors, diags, deltas.get(id(stmt), 0))
             continue
         if isinstance(stmt, ir.Fact):
             _check_fact(stmt, diags)
@@ -62,7 +67,7 @@ def _check_fact(stmt: ir.Fact, diags: list[Diagnostic]) -> None:
 
 
 def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSymbol],
-            diags: list[Diagnostic]) -> None:
+            diags: list[Diagnostic], delta: int = 0) -> None:
     kind = type(stmt)
     if kind is ir.Fact and not (ref.paren and all(
             isinstance(i, ir.IndexConst) for i in ref.indices or ())):
@@ -76,26 +81,27 @@ def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSy
             shape = literal_shape(stmt.rhs.args[0]) if stmt.rhs.args else None
             arity = len(shape) if shape is not None else None
     if sym is None:
-        sym = TensorSymbol(ref.name, ref.paren, arity, ref)
+        sym = TensorSymbol(ref.name, ref.paren, arity, ref, delta)
         tensors[ref.name] = sym
     else:
         if ref.paren != sym.boolean and kind is not ir.ParamDecl:
             first_kind = "Boolean `( )`" if sym.boolean else "numeric `[ ]`"
             diags.append(make("kind-conflict", f"`{ref.name}` is defined as {first_kind} "
-                              f"first; use the same brackets in every definition", ref.span,
-                              related=(Related(sym.first.span, "first defined here"),)))
+                              f"first; use the same brackets in every definition",
+                              moved_span(ref.span, delta),
+                              related=(Related(sym.first_span, "first defined here"),)))
         expected = sym.arity
         if expected is None and arity is not None:
             sym.arity = arity
         elif expected is not None and arity is not None and arity != expected:
-            diags.append(arity_mismatch(ref, sym))
-    sym.definitions.append(ref)
+            diags.append(arity_mismatch(ref, sym, delta))
+    sym.definitions.append(moved_span(ref.name_span, delta))
     sym.statements.append(k)
     if kind is ir.Equation:
         ops = sym.ops
         ops.append(stmt.op)
         if stmt.op != ops[0]:  # the same operator is the same family
-            _check_mixed_ops(sym, stmt, diags)
+            _check_mixed_ops(sym, stmt, diags, delta)
     elif kind is ir.Source:
         sym.source = sym.source or stmt
     elif kind is ir.ParamDecl:
@@ -118,11 +124,12 @@ def _op_family(op: str) -> str:
     return "=" if op in SUM_OPS else op
 
 
-def _check_mixed_ops(sym: TensorSymbol, stmt: ir.Equation, diags: list[Diagnostic]) -> None:
+def _check_mixed_ops(sym: TensorSymbol, stmt: ir.Equation, diags: list[Diagnostic],
+                     delta: int) -> None:
     first = sym.ops[0]
     if _op_family(stmt.op) != _op_family(first):
-        first_stmt = sym.definitions[0]
         diags.append(make("mixed-projection", f"`{sym.name}` combines its equations with "
                           f"`{_op_family(first)}` (first equation) but this one uses "
-                          f"`{stmt.op}`; one tensor uses one projection operator", stmt.op_span,
-                          related=(Related(first_stmt.span, "first equation"),)))
+                          f"`{stmt.op}`; one tensor uses one projection operator",
+                          moved_span(stmt.op_span, delta),
+                          related=(Related(sym.first_span, "first equation"),)))

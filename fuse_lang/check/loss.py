@@ -63,7 +63,7 @@ def check_losses(statements: Sequence[ir.Statement], tensors: Mapping[str, Tenso
                           f"ax{'is' if sym.arity == 1 else 'es'}; a loss is a scalar (sum it: "
                           f"`L = {sym.name}[...]` with no index on the left)",
                           first.loss.name_span,
-                          related=(Related(sym.first.name_span, f"`{sym.name}` is defined "
+                          related=(Related(sym.first_name_span, f"`{sym.name}` is defined "
                                            f"here"),)))
     reached = _reached(sym.name, tensors, deps)
     if not reached:
@@ -78,7 +78,7 @@ def check_losses(statements: Sequence[ir.Statement], tensors: Mapping[str, Tenso
                 "gradient-blocked", f"the param `{name}` reaches the loss `{sym.name}` only "
                 f"through constructs without a gradient (`step`, `not`, a comparison, a "
                 f"Boolean tensor, `sig(x, 0)`): training leaves it as it starts; relax them with "
-                f"`sig(x, T)`", tensors[name].first.name_span,
+                f"`sig(x, T)`", tensors[name].first_name_span,
                 related=(Related(first.loss.name_span, "the loss"),)))
 
 

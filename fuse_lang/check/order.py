@@ -27,12 +27,13 @@ class EvaluationOrder(NamedTuple):
 def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
                      deps: dict[str, list[str]], diags: list[Diagnostic],
                      last: SccMemo | None = None, remember: bool = False,
-                     text: str = "") -> EvaluationOrder:
+                     text: str = "", deltas: dict[int, int] | None = None) -> EvaluationOrder:
     """The tensors in groups of mutual dependence, dependencies first; each
     recursive group gets a `recursion` diagnostic saying how it runs.  `last`:
     the last analysis' memo, reused when the graph did not change, and its
     recursive groups' ways of running, reused for a group whose rules' text
-    (in `text`, the program's) did not change."""
+    (in `text`, the program's) did not change.  `deltas`: how far each reused
+    equation moved (front/relocation.py)."""
     names = list(tensors)
     graph = {n: sorted(set(deps.get(n, ()))) for n in names}
     memo = None
@@ -52,30 +53,34 @@ def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, Te
         if len(group) > 1 or group[0] in graph.get(group[0], ()):
             recursive.update(group)
             first = tensors[group[0]].definitions[0] if len(group) == 1 else min(
-                (tensors[n].definitions[0] for n in group), key=lambda r: r.span.start)
+                (tensors[n].definitions[0] for n in group), key=lambda span: span.start)
             members = ", ".join(f"`{n}`" for n in group)
             if hows is None:
                 how = _recursion_kind(group, statements, tensors)
             else:
-                how_key = _how_key(group, statements, tensors, text)
+                how_key = _how_key(group, statements, tensors, text, deltas or {})
                 how = last_hows.get(how_key) or _recursion_kind(group, statements, tensors)
                 hows[how_key] = how
             recursion.update(dict.fromkeys(group, how))
             diags.append(make("recursion", f"{members} depend{'s' if len(group) == 1 else ''} "
                               f"on {'itself' if len(group) == 1 else 'each other'}: {how}",
-                              first.name_span))
+                              first))
     return EvaluationOrder(tuple(tuple(g) for g in groups), frozenset(recursive), recursion,
                            memo)
 
 
 def _how_key(group: list[str], statements: tuple[ir.Statement, ...],
-             tensors: dict[str, TensorSymbol], text: str) -> tuple:
+             tensors: dict[str, TensorSymbol], text: str, deltas: dict[int, int]) -> tuple:
     """All that _recursion_kind reads of a group: its members, whether each is
     Boolean, and its rules, by their text (the same text parses the same)."""
-    return (tuple(group), tuple([tensors[n].boolean for n in group]),
-            tuple([text[stmt.span.start:stmt.span.end] for n in group
-                   for k in tensors[n].statements
-                   if type(stmt := statements[k]) is ir.Equation]))
+    rules = []
+    for n in group:
+        for k in tensors[n].statements:
+            stmt = statements[k]
+            if type(stmt) is ir.Equation:
+                delta = deltas.get(id(stmt), 0)
+                rules.append(text[stmt.span.start + delta:stmt.span.end + delta])
+    return tuple(group), tuple([tensors[n].boolean for n in group]), tuple(rules)
 
 
 def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
@@ -118,7 +123,7 @@ def check_unused(statements: tuple[ir.Statement, ...], tensors: dict[str, Tensor
     for name, sym in tensors.items():
         if name not in used:
             diags.append(make("unused-tensor", f"`{name}` is never read, exported or queried",
-                              sym.first.name_span))
+                              sym.first_name_span))
 
 
 def _sccs(nodes: list[str], graph: dict[str, list[str]]) -> list[list[str]]:

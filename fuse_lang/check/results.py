@@ -70,8 +70,7 @@ class Tables:
             if sym.ops:
                 op = "=" if sym.ops[0] in SUM_OPS else sym.ops[0]
             key = (sym.kind, sym.boolean, tuple(axes),
-                   tuple([r.name_span for r in sym.definitions]), tuple(sym.statements),
-                   tuple([r.name_span for r in sym.uses]),
+                   tuple(sym.definitions), tuple(sym.statements), tuple(sym.uses),
                    sym.source.path.value if sym.source else None, op)
             entry = self.last.get(name)
             if entry is None or entry[0] != key:  # else the same TensorInfo as last time

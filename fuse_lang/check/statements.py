@@ -14,6 +14,7 @@ from typing import Any
 from ..front import ir
 from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from ..front.relocation import moved_span
 from ..front.span import Span, shifted
 from .calls import check_call, unknown_function
 from .definitions import arity_mismatch
@@ -58,6 +59,10 @@ class Local:
     made_scopes: dict[int, Scope]
     made_k: int
     delta: int
+    # how far `stmt`'s own spans are from where they were when the Local was made
+    # (its IR may be reused where it was, front/relocation.py: delta - own is how
+    # far the statement moved since its spans were found)
+    own: int
     _roles: tuple[IndexRole, ...] | None = None
     _scopes: dict[int, Scope] | None = None
     # what later whole-program checks found of this statement alone (see
@@ -117,11 +122,12 @@ class StatementChecks:
 
     def __init__(self, tensors: dict[str, TensorSymbol], diags: list[Diagnostic],
                  cache: dict[int, Local], moved: dict[int, tuple[ir.Statement, ir.Statement, int]],
-                 remember: bool) -> None:
+                 remember: bool, deltas: dict[int, int] | None = None) -> None:
         self.tensors = tensors
         self.diags = diags
         self.cache = cache
         self.moved = moved
+        self.deltas = deltas or {}  # reused equations where they were (front/relocation.py)
         self.remember = remember
         self.cache_used: dict[int, Local] = {}
         self.locals: list[Local] = []  # in statement order
@@ -151,14 +157,15 @@ class StatementChecks:
             return
         if isinstance(stmt, ir.TrainDecl):  # the loss counts as read (check/loss.py)
             self.read.add(stmt.loss.name)
-            self._check_tensor_name(stmt.loss, allow_bare=True)
+            self._check_tensor_name(stmt.loss, allow_bare=True, delta=0)
             return
         if isinstance(stmt, ir.Export):
             for name in stmt.names:
                 self.exports.append(name.name)
-                self._check_tensor_name(name, allow_bare=True)
+                self._check_tensor_name(name, allow_bare=True, delta=0)
             return
-        local = self._local(k, stmt)
+        delta = self.deltas.get(id(stmt), 0)  # how far its spans are from its place
+        local = self._local(k, stmt, delta)
         self.locals.append(local)
         self.by_number[k] = local
         diags = self.diags
@@ -199,11 +206,12 @@ class StatementChecks:
                             first_virtual = self._first_virtual(name, sym)
                         if not first_virtual:
                             read.add(name)
-                            sym.uses.append(ref)
+                            sym.uses.append(ref.name_span if not delta else
+                                            moved_span(ref.name_span, delta))
                             continue
             if var_names is None:
                 var_names = set(local.role_names)  # = its occurrences' names
-            self._check_use(stmt, ref, var_names, lhs)
+            self._check_use(stmt, ref, var_names, lhs, delta)
         if at < len(pending):
             diags += [d for _, d in pending[at:]]
         if local.late_diags:
@@ -235,8 +243,8 @@ class StatementChecks:
             if local.found is None:
                 local.found = {}
             entry = local.found.get(check)
-            if entry is None:
-                entry = local.found[check] = (tuple(find()), local.delta)
+            if entry is None:  # found in its statement's own spans (see Local.own)
+                entry = local.found[check] = (tuple(find()), local.own)
             diags, at = entry
             if diags and at != local.delta:  # the statement moved since
                 return shifted(diags, local.delta - at)
@@ -255,29 +263,34 @@ class StatementChecks:
         return first_virtual
 
     # ------------------------------------------------ what depends on the statement only
-    def _local(self, k: int, stmt: ir.Statement) -> Local:
+    def _local(self, k: int, stmt: ir.Statement, delta: int) -> Local:
         """The parts of checking statement `k` that depend only on its own text and
         on which of its bare names are tensors: reused from the last analysis when
         both are unchanged (moved along when the statement only moved, renumbered
-        when statements before it came or went)."""
+        when statements before it came or went).  `delta`: how far the statement's
+        spans are from where the text has it (reused where it was)."""
         entry = self.cache.get(id(stmt))
         if entry is not None and self._reusable(entry, stmt):
-            if entry.k != k:
-                entry = _moved_local(entry, stmt, 0, k)
+            moved_by = entry.own + delta - entry.delta
+            if entry.k != k or moved_by:
+                entry = _moved_local(entry, stmt, moved_by, k, entry.own)
             self.cache_used[id(stmt)] = entry
             self.reused += 1
             return entry
         moved = self.moved.get(id(stmt))
         if moved is not None and moved[0] is stmt:
-            # an earlier statement moved in the text: so do its results
-            _, old, delta = moved
+            # an earlier statement copied with its spans moved: its results move too
+            _, old, copied_by = moved
             entry = self.cache.get(id(old))
             if entry is not None and self._reusable(entry, old):
-                entry = _moved_local(entry, stmt, delta, k)
+                own = entry.own + copied_by
+                entry = _moved_local(entry, stmt, own + delta - entry.delta, k, own)
                 self.cache_used[id(stmt)] = entry
                 self.reused += 1
                 return entry
         entry = self._new_local(k, stmt)
+        if delta:  # (reused where it was, but its checks not kept: rare)
+            entry = _moved_local(entry, stmt, delta, k, 0)
         if self.remember:
             self.cache_used[id(stmt)] = entry
         return entry
@@ -323,7 +336,7 @@ class StatementChecks:
         return Local(stmt, k, names, known, tuple(refs), tuple(lhs_diags), tuple(node_diags),
                      tuple(late_diags), tuple(broadcast), ops,
                      tuple([role.name for role in roles]), tuple(role_keys), roles, scopes, k, 0,
-                     roles, scopes)
+                     0, roles, scopes)
 
     def _reusable(self, entry: Local, stmt: ir.Statement) -> bool:
         """Whether the last analysis' results `entry` hold for `stmt`: the same
@@ -337,58 +350,62 @@ class StatementChecks:
 
     # ------------------------------------------------------- what depends on the program
     def _check_use(self, stmt: ir.Statement, ref: ir.Ref, var_names: set[str],
-                   lhs: ir.Ref | None) -> None:
+                   lhs: ir.Ref | None, delta: int) -> None:
+        """The checks of a reference that are not the common case (see check);
+        `delta`: how far its statement's spans are from where the text has it."""
         if ref.indices is None and ref.name not in self.tensors and ref.name in var_names:
             return  # an index used as a value
         if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
                 and _compared_symbol(stmt, ref, self.tensors):
             return  # `Ann` in `(x != Ann)`: a symbol constant (check/values.py)
         query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
-        if not self._check_tensor_name(ref, allow_bare=query_atom):
+        if not self._check_tensor_name(ref, allow_bare=query_atom, delta=delta):
             return
         sym = self.tensors[ref.name]
         self.read.add(ref.name)
-        sym.uses.append(ref)
+        sym.uses.append(moved_span(ref.name_span, delta))
         for index in ref.indices or ():
             if isinstance(index, ir.IndexVar) and index.dotted:
+                span = moved_span(index.span, delta)
                 self.diags.append(make(
-                    "dotted-axis", "a dot marks an axis on the left-hand side only", index.span,
+                    "dotted-axis", "a dot marks an axis on the left-hand side only", span,
                     fixes=(Fix("Remove the dot", (TextEdit(
-                        Span(index.span.end - 1, index.span.end), ""),)),)))
+                        Span(span.end - 1, span.end), ""),)),)))
         if ref.paren and not sym.boolean:
             self.diags.append(make(
                 "paren-on-dense", f"`{ref.name}` is numeric; `( )` reads it the same as `[ ]`, "
-                f"but `( )` is for Boolean relations", ref.span,
-                fixes=(Fix(f"Write {ref.name}[...]", _bracket_edits(ref)),)))
-        self._check_virtual(ref, sym)
+                f"but `( )` is for Boolean relations", moved_span(ref.span, delta),
+                fixes=(Fix(f"Write {ref.name}[...]", _bracket_edits(ref, delta)),)))
+        self._check_virtual(ref, sym, delta)
 
-    def _check_tensor_name(self, ref: ir.Ref, allow_bare: bool) -> bool:
+    def _check_tensor_name(self, ref: ir.Ref, allow_bare: bool, delta: int) -> bool:
         sym = self.tensors.get(ref.name)
         if sym is None:
+            name_span = moved_span(ref.name_span, delta)
             if ref.name in RESERVED_WORDS:
                 self.diags.append(make("reserved-word", f"`{ref.name}` is reserved for a later "
-                                       f"version of Fuse", ref.name_span))
+                                       f"version of Fuse", name_span))
                 return False
             if ref.paren and ref.name[:1].islower():
-                self.diags.append(unknown_function(ref.name, ref.name_span))
+                self.diags.append(unknown_function(ref.name, name_span))
                 return False
             if self._suggester is None:  # built on the first undefined name only
                 self._suggester = NameSuggester(self.tensors)
             close = self._suggester.close(ref.name)
-            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(ref.name_span, c),)) for c in close)
+            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close)
             self.diags.append(make("undefined-tensor", f"`{ref.name}` is not defined"
-                                   f"{did_you_mean_text(close)}", ref.name_span, fixes=fixes))
+                                   f"{did_you_mean_text(close)}", name_span, fixes=fixes))
             return False
         if ref.indices is None:
             if not allow_bare and sym.arity:
-                self.diags.append(arity_mismatch(ref, sym))
+                self.diags.append(arity_mismatch(ref, sym, delta))
                 return False
         elif sym.arity is not None and ref.arity != sym.arity:
-            self.diags.append(arity_mismatch(ref, sym))
+            self.diags.append(arity_mismatch(ref, sym, delta))
             return False
         return True
 
-    def _check_virtual(self, ref: ir.Ref, sym: TensorSymbol) -> None:
+    def _check_virtual(self, ref: ir.Ref, sym: TensorSymbol, delta: int) -> None:
         first = sym.first.indices or ()
         for pos, index in enumerate(ref.indices or ()):
             if pos >= len(first) and sym.first.indices is not None:
@@ -400,8 +417,10 @@ class StatementChecks:
                 what = ("is virtual in its definition; read it as `*t`" if defined_virtual
                         else "is not virtual in its definition")
                 self.diags.append(make("virtual-index", f"axis {pos} of `{ref.name}` {what}",
-                                       index.span,
-                                       related=(Related(defined.span, "defined here"),)))
+                                       moved_span(index.span, delta),
+                                       related=(Related(moved_span(defined.span,
+                                                                   sym.first_delta),
+                                                        "defined here"),)))
 
 
 def _compared_symbol(stmt: ir.Equation, ref: ir.Ref, tensors: dict[str, TensorSymbol]) -> bool:
@@ -413,11 +432,12 @@ def _compared_symbol(stmt: ir.Equation, ref: ir.Ref, tensors: dict[str, TensorSy
                and any(arg is ref for arg in node.args) for node in ir.walk(stmt.rhs))
 
 
-def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
+def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int, own: int) -> Local:
     """`old`'s results for `stmt`, the same statement moved by `delta` characters,
-    now statement number `k`.  Its roles and scopes are moved when first read."""
+    now statement number `k`, its own spans `own` from where `old`'s were found
+    (see Local.own).  Its roles and scopes are moved when first read."""
     refs = old.refs
-    if delta:
+    if stmt is not old.stmt:
         # the new statement's own references, in the order of statement_scopes (ir.walk's)
         refs = ir.statement_refs(ir.used_exprs(stmt))
     lhs_diags, node_diags, late_diags, broadcast = (
@@ -430,7 +450,7 @@ def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int) -> Local:
     ops = moved_ops(old.unify_ops, delta) if delta else old.unify_ops
     return Local(stmt, k, old.bare, old.known, refs, lhs_diags, node_diags, late_diags,
                  broadcast, ops, old.role_names, old.var_keys, old.made_roles, old.made_scopes,
-                 old.made_k, old.delta + delta, None, None, old.found)
+                 old.made_k, old.delta + delta, own, None, None, old.found)
 
 
 def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:
@@ -465,7 +485,7 @@ def _check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
                             "not written; put it on the right-hand side", index.span))
 
 
-def _bracket_edits(ref: ir.Ref) -> tuple[TextEdit, ...]:
-    open_at = ref.name_span.end
-    return (TextEdit(Span(open_at, open_at + 1), "["),
-            TextEdit(Span(ref.span.end - 1, ref.span.end), "]"))
+def _bracket_edits(ref: ir.Ref, delta: int) -> tuple[TextEdit, ...]:
+    open_at = ref.name_span.end + delta
+    end = ref.span.end + delta
+    return (TextEdit(Span(open_at, open_at + 1), "["), TextEdit(Span(end - 1, end), "]"))

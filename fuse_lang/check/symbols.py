@@ -12,6 +12,7 @@ from functools import partial
 from typing import NamedTuple
 
 from ..front import ir
+from ..front.relocation import moved_span
 from ..front.span import Span
 
 SUM_OPS = ("=", "+=")
@@ -73,13 +74,24 @@ class TensorSymbol:
     boolean: bool
     arity: int | None  # None until known (bare LHS with a source or const)
     first: ir.Ref  # the defining LHS that fixes axis order
-    definitions: list[ir.Ref] = field(default_factory=list)
+    # how far `first`'s statement moved since its spans were found (front/relocation.py):
+    # read its spans as first_span and first_name_span
+    first_delta: int = 0
+    definitions: list[Span] = field(default_factory=list)  # every defining LHS' name
     statements: list[int] = field(default_factory=list)
-    uses: list[ir.Ref] = field(default_factory=list)
+    uses: list[Span] = field(default_factory=list)  # every reading reference's name
     source: ir.Source | None = None
     is_param: bool = False
     has_facts: bool = False
     ops: list[str] = field(default_factory=list)
+
+    @property
+    def first_span(self) -> Span:
+        return moved_span(self.first.span, self.first_delta)
+
+    @property
+    def first_name_span(self) -> Span:
+        return moved_span(self.first.name_span, self.first_delta)
 
     @property
     def kind(self) -> str:

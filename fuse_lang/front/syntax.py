@@ -21,6 +21,7 @@ from .errors import parse_error_message
 from ..fastinit import frozen_dataclass
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
+from .relocation import Relocation
 from .span import Span, lf_endings, shifted
 from .statements import MAX_SYNTAX_ERRORS, Found, Line, find_statements
 from .tables import grammar_tables
@@ -45,16 +46,37 @@ _Outcome = tuple[tuple[ir.Statement, ...], Diagnostic | None]
 
 class ParseCache:
     """What the last parse of one document computed, reused for the next version:
-    lines' tokens keyed by their text, and statements' IR keyed by their text
-    (shifted when the statement moved).  Only what the latest parse used is kept,
-    so the cache holds at most about two versions' worth."""
+    lines' tokens keyed by their text, and statements' IR keyed by their text,
+    each with where the statement was when its spans were found (a moved equation
+    is reused as it is, see relocation.py; another statement is copied with its
+    spans moved).  Only what the latest parse used is kept, so the cache holds at
+    most about two versions' worth."""
 
     def __init__(self) -> None:
         self.lines: dict[str, Line] = {}
         self.statements: dict[str, tuple[int, _Outcome]] = {}
-        # statements of the latest parse that are earlier ones moved: id(new) ->
+        # statements of the latest parse that are earlier ones copied: id(new) ->
         # (new, old, by how many characters), for the checker to move its results too
         self.moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
+        # copies the last parse's Relocation made (see adopt), for the next parse
+        self._links: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
+
+    def adopt(self, relocation: Relocation) -> None:
+        """Where `relocation` (of the latest parse) made its program, its copies of
+        the reused equations stand in for them from the next parse on: they are
+        where the text has them, so an unmoved one is not relocated again."""
+        copies = relocation.copies
+        if not copies:
+            return
+        links = {}
+        for key, (start, (result, problem)) in self.statements.items():
+            if len(result) == 1:
+                found = copies.get(id(result[0]))
+                if found is not None:
+                    copy, delta = found
+                    self.statements[key] = (start + delta, ((copy,), problem))
+                    links[id(copy)] = (copy, result[0], delta)
+        self._links = links
 
 
 @functools.cache
@@ -109,6 +131,19 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     With a `cache` (one per document), lines and statements whose text did not
     change since the last call are not lexed or parsed again; the result is the
     same as without one."""
+    if cache is None:
+        return parse_reusing(text, None)[0]
+    result, relocation = parse_reusing(text, cache)
+    if relocation.deltas:
+        result = ParseResult(relocation.program(), result.diagnostics, result.statement_spans)
+        cache.adopt(relocation)
+    return result
+
+
+def parse_reusing(text: str, cache: ParseCache | None) -> tuple[ParseResult, Relocation]:
+    """`parse`, for a checker that reads reused equations where they were: the
+    result's program holds them as the last parse made them, and the Relocation
+    says how far each moved (and makes the program `parse` gives, when asked)."""
     text = lf_endings(text)  # LSP's line endings (same offsets): see span.lf_endings
     remember = cache is not None
     if cache is None:
@@ -118,19 +153,24 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     # pages).  That gives the same result as finding every statement first unless
     # there are too many errors: how many the splitter finds in all decides which
     # statements are parsed then, so such a text is parsed again that way.
-    result = _parse(text, cache, remember, lazy=True)
+    links = cache._links
+    cache._links = {}
+    result = _parse(text, cache, remember, links, lazy=True)
     if result is None:
-        result = _parse(text, cache, remember, lazy=False)
+        result = _parse(text, cache, remember, links, lazy=False)
     return result
 
 
-def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseResult | None:
+def _parse(text: str, cache: ParseCache, remember: bool,
+           links: dict[int, tuple[ir.Statement, ir.Statement, int]], lazy: bool
+           ) -> tuple[ParseResult, Relocation] | None:
     found_diags: list[Diagnostic] = []  # the splitter's, then the statements' below
     diags: list[Diagnostic] = []
     statements: list[ir.Statement] = []
     spans: list[Span] = []
     lines_used: dict[str, Line] = {}
     moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
+    deltas: dict[int, int] = {}  # reused equations where they were: id -> how far moved
     parsed = cache.statements
     parsed_used: dict[str, tuple[int, _Outcome]] = {}
     found: Iterable[Found] = find_statements(text, cache.lines, lines_used if remember else None,
@@ -157,14 +197,24 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
                               f"later version of Fuse", Span(start, start + len(word))))
             continue
         key = text[start:end]
-        entry = parsed_used.get(key) or parsed.get(key)
+        repeated = parsed_used.get(key)  # (the same text earlier in this one)
+        entry = repeated or parsed.get(key)
         if entry is not None and entry[0] != start:
             delta = start - entry[0]
-            outcome = _shift_outcome(entry[1], delta)
-            if outcome is not None:
-                for new, old in zip(outcome[0], entry[1][0]):
-                    moved[id(new)] = (new, old, delta)
-            entry = (start, outcome) if outcome is not None else None
+            result = entry[1][0]
+            if repeated is None and len(result) == 1 and type(result[0]) is ir.Equation \
+                    and entry[1][1] is None:
+                deltas[id(result[0])] = delta  # reused where it was (relocation.py)
+            else:
+                outcome = _shift_outcome(entry[1], delta)
+                if outcome is not None:
+                    for new, old in zip(outcome[0], result):
+                        moved[id(new)] = (new, old, delta)
+                entry = (start, outcome) if outcome is not None else None
+        if links and entry is not None and len(entry[1][0]) == 1:
+            link = links.get(id(entry[1][0][0]))
+            if link is not None:
+                moved[id(link[0])] = link
         if entry is None:
             if line is not None:
                 tokens = line.tokens_at(offset)
@@ -185,7 +235,9 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool) -> ParseRes
     cache.lines = lines_used
     cache.statements = parsed_used
     cache.moved = moved
-    return ParseResult(ir.Program(tuple(statements), text), tuple(diags), tuple(spans))
+    program = tuple(statements)
+    return (ParseResult(ir.Program(program, text), tuple(diags), tuple(spans)),
+            Relocation(program, text, deltas))
 
 
 # ------------------------------------------------------------ shifting
