@@ -48,10 +48,12 @@ export Attn, Comp, M
 """
 
 
-def same(incremental: Analysis, scratch: Analysis) -> None:
-    """Every part of two analyses is equal (spans included)."""
+def same(incremental: Analysis, scratch: Analysis, program: bool = True) -> None:
+    """Every part of two analyses is equal (spans included); the program only with
+    `program` (an editor's is made when first read: front/relocation.py)."""
     assert incremental.diagnostics == scratch.diagnostics
-    assert incremental.program == scratch.program
+    if program:
+        assert incremental.program == scratch.program
     assert incremental.tensors == scratch.tensors
     assert list(incremental.tensors) == list(scratch.tensors)
     assert incremental.roles == scratch.roles
@@ -344,6 +346,52 @@ def test_random_edit_sequences_match_analysing_from_scratch(seed):
             text = rng.choice(bases)  # a whole new document
         steps.append(text)
     check_sequence(steps)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_edits_whose_programs_are_never_read_match_analysing_from_scratch(seed):
+    """An editor that reads only the diagnostics and tables of most versions: the
+    equations stay reused where they were first parsed, moved by more and more
+    (front/relocation.py), and every span read from them is still where the text
+    has it; the programs of a few versions are read (made, then adopted)."""
+    rng = random.Random(100 + seed)
+    text = PROGRAM + "".join(f"Z{k}[p,dv] = Attn[p,dv] + {k}\n" for k in range(30))
+    analyzer = Analyzer()
+    for step in range(30):
+        at = rng.randrange(len(text) // 3)  # near the top: what follows moves
+        if rng.random() < 0.6:
+            text = text[:at] + rng.choice(_PIECES + ["# note\n", "Q[p,dv] = Attn[p,dv]\n"]) \
+                + text[at:]
+        else:
+            text = text[:at] + text[at + rng.randint(1, 6):]
+        got = analyzer.analyze(text, None, EXAMPLES)
+        read_program = step % 7 == 6
+        same(got, analyze(text, None, EXAMPLES), program=read_program)
+        if not read_program:  # made only if nothing moved
+            assert ("program" in vars(got)) == ("_relocation" not in vars(got))
+
+
+def test_an_edit_at_the_top_moves_no_equation_until_the_program_is_read():
+    text = PROGRAM + "".join(f"Z{k}[p,dv] = Attn[p,dv] + {k}\n" for k in range(30))
+    analyzer = Analyzer()
+    first = analyzer.analyze(text, None, EXAMPLES)
+    equations = [s for s in first.program.statements if isinstance(s, ir.Equation)]
+    moved = analyzer.analyze("# a note\n" + text, None, EXAMPLES)
+    # the checks read the equations where they were: the same objects
+    kept = vars(moved)["_relocation"].statements
+    assert sum(any(s is e for e in equations) for s in kept) == len(equations)
+    assert "program" not in vars(moved)
+    assert moved.diagnostics == analyze("# a note\n" + text, None, EXAMPLES).diagnostics
+    # read: made once (the same object to every reader), spans where the text has them
+    made = moved.program
+    assert made is moved.program and made == analyze("# a note\n" + text).program
+    assert made.statements[-1].span.start == len("# a note\n" + text) - len("Z29[p,dv] = "
+                                                                             "Attn[p,dv] + 29\n")
+    # the next edit (at the end) starts from those copies: none of them moves again
+    after = analyzer.analyze("# a note\n" + text + "Y = 1\n", None, EXAMPLES)
+    assert "_relocation" not in vars(after) and "program" in vars(after)
+    assert analyzer.reused >= len(equations)
+    same(after, analyze("# a note\n" + text + "Y = 1\n", None, EXAMPLES))
 
 
 def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scratch():

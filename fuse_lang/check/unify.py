@@ -124,6 +124,11 @@ _SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
 
 def moved_ops(ops: tuple[Op, ...], delta: int) -> tuple[Op, ...]:
     """`ops` of a statement moved by `delta` characters (Vars and Union hold no span)."""
+    for op in ops:  # most statements' are all Vars: nothing to move
+        if type(op) is not Vars:
+            break
+    else:
+        return ops
     return tuple([op if type(op) is Vars else
                   Guard(op.tensor, op.arity, tuple([sub if type(sub) is Union else
                                                     shifted(sub, delta) for sub in op.ops]))
