@@ -142,8 +142,8 @@ class _Checker:
                 checks.check(k, stmt)
             source_info = self._read_sources()
             unification = Unification(self.domains, self.tensors, diags)
-            unification.run([local.unify_ops for local in checks.locals],
-                            [pair for local in checks.locals
+            unification.run(checks.placed_ops(),
+                            [pair for local in checks.by_number.values()
                              for pair in zip(local.role_names, local.var_keys)] if axis_decls
                             else [], axis_decls, source_info)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
@@ -153,7 +153,7 @@ class _Checker:
                 check_values([(shifted(local.stmt, deltas[id(local.stmt)])
                                if id(local.stmt) in deltas else local.stmt,
                                local.var_keys[0][1] if local.var_keys else None)
-                              for local in checks.locals], unification.valued,
+                              for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
             unification.check_extents(checks.broadcast)
             close_empty_columns(self.domains, self.tensors)
@@ -188,7 +188,7 @@ class _Checker:
         Reads only what run has finished with."""
         assert self.checks is not None
         with gc_paused():  # as in Analyzer.analyze: when deferred, this runs after it
-            tables = Tables(self.domains, self.tensors, self.checks.locals,
+            tables = Tables(self.domains, self.tensors, self.checks.by_number,
                             self.memory.infos, self.remember)
             made = tables.make()
             self.memory_used.infos = tables.used

@@ -22,7 +22,7 @@ class Tables:
     with `remember`, `used` gets this analysis' for the next one."""
 
     def __init__(self, domains: Domains, tensors: dict[str, TensorSymbol],
-                 locals_: list[Local], last: InfoMemo, remember: bool) -> None:
+                 locals_: dict[int, Local], last: InfoMemo, remember: bool) -> None:
         self.domains = domains
         self.tensors = tensors
         self.locals = locals_
@@ -86,12 +86,12 @@ class Tables:
 
     def _var_extents(self) -> dict[tuple[int, str], tuple[int | None, int]]:
         out = {}
-        locals_ = self.locals  # the statements with roles, in order
-        roots = self.domains.roots_of([key for local in locals_ for key in local.var_keys])
+        locals_ = self.locals  # statement number -> its Local, in order
+        roots = self.domains.roots_of([key for local in locals_.values()
+                                       for key in local.var_keys])
         values: dict = {}  # domain root -> (extent, number): one tuple per domain
         at = 0
-        for local in locals_:
-            k = local.k
+        for k, local in locals_.items():
             for name in local.role_names:
                 root = roots[at]
                 at += 1

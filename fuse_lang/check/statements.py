@@ -30,19 +30,20 @@ _stamps = itertools.count()  # each new Local's own number, in its domain keys
 @dataclass(slots=True)
 class Local:
     """What checking one statement found that depends on nothing else than the
-    statement (the same object: same text, same place), its number `k`, and which
-    of its bare names are tensors (`known`, for the names in `bare`).
+    statement (the same object: same text, same place) and which of its bare
+    names are tensors (`known`, for the names in `bare`).  Kept from one analysis
+    to the next while the statement is unchanged, moved or renumbered: its spans
+    stay where they were found (`made_*`, numbered `made_k`), and each analysis
+    reads them moved by how far the statement has moved since (`placed`, see
+    StatementChecks.check) and numbered as it now is.
 
-    Its index roles and scopes are made when first read (`roles`, `scopes`): a
-    statement that only moved, or was renumbered, since they were found keeps
-    them as found (`made_roles`, `made_scopes`, numbered `made_k`, spans `delta`
-    characters off), as only their names are needed to check the program; the
-    editor's requests read a few statements' only."""
+    Its index roles and scopes are made when first read (`roles`, `scopes`), as
+    only their names are needed to check the program; the editor's requests read
+    a few statements' only."""
 
     # One per statement of a program, kept for the whole analysis (and the next
     # one): tuples, () when empty, and nothing that is only needed while checking.
     stmt: ir.Statement
-    k: int
     bare: tuple[str, ...]
     known: tuple[bool, ...]
     refs: tuple[ir.Ref, ...]  # its references in the order of its nodes: StatementChecks.check
@@ -58,48 +59,66 @@ class Local:
     made_roles: tuple[IndexRole, ...]
     made_scopes: dict[int, Scope]
     made_k: int
-    delta: int
     # how far `stmt`'s own spans are from where they were when the Local was made
-    # (its IR may be reused where it was, front/relocation.py: delta - own is how
-    # far the statement moved since its spans were found)
+    # (0 unless `stmt` is a copy of the statement it was made from, moved)
     own: int
-    _roles: tuple[IndexRole, ...] | None = None
-    _scopes: dict[int, Scope] | None = None
+    # the last roles, scopes and operations read, with the number and placement they
+    # are for (one tuple each: a thread reading an older analysis sees a whole one)
+    _roles: tuple | None = None
+    _scopes: tuple | None = None
+    _ops: tuple | None = None
     # what later whole-program checks found of this statement alone (see
-    # StatementChecks.remembered): check name -> (diagnostics, the delta they are at)
+    # StatementChecks.remembered): check name -> (what, how far from made it is)
     found: dict[str, tuple[tuple, int]] | None = None
 
-    @property
-    def roles(self) -> tuple[IndexRole, ...]:
-        roles = self._roles
-        if roles is None:
-            roles = shifted(self.made_roles, self.delta) if self.delta else self.made_roles
-            if self.k != self.made_k:
-                roles = tuple([role._replace(statement=self.k) for role in roles])
-            self._roles = roles  # (two threads may both make it: equal, either is kept)
+    def roles(self, k: int, placed: int) -> tuple[IndexRole, ...]:
+        """Its index roles for statement number `k`, spans moved by `placed`."""
+        cached = self._roles
+        if cached is not None and cached[0] == k and cached[1] == placed:
+            return cached[2]
+        roles = shifted(self.made_roles, placed) if placed else self.made_roles
+        if k != self.made_k:
+            roles = tuple([role._replace(statement=k) for role in roles])
+        self._roles = (k, placed, roles)
         return roles
 
-    @property
-    def scopes(self) -> dict[int, Scope]:
-        scopes = self._scopes
-        if scopes is None:
-            scopes = shifted(self.made_scopes, self.delta) if self.delta else self.made_scopes
-            self._scopes = scopes
+    def scopes(self, placed: int) -> dict[int, Scope]:
+        cached = self._scopes
+        if cached is not None and cached[0] == placed:
+            return cached[1]
+        scopes = shifted(self.made_scopes, placed) if placed else self.made_scopes
+        self._scopes = (placed, scopes)
         return scopes
+
+    def ops(self, placed: int) -> tuple[Op, ...]:
+        """Its part of unification, spans moved by `placed`."""
+        if not placed:
+            return self.unify_ops
+        cached = self._ops
+        if cached is not None and cached[0] == placed:
+            return cached[1]
+        ops = moved_ops(self.unify_ops, placed)
+        self._ops = (placed, ops)
+        return ops
 
 
 class StatementTable(Mapping):
     """Statement number -> one of its Local's tables (`roles` or `scopes`), made
-    when read: Analysis.roles and Analysis.scopes.  Equal to the dict of them."""
+    when read: Analysis.roles and Analysis.scopes.  Equal to the dict of them.
+    `placed`: how far each statement's spans moved (none: not there)."""
 
-    __slots__ = ("_locals", "_field")
+    __slots__ = ("_locals", "_placed", "_field")
 
-    def __init__(self, locals_: dict[int, Local], field: str) -> None:
+    def __init__(self, locals_: dict[int, Local], placed: dict[int, int], field: str) -> None:
         self._locals = locals_
+        self._placed = placed
         self._field = field
 
     def __getitem__(self, k: int) -> Any:
-        return getattr(self._locals[k], self._field)
+        local = self._locals[k]
+        if self._field == "roles":
+            return local.roles(k, self._placed.get(k, 0))
+        return local.scopes(self._placed.get(k, 0))
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._locals)
@@ -130,8 +149,10 @@ class StatementChecks:
         self.deltas = deltas or {}  # reused equations where they were (front/relocation.py)
         self.remember = remember
         self.cache_used: dict[int, Local] = {}
-        self.locals: list[Local] = []  # in statement order
-        self.by_number: dict[int, Local] = {}  # the same, by statement number
+        self.by_number: dict[int, Local] = {}  # statement number -> its Local, in order
+        # statement number -> how far its Local's spans are from where the text has
+        # them now (absent: not at all; see Local)
+        self.placed: dict[int, int] = {}
         self._taken: set[int] = set()  # ids of the last analysis' Locals reused
         self.reused = 0  # how many statements' Locals were reused (moved or not)
         self.deps: dict[str, list[str]] = {}  # tensor -> the tensors it reads (repeats)
@@ -146,11 +167,18 @@ class StatementChecks:
         (Analysis.roles and .scopes).  With `remember` (an editor's Analyzer) each
         statement's are made when first read (see Local); else, plain dicts."""
         if self.remember:
-            return StatementTable(self.by_number, "roles"), StatementTable(self.by_number,
-                                                                           "scopes")
-        by_number = self.by_number
-        return ({k: local.roles for k, local in by_number.items()},
-                {k: local.scopes for k, local in by_number.items()})
+            return (StatementTable(self.by_number, self.placed, "roles"),
+                    StatementTable(self.by_number, self.placed, "scopes"))
+        by_number = self.by_number  # (a one-off analysis: nothing moved)
+        return ({k: local.roles(k, 0) for k, local in by_number.items()},
+                {k: local.scopes(0) for k, local in by_number.items()})
+
+    def placed_ops(self) -> list[tuple[Op, ...]]:
+        """Each statement's part of unification, in order, where the text has it."""
+        placed = self.placed
+        if not placed:
+            return [local.unify_ops for local in self.by_number.values()]
+        return [local.ops(placed.get(k, 0)) for k, local in self.by_number.items()]
 
     def check(self, k: int, stmt: ir.Statement) -> None:
         if isinstance(stmt, ir.AxisDecl):
@@ -165,15 +193,19 @@ class StatementChecks:
                 self._check_tensor_name(name, allow_bare=True, delta=0)
             return
         delta = self.deltas.get(id(stmt), 0)  # how far its spans are from its place
-        local = self._local(k, stmt, delta)
-        self.locals.append(local)
+        local = self._local(k, stmt)
         self.by_number[k] = local
+        placed = local.own + delta  # how far the Local's spans are from its place
+        if placed:
+            self.placed[k] = placed
         diags = self.diags
         if local.lhs_diags:
-            diags += local.lhs_diags
+            diags += shifted(local.lhs_diags, placed) if placed else local.lhs_diags
         lhs = stmt.lhs if type(stmt) is ir.Equation or type(stmt) is ir.Source else None
         # the diagnostics of each node in the order of the nodes (as one walk would give)
         pending = local.node_diags
+        if pending and placed:
+            pending = shifted(pending, placed)
         at = 0
         var_names: set[str] | None = None  # its index variables' names: made if needed
         tensors = self.tensors
@@ -215,11 +247,14 @@ class StatementChecks:
         if at < len(pending):
             diags += [d for _, d in pending[at:]]
         if local.late_diags:
-            diags += local.late_diags
+            diags += shifted(local.late_diags, placed) if placed else local.late_diags
         if type(stmt) is ir.Equation:
             if local.broadcast:
                 keys = dict(zip(local.role_names, local.var_keys))
-                self.broadcast += [(keys[role.name], role) for role in local.broadcast]
+                broadcast = shifted(local.broadcast, placed) if placed else local.broadcast
+                if k != local.made_k:
+                    broadcast = tuple([role._replace(statement=k) for role in broadcast])
+                self.broadcast += [(keys[role.name], role) for role in broadcast]
             deps = self.deps.get(stmt.lhs.name)
             if deps is None:
                 self.deps[stmt.lhs.name] = defined
@@ -235,6 +270,7 @@ class StatementChecks:
         `k`, kept in its Local (moved along with it), so that a statement reused
         from the last analysis is not checked again."""
         by_number = self.by_number
+        placed = self.placed
 
         def memo(k: int, stmt: ir.Statement, find: Callable[[], list[Any]]) -> Sequence[Any]:
             local = by_number.get(k)
@@ -246,8 +282,9 @@ class StatementChecks:
             if entry is None:  # found in its statement's own spans (see Local.own)
                 entry = local.found[check] = (tuple(find()), local.own)
             diags, at = entry
-            if diags and at != local.delta:  # the statement moved since
-                return shifted(diags, local.delta - at)
+            now = placed.get(k, 0)
+            if diags and at != now:  # the statement moved since
+                return shifted(diags, now - at)
             return diags
         return memo
 
@@ -263,34 +300,26 @@ class StatementChecks:
         return first_virtual
 
     # ------------------------------------------------ what depends on the statement only
-    def _local(self, k: int, stmt: ir.Statement, delta: int) -> Local:
+    def _local(self, k: int, stmt: ir.Statement) -> Local:
         """The parts of checking statement `k` that depend only on its own text and
         on which of its bare names are tensors: reused from the last analysis when
-        both are unchanged (moved along when the statement only moved, renumbered
-        when statements before it came or went).  `delta`: how far the statement's
-        spans are from where the text has it (reused where it was)."""
+        both are unchanged (the statement itself, or a copy of it with its spans
+        moved: see ParseCache.moved)."""
         entry = self.cache.get(id(stmt))
         if entry is not None and self._reusable(entry, stmt):
-            moved_by = entry.own + delta - entry.delta
-            if entry.k != k or moved_by:
-                entry = _moved_local(entry, stmt, moved_by, k, entry.own)
             self.cache_used[id(stmt)] = entry
             self.reused += 1
             return entry
         moved = self.moved.get(id(stmt))
         if moved is not None and moved[0] is stmt:
-            # an earlier statement copied with its spans moved: its results move too
             _, old, copied_by = moved
             entry = self.cache.get(id(old))
             if entry is not None and self._reusable(entry, old):
-                own = entry.own + copied_by
-                entry = _moved_local(entry, stmt, own + delta - entry.delta, k, own)
+                entry = _copied_local(entry, stmt, copied_by)
                 self.cache_used[id(stmt)] = entry
                 self.reused += 1
                 return entry
         entry = self._new_local(k, stmt)
-        if delta:  # (reused where it was, but its checks not kept: rare)
-            entry = _moved_local(entry, stmt, delta, k, 0)
         if self.remember:
             self.cache_used[id(stmt)] = entry
         return entry
@@ -333,10 +362,9 @@ class StatementChecks:
         # most statements have no bare name: then no list (nor a generator) to make
         known = tuple([name in tensors for name in names]) if names else ()
         roles = tuple(roles)
-        return Local(stmt, k, names, known, tuple(refs), tuple(lhs_diags), tuple(node_diags),
+        return Local(stmt, names, known, tuple(refs), tuple(lhs_diags), tuple(node_diags),
                      tuple(late_diags), tuple(broadcast), ops,
-                     tuple([role.name for role in roles]), tuple(role_keys), roles, scopes, k, 0,
-                     0, roles, scopes)
+                     tuple([role.name for role in roles]), tuple(role_keys), roles, scopes, k, 0)
 
     def _reusable(self, entry: Local, stmt: ir.Statement) -> bool:
         """Whether the last analysis' results `entry` hold for `stmt`: the same
@@ -432,25 +460,15 @@ def _compared_symbol(stmt: ir.Equation, ref: ir.Ref, tensors: dict[str, TensorSy
                and any(arg is ref for arg in node.args) for node in ir.walk(stmt.rhs))
 
 
-def _moved_local(old: Local, stmt: ir.Statement, delta: int, k: int, own: int) -> Local:
-    """`old`'s results for `stmt`, the same statement moved by `delta` characters,
-    now statement number `k`, its own spans `own` from where `old`'s were found
-    (see Local.own).  Its roles and scopes are moved when first read."""
-    refs = old.refs
-    if stmt is not old.stmt:
-        # the new statement's own references, in the order of statement_scopes (ir.walk's)
-        refs = ir.statement_refs(ir.used_exprs(stmt))
-    lhs_diags, node_diags, late_diags, broadcast = (
-        old.lhs_diags, old.node_diags, old.late_diags, old.broadcast)
-    if delta and (lhs_diags or node_diags or late_diags or broadcast):  # most have none
-        lhs_diags, node_diags, late_diags, broadcast = shifted(
-            (lhs_diags, node_diags, late_diags, broadcast), delta)
-    if broadcast and k != old.k:
-        broadcast = tuple([role._replace(statement=k) for role in broadcast])
-    ops = moved_ops(old.unify_ops, delta) if delta else old.unify_ops
-    return Local(stmt, k, old.bare, old.known, refs, lhs_diags, node_diags, late_diags,
-                 broadcast, ops, old.role_names, old.var_keys, old.made_roles, old.made_scopes,
-                 old.made_k, old.delta + delta, own, None, None, old.found)
+def _copied_local(old: Local, stmt: ir.Statement, copied_by: int) -> Local:
+    """`old`'s results for `stmt`, a copy of its statement with spans moved by
+    `copied_by` characters (ParseCache.moved): the same results, found where they
+    were, with the copy's own references."""
+    # the copy's own references, in the order of statement_scopes (ir.walk's)
+    refs = ir.statement_refs(ir.used_exprs(stmt))
+    return Local(stmt, old.bare, old.known, refs, old.lhs_diags, old.node_diags, old.late_diags,
+                 old.broadcast, old.unify_ops, old.role_names, old.var_keys, old.made_roles,
+                 old.made_scopes, old.made_k, old.own + copied_by, None, None, None, old.found)
 
 
 def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:
