@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span
-from ..front.relocation import Relocation
 from ..front.span import shifted
 from ..front.syntax import ParseCache, parse_reusing
 from ..gc_pause import gc_paused
@@ -60,9 +59,6 @@ class Analyzer:
         self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._memory = _Memory()
-        # the last analysis' program as made (see front/relocation.py): once made,
-        # its copies stand in for the equations it moved (ParseCache.adopt)
-        self._relocation: Relocation | None = None
         # how many statements the last call reused from the one before (their IR
         # and their per-statement checks, moved along if they moved): a count the
         # tests read to see that an edit costs what it changes
@@ -75,14 +71,11 @@ class Analyzer:
         # The IR is a large, acyclic graph of small objects: the cycle collector
         # only re-scans it (a third of the time on a 10,000-line file).
         with gc_paused():
-            if self._relocation is not None and self._parse_cache is not None:
-                self._parse_cache.adopt(self._relocation)
             checker = _Checker(text, path, Path(base_dir), input_shapes or {}, self._memory,
                                self._remember)
             analysis = checker.run(self._parse_cache)
             if self._remember:
                 self._memory = checker.memory_used
-                self._relocation = checker.relocation
             self.reused = checker.checks.reused if checker.checks is not None else 0
             return analysis
 
@@ -121,11 +114,9 @@ class _Checker:
         self.tensors: dict[str, TensorSymbol] = {}
         self.domains = Domains()
         self.checks: StatementChecks | None = None
-        self.relocation: Relocation | None = None
 
     def run(self, parse_cache: ParseCache | None = None) -> Analysis:
         parsed, relocation = parse_reusing(self.text, parse_cache)
-        self.relocation = relocation
         # equations reused where they were: id -> how far each moved (the checks add it
         # to the spans they take from one; see front/relocation.py)
         deltas = relocation.deltas

@@ -21,7 +21,7 @@ from .errors import parse_error_message
 from ..fastinit import frozen_dataclass
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
-from .relocation import Relocation
+from .relocation import Copies, Relocation
 from .span import Span, lf_endings, shifted
 from .statements import MAX_SYNTAX_ERRORS, Found, Line, find_statements
 from .tables import grammar_tables
@@ -58,25 +58,9 @@ class ParseCache:
         # statements of the latest parse that are earlier ones copied: id(new) ->
         # (new, old, by how many characters), for the checker to move its results too
         self.moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
-        # copies the last parse's Relocation made (see adopt), for the next parse
-        self._links: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
-
-    def adopt(self, relocation: Relocation) -> None:
-        """Where `relocation` (of the latest parse) made its program, its copies of
-        the reused equations stand in for them from the next parse on: they are
-        where the text has them, so an unmoved one is not relocated again."""
-        copies = relocation.copies
-        if not copies:
-            return
-        links = {}
-        for key, (start, (result, problem)) in self.statements.items():
-            if len(result) == 1:
-                found = copies.get(id(result[0]))
-                if found is not None:
-                    copy, delta = found
-                    self.statements[key] = (start + delta, ((copy,), problem))
-                    links[id(copy)] = (copy, result[0], delta)
-        self._links = links
+        # the copies the latest program made of equations reused where they were
+        # (see Relocation.program), reused by the next while they have not moved again
+        self.copies: Copies = {}
 
 
 @functools.cache
@@ -136,7 +120,6 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     result, relocation = parse_reusing(text, cache)
     if relocation.deltas:
         result = ParseResult(relocation.program(), result.diagnostics, result.statement_spans)
-        cache.adopt(relocation)
     return result
 
 
@@ -153,16 +136,13 @@ def parse_reusing(text: str, cache: ParseCache | None) -> tuple[ParseResult, Rel
     # pages).  That gives the same result as finding every statement first unless
     # there are too many errors: how many the splitter finds in all decides which
     # statements are parsed then, so such a text is parsed again that way.
-    links = cache._links
-    cache._links = {}
-    result = _parse(text, cache, remember, links, lazy=True)
+    result = _parse(text, cache, remember, lazy=True)
     if result is None:
-        result = _parse(text, cache, remember, links, lazy=False)
+        result = _parse(text, cache, remember, lazy=False)
     return result
 
 
-def _parse(text: str, cache: ParseCache, remember: bool,
-           links: dict[int, tuple[ir.Statement, ir.Statement, int]], lazy: bool
+def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool
            ) -> tuple[ParseResult, Relocation] | None:
     found_diags: list[Diagnostic] = []  # the splitter's, then the statements' below
     diags: list[Diagnostic] = []
@@ -211,10 +191,6 @@ def _parse(text: str, cache: ParseCache, remember: bool,
                     for new, old in zip(outcome[0], result):
                         moved[id(new)] = (new, old, delta)
                 entry = (start, outcome) if outcome is not None else None
-        if links and entry is not None and len(entry[1][0]) == 1:
-            link = links.get(id(entry[1][0][0]))
-            if link is not None:
-                moved[id(link[0])] = link
         if entry is None:
             if line is not None:
                 tokens = line.tokens_at(offset)
@@ -237,7 +213,7 @@ def _parse(text: str, cache: ParseCache, remember: bool,
     cache.moved = moved
     program = tuple(statements)
     return (ParseResult(ir.Program(program, text), tuple(diags), tuple(spans)),
-            Relocation(program, text, deltas))
+            Relocation(program, text, deltas, cache if remember else None))
 
 
 # ------------------------------------------------------------ shifting
