@@ -16,6 +16,7 @@ import pytest
 
 import fuse_lang
 from fuse_lang import ExecutionConfig
+from test_training import REGRESSION  # (the regression every training test fits)
 
 
 def _gpu_backends() -> list[str]:
@@ -42,14 +43,6 @@ BACKENDS = [pytest.param(name, marks=pytest.mark.skipif(
     name not in GPU, reason=f"no NVIDIA GPU for {name} on this machine"))
     for name in ("torch", "jax")]
 
-REGRESSION = """X[n,j] = "x.npy"
-T[n] = "t.npy"
-param W[j], B
-Y[n] = W[j] X[n,j] + B
-L avg= (Y[n] - T[n])^2
-train L
-export Y
-"""
 CHAIN = "Parent(x,y) = \"parent.tsv\"\nAnc(x,y) = Parent(x,y)\n" \
         "Anc(x,z) = Anc(x,y) Parent(y,z)\nAnc(P0, x)?\n"
 

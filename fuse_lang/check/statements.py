@@ -252,16 +252,21 @@ class StatementChecks:
             diags += shifted(local.late_diags, placed) if placed else local.late_diags
         if type(stmt) is ir.Equation:
             if local.broadcast:
-                keys = dict(zip(local.role_names, local.var_keys))
-                broadcast = shifted(local.broadcast, placed) if placed else local.broadcast
-                if k != local.made_k:
-                    broadcast = tuple([role._replace(statement=k) for role in broadcast])
-                self.broadcast += [(keys[role.name], role) for role in broadcast]
+                self._note_broadcast(k, local, placed)
             deps = self.deps.get(stmt.lhs.name)
             if deps is None:
                 self.deps[stmt.lhs.name] = defined
             else:
                 deps += defined
+
+    def _note_broadcast(self, k: int, local: Local, placed: int) -> None:
+        """Statement `k`'s broadcast roles, where the text has them, for
+        Unification.check_extents."""
+        keys = dict(zip(local.role_names, local.var_keys))
+        broadcast = shifted(local.broadcast, placed) if placed else local.broadcast
+        if k != local.made_k:
+            broadcast = tuple([role._replace(statement=k) for role in broadcast])
+        self.broadcast += [(keys[role.name], role) for role in broadcast]
 
     def remembered(self, check: str) -> Callable[[int, ir.Statement, Callable[[], list[Any]]],
                                                  Sequence[Any]]:
