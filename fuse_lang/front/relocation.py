@@ -5,7 +5,7 @@ most of the time its re-check takes.
 
 So an editor's parse (syntax.parse_reusing) keeps a moved equation's IR as it
 was, with its spans where the statement was when it was parsed, and says by how
-many characters it has moved since (`Relocation.delta`).  The checker adds that
+many characters it has moved since (`Relocation.deltas`).  The checker adds that
 to every span it takes from such a statement.  The program with its spans where
 the text has them (`Relocation.program`) is made when first read, once: the
 editor's diagnostics need none of it.  Its copies are kept for the next parse's
@@ -44,10 +44,6 @@ class Relocation:
         self._keeper = keeper
         self._program: ir.Program | None = None if deltas else ir.Program(statements, text)
         self._lock = threading.Lock()
-
-    def delta(self, stmt: ir.Statement) -> int:
-        """How many characters `stmt` moved since its spans were found (0: none)."""
-        return self.deltas.get(id(stmt), 0)
 
     def program(self) -> ir.Program:
         """The program, every span where the text has it (made once, when first read)."""
