@@ -550,8 +550,12 @@ def _timed_run(page, count: int) -> tuple[dict, dict]:
     run's answer (its `data-answered-ms`) it was shown (an update: stamped by
     the page's script; a new page: its first paint), seen by this test (a 50 ms
     poll) and seen with its pictures."""
+    # this run's answer, not an earlier one reaching the page late (the last test's
+    # run, answered before this one was asked: its answer's clock is the same)
+    asked_ms = time.time() * 1000
     _run_on_numpy(page)
-    newer = f"Number(main.dataset.runCount) > {count}"
+    newer = f"Number(main.dataset.runCount) > {count} && " \
+        f"Number(main.dataset.answeredMs) >= {asked_ms:.0f}"
     shown = _poll("the Fuse Results panel", lambda: _results(page, newer), timeout=120,
                   every=0.05)
     seen_ms = time.time() * 1000
