@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..front.diagnostics import Diagnostic, make
-from ..front.span import LineIndex, Span
-from ..front.span import shifted
+from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
 from ..gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo

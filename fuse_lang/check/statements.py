@@ -25,7 +25,6 @@ from .unify import Op, moved_ops, statement_ops
 from .values import symbol_constant
 
 _stamps = itertools.count()  # each new Local's own number, in its domain keys
-_new_tuple = tuple.__new__  # a moved Span without a Python frame (see span.shifted)
 
 
 @dataclass(slots=True)
@@ -239,9 +238,8 @@ class StatementChecks:
                             first_virtual = self._first_virtual(name, sym)
                         if not first_virtual:
                             read.add(name)
-                            span = ref.name_span
-                            sym.uses.append(span if not delta else _new_tuple(
-                                Span, (span[0] + delta, span[1] + delta)))
+                            sym.uses.append(moved_span(ref.name_span, delta) if delta
+                                            else ref.name_span)
                             continue
             if var_names is None:
                 var_names = set(local.role_names)  # = its occurrences' names
