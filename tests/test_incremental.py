@@ -526,3 +526,76 @@ def test_an_edit_at_the_top_of_a_large_file_reuses_every_statement_below(tmp_pat
         # every statement but the edited one (and those whose bare names changed
         # meaning: none here) is reused
         assert analyzer.reused >= checked - 1
+
+
+# ------------------------------------------------------------ splicing the parse
+
+_LONG_PIECES = _PIECES + ["(\n", "[\n", "\\\n", "\r", "Q[p,dv] = Attn[p,dv]\n", "$", ")\n",
+                          "Z3[p,dv] = Attn[p,dv] + 3\n", "Y[i] = (A[i]\n"]
+
+
+def _long_program(blocks: int) -> str:
+    """PROGRAM's statements, renamed per block, with statements over several lines."""
+    body = "".join(PROGRAM.replace("Attn", f"Attn{b}").replace("Comp", f"Comp{b}")
+                   + f"Long{b}[p,dv] = (Attn{b}[p,dv] +\n    Attn{b}[p,dv])\n"
+                   for b in range(blocks))
+    return body + "".join(f"Z{k}[p,dv] = Attn0[p,dv] + {k}\n" for k in range(blocks * 4))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_long_file_parsed_after_each_edit_matches_parsing_it_whole(seed):
+    """The editor's parse after an edit finds again only the statements near it
+    (syntax.splice) and takes the rest from the last parse: whatever the edit
+    (brackets left open over the file, `;`, backslashes, repeated lines, many
+    errors), the result is the whole parse's: statements and their spans,
+    diagnostics, statement spans."""
+    rng = random.Random(seed)
+    text = _long_program(12)  # ~400 lines: several of the finder's marks
+    cache = ParseCache()
+    for _ in range(40):
+        assert parse(text, cache) == parse(text)
+        at = rng.randrange(len(text) + 1)
+        roll = rng.random()
+        if roll < 0.5:
+            text = text[:at] + rng.choice(_LONG_PIECES) + text[at:]
+        elif roll < 0.8:
+            text = text[:at] + text[at + rng.randint(1, 40):]
+        elif roll < 0.9:  # a line repeated elsewhere
+            lines = text.split("\n")
+            lines.insert(rng.randrange(len(lines)), rng.choice(lines))
+            text = "\n".join(lines)
+        else:  # many errors at once (past the limit, sometimes)
+            lines = text.split("\n")
+            for _ in range(rng.choice([20, 120, 230])):
+                lines.insert(rng.randrange(len(lines)), rng.choice(["$", "Y[i = (", "]]"]))
+            text = "\n".join(lines)
+    assert parse(text, cache) == parse(text)
+
+
+def test_a_parse_after_an_edit_finds_again_only_the_statements_near_it(monkeypatch):
+    """Issue 19 item 8: after an edit of a long file only about MARK_EVERY lines on
+    either side of it are split into statements again (a count, not a time)."""
+    from fuse_lang.front import syntax
+    from fuse_lang.front.statements import MARK_EVERY
+
+    found: list[int] = []
+    real = syntax.find_statements
+
+    def counting(*args, **kwargs):
+        for item in real(*args, **kwargs):
+            found.append(item[0])
+            yield item
+
+    monkeypatch.setattr(syntax, "find_statements", counting)
+    text = _long_program(60)  # ~2,000 lines
+    cache = ParseCache()
+    parse(text, cache)
+    assert len(found) > 1000
+    lines = text.split("\n")
+    for at, new in ((len(lines) // 2, "# a note"), (3, "Z = ("), (len(lines) - 5, "W[i] = 1")):
+        edited = "\n".join(lines[:at] + [new] + lines[at:])
+        for version in (edited, text):  # the edit, and back
+            whole = parse(version)
+            found.clear()
+            assert parse(version, cache) == whole
+            assert len(found) <= 3 * MARK_EVERY, (at, new)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import bisect
 import functools
-from typing import Any, Iterator
+import itertools
+import operator
+from typing import Any, Callable, Iterator
 
 from .diagnostics import Diagnostic, make
 from .lexer import Tok, as_tok, default_lexer
@@ -34,8 +36,8 @@ def _tok_span(tok: tuple) -> Span:
 _Scanned = tuple[list[Tok], bool, int, list[Tok], "Tok | bool"]
 
 
-def split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, final: bool = True
-          ) -> tuple[list[tuple[list[Tok], bool]], bool, int] | None:
+def split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, final: bool = True,
+          notes: list[int] | None = None) -> tuple[list[tuple[list[Tok], bool]], bool, int] | None:
     """Statements as token lists (newlines inside brackets dropped) and whether each
     is sound, the `strict` state after them, and how many of `tokens` they took.
     `tokens` are whole lines; unless they run to the end of the file (`final`), None
@@ -45,19 +47,24 @@ def split(tokens: list[Tok], diags: list[Diagnostic], strict: bool = False, fina
     column 1 inside brackets starts a new statement: this keeps recovery linear.
     The split stops there (at the start of the line after the opener's): the
     caller goes on from that line, taking its simple lines whole again (an
-    unclosed bracket at the top of a file reads every line once, not twice)."""
-    return _Splitter(tokens, diags, strict, final).split()
+    unclosed bracket at the top of a file reads every line once, not twice).
+
+    `notes` (two counts, added to): how many times `strict` decided where a
+    statement ends (a line starting at column 1 inside brackets), and how many
+    brackets ran away (setting it)."""
+    return _Splitter(tokens, diags, strict, final, notes).split()
 
 
 class _Splitter:
     """One run of `split` over whole lines' tokens, adding its diagnostics to `diags`."""
 
     def __init__(self, tokens: list[Tok], diags: list[Diagnostic], strict: bool,
-                 final: bool) -> None:
+                 final: bool, notes: list[int] | None) -> None:
         self.tokens = tokens
         self.diags = diags
         self.strict = strict
         self.final = final
+        self.notes = notes if notes is not None else [0, 0]
 
     def split(self) -> tuple[list[tuple[list[Tok], bool]], bool, int] | None:
         tokens, diags = self.tokens, self.diags
@@ -102,6 +109,8 @@ class _Splitter:
                 if not stack:
                     break
                 multiline = True
+                if i < n and tokens[i].start_pos == tok.end_pos and tokens[i].type not in _CLOSE:
+                    self.notes[0] += 1  # (a line at column 1 inside brackets)
                 if self.strict and i < n and tokens[i].start_pos == tok.end_pos \
                         and tokens[i].type not in _CLOSE:
                     if ok:
@@ -171,6 +180,7 @@ class _Splitter:
         self.diags.append(make("unclosed-bracket", f"'{opener.value}' is never closed{why}",
                                _tok_span(opener)))
         self.strict = True
+        self.notes[1] += 1
         return _next_line(self.tokens, opener)
 
 
@@ -277,15 +287,45 @@ _LEX_AHEAD = 32
 Found = tuple[int, int, bool, Any]
 
 
+# A finder running with a Resume notes its state every this many lines at least.
+MARK_EVERY = 64
+
+
+class Resume:
+    """How one run of the finder starts, notes its state and stops: the editor's
+    parse of an edited text (syntax.py) finds again only the statements around the
+    edit.  Where the finder stands at the start of a line with no statement open,
+    what it finds next depends only on the lines from there on, on `strict`, and
+    on how many syntax errors came before (once past MAX_SYNTAX_ERRORS): it starts
+    at `line` in that state; at such a line it calls `mark(line, offset, strict,
+    horizon, *notes)` every MARK_EVERY lines at least (`horizon`: the last line it
+    looked at since the last mark: what came before depends on no later line than
+    the marks' horizons; `notes`: split's, counted from the start of the text,
+    added to `notes` as it goes), and from line `watch_from` on, stops where
+    `stop_at(line, offset, strict)` says (`stopped_at`: that line; `horizon` and
+    `strict_at_stop` then the finder's)."""
+
+    __slots__ = ("line", "strict", "horizon", "notes", "mark", "watch_from", "stop_at",
+                 "stopped_at", "strict_at_stop")
+
+    def __init__(self, line: int, strict: bool, notes: list[int],
+                 mark: Callable[..., None], watch_from: int,
+                 stop_at: Callable[[int, int, bool], bool]) -> None:
+        self.line, self.strict, self.horizon, self.notes = line, strict, -1, notes
+        self.mark, self.watch_from, self.stop_at = mark, watch_from, stop_at
+        self.stopped_at: int | None = None
+        self.strict_at_stop = False
+
+
 def find_statements(text: str, known: dict[str, Line], lines_used: dict[str, Line] | None,
-                    diags: list[Diagnostic]) -> Iterator[Found]:
+                    diags: list[Diagnostic], resume: Resume | None = None) -> Iterator[Found]:
     """The statements of `text`, as `split` finds them in its token stream, taking
     simple lines whole and splitting the rest in windows of lines; lines whose
     text is in `known` (or `lines_used`) are not lexed again.  Lazy: a line is
     lexed (with a few after it, see _LEX_AHEAD) when the statements before it
     were taken, and let go after (unless `lines_used`, for the next parse,
     keeps it)."""
-    return _StatementFinder(text, known, lines_used).statements(diags)
+    return _StatementFinder(text, known, lines_used).statements(diags, resume)
 
 
 class _StatementFinder:
@@ -298,19 +338,34 @@ class _StatementFinder:
         self.lines_used = lines_used
         self.texts = texts = text.split("\n")
         self.count = count = len(texts)
-        self.offsets = offsets = [0] * count
-        pos = 0
-        for k, line in enumerate(texts):
-            offsets[k] = pos
-            pos += len(line) + 1
+        # line k starts after the k lines before it and their newlines
+        self.offsets = list(map(operator.add, itertools.accumulate(map(len, texts), initial=0),
+                                range(count)))
         self.entries: list[Line | None] = [None] * count
         self.ahead: list[Line | None] = [None] * count  # lines lexed with one before them
+        # the last line any split so far looked at, and split's notes (see Resume)
+        self.horizon = -1
+        self.notes = [0, 0]
 
-    def statements(self, diags: list[Diagnostic]) -> Iterator[Found]:
+    def statements(self, diags: list[Diagnostic], resume: Resume | None = None
+                   ) -> Iterator[Found]:
         strict = False
         k = 0
+        if resume is not None:
+            k, strict = resume.line, resume.strict
+            self.notes = resume.notes
+        first, next_mark = k, k
         count, offsets = self.count, self.offsets
         while k < count and len(diags) < MAX_SYNTAX_ERRORS:
+            if resume is not None:
+                if k >= resume.watch_from and k > first and resume.stop_at(k, offsets[k], strict):
+                    resume.stopped_at, resume.horizon = k, max(self.horizon, k - 1)
+                    resume.strict_at_stop = strict
+                    return
+                if k >= next_mark:
+                    resume.mark(k, offsets[k], strict, max(self.horizon, k - 1), *self.notes)
+                    self.horizon = -1  # (each mark's horizon is its own stretch's)
+                    next_mark = k + MARK_EVERY
             entry = self.line_at(k)
             self.entries[k] = None  # read once more at most, in a window below
             if entry.simple:
@@ -344,7 +399,8 @@ class _StatementFinder:
                     at = offsets[j] + len(texts[j])
                     tokens.append(Tok("NL", "\n", at, at + 1))
             before = len(diags)
-            found = split(tokens, diags, strict, final=stop == count)
+            self.horizon = max(self.horizon, stop - 1)
+            found = split(tokens, diags, strict, stop == count, self.notes)
             if found is not None:
                 break
             del diags[before:]
@@ -354,7 +410,7 @@ class _StatementFinder:
                     # the lines left can neither close nor end what is open (a bracket
                     # left open at the top of a file): it runs to the end of the
                     # file, as it does to the end of these lines
-                    found = split(tokens, diags, strict, final=True)
+                    found = split(tokens, diags, strict, True, self.notes)
                     assert found is not None
                     break
             size *= 8
@@ -367,6 +423,7 @@ class _StatementFinder:
         """Whether every line from line `k` on is simple or has no tokens.  Inside a
         bracket left open (not `strict`) such a line changes nothing: its brackets
         close in order on it, and it has no `;` nor a bad character."""
+        self.horizon = self.count - 1
         for j in range(k, self.count):
             entry = self.line_at(j)
             if entry.tokens and not entry.simple:

@@ -11,6 +11,7 @@ statement is still parsed and checked.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Iterable
 
 from . import ir
@@ -23,7 +24,7 @@ from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
 from .relocation import Copies, Relocation
 from .span import Span, lf_endings, shifted
-from .statements import MAX_SYNTAX_ERRORS, Found, Line, find_statements
+from .statements import MAX_SYNTAX_ERRORS, Found, Line, Resume, find_statements
 from .tables import grammar_tables
 
 # Operators and calls nested deeper than this are refused (`nesting-too-deep`): the
@@ -61,6 +62,8 @@ class ParseCache:
         # the copies the latest program made of equations reused where they were
         # (see Relocation.program), reused by the next while they have not moved again
         self.copies: Copies = {}
+        # what the next parse needs to find again only the statements around an edit
+        self.last: LastParse | None = None
 
 
 @functools.cache
@@ -128,44 +131,108 @@ def parse_reusing(text: str, cache: ParseCache | None) -> tuple[ParseResult, Rel
     result's program holds them as the last parse made them, and the Relocation
     says how far each moved (and makes the program `parse` gives, when asked)."""
     text = lf_endings(text)  # LSP's line endings (same offsets): see span.lf_endings
-    remember = cache is not None
     if cache is None:
-        cache = ParseCache()
+        return _full_parse(text, ParseCache(), False)
+    return splice(text, cache) or _full_parse(text, cache, True)
+
+
+def _full_parse(text: str, cache: ParseCache, remember: bool) -> tuple[ParseResult, Relocation]:
     # Statements are parsed as the splitter finds them, so that a line's tokens are
     # let go once its statement is parsed and the IR takes their memory (fewer new
     # pages).  That gives the same result as finding every statement first unless
     # there are too many errors: how many the splitter finds in all decides which
     # statements are parsed then, so such a text is parsed again that way.
-    result = _parse(text, cache, remember, lazy=True)
-    if result is None:
-        result = _parse(text, cache, remember, lazy=False)
-    return result
+    parsing = Parsing(text, cache, remember)
+    resume = Resume(0, False, [0, 0], parsing.mark, len(text), _never) if remember else None
+    if parsing.take_all(find_statements(text, cache.lines, parsing.lines_used,
+                                        parsing.found_diags, resume)) \
+            and len(parsing.found_diags) + len(parsing.diags) < MAX_SYNTAX_ERRORS:
+        if resume is not None:
+            parsing.notes = tuple(resume.notes)
+        return parsing.result()
+    parsing = Parsing(text, cache, remember)
+    parsing.take_all(list(find_statements(text, cache.lines, parsing.lines_used,
+                                          parsing.found_diags)))
+    return parsing.result()
 
 
-def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool
-           ) -> tuple[ParseResult, Relocation] | None:
-    found_diags: list[Diagnostic] = []  # the splitter's, then the statements' below
-    diags: list[Diagnostic] = []
-    statements: list[ir.Statement] = []
-    spans: list[Span] = []
-    lines_used: dict[str, Line] = {}
-    moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
-    deltas: dict[int, int] = {}  # reused equations where they were: id -> how far moved
-    parsed = cache.statements
-    parsed_used: dict[str, tuple[int, _Outcome]] = {}
-    found: Iterable[Found] = find_statements(text, cache.lines, lines_used if remember else None,
-                                             found_diags)
-    if not lazy:
-        found = list(found)
-    for start, end, ok, tokens in found:
+def _never(line: int, offset: int, strict: bool) -> bool:
+    return False
+
+
+# The finder's state at the start of a line with no statement open (see
+# statements.Resume), and how many of each of a Parsing's lists it had then:
+# (line, offset, strict, horizon, sensitive, runaways, spans, statements,
+# found_diags, diags), where `sensitive, runaways` are split's notes so far.
+Mark = tuple[int, int, bool, int, int, int, int, int, int, int]
+
+
+@frozen_dataclass
+class LastParse:
+    """What an editor's next parse needs of the last one to find again only the
+    statements around an edit (see splice.py)."""
+
+    text: str
+    statements: tuple[ir.Statement, ...]
+    spans: list[Span]
+    found_diags: list[Diagnostic]
+    diags: list[Diagnostic]
+    deltas: dict[int, int]
+    marks: list[Mark]
+    notes: tuple[int, int]  # split's notes over the whole text (see Resume)
+
+
+class Parsing:
+    """One parse's results, taken statement by statement as the finder gives them.
+    A whole parse (`spliced` False) keeps in `cache` only what it used; a splice
+    (splice.py) starts with the last parse's results before the edit and adds to
+    the cache's tables."""
+
+    def __init__(self, text: str, cache: ParseCache, remember: bool,
+                 spliced: bool = False) -> None:
+        self.text = text
+        self.cache = cache
+        self.remember = remember
+        self.spliced = spliced
+        self.statements: list[ir.Statement] = []
+        self.spans: list[Span] = []
+        self.found_diags: list[Diagnostic] = []  # the splitter's
+        self.diags: list[Diagnostic] = []  # the statements'
+        self.marks: list[Mark] = []
+        self.moved: dict[int, tuple[ir.Statement, ir.Statement, int]] = {}
+        self.deltas: dict[int, int] = {}  # reused equations where they were: id -> how far
+        self.lines_used: dict[str, Line] | None = \
+            (cache.lines if spliced else {}) if remember else None
+        self.parsed = cache.statements
+        self.parsed_used: dict[str, tuple[int, _Outcome]] = cache.statements if spliced else {}
+        # (spliced) id of each statement taken -> (its index, how far it moved)
+        self.reused: dict[int, tuple[int, int]] = {}
+        self.notes: tuple[int, int] | None = None  # split's over the text, when counted
+
+    def mark(self, line: int, offset: int, strict: bool, horizon: int, sensitive: int,
+             runaways: int) -> None:
+        self.marks.append((line, offset, strict, horizon, sensitive, runaways, len(self.spans),
+                           len(self.statements), len(self.found_diags), len(self.diags)))
+
+    def take_all(self, found: Iterable[Found]) -> bool:
+        """Take each statement found; False if there were too many errors."""
+        take = self.take
+        for item in found:
+            if not take(item):
+                return False
+        return True
+
+    def take(self, found: Found) -> bool:
+        """Parse one statement found (or reuse its earlier parse); False once there
+        are too many errors."""
+        start, end, ok, tokens = found
         span = _tuple_new(Span, (start, end))
-        spans.append(span)
-        if len(found_diags) + len(diags) >= MAX_SYNTAX_ERRORS:
-            if lazy:
-                return None
-            break
+        self.spans.append(span)
+        diags = self.diags
+        if len(self.found_diags) + len(diags) >= MAX_SYNTAX_ERRORS:
+            return False
         if not ok:
-            continue
+            return True
         line = shape = None
         if isinstance(tokens, tuple):
             line, offset = tokens
@@ -175,45 +242,231 @@ def _parse(text: str, cache: ParseCache, remember: bool, lazy: bool
                 len(tokens) == 1 or tokens[1][0] not in ("LSQB", "LPAR", "EQUAL", "QMARK")):
             diags.append(make("reserved-word", f"`{word}` statements are reserved for a "
                               f"later version of Fuse", Span(start, start + len(word))))
-            continue
-        key = text[start:end]
-        repeated = parsed_used.get(key)  # (the same text earlier in this one)
-        entry = repeated or parsed.get(key)
-        if entry is not None and entry[0] != start:
+            return True
+        key = self.text[start:end]
+        entry, alone = self._known(key)
+        if entry is not None and (entry[0] != start or not alone):
             delta = start - entry[0]
             result = entry[1][0]
-            if repeated is None and len(result) == 1 and type(result[0]) is ir.Equation \
+            if alone and len(result) == 1 and type(result[0]) is ir.Equation \
                     and entry[1][1] is None:
-                deltas[id(result[0])] = delta  # reused where it was (relocation.py)
+                self.deltas[id(result[0])] = delta  # reused where it was (relocation.py)
             else:
                 outcome = _shift_outcome(entry[1], delta)
                 if outcome is not None:
                     for new, old in zip(outcome[0], result):
-                        moved[id(new)] = (new, old, delta)
+                        self.moved[id(new)] = (new, old, delta)
                 entry = (start, outcome) if outcome is not None else None
         if entry is None:
             if line is not None:
                 tokens = line.tokens_at(offset)
                 shape = line.shape
             entry = (start, _parse_statement(tokens, span, shape, '"' in key))
-        parsed_used.setdefault(key, entry)
+        if self.spliced:  # (the latest: a copy made here is taken as it is next time)
+            self.parsed_used[key] = entry
+        else:
+            self.parsed_used.setdefault(key, entry)
         result, problem = entry[1]
         if problem is not None:
             diags.append(problem)
+        elif self.spliced:
+            for stmt in result:
+                self.reused[id(stmt)] = (len(self.statements), self.deltas.get(id(stmt), 0))
+                self.statements.append(stmt)
         else:
-            statements.extend(result)
-    diags[:0] = found_diags
-    if len(diags) >= MAX_SYNTAX_ERRORS:
-        if lazy:
-            return None
-        diags.append(make("too-many-errors", f"stopped after {MAX_SYNTAX_ERRORS} syntax errors",
-                          diags[-1].span))
-    cache.lines = lines_used
-    cache.statements = parsed_used
-    cache.moved = moved
-    program = tuple(statements)
-    return (ParseResult(ir.Program(program, text), tuple(diags), tuple(spans)),
-            Relocation(program, text, deltas, cache if remember else None))
+            self.statements.extend(result)
+        return True
+
+    def _known(self, key: str) -> tuple[tuple[int, _Outcome] | None, bool]:
+        """The earlier parse of a statement of text `key`, and whether this parse may
+        take its statements themselves (else it copies them): not when they are
+        in this program already (the same text earlier in it)."""
+        if not self.spliced:
+            repeated = self.parsed_used.get(key)
+            return repeated or self.parsed.get(key), repeated is None
+        entry = self.parsed.get(key)
+        # (those kept from the last parse before and after the edit: see splice.py)
+        alone = entry is None or all(id(stmt) not in self.reused for stmt in entry[1][0])
+        return entry, alone
+
+    def result(self) -> tuple[ParseResult, Relocation]:
+        diags = self.found_diags + self.diags
+        too_many = len(diags) >= MAX_SYNTAX_ERRORS
+        if too_many:
+            diags.append(make("too-many-errors", f"stopped after {MAX_SYNTAX_ERRORS} syntax "
+                              f"errors", diags[-1].span))
+        cache = self.cache
+        if self.lines_used is not None:
+            cache.lines = self.lines_used
+        cache.statements = self.parsed_used
+        cache.moved = self.moved
+        program = tuple(self.statements)
+        text = self.text
+        if self.remember:
+            cache.last = None if too_many or self.notes is None else LastParse(
+                text, program, self.spans, self.found_diags, self.diags, self.deltas,
+                self.marks, self.notes)
+        return (ParseResult(ir.Program(program, text), tuple(diags), tuple(self.spans)),
+                Relocation(program, text, self.deltas, cache if self.remember else None))
+
+
+# ------------------------------------------------------------ splicing
+
+def splice(text: str, cache: ParseCache) -> tuple[ParseResult, Relocation] | None:
+    """The parse of `text`, an edit of the last text `cache` parsed, from that
+    parse's results: only the statements from a little before the edit to a
+    little after it are found again (about MARK_EVERY lines each side), the
+    others taken as they were, moved as the edit moved them.  The result is the
+    whole parse's.  None when a whole parse is needed instead: none before, too
+    many syntax errors, or the cache's tables grown twice the text's size."""
+    last = cache.last
+    if last is None or len(cache.lines) > 2 * len(last.spans) + 1000 \
+            or len(cache.statements) > 2 * len(last.spans) + 1000:
+        return None
+    old = last.text
+    same_start = _common_prefix(old, text)
+    same_end = _common_suffix(old, text, min(len(old), len(text)) - same_start)
+    first_changed = text.count("\n", 0, same_start)  # (the same line in both)
+    # the last mark whose state came from lines before the edit only (marks[0]: none)
+    start, looked = 0, -1
+    for k, mark in enumerate(last.marks):
+        looked = max(looked, mark[3])
+        if looked >= first_changed:
+            break
+        start = k
+    line, _, strict, _, sensitive, runaways, n_spans, n_statements, n_found, n_diags = \
+        last.marks[start]
+    parsing = Parsing(text, cache, True, spliced=True)
+    parsing.spans = last.spans[:n_spans]
+    parsing.statements = list(last.statements[:n_statements])
+    parsing.found_diags = last.found_diags[:n_found]
+    parsing.diags = last.diags[:n_diags]
+    parsing.marks = last.marks[:start]
+    shift = len(text) - len(old)
+    line_shift = text.count("\n") - old.count("\n")
+    unchanged_from = len(text) - same_end  # the text from here on is the old one's end
+    old_marks = {mark[0]: k for k, mark in enumerate(last.marks) if k > start}
+
+    def meets_old(line: int, offset: int, strict: bool) -> bool:
+        """Whether the finder, at `line`, is where and as it was in the last parse
+        (or `strict` differs, but decides nothing from there to the end)."""
+        k = old_marks.get(line - line_shift)
+        if k is None or offset < unchanged_from:
+            return False
+        mark = last.marks[k]
+        return mark[1] == offset - shift and (mark[2] == strict or mark[4] == last.notes[0])
+
+    resume = Resume(line, strict, [sensitive, runaways], parsing.mark,
+                    text.count("\n", 0, unchanged_from), meets_old)
+    if not parsing.take_all(find_statements(text, cache.lines, cache.lines,
+                                            parsing.found_diags, resume)):
+        return None
+    if resume.stopped_at is not None:
+        _take_rest(parsing, last, old_marks[resume.stopped_at - line_shift], n_statements,
+                   shift, line_shift, resume)
+    else:
+        parsing.deltas = _deltas_kept(last, parsing, n_statements, len(last.statements))
+        parsing.notes = tuple(resume.notes)
+    if len(parsing.found_diags) + len(parsing.diags) >= MAX_SYNTAX_ERRORS:
+        return None
+    return parsing.result()
+
+
+def _take_rest(parsing: Parsing, last: LastParse, at: int, n_before: int, shift: int,
+               line_shift: int, resume: Resume) -> None:
+    """Add to `parsing` the last parse's results from its mark `at` on (where the
+    finder, stopped by `resume`, found it stood as then), moved by `shift`
+    characters and `line_shift` lines; `n_before`: how many of its statements
+    `parsing` kept before the edit."""
+    _, _, was_strict, _, sensitive, runaways, n_spans, n_statements, n_found, n_diags = \
+        last.marks[at]
+    rest = last.statements[n_statements:]
+    deltas = _deltas_kept(last, parsing, n_before, n_statements)
+    statements = parsing.statements
+    if shift:
+        rest = list(rest)
+        moved = parsing.moved
+        for k, stmt in enumerate(rest):
+            if type(stmt) is ir.Equation:
+                delta = deltas.pop(id(stmt), 0) + shift
+                if delta:
+                    deltas[id(stmt)] = delta
+            else:  # (declarations, facts, sources...: few, and copied as before)
+                rest[k] = copy = shifted(stmt, shift)
+                moved[id(copy)] = (copy, stmt, shift)
+    spans, found_diags, diags = parsing.spans, parsing.found_diags, parsing.diags
+    added = (len(spans) - n_spans, len(statements) - n_statements,
+             len(found_diags) - n_found, len(diags) - n_diags)
+    statements += rest
+    spans += shifted(last.spans[n_spans:], shift) if shift else last.spans[n_spans:]
+    found_diags += shifted(last.found_diags[n_found:], shift)
+    diags += shifted(last.diags[n_diags:], shift)
+    # the marks after: `strict` as this parse has it (where it differs from the last
+    # parse's, it decides nothing: it is True from the first bracket that ran away)
+    strict = resume.strict_at_stop
+    more = (resume.notes[0] - sensitive, resume.notes[1] - runaways)
+    # (the first one's horizon: the last line this parse looked at since its last mark)
+    horizons = [resume.horizon] + [m[3] + line_shift for m in last.marks[at + 1:]]
+    parsing.marks += [(m[0] + line_shift, m[1] + shift,
+                       m[2] if strict == was_strict else strict or m[5] > runaways,
+                       horizon, m[4] + more[0], m[5] + more[1],
+                       m[6] + added[0], m[7] + added[1], m[8] + added[2], m[9] + added[3])
+                      for m, horizon in zip(last.marks[at:], horizons)]
+    parsing.notes = (last.notes[0] + more[0], last.notes[1] + more[1])
+    parsing.deltas = deltas
+
+
+def _deltas_kept(last: LastParse, parsing: Parsing, n_before: int, n_after: int
+                 ) -> dict[int, int]:
+    """How far each reused equation of `parsing` is from where it was parsed: those
+    of the last parse (less its statements n_before:n_after, found again) and the
+    new ones.  A statement found again that was also kept from the last parse is
+    made a copy where it was found again (a program holds one statement once)."""
+    deltas = dict(last.deltas)
+    for stmt in last.statements[n_before:n_after]:
+        deltas.pop(id(stmt), None)
+    reused = parsing.reused
+    if reused:
+        statements = parsing.statements
+        for stmt in itertools.chain(last.statements[:n_before], last.statements[n_after:]):
+            taken = reused.get(id(stmt))
+            if taken is not None:  # (rare: the same text before or after the edit)
+                k, delta = taken
+                statements[k] = copy = shifted(stmt, delta)
+                parsing.moved[id(copy)] = (copy, stmt, delta)
+                parsing.deltas.pop(id(stmt), None)
+    deltas.update(parsing.deltas)
+    return deltas
+
+
+_CHUNK = 4096
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` start with in common."""
+    n = min(len(a), len(b))
+    at = 0
+    while at < n and a[at:at + _CHUNK] == b[at:at + _CHUNK]:
+        at += _CHUNK
+    while at < n and a[at] == b[at]:  # (they differ within this chunk, or one ends)
+        at += 1
+    return min(at, n)
+
+
+def _common_suffix(a: str, b: str, most: int) -> int:
+    """How many characters `a` and `b` end with in common, at most `most`."""
+    n = 0
+    la, lb = len(a), len(b)
+    while n < most:
+        step = min(_CHUNK, most - n)
+        if a[la - n - step:la - n] != b[lb - n - step:lb - n]:
+            break
+        n += step
+    else:
+        return most
+    while n < most and a[la - n - 1] == b[lb - n - 1]:
+        n += 1
+    return n
 
 
 # ------------------------------------------------------------ shifting
