@@ -193,7 +193,9 @@ class FuseServer(LanguageServer):
         else:
             analysis = self._analyze(uri, text)
             with self._lock:
+                retired = self._analyses.get(uri)
                 self._analyses[uri] = (version, text, analysis)
+            _let_go_later(retired)
         return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
 
     def _analyze(self, uri: str, text: str) -> Analysis:
@@ -263,6 +265,23 @@ class FuseServer(LanguageServer):
                                                            message=message))
         except Exception:  # noqa: BLE001 - the client may be gone
             pass
+
+
+def _let_go_later(value: object) -> None:
+    """Let `value` (the last version's analysis) go once the request or push being
+    served is done: freeing a large file's analysis takes tens of milliseconds,
+    better spent after its successor's diagnostics are out."""
+    if value is None:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # (not on the server's loop: it goes now)
+    loop.call_soon(_let_go, value)  # (the callback holds it until it has run)
+
+
+def _let_go(value: object) -> None:
+    pass
 
 
 def safe(default: Any = None) -> Callable[[F], F]:

@@ -132,12 +132,9 @@ class _Checker:
                 checks.check(k, stmt)
             source_info = self._read_sources()
             unification = Unification(self.domains, self.tensors, diags)
-            declared = axis_decls.keys()  # (the variables of the statements that use one)
             unification.run(checks.placed_ops(),
-                            [pair for local in checks.by_number.values()
-                             if not declared.isdisjoint(local.role_names)
-                             for pair in zip(local.role_names, local.var_keys)], axis_decls,
-                            source_info)
+                            [(local.role_names, local.var_keys)
+                             for local in checks.by_number.values()], axis_decls, source_info)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
                                      self.memory.sccs, self.remember, program.text, deltas)
             if unification.valued:  # (a statement's variables' keys hold its stamp)

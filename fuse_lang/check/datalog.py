@@ -79,19 +79,22 @@ def close_empty_columns(domains: Domains, tensors: dict[str, TensorSymbol]) -> N
     """A domain of relations' columns that nothing gives an extent (no constant,
     file or declaration reaches it) is empty: extent 0.  A domain that also holds
     an axis of a numeric tensor keeps its unknown extent (a warning elsewhere)."""
-    keys = [(("axis", name, pos), sym) for name, sym in tensors.items()
-            for pos in range(sym.arity or 0)]
-    roots = domains.roots_of([key for key, _ in keys])
-    relational: dict = {}  # root -> (all Boolean so far, a key and its tensor)
-    for (key, sym), root in zip(keys, roots):
-        if domains.root_extent(root) is not None:
-            continue
-        before = relational.get(root, (True, key, sym))
-        relational[root] = (before[0] and sym.boolean, before[1], before[2])
-    for root, (boolean, key, sym) in relational.items():
-        if boolean:
-            domains.set_extent(key, Evidence(0, sym.first_name_span,
-                                             "no constant reaches this column"))
+    columns = [(("axis", name, pos), sym) for name, sym in tensors.items() if sym.boolean
+               for pos in range(sym.arity or 0)]
+    if not columns:
+        return
+    empty: dict = {}  # root -> its first column's key and tensor
+    for (key, sym), root in zip(columns, domains.roots_of([key for key, _ in columns])):
+        if root not in empty and domains.root_extent(root) is None:
+            empty[root] = (key, sym)
+    if not empty:
+        return
+    for root in domains.roots_of([("axis", name, pos) for name, sym in tensors.items()
+                                  if not sym.boolean for pos in range(sym.arity or 0)]):
+        empty.pop(root, None)  # (a numeric axis in it: not a relation's column alone)
+    for key, sym in empty.values():
+        domains.set_extent(key, Evidence(0, sym.first_name_span,
+                                         "no constant reaches this column"))
 
 
 # ----------------------------------------------------------------- safety

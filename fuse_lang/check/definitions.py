@@ -95,7 +95,7 @@ def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSy
             sym.arity = arity
         elif expected is not None and arity is not None and arity != expected:
             diags.append(arity_mismatch(ref, sym, delta))
-    sym.definitions.append(moved_span(ref.name_span, delta))
+    sym.definitions.append(moved_span(ref.name_span, delta) if delta else ref.name_span)
     sym.statements.append(k)
     if kind is ir.Equation:
         ops = sym.ops

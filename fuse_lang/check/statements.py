@@ -24,6 +24,7 @@ from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
 from .values import symbol_constant
 
+_tuple_new = tuple.__new__  # a Span without a Python frame (see span.shifted)
 _stamps = itertools.count()  # each new Local's own number, in its domain keys
 
 
@@ -178,7 +179,13 @@ class StatementChecks:
         placed = self.placed
         if not placed:
             return [local.unify_ops for local in self.by_number.values()]
-        return [local.ops(placed.get(k, 0)) for k, local in self.by_number.items()]
+        out = []
+        for k, local in self.by_number.items():
+            at = placed.get(k, 0)
+            cached = local._ops  # (Local.ops without a call: what most find after a move)
+            out.append(local.unify_ops if not at else cached[1]
+                       if cached is not None and cached[0] == at else local.ops(at))
+        return out
 
     def check(self, k: int, stmt: ir.Statement) -> None:
         if isinstance(stmt, ir.AxisDecl):
@@ -238,8 +245,9 @@ class StatementChecks:
                             first_virtual = self._first_virtual(name, sym)
                         if not first_virtual:
                             read.add(name)
-                            sym.uses.append(moved_span(ref.name_span, delta) if delta
-                                            else ref.name_span)
+                            span = ref.name_span
+                            sym.uses.append(_tuple_new(Span, (span[0] + delta, span[1] + delta))
+                                            if delta else span)  # (moved_span, inline)
                             continue
             if var_names is None:
                 var_names = set(local.role_names)  # = its occurrences' names

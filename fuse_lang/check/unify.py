@@ -7,6 +7,7 @@ of positions and symbols against the extents found."""
 from __future__ import annotations
 
 from functools import partial
+from collections.abc import Iterable
 from typing import NamedTuple, Union as TypeUnion
 
 from ..front import ir
@@ -313,7 +314,8 @@ class Unification:
         self.derived: list[Derived] = []  # extents computed once the domains are known
         self.valued: list[int] = []  # the stamps of statements that compare or compute values
 
-    def run(self, statement_ops: list[tuple[Op, ...]], variables: list[tuple[str, tuple]],
+    def run(self, statement_ops: list[tuple[Op, ...]],
+            variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
             axis_decls: dict[str, ir.AxisDecl], source_info: dict[str, SourceInfo]) -> None:
         """Replays each statement's operations, in order (the same operations in the
         same order as walking the IR would give), then what the whole program gives."""
@@ -376,17 +378,24 @@ class Unification:
             else:
                 self.derived.append(op)
 
-    def _apply_axis_decls(self, variables: list[tuple[str, tuple]],
+    def _apply_axis_decls(self, variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
                           axis_decls: dict[str, ir.AxisDecl]) -> None:
-        """`variables`: every statement's index variables (name, domain key), in order."""
+        """`variables`: each statement's index variables' names and domain keys, in order."""
         if not axis_decls:
             return
-        for name, key in variables:
-            decl = axis_decls.get(name)
-            if decl is not None:
-                self.domains.set_extent(key, Evidence(decl.extent, decl.extent_span,
-                                                      f"axis {decl.name} = "
-                                                      f"{short_number(decl.extent)}"))
+        # one Evidence per declaration, shared by every variable it gives an extent
+        evidence = {name: Evidence(decl.extent, decl.extent_span,
+                                   f"axis {decl.name} = {short_number(decl.extent)}")
+                    for name, decl in axis_decls.items()}
+        declared = evidence.keys()
+        set_extent = self.domains.set_extent
+        for names, keys in variables:
+            if declared.isdisjoint(names):
+                continue
+            for name, key in zip(names, keys):
+                given = evidence.get(name)
+                if given is not None:
+                    set_extent(key, given)
 
     def _unify_sources(self, source_info: dict[str, SourceInfo]) -> None:
         d = self.domains
