@@ -6,8 +6,11 @@ from __future__ import annotations
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.relocation import moved_span
+from ..front.span import Span
 from .literals import literal_shape
 from .symbols import SUM_OPS, TensorSymbol
+
+_tuple_new = tuple.__new__  # a Span without a Python frame (see span.shifted)
 
 
 def arity_mismatch(ref: ir.Ref, sym: TensorSymbol, delta: int = 0) -> Diagnostic:
@@ -95,7 +98,9 @@ def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSy
             sym.arity = arity
         elif expected is not None and arity is not None and arity != expected:
             diags.append(arity_mismatch(ref, sym, delta))
-    sym.definitions.append(moved_span(ref.name_span, delta) if delta else ref.name_span)
+    span = ref.name_span
+    sym.definitions.append(_tuple_new(Span, (span[0] + delta, span[1] + delta)) if delta
+                           else span)  # (moved_span, inline: one per equation)
     sym.statements.append(k)
     if kind is ir.Equation:
         ops = sym.ops

@@ -99,23 +99,6 @@ class Domains:
         parent.update(zip(new, new))
         self._data.update(dict.fromkeys(new, _EMPTY))
 
-    def meet(self, axes: Sequence[Key], variables: Sequence[Key]) -> None:
-        """`union(axis, variable)` for each pair in turn: a reference's axes meet
-        the variables written at them.  Its common cases are done here without
-        a call: the axis is a root or a root's child, and the variable is new or
-        already in the axis' domain."""
-        parent = self._parent
-        for axis, var in zip(axes, variables):
-            root = parent.get(axis)
-            if root is not None and parent[root] == root:
-                other = parent.get(var)
-                if other is None:
-                    parent[var] = root
-                    continue
-                if other == root or parent[other] == root:
-                    continue
-            self.union(axis, var)
-
     def union(self, a: Key, b: Key) -> None:
         ra = self.find(a)
         parent = self._parent

@@ -188,19 +188,27 @@ class StatementChecks:
         return out
 
     def check(self, k: int, stmt: ir.Statement) -> None:
-        if isinstance(stmt, ir.AxisDecl):
-            return
-        if isinstance(stmt, ir.TrainDecl):  # the loss counts as read (check/loss.py)
-            self.read.add(stmt.loss.name)
-            self._check_tensor_name(stmt.loss, allow_bare=True, delta=0)
-            return
-        if isinstance(stmt, ir.Export):
-            for name in stmt.names:
-                self.exports.append(name.name)
-                self._check_tensor_name(name, allow_bare=True, delta=0)
-            return
+        if type(stmt) is not ir.Equation:  # (most are)
+            if isinstance(stmt, ir.AxisDecl):
+                return
+            if isinstance(stmt, ir.TrainDecl):  # the loss counts as read (check/loss.py)
+                self.read.add(stmt.loss.name)
+                self._check_tensor_name(stmt.loss, allow_bare=True, delta=0)
+                return
+            if isinstance(stmt, ir.Export):
+                for name in stmt.names:
+                    self.exports.append(name.name)
+                    self._check_tensor_name(name, allow_bare=True, delta=0)
+                return
         delta = self.deltas.get(id(stmt), 0)  # how far its spans are from its place
-        local = self._local(k, stmt)
+        local = self.cache.get(id(stmt))
+        if local is not None and local.stmt is stmt and not local.bare \
+                and id(local) not in self._taken:  # (_local's most common case, inline)
+            self._taken.add(id(local))
+            self.cache_used[id(stmt)] = local
+            self.reused += 1
+        else:
+            local = self._local(k, stmt)
         self.by_number[k] = local
         placed = local.own + delta  # how far the Local's spans are from its place
         if placed:

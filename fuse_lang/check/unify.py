@@ -333,23 +333,37 @@ class Unification:
             axis_keys[name] = tuple([("axis", name, pos) for pos in range(sym.arity or 0)])
         d.add([key for keys in axis_keys.values() for key in keys])
         derived = self.derived
-        set_extent, meet = d.set_extent, d.meet
+        set_extent, union = d.set_extent, d.union
+        # A reference's axes meet the variables written at them: `union(axis, var)`
+        # for each, its common cases done here without a call (a call per reference
+        # was a fifth of the replay): the axis is a root or a root's child, and the
+        # variable is new or already in the axis' domain.
+        parent = d._parent
+        parent_of = parent.get
         Vars_, Guard_, SetExtent_ = Vars, Guard, SetExtent  # (local names: faster)
         for ops in statement_ops:
             for op in ops:
                 kind = type(op)
                 if kind is Vars_:
                     name, keys = op
-                    sym = tensors.get(name)
-                    if sym is None:
+                    axes = axis_keys.get(name)
+                    if axes is None:  # (not a tensor)
                         continue
-                    axes = axis_keys[name]
                     if len(keys) != len(axes):
-                        if sym.arity is not None:
+                        if tensors[name].arity is not None:
                             continue
                         # a tensor of unknown rank: its axes are keys made here
                         axes = tuple([("axis", name, pos) for pos in range(len(keys))])
-                    meet(axes, keys)
+                    for axis, var in zip(axes, keys):
+                        root = parent_of(axis)
+                        if root is not None and parent[root] == root:
+                            other = parent_of(var)
+                            if other is None:
+                                parent[var] = root
+                                continue
+                            if other == root or parent[other] == root:
+                                continue
+                        union(axis, var)
                 elif kind is Guard_:
                     name, arity, guarded = op
                     sym = tensors.get(name)
