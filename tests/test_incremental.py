@@ -599,3 +599,47 @@ def test_a_parse_after_an_edit_finds_again_only_the_statements_near_it(monkeypat
             found.clear()
             assert parse(version, cache) == whole
             assert len(found) <= 3 * MARK_EVERY, (at, new)
+
+
+# ------------------------------------------------------------ bare names
+
+_BARE = """\
+axis i = 4
+param W[i]
+S = const(2)
+i = const(3)
+Ann = const(1)
+Person(Ann)
+Person(Bob)
+Y[i] = W[i] * S
+Z[i] = W[i] + i
+E[i] = even(i) W[i]
+Other(x) = Person(x) (x != Ann)
+Q[i] = W[i] + S * S
+"""
+
+
+def test_a_bare_names_meaning_changed_matches_analysing_from_scratch():
+    """Whether a bare name is a tensor is part of what a statement's checks are
+    kept by when it matters (an index's value, a call's argument: `x != Ann`,
+    `even(i)`), and not when it does not (`S` in `Y[i] = W[i] * S`)."""
+    steps = [_BARE]
+    for definition in ("S = const(2)\n", "i = const(3)\n", "Ann = const(1)\n"):
+        steps.append(steps[-1].replace(definition, ""))  # deleted: undefined, an index...
+    for definition in ("Ann = const(1)\n", "i = const(3)\n", "S = const(2)\n"):
+        steps.append(definition + steps[-1])  # and defined again
+    check_sequence(steps)
+
+
+def test_deleting_a_scalar_read_bare_everywhere_reuses_every_statement():
+    """Issue 19 item 8: `S` deleted from a file where every statement multiplies by
+    it: each statement is reused (a count, not a time), each reports `S` undefined."""
+    text = "axis i = 4\nparam W[i]\nS = const(2)\n" + "".join(
+        f"Y{k}[i] = W[i] * S\n" for k in range(300))
+    analyzer = Analyzer()
+    analyzer.analyze(text, None, EXAMPLES)
+    edited = text.replace("S = const(2)\n", "")
+    result = analyzer.analyze(edited, None, EXAMPLES)
+    same(result, analyze(edited, None, EXAMPLES))
+    assert analyzer.reused == 301  # every statement left: the 300 and `param W`
+    assert sum(d.code == "undefined-tensor" for d in result.diagnostics) == 300

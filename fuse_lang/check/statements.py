@@ -7,7 +7,7 @@ unchanged (or only moved); the rest is checked again on every analysis."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -378,7 +378,7 @@ class StatementChecks:
             broadcast, lonely = broadcast_and_lonely(roles)
             if len(lonely) > 1:
                 check_typos(stmt, lonely, late_diags)
-        names = tuple(bare)
+        names = _meaningful_bare(bare, var_keys, calls) if bare else ()
         ops = statement_ops(stamp, stmt, refs, calls, var_keys)
         # most statements have no bare name: then no list (nor a generator) to make
         known = tuple([name in tensors for name in names]) if names else ()
@@ -479,6 +479,20 @@ def _compared_symbol(stmt: ir.Equation, ref: ir.Ref, tensors: dict[str, TensorSy
         return False
     return any(type(node) is ir.Call and node.name in COMPARISONS
                and any(arg is ref for arg in node.args) for node in ir.walk(stmt.rhs))
+
+
+def _meaningful_bare(bare: Iterable[str], variables: Container[str],
+                     calls: list[ir.Call]) -> tuple[str, ...]:
+    """The bare names of a statement whose being tensors or not changes its Local
+    (and what is remembered with it): an index variable's name (`Y[i] = i` reads
+    the index) and a call's argument (`x != Ann`: a symbol constant unless a tensor;
+    `pos(i)`).  Another, `S` in `Y[i] = W[i] * S`, is a scalar tensor or an
+    undefined name, which the program's checks say on every analysis: its Local is
+    the same either way, so deleting `S` reuses every statement that reads it."""
+    arguments = {arg.name for call in calls
+                 for arg in itertools.chain(call.args, (kw.value for kw in call.kwargs))
+                 if type(arg) is ir.Ref and arg.indices is None}
+    return tuple([name for name in bare if name in variables or name in arguments])
 
 
 def _copied_local(old: Local, stmt: ir.Statement, copied_by: int) -> Local:
