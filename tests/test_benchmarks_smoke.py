@@ -252,3 +252,15 @@ def test_demand_on_a_chain_prints_the_search_against_the_rounds():
     assert re.search(r"demand, \d+-symbol chain: rounds then search [\d.]+ ms .* time ratio "
                      r"[\d.]+, rules ratio [\d.]+, same answers: True", proc.stdout), proc.stdout
     assert re.search(r"demand alone, \d+ symbols, chain, .* rules [\d.]+ ms", proc.stdout)
+
+
+def test_the_uniform_edit_speed_benchmark_prints_each_edit():
+    """benchmarks/uniform_edit_speed.py, tiny: each edit of the one-statement file
+    (a param or a bare scalar deleted) in the editor and through the server."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "uniform_edit_speed.py"),
+                           "--lines", "120", "--runs", "1"], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = re.findall(r"^  (.+?) +editor +\d+ ms +[\d.]+x baseline +server +\d+ ms +[\d.]+x "
+                      r"baseline", proc.stdout, re.M)
+    assert len(rows) == 5 and "scalar S (read bare) deleted" in rows, proc.stdout
