@@ -187,19 +187,25 @@ class StatementChecks:
                        if cached is not None and cached[0] == at else local.ops(at))
         return out
 
+    def _checked_apart(self, stmt: ir.Statement) -> bool:
+        """Check `stmt` if it is one of the statements without a Local (an axis
+        declaration, a `train`, an `export`); whether it was."""
+        if isinstance(stmt, ir.AxisDecl):
+            return True
+        if isinstance(stmt, ir.TrainDecl):  # the loss counts as read (check/loss.py)
+            self.read.add(stmt.loss.name)
+            self._check_tensor_name(stmt.loss, allow_bare=True, delta=0)
+            return True
+        if isinstance(stmt, ir.Export):
+            for name in stmt.names:
+                self.exports.append(name.name)
+                self._check_tensor_name(name, allow_bare=True, delta=0)
+            return True
+        return False
+
     def check(self, k: int, stmt: ir.Statement) -> None:
-        if type(stmt) is not ir.Equation:  # (most are)
-            if isinstance(stmt, ir.AxisDecl):
-                return
-            if isinstance(stmt, ir.TrainDecl):  # the loss counts as read (check/loss.py)
-                self.read.add(stmt.loss.name)
-                self._check_tensor_name(stmt.loss, allow_bare=True, delta=0)
-                return
-            if isinstance(stmt, ir.Export):
-                for name in stmt.names:
-                    self.exports.append(name.name)
-                    self._check_tensor_name(name, allow_bare=True, delta=0)
-                return
+        if type(stmt) is not ir.Equation and self._checked_apart(stmt):  # (most are equations)
+            return
         delta = self.deltas.get(id(stmt), 0)  # how far its spans are from its place
         local = self.cache.get(id(stmt))
         if local is not None and local.stmt is stmt and not local.bare \

@@ -110,13 +110,12 @@ class _Splitter:
                     break
                 multiline = True
                 if i < n and tokens[i].start_pos == tok.end_pos and tokens[i].type not in _CLOSE:
-                    self.notes[0] += 1  # (a line at column 1 inside brackets)
-                if self.strict and i < n and tokens[i].start_pos == tok.end_pos \
-                        and tokens[i].type not in _CLOSE:
-                    if ok:
-                        diags.append(make("unclosed-bracket", f"'{stack[0].value}' is not "
-                                          f"closed on its line", _tok_span(stack[0])))
-                    return stmt, False, i, stack, False
+                    self.notes[0] += 1  # a line at column 1 inside brackets: `strict` decides
+                    if self.strict:
+                        if ok:
+                            diags.append(make("unclosed-bracket", f"'{stack[0].value}' is not "
+                                              f"closed on its line", _tok_span(stack[0])))
+                        return stmt, False, i, stack, False
                 continue
             if kind == "SEMI":
                 i += 1
