@@ -643,3 +643,28 @@ def test_deleting_a_scalar_read_bare_everywhere_reuses_every_statement():
     same(result, analyze(edited, None, EXAMPLES))
     assert analyzer.reused == 301  # every statement left: the 300 and `param W`
     assert sum(d.code == "undefined-tensor" for d in result.diagnostics) == 300
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_edits_of_a_long_file_match_analysing_from_scratch(seed):
+    """The spliced parse (its statements reused where they were, moved along) and
+    the checks together, over random edits anywhere in a file long enough for
+    the parse to find again only the statements near each edit: every part of
+    each analysis equals a fresh one (its program read now and then)."""
+    rng = random.Random(200 + seed)
+    text = _long_program(8)
+    analyzer = Analyzer()
+    extra = ["S = const(2)\n", "Y[i] = W[i] * S\n", "Attn0 = const(1)\n"]
+    for step in range(30):
+        at = rng.randrange(len(text) + 1)
+        roll = rng.random()
+        if roll < 0.55:
+            text = text[:at] + rng.choice(_LONG_PIECES + extra) + text[at:]
+        elif roll < 0.9:
+            text = text[:at] + text[at + rng.randint(1, 30):]
+        else:
+            lines = text.split("\n")
+            lines.insert(rng.randrange(len(lines)), rng.choice(lines))
+            text = "\n".join(lines)
+        got = analyzer.analyze(text, None, EXAMPLES)
+        same(got, analyze(text, None, EXAMPLES), program=step % 5 == 4)
