@@ -196,7 +196,7 @@ def framework_closure(backend: str, n: int, m: int, repeats: int) -> None:
                              repeats, warmup=0)
     kernels = ""
     if backend == "jax":
-        from fuse_lang.run.backends.jax_sparse import compiled_kernels
+        from fuse_lang.run.sparse.jax_sparse import compiled_kernels
         kernels = f" ({compiled_kernels()} jitted sparse kernels compiled in this process)"
     print(f"closure on {backend}, N={n:,}, {edge.nnz:,} edges, {want.nnz:,} pairs; first run "
           f"{first:.2f} s{kernels}")

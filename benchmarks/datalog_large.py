@@ -31,8 +31,8 @@ from datalog_programs import (evaluate, points_to, points_to_reference, wide,  #
                               wide_rules)
 
 import fuse_lang  # noqa: E402
-from fuse_lang.check import sources  # noqa: E402
-from fuse_lang.run.sparse_join import Tuples, join  # noqa: E402
+from fuse_lang.io import sources  # noqa: E402
+from fuse_lang.run.sparse.join import Tuples, join  # noqa: E402
 
 
 def answers(program, out: dict) -> dict[str, set]:

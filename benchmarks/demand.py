@@ -122,7 +122,7 @@ def whole_process(folder: Path, asked: int, runs: int) -> tuple[float, float]:
 def searched_against_rounds(folder: Path, asked: int, args: argparse.Namespace) -> None:
     """A deep chain's demand run with the rest of its rounds found by one graph
     search (run.closure) against the semi-naive rounds alone, same file."""
-    from fuse_lang.run import closure
+    from fuse_lang.run.fixpoint import closure
 
     searched = measure(folder, "demand", asked, args.repeats)
     after, closure.SEARCH_AFTER = closure.SEARCH_AFTER, 10**9

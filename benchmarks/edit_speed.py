@@ -77,7 +77,7 @@ BASELINE_EDIT = "edit at the end (harmless)"
 def editor_seconds(before: str, after: str, base_dir: Path, runs: int) -> float:
     """Median time of an incremental Analyzer's re-check of `after`, after `before`."""
     from fuse_lang.check import Analyzer
-    from fuse_lang.gc_pause import gc_frozen_after
+    from fuse_lang.speed.gc_pause import gc_frozen_after
 
     times = []
     for _ in range(runs):

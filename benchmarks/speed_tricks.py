@@ -32,7 +32,7 @@ VARIANTS: list[tuple[str, str]] = [
     ("without the cycle collector paused",
      "import gc, contextlib\n"
      "gc.disable = lambda: None\n"
-     "import fuse_lang.gc_pause as g, fuse_lang.check.analyzer as a, fuse_lang.cli as c\n"
+     "import fuse_lang.speed.gc_pause as g, fuse_lang.check.analyzer as a, fuse_lang.cli as c\n"
      "assert a.gc_paused is c.gc_paused is g.gc_paused\n"
      "g.gc_paused = a.gc_paused = c.gc_paused = contextlib.nullcontext\n"),
     ("without the hard exit (the interpreter torn down)",
@@ -52,9 +52,9 @@ VARIANTS: list[tuple[str, str]] = [
      # fastinit loaded (and patched) before the package, whose modules use it
      "import dataclasses, importlib.util, pathlib\n"
      "where = pathlib.Path(importlib.util.find_spec('fuse_lang').origin).with_name('fastinit.py')\n"
-     "spec = importlib.util.spec_from_file_location('fuse_lang.fastinit', where)\n"
+     "spec = importlib.util.spec_from_file_location('fuse_lang.speed.fastinit', where)\n"
      "f = importlib.util.module_from_spec(spec); spec.loader.exec_module(f)\n"
-     "sys.modules['fuse_lang.fastinit'] = f\n"
+     "sys.modules['fuse_lang.speed.fastinit'] = f\n"
      "assert f.frozen_dataclass\n"
      "f.frozen_dataclass = dataclasses.dataclass(frozen=True, slots=True)\n"),
     ("without the deferred tables (made for every analysis)",

@@ -116,7 +116,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x = rng.normal(size=(sizes["n"], 64))
     t = np.eye(10)[rng.integers(0, 10, size=sizes["n"])]
-    from fuse_lang.run.training import initial_param
+    from fuse_lang.run.train.training import initial_param
 
     w1 = initial_param("W1", (sizes["hidden"], 64), 0)
     w2 = initial_param("W2", (10, sizes["hidden"]), 0)

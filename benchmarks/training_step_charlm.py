@@ -63,7 +63,7 @@ def fuse_train(folder: Path, backend: str, sizes: dict, steps: int, device: str 
 def starting_params(folder: Path, sizes: dict) -> dict[str, np.ndarray]:
     """The params `program.train` starts from (seed 0), by their shapes."""
     from fuse_lang.check.loss import loss_of
-    from fuse_lang.run.training import initial_param
+    from fuse_lang.run.train.training import initial_param
 
     text = sized_program(EXAMPLE.read_text(encoding="utf-8"), sizes["window"], sizes["width"],
                          sizes["heads"], sizes["key"], sizes["mlp"])

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from . import lifecycle
 from .features import (code_actions, code_lens, commands, completion, diagnostics, folding,
-                       formatting, hover, inlay_hints, navigation, pictures, semantic_tokens,
-                       symbols)
+    formatting, hover, inlay_hints, navigation, pictures, semantic_tokens, symbols)
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,

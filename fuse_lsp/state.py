@@ -26,10 +26,10 @@ from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
 from fuse_lang.front.syntax import binary_text
-from fuse_lang.gc_pause import gc_frozen_after
+from fuse_lang.speed.gc_pause import gc_frozen_after
 from fuse_lang.ide.outline import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
-from fuse_lang.run.optimizers import OPTIMIZERS
+from fuse_lang.run.train.optimizers import OPTIMIZERS
 
 from .convert import Converter
 from .run_budget import RunBudget

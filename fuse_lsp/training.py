@@ -22,14 +22,13 @@ from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
 from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
-from fuse_lang.ide.train_targets import TrainOptionError, data_files, read_data_files, \
-    train_options, training_backend
+from fuse_lang.ide.train_targets import (TrainOptionError, data_files, read_data_files,
+    train_options, training_backend)
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
-from fuse_lang.run.training import TrainOptions
+from fuse_lang.run.train.training import TrainOptions
 
 from .run_budget import RunRefused
-from .running import Progress, cancelled, \
-    document_name, follow, watch_request
+from .running import Progress, cancelled, document_name, follow, watch_request
 from .state import DocumentTooLarge, FuseServer
 
 TRAIN = "fuse.train"

@@ -12,7 +12,7 @@ import pytest
 
 import fuse_lang
 from fuse_lang import ExecutionConfig, FuseError
-from fuse_lang.run import closure
+from fuse_lang.run.fixpoint import closure
 
 RIGHT = "Anc(x,y) = Edge(x,y)\nAnc(x,z) = Anc(x,y) Edge(y,z)\n"
 LEFT = "Anc(x,y) = Edge(x,y)\nAnc(x,z) = Edge(x,y) Anc(y,z)\n"

@@ -137,7 +137,7 @@ def test_backend_auto_picks_the_gpu_for_a_large_dense_program():
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_deep_chain_on_the_gpu_is_searched_on_the_host_and_answered_alike(tmp_path, backend):
-    from fuse_lang.run import closure
+    from fuse_lang.run.fixpoint import closure
 
     size = 5_000
     (tmp_path / "parent.tsv").write_text("".join(f"P{k}\tP{k + 1}\n" for k in range(size - 1)),

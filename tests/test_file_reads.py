@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fuse_lang
-from fuse_lang.check import whole_files
+from fuse_lang.io import whole_files
 
 PROGRAM = """Parent(x,y) = "parent.tsv"
 Parent(Zed, P3)

@@ -84,7 +84,7 @@ def test_no_import_cycle():
 # only rooms to its left (docs/architecture.md).  The package's root modules
 # (`fuse_lang`, `fuse_lang.cli`) may import any room; `fastinit` and `gc_pause`
 # (process-wide helpers with no Fuse imports) are below all.
-BASE = ("fuse_lang.fastinit", "fuse_lang.gc_pause")
+BASE = ("fuse_lang.speed.fastinit", "fuse_lang.speed.gc_pause")
 LAYERS = (BASE, "fuse_lang.front", "fuse_lang.check", "fuse_lang.plan",
           "fuse_lang.run", "fuse_lang.ide")
 

@@ -24,7 +24,7 @@ Ancestor(x, P40)?
 def test_eager_jax_on_the_cpu_compiles_no_sparse_kernel(tmp_path, mode):
     if jax.devices()[0].platform != "cpu":
         pytest.skip("the host path is for jax's CPU device")
-    from fuse_lang.run.backends import jax_sparse
+    from fuse_lang.run.sparse import jax_sparse
 
     rng = random.Random(11)
     (tmp_path / "parent.tsv").write_text("".join(
@@ -43,7 +43,7 @@ def test_eager_jax_on_the_cpu_compiles_no_sparse_kernel(tmp_path, mode):
 def test_the_device_kernels_still_give_numpys_answers(tmp_path, monkeypatch):
     """The jitted kernels that a GPU uses, forced on the CPU: the same answers,
     so that path stays tested where no accelerator is lent."""
-    from fuse_lang.run.backends import jax_sparse
+    from fuse_lang.run.sparse import jax_sparse
 
     asked = []
     monkeypatch.setattr(jax_sparse, "_on_cpu", lambda arrays: asked.append(1) and False)

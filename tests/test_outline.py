@@ -2,8 +2,7 @@
 hints and folding ranges, as plain data over spans."""
 from fuse_lang import analyze
 from fuse_lang.ide.outline import (TOKEN_MODIFIERS, TOKEN_TYPES, comment_spans, document_outline,
-                               folding_ranges, fuse_files, matches_query, semantic_tokens,
-                               shape_hints, tensor_symbols)
+    folding_ranges, fuse_files, matches_query, semantic_tokens, shape_hints, tensor_symbols)
 from fuse_lang.front.span import Span
 
 PROGRAM = """\

@@ -42,7 +42,8 @@ class _Terminal(io.StringIO):
 
 
 def test_a_long_run_draws_a_bar_on_a_terminal(tmp_path, monkeypatch, capsys):
-    from fuse_lang import cli, cli_progress
+    from fuse_lang import cli
+    from fuse_lang.cli import progress as cli_progress
 
     monkeypatch.setattr(cli_progress, "SHOW_AFTER_S", 0.0)
     terminal = _Terminal()

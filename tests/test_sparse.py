@@ -443,8 +443,8 @@ def test_new_facts_looked_up_in_the_known_levels_equal_dense(monkeypatch):
     """With the whole-subtraction shortcut off, each round's facts are looked up
     row by row in the known facts' CSR levels: shortcuts make many found facts
     known already; the closure equals the dense run's."""
-    import fuse_lang.run.sparse as sparse_module
-    from fuse_lang.run import closure
+    import fuse_lang.run.sparse.csr as sparse_module
+    from fuse_lang.run.fixpoint import closure
 
     lookups = []
     looked_up = sparse_module._in_levels

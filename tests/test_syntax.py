@@ -924,7 +924,7 @@ def _made_by_frozen_dataclass() -> list[type]:
     import sys
 
     import fuse_lang.cli  # noqa: F401 - loads what `fuse check` loads
-    from fuse_lang.fastinit import _Model
+    from fuse_lang.speed.fastinit import _Model
 
     found = {value for name, module in list(sys.modules.items()) if name.startswith("fuse_lang")
              for value in vars(module).values()
@@ -995,7 +995,7 @@ def test_frozen_dataclass_makes_what_dataclass_makes():
 
 
 def test_frozen_dataclass_of_one_field_with_a_default_and_no_docstring():
-    from fuse_lang.fastinit import frozen_dataclass
+    from fuse_lang.speed.fastinit import frozen_dataclass
 
     @frozen_dataclass
     class Mine:
@@ -1009,7 +1009,7 @@ def test_frozen_dataclass_of_one_field_with_a_default_and_no_docstring():
 def test_frozen_dataclass_refuses_classes_whose_init_does_more_than_store():
     import dataclasses
 
-    from fuse_lang.fastinit import frozen_dataclass
+    from fuse_lang.speed.fastinit import frozen_dataclass
 
     class Listed:
         items: list = dataclasses.field(default_factory=list)

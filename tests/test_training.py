@@ -300,7 +300,7 @@ def test_a_temperature_annealed_per_run_anneals_per_step(tmp_path, backend):
     program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
     losses = program.train(optimizer="sgd", learning_rate=1e-12, steps=6).losses
     reference = fuse_lang.compile(text, base_dir=tmp_path, precision="fp64")
-    from fuse_lang.run.training import initial_param
+    from fuse_lang.run.train.training import initial_param
 
     w = initial_param("W", (3,), 0)  # the start of seed 0
     expected = [float(reference.run({"W": w})["L"]) for _ in range(6)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
 from ..front.relocation import Relocation

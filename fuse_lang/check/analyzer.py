@@ -14,7 +14,7 @@ from pathlib import Path
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
-from ..gc_pause import gc_paused
+from ..speed.gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
@@ -22,7 +22,7 @@ from .domains import Domains, Evidence
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
 from .results import InfoMemo, Tables
-from .sources import SourceInfo, read_declared_source
+from ..io.sources import SourceInfo, read_declared_source
 from .statements import Local, StatementChecks
 from .symbols import TensorSymbol
 from .unify import Unification

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Hashable, Iterable, Sequence
 
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 from ..front.span import Span
 
 # The largest extent of an axis (docs/limits.md): past any memory, and every

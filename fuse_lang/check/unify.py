@@ -16,7 +16,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span, shifted
 from .domains import MAX_EXTENT, Domains, Evidence, short_number
 from .literals import is_whole, literal_shape
-from .sources import SourceInfo
+from ..io.sources import SourceInfo
 from .symbols import IndexRole, TensorSymbol, slice_name
 
 

@@ -19,7 +19,7 @@ from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .diagnostics import Diagnostic, make
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 from .lexer import Tok
 from .numbered_axes import NUMERIC_AXES, numbered_axes_named
 from .span import Span

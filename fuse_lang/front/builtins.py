@@ -5,7 +5,7 @@ The checker validates calls against these specs; hover and completion show
 """
 from __future__ import annotations
 
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 
 
 @frozen_dataclass

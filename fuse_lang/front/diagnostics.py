@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import field
 from enum import Enum
 
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 from .span import LineIndex, Span
 
 

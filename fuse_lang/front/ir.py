@@ -9,7 +9,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any, Callable, Iterator, Union
 
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 from .span import Span
 
 # ---------------------------------------------------------------- indices

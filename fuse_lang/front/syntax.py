@@ -19,7 +19,7 @@ from .builder import IRBuilder, StatementError, strings_alone
 from .builtins import RESERVED_WORDS
 from .diagnostics import Diagnostic, make
 from .errors import parse_error_message
-from ..fastinit import frozen_dataclass
+from ..speed.fastinit import frozen_dataclass
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
 from .relocation import Copies, Relocation

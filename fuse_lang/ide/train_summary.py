@@ -18,7 +18,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..run.training import TrainProgress, TrainResult
+from ..run.train.training import TrainProgress, TrainResult
 from .run_summary import ArraySummary, _json_float, _ms, _shape, summarize_array
 
 HISTORY_POINTS = 1000  # points of the loss curve sent to the editor

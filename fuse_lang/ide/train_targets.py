@@ -16,8 +16,8 @@ from typing import Any, Mapping
 from ..check import Analysis
 from ..check.loss import train_declarations
 from ..front.span import Span
-from ..run.optimizers import OPTIMIZERS, SCHEDULES
-from ..run.training import TRAINING_BACKENDS, TrainOptions
+from ..run.train.optimizers import OPTIMIZERS, SCHEDULES
+from ..run.train.training import TRAINING_BACKENDS, TrainOptions
 
 # the options a fuse.train request may carry, besides backend, device and precision
 # (camelCase as editors send them; each also accepted in snake_case)
@@ -101,8 +101,8 @@ def data_files(given: Mapping[str, Any], key: str, base_dir: Path | None = None
 def read_data_files(files: Mapping[str, Path]) -> dict[str, Any]:
     """The arrays of data_files, read as `fuse train` reads them (.npy, or an .npz
     holding NAME or one array)."""
-    from ..check.sources import SourceError
-    from ..run.files import load_array_file
+    from ..io.sources import SourceError
+    from ..io.files import load_array_file
 
     out = {}
     for name, path in files.items():

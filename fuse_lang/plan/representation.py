@@ -32,7 +32,7 @@ from typing import Mapping
 
 from ..check import Analysis
 from ..check.analysis import TensorInfo
-from ..check.sources import SourceError, read_sparse_npz_header
+from ..io.sources import SourceError, read_sparse_npz_header
 from ..front import ir
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:

@@ -19,21 +19,21 @@ import numpy as np
 from ..check import Analysis
 from ..front import ir
 from . import outputs, scheduler
-from .closure import rounds_for_run
-from .evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo, equation_op,
-                       write_lhs)
-from .files import FileProblem
-from .fixpoint import Eager, Iteration, SemiNaive, Traced, repeat
+from .fixpoint.closure import rounds_for_run
+from .interpret.evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo,
+    equation_op, write_lhs)
+from ..io.files import FileProblem
+from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import load_base
-from .lhs import put_row
+from .interpret.lhs import put_row
 from .limits import Checkpoint
 from .memory import guard_memory
 from ..plan.representation import representations
-from .blocked import Blocking
+from .interpret.blocked import Blocking
 from .cache import EXPORT_FOLDER
-from .monte_carlo import Sampler
+from .interpret.monte_carlo import Sampler
 from .results import FuseError, RunResult
-from .sparse import is_sparse
+from .sparse.csr import is_sparse
 from .trace import Tracer
 
 

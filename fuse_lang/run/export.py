@@ -25,7 +25,7 @@ import numpy as np
 from . import outputs, scheduler
 from .backends import BackendError, get_backend
 from .execution import Execution
-from .files import atomic_write
+from ..io.files import atomic_write
 from .results import FuseError
 
 FORMATS = {"torch": "torch", "jax": "jax", "stablehlo": "jax"}

@@ -14,12 +14,12 @@ import numpy as np
 
 from ..check import Analysis
 from ..front import ir
-from .evaluate import EvaluationError
-from ..check.sources import split_member
-from .files import (integer_relation, load_dense, load_sparse_npz, relation_columns,
-                    relation_rows)
-from .sparse import SparseTensor, from_rows
-from .sparse_nd import SparseRelation
+from .interpret.evaluate import EvaluationError
+from ..io.sources import split_member
+from ..io.files import (integer_relation, load_dense, load_sparse_npz, relation_columns,
+    relation_rows)
+from .sparse.csr import SparseTensor, from_rows
+from .sparse.nd import SparseRelation
 
 # sources that hold an array (a Boolean one read as 0/1), not a relation's tuples
 ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")

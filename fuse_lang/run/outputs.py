@@ -9,11 +9,11 @@ import numpy as np
 from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
-from .evaluate import EvaluationError, Evaluator, StatementInfo
-from .files import FileProblem, check_sink_path, names_by_position, write_sink, write_topk_pairs
-from .labelled import LArray
+from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
+from ..io.files import FileProblem, check_sink_path, names_by_position, write_sink, write_topk_pairs
+from .interpret.labelled import LArray
 from .results import FuseError, QueryAnswer
-from .sparse import SparseTensor, is_sparse
+from .sparse.csr import SparseTensor, is_sparse
 
 
 def output_names(analysis: Analysis, deps: Mapping[str, set[str]]) -> list[str]:
@@ -145,7 +145,7 @@ def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) ->
     """A query of a sparse relation of 3 axes or more (run/sparse_nd.py), read off its
     tuples: the selected tuples, and as the value a scipy.sparse COO array (two
     free axes or more), a dense vector (one) or the cell (none)."""
-    from .sparse_nd import _coo_result
+    from .sparse.nd import _coo_result
 
     tensor = analysis.tensors[atom.name]
     coords = value.coords()

@@ -15,16 +15,16 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..check import Analysis, analyze
-from ..check.file_reads import kept, reading_once
+from ..io.file_reads import kept, reading_once
 from ..front import ir
 from ..check.cone import NotRun, TargetError, dependency_cone
 from ..front.diagnostics import Diagnostic, Severity
 from . import scheduler
 from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
-from .evaluate import EvaluationError, StatementInfo, statement_info
+from .interpret.evaluate import EvaluationError, StatementInfo, statement_info
 from .execution import Execution
-from .float_warnings import FloatWarnings
+from .interpret.float_warnings import FloatWarnings
 from .schedules import schedules_of
 from .limits import Checkpoint, RunProgress, checked_time_limit, watching
 from .memory import estimate
@@ -33,7 +33,7 @@ from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
 from .scheduler import INPUT_KINDS
-from ..check.manifest import ManifestError, as_diagnostic, recoded
+from ..io.manifest import ManifestError, as_diagnostic, recoded
 from ..front.syntax import parse
 from .weights import AdapterChoice, Weights, open_weights
 
@@ -394,7 +394,7 @@ class CompiledProgram:
         checkpoint: a .safetensors file written every `checkpoint_every` steps and
         at the end; resume: a checkpoint to continue from; progress: called after
         each step with a run.training.TrainProgress.  program.interrupt stops it."""
-        from .training import TrainOptions, train
+        from .train.training import TrainOptions, train
 
         options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,
@@ -407,7 +407,7 @@ class CompiledProgram:
                   ) -> tuple[float, dict[str, np.ndarray]]:
         """The loss (`train L`) at these param values and its gradient for each param,
         by torch autograd or jax.grad through the backend's evaluation."""
-        from .training import loss_gradients
+        from .train.training import loss_gradients
 
         return loss_gradients(self, params, data)
 

@@ -19,12 +19,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..check.safetensors_header import SafetensorsProblem, load_tensor
-from ..check.manifest import (FileRef, Layout, Manifest, ManifestError, Quantization, layouts,
-                              program_axes, read_manifest)
-from ..check.sources import SAFETENSORS, SourceError
+from ..io.safetensors_header import SafetensorsProblem, load_tensor
+from ..io.manifest import (FileRef, Layout, Manifest, ManifestError, Quantization, layouts,
+    program_axes, read_manifest)
+from ..io.sources import SAFETENSORS, SourceError
 from ..front.syntax import parse
-from .files import load_npy, load_npz_member
+from ..io.files import load_npy, load_npz_member
 
 AdapterChoice = Sequence[str] | Mapping[str, float] | None
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.ide.train_targets import train_targets
 from fuse_lang.run.backends import available_targets
-from fuse_lang.run.training import TRAINING_BACKENDS
+from fuse_lang.run.train.training import TRAINING_BACKENDS
 
 from ..convert import Converter
 from ..state import Feature, FuseServer, safe

@@ -16,8 +16,8 @@ import numpy as np
 from ...plan import contraction  # the one planner: what explain prints runs
 from . import BackendError, check_precision, jax_segments
 from .base import Backend, elementwise_from
-from .framework_sparse import with_sparse
-from .jax_sparse import JaxSparse
+from ..sparse.framework import with_sparse
+from ..sparse.jax_sparse import JaxSparse
 
 _REDUCTIONS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "avg": jnp.mean}
 _DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,

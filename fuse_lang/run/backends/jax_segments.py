@@ -21,7 +21,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from ..files import atomic_write
+from ...io.files import atomic_write
 
 
 @functools.cache

@@ -6,10 +6,10 @@ from typing import Any
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from .. import sparse_join
-from ..sparse import SparseTensor
-from ..sparse_join import Complement
-from ..sparse_nd import SparseRelation
+from ..sparse import join as sparse_join
+from ..sparse.csr import SparseTensor
+from ..sparse.join import Complement
+from ..sparse.nd import SparseRelation
 from . import BackendError
 from .base import Backend, elementwise_from
 from .pairwise import checked_matmul, pair_as_matmul

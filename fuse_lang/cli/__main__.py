@@ -1,0 +1,4 @@
+"""`python -m fuse_lang.cli ...`: the same as `fuse ...`."""
+from . import entry
+
+entry()

@@ -1,0 +1,147 @@
+"""`fuse train PROG`: learn a program's params against its loss (docs/training.md).
+
+    fuse train [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X]
+               [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N]
+               [--data NAME=FILE.npy]... [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
+               [--checkpoint-every N] [--resume FILE.safetensors] [--format text|json] PATH
+
+The loss is printed about ten times along the way (and drawn in a progress bar
+on a terminal); the learned params go to the checkpoint file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from .options import UsageError
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def add_train_parser(sub: Any) -> None:
+    """`fuse train`'s options on the subcommand parsers `sub`."""
+    from ..run.train.optimizers import OPTIMIZERS, SCHEDULES
+
+    p = sub.add_parser("train", help="learn a program's params against its loss (`train L`)")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--backend", default="torch", choices=("torch", "jax", "numpy"),
+                   help="the framework whose gradients train (default torch; numpy has none)")
+    p.add_argument("--device", default=None, help="cpu (the default), cuda, cuda:N or auto")
+    p.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
+    p.add_argument("--optimizer", default="adam", choices=OPTIMIZERS)
+    p.add_argument("--lr", type=_positive_float, default=0.01, dest="learning_rate",
+                   metavar="X", help="the learning rate (default 0.01)")
+    p.add_argument("--schedule", default="constant", choices=SCHEDULES,
+                   help="the learning rate: constant, or cosine decay to 0 at --steps")
+    p.add_argument("--weight-decay", type=float, default=None, metavar="X")
+    p.add_argument("--steps", type=int, default=100, metavar="N",
+                   help="the step to end at, counting a resumed checkpoint's (default 100)")
+    p.add_argument("--epochs", type=int, default=None, metavar="N",
+                   help="instead of --steps: N passes over the data (each batch once)")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="the params' start and the batches' draws (default 0)")
+    p.add_argument("--batch", metavar="INDEX=N",
+                   help="draw N positions of the data's index INDEX per step")
+    p.add_argument("--data", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="give a data source of the loss from a file (repeatable)")
+    p.add_argument("--validation", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="held-out data: the loss on it is shown along the way (repeatable)")
+    p.add_argument("--validate-every", type=int, default=None, metavar="N")
+    p.add_argument("--checkpoint", metavar="FILE.safetensors",
+                   help="write the params here (and the optimizer's state beside)")
+    p.add_argument("--checkpoint-every", type=int, default=None, metavar="N")
+    p.add_argument("--resume", metavar="FILE.safetensors",
+                   help="continue from a checkpoint written by fuse train")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
+    return value
+
+
+def _batch(text: str | None) -> dict[str, int] | None:
+    if text is None:
+        return None
+    index, sep, size = text.partition("=")
+    if not sep or not index.strip() or not size.strip().isdigit() or int(size) < 1:
+        raise UsageError(f"--batch takes INDEX=N (n=64), not {text!r}")
+    return {index.strip(): int(size)}
+
+
+def cmd_train(args: argparse.Namespace, read_program: Callable[[str], tuple[str, int | None]],
+              read_inputs: Callable[[list[str]], dict | int]) -> int:
+    """`fuse train`; read_program and read_inputs are `fuse run`'s (cli.py)."""
+    from .progress import progress_bar  # the engine is imported only to train
+    from ..run.program import FuseError, compile
+
+    batch = _batch(args.batch)
+    text, failed = read_program(args.path)
+    if failed is not None:
+        return failed
+    data = read_inputs(args.data)
+    held = read_inputs(args.validation)
+    if isinstance(data, int) or isinstance(held, int):
+        return data if isinstance(data, int) else held  # type: ignore[return-value]
+    bar = progress_bar(sys.stderr, unit="step", desc="fuse train")
+    shown = _Shown(bar, args.format == "text")
+    try:
+        program = compile(text, backend=args.backend, device=args.device,
+                          base_dir=Path(args.path).parent, path=args.path,
+                          precision=args.precision)
+        result = program.train(data, optimizer=args.optimizer,
+                               learning_rate=args.learning_rate, schedule=args.schedule,
+                               steps=args.steps,
+                               seed=args.seed, weight_decay=args.weight_decay, batch=batch,
+                               validation=held or None, validate_every=args.validate_every,
+                               checkpoint=args.checkpoint,
+                               checkpoint_every=args.checkpoint_every, resume=args.resume,
+                               epochs=args.epochs,
+                               progress=shown)
+    except KeyboardInterrupt:
+        print(f"fuse: {args.path}: training was stopped (Ctrl-C); the last checkpoint "
+              f"written stays", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except FuseError as err:
+        print(f"fuse: {args.path}: {err}", file=sys.stderr)
+        return EXIT_ERRORS
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.format == "json":
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        final = f"{result.losses[-1]:.6g}" if result.losses else "(no step taken)"
+        print(f"trained `{result.loss}`: steps {result.first_step}-{result.steps}, "
+              f"final loss {final}")
+        if result.validation:
+            print(f"validation loss {result.validation[-1][1]:.6g} at step "
+                  f"{result.validation[-1][0]}")
+        if result.checkpoint:
+            print(f"wrote {result.checkpoint}")
+    return EXIT_OK
+
+
+class _Shown:
+    """The progress callback: the bar on a terminal, and a line about every tenth
+    of the steps on stdout (text format)."""
+
+    def __init__(self, bar: Any, lines: bool) -> None:
+        self.bar = bar
+        self.lines = lines
+
+    def __call__(self, now: Any) -> None:
+        if self.bar is not None:
+            self.bar(now)
+        every = max(1, now.total // 10)
+        if self.lines and (now.done % every == 0 or now.done == now.total):
+            print(now.message(), flush=True)

@@ -1,0 +1,26 @@
+"""`fuse check --weights MANIFEST`: a program's diagnostics with a weights
+manifest's tensors standing in for its source files (docs/weights.md).  The
+manifest and its files' headers are read; no tensor's data is loaded and no
+sha256 is computed (the run does that)."""
+from __future__ import annotations
+
+from ..check import Analysis, analyze
+from ..io.manifest import (ManifestError, as_diagnostic, layouts, program_axes, read_manifest,
+    recoded)
+from ..front.diagnostics import Diagnostic
+
+
+def check_with_weights(text: str, path: str, weights: str) -> tuple[Analysis, list[Diagnostic]]:
+    """The analysis of `text` with the manifest's shapes, and its diagnostics: the
+    manifest's problem first if it has one (a source the manifest was meant to
+    replace is then not reported missing as well)."""
+    try:
+        manifest = read_manifest(weights)
+        layout = layouts(manifest, program_axes(analyze(text, path).program))
+    except ManifestError as err:
+        analysis = analyze(text, path)
+        rest = [d for d in analysis.diagnostics if d.code != "missing-source"]
+        return analysis, [as_diagnostic(err, analysis.program)] + rest
+    shapes = {name: found.shape for name, found in layout.items()}
+    analysis = analyze(text, path, input_shapes=shapes)
+    return analysis, list(recoded(analysis.diagnostics, manifest, layout))

@@ -1,0 +1,333 @@
+"""Recursive groups run to a fixpoint (LANGUAGE.md §7): one loop, written once.
+
+A group's rounds are of one of two kinds.  `Iteration` evaluates every
+equation of the group again until the largest change is within the tolerance
+(exactly 0 for Boolean tensors).  `SemiNaive`, for Boolean rules that only
+join and union (then it is exact), joins only the facts that are new since
+the last round.  Each kind is a loop state with `start`, `goes_on`, `round`
+and `end`; what ended the loop comes back as numbers that `judge` turns into
+the error (a traced loop cannot raise), so each message is written once.
+
+How many rounds a group may take (`round_limit`) follows from the program
+unless the caller set a limit: a Boolean group gains at least one tuple each
+round that goes on, so it cannot take more rounds than it has tuples (the
+product of its extents, summed over its tensors; a chain of N edges needs N
+rounds); numeric recursion converges to a tolerance, and gets 1000 rounds.
+
+The rounds run on concrete values (`Eager`: Python control flow; a delta
+with nothing new is None and its joins are skipped; the known facts grow in
+place) or traced into a graph (`Traced`: every value is a tensor, the loop
+a backend while-loop or a Python loop around one compiled round); see
+`Execution` for the drivers.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Protocol, Union
+
+from ...check import Analysis
+from ...check.datalog import monotone_rules
+from ...front import ir
+from ..interpret.evaluate import EvaluationError
+from ..sparse.csr import SparseValue
+
+# numeric recursion (not Boolean): rounds before "did not converge"
+NUMERIC_ROUND_LIMIT = 1000
+# a traced loop counts rounds in a 32-bit integer
+TRACED_ROUND_LIMIT = 2**31 - 1
+
+
+class Host(Protocol):
+    """What the rounds read from the run they belong to."""
+
+    analysis: Analysis
+    backend: Any
+    values: dict[str, Any]
+
+    def shape(self, name: str) -> tuple[int, ...]: ...
+
+    def equations(self, name: str) -> list[int]: ...
+
+    def contribution(self, k: int, shape: tuple[int, ...], fixed: dict[str, int] | None = None,
+                     overrides: dict[int, Any] | None = None) -> Any: ...
+
+    def combine(self, name: str, base: Any, parts: list[Any]) -> Any: ...
+
+    def zeros_of(self, name: str) -> Any: ...
+
+
+class Eager:
+    """The rounds on concrete values, at the cost of one number a round read back."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def nothing(self, shape: tuple[int, ...]) -> None:
+        return None
+
+    def add(self, total: Any, part: Any) -> Any:
+        return part if total is None else total + part
+
+    def empty(self, delta: Any) -> bool:
+        return delta is None
+
+    def new_facts(self, found: Any, known: Any) -> Any:
+        return None if found is None else self.backend.new_facts(found, known)
+
+    def owned(self, full: Any) -> Any:
+        return self.backend.copy(full)  # later rounds add to it in place
+
+    def grow(self, known: Any, new: Any) -> Any:
+        return known if new is None else self.backend.add_fresh(known, new)
+
+    def pending(self, deltas: Iterable[Any]) -> bool:
+        return any(d is not None for d in deltas)
+
+    def number(self, x: Any) -> float:
+        # a torch tensor in a gradient's graph (training) is read without it
+        return float(x.detach() if hasattr(x, "detach") else x)
+
+    def finite(self, x: float) -> bool:
+        return math.isfinite(x)
+
+    def counter(self) -> int:
+        return 0
+
+    def infinite(self) -> float:
+        return float("inf")
+
+
+class Traced:
+    """The rounds as tensor operations only, for a graph: no value is None and
+    nothing is tested in Python."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def nothing(self, shape: tuple[int, ...]) -> Any:
+        return self.backend.zeros(shape)
+
+    def add(self, total: Any, part: Any) -> Any:
+        return total + part
+
+    def empty(self, delta: Any) -> bool:
+        return False
+
+    def new_facts(self, found: Any, known: Any) -> Any:
+        return self.backend.step(self.backend.where(known > 0, 0.0, found))
+
+    def owned(self, full: Any) -> Any:
+        return full
+
+    def grow(self, known: Any, new: Any) -> Any:
+        return known + new
+
+    def pending(self, deltas: Iterable[Any]) -> Any:
+        return self.backend.any_positive(list(deltas))
+
+    def number(self, x: Any) -> Any:
+        return x
+
+    def finite(self, x: Any) -> Any:
+        return self.backend.finite(x)
+
+    def counter(self) -> Any:
+        return self.backend.integer(0)
+
+    def infinite(self) -> Any:
+        return self.backend.asarray(float("inf"))
+
+
+Arithmetic = Union[Eager, Traced]
+
+
+class Iteration:
+    """Every equation again each round.  State: (iteration, change, the change
+    before it, the group's values)."""
+
+    def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
+                 bases: dict[str, Any], max_iterations: int | None, tolerance: float) -> None:
+        self.host = host
+        self.group = group
+        self.arithmetic = arithmetic
+        self.bases = bases
+        self.boolean = all(host.analysis.tensors[n].boolean for n in group)
+        self.tolerance = 0.0 if self.boolean else tolerance
+        self.shapes = {n: host.shape(n) for n in group}
+        self.limit = round_limit(self.shapes, self.boolean, max_iterations)
+        if isinstance(arithmetic, Traced):
+            self.limit = min(self.limit, TRACED_ROUND_LIMIT)
+
+    def start(self) -> tuple:
+        start_values(self.host, self.group, self.bases)
+        infinite = self.arithmetic.infinite()
+        return (self.arithmetic.counter(), infinite, infinite,
+                {n: self.host.values[n] for n in self.group})
+
+    def goes_on(self, state: tuple) -> Any:
+        iteration, change = state[0], state[1]
+        return (iteration < self.limit) & ((iteration == 0) | (
+            (change > self.tolerance) & self.arithmetic.finite(change)))
+
+    def round(self, state: tuple) -> tuple:
+        """One round, reading the group from the state and the rest from the run."""
+        host, backend = self.host, self.host.backend
+        iteration, change, _, current = state
+        host.values.update(current)
+        if getattr(host, "schedules", None):  # `per=iteration` temperatures (run.schedules)
+            host.advance_schedules(iteration)
+        new = {n: host.combine(n, self.bases[n], [host.contribution(k, self.shapes[n])
+                                                  for k in host.equations(n)])
+               for n in self.group}
+        # one number per round: a value no longer finite makes it inf or nan
+        step = self.arithmetic.number(backend.max_of(
+            [backend.max_abs_difference(new[n], current[n]) for n in self.group]))
+        return iteration + 1, step, change, new
+
+    @staticmethod
+    def end(state: tuple) -> tuple[dict, dict]:
+        iteration, change, before, current = state
+        return current, {"iteration": iteration, "change": change, "before": before}
+
+    def judge(self, outcome: dict[str, float]) -> None:
+        names = ", ".join(self.group)
+        iteration, change, before = outcome["iteration"], outcome["change"], outcome["before"]
+        if iteration and not math.isfinite(change):
+            raise EvaluationError(
+                f"{names} did not converge: after {int(iteration)} iterations the values are "
+                f"no longer finite (the last change was {before:.3g} before that); check the "
+                f"recursion")
+        if change > self.tolerance:
+            raise EvaluationError(f"{names} did not converge in {self.limit} iterations (the "
+                                  f"last change was {change:.3g}); raise the iteration limit "
+                                  f"or check the recursion")
+
+
+class SemiNaive(Iteration):
+    """Only the facts new since the last round are joined.  State: (round, whether
+    new facts are pending, the known facts, the new facts)."""
+
+    def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
+                 bases: dict[str, Any], max_iterations: int | None, tolerance: float) -> None:
+        super().__init__(host, group, arithmetic, bases, max_iterations, tolerance)
+        members = set(group)
+        statements = host.analysis.program.statements
+        # per tensor: its rules and their reads of a group member
+        self.recursive_refs = {
+            n: [(k, ref) for k in host.equations(n)
+                for ref in ir.refs(statements[k].rhs)  # type: ignore[union-attr]
+                if ref.name in members] for n in group}
+
+    def start(self) -> tuple:
+        """Round 0: everything derivable from the bases."""
+        host, arithmetic = self.host, self.arithmetic
+        start_values(host, self.group, self.bases)
+        full = {n: host.combine(n, self.bases[n], [host.contribution(k, self.shapes[n])
+                                                   for k in self._first_round(n)])
+                for n in self.group}
+        delta = {n: arithmetic.new_facts(full[n], host.values[n]) for n in self.group}
+        known = {n: arithmetic.owned(full[n]) for n in self.group}
+        return arithmetic.counter(), arithmetic.pending(delta.values()), known, delta
+
+    def goes_on(self, state: tuple) -> Any:
+        return state[1] & (state[0] < self.limit)
+
+    def round(self, state: tuple) -> tuple:
+        host, arithmetic = self.host, self.arithmetic
+        rounds, _, known, delta = state
+        host.values.update(known)
+        found = {}
+        for n in self.group:
+            total = arithmetic.nothing(self.shapes[n])
+            for k, ref in self.recursive_refs[n]:
+                if not arithmetic.empty(delta[ref.name]):
+                    total = arithmetic.add(total, host.contribution(
+                        k, self.shapes[n], overrides={id(ref): delta[ref.name]}))
+            found[n] = arithmetic.new_facts(total, known[n])
+        grown = {n: arithmetic.grow(known[n], found[n]) for n in self.group}
+        return rounds + 1, arithmetic.pending(found.values()), grown, found
+
+    @staticmethod
+    def end(state: tuple) -> tuple[dict, dict]:
+        rounds, pending, known, delta = state
+        # the facts the last round added (what the message names)
+        added = sum((d.nnz if isinstance(d, SparseValue) else d.sum()
+                     for d in delta.values() if d is not None), 0.0)
+        return known, {"rounds": rounds, "pending": pending, "added": added}
+
+    def judge(self, outcome: dict[str, float]) -> None:
+        if outcome["pending"]:
+            added = outcome.get("added", 0)
+            raise EvaluationError(f"{', '.join(self.group)} did not reach a fixpoint in "
+                                  f"{self.limit} rounds (the round limit; the last round "
+                                  f"added {int(added)} facts); raise it with "
+                                  f"max_iterations or check the recursion")
+
+    def _first_round(self, name: str) -> list[int]:
+        """The join rules of `name` that can derive anything in the first round: a
+        rule joining a group member that starts empty derives nothing yet (its
+        facts arrive as that member's delta in later rounds)."""
+        empty = {n for n, base in self.bases.items() if base is None}
+        statements = self.host.analysis.program.statements
+        out = []
+        for k in self.host.equations(name):
+            rhs = statements[k].rhs  # type: ignore[union-attr]
+            factors = rhs.factors if isinstance(rhs, ir.Product) else (rhs,)
+            if not any(isinstance(f, ir.Ref) and f.name in empty for f in factors):
+                out.append(k)
+        return out
+
+
+def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict[str, Any],
+               max_iterations: int | None, tolerance: float,
+               strategy: str = "semi_naive") -> Iteration:
+    """The rounds of a group: semi-naive when all of it is Boolean joins and unions
+    (and `strategy` is "semi_naive"), naive otherwise (ExecutionConfig.fixpoint).
+    run.closure.rounds_for_run adds the graph search of a deep linear closure."""
+    boolean = all(host.analysis.tensors[n].boolean for n in group)
+    kind = SemiNaive if strategy == "semi_naive" and boolean and joins_only(host, group) \
+        else Iteration
+    return kind(host, group, arithmetic, {n: bases.get(n) for n in group},
+                max_iterations, tolerance)
+
+
+def round_limit(shapes: dict[str, tuple[int, ...]], boolean: bool,
+                explicit: int | None) -> int:
+    """The most rounds a group may take: the caller's limit when set; for a
+    Boolean group one more than the tuples it can hold (exact integers: each
+    round that goes on adds one at least, the last finds nothing new); for
+    numeric recursion NUMERIC_ROUND_LIMIT."""
+    if explicit is not None:
+        return explicit
+    if boolean:
+        return sum(math.prod(shape) for shape in shapes.values()) + 1
+    return NUMERIC_ROUND_LIMIT
+
+
+def repeat(goes_on: Callable[[Any], Any], body: Callable[[Any], Any], state: Any,
+           between: Callable[[], None] | None = None) -> Any:
+    """The loop in Python (what a backend's `while_loop` is in a graph);
+    `between` runs before each round (the run's time limit, a cancel)."""
+    while goes_on(state):
+        if between is not None:
+            between()
+        state = body(state)
+    return state
+
+
+def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
+    """A recursive group starts from its bases (or zeros), as 0/1 when Boolean."""
+    backend = host.backend
+    for n in group:
+        base = bases[n]
+        host.values[n] = base if base is not None else host.zeros_of(n)
+        if host.analysis.tensors[n].boolean:
+            host.values[n] = backend.step(host.values[n])
+
+
+def joins_only(host: Host, group: list[str]) -> bool:
+    """Rules that only join and union the group (monotone; what else they read is a
+    lower stratum's): semi-naive evaluation is exact.  The checker's own test, so
+    the `recursion` diagnostic says what runs."""
+    statements = host.analysis.program.statements
+    return monotone_rules(set(group), [statements[k] for n in group for k in host.equations(n)])

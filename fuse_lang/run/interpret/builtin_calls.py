@@ -1,0 +1,267 @@
+"""The builtins of an expression (LANGUAGE.md §6): elementwise functions,
+softmax and lnorm along an axis, topk, concat, const and causal_mask."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from ...check.values import compared_symbol, symbol_constant, symbol_position
+from ...front import ir
+from .labelled import LArray, align, combine, union_axes
+from ..sparse.csr import is_sparse
+from .statement import EvaluationError, EvaluatorState
+
+
+# `a < b` and the other comparisons (front/builtins.py COMPARISONS): an index
+# stands for its position, which for an integer column is its value
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
+
+
+class BuiltinCalls(EvaluatorState):
+    """The Evaluator's builtin calls (a mixin of evaluate.Evaluator)."""
+
+    def arg(self, expr: ir.Expr) -> LArray:
+        return self.scope(expr, self.info.scope_of[id(expr)])
+
+    def _compared(self, call: ir.Call, operand: ir.Expr) -> LArray:
+        """A comparison's operand; a symbol constant (`Ann` in `(x != Ann)`) is its
+        position in the other operand's column, -1 where the column lacks it."""
+        tensors = self.analysis.tensors
+        if not symbol_constant(operand, tensors):
+            return self.arg(operand)
+        found = compared_symbol(call, tensors)
+        assert found is not None and isinstance(found[1], ir.Ref)  # (the checker's rule)
+        _, domain = self.analysis.var_extents[(self.info.index, found[1].name)]
+        symbols = self.analysis.domain_symbols.get(domain, ())
+        position = symbol_position(operand.name, symbols)  # type: ignore[union-attr]
+        return LArray(self.backend.asarray(float(position)), ())
+
+    def call(self, call: ir.Call) -> LArray:
+        backend = self.backend
+        name = call.name
+        kwargs = {kw.name: kw.value for kw in call.kwargs}
+        if name == "const":
+            return self._const(call.args[0])
+        if name == "causal_mask":
+            return self._causal_mask(call)
+        if name in ("linear", "exponential", "cosine"):  # a schedule's first step; a run
+            # gives its value as an input instead (run.schedules)
+            return LArray(backend.asarray(_number(call.args[0], 0.0)), ())
+        if name in ("even", "odd"):
+            var = call.args[0]
+            assert isinstance(var, ir.Ref)
+            if var.name in self.fixed:
+                parity = self.fixed[var.name] % 2
+                return LArray(backend.asarray(float(parity == (0 if name == "even" else 1))), ())
+            n = self.extent(var.name)
+            values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
+            return LArray(backend.asarray(values), (var.name,))
+        if name in _COMPARE:  # a Boolean factor, broadcast by index name
+            compare = _COMPARE[name]
+            args = [self._compared(call, a) for a in call.args]
+            return combine(backend, lambda a, b: backend.where(compare(a, b), 1.0, 0.0),
+                           args[0], args[1])
+        args = self._own_axis_args(call) or [self.arg(a) for a in call.args]
+        if name in ("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step", "gelu",
+                    "gelu_tanh"):
+            x = args[0]
+            return LArray(self._unary(name, x.data), x.axes)
+        if name == "not":  # no tuple matches: 1 - step(x)
+            x = args[0]
+            complement = getattr(backend, "complement", None)
+            if complement is not None and is_sparse(x.data):  # an anti-join (run/sparse_join.py)
+                return LArray(complement(x.data), x.axes)
+            return LArray(1 - self._unary("step", x.data), x.axes)
+        if name == "sig":
+            x = args[0]
+            if "T" in kwargs:  # sig(x, T=...), the seeds' spelling of sig(x, T)
+                args = [x, self.arg(kwargs["T"])]
+            if len(args) == 1:
+                return LArray(self._logistic(x.data), x.axes)
+            return combine(backend, self._sig_t, x, args[1])
+        if name == "pow":
+            return combine(backend, backend.power, args[0], args[1])
+        if name in ("max", "min"):
+            pick = backend.maximum if name == "max" else backend.minimum
+            return combine(backend, pick, args[0], args[1])
+        if name in ("softmax", "lnorm"):
+            axis = self._norm_axis(kwargs)
+            eps = float(_number(kwargs.get("eps"), 1e-5))
+            return self._normalise(name, args[0], axis, eps)
+        if name == "concat":
+            axis_ref = kwargs["axis"]
+            assert isinstance(axis_ref, ir.Ref)
+            return self._concat(args, axis_ref.name)
+        if name == "topk":
+            count = kwargs["k"]  # exact from its digits (a float of 10^400 is inf)
+            return self._topk(args[0], int(count.text) if isinstance(count, ir.Number)
+                              and count.text.isdigit() else int(_number(count, 1)))
+        raise EvaluationError(f"`{name}` is not a builtin")
+
+    def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:
+        """topk's and concat's arguments, each with the chosen axis at the argument's
+        own extent (read off the tensors it indexes there), not the result's."""
+        if call.name == "topk":
+            axis = self._topk_axis()
+        elif call.name == "concat":
+            axis_ref = next((kw.value for kw in call.kwargs if kw.name == "axis"), None)
+            axis = axis_ref.name if isinstance(axis_ref, ir.Ref) else None
+        else:
+            return None
+        if axis is None:
+            return None
+        out = []
+        for arg in call.args:
+            own = self._own_extent(arg, axis)
+            saved = dict(self.local_extents)
+            if own is not None:
+                self.local_extents[axis] = own
+            try:
+                out.append(self.arg(arg))
+            finally:
+                self.local_extents = saved
+        return out
+
+    def _own_extent(self, expr: ir.Expr, axis: str) -> int | None:
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Ref) and node.indices and node.name in self.analysis.tensors:
+                stored = [a for a in self.analysis.tensors[node.name].axes]
+                for pos, index in enumerate(node.indices):
+                    if ir.reads_along(index, axis) \
+                            and pos < len(stored) and stored[pos].extent is not None:
+                        return stored[pos].extent
+        return None
+
+    def _topk_axis(self) -> str | None:
+        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
+        lhs_vars = [v.name for i in ((lhs.indices if lhs else None) or ())
+                    if not isinstance(i, ir.IndexVirtual) for v in ir.index_vars(i)]
+        return lhs_vars[-1] if lhs_vars else None
+
+    def _unary(self, name: str, x: Any) -> Any:
+        backend = self.backend
+        if name == "relu":
+            return backend.relu(x)
+        if name == "step":
+            return backend.step(x)
+        if name == "gelu":
+            return backend.gelu(x)  # the exact (erf) form, as one fused op where there is one
+        if name == "gelu_tanh":
+            return backend.gelu_tanh(x)
+        return getattr(backend, name)(x)
+
+    def _sig_t(self, x: Any, t: Any) -> Any:
+        backend = self.backend
+        safe = backend.where(t == 0, 1.0, t)
+        return backend.where(t == 0, backend.step(x), self._logistic(x / safe))
+
+    def _logistic(self, z: Any) -> Any:
+        """1/(1+e^-z) without overflow: e^-|z| is at most 1 (a cold temperature makes
+        |z| large, and e^|z| past float32's range warned and meant nothing)."""
+        backend = self.backend
+        e = backend.exp(-backend.abs(z))
+        return backend.where(z >= 0, 1 / (1 + e), e / (1 + e))
+
+    def _norm_axis(self, kwargs: dict) -> str:
+        axis = kwargs.get("axis")
+        if isinstance(axis, ir.Ref):
+            if isinstance(self.info.stmt, ir.Equation) and any(
+                    isinstance(i, ir.IndexVar) and i.dotted for i in self.info.stmt.lhs.indices
+                    or ()):
+                return self.info.norm_axis or axis.name
+            return axis.name
+        if self.info.norm_axis is None:
+            raise EvaluationError("softmax and lnorm need an axis: dot one on the left-hand "
+                                  "side or pass axis=")
+        return self.info.norm_axis
+
+    def _normalise(self, name: str, x: LArray, axis: str, eps: float) -> LArray:
+        backend = self.backend
+        if axis not in x.axes:
+            # constant along the axis: broadcast it first
+            x = LArray(backend.broadcast_to(align(backend, x, x.axes + (axis,)),
+                                      tuple(backend.shape(x.data)) + (self.extent(axis),)),
+                       x.axes + (axis,))
+        k = x.axes.index(axis)
+        if name == "softmax":
+            return LArray(backend.softmax(x.data, k, x.fresh), x.axes, fresh=True)
+        return LArray(backend.lnorm(x.data, k, eps), x.axes, fresh=True)
+
+    def _topk(self, x: LArray, k: int) -> LArray:
+        """The k largest values of each row along the last LHS axis, in descending
+        order (the result's axis has extent k); equal values keep the lower index
+        first.  Inside the argument that axis has the argument's own extent."""
+        backend = self.backend
+        axis = self._topk_axis() or (x.axes[-1] if x.axes else None)
+        if axis is None or axis not in x.axes:
+            raise EvaluationError(f"topk chooses along the last left-hand-side axis "
+                                  f"`{axis}`, which its argument does not have")
+        row = backend.shape(x.data)[x.axes.index(axis)]
+        k = min(k, row)  # capped at the row, as the seed DSL's topk (warning topk-capped)
+        axes = tuple(a for a in x.axes if a != axis) + (axis,)
+        return LArray(backend.topk(align(backend, x, axes), k), axes)
+
+    def _concat(self, args: list[LArray], axis: str) -> LArray:
+        backend = self.backend
+        others = union_axes(*[LArray(None, tuple(a for a in x.axes if a != axis)) for x in args])
+        axes = others + (axis,)
+        sizes = {}
+        for x in args:
+            for a, n in zip(x.axes, backend.shape(x.data)):
+                if a != axis:
+                    sizes[a] = max(sizes.get(a, 1), n)
+        parts = []
+        for x in args:
+            if axis not in x.axes:
+                raise EvaluationError(f"every argument of concat needs the axis `{axis}`")
+            data = align(backend, x, axes)
+            target = tuple(sizes[a] for a in others) + (backend.shape(data)[-1],)
+            parts.append(backend.broadcast_to(data, target))
+        return LArray(backend.concatenate(parts, axis=-1), axes)
+
+    def _const(self, literal: ir.Expr) -> LArray:
+        value = _literal(literal)
+        stmt = self.info.stmt
+        if isinstance(stmt, ir.Equation) and stmt.rhs is not None and stmt.lhs.indices:
+            # `W[0,h] = const([[...]])`: the literal's axis at a constant is that position
+            import numpy as np
+
+            array = np.asarray(value, dtype=np.float64)
+            fixed = tuple(p for p, i in enumerate(stmt.lhs.indices)
+                          if isinstance(i, ir.IndexConst) and p < array.ndim)
+            if fixed and all(array.shape[p] == 1 for p in fixed):
+                value = array.reshape([n for p, n in enumerate(array.shape) if p not in fixed])
+        data = self.backend.asarray(value)
+        rank = len(self.backend.shape(data))
+        names = self.info.lhs_order[:rank]
+        if len(names) == rank:
+            return LArray(data, names)
+        return LArray(data, tuple(f"#{k}" for k in range(rank)))
+
+    def _causal_mask(self, call: ir.Call) -> LArray:
+        n = int(_number(call.args[0], 0))
+        names = self.info.lhs_order
+        if len(names) < 2:
+            raise EvaluationError("causal_mask binds to the last two left-hand-side axes; "
+                                  "this left-hand side has fewer")
+        query, key = names[-2], names[-1]
+        import numpy as np
+
+        return LArray(self.backend.asarray(np.tri(n, dtype=np.float32)), (query, key))
+
+
+def _number(expr: ir.Expr | None, default: float) -> float:
+    if expr is None:
+        return default
+    if isinstance(expr, ir.Neg):
+        return -_number(expr.operand, default)
+    if isinstance(expr, ir.Number):
+        return expr.value
+    raise EvaluationError("expected a number")
+
+
+def _literal(expr: ir.Expr):
+    if isinstance(expr, ir.ListLit):
+        return [_literal(item) for item in expr.items]
+    return _number(expr, 0.0)

@@ -1,0 +1,182 @@
+"""Writing an equation's value into its left-hand side tensor: a plain layout
+when the LHS is distinct variables, else a scatter planned from shapes
+(constants, offsets, pooling `x/2` combined by the equation's operator,
+slices, repeated indices)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...check import Analysis
+from ...check.symbols import SUM_OPS, slice_name
+from ...front import ir
+from ..backends.base import Backend
+from .labelled import LArray, expand_to
+from .statement import EvaluationError, StatementInfo
+
+
+def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: LArray,
+              shape: tuple[int, ...], op: str, fixed: dict[str, int] | None = None,
+              skip: int | None = None) -> Any:
+    """Lay the RHS value out as the LHS tensor (shape `shape`), combining by `op`
+    where several positions land in one cell (pooling `x/2`).  `skip` is an LHS
+    position left out: a recurrence writes one row at a time."""
+    stmt = info.stmt
+    assert isinstance(stmt, ir.Equation)
+    names = info.lhs_names
+    if names is not None and skip is None and not fixed and value.axes == names \
+            and tuple(backend.shape(value.data)) == tuple(shape):
+        return value.data  # already laid out as the LHS: no copy
+    fixed = fixed or {}
+    lhs = stmt.lhs
+    indices = [_symbol_position(analysis, lhs.name, pos, i)
+               for pos, i in enumerate(lhs.indices or ())
+               if not isinstance(i, ir.IndexVirtual) and pos != skip]
+    if lhs.indices is None:
+        if value.axes and all(a.startswith("#") for a in value.axes):
+            return backend.broadcast_to(value.data, shape)  # bare W = const([...])
+        return backend.broadcast_to(value.data, shape)
+    names = _plain_names(indices, fixed)
+    if names is not None and len(set(names)) == len(names) \
+            and _slices_fill_their_axes(backend, value, names, shape):
+        extents = {n: e for n, e in zip(names, shape)}
+        stray = [a for a in value.axes if a not in names]
+        if stray:
+            raise EvaluationError(f"indices {', '.join(stray)} are left over on the right-hand "
+                                  f"side")
+        return backend.copy(expand_to(backend, value, tuple(names), extents))
+    return _scatter(backend, info, value, indices, shape, op, fixed)
+
+
+def _plain_names(indices: list, fixed: dict[str, int]) -> list[str] | None:
+    """The LHS as one name per axis when it lays the value out as it is: variables,
+    and slices from position 0 (`X[n,:,c] = C[n,0:64,c]`); None when a cell moves."""
+    names = []
+    for index in indices:
+        if isinstance(index, ir.IndexVar) and index.name not in fixed:
+            names.append(index.name)
+        elif isinstance(index, ir.IndexSlice) and not index.start:
+            names.append(slice_name(sum(n.startswith(":") for n in names)))
+        else:
+            return None
+    return names
+
+
+def _slices_fill_their_axes(backend: Backend, value: LArray, names: list[str],
+                            shape: tuple[int, ...]) -> bool:
+    """Whether the value spans each slice's whole LHS axis (else the cells past
+    it are zeros, or a broadcast covers only the slice: the scatter writes them)."""
+    sizes = backend.shape(value.data)
+    return all(n in value.axes and sizes[value.axes.index(n)] == extent
+               for n, extent in zip(names, shape) if n.startswith(":"))
+
+
+def _symbol_position(analysis: Analysis, name: str, pos: int, index: Any) -> Any:
+    """A symbol constant on the LHS (`S[Bob] = 2`) as its position in the axis' domain."""
+    if not (isinstance(index, ir.IndexConst) and isinstance(index.value, str)):
+        return index
+    symbols = analysis.domain_symbols.get(analysis.tensors[name].axes[pos].domain, ())
+    if index.value not in symbols:
+        raise EvaluationError(f"the symbol `{index.value}` is not in this axis' domain")
+    return ir.IndexConst(symbols.index(index.value), index.span)
+
+
+def _scatter(backend: Backend, info: StatementInfo, value: LArray, indices: list,
+             shape: tuple[int, ...], op: str, fixed: dict[str, int]) -> Any:
+    """The general LHS: constants, offsets, pooling, slices, repeated indices."""
+    import numpy as np
+
+    # every variable of the LHS, with its extent
+    names: list[str] = []
+    slices = 0
+    for index in indices:
+        if isinstance(index, ir.IndexSlice):
+            names.append(slice_name(slices))
+            slices += 1
+        else:
+            names.extend(v.name for v in ir.index_vars(index) if v.name not in fixed)
+    names = list(dict.fromkeys(names))
+    extents = {}
+    for n in names:
+        if n in value.axes:
+            extents[n] = backend.shape(value.data)[value.axes.index(n)]
+        else:
+            ext = info.extents.get(n)
+            if ext is None:
+                raise EvaluationError(f"the extent of index `{n}` is not known")
+            extents[n] = ext
+    stray = [a for a in value.axes if a not in names]
+    if stray:
+        raise EvaluationError(f"indices {', '.join(stray)} are left over on the right-hand side")
+    data = expand_to(backend, value, tuple(names), extents)
+    cells, targets, counts = _scatter_plan(indices, names, extents, shape, fixed)
+    size = int(np.prod(shape))
+    if targets.size == 0:
+        return backend.zeros(shape)
+    values = backend.take(backend.reshape(data, (-1,)), cells, 0)
+    init = {"sum": 0.0, "avg": 0.0, "max": -np.inf, "min": np.inf}[op]
+    out = backend.scatter("sum" if op == "avg" else op, size, targets, values, init)
+    if op == "avg":
+        out = out / backend.asarray(np.maximum(counts, 1))
+    elif op != "sum":
+        out = backend.where(backend.asarray(counts > 0) > 0, out, 0.0)  # untouched cells are 0
+    return backend.reshape(backend.asarray(out), shape)
+
+
+def _scatter_plan(indices: list, names: list[str], extents: dict[str, int],
+                  shape: tuple[int, ...], fixed: dict[str, int]):
+    """Where each cell of the RHS (laid out over `names`) lands in the flat LHS,
+    from shapes alone: the cells that land inside, their targets, and how many
+    land in each target."""
+    import numpy as np
+
+    grid_shape = tuple(extents[n] for n in names)
+    grids = np.meshgrid(*[np.arange(extents[n]) for n in names], indexing="ij") if names else []
+    env = dict(zip(names, grids))
+    targets = []
+    valid = np.ones(grid_shape, dtype=bool)
+    slices = 0
+    for axis_size, index in zip(shape, indices):
+        if isinstance(index, ir.IndexVar):
+            pos = env[index.name] if index.name not in fixed else fixed[index.name]
+        elif isinstance(index, ir.IndexConst):
+            pos = int(index.value)
+        elif isinstance(index, ir.IndexShift):
+            pos = index.offset + sum(env[v.name] if v.name not in fixed else fixed[v.name]
+                                     for v in index.terms)
+        elif isinstance(index, ir.IndexDiv):
+            pos = (env[index.var.name] if index.var.name not in fixed
+                   else fixed[index.var.name]) // index.divisor
+        elif isinstance(index, ir.IndexSlice):
+            pos = env[slice_name(slices)] + (index.start or 0)
+            slices += 1
+        else:
+            raise EvaluationError("unsupported index on the left-hand side")
+        pos = np.broadcast_to(pos, grid_shape)
+        valid &= (pos >= 0) & (pos < axis_size)  # writes outside an axis are dropped
+        targets.append(pos)
+    cells = np.flatnonzero(valid)
+    if targets:
+        flat = np.ravel_multi_index([t[valid] for t in targets], shape)
+    else:  # a scalar LHS: every cell lands in the one
+        flat = np.zeros(cells.size, dtype=np.intp)
+    counts = np.bincount(flat, minlength=int(np.prod(shape)))
+    return cells, flat, counts
+
+
+def equation_op(stmt: ir.Equation) -> str:
+    return "sum" if stmt.op in SUM_OPS else stmt.op[:-1]
+
+
+def put_row(backend: Any, value: Any, row: Any, shape: tuple[int, ...], position: int,
+             step: int) -> Any:
+    """`value` with its row `step` along axis `position` replaced by `row`, without
+    writing in place (a framework's gradient flows through both)."""
+    import numpy as np
+
+    mask_shape = [1] * len(shape)
+    mask_shape[position] = shape[position]
+    mask = np.zeros(mask_shape)
+    mask.reshape(-1)[step] = 1.0
+    mask_b = backend.asarray(mask)
+    row = backend.reshape(row, shape[:position] + (1,) + shape[position + 1:])
+    return value * (1 - mask_b) + row * mask_b

@@ -1,0 +1,126 @@
+"""Reading a tensor reference `T[i, j+1, x/2, 0, :]` as a labelled array:
+constants and fixed indices select, offsets and pooling gather (0 outside an
+axis), slices take, repeated indices take the diagonal (LANGUAGE.md §3-4)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...check.symbols import slice_name
+from ...front import ir
+from .labelled import LArray
+from .statement import EvaluationError, EvaluatorState
+
+
+class ReferenceReading(EvaluatorState):
+    """The Evaluator's reading of references (a mixin of evaluate.Evaluator)."""
+
+    def ref(self, ref: ir.Ref) -> LArray:
+        backend = self.backend
+        if ref.indices is None:
+            if ref.name in self.values:
+                data = self.overrides.get(id(ref), self.values[ref.name])
+                return LArray(data, ())
+            if ref.name in self.fixed:
+                return LArray(backend.asarray(self.fixed[ref.name]), ())
+            return LArray(backend.arange(self.extent(ref.name)), (ref.name,))  # an index's value
+        if ref.name not in self.values:
+            raise EvaluationError(f"`{ref.name}` has no value yet")
+        data = self.overrides.get(id(ref), self.values[ref.name])
+        plain = self.info.plain_refs.get(id(ref))
+        if plain is not None and not (self.fixed and any(n in self.fixed for n in plain)):
+            return LArray(data, plain)
+        info = self.analysis.tensors[ref.name]
+        labels: list[str] = []
+        axis = 0
+        slices = 0
+        for pos, index in enumerate(ref.indices):
+            if isinstance(index, ir.IndexVirtual):
+                continue  # the stored value is the current time step
+            size = backend.shape(data)[axis]
+            if isinstance(index, ir.IndexVar):
+                if index.name in self.fixed:
+                    data = self._select(data, axis, self.fixed[index.name], size)
+                    continue
+                labels.append(index.name)
+                axis += 1
+            elif isinstance(index, ir.IndexConst):
+                position = self._constant_position(info.axes[pos].domain, index)
+                data = self._select(data, axis, position, size)
+            elif isinstance(index, ir.IndexShift):
+                data, names = self._shifted(data, axis, size, index)
+                labels.extend(names)
+                axis += len(names)
+            elif isinstance(index, ir.IndexDiv):
+                name = index.var.name
+                if name in self.fixed:
+                    data = self._select(data, axis, self.fixed[name] // index.divisor, size)
+                    continue
+                positions = backend.int_arange(self.extent(name)) // index.divisor
+                data = self._gather(data, axis, positions, size)
+                labels.append(name)
+                axis += 1
+            elif isinstance(index, ir.IndexSlice):
+                start = index.start or 0
+                stop = size if index.stop is None else min(index.stop, size)
+                data = backend.take(data, backend.int_arange(max(stop - start, 0)) + start, axis)
+                labels.append(slice_name(slices))
+                slices += 1
+                axis += 1
+        return self._diagonals(LArray(data, tuple(labels)))
+
+    def _select(self, data: Any, axis: int, position: int, size: int) -> Any:
+        backend = self.backend
+        if 0 <= position < size:
+            return backend.take(data, position, axis)
+        shape = list(backend.shape(data))
+        del shape[axis]
+        return backend.zeros(tuple(shape))  # reads outside an axis are 0
+
+    def _gather(self, data: Any, axis: int, positions: Any, size: int) -> Any:
+        """data[..., positions, ...] with 0 where a position is outside the axis."""
+        import numpy as np
+
+        pos = np.asarray(positions)
+        inside = (pos >= 0) & (pos < size)
+        taken = self.backend.take(data, np.clip(pos, 0, max(size - 1, 0)), axis)
+        if inside.all():
+            return taken
+        mask_shape = [1] * len(self.backend.shape(taken))
+        for k, n in enumerate(pos.shape):
+            mask_shape[axis + k] = n
+        mask = self.backend.asarray(inside.reshape(mask_shape))
+        return taken * mask
+
+    def _shifted(self, data: Any, axis: int, size: int, index: ir.IndexShift):
+        import numpy as np
+
+        free = [v.name for v in index.terms if v.name not in self.fixed]
+        base = index.offset + sum(self.fixed[v.name] for v in index.terms if v.name in self.fixed)
+        if not free:
+            return self._select(data, axis, base, size), []
+        grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
+            (np.arange(self.extent(free[0])),)
+        positions = base + sum(grids)
+        return self._gather(data, axis, positions, size), free
+
+    def _diagonals(self, value: LArray) -> LArray:
+        data, axes = value.data, list(value.axes)
+        seen: dict[str, int] = {}
+        k = 0
+        while k < len(axes):
+            name = axes[k]
+            if name in seen:
+                data = self.backend.diagonal(data, seen[name], k)
+                del axes[k]
+                continue
+            seen[name] = k
+            k += 1
+        return LArray(data, tuple(axes))
+
+    def _constant_position(self, domain: int, index: ir.IndexConst) -> int:
+        if isinstance(index.value, int):
+            return index.value
+        symbols = self.analysis.domain_symbols.get(domain, ())
+        if index.value not in symbols:
+            raise EvaluationError(f"the symbol `{index.value}` is not in this axis' domain")
+        return symbols.index(index.value)

@@ -1,0 +1,116 @@
+"""What evaluating one statement needs, computed once per analysis: its scopes,
+what each projects, index extents, the LHS order (StatementInfo); and the
+constant subexpressions folded once per input-shape signature."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from ...check import Analysis
+from ...check.symbols import statement_scopes
+from ...front import ir
+from .labelled import LArray
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
+
+class EvaluationError(Exception):
+    """A failure while running one statement; the engine adds where it happened."""
+
+
+@dataclass
+class StatementInfo:
+    """What evaluating one statement needs, computed once per analysis."""
+
+    index: int
+    stmt: ir.Statement
+    scope_of: dict[int, int]  # id(expr) -> the scope that expr opens (call args, reduce bodies)
+    projected_at: dict[int, dict[str, str]]  # scope id -> {index: operator}
+    extents: dict[str, int | None]
+    norm_axis: str | None  # the axis softmax/lnorm work along, if the LHS says
+    lhs_order: tuple[str, ...]  # LHS index names: einsums write their output in this order
+    plain_refs: dict[int, tuple[str, ...]]  # id(Ref) -> its names, for `T[i,j]`-only refs
+    lhs_names: tuple[str, ...] | None  # the LHS's names when it is plain distinct variables
+    einsum_specs: dict = field(default_factory=dict)  # (id(product), operand axes) -> plan
+    # the LHS is a Boolean tensor: its joins count paths (Backend.count_einsum)
+    boolean: bool = False
+
+
+def statement_info(analysis: Analysis, k: int) -> StatementInfo:
+    stmt = analysis.program.statements[k]
+    scopes, placed = statement_scopes(stmt)
+    scope_of: dict[int, int] = {}
+    parent_scope: dict[int, int] = {}
+    for node, scope in placed:
+        parent_scope[id(node)] = scope
+    for node, scope in placed:
+        if isinstance(node, ir.Call):
+            for arg in node.args + tuple(kw.value for kw in node.kwargs):
+                scope_of[id(arg)] = parent_scope[id(arg)]
+        elif isinstance(node, ir.Reduce):
+            scope_of[id(node.body)] = parent_scope[id(node.body)]
+    projected_at: dict[int, dict[str, str]] = {}
+    for role in analysis.roles.get(k, ()):
+        if role.role == "projected" and role.scope is not None:
+            projected_at.setdefault(role.scope.id, {})[role.name] = role.op or "sum"
+    extents = {name: ext for (kk, name), (ext, _dom) in analysis.var_extents.items() if kk == k}
+    norm_axis = None
+    lhs_order: tuple[str, ...] = ()
+    lhs_names = None
+    if isinstance(stmt, ir.Equation):
+        lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
+        dotted = [i.name for i in stmt.lhs.indices or ()
+                  if isinstance(i, ir.IndexVar) and i.dotted]
+        norm_axis = dotted[0] if dotted else (lhs_order[-1] if lhs_order else None)
+        if stmt.lhs.indices is not None and all(isinstance(i, ir.IndexVar)
+                                                for i in stmt.lhs.indices) \
+                and len(set(lhs_order)) == len(lhs_order):
+            lhs_names = lhs_order
+    plain_refs = {}
+    for node, _scope in placed:
+        if isinstance(node, ir.Ref) and node.indices and all(
+                isinstance(i, ir.IndexVar) for i in node.indices):
+            names = tuple(i.name for i in node.indices)  # type: ignore[union-attr]
+            if len(set(names)) == len(names):
+                plain_refs[id(node)] = names
+    lhs = getattr(stmt, "lhs", None)
+    target = analysis.tensors.get(lhs.name) if isinstance(lhs, ir.Ref) else None
+    return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
+                         plain_refs, lhs_names, boolean=bool(target and target.boolean))
+
+
+class ConstantFolding:
+    """Subexpressions whose value the program text alone fixes (`-1e9 * (1 - Mask)`
+    for a causal mask, `sqrt(Dk)` for a constant `Dk`), computed once per input-shape
+    signature and reused by later runs: they read only `constants` (tensors that
+    depend on no input, source or param) and literals.  Eager runs only: a compiled
+    graph folds them itself."""
+
+    def __init__(self, constants: set[str]) -> None:
+        self.constants = constants
+        self.values: dict[int, LArray] = {}  # id(expr) -> its value
+        self._constant: dict[int, bool] = {}  # id(expr) -> whether it is constant
+
+    def is_constant(self, expr: ir.Expr) -> bool:
+        known = self._constant.get(id(expr))
+        if known is None:
+            names = [r.name for r in ir.refs(expr)]
+            known = bool(names) and all(n in self.constants for n in names)
+            self._constant[id(expr)] = known
+        return known
+
+
+class EvaluatorState:
+    """What an `evaluate.Evaluator` holds, declared once for the mixins that make it
+    up (`references.ReferenceReading`, `builtin_calls.BuiltinCalls`)."""
+
+    backend: "Backend"
+    analysis: Analysis
+    info: StatementInfo
+    values: dict[str, Any]
+    fixed: dict[str, int]  # index -> position, for sequential (recurrent) evaluation
+    overrides: dict[int, Any]  # id(Ref) -> value read instead (semi-naive deltas)
+    local_extents: dict[str, int]
+    extent: Callable[[str], int]
+    scope: Callable[[ir.Expr, int], LArray]

@@ -1,0 +1,212 @@
+"""A contraction (einsum) whose operands include sparse relations of any arity,
+joined pairwise on their tuples (docs/scale.md, "Relations of three or more axes").
+
+Each operand becomes a `Tuples` (its axes, one position array per axis, a value
+per tuple).  An axis that no other operand and not the result has is summed out
+of its operand first (the projection a database pushes below a join).  Then,
+while more than one operand is left, the pair sharing axes with the smallest
+estimated result (nnz(A) nnz(B) / the shared extents) is joined as one
+scipy.sparse matrix product: A's rows are its own kept axes plus the shared
+axes still needed later (`batch`), its columns the shared axes, B's rows the
+same column keys and its columns its own axes.  Keys are numbered by np.unique
+over the tuples present, so the matrices are as small as the tuples.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import csr as sparse
+from .csr import SparseTensor, sp
+from .nd import SparseRelation, _coo_result
+
+
+class Complement:
+    """`not R(...)` of a sparse relation: 1 where R has no tuple.  Kept as R's
+    tuples; a join applies it as an anti-join (drops the matching tuples), and
+    anything else reads it dense."""
+
+    __array_priority__ = 1000
+    anti_join = True  # run/sparse.py's einsum sends it here
+
+    def __init__(self, relation: Any) -> None:
+        self.relation = relation  # a 0/1 sparse tensor
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.relation.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        dense = 1 - np.asarray(self.relation)
+        return dense if dtype is None else dense.astype(dtype)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        dense = [np.asarray(x) if isinstance(x, Complement) else x for x in inputs]
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def __mul__(self, other: Any) -> Any:
+        return np.asarray(self) * other
+
+    __rmul__ = __mul__
+
+    def transpose(self, *order: Any) -> "Complement":
+        return Complement(self.relation.transpose(*order))
+
+    def reshape(self, *shape: Any) -> Any:
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
+
+
+@dataclass
+class Tuples:
+    """An operand as tuples: positions per axis and a value each (no repeats)."""
+
+    axes: tuple[str, ...]
+    coords: list[np.ndarray]
+    data: np.ndarray
+
+    @property
+    def nnz(self) -> int:
+        return int(self.data.size)
+
+
+def as_tuples(term: str, value: Any) -> Tuples:
+    """Any operand as its tuples: a sparse one's entries, a dense one's non-zeros."""
+    if isinstance(value, SparseRelation):
+        return Tuples(tuple(term), list(value.coords()), value.data)
+    if isinstance(value, SparseTensor):
+        coo = value.matrix.tocoo()
+        return Tuples(tuple(term), [coo.row.astype(np.int64), coo.col.astype(np.int64)],
+                      coo.data)
+    dense = np.asarray(value)
+    coords = np.nonzero(dense)
+    return Tuples(tuple(term), [c.astype(np.int64) for c in coords], dense[coords])
+
+
+def _group_keys(parts: Sequence[tuple[Tuples, Sequence[str]]], extents: dict[str, int]
+                ) -> list[np.ndarray]:
+    """One int64 key per tuple of each (operand, axes) part, all numbered alike:
+    mixed radix when the extents' product fits, else ranks of the distinct rows."""
+    names = parts[0][1]
+    sizes = [t.nnz for t, _ in parts]
+    if not names:
+        return [np.zeros(n, dtype=np.int64) for n in sizes]
+    columns = [[t.coords[t.axes.index(x)] for x in axes] for t, axes in parts]
+    if math.prod(extents[x] for x in names) < (1 << 62):
+        out = []
+        for cols in columns:
+            key = np.zeros(cols[0].size, dtype=np.int64)
+            for column, x in zip(cols, names):
+                key *= extents[x]
+                key += column
+            out.append(key)
+        return out
+    stacked = np.concatenate([np.stack(cols, axis=1) for cols in columns])
+    ranks = np.unique(stacked, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    ends = np.cumsum([0] + sizes)
+    return [ranks[a:b] for a, b in zip(ends[:-1], ends[1:])]
+
+
+def project(t: Tuples, keep: set[str], extents: dict[str, int]) -> Tuples:
+    """t with the axes outside `keep` summed out."""
+    axes = tuple(a for a in t.axes if a in keep)
+    if axes == t.axes:
+        return t
+    columns = [t.coords[t.axes.index(a)] for a in axes]
+    (key,) = _group_keys([(t, axes)], extents)
+    distinct, first, at = np.unique(key, return_index=True, return_inverse=True)
+    data = np.bincount(at.reshape(-1), weights=t.data, minlength=distinct.size)
+    return Tuples(axes, [c[first] for c in columns], data.astype(t.data.dtype))
+
+
+def join(a: Tuples, b: Tuples, keep: set[str], extents: dict[str, int]) -> Tuples:
+    """The product of a and b over their shared axes, summing the shared axes
+    outside `keep`: one sparse matrix product over compacted keys."""
+    shared = [x for x in a.axes if x in b.axes]
+    batch = [x for x in shared if x in keep]
+    rows_a = batch + [x for x in a.axes if x not in b.axes]
+    cols_b = [x for x in b.axes if x not in a.axes]
+    col = lambda t, names: [t.coords[t.axes.index(x)] for x in names]  # noqa: E731
+    (row_key,) = _group_keys([(a, rows_a)], extents)
+    key_a, key_b = _group_keys([(a, shared), (b, shared)], extents)
+    (out_key,) = _group_keys([(b, cols_b)], extents)
+    rows, row_first, row_at = np.unique(row_key, return_index=True, return_inverse=True)
+    middle, mid_at = np.unique(key_a, return_inverse=True)
+    found = np.minimum(np.searchsorted(middle, key_b), max(middle.size - 1, 0))
+    match = middle[found] == key_b if middle.size else np.zeros(key_b.size, dtype=bool)
+    outs, out_first, out_at = np.unique(out_key[match], return_index=True,
+                                        return_inverse=True)
+    left = sp.csr_array((a.data, (row_at.reshape(-1), mid_at.reshape(-1))),
+                        shape=(rows.size, middle.size))
+    right = sp.csr_array((b.data[match], (found[match], out_at.reshape(-1))),
+                         shape=(middle.size, outs.size))
+    product = (left @ right).tocoo()
+    product.eliminate_zeros()
+    matched_b = np.flatnonzero(match)
+    coords = [c[row_first][product.row] for c in col(a, rows_a)] + \
+        [c[matched_b[out_first]][product.col] for c in col(b, cols_b)]
+    return Tuples(tuple(rows_a + cols_b), coords, product.data)
+
+
+def anti_join(t: Tuples, negative: Tuples, extents: dict[str, int]) -> Tuples:
+    """t without the tuples that match one of `negative` on its axes (t has them all)."""
+    names = list(negative.axes)
+    mine, theirs = _group_keys([(t, names), (negative, names)], extents)
+    absent = ~np.isin(mine, theirs[negative.data > 0])
+    return Tuples(t.axes, [c[absent] for c in t.coords], t.data[absent])
+
+
+def _cost(a: Tuples, b: Tuples, extents: dict[str, int]) -> float:
+    shared = [x for x in a.axes if x in b.axes]
+    if not shared:
+        return float("inf")
+    return a.nnz * b.nnz / math.prod(extents[x] for x in shared)
+
+
+def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
+    """The contraction `spec` with a sparse operand: run/sparse.py's CSR products
+    where they fit, else over tuples (the result dense below two axes, a CSR
+    `SparseTensor` for two, a `SparseRelation` for more)."""
+    direct = sparse.einsum(spec, arrays, dtype)
+    if direct is not None:
+        return direct
+    inputs, out = spec.split("->")
+    terms = inputs.split(",")
+    extents: dict[str, int] = {}
+    for term, value in zip(terms, arrays):
+        for axis, extent in zip(term, np.shape(value)):
+            extents[axis] = int(extent)
+    positive = [(t, v) for t, v in zip(terms, arrays) if not isinstance(v, Complement)]
+    negated = [(t, v) for t, v in zip(terms, arrays) if isinstance(v, Complement)]
+    covered = {x for t, _ in positive for x in t}
+    if not positive or any(not set(t) <= covered for t, _ in negated):  # not anti-joins
+        positive, negated = list(zip(terms, arrays)), []
+    operands = [as_tuples(term, value) for term, value in positive]
+    filters = [as_tuples(term, value.relation) for term, value in negated]
+    needed = set(out) | {x for t in filters for x in t.axes}  # the anti-joins' axes stay
+    while True:  # each axis no other operand (nor the result) has, summed out first
+        operands = [project(t, needed | {x for u in operands if u is not t for x in u.axes},
+                            extents) for t in operands]
+        if len(operands) == 1:
+            break
+        pairs = [(i, j) for i in range(len(operands)) for j in range(i + 1, len(operands))]
+        i, j = min(pairs, key=lambda p: (_cost(operands[p[0]], operands[p[1]], extents),
+                                         operands[p[0]].nnz * operands[p[1]].nnz))
+        rest = [t for k, t in enumerate(operands) if k not in (i, j)]
+        keep = needed | {x for t in rest for x in t.axes}
+        joined = join(operands[i], operands[j], keep, extents)
+        operands = rest + [joined]
+    (last,) = operands
+    for negative in filters:
+        last = anti_join(last, negative, extents)
+    last = project(last, set(out), extents)
+    order = [last.axes.index(x) for x in out]
+    return _coo_result(tuple(extents[x] for x in out), [last.coords[k] for k in order],
+                       last.data.astype(dtype), dtype)

@@ -1,0 +1,374 @@
+"""Training a program's params against its loss (`train L`; docs/training.md).
+
+The loss is computed by the engine itself, on the torch or jax backend, from the
+program cut to the loss's dependency cone; the params are given to each run as
+inputs (the framework's tensors), so the framework differentiates the very
+evaluation `fuse run` does (run.learners).  The data (the sources the loss reads)
+are read once; with `batch={"n": 64}` each step sees 64 positions of index `n`,
+drawn without replacement per epoch from the seed and the step, so a resumed
+run draws what an uninterrupted one would.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ...check import analyze
+from ...check.cone import dependency_cone
+from ...check.loss import LossInfo, loss_of
+from .checkpoints import load_checkpoint, save_checkpoint
+from ..inputs import load_base
+from .learners import Rate, make_learner
+from .optimizers import OPTIMIZERS, SCHEDULES
+from ..results import FuseError
+from ..schedules import schedules_of
+
+# A program here is a run.program.CompiledProgram (which imports this module)
+CompiledProgram = Any
+
+TRAINING_BACKENDS = ("torch", "jax")
+
+
+@dataclass(frozen=True, slots=True)
+class TrainProgress:
+    """How far training is: told to `progress` after every step."""
+    done: int  # steps finished (counting those of a resumed checkpoint)
+    total: int
+    loss: float  # the last step's training loss
+    elapsed_s: float
+    validation: float | None = None  # the latest validation loss, if any
+
+    def message(self) -> str:
+        held = f", validation {self.validation:.4g}" if self.validation is not None else ""
+        return f"step {self.done}/{self.total}: loss {self.loss:.4g}{held}"
+
+
+@dataclass
+class TrainResult:
+    loss: str  # the loss tensor's name
+    params: dict[str, np.ndarray]  # the learned values
+    losses: list[float] = field(default_factory=list)  # per step of this run, before its update
+    validation: list[tuple[int, float]] = field(default_factory=list)  # (step, loss)
+    first_step: int = 0  # the step this run started at (a resumed checkpoint's)
+    steps: int = 0  # the step it ended at
+    checkpoint: str | None = None  # the last checkpoint written
+
+    def to_json(self) -> dict:
+        return {"loss": self.loss, "first_step": self.first_step, "steps": self.steps,
+                "losses": self.losses, "final_loss": self.losses[-1] if self.losses else None,
+                "validation": [list(v) for v in self.validation],
+                "checkpoint": self.checkpoint,
+                "params": {n: list(v.shape) for n, v in self.params.items()}}
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    optimizer: str = "adam"
+    learning_rate: float = 0.01
+    steps: int = 100
+    schedule: str = "constant"  # or "cosine": decay to 0 over `steps`
+    seed: int | None = 0
+    weight_decay: float | None = None
+    batch: Mapping[str, int] | None = None
+    validate_every: int | None = None
+    checkpoint: str | None = None
+    checkpoint_every: int | None = None
+    resume: str | None = None
+    epochs: int | None = None  # instead of steps: passes over the data
+
+
+def train(program: CompiledProgram, options: TrainOptions,
+          data: Mapping[str, Any] | None = None,
+          validation: Mapping[str, Any] | None = None,
+          progress: Callable[[TrainProgress], None] | None = None) -> TrainResult:
+    """Train `program`'s params against its loss; see CompiledProgram.train."""
+    _check_options(program, options)
+    loss = loss_of(program.analysis)
+    if loss is None:
+        raise FuseError("the program names no loss: add `train L` for a scalar tensor `L` "
+                        "that its params influence (docs/training.md)")
+    cut = _loss_program(program, loss)
+    backend = program.backend
+    with backend.context():
+        host = _data(cut, loss, dict(data or {}))
+        held_out = _data(cut, loss, dict(validation)) if validation else None
+        batches = _Batches(cut, host, options.batch, options.seed)
+        if options.epochs is not None:  # an epoch: every batch of the data once
+            options = replace(options, steps=options.epochs * batches.per_epoch)
+        start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
+                                               options)
+
+        _unroll_fixpoints(cut, {**batches.whole, **params})
+        rate = Rate(options.learning_rate, options.schedule, options.steps)
+        learner = make_learner(backend, _loss_function(cut, loss), params, options.optimizer,
+                               rate, options.weight_decay, fresh=_fresh_loss(program, loss))
+        if state is not None:
+            learner.load_optimizer_state(state)
+        result = TrainResult(loss.name, {}, first_step=start, steps=start)
+        _loop(program, learner, batches, held_out, options, result, progress)
+        result.params = learner.params()
+    return result
+
+
+def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
+                   data: Mapping[str, Any] | None = None
+                   ) -> tuple[float, dict[str, np.ndarray]]:
+    """The loss at `params` (every param the loss reaches) and its gradient for
+    each, by the backend's framework; see CompiledProgram.gradients."""
+    _check_options(program, TrainOptions())
+    loss = loss_of(program.analysis)
+    if loss is None:
+        raise FuseError("the program names no loss: add `train L` (docs/training.md)")
+    missing = [n for n in loss.params if n not in params]
+    if missing:
+        raise FuseError(f"no value given for the param `{missing[0]}`")
+    cut = _loss_program(program, loss)
+    with program.backend.context():
+        batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
+        inputs = {**batches.whole, **batches.temperatures(0)}
+
+        start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
+        _unroll_fixpoints(cut, {**batches.whole, **start})
+        learner = make_learner(program.backend, _loss_function(cut, loss), start, "sgd",
+                               Rate(1.0), None, fresh=_fresh_loss(program, loss))
+        return learner.evaluate(inputs), learner.gradients(inputs)
+
+
+def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
+    name = program.backend.name
+    if name not in TRAINING_BACKENDS:
+        raise FuseError(f"training needs gradients, which the {name} backend does not "
+                        f"compute: train on the torch or jax backend (backend='torch' or "
+                        f"'jax'; `fuse train --backend torch|jax`)")
+    if options.optimizer not in OPTIMIZERS:
+        raise FuseError(f"unknown optimizer `{options.optimizer}`: use one of "
+                        f"{', '.join(OPTIMIZERS)}")
+    if options.schedule not in SCHEDULES:
+        raise FuseError(f"unknown schedule `{options.schedule}`: use one of "
+                        f"{', '.join(SCHEDULES)}")
+    if options.epochs is not None and options.epochs < 0:
+        raise FuseError("epochs must be 0 or more")
+    if options.steps < 0 or not options.learning_rate > 0:
+        raise FuseError("steps must be 0 or more and the learning rate above 0")
+    for what in ("validate_every", "checkpoint_every"):
+        every = getattr(options, what)
+        if every is not None and every < 1:
+            raise FuseError(f"{what} must be 1 or more")
+
+
+def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
+    """The program cut to the loss's cone, on the same backend, the loss its output."""
+    analysis = program.analysis
+    cone = dependency_cone(analysis, [loss.name])
+    cut = analyze(cone.text, analysis.path, program.base_dir)
+    out = type(program)(cut, program.backend, program.base_dir, program.memory_limit, False,
+                          program.max_iterations, program.tolerance, program.compiled,
+                          program.config)
+    out.interrupt = program.interrupt
+    out.weights = getattr(program, "weights", None)  # a weights manifest's tensors
+    return out
+
+
+def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[str, Any]], Any]:
+    """The loss as a function of the run's inputs (data and params), computed by the
+    engine as the framework's scalar tensor."""
+    annealed = _annealed(cut)
+
+    def run_loss(inputs: Mapping[str, Any]) -> Any:
+        temperatures = {n: v for n, v in inputs.items() if n in annealed}
+        given = {n: v for n, v in inputs.items() if n not in annealed}
+        return cut.execute(given, write_sinks=False, native=True,
+                           temperatures=temperatures).outputs[loss.name]
+    return run_loss
+
+
+def _annealed(cut: CompiledProgram) -> dict[str, Any]:
+    """The temperatures annealed `per=run`: a step is a run of the loss, and the
+    step's value is an input of the step (never a constant of a captured or
+    jitted graph)."""
+    return {n: s for n, s in schedules_of(cut.analysis).items() if s.per == "run"}
+
+
+def _fresh_loss(program: CompiledProgram, loss: LossInfo
+                ) -> Callable[[], Callable[[Mapping[str, Any]], Any]]:
+    """How to make the loss of a fresh copy of the program, for torch to capture it
+    as a graph (run.captured_loss)."""
+    return lambda: _loss_function(_loss_program(program, loss), loss)
+
+
+def _unroll_fixpoints(cut: CompiledProgram, inputs: Mapping[str, Any]) -> None:
+    """On jax, each fixpoint of the loss is unrolled to twice the rounds it takes
+    at the start (one concrete run counts them), plus one: jax cannot trace a loop
+    that stops on values, nor differentiate a while-loop; the rounds after it
+    converged change nothing (docs/training.md)."""
+    if cut.backend.name != "jax" or not cut.analysis.recursive:
+        return
+    cut.rounds_taken.clear()
+    cut.execute(inputs, write_sinks=False, native=True)
+    if cut.rounds_taken:
+        cut.unrolled_rounds = {group: 2 * n + 1 for group, n in cut.rounds_taken.items()}
+
+
+def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The loss' data as NumPy arrays, read once: given, else from their files."""
+    unknown = sorted(set(given) - set(loss.data))
+    if unknown:
+        raise FuseError(f"`{unknown[0]}` is not data of the loss `{loss.name}` (its data: "
+                        f"{', '.join(loss.data) or 'none'})")
+    analysis = cut.analysis
+    out = {}
+    for name in loss.data:
+        if name in given:
+            out[name] = np.asarray(given[name], dtype=np.float64)
+            continue
+        shape = analysis.tensors[name].shape
+        if any(extent is None for extent in shape):
+            raise FuseError(f"the data `{name}` has no file to read its shape from; give it")
+        value, _ = load_base(analysis, cut.backend, cut.base_dir, {}, name, tuple(shape))
+        out[name] = np.asarray(cut.backend.to_numpy(value), dtype=np.float64)
+    return out
+
+
+class _Batches:
+    """Each step's data: all of it, or `size` positions of one index (its domain's
+    axes in every data tensor), drawn per epoch without replacement."""
+
+    def __init__(self, cut: CompiledProgram, host: dict[str, np.ndarray],
+                 batch: Mapping[str, int] | None, seed: int | None) -> None:
+        self.backend = cut.backend
+        self.host = host
+        self.seed = 0 if seed is None else seed
+        self.whole = {n: self.backend.asarray(v) for n, v in host.items()}
+        self.annealed = _annealed(cut)
+        self.axes: dict[str, int] = {}
+        self.size = self.extent = 0
+        if batch:
+            if len(batch) != 1:
+                raise FuseError("minibatches are drawn over one index (batch={'n': 64})")
+            (index, size), = batch.items()
+            self._find_axes(cut, index, int(size))
+
+    def _find_axes(self, cut: CompiledProgram, index: str, size: int) -> None:
+        tensors = cut.analysis.tensors
+        domains = {a.domain for n in self.host for a in tensors[n].axes if a.index == index}
+        for name in self.host:
+            for pos, axis in enumerate(tensors[name].axes):
+                if axis.domain in domains:
+                    self.axes[name] = pos
+        if not self.axes:
+            shown = ", ".join(f"{n}{tensors[n].axes_text}" for n in self.host) or "none"
+            raise FuseError(f"no data of the loss has an axis `{index}` to draw batches "
+                            f"over (its data: {shown})")
+        extents = {self.host[n].shape[p] for n, p in self.axes.items()}
+        self.extent = min(extents)
+        if size < 1:
+            raise FuseError(f"a batch holds at least one position of `{index}`")
+        self.size = min(size, self.extent)
+
+    def temperatures(self, step: int) -> dict[str, Any]:
+        """The `per=run` temperatures at `step` (counting a resumed run's steps)."""
+        return {n: self.backend.asarray(np.asarray(s.value(step)))
+                for n, s in self.annealed.items()}
+
+    @property
+    def per_epoch(self) -> int:
+        """Steps per pass over the data (1 without batches)."""
+        return self.extent // self.size if self.axes and self.size < self.extent else 1
+
+    def at(self, step: int) -> dict[str, Any]:
+        if not self.axes or self.size >= self.extent:
+            return self.whole
+        epoch, k = divmod(step, self.per_epoch)
+        order = np.random.default_rng([self.seed, epoch]).permutation(self.extent)
+        chosen = np.sort(order[k * self.size:(k + 1) * self.size])
+        return {n: (self.backend.asarray(np.take(v, chosen, axis=self.axes[n]))
+                    if n in self.axes else self.whole[n]) for n, v in self.host.items()}
+
+
+def _param_shapes(cut: CompiledProgram, loss: LossInfo, host: dict[str, np.ndarray],
+                  given: Mapping[str, Any] | None) -> dict[str, tuple[int | None, ...]]:
+    """Each param's shape, the data given included (its file may not exist)."""
+    analysis = cut.analysis
+    if given:
+        analysis = analyze(analysis.text, analysis.path, cut.base_dir,
+                           input_shapes={n: tuple(host[n].shape) for n in given})
+    return {n: analysis.tensors[n].shape for n in loss.params}
+
+
+def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
+                    options: TrainOptions
+                    ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """The step, params and optimizer state to start from: a checkpoint's, or fresh."""
+    if options.resume is None:
+        return 0, {n: initial_param(n, shapes[n], options.seed) for n in loss.params}, None
+    saved = load_checkpoint(options.resume)
+    missing = [n for n in loss.params if n not in saved.params]
+    if missing:
+        raise FuseError(f"the checkpoint {options.resume} has no `{missing[0]}`")
+    for name in loss.params:
+        if tuple(saved.params[name].shape) != tuple(shapes[name]):
+            raise FuseError(f"the checkpoint's `{name}` has shape "
+                            f"{tuple(saved.params[name].shape)}; the program's is "
+                            f"{tuple(shapes[name])}")
+    return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state
+
+
+def initial_param(name: str, shape: tuple[int | None, ...], seed: int | None) -> np.ndarray:
+    """A param's start: Glorot-uniform over its last two axes (as a run's params,
+    docs/language.md), drawn from the seed and the param's name."""
+    if any(extent is None for extent in shape):
+        raise FuseError(f"the param `{name}` has an axis of unknown extent: declare it "
+                        f"with `axis`")
+    digest = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+    rng = np.random.default_rng(digest if seed is None else [seed, digest])
+    fan_in = shape[-1] if shape else 1
+    fan_out = shape[-2] if len(shape) > 1 else 1
+    bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
+    return rng.uniform(-bound, bound, size=shape)
+
+
+def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
+          held_out: dict[str, np.ndarray] | None, options: TrainOptions,
+          result: TrainResult, progress: Callable[[TrainProgress], None] | None) -> None:
+    started = time.perf_counter()
+    every = options.validate_every or max(1, options.steps // 10)
+    held = {n: batches.backend.asarray(v) for n, v in held_out.items()} \
+        if held_out is not None else None
+    latest = None
+    saved_at = None
+    for step in range(result.first_step, options.steps):
+        if program.interrupt is not None:
+            program.interrupt()
+        value = learner.step({**batches.at(step), **batches.temperatures(step)}, step)
+        if not np.isfinite(value):
+            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
+                            f"lower the learning rate")
+        result.losses.append(value)
+        result.steps = step + 1
+        if held is not None and (result.steps % every == 0 or result.steps == options.steps):
+            latest = learner.evaluate({**held, **batches.temperatures(step)})
+            result.validation.append((result.steps, latest))
+        if options.checkpoint and options.checkpoint_every \
+                and result.steps % options.checkpoint_every == 0:
+            result.checkpoint, saved_at = _save(learner, options, result), result.steps
+        if progress is not None:
+            progress(TrainProgress(result.steps, options.steps, value,
+                                   time.perf_counter() - started, latest))
+    if options.checkpoint and saved_at != result.steps:
+        result.checkpoint = _save(learner, options, result)
+
+
+def _save(learner: Any, options: TrainOptions, result: TrainResult) -> str:
+    metadata = {"fuse.step": str(result.steps), "fuse.loss": result.loss,
+                "fuse.optimizer": options.optimizer,
+                "fuse.learning_rate": repr(options.learning_rate),
+                "fuse.schedule": options.schedule,
+                "fuse.seed": repr(options.seed)}
+    assert options.checkpoint is not None
+    return str(save_checkpoint(Path(options.checkpoint), learner.params(),
+                               learner.optimizer_state(), metadata))
