@@ -154,7 +154,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         program = await asyncio.to_thread(_compile, request, analysis.text, ls)
         if cancel.cancelled:
             raise Cancelled("the run was cancelled")
-        cancellable(program, cancel)
+        program = cancellable(program, cancel)
         where_now: list[RunProgress | None] = [None]  # the engine's latest report
 
         def note_progress(now: RunProgress) -> None:  # in the run's thread; _follow reads it

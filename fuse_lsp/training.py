@@ -162,7 +162,7 @@ async def _start(ls: FuseServer, program: CompiledProgram, options: TrainOptions
     ticket = await ls.run_budget.admit(need, settings.memory_limit,
                                        settings.max_concurrent_runs, cancel, waiting)
     program.memory_limit = ls.run_budget.total(settings.memory_limit)
-    cancellable(program, cancel)
+    program = cancellable(program, cancel)
     program.interrupt = _deadline(cancel, settings.run_time_limit)
     # written once at the end (never every N steps): a cancelled training leaves none
     options = replace(options, checkpoint_every=None)

@@ -185,13 +185,9 @@ def _twin(program: CompiledProgram, backend: str, compiled: bool):
     twins = program.__dict__.setdefault("_conformance_twins", {})
     if (backend, compiled) not in twins:
         other = get_backend(backend, conformance_device(), program.backend.precision)
-        twin = CompiledProgram(
-            program.analysis, other, program.base_dir, program.memory_limit,
-            program.allow_outside_sinks, program.max_iterations, program.tolerance, compiled,
-            getattr(program, "config", None))
-        twin.representation = program.representation
-        twin.demand = getattr(program, "demand", None)  # answers under the queries' texts
-        twins[backend, compiled] = twin
+        # its representation overrides and demand rewrite come along (answers under
+        # the queries' texts)
+        twins[backend, compiled] = program.variant(backend=other, compiled=compiled)
     return twins[backend, compiled]
 
 

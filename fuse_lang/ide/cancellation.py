@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..run.backends.base import Backend
 from ..run.program import CompiledProgram
 
 
@@ -42,7 +43,7 @@ class CancelToken:
 class _CheckedBackend:
     """Delegates to a backend; every method call checks the token first."""
 
-    def __init__(self, inner: Any, token: CancelToken) -> None:
+    def __init__(self, inner: Backend, token: CancelToken) -> None:
         self._inner = inner
         self._token = token
 
@@ -60,8 +61,9 @@ class _CheckedBackend:
 
 
 def cancellable(program: CompiledProgram, token: CancelToken) -> CompiledProgram:
-    """The same program, stopping with `Cancelled` once the token is cancelled."""
+    """The same program (its plans shared), stopping with `Cancelled` once the token
+    is cancelled: use the program this returns."""
     if not isinstance(program.backend, _CheckedBackend):
-        program.backend = _CheckedBackend(program.backend, token)
+        program = program.with_backend(_CheckedBackend(program.backend, token))
     program.interrupt = token.check
     return program

@@ -11,44 +11,71 @@ signature.  The run ends with the outputs, the queries' answers and the sinks
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..check import Analysis
 from ..front import ir
-from . import outputs, scheduler
+from . import outputs
+from .backends.base import Backend
 from .fixpoint.closure import rounds_for_run
-from .interpret.evaluate import (ConstantFolding, EvaluationError, Evaluator, StatementInfo,
-    equation_op, write_lhs)
-from ..io.files import FileProblem
+from .interpret.evaluate import (ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs)
+from ..io.sources import FileProblem
 from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import load_base
 from .interpret.lhs import put_row
 from .limits import Checkpoint
 from .memory import guard_memory
-from ..plan.representation import representations
 from .interpret.blocked import Blocking
 from .cache import EXPORT_FOLDER
 from .interpret.monte_carlo import Sampler
 from .results import FuseError, RunResult
-from .sparse.csr import is_sparse
+from .sparse.value import is_sparse
+from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule, Segment
 from .trace import Tracer
 
 
-class RunSettings(Protocol):
-    """What a run reads of its compiled program (`program.CompiledProgram`, which
-    imports this module: named by its shape here, so there is no import circle)."""
-    backend: Any
+@dataclass
+class RunCounters:
+    """What a compiled program counts over its runs (read through CompiledProgram)."""
+
+    # how many times a straight run of equations was traced into a graph; a
+    # second run with inputs of the same shapes and dtypes adds none
+    compilations: int = 0
+    # how many runs the program has started: the step of `per=run` schedules
+    runs: int = 0
+    # per cache key of what ran: whether the cache's index knew it (run.cache)
+    cache_entries: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run reads of its compiled program besides the plan."""
+
+    backend: Backend
     base_dir: Path
     memory_limit: int | None
     allow_outside_sinks: bool
-    max_iterations: int | None
-    tolerance: float
-    compiled: bool
-    compilations: int
-    representation: dict[str, str]  # per-tensor overrides of the plan's dense/sparse
+    compiled: bool  # straight runs of equations and loops as the backend's graphs
+    cache_root: Path | None  # the compiled-artifact cache (compiled runs; run.cache)
+    counters: RunCounters
+
+
+class RunCaches:
+    """What the runs of one shape signature keep for the next: not decisions (those
+    are the RunPlan's) but things made: compiled graphs, the values the program
+    text alone fixes, folded constant subexpressions, the artifact cache's key."""
+
+    def __init__(self) -> None:
+        self.graphs: dict[tuple, Callable] = {}
+        self.values: dict[str, Any] = {}  # RunPlan.constants, once computed
+        self.folded: ConstantFolding | None = None
+        self.cache_key: str | None = None  # run.cache: this signature's key
+        self.cache_made_of: dict | None = None
+        self.cache_noted = False
+
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
 # what torch and XLA raise for a failure on the device (out of memory, say).
@@ -56,73 +83,70 @@ RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, Ru
 
 
 class Execution:
-    def __init__(self, program: RunSettings, analysis: Analysis,
-                 infos: dict[int, StatementInfo], given: dict[str, Any],
-                 write_sinks: bool, memo: dict | None = None, native: bool = False,
-                 checkpoint: Checkpoint | None = None) -> None:
+    def __init__(self, settings: RunSettings, plan: RunPlan, caches: RunCaches,
+                 given: dict[str, Any], write_sinks: bool, native: bool = False,
+                 checkpoint: Checkpoint | None = None, floats: Any = None,
+                 temperatures: Mapping[str, Any] | None = None,
+                 unrolled: Mapping[tuple[str, ...], int] | None = None) -> None:
         # the time limit and the caller's interrupt, checked between statements,
         # rounds and steps (None: unbounded, as inside a traced graph)
         self.check = checkpoint if checkpoint is not None and checkpoint.bounded else None
-        self.memo = memo if memo is not None else {}
-        self.program = program
-        self.backend = program.backend
-        self.analysis = analysis
-        self.infos = infos
+        self.settings = settings
+        self.plan = plan
+        self.caches = caches
+        self.backend = settings.backend
+        self.analysis = plan.analysis
+        self.infos = plan.statements
         self.given = given
         self.write_sinks = write_sinks
         self.native = native
         self.values: dict[str, Any] = {}
-        self.statements = analysis.program.statements
+        self.statements = plan.analysis.program.statements
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
-        self.floats: Any = None  # run.float_warnings.FloatWarnings, set by the program
-        # `per=iteration` temperature schedules (run.schedules), set by the program:
-        # a fixpoint sets them before each round, so it runs round by round eagerly
-        self.schedules: dict[str, Any] = {}
+        self.floats = floats  # run.float_warnings.FloatWarnings, or None
+        # `per=iteration` temperature schedules (run.schedules): a fixpoint sets
+        # them before each round, so it runs round by round eagerly
+        self.schedules: Mapping[str, Any] = temperatures or {}
+        # rounds to unroll each fixpoint to instead of stopping on values (training
+        # on jax, run.train.training); the rounds each fixpoint took (RunResult.rounds)
+        self.unrolled = unrolled
+        self.rounds: dict[tuple[str, ...], int] = {}
         # over a device mesh: puts a tensor's value where its sharding says
-        self.place: Callable[[str, Any], Any] | None = getattr(self.backend, "place", None)
-        config = getattr(program, "config", None)
+        self.place = self.backend.place if self.backend.sharded else None
+        config = plan.config
         # trace=True: what each group and fixpoint round did (run.trace)
-        self.tracer = Tracer(self.backend) if config is not None and config.trace \
-            and not program.compiled else None
-        # block_size: large contractions run in blocks (run.blocked)
-        self.block_size = config.block_size if config is not None else None
+        self.tracer = Tracer(self.backend) if config.trace and not settings.compiled else None
+        # block_size: large contractions run in blocks (run.interpret.blocked)
+        self.block_size = config.block_size
         if self.block_size is not None and not isinstance(self.backend, Blocking):
             self.backend = Blocking(self.backend, self.block_size)
-        # projection="monte_carlo": the run's draws and estimates (run.monte_carlo)
-        self.sampler = Sampler(analysis, config) if config is not None and \
-            config.projection == "monte_carlo" else None
+        # projection="monte_carlo": the run's draws and estimates (run.interpret.monte_carlo)
+        self.sampler = Sampler(plan.sample_sites, config) \
+            if config.projection == "monte_carlo" else None
 
     # ------------------------------------------------------------ driver
     def go(self) -> RunResult:
-        sinks = self.write_sinks
-        needed = self.memo_of(("needed", sinks), lambda: scheduler.needed(
-            self.analysis, self._dependencies(), sinks))
-        self.memo_of(("guard", sinks), lambda: guard_memory(
-            self.analysis, needed, getattr(self.backend, "itemsize", 4),
-            self.program.memory_limit, self._sparse_estimates(), self.block_size) or True)
-        if sinks:  # every sink's path, before anything runs or is written (not memoised:
-            # the folder may change between runs)
-            outputs.check_sinks(self.analysis, self.program.base_dir,
-                                self.program.allow_outside_sinks)
-        groups = self.memo_of(("groups", sinks), lambda: [
-            (list(g), scheduler.single_equation(self.analysis, list(g), self.given,
-                                                self.equations(g[0])))
-            for g in self.analysis.order if any(n in needed for n in g)])
-        if self.program.compiled and self.sampler is None:  # draws run eagerly
-            self._run_compiled(groups)
+        schedule = self.plan.schedule(self.write_sinks)
+        memory = schedule.memory
+        guard_memory((memory.total, memory.largest, memory.peak),
+                     self.backend.itemsize, self.settings.memory_limit,
+                     self.block_size)
+        if self.write_sinks:  # every sink's path, before anything runs or is written
+            outputs.check_sinks(self.analysis, self.settings.base_dir,
+                                self.settings.allow_outside_sinks)
+        if self.settings.compiled and self.sampler is None:  # draws run eagerly
+            self._run_compiled(schedule.segments)
         else:
-            self._run_eagerly(groups)
-        names = self.memo_of("outputs", lambda: outputs.output_names(
-            self.analysis, self._dependencies()))
-        result = RunResult(outputs.outputs(self.backend, self.values, names, self._constants(),
-                                           self.native))
+            self._run_eagerly(schedule)
+        result = RunResult(outputs.outputs(self.backend, self.values, self.plan.outputs,
+                                           self.plan.constants, self.native))
+        result.rounds = self.rounds
         if self.tracer is not None:
             result.trace = self.tracer.to_data()
         if self.sampler is not None:
             result.estimates = self.sampler.estimates
-        answers = self.memo_of("answers", lambda: [
-            (k, s) for k, s in enumerate(self.statements) if isinstance(s, (ir.Query, ir.Sink))])
-        for k, stmt in answers:
+        for k in self.plan.answers:
+            stmt = self.statements[k]
             if self.floats is not None:
                 self.floats.computing = k
             if isinstance(stmt, ir.Query):
@@ -131,84 +155,72 @@ class Execution:
             elif self.write_sinks:
                 result.sinks.append(outputs.write(
                     self.analysis, self.backend, self.infos[k], self.values, stmt,
-                    self.program.base_dir, self.program.allow_outside_sinks))
+                    self.settings.base_dir, self.settings.allow_outside_sinks))
         return result
 
-    def _run_eagerly(self, groups: list[scheduler.Group]) -> None:
-        release = self.memo_of(("release", self.write_sinks), lambda: scheduler.releases(
-            groups, self._dependencies(), set(scheduler.roots(self.analysis, sinks=True))))
+    def _run_eagerly(self, schedule: Schedule) -> None:
+        release = schedule.releases
+        groups = schedule.groups
         check = self.check
         tracer = self.tracer
-        for number, (group, single) in enumerate(groups):
+        for number, group in enumerate(groups):
             if check is not None:
-                check.at_group(number, len(groups), group)
+                check.at_group(number, len(groups), list(group.names))
             if tracer is None:
-                self._one(group, single)
+                self._one(group)
             else:
-                tracer.timed_group(self.analysis, group, lambda: self._one(group, single),
+                tracer.timed_group(self.analysis, list(group.names), lambda: self._one(group),
                                    self.values)
             for name in release.get(number, ()):
                 del self.values[name]  # read by nothing later: its memory goes back now
 
-    def _run_compiled(self, groups: list[scheduler.Group]) -> None:
-        segments = self.memo_of(("segments", self.write_sinks), lambda: scheduler.segments(
-            groups, self.analysis.recursive))
-        for number, (straight, items) in enumerate(segments):
+    def _run_compiled(self, segments: tuple[Segment, ...]) -> None:
+        for number, segment in enumerate(segments):
             if self.check is not None:
-                self.check.at_group(number, len(segments), [n for g, _ in items for n in g])
-            if straight:
-                self._compiled_segment(("segment", self.write_sinks, number), items)
+                self.check.at_group(number, len(segments),
+                                    [n for _, g in segment.groups for n in g.names])
+            if segment.straight:
+                self._compiled_segment(("segment", self.write_sinks, number), segment)
                 continue
-            for group, single in items:
-                if (self.schedules or self._unrolled(group)) and self._looped(group):
-                    self._one(group, single)  # rounds with their own temperatures, unrolled
-                elif hasattr(self.backend, "while_loop") and self._looped(group):
-                    self._compiled_loop(("loop", self.write_sinks, number), group)
-                elif self._looped(group):
-                    self._compiled_rounds(("round", self.write_sinks, number), group)
+            for _, group in segment.groups:
+                names = list(group.names)
+                if (self.schedules or self._unrolled(names)) and group.looped:
+                    self._one(group)  # rounds with their own temperatures, unrolled
+                elif self.plan.abilities.while_loop and group.looped:
+                    self._compiled_loop(("loop", self.write_sinks, number), names)
+                elif group.looped:
+                    self._compiled_rounds(("round", self.write_sinks, number), names)
                 else:
-                    self._one(group, single)
+                    self._one(group)
 
-    def memo_of(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """What depends on shapes only is derived once per input-shape signature."""
-        if key not in self.memo:
-            self.memo[key] = compute()
-        return self.memo[key]
-
-    def _dependencies(self) -> dict[str, set[str]]:
-        return self.memo_of("dependencies", lambda: scheduler.dependencies(self.analysis))
-
-    def _constants(self) -> set[str]:
-        return self.memo_of("constants", lambda: scheduler.constants(
-            self.analysis, self._dependencies(), self.given))
-
-    def _one(self, group: list[str], single: int | None) -> None:
+    def _one(self, group: GroupPlan) -> None:
         """Compute one group of the evaluation order (a tensor, or a recursive group).
         A tensor that the program text alone fixes (constants, masks, what is
         computed from them only) is computed once per shape signature."""
+        name = group.names[0]
         if self.floats is not None:
-            self.floats.computing = group[0]  # whose line a NumPy warning names
-        constant = self.bases is None and group[0] in self._constants()
-        if constant and ("value", group[0]) in self.memo:
-            self.values[group[0]] = self.memo["value", group[0]]
+            self.floats.computing = name  # whose line a NumPy warning names
+        constant = self.bases is None and name in self.plan.constants
+        if constant and name in self.caches.values:
+            self.values[name] = self.caches.values[name]
             return
         try:  # as _locating does, without a context manager on this hot path
-            if single is not None:
+            if group.single is not None:
                 # one equation, nothing else: its contribution is the value
-                self.values[group[0]] = self.contribution(single, self.shape(group[0]))
+                self.values[name] = self.contribution(group.single, self.shape(name))
             else:
                 self._group(group)
         except FuseError:
             raise
         except RUN_FAILURES as err:
-            raise self._located(group, err) from None
+            raise self._located(group.names, err) from None
         if self.place is not None:
-            self._placed(group)
+            self._placed(group.names)
         if constant:
-            self.memo["value", group[0]] = self.values[group[0]]
+            self.caches.values[name] = self.values[name]
 
     @contextlib.contextmanager
-    def _locating(self, group: list[str]) -> Iterator[None]:
+    def _locating(self, group: Sequence[str]) -> Iterator[None]:
         """A failure while computing `group` says which statement it was."""
         try:
             yield
@@ -217,7 +229,7 @@ class Execution:
         except RUN_FAILURES as err:
             raise self._located(group, err) from None
 
-    def _located(self, group: list[str], err: Exception) -> FuseError:
+    def _located(self, group: Sequence[str], err: Exception) -> FuseError:
         info = self.analysis.tensors[group[0]]
         stmt = self.statements[info.statements[0] if info.statements else 0]
         line = self.analysis.lines.position(stmt.span.start)[0] + 1
@@ -225,26 +237,19 @@ class Execution:
         return FuseError(f"line {line}: `{text}`: {err}")
 
     # ------------------------------------------------------- compiled graphs
-    def _compiled_segment(self, key: tuple, items: list[scheduler.Group]) -> None:
+    def _compiled_segment(self, key: tuple, segment: Segment) -> None:
         """A straight run of non-recursive tensors as one compiled graph."""
-        def io() -> tuple[list[str], list[str]]:
-            constants = self._constants()
-            names = [group[0] for group, _ in items]
-            computed = {n for n in names if self.equations(n) and n not in constants}
-            return scheduler.segment_io(names, self._dependencies(),
-                                        set(scheduler.roots(self.analysis, sinks=True)), computed)
+        keeps = segment.keeps
 
-        reads, keeps = self.memo_of(("segment io",) + key, io)
-
-        def segment(run: Execution, extra: dict) -> dict:
-            for group, single in items:
-                run._one(group, single)
+        def body(run: Execution, extra: dict) -> dict:
+            for _, group in segment.groups:
+                run._one(group)
             return {name: run.values[name] for name in keeps}
 
-        graph = self._graph(key, segment)
-        bases = self._bases_of([group for group, _ in items])
-        self.values.update(graph({n: self.values[n] for n in reads if n in self.values},
-                                 {"bases": bases}))
+        graph = self._graph(key, body)
+        bases = self._bases_of([list(group.names) for _, group in segment.groups])
+        self.values.update(graph({n: self.values[n] for n in segment.reads
+                                  if n in self.values}, {"bases": bases}))
 
     def _graph(self, key: tuple, body: Callable[["Execution", dict], Any]) -> Callable:
         """`body(run, extra)` compiled by the backend, once per shape signature.
@@ -252,34 +257,37 @@ class Execution:
         params) is an argument of the graph (`extra["bases"]`), never a constant
         in it: a second run with new values reuses the graph and computes with the
         new values.  The graph's own run reads only its arguments."""
-        program, analysis, infos, given, memo = (self.program, self.analysis, self.infos,
-                                                 self.given, self.memo)
+        graph = self.caches.graphs.get(key)
+        if graph is not None:
+            return graph
+        settings, plan, caches, given = self.settings, self.plan, self.caches, self.given
+        unrolled = self.unrolled
 
         def traced(values: dict, extra: dict) -> Any:
-            run = Execution(program, analysis, infos, given, False, memo)
+            run = Execution(settings, plan, caches, given, False, unrolled=unrolled)
             run.values = dict(values)
             run.bases = extra["bases"]
             return body(run, extra)
 
         def count() -> None:
-            program.compilations += 1
+            settings.counters.compilations += 1
 
-        def compiled() -> Callable:
-            artifact = self._artifact(key)
-            if artifact is None:
-                return self.backend.compile_segment(traced, count)
-            return self.backend.compile_segment(traced, count, artifact=artifact)
-
-        return self.memo_of(key, compiled)
+        artifact = self._artifact(key)
+        if artifact is None:
+            graph = self.backend.compile_segment(traced, count)
+        else:
+            graph = self.backend.compile_segment(traced, count, artifact=artifact)
+        self.caches.graphs[key] = graph
+        return graph
 
     def _artifact(self, key: tuple) -> Path | None:
         """Where a graph is kept for later processes (cache_dir on a backend that
         stores its graphs: jax), named by the program's cache key and the graph's
         place in the run; None: not kept (no cache_dir, a mesh, another backend)."""
-        root = getattr(self.program, "cache_root", None)
-        program_key = self.memo.get("cache key")
+        root = self.settings.cache_root
+        program_key = self.caches.cache_key
         if root is None or program_key is None or self.place is not None \
-                or not getattr(self.backend, "exports_segments", False):
+                or not self.plan.abilities.exports_segments:
             return None
         return root / EXPORT_FOLDER / f"{program_key}-{'-'.join(map(str, key))}"
 
@@ -295,23 +303,16 @@ class Execution:
                         bases[name] = base
         return bases
 
-    def _looped(self, group: list[str]) -> bool:
-        """A recursive group that runs to a fixpoint (not a recurrence in order)."""
-        return self.memo_of(("looped", tuple(group)), lambda: len(group) > 1 or (
-            group[0] in self.analysis.recursive and self._sequential_var(group[0]) is None))
-
     def _rounds(self, group: list[str], traced: bool, bases: dict[str, Any]) -> Iteration:
         arithmetic = (Traced if traced else Eager)(self.backend)
-        config = getattr(self.program, "config", None)
-        return rounds_for_run(self, group, arithmetic, bases, self.program.max_iterations,
-                          self.program.tolerance,
-                          config.fixpoint if config is not None else "semi_naive")
+        plan = self.plan
+        return rounds_for_run(self, group, arithmetic, bases, plan.max_iterations,
+                              plan.tolerance, plan.config.fixpoint)
 
     def _unrolled(self, group: list[str]) -> int | None:
-        """The rounds to unroll a fixpoint to (program.unrolled_rounds, set by training
-        on jax, which cannot differentiate a loop that stops on values)."""
-        unrolled = getattr(self.program, "unrolled_rounds", None)
-        return unrolled.get(tuple(group)) if unrolled else None
+        """The rounds to unroll a fixpoint to (training on jax, which cannot
+        differentiate a loop that stops on values)."""
+        return self.unrolled.get(tuple(group)) if self.unrolled else None
 
     def _unrolled_loop(self, group: list[str]) -> None:
         """A fixpoint taken to its fixed number of rounds; a round after it converged
@@ -384,12 +385,10 @@ class Execution:
         if self.place is not None:
             self._placed(rounds.group)
 
-    def _took(self, group: list[str], outcome: dict) -> None:  # for training on jax
-        taken = getattr(self.program, "rounds_taken", None)
-        if taken is not None:
-            taken[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))
+    def _took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
+        self.rounds[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))
 
-    def _placed(self, group: list[str]) -> None:
+    def _placed(self, group: Sequence[str]) -> None:
         """The group's values put where their sharding over the mesh says."""
         assert self.place is not None
         with self._locating(group):
@@ -398,65 +397,43 @@ class Execution:
                     self.values[name] = self.place(name, self.values[name])
 
     # ------------------------------------------------------------ tensors
-    def _group(self, group: list[str]) -> None:
-        name = group[0]
-        if len(group) == 1 and name not in self.analysis.recursive:
+    def _group(self, group: GroupPlan) -> None:
+        name = group.names[0]
+        if group.how == TENSOR:
             self.values[name] = self._tensor(name)
-            return
-        if len(group) == 1:
-            recurrence = self._sequential_var(name)
-            if recurrence is not None:
-                self.values[name] = self._recurrence(name, *recurrence)
-                return
-        self._fixpoint(group)
+        elif group.how == RECURRENCE:
+            assert group.recurrence is not None
+            self.values[name] = self._recurrence(name, *group.recurrence)
+        else:
+            self._fixpoint(list(group.names))
 
     def shape(self, name: str) -> tuple[int, ...]:
-        return self.memo_of(("shape", name), lambda: self._shape_of(name))
-
-    def _shape_of(self, name: str) -> tuple[int, ...]:
-        tensor = self.analysis.tensors[name]
-        if any(e is None for e in tensor.shape):
-            missing = [axis.index or str(k) for k, axis in enumerate(tensor.axes)
+        shape = self.plan.shape(name)
+        if shape is None:
+            missing = [axis.index or str(k) for k, axis
+                       in enumerate(self.analysis.tensors[name].axes)
                        if axis.extent is None and not axis.virtual]
             raise EvaluationError(f"the extent of `{name}`'s axis {', '.join(missing)} is not "
                                   f"known")
-        return tuple(int(e) for e in tensor.shape)  # type: ignore[arg-type]
+        return shape
 
     def base(self, name: str) -> tuple[Any, bool]:
         """Sources, inputs, params and facts of a tensor; and whether it has any."""
         if self.bases is not None:  # inside a compiled graph: they are its arguments
             return self.bases.get(name), name in self.bases
-        base, has = load_base(self.analysis, self.backend, self.program.base_dir, self.given,
+        base, has = load_base(self.analysis, self.backend, self.settings.base_dir, self.given,
                               name, self.shape(name), name in self.sparse_names())
         if has and self.place is not None:
             base = self.place(name, base)
         return base, has
 
     def sparse_names(self) -> frozenset[str]:
-        """The tensors the plan keeps sparse (none on a backend without sparse support,
-        nor in a compiled run: a jit graph wants fixed shapes, and a relation's
-        non-zeros change every round; docs/scale.md)."""
-        def decide() -> frozenset[str]:
-            if not getattr(self.backend, "sparse", False) or self.bases is not None \
-                    or self.program.compiled or self.place is not None:  # or sharded
-                return frozenset()
-            relations = getattr(self.backend, "sparse_relations", False)  # 3 axes or more
-            return frozenset(n for n, r in self._representations().items()
-                             if r.kind == "sparse" and (relations or len(self.shape(n)) == 2))
-
-        return self.memo_of("sparse names", decide)
-
-    def _representations(self) -> dict:
-        return self.memo_of("representations", lambda: representations(
-            self.analysis, self.program.representation))
-
-    def _sparse_estimates(self) -> dict[str, int | None]:
-        """The sparse tensors' estimated non-zeros (for the memory guard)."""
-        names = self.sparse_names()
-        if not names:
-            return {}
-        chosen = self._representations()
-        return {n: chosen[n].nonzeros for n in names}
+        """The tensors the plan keeps sparse (none inside a compiled graph: a jit
+        graph wants fixed shapes, and a relation's non-zeros change every round;
+        docs/scale.md)."""
+        if self.bases is not None or self.settings.compiled:
+            return frozenset()
+        return self.plan.sparse
 
     def zeros_of(self, name: str) -> Any:
         """An all-zero value of `name`, in its planned representation."""
@@ -476,12 +453,8 @@ class Execution:
         for name, schedule in self.schedules.items():
             self.values[name] = self.backend.asarray(schedule.value(int(iteration)))
 
-    def equations(self, name: str) -> list[int]:
-        return self.memo_of(("equations", name),
-                            lambda: scheduler.equations_of(self.analysis, name))
-
-    def _sequential_var(self, name: str) -> tuple[str, int, bool] | None:
-        return scheduler.sequential_var(self.analysis, name, self.equations(name))
+    def equations(self, name: str) -> tuple[int, ...]:
+        return self.plan.equations[name]
 
     def contribution(self, k: int, shape: tuple[int, ...], fixed: dict[str, int] | None = None,
                      overrides: dict[int, Any] | None = None, skip: int | None = None) -> Any:
@@ -495,7 +468,9 @@ class Execution:
         assert isinstance(stmt, ir.Equation)
         folded = None
         if self.bases is None and not fixed and not overrides:  # eager, not a row or a delta
-            folded = self.memo_of("folded", lambda: ConstantFolding(self._constants()))
+            folded = self.caches.folded
+            if folded is None:
+                folded = self.caches.folded = ConstantFolding(self.plan.constants)
         ev = Evaluator(self.backend, self.analysis, info, self.values, fixed, overrides, folded)
         value = ev.scope(stmt.rhs, 0)
         return write_lhs(self.backend, self.analysis, info, value, shape, equation_op(stmt),

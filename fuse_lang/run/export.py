@@ -14,7 +14,6 @@ draws are made in NumPy) and a mesh.  docs/backends.md.
 """
 from __future__ import annotations
 
-import copy
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +21,11 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import outputs, scheduler
 from .backends import BackendError, get_backend
-from .execution import Execution
-from ..io.files import atomic_write
+from .backends.base import Backend
+from .execution import Execution, RunCaches, RunCounters, RunSettings
+from .run_plan import EQUATION, TENSOR, GroupPlan
+from ..io.sinks import atomic_write
 from .results import FuseError
 
 FORMATS = {"torch": "torch", "jax": "jax", "stablehlo": "jax"}
@@ -90,32 +90,31 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None) 
     if program.config.projection == "monte_carlo":
         raise FuseError("a program run with projection='monte_carlo' cannot be exported: its "
                         "draws are made in NumPy, outside any graph")
-    if getattr(program.backend, "place", None) is not None:
+    if program.backend.sharded:
         raise FuseError("a program sharded over a device mesh cannot be exported (export "
                         "captures a graph for one device)")
     given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-    analysis, infos, _ = program._prepared(given)
-    settings = copy.copy(program)  # the program on the export's backend, as one graph
-    settings.backend, settings.compiled, settings.compilations = backend, True, 0
+    plan = program.run_plan(given)
+    analysis = plan.analysis
+    # the program on the export's backend, as one graph
+    settings = RunSettings(backend, program.base_dir, program.memory_limit, False, True, None,
+                           RunCounters())
+    caches = RunCaches()
     with backend.context():
-        outer = Execution(settings, analysis, infos, given, False, {})
-        deps = scheduler.dependencies(analysis)
-        needed = scheduler.needed(analysis, deps, False)
-        groups = [(list(g), scheduler.single_equation(analysis, list(g), given,
-                                                      outer.equations(g[0])))
-                  for g in analysis.order if any(n in needed for n in g)]
-        _refuse_loops(outer, [g for g, _ in groups])
-        names = tuple(outputs.output_names(analysis, deps))
+        outer = Execution(settings, plan, caches, given, False)
+        groups = plan.schedule(False).groups
+        _refuse_loops(analysis, groups)
+        names = plan.outputs
         if not names:
             raise FuseError("the program has no exports to export (add `export NAME`)")
-        bases = outer._bases_of([g for g, _ in groups])
+        bases = outer._bases_of([list(g.names) for g in groups])
         order = tuple(sorted(bases))
 
         def whole(*arrays: Any) -> tuple:
-            run = Execution(settings, analysis, infos, given, False, {})
+            run = Execution(settings, plan, caches, given, False)
             run.bases = dict(zip(order, arrays))
-            for group, single in groups:
-                run._one(group, single)
+            for group in groups:
+                run._one(group)
             return tuple(run.values[n] for n in names)
 
         args = [bases[n] for n in order]
@@ -132,7 +131,7 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None) 
                             f"{type(err).__name__}: {reason}") from None
 
 
-def _backend_for(program: Any, framework: str) -> Any:
+def _backend_for(program: Any, framework: str) -> Backend:
     """The framework's backend on the program's device (cpu when the program runs
     on another framework) and in its precision."""
     device = program.backend.device if program.backend.name == framework else "cpu"
@@ -142,13 +141,13 @@ def _backend_for(program: Any, framework: str) -> Any:
         raise FuseError(str(err)) from None
 
 
-def _refuse_loops(run: Execution, groups: list[list[str]]) -> None:
+def _refuse_loops(analysis: Any, groups: tuple[GroupPlan, ...]) -> None:
     """A group with no single straight graph is refused, by name (the module says why)."""
-    analysis = run.analysis
-    for group in groups:
-        if len(group) == 1 and group[0] not in analysis.recursive:
+    for planned in groups:
+        group = planned.names
+        if planned.how in (EQUATION, TENSOR):
             continue
-        recurrence = run._sequential_var(group[0]) if len(group) == 1 else None
+        recurrence = planned.recurrence
         if recurrence is not None and recurrence[2]:
             continue  # over a virtual index: a fixed number of steps, unrolled
         info = analysis.tensors[group[0]]

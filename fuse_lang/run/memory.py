@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Mapping
+from typing import Any, Collection, Mapping
 
 from ..check import Analysis
-from ..check.domains import short_number
+from ..front.numbers import format_bytes
 from .results import FuseError
 
 DEFAULT_MEMORY_FRACTION = 0.5
@@ -16,15 +16,13 @@ SPARSE_BYTES_PER_NONZERO = 12  # CSR: a value and a column index (4 + 8 at worst
 # a relation of 3 axes or more: a value and an 8-byte key, 4 more per non-zero
 
 
-def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
-                 limit: int | None, sparse: Mapping[str, int | None] | None = None,
-                 block_size: int | None = None) -> None:
+def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]], itemsize: int,
+                 limit: int | None, block_size: int | None = None) -> None:
     """Raise FuseError when the needed tensors, plus the largest intermediate of
-    one equation, need more than `limit` bytes (by default half the free memory).
-    `sparse`: the tensors kept sparse, with their estimated non-zeros (counted by
-    those, and their equations' dense intermediates never made).  block_size: a
-    blocked run's intermediates hold that many elements at most."""
-    total, largest, peak = estimate(analysis, needed, itemsize, sparse)
+    one equation (`estimate`'s three figures), need more than `limit` bytes (by
+    default half the free memory).  block_size: a blocked run's intermediates
+    hold that many elements at most."""
+    total, largest, peak = estimated
     if block_size is not None:
         peak = (min(peak[0], block_size * itemsize), peak[1])
     limit = limit if limit is not None else default_limit()
@@ -35,12 +33,13 @@ def guard_memory(analysis: Analysis, needed: set[str], itemsize: int,
                         f"limit of {format_bytes(limit)}; nothing was run")
 
 
-def estimate(analysis: Analysis, needed: set[str], itemsize: int,
-             sparse: Mapping[str, int | None] | None = None
+def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
+             sparse: Mapping[str, int | None] | None = None, planned: Any = None
              ) -> tuple[int, tuple[int, str], tuple[int, str]]:
     """The needed tensors' bytes in all, the largest of them, and the plan's
     largest intermediate (bytes, tensor): exact integers, from shapes only
-    (sparse tensors by their estimated non-zeros)."""
+    (sparse tensors by their estimated non-zeros).  planned: the program's
+    plan (plan.planner), when the caller has it."""
     sparse = sparse or {}
     total = 0
     largest = (0, "")
@@ -57,10 +56,12 @@ def estimate(analysis: Analysis, needed: set[str], itemsize: int,
         largest = max(largest, (size, name))
     # the plan's largest intermediate (a join before its projection) also lives
     # in memory while its equation runs
-    from ..plan import plan_program
+    if planned is None:
+        from ..plan import plan_program
 
+        planned = plan_program(analysis)
     peak = (0, "")
-    for eq in plan_program(analysis).equations:
+    for eq in planned.equations:
         if eq.largest_intermediate and eq.tensor in needed and eq.tensor not in sparse:
             peak = max(peak, (eq.largest_intermediate * itemsize, eq.tensor))
     return total, largest, peak
@@ -73,14 +74,3 @@ def default_limit() -> int:
     except (ValueError, OSError, AttributeError):
         pages = 8 * 1024**3
     return int(pages * DEFAULT_MEMORY_FRACTION)
-
-
-def format_bytes(n: int) -> str:
-    """A byte count for a message: 1.5 GB, 300 kB, 12 B."""
-    if n >= 10**15:  # exact integers: past 1.8e308 bytes a float would overflow
-        return f"{short_number(n, 0)} bytes"
-    for unit in ("GB", "MB", "kB"):
-        size = {"GB": 1e9, "MB": 1e6, "kB": 1e3}[unit]
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"

@@ -10,29 +10,28 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..check import Analysis, analyze
 from ..io.file_reads import kept, reading_once
-from ..front import ir
 from ..check.cone import NotRun, TargetError, dependency_cone
 from ..front.diagnostics import Diagnostic, Severity
-from . import scheduler
 from ..plan.representation import RepresentationError, representations
 from .backends import BackendError, get_backend
-from .interpret.evaluate import EvaluationError, StatementInfo, statement_info
-from .execution import Execution
+from .backends.base import Backend
+from .interpret.evaluate import EvaluationError
+from .execution import Execution, RunCaches, RunCounters, RunSettings
 from .interpret.float_warnings import FloatWarnings
-from .schedules import schedules_of
-from .limits import Checkpoint, RunProgress, checked_time_limit, watching
-from .memory import estimate
+from .limits import Checkpoint, checked_time_limit, watching
+from .run_plan import Abilities, RunPlan, plan_run
 from ..plan.demand import DemandPlan, plan_demand
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
-from .scheduler import INPUT_KINDS
+from ..check import INPUT_KINDS
 from ..io.manifest import ManifestError, as_diagnostic, recoded
 from ..front.syntax import parse
 from .weights import AdapterChoice, Weights, open_weights
@@ -50,7 +49,9 @@ def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
     def compiling(*args: Any, **kwargs: Any) -> "CompiledProgram":
         with reading_once() as store:
             program = compile_(*args, **kwargs)
-        program.file_reads = kept(store, lambda what: what[0] == "columns")
+        # made by compile itself, after the program (whose analyses read the files)
+        object.__setattr__(program, "file_reads",
+                           kept(store, lambda what: what[0] == "columns"))
         return program
     return compiling
 
@@ -95,16 +96,20 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
                              "max_iterations": max_iterations, "tolerance": tolerance})
     backend, device, precision = config.backend, config.device, config.precision
     choice = None
+    first = None  # backend="auto" reads the program first; without weights, that is its analysis
     if backend == "auto":
-        analysis = analyze(source_text, path, base_dir)
-        _raise_on_errors(analysis, deferred=("missing-source",))
-        backend, device, why = choose_backend(analysis, "auto" if auto_device else device)
+        first = analyze(source_text, path, base_dir)
+        _raise_on_errors(first, deferred=("missing-source",))
+        backend, device, why = choose_backend(first, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
     chosen, compiled, cache_root = _backend_for(config, backend, device, precision,
                                                 compiled, mesh is not None or bool(shard))
     loaded = _open_weights(weights, adapters, source_text, base_dir)
-    analysis = analyze(source_text, path, base_dir,
-                       input_shapes=loaded.shapes() if loaded is not None else None)
+    if first is not None and loaded is None:
+        analysis = first
+    else:
+        analysis = analyze(source_text, path, base_dir,
+                           input_shapes=loaded.shapes() if loaded is not None else None)
     _raise_on_weights_errors(analysis, loaded)
     not_run: tuple[NotRun, ...] = ()
     if targets:
@@ -123,21 +128,16 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         analysis, demand = _demanded(analysis, path, base_dir)
     if mesh is not None or shard:
         chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
-    program = CompiledProgram(analysis, chosen, Path(base_dir), memory_limit,
-                              allow_outside_sinks, config.max_iterations, config.tolerance,
-                              compiled, config)
-    program.representation = representation
-    program.weights = loaded
-    program.not_run = not_run
-    if cache_root is not None and compiled:  # only compiled graphs are noted
-        program.cache_root = cache_root
-    program.backend_choice = choice
-    program.demand = demand
-    return program
+    return CompiledProgram(
+        analysis, chosen, Path(base_dir), memory_limit=memory_limit,
+        allow_outside_sinks=allow_outside_sinks, compiled=compiled, config=config,
+        representation=representation, weights=loaded, not_run=not_run,
+        cache_root=cache_root if compiled else None,  # only compiled graphs are noted
+        backend_choice=choice, demand=demand)
 
 
 def _backend_for(config: ExecutionConfig, backend: str, device: str, precision: str,
-                 compiled: bool | None, sharded: bool) -> tuple[Any, bool, Any]:
+                 compiled: bool | None, sharded: bool) -> tuple[Backend, bool, Any]:
     """The backend a compile runs on, whether its runs are compiled graphs, and the
     compiled-artifact cache's root (None without cache_dir); refusals as FuseError."""
     if config.trace and compiled:
@@ -159,7 +159,7 @@ def _backend_for(config: ExecutionConfig, backend: str, device: str, precision: 
         raise FuseError(str(err)) from None
     if compiled is None:
         compiled = chosen.compiles_by_default and not config.trace
-    if compiled and not hasattr(chosen, "compile_segment"):
+    if compiled and not chosen.compiles_segments:
         raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
                         f"jax or torch backend")
     return chosen, compiled, cache_root
@@ -221,7 +221,7 @@ def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None
 
 
 def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
-             precision: str) -> Any:
+             precision: str) -> Backend:
     """The jax backend over a mesh, each tensor split as the plan says; the shard
     map's index names and mesh axes are checked first, by the pure plan."""
     from ..plan.sharding import axis_specs, plan_sharding
@@ -253,54 +253,116 @@ def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = (),
                         f"{more}", errors)
 
 
+# what a caller may set on a compiled program between runs: the run's hooks
+RUN_HOOKS = frozenset({"interrupt", "progress", "memory_limit"})
+
+
 class CompiledProgram:
-    def __init__(self, analysis: Analysis, backend: Any, base_dir: Path,
-                 memory_limit: int | None, allow_outside_sinks: bool, max_iterations: int | None,
-                 tolerance: float, compiled: bool = False,
-                 config: ExecutionConfig | None = None) -> None:
-        self.analysis = analysis
-        # how to run (fixpoint strategy, projection, trace, ...); the fields above
-        # are its max_iterations and tolerance as compile resolved them
-        self.config = config if config is not None else ExecutionConfig(
-            max_iterations=max_iterations, tolerance=tolerance)
-        # backend="auto": {"backend", "device", "why"} of its choice; None otherwise
-        self.backend_choice: dict | None = None
-        self.backend = backend
-        self.base_dir = base_dir
-        self.memory_limit = memory_limit
-        self.allow_outside_sinks = allow_outside_sinks
-        self.max_iterations = max_iterations
-        self.tolerance = tolerance
-        self.compiled = compiled
-        self.representation: dict[str, str] = {}  # overrides of the plan's dense/sparse
-        # how many times a straight run of equations was traced into a graph; a
-        # second run with inputs of the same shapes and dtypes adds none
-        self.compilations = 0
-        # fixpoints: the rounds each group took in the latest run; rounds to unroll
-        # each group to instead of stopping on values (training on jax, run.training)
-        self.rounds_taken: dict[tuple[str, ...], int] = {}
-        self.unrolled_rounds: dict[tuple[str, ...], int] | None = None
-        # how many runs this program has started: the step of `per=run` schedules
-        self.runs = 0
-        # called at every checkpoint of a run; raises to stop it (the editor's cancel)
-        self.interrupt: Callable[[], None] | None = None
-        # told how far a run is, at the same checkpoints (run.limits.RunProgress)
-        self.progress: Callable[[RunProgress], None] | None = None
-        # compile(weights=...): the manifest's tensors, given to every run as inputs
-        self.weights: Weights | None = None
-        # compiled for some targets only: what their cone leaves out (check.cone)
-        self.not_run: tuple[NotRun, ...] = ()
-        # mode="demand" with bound queries: the magic-sets rewrite run (plan.demand)
-        self.demand: DemandPlan | None = None
-        # per input-shape signature: the analysis, statement plans, and a memo of
-        # what a run derives from shapes alone (needed tensors, shapes, checks)
-        self._by_shapes: dict[tuple, tuple[Analysis, dict[int, StatementInfo], dict]] = {}
-        # config.cache_dir, made ready (compiled runs only; run.cache); per cache key
-        # of what ran: whether the index knew it already (its graphs came from the cache)
-        self.cache_root: Path | None = None
-        self.cache_entries: dict[str, bool] = {}
-        # the source files compile split (check.file_reads), for the runs to reuse
-        self.file_reads: dict = {}
+    """A checked program ready to run, as often as asked (`run`, `execute`,
+    `train`, `export`).  What it is never changes after `compile`: its analysis,
+    configuration, backend and, per input-shape signature, its `RunPlan`
+    (`run_plan`).  A caller may set its run hooks between runs: `interrupt`
+    (called at every checkpoint of a run; raises to stop it), `progress` (told
+    how far a run is: run.limits.RunProgress) and `memory_limit` (bytes)."""
+
+    def __init__(self, analysis: Analysis, backend: Backend, base_dir: Path, *,
+                 memory_limit: int | None = None, allow_outside_sinks: bool = False,
+                 compiled: bool = False, config: ExecutionConfig | None = None,
+                 representation: Mapping[str, str] | None = None,
+                 weights: Weights | None = None, not_run: tuple[NotRun, ...] = (),
+                 cache_root: Path | None = None, backend_choice: dict | None = None,
+                 demand: DemandPlan | None = None, counters: RunCounters | None = None
+                 ) -> None:
+        config = config if config is not None else ExecutionConfig()
+        fields = {
+            "analysis": analysis,
+            # how to run (fixpoint strategy, projection, trace, ...)
+            "config": config,
+            "max_iterations": config.max_iterations,
+            "tolerance": config.tolerance,
+            "backend": backend,
+            # backend="auto": {"backend", "device", "why"} of its choice; None otherwise
+            "backend_choice": backend_choice,
+            "base_dir": base_dir,
+            "allow_outside_sinks": allow_outside_sinks,
+            "compiled": compiled,
+            # overrides of the plan's dense/sparse
+            "representation": MappingProxyType(dict(representation or {})),
+            # compile(weights=...): the manifest's tensors, given to every run as inputs
+            "weights": weights,
+            # compiled for some targets only: what their cone leaves out (check.cone)
+            "not_run": not_run,
+            # mode="demand" with bound queries: the magic-sets rewrite run (plan.demand)
+            "demand": demand,
+            # config.cache_dir made ready (compiled runs only; run.cache)
+            "cache_root": cache_root,
+            "_counters": counters if counters is not None else RunCounters(),
+            # per input-shape signature: its RunPlan and what its runs keep (RunCaches)
+            "_plans": {},
+            "interrupt": None, "progress": None, "memory_limit": memory_limit,
+            # the source files compile split (io.file_reads), for the runs to reuse
+            "file_reads": {},
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in RUN_HOOKS:
+            raise AttributeError(f"a compiled program does not change: `{name}` cannot be "
+                                 f"set (compile again; the hooks that can: "
+                                 f"{', '.join(sorted(RUN_HOOKS))})")
+        object.__setattr__(self, name, value)
+
+    def variant(self, *, analysis: Analysis | None = None, backend: Backend | None = None,
+                compiled: bool | None = None) -> "CompiledProgram":
+        """This program over another analysis (training's loss cone), on another
+        backend or compiled otherwise: new plans; its settings, hooks and weights
+        come along."""
+        out = CompiledProgram(
+            self.analysis if analysis is None else analysis,
+            self.backend if backend is None else backend, self.base_dir,
+            memory_limit=self.memory_limit, config=self.config,
+            allow_outside_sinks=self.allow_outside_sinks and analysis is None,
+            compiled=self.compiled if compiled is None else compiled,
+            representation=self.representation, weights=self.weights,
+            cache_root=self.cache_root if compiled is None else None,
+            demand=self.demand if analysis is None else None)
+        object.__setattr__(out, "interrupt", self.interrupt)
+        return out
+
+    def with_backend(self, backend: Backend) -> "CompiledProgram":
+        """This program (its plans, counters and hooks shared) on `backend`: a wrapper
+        of its own backend that keeps every ability (ide.cancellation's checks)."""
+        out = object.__new__(CompiledProgram)
+        for name, value in self.__dict__.items():
+            object.__setattr__(out, name, value)
+        object.__setattr__(out, "backend", backend)
+        return out
+
+    @property
+    def compilations(self) -> int:
+        """How many times a straight run of equations was traced into a graph; a
+        second run with inputs of the same shapes and dtypes adds none."""
+        return self._counters.compilations
+
+    @property
+    def runs(self) -> int:
+        """How many runs this program has started: the step of `per=run` schedules."""
+        return self._counters.runs
+
+    @property
+    def cache_entries(self) -> dict[str, bool]:
+        """Per cache key of what ran: whether the index knew it already (its graphs
+        came from the cache; run.cache)."""
+        return self._counters.cache_entries
+
+    def run_plan(self, inputs: Mapping[str, Any] | None = None) -> RunPlan:
+        """The RunPlan a run with these inputs executes (the same object: made once
+        per input-shape signature); `fuse explain` renders it."""
+        given = {name: np.asarray(value) if not hasattr(value, "shape") else value
+                 for name, value in (inputs or {}).items()}
+        with reading_once(dict(self.file_reads)):
+            return self._prepared(given)[0]
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -323,10 +385,13 @@ class CompiledProgram:
     def execute(self, inputs: Mapping[str, Any] | None = None, *,
                 write_sinks: bool = True, native: bool = False,
                 time_limit: float | None = None,
-                temperatures: Mapping[str, Any] | None = None) -> RunResult:
+                temperatures: Mapping[str, Any] | None = None,
+                unrolled: Mapping[tuple[str, ...], int] | None = None) -> RunResult:
         """Run the program: its outputs, its queries' answers and the sinks written.
         temperatures: values for schedule tensors in place of this run's (training
-        gives each step's, as inputs of a captured or jitted step)."""
+        gives each step's, as inputs of a captured or jitted step); unrolled: the
+        rounds to unroll each fixpoint (by its tensors) to, instead of stopping on
+        values (training on jax)."""
         checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt, self.progress)
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
@@ -338,29 +403,29 @@ class CompiledProgram:
                          **given}
         # (a copy: what this run reads anew is not kept past it)
         with reading_once(dict(self.file_reads)):
-            analysis, infos, memo = self._prepared(given)
-        schedules = memo.get("schedules")
-        if schedules is None:
-            schedules = memo["schedules"] = schedules_of(analysis)
+            plan, caches = self._prepared(given)
+        schedules = plan.temperatures
         if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
-            given = {**{name: np.asarray(s.value(self.runs if s.per == "run" else 0))
+            runs = self._counters.runs
+            given = {**{name: np.asarray(s.value(runs if s.per == "run" else 0))
                         for name, s in schedules.items()}, **(temperatures or {}), **given}
-        self.runs += 1
-        if self.cache_root is not None and "cache key" not in memo:
+        self._counters.runs += 1
+        if self.cache_root is not None and caches.cache_key is None:
             # before the run: the jax backend names its stored graphs by it
-            memo["cache key"], memo["cache made of"] = self._cache_key(analysis)
+            caches.cache_key, caches.cache_made_of = self._cache_key(plan.analysis)
         floats = FloatWarnings()
         with self.backend.context(), watching(checkpoint), floats.watching():
-            run = Execution(self, analysis, infos, given, write_sinks, memo, native,
-                            checkpoint)
-            run.floats = floats
-            run.schedules = {n: s for n, s in schedules.items() if s.per == "iteration"}
+            run = Execution(self._settings(), plan, caches, given, write_sinks, native,
+                            checkpoint, floats,
+                            {n: s for n, s in schedules.items() if s.per == "iteration"},
+                            unrolled)
             try:
                 with reading_once(dict(self.file_reads)):
                     result = run.go()
             except EvaluationError as err:  # one not located by a statement: still the
                 raise FuseError(str(err)) from None  # program's problem, in its words
-        floats.reissue(analysis)
+        floats.reissue(plan.analysis)
+        result.plan = plan
         result.not_run = list(self.not_run)
         if self.demand is not None:  # answers under the queries' own texts and tensors
             rewritten = {w: (q, t) for q, t, w in self.demand.queries}
@@ -369,9 +434,19 @@ class CompiledProgram:
                 if key in rewritten:
                     answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
-        if self.cache_root is not None and "cache noted" not in memo:
-            memo["cache noted"] = self._noted_in_cache(memo["cache key"], memo["cache made of"])
+        if self.cache_root is not None and not caches.cache_noted:
+            from .cache import record as cache_record
+
+            assert caches.cache_key is not None and caches.cache_made_of is not None
+            self.cache_entries[caches.cache_key] = cache_record(
+                self.cache_root, caches.cache_key, caches.cache_made_of)
+            caches.cache_noted = True
         return result
+
+    def _settings(self) -> RunSettings:
+        return RunSettings(self.backend, self.base_dir, self.memory_limit,
+                           self.allow_outside_sinks, self.compiled, self.cache_root,
+                           self._counters)
 
     def train(self, data: Mapping[str, Any] | None = None, *, optimizer: str = "adam",
               learning_rate: float = 0.01, schedule: str = "constant", steps: int = 100,
@@ -433,15 +508,6 @@ class CompiledProgram:
         settings["representation"] = dict(sorted(self.representation.items()))
         return cache.cache_key(analysis, self.backend, settings)
 
-    def _noted_in_cache(self, key: str, made_of: dict) -> bool:
-        """This shape signature's compiled program noted in the cache's index,
-        after its first run succeeded."""
-        from . import cache
-
-        assert self.cache_root is not None
-        self.cache_entries[key] = cache.record(self.cache_root, key, made_of)
-        return True
-
     def export(self, format: str, inputs: Mapping[str, Any] | None = None) -> Any:
         """The program as one graph of its framework, outside Fuse: "torch" (a
         torch.export ExportedProgram) or "jax" (a jitted callable and its
@@ -453,19 +519,12 @@ class CompiledProgram:
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate
         (its tensors plus the largest intermediate; shapes only, nothing runs)."""
-        analysis = self.analysis
-        needed = scheduler.needed(analysis, scheduler.dependencies(analysis), write_sinks)
-        relations = getattr(self.backend, "sparse_relations", False)  # 3 axes or more
-        sparse = ({name: chosen.nonzeros for name, chosen
-                   in representations(analysis, self.representation).items()
-                   if chosen.kind == "sparse"
-                   and (relations or len(analysis.tensors[name].shape) == 2)}
-                  if getattr(self.backend, "sparse", False) and not self.compiled else {})
-        total, _, peak = estimate(analysis, needed, getattr(self.backend, "itemsize", 4), sparse)
-        return total + peak[0]
+        memory = self.run_plan().schedule(write_sinks).memory
+        return memory.total + memory.peak[0]
 
-    def _prepared(self, given: dict[str, np.ndarray]
-                  ) -> tuple[Analysis, dict[int, StatementInfo], dict]:
+    def _prepared(self, given: Mapping[str, Any]) -> tuple[RunPlan, RunCaches]:
+        """The RunPlan of the given inputs' shape signature, and what its runs keep;
+        made on the first run of that signature."""
         for name in given:
             info = self.analysis.tensors.get(name)
             if info is None or info.kind not in INPUT_KINDS:
@@ -473,14 +532,16 @@ class CompiledProgram:
                 raise FuseError(f"the input `{name}` is not a source or param of this program "
                                 f"(those are: {', '.join(sources) or 'none'})")
         key = tuple(sorted((n, tuple(value.shape)) for n, value in given.items()))
-        if key not in self._by_shapes:
+        prepared = self._plans.get(key)
+        if prepared is None:
             analysis = self.analysis
             if given:
                 analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
                                    input_shapes={n: tuple(v.shape) for n, v in given.items()})
             _raise_on_errors(analysis)
-            infos = {k: statement_info(analysis, k)
-                     for k, s in enumerate(analysis.program.statements)
-                     if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}
-            self._by_shapes[key] = (analysis, infos, {})
-        return self._by_shapes[key]
+            plan = plan_run(analysis, self.config, Abilities.of(self.backend, self.compiled),
+                            given=frozenset(given), signature=key,
+                            overrides=self.representation, max_iterations=self.max_iterations,
+                            tolerance=self.tolerance, demand=self.demand)
+            prepared = self._plans[key] = (plan, RunCaches())
+        return prepared

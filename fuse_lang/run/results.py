@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -40,3 +41,7 @@ class RunResult:
     estimates: dict[str, dict] = field(default_factory=dict)
     # backend="auto": {"backend", "device", "why"} of the choice (run.config)
     backend: dict | None = None
+    # the rounds each recursive group (by its tensors) took to its fixpoint
+    rounds: dict[tuple[str, ...], int] = field(default_factory=dict)
+    # the RunPlan this run executed (run.run_plan)
+    plan: Any = None

@@ -16,22 +16,22 @@ JAX; the terms are the backend's own einsum.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from ...front import ir
 from ...plan.config import ExecutionConfig
-from ...plan.sampling import SampleSite, sample_sites
+from ...plan.sampling import SampleSite
 from .evaluate import EvaluationError
 
 
 class Sampler:
     """The draws and estimates of one run."""
 
-    def __init__(self, analysis: Any, config: ExecutionConfig) -> None:
+    def __init__(self, sites: Mapping[int, SampleSite], config: ExecutionConfig) -> None:
         self.config = config
-        self.sites = {s.statement: s for s in sample_sites(analysis, config)}
+        self.sites = sites  # by statement (RunPlan.sample_sites)
         self.rng = np.random.default_rng(config.seed)
         self.estimates: dict[str, dict] = {}
 

@@ -103,9 +103,10 @@ def train(program: CompiledProgram, options: TrainOptions,
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options)
 
-        _unroll_fixpoints(cut, {**batches.whole, **params})
+        unrolled = _unrolled_rounds(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
-        learner = make_learner(backend, _loss_function(cut, loss), params, options.optimizer,
+        learner = make_learner(backend, _loss_function(cut, loss, unrolled), params,
+                               options.optimizer,
                                rate, options.weight_decay, fresh=_fresh_loss(program, loss))
         if state is not None:
             learner.load_optimizer_state(state)
@@ -133,8 +134,8 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         inputs = {**batches.whole, **batches.temperatures(0)}
 
         start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
-        _unroll_fixpoints(cut, {**batches.whole, **start})
-        learner = make_learner(program.backend, _loss_function(cut, loss), start, "sgd",
+        unrolled = _unrolled_rounds(cut, {**batches.whole, **start})
+        learner = make_learner(program.backend, _loss_function(cut, loss, unrolled), start, "sgd",
                                Rate(1.0), None, fresh=_fresh_loss(program, loss))
         return learner.evaluate(inputs), learner.gradients(inputs)
 
@@ -166,15 +167,12 @@ def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
     analysis = program.analysis
     cone = dependency_cone(analysis, [loss.name])
     cut = analyze(cone.text, analysis.path, program.base_dir)
-    out = type(program)(cut, program.backend, program.base_dir, program.memory_limit, False,
-                          program.max_iterations, program.tolerance, program.compiled,
-                          program.config)
-    out.interrupt = program.interrupt
-    out.weights = getattr(program, "weights", None)  # a weights manifest's tensors
-    return out
+    return program.variant(analysis=cut)
 
 
-def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[str, Any]], Any]:
+def _loss_function(cut: CompiledProgram, loss: LossInfo,
+                   unrolled: Mapping[tuple[str, ...], int] | None = None
+                   ) -> Callable[[Mapping[str, Any]], Any]:
     """The loss as a function of the run's inputs (data and params), computed by the
     engine as the framework's scalar tensor."""
     annealed = _annealed(cut)
@@ -183,7 +181,7 @@ def _loss_function(cut: CompiledProgram, loss: LossInfo) -> Callable[[Mapping[st
         temperatures = {n: v for n, v in inputs.items() if n in annealed}
         given = {n: v for n, v in inputs.items() if n not in annealed}
         return cut.execute(given, write_sinks=False, native=True,
-                           temperatures=temperatures).outputs[loss.name]
+                           temperatures=temperatures, unrolled=unrolled).outputs[loss.name]
     return run_loss
 
 
@@ -201,17 +199,16 @@ def _fresh_loss(program: CompiledProgram, loss: LossInfo
     return lambda: _loss_function(_loss_program(program, loss), loss)
 
 
-def _unroll_fixpoints(cut: CompiledProgram, inputs: Mapping[str, Any]) -> None:
+def _unrolled_rounds(cut: CompiledProgram, inputs: Mapping[str, Any]
+                     ) -> dict[tuple[str, ...], int] | None:
     """On jax, each fixpoint of the loss is unrolled to twice the rounds it takes
     at the start (one concrete run counts them), plus one: jax cannot trace a loop
     that stops on values, nor differentiate a while-loop; the rounds after it
     converged change nothing (docs/training.md)."""
     if cut.backend.name != "jax" or not cut.analysis.recursive:
-        return
-    cut.rounds_taken.clear()
-    cut.execute(inputs, write_sinks=False, native=True)
-    if cut.rounds_taken:
-        cut.unrolled_rounds = {group: 2 * n + 1 for group, n in cut.rounds_taken.items()}
+        return None
+    taken = cut.execute(inputs, write_sinks=False, native=True).rounds
+    return {group: 2 * n + 1 for group, n in taken.items()} or None
 
 
 def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[str, np.ndarray]:

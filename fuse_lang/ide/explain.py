@@ -1,0 +1,63 @@
+"""What `fuse explain` shows of a program that can run: the very `RunPlan` its run
+executes (run.run_plan), rendered.
+
+`explain_program(program)` takes a compiled program's plan for a run without
+inputs (`CompiledProgram.run_plan()`, made once and kept) and returns it with
+the planner's part that `plan.render` prints; `run_plan_lines` and
+`run_plan_json` say what the run decided beyond the contractions: how each
+group is computed, what stays sparse, what the run needs in memory.  A
+program with errors has no RunPlan: `fuse explain` prints the planner's plan of
+its analysis alone (plan.planner), as before.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..plan.planner import ProgramPlan
+from ..front.numbers import format_bytes
+from ..run.program import CompiledProgram
+from ..run.run_plan import EQUATION, FIXPOINT, RECURRENCE, RunPlan
+
+
+@dataclass(frozen=True)
+class Explained:
+    run_plan: RunPlan  # what a run executes
+    plan: ProgramPlan  # its contractions: what plan.render prints
+
+
+def explain_program(program: CompiledProgram) -> Explained:
+    """The plan a run of `program` without inputs executes, to be printed."""
+    run_plan = program.run_plan()
+    return Explained(run_plan, run_plan.contractions)
+
+
+def _how(group_how: str, strategy: str | None, recurrence: tuple | None) -> str:
+    if group_how == EQUATION:
+        return "its one equation"
+    if group_how == RECURRENCE and recurrence is not None:
+        return f"a recurrence over `{recurrence[0]}`, step by step"
+    if group_how == FIXPOINT:
+        return f"to a fixpoint ({(strategy or 'semi_naive').replace('_', '-')} rounds)"
+    return "its equations combined"
+
+
+def run_plan_lines(run_plan: RunPlan) -> list[str]:
+    """The run's own decisions, as `fuse explain` prints them under the plan."""
+    schedule = run_plan.schedule(True)
+    abilities = run_plan.abilities
+    lines = [f"run plan ({abilities.backend}{', compiled' if abilities.compiled else ''}):"]
+    for number, group in enumerate(schedule.groups, 1):
+        names = ", ".join(group.names)
+        lines.append(f"  {number}. {names}: {_how(group.how, group.strategy, group.recurrence)}")
+    if run_plan.sparse:
+        lines.append(f"  kept sparse: {', '.join(sorted(run_plan.sparse))}")
+    memory = schedule.memory
+    peak = f", plus {format_bytes(memory.peak[0])} while computing {memory.peak[1]}" \
+        if memory.peak[0] else ""
+    lines.append(f"  memory: about {format_bytes(memory.total)} for its tensors{peak}")
+    return lines
+
+
+def run_plan_json(run_plan: RunPlan) -> dict:
+    """The same as plain data (`fuse explain --format json`'s "run")."""
+    return run_plan.to_json()

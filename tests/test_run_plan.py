@@ -1,0 +1,87 @@
+"""The typed RunPlan (run.run_plan): made once per input-shape signature, immutable,
+executed by the run and rendered by `fuse explain` as the same object."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import fuse_lang
+from fuse_lang.ide.explain import explain_program, run_plan_lines
+from fuse_lang.run.run_plan import EQUATION, FIXPOINT, RECURRENCE, TENSOR, RunPlan
+
+CLOSURE = """\
+Edge(A, B)
+Edge(B, C)
+Edge(C, D)
+Path(x, y) = Edge(x, y)
+Path(x, z) = Path(x, y) Edge(y, z)
+export Path
+"""
+
+SCORES = """\
+axis d = 3
+param X[p,d]
+S[p,p'] = X[p,d] X[p',d]
+Y[p] = S[p,p'] + S[p,p']
+export Y
+"""
+
+
+def test_the_run_executes_the_plan_explain_renders():
+    program = fuse_lang.compile(CLOSURE)
+    explained = explain_program(program)
+    assert isinstance(explained.run_plan, RunPlan)
+    result = program.execute()
+    assert result.plan is explained.run_plan  # the very object, not an equal one
+    assert explained.plan is explained.run_plan.contractions
+    assert program.execute().plan is explained.run_plan  # made once per signature
+
+
+def test_a_plan_per_input_shape_signature():
+    program = fuse_lang.compile(SCORES)
+    small = program.run_plan({"X": np.ones((4, 3))})
+    assert program.execute({"X": np.ones((4, 3))}).plan is small
+    other = program.run_plan({"X": np.ones((5, 3))})
+    assert other is not small and other.shapes["S"] == (5, 5)
+    assert small.signature == (("X", (4, 3)),)
+
+
+def test_the_plan_says_how_each_group_is_computed():
+    plan = fuse_lang.compile(CLOSURE).run_plan()
+    groups = {g.names: g for g in plan.schedule(True).groups}
+    assert groups[("Path",)].how == FIXPOINT and groups[("Path",)].strategy == "semi_naive"
+    assert groups[("Edge",)].how == TENSOR
+    scores = fuse_lang.compile(SCORES).run_plan({"X": np.ones((4, 3))})
+    assert {g.names[0]: g.how for g in scores.schedule(True).groups}["S"] == EQUATION
+    assert scores.schedule(True).memory.total > 0
+    lines = run_plan_lines(plan)
+    assert any("Path: to a fixpoint (semi-naive rounds)" in line for line in lines)
+
+
+def test_a_recurrence_is_planned_as_one():
+    text = "axis t = 5\nA[0] = 1\nA[t] = A[t-1] * 2\nexport A\n"
+    plan = fuse_lang.compile(text).run_plan()
+    (group,) = [g for g in plan.schedule(True).groups if g.names == ("A",)]
+    assert group.how == RECURRENCE and group.recurrence[0] == "t"
+
+
+def test_plans_and_programs_do_not_change():
+    program = fuse_lang.compile(CLOSURE)
+    plan = program.run_plan()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.analysis = None  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        plan.shapes["Path"] = (1, 1)  # type: ignore[index]
+    with pytest.raises(AttributeError, match="does not change"):
+        program.analysis = None
+    program.memory_limit = 1 << 30  # a run hook may be set
+    assert program.execute().outputs["Path"].sum() == 6
+
+
+def test_training_keeps_its_bookkeeping_in_the_run_result():
+    program = fuse_lang.compile(CLOSURE)
+    result = program.execute()
+    assert result.rounds and set(result.rounds) == {("Path",)}
+    assert not hasattr(program, "rounds_taken")
