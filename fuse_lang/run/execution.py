@@ -29,11 +29,11 @@ from .interpret.lhs import put_row
 from .limits import Checkpoint
 from .memory import guard_memory
 from .interpret.blocked import Blocking
-from .cache import EXPORT_FOLDER
 from .interpret.monte_carlo import Sampler
 from .results import FuseError, RunResult
 from .sparse.value import is_sparse
-from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule, Segment
+from .compiled_run import CompiledRun
+from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule
 from .trace import Tracer
 
 
@@ -135,7 +135,7 @@ class Execution:
             outputs.check_sinks(self.analysis, self.settings.base_dir,
                                 self.settings.allow_outside_sinks)
         if self.settings.compiled and self.sampler is None:  # draws run eagerly
-            self._run_compiled(schedule.segments)
+            CompiledRun(self).go(schedule.segments)
         else:
             self._run_eagerly(schedule)
         result = RunResult(outputs.outputs(self.backend, self.values, self.plan.outputs,
@@ -167,33 +167,14 @@ class Execution:
             if check is not None:
                 check.at_group(number, len(groups), list(group.names))
             if tracer is None:
-                self._one(group)
+                self.one(group)
             else:
-                tracer.timed_group(self.analysis, list(group.names), lambda: self._one(group),
+                tracer.timed_group(self.analysis, list(group.names), lambda: self.one(group),
                                    self.values)
             for name in release.get(number, ()):
                 del self.values[name]  # read by nothing later: its memory goes back now
 
-    def _run_compiled(self, segments: tuple[Segment, ...]) -> None:
-        for number, segment in enumerate(segments):
-            if self.check is not None:
-                self.check.at_group(number, len(segments),
-                                    [n for _, g in segment.groups for n in g.names])
-            if segment.straight:
-                self._compiled_segment(("segment", self.write_sinks, number), segment)
-                continue
-            for _, group in segment.groups:
-                names = list(group.names)
-                if (self.schedules or self._unrolled(names)) and group.looped:
-                    self._one(group)  # rounds with their own temperatures, unrolled
-                elif self.plan.abilities.while_loop and group.looped:
-                    self._compiled_loop(("loop", self.write_sinks, number), names)
-                elif group.looped:
-                    self._compiled_rounds(("round", self.write_sinks, number), names)
-                else:
-                    self._one(group)
-
-    def _one(self, group: GroupPlan) -> None:
+    def one(self, group: GroupPlan) -> None:
         """Compute one group of the evaluation order (a tensor, or a recursive group).
         A tensor that the program text alone fixes (constants, masks, what is
         computed from them only) is computed once per shape signature."""
@@ -204,7 +185,7 @@ class Execution:
         if constant and name in self.caches.values:
             self.values[name] = self.caches.values[name]
             return
-        try:  # as _locating does, without a context manager on this hot path
+        try:  # as locating does, without a context manager on this hot path
             if group.single is not None:
                 # one equation, nothing else: its contribution is the value
                 self.values[name] = self.contribution(group.single, self.shape(name))
@@ -215,12 +196,12 @@ class Execution:
         except RUN_FAILURES as err:
             raise self._located(group.names, err) from None
         if self.place is not None:
-            self._placed(group.names)
+            self.placed(group.names)
         if constant:
             self.caches.values[name] = self.values[name]
 
     @contextlib.contextmanager
-    def _locating(self, group: Sequence[str]) -> Iterator[None]:
+    def locating(self, group: Sequence[str]) -> Iterator[None]:
         """A failure while computing `group` says which statement it was."""
         try:
             yield
@@ -236,80 +217,25 @@ class Execution:
         text = self.analysis.text[stmt.span.start:stmt.span.end]
         return FuseError(f"line {line}: `{text}`: {err}")
 
-    # ------------------------------------------------------- compiled graphs
-    def _compiled_segment(self, key: tuple, segment: Segment) -> None:
-        """A straight run of non-recursive tensors as one compiled graph."""
-        keeps = segment.keeps
-
-        def body(run: Execution, extra: dict) -> dict:
-            for _, group in segment.groups:
-                run._one(group)
-            return {name: run.values[name] for name in keeps}
-
-        graph = self._graph(key, body)
-        bases = self._bases_of([list(group.names) for _, group in segment.groups])
-        self.values.update(graph({n: self.values[n] for n in segment.reads
-                                  if n in self.values}, {"bases": bases}))
-
-    def _graph(self, key: tuple, body: Callable[["Execution", dict], Any]) -> Callable:
-        """`body(run, extra)` compiled by the backend, once per shape signature.
-        Whatever comes from outside the program text (inputs, source files,
-        params) is an argument of the graph (`extra["bases"]`), never a constant
-        in it: a second run with new values reuses the graph and computes with the
-        new values.  The graph's own run reads only its arguments."""
-        graph = self.caches.graphs.get(key)
-        if graph is not None:
-            return graph
-        settings, plan, caches, given = self.settings, self.plan, self.caches, self.given
-        unrolled = self.unrolled
-
-        def traced(values: dict, extra: dict) -> Any:
-            run = Execution(settings, plan, caches, given, False, unrolled=unrolled)
-            run.values = dict(values)
-            run.bases = extra["bases"]
-            return body(run, extra)
-
-        def count() -> None:
-            settings.counters.compilations += 1
-
-        artifact = self._artifact(key)
-        if artifact is None:
-            graph = self.backend.compile_segment(traced, count)
-        else:
-            graph = self.backend.compile_segment(traced, count, artifact=artifact)
-        self.caches.graphs[key] = graph
-        return graph
-
-    def _artifact(self, key: tuple) -> Path | None:
-        """Where a graph is kept for later processes (cache_dir on a backend that
-        stores its graphs: jax), named by the program's cache key and the graph's
-        place in the run; None: not kept (no cache_dir, a mesh, another backend)."""
-        root = self.settings.cache_root
-        program_key = self.caches.cache_key
-        if root is None or program_key is None or self.place is not None \
-                or not self.plan.abilities.exports_segments:
-            return None
-        return root / EXPORT_FOLDER / f"{program_key}-{'-'.join(map(str, key))}"
-
-    def _bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
+    def bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
         """The inputs, sources, params and facts of the groups' tensors (those that
         have any), read now; a failure names the group."""
         bases = {}
         for group in groups:
-            with self._locating(group):
+            with self.locating(group):
                 for name in group:
                     base, _ = self.base(name)
                     if base is not None:
                         bases[name] = base
         return bases
 
-    def _rounds(self, group: list[str], traced: bool, bases: dict[str, Any]) -> Iteration:
+    def rounds_of(self, group: list[str], traced: bool, bases: dict[str, Any]) -> Iteration:
         arithmetic = (Traced if traced else Eager)(self.backend)
         plan = self.plan
         return rounds_for_run(self, group, arithmetic, bases, plan.max_iterations,
                               plan.tolerance, plan.config.fixpoint)
 
-    def _unrolled(self, group: list[str]) -> int | None:
+    def unrolled_rounds(self, group: list[str]) -> int | None:
         """The rounds to unroll a fixpoint to (training on jax, which cannot
         differentiate a loop that stops on values)."""
         return self.unrolled.get(tuple(group)) if self.unrolled else None
@@ -317,17 +243,17 @@ class Execution:
     def _unrolled_loop(self, group: list[str]) -> None:
         """A fixpoint taken to its fixed number of rounds; a round after it converged
         changes nothing."""
-        with self._locating(group):
-            rounds = self._rounds(group, True, {n: self.base(n)[0] for n in group})
+        with self.locating(group):
+            rounds = self.rounds_of(group, True, {n: self.base(n)[0] for n in group})
             state = self.backend.fixed_loop(rounds.goes_on, rounds.round, rounds.start(),
-                                            self._unrolled(group))
+                                            self.unrolled_rounds(group))
         self.values.update(rounds.end(state)[0])
 
     def _fixpoint(self, group: list[str]) -> None:
         """A recursive group to its fixpoint, round by round in Python."""
-        if self._unrolled(group):
+        if self.unrolled_rounds(group):
             return self._unrolled_loop(group)
-        rounds = self._rounds(group, False, {n: self.base(n)[0] for n in group})
+        rounds = self.rounds_of(group, False, {n: self.base(n)[0] for n in group})
         # overflow is detected by the rounds (values no longer finite), not warned about
         with np.errstate(over="ignore", invalid="ignore"):
             body = rounds.round if self.tracer is None else self.tracer.rounds(
@@ -337,61 +263,16 @@ class Execution:
                            self.check.next_round if self.check is not None else None)
         members, outcome = rounds.end(state)
         rounds.judge(outcome)
-        self._took(group, outcome)
+        self.took(group, outcome)
         self.values.update(members)
 
-    def _compiled_loop(self, key: tuple, group: list[str]) -> None:
-        """A fixpoint as one compiled graph with the loop inside it (a framework
-        while-loop: no round trip to Python between rounds)."""
-        bases = self._bases_of([group])
-        with self._locating(group):
-            for name in group:
-                self.shape(name)  # an unknown extent is reported here, located
-
-        def loop(run: Execution, extra: dict) -> tuple[dict, dict]:
-            with run._locating(group):
-                rounds = run._rounds(group, True, {n: run.base(n)[0] for n in group})
-                state = run.backend.while_loop(rounds.goes_on, rounds.round, rounds.start())
-                return rounds.end(state)
-
-        members, outcome = self._graph(key, loop)(dict(self.values), {"bases": bases})
-        self._finish_loop(self._rounds(group, True, bases), members, outcome)
-
-    def _compiled_rounds(self, key: tuple, group: list[str]) -> None:
-        """A fixpoint on a backend that compiles graphs but not loops (torch): one
-        round is the compiled graph, the loop runs here and reads one flag a round."""
-        bases = self._bases_of([group])
-        with self._locating(group):
-            rounds = self._rounds(group, True, bases)
-            state = rounds.start()
-        outside = {n: v for n, v in self.values.items() if n not in group}
-
-        def one_round(run: Execution, extra: dict) -> tuple:
-            inner = run._rounds(group, True, {n: run.base(n)[0] for n in group})
-            return inner.round(extra["state"])
-
-        graph = self._graph(key, one_round)
-        with self._locating(group):
-            state = repeat(lambda st: bool(rounds.goes_on(st)),
-                           lambda st: graph(outside, {"bases": bases, "state": st}), state,
-                           self.check.next_round if self.check is not None else None)
-        self._finish_loop(rounds, *rounds.end(state))
-
-    def _finish_loop(self, rounds: Iteration, members: dict, outcome: dict) -> None:
-        with self._locating(rounds.group):
-            rounds.judge({k: float(v) for k, v in outcome.items()})
-        self._took(rounds.group, outcome)
-        self.values.update(members)
-        if self.place is not None:
-            self._placed(rounds.group)
-
-    def _took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
+    def took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
         self.rounds[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))
 
-    def _placed(self, group: Sequence[str]) -> None:
+    def placed(self, group: Sequence[str]) -> None:
         """The group's values put where their sharding over the mesh says."""
         assert self.place is not None
-        with self._locating(group):
+        with self.locating(group):
             for name in group:
                 if name in self.values:
                     self.values[name] = self.place(name, self.values[name])

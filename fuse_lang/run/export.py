@@ -107,14 +107,14 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None) 
         names = plan.outputs
         if not names:
             raise FuseError("the program has no exports to export (add `export NAME`)")
-        bases = outer._bases_of([list(g.names) for g in groups])
+        bases = outer.bases_of([list(g.names) for g in groups])
         order = tuple(sorted(bases))
 
         def whole(*arrays: Any) -> tuple:
             run = Execution(settings, plan, caches, given, False)
             run.bases = dict(zip(order, arrays))
             for group in groups:
-                run._one(group)
+                run.one(group)
             return tuple(run.values[n] for n in names)
 
         args = [bases[n] for n in order]

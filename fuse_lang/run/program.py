@@ -17,24 +17,23 @@ import numpy as np
 
 from ..check import Analysis, analyze
 from ..io.file_reads import kept, reading_once
-from ..check.cone import NotRun, TargetError, dependency_cone
-from ..front.diagnostics import Diagnostic, Severity
+from ..check.cone import NotRun
 from ..plan.representation import RepresentationError, representations
-from .backends import BackendError, get_backend
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError
 from .execution import Execution, RunCaches, RunCounters, RunSettings
 from .interpret.float_warnings import FloatWarnings
 from .limits import Checkpoint, checked_time_limit, watching
+from .compiling import (backend_for, cut_to_targets, demanded, open_program_weights,
+    raise_on_errors, raise_on_weights_errors, sharded_backend)
 from .run_plan import Abilities, RunPlan, plan_run
-from ..plan.demand import DemandPlan, plan_demand
+from ..plan.demand import DemandPlan
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
 from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
 from ..check import INPUT_KINDS
-from ..io.manifest import ManifestError, as_diagnostic, recoded
-from ..front.syntax import parse
-from .weights import AdapterChoice, Weights, open_weights
+from ..io.manifest import ManifestError
+from .weights import AdapterChoice, Weights
 
 __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
            "compile"]
@@ -99,24 +98,24 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     first = None  # backend="auto" reads the program first; without weights, that is its analysis
     if backend == "auto":
         first = analyze(source_text, path, base_dir)
-        _raise_on_errors(first, deferred=("missing-source",))
+        raise_on_errors(first, deferred=("missing-source",))
         backend, device, why = choose_backend(first, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
-    chosen, compiled, cache_root = _backend_for(config, backend, device, precision,
+    chosen, compiled, cache_root = backend_for(config, backend, device, precision,
                                                 compiled, mesh is not None or bool(shard))
-    loaded = _open_weights(weights, adapters, source_text, base_dir)
+    loaded = open_program_weights(weights, adapters, source_text, base_dir)
     if first is not None and loaded is None:
         analysis = first
     else:
         analysis = analyze(source_text, path, base_dir,
                            input_shapes=loaded.shapes() if loaded is not None else None)
-    _raise_on_weights_errors(analysis, loaded)
+    raise_on_weights_errors(analysis, loaded)
     not_run: tuple[NotRun, ...] = ()
     if targets:
-        analysis, not_run = _cut_to_targets(analysis, targets, path, base_dir)
+        analysis, not_run = cut_to_targets(analysis, targets, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
-    _raise_on_errors(analysis, deferred=("missing-source",))
+    raise_on_errors(analysis, deferred=("missing-source",))
     representation = dict(representation or {})
     try:
         representations(analysis, representation)  # an override that cannot be kept
@@ -125,132 +124,15 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     checked_against(config, analysis)
     demand = None
     if config.mode == "demand":
-        analysis, demand = _demanded(analysis, path, base_dir)
+        analysis, demand = demanded(analysis, path, base_dir)
     if mesh is not None or shard:
-        chosen = _sharded(analysis, mesh, dict(shard or {}), device, precision)
+        chosen = sharded_backend(analysis, mesh, dict(shard or {}), device, precision)
     return CompiledProgram(
         analysis, chosen, Path(base_dir), memory_limit=memory_limit,
         allow_outside_sinks=allow_outside_sinks, compiled=compiled, config=config,
         representation=representation, weights=loaded, not_run=not_run,
         cache_root=cache_root if compiled else None,  # only compiled graphs are noted
         backend_choice=choice, demand=demand)
-
-
-def _backend_for(config: ExecutionConfig, backend: str, device: str, precision: str,
-                 compiled: bool | None, sharded: bool) -> tuple[Backend, bool, Any]:
-    """The backend a compile runs on, whether its runs are compiled graphs, and the
-    compiled-artifact cache's root (None without cache_dir); refusals as FuseError."""
-    if config.trace and compiled:
-        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
-                        "combined with compiled=True")
-    if sharded and backend != "jax":
-        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
-                        f"the {backend} backend runs on one device")
-    cache_root = None
-    if config.cache_dir is not None and (backend == "jax" or compiled):
-        from . import cache
-
-        # before the backend is made: jax compiles even its eager operations (the
-        # backend's own precision check among them), and those are cached too
-        cache_root = cache.enable(config.cache_dir, backend)
-    try:
-        chosen = get_backend(backend, device, precision)
-    except BackendError as err:
-        raise FuseError(str(err)) from None
-    if compiled is None:
-        compiled = chosen.compiles_by_default and not config.trace
-    if compiled and not chosen.compiles_segments:
-        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
-                        f"jax or torch backend")
-    return chosen, compiled, cache_root
-
-
-def _open_weights(weights: Any, adapters: Any, text: str,
-                  base_dir: str | os.PathLike) -> Weights | None:
-    """compile(weights=...): the manifest checked against the program and loaded;
-    a problem is a FuseError with its diagnostic, at the tensor it concerns."""
-    if weights is None:
-        if adapters:
-            raise FuseError("adapters= needs weights=: adapters are declared in a weights "
-                            "manifest (docs/weights.md)")
-        return None
-    try:
-        return open_weights(weights, text, base_dir, adapters)
-    except ManifestError as err:
-        diagnostic = as_diagnostic(err, parse(text).program)
-        raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None
-
-
-def _raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None:
-    """A conflict between the manifest's shapes and the program, said so."""
-    if loaded is not None:
-        _raise_on_errors(analysis, only=tuple(
-            d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
-            if d.severity is Severity.ERROR and d.code != "missing-source"))
-
-
-def _demanded(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
-              ) -> tuple[Analysis, DemandPlan | None]:
-    """mode="demand": the program with its bound queries rewritten (plan.demand);
-    the scheduler then evaluates only what the exports, queries and sinks read."""
-    plan = plan_demand(analysis)
-    if not plan.rewritten:
-        return analysis, None
-    rewritten = analyze(plan.text, path, base_dir)
-    if any(d.severity is Severity.ERROR and d.code != "missing-source"
-           for d in rewritten.diagnostics):  # a fault of the rewrite, never the program's
-        raise FuseError("demand mode could not rewrite this program's queries "
-                        "(run it with mode='forward'): " + "; ".join(
-                            d.message for d in rewritten.diagnostics
-                            if d.severity is Severity.ERROR)[:500])
-    return rewritten, plan
-
-
-def _cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
-                    base_dir: str | os.PathLike) -> tuple[Analysis, tuple[NotRun, ...]]:
-    """The analysis of the program cut to the targets' cone; an error inside the
-    cone refuses the run with that error."""
-    try:
-        cone = dependency_cone(analysis, targets)
-    except TargetError as err:
-        raise FuseError(str(err)) from None
-    blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
-    if blocking:
-        _raise_on_errors(analysis, only=blocking)
-    return analyze(cone.text, path, base_dir), cone.not_run
-
-
-def _sharded(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
-             precision: str) -> Backend:
-    """The jax backend over a mesh, each tensor split as the plan says; the shard
-    map's index names and mesh axes are checked first, by the pure plan."""
-    from ..plan.sharding import axis_specs, plan_sharding
-    from .backends import jax_sharding
-
-    names = getattr(mesh, "axis_names", None)
-    axes = dict.fromkeys(names) if names is not None else \
-        dict(mesh) if isinstance(mesh, Mapping) else None
-    problems = plan_sharding(analysis, shard, axes).problems
-    if problems:
-        raise FuseError(f"shard: {problems[0]}")
-    try:
-        made = jax_sharding.make_mesh(mesh, shard, device)
-        return jax_sharding.ShardedJaxBackend(made, axis_specs(analysis, shard), device,
-                                              precision)
-    except BackendError as err:
-        raise FuseError(str(err)) from None
-
-
-def _raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = (),
-                     only: tuple[Diagnostic, ...] | None = None) -> None:
-    errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR) \
-        if only is None else only
-    if errors and not all(d.code in deferred for d in errors):
-        first = errors[0]
-        line, col = analysis.lines.position(first.span.start)
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise FuseError(f"line {line + 1}, column {col + 1}: {first.message} [{first.code}]"
-                        f"{more}", errors)
 
 
 # what a caller may set on a compiled program between runs: the run's hooks
@@ -538,7 +420,7 @@ class CompiledProgram:
             if given:
                 analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
                                    input_shapes={n: tuple(v.shape) for n, v in given.items()})
-            _raise_on_errors(analysis)
+            raise_on_errors(analysis)
             plan = plan_run(analysis, self.config, Abilities.of(self.backend, self.compiled),
                             given=frozenset(given), signature=key,
                             overrides=self.representation, max_iterations=self.max_iterations,

@@ -1,0 +1,138 @@
+"""What `compile` decides before a program can run, each step refused in words
+(FuseError) when it cannot be taken: the backend (and whether runs are compiled
+graphs), a weights manifest checked against the program, the program cut to its
+targets' cone, demand mode's rewrite of bound queries, the backend over a
+device mesh.  `program.compile` takes the steps in order."""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Sequence
+
+from ..check import Analysis, analyze
+from ..check.cone import NotRun, TargetError, dependency_cone
+from ..front.diagnostics import Diagnostic, Severity
+from ..front.syntax import parse
+from ..io.manifest import ManifestError, as_diagnostic, recoded
+from ..plan.config import ExecutionConfig
+from ..plan.demand import DemandPlan, plan_demand
+from .backends import BackendError, get_backend
+from .backends.base import Backend
+from .results import FuseError
+from .weights import Weights, open_weights
+
+
+def backend_for(config: ExecutionConfig, backend: str, device: str, precision: str,
+                compiled: bool | None, sharded: bool) -> tuple[Backend, bool, Any]:
+    """The backend a compile runs on, whether its runs are compiled graphs, and the
+    compiled-artifact cache's root (None without cache_dir); refusals as FuseError."""
+    if config.trace and compiled:
+        raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
+                        "combined with compiled=True")
+    if sharded and backend != "jax":
+        raise FuseError(f"sharding over a device mesh (mesh=, shard=) needs the jax backend; "
+                        f"the {backend} backend runs on one device")
+    cache_root = None
+    if config.cache_dir is not None and (backend == "jax" or compiled):
+        from . import cache
+
+        # before the backend is made: jax compiles even its eager operations (the
+        # backend's own precision check among them), and those are cached too
+        cache_root = cache.enable(config.cache_dir, backend)
+    try:
+        chosen = get_backend(backend, device, precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
+    if compiled is None:
+        compiled = chosen.compiles_by_default and not config.trace
+    if compiled and not chosen.compiles_segments:
+        raise FuseError(f"the {backend} backend runs eagerly only; compiled runs need the "
+                        f"jax or torch backend")
+    return chosen, compiled, cache_root
+
+
+def open_program_weights(weights: Any, adapters: Any, text: str,
+                  base_dir: str | os.PathLike) -> Weights | None:
+    """compile(weights=...): the manifest checked against the program and loaded;
+    a problem is a FuseError with its diagnostic, at the tensor it concerns."""
+    if weights is None:
+        if adapters:
+            raise FuseError("adapters= needs weights=: adapters are declared in a weights "
+                            "manifest (docs/weights.md)")
+        return None
+    try:
+        return open_weights(weights, text, base_dir, adapters)
+    except ManifestError as err:
+        diagnostic = as_diagnostic(err, parse(text).program)
+        raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None
+
+
+def raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None:
+    """A conflict between the manifest's shapes and the program, said so."""
+    if loaded is not None:
+        raise_on_errors(analysis, only=tuple(
+            d for d in recoded(analysis.diagnostics, loaded.manifest, loaded.layout)
+            if d.severity is Severity.ERROR and d.code != "missing-source"))
+
+
+def demanded(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
+              ) -> tuple[Analysis, DemandPlan | None]:
+    """mode="demand": the program with its bound queries rewritten (plan.demand);
+    the scheduler then evaluates only what the exports, queries and sinks read."""
+    plan = plan_demand(analysis)
+    if not plan.rewritten:
+        return analysis, None
+    rewritten = analyze(plan.text, path, base_dir)
+    if any(d.severity is Severity.ERROR and d.code != "missing-source"
+           for d in rewritten.diagnostics):  # a fault of the rewrite, never the program's
+        raise FuseError("demand mode could not rewrite this program's queries "
+                        "(run it with mode='forward'): " + "; ".join(
+                            d.message for d in rewritten.diagnostics
+                            if d.severity is Severity.ERROR)[:500])
+    return rewritten, plan
+
+
+def cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
+                    base_dir: str | os.PathLike) -> tuple[Analysis, tuple[NotRun, ...]]:
+    """The analysis of the program cut to the targets' cone; an error inside the
+    cone refuses the run with that error."""
+    try:
+        cone = dependency_cone(analysis, targets)
+    except TargetError as err:
+        raise FuseError(str(err)) from None
+    blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
+    if blocking:
+        raise_on_errors(analysis, only=blocking)
+    return analyze(cone.text, path, base_dir), cone.not_run
+
+
+def sharded_backend(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
+                    precision: str) -> Backend:
+    """The jax backend over a mesh, each tensor split as the plan says; the shard
+    map's index names and mesh axes are checked first, by the pure plan."""
+    from ..plan.sharding import axis_specs, plan_sharding
+    from .backends import jax_sharding
+
+    names = getattr(mesh, "axis_names", None)
+    axes = dict.fromkeys(names) if names is not None else \
+        dict(mesh) if isinstance(mesh, Mapping) else None
+    problems = plan_sharding(analysis, shard, axes).problems
+    if problems:
+        raise FuseError(f"shard: {problems[0]}")
+    try:
+        made = jax_sharding.make_mesh(mesh, shard, device)
+        return jax_sharding.ShardedJaxBackend(made, axis_specs(analysis, shard), device,
+                                              precision)
+    except BackendError as err:
+        raise FuseError(str(err)) from None
+
+
+def raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = (),
+                     only: tuple[Diagnostic, ...] | None = None) -> None:
+    errors = tuple(d for d in analysis.diagnostics if d.severity is Severity.ERROR) \
+        if only is None else only
+    if errors and not all(d.code in deferred for d in errors):
+        first = errors[0]
+        line, col = analysis.lines.position(first.span.start)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise FuseError(f"line {line + 1}, column {col + 1}: {first.message} [{first.code}]"
+                        f"{more}", errors)
