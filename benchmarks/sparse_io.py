@@ -29,7 +29,7 @@ from _common import median_times, peak_bytes  # noqa: E402
 
 import fuse_lang  # noqa: E402
 from fuse_lang.plan.representation import representations  # noqa: E402
-from fuse_lang.run.memory import format_bytes  # noqa: E402
+from fuse_lang.front.numbers import format_bytes  # noqa: E402
 
 READ = 'Edge(x,y) = "edge.npz"\nexport Edge\n'
 WRITE = 'Edge(x,y) = "edge.npz"\n"out{suffix}" = Edge(x,y)\n'

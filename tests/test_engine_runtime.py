@@ -510,7 +510,7 @@ def test_a_failing_sink_write_keeps_the_old_file_whole(tmp_path, monkeypatch):
     def broken_fsync(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fuse_lang.io.files.os, "fsync", broken_fsync)
+    monkeypatch.setattr(fuse_lang.io.sinks.os, "fsync", broken_fsync)
     with pytest.raises(FuseError) as info:
         program.run()
     assert "No space left on device" in str(info.value)

@@ -8,7 +8,6 @@ Symbols are numbered per domain in order of first appearance.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Hashable, Iterable, Sequence
@@ -20,22 +19,6 @@ from ..front.span import Span
 # position below it is exact as a float64 and as an int64.  Larger extents are
 # reported (`extent-too-large`) by the unification.
 MAX_EXTENT = 2**53
-
-
-
-def short_number(n: int, in_full_below: int = 10**15) -> str:
-    """`n` in full below `in_full_below`, else as `1.23e400`: without a float, which
-    an integer past 1.8e308 does not fit (and Python prints no more than 4300 digits)."""
-    if n < max(in_full_below, 1000):
-        return str(n)
-    exponent = int(math.log10(n)) - 2  # log10 of an int: exact enough, never overflows
-    while n // 10**exponent >= 1000:  # (where log10 rounded down)
-        exponent += 1
-    lead = (n // 10 ** (exponent - 1) + 5) // 10  # three digits, rounded
-    if lead >= 1000:
-        lead //= 10
-        exponent += 1
-    return f"{lead // 100}.{lead % 100:02d}e{exponent + 2}"
 
 
 Key = Hashable  # ("axis", tensor, position) | ("var", statement, name)
@@ -75,6 +58,14 @@ class Domains:
         self._data: dict[Key, _Class] = {}
         self.conflicts: list[Conflict] = []
         self._seen = 0
+
+    @property
+    def parents(self) -> dict[Key, Key]:
+        """The union-find's links (a key -> its parent; a root is its own), for a
+        caller that inlines `union`'s common cases in a hot loop (check.unify's
+        replay): it may link a key not met yet straight under a root, as `union`
+        does, and must change nothing else."""
+        return self._parent
 
     def find(self, key: Key) -> Key:
         parent = self._parent

@@ -14,7 +14,8 @@ from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span, shifted
-from .domains import MAX_EXTENT, Domains, Evidence, short_number
+from ..front.numbers import short_number
+from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
 from ..io.sources import SourceInfo
 from .symbols import IndexRole, TensorSymbol, slice_name
@@ -338,7 +339,7 @@ class Unification:
         # for each, its common cases done here without a call (a call per reference
         # was a fifth of the replay): the axis is a root or a root's child, and the
         # variable is new or already in the axis' domain.
-        parent = d._parent
+        parent = d.parents
         parent_of = parent.get
         Vars_, Guard_, SetExtent_ = Vars, Guard, SetExtent  # (local names: faster)
         for ops in statement_ops:

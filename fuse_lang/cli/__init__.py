@@ -257,7 +257,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     if args.out:
-        from ..io.files import FileProblem, write_results
+        from ..io.sinks import write_results
+        from ..io.sources import FileProblem
 
         try:  # sparse outputs stay sparse (docs/cli.md)
             write_results(args.out, result.outputs)
@@ -323,7 +324,7 @@ def _read_inputs(items: list[str]) -> dict | int:
     name; the exit status when one cannot be read.  Read as sources are: a regular
     file, a header that agrees with the file's size, a plain number type."""
     from ..io.sources import SourceError
-    from ..io.files import load_array_file
+    from ..io.source_data import load_array_file
 
     inputs = {}
     for item in items:

@@ -117,7 +117,7 @@ def cmd_export(args: argparse.Namespace, text: str, inputs: dict) -> int:
         print(f"fuse: {args.path}: internal error while exporting: {type(err).__name__}: "
               f"{err}", file=sys.stderr)
         return EXIT_ERRORS
-    from ..io.files import atomic_write
+    from ..io.sinks import atomic_write
 
     try:
         atomic_write(Path(args.out), data)

@@ -53,7 +53,7 @@ def write_graph(target: str, analysis: Analysis, plan: Any) -> int | None:
     try:
         from ..ide.graph_picture import render_graph
         from ..plan.dataflow import dataflow
-        from ..io.files import atomic_write
+        from ..io.sinks import atomic_write
 
         data = render_graph(dataflow(analysis, plan), Path(analysis.path or "").name, fmt)
         atomic_write(Path(target), data)

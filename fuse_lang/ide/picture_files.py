@@ -56,7 +56,7 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
 
 def write_pictures(folder: Path, pictures: Sequence[tuple[str, bytes]]) -> list[str]:
     """Write each picture into `folder` (made if missing), atomically; the paths."""
-    from ..io.files import atomic_write
+    from ..io.sinks import atomic_write
 
     written = []
     for file_name, data in pictures:
@@ -117,7 +117,8 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
 def _sparse_result(path: Path) -> dict[str, np.ndarray] | None:
     """A sparse output (`fuse run --out` writes it as scipy.sparse.save_npz does),
     read dense for its picture, named by the file; None for an archive of arrays."""
-    from ..io.files import FileProblem, load_sparse_npz
+    from ..io.source_data import load_sparse_npz
+    from ..io.sources import FileProblem
 
     try:
         matrix = load_sparse_npz(path)

@@ -41,7 +41,7 @@ class ArraySummary:
         return {"shape": list(self.shape), "dtype": self.dtype, "size": self.size,
                 "min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
                 "nonfinite": self.nonfinite, "nonzeros": self.nonzeros,
-                "preview": [_json_float(v) for v in self.preview], "truncated": self.truncated}
+                "preview": [json_float(v) for v in self.preview], "truncated": self.truncated}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ class QuerySummary:
     def answer(self) -> str:
         """A short answer: "yes"/"no", the number of tuples, or the shape."""
         if self.tuples is None:
-            return _shape(self.value.shape)
+            return shape_text(self.value.shape)
         if not self.free:
             return "yes" if self.tuples else "no"
         n = len(self.tuples)
@@ -109,7 +109,7 @@ class RunSummary:
         return lines
 
     def message(self) -> str:
-        items = [f"{name} {_shape(s.shape)}" for name, s in self.outputs]
+        items = [f"{name} {shape_text(s.shape)}" for name, s in self.outputs]
         items += [f"{q.text} {q.answer}" for q in self.queries]
         if len(items) > MESSAGE_ITEMS:
             items = items[:MESSAGE_ITEMS] + [f"and {len(items) - MESSAGE_ITEMS} more"]
@@ -117,7 +117,7 @@ class RunSummary:
         wrote = f"; wrote {len(self.sinks)} file{'' if len(self.sinks) == 1 else 's'}" \
             if self.sinks else ""
         return (f"Ran {self.program} on {self.device} ({self.backend}): {what} "
-                f"in {_ms(self.elapsed_ms)}{wrote}{self._left_out()}")
+                f"in {duration_text(self.elapsed_ms)}{wrote}{self._left_out()}")
 
     def _left_out(self) -> str:
         """What a targeted run did not run because of an error (the rest was not needed)."""
@@ -199,17 +199,17 @@ def _estimate(entry: dict) -> dict[str, Any]:
     return out
 
 
-def _shape(shape: tuple[int, ...]) -> str:
+def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _ms(ms: float) -> str:
+def duration_text(ms: float) -> str:
     if ms >= 10_000:
         return f"{ms / 1000:.1f} s"
     return f"{ms:.0f} ms" if ms >= 1 else f"{ms:.2f} ms"
 
 
-def _json_float(v: float) -> float | str:
+def json_float(v: float) -> float | str:
     """JSON has no NaN or infinity: those become the strings "nan", "inf", "-inf"."""
     if math.isfinite(v):
         return v

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..run.train.training import TrainProgress, TrainResult
-from .run_summary import ArraySummary, _json_float, _ms, _shape, summarize_array
+from .run_summary import ArraySummary, duration_text, json_float, shape_text, summarize_array
 
 HISTORY_POINTS = 1000  # points of the loss curve sent to the editor
 
@@ -58,10 +58,10 @@ class TrainPoint:
     validation: float | None = None  # the validation loss measured after this step
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"step": self.step, "loss": _json_float(self.loss),
+        out: dict[str, Any] = {"step": self.step, "loss": json_float(self.loss),
                                "seconds": round(self.seconds, 6)}
         if self.validation is not None:
-            out["validation"] = _json_float(self.validation)
+            out["validation"] = json_float(self.validation)
         return out
 
 
@@ -89,10 +89,10 @@ class TrainSummary:
         return {"program": self.program, "backend": self.backend, "device": self.device,
                 "loss": self.loss, "elapsed_ms": round(self.elapsed_ms, 3),
                 "first_step": self.first_step, "steps": self.steps,
-                "initial_loss": _json_float(self.history[0].loss) if self.history else None,
-                "final_loss": None if final is None else _json_float(final),
+                "initial_loss": json_float(self.history[0].loss) if self.history else None,
+                "final_loss": None if final is None else json_float(final),
                 "history": [p.to_json() for p in self.history],
-                "validation": [{"step": s, "loss": _json_float(v)} for s, v in self.validation],
+                "validation": [{"step": s, "loss": json_float(v)} for s, v in self.validation],
                 "params": {n: s.to_json() for n, s in self.params},
                 "checkpoint": self.checkpoint, "options": self.options,
                 "message": self.message(), "report": self.table()}
@@ -107,7 +107,7 @@ class TrainSummary:
         saved = f"; checkpoint {self.checkpoint}" if self.checkpoint else ""
         return (f"Trained {self.program} on {where}: {self.loss} {first.loss:.4g} -> "
                 f"{last.loss:.4g}{held} in {self.steps - self.first_step} steps, "
-                f"{_ms(self.elapsed_ms)}{saved}")
+                f"{duration_text(self.elapsed_ms)}{saved}")
 
     def table(self) -> list[str]:
         """The loss curve as text for an editor without pictures (Neovim's result
@@ -119,7 +119,7 @@ class TrainSummary:
         for p in rows:
             held = f"{p.validation:.6g}" if p.validation is not None else ""
             lines.append(f"{p.step:>8}  {p.loss:>12.6g}  {held:>12}  {p.seconds:>8.2f}s")
-        lines += [""] + [f"param {n} {_shape(s.shape)}: mean {_g(s.mean)}, std {_g(s.std)}"
+        lines += [""] + [f"param {n} {shape_text(s.shape)}: mean {_g(s.mean)}, std {_g(s.std)}"
                          for n, s in self.params]
         return lines
 

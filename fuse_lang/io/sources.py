@@ -11,7 +11,7 @@ Every read is bounded (docs/limits.md): only regular files are opened (a FIFO
 or a device would block or never end), text sources are read up to
 MAX_TEXT_SOURCE_BYTES, an `.npy` header up to MAX_NPY_HEADER_BYTES, and an
 array's header must agree with the bytes the file holds.  The run
-(`run/files.py`) reads its files through the same functions.
+(`io/source_data.py`) reads its files through the same functions.
 """
 from __future__ import annotations
 
@@ -34,6 +34,11 @@ MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred
 
 class SourceError(Exception):
     """The file exists but cannot be understood; the message says why."""
+
+
+class FileProblem(Exception):
+    """A source or sink that cannot be read or written; the message says why
+    (`io.source_data` reads sources, `io.sinks` writes sinks)."""
 
 
 @frozen_dataclass

@@ -6,7 +6,7 @@ each piece looks: `_Text` or `_Markdown`.  Both show the same content.
 """
 from __future__ import annotations
 
-from ..check.domains import short_number
+from ..front.numbers import short_number
 from .config import ExecutionPlan
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
 from .sharding import Collective, ShardingPlan

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..check import Analysis
 from ..front.lexer import tokenize
-from ..io.files import atomic_write
+from ..io.sinks import atomic_write
 from .results import FuseError
 
 INDEX = "index.json"

@@ -16,8 +16,8 @@ from ..check import Analysis
 from ..front import ir
 from .interpret.evaluate import EvaluationError
 from ..io.sources import split_member
-from ..io.files import (integer_relation, load_dense, load_sparse_npz, relation_columns,
-    relation_rows)
+from ..io.source_data import (integer_relation, load_dense, load_sparse_npz,
+    relation_columns, relation_rows)
 from .sparse.csr import SparseTensor, from_rows
 from .sparse.nd import SparseRelation
 

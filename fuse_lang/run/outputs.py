@@ -10,10 +10,13 @@ from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
 from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
-from ..io.files import FileProblem, check_sink_path, names_by_position, write_sink, write_topk_pairs
+from ..io.sinks import check_sink_path, names_by_position, write_sink, write_topk_pairs
+from ..io.sources import FileProblem
 from .interpret.labelled import LArray
+from .memory import default_limit
 from .results import FuseError, QueryAnswer
-from .sparse.csr import SparseTensor, is_sparse
+from .sparse.csr import SparseTensor
+from .sparse.value import is_sparse
 
 
 def output_names(analysis: Analysis, deps: Mapping[str, set[str]]) -> list[str]:
@@ -142,10 +145,10 @@ def _nonzeros(value: SparseTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) -> QueryAnswer:
-    """A query of a sparse relation of 3 axes or more (run/sparse_nd.py), read off its
+    """A query of a sparse relation of 3 axes or more (run/sparse/nd.py), read off its
     tuples: the selected tuples, and as the value a scipy.sparse COO array (two
     free axes or more), a dense vector (one) or the cell (none)."""
-    from .sparse.nd import _coo_result
+    from .sparse.nd import value_of_entries
 
     tensor = analysis.tensors[atom.name]
     coords = value.coords()
@@ -164,7 +167,7 @@ def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) ->
                          tensor.axes[pos].index or f"#{pos}")
     found = [coords[pos][keep] for pos in free]
     shape = tuple(value.shape[pos] for pos in free)
-    selected = _coo_result(shape, found, value.data[keep], value.dtype) if free else \
+    selected = value_of_entries(shape, found, value.data[keep], value.dtype) if free else \
         np.asarray(1.0 if keep.any() else 0.0, dtype=value.dtype)
     if len(free) >= 2:
         selected = selected.native()
@@ -272,7 +275,7 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
             symbols = [by_var.get(axis) for axis in value.axes]
         name = stmt.rhs.name
     try:
-        write_sink(target, name, data, boolean, symbols)
+        write_sink(target, name, data, boolean, symbols, dense_limit=default_limit())
     except FileProblem as err:
         raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
     except OSError as err:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .sparse.csr import is_sparse
+from .sparse.value import is_sparse
 
 
 class Tracer:

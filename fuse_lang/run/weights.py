@@ -24,7 +24,7 @@ from ..io.manifest import (FileRef, Layout, Manifest, ManifestError, Quantizatio
     program_axes, read_manifest)
 from ..io.sources import SAFETENSORS, SourceError
 from ..front.syntax import parse
-from ..io.files import load_npy, load_npz_member
+from ..io.source_data import load_npy, load_npz_member
 
 AdapterChoice = Sequence[str] | Mapping[str, float] | None
 

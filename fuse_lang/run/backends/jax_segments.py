@@ -21,7 +21,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from ...io.files import atomic_write
+from ...io.sinks import atomic_write
 
 
 @functools.cache
@@ -83,7 +83,7 @@ def _load(path: Path) -> Any:
 
 
 def _store(path: Path, data: bytes | bytearray) -> None:
-    """Written whole (run.files.atomic_write).  A folder that cannot be written
+    """Written whole (io.sinks.atomic_write).  A folder that cannot be written
     costs the next process its reuse, never this run."""
     try:
         atomic_write(path, bytes(data))

@@ -22,11 +22,11 @@ _SMALL = 4096  # two operands this small (elements, together) skip the matmul pl
 class NumpyBackend(Backend):
     """Dense arrays are ndarrays; a tensor the plan keeps sparse is a
     `run.sparse.SparseTensor` (scipy.sparse CSR), handled first where it occurs; one of three
-    axes or more a `run.sparse_nd.SparseRelation` (sorted cell keys)."""
+    axes or more a `run.sparse.nd.SparseRelation` (sorted cell keys)."""
 
     name = "numpy"
-    sparse = True  # keeps 2-D tensors sparse when the plan says so (run/sparse.py)
-    sparse_relations = True  # and those of 3 axes or more (run/sparse_nd.py)
+    sparse = True  # keeps 2-D tensors sparse when the plan says so (run/sparse/csr.py)
+    sparse_relations = True  # and those of 3 axes or more (run/sparse/nd.py)
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if device not in ("cpu", "auto"):
@@ -46,7 +46,7 @@ class NumpyBackend(Backend):
 
     def sparse_from(self, x: Any) -> SparseTensor | SparseRelation:
         """A scipy sparse array, a sparse tensor or a dense array, kept sparse: CSR
-        for two axes, a SparseRelation (run/sparse_nd.py) for more."""
+        for two axes, a SparseRelation (run/sparse/nd.py) for more."""
         if np.ndim(x) != 2:
             return SparseRelation.from_any(x, self.dtype)
         return SparseTensor.from_any(x, self.dtype)
@@ -160,7 +160,7 @@ class NumpyBackend(Backend):
     def add_fresh(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """x + y, reusing x's memory (x belongs to the caller alone)."""
         if type(x) in _SPARSE and type(y) in _SPARSE:
-            return x.grow(y)  # the semi-naive union: merged when read (run/sparse.py)
+            return x.grow(y)  # the semi-naive union: merged when read (run/sparse/csr.py)
         if type(x) in _SPARSE or type(y) in _SPARSE:
             return x + y
         x += y

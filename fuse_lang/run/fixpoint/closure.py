@@ -23,7 +23,7 @@ import numpy as np
 
 from ...plan.linear_closure import LinearRule, linear_rule
 from .loop import Arithmetic, Eager, Host, Iteration, SemiNaive, rounds_for
-from ..sparse.csr import SparseValue, sp
+from ..sparse.value import SparseValue, sp
 
 # semi-naive rounds before the rest may be searched: past a tree's depth (the
 # logarithm of its size), so that a shallow recursion never pays for the search's

@@ -29,7 +29,7 @@ from ...check import Analysis
 from ...check.datalog import monotone_rules
 from ...front import ir
 from ..interpret.evaluate import EvaluationError
-from ..sparse.csr import SparseValue
+from ..sparse.value import SparseValue
 
 # numeric recursion (not Boolean): rounds before "did not converge"
 NUMERIC_ROUND_LIMIT = 1000

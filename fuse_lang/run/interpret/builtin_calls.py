@@ -8,7 +8,7 @@ from typing import Any
 from ...check.values import compared_symbol, symbol_constant, symbol_position
 from ...front import ir
 from .labelled import LArray, align, combine, union_axes
-from ..sparse.csr import is_sparse
+from ..sparse.value import is_sparse
 from .statement import EvaluationError, EvaluatorState
 
 

@@ -25,7 +25,7 @@ from .builtin_calls import BuiltinCalls
 from .labelled import LArray, combine, project
 from .lhs import equation_op, write_lhs
 from .references import ReferenceReading
-from ..sparse.csr import is_sparse
+from ..sparse.value import is_sparse
 from .statement import ConstantFolding, EvaluationError, StatementInfo, statement_info
 
 __all__ = ["ConstantFolding", "EvaluationError", "Evaluator", "StatementInfo", "equation_op",
@@ -107,7 +107,7 @@ class Evaluator(ReferenceReading, BuiltinCalls):
 
     def _joins_sparse(self, expr: ir.Product) -> bool:
         """A factor reads a sparse tensor (or negates one): the product is a join
-        (on a backend that joins tuples: NumPy's run/sparse_join.py)."""
+        (on a backend that joins tuples: NumPy's run/sparse/join.py)."""
         if not getattr(self.backend, "sparse_relations", False):
             return False
         for factor in expr.factors:

@@ -16,39 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-
-class _LazyScipy:
-    """scipy.sparse, imported when a sparse tensor is first made (a dense run never pays)."""
-
-    def __getattr__(self, name: str) -> Any:
-        import scipy.sparse
-
-        return getattr(scipy.sparse, name)
-
-
-sp = _LazyScipy()
-
-
-class SparseValue:
-    """What every backend's sparse 2-D tensor is (the NumPy `SparseTensor` here;
-    torch.sparse and BCOO ones in backends/torch_sparse.py, jax_sparse.py): the
-    engine asks `is_sparse` and reads results through `on_numpy`."""
-
-    __slots__ = ()
-
-    def on_numpy(self) -> "SparseTensor":
-        raise NotImplementedError
-
-    def native(self) -> Any:
-        """The framework's own sparse tensor (scipy.sparse, torch.sparse, BCOO)."""
-        raise NotImplementedError
-
-    def reshape(self, *shape: Any) -> Any:
-        """Itself to its own shape (the interpreter asks); any other shape is dense."""
-        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        if tuple(shape) == tuple(self.shape):  # type: ignore[attr-defined]
-            return self
-        return np.asarray(self).reshape(shape)
+from .value import SparseValue, is_sparse, pair_plan, sp
 
 
 class SparseTensor(SparseValue):
@@ -367,15 +335,10 @@ def _ones(matrix: Any, dtype: Any) -> Any:
     return ones
 
 
-def is_sparse(x: Any) -> bool:
-    """A sparse tensor of any backend."""
-    return isinstance(x, SparseValue)
-
-
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
     """The contraction `spec` with at least one sparse operand, when it is a matrix
     product, an elementwise product or a transpose of 2-D operands (see the
-    module's docstring); None for any other (run/sparse_join.py joins those)."""
+    module's docstring); None for any other (join.py joins those)."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
     negated = any(getattr(a, "anti_join", False) for a in arrays)  # `not R(...)`
@@ -394,7 +357,7 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
         if out == terms[0]:
             return arrays[0].copy()
         return arrays[0].transpose([terms[0].index(x) for x in out])
-    return None  # any other join: of tuples, of any arity (run/sparse_join.py)
+    return None  # any other join: of tuples, of any arity (join.py)
 
 
 def _broadcast_vector(x: Any, shape: tuple[int, int]) -> bool:
@@ -436,27 +399,6 @@ def _as_result(x: Any, dtype: Any) -> Any:
     if sp.issparse(x):
         return SparseTensor(sp.csr_array(x, dtype=dtype))
     return np.asarray(x, dtype=dtype)
-
-
-def pair_plan(ta: str, tb: str, out: str, ndim_a: int, ndim_b: int) -> tuple | None:
-    """How a product of two operands of at most two axes runs sparse (shared by
-    every backend): ("multiply", transpose_b, transpose_out) for `R(x,y) S(x,y)`,
-    ("matmul", kept_a, kept_b, contracted, transpose_out) for a matrix product;
-    None when neither fits (the product runs on dense copies)."""
-    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or ndim_a != len(ta) \
-            or ndim_b != len(tb):
-        return None
-    if len(ta) == 2 and set(ta) == set(tb) and set(out) == set(ta):  # R(x,y) S(x,y)
-        return ("multiply", tb != ta, out != ta)
-    shared = set(ta) & set(tb)
-    if len(shared) != 1 or shared & set(out) or len(ta) > 2 or len(tb) > 2:
-        return None
-    (c,) = shared
-    kept_a = [x for x in ta if x != c]
-    kept_b = [x for x in tb if x != c]
-    if any(x not in out for x in kept_a + kept_b) or len(out) != len(kept_a) + len(kept_b):
-        return None
-    return ("matmul", kept_a, kept_b, c, len(out) == 2 and "".join(kept_a + kept_b) != out)
 
 
 def _pair(ta: str, tb: str, out: str, a: Any, b: Any) -> Any:

@@ -8,7 +8,7 @@ coordinates, the coordinates, a matrix product, a product of two sparse
 tensors); `with_sparse(kind)` makes a backend class keep the planned tensors
 sparse: the methods the engine calls look for a sparse operand first, and any
 method not written for one reads it dense (slower, never wrong), as the NumPy
-backend does (run/sparse.py, whose `pair_plan` decides the products here too).
+backend does (csr.py; value.py's `pair_plan` decides the products for both).
 
 Eager runs only: a compiled run (jax.jit, torch.compile) keeps every tensor
 dense, since a relation's non-zeros change every round (docs/scale.md).
@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .csr import SparseTensor, SparseValue, is_sparse, pair_plan
+from .csr import SparseTensor
+from .value import SparseValue, is_sparse, pair_plan
 
 
 class FrameworkSparse(SparseValue):

@@ -17,7 +17,7 @@ padded size would have to be fixed in advance (docs/scale.md).  On jax's CPU
 device the arrays are host memory, and the same steps (join, sort, pack, cut,
 expand, gather) run in NumPy on them, compiling nothing: a first run's time was
 mostly these kernels' compilations, one per padded size.  The other operations
-are framework_sparse's."""
+are framework.py's."""
 from __future__ import annotations
 
 import functools

@@ -20,8 +20,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import csr as sparse
-from .csr import SparseTensor, sp
-from .nd import SparseRelation, _coo_result
+from .csr import SparseTensor
+from .nd import SparseRelation, value_of_entries
+from .value import sp
 
 
 class Complement:
@@ -30,7 +31,7 @@ class Complement:
     anything else reads it dense."""
 
     __array_priority__ = 1000
-    anti_join = True  # run/sparse.py's einsum sends it here
+    anti_join = True  # csr.py's einsum sends it here
 
     def __init__(self, relation: Any) -> None:
         self.relation = relation  # a 0/1 sparse tensor
@@ -171,7 +172,7 @@ def _cost(a: Tuples, b: Tuples, extents: dict[str, int]) -> float:
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
-    """The contraction `spec` with a sparse operand: run/sparse.py's CSR products
+    """The contraction `spec` with a sparse operand: csr.py's CSR products
     where they fit, else over tuples (the result dense below two axes, a CSR
     `SparseTensor` for two, a `SparseRelation` for more)."""
     direct = sparse.einsum(spec, arrays, dtype)
@@ -208,5 +209,5 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
         last = anti_join(last, negative, extents)
     last = project(last, set(out), extents)
     order = [last.axes.index(x) for x in out]
-    return _coo_result(tuple(extents[x] for x in out), [last.coords[k] for k in order],
-                       last.data.astype(dtype), dtype)
+    return value_of_entries(tuple(extents[x] for x in out), [last.coords[k] for k in order],
+                            last.data.astype(dtype), dtype)

@@ -14,7 +14,7 @@ columns the shared ones, numbered by `np.unique` over the tuples present (never
 over the cells), so a join costs its tuples and the matches, whatever the
 extents.  An axis that no later operand and not the result needs is summed out
 of its operand first.  A result of two axes is the CSR `SparseTensor` of
-run/sparse.py; of three or more a `SparseRelation`; of fewer a dense array.
+csr.py; of three or more a `SparseRelation`; of fewer a dense array.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .csr import SparseTensor, SparseValue, sp
+from .csr import SparseTensor
+from .value import SparseValue, sp
 
 _KEY_LIMIT = 1 << 62  # cell keys are int64: a tensor with more cells is not kept this way
 
@@ -246,8 +247,8 @@ class SparseRelation(SparseValue):
         coords = self.coords()
         at = coords[axis] == position
         kept = [k for k in range(self.ndim) if k != axis]
-        return _coo_result(tuple(self.shape[k] for k in kept), [coords[k][at] for k in kept],
-                           self.data[at].astype(dtype), dtype)
+        return value_of_entries(tuple(self.shape[k] for k in kept), [coords[k][at] for k in kept],
+                                self.data[at].astype(dtype), dtype)
 
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum (or max, min of non-negative values): sparse
@@ -257,12 +258,12 @@ class SparseRelation(SparseValue):
             return getattr(np, {"avg": "mean"}.get(op, op))(np.asarray(self), axis=axes) \
                 .astype(dtype)
         coords = self.coords()
-        return _coo_result(tuple(self.shape[k] for k in kept), [coords[k] for k in kept],
-                           self.data.astype(dtype), dtype, op)
+        return value_of_entries(tuple(self.shape[k] for k in kept), [coords[k] for k in kept],
+                                self.data.astype(dtype), dtype, op)
 
 
-def _coo_result(shape: tuple[int, ...], coords: Sequence[np.ndarray], data: np.ndarray,
-                dtype: Any, op: str = "sum") -> Any:
+def value_of_entries(shape: tuple[int, ...], coords: Sequence[np.ndarray], data: np.ndarray,
+                     dtype: Any, op: str = "sum") -> Any:
     """Entries (repeats combined by op) as the representation of their shape:
     dense below two axes, CSR for two, a SparseRelation above."""
     if op == "max" and data.size:

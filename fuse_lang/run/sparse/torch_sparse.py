@@ -1,6 +1,6 @@
 """Sparse relations on the torch backend: a coalesced torch.sparse COO tensor
 (`torch.sparse.mm` for products; the Boolean semiring is the engine's `step`
-after a product).  The operations themselves are framework_sparse's."""
+after a product).  The operations themselves are framework.py's."""
 from __future__ import annotations
 
 import warnings

@@ -5,7 +5,7 @@ file reads back as a source (`W[i,j] = "ckpt.safetensors"`) or as weights; its
 metadata says the step, the optimizer, the learning rate and the seed.  The
 optimizer's state (Adam's moments) goes beside it in
 `CKPT.optimizer.safetensors`, so that a resumed run takes the very steps an
-uninterrupted one would.  Both are written atomically (run.files.atomic_write).
+uninterrupted one would.  Both are written atomically (io.sinks.atomic_write).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ...io.files import atomic_write
+from ...io.sinks import atomic_write
 from ..results import FuseError
 
 

@@ -1,0 +1,243 @@
+"""Reading sources' data (LANGUAGE.md §9): dense arrays and relations' tuples.
+
+Sources are read as the checker reads them (`io.sources`): regular files only,
+text up to a size limit, `.npy` headers checked against the bytes the file
+holds and refused unless they hold bool, integer or float numbers; no pickle is
+ever loaded.  Relation files are read as tuples (the run numbers their symbols
+per domain), a scipy.sparse `.npz` source straight into CSR (docs/scale.md,
+"Sparse files").  A file that cannot be read is a FileProblem saying why.
+"""
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from .safetensors_header import SafetensorsProblem, load_tensor
+from .sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, FileProblem, SourceError, file_columns,
+    is_sparse_archive, open_regular, parse_json, read_npy_header, read_text, sparse_archive_header,
+    text_lines)
+from .whole_files import numeric_bytes
+
+
+def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.ndarray:
+    """A dense source's array (`key`: the tensor of a safetensors file)."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix == SAFETENSORS:
+            with open_regular(path):  # a regular file only, as every source
+                pass
+            return load_tensor(path, key, tensor).astype(dtype)
+        if suffix == ".npy":
+            return load_npy(path).astype(dtype)
+        if suffix == ".npz":
+            matrix = load_sparse_npz(path, dtype)  # a sparse archive, read dense when asked
+            return matrix.toarray() if matrix is not None else \
+                load_npz_member(path, tensor).astype(dtype)
+        if suffix in (".csv", ".tsv"):
+            sep = "\t" if suffix == ".tsv" else ","
+            rows = [line.split(sep) for line in text_lines(path)]
+            data = np.array([[float(c) for c in row] for row in rows], dtype=dtype)
+            return data[:, 0] if data.ndim == 2 and data.shape[1] == 1 else data
+        if suffix == ".json":
+            data = parse_json(read_text(path))
+            if isinstance(data, dict):
+                data = data[tensor] if tensor in data else next(iter(data.values()))
+            return np.asarray(data, dtype=dtype)
+        if suffix == ".jsonl":
+            rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
+            return np.asarray(rows, dtype=dtype)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, SourceError,
+            SafetensorsProblem) as err:
+        raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
+    raise FileProblem(f"{path.name}: unknown file type {suffix!r}")
+
+
+def load_array_file(path: Path, name: str) -> np.ndarray:
+    """An `.npy` file's array, or from an `.npz` archive (told by its first bytes,
+    whatever its name) the array `name` or its only one."""
+    with open_regular(path) as fp:
+        is_zip = fp.read(4) == b"PK\x03\x04"
+    if not is_zip:
+        return load_npy(path)
+    matrix = load_sparse_npz(path)  # scipy.sparse.save_npz's archive: kept sparse
+    return matrix if matrix is not None else load_npz_member(path, name)
+
+
+def load_npy(path: Path) -> np.ndarray:
+    """An `.npy` file's array, its header checked before any data is read (a plain
+    number type; no more data than the file holds).  Raises SourceError, OSError."""
+    with open_regular(path) as fp:
+        return _npy_array(fp, os.fstat(fp.fileno()).st_size)
+
+
+def load_npz_member(path: Path, tensor: str) -> np.ndarray:
+    """The array named `tensor` in an `.npz` archive (or its only array)."""
+    import zipfile
+
+    try:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+            names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
+            if tensor not in names and len(names) != 1:
+                raise SourceError(f"it holds no array named {tensor} "
+                                  f"(arrays: {', '.join(names) or 'none'})")
+            member = f"{tensor if tensor in names else names[0]}.npy"
+            with archive.open(member) as fp:
+                return _npy_array(fp, archive.getinfo(member).file_size)
+    except zipfile.BadZipFile:
+        raise SourceError("not a .npz archive") from None
+
+
+def load_sparse_npz(path: Path, dtype: Any = None) -> Any:
+    """A scipy.sparse `.npz` (as `save_npz` writes it: csr, csc or coo) as a canonical
+    `scipy.sparse.csr_array` of `dtype` (the file's own when None); None when the
+    archive holds plain arrays.  The members are read as `.npy` sources are (no
+    pickle; headers checked against the bytes) and the positions checked against
+    the shape, so a malformed file is a FileProblem, never a wrong matrix."""
+    import zipfile
+
+    try:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+            if not is_sparse_archive(archive.namelist()):
+                return None
+            header = sparse_archive_header(archive)
+            arrays = {}
+            for member in ("data", *SPARSE_NPZ_FORMATS[header.format]):
+                with archive.open(f"{member}.npy") as fp:
+                    arrays[member] = _npy_array(fp, archive.getinfo(f"{member}.npy").file_size)
+    except zipfile.BadZipFile:
+        raise FileProblem(f"{path.name} cannot be read: not a .npz archive") from None
+    except (OSError, ValueError, SourceError) as err:
+        raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
+    problem = _sparse_positions_problem(header.format, header.shape, arrays)
+    if problem:
+        raise FileProblem(f"{path.name} cannot be read: {problem}")
+    return _canonical_csr(header.format, header.shape, arrays, dtype)
+
+
+def _sparse_positions_problem(fmt: str, shape: tuple[int, ...], arrays: dict) -> str:
+    """Why the stored positions do not describe a matrix of `shape` ('' when they do)."""
+    if fmt == "coo":
+        for member, extent in (("row", shape[0]), ("col", shape[1])):
+            at = arrays[member]
+            if at.size and (at.min() < 0 or at.max() >= extent):
+                return f"its `{member}` positions go outside the shape {shape}"
+        return ""
+    indptr, indices = arrays["indptr"], arrays["indices"]
+    if indptr[0] != 0 or indptr[-1] != indices.size or (np.diff(indptr) < 0).any():
+        return f"its `indptr` does not run from 0 up to {indices.size}"
+    extent = shape[1] if fmt == "csr" else shape[0]
+    if indices.size and (indices.min() < 0 or indices.max() >= extent):
+        return f"its `indices` go outside the shape {shape}"
+    return ""
+
+
+def _canonical_csr(fmt: str, shape: tuple[int, ...], arrays: dict, dtype: Any) -> Any:
+    import scipy.sparse as sp
+
+    data = arrays["data"] if dtype is None else arrays["data"].astype(dtype, copy=False)
+    if fmt == "coo":
+        matrix = sp.csr_array((data, (arrays["row"], arrays["col"])), shape=shape)
+    else:
+        kind = sp.csr_array if fmt == "csr" else sp.csc_array
+        matrix = sp.csr_array(kind((data, arrays["indices"], arrays["indptr"]), shape=shape))
+    matrix.sum_duplicates()  # sorted, no repeats: what SparseTensor holds
+    matrix.eliminate_zeros()
+    return matrix
+
+
+def _npy_array(fp: BinaryIO, available: int) -> np.ndarray:
+    header = read_npy_header(fp, available)
+    # read into an array of our own (writable, one copy); the header was checked
+    # against the file's size, so this allocates no more than the file holds
+    array = np.empty(header.nbytes // header.itemsize, dtype=np.dtype(header.descr))
+    buffer, filled = memoryview(array).cast("B"), 0
+    while filled < header.nbytes:
+        got = fp.readinto(buffer[filled:])
+        if not got:
+            raise SourceError("the file is shorter than its header says")
+        filled += got
+    return array.reshape(header.shape, order="F" if header.fortran_order else "C")
+
+
+def _reason(err: Exception) -> str:
+    return err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+
+
+def relation_rows(path: Path) -> list[list[object]]:
+    """The tuples of a relation file: symbols as str, integers as int."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".csv", ".tsv"):
+            sep = "\t" if suffix == ".tsv" else ","
+            return [[_cell(c) for c in line.split(sep)] for line in text_lines(path)]
+        if suffix == ".jsonl":
+            rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
+            return [[_cell(c) for c in (r if isinstance(r, list) else [r])] for r in rows]
+        if suffix == ".json":
+            data = parse_json(read_text(path))
+            if isinstance(data, dict):
+                data = next(iter(data.values()))
+            return [[_cell(c) for c in row] for row in data]
+        if suffix == ".txt":
+            return [[k, token] for k, token in enumerate(read_text(path).split())]
+    except (OSError, ValueError, TypeError, SourceError) as err:
+        raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
+    raise FileProblem(f"{path.name}: a Boolean relation reads .csv, .tsv, .json, .jsonl or .txt")
+
+
+def relation_columns(path: Path, arity: int) -> list | None:
+    """A plain .tsv/.csv relation's columns (check.whole_files.split_columns:
+    integers as int64, ASCII symbols as bytes, others as str); None for any other file (then
+    `relation_rows` reads it, and says what is wrong with it).  Split once per file
+    version inside a compile and its program's runs (check.file_reads)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv") or arity < 1:
+        return None
+    try:
+        columns = file_columns(path, "\t" if suffix == ".tsv" else ",")
+    except (OSError, SourceError):
+        return None
+    if columns is None or len(columns) != arity:
+        return None
+    for column in columns:  # integers among symbols: cell by cell
+        if isinstance(column, np.ndarray) and column.dtype.kind == "i":
+            continue
+        if isinstance(column, np.ndarray):
+            if numeric_bytes(column):
+                return None
+        else:
+            distinct = set(column)
+            if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
+                return None
+    return columns
+
+
+def integer_relation(path: Path, arity: int) -> np.ndarray | None:
+    """A .tsv/.csv relation of integers only, read in C (rows x arity); None when
+    it holds anything else (symbols, ragged rows): `relation_rows` reads it then."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv") or arity < 1:
+        return None
+    try:
+        text = read_text(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty file: no rows, no warning
+            rows = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=2,
+                              delimiter="\t" if suffix == ".tsv" else ",")
+    except (OSError, ValueError, SourceError):
+        return None
+    if rows.size == 0:
+        return None
+    return rows if rows.shape[1] == arity else None
+
+
+def _cell(text: object) -> object:
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return int(text)
+    text = str(text).strip()
+    return int(text) if text.lstrip("-").isdigit() else text
