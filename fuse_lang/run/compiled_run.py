@@ -12,20 +12,21 @@ training, run eagerly through the execution itself.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from .cache import EXPORT_FOLDER
 from .fixpoint.loop import Iteration, repeat
 from .run_plan import Segment
 
-if TYPE_CHECKING:
-    from .execution import Execution
+# `run` below is a run.execution.Execution, named by its use only: that module
+# imports this one (no import circle)
+Run = Any
 
 
 class CompiledRun:
     """One execution's compiled pieces, in the order of its schedule's segments."""
 
-    def __init__(self, run: "Execution") -> None:
+    def __init__(self, run: Run) -> None:
         self.run = run
 
     def go(self, segments: tuple[Segment, ...]) -> None:
@@ -54,7 +55,7 @@ class CompiledRun:
         run = self.run
         keeps = segment.keeps
 
-        def body(inner: "Execution", extra: dict) -> dict:
+        def body(inner: Run, extra: dict) -> dict:
             for _, group in segment.groups:
                 inner.one(group)
             return {name: inner.values[name] for name in keeps}
@@ -64,12 +65,10 @@ class CompiledRun:
         run.values.update(graph({n: run.values[n] for n in segment.reads
                                  if n in run.values}, {"bases": bases}))
 
-    def graph(self, key: tuple, body: Callable[["Execution", dict], Any]) -> Callable:
+    def graph(self, key: tuple, body: Callable[[Run, dict], Any]) -> Callable:
         """`body(run, extra)` compiled by the backend, once per shape signature.
         Whatever comes from outside the program text is an argument of the graph
         (`extra["bases"]`); the graph's own run reads only its arguments."""
-        from .execution import Execution
-
         run = self.run
         graph = run.caches.graphs.get(key)
         if graph is not None:
@@ -78,7 +77,7 @@ class CompiledRun:
         unrolled = run.unrolled
 
         def traced(values: dict, extra: dict) -> Any:
-            inner = Execution(settings, plan, caches, given, False, unrolled=unrolled)
+            inner = type(run)(settings, plan, caches, given, False, unrolled=unrolled)
             inner.values = dict(values)
             inner.bases = extra["bases"]
             return body(inner, extra)
@@ -115,7 +114,7 @@ class CompiledRun:
             for name in group:
                 run.shape(name)  # an unknown extent is reported here, located
 
-        def looped(inner: "Execution", extra: dict) -> tuple[dict, dict]:
+        def looped(inner: Run, extra: dict) -> tuple[dict, dict]:
             with inner.locating(group):
                 rounds = inner.rounds_of(group, True, {n: inner.base(n)[0] for n in group})
                 state = inner.backend.while_loop(rounds.goes_on, rounds.round, rounds.start())
@@ -134,7 +133,7 @@ class CompiledRun:
             state = rounds.start()
         outside = {n: v for n, v in run.values.items() if n not in group}
 
-        def one_round(inner: "Execution", extra: dict) -> tuple:
+        def one_round(inner: Run, extra: dict) -> tuple:
             planned = inner.rounds_of(group, True, {n: inner.base(n)[0] for n in group})
             return planned.round(extra["state"])
 

@@ -281,7 +281,7 @@ class Execution:
     def _group(self, group: GroupPlan) -> None:
         name = group.names[0]
         if group.how == TENSOR:
-            self.values[name] = self._tensor(name)
+            self.values[name] = self.tensor(name)
         elif group.how == RECURRENCE:
             assert group.recurrence is not None
             self.values[name] = self._recurrence(name, *group.recurrence)
@@ -382,7 +382,7 @@ class Execution:
             total = self._represented(name, total)
         return total
 
-    def _tensor(self, name: str) -> Any:
+    def tensor(self, name: str) -> Any:
         shape = self.shape(name)
         base, _ = self.base(name)
         if name in self.given:

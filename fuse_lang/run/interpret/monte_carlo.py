@@ -40,7 +40,7 @@ class Sampler:
             return None
         value = run.values.get(site.weights)
         if value is None:  # read by nothing else: computed for the draws
-            value = run._tensor(site.weights)
+            value = run.tensor(site.weights)
         weights = np.asarray(run.backend.to_numpy(value), dtype=np.float64).reshape(-1)
         total = weights.sum()
         if (weights < 0).any() or not math.isfinite(total) or total <= 0:
