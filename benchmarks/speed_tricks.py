@@ -32,7 +32,8 @@ VARIANTS: list[tuple[str, str]] = [
     ("without the cycle collector paused",
      "import gc, contextlib\n"
      "gc.disable = lambda: None\n"
-     "import fuse_lang.speed.gc_pause as g, fuse_lang.check.analyzer as a, fuse_lang.cli as c\n"
+     "import fuse_lang.speed.gc_pause as g, fuse_lang.check.analyzer as a\n"
+     "import fuse_lang.cli.check as c\n"
      "assert a.gc_paused is c.gc_paused is g.gc_paused\n"
      "g.gc_paused = a.gc_paused = c.gc_paused = contextlib.nullcontext\n"),
     ("without the hard exit (the interpreter torn down)",
@@ -58,7 +59,7 @@ VARIANTS: list[tuple[str, str]] = [
      "assert f.frozen_dataclass\n"
      "f.frozen_dataclass = dataclasses.dataclass(frozen=True, slots=True)\n"),
     ("without the deferred tables (made for every analysis)",
-     "import fuse_lang.cli as c, fuse_lang.check.analysis as an\n"
+     "import fuse_lang.cli.check as c, fuse_lang.check.analysis as an\n"
      "assert an.Deferred\n"
      "_analyze = c.analyze\n"
      "def analyze(*args, **kwargs):\n"

@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import Sequence
 
-from fuse_lang.cli import EXIT_USAGE, cmd_check
+from fuse_lang.cli import EXIT_USAGE, CheckOptions, cmd_check
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.paths:
             print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
             return EXIT_USAGE
-        return cmd_check(args, prog="fuse-lsp")
+        return cmd_check(CheckOptions(paths=tuple(args.paths), format=args.format),
+                         prog="fuse-lsp")
     if args.paths:
         print("fuse-lsp: PATH is only for --check", file=sys.stderr)
         return EXIT_USAGE

@@ -14,10 +14,42 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+from ..speed.fastinit import frozen_dataclass
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail
+
 DEFAULT = "default"  # --cache-dir without a folder
+
+
+@frozen_dataclass
+class CacheOptions:
+    """`fuse cache info|clear [--cache-dir DIR] [--format text|json]`."""
+    action: str
+    cache_dir: str | None
+    format: str
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> CacheOptions:
+        """The options of a parsed `fuse cache` command line."""
+        return cls(action=ns.action, cache_dir=ns.cache_dir, format=ns.format)
+
+
+@frozen_dataclass
+class ExportOptions:
+    """`fuse export PATH --format torch|stablehlo --out FILE ...`."""
+    path: str
+    format: str
+    out: str
+    device: str | None
+    precision: str
+    inputs: tuple[str, ...]
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> ExportOptions:
+        """The options of a parsed `fuse export` command line."""
+        return cls(path=ns.path, format=ns.format, out=ns.out, device=ns.device,
+                   precision=ns.precision, inputs=tuple(ns.input))
 
 
 def add_cache_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -27,9 +59,8 @@ def add_cache_dir_option(parser: argparse.ArgumentParser) -> None:
                              "--compile); without DIR: $XDG_CACHE_HOME/fuse")
 
 
-def cache_dir_of(args: argparse.Namespace) -> str | None:
+def cache_dir_of(value: str | None) -> str | None:
     """The folder `--cache-dir` names (the default one for the bare flag)."""
-    value = getattr(args, "cache_dir", None)
     if value == DEFAULT:
         from ..run.cache import default_cache_dir
 
@@ -55,16 +86,17 @@ def add_commands(sub: Any) -> None:
                           help="a source's value (its shape is the graph's; repeatable)")
 
 
-def cmd_cache(args: argparse.Namespace) -> int:
+def cmd_cache(options: CacheOptions) -> int:
+    """`fuse cache info|clear`: the compiled-graph cache shown or emptied."""
     from ..run import cache
 
-    folder = args.cache_dir or str(cache.default_cache_dir())
-    if args.action == "clear":
+    folder = options.cache_dir or str(cache.default_cache_dir())
+    if options.action == "clear":
         before = cache.clear(folder)
         print(f"cleared {folder}: {before['entries']} entries, {_size(before['bytes'])}")
         return EXIT_OK
     data = cache.info(folder)
-    if args.format == "json":
+    if options.format == "json":
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_OK
@@ -85,46 +117,32 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def dispatch(args: argparse.Namespace, read_program: Callable, read_inputs: Callable) -> int:
-    """Run `fuse cache` or `fuse export` (cli.py hands over its readers of a
-    program and of --input files)."""
-    if args.command == "cache":
-        return cmd_cache(args)
-    text, failed = read_program(args.path)
-    if failed is not None:
-        return failed
-    inputs = read_inputs(args.input)
-    if isinstance(inputs, int):
-        return inputs
-    return cmd_export(args, text, inputs)
-
-
-def cmd_export(args: argparse.Namespace, text: str, inputs: dict) -> int:
-    """`fuse export`: the program's graph written to --out, whole or not at all."""
+def cmd_export(options: ExportOptions) -> int:
+    """`fuse export`: the program's graph written to --out, whole or not at all;
+    CommandFailed after saying why not."""
+    from .reading import read_inputs, read_program
     from ..run.program import FuseError, compile
 
-    backend = "torch" if args.format == "torch" else "jax"
+    text = read_program(options.path)
+    inputs = read_inputs(options.inputs)
+    backend = "torch" if options.format == "torch" else "jax"
     try:
-        program = compile(text, backend=backend, device=args.device,
-                          base_dir=Path(args.path).parent, path=args.path,
-                          precision=args.precision, compiled=False)
+        program = compile(text, backend=backend, device=options.device,
+                          base_dir=Path(options.path).parent, path=options.path,
+                          precision=options.precision, compiled=False)
         exported = program.export(backend, inputs)
         data = exported.to_bytes()
     except FuseError as err:
-        print(f"fuse: {args.path}: {err}", file=sys.stderr)
-        return EXIT_ERRORS
+        fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
     except Exception as err:  # never a traceback: an engine bug is still one paragraph
-        print(f"fuse: {args.path}: internal error while exporting: {type(err).__name__}: "
-              f"{err}", file=sys.stderr)
-        return EXIT_ERRORS
+        fail(f"fuse: {options.path}: internal error while exporting: {type(err).__name__}: "
+             f"{err}", EXIT_ERRORS)
     from ..io.sinks import atomic_write
 
     try:
-        atomic_write(Path(args.out), data)
+        atomic_write(Path(options.out), data)
     except OSError as err:
-        print(f"fuse: --out {args.out}: cannot be written: {err.strerror or err}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    print(f"wrote {args.out} ({args.format}: inputs {', '.join(exported.inputs) or 'none'}; "
-          f"outputs {', '.join(exported.outputs)})")
+        fail(f"fuse: --out {options.out}: cannot be written: {err.strerror or err}", EXIT_USAGE)
+    print(f"wrote {options.out} ({options.format}: inputs "
+          f"{', '.join(exported.inputs) or 'none'}; outputs {', '.join(exported.outputs)})")
     return EXIT_OK

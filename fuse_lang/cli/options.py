@@ -1,35 +1,42 @@
 """Options of `fuse run` and `fuse explain` that argparse cannot check alone:
-the execution configuration's flags, the mesh and shard maps, and a time limit."""
+the execution configuration's flags (`ConfigFlags`, made into an
+ExecutionConfig by `config_of`), the mesh and shard maps, and a time limit."""
 from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Sequence
+
+from ..speed.fastinit import frozen_dataclass
+from .status import UsageError
+
+if TYPE_CHECKING:
+    from ..plan.config import ExecutionConfig
+
+__all__ = ["ConfigFlags", "UsageError", "add_config_options", "add_shard_options", "config_of",
+           "seconds", "shard_options"]
 
 
-class UsageError(Exception):
-    """A command line the user must correct (exit 2, with the usage line)."""
-
-
-def shard_options(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, int] | None]:
+def shard_options(shard: Sequence[str], mesh: str | None
+                  ) -> tuple[dict[str, str], dict[str, int] | None]:
     """`--shard p=data` (repeatable, or `p=data,q=model`) and `--mesh data=8,...`;
     raises UsageError for a malformed one."""
-    shard: dict[str, str] = {}
-    for item in ",".join(args.shard).split(",") if args.shard else ():
+    shards: dict[str, str] = {}
+    for item in ",".join(shard).split(",") if shard else ():
         index, sep, axis = item.strip().partition("=")
         if not sep or not index.strip() or not axis.strip():
             raise UsageError(f"--shard takes INDEX=MESH_AXIS (p=data), not {item!r}")
-        shard[index.strip()] = axis.strip()
-    if args.mesh is None:
-        return shard, None
-    mesh: dict[str, int] = {}
-    for item in args.mesh.split(","):
+        shards[index.strip()] = axis.strip()
+    if mesh is None:
+        return shards, None
+    sizes: dict[str, int] = {}
+    for item in mesh.split(","):
         axis, sep, size = item.strip().partition("=")
         if not sep or not axis.strip() or not size.strip().isdigit() or int(size) < 1:
             raise UsageError(f"--mesh takes AXIS=N,... with N devices along each axis "
                               f"(data=8), not {item!r}")
-        mesh[axis.strip()] = int(size)
-    return shard, mesh
+        sizes[axis.strip()] = int(size)
+    return shards, sizes
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
@@ -56,27 +63,53 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
                         help="estimate only this tensor's equation (repeatable; default: all)")
 
 
-def config_of(args: argparse.Namespace) -> Any:
-    """The ExecutionConfig of the flags (backend, device and precision apart)."""
+@frozen_dataclass
+class ConfigFlags:
+    """The flags of `add_config_options`, as given (`--importance` items are
+    read by `config_of`, when the configuration is made)."""
+    mode: str
+    fixpoint: str
+    max_iterations: int | None
+    tolerance: float | None
+    block_size: int | None
+    projection: str
+    samples: int | None
+    seed: int | None
+    importance: tuple[str, ...]
+    estimate: tuple[str, ...] | None
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> ConfigFlags:
+        """The flags of a parsed `fuse run` or `fuse explain` command line."""
+        return cls(mode=ns.mode, fixpoint=ns.fixpoint, max_iterations=ns.max_iterations,
+                   tolerance=ns.tolerance, block_size=ns.block_size, projection=ns.projection,
+                   samples=ns.samples, seed=ns.seed, importance=tuple(ns.importance),
+                   estimate=None if ns.estimate is None else tuple(ns.estimate))
+
+
+def config_of(flags: ConfigFlags, trace: bool = False,
+              cache_dir: str | None = None) -> ExecutionConfig:
+    """The ExecutionConfig of the flags (backend, device and precision apart);
+    `cache_dir` as `--cache-dir` gave it (cache.cache_dir_of)."""
     from .cache import cache_dir_of
     from ..plan.config import ExecutionConfig
 
     importance = {}
-    for item in args.importance:
+    for item in flags.importance:
         tensor, sep, weights = item.partition("=")
         if not sep or not tensor or not weights:
             raise UsageError(f"--importance takes TENSOR=WEIGHTS, not {item!r}")
         importance[tensor] = weights
     return ExecutionConfig(
-        mode=args.mode, fixpoint=args.fixpoint, max_iterations=args.max_iterations,
-        block_size=args.block_size, projection=args.projection, samples=args.samples,
-        seed=args.seed, importance=importance,
-        estimate=None if args.estimate is None else tuple(args.estimate),
-        trace=getattr(args, "trace", False), cache_dir=cache_dir_of(args),
-        **({} if args.tolerance is None else {"tolerance": args.tolerance}))
+        mode=flags.mode, fixpoint=flags.fixpoint, max_iterations=flags.max_iterations,
+        block_size=flags.block_size, projection=flags.projection, samples=flags.samples,
+        seed=flags.seed, importance=importance, estimate=flags.estimate,
+        trace=trace, cache_dir=cache_dir_of(cache_dir),
+        **({} if flags.tolerance is None else {"tolerance": flags.tolerance}))
 
 
 def add_shard_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--shard INDEX=AXIS` (repeatable) and `--mesh AXIS=N,...`."""
     parser.add_argument("--shard", action="append", default=[], metavar="INDEX=AXIS",
                         help=f"{what}: the tensors' axes named INDEX are split over the mesh "
                              f"axis AXIS (repeatable; docs/scale.md)")

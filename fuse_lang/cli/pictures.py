@@ -1,55 +1,50 @@
 """`fuse run --plot`, `fuse plot` and `fuse explain --graph`: the pictures'
-files written, or a message and the usage exit status (docs/pictures.md)."""
+files written, or a message and CommandFailed with the usage exit status
+(docs/pictures.md)."""
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..check import Analysis
+from .status import EXIT_USAGE, fail
 
-EXIT_USAGE = 2  # as fuse_lang.cli's
 
-
-def check_plot_folder(folder: str) -> int | None:
+def check_plot_folder(folder: str) -> None:
+    """CommandFailed (after saying why) for a folder `--plot` cannot write into."""
     from ..ide.picture_files import check_folder
 
     problem = check_folder(Path(folder))
-    if problem is None:
-        return None
-    print(f"fuse: --plot {folder}: {problem}", file=sys.stderr)
-    return EXIT_USAGE
+    if problem is not None:
+        fail(f"fuse: --plot {folder}: {problem}", EXIT_USAGE)
 
 
-def write_pictures_of(args: argparse.Namespace, outputs: dict, analysis: Analysis | None,
-                    queries: Sequence[Any] = ()) -> list[str] | int:
-    """Draw and write the pictures of `outputs` into args.plot: the paths written,
-    or the exit status after saying why not (docs/pictures.md)."""
+def write_pictures_of(folder: str, picture_format: str, slice_along: str | None,
+                      outputs: dict, analysis: Analysis | None,
+                      queries: Sequence[Any] = ()) -> list[str]:
+    """Draw and write the pictures of `outputs` into `folder` as `picture_format`
+    (svg or png; a 3-D+ tensor as slices along `slice_along`): the paths written,
+    or CommandFailed after saying why not (docs/pictures.md)."""
     try:
         from ..ide.picture_files import result_pictures, write_pictures
         from ..ide.plots import PictureError
 
-        pictures = result_pictures(outputs, analysis, args.plot_format, queries,
-                                   args.slice_along)
-        return write_pictures(Path(args.plot), pictures)
+        pictures = result_pictures(outputs, analysis, picture_format, queries, slice_along)
+        return write_pictures(Path(folder), pictures)
     except ImportError as err:
-        print(f"fuse: pictures need matplotlib ({err}); pip install matplotlib",
-              file=sys.stderr)
+        fail(f"fuse: pictures need matplotlib ({err}); pip install matplotlib", EXIT_USAGE)
     except PictureError as err:
-        print(f"fuse: {err}", file=sys.stderr)
+        fail(f"fuse: {err}", EXIT_USAGE)
     except OSError as err:
-        print(f"fuse: {args.plot}: cannot be written: {err.strerror or err}", file=sys.stderr)
-    return EXIT_USAGE
+        fail(f"fuse: {folder}: cannot be written: {err.strerror or err}", EXIT_USAGE)
 
 
-def write_graph(target: str, analysis: Analysis, plan: Any) -> int | None:
-    """`fuse explain --graph FILE`: the program's dataflow drawn into FILE."""
+def write_graph(target: str, analysis: Analysis, plan: Any) -> None:
+    """`fuse explain --graph FILE`: the program's dataflow drawn into FILE;
+    CommandFailed after saying why not."""
     fmt = Path(target).suffix.lower().lstrip(".")
     if fmt not in ("svg", "png"):
-        print(f"fuse: --graph {target}: the picture is written as .svg or .png",
-              file=sys.stderr)
-        return EXIT_USAGE
+        fail(f"fuse: --graph {target}: the picture is written as .svg or .png", EXIT_USAGE)
     try:
         from ..ide.graph_picture import render_graph
         from ..plan.dataflow import dataflow
@@ -58,11 +53,6 @@ def write_graph(target: str, analysis: Analysis, plan: Any) -> int | None:
         data = render_graph(dataflow(analysis, plan), Path(analysis.path or "").name, fmt)
         atomic_write(Path(target), data)
     except ImportError as err:
-        print(f"fuse: pictures need matplotlib ({err}); pip install matplotlib",
-              file=sys.stderr)
-        return EXIT_USAGE
+        fail(f"fuse: pictures need matplotlib ({err}); pip install matplotlib", EXIT_USAGE)
     except OSError as err:
-        print(f"fuse: --graph {target}: cannot be written: {err.strerror or err}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    return None
+        fail(f"fuse: --graph {target}: cannot be written: {err.strerror or err}", EXIT_USAGE)

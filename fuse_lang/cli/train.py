@@ -14,11 +14,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .options import UsageError
-
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+from ..speed.fastinit import frozen_dataclass
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
 
 
 def add_train_parser(sub: Any) -> None:
@@ -77,58 +76,109 @@ def _batch(text: str | None) -> dict[str, int] | None:
     return {index.strip(): int(size)}
 
 
-def cmd_train(args: argparse.Namespace, read_program: Callable[[str], tuple[str, int | None]],
-              read_inputs: Callable[[list[str]], dict | int]) -> int:
-    """`fuse train`; read_program and read_inputs are `fuse run`'s (cli.py)."""
+@frozen_dataclass
+class TrainOptions:
+    """`fuse train`'s options; `batch` read from `--batch INDEX=N`."""
+    path: str
+    backend: str
+    device: str | None
+    precision: str
+    optimizer: str
+    learning_rate: float
+    schedule: str
+    weight_decay: float | None
+    steps: int
+    epochs: int | None
+    seed: int
+    batch: dict[str, int] | None
+    data: tuple[str, ...]
+    validation: tuple[str, ...]
+    validate_every: int | None
+    checkpoint: str | None
+    checkpoint_every: int | None
+    resume: str | None
+    format: str
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> TrainOptions:
+        """The options of a parsed `fuse train` command line; UsageError for a
+        malformed `--batch`."""
+        return cls(path=ns.path, backend=ns.backend, device=ns.device, precision=ns.precision,
+                   optimizer=ns.optimizer, learning_rate=ns.learning_rate,
+                   schedule=ns.schedule, weight_decay=ns.weight_decay, steps=ns.steps,
+                   epochs=ns.epochs, seed=ns.seed, batch=_batch(ns.batch),
+                   data=tuple(ns.data), validation=tuple(ns.validation),
+                   validate_every=ns.validate_every, checkpoint=ns.checkpoint,
+                   checkpoint_every=ns.checkpoint_every, resume=ns.resume, format=ns.format)
+
+
+def cmd_train(options: TrainOptions) -> int:
+    """`fuse train`: the params learned and the loss shown; CommandFailed after
+    saying why not."""
     from .progress import progress_bar  # the engine is imported only to train
+    from .reading import read_program
     from ..run.program import FuseError, compile
 
-    batch = _batch(args.batch)
-    text, failed = read_program(args.path)
-    if failed is not None:
-        return failed
-    data = read_inputs(args.data)
-    held = read_inputs(args.validation)
-    if isinstance(data, int) or isinstance(held, int):
-        return data if isinstance(data, int) else held  # type: ignore[return-value]
+    text = read_program(options.path)
+    data, held = _read_data(options)
     bar = progress_bar(sys.stderr, unit="step", desc="fuse train")
-    shown = _Shown(bar, args.format == "text")
+    shown = _Shown(bar, options.format == "text")
     try:
-        program = compile(text, backend=args.backend, device=args.device,
-                          base_dir=Path(args.path).parent, path=args.path,
-                          precision=args.precision)
-        result = program.train(data, optimizer=args.optimizer,
-                               learning_rate=args.learning_rate, schedule=args.schedule,
-                               steps=args.steps,
-                               seed=args.seed, weight_decay=args.weight_decay, batch=batch,
-                               validation=held or None, validate_every=args.validate_every,
-                               checkpoint=args.checkpoint,
-                               checkpoint_every=args.checkpoint_every, resume=args.resume,
-                               epochs=args.epochs,
-                               progress=shown)
+        program = compile(text, backend=options.backend, device=options.device,
+                          base_dir=Path(options.path).parent, path=options.path,
+                          precision=options.precision)
+        result = program.train(data, optimizer=options.optimizer,
+                               learning_rate=options.learning_rate, schedule=options.schedule,
+                               steps=options.steps, seed=options.seed,
+                               weight_decay=options.weight_decay, batch=options.batch,
+                               validation=held or None, validate_every=options.validate_every,
+                               checkpoint=options.checkpoint,
+                               checkpoint_every=options.checkpoint_every,
+                               resume=options.resume, epochs=options.epochs, progress=shown)
     except KeyboardInterrupt:
-        print(f"fuse: {args.path}: training was stopped (Ctrl-C); the last checkpoint "
-              f"written stays", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        fail(f"fuse: {options.path}: training was stopped (Ctrl-C); the last checkpoint "
+             f"written stays", EXIT_INTERRUPTED)
     except FuseError as err:
-        print(f"fuse: {args.path}: {err}", file=sys.stderr)
-        return EXIT_ERRORS
+        fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
     finally:
         if bar is not None:
             bar.close()
-    if args.format == "json":
+    _print_trained(result, options.format)
+    return EXIT_OK
+
+
+def _read_data(options: TrainOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`--data` and `--validation` read, both (and the problems of both said)
+    before CommandFailed for either."""
+    from .reading import read_inputs
+
+    read: list[dict[str, Any]] = []
+    failed: CommandFailed | None = None
+    for items in (options.data, options.validation):
+        try:
+            read.append(read_inputs(items))
+        except CommandFailed as err:
+            failed = failed or err
+            read.append({})
+    if failed is not None:
+        raise failed
+    return read[0], read[1]
+
+
+def _print_trained(result: Any, fmt: str) -> None:
+    """The training's outcome on stdout: its JSON, or a few lines of text."""
+    if fmt == "json":
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        final = f"{result.losses[-1]:.6g}" if result.losses else "(no step taken)"
-        print(f"trained `{result.loss}`: steps {result.first_step}-{result.steps}, "
-              f"final loss {final}")
-        if result.validation:
-            print(f"validation loss {result.validation[-1][1]:.6g} at step "
-                  f"{result.validation[-1][0]}")
-        if result.checkpoint:
-            print(f"wrote {result.checkpoint}")
-    return EXIT_OK
+        return
+    final = f"{result.losses[-1]:.6g}" if result.losses else "(no step taken)"
+    print(f"trained `{result.loss}`: steps {result.first_step}-{result.steps}, "
+          f"final loss {final}")
+    if result.validation:
+        print(f"validation loss {result.validation[-1][1]:.6g} at step "
+              f"{result.validation[-1][0]}")
+    if result.checkpoint:
+        print(f"wrote {result.checkpoint}")
 
 
 class _Shown:

@@ -1,0 +1,102 @@
+"""`fuse explain [--format text|json] [--shard INDEX=AXIS]... [--mesh AXIS=N,...]
+[--graph FILE.svg|FILE.png] [config flags] PATH`: the plan of a program, its
+execution under the configuration flags, its sharding and its loss (nothing
+is run)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..check import Analysis, analyze
+from ..front.diagnostics import Severity
+from ..speed.fastinit import frozen_dataclass
+from .options import ConfigFlags, config_of, shard_options
+from .pictures import write_graph
+from .reading import read_program
+from .render import render_text
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail, keep_until_exit
+
+
+@frozen_dataclass
+class ExplainOptions:
+    """`fuse explain`'s options, `--shard` and `--mesh` read into their maps."""
+    path: str
+    format: str
+    graph: str | None
+    config: ConfigFlags
+    shard: dict[str, str]
+    mesh: dict[str, int] | None
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> ExplainOptions:
+        """The options of a parsed `fuse explain` command line; UsageError for a
+        malformed `--shard` or `--mesh`."""
+        shard, mesh = shard_options(ns.shard, ns.mesh)
+        return cls(path=ns.path, format=ns.format, graph=ns.graph,
+                   config=ConfigFlags.from_args(ns), shard=shard, mesh=mesh)
+
+
+def cmd_explain(options: ExplainOptions) -> int:
+    """Print the plan of `options.path`: 0, or 1 when the program has errors;
+    CommandFailed after saying why there is no plan to show."""
+    from ..plan.planner import plan_program
+    from ..plan.sharding import plan_sharding
+    from ..check.loss import loss_of
+
+    text = read_program(options.path)
+    analysis: Analysis = analyze(text, options.path)
+    keep_until_exit(analysis)
+    plan = plan_program(analysis)
+    sharding = (plan_sharding(analysis, options.shard, options.mesh)
+                if options.shard or options.mesh else None)
+    if sharding is not None and sharding.problems:
+        for problem in sharding.problems:
+            print(f"fuse: --shard: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+    if options.graph:
+        write_graph(options.graph, analysis, plan)
+    execution = _execution_plan(options.config, analysis)
+    loss = loss_of(analysis)
+    if options.format == "json":
+        _dump_json(options.path, analysis, plan, execution, sharding, loss)
+    else:
+        from ..plan.render import render_plan_text
+
+        print(render_plan_text(plan, sharding, execution))
+        if loss is not None:
+            print("\n" + loss.text().replace("**", "").replace("`", ""))
+        for d in errors:
+            print(render_text(options.path, analysis.lines, d), file=sys.stderr)
+    return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _execution_plan(flags: ConfigFlags, analysis: Analysis) -> Any:
+    """What the configuration flags do to the program; CommandFailed (exit 2)
+    for a configuration that is refused."""
+    from ..plan.config import config_problems, plan_execution
+
+    config = config_of(flags)
+    problems = config_problems(config)
+    if problems:
+        fail(f"fuse: the execution configuration is refused: {'; '.join(problems)}",
+             EXIT_USAGE)
+    return plan_execution(analysis, config)
+
+
+def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, sharding: Any,
+               loss: Any) -> None:
+    """`fuse explain --format json`: the plan, its execution, sharding and loss,
+    and the program's diagnostics."""
+    data = plan.to_json()
+    data["execution"] = execution.to_json()
+    if sharding is not None:
+        data["sharding"] = sharding.to_json()
+    if loss is not None:
+        data["loss"] = loss.to_json()
+    data["diagnostics"] = [d.to_json(analysis.lines, path) for d in analysis.diagnostics]
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+

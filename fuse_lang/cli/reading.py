@@ -1,0 +1,72 @@
+"""What a command line names, read: a program file (`load`, and `read_program`
+that says why there is none), and `--input NAME=FILE.npy` arrays."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..front.diagnostics import Diagnostic
+from ..front.program_size import MAX_PROGRAM_BYTES
+from ..front.span import LineIndex
+from ..front.syntax import decode
+from ..io.sources import SourceError, open_regular
+from .render import render_text
+from .status import EXIT_ERRORS, EXIT_USAGE, fail
+
+MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # the language server applies the same limit
+
+
+def load(path: str) -> tuple[str, Diagnostic | None]:
+    """Read a program file: its text, or a diagnostic for a file that is not text."""
+    p = Path(path)
+    if p.is_dir():
+        raise OSError(f"{path} is a folder, not a .fuse file")
+    try:  # a regular file only, read no further than the limit (a FIFO would block)
+        with open_regular(p) as fp:
+            data = fp.read(MAX_FILE_BYTES + 1)
+            size = max(len(data), os.fstat(fp.fileno()).st_size)
+    except SourceError as err:
+        raise OSError(f"{path}: {err}") from None
+    if size > MAX_FILE_BYTES:
+        raise OSError(f"{path} is {size / 1e6:.1f} MB; Fuse reads programs up to "
+                      f"{MAX_FILE_BYTES // (1024 * 1024)} MB (keep large fact sets and weights "
+                      f"in source files such as .tsv or .npy)")
+    return decode(data)
+
+
+def read_program(path: str) -> str:
+    """The text of one program; CommandFailed after saying why there is none (exit
+    2 for a file that cannot be read, 1 for one that is not text)."""
+    try:
+        text, bad = load(path)
+    except FileNotFoundError:
+        fail(f"fuse: {path}: no such file", EXIT_USAGE)
+    except OSError as err:
+        fail(f"fuse: {err.strerror + ': ' + path if err.strerror else err}", EXIT_USAGE)
+    if bad is not None:
+        fail(render_text(path, LineIndex(text), bad), EXIT_ERRORS)
+    return text
+
+
+def read_inputs(items: Sequence[str]) -> dict[str, Any]:
+    """`--input NAME=FILE.npy` (or an .npz holding NAME or one array) as arrays by
+    name; CommandFailed (exit 2) after saying why one cannot be read.  Read as
+    sources are: a regular file, a header that agrees with the file's size, a
+    plain number type."""
+    from ..io.source_data import load_array_file
+
+    inputs = {}
+    for item in items:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not file:
+            fail(f"fuse: --input takes NAME=FILE.npy, not {item!r}", EXIT_USAGE)
+        try:
+            inputs[name] = load_array_file(Path(file), name)
+        except (OSError, ValueError, TypeError, SourceError, MemoryError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            if isinstance(err, MemoryError):
+                reason = "the array does not fit in memory"
+            fail(f"fuse: --input {item}: cannot read {file}: {reason}", EXIT_USAGE)
+    return inputs

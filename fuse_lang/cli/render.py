@@ -1,0 +1,29 @@
+"""A diagnostic as `fuse` prints it: `path:line:col: severity[code]: message`,
+the line, a caret under the span, its notes and its first fix."""
+from __future__ import annotations
+
+from ..front.diagnostics import Diagnostic
+from ..front.span import LineIndex
+
+
+def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
+    """`diag` in `path` (whose text `lines` indexes) as lines of text."""
+    line, col = lines.position(diag.span.start)
+    end_line, end_col = lines.position(diag.span.end)
+    source = lines.line_text(line)
+    width = max(1, (end_col if end_line == line else len(source)) - col)
+    gutter = f"{line + 1} | "
+    out = [f"{path}:{line + 1}:{col + 1}: {diag.severity.value}[{diag.code}]: {diag.message}",
+           f"{gutter}{source}",
+           " " * len(gutter) + _caret_indent(source[:col]) + "^" * min(width, 200)]
+    for rel in diag.related:
+        r_line, r_col = lines.position(rel.span.start)
+        out.append(f"  {path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
+    for fix in diag.fixes[:1]:
+        out.append(f"  fix: {fix.title}")
+    return "\n".join(out)
+
+
+def _caret_indent(prefix: str) -> str:
+    """Blanks under `prefix`, keeping its tabs so the caret lines up in a terminal."""
+    return "".join("\t" if ch == "\t" else " " for ch in prefix)

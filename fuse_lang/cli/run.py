@@ -1,0 +1,174 @@
+"""`fuse run PATH [options]`: a program compiled and run, its exports and query
+answers printed (cli.run_output), written with `--out`, drawn with `--plot`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..check import INPUT_KINDS, Analysis
+from ..check.cone import NOT_NEEDED
+from ..front.span import LineIndex
+from ..speed.fastinit import frozen_dataclass
+from .options import ConfigFlags, UsageError, config_of, shard_options
+from .pictures import check_plot_folder, write_pictures_of
+from .reading import read_inputs, read_program
+from .render import render_text
+from .run_output import show_result
+from .status import (EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed,
+    fail)
+
+
+@frozen_dataclass
+class RunOptions:
+    """`fuse run`'s options: `--shard` and `--mesh` read into their maps;
+    `--input` and `--representation` items as given (read when the run needs
+    them); `cache_dir` as `--cache-dir` gave it (cache.cache_dir_of)."""
+    path: str
+    backend: str
+    device: str | None
+    compiled: bool | None
+    precision: str
+    inputs: tuple[str, ...]
+    representation: tuple[str, ...]
+    weights: str | None
+    adapters: tuple[str, ...]
+    out: str | None
+    format: str
+    targets: tuple[str, ...]
+    time_limit: float | None
+    shard: dict[str, str]
+    mesh: dict[str, int] | None
+    config: ConfigFlags
+    cache_dir: str | None
+    trace: bool
+    plot: str | None
+    plot_format: str
+    slice_along: str | None
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> RunOptions:
+        """The options of a parsed `fuse run` command line; UsageError for a
+        malformed `--shard` or `--mesh`."""
+        shard, mesh = shard_options(ns.shard, ns.mesh)
+        return cls(path=ns.path, backend=ns.backend, device=ns.device, compiled=ns.compiled,
+                   precision=ns.precision, inputs=tuple(ns.input),
+                   representation=tuple(ns.representation), weights=ns.weights,
+                   adapters=tuple(ns.adapter), out=ns.out, format=ns.format,
+                   targets=tuple(ns.target), time_limit=ns.time_limit, shard=shard, mesh=mesh,
+                   config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
+                   plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along)
+
+
+def cmd_run(options: RunOptions) -> int:
+    """Run `options.path` and show its results: 0; CommandFailed after saying
+    why the run did not happen or its results could not be written."""
+    if (options.shard or options.mesh) and options.backend != "jax":
+        raise UsageError(f"--shard and --mesh need --backend jax (the {options.backend} "
+                          f"backend runs on one device)")
+    text = read_program(options.path)
+    if options.plot:
+        check_plot_folder(options.plot)
+    inputs = read_inputs(options.inputs)
+    analysis, result = _run(options, text, inputs)
+    if options.out:
+        _write_out(options.out, result.outputs)
+    for entry in result.not_run:  # a --target run: what its cone left out for an error
+        if entry.reason != NOT_NEEDED:
+            print(f"fuse: {options.path}:{entry.line}: {entry.what} was not run: "
+                  f"{entry.reason}", file=sys.stderr)
+    pictures = None
+    if options.plot:
+        pictures = write_pictures_of(options.plot, options.plot_format, options.slice_along,
+                                     result.outputs, analysis, result.queries)
+    show_result(result, options.format, bool(options.targets), options.out, pictures)
+    return EXIT_OK
+
+
+def _write_out(out: str, outputs: dict[str, Any]) -> None:
+    """`--out`: the exports written (sparse ones stay sparse, docs/cli.md);
+    CommandFailed (exit 2) when they cannot be."""
+    from ..io.sinks import write_results
+    from ..io.sources import FileProblem
+
+    try:
+        write_results(out, outputs)
+    except (OSError, FileProblem) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+        fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
+
+
+def _representations(items: Sequence[str]) -> dict[str, str]:
+    """`--representation NAME=dense|sparse` by name; CommandFailed (exit 2) for
+    a malformed one."""
+    representation = {}
+    for item in items:
+        name, sep, kind = item.partition("=")
+        if not sep or not name or not kind:
+            fail(f"fuse: --representation takes NAME=dense or NAME=sparse, not {item!r}",
+                 EXIT_USAGE)
+        representation[name] = kind
+    return representation
+
+
+def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analysis, Any]:
+    """The program's analysis and its run's result; CommandFailed after the
+    run's error was printed (never a traceback)."""
+    from ..run.interpret.evaluate import EvaluationError
+    from ..run.program import FuseError, compile
+
+    representation = _representations(options.representation)
+    try:
+        program = compile(text, backend=options.backend, device=options.device,
+                          base_dir=Path(options.path).parent, path=options.path,
+                          precision=options.precision, compiled=options.compiled,
+                          shard=options.shard or None, mesh=options.mesh,
+                          representation=representation,
+                          targets=list(options.targets) or None,
+                          config=config_of(options.config, options.trace, options.cache_dir),
+                          weights=options.weights, adapters=list(options.adapters) or None)
+        _accept_inputs(options.path, program.analysis, inputs)
+        return program.analysis, _execute(options, program, inputs)
+    except CommandFailed:
+        raise
+    except FuseError as err:
+        analysis_diags = getattr(err, "diagnostics", ())
+        if analysis_diags:
+            lines = LineIndex(text)
+            for d in analysis_diags:
+                print(render_text(options.path, lines, d), file=sys.stderr)
+        else:
+            print(f"fuse: {options.path}: {err}", file=sys.stderr)
+        raise CommandFailed(EXIT_ERRORS) from None
+    except EvaluationError as err:  # a problem of the program, said in its words
+        fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
+    except Exception as err:  # never a traceback: an engine bug is still one paragraph
+        fail(f"fuse: {options.path}: internal error while running: {type(err).__name__}: "
+             f"{err}", EXIT_ERRORS)
+
+
+def _accept_inputs(path: str, analysis: Analysis, inputs: dict[str, Any]) -> None:
+    """CommandFailed (exit 2) for an `--input` that names no source or param."""
+    accepted = [n for n, t in analysis.tensors.items() if t.kind in INPUT_KINDS]
+    for name in inputs:
+        if name not in accepted:
+            fail(f"fuse: --input {name}=...: `{name}` is not a source or param of {path} "
+                 f"(those are: {', '.join(accepted) or 'none'})", EXIT_USAGE)
+
+
+def _execute(options: RunOptions, program: Any, inputs: dict[str, Any]) -> Any:
+    """The run's result, with a progress bar on a terminal; CommandFailed
+    (exit 130) when Ctrl-C stopped it."""
+    from .progress import progress_bar
+
+    bar = progress_bar(sys.stderr)
+    program.progress = bar
+    try:
+        return program.execute(inputs, time_limit=options.time_limit)
+    except KeyboardInterrupt:  # Ctrl-C: sinks are written last, so none was
+        fail(f"fuse: {options.path}: the run was stopped (Ctrl-C); no sink file was "
+             f"written", EXIT_INTERRUPTED)
+    finally:
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,46 @@
+"""Exit statuses of `fuse`, the errors that end a command (a usage error, a
+command that failed after saying why), and the analyses a `fuse check` or
+`fuse explain` process leaves for the OS to free when it exits (cli.main.entry)."""
+from __future__ import annotations
+
+import sys
+from typing import Any, NoReturn
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+
+
+class UsageError(Exception):
+    """A command line the user must correct (exit 2, with the usage line)."""
+
+
+class CommandFailed(Exception):
+    """A command that stopped after printing why: `status` is its exit status
+    (cli.main.main returns it)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def fail(message: str, status: int) -> NoReturn:
+    """Print `message` on stderr and end the command with exit status `status`."""
+    print(message, file=sys.stderr)
+    raise CommandFailed(status)
+
+
+# Analyses that the `fuse` command leaves for the OS to free when it exits (see
+# cli.main.entry); None when fuse_lang.cli is used as a library.
+_left_to_exit: list[Any] | None = None
+
+
+def leave_analyses_to_exit() -> None:
+    """From now on, keep every analysis made until the process ends (entry)."""
+    global _left_to_exit
+    _left_to_exit = []
+
+
+def keep_until_exit(analysis: Any) -> None:
+    """Keep `analysis` alive until the process ends, where entry asked for that."""
+    if _left_to_exit is not None:
+        _left_to_exit.append(analysis)
