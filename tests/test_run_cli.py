@@ -261,3 +261,15 @@ def test_out_with_export_names_that_are_savez_arguments(tmp_path):
         np.testing.assert_array_equal(archive["allow_pickle"], [2, 3])
     with np.load(tmp_path / "n.npz") as archive:
         assert archive.files == ["file"]
+
+
+def test_a_malformed_importance_flag_is_a_usage_error(tmp_path, capsys):
+    from fuse_lang.cli import main
+
+    path = tmp_path / "mc.fuse"
+    path.write_text("axis i = 3, j = 4\nparam A[i,j], B[j]\nY[i] = A[i,j] B[j]\nexport Y\n",
+                    encoding="utf-8")
+    assert main(["run", str(path), "--projection", "monte_carlo", "--importance", "bad"]) == 2
+    err = capsys.readouterr().err
+    assert "--importance takes TENSOR=WEIGHTS, not 'bad'" in err
+    assert "internal error" not in err

@@ -3,6 +3,7 @@ executed by the run and rendered by `fuse explain` as the same object."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -85,3 +86,26 @@ def test_training_keeps_its_bookkeeping_in_the_run_result():
     result = program.execute()
     assert result.rounds and set(result.rounds) == {("Path",)}
     assert not hasattr(program, "rounds_taken")
+
+
+def test_fuse_explain_prints_the_run_plan(tmp_path, capsys):
+    from fuse_lang.cli import main
+
+    (tmp_path / "closure.fuse").write_text(CLOSURE, encoding="utf-8")
+    assert main(["explain", str(tmp_path / "closure.fuse")]) == 0
+    out = capsys.readouterr().out
+    assert "run plan (numpy):" in out
+    assert "1. Edge: read (its facts, source file or input)" in out
+    assert "2. Path: to a fixpoint (semi-naive rounds)" in out
+    assert main(["explain", "--format", "json", str(tmp_path / "closure.fuse")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["run"]["groups"][1] == {"tensors": ["Path"], "how": "fixpoint",
+                                        "strategy": "semi_naive"}
+
+
+def test_a_program_that_cannot_run_is_explained_from_its_analysis(tmp_path, capsys):
+    from fuse_lang.cli import main
+
+    (tmp_path / "broken.fuse").write_text("Y[i] = Missing[i]\nexport Y\n", encoding="utf-8")
+    assert main(["explain", str(tmp_path / "broken.fuse")]) == 1
+    assert "run plan" not in capsys.readouterr().out

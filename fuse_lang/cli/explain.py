@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..check import Analysis, analyze
@@ -48,29 +49,52 @@ def cmd_explain(options: ExplainOptions) -> int:
     text = read_program(options.path)
     analysis: Analysis = analyze(text, options.path)
     keep_until_exit(analysis)
-    plan = plan_program(analysis)
+    errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+    run_plan = None if errors else _run_plan(options, text)
+    # the very plan a run executes where the program can run; else the analysis' own
+    plan = run_plan.contractions if run_plan is not None else plan_program(analysis)
     sharding = (plan_sharding(analysis, options.shard, options.mesh)
                 if options.shard or options.mesh else None)
     if sharding is not None and sharding.problems:
         for problem in sharding.problems:
             print(f"fuse: --shard: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     if options.graph:
         write_graph(options.graph, analysis, plan)
     execution = _execution_plan(options.config, analysis)
     loss = loss_of(analysis)
     if options.format == "json":
-        _dump_json(options.path, analysis, plan, execution, sharding, loss)
+        _dump_json(options.path, analysis, plan, execution, sharding, loss, run_plan)
     else:
         from ..plan.render import render_plan_text
 
         print(render_plan_text(plan, sharding, execution))
+        if run_plan is not None:
+            from ..ide.explain import run_plan_lines
+
+            print("\n" + "\n".join(run_plan_lines(run_plan)))
         if loss is not None:
             print("\n" + loss.text().replace("**", "").replace("`", ""))
         for d in errors:
             print(render_text(options.path, analysis.lines, d), file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _run_plan(options: ExplainOptions, text: str) -> Any:
+    """The RunPlan a run of the program without inputs executes (compiled with the
+    same flags: the object `fuse run` would execute), or None where the program
+    cannot be compiled as it stands (a source missing, a refused configuration:
+    explain still shows the planner's plan)."""
+    from ..ide.explain import explain_program
+    from ..run.interpret.evaluate import EvaluationError
+    from ..run.program import FuseError, compile
+
+    try:
+        program = compile(text, base_dir=Path(options.path).parent, path=options.path,
+                          config=config_of(options.config))
+        return explain_program(program).run_plan
+    except (FuseError, EvaluationError, ValueError):
+        return None
 
 
 def _execution_plan(flags: ConfigFlags, analysis: Analysis) -> Any:
@@ -87,11 +111,16 @@ def _execution_plan(flags: ConfigFlags, analysis: Analysis) -> Any:
 
 
 def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, sharding: Any,
-               loss: Any) -> None:
+               loss: Any, run_plan: Any) -> None:
     """`fuse explain --format json`: the plan, its execution, sharding and loss,
-    and the program's diagnostics."""
+    the run plan's own decisions ("run", where the program can run), and the
+    program's diagnostics."""
     data = plan.to_json()
     data["execution"] = execution.to_json()
+    if run_plan is not None:
+        from ..ide.explain import run_plan_json
+
+        data["run"] = run_plan_json(run_plan)
     if sharding is not None:
         data["sharding"] = sharding.to_json()
     if loss is not None:

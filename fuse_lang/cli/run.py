@@ -119,6 +119,8 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
     from ..run.program import FuseError, compile
 
     representation = _representations(options.representation)
+    # a malformed flag is a usage error (exit 2), said before anything is compiled
+    config = config_of(options.config, options.trace, options.cache_dir)
     try:
         program = compile(text, backend=options.backend, device=options.device,
                           base_dir=Path(options.path).parent, path=options.path,
@@ -126,8 +128,7 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           shard=options.shard or None, mesh=options.mesh,
                           representation=representation,
                           targets=list(options.targets) or None,
-                          config=config_of(options.config, options.trace, options.cache_dir),
-                          weights=options.weights, adapters=list(options.adapters) or None)
+                          config=config, weights=options.weights, adapters=list(options.adapters) or None)
         _accept_inputs(options.path, program.analysis, inputs)
         return program.analysis, _execute(options, program, inputs)
     except CommandFailed:

@@ -31,13 +31,16 @@ def explain_program(program: CompiledProgram) -> Explained:
     return Explained(run_plan, run_plan.contractions)
 
 
-def _how(group_how: str, strategy: str | None, recurrence: tuple | None) -> str:
+def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
+         equations: int) -> str:
     if group_how == EQUATION:
         return "its one equation"
     if group_how == RECURRENCE and recurrence is not None:
         return f"a recurrence over `{recurrence[0]}`, step by step"
     if group_how == FIXPOINT:
         return f"to a fixpoint ({(strategy or 'semi_naive').replace('_', '-')} rounds)"
+    if not equations:
+        return "read (its facts, source file or input)"
     return "its equations combined"
 
 
@@ -48,7 +51,9 @@ def run_plan_lines(run_plan: RunPlan) -> list[str]:
     lines = [f"run plan ({abilities.backend}{', compiled' if abilities.compiled else ''}):"]
     for number, group in enumerate(schedule.groups, 1):
         names = ", ".join(group.names)
-        lines.append(f"  {number}. {names}: {_how(group.how, group.strategy, group.recurrence)}")
+        how = _how(group.how, group.strategy, group.recurrence,
+                   len(run_plan.equations[group.names[0]]))
+        lines.append(f"  {number}. {names}: {how}")
     if run_plan.sparse:
         lines.append(f"  kept sparse: {', '.join(sorted(run_plan.sparse))}")
     memory = schedule.memory
