@@ -109,3 +109,16 @@ def test_a_program_that_cannot_run_is_explained_from_its_analysis(tmp_path, caps
     (tmp_path / "broken.fuse").write_text("Y[i] = Missing[i]\nexport Y\n", encoding="utf-8")
     assert main(["explain", str(tmp_path / "broken.fuse")]) == 1
     assert "run plan" not in capsys.readouterr().out
+
+
+def test_inputs_of_the_shapes_the_program_has_are_not_analysed_again(monkeypatch):
+    from fuse_lang.run import program as program_module
+
+    program = fuse_lang.compile("axis p = 4, d = 3\nparam X[p,d]\nY[p] = X[p,d]\nexport Y\n")
+    analyses = []
+    real = program_module.analyze
+    monkeypatch.setattr(program_module, "analyze",
+                        lambda *a, **k: analyses.append(k) or real(*a, **k))
+    plan = program.run_plan({"X": np.ones((4, 3))})
+    assert plan.analysis is program.analysis and not analyses
+    assert program.run({"X": np.ones((4, 3))})["Y"].tolist() == [3.0] * 4

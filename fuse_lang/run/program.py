@@ -404,6 +404,14 @@ class CompiledProgram:
         memory = self.run_plan().schedule(write_sinks).memory
         return memory.total + memory.peak[0]
 
+    def _shapes_known(self, given: Mapping[str, Any]) -> bool:
+        """Whether every given input has the shape the program's analysis gave it
+        already (a source file's, a manifest's, the declared axes'): then the
+        analysis with these shapes is the program's own, and is not made again."""
+        tensors = self.analysis.tensors
+        return all(tuple(tensors[name].shape) == tuple(value.shape)
+                   for name, value in given.items())
+
     def _prepared(self, given: Mapping[str, Any]) -> tuple[RunPlan, RunCaches]:
         """The RunPlan of the given inputs' shape signature, and what its runs keep;
         made on the first run of that signature."""
@@ -417,7 +425,7 @@ class CompiledProgram:
         prepared = self._plans.get(key)
         if prepared is None:
             analysis = self.analysis
-            if given:
+            if not self._shapes_known(given):  # else the analysis of these shapes is its own
                 analysis = analyze(self.analysis.text, self.analysis.path, self.base_dir,
                                    input_shapes={n: tuple(v.shape) for n, v in given.items()})
             raise_on_errors(analysis)
