@@ -79,10 +79,10 @@ def tsv_loading(rows: int, folder: Path) -> None:
     for kind, cells in (("symbols", lambda a: f"v{a}"), ("integers", str)):
         path = folder / f"{kind}.tsv"
         path.write_text("".join(f"{cells(a)}\t{cells(b)}\n" for a, b in zip(u, v)))
-        whole, whole_s = timed(lambda: sources.read_source_info(path, "E", True),
+        whole, whole_s = timed(lambda path=path: sources.read_source_info(path, "E", True),
                                time.process_time)
         text = sources.read_text(path)
-        rows_read, by_row_s = timed(lambda: sources._relation(
+        rows_read, by_row_s = timed(lambda text=text: sources._relation(
             line.split("\t") for line in sources._lines(text)), time.process_time)
         if [len(c) for c in whole.columns] != [len(c) for c in rows_read.columns]:
             raise SystemExit(f"{kind}: the two readers disagree")
@@ -118,8 +118,9 @@ def join_choice(cases) -> None:
                                      rng.integers(0, 40, nnz_a)], np.ones(nnz_a))
         b = Tuples(("y", "h"), [rng.integers(0, variables, nnz_b),
                                 rng.integers(0, heaps, nnz_b)], np.ones(nnz_b))
-        times = median_times({"matmul": lambda: join(a, b, {"x", "f", "h"}, extents),
-                              "expand": lambda: expand_join(a, b, extents)}, 3, 1, "cpu")
+        times = median_times({"matmul": lambda a=a, b=b, e=extents: join(a, b, {"x", "f", "h"}, e),
+                              "expand": lambda a=a, b=b, e=extents: expand_join(a, b, e)},
+                             3, 1, "cpu")
         size = join(a, b, {"x", "f", "h"}, extents).nnz
         if size != expand_join(a, b, extents).size:
             raise SystemExit("the two joins disagree")

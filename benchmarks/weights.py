@@ -20,6 +20,7 @@ import importlib.util
 import sys
 import tempfile
 import time
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -106,7 +107,7 @@ def lora_figures(where: Path, model: dict, repeats: int) -> None:
               f"{len(choices)} adapter switches")
         state = {"k": 0}
 
-        def switch_and_run() -> None:
+        def switch_and_run(state: dict = state, program: Any = program) -> None:
             state["k"] += 1
             program.set_adapters(["style1" if state["k"] % 2 else "style2"])
             program.run()

@@ -181,7 +181,7 @@ def random_program(seed: int) -> str:
     idb = [f"P{k}" for k in range(rng.randrange(1, 5))]
     arity.update({name: rng.choice((1, 2)) for name in idb})
     defined: list[str] = []
-    for i, head in enumerate(idb):
+    for head in idb:
         for _ in range(rng.randrange(1, 3)):
             reads = [*arity][:3] + defined + [head]
             body = [_atom(rng, n, arity[n]) for n in

@@ -4,6 +4,7 @@ projection.  A conformance module: each NumPy run here is also run on torch and
 jax with the same configuration (tests/conftest.py)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -35,7 +36,7 @@ def fuse(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 def test_execution_config_is_exported_frozen_and_passed_to_compile():
     assert "ExecutionConfig" in fuse_lang.__all__
     config = ExecutionConfig(fixpoint="naive", max_iterations=50)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         config.mode = "demand"  # type: ignore[misc]
     assert hash(config) == hash(ExecutionConfig(fixpoint="naive", max_iterations=50))
     program = compile(DATALOG, config=config)

@@ -10,6 +10,7 @@ import pickle
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -206,7 +207,8 @@ def test_a_one_off_analysis_read_from_many_threads_at_once_gives_each_the_same()
             assert "tensors" not in vars(analysis)  # deferred: fuse check never makes it
             got, errors = [], []
 
-            def read(name: str) -> None:
+            def read(name: str, analysis: Any = analysis, got: list = got,
+                     errors: list = errors) -> None:
                 try:
                     got.append(getattr(analysis, name))
                 except Exception as err:  # noqa: BLE001 - the test reports any

@@ -110,7 +110,7 @@ def test_explain_of_a_long_equation_grows_linearly(tmp_path, capsys):
     for products in (600, 2400):
         path = tmp_path / f"long{products}.fuse"
         path.write_text(_long_sum_of_products(products), encoding="utf-8")
-        took[products] = _best_of_three(lambda: fuse_main(["explain", str(path)]))
+        took[products] = _best_of_three(lambda path=path: fuse_main(["explain", str(path)]))
         out = capsys.readouterr().out
         assert out.count("einsum ab,b->a") == 3 * products  # each product, every run
     # 4x the length: linear is about 4x, quadratic 16x; generous for a noisy machine
@@ -124,7 +124,9 @@ def test_hover_on_the_operator_of_a_long_equation_grows_linearly():
         analysis = fuse_lang.analyze(text)
         offset = text.index("Y[i] =") + len("Y[i] ")
         found = []
-        took[products] = _best_of_three(lambda: found.append(hover_at(analysis, offset)))
+        took[products] = _best_of_three(
+            lambda found=found, analysis=analysis, offset=offset:
+            found.append(hover_at(analysis, offset)))
         assert found[0] is not None and found[0].markdown.startswith("**Projection** of `Y`")
     assert took[2400] < 10 * took[600]
 
@@ -137,7 +139,8 @@ def test_check_of_an_equation_of_many_lone_indices_grows_linearly():
         rhs = " + ".join(f"A[i,j{k}]" for k in range(terms))
         text = f"axis i = 4\nparam A[i,i]\nY[i] = {rhs}\n"
         found = []
-        took[terms] = _best_of_three(lambda: found.append(fuse_lang.analyze(text)))
+        took[terms] = _best_of_three(
+            lambda found=found, text=text: found.append(fuse_lang.analyze(text)))
         assert not found[0].diagnostics
     assert took[3000] < 10 * took[750]
 

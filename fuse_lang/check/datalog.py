@@ -67,7 +67,7 @@ def check_datalog(statements: tuple[ir.Statement, ...], tensors: dict[str, Tenso
             if safety is None:
                 _check_safety(stmt, tensors, diags)
             else:
-                diags += safety(k, stmt, lambda: _safety(stmt, tensors))
+                diags += safety(k, stmt, lambda stmt=stmt: _safety(stmt, tensors))
     negated = remembered("negated reads") if remembered is not None else None
     for group in groups:
         if recursive.isdisjoint(group):

@@ -3,7 +3,6 @@ that says why there is none), and `--input NAME=FILE.npy` arrays."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 

@@ -118,7 +118,7 @@ def _draw_edge(ax, start: tuple[float, float], end: tuple[float, float], label: 
 def _draw_groups(ax, graph: Dataflow, places: dict[str, tuple[float, float]]) -> None:
     from matplotlib.patches import FancyBboxPatch
 
-    for k, group in enumerate(graph.groups):
+    for group in graph.groups:
         points: Sequence[tuple[float, float]] = [places[n] for n in group if n in places]
         if not points:
             continue

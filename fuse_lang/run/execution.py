@@ -169,7 +169,8 @@ class Execution:
             if tracer is None:
                 self.one(group)
             else:
-                tracer.timed_group(self.analysis, list(group.names), lambda: self.one(group),
+                tracer.timed_group(self.analysis, list(group.names),
+                                   lambda group=group: self.one(group),
                                    self.values)
             for name in release.get(number, ()):
                 del self.values[name]  # read by nothing later: its memory goes back now

@@ -44,7 +44,7 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
     parent_scope: dict[int, int] = {}
     for node, scope in placed:
         parent_scope[id(node)] = scope
-    for node, scope in placed:
+    for node, _ in placed:
         if isinstance(node, ir.Call):
             for arg in node.args + tuple(kw.value for kw in node.kwargs):
                 scope_of[id(arg)] = parent_scope[id(arg)]
