@@ -122,3 +122,24 @@ def test_the_engine_never_imports_the_server():
     assert not [f"{name} -> {target}" for name, targets in graph.items()
                 if name.startswith("fuse_lang") for target in targets
                 if target.startswith("fuse_lsp")]
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """A module's `_name` is its own: another module that needs it asks for a
+    public name (docs/architecture.md)."""
+    modules = module_files()
+    private = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.startswith(PACKAGES):
+                private += [f"{name}: from {base} import {alias.name}" for alias in node.names
+                            if alias.name.startswith("_") and not alias.name.endswith("__")]
+    assert not private, "private names imported across modules: " + "; ".join(private)
