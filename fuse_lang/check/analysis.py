@@ -1,5 +1,5 @@
 """The analysis' result types: `Analysis`, one per analysed text, and the
-`TensorInfo` and `AxisInfo` it holds for each tensor.
+`TensorInfo` and `AxisInfo` it holds for each tensor, with its `TensorKind`.
 
 A one-off analysis (`fuse check`) makes three of Analysis' tables (`tensors`,
 `var_extents`, `domain_symbols`) only when one is first read: see `Deferred`.
@@ -16,6 +16,7 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span
+from .kinds import INPUT_KINDS, SOURCE_KINDS, TensorKind  # noqa: F401 - given with TensorInfo
 from .symbols import IndexRole, Scope
 
 
@@ -30,7 +31,7 @@ class AxisInfo:
 @frozen_dataclass
 class TensorInfo:
     name: str
-    kind: str  # "dense" | "Boolean relation" | "param" | "source" | "relation source"
+    kind: TensorKind
     boolean: bool
     axes: tuple[AxisInfo, ...]
     definitions: tuple[Span, ...]  # name spans of every defining LHS

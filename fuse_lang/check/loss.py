@@ -15,7 +15,7 @@ from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.span import Span
-from .analysis import Analysis
+from .analysis import SOURCE_KINDS, Analysis, TensorKind
 from .cone import tensor_cone
 from .symbols import TensorSymbol
 
@@ -152,6 +152,6 @@ def loss_of(analysis: Analysis) -> LossInfo | None:
         return None
     name = declared[0].loss.name
     reached, _ = tensor_cone(analysis, [name])
-    params = sorted(n for n in reached if analysis.tensors[n].kind == "param")
-    data = sorted(n for n in reached if analysis.tensors[n].kind in ("source", "relation source"))
+    params = sorted(n for n in reached if analysis.tensors[n].kind == TensorKind.PARAM)
+    data = sorted(n for n in reached if analysis.tensors[n].kind in SOURCE_KINDS)
     return LossInfo(name, declared[0].span, tuple(params), tuple(data))

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from ..front import ir
 from ..front.relocation import moved_span
 from ..front.span import Span
+from .kinds import TensorKind
 
 SUM_OPS = ("=", "+=")
 
@@ -94,12 +95,12 @@ class TensorSymbol:
         return moved_span(self.first.name_span, self.first_delta)
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> TensorKind:
         if self.is_param:
-            return "param"
+            return TensorKind.PARAM
         if self.source is not None:
-            return "relation source" if self.boolean else "source"
-        return "Boolean relation" if self.boolean else "dense"
+            return TensorKind.RELATION_SOURCE if self.boolean else TensorKind.SOURCE
+        return TensorKind.BOOLEAN_RELATION if self.boolean else TensorKind.DENSE
 
 
 def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[ir.Expr, int]]]:

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
-from ..check import Analysis, TensorInfo
+from ..check import SOURCE_KINDS, Analysis, TensorInfo, TensorKind
 from ..check.symbols import IndexRole
 from ..check.values import compared_symbol
 from ..front.span import LineIndex, Span, split_lines
@@ -26,11 +26,11 @@ from ..front.span import LineIndex, Span, split_lines
 # ---------------------------------------------------------------- symbols
 
 # (group label, the TensorInfo kinds it holds), in the order an outline shows them
-GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("sources", ("source", "relation source")),
-    ("params", ("param",)),
-    ("Boolean relations", ("Boolean relation",)),
-    ("dense tensors", ("dense",)),
+GROUPS: tuple[tuple[str, tuple[TensorKind, ...]], ...] = (
+    ("sources", (TensorKind.SOURCE, TensorKind.RELATION_SOURCE)),
+    ("params", (TensorKind.PARAM,)),
+    ("Boolean relations", (TensorKind.BOOLEAN_RELATION,)),
+    ("dense tensors", (TensorKind.DENSE,)),
 )
 
 
@@ -39,7 +39,7 @@ class OutlineSymbol:
     """One tensor: `span` is its first defining statement, `name_span` the name there."""
 
     name: str
-    kind: str  # TensorInfo.kind: "dense" | "Boolean relation" | "param" | "source" | ...
+    kind: TensorKind  # TensorInfo.kind
     detail: str  # the shape with each axis' index: "[p:6, d:4]", "scalar"
     span: Span
     name_span: Span
@@ -349,9 +349,9 @@ def _ref_tokens(analysis: Analysis, ref: ir.Ref, declaration: bool,
         info = analysis.tensors.get(ref.name)
         boolean = info.boolean if info is not None else ref.paren
         mods: list[str] = ["declaration"] if declaration else []
-        if info is not None and info.kind in ("source", "relation source"):
+        if info is not None and info.kind in SOURCE_KINDS:
             mods.append("readonly")
-        if info is not None and info.kind == "param":
+        if info is not None and info.kind == TensorKind.PARAM:
             mods.append("param")
         found = kinds[key] = ("type" if boolean else "variable", tuple(mods))
     out.append(SemanticToken(ref.name_span, found[0], found[1]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..check import Analysis
+from ..check import SOURCE_KINDS, Analysis, TensorKind
 from ..front import ir
 from .planner import ProgramPlan
 
@@ -95,10 +95,11 @@ def dataflow(analysis: Analysis, plan: ProgramPlan) -> Dataflow:
     return Dataflow(tuple(nodes), edges, groups)
 
 
-def _kind(kind: str, name: str, analysis: Analysis) -> str:
-    if kind in ("source", "relation source"):
+def _kind(kind: TensorKind, name: str, analysis: Analysis) -> str:
+    """The node kind of a tensor of TensorInfo kind `kind`."""
+    if kind in SOURCE_KINDS:
         return "source"
-    if kind == "param":
+    if kind == TensorKind.PARAM:
         return "param"
     if not analysis.tensors[name].statements:
         return "facts"

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..check import Analysis
-from ..check.analysis import TensorInfo
+from ..check.analysis import SOURCE_KINDS, TensorInfo
 from ..io.sources import SourceError, read_sparse_npz_header
 from ..front import ir
 
@@ -247,7 +247,7 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
     facts = sum(1 for k in info.statements if isinstance(statements[k], ir.Fact))
     base: int | None = facts
     where = "facts" if facts else ""
-    if info.kind in ("source", "relation source"):
+    if info.kind in SOURCE_KINDS:
         rows = _source_rows(analysis.base_dir, info.source_path) if info.boolean else None
         if rows is None and _sparse_file(info):
             rows = _sparse_file_nonzeros(analysis.base_dir, info.source_path)
@@ -318,7 +318,7 @@ def _source_rows(base_dir: Path, source: str | None) -> int | None:
 
 def _sparse_file(info: TensorInfo) -> bool:
     """A source read from an `.npz` (only a scipy.sparse archive has a count)."""
-    return info.kind in ("source", "relation source") and \
+    return info.kind in SOURCE_KINDS and \
         Path(info.source_path or "").suffix.lower() == ".npz"
 
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..check import Analysis
+from ..check import INPUT_KINDS, Analysis
 from ..front.lexer import tokenize
 from ..io.sinks import atomic_write
 from .results import FuseError
@@ -62,8 +62,6 @@ def _framework_version(backend: str) -> str:
 
 def cache_key(analysis: Analysis, backend: Any, settings: dict[str, Any]) -> tuple[str, dict]:
     """The key of one compiled program (a sha256) and what it was made of."""
-    from .scheduler import INPUT_KINDS
-
     shapes = {name: list(info.shape) for name, info in sorted(analysis.tensors.items())
               if info.kind in INPUT_KINDS}
     made_of = {"definition": canonical_definition(analysis), "shapes": shapes,

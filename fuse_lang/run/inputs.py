@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..check import Analysis
+from ..check import INPUT_KINDS, SOURCE_KINDS, Analysis, TensorKind
 from ..front import ir
 from .interpret.evaluate import EvaluationError
 from ..io.sources import split_member
@@ -55,22 +55,22 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
     statements = analysis.program.statements
     facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
     file, key = split_member(info.source_path or "")
-    if sparse and info.boolean and (info.kind == "relation source" or info.kind == "source") \
+    if sparse and info.boolean and info.kind in SOURCE_KINDS \
             and Path(file).suffix.lower() not in ARRAY_SUFFIXES:
         rows = _relation_positions(analysis, name, base_dir / file)
         if facts:
             rows = np.concatenate([rows, np.array([fact_position(analysis, name, f.atom)
                                                    for f in facts], dtype=np.int64)])
         return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
-    if sparse and facts and info.kind not in ("source", "relation source", "param"):
+    if sparse and facts and info.kind not in INPUT_KINDS:
         rows = [fact_position(analysis, name, fact.atom) for fact in facts]
         return backend.sparse_from(sparse_rows(shape, rows, _host_dtype(backend))), True
-    if info.kind in ("source", "relation source") and \
+    if info.kind in SOURCE_KINDS and \
             Path(info.source_path or "").suffix.lower() == ".npz":
         matrix = load_sparse_npz(base_dir / (info.source_path or ""), _host_dtype(backend))
         if matrix is not None:  # a scipy.sparse archive: straight into the sparse form
             return _sparse_file_base(analysis, backend, name, matrix, shape, facts, sparse), True
-    if info.kind in ("source", "relation source"):
+    if info.kind in SOURCE_KINDS:
         path = base_dir / file
         if (info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES) \
                 or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
@@ -89,7 +89,7 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
         if sparse:
             return backend.sparse_from(data), True
         return backend.asarray(data), True
-    if info.kind == "param":
+    if info.kind == TensorKind.PARAM:
         return backend.asarray(_param_init(name, shape)), True
     if facts:
         out = np.zeros(shape)

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from typing import Collection, Mapping
 
-from ..check import Analysis
+from ..check import INPUT_KINDS, Analysis, TensorKind
 from ..front import ir
 
 # (the tensors of one group of the evaluation order, the statement of its
 # single equation when it is exactly one equation, else None)
 Group = tuple[list[str], "int | None"]
-
-INPUT_KINDS = ("source", "relation source", "param")
 
 
 def dependencies(analysis: Analysis) -> dict[str, set[str]]:
@@ -85,7 +83,7 @@ def single_equation(analysis: Analysis, group: list[str], given: Collection[str]
     name = group[0]
     info = analysis.tensors[name]
     if (len(group) == 1 and name not in analysis.recursive and name not in given
-            and info.kind == "dense" and not info.boolean and len(info.statements) == 1
+            and info.kind == TensorKind.DENSE and not info.boolean and len(info.statements) == 1
             and len(equations) == 1):
         return equations[0]
     return None

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from fuse_lang.check import Analysis, analyze
+from fuse_lang.check import Analysis, TensorKind, analyze
 from fuse_lang.front.program_size import MAX_PROGRAM_BYTES
 from fuse_lang.ide.outline import (OutlineGroup, OutlineSymbol, document_outline, fuse_files,
     matches_query, tensor_symbols)
@@ -22,11 +22,11 @@ MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # files beside the open documents, read from
 MAX_WORKSPACE_RESULTS = 1000
 
 SYMBOL_KIND = {
-    "dense": types.SymbolKind.Variable,
-    "Boolean relation": types.SymbolKind.Boolean,
-    "param": types.SymbolKind.Property,
-    "source": types.SymbolKind.File,
-    "relation source": types.SymbolKind.File,
+    TensorKind.DENSE: types.SymbolKind.Variable,
+    TensorKind.BOOLEAN_RELATION: types.SymbolKind.Boolean,
+    TensorKind.PARAM: types.SymbolKind.Property,
+    TensorKind.SOURCE: types.SymbolKind.File,
+    TensorKind.RELATION_SOURCE: types.SymbolKind.File,
 }
 
 
