@@ -25,6 +25,7 @@ from typing import Any
 
 from ..check import INPUT_KINDS, Analysis
 from ..front.lexer import tokenize
+from .backends.base import Backend
 from ..io.sinks import atomic_write
 from .results import FuseError
 
@@ -60,7 +61,7 @@ def _framework_version(backend: str) -> str:
     return getattr(importlib.import_module(backend), "__version__", "")
 
 
-def cache_key(analysis: Analysis, backend: Any, settings: dict[str, Any]) -> tuple[str, dict]:
+def cache_key(analysis: Analysis, backend: Backend, settings: dict[str, Any]) -> tuple[str, dict]:
     """The key of one compiled program (a sha256) and what it was made of."""
     shapes = {name: list(info.shape) for name, info in sorted(analysis.tensors.items())
               if info.kind in INPUT_KINDS}

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..check import INPUT_KINDS, SOURCE_KINDS, Analysis, TensorKind
 from ..front import ir
+from .backends.base import Backend
 from .interpret.evaluate import EvaluationError
 from ..io.sources import split_member
 from ..io.source_data import (integer_relation, load_dense, load_sparse_npz,
@@ -25,7 +26,7 @@ from .sparse.nd import SparseRelation
 ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
 
 
-def _host_dtype(backend: Any) -> Any:
+def _host_dtype(backend: Backend) -> Any:
     """The NumPy type positions are gathered in before a backend takes them sparse
     (its own float type where NumPy knows it: no conversion on NumPy)."""
     try:
@@ -34,7 +35,7 @@ def _host_dtype(backend: Any) -> Any:
         return np.float64
 
 
-def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[str, Any],
+def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mapping[str, Any],
               name: str, shape: tuple[int, ...], sparse: bool = False) -> tuple[Any, bool]:
     """The input, source, param and facts of a tensor as one backend array, and
     whether it has any (None, False when it has none).  `sparse`: the plan keeps
@@ -99,7 +100,7 @@ def load_base(analysis: Analysis, backend: Any, base_dir: Path, given: Mapping[s
     return None, False
 
 
-def _sparse_file_base(analysis: Analysis, backend: Any, name: str, matrix: Any,
+def _sparse_file_base(analysis: Analysis, backend: Backend, name: str, matrix: Any,
                       shape: tuple[int, ...], facts: list, sparse: bool) -> Any:
     """A scipy.sparse file's matrix (and a Boolean tensor's facts) as the base: kept
     sparse when the plan says so, else read dense (a small or compiled run)."""

@@ -9,6 +9,7 @@ import numpy as np
 from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
+from .backends.base import Backend
 from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
 from ..io.sinks import check_sink_path, names_by_position, write_sink, write_topk_pairs
 from ..io.sources import FileProblem
@@ -32,7 +33,7 @@ def output_names(analysis: Analysis, deps: Mapping[str, set[str]]) -> list[str]:
     return [n for n in analysis.tensors if n not in read]
 
 
-def outputs(backend: Any, values: Mapping[str, Any], names: list[str],
+def outputs(backend: Backend, values: Mapping[str, Any], names: list[str],
             constants: Collection[str], native: bool) -> dict[str, Any]:
     """The named values as NumPy arrays of their own (`native`: the backend's tensors)."""
     out = {}
@@ -51,7 +52,7 @@ def outputs(backend: Any, values: Mapping[str, Any], names: list[str],
     return out
 
 
-def answer(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
+def answer(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
            stmt: ir.Query) -> QueryAnswer:
     """A query's answer: the tensor with its constants selected, and for a Boolean
     tensor the matching tuples by name."""
@@ -180,7 +181,7 @@ def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) ->
     return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
 
 
-def _read(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
+def _read(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
           atom: ir.Ref) -> tuple[np.ndarray, tuple[str, ...], list[int], list[int]]:
     """`Y[t+1]?`, `Y[1:3]?`: read like any reference (shifted, sliced), as a sink
     does; the answer's axes, the tensor axis each is, and where each starts."""
@@ -237,7 +238,7 @@ def _constant_position(analysis: Analysis, name: str, pos: int, ix: ir.IndexCons
     return symbols.index(ix.value) if ix.value in symbols else -1
 
 
-def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping[str, Any],
+def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
           stmt: ir.Sink, base_dir: Path, allow_outside: bool) -> str:
     """Write a sink's value to its file; returns the path written."""
     evaluator = Evaluator(backend, analysis, info, values)
@@ -285,7 +286,7 @@ def write(analysis: Analysis, backend: Any, info: StatementInfo, values: Mapping
     return str(target)
 
 
-def _topk_pairs(backend: Any, x: LArray, call: ir.Call) -> list[list[list]]:
+def _topk_pairs(backend: Backend, x: LArray, call: ir.Call) -> list[list[list]]:
     """`"top.jsonl" = topk(X[p,t], k=5)`: per row along the last axis, the k largest
     as (index, score) pairs, descending, ties to the lower index (as the seed DSL
     writes them); k is capped at the row's length."""

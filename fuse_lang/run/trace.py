@@ -15,11 +15,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .backends.base import Backend
 from .sparse.value import is_sparse
 
 
 class Tracer:
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.equations: list[dict] = []
         self.fixpoints: list[dict] = []
@@ -127,7 +128,7 @@ def trace_lines(trace: dict) -> list[str]:
     return out
 
 
-def _nonzeros(backend: Any, value: Any) -> int:
+def _nonzeros(backend: Backend, value: Any) -> int:
     """A relation's tuples, counted where it lies (a sparse one is never densified)."""
     if is_sparse(value):
         return int(value.on_numpy().matrix.count_nonzero())

@@ -24,6 +24,7 @@ from ..io.manifest import (FileRef, Layout, Manifest, ManifestError, Quantizatio
     program_axes, read_manifest)
 from ..io.sources import SAFETENSORS, SourceError
 from ..front.syntax import parse
+from .backends.base import Backend
 from ..io.source_data import load_npy, load_npz_member
 
 AdapterChoice = Sequence[str] | Mapping[str, float] | None
@@ -75,7 +76,7 @@ class Weights:
         self.adapters = chosen
 
     # ------------------------------------------------------------ inputs
-    def inputs(self, backend: Any, names: Sequence[str] | None = None) -> dict[str, Any]:
+    def inputs(self, backend: Backend, names: Sequence[str] | None = None) -> dict[str, Any]:
         """The weights as `backend`'s tensors, adapters applied (`names`: only
         these tensors).  Made again only when the adapters changed."""
         state = (id(backend), tuple(sorted(self.adapters.items())))
@@ -85,7 +86,7 @@ class Weights:
         made = self._inputs[1]
         return {n: v for n, v in made.items() if names is None or n in names}
 
-    def _with_adapters(self, backend: Any, name: str) -> Any:
+    def _with_adapters(self, backend: Backend, name: str) -> Any:
         weight = self._dequantized(backend, name)
         for adapter, scale in self.adapters.items():
             pair = self._pairs.get((adapter, name))
@@ -94,7 +95,7 @@ class Weights:
                 weight = weight + scale * (b @ a)
         return weight
 
-    def _dequantized(self, backend: Any, name: str) -> Any:
+    def _dequantized(self, backend: Backend, name: str) -> Any:
         key = (id(backend), name)
         if key not in self._native:
             stored = backend.asarray(self.host[name])  # int8 values are exact in any float

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .base import Backend
 
 BACKENDS = {"numpy": "fuse_lang.run.backends.numpy_backend:NumpyBackend",
             "torch": "fuse_lang.run.backends.torch_backend:TorchBackend",
@@ -22,7 +25,7 @@ class BackendError(Exception):
 
 
 @functools.lru_cache(maxsize=None)
-def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Any:
+def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Backend:
     if name not in BACKENDS:
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     if precision not in PRECISIONS:
@@ -39,7 +42,8 @@ def get_backend(name: str, device: str = "cpu", precision: str = "fp32") -> Any:
     return getattr(module, class_name)(device=device, precision=precision)
 
 
-def check_precision(backend: Any, compile: Callable[[Callable], Callable] | None = None) -> None:
+def check_precision(backend: Backend,
+                    compile: Callable[[Callable], Callable] | None = None) -> None:
     """Run a few operations in the backend's precision on its device, so that a
     precision the device cannot compute in is refused when the backend is made,
     with the framework's reason, and not half way through a run.  compile: runs

@@ -3,17 +3,22 @@ the frameworks share, so that each backend states only what differs.
 
 A backend is one small class per framework (numpy_backend, torch_backend,
 jax_backend), made by `get_backend`.  Every array operation of a run goes
-through it: the interpreter is the same code on every framework.  Two
-capabilities are optional and looked for with `hasattr` by the engine:
-`compile_segment` (with `integer`, `any_positive`, `finite` for a compiled
-fixpoint's state) and `while_loop` (a fixpoint inside one compiled graph).
+through it: the interpreter is the same code on every framework.  What a
+backend may have or not (compiling, sparse tensors, a device mesh, ...) is
+named here too, as a flag the engine reads (`compiles_segments`, `sparse`,
+`sharded`, ...) and the methods that go with it, whose defaults here are those
+of a backend without it: the engine never probes a backend for a method.
 """
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Mapping, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ...front import ir
 
 # the elementwise functions every framework names alike (numpy's names)
 ELEMENTWISE = ("exp", "log", "tanh", "sqrt", "abs", "sin", "cos", "maximum", "minimum", "power")
@@ -45,6 +50,17 @@ class Backend:
     dtype: Any  # the framework's float type for `precision`
     itemsize: int  # bytes per element, for the memory estimate
     compiles_by_default = False
+
+    # ---- what a backend may have: each flag False here, with the methods that go with it
+    # straight runs of equations as compiled graphs (compile_segment; integer,
+    # any_positive and finite for a compiled fixpoint's state)
+    compiles_segments = False
+    exports_segments = False  # compile_segment keeps its graphs as files (`artifact`)
+    compiles_loops = False  # a fixpoint inside one compiled graph (while_loop, fixed_loop)
+    sparse = False  # keeps the 2-D tensors the plan says sparse as sparse values (run/sparse)
+    sparse_relations = False  # and the relations of 3 axes or more (run/sparse/nd.py)
+    sharded = False  # its tensors live on a device mesh, each put there by `place`
+    blocks_terms = False  # `blocked_term` (the block_size wrapper, run/interpret/blocked.py)
 
     def context(self) -> contextlib.AbstractContextManager:
         """Entered around a run (a default device, 64-bit mode)."""
@@ -166,6 +182,47 @@ class Backend:
 
     def max_of(self, numbers: list) -> Any:
         raise NotImplementedError
+
+    def complement(self, x: Any) -> Any:
+        """`not x` for a sparse x: 1 - step(x) here; a backend that joins tuples keeps
+        it as x's tuples, an anti-join in a join (run/sparse/join.py)."""
+        return 1 - self.step(x)
+
+    # ---- the optional abilities' methods (see the flags above)
+    def place(self, name: str, value: Any) -> Any:
+        """`value` (tensor `name`) where its sharding puts it (`sharded`); else as it is."""
+        return value
+
+    def blocked_term(self, evaluator: Any, expr: ir.Product,
+                     projected: dict[str, str]) -> Any:
+        """A product projected by max/min, evaluated in blocks (`blocks_terms`): its
+        LArray; None: the usual path."""
+        return None
+
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None],
+                        artifact: Path | None = None) -> Callable:
+        """`fn` as a compiled graph (`compiles_segments`); `on_capture` is called each
+        time it is traced; `artifact`: where the graph is kept (`exports_segments`)."""
+        raise NotImplementedError(f"the {self.name} backend runs eagerly only")
+
+    def integer(self, n: int) -> Any:
+        """n as a 32-bit integer tensor (a compiled fixpoint's round count)."""
+        raise NotImplementedError
+
+    def any_positive(self, arrays: list) -> Any:
+        raise NotImplementedError
+
+    def finite(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
+        """`body` applied to `state` while `cond` holds, inside a graph (`compiles_loops`)."""
+        raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
+
+    def fixed_loop(self, cond: Callable, body: Callable, state: Any, count: int) -> Any:
+        """`count` rounds of `body`, those where `cond` no longer holds keeping the
+        state (`compiles_loops`)."""
+        raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
 
     # ELEMENTWISE (exp, log, ..., power) come from `elementwise_from` on each backend
     exp: Callable[..., Any]

@@ -53,6 +53,8 @@ def _device(device: str):
 class JaxBackend(Backend):
     name = "jax"
     compiles_by_default = True
+    compiles_segments = True
+    compiles_loops = True  # while_loop and fixed_loop
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if precision not in _DTYPES:

@@ -24,6 +24,8 @@ class ShardedJaxBackend(JaxBackend):
     """JaxBackend whose tensors live on `mesh`, split as `specs` says (per tensor,
     per stored axis: a mesh axis or None); a tensor not named there is replicated."""
 
+    sharded = True
+
     def __init__(self, mesh: Mesh, specs: Mapping[str, tuple[str | None, ...]],
                  device: str = "cpu", precision: str = "fp32") -> None:
         super().__init__(device=device, precision=precision)

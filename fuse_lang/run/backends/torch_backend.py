@@ -4,6 +4,7 @@ run of equations as one aten graph (make_fx: Python control flow is resolved
 at capture, as jax.jit does) and hands it to `torch.compile`."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -62,6 +63,7 @@ def _elementwise(fn: Callable) -> Callable:
 @elementwise_from(torch, wrap=_elementwise, renamed={"power": "pow"})
 class TorchBackend(Backend):
     name = "torch"
+    compiles_segments = True
 
     def __init__(self, device: str = "cpu", precision: str = "fp32") -> None:
         if precision not in _DTYPES:
@@ -226,9 +228,11 @@ class TorchBackend(Backend):
         return torch.isfinite(x)
 
     # ---- compiling a straight run of equations
-    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable:
+    def compile_segment(self, fn: Callable, on_capture: Callable[[], None],
+                        artifact: Path | None = None) -> Callable:
         """fn(values, bases) -> values, captured once as an aten graph (the
-        Python interpreter runs once, at capture) and compiled by Inductor."""
+        Python interpreter runs once, at capture) and compiled by Inductor
+        (`artifact` is never given: torch's graphs are not exported)."""
         compiled: list[Callable] = []
 
         def run(values: dict, bases: dict) -> dict:

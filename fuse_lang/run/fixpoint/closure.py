@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...plan.linear_closure import LinearRule, linear_rule
+from ..backends.base import Backend
 from .loop import Arithmetic, Eager, Host, Iteration, SemiNaive, rounds_for
 from ..sparse.value import SparseValue, sp
 
@@ -88,7 +89,7 @@ class SearchedSemiNaive(SemiNaive):
         return taken, found.pending, grown, {name: native(found.last) if found.pending else None}
 
 
-def _csr(value: Any, backend: Any) -> Any:
+def _csr(value: Any, backend: Backend) -> Any:
     """A relation's value as a scipy CSR matrix on the host."""
     if isinstance(value, SparseValue):
         return value.on_numpy().matrix

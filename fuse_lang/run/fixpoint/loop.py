@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Protocol, Union
 from ...check import Analysis
 from ...check.datalog import monotone_rules
 from ...front import ir
+from ..backends.base import Backend
 from ..interpret.evaluate import EvaluationError
 from ..sparse.value import SparseValue
 
@@ -41,7 +42,7 @@ class Host(Protocol):
     """What the rounds read from the run they belong to."""
 
     analysis: Analysis
-    backend: Any
+    backend: Backend
     values: dict[str, Any]
 
     def shape(self, name: str) -> tuple[int, ...]: ...
@@ -59,7 +60,7 @@ class Host(Protocol):
 class Eager:
     """The rounds on concrete values, at the cost of one number a round read back."""
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
     def nothing(self, shape: tuple[int, ...]) -> None:
@@ -101,7 +102,7 @@ class Traced:
     """The rounds as tensor operations only, for a graph: no value is None and
     nothing is tested in Python."""
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
     def nothing(self, shape: tuple[int, ...]) -> Any:

@@ -19,6 +19,7 @@ import operator
 from typing import Any
 
 from ...front import ir
+from ..backends.base import Backend
 from ...plan.blocking import blocks_for
 from ...plan.contraction import contraction_path
 from .labelled import LArray, combine
@@ -38,9 +39,12 @@ def _sliced(x: Any, axis: int, lo: int, hi: int) -> Any:
 
 
 class Blocking:
-    """A backend whose large contractions run in blocks of at most block_size elements."""
+    """A backend whose large contractions run in blocks of at most block_size elements
+    (a wrapper: what it does not define is its backend's)."""
 
-    def __init__(self, backend: Any, block_size: int) -> None:
+    blocks_terms = True  # blocked_term, below
+
+    def __init__(self, backend: Backend, block_size: int) -> None:
         self._inner = backend
         self.block_size = block_size
         self.peak = 0  # the largest intermediate of a block, in elements
@@ -51,7 +55,7 @@ class Blocking:
 
     def count_einsum(self, spec: str, *arrays: Any) -> Any:
         """A Boolean join: in blocks too, where the backend counts in its own type."""
-        if getattr(self._inner, "itemsize", 4) >= 4:
+        if self._inner.itemsize >= 4:
             return self.einsum(spec, *arrays)
         return self._inner.count_einsum(spec, *arrays)
 

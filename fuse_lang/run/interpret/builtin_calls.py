@@ -69,9 +69,8 @@ class BuiltinCalls(EvaluatorState):
             return LArray(self._unary(name, x.data), x.axes)
         if name == "not":  # no tuple matches: 1 - step(x)
             x = args[0]
-            complement = getattr(backend, "complement", None)
-            if complement is not None and is_sparse(x.data):  # an anti-join (run/sparse_join.py)
-                return LArray(complement(x.data), x.axes)
+            if is_sparse(x.data):  # an anti-join where the backend joins tuples (sparse/join.py)
+                return LArray(backend.complement(x.data), x.axes)
             return LArray(1 - self._unary("step", x.data), x.axes)
         if name == "sig":
             x = args[0]

@@ -97,9 +97,8 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             if fast is not None:
                 return fast
             # block_size set: a large join before a max/min runs in blocks (run.blocked)
-            blocked = getattr(self.backend, "blocked_term", None)
-            if blocked is not None:
-                fast = blocked(self, expr, projected)
+            if self.backend.blocks_terms:
+                fast = self.backend.blocked_term(self, expr, projected)
                 if fast is not None:
                     return fast
         value = self.eval(expr)
@@ -108,7 +107,7 @@ class Evaluator(ReferenceReading, BuiltinCalls):
     def _joins_sparse(self, expr: ir.Product) -> bool:
         """A factor reads a sparse tensor (or negates one): the product is a join
         (on a backend that joins tuples: NumPy's run/sparse/join.py)."""
-        if not getattr(self.backend, "sparse_relations", False):
+        if not self.backend.sparse_relations:
             return False
         for factor in expr.factors:
             if type(factor) is ir.Call and factor.name == "not" and factor.args:

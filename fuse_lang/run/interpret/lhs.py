@@ -167,7 +167,7 @@ def equation_op(stmt: ir.Equation) -> str:
     return "sum" if stmt.op in SUM_OPS else stmt.op[:-1]
 
 
-def put_row(backend: Any, value: Any, row: Any, shape: tuple[int, ...], position: int,
+def put_row(backend: Backend, value: Any, row: Any, shape: tuple[int, ...], position: int,
              step: int) -> Any:
     """`value` with its row `step` along axis `position` replaced by `row`, without
     writing in place (a framework's gradient flows through both)."""

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..backends.base import Backend
 from .csr import SparseTensor
 from .value import SparseValue, is_sparse, pair_plan
 
@@ -64,7 +65,7 @@ class FrameworkSparse(SparseValue):
         raise NotImplementedError
 
     @staticmethod
-    def coordinates(backend: Any, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
+    def coordinates(backend: Backend, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
                     ) -> tuple[Any, Any, Any]:
         """Host coordinates and values as the framework's arrays (the backend's dtype)."""
         raise NotImplementedError
@@ -241,7 +242,7 @@ class FrameworkSparse(SparseValue):
 
 
 # ------------------------------------------------------------------ products
-def einsum(spec: str, arrays: tuple, backend: Any, dense_einsum: Callable) -> Any:
+def einsum(spec: str, arrays: tuple, backend: Backend, dense_einsum: Callable) -> Any:
     """The contraction `spec` with a sparse operand: sparse where `pair_plan` says
     it fits, else `dense_einsum` on dense copies."""
     inputs, out = spec.split("->")
@@ -258,7 +259,7 @@ def einsum(spec: str, arrays: tuple, backend: Any, dense_einsum: Callable) -> An
     return dense_einsum(spec, *[_dense(a) for a in arrays])
 
 
-def _masks_folded(terms: list[str], arrays: list, backend: Any) -> tuple[list[str], tuple]:
+def _masks_folded(terms: list[str], arrays: list, backend: Backend) -> tuple[list[str], tuple]:
     """A dense 1-D operand whose index a sparse operand has, multiplied into it (a
     magic set guarding a rule, plan.demand; run.sparse does the same on NumPy)."""
     terms = list(terms)
@@ -278,7 +279,7 @@ def _masks_folded(terms: list[str], arrays: list, backend: Any) -> tuple[list[st
     return terms, tuple(arrays)
 
 
-def _run_pair(plan: tuple, terms: list[str], out: str, arrays: tuple, backend: Any) -> Any:
+def _run_pair(plan: tuple, terms: list[str], out: str, arrays: tuple, backend: Backend) -> Any:
     a, b = arrays
     ta, tb = terms
     if plan[0] == "multiply":
@@ -301,12 +302,12 @@ def _dense(x: Any) -> Any:
     return x.dense() if isinstance(x, FrameworkSparse) else x
 
 
-def _transposed(x: Any, backend: Any) -> Any:
+def _transposed(x: Any, backend: Backend) -> Any:
     return x.T if is_sparse(x) else backend.transpose(x, (1, 0))
 
 
 def _matrix(x: Any, term: str, kept: list[str], contracted: str, rows_first: bool,
-            backend: Any) -> Any:
+            backend: Backend) -> Any:
     """x as (kept, contracted) when `rows_first`, else (contracted, kept); a
     missing kept axis (a dense vector) is a size-1 one."""
     if not kept:

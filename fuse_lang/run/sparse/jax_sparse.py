@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import sparse as jsparse
 
+from ..backends.base import Backend
 from .framework import FrameworkSparse
 
 # The smallest padded size: every small relation shares one shape, so one
@@ -291,7 +292,7 @@ class JaxSparse(FrameworkSparse):
                          jnp.asarray(x)[rows, cols], tuple(x.shape))
 
     @staticmethod
-    def coordinates(backend: Any, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
+    def coordinates(backend: Backend, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
                     ) -> tuple[Any, Any, Any]:
         return (jnp.asarray(rows, jnp.int32), jnp.asarray(cols, jnp.int32),
                 jnp.asarray(values, backend.dtype))

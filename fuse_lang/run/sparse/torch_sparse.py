@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..backends.base import Backend
 from .framework import FrameworkSparse
 
 
@@ -42,7 +43,7 @@ class TorchSparse(FrameworkSparse):
         return cls(x.to_sparse().coalesce())
 
     @staticmethod
-    def coordinates(backend: Any, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
+    def coordinates(backend: Backend, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
                     ) -> tuple[Any, Any, Any]:
         device = backend.torch_device
         return (torch.as_tensor(np.asarray(rows, np.int64), device=device),

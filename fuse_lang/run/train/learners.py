@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from ..backends.base import Backend
 from .optimizers import OPTIMIZERS, SCHEDULES
 from ..results import FuseError
 
@@ -39,7 +40,7 @@ class Rate:
         return self.value * 0.5 * (1.0 + math.cos(math.pi * done))
 
 
-def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
+def make_learner(backend: Backend, loss: LossFunction, params: Mapping[str, np.ndarray],
                  optimizer: str, rate: Rate, weight_decay: float | None,
                  fresh: Callable[[], LossFunction] | None = None
                  ) -> "TorchLearner | JaxLearner":
@@ -59,7 +60,7 @@ def make_learner(backend: Any, loss: LossFunction, params: Mapping[str, np.ndarr
 
 
 class TorchLearner:
-    def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
+    def __init__(self, backend: Backend, loss: LossFunction, params: Mapping[str, np.ndarray],
                  optimizer: str, rate: Rate, weight_decay: float | None,
                  capture: Callable[[], LossFunction] | None = None) -> None:
         import torch
@@ -131,7 +132,7 @@ class TorchLearner:
 
 
 class JaxLearner:
-    def __init__(self, backend: Any, loss: LossFunction, params: Mapping[str, np.ndarray],
+    def __init__(self, backend: Backend, loss: LossFunction, params: Mapping[str, np.ndarray],
                  optimizer: str, rate: Rate, weight_decay: float | None) -> None:
         try:
             import optax
