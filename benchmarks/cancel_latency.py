@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write_sources  # noqa: E402
 
 import fuse_lang  # noqa: E402
-from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable  # noqa: E402
+from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable  # noqa: E402
 from fuse_lang.run.backends import pairwise  # noqa: E402
 
 PROGRAM = 'A[i,j] = "a.npy"\nB[j,k] = "b.npy"\nC[i,k] = A[i,j] B[j,k]\nexport C\n'

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import peak_bytes, median_times, report  # noqa: E402
+from _common import median_times, peak_bytes, report  # noqa: E402
 
 import fuse_lang  # noqa: E402
 from fuse_lang.plan.representation import representations  # noqa: E402

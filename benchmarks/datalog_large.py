@@ -27,8 +27,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import median_times, peak_bytes  # noqa: E402
-from datalog_programs import (evaluate, points_to, points_to_reference, wide,  # noqa: E402
-                              wide_rules)
+from datalog_programs import evaluate, points_to, points_to_reference, wide, wide_rules  # noqa: E402
 
 import fuse_lang  # noqa: E402
 from fuse_lang.io import sources  # noqa: E402

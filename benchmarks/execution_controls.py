@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import peak_bytes, median_times  # noqa: E402
+from _common import median_times, peak_bytes  # noqa: E402
 
 from fuse_lang import ExecutionConfig, compile  # noqa: E402
 

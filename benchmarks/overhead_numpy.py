@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 import fuse_lang  # noqa: E402
 
 N = 4

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import median_times, peak_bytes  # noqa: E402
 
 import fuse_lang  # noqa: E402
-from fuse_lang.plan.representation import representations  # noqa: E402
 from fuse_lang.front.numbers import format_bytes  # noqa: E402
+from fuse_lang.plan.representation import representations  # noqa: E402
 
 READ = 'Edge(x,y) = "edge.npz"\nexport Edge\n'
 WRITE = 'Edge(x,y) = "edge.npz"\n"out{suffix}" = Edge(x,y)\n'

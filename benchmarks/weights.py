@@ -20,8 +20,8 @@ import importlib.util
 import sys
 import tempfile
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from safetensors.numpy import save_file

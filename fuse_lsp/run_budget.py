@@ -14,8 +14,8 @@ import asyncio
 import itertools
 from typing import Callable
 
-from fuse_lang.ide.cancellation import Cancelled, CancelToken
 from fuse_lang.front.numbers import format_bytes
+from fuse_lang.ide.cancellation import Cancelled, CancelToken
 from fuse_lang.run.memory import default_limit
 
 POLL_S = 0.25  # a waiting run looks at its cancel token this often

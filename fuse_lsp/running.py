@@ -26,11 +26,11 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
-from fuse_lang.run.limits import RunProgress
-from fuse_lang.run.program import CompiledProgram, ExecutionConfig, FuseError, compile
+from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError
+from fuse_lang.run.limits import RunProgress
+from fuse_lang.run.program import CompiledProgram, ExecutionConfig, FuseError, compile
 
 from .last_run import LastRun, remember as remember_run
 from .run_budget import RunRefused

@@ -11,8 +11,21 @@ empty result: the server keeps serving.
 from __future__ import annotations
 
 from . import lifecycle
-from .features import (code_actions, code_lens, commands, completion, diagnostics, folding,
-    formatting, hover, inlay_hints, navigation, pictures, semantic_tokens, symbols)
+from .features import (
+    code_actions,
+    code_lens,
+    commands,
+    completion,
+    diagnostics,
+    folding,
+    formatting,
+    hover,
+    inlay_hints,
+    navigation,
+    pictures,
+    semantic_tokens,
+    symbols,
+)
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,

@@ -26,14 +26,14 @@ from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
 from fuse_lang.front.syntax import binary_text
-from fuse_lang.speed.gc_pause import gc_frozen_after
 from fuse_lang.ide.outline import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
 from fuse_lang.run.train.optimizers import OPTIMIZERS
+from fuse_lang.speed.gc_pause import gc_frozen_after
 
 from .convert import Converter
-from .run_budget import RunBudget
 from .protocol import FuseProtocol
+from .run_budget import RunBudget
 
 log = logging.getLogger("fuse_lsp")
 F = TypeVar("F", bound=Callable[..., Any])

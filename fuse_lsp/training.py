@@ -20,10 +20,15 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
 from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
-from fuse_lang.ide.train_targets import (TrainOptionError, data_files, read_data_files,
-    train_options, training_backend)
+from fuse_lang.ide.train_targets import (
+    TrainOptionError,
+    data_files,
+    read_data_files,
+    train_options,
+    training_backend,
+)
 from fuse_lang.run.program import CompiledProgram, FuseError, compile
 from fuse_lang.run.train.training import TrainOptions
 

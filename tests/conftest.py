@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from fuse_lang.run.program import CompiledProgram, FuseError, RunResult
 from fuse_lang.run.backends import get_backend
+from fuse_lang.run.program import CompiledProgram, FuseError, RunResult
 
 # float32 on every backend: relative and absolute tolerance of a comparison
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)

@@ -38,15 +38,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import note as hypothesis_note
+from conftest import TOLERANCE, assert_same_result
+from hypothesis import (
+    HealthCheck,
+    event,
+    given,
+    note as hypothesis_note,
+    settings,
+    strategies as st,
+)
 from hypothesis.errors import InvalidArgument
-from hypothesis import strategies as st
 
 import fuse_lang
 from fuse_lang.front.diagnostics import Severity
-
-from conftest import TOLERANCE, assert_same_result
 
 pytest.importorskip("torch")
 pytest.importorskip("jax")

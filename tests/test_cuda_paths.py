@@ -13,10 +13,10 @@ import importlib.util
 
 import numpy as np
 import pytest
+from test_training import REGRESSION  # (the regression every training test fits)
 
 import fuse_lang
 from fuse_lang import ExecutionConfig
-from test_training import REGRESSION  # (the regression every training test fits)
 
 
 def _gpu_backends() -> list[str]:

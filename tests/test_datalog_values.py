@@ -12,8 +12,7 @@ import itertools
 import operator
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fuse_lang
 from fuse_lang import Severity, compile

@@ -4,8 +4,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fuse_lang import parse
 from fuse_lang.ide.formatting import format_text, ir_signature, respace, same_program

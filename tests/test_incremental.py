@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from fuse_lang import parse
-from fuse_lang.front import ir
 from fuse_lang.check import Analysis, Analyzer, analyze
-from fuse_lang.ide.outline import TokenCache, semantic_tokens
+from fuse_lang.front import ir
 from fuse_lang.front.syntax import ParseCache
+from fuse_lang.ide.outline import TokenCache, semantic_tokens
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -428,8 +428,8 @@ def test_recovery_from_brackets_open_over_many_lines_matches_analysing_from_scra
 def test_shifted_moves_the_spans_inside_named_tuples():
     from typing import NamedTuple
 
-    from fuse_lang.front.span import Span, shifted
     from fuse_lang.check.symbols import IndexRole, Occurrence, Scope
+    from fuse_lang.front.span import Span, shifted
 
     class Empty(NamedTuple):
         pass

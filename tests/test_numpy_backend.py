@@ -3,8 +3,7 @@ import string
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fuse_lang.run.backends import get_backend
 from fuse_lang.run.backends.numpy_backend import NumpyBackend

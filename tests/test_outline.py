@@ -1,9 +1,19 @@
 """The outline's pure functions: symbols by kind, semantic tokens, shape
 hints and folding ranges, as plain data over spans."""
 from fuse_lang import analyze
-from fuse_lang.ide.outline import (TOKEN_MODIFIERS, TOKEN_TYPES, comment_spans, document_outline,
-    folding_ranges, fuse_files, matches_query, semantic_tokens, shape_hints, tensor_symbols)
 from fuse_lang.front.span import Span
+from fuse_lang.ide.outline import (
+    TOKEN_MODIFIERS,
+    TOKEN_TYPES,
+    comment_spans,
+    document_outline,
+    folding_ranges,
+    fuse_files,
+    matches_query,
+    semantic_tokens,
+    shape_hints,
+    tensor_symbols,
+)
 
 PROGRAM = """\
 # Datalog and a layer

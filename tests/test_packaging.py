@@ -1,9 +1,9 @@
 """The project's packaging: a regular (non-editable) install holds every module."""
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
+import tomllib
 from setuptools import find_packages
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ import pytest
 
 from fuse_lang import FuseError, compile
 from fuse_lang.cli import main
-from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
 
 RULES = "Reach(y) = Edge(N0, y)\nReach(z) = Reach(y) Edge(y,z)\nexport Reach\n"
 # a recurrence of 2 million steps (minutes unbounded; the had 20 million)

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import fuse_lang
-from fuse_lang.ide.cancellation import CancelToken, Cancelled, cancellable
+from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
 from fuse_lang.ide.run_targets import TargetError, restrict, run_targets
 
 PROGRAM = """\

@@ -18,13 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import TOLERANCE
 
 import fuse_lang
 from fuse_lang.cli import main
 from fuse_lang.plan.render import render_plan_markdown
 from fuse_lang.plan.sharding import plan_sharding
-
-from conftest import TOLERANCE
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -18,8 +18,7 @@ import fuse_lang
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-from datalog_programs import (evaluate, points_to, points_to_reference, wide,  # noqa: E402
-                              wide_rules)
+from datalog_programs import evaluate, points_to, points_to_reference, wide, wide_rules  # noqa: E402
 
 
 def tuples(program, out: dict) -> dict[str, set]:

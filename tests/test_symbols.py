@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from fuse_lang import analyze
-from fuse_lang.front import ir
 from fuse_lang.check.symbols import index_roles, occurrences, statement_scopes, statement_tables
+from fuse_lang.front import ir
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.fuse"))
 

@@ -3,8 +3,7 @@ it builds (node kinds, fields, spans) and error recovery."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from fuse_lang import parse
 from fuse_lang.front import ir

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..speed.fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span
+from ..speed.fastinit import frozen_dataclass
 from .kinds import INPUT_KINDS, SOURCE_KINDS, TensorKind  # noqa: F401 - given with TensorInfo
 from .symbols import IndexRole, Scope
 

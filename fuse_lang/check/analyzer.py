@@ -14,6 +14,7 @@ from pathlib import Path
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
+from ..io.sources import SourceInfo, read_declared_source
 from ..speed.gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo
 from .datalog import check_datalog, close_empty_columns
@@ -22,7 +23,6 @@ from .domains import Domains, Evidence
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
 from .results import InfoMemo, Tables
-from ..io.sources import SourceInfo, read_declared_source
 from .statements import Local, StatementChecks
 from .symbols import TensorSymbol
 from .unify import Unification

@@ -6,8 +6,14 @@ from functools import lru_cache
 from typing import Collection, Container
 
 from ..front import ir
-from ..front.builtins import (BUILTINS, INDEX_ARGUMENT_BUILTINS, NAMED_BUILTINS,
-    NORMALISING_BUILTINS, SCHEDULE_BUILTINS, SCHEDULE_PER)
+from ..front.builtins import (
+    BUILTINS,
+    INDEX_ARGUMENT_BUILTINS,
+    NAMED_BUILTINS,
+    NORMALISING_BUILTINS,
+    SCHEDULE_BUILTINS,
+    SCHEDULE_PER,
+)
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
 from .literals import is_number, is_whole, literal_shape

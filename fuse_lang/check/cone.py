@@ -19,7 +19,6 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
 from .analysis import Analysis
 
-
 NOT_NEEDED = "not needed by the target"  # the reason of a statement left out without error
 
 

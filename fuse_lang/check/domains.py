@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Hashable, Iterable, Sequence
 
-from ..speed.fastinit import frozen_dataclass
 from ..front.span import Span
+from ..speed.fastinit import frozen_dataclass
 
 # The largest extent of an axis (docs/limits.md): past any memory, and every
 # position below it is exact as a float64 and as an int64.  Larger extents are
@@ -161,7 +161,7 @@ class Domains:
     def add_ranked_symbols(self, keys: Sequence[tuple[int, Key]], ranked: Any, span: Span
                            ) -> None:
         """add_symbols for a relation file read whole, in bulk: `ranked` (a
-        check.whole_files.RankedSymbols) holds its symbols per column and the order
+        io.whole_files.RankedSymbols) holds its symbols per column and the order
         add_symbols would be given them; `keys`: (column, key).  Numbers keep that
         order, past every number given before (with a gap: only the order counts)."""
         base = ranked.base_after(self._seen)

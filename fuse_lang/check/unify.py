@@ -6,18 +6,18 @@ axes, source files, derived extents (pooling, slices, concat), and the checks
 of positions and symbols against the extents found."""
 from __future__ import annotations
 
-from functools import partial
 from collections.abc import Iterable
+from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
-from ..front.span import Span, shifted
 from ..front.numbers import short_number
+from ..front.span import Span, shifted
+from ..io.sources import SourceInfo
 from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
-from ..io.sources import SourceInfo
 from .symbols import IndexRole, TensorSymbol, slice_name
 
 

@@ -33,8 +33,7 @@ from .check import CheckOptions, check_paths, cmd_check
 from .main import build_parser, entry, main
 from .reading import MAX_FILE_BYTES, load, read_program
 from .render import render_text
-from .status import (EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed,
-    UsageError)
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, UsageError
 
 # Names of the modules imported when first asked for (`fuse_lang.cli.cmd_run`).
 _LAZY = {"RunOptions": "run", "cmd_run": "run", "ExplainOptions": "explain",

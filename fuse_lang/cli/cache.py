@@ -120,8 +120,8 @@ def _size(n: int) -> str:
 def cmd_export(options: ExportOptions) -> int:
     """`fuse export`: the program's graph written to --out, whole or not at all;
     CommandFailed after saying why not."""
-    from .reading import read_inputs, read_program
     from ..run.program import FuseError, compile
+    from .reading import read_inputs, read_program
 
     text = read_program(options.path)
     inputs = read_inputs(options.inputs)

@@ -42,9 +42,9 @@ class ExplainOptions:
 def cmd_explain(options: ExplainOptions) -> int:
     """Print the plan of `options.path`: 0, or 1 when the program has errors;
     CommandFailed after saying why there is no plan to show."""
+    from ..check.loss import loss_of
     from ..plan.planner import plan_program
     from ..plan.sharding import plan_sharding
-    from ..check.loss import loss_of
 
     text = read_program(options.path)
     analysis: Analysis = analyze(text, options.path)

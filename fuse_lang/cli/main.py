@@ -11,12 +11,24 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from .cache import (CacheOptions, ExportOptions, add_cache_dir_option, add_commands, cmd_cache,
-    cmd_export)
+from .cache import (
+    CacheOptions,
+    ExportOptions,
+    add_cache_dir_option,
+    add_commands,
+    cmd_cache,
+    cmd_export,
+)
 from .check import CheckOptions, cmd_check
 from .options import add_config_options, add_shard_options, seconds
-from .status import (EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, UsageError,
-    leave_analyses_to_exit)
+from .status import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandFailed,
+    UsageError,
+    leave_analyses_to_exit,
+)
 from .train import add_train_parser
 
 

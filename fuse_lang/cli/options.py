@@ -91,8 +91,8 @@ def config_of(flags: ConfigFlags, trace: bool = False,
               cache_dir: str | None = None) -> ExecutionConfig:
     """The ExecutionConfig of the flags (backend, device and precision apart);
     `cache_dir` as `--cache-dir` gave it (cache.cache_dir_of)."""
-    from .cache import cache_dir_of
     from ..plan.config import ExecutionConfig
+    from .cache import cache_dir_of
 
     importance = {}
     for item in flags.importance:

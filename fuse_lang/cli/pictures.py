@@ -47,8 +47,8 @@ def write_graph(target: str, analysis: Analysis, plan: Any) -> None:
         fail(f"fuse: --graph {target}: the picture is written as .svg or .png", EXIT_USAGE)
     try:
         from ..ide.graph_picture import render_graph
-        from ..plan.dataflow import dataflow
         from ..io.sinks import atomic_write
+        from ..plan.dataflow import dataflow
 
         data = render_graph(dataflow(analysis, plan), Path(analysis.path or "").name, fmt)
         atomic_write(Path(target), data)

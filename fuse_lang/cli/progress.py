@@ -22,7 +22,7 @@ class ProgressBar:
 
     def __init__(self, stream: TextIO, unit: str = "group", desc: str = "fuse run") -> None:
         self.stream = stream
-        self.unit, self.desc = unit, desc  # `fuse train`: steps (cli_train.py)
+        self.unit, self.desc = unit, desc  # `fuse train`: steps (cli/train.py)
         self.bar: Any = None
 
     def __call__(self, now: RunProgress) -> None:

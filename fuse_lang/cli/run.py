@@ -16,8 +16,7 @@ from .pictures import check_plot_folder, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import render_text
 from .run_output import show_result
-from .status import (EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed,
-    fail)
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
 
 
 @frozen_dataclass

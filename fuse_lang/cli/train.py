@@ -115,9 +115,9 @@ class TrainOptions:
 def cmd_train(options: TrainOptions) -> int:
     """`fuse train`: the params learned and the loss shown; CommandFailed after
     saying why not."""
+    from ..run.program import FuseError, compile
     from .progress import progress_bar  # the engine is imported only to train
     from .reading import read_program
-    from ..run.program import FuseError, compile
 
     text = read_program(options.path)
     data, held = _read_data(options)

@@ -5,9 +5,15 @@ sha256 is computed (the run does that)."""
 from __future__ import annotations
 
 from ..check import Analysis, analyze
-from ..io.manifest import (ManifestError, as_diagnostic, layouts, program_axes, read_manifest,
-    recoded)
 from ..front.diagnostics import Diagnostic
+from ..io.manifest import (
+    ManifestError,
+    as_diagnostic,
+    layouts,
+    program_axes,
+    read_manifest,
+    recoded,
+)
 
 
 def check_with_weights(text: str, path: str, weights: str) -> tuple[Analysis, list[Diagnostic]]:

@@ -15,11 +15,11 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
+from ..speed.fastinit import frozen_dataclass
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .diagnostics import Diagnostic, make
-from ..speed.fastinit import frozen_dataclass
 from .lexer import Tok
 from .numbered_axes import NUMERIC_AXES, numbered_axes_named
 from .span import Span

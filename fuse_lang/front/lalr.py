@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, NamedTuple
 
-from .compiled import Reshape, ReplayCompiler
+from .compiled import ReplayCompiler, Reshape
 from .lexer import Tok, as_tok, kind_of
 
 END = "$END"

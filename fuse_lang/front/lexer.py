@@ -18,6 +18,7 @@ from typing import Any, Iterator, NamedTuple
 from .span import lf_endings
 from .tables import grammar_tables
 
+
 class Tok(NamedTuple):
     """A token: type, text and 0-based character offsets.  A tuple: the lexer
     makes one per token of the file, and tuples are built in C."""

@@ -13,7 +13,6 @@ from typing import Any
 
 from . import ir
 
-
 # Set by _call when a call has `axis=<number>`; the statement built next names
 # those axes (so statements without one are never walked for them).
 NUMERIC_AXES: list[bool] = []

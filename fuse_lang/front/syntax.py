@@ -14,12 +14,12 @@ import functools
 import itertools
 from typing import Iterable
 
+from ..speed.fastinit import frozen_dataclass
 from . import ir
 from .builder import IRBuilder, StatementError, strings_alone
 from .builtins import RESERVED_WORDS
 from .diagnostics import Diagnostic, make
 from .errors import parse_error_message
-from ..speed.fastinit import frozen_dataclass
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
 from .relocation import Copies, Relocation

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..check import Analysis, TensorInfo
-from .hover import tensor_markdown
+from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..front.lexer import Tok, tokenize
+from .hover import tensor_markdown
 
 KEYWORDS = {
     "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..plan.planner import ProgramPlan
 from ..front.numbers import format_bytes
+from ..plan.planner import ProgramPlan
 from ..run.program import CompiledProgram
 from ..run.run_plan import EQUATION, FIXPOINT, RECURRENCE, RunPlan
 

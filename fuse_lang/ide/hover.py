@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..front import ir
-from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..check import Analysis, TensorInfo
 from ..check.loss import loss_of
 from ..check.values import compared_symbol, symbol_position
-from ..plan.render import render_equation
+from ..front import ir
+from ..front.builtins import BUILTINS, REDUCE_DOC
+from ..front.span import Span
 from ..plan import plan_equation
+from ..plan.render import render_equation
 from ..plan.representation import representations
 from .query import symbol_at
-from ..front.span import Span
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
-from ..front import ir
-from ..front.builtins import COMPARISONS
 from ..check import SOURCE_KINDS, Analysis, TensorInfo, TensorKind
 from ..check.symbols import IndexRole
 from ..check.values import compared_symbol
+from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.span import LineIndex, Span, split_lines
 
 # ---------------------------------------------------------------- symbols

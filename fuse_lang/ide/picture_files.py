@@ -13,8 +13,17 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from .plots import (FORMATS, MAX_GRAPH_NODES, AxisLabel, PictureError, axis_labels,
-    dense_for_picture, is_relation_graph, relation_graph, render_array)
+from .plots import (
+    FORMATS,
+    MAX_GRAPH_NODES,
+    AxisLabel,
+    PictureError,
+    axis_labels,
+    dense_for_picture,
+    is_relation_graph,
+    relation_graph,
+    render_array,
+)
 
 if TYPE_CHECKING:
     from ..check import Analysis

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..check import Analysis
 from ..front import ir
 from ..front.builtins import BUILTINS
-from ..check import Analysis
 from ..front.span import Span
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..front import ir
 from ..check import Analysis
 from ..check.cone import TargetError, resolve_targets  # noqa: F401 - re-exported
+from ..front import ir
 from ..front.span import Span
 
 

@@ -4,7 +4,7 @@
 `TrainRecorder` is the training's progress callback: it keeps each step's
 loss, the time since the start and the latest validation loss, and passes
 each report on (the server's progress reads the latest).  `summarize_training`
-puts that together with the engine's run.training.TrainResult: the loss curve
+puts that together with the engine's run.train.training.TrainResult: the loss curve
 (HISTORY_POINTS points evenly spread at most, the last step always in, and
 every validated step), the
 validation losses, the first and final loss, per param its array summary and

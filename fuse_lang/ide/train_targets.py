@@ -4,7 +4,7 @@ options as an editor gives them (docs/running-from-the-editor.md, "Training").
 `train_targets(analysis)` lists the `train` statements with their spans (the
 "Train" code lens sits there); `train_options(given)` turns the options of a
 `fuse.train` request (plain JSON data: optimizer, lr, steps, batch, seed, ...)
-into the engine's run.training.TrainOptions, or says clearly what is wrong
+into the engine's run.train.training.TrainOptions, or says clearly what is wrong
 with one.  Nothing here runs anything.
 """
 from __future__ import annotations
@@ -101,8 +101,8 @@ def data_files(given: Mapping[str, Any], key: str, base_dir: Path | None = None
 def read_data_files(files: Mapping[str, Path]) -> dict[str, Any]:
     """The arrays of data_files, read as `fuse train` reads them (.npy, or an .npz
     holding NAME or one array)."""
-    from ..io.sources import SourceError
     from ..io.source_data import load_array_file
+    from ..io.sources import SourceError
 
     out = {}
     for name, path in files.items():

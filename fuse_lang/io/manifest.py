@@ -18,13 +18,19 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..speed.fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import Span
+from ..speed.fastinit import frozen_dataclass
 from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry
-from .sources import (SAFETENSORS, SourceError, open_regular, read_bounded, read_npy_header,
-    split_member)
+from .sources import (
+    SAFETENSORS,
+    SourceError,
+    open_regular,
+    read_bounded,
+    read_npy_header,
+    split_member,
+)
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 ENTRY_FIELDS = {"file", "key", "sha256", "dtype", "shape", "shards", "axis", "quantization"}

@@ -25,7 +25,6 @@ import numpy as np
 from ..front.numbers import format_bytes
 from .sources import FileProblem
 
-
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
 
 

@@ -18,9 +18,20 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .safetensors_header import SafetensorsProblem, load_tensor
-from .sources import (SAFETENSORS, SPARSE_NPZ_FORMATS, FileProblem, SourceError, file_columns,
-    is_sparse_archive, open_regular, parse_json, read_npy_header, read_text, sparse_archive_header,
-    text_lines)
+from .sources import (
+    SAFETENSORS,
+    SPARSE_NPZ_FORMATS,
+    FileProblem,
+    SourceError,
+    file_columns,
+    is_sparse_archive,
+    open_regular,
+    parse_json,
+    read_npy_header,
+    read_text,
+    sparse_archive_header,
+    text_lines,
+)
 from .whole_files import numeric_bytes
 
 
@@ -191,10 +202,10 @@ def relation_rows(path: Path) -> list[list[object]]:
 
 
 def relation_columns(path: Path, arity: int) -> list | None:
-    """A plain .tsv/.csv relation's columns (check.whole_files.split_columns:
+    """A plain .tsv/.csv relation's columns (io.whole_files.split_columns:
     integers as int64, ASCII symbols as bytes, others as str); None for any other file (then
     `relation_rows` reads it, and says what is wrong with it).  Split once per file
-    version inside a compile and its program's runs (check.file_reads)."""
+    version inside a compile and its program's runs (io.file_reads)."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv") or arity < 1:
         return None

@@ -24,9 +24,9 @@ import struct
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from ..speed.fastinit import frozen_dataclass
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
+from ..speed.fastinit import frozen_dataclass
 
 MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
 MAX_NPY_HEADER_BYTES = 64 * 1024  # numpy itself writes headers of a few hundred bytes
@@ -53,9 +53,9 @@ class SourceInfo:
     # (column, value) in the order a reader meets them, row by row: symbols are
     # numbered in this order (a large file's integer column: its largest only)
     first_seen: tuple[tuple[int, object], ...] = ()
-    # a large plain file read whole (check.whole_files): its symbols are not in
+    # a large plain file read whole (io.whole_files): its symbols are not in
     # first_seen but here, per column, with the order they are met in row by row
-    ranked_symbols: Any = None  # a check.whole_files.RankedSymbols
+    ranked_symbols: Any = None  # a io.whole_files.RankedSymbols
     # a scipy.sparse `.npz`: its stored non-zeros (from a header, never the data)
     nonzeros: int | None = None
 
@@ -248,8 +248,8 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
 
 
 def file_columns(path: Path, sep: str) -> list | None:
-    """check.whole_files.split_columns of the file at `path`, once per file version
-    inside a compile (check.file_reads); raises OSError or SourceError as reading does."""
+    """io.whole_files.split_columns of the file at `path`, once per file version
+    inside a compile (io.file_reads); raises OSError or SourceError as reading does."""
     from .file_reads import remembered
     from .whole_files import split_columns
 
@@ -257,7 +257,7 @@ def file_columns(path: Path, sep: str) -> list | None:
 
 
 def _whole_relation(path: Path, sep: str) -> SourceInfo | None:
-    """A plain relation file read whole, column by column (check.whole_files);
+    """A plain relation file read whole, column by column (io.whole_files);
     None when it is small or not plain."""
     from .whole_files import WHOLE_FILE_BYTES, relation_of_columns
 

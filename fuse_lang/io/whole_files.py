@@ -2,7 +2,7 @@
 "Reading large relation files").
 
 The checker numbers a relation file's symbols per domain in order of first
-appearance, row by row.  `check.sources` reads small or irregular files row by
+appearance, row by row.  `io.sources` reads small or irregular files row by
 row in Python (and names a bad row); a plain file of WHOLE_FILE_BYTES or more
 is cut into cells by numpy over its bytes: integers are parsed in C
 (`np.fromstring`), ASCII symbols become a fixed-width byte array whose
@@ -70,7 +70,7 @@ def split_columns(text: str, sep: str) -> list | None:
 
 
 def relation_of_columns(columns: list) -> tuple[tuple, int, tuple, tuple] | None:
-    """(columns' distinct values, rows, integers, symbols) as `check.sources`
+    """(columns' distinct values, rows, integers, symbols) as `io.sources`
     describes them: a symbol column's values in order of first appearance, an
     integer column's in increasing order, with (column, largest) in `integers`
     (positions are not numbered); per symbol column, (column, its values, their
@@ -111,7 +111,7 @@ class RankedSymbols:
     symbol column, its distinct values in order of first appearance, each one's
     rank among all the columns' first appearances, row by row (`count` of them in
     all), and the values as fixed-width bytes (None when not ASCII).  Kept with
-    the file's reading (check.file_reads): a second analysis of the same file in
+    the file's reading (io.file_reads): a second analysis of the same file in
     one compile reuses its merged columns and numbered symbols."""
 
     # numbers start this far past the symbols met before, so that a second

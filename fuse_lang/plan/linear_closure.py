@@ -4,7 +4,7 @@ A Boolean relation whose one recursive rule is `R(x,z) = R(x,y) E(y,z)` or
 `R(x,z) = E(x,y) R(y,z)` (E from a lower stratum, optionally guarded by 1-D
 relations of the index passed through, as demand mode's magic sets write it) is
 a transitive closure over E: an eager run finishes its deep recursion by one
-graph search (run.closure), and `fuse explain` says so.  Shapes and rules only.
+graph search (run.fixpoint.closure), and `fuse explain` says so.  Shapes and rules only.
 """
 from __future__ import annotations
 

@@ -12,12 +12,12 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..front import ir
-from ..front.builtins import COMPARISONS
-from ..front.span import Span
 from ..check import Analysis
 from ..check.symbols import IndexRole, slice_name
 from ..check.values import compared_symbol, symbol_position
+from ..front import ir
+from ..front.builtins import COMPARISONS
+from ..front.span import Span
 from .contraction import contraction_path, einsum_spec
 from .representation import representations
 

@@ -32,8 +32,8 @@ from typing import Mapping
 
 from ..check import Analysis
 from ..check.analysis import SOURCE_KINDS, TensorInfo
-from ..io.sources import SourceError, read_sparse_npz_header
 from ..front import ir
+from ..io.sources import SourceError, read_sparse_npz_header
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
 # chains of 250 and 500 edges and a 1,000-node graph ran 3-18x faster sparse above it)

@@ -25,8 +25,8 @@ from typing import Any
 
 from ..check import INPUT_KINDS, Analysis
 from ..front.lexer import tokenize
-from .backends.base import Backend
 from ..io.sinks import atomic_write
+from .backends.base import Backend
 from .results import FuseError
 
 INDEX = "index.json"

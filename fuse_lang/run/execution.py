@@ -18,22 +18,22 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..front import ir
+from ..io.sources import FileProblem
 from . import outputs
 from .backends.base import Backend
+from .compiled_run import CompiledRun
 from .fixpoint.closure import rounds_for_run
-from .interpret.evaluate import (ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs)
-from ..io.sources import FileProblem
 from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import load_base
+from .interpret.blocked import Blocking
+from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs
 from .interpret.lhs import put_row
+from .interpret.monte_carlo import Sampler
 from .limits import Checkpoint
 from .memory import guard_memory
-from .interpret.blocked import Blocking
-from .interpret.monte_carlo import Sampler
 from .results import FuseError, RunResult
-from .sparse.value import is_sparse
-from .compiled_run import CompiledRun
 from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule
+from .sparse.value import is_sparse
 from .trace import Tracer
 
 
@@ -103,7 +103,7 @@ class Execution:
         self.values: dict[str, Any] = {}
         self.statements = plan.analysis.program.statements
         self.bases: dict[str, Any] | None = None  # inside a compiled graph: its bases
-        self.floats = floats  # run.float_warnings.FloatWarnings, or None
+        self.floats = floats  # run.interpret.float_warnings.FloatWarnings, or None
         # `per=iteration` temperature schedules (run.schedules): a fixpoint sets
         # them before each round, so it runs round by round eagerly
         self.schedules: Mapping[str, Any] = temperatures or {}

@@ -21,12 +21,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..io.sinks import atomic_write
 from .backends import BackendError, get_backend
 from .backends.base import Backend
 from .execution import Execution, RunCaches, RunCounters, RunSettings
-from .run_plan import EQUATION, TENSOR, GroupPlan
-from ..io.sinks import atomic_write
 from .results import FuseError
+from .run_plan import EQUATION, TENSOR, GroupPlan
 
 FORMATS = {"torch": "torch", "jax": "jax", "stablehlo": "jax"}
 

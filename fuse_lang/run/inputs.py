@@ -14,11 +14,16 @@ import numpy as np
 
 from ..check import INPUT_KINDS, SOURCE_KINDS, Analysis, TensorKind
 from ..front import ir
+from ..io.source_data import (
+    integer_relation,
+    load_dense,
+    load_sparse_npz,
+    relation_columns,
+    relation_rows,
+)
+from ..io.sources import split_member
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError
-from ..io.sources import split_member
-from ..io.source_data import (integer_relation, load_dense, load_sparse_npz,
-    relation_columns, relation_rows)
 from .sparse.csr import SparseTensor, from_rows
 from .sparse.nd import SparseRelation
 

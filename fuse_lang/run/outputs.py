@@ -9,10 +9,10 @@ import numpy as np
 from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
-from .backends.base import Backend
-from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
 from ..io.sinks import check_sink_path, names_by_position, write_sink, write_topk_pairs
 from ..io.sources import FileProblem
+from .backends.base import Backend
+from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
 from .interpret.labelled import LArray
 from .memory import default_limit
 from .results import FuseError, QueryAnswer
@@ -207,7 +207,7 @@ def _select(analysis: Analysis, value: np.ndarray, atom: ir.Ref
     index: list[Any] = []
     axes = []
     names = []
-    indices = atom.indices if atom.indices is not None else (None,) * len(coords)
+    indices = atom.indices if atom.indices is not None else (None,) * value.ndim
     for pos, ix in enumerate(indices):  # (a bare `R?`: every axis free)
         if isinstance(ix, ir.IndexConst):
             index.append(_constant_position(analysis, atom.name, pos, ix))

@@ -15,24 +15,30 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..check import Analysis, analyze
-from ..io.file_reads import kept, reading_once
+from ..check import INPUT_KINDS, Analysis, analyze
 from ..check.cone import NotRun
+from ..io.file_reads import kept, reading_once
+from ..io.manifest import ManifestError
+from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
+from ..plan.demand import DemandPlan
 from ..plan.representation import RepresentationError, representations
 from .backends.base import Backend
-from .interpret.evaluate import EvaluationError
+from .compiling import (
+    backend_for,
+    cut_to_targets,
+    demanded,
+    open_program_weights,
+    raise_on_errors,
+    raise_on_weights_errors,
+    sharded_backend,
+)
+from .config import checked_against, choose_backend, merged
 from .execution import Execution, RunCaches, RunCounters, RunSettings
+from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
 from .limits import Checkpoint, checked_time_limit, watching
-from .compiling import (backend_for, cut_to_targets, demanded, open_program_weights,
-    raise_on_errors, raise_on_weights_errors, sharded_backend)
-from .run_plan import Abilities, RunPlan, plan_run
-from ..plan.demand import DemandPlan
-from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
-from .config import checked_against, choose_backend, merged
 from .results import FuseError, QueryAnswer, RunResult
-from ..check import INPUT_KINDS
-from ..io.manifest import ManifestError
+from .run_plan import Abilities, RunPlan, plan_run
 from .weights import AdapterChoice, Weights
 
 __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
@@ -41,7 +47,7 @@ __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "Ru
 
 def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
                         ) -> Callable[..., "CompiledProgram"]:
-    """`compile` inside check.file_reads.reading_once: each source file is read and
+    """`compile` inside io.file_reads.reading_once: each source file is read and
     split once however often the program is analysed (demand mode's rewrite,
     a targeted run's cone); the program keeps the split columns for its runs."""
     @functools.wraps(compile_)
@@ -339,7 +345,7 @@ class CompiledProgram:
               resume: str | os.PathLike | None = None, epochs: int | None = None,
               progress: Callable[[Any], None] | None = None) -> Any:
         """Learn the params against the program's loss (`train L`) on the torch or jax
-        backend; returns a run.training.TrainResult (docs/training.md).
+        backend; returns a run.train.training.TrainResult (docs/training.md).
 
         optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); schedule: "constant"
         or "cosine" (the learning rate decays to 0 at `steps`); steps: the step to
@@ -350,7 +356,7 @@ class CompiledProgram:
         step; validation: held-out data, its loss every `validate_every` steps;
         checkpoint: a .safetensors file written every `checkpoint_every` steps and
         at the end; resume: a checkpoint to continue from; progress: called after
-        each step with a run.training.TrainProgress.  program.interrupt stops it."""
+        each step with a run.train.training.TrainProgress.  program.interrupt stops it."""
         from .train.training import TrainOptions, train
 
         options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,

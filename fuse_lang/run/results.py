@@ -37,7 +37,7 @@ class RunResult:
     # trace=True: per equation and per fixpoint round what ran (run.trace; plain data)
     trace: dict | None = None
     # projection="monte_carlo": per estimated tensor its sampled index, samples and
-    # standard error (run.monte_carlo; plain data)
+    # standard error (run.interpret.monte_carlo; plain data)
     estimates: dict[str, dict] = field(default_factory=dict)
     # backend="auto": {"backend", "device", "why"} of the choice (run.config)
     backend: dict | None = None

@@ -41,8 +41,7 @@ from ..plan.representation import Representation, representations
 from ..plan.sampling import SampleSite, sample_sites
 from . import scheduler
 from .interpret.statement import StatementInfo, statement_info
-from .schedules import Schedule as Temperature
-from .schedules import schedules_of
+from .schedules import Schedule as Temperature, schedules_of
 
 if TYPE_CHECKING:
     from .backends.base import Backend

@@ -48,7 +48,7 @@ class Tracer:
                ) -> Callable[[Any], Any]:
         """`body` (one fixpoint round) recording each round it runs.  searched: after
         a call of `body` that found the rest of a linear closure by one search
-        (run.closure), the facts each of the rounds it stands for added: one
+        (run.fixpoint.closure), the facts each of the rounds it stands for added: one
         entry each, marked `searched`, sharing the search's time."""
         record: dict[str, Any] = {"group": list(group),
                                   "strategy": "semi_naive" if semi_naive else "naive",
@@ -118,7 +118,7 @@ def trace_lines(trace: dict) -> list[str]:
                  f"{r['seconds'] * 1e3:.3f}"] for r in fixpoint["rounds"]
                 if not r.get("searched")]
         searched = [r for r in fixpoint["rounds"] if r.get("searched")]
-        if searched:  # the rounds one graph search stood for (run.closure), as one row
+        if searched:  # the rounds one graph search stood for (run.fixpoint.closure), as one row
             rows.append([f"{searched[0]['iteration']}-{searched[-1]['iteration']} (searched)",
                          str(sum(r["facts_added"] for r in searched)),
                          f"{sum(r['seconds'] for r in searched) * 1e3:.3f}"])

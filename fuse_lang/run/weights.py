@@ -1,6 +1,6 @@
 """A weights manifest's data, prepared as a run's inputs (docs/weights.md).
 
-`open_weights` reads and checks a manifest (`check.manifest`: headers only)
+`open_weights` reads and checks a manifest (`io.manifest`: headers only)
 and loads its files, verifying each file's sha256 where the manifest gives
 one.  `Weights.inputs(backend)` hands the program its weights as the
 backend's own tensors: int8 tensors dequantized there, (q - zero_point) *
@@ -19,13 +19,21 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..io.safetensors_header import SafetensorsProblem, load_tensor
-from ..io.manifest import (FileRef, Layout, Manifest, ManifestError, Quantization, layouts,
-    program_axes, read_manifest)
-from ..io.sources import SAFETENSORS, SourceError
 from ..front.syntax import parse
-from .backends.base import Backend
+from ..io.manifest import (
+    FileRef,
+    Layout,
+    Manifest,
+    ManifestError,
+    Quantization,
+    layouts,
+    program_axes,
+    read_manifest,
+)
+from ..io.safetensors_header import SafetensorsProblem, load_tensor
 from ..io.source_data import load_npy, load_npz_member
+from ..io.sources import SAFETENSORS, SourceError
+from .backends.base import Backend
 
 AdapterChoice = Sequence[str] | Mapping[str, float] | None
 

@@ -11,8 +11,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.diagnostics import Severity
 from fuse_lang.plan import plan_program
-from fuse_lang.run.backends import available_targets
 from fuse_lang.plan.render import render_plan_markdown
+from fuse_lang.run.backends import available_targets
 
 from ..running import document_name, parse_request, run_document
 from ..state import Command, DocumentTooLarge, FuseServer

@@ -91,9 +91,9 @@ async def graph(ls: FuseServer, *args: Any) -> dict[str, Any]:
 
 def _write_graph(analysis, title: str, fmt: str, target: Path) -> None:
     from fuse_lang.ide.graph_picture import render_graph
+    from fuse_lang.io.sinks import atomic_write
     from fuse_lang.plan.dataflow import dataflow
     from fuse_lang.plan.planner import plan_program
-    from fuse_lang.io.sinks import atomic_write
 
     atomic_write(target, render_graph(dataflow(analysis, plan_program(analysis)), title, fmt))
 

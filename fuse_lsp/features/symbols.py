@@ -11,8 +11,14 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from fuse_lang.check import Analysis, TensorKind, analyze
 from fuse_lang.front.program_size import MAX_PROGRAM_BYTES
-from fuse_lang.ide.outline import (OutlineGroup, OutlineSymbol, document_outline, fuse_files,
-    matches_query, tensor_symbols)
+from fuse_lang.ide.outline import (
+    OutlineGroup,
+    OutlineSymbol,
+    document_outline,
+    fuse_files,
+    matches_query,
+    tensor_symbols,
+)
 
 from ..convert import Converter
 from ..state import DocumentTooLarge, Feature, FuseServer, safe

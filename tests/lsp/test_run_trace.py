@@ -42,8 +42,8 @@ async def test_run_trace_puts_the_trace_and_its_tables_in_the_result(vscode, tmp
 async def test_monte_carlo_standard_errors_are_in_the_result(vscode, tmp_path):
     """A program run with projection="monte_carlo" from the editor is not asked for by
     a setting: the engine's estimates reach the result whenever a run has them."""
-    from fuse_lang.ide.run_summary import summarize_run
     from fuse_lang import ExecutionConfig, compile
+    from fuse_lang.ide.run_summary import summarize_run
 
     text = "axis i = 2, j = 400\nA[i,j] = 1\nY[i] = A[i,j] A[i,j]\nexport Y\n"
     result = compile(text, config=ExecutionConfig(projection="monte_carlo", samples=40,

@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from . import BackendError, check_precision, jax_segments
-from .base import Backend, elementwise_from
 from ..sparse.framework import with_sparse
 from ..sparse.jax_sparse import JaxSparse
+from . import BackendError, check_precision, jax_segments
+from .base import Backend, elementwise_from
 
 _REDUCTIONS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "avg": jnp.mean}
 _DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,

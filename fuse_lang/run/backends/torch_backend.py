@@ -13,11 +13,11 @@ import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from ...plan import contraction  # the one planner: what explain prints runs
+from ..sparse.framework import with_sparse
+from ..sparse.torch_sparse import TorchSparse
 from . import BackendError, check_precision
 from .base import Backend, elementwise_from
-from ..sparse.framework import with_sparse
 from .pairwise import checked_matmul, pair_as_matmul
-from ..sparse.torch_sparse import TorchSparse
 
 _DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16,
            "fp16": torch.float16}

@@ -23,8 +23,8 @@ import numpy as np
 
 from ...plan.linear_closure import LinearRule, linear_rule
 from ..backends.base import Backend
-from .loop import Arithmetic, Eager, Host, Iteration, SemiNaive, rounds_for
 from ..sparse.value import SparseValue, sp
+from .loop import Arithmetic, Eager, Host, Iteration, SemiNaive, rounds_for
 
 # semi-naive rounds before the rest may be searched: past a tree's depth (the
 # logarithm of its size), so that a shallow recursion never pays for the search's

@@ -284,7 +284,7 @@ def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict
                strategy: str = "semi_naive") -> Iteration:
     """The rounds of a group: semi-naive when all of it is Boolean joins and unions
     (and `strategy` is "semi_naive"), naive otherwise (ExecutionConfig.fixpoint).
-    run.closure.rounds_for_run adds the graph search of a deep linear closure."""
+    run.fixpoint.closure.rounds_for_run adds the graph search of a deep linear closure."""
     boolean = all(host.analysis.tensors[n].boolean for n in group)
     kind = SemiNaive if strategy == "semi_naive" and boolean and joins_only(host, group) \
         else Iteration

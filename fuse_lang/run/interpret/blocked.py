@@ -19,9 +19,9 @@ import operator
 from typing import Any
 
 from ...front import ir
-from ..backends.base import Backend
 from ...plan.blocking import blocks_for
 from ...plan.contraction import contraction_path
+from ..backends.base import Backend
 from .labelled import LArray, combine
 
 

@@ -7,10 +7,9 @@ from typing import Any
 
 from ...check.values import compared_symbol, symbol_constant, symbol_position
 from ...front import ir
-from .labelled import LArray, align, combine, union_axes
 from ..sparse.value import is_sparse
+from .labelled import LArray, align, combine, union_axes
 from .statement import EvaluationError, EvaluatorState
-
 
 # `a < b` and the other comparisons (front/builtins.py COMPARISONS): an index
 # stands for its position, which for an integer column is its value

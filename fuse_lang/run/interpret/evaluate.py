@@ -21,11 +21,11 @@ from ...check import Analysis
 from ...front import ir
 from ...plan.contraction import einsum_spec
 from ..backends.base import Backend
+from ..sparse.value import is_sparse
 from .builtin_calls import BuiltinCalls
 from .labelled import LArray, combine, project
 from .lhs import equation_op, write_lhs
 from .references import ReferenceReading
-from ..sparse.value import is_sparse
 from .statement import ConstantFolding, EvaluationError, StatementInfo, statement_info
 
 __all__ = ["ConstantFolding", "EvaluationError", "Evaluator", "StatementInfo", "equation_op",
@@ -96,7 +96,7 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             fast = self.einsum_product(expr, projected)
             if fast is not None:
                 return fast
-            # block_size set: a large join before a max/min runs in blocks (run.blocked)
+            # block_size set: a large join before a max/min runs in blocks (run.interpret.blocked)
             if self.backend.blocks_terms:
                 fast = self.backend.blocked_term(self, expr, projected)
                 if fast is not None:

@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from ..backends.base import Backend
-from .optimizers import OPTIMIZERS, SCHEDULES
 from ..results import FuseError
+from .optimizers import OPTIMIZERS, SCHEDULES
 
 ADAMW_WEIGHT_DECAY = 0.01  # torch's default, used on both frameworks alike
 

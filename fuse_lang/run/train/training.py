@@ -3,7 +3,7 @@
 The loss is computed by the engine itself, on the torch or jax backend, from the
 program cut to the loss's dependency cone; the params are given to each run as
 inputs (the framework's tensors), so the framework differentiates the very
-evaluation `fuse run` does (run.learners).  The data (the sources the loss reads)
+evaluation `fuse run` does (run.train.learners).  The data (the sources the loss reads)
 are read once; with `batch={"n": 64}` each step sees 64 positions of index `n`,
 drawn without replacement per epoch from the seed and the step, so a resumed
 run draws what an uninterrupted one would.
@@ -21,12 +21,12 @@ import numpy as np
 from ...check import analyze
 from ...check.cone import dependency_cone
 from ...check.loss import LossInfo, loss_of
-from .checkpoints import load_checkpoint, save_checkpoint
 from ..inputs import load_base
-from .learners import Rate, make_learner
-from .optimizers import OPTIMIZERS, SCHEDULES
 from ..results import FuseError
 from ..schedules import schedules_of
+from .checkpoints import load_checkpoint, save_checkpoint
+from .learners import Rate, make_learner
+from .optimizers import OPTIMIZERS, SCHEDULES
 
 # A program here is a run.program.CompiledProgram (which imports this module)
 CompiledProgram = Any
@@ -195,7 +195,7 @@ def _annealed(cut: CompiledProgram) -> dict[str, Any]:
 def _fresh_loss(program: CompiledProgram, loss: LossInfo
                 ) -> Callable[[], Callable[[Mapping[str, Any]], Any]]:
     """How to make the loss of a fresh copy of the program, for torch to capture it
-    as a graph (run.captured_loss)."""
+    as a graph (run.train.captured_loss)."""
     return lambda: _loss_function(_loss_program(program, loss), loss)
 
 
