@@ -52,13 +52,26 @@ def test_a_plan_per_input_shape_signature():
 def test_the_plan_says_how_each_group_is_computed():
     plan = fuse_lang.compile(CLOSURE).run_plan()
     groups = {g.names: g for g in plan.schedule(True).groups}
-    assert groups[("Path",)].how == FIXPOINT and groups[("Path",)].strategy == "semi_naive"
+    assert groups[("Path",)].how == FIXPOINT and groups[("Path",)].strategy == "closure"
+    assert plan.fixpoints[("Path",)].closure is not None  # the rule the search follows
     assert groups[("Edge",)].how == TENSOR
     scores = fuse_lang.compile(SCORES).run_plan({"X": np.ones((4, 3))})
     assert {g.names[0]: g.how for g in scores.schedule(True).groups}["S"] == EQUATION
     assert scores.schedule(True).memory.total > 0
     lines = run_plan_lines(plan)
-    assert any("Path: to a fixpoint (semi-naive rounds)" in line for line in lines)
+    assert any("Path: to a fixpoint, semi-naive rounds, then one graph search" in line
+               for line in lines)
+    naive = fuse_lang.compile(CLOSURE, config=fuse_lang.ExecutionConfig(fixpoint="naive"))
+    assert {g.names: g.strategy for g in naive.run_plan().schedule(True).groups
+            if g.how == FIXPOINT} == {("Path",): "naive"}
+
+
+def test_a_group_that_semi_naive_cannot_run_exactly_is_planned_naive():
+    text = "axis i = 3\nparam W[i]\nX[i] = W[i]\nX[i] = 0.5 X[i]\nexport X\n"
+    plan = fuse_lang.compile(text).run_plan()
+    (group,) = [g for g in plan.schedule(True).groups if g.how == FIXPOINT]
+    assert group.strategy == "naive"
+    assert plan.fixpoints[("X",)].how.startswith("naive: semi-naive was asked")
 
 
 def test_a_recurrence_is_planned_as_one():
@@ -96,11 +109,11 @@ def test_fuse_explain_prints_the_run_plan(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "run plan (numpy):" in out
     assert "1. Edge: read (its facts, source file or input)" in out
-    assert "2. Path: to a fixpoint (semi-naive rounds)" in out
+    assert "2. Path: to a fixpoint, semi-naive rounds, then one graph search" in out
     assert main(["explain", "--format", "json", str(tmp_path / "closure.fuse")]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["run"]["groups"][1] == {"tensors": ["Path"], "how": "fixpoint",
-                                        "strategy": "semi_naive"}
+                                        "strategy": "closure"}
 
 
 def test_a_program_that_cannot_run_is_explained_from_its_analysis(tmp_path, capsys):

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from ..front.numbers import format_bytes
 from ..plan.planner import ProgramPlan
 from ..run.program import CompiledProgram
-from ..run.run_plan import EQUATION, FIXPOINT, RECURRENCE, RunPlan
+from ..run.run_plan import CLOSURE, EQUATION, FIXPOINT, NAIVE, RECURRENCE, SEMI_NAIVE, RunPlan
+
+STRATEGIES = {SEMI_NAIVE: "semi-naive rounds", NAIVE: "naive rounds",
+              CLOSURE: "semi-naive rounds, then one graph search (a linear closure)"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
     if group_how == RECURRENCE and recurrence is not None:
         return f"a recurrence over `{recurrence[0]}`, step by step"
     if group_how == FIXPOINT:
-        return f"to a fixpoint ({(strategy or 'semi_naive').replace('_', '-')} rounds)"
+        return "to a fixpoint, " + STRATEGIES.get(strategy or "", "")
     if not equations:
         return "read (its facts, source file or input)"
     return "its equations combined"

@@ -14,7 +14,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..check import Analysis
 from .blocking import BlockedEquation, blocked_equations
@@ -148,34 +148,51 @@ class ExecutionPlan:
         return data
 
 
+@dataclass(frozen=True)
+class FixpointChoice:
+    """How a recursive group runs to its fixpoint, and why: `fuse explain` says it,
+    the RunPlan keeps it and the run follows it (run.fixpoint)."""
+
+    strategy: str  # "semi_naive", "naive", or "closure" (semi-naive rounds, then a search)
+    closure: Any  # "closure": the group's plan.linear_closure.LinearRule
+    how: str  # in words
+
+
+def fixpoint_choice(analysis: Analysis, group: Sequence[str],
+                    config: ExecutionConfig) -> FixpointChoice:
+    """Semi-naive only where it is exact (Boolean rules that only join and union:
+    the checker's own test, check.datalog.monotone_rules) and the config asks for
+    it; a linear closure's rounds finished by one graph search."""
+    from ..check.datalog import monotone_rules
+    from ..front import ir
+    from .linear_closure import linear_rule
+
+    statements = analysis.program.statements
+    rules = [statements[k] for n in group for k in analysis.tensors[n].statements
+             if isinstance(statements[k], ir.Equation)]
+    exact = all(analysis.tensors[n].boolean for n in group) \
+        and monotone_rules(set(group), rules)
+    if config.fixpoint == "naive":
+        return FixpointChoice("naive", None, "naive (every rule every round), as asked")
+    if not exact:
+        return FixpointChoice("naive", None, "naive: semi-naive was asked but is exact only "
+                              "for Boolean joins and unions, so this group falls back to naive")
+    how = "semi-naive (only new facts are joined; exact: Boolean joins and unions)"
+    rule = linear_rule(analysis, group)
+    if rule is None:
+        return FixpointChoice("semi_naive", None, how)
+    return FixpointChoice("closure", rule, how + "; a linear closure: past a tree's depth "
+                          "in rounds, an eager run finds the rest by one graph search")
+
+
 def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan:
     """What `config` does to the checked program (shapes only, nothing runs)."""
-    from ..check.datalog import monotone_rules
-    from .linear_closure import linear_rule
     from .planner import plan_equation
 
     settings = tuple((k, str(v)) for k, v in config.changed().items())
     statements = analysis.program.statements
-    fixpoints = []
-    for group in analysis.order:
-        if not set(group) & analysis.recursive:
-            continue
-        members = set(group)
-        rules = [s for s in statements if getattr(getattr(s, "lhs", None), "name", None)
-                 in members and hasattr(s, "rhs")]
-        boolean = all(analysis.tensors[n].boolean for n in group)
-        exact = boolean and monotone_rules(members, rules)
-        if config.fixpoint == "naive":
-            how = "naive (every rule every round), as asked"
-        elif exact:
-            how = "semi-naive (only new facts are joined; exact: Boolean joins and unions)"
-            if linear_rule(analysis, group) is not None:
-                how += "; a linear closure: past a tree's depth in rounds, an eager run " \
-                       "finds the rest by one graph search"
-        else:
-            how = "naive: semi-naive was asked but is exact only for Boolean joins and " \
-                  "unions, so this group falls back to naive"
-        fixpoints.append((", ".join(group), how))
+    fixpoints = [(", ".join(group), fixpoint_choice(analysis, group, config).how)
+                 for group in analysis.order if set(group) & analysis.recursive]
     plans = [plan_equation(analysis, k) for k, s in enumerate(statements)
              if type(s).__name__ == "Equation"]
     notes = []

@@ -234,7 +234,7 @@ class Execution:
         arithmetic = (Traced if traced else Eager)(self.backend)
         plan = self.plan
         return rounds_for_run(self, group, arithmetic, bases, plan.max_iterations,
-                              plan.tolerance, plan.config.fixpoint)
+                              plan.tolerance, plan.fixpoints[tuple(group)])
 
     def unrolled_rounds(self, group: list[str]) -> int | None:
         """The rounds to unroll a fixpoint to (training on jax, which cannot

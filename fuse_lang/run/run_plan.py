@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Collection, Mapping
 
 from ..check import Analysis
 from ..front import ir
-from ..plan.config import ExecutionConfig
+from ..plan.config import ExecutionConfig, FixpointChoice, fixpoint_choice
 from ..plan.demand import DemandPlan
 from ..plan.planner import ProgramPlan, plan_program
 from ..plan.representation import Representation, representations
@@ -46,8 +46,11 @@ from .schedules import Schedule as Temperature, schedules_of
 if TYPE_CHECKING:
     from .backends.base import Backend
 
-# fixpoint strategy of a group that runs to a fixpoint: ExecutionConfig.fixpoint
 EQUATION, TENSOR, RECURRENCE, FIXPOINT = "equation", "tensor", "recurrence", "fixpoint"
+# how a group runs to its fixpoint: only the new facts joined each round (exact for
+# Boolean joins and unions), every rule every round, or semi-naive rounds that a
+# graph search finishes when the run is eager (a deep linear closure)
+SEMI_NAIVE, NAIVE, CLOSURE = "semi_naive", "naive", "closure"
 
 
 @dataclass(frozen=True)
@@ -78,12 +81,16 @@ class GroupPlan:
     how: str  # EQUATION (its one equation is its value), TENSOR, RECURRENCE, FIXPOINT
     single: int | None  # EQUATION: the statement of that equation
     recurrence: tuple[str, int, bool] | None  # RECURRENCE: (index, LHS position, virtual)
-    strategy: str | None  # FIXPOINT: ExecutionConfig.fixpoint ("semi_naive", "naive")
+    strategy: str | None  # FIXPOINT: SEMI_NAIVE, NAIVE or CLOSURE (RunPlan.fixpoints)
 
     @property
     def looped(self) -> bool:
         """Runs to a fixpoint (not a recurrence in order, not one tensor)."""
         return self.how == FIXPOINT
+
+
+# how a recursive group runs to its fixpoint (plan.config.fixpoint_choice)
+Fixpoint = FixpointChoice
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,7 @@ class RunPlan:
     sparse: frozenset[str]  # kept sparse in this run (the backend's abilities allowing)
     outputs: tuple[str, ...]
     answers: tuple[int, ...]  # the statements of queries and sinks, in order
+    fixpoints: Mapping[tuple[str, ...], Fixpoint]  # per recursive group of the order
     temperatures: Mapping[str, Temperature]  # the program's schedule tensors
     sample_sites: Mapping[int, SampleSite]  # projection="monte_carlo"
     given: frozenset[str] = frozenset()  # the inputs given at run time, by name (and
@@ -194,6 +202,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
     given = frozenset(given) | frozenset(temperatures)
     deps = scheduler.dependencies(analysis)
     statements = analysis.program.statements
+    equations_of = {n: scheduler.equations_of(analysis, n) for n in analysis.tensors}
     overrides = dict(overrides or {})
     chosen = representations(analysis, overrides) if abilities.sparse else {}
     sparse = frozenset(
@@ -210,12 +219,14 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
         dependencies=MappingProxyType({n: frozenset(d) for n, d in deps.items()}),
         constants=frozenset(scheduler.constants(analysis, deps, given)),
         shapes=MappingProxyType({n: t.shape for n, t in analysis.tensors.items()}),
-        equations=MappingProxyType({n: tuple(scheduler.equations_of(analysis, n))
-                                    for n in analysis.tensors}),
+        equations=MappingProxyType({n: tuple(e) for n, e in equations_of.items()}),
         representations=MappingProxyType(chosen), sparse=sparse,
         outputs=tuple(_outputs(analysis, deps)),
         answers=tuple(k for k, s in enumerate(statements)
                       if isinstance(s, (ir.Query, ir.Sink))),
+        fixpoints=MappingProxyType({
+            tuple(g): fixpoint_choice(analysis, g, config)
+            for g in analysis.order if len(g) > 1 or g[0] in analysis.recursive}),
         temperatures=MappingProxyType(temperatures),
         sample_sites=MappingProxyType(
             {s.statement: s for s in sample_sites(analysis, config)}
@@ -242,7 +253,7 @@ def _group_plan(plan: RunPlan, group: list[str], given: Collection[str]) -> Grou
         else None
     if recurrence is not None:
         return GroupPlan(tuple(group), RECURRENCE, None, recurrence, None)
-    return GroupPlan(tuple(group), FIXPOINT, None, None, plan.config.fixpoint)
+    return GroupPlan(tuple(group), FIXPOINT, None, None, plan.fixpoints[tuple(group)].strategy)
 
 
 def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:

@@ -21,8 +21,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...plan.linear_closure import LinearRule, linear_rule
+from ...plan.linear_closure import LinearRule
 from ..backends.base import Backend
+from ..run_plan import Fixpoint
 from ..sparse.value import SparseValue, sp
 from .loop import Arithmetic, Eager, Host, Iteration, SemiNaive, rounds_for
 
@@ -164,14 +165,12 @@ def _facts(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> Any:
 
 def rounds_for_run(host: Host, group: list[str], arithmetic: Arithmetic,
                    bases: dict[str, Any], max_iterations: int | None, tolerance: float,
-                   strategy: str = "semi_naive") -> Iteration:
-    """fixpoint.rounds_for, a linear closure's semi-naive rounds finished by the
-    search when they run eagerly (on any backend: the search runs on the host)."""
-    rounds = rounds_for(host, group, arithmetic, bases, max_iterations, tolerance, strategy)
-    if type(rounds) is not SemiNaive or not isinstance(arithmetic, Eager):
-        return rounds
-    rule = linear_rule(host.analysis, group)
-    if rule is None:
-        return rounds
-    return SearchedSemiNaive(host, group, arithmetic, rounds.bases, max_iterations, tolerance,
-                             rule)
+                   fixpoint: Fixpoint) -> Iteration:
+    """The rounds the plan chose for the group (fixpoint.rounds_for); a linear
+    closure's semi-naive rounds finished by the search when they run eagerly (on
+    any backend: the search runs on the host)."""
+    if fixpoint.closure is None or not isinstance(arithmetic, Eager):
+        return rounds_for(host, group, arithmetic, bases, max_iterations, tolerance,
+                          fixpoint.strategy)
+    return SearchedSemiNaive(host, group, arithmetic, {n: bases.get(n) for n in group},
+                             max_iterations, tolerance, fixpoint.closure)

@@ -26,7 +26,6 @@ import math
 from typing import Any, Callable, Iterable, Protocol, Union
 
 from ...check import Analysis
-from ...check.datalog import monotone_rules
 from ...front import ir
 from ..backends.base import Backend
 from ..interpret.evaluate import EvaluationError
@@ -281,13 +280,11 @@ class SemiNaive(Iteration):
 
 def rounds_for(host: Host, group: list[str], arithmetic: Arithmetic, bases: dict[str, Any],
                max_iterations: int | None, tolerance: float,
-               strategy: str = "semi_naive") -> Iteration:
-    """The rounds of a group: semi-naive when all of it is Boolean joins and unions
-    (and `strategy` is "semi_naive"), naive otherwise (ExecutionConfig.fixpoint).
+               strategy: str) -> Iteration:
+    """The rounds of a group as its RunPlan decided (run.run_plan.Fixpoint): semi-naive
+    (also a linear closure's rounds before its search), else naive.
     run.fixpoint.closure.rounds_for_run adds the graph search of a deep linear closure."""
-    boolean = all(host.analysis.tensors[n].boolean for n in group)
-    kind = SemiNaive if strategy == "semi_naive" and boolean and joins_only(host, group) \
-        else Iteration
+    kind = SemiNaive if strategy in ("semi_naive", "closure") else Iteration
     return kind(host, group, arithmetic, {n: bases.get(n) for n in group},
                 max_iterations, tolerance)
 
@@ -324,11 +321,3 @@ def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
         host.values[n] = base if base is not None else host.zeros_of(n)
         if host.analysis.tensors[n].boolean:
             host.values[n] = backend.step(host.values[n])
-
-
-def joins_only(host: Host, group: list[str]) -> bool:
-    """Rules that only join and union the group (monotone; what else they read is a
-    lower stratum's): semi-naive evaluation is exact.  The checker's own test, so
-    the `recursion` diagnostic says what runs."""
-    statements = host.analysis.program.statements
-    return monotone_rules(set(group), [statements[k] for n in group for k in host.equations(n)])
