@@ -26,7 +26,7 @@ from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
 from fuse_lang.front.syntax import binary_text
-from fuse_lang.ide.outline import TokenCache
+from fuse_lang.ide.semantic_tokens import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
 from fuse_lang.run.train.optimizers import OPTIMIZERS
 from fuse_lang.speed.gc_pause import gc_frozen_after
@@ -221,7 +221,7 @@ class FuseServer(LanguageServer):
                 self._analyzers.setdefault(uri, analyzer)
 
     def token_cache(self, uri: str) -> TokenCache:
-        """The document's semantic-token cache (see fuse_lang.ide.outline.TokenCache)."""
+        """The document's semantic-token cache (see fuse_lang.ide.semantic_tokens.TokenCache)."""
         with self._lock:
             cache = self._token_caches.get(uri)
             if cache is None:

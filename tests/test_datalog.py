@@ -352,7 +352,7 @@ def test_random_stratified_programs_answer_as_the_reference(seed):
 
 def test_the_editor_shows_not_as_a_keyword_with_its_documentation():
     from fuse_lang.ide.hover import hover_at
-    from fuse_lang.ide.outline import semantic_tokens
+    from fuse_lang.ide.semantic_tokens import semantic_tokens
 
     text = "Person(Ann)\nBanned(Bob)\nOk(x) = Person(x) not Banned(x)\nOk(x)?\n"
     analysis = fuse_lang.analyze(text)

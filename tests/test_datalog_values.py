@@ -189,7 +189,7 @@ def test_the_domain_limit_names_the_rule(tmp_path, capsys):
 
 
 def test_a_comparison_operator_is_no_function_token():
-    from fuse_lang.ide.outline import semantic_tokens
+    from fuse_lang.ide.semantic_tokens import semantic_tokens
     text = "X[i,j] = const([[1,2],[3,4]])\nY[i] = X[i,j] (j < i)\n"
     tokens = semantic_tokens(fuse_lang.analyze(text))
     at = text.index("<")
@@ -322,7 +322,7 @@ def test_explain_and_hover_name_the_symbol_constant():
         "(x != Bob): a mask over x (3 values), the symbol Bob: position 1 of x's column",
         "(x != Dan): a mask over x (3 values), the symbol Dan, which x's column does not "
         "hold: always true")
-    from fuse_lang.ide.outline import semantic_tokens
+    from fuse_lang.ide.semantic_tokens import semantic_tokens
     at = text.index("!= Bob") + 3
     assert [t.type for t in semantic_tokens(analysis) if t.span.start == at] == ["enumMember"]
     hover = hover_at(analysis, text.index("!= Bob") + 4)

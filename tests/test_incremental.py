@@ -18,7 +18,7 @@ from fuse_lang import parse
 from fuse_lang.check import Analysis, Analyzer, analyze
 from fuse_lang.front import ir
 from fuse_lang.front.syntax import ParseCache
-from fuse_lang.ide.outline import TokenCache, semantic_tokens
+from fuse_lang.ide.semantic_tokens import TokenCache, semantic_tokens
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

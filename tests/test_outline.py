@@ -2,17 +2,19 @@
 hints and folding ranges, as plain data over spans."""
 from fuse_lang import analyze
 from fuse_lang.front.span import Span
+from fuse_lang.ide.folding import folding_ranges
+from fuse_lang.ide.inlay_hints import shape_hints
 from fuse_lang.ide.outline import (
+    document_outline,
+    fuse_files,
+    matches_query,
+    tensor_symbols,
+)
+from fuse_lang.ide.semantic_tokens import (
     TOKEN_MODIFIERS,
     TOKEN_TYPES,
     comment_spans,
-    document_outline,
-    folding_ranges,
-    fuse_files,
-    matches_query,
     semantic_tokens,
-    shape_hints,
-    tensor_symbols,
 )
 
 PROGRAM = """\

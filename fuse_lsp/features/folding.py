@@ -1,9 +1,9 @@
-"""Folding ranges: comment runs and statements over several lines (fuse_lang.ide.outline)."""
+"""Folding ranges: comment runs and statements over several lines (fuse_lang.ide.folding)."""
 from __future__ import annotations
 
 from lsprotocol import types
 
-from fuse_lang.ide.outline import Fold, folding_ranges
+from fuse_lang.ide.folding import Fold, folding_ranges
 
 from ..convert import Converter
 from ..state import Feature, FuseServer, safe

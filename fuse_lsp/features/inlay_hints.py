@@ -1,9 +1,9 @@
-"""Inlay hints: the inferred shape after each left-hand side (fuse_lang.ide.outline)."""
+"""Inlay hints: the inferred shape after each left-hand side (fuse_lang.ide.inlay_hints)."""
 from __future__ import annotations
 
 from lsprotocol import types
 
-from fuse_lang.ide.outline import shape_hints
+from fuse_lang.ide.inlay_hints import shape_hints
 
 from ..state import Feature, FuseServer, safe
 

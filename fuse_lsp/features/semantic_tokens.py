@@ -1,4 +1,4 @@
-"""Semantic tokens, whole document or a range: fuse_lang.ide.outline classifies
+"""Semantic tokens, whole document or a range: fuse_lang.ide.semantic_tokens classifies
 the tokens and encodes them (LSP's relative encoding); the converter gives
 the columns' code units."""
 from __future__ import annotations
@@ -7,7 +7,12 @@ from typing import Callable
 
 from lsprotocol import types
 
-from fuse_lang.ide.outline import TOKEN_MODIFIERS, TOKEN_TYPES, encode_tokens, semantic_tokens
+from fuse_lang.ide.semantic_tokens import (
+    TOKEN_MODIFIERS,
+    TOKEN_TYPES,
+    encode_tokens,
+    semantic_tokens,
+)
 
 from ..convert import Converter
 from ..state import Feature, FuseServer, safe

@@ -6,7 +6,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from fuse_lang.ide.outline import TOKEN_MODIFIERS, TOKEN_TYPES
+from fuse_lang.ide.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES
 
 from .conftest import SERVER, open_doc
 
