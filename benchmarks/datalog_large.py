@@ -30,7 +30,7 @@ from _common import median_times, peak_bytes  # noqa: E402
 from datalog_programs import evaluate, points_to, points_to_reference, wide, wide_rules  # noqa: E402
 
 import fuse_lang  # noqa: E402
-from fuse_lang.io import sources  # noqa: E402
+from fuse_lang.io import source_files, sources, text_sources  # noqa: E402
 from fuse_lang.run.sparse.join import Tuples, join  # noqa: E402
 
 
@@ -80,9 +80,9 @@ def tsv_loading(rows: int, folder: Path) -> None:
         path.write_text("".join(f"{cells(a)}\t{cells(b)}\n" for a, b in zip(u, v)))
         whole, whole_s = timed(lambda path=path: sources.read_source_info(path, "E", True),
                                time.process_time)
-        text = sources.read_text(path)
-        rows_read, by_row_s = timed(lambda text=text: sources._relation(
-            line.split("\t") for line in sources._lines(text)), time.process_time)
+        text = source_files.read_text(path)
+        rows_read, by_row_s = timed(lambda text=text: text_sources._relation(
+            line.split("\t") for line in text_sources._lines(text)), time.process_time)
         if [len(c) for c in whole.columns] != [len(c) for c in rows_read.columns]:
             raise SystemExit(f"{kind}: the two readers disagree")
         print(f"checker reads {rows:,} lines of {kind}: whole columns {whole_s:.2f} s CPU, "

@@ -86,7 +86,7 @@ def test_a_link_to_dev_zero_is_refused_not_read(tmp_path, suffix):
 
 
 def test_a_text_source_over_the_size_limit_is_refused(tmp_path):
-    from fuse_lang.io.sources import MAX_TEXT_SOURCE_BYTES
+    from fuse_lang.io.source_files import MAX_TEXT_SOURCE_BYTES
 
     with open(tmp_path / "w.csv", "wb") as big:
         big.truncate(MAX_TEXT_SOURCE_BYTES + 1)  # sparse: costs no disk

@@ -14,7 +14,8 @@ from pathlib import Path
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
-from ..io.sources import SourceInfo, read_declared_source
+from ..io.source_files import SourceInfo
+from ..io.sources import read_declared_source
 from ..speed.gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo
 from .datalog import check_datalog, close_empty_columns

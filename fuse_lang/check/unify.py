@@ -15,7 +15,7 @@ from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.numbers import short_number
 from ..front.span import Span, shifted
-from ..io.sources import SourceInfo
+from ..io.source_files import SourceInfo
 from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
 from .symbols import IndexRole, TensorSymbol, slice_name

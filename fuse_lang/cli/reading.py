@@ -10,7 +10,7 @@ from ..front.diagnostics import Diagnostic
 from ..front.program_size import MAX_PROGRAM_BYTES
 from ..front.span import LineIndex
 from ..front.syntax import decode
-from ..io.sources import SourceError, open_regular
+from ..io.source_files import SourceError, open_regular
 from .render import render_text
 from .status import EXIT_ERRORS, EXIT_USAGE, fail
 

@@ -89,7 +89,7 @@ def _write_out(out: str, outputs: dict[str, Any]) -> None:
     """`--out`: the exports written (sparse ones stay sparse, docs/cli.md);
     CommandFailed (exit 2) when they cannot be."""
     from ..io.sinks import write_results
-    from ..io.sources import FileProblem
+    from ..io.source_files import FileProblem
 
     try:
         write_results(out, outputs)

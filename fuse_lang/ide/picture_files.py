@@ -127,7 +127,7 @@ def _sparse_result(path: Path) -> dict[str, np.ndarray] | None:
     """A sparse output (`fuse run --out` writes it as scipy.sparse.save_npz does),
     read dense for its picture, named by the file; None for an archive of arrays."""
     from ..io.source_data import load_sparse_npz
-    from ..io.sources import FileProblem
+    from ..io.source_files import FileProblem
 
     try:
         matrix = load_sparse_npz(path)

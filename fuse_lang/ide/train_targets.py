@@ -102,7 +102,7 @@ def read_data_files(files: Mapping[str, Path]) -> dict[str, Any]:
     """The arrays of data_files, read as `fuse train` reads them (.npy, or an .npz
     holding NAME or one array)."""
     from ..io.source_data import load_array_file
-    from ..io.sources import SourceError
+    from ..io.source_files import SourceError
 
     out = {}
     for name, path in files.items():

@@ -22,15 +22,10 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
+from .numpy_headers import read_npy_header
 from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry
-from .sources import (
-    SAFETENSORS,
-    SourceError,
-    open_regular,
-    read_bounded,
-    read_npy_header,
-    split_member,
-)
+from .source_files import SourceError, open_regular, read_bounded
+from .sources import SAFETENSORS, split_member
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 ENTRY_FIELDS = {"file", "key", "sha256", "dtype", "shape", "shards", "axis", "quantization"}

@@ -35,7 +35,7 @@ class SafetensorsEntry:
 def read_entry(path: Path, key: str | None, tensor: str) -> SafetensorsEntry:
     """The header entry of `key` in the safetensors file `path` (without a key:
     the entry named `tensor`, or the file's only one).  The caller has made sure
-    it is a regular file (`sources.open_regular`)."""
+    it is a regular file (`source_files.open_regular`)."""
     from safetensors import SafetensorError, safe_open
 
     try:

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..front.numbers import format_bytes
-from .sources import FileProblem
+from .source_files import FileProblem
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
 

@@ -17,21 +17,16 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .safetensors_header import SafetensorsProblem, load_tensor
-from .sources import (
-    SAFETENSORS,
+from .numpy_headers import (
     SPARSE_NPZ_FORMATS,
-    FileProblem,
-    SourceError,
-    file_columns,
     is_sparse_archive,
-    open_regular,
-    parse_json,
     read_npy_header,
-    read_text,
     sparse_archive_header,
-    text_lines,
 )
+from .safetensors_header import SafetensorsProblem, load_tensor
+from .source_files import FileProblem, SourceError, open_regular, read_text
+from .sources import SAFETENSORS
+from .text_sources import file_columns, parse_json, text_lines
 from .whole_files import numeric_bytes
 
 

@@ -2,7 +2,7 @@
 "Reading large relation files").
 
 The checker numbers a relation file's symbols per domain in order of first
-appearance, row by row.  `io.sources` reads small or irregular files row by
+appearance, row by row.  `io.text_sources` reads small or irregular files row by
 row in Python (and names a bad row); a plain file of WHOLE_FILE_BYTES or more
 is cut into cells by numpy over its bytes: integers are parsed in C
 (`np.fromstring`), ASCII symbols become a fixed-width byte array whose
@@ -70,7 +70,7 @@ def split_columns(text: str, sep: str) -> list | None:
 
 
 def relation_of_columns(columns: list) -> tuple[tuple, int, tuple, tuple] | None:
-    """(columns' distinct values, rows, integers, symbols) as `io.sources`
+    """(columns' distinct values, rows, integers, symbols) as `SourceInfo`
     describes them: a symbol column's values in order of first appearance, an
     integer column's in increasing order, with (column, largest) in `integers`
     (positions are not numbered); per symbol column, (column, its values, their

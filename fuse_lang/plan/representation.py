@@ -33,7 +33,8 @@ from typing import Mapping
 from ..check import Analysis
 from ..check.analysis import SOURCE_KINDS, TensorInfo
 from ..front import ir
-from ..io.sources import SourceError, read_sparse_npz_header
+from ..io.numpy_headers import read_sparse_npz_header
+from ..io.source_files import SourceError
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
 # chains of 250 and 500 edges and a 1,000-node graph ran 3-18x faster sparse above it)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..front import ir
-from ..io.sources import FileProblem
+from ..io.source_files import FileProblem
 from . import outputs
 from .backends.base import Backend
 from .compiled_run import CompiledRun

@@ -10,7 +10,7 @@ from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
 from ..io.sinks import check_sink_path, names_by_position, write_sink, write_topk_pairs
-from ..io.sources import FileProblem
+from ..io.source_files import FileProblem
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
 from .interpret.labelled import LArray

@@ -32,7 +32,8 @@ from ..io.manifest import (
 )
 from ..io.safetensors_header import SafetensorsProblem, load_tensor
 from ..io.source_data import load_npy, load_npz_member
-from ..io.sources import SAFETENSORS, SourceError
+from ..io.source_files import SourceError
+from ..io.sources import SAFETENSORS
 from .backends.base import Backend
 
 AdapterChoice = Sequence[str] | Mapping[str, float] | None

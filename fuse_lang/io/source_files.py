@@ -1,0 +1,91 @@
+"""A source file, opened safely: what every reader of one shares (docs/limits.md).
+
+Only regular files are opened (a FIFO or a device would block or never end),
+and a text source is read up to MAX_TEXT_SOURCE_BYTES.  Here too are what the
+checker learns of a source (`SourceInfo`) and the errors of reading one
+(`SourceError`) or of reading or writing a file at all (`FileProblem`).  The
+headers are read in `io.numpy_headers` and `io.text_sources`, dispatched by
+suffix in `io.sources`; the data in `io.source_data`.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..speed.fastinit import frozen_dataclass
+
+MAX_TEXT_SOURCE_BYTES = 64 * 1024 * 1024  # .csv/.tsv/.json/.jsonl/.txt
+
+
+class SourceError(Exception):
+    """The file exists but cannot be understood; the message says why."""
+
+
+class FileProblem(Exception):
+    """A source or sink that cannot be read or written; the message says why
+    (`io.source_data` reads sources, `io.sinks` writes sinks)."""
+
+
+@frozen_dataclass
+class SourceInfo:
+    """Shape of a dense source, or the columns of a relation source."""
+
+    shape: tuple[int, ...] | None = None
+    # relation sources: per column, the values in order of first appearance
+    # (str symbols or int positions)
+    columns: tuple[tuple[object, ...], ...] | None = None
+    rows: int = 0
+    # (column, value) in the order a reader meets them, row by row: symbols are
+    # numbered in this order (a large file's integer column: its largest only)
+    first_seen: tuple[tuple[int, object], ...] = ()
+    # a large plain file read whole (io.whole_files): its symbols are not in
+    # first_seen but here, per column, with the order they are met in row by row
+    ranked_symbols: Any = None  # a io.whole_files.RankedSymbols
+    # a scipy.sparse `.npz`: its stored non-zeros (from a header, never the data)
+    nonzeros: int | None = None
+
+
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                  (stat.S_ISDIR, "a folder"))
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading, refused (SourceError) unless it is a regular file.
+    Opened without blocking, so a FIFO is seen for what it is instead of waiting
+    for a writer; a link is followed (a link to /dev/zero is a device)."""
+    if "\0" in str(path):
+        raise SourceError("the path holds a NUL byte, which no file system accepts")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = next((words for test, words in _SPECIAL_FILES if test(mode)),
+                        "not a regular file")
+            raise SourceError(f"it is {what}; Fuse reads only regular files")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: Path, limit: int = MAX_TEXT_SOURCE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (SourceError past it)."""
+    with open_regular(path) as fp:
+        data = fp.read(limit + 1)  # the file may grow after a stat: read, then judge
+    if len(data) > limit:
+        raise SourceError(f"it is over {limit // (1024 * 1024)} MB, the limit for a text "
+                          f"source; store a large array as .npy")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """A text source's contents (bounded; SourceError when it is not UTF-8)."""
+    try:
+        return read_bounded(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise SourceError("not UTF-8 text") from None
