@@ -22,7 +22,7 @@ import contextvars
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .results import FuseError
 
@@ -142,3 +142,25 @@ def checkpoint_now() -> None:
 def bounded() -> bool:
     """Whether the run going on in this thread has a bound to check."""
     return _CURRENT.get() is not None
+
+
+class CheckedBackend:
+    """Delegates to a backend; every method call first calls `check` (which raises
+    to stop the run): a run with `CompiledProgram.operation_check` set stops at its
+    next backend operation, within an equation or between two rounds."""
+
+    def __init__(self, inner: Any, check: Callable[[], None]) -> None:
+        self._inner = inner
+        self._check = check
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if not callable(value) or isinstance(value, type):
+            return value  # data: a shape, a dtype (a class is callable too)
+        check = self._check
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            check()
+            return value(*args, **kwargs)
+
+        return checked

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..check import INPUT_KINDS, Analysis, analyze
 from ..check.cone import NotRun
+from ..front.diagnostics import Severity
 from ..io.file_reads import kept, reading_once
 from ..io.manifest import ManifestError
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
@@ -36,7 +37,7 @@ from .config import checked_against, choose_backend, merged
 from .execution import Execution, RunCaches, RunCounters, RunSettings
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
-from .limits import Checkpoint, checked_time_limit, watching
+from .limits import CheckedBackend, Checkpoint, checked_time_limit, watching
 from .results import FuseError, QueryAnswer, RunResult
 from .run_plan import Abilities, RunPlan, plan_run
 from .weights import AdapterChoice, Weights
@@ -142,7 +143,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
 
 
 # what a caller may set on a compiled program between runs: the run's hooks
-RUN_HOOKS = frozenset({"interrupt", "progress", "memory_limit"})
+RUN_HOOKS = frozenset({"interrupt", "progress", "memory_limit", "operation_check"})
 
 
 class CompiledProgram:
@@ -151,7 +152,9 @@ class CompiledProgram:
     configuration, backend and, per input-shape signature, its `RunPlan`
     (`run_plan`).  A caller may set its run hooks between runs: `interrupt`
     (called at every checkpoint of a run; raises to stop it), `progress` (told
-    how far a run is: run.limits.RunProgress) and `memory_limit` (bytes)."""
+    how far a run is: run.limits.RunProgress), `memory_limit` (bytes) and
+    `operation_check` (called before every backend operation of a run; raises to
+    stop it: ide.cancellation)."""
 
     def __init__(self, analysis: Analysis, backend: Backend, base_dir: Path, *,
                  memory_limit: int | None = None, allow_outside_sinks: bool = False,
@@ -188,6 +191,7 @@ class CompiledProgram:
             # per input-shape signature: its RunPlan and what its runs keep (RunCaches)
             "_plans": {},
             "interrupt": None, "progress": None, "memory_limit": memory_limit,
+            "operation_check": None,
             # the source files compile split (io.file_reads), for the runs to reuse
             "file_reads": {},
         }
@@ -216,15 +220,7 @@ class CompiledProgram:
             cache_root=self.cache_root if compiled is None else None,
             demand=self.demand if analysis is None else None)
         object.__setattr__(out, "interrupt", self.interrupt)
-        return out
-
-    def with_backend(self, backend: Backend) -> "CompiledProgram":
-        """This program (its plans, counters and hooks shared) on `backend`: a wrapper
-        of its own backend that keeps every ability (ide.cancellation's checks)."""
-        out = object.__new__(CompiledProgram)
-        for name, value in self.__dict__.items():
-            object.__setattr__(out, name, value)
-        object.__setattr__(out, "backend", backend)
+        object.__setattr__(out, "operation_check", self.operation_check)
         return out
 
     @property
@@ -332,7 +328,9 @@ class CompiledProgram:
         return result
 
     def _settings(self) -> RunSettings:
-        return RunSettings(self.backend, self.base_dir, self.memory_limit,
+        backend = self.backend if self.operation_check is None \
+            else CheckedBackend(self.backend, self.operation_check)
+        return RunSettings(backend, self.base_dir, self.memory_limit,
                            self.allow_outside_sinks, self.compiled, self.cache_root,
                            self._counters)
 
@@ -412,8 +410,12 @@ class CompiledProgram:
 
     def _shapes_known(self, given: Mapping[str, Any]) -> bool:
         """Whether every given input has the shape the program's analysis gave it
-        already (a source file's, a manifest's, the declared axes'): then the
-        analysis with these shapes is the program's own, and is not made again."""
+        already (a source file's, a manifest's, the declared axes'), and that
+        analysis has no error (a missing source file, say, which an input may
+        replace): then the analysis with these shapes is the program's own, and
+        is not made again."""
+        if any(d.severity is Severity.ERROR for d in self.analysis.diagnostics):
+            return False
         tensors = self.analysis.tensors
         return all(tuple(tensors[name].shape) == tuple(value.shape)
                    for name, value in given.items())
