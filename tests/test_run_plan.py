@@ -135,3 +135,15 @@ def test_inputs_of_the_shapes_the_program_has_are_not_analysed_again(monkeypatch
     plan = program.run_plan({"X": np.ones((4, 3))})
     assert plan.analysis is program.analysis and not analyses
     assert program.run({"X": np.ones((4, 3))})["Y"].tolist() == [3.0] * 4
+
+
+def test_demand_mode_is_explained_on_the_programs_own_lines(tmp_path, capsys):
+    from fuse_lang.cli import main
+
+    path = tmp_path / "demand.fuse"
+    path.write_text(CLOSURE.replace("export Path\n", "Path(A, x)?\n"), encoding="utf-8")
+    assert main(["explain", "--mode", "demand", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "line 5: Path(x, z) = Path(x, y) Edge(y, z)" in out
+    assert "line 1" + "0" not in out  # the rewritten text's lines are not the file's
+    assert "3. Path_bf: to a fixpoint" in out  # what runs: the rewrite

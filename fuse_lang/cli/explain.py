@@ -52,7 +52,10 @@ def cmd_explain(options: ExplainOptions) -> int:
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     run_plan = None if errors else _run_plan(options, text)
     # the very plan a run executes where the program can run; else the analysis' own
-    plan = run_plan.contractions if run_plan is not None else plan_program(analysis)
+    # (and in demand mode, whose run executes the rewritten text: the program's own
+    # lines are explained, the rewrite under `Execution:`)
+    plan = run_plan.contractions if run_plan is not None and run_plan.demand is None \
+        else plan_program(analysis)
     sharding = (plan_sharding(analysis, options.shard, options.mesh)
                 if options.shard or options.mesh else None)
     if sharding is not None and sharding.problems:
