@@ -141,7 +141,7 @@ def test_a_large_relation_file_is_numbered_as_row_by_row(tmp_path):
     rng = np.random.default_rng(2)
     rows = [(f"s{a}", f"t{b}", f"s{c}") for a, b, c in rng.integers(0, 3000, (12000, 3))]
     write(tmp_path, "r.tsv", rows)
-    assert (tmp_path / "r.tsv").stat().st_size > 1 << 16  # read whole (check/sources.py)
+    assert (tmp_path / "r.tsv").stat().st_size > 1 << 16  # read whole (io/text_sources.py)
     text = 'R(x, k, y) = "r.tsv"\nQ(x) = R(x, k, y)\nQ(y) = R(x, k, y)\nexport Q\n'
     analysis = fuse_lang.analyze(text, base_dir=tmp_path)
     first: dict[str, None] = {}

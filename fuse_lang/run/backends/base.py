@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -235,21 +235,3 @@ class Backend:
     maximum: Callable[..., Any]
     minimum: Callable[..., Any]
     power: Callable[..., Any]
-
-
-class CompilingBackend(Protocol):
-    """A backend that runs straight runs of equations as compiled graphs."""
-
-    def compile_segment(self, fn: Callable, on_capture: Callable[[], None]) -> Callable: ...
-
-    def integer(self, n: int) -> Any: ...
-
-    def any_positive(self, arrays: list) -> Any: ...
-
-    def finite(self, x: Any) -> Any: ...
-
-
-class LoopingBackend(Protocol):
-    """A backend whose compiled graphs can hold a fixpoint's loop."""
-
-    def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any: ...
