@@ -147,3 +147,15 @@ def test_demand_mode_is_explained_on_the_programs_own_lines(tmp_path, capsys):
     assert "line 5: Path(x, z) = Path(x, y) Edge(y, z)" in out
     assert "line 1" + "0" not in out  # the rewritten text's lines are not the file's
     assert "3. Path_bf: to a fixpoint" in out  # what runs: the rewrite
+
+
+def test_fuse_explain_compiles_from_the_analysis_it_made(tmp_path, monkeypatch, capsys):
+    from fuse_lang.cli import main
+    from fuse_lang.run import program as program_module
+
+    (tmp_path / "closure.fuse").write_text(CLOSURE, encoding="utf-8")
+    again = []
+    real = program_module.analyze
+    monkeypatch.setattr(program_module, "analyze", lambda *a, **k: again.append(a) or real(*a, **k))
+    assert main(["explain", str(tmp_path / "closure.fuse")]) == 0
+    assert "run plan (numpy):" in capsys.readouterr().out and not again

@@ -50,7 +50,8 @@ def cmd_explain(options: ExplainOptions) -> int:
     analysis: Analysis = analyze(text, options.path)
     keep_until_exit(analysis)
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
-    run_plan = None if errors else _run_plan(options, text)
+    config = config_of(options.config)
+    run_plan = None if errors else _run_plan(options.path, text, analysis, config)
     # the very plan a run executes where the program can run; else the analysis' own
     # (and in demand mode, whose run executes the rewritten text: the program's own
     # lines are explained, the rewrite under `Execution:`)
@@ -64,7 +65,7 @@ def cmd_explain(options: ExplainOptions) -> int:
         return EXIT_USAGE
     if options.graph:
         write_graph(options.graph, analysis, plan)
-    execution = _execution_plan(options.config, analysis)
+    execution = _execution_plan(config, analysis)
     loss = loss_of(analysis)
     if options.format == "json":
         _dump_json(options.path, analysis, plan, execution, sharding, loss, run_plan)
@@ -83,29 +84,28 @@ def cmd_explain(options: ExplainOptions) -> int:
     return EXIT_ERRORS if errors else EXIT_OK
 
 
-def _run_plan(options: ExplainOptions, text: str) -> Any:
+def _run_plan(path: str, text: str, analysis: Analysis, config: Any) -> Any:
     """The RunPlan a run of the program without inputs executes (compiled with the
-    same flags: the object `fuse run` would execute), or None where the program
-    cannot be compiled as it stands (a source missing, a refused configuration:
-    explain still shows the planner's plan)."""
+    same flags, from the analysis explain made: the object `fuse run` would
+    execute), or None where the program cannot be compiled as it stands (a source
+    missing, a refused configuration: explain still shows the planner's plan)."""
     from ..ide.explain import explain_program
     from ..run.interpret.evaluate import EvaluationError
     from ..run.program import FuseError, compile
 
     try:
-        program = compile(text, base_dir=Path(options.path).parent, path=options.path,
-                          config=config_of(options.config))
+        program = compile(text, base_dir=Path(path).parent, path=path, config=config,
+                          analysis=analysis)
         return explain_program(program).run_plan
     except (FuseError, EvaluationError, ValueError):
         return None
 
 
-def _execution_plan(flags: ConfigFlags, analysis: Analysis) -> Any:
+def _execution_plan(config: Any, analysis: Analysis) -> Any:
     """What the configuration flags do to the program; CommandFailed (exit 2)
     for a configuration that is refused."""
     from ..plan.config import config_problems, plan_execution
 
-    config = config_of(flags)
     problems = config_problems(config)
     if problems:
         fail(f"fuse: the execution configuration is refused: {'; '.join(problems)}",

@@ -66,6 +66,20 @@ def open_program_weights(weights: Any, adapters: Any, text: str,
         raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None
 
 
+def program_analysis(text: str, path: str | None, base_dir: str | os.PathLike,
+                     made: Analysis | None, loaded: Weights | None) -> Analysis:
+    """The program's analysis: the one made before (`made`) where it serves, that
+    is without weights (the manifest's shapes are inputs of the analysis), else
+    made now; a conflict with the manifest refused."""
+    if made is not None and loaded is None:
+        analysis = made
+    else:
+        analysis = analyze(text, path, base_dir,
+                           input_shapes=loaded.shapes() if loaded is not None else None)
+    raise_on_weights_errors(analysis, loaded)
+    return analysis
+
+
 def raise_on_weights_errors(analysis: Analysis, loaded: Weights | None) -> None:
     """A conflict between the manifest's shapes and the program, said so."""
     if loaded is not None:

@@ -29,8 +29,8 @@ from .compiling import (
     cut_to_targets,
     demanded,
     open_program_weights,
+    program_analysis,
     raise_on_errors,
-    raise_on_weights_errors,
     sharded_backend,
 )
 from .config import checked_against, choose_backend, merged
@@ -73,7 +73,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
             targets: Sequence[str] | None = None,
             config: ExecutionConfig | None = None,
             weights: str | os.PathLike | Mapping | None = None,
-            adapters: Sequence[str] | Mapping[str, float] | None = None) -> "CompiledProgram":
+            adapters: Sequence[str] | Mapping[str, float] | None = None,
+            analysis: Analysis | None = None) -> "CompiledProgram":
     """Check a program and prepare it to run; raises FuseError on errors.
 
     backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
@@ -96,27 +97,27 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     weights: a weights manifest (a JSON file's path, or the same as a mapping with
     paths relative to base_dir): its tensors replace the program's source files
     (docs/weights.md); adapters: the manifest's LoRA adapters to apply first
-    (names, or {name: scale}; `CompiledProgram.set_adapters` switches them)."""
+    (names, or {name: scale}; `CompiledProgram.set_adapters` switches them).
+    analysis: the caller's analysis of this very text, path and base_dir (`fuse
+    explain` has made it): used instead of analysing the text again."""
     auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
     config = merged(config, {"backend": backend, "device": device, "precision": precision,
                              "max_iterations": max_iterations, "tolerance": tolerance})
     backend, device, precision = config.backend, config.device, config.precision
     choice = None
-    first = None  # backend="auto" reads the program first; without weights, that is its analysis
+    # the program's analysis when made before (by the caller, or for backend="auto");
+    # without weights (whose shapes are inputs of the analysis) it is the program's
+    first = analysis
     if backend == "auto":
-        first = analyze(source_text, path, base_dir)
+        if first is None:
+            first = analyze(source_text, path, base_dir)
         raise_on_errors(first, deferred=("missing-source",))
         backend, device, why = choose_backend(first, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
     chosen, compiled, cache_root = backend_for(config, backend, device, precision,
                                                 compiled, mesh is not None or bool(shard))
     loaded = open_program_weights(weights, adapters, source_text, base_dir)
-    if first is not None and loaded is None:
-        analysis = first
-    else:
-        analysis = analyze(source_text, path, base_dir,
-                           input_shapes=loaded.shapes() if loaded is not None else None)
-    raise_on_weights_errors(analysis, loaded)
+    analysis = program_analysis(source_text, path, base_dir, first, loaded)
     not_run: tuple[NotRun, ...] = ()
     if targets:
         analysis, not_run = cut_to_targets(analysis, targets, path, base_dir)
@@ -169,8 +170,6 @@ class CompiledProgram:
             "analysis": analysis,
             # how to run (fixpoint strategy, projection, trace, ...)
             "config": config,
-            "max_iterations": config.max_iterations,
-            "tolerance": config.tolerance,
             "backend": backend,
             # backend="auto": {"backend", "device", "why"} of its choice; None otherwise
             "backend_choice": backend_choice,
@@ -222,6 +221,15 @@ class CompiledProgram:
         object.__setattr__(out, "interrupt", self.interrupt)
         object.__setattr__(out, "operation_check", self.operation_check)
         return out
+
+    @property
+    def max_iterations(self) -> int | None:
+        """The rounds a recursive group may take (the config's; None: the program's)."""
+        return self.config.max_iterations
+
+    @property
+    def tolerance(self) -> float:
+        return self.config.tolerance
 
     @property
     def compilations(self) -> int:
@@ -439,7 +447,6 @@ class CompiledProgram:
             raise_on_errors(analysis)
             plan = plan_run(analysis, self.config, Abilities.of(self.backend, self.compiled),
                             given=frozenset(given), signature=key,
-                            overrides=self.representation, max_iterations=self.max_iterations,
-                            tolerance=self.tolerance, demand=self.demand)
+                            overrides=self.representation, demand=self.demand)
             prepared = self._plans[key] = (plan, RunCaches())
         return prepared

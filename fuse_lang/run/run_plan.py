@@ -134,8 +134,6 @@ class RunPlan:
     analysis: Analysis
     config: ExecutionConfig
     abilities: Abilities
-    max_iterations: int | None
-    tolerance: float
     overrides: Mapping[str, str]  # compile's representation= (per tensor dense/sparse)
     statements: Mapping[int, StatementInfo]  # per equation, sink and query
     dependencies: Mapping[str, frozenset[str]]
@@ -152,6 +150,20 @@ class RunPlan:
     given: frozenset[str] = frozenset()  # the inputs given at run time, by name (and
     # the schedule tensors, whose values each run gives)
     demand: DemandPlan | None = None  # mode="demand": the magic-sets rewrite run
+
+    @property
+    def max_iterations(self) -> int | None:
+        return self.config.max_iterations
+
+    @property
+    def tolerance(self) -> float:
+        return self.config.tolerance
+
+    @functools.cached_property
+    def known_shapes(self) -> Mapping[str, tuple[int, ...] | None]:
+        """Each tensor's shape, None where an extent is not known (read per equation)."""
+        return MappingProxyType({n: None if any(e is None for e in s) else s
+                                 for n, s in self.shapes.items()})
 
     @functools.cached_property
     def contractions(self) -> ProgramPlan:
@@ -173,11 +185,11 @@ class RunPlan:
 
     def shape(self, name: str) -> tuple[int, ...] | None:
         """`name`'s shape, or None when an extent is not known (the run says so)."""
-        shape = self.shapes[name]
-        return None if any(e is None for e in shape) else shape  # type: ignore[return-value]
+        return self.known_shapes[name]
 
     def to_json(self) -> dict:
         """The run-specific decisions as plain data (the contractions have their own)."""
+        schedule = self.schedule(True)
         return {
             "signature": [[n, list(s)] for n, s in self.signature],
             "backend": self.abilities.backend,
@@ -186,16 +198,16 @@ class RunPlan:
             "constants": sorted(self.constants),
             "groups": [{"tensors": list(g.names), "how": g.how,
                         **({"strategy": g.strategy} if g.strategy else {})}
-                       for g in self.schedule(True).groups],
-            "memory": {"tensors": self.schedule(True).memory.total,
-                       "largest intermediate": self.schedule(True).memory.peak[0]},
+                       for g in schedule.groups],
+            "memory": {"tensors": schedule.memory.total,
+                       "largest intermediate": schedule.memory.peak[0]},
         }
 
 
 def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
              given: Collection[str] = (), signature: tuple = (),
-             overrides: Mapping[str, str] | None = None, max_iterations: int | None = None,
-             tolerance: float = 1e-6, demand: DemandPlan | None = None) -> RunPlan:
+             overrides: Mapping[str, str] | None = None,
+             demand: DemandPlan | None = None) -> RunPlan:
     """The run plan of `analysis` (errors already refused) with inputs `given`.
     The schedule tensors are inputs too: each run gives their values (run.schedules)."""
     temperatures = schedules_of(analysis)
@@ -211,7 +223,6 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
         and (abilities.sparse_relations or len(analysis.tensors[n].shape) == 2))
     return RunPlan(
         signature=tuple(signature), analysis=analysis, config=config, abilities=abilities,
-        max_iterations=max_iterations, tolerance=tolerance,
         overrides=MappingProxyType(overrides),
         statements=MappingProxyType({
             k: statement_info(analysis, k) for k, s in enumerate(statements)
