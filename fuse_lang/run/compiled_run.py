@@ -35,11 +35,11 @@ class CompiledRun:
         for number, segment in enumerate(segments):
             if run.check is not None:
                 run.check.at_group(number, len(segments),
-                                   [n for _, g in segment.groups for n in g.names])
+                                   [n for g in segment.groups for n in g.names])
             if segment.straight:
                 self.segment(("segment", sinks, number), segment)
                 continue
-            for _, group in segment.groups:
+            for group in segment.groups:
                 names = list(group.names)
                 if (run.schedules or run.unrolled_rounds(names)) and group.looped:
                     run.one(group)  # rounds with their own temperatures, unrolled
@@ -56,12 +56,12 @@ class CompiledRun:
         keeps = segment.keeps
 
         def body(inner: Run, extra: dict) -> dict:
-            for _, group in segment.groups:
+            for group in segment.groups:
                 inner.one(group)
             return {name: inner.values[name] for name in keeps}
 
         graph = self.graph(key, body)
-        bases = run.bases_of([list(group.names) for _, group in segment.groups])
+        bases = run.bases_of([list(group.names) for group in segment.groups])
         run.values.update(graph({n: run.values[n] for n in segment.reads
                                  if n in run.values}, {"bases": bases}))
 

@@ -99,7 +99,7 @@ class Segment:
     reading `reads` from earlier pieces and handing back `keeps`), or one group."""
 
     straight: bool
-    groups: tuple[tuple[int, GroupPlan], ...]  # (number in the schedule, group)
+    groups: tuple[GroupPlan, ...]
     reads: tuple[str, ...] = ()
     keeps: tuple[str, ...] = ()
 
@@ -283,16 +283,16 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
     segments = []
     number = 0
     for straight, items in scheduler.segments(as_pairs, analysis.recursive):
-        numbered = tuple((number + i, groups[number + i]) for i in range(len(items)))
+        members = groups[number:number + len(items)]  # the same groups, in order
         number += len(items)
         reads: tuple[str, ...] = ()
         keeps: tuple[str, ...] = ()
         if straight:
-            names = [g.names[0] for _, g in numbered]
+            names = [g.names[0] for g in members]
             computed = {n for n in names if plan.equations[n] and n not in plan.constants}
             r, k = scheduler.segment_io(names, deps, kept, computed)
             reads, keeps = tuple(r), tuple(k)
-        segments.append(Segment(straight, numbered, reads, keeps))
+        segments.append(Segment(straight, members, reads, keeps))
     sparse = {n: plan.representations[n].nonzeros for n in plan.sparse}
     total, largest, peak = estimate(analysis, needed, plan.abilities.itemsize, sparse,
                                     plan.contractions)
