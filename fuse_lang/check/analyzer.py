@@ -15,15 +15,18 @@ from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
 from ..io.source_files import SourceInfo
-from ..io.sources import read_declared_source
+from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
 from .analysis import Analysis, Deferred, TensorInfo
+from .cascades import quiet_cascades
+from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
 from .results import InfoMemo, Tables
+from .runnable import RunRefusals
 from .statements import Local, StatementChecks
 from .symbols import TensorSymbol
 from .unify import Unification
@@ -146,16 +149,23 @@ class _Checker:
                               for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
             unification.check_extents(checks.broadcast)
+            check_constants([shifted(stmt, deltas[id(stmt)]) if id(stmt) in deltas else stmt
+                             for stmt in statements], self.tensors, self.domains, diags)
             close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
+            # what a run would refuse before computing (check agrees with run)
+            RunRefusals(statements, self.tensors, self.domains, checks.by_number, checks.placed,
+                        deltas).check(order.groups, order.recursive, diags)
         except RecursionError:
             diags.append(make("nesting-too-deep", "the program is nested too deeply to analyse",
                               Span(0, 0)))
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
+        # (a statement left out for a syntax error: no undefined or unused names from it)
+        diags = quiet_cascades(self.text, parsed.statement_spans, parsed.diagnostics, diags)
         diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
         # The tensors, var_extents and domain_symbols are made only when first read:
         # `fuse check` reads none of them, and the editor's diagnostics none either
@@ -200,6 +210,8 @@ class _Checker:
             if isinstance(info, Diagnostic):
                 self.diags.append(info)
                 continue
+            if info.header is not None:
+                self.diags.append(header_row(src, info.header))
             rank = len(info.columns) if sym.boolean and info.columns is not None else \
                 len(info.shape or ())
             if sym.arity is None:

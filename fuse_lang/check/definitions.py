@@ -64,8 +64,8 @@ def _check_fact(stmt: ir.Fact, diags: list[Diagnostic]) -> None:
     for index in atom.indices or ():
         if not isinstance(index, ir.IndexConst):
             diags.append(make("invalid-fact", "a fact holds constants only (symbols like "
-                              "`Alice` or positions like `0`); to derive tuples write a rule "
-                              "with `=`", index.span))
+                              "`Alice` or `\"ann\"`, numbers like `0` or `-7`); to derive "
+                              "tuples write a rule with `=`", index.span))
             return
 
 

@@ -3,7 +3,14 @@
 Positions that meet (the same variable in one equation, the same axis of one
 tensor) are merged with union-find; each class is a *domain* with at most one
 extent.  Two different extents meeting is a conflict naming both places.
-Symbols are numbered per domain in order of first appearance.
+
+A domain holds *values* (LANGUAGE.md §14): the symbols, strings and numbers that
+facts, relation files and heads put in its columns.  Its extent is how many it
+holds, and each has a position: a domain of numbers only numbers them in
+increasing order (a dense tensor over an integer column reads in value order,
+and comparisons keep their order); any other in order of first appearance.  A
+domain that holds no values is positional: an integer constant on it is a
+position, as on any dense axis.
 """
 from __future__ import annotations
 
@@ -217,13 +224,19 @@ class Domains:
     def evidence(self, key: Key) -> Evidence | None:
         return self._data[self.find(key)].extent
 
-    def symbols(self, key: Key) -> tuple[str, ...]:
+    def symbols(self, key: Key) -> tuple:
+        """The domain's values in position order (see the module's docstring)."""
         data = self._data[self.find(key)]
-        return tuple(data.symbols) if data.ordered else tuple(self.symbol_spans(key))
+        values = tuple(data.symbols) if data.ordered else tuple(self.symbol_spans(key))
+        return numbered_values(values)
 
     def holds_symbols(self, key: Key) -> bool:
-        """Whether the domain holds a symbol (without sorting them, as `symbols` does)."""
+        """Whether the domain holds a value (without sorting them, as `symbols` does)."""
         return bool(self._data[self.find(key)].symbols)
+
+    def holds_strings(self, key: Key) -> bool:
+        """Whether the domain holds a symbol or string (which have no order)."""
+        return any(type(v) is str for v in self._data[self.find(key)].symbols)
 
     def symbol_spans(self, key: Key) -> dict[str, Span]:
         """The domain's symbols in numbering order, with where each was first seen."""
@@ -242,6 +255,14 @@ class Domains:
 
     def known(self, key: Key) -> bool:
         return key in self._parent
+
+
+def numbered_values(values: tuple) -> tuple:
+    """A domain's values in position order: numbers only, increasing; otherwise
+    as given (first appearance)."""
+    if values and all(type(v) is int or type(v) is float for v in values):
+        return tuple(sorted(values))
+    return values
 
 
 def extent_of(data: _Class) -> int | None:

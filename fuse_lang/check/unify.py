@@ -48,8 +48,10 @@ class SetExtent(NamedTuple):
 
 
 class Symbol(NamedTuple):
+    """A value a fact or a head puts in its column: a symbol, a string or a number."""
+
     axis: tuple
-    value: str
+    value: int | str
     span: Span
 
 
@@ -209,7 +211,11 @@ def _ref_ops(k: int, ref: ir.Ref, lhs: bool, concat: dict) -> Guard:
             var = ("var", k, index.var.name)
             ops.append(Pool(axis, var, index.divisor, index.span) if lhs else Inner(var, axis))
         elif isinstance(index, ir.IndexConst):
-            ops.append((Symbol if index.is_symbol else Position)(axis, index.value, index.span))
+            if type(index.value) is int and not ref.paren:  # `X[0]`: a position, unless
+                ops.append(Position(axis, index.value, index.span))  # the domain holds values
+            elif lhs:  # a fact's or a head's constant: a value its column holds
+                ops.append(Symbol(axis, index.value, index.span))
+            # a constant a body or a query reads is looked up (check.constants)
         elif isinstance(index, ir.IndexSlice):
             var = ("var", k, slice_name(slice_no))
             slice_no += 1
@@ -422,11 +428,12 @@ class Unification:
             # a .txt token file reads as a relation also on a `[ ]` tensor (a 0/1
             # position × token matrix, the seed DSL's spelling): its tokens are symbols
             if info.columns is not None and (sym.boolean or src.path.value.endswith(".txt")):
-                for pos, value in info.first_seen:  # integers: only the largest counts
-                    if isinstance(value, int):
-                        d.add_position(("axis", name, pos), value, span)
+                tokens = src.path.value.endswith(".txt")
+                for pos, value in info.first_seen:  # a token file's positions: the largest
+                    if tokens and pos == 0:
+                        d.add_position(("axis", name, pos), value, span)  # type: ignore[arg-type]
                 d.add_symbols(((("axis", name, pos), value) for pos, value in info.first_seen
-                               if not isinstance(value, int)), span)  # row by row
+                               if not (tokens and pos == 0)), span)  # row by row
                 if info.ranked_symbols is not None:  # a file read whole: its columns at once
                     d.add_ranked_symbols([(pos, ("axis", name, pos))
                                           for pos in info.ranked_symbols.columns],

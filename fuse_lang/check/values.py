@@ -1,9 +1,8 @@
 """Values: comparisons and arithmetic over integer columns (docs/language.md,
 "Datalog in Fuse").
 
-An integer constant in a column is its position (`Age(Bob, 30)` is position 30),
-so a column of integers is ordered by value and an index stands for its value.
-Two things only the whole program gives are worked out here, and only for a
+An index over a relation's column stands for that column's values (LANGUAGE.md
+§14; check.value_tables maps values to positions).  Two things only the whole program gives are worked out here, and only for a
 program with a comparison or a computed head (unify.Valued marks them):
 
 - kinds: a comparison or a computed head over a column of symbols is an error
@@ -13,10 +12,11 @@ program with a comparison or a computed head (unify.Valued marks them):
   hold is `unknown-symbol`);
 - growth: a rule whose head computes values (`N(m + 1) = N(m) (m < 5)`,
   `A(a, b, a + b) = R(a, b)`) makes its column's domain as large as the values it
-  can reach.  Those are bounded by an interval analysis of the rules (each
-  variable between the bounds of the columns it is read from, narrowed by its
-  comparisons with numbers), iterated to a fixpoint with widening: a value past
-  VALUE_LIMIT, unbounded, or below 0 is `domain-limit`, naming the rule.
+  can reach: every integer between the lowest and the highest.  Those are bounded
+  by an interval analysis of the rules (each variable between the lowest and
+  highest values of the columns it is read from, narrowed by its comparisons with
+  numbers), iterated to a fixpoint with widening: a column unbounded, past 64-bit
+  integers, or of more than VALUE_LIMIT values is `domain-limit`, naming the rule.
 """
 from __future__ import annotations
 
@@ -27,12 +27,13 @@ from collections.abc import Container, Sequence
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
-from .domains import Domains, Evidence
+from .domains import Domains
 from .symbols import TensorSymbol
 
-# The largest value an integer column can reach (docs/limits.md): its domain then
-# holds the values 0 .. VALUE_LIMIT, one position each.
+# The most values a computed column can reach (docs/limits.md): its domain holds
+# every integer between the lowest and the highest, one position each.
 VALUE_LIMIT = 1_000_000
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INF = math.inf
 _ROUNDS_BEFORE_WIDENING = 16
 _NARROWING_ROUNDS = 16
@@ -106,9 +107,11 @@ def _vars_of(expr: ir.Expr, tensors: dict[str, TensorSymbol]) -> list[ir.Ref]:
 def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], domains: Domains,
                  diags: list[Diagnostic]) -> None:
     def symbols(name: str) -> tuple[str, ...]:
+        """The symbols and strings of the variable's column (numbers compare)."""
         key = ("var", k, name)
-        return domains.symbols(key) if domains.known(key) and domains.holds_symbols(key) \
-            else ()
+        if not (domains.known(key) and domains.holds_strings(key)):
+            return ()
+        return tuple(v for v in domains.symbols(key) if type(v) is str)
 
     for node in ir.walk(stmt.rhs):
         if not (isinstance(node, ir.Call) and node.name in COMPARISONS and len(node.args) == 2):
@@ -239,8 +242,13 @@ class _Analysis:
         self.raised_by: dict[tuple[str, int], ir.Equation] = {}
 
     def fixed_column(self, name: str, pos: int) -> Interval | None:
-        """A column no rule of the analysis computes: all its domain's positions."""
-        extent = self.domains.extent(("axis", name, pos))
+        """A column no rule of the analysis computes: its domain's values (or a
+        positional domain's positions)."""
+        key = ("axis", name, pos)
+        if self.domains.holds_symbols(key):
+            numbers = [v for v in self.domains.symbols(key) if type(v) is not str]
+            return (min(numbers), max(numbers)) if numbers else None
+        extent = self.domains.extent(key)
         if extent is None:
             return (0, INF)
         return (0, extent - 1) if extent > 0 else None
@@ -464,44 +472,75 @@ def _iterate(analysis: _Analysis, rules: list[_Rule], ranks: list[int]) -> None:
 
 def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains: Domains,
             diags: list[Diagnostic]) -> None:
-    """The computed columns' domains: grown to hold their values, or an error."""
-    needed: dict = {}  # domain root -> (highest value, its column)
+    """The computed columns' domains: grown to hold the values they can reach, or
+    an error (unbounded, past 64 bits, or more than VALUE_LIMIT values)."""
+    needed: dict = {}  # domain root -> (its values' hull, the rule that raised it)
+    made = _made_columns(rules)
     for (name, pos), got in analysis.columns.items():
-        if name not in computed or got is None:
+        if (name, pos) not in made or got is None:
             continue
         key = ("axis", name, pos)
-        if domains.holds_symbols(key):
+        if domains.holds_strings(key):
             continue  # reported as not-a-number
         rule = analysis.raised_by.get((name, pos))
         if rule is None:
             continue
-        if got[0] < 0 or got[1] > VALUE_LIMIT:
-            where = "without bound" if math.isinf(got[1]) else f"up to {_num(got[1])}"
-            if got[0] < 0:
-                where = f"down to {_num(got[0])}" if not math.isinf(got[0]) else "below 0"
+        problem = _reach_problem(got)
+        if problem is not None:
             diags.append(make(
-                "domain-limit", f"column {pos + 1} of `{name}` can reach values {where}: integer "
-                f"columns hold the values 0 to {VALUE_LIMIT:,} (bound the recursion with a "
-                f"comparison, e.g. `(n < 100)`)", rule.lhs.span))
+                "domain-limit", f"column {pos + 1} of `{name}` can reach values {problem}: a "
+                f"computed column holds at most {VALUE_LIMIT:,} values, each a 64-bit integer "
+                f"(bound the recursion with a comparison, e.g. `(n < 100)`)", rule.lhs.span))
             continue
         root = domains.find(key)
-        high = int(got[1])
-        if root not in needed or high > needed[root][0]:
-            needed[root] = (high, rule)
-    for root, (high, rule) in needed.items():
-        extent = domains.root_extent(root)
+        hull = _hull(needed[root][0], got) if root in needed else got
+        needed[root] = (hull, rule)
+    for root, ((low, high), rule) in needed.items():
         evidence = domains.evidence(root)
-        if extent is not None and extent > high:
-            continue
-        if evidence is not None:
+        if evidence is not None and not domains.holds_symbols(root):
+            if low >= 0 and evidence.extent > high:
+                continue
             diags.append(make(
-                "domain-limit", f"`{rule.lhs.name}` computes values up to {high} but its column "
-                f"has extent {evidence.extent} from {evidence.what}", rule.lhs.span))
+                "domain-limit", f"`{rule.lhs.name}` computes values {_num(low)} to {_num(high)} "
+                f"but its column has extent {evidence.extent} from {evidence.what}",
+                rule.lhs.span))
             continue
-        domains.set_extent(root, Evidence(high + 1, rule.lhs.span,
-                                          f"the values `{rule.lhs.name}` computes (0 to {high})"))
+        if high - low + 1 > VALUE_LIMIT:
+            diags.append(make(
+                "domain-limit", f"`{rule.lhs.name}` computes values from {_num(low)} to "
+                f"{_num(high)}, more than the {VALUE_LIMIT:,} a computed column holds",
+                rule.lhs.span))
+            continue
+        domains.add_symbols(((root, v) for v in range(int(low), int(high) + 1)), rule.lhs.span)
+
+
+def _made_columns(rules: list[_Rule]) -> set[tuple[str, int]]:
+    """The head columns some rule makes values in: an offset or a sum (`m + 1`), or
+    a variable no atom of the rule binds (`n == m + 1`).  A column a variable
+    copies from an atom shares that atom's domain, which holds its values."""
+    out = set()
+    for rule in rules:
+        bound = {v.name for atom in rule.atoms for index in atom.indices or ()
+                 for v in ir.index_vars(index)}
+        for pos, index in enumerate(rule.head.indices or ()):
+            if isinstance(index, ir.IndexShift) or (
+                    isinstance(index, ir.IndexVar) and index.name not in bound):
+                out.add((rule.head.name, pos))
+    return out
+
+
+def _reach_problem(got: Interval) -> str | None:
+    """Why a computed column's values cannot be held, or None."""
+    low, high = got
+    if math.isinf(high) or math.isinf(low):
+        return "without bound"
+    if low < INT64_MIN or high > INT64_MAX:
+        return f"from {_num(low)} to {_num(high)}, past 64-bit integers"
+    return None
 
 
 def _num(value: float) -> str:
+    if math.isinf(value):
+        return "-∞" if value < 0 else "∞"
     return str(int(value)) if value == int(value) else str(value)
 

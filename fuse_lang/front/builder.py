@@ -22,6 +22,7 @@ from .compiled import StandIn, TokenCode
 from .diagnostics import Diagnostic, make
 from .lexer import Tok
 from .numbered_axes import NUMERIC_AXES, numbered_axes_named
+from .numbers import short_number
 from .span import Span
 
 # A number literal longer than this is refused (`number-too-long`): no float needs
@@ -186,7 +187,12 @@ def _plain_index(expr: Any) -> ir.Index:
         if value is None:
             _fail("invalid-index", f"`{expr.text}` is not a position: positions are whole numbers",
                   span)
-        return ir.IndexConst(value, span)
+        return ir.IndexConst(_int64(value, span), span)
+    if isinstance(expr, ir.String):  # `R("ann", x)`: exactly that symbol
+        return ir.IndexConst(expr.value, span, True)
+    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number) \
+            and _as_int(expr.operand) is not None:  # `R(-7, x)`: a value
+        return ir.IndexConst(_int64(-_as_int(expr.operand), span), span)  # type: ignore[operator]
     if isinstance(expr, ir.Sum):
         terms: list[ir.IndexVar] = []
         offset = 0
@@ -211,14 +217,21 @@ def _plain_index(expr: Any) -> ir.Index:
             return ir.IndexDiv(var, divisor, span)
     if isinstance(expr, ir.Product) and all(op in ("", " ") for op in expr.ops):
         _fail("invalid-index", "missing ',' between indices", span)
-    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number):
-        _fail("invalid-index", "negative positions are not supported; use an offset like `t-1`",
-              span)
     _fail("invalid-index",
-          "not an index: an index is a variable (`i`), a constant (`0`, `Alice`), an offset "
+          "not an index: an index is a variable (`i`), a constant (`0`, `-7`, `Alice`, "
+          "`\"ann\"`), an offset "
           "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`",
           span)
     raise AssertionError  # unreachable
+
+
+def _int64(value: int, span: Span) -> int:
+    """An integer constant, which a column holds as a 64-bit value."""
+    if not -(2**63) <= value < 2**63:
+        shown = str(value) if len(str(value)) <= 24 else short_number(value)
+        _fail("invalid-index", f"{shown} does not fit in 64 bits: a column holds "
+              f"integers from -2^63 to 2^63-1 (quote it, `\"{value}\"`, for a symbol)", span)
+    return value
 
 
 # ----------------------------------------------------- written-out builders
@@ -336,10 +349,12 @@ class IRBuilder:
         if NUMERIC_AXES:
             rhs = numbered_axes_named(rhs, lhs)
         span = _tuple_new(Span, (lhs.span[0], rhs.span[1]))
-        if type(rhs) is ir.String:
+        if type(rhs) is ir.String or (type(rhs) is ir.Call and rhs.name == "source"):
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
+            if type(rhs) is ir.Call:
+                return _source_call(lhs, rhs, span)
             return ir.Source(lhs, rhs, span)
         return ir.Equation(lhs, op[1], _tuple_new(Span, (op[2], op[3])), rhs, span)
 
@@ -481,8 +496,8 @@ class IRBuilder:
         if name[1] in RESERVED_WORDS:
             _fail("reserved-word", f"`{name[1]}` is reserved for a later version of Fuse",
                   _tok_span(name))
-        if name[1] in BUILTINS:
-            return _call(name, args, span)
+        if name[1] in BUILTINS or (name[1] == "source" and args and type(args[0]) is ir.String):
+            return _call(name, args, span)  # (`source("f.tsv", header=1)`: see _source_call)
         try:
             indices = _indices(args)
         except StatementError:
@@ -532,6 +547,21 @@ def _string(tok: Tok) -> ir.String:
     """The only escapes are \\" and \\\\ (LANGUAGE.md §1); any other backslash
     stays as written, so a path like "data\\x.npy" means what it shows."""
     return ir.String(_ESCAPE.sub(r"\1", tok[1][1:-1]), _tok_span(tok))
+
+
+def _source_call(lhs: ir.Ref, call: ir.Call, span: Span) -> ir.Source:
+    """`R(x, y) = source("f.tsv", header=1)`: a source with options."""
+    if len(call.args) != 1:
+        _fail("invalid-statement", "a source names one file: `source(\"file\", header=1)`",
+              call.span)
+    header = None
+    for kw in call.kwargs:
+        value = kw.value
+        if kw.name != "header" or type(value) is not ir.Number or value.text not in ("0", "1"):
+            _fail("invalid-statement", "a source's option is `header=1` (its first row is a "
+                  "header, skipped) or `header=0` (its first row is data)", kw.span)
+        header = value.text == "1"  # type: ignore[union-attr]
+    return ir.Source(lhs, call.args[0], span, header)  # type: ignore[arg-type]
 
 
 def strings_alone(stmt: Any) -> None:

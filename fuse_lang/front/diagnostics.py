@@ -23,6 +23,7 @@ class Severity(str, Enum):
 CODES: dict[str, tuple[Severity, str]] = {
     # syntax
     "syntax-error": (Severity.ERROR, "the statement does not follow the grammar"),
+    "datalog-syntax": (Severity.ERROR, "a rule, fact or query written with Datalog's punctuation"),
     "unclosed-bracket": (Severity.ERROR, "a bracket is opened and never closed"),
     "unmatched-bracket": (Severity.ERROR, "a closing bracket with no opening one"),
     "unterminated-string": (Severity.ERROR, "a string has no closing quote on its line"),
@@ -39,6 +40,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "arity-mismatch": (Severity.ERROR, "a reference with the wrong number of indices"),
     "extent-conflict": (Severity.ERROR, "two places give one domain different extents"),
     "unknown-extent": (Severity.WARNING, "an axis whose extent nothing determines"),
+    "unsized-tensor": (Severity.ERROR, "a computed tensor with an axis whose extent nothing gives"),
+    "unsized-index": (Severity.ERROR, "an equation's index whose extent nothing gives"),
+    "recurrence-write": (Severity.ERROR, "a recurrence's equation that writes neither its index nor a constant"),
     "extent-too-large": (Severity.ERROR, "an axis longer than the largest extent Fuse handles"),
     "unknown-builtin": (Severity.ERROR, "a call to a function that does not exist"),
     "unknown-keyword": (Severity.ERROR, "a keyword argument the builtin does not take"),
@@ -75,7 +79,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsafe-comparison": (Severity.ERROR, "a variable of a rule's comparison that no positive atom binds"),
     "not-a-number": (Severity.ERROR, "a comparison or a computed head over a column of symbols"),
     "unknown-symbol": (Severity.INFORMATION, "a compared symbol constant that its column does not hold"),
-    "domain-limit": (Severity.ERROR, "a rule computes values outside an integer column's 0 to 1,000,000"),
+    "domain-limit": (Severity.ERROR, "a rule computes more values than a column holds, or past 64 bits"),
+    "unknown-constant": (Severity.WARNING, "a constant a body or query reads that its column does not hold"),
+    "lowercase-constant": (Severity.HINT, "a query's variable spelled like a symbol of its column"),
+    "header-row": (Severity.WARNING, "a relation file's first row that looks like a header"),
 }
 
 

@@ -26,10 +26,13 @@ class IndexVar:
 
 @frozen_dataclass
 class IndexConst:
-    """A constant position: an integer (`0`) or a symbol (`Alice`)."""
+    """A constant: an integer (`0`, `-7`) or a symbol (`Alice`, `"ann"`: `quoted`).
+    On a relation's column it is a value; on an axis whose domain holds no values,
+    an integer is a position (LANGUAGE.md §14)."""
 
     value: int | str
     span: Span
+    quoted: bool = False
 
     @property
     def is_symbol(self) -> bool:
@@ -292,6 +295,9 @@ class Source:
     lhs: Ref
     path: String
     span: Span
+    # `source("f.tsv", header=1)`: a relation file's first row is a header (True) or
+    # data (False); None: data, reported when it looks like a header
+    header: bool | None = None
 
 
 @frozen_dataclass

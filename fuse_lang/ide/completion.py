@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..check import Analysis, TensorInfo
+from ..check.constants import constant_text
 from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..front.lexer import Tok, tokenize
 from .hover import tensor_markdown
@@ -287,8 +288,9 @@ def _axis_hints(analysis: Analysis, cur: _Cursor, top: _Open) -> list[Completion
     out = []
     if _is_var(axis.index):
         out.append(_index(axis.index, axis.extent, f"axis {top.commas} of {info.name}", "0"))
-    for n, symbol in enumerate(analysis.domain_symbols.get(axis.domain, ())):
-        out.append(Completion(symbol, "symbol", f"symbol {n} of axis {top.commas} of {info.name}",
+    for n, value in enumerate(analysis.domain_symbols.get(axis.domain, ())):
+        out.append(Completion(constant_text(value), "symbol",
+                              f"value {n} of axis {top.commas} of {info.name}",
                               sort_text=f"1{n:06d}"))
     return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo
+from ..check.constants import constant_text
 from ..check.loss import loss_of
 from ..check.values import compared_symbol, symbol_position
 from ..front import ir
@@ -66,12 +67,11 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
         for pos, axis in enumerate(info.axes):
             extent = "?" if axis.extent is None else str(axis.extent)
             note = " (virtual: only the latest value is kept)" if axis.virtual else ""
-            symbols = analysis.domain_symbols.get(axis.domain)
-            if symbols:
-                shown = ", ".join(symbols[:6]) + (", …" if len(symbols) > 6 else "")
-                note += f" symbols: {shown}"
-            elif info.boolean and axis.extent:  # a relation's integers: position = value
-                note += f" values 0 to {axis.extent - 1}"
+            values = analysis.domain_symbols.get(axis.domain)
+            if values:
+                shown = ", ".join(constant_text(v) for v in values[:6]) + \
+                    (", …" if len(values) > 6 else "")
+                note += f" values: {shown}"
             lines.append(f"| {pos} | `{axis.index or '-'}` | {extent} | D{axis.domain}{note} |")
     if info.source_path:
         lines.append("")

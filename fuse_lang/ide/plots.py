@@ -50,8 +50,12 @@ def axis_labels(analysis: Analysis, name: str) -> tuple[AxisLabel, ...]:
     tensor = analysis.tensors.get(name)
     if tensor is None:
         return ()
-    return tuple(AxisLabel(axis.index, analysis.domain_symbols.get(axis.domain))
-                 for axis in tensor.axes if not axis.virtual)
+    labels = []
+    for axis in tensor.axes:
+        if not axis.virtual:
+            values = analysis.domain_symbols.get(axis.domain)
+            labels.append(AxisLabel(axis.index, tuple(map(str, values)) if values else None))
+    return tuple(labels)
 
 
 def is_relation_graph(analysis: Analysis, name: str) -> bool:

@@ -3,15 +3,13 @@
 Sources are read as the checker reads them (`io.sources`): regular files only,
 text up to a size limit, `.npy` headers checked against the bytes the file
 holds and refused unless they hold bool, integer or float numbers; no pickle is
-ever loaded.  Relation files are read as tuples (the run numbers their symbols
-per domain), a scipy.sparse `.npz` source straight into CSR (docs/scale.md,
+ever loaded.  Relation files are read as their columns of values, as the checker
+read them (the run numbers the values per domain), a scipy.sparse `.npz` source straight into CSR (docs/scale.md,
 "Sparse files").  A file that cannot be read is a FileProblem saying why.
 """
 from __future__ import annotations
 
-import io
 import os
-import warnings
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -23,11 +21,11 @@ from .numpy_headers import (
     read_npy_header,
     sparse_archive_header,
 )
+from .relation_files import RelationFile
 from .safetensors_header import SafetensorsProblem, load_tensor
 from .source_files import FileProblem, SourceError, open_regular, read_text
 from .sources import SAFETENSORS
-from .text_sources import file_columns, parse_json, text_lines
-from .whole_files import numeric_bytes
+from .text_sources import parse_json, relation_file, text_lines
 
 
 def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.ndarray:
@@ -174,76 +172,13 @@ def _reason(err: Exception) -> str:
     return err.strerror if isinstance(err, OSError) and err.strerror else str(err)
 
 
-def relation_rows(path: Path) -> list[list[object]]:
-    """The tuples of a relation file: symbols as str, integers as int."""
-    suffix = path.suffix.lower()
+def relation_tuples_file(path: Path, header: bool | None = None) -> RelationFile:
+    """A relation file's columns of values (io.relation_files), as the checker read
+    them (once per compile); a `.txt` token file as (position, token) tuples."""
     try:
-        if suffix in (".csv", ".tsv"):
-            sep = "\t" if suffix == ".tsv" else ","
-            return [[_cell(c) for c in line.split(sep)] for line in text_lines(path)]
-        if suffix == ".jsonl":
-            rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
-            return [[_cell(c) for c in (r if isinstance(r, list) else [r])] for r in rows]
-        if suffix == ".json":
-            data = parse_json(read_text(path))
-            if isinstance(data, dict):
-                data = next(iter(data.values()))
-            return [[_cell(c) for c in row] for row in data]
-        if suffix == ".txt":
-            return [[k, token] for k, token in enumerate(read_text(path).split())]
-    except (OSError, ValueError, TypeError, SourceError) as err:
+        if path.suffix.lower() == ".txt":
+            tokens = read_text(path).split()
+            return RelationFile((tuple(range(len(tokens))), tuple(tokens)), len(tokens))
+        return relation_file(path, header)
+    except (OSError, SourceError) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
-    raise FileProblem(f"{path.name}: a Boolean relation reads .csv, .tsv, .json, .jsonl or .txt")
-
-
-def relation_columns(path: Path, arity: int) -> list | None:
-    """A plain .tsv/.csv relation's columns (io.whole_files.split_columns:
-    integers as int64, ASCII symbols as bytes, others as str); None for any other file (then
-    `relation_rows` reads it, and says what is wrong with it).  Split once per file
-    version inside a compile and its program's runs (io.file_reads)."""
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv") or arity < 1:
-        return None
-    try:
-        columns = file_columns(path, "\t" if suffix == ".tsv" else ",")
-    except (OSError, SourceError):
-        return None
-    if columns is None or len(columns) != arity:
-        return None
-    for column in columns:  # integers among symbols: cell by cell
-        if isinstance(column, np.ndarray) and column.dtype.kind == "i":
-            continue
-        if isinstance(column, np.ndarray):
-            if numeric_bytes(column):
-                return None
-        else:
-            distinct = set(column)
-            if any(map(str.isdigit, distinct)) or any(v.startswith("-") for v in distinct):
-                return None
-    return columns
-
-
-def integer_relation(path: Path, arity: int) -> np.ndarray | None:
-    """A .tsv/.csv relation of integers only, read in C (rows x arity); None when
-    it holds anything else (symbols, ragged rows): `relation_rows` reads it then."""
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv") or arity < 1:
-        return None
-    try:
-        text = read_text(path)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # an empty file: no rows, no warning
-            rows = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=2,
-                              delimiter="\t" if suffix == ".tsv" else ",")
-    except (OSError, ValueError, SourceError):
-        return None
-    if rows.size == 0:
-        return None
-    return rows if rows.shape[1] == arity else None
-
-
-def _cell(text: object) -> object:
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return int(text)
-    text = str(text).strip()
-    return int(text) if text.lstrip("-").isdigit() else text

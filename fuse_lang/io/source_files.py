@@ -34,17 +34,19 @@ class SourceInfo:
 
     shape: tuple[int, ...] | None = None
     # relation sources: per column, the values in order of first appearance
-    # (str symbols or int positions)
+    # (io.cells: int, float or str; a .txt token file's positions: int positions)
     columns: tuple[tuple[object, ...], ...] | None = None
     rows: int = 0
-    # (column, value) in the order a reader meets them, row by row: symbols are
-    # numbered in this order (a large file's integer column: its largest only)
+    # (column, value) in the order a reader meets them, row by row: values are
+    # numbered in this order (a .txt token file's positions: the largest only)
     first_seen: tuple[tuple[int, object], ...] = ()
-    # a large plain file read whole (io.whole_files): its symbols are not in
+    # a large plain file read whole (io.whole_files): its values are not in
     # first_seen but here, per column, with the order they are met in row by row
     ranked_symbols: Any = None  # a io.whole_files.RankedSymbols
     # a scipy.sparse `.npz`: its stored non-zeros (from a header, never the data)
     nonzeros: int | None = None
+    # a relation file's first row, read as data, when it looks like a header
+    header: tuple[str, ...] | None = None
 
 
 _SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),

@@ -15,13 +15,14 @@ import os
 from pathlib import Path
 
 from ..front import ir
-from ..front.diagnostics import Diagnostic, make
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from .numpy_headers import read_npy_header, read_npz_member_header, read_sparse_npz_header
 from .source_files import SourceError, SourceInfo, open_regular
 from .text_sources import delimited_info, json_info, json_lines_info, tokens_info
 
 SAFETENSORS = ".safetensors"  # read by safetensors_header, imported for such a file only
-SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".txt", ".json", ".jsonl")
+SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".facts", ".txt", ".json",
+            ".jsonl")
 
 
 def split_member(value: str) -> tuple[str, str | None]:
@@ -33,10 +34,12 @@ def split_member(value: str) -> tuple[str, str | None]:
     return value[:at + len(SAFETENSORS)], value[at + len(marker):]
 
 
-def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = None
-                     ) -> SourceInfo:
-    """Shape or symbols of a source file; raises OSError or SourceError.  `key`:
-    the tensor of a safetensors file (`model.safetensors:key`)."""
+def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = None,
+                     header: bool | None = None) -> SourceInfo:
+    """Shape or values of a source file; raises OSError or SourceError.  `key`:
+    the tensor of a safetensors file (`model.safetensors:key`); `header`: a
+    relation file's first row is a header (True), data (False), or data that is
+    reported if it looks like a header (None)."""
     suffix = path.suffix.lower()
     if suffix == SAFETENSORS:
         from .safetensors_header import SafetensorsProblem, read_entry
@@ -55,12 +58,12 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
         if sparse is not None:
             return SourceInfo(shape=sparse.shape, nonzeros=sparse.nonzeros)
         return SourceInfo(shape=read_npz_member_header(path, tensor).shape)
-    if suffix in (".csv", ".tsv"):
-        return delimited_info(path, "\t" if suffix == ".tsv" else ",", boolean)
+    if suffix in (".csv", ".tsv", ".facts"):
+        return delimited_info(path, "," if suffix == ".csv" else "\t", boolean, header)
     if suffix == ".jsonl":
-        return json_lines_info(path, boolean)
+        return json_lines_info(path, boolean, header)
     if suffix == ".json":
-        return json_info(path, tensor, boolean)
+        return json_info(path, tensor, boolean, header)
     if suffix == ".txt":
         return tokens_info(path)
     raise SourceError(f"unknown file type {suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")
@@ -81,7 +84,7 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
             raise IsADirectoryError(path)
         if not path.exists():
             raise FileNotFoundError(path)
-        return read_source_info(path, tensor, boolean, key)
+        return read_source_info(path, tensor, boolean, key, src.header)
     except FileNotFoundError:
         return make("missing-source", f"`{src.path.value}` does not exist (looked for {path})",
                     src.path.span)
@@ -92,3 +95,18 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         return make("unreadable-source", f"`{src.path.value}` cannot be read: {reason}",
                     src.path.span)
+
+
+def header_row(src: ir.Source, header: tuple[str, ...]) -> Diagnostic:
+    """`header-row`: a relation file's first row looks like a header and is read as
+    data; the fixes say which it is (`source("f.tsv", header=1)` or `header=0`)."""
+    shown = "\t".join(header) if len(header) < 6 else "\t".join(header[:5]) + "\t…"
+    path = src.path.value.replace("\\", "\\\\").replace('"', '\\"')
+    return make(
+        "header-row", f"the first row of `{src.path.value}` ({shown!r}) looks like a header, "
+        f"and is read as a tuple of `{src.lhs.name}`; say `source(\"{path}\", header=1)` to "
+        f"skip it, or `header=0` if it is data", src.path.span,
+        fixes=(Fix("Skip the header row", (TextEdit(src.path.span,
+                                                     f'source("{path}", header=1)'),)),
+               Fix("Read the first row as data", (TextEdit(src.path.span,
+                                                            f'source("{path}", header=0)'),))))

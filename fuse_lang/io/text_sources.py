@@ -1,13 +1,12 @@
 """What a text source holds, read for the checker (LANGUAGE.md §8-9).
 
-Relation files (`.csv`/`.tsv`/`.jsonl`/`.json` for Boolean tensors, `.txt`
-token files) are scanned for their tuples' symbols, which the checker numbers
-per domain; a dense text source (nested JSON lists, rows of numbers) for its
-shape.  A large plain `.csv`/`.tsv` is read whole, column by column
-(`io.whole_files`), once per compile (`io.file_reads`).  Every read is bounded
-(`io.source_files.read_text`).  `io.sources` dispatches here by suffix;
-`io.source_data` reads the rows through `file_columns`, `text_lines` and
-`parse_json`.
+Relation files (`.csv`/`.tsv`/`.facts`/`.jsonl`/`.json` for Boolean tensors)
+are read by `io.relation_files` once per compile (`io.file_reads`): the checker
+numbers their columns' values per domain, the run reads the same columns
+(`relation_file`).  `.txt` token files are scanned for their tokens; a dense
+text source (nested JSON lists, rows of numbers) for its shape.  Every read is
+bounded (`io.source_files.read_text`).  `io.sources` dispatches here by suffix;
+`io.source_data` reads dense rows through `text_lines` and `parse_json`.
 """
 from __future__ import annotations
 
@@ -15,29 +14,33 @@ import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .relation_files import RelationFile, read_relation
 from .source_files import SourceError, SourceInfo, read_text
 
 
-def delimited_info(path: Path, sep: str, boolean: bool) -> SourceInfo:
-    """A `.csv`/`.tsv` source: a relation's columns when `boolean`, else the shape
-    of its rows of numbers."""
+def delimited_info(path: Path, sep: str, boolean: bool, header: bool | None = None
+                   ) -> SourceInfo:
+    """A `.csv`/`.tsv`/`.facts` source: a relation's columns when `boolean`, else
+    the shape of its rows of numbers."""
     if boolean:
-        from .file_reads import remembered
-
-        whole = remembered(path, ("relation", sep), lambda: _whole_relation(path, sep))
-        if whole is not None:
-            return whole
+        return relation_info(path, header)
+    if path.suffix.lower() == ".facts":
+        raise SourceError("a .facts file holds a relation's tuples: read it into a Boolean "
+                          "relation, written with ( )")
     rows = (line.split(sep) for line in _lines(read_text(path)))
-    return _relation(rows) if boolean else SourceInfo(shape=_matrix_shape(rows))
+    return SourceInfo(shape=_matrix_shape(rows))
 
 
-def json_lines_info(path: Path, boolean: bool) -> SourceInfo:
+def json_lines_info(path: Path, boolean: bool, header: bool | None = None) -> SourceInfo:
     """A `.jsonl` source: one tuple (or one value) a line."""
+    if boolean:
+        return relation_info(path, header)
     rows = (item if isinstance(item, list) else [item] for item in _json_lines(path))
-    return _relation(rows) if boolean else SourceInfo(shape=_nested_shape(list(rows)))
+    return SourceInfo(shape=_nested_shape(list(rows)))
 
 
-def json_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
+def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
+              ) -> SourceInfo:
     """A `.json` source: nested lists of numbers, or for a Boolean tensor a list of
     tuples; an object holds one such entry per tensor (or a single one)."""
     data = parse_json(read_text(path))
@@ -49,8 +52,44 @@ def json_info(path: Path, tensor: str, boolean: bool) -> SourceInfo:
         else:
             raise SourceError(f"holds no entry named {tensor}")
     if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
-        return _relation(data)
+        return relation_info(path, header)
     return SourceInfo(shape=_nested_shape(data))
+
+
+def relation_file(path: Path, header: bool | None = None) -> RelationFile:
+    """The relation in a file (io.relation_files), read once per file version
+    inside a compile and its runs (io.file_reads); raises OSError or SourceError."""
+    from .file_reads import remembered
+
+    return remembered(path, ("relation", header), lambda: read_relation(path, header))
+
+
+def relation_info(path: Path, header: bool | None = None) -> SourceInfo:
+    """What the checker learns of a relation file: each column's values in order
+    of first appearance, and the order to number them in (row by row); once per
+    file version inside a compile (io.file_reads)."""
+    from .file_reads import remembered
+
+    return remembered(path, ("relation info", header), lambda: _relation_info(path, header))
+
+
+def _relation_info(path: Path, header: bool | None) -> SourceInfo:
+    relation = relation_file(path, header)
+    if any(hasattr(column, "dtype") for column in relation.columns):
+        from .whole_files import relation_of_columns
+
+        values, rows, ranked = relation_of_columns(list(relation.columns))
+        return SourceInfo(columns=values, rows=rows, ranked_symbols=ranked,
+                          header=relation.header)
+    columns: list[dict[object, None]] = [{} for _ in relation.columns]
+    seen: list[tuple[int, object]] = []
+    for row in zip(*relation.columns):
+        for c, (col, value) in enumerate(zip(columns, row)):
+            if value not in col:
+                col[value] = None
+                seen.append((c, value))
+    return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=relation.rows,
+                      first_seen=tuple(seen), header=relation.header)
 
 
 def tokens_info(path: Path) -> SourceInfo:
@@ -62,30 +101,6 @@ def tokens_info(path: Path) -> SourceInfo:
                       first_seen=tuple((1, v) for v in vocab) + (
                           ((0, len(tokens) - 1),) if tokens else ()),
                       shape=(len(tokens), len(vocab)))
-
-
-def file_columns(path: Path, sep: str) -> list | None:
-    """io.whole_files.split_columns of the file at `path`, once per file version
-    inside a compile (io.file_reads); raises OSError or SourceError as reading does."""
-    from .file_reads import remembered
-    from .whole_files import split_columns
-
-    return remembered(path, ("columns", sep), lambda: split_columns(read_text(path), sep))
-
-
-def _whole_relation(path: Path, sep: str) -> SourceInfo | None:
-    """A plain relation file read whole, column by column (io.whole_files);
-    None when it is small or not plain."""
-    from .whole_files import WHOLE_FILE_BYTES, relation_of_columns
-
-    if path.stat().st_size < WHOLE_FILE_BYTES:  # (read row by row: no need to split it)
-        return None
-    columns = file_columns(path, sep)
-    whole = relation_of_columns(columns) if columns is not None else None
-    if whole is None:
-        return None
-    return SourceInfo(columns=whole[0], rows=whole[1], first_seen=whole[2],
-                      ranked_symbols=whole[3])
 
 
 def parse_json(text: str, where: str = "") -> object:
@@ -112,37 +127,6 @@ def text_lines(path: Path) -> list[str]:
 
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
-
-
-def _cell(text: str) -> object:
-    text = str(text).strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    return text
-
-
-def _relation(rows: Iterable[list]) -> SourceInfo:
-    """The columns' values of a relation's rows (read one by one: a large file's
-    rows are never all held at once)."""
-    width = -1
-    columns: list[dict[object, None]] = []
-    seen: list[tuple[int, object]] = []
-    k = 0
-    for k, row in enumerate(rows, 1):
-        if width < 0:
-            width = len(row)
-            columns = [dict() for _ in range(width)]
-        if len(row) != width:
-            raise SourceError(f"row {k} has {len(row)} fields, the first row has {width}")
-        for c, (col, cell) in enumerate(zip(columns, row)):
-            value = _cell(cell)
-            if value not in col:
-                col[value] = None
-                seen.append((c, value))
-    if width < 0:
-        return SourceInfo(columns=(), rows=0)
-    return SourceInfo(columns=tuple(tuple(c) for c in columns), rows=k,
-                      first_seen=tuple(seen))
 
 
 def _matrix_shape(rows: Iterable[list[str]]) -> tuple[int, ...]:

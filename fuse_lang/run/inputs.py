@@ -1,7 +1,7 @@
 """A tensor's base: what it holds before its equations add to it.
 
 That is a runtime input, a source file (dense, or a Boolean relation file
-read as 0/1 with symbols numbered per domain), a param's starting values, or
+read as 0/1, its values at their positions in their domains), a param's starting values, or
 its facts; a Boolean source is the union of its file and its facts.
 """
 from __future__ import annotations
@@ -13,14 +13,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..check import INPUT_KINDS, SOURCE_KINDS, Analysis, TensorKind
+from ..check.value_tables import column_positions, constant_position, domain_values
 from ..front import ir
-from ..io.source_data import (
-    integer_relation,
-    load_dense,
-    load_sparse_npz,
-    relation_columns,
-    relation_rows,
-)
+from ..io.source_data import load_dense, load_sparse_npz, relation_tuples_file
 from ..io.sources import split_member
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError
@@ -134,16 +129,10 @@ def _refuse_non_numbers(name: str, data: Any) -> None:
 
 
 def fact_position(analysis: Analysis, name: str, atom: ir.Ref) -> tuple[int, ...]:
-    """The position a fact sets: integers as they are, symbols numbered per domain."""
+    """The position a fact sets: each constant's place among its domain's values."""
     info = analysis.tensors[name]
-    out = []
-    for pos, index in enumerate(atom.indices or ()):
-        assert isinstance(index, ir.IndexConst)
-        if isinstance(index.value, int):
-            out.append(index.value)
-        else:
-            out.append(analysis.domain_symbols[info.axes[pos].domain].index(index.value))
-    return tuple(out)
+    return tuple(constant_position(analysis, info.axes[pos].domain, index.value)  # type: ignore[union-attr]
+                 for pos, index in enumerate(atom.indices or ()))
 
 
 def _relation(analysis: Analysis, name: str, path: Path, shape: tuple[int, ...]) -> np.ndarray:
@@ -156,62 +145,27 @@ def _relation(analysis: Analysis, name: str, path: Path, shape: tuple[int, ...])
 
 
 def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray:
-    """A relation file's tuples as positions: integers as they are, symbols numbered
-    per domain (one dictionary per axis, not a search of the symbol list per cell)."""
+    """A relation file's tuples as positions: each column's values looked up in its
+    domain (whole columns at once; check.value_tables)."""
     info = analysis.tensors[name]
-    numbers = integer_relation(path, len(info.axes))
-    if numbers is not None:
-        return numbers
-    columns = relation_columns(path, len(info.axes))
-    if columns is not None:  # a plain file, whole columns at once
-        out = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
-        tables: dict[int, Any] = {}  # per domain: its symbols sorted (made once)
-        for pos, column in enumerate(columns):
-            out[:, pos] = _numbered(analysis.domain_symbols.get(info.axes[pos].domain, ()),
-                                    column, tables.setdefault(info.axes[pos].domain, {}))
-        return out
-    numbering: dict[int, dict[object, int]] = {}
-    out = []
-    for row in relation_rows(path):
-        position = []
-        for pos, cell in enumerate(row):
-            if isinstance(cell, int):
-                position.append(cell)
-            else:
-                numbers = numbering.get(pos)
-                if numbers is None:
-                    symbols = analysis.domain_symbols[info.axes[pos].domain]
-                    numbers = numbering[pos] = {s: k for k, s in enumerate(symbols)}
-                position.append(numbers[cell])
-        out.append(position)
-    return np.array(out, dtype=np.int64).reshape(-1, len(info.axes))
+    relation = relation_tuples_file(path, _source_header(analysis, name))
+    if len(relation.columns) != len(info.axes):
+        raise EvaluationError(f"{path.name} holds {len(relation.columns)} columns, `{name}` "
+                              f"has {len(info.axes)}")
+    out = np.empty((relation.rows, len(info.axes)), dtype=np.int64)
+    for pos, column in enumerate(relation.columns):
+        out[:, pos] = column_positions(domain_values(analysis, info.axes[pos].domain), column)
+    if (out < 0).any():  # (the checker numbered every value of the file)
+        raise EvaluationError(f"{path.name} changed since it was checked; check it again")
+    return out
 
 
-def _numbered(symbols: tuple, column: Any, made: dict) -> np.ndarray:
-    """A column's positions: integers as they are; symbols by their number in the
-    domain (bytes: by a search of the sorted symbols, all in C).  `made`: what
-    this domain's columns share (its sorted symbols)."""
-    if isinstance(column, np.ndarray) and column.dtype.kind == "i":
-        return column
-    if isinstance(column, np.ndarray):
-        if "sorted" not in made:
-            try:
-                table = np.array(symbols, dtype="S")
-            except UnicodeEncodeError:  # a symbol of another file is not ASCII
-                table = None
-            if table is not None:
-                table = _comparable(table, max(table.dtype.itemsize, column.dtype.itemsize))
-                order = np.argsort(table)  # (the symbols are distinct)
-                made["sorted"] = (order, table[order])
-            else:
-                made["sorted"] = None
-        if made["sorted"] is not None:
-            order, ordered = made["sorted"]
-            cells = _comparable(column, ordered.dtype.itemsize)
-            return order[np.searchsorted(ordered, cells)]
-        column = column.astype("U").tolist()
-    numbering = {s: k for k, s in enumerate(symbols)}
-    return np.fromiter(map(numbering.__getitem__, column), np.int64, len(column))
+def _source_header(analysis: Analysis, name: str) -> bool | None:
+    statements = analysis.program.statements
+    for k in analysis.tensors[name].statements:
+        if isinstance(statements[k], ir.Source):
+            return statements[k].header  # type: ignore[union-attr]
+    return None
 
 
 def sparse_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
@@ -230,12 +184,3 @@ def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:
     fan_out = shape[-2] if len(shape) > 1 else 1
     bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
     return rng.uniform(-bound, bound, size=shape)
-
-
-def _comparable(cells: np.ndarray, width: int) -> np.ndarray:
-    """Fixed-width bytes padded to `width` (at least): as one uint64 each where they
-    fit in 8 bytes (sorted and searched faster than bytes; the order differs, the
-    equality does not), else as bytes."""
-    if width <= 8:
-        return np.ascontiguousarray(cells.astype("S8")).view(np.uint64).reshape(-1)
-    return cells.astype(f"S{width}")

@@ -26,11 +26,11 @@ from ..plan.representation import RepresentationError, representations
 from .backends.base import Backend
 from .compiling import (
     backend_for,
-    cut_to_targets,
     demanded,
     open_program_weights,
     program_analysis,
     raise_on_errors,
+    runnable_part,
     sharded_backend,
 )
 from .config import checked_against, choose_backend, merged
@@ -50,14 +50,15 @@ def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
                         ) -> Callable[..., "CompiledProgram"]:
     """`compile` inside io.file_reads.reading_once: each source file is read and
     split once however often the program is analysed (demand mode's rewrite,
-    a targeted run's cone); the program keeps the split columns for its runs."""
+    a targeted run's cone); the program keeps the relation files' columns for its
+    runs."""
     @functools.wraps(compile_)
     def compiling(*args: Any, **kwargs: Any) -> "CompiledProgram":
         with reading_once() as store:
             program = compile_(*args, **kwargs)
         # made by compile itself, after the program (whose analyses read the files)
         object.__setattr__(program, "file_reads",
-                           kept(store, lambda what: what[0] == "columns"))
+                           kept(store, lambda what: what[0] in ("relation", "relation info")))
         return program
     return compiling
 
@@ -70,7 +71,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
             tolerance: float | None = None, compiled: bool | None = None,
             mesh: Any = None, shard: Mapping[str, str] | None = None,
             representation: Mapping[str, str] | None = None,
-            targets: Sequence[str] | None = None,
+            targets: Sequence[str] | None = None, past_errors: bool = False,
             config: ExecutionConfig | None = None,
             weights: str | os.PathLike | Mapping | None = None,
             adapters: Sequence[str] | Mapping[str, float] | None = None,
@@ -91,6 +92,9 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     1000 for numeric recursion).  targets: tensor names or query texts to compute
     alone: only their dependency cone is compiled, so an error outside it does not stop them (the result's
     `not_run` says what was left out and why); an error inside it does.
+    past_errors: with errors outside the cones of the exports, queries, sinks and loss,
+    run those cones (as `fuse run` and the editor do, docs/cli.md "What runs"), `not_run`
+    listing what is left out for an error; False (the default): any error refuses.
     config: an ExecutionConfig (docs/execution.md); backend, device, precision,
     max_iterations and tolerance may be given either way (None: not given; the
     defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting.
@@ -111,16 +115,15 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if backend == "auto":
         if first is None:
             first = analyze(source_text, path, base_dir)
-        raise_on_errors(first, deferred=("missing-source",))
-        backend, device, why = choose_backend(first, "auto" if auto_device else device)
+        runs = runnable_part(first, targets, past_errors, path, base_dir)[0]
+        raise_on_errors(runs, deferred=("missing-source",))
+        backend, device, why = choose_backend(runs, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
     chosen, compiled, cache_root = backend_for(config, backend, device, precision,
                                                 compiled, mesh is not None or bool(shard))
     loaded = open_program_weights(weights, adapters, source_text, base_dir)
     analysis = program_analysis(source_text, path, base_dir, first, loaded)
-    not_run: tuple[NotRun, ...] = ()
-    if targets:
-        analysis, not_run = cut_to_targets(analysis, targets, path, base_dir)
+    analysis, not_run = runnable_part(analysis, targets, past_errors, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     raise_on_errors(analysis, deferred=("missing-source",))

@@ -18,6 +18,7 @@ import operator
 from typing import Any
 
 from ...check import Analysis
+from ...check.value_tables import value_array
 from ...front import ir
 from ...plan.contraction import einsum_spec
 from ..backends.base import Backend
@@ -63,6 +64,11 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             raise EvaluationError(f"the extent of index `{name}` is not known; declare it with "
                                   f"`axis {name} = N` or give a source that has it")
         return ext
+
+    def index_values(self, name: str) -> Any:
+        """What index `name` stands for at each of its positions (a NumPy array):
+        its column's values, or its positions on a positional axis."""
+        return value_array(self.info.values.get(name), self.extent(name))
 
     # -------------------------------------------------------------- scopes
     def scope(self, expr: ir.Expr, scope_id: int) -> LArray:
@@ -112,6 +118,7 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         for factor in expr.factors:
             if type(factor) is ir.Call and factor.name == "not" and factor.args:
                 factor = factor.args[0]
+            factor = self.complement_operand(factor)  # 1 - R(...): `not R(...)`
             if type(factor) is ir.Ref and factor.name in self.values and \
                     is_sparse(self.overrides.get(id(factor), self.values[factor.name])):
                 return True
@@ -136,7 +143,7 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         operands = []
         scale = None
         for factor, op in zip(expr.factors, expr.ops):
-            value = self.eval(factor)
+            value = self.factor(factor)
             if not value.axes:
                 factor_value = 1 / value.data if op == "/" else value.data
                 scale = factor_value if scale is None else scale * factor_value

@@ -4,10 +4,11 @@ when the LHS is distinct variables, else a scatter planned from shapes
 slices, repeated indices)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...check import Analysis
 from ...check.symbols import SUM_OPS, slice_name
+from ...check.value_tables import constant_position, positions_of, value_array
 from ...front import ir
 from ..backends.base import Backend
 from .labelled import LArray, expand_to
@@ -71,13 +72,22 @@ def _slices_fill_their_axes(backend: Backend, value: LArray, names: list[str],
 
 
 def _symbol_position(analysis: Analysis, name: str, pos: int, index: Any) -> Any:
-    """A symbol constant on the LHS (`S[Bob] = 2`) as its position in the axis' domain."""
-    if not (isinstance(index, ir.IndexConst) and isinstance(index.value, str)):
-        return index
-    symbols = analysis.domain_symbols.get(analysis.tensors[name].axes[pos].domain, ())
-    if index.value not in symbols:
-        raise EvaluationError(f"the symbol `{index.value}` is not in this axis' domain")
-    return ir.IndexConst(symbols.index(index.value), index.span)
+    """A constant on the LHS (`S[Bob] = 2`, `N(0)`) as its position in the axis'
+    domain; an offset on an axis that holds values as a _ValueShift."""
+    domain = analysis.tensors[name].axes[pos].domain
+    if isinstance(index, ir.IndexConst):
+        return ir.IndexConst(constant_position(analysis, domain, index.value), index.span)
+    if isinstance(index, ir.IndexShift) and domain in analysis.domain_symbols:
+        return _ValueShift(index, analysis.domain_symbols[domain])
+    return index
+
+
+class _ValueShift(NamedTuple):
+    """`N(m + 1)` on a head whose column holds values: the cell of the value
+    `offset + Σ terms` among `values` (check.value_tables)."""
+
+    shift: ir.IndexShift
+    values: tuple
 
 
 def _scatter(backend: Backend, info: StatementInfo, value: LArray, indices: list,
@@ -93,7 +103,8 @@ def _scatter(backend: Backend, info: StatementInfo, value: LArray, indices: list
             names.append(slice_name(slices))
             slices += 1
         else:
-            names.extend(v.name for v in ir.index_vars(index) if v.name not in fixed)
+            inner = index.shift if isinstance(index, _ValueShift) else index
+            names.extend(v.name for v in ir.index_vars(inner) if v.name not in fixed)
     names = list(dict.fromkeys(names))
     extents = {}
     for n in names:
@@ -108,7 +119,7 @@ def _scatter(backend: Backend, info: StatementInfo, value: LArray, indices: list
     if stray:
         raise EvaluationError(f"indices {', '.join(stray)} are left over on the right-hand side")
     data = expand_to(backend, value, tuple(names), extents)
-    cells, targets, counts = _scatter_plan(indices, names, extents, shape, fixed)
+    cells, targets, counts = _scatter_plan(indices, names, extents, shape, fixed, info.values)
     size = int(np.prod(shape))
     if targets.size == 0:
         return backend.zeros(shape)
@@ -123,7 +134,7 @@ def _scatter(backend: Backend, info: StatementInfo, value: LArray, indices: list
 
 
 def _scatter_plan(indices: list, names: list[str], extents: dict[str, int],
-                  shape: tuple[int, ...], fixed: dict[str, int]):
+                  shape: tuple[int, ...], fixed: dict[str, int], held: dict[str, tuple]):
     """Where each cell of the RHS (laid out over `names`) lands in the flat LHS,
     from shapes alone: the cells that land inside, their targets, and how many
     land in each target."""
@@ -140,9 +151,18 @@ def _scatter_plan(indices: list, names: list[str], extents: dict[str, int],
             pos = env[index.name] if index.name not in fixed else fixed[index.name]
         elif isinstance(index, ir.IndexConst):
             pos = int(index.value)
-        elif isinstance(index, ir.IndexShift):
+        elif isinstance(index, ir.IndexShift) and not held:
             pos = index.offset + sum(env[v.name] if v.name not in fixed else fixed[v.name]
                                      for v in index.terms)
+        elif isinstance(index, (ir.IndexShift, _ValueShift)):
+            shift = index.shift if isinstance(index, _ValueShift) else index
+            total = shift.offset + sum(
+                value_array(held.get(v.name), extents.get(v.name) or 0)[
+                    env[v.name] if v.name not in fixed else fixed[v.name]]
+                if v.name in held else (env[v.name] if v.name not in fixed else fixed[v.name])
+                for v in shift.terms)
+            pos = positions_of(index.values if isinstance(index, _ValueShift) else None,
+                               axis_size, np.asarray(total))
         elif isinstance(index, ir.IndexDiv):
             pos = (env[index.var.name] if index.var.name not in fixed
                    else fixed[index.var.name]) // index.divisor

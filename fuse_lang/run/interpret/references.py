@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...check.symbols import slice_name
+from ...check.value_tables import constant_position, positions_of
 from ...front import ir
 from .labelled import LArray
 from .statement import EvaluationError, EvaluatorState
@@ -22,7 +23,9 @@ class ReferenceReading(EvaluatorState):
                 return LArray(data, ())
             if ref.name in self.fixed:
                 return LArray(backend.asarray(self.fixed[ref.name]), ())
-            return LArray(backend.arange(self.extent(ref.name)), (ref.name,))  # an index's value
+            if ref.name not in self.info.values:  # an index's value: its position
+                return LArray(backend.arange(self.extent(ref.name)), (ref.name,))
+            return LArray(backend.asarray(self.index_values(ref.name)), (ref.name,))
         if ref.name not in self.values:
             raise EvaluationError(f"`{ref.name}` has no value yet")
         data = self.overrides.get(id(ref), self.values[ref.name])
@@ -47,7 +50,7 @@ class ReferenceReading(EvaluatorState):
                 position = self._constant_position(info.axes[pos].domain, index)
                 data = self._select(data, axis, position, size)
             elif isinstance(index, ir.IndexShift):
-                data, names = self._shifted(data, axis, size, index)
+                data, names = self._shifted(data, axis, size, index, info.axes[pos].domain)
                 labels.extend(names)
                 axis += len(names)
             elif isinstance(index, ir.IndexDiv):
@@ -91,16 +94,30 @@ class ReferenceReading(EvaluatorState):
         mask = self.backend.asarray(inside.reshape(mask_shape))
         return taken * mask
 
-    def _shifted(self, data: Any, axis: int, size: int, index: ir.IndexShift):
+    def _shifted(self, data: Any, axis: int, size: int, index: ir.IndexShift, domain: int):
+        """`T[t+1]`, `R(n - 1)`: the cells at the value `offset + Σ terms`; on an axis
+        that holds values, looked up among them (check.value_tables)."""
         import numpy as np
 
+        held = self.info.values
+        axis_values = self.analysis.domain_symbols.get(domain)
+        if axis_values is None and not any(v.name in held for v in index.terms):
+            free = [v.name for v in index.terms if v.name not in self.fixed]
+            base = index.offset + sum(self.fixed[v.name] for v in index.terms
+                                      if v.name in self.fixed)
+            if not free:
+                return self._select(data, axis, base, size), []
+            grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
+                (np.arange(self.extent(free[0])),)
+            return self._gather(data, axis, base + sum(grids), size), free
         free = [v.name for v in index.terms if v.name not in self.fixed]
-        base = index.offset + sum(self.fixed[v.name] for v in index.terms if v.name in self.fixed)
+        base = index.offset + sum(int(self.index_values(v.name)[self.fixed[v.name]])
+                                  for v in index.terms if v.name in self.fixed)
+        grids = np.ix_(*[self.index_values(n) for n in free]) if free else ()
+        wanted = base + sum(grids) if free else np.asarray(base)
+        positions = positions_of(axis_values, size, wanted)
         if not free:
-            return self._select(data, axis, base, size), []
-        grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
-            (np.arange(self.extent(free[0])),)
-        positions = base + sum(grids)
+            return self._select(data, axis, int(positions), size), []
         return self._gather(data, axis, positions, size), free
 
     def _diagonals(self, value: LArray) -> LArray:
@@ -118,9 +135,6 @@ class ReferenceReading(EvaluatorState):
         return LArray(data, tuple(axes))
 
     def _constant_position(self, domain: int, index: ir.IndexConst) -> int:
-        if isinstance(index.value, int):
-            return index.value
-        symbols = self.analysis.domain_symbols.get(domain, ())
-        if index.value not in symbols:
-            raise EvaluationError(f"the symbol `{index.value}` is not in this axis' domain")
-        return symbols.index(index.value)
+        """Its place among the domain's values; -1 (reads nothing) when the domain
+        does not hold it (the checker's `unknown-constant`)."""
+        return constant_position(self.analysis, domain, index.value)

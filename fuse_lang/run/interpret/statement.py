@@ -35,6 +35,9 @@ class StatementInfo:
     einsum_specs: dict = field(default_factory=dict)  # (id(product), operand axes) -> plan
     # the LHS is a Boolean tensor: its joins count paths (Backend.count_einsum)
     boolean: bool = False
+    # each index's domain's values (check.value_tables), for those that hold values:
+    # an index stands for its value in arithmetic and comparisons
+    values: dict[str, tuple] = field(default_factory=dict)
 
 
 def statement_info(analysis: Analysis, k: int) -> StatementInfo:
@@ -55,6 +58,9 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
         if role.role == "projected" and role.scope is not None:
             projected_at.setdefault(role.scope.id, {})[role.name] = role.op or "sum"
     extents = {name: ext for (kk, name), (ext, _dom) in analysis.var_extents.items() if kk == k}
+    held = analysis.domain_symbols
+    values = {name: held[dom] for (kk, name), (_ext, dom) in analysis.var_extents.items()
+              if kk == k and dom in held}
     norm_axis = None
     lhs_order: tuple[str, ...] = ()
     lhs_names = None
@@ -77,7 +83,8 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
     lhs = getattr(stmt, "lhs", None)
     target = analysis.tensors.get(lhs.name) if isinstance(lhs, ir.Ref) else None
     return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
-                         plain_refs, lhs_names, boolean=bool(target and target.boolean))
+                         plain_refs, lhs_names, boolean=bool(target and target.boolean),
+                         values=values)
 
 
 class ConstantFolding:
@@ -113,4 +120,5 @@ class EvaluatorState:
     overrides: dict[int, Any]  # id(Ref) -> value read instead (semi-naive deltas)
     local_extents: dict[str, int]
     extent: Callable[[str], int]
+    index_values: Callable[[str], Any]
     scope: Callable[[ir.Expr, int], LArray]

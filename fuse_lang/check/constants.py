@@ -1,0 +1,124 @@
+"""Constants that a rule body or a query reads (LANGUAGE.md §14; docs/language.md,
+"Values in relations").
+
+A constant a body or a query writes (`Ancestor(Anne, x)?`) is looked up among its
+column's values; it adds none (only facts, relation files and heads do).  One
+that no fact, file or head of its column holds matches nothing: that is
+`unknown-constant`, with the close values of the column as fixes.  A lowercase
+name in a query is a variable, even where the column holds a symbol spelled so
+(`Ancestor(ann, x)?`): `lowercase-constant` offers the quoted constant.  A
+negative integer on an axis whose domain holds no values is no position.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from .domains import Domains, Key
+from .symbols import TensorSymbol
+
+_BARE_CONSTANT = re.compile(r"[A-Z][A-Za-z0-9_]*'*\Z")
+
+
+def constant_text(value: int | float | str) -> str:
+    """A value as Fuse writes it as a constant: a number, a capitalised name, or
+    a quoted string (`"ann"`, `"New York"`)."""
+    if type(value) is not str:
+        return str(value)
+    if _BARE_CONSTANT.match(value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, TensorSymbol],
+                    domains: Domains, diags: list[Diagnostic]) -> None:
+    """unknown-constant, lowercase-constant and negative positions of the
+    constants bodies and queries read (statements as their spans are)."""
+    held: dict[Key, frozenset] = {}  # per domain root: the values it holds
+
+    def values(key: Key) -> frozenset:
+        root = domains.find(key)
+        if root not in held:
+            held[root] = frozenset(domains.symbols(root)) if domains.holds_symbols(root) \
+                else frozenset()
+        return held[root]
+
+    for stmt in statements:
+        for ref, query in _read_refs(stmt):
+            sym = tensors.get(ref.name)
+            if sym is None or sym.arity != len(ref.indices or ()):
+                continue
+            for pos, index in enumerate(ref.indices or ()):
+                key = ("axis", ref.name, pos)
+                if not domains.known(key):
+                    continue
+                if isinstance(index, ir.IndexConst):
+                    _constant(ref, pos, index, key, values, domains, diags)
+                elif query and isinstance(index, ir.IndexVar) and index.name in values(key):
+                    diags.append(make(
+                        "lowercase-constant", f"`{index.name}` is a variable (a lowercase "
+                        f"name), and column {pos + 1} of `{ref.name}` also holds the symbol "
+                        f"`{index.name}`; to ask about that symbol, quote it", index.span,
+                        fixes=(Fix(f"Change to the constant `{constant_text(index.name)}`",
+                                   (TextEdit(index.span, constant_text(index.name)),)),)))
+
+
+def _read_refs(stmt: ir.Statement) -> Iterable[tuple[ir.Ref, bool]]:
+    """The references a statement reads, each with whether it is a query's atom."""
+    if isinstance(stmt, ir.Query):
+        yield stmt.atom, True
+        return
+    rhs = stmt.rhs if isinstance(stmt, (ir.Equation, ir.Sink)) else None
+    if rhs is None:
+        return
+    for ref in ir.refs(rhs):
+        if ref.indices:
+            yield ref, False
+
+
+def _constant(ref: ir.Ref, pos: int, index: ir.IndexConst, key: Key, values,
+              domains: Domains, diags: list[Diagnostic]) -> None:
+    value = index.value
+    holds = values(key)
+    if holds:
+        if value in holds:
+            return
+        diags.append(_unknown(ref, pos, index, holds))
+    elif type(value) is str:
+        diags.append(make(
+            "unknown-constant", f"`{constant_text(value)}` is not a value of column {pos + 1} "
+            f"of `{ref.name}`: no fact, file or head gives that column any value, so this "
+            f"{'atom' if ref.paren else 'reference'} matches nothing", index.span))
+    elif value < 0:
+        diags.append(make(
+            "invalid-index", f"{value} is not a position: axis {pos + 1} of `{ref.name}` holds "
+            f"no values, so its constants are positions from 0; use an offset like `t-1`",
+            index.span))
+
+
+def _unknown(ref: ir.Ref, pos: int, index: ir.IndexConst, holds: frozenset) -> Diagnostic:
+    import difflib  # (a rare path: kept out of `fuse check`'s start-up)
+
+    value = index.value
+    texts = {str(v): v for v in holds}
+    close = [texts[c] for c in difflib.get_close_matches(str(value), list(texts), n=3)]
+    if type(value) is str:  # a quoted "1" for the number 1, and the other way round
+        close += [v for v in holds if type(v) is not str and str(v) == value]
+    elif str(value) in holds:
+        close.append(str(value))
+    shown = ", ".join(constant_text(v) for v in sorted(holds, key=_order)[:4])
+    more = ", …" if len(holds) > 4 else ""
+    hint = f"; did you mean {' or '.join(f'`{constant_text(c)}`' for c in close)}?" \
+        if close else ""
+    return make(
+        "unknown-constant", f"`{constant_text(value)}` is not a value of column {pos + 1} of "
+        f"`{ref.name}` (it holds {shown}{more}): no fact, file or head puts it there, so this "
+        f"{'atom' if ref.paren else 'reference'} matches nothing{hint}", index.span,
+        fixes=tuple(Fix(f"Change to `{constant_text(c)}`",
+                        (TextEdit(index.span, constant_text(c)),)) for c in close))
+
+
+def _order(value: object) -> tuple:
+    return (type(value) is str, value if type(value) is not str else 0, str(value))

@@ -1,0 +1,217 @@
+"""A relation file read as its columns of values (LANGUAGE.md §9, §14;
+docs/language.md, "Relation files").
+
+`.csv` (commas), `.tsv` and Soufflé's `.facts` (tabs), `.jsonl` (a JSON list a
+line) and `.json` (a list of lists).  Read as a user has them: UTF-8 with or
+without a byte-order mark, `\\n` or `\\r\\n` line ends, blank lines skipped,
+quoted fields in .csv/.tsv (a quoted field is a string: `"1"` is not `1`), no
+comment syntax (`#` is a character like any other).  What each cell means is
+`io.cells`' to say, for every reader alike.
+
+Two readers give the same columns: a line reader in Python (any file; names the
+line that is wrong), and for a plain file of WHOLE_FILE_BYTES or more (ASCII, no
+quotes, no blank cells, one width: io.whole_files) a reader over the whole text in numpy, whose
+columns are int64 or fixed-width bytes arrays.  A column that mixes kinds is a
+list of values either way.  The checker and the run read a file through
+`read_relation` once per compile (io.file_reads), so both see one relation.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from .cells import cell_value, json_value, split_quoted
+from .source_files import SourceError, read_text
+
+RELATION_SUFFIXES = (".csv", ".tsv", ".facts", ".json", ".jsonl")
+_SEPARATORS = {".csv": ",", ".tsv": "\t", ".facts": "\t"}
+_LOWER_WORD = re.compile(r"[a-z_][a-z0-9_ ]*\Z")
+
+
+@dataclass(frozen=True)
+class RelationFile:
+    """A relation file's columns: each an int64 or bytes numpy array (the whole-file
+    reader) or a tuple of values (int, float, str)."""
+
+    columns: tuple[Any, ...]
+    rows: int
+    # the first row, read as data, when it looks like a header (`header-row`)
+    header: tuple[str, ...] | None = None
+
+    def column_values(self, c: int) -> list:
+        """Column `c` as Python values (bytes decoded)."""
+        column = self.columns[c]
+        if hasattr(column, "dtype"):
+            if column.dtype.kind == "S":
+                return column.astype("U").tolist()
+            return column.tolist()
+        return list(column)
+
+    def tuples(self) -> list[tuple]:
+        """The rows, as tuples of values (for tests and small files)."""
+        return list(zip(*(self.column_values(c) for c in range(len(self.columns)))))
+
+
+def read_relation(path: Path, header: bool | None = None, whole: bool = True) -> RelationFile:
+    """The relation in the file at `path` (SourceError with the line that is wrong).
+    `header`: True skips the first row, False reads it as data, None reads it as
+    data and says whether it looks like a header.  `whole`: a large plain file may
+    be read by the whole-file reader (tests compare the two)."""
+    suffix = path.suffix.lower()
+    if suffix in (".json", ".jsonl"):
+        rows = list(_json_rows(path, suffix))
+        return _from_rows(rows, header)
+    if suffix not in _SEPARATORS:
+        raise SourceError(f"a relation reads {', '.join(RELATION_SUFFIXES)} files, not "
+                          f"{suffix or 'a file without a suffix'}")
+    text = read_text(path)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    sep = _SEPARATORS[suffix]
+    if whole and len(text) >= _whole_file_bytes():
+        from .whole_files import split_relation
+
+        first, _, rest = text.partition("\n")
+        split = split_relation(rest, sep, quoted=suffix != ".facts") if first.strip() else None
+        if split is not None:
+            first_row = _line_values(first, sep, suffix != ".facts", 1)
+            if len(first_row) == len(split):
+                return _with_first_row(first_row, split, header)
+    return _from_rows(list(_text_rows(text, sep, suffix != ".facts")), header)
+
+
+def _whole_file_bytes() -> int:
+    from . import whole_files
+
+    return whole_files.WHOLE_FILE_BYTES
+
+
+def _text_rows(text: str, sep: str, quoted: bool) -> Iterator[list]:
+    width = -1
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        row = _line_values(line, sep, quoted, number)
+        if width < 0:
+            width = len(row)
+        elif len(row) != width:
+            raise SourceError(f"line {number} has {len(row)} fields, the first row has "
+                              f"{width}")
+        yield row
+
+
+def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
+    line = line.rstrip("\r")
+    if not quoted:
+        return [cell_value(field) for field in line.split(sep)]
+    try:
+        return [cell_value(field, was_quoted) for field, was_quoted in split_quoted(line, sep)]
+    except ValueError as err:
+        raise SourceError(f"line {number}: {err}") from None
+
+
+def _json_rows(path: Path, suffix: str) -> Iterator[list]:
+    from .text_sources import parse_json
+
+    text = read_text(path)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if suffix == ".json":
+        data = parse_json(text)
+        if isinstance(data, dict):
+            data = next(iter(data.values())) if len(data) == 1 else data
+        if not isinstance(data, list) or not all(isinstance(r, list) for r in data):
+            raise SourceError("a relation in .json is a list of lists (one per tuple)")
+        numbered: Any = enumerate(data, 1)
+        where = "tuple"
+    else:
+        numbered = ((k, parse_json(line, f"line {k} ")) for k, line in
+                    enumerate(text.split("\n"), 1) if line.strip())
+        where = "line"
+    width = -1
+    for k, item in numbered:
+        row = item if isinstance(item, list) else [item]
+        try:
+            values = [json_value(cell) for cell in row]
+        except ValueError as err:
+            raise SourceError(f"{where} {k}: {err}") from None
+        if width < 0:
+            width = len(values)
+        elif len(values) != width:
+            raise SourceError(f"{where} {k} has {len(values)} fields, the first has {width}")
+        yield values
+
+
+def _from_rows(rows: list[list], header: bool | None) -> RelationFile:
+    if header and rows:
+        rows = rows[1:]
+    if not rows:
+        return RelationFile((), 0)
+    columns = tuple(zip(*rows))
+    looks = None
+    if header is None and looks_like_header(rows[0], [c[1:] for c in columns]):
+        looks = tuple(rows[0])
+    return RelationFile(columns, len(rows), looks)
+
+
+def _with_first_row(first: list, rest: list, header: bool | None) -> RelationFile:
+    """The whole-file reader's columns of every row but the first, and the first
+    row read line by line (a header, if any, is there)."""
+    import numpy as np
+
+    rows = len(rest[0]) if rest else 0
+    if header:
+        return RelationFile(tuple(rest), rows)
+    looks = None
+    if header is None:
+        looks = tuple(first) if looks_like_header(first, rest) else None
+    columns = []
+    for value, column in zip(first, rest):
+        kind = getattr(column, "dtype", None)
+        if kind is not None and kind.kind == "i" and type(value) is int:
+            columns.append(np.concatenate([np.array([value], dtype=np.int64), column]))
+        elif kind is not None and kind.kind == "S" and type(value) is str and value.isascii() \
+                and value:
+            columns.append(np.concatenate([np.array([value.encode()]), column]))
+        else:
+            values = column.astype("U").tolist() if kind is not None and kind.kind == "S" \
+                else (column.tolist() if kind is not None else list(column))
+            columns.append(tuple([value] + values))
+    return RelationFile(tuple(columns), rows + 1, looks)
+
+
+def looks_like_header(first: list, rest: list) -> bool:
+    """Whether a relation file's first row looks like a header (docs/language.md):
+    every cell a symbol seen nowhere else in its column, and some column either
+    all numbers below it, or headed by a lowercase word (`parent`, `node_id`)
+    over values none of which is one."""
+    if not rest or not first or not all(type(v) is str and v for v in first):
+        return False
+    telling = False
+    for value, column in zip(first, rest):
+        below = _kinds(column)
+        if value in below["values"]:
+            return False
+        if below["numbers"]:
+            telling = True
+        elif _LOWER_WORD.match(value) and not below["lower"]:
+            telling = True
+    return telling
+
+
+def _kinds(column: Any) -> dict:
+    """What a header test asks of the cells below the first row."""
+    kind = getattr(column, "dtype", None)
+    if kind is not None and kind.kind in "if":
+        return {"values": (), "numbers": len(column) > 0, "lower": False}
+    values = column.astype("U").tolist() if kind is not None else list(column)
+    if not values:
+        return {"values": (), "numbers": False, "lower": False}
+    return {"values": set(values),
+            "numbers": all(type(v) is not str for v in values),
+            "lower": any(type(v) is str and _LOWER_WORD.match(v) for v in values)}
+
