@@ -1,0 +1,225 @@
+"""What a run refuses before it computes, said by the checker as errors, so
+that `fuse check` agrees with `fuse run` (docs/diagnostics.md):
+
+- `unsized-tensor`: a tensor the program computes has an axis whose extent
+  nothing gives (`X[i] = X[i] + 1`, `Y[i] = 1`): the run cannot make it;
+- `unsized-index`: an index of an equation whose extent nothing gives, a
+  recurrence's steps (`X[i,*t+1] = ...` without an extent for `t`) or a
+  projected index (`Z = reduce(sum, i) 1`);
+- `recurrence-write`: a recurrence over `i` (`X[i] = X[i-1] + 1`) with another
+  equation of the tensor that writes neither `i` nor a constant position there.
+
+An extent a run may be given is no error: a domain holding an axis of a source
+or a param takes its extent from the input given for it (`--input`, the API's
+inputs), and the run given that input accepts the program.  Nor is an extent
+that is unknown because of another error (a domain that reaches a statement
+with an error): that error says it.  `recurrence_of` is the run's own reading
+of a recurrence (run/scheduler.py asks it too).
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Iterable, Mapping, Sequence
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
+from ..front.relocation import moved_span
+from ..front.span import Span
+from .domains import Domains
+from .statements import Local
+from .symbols import TensorSymbol
+
+
+def recurrence_of(statements: Sequence[ir.Statement], name: str,
+                  equations: Iterable[int]) -> tuple[str, int, bool] | None:
+    """(index, LHS position, virtual) when the tensor `name` is a recurrence over
+    one index: a virtual index on the left, or a read of itself one step back
+    (`A[t-1]`); None otherwise."""
+    for k in equations:
+        stmt = statements[k]
+        assert isinstance(stmt, ir.Equation)
+        for pos, index in enumerate(stmt.lhs.indices or ()):
+            if isinstance(index, ir.IndexVirtual):
+                return ir.index_vars(index)[0].name, pos, True
+        found = _step_back(stmt, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _step_back(stmt: ir.Equation, name: str) -> tuple[str, int, bool] | None:
+    """The first read of `name` in `stmt` one step back along an index of its LHS."""
+    lhs = stmt.lhs.indices or ()
+    for ref in ir.refs(stmt.rhs):
+        if ref.name != name:
+            continue
+        for pos, index in enumerate(ref.indices or ()):
+            if isinstance(index, ir.IndexShift) and len(index.terms) == 1 and index.offset < 0:
+                lhs_index = lhs[pos] if pos < len(lhs) else None
+                if isinstance(lhs_index, ir.IndexVar) and lhs_index.name == index.terms[0].name:
+                    return lhs_index.name, pos, False
+    return None
+
+
+class RunRefusals:
+    """The checks of one analysis, over the checker's own tables (the analysis'
+    deferred tables are not made for them): `check` appends the errors to
+    `diags` and drops the `unknown-extent` warnings they say again."""
+
+    def __init__(self, statements: Sequence[ir.Statement], tensors: Mapping[str, TensorSymbol],
+                 domains: Domains, locals_: Mapping[int, Local], placed: Mapping[int, int],
+                 deltas: Mapping[int, int]) -> None:
+        self.statements = statements
+        self.tensors = tensors
+        self.domains = domains
+        self.locals = locals_  # statement number -> its Local
+        self.placed = placed  # statement number -> how far its Local's spans moved
+        self.deltas = deltas  # id of a statement -> how far its spans moved
+        self.found: list[Diagnostic] = []
+        self.reported: set = set()  # the domains said once already
+        self.covered: list[Span] = []  # statements whose unknown-extent warnings are said
+
+    def check(self, groups: Iterable[Sequence[str]], recursive: frozenset[str],
+              diags: list[Diagnostic]) -> None:
+        errors = [d for d in diags if d.severity is Severity.ERROR]
+        self.reported = self._given() | self._tainted(errors)
+        self._unsized_tensors()
+        self._unsized_indices()
+        self._recurrence_writes(groups, recursive)
+        if self.covered:
+            covered = self.covered
+            diags[:] = [d for d in diags if d.code != "unknown-extent"
+                        or not any(s.start <= d.span.start < s.end for s in covered)]
+        diags.extend(self.found)
+
+    def _span(self, k: int) -> Span:
+        stmt = self.statements[k]
+        return moved_span(stmt.span, self.deltas.get(id(stmt), 0))
+
+    def _given(self) -> set:
+        """The domains of the axes of sources and params: a run may be given those."""
+        keys = [("axis", name, pos) for name, sym in self.tensors.items()
+                if sym.is_param or sym.source is not None for pos in range(sym.arity or 0)]
+        return set(self.domains.roots_of(keys))
+
+    def _tainted(self, errors: list[Diagnostic]) -> set:
+        """The domains that reach a statement with an error: its tensors' axes and
+        its index variables."""
+        if not errors:
+            return set()
+        spans = [self._span(k) for k in range(len(self.statements))]
+        starts = [s.start for s in spans]
+        broken: set[int] = set()
+        for d in errors:
+            k = bisect.bisect_right(starts, d.span.start) - 1
+            if k >= 0 and d.span.start < max(spans[k].end, spans[k].start + 1):
+                broken.add(k)
+        keys: list = []
+        for name, sym in self.tensors.items():
+            if broken.intersection(sym.statements):
+                keys += [("axis", name, pos) for pos in range(sym.arity or 0)]
+        for k in broken:
+            local = self.locals.get(k)
+            if local is not None:
+                keys += local.var_keys
+        return set(self.domains.roots_of(keys))
+
+    def _unsized_tensors(self) -> None:
+        """Each computed tensor's axes of unknown extent, each domain said once (at
+        the first tensor that has it)."""
+        axes = [(name, sym, pos) for name, sym in self.tensors.items()
+                if not sym.is_param and sym.source is None
+                for pos in range(sym.arity or 0) if not _virtual(sym, pos)]
+        roots = self.domains.roots_of([("axis", name, pos) for name, _, pos in axes])
+        extents = self.domains.root_extents(roots)
+        unsized: dict = {}  # domain -> its tensors and axes, in order
+        for (_, sym, pos), root, extent in zip(axes, roots, extents):
+            if extent is None and root not in self.reported:
+                unsized.setdefault(root, []).append((sym, pos))
+        for root, places in unsized.items():
+            self.reported.add(root)
+            sym, pos = places[0]
+            label = _label(sym, pos)
+            others = list(dict.fromkeys(s.name for s, _ in places[1:] if s.name != sym.name))
+            also = f" (nor {', '.join(f'`{n}`' for n in others)}, whose axis is the same)" \
+                if others else ""
+            axis = f"`{label}`" if label else f"{pos}"
+            self.found.append(make(
+                "unsized-tensor", f"`{sym.name}`'s axis {axis} has no known extent: nothing "
+                f"in the program gives it, so a run cannot compute `{sym.name}`{also}"
+                + (f"; declare it with `axis {label} = N`" if label else ""), sym.first_span,
+                fixes=_declare(label)))
+            for s, _ in places:
+                self.covered += [self._span(k) for k in s.statements]
+
+    def _unsized_indices(self) -> None:
+        """Each equation's index variables of unknown extent, each domain said once."""
+        reported = self.reported
+        domains = self.domains
+        for k, local in self.locals.items():
+            stmt = self.statements[k]
+            if type(stmt) is not ir.Equation or not local.var_keys:
+                continue
+            roots = domains.roots_of(local.var_keys)
+            for name, root, extent in zip(local.role_names, roots, domains.root_extents(roots)):
+                if extent is None and root not in reported:
+                    reported.add(root)
+                    self._unsized_index(k, local, stmt, name)
+
+    def _unsized_index(self, k: int, local: Local, stmt: ir.Equation, name: str) -> None:
+        role = next((r for r in local.roles(k, self.placed.get(k, 0)) if r.name == name), None)
+        span = role.occurrences[0].span if role is not None and role.occurrences \
+            else self._span(k)
+        steps = any(isinstance(i, ir.IndexVirtual) and ir.index_vars(i)[0].name == name
+                    for i in stmt.lhs.indices or ())
+        what = f"the number of steps of `{stmt.lhs.name}`'s recurrence (the extent of " \
+               f"`{name}`)" if steps else f"the extent of the index `{name}`"
+        self.found.append(make(
+            "unsized-index", f"{what} is not known: nothing in the program gives it, so a "
+            f"run cannot compute `{stmt.lhs.name}`; declare it with `axis {name} = N`", span,
+            fixes=_declare(name)))
+
+    def _recurrence_writes(self, groups: Iterable[Sequence[str]],
+                           recursive: frozenset[str]) -> None:
+        """A recurrence over an offset index whose other equations write elsewhere."""
+        statements = self.statements
+        for group in groups:
+            name = group[0]
+            sym = self.tensors.get(name)
+            if len(group) != 1 or name not in recursive or sym is None:
+                continue
+            equations = [k for k in sym.statements if type(statements[k]) is ir.Equation]
+            found = recurrence_of(statements, name, equations)
+            if found is None or found[2]:
+                continue
+            var, position, _ = found
+            for k in equations:
+                lhs = statements[k].lhs  # type: ignore[union-attr]
+                index = (lhs.indices or ())[position]
+                if (isinstance(index, ir.IndexVar) and index.name == var) or \
+                        (isinstance(index, ir.IndexConst) and isinstance(index.value, int)):
+                    continue
+                self.found.append(make(
+                    "recurrence-write", f"`{name}` is a recurrence over `{var}` (it reads "
+                    f"itself one step back), so each of its equations writes `{var}` or a "
+                    f"constant position there; this one does not, and a run cannot "
+                    f"compute `{name}`",
+                    moved_span(lhs.span, self.deltas.get(id(statements[k]), 0))))
+
+
+def _virtual(sym: TensorSymbol, pos: int) -> bool:
+    first = sym.first.indices or ()
+    return pos < len(first) and type(first[pos]) is ir.IndexVirtual
+
+
+def _label(sym: TensorSymbol, pos: int) -> str:
+    """The axis' index name in the tensor's first definition ("" when not a name)."""
+    first = sym.first.indices or ()
+    index = first[pos] if pos < len(first) else None
+    return index.name if type(index) is ir.IndexVar else ""
+
+
+def _declare(name: str) -> tuple[Fix, ...]:
+    if not name:
+        return ()
+    return (Fix(f"Declare `axis {name}`", (TextEdit(Span(0, 0), f"axis {name} = 1\n"),)),)
