@@ -30,7 +30,7 @@ from _common import median_times, peak_bytes  # noqa: E402
 from datalog_programs import evaluate, points_to, points_to_reference, wide, wide_rules  # noqa: E402
 
 import fuse_lang  # noqa: E402
-from fuse_lang.io import source_files, sources, text_sources  # noqa: E402
+from fuse_lang.io.relation_files import read_relation  # noqa: E402
 from fuse_lang.run.sparse.join import Tuples, join  # noqa: E402
 
 
@@ -70,23 +70,23 @@ def compare(label: str, folder: Path, program_file: str, reference) -> None:
 
 
 def tsv_loading(rows: int, folder: Path) -> None:
-    """The checker's reading of a relation file of `rows` lines of symbols and of
-    integers: whole columns (split_columns) against row by row (the reader for
-    small or irregular files, which all files went through before)."""
+    """The reading of a relation file of `rows` lines of symbols and of integers
+    (io.relation_files, as the checker and the run read it): the whole-file reader
+    against the line reader (the reader for small or irregular files); the two
+    give the same relation."""
     rng = np.random.default_rng(0)
     u, v = rng.integers(0, rows // 5, (2, rows))
     for kind, cells in (("symbols", lambda a: f"v{a}"), ("integers", str)):
         path = folder / f"{kind}.tsv"
         path.write_text("".join(f"{cells(a)}\t{cells(b)}\n" for a, b in zip(u, v)))
-        whole, whole_s = timed(lambda path=path: sources.read_source_info(path, "E", True),
+        whole, whole_s = timed(lambda path=path: read_relation(path, None, whole=True),
                                time.process_time)
-        text = source_files.read_text(path)
-        rows_read, by_row_s = timed(lambda text=text: text_sources._relation(
-            line.split("\t") for line in text_sources._lines(text)), time.process_time)
-        if [len(c) for c in whole.columns] != [len(c) for c in rows_read.columns]:
+        by_line, by_line_s = timed(lambda path=path: read_relation(path, None, whole=False),
+                                   time.process_time)
+        if whole.tuples() != by_line.tuples():
             raise SystemExit(f"{kind}: the two readers disagree")
-        print(f"checker reads {rows:,} lines of {kind}: whole columns {whole_s:.2f} s CPU, "
-              f"row by row {by_row_s:.2f} s CPU; ratio {whole_s / by_row_s:.2f}")
+        print(f"reading {rows:,} lines of {kind}: whole file {whole_s:.2f} s CPU, "
+              f"line by line {by_line_s:.2f} s CPU; ratio {whole_s / by_line_s:.2f}")
 
 
 def expand_join(a: Tuples, b: Tuples, extents: dict[str, int]) -> np.ndarray:

@@ -45,6 +45,8 @@ def expect(analysis, code, severity, where, *words):
 CASES = [
     # ---------------------------------------------------------------- syntax
     ("syntax-error", "X = const([1])\nY[i] = = X[i]", E, (1, 7), ["unexpected '='"]),
+    ("datalog-syntax", "Parent(Ann, Bob)\nAnc(x,y) :- Parent(x,y).\nAnc(Ann, x)?", E, (1, 9),
+     ["Datalog's `:-`", "`Anc(x,y) = Parent(x,y)`"]),
     ("unclosed-bracket", "X = const([1])\nY[i] = (X[i]", E, (1, 7), ["'('", "never closed"]),
     ("unclosed-bracket", "X = const([1]); Y[i] = (X[i]; Z = 1", E, (0, 23), ["before ';'"]),
     ("unmatched-bracket", "X = const([1])\nY[i] = X[i])", E, (1, 11), ["')'", "closes nothing"]),
@@ -79,7 +81,17 @@ CASES = [
     ("extent-conflict", "X = const([1,2])\nY = X[5]", E, (1, 6), ["position 5", "extent 2"]),
     ("extent-conflict", "axis x = 1\nR(A)\nR(B)\nS(x) = R(x)", E, (2, 2),
      ["extent 1", "more symbols", "`B`"]),
-    ("unknown-extent", "Y[i] = 1", W, (0, 2), ["`i`", "axis i = N"]),
+    # (the extent may come from the input given for the param W: a warning)
+    ("unknown-extent", "param W[i]\nY[i] = 1\nZ[i] = Y[i] W[i]", W, (1, 2),
+     ["`i`", "axis i = N"]),
+    # what a run refuses before computing is an error (check agrees with run)
+    ("unsized-tensor", "Y[i] = 1", E, (0, 0), ["`Y`'s axis `i`", "axis i = N"]),
+    ("unsized-tensor", "X[i] = X[i] + 1", E, (0, 0), ["`X`'s axis `i`", "cannot compute"]),
+    ("unsized-index", "Z = reduce(sum, i) 1", E, (0, 16), ["index `i`", "axis i = N"]),
+    ("unsized-index", "W = const([[1,2],[3,4]])\nX[i,*t+1] = sig(W[i,j] X[j,*t])", E, (1, 5),
+     ["number of steps", "`t`"]),
+    ("recurrence-write", "axis i = 3\nX[i] = X[i-1] + 1\nX[j] = 1", E, (2, 0),
+     ["recurrence over `i`", "writes `i` or a constant"]),
     ("unknown-builtin", "X = const([1,2])\nY[i] = fo(X[i])", E, (1, 7),
      ["`fo` is not a builtin", "builtins:"]),
     ("unknown-builtin", "X = const([1,2])\nY[i] = sigmoid(X[i])", E, (1, 7),
@@ -149,6 +161,8 @@ CASES = [
     ("unsafe-negation", "Person(Ann)\nBanned(Bob, Spam)\nOk(x, y) = Person(x) not Banned(x, y)",
      E, (2, 35), ["`y`", "not Banned(x, y)", "positive atom"]),
     ("unsafe-negation", "Person(Ann)\nBad(x) = not Person(x)", E, (1, 20), ["`x`"]),
+    ("unsafe-negation", "Person(Ann)\nBanned(Bob, Spam)\nOk(x) = Person(x) not Banned(x, y)",
+     E, (2, 32), ["`y`", "ungrounded variable y", "`not Banned(x, _)`"]),
     ("unbound-head-variable", "P(A)\nQ(B)\nP(x) = Q(y)", E, (2, 2), ["`x`", "head `P`"]),
     ("negation-cycle", "Move(A,B)\nMove(B,A)\nMove(B,C)\nWin(x) = Move(x,y) not Win(y)", E,
      (3, 23), ["`Win` → `Win`", "not stratified"]),
@@ -164,9 +178,20 @@ CASES = [
     ("unknown-symbol", "P(Ann)\nT(x) = P(x) (x == Anne)\nT(x)?", I, (1, 18),
      ["`Anne`", "(Ann)", "never holds", "`Ann`?"]),
     ("domain-limit", "N(0)\nN(n + 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
-    ("domain-limit", "N(3)\nN(n - 1) = N(n)", E, (1, 0), ["`N`", "below 0"]),
+    ("domain-limit", "N(3)\nN(n - 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
     ("domain-limit", "axis n = 4\nN(0)\nN(n + 1) = N(n) (n < 9)", E, (2, 0),
-     ["up to 9", "extent 4"]),
+     ["values 0 to 9", "extent 4"]),
+    ("domain-limit", "Id(3000000000)\nId(-7)\nNext(x + 1) = Id(x)", E, (2, 0),
+     ["-6 to 3000000001", "1,000,000"]),
+    ("unknown-constant", "P(Ann, Bob)\nA(x, y) = P(x, y)\nA(Anne, x)?", W, (2, 2),
+     ["`Anne`", "column 1 of `A`", "(it holds Ann)", "did you mean `Ann`?"]),
+    ("unknown-constant", 'P("1")\nQ(x) = P(1) P(x)', W, (1, 9),
+     ["`1`", "did you mean `\"1\"`?"]),
+    ("unknown-constant", "S[i] = const([1, 2])\nY = S[Bob]", W, (1, 6),
+     ["`Bob`", "no fact, file or head gives that column any value"]),
+    ("lowercase-constant", 'P("ann", Bob)\nP(ann, x)?', H, (1, 2),
+     ["`ann` is a variable", '"ann"']),
+    ("invalid-index", "X[i] = const([1, 2])\nY = X[-1]", E, (1, 6), ["-1 is not a position"]),
 ]
 
 
@@ -248,6 +273,15 @@ def test_paren_on_dense_fix_rewrites_brackets():
         fixed = fixed[:e.span.start] + e.new_text + fixed[e.span.end:]
     assert fixed.endswith("Y[i] = X[i]")
     assert with_code(analyze(fixed), "paren-on-dense") == []
+
+
+def test_unsafe_negation_fix_writes_the_wildcard():
+    text = "Person(Ann)\nBanned(Bob, Spam)\nOk(x) = Person(x) not Banned(x, y)\nOk(x)?"
+    (d,) = with_code(analyze(text), "unsafe-negation")
+    (edit,) = d.fixes[0].edits
+    assert text[edit.span.start:edit.span.end] == "y" and edit.new_text == "_"
+    fixed = text[:edit.span.start] + "_" + text[edit.span.end:]
+    assert fixed.endswith("not Banned(x, _)\nOk(x)?") and not analyze(fixed).has_errors
 
 
 def test_dotted_axis_without_softmax_fix_removes_dot():
@@ -483,6 +517,7 @@ def test_every_code_is_documented_and_tested():
 def test_every_code_is_triggered_by_a_case():
     triggered = {c[0] for c in CASES} | {
         "too-many-errors", "invalid-encoding", "missing-source", "unreadable-source",
+        "header-row",  # a relation file's: tests/test_relation_files.py
         "file-too-large",  # the server's, for a document over 2 MB: tests/lsp/test_size_limit.py
         # a weights manifest's, through compile(weights=...) and `fuse check --weights`:
         # tests/test_weights.py

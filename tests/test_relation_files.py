@@ -6,6 +6,7 @@ reader, .jsonl and the run agree; each case a fuzz campaign found wrong answers
 right, or a clear diagnostic at `fuse check`."""
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -234,3 +235,10 @@ def test_the_cli_checks_and_runs_a_file_of_big_ids(tmp_path, capsys):
     assert cli_main(["run", str(tmp_path / "p.fuse")]) == 0
     out = capsys.readouterr().out
     assert "-7" in out and "GB" not in out
+
+
+def test_a_json_object_holds_a_relation_per_tensor(tmp_path):
+    (tmp_path / "db.json").write_text(json.dumps({"R": [[1, "a"], [2, "b"]], "S": [["a"]]}))
+    text = 'R(x, y) = "db.json"\nS(y) = "db.json"\nT(x) = R(x, y) S(y)\nT(x)?\n'
+    assert codes(text, tmp_path) == []
+    assert answers(text, tmp_path) == [{(1,)}]

@@ -60,7 +60,8 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                     diags.append(make(
                         "lowercase-constant", f"`{index.name}` is a variable (a lowercase "
                         f"name), and column {pos + 1} of `{ref.name}` also holds the symbol "
-                        f"`{index.name}`; to ask about that symbol, quote it", index.span,
+                        f"`{index.name}`; to ask about that symbol, quote it: "
+                        f"{constant_text(index.name)}", index.span,
                         fixes=(Fix(f"Change to the constant `{constant_text(index.name)}`",
                                    (TextEdit(index.span, constant_text(index.name)),)),)))
 
@@ -108,6 +109,7 @@ def _unknown(ref: ir.Ref, pos: int, index: ir.IndexConst, holds: frozenset) -> D
         close += [v for v in holds if type(v) is not str and str(v) == value]
     elif str(value) in holds:
         close.append(str(value))
+    close = list(dict.fromkeys(close))
     shown = ", ".join(constant_text(v) for v in sorted(holds, key=_order)[:4])
     more = ", …" if len(holds) > 4 else ""
     hint = f"; did you mean {' or '.join(f'`{constant_text(c)}`' for c in close)}?" \

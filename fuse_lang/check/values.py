@@ -497,8 +497,8 @@ def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains
         needed[root] = (hull, rule)
     for root, ((low, high), rule) in needed.items():
         evidence = domains.evidence(root)
-        if evidence is not None and not domains.holds_symbols(root):
-            if low >= 0 and evidence.extent > high:
+        if evidence is not None:  # an extent fixed elsewhere: positions are the values
+            if low >= 0 and evidence.extent > high and not domains.holds_symbols(root):
                 continue
             diags.append(make(
                 "domain-limit", f"`{rule.lhs.name}` computes values {_num(low)} to {_num(high)} "

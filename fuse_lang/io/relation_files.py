@@ -54,14 +54,16 @@ class RelationFile:
         return list(zip(*(self.column_values(c) for c in range(len(self.columns)))))
 
 
-def read_relation(path: Path, header: bool | None = None, whole: bool = True) -> RelationFile:
+def read_relation(path: Path, header: bool | None = None, whole: bool = True,
+                  tensor: str | None = None) -> RelationFile:
     """The relation in the file at `path` (SourceError with the line that is wrong).
     `header`: True skips the first row, False reads it as data, None reads it as
     data and says whether it looks like a header.  `whole`: a large plain file may
-    be read by the whole-file reader (tests compare the two)."""
+    be read by the whole-file reader (tests compare the two).  `tensor`: the entry
+    of a .json object that holds one per tensor."""
     suffix = path.suffix.lower()
     if suffix in (".json", ".jsonl"):
-        rows = list(_json_rows(path, suffix))
+        rows = list(_json_rows(path, suffix, tensor))
         return _from_rows(rows, header)
     if suffix not in _SEPARATORS:
         raise SourceError(f"a relation reads {', '.join(RELATION_SUFFIXES)} files, not "
@@ -114,7 +116,7 @@ def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
         raise SourceError(f"line {number}: {err}") from None
 
 
-def _json_rows(path: Path, suffix: str) -> Iterator[list]:
+def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
     from .text_sources import parse_json
 
     text = read_text(path)
@@ -123,7 +125,12 @@ def _json_rows(path: Path, suffix: str) -> Iterator[list]:
     if suffix == ".json":
         data = parse_json(text)
         if isinstance(data, dict):
-            data = next(iter(data.values())) if len(data) == 1 else data
+            if tensor in data:
+                data = data[tensor]
+            elif len(data) == 1:
+                data = next(iter(data.values()))
+            else:
+                raise SourceError(f"holds no entry named {tensor}")
         if not isinstance(data, list) or not all(isinstance(r, list) for r in data):
             raise SourceError("a relation in .json is a list of lists (one per tuple)")
         numbered: Any = enumerate(data, 1)
@@ -189,7 +196,7 @@ def looks_like_header(first: list, rest: list) -> bool:
     every cell a symbol seen nowhere else in its column, and some column either
     all numbers below it, or headed by a lowercase word (`parent`, `node_id`)
     over values none of which is one."""
-    if not rest or not first or not all(type(v) is str and v for v in first):
+    if not rest or not len(rest[0]) or not first or not all(type(v) is str and v for v in first):
         return False
     telling = False
     for value, column in zip(first, rest):

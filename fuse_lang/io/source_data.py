@@ -172,13 +172,14 @@ def _reason(err: Exception) -> str:
     return err.strerror if isinstance(err, OSError) and err.strerror else str(err)
 
 
-def relation_tuples_file(path: Path, header: bool | None = None) -> RelationFile:
+def relation_tuples_file(path: Path, header: bool | None = None, tensor: str | None = None
+                         ) -> RelationFile:
     """A relation file's columns of values (io.relation_files), as the checker read
     them (once per compile); a `.txt` token file as (position, token) tuples."""
     try:
         if path.suffix.lower() == ".txt":
             tokens = read_text(path).split()
             return RelationFile((tuple(range(len(tokens))), tuple(tokens)), len(tokens))
-        return relation_file(path, header)
+        return relation_file(path, header, tensor)
     except (OSError, SourceError) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None

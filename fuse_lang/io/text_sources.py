@@ -52,29 +52,36 @@ def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
         else:
             raise SourceError(f"holds no entry named {tensor}")
     if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
-        return relation_info(path, header)
+        return relation_info(path, header, tensor)
     return SourceInfo(shape=_nested_shape(data))
 
 
-def relation_file(path: Path, header: bool | None = None) -> RelationFile:
+def relation_file(path: Path, header: bool | None = None, tensor: str | None = None
+                  ) -> RelationFile:
     """The relation in a file (io.relation_files), read once per file version
-    inside a compile and its runs (io.file_reads); raises OSError or SourceError."""
+    inside a compile and its runs (io.file_reads); raises OSError or SourceError.
+    `tensor`: the entry of a .json object that holds one per tensor."""
     from .file_reads import remembered
 
-    return remembered(path, ("relation", header), lambda: read_relation(path, header))
+    if path.suffix.lower() != ".json":
+        tensor = None  # (the same reading for every tensor)
+    return remembered(path, ("relation", header, tensor),
+                      lambda: read_relation(path, header, tensor=tensor))
 
 
-def relation_info(path: Path, header: bool | None = None) -> SourceInfo:
+def relation_info(path: Path, header: bool | None = None, tensor: str | None = None
+                  ) -> SourceInfo:
     """What the checker learns of a relation file: each column's values in order
     of first appearance, and the order to number them in (row by row); once per
     file version inside a compile (io.file_reads)."""
     from .file_reads import remembered
 
-    return remembered(path, ("relation info", header), lambda: _relation_info(path, header))
+    return remembered(path, ("relation info", header, tensor),
+                      lambda: _relation_info(path, header, tensor))
 
 
-def _relation_info(path: Path, header: bool | None) -> SourceInfo:
-    relation = relation_file(path, header)
+def _relation_info(path: Path, header: bool | None, tensor: str | None) -> SourceInfo:
+    relation = relation_file(path, header, tensor)
     if any(hasattr(column, "dtype") for column in relation.columns):
         from .whole_files import relation_of_columns
 

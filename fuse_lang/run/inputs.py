@@ -148,7 +148,7 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     """A relation file's tuples as positions: each column's values looked up in its
     domain (whole columns at once; check.value_tables)."""
     info = analysis.tensors[name]
-    relation = relation_tuples_file(path, _source_header(analysis, name))
+    relation = relation_tuples_file(path, _source_header(analysis, name), name)
     if len(relation.columns) != len(info.axes):
         raise EvaluationError(f"{path.name} holds {len(relation.columns)} columns, `{name}` "
                               f"has {len(info.axes)}")
