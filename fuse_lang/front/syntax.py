@@ -18,6 +18,7 @@ from ..speed.fastinit import frozen_dataclass
 from . import ir
 from .builder import IRBuilder, StatementError, strings_alone
 from .builtins import RESERVED_WORDS
+from .datalog_syntax import datalog_syntax, rules_over_lines
 from .diagnostics import Diagnostic, make
 from .errors import parse_error_message
 from .lalr import END, ParseError, Parser
@@ -91,6 +92,9 @@ def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | Non
     except StatementError as err:
         return (), err.diagnostic
     except ParseError as err:
+        datalog = datalog_syntax(tokens, parser)  # `:-`, commas, a final '.'
+        if datalog is not None:
+            return (), datalog
         tok = err.token
         where = Span(tok[2], tok[3]) if tok[0] != END else Span(span.end, span.end)
         return (), make("syntax-error", parse_error_message(err, parser), where)
@@ -290,7 +294,8 @@ class Parsing:
         return entry, alone
 
     def result(self) -> tuple[ParseResult, Relocation]:
-        diags = self.found_diags + self.diags
+        diags = rules_over_lines(self.text, self.spans, self.found_diags + self.diags,
+                                 default_parser())  # (a Datalog rule over several lines)
         too_many = len(diags) >= MAX_SYNTAX_ERRORS
         if too_many:
             diags.append(make("too-many-errors", f"stopped after {MAX_SYNTAX_ERRORS} syntax "

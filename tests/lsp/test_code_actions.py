@@ -80,6 +80,17 @@ async def test_remove_the_dot(vscode, tmp_path):
     assert edits(fix) == {uri: [types.TextEdit(range=rng(1, 3, 4), new_text="")]}
 
 
+async def test_datalog_rule_written_the_fuse_way(vscode, tmp_path):
+    text = "Parent(Ann, Bob)\nAnc(x,z) :- Parent(x,y), Parent(y,z).\nAnc(Ann, x)?\n"
+    uri = open_doc(vscode, tmp_path / "dl.fuse", text)
+    (fix,) = await actions(vscode, uri, rng(1, 9, 11), only=["quickfix"])
+    assert fix.title == "Write it the Fuse way: `Anc(x,z) = Parent(x,y) Parent(y,z)`"
+    assert fix.diagnostics[0].code == "datalog-syntax"
+    assert edits(fix) == {uri: [types.TextEdit(range=rng(1, 8, 12), new_text=" = "),
+                                types.TextEdit(range=rng(1, 23, 25), new_text=" "),
+                                types.TextEdit(range=rng(1, 36, 37), new_text="")]}
+
+
 async def test_fix_positions_count_utf16_units(vscode, tmp_path):
     # the emoji before the typo takes two UTF-16 units
     text = 'X[i] = const([1, 2])\n"\U0001F600.npy" = Xq[i]\nexport X\n'

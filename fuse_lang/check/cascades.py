@@ -1,0 +1,67 @@
+"""What a syntax error must not cascade into.  A statement with a syntax error is
+left out of the program (front/syntax.py), so a tensor it defines would be
+reported undefined where it is read, and one only it reads would be reported
+never read.  The names on such a statement are found from its tokens: its
+leading name (after `param`) is one it would define, and every name one it may
+read (`Parent(x,y),`, a line of a rule written over several, reads `Parent`);
+the `undefined-tensor` diagnostics of the first and the `unused-tensor` ones of
+the second are dropped.  Every other diagnostic stays.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Sequence
+
+from ..front.diagnostics import Diagnostic
+from ..front.lexer import tokenize
+from ..front.span import Span
+
+# Longer broken statements are not looked into (their names' cascades stay said).
+_MOST_CHARACTERS = 100_000
+
+
+def quiet_cascades(text: str, statement_spans: Sequence[Span],
+                   syntax: Sequence[Diagnostic], diags: list[Diagnostic]) -> list[Diagnostic]:
+    """`diags` less the cascades of the statements that `syntax` (the parse's
+    diagnostics) left out; `statement_spans`: every statement found, in order."""
+    if not syntax:
+        return diags
+    defined, read = names_on_broken(text, statement_spans, syntax)
+    if not defined and not read:
+        return diags
+    return [d for d in diags if not _cascade(d, text, defined, read)]
+
+
+def names_on_broken(text: str, statement_spans: Sequence[Span],
+                    syntax: Sequence[Diagnostic]) -> tuple[set[str], set[str]]:
+    """The names the statements with a syntax error would define, and those they
+    may read."""
+    starts = [span[0] for span in statement_spans]
+    broken: dict[int, Span] = {}
+    for diag in syntax:
+        k = bisect.bisect_right(starts, diag.span.start) - 1
+        if k >= 0 and diag.span.start <= statement_spans[k][1]:
+            broken[k] = statement_spans[k]
+    defined: set[str] = set()
+    read: set[str] = set()
+    for start, end in broken.values():
+        if end - start <= _MOST_CHARACTERS:
+            _names(text[start:end], defined, read)
+    return defined, read
+
+
+def _names(statement: str, defined: set[str], read: set[str]) -> None:
+    tokens = tokenize(statement)
+    first = 1 if tokens and tokens[0][0] == "PARAM" else 0
+    if len(tokens) > first and tokens[first][0] == "NAME":
+        defined.add(tokens[first][1])
+    read.update(tok[1] for tok in tokens if tok[0] == "NAME")
+
+
+def _cascade(diag: Diagnostic, text: str, defined: set[str], read: set[str]) -> bool:
+    code = diag.code
+    if code == "undefined-tensor":
+        return text[diag.span.start:diag.span.end] in defined
+    if code == "unused-tensor":
+        return text[diag.span.start:diag.span.end] in read
+    return False
