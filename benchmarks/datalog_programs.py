@@ -160,7 +160,8 @@ KINDS = 10
 
 def wide_rules() -> list[list[tuple]]:
     """The rules, stratum by stratum: (head, head args, body) with body atoms
-    (negated, relation, args); lower-case args are variables, others constants."""
+    (negated, relation, args); lower-case args are variables, `_` any value (in a
+    negated atom), others constants."""
     def atom(text: str, negated: bool = False) -> tuple:
         name, args = text.rstrip(")").split("(")
         return (negated, name, tuple(a.strip() for a in args.split(",")))
@@ -190,7 +191,7 @@ def wide_rules() -> list[list[tuple]]:
                rule("Denied(p, x, a)", "Can(p, x, a)", "Tainted(x)"),
                rule("OwnsTagged(p, l)", "Owner(x, p)", "Tagged(x, l)"),
                rule("Peer(p, q)", "Team(p, q)", "not Share(p, q)")]
-    last = [rule("Trusted(p)", "Person(p)", "not Exposed(p, x)"),
+    last = [rule("Trusted(p)", "Person(p)", "not Exposed(p, _)"),
             rule("Reader(p, x)", "Allowed(p, x, A0)"), rule("Writer(p, x)", "Allowed(p, x, A1)")]
     final = [rule("Both(p, x)", "Reader(p, x)", "Writer(p, x)"),
              rule("OnlyRead(p, x)", "Reader(p, x)", "not Writer(p, x)")]
@@ -285,7 +286,8 @@ def _fire(db: dict[str, set], head_args: tuple, body: tuple, at: int | None,
         negated, name, args = body[k]
         rows = delta if k == at else db[name]
         pos = {v: i for i, v in enumerate(names)}
-        bound = [(p, a) for p, a in enumerate(args) if not a[0].islower() or a in pos]
+        bound = [(p, a) for p, a in enumerate(args)  # (`_`: any value, never bound)
+                 if not (a[0].islower() or a == "_") or a in pos]
         places = [p for p, _ in bound]
         pick = [(pos[a], None) if a in pos else (None, a) for _, a in bound]
 

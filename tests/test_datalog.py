@@ -53,9 +53,65 @@ def test_not_keeps_the_tuples_no_negated_fact_matches():
         [{("Ann",), ("Cy",)}]
 
 
-def test_a_variable_only_in_the_negated_atom_means_any():
-    # not Banned(x, y): no y at all (LANGUAGE.md §13), not "some y is missing"
-    assert answers(PEOPLE + "Ok(x) = Person(x) not Banned(x, y)\nOk(x)?\n") == [{("Ann",)}]
+def test_the_wildcard_in_a_negated_atom_means_any():
+    # not Banned(x, _): no tuple of Banned with this x at all (LANGUAGE.md §13)
+    assert answers(PEOPLE + "Ok(x) = Person(x) not Banned(x, _)\nOk(x)?\n") == [{("Ann",)}]
+
+
+def fixed(text: str, diagnostic) -> str:
+    """The text with the diagnostic's one fix applied."""
+    (fix,) = diagnostic.fixes
+    for edit in sorted(fix.edits, key=lambda e: e.span.start, reverse=True):
+        text = text[:edit.span.start] + edit.new_text + text[edit.span.end:]
+    return text
+
+
+def test_a_named_variable_only_in_the_negated_atom_is_unsafe_and_the_fix_writes_the_wildcard():
+    # the first version read `y` as "any"; Soufflé: "Ungrounded variable y"
+    text = PEOPLE + "Ok(x) = Person(x) not Banned(x, y)\nOk(x)?\n"
+    (d,) = [d for d in fuse_lang.analyze(text).diagnostics if d.severity is Severity.ERROR]
+    assert d.code == "unsafe-negation"
+    assert "`y`" in d.message and "`not Banned(x, y)`" in d.message and "`_`" in d.message
+    assert "positive atom" in d.message and "`not Banned(x, _)`" in d.message
+    with pytest.raises(FuseError, match="unsafe-negation"):
+        compile(text)
+    repaired = fixed(text, d)
+    assert repaired == PEOPLE + "Ok(x) = Person(x) not Banned(x, _)\nOk(x)?\n"
+    assert codes(repaired) == []
+    assert answers(repaired) == [{("Ann",)}]
+
+
+def test_fuse_check_reports_the_ungrounded_variable(tmp_path):
+    path = tmp_path / "unsafe.fuse"
+    path.write_text(PEOPLE + "Ok(x) = Person(x) not Banned(x, y)\nOk(x)?\n")
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "check", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "error[unsafe-negation]" in proc.stdout and "`y`" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("rule", [
+    "Ok(x) = Person(x) Topic(t) not Banned(x, t)",       # bound by a positive atom
+    "Ok(x) = not Banned(x, t) Topic(t) Person(x)",       # wherever it stands in the term
+    "Ok(x) = Person(x) not (Banned(x, t) Topic(t))",      # joined inside the negated group
+    "Ok(x) = Person(x) not (Banned(x, t) (t == Spam))",   # compared inside the group
+])
+def test_a_bound_variable_or_the_wildcard_is_safe(rule):
+    assert codes(PEOPLE + rule + "\nOk(x)?\n") == []
+
+
+@pytest.mark.parametrize("rule,fixable", [
+    ("Ok(x) = Person(x) not Banned(x, t) + Topic(t) Person(x)", True),  # another term's t
+    ("Ok(x, t) = Person(x) not Banned(x, t)", False),  # a head's variable: `_` would unbind it
+    ("Ok(x) = Person(x) not Banned(x, t) not Banned(t, x)", False),  # two atoms: no one fix
+    ("Ok(x) = Person(x) not Banned(x, t) (t != Spam)", False),  # a comparison binds nothing
+    ("Ok(x) = Person(x) not Banned(x, t) not Banned(_, x)", False),  # (`_` read as one name)
+])
+def test_a_variable_no_positive_atom_of_its_term_binds_is_unsafe(rule, fixable):
+    diags = [d for d in fuse_lang.analyze(PEOPLE + rule).diagnostics
+             if d.code == "unsafe-negation"]
+    assert diags and all("`t`" in d.message for d in diags)
+    assert bool(diags[0].fixes) is fixable
 
 
 def test_not_is_the_older_spelling_with_step():
@@ -132,6 +188,53 @@ def test_fuse_check_names_the_cycle(tmp_path):
     assert "error[negation-cycle]" in proc.stdout and "`A` → `B` → `A`" in proc.stdout
 
 
+# ------------------------------------- `1 - R` of a relation: the anti-join of `not R`
+
+COMPLEMENTS = ["not R(x, y, z)", "(1 - R(x, y, z))", "(1 - step(R(x, y, z)))"]
+
+
+def _complement_files(folder, n: int = 60, rows: int = 300) -> tuple[set, set]:
+    """a.tsv and r.tsv over three columns of `n` symbols (kept sparse on NumPy:
+    n^3 cells, few tuples); half of R's tuples are A's."""
+    rng = random.Random(5)
+    a = {tuple(f"{c}{rng.randrange(n)}" for c in "XYZ") for _ in range(rows)}
+    r = set(rng.sample(sorted(a), len(a) // 2)) | \
+        {tuple(f"{c}{rng.randrange(n)}" for c in "XYZ") for _ in range(rows // 2)}
+    for name, tuples in (("a.tsv", a), ("r.tsv", r)):
+        (folder / name).write_text("".join("\t".join(t) + "\n" for t in sorted(tuples)))
+    return a, r
+
+
+def _complement_text(negated: str, head: str = "D(x, y, z)") -> str:
+    return f'A(x, y, z) = "a.tsv"\nR(x, y, z) = "r.tsv"\n{head} = A(x, y, z) {negated}\n' \
+        f"{head}?\n"
+
+
+@pytest.mark.parametrize("negated", COMPLEMENTS)
+def test_one_minus_a_relation_answers_as_not(tmp_path, negated):
+    a, r = _complement_files(tmp_path)
+    (got,) = [set(q.tuples) for q in compile(_complement_text(negated),
+                                               base_dir=tmp_path).execute().queries]
+    assert got == a - r and got
+    (by_x,) = [set(q.tuples) for q in compile(_complement_text(negated, "P(x)"),
+                                                base_dir=tmp_path).execute().queries]
+    assert by_x == {(x,) for x, _, _ in a - r}
+
+
+@pytest.mark.parametrize("negated", COMPLEMENTS)
+def test_one_minus_a_sparse_relation_keeps_the_rule_sparse(tmp_path, negated):
+    # the plan `fuse explain` prints is the plan the run executes: D is kept sparse,
+    # the negated relation read as an anti-join (docs/scale.md), as `not R` is
+    _complement_files(tmp_path)
+    path = tmp_path / "complement.fuse"
+    path.write_text(_complement_text(negated))
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", "--format", "json",
+                           str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert {"A", "R", "D"} <= set(data["run"]["sparse"]), data["run"]
+
+
 # ------------------------------------------------------- empty relations
 
 
@@ -148,7 +251,7 @@ def test_a_recursive_relation_with_no_base_case_is_empty(tmp_path):
 
 def test_an_empty_relation_joins_to_nothing_and_negates_to_everything():
     text = ("X(A, B)\nX(B, C)\nY(a, c) = X(a, b) Y(b, c)\nZ(a, c) = X(a, b) Y(b, c)\n"
-            "W(a) = X(a, b) not Y(a, c)\nZ(a, b)?\nW(a)?\n")
+            "W(a) = X(a, b) not Y(a, _)\nZ(a, b)?\nW(a)?\n")
     z, w = answers(text)
     assert z == set() and w == {("A",), ("B",)}
 
@@ -271,9 +374,11 @@ def _random_program(rng: random.Random):
             negatives = []
             if rng.random() < 0.6:
                 name = rng.choice([*facts, *idb[:i]])
-                negatives.append((name, tuple(
-                    rng.choice(bound) if rng.random() < 0.8 else "u"
-                    for _ in range(arity[name]))))
+                args = tuple(rng.choice(bound) if rng.random() < 0.8 else "u"
+                             for _ in range(arity[name]))
+                if args.count("u") == 1:  # "any value" is `_`; `u` twice is its own join
+                    args = tuple("_" if a == "u" else a for a in args)
+                negatives.append((name, args))
             rules.append((head, head_args, positives, negatives))
     defined = {r[0] for r in rules}
     idb = [name for name in idb if name in defined]
@@ -300,9 +405,11 @@ def _program_text(facts, idb, rules) -> str:
 
 def _matches(pattern, row, binding):
     """The binding extended by matching `row`, or None; `u` (a negated atom's own
-    variable) is bound like the others, within the one atom."""
+    variable) is bound like the others, within the one atom; `_` matches anything."""
     out = dict(binding)
     for term, value in zip(pattern, row):
+        if term == "_":
+            continue
         if term in VARIABLES or term == "u":
             if out.setdefault(term, value) != value:
                 return None

@@ -1,8 +1,10 @@
 """The Datalog checks of the rules (LANGUAGE.md §13, docs/language.md "Datalog in Fuse").
 
-- Safety: every variable of a negated atom that also occurs elsewhere in the rule,
+- Safety: every named variable of a negated atom (not `_`, which means "any value"),
   and every variable of a Boolean rule's head, is bound by a positive atom of the
-  same rule (`unsafe-negation`, `unbound-head-variable`).
+  same rule (`unsafe-negation` with a fix writing `_`, `unbound-head-variable`), as
+  in Soufflé; a variable joined or compared inside a negated group
+  (`not (V(y) (y < x))`) is that group's own.
 - Stratification: a relation may not depend on itself through negation
   (`negation-cycle`, naming the cycle).
 - Empty columns: a column of relations that no constant reaches is empty
@@ -22,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
-from ..front.diagnostics import Diagnostic, make
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
 from .values import symbol_constant
@@ -44,6 +46,38 @@ def monotone_rules(members: set[str], equations: Iterable[ir.Statement]) -> bool
                 if any(ref.name in members for ref in ir.refs(node)):
                     return False
     return True
+
+
+def complemented(expr: ir.Expr, boolean: Callable[[str], bool]) -> ir.Expr | None:
+    """What a factor written `1 - step(E)`, or `1 - R(...)` of a Boolean `R`, negates:
+    `step(E)` or `R(...)`; such a factor is `not E` / `not R(...)` (a relation holds
+    0/1, so `1 - R` is `1 - step(R)`), and runs as its anti-join.  None for anything
+    else."""
+    if type(expr) is not ir.Sum or len(expr.terms) != 2 or expr.signs != ("+", "-"):
+        return None
+    one, operand = expr.terms
+    if not isinstance(one, ir.Number) or one.value != 1:
+        return None
+    if isinstance(operand, ir.Call) and operand.name == "step" and len(operand.args) == 1 \
+            and not operand.kwargs:
+        return operand
+    if isinstance(operand, ir.Ref) and operand.indices is not None and boolean(operand.name):
+        return operand
+    return None
+
+
+def negated_relation(factor: ir.Expr, boolean: Callable[[str], bool]) -> ir.Ref | None:
+    """The relation a factor negates, `R(...)` of `not R(...)`, `1 - R(...)` or
+    `1 - step(R(...))` (R Boolean); None for any other factor."""
+    if isinstance(factor, ir.Call) and factor.name == "not" and len(factor.args) == 1:
+        atom: ir.Expr | None = factor.args[0]
+    else:
+        atom = complemented(factor, boolean)
+        if isinstance(atom, ir.Call):
+            atom = atom.args[0]
+    if isinstance(atom, ir.Ref) and atom.indices is not None and boolean(atom.name):
+        return atom
+    return None
 
 
 # (statement number, the statement, what finds something of it) -> what it finds
@@ -183,65 +217,107 @@ def _safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> list[Diagnos
 
 def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                   diags: list[Diagnostic]) -> None:
-    everywhere: dict[str, int] = {}
-    for var in (v for i in stmt.lhs.indices or () for v in ir.index_vars(i)):
-        everywhere[var.name] = everywhere.get(var.name, 0) + 1
-    found = list(_occurrences(stmt.rhs))
-    variables = set(everywhere) | {v.name for v, _, _ in found}
-    for var, _, _ in found:
-        everywhere[var.name] = everywhere.get(var.name, 0) + 1
+    head = [v for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
+    variables = {v.name for v in head} | {v.name for v, _, _ in _occurrences(stmt.rhs)}
     for term in _terms(stmt.rhs):
         if any(isinstance(n, ir.Call) and n.name in BUILTINS and not BUILTINS[n.name].elementwise
                for n in ir.walk(term)):
             continue  # const(...), causal_mask(...) bind the head's axes themselves
         occurrences = list(_occurrences(term))
         positive = {v.name for v, negated, _ in occurrences if not negated}
-        per_call: dict[int, list] = {}
+        per_call: dict[int, tuple[ir.Call, list]] = {}
         for var, negated, call in occurrences:
-            if negated:
-                per_call.setdefault(id(call), [call, []])[1].append(var)
-        in_negation: set[str] = set()
-        for call, vars_ in per_call.values():
-            own: dict[str, int] = {}
-            for var in vars_:
-                own[var.name] = own.get(var.name, 0) + 1
-            reported: set[str] = set()
-            for var in vars_:
-                in_negation.add(var.name)
-                if own[var.name] == everywhere[var.name] or var.name in positive \
-                        or var.name in reported:
-                    continue
-                reported.add(var.name)
-                diags.append(make(
-                    "unsafe-negation",
-                    f"`{var.name}` in `not {_atom_text(call)}` is bound by no positive atom of "
-                    f"the rule; a variable of a negated atom must also occur in a positive one "
-                    f"(or only in the negated atom, where it means \"any\")", var.span))
+            if negated and call is not None:
+                per_call.setdefault(id(call), (call, []))[1].append(var)
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
         assigned, unsafe = _compared(term, positive, variables, tensors, diags)
-        positive |= assigned
-        in_negation |= unsafe  # (reported once: as the comparison's, not the head's)
-        for index in stmt.lhs.indices or ():
-            for var in ir.index_vars(index):
-                if var.name not in positive and var.name not in in_negation:
-                    diags.append(make(
-                        "unbound-head-variable",
-                        f"`{var.name}` of the head `{stmt.lhs.name}` is bound by no atom of "
-                        f"{'this term of ' if isinstance(stmt.rhs, ir.Sum) else ''}the rule: "
-                        f"every variable of a rule's head must occur in a positive atom of its "
-                        f"body", var.span))
+        bound = positive | assigned
+        in_negation = set(unsafe)  # (reported once: as the comparison's, not the head's)
+        everywhere = _counts(head, term)
+        for call, vars_ in per_call.values():
+            in_negation |= {var.name for var in vars_}
+            inside = _counts([], call)
+            for name in dict.fromkeys(var.name for var in vars_):
+                if name == "_" or name in bound or name in tensors:
+                    continue
+                if inside[name] > 1 and inside[name] == everywhere[name]:
+                    continue  # joined or compared inside the group: its own "there is"
+                diags.append(_unsafe_negation(call, name, vars_, everywhere[name],
+                                              "_" not in everywhere))
+        for var in head:
+            if var.name not in bound and var.name not in in_negation:
+                diags.append(make(
+                    "unbound-head-variable",
+                    f"`{var.name}` of the head `{stmt.lhs.name}` is bound by no atom of "
+                    f"{'this term of ' if isinstance(stmt.rhs, ir.Sum) else ''}the rule: "
+                    f"every variable of a rule's head must occur in a positive atom of its "
+                    f"body", var.span))
 
 
-def _atom_text(call: ir.Call) -> str:
-    arg = call.args[0] if call.args else None
-    if not isinstance(arg, ir.Ref):
-        return "..."
-    if arg.indices is None:
-        return arg.name
-    shown = [i.name if isinstance(i, ir.IndexVar) else
-             str(i.value) if isinstance(i, ir.IndexConst) else "..." for i in arg.indices]
-    return f"{arg.name}({', '.join(shown)})"
+def _counts(head: list[ir.IndexVar], expr: ir.Expr) -> dict[str, int]:
+    """How often each name occurs in the head and the expression, comparisons and
+    negated groups included."""
+    counts: dict[str, int] = {}
+    for var in head:
+        counts[var.name] = counts.get(var.name, 0) + 1
+    for node in ir.walk(expr):
+        if isinstance(node, ir.Ref):
+            names = [node.name] if node.indices is None else \
+                [v.name for index in node.indices for v in ir.index_vars(index)]
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int,
+                     no_wildcard: bool) -> Diagnostic:
+    """`name` of the negated atom in `call` is bound by no positive atom (Soufflé's
+    "ungrounded variable").  The fix writes `_` for it when that atom is its only
+    place: then `_` says what the rule used to read as "any".  Not where the term
+    has a `_` already: the run reads every `_` of a term as one variable
+    (docs/language.md, "Negation"), which would join the two."""
+    own = [var for var in vars_ if var.name == name]
+    atom = _atom_of(call, own[0])
+    shown = _atom_text(atom) if atom is not None else "(...)"
+    where = f"`not {shown}`" if atom is call.args[0] else f"the negated atom `{shown}`"
+    fixes: tuple[Fix, ...] = ()
+    hint = ""
+    if atom is not None:
+        with_wildcard = _atom_text(atom, {name: "_"})
+        hint = f" (`not {with_wildcard}`)" if atom is call.args[0] else f" (`{with_wildcard}`)"
+        if len(own) == 1 and everywhere == 1 and no_wildcard and isinstance(own[0], ir.IndexVar):
+            fixes = (Fix(f"Write `_` for `{name}` (any value): `{with_wildcard}`",
+                         (TextEdit(own[0].span, "_"),)),)
+    return make(
+        "unsafe-negation",
+        f"`{name}` in {where} is bound by no positive atom of the rule (Datalog's safety "
+        f"rule; Soufflé: \"ungrounded variable {name}\"): bind `{name}` in a positive atom "
+        f"of the rule, or write `_` where any value will do{hint}", own[0].span, fixes=fixes)
+
+
+def _atom_of(call: ir.Call, var: ir.IndexVar | ir.Ref) -> ir.Ref | None:
+    """The atom of `call` that holds the occurrence `var`."""
+    for ref in ir.refs(call):
+        if ref is var or any(v is var for index in ref.indices or ()
+                             for v in ir.index_vars(index)):
+            return ref if ref.indices is not None else None
+    return None
+
+
+def _atom_text(atom: ir.Ref, instead: dict[str, str] | None = None) -> str:
+    """`Banned(x, y)`: an atom as written (the names in `instead` replaced)."""
+    if atom.indices is None:
+        return atom.name
+    instead = instead or {}
+    shown = [instead.get(i.name, i.name) if isinstance(i, ir.IndexVar) else
+             _constant_text(i) if isinstance(i, ir.IndexConst) else "..." for i in atom.indices]
+    return f"{atom.name}({', '.join(shown)})"
+
+
+def _constant_text(index: ir.IndexConst) -> str:
+    quoted = getattr(index, "quoted", False)  # (a quoted symbol, LANGUAGE.md §14)
+    return f'"{index.value}"' if quoted else str(index.value)
 
 
 # -------------------------------------------------------- stratification

@@ -15,7 +15,10 @@ SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
   the textbook uniform estimate; a plain copy: the operand's), capped at its
   cells; a read of its own recursive group counts as its other rules' total.
   Only rules that join Boolean tensors that are themselves sparse keep it
-  sparse: a dense operand makes the join's result dense anyway.
+  sparse: a dense operand makes the join's result dense anyway.  A negated atom
+  (`not R(...)`, `1 - R(...)`, `1 - step(R(...))` of a sparse or small R) is an
+  anti-join: it only removes tuples, so it adds nothing to the estimate and keeps
+  the rule sparse.
 
 Everything else is dense.  `overrides` ({"Edge": "sparse"}) forces a choice per
 tensor; sparse is refused for a tensor of fewer than 2 axes.
@@ -32,6 +35,7 @@ from typing import Mapping
 
 from ..check import Analysis
 from ..check.analysis import SOURCE_KINDS, TensorInfo
+from ..check.datalog import negated_relation
 from ..front import ir
 from ..io.numpy_headers import read_sparse_npz_header
 from ..io.source_files import SourceError
@@ -212,6 +216,11 @@ def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
     for _k, rule in _rules(analysis, name):
         factors = _factors(rule.rhs)
         for factor in factors:
+            negated = _negated(analysis, factor)
+            if negated is not None:  # an anti-join: the positive join's tuples, fewer
+                if negated.name not in sparse and not _small(analysis, negated.name):
+                    return False
+                continue
             if not isinstance(factor, ir.Ref) or factor.name not in analysis.tensors:
                 return False
             if _mask(analysis, factor, factors):
@@ -222,6 +231,12 @@ def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
                     not _small(analysis, factor.name):
                 return False
     return True
+
+
+def _negated(analysis: Analysis, factor: ir.Expr) -> ir.Ref | None:
+    """The relation a factor negates (`not R(...)`, `1 - R(...)`, `1 - step(R(...))`)."""
+    tensors = analysis.tensors
+    return negated_relation(factor, lambda n: n in tensors and tensors[n].boolean)
 
 
 def _mask(analysis: Analysis, factor: ir.Ref, factors: list[ir.Expr]) -> bool:
@@ -278,8 +293,11 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
 
 def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
                    estimates: Mapping[str, int | None]) -> int | None:
-    """A product of references: nnz(A) nnz(B) / extent(shared) per join, left to right."""
-    factors = _factors(rule.rhs)
+    """A product of references: nnz(A) nnz(B) / extent(shared) per join, left to right;
+    a negated atom only removes tuples (an anti-join), so it is left out."""
+    factors = [f for f in _factors(rule.rhs) if _negated(analysis, f) is None]
+    if not factors:
+        return None
     if not all(isinstance(f, ir.Ref) and f.name in estimates for f in factors):
         return None
     result: int | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ...check.datalog import complemented
 from ...check.values import compared_symbol, symbol_constant, symbol_position
 from ...front import ir
 from ..sparse.value import is_sparse
@@ -96,6 +97,32 @@ class BuiltinCalls(EvaluatorState):
             return self._topk(args[0], int(count.text) if isinstance(count, ir.Number)
                               and count.text.isdigit() else int(_number(count, 1)))
         raise EvaluationError(f"`{name}` is not a builtin")
+    def factor(self, factor: ir.Expr) -> LArray:
+        """A factor of a join.  `1 - R(...)` of a relation and `1 - step(E)` are `not`
+        (check.datalog.complemented): where the backend joins tuples and the operand is
+        sparse, its complement is kept as the operand's tuples (an anti-join in the
+        join, as `not` is) instead of the dense `1 - R` over every cell."""
+        if type(factor) is ir.Sum and self.backend.sparse_relations:
+            operand = complemented(factor, self._boolean)
+            if operand is not None:
+                x = self.eval(operand)  # type: ignore[attr-defined]
+                if is_sparse(x.data):
+                    return LArray(self.backend.complement(x.data), x.axes)
+                return LArray(1 - x.data, x.axes)  # (the sum's own value, without a second read)
+        return self.eval(factor)  # type: ignore[attr-defined]
+
+    def complement_operand(self, factor: ir.Expr) -> ir.Expr:
+        """The reference whose tuples a factor `1 - R(...)` / `1 - step(R(...))`
+        complements (R itself for the join's test), else the factor."""
+        operand = complemented(factor, self._boolean) if type(factor) is ir.Sum else None
+        if isinstance(operand, ir.Call):
+            operand = operand.args[0]
+        return factor if operand is None else operand
+
+    def _boolean(self, name: str) -> bool:
+        info = self.analysis.tensors.get(name)
+        return info is not None and info.boolean
+
 
     def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:
         """topk's and concat's arguments, each with the chosen axis at the argument's

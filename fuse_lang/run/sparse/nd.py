@@ -273,6 +273,9 @@ def value_of_entries(shape: tuple[int, ...], coords: Sequence[np.ndarray], data:
         last = np.append(keys[1:] != keys[:-1], True)
         keys, data = keys[last], data[last]
         coords = SparseRelation(shape, keys, data).coords() if shape else ()
+    if not shape:  # every axis projected: one number (np.add.at has no cell to add into)
+        total = data.sum() if op == "sum" else data.max(initial=0)
+        return np.asarray(total, dtype=dtype)
     if len(shape) < 2:
         out = np.zeros(shape, dtype=dtype)
         np.add.at(out, tuple(coords), data) if op == "sum" else out.__setitem__(
