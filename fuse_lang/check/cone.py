@@ -1,4 +1,5 @@
-"""What running one target needs: its dependency cone (docs/execution.md).
+"""What running one target needs: its dependency cone (docs/execution.md); and
+what running the whole document past its errors runs (`document_cone`).
 
 A target is a tensor name or a query's text.  `dependency_cone(analysis,
 targets)` follows the analysis' definitions and uses backwards from the
@@ -101,8 +102,42 @@ def dependency_cone(analysis: Analysis, targets: Iterable[str]) -> Cone:
     statements = analysis.program.statements
     queries, names = resolve_targets(analysis, targets)
     roots = names + [statements[k].atom.name for k in queries]  # type: ignore[union-attr]
+    return _cut(analysis, roots, queries, names)
+
+
+def document_cone(analysis: Analysis) -> Cone | None:
+    """What running the whole document computes past its errors: the cones of its
+    exports, queries and sinks (and of its `train` loss), those statements kept as
+    written; `not_run` holds only what is left out for an error (docs/cli.md, "What
+    runs").  None when the document has none of them: then the whole document is
+    every tensor, and nothing can be left out."""
+    roots: list[str] = []
+    chosen: set[int] = set()
+    for k, stmt in enumerate(analysis.program.statements):
+        if isinstance(stmt, ir.Export):
+            roots += [r.name for r in stmt.names]
+        elif isinstance(stmt, ir.Query):
+            roots.append(stmt.atom.name)
+        elif isinstance(stmt, ir.Sink):
+            roots += [r.name for r in ir.refs(stmt.rhs)]
+        elif isinstance(stmt, ir.TrainDecl):
+            roots.append(stmt.loss.name)
+        else:
+            continue
+        chosen.add(k)
+    if not chosen:
+        return None
+    cone = _cut(analysis, roots, chosen, [])
+    return Cone(cone.statements, cone.tensors, cone.blocking,
+                tuple(n for n in cone.not_run if n.reason != NOT_NEEDED), cone.text)
+
+
+def _cut(analysis: Analysis, roots: list[str], chosen: set[int], names: list[str]) -> Cone:
+    """The cone of the tensors `roots` and the statements `chosen`, the program cut
+    to it (with an `export` line for `names`)."""
+    statements = analysis.program.statements
     tensors, cone = tensor_cone(analysis, roots)
-    cone |= queries
+    cone |= chosen
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     context = {k for k, s in enumerate(statements)
                if isinstance(s, ir.AxisDecl) or (isinstance(s, ir.Fact) and k not in cone

@@ -19,6 +19,7 @@ of a recurrence (run/scheduler.py asks it too).
 from __future__ import annotations
 
 import bisect
+from itertools import chain
 from typing import Iterable, Mapping, Sequence
 
 from ..front import ir
@@ -82,15 +83,24 @@ class RunRefusals:
     def check(self, groups: Iterable[Sequence[str]], recursive: frozenset[str],
               diags: list[Diagnostic]) -> None:
         errors = [d for d in diags if d.severity is Severity.ERROR]
-        self.reported = self._given() | self._tainted(errors)
-        self._unsized_tensors()
-        self._unsized_indices()
+        if self._some_unknown():
+            self.reported = self._given() | self._tainted(errors)
+            self._unsized_tensors()
+            self._unsized_indices()
         self._recurrence_writes(groups, recursive)
         if self.covered:
             covered = self.covered
             diags[:] = [d for d in diags if d.code != "unknown-extent"
                         or not any(s.start <= d.span.start < s.end for s in covered)]
         diags.extend(self.found)
+
+    def _some_unknown(self) -> bool:
+        """Whether a domain has no extent, or an index variable no domain (a projected
+        index that nothing joins, `reduce(sum, i) 1`): else there is nothing to say."""
+        domains = self.domains
+        known = domains.parents.__contains__
+        variables = chain.from_iterable(local.var_keys for local in self.locals.values())
+        return None in domains.root_extents(domains.roots()) or not all(map(known, variables))
 
     def _span(self, k: int) -> Span:
         stmt = self.statements[k]
@@ -127,15 +137,16 @@ class RunRefusals:
     def _unsized_tensors(self) -> None:
         """Each computed tensor's axes of unknown extent, each domain said once (at
         the first tensor that has it)."""
-        axes = [(name, sym, pos) for name, sym in self.tensors.items()
-                if not sym.is_param and sym.source is None
-                for pos in range(sym.arity or 0) if not _virtual(sym, pos)]
-        roots = self.domains.roots_of([("axis", name, pos) for name, _, pos in axes])
-        extents = self.domains.root_extents(roots)
+        tensors = self.tensors
+        keys = [("axis", name, pos) for name, sym in tensors.items()
+                if not sym.is_param and sym.source is None for pos in range(sym.arity or 0)]
+        roots = self.domains.roots_of(keys)
         unsized: dict = {}  # domain -> its tensors and axes, in order
-        for (_, sym, pos), root, extent in zip(axes, roots, extents):
-            if extent is None and root not in self.reported:
-                unsized.setdefault(root, []).append((sym, pos))
+        for at, extent in enumerate(self.domains.root_extents(roots)):
+            if extent is None and roots[at] not in self.reported:
+                _, name, pos = keys[at]
+                if not _virtual(tensors[name], pos):
+                    unsized.setdefault(roots[at], []).append((tensors[name], pos))
         for root, places in unsized.items():
             self.reported.add(root)
             sym, pos = places[0]
@@ -153,18 +164,26 @@ class RunRefusals:
                 self.covered += [self._span(k) for k in s.statements]
 
     def _unsized_indices(self) -> None:
-        """Each equation's index variables of unknown extent, each domain said once."""
-        reported = self.reported
-        domains = self.domains
+        """Each equation's index variables of unknown extent, each domain said once
+        (every statement's variables asked of the domains at once)."""
+        statements = self.statements
+        keys: list = []
+        ends: list[int] = []  # where each statement's keys end in `keys`
+        numbers: list[int] = []  # its statement number
         for k, local in self.locals.items():
-            stmt = self.statements[k]
-            if type(stmt) is not ir.Equation or not local.var_keys:
-                continue
-            roots = domains.roots_of(local.var_keys)
-            for name, root, extent in zip(local.role_names, roots, domains.root_extents(roots)):
-                if extent is None and root not in reported:
-                    reported.add(root)
-                    self._unsized_index(k, local, stmt, name)
+            if local.var_keys and type(statements[k]) is ir.Equation:
+                keys += local.var_keys
+                ends.append(len(keys))
+                numbers.append(k)
+        roots = self.domains.roots_of(keys)
+        reported = self.reported
+        for at, extent in enumerate(self.domains.root_extents(roots)):
+            if extent is None and roots[at] not in reported:
+                reported.add(roots[at])
+                j = bisect.bisect_right(ends, at)
+                local = self.locals[numbers[j]]
+                name = local.role_names[at - (ends[j - 1] if j else 0)]
+                self._unsized_index(numbers[j], local, statements[numbers[j]], name)
 
     def _unsized_index(self, k: int, local: Local, stmt: ir.Equation, name: str) -> None:
         role = next((r for r in local.roles(k, self.placed.get(k, 0)) if r.name == name), None)
@@ -183,12 +202,16 @@ class RunRefusals:
                            recursive: frozenset[str]) -> None:
         """A recurrence over an offset index whose other equations write elsewhere."""
         statements = self.statements
-        for group in groups:
-            name = group[0]
+        grouped = {name for group in groups if len(group) > 1 for name in group}
+        for name in sorted(recursive - grouped):  # the tensors recursive on their own
             sym = self.tensors.get(name)
-            if len(group) != 1 or name not in recursive or sym is None:
+            if sym is None:
                 continue
             equations = [k for k in sym.statements if type(statements[k]) is ir.Equation]
+            # (one equation writes the index it reads back along; and without a read of
+            # itself shifted, it is no recurrence over an offset index)
+            if len(equations) < 2 or not any(self._shifted_read(k, name) for k in equations):
+                continue
             found = recurrence_of(statements, name, equations)
             if found is None or found[2]:
                 continue
@@ -205,6 +228,14 @@ class RunRefusals:
                     f"constant position there; this one does not, and a run cannot "
                     f"compute `{name}`",
                     moved_span(lhs.span, self.deltas.get(id(statements[k]), 0))))
+
+
+    def _shifted_read(self, k: int, name: str) -> bool:
+        """Whether statement `k` reads `name` at a shifted index (`A[t-1]`)."""
+        local = self.locals.get(k)
+        return local is None or any(
+            ref.name == name and any(type(i) is ir.IndexShift for i in ref.indices or ())
+            for ref in local.refs)
 
 
 def _virtual(sym: TensorSymbol, pos: int) -> bool:

@@ -9,7 +9,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..check import Analysis, analyze
-from ..check.cone import NotRun, TargetError, dependency_cone
+from ..check.cone import NotRun, TargetError, dependency_cone, document_cone
 from ..front.diagnostics import Diagnostic, Severity
 from ..front.syntax import parse
 from ..io.manifest import ManifestError, as_diagnostic, recoded
@@ -117,6 +117,37 @@ def cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
     if blocking:
         raise_on_errors(analysis, only=blocking)
     return analyze(cone.text, path, base_dir), cone.not_run
+
+
+def cut_to_document(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
+                     ) -> tuple[Analysis, tuple[NotRun, ...]]:
+    """The whole document past its errors (`fuse run`, the editor's run): with
+    errors, the analysis of the program cut to the cones of its exports, queries,
+    sinks and loss, what is left out for an error listed; an error inside those
+    cones refuses the run with it first (and the others after).  Without errors,
+    or without exports, queries, sinks or loss (the whole document is then every
+    tensor), the analysis as it is."""
+    errors = tuple(d for d in analysis.diagnostics
+                   if d.severity is Severity.ERROR and d.code != "missing-source")
+    cone = document_cone(analysis) if errors else None
+    if cone is None:
+        return analysis, ()
+    blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
+    if blocking:
+        raise_on_errors(analysis, only=blocking + tuple(d for d in errors if d not in blocking))
+    return analyze(cone.text, path, base_dir), cone.not_run
+
+
+def runnable_part(analysis: Analysis, targets: Sequence[str] | None, past_errors: bool,
+                  path: str | None, base_dir: str | os.PathLike
+                  ) -> tuple[Analysis, tuple[NotRun, ...]]:
+    """What of the program runs: the targets' cone; with `past_errors`, the whole
+    document's cone past the errors it does not need; else the whole program."""
+    if targets:
+        return cut_to_targets(analysis, targets, path, base_dir)
+    if past_errors:
+        return cut_to_document(analysis, path, base_dir)
+    return analysis, ()
 
 
 def sharded_backend(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,

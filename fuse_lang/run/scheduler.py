@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Collection, Mapping
 
 from ..check import INPUT_KINDS, Analysis, TensorKind
+from ..check.runnable import recurrence_of
 from ..front import ir
 
 # (the tensors of one group of the evaluation order, the statement of its
@@ -142,29 +143,6 @@ def segment_io(names: list[str], deps: Mapping[str, set[str]], kept: Collection[
 def sequential_var(analysis: Analysis, name: str,
                    equations: list[int]) -> tuple[str, int, bool] | None:
     """(index, LHS position, virtual) when the tensor is a recurrence over one index:
-    a virtual index on the left, or a read of itself one step back (`A[t-1]`)."""
-    statements = analysis.program.statements
-    for k in equations:
-        stmt = statements[k]
-        assert isinstance(stmt, ir.Equation)
-        for pos, index in enumerate(stmt.lhs.indices or ()):
-            if isinstance(index, ir.IndexVirtual):
-                return ir.index_vars(index)[0].name, pos, True
-        found = _step_back(stmt, name)
-        if found is not None:
-            return found
-    return None
-
-
-def _step_back(stmt: ir.Equation, name: str) -> tuple[str, int, bool] | None:
-    """The first read of `name` in `stmt` one step back along an index of its LHS."""
-    lhs = stmt.lhs.indices or ()
-    for ref in ir.refs(stmt.rhs):
-        if ref.name != name:
-            continue
-        for pos, index in enumerate(ref.indices or ()):
-            if isinstance(index, ir.IndexShift) and len(index.terms) == 1 and index.offset < 0:
-                lhs_index = lhs[pos] if pos < len(lhs) else None
-                if isinstance(lhs_index, ir.IndexVar) and lhs_index.name == index.terms[0].name:
-                    return lhs_index.name, pos, False
-    return None
+    a virtual index on the left, or a read of itself one step back (`A[t-1]`); the
+    checker's own reading (check.runnable), which says what a run would refuse."""
+    return recurrence_of(analysis.program.statements, name, equations)
