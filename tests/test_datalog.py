@@ -105,7 +105,7 @@ def test_a_bound_variable_or_the_wildcard_is_safe(rule):
     ("Ok(x, t) = Person(x) not Banned(x, t)", False),  # a head's variable: `_` would unbind it
     ("Ok(x) = Person(x) not Banned(x, t) not Banned(t, x)", False),  # two atoms: no one fix
     ("Ok(x) = Person(x) not Banned(x, t) (t != Spam)", False),  # a comparison binds nothing
-    ("Ok(x) = Person(x) not Banned(x, t) not Banned(_, x)", False),  # (`_` read as one name)
+    ("Ok(x) = Person(x) not Banned(x, t) not Banned(_, x)", True),  # (each `_` its own)
 ])
 def test_a_variable_no_positive_atom_of_its_term_binds_is_unsafe(rule, fixable):
     diags = [d for d in fuse_lang.analyze(PEOPLE + rule).diagnostics

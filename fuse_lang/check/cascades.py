@@ -5,7 +5,8 @@ never read.  The names on such a statement are found from its tokens: its
 leading name (after `param`) is one it would define, and every name one it may
 read (`Parent(x,y),`, a line of a rule written over several, reads `Parent`);
 the `undefined-tensor` diagnostics of the first and the `unused-tensor` ones of
-the second are dropped.  Every other diagnostic stays.
+the second are dropped, and so is every `unknown-constant` (a statement left out
+may put any value in a column).  Every other diagnostic stays.
 """
 from __future__ import annotations
 
@@ -64,4 +65,6 @@ def _cascade(diag: Diagnostic, text: str, defined: set[str], read: set[str]) -> 
         return text[diag.span.start:diag.span.end] in defined
     if code == "unused-tensor":
         return text[diag.span.start:diag.span.end] in read
-    return False
+    # a statement left out may put any value in a column (a fact, a rule whose head
+    # feeds it): its constants are not judged until the syntax error is mended
+    return code == "unknown-constant"

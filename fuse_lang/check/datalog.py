@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.wildcards import is_wildcard
+from .constants import constant_text
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
 from .values import symbol_constant
@@ -239,12 +241,11 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
             in_negation |= {var.name for var in vars_}
             inside = _counts([], call)
             for name in dict.fromkeys(var.name for var in vars_):
-                if name == "_" or name in bound or name in tensors:
+                if is_wildcard(name) or name in bound or name in tensors:
                     continue
                 if inside[name] > 1 and inside[name] == everywhere[name]:
                     continue  # joined or compared inside the group: its own "there is"
-                diags.append(_unsafe_negation(call, name, vars_, everywhere[name],
-                                              "_" not in everywhere))
+                diags.append(_unsafe_negation(call, name, vars_, everywhere[name]))
         for var in head:
             if var.name not in bound and var.name not in in_negation:
                 diags.append(make(
@@ -270,13 +271,11 @@ def _counts(head: list[ir.IndexVar], expr: ir.Expr) -> dict[str, int]:
     return counts
 
 
-def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int,
-                     no_wildcard: bool) -> Diagnostic:
+def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int) -> Diagnostic:
     """`name` of the negated atom in `call` is bound by no positive atom (Soufflé's
     "ungrounded variable").  The fix writes `_` for it when that atom is its only
-    place: then `_` says what the rule used to read as "any".  Not where the term
-    has a `_` already: the run reads every `_` of a term as one variable
-    (docs/language.md, "Negation"), which would join the two."""
+    place: then `_` says what the rule used to read as "any" (each `_` is a
+    variable of its own: front/wildcards.py)."""
     own = [var for var in vars_ if var.name == name]
     atom = _atom_of(call, own[0])
     shown = _atom_text(atom) if atom is not None else "(...)"
@@ -286,7 +285,7 @@ def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int,
     if atom is not None:
         with_wildcard = _atom_text(atom, {name: "_"})
         hint = f" (`not {with_wildcard}`)" if atom is call.args[0] else f" (`{with_wildcard}`)"
-        if len(own) == 1 and everywhere == 1 and no_wildcard and isinstance(own[0], ir.IndexVar):
+        if len(own) == 1 and everywhere == 1 and isinstance(own[0], ir.IndexVar):
             fixes = (Fix(f"Write `_` for `{name}` (any value): `{with_wildcard}`",
                          (TextEdit(own[0].span, "_"),)),)
     return make(
@@ -310,14 +309,11 @@ def _atom_text(atom: ir.Ref, instead: dict[str, str] | None = None) -> str:
     if atom.indices is None:
         return atom.name
     instead = instead or {}
-    shown = [instead.get(i.name, i.name) if isinstance(i, ir.IndexVar) else
-             _constant_text(i) if isinstance(i, ir.IndexConst) else "..." for i in atom.indices]
+    shown = [("_" if is_wildcard(i.name) else instead.get(i.name, i.name))
+             if isinstance(i, ir.IndexVar) else
+             constant_text(i.value) if isinstance(i, ir.IndexConst) else "..."
+             for i in atom.indices]
     return f"{atom.name}({', '.join(shown)})"
-
-
-def _constant_text(index: ir.IndexConst) -> str:
-    quoted = getattr(index, "quoted", False)  # (a quoted symbol, LANGUAGE.md §14)
-    return f'"{index.value}"' if quoted else str(index.value)
 
 
 # -------------------------------------------------------- stratification

@@ -8,6 +8,7 @@ from bisect import bisect_right
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span
+from ..front.wildcards import is_wildcard
 from .symbols import IndexRole
 
 
@@ -24,9 +25,9 @@ def broadcast_and_lonely(roles: list[IndexRole]) -> tuple[list[IndexRole], list[
             # the last is on the LHS if the RHS has none
             if occs[-1].lhs and occs[0].form != "slice":
                 broadcast.append(role)
-        elif role.role == "projected" and len(occs) == 1 \
-                and occs[0].form != "slice" and occs[0].tensor is not None:
-            lonely.append(role)
+        elif role.role == "projected" and len(occs) == 1 and occs[0].form != "slice" \
+                and occs[0].tensor is not None and not is_wildcard(role.name):
+            lonely.append(role)  # (a `_` is meant to be alone: front/wildcards.py)
     return broadcast, lonely
 
 

@@ -14,9 +14,21 @@ from typing import Any
 
 from .analysis import Analysis
 
-# per domain's values tuple (by identity): its value -> position table
-_TABLES: dict[int, tuple[tuple, dict]] = {}
-_KEPT = 64
+# per domain's values tuple (by identity): what is made of it once (a value ->
+# position table, its kind, its values as an array)
+_MADE: dict[tuple[int, str], tuple[tuple, Any]] = {}
+_KEPT = 256
+
+
+def _once(values: tuple, what: str, make: Any) -> Any:
+    kept = _MADE.get((id(values), what))
+    if kept is not None and kept[0] is values:
+        return kept[1]
+    if len(_MADE) >= _KEPT:
+        _MADE.clear()
+    made = make()
+    _MADE[(id(values), what)] = (values, made)
+    return made
 
 
 def domain_values(analysis: Analysis, domain: int) -> tuple | None:
@@ -26,14 +38,17 @@ def domain_values(analysis: Analysis, domain: int) -> tuple | None:
 
 def position_table(values: tuple) -> dict:
     """{value: position} of a domain's values (made once per values tuple)."""
-    kept = _TABLES.get(id(values))
-    if kept is not None and kept[0] is values:
-        return kept[1]
-    if len(_TABLES) >= _KEPT:
-        _TABLES.clear()
-    table = {v: k for k, v in enumerate(values)}
-    _TABLES[id(values)] = (values, table)
-    return table
+    return _once(values, "table", lambda: {v: k for k, v in enumerate(values)})
+
+
+def _kind(values: tuple) -> str:
+    """"int" (integers only), "number" (ints and floats) or "symbols" (any str)."""
+    def make() -> str:
+        kinds = set(map(type, values))
+        if str in kinds:
+            return "symbols"
+        return "int" if kinds <= {int} else "number"
+    return _once(values, "kind", make)
 
 
 def constant_position(analysis: Analysis, domain: int, value: int | str) -> int:
@@ -48,7 +63,7 @@ def constant_position(analysis: Analysis, domain: int, value: int | str) -> int:
 
 def is_numeric(values: tuple | None) -> bool:
     """Whether a domain's values are numbers only (then in increasing order)."""
-    return values is None or all(type(v) is not str for v in values)
+    return values is None or _kind(values) != "symbols"
 
 
 def value_array(values: tuple | None, extent: int) -> Any:
@@ -60,9 +75,8 @@ def value_array(values: tuple | None, extent: int) -> Any:
 
     if values is None or not is_numeric(values):
         return np.arange(extent, dtype=np.int64)
-    if all(type(v) is int for v in values):
-        return np.array(values, dtype=np.int64)
-    return np.array(values, dtype=np.float64)
+    dtype = np.int64 if _kind(values) == "int" else np.float64
+    return _once(values, "array", lambda: np.array(values, dtype=dtype))
 
 
 def positions_of(values: tuple | None, extent: int, wanted: Any) -> Any:
@@ -90,7 +104,7 @@ def column_positions(values: tuple | None, column: Any) -> Any:
     if values is None:  # a positional domain (a token file's positions)
         return np.asarray(column, dtype=np.int64)
     kind = getattr(getattr(column, "dtype", None), "kind", None)
-    if kind == "i" and all(type(v) is int for v in values):
+    if kind == "i" and _kind(values) == "int":
         return positions_of(values, len(values), column)
     if kind == "S":
         found = _bytes_positions(values, column)
@@ -108,11 +122,10 @@ def _bytes_positions(values: tuple, column: Any) -> Any:
     symbols, all in C; None when a symbol is not ASCII (then cell by cell)."""
     import numpy as np
 
-    strings = [v for v in values if type(v) is str]
-    if len(strings) != len(values):
+    if _kind(values) != "symbols" or not all(type(v) is str for v in values):
         return None
     try:
-        table = np.array(strings, dtype="S") if strings else np.zeros(0, dtype="S1")
+        table = _once(values, "bytes", lambda: np.array(values, dtype="S"))
     except UnicodeEncodeError:
         return None
     width = max(table.dtype.itemsize, column.dtype.itemsize)

@@ -15,27 +15,28 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
-from ..speed.fastinit import frozen_dataclass
 from . import ir
 from .builtins import BUILTINS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
-from .diagnostics import Diagnostic, make
+from .indices import (
+    Arg as _Arg,
+    StatementError,
+    fail as _fail,
+    index_from as _index_from,
+    indices as _indices,
+    is_variable_name as _is_variable_name,
+    name_index as _name_index,
+    name_ref as _name_ref,
+    tok_span as _tok_span,
+)
 from .lexer import Tok
 from .numbered_axes import NUMERIC_AXES, numbered_axes_named
-from .numbers import short_number
 from .span import Span
+from .wildcards import WILDCARDS, wildcards_named
 
 # A number literal longer than this is refused (`number-too-long`): no float needs
 # more digits, and Python refuses to read integers of more than 4300 digits.
 MAX_NUMBER_LENGTH = 1000
-
-
-class StatementError(Exception):
-    """Raised inside the IR builder: the statement is reported and dropped."""
-
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
 
 
 # A Span made as `_tuple_new(Span, (start, end))`, without a Python frame: the
@@ -47,16 +48,6 @@ _text_of = itemgetter(1)  # a token's text
 
 # A token is a tuple (type, text, start, end): the lexer's plain tuples on the
 # way to the parser (made in C), or a Tok where it is read by name.
-
-
-def _tok_span(tok: tuple) -> Span:
-    return _tuple_new(Span, (tok[2], tok[3]))
-
-
-def _name_ref(tok: tuple) -> ir.Ref:
-    """The bare reference a NAME token makes."""
-    span = _tuple_new(Span, (tok[2], tok[3]))  # one Span for both: the commonest node
-    return ir.Ref(tok[1], span, None, False, span)
 
 
 def _start_of(item: Any) -> int | None:
@@ -97,141 +88,12 @@ def _cover(children: list) -> Span:
     return Span(start, end)  # type: ignore[arg-type]
 
 
-@frozen_dataclass
-class _Arg:
-    """A reference/call argument before we know which of the two it belongs to."""
-
-    kind: str  # "kwarg" | "slice" | "virtual" | "dotted" (an expression is itself)
-    value: Any
-    span: Span
-    name: ir.Ref | None = None  # kwarg name
-
-
-def _fail(code: str, message: str, span: Span) -> None:
-    raise StatementError(make(code, message, span))
-
-
 def _number_text(tok: tuple) -> str:
     """A NUMBER token's text, refused when it is too long to be a number."""
     if len(tok[1]) > MAX_NUMBER_LENGTH:
         _fail("number-too-long", f"this number has {len(tok[1])} characters; a number has at "
               f"most {MAX_NUMBER_LENGTH}", _tok_span(tok))
     return tok[1]
-
-
-# ----------------------------------------------------------- expr -> index
-
-
-def _as_var(expr: Any) -> ir.IndexVar | None:
-    if isinstance(expr, ir.Ref) and expr.indices is None and _is_variable_name(expr.name):
-        return ir.IndexVar(expr.name, expr.span)
-    return None
-
-
-def _is_variable_name(name: str) -> bool:
-    return name[0].islower() or name[0] == "_"
-
-
-def _as_int(expr: Any) -> int | None:
-    if isinstance(expr, ir.Number) and expr.is_integer:
-        return int(expr.text)
-    return None
-
-
-def _index_from(arg: Any) -> ir.Index:
-    """Read an argument of `T[...]` / `R(...)` (an expression or an `_Arg`) as an
-    index (LANGUAGE.md §3)."""
-    if isinstance(arg, tuple):  # a bare name's token
-        return _plain_index(_name_ref(arg))
-    if type(arg) is not _Arg:
-        return _plain_index(arg)
-    if arg.kind == "slice":
-        return arg.value
-    if arg.kind == "kwarg":
-        _fail("invalid-index", "a keyword argument is not an index", arg.span)
-    if arg.kind == "dotted":
-        var = _as_var(arg.value)
-        if var is None:
-            _fail("invalid-index", "only an index variable can be dotted (as in `p'.`)", arg.span)
-        return ir.IndexVar(var.name, arg.span, dotted=True)
-    if arg.kind == "virtual":
-        inner = _plain_index(arg.value)
-        if not (isinstance(inner, ir.IndexVar)
-                or (isinstance(inner, ir.IndexShift) and len(inner.terms) == 1)):
-            _fail("invalid-index", "a virtual index is `*t` or `*t` plus or minus a number",
-                  arg.span)
-        return ir.IndexVirtual(inner, arg.span)
-    raise AssertionError(arg.kind)  # a keyword argument: reported above
-
-
-def _indices(args: list[Any]) -> tuple[ir.Index, ...]:
-    """The arguments of `T[...]` / `R(...)` as indices (see _index_from); a bare
-    name may be its NAME token (see IRBuilder.TOKEN_STAND_INS)."""
-    # _index_from's first case (and _is_variable_name's rule) written out in place for
-    # a bare reference: most indices are plain variables, and this saves two calls each
-    return tuple([_name_index(a) if isinstance(a, tuple)
-                  else ir.IndexVar(a.name, a.span, False)
-                  if type(a) is ir.Ref and a.indices is None
-                  and (a.name[0].islower() or a.name[0] == "_") else _index_from(a)
-                  for a in args])
-
-
-def _plain_index(expr: Any) -> ir.Index:
-    span = expr.span
-    if isinstance(expr, ir.Ref) and expr.indices is None:
-        if _is_variable_name(expr.name):
-            return ir.IndexVar(expr.name, span)
-        return ir.IndexConst(expr.name, span)
-    if isinstance(expr, ir.Number):
-        value = _as_int(expr)
-        if value is None:
-            _fail("invalid-index", f"`{expr.text}` is not a position: positions are whole numbers",
-                  span)
-        return ir.IndexConst(_int64(value, span), span)
-    if isinstance(expr, ir.String):  # `R("ann", x)`: exactly that symbol
-        return ir.IndexConst(expr.value, span, True)
-    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number) \
-            and _as_int(expr.operand) is not None:  # `R(-7, x)`: a value
-        return ir.IndexConst(_int64(-_as_int(expr.operand), span), span)  # type: ignore[operator]
-    if isinstance(expr, ir.Sum):
-        terms: list[ir.IndexVar] = []
-        offset = 0
-        for sign, term in zip(expr.signs, expr.terms):
-            var = _as_var(term)
-            number = _as_int(term)
-            if var is not None and sign == "+":
-                terms.append(var)
-            elif number is not None:
-                offset += number if sign == "+" else -number
-            else:
-                break
-        else:
-            if terms and isinstance(expr.terms[0], ir.Ref):
-                return ir.IndexShift(tuple(terms), offset, span)
-    if isinstance(expr, ir.Product) and len(expr.factors) == 2 and expr.ops[1] == "/":
-        var = _as_var(expr.factors[0])
-        divisor = _as_int(expr.factors[1])
-        if var is not None and divisor is not None:
-            if divisor == 0:
-                _fail("invalid-index", "an index cannot be divided by 0", span)
-            return ir.IndexDiv(var, divisor, span)
-    if isinstance(expr, ir.Product) and all(op in ("", " ") for op in expr.ops):
-        _fail("invalid-index", "missing ',' between indices", span)
-    _fail("invalid-index",
-          "not an index: an index is a variable (`i`), a constant (`0`, `-7`, `Alice`, "
-          "`\"ann\"`), an offset "
-          "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`",
-          span)
-    raise AssertionError  # unreachable
-
-
-def _int64(value: int, span: Span) -> int:
-    """An integer constant, which a column holds as a 64-bit value."""
-    if not -(2**63) <= value < 2**63:
-        shown = str(value) if len(str(value)) <= 24 else short_number(value)
-        _fail("invalid-index", f"{shown} does not fit in 64 bits: a column holds "
-              f"integers from -2^63 to 2^63-1 (quote it, `\"{value}\"`, for a symbol)", span)
-    return value
 
 
 # ----------------------------------------------------- written-out builders
@@ -245,13 +107,6 @@ def _int64(value: int, span: Span) -> int:
 # checks are made in it in the same order, or cannot fail for those children.
 
 _Inlined = tuple[str, dict[str, Any]] | None
-
-
-def _name_index(tok: tuple) -> ir.Index:
-    """The index a bare name's token is (see _indices)."""
-    if tok[1][0].islower() or tok[1][0] == "_":
-        return ir.IndexVar(tok[1], _tuple_new(Span, (tok[2], tok[3])), False)
-    return _index_from(tok)
 
 
 # the names the written-out code uses
@@ -348,6 +203,8 @@ class IRBuilder:
             lhs = self._lhs(lhs)  # says why it is not a left-hand side
         if NUMERIC_AXES:
             rhs = numbered_axes_named(rhs, lhs)
+        if WILDCARDS:
+            rhs = wildcards_named(rhs)
         span = _tuple_new(Span, (lhs.span[0], rhs.span[1]))
         if type(rhs) is ir.String or (type(rhs) is ir.Call and rhs.name == "source"):
             if op[1] != "=":
@@ -362,6 +219,8 @@ class IRBuilder:
         path_tok, _eq, rhs = c
         if NUMERIC_AXES:
             rhs = numbered_axes_named(rhs, None)
+        if WILDCARDS:
+            rhs = wildcards_named(rhs)
         return ir.Sink(_string(path_tok), rhs, _cover(c))
 
     def export(self, c):
@@ -374,10 +233,12 @@ class IRBuilder:
                             _cover(c))
 
     def query(self, c):
-        return ir.Query(self._atom(c[0]), _cover(c))
+        atom = self._atom(c[0])
+        return ir.Query(wildcards_named(atom) if WILDCARDS else atom, _cover(c))
 
     def fact(self, c):
         atom = self._atom(c[0])
+        WILDCARDS.clear()  # (`_` in a fact is invalid-fact)
         return ir.Fact(atom, atom.span)
 
     def axis_decl(self, c):

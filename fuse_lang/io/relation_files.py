@@ -17,6 +17,7 @@ list of values either way.  The checker and the run read a file through
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,8 +118,6 @@ def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
 
 
 def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
-    from .text_sources import parse_json
-
     text = read_text(path)
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -222,3 +221,14 @@ def _kinds(column: Any) -> dict:
             "numbers": all(type(v) is not str for v in values),
             "lower": any(type(v) is str and _LOWER_WORD.match(v) for v in values)}
 
+
+def parse_json(text: str, where: str = "") -> object:
+    """JSON text as Python data; SourceError (`where`: "line 3 ") when it is not JSON
+    or nests too deeply to read."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SourceError(f"{where}is not JSON ({err.msg})" if where else
+                          f"not JSON ({err})") from None
+    except RecursionError:
+        raise SourceError(f"{where or 'the JSON '}nests too deeply to read") from None

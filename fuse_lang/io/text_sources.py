@@ -10,11 +10,10 @@ bounded (`io.source_files.read_text`).  `io.sources` dispatches here by suffix;
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .relation_files import RelationFile, read_relation
+from .relation_files import RelationFile, parse_json, read_relation
 from .source_files import SourceError, SourceInfo, read_text
 
 
@@ -108,18 +107,6 @@ def tokens_info(path: Path) -> SourceInfo:
                       first_seen=tuple((1, v) for v in vocab) + (
                           ((0, len(tokens) - 1),) if tokens else ()),
                       shape=(len(tokens), len(vocab)))
-
-
-def parse_json(text: str, where: str = "") -> object:
-    """JSON text as Python data; SourceError (`where`: "line 3 ") when it is not JSON
-    or nests too deeply to read."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SourceError(f"{where}is not JSON ({err.msg})" if where else
-                          f"not JSON ({err})") from None
-    except RecursionError:
-        raise SourceError(f"{where or 'the JSON '}nests too deeply to read") from None
 
 
 def _json_lines(path: Path) -> Iterator[object]:

@@ -78,9 +78,12 @@ def _column(cells: Any, grid: Any) -> Any:
     signed = (grid[:, 0] == ord("+")) | (grid[:, 0] == ord("-"))
     count = digit.sum(axis=1)
     integer = (digit[:, 0] | signed) & (digit | (grid == 0))[:, 1:].all(axis=1) \
-        & (count >= 1) & (count <= SAFE_DIGITS)
+        & (count >= 1) & (count <= SAFE_DIGITS + 1)
     if integer.all():
-        return cells.astype(np.int64)
+        try:  # (a 19-digit integer past 2^63-1 is a symbol: cell by cell below)
+            return cells.astype(np.int64)
+        except OverflowError:
+            pass
     numberish = np.zeros(256, dtype=bool)
     numberish[list(_NUMBER_BYTES)] = numberish[0] = True
     if integer.any() or numberish[grid].all(axis=1).any():
