@@ -31,7 +31,7 @@ def generate(lines: int, data_dir: Path) -> str:
         f'X[p,d] = "{rel}/x.npy"',
         f'W[d,e] = "{rel}/w.npy"',
         f'Edge(a,b) = "{rel}/edges.tsv"',
-        "axis h = 32",
+        "axis h = 32, l = 8",  # (l: the recurrences L over l-1 have 8 steps)
     ]
     block = 0
     prev = "X"

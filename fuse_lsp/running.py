@@ -26,6 +26,7 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from fuse_lang.check.cone import NOT_NEEDED
 from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
 from fuse_lang.ide.run_summary import summarize_run
 from fuse_lang.ide.run_targets import TargetError
@@ -130,14 +131,15 @@ def watch_request(ls: FuseServer, cancel: CancelToken) -> None:
 
 
 def _compile(request: RunRequest, text: str, ls: FuseServer) -> CompiledProgram:
-    """The whole program, or with targets only their dependency cone (an error
-    outside it is reported in the result's `not_run`, not a refusal)."""
+    """The whole document, or with targets only their dependency cone: an error
+    outside what runs (the targets' cone, or the cones of the document's exports,
+    queries, sinks and loss) is reported in the result's `not_run`, not a refusal."""
     # runTrace: a traced run is eager (each equation timed), unless compiled was asked
     trace = ls.options.run_trace and not request.compiled
     return compile(text, backend=request.backend, device=request.device,
                    base_dir=request.base_dir, path=request.path,
                    precision=request.precision, compiled=request.compiled,
-                   targets=request.targets or None,
+                   targets=request.targets or None, past_errors=True,
                    config=ExecutionConfig(trace=True) if trace else None)
 
 
@@ -180,8 +182,11 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     remember_run(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
                                       program.analysis, version))
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")
-    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
-                                                   message=summary.message()))
+    # the whole document run past errors: a warning (its message says what was not run)
+    left_out = not request.targets and any(n.reason != NOT_NEEDED for n in summary.not_run)
+    ls.window_show_message(types.ShowMessageParams(
+        type=types.MessageType.Warning if left_out else types.MessageType.Info,
+        message=summary.message()))
     return {"ok": True, **summary.to_json()}
 
 

@@ -43,11 +43,11 @@ def test_a_5000_digit_number_is_a_diagnostic_and_the_other_statements_are_checke
 
 def test_fuse_check_reports_every_file_after_one_with_a_huge_number(tmp_path):
     (tmp_path / "bad.fuse").write_text(f"axis i = 3\nparam X[i]\nY = X[{DIGITS_5000}]\n")
-    (tmp_path / "good.fuse").write_text("Y[i] = 1\n")  # one warning: unknown-extent
+    (tmp_path / "good.fuse").write_text("Y[i] = 1\n")  # one error: unsized-tensor
     proc = fuse("check", "--format", "json", "bad.fuse", "good.fuse", cwd=tmp_path)
     assert proc.returncode == 1
     found = {(d["path"], d["code"]) for d in json.loads(proc.stdout)["diagnostics"]}
-    assert found == {("bad.fuse", "number-too-long"), ("good.fuse", "unknown-extent")}
+    assert found == {("bad.fuse", "number-too-long"), ("good.fuse", "unsized-tensor")}
 
 
 def test_causal_mask_of_a_400_digit_number_is_a_diagnostic():

@@ -57,7 +57,10 @@ def test_text_output_lists_exports_and_query_answers(program):
     y = next(line for line in lines if line.startswith("Y "))
     assert "shape (2,)" in y and "float32" in y and "[3, -1]" in y
     anc = next(line for line in lines if line.startswith("Ancestor "))
-    assert "shape (4, 4)" in anc and "float32" in anc
+    assert anc == "Ancestor  6 tuples"  # a relation: its tuples of values, sorted by value
+    at = lines.index(anc)
+    assert lines[at + 1:at + 7] == ["  (Alice, Bob)", "  (Alice, Carol)", "  (Alice, Dave)",
+                                    "  (Bob, Carol)", "  (Bob, Dave)", "  (Carol, Dave)"]
     assert lines.index(y) < lines.index(anc)  # in export order
     down = next(line for line in lines if line.startswith("Ancestor(Alice, x)?"))
     assert down.split("?", 1)[1].split() == ["Bob;", "Carol;", "Dave"]
@@ -76,9 +79,11 @@ def test_json_output(program):
     assert data["outputs"]["Y"]["shape"] == [2]
     assert data["outputs"]["Y"]["dtype"] == "float32"
     np.testing.assert_allclose(data["outputs"]["Y"]["values"], W @ X)
-    expected = np.zeros((4, 4))
-    expected[0, 1:] = expected[1, 2:] = expected[2, 3] = 1
-    np.testing.assert_array_equal(data["outputs"]["Ancestor"]["values"], expected)
+    ancestor = data["outputs"]["Ancestor"]  # a relation: its tuples of values and their count
+    assert ancestor["shape"] == [4, 4] and "values" not in ancestor
+    assert ancestor["count"] == 6 and ancestor["tuples"] == [
+        ["Alice", "Bob"], ["Alice", "Carol"], ["Alice", "Dave"], ["Bob", "Carol"],
+        ["Bob", "Dave"], ["Carol", "Dave"]]
     queries = {q["query"]: q for q in data["queries"]}
     down = queries["Ancestor(Alice, x)?"]
     assert down["tensor"] == "Ancestor" and down["free"] == ["x"]
@@ -177,13 +182,80 @@ def test_non_convergence_exits_1_naming_the_statement_and_line(tmp_path):
     assert "did not converge" in message and "last change" in message
 
 
-def test_unknown_extent_at_run_time_exits_1(tmp_path):
+def test_an_unknown_extent_is_an_error_of_check_and_of_run(tmp_path):
+    # what the run refuses before computing, `fuse check` reports as an error
     path = tmp_path / "extent.fuse"
     path.write_text("A[i] = const([1, 2])\nB[i,k] = A[i]\nexport B\n")
+    checked = fuse("check", str(path))
+    assert checked.returncode == 1
+    assert f"{path}:2:1: error[unsized-tensor]: `B`'s axis `k`" in checked.stdout
     proc = fuse("run", str(path))
-    assert proc.returncode == 1
-    message = _one_paragraph(proc.stderr)
-    assert "line 2" in message and "B[i,k] = A[i]" in message and "k" in message
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert f"{path}:2:1: error[unsized-tensor]" in proc.stderr
+    assert "2 | B[i,k] = A[i]" in proc.stderr
+
+
+def test_a_recursion_of_unknown_extent_is_an_error_of_check(tmp_path):
+    path = tmp_path / "grow.fuse"
+    path.write_text("X[i] = X[i] + 1\n")
+    checked = fuse("check", "--format", "json", str(path))
+    assert checked.returncode == 1
+    codes = {(d["code"], d["severity"]) for d in json.loads(checked.stdout)["diagnostics"]}
+    assert ("unsized-tensor", "error") in codes
+    assert fuse("run", str(path)).returncode == 1
+
+
+def test_an_extent_an_input_gives_is_no_error_of_check(tmp_path):
+    # W's extent comes from the input given for it: the run given it accepts the file
+    path = tmp_path / "param.fuse"
+    path.write_text("param W[i]\nY[i] = W[i] * 2\nexport Y\n")
+    assert fuse("check", str(path)).returncode == 0
+    np.save(tmp_path / "w.npy", np.ones(3))
+    proc = fuse("run", str(path), "--input", f"W={tmp_path / 'w.npy'}")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Y  shape (3,)")
+
+
+BROKEN_ASIDE = """\
+axis i = 3
+A[i] = const([1,2,3])
+B[i] = A[i] * 2
+C[i] = Nope[i] + 1
+D = 1 +* 2
+export B
+"""
+
+
+def test_the_whole_document_runs_its_exports_past_an_unrelated_error(tmp_path):
+    path = tmp_path / "aside.fuse"
+    path.write_text(BROKEN_ASIDE)
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1  # the program has errors
+    assert proc.stdout.startswith("B  shape (3,)  float32  [2, 4, 6]")
+    assert f"fuse: {path}: not run (errors): C, D = 1 +* 2" in proc.stderr
+    assert f"fuse: {path}:4: C was not run: `Nope` is not defined [undefined-tensor]" \
+        in proc.stderr
+    data = json.loads(fuse("run", str(path), "--format", "json").stdout)
+    assert data["outputs"]["B"]["values"] == [2.0, 4.0, 6.0]
+    assert [(n["what"], n["line"]) for n in data["not_run"]] == [("C", 4), ("D = 1 +* 2", 5)]
+    assert data["not_run"][0]["reason"] == "`Nope` is not defined [undefined-tensor]"
+
+
+def test_an_error_the_exports_need_still_refuses_the_run(tmp_path):
+    path = tmp_path / "needed.fuse"
+    path.write_text(BROKEN_ASIDE.replace("export B", "export B, C"))
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert f"{path}:4:8: error[undefined-tensor]" in proc.stderr
+    assert f"{path}:5:" in proc.stderr  # every error is still shown
+
+
+def test_a_document_without_exports_is_every_tensor(tmp_path):
+    path = tmp_path / "all.fuse"
+    path.write_text(BROKEN_ASIDE.replace("export B\n", ""))
+    proc = fuse("run", str(path))
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "`Nope` is not defined" in proc.stderr
 
 
 def test_sink_outside_the_folder_exits_1(tmp_path):

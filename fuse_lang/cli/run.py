@@ -73,16 +73,22 @@ def cmd_run(options: RunOptions) -> int:
     analysis, result = _run(options, text, inputs)
     if options.out:
         _write_out(options.out, result.outputs)
-    for entry in result.not_run:  # a --target run: what its cone left out for an error
+    # what a --target run's cone, or a whole run past its errors, left out for an error
+    for entry in result.not_run:
         if entry.reason != NOT_NEEDED:
             print(f"fuse: {options.path}:{entry.line}: {entry.what} was not run: "
                   f"{entry.reason}", file=sys.stderr)
+    broken = [] if options.targets else [e.what for e in result.not_run
+                                         if e.reason != NOT_NEEDED]
+    if broken:  # the document ran past its errors: said, and the exit status is 1
+        print(f"fuse: {options.path}: not run (errors): {', '.join(broken)}", file=sys.stderr)
     pictures = None
     if options.plot:
         pictures = write_pictures_of(options.plot, options.plot_format, options.slice_along,
                                      result.outputs, analysis, result.queries)
-    show_result(result, options.format, bool(options.targets), options.out, pictures)
-    return EXIT_OK
+    show_result(result, options.format, bool(options.targets or result.not_run), options.out,
+                pictures)
+    return EXIT_ERRORS if broken else EXIT_OK
 
 
 def _write_out(out: str, outputs: dict[str, Any]) -> None:
@@ -126,7 +132,7 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           precision=options.precision, compiled=options.compiled,
                           shard=options.shard or None, mesh=options.mesh,
                           representation=representation,
-                          targets=list(options.targets) or None,
+                          targets=list(options.targets) or None, past_errors=True,
                           config=config, weights=options.weights, adapters=list(options.adapters) or None)
         _accept_inputs(options.path, program.analysis, inputs)
         return program.analysis, _execute(options, program, inputs)
@@ -136,7 +142,7 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
         analysis_diags = getattr(err, "diagnostics", ())
         if analysis_diags:
             lines = LineIndex(text)
-            for d in analysis_diags:
+            for d in sorted(analysis_diags, key=lambda d: d.span.start):  # (in file order)
                 print(render_text(options.path, lines, d), file=sys.stderr)
         else:
             print(f"fuse: {options.path}: {err}", file=sys.stderr)

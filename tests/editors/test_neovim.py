@@ -483,6 +483,7 @@ def test_documented_0_10_setup(tmp_path):
     file = write(tmp_path, "bad.fuse", BAD)
     data = run_nvim(tmp_path, file, """
         local client = wait_client()
+        local file_buf = vim.api.nvim_get_current_buf()
         out.offset_encoding = client.offset_encoding
         wait_diags(has_code('undefined-tensor'))
         vim.wait(2000)
@@ -493,6 +494,15 @@ def test_documented_0_10_setup(tmp_path):
         ran = wait_user('FuseRunDone')
         vim.cmd('FuseRun Y')
         out.run_y = ran().result
+        -- exported: Y only; :FuseRun of the whole document runs it past Z's error
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(file_buf))
+        vim.api.nvim_buf_set_lines(file_buf, 6, 7, false, { 'export Y' })
+        vim.wait(1000)
+        ran = wait_user('FuseRunDone')
+        vim.cmd('FuseRun')
+        local whole = ran()
+        out.run_whole = whole.result
+        out.whole_lines = lines(whole.buf)
     """, init_text=INIT_0_10)
     assert data["offset_encoding"] == "utf-16"
     assert [d["code"] for d in data["diags"]].count("undefined-tensor") == 1
@@ -500,6 +510,11 @@ def test_documented_0_10_setup(tmp_path):
     # Y does not: it runs (its dependency cone), and says what was left out
     assert data["run_y"]["ok"] is True, data["run_y"]
     assert [entry["what"] for entry in data["run_y"]["not_run"]] == ["Z"], data["run_y"]
+    assert data["run_whole"]["ok"] is True and data["run_whole"].get("target") is None
+    assert list(data["run_whole"]["outputs"]) == ["Y"], data["run_whole"]
+    assert [entry["what"] for entry in data["run_whole"]["not_run"]] == ["Z"]
+    assert "## Not run" in data["whole_lines"]
+    assert "- `Z` (line 6): `Q` is not defined [undefined-tensor]" in data["whole_lines"]
 
 
 def test_falls_back_to_python_m_fuse_lsp(tmp_path):

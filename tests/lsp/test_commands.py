@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from .conftest import SERVER, open_doc, start
+from .test_code_actions import actions
 
 PROGRAM = """\
 A[i,j] = const([[1, 2], [3, 4], [5, 6]])
@@ -135,6 +136,34 @@ async def test_a_target_runs_past_an_error_it_does_not_depend_on(vscode, tmp_pat
     refused = await execute(vscode, "fuse.run", uri, {"target": "D"})
     assert refused["ok"] is False and "line 8, column 8: `Nope` is not defined" in \
         refused["error"]
+
+
+async def test_the_whole_document_runs_past_an_error_nothing_it_runs_needs(vscode, tmp_path):
+    # C (exported) and the queries are fine; D reads an undefined tensor, and nothing
+    # exported, queried or written needs it: fuse.run without a target runs the rest
+    broken = PROGRAM.replace("export C", "D[i] = Nope[i]\nexport C")
+    uri = open_doc(vscode, tmp_path / "prog.fuse", broken)
+    diagnostics = await until(lambda: vscode.diagnostics.get(uri))  # still shown
+    assert "undefined-tensor" in {d.code for d in diagnostics}
+    whole = await execute(vscode, "fuse.run", uri, {})
+    assert whole["ok"] is True and whole["target"] is None
+    assert list(whole["outputs"]) == ["C"]
+    assert [q["answer"] for q in whole["queries"]] == ["2 answers", "no"]
+    assert whole["not_run"] == [
+        {"what": "D", "line": 8, "reason": "`Nope` is not defined [undefined-tensor]"}]
+    assert "; not run: D (line 8: `Nope` is not defined [undefined-tensor])" in \
+        whole["message"]
+    message = await until(lambda: vscode.messages and vscode.messages[-1])
+    assert message.type == types.MessageType.Warning and message.message == whole["message"]
+    # the "Run on cpu (numpy)" code action runs the same way
+    found = await actions(vscode, uri, types.Range(start=types.Position(line=0, character=0),
+                                                   end=types.Position(line=0, character=0)),
+                          only=["source.fuse.run"])
+    (numpy,) = [a for a in found if a.title == "Run on cpu (numpy)"]
+    assert list(numpy.command.arguments) == [uri, {"backend": "numpy", "device": "cpu"}]
+    by_action = await execute(vscode, numpy.command.command, *numpy.command.arguments)
+    assert by_action["ok"] is True and list(by_action["outputs"]) == ["C"]
+    assert [n["what"] for n in by_action["not_run"]] == ["D"]
 
 
 async def test_explain_returns_the_plan_as_markdown(vscode, tmp_path):

@@ -159,7 +159,8 @@ function runHtml(state: PanelState, run: RunResult): string {
   if (run.trace) {
     parts.push('<h2>Trace</h2>', `<section class="trace">${traceHtml(run.trace)}</section>`);
   }
-  const broken = (run.not_run ?? []).filter((n) => n.reason !== 'not needed');
+  // what was left out for an error (the engine's other reason: 'not needed by the target')
+  const broken = (run.not_run ?? []).filter((n) => !n.reason.startsWith('not needed'));
   if (broken.length) {
     parts.push('<h2>Not run</h2><ul>' + broken.map((n) =>
       `<li><code>${escapeHtml(n.what)}</code> (line ${n.line}): ${escapeHtml(n.reason)}</li>`).join('') + '</ul>');

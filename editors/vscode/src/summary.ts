@@ -190,6 +190,12 @@ export function formatRunResult(result: RunResult | null | undefined): string[] 
     lines.push('', 'wrote:');
     lines.push(...result.sinks.map((s) => `  ${s}`));
   }
+  // what a target's cone, or the whole document run past its errors, left out for an error
+  const broken = (result.not_run ?? []).filter((n) => !n.reason.startsWith('not needed'));
+  if (broken.length) {
+    lines.push('', 'not run (errors):');
+    lines.push(...broken.map((n) => `  ${n.what} (line ${n.line}): ${n.reason}`));
+  }
   return lines;
 }
 

@@ -67,6 +67,15 @@ test('each export: shape, dtype, statistics and a picture once drawn', () => {
   assert.match(failed, /no picture: no matplotlib/);
 });
 
+test('what a run left out for an error, not what it did not need', () => {
+  const run = { ...RUN, not_run: [
+    { what: 'D', line: 8, reason: '`Nope` is not defined [undefined-tensor]' },
+    { what: 'E', line: 9, reason: 'not needed by the target' }] };
+  const page = panelHtml(state({ run }), PAGE);
+  assert.match(page, /<h2>Not run<\/h2><ul><li><code>D<\/code> \(line 8\): `Nope` is not defined \[undefined-tensor\]<\/li><\/ul>/);
+  assert.doesNotMatch(page, /<code>E<\/code>/);
+});
+
 test('queries as a table: Boolean answers as rows, numeric ones with statistics and picture', () => {
   const uri = pictureDataUri('query-2.png', Buffer.from([1, 2, 3]));
   const html = panelHtml(state({ picturesState: 'ready', pictures: { 'query-2.png': uri } }), PAGE);

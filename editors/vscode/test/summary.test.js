@@ -27,6 +27,14 @@ test('a run summary as text', () => {
   assert.match(text, /Ancestor\(Alice, x\)\? {2}2 answers\n {2}\(Bob\)\n {2}\(Carol\)/);
 });
 
+test('what a run left out for an error', () => {
+  const text = formatRunResult({ ...SUMMARY, not_run: [
+    { what: 'D', line: 8, reason: '`Nope` is not defined [undefined-tensor]' },
+    { what: 'E', line: 9, reason: 'not needed by the target' }] }).join('\n');
+  assert.match(text, /\nnot run \(errors\):\n {2}D \(line 8\): `Nope` is not defined \[undefined-tensor\]$/);
+  assert.doesNotMatch(text, /E \(line 9\)/);
+});
+
 test('failures and cancels', () => {
   assert.equal(runMessage({ ok: false, error: 'a.fuse: line 2, column 8: boom' }), 'Fuse: a.fuse: line 2, column 8: boom');
   assert.equal(runMessage({ ok: false, cancelled: true }), 'Fuse: the run was cancelled');

@@ -130,7 +130,8 @@ function M.format_run(result)
     end
     lines[#lines + 1] = ''
   end
-  -- a run of one target: what its dependency cone left out for an error
+  -- what a run left out for an error: a target's cone, or the whole document run
+  -- past errors that none of its exports, queries and sinks needs
   local broken = {}
   for _, n in ipairs(type(result.not_run) == 'table' and result.not_run or {}) do
     if n.reason ~= 'not needed by the target' then
