@@ -190,6 +190,20 @@ class Domains:
             data.symbols.update(known)
             data.ordered = True
 
+    def fix_positions(self) -> None:
+        """A domain whose extent is fixed (an array's shape, an `axis`, a literal)
+        is positional: its integer constants are positions, not values (LANGUAGE.md
+        §14), so they leave its values for its positions."""
+        for root, data in self._data.items():
+            if data.extent is None or not data.symbols:
+                continue
+            ints = [(v, seen) for v, seen in data.symbols.items() if type(v) is int]
+            if not ints:
+                continue
+            data.symbols = {v: seen for v, seen in data.symbols.items() if type(v) is not int}
+            for value, (_, span) in ints:
+                self.add_position(root, value, span)
+
     def add_position(self, key: Key, position: int, span: Span) -> None:
         root = self.find(key)
         data = self._data[root]

@@ -330,6 +330,7 @@ class Unification:
         self._apply_axis_decls(variables, axis_decls)
         self._unify_sources(source_info)  # after the statements: facts' symbols first
         self._resolve_derived()
+        self.domains.fix_positions()
         self._check_positions()
 
     def _replay(self, statement_ops: list[tuple[Op, ...]]) -> None:
