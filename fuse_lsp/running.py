@@ -178,7 +178,8 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
                        f"{request.name}: internal error: {type(error).__name__}: {error}")
     summary = summarize_run(result, program=request.name, backend=request.backend,
                             device=request.device, elapsed_s=time.perf_counter() - started,
-                            target=", ".join(request.targets) or None)
+                            target=", ".join(request.targets) or None,
+                            analysis=program.analysis)
     remember_run(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
                                       program.analysis, version))
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")

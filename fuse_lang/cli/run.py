@@ -15,7 +15,7 @@ from .options import ConfigFlags, UsageError, config_of, shard_options
 from .pictures import check_plot_folder, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import render_text
-from .run_output import show_result
+from .run_output import failure_json, show_result, write_json
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
 
 
@@ -62,7 +62,18 @@ class RunOptions:
 
 def cmd_run(options: RunOptions) -> int:
     """Run `options.path` and show its results: 0; CommandFailed after saying
-    why the run did not happen or its results could not be written."""
+    why the run did not happen or its results could not be written (with
+    `--format json` also as the one JSON document on standard output)."""
+    try:
+        return _run_and_show(options)
+    except (CommandFailed, UsageError) as failed:
+        if options.format == "json":
+            message = failed.args[0] if isinstance(failed, UsageError) else failed.message
+            write_json(failure_json(message, getattr(failed, "diagnostics", ())))
+        raise
+
+
+def _run_and_show(options: RunOptions) -> int:
     if (options.shard or options.mesh) and options.backend != "jax":
         raise UsageError(f"--shard and --mesh need --backend jax (the {options.backend} "
                           f"backend runs on one device)")
@@ -87,7 +98,9 @@ def cmd_run(options: RunOptions) -> int:
         pictures = write_pictures_of(options.plot, options.plot_format, options.slice_along,
                                      result.outputs, analysis, result.queries)
     show_result(result, options.format, bool(options.targets or result.not_run), options.out,
-                pictures)
+                pictures,
+                analysis, [d.to_json(analysis.lines, options.path)
+                           for d in analysis.diagnostics])
     return EXIT_ERRORS if broken else EXIT_OK
 
 
@@ -140,13 +153,15 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
         raise
     except FuseError as err:
         analysis_diags = getattr(err, "diagnostics", ())
+        lines = LineIndex(text)
         if analysis_diags:
-            lines = LineIndex(text)
             for d in sorted(analysis_diags, key=lambda d: d.span.start):  # (in file order)
                 print(render_text(options.path, lines, d), file=sys.stderr)
         else:
             print(f"fuse: {options.path}: {err}", file=sys.stderr)
-        raise CommandFailed(EXIT_ERRORS) from None
+        raise CommandFailed(EXIT_ERRORS, None if analysis_diags else
+                            f"fuse: {options.path}: {err}", tuple(
+            d.to_json(lines, options.path) for d in analysis_diags)) from None
     except EvaluationError as err:  # a problem of the program, said in its words
         fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
     except Exception as err:  # never a traceback: an engine bug is still one paragraph

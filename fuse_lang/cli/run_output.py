@@ -1,41 +1,82 @@
-"""What `fuse run` prints of a run's result: a line per export and query (text),
-or its JSON (`--format json`): outputs, query answers, sinks written, what a
-`--target` run left out, the trace, estimates and the backend picked."""
+"""What `fuse run` prints of a run's result: a block per export and a line per
+query (text), or its JSON (`--format json`): outputs, query answers, sinks
+written, what a `--target` run left out, the trace, estimates, the backend
+picked and the program's diagnostics; and the one JSON document of a run that
+did not happen (`failure_json`).
+
+A Boolean relation is its tuples as values, sorted by value (io.relation_tuples):
+in text its count and its first `RELATION_SHOWN` tuples, in JSON all of them."""
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from typing import Any
+from typing import Any, Sequence
+
+from ..io.relation_tuples import RelationTuples, relation_tuples, tuple_text, value_text
+
+RELATION_SHOWN = 20  # tuples of a relation that the text prints; the rest are counted
 
 
 def show_result(result: Any, fmt: str, targeted: bool, out: str | None,
-                pictures: list[str] | None) -> None:
+                pictures: list[str] | None, analysis: Any = None,
+                diagnostics: Sequence[dict] = ()) -> None:
     """Print `result` as `fmt` (text or json); `out`: the --out file written;
-    `pictures`: those --plot wrote (None without --plot)."""
+    `pictures`: those --plot wrote (None without --plot); `analysis`: the
+    program's, which says which outputs are relations and their values;
+    `diagnostics`: the program's (JSON shapes), in the JSON."""
+    relations = _relations(result, analysis)
     if fmt == "json":
-        data = result_json(result, targeted)
+        data = result_json(result, targeted, relations)
         if pictures is not None:
             data["pictures"] = pictures
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
+        data["diagnostics"] = list(diagnostics)
+        write_json(data)
     else:
-        print_result(result, out)
+        print_result(result, out, relations)
         for path in pictures or ():
             print(f"wrote {path}")
 
 
-def result_json(result: Any, targeted: bool = False) -> dict:
+def write_json(data: dict) -> None:
+    """One JSON document on standard output."""
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
+
+
+def failure_json(error: str | None, diagnostics: Sequence[dict]) -> dict:
+    """`fuse run --format json` of a run that did not happen: no outputs, the
+    reason (`error`, null when the diagnostics say it) and the diagnostics."""
+    return {"outputs": {}, "queries": [], "sinks": [], "error": error,
+            "diagnostics": list(diagnostics)}
+
+
+def _relations(result: Any, analysis: Any) -> dict[str, RelationTuples]:
+    """The outputs that are Boolean relations, as their tuples of values."""
+    if analysis is None:
+        return {}
+    from ..run.outputs import relation_axes
+
+    out = {}
+    for name, value in result.outputs.items():
+        axes = relation_axes(analysis, name)
+        if axes is not None and len(axes) == len(value.shape):
+            out[name] = relation_tuples(value, axes)
+    return out
+
+
+def result_json(result: Any, targeted: bool = False,
+                relations: dict[str, RelationTuples] | None = None) -> dict:
     """`fuse run --format json`: outputs, query answers and sinks written (and,
-    with --target, what was not run and why)."""
+    with --target, what was not run and why); `relations`: the outputs that
+    are relations, given as their tuples."""
+    relations = relations or {}
     extra = {"not_run": [n.to_json() for n in result.not_run]} if targeted else {}
     return {
-        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype), **_values_json(a)}
+        "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype),
+                        **(_relation_json(a, relations[n]) if n in relations
+                           else _values_json(a))}
                     for n, a in result.outputs.items()},
-        "queries": [{"query": q.text, "tensor": q.tensor, "free": list(q.free),
-                     **_values_json(q.value),
-                     **({"tuples": [list(t) for t in q.tuples]} if q.tuples is not None
-                        else {})} for q in result.queries],
+        "queries": [_query_json(q) for q in result.queries],
         "sinks": result.sinks,
         **extra,
         **({"trace": result.trace} if result.trace is not None else {}),
@@ -43,6 +84,22 @@ def result_json(result: Any, targeted: bool = False) -> dict:
                           for n, e in result.estimates.items()}} if result.estimates else {}),
         **({"backend": result.backend} if result.backend is not None else {}),
     }
+
+
+def _relation_json(array: Any, tuples: RelationTuples) -> dict:
+    """A relation: every tuple, as values, sorted by value, and their count."""
+    return {**({"representation": "sparse"} if hasattr(array, "tocoo") else {}),
+            "relation": True, "count": tuples.count,
+            "tuples": [list(t) for t in tuples.rows()]}
+
+
+def _query_json(q: Any) -> dict:
+    """A query's answer: a Boolean one its tuples (sorted by value) and their
+    count, another its values."""
+    head = {"query": q.text, "tensor": q.tensor, "free": list(q.free)}
+    if q.tuples is not None:
+        return {**head, "count": len(q.tuples), "tuples": [list(t) for t in q.tuples]}
+    return {**head, **_values_json(q.value)}
 
 
 def _values_json(array: Any) -> dict:
@@ -60,19 +117,19 @@ def _values_json(array: Any) -> dict:
     return {"values": array.tolist()}
 
 
-def print_result(result: Any, out: str | None) -> None:
-    """`fuse run`'s text: each export and query answer, the files written, and
-    the trace's report."""
+def print_result(result: Any, out: str | None,
+                 relations: dict[str, RelationTuples] | None = None) -> None:
+    """`fuse run`'s text: each export (a relation as its tuples) and query
+    answer, the files written, and the trace's report."""
+    relations = relations or {}
     for name, array in result.outputs.items():
-        print(f"{name}  shape {tuple(array.shape)}  {array.dtype}  {_preview(array)}")
+        if name in relations:
+            print("\n".join(relation_lines(name, relations[name])))
+        else:
+            print(f"{name}  shape {tuple(array.shape)}  {array.dtype}  {_preview(array)}")
     for q in result.queries:
         if q.tuples is not None:
-            # (maps all the way down: tens of thousands of answers print in C)
-            answer = "; ".join(map(", ".join, map(functools.partial(map, str), q.tuples))) \
-                or "no"
-            if not q.free:
-                answer = "yes" if q.tuples else "no"
-            print(f"{q.text}  {answer}")
+            print(f"{q.text}  {answer_text(q.tuples, bool(q.free))}")
         else:
             print(f"{q.text}  shape {tuple(q.value.shape)}  {_preview(q.value)}")
     for path in result.sinks:
@@ -83,6 +140,29 @@ def print_result(result: Any, out: str | None) -> None:
 
     for line in report_lines(result):
         print(line)
+
+
+def relation_lines(name: str, tuples: RelationTuples, shown: int = RELATION_SHOWN) -> list[str]:
+    """A relation in text: `Name  N tuples`, then its first `shown` tuples, one a
+    line (`  (Alice, Bob)`), then `  ... and K more`; a relation of no axes is
+    `Name  yes` or `Name  no`."""
+    if not tuples.arity:
+        return [f"{name}  {'yes' if tuples.count else 'no'}"]
+    lines = [f"{name}  {tuples.count} tuple{'' if tuples.count == 1 else 's'}"]
+    lines += [f"  {tuple_text(row)}" for row in tuples.rows(0, shown)]
+    if tuples.count > shown:
+        lines.append(f"  ... and {tuples.count - shown} more")
+    return lines
+
+
+def answer_text(tuples: Sequence[tuple], free: bool) -> str:
+    """A Boolean query's answer: `yes`/`no` when it has no variables, else its
+    tuples' values (sorted by value), `Bob; Carol` (`Alice, Bob; ...` for two
+    variables), or `no`."""
+    if not free:
+        return "yes" if tuples else "no"
+    # (maps all the way down: tens of thousands of answers print quickly)
+    return "; ".join(", ".join(map(value_text, t)) for t in tuples) or "no"
 
 
 def _preview(array: Any, width: int = 8) -> str:

@@ -18,15 +18,18 @@ class CommandFailed(Exception):
     """A command that stopped after printing why: `status` is its exit status
     (cli.main.main returns it)."""
 
-    def __init__(self, status: int) -> None:
+    def __init__(self, status: int, message: str | None = None,
+                 diagnostics: tuple[dict, ...] = ()) -> None:
         super().__init__(status)
         self.status = status
+        self.message = message  # what was printed, for a command that also says it in JSON
+        self.diagnostics = diagnostics  # the program's diagnostics, as `fuse check` JSON
 
 
 def fail(message: str, status: int) -> NoReturn:
     """Print `message` on stderr and end the command with exit status `status`."""
     print(message, file=sys.stderr)
-    raise CommandFailed(status)
+    raise CommandFailed(status, message)
 
 
 # Analyses that the `fuse` command leaves for the OS to free when it exits (see

@@ -3,23 +3,29 @@
 Per export and per query: shape, dtype, statistics over the finite values
 (min, max, mean, std), how many values are not zero (NaN counts as not zero)
 and how many are not finite, and a preview of the
-first values; Boolean queries also list their matching tuples by name.
+first values; Boolean queries also list their matching tuples as values, and a
+relation among the outputs (when the analysis is given) its tuple count and first
+`RESULT_TUPLES` tuples, sorted by value (io.relation_tuples).
 `RunSummary.message()` is the one-line report ("Ran a.fuse on cpu (numpy):
 Attn (6, 4), Comp (6, 6) in 12 ms").
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
 
 import numpy as np
 
+from ..check import Analysis
 from ..check.cone import NOT_NEEDED, NotRun
+from ..io.relation_tuples import AxisValues, relation_tuples
+from ..run.outputs import relation_axes
 from ..run.results import QueryAnswer, RunResult
 from ..run.trace import trace_lines
 
 PREVIEW = 8  # values shown per array
+RESULT_TUPLES = 100  # a relation's tuples sent to the editor (its count says how many in all)
 MESSAGE_ITEMS = 4  # results named in the one-line message
 
 
@@ -36,12 +42,28 @@ class ArraySummary:
     preview: tuple[float, ...]  # the first values, in C order
     truncated: bool  # whether the array has more values than the preview
     nonzeros: int = 0  # how many values are not zero (a relation's facts)
+    # a relation: its tuples as values, sorted by value (the first RESULT_TUPLES), and
+    # how many it has; None for another tensor
+    tuples: tuple[tuple[Any, ...], ...] | None = None
+    count: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"shape": list(self.shape), "dtype": self.dtype, "size": self.size,
-                "min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
-                "nonfinite": self.nonfinite, "nonzeros": self.nonzeros,
-                "preview": [json_float(v) for v in self.preview], "truncated": self.truncated}
+        out = {"shape": list(self.shape), "dtype": self.dtype, "size": self.size,
+               "min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
+               "nonfinite": self.nonfinite, "nonzeros": self.nonzeros,
+               "preview": [json_float(v) for v in self.preview], "truncated": self.truncated}
+        if self.tuples is not None:
+            out.update(relation=True, count=self.count, tuples=[list(t) for t in self.tuples])
+        return out
+
+    @property
+    def what(self) -> str:
+        """Its size in words: a relation's tuple count, another tensor's shape."""
+        if self.tuples is None:
+            return shape_text(self.shape)
+        if not self.shape:
+            return "yes" if self.count else "no"
+        return f"{self.count} tuple{'' if self.count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +131,7 @@ class RunSummary:
         return lines
 
     def message(self) -> str:
-        items = [f"{name} {shape_text(s.shape)}" for name, s in self.outputs]
+        items = [f"{name} {s.what}" for name, s in self.outputs]
         items += [f"{q.text} {q.answer}" for q in self.queries]
         if len(items) > MESSAGE_ITEMS:
             items = items[:MESSAGE_ITEMS] + [f"and {len(items) - MESSAGE_ITEMS} more"]
@@ -164,7 +186,9 @@ def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
         variance = max(float(np.square(finite).sum()) / count - mean * mean, 0.0)
         stats = (float(low), float(high), mean, math.sqrt(variance))
     shown = np.zeros(min(preview, size))  # the first cells in C order
-    flat = coo.row.astype(np.int64) * matrix.shape[1] + coo.col
+    flat = np.zeros(values.size, dtype=np.int64)  # C-order cell numbers (any number of axes)
+    for at, extent in zip(coo.coords, matrix.shape):
+        flat = flat * int(extent) + at
     first = flat < shown.size
     np.add.at(shown, flat[first], values[first])
     return ArraySummary(tuple(int(n) for n in matrix.shape), str(matrix.dtype), size, *stats,
@@ -172,8 +196,25 @@ def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
                         size > preview, int(np.count_nonzero(values)))
 
 
+def summarize_relation(array: Any, axes: Sequence[AxisValues],
+                       shown: int = RESULT_TUPLES) -> ArraySummary:
+    """A relation's summary: its array's figures, and its first `shown` tuples as
+    values, sorted by value, with their count (read off a sparse one's entries)."""
+    tuples = relation_tuples(array, axes)
+    base = summarize_array(array)
+    return replace(base, tuples=tuple(tuples.rows(0, shown)), count=tuples.count)
+
+
+def summarize_output(array: Any, axes: Sequence[AxisValues] | None) -> ArraySummary:
+    """An output's summary: a relation's (`axes`: its axes' values,
+    run.outputs.relation_axes) or another array's."""
+    if axes is not None and len(axes) == len(array.shape):
+        return summarize_relation(array, axes)
+    return summarize_array(array)
+
+
 def summarize_query(answer: QueryAnswer) -> QuerySummary:
-    """A Boolean query (the engine gives it tuples) keeps its tuples, by name."""
+    """A Boolean query (the engine gives it tuples, sorted by value) keeps them."""
     tuples = None if answer.tuples is None else tuple(
         tuple(_plain(v) for v in t) for t in answer.tuples)
     return QuerySummary(answer.text, answer.tensor, tuple(answer.free), tuples is not None,
@@ -182,9 +223,15 @@ def summarize_query(answer: QueryAnswer) -> QuerySummary:
 
 def summarize_run(result: RunResult, *, program: str = "program", backend: str = "numpy",
                   device: str = "cpu", elapsed_s: float = 0.0,
-                  target: str | None = None) -> RunSummary:
+                  target: str | None = None, analysis: Analysis | None = None) -> RunSummary:
+    """The run's result as an editor shows it; `analysis` (the program's) says
+    which outputs are relations, summarised with their tuples as values."""
+    def axes(name: str) -> list[AxisValues] | None:
+        return relation_axes(analysis, name) if analysis is not None else None
+
     return RunSummary(program, backend, device, elapsed_s * 1000.0,
-                      tuple((name, summarize_array(a)) for name, a in result.outputs.items()),
+                      tuple((name, summarize_output(a, axes(name)))
+                            for name, a in result.outputs.items()),
                       tuple(summarize_query(q) for q in result.queries),
                       tuple(str(s) for s in result.sinks), target,
                       tuple(getattr(result, "not_run", ())), getattr(result, "trace", None),

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import io
 import json
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -23,6 +25,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..front.numbers import format_bytes
+from .relation_tuples import AxisValues, RelationTuples, relation_tuples
 from .source_files import FileProblem
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
@@ -48,11 +51,13 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
 
 
 def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
-               symbols: Sequence[Sequence[str] | None], dense_limit: int) -> None:
-    """Write one array (or a Boolean tensor's tuples) to `path`, atomically.  A
-    scipy.sparse array is written sparse where the format allows (`write_sparse`);
-    elsewhere dense, unless its dense form would take more than `dense_limit`
-    bytes (the run gives its memory guard's default: half the memory free)."""
+               symbols: Sequence[AxisValues], dense_limit: int) -> None:
+    """Write one array (or a Boolean tensor's tuples, as values sorted by value:
+    io.relation_tuples) to `path`, atomically; `symbols`: each axis' values by
+    position (None: positional).  A scipy.sparse array is written sparse where
+    the format allows (`write_sparse`); elsewhere dense, unless its dense form
+    would take more than `dense_limit` bytes (the run gives its memory guard's
+    default: half the memory free)."""
     suffix = path.suffix.lower()
     if hasattr(array, "tocoo"):
         if write_sparse(path, array, boolean, symbols):
@@ -64,24 +69,20 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         np.save(buffer, array, allow_pickle=False)
     elif suffix == ".npz":
         buffer.write(npz_bytes({name: array}))
+    elif suffix in (".csv", ".tsv") and boolean:
+        buffer.write(_tuples_text(relation_tuples(array, symbols), True,
+                                  "\t" if suffix == ".tsv" else ",").encode("utf-8"))
     elif suffix in (".csv", ".tsv"):
         text = io.StringIO()
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
                             lineterminator="\n")
-        if boolean:
-            for position in _true_positions(array):
-                writer.writerow([_symbol(symbols, axis, int(p)) for axis, p in enumerate(position)])
-        else:
-            for row in np.atleast_2d(array) if array.ndim <= 2 else array.reshape(
-                    array.shape[0], -1):
-                writer.writerow([repr(float(v)) for v in np.atleast_1d(row)])
+        for row in np.atleast_2d(array) if array.ndim <= 2 else array.reshape(
+                array.shape[0], -1):
+            writer.writerow([repr(float(v)) for v in np.atleast_1d(row)])
         buffer.write(text.getvalue().encode("utf-8"))
     elif suffix in (".json", ".jsonl"):
-        if boolean:
-            rows = [[_symbol(symbols, a, int(p)) for a, p in enumerate(pos)]
-                    for pos in _true_positions(array)]
-        else:
-            rows = array.tolist()
+        rows = [list(t) for t in relation_tuples(array, symbols).rows()] if boolean \
+            else array.tolist()
         if suffix == ".json":
             buffer.write(json.dumps(rows).encode("utf-8"))
         else:
@@ -103,27 +104,28 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
 
 
 def write_sparse(path: Path, matrix: Any, boolean: bool,
-                 symbols: Sequence[Sequence[str] | None] = ()) -> bool:
-    """Write a scipy.sparse matrix without its dense form, atomically: `.npz` as
-    `scipy.sparse.save_npz` writes it (CSR, uncompressed; `scipy.sparse.load_npz`
-    and a Fuse source read it back), `.tsv`/`.csv` as its non-zero tuples (a
-    numeric one with its value last), a Boolean one to `.json`/`.jsonl` as
-    tuples.  False when the format holds only a dense array (`.npy`, `.txt`, a
-    numeric `.json`): the caller writes it dense."""
+                 symbols: Sequence[AxisValues] = ()) -> bool:
+    """Write a scipy.sparse array (of any number of axes) without its dense form,
+    atomically: a 2-D one to `.npz` as `scipy.sparse.save_npz` writes it (CSR,
+    uncompressed; `scipy.sparse.load_npz` and a Fuse source read it back),
+    `.tsv`/`.csv` as its non-zero tuples of values (a numeric one with its
+    number last), a Boolean one to `.json`/`.jsonl` as tuples.  False when the
+    format holds only a dense array (`.npy`, `.txt`, a numeric `.json`, an
+    `.npz` of other than two axes): the caller writes it dense."""
     suffix = path.suffix.lower()
-    if suffix == ".npz":
+    if suffix == ".npz" and matrix.ndim == 2:
         from scipy.sparse import save_npz
 
         with atomic_writer(path) as out:  # straight to the file: no copy in memory
             save_npz(out, matrix.tocsr(), compressed=False)
         return True
     if suffix in (".csv", ".tsv"):
+        tuples = relation_tuples(matrix, symbols, boolean)
         with atomic_writer(path) as out:
-            _write_tuples(out, matrix, boolean, symbols, "\t" if suffix == ".tsv" else ",")
+            _write_tuples(out, tuples, boolean, "\t" if suffix == ".tsv" else ",")
         return True
     if boolean and suffix in (".json", ".jsonl"):
-        rows = [[_symbol(symbols, a, int(p)) for a, p in enumerate(pos)]
-                for pos in _true_positions(matrix)]
+        rows = [list(t) for t in relation_tuples(matrix, symbols).rows()]
         text = json.dumps(rows) if suffix == ".json" else \
             "".join(json.dumps(r) + "\n" for r in rows)
         atomic_write(path, text.encode("utf-8"))
@@ -134,42 +136,52 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
 TUPLES_PER_WRITE = 1 << 16  # rows formatted at a time: the text in memory stays small
 
 
-def _write_tuples(out: BinaryIO, matrix: Any, boolean: bool,
-                  symbols: Sequence[Sequence[str] | None], delimiter: str) -> None:
-    """The non-zeros, row by row: one line per tuple, a symbol's name where its axis
-    has names (as relation sources read them), then the value for numbers."""
-    coo = matrix.tocoo()
-    keep = coo.data > 0 if boolean else coo.data != 0
-    rows, cols, values = coo.row[keep], coo.col[keep], coo.data[keep]
-    order = np.lexsort((cols, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
-    names = [names_by_position(symbols, axis, extent) for axis, extent in enumerate(matrix.shape)]
+def _write_tuples(out: BinaryIO, tuples: RelationTuples, boolean: bool, delimiter: str) -> None:
+    """The tuples, sorted by value: one line per tuple, each cell a value as a
+    relation source reads it back (`cell_text`), then the number for a numeric
+    tensor's non-zeros."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="")
-    writer = csv.writer(text, delimiter=delimiter, lineterminator="\n")
-    for start in range(0, rows.size, TUPLES_PER_WRITE):
-        part = slice(start, start + TUPLES_PER_WRITE)
-        columns = [named[at[part]].tolist() if named is not None else at[part].tolist()
-                   for named, at in zip(names, (rows, cols))]
-        if not boolean:
-            columns.append([repr(v) for v in values[part].astype(np.float64).tolist()])
-        writer.writerows(zip(*columns))
+    shown = tuples.shown(functools.partial(cell_text, delimiter=delimiter))
+    for start in range(0, tuples.count, TUPLES_PER_WRITE):
+        text.write(_tuples_text(tuples, boolean, delimiter, start,
+                                start + TUPLES_PER_WRITE, shown))
     text.flush()
     text.detach()  # the caller closes the file
 
 
-def names_by_position(symbols: Sequence[Sequence[str] | None], axis: int, extent: int
-              ) -> np.ndarray | None:
-    """An axis' names as an array to index by position (positions past the names
-    stay numbers, as `_symbol` writes them); None for an axis without names.
-    Reading many tuples' names is then one indexing in C."""
-    names = symbols[axis] if axis < len(symbols) else None
-    if not names:
-        return None
-    table = np.empty(extent, dtype=object)
-    table[:] = range(extent)
-    shown = min(len(names), extent)
-    table[:shown] = list(names)[:shown]
-    return table
+def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: int = 0,
+                 stop: int | None = None, shown: Sequence[np.ndarray] | None = None) -> str:
+    """Lines of tuples `start` to `stop` (see `_write_tuples`)."""
+    stop = tuples.count if stop is None else min(stop, tuples.count)
+    if stop <= start:
+        return ""
+    shown = shown or tuples.shown(functools.partial(cell_text, delimiter=delimiter))
+    columns = tuples.columns(start, stop, shown)
+    if not boolean:
+        columns.append([repr(v) for v in tuples.weights[start:stop].astype(np.float64).tolist()])
+    if not columns:  # a true 0-ary relation: one empty tuple
+        return "\n" * (stop - start)
+    return "".join(delimiter.join(row) + "\n" for row in zip(*columns))
+
+
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
+
+
+def cell_text(value: Any, delimiter: str = "\t") -> str:
+    """A value as a cell of a `.tsv`/`.csv` sink that a relation source reads back
+    as the same value (LANGUAGE.md §14): a number as written, a string as is, or
+    quoted (`"1"`, `"a\tb"`, `""`) when it would read as a number, is empty, or
+    holds the delimiter, a quote, a line break or blanks at its ends."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return repr(value)
+    if not isinstance(value, str):
+        return str(value)
+    if value and not _NUMBER.match(value) and value.strip(" \t") == value \
+            and not any(ch in value for ch in (delimiter, '"', "\n", "\r")):
+        return value
+    return '"' + value.replace('"', '""') + '"'
 
 
 def write_results(where: str, outputs: dict[str, Any]) -> list[Path]:
@@ -180,6 +192,10 @@ def write_results(where: str, outputs: dict[str, Any]) -> list[Path]:
     dense, the `save_npz` archive of the output when it is the only one and
     sparse; several outputs with a sparse one are refused (FileProblem): an
     archive holds one sparse matrix, so they go to a folder."""
+    for name, value in outputs.items():  # refused before anything is written
+        if hasattr(value, "tocoo") and value.ndim != 2:
+            raise FileProblem(f"{name} is sparse with {value.ndim} axes and an .npz holds "
+                              f"a sparse matrix of 2; write it with a sink to .tsv")
     target = Path(where)  # (a Path drops the trailing separator that names a folder)
     if target.is_dir() or where.endswith(("/", os.sep)):
         written = []
@@ -225,18 +241,6 @@ def write_topk_pairs(path: Path, rows: list[list[list]]) -> None:
     else:
         text = "".join(json.dumps(row) + "\n" for row in rows)
     atomic_write(path, text.encode("utf-8"))
-
-
-def _true_positions(array) -> Iterator[tuple]:
-    """The positions where a Boolean array holds 1, row by row (a scipy sparse
-    array read off its non-zeros)."""
-    if hasattr(array, "tocoo"):
-        coo = array.tocoo()
-        keep = coo.data > 0
-        rows, cols = coo.row[keep], coo.col[keep]
-        order = np.lexsort((cols, rows))
-        return zip(rows[order], cols[order])
-    return zip(*np.nonzero(array > 0))
 
 
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:

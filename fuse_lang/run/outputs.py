@@ -8,8 +8,10 @@ import numpy as np
 
 from ..check import Analysis
 from ..check.symbols import slice_name
+from ..check.value_tables import constant_position
 from ..front import ir
-from ..io.sinks import check_sink_path, names_by_position, write_sink, write_topk_pairs
+from ..io.relation_tuples import AxisValues, relation_tuples
+from ..io.sinks import check_sink_path, write_sink, write_topk_pairs
 from ..io.source_files import FileProblem
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
@@ -52,53 +54,67 @@ def outputs(backend: Backend, values: Mapping[str, Any], names: list[str],
     return out
 
 
+def relation_axes(analysis: Analysis, name: str) -> list[AxisValues] | None:
+    """A Boolean tensor's axes as `io.relation_tuples` reads them: per axis of its
+    value (a virtual axis is not one) the values of its domain by position, or
+    None where the axis is positional; None for a tensor that is not Boolean.
+    Its tuples as values: `relation_tuples(value, relation_axes(analysis, name))`."""
+    tensor = analysis.tensors.get(name)
+    if tensor is None or not tensor.boolean:
+        return None
+    return [analysis.domain_symbols.get(axis.domain) for axis in tensor.axes
+            if not axis.virtual]
+
+
 def answer(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
            stmt: ir.Query) -> QueryAnswer:
     """A query's answer: the tensor with its constants selected, and for a Boolean
-    tensor the matching tuples by name."""
+    tensor the matching tuples as values, sorted by value (io.relation_tuples)."""
     atom = stmt.atom
     text = analysis.text[stmt.span.start:stmt.span.end]
     tensor = analysis.tensors[atom.name]
+    value = values[atom.name]
     starts: list[int] = []  # per answer axis: the position its 0 is (a slice's start)
-    if atom.indices is None and is_sparse(values[atom.name]):  # `Reach?`: every tuple
-        if getattr(values[atom.name], "ndim", 2) > 2:
-            return _relation_answer(analysis, values[atom.name], atom, text)
+    if atom.indices is None and is_sparse(value):  # `Reach?`: every tuple
         free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes))
-        return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text, free)
-    if atom.indices is None:
-        value = np.asarray(backend.to_numpy(values[atom.name]))
+        selected, free, axes = _relation_answer(analysis, value, atom) \
+            if getattr(value, "ndim", 2) > 2 else \
+            _sparse_answer(analysis, value.on_numpy(), atom, free)
+    elif atom.indices is None:
+        selected = np.asarray(backend.to_numpy(value)).copy()
         free = tuple(a.index or f"#{p}" for p, a in enumerate(tensor.axes) if not a.virtual)
-        selected, axes = value.copy(), list(range(value.ndim))
+        axes = list(range(selected.ndim))
     elif any(not isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in atom.indices):
         selected, free, axes, starts = _read(analysis, backend, info, values, atom)
-    elif is_sparse(values[atom.name]) and getattr(values[atom.name], "ndim", 2) > 2:
-        return _relation_answer(analysis, values[atom.name], atom, text)
-    elif is_sparse(values[atom.name]):
-        return _sparse_answer(analysis, values[atom.name].on_numpy(), atom, text)
+    elif is_sparse(value) and getattr(value, "ndim", 2) > 2:
+        selected, free, axes = _relation_answer(analysis, value, atom)
+    elif is_sparse(value):
+        selected, free, axes = _sparse_answer(analysis, value.on_numpy(), atom)
     else:
-        value = np.asarray(backend.to_numpy(values[atom.name]))
-        selected, free, axes = _select(analysis, value, atom)
+        selected, free, axes = _select(analysis, np.asarray(backend.to_numpy(value)), atom)
     tuples = None
     if tensor.boolean:
-        tuples = []
         starts = starts or [0] * len(axes)
-        # np.argwhere also handles a closed query (0-d): [()] when true, [] when false
-        for position in np.argwhere(selected > 0):
-            row = []
-            for axis_pos, p, start in zip(axes, position, starts):
-                symbols = analysis.domain_symbols.get(tensor.axes[axis_pos].domain)
-                p = int(p) + start
-                row.append(symbols[p] if symbols and p < len(symbols) else p)
-            tuples.append(tuple(row))
+        shape = tuple(selected.shape)
+        columns = [_axis_values(analysis.domain_symbols.get(tensor.axes[axis].domain), start,
+                                shape[k]) for k, (axis, start) in enumerate(zip(axes, starts))]
+        tuples = relation_tuples(selected, columns).rows()
     return QueryAnswer(text, atom.name, selected, free, tuples)
 
 
-def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: str,
-                   free: tuple[str, ...] = ()) -> QueryAnswer:
+def _axis_values(symbols: AxisValues, start: int, extent: int) -> AxisValues:
+    """An answer axis' values by position, where its 0 is the tensor's `start`."""
+    if not start:
+        return symbols
+    return symbols[start:] if symbols else range(start, start + extent)
+
+
+def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref,
+                   free: tuple[str, ...] = ()) -> tuple[Any, tuple[str, ...], list[int]]:
     """A query of a sparse tensor, read off its non-zeros: `R(x,y)?` (or `R?`, whose
     axes are named `free`) answers with a scipy sparse array, `R(A,y)?` with the
-    (dense) row, `R(A,B)?` with the cell."""
-    tensor = analysis.tensors[atom.name]
+    (dense) row, `R(A,B)?` with the cell; with its variables and the tensor's
+    axis each is."""
     fixed = {pos: _constant_position(analysis, atom.name, pos, ix)
              for pos, ix in enumerate(atom.indices or ()) if isinstance(ix, ir.IndexConst)}
     names = [ix.name for ix in atom.indices or () if isinstance(ix, ir.IndexVar)] or list(free)
@@ -122,18 +138,7 @@ def _sparse_answer(analysis: Analysis, value: SparseTensor, atom: ir.Ref, text: 
     else:
         selected = np.zeros(shape, dtype=value.dtype)
         selected[tuple(found[:, pos] for pos in free_axes)] = stored
-    tuples = None
-    if tensor.boolean and not free_axes:
-        tuples = [()] if len(found) else []
-    elif tensor.boolean:  # by name, each column looked up at once
-        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free_axes]
-        columns = []
-        for names_of, pos in zip(symbols, free_axes):
-            table = names_by_position([names_of], 0, value.shape[pos])
-            at = found[:, pos]
-            columns.append(table[at].tolist() if table is not None else at.tolist())
-        tuples = list(zip(*columns))
-    return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
+    return selected, tuple(names), free_axes
 
 
 def _nonzeros(value: SparseTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,13 +150,15 @@ def _nonzeros(value: SparseTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows[order], cols[order], data[order]
 
 
-def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) -> QueryAnswer:
+def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref
+                     ) -> tuple[Any, tuple[str, ...], list[int]]:
     """A query of a sparse relation of 3 axes or more (run/sparse/nd.py), read off its
-    tuples: the selected tuples, and as the value a scipy.sparse COO array (two
-    free axes or more), a dense vector (one) or the cell (none)."""
+    tuples: as the value a scipy.sparse COO array (two free axes or more), a dense
+    vector (one) or the cell (none); with its variables and the tensor's axis each is."""
     from .sparse.nd import value_of_entries
 
     tensor = analysis.tensors[atom.name]
+    value = value.on_numpy()
     coords = value.coords()
     keep = value.data > 0
     free: list[int] = []
@@ -172,13 +179,7 @@ def _relation_answer(analysis: Analysis, value: Any, atom: ir.Ref, text: str) ->
         np.asarray(1.0 if keep.any() else 0.0, dtype=value.dtype)
     if len(free) >= 2:
         selected = selected.native()
-    tuples = None
-    if tensor.boolean:
-        symbols = [analysis.domain_symbols.get(tensor.axes[pos].domain) for pos in free]
-        tuples = [tuple(names_of[p] if names_of and p < len(names_of) else p
-                        for names_of, p in zip(symbols, map(int, row)))
-                  for row in zip(*found)] if free else ([()] if keep.any() else [])
-    return QueryAnswer(text, atom.name, selected, tuple(names), tuples)
+    return selected, tuple(names), free
 
 
 def _read(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
@@ -231,11 +232,7 @@ def _select(analysis: Analysis, value: np.ndarray, atom: ir.Ref
 
 
 def _constant_position(analysis: Analysis, name: str, pos: int, ix: ir.IndexConst) -> int:
-    if isinstance(ix.value, int):
-        return ix.value
-    domain = analysis.tensors[name].axes[pos].domain
-    symbols = analysis.domain_symbols.get(domain, ())
-    return symbols.index(ix.value) if ix.value in symbols else -1
+    return constant_position(analysis, analysis.tensors[name].axes[pos].domain, ix.value)
 
 
 def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
@@ -256,8 +253,7 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
     except OSError as err:
         raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
                         f"{err.strerror or err}") from None
-    data = value.data.on_numpy().matrix if is_sparse(value.data) else \
-        np.asarray(backend.to_numpy(value.data))
+    data = _sink_data(backend, value.data)
     boolean = False
     symbols: list = []
     name = "value"
@@ -286,13 +282,22 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
     return str(target)
 
 
+def _sink_data(backend: Backend, data: Any) -> Any:
+    """A sink's value as NumPy: a dense array, or a sparse one as scipy.sparse (CSR
+    for two axes, an N-D COO array for a relation of more), never densified."""
+    if not is_sparse(data):
+        return np.asarray(backend.to_numpy(data))
+    data = data.on_numpy()
+    return data.matrix if isinstance(data, SparseTensor) else data.native()
+
+
 def _topk_pairs(backend: Backend, x: LArray, call: ir.Call) -> list[list[list]]:
     """`"top.jsonl" = topk(X[p,t], k=5)`: per row along the last axis, the k largest
     as (index, score) pairs, descending, ties to the lower index (as the seed DSL
     writes them); k is capped at the row's length."""
     count = next(kw.value for kw in call.kwargs if kw.name == "k")
     k = int(count.text) if isinstance(count, ir.Number) and count.text.isdigit() else 1
-    data = np.asarray(x.data.on_numpy().matrix.toarray() if is_sparse(x.data)
+    data = np.asarray(x.data.on_numpy().toarray() if is_sparse(x.data)
                       else backend.to_numpy(x.data), dtype=np.float64)
     rows = np.atleast_2d(data).reshape(-1, data.shape[-1] if data.ndim else 1)
     out = []

@@ -32,10 +32,12 @@ def _last_value(ls: FuseServer, uri: str, analysis, offset: int) -> str:
     if symbol is None or symbol.kind != "tensor" or symbol.name not in last.outputs:
         return ""
     from fuse_lang.ide.value_hover import value_markdown
+    from fuse_lang.run.outputs import relation_axes
 
     image = last.thumbnails.get(symbol.name) if ls.markdown_images else None
     return "\n\n---\n\n" + value_markdown(symbol.name, last.outputs[symbol.name],
-                                           stale(ls, uri, last), image)
+                                           stale(ls, uri, last), image,
+                                           relation_axes(last.analysis, symbol.name))
 
 
 FEATURES = (Feature(types.TEXT_DOCUMENT_HOVER, hover),)

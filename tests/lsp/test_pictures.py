@@ -109,3 +109,5 @@ async def test_hover_after_a_run_is_text_where_images_are_not_shown(neovim, tmp_
     await asyncio.sleep(0.5)
     text = await hover_text(neovim, uri, 2, 0)  # Ancestor
     assert "**Last run**: `Ancestor` shape `(3, 3)`" in text and "data:image" not in text
+    # a relation's last value is its tuples of values, sorted by value
+    assert "`float32`, 3 tuples  \n`(Alice, Bob)`  \n`(Alice, Carol)`  \n`(Bob, Carol)`" in text

@@ -1,0 +1,169 @@
+"""A relation's tuples as values (LANGUAGE.md §14): the one reading of a Boolean
+tensor (or a sparse tensor's non-zeros) as rows of column values, sorted by
+value.  `fuse run`'s text and JSON, the editor's results and hover, query
+answers and sinks all read relations through `relation_tuples`.
+
+A position p on an axis is a value: `values[p]` where the axis has values (the
+analysis' `domain_symbols` of its domain: symbols, ints, floats), else p itself
+(a positional axis).  Tuples are sorted by their values, column by column, in
+one total order over mixed types: numbers (ints and floats by magnitude, NaN
+last) before strings, strings by their text.  A sparse value is read off its
+stored entries, never made dense; the sort costs the tuples, not the cells.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+AxisValues = Sequence[Any] | None  # an axis' values by position; None: positional
+
+
+@dataclass(frozen=True, slots=True)
+class RelationTuples:
+    """A relation's tuples, sorted by value: per column the distinct values
+    present (`values[a]`, an object array) and each tuple's index into them
+    (`codes[a]`), and each tuple's stored number (`weights`: 1 for a Boolean
+    relation's tuples, the value of a numeric tensor's non-zero)."""
+    count: int
+    arity: int
+    values: tuple[np.ndarray, ...]
+    codes: tuple[np.ndarray, ...]
+    weights: np.ndarray
+
+    def rows(self, start: int = 0, stop: int | None = None) -> list[tuple]:
+        """Tuples `start` to `stop` (all by default), each a tuple of plain
+        Python values (str, int, float)."""
+        stop = self.count if stop is None else min(stop, self.count)
+        if stop <= start:
+            return []
+        if not self.arity:
+            return [()] * (stop - start)
+        return list(zip(*self.columns(start, stop)))
+
+    def columns(self, start: int = 0, stop: int | None = None,
+                tables: Sequence[np.ndarray] | None = None) -> list[list]:
+        """Per column the values of tuples `start` to `stop`; `tables`: per column
+        what to give for each distinct value instead (`shown`'s)."""
+        part = slice(start, self.count if stop is None else stop)
+        return [table[codes[part]].tolist()
+                for table, codes in zip(tables or self.values, self.codes)]
+
+    def shown(self, show: Callable[[Any], Any]) -> tuple[np.ndarray, ...]:
+        """Per column `show` of each distinct value (its text, say), for `columns`:
+        each value shown once, however many tuples hold it."""
+        out = []
+        for table in self.values:
+            shown = np.empty(len(table), dtype=object)
+            shown[:] = [show(v) for v in table]
+            out.append(shown)
+        return tuple(out)
+
+
+def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
+                    ) -> RelationTuples:
+    """The tuples of `value` (a dense array, a scipy.sparse array of any number of
+    axes, or a sparse tensor of fuse_lang.run.sparse, read through `on_numpy`)
+    as values, sorted by value: the cells above 0 of a Boolean tensor
+    (`boolean`), else the cells that are not 0 with their numbers as `weights`.
+    `axes` gives each axis' values by position (None: positional)."""
+    positions, weights = _entries(value, boolean)
+    arity = len(positions)
+    if arity == 0:
+        return RelationTuples(int(weights.size), 0, (), (), weights)
+    tables, codes, ranks = [], [], []
+    for axis, at in enumerate(positions):
+        named = axes[axis] if axis < len(axes) else None
+        table, code, rank = _column(np.asarray(at, dtype=np.int64), named)
+        tables.append(table)
+        codes.append(code)
+        ranks.append(rank)
+    order = np.lexsort(ranks[::-1]) if weights.size else np.zeros(0, dtype=np.int64)
+    return RelationTuples(int(weights.size), arity, tuple(tables),
+                          tuple(c[order] for c in codes), weights[order])
+
+
+def _entries(value: Any, boolean: bool) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """The positions (one array per axis) and numbers of the cells kept."""
+    if hasattr(value, "on_numpy"):  # a sparse tensor of run/sparse (any backend)
+        value = value.on_numpy()
+        if callable(getattr(value, "coords", None)):  # run/sparse/nd.py's relation
+            coords, data = value.coords(), np.asarray(value.data)
+        else:  # run/sparse/csr.py's tensor
+            coo = value.matrix.tocoo()
+            coords, data = tuple(coo.coords), coo.data
+    elif hasattr(value, "tocoo"):  # scipy.sparse
+        coo = value.tocoo()
+        coords, data = tuple(coo.coords), coo.data
+    else:
+        dense = np.asarray(value)
+        if dense.ndim == 0:
+            kept = bool(dense > 0) if boolean else bool(dense != 0)
+            return (), dense.reshape(1)[:int(kept)].astype(np.float64)
+        coords = np.nonzero(dense > 0 if boolean else dense != 0)
+        return coords, dense[coords]
+    keep = data > 0 if boolean else data != 0
+    return tuple(c[keep] for c in coords), data[keep]
+
+
+def _column(at: np.ndarray, named: AxisValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A column's distinct values present (an object array), each tuple's index
+    into them, and each tuple's rank in the order of values."""
+    present, code = np.unique(at, return_inverse=True)
+    code = code.reshape(-1)
+    if named is None:  # positional: the position is the value, and its order
+        table = np.empty(present.size, dtype=object)
+        table[:] = present.tolist()
+        return table, code, at
+    limit = len(named)
+    found = [_plain(named[p]) if p < limit else p for p in present.tolist()]
+    table = np.empty(len(found), dtype=object)
+    table[:] = found
+    by_value = sorted(range(len(found)), key=lambda k: value_key(found[k]))
+    rank = np.empty(len(found), dtype=np.int64)
+    rank[by_value] = np.arange(len(found), dtype=np.int64)
+    return table, code, rank[code]
+
+
+def _plain(v: Any) -> Any:
+    """A value as plain Python (a NumPy scalar read out)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def value_key(v: Any) -> tuple:
+    """The total order of values: numbers before strings (NaN after every other
+    number), numbers by magnitude, strings by text, anything else last."""
+    if isinstance(v, (bool, np.bool_)):
+        return (0, 0, int(v), "")
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        if isinstance(v, (float, np.floating)) and math.isnan(v):
+            return (0, 1, 0, "")
+        return (0, 0, v, "")
+    if isinstance(v, str):
+        return (1, 0, 0, v)
+    return (2, 0, 0, repr(v))
+
+
+_BARE_SYMBOL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
+
+
+def value_text(v: Any) -> str:
+    """A value as a program writes it (LANGUAGE.md §14): a symbol that is a bare
+    name as is (`Alice`), any other string quoted (`"ann"`, `"1"`), a number as
+    a number (`7`, `0.5`)."""
+    v = _plain(v)
+    if isinstance(v, str):
+        if _BARE_SYMBOL.match(v):
+            return v
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def tuple_text(row: Sequence[Any]) -> str:
+    """A tuple as `(Alice, Bob)`; a 1-tuple `(Bob)`."""
+    return "(" + ", ".join(map(value_text, row)) + ")"
