@@ -242,3 +242,24 @@ def test_a_json_object_holds_a_relation_per_tensor(tmp_path):
     text = 'R(x, y) = "db.json"\nS(y) = "db.json"\nT(x) = R(x, y) S(y)\nT(x)?\n'
     assert codes(text, tmp_path) == []
     assert answers(text, tmp_path) == [{(1,)}]
+
+
+def test_an_array_sink_is_indexed_by_value(tmp_path):
+    import numpy as np
+
+    (tmp_path / "e.tsv").write_text("2\t5\n5\t9\n")
+    text = 'E(x, y) = "e.tsv"\nN[x] = E(x, y)\n"n.npy" = N[x]\n"e.npy" = E(x, y)\n'
+    fuse_lang.compile(text, base_dir=tmp_path).run()
+    n = np.load(tmp_path / "n.npy")
+    assert n.shape == (6,) and n[2] == 1 and n[5] == 1 and n.sum() == 2  # rows 2 and 5
+    e = np.load(tmp_path / "e.npy")
+    assert e.shape == (6, 10) and e[2, 5] == 1 and e[5, 9] == 1 and e.sum() == 2
+
+
+def test_an_array_sink_of_negative_ids_says_to_write_tuples(tmp_path, capsys):
+    (tmp_path / "e.tsv").write_text("-7\t3000000000\n")
+    (tmp_path / "p.fuse").write_text('E(x, y) = "e.tsv"\n"e.npy" = E(x, y)\n')
+    assert cli_main(["run", str(tmp_path / "p.fuse")]) == 1
+    err = capsys.readouterr().err
+    assert "no array positions" in err and ".tsv" in err and "Traceback" not in err
+    assert not (tmp_path / "e.npy").exists()

@@ -83,7 +83,9 @@ def _run_and_show(options: RunOptions) -> int:
     inputs = read_inputs(options.inputs)
     analysis, result = _run(options, text, inputs)
     if options.out:
-        _write_out(options.out, result.outputs)
+        # (the analysis of the run's own input shapes: what its positions mean)
+        _write_out(options.out, result.outputs,
+                   result.plan.analysis if result.plan is not None else analysis)
     # what a --target run's cone, or a whole run past its errors, left out for an error
     for entry in result.not_run:
         if entry.reason != NOT_NEEDED:
@@ -104,14 +106,15 @@ def _run_and_show(options: RunOptions) -> int:
     return EXIT_ERRORS if broken else EXIT_OK
 
 
-def _write_out(out: str, outputs: dict[str, Any]) -> None:
-    """`--out`: the exports written (sparse ones stay sparse, docs/cli.md);
-    CommandFailed (exit 2) when they cannot be."""
+def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
+    """`--out`: the exports written (sparse ones stay sparse, an axis of values
+    laid out by value: docs/cli.md); CommandFailed (exit 2) when they cannot be."""
     from ..io.sinks import write_results
     from ..io.source_files import FileProblem
+    from ..run.outputs import tensor_axes
 
     try:
-        write_results(out, outputs)
+        write_results(out, outputs, {name: tensor_axes(analysis, name) for name in outputs})
     except (OSError, FileProblem) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else err
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)

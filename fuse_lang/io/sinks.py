@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import numpy as np
 
 from ..front.numbers import format_bytes
+from .array_values import by_value
 from .relation_tuples import AxisValues, RelationTuples, relation_tuples
 from .source_files import FileProblem
 
@@ -59,6 +60,8 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     would take more than `dense_limit` bytes (the run gives its memory guard's
     default: half the memory free)."""
     suffix = path.suffix.lower()
+    if suffix in (".npy", ".npz"):  # an array file holds positions: values laid out
+        array = by_value(name, array, symbols)  # as positions (io.array_values)
     if hasattr(array, "tocoo"):
         if write_sparse(path, array, boolean, symbols):
             return
@@ -184,14 +187,19 @@ def cell_text(value: Any, delimiter: str = "\t") -> str:
     return '"' + value.replace('"', '""') + '"'
 
 
-def write_results(where: str, outputs: dict[str, Any]) -> list[Path]:
+def write_results(where: str, outputs: dict[str, Any],
+                  axes: dict[str, Sequence[AxisValues]] | None = None) -> list[Path]:
     """`fuse run --out`: a run's outputs, atomically, each sparse one kept sparse.
     A folder (one that exists, or a path ending in a separator) gets one file per
     output: NAME.npz as `scipy.sparse.save_npz` writes it, or NAME.npy for a dense
     one.  A file gets one `.npz` archive: of every output by name when all are
     dense, the `save_npz` archive of the output when it is the only one and
     sparse; several outputs with a sparse one are refused (FileProblem): an
-    archive holds one sparse matrix, so they go to a folder."""
+    archive holds one sparse matrix, so they go to a folder.  `axes`: each
+    output's axes' values (an axis of values is laid out by value:
+    io.array_values)."""
+    outputs = {name: by_value(name, value, (axes or {}).get(name, ()))
+               for name, value in outputs.items()}
     for name, value in outputs.items():  # refused before anything is written
         if hasattr(value, "tocoo") and value.ndim != 2:
             raise FileProblem(f"{name} is sparse with {value.ndim} axes and an .npz holds "

@@ -54,6 +54,16 @@ def outputs(backend: Backend, values: Mapping[str, Any], names: list[str],
     return out
 
 
+def tensor_axes(analysis: Analysis, name: str) -> list[AxisValues]:
+    """Each axis of a tensor's value (a virtual axis is not one): its domain's
+    values by position, or None where the axis is positional."""
+    tensor = analysis.tensors.get(name)
+    if tensor is None:
+        return []
+    return [analysis.domain_symbols.get(axis.domain) for axis in tensor.axes
+            if not axis.virtual]
+
+
 def relation_axes(analysis: Analysis, name: str) -> list[AxisValues] | None:
     """A Boolean tensor's axes as `io.relation_tuples` reads them: per axis of its
     value (a virtual axis is not one) the values of its domain by position, or
@@ -62,8 +72,7 @@ def relation_axes(analysis: Analysis, name: str) -> list[AxisValues] | None:
     tensor = analysis.tensors.get(name)
     if tensor is None or not tensor.boolean:
         return None
-    return [analysis.domain_symbols.get(axis.domain) for axis in tensor.axes
-            if not axis.virtual]
+    return tensor_axes(analysis, name)
 
 
 def answer(analysis: Analysis, backend: Backend, info: StatementInfo, values: Mapping[str, Any],
@@ -271,6 +280,8 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
         else:
             symbols = [by_var.get(axis) for axis in value.axes]
         name = stmt.rhs.name
+    else:  # an expression: its free indices' values
+        symbols = [info.values.get(axis) for axis in value.axes]
     try:
         write_sink(target, name, data, boolean, symbols, dense_limit=default_limit())
     except FileProblem as err:
