@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fuse_lang
-from fuse_lang.ide.run_summary import summarize_array, summarize_run
+from fuse_lang.ide.run_summary import summarize_array, summarize_relation, summarize_run
 
 PROGRAM = """\
 A[i,j] = const([[1, 2], [3, 4], [5, 6]])
@@ -110,3 +110,24 @@ def test_written_sinks_are_counted_in_the_message(tmp_path):
     assert s.sinks == (str(tmp_path / "x.npy"),) or s.sinks[0].endswith("x.npy")
     assert re.fullmatch(r"Ran s\.fuse on cpu \(numpy\): X \(2,\) in 2 ms; wrote 1 file",
                         s.message())
+
+
+def test_a_relation_output_has_its_tuples_as_a_program_writes_them():
+    text = ('Has(Alice, "ann", 7)\nHas(Bob, "x y", 3)\nHas(Bob, Carol, 2)\n'
+            'Has(Bob, "say \\"hi\\"", 2)\nexport Has\n')
+    program = fuse_lang.compile(text)
+    s = summarize_run(program.execute(), program="p.fuse", analysis=program.analysis)
+    data = json.loads(json.dumps(s.to_json(), allow_nan=False))["outputs"]["Has"]
+    assert data["relation"] is True and data["count"] == 4
+    assert data["tuples"][0] == ["Alice", "ann", 7]
+    assert data["tuple_texts"] == ['(Alice, "ann", 7)', "(Bob, Carol, 2)",
+                                   '(Bob, "say \\"hi\\"", 2)', '(Bob, "x y", 3)']
+    assert s.message().startswith("Ran p.fuse on cpu (numpy): Has 4 tuples in ")
+
+
+def test_a_big_relation_sends_its_first_tuples_and_its_count():
+    s = summarize_relation(np.ones(150, dtype=bool), [None])
+    data = s.to_json()
+    assert data["count"] == 150 and len(data["tuples"]) == len(data["tuple_texts"]) == 100
+    assert data["tuple_texts"][:2] == ["(0)", "(1)"]
+    assert "tuple_texts" not in summarize_array(np.ones(3, dtype=bool)).to_json()

@@ -5,7 +5,8 @@ Per export and per query: shape, dtype, statistics over the finite values
 and how many are not finite, and a preview of the
 first values; Boolean queries also list their matching tuples as values, and a
 relation among the outputs (when the analysis is given) its tuple count and first
-`RESULT_TUPLES` tuples, sorted by value (io.relation_tuples).
+`RESULT_TUPLES` tuples, sorted by value (io.relation_tuples), each also as a
+program writes it (`tuple_texts`: `(Alice, "ann", 7)`, for an editor to show).
 `RunSummary.message()` is the one-line report ("Ran a.fuse on cpu (numpy):
 Attn (6, 4), Comp (6, 6) in 12 ms").
 """
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..check import Analysis
 from ..check.cone import NOT_NEEDED, NotRun
-from ..io.relation_tuples import AxisValues, relation_tuples
+from ..io.relation_tuples import AxisValues, relation_tuples, tuple_text
 from ..run.outputs import relation_axes
 from ..run.results import QueryAnswer, RunResult
 from ..run.trace import trace_lines
@@ -53,7 +54,8 @@ class ArraySummary:
                "nonfinite": self.nonfinite, "nonzeros": self.nonzeros,
                "preview": [json_float(v) for v in self.preview], "truncated": self.truncated}
         if self.tuples is not None:
-            out.update(relation=True, count=self.count, tuples=[list(t) for t in self.tuples])
+            out.update(relation=True, count=self.count, tuples=[list(t) for t in self.tuples],
+                       tuple_texts=[tuple_text(t) for t in self.tuples])
         return out
 
     @property

@@ -380,6 +380,35 @@ def test_fuse_run_query_target(tmp_path):
     assert "Ancestor" in data["complete"] and "Ancestor(Alice, x)?" in data["complete"]
 
 
+def test_fuse_run_shows_a_relation_as_its_tuples(tmp_path):
+    """An exported relation: its tuple count and its tuples as a program writes
+    them, not a 0/1 preview; `... and K more` past the tuples the server sent."""
+    file = write(tmp_path, "datalog.fuse", DATALOG)
+    data = run_nvim(tmp_path, file, """
+        wait_client()
+        local done = wait_user('FuseRunDone')
+        vim.cmd('FuseRun')
+        local ev = done()
+        out.result = ev.result
+        out.lines = lines(ev.buf)
+        -- values from a server that sends no texts, and more tuples than were sent
+        local fuse = require('fuse')
+        out.formatted = fuse.format_run({ ok = true, program = 'p.fuse', outputs = {
+          Has = { relation = true, shape = { 2, 3, 9 }, count = 5,
+                  tuples = { { 'Alice', 'ann', 7 }, { 'bob', 'x "y"', 0.5 } } },
+          Done = { relation = true, shape = {}, count = 1, tuples = { {} } } } })
+    """)
+    assert data["result"]["outputs"]["Ancestor"]["relation"] is True
+    text = "\n".join(data["lines"])
+    assert ("### Ancestor\n6 tuples\n- (Alice, Bob)\n- (Alice, Carol)\n- (Alice, Dave)\n"
+            "- (Bob, Carol)\n- (Bob, Dave)\n- (Carol, Dave)\n") in text
+    assert "preview" not in text and "... and" not in text
+    formatted = "\n".join(data["formatted"])
+    assert ('### Has\n5 tuples\n- (Alice, "ann", 7)\n- ("bob", "x \\"y\\"", 0.5)\n'
+            "- ... and 3 more") in formatted
+    assert "### Done\nyes" in formatted
+
+
 def test_fuse_run_target_runs_past_an_error_elsewhere(tmp_path):
     file = write(tmp_path, "datalog.fuse", DATALOG + "Z[i] = Nope[i]\n")
     data = run_nvim(tmp_path, file, """

@@ -1,7 +1,7 @@
 /**
  * The Fuse Results panel's page, as a pure function of what it shows (no
  * `vscode` import, so the tests load it in plain Node): the last run's exports
- * (shape, dtype, statistics, picture), its queries as tables, its trace as
+ * (shape, dtype, statistics, picture; a relation's count and tuples), its queries as tables, its trace as
  * small charts, the last training's loss curve (Fuse: Train), and the
  * program's graph after Fuse: Explain.
  *
@@ -13,7 +13,10 @@
  * page follows a light or dark theme.
  */
 import { baseName, escapeHtml } from './html';
-import { ArraySummary, num, QuerySummary, RunResult, runMessage, shapeText, TrainResult, trainMessage } from './summary';
+import {
+  ArraySummary, isRelation, num, QuerySummary, relationMore, relationTuples, relationWhat, RunResult, runMessage, shapeText,
+  TrainResult, trainMessage,
+} from './summary';
 import { lossChart, traceHtml } from './traceChart';
 
 export const MAX_TUPLES = 100;  // a Boolean query's answers listed in its table
@@ -108,11 +111,23 @@ function picturesHtml(state: PanelState, files: string[], what: string): string 
   return '';
 }
 
+/** A relation: its tuple count, and its tuples one a line as a program writes them. */
+function relationHtml(s: ArraySummary): string {
+  const tuples = relationTuples(s);
+  const more = relationMore(s);
+  const list = tuples.length
+    ? `<ul class="tuples">${tuples.map((t) => `<li><code>${escapeHtml(t)}</code></li>`).join('')}</ul>` : '';
+  return `<p class="facts"><span class="count">${escapeHtml(relationWhat(s))}</span></p>${list}` +
+    (more ? `<p class="note">... and ${more} more</p>` : '');
+}
+
 function exportHtml(state: PanelState, name: string, s: ArraySummary): string {
   const stem = pictureStem(name);
   const files = [`${stem}.svg`, `${stem}.graph.svg`, `${stem}.png`, `${stem}.graph.png`];
-  return `<section class="export" data-name="${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>` +
-    `${factsLine(s)}${statsTable(s)}${picturesHtml(state, files, name)}</section>`;
+  const relation = isRelation(s);
+  const detail = relation ? relationHtml(s) : `${factsLine(s)}${statsTable(s)}`;
+  return `<section class="export${relation ? ' relation' : ''}" data-name="${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>` +
+    `${detail}${picturesHtml(state, files, name)}</section>`;
 }
 
 function tuplesTable(q: QuerySummary): string {

@@ -18,6 +18,12 @@ export interface ArraySummary {
   nonzeros?: number;  // servers before the results panel do not send it
   preview: (number | string)[];
   truncated: boolean;
+  // a Boolean relation among the outputs: its tuple count, its first tuples as values
+  // (sorted by value) and, from newer servers, each as a program writes it
+  relation?: boolean;
+  count?: number;
+  tuples?: unknown[][];
+  tuple_texts?: string[];
 }
 
 export interface QuerySummary extends ArraySummary {
@@ -26,7 +32,6 @@ export interface QuerySummary extends ArraySummary {
   free: string[];
   boolean: boolean;
   answer: string;
-  tuples?: unknown[][];
 }
 
 /** The answer of `fuse.run`: a summary when `ok`, else an error (or a cancel). */
@@ -147,6 +152,58 @@ function arrayLines(s: ArraySummary, indent: string): string[] {
   return lines;
 }
 
+/** A value as a Fuse program writes it (fuse_lang/io/relation_tuples.py `value_text`):
+ * a capitalised name as is (`Alice`), any other string quoted (`"ann"`), a number as a number. */
+export function valueText(value: unknown): string {
+  if (typeof value === 'string') {
+    return /^[A-Z][A-Za-z0-9_]*$/.test(value) ? value : `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  }
+  return String(value);
+}
+
+/** A tuple as `(Alice, "ann", 7)`. */
+export function tupleText(tuple: unknown[]): string {
+  return `(${tuple.map(valueText).join(', ')})`;
+}
+
+/** Whether an output is a Boolean relation the server sent as tuples. */
+export function isRelation(s: ArraySummary): boolean {
+  return s.relation === true && Array.isArray(s.tuples);
+}
+
+/** A relation's size in words: "yes"/"no" for a 0-ary one, else "N tuples". */
+export function relationWhat(s: ArraySummary): string {
+  const count = s.count ?? (s.tuples ?? []).length;
+  if (!s.shape || s.shape.length === 0) {
+    return count ? 'yes' : 'no';
+  }
+  return `${count} tuple${count === 1 ? '' : 's'}`;
+}
+
+/** A relation's tuples the server sent, each as a program writes it (the server's text when it sends one). */
+export function relationTuples(s: ArraySummary): string[] {
+  if (!s.shape || s.shape.length === 0) {
+    return [];
+  }
+  const tuples = s.tuples ?? [];
+  return tuples.map((t, i) => s.tuple_texts?.[i] ?? tupleText(t));
+}
+
+/** How many tuples a relation has beyond those sent (0 when all were). */
+export function relationMore(s: ArraySummary): number {
+  const shown = relationTuples(s).length;
+  return Math.max(0, (s.count ?? shown) - shown);
+}
+
+function relationLines(s: ArraySummary, indent: string): string[] {
+  const lines = relationTuples(s).map((t) => `${indent}${t}`);
+  const more = relationMore(s);
+  if (more) {
+    lines.push(`${indent}... and ${more} more`);
+  }
+  return lines;
+}
+
 /** A one-line message for a run's answer. */
 export function runMessage(result: RunResult | null | undefined): string {
   if (!result) {
@@ -169,8 +226,11 @@ export function formatRunResult(result: RunResult | null | undefined): string[] 
   lines.push(`program ${result.program ?? '?'} on ${where}${elapsed}` +
     (result.target ? `, target ${result.target}` : ''));
   for (const [name, s] of Object.entries(result.outputs ?? {})) {
-    lines.push('', `${name}`);
-    lines.push(...arrayLines(s, '  '));
+    if (isRelation(s)) {
+      lines.push('', `${name}  ${relationWhat(s)}`, ...relationLines(s, '  '));
+    } else {
+      lines.push('', `${name}`, ...arrayLines(s, '  '));
+    }
   }
   for (const q of result.queries ?? []) {
     lines.push('', `${q.text}  ${q.answer}`);

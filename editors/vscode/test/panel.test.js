@@ -67,6 +67,25 @@ test('each export: shape, dtype, statistics and a picture once drawn', () => {
   assert.match(failed, /no picture: no matplotlib/);
 });
 
+test('a relation export: its count and its tuples, one a line, not statistics', () => {
+  const tuples = Array.from({ length: 100 }, (_, k) => [`N${k}`, `<${k}>`]);
+  const reach = { ...Y, shape: [120, 120], size: 14400, nonzeros: 130, relation: true, count: 130, tuples,
+    tuple_texts: tuples.map(([a, b]) => `(${a}, "${b}")`) };
+  const html = mainHtml(state({ run: { ...RUN, outputs: { Reach: reach, Y } } }));
+  const section = html.match(/<section class="export relation" data-name="Reach">.*?<\/section>/s)[0];
+  assert.match(section, /<p class="facts"><span class="count">130 tuples<\/span><\/p><ul class="tuples">/);
+  assert.match(section, /<li><code>\(N0, &quot;&lt;0&gt;&quot;\)<\/code><\/li><li><code>\(N1, /);
+  assert.equal((section.match(/<li>/g) || []).length, 100);
+  assert.match(section, /<p class="note">\.\.\. and 30 more<\/p>/);
+  assert.doesNotMatch(section, /class="stats"|shape \(/);
+  // a numeric export keeps its statistics
+  assert.match(html, /<section class="export" data-name="Y"><h3>Y<\/h3><p class="facts"><span class="shape">shape \(2,\)/);
+  // all tuples sent, from a server without texts: written as a program writes them
+  const small = { ...reach, count: 2, tuples: [['Alice', 'ann'], ['Bob', 3]], tuple_texts: undefined };
+  const page = mainHtml(state({ run: { ...RUN, outputs: { R: small } } }));
+  assert.match(page, /<span class="count">2 tuples<\/span><\/p><ul class="tuples"><li><code>\(Alice, &quot;ann&quot;\)<\/code><\/li><li><code>\(Bob, 3\)<\/code><\/li><\/ul><\/section>/);
+});
+
 test('what a run left out for an error, not what it did not need', () => {
   const run = { ...RUN, not_run: [
     { what: 'D', line: 8, reason: '`Nope` is not defined [undefined-tensor]' },

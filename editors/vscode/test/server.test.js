@@ -144,8 +144,11 @@ test('activation starts fuse-lsp over stdio; the commands are the extension\'s o
 test('Fuse: Run from the palette runs the active file and shows the summary', { timeout: 60000 }, async () => {
   const result = await commands.get('fuse.run')();
   assert.equal(result.ok, true, JSON.stringify(result));
-  assert.match(result.message, /^Ran datalog\.fuse on cpu \(numpy\): Ancestor \(5, 5\), Ancestor\(Alice, x\)\? 4 answers/);
+  assert.match(result.message, /^Ran datalog\.fuse on cpu \(numpy\): Ancestor 8 tuples, Ancestor\(Alice, x\)\? 4 answers/);
   const out = channels['Fuse Run'].lines.join('\n');
+  // a relation as its count and tuples, as a program writes them (not a 0/1 preview)
+  assert.match(out, /\nAncestor {2}8 tuples\n {2}\(Alice, Bob\)\n {2}\(Alice, Carol\)\n/);
+  assert.doesNotMatch(out, /preview \[0, 1/);
   assert.match(out, /Ancestor\(Alice, x\)\? {2}4 answers\n {2}\(Bob\)/);
 });
 
@@ -161,7 +164,7 @@ test('Fuse: Run opens the Fuse Results panel: numbers at once, then the pictures
   const first = panel.pages.find((p) => /data-run-count="1"/.test(p));
   assert.match(first, /data-running="no"/);
   assert.match(first, /<h3>Ancestor<\/h3>/);
-  assert.match(first, /shape \(5, 5\)/);
+  assert.match(first, /<span class="count">8 tuples<\/span><\/p><ul class="tuples"><li><code>\(Alice, Bob\)<\/code><\/li>/);
   assert.match(first, /data-pictures="pending"/);
   assert.match(panel.pages[0], /<link rel="stylesheet" href="vscode-webview-resource:[^"]*media\/panel\.css">/);
   assert.match(panel.pages[0], /<script nonce="\w+" src="vscode-webview-resource:[^"]*media\/panel\.js">/);

@@ -4,6 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const {
   formatRunResult, formatTrainResult, runMessage, runTargets, serverCommand, shapeText, trainMessage, trainTargets,
+  tupleText, valueText,
 } = require('../out/summary');
 
 const SUMMARY = {
@@ -25,6 +26,35 @@ test('a run summary as text', () => {
   assert.match(text, /mean 8\.33333/);
   assert.match(text, /preview \[1, 2, nan, 4, 5, 6, 7, 8, \.\.\.\]/);
   assert.match(text, /Ancestor\(Alice, x\)\? {2}2 answers\n {2}\(Bob\)\n {2}\(Carol\)/);
+});
+
+// a relation among the outputs, as the server sends it (fuse_lang/ide/run_summary.py)
+const ANCESTOR = { shape: [4, 4], dtype: 'float32', size: 16, min: 0, max: 1, mean: 0.375, std: 0.48, nonfinite: 0,
+  nonzeros: 6, preview: [0, 1, 1, 1, 0, 0, 1, 1], truncated: true, relation: true, count: 6,
+  tuples: [['Alice', 'Bob'], ['Alice', 'Carol'], ['Alice', 'Dave']],
+  tuple_texts: ['(Alice, Bob)', '(Alice, Carol)', '(Alice, Dave)'] };
+
+test('a relation output as its count and tuples, not a 0/1 preview', () => {
+  const text = formatRunResult({ ...SUMMARY, outputs: { Ancestor: ANCESTOR } }).join('\n');
+  assert.match(text, /\nAncestor {2}6 tuples\n {2}\(Alice, Bob\)\n {2}\(Alice, Carol\)\n {2}\(Alice, Dave\)\n {2}\.\.\. and 3 more\n/);
+  assert.doesNotMatch(text, /preview \[0, 1/);
+  // without the server's texts, values are written as a program writes them
+  const likes = { ...ANCESTOR, shape: [2, 3, 2], count: 2, tuples: [['Alice', 'ann', 7], ['bob', 'x "y"', 0.5]],
+    tuple_texts: undefined };
+  const lines = formatRunResult({ ...SUMMARY, outputs: { Likes: likes } });
+  assert.deepEqual(lines.slice(lines.indexOf('Likes  2 tuples'), lines.indexOf('Likes  2 tuples') + 3),
+    ['Likes  2 tuples', '  (Alice, "ann", 7)', '  ("bob", "x \\"y\\"", 0.5)']);
+  assert.ok(!lines.some((l) => l.includes('and 0 more')));
+  // a 0-ary relation: yes or no
+  const fact = { ...ANCESTOR, shape: [], size: 1, count: 1, tuples: [[]], tuple_texts: ['()'] };
+  assert.ok(formatRunResult({ ...SUMMARY, outputs: { Done: fact } }).includes('Done  yes'));
+  assert.equal(valueText('Alice'), 'Alice');
+  assert.equal(valueText('ann'), '"ann"');
+  assert.equal(valueText('A b'), '"A b"');
+  assert.equal(valueText('1'), '"1"');
+  assert.equal(valueText(7), '7');
+  assert.equal(valueText('a\\b'), '"a\\\\b"');
+  assert.equal(tupleText(['Bob']), '(Bob)');
 });
 
 test('what a run left out for an error', () => {

@@ -62,6 +62,50 @@ local function array_lines(lines, summary)
   lines[#lines + 1] = '- preview `' .. fmt_preview(summary) .. '`'
 end
 
+--- A value as a Fuse program writes it (fuse_lang/io/relation_tuples.py
+--- `value_text`): a capitalised name as is (`Alice`), any other string quoted
+--- (`"ann"`), a number as a number.
+function M.value_text(v)
+  if type(v) == 'string' then
+    if v:match('^[A-Z][A-Za-z0-9_]*$') then
+      return v
+    end
+    return '"' .. v:gsub('\\', '\\\\'):gsub('"', '\\"') .. '"'
+  end
+  if type(v) == 'number' and v == math.floor(v) and math.abs(v) < 1e15 then
+    return string.format('%d', v)
+  end
+  if type(v) == 'number' then
+    local text = string.format('%.15g', v)
+    return tonumber(text) == v and text or string.format('%.17g', v)
+  end
+  return tostring(v)
+end
+
+--- A relation among the outputs (`relation: true`): its tuple count, then its
+--- tuples one a line as a program writes them (the server's `tuple_texts` when
+--- it sends them), and `... and K more` when it has more than were sent.
+local function relation_lines(lines, summary)
+  local tuples = type(summary.tuples) == 'table' and summary.tuples or {}
+  local count = tonumber(summary.count) or #tuples
+  if type(summary.shape) ~= 'table' or #summary.shape == 0 then
+    lines[#lines + 1] = count > 0 and 'yes' or 'no'
+    return
+  end
+  lines[#lines + 1] = string.format('%d tuple%s', count, count == 1 and '' or 's')
+  local texts = type(summary.tuple_texts) == 'table' and summary.tuple_texts or {}
+  for i, t in ipairs(tuples) do
+    local text = texts[i]
+    if type(text) ~= 'string' then
+      text = '(' .. table.concat(vim.tbl_map(M.value_text, t), ', ') .. ')'
+    end
+    lines[#lines + 1] = '- ' .. text
+  end
+  if count > #tuples then
+    lines[#lines + 1] = string.format('- ... and %d more', count - #tuples)
+  end
+end
+
 --- A readable summary (markdown) of a `fuse.run` result.
 ---@param result table
 ---@return string[]
@@ -98,7 +142,11 @@ function M.format_run(result)
     for _, name in ipairs(names) do
       lines[#lines + 1] = ''
       lines[#lines + 1] = '### ' .. name
-      array_lines(lines, outputs[name])
+      if outputs[name].relation == true and type(outputs[name].tuples) == 'table' then
+        relation_lines(lines, outputs[name])
+      else
+        array_lines(lines, outputs[name])
+      end
     end
     lines[#lines + 1] = ''
   end
