@@ -414,11 +414,15 @@ def test_boolean_relation_sources_in_every_tuple_format(tmp_path):
         assert rows_named == set(rows), name
 
 
-def test_integer_tuples_are_positions(tmp_path):
+def test_integer_tuples_are_values(tmp_path):
+    # each column holds its values, numbered in increasing order: x's 0, 1, 3 are
+    # positions 0, 1, 2 (LANGUAGE.md §14: the extent is the count, not the largest + 1)
     (tmp_path / "e.csv").write_text("0,2\n1,0\n3,1\n")
-    out = compile('E(x,y) = "e.csv"\nexport E\n', base_dir=tmp_path).run()["E"]
-    expected = np.zeros((4, 3))
-    expected[[0, 1, 3], [2, 0, 1]] = 1
+    program = compile('E(x,y) = "e.csv"\nexport E\n', base_dir=tmp_path)
+    out = program.run()["E"]
+    assert symbols_of(program, "E", 0) == (0, 1, 3) and symbols_of(program, "E", 1) == (0, 1, 2)
+    expected = np.zeros((3, 3))
+    expected[[0, 1, 2], [2, 0, 1]] = 1
     np.testing.assert_array_equal(out, expected)
 
 

@@ -289,8 +289,9 @@ def _axis_hints(analysis: Analysis, cur: _Cursor, top: _Open) -> list[Completion
     if _is_var(axis.index):
         out.append(_index(axis.index, axis.extent, f"axis {top.commas} of {info.name}", "0"))
     for n, value in enumerate(analysis.domain_symbols.get(axis.domain, ())):
+        what = "symbol" if type(value) is str else "value"
         out.append(Completion(constant_text(value), "symbol",
-                              f"value {n} of axis {top.commas} of {info.name}",
+                              f"{what} {n} of axis {top.commas} of {info.name}",
                               sort_text=f"1{n:06d}"))
     return out
 
