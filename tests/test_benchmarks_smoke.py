@@ -121,7 +121,7 @@ def test_datalog_large_checks_both_programs_and_prints_ratios():
                      re.M), proc.stdout
     assert re.search(r"^wide program, 6,000 facts, 56 rules: .* ratio [\d.]+; answers equal",
                      proc.stdout, re.M), proc.stdout
-    assert len(re.findall(r"^checker reads 20,000 lines of \w+: .* ratio [\d.]+$", proc.stdout,
+    assert len(re.findall(r"^reading 20,000 lines of \w+: .* ratio [\d.]+$", proc.stdout,
                           re.M)) == 2, proc.stdout
     assert re.search(r"^join A\(x,y,f\) .* sparse product [\d.]+ ms, expand pairs [\d.]+ ms; "
                      r"ratio [\d.]+$", proc.stdout, re.M), proc.stdout
@@ -264,3 +264,14 @@ def test_the_uniform_edit_speed_benchmark_prints_each_edit():
     rows = re.findall(r"^  (.+?) +editor +\d+ ms +[\d.]+x baseline +server +\d+ ms +[\d.]+x "
                       r"baseline", proc.stdout, re.M)
     assert len(rows) == 5 and "scalar S (read bare) deleted" in rows, proc.stdout
+
+
+def test_datalog_ids_checks_its_answers_and_prints_ratios():
+    """benchmarks/datalog_ids.py --small: a closure over node ids 0..N-1 and over
+    64-bit ids equals the Python reference (else it exits non-zero); the ratios."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_ids.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "answers equal to the reference" in proc.stdout, proc.stdout
+    assert re.search(r"^ratio 64-bit / small: time [\d.]+, memory [\d.]+$", proc.stdout, re.M), \
+        proc.stdout
