@@ -38,7 +38,7 @@ from ..check.analysis import SOURCE_KINDS, TensorInfo
 from ..check.datalog import negated_relation
 from ..front import ir
 from ..io.numpy_headers import read_sparse_npz_header
-from ..io.source_files import SourceError
+from ..io.source_files import MAX_TEXT_SOURCE_BYTES, SourceError
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
 # chains of 250 and 500 edges and a 1,000-node graph ran 3-18x faster sparse above it)
@@ -324,15 +324,17 @@ def _extent(analysis: Analysis, k: int, index: str) -> int:
 
 
 def _source_rows(base_dir: Path, source: str | None) -> int | None:
-    """The tuples of a text relation file: its lines, counted once per file version."""
-    if not source or Path(source).suffix.lower() not in (".tsv", ".csv", ".jsonl"):
+    """The tuples of a text relation file: its lines (a token file: its tokens),
+    counted once per file version."""
+    suffix = Path(source or "").suffix.lower()
+    if not source or suffix not in (".tsv", ".csv", ".facts", ".jsonl", ".txt"):
         return None
     path = Path(base_dir) / source
     try:
         status = os.stat(path)
     except OSError:
         return None
-    return _count_lines(str(path), status.st_size, status.st_mtime_ns)
+    return _count_lines(str(path), status.st_size, status.st_mtime_ns, suffix == ".txt")
 
 
 def _sparse_file(info: TensorInfo) -> bool:
@@ -362,11 +364,13 @@ def _npz_nonzeros(path: str, size: int, mtime_ns: int) -> int | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _count_lines(path: str, size: int, mtime_ns: int) -> int | None:
+def _count_lines(path: str, size: int, mtime_ns: int, tokens: bool = False) -> int | None:
     count = 0
     last = b"\n"
     try:
         with open(path, "rb") as fp:
+            if tokens:  # (bounded as the checker reads it: io.source_files)
+                return len(fp.read(MAX_TEXT_SOURCE_BYTES + 1).split())
             while chunk := fp.read(1 << 20):
                 count += chunk.count(b"\n")
                 last = chunk[-1:]

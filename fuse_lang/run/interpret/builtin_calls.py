@@ -54,9 +54,8 @@ class BuiltinCalls(EvaluatorState):
             if var.name in self.fixed:
                 parity = self.fixed[var.name] % 2
                 return LArray(backend.asarray(float(parity == (0 if name == "even" else 1))), ())
-            n = self.extent(var.name)
-            values = [float(i % 2 == (0 if name == "even" else 1)) for i in range(n)]
-            return LArray(backend.asarray(values), (var.name,))
+            parity = self.index_values(var.name) % 2 == (0 if name == "even" else 1)
+            return LArray(backend.asarray(parity.astype(float)), (var.name,))
         if name in _COMPARE:  # a Boolean factor, broadcast by index name
             compare = _COMPARE[name]
             args = [self._compared(call, a) for a in call.args]
@@ -97,6 +96,7 @@ class BuiltinCalls(EvaluatorState):
             return self._topk(args[0], int(count.text) if isinstance(count, ir.Number)
                               and count.text.isdigit() else int(_number(count, 1)))
         raise EvaluationError(f"`{name}` is not a builtin")
+
     def factor(self, factor: ir.Expr) -> LArray:
         """A factor of a join.  `1 - R(...)` of a relation and `1 - step(E)` are `not`
         (check.datalog.complemented): where the backend joins tuples and the operand is
@@ -122,7 +122,6 @@ class BuiltinCalls(EvaluatorState):
     def _boolean(self, name: str) -> bool:
         info = self.analysis.tensors.get(name)
         return info is not None and info.boolean
-
 
     def _own_axis_args(self, call: ir.Call) -> list[LArray] | None:
         """topk's and concat's arguments, each with the chosen axis at the argument's
