@@ -122,14 +122,7 @@ def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
     if text.startswith("\ufeff"):
         text = text[1:]
     if suffix == ".json":
-        data = parse_json(text)
-        if isinstance(data, dict):
-            if tensor in data:
-                data = data[tensor]
-            elif len(data) == 1:
-                data = next(iter(data.values()))
-            else:
-                raise SourceError(f"holds no entry named {tensor}")
+        data = json_entry(parse_json(text), tensor)
         if not isinstance(data, list) or not all(isinstance(r, list) for r in data):
             raise SourceError("a relation in .json is a list of lists (one per tuple)")
         numbered: Any = enumerate(data, 1)
@@ -232,3 +225,15 @@ def parse_json(text: str, where: str = "") -> object:
                           f"not JSON ({err})") from None
     except RecursionError:
         raise SourceError(f"{where or 'the JSON '}nests too deeply to read") from None
+
+
+def json_entry(data: object, tensor: str | None) -> object:
+    """A .json source's data for `tensor`: an object holds one entry per tensor
+    (or a single one); anything else is the data itself."""
+    if not isinstance(data, dict):
+        return data
+    if tensor in data:
+        return data[tensor]
+    if len(data) == 1:
+        return next(iter(data.values()))
+    raise SourceError(f"holds no entry named {tensor}")

@@ -21,7 +21,7 @@ from .numpy_headers import (
     read_npy_header,
     sparse_archive_header,
 )
-from .relation_files import RelationFile
+from .relation_files import RelationFile, json_entry
 from .safetensors_header import SafetensorsProblem, load_tensor
 from .source_files import FileProblem, SourceError, open_regular, read_text
 from .sources import SAFETENSORS
@@ -48,10 +48,7 @@ def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.nda
             data = np.array([[float(c) for c in row] for row in rows], dtype=dtype)
             return data[:, 0] if data.ndim == 2 and data.shape[1] == 1 else data
         if suffix == ".json":
-            data = parse_json(read_text(path))
-            if isinstance(data, dict):
-                data = data[tensor] if tensor in data else next(iter(data.values()))
-            return np.asarray(data, dtype=dtype)
+            return np.asarray(json_entry(parse_json(read_text(path)), tensor), dtype=dtype)
         if suffix == ".jsonl":
             rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
             return np.asarray(rows, dtype=dtype)

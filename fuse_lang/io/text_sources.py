@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .relation_files import RelationFile, parse_json, read_relation
+from .relation_files import RelationFile, json_entry, parse_json, read_relation
 from .source_files import SourceError, SourceInfo, read_text
 
 
@@ -42,14 +42,7 @@ def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
               ) -> SourceInfo:
     """A `.json` source: nested lists of numbers, or for a Boolean tensor a list of
     tuples; an object holds one such entry per tensor (or a single one)."""
-    data = parse_json(read_text(path))
-    if isinstance(data, dict):
-        if tensor in data:
-            data = data[tensor]
-        elif len(data) == 1:
-            data = next(iter(data.values()))
-        else:
-            raise SourceError(f"holds no entry named {tensor}")
+    data = json_entry(parse_json(read_text(path)), tensor)
     if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
         return relation_info(path, header, tensor)
     return SourceInfo(shape=_nested_shape(data))
