@@ -263,3 +263,13 @@ def test_an_array_sink_of_negative_ids_says_to_write_tuples(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no array positions" in err and ".tsv" in err and "Traceback" not in err
     assert not (tmp_path / "e.npy").exists()
+
+
+@pytest.mark.parametrize("text", [
+    "N(1" + "0" * 310 + ")\ne() = N(n) N(m) (n == m + m)",
+    "N(0)\nN(n + 1" + "0" * 310 + ") = N(n)",
+    "X[t] = Y[t - 1" + "0" * 30 + "]",
+])
+def test_integers_past_64_bits_are_diagnostics(text):
+    (diag,) = [d for d in fuse_lang.analyze(text).diagnostics if d.severity.name == "ERROR"]
+    assert diag.code == "invalid-index" and "64 bits" in diag.message

@@ -141,7 +141,7 @@ def plain_index(expr: Any) -> ir.Index:
                 break
         else:
             if terms and isinstance(expr.terms[0], ir.Ref):
-                return ir.IndexShift(tuple(terms), offset, span)
+                return ir.IndexShift(tuple(terms), int64(offset, span, offset=True), span)
     if isinstance(expr, ir.Product) and len(expr.factors) == 2 and expr.ops[1] == "/":
         var = as_var(expr.factors[0])
         divisor = as_int(expr.factors[1])
@@ -159,12 +159,13 @@ def plain_index(expr: Any) -> ir.Index:
     raise AssertionError  # unreachable
 
 
-def int64(value: int, span: Span) -> int:
-    """An integer constant, which a column holds as a 64-bit value."""
+def int64(value: int, span: Span, offset: bool = False) -> int:
+    """An integer constant (or an offset), which a column holds as a 64-bit value."""
     if not -(2**63) <= value < 2**63:
         shown = str(value) if len(str(value)) <= 24 else short_number(value)
-        fail("invalid-index", f"{shown} does not fit in 64 bits: a column holds "
-              f"integers from -2^63 to 2^63-1 (quote it, `\"{value}\"`, for a symbol)", span)
+        hint = "" if offset else f" (quote it, `\"{value}\"`, for a symbol)"
+        fail("invalid-index", f"{shown} does not fit in 64 bits: a column holds integers "
+             f"from -2^63 to 2^63-1{hint}", span)
     return value
 
 
