@@ -177,6 +177,8 @@ CASES = [
     ("not-a-number", "P(Ann)\nT(x) = P(x) (x < Ann)", E, (1, 17), ["`Ann`", "no order"]),
     ("unknown-symbol", "P(Ann)\nT(x) = P(x) (x == Anne)\nT(x)?", I, (1, 18),
      ["`Anne`", "(Ann)", "never holds", "`Ann`?"]),
+    ("number-overflow", "E(1, 2)\nQ(n, m) = E(n, m) (n == m + 1e400)\nexport Q", W, (1, 28),
+     ["`1e400`", "infinity", "every value"]),
     ("domain-limit", "N(0)\nN(n + 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
     ("domain-limit", "N(3)\nN(n - 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
     ("domain-limit", "axis n = 4\nN(0)\nN(n + 1) = N(n) (n < 9)", E, (2, 0),

@@ -97,7 +97,7 @@ def cmd_cache(options: CacheOptions) -> int:
         return EXIT_OK
     data = cache.info(folder)
     if options.format == "json":
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(data, sys.stdout, indent=2, allow_nan=False)  # (counts and sizes)
         sys.stdout.write("\n")
         return EXIT_OK
     state = "" if data["exists"] else " (not made yet)"

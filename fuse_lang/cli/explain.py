@@ -12,6 +12,7 @@ from typing import Any
 
 from ..check import Analysis, analyze
 from ..front.diagnostics import Severity
+from ..front.numbers import strict_json
 from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, config_of, shard_options
 from .pictures import write_graph
@@ -129,6 +130,6 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
     if loss is not None:
         data["loss"] = loss.to_json()
     data["diagnostics"] = [d.to_json(analysis.lines, path) for d in analysis.diagnostics]
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    json.dump(strict_json(data), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
 

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any, Sequence
 
+from ..front.numbers import strict_json
 from ..io.relation_tuples import RelationTuples, relation_tuples, tuple_text, value_text
 
 RELATION_SHOWN = 20  # tuples of a relation that the text prints; the rest are counted
@@ -38,8 +39,10 @@ def show_result(result: Any, fmt: str, targeted: bool, out: str | None,
 
 
 def write_json(data: dict) -> None:
-    """One JSON document on standard output."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    """One JSON document on standard output, strict JSON: a NaN or an infinity
+    anywhere is null (an output's or answer's own are counted in its `nonfinite`)."""
+    json.dump(strict_json(data), sys.stdout, indent=2, ensure_ascii=False, default=str,
+              allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -111,10 +114,23 @@ def _values_json(array: Any) -> dict:
         coo = array.tocoo()
         coords = tuple(coo.coords)
         order = np.lexsort(coords[::-1])  # row by row, whatever the storage order
-        return {"representation": "sparse",
+        return {"representation": "sparse", **_nonfinite_json(coo.data),
                 "nonzeros": [[*map(int, at), float(v)] for *at, v in
                              zip(*(c[order] for c in coords), coo.data[order])]}
-    return {"values": array.tolist()}
+    return {**_nonfinite_json(array), "values": array.tolist()}
+
+
+def _nonfinite_json(array: Any) -> dict:
+    """`nonfinite`: how many values are NaN, +inf and -inf, when any is (their
+    places in `values` hold null: JSON has no NaN or infinity); else nothing."""
+    import numpy as np
+
+    values = np.asarray(array)
+    if values.dtype.kind not in "fc" or np.isfinite(values).all():
+        return {}
+    return {"nonfinite": {"nan": int(np.isnan(values).sum()),
+                          "inf": int(np.isposinf(values).sum()),
+                          "-inf": int(np.isneginf(values).sum())}}
 
 
 def print_result(result: Any, out: str | None,

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..front.numbers import strict_json
 from ..speed.fastinit import frozen_dataclass
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
 
@@ -168,7 +169,8 @@ def _read_data(options: TrainOptions) -> tuple[dict[str, Any], dict[str, Any]]:
 def _print_trained(result: Any, fmt: str) -> None:
     """The training's outcome on stdout: its JSON, or a few lines of text."""
     if fmt == "json":
-        json.dump(result.to_json(), sys.stdout, indent=2)
+        # strict JSON: a NaN or infinite loss is null (docs/cli.md)
+        json.dump(strict_json(result.to_json()), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return
     final = f"{result.losses[-1]:.6g}" if result.losses else "(no step taken)"

@@ -31,3 +31,17 @@ def format_bytes(n: int) -> str:
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"
+
+
+def strict_json(data: object) -> object:
+    """`data` (dicts, lists, tuples, numbers, strings) with every NaN and infinity
+    as None: JSON has neither, and Python's json module would write bare `NaN`,
+    which no strict parser reads.  Where a caller counts what was replaced it says
+    so itself (`fuse run --format json`'s `nonfinite`, docs/cli.md)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: strict_json(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [strict_json(value) for value in data]
+    return data

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..check import Analysis
 from ..check.cone import NOT_NEEDED, NotRun
+from ..front.numbers import strict_json
 from ..io.relation_tuples import AxisValues, relation_tuples, tuple_text
 from ..run.outputs import relation_axes
 from ..run.results import QueryAnswer, RunResult
@@ -114,13 +115,15 @@ class RunSummary:
     estimates: tuple[tuple[str, dict], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"program": self.program, "backend": self.backend, "device": self.device,
+        # strict JSON for the editor: a NaN of the trace or the estimates is null
+        # (the previews' own are the strings of json_float)
+        return strict_json({"program": self.program, "backend": self.backend, "device": self.device,
                 "elapsed_ms": round(self.elapsed_ms, 3), "target": self.target,
                 "outputs": {name: s.to_json() for name, s in self.outputs},
                 "queries": [q.to_json() for q in self.queries], "sinks": list(self.sinks),
                 "not_run": [n.to_json() for n in self.not_run], "message": self.message(),
                 "trace": self.trace, "estimates": dict(self.estimates),
-                "report": self.report()}
+                "report": self.report()})  # type: ignore[return-value]
 
     def report(self) -> list[str]:
         """The trace and the standard errors as `fuse run` prints them: lines of

@@ -18,6 +18,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..front.numbers import strict_json
 from ..run.train.training import TrainProgress, TrainResult
 from .run_summary import ArraySummary, duration_text, json_float, shape_text, summarize_array
 
@@ -86,7 +87,7 @@ class TrainSummary:
 
     def to_json(self) -> dict[str, Any]:
         final = self.final_loss
-        return {"program": self.program, "backend": self.backend, "device": self.device,
+        return strict_json({"program": self.program, "backend": self.backend, "device": self.device,
                 "loss": self.loss, "elapsed_ms": round(self.elapsed_ms, 3),
                 "first_step": self.first_step, "steps": self.steps,
                 "initial_loss": json_float(self.history[0].loss) if self.history else None,
@@ -95,7 +96,7 @@ class TrainSummary:
                 "validation": [{"step": s, "loss": json_float(v)} for s, v in self.validation],
                 "params": {n: s.to_json() for n, s in self.params},
                 "checkpoint": self.checkpoint, "options": self.options,
-                "message": self.message(), "report": self.table()}
+                "message": self.message(), "report": self.table()})  # type: ignore[return-value]
 
     def message(self) -> str:
         where = f"{self.device} ({self.backend})"

@@ -9,6 +9,7 @@ The checker reads these through `io.sources`, the run through `io.source_data`.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import struct
 from pathlib import Path
@@ -38,8 +39,11 @@ class NpyHeader:
 
 
 # the type codes numpy writes ('<f8', '|b1', '>i4'): bool, signed, unsigned, float
-_NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]+)")
-_ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 12, 16)}
+_NUMBER_DESCR = re.compile(r"[<>|=]?([biuf])([0-9]{1,4})")
+_ITEM_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8)}
+# the axes of an array file (numpy's NPY_MAXDIMS was 32 before numpy 2, 64 since:
+# the smaller, so that a file checked here loads under either)
+MAX_NPY_DIMENSIONS = 32
 _KIND_WORDS = {"c": "complex numbers",
                "M": "dates and times", "m": "time spans", "S": "byte strings",
                "a": "byte strings", "U": "text", "O": "Python objects",
@@ -51,15 +55,29 @@ def read_npy_header(fp: BinaryIO, available: int) -> NpyHeader:
     a plain number type, and no more data than the stream holds."""
     shape, descr, fortran_order, consumed = _npy_fields(fp)
     parsed = _NUMBER_DESCR.fullmatch(descr) if isinstance(descr, str) else None
-    if parsed is None or int(parsed.group(2)) not in _ITEM_SIZES[parsed.group(1)]:
-        raise SourceError(f"it holds {_dtype_words(descr)}; Fuse reads only bool, integer "
-                          f"or float numbers")
+    if parsed is None or int(parsed.group(2)) not in _item_sizes(parsed.group(1)):
+        raise SourceError(f"it holds {_dtype_words(descr)}")
     found = NpyHeader(shape, descr, fortran_order, int(parsed.group(2)))
     left = available - consumed
     if found.nbytes > left:
         raise SourceError(f"its header claims shape {shape} ({found.nbytes} bytes of data) "
                           f"but the file holds {max(left, 0)} bytes after the header")
     return found
+
+
+def _item_sizes(kind: str) -> tuple[int, ...]:
+    """The sizes of `kind` numpy reads here: a float of 12 or 16 bytes is the C long
+    double, which numpy reads only where the platform's long double has that size."""
+    if kind != "f":
+        return _ITEM_SIZES[kind]
+    return _ITEM_SIZES["f"] + tuple(n for n in (_long_double_size(),) if n > 8)
+
+
+@functools.lru_cache(maxsize=1)
+def _long_double_size() -> int:
+    import ctypes  # here: only a header of a 12- or 16-byte float asks
+
+    return ctypes.sizeof(ctypes.c_longdouble)
 
 
 def _npy_fields(fp: BinaryIO) -> tuple[tuple[int, ...], object, bool, int]:
@@ -78,16 +96,35 @@ def _npy_fields(fp: BinaryIO) -> tuple[tuple[int, ...], object, bool, int]:
     if length > MAX_NPY_HEADER_BYTES:
         raise SourceError(f"its header claims {length} bytes, over the limit of "
                           f"{MAX_NPY_HEADER_BYTES}")
+    raw = _exactly(fp, length)
     try:
-        header = ast.literal_eval(_exactly(fp, length).decode("latin1"))
-        shape = tuple(int(n) for n in header["shape"])
-        descr, fortran_order = header["descr"], bool(header["fortran_order"])
-    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError,
-            RecursionError) as err:
+        header = ast.literal_eval(raw.decode("utf8" if major == 3 else "latin1"))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError,
+            UnicodeDecodeError) as err:
         raise SourceError(f"the .npy header cannot be read ({err})") from None
+    shape, descr, fortran_order = _header_fields(header)
+    return shape, descr, fortran_order, 6 + len(version) + (2 if major == 1 else 4) + length
+
+
+def _header_fields(header: object) -> tuple[tuple[int, ...], object, bool]:
+    """The header's dictionary checked as numpy checks it when it loads the file
+    (numpy.lib.format): exactly the keys descr, fortran_order and shape; a tuple of
+    integers for the shape (never a float: (2.7,) is not (2,)), a bool for the order."""
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        keys = sorted(map(repr, header)) if isinstance(header, dict) else None
+        raise SourceError("the .npy header is not a dictionary of descr, fortran_order and "
+                          f"shape (found {', '.join(keys) if keys else repr(header)[:60]})")
+    shape, order = header["shape"], header["fortran_order"]
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) for n in shape):
+        raise SourceError(f"the .npy header's shape {shape!r:.60} is not a tuple of integers")
+    if not isinstance(order, bool):
+        raise SourceError(f"the .npy header's fortran_order {order!r:.60} is not True or False")
     if any(extent < 0 for extent in shape):
         raise SourceError(f"its header claims a negative extent {shape}")
-    return shape, descr, fortran_order, 6 + len(version) + (2 if major == 1 else 4) + length
+    if len(shape) > MAX_NPY_DIMENSIONS:
+        raise SourceError(f"its header claims {len(shape)} axes; Fuse reads at most "
+                          f"{MAX_NPY_DIMENSIONS} (as numpy before 2.0)")
+    return tuple(int(n) for n in shape), header["descr"], order
 
 
 def _exactly(fp: BinaryIO, count: int) -> bytes:
@@ -99,11 +136,16 @@ def _exactly(fp: BinaryIO, count: int) -> bytes:
 
 def _dtype_words(descr: object) -> str:
     if not isinstance(descr, str):
-        return f"records with fields (dtype {descr!r})"
+        return f"records with fields (dtype {descr!r:.40})"
     kind = descr.lstrip("<>|=")[:1]
+    if descr.lstrip("<>|=") in ("f12", "f16"):
+        return (f"a {descr.lstrip('<>|=')[1:]}-byte long double (dtype {descr!r:.40}), which numpy "
+                f"reads only where the C long double has that size (here "
+                f"{_long_double_size()} bytes); save it as float64")
+    only = "; Fuse reads only bool, integer or float numbers"
     if kind in _ITEM_SIZES:
-        return f"numbers of a size numpy does not read (dtype {descr!r})"
-    return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r})"
+        return f"numbers of a size numpy does not read (dtype {descr!r:.40}){only}"
+    return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r:.40}){only}"
 
 
 def read_npz_member_header(path: Path, tensor: str) -> NpyHeader:
@@ -133,7 +175,7 @@ def read_npz_member_header(path: Path, tensor: str) -> NpyHeader:
 # the members scipy.sparse.save_npz writes: format, shape, data and the positions
 SPARSE_NPZ_FORMATS = {"csr": ("indices", "indptr"), "csc": ("indices", "indptr"),
                       "coo": ("row", "col")}
-_TEXT_DESCR = re.compile(r"[<>|=]?([SU])([0-9]+)")
+_TEXT_DESCR = re.compile(r"[<>|=]?([SU])([0-9]{1,4})")
 _INTEGER_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -54,12 +55,29 @@ _SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a char
                   (stat.S_ISDIR, "a folder"))
 
 
+def path_problem(path: str | os.PathLike) -> str | None:
+    """Why no file system call can take `path` (a NUL byte; a character the file
+    system's encoding cannot write, such as a lone surrogate that an editor or
+    the API may hand over), or None.  Every reader and writer of a user's path
+    asks first: `os.stat` and `open` would raise ValueError, not OSError."""
+    text = os.fspath(path)
+    if "\0" in text:
+        return "the path holds a NUL byte, which no file system accepts"
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        return (f"the path holds a character the file system's encoding "
+                f"({sys.getfilesystemencoding()}) cannot write")
+    return None
+
+
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for reading, refused (SourceError) unless it is a regular file.
     Opened without blocking, so a FIFO is seen for what it is instead of waiting
     for a writer; a link is followed (a link to /dev/zero is a device)."""
-    if "\0" in str(path):
-        raise SourceError("the path holds a NUL byte, which no file system accepts")
+    problem = path_problem(path)
+    if problem:
+        raise SourceError(problem)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         mode = os.fstat(fd).st_mode

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from .numpy_headers import read_npy_header, read_npz_member_header, read_sparse_npz_header
-from .source_files import SourceError, SourceInfo, open_regular
+from .source_files import SourceError, SourceInfo, open_regular, path_problem
 from .text_sources import delimited_info, json_info, json_lines_info, tokens_info
 
 SAFETENSORS = ".safetensors"  # read by safetensors_header, imported for such a file only
@@ -75,10 +75,11 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
     starts), or the diagnostic that says why it cannot be read."""
     file, key = split_member(src.path.value)
     path = base_dir / file
-    if "\0" in src.path.value:
-        shown = src.path.value.replace("\0", "\\0")
-        return make("unreadable-source", f"`{shown}` cannot be read: the path holds a NUL "
-                    f"byte, which no file system accepts", src.path.span)
+    problem = path_problem(path)
+    if problem:
+        shown = src.path.value.replace("\0", "\\0").encode("utf-8", "backslashreplace")
+        return make("unreadable-source", f"`{shown.decode('utf-8')}` cannot be read: {problem}",
+                    src.path.span)
     try:
         if path.is_dir():
             raise IsADirectoryError(path)

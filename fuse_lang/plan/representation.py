@@ -38,7 +38,7 @@ from ..check.analysis import SOURCE_KINDS, TensorInfo
 from ..check.datalog import negated_relation
 from ..front import ir
 from ..io.numpy_headers import read_sparse_npz_header
-from ..io.source_files import MAX_TEXT_SOURCE_BYTES, SourceError
+from ..io.source_files import MAX_TEXT_SOURCE_BYTES, SourceError, path_problem
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
 # chains of 250 and 500 edges and a 1,000-node graph ran 3-18x faster sparse above it)
@@ -330,11 +330,21 @@ def _source_rows(base_dir: Path, source: str | None) -> int | None:
     if not source or suffix not in (".tsv", ".csv", ".facts", ".jsonl", ".txt"):
         return None
     path = Path(base_dir) / source
-    try:
-        status = os.stat(path)
-    except OSError:
+    status = _status(path)
+    if status is None:
         return None
     return _count_lines(str(path), status.st_size, status.st_mtime_ns, suffix == ".txt")
+
+
+def _status(path: Path) -> os.stat_result | None:
+    """The file's status; None when there is no file to count, or no path a file
+    system takes (the checker said why: `unreadable-source`)."""
+    if path_problem(path):
+        return None
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _sparse_file(info: TensorInfo) -> bool:
@@ -347,9 +357,8 @@ def _sparse_file_nonzeros(base_dir: Path, source: str | None) -> int | None:
     """The stored values of a scipy.sparse `.npz` (its `data` header), once per file
     version; None for an archive of plain arrays or one that cannot be read."""
     path = Path(base_dir) / (source or "")
-    try:
-        status = os.stat(path)
-    except OSError:
+    status = _status(path)
+    if status is None:
         return None
     return _npz_nonzeros(str(path), status.st_size, status.st_mtime_ns)
 

@@ -30,7 +30,7 @@ from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equ
 from .interpret.lhs import put_row
 from .interpret.monte_carlo import Sampler
 from .limits import Checkpoint
-from .memory import guard_memory
+from .memory import failure_words, guard_memory
 from .results import FuseError, RunResult
 from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule
 from .sparse.value import is_sparse
@@ -78,8 +78,11 @@ class RunCaches:
 
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
-# what torch and XLA raise for a failure on the device (out of memory, say).
-RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError)
+# what torch and XLA raise for a failure on the device (out of memory, say);
+# MemoryError: an allocation the memory guard's estimate did not foresee.
+RUN_FAILURES = (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError,
+                MemoryError)
+
 
 
 class Execution:
@@ -216,7 +219,7 @@ class Execution:
         stmt = self.statements[info.statements[0] if info.statements else 0]
         line = self.analysis.lines.position(stmt.span.start)[0] + 1
         text = self.analysis.text[stmt.span.start:stmt.span.end]
-        return FuseError(f"line {line}: `{text}`: {err}")
+        return FuseError(f"line {line}: `{text}`: {failure_words(err)}")
 
     def bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
         """The inputs, sources, params and facts of the groups' tensors (those that

@@ -46,11 +46,14 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
         data = given[name]
         _refuse_non_numbers(name, data)
         if sparse:
+            if info.boolean:
+                refuse_nan(f"the input for `{name}`", name, data)
             data = backend.sparse_from(data)
             return (backend.step(data) if info.boolean else data), True
         if hasattr(data, "toarray"):  # a scipy.sparse input for a dense tensor
             data = data.toarray()
         if info.boolean:
+            refuse_nan(f"the input for `{name}`", name, data)
             data = (data > 0)
         return backend.asarray(data), True
     statements = analysis.program.statements
@@ -82,6 +85,7 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
                 raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
                                       f"expected {shape}")
             if info.boolean:
+                refuse_nan(info.source_path or file, name, data)
                 data = (data > 0).astype(np.float64)
         if facts:  # a Boolean tensor is the union of its facts and its relation file
             data = np.array(data, dtype=np.float64)
@@ -109,6 +113,7 @@ def _sparse_file_base(analysis: Analysis, backend: Backend, name: str, matrix: A
                               f"{tuple(matrix.shape)}, expected {shape}")
     value = SparseTensor(matrix)
     if analysis.tensors[name].boolean:
+        refuse_nan(analysis.tensors[name].source_path or name, name, matrix)
         value = value.step(matrix.dtype)
         if facts:
             rows = np.array([fact_position(analysis, name, f.atom) for f in facts])
@@ -117,6 +122,31 @@ def _sparse_file_base(analysis: Analysis, backend: Backend, name: str, matrix: A
     if sparse:
         return backend.sparse_from(value)
     return backend.asarray(value.toarray())
+
+
+def refuse_nan(where: str, name: str, data: Any) -> None:
+    """A NaN read into a Boolean tensor is refused (EvaluationError naming `where`,
+    a file or an input): a relation holds 0/1, and NaN is neither true nor false,
+    where `> 0` would make it false without a word (docs/language.md, "Files").
+    A scipy.sparse matrix: its stored values; a framework tensor: as it is."""
+    values = data.data if hasattr(data, "tocoo") else data
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind not in "fc":
+            return
+        nan = np.isnan(values)
+        if not nan.any():
+            return
+        count = int(nan.sum())
+        at = "" if hasattr(data, "tocoo") or not values.ndim else \
+            f" at {tuple(int(i) for i in np.argwhere(nan)[0])}"
+        raise EvaluationError(
+            f"{where} holds NaN{at} ({count:,} value{'' if count == 1 else 's'} in all), read "
+            f"into the Boolean tensor `{name}`: a relation holds 0 or 1, and NaN is neither "
+            f"true nor false; replace it (numpy.nan_to_num) or read the file into a numeric "
+            f"tensor `{name}[...]`")
+    if bool((values != values).any()):  # torch, jax: NaN is the value unequal to itself
+        raise EvaluationError(f"{where} holds NaN, read into the Boolean tensor `{name}`: a "
+                              f"relation holds 0 or 1, and NaN is neither true nor false")
 
 
 def _refuse_non_numbers(name: str, data: Any) -> None:

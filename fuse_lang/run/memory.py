@@ -67,6 +67,15 @@ def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
     return total, largest, peak
 
 
+def failure_words(err: Exception) -> str:
+    """A run's failure in words: running out of memory said as such (NumPy's
+    MemoryError names the array it could not allocate), as the guard says it."""
+    if isinstance(err, MemoryError):
+        return (f"the run ran out of memory ({err or 'an allocation failed'}), past what "
+                f"the memory guard estimated before it started")
+    return str(err)
+
+
 def default_limit() -> int:
     """Half the memory free now (8 GB assumed where the system does not say)."""
     try:

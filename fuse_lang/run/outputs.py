@@ -16,7 +16,7 @@ from ..io.source_files import FileProblem
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError, Evaluator, StatementInfo
 from .interpret.labelled import LArray
-from .memory import default_limit
+from .memory import default_limit, failure_words
 from .results import FuseError, QueryAnswer
 from .sparse.csr import SparseTensor
 from .sparse.value import is_sparse
@@ -257,8 +257,9 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
             write_topk_pairs(target, rows)
             return str(target)
         value: LArray = evaluator.scope(rhs, 0)
-    except (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError) as err:
-        raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
+    except (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError,
+            MemoryError) as err:
+        raise FuseError(f"{_where(analysis, stmt)}: {failure_words(err)}") from None
     except OSError as err:
         raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
                         f"{err.strerror or err}") from None

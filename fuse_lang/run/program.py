@@ -38,6 +38,7 @@ from .execution import Execution, RunCaches, RunCounters, RunSettings
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
 from .limits import CheckedBackend, Checkpoint, checked_time_limit, watching
+from .memory import failure_words
 from .results import FuseError, QueryAnswer, RunResult
 from .run_plan import Abilities, RunPlan, plan_run
 from .weights import AdapterChoice, Weights
@@ -317,8 +318,8 @@ class CompiledProgram:
             try:
                 with reading_once(dict(self.file_reads)):
                     result = run.go()
-            except EvaluationError as err:  # one not located by a statement: still the
-                raise FuseError(str(err)) from None  # program's problem, in its words
+            except (EvaluationError, MemoryError) as err:  # one not located by a statement:
+                raise FuseError(failure_words(err)) from None  # the program's, in its words
         floats.reissue(plan.analysis)
         result.plan = plan
         result.not_run = list(self.not_run)

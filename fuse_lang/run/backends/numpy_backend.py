@@ -88,6 +88,8 @@ class NumpyBackend(Backend):
 
     def diagonal(self, x: np.ndarray, a: int, b: int) -> np.ndarray:
         """Merge axes a < b into one (the diagonal), kept at position a."""
+        if type(x) in _SPARSE:  # kept sparse: no dense copy of a huge relation
+            return x.diagonal(a, b, self.dtype)
         return np.moveaxis(np.diagonal(x, axis1=a, axis2=b), -1, a)
 
     # ---- arithmetic

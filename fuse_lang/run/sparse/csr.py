@@ -266,6 +266,11 @@ class SparseTensor(SparseValue):
         line = self.matrix[[position], :] if axis == 0 else self.matrix[:, [position]]
         return np.asarray(line.toarray().reshape(-1), dtype=dtype)
 
+    def diagonal(self, a: int, b: int, dtype: Any) -> np.ndarray:
+        """The diagonal (`R(x, x)`), dense: as long as the shorter axis, never the
+        dense matrix numpy's diagonal would make first."""
+        return np.asarray(self.matrix.diagonal(), dtype=dtype)
+
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum / max / min / avg (a dense result)."""
         axis = None if len(axes) == 2 else axes[0]

@@ -250,6 +250,17 @@ class SparseRelation(SparseValue):
         return value_of_entries(tuple(self.shape[k] for k in kept), [coords[k][at] for k in kept],
                                 self.data[at].astype(dtype), dtype)
 
+    def diagonal(self, a: int, b: int, dtype: Any) -> Any:
+        """Axes a < b merged into one at a (`R(x, x, y)`): the tuples whose two
+        positions agree, never a dense copy (numpy's diagonal would make one)."""
+        coords = self.coords()
+        at = coords[a] == coords[b]
+        kept = [k for k in range(self.ndim) if k != b]
+        shape = tuple(min(self.shape[a], self.shape[b]) if k == a else self.shape[k]
+                      for k in kept)
+        return value_of_entries(shape, [coords[k][at] for k in kept],
+                                self.data[at].astype(dtype), dtype)
+
     def reduce(self, op: str, axes: tuple[int, ...], dtype: Any) -> Any:
         """Project axes away by sum (or max, min of non-negative values): sparse
         when two axes or more are left."""
