@@ -24,10 +24,10 @@ from typing import Any, BinaryIO, Iterator, Sequence
 
 import numpy as np
 
-from ..front.numbers import format_bytes
+from ..front.numbers import format_bytes, strict_json
 from .array_values import by_value
 from .relation_tuples import AxisValues, RelationTuples, relation_tuples
-from .source_files import FileProblem
+from .source_files import FileProblem, path_problem
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
 
@@ -36,8 +36,9 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
     """Where a sink writes, refused (FileProblem) when no write could succeed
     there: a NUL byte, a suffix no sink writes, a folder, outside the program's
     folder unless allowed.  Every sink is checked so before a run starts."""
-    if "\0" in target:
-        raise FileProblem("the path holds a NUL byte, which no file system accepts")
+    problem = path_problem(base_dir / target)
+    if problem:
+        raise FileProblem(problem)
     path = (base_dir / target).resolve()
     root = base_dir.resolve()
     if not allow_outside and root != path and root not in path.parents:
@@ -85,7 +86,7 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         buffer.write(text.getvalue().encode("utf-8"))
     elif suffix in (".json", ".jsonl"):
         rows = [list(t) for t in relation_tuples(array, symbols).rows()] if boolean \
-            else array.tolist()
+            else strict_json(array.tolist())  # NaN and infinities as null (docs/language.md)
         if suffix == ".json":
             buffer.write(json.dumps(rows).encode("utf-8"))
         else:
@@ -244,6 +245,7 @@ def _refuse_dense_form(path: Path, matrix: Any, limit: int) -> None:
 
 def write_topk_pairs(path: Path, rows: list[list[list]]) -> None:
     """topk's (index, score) pairs: a .jsonl line per row, or one .json list of rows."""
+    rows = strict_json(rows)  # type: ignore[assignment]  (a NaN score: null)
     if path.suffix.lower() == ".json":
         text = json.dumps(rows)
     else:
