@@ -4,10 +4,24 @@
   document splits and edits lines as the editor does (pygls uses
   str.splitlines, which also ends lines at U+2028, U+0085, "\\v", "\\f", ...),
   through the same Converter as every handler.
-- Every request gets an answer: params that do not fit the method's types get
-  InvalidParams (-32602), a message that is not JSON (or nested too deep to
-  read) gets ParseError (-32700), a request before `initialize` gets
-  ServerNotInitialized (-32002) and one after `shutdown` InvalidRequest (-32600).
+- Every request (a message with a method and an id) gets exactly one answer,
+  checked in this order: a message that is not JSON (or nested too deep to
+  read) gets ParseError (-32700, id null; `answer_parse_error`, called from the
+  reading loop's error handler); one that is not a JSON-RPC 2.0 object (a batch,
+  a number, no `"jsonrpc": "2.0"`, a method that is not a string, an id that is
+  not an integer, a string or null) gets InvalidRequest (-32600; id null when the
+  id itself is the fault); a request before `initialize` gets
+  ServerNotInitialized (-32002) and one after `shutdown` InvalidRequest
+  (-32600); a method the server does not serve gets MethodNotFound (-32601);
+  params that do not fit the method's types (missing, not an object, a string
+  for a position, a number for a uri: JSON's types as they are, never coerced)
+  get InvalidParams (-32602); anything else that fails while a
+  request is handed over gets InternalError (-32603).  A notification that
+  cannot be handled is logged, never answered (JSON-RPC answers no
+  notification).  pygls alone drops such requests: it structures each JSON
+  object inside json.loads (the reading loop's object_hook), where a failure
+  leaves only a log line; here `structure_message` keeps the objects as read
+  and `handle_message` checks and structures the whole message.
 """
 from __future__ import annotations
 
@@ -17,8 +31,10 @@ from typing import Any, Generator
 from lsprotocol import types
 from pygls.exceptions import (
     JsonRpcException,
+    JsonRpcInternalError,
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
     JsonRpcParseError,
     JsonRpcServerNotInitialized,
 )
@@ -57,16 +73,15 @@ class FuseWorkspace(Workspace):
                                 position_codec=self._position_codec)
 
 
-class _Answered:
-    """A message already answered with an error while it was read: nothing to do."""
-
-    jsonrpc = "2.0"
-
-
-ANSWERED = _Answered()
-
-
 class FuseProtocol(LanguageServerProtocol):
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        # params' strings, integers, numbers and Booleans as JSON gives them:
+        # cattrs alone makes a string of anything (a uri of 7 is "7") and an
+        # integer of a string ("0"), which answers params that do not fit
+        for kind in (str, int, float, bool):
+            converter.register_structure_hook(kind, _exactly(kind))
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams
                        ) -> Generator[Any, Any, types.InitializeResult]:
@@ -78,32 +93,70 @@ class FuseProtocol(LanguageServerProtocol):
         return result
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as error:
-            if "method" in data and data.get("id") is not None:  # a request: answer it
-                why = "the params do not fit the method" \
-                    if isinstance(error, JsonRpcInvalidParams) else "the message is malformed"
-                self._answer_error(data["id"], type(error), f"{data['method']}: {why}")
-            log.warning("fuse-lsp: ignored a malformed message (%s)", data.get("method"))
-            return ANSWERED
+        """Each JSON object as read, untouched.  pygls structures every object as
+        json.loads reads it (the reading loop's object_hook, inner objects first),
+        so a message it cannot structure ends as an exception in that loop, which
+        answers nothing; `handle_message` structures the whole message instead."""
+        return data
 
     def handle_message(self, message: Any) -> None:
-        if message is ANSWERED:
-            return
-        method = getattr(message, "method", None)
-        is_request = method is not None and getattr(message, "id", None) is not None
+        """Check a message as read (`message`: what json.loads made of it), then
+        structure it and let pygls handle it; a request that cannot be handled is
+        answered with its error here (the module's docstring lists them)."""
+        request = isinstance(message, dict) and "method" in message and "id" in message
+        try:
+            structured = self._checked(message)
+            if structured is not None:
+                super().handle_message(structured)
+        except Exception as error:  # noqa: BLE001 - a request is answered, whatever failed
+            log.exception("fuse-lsp: a message could not be handled")
+            if request:
+                msg_id = message["id"] if _is_id(message["id"]) else None
+                self._answer_error(msg_id, JsonRpcInternalError,
+                                   f"{message['method']}: {type(error).__name__}")
+
+    def _checked(self, data: Any) -> Any:
+        """The message structured, or None when it was answered (a request) or
+        logged (a notification or a response) as one that cannot be handled."""
+        if not isinstance(data, dict):
+            self._answer_error(None, JsonRpcInvalidRequest,
+                               "a message is one JSON object (LSP sends no batches)")
+            return None
+        method = data.get("method")
+        request = "method" in data and "id" in data  # (an id, even null: pygls's rule)
+        problem = _envelope_problem(data)
+        if problem is not None:
+            if request or ("id" in data and "result" not in data and "error" not in data):
+                msg_id = data["id"] if _is_id(data["id"]) else None
+                self._answer_error(msg_id, JsonRpcInvalidRequest, f"the message {problem}")
+            log.warning("fuse-lsp: a message that %s was not handled", problem)
+            return None
         if self._workspace is None and method not in (types.INITIALIZE, types.EXIT):
-            if is_request:  # before `initialize`: LSP's ServerNotInitialized
-                self._answer_error(message.id, JsonRpcServerNotInitialized,
+            if request:  # before `initialize`: LSP's ServerNotInitialized
+                self._answer_error(data["id"], JsonRpcServerNotInitialized,
                                    f"{method}: the server is not initialized yet")
-            return
+            return None
         if self._shutdown and method != types.EXIT:
-            if is_request:  # after `shutdown`: LSP's InvalidRequest
-                self._answer_error(message.id, JsonRpcInvalidRequest,
+            if request:  # after `shutdown`: LSP's InvalidRequest
+                self._answer_error(data["id"], JsonRpcInvalidRequest,
                                    f"{method}: the server is shutting down")
-            return
-        super().handle_message(message)
+            return None
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if not request:  # a notification (or a response) is never answered
+                log.warning("fuse-lsp: a message (%s) that does not fit its types was "
+                            "not handled", method or "a response")
+            elif not self._serves(method):
+                self._answer_error(data["id"], JsonRpcMethodNotFound,
+                                   f"{method}: no such method")
+            else:
+                self._answer_error(data["id"], JsonRpcInvalidParams,
+                                   f"{method}: the params do not fit the method")
+            return None
+
+    def _serves(self, method: str) -> bool:
+        return method in self.fm.builtin_features or method in self.fm.features
 
     def answer_parse_error(self, error: BaseException) -> None:
         """Answer a message that could not be read as JSON (its id unknown: null)."""
@@ -111,4 +164,40 @@ class FuseProtocol(LanguageServerProtocol):
                            f"the message is not JSON fuse-lsp can read ({type(error).__name__})")
 
     def _answer_error(self, msg_id: Any, kind: type[JsonRpcException], message: str) -> None:
-        self._send_response(msg_id, None, kind(message).to_response_error())
+        """An error response, its id `null` too when unknown (pygls's response
+        leaves a null id out, which JSON-RPC does not allow)."""
+        error = self._converter.unstructure(kind(message).to_response_error())
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+def _is_id(value: Any) -> bool:
+    """LSP's id: an integer, a string or null (a Boolean is not an integer)."""
+    return value is None or (isinstance(value, (int, str)) and not isinstance(value, bool))
+
+
+def _exactly(kind: type) -> Any:
+    """A structure hook that takes a JSON value of `kind` (an integer for a float
+    too) and refuses any other (a Boolean is not an integer).  It serves
+    `kind`'s subclasses too, LSP's enumerations (an IntEnum is an int): the
+    value is made one of them, as cattrs does (an unknown one is refused)."""
+    def structure(value: Any, to: Any) -> Any:
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError(f"{value!r} is not a {kind.__name__}")
+        return value if to is kind else to(value)
+    return structure
+
+
+def _envelope_problem(data: dict[str, Any]) -> str | None:
+    """What keeps `data` from being a JSON-RPC 2.0 request, notification or
+    response (as words after "the message"), or None."""
+    if data.get("jsonrpc") != "2.0":
+        return 'does not say "jsonrpc": "2.0"'
+    if "method" in data and not isinstance(data["method"], str):
+        return "has a method that is not a string"
+    if "id" in data and not _is_id(data["id"]):
+        return "has an id that is not an integer, a string or null"
+    if "method" not in data and "result" not in data and "error" not in data:
+        return "is neither a request, a notification nor a response"
+    return None
