@@ -1,31 +1,30 @@
 """Writing sinks (LANGUAGE.md §9) and a run's outputs (`fuse run --out`).
 
 Sinks are all checked before a run starts (`check_sink_path`) and written
-atomically (a temporary file in the same folder, then a rename), so a failure
-never leaves a half-written file; a sink outside the program's folder is
-refused unless the caller allows it.  A sparse value is written sparse
+atomically (a temporary file in the same folder, then a rename:
+io.atomic_files), so a failure never leaves a half-written file, and a killed
+write no temporary for long; a sink outside the program's folder is refused
+unless the caller allows it.  A sparse value is written sparse
 (scipy.sparse's `.npz`, tuples) where the format allows, and dense elsewhere
 only when its dense form fits the limit the caller gives (docs/scale.md,
 "Sparse files").
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
 import io
 import json
 import os
 import re
-import secrets
-import stat
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO, Sequence
 
 import numpy as np
 
 from ..front.numbers import format_bytes, strict_json
 from .array_values import by_value
+from .atomic_files import atomic_write, atomic_writer
 from .relation_tuples import AxisValues, RelationTuples, relation_tuples
 from .source_files import FileProblem, path_problem
 
@@ -271,80 +270,3 @@ def _symbol(symbols: Sequence[Sequence[str] | None], axis: int, position: int) -
     if names and position < len(names):
         return names[position]
     return position
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` whole or not at all (see `atomic_writer`)."""
-    with atomic_writer(path) as out:
-        out.write(data)
-
-
-@contextlib.contextmanager
-def atomic_writer(path: Path) -> Iterator[BinaryIO]:
-    """A binary file to write `path` through, whole or not at all: a temporary file
-    beside it, renamed over it when the block ends without an error (removed
-    when it raises).  The file gets the mode any file the user writes gets
-    (0666 less the umask; an existing file keeps its own).  Temporaries left by
-    writes that were killed (their writer's process is gone) are removed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temporaries(path)
-    tmp, fd = _create_temporary(path)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                os.fchmod(out.fileno(), stat.S_IMODE(os.stat(path).st_mode))
-            except (FileNotFoundError, AttributeError):
-                pass  # a new file: the mode os.open gave it, under the umask
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-# A temporary is named `.<target>.fuse-<pid>-<random>.tmp`: the writer's process id
-# tells a write still under way (in this or another live process) from a killed one.
-_TEMPORARY_INFIX = ".fuse-"
-
-
-def _create_temporary(path: Path) -> tuple[Path, int]:
-    while True:
-        tmp = path.parent / f".{path.name}{_TEMPORARY_INFIX}{os.getpid()}-" \
-                            f"{secrets.token_hex(4)}.tmp"
-        try:
-            # 0o666: the kernel applies the umask, as for any file the user writes
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    prefix = f".{path.name}{_TEMPORARY_INFIX}"
-    try:
-        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and not _process_alive(int(pid)):
-            try:
-                os.unlink(path.parent / name)
-            except OSError:
-                pass
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid() or os.name == "nt":  # (on Windows os.kill would end it)
-        return True  # another thread of this process may be writing the same target
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # it exists (another user's), or we cannot tell: keep its file
-    return True
