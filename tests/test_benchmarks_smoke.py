@@ -275,3 +275,18 @@ def test_datalog_ids_checks_its_answers_and_prints_ratios():
     assert "answers equal to the reference" in proc.stdout, proc.stdout
     assert re.search(r"^ratio 64-bit / small: time [\d.]+, memory [\d.]+$", proc.stdout, re.M), \
         proc.stdout
+
+
+def test_linear_costs_prints_each_size_and_its_growth_ratio():
+    """benchmarks/linear_costs.py --small: check and explain of both workloads at
+    each size, and the per-line cost ratio of the largest size to the smallest."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "linear_costs.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^python start-up \(baseline\) \d+ ms", proc.stdout, re.M), proc.stdout
+    rows = re.findall(r"^(check|explain) +(undefined|generated) +[\d,]+ lines +[\d.]+ MB +\d+ ms "
+                      r"+[\d.]+x baseline +per line +[\d.]+ us$", proc.stdout, re.M)
+    assert len(rows) == 12, proc.stdout
+    ratios = re.findall(r"^(check|explain) +(undefined|generated) per-line cost at 200 lines / "
+                        r"at 50 lines  ratio ([\d.]+|n/a)$", proc.stdout, re.M)
+    assert len(ratios) == 4, proc.stdout

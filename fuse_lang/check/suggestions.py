@@ -44,14 +44,16 @@ class NameSuggester:
         return found
 
     def _compute(self, name: str) -> tuple[str, ...]:
-        if not name:
-            return ()
-        pool = [candidate for length, bucket in self._by_length.items()
-                if _may_reach_cutoff(len(name), length) for candidate in bucket]
-        if self.compared + len(pool) > self.budget:
+        if not name or self.compared >= self.budget:
+            return ()  # (spent: a later name costs nothing, however many candidates)
+        buckets = [bucket for length, bucket in self._by_length.items()
+                   if _may_reach_cutoff(len(name), length)]
+        size = sum(map(len, buckets))  # counted per length, not per candidate
+        if self.compared + size > self.budget:
             self.compared = self.budget  # spent: later names get none either
             return ()
-        self.compared += len(pool)
+        self.compared += size
+        pool = [candidate for bucket in buckets for candidate in bucket]
         import difflib  # here: only a misspelt name needs it (faster start-up)
 
         return tuple(difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=CUTOFF))

@@ -66,7 +66,7 @@ def cmd_explain(options: ExplainOptions) -> int:
         return EXIT_USAGE
     if options.graph:
         write_graph(options.graph, analysis, plan)
-    execution = _execution_plan(config, analysis)
+    execution = _execution_plan(config, analysis, plan.equations)
     loss = loss_of(analysis)
     if options.format == "json":
         _dump_json(options.path, analysis, plan, execution, sharding, loss, run_plan)
@@ -102,16 +102,16 @@ def _run_plan(path: str, text: str, analysis: Analysis, config: Any) -> Any:
         return None
 
 
-def _execution_plan(config: Any, analysis: Analysis) -> Any:
-    """What the configuration flags do to the program; CommandFailed (exit 2)
-    for a configuration that is refused."""
+def _execution_plan(config: Any, analysis: Analysis, plans: Any) -> Any:
+    """What the configuration flags do to the program (`plans`: its equations'
+    plans, made once); CommandFailed (exit 2) for a configuration that is refused."""
     from ..plan.config import config_problems, plan_execution
 
     problems = config_problems(config)
     if problems:
         fail(f"fuse: the execution configuration is refused: {'; '.join(problems)}",
              EXIT_USAGE)
-    return plan_execution(analysis, config)
+    return plan_execution(analysis, config, plans)
 
 
 def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, sharding: Any,

@@ -185,16 +185,20 @@ def fixpoint_choice(analysis: Analysis, group: Sequence[str],
                           "in rounds, an eager run finds the rest by one graph search")
 
 
-def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan:
-    """What `config` does to the checked program (shapes only, nothing runs)."""
-    from .planner import plan_equation
-
+def plan_execution(analysis: Analysis, config: ExecutionConfig,
+                   plans: Sequence[Any] | None = None) -> ExecutionPlan:
+    """What `config` does to the checked program (shapes only, nothing runs).
+    `plans`: the equations' plans where the caller has them (`ProgramPlan.equations`);
+    made here only when the config samples or blocks (planning every equation
+    again doubled `fuse explain`'s time on a long program)."""
     settings = tuple((k, str(v)) for k, v in config.changed().items())
-    statements = analysis.program.statements
     fixpoints = [(", ".join(group), fixpoint_choice(analysis, group, config).how)
                  for group in analysis.order if set(group) & analysis.recursive]
-    plans = [plan_equation(analysis, k) for k, s in enumerate(statements)
-             if type(s).__name__ == "Equation"]
+    if plans is None and (config.projection == "monte_carlo" or config.block_size):
+        from .planner import plan_equation
+
+        plans = [plan_equation(analysis, k) for k, s in enumerate(analysis.program.statements)
+                 if type(s).__name__ == "Equation"]
     notes = []
     demand = plan_demand(analysis) if config.mode == "demand" else None
     if demand is not None:
@@ -202,8 +206,9 @@ def plan_execution(analysis: Analysis, config: ExecutionConfig) -> ExecutionPlan
                      "are evaluated" + ("; bound queries through the magic-sets rewrite "
                                         "below" if demand.rewritten else
                                         " (no query with constants to rewrite)"))
-    sampled = sampled_equations(analysis, plans, config) \
+    sampled = sampled_equations(analysis, list(plans or ()), config) \
         if config.projection == "monte_carlo" else ()
-    blocked = blocked_equations(plans, config.block_size) if config.block_size else ()
+    blocked = blocked_equations(list(plans or ()), config.block_size) \
+        if config.block_size else ()
     return ExecutionPlan(settings, tuple(fixpoints), tuple(sampled), tuple(blocked),
                          tuple(notes), demand)

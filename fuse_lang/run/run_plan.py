@@ -40,7 +40,7 @@ from ..plan.planner import ProgramPlan, plan_program
 from ..plan.representation import Representation, representations
 from ..plan.sampling import SampleSite, sample_sites
 from . import scheduler
-from .interpret.statement import StatementInfo, statement_info
+from .interpret.statement import StatementInfo, statement_info, variables_by_statement
 from .schedules import Schedule as Temperature, schedules_of
 
 if TYPE_CHECKING:
@@ -215,6 +215,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
     deps = scheduler.dependencies(analysis)
     statements = analysis.program.statements
     equations_of = {n: scheduler.equations_of(analysis, n) for n in analysis.tensors}
+    variables = variables_by_statement(analysis)
     overrides = dict(overrides or {})
     chosen = representations(analysis, overrides) if abilities.sparse else {}
     sparse = frozenset(
@@ -225,7 +226,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
         signature=tuple(signature), analysis=analysis, config=config, abilities=abilities,
         overrides=MappingProxyType(overrides),
         statements=MappingProxyType({
-            k: statement_info(analysis, k) for k, s in enumerate(statements)
+            k: statement_info(analysis, k, variables) for k, s in enumerate(statements)
             if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}),
         dependencies=MappingProxyType({n: frozenset(d) for n, d in deps.items()}),
         constants=frozenset(scheduler.constants(analysis, deps, given)),

@@ -40,7 +40,23 @@ class StatementInfo:
     values: dict[str, tuple] = field(default_factory=dict)
 
 
-def statement_info(analysis: Analysis, k: int) -> StatementInfo:
+Variables = dict[int, list[tuple[str, int | None, int]]]
+
+
+def variables_by_statement(analysis: Analysis) -> Variables:
+    """Each statement's variables as (name, extent, domain), in `var_extents`' order:
+    the table grouped once for all statements (scanning it whole for each statement
+    made a plan's making quadratic in the program's length)."""
+    grouped: Variables = {}
+    for (k, name), (extent, domain) in analysis.var_extents.items():
+        grouped.setdefault(k, []).append((name, extent, domain))
+    return grouped
+
+
+def statement_info(analysis: Analysis, k: int,
+                   variables: Variables | None = None) -> StatementInfo:
+    """What evaluating statement `k` needs; `variables`: `variables_by_statement`'s
+    table where the caller makes the infos of many statements."""
     stmt = analysis.program.statements[k]
     scopes, placed = statement_scopes(stmt)
     scope_of: dict[int, int] = {}
@@ -57,10 +73,10 @@ def statement_info(analysis: Analysis, k: int) -> StatementInfo:
     for role in analysis.roles.get(k, ()):
         if role.role == "projected" and role.scope is not None:
             projected_at.setdefault(role.scope.id, {})[role.name] = role.op or "sum"
-    extents = {name: ext for (kk, name), (ext, _dom) in analysis.var_extents.items() if kk == k}
+    mine = (variables if variables is not None else variables_by_statement(analysis)).get(k, ())
+    extents = {name: ext for name, ext, _dom in mine}
     held = analysis.domain_symbols
-    values = {name: held[dom] for (kk, name), (_ext, dom) in analysis.var_extents.items()
-              if kk == k and dom in held}
+    values = {name: held[dom] for name, _ext, dom in mine if dom in held}
     norm_axis = None
     lhs_order: tuple[str, ...] = ()
     lhs_names = None
