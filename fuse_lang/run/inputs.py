@@ -144,7 +144,11 @@ def refuse_nan(where: str, name: str, data: Any) -> None:
             f"into the Boolean tensor `{name}`: a relation holds 0 or 1, and NaN is neither "
             f"true nor false; replace it (numpy.nan_to_num) or read the file into a numeric "
             f"tensor `{name}[...]`")
-    if bool((values != values).any()):  # torch, jax: NaN is the value unequal to itself
+    try:  # torch, jax: NaN is the value unequal to itself
+        has_nan = bool((values != values).any())
+    except TypeError:  # a value jax traces (a jitted training step) has none to look at
+        return
+    if has_nan:
         raise EvaluationError(f"{where} holds NaN, read into the Boolean tensor `{name}`: a "
                               f"relation holds 0 or 1, and NaN is neither true nor false")
 
