@@ -53,10 +53,8 @@ def split_relation(text: str, sep: str, quoted: bool) -> list | None:
     starts = np.concatenate(([0], ends[:-1] + 1))
     lengths = ends - starts
     longest = int(lengths.max())
-    flat = text[:-1].replace("\n", sep)
-    digits = flat.replace(sep, "")
-    if digits.isdigit() and longest <= SAFE_DIGITS:  # no symbol, no sign: parsed in C
-        numbers = np.fromstring(flat, dtype=np.int64, sep=sep)  # (text mode: not deprecated)
+    numbers = _integers(raw, text, sep, starts, lengths, longest)
+    if numbers is not None:
         return [np.ascontiguousarray(numbers[c::width]) for c in range(width)]
     grid = np.zeros((ends.size, longest), dtype=np.uint8)
     for k in range(longest):  # the k-th byte of every cell that has one
@@ -65,6 +63,35 @@ def split_relation(text: str, sep: str, quoted: bool) -> list | None:
     cells = grid.view(f"S{longest}").reshape(-1)
     return [_column(np.ascontiguousarray(cells[c::width]), grid[c::width])
             for c in range(width)]
+
+
+def _integers(raw: Any, text: str, sep: str, starts: Any, lengths: Any, longest: int) -> Any:
+    """Every cell parsed in C when the file holds integers only (a sign, then
+    digits), each within 64 bits; None otherwise (a cell that io.cells reads
+    otherwise: the cell-by-cell path decides)."""
+    import numpy as np
+
+    if longest > SAFE_DIGITS + 2:
+        return None
+    kinds = np.zeros(256, dtype=np.uint8)  # 1: digit, 2: sign, 3: separator
+    kinds[ord("0"):ord("9") + 1] = 1
+    kinds[[ord("+"), ord("-")]] = 2
+    kinds[[10, ord(sep)]] = 3
+    of = kinds[raw]
+    if not of.all():
+        return None
+    signs = np.flatnonzero(of == 2)
+    if signs.size:  # a sign only first in its cell, a digit after it
+        if (signs + 1 >= raw.size).any() or (of[signs + 1] != 1).any() \
+                or ((signs > 0) & (of[np.maximum(signs - 1, 0)] != 3)).any():
+            return None
+    if ((lengths - (of[starts] == 2)) < 1).any():
+        return None
+    numbers = np.fromstring(text[:-1].replace("\n", sep), dtype=np.int64, sep=sep)
+    if numbers.size != starts.size or (numbers == np.iinfo(np.int64).max).any() \
+            or (numbers == np.iinfo(np.int64).min).any():
+        return None  # strtoll holds a value past 64 bits at a bound: cell by cell instead
+    return numbers
 
 
 def _column(cells: Any, grid: Any) -> Any:
