@@ -11,25 +11,13 @@ negative integer on an axis whose domain holds no values is no position.
 """
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..io.cells import value_text
 from .domains import Domains, Key
 from .symbols import TensorSymbol
-
-_BARE_CONSTANT = re.compile(r"[A-Z][A-Za-z0-9_]*'*\Z")
-
-
-def constant_text(value: int | float | str) -> str:
-    """A value as Fuse writes it as a constant: a number, a capitalised name, or
-    a quoted string (`"ann"`, `"New York"`)."""
-    if type(value) is not str:
-        return str(value)
-    if _BARE_CONSTANT.match(value):
-        return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, TensorSymbol],
@@ -61,9 +49,9 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                         "lowercase-constant", f"`{index.name}` is a variable (a lowercase "
                         f"name), and column {pos + 1} of `{ref.name}` also holds the symbol "
                         f"`{index.name}`; to ask about that symbol, quote it: "
-                        f"{constant_text(index.name)}", index.span,
-                        fixes=(Fix(f"Change to the constant `{constant_text(index.name)}`",
-                                   (TextEdit(index.span, constant_text(index.name)),)),)))
+                        f"{value_text(index.name)}", index.span,
+                        fixes=(Fix(f"Change to the constant `{value_text(index.name)}`",
+                                   (TextEdit(index.span, value_text(index.name)),)),)))
 
 
 def _read_refs(stmt: ir.Statement) -> Iterable[tuple[ir.Ref, bool]]:
@@ -89,7 +77,7 @@ def _constant(ref: ir.Ref, pos: int, index: ir.IndexConst, key: Key, values,
         diags.append(_unknown(ref, pos, index, holds))
     elif type(value) is str:
         diags.append(make(
-            "unknown-constant", f"`{constant_text(value)}` is not a value of column {pos + 1} "
+            "unknown-constant", f"`{value_text(value)}` is not a value of column {pos + 1} "
             f"of `{ref.name}`: no fact, file or head gives that column any value, so this "
             f"{'atom' if ref.paren else 'reference'} matches nothing", index.span))
     elif value < 0:
@@ -110,16 +98,16 @@ def _unknown(ref: ir.Ref, pos: int, index: ir.IndexConst, holds: frozenset) -> D
     elif str(value) in holds:
         close.append(str(value))
     close = list(dict.fromkeys(close))
-    shown = ", ".join(constant_text(v) for v in sorted(holds, key=_order)[:4])
+    shown = ", ".join(value_text(v) for v in sorted(holds, key=_order)[:4])
     more = ", …" if len(holds) > 4 else ""
-    hint = f"; did you mean {' or '.join(f'`{constant_text(c)}`' for c in close)}?" \
+    hint = f"; did you mean {' or '.join(f'`{value_text(c)}`' for c in close)}?" \
         if close else ""
     return make(
-        "unknown-constant", f"`{constant_text(value)}` is not a value of column {pos + 1} of "
+        "unknown-constant", f"`{value_text(value)}` is not a value of column {pos + 1} of "
         f"`{ref.name}` (it holds {shown}{more}): no fact, file or head puts it there, so this "
         f"{'atom' if ref.paren else 'reference'} matches nothing{hint}", index.span,
-        fixes=tuple(Fix(f"Change to `{constant_text(c)}`",
-                        (TextEdit(index.span, constant_text(c)),)) for c in close))
+        fixes=tuple(Fix(f"Change to `{value_text(c)}`",
+                        (TextEdit(index.span, value_text(c)),)) for c in close))
 
 
 def _order(value: object) -> tuple:

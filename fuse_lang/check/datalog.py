@@ -26,7 +26,7 @@ from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.wildcards import is_wildcard
-from .constants import constant_text
+from ..io.cells import value_text
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
 from .values import symbol_constant
@@ -311,7 +311,7 @@ def _atom_text(atom: ir.Ref, instead: dict[str, str] | None = None) -> str:
     instead = instead or {}
     shown = [("_" if is_wildcard(i.name) else instead.get(i.name, i.name))
              if isinstance(i, ir.IndexVar) else
-             constant_text(i.value) if isinstance(i, ir.IndexConst) else "..."
+             value_text(i.value) if isinstance(i, ir.IndexConst) else "..."
              for i in atom.indices]
     return f"{atom.name}({', '.join(shown)})"
 

@@ -29,6 +29,7 @@ from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from .domains import Domains
 from .symbols import TensorSymbol
+from .value_tables import position_table
 
 # The most values a computed column can reach (docs/limits.md): its domain holds
 # every integer between the lowest and the highest, one position each.
@@ -83,10 +84,7 @@ def compared_symbol(call: ir.Call, tensors: Container[str]) -> tuple[ir.Ref, ir.
 def symbol_position(name: str, symbols: Sequence[str]) -> int:
     """The constant's position in its column's symbols; -1 (no position) when the
     column does not hold it: `==` is then never true and `!=` always."""
-    try:
-        return symbols.index(name)  # type: ignore[attr-defined]
-    except ValueError:
-        return -1
+    return position_table(tuple(symbols)).get(name, -1)  # (made once per domain)
 
 
 def _variable_name(name: str) -> bool:

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..check import Analysis, TensorInfo
-from ..check.constants import constant_text
 from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..front.lexer import Tok, tokenize
+from ..io.cells import value_text
 from .hover import tensor_markdown
 
 KEYWORDS = {
@@ -290,7 +290,7 @@ def _axis_hints(analysis: Analysis, cur: _Cursor, top: _Open) -> list[Completion
         out.append(_index(axis.index, axis.extent, f"axis {top.commas} of {info.name}", "0"))
     for n, value in enumerate(analysis.domain_symbols.get(axis.domain, ())):
         what = "symbol" if type(value) is str else "value"
-        out.append(Completion(constant_text(value), "symbol",
+        out.append(Completion(value_text(value), "symbol",
                               f"{what} {n} of axis {top.commas} of {info.name}",
                               sort_text=f"1{n:06d}"))
     return out

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo
-from ..check.constants import constant_text
 from ..check.loss import loss_of
 from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..front.span import Span
+from ..io.cells import value_text
 from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
@@ -69,7 +69,7 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
             note = " (virtual: only the latest value is kept)" if axis.virtual else ""
             values = analysis.domain_symbols.get(axis.domain)
             if values:
-                shown = ", ".join(constant_text(v) for v in values[:6]) + \
+                shown = ", ".join(value_text(v) for v in values[:6]) + \
                     (", …" if len(values) > 6 else "")
                 note += f" values: {shown}"
             lines.append(f"| {pos} | `{axis.index or '-'}` | {extent} | D{axis.domain}{note} |")

@@ -24,6 +24,7 @@ _FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?\Z"
 # digits an int64 always holds (a longer one is checked against the bounds)
 SAFE_DIGITS = 18
 _BLANKS = " \t"
+_BARE_SYMBOL = re.compile(r"[A-Z][A-Za-z0-9_]*'*\Z")  # (front/grammar.lark's NAME, capitalised)
 
 Value = int | float | str
 
@@ -107,3 +108,16 @@ def split_quoted(line: str, sep: str) -> list[tuple[str, bool]]:
 
 def _short(text: str) -> str:
     return text if len(text) <= 24 else f"{text[:10]}…{text[-6:]} ({len(text)} digits)"
+
+
+def value_text(value: object) -> str:
+    """A value as a program writes it (LANGUAGE.md §14): a symbol that is a bare
+    capitalised name as is (`Alice`), any other string quoted (`"ann"`, `"1"`),
+    a number as a number (`7`, `0.5`)."""
+    if isinstance(value, str):
+        if _BARE_SYMBOL.match(value):
+            return value
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

@@ -13,11 +13,12 @@ stored entries, never made dense; the sort costs the tuples, not the cells.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from . import cells
 
 AxisValues = Sequence[Any] | None  # an axis' values by position; None: positional
 
@@ -147,21 +148,9 @@ def value_key(v: Any) -> tuple:
     return (2, 0, 0, repr(v))
 
 
-_BARE_SYMBOL = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
-
-
 def value_text(v: Any) -> str:
-    """A value as a program writes it (LANGUAGE.md §14): a symbol that is a bare
-    name as is (`Alice`), any other string quoted (`"ann"`, `"1"`), a number as
-    a number (`7`, `0.5`)."""
-    v = _plain(v)
-    if isinstance(v, str):
-        if _BARE_SYMBOL.match(v):
-            return v
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
+    """A value as a program writes it (io.cells.value_text), a NumPy scalar too."""
+    return cells.value_text(_plain(v))
 
 
 def tuple_text(row: Sequence[Any]) -> str:
