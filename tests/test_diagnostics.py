@@ -76,9 +76,15 @@ CASES = [
      ["extent 1.00e400", "causal_mask"]),
     ("extent-too-large", "param A[i]\nB = A[9007199254740992]", E, (1, 6),
      ["position 9.01e15", "2^53"]),
-    ("extent-conflict", "X = const([1,2,3])\nY = const([1,2])\nZ = X[i] Y[i]", E, (1, 10),
-     ["extent 2", "extent 3", "share one domain"]),
+    # reported where the two uses meet (the join), the literals as related places
+    ("extent-conflict", "X = const([1,2,3])\nY = const([1,2])\nZ = X[i] Y[i]", E, (2, 9),
+     ["extent 2", "extent 3", "where `Y` is used"]),
     ("extent-conflict", "X = const([1,2])\nY = X[5]", E, (1, 6), ["position 5", "extent 2"]),
+    ("lone-index", "W = const([[1,2],[3,4]])\nB = const([1,2])\nX = const([1,1])\n"
+     "H[f] = W[f,d] X[d] + B[g]", W, (3, 23), ["`g`", "summed", "did you mean `f`"]),
+    ("normalised-sum", "Q = const([[1,2],[3,4]])\nV = const([[1,2],[3,4]])\n"
+     "S[t,t'.] = softmax(Q[t,k] Q[t',k])\nO[t,k] = S[t,t'] V[t,k]", H, (3, 13),
+     ["normalised along `t'`", "gives 1"]),
     ("extent-conflict", "axis x = 1\nR(A)\nR(B)\nS(x) = R(x)", E, (2, 2),
      ["extent 1", "more symbols", "`B`"]),
     # (the extent may come from the input given for the param W: a warning)
@@ -396,15 +402,16 @@ def test_source_arity_and_extent(tmp_path):
     a = analyze('W[i] = "w.npy"', path)
     expect(a, "arity-mismatch", E, (0, 7), "1 axis", "holds 2")
     a = analyze('W[i,j] = "w.npy"\nX[j] = "x.npy"\nY[i] = W[i,j] X[j]', path)
-    d = expect(a, "extent-conflict", E, (1, 7), "extent 5", "extent 4", "w.npy")
-    assert a.lines.position(d.related[0].span.start) == (0, 9)
+    # at the join, where `j` meets both files' axes; the files are related places
+    d = expect(a, "extent-conflict", E, (2, 7), "extent 5", "extent 4", "w.npy", "x.npy")
+    assert {a.lines.position(r.span.start) for r in d.related} == {(0, 9), (1, 7)}
 
 
 def test_one_extent_clash_is_reported_once(tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((5, 3), np.float32))
     text = 'X[p,d] = "x.npy"\nM[p,q] = causal_mask(4)\nY[p,q] = M[p,q] X[p,d] X[q,d]'
     a = analyze(text, str(tmp_path / "p.fuse"))
-    expect(a, "extent-conflict", E, (1, 9), "causal_mask(4)", "x.npy")
+    expect(a, "extent-conflict", E, (2, 9), "causal_mask(4)", "x.npy")
 
 
 def test_virtual_read_of_a_bare_definition():

@@ -23,6 +23,7 @@ from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
+from .lone_indices import program_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
 from .results import InfoMemo, Tables
@@ -136,7 +137,8 @@ class _Checker:
                 checks.check(k, stmt)
             source_info = self._read_sources()
             unification = Unification(self.domains, self.tensors, diags)
-            unification.run(checks.placed_ops(),
+            statement_ops = checks.placed_ops()
+            unification.run(statement_ops,
                             [(local.role_names, local.var_keys)
                              for local in checks.by_number.values()], axis_decls, source_info)
             order = evaluation_order(statements, self.tensors, checks.deps, diags,
@@ -148,7 +150,10 @@ class _Checker:
                                local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
-            unification.check_extents(checks.broadcast)
+            unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp)
+            report_lone_indices(program_lone_indices(checks), self.domains,
+                                lambda name: [statements[k] for k in self.tensors[name].statements]
+                                if name in self.tensors else [], self.tensors, diags)
             check_constants([shifted(stmt, deltas[id(stmt)]) if id(stmt) in deltas else stmt
                              for stmt in statements], self.tensors, self.domains, diags)
             close_empty_columns(self.domains, self.tensors)

@@ -41,6 +41,7 @@ class Evidence:
 @dataclass(slots=True)
 class _Class:
     extent: Evidence | None = None
+    extent_key: Key = None  # the key `extent` was given at (where a conflict's paths start)
     symbols: dict[str, tuple[int, Span]] = field(default_factory=dict)  # -> (first seen, span)
     max_position: tuple[int, Span] | None = None
     # whether `symbols` is in numbering order (then it needs no sort): true until a
@@ -57,6 +58,10 @@ _EMPTY = _Class(symbols=MappingProxyType({}))  # type: ignore[arg-type]
 class Conflict:
     first: Evidence
     second: Evidence
+    # the keys each extent was given at: a path of unions between them passes where
+    # the two uses meet (check/conflicts.py)
+    first_key: Key = None
+    second_key: Key = None
 
 
 class Domains:
@@ -115,7 +120,7 @@ class Domains:
         if db is _EMPTY:
             return
         if db.extent is not None:
-            self._set(ra, db.extent)
+            self._set(ra, db.extent, db.extent_key)
         if db.symbols:
             da = self._own(ra)
             da.ordered = db.ordered if not da.symbols else False
@@ -135,14 +140,15 @@ class Domains:
         return data
 
     def set_extent(self, key: Key, evidence: Evidence) -> None:
-        self._set(self.find(key), evidence)
+        self._set(self.find(key), evidence, key)
 
-    def _set(self, root: Key, evidence: Evidence) -> None:
+    def _set(self, root: Key, evidence: Evidence, key: Key) -> None:
         data = self._data[root]
         if data.extent is None:
-            self._own(root).extent = evidence
+            own = self._own(root)
+            own.extent, own.extent_key = evidence, key
         elif data.extent.extent != evidence.extent:
-            self.conflicts.append(Conflict(data.extent, evidence))
+            self.conflicts.append(Conflict(data.extent, evidence, data.extent_key, key))
 
     def add_symbol(self, key: Key, symbol: str, span: Span) -> None:
         """Symbols are numbered in the order they are first added (anywhere)."""

@@ -17,6 +17,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, ma
 from ..front.relocation import moved_span
 from ..front.span import Span, shifted
 from .calls import check_call, unknown_function
+from .conflicts import Placed
 from .definitions import arity_mismatch
 from .projections import broadcast_and_lonely, check_typos
 from .suggestions import NameSuggester, did_you_mean_text
@@ -162,6 +163,7 @@ class StatementChecks:
         self.broadcast: list[tuple[tuple, IndexRole]] = []  # see Unification.check_extents
         self._virtual_first: dict[str, bool] = {}  # tensor -> has its first definition *t
         self._suggester: NameSuggester | None = None  # did-you-mean for undefined tensors
+        self._by_stamp: dict[int, Placed] | None = None
 
     def tables(self) -> tuple[Mapping[int, tuple[IndexRole, ...]], Mapping[int, dict[int, Scope]]]:
         """Statement number -> its index roles, and -> its projection scopes
@@ -186,6 +188,14 @@ class StatementChecks:
             out.append(local.unify_ops if not at else cached[1]
                        if cached is not None and cached[0] == at else local.ops(at))
         return out
+
+    def placed_by_stamp(self, stamp: int) -> Placed | None:
+        """The statement whose variables' keys hold `stamp`, where the text has it
+        (check/conflicts.py); the table is made on the first call."""
+        if self._by_stamp is None:
+            self._by_stamp = {local.var_keys[0][1]: Placed(local.stmt, self.placed.get(k, 0), k)
+                              for k, local in self.by_number.items() if local.var_keys}
+        return self._by_stamp.get(stamp)
 
     def _checked_apart(self, stmt: ir.Statement) -> bool:
         """Check `stmt` if it is one of the statements without a Local (an axis

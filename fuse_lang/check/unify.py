@@ -6,7 +6,7 @@ axes, source files, derived extents (pooling, slices, concat), and the checks
 of positions and symbols against the extents found."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
@@ -16,6 +16,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.numbers import short_number
 from ..front.span import Span, shifted
 from ..io.source_files import SourceInfo
+from .conflicts import Placed, report_conflicts
 from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
 from .symbols import IndexRole, TensorSymbol, slice_name
@@ -124,6 +125,22 @@ _new_union = partial(tuple.__new__, Union)
 # shaping builtins: those whose result's axes are not their argument's, each with
 # operations of its own (made by _concat_axes and _builtin_extents)
 _SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
+
+
+def union_links(statement_ops: list[tuple[Op, ...]]) -> Iterator[tuple[tuple, tuple]]:
+    """Each (axis key, variable key) the operations unify, or may (an index only
+    inside `x+dx` or `x/2`): the paths of check/conflicts.py."""
+    for ops in statement_ops:
+        for op in ops:
+            if type(op) is Vars:
+                for pos, key in enumerate(op.keys):
+                    yield ("axis", op.tensor, pos), key
+            elif type(op) is Guard:
+                for sub in op.ops:
+                    if type(sub) is Union:
+                        yield sub.axis, sub.var
+                    elif type(sub) is Inner:
+                        yield sub.axis, sub.var
 
 
 def moved_ops(ops: tuple[Op, ...], delta: int) -> tuple[Op, ...]:
@@ -320,6 +337,9 @@ class Unification:
         self.diags = diags
         self.derived: list[Derived] = []  # extents computed once the domains are known
         self.valued: list[int] = []  # the stamps of statements that compare or compute values
+        # id of an `axis` declaration's extent -> the name it gives every variable of,
+        # and the extent (kept: an id is only an object's while it lives)
+        self.declared: dict[int, tuple[str, Evidence]] = {}
 
     def run(self, statement_ops: list[tuple[Op, ...]],
             variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
@@ -410,6 +430,7 @@ class Unification:
                                    f"axis {decl.name} = {short_number(decl.extent)}")
                     for name, decl in axis_decls.items()}
         declared = evidence.keys()
+        self.declared = {id(given): (name, given) for name, given in evidence.items()}
         set_extent = self.domains.set_extent
         for names, keys in variables:
             if declared.isdisjoint(names):
@@ -529,21 +550,17 @@ class Unification:
                 "extent-too-large", f"extent {short_number(extent)} from {what} is larger than "
                 f"the largest extent Fuse handles, 2^{MAX_EXTENT.bit_length() - 1}", span))
 
-    def check_extents(self, broadcast: list[tuple[tuple, IndexRole]]) -> None:
-        """Extent conflicts, each clash once, and left-hand-side-only indices
-        (`broadcast`: domain key, role) whose extent nothing gives."""
-        seen = set()
-        for conflict in self.domains.conflicts:
-            a, b = sorted((conflict.first, conflict.second), key=lambda e: e.span.start)
-            key = (a.span, a.extent, b.span, b.extent)
-            if key in seen:  # one clash met again through another variable
-                continue
-            seen.add(key)
-            self.diags.append(make(
-                "extent-conflict", f"extent {short_number(b.extent)} from {b.what} conflicts "
-                f"with extent {short_number(a.extent)} from {a.what}; these positions share "
-                f"one domain", b.span,
-                related=(Related(a.span, f"extent {short_number(a.extent)} from {a.what}"),)))
+    def check_extents(self, broadcast: list[tuple[tuple, IndexRole]],
+                      statement_ops: list[tuple[Op, ...]],
+                      placed: Callable[[int], Placed | None]) -> None:
+        """Extent conflicts, one error per root cause at the equation where the
+        uses meet (check/conflicts.py), and left-hand-side-only indices
+        (`broadcast`: domain key, role) whose extent nothing gives.
+        `statement_ops`: what was replayed; `placed`: a statement by its stamp."""
+        if self.domains.conflicts:
+            report_conflicts(self.domains.conflicts, self.domains,
+                             lambda: union_links(statement_ops), placed, self.declared,
+                             self.diags)
         for key, role in broadcast:
             if self.domains.extent(key) is None:
                 occ = role.occurrences[0]

@@ -57,6 +57,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "invalid-statement": (Severity.ERROR, "a statement that is well-formed but cannot mean anything"),
     "virtual-index": (Severity.ERROR, "a virtual index used inconsistently"),
     "likely-typo-index": (Severity.WARNING, "two projected indices with close names, each used once"),
+    "lone-index": (Severity.WARNING, "an index used once is summed within one term or factor"),
+    "normalised-sum": (Severity.HINT, "a softmax is summed along the axis it normalises"),
     "unused-tensor": (Severity.HINT, "a tensor that nothing reads or exports"),
     "loss-not-scalar": (Severity.ERROR, "a `train` loss that is not a scalar tensor"),
     "loss-without-params": (Severity.ERROR, "a `train` loss that no param influences"),
@@ -132,12 +134,7 @@ class Diagnostic:
             message=self.message,
         )
         if self.related:
-            out["related"] = [
-                {"line": lines.position(r.span.start)[0] + 1,
-                 "column": lines.position(r.span.start)[1] + 1,
-                 "message": r.message}
-                for r in self.related
-            ]
+            out["related"] = [_related_json(r, lines) for r in self.related]
         if self.fixes:
             out["fixes"] = [
                 {"title": f.title,
@@ -157,3 +154,11 @@ def make(code: str, message: str, span: Span, *, related: tuple[Related, ...] = 
 
 def has_errors(diagnostics: "list[Diagnostic] | tuple[Diagnostic, ...]") -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def _related_json(related: Related, lines: LineIndex) -> dict:
+    """A related place as `fuse check --format json` writes it (1-based)."""
+    line, col = lines.position(related.span.start)
+    end_line, end_col = lines.position(related.span.end)
+    return {"line": line + 1, "column": col + 1, "end_line": end_line + 1,
+            "end_column": end_col + 1, "message": related.message}

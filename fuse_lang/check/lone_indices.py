@@ -1,0 +1,249 @@
+"""Indices summed where they are alone (LANGUAGE.md §5): an ML user's slip that
+the projection rule would otherwise compute without a word.
+
+An index that occurs once in a numeric equation and is not on its left-hand side
+is summed in the innermost scope that holds it.  Where that is a whole
+right-hand side (`S[o] = P[b,o]`) it is a deliberate projection.  Where it is
+one term of a sum (`W1[f,d] X[b,d] + B1[g]`: `g` a typo for `f`) it adds the
+sum of the tensor to every element, and where its reference shares no index
+with the rest of its product it multiplies everything by such a sum: PyTorch
+would have raised a shape error; Fuse warns (`lone-index`), with a fix to the
+left-hand-side index of the same extent and one that writes the sum out
+(`reduce(sum, g)`), which says it is meant and is then clean.
+
+A lone index on the axis a `softmax` normalises (`S[b,h,t,t'] V[b,h,t,k]`: the
+key `t'` never meets the value tensor) sums to 1 and leaves the attention off:
+a hint (`normalised-sum`), with a fix to the other factor's close index.
+Boolean equations (Datalog's projections, `exists`) are not looked at.
+"""
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+from typing import Callable, Container, NamedTuple, Sequence
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.span import Span, shifted
+from ..front.wildcards import is_wildcard
+from .domains import Domains
+from .statements import StatementChecks
+from .symbols import IndexRole
+
+TERM, FACTOR, PRODUCT = "term", "factor", "product"
+
+
+class LoneIndex(NamedTuple):
+    """One index summed alone, as its statement has it (its own spans)."""
+
+    name: str
+    span: Span  # its occurrence
+    ref: ir.Ref  # the reference holding it
+    position: int  # its axis in that reference
+    kind: str  # TERM: in one term of a sum; FACTOR: in a factor sharing no index; PRODUCT
+    wrapped: Span  # what `reduce(sum, name)` would hold
+    outputs: tuple[str, ...]  # the left-hand side's indices the reference lacks
+    close: tuple[tuple[str, str, Span], ...]  # other factors' indices close to its name
+
+
+def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[LoneIndex]:
+    """The statement's lone summed indices (statement-local: remembered with it)."""
+    if type(stmt) is not ir.Equation or stmt.lhs.paren:
+        return []
+    lone = [r for r in roles if r.role == "projected" and r.op == "sum"
+            and len(r.occurrences) == 1 and r.occurrences[0].tensor is not None
+            and r.occurrences[0].form in ("var", "virtual") and not is_wildcard(r.name)
+            and not (r.scope is not None and r.scope.kind == "reduce")]
+    if not lone:
+        return []
+    once = {r.name for r in lone}
+    lhs_names = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
+    found = []
+    for role in lone:
+        occurrence = role.occurrences[0]
+        path = _path_to(stmt.rhs, occurrence.span)
+        if path is None:
+            continue
+        found_here = _classify(role.name, occurrence.span, path, once, lhs_names)
+        if found_here is not None:
+            found.append(found_here)
+    return found
+
+
+def _path_to(expr: ir.Expr, span: Span) -> list[ir.Expr] | None:
+    """The nodes from `expr` down to the reference holding `span`, both included."""
+    path = [expr]
+    while not isinstance(path[-1], ir.Ref):
+        inside = [c for c in ir.children(path[-1])
+                  if c.span.start <= span.start and span.end <= c.span.end]
+        if not inside:
+            return None
+        path.append(inside[0])
+    return path
+
+
+def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
+              lhs_names: list[str]) -> LoneIndex | None:
+    ref = path[-1]
+    assert isinstance(ref, ir.Ref)
+    # the part of the path inside the index's scope: below the last call or reduce
+    start = max((k + 1 for k, node in enumerate(path[:-1])
+                 if isinstance(node, (ir.Call, ir.Reduce))), default=0)
+    scope_path = path[start:]
+    position = next(p for p, index in enumerate(ref.indices or ())
+                    if index.span.start <= span.start and span.end <= index.span.end)
+    names_here = {v.name for i in ref.indices or () for v in ir.index_vars(i)}
+    outputs = tuple(n for n in dict.fromkeys(lhs_names) if n not in names_here)
+    parent = scope_path[-2] if len(scope_path) > 1 else None
+    kind = None
+    wrapped = ref.span
+    close: tuple[tuple[str, str, Span], ...] = ()
+    if isinstance(parent, ir.Product) and len(parent.factors) > 1:
+        if names_here <= once:  # shares no index with anything: a scalar factor
+            kind = FACTOR
+        else:
+            close = _close_in_other_factors(name, parent, ref)
+    if kind is None:
+        for k in range(len(scope_path) - 2, -1, -1):
+            node = scope_path[k]
+            if isinstance(node, ir.Sum) and len(node.terms) > 1:
+                kind, wrapped = TERM, scope_path[k + 1].span
+                break
+    if kind is None and isinstance(parent, ir.Product) and len(parent.factors) > 1:
+        kind = PRODUCT  # only a hint where the tensor is normalised along it
+    if kind is None:
+        return None
+    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close)
+
+
+def _close_in_other_factors(name: str, product: ir.Product, ref: ir.Ref
+                            ) -> tuple[tuple[str, str, Span], ...]:
+    """The indices of the product's other references one slip from `name` (`t` for
+    `t'`): where the lone index was meant to meet them."""
+    found = []
+    stem = name.rstrip("'")
+    for factor in product.factors:
+        if factor is ref:
+            continue
+        for other in ir.refs(factor):
+            for index in other.indices or ():
+                if type(index) is ir.IndexVar and index.name != name \
+                        and index.name.rstrip("'") == stem:
+                    found.append((f"`{other.name}`'s `{index.name}`", index.name, index.span))
+    return tuple(found)
+
+
+def report_lone_indices(found: Sequence[tuple[Sequence[LoneIndex], dict[str, tuple]]],
+                        domains: Domains, definitions: Callable[[str], list[ir.Statement]],
+                        known: Container[str], out: list[Diagnostic]) -> None:
+    """The diagnostics of the lone indices found (where the text has them), each
+    statement's with its variables' domain keys; `definitions(T)`: T's equations;
+    `known`: the tensors defined (an undefined one has its own error)."""
+    for lones, keys in found:
+        for lone in lones:
+            if lone.ref.name not in known:
+                continue
+            diag = _diagnostic(lone, keys, domains, definitions)
+            if diag is not None:
+                out.append(diag)
+
+
+def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
+                definitions: Callable[[str], list[ir.Statement]]) -> Diagnostic | None:
+    name, tensor = lone.name, lone.ref.name
+    summed = make_reduce_fix(name, lone.wrapped)
+    if lone.kind == PRODUCT:
+        normaliser = _normalised_along(tensor, lone.position, definitions)
+        if normaliser is None:
+            return None
+        fixes = tuple(Fix(f"Change {where} to `{name}`", (TextEdit(span, name),))
+                      for where, _, span in lone.close[:1])
+        return make("normalised-sum", f"`{tensor}` is normalised along `{name}` ({normaliser}), "
+                    f"and `{name}` occurs only here: summing it gives 1, so `{name}` never "
+                    f"meets the other factors (did the other factor mean `{name}`?)",
+                    lone.span, fixes=fixes)
+    best = _closest_output(lone, keys, domains)
+    rename = (Fix(f"Change `{name}` to `{best}`", (TextEdit(lone.span, best),)),) \
+        if best is not None else ()
+    meant = f"; did you mean `{best}`?" if best is not None else \
+        f"; write `reduce(sum, {name})` if the sum is meant"
+    if lone.kind == FACTOR:
+        what = (f"`{tensor}[…]` shares no index with the rest of its product, so `{name}` is "
+                f"summed on its own: everything is multiplied by the sum of `{tensor}` over "
+                f"`{name}`")
+    else:
+        what = (f"`{name}` occurs only here and not on the left-hand side, so it is summed "
+                f"within this term alone: the sum of `{tensor}` over `{name}` is added to every "
+                f"element")
+    return make("lone-index", what + meant, lone.span, fixes=rename + (summed,))
+
+
+def make_reduce_fix(name: str, wrapped: Span) -> Fix:
+    """The fix that writes the sum out: `(reduce(sum, g) B1[g])`."""
+    return Fix(f"Sum over `{name}` explicitly (reduce)",
+               (TextEdit(Span(wrapped.start, wrapped.start), f"(reduce(sum, {name}) "),
+                TextEdit(Span(wrapped.end, wrapped.end), ")")))
+
+
+def _closest_output(lone: LoneIndex, keys: dict[str, tuple], domains: Domains) -> str | None:
+    """The left-hand side's index the slip most likely meant: of the same extent as
+    the lone index (when both are known), then the closest name."""
+    key = keys.get(lone.name)
+    extent = domains.extent(key) if key is not None else None
+    candidates = []
+    for other in lone.outputs:
+        other_key = keys.get(other)
+        other_extent = domains.extent(other_key) if other_key is not None else None
+        if extent is not None and other_extent is not None and other_extent != extent:
+            continue
+        candidates.append(other)
+    if not candidates:
+        return None
+    return max(candidates, key=lambda c: SequenceMatcher(None, lone.name, c).ratio())
+
+
+def _normalised_along(tensor: str, position: int,
+                      definitions: Callable[[str], list[ir.Statement]]) -> str | None:
+    """`softmax` when every equation of `tensor` is a softmax along axis `position`."""
+    equations = definitions(tensor)
+    if not equations:
+        return None
+    for stmt in equations:
+        if type(stmt) is not ir.Equation or not isinstance(stmt.rhs, ir.Call) \
+                or stmt.rhs.name != "softmax" or stmt.rhs.kwargs:
+            return None
+        indices = stmt.lhs.indices or ()
+        dotted = [p for p, i in enumerate(indices) if type(i) is ir.IndexVar and i.dotted]
+        along = dotted[0] if dotted else len(indices) - 1
+        if along != position:
+            return None
+    return "softmax"
+
+
+def program_lone_indices(checks: StatementChecks
+                         ) -> list[tuple[Sequence[LoneIndex], dict[str, tuple]]]:
+    """Each numeric equation's lone summed indices where the text has them, with its
+    variables' domain keys; found once per statement text in an editor's analyses
+    (StatementChecks.remembered)."""
+    memo = checks.remembered("lone indices") if checks.remember else None
+    out = []
+    for k, local in checks.by_number.items():
+        stmt = local.stmt
+        if type(stmt) is not ir.Equation or stmt.lhs.paren:
+            continue
+        own = local.own
+        roles = local.roles(k, own)  # in the statement's own spans
+
+        def find(stmt: ir.Statement = stmt, roles: Sequence[IndexRole] = roles
+                 ) -> list[LoneIndex]:
+            return find_lone_indices(stmt, roles)
+
+        if memo is not None:
+            lones = memo(k, stmt, find)
+        else:
+            lones = find()
+            now = checks.placed.get(k, 0)
+            if lones and now != own:
+                lones = shifted(lones, now - own)
+        if lones:
+            out.append((lones, dict(zip(local.role_names, local.var_keys))))
+    return out
