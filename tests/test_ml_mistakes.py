@@ -176,3 +176,33 @@ def test_text_output_shows_the_join_line(block):
     assert f"block.fuse:{line_of(path, 'W1[d,f] A')}:" in proc.stdout
     assert "note: extent 64 from the shape of w/w1.npy" in proc.stdout
     assert proc.stdout.count("error[extent-conflict]") == 1
+
+
+# --------------------------------------------------------------- extents through pooling
+POOLED = """\
+X[n,x,i] = "img.npy"
+K1[o,dx,i] = "k1.npy"
+K2[o2,dy,o] = "k2.npy"
+H1[n,x,o] = relu(K1[o,dx,i] X[n,x+dx,i])
+P1[n,x/2,o] max= H1[n,x,o]
+H2[n,y,o2] = relu(K2[o2,dy,o] P1[n,y+dy,o])
+P2[n,y/2,o2] max= H2[n,y,o2]
+export P2
+"""
+
+
+def test_extents_flow_through_pooling_into_the_next_window(tmp_path):
+    rng = np.random.default_rng(1)
+    for name, shape in {"img": (2, 15, 3), "k1": (4, 3, 3), "k2": (5, 3, 4)}.items():
+        np.save(tmp_path / f"{name}.npy", rng.normal(size=shape).astype(np.float32))
+    a = analyze(POOLED, str(tmp_path / "p.fuse"))
+    assert [d for d in a.diagnostics if d.severity.value == "error"] == []
+    shapes = {name: a.tensors[name].shape for name in ("H1", "P1", "H2", "P2")}
+    # ⌈15/2⌉ = 8, the window index y takes P1's 8, then ⌈8/2⌉ = 4
+    assert shapes == {"H1": (2, 15, 4), "P1": (2, 8, 4), "H2": (2, 8, 5), "P2": (2, 4, 5)}
+
+
+def test_an_extent_nothing_gives_is_an_error_at_check():
+    # (not first at `fuse train`: "the extent of `H`'s axis y is not known")
+    a = analyze("K = const([[1,2],[3,4]])\nH[y,o] = K[o,dx]\nexport H")
+    assert [d.code for d in a.diagnostics if d.severity.value == "error"] == ["unsized-tensor"]

@@ -469,37 +469,63 @@ class Unification:
                                  Evidence(extent, span, f"the shape of {src.path.value}"))
 
     def _resolve_derived(self) -> None:
-        d = self.domains
-        for item in self.derived:  # an index only inside x+dx or x/2 takes that axis' extent
-            if type(item) is Inner and d.extent(item.var) is None \
-                    and d.extent(item.axis) is not None:
-                d.union(item.var, item.axis)
+        """Extents computed from others, to a fixpoint: a pooled axis (`P[x/2]`) gives
+        the window index of a later `P[y+dy]` its extent, which may pool again."""
         for item in self.derived:
-            kind = type(item)
-            if kind is Valued:
+            if type(item) is Valued:
                 self.valued.append(item.stamp)
-            elif kind is Pool:
-                extent = d.extent(item.var)
-                if extent is not None:
-                    d.set_extent(item.axis, Evidence(
-                        -(-extent // item.divisor), item.span,  # ceil, exact
-                        f"⌈{extent}/{item.divisor}⌉ from this pooling index"))
-            elif kind is SliceRest:
-                start, stop = item.start, item.stop
-                full = d.extent(item.axis)
-                if stop is None and full is not None:
-                    d.set_extent(item.var, Evidence(full - (start or 0), item.span,
-                                                    f"the slice {start}: of an axis of {full}"))
-                elif start is None and stop is not None:
-                    d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))
-            elif kind is TopkCount:
+        pending = [item for item in self.derived if type(item) is not Valued]
+        while pending:
+            left = []
+            for item in pending:
+                if not self._derive(item):
+                    left.append(item)
+            if len(left) == len(pending):
+                break
+            pending = left
+        for item in pending:  # topk(k=K) of a row of unknown length: K
+            if type(item) is TopkCount:
                 self._topk_extent(item)
-            elif kind is ConcatSum:
-                extents = [d.extent(p) for p in item.parts]
-                if all(e is not None for e in extents):
-                    d.set_extent(item.var, Evidence(
-                        sum(extents), item.span,  # type: ignore[arg-type]
-                        f"concat ({' + '.join(map(str, extents))})"))
+
+    def _derive(self, item: Derived) -> bool:
+        """Whether `item`'s extent could be found (and was given) now."""
+        d = self.domains
+        kind = type(item)
+        if kind is Inner:  # an index only inside x+dx or x/2 takes that axis' extent
+            if d.extent(item.var) is not None:
+                return True
+            if d.extent(item.axis) is None:
+                return False
+            d.union(item.var, item.axis)
+        elif kind is Pool:
+            extent = d.extent(item.var)
+            if extent is None:
+                return False
+            d.set_extent(item.axis, Evidence(
+                -(-extent // item.divisor), item.span,  # ceil, exact
+                f"⌈{extent}/{item.divisor}⌉ from this pooling index"))
+        elif kind is SliceRest:
+            start, stop = item.start, item.stop
+            full = d.extent(item.axis)
+            if stop is None and full is not None:
+                d.set_extent(item.var, Evidence(full - (start or 0), item.span,
+                                                f"the slice {start}: of an axis of {full}"))
+            elif start is None and stop is not None:
+                d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))
+            elif full is None:
+                return False
+        elif kind is TopkCount:
+            if d.extent(item.part) is None and d.extent(item.var) is None:
+                return False
+            self._topk_extent(item)
+        elif kind is ConcatSum:
+            extents = [d.extent(p) for p in item.parts]
+            if any(e is None for e in extents):
+                return False
+            d.set_extent(item.var, Evidence(
+                sum(extents), item.span,  # type: ignore[arg-type]
+                f"concat ({' + '.join(map(str, extents))})"))
+        return True
 
     def _topk_extent(self, item: TopkCount) -> None:
         d = self.domains
