@@ -35,10 +35,10 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     for k, stmt in enumerate(statements):
         if isinstance(stmt, ir.AxisDecl):
             prior = axis_decls.get(stmt.name)
-            if prior is not None and prior.extent != stmt.extent:
+            if prior is not None and (prior.extent, prior.padding) != (stmt.extent, stmt.padding):
                 diags.append(make(
-                    "extent-conflict", f"axis `{stmt.name}` is declared {stmt.extent} here but "
-                    f"{prior.extent} before", stmt.extent_span,
+                    "extent-conflict", f"axis `{stmt.name}` is declared {_declared(stmt)} here "
+                    f"but {_declared(prior)} before", stmt.extent_span,
                     related=(Related(prior.extent_span, "declared here"),)))
             else:
                 axis_decls.setdefault(stmt.name, stmt)
@@ -138,3 +138,7 @@ def _check_mixed_ops(sym: TensorSymbol, stmt: ir.Equation, diags: list[Diagnosti
                           f"`{stmt.op}`; one tensor uses one projection operator",
                           moved_span(stmt.op_span, delta),
                           related=(Related(sym.first_span, "first equation"),)))
+
+
+def _declared(decl: ir.AxisDecl) -> str:
+    return decl.padding or str(decl.extent)

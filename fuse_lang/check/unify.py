@@ -17,6 +17,16 @@ from ..front.numbers import short_number
 from ..front.span import Span, shifted
 from ..io.source_files import SourceInfo
 from .conflicts import Placed, report_conflicts
+from .derived_extents import (
+    ConcatSum,
+    Derived,
+    DerivedExtents,
+    Inner,
+    Pool,
+    SliceRest,
+    TopkCount,
+    Valued,
+)
 from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
 from .symbols import IndexRole, TensorSymbol, slice_name
@@ -62,59 +72,6 @@ class Position(NamedTuple):
     span: Span
 
 
-# Derived extents: resolved once every statement has been unified (see _resolve_derived)
-class Inner(NamedTuple):
-    """A variable only inside `x+dx` or `x/2` takes that axis' extent if it has none."""
-
-    var: tuple
-    axis: tuple
-
-
-class Pool(NamedTuple):
-    """`Y[x/2]` on a left-hand side: the axis is ⌈extent of x / 2⌉."""
-
-    axis: tuple
-    var: tuple
-    divisor: int
-    span: Span
-
-
-class SliceRest(NamedTuple):
-    """A slice open at one end (`a:` or `:b`): its variable's extent."""
-
-    var: tuple
-    axis: tuple
-    start: int | None
-    stop: int | None
-    span: Span
-
-
-class ConcatSum(NamedTuple):
-    """`concat(..., axis=n)`: n's extent is the sum of its arguments' n-axes."""
-
-    var: tuple
-    parts: tuple
-    span: Span
-
-
-class Valued(NamedTuple):
-    """The statement `stamp` compares values or computes a rule's head from values
-    (`(n < 25)`, `A(a, b, a + b)`): the program's values are analysed (check/values.py)."""
-
-    stamp: int
-
-
-class TopkCount(NamedTuple):
-    """`topk(x, k=K)`: the LHS axis has extent K, or the row's if that is shorter
-    (topk is capped there, as the seed DSL's is; the checker warns)."""
-
-    var: tuple
-    part: tuple
-    count: int
-    span: Span
-
-
-Derived = TypeUnion[Inner, Pool, SliceRest, ConcatSum, Valued, TopkCount]
 Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum,
                Valued, TopkCount]
 
@@ -223,7 +180,9 @@ def _ref_ops(k: int, ref: ir.Ref, lhs: bool, concat: dict) -> Guard:
                 ops.append(Union(axis, concat.get((id(ref), pos),
                                                   ("var", k, index.terms[0].name))))
             else:
-                ops += [Inner(("var", k, var.name), axis) for var in index.terms]
+                keys = [("var", k, var.name) for var in index.terms]
+                ops += [Inner(key, axis, tuple(o for o in keys if o is not key), index.span)
+                        for key in keys]
         elif isinstance(index, ir.IndexDiv):
             var = ("var", k, index.var.name)
             ops.append(Pool(axis, var, index.divisor, index.span) if lhs else Inner(var, axis))
@@ -258,7 +217,7 @@ def _slice_ops(axis: tuple, var: tuple, index: ir.IndexSlice) -> list[Op]:
 def _concat_axes(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]
                  ) -> dict[tuple[int, int], tuple]:
     """In `concat(a, b, axis=n)` each argument's n-axis is its own domain;
-    the left-hand side's n is their sum (resolved in _resolve_derived).
+    the left-hand side's n is their sum (resolved in check/derived_extents.py).
     Likewise in `topk(x, k=K)` the argument's axis along the last LHS index
     is its own domain, and that LHS index has extent K.  (_SHAPING names them.)"""
     out: dict[tuple[int, int], tuple] = {}
@@ -337,6 +296,7 @@ class Unification:
         self.diags = diags
         self.derived: list[Derived] = []  # extents computed once the domains are known
         self.valued: list[int] = []  # the stamps of statements that compare or compute values
+        self.valid: set[str] = set()  # `axis x = valid`: windows over x stay inside
         # id of an `axis` declaration's extent -> the name it gives every variable of,
         # and the extent (kept: an id is only an object's while it lives)
         self.declared: dict[int, tuple[str, Evidence]] = {}
@@ -349,7 +309,7 @@ class Unification:
         self._replay(statement_ops)
         self._apply_axis_decls(variables, axis_decls)
         self._unify_sources(source_info)  # after the statements: facts' symbols first
-        self._resolve_derived()
+        self.valued = DerivedExtents(self.domains, self.valid, self.diags).resolve(self.derived)
         self.domains.fix_positions()
         self._check_positions()
 
@@ -423,12 +383,13 @@ class Unification:
     def _apply_axis_decls(self, variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
                           axis_decls: dict[str, ir.AxisDecl]) -> None:
         """`variables`: each statement's index variables' names and domain keys, in order."""
-        if not axis_decls:
+        self.valid = {name for name, decl in axis_decls.items() if decl.padding == "valid"}
+        if len(self.valid) == len(axis_decls):
             return
         # one Evidence per declaration, shared by every variable it gives an extent
         evidence = {name: Evidence(decl.extent, decl.extent_span,
                                    f"axis {decl.name} = {short_number(decl.extent)}")
-                    for name, decl in axis_decls.items()}
+                    for name, decl in axis_decls.items() if decl.padding is None}
         declared = evidence.keys()
         self.declared = {id(given): (name, given) for name, given in evidence.items()}
         set_extent = self.domains.set_extent
@@ -467,78 +428,6 @@ class Unification:
                 for pos, extent in enumerate(info.shape):
                     d.set_extent(("axis", name, pos),
                                  Evidence(extent, span, f"the shape of {src.path.value}"))
-
-    def _resolve_derived(self) -> None:
-        """Extents computed from others, to a fixpoint: a pooled axis (`P[x/2]`) gives
-        the window index of a later `P[y+dy]` its extent, which may pool again."""
-        for item in self.derived:
-            if type(item) is Valued:
-                self.valued.append(item.stamp)
-        pending = [item for item in self.derived if type(item) is not Valued]
-        while pending:
-            left = []
-            for item in pending:
-                if not self._derive(item):
-                    left.append(item)
-            if len(left) == len(pending):
-                break
-            pending = left
-        for item in pending:  # topk(k=K) of a row of unknown length: K
-            if type(item) is TopkCount:
-                self._topk_extent(item)
-
-    def _derive(self, item: Derived) -> bool:
-        """Whether `item`'s extent could be found (and was given) now."""
-        d = self.domains
-        kind = type(item)
-        if kind is Inner:  # an index only inside x+dx or x/2 takes that axis' extent
-            if d.extent(item.var) is not None:
-                return True
-            if d.extent(item.axis) is None:
-                return False
-            d.union(item.var, item.axis)
-        elif kind is Pool:
-            extent = d.extent(item.var)
-            if extent is None:
-                return False
-            d.set_extent(item.axis, Evidence(
-                -(-extent // item.divisor), item.span,  # ceil, exact
-                f"⌈{extent}/{item.divisor}⌉ from this pooling index"))
-        elif kind is SliceRest:
-            start, stop = item.start, item.stop
-            full = d.extent(item.axis)
-            if stop is None and full is not None:
-                d.set_extent(item.var, Evidence(full - (start or 0), item.span,
-                                                f"the slice {start}: of an axis of {full}"))
-            elif start is None and stop is not None:
-                d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))
-            elif full is None:
-                return False
-        elif kind is TopkCount:
-            if d.extent(item.part) is None and d.extent(item.var) is None:
-                return False
-            self._topk_extent(item)
-        elif kind is ConcatSum:
-            extents = [d.extent(p) for p in item.parts]
-            if any(e is None for e in extents):
-                return False
-            d.set_extent(item.var, Evidence(
-                sum(extents), item.span,  # type: ignore[arg-type]
-                f"concat ({' + '.join(map(str, extents))})"))
-        return True
-
-    def _topk_extent(self, item: TopkCount) -> None:
-        d = self.domains
-        row = d.extent(item.part)
-        # past the largest extent, K itself is the mistake (extent-too-large)
-        count = item.count if row is None or item.count > MAX_EXTENT else min(item.count, row)
-        what = f"topk(k={short_number(item.count)})"
-        if count < item.count:
-            what += f" capped at the row's {short_number(row)}"
-            self.diags.append(make(
-                "topk-capped", f"topk(k={short_number(item.count)}) asks for more values than "
-                f"a row holds ({short_number(row)}); it gives {short_number(row)}", item.span))
-        d.set_extent(item.var, Evidence(count, item.span, what))
 
     def _check_positions(self) -> None:
         """Integer constants and symbols beyond a known extent, and extents too large."""

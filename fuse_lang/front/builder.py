@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import ir
-from .builtins import BUILTINS, RESERVED_WORDS, SCHEDULE_PER
+from .builtins import BUILTINS, PADDINGS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -250,6 +250,15 @@ class IRBuilder:
             _fail("invalid-statement", "an axis extent is a whole number", _tok_span(number))
         return ir.AxisDecl(name[1], _tok_span(name), int(number[1]), _tok_span(number),
                            _cover(c))
+
+    def axis_padding(self, c):
+        name, _eq, word = c
+        if word[1] not in PADDINGS:
+            _fail("invalid-statement", f"`axis {name[1]} = {word[1]}`: an axis is a whole "
+                  f"number or `valid` (windows `{name[1]}+dx` that stay inside their axis)",
+                  _tok_span(word))
+        return ir.AxisDecl(name[1], _tok_span(name), 0, _tok_span(word), _cover(c),
+                           padding=word[1])
 
     def param_decl(self, c):
         return ir.ParamDecl(tuple(self._lhs(r) for r in c[1:]), _cover(c))

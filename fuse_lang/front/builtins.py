@@ -100,6 +100,9 @@ REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr expl
               "op, one of sum, max, min, avg.")
 
 # Words the next versions of the language will use (LANGUAGE.md §12).
+# `axis x = valid`: the paddings an axis declaration may name instead of an extent
+PADDINGS = frozenset({"valid"})
+
 RESERVED_WORDS = frozenset(
     {"let", "fn", "select", "case", "when", "default", "import", "as"}
 )

@@ -331,9 +331,12 @@ class Query:
 class AxisDecl:
     name: str
     name_span: Span
-    extent: int
-    extent_span: Span
+    extent: int  # (0 with a padding)
+    extent_span: Span  # the extent's, or the padding's word
     span: Span
+    # `axis x = valid`: windows `x+dx` stay inside their axis (x's extent is the
+    # axis' less the window's reach) instead of an extent
+    padding: str | None = None
 
 
 @frozen_dataclass

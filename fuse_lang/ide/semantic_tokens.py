@@ -183,7 +183,7 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
             add(token(occ.span, "parameter", declared if occ.lhs else use))
     if isinstance(stmt, ir.AxisDecl):
         add(token(stmt.name_span, "parameter", ("declaration",)))
-        add(token(stmt.extent_span, "number"))
+        add(token(stmt.extent_span, "keyword" if stmt.padding else "number"))
         return out
     if isinstance(stmt, (ir.Source, ir.Sink)):
         add(token(stmt.path.span, "string"))
