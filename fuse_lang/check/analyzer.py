@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
@@ -23,6 +24,7 @@ from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
+from .initialisers import check_initialisers
 from .lone_indices import program_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
@@ -161,6 +163,8 @@ class _Checker:
                           checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
+            check_initialisers([shifted(s, deltas[id(s)]) if id(s) in deltas else s
+                                for s in statements if type(s) is ir.ParamDecl], diags)
             # what a run would refuse before computing (check agrees with run)
             RunRefusals(statements, self.tensors, self.domains, checks.by_number, checks.placed,
                         deltas).check(order.groups, order.recursive, diags)

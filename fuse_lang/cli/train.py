@@ -3,7 +3,8 @@
     fuse train [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X]
                [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N]
                [--data NAME=FILE.npy]... [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
-               [--checkpoint-every N] [--resume FILE.safetensors] [--format text|json] PATH
+               [--checkpoint-every N] [--resume FILE.safetensors] [--init NAME=INIT]...
+               [--init-default INIT] [--format text|json] PATH
 
 The loss is printed about ten times along the way (and drawn in a progress bar
 on a terminal); the learned params go to the checkpoint file.
@@ -55,6 +56,11 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--checkpoint-every", type=int, default=None, metavar="N")
     p.add_argument("--resume", metavar="FILE.safetensors",
                    help="continue from a checkpoint written by fuse train")
+    p.add_argument("--init", action="append", default=[], metavar="NAME=INIT",
+                   help="start the param NAME with INIT (normal(0.02), kaiming, zeros...) "
+                        "instead of the program's initialiser (repeatable)")
+    p.add_argument("--init-default", default=None, metavar="INIT",
+                   help="the initialiser of the weights that have none (default glorot)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -75,6 +81,17 @@ def _batch(text: str | None) -> dict[str, int] | None:
     if not sep or not index.strip() or not size.strip().isdigit() or int(size) < 1:
         raise UsageError(f"--batch takes INDEX=N (n=64), not {text!r}")
     return {index.strip(): int(size)}
+
+
+def _inits(items: list[str]) -> dict[str, str]:
+    """`--init NAME=INIT`s (the initialiser itself is checked by training)."""
+    out = {}
+    for text in items:
+        name, sep, init = text.partition("=")
+        if not sep or not name.strip() or not init.strip():
+            raise UsageError(f"--init takes NAME=INIT (W1=normal(0.02)), not {text!r}")
+        out[name.strip()] = init.strip()
+    return out
 
 
 @frozen_dataclass
@@ -98,19 +115,22 @@ class TrainOptions:
     checkpoint: str | None
     checkpoint_every: int | None
     resume: str | None
+    init: dict[str, str]
+    init_default: str | None
     format: str
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> TrainOptions:
         """The options of a parsed `fuse train` command line; UsageError for a
-        malformed `--batch`."""
+        malformed `--batch` or `--init`."""
         return cls(path=ns.path, backend=ns.backend, device=ns.device, precision=ns.precision,
                    optimizer=ns.optimizer, learning_rate=ns.learning_rate,
                    schedule=ns.schedule, weight_decay=ns.weight_decay, steps=ns.steps,
                    epochs=ns.epochs, seed=ns.seed, batch=_batch(ns.batch),
                    data=tuple(ns.data), validation=tuple(ns.validation),
                    validate_every=ns.validate_every, checkpoint=ns.checkpoint,
-                   checkpoint_every=ns.checkpoint_every, resume=ns.resume, format=ns.format)
+                   checkpoint_every=ns.checkpoint_every, resume=ns.resume,
+                   init=_inits(ns.init), init_default=ns.init_default, format=ns.format)
 
 
 def cmd_train(options: TrainOptions) -> int:
@@ -135,7 +155,9 @@ def cmd_train(options: TrainOptions) -> int:
                                validation=held or None, validate_every=options.validate_every,
                                checkpoint=options.checkpoint,
                                checkpoint_every=options.checkpoint_every,
-                               resume=options.resume, epochs=options.epochs, progress=shown)
+                               resume=options.resume, epochs=options.epochs,
+                               init=options.init or None, init_default=options.init_default,
+                               progress=shown)
     except KeyboardInterrupt:
         fail(f"fuse: {options.path}: training was stopped (Ctrl-C); the last checkpoint "
              f"written stays", EXIT_INTERRUPTED)

@@ -261,7 +261,28 @@ class IRBuilder:
                            padding=word[1])
 
     def param_decl(self, c):
-        return ir.ParamDecl(tuple(self._lhs(r) for r in c[1:]), _cover(c))
+        items = c[1:]  # each [ref, initialiser or None] (param_item)
+        return ir.ParamDecl(tuple(self._lhs(ref) for ref, _ in items), _cover(c),
+                            tuple(init for _, init in items))
+
+    def param_item(self, c):
+        # ref [EQUAL initialiser]: a list, not a tuple (a tuple is a token here)
+        return [c[0], c[-1]]
+
+    def initialiser(self, c):
+        # NAME [LPAR [arg ("," arg)*] RPAR]: the name, then `(`, the numbers, `)` or Nones
+        name, close = c[0], c[-1]
+        numbers = tuple(a for a in c[2:-1] if a is not None)
+        span = _tok_span(name) if close is None else _tuple_new(Span, (name[2], close[3]))
+        return ir.Initialiser(name[1], _tok_span(name), numbers, span)
+
+    def init_arg(self, c):
+        minus, tok = c
+        text = _number_text(tok)
+        value = float(text)
+        if minus is None:
+            return ir.Number(value, text, _tok_span(tok))
+        return ir.Number(-value, "-" + text, _tuple_new(Span, (minus[2], tok[3])))
 
     def _atom(self, ref: Any) -> ir.Ref:
         if not isinstance(ref, ir.Ref):

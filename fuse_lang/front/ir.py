@@ -340,9 +340,22 @@ class AxisDecl:
 
 
 @frozen_dataclass
+class Initialiser:
+    """How a param starts, written after its `=`: a name and its numbers (`zeros`,
+    `normal(0.02)`, `uniform(-0.1, 0.1)`); check.initialisers knows the names."""
+    name: str
+    name_span: Span
+    args: tuple[Number, ...]
+    span: Span
+
+
+@frozen_dataclass
 class ParamDecl:
+    """`param W[f,d] = kaiming, B[f]`: the params it declares and, per param, its
+    initialiser (None where none is written)."""
     refs: tuple[Ref, ...]
     span: Span
+    inits: tuple[Initialiser | None, ...] = ()
 
 
 @frozen_dataclass

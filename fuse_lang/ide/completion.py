@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..check import Analysis, TensorInfo
+from ..check.initialisers import INITIALISERS
 from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..front.lexer import Tok, tokenize
 from ..io.cells import value_text
@@ -20,7 +21,8 @@ from .hover import tensor_markdown
 KEYWORDS = {
     "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
     "axis": ("axis d = 64", "Declare the extent of an index name program-wide."),
-    "param": ("param W[i,j]", "A learnable tensor (initialised small and random)."),
+    "param": ("param W[i,j]", "A learnable tensor; `= INIT` after it chooses how it "
+              "starts (by default a weight Glorot-uniform, a bias zeros)."),
 }
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
@@ -176,6 +178,8 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
     top = cur.stack[-1] if cur.stack else None
     if not stmt:
         items = _keywords() + _tensors(analysis, "1")
+    elif stmt[0].type == "PARAM" and top is None and stmt[-1].type == "EQUAL":
+        items = _initialisers()  # `param W[i,j] = |`
     elif stmt[0].type in ("EXPORT", "PARAM") and top is None:
         items = _tensors(analysis, "1")
     elif stmt[0].type == "AXIS":
@@ -229,6 +233,11 @@ def _builtins(snippets: bool, rank: str) -> list[Completion]:
                           insert_text="reduce($1)" if snippets else None, snippet=snippets,
                           sort_text=rank + "reduce"))
     return out
+
+
+def _initialisers() -> list[Completion]:
+    return [Completion(s.name, "keyword", s.signature, s.doc, sort_text=f"0{k:02d}")
+            for k, s in enumerate(INITIALISERS.values())]
 
 
 def _reduce_ops() -> list[Completion]:

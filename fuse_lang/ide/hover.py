@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..check import Analysis, TensorInfo
+from ..check import Analysis, TensorInfo, TensorKind
+from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
+from ..check.param_roles import param_starts
 from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
@@ -43,6 +45,12 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             continue
         if isinstance(stmt, ir.Equation) and stmt.op_span.start <= offset <= stmt.op_span.end:
             return Hover(equation_markdown(analysis, k), stmt.op_span)
+        if isinstance(stmt, ir.ParamDecl):
+            for init in stmt.inits:
+                if init is not None and init.name in INITIALISERS \
+                        and init.name_span.start <= offset <= init.name_span.end:
+                    spec = INITIALISERS[init.name]
+                    return Hover(f"```fuse\n{spec.signature}\n```\n{spec.doc}", init.name_span)
         for expr in ir.used_exprs(stmt):
             for node in ir.walk(expr):
                 if isinstance(node, ir.Reduce) and node.span.start <= offset < node.op_span.start:
@@ -88,6 +96,11 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
         more = f" and {len(info.definitions) - 8} more" if len(info.definitions) > 8 else ""
         op = f" (combined with `{info.op}`)" if info.op and len(info.definitions) > 1 else ""
         lines.append(f"Defined at {where}{more}{op}.")
+    if info.kind == TensorKind.PARAM:
+        start = param_starts(analysis).get(info.name)
+        if start is not None:
+            lines.append("")
+            lines.append(f"Starts as {start.text(info.shape)}.")
     training = _training_line(analysis, info.name)
     if training:
         lines.append("")

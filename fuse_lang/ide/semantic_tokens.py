@@ -190,6 +190,11 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
     for ref in ir.defined_refs(stmt):
         names[ref.name] = None
         _ref_tokens(analysis, ref, True, kinds, out)
+    if type(stmt) is ir.ParamDecl:  # `= normal(0.02)`: a library function's numbers
+        for init in stmt.inits:
+            if init is not None:
+                add(token(init.name_span, "function", ("defaultLibrary",)))
+                out += [token(number.span, "number") for number in init.args]
     # ir.walk's order (parents first, children left to right), inlined
     constants: set[int] = set()  # comparisons' symbol constants (check/values.py)
     stack = list(reversed(ir.used_exprs(stmt)))

@@ -307,7 +307,8 @@ class Execution:
         if self.bases is not None:  # inside a compiled graph: they are its arguments
             return self.bases.get(name), name in self.bases
         base, has = load_base(self.analysis, self.backend, self.settings.base_dir, self.given,
-                              name, self.shape(name), name in self.sparse_names())
+                              name, self.shape(name), name in self.sparse_names(),
+                              self.plan.param_starts.get(name))
         if has and self.place is not None:
             base = self.place(name, base)
         return base, has

@@ -6,19 +6,20 @@ its facts; a Boolean source is the union of its file and its facts.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..check import INPUT_KINDS, SOURCE_KINDS, Analysis, TensorKind
+from ..check.param_roles import ParamStart
 from ..check.value_tables import column_positions, constant_position, domain_values
 from ..front import ir
 from ..io.source_data import load_dense, load_sparse_npz, relation_tuples_file
 from ..io.sources import split_member
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError
+from .param_init import initial_param
 from .sparse.csr import SparseTensor, from_rows
 from .sparse.nd import SparseRelation
 
@@ -36,11 +37,13 @@ def _host_dtype(backend: Backend) -> Any:
 
 
 def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mapping[str, Any],
-              name: str, shape: tuple[int, ...], sparse: bool = False) -> tuple[Any, bool]:
+              name: str, shape: tuple[int, ...], sparse: bool = False,
+              start: ParamStart | None = None) -> tuple[Any, bool]:
     """The input, source, param and facts of a tensor as one backend array, and
     whether it has any (None, False when it has none).  `sparse`: the plan keeps
     it sparse (a 2-D tensor; the backend has `sparse_from`), read without a
-    dense intermediate where its form allows."""
+    dense intermediate where its form allows.  `start`: how a param starts
+    (RunPlan.param_starts)."""
     info = analysis.tensors[name]
     if name in given:
         data = given[name]
@@ -95,7 +98,7 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
             return backend.sparse_from(data), True
         return backend.asarray(data), True
     if info.kind == TensorKind.PARAM:
-        return backend.asarray(_param_init(name, shape)), True
+        return backend.asarray(initial_param(name, shape, None, start)), True
     if facts:
         out = np.zeros(shape)
         for fact in facts:
@@ -207,14 +210,3 @@ def sparse_rows(shape: tuple[int, ...], rows: Any, dtype: Any) -> Any:
     if len(shape) != 2:
         return SparseRelation.from_positions(shape, rows, dtype)
     return from_rows(shape, rows, dtype)  # type: ignore[arg-type]
-
-
-def _param_init(name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """Params start small and random, the same for every run of the same name
-    (Glorot-uniform over the last two axes; docs/language.md)."""
-    seed = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
-    rng = np.random.default_rng(seed)
-    fan_in = shape[-1] if shape else 1
-    fan_out = shape[-2] if len(shape) > 1 else 1
-    bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
-    return rng.uniform(-bound, bound, size=shape)

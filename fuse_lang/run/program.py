@@ -353,6 +353,7 @@ class CompiledProgram:
               validation: Mapping[str, Any] | None = None, validate_every: int | None = None,
               checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
               resume: str | os.PathLike | None = None, epochs: int | None = None,
+              init: Mapping[str, str] | None = None, init_default: str | None = None,
               progress: Callable[[Any], None] | None = None) -> Any:
         """Learn the params against the program's loss (`train L`) on the torch or jax
         backend; returns a run.train.training.TrainResult (docs/training.md).
@@ -365,7 +366,9 @@ class CompiledProgram:
         overriding their files; batch: {"n": 64} draws 64 positions of index `n` per
         step; validation: held-out data, its loss every `validate_every` steps;
         checkpoint: a .safetensors file written every `checkpoint_every` steps and
-        at the end; resume: a checkpoint to continue from; progress: called after
+        at the end; resume: a checkpoint to continue from; init: initialisers as
+        text per param (`{"W1": "normal(0.02)"}`), over the program's; init_default:
+        the initialiser of the weights that have none written; progress: called after
         each step with a run.train.training.TrainProgress.  program.interrupt stops it."""
         from .train.training import TrainOptions, train
 
@@ -373,7 +376,7 @@ class CompiledProgram:
                                dict(batch) if batch else None, validate_every,
                                None if checkpoint is None else os.fspath(checkpoint),
                                checkpoint_every, None if resume is None else os.fspath(resume),
-                               epochs)
+                               epochs, dict(init) if init else None, init_default)
         return train(self, options, data, validation, progress)
 
     def gradients(self, params: Mapping[str, Any], data: Mapping[str, Any] | None = None

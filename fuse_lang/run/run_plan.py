@@ -20,7 +20,8 @@ What a `RunPlan` holds:
   and the memory estimate the guard compares with the limit;
 - per equation, the planner's contractions (`contractions`: einsum spec, path
   and cost, plan.planner), the Monte Carlo sites, the temperature schedules, and
-  the demand rewrite of bound queries.
+  the demand rewrite of bound queries;
+- per param, how it starts (`param_starts`: initialiser, role and fans).
 
 Parts that cost time and that a run may not need (the schedules, the planner's
 contractions) are made on first read and then kept: the object never changes.
@@ -33,6 +34,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Collection, Mapping
 
 from ..check import Analysis
+from ..check.param_roles import ParamStart, param_starts
 from ..front import ir
 from ..plan.config import ExecutionConfig, FixpointChoice, fixpoint_choice
 from ..plan.demand import DemandPlan
@@ -170,6 +172,11 @@ class RunPlan:
         """The planner's plan of every equation (plan.planner): what `fuse explain`
         prints, and what the memory estimate reads."""
         return plan_program(self.analysis, self.overrides)
+
+    @functools.cached_property
+    def param_starts(self) -> Mapping[str, ParamStart]:
+        """How each param starts: its initialiser, role and fans (check.param_roles)."""
+        return MappingProxyType(param_starts(self.analysis))
 
     @functools.cached_property
     def with_sinks(self) -> Schedule:

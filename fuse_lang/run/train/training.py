@@ -10,7 +10,6 @@ run draws what an uninterrupted one would.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,9 +18,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ...check import analyze
+from ...check.analysis import TensorKind
 from ...check.cone import dependency_cone
+from ...check.initialisers import read_initialiser
 from ...check.loss import LossInfo, loss_of
+from ...check.param_roles import ParamStart, param_starts
+from ...front import ir
 from ..inputs import load_base
+from ..param_init import initial_param
 from ..results import FuseError
 from ..schedules import schedules_of
 from .checkpoints import load_checkpoint, save_checkpoint
@@ -80,6 +84,10 @@ class TrainOptions:
     checkpoint_every: int | None = None
     resume: str | None = None
     epochs: int | None = None  # instead of steps: passes over the data
+    # initialisers as text, overriding the program's: {"W1": "normal(0.02)"}; and
+    # the one for the weights that neither the program nor `init` gives one
+    init: Mapping[str, str] | None = None
+    init_default: str | None = None
 
 
 def train(program: CompiledProgram, options: TrainOptions,
@@ -92,6 +100,7 @@ def train(program: CompiledProgram, options: TrainOptions,
     if loss is None:
         raise FuseError("the program names no loss: add `train L` for a scalar tensor `L` "
                         "that its params influence (docs/training.md)")
+    starts = _param_starts(program, options)
     cut = _loss_program(program, loss)
     backend = program.backend
     with backend.context():
@@ -101,7 +110,7 @@ def train(program: CompiledProgram, options: TrainOptions,
         if options.epochs is not None:  # an epoch: every batch of the data once
             options = replace(options, steps=options.epochs * batches.per_epoch)
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
-                                               options)
+                                               options, starts)
 
         unrolled = _unrolled_rounds(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
@@ -297,12 +306,37 @@ def _param_shapes(cut: CompiledProgram, loss: LossInfo, host: dict[str, np.ndarr
     return {n: analysis.tensors[n].shape for n in loss.params}
 
 
+def _param_starts(program: CompiledProgram, options: TrainOptions) -> dict[str, ParamStart]:
+    """How each param starts: `options.init`'s initialiser, else the program's, else
+    `options.init_default` for a weight, else its role's default.  The roles are read
+    from the whole program, as a run's are (not from the loss' cone)."""
+    analysis = program.analysis
+    params = sorted(n for n, t in analysis.tensors.items() if t.kind == TensorKind.PARAM)
+    given = {}
+    for name, text in (options.init or {}).items():
+        if name not in params:
+            raise FuseError(f"an initialiser is given for `{name}`, which is not a param of "
+                            f"the program (its params: {', '.join(params) or 'none'})")
+        given[name] = _initialiser(text, f"the initialiser of `{name}`")
+    default = None if options.init_default is None else \
+        _initialiser(options.init_default, "the default initialiser")
+    return param_starts(analysis, given, default)
+
+
+def _initialiser(text: str, what: str) -> ir.Initialiser:
+    try:
+        return read_initialiser(text)
+    except ValueError as err:
+        raise FuseError(f"{what}: {err}") from None
+
+
 def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
-                    options: TrainOptions
+                    options: TrainOptions, starts: Mapping[str, ParamStart]
                     ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
     """The step, params and optimizer state to start from: a checkpoint's, or fresh."""
     if options.resume is None:
-        return 0, {n: initial_param(n, shapes[n], options.seed) for n in loss.params}, None
+        return 0, {n: initial_param(n, shapes[n], options.seed, starts.get(n))
+                   for n in loss.params}, None
     saved = load_checkpoint(options.resume)
     missing = [n for n in loss.params if n not in saved.params]
     if missing:
@@ -313,20 +347,6 @@ def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo
                             f"{tuple(saved.params[name].shape)}; the program's is "
                             f"{tuple(shapes[name])}")
     return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state
-
-
-def initial_param(name: str, shape: tuple[int | None, ...], seed: int | None) -> np.ndarray:
-    """A param's start: Glorot-uniform over its last two axes (as a run's params,
-    docs/language.md), drawn from the seed and the param's name."""
-    if any(extent is None for extent in shape):
-        raise FuseError(f"the param `{name}` has an axis of unknown extent: declare it "
-                        f"with `axis`")
-    digest = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
-    rng = np.random.default_rng(digest if seed is None else [seed, digest])
-    fan_in = shape[-1] if shape else 1
-    fan_out = shape[-2] if len(shape) > 1 else 1
-    bound = float(np.sqrt(6.0 / (fan_in + fan_out)))
-    return rng.uniform(-bound, bound, size=shape)
 
 
 def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
