@@ -18,6 +18,7 @@ from ..front.span import Span, shifted
 from ..io.source_files import SourceInfo
 from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
+from .recurrences import stored_positions
 from .symbols import IndexRole, TensorSymbol, slice_name
 
 
@@ -442,8 +443,10 @@ class Unification:
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))
-            elif info.shape is not None:
-                for pos, extent in enumerate(info.shape):
+            elif info.shape is not None:  # (a virtual axis is not in the file)
+                stored = stored_positions(sym.first) if sym.first.indices is not None \
+                    else range(len(info.shape))
+                for pos, extent in zip(stored, info.shape):
                     d.set_extent(("axis", name, pos),
                                  Evidence(extent, span, f"the shape of {src.path.value}"))
 
