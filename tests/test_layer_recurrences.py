@@ -136,14 +136,14 @@ def test_two_states_step_together(tmp_path, weights):
 
 # ------------------------------------------------------------ an offset layer index
 
-def test_mlp_over_an_offset_layer_index_starts_at_position_0(tmp_path, weights):
-    # Z[0,d] gives layer 0; the layers 1.. read the one before.  sig(B[0]) is not 0:
-    # were the layer equation added at position 0, Z[0] would not be S
+def test_mlp_over_an_offset_layer_index_adds_the_start_at_position_0(tmp_path, weights):
+    # the equations of Z add (LANGUAGE.md §6): at position 0 the layer equation reads
+    # Z[-1], 0, and adds sig(B[0]) to the start S; the layers 1.. read the one before
     text = ('W[l,d,e] = "w.npy"\nB[l,d] = "b.npy"\nS[d] = "s.npy"\n'
             "Z[0,d] = S[d]\nZ[l,d] = sig(W[l,d,e] Z[l-1,e] + B[l,d])\nexport Z\n")
     assert errors(text, tmp_path) == []
     expected = np.zeros((LAYERS, WIDTH))
-    expected[0] = weights["S"]
+    expected[0] = weights["S"] + sig(weights["B"][0])
     for layer in range(1, LAYERS):
         expected[layer] = sig(weights["W"][layer] @ expected[layer - 1] + weights["B"][layer])
     np.testing.assert_allclose(run(tmp_path, text)["Z"], expected, **TOL)
@@ -156,7 +156,7 @@ def test_an_offset_block_with_an_intermediate_runs_in_order(tmp_path, weights):
     assert errors(text, tmp_path) == []
     result = fuse_lang.compile(text, backend="numpy", base_dir=tmp_path).execute()
     expected = np.zeros((LAYERS, WIDTH))
-    expected[0] = weights["S"]
+    expected[0] = weights["S"] + relu(weights["B"][0])  # the equations add (§6)
     for layer in range(1, LAYERS):
         expected[layer] = relu(weights["W"][layer] @ expected[layer - 1] + weights["B"][layer])
     np.testing.assert_allclose(result.outputs["Z"], expected, **TOL)

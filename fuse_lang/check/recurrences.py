@@ -16,8 +16,8 @@ recurrence
   an index their left-hand sides write (`Z[l,d] = f(W[l,d,e] Z[l-1,e])`), and
   at the same step only in an order without a circle (`H[l] = ... Z[l-1]`,
   `Z[l] = f(H[l])`).  An equation that writes a constant position there
-  (`Z[0,d] = X0[d]`) gives that position: the equations over the index do not
-  add to it.
+  (`Z[0,d] = X0[d]`) adds to what the equations over the index give at that
+  position, as the equations of one tensor always add (LANGUAGE.md §6).
 
 Plain IR only (statements and each member's equations), so that the checker,
 which has no analysis yet, and the run read a group the same way.

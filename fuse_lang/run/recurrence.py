@@ -6,8 +6,8 @@ equations (`X[i,*t] = X0[i]`); at each step the tensors computed at the step
 are evaluated in order from the current states, then every state's next value
 from its `*t+1` equations; the last states are the values.  Over an offset
 index each member is written position by position: at each position, the
-members in order, each from the equations that give that position (a start,
-`Z[0,d] = X0[d]`) or else from its equations over the index.  Plain backend
+members in order, each the sum of the equations that give that position (a
+start, `Z[0,d] = X0[d]`) and its equations over the index (LANGUAGE.md §6).  Plain backend
 arithmetic throughout, so a compiled graph or an export unrolls the steps
 (torch and jax put rows in by arithmetic, so that gradients flow; NumPy writes
 them in place).
@@ -126,13 +126,12 @@ def _row(run: Run, recurrence: Recurrence, name: str, step: int, base: Any) -> A
     position = recurrence.positions[name]
     row_shape = shape[:position] + shape[position + 1:]
     equations = run.equations(name)
-    given = [k for k in equations if recurrence.starts.get(k, -1) == step]
-    if given:
-        parts = [run.contribution(k, row_shape, None, skip=position) for k in given]
-    else:
-        parts = [run.contribution(k, row_shape, {recurrence.step_vars[k]: step},
-                                  skip=position)
-                 for k in equations if k in recurrence.step_vars]
+    # the equations that give this position (a start, `Z[0,d] = S[d]`) and those over
+    # the index add, as every equation of one tensor does (LANGUAGE.md §6)
+    parts = [run.contribution(k, row_shape, None, skip=position)
+             for k in equations if recurrence.starts.get(k, -1) == step]
+    parts += [run.contribution(k, row_shape, {recurrence.step_vars[k]: step}, skip=position)
+              for k in equations if k in recurrence.step_vars]
     if not parts:
         return None
     base_row = run.backend.take(base, step, position) if base is not None else None
