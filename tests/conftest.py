@@ -52,7 +52,8 @@ def tolerance() -> dict:
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
                        "test_run_targets", "test_datalog", "test_datalog_values",
                        "test_sparse", "test_sparse_io",
-                       "test_execution_config", "test_demand", "test_seed_spellings"}
+                       "test_execution_config", "test_demand", "test_seed_spellings",
+                       "test_layer_recurrences"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs

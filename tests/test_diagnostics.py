@@ -98,6 +98,11 @@ CASES = [
      ["number of steps", "`t`"]),
     ("recurrence-write", "axis i = 3\nX[i] = X[i-1] + 1\nX[j] = 1", E, (2, 0),
      ["recurrence over `i`", "writes `i` or a constant"]),
+    ("virtual-step", "axis t = 3, i = 2\nX[i,*t] = X[i,*t] + t\nX[i,*t+1] = X[i,*t] + 1",
+     E, (1, 0), ["start of `X`'s recurrence over `t`", "write the step's update at `*t+1`"]),
+    ("virtual-step", "axis l = 3, d = 2, e = 2\nparam W[l,d,e]\nA[d,e,*l] = W[l,d,e]\n"
+     "X[d,*l+1] = relu(A[d,e,*l] X[e,*l])\nexport X", E, (2, 0),
+     ["`A` is no part of a recurrence", "cannot read the step `l`"]),
     ("unknown-builtin", "X = const([1,2])\nY[i] = fo(X[i])", E, (1, 7),
      ["`fo` is not a builtin", "builtins:"]),
     ("unknown-builtin", "X = const([1,2])\nY[i] = sigmoid(X[i])", E, (1, 7),

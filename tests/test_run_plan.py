@@ -78,7 +78,7 @@ def test_a_recurrence_is_planned_as_one():
     text = "axis t = 5\nA[0] = 1\nA[t] = A[t-1] * 2\nexport A\n"
     plan = fuse_lang.compile(text).run_plan()
     (group,) = [g for g in plan.schedule(True).groups if g.names == ("A",)]
-    assert group.how == RECURRENCE and group.recurrence[0] == "t"
+    assert group.how == RECURRENCE and group.recurrence.index == "t"
 
 
 def test_plans_and_programs_do_not_change():

@@ -28,6 +28,7 @@ from .initialisers import check_initialisers
 from .lone_indices import program_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
+from .recurrences import stored_positions
 from .results import InfoMemo, Tables
 from .runnable import RunRefusals
 from .statements import Local, StatementChecks
@@ -225,10 +226,13 @@ class _Checker:
                 len(info.shape or ())
             if sym.arity is None:
                 sym.arity = rank
-            elif sym.arity != rank and not (sym.boolean and info.rows == 0):
+            elif _stored_arity(sym) != rank and not (sym.boolean and info.rows == 0):
+                stored = _stored_arity(sym)
+                also = " (its virtual axis is iterated, not read from a file)" \
+                    if stored != sym.arity else ""
                 self.diags.append(make(
-                    "arity-mismatch", f"`{sym.name}` is written with {sym.arity} "
-                    f"{'axis' if sym.arity == 1 else 'axes'} but `{src.path.value}` holds "
+                    "arity-mismatch", f"`{sym.name}` is written with {stored} "
+                    f"{'axis' if stored == 1 else 'axes'}{also} but `{src.path.value}` holds "
                     f"{rank}", src.path.span))
                 continue
             source_info[sym.name] = info
@@ -237,11 +241,23 @@ class _Checker:
     def _input_shape(self, sym: TensorSymbol, shape: tuple[int, ...]) -> None:
         if sym.arity is None:
             sym.arity = len(shape)
-        if len(shape) != sym.arity:
+        if len(shape) != _stored_arity(sym):
             self.diags.append(make(
                 "arity-mismatch", f"the input for `{sym.name}` has {len(shape)} axes but "
-                f"`{sym.name}` has {sym.arity}", sym.first_span))
+                f"`{sym.name}` has {_stored_arity(sym)}", sym.first_span))
             return
-        for pos, extent in enumerate(shape):
+        for pos, extent in zip(_stored(sym), shape):
             self.domains.set_extent(("axis", sym.name, pos), Evidence(
                 int(extent), sym.first_span, f"the input given for {sym.name}"))
+
+
+def _stored(sym: TensorSymbol) -> list[int]:
+    """The positions of `sym`'s axes that a file or an input gives: all but its
+    virtual ones (the steps of a recurrence are iterated, not stored)."""
+    if sym.first.indices is None:
+        return list(range(sym.arity or 0))
+    return stored_positions(sym.first)
+
+
+def _stored_arity(sym: TensorSymbol) -> int:
+    return len(_stored(sym)) if sym.arity is not None else 0

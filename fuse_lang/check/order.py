@@ -8,6 +8,7 @@ from typing import NamedTuple
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from .datalog import monotone_rules
+from .recurrences import recurrence_of_group
 from .symbols import TensorSymbol
 
 # a dependency graph (its names, each one's sorted edges) and its groups, in order;
@@ -85,29 +86,19 @@ def _how_key(group: list[str], statements: tuple[ir.Statement, ...],
 
 def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
                     tensors: dict[str, TensorSymbol]) -> str:
-    members = set(group)
+    """How the group runs: the run plan's own reading (a recurrence, in order, is
+    check.recurrences'; else a fixpoint, semi-naive where the rules allow)."""
+    equations = {n: [k for k in tensors[n].statements if isinstance(statements[k], ir.Equation)]
+                 for n in group}
+    recurrence = recurrence_of_group(statements, equations)
+    if recurrence is not None:
+        return recurrence.describe()
     if all(tensors[n].boolean for n in group):
-        if monotone_rules(members, [statements[k] for n in group for k in tensors[n].statements
-                                    if isinstance(statements[k], ir.Equation)]):
+        if monotone_rules(set(group), [statements[k] for n in group for k in equations[n]]):
             return "evaluated by forward chaining to a fixpoint (semi-naive)"
         return ("evaluated by forward chaining, every rule again each round until nothing "
                 "changes (not semi-naive: a rule reads the group under a call, a subtraction "
                 "or a division)")
-    for n in group:
-        for k in tensors[n].statements:
-            stmt = statements[k]
-            if not isinstance(stmt, ir.Equation):
-                continue
-            for ref in ir.refs(stmt.rhs):
-                if ref.name in members:
-                    for index in ref.indices or ():
-                        if isinstance(index, ir.IndexShift) and len(index.terms) == 1 \
-                                and index.offset < 0:
-                            var = index.terms[0].name
-                            return f"a recurrence over `{var}` (offset {index.offset}), " \
-                                   f"computed in order of `{var}`"
-                        if isinstance(index, ir.IndexVirtual):
-                            return "a recurrence over a virtual index, iterated in order"
     return "evaluated by forward chaining until the change is below tolerance"
 
 

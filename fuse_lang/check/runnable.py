@@ -7,14 +7,19 @@ that `fuse check` agrees with `fuse run` (docs/diagnostics.md):
   recurrence's steps (`X[i,*t+1] = ...` without an extent for `t`) or a
   projected index (`Z = reduce(sum, i) 1`);
 - `recurrence-write`: a recurrence over `i` (`X[i] = X[i-1] + 1`) with another
-  equation of the tensor that writes neither `i` nor a constant position there.
+  equation of the tensor that writes neither `i` nor a constant position there;
+- `virtual-step`: an equation with a virtual index on its left that runs once,
+  not at each step, and reads the step: a recurrence's start
+  (`X[i,*t] = X[i,*t] + t` beside `X[i,*t+1] = ...`), or a tensor that is no part
+  of a recurrence (`A[d,*l] = W[l,d]`).
 
 An extent a run may be given is no error: a domain holding an axis of a source
 or a param takes its extent from the input given for it (`--input`, the API's
 inputs), and the run given that input accepts the program.  Nor is an extent
 that is unknown because of another error (a domain that reaches a statement
-with an error): that error says it.  `recurrence_of` is the run's own reading
-of a recurrence (run/scheduler.py asks it too).
+with an error): that error says it.  `recurrence_of` finds the index that
+`recurrence-write` is about; how a run reads a group as a recurrence is
+check/recurrences.py's (`recurrence_of_group`, which the run plan asks too).
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .domains import Domains
+from .recurrences import bad_starts, mentions, recurrence_of_group
 from .statements import Local
 from .symbols import TensorSymbol
 
@@ -88,6 +94,7 @@ class RunRefusals:
             self._unsized_tensors()
             self._unsized_indices()
         self._recurrence_writes(groups, recursive)
+        self._virtual_steps(groups, recursive)
         if self.covered:
             covered = self.covered
             diags[:] = [d for d in diags if d.code != "unknown-extent"
@@ -230,12 +237,71 @@ class RunRefusals:
                     moved_span(lhs.span, self.deltas.get(id(statements[k]), 0))))
 
 
+    def _virtual_steps(self, groups: Iterable[Sequence[str]], recursive: frozenset[str]) -> None:
+        """Equations with a virtual index on the left that run once and read the step
+        (see the module): a run could not give the step a value."""
+        statements = self.statements
+        for group in groups:
+            if not recursive.isdisjoint(group) or len(group) > 1:
+                members = {n: self._equations(n) for n in group}
+                recurrence = recurrence_of_group(statements, members)
+                if recurrence is not None and recurrence.virtual:
+                    for k in bad_starts(statements, members, recurrence):
+                        self._virtual_step(k, True)
+                continue
+            sym = self.tensors.get(group[0])
+            if sym is None or not any(type(i) is ir.IndexVirtual for i in sym.first.indices or ()):
+                continue  # (most tensors: no virtual axis)
+            for k in self._equations(group[0]):
+                index = _lhs_virtual(statements[k])
+                if index is not None and mentions(statements[k],  # type: ignore[arg-type]
+                                                  ir.index_vars(index)[0].name):
+                    self._virtual_step(k, False)
+
+    def _equations(self, name: str) -> list[int]:
+        sym = self.tensors.get(name)
+        statements = self.statements
+        return [k for k in sym.statements if type(statements[k]) is ir.Equation] \
+            if sym is not None else []
+
+    def _virtual_step(self, k: int, start: bool) -> None:
+        stmt = self.statements[k]
+        assert isinstance(stmt, ir.Equation)
+        index = _lhs_virtual(stmt)
+        assert index is not None
+        var = ir.index_vars(index)[0].name
+        name = stmt.lhs.name
+        delta = self.deltas.get(id(stmt), 0)
+        if start:
+            words = (f"`{name}[..., *{var}]` is the start of `{name}`'s recurrence over "
+                     f"`{var}` (it writes `*{var}`, not `*{var}+1`): it is read once, before "
+                     f"the first step, so it cannot read the step (`{var}` or the recurrence's "
+                     f"tensors); write the step's update at `*{var}+1`")
+            fixes: tuple[Fix, ...] = (Fix(f"Write the update at `*{var}+1`", (TextEdit(
+                moved_span(index.span, delta), f"*{var}+1"),)),)
+        else:
+            words = (f"`{name}` is no part of a recurrence (it reads none of a recurrence's "
+                     f"tensors at `*{var}`), so it is computed once and cannot read the step "
+                     f"`{var}`; read what it reads inside the recurrence's equations, where `{var}` "
+                     f"is the current step")
+            fixes = ()
+        self.found.append(make("virtual-step", words, moved_span(stmt.lhs.span, delta),
+                               fixes=fixes))
+
     def _shifted_read(self, k: int, name: str) -> bool:
         """Whether statement `k` reads `name` at a shifted index (`A[t-1]`)."""
         local = self.locals.get(k)
         return local is None or any(
             ref.name == name and any(type(i) is ir.IndexShift for i in ref.indices or ())
             for ref in local.refs)
+
+
+def _lhs_virtual(stmt: ir.Statement) -> ir.IndexVirtual | None:
+    """The virtual index on an equation's left, if any."""
+    for index in stmt.lhs.indices or ():  # type: ignore[union-attr]
+        if type(index) is ir.IndexVirtual:
+            return index
+    return None
 
 
 def _virtual(sym: TensorSymbol, pos: int) -> bool:

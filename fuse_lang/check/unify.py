@@ -29,6 +29,7 @@ from .derived_extents import (
 )
 from .domains import MAX_EXTENT, Domains, Evidence
 from .literals import is_whole, literal_shape
+from .recurrences import stored_positions
 from .symbols import IndexRole, TensorSymbol, slice_name
 
 
@@ -424,8 +425,10 @@ class Unification:
                 if info.shape and len(info.shape) == 2 and src.path.value.endswith(".txt"):
                     d.set_extent(("axis", name, 0), Evidence(info.shape[0], span,
                                                              f"the tokens of {src.path.value}"))
-            elif info.shape is not None:
-                for pos, extent in enumerate(info.shape):
+            elif info.shape is not None:  # (a virtual axis is not in the file)
+                stored = stored_positions(sym.first) if sym.first.indices is not None \
+                    else range(len(info.shape))
+                for pos, extent in zip(stored, info.shape):
                     d.set_extent(("axis", name, pos),
                                  Evidence(extent, span, f"the shape of {src.path.value}"))
 

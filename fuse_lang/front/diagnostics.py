@@ -43,6 +43,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsized-tensor": (Severity.ERROR, "a computed tensor with an axis whose extent nothing gives"),
     "unsized-index": (Severity.ERROR, "an equation's index whose extent nothing gives"),
     "recurrence-write": (Severity.ERROR, "a recurrence's equation that writes neither its index nor a constant"),
+    "virtual-step": (Severity.ERROR, "an equation run once (a recurrence's start) that reads the step of a virtual index"),
     "extent-too-large": (Severity.ERROR, "an axis longer than the largest extent Fuse handles"),
     "unknown-builtin": (Severity.ERROR, "a call to a function that does not exist"),
     "unknown-keyword": (Severity.ERROR, "a keyword argument the builtin does not take"),

@@ -87,6 +87,10 @@ def index_from(arg: Any) -> ir.Index:
         return ir.IndexVar(var.name, arg.span, dotted=True)
     if arg.kind == "virtual":
         inner = plain_index(arg.value)
+        if isinstance(inner, ir.IndexConst):  # `X[i,*0]`: a start, written another way
+            fail("invalid-index", "a virtual index is a variable (`*t`, `*t+1`), not a "
+                 "position: the start of a recurrence is written `X[i,*t] = X0[i]` beside "
+                 "`X[i,*t+1] = ...`", arg.span)
         if not (isinstance(inner, ir.IndexVar)
                 or (isinstance(inner, ir.IndexShift) and len(inner.terms) == 1)):
             fail("invalid-index", "a virtual index is `*t` or `*t` plus or minus a number",

@@ -39,7 +39,7 @@ def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
     if group_how == EQUATION:
         return "its one equation"
     if group_how == RECURRENCE and recurrence is not None:
-        return f"a recurrence over `{recurrence[0]}`, step by step"
+        return recurrence.describe()
     if group_how == FIXPOINT:
         return "to a fixpoint, " + STRATEGIES.get(strategy or "", "")
     if not equations:

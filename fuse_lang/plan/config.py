@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..check import Analysis
+from ..check.recurrences import group_recurrence
 from .blocking import BlockedEquation, blocked_equations
 from .demand import DemandPlan, plan_demand
 from .sampling import SampledEquation, sampled_equations
@@ -192,8 +193,10 @@ def plan_execution(analysis: Analysis, config: ExecutionConfig,
     made here only when the config samples or blocks (planning every equation
     again doubled `fuse explain`'s time on a long program)."""
     settings = tuple((k, str(v)) for k, v in config.changed().items())
+    # (a recurrence runs in order, one pass per step: no fixpoint to choose for it)
     fixpoints = [(", ".join(group), fixpoint_choice(analysis, group, config).how)
-                 for group in analysis.order if set(group) & analysis.recursive]
+                 for group in analysis.order if set(group) & analysis.recursive
+                 and group_recurrence(analysis, group) is None]
     if plans is None and (config.projection == "monte_carlo" or config.block_size):
         from .planner import plan_equation
 

@@ -27,10 +27,10 @@ from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import load_base
 from .interpret.blocked import Blocking
 from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs
-from .interpret.lhs import put_row
 from .interpret.monte_carlo import Sampler
 from .limits import Checkpoint
 from .memory import failure_words, guard_memory
+from .recurrence import run_recurrence
 from .results import FuseError, RunResult
 from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule
 from .sparse.value import is_sparse
@@ -288,7 +288,9 @@ class Execution:
             self.values[name] = self.tensor(name)
         elif group.how == RECURRENCE:
             assert group.recurrence is not None
-            self.values[name] = self._recurrence(name, *group.recurrence)
+            if self.tracer is not None:
+                self.tracer.recurrence(list(group.names), group.recurrence)
+            run_recurrence(self, group.recurrence)
         else:
             self._fixpoint(list(group.names))
 
@@ -394,62 +396,3 @@ class Execution:
             return base
         parts = [self.contribution(k, shape) for k in self.equations(name)]
         return self.combine(name, base, parts)
-
-    def _recurrence(self, name: str, var: str, position: int, virtual: bool) -> Any:
-        """A recurrence over `var`, step by step: over a virtual index the whole
-        tensor is the state; over an offset index, row by row, in order."""
-        backend = self.backend
-        shape = self.shape(name)
-        equations = self.equations(name)
-        base, _ = self.base(name)
-        extent = next((self.infos[k].extents[var] for k in equations
-                       if self.infos[k].extents.get(var) is not None), None)
-        if extent is None:
-            raise EvaluationError(f"the number of steps (the extent of `{var}`) is not known")
-        if virtual:
-            state = base if base is not None else backend.zeros(shape)
-            check = self.check
-            for step in range(extent):
-                if check is not None:
-                    check.next_round()
-                self.values[name] = state
-                parts = [self.contribution(k, shape, {var: step}) for k in equations]
-                state = self.combine(name, None, parts)
-            return state
-        # an equation writing `var`'s position applies at every step; one writing a
-        # constant there (`A[0,s] = Init[s]`) applies at that step only
-        current = backend.to_numpy(base).copy() if base is not None else np.zeros(shape)
-        row_shape = shape[:position] + shape[position + 1:]
-        at_step: list[tuple[int, int | None]] = []
-        for k in equations:
-            stmt = self.statements[k]
-            assert isinstance(stmt, ir.Equation)
-            index = (stmt.lhs.indices or ())[position]
-            if isinstance(index, ir.IndexVar) and index.name == var:
-                at_step.append((k, None))
-            elif isinstance(index, ir.IndexConst) and isinstance(index.value, int):
-                at_step.append((k, index.value))
-            else:
-                raise EvaluationError(f"in a recurrence over `{var}`, each equation of "
-                                      f"`{name}` writes `{var}` or a constant position there")
-        check = self.check
-        # torch and jax: rows are put in by arithmetic on their tensors, so that a
-        # gradient flows through the recurrence (training); NumPy writes in place
-        functional = backend.name != "numpy"
-        value = backend.asarray(current)
-        for step in range(extent):
-            if check is not None:
-                check.next_round()
-            self.values[name] = value if functional else backend.asarray(current)
-            parts = [self.contribution(k, row_shape, {var: step} if only is None else None,
-                                       skip=position)
-                     for k, only in at_step if only is None or only == step]
-            if not parts:
-                continue
-            row = self.combine(name, None, parts)
-            if functional:
-                value = put_row(backend, value, row, shape, position, step)
-            else:
-                current[(slice(None),) * position + (step,)] = backend.to_numpy(row)
-        return value if functional else backend.asarray(current)
-

@@ -8,9 +8,10 @@ The graph's arguments are the program's inputs, sources and params (their
 values at export are the example inputs), its results the program's exports,
 in order.  What has no single straight graph is refused with a FuseError
 naming it: a recursive group run to a fixpoint (Datalog rules, numeric
-recursion: the number of rounds depends on the data), a recurrence over an
-offset index (it runs row by row through NumPy), Monte Carlo projection (its
-draws are made in NumPy) and a mesh.  docs/backends.md.
+recursion: the number of rounds depends on the data), Monte Carlo projection
+(its draws are made in NumPy) and a mesh.  A recurrence, over an offset or a
+virtual index, has a fixed number of steps: it is unrolled into the graph, one
+pass per step (run.recurrence).  docs/backends.md.
 """
 from __future__ import annotations
 
@@ -147,17 +148,13 @@ def _refuse_loops(analysis: Any, groups: tuple[GroupPlan, ...]) -> None:
         group = planned.names
         if planned.how in (EQUATION, TENSOR):
             continue
-        recurrence = planned.recurrence
-        if recurrence is not None and recurrence[2]:
-            continue  # over a virtual index: a fixed number of steps, unrolled
+        if planned.recurrence is not None:
+            continue  # a fixed number of steps, one pass each: unrolled in the graph
         info = analysis.tensors[group[0]]
         stmt = analysis.program.statements[info.statements[0] if info.statements else 0]
         line = analysis.lines.position(stmt.span.start)[0] + 1
         names = ", ".join(f"`{n}`" for n in group)
-        if recurrence is not None:
-            why = (f"is a recurrence over the offset index `{recurrence[0]}`, computed row by "
-                   f"row outside the graph")
-        elif all(analysis.tensors[n].boolean for n in group):
+        if all(analysis.tensors[n].boolean for n in group):
             why = "is recursive Datalog: its rounds run until no new fact, a number the data decides"
         else:
             why = "is recursive: it runs to a fixpoint, a number of rounds the data decides"

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Collection, Mapping
 
 from ..check import Analysis
 from ..check.param_roles import ParamStart, param_starts
+from ..check.recurrences import Recurrence
 from ..front import ir
 from ..plan.config import ExecutionConfig, FixpointChoice, fixpoint_choice
 from ..plan.demand import DemandPlan
@@ -82,7 +83,7 @@ class GroupPlan:
     names: tuple[str, ...]
     how: str  # EQUATION (its one equation is its value), TENSOR, RECURRENCE, FIXPOINT
     single: int | None  # EQUATION: the statement of that equation
-    recurrence: tuple[str, int, bool] | None  # RECURRENCE: (index, LHS position, virtual)
+    recurrence: Recurrence | None  # RECURRENCE: its steps (check.recurrences)
     strategy: str | None  # FIXPOINT: SEMI_NAIVE, NAIVE or CLOSURE (RunPlan.fixpoints)
 
     @property
@@ -204,7 +205,9 @@ class RunPlan:
             "sparse": sorted(self.sparse),
             "constants": sorted(self.constants),
             "groups": [{"tensors": list(g.names), "how": g.how,
-                        **({"strategy": g.strategy} if g.strategy else {})}
+                        **({"strategy": g.strategy} if g.strategy else {}),
+                        **({"index": g.recurrence.index, "virtual": g.recurrence.virtual,
+                            "order": list(g.recurrence.order)} if g.recurrence else {})}
                        for g in schedule.groups],
             "memory": {"tensors": schedule.memory.total,
                        "largest intermediate": schedule.memory.peak[0]},
@@ -268,8 +271,7 @@ def _group_plan(plan: RunPlan, group: list[str], given: Collection[str]) -> Grou
         return GroupPlan(tuple(group), EQUATION, single, None, None)
     if len(group) == 1 and name not in analysis.recursive:
         return GroupPlan(tuple(group), TENSOR, None, None, None)
-    recurrence = scheduler.sequential_var(analysis, name, equations) if len(group) == 1 \
-        else None
+    recurrence = scheduler.recurrence(analysis, group)
     if recurrence is not None:
         return GroupPlan(tuple(group), RECURRENCE, None, recurrence, None)
     return GroupPlan(tuple(group), FIXPOINT, None, None, plan.fixpoints[tuple(group)].strategy)

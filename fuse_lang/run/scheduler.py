@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Collection, Mapping
 
 from ..check import INPUT_KINDS, Analysis, TensorKind
-from ..check.runnable import recurrence_of
+from ..check.recurrences import Recurrence, group_recurrence
 from ..front import ir
 
 # (the tensors of one group of the evaluation order, the statement of its
@@ -140,9 +140,8 @@ def segment_io(names: list[str], deps: Mapping[str, set[str]], kept: Collection[
     return reads, keeps
 
 
-def sequential_var(analysis: Analysis, name: str,
-                   equations: list[int]) -> tuple[str, int, bool] | None:
-    """(index, LHS position, virtual) when the tensor is a recurrence over one index:
-    a virtual index on the left, or a read of itself one step back (`A[t-1]`); the
-    checker's own reading (check.runnable), which says what a run would refuse."""
-    return recurrence_of(analysis.program.statements, name, equations)
+def recurrence(analysis: Analysis, group: list[str]) -> Recurrence | None:
+    """The recursive group as a recurrence computed in order, one pass per step, or
+    None (a fixpoint): the checker's own reading (check.recurrences), which its
+    `recursion` diagnostic says."""
+    return group_recurrence(analysis, group)

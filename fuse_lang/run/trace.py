@@ -24,12 +24,15 @@ class Tracer:
         self.backend = backend
         self.equations: list[dict] = []
         self.fixpoints: list[dict] = []
+        self.recurrences: list[dict] = []
+        self._stepped: float | None = None  # when the running recurrence's step started
 
     def timed_group(self, analysis: Any, group: list[str], run: Callable[[], None],
                     values: dict[str, Any]) -> None:
         """Run one group of the evaluation order and record its time and sizes."""
         started = time.perf_counter()
         run()
+        self._close_step()
         seconds = time.perf_counter() - started
         for name in group:
             value = values.get(name)
@@ -78,8 +81,28 @@ class Tracer:
 
         return traced
 
+    def recurrence(self, group: list[str], recurrence: Any) -> None:
+        """A recurrence (check.recurrences.Recurrence) starts: its steps follow."""
+        self.recurrences.append({"group": list(group), "index": recurrence.index,
+                                 "virtual": recurrence.virtual,
+                                 "order": list(recurrence.order), "steps": []})
+        self._stepped = None
+
+    def step(self, step: int) -> None:
+        """Step `step` of the running recurrence starts (the last one
+        ends with its group: `timed_group`)."""
+        self._close_step()
+        self.recurrences[-1]["steps"].append({"step": step, "seconds": 0.0})
+        self._stepped = time.perf_counter()
+
+    def _close_step(self) -> None:
+        if self._stepped is not None:
+            self.recurrences[-1]["steps"][-1]["seconds"] = time.perf_counter() - self._stepped
+            self._stepped = None
+
     def to_data(self) -> dict:
-        return {"equations": self.equations, "fixpoints": self.fixpoints}
+        return {"equations": self.equations, "fixpoints": self.fixpoints,
+                "recurrences": self.recurrences}
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -125,6 +148,14 @@ def trace_lines(trace: dict) -> list[str]:
         out += ["", (f"trace: fixpoint of {', '.join(fixpoint['group'])} "
                      f"({fixpoint['strategy']})")]
         out += _table(["iteration", "facts added" if added else "change", "ms"], rows)
+    for recurrence in trace.get("recurrences", ()):
+        steps = recurrence["steps"]
+        over = "the virtual index " if recurrence["virtual"] else ""
+        out += ["", f"trace: recurrence of {', '.join(recurrence['group'])} over {over}"
+                    f"`{recurrence['index']}`: in order, {len(steps)} steps, one pass each "
+                    f"({', then '.join(recurrence['order'])})"]
+        out += _table(["step", "ms"], [[str(s["step"]), f"{s['seconds'] * 1e3:.3f}"]
+                                       for s in steps])
     return out
 
 
