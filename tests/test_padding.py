@@ -1,9 +1,10 @@
 """Padding of windows `x+dx` (issue 34, item 6; docs/language.md "Windows and
 padding"): by default a window reads zeros past the end of its axis; `axis x =
 valid` keeps every window inside (x's extent is the axis' less the window's
-reach, PyTorch's padding='valid'); an offset `x+dx-1` centres a window of 3
-(zeros on both sides, PyTorch's padding='same').  Compared with NumPy and with
-torch's conv1d where torch is installed."""
+reach, PyTorch's padding='valid'); `axis x = same` centres every window (zeros
+on both sides, PyTorch's padding='same', the extra zero of an even window on the
+right), as an offset `x+dx-1` does for a window of 3.  Compared with NumPy and
+with torch's conv1d where torch is installed."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,10 +24,10 @@ X = RNG.normal(size=(2, 11, 3)).astype(np.float32)
 K = RNG.normal(size=(4, 3, 3)).astype(np.float32)  # out 4, taps 3, in 3
 
 
-def run(tmp_path, text):
+def run(tmp_path, text, backend="numpy", kernel=K):
     np.save(tmp_path / "x.npy", X)
-    np.save(tmp_path / "k.npy", K)
-    program = fuse_lang.compile(text, backend="numpy", device="cpu", base_dir=tmp_path)
+    np.save(tmp_path / "k.npy", kernel)
+    program = fuse_lang.compile(text, backend=backend, device="cpu", base_dir=tmp_path)
     return np.asarray(program.run()["H"])
 
 
@@ -63,21 +64,33 @@ def test_the_default_reads_zeros_past_the_end(tmp_path):
     np.testing.assert_allclose(got, windows(padded, 11), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("padding,window,axis", [("valid", "x+dx", "axis x = valid\n"),
-                                                  ("same", "x+dx-1", "")])
-def test_as_torch_conv1d(tmp_path, padding, window, axis):
+def test_same_centres_the_window(tmp_path):
+    got = run(tmp_path, CONV.format(axis="axis x = same\n", window="x+dx"))
+    padded = np.pad(X, ((0, 0), (1, 1), (0, 0)))
+    np.testing.assert_allclose(got, windows(padded, 11), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("padding,window,axis,taps", [
+    ("valid", "x+dx", "axis x = valid\n", 3), ("same", "x+dx-1", "", 3),
+    ("same", "x+dx", "axis x = same\n", 3), ("same", "x+dx", "axis x = same\n", 4),
+    ("valid", "x+dx", "axis x = valid\n", 4)])
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_as_torch_conv1d(tmp_path, padding, window, axis, taps, backend):
     torch = pytest.importorskip("torch")
-    got = run(tmp_path, CONV.format(axis=axis, window=window))
+    if backend == "jax":
+        pytest.importorskip("jax")
+    kernel = np.random.default_rng(taps).normal(size=(4, taps, 3)).astype(np.float32)
+    got = run(tmp_path, CONV.format(axis=axis, window=window), backend, kernel)
     # torch: input (N, C_in, L), weight (C_out, C_in, k); Fuse's K is [o, dx, i]
     want = torch.nn.functional.conv1d(torch.from_numpy(X).permute(0, 2, 1),
-                                      torch.from_numpy(K).permute(0, 2, 1), padding=padding)
+                                      torch.from_numpy(kernel).permute(0, 2, 1), padding=padding)
     np.testing.assert_allclose(got, want.permute(0, 2, 1).numpy(), rtol=1e-4, atol=1e-4)
 
 
 def test_an_unknown_padding_word_is_refused():
-    (diag,) = analyze("axis x = same").diagnostics
+    (diag,) = analyze("axis x = full").diagnostics
     assert diag.code == "invalid-statement"
-    assert "whole number or `valid`" in diag.message
+    assert "`valid`" in diag.message and "`same`" in diag.message
 
 
 def test_a_window_wider_than_its_axis_is_an_error(tmp_path):

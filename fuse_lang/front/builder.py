@@ -255,8 +255,8 @@ class IRBuilder:
         name, _eq, word = c
         if word[1] not in PADDINGS:
             _fail("invalid-statement", f"`axis {name[1]} = {word[1]}`: an axis is a whole "
-                  f"number or `valid` (windows `{name[1]}+dx` that stay inside their axis)",
-                  _tok_span(word))
+                  f"number, `valid` (windows `{name[1]}+dx` stay inside their axis) or "
+                  f"`same` (windows centred, zeros on both sides)", _tok_span(word))
         return ir.AxisDecl(name[1], _tok_span(name), 0, _tok_span(word), _cover(c),
                            padding=word[1])
 

@@ -101,7 +101,7 @@ REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr expl
 
 # Words the next versions of the language will use (LANGUAGE.md §12).
 # `axis x = valid`: the paddings an axis declaration may name instead of an extent
-PADDINGS = frozenset({"valid"})
+PADDINGS = frozenset({"valid", "same"})
 
 RESERVED_WORDS = frozenset(
     {"let", "fn", "select", "case", "when", "default", "import", "as"}

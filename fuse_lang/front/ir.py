@@ -334,8 +334,8 @@ class AxisDecl:
     extent: int  # (0 with a padding)
     extent_span: Span  # the extent's, or the padding's word
     span: Span
-    # `axis x = valid`: windows `x+dx` stay inside their axis (x's extent is the
-    # axis' less the window's reach) instead of an extent
+    # instead of an extent, how windows `x+dx` pad: `valid` (they stay inside their
+    # axis: x's extent is the axis' less the window's reach) or `same` (centred)
     padding: str | None = None
 
 

@@ -103,8 +103,8 @@ class ReferenceReading(EvaluatorState):
         axis_values = self.analysis.domain_symbols.get(domain)
         if axis_values is None and not any(v.name in held for v in index.terms):
             free = [v.name for v in index.terms if v.name not in self.fixed]
-            base = index.offset + sum(self.fixed[v.name] for v in index.terms
-                                      if v.name in self.fixed)
+            base = index.offset - self.info.centred.get(id(index), 0) + sum(
+                self.fixed[v.name] for v in index.terms if v.name in self.fixed)
             if not free:
                 return self._select(data, axis, base, size), []
             grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \

@@ -38,6 +38,9 @@ class StatementInfo:
     # each index's domain's values (check.value_tables), for those that hold values:
     # an index stands for its value in arithmetic and comparisons
     values: dict[str, tuple] = field(default_factory=dict)
+    # id(IndexShift) -> how far a window over an `axis x = same` index is moved back
+    # so that it is centred (PyTorch's padding='same')
+    centred: dict[int, int] = field(default_factory=dict)
 
 
 Variables = dict[int, list[tuple[str, int | None, int]]]
@@ -100,7 +103,33 @@ def statement_info(analysis: Analysis, k: int,
     target = analysis.tensors.get(lhs.name) if isinstance(lhs, ir.Ref) else None
     return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
                          plain_refs, lhs_names, boolean=bool(target and target.boolean),
-                         values=values)
+                         values=values, centred=_centred_windows(analysis, placed, extents))
+
+
+def _centred_windows(analysis: Analysis, placed: list, extents: dict[str, int | None]
+                     ) -> dict[int, int]:
+    """The statement's windows over an `axis x = same` index, each with how far it
+    is moved back: (k-1)//2 for every other variable's window of k, as PyTorch pads
+    (the extra zero of an even window on the right)."""
+    windows = [node for node, _ in placed if isinstance(node, ir.Ref)
+               for index in node.indices or () if isinstance(index, ir.IndexShift)
+               and len(index.terms) > 1]
+    if not windows:
+        return {}
+    same = {stmt.name for stmt in analysis.program.statements
+            if isinstance(stmt, ir.AxisDecl) and stmt.padding == "same"}
+    centred = {}
+    for ref in windows:
+        for index in ref.indices or ():
+            if not isinstance(index, ir.IndexShift) or len(index.terms) < 2:
+                continue
+            names = [v.name for v in index.terms]
+            if not same.intersection(names):
+                continue
+            centre = next(n for n in names if n in same)
+            centred[id(index)] = sum(((extents.get(n) or 1) - 1) // 2
+                                     for n in names if n != centre)
+    return centred
 
 
 class ConstantFolding:
