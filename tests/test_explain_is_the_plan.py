@@ -2,10 +2,12 @@
 its FLOPs equal those of the einsums the NumPy backend is asked for, counted by
 the same convention (plan.contraction.contraction_path), for shifted (`t+1`,
 `x+dx`), pooled (`x/2`, on either side), sliced, constant and recurrent
-accesses, which the run gathers into one axis per free variable before joining."""
+accesses, which the run gathers into one axis per free variable before joining.
+And its summary counts the params and splits the memory by role."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +172,75 @@ def test_each_access_kind(monkeypatch, tmp_path, name):
                     encoding="utf-8")
     assert_explain_counts_what_runs(monkeypatch, path)
 
+
+# a small char_transformer.fuse: one block, its params' shapes from the axes below
+AXES = {"c": 6, "p": 8, "d": 16, "h": 2, "k": 4, "f": 32}
+PARAMS = {"Emb": "c,d", "Pos": "p,d", "WQ": "h,k,d", "WK": "h,k,d", "WV": "h,k,d",
+          "WO": "d,h,k", "U": "f,d", "BU": "f", "D": "d,f", "Out": "c,d", "BOut": "c"}
+CHARS = """\
+C[n,w,c] = "chars.npy"
+X[n,:,c] = C[n,0:8,c]
+T[n,:,c] = C[n,1:9,c]
+axis d = {d}, h = {h}, k = {k}, f = {f}
+Dk = const({k})
+Mask[p,p'] = causal_mask({p})
+{params}
+X0[n,p,d] = Emb[c,d] X[n,p,c] + Pos[p,d]
+A[n,p,d.] = lnorm(X0[n,p,d])
+Q[n,h,p,k] = WQ[h,k,d] A[n,p,d]
+K[n,h,p,k] = WK[h,k,d] A[n,p,d]
+V[n,h,p,k] = WV[h,k,d] A[n,p,d]
+S[n,h,p,p'.] = softmax(Q[n,h,p,k] K[n,h,p',k] / sqrt(Dk) - 1e9 * (1 - Mask[p,p']))
+O[n,h,p,k] = S[n,h,p,p'] V[n,h,p',k]
+X1[n,p,d] = X0[n,p,d] + WO[d,h,k] O[n,h,p,k]
+F[n,p,f] = gelu(U[f,d] X1[n,p,d] + BU[f])
+Y[n,p,d] = X1[n,p,d] + D[d,f] F[n,p,f]
+P[n,p,c.] = softmax(Out[c,d] Y[n,p,d] + BOut[c])
+CE[n,p] = -(log(P[n,p,c]) T[n,p,c])
+L avg= CE[n,p]
+train L
+export P, L
+"""
+WINDOWS = 3
+
+
+def write_chars(folder: Path) -> Path:
+    letters = np.random.default_rng(1).integers(0, AXES["c"], size=(WINDOWS, AXES["p"] + 1))
+    np.save(folder / "chars.npy", np.eye(AXES["c"], dtype=np.float32)[letters])
+    params = "\n".join(f"param {name}[{axes}]" for name, axes in PARAMS.items())
+    path = folder / "chars.fuse"
+    path.write_text(CHARS.format(params=params, **AXES), encoding="utf-8")
+    return path
+
+
+def test_the_summary_counts_params_and_splits_the_memory(tmp_path):
+    path = write_chars(tmp_path)
+    count = sum(math.prod(AXES[a] for a in axes.split(",")) for axes in PARAMS.values())
+    data = explain_json(path)
+    assert data["parameters"] == count
+    memory = data["run"]["memory"]
+    itemsize = 4  # float32: the default precision
+    assert memory["params"] == count * itemsize
+    shapes = {name: shape for name, shape in data["shapes"]}
+    computed = {e["tensor"] for e in data["equations"]}
+    assert memory["activations"] == itemsize * sum(math.prod(shapes[n]) for n in computed)
+    assert memory["inputs"] == itemsize * math.prod(shapes["C"])  # the one source
+    assert memory["params"] + memory["inputs"] + memory["activations"] == memory["tensors"]
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.strip().startswith("memory: about"))
+    assert lines[at + 1].strip().startswith(f"params: {count:,} (")
+    assert "activations: " in lines[at + 1]
+
+
+def test_a_program_without_params_says_none(tmp_path):
+    write_weights(tmp_path)
+    path = tmp_path / "conv.fuse"
+    path.write_text(CONV, encoding="utf-8")
+    data = explain_json(path)
+    assert data["parameters"] == 0 and data["run"]["memory"]["params"] == 0
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert "params: none; other inputs: " in proc.stdout

@@ -8,11 +8,13 @@ opt_einsum's `contract_path` chooses the order (as its docs show, with
 from __future__ import annotations
 
 import dataclasses
+import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Mapping
 
 from ..check import Analysis
+from ..check.kinds import TensorKind
 from ..check.runnable import recurrence_of
 from ..check.symbols import IndexRole
 from ..check.values import compared_symbol, symbol_position
@@ -88,6 +90,8 @@ class ProgramPlan:
     # (tensor, "dense" | "sparse", estimated non-zeros or None, cells or None, why):
     # plan.representation decides, the run follows
     representations: tuple[tuple[str, str, int | None, int | None, str], ...] = ()
+    # the scalars of the `param` tensors (0 without params; None while an extent is unknown)
+    parameters: int | None = 0
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -109,8 +113,20 @@ def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
     stored = tuple((r.tensor, r.kind, r.nonzeros, r.cells, r.reason)
                    for r in representations(analysis, overrides).values())
     return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total,
-                       tuple(analysis.recursion.items()), stored)
+                       tuple(analysis.recursion.items()), stored, _parameters(analysis))
 
+
+def _parameters(analysis: Analysis) -> int | None:
+    """How many scalars the program's `param` tensors hold (None when one's shape
+    is not known before the run)."""
+    count = 0
+    for info in analysis.tensors.values():
+        if info.kind != TensorKind.PARAM:
+            continue
+        if any(e is None for e in info.shape):
+            return None
+        count += math.prod(info.shape)  # type: ignore[arg-type]
+    return count
 
 
 def _scope_label(role: IndexRole, call_arguments: dict[Span, str]) -> str | None:

@@ -6,6 +6,7 @@ import os
 from typing import Any, Collection, Mapping
 
 from ..check import Analysis
+from ..check.kinds import TensorKind
 from ..front.numbers import format_bytes
 from .results import FuseError
 
@@ -78,6 +79,25 @@ def tensor_bytes(analysis: Analysis, name: str, itemsize: int,
         size = (sparse[name] or 0) * SPARSE_BYTES_PER_NONZERO
         return size + ((shape[0] + 1) * 8 if len(shape) == 2 else (sparse[name] or 0) * 4)
     return math.prod(shape) * itemsize  # type: ignore[arg-type]  # exact (int64 would wrap)
+
+
+def bytes_by_role(analysis: Analysis, needed: Collection[str], itemsize: int,
+                  sparse: Mapping[str, int | None], computed: Collection[str]
+                  ) -> tuple[int, int, int]:
+    """The needed tensors' bytes (as `estimate` counts them) split three ways: the
+    params, the other inputs (sources, facts, what a run is given), and the
+    activations (the values the run computes: `computed`, the tensors with an
+    equation)."""
+    params = inputs = activations = 0
+    for name in needed:
+        size = tensor_bytes(analysis, name, itemsize, sparse) or 0
+        if analysis.tensors[name].kind == TensorKind.PARAM:
+            params += size
+        elif name in computed:
+            activations += size
+        else:
+            inputs += size
+    return params, inputs, activations
 
 
 def failure_words(err: Exception) -> str:
