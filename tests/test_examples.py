@@ -155,9 +155,15 @@ def test_rnn_virtual_index_is_dropped_from_the_shape():
     assert tensors["X"].axes[1].extent == tensors["U"].shape[1]
     recursion = [d for d in analysis.diagnostics if d.code == "recursion"]
     assert recursion and "virtual" in recursion[0].message
-    # j is summed within each additive term of sig's argument
+    # j is summed within each additive term of sig's argument, once per step of t:
+    # the run holds t (X[j,*t] is the state, U[j,t] one column of U)
     (x,) = plan_of(analysis, "X")
-    assert [c.letters for c in x.contractions] == ["ab,bc->ac", "ab,bc->ac"]
+    assert [c.letters for c in x.contractions] == ["ab,b->a", "ab,b->a"]
+    opt_einsum = pytest.importorskip("opt_einsum")
+    steps = tensors["U"].shape[1]
+    per_step = opt_einsum.contract_path("ab,b->a", (hidden, hidden), (hidden,),
+                                        shapes=True)[1].opt_cost
+    assert [c.flops for c in x.contractions] == [steps * per_step] * 2
 
 
 def test_embedding_reasoning_reads_symbols_from_the_relation_file():

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from ..front.numbers import format_bytes
 from ..plan.planner import ProgramPlan
 from ..run.program import CompiledProgram
-from ..run.run_plan import CLOSURE, EQUATION, FIXPOINT, NAIVE, RECURRENCE, SEMI_NAIVE, RunPlan
+from ..run.run_plan import (
+    CLOSURE,
+    EQUATION,
+    FIXPOINT,
+    NAIVE,
+    RECURRENCE,
+    SEMI_NAIVE,
+    MemoryEstimate,
+    RunPlan,
+)
 
 STRATEGIES = {SEMI_NAIVE: "semi-naive rounds", NAIVE: "naive rounds",
               CLOSURE: "semi-naive rounds, then one graph search (a linear closure)"}
@@ -63,7 +72,20 @@ def run_plan_lines(run_plan: RunPlan) -> list[str]:
     peak = f", plus {format_bytes(memory.peak[0])} while computing {memory.peak[1]}" \
         if memory.peak[0] else ""
     lines.append(f"  memory: about {format_bytes(memory.total)} for its tensors{peak}")
+    lines.append("    " + _memory_split(run_plan.contractions.parameters, memory))
     return lines
+
+
+def _memory_split(parameters: int | None, memory: MemoryEstimate) -> str:
+    """`params: 12,345 (48.2 kB); other inputs: 1.1 kB; activations: 1.1 MB`: the
+    memory line's tensors by role, with the number of learnable scalars."""
+    if parameters == 0:
+        params = "params: none"
+    else:
+        count = "?" if parameters is None else f"{parameters:,}"
+        params = f"params: {count} ({format_bytes(memory.params)})"
+    return (f"{params}; other inputs: {format_bytes(memory.inputs)}; "
+            f"activations: {format_bytes(memory.activations)}")
 
 
 def run_plan_json(run_plan: RunPlan) -> dict:

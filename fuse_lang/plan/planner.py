@@ -8,17 +8,21 @@ opt_einsum's `contract_path` chooses the order (as its docs show, with
 from __future__ import annotations
 
 import dataclasses
+import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Mapping
 
 from ..check import Analysis
-from ..check.symbols import IndexRole, slice_name
+from ..check.kinds import TensorKind
+from ..check.runnable import recurrence_of
+from ..check.symbols import IndexRole
 from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.span import Span
 from .contraction import contraction_path, einsum_spec
+from .operands import reference_operand
 from .representation import representations
 
 
@@ -50,6 +54,9 @@ class Contraction:
     first_offset: int = 0  # where its first factor starts in the text (sorting)
     # indices the einsum keeps only for a max/min/avg projection right after it
     then_project: tuple[tuple[str, str], ...] = ()
+    # elements of the gathered copies of shifted and pooled reads (`X[n,x+dx,i]`),
+    # made before the einsum and held while it runs (the memory estimate adds them)
+    gathered: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +90,8 @@ class ProgramPlan:
     # (tensor, "dense" | "sparse", estimated non-zeros or None, cells or None, why):
     # plan.representation decides, the run follows
     representations: tuple[tuple[str, str, int | None, int | None, str], ...] = ()
+    # the scalars of the `param` tensors (0 without params; None while an extent is unknown)
+    parameters: int | None = 0
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -93,9 +102,10 @@ def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
     """The program's plan; `overrides`: per tensor "dense"/"sparse" (as `compile`'s
     `representation`)."""
     equations = []
+    alone = _alone(analysis)
     for k, stmt in enumerate(analysis.program.statements):
         if isinstance(stmt, ir.Equation):
-            equations.append(plan_equation(analysis, k))
+            equations.append(plan_equation(analysis, k, alone))
     flops = [e.flops for e in equations]
     total = sum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
     groups = tuple(g for g in analysis.order if set(g) & analysis.recursive)
@@ -103,7 +113,20 @@ def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
     stored = tuple((r.tensor, r.kind, r.nonzeros, r.cells, r.reason)
                    for r in representations(analysis, overrides).values())
     return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total,
-                       tuple(analysis.recursion.items()), stored)
+                       tuple(analysis.recursion.items()), stored, _parameters(analysis))
+
+
+def _parameters(analysis: Analysis) -> int | None:
+    """How many scalars the program's `param` tensors hold (None when one's shape
+    is not known before the run)."""
+    count = 0
+    for info in analysis.tensors.values():
+        if info.kind != TensorKind.PARAM:
+            continue
+        if any(e is None for e in info.shape):
+            return None
+        count += math.prod(info.shape)  # type: ignore[arg-type]
+    return count
 
 
 def _scope_label(role: IndexRole, call_arguments: dict[Span, str]) -> str | None:
@@ -129,7 +152,40 @@ def _call_arguments(stmt: ir.Statement) -> dict[Span, str]:
     return found
 
 
-def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
+def _alone(analysis: Analysis) -> frozenset[str]:
+    """The tensors of a recursive group of one in the evaluation order (a recurrence
+    runs step by step only there, as the run plan's groups say)."""
+    return frozenset(g[0] for g in analysis.order if len(g) == 1 and g[0] in analysis.recursive)
+
+
+def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozenset[str]
+                  ) -> tuple[str, int] | None:
+    """(index, steps) when the run computes equation `k` once per step of a recurrence,
+    that index held at the step (run.execution: `_recurrence`): a virtual index, or
+    a read one step back (`X[i-1,k]`) where the equation writes the index.  An
+    equation that writes a constant there (`A[0,s] = ...`) runs once."""
+    name = stmt.lhs.name
+    if name not in alone:
+        return None
+    statements = analysis.program.statements
+    equations = [e for e in analysis.tensors[name].statements
+                 if isinstance(statements[e], ir.Equation)]
+    found = recurrence_of(statements, name, equations)
+    if found is None:
+        return None
+    var, position, virtual = found
+    index = (stmt.lhs.indices or ())[position] if position < len(stmt.lhs.indices or ()) \
+        else None
+    if not virtual and not (isinstance(index, ir.IndexVar) and index.name == var):
+        return None
+    extents = (analysis.var_extents.get((e, var), (None, 0))[0] for e in equations)
+    steps = next((n for n in extents if n is not None), None)
+    return None if steps is None else (var, steps)
+
+
+def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = None
+                  ) -> EquationPlan:
+    """Equation `k`'s plan; `alone`: `_alone(analysis)` where the caller plans many."""
     stmt = analysis.program.statements[k]
     assert isinstance(stmt, ir.Equation)
     roles = analysis.roles.get(k, ())
@@ -146,7 +202,10 @@ def plan_equation(analysis: Analysis, k: int) -> EquationPlan:
     projected = tuple((p.name, p.op or "sum", p.scope or "") for p in indices
                       if p.role == "projected")
     joined = tuple(p.name for p in indices if p.joined)
-    contractions = tuple(_contractions(analysis, k, stmt, roles))
+    if alone is None:
+        alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
+    steps = _step_by_step(analysis, k, stmt, alone)
+    contractions = tuple(_contractions(analysis, k, stmt, roles, steps))
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
@@ -200,7 +259,8 @@ def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
     return f", the symbol {constant.name}: position {position} of {var.name}'s column"
 
 
-def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[Contraction]:
+def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles,
+                  steps: tuple[str, int] | None) -> list[Contraction]:
     role_by_name = {r.name: r for r in roles}
     tree = _StatementTree(stmt, roles)
     out = []
@@ -208,11 +268,13 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles) -> list[
         factors = [f for f in product if isinstance(f, ir.Ref) and f.indices]
         if not factors:
             continue
-        contraction = _contraction(analysis, k, stmt, factors, role_by_name, tree)
+        contraction = _contraction(analysis, k, stmt, factors, role_by_name, tree, steps)
+        if contraction is None:
+            continue
         inputs, _, output = contraction.letters.partition("->")
-        if len(factors) == 1 and sorted(inputs) == sorted(output) \
+        if len(contraction.operands) == 1 and sorted(inputs) == sorted(output) \
                 and not contraction.then_project:
-            continue  # a plain read: nothing joined or projected
+            continue  # a plain read (or a copy): nothing joined or projected, no einsum
         out.append(contraction)
     out.sort(key=lambda c: c.first_offset)
     return out
@@ -286,30 +348,23 @@ class _StatementTree:
 
 
 def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir.Ref],
-                 roles: dict[str, IndexRole], tree: _StatementTree) -> Contraction:
-    operands: list[list[str]] = []
-    shapes, note = [], ""
-    for ref in factors:
-        names_here: list[str] = []
-        shape = []
-        for index in ref.indices or ():
-            if isinstance(index, ir.IndexConst):
-                continue  # a constant selects one position before joining
-            names = [v.name for v in ir.index_vars(index)]
-            if isinstance(index, ir.IndexSlice):
-                before = ref.indices[:ref.indices.index(index)]
-                names = [slice_name(sum(isinstance(i, ir.IndexSlice) for i in before))]
-            if not isinstance(index, (ir.IndexVar, ir.IndexVirtual, ir.IndexSlice)) or \
-                    (isinstance(index, ir.IndexVirtual) and len(names) != 1):
-                note = "shifted or pooled access (offsets, x+dx, x/2) is gathered before joining"
-            name = names[0] if names else "?"
-            names_here.append(name)
-            if isinstance(index, ir.IndexSlice):
-                shape.append(_slice_extent(analysis, ref, ref.indices.index(index), index))
-            else:
-                shape.append(analysis.var_extents.get((k, name), (None, 0))[0])
-        operands.append(names_here)
-        shapes.append(tuple(shape))
+                 roles: dict[str, IndexRole], tree: _StatementTree,
+                 steps: tuple[str, int] | None) -> Contraction | None:
+    """The einsum the run performs for a product of references: each operand as the
+    run reads it (plan.operands), gathered accesses and all; None where every
+    factor is a scalar read (the run scales by it: no einsum).  `steps`: (index,
+    count) for an equation run step by step, that index held at one position."""
+    fixed = (steps[0],) if steps else ()
+    read = [(ref, reference_operand(analysis, k, ref, fixed)) for ref in factors]
+    read = [(ref, op) for ref, op in read if op.axes]
+    if not read:
+        return None
+    factors = [ref for ref, _ in read]
+    operands = [list(op.axes) for _, op in read]
+    shapes = [op.shape for _, op in read]
+    gathered = [f"{_reference_text(ref)} as [{','.join(op.axes)}]"
+                for ref, op in read if op.gathered]
+    note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
     first = min(f.span.start for f in factors)
     names = dict.fromkeys(n for names in operands for n in names)
     term = _enclosing_term(tree, factors, {n: roles[n] for n in names if n in roles})
@@ -330,10 +385,12 @@ def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir
         return Contraction("", "", (), (), (), None, None, None,
                            "too many indices for an einsum")
     kept = spec.kept
-    readable = " ".join(f"{r.name}[{','.join(_names(r))}]" for r in factors) + \
-        f" -> [{','.join(kept)}]"
+    readable = " ".join(_reference_text(r) for r in factors) + f" -> [{','.join(kept)}]"
     then = tuple((n, roles[n].op or "sum") for n in kept
                  if n in roles and roles[n].role == "projected" and roles[n].op != "sum")
+    if steps:
+        note = "; ".join(x for x in (note, f"each of the {steps[1]} steps over "
+                                           f"`{steps[0]}`, that index held") if x)
     if any(e is None for s in shapes for e in s):
         return Contraction(readable, spec.letters, tuple(r.name for r in factors), (), (),
                            None, None, None, note or "some extents are unknown until run time",
@@ -342,7 +399,12 @@ def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir
     flops = costed.flops
     if then and flops is not None:  # one comparison (or addition) per element reduced
         flops += _output_size(kept, operands, shapes)
-    return dataclasses.replace(costed, first_offset=first, then_project=then, flops=flops)
+    count = steps[1] if steps else 1
+    return dataclasses.replace(
+        costed, first_offset=first, then_project=then,
+        flops=None if flops is None else flops * count,
+        naive_flops=None if costed.naive_flops is None else costed.naive_flops * count,
+        gathered=sum(op.size or 0 for _, op in read if op.gathered))
 
 
 def _output_size(kept: tuple[str, ...], operands: list[list[str]], shapes) -> int:
@@ -367,14 +429,11 @@ def _costed(readable: str, letter_eq: str, factors: list[ir.Ref], shapes, note: 
                        costed.largest_intermediate, note)
 
 
-def _names(ref: ir.Ref) -> list[str]:
-    out = []
-    for index in ref.indices or ():
-        if isinstance(index, ir.IndexConst):
-            out.append(str(index.value))
-        else:
-            out.append(_index_text(index))
-    return out
+def _reference_text(ref: ir.Ref) -> str:
+    """`X[n,x+dx,i]`: a reference as the einsum line shows it."""
+    texts = [str(i.value) if isinstance(i, ir.IndexConst) else _index_text(i)
+             for i in ref.indices or ()]
+    return f"{ref.name}[{','.join(texts)}]"
 
 
 def _index_text(index: ir.Index) -> str:
@@ -468,19 +527,6 @@ def _mentions(expr: ir.Expr, name: str) -> bool:
 
 def _slices(ref: ir.Ref) -> list[ir.IndexSlice]:
     return [i for i in ref.indices or () if isinstance(i, ir.IndexSlice)]
-
-
-def _slice_extent(analysis: Analysis, ref: ir.Ref, pos: int, index: ir.IndexSlice
-                  ) -> int | None:
-    """How many positions a slice selects: from its bounds, else from the axis."""
-    start = index.start or 0
-    stop = index.stop
-    if stop is None:
-        info = analysis.tensors.get(ref.name)
-        if info is None or pos >= len(info.axes) or info.axes[pos].extent is None:
-            return None
-        stop = info.axes[pos].extent
-    return max(stop - start, 0)
 
 
 def _slice_summed(tree: _StatementTree, factors: list[ir.Ref], ordinal: int) -> bool:

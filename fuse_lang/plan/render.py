@@ -178,8 +178,10 @@ def _contraction_lines(c: Contraction, fmt: _Text) -> list[str]:
         out.append(fmt.sub_item(f"then {op} over {fmt.code(name)}"))
     if c.steps:
         out.append(fmt.sub_item(f"order: {' ; '.join(fmt.code(s) for s in c.steps)}"))
+    gathered = f", gathered operands: {_num(c.gathered)} elements" if c.gathered else ""
     out.append(fmt.sub_item(f"flops: {_num(c.flops)} (naive {_num(c.naive_flops)}), "
-                            f"largest intermediate: {_num(c.largest_intermediate)} elements"))
+                            f"largest intermediate: {_num(c.largest_intermediate)} elements"
+                            f"{gathered}"))
     if c.note:
         out.append(fmt.sub_item(f"note: {c.note}"))
     return out

@@ -6,6 +6,7 @@ import os
 from typing import Any, Collection, Mapping
 
 from ..check import Analysis
+from ..check.kinds import TensorKind
 from ..front.numbers import format_bytes
 from .results import FuseError
 
@@ -44,14 +45,9 @@ def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
     total = 0
     largest = (0, "")
     for name in needed:
-        shape = analysis.tensors[name].shape
-        if any(e is None for e in shape):
+        size = tensor_bytes(analysis, name, itemsize, sparse)
+        if size is None:
             continue
-        if name in sparse:
-            size = (sparse[name] or 0) * SPARSE_BYTES_PER_NONZERO
-            size += (shape[0] + 1) * 8 if len(shape) == 2 else (sparse[name] or 0) * 4
-        else:  # exact: int64 wraps past 2^63 (2^32 x 2^32 -> 0)
-            size = math.prod(shape) * itemsize  # type: ignore[arg-type]
         total += size
         largest = max(largest, (size, name))
     # the plan's largest intermediate (a join before its projection) also lives
@@ -62,9 +58,46 @@ def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
         planned = plan_program(analysis)
     peak = (0, "")
     for eq in planned.equations:
-        if eq.largest_intermediate and eq.tensor in needed and eq.tensor not in sparse:
-            peak = max(peak, (eq.largest_intermediate * itemsize, eq.tensor))
+        if eq.tensor in needed and eq.tensor not in sparse:
+            # a contraction's gathered operands (shifted, pooled reads) live beside it
+            held = max([eq.largest_intermediate or 0] + [
+                (c.largest_intermediate or 0) + c.gathered for c in eq.contractions])
+            if held:
+                peak = max(peak, (held * itemsize, eq.tensor))
     return total, largest, peak
+
+
+def tensor_bytes(analysis: Analysis, name: str, itemsize: int,
+                 sparse: Mapping[str, int | None]) -> int | None:
+    """The bytes of tensor `name`'s value: dense, `itemsize` per element; sparse
+    (in `sparse`, with its estimated non-zeros), per non-zero; None when an extent
+    is unknown."""
+    shape = analysis.tensors[name].shape
+    if any(e is None for e in shape):
+        return None
+    if name in sparse:
+        size = (sparse[name] or 0) * SPARSE_BYTES_PER_NONZERO
+        return size + ((shape[0] + 1) * 8 if len(shape) == 2 else (sparse[name] or 0) * 4)
+    return math.prod(shape) * itemsize  # type: ignore[arg-type]  # exact (int64 would wrap)
+
+
+def bytes_by_role(analysis: Analysis, needed: Collection[str], itemsize: int,
+                  sparse: Mapping[str, int | None], computed: Collection[str]
+                  ) -> tuple[int, int, int]:
+    """The needed tensors' bytes (as `estimate` counts them) split three ways: the
+    params, the other inputs (sources, facts, what a run is given), and the
+    activations (the values the run computes: `computed`, the tensors with an
+    equation)."""
+    params = inputs = activations = 0
+    for name in needed:
+        size = tensor_bytes(analysis, name, itemsize, sparse) or 0
+        if analysis.tensors[name].kind == TensorKind.PARAM:
+            params += size
+        elif name in computed:
+            activations += size
+        else:
+            inputs += size
+    return params, inputs, activations
 
 
 def failure_words(err: Exception) -> str:

@@ -115,6 +115,11 @@ class MemoryEstimate:
     total: int
     largest: tuple[int, str]
     peak: tuple[int, str]
+    # `total` split three ways (run.memory.bytes_by_role): the params, the other
+    # inputs (sources, facts, given inputs), the activations (computed values)
+    params: int = 0
+    inputs: int = 0
+    activations: int = 0
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,9 @@ class RunPlan:
                             "order": list(g.recurrence.order)} if g.recurrence else {})}
                        for g in schedule.groups],
             "memory": {"tensors": schedule.memory.total,
-                       "largest intermediate": schedule.memory.peak[0]},
+                       "largest intermediate": schedule.memory.peak[0],
+                       "params": schedule.memory.params, "inputs": schedule.memory.inputs,
+                       "activations": schedule.memory.activations},
         }
 
 
@@ -278,7 +285,7 @@ def _group_plan(plan: RunPlan, group: list[str], given: Collection[str]) -> Grou
 
 
 def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
-    from .memory import estimate
+    from .memory import bytes_by_role, estimate
 
     analysis = plan.analysis
     given = plan.given
@@ -306,5 +313,7 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
     sparse = {n: plan.representations[n].nonzeros for n in plan.sparse}
     total, largest, peak = estimate(analysis, needed, plan.abilities.itemsize, sparse,
                                     plan.contractions)
+    computed = {n for n, equations in plan.equations.items() if equations and n not in given}
+    by_role = bytes_by_role(analysis, needed, plan.abilities.itemsize, sparse, computed)
     return Schedule(write_sinks, frozenset(needed), groups, MappingProxyType(releases),
-                    tuple(segments), MemoryEstimate(total, largest, peak))
+                    tuple(segments), MemoryEstimate(total, largest, peak, *by_role))

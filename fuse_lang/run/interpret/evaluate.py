@@ -153,6 +153,15 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             operands.append(value)
         if not operands:
             return None
+        if len(operands) == 1 and not any(a in projected for a in operands[0].axes):
+            # nothing to join or sum (`1e9 * (1 - Mask[p,p'])` in a sum over dk): a
+            # scaling, not an einsum (the planner prints none: plan.planner)
+            value = operands[0]
+            if scale is None:
+                return value
+            data = self.backend.scale_fresh(value.data, scale) if value.fresh \
+                else value.data * scale
+            return LArray(data, value.axes, True)
         key = (id(expr), tuple(v.axes for v in operands))
         plan = self.info.einsum_specs.get(key)
         if plan is None:

@@ -1,0 +1,246 @@
+"""`fuse explain` prints the contractions the run performs (issue 34, item 5):
+its FLOPs equal those of the einsums the NumPy backend is asked for, counted by
+the same convention (plan.contraction.contraction_path), for shifted (`t+1`,
+`x+dx`), pooled (`x/2`, on either side), sliced, constant and recurrent
+accesses, which the run gathers into one axis per free variable before joining.
+And its summary counts the params and splits the memory by role."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fuse_lang
+from fuse_lang.plan import contraction
+from fuse_lang.run.backends.numpy_backend import NumpyBackend
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+CONV = """\
+X[n,x,i] = "w/img.npy"
+K1[o,dx,i] = "w/k1.npy"
+C1[o] = "w/c1.npy"
+H1[n,x,o] = relu(K1[o,dx,i] X[n,x+dx,i] + C1[o])
+export H1
+"""
+
+# the conv, max-pooled over pairs of x, then a second conv over the pooled map
+# (y only indexes a window of P1: its extent is declared)
+POOLED = """\
+axis y = 8
+X[n,x,i] = "w/img.npy"
+K1[o,dx,i] = "w/k1.npy"
+C1[o] = "w/c1.npy"
+K2[q,dy,o] = "w/k2.npy"
+C2[q] = "w/c2.npy"
+H1[n,x,o] = relu(K1[o,dx,i] X[n,x+dx,i] + C1[o])
+P1[n,x/2,o] max= H1[n,x,o]
+H2[n,y,q] = relu(K2[q,dy,o] P1[n,y+dy,o] + C2[q])
+export H2
+"""
+
+# each access kind the run gathers or selects, with params (nothing to read)
+ACCESSES = {
+    "offset forward": "Y[t,j] = A[t+1,i] B[i,j]",
+    "offset back": "Y[t,j] = A[t-1,i] B[i,j] + A[t,i] B[i,j]",
+    "window with an offset": "Y[x,j] = K[dx,dy,i] F[x+dx-1,i] G[x+dx+dy,j]",
+    "pooling read on the right": "Y[x,j] = F[x/2,i] B[i,j]",
+    "pooling on the left": "P[x/2,j] = F[x,i] B[i,j]",
+    "pooling both axes on the left": "Q[x/2,j/2] = F[x,i] G[x,j] B[i,j]",
+    "constant": "Y[j] = A[2,i] B[i,j]",
+    "slices": "Y[t] = S[t,i,2:5] B[i,1:4]",
+    "diagonal": "Y[i] = D[t,i,i] A[t,i]",
+    "two reads of one tensor": "Y[j] = S[t,i,j] A[t,i] A[t+1,i]",
+}
+ACCESS_PROGRAM = """\
+axis t = 6, i = 4, j = 5, x = 8, dx = 3, dy = 2, m = 4
+param A[t,i], B[i,j], F[x,i], K[dx,dy,i], G[x,j], S[t,i,j], D[t,i,m]
+{equation}
+export {tensor}
+"""
+
+
+def write_weights(folder: Path) -> None:
+    rng = np.random.default_rng(0)
+    (folder / "w").mkdir()
+    for name, shape in {"img": (2, 16, 3), "k1": (4, 3, 3), "c1": (4,), "k2": (5, 2, 4),
+                        "c2": (5,)}.items():
+        np.save(folder / "w" / f"{name}.npy", rng.standard_normal(shape).astype(np.float32))
+
+
+def explain_json(path: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", "--format", "json",
+                           str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def einsums_run(monkeypatch, path: Path) -> list[tuple[str, tuple]]:
+    """(spec, operand shapes) of every einsum the NumPy backend is asked for while
+    the program at `path` runs (the outermost call: count_einsum may call einsum)."""
+    asked: list[tuple[str, tuple]] = []
+    depth = [0]
+
+    def recording(method):
+        def spy(self, spec, *arrays):
+            if depth[0] == 0:
+                asked.append((spec, tuple(tuple(np.shape(a)) for a in arrays)))
+            depth[0] += 1
+            try:
+                return method(self, spec, *arrays)
+            finally:
+                depth[0] -= 1
+        return spy
+
+    monkeypatch.setattr(NumpyBackend, "einsum", recording(NumpyBackend.einsum))
+    monkeypatch.setattr(NumpyBackend, "count_einsum", recording(NumpyBackend.count_einsum))
+    text = path.read_text(encoding="utf-8")
+    program = fuse_lang.compile(text, backend="numpy", base_dir=path.parent, path=str(path))
+    program.run()
+    return asked
+
+
+def flops_of(einsums: list[tuple[str, tuple]]) -> int:
+    return sum(contraction.contraction_path(spec, shapes).flops for spec, shapes in einsums)
+
+
+def assert_explain_counts_what_runs(monkeypatch, path: Path) -> dict:
+    data = explain_json(path)
+    ran = einsums_run(monkeypatch, path)
+    assert ran, "the program joins something"
+    assert data["total_flops"] == flops_of(ran)
+    # the same einsums (a recurrence asks for its einsum once per step)
+    printed = {c["letters"] for e in data["equations"] for c in e["contractions"]}
+    assert printed == {spec for spec, _ in ran}
+    return data
+
+
+def test_the_conv_is_one_join_with_the_filter_taps_kept(monkeypatch, tmp_path):
+    write_weights(tmp_path)
+    path = tmp_path / "conv.fuse"
+    path.write_text(CONV, encoding="utf-8")
+    data = assert_explain_counts_what_runs(monkeypatch, path)
+    (equation,) = [e for e in data["equations"] if e["tensor"] == "H1"]
+    (c,) = equation["contractions"]
+    # K1 over (o, dx, i), X gathered over (n, x, dx, i): dx is summed in the join,
+    # not out of K1 alone before it
+    assert c["letters"] == "abc,debc->dea"
+    assert c["einsum"] == "K1[o,dx,i] X[n,x+dx,i] -> [n,x,o]"
+    assert c["path"] == [[0, 1]] and len(c["steps"]) == 1
+    assert "X[n,x+dx,i] as [n,x,dx,i]" in c["note"]
+    ran = einsums_run(monkeypatch, path)
+    assert ran == [(c["letters"], ((4, 3, 3), (2, 16, 3, 3)))]
+    planned = contraction.contraction_path(c["letters"], ((4, 3, 3), (2, 16, 3, 3)))
+    assert (c["flops"], c["naive_flops"], c["largest_intermediate"]) == \
+        (planned.flops, planned.naive_flops, planned.largest_intermediate)
+    # the gathered copy of X (2*16*3*3 elements) is made before the join and
+    # counted in the memory estimate's peak beside the join's output
+    assert c["gathered"] == 2 * 16 * 3 * 3
+    assert data["run"]["memory"]["largest intermediate"] == \
+        4 * (2 * 16 * 3 * 3 + planned.largest_intermediate)
+
+
+def test_a_pooled_conv_then_a_conv_over_the_pooled_map(monkeypatch, tmp_path):
+    write_weights(tmp_path)
+    path = tmp_path / "pooled.fuse"
+    path.write_text(POOLED, encoding="utf-8")
+    data = assert_explain_counts_what_runs(monkeypatch, path)
+    assert ["P1", [2, 8, 4]] in data["shapes"]
+    (h2,) = [e for e in data["equations"] if e["tensor"] == "H2"]
+    assert h2["contractions"][0]["einsum"] == "K2[q,dy,o] P1[n,y+dy,o] -> [n,y,q]"
+
+
+def test_single_head_attention(monkeypatch):
+    assert_explain_counts_what_runs(monkeypatch, EXAMPLES / "transformer.fuse")
+
+
+@pytest.mark.parametrize("example", ["cnn", "rnn", "mlp", "attention"])
+def test_examples_with_windows_pooling_and_recurrences(monkeypatch, example):
+    assert_explain_counts_what_runs(monkeypatch, EXAMPLES / f"{example}.fuse")
+
+
+@pytest.mark.parametrize("name", sorted(ACCESSES))
+def test_each_access_kind(monkeypatch, tmp_path, name):
+    equation = ACCESSES[name]
+    path = tmp_path / "access.fuse"
+    path.write_text(ACCESS_PROGRAM.format(equation=equation, tensor=equation.split("[")[0]),
+                    encoding="utf-8")
+    assert_explain_counts_what_runs(monkeypatch, path)
+
+
+# a small char_transformer.fuse: one block, its params' shapes from the axes below
+AXES = {"c": 6, "p": 8, "d": 16, "h": 2, "k": 4, "f": 32}
+PARAMS = {"Emb": "c,d", "Pos": "p,d", "WQ": "h,k,d", "WK": "h,k,d", "WV": "h,k,d",
+          "WO": "d,h,k", "U": "f,d", "BU": "f", "D": "d,f", "Out": "c,d", "BOut": "c"}
+CHARS = """\
+C[n,w,c] = "chars.npy"
+X[n,:,c] = C[n,0:8,c]
+T[n,:,c] = C[n,1:9,c]
+axis d = {d}, h = {h}, k = {k}, f = {f}
+Dk = const({k})
+Mask[p,p'] = causal_mask({p})
+{params}
+X0[n,p,d] = Emb[c,d] X[n,p,c] + Pos[p,d]
+A[n,p,d.] = lnorm(X0[n,p,d])
+Q[n,h,p,k] = WQ[h,k,d] A[n,p,d]
+K[n,h,p,k] = WK[h,k,d] A[n,p,d]
+V[n,h,p,k] = WV[h,k,d] A[n,p,d]
+S[n,h,p,p'.] = softmax(Q[n,h,p,k] K[n,h,p',k] / sqrt(Dk) - 1e9 * (1 - Mask[p,p']))
+O[n,h,p,k] = S[n,h,p,p'] V[n,h,p',k]
+X1[n,p,d] = X0[n,p,d] + WO[d,h,k] O[n,h,p,k]
+F[n,p,f] = gelu(U[f,d] X1[n,p,d] + BU[f])
+Y[n,p,d] = X1[n,p,d] + D[d,f] F[n,p,f]
+P[n,p,c.] = softmax(Out[c,d] Y[n,p,d] + BOut[c])
+CE[n,p] = -(log(P[n,p,c]) T[n,p,c])
+L avg= CE[n,p]
+train L
+export P, L
+"""
+WINDOWS = 3
+
+
+def write_chars(folder: Path) -> Path:
+    letters = np.random.default_rng(1).integers(0, AXES["c"], size=(WINDOWS, AXES["p"] + 1))
+    np.save(folder / "chars.npy", np.eye(AXES["c"], dtype=np.float32)[letters])
+    params = "\n".join(f"param {name}[{axes}]" for name, axes in PARAMS.items())
+    path = folder / "chars.fuse"
+    path.write_text(CHARS.format(params=params, **AXES), encoding="utf-8")
+    return path
+
+
+def test_the_summary_counts_params_and_splits_the_memory(tmp_path):
+    path = write_chars(tmp_path)
+    count = sum(math.prod(AXES[a] for a in axes.split(",")) for axes in PARAMS.values())
+    data = explain_json(path)
+    assert data["parameters"] == count
+    memory = data["run"]["memory"]
+    itemsize = 4  # float32: the default precision
+    assert memory["params"] == count * itemsize
+    shapes = {name: shape for name, shape in data["shapes"]}
+    computed = {e["tensor"] for e in data["equations"]}
+    assert memory["activations"] == itemsize * sum(math.prod(shapes[n]) for n in computed)
+    assert memory["inputs"] == itemsize * math.prod(shapes["C"])  # the one source
+    assert memory["params"] + memory["inputs"] + memory["activations"] == memory["tensors"]
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.strip().startswith("memory: about"))
+    assert lines[at + 1].strip().startswith(f"params: {count:,} (")
+    assert "activations: " in lines[at + 1]
+
+
+def test_a_program_without_params_says_none(tmp_path):
+    write_weights(tmp_path)
+    path = tmp_path / "conv.fuse"
+    path.write_text(CONV, encoding="utf-8")
+    data = explain_json(path)
+    assert data["parameters"] == 0 and data["run"]["memory"]["params"] == 0
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "explain", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert "params: none; other inputs: " in proc.stdout
