@@ -670,3 +670,24 @@ def test_random_edits_of_a_long_file_match_analysing_from_scratch(seed):
             text = "\n".join(lines)
         got = analyzer.analyze(text, None, EXAMPLES)
         same(got, analyze(text, None, EXAMPLES), program=step % 5 == 4)
+
+
+def test_lone_indices_and_joined_conflicts_follow_edits():
+    # issue 34's checks remembered per statement (lone-index) and made per program
+    # (an extent conflict at its join) equal a fresh analysis after each edit
+    base = ("W = const([[1,2],[3,4],[5,6]])\nX = const([[1,2],[3,4]])\nB = const([1,2,3])\n"
+            "H[b,f] = relu(W[f,d] X[b,d] + B[f])\nexport H\n")
+    steps = [base]
+
+    def then(old: str, new: str) -> None:
+        steps.append(edit(steps[-1], old, new))
+
+    then("+ B[f]", "+ B[g]")                        # a lone index
+    then("W = const", "# weights\nW = const")       # everything moves down a line
+    then("W[f,d] X", "W[d,f] X")                    # and a transposed weight
+    then("W[d,f] X", "W[f,d] X")
+    then("+ B[g]", "+ B[f]")
+    results = check_sequence(steps)
+    codes = [sorted(d.code for d in r.diagnostics) for r in results]
+    assert codes[1] == codes[2] == ["lone-index"]
+    assert "extent-conflict" in codes[3] and codes[-1] == []
