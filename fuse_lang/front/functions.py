@@ -5,9 +5,11 @@ every function definition taken out and every call written out as ordinary
 equations, so that the checker, the planner and every backend see plain
 equations.  A call `Y[p,e] = attention(Q[p,k], K[p',k], V[p',e])` binds each
 parameter's indices to the argument's indices by position; the body's equations
-are copied with their tensors and indices renamed apart (`s@attention.1`,
-`k@attention.1`: a `@` is in no name a program can write, so a local never
-meets a program tensor, and two calls never share one), each reference to a
+are copied with their tensors renamed apart (`s@attention.1`: a `@` is in no
+name a program can write, so a local never meets a program tensor, and two
+calls never share one), and so is an index an `axis` declaration of the program
+names (`d@attention.1`: the declaration is program-wide, the body's `d` its
+own; any other index is its equation's alone already), each reference to a
 parameter becomes the argument read at the body's indices, and the call itself
 becomes a reference to the call's copy of the result.  Every node of a copy
 carries the call's span, so a diagnostic about it lands at the call;
@@ -81,6 +83,9 @@ class _Inliner:
         self.broken: dict[str, Diagnostic] = {}  # function -> why its calls fail
         self.counts: dict[str, int] = {}
         self.total = 0
+        # `axis d = N` gives every variable `d` of the program its extent: a body's
+        # own `d` is renamed apart from it (its other indices are its equation's alone)
+        self.axes = frozenset(stmt.name for stmt in statements if type(stmt) is ir.AxisDecl)
 
     def run(self) -> Inlined:
         for stmt in self.statements:
@@ -212,7 +217,7 @@ class _Inliner:
         locals_ = {eq.lhs.name for eq in fn.body}
         inner = ((fn.name, at),) + outer if outer else ((fn.name, at),)
         for eq in self.bodies[fn.name]:
-            copy = _Copy(tag, views, locals_, at).equation(eq)
+            copy = _Copy(tag, views, locals_, at, self.axes).equation(eq)
             copy_made: list = []
             rhs = self._rewrite(copy.rhs, copy_made, inner, depth + 1)
             made += copy_made
@@ -220,7 +225,10 @@ class _Inliner:
                          Origin(fn.name, at, eq.span, tuple(name for name, _ in outer[::-1]))))
             self.total += 1
         result = fn.result
-        indices = tuple(ir.IndexVar(bound[i.name], at) for i in result.indices or ())
+        # the result read at the call's variables, each where the call names it (where
+        # the call is in a body, the outermost call: that is where the user sees it)
+        indices = tuple(ir.IndexVar(bound[i.name].name, bound[i.name].span if not outer
+                                    else at) for i in result.indices or ())
         return ir.Ref(result.name + tag, call.name_span if not outer else at,
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
@@ -263,7 +271,7 @@ class _ArgView:
     def __init__(self, expr: Any, positions: list[int], variables: list[str]) -> None:
         self.expr = expr
         self.positions = positions  # the argument's index positions a body index fills
-        self.variables = variables  # the call's variable at each of them
+        self.variables = variables  # the call's variable (an IndexVar) at each of them
 
     @classmethod
     def of(cls, arg: Any, param: ir.Ref, k: int, fn: ir.FnDef, at: Span) -> "_ArgView":
@@ -274,9 +282,9 @@ class _ArgView:
                 if type(index) is ir.IndexConst:
                     continue  # a fixed position: not an axis of the argument
                 if type(index) is ir.IndexVar and not index.dotted:
-                    var = index.name
+                    var = index
                 elif type(index) is ir.IndexShift and len(index.terms) == 1:
-                    var = index.terms[0].name
+                    var = index.terms[0]
                 else:
                     raise _CallFailed(make("fn-arguments", f"argument {k + 1} of `{fn.name}` "
                                            f"reads an index form a function cannot take "
@@ -331,11 +339,12 @@ class _Copy:
     """A body equation renamed apart for one call (see the module)."""
 
     def __init__(self, tag: str, views: dict[str, _ArgView], locals_: set[str],
-                 at: Span) -> None:
+                 at: Span, axes: frozenset[str]) -> None:
         self.tag = tag
         self.views = views
         self.locals = locals_
         self.at = at
+        self.axes = axes
         self.vars: set[str] = set()
 
     def name(self, name: str) -> str:
@@ -360,11 +369,14 @@ class _Copy:
         if ref.name in self.locals:
             return ir.Ref(self.name(ref.name), at, indices, ref.paren, at)
         if ref.indices is None and ref.name in self.vars:  # an index's value (`sin(p / L)`)
-            return ir.Ref(self.name(ref.name), at, None, False, at)
+            return ir.Ref(self.index_name(ref.name), at, None, False, at)
         return ir.Ref(ref.name, at, indices, ref.paren, at)  # a program tensor
 
+    def index_name(self, name: str) -> str:
+        return self.name(name) if name in self.axes else name
+
     def index(self, index: Any) -> Any:
-        return _respan(index, self.at, self.name)
+        return _respan(index, self.at, self.index_name)
 
     def expr(self, expr: Any) -> Any:
         if type(expr) is ir.Ref:

@@ -210,6 +210,8 @@ def _tensors(analysis: Analysis, rank: str) -> list[Completion]:
     out = []
     documented = len(analysis.tensors) <= MAX_DOCUMENTED
     for name in sorted(analysis.tensors):
+        if "@" in name:
+            continue  # a local of an inlined `fn` call (front/functions.py)
         info = analysis.tensors[name]
         shape = info.axes_text if info.axes else "scalar"
         out.append(Completion(name, "relation" if info.boolean else "tensor",
