@@ -20,6 +20,7 @@ from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
 _RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*)\.\d+'*")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*'*)`")
 
 
 def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnostic]:
@@ -32,21 +33,32 @@ def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnosti
     for diag in diags:
         if diag.code == "unknown-builtin" and inlined.functions:
             diag = _unknown_function(diag, inlined)
-        origins = at_call.get(diag.span)
+        origins = at_call.get(diag.span) or _within(at_call, diag.span)
         if origins and id(diag) not in own:
             diag = replace(diag, related=(_body_line(diag, origins, inlined),) + diag.related)
         out.append(diag)
     return out
 
 
+def _within(at_call: dict[Span, list[Origin]], span: Span) -> list[Origin] | None:
+    """The origins of the innermost call holding `span` (an argument of it)."""
+    best = None
+    for call, origins in at_call.items():
+        if call.start <= span.start and span.end <= call.end and \
+                (best is None or call.end - call.start < best[0].end - best[0].start):
+            best = (call, origins)
+    return best[1] if best is not None else None
+
+
 def _body_line(diag: Diagnostic, origins: list[Origin], inlined: Inlined) -> Related:
     """The body equation `diag` is about, among those inlined at one call."""
-    match = _RENAMED.search(diag.message)
-    if match is not None:
-        name, fn = match.group(1), match.group(2)
+    # the names the message gives: a renamed local (`s@head.1`) first, then any in `...`
+    wanted = [(m.group(1), m.group(2)) for m in _RENAMED.finditer(diag.message)]
+    wanted += [(name, None) for name in _QUOTED.findall(diag.message)]
+    for name, fn in wanted:
         for origin in origins:
-            if origin.fn == fn and _mentions(inlined, origin, name):
-                return Related(origin.body, f"in `fn {fn}`, inlined at this call")
+            if fn in (None, origin.fn) and _mentions(inlined, origin, name):
+                return Related(origin.body, f"in `fn {origin.fn}`, inlined at this call")
     fn = origins[-1].fn  # the call's own function (its result's equation comes last)
     definition = inlined.functions.get(fn)
     where = definition.name_span if definition is not None else origins[-1].body

@@ -12,8 +12,9 @@ names (`d@attention.1`: the declaration is program-wide, the body's `d` its
 own; any other index is its equation's alone already), each reference to a
 parameter becomes the argument read at the body's indices, and the call itself
 becomes a reference to the call's copy of the result.  Every node of a copy
-carries the call's span, so a diagnostic about it lands at the call;
-`Origin` says which function and body equation it came from.
+carries the call's span (a read of an argument, the argument's), so a
+diagnostic about it lands at the call; `Origin` says which function and body
+equation it came from.
 """
 from __future__ import annotations
 
@@ -318,7 +319,8 @@ class _ArgView:
         indices = list(arg.indices)
         for place, index in zip(self.positions, body_indices, strict=True):
             indices[place] = _combined(arg.indices[place], index, at)
-        return ir.Ref(arg.name, at, tuple(indices), arg.paren, at)
+        # (at the argument itself: a mistake in reading it is said there)
+        return ir.Ref(arg.name, arg.name_span, tuple(indices), arg.paren, arg.span)
 
 
 def _combined(outer: Any, inner: Any, at: Span) -> Any:
