@@ -168,11 +168,20 @@ Y[i,j] = mm(A[i,k], B[k,j])
     assert [analysis.lines.position(r.span.start) for r in body] == [(1, 2)]
 
 
-def test_a_function_named_like_a_builtin_and_a_result_index_no_parameter_names():
+def test_a_function_named_like_a_builtin():
     assert [d.code for d in errors("fn relu(x[i]) -> y[i] { y[i] = x[i] }")] == \
         ["invalid-statement"]
-    (diag,) = errors("fn f(x[i]) -> y[i,j] { y[i,j] = x[i] }")
-    assert diag.code == "invalid-statement" and "`j` is in no parameter" in diag.message
+
+
+def test_a_result_index_no_parameter_has_keeps_the_functions_name_at_the_call():
+    text = """\
+fn outer(x[p]) -> s[p,p'] { s[p,p'] = x[p] x[p'] }
+X[i] = const([1, 2])
+S[i,p'] = outer(X[i])
+export S
+"""
+    assert errors(text) == []
+    np.testing.assert_allclose(run(text)["S"], [[1, 2], [2, 4]])
 
 
 def test_a_body_holds_equations_only():

@@ -141,12 +141,6 @@ class _Inliner:
         if fn.result.name in params or len(params) < len(fn.params):
             problem = make("invalid-statement", f"`{fn.name}`'s parameters and result need "
                            f"names of their own", fn.result.name_span)
-        bound = {i.name for p in fn.params for i in p.indices or ()}
-        for index in fn.result.indices or ():
-            if problem is None and index.name not in bound:
-                problem = make("invalid-statement", f"the result's index `{index.name}` is in "
-                               f"no parameter of `{fn.name}`: a call could not name it",
-                               index.span)
         defined = [eq.lhs.name for eq in fn.body]
         if problem is None and fn.result.name not in defined:
             problem = make("fn-no-result", f"the body of `{fn.name}` does not define its "
@@ -228,8 +222,10 @@ class _Inliner:
         result = fn.result
         # the result read at the call's variables, each where the call names it (where
         # the call is in a body, the outermost call: that is where the user sees it)
+        # (an index no parameter has keeps the function's name: `-> s[p,p']` over `x[p,d]`)
         indices = tuple(ir.IndexVar(bound[i.name].name, bound[i.name].span if not outer
-                                    else at) for i in result.indices or ())
+                                    else at) if i.name in bound else ir.IndexVar(i.name, at)
+                        for i in result.indices or ())
         return ir.Ref(result.name + tag, call.name_span if not outer else at,
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
