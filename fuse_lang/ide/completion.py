@@ -21,6 +21,8 @@ KEYWORDS = {
     "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
     "axis": ("axis d = 64", "Declare the extent of an index name program-wide."),
     "param": ("param W[i,j]", "A learnable tensor (initialised small and random)."),
+    "fn": ("fn f(x[i]) -> y[i] { ... }", "A function over indexed arguments, inlined at "
+           "each call: `Y[i] = f(X[i])`."),
 }
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
