@@ -306,3 +306,23 @@ def test_fuse_check_reports_a_mistake_in_a_call_at_the_call(tmp_path):
     (diag,) = [d for d in diags if d["code"] == "fn-rank"]
     assert (diag["line"], diag["column"]) == (7, 10)
     assert "argument 2 of `dense` has 3 indices" in diag["message"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_function_over_relations_and_a_guarded_rule(backend):
+    text = """\
+fn hop(e(x,y)) -> r(x,y) { r(x,y) = e(x,w) e(w,y) }
+Edge(A, B)
+Edge(B, C)
+Edge(C, D)
+Edge(D, A)
+Two(a,c) = hop(Edge(a,c))
+Reach(a,b) = Edge(a,b)
+Reach(a,c) = Reach(a,b) Edge(b,c)
+Far(a,c) = Reach(a,c) when (a != c)
+export Two, Far
+"""
+    assert errors(text) == []
+    out = {k: np.asarray(v) for k, v in run(text, backend).items()}
+    assert sorted(zip(*np.nonzero(out["Two"]))) == [(0, 2), (1, 3), (2, 0), (3, 1)]
+    assert int(out["Far"].sum()) == 12  # every pair on the cycle but a node with itself
