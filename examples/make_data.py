@@ -25,6 +25,7 @@ PEOPLE = ("Alice", "Bob", "Carol", "Dave", "Eve")
 LIKES = (("Alice", "Bob"), ("Bob", "Carol"), ("Carol", "Dave"), ("Dave", "Eve"),
          ("Eve", "Alice"), ("Alice", "Carol"))
 TP, TD, TDK, TH = 6, 8, 4, 16       # transformer: positions, width, key width, MLP width
+LAYERS2, HEADS2 = 2, 2              # the 2-layer transformer: layers, heads (key width TDK)
 STATES, SYMBOLS, TIMES = 3, 4, 7    # hmm: hidden states, observation symbols, time steps
 KN, KQ, KDIM = 8, 5, 2              # kernel machine: training points, queries, dimensions
 TEMP_EMB = 8                        # embedding width for the temperature example (orthonormal rows)
@@ -83,6 +84,17 @@ def arrays(rng: np.random.Generator) -> dict[str, np.ndarray]:
         # embedding-space reasoning at several temperatures: orthonormal rows
         "temperature_emb": np.linalg.qr(rng.standard_normal((TEMP_EMB, TEMP_EMB)))[0][
             :len(PEOPLE)].astype(np.float32),
+        # a 2-layer transformer with 2 attention heads (transformer_fn.fuse, written out in
+        # transformer_2layer.fuse): a leading layer axis, then the head axis.  (Last in
+        # this table: an array drawn earlier would change every later one's bytes.)
+        "transformer2_x": normal(TP, TD),
+        "transformer2_wq": normal(LAYERS2, HEADS2, TDK, TD, scale=TD ** -0.5),
+        "transformer2_wk": normal(LAYERS2, HEADS2, TDK, TD, scale=TD ** -0.5),
+        "transformer2_wv": normal(LAYERS2, HEADS2, TDK, TD, scale=TD ** -0.5),
+        "transformer2_wo": normal(LAYERS2, TD, HEADS2, TDK, scale=(HEADS2 * TDK) ** -0.5),
+        "transformer2_w1": normal(LAYERS2, TH, TD, scale=TD ** -0.5),
+        "transformer2_b1": normal(LAYERS2, TH, scale=0.1),
+        "transformer2_w2": normal(LAYERS2, TD, TH, scale=TH ** -0.5),
     }
 
 

@@ -30,8 +30,9 @@ def test_statement_start_offers_keywords_and_tensors():
     found = items(PROGRAM + "|")
     assert triples(found) == [("axis", "keyword", "axis d = 64"),
                               ("export", "keyword", "export Y, Z"),
+                              ("fn", "keyword", "fn f(x[i]) -> y[i] { ... }"),
                               ("param", "keyword", "param W[i,j]")] + TENSORS
-    assert found[3].markdown and found[3].documentation.startswith("```fuse\nH[p:3, e:2]")
+    assert found[4].markdown and found[4].documentation.startswith("```fuse\nH[p:3, e:2]")
 
 
 def test_inside_brackets_of_a_reference_index_variables_come_with_extents():
@@ -94,7 +95,7 @@ def test_special_places():
 
 def test_a_statement_after_an_unclosed_bracket_starts_fresh():
     found = items("Y[i] = W[i,\n|")
-    assert [c.label for c in found[:3]] == ["axis", "export", "param"]
+    assert [c.label for c in found[:4]] == ["axis", "export", "fn", "param"]
 
 
 def sig(text: str):

@@ -62,7 +62,7 @@ CASES = [
      ["5000 characters", "at most 1000"]),
     ("number-too-long", "axis i = " + "9" * 5000, E, (0, 9), ["5000 characters"]),
     ("reserved-word", "let x = 3", E, (0, 0), ["`let`", "reserved"]),
-    ("reserved-word", "Y = select", E, (0, 4), ["`select`", "reserved"]),
+    ("reserved-word", "Y = import", E, (0, 4), ["`import`", "reserved"]),
     # ----------------------------------------------------- names and shapes
     ("undefined-tensor", "Tensr = const([1])\nY[i] = Tensor[i]", E, (1, 7),
      ["`Tensor` is not defined", "did you mean `Tensr`"]),
@@ -107,6 +107,23 @@ CASES = [
      ["`fo` is not a builtin", "builtins:"]),
     ("unknown-builtin", "X = const([1,2])\nY[i] = sigmoid(X[i])", E, (1, 7),
      ["`sigmoid`", "did you mean `sig`"]),
+    # functions and choices (issue 33)
+    ("unknown-function", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([1,2])\n"
+     "Y[i] = dbbl(X[i])", E, (2, 7), ["`dbbl` is neither", "did you mean `dbl`", "functions: dbl"]),
+    ("fn-arguments", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([1,2])\n"
+     "Y[i] = dbl(X[i], X[i])", E, (2, 7), ["`dbl` takes 1 argument (x[i]), not 2"]),
+    ("fn-arguments", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([1,2])\n"
+     "Y[i] = dbl(X[i] + 1)", E, (2, 11), ["is an expression", "name the expression first"]),
+    ("fn-rank", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([[1,2]])\n"
+     "Y[i] = dbl(X[j,i])", E, (2, 7), ["argument 1 of `dbl` has 2 indices", "`x[i]` has 1"]),
+    ("fn-recursion", "fn f(x[i]) -> y[i] { y[i] = f(x[i]) }\nX = const([1,2])", E, (0, 3),
+     ["`f` calls itself (f -> f)"]),
+    ("fn-no-result", "fn f(x[i]) -> y[i] { z[i] = x[i] }\nX = const([1,2])", E, (0, 14),
+     ["does not define its result `y`"]),
+    ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
+     "Y[i,j] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 9), ["[i,j] and [i]"]),
+    ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
+     "Y[i,j] = case { A[i,j] > 2 -> A[i,j]; default -> B[i] }", E, (2, 9), ["[i,j] and [i]"]),
     ("unknown-keyword", "X = const([1,2])\nY[i] = softmax(X[i], ax=i)", E, (1, 21),
      ["no keyword `ax`", "keywords: axis"]),
     ("argument-count", "X = const([1,2])\nY[i] = pow(X[i])", E, (1, 7),

@@ -185,6 +185,29 @@ def ref_transformer():
     return {"Y": y, "Comp": comp}
 
 
+def _transformer2_layer(x, layer):
+    """One layer of examples/transformer_fn.fuse (2 causal heads, residuals, layer
+    norms, a GELU MLP) with weights `transformer2_*[layer]`."""
+    wq, wk, wv, wo, w1, b1, w2 = (load(f"transformer2_{n}")[layer]
+                                  for n in ("wq", "wk", "wv", "wo", "w1", "b1", "w2"))
+    n = x.shape[0]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    heads = []
+    for head in range(wq.shape[0]):
+        scores = (x @ wq[head].T) @ (x @ wk[head].T).T / 2.0
+        heads.append(softmax(np.where(causal, scores, -np.inf)) @ (x @ wv[head].T))
+    r = lnorm(x + sum(heads[k] @ wo[:, k, :].T for k in range(len(heads))))
+    return lnorm(r + gelu(r @ w1.T + b1) @ w2.T)
+
+
+def ref_transformer_fn():
+    x = load("transformer2_x")
+    return {"Y": _transformer2_layer(_transformer2_layer(x, 0), 1)}
+
+
+ref_transformer_2layer = ref_transformer_fn  # the same program written out
+
+
 def ref_hmm():
     init, trans, emit, obs = (load(f"hmm_{n}") for n in ("init", "trans", "emit", "obs"))
     e = obs @ emit.T  # e[t, s] = P(o_t | s)

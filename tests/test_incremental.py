@@ -122,6 +122,46 @@ def test_a_sequence_of_edits_matches_analysing_from_scratch():
     check_sequence(steps)
 
 
+FUNCTIONS = """\
+# functions inlined before checking (issue 33)
+X[p,d]   = "data/attention_x.npy"
+WQ[dk,d] = "data/attention_wq.npy"
+WK[dk,d] = "data/attention_wk.npy"
+
+fn score(x[p,d], wq[k,d], wk[k,d]) -> s[p,p'] {
+  q[p,k]  = wq[k,d] x[p,d]
+  kk[p,k] = wk[k,d] x[p,d]
+  s[p,p'] = q[p,k] kk[p',k]
+}
+S[p,p'] = score(X[p,d], WQ[k,d], WK[k,d])
+T[p] = relu(score(X[p,d], WK[k,d], WQ[k,d]) + 1) (p' < p)
+C[p] = case { T[p] > 1 -> T[p]; default -> 0 }
+export S, T, C
+"""
+
+
+def test_edits_of_a_program_with_functions_match_analysing_from_scratch():
+    steps = [FUNCTIONS]
+
+    def then(old: str, new: str) -> None:
+        steps.append(edit(steps[-1], old, new))
+
+    then("# functions", "# two functions\n# functions")           # every line moves
+    then("  s[p,p'] = q[p,k] kk[p',k]", "  s[p,p'] = q[p,k] kk[p',k] / 2")  # a body changed
+    then("relu(score(X[p,d], WK[k,d], WQ[k,d])", "relu(score(X[p,d], WK[k,d])")  # too few
+    then("relu(score(X[p,d], WK[k,d])", "relu(score(X[p,d], WK[k,d], WQ[k,d])")
+    then("fn score(", "fn score2(")                                # every call unknown
+    then("fn score2(", "fn score(")
+    then("  kk[p,k] = wk[k,d] x[p,d]\n", "")                     # a local left undefined
+    then("  q[p,k]  = wq[k,d] x[p,d]\n", "  q[p,k]  = wq[k,d] x[p,d]\n  kk[p,k] = "
+         "wk[k,d] x[p,d]\n")
+    then("}\nS[p,p']", "\nS[p,p']")                              # a brace left open
+    then("\nS[p,p']", "}\nS[p,p']")
+    then("T[p] = ", "axis p = 6\nT[p] = ")                         # an axis over a body index
+    then("default -> 0", "default -> S[p,p]")
+    check_sequence(steps)
+
+
 def test_only_the_lines_the_cache_lacks_are_lexed(monkeypatch):
     from fuse_lang.front.lexer import Lexer
 

@@ -654,15 +654,19 @@ def test_unclosed_bracket_before_semicolon():
 
 
 def test_reserved_words_and_operators():
-    text = "let x = 3\nY = a -> b\nV = {1}\nS = select(c, a, b)\nZ = A && B\nimport \"x\" as n\n"
+    # `let` and `import` (and `&& || ! ::`) stay reserved; `fn`, `select`, `case`,
+    # `when` and `default` are the language's now (issue 33)
+    text = "let x = 3\nZ = A && B\nimport \"x\" as n\n"
     codes = [(line, d.code) for line, _, d in positions(text)]
-    assert (1, "reserved-word") in codes
-    assert (2, "syntax-error") in codes
-    assert (3, "syntax-error") in codes
-    assert (4, "reserved-word") in codes
-    assert (5, "syntax-error") in codes
-    assert (6, "reserved-word") in codes
+    assert codes == [(1, "reserved-word"), (2, "syntax-error"), (3, "reserved-word")]
     assert all("reserved" in d.message for _, _, d in positions(text))
+
+
+def test_arrows_and_braces_outside_blocks():
+    text = "Y = a -> b\nV = {1}\nS = select(C, A, B)\n"
+    found = [(line, d.code) for line, _, d in positions(text)]
+    assert found == [(1, "syntax-error"), (2, "syntax-error")]
+    assert "braces hold a function's body" in positions(text)[1][2].message
 
 
 def test_invalid_characters():

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
+from ..front.functions import Inlined
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span
 from ..speed.fastinit import frozen_dataclass
@@ -150,6 +151,9 @@ class Analysis:
     recursive: frozenset[str]
     exports: tuple[str, ...]
     recursion: dict[str, str] = field(default_factory=dict)  # tensor -> how its group runs
+    # the program's `fn` functions and where each inlined equation came from (None: no
+    # functions; `program` is then the text's statements as parsed)
+    inlined: Inlined | None = None
 
     @property
     def has_errors(self) -> bool:

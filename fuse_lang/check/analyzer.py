@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
+from ..front.functions import has_functions, inline_functions
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
 from ..io.source_files import SourceInfo
@@ -25,6 +26,7 @@ from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
 from .initialisers import check_initialisers
+from .inlined_calls import placed_in_calls
 from .lone_indices import program_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
@@ -131,6 +133,12 @@ class _Checker:
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
+        inlined = None
+        if has_functions(program.statements):  # `fn`s written out before checking
+            inlined = inline_functions(program.statements, deltas)
+            program = ir.Program(inlined.statements, program.text)
+            relocation = relocation.replaced(inlined.statements)
+            diags.extend(inlined.diagnostics)
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
                                                self.remember, deltas)
@@ -174,8 +182,12 @@ class _Checker:
                               Span(0, 0)))
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
+        left_out = parsed.diagnostics
+        if inlined is not None:
+            diags = placed_in_calls(diags, inlined)
+            left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
         # (a statement left out for a syntax error: no undefined or unused names from it)
-        diags = quiet_cascades(self.text, parsed.statement_spans, parsed.diagnostics, diags)
+        diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
         diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
         # The tensors, var_extents and domain_symbols are made only when first read:
         # `fuse check` reads none of them, and the editor's diagnostics none either
@@ -191,7 +203,7 @@ class _Checker:
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
-            recursion=dict(order.recursion))
+            recursion=dict(order.recursion), inlined=inlined)
 
     def _tables(self) -> tuple[dict[str, TensorInfo], dict, dict]:
         """The analysis' tensors, var_extents and domain_symbols (see results.Tables).

@@ -148,6 +148,8 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                          for v in ir.index_vars(i)} for r in ir.refs(arg)):
                 out.append(make("bad-argument", f"every argument of concat needs the axis "
                                 f"`{name}` it joins along", arg.span))
+    elif call.name == "select":
+        _check_branches(call, stmt, out)
     elif call.name in SCHEDULE_BUILTINS:
         _check_schedule(call, stmt, out)
     elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
@@ -174,6 +176,33 @@ def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
             out.append(make("bad-argument", "`exponential` goes from start to end by a "
                             "constant factor: both must be above 0", arg.span))
             return
+
+
+def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`select(c, a, b)` (also `case`'s arms and `when`): a and b keep the same
+    indices, or one keeps none (a number, a scalar) and broadcasts.  The indices a
+    branch keeps are those the scope rule does not project inside it: on the
+    left-hand side, or met elsewhere in the statement too."""
+    everywhere = _var_counts([*(ir.defined_refs(stmt)), *ir.used_exprs(stmt)])
+    kept = []
+    for branch in call.args[1:]:
+        inside = _var_counts([branch])
+        kept.append([v for v in inside if everywhere[v] > inside[v]])
+    if kept[0] and kept[1] and set(kept[0]) != set(kept[1]):
+        out.append(make("select-shapes", f"the two branches of this choice have different "
+                        f"indices, [{','.join(kept[0])}] and [{','.join(kept[1])}]: write them "
+                        f"over the same indices (a number or a scalar broadcasts)", call.span))
+
+
+def _var_counts(exprs: list) -> dict[str, int]:
+    """How many times each index variable occurs in `exprs`, in order of first use."""
+    counts: dict[str, int] = {}
+    for expr in exprs:
+        for ref in ir.refs(expr):
+            for index in ref.indices or ():
+                for var in ir.index_vars(index):
+                    counts[var.name] = counts.get(var.name, 0) + 1
+    return counts
 
 
 def _lhs_vars(stmt: ir.Statement) -> set[str]:

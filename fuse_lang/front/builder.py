@@ -15,7 +15,7 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
-from . import ir
+from . import blocks, ir
 from .builtins import BUILTINS, PADDINGS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .indices import (
@@ -259,6 +259,14 @@ class IRBuilder:
                   f"`same` (windows centred, zeros on both sides)", _tok_span(word))
         return ir.AxisDecl(name[1], _tok_span(name), 0, _tok_span(word), _cover(c),
                            padding=word[1])
+
+    # `fn`, `case` and `when`: front/blocks.py
+    fn_def = staticmethod(blocks.fn_def)
+    fn_body = staticmethod(blocks.fn_body)
+    case = staticmethod(blocks.case)
+    case_arm = staticmethod(blocks.case_arm)
+    default_arm = staticmethod(blocks.default_arm)
+    guarded = staticmethod(blocks.guarded)
 
     def param_decl(self, c):
         items = c[1:]  # each [ref, initialiser or None] (param_item)

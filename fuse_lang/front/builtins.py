@@ -84,6 +84,9 @@ BUILTINS: dict[str, Builtin] = {
         _schedule("linear", "start + (end - start)·s/N"),
         _schedule("exponential", "start·(end/start)^(s/N) (start and end above 0)"),
         _schedule("cosine", "end + (start - end)·(1 + cos(π·s/N))/2"),
+        Builtin("select", 3, 3, (), (), "select(c, a, b)",
+                "a where the condition c holds (c > 0), else b, elementwise; c is a comparison "
+                "or a Boolean. `case { c1 -> a; default -> b }` and `a when c` are selects."),
         Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
@@ -103,11 +106,10 @@ REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr expl
 # `axis x = valid`: the paddings an axis declaration may name instead of an extent
 PADDINGS = frozenset({"valid", "same"})
 
-RESERVED_WORDS = frozenset(
-    {"let", "fn", "select", "case", "when", "default", "import", "as"}
-)
+RESERVED_WORDS = frozenset({"let", "import", "as"})
 # Words that start statements or special forms now.
-KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not"})
+KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not", "fn", "case", "when",
+                      "default"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})

@@ -17,6 +17,8 @@ _TERMINAL_WORDS = {
     "SLASH": "'/'", "PLUS": "'+'", "MINUS": "'-'", "POW": "'^'", "EXPORT": "'export'",
     "AXIS": "'axis'", "PARAM": "'param'", "TRAIN": "'train'", "REDUCE": "'reduce'",
     "SEMI": "';'", "LBRACE": "'{'", "RBRACE": "'}'", "COMPARE": "a comparison",
+    "FN": "'fn'", "CASE": "'case'", "WHEN": "'when'", "DEFAULT": "'default'", "ARROW": "'->'",
+    "NL": "a new line",
 }
 
 # Friendly messages for common mistakes, matched by parser state (lark's match_examples).
@@ -42,18 +44,20 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     """What `err` (raised by `parser`) says to the user."""
     tok = err.token
     if tok.type == "RESERVED_OP":
-        return (f"'{tok.value}' is reserved for a later version of Fuse (guards "
-                f"and namespaces are not in this version)")
-    if tok.type in ("LBRACE", "RBRACE"):
-        return "braces are reserved for a later version of Fuse (`case { ... }`)"
+        return (f"'{tok.value}' is reserved for a later version of Fuse (the Boolean "
+                f"operators and namespaces are not in this version)")
+    if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
+            and "RBRACE" not in err.expected:
+        return ("braces hold a function's body (`fn f(x[i]) -> y[i] { ... }`) or the arms "
+                "of a `case { c -> a; default -> b }`, nothing else")
     label = _match_example(err, parser)
     if label:
         return label
     if tok.type == "EQUAL" and "RPAR" in err.expected:  # `(n = m + 1)`
         return "unexpected '=' inside parentheses: to compare, write `==` (`=` defines an equation)"
-    # `not` may start any operand; naming it would crowd out "a name" from the list
+    # `not` and `case` may start any operand; naming them would crowd out "a name"
     expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected
-                       if not t.startswith("__") and t != "NOT"})
+                       if not t.startswith("__") and t not in ("NOT", "CASE")})
     if len(expected) > 6:
         expected = expected[:6] + ["..."]
     wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \

@@ -365,7 +365,21 @@ class TrainDecl:
     span: Span
 
 
-Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl, TrainDecl]
+@frozen_dataclass
+class FnDef:
+    """`fn name(a[x], b[x,y]) -> out[x] { equations }`: a pure function over indexed
+    arguments, inlined at each call before checking (front/functions.py)."""
+
+    name: str
+    name_span: Span
+    params: tuple[Ref, ...]
+    result: Ref
+    body: tuple[Equation, ...]
+    span: Span
+
+
+Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl, TrainDecl,
+                  FnDef]
 
 
 def defined_refs(stmt: Statement) -> tuple[Ref, ...]:

@@ -109,6 +109,8 @@ class _Splitter:
                 if not stack:
                     break
                 multiline = True
+                if stack[-1].type == "LBRACE":
+                    stmt.append(tok)  # separates a block's equations (`fn`, `case`)
                 if i < n and tokens[i].start_pos == tok.end_pos and tokens[i].type not in _CLOSE:
                     self.notes[0] += 1  # a line at column 1 inside brackets: `strict` decides
                     if self.strict:
@@ -119,6 +121,9 @@ class _Splitter:
                 continue
             if kind == "SEMI":
                 i += 1
+                if stack and stack[-1].type == "LBRACE":
+                    stmt.append(tok)  # inside a block: a separator, as a newline
+                    continue
                 if stack:
                     diags.append(make("unclosed-bracket", f"'{_TEXT[stack[0].type]}' is not "
                                       f"closed before ';'", _tok_span(stack[0])))

@@ -23,6 +23,8 @@ KEYWORDS = {
     "axis": ("axis d = 64", "Declare the extent of an index name program-wide."),
     "param": ("param W[i,j]", "A learnable tensor; `= INIT` after it chooses how it "
               "starts (by default a weight Glorot-uniform, a bias zeros)."),
+    "fn": ("fn f(x[i]) -> y[i] { ... }", "A function over indexed arguments, inlined at "
+           "each call: `Y[i] = f(X[i])`."),
 }
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
@@ -214,6 +216,8 @@ def _tensors(analysis: Analysis, rank: str) -> list[Completion]:
     out = []
     documented = len(analysis.tensors) <= MAX_DOCUMENTED
     for name in sorted(analysis.tensors):
+        if "@" in name:
+            continue  # a local of an inlined `fn` call (front/functions.py)
         info = analysis.tensors[name]
         shape = info.axes_text if info.axes else "scalar"
         out.append(Completion(name, "relation" if info.boolean else "tensor",

@@ -38,7 +38,12 @@ def folding_ranges(analysis: Analysis) -> tuple[Fold, ...]:
         else:
             previous_line = -2
     close()
-    for stmt in analysis.program.statements:
+    inlined = analysis.inlined
+    statements = [stmt for k, stmt in enumerate(analysis.program.statements)
+                  if inlined is None or k not in inlined.origins]  # (spans: their calls')
+    if inlined is not None:  # a `fn` definition over several lines folds too
+        statements += inlined.functions.values()
+    for stmt in statements:
         if lines.position(stmt.span.start)[0] < lines.position(stmt.span.end)[0]:
             folds.append(Fold(stmt.span, "region"))
     return tuple(sorted(folds, key=lambda f: (f.span.start, -f.span.end)))

@@ -133,6 +133,13 @@ def _index_openers(program: ir.Program, tokens: list[Tok]) -> frozenset[int]:
 
 def _all_refs(program: ir.Program):
     for stmt in program.statements:
+        if type(stmt) is ir.FnDef:  # its signature and its body's equations
+            yield from stmt.params
+            yield stmt.result
+            for eq in stmt.body:
+                yield eq.lhs
+                yield from ir.refs(eq.rhs)
+            continue
         yield from ir.defined_refs(stmt)
         for expr in ir.used_exprs(stmt):
             yield from ir.refs(expr)
@@ -192,6 +199,8 @@ class _Printer:
                 indent = gap[:len(gap) - len(gap.lstrip(" \t\f\r"))]
             if line_tokens:
                 code, align = self._code(line_tokens, stack, depth_before)
+                if align is not None and indent:  # an equation of a `fn` body
+                    align = (indent + align[0], align[1], align[2])
                 lines.append(_Line("code", indent + code, comment, align))
             elif comment:
                 lines.append(_Line("comment", indent, comment))
@@ -210,6 +219,9 @@ class _Printer:
         prev_unary = forced = False
         op_at: int | None = None
         statements = 1
+        # a line that starts inside a block (`fn ... {`) holds its equations: the
+        # block's depth is their statement level (their `=` align like statements')
+        base = depth_before if depth_before and stack[-1] == "block" else 0
         for tok in toks:
             kind = tok.type
             inside = stack[-1] if stack else None
@@ -221,7 +233,7 @@ class _Printer:
                     sep = " "  # `max = 1` stays apart: `max=` is another token
                 forced = sep == " " and kind == "EQUAL" and inside == "call"
                 parts.append(sep)
-            if kind in _STATEMENT_OPS and not stack and op_at is None:
+            if kind in _STATEMENT_OPS and len(stack) == base and op_at is None:
                 op_at = len(parts)
             if kind == "SEMI":
                 statements += 1
@@ -232,7 +244,7 @@ class _Printer:
                 stack.pop()
             prev, prev_unary = tok, unary
         code = "".join(parts)
-        single = depth_before == 0 and not stack and statements == 1
+        single = depth_before == base and len(stack) == base and statements == 1
         if single and op_at is not None and toks[0].type in ("NAME", "STRING"):
             lhs = "".join(parts[:op_at]).rstrip()
             rhs = "".join(parts[op_at + 1:]).lstrip()
@@ -240,6 +252,8 @@ class _Printer:
         return code, None
 
     def _bracket_kind(self, tok: Tok, prev: Tok | None, inside: str | None) -> str:
+        if tok.type == "LBRACE":
+            return "block"  # a `fn` body or a `case`'s arms
         if inside == "index" or tok.start_pos in self.index_openers:
             return "index"
         if prev is not None and tok.type == "LPAR" and prev.type in ("NAME", "REDUCE"):
@@ -251,6 +265,8 @@ class _Printer:
         a, b = prev.type, tok.type
         if inside == "index":
             return ""
+        if a == "LBRACE" and b != "RBRACE":
+            return " "  # `{ c -> a; default -> b }`, `{ y[i] = ... }`
         if b in _NO_SPACE_BEFORE or a in _OPENERS or prev_unary:
             return ""
         if a == "POW" or b == "POW":

@@ -16,6 +16,7 @@ from ..check.param_roles import param_starts
 from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
+from ..front.ir_text import index_text, ref_text
 from ..front.span import Span
 from ..io.cells import value_text
 from ..plan import plan_equation
@@ -40,6 +41,8 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             return Hover(index_markdown(analysis, found.statement, found.name), found.span)
         if found.kind == "builtin":
             return Hover(builtin_markdown(found.name), found.span)
+        if found.kind == "function":
+            return Hover(function_markdown(analysis, found.name, found.span), found.span)
     for k, stmt in enumerate(analysis.program.statements):
         if not stmt.span.start <= offset <= stmt.span.end:
             continue
@@ -176,6 +179,26 @@ def equation_markdown(analysis: Analysis, statement: int) -> str:
     plan = plan_equation(analysis, statement)
     body = "\n".join(render_equation(plan))
     return f"**Projection** of `{plan.tensor}` ({plan.op})\n\n```\n{body}\n```"
+
+
+def function_markdown(analysis: Analysis, name: str, at: Span) -> str:
+    """A `fn`'s signature, and at a call the shape of what the call gives."""
+    assert analysis.inlined is not None
+    fn = analysis.inlined.functions[name]
+    params = ", ".join(ref_text(p) for p in fn.params)
+    out = f"```fuse\nfn {name}({params}) -> {ref_text(fn.result)}\n```\n" \
+          f"A function, inlined at each call (its body: {len(fn.body)} " \
+          f"equation{'s' if len(fn.body) != 1 else ''})."
+    for stmt in analysis.program.statements:  # the call's result: a Ref at its name
+        if isinstance(stmt, (ir.Equation, ir.Sink)) and stmt.span.start <= at.start \
+                and at.end <= stmt.span.end:
+            for ref in ir.refs(stmt.rhs):
+                info = analysis.tensors.get(ref.name)
+                if ref.name_span == at and info is not None:
+                    over = ",".join(index_text(i) for i in ref.indices or ())
+                    return out + f"\n\nThis call gives a tensor over `[{over}]`, shape " \
+                                 f"{_shape(info.shape)}."
+    return out
 
 
 def builtin_markdown(name: str) -> str:

@@ -27,8 +27,9 @@ def shape_label(info: TensorInfo) -> str:
 def shape_hints(analysis: Analysis, within: Span | None = None) -> tuple[ShapeHint, ...]:
     """The inferred shape after the LHS of each equation and source (within `within`)."""
     hints = []
-    for stmt in analysis.program.statements:
-        if not isinstance(stmt, (ir.Equation, ir.Source)):
+    inlined = analysis.inlined.origins if analysis.inlined is not None else {}
+    for k, stmt in enumerate(analysis.program.statements):
+        if not isinstance(stmt, (ir.Equation, ir.Source)) or k in inlined:
             continue
         offset = stmt.lhs.span.end
         if within is not None and not within.start <= offset <= within.end:

@@ -53,8 +53,8 @@ def tensor_symbols(analysis: Analysis) -> tuple[OutlineSymbol, ...]:
     statements = analysis.program.statements
     found = []
     for info in analysis.tensors.values():
-        if not info.definitions or not info.statements:
-            continue
+        if not info.definitions or not info.statements or "@" in info.name:
+            continue  # (`s@head.1`: a local of an inlined `fn` call)
         stmt = statements[info.statements[0]]
         name_span = info.definitions[0]
         span = stmt.span.cover(name_span)

@@ -14,7 +14,7 @@ from ..front.span import Span
 
 @dataclass(frozen=True, slots=True)
 class SymbolAt:
-    kind: str  # "tensor" | "index" | "builtin"
+    kind: str  # "tensor" | "index" | "builtin" | "function" (a `fn` of the program)
     name: str
     span: Span  # the occurrence under the offset
     statement: int | None  # the statement holding it (indices are local to it)
@@ -23,14 +23,48 @@ class SymbolAt:
 
 
 def _statement_at(analysis: Analysis, offset: int) -> int | None:
+    inlined = analysis.inlined.origins if analysis.inlined is not None else {}
     for k, stmt in enumerate(analysis.program.statements):
-        if stmt.span.start <= offset <= stmt.span.end:
+        # (an equation a `fn` call wrote out has the call's span, but no text there)
+        if stmt.span.start <= offset <= stmt.span.end and k not in inlined:
             return k
     return None
 
 
+def _as_written(analysis: Analysis, k: int) -> ir.Statement:
+    """Statement `k` as its text has it: with its `fn` calls, not their results."""
+    written = analysis.inlined.written if analysis.inlined is not None else {}
+    return written.get(k) or analysis.program.statements[k]
+
+
+def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
+    """A `fn` under `offset`: its name in its definition or in a call."""
+    inlined = analysis.inlined
+    if inlined is None:
+        return None
+    spans: dict[str, list[Span]] = {name: [fn.name_span] for name, fn in
+                                    inlined.functions.items()}
+    exprs = [e for stmt in inlined.written.values() for e in ir.used_exprs(stmt)]
+    exprs += [eq.rhs for fn in inlined.functions.values() for eq in fn.body]
+    for expr in exprs:
+        for node in ir.walk(expr):
+            if type(node) in (ir.Call, ir.Ref) and node.name in spans \
+                    and (type(node) is ir.Call or node.paren):
+                spans[node.name].append(node.name_span)
+    for name, found in spans.items():
+        for span in found:
+            if span.start <= offset <= span.end:
+                fn = inlined.functions[name]
+                return SymbolAt("function", name, span, None, (fn.name_span,),
+                                tuple(sorted(found)))
+    return None
+
+
 def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
-    """The tensor, index variable or builtin whose name covers `offset`."""
+    """The tensor, index variable, builtin or function whose name covers `offset`."""
+    function = _function_at(analysis, offset)
+    if function is not None:
+        return function
     k = _statement_at(analysis, offset)
     if k is None:
         return None
@@ -40,16 +74,16 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
                 spans = tuple(sorted(o.span for o in role.occurrences))
                 lhs = tuple(o.span for o in role.occurrences if o.lhs)
                 return SymbolAt("index", role.name, occ.span, k, lhs or spans[:1], spans)
-    stmt = analysis.program.statements[k]
+    stmt = _as_written(analysis, k)
     for node in _names_in(stmt):
         name, span = node
         if not (span.start <= offset <= span.end):
             continue
         if name in analysis.tensors:
             info = analysis.tensors[name]
-            refs = tuple(sorted(set(info.definitions) | set(info.uses) | _exported(analysis,
-                                                                                   name)))
-            return SymbolAt("tensor", name, span, k, info.definitions, refs)
+            refs = set(info.definitions) | set(info.uses) | _exported(analysis, name)
+            return SymbolAt("tensor", name, span, k, info.definitions,
+                            tuple(sorted(_in_text(analysis, name, refs))))
         if name in BUILTINS:
             return SymbolAt("builtin", name, span, k, (), ())
     return None
@@ -64,6 +98,19 @@ def _names_in(stmt: ir.Statement):
                 yield node.name, node.name_span
             elif isinstance(node, ir.Call):
                 yield node.name, node.name_span
+
+
+def _in_text(analysis: Analysis, name: str, spans: set[Span]) -> set[Span]:
+    """`spans` of tensor `name` where the text has them: less the calls of `fn`s (the
+    span of every node a call wrote out), plus its reads in those calls' arguments."""
+    inlined = analysis.inlined
+    if inlined is None:
+        return spans
+    spans = spans - {origin.call for origin in inlined.origins.values()}
+    for stmt in inlined.written.values():
+        for expr in ir.used_exprs(stmt):
+            spans.update(ref.name_span for ref in ir.refs(expr) if ref.name == name)
+    return spans
 
 
 def _exported(analysis: Analysis, name: str) -> set[Span]:

@@ -16,18 +16,18 @@ from ..check import SOURCE_KINDS, Analysis, TensorKind
 from ..check.symbols import IndexRole
 from ..check.values import compared_symbol
 from ..front import ir
-from ..front.builtins import COMPARISONS
+from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.span import LineIndex, Span, split_lines
 
 TOKEN_TYPES: tuple[str, ...] = (
     "variable",    # a dense tensor
     "type",        # a Boolean relation
     "parameter",   # an index variable (local to its statement)
-    "function",    # a builtin, or a projection op of `reduce(op, ...)`
+    "function",    # a builtin, a `fn` of the program, or a projection op of `reduce(op, ...)`
     "enumMember",  # a symbol constant: `Alice` in `Parent(Alice, x)`
     "number",      # a number, or an integer constant index `Obs[0,o]`
     "string",      # a file path
-    "keyword",     # export, axis, param, reduce, not
+    "keyword",     # export, axis, param, reduce, not, fn, case, when, default
     "comment",
     "property",    # a keyword argument's name: `axis=`, `k=`, `eps=`
 )
@@ -50,7 +50,8 @@ class SemanticToken(NamedTuple):
     modifiers: tuple[str, ...] = ()  # from TOKEN_MODIFIERS
 
 
-_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce)(?![A-Za-z0-9_'])")
+_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce|fn|case|when|default)"
+                      r"(?![A-Za-z0-9_'])")
 _DIGITS = re.compile(r"(?<![A-Za-z0-9_'.])\d+")
 
 
@@ -145,7 +146,15 @@ def _structural_tokens(analysis: Analysis, cache: TokenCache) -> list[SemanticTo
     tensors = analysis.tensors
     known = cache.statements
     used: dict[int, tuple] = {}
+    inlined = analysis.inlined
+    if inlined is not None:
+        for fn in inlined.functions.values():
+            out += _function_tokens(analysis, fn, kinds)
     for k, stmt in enumerate(analysis.program.statements):
+        if inlined is not None:  # `fn` calls: the statements as written, not what they gave
+            if k in inlined.origins:
+                continue
+            stmt = inlined.written.get(k, stmt)
         roles = analysis.roles.get(k)
         entry = known.get(id(stmt))
         if entry is not None and entry[0] is stmt and entry[1] is roles and entry[3] == tuple(
@@ -156,6 +165,10 @@ def _structural_tokens(analysis: Analysis, cache: TokenCache) -> list[SemanticTo
             continue
         names: dict[str, None] = {}
         tokens = _statement_tokens(analysis, stmt, roles, kinds, names)
+        if inlined is not None and k in inlined.written:  # the calls' arguments' indices
+            tokens += [SemanticToken(v.span, "parameter") for e in ir.used_exprs(stmt)
+                       for ref in ir.refs(e) for i in ref.indices or ()
+                       for v in ir.index_vars(i)]
         used[id(stmt)] = (stmt, roles, tuple(names), tuple(
             (info.boolean, info.kind) if (info := tensors.get(name)) is not None else None
             for name in names), tokens)
@@ -216,7 +229,8 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
             if node.name == "not":  # `not P(x)`: the keyword, a call only in the IR
                 add(token(node.name_span, "keyword"))
             elif node.name not in COMPARISONS:  # an operator gets no token, as `+` gets none
-                add(token(node.name_span, "function", ("defaultLibrary",)))
+                add(token(node.name_span, "function", ("defaultLibrary",)
+                          if node.name in BUILTINS else ()))
             else:
                 found = compared_symbol(node, analysis.tensors)
                 if found is not None:
@@ -232,6 +246,24 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
             if kind is ir.Reduce:
                 add(token(node.op_span, "function", ("defaultLibrary",)))
             push(reversed(ir.children(node)))
+    return out
+
+
+def _function_tokens(analysis: Analysis, fn: ir.FnDef,
+                     kinds: dict[tuple[str, bool, bool], tuple[str, tuple[str, ...]]]
+                     ) -> list[SemanticToken]:
+    """A `fn` definition's tokens: its name, its parameters and result (declared),
+    and its body's equations (their indices are variables of their own)."""
+    out = [SemanticToken(fn.name_span, "function", ("declaration",))]
+    for ref in (*fn.params, fn.result):
+        out.append(SemanticToken(ref.name_span, "type" if ref.paren else "variable",
+                                 ("declaration",)))
+        out += [SemanticToken(i.span, "parameter", ("declaration",)) for i in ref.indices or ()]
+    for eq in fn.body:
+        for ref in (eq.lhs, *ir.refs(eq.rhs)):
+            out += [SemanticToken(v.span, "parameter") for i in ref.indices or ()
+                    for v in ir.index_vars(i)]
+        out += _statement_tokens(analysis, eq, None, kinds, {})
     return out
 
 

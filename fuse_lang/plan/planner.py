@@ -20,6 +20,7 @@ from ..check.symbols import IndexRole
 from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import COMPARISONS
+from ..front.ir_text import equation_text
 from ..front.span import Span
 from .contraction import contraction_path, einsum_spec
 from .operands import reference_operand
@@ -211,9 +212,19 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
     line = analysis.lines.position(stmt.span.start)[0] + 1
     return EquationPlan(
-        k, line, analysis.text[stmt.span.start:stmt.span.end], stmt.lhs.name, stmt.op, output,
+        k, line, _equation_text(analysis, k, stmt, line), stmt.lhs.name, stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
         stmt.lhs.name in analysis.recursive, _comparisons(analysis, k, stmt, indices))
+
+
+def _equation_text(analysis: Analysis, k: int, stmt: ir.Equation, line: int) -> str:
+    """The equation as written; one a `fn` call wrote out (which has no text of its
+    own: its span is the call's) as IR text, with where it came from."""
+    origin = analysis.inlined.origins.get(k) if analysis.inlined is not None else None
+    if origin is None:
+        return analysis.text[stmt.span.start:stmt.span.end]
+    inside = "".join(f" in fn {name}" for name in reversed(origin.outer))
+    return f"{equation_text(stmt)}   (from fn {origin.fn}{inside}, called at line {line})"
 
 
 def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan]

@@ -586,6 +586,8 @@ Parent(Alice, Bob)
 W[i,j] = "data/w.npy"
 Ancestor(Alice, x)?
 export Y, M
+fn dense(x[b,d], w[f,d]) -> y[b,f] { y[b,f] = x[b,d] w[f,d] }
+C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] < 2) }
 """)
     checks = [(1, "#", "fuseComment"), (1, "TODO", "fuseTodo"), (2, "axis", "fuseKeyword"),
               (2, "64", "fuseNumber"), (3, "Comp", "fuseTensor"), (3, "p'.", "fuseAxisDot"),
@@ -595,7 +597,10 @@ export Y, M
               (5, "max,", "fuseReduceOp"), (5, "*", "fuseOperator"), (5, "1e-5", "fuseNumber"),
               (6, "Parent", "fuseRelation"), (6, "Alice", "fuseSymbol"),
               (7, '"', "fuseString"), (8, "?", "fuseOperator"), (8, "x)", "fuseIndex"),
-              (9, "export", "fuseKeyword")]
+              (9, "export", "fuseKeyword"), (10, "fn", "fuseKeyword"),
+              (10, "dense", "fuseFunction"), (10, "->", "fuseOperator"),
+              (11, "case", "fuseKeyword"), (11, "select", "fuseBuiltin"),
+              (11, "default", "fuseKeyword"), (11, "when", "fuseKeyword")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword

@@ -28,16 +28,20 @@ syn match   fuseNumber     /\%(\w\)\@<!\.\d\+\%([eE][+-]\=\d\+\)\=\>/
 " reduce(op, i, ...) takes a projection operator.
 syn match   fuseKeyword    /\%(^\|;\)\s*\zs\%(export\|axis\|param\)\>/
 syn match   fuseKeyword    /\<reduce\ze\s*(/
+" fn name(params) -> result { body }; case { c -> a; default -> b }; e when c
+syn match   fuseKeyword    /\<\%(fn\|case\|when\|default\)\>/
+syn match   fuseFunction   /\%(\<fn\s\+\)\@<=\h\w*/
 syn match   fuseReduceOp   /\%(\<reduce\s*(\s*\)\@<=\%(sum\|max\|min\|avg\)\>/
 
 " Builtins: only when called
-syn match   fuseBuiltin    /\<\%(abs\|causal_mask\|concat\|const\|cosine\|cos\|even\|exponential\|exp\|gelu_tanh\|gelu\|linear\|lnorm\|log\|max\|min\|odd\|pow\|relu\|sig\|sin\|softmax\|sqrt\|step\|tanh\|topk\)\ze\s*(/
+syn match   fuseBuiltin    /\<\%(abs\|causal_mask\|concat\|const\|cosine\|cos\|even\|exponential\|exp\|gelu_tanh\|gelu\|linear\|lnorm\|log\|max\|min\|odd\|pow\|relu\|select\|sig\|sin\|softmax\|sqrt\|step\|tanh\|topk\)\ze\s*(/
 " keyword arguments: softmax(x, axis=i), lnorm(x, eps=1e-5), topk(x, k=2)
 syn match   fuseKwarg      /\%([(,]\s*\)\@<=\h\w*\ze\s*=[^=]/
 
 " Operators: the projection operators max= min= avg=, +=, =, arithmetic, ?
 syn match   fuseOperator   /[-+*/^=?]/
 syn match   fuseOperator   /\*\*/
+syn match   fuseOperator   /->/
 syn match   fuseProjection /\<\%(max\|min\|avg\)=/
 syn match   fuseProjection /+=/
 
@@ -65,6 +69,7 @@ hi def link fuseNumber     Number
 hi def link fuseKeyword    Keyword
 hi def link fuseReduceOp   Function
 hi def link fuseBuiltin    Function
+hi def link fuseFunction   Function
 hi def link fuseKwarg      Label
 hi def link fuseOperator   Operator
 hi def link fuseProjection Statement

@@ -11,7 +11,7 @@ const FIXTURE = fs.readFileSync(path.join(__dirname, 'fixtures', 'constructs.fus
 const EXAMPLES = path.join(ROOT, '..', '..', 'examples');
 const BUILTINS = ['step', 'relu', 'tanh', 'exp', 'log', 'sqrt', 'abs', 'sin', 'cos', 'sig', 'gelu',
   'pow', 'softmax', 'lnorm', 'concat', 'topk', 'causal_mask', 'even', 'odd', 'const', 'max', 'min',
-  'reduce'];
+  'select', 'reduce'];
 
 let tokensPromise;
 function fixtureTokens() {
@@ -205,6 +205,21 @@ test('keywords export, axis, param; reserved words', async () => {
   // a keyword inside a longer name is a name
   const t = await tokenize('exported = axis2 + params');
   assert.ok(!t.some((x) => x.scopes.some((s) => s.startsWith('keyword.other'))), JSON.stringify(t));
+});
+
+test('functions and choices: fn, case, when, default, select, ->, braces', async () => {
+  await expectScopes('fn dense', 'fn', 'keyword.other.fn.fuse');
+  await expectScopes('fn dense', 'dense', 'entity.name.function.fuse');
+  await expectScopes('fn dense', '->', 'keyword.operator.arrow.fuse');
+  await expectScopes('fn dense', '{', 'punctuation.section.block.fuse');
+  await expectScopes('C[i] = case', 'case', 'keyword.control.choice.fuse');
+  await expectScopes('C[i] = case', 'default', 'keyword.control.choice.fuse');
+  await expectScopes('C[i] = case', 'select', 'support.function.builtin.fuse');
+  await expectScopes('C[i] = case', '->', 'keyword.operator.arrow.fuse', 1);
+  await expectScopes('Gd[i] = A', 'when', 'keyword.control.choice.fuse');
+  await expectNoScope('fn dense', '->', 'invalid');
+  await expectNoScope('C[i] = case', '->', 'invalid');
+  await expectNoScope('C[i] = case', '{', 'invalid');
 });
 
 test('operators: = += max= min= avg= ^ ** and arithmetic', async () => {

@@ -83,6 +83,9 @@ class BuiltinCalls(EvaluatorState):
         if name in ("max", "min"):
             pick = backend.maximum if name == "max" else backend.minimum
             return combine(backend, pick, args[0], args[1])
+        if name == "select":  # a where c > 0, else b (`case` and `when` are selects too)
+            where = backend.where
+            return combine(backend, lambda c, a, b: where(c > 0, a, b), *args)
         if name in ("softmax", "lnorm"):
             axis = self._norm_axis(kwargs)
             eps = float(_number(kwargs.get("eps"), 1e-5))

@@ -1,0 +1,98 @@
+"""Diagnostics of a program with `fn` functions, told where the user wrote things.
+
+Every node of an inlined equation carries the span of its call (front/functions.py),
+so a diagnostic about one lands at the call; here it gets the body equation it came
+from as related information (the one that mentions the renamed tensor or index the
+message names, else the function's name).  A call of a name that is neither a
+builtin nor a function is `unknown-function`, with the functions among the choices.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..front import ir
+from ..front.builtins import NAMED_BUILTINS
+from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
+from ..front.functions import Inlined, Origin
+from ..front.span import Span
+from .suggestions import NameSuggester, did_you_mean_text
+
+# a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
+_RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*)\.\d+'*")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*'*)`")
+
+
+def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnostic]:
+    """`diags` with each one at a call given the body line it came from."""
+    at_call: dict[Span, list[Origin]] = {}
+    for origin in inlined.origins.values():
+        at_call.setdefault(origin.call, []).append(origin)
+    own = set(map(id, inlined.diagnostics))
+    out = []
+    for diag in diags:
+        if diag.code == "unknown-builtin" and inlined.functions:
+            diag = _unknown_function(diag, inlined)
+        origins = at_call.get(diag.span) or _within(at_call, diag.span)
+        if origins and id(diag) not in own:
+            diag = replace(diag, related=(_body_line(diag, origins, inlined),) + diag.related)
+        out.append(diag)
+    return out
+
+
+def _within(at_call: dict[Span, list[Origin]], span: Span) -> list[Origin] | None:
+    """The origins of the innermost call holding `span` (an argument of it)."""
+    best = None
+    for call, origins in at_call.items():
+        if call.start <= span.start and span.end <= call.end and \
+                (best is None or call.end - call.start < best[0].end - best[0].start):
+            best = (call, origins)
+    return best[1] if best is not None else None
+
+
+def _body_line(diag: Diagnostic, origins: list[Origin], inlined: Inlined) -> Related:
+    """The body equation `diag` is about, among those inlined at one call."""
+    # the names the message gives: a renamed local (`s@head.1`) first, then any in `...`
+    wanted = [(m.group(1), m.group(2)) for m in _RENAMED.finditer(diag.message)]
+    wanted += [(name, None) for name in _QUOTED.findall(diag.message)]
+    for name, fn in wanted:
+        for origin in origins:
+            if fn in (None, origin.fn) and _mentions(inlined, origin, name):
+                return Related(origin.body, f"in `fn {origin.fn}`, inlined at this call")
+    fn = origins[-1].fn  # the call's own function (its result's equation comes last)
+    definition = inlined.functions.get(fn)
+    where = definition.name_span if definition is not None else origins[-1].body
+    return Related(where, f"in `fn {fn}`, inlined at this call")
+
+
+def _mentions(inlined: Inlined, origin: Origin, name: str) -> bool:
+    """Whether the body equation of `origin` mentions `name` (a tensor or an index)."""
+    fn = inlined.functions.get(origin.fn)
+    if fn is None:
+        return False
+    for eq in fn.body:
+        if eq.span == origin.body:
+            return re.search(rf"(?<![A-Za-z0-9_']){re.escape(name)}(?![A-Za-z0-9_])",
+                             _equation_names(eq)) is not None
+    return False
+
+
+def _equation_names(eq: ir.Equation) -> str:
+    """The names of an equation's tensors and indices, as text."""
+    names = []
+    for ref in [eq.lhs, *ir.refs(eq.rhs)]:
+        names.append(ref.name)
+        for index in ref.indices or ():
+            names += [v.name for v in ir.index_vars(index)]
+    return " ".join(names)
+
+
+def _unknown_function(diag: Diagnostic, inlined: Inlined) -> Diagnostic:
+    """`unknown-builtin` in a program with functions: the functions are choices too."""
+    name = diag.message.split("`")[1] if diag.message.count("`") >= 2 else ""
+    choices = sorted(inlined.functions)
+    close = NameSuggester(tuple(choices) + NAMED_BUILTINS).close(name)
+    fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(diag.span, c),)) for c in close)
+    return make("unknown-function", f"`{name}` is neither a builtin nor a function of this "
+                f"program{did_you_mean_text(close)} (functions: {', '.join(choices)})",
+                diag.span, fixes=fixes)
