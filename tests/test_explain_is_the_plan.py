@@ -296,6 +296,20 @@ def test_every_example(monkeypatch, example):
     assert data["total_flops"] <= flops_of(ran)
 
 
+def test_the_char_transformer_example(monkeypatch, tmp_path):
+    """examples/training/char_transformer.fuse on a little of its data (a window
+    of 64 positions, as its slices read).  Explain counts every equation, the loss
+    too (a training step computes it); a run computes what its exports need, so
+    the copy exports the loss beside P."""
+    source = EXAMPLES / "training"
+    text = (source / "char_transformer.fuse").read_text(encoding="utf-8")
+    assert text.rstrip().endswith("\nexport P")
+    (tmp_path / "char_transformer.fuse").write_text(text.rstrip() + ", L\n", encoding="utf-8")
+    subprocess.run([sys.executable, str(source / "make_chars.py"), str(tmp_path),
+                    "--chars", "2000"], check=True, capture_output=True, timeout=120)
+    assert_explain_counts_what_runs(monkeypatch, tmp_path / "char_transformer.fuse")
+
+
 # a small char_transformer.fuse: one block, its params' shapes from the axes below
 AXES = {"c": 6, "p": 8, "d": 16, "h": 2, "k": 4, "f": 32}
 PARAMS = {"Emb": "c,d", "Pos": "p,d", "WQ": "h,k,d", "WK": "h,k,d", "WV": "h,k,d",
