@@ -123,6 +123,24 @@ def test_division_inside_a_projected_product(tmp_path):
     close(out["Y"], (A.astype(np.float64) / B).sum(axis=1))
 
 
+def test_nested_and_negated_products_are_one_join(tmp_path):
+    # (A B) E and -(A B) E are spliced into one einsum (plan.joins.product_factors),
+    # a negation taken out of the sum; under max it stays inside
+    A, B, E, C = rand(3, 4), rand(4, 5), rand(5), rand(4)
+    out = run(tmp_path, sources(A="i,j", B="j,k", E="k", C="j") +
+              "\nY[i] = (A[i,j] B[j,k]) E[k]\nZ[i] = -(A[i,j] B[j,k]) E[k]"
+              "\nW[i,k] = - A[i,j] B[j,k]\nV[i] = -(A[i,j] C[j])"
+              "\nU[i] = (A[i,j] / (C[j] + 2)) C[j]\nM[i] max= -(A[i,j] C[j])"
+              "\nexport Y, Z, W, V, U, M", A=A, B=B, E=E, C=C)
+    a, b, e, c = (x.astype(np.float64) for x in (A, B, E, C))
+    close(out["Y"], a @ b @ e)
+    close(out["Z"], -(a @ b @ e))
+    close(out["W"], -(a @ b))
+    close(out["V"], -(a @ c))
+    close(out["U"], (a / (c + 2) * c).sum(axis=1))
+    close(out["M"], (-(a * c)).max(axis=1))
+
+
 def test_nested_call_scopes(tmp_path):
     W1, W2, X = rand(5, 4), rand(3, 5), rand(4)
     out = run(tmp_path, sources(W1="h,j", W2="i,h", X="j") +

@@ -157,8 +157,11 @@ def test_projection_operators_in_json(tmp_path):
 
 def test_max_projection_is_not_summed_by_an_einsum():
     text = "axis b = 3, o = 4\nparam P[b,o], Q[b,o]\nM[o] max= P[b,o] Q[b,o]\nexport M\n"
-    (c,) = equation(text, "M").contractions
-    assert c.letters == "ab,ab->ba"  # b is kept: the max is taken after the product
+    # the run multiplies elementwise (b kept), then takes the max over b
+    product, reduce = equation(text, "M").contractions
+    assert (product.kind, product.einsum, product.flops) == \
+        ("elementwise", "P[b,o] Q[b,o] -> [b,o]", 12)
+    assert (reduce.kind, reduce.then_project, reduce.flops) == ("reduce", (("b", "max"),), 12)
 
 
 def test_reduce_max_is_labelled():
@@ -168,8 +171,9 @@ def test_reduce_max_is_labelled():
     name, op, scope = eq.projected[0]
     assert (name, op) == ("j", "max")
     assert scope.startswith("reduce(max")
-    (c,) = eq.contractions
-    assert c.letters == "ab,b->ab"  # summing j here would be wrong
+    product, reduce = eq.contractions  # summing j in an einsum would be wrong
+    assert (product.kind, product.einsum) == ("elementwise", "A[i,j] B[j] -> [i,j]")
+    assert (reduce.kind, reduce.then_project) == ("reduce", (("j", "max"),))
 
 
 def test_reduce_sum_is_contracted():
@@ -201,7 +205,10 @@ def test_nested_arguments_project_in_the_innermost_scope():
     eq = equation(text, "Y")
     assert dict((n, s) for n, _, s in eq.projected) == {"j": "argument of relu",
                                                         "h": "argument of relu"}
-    assert [c.letters for c in eq.contractions] == ["ab,b->a"]  # W1 X; W2 joins a call
+    # W1 X in the inner argument, then W2 joined with the inner relu's value over h
+    assert [c.einsum for c in eq.contractions] == [
+        "W1[h,j] X[j] -> [h]", "W2[i,h] relu(W1[h,j] X[j]) -> [i]"]
+    assert [c.letters for c in eq.contractions] == ["ab,b->a", "ab,b->a"]
 
 
 def test_per_term_projection():
@@ -212,15 +219,17 @@ def test_per_term_projection():
     assert j.factors == ("A",) and not j.joined
     (c,) = eq.contractions  # only A's term is summed over j; B[i] is read once
     assert c.operands == ("A",)
-    assert c.letters == "ab->a"
-    assert c.flops == int(opt_einsum.contract_path("ab->a", (3, 4), shapes=True)[1].opt_cost)
+    # a reduction, one addition per element reduced
+    assert (c.kind, c.einsum, c.then_project, c.flops) == \
+        ("reduce", "A[i,j] -> [i]", (("j", "sum"),), 3 * 4)
 
 
 def test_per_term_projection_when_both_terms_mention_the_index():
     text = ("axis i = 3, j = 4\nparam A[i,j], C[j], B[i,j]\n"
             "S[i] = A[i,j] C[j] + B[i,j]\nexport S\n")
     eq = equation(text, "S")
-    assert [c.letters for c in eq.contractions] == ["ab,b->a", "ab->a"]
+    assert [(c.kind, c.letters) for c in eq.contractions] == [
+        ("einsum", "ab,b->a"), ("reduce", "")]
 
 
 def test_per_term_projection_inside_a_call_argument():
@@ -235,7 +244,9 @@ def test_an_index_shared_with_a_call_is_not_summed_early():
     text = "axis i = 3, j = 4\nparam A[i,j], B[j]\nY[i] = A[i,j] exp(B[j])\nexport Y\n"
     eq = equation(text, "Y")
     assert eq.projected == (("j", "sum", "right-hand side"),)
-    assert [c.letters for c in eq.contractions] == []  # A[i,j] alone: kept for the product
+    # A[i,j] joined with exp's value over j
+    assert [(c.letters, c.einsum) for c in eq.contractions] == [
+        ("ab,b->a", "A[i,j] exp(B[j]) -> [i]")]
 
 
 # --------------------------------------------------------- unknown extents
@@ -315,25 +326,29 @@ def test_slices_are_costed_from_their_bounds_and_the_axis(tmp_path):
 
 def test_a_slice_matched_on_the_lhs_is_kept(tmp_path):
     eq = sliced_equation(tmp_path, "Y[i,:] = W[i, 2:] W[i, 0:2]")
-    (c,) = eq.contractions
-    assert c.letters == "ab,ab->ab"
-    assert c.largest_intermediate == 6
+    (c,) = eq.contractions  # nothing summed: the run multiplies elementwise
+    assert (c.kind, c.einsum) == ("elementwise", "W[i,2:] W[i,0:2] -> [i,:0]")
+    assert c.largest_intermediate == 6 and c.flops == 6
 
 
 def test_a_slice_under_max_is_not_summed(tmp_path):
     eq = sliced_equation(tmp_path, "Y[i] max= W[i, 1:3] W[i, 0:2]")
-    (c,) = eq.contractions
-    assert c.letters == "ab,ab->ab"
+    product, reduce = eq.contractions
+    assert product.kind == "elementwise"
+    assert (reduce.kind, reduce.then_project) == ("reduce", ((":0", "max"),))
 
 
 NESTED = "axis i = 3, j = 4\nparam A[i,j], B[j], C[j], D[i], E[i]\nY[i] = {}\nexport Y\n"
 
 
 @pytest.mark.parametrize("rhs,einsums", [
-    ("A[i,j] (B[j] + C[j])", []),                       # B alone is multiplied by A[i,j]
-    ("(A[i,j] B[j]) E[i]", ["A[i,j] B[j] -> [i]"]),     # E does not mention j
-    ("(A[i,j] B[j])^2", ["A[i,j] B[j] -> [i,j]"]),      # not linear: summed after the power
-    ("E[i] / (A[i,j] B[j])", ["A[i,j] B[j] -> [i,j]"]),  # a divisor is not linear
+    # A[i,j] joined with the sum's value over j
+    ("A[i,j] (B[j] + C[j])", ["A[i,j] (B[j] + C[j]) -> [i]"]),
+    ("(A[i,j] B[j]) E[i]", ["A[i,j] B[j] E[i] -> [i]"]),  # one product: one einsum
+    # not linear: multiplied elementwise, summed after the power
+    ("(A[i,j] B[j])^2", ["A[i,j] B[j] -> [i,j]", "(A[i,j] B[j])^2 -> [i]"]),
+    # a divisor is not linear: multiplied elementwise, then joined as 1/(A B)
+    ("E[i] / (A[i,j] B[j])", ["A[i,j] B[j] -> [i,j]", "E[i] / (A[i,j] B[j]) -> [i]"]),
     ("-(A[i,j] B[j]) + D[i]", ["A[i,j] B[j] -> [i]"]),
     ("A[i,j] C[j] + A[i,j]", ["A[i,j] C[j] -> [i]", "A[i,j] -> [i]"]),
 ])

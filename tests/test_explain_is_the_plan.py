@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 import fuse_lang
 from fuse_lang.plan import contraction
 from fuse_lang.run.backends.numpy_backend import NumpyBackend
+from fuse_lang.run.interpret import evaluate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -80,10 +82,22 @@ def explain_json(path: Path) -> dict:
     return json.loads(proc.stdout)
 
 
-def einsums_run(monkeypatch, path: Path) -> list[tuple[str, tuple]]:
-    """(spec, operand shapes) of every einsum the NumPy backend is asked for while
-    the program at `path` runs (the outermost call: count_einsum may call einsum)."""
-    asked: list[tuple[str, tuple]] = []
+class Ran(list):
+    """(spec, operand shapes) of every einsum the NumPy backend is asked for, and
+    the elements of each elementwise product of two values with axes (a join the
+    run broadcasts) and of each reduction's input (`sum`/`max`/... over an axis)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elementwise: list[int] = []
+        self.reduced: list[int] = []
+
+
+def einsums_run(monkeypatch, path: Path) -> Ran:
+    """What the run computes while the program at `path` runs: each einsum the NumPy
+    backend is asked for (the outermost call: count_einsum may call einsum), each
+    elementwise product and each reduction of the evaluator (run.interpret.evaluate)."""
+    asked = Ran()
     depth = [0]
 
     def recording(method):
@@ -97,26 +111,49 @@ def einsums_run(monkeypatch, path: Path) -> list[tuple[str, tuple]]:
                 depth[0] -= 1
         return spy
 
+    combine, project = evaluate.combine, evaluate.project
+
+    def combining(backend, fn, *xs):
+        out = combine(backend, fn, *xs)
+        if fn in (operator.mul, operator.truediv) and all(x.axes for x in xs):
+            asked.elementwise.append(int(np.size(out.data)))
+        return out
+
+    def projecting(backend, x, names, op):
+        if any(a in names for a in x.axes):
+            asked.reduced.append(int(np.size(x.data)))
+        return project(backend, x, names, op)
+
     monkeypatch.setattr(NumpyBackend, "einsum", recording(NumpyBackend.einsum))
     monkeypatch.setattr(NumpyBackend, "count_einsum", recording(NumpyBackend.count_einsum))
+    monkeypatch.setattr(evaluate, "combine", combining)
+    monkeypatch.setattr(evaluate, "project", projecting)
     text = path.read_text(encoding="utf-8")
     program = fuse_lang.compile(text, backend="numpy", base_dir=path.parent, path=str(path))
     program.run()
     return asked
 
 
-def flops_of(einsums: list[tuple[str, tuple]]) -> int:
-    return sum(contraction.contraction_path(spec, shapes).flops for spec, shapes in einsums)
+def flops_of(einsums: Ran) -> int:
+    """The FLOPs explain counts (docs/cli.md): each einsum's by opt_einsum's
+    convention, one multiply per element of each elementwise product, one addition
+    or comparison per element reduced."""
+    return sum(contraction.contraction_path(spec, shapes).flops for spec, shapes in einsums) \
+        + sum(einsums.elementwise) + sum(einsums.reduced)
 
 
 def assert_explain_counts_what_runs(monkeypatch, path: Path) -> dict:
     data = explain_json(path)
     ran = einsums_run(monkeypatch, path)
-    assert ran, "the program joins something"
+    assert ran or ran.elementwise or ran.reduced, "the program joins or reduces something"
     assert data["total_flops"] == flops_of(ran)
+    contractions = [c for e in data["equations"] for c in e["contractions"]]
     # the same einsums (a recurrence asks for its einsum once per step)
-    printed = {c["letters"] for e in data["equations"] for c in e["contractions"]}
+    printed = {c["letters"] for c in contractions if c["kind"] == "einsum"}
     assert printed == {spec for spec, _ in ran}
+    # as many elementwise products and reductions (once per step, for a recurrence)
+    for kind, found in (("elementwise", ran.elementwise), ("reduce", ran.reduced)):
+        assert bool([c for c in contractions if c["kind"] == kind]) == bool(found), kind
     return data
 
 
@@ -171,6 +208,106 @@ def test_each_access_kind(monkeypatch, tmp_path, name):
     path.write_text(ACCESS_PROGRAM.format(equation=equation, tensor=equation.split("[")[0]),
                     encoding="utf-8")
     assert_explain_counts_what_runs(monkeypatch, path)
+
+
+# each kind of product the run joins, elementwise or by einsum, and each reduction
+PRODUCTS = {
+    "an MLP with a nested relu": "Y[n,i] = relu(W2[i,h] relu(W1[h,j] X[n,j] + B1[h]))",
+    "a product with a call factor": "Y[i] = A[i,j] exp(B[j])",
+    "a divisor with axes": "Y[i] = A[i,j] / B[j]",
+    "a divisor with axes, nothing summed": "Y[i,j] = A[i,j] / B[j]",
+    "a negated product": "Y[i] = -(A[i,j] B[j])",
+    "a negated factor": "Y[i] = - A[i,j] B[j]",
+    "a negated product of a log": "Y[n] = -(log(P[n,c]) T[n,c])",
+    "a parenthesised product": "Y[i] = (A[i,j] B[j]) E[i]",
+    "a product under a divisor": "Y[i] = E[i] / (A[i,j] B[j])",
+    "a power of a product": "Y[i] = (A[i,j] B[j])^2",
+    "a single-reference projection": "Y[i] = A[i,j]",
+    "a projection per term": "Y[i] = A[i,j] B[j] + A[i,j]",
+    "a max= product": "Y[j] max= A[i,j] B[j]",
+    "an avg= reference": "Y avg= A[i,j]",
+    "a product with nothing summed": "Y[i,j] = E[i] B[j]",
+    "a reduce of a product": "Y[i] = reduce(max, j) A[i,j] B[j]",
+}
+PRODUCT_PROGRAM = """\
+axis i = 3, j = 4, h = 5, n = 2, c = 6
+param A[i,j], B[j], E[i], W1[h,j], W2[i,h], X[n,j], B1[h], P[n,c], T[n,c]
+{equation}
+export {tensor}
+"""
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_each_kind_of_product(monkeypatch, tmp_path, name):
+    equation = PRODUCTS[name]
+    path = tmp_path / "product.fuse"
+    tensor = equation.split("[")[0].split()[0]
+    path.write_text(PRODUCT_PROGRAM.format(equation=equation, tensor=tensor),
+                    encoding="utf-8")
+    assert_explain_counts_what_runs(monkeypatch, path)
+
+
+def test_the_mlp_joins_the_second_layer_with_the_first_layers_value(monkeypatch, tmp_path):
+    path = tmp_path / "mlp.fuse"
+    equation = PRODUCTS["an MLP with a nested relu"]
+    path.write_text(PRODUCT_PROGRAM.format(equation=equation, tensor="Y"), encoding="utf-8")
+    data = assert_explain_counts_what_runs(monkeypatch, path)
+    (eq,) = [e for e in data["equations"] if e["tensor"] == "Y"]
+    # the first layer's join, then the second layer's with the relu's value over (n, h)
+    assert [c["einsum"] for c in eq["contractions"]] == [
+        "W1[h,j] X[n,j] -> [n,h]", "W2[i,h] relu(W1[h,j] X[n,j] + B1[h]) -> [n,i]"]
+    assert [c["letters"] for c in eq["contractions"]] == ["ab,cb->ca", "ab,cb->ca"]
+
+
+def test_a_max_product_is_an_elementwise_product_then_a_reduction(monkeypatch, tmp_path):
+    path = tmp_path / "max.fuse"
+    path.write_text(PRODUCT_PROGRAM.format(equation=PRODUCTS["a max= product"], tensor="Y"),
+                    encoding="utf-8")
+    data = assert_explain_counts_what_runs(monkeypatch, path)
+    (eq,) = [e for e in data["equations"] if e["tensor"] == "Y"]
+    product, reduce = eq["contractions"]
+    assert (product["kind"], product["flops"]) == ("elementwise", 3 * 4)
+    assert (reduce["kind"], reduce["flops"], reduce["then_project"]) == \
+        ("reduce", 3 * 4, [["i", "max"]])
+
+
+def test_the_char_transformer_and_its_loss(monkeypatch, tmp_path):
+    data = assert_explain_counts_what_runs(monkeypatch, write_chars(tmp_path))
+    (ce,) = [e for e in data["equations"] if e["tensor"] == "CE"]
+    (c,) = ce["contractions"]  # -(log(P) T) summed over c: one einsum, negated
+    assert c["kind"] == "einsum" and c["letters"] == "abc,abc->ab"
+    (loss,) = [e for e in data["equations"] if e["tensor"] == "L"]
+    assert [c["kind"] for c in loss["contractions"]] == ["reduce"]
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.fuse")))
+def test_every_example(monkeypatch, example):
+    path = EXAMPLES / example
+    data = explain_json(path)
+    if not any("fixpoint" in how or "until" in how for _, how in data["recursion"]):
+        assert_explain_counts_what_runs(monkeypatch, path)
+        return
+    # a fixpoint runs its group's joins once per round, as many rounds as it takes:
+    # explain counts one round, so the run asks for the same einsums, more often
+    ran = einsums_run(monkeypatch, path)
+    contractions = [c for e in data["equations"] for c in e["contractions"]]
+    assert {c["letters"] for c in contractions if c["kind"] == "einsum"} == \
+        {spec for spec, _ in ran}
+    assert data["total_flops"] <= flops_of(ran)
+
+
+def test_the_char_transformer_example(monkeypatch, tmp_path):
+    """examples/training/char_transformer.fuse on a little of its data (a window
+    of 64 positions, as its slices read).  Explain counts every equation, the loss
+    too (a training step computes it); a run computes what its exports need, so
+    the copy exports the loss beside P."""
+    source = EXAMPLES / "training"
+    text = (source / "char_transformer.fuse").read_text(encoding="utf-8")
+    assert text.rstrip().endswith("\nexport P")
+    (tmp_path / "char_transformer.fuse").write_text(text.rstrip() + ", L\n", encoding="utf-8")
+    subprocess.run([sys.executable, str(source / "make_chars.py"), str(tmp_path),
+                    "--chars", "2000"], check=True, capture_output=True, timeout=120)
+    assert_explain_counts_what_runs(monkeypatch, tmp_path / "char_transformer.fuse")
 
 
 # a small char_transformer.fuse: one block, its params' shapes from the axes below

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Collection, Mapping
 
 from ..check import Analysis
 from ..check.kinds import TensorKind
@@ -23,7 +22,8 @@ from ..front.builtins import COMPARISONS
 from ..front.ir_text import equation_text
 from ..front.span import Span
 from .contraction import contraction_path, einsum_spec
-from .operands import reference_operand
+from .joins import Join, RunWalk
+from .operands import Operand, reference_operand
 from .representation import representations
 
 
@@ -41,10 +41,13 @@ class IndexPlan:
 
 @dataclass(frozen=True, slots=True)
 class Contraction:
-    """One product of tensor references, as an einsum."""
+    """One thing the run computes for a right-hand side: an einsum over a product's
+    factors (`kind` "einsum"), an elementwise product of values that have axes
+    ("elementwise"), or a reduction of a value ("reduce": `then_project` says over
+    what, by which operator)."""
 
     einsum: str  # with the program's own index names: "W[i,j] X[j] -> [i]"
-    letters: str  # the same as a numpy einsum string: "ij,j->i"
+    letters: str  # the same as a numpy einsum string: "ij,j->i" ("" when not an einsum)
     operands: tuple[str, ...]
     path: tuple[tuple[int, ...], ...]
     steps: tuple[str, ...]  # readable contraction order
@@ -58,6 +61,7 @@ class Contraction:
     # elements of the gathered copies of shifted and pooled reads (`X[n,x+dx,i]`),
     # made before the einsum and held while it runs (the memory estimate adds them)
     gathered: int = 0
+    kind: str = "einsum"  # "einsum" | "elementwise" | "reduce"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +108,17 @@ def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
     `representation`)."""
     equations = []
     alone = _alone(analysis)
+    chosen = representations(analysis, overrides)
+    sparse = frozenset(r.tensor for r in chosen.values() if r.kind == "sparse")
     for k, stmt in enumerate(analysis.program.statements):
         if isinstance(stmt, ir.Equation):
-            equations.append(plan_equation(analysis, k, alone))
+            equations.append(plan_equation(analysis, k, alone, sparse))
     flops = [e.flops for e in equations]
     total = sum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
     groups = tuple(g for g in analysis.order if set(g) & analysis.recursive)
     shapes = tuple((n, t.shape) for n, t in analysis.tensors.items())
     stored = tuple((r.tensor, r.kind, r.nonzeros, r.cells, r.reason)
-                   for r in representations(analysis, overrides).values())
+                   for r in chosen.values())
     return ProgramPlan(analysis.path, tuple(equations), analysis.order, groups, shapes, total,
                        tuple(analysis.recursion.items()), stored, _parameters(analysis))
 
@@ -184,9 +190,10 @@ def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozense
     return None if steps is None else (var, steps)
 
 
-def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = None
-                  ) -> EquationPlan:
-    """Equation `k`'s plan; `alone`: `_alone(analysis)` where the caller plans many."""
+def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = None,
+                  sparse: Collection[str] = ()) -> EquationPlan:
+    """Equation `k`'s plan; `alone`: `_alone(analysis)` where the caller plans many;
+    `sparse`: the tensors held as tuples (plan.representation)."""
     stmt = analysis.program.statements[k]
     assert isinstance(stmt, ir.Equation)
     roles = analysis.roles.get(k, ())
@@ -206,7 +213,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     if alone is None:
         alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
     steps = _step_by_step(analysis, k, stmt, alone)
-    contractions = tuple(_contractions(analysis, k, stmt, roles, steps))
+    contractions = tuple(_contractions(analysis, k, stmt, steps, sparse))
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
@@ -270,172 +277,131 @@ def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
     return f", the symbol {constant.name}: position {position} of {var.name}'s column"
 
 
-def _contractions(analysis: Analysis, k: int, stmt: ir.Equation, roles,
-                  steps: tuple[str, int] | None) -> list[Contraction]:
-    role_by_name = {r.name: r for r in roles}
-    tree = _StatementTree(stmt, roles)
-    out = []
-    for product in _products(stmt.rhs):
-        factors = [f for f in product if isinstance(f, ir.Ref) and f.indices]
-        if not factors:
-            continue
-        contraction = _contraction(analysis, k, stmt, factors, role_by_name, tree, steps)
-        if contraction is None:
-            continue
-        inputs, _, output = contraction.letters.partition("->")
-        if len(contraction.operands) == 1 and sorted(inputs) == sorted(output) \
-                and not contraction.then_project:
-            continue  # a plain read (or a copy): nothing joined or projected, no einsum
-        out.append(contraction)
-    out.sort(key=lambda c: c.first_offset)
-    return out
-
-
-def _products(expr: ir.Expr) -> list[list[ir.Expr]]:
-    """Factor lists of every maximal product (a lone reference is a product of one)."""
-    found: list[list[ir.Expr]] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ir.Product):
-            factors = [f for f, op in zip(node.factors, node.ops) if op != "/"]
-            found.append(factors)
-            stack.extend(f for f in node.factors if not isinstance(f, ir.Ref))
-        elif isinstance(node, ir.Ref):
-            if node.indices:
-                found.append([node])
-        else:
-            stack.extend(ir.children(node))
-    return found
-
-
-class _StatementTree:
-    """What planning each product of one statement asks of the whole statement,
-    computed once for all its products (asking the tree each time made a long
-    sum of products quadratic: issue 19, item 10): each node's parent, each
-    index's occurrences in text order, the references holding k slices."""
-
-    def __init__(self, stmt: ir.Equation, roles) -> None:
-        self.stmt = stmt
-        self._parents: dict[int, ir.Expr] = {}
-        stack = [stmt.rhs]
-        while stack:
-            node = stack.pop()
-            for child in ir.children(node):
-                self._parents[id(child)] = node
-                stack.append(child)
-        self._occurrences = {r.name: sorted((o.span for o in r.occurrences), key=_start)
-                            for r in roles}
-        self._starts = {name: [span.start for span in spans]
-                        for name, spans in self._occurrences.items()}
-        self._slice_holders: dict[int, list[ir.Ref]] = {}
-
-    def path_to(self, target: ir.Expr) -> list[ir.Expr]:
-        """The nodes from the right-hand side down to `target`, both included."""
-        path = [target]
-        while id(path[-1]) in self._parents:
-            path.append(self._parents[id(path[-1])])
-        if path[-1] is not self.stmt.rhs:
-            return [target]
-        path.reverse()
-        return path
-
-    def occurrences_within(self, name: str, outer: Span) -> list[Span]:
-        """The spans of index `name`'s occurrences that lie within span `outer`."""
-        spans = self._occurrences.get(name)
-        if not spans:
-            return []
-        starts = self._starts[name]
-        window = spans[bisect_left(starts, outer.start):bisect_right(starts, outer.end)]
-        return [span for span in window if span.end <= outer.end]
-
-    def slice_holders(self, ordinal: int) -> list[ir.Ref]:
-        """The right-hand side's references with more than `ordinal` slices."""
-        holders = self._slice_holders.get(ordinal)
-        if holders is None:
-            holders = self._slice_holders[ordinal] = [
-                r for r in ir.refs(self.stmt.rhs) if len(_slices(r)) > ordinal]
-        return holders
-
-
-def _contraction(analysis: Analysis, k: int, stmt: ir.Equation, factors: list[ir.Ref],
-                 roles: dict[str, IndexRole], tree: _StatementTree,
-                 steps: tuple[str, int] | None) -> Contraction | None:
-    """The einsum the run performs for a product of references: each operand as the
-    run reads it (plan.operands), gathered accesses and all; None where every
-    factor is a scalar read (the run scales by it: no einsum).  `steps`: (index,
-    count) for an equation run step by step, that index held at one position."""
+def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
+                  steps: tuple[str, int] | None, sparse: Collection[str]) -> list[Contraction]:
+    """What the run computes for equation `k` (plan.joins walks it as the run does):
+    each einsum, elementwise product and reduction, with its cost, in the run's
+    order (an argument's join before the join that reads the call)."""
     fixed = (steps[0],) if steps else ()
-    read = [(ref, reference_operand(analysis, k, ref, fixed)) for ref in factors]
-    read = [(ref, op) for ref, op in read if op.axes]
-    if not read:
-        return None
-    factors = [ref for ref, _ in read]
-    operands = [list(op.axes) for _, op in read]
-    shapes = [op.shape for _, op in read]
-    gathered = [f"{_reference_text(ref)} as [{','.join(op.axes)}]"
-                for ref, op in read if op.gathered]
+    read: dict[int, Operand] = {}
+
+    def axes_of(ref: ir.Ref) -> tuple[str, ...]:
+        operand = read[id(ref)] = reference_operand(analysis, k, ref, fixed)
+        return operand.axes
+
+    joins = RunWalk(analysis, k, stmt, axes_of, fixed, sparse).run()
+    count = steps[1] if steps else 1
+    extent = {name: analysis.var_extents.get((k, name), (None, 0))[0]
+              for name in _names(joins)}
+    out = []
+    for join in joins:
+        if join.kind == "einsum":
+            found = _contraction(analysis, join, read, extent, stmt, steps)
+        else:
+            found = _pointwise(analysis, join, extent, count)
+        if found is not None:
+            out.append(found)
+    return out  # in the order the run computes them
+
+
+def _names(joins: list[Join]) -> set[str]:
+    return {n for j in joins for axes in j.axes + j.combines for n in axes}
+
+
+def _factor_text(analysis: Analysis, factor: ir.Expr) -> str:
+    if isinstance(factor, ir.Ref) and factor.indices:
+        return _reference_text(factor)
+    return " ".join(analysis.text[factor.span.start:factor.span.end].split())
+
+
+def _joined_text(analysis: Analysis, join: Join, kept: tuple[str, ...]) -> str:
+    text = ""
+    for factor, op in zip(join.factors, join.ops):
+        part = _factor_text(analysis, factor)
+        text = part if not text else f"{text} / {part}" if op == "/" else f"{text} {part}"
+    return text + f" -> [{','.join(kept)}]"
+
+
+def _size(axes: tuple[str, ...], extent: Mapping[str, int | None]) -> int | None:
+    size = 1
+    for name in axes:
+        n = extent.get(name)
+        if n is None:
+            return None
+        size *= n
+    return size
+
+
+def _pointwise(analysis: Analysis, join: Join, extent: Mapping[str, int | None],
+               count: int) -> Contraction:
+    """An elementwise product (one multiply per element of each broadcast result)
+    or a reduction (one addition or comparison per element reduced)."""
+    sizes = [_size(axes, extent) for axes in join.combines]
+    if join.kind == "reduce":
+        result = tuple(a for a in join.axes[0] if all(a not in names
+                                                      for _, names in join.reduced))
+        readable = _joined_text(analysis, join, result)
+        then = tuple((n, op) for op, names in join.reduced for n in names)
+        largest = _size(result, extent)
+    else:
+        result = join.combines[-1]
+        readable = _joined_text(analysis, join, result)
+        then = ()
+        largest = None if None in sizes else max(sizes)  # type: ignore[type-var]
+    flops = None if None in sizes else sum(sizes) * count  # type: ignore[arg-type]
+    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+                  for f in join.factors)
+    note = "" if flops is not None else "some extents are unknown until run time"
+    return Contraction(readable, "", names, (), (), flops, flops, largest, note,
+                       min(f.span.start for f in join.factors), then, kind=join.kind)
+
+
+def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand],
+                 extent: Mapping[str, int | None], stmt: ir.Equation,
+                 steps: tuple[str, int] | None) -> Contraction:
+    """The einsum the run performs for a product: each reference as the run reads it
+    (plan.operands), gathered accesses and all, each other factor as its value.
+    `steps`: (index, count) for an equation run step by step, that index held."""
+    factors = list(join.factors)
+    operands = [list(axes) for axes in join.axes]
+    ops = [read.get(id(f)) for f in factors]
+    shapes = [op.shape if op is not None else tuple(extent.get(n) for n in axes)
+              for op, axes in zip(ops, join.axes)]
+    gathered = [f"{_reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
+                for f, op in zip(factors, ops) if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
     first = min(f.span.start for f in factors)
-    names = dict.fromkeys(n for names in operands for n in names)
-    term = _enclosing_term(tree, factors, {n: roles[n] for n in names if n in roles})
-    dropped = set()
-    for name in names:
-        if name.startswith(":"):
-            if _slice_summed(tree, factors, int(name[1:])):
-                dropped.add(name)
-            continue
-        role = roles.get(name)
-        if not (role is None or role.role != "projected" or role.op != "sum" or
-                not _all_inside(tree, role, factors, term.get(name))):
-            dropped.add(name)
-    # the output follows the left-hand side's axis order, then what stays joined
     lhs_order = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
-    spec = einsum_spec(operands, dropped, lhs_order)
+    spec = einsum_spec(operands, join.summed, lhs_order)
+    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+                  for f in factors)
     if spec is None:
         return Contraction("", "", (), (), (), None, None, None,
                            "too many indices for an einsum")
-    kept = spec.kept
-    readable = " ".join(_reference_text(r) for r in factors) + f" -> [{','.join(kept)}]"
-    then = tuple((n, roles[n].op or "sum") for n in kept
-                 if n in roles and roles[n].role == "projected" and roles[n].op != "sum")
+    readable = _joined_text(analysis, join, spec.kept)
     if steps:
         note = "; ".join(x for x in (note, f"each of the {steps[1]} steps over "
                                            f"`{steps[0]}`, that index held") if x)
     if any(e is None for s in shapes for e in s):
-        return Contraction(readable, spec.letters, tuple(r.name for r in factors), (), (),
-                           None, None, None, note or "some extents are unknown until run time",
-                           first, then)
-    costed = _costed(readable, spec.letters, factors, tuple(shapes), note)
-    flops = costed.flops
-    if then and flops is not None:  # one comparison (or addition) per element reduced
-        flops += _output_size(kept, operands, shapes)
+        return Contraction(readable, spec.letters, names, (), (), None, None, None,
+                           note or "some extents are unknown until run time", first)
+    costed = _costed(readable, spec.letters, names, tuple(shapes), note)  # type: ignore[arg-type]
     count = steps[1] if steps else 1
     return dataclasses.replace(
-        costed, first_offset=first, then_project=then,
-        flops=None if flops is None else flops * count,
+        costed, first_offset=first,
+        flops=None if costed.flops is None else costed.flops * count,
         naive_flops=None if costed.naive_flops is None else costed.naive_flops * count,
-        gathered=sum(op.size or 0 for _, op in read if op.gathered))
+        gathered=sum(op.size or 0 for op in ops if op is not None and op.gathered))
 
 
-def _output_size(kept: tuple[str, ...], operands: list[list[str]], shapes) -> int:
-    extent = {}
-    for names, shape in zip(operands, shapes):
-        extent.update(zip(names, shape))
-    size = 1
-    for name in kept:
-        size *= extent.get(name, 1)
-    return size
-
-
-def _costed(readable: str, letter_eq: str, factors: list[ir.Ref], shapes, note: str
+def _costed(readable: str, letter_eq: str, names: tuple[str, ...], shapes, note: str
             ) -> Contraction:
     try:
         costed = contraction_path(letter_eq, shapes)
     except (ValueError, TypeError) as err:
-        return Contraction(readable, letter_eq, tuple(r.name for r in factors), (), (),
+        return Contraction(readable, letter_eq, names, (), (),
                            None, None, None, f"not costed: {err}")
-    return Contraction(readable, letter_eq, tuple(r.name for r in factors), costed.path,
+    return Contraction(readable, letter_eq, names, costed.path,
                        costed.steps, costed.naive_flops, costed.flops,
                        costed.largest_intermediate, note)
 
@@ -461,96 +427,3 @@ def _index_text(index: ir.Index) -> str:
     if isinstance(index, ir.IndexVirtual):
         return "*" + _index_text(index.inner)
     return str(index.value)
-
-
-def _all_inside(tree: _StatementTree, role: IndexRole, factors: list[ir.Ref],
-                term: ir.Expr | None) -> bool:
-    """Whether every occurrence of a projected index in the product's additive term
-    lies in the product's factors: then the sum can be taken in this product
-    (LANGUAGE.md §5: inside a scope, projection is per additive term)."""
-    if term is None:
-        return False
-    spans = [f.span for f in factors]
-    return all(any(s.start <= o.start and o.end <= s.end for s in spans)
-               for o in tree.occurrences_within(role.name, term.span))
-
-
-def _start(span: Span) -> int:
-    return span.start
-
-
-def _within(inner, outer) -> bool:
-    return outer.start <= inner.start and inner.end <= outer.end
-
-
-def _enclosing_term(tree: _StatementTree, factors: list[ir.Ref], roles: dict[str, IndexRole]
-                    ) -> dict[str, ir.Expr | None]:
-    """Per projected index: the additive term of its scope that holds this product, or
-    None when the sum cannot be taken inside the product: the product lies in a deeper
-    scope (a call argument, a reduce), under a nonlinear node (a power, a divisor), or
-    is multiplied by another factor that mentions the index."""
-    path = tree.path_to(factors[0])
-    product = path[-2] if len(path) >= 2 and isinstance(path[-2], ir.Product) else None
-    out: dict[str, ir.Expr | None] = {}
-    for name, role in roles.items():
-        scope = role.scope
-        if role.role != "projected" or scope is None:
-            continue
-        term: ir.Expr | None = None
-        crossed_product = False
-        for k, node in enumerate(path[:-1]):
-            if not _within(node.span, scope.span):
-                continue
-            if term is None:
-                term = node  # the scope's root expression
-            if node is product:
-                break
-            child = path[k + 1]
-            if isinstance(node, ir.Reduce) and scope.kind == "reduce" and \
-                    node.span == scope.span:
-                term = child  # the reduce's body (its named indices are not reads)
-            elif isinstance(node, ir.Sum) and not crossed_product:
-                term = child  # projection is per additive term
-            elif isinstance(node, ir.Neg):
-                continue
-            elif isinstance(node, ir.Product) and all(
-                    op != "/" for f, op in zip(node.factors, node.ops) if f is child) and \
-                    not any(_mentions(f, name) for f in node.factors if f is not child):
-                crossed_product = True  # sum_j F(j) G = G sum_j F(j)
-            else:
-                term = None  # a nested scope, or not linear in the product
-                break
-        out[name] = term
-    return out
-
-
-def _mentions(expr: ir.Expr, name: str) -> bool:
-    for node in ir.walk(expr):
-        if isinstance(node, ir.Ref):
-            if node.indices is None and node.name == name:
-                return True
-            if any(v.name == name for i in node.indices or () for v in ir.index_vars(i)):
-                return True
-        elif isinstance(node, ir.Reduce) and any(v.name == name for v in node.indices):
-            return True
-    return False
-
-
-def _slices(ref: ir.Ref) -> list[ir.IndexSlice]:
-    return [i for i in ref.indices or () if isinstance(i, ir.IndexSlice)]
-
-
-def _slice_summed(tree: _StatementTree, factors: list[ir.Ref], ordinal: int) -> bool:
-    """A slice is an anonymous variable matched by ordinal (docs/language.md): the k-th
-    slice of the RHS with no k-th slice on the LHS is projected.  It is summed in this
-    product when every reference holding a k-th slice is one of its factors, and the
-    scope that holds them sums (a call argument, or an RHS with `=`/`+=`)."""
-    stmt = tree.stmt
-    if len(_slices(stmt.lhs)) > ordinal:
-        return False
-    if not all(any(r is f for f in factors) for r in tree.slice_holders(ordinal)):
-        return False
-    path = tree.path_to(factors[0])
-    if any(isinstance(n, ir.Reduce) for n in path):
-        return False
-    return any(isinstance(n, ir.Call) for n in path[:-1]) or stmt.op in ("=", "+=")

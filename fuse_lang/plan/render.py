@@ -173,9 +173,18 @@ def _role(ix: IndexPlan, fmt: _Text) -> str:
 
 
 def _contraction_lines(c: Contraction, fmt: _Text) -> list[str]:
-    out = [fmt.item(f"einsum {fmt.code(c.letters)}{fmt.einsum_gap}({fmt.code(c.einsum)})")]
-    for name, op in c.then_project:
-        out.append(fmt.sub_item(f"then {op} over {fmt.code(name)}"))
+    if c.kind == "reduce":
+        by_op: dict[str, list[str]] = {}
+        for name, op in c.then_project:
+            by_op.setdefault(op, []).append(fmt.code(name))
+        what = "; ".join(f"{op} over {', '.join(names)}" for op, names in by_op.items())
+        out = [fmt.item(f"reduce {what}{fmt.einsum_gap}({fmt.code(c.einsum)})")]
+    elif c.kind == "elementwise":
+        out = [fmt.item(f"elementwise product{fmt.einsum_gap}({fmt.code(c.einsum)})")]
+    else:
+        out = [fmt.item(f"einsum {fmt.code(c.letters)}{fmt.einsum_gap}({fmt.code(c.einsum)})")]
+        for name, op in c.then_project:
+            out.append(fmt.sub_item(f"then {op} over {fmt.code(name)}"))
     if c.steps:
         out.append(fmt.sub_item(f"order: {' ; '.join(fmt.code(s) for s in c.steps)}"))
     gathered = f", gathered operands: {_num(c.gathered)} elements" if c.gathered else ""

@@ -71,7 +71,7 @@ async def test_hover_on_the_operator_explains_the_projection(vscode, tmp_path):
     result = await hover(vscode, uri, at(PROGRAM, "max="))
     text = result.contents.value
     assert "**Projection** of `M` (max=)" in text
-    assert "projected (max)" in text and "then max over p" in text
+    assert "projected (max)" in text and "reduce max over p" in text  # a reduction, as the run
     assert result.range.start == types.Position(line=3, character=5)
 
 

@@ -21,6 +21,7 @@ from ...check import Analysis
 from ...check.value_tables import value_array
 from ...front import ir
 from ...plan.contraction import einsum_spec
+from ...plan.joins import product_factors
 from ..backends.base import Backend
 from ..sparse.value import is_sparse
 from .builtin_calls import BuiltinCalls
@@ -98,6 +99,10 @@ class Evaluator(ReferenceReading, BuiltinCalls):
                 if fast is not None:
                     return fast
             return self.eval(expr)
+        if type(expr) is ir.Neg and all(op == "sum" for op in projected.values()):
+            # -(A B) summed: the negation of the einsum, not a broadcast product
+            value = self.term(expr.operand, projected)
+            return LArray(-value.data, value.axes)
         if type(expr) is ir.Product:
             fast = self.einsum_product(expr, projected)
             if fast is not None:
@@ -136,13 +141,15 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         return value
 
     def einsum_product(self, expr: ir.Product, projected: dict[str, str]) -> LArray | None:
-        """A product of references projected by sum: one planned einsum.  Scalar
-        factors are applied to the (smaller) result instead of joining."""
+        """A product projected by sum: one planned einsum over its factors' values
+        (plan.joins.product_factors: a parenthesised product and a negation spliced
+        in).  Scalar factors are applied to the (smaller) result instead of joining."""
         if any(op != "sum" for op in projected.values()):
             return None
         operands = []
-        scale = None
-        for factor, op in zip(expr.factors, expr.ops):
+        factors, negative = product_factors(expr)  # (A B) E is A B E; -(A B) E negated
+        scale = -1.0 if negative else None
+        for factor, op in factors:
             value = self.factor(factor)
             if not value.axes:
                 factor_value = 1 / value.data if op == "/" else value.data
