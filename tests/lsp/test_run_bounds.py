@@ -14,7 +14,7 @@ from .test_commands import SLOW, execute, until
 
 # 2 million steps: minutes unbounded
 LONG = SLOW.replace("axis t = 200000", "axis t = 2000000").replace('"slow.npy" = X[i,*t]\n', "")
-# 2 MB of tensors (SLOW: 3.2 MB)
+# 2 MB of tensors (SLOW: 1.6 MB, its U; its X keeps only the latest state)
 WIDE = "axis i = 500000\nX[i] = 1\nexport X\n"
 
 
@@ -43,7 +43,7 @@ async def test_a_run_larger_than_the_whole_budget_is_refused(vscode, tmp_path):
 
 @pytest.mark.parametrize("settings", [
     {"maxConcurrentRuns": 1},  # no free slot
-    {"maxConcurrentRuns": 4, "memoryLimit": 5_000_000},  # 3.2 MB + 2 MB > 5 MB
+    {"maxConcurrentRuns": 4, "memoryLimit": 3_000_000},  # 1.6 MB + 2 MB > 3 MB
 ], ids=["slots", "memory"])
 async def test_a_run_that_does_not_fit_waits_for_the_one_going(vscode, tmp_path, settings):
     configure(vscode, **settings)
