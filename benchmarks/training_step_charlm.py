@@ -61,15 +61,18 @@ def fuse_train(folder: Path, backend: str, sizes: dict, steps: int, device: str 
 
 
 def starting_params(folder: Path, sizes: dict) -> dict[str, np.ndarray]:
-    """The params `program.train` starts from (seed 0), by their shapes."""
+    """The params `program.train` starts from (seed 0): each drawn as training draws
+    it, by its shape and its start (its role's initialiser: a bias zeros)."""
     from fuse_lang.check.loss import loss_of
+    from fuse_lang.check.param_roles import param_starts
     from fuse_lang.run.train.training import initial_param
 
     text = sized_program(EXAMPLE.read_text(encoding="utf-8"), sizes["window"], sizes["width"],
                          sizes["heads"], sizes["key"], sizes["mlp"])
     analysis = fuse_lang.analyze(text, base_dir=folder)
     names = loss_of(analysis).params
-    return {n: initial_param(n, analysis.tensors[n].shape, 0) for n in names}
+    starts = param_starts(analysis)
+    return {n: initial_param(n, analysis.tensors[n].shape, 0, starts[n]) for n in names}
 
 
 def torch_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,

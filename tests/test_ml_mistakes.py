@@ -121,6 +121,8 @@ def test_a_factor_that_shares_no_index_is_a_warning():
     "P = const([[1,2],[3,4]])\nM[o] max= P[b,o]",                        # by max
     "A = const([[1,2],[3,4]])\nB = const([[1,2],[3,4]])\nM[x] = A[x,y] B[y,z]",  # a marginal
     "A = const([[1,2],[3,4]])\nB = const([1,2])\nS[i] = reduce(sum, j) A[i,j] + B[i]",
+    "A = const([[1,2],[3,4]])\nB = const([1,2])\nS[i] = A[i,j] + B[i]",  # a row sum
+    "A = const([[1,2],[3,4]])\nY[i] = A[i,j] + A[i,k]",                 # two row sums
     "Parent(A, B)\nParent(B, C)\nHas(x) = Parent(x, y) + Parent(y, x)",  # Datalog
     "E(A, B)\nR(x) = E(x, y) E(z, w)",                                     # Datalog exists
 ])

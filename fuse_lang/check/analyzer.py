@@ -135,10 +135,18 @@ class _Checker:
         program = parsed.program
         inlined = None
         if has_functions(program.statements):  # `fn`s written out before checking
-            inlined = inline_functions(program.statements, deltas)
-            program = ir.Program(inlined.statements, program.text)
-            relocation = relocation.replaced(inlined.statements)
-            diags.extend(inlined.diagnostics)
+            try:
+                inlined = inline_functions(program.statements, deltas)
+            except RecursionError:  # (an expression nested past Python's stack)
+                diags.append(make("nesting-too-deep", "the program is nested too deeply to "
+                                  "analyse", Span(0, 0)))
+                kept = tuple(s for s in program.statements if type(s) is not ir.FnDef)
+                program = ir.Program(kept, program.text)
+                relocation = relocation.replaced(kept)
+            else:
+                program = ir.Program(inlined.statements, program.text)
+                relocation = relocation.replaced(inlined.statements)
+                diags.extend(inlined.diagnostics)
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
                                                self.remember, deltas)

@@ -4,8 +4,9 @@ the projection rule would otherwise compute without a word.
 An index that occurs once in a numeric equation and is not on its left-hand side
 is summed in the innermost scope that holds it.  Where that is a whole
 right-hand side (`S[o] = P[b,o]`) it is a deliberate projection.  Where it is
-one term of a sum (`W1[f,d] X[b,d] + B1[g]`: `g` a typo for `f`) it adds the
-sum of the tensor to every element, and where its reference shares no index
+one term of a sum (`W1[f,d] X[b,d] + B1[g]`: `g` a typo for `f`) and its
+reference lacks a left-hand-side index of the same extent, it adds the sum of
+the tensor to every element, and where its reference shares no index
 with the rest of its product it multiplies everything by such a sum: PyTorch
 would have raised a shape error; Fuse warns (`lone-index`), with a fix to the
 left-hand-side index of the same extent and one that writes the sum out
@@ -162,6 +163,10 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
                     f"meets the other factors (did the other factor mean `{name}`?)",
                     lone.span, fixes=fixes)
     best = _closest_output(lone, keys, domains)
+    if lone.kind == TERM and best is None:
+        # the term reads every left-hand-side index it could (`A[i,j0] + A[i,j1]`: each
+        # term sums a row), or none of the same extent: a deliberate sum, not a slip
+        return None
     rename = (Fix(f"Change `{name}` to `{best}`", (TextEdit(lone.span, best),)),) \
         if best is not None else ()
     meant = f"; did you mean `{best}`?" if best is not None else \
