@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
-from ..front.functions import has_functions, inline_functions
+from ..front.functions import Inlined, has_functions, inline_functions
+from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
 from ..io.source_files import SourceInfo
@@ -135,18 +136,7 @@ class _Checker:
         program = parsed.program
         inlined = None
         if has_functions(program.statements):  # `fn`s written out before checking
-            try:
-                inlined = inline_functions(program.statements, deltas)
-            except RecursionError:  # (an expression nested past Python's stack)
-                diags.append(make("nesting-too-deep", "the program is nested too deeply to "
-                                  "analyse", Span(0, 0)))
-                kept = tuple(s for s in program.statements if type(s) is not ir.FnDef)
-                program = ir.Program(kept, program.text)
-                relocation = relocation.replaced(kept)
-            else:
-                program = ir.Program(inlined.statements, program.text)
-                relocation = relocation.replaced(inlined.statements)
-                diags.extend(inlined.diagnostics)
+            program, relocation, inlined = self._inline(program, relocation, deltas)
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
                                                self.remember, deltas)
@@ -212,6 +202,22 @@ class _Checker:
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
             recursion=dict(order.recursion), inlined=inlined)
+
+    def _inline(self, program: ir.Program, relocation: Relocation, deltas: dict[int, int]
+                ) -> tuple[ir.Program, Relocation, Inlined | None]:
+        """The program with its functions' calls written out (front/functions.py), its
+        relocation for those statements, and what the inlining recorded (None when
+        the program is nested past Python's stack: `nesting-too-deep`)."""
+        try:
+            inlined = inline_functions(program.statements, deltas)
+        except RecursionError:
+            self.diags.append(make("nesting-too-deep", "the program is nested too deeply to "
+                                   "analyse", Span(0, 0)))
+            kept = tuple(s for s in program.statements if type(s) is not ir.FnDef)
+            return ir.Program(kept, program.text), relocation.replaced(kept), None
+        self.diags.extend(inlined.diagnostics)
+        return (ir.Program(inlined.statements, program.text),
+                relocation.replaced(inlined.statements), inlined)
 
     def _tables(self) -> tuple[dict[str, TensorInfo], dict, dict]:
         """The analysis' tensors, var_extents and domain_symbols (see results.Tables).
