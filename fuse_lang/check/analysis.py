@@ -154,6 +154,8 @@ class Analysis:
     # the program's `fn` functions and where each inlined equation came from (None: no
     # functions; `program` is then the text's statements as parsed)
     inlined: Inlined | None = None
+    # `axis x = same` / `valid`: how windows over each declared index pad
+    paddings: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def has_errors(self) -> bool:

@@ -140,6 +140,7 @@ class _Checker:
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
                                                self.remember, deltas)
+        axis_decls: dict[str, ir.AxisDecl] = {}
         try:
             axis_decls = collect_definitions(statements, self.tensors, diags, deltas)
             for k, stmt in enumerate(statements):
@@ -201,7 +202,9 @@ class _Checker:
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
-            recursion=dict(order.recursion), inlined=inlined)
+            recursion=dict(order.recursion), inlined=inlined,
+            paddings={name: decl.padding for name, decl in axis_decls.items()
+                      if decl.padding is not None})
 
     def _inline(self, program: ir.Program, relocation: Relocation, deltas: dict[int, int]
                 ) -> tuple[ir.Program, Relocation, Inlined | None]:

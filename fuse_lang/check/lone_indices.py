@@ -20,7 +20,7 @@ Boolean equations (Datalog's projections, `exists`) are not looked at.
 from __future__ import annotations
 
 from difflib import SequenceMatcher
-from typing import Callable, Container, NamedTuple, Sequence
+from typing import Any, Callable, Container, NamedTuple, Sequence
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
@@ -236,11 +236,10 @@ def program_lone_indices(checks: StatementChecks
         if type(stmt) is not ir.Equation or stmt.lhs.paren:
             continue
         own = local.own
-        roles = local.roles(k, own)  # in the statement's own spans
 
-        def find(stmt: ir.Statement = stmt, roles: Sequence[IndexRole] = roles
-                 ) -> list[LoneIndex]:
-            return find_lone_indices(stmt, roles)
+        def find(stmt: ir.Statement = stmt, local: Any = local, k: int = k) -> list[LoneIndex]:
+            # the roles in the statement's own spans, read only when not remembered
+            return find_lone_indices(stmt, local.roles(k, local.own))
 
         if memo is not None:
             lones = memo(k, stmt, find)

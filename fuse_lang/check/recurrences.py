@@ -25,7 +25,7 @@ which has no analysis yet, and the run read a group the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from ..front import ir
 
@@ -207,50 +207,53 @@ def _positions(statements: Sequence[ir.Statement], equations: Equations
     of members by the same index; None when a member has none."""
     positions: dict[str, int] = {}
     index, offset = "", 0
-    for name, ks in equations.items():
-        for k in ks:
-            stmt = statements[k]
-            assert isinstance(stmt, ir.Equation)
-            for ref in ir.refs(stmt.rhs):
-                if ref.name not in equations or index:
-                    continue
-                for p, at in enumerate(ref.indices or ()):
-                    if type(at) is ir.IndexShift and len(at.terms) == 1 and at.offset < 0:
-                        q = _lhs_position(stmt, at.terms[0].name)
-                        if q is not None:
-                            positions.update({ref.name: p, name: q})
-                            index, offset = at.terms[0].name, at.offset
-                            break
+    for name, _, stmt, ref in _member_reads(statements, equations):
+        for p, at in enumerate(ref.indices or ()):
+            if type(at) is ir.IndexShift and len(at.terms) == 1 and at.offset < 0:
+                q = _lhs_position(stmt, at.terms[0].name)
+                if q is not None:
+                    positions.update({ref.name: p, name: q})
+                    index, offset = at.terms[0].name, at.offset
+                    break
+        if index:
+            break
     if not index:
         return None
     changed = True
     while changed:  # spread: a read by the step index ties the reader and the read
         changed = False
-        for name, ks in equations.items():
-            for k in ks:
-                stmt = statements[k]
-                assert isinstance(stmt, ir.Equation)
-                for ref in ir.refs(stmt.rhs):
-                    if ref.name not in equations:
-                        continue
-                    mine = positions.get(name)
-                    var = _lhs_var(stmt, mine) if mine is not None else None
-                    for p, at in enumerate(ref.indices or ()):
-                        name_at = _step_name(at)
-                        if name_at is None:
-                            continue
-                        if var is not None and name_at == var and ref.name not in positions:
-                            positions[ref.name] = p
-                            changed = True
-                        elif mine is None and positions.get(ref.name) == p:
-                            q = _lhs_position(stmt, name_at)
-                            if q is not None:
-                                positions[name] = q
-                                changed = True
-                                break
+        for name, _, stmt, ref in _member_reads(statements, equations):
+            mine = positions.get(name)
+            var = _lhs_var(stmt, mine) if mine is not None else None
+            for p, at in enumerate(ref.indices or ()):
+                name_at = _step_name(at)
+                if name_at is None:
+                    continue
+                if var is not None and name_at == var and ref.name not in positions:
+                    positions[ref.name] = p
+                    changed = True
+                elif mine is None and positions.get(ref.name) == p:
+                    q = _lhs_position(stmt, name_at)
+                    if q is not None:
+                        positions[name] = q
+                        changed = True
+                        break
     if len(positions) < len(equations):
         return None
     return positions, index, offset
+
+
+def _member_reads(statements: Sequence[ir.Statement], equations: Equations
+                  ) -> Iterator[tuple[str, int, ir.Equation, ir.Ref]]:
+    """Each member's reads of members: (member, statement number, its equation, the
+    reference), in the members' and their equations' order."""
+    for name, ks in equations.items():
+        for k in ks:
+            stmt = statements[k]
+            assert isinstance(stmt, ir.Equation)
+            for ref in ir.refs(stmt.rhs):
+                if ref.name in equations:
+                    yield name, k, stmt, ref
 
 
 def _step_name(index: ir.Index) -> str | None:
@@ -298,24 +301,16 @@ def _step_order(statements: Sequence[ir.Statement], equations: Equations,
     """The members in an order where each comes after those it reads at the same
     step (virtual: any read of a member here; offset: a read at the step index
     itself); None when those reads go round in a circle."""
-    reads: dict[str, set[str]] = {}
-    for name, ks in equations.items():
-        needs = reads.setdefault(name, set())
-        for k in ks:
-            stmt = statements[k]
-            assert isinstance(stmt, ir.Equation)
-            for ref in ir.refs(stmt.rhs):
-                if ref.name not in equations:
-                    continue
-                if offset is None:
-                    needs.add(ref.name)
-                    continue
-                positions, step_vars = offset
-                var = step_vars.get(k)
-                indices = ref.indices or ()
-                at = indices[positions[ref.name]]
-                if var is not None and type(at) is ir.IndexVar and at.name == var:
-                    needs.add(ref.name)
+    reads: dict[str, set[str]] = {name: set() for name in equations}
+    for name, k, _, ref in _member_reads(statements, equations):
+        if offset is None:
+            reads[name].add(ref.name)
+            continue
+        positions, step_vars = offset
+        var = step_vars.get(k)
+        at = (ref.indices or ())[positions[ref.name]]
+        if var is not None and type(at) is ir.IndexVar and at.name == var:
+            reads[name].add(ref.name)
     ordered: list[str] = []
     while len(ordered) < len(reads):
         ready = [n for n in reads if n not in ordered and reads[n] <= set(ordered)]

@@ -116,8 +116,7 @@ def _centred_windows(analysis: Analysis, placed: list, extents: dict[str, int | 
                and len(index.terms) > 1]
     if not windows:
         return {}
-    same = {stmt.name for stmt in analysis.program.statements
-            if isinstance(stmt, ir.AxisDecl) and stmt.padding == "same"}
+    same = {name for name, padding in analysis.paddings.items() if padding == "same"}
     centred = {}
     for ref in windows:
         for index in ref.indices or ():
