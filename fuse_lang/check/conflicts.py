@@ -20,6 +20,7 @@ from typing import Callable, Iterable, NamedTuple
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.numbers import short_number
+from ..front.relocation import moved_span
 from ..front.span import Span
 from .domains import Conflict, Domains, Evidence, Key
 
@@ -233,7 +234,7 @@ def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]]
                      f"(from {var_side.what}) but indexes axis {meeting.pos + 1} of `{tensor}`, "
                      f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
         related += [_because(var_side), _because(axis_side)]
-    span = _moved(ref.span if ref is not None else at.stmt.span, at.delta)
+    span = moved_span(ref.span if ref is not None else at.stmt.span, at.delta)
     text = "; ".join(parts)
     return make("extent-conflict", f"extents conflict where `{tensor}` is used: {text}", span,
                 related=tuple(dict.fromkeys(related)),
@@ -267,21 +268,12 @@ def _at_evidence(group: list[tuple[_Traced, Meeting | None]]) -> Diagnostic:
 
 def _reference(stmt: ir.Statement, tensor: str, pos: int, var: str) -> ir.Ref | None:
     """The reference of `tensor` in `stmt` whose index at `pos` mentions `var`."""
-    for ref in (*ir.defined_refs(stmt), *_read_refs(stmt)):
+    for ref in (*ir.defined_refs(stmt), *ir.statement_refs(ir.used_exprs(stmt))):
         indices = ref.indices or ()
         if ref.name == tensor and pos < len(indices) and any(
                 v.name == var for v in ir.index_vars(indices[pos])):
             return ref
     return None
-
-
-def _read_refs(stmt: ir.Statement) -> Iterable[ir.Ref]:
-    rhs = getattr(stmt, "rhs", None)
-    return ir.refs(rhs) if rhs is not None else ()
-
-
-def _moved(span: Span, delta: int) -> Span:
-    return Span(span.start + delta, span.end + delta) if delta else span
 
 
 def _swap_fix(ref: ir.Ref, swaps: dict[int, tuple[str, int, int]], delta: int
@@ -299,5 +291,5 @@ def _swap_fix(ref: ir.Ref, swaps: dict[int, tuple[str, int, int]], delta: int
     if not all(names):
         return ()
     return (Fix(f"Swap to `{ref.name}[{','.join(names)}]`",
-                (TextEdit(_moved(indices[p].span, delta), b),
-                 TextEdit(_moved(indices[q].span, delta), a))),)
+                (TextEdit(moved_span(indices[p].span, delta), b),
+                 TextEdit(moved_span(indices[q].span, delta), a))),)
