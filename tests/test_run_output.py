@@ -182,3 +182,25 @@ def test_the_editor_sends_a_long_relations_first_tuples_and_its_count():
     edges = summary["outputs"]["E"]
     assert edges["count"] == RESULT_TUPLES + 50 and len(edges["tuples"]) == RESULT_TUPLES
     assert edges["tuples"][:3] == [[0, 1], [1, 2], [2, 3]]
+
+
+def test_out_named_npy_holds_the_one_dense_output_and_refuses_several(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "a.npy", np.array([1.0, 2.0, 3.0]))
+    (tmp_path / "one.fuse").write_text('A[i] = "a.npy"\nB[i] = A[i] * 2\nexport B\n')
+    proc = fuse("run", str(tmp_path / "one.fuse"), "--out", str(tmp_path / "b.npy"))
+    assert proc.returncode == 0, proc.stderr
+    assert np.load(tmp_path / "b.npy").tolist() == [2.0, 4.0, 6.0]  # the array, no archive
+
+    (tmp_path / "two.fuse").write_text('A[i] = "a.npy"\nB[i] = A[i] * 2\nexport A, B\n')
+    proc = fuse("run", str(tmp_path / "two.fuse"), "--out", str(tmp_path / "ab.npy"))
+    assert proc.returncode == 2
+    assert "an .npy file holds one array" in proc.stderr and "A, B" in proc.stderr
+    assert not (tmp_path / "ab.npy").exists()
+
+    (tmp_path / "rel.fuse").write_text("E(A,B)\nE(B,C)\nP(x,y) = E(x,y)\nexport P\n")
+    proc = fuse("run", "--representation", "P=sparse", str(tmp_path / "rel.fuse"),
+                "--out", str(tmp_path / "p.npy"))
+    assert proc.returncode == 2 and "is sparse" in proc.stderr, proc.stderr
+    assert not (tmp_path / "p.npy").exists()

@@ -194,7 +194,7 @@ def write_results(where: str, outputs: dict[str, Any],
     output: NAME.npz as `scipy.sparse.save_npz` writes it, or NAME.npy for a dense
     one.  A file gets one `.npz` archive: of every output by name when all are
     dense, the `save_npz` archive of the output when it is the only one and
-    sparse; several outputs with a sparse one are refused (FileProblem): an
+    sparse (a file named `.npy`: the one dense output as that array); several outputs with a sparse one are refused (FileProblem): an
     archive holds one sparse matrix, so they go to a folder.  `axes`: each
     output's axes' values (an axis of values is laid out by value:
     io.array_values)."""
@@ -218,6 +218,8 @@ def write_results(where: str, outputs: dict[str, Any],
                 atomic_write(written[-1], buffer.getvalue())
         return written
     sparse = [name for name, value in outputs.items() if hasattr(value, "tocoo")]
+    if target.suffix.lower() == ".npy":
+        return [_write_one_npy(target, outputs, sparse)]
     if sparse and len(outputs) > 1:
         raise FileProblem(f"{', '.join(sparse)} {'is' if len(sparse) == 1 else 'are'} sparse "
                           f"and an .npz archive holds one sparse matrix, not "
@@ -240,6 +242,22 @@ def _refuse_dense_form(path: Path, matrix: Any, limit: int) -> None:
         raise FileProblem(f"{path.name} would hold the dense form of a sparse value "
                           f"({format_bytes(needed)}, more than the memory at hand); "
                           f"write it to .npz or .tsv, which keep it sparse")
+
+
+def _write_one_npy(target: Path, outputs: dict[str, Any], sparse: list[str]) -> Path:
+    """`--out FILE.npy`: the one dense output as that array (an .npy holds one
+    array, so several outputs, or a sparse one, are refused before writing)."""
+    if len(outputs) != 1:
+        raise FileProblem(f"an .npy file holds one array, and this run has {len(outputs)} "
+                          f"outputs ({', '.join(outputs) or 'none'}); give --out an .npz "
+                          f"archive or a folder (ending in /)")
+    if sparse:
+        raise FileProblem(f"{sparse[0]} is sparse and an .npy file holds a dense array; "
+                          f"give --out an .npz file, which keeps it sparse")
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
+    atomic_write(target, buffer.getvalue())
+    return target
 
 
 def write_topk_pairs(path: Path, rows: list[list[list]]) -> None:
