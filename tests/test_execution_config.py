@@ -133,6 +133,21 @@ def test_trace_is_plain_data_per_equation_and_per_round(strategy):
     assert compile(CHAIN).execute().trace is None  # off by default
 
 
+def test_trace_says_where_a_runs_time_went_by_phase(tmp_path):
+    (tmp_path / "edge.tsv").write_text("".join(f"{k}\t{k + 1}\n" for k in range(30)))
+    (tmp_path / "p.fuse").write_text('Edge(x,y) = "edge.tsv"\nPath(x,y) = Edge(x,y)\n'
+                                     'Path(x,z) = Path(x,y) Edge(y,z)\n"path.tsv" = Path(x,y)\n')
+    program = compile((tmp_path / "p.fuse").read_text(), base_dir=tmp_path,
+                      config=ExecutionConfig(trace=True))
+    phases = program.execute().trace["phases"]
+    assert [p["phase"] for p in phases] == ["check", "plan", "load", "rules", "write"]
+    assert all(p["seconds"] >= 0 for p in phases) and phases[0]["seconds"] > 0
+    assert len((tmp_path / "path.tsv").read_text().splitlines()) == 30 * 31 // 2
+    text = fuse("run", str(tmp_path / "p.fuse"), "--trace").stdout
+    table = text[text.index("trace: phases"):text.index("trace: equations")].split()
+    assert table[6::2] == ["check", "plan", "load", "rules", "write"]
+
+
 def test_fuse_run_trace_prints_tables_and_json(tmp_path):
     path = tmp_path / "chain.fuse"
     path.write_text(CHAIN)

@@ -11,6 +11,7 @@ signature.  The run ends with the outputs, the queries' answers and the sinks
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -137,10 +138,15 @@ class Execution:
         if self.write_sinks:  # every sink's path, before anything runs or is written
             outputs.check_sinks(self.analysis, self.settings.base_dir,
                                 self.settings.allow_outside_sinks)
+        started = time.perf_counter()
         if self.settings.compiled and self.sampler is None:  # draws run eagerly
             CompiledRun(self).go(schedule.segments)
         else:
             self._run_eagerly(schedule)
+        if self.tracer is not None:  # the groups' time less the sources' loading in them
+            self.tracer.phase("rules", time.perf_counter() - started
+                              - self.tracer.phases.get("load", 0.0))
+            started = time.perf_counter()
         result = RunResult(outputs.outputs(self.backend, self.values, self.plan.outputs,
                                            self.plan.constants, self.native))
         result.rounds = self.rounds
@@ -159,6 +165,9 @@ class Execution:
                 result.sinks.append(outputs.write(
                     self.analysis, self.backend, self.infos[k], self.values, stmt,
                     self.settings.base_dir, self.settings.allow_outside_sinks))
+        if self.tracer is not None:  # (the trace as data was taken before: add the last)
+            self.tracer.phase("write", time.perf_counter() - started)
+            result.trace["phases"] = self.tracer.phase_list()
         return result
 
     def _run_eagerly(self, schedule: Schedule) -> None:
@@ -308,9 +317,12 @@ class Execution:
         """Sources, inputs, params and facts of a tensor; and whether it has any."""
         if self.bases is not None:  # inside a compiled graph: they are its arguments
             return self.bases.get(name), name in self.bases
+        started = time.perf_counter()
         base, has = load_base(self.analysis, self.backend, self.settings.base_dir, self.given,
                               name, self.shape(name), name in self.sparse_names(),
                               self.plan.param_starts.get(name))
+        if self.tracer is not None:
+            self.tracer.phase("load", time.perf_counter() - started)
         if has and self.place is not None:
             base = self.place(name, base)
         return base, has

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
@@ -55,8 +56,11 @@ def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
     runs."""
     @functools.wraps(compile_)
     def compiling(*args: Any, **kwargs: Any) -> "CompiledProgram":
+        started = time.perf_counter()
         with reading_once() as store:
             program = compile_(*args, **kwargs)
+        # what `--trace` reports as the check phase: compile's analysis and choices
+        object.__setattr__(program, "compile_seconds", time.perf_counter() - started)
         # made by compile itself, after the program (whose analyses read the files)
         object.__setattr__(program, "file_reads",
                            kept(store, lambda what: what[0] in ("relation", "relation info")))
@@ -197,6 +201,8 @@ class CompiledProgram:
             "operation_check": None,
             # the source files compile split (io.file_reads), for the runs to reuse
             "file_reads": {},
+            # how long compile took (set by compile: the trace's check phase)
+            "compile_seconds": 0.0,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -298,8 +304,10 @@ class CompiledProgram:
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
                          **given}
         # (a copy: what this run reads anew is not kept past it)
+        started = time.perf_counter()
         with reading_once(dict(self.file_reads)):
             plan, caches = self._prepared(given)
+        planned = time.perf_counter() - started
         schedules = plan.temperatures
         if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
             runs = self._counters.runs
@@ -321,6 +329,10 @@ class CompiledProgram:
             except (EvaluationError, MemoryError) as err:  # one not located by a statement:
                 raise FuseError(failure_words(err)) from None  # the program's, in its words
         floats.reissue(plan.analysis)
+        if result.trace is not None:  # the phases before the run's own
+            result.trace["phases"] = [{"phase": "check", "seconds": self.compile_seconds},
+                                      {"phase": "plan", "seconds": planned},
+                                      *result.trace.get("phases", ())]
         result.plan = plan
         result.not_run = list(self.not_run)
         if self.demand is not None:  # answers under the queries' own texts and tensors

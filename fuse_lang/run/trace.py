@@ -1,5 +1,6 @@
 """A run's trace (`ExecutionConfig(trace=True)`, `fuse run --trace`), as plain data.
 
+Per phase of the run (check, plan, load, rules, write: `PHASES`) its time.
 Per group of the evaluation order (an equation's tensor, a recurrence, a
 recursive group): its time and output size (shape; non-zeros for a Boolean
 tensor).  Per round of a fixpoint: the round's number, the facts it added
@@ -18,6 +19,11 @@ import numpy as np
 from .backends.base import Backend
 from .sparse.value import is_sparse
 
+# where a run's time goes, in order: compile's checking (and choices), this run's
+# plan, loading sources/inputs/facts, the rules (equations, fixpoints) and writing
+# sinks and answering queries
+PHASES = ("check", "plan", "load", "rules", "write")
+
 
 class Tracer:
     def __init__(self, backend: Backend) -> None:
@@ -26,6 +32,17 @@ class Tracer:
         self.fixpoints: list[dict] = []
         self.recurrences: list[dict] = []
         self._stepped: float | None = None  # when the running recurrence's step started
+        # seconds per phase of the run: load (sources, inputs, facts), rules, write
+        self.phases: dict[str, float] = {}
+
+    def phase(self, name: str, seconds: float) -> None:
+        """Add `seconds` to the run's phase `name`."""
+        self.phases[name] = self.phases.get(name, 0.0) + seconds
+
+    def phase_list(self) -> list[dict]:
+        """The phases as the trace's data holds them, in the order they run."""
+        return [{"phase": name, "seconds": self.phases[name]}
+                for name in PHASES if name in self.phases]
 
     def timed_group(self, analysis: Any, group: list[str], run: Callable[[], None],
                     values: dict[str, Any]) -> None:
@@ -128,8 +145,13 @@ def report_lines(result: Any) -> list[str]:
 
 
 def trace_lines(trace: dict) -> list[str]:
-    """A trace (Tracer.to_data) as tables: per equation, then per fixpoint round."""
+    """A trace (Tracer.to_data) as tables: the phases, per equation, then per
+    fixpoint round."""
     out: list[str] = []
+    if trace.get("phases"):
+        out += ["", "trace: phases"] + _table(
+            ["phase", "ms"], [[p["phase"], f"{p['seconds'] * 1e3:.3f}"]
+                              for p in trace["phases"]])
     rows = [[e["tensor"], f"{e['seconds'] * 1e3:.3f}", str(tuple(e["shape"])),
              str(e.get("nonzeros", "")), "yes" if e.get("recursive") else ""]
             for e in trace["equations"]]
