@@ -193,11 +193,16 @@ class RankedSymbols:
         ranks = np.concatenate([part[1] for part in parts])
         order = np.argsort(ranks)
         every = np.array([v for part in parts for v in part[0]], dtype=object)
+        numbers = [np.asarray(part[0]) for part in parts if part[2] is None]
+        cells = None
         if all(part[2] is not None for part in parts):  # in C: the first of each value
             width = max(part[2].dtype.itemsize for part in parts)
             cells = np.concatenate([part[2].astype(f"S{width}") for part in parts])[order]
             if width <= 8:
                 cells = np.ascontiguousarray(cells.astype("S8")).view(np.uint64)
+        elif len(numbers) == len(parts) and all(n.dtype.kind == "i" for n in numbers):
+            cells = np.concatenate(numbers)[order]  # columns of integers: in C as well
+        if cells is not None:
             first = order[np.sort(np.unique(cells, return_index=True)[1])]
             return every[first].tolist(), ranks[first]
         every = every[order]
