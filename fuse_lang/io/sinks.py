@@ -164,7 +164,14 @@ def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: i
         columns.append([repr(v) for v in tuples.weights[start:stop].astype(np.float64).tolist()])
     if not columns:  # a true 0-ary relation: one empty tuple
         return "\n" * (stop - start)
-    return "\n".join(map(delimiter.join, zip(*columns))) + "\n"
+    # the cells in line order, each followed by its delimiter or the line's end:
+    # one join of strings, no tuple per line
+    lines, width = stop - start, 2 * len(columns)
+    cells: list[str] = [delimiter] * (lines * width)
+    for k, column in enumerate(columns):
+        cells[2 * k::width] = column
+    cells[width - 1::width] = ["\n"] * lines
+    return "".join(cells)
 
 
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
