@@ -9,7 +9,7 @@
 #      (FUSE_CONFORMANCE_DEVICE=cuda, tests/conftest.py), in parallel workers.
 # Logs go to $OUT (default /tmp/fuse-device-check).  Each step has its own time limit.
 #
-#   bash benchmarks/device_check.sh
+#   bash benchmarks/device_check.sh          (TRAINING=0: without step 2)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fuse-device-check}
@@ -26,14 +26,17 @@ timeout ${CUDA_TESTS_S:-170} $PY -m pytest -q -p no:cacheprovider -m cuda -rs -n
     tests/test_backends.py tests/test_cuda_paths.py \
     2>&1 | tee "$OUT/cuda_tests.log" | tail -25
 
+if [ "${TRAINING:-1}" != 0 ]; then  # TRAINING=0: the tests only
 timeout 90 $PY benchmarks/training_step.py --device cuda --rounds 3 2>&1 \
     | tee "$OUT/training_step_gpu.log" | grep -v Warning
 timeout 100 $PY benchmarks/training_step_charlm.py --device cuda --rounds 3 2>&1 \
     | tee "$OUT/training_step_charlm_gpu.log" | grep -v Warning
+fi
 
 FUSE_CONFORMANCE_DEVICE=cuda timeout ${CONFORMANCE_S:-180} $PY -m pytest -q -p no:cacheprovider \
     -n ${WORKERS:-8} --durations=5 \
     tests/test_execution_config.py tests/test_demand.py tests/test_sparse.py \
     tests/test_sparse_io.py tests/test_datalog.py tests/test_datalog_values.py \
     tests/test_engine_constructs.py tests/test_engine_runtime.py tests/test_run_targets.py \
-    tests/test_seed_spellings.py 2>&1 | tee "$OUT/conformance_gpu.log" | tail -30
+    tests/test_seed_spellings.py tests/test_functions.py tests/test_layer_recurrences.py \
+    2>&1 | tee "$OUT/conformance_gpu.log" | tail -30
