@@ -14,6 +14,7 @@ from pathlib import Path
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.functions import Inlined, has_functions, inline_functions
+from ..front.let_blocks import has_blocks, lower_blocks, plain_messages
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
@@ -134,7 +135,12 @@ class _Checker:
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
-        inlined = None
+        inlined = lowered = None
+        if has_blocks(program.statements):  # blocks and `let`s written out first
+            lowered = lower_blocks(program.statements, program.text, deltas)
+            diags.extend(lowered.diagnostics)
+            program = ir.Program(lowered.statements, program.text)
+            relocation = relocation.replaced(lowered.statements)
         if has_functions(program.statements):  # `fn`s written out before checking
             program, relocation, inlined = self._inline(program, relocation, deltas)
         statements = program.statements
@@ -182,6 +188,9 @@ class _Checker:
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
         left_out = parsed.diagnostics
+        if lowered is not None:
+            diags = plain_messages(diags)
+            left_out += lowered.diagnostics  # (statements reading a local out of scope)
         if inlined is not None:
             diags = placed_in_calls(diags, inlined)
             left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
@@ -202,7 +211,7 @@ class _Checker:
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
-            recursion=dict(order.recursion), inlined=inlined,
+            recursion=dict(order.recursion), inlined=inlined, lowered=lowered,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
 

@@ -378,8 +378,27 @@ class FnDef:
     span: Span
 
 
+@frozen_dataclass
+class Let:
+    """`let T[i] = expr`: an equation whose tensor is local to its block (or, at the
+    top level, to its file); front/let_blocks.py lowers it before checking."""
+
+    equation: Equation
+    let_span: Span  # the word `let`
+    span: Span
+
+
+@frozen_dataclass
+class Block:
+    """`{ equations }`: equations, `let`s and nested blocks; the `let`s' tensors are
+    visible only inside (front/let_blocks.py writes it out as plain equations)."""
+
+    items: tuple["Equation | Let | Block", ...]
+    span: Span
+
+
 Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl, TrainDecl,
-                  FnDef]
+                  FnDef, Let, Block]
 
 
 def defined_refs(stmt: Statement) -> tuple[Ref, ...]:
