@@ -204,6 +204,8 @@ class _Inliner:
                                        Related(fn.name_span, f"`{fn.name}` is defined here"),)))
         n = self.counts[fn.name] = self.counts.get(fn.name, 0) + 1
         tag = f"@{fn.name}.{n}"
+        args = tuple(self._named_argument(fn, k, arg, tag, at, made, outer)
+                     for k, arg in enumerate(args))
         views, bound = {}, {}
         for k, (param, arg) in enumerate(zip(fn.params, args, strict=True)):
             views[param.name] = view = _ArgView.of(arg, param, k, fn, at)
@@ -229,6 +231,34 @@ class _Inliner:
         return ir.Ref(result.name + tag, call.name_span if not outer else at,
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
+
+
+    def _named_argument(self, fn: ir.FnDef, k: int, arg: Any, tag: str, at: Span,
+                        made: list, outer: tuple) -> Any:
+        """An expression given for an indexed parameter as a reference to a tensor of
+        the call's own, `arg1@f.2[t,d] = expr` (its indices: the expression's
+        variables in order of first appearance); any other argument as it is."""
+        param = fn.params[k]
+        if param.arity == 0 or type(arg) in (ir.Ref, ir.Number):
+            return arg
+        first: dict[str, ir.IndexVar] = {}
+        for ref in sorted(ir.refs(arg), key=lambda r: r.span[0]):
+            for index in ref.indices or ():
+                for var in ir.index_vars(index):
+                    first.setdefault(var.name, ir.IndexVar(var.name, var.span))
+        if len(first) != param.arity:
+            raise _CallFailed(make("fn-rank", f"argument {k + 1} of `{fn.name}` is an "
+                                   f"expression over {len(first)} ind"
+                                   f"{'ex' if len(first) == 1 else 'ices'} "
+                                   f"({', '.join(first) or 'none'}); its parameter "
+                                   f"`{_ref_text(param)}` has {param.arity}", arg.span,
+                                   related=(Related(param.span, "the parameter"),)))
+        name = f"arg{k + 1}{tag}"
+        ref = ir.Ref(name, arg.span, tuple(first.values()), False, arg.span)
+        made.append((ir.Equation(ref, "=", arg.span, arg, arg.span),
+                     Origin(fn.name, at, param.span, tuple(name for name, _ in outer[::-1]))))
+        self.total += 1
+        return ref
 
 
 def _signature(fn: ir.FnDef) -> str:
@@ -296,11 +326,10 @@ class _ArgView:
             if rank == 0:
                 return cls(arg, [], [])
             got = 0
-        else:
+        else:  # (an expression is named first: _Inliner._named_argument)
             raise _CallFailed(make("fn-arguments", f"argument {k + 1} of `{fn.name}` is an "
-                                   f"expression: pass a tensor (`T[i,j]`), a number or a "
-                                   f"call; name the expression first (`T[i,j] = ...`)",
-                                   arg.span))
+                                   f"expression: pass a tensor (`T[i,j]`), a number, a "
+                                   f"call or an expression over indices", arg.span))
         raise _CallFailed(make("fn-rank", f"argument {k + 1} of `{fn.name}` has {got} "
                                f"ind{'ex' if got == 1 else 'ices'}; its parameter "
                                f"`{_ref_text(param)}` has {rank}", at, related=(
