@@ -48,9 +48,9 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
                 f"`ns::T` come with `import`)")
     if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
             and "RBRACE" not in err.expected:
-        return ("braces hold a block of equations (`{ let h[i] = ...; Y[i] = h[i] }`), "
-                "a function's body (`fn f(x[i]) -> y[i] { ... }`) or the arms "
-                "of a `case { c -> a; default -> b }`, nothing else")
+        return ("braces hold a function's body (`fn f(x[i]) -> y[i] { ... }`), the arms "
+                "of a `case { c -> a; default -> b }` or, starting a statement, a block "
+                "of equations (`{ let h[i] = ...; Y[i] = h[i] }`), nothing else")
     label = _match_example(err, parser)
     if label:
         return label
