@@ -14,7 +14,7 @@ from pathlib import Path
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.functions import Inlined, has_functions, inline_functions
-from ..front.let_blocks import has_blocks, lower_blocks, plain_messages
+from ..front.let_blocks import Lowered, has_blocks, lower_blocks, plain_messages
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
@@ -135,14 +135,7 @@ class _Checker:
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
-        inlined = lowered = None
-        if has_blocks(program.statements):  # blocks and `let`s written out first
-            lowered = lower_blocks(program.statements, program.text, deltas)
-            diags.extend(lowered.diagnostics)
-            program = ir.Program(lowered.statements, program.text)
-            relocation = relocation.replaced(lowered.statements)
-        if has_functions(program.statements):  # `fn`s written out before checking
-            program, relocation, inlined = self._inline(program, relocation, deltas)
+        program, relocation, lowered, inlined = self._written_out(program, relocation, deltas)
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
                                                self.remember, deltas)
@@ -188,9 +181,8 @@ class _Checker:
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
         left_out = parsed.diagnostics
-        if lowered is not None:
-            diags = plain_messages(diags)
-            left_out += lowered.diagnostics  # (statements reading a local out of scope)
+        if lowered is not None:  # (statements reading a local out of scope: left out)
+            diags, left_out = plain_messages(diags), left_out + lowered.diagnostics
         if inlined is not None:
             diags = placed_in_calls(diags, inlined)
             left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
@@ -214,6 +206,21 @@ class _Checker:
             recursion=dict(order.recursion), inlined=inlined, lowered=lowered,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
+
+    def _written_out(self, program: ir.Program, relocation: Relocation,
+                     deltas: dict[int, int]
+                     ) -> tuple[ir.Program, Relocation, Lowered | None, Inlined | None]:
+        """The program with its blocks and `let`s (front/let_blocks.py), then its
+        functions' calls (front/functions.py) written out as plain equations."""
+        inlined = lowered = None
+        if has_blocks(program.statements):
+            lowered = lower_blocks(program.statements, program.text, deltas)
+            self.diags.extend(lowered.diagnostics)
+            program = ir.Program(lowered.statements, program.text)
+            relocation = relocation.replaced(lowered.statements)
+        if has_functions(program.statements):
+            program, relocation, inlined = self._inline(program, relocation, deltas)
+        return program, relocation, lowered, inlined
 
     def _inline(self, program: ir.Program, relocation: Relocation, deltas: dict[int, int]
                 ) -> tuple[ir.Program, Relocation, Inlined | None]:
