@@ -17,11 +17,14 @@ import pytest
 
 import fuse_lang
 from fuse_lang import analyze, parse
+from fuse_lang.check import Analyzer
 from fuse_lang.front.let_blocks import file_locals
 from fuse_lang.ide.completion import complete
+from fuse_lang.ide.folding import folding_ranges
 from fuse_lang.ide.formatting import format_text, ir_signature, same_program
 from fuse_lang.ide.hover import hover_at
 from fuse_lang.ide.outline import document_outline
+from fuse_lang.ide.semantic_tokens import semantic_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -144,6 +147,8 @@ def test_editor_lists_leave_block_locals_out_and_offer_them_inside():
     assert "h" not in outside and "g" not in outside
     hover = hover_at(analysis, BLOCKS.index("g[i] + h[i]"))
     assert hover is not None and hover.markdown.startswith("```fuse\ng[i:3]")
+    folds = [analysis.lines.position(f.span.start)[0] for f in folding_ranges(analysis)]
+    assert folds == [1]  # the block over lines 2-7 (the others are on one line)
 
 
 # ------------------------------------------------------------- conditions
@@ -286,3 +291,20 @@ def test_fuse_check_reports_a_local_out_of_scope(tmp_path):
     assert checked.returncode == 1
     assert "bad.fuse:3:8: error[local-out-of-scope]: `h` is local to the block at line 2" \
         in checked.stdout
+
+
+# ------------------------------------------------------------- the editor
+
+def test_edits_above_blocks_give_what_analysing_from_scratch_gives():
+    bad = BLOCKS + "W[i] = h[i] + 1\nexport W\nlet T = 2\nexport T\n"
+    steps = [bad, "# a comment above all\n" + bad, "# two\n# lines\n" + bad,
+             ("# two\n# lines\n" + bad).replace("W[i] = h[i] + 1", "W[i] = Y[i] + 1")]
+    analyzer = Analyzer()
+    for text in steps:
+        got = analyzer.analyze(text, None, ROOT)
+        want = analyze(text, None, ROOT)
+        assert got.diagnostics == want.diagnostics
+        assert semantic_tokens(got) == semantic_tokens(want)
+        assert [(d.code, *got.lines.position(d.span.start)) for d in got.diagnostics] == \
+            [(d.code, *want.lines.position(d.span.start)) for d in want.diagnostics]
+    assert [d.code for d in got.diagnostics] == ["local-export"]

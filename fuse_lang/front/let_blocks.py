@@ -48,6 +48,7 @@ class Lowered:
     diagnostics: tuple[Diagnostic, ...]
     scopes: tuple[LocalScope, ...]
     file_locals: frozenset[str]
+    blocks: tuple[Span, ...] = ()  # every block's span, in the order they open
 
 
 def has_blocks(statements: Iterable[ir.Statement]) -> bool:
@@ -99,6 +100,7 @@ class _Lowering:
         self.deltas = deltas
         self.diags: list[Diagnostic] = []
         self.scopes: list[LocalScope] = []
+        self.blocks: list[Span] = []
         self.count = 0
         self.file_lets = file_locals(statements)
         self.program = self._program_names()
@@ -143,12 +145,14 @@ class _Lowering:
                 kept = self._in_scope(item)
                 if kept is not None:
                     final.append(kept)
-        return Lowered(tuple(final), tuple(self.diags), tuple(self.scopes), self.file_lets)
+        return Lowered(tuple(final), tuple(self.diags), tuple(self.scopes), self.file_lets,
+                       tuple(self.blocks))
 
     # ---- blocks
 
     def _block(self, block: ir.Block, outer: dict[str, str], out: list[ir.Equation]) -> None:
         self.count += 1
+        self.blocks.append(block.span)
         env = dict(outer)
         own: dict[str, str] = {}
         refused: set[int] = set()
