@@ -308,3 +308,19 @@ def test_edits_above_blocks_give_what_analysing_from_scratch_gives():
         assert [(d.code, *got.lines.position(d.span.start)) for d in got.diagnostics] == \
             [(d.code, *want.lines.position(d.span.start)) for d in want.diagnostics]
     assert [d.code for d in got.diagnostics] == ["local-export"]
+
+
+def test_the_transformer_with_blocks_equals_the_one_written_out():
+    examples = ROOT / "examples"
+    blocks = (examples / "transformer_blocks.fuse").read_text(encoding="utf-8")
+    written = (examples / "transformer_2layer.fuse").read_text(encoding="utf-8")
+    assert analyze(blocks, None, examples).diagnostics == ()
+    got = {k: np.asarray(v) for k, v in
+           fuse_lang.compile(blocks, base_dir=examples).run().items()}
+    want = {k: np.asarray(v) for k, v in
+            fuse_lang.compile(written, base_dir=examples).run().items()}
+    assert set(got) == set(want) == {"Y"}
+    np.testing.assert_allclose(got["Y"], want["Y"], rtol=1e-6, atol=1e-6)
+    outline = [s.name for g in document_outline(analyze(blocks, None, examples))
+               for s in g.symbols]
+    assert sorted(outline) == ["B1", "H", "Mask", "W1", "W2", "WK", "WO", "WQ", "WV", "X", "Y"]

@@ -255,7 +255,7 @@ class _Printer:
             prev, prev_unary = tok, unary
         code = "".join(parts)
         single = depth_before == base and len(stack) == base and statements == 1
-        if single and op_at is not None and toks[0].type in ("NAME", "STRING"):
+        if single and op_at is not None and toks[0].type in ("NAME", "STRING", "LET"):
             lhs = "".join(parts[:op_at]).rstrip()
             rhs = "".join(parts[op_at + 1:]).lstrip()
             return code, (lhs, parts[op_at], rhs)
