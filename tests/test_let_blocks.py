@@ -324,3 +324,36 @@ def test_the_transformer_with_blocks_equals_the_one_written_out():
     outline = [s.name for g in document_outline(analyze(blocks, None, examples))
                for s in g.symbols]
     assert sorted(outline) == ["B1", "H", "Mask", "W1", "W2", "WK", "WO", "WQ", "WV", "X", "Y"]
+
+
+RECURSIVE = """\
+E(1,2)
+E(2,3)
+E(3,4)
+E(4,5)
+E(5,1)
+E(2,7)
+Block(3)
+Reach(x,y) = E(x,y) (x != 5 || y != 1)
+Reach(x,z) = Reach(x,y) E(y,z) (z < 4 || z == 5) !Block(z)
+T(x,z) = E(x,z) || T(x,y) E(y,z)
+Reach(x,y)?
+T(x,y)?
+"""
+
+
+def test_conditions_in_recursive_rules():
+    edges = {(1, 2), (2, 3), (3, 4), (4, 5), (5, 1), (2, 7)}
+    reach = {(x, y) for x, y in edges if x != 5 or y != 1}
+    closure = set(edges)
+    while True:
+        more = reach | {(x, z) for x, y in reach for y2, z in edges
+                        if y == y2 and (z < 4 or z == 5) and z != 3}
+        more_closure = closure | {(x, z) for x, y in closure for y2, z in edges if y == y2}
+        if more == reach and more_closure == closure:
+            break
+        reach, closure = more, more_closure
+    assert [c for c, *_ in codes(RECURSIVE) if c != "recursion"] == []
+    result = fuse_lang.compile(RECURSIVE, base_dir=ROOT).execute()
+    assert sorted(result.queries[0].tuples) == sorted(reach)
+    assert sorted(result.queries[1].tuples) == sorted(closure)
