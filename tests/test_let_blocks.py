@@ -23,6 +23,7 @@ from fuse_lang.ide.completion import complete
 from fuse_lang.ide.folding import folding_ranges
 from fuse_lang.ide.formatting import format_text, ir_signature, same_program
 from fuse_lang.ide.hover import hover_at
+from fuse_lang.ide.inlay_hints import shape_hints
 from fuse_lang.ide.outline import document_outline
 from fuse_lang.ide.semantic_tokens import semantic_tokens
 
@@ -147,6 +148,8 @@ def test_editor_lists_leave_block_locals_out_and_offer_them_inside():
     assert "h" not in outside and "g" not in outside
     hover = hover_at(analysis, BLOCKS.index("g[i] + h[i]"))
     assert hover is not None and hover.markdown.startswith("```fuse\ng[i:3]")
+    hints = {hint.offset: hint.tooltip for hint in shape_hints(analysis)}
+    assert hints[BLOCKS.index("[i] = 2 X") + 3] == "h: dense [i:3]"
     folds = [analysis.lines.position(f.span.start)[0] for f in folding_ranges(analysis)]
     assert folds == [1]  # the block over lines 2-7 (the others are on one line)
 
