@@ -360,3 +360,28 @@ def test_conditions_in_recursive_rules():
     result = fuse_lang.compile(RECURSIVE, base_dir=ROOT).execute()
     assert sorted(result.queries[0].tuples) == sorted(reach)
     assert sorted(result.queries[1].tuples) == sorted(closure)
+
+
+def test_fuse_check_reports_shadowing_and_exported_locals(tmp_path):
+    path = tmp_path / "bad.fuse"
+    path.write_text("X[i] = const([1,2])\nh[i] = X[i]\n{ let h[i] = 2 X[i]; Y[i] = h[i] }\n"
+                    "let T = 2\nexport Y, h, T\n", encoding="utf-8")
+    checked = cli("check", str(path))
+    assert checked.returncode == 1
+    assert "bad.fuse:3:7: error[let-redefined]: `h` is a tensor of the program already" \
+        in checked.stdout
+    assert "bad.fuse:5:14: error[local-export]: `T` is a `let`, local to this file" \
+        in checked.stdout
+
+
+def test_fuse_run_conditions_and_an_expression_argument(tmp_path):
+    path = tmp_path / "c.fuse"
+    path.write_text(CONDITIONS.replace("export A, B, C, D, E, F, N\n", "") +
+                    "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nP[i] = dbl(X[i] (i < 2 || i > 4))\n"
+                    "export A, P\n", encoding="utf-8")
+    ran = cli("run", str(path), "--format", "json")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    outputs = json.loads(ran.stdout)["outputs"]
+    assert set(outputs) == {"A", "P"}
+    assert outputs["P"]["values"] == [2.0, 4.0, 0.0, 0.0, 0.0, 12.0]
+    assert outputs["A"]["values"] == [0.0, 2.0, 3.0, 4.0, 0.0, 0.0]
