@@ -385,3 +385,12 @@ def test_fuse_run_conditions_and_an_expression_argument(tmp_path):
     assert set(outputs) == {"A", "P"}
     assert outputs["P"]["values"] == [2.0, 4.0, 0.0, 0.0, 0.0, 12.0]
     assert outputs["A"]["values"] == [0.0, 2.0, 3.0, 4.0, 0.0, 0.0]
+
+
+def test_an_index_named_like_a_local_is_still_an_index():
+    text = "{ let p = 2; A = p + 1 }\nPE[p] = sin(p / 4) + Z[p]\nZ = const([0, 0, 0])\n" \
+        "export A, PE\n"
+    assert codes(text) == []
+    out = run(text)
+    np.testing.assert_allclose(out["A"], 3)
+    np.testing.assert_allclose(out["PE"], np.sin(np.arange(3) / 4), rtol=1e-6)

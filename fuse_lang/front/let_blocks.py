@@ -212,8 +212,11 @@ class _Lowering:
             return stmt
         exprs = ir.used_exprs(stmt)
         defined = ir.defined_refs(stmt)
-        for ref in ir.statement_refs(exprs + defined):
+        refs = ir.statement_refs(exprs + defined)
+        for ref in refs:
             if ref.name in self.local_at and ref.name not in self.program:
+                if ref.indices is None and ref.name in _variables(refs):
+                    continue  # an index of the statement used as a value (`sin(p / L)`)
                 delta = self.deltas.get(id(stmt))
                 at = ref.name_span if not delta else Span(ref.name_span[0] + delta,
                                                           ref.name_span[1] + delta)
@@ -247,10 +250,14 @@ def _renamed(name: str, block: int) -> str:
     return f"{stem}@let.{block}{name[len(stem):]}"  # primes stay last: `p'` -> `p@let.1'`
 
 
+def _variables(refs: Iterable[ir.Ref]) -> set[str]:
+    """The index variables of `refs`."""
+    return {v.name for ref in refs for index in ref.indices or () for v in ir.index_vars(index)}
+
+
 def _renamed_equation(eq: ir.Equation, env: dict[str, str]) -> ir.Equation:
     """`eq` with every reference to a local in `env` renamed (spans kept)."""
-    variables = {v.name for ref in (eq.lhs, *ir.refs(eq.rhs)) for index in ref.indices or ()
-                 for v in ir.index_vars(index)}
+    variables = _variables((eq.lhs, *ir.refs(eq.rhs)))
     lhs = _renamed_ref(eq.lhs, env, variables)
     rhs = _renamed_expr(eq.rhs, env, variables)
     if lhs is eq.lhs and rhs is eq.rhs:
