@@ -167,7 +167,7 @@ class _Inliner:
     def _as_calls(self, expr: Any) -> Any:
         if type(expr) is ir.Ref and expr.paren and expr.name in self.functions:
             return ir.Call(expr.name, expr.name_span, _call_args(expr), (), expr.span)
-        return _map_children(expr, self._as_calls)
+        return ir.map_children(expr, self._as_calls)
 
     def _is_call(self, node: Any) -> bool:
         kind = type(node)
@@ -183,7 +183,7 @@ class _Inliner:
             args = _call_args(expr) if kind is ir.Ref else expr.args
             args = tuple(self._rewrite(arg, made, outer, depth) for arg in args)
             return self._inline(self.functions[expr.name], args, expr, made, outer, depth)
-        return _map_children(expr, lambda child: self._rewrite(child, made, outer, depth))
+        return ir.map_children(expr, lambda child: self._rewrite(child, made, outer, depth))
 
     def _inline(self, fn: ir.FnDef, args: tuple, call: Any, made: list, outer: tuple,
                 depth: int) -> ir.Ref:
@@ -411,7 +411,7 @@ class _Copy:
         if type(expr) is ir.Reduce:
             return ir.Reduce(expr.op, self.at, tuple(self.index(i) for i in expr.indices),
                              self.expr(expr.body), self.at)
-        copy = _respan(_map_children(expr, self.expr), self.at, None, shallow=True)
+        copy = _respan(ir.map_children(expr, self.expr), self.at, None, shallow=True)
         if type(copy) is ir.Call and copy.kwargs:
             copy = dataclasses.replace(copy, kwargs=tuple(
                 _respan(k, self.at, None, shallow=True) for k in copy.kwargs))
@@ -435,32 +435,6 @@ def _respan(node: Any, at: Span, rename: Any, shallow: bool = False) -> Any:
         elif not shallow and isinstance(value, tuple):
             changes[f.name] = tuple(_respan(v, at, rename) for v in value)
     return dataclasses.replace(node, **changes)
-
-
-def _map_children(expr: Any, fn: Any) -> Any:
-    """`expr` with `fn` applied to each child expression (the same node when none changes)."""
-    kind = type(expr)
-    if kind is ir.Neg:
-        operand = fn(expr.operand)
-        return expr if operand is expr.operand else dataclasses.replace(expr, operand=operand)
-    if kind is ir.Sum or kind is ir.Product or kind is ir.ListLit:
-        field = {ir.Sum: "terms", ir.Product: "factors", ir.ListLit: "items"}[kind]
-        items = getattr(expr, field)
-        new = tuple(fn(item) for item in items)
-        same = all(a is b for a, b in zip(new, items, strict=True))
-        return expr if same else dataclasses.replace(expr, **{field: new})
-    if kind is ir.Power:
-        base, exponent = fn(expr.base), fn(expr.exponent)
-        if base is expr.base and exponent is expr.exponent:
-            return expr
-        return dataclasses.replace(expr, base=base, exponent=exponent)
-    if kind is ir.Call:
-        args = tuple(fn(a) for a in expr.args)
-        kwargs = tuple(dataclasses.replace(k, value=fn(k.value)) for k in expr.kwargs)
-        return dataclasses.replace(expr, args=args, kwargs=kwargs)
-    if kind is ir.Reduce:
-        return dataclasses.replace(expr, body=fn(expr.body))
-    return expr
 
 
 def _cycles(bodies: dict[str, tuple[ir.Equation, ...]], functions: dict[str, ir.FnDef]

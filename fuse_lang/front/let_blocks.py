@@ -257,37 +257,23 @@ def _variables(refs: Iterable[ir.Ref]) -> set[str]:
 
 def _renamed_equation(eq: ir.Equation, env: dict[str, str]) -> ir.Equation:
     """`eq` with every reference to a local in `env` renamed (spans kept)."""
-    variables = _variables((eq.lhs, *ir.refs(eq.rhs)))
+    refs = (eq.lhs, *ir.refs(eq.rhs))
+    if not any(ref.name in env for ref in refs):
+        return eq
+    variables = _variables(refs)
     lhs = _renamed_ref(eq.lhs, env, variables)
     rhs = _renamed_expr(eq.rhs, env, variables)
-    if lhs is eq.lhs and rhs is eq.rhs:
-        return eq
-    return dataclasses.replace(eq, lhs=lhs, rhs=rhs)
+    return ir.Equation(lhs, eq.op, eq.op_span, rhs, eq.span)
 
 
 def _renamed_ref(ref: ir.Ref, env: dict[str, str], variables: set[str]) -> ir.Ref:
     new = env.get(ref.name)
     if new is None or (ref.indices is None and ref.name in variables):
         return ref  # (a bare name that is an index of the equation: its value)
-    return dataclasses.replace(ref, name=new)
+    return ir.Ref(new, ref.name_span, ref.indices, ref.paren, ref.span)
 
 
 def _renamed_expr(expr: Any, env: dict[str, str], variables: set[str]) -> Any:
     if type(expr) is ir.Ref:
         return _renamed_ref(expr, env, variables)
-    changes = {}
-    for f in dataclasses.fields(expr):
-        value = getattr(expr, f.name)
-        if isinstance(value, tuple) and value and not isinstance(value, Span):
-            new = tuple(_renamed_expr(v, env, variables) if _is_node(v) else v for v in value)
-            if any(a is not b for a, b in zip(new, value, strict=True)):
-                changes[f.name] = new
-        elif _is_node(value):
-            new_value = _renamed_expr(value, env, variables)
-            if new_value is not value:
-                changes[f.name] = new_value
-    return dataclasses.replace(expr, **changes) if changes else expr
-
-
-def _is_node(value: Any) -> bool:
-    return dataclasses.is_dataclass(value) and not isinstance(value, Span)
+    return ir.map_children(expr, lambda child: _renamed_expr(child, env, variables))
