@@ -184,6 +184,15 @@ def test_and_or_not_in_factors_guards_selects_and_cases():
     np.testing.assert_allclose(out["N"], x * (x == 1))
 
 
+def test_hover_on_or_and_bang_says_what_they_mean():
+    text = "X[i] = const([1,2])\nR(i) = X[i] > 1\nY[i] = X[i] when i < 1 || !R(i)\nexport Y\n"
+    analysis = analyze(text)
+    either = hover_at(analysis, text.index("||"))
+    assert either is not None and either.markdown.startswith("```fuse\na || b\n```")
+    negation = hover_at(analysis, text.index("!R"))
+    assert negation is not None and negation.markdown.startswith("```fuse\n!c\n```")
+
+
 def test_precedence_is_cs():
     (stmt,) = parse("Y[i] = X[i] when i > 0 && i < 4 || i == 5").program.statements
     guard = stmt.rhs.args[0]

@@ -41,6 +41,10 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
         if found.kind == "index" and found.statement is not None:
             return Hover(index_markdown(analysis, found.statement, found.name), found.span)
         if found.kind == "builtin":
+            written = analysis.text[found.span.start:found.span.end]
+            if written in _CONDITION_OPERATORS:  # `||` and `!` are calls in the IR
+                form, doc = _CONDITION_OPERATORS[written]
+                return Hover(f"```fuse\n{form}\n```\n{doc}", found.span)
             return Hover(builtin_markdown(found.name), found.span)
         if found.kind == "function":
             return Hover(function_markdown(analysis, found.name, found.span), found.span)
@@ -66,6 +70,15 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
                         return Hover(symbol_markdown(analysis, k, node), found_symbol[0].span)
         return None
     return None
+
+
+# `a || b` and `!c` as the IR has them (front/conditions.py): a call at the operator
+_CONDITION_OPERATORS = {
+    "||": ("a || b", "Holds where `a` or `b` holds: `max(a, b)` of their 0/1 values "
+           "(docs/language.md, Conditions)."),
+    "!": ("!c", "Holds where `c` does not: a flipped comparison, `not R(x)` for a "
+          "relation, else `1 - c` of its 0/1 value (docs/language.md, Conditions)."),
+}
 
 
 def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
