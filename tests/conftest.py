@@ -53,7 +53,7 @@ CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_ex
                        "test_run_targets", "test_datalog", "test_datalog_values",
                        "test_sparse", "test_sparse_io",
                        "test_execution_config", "test_demand", "test_seed_spellings",
-                       "test_layer_recurrences", "test_functions"}
+                       "test_layer_recurrences", "test_functions", "test_let_blocks"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs

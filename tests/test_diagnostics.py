@@ -61,7 +61,7 @@ CASES = [
     ("number-too-long", "axis i = 3\nparam X[i]\nY = X[" + "9" * 5000 + "]", E, (2, 6),
      ["5000 characters", "at most 1000"]),
     ("number-too-long", "axis i = " + "9" * 5000, E, (0, 9), ["5000 characters"]),
-    ("reserved-word", "let x = 3", E, (0, 0), ["`let`", "reserved"]),
+    ("reserved-word", "as x = 3", E, (0, 0), ["`as`", "reserved"]),
     ("reserved-word", "Y = import", E, (0, 4), ["`import`", "reserved"]),
     # ----------------------------------------------------- names and shapes
     ("undefined-tensor", "Tensr = const([1])\nY[i] = Tensor[i]", E, (1, 7),
@@ -113,7 +113,17 @@ CASES = [
     ("fn-arguments", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([1,2])\n"
      "Y[i] = dbl(X[i], X[i])", E, (2, 7), ["`dbl` takes 1 argument (x[i]), not 2"]),
     ("fn-arguments", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([1,2])\n"
-     "Y[i] = dbl(X[i] + 1)", E, (2, 11), ["is an expression", "name the expression first"]),
+     "Y[i] = dbl(X[i/2])", E, (2, 13), ["reads an index form a function cannot take"]),
+    ("fn-rank", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([[1,2]])\n"
+     "Y[i] = dbl(relu(X[j,i]))", E, (2, 11), ["argument 1 of `dbl` is an expression over 2 "
+                                               "indices (j, i)", "`x[i]` has 1"]),
+    ("local-out-of-scope", "X = const([1,2])\n{ let h[i] = 2 X[i]; Y[i] = h[i] }\n"
+     "W[i] = h[i] + 1\nexport Y, W", E, (2, 7), ["`h` is local to the block at line 2",
+                                                 "visible only inside"]),
+    ("let-redefined", "X = const([1,2])\nh[i] = X[i]\n{ let h[i] = 2 X[i]; Y[i] = h[i] }\n"
+     "export Y", E, (2, 6), ["`h` is a tensor of the program already"]),
+    ("local-export", "X = const([1,2])\nlet T[i] = 3 X[i]\nY[i] = T[i] + 1\nexport Y, T",
+     E, (3, 10), ["`T` is a `let`, local to this file", "no output"]),
     ("fn-rank", "fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }\nX = const([[1,2]])\n"
      "Y[i] = dbl(X[j,i])", E, (2, 7), ["argument 1 of `dbl` has 2 indices", "`x[i]` has 1"]),
     ("fn-recursion", "fn f(x[i]) -> y[i] { y[i] = f(x[i]) }\nX = const([1,2])", E, (0, 3),

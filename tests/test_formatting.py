@@ -181,6 +181,10 @@ def _expr():
             .map(lambda t: f"{t[0]}({t[1]}{t[2]},{t[1]}{t[3]})" if t[0] in ("sig", "max")
                  else f"{t[0]}({t[1]}{t[2]})"),
             st.tuples(_ws, inner).map(lambda t: f"reduce({t[0]}max,{t[0]}j){t[0] or ' '}{t[1]}"),
+            # the conditions of issue 33: && || ! and comparisons
+            st.tuples(inner, st.sampled_from(["&&", "||", "<", "!="]), _ws, inner)
+            .map(lambda t: f"({t[0]}{t[2]}{t[1]}{t[2]}{t[3]})"),
+            st.tuples(_ws, inner).map(lambda t: f"!{t[0]}({t[1]})"),
         )
 
     return st.recursive(atom, extend, max_leaves=6)
@@ -189,11 +193,16 @@ def _expr():
 @st.composite
 def _statement(draw):
     kind = draw(st.sampled_from(["eq", "eq", "eq", "source", "fact", "query", "export", "axis",
-                                 "comment", "blank"]))
+                                 "comment", "blank", "let", "block"]))
     w = draw(_ws)
     if kind == "eq":
         op = draw(st.sampled_from(["=", "+=", "max=", "avg="]))
         line = f"{draw(_ref())}{w}{op}{w}{draw(_expr())}"
+    elif kind == "let":  # issue 33: a local tensor
+        line = f"let {draw(_ref())}{w}={w}{draw(_expr())}"
+    elif kind == "block":  # issue 33: a block of a let and an equation
+        sep = draw(st.sampled_from([";", "\n  "]))
+        line = f"{{{w}let h[i]{w}={w}{draw(_expr())}{sep}{draw(_ref())}{w}={w}h[i]{w}}}"
     elif kind == "source":
         line = f'{draw(_ref())}{w}={w}"data/x.npy"'
     elif kind == "fact":

@@ -654,9 +654,9 @@ def test_unclosed_bracket_before_semicolon():
 
 
 def test_reserved_words_and_operators():
-    # `let` and `import` (and `&& || ! ::`) stay reserved; `fn`, `select`, `case`,
-    # `when` and `default` are the language's now (issue 33)
-    text = "let x = 3\nZ = A && B\nimport \"x\" as n\n"
+    # `import`, `as` and `::` stay reserved; `fn`, `let`, `select`, `case`, `when`,
+    # `default` and `&& || !` are the language's now (issue 33)
+    text = "as x = 3\nZ = A :: B\nimport \"x\" as n\n"
     codes = [(line, d.code) for line, _, d in positions(text)]
     assert codes == [(1, "reserved-word"), (2, "syntax-error"), (3, "reserved-word")]
     assert all("reserved" in d.message for _, _, d in positions(text))
@@ -864,7 +864,7 @@ def test_the_other_parsed_nodes_are_ordinary_nodes_too():
 
 # Statement shapes, each written with several names: the same tokens' types, so
 # the same shape (and replay) whether a name is an index variable (`i`), a
-# constant (`I`), a builtin (`relu`), a reserved word (`let`) or a relation.
+# constant (`I`), a builtin (`relu`), a reserved word (`import`) or a relation.
 _SHAPES = [
     "{a}[{b},{c}] = {d}[{b},{e}] {f}[{e},{c}]",
     "{a}({b},{c}) = {d}({b},{e}) {f}({e},{c})",
@@ -882,7 +882,7 @@ _SHAPES = [
     "{a}[{b}] = {d}[]",
     "{a}[{b}] = {d}[{e}[{b}]]",
 ]
-_NAMES = ["i", "I", "_k", "relu", "let", "Edge", "foo", "max"]
+_NAMES = ["i", "I", "_k", "relu", "import", "Edge", "foo", "max"]
 
 
 def _outcome(parser, tokens):

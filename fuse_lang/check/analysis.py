@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Severity
 from ..front.functions import Inlined
+from ..front.let_blocks import Lowered
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span
 from ..speed.fastinit import frozen_dataclass
@@ -154,6 +155,8 @@ class Analysis:
     # the program's `fn` functions and where each inlined equation came from (None: no
     # functions; `program` is then the text's statements as parsed)
     inlined: Inlined | None = None
+    # the program's blocks and `let`s as written out (front/let_blocks.py; None: none)
+    lowered: Lowered | None = None
     # `axis x = same` / `valid`: how windows over each declared index pad
     paddings: Mapping[str, str] = field(default_factory=dict)
 

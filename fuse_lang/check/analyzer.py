@@ -14,6 +14,7 @@ from pathlib import Path
 from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.functions import Inlined, has_functions, inline_functions
+from ..front.let_blocks import Lowered, has_blocks, lower_blocks, plain_messages
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, parse_reusing
@@ -134,9 +135,7 @@ class _Checker:
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
-        inlined = None
-        if has_functions(program.statements):  # `fn`s written out before checking
-            program, relocation, inlined = self._inline(program, relocation, deltas)
+        program, relocation, lowered, inlined = self._written_out(program, relocation, deltas)
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
                                                self.remember, deltas)
@@ -182,6 +181,8 @@ class _Checker:
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
         left_out = parsed.diagnostics
+        if lowered is not None:  # (statements reading a local out of scope: left out)
+            diags, left_out = plain_messages(diags), left_out + lowered.diagnostics
         if inlined is not None:
             diags = placed_in_calls(diags, inlined)
             left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
@@ -202,9 +203,24 @@ class _Checker:
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
-            recursion=dict(order.recursion), inlined=inlined,
+            recursion=dict(order.recursion), inlined=inlined, lowered=lowered,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
+
+    def _written_out(self, program: ir.Program, relocation: Relocation,
+                     deltas: dict[int, int]
+                     ) -> tuple[ir.Program, Relocation, Lowered | None, Inlined | None]:
+        """The program with its blocks and `let`s (front/let_blocks.py), then its
+        functions' calls (front/functions.py) written out as plain equations."""
+        inlined = lowered = None
+        if has_blocks(program.statements):
+            lowered = lower_blocks(program.statements, program.text, deltas)
+            self.diags.extend(lowered.diagnostics)
+            program = ir.Program(lowered.statements, program.text)
+            relocation = relocation.replaced(lowered.statements)
+        if has_functions(program.statements):
+            program, relocation, inlined = self._inline(program, relocation, deltas)
+        return program, relocation, lowered, inlined
 
     def _inline(self, program: ir.Program, relocation: Relocation, deltas: dict[int, int]
                 ) -> tuple[ir.Program, Relocation, Inlined | None]:

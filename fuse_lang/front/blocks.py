@@ -1,5 +1,6 @@
-"""The IR of blocks and choices: `fn` definitions, `case { ... }` and `when` guards
-(docs/language.md, Functions and Choices), called by the IR builder's reductions.
+"""The IR of blocks and choices: `fn` definitions, `{ ... }` blocks and `let`,
+`case { ... }` and `when` guards (docs/language.md, Functions, Local tensors and
+Choices), called by the IR builder's reductions.
 
 `case` and `when` are lowered here, as they are parsed, to the builtin
 `select(c, a, b)` (a where c > 0, else b): `case { c1 -> a; c2 -> b; default -> d }`
@@ -87,11 +88,35 @@ def fn_body(c: list) -> list[ir.Equation]:
     for item in c:
         if _is_token(item):
             continue
+        if type(item) is ir.Let:  # a body's tensors are its own already
+            item = item.equation
         if type(item) is not ir.Equation:
             fail("invalid-statement", "a function's body holds equations only "
                  "(no sources, sinks or declarations)", item.span)
         out.append(item)
     return out
+
+
+def let_stmt(c: list) -> ir.Let:
+    """`let T[i] = expr`: an equation whose tensor is local (front/let_blocks.py)."""
+    word, eq = c
+    if type(eq) is not ir.Equation:
+        fail("invalid-statement", "a `let` defines a local tensor by an equation "
+             "(`let h[i] = W[i,j] X[j]`), not from a file", eq.span)
+    return ir.Let(eq, tok_span(word), Span(word[2], eq.span[1]))
+
+
+def block(c: list) -> ir.Block:
+    """`{ items }`: equations, `let`s and blocks, separated by newlines or `;`."""
+    items = []
+    for item in c[1:-1]:
+        if _is_token(item):
+            continue
+        if type(item) is ir.Source:
+            fail("invalid-statement", "a block holds equations, `let`s and blocks; read "
+                 "files outside it", item.span)
+        items.append(item)
+    return ir.Block(tuple(items), Span(c[0][2], c[-1][3]))
 
 
 def fn_def(c: list) -> ir.FnDef:

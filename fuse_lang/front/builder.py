@@ -15,7 +15,7 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
-from . import blocks, ir
+from . import blocks, conditions, ir
 from .builtins import BUILTINS, PADDINGS, RESERVED_WORDS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .indices import (
@@ -260,13 +260,19 @@ class IRBuilder:
         return ir.AxisDecl(name[1], _tok_span(name), 0, _tok_span(word), _cover(c),
                            padding=word[1])
 
-    # `fn`, `case` and `when`: front/blocks.py
+    # `fn`, blocks, `let`, `case` and `when`: front/blocks.py
     fn_def = staticmethod(blocks.fn_def)
     fn_body = staticmethod(blocks.fn_body)
     case = staticmethod(blocks.case)
     case_arm = staticmethod(blocks.case_arm)
     default_arm = staticmethod(blocks.default_arm)
     guarded = staticmethod(blocks.guarded)
+    block = staticmethod(blocks.block)
+    let_stmt = staticmethod(blocks.let_stmt)
+    # `&&`, `||` and `!`: front/conditions.py
+    conjunction = staticmethod(conditions.conjunction)
+    disjunction = staticmethod(conditions.disjunction)
+    bang = staticmethod(conditions.bang)
 
     def param_decl(self, c):
         items = c[1:]  # each [ref, initialiser or None] (param_item)

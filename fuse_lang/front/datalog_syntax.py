@@ -252,7 +252,7 @@ def _rewrite(tokens: Sequence[Tok]) -> _Rewrite | None:
             r.unfinished = r.unfinished or nxt is None
             prev, i = tok, i + 1
             continue
-        elif depth == 0 and body and kind == "RESERVED_OP" and tok[1] == "!" \
+        elif depth == 0 and body and kind == "BANG" \
                 and nxt is not None and nxt[0] == "NAME":
             r.mark("bang", Span(tok[2], tok[3]))
             r.edit(tok[2], nxt[2], "not ")

@@ -18,7 +18,7 @@ _TERMINAL_WORDS = {
     "AXIS": "'axis'", "PARAM": "'param'", "TRAIN": "'train'", "REDUCE": "'reduce'",
     "SEMI": "';'", "LBRACE": "'{'", "RBRACE": "'}'", "COMPARE": "a comparison",
     "FN": "'fn'", "CASE": "'case'", "WHEN": "'when'", "DEFAULT": "'default'", "ARROW": "'->'",
-    "NL": "a new line",
+    "NL": "a new line", "LET": "'let'", "ANDAND": "'&&'", "OROR": "'||'", "BANG": "'!'",
 }
 
 # Friendly messages for common mistakes, matched by parser state (lark's match_examples).
@@ -44,12 +44,13 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     """What `err` (raised by `parser`) says to the user."""
     tok = err.token
     if tok.type == "RESERVED_OP":
-        return (f"'{tok.value}' is reserved for a later version of Fuse (the Boolean "
-                f"operators and namespaces are not in this version)")
+        return (f"'{tok.value}' is reserved for a later version of Fuse (namespaces "
+                f"`ns::T` come with `import`)")
     if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
             and "RBRACE" not in err.expected:
-        return ("braces hold a function's body (`fn f(x[i]) -> y[i] { ... }`) or the arms "
-                "of a `case { c -> a; default -> b }`, nothing else")
+        return ("braces hold a function's body (`fn f(x[i]) -> y[i] { ... }`), the arms "
+                "of a `case { c -> a; default -> b }` or, starting a statement, a block "
+                "of equations (`{ let h[i] = ...; Y[i] = h[i] }`), nothing else")
     label = _match_example(err, parser)
     if label:
         return label
@@ -57,7 +58,7 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
         return "unexpected '=' inside parentheses: to compare, write `==` (`=` defines an equation)"
     # `not` and `case` may start any operand; naming them would crowd out "a name"
     expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected
-                       if not t.startswith("__") and t not in ("NOT", "CASE")})
+                       if not t.startswith("__") and t not in ("NOT", "CASE", "BANG")})
     if len(expected) > 6:
         expected = expected[:6] + ["..."]
     wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \

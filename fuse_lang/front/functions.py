@@ -167,7 +167,7 @@ class _Inliner:
     def _as_calls(self, expr: Any) -> Any:
         if type(expr) is ir.Ref and expr.paren and expr.name in self.functions:
             return ir.Call(expr.name, expr.name_span, _call_args(expr), (), expr.span)
-        return _map_children(expr, self._as_calls)
+        return ir.map_children(expr, self._as_calls)
 
     def _is_call(self, node: Any) -> bool:
         kind = type(node)
@@ -183,7 +183,7 @@ class _Inliner:
             args = _call_args(expr) if kind is ir.Ref else expr.args
             args = tuple(self._rewrite(arg, made, outer, depth) for arg in args)
             return self._inline(self.functions[expr.name], args, expr, made, outer, depth)
-        return _map_children(expr, lambda child: self._rewrite(child, made, outer, depth))
+        return ir.map_children(expr, lambda child: self._rewrite(child, made, outer, depth))
 
     def _inline(self, fn: ir.FnDef, args: tuple, call: Any, made: list, outer: tuple,
                 depth: int) -> ir.Ref:
@@ -204,6 +204,8 @@ class _Inliner:
                                        Related(fn.name_span, f"`{fn.name}` is defined here"),)))
         n = self.counts[fn.name] = self.counts.get(fn.name, 0) + 1
         tag = f"@{fn.name}.{n}"
+        args = tuple(self._named_argument(fn, k, arg, tag, at, made, outer)
+                     for k, arg in enumerate(args))
         views, bound = {}, {}
         for k, (param, arg) in enumerate(zip(fn.params, args, strict=True)):
             views[param.name] = view = _ArgView.of(arg, param, k, fn, at)
@@ -229,6 +231,34 @@ class _Inliner:
         return ir.Ref(result.name + tag, call.name_span if not outer else at,
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
+
+
+    def _named_argument(self, fn: ir.FnDef, k: int, arg: Any, tag: str, at: Span,
+                        made: list, outer: tuple) -> Any:
+        """An expression given for an indexed parameter as a reference to a tensor of
+        the call's own, `arg1@f.2[t,d] = expr` (its indices: the expression's
+        variables in order of first appearance); any other argument as it is."""
+        param = fn.params[k]
+        if param.arity == 0 or type(arg) in (ir.Ref, ir.Number):
+            return arg
+        first: dict[str, ir.IndexVar] = {}
+        for ref in sorted(ir.refs(arg), key=lambda r: r.span[0]):
+            for index in ref.indices or ():
+                for var in ir.index_vars(index):
+                    first.setdefault(var.name, ir.IndexVar(var.name, var.span))
+        if len(first) != param.arity:
+            raise _CallFailed(make("fn-rank", f"argument {k + 1} of `{fn.name}` is an "
+                                   f"expression over {len(first)} ind"
+                                   f"{'ex' if len(first) == 1 else 'ices'} "
+                                   f"({', '.join(first) or 'none'}); its parameter "
+                                   f"`{_ref_text(param)}` has {param.arity}", arg.span,
+                                   related=(Related(param.span, "the parameter"),)))
+        name = f"arg{k + 1}{tag}"
+        ref = ir.Ref(name, arg.span, tuple(first.values()), False, arg.span)
+        made.append((ir.Equation(ref, "=", arg.span, arg, arg.span),
+                     Origin(fn.name, at, param.span, tuple(name for name, _ in outer[::-1]))))
+        self.total += 1
+        return ref
 
 
 def _signature(fn: ir.FnDef) -> str:
@@ -296,11 +326,10 @@ class _ArgView:
             if rank == 0:
                 return cls(arg, [], [])
             got = 0
-        else:
+        else:  # (an expression is named first: _Inliner._named_argument)
             raise _CallFailed(make("fn-arguments", f"argument {k + 1} of `{fn.name}` is an "
-                                   f"expression: pass a tensor (`T[i,j]`), a number or a "
-                                   f"call; name the expression first (`T[i,j] = ...`)",
-                                   arg.span))
+                                   f"expression: pass a tensor (`T[i,j]`), a number, a "
+                                   f"call or an expression over indices", arg.span))
         raise _CallFailed(make("fn-rank", f"argument {k + 1} of `{fn.name}` has {got} "
                                f"ind{'ex' if got == 1 else 'ices'}; its parameter "
                                f"`{_ref_text(param)}` has {rank}", at, related=(
@@ -382,7 +411,7 @@ class _Copy:
         if type(expr) is ir.Reduce:
             return ir.Reduce(expr.op, self.at, tuple(self.index(i) for i in expr.indices),
                              self.expr(expr.body), self.at)
-        copy = _respan(_map_children(expr, self.expr), self.at, None, shallow=True)
+        copy = _respan(ir.map_children(expr, self.expr), self.at, None, shallow=True)
         if type(copy) is ir.Call and copy.kwargs:
             copy = dataclasses.replace(copy, kwargs=tuple(
                 _respan(k, self.at, None, shallow=True) for k in copy.kwargs))
@@ -406,32 +435,6 @@ def _respan(node: Any, at: Span, rename: Any, shallow: bool = False) -> Any:
         elif not shallow and isinstance(value, tuple):
             changes[f.name] = tuple(_respan(v, at, rename) for v in value)
     return dataclasses.replace(node, **changes)
-
-
-def _map_children(expr: Any, fn: Any) -> Any:
-    """`expr` with `fn` applied to each child expression (the same node when none changes)."""
-    kind = type(expr)
-    if kind is ir.Neg:
-        operand = fn(expr.operand)
-        return expr if operand is expr.operand else dataclasses.replace(expr, operand=operand)
-    if kind is ir.Sum or kind is ir.Product or kind is ir.ListLit:
-        field = {ir.Sum: "terms", ir.Product: "factors", ir.ListLit: "items"}[kind]
-        items = getattr(expr, field)
-        new = tuple(fn(item) for item in items)
-        same = all(a is b for a, b in zip(new, items, strict=True))
-        return expr if same else dataclasses.replace(expr, **{field: new})
-    if kind is ir.Power:
-        base, exponent = fn(expr.base), fn(expr.exponent)
-        if base is expr.base and exponent is expr.exponent:
-            return expr
-        return dataclasses.replace(expr, base=base, exponent=exponent)
-    if kind is ir.Call:
-        args = tuple(fn(a) for a in expr.args)
-        kwargs = tuple(dataclasses.replace(k, value=fn(k.value)) for k in expr.kwargs)
-        return dataclasses.replace(expr, args=args, kwargs=kwargs)
-    if kind is ir.Reduce:
-        return dataclasses.replace(expr, body=fn(expr.body))
-    return expr
 
 
 def _cycles(bodies: dict[str, tuple[ir.Equation, ...]], functions: dict[str, ir.FnDef]

@@ -6,6 +6,7 @@ backends only ever read them.  Nothing here knows about lark.
 """
 from __future__ import annotations
 
+import dataclasses
 from operator import attrgetter
 from typing import Any, Callable, Iterator, Union
 
@@ -233,6 +234,32 @@ def walk(expr: Expr) -> Iterator[Expr]:
             stack += reversed(get(node))
 
 
+def map_children(expr: Any, fn: Callable[[Any], Any]) -> Any:
+    """`expr` with `fn` applied to each child expression (the same node when none changes)."""
+    kind = type(expr)
+    if kind is Neg:
+        operand = fn(expr.operand)
+        return expr if operand is expr.operand else dataclasses.replace(expr, operand=operand)
+    if kind is Sum or kind is Product or kind is ListLit:
+        field = {Sum: "terms", Product: "factors", ListLit: "items"}[kind]
+        items = getattr(expr, field)
+        new = tuple(fn(item) for item in items)
+        same = all(a is b for a, b in zip(new, items, strict=True))
+        return expr if same else dataclasses.replace(expr, **{field: new})
+    if kind is Power:
+        base, exponent = fn(expr.base), fn(expr.exponent)
+        if base is expr.base and exponent is expr.exponent:
+            return expr
+        return dataclasses.replace(expr, base=base, exponent=exponent)
+    if kind is Call:
+        args = tuple(fn(a) for a in expr.args)
+        kwargs = tuple(dataclasses.replace(k, value=fn(k.value)) for k in expr.kwargs)
+        return dataclasses.replace(expr, args=args, kwargs=kwargs)
+    if kind is Reduce:
+        return dataclasses.replace(expr, body=fn(expr.body))
+    return expr
+
+
 def nested_past(expr: Expr, limit: int) -> Expr | None:
     """The first node nested inside more than `limit` operators or calls (`- - - x`,
     `a^b^c`, `f(g(x))`), or None (no recursion: this is what guards recursion)."""
@@ -378,8 +405,27 @@ class FnDef:
     span: Span
 
 
+@frozen_dataclass
+class Let:
+    """`let T[i] = expr`: an equation whose tensor is local to its block (or, at the
+    top level, to its file); front/let_blocks.py lowers it before checking."""
+
+    equation: Equation
+    let_span: Span  # the word `let`
+    span: Span
+
+
+@frozen_dataclass
+class Block:
+    """`{ equations }`: equations, `let`s and nested blocks; the `let`s' tensors are
+    visible only inside (front/let_blocks.py writes it out as plain equations)."""
+
+    items: tuple["Equation | Let | Block", ...]
+    span: Span
+
+
 Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl, TrainDecl,
-                  FnDef]
+                  FnDef, Let, Block]
 
 
 def defined_refs(stmt: Statement) -> tuple[Ref, ...]:

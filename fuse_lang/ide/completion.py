@@ -25,6 +25,8 @@ KEYWORDS = {
               "starts (by default a weight Glorot-uniform, a bias zeros)."),
     "fn": ("fn f(x[i]) -> y[i] { ... }", "A function over indexed arguments, inlined at "
            "each call: `Y[i] = f(X[i])`."),
+    "let": ("let h[i] = W[i,j] X[j]", "A local tensor: visible only in its `{ }` block "
+            "(at the top level: in its file), never an output."),
 }
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
@@ -198,6 +200,8 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
     else:
         items = (_tensors(analysis, "0") + _builtins(snippets and not calls_ahead, "1")
                  + _indices(analysis, cur, "2"))
+    if items and (top is not None or cur.op_seen or not stmt):
+        items += _locals_at(analysis, offset, "0" if top is None or top.kind != "call" else "1")
     seen: set[str] = set()
     out = []
     for item in items:
@@ -217,13 +221,34 @@ def _tensors(analysis: Analysis, rank: str) -> list[Completion]:
     documented = len(analysis.tensors) <= MAX_DOCUMENTED
     for name in sorted(analysis.tensors):
         if "@" in name:
-            continue  # a local of an inlined `fn` call (front/functions.py)
+            continue  # a local of an inlined `fn` call or of a block (front/functions.py,
+            # front/let_blocks.py; a block's are offered inside it: _locals_at)
         info = analysis.tensors[name]
         shape = info.axes_text if info.axes else "scalar"
         out.append(Completion(name, "relation" if info.boolean else "tensor",
                               f"{info.kind} {shape}",
                               tensor_markdown(analysis, info) if documented else "",
                               markdown=documented, sort_text=rank + name))
+    return out
+
+
+def _locals_at(analysis: Analysis, offset: int, rank: str) -> list[Completion]:
+    """The `let` tensors of the blocks around `offset`, by the names written."""
+    lowered = analysis.lowered
+    if lowered is None:
+        return []
+    out = []
+    for scope in lowered.scopes:
+        if not scope.span.start < offset < scope.span.end:
+            continue
+        for name, renamed in scope.names.items():
+            info = analysis.tensors.get(renamed)
+            if info is None:
+                continue
+            shape = info.axes_text if info.axes else "scalar"
+            out.append(Completion(name, "relation" if info.boolean else "tensor",
+                                  f"local {info.kind} {shape}", tensor_markdown(analysis, info),
+                                  markdown=True, sort_text=rank + name))
     return out
 
 

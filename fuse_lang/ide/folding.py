@@ -43,7 +43,10 @@ def folding_ranges(analysis: Analysis) -> tuple[Fold, ...]:
                   if inlined is None or k not in inlined.origins]  # (spans: their calls')
     if inlined is not None:  # a `fn` definition over several lines folds too
         statements += inlined.functions.values()
-    for stmt in statements:
-        if lines.position(stmt.span.start)[0] < lines.position(stmt.span.end)[0]:
-            folds.append(Fold(stmt.span, "region"))
+    spans = [stmt.span for stmt in statements]
+    if analysis.lowered is not None:  # a `{ }` block over several lines folds too
+        spans += analysis.lowered.blocks
+    for span in spans:
+        if lines.position(span.start)[0] < lines.position(span.end)[0]:
+            folds.append(Fold(span, "region"))
     return tuple(sorted(folds, key=lambda f: (f.span.start, -f.span.end)))

@@ -11,7 +11,7 @@ The layout, one rule each:
 
 - statements start in column 1; one space around `=`, `+=`, `max=`/`min=`/`avg=`,
   binary `+ - * /`, and between juxtaposed factors; none around `^`/`**` or
-  after a unary `-`; none inside brackets next to them;
+  after a unary `-` or `!`; none inside brackets next to them;
 - index lists are compact: `W[i,j]`, `X[i-1,k]`, `Comp[p,p'.]`, `R(x,y)`;
 - call arguments, list items, `export`/`param`/`axis` items are separated by
   `, `; a keyword argument is `axis=i`;
@@ -132,7 +132,16 @@ def _index_openers(program: ir.Program, tokens: list[Tok]) -> frozenset[int]:
 
 
 def _all_refs(program: ir.Program):
-    for stmt in program.statements:
+    yield from _statements_refs(program.statements)
+
+
+def _statements_refs(statements: Any):
+    for stmt in statements:
+        if type(stmt) is ir.Block:
+            yield from _statements_refs(stmt.items)
+            continue
+        if type(stmt) is ir.Let:
+            stmt = stmt.equation
         if type(stmt) is ir.FnDef:  # its signature and its body's equations
             yield from stmt.params
             yield stmt.result
@@ -225,7 +234,8 @@ class _Printer:
         for tok in toks:
             kind = tok.type
             inside = stack[-1] if stack else None
-            unary = kind == "MINUS" and (prev is None or prev.type not in _OPERAND_END)
+            unary = kind == "BANG" or (kind == "MINUS" and (prev is None or
+                                                             prev.type not in _OPERAND_END))
             if prev is not None:
                 sep = self._separator(prev, tok, inside, prev_unary)
                 if sep == "" and (forced or (kind not in _INERT and prev.type not in _INERT and
@@ -245,7 +255,7 @@ class _Printer:
             prev, prev_unary = tok, unary
         code = "".join(parts)
         single = depth_before == base and len(stack) == base and statements == 1
-        if single and op_at is not None and toks[0].type in ("NAME", "STRING"):
+        if single and op_at is not None and toks[0].type in ("NAME", "STRING", "LET"):
             lhs = "".join(parts[:op_at]).rstrip()
             rhs = "".join(parts[op_at + 1:]).lstrip()
             return code, (lhs, parts[op_at], rhs)

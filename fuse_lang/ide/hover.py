@@ -17,6 +17,7 @@ from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..front.ir_text import index_text, ref_text
+from ..front.let_blocks import user_name
 from ..front.span import Span
 from ..io.cells import value_text
 from ..plan import plan_equation
@@ -40,6 +41,10 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
         if found.kind == "index" and found.statement is not None:
             return Hover(index_markdown(analysis, found.statement, found.name), found.span)
         if found.kind == "builtin":
+            written = analysis.text[found.span.start:found.span.end]
+            if written in _CONDITION_OPERATORS:  # `||` and `!` are calls in the IR
+                form, doc = _CONDITION_OPERATORS[written]
+                return Hover(f"```fuse\n{form}\n```\n{doc}", found.span)
             return Hover(builtin_markdown(found.name), found.span)
         if found.kind == "function":
             return Hover(function_markdown(analysis, found.name, found.span), found.span)
@@ -67,10 +72,23 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     return None
 
 
+# `a || b` and `!c` as the IR has them (front/conditions.py): a call at the operator
+_CONDITION_OPERATORS = {
+    "||": ("a || b", "Holds where `a` or `b` holds: `max(a, b)` of their 0/1 values "
+           "(docs/language.md, Conditions)."),
+    "!": ("!c", "Holds where `c` does not: a flipped comparison, `not R(x)` for a "
+          "relation, else `1 - c` of its 0/1 value (docs/language.md, Conditions)."),
+}
+
+
 def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
     dtype = "Boolean (0/1)" if info.boolean else "float32"
-    lines = [f"```fuse\n{info.name}{info.axes_text}\n```",
+    lines = [f"```fuse\n{user_name(info.name)}{info.axes_text}\n```",
              f"**{info.kind}** · shape `{_shape(info.shape)}` · {dtype}"]
+    scope = _local_scope(analysis, info.name)
+    if scope:
+        lines.append("")
+        lines.append(scope)
     if info.axes:
         lines.append("")
         lines.append("| axis | index | extent | domain |")
@@ -111,8 +129,22 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
     if info.name in analysis.recursive:
         group = next((g for g in analysis.order if info.name in g), (info.name,))
         how = analysis.recursion.get(info.name, "evaluated to a fixpoint")
-        lines.append(f"Recursive with {', '.join(group)}: {how}.")
+        lines.append(f"Recursive with {', '.join(map(user_name, group))}: {how}.")
     return "\n".join(lines)
+
+
+def _local_scope(analysis: Analysis, name: str) -> str:
+    """Where a `let` tensor is visible ("" for a program tensor)."""
+    lowered = analysis.lowered
+    if lowered is None:
+        return ""
+    if name in lowered.file_locals:
+        return "Local to this file (`let`): no output, not seen by importing files."
+    for scope in lowered.scopes:
+        if name in scope.names.values():
+            line = analysis.lines.position(scope.span.start)[0] + 1
+            return f"Local to the block at line {line} (`let`)."
+    return ""
 
 
 def _training_line(analysis: Analysis, name: str) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo
 from ..front import ir
+from ..front.let_blocks import user_name
 from ..front.span import Span
 from .outline import shape_detail
 
@@ -38,5 +39,5 @@ def shape_hints(analysis: Analysis, within: Span | None = None) -> tuple[ShapeHi
         if info is None:
             continue
         hints.append(ShapeHint(offset, shape_label(info), info.name,
-                               f"{info.name}: {info.kind} {shape_detail(info)}"))
+                               f"{user_name(info.name)}: {info.kind} {shape_detail(info)}"))
     return tuple(hints)

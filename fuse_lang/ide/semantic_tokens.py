@@ -27,7 +27,7 @@ TOKEN_TYPES: tuple[str, ...] = (
     "enumMember",  # a symbol constant: `Alice` in `Parent(Alice, x)`
     "number",      # a number, or an integer constant index `Obs[0,o]`
     "string",      # a file path
-    "keyword",     # export, axis, param, reduce, not, fn, case, when, default
+    "keyword",     # export, axis, param, reduce, not, fn, case, when, default, let
     "comment",
     "property",    # a keyword argument's name: `axis=`, `k=`, `eps=`
 )
@@ -50,7 +50,7 @@ class SemanticToken(NamedTuple):
     modifiers: tuple[str, ...] = ()  # from TOKEN_MODIFIERS
 
 
-_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce|fn|case|when|default)"
+_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce|fn|case|when|default|let)"
                       r"(?![A-Za-z0-9_'])")
 _DIGITS = re.compile(r"(?<![A-Za-z0-9_'.])\d+")
 
@@ -226,7 +226,10 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
         elif kind is ir.Sum:
             push(reversed(node.terms))
         elif kind is ir.Call:
-            if node.name == "not":  # `not P(x)`: the keyword, a call only in the IR
+            written = analysis.text[node.name_span[0]:node.name_span[1]]
+            if written != node.name and node.name != "select":
+                pass  # `||` (max), `!` (not), a `step` of no text: operators get no token
+            elif node.name == "not":  # `not P(x)`: the keyword, a call only in the IR
                 add(token(node.name_span, "keyword"))
             elif node.name not in COMPARISONS:  # an operator gets no token, as `+` gets none
                 add(token(node.name_span, "function", ("defaultLibrary",)

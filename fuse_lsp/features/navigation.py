@@ -7,6 +7,7 @@ import re
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from fuse_lang.front.let_blocks import user_name
 from fuse_lang.ide.query import SymbolAt, symbol_at
 
 from ..convert import Converter
@@ -61,7 +62,7 @@ def prepare_rename(ls: FuseServer, params: types.PrepareRenameParams
     if found is None or found.kind == "builtin":
         return None
     return types.PrepareRenamePlaceholder(range=convert.range(found.span),
-                                          placeholder=found.name)
+                                          placeholder=user_name(found.name))
 
 
 def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | None:

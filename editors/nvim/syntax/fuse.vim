@@ -30,6 +30,8 @@ syn match   fuseKeyword    /\%(^\|;\)\s*\zs\%(export\|axis\|param\)\>/
 syn match   fuseKeyword    /\<reduce\ze\s*(/
 " fn name(params) -> result { body }; case { c -> a; default -> b }; e when c
 syn match   fuseKeyword    /\<\%(fn\|case\|when\|default\)\>/
+" let h[i] = ... (a local tensor; blocks are braces { ... })
+syn match   fuseKeyword    /\<let\>/
 syn match   fuseFunction   /\%(\<fn\s\+\)\@<=\h\w*/
 syn match   fuseReduceOp   /\%(\<reduce\s*(\s*\)\@<=\%(sum\|max\|min\|avg\)\>/
 
@@ -42,6 +44,8 @@ syn match   fuseKwarg      /\%([(,]\s*\)\@<=\h\w*\ze\s*=[^=]/
 syn match   fuseOperator   /[-+*/^=?]/
 syn match   fuseOperator   /\*\*/
 syn match   fuseOperator   /->/
+" the Boolean operators of conditions: && || !
+syn match   fuseOperator   /&&\|||\|!/
 syn match   fuseProjection /\<\%(max\|min\|avg\)=/
 syn match   fuseProjection /+=/
 

@@ -199,9 +199,17 @@ test('keywords export, axis, param; reserved words', async () => {
   await expectScopes('axis d', 'axis', 'keyword.other.axis.fuse');
   await expectScopes('param W', 'param', 'keyword.other.param.fuse');
   await expectScopes('param W', 'W', 'variable.other.tensor.fuse');
-  await expectScopes('let Z', 'let', 'invalid.illegal.reserved.fuse');
+  await expectScopes('let Z', 'let', 'keyword.other.let.fuse');
   await expectScopes('G[i] = A[i] < B[i]', '<', 'keyword.operator.comparison.fuse');
-  await expectScopes('H[i] = A[i] && B[i]', '&&', 'invalid.illegal.reserved.fuse');
+  await expectScopes('H[i] = A[i] && B[i]', '&&', 'keyword.operator.logical.fuse');
+  await expectScopes('H2[i] = A[i] when', '!', 'keyword.operator.logical.fuse');
+  await expectScopes('H2[i] = A[i] when', '||', 'keyword.operator.logical.fuse');
+  await expectScopes('H2[i] = A[i] when', '!=', 'keyword.operator.comparison.fuse');
+  await expectScopes('Z2 = A :: B', '::', 'invalid.illegal.reserved.fuse');
+  await expectScopes('{ let h', '{', 'punctuation.section.block.fuse');
+  await expectScopes('{ let h', 'let', 'keyword.other.let.fuse');
+  await expectScopes('{ let h', 'Bl', 'variable.other.tensor.fuse');
+  await expectNoScope('{ let h', '}', 'invalid');
   // a keyword inside a longer name is a name
   const t = await tokenize('exported = axis2 + params');
   assert.ok(!t.some((x) => x.scopes.some((s) => s.startsWith('keyword.other'))), JSON.stringify(t));
