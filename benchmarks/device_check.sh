@@ -38,5 +38,5 @@ FUSE_CONFORMANCE_DEVICE=cuda timeout ${CONFORMANCE_S:-180} $PY -m pytest -q -p n
     tests/test_execution_config.py tests/test_demand.py tests/test_sparse.py \
     tests/test_sparse_io.py tests/test_datalog.py tests/test_datalog_values.py \
     tests/test_engine_constructs.py tests/test_engine_runtime.py tests/test_run_targets.py \
-    tests/test_seed_spellings.py tests/test_functions.py tests/test_layer_recurrences.py \
+    tests/test_seed_spellings.py tests/test_functions.py tests/test_let_blocks.py tests/test_layer_recurrences.py \
     2>&1 | tee "$OUT/conformance_gpu.log" | tail -30
