@@ -26,6 +26,13 @@ from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
+from .imports import (
+    ImportCache,
+    ProgramText,
+    has_imports,
+    placed_at_imports,
+    resolve_imports,
+)
 from .initialisers import check_initialisers
 from .inlined_calls import placed_in_calls
 from .lone_indices import program_lone_indices, report_lone_indices
@@ -62,13 +69,14 @@ class Analyzer:
     order) always run.  Source files are read again on every call.  Not
     thread-safe: one Analyzer per document, used from one thread at a time."""
 
-    def __init__(self, remember: bool = True) -> None:
+    def __init__(self, remember: bool = True, import_cache: ImportCache | None = None) -> None:
         # remember=False (one analysis, nothing to reuse): the parse keeps no lines'
         # tokens, so their memory is free again for the checker, which is faster
         # (a new page of memory is slow to get on some machines).
         self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._memory = _Memory()
+        self._import_cache = import_cache  # (None: the process' own, check/imports.py)
         # how many statements the last call reused from the one before (their IR
         # and their per-statement checks, moved along if they moved): a count the
         # tests read to see that an edit costs what it changes
@@ -83,6 +91,7 @@ class Analyzer:
         with gc_paused():
             checker = _Checker(text, path, Path(base_dir), input_shapes or {}, self._memory,
                                self._remember)
+            checker.import_cache = self._import_cache
             analysis = checker.run(self._parse_cache)
             if self._remember:
                 self._memory = checker.memory_used
@@ -124,6 +133,7 @@ class _Checker:
         self.tensors: dict[str, TensorSymbol] = {}
         self.domains = Domains()
         self.checks: StatementChecks | None = None
+        self.import_cache: ImportCache | None = None
 
     def run(self, parse_cache: ParseCache | None = None) -> Analysis:
         parsed, relocation = parse_reusing(self.text, parse_cache)
@@ -134,7 +144,14 @@ class _Checker:
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
-        inlined = None
+        inlined = resolved = None
+        if has_imports(program.statements):  # other files' definitions joined first
+            resolved = resolve_imports(program.statements, self.path, self.base_dir, self.text,
+                                       self.import_cache, deltas)
+            diags.extend(resolved.diagnostics)
+            program_text = ProgramText(self.text, resolved.imports)
+            program = ir.Program(resolved.statements, program_text)
+            relocation = relocation.replaced(resolved.statements, program_text)
         if has_functions(program.statements):  # `fn`s written out before checking
             program, relocation, inlined = self._inline(program, relocation, deltas)
         statements = program.statements
@@ -185,6 +202,8 @@ class _Checker:
         if inlined is not None:
             diags = placed_in_calls(diags, inlined)
             left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
+        if resolved is not None:
+            diags = placed_at_imports(diags, resolved)
         # (a statement left out for a syntax error: no undefined or unused names from it)
         diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
         diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
@@ -196,13 +215,15 @@ class _Checker:
         roles, scopes = checks.tables()
         tensors = var_extents = domain_symbols = Deferred(self._tables)
         return Analysis(
-            path=self.path, base_dir=self.base_dir, text=self.text,
+            path=self.path, base_dir=self.base_dir,
+            text=self.text if resolved is None else program.text,
             lines=LineIndex(self.text), program=relocation if deltas else program,
             diagnostics=tuple(diags),
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
             recursion=dict(order.recursion), inlined=inlined,
+            imports=resolved.imports if resolved is not None else None,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
 

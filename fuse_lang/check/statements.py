@@ -451,7 +451,7 @@ class StatementChecks:
                 self.diags.append(make("reserved-word", f"`{ref.name}` is reserved for a later "
                                        f"version of Fuse", name_span))
                 return False
-            if ref.paren and ref.name[:1].islower():
+            if ref.paren and ref.name.rpartition("::")[2][:1].islower():  # (`g::f(...)`)
                 self.diags.append(unknown_function(ref.name, name_span))
                 return False
             if self._suggester is None:  # built on the first undefined name only

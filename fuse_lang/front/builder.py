@@ -260,6 +260,13 @@ class IRBuilder:
         return ir.AxisDecl(name[1], _tok_span(name), 0, _tok_span(word), _cover(c),
                            padding=word[1])
 
+    def import_decl(self, c):
+        _import, path, _as, alias = c
+        if "::" in alias[1] or alias[1].endswith("'"):
+            _fail("invalid-statement", f"`{alias[1]}`: an import's namespace is a plain name "
+                  f"(`import \"lib.fuse\" as lib`)", _tok_span(alias))
+        return ir.ImportDecl(_string(path), alias[1], _tok_span(alias), _cover(c))
+
     # `fn`, `case` and `when`: front/blocks.py
     fn_def = staticmethod(blocks.fn_def)
     fn_body = staticmethod(blocks.fn_body)
@@ -400,7 +407,7 @@ class IRBuilder:
         try:
             indices = _indices(args)
         except StatementError:
-            if _is_variable_name(name[1]):
+            if _is_variable_name(name[1].rpartition("::")[2]):  # (`g::attend(...)` too)
                 # `foo(X[i])`: a call to a function that does not exist; the
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)

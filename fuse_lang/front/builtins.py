@@ -106,10 +106,10 @@ REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr expl
 # `axis x = valid`: the paddings an axis declaration may name instead of an extent
 PADDINGS = frozenset({"valid", "same"})
 
-RESERVED_WORDS = frozenset({"let", "import", "as"})
+RESERVED_WORDS = frozenset({"let"})
 # Words that start statements or special forms now.
 KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not", "fn", "case", "when",
-                      "default"})
+                      "default", "import", "as"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})

@@ -18,7 +18,7 @@ _TERMINAL_WORDS = {
     "AXIS": "'axis'", "PARAM": "'param'", "TRAIN": "'train'", "REDUCE": "'reduce'",
     "SEMI": "';'", "LBRACE": "'{'", "RBRACE": "'}'", "COMPARE": "a comparison",
     "FN": "'fn'", "CASE": "'case'", "WHEN": "'when'", "DEFAULT": "'default'", "ARROW": "'->'",
-    "NL": "a new line",
+    "NL": "a new line", "IMPORT": "'import'", "AS": "'as'",
 }
 
 # Friendly messages for common mistakes, matched by parser state (lark's match_examples).
@@ -45,7 +45,7 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     tok = err.token
     if tok.type == "RESERVED_OP":
         return (f"'{tok.value}' is reserved for a later version of Fuse (the Boolean "
-                f"operators and namespaces are not in this version)")
+                f"operators are not in this version)")
     if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
             and "RBRACE" not in err.expected:
         return ("braces hold a function's body (`fn f(x[i]) -> y[i] { ... }`) or the arms "

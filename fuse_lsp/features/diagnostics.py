@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from fuse_lang.front.diagnostics import Diagnostic, Severity
+from fuse_lang.front.diagnostics import Diagnostic, Related, Severity
 
 from ..convert import Converter
 from ..state import DocumentTooLarge, Feature, FuseServer, safe
@@ -38,14 +38,22 @@ def _description(code: str) -> types.CodeDescription | None:
 
 def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
     related = [types.DiagnosticRelatedInformation(
-        location=types.Location(uri=uri, range=convert.range(r.span)), message=r.message)
-        for r in diag.related]
+        location=_location(r, convert, uri), message=r.message) for r in diag.related]
     description = _description(diag.code)
     return types.Diagnostic(
         range=convert.range(diag.span), message=diag.message, severity=_SEVERITY[diag.severity],
         code=diag.code, code_description=description, source="fuse",
         related_information=related or None,
         data={"fixes": len(diag.fixes)} if diag.fixes else None)
+
+
+def _location(related: Related, convert: Converter, uri: str) -> types.Location:
+    """Where a related place is: in this document, or in another file (an imported one)."""
+    if related.path is None or related.position is None:
+        return types.Location(uri=uri, range=convert.range(related.span))
+    line, col, end_line, end_col = related.position
+    return types.Location(uri=Path(related.path).as_uri(), range=types.Range(
+        types.Position(line, col), types.Position(end_line, end_col)))
 
 
 def document_diagnostics(ls: FuseServer, uri: str) -> list[types.Diagnostic]:
