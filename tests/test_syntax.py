@@ -654,12 +654,22 @@ def test_unclosed_bracket_before_semicolon():
 
 
 def test_reserved_words_and_operators():
-    # `let` and `import` (and `&& || ! ::`) stay reserved; `fn`, `select`, `case`,
-    # `when` and `default` are the language's now (issue 33)
-    text = "let x = 3\nZ = A && B\nimport \"x\" as n\n"
+    # `let` (and `&& || !`) stay reserved; `fn`, `select`, `case`, `when`, `default`,
+    # `import`, `as` and `::` are the language's now (issue 33)
+    text = "let x = 3\nZ = A && B\nY = let(x)\n"
     codes = [(line, d.code) for line, _, d in positions(text)]
     assert codes == [(1, "reserved-word"), (2, "syntax-error"), (3, "reserved-word")]
     assert all("reserved" in d.message for _, _, d in positions(text))
+
+
+def test_import_statements_and_qualified_names_parse():
+    result = parse('import "lib/graph.fuse" as g\nY(x) = g::Path(x, y) g::h::T(y)\n')
+    assert result.diagnostics == ()
+    decl, eq = result.program.statements
+    assert (decl.path.value, decl.alias) == ("lib/graph.fuse", "g")
+    assert [r.name for r in ir.statement_refs((eq.rhs,))] == ["g::Path", "g::h::T"]
+    bad = parse('import "x.fuse" as a::b\nimport x as y\n')
+    assert [d.code for d in bad.diagnostics] == ["invalid-statement", "syntax-error"]
 
 
 def test_arrows_and_braces_outside_blocks():

@@ -145,7 +145,7 @@ class _Checker:
         diags.extend(parsed.diagnostics)
         program = parsed.program
         inlined = resolved = None
-        if has_imports(program.statements):  # other files' definitions joined first
+        if "::" in self.text or has_imports(program.statements):  # other files' definitions
             resolved = resolve_imports(program.statements, self.path, self.base_dir, self.text,
                                        self.import_cache, deltas)
             diags.extend(resolved.diagnostics)
