@@ -149,6 +149,13 @@ class Imports:
             return None
         return file.parsed.path, Span(span.start - file.base, span.end - file.base)
 
+    def where(self, span: Span) -> str | None:
+        """`lib/graph.fuse:8` for a span in an imported file; None for the program's."""
+        file = self.file_at(span.start)
+        if file is None:
+            return None
+        return f"{file.shown}:{file.parsed.lines.position(span.start - file.base)[0] + 1}"
+
     def by_path(self, path: str) -> ImportedFile | None:
         return next((f for f in self.files if f.parsed.path == path), None)
 
