@@ -146,12 +146,7 @@ class _Checker:
         program = parsed.program
         inlined = resolved = None
         if "::" in self.text or has_imports(program.statements):  # other files' definitions
-            resolved = resolve_imports(program.statements, self.path, self.base_dir, self.text,
-                                       self.import_cache, deltas)
-            diags.extend(resolved.diagnostics)
-            program_text = ProgramText(self.text, resolved.imports)
-            program = ir.Program(resolved.statements, program_text)
-            relocation = relocation.replaced(resolved.statements, program_text)
+            program, relocation, resolved = self._join_imports(program, relocation, deltas)
         if has_functions(program.statements):  # `fn`s written out before checking
             program, relocation, inlined = self._inline(program, relocation, deltas)
         statements = program.statements
@@ -226,6 +221,17 @@ class _Checker:
             imports=resolved.imports if resolved is not None else None,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
+
+    def _join_imports(self, program: ir.Program, relocation: Relocation,
+                      deltas: dict[int, int]) -> tuple[ir.Program, Relocation, Resolved]:
+        """The program with the definitions of the files it imports joined after its
+        own statements (check/imports.py), and its relocation for them."""
+        resolved = resolve_imports(program.statements, self.path, self.base_dir, self.text,
+                                   self.import_cache, deltas)
+        self.diags.extend(resolved.diagnostics)
+        program_text = ProgramText(self.text, resolved.imports)
+        return (ir.Program(resolved.statements, program_text),
+                relocation.replaced(resolved.statements, program_text), resolved)
 
     def _inline(self, program: ir.Program, relocation: Relocation, deltas: dict[int, int]
                 ) -> tuple[ir.Program, Relocation, Inlined | None]:
