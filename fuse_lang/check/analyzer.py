@@ -29,6 +29,7 @@ from .domains import Domains, Evidence
 from .imports import (
     ImportCache,
     ProgramText,
+    Resolved,
     has_imports,
     placed_at_imports,
     resolve_imports,
