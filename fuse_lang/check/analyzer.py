@@ -16,7 +16,7 @@ from ..front.diagnostics import Diagnostic, make
 from ..front.functions import Inlined, has_functions, inline_functions
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
-from ..front.syntax import ParseCache, parse_reusing
+from ..front.syntax import ParseCache, ParseResult, parse_reusing
 from ..io.source_files import SourceInfo
 from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
@@ -194,15 +194,7 @@ class _Checker:
                               Span(0, 0)))
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
-        left_out = parsed.diagnostics
-        if inlined is not None:
-            diags = placed_in_calls(diags, inlined)
-            left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
-        if resolved is not None:
-            diags = placed_at_imports(diags, resolved)
-        # (a statement left out for a syntax error: no undefined or unused names from it)
-        diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
-        diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
+        diags = self._placed(diags, parsed, inlined, resolved)
         # The tensors, var_extents and domain_symbols are made only when first read:
         # `fuse check` reads none of them, and the editor's diagnostics none either
         # (they are published first).  An Analyzer's memory of the TensorInfos is
@@ -222,6 +214,20 @@ class _Checker:
             imports=resolved.imports if resolved is not None else None,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
+
+    def _placed(self, diags: list[Diagnostic], parsed: ParseResult, inlined: Inlined | None,
+                resolved: Resolved | None) -> list[Diagnostic]:
+        """The diagnostics where the user wrote what they are about (at a `fn`'s call,
+        at the import of a file), in text order, cascades of syntax errors left out."""
+        left_out = parsed.diagnostics
+        if inlined is not None:
+            diags = placed_in_calls(diags, inlined)
+            left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
+        if resolved is not None:
+            diags = placed_at_imports(diags, resolved)
+        # (a statement left out for a syntax error: no undefined or unused names from it)
+        diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
+        return sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
 
     def _join_imports(self, program: ir.Program, relocation: Relocation,
                       deltas: dict[int, int]) -> tuple[ir.Program, Relocation, Resolved]:
