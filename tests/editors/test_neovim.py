@@ -588,6 +588,8 @@ Ancestor(Alice, x)?
 export Y, M
 fn dense(x[b,d], w[f,d]) -> y[b,f] { y[b,f] = x[b,d] w[f,d] }
 C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] < 2) }
+import "lib/graph.fuse" as net
+From(x) = net::Linked(Paris, x) + G::W[x]
 """)
     checks = [(1, "#", "fuseComment"), (1, "TODO", "fuseTodo"), (2, "axis", "fuseKeyword"),
               (2, "64", "fuseNumber"), (3, "Comp", "fuseTensor"), (3, "p'.", "fuseAxisDot"),
@@ -600,7 +602,11 @@ C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] 
               (9, "export", "fuseKeyword"), (10, "fn", "fuseKeyword"),
               (10, "dense", "fuseFunction"), (10, "->", "fuseOperator"),
               (11, "case", "fuseKeyword"), (11, "select", "fuseBuiltin"),
-              (11, "default", "fuseKeyword"), (11, "when", "fuseKeyword")]
+              (11, "default", "fuseKeyword"), (11, "when", "fuseKeyword"),
+              (12, "import", "fuseKeyword"), (12, '"lib', "fuseString"), (12, "as", "fuseKeyword"),
+              (12, "net", "fuseNamespace"), (13, "net", "fuseNamespace"),
+              (13, "::", "fuseNsSep"), (13, "Linked", "fuseRelation"),
+              (13, "G", "fuseNamespace"), (13, "W", "fuseTensor")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword

@@ -222,6 +222,21 @@ test('functions and choices: fn, case, when, default, select, ->, braces', async
   await expectNoScope('C[i] = case', '{', 'invalid');
 });
 
+test('imports: import "file" as ns, and ns::Name', async () => {
+  await expectScopes('import "lib', 'import', 'keyword.control.import.fuse');
+  await expectScopes('import "lib', '"lib/graph.fuse"', 'string.quoted.double.fuse');
+  await expectScopes('import "lib', 'as', 'keyword.control.as.fuse');
+  await expectScopes('import "lib', 'graph', 'entity.name.namespace.fuse');
+  await expectScopes('From(x) = graph', 'graph', 'entity.name.namespace.fuse');
+  await expectScopes('From(x) = graph', '::', 'punctuation.separator.namespace.fuse');
+  await expectScopes('From(x) = graph', 'Linked', 'entity.name.type.relation.fuse');
+  await expectScopes('From(x) = graph', 'reach', 'entity.name.function.fuse');
+  await expectScopes('From(x) = graph', 'h', 'entity.name.namespace.fuse');
+  await expectScopes('From(x) = graph', 'W', 'variable.other.tensor.fuse');
+  await expectNoScope('From(x) = graph', '::', 'invalid');
+  await expectNoScope('import "lib', 'import', 'invalid');
+});
+
 test('operators: = += max= min= avg= ^ ** and arithmetic', async () => {
   await expectScopes('X[p,d]', '=', 'keyword.operator.assignment.fuse');
   await expectScopes('Y[i] += B', '+=', 'keyword.operator.assignment.accumulate.fuse');
