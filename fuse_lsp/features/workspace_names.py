@@ -14,6 +14,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from fuse_lang.check import Analysis, Analyzer
 from fuse_lang.front.span import Span
 from fuse_lang.ide.imported import home_of, imports_file, located, name_here
+from fuse_lang.ide.outline import fuse_files
 from fuse_lang.ide.query import SymbolAt, tensor_references
 
 from ..convert import Converter
@@ -93,11 +94,8 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         if path is not None:
             candidates[path] = doc_uri
     root = ls.workspace.root_path
-    if root:
-        for k, file in enumerate(sorted(Path(root).rglob("*.fuse"))):
-            if k >= MAX_WORKSPACE_FILES:
-                break
-            candidates.setdefault(os.path.normpath(str(file.resolve())), from_fs_path(str(file)))
+    for file in fuse_files([root] if root else [], limit=MAX_WORKSPACE_FILES):
+        candidates.setdefault(os.path.normpath(str(file.resolve())), from_fs_path(str(file)))
     for path, doc_uri in sorted(candidates.items()):
         if path == here:
             continue

@@ -88,12 +88,15 @@ async def test_the_other_features_keep_to_the_document(vscode, tmp_path):
     symbols = await vscode.text_document_document_symbol_async(
         types.DocumentSymbolParams(text_document=doc))
     assert all(s.range.end.line <= last for s in symbols or [])
+    names = {c.name for s in symbols for c in ([s] + list(s.children or []))}
+    assert not any(n.startswith("g::") for n in names), names  # the library's are its own
     tokens = await vscode.text_document_semantic_tokens_full_async(
         types.SemanticTokensParams(text_document=doc))
     lines = 0
     for k in range(0, len(tokens.data), 5):
         lines += tokens.data[k]
-    assert lines <= last
+    assert lines == last - 1  # the last token is on the last line (export), none past it
+    assert list(tokens.data[:3]) == [0, 0, 6]  # `import` first
     folds = await vscode.text_document_folding_range_async(
         types.FoldingRangeParams(text_document=doc))
     assert all(f.end_line <= last for f in folds or [])
