@@ -20,11 +20,12 @@ from typing import Callable
 
 from ..front import ir
 from ..front.builtins import BUILTINS
-from ..front.span import Span
+from ..front.span import Span, shifted
 from ..io.sources import split_member
 
 # (qualified name, its span) -> the name of the tensor or function it means
 Qualify = Callable[[str, Span], str]
+_set = object.__setattr__  # (on a node copied here: frozen for everyone else)
 
 
 @dataclasses.dataclass
@@ -43,58 +44,50 @@ class Scope:
     base_dir: str = "."
 
 
-def renamed_statement(stmt: ir.Statement, scope: Scope) -> ir.Statement:
-    """`stmt` with its names as the program knows them (the same object when none changes)."""
+def renamed_statement(stmt: ir.Statement, scope: Scope, delta: int = 0) -> ir.Statement:
+    """A copy of `stmt` moved by `delta` characters, with its names as the program
+    knows them.  (The copy is this function's own, so its names are set in place:
+    a 10,000-line file's statements are renamed at the cost of one walk.)"""
+    stmt = shifted(stmt, delta)
     kind = type(stmt)
     if kind is ir.FnDef:
-        return _function(stmt, scope)
+        _function(stmt, scope)
+        return stmt
     renamer = _Renamer(scope, _variables(stmt), frozenset())
     if kind is ir.Equation:
-        lhs, rhs = renamer.ref(stmt.lhs), renamer.expr(stmt.rhs)
-        if lhs is stmt.lhs and rhs is stmt.rhs:
-            return stmt
-        return dataclasses.replace(stmt, lhs=lhs, rhs=rhs)
-    if kind is ir.Source:
-        path = stmt.path
+        renamer.ref(stmt.lhs)
+        renamer.expr(stmt.rhs)
+    elif kind is ir.Source:
+        renamer.ref(stmt.lhs)
         if scope.folder is not None:
-            path = dataclasses.replace(path, value=_rebased(path.value, scope))
-        return dataclasses.replace(stmt, lhs=renamer.ref(stmt.lhs), path=path)
-    if kind is ir.Fact or kind is ir.Query:
-        atom = renamer.ref(stmt.atom)
-        return stmt if atom is stmt.atom else dataclasses.replace(stmt, atom=atom)
-    if kind is ir.ParamDecl:
-        refs = tuple(renamer.ref(ref) for ref in stmt.refs)
-        return dataclasses.replace(stmt, refs=refs)
-    if kind is ir.AxisDecl:
+            _set(stmt.path, "value", _rebased(stmt.path.value, scope))
+    elif kind is ir.Fact or kind is ir.Query:
+        renamer.ref(stmt.atom)
+    elif kind is ir.ParamDecl or kind is ir.Export:
+        for ref in stmt.refs if kind is ir.ParamDecl else stmt.names:
+            renamer.ref(ref)
+    elif kind is ir.AxisDecl:
         if stmt.name in scope.axes:
-            return dataclasses.replace(stmt, name=stmt.name + scope.axis_tag)
-        return stmt
-    if kind is ir.Sink:
-        rhs = renamer.expr(stmt.rhs)
-        return stmt if rhs is stmt.rhs else dataclasses.replace(stmt, rhs=rhs)
-    if kind is ir.Export:
-        return dataclasses.replace(stmt, names=tuple(renamer.ref(r) for r in stmt.names))
-    if kind is ir.TrainDecl:
-        return dataclasses.replace(stmt, loss=renamer.ref(stmt.loss))
+            _set(stmt, "name", stmt.name + scope.axis_tag)
+    elif kind is ir.Sink:
+        renamer.expr(stmt.rhs)
+    elif kind is ir.TrainDecl:
+        renamer.ref(stmt.loss)
     return stmt
 
 
-def _function(fn: ir.FnDef, scope: Scope) -> ir.FnDef:
+def _function(fn: ir.FnDef, scope: Scope) -> None:
     """A function: its name the program's; its body's own names (parameters,
     locals, result) kept, the file's tensors it reads renamed."""
     own = frozenset([p.name for p in fn.params] + [eq.lhs.name for eq in fn.body]
                     + [fn.result.name])
     body_scope = dataclasses.replace(scope, axes=frozenset())  # (the inliner's to rename)
-    body = []
     for eq in fn.body:
-        renamer = _Renamer(body_scope, _variables(eq), own)
-        body.append(dataclasses.replace(eq, rhs=renamer.expr(eq.rhs)))
-    name = fn.name
-    if "::" in name:
-        name = scope.qualify(name, fn.name_span)
+        _Renamer(body_scope, _variables(eq), own).expr(eq.rhs)
+    if "::" in fn.name:
+        _set(fn, "name", scope.qualify(fn.name, fn.name_span))
     elif scope.prefix:
-        name = scope.prefix + name
-    return dataclasses.replace(fn, name=name, body=tuple(body))
+        _set(fn, "name", scope.prefix + fn.name)
 
 
 def _variables(stmt: ir.Statement) -> frozenset[str]:
@@ -119,6 +112,8 @@ def _rebased(value: str, scope: Scope) -> str:
 
 
 class _Renamer:
+    """Sets the names of one statement's copy (see renamed_statement)."""
+
     def __init__(self, scope: Scope, variables: frozenset[str], own: frozenset[str]) -> None:
         self.scope = scope
         self.variables = variables
@@ -134,62 +129,41 @@ class _Renamer:
             return name  # an index's value
         return scope.prefix + name
 
-    def ref(self, ref: ir.Ref) -> ir.Ref:
+    def ref(self, ref: ir.Ref) -> None:
         name = self.name(ref.name, ref.name_span, ref.indices is None)
-        indices = ref.indices
-        if indices is not None and self.scope.axes:
-            indices = tuple(self.index(index) for index in indices)
-            if all(a is b for a, b in zip(indices, ref.indices)):  # type: ignore[arg-type]
-                indices = ref.indices
-        if name == ref.name and indices is ref.indices:
-            return ref
-        return dataclasses.replace(ref, name=name, indices=indices)
+        if name is not ref.name:
+            _set(ref, "name", name)
+        if ref.indices is not None and self.scope.axes:
+            for index in ref.indices:
+                self.index(index)
 
-    def index(self, index: ir.Index) -> ir.Index:
+    def index(self, index: ir.Index) -> None:
         kind = type(index)
-        axes = self.scope.axes
         if kind is ir.IndexVar:
-            if index.name in axes:  # type: ignore[union-attr]
-                return dataclasses.replace(index, name=index.name + self.scope.axis_tag)
-            return index
-        if kind is ir.IndexShift:
-            terms = tuple(self.index(t) for t in index.terms)  # type: ignore[union-attr]
-            return dataclasses.replace(index, terms=terms)
-        if kind is ir.IndexDiv:
-            return dataclasses.replace(index, var=self.index(index.var))  # type: ignore
-        if kind is ir.IndexVirtual:
-            return dataclasses.replace(index, inner=self.index(index.inner))  # type: ignore
-        return index
+            if index.name in self.scope.axes:  # type: ignore[union-attr]
+                _set(index, "name", index.name + self.scope.axis_tag)  # type: ignore
+        elif kind is ir.IndexShift:
+            for term in index.terms:  # type: ignore[union-attr]
+                self.index(term)
+        elif kind is ir.IndexDiv:
+            self.index(index.var)  # type: ignore[union-attr]
+        elif kind is ir.IndexVirtual:
+            self.index(index.inner)  # type: ignore[union-attr]
 
-    def expr(self, expr: ir.Expr) -> ir.Expr:
-        kind = type(expr)
-        if kind is ir.Ref:
-            return self.ref(expr)  # type: ignore[arg-type]
-        if kind is ir.Call:
-            name = expr.name  # type: ignore[union-attr]
-            if name not in BUILTINS and name[:1].isidentifier():
-                name = self.name(name, expr.name_span, False)  # type: ignore[union-attr]
-            args = tuple(self.expr(a) for a in expr.args)  # type: ignore[union-attr]
-            kwargs = tuple(dataclasses.replace(k, value=self.expr(k.value))
-                           for k in expr.kwargs)  # type: ignore[union-attr]
-            return dataclasses.replace(expr, name=name, args=args, kwargs=kwargs)
-        if kind is ir.Reduce:
-            indices = tuple(self.index(i) for i in expr.indices)  # type: ignore[union-attr]
-            return dataclasses.replace(expr, indices=indices,
-                                       body=self.expr(expr.body))  # type: ignore[union-attr]
-        if kind is ir.Neg:
-            return dataclasses.replace(expr, operand=self.expr(expr.operand))  # type: ignore
-        if kind is ir.Sum:
-            return dataclasses.replace(expr, terms=tuple(map(self.expr, expr.terms)))  # type: ignore
-        if kind is ir.Product:
-            return dataclasses.replace(expr, factors=tuple(map(self.expr,
-                                                               expr.factors)))  # type: ignore
-        if kind is ir.Power:
-            return dataclasses.replace(expr, base=self.expr(expr.base),  # type: ignore
-                                       exponent=self.expr(expr.exponent))  # type: ignore
-        if kind is ir.ListLit:
-            return dataclasses.replace(expr, items=tuple(map(self.expr, expr.items)))  # type: ignore
-        return expr
+    def expr(self, expr: ir.Expr) -> None:
+        for node in ir.walk(expr):
+            kind = type(node)
+            if kind is ir.Ref:
+                self.ref(node)  # type: ignore[arg-type]
+            elif kind is ir.Call:
+                name = node.name  # type: ignore[union-attr]
+                if name not in BUILTINS and name[:1].isidentifier():
+                    renamed = self.name(name, node.name_span, False)  # type: ignore[union-attr]
+                    if renamed is not name:
+                        _set(node, "name", renamed)
+            elif kind is ir.Reduce and self.scope.axes:
+                for index in node.indices:  # type: ignore[union-attr]
+                    self.index(index)
 
 
 def defined_names(statements: tuple[ir.Statement, ...]) -> frozenset[str]:

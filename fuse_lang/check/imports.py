@@ -238,7 +238,7 @@ class _Resolver:
                 continue
             delta = deltas.get(id(stmt), 0)
             if "::" in self.text[stmt.span.start + delta:stmt.span.end + delta]:
-                stmt = renamed_statement(shifted(stmt, delta) if delta else stmt, main_scope)
+                stmt = renamed_statement(stmt, main_scope, delta)
             out.append(stmt)
         # the files' statements after the program's: in the order of their spans, as
         # the checker has a program's statements
@@ -336,7 +336,7 @@ class _Resolver:
             scope = Scope(file.prefix, self._qualifier(file.aliases, file.base), axes,
                           "@" + file.prefix[:-2], parsed.names, os.path.dirname(parsed.path),
                           self.base_dir)
-            made = [renamed_statement(shifted(stmt, file.base), scope)
+            made = [renamed_statement(stmt, scope, file.base)
                     for stmt in parsed.statements if isinstance(stmt, _KEPT)]
             known = (made, self.diags[before:],
                      {span: d for span, d in self.flagged.items() if span not in flagged_before},
