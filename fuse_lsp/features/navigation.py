@@ -63,7 +63,8 @@ def highlight(ls: FuseServer, params: types.DocumentHighlightParams
     return [types.DocumentHighlight(
         range=convert.range(s),
         kind=(types.DocumentHighlightKind.Write if s in found.definitions
-              else types.DocumentHighlightKind.Read)) for s in found.references]
+              else types.DocumentHighlightKind.Read)) for s in found.references
+        if s.start <= len(convert.text)]  # (this document's: not an imported file's)
 
 
 @safe()
