@@ -195,3 +195,19 @@ def test_compile_from_a_string_with_base_dir(tmp_path):
                                 'export Y\n', base_dir=tmp_path)
     result = program.execute()
     assert result.outputs["Y"].sum() == 2
+
+
+def test_an_error_inside_an_import_through_the_cli(tmp_path):
+    write(tmp_path, {"lib/broken.fuse": "Road(Paris, Lyon)\nUnused[i] = const([1])\n"
+                                        "Bad(x) = Road(x, y) Missing(y)\n",
+                     "main.fuse": 'import "lib/broken.fuse" as b\nY(x) = b::Road(Paris, x)\n'
+                                  'export Y\n'})
+    proc = fuse("check", "--format", "json", str(tmp_path / "main.fuse"))
+    assert proc.returncode == 1
+    (error,) = json.loads(proc.stdout)["diagnostics"]  # (the file's hints are its own)
+    assert (error["code"], error["line"], error["column"]) == ("import-error", 1, 1)
+    assert "in `lib/broken.fuse` line 3: `Missing` is not defined" in error["message"]
+    assert error["related"][0]["path"] == str(tmp_path / "lib" / "broken.fuse")
+    assert (error["related"][0]["line"], error["related"][0]["column"]) == (3, 21)
+    text = fuse("check", str(tmp_path / "main.fuse")).stdout
+    assert f"{tmp_path / 'lib' / 'broken.fuse'}:3:21: note:" in text
