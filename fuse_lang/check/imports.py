@@ -228,7 +228,7 @@ class _Resolver:
         imports = Imports(tuple((d, aliases.get(d.alias)) for d in main_decls),
                           tuple(sorted(self.files.values(), key=lambda f: f.k)), aliases)
         out: list[ir.Statement] = []
-        main_scope = Scope("", self._qualifier(aliases, 0))
+        main_scope = Scope("", self._qualifier(aliases))
         has_names = "::" in self.text
         for stmt in statements:
             if type(stmt) is ir.ImportDecl:
@@ -333,7 +333,7 @@ class _Resolver:
         if known is None:
             before, flagged_before = len(self.diags), set(self.flagged)
             axes = frozenset(s.name for s in parsed.statements if type(s) is ir.AxisDecl)
-            scope = Scope(file.prefix, self._qualifier(file.aliases, file.base), axes,
+            scope = Scope(file.prefix, self._qualifier(file.aliases), axes,
                           "@" + file.prefix[:-2], parsed.names, os.path.dirname(parsed.path),
                           self.base_dir)
             made = [renamed_statement(stmt, scope, file.base)
@@ -349,7 +349,8 @@ class _Resolver:
         self.diags += known[3]
         return known[0]
 
-    def _qualifier(self, aliases: dict[str, str], base: int) -> Any:
+    def _qualifier(self, aliases: dict[str, str]) -> Any:
+        """How names `ns::X` are read where `aliases` are the imports."""
         def qualify(name: str, span: Span) -> str:
             return self._qualified(name, span, aliases)
         return qualify
