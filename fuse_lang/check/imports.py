@@ -41,6 +41,7 @@ IMPORT_BASE = 1 << 40  # imported file k's spans start at (k + 1) * IMPORT_BASE
 _MAIN = "<program>"  # the importing program's key when it has no path
 _KEPT = (ir.Equation, ir.Source, ir.Fact, ir.ParamDecl, ir.AxisDecl, ir.FnDef)
 _MAX_PER_IMPORT = 20  # errors of imported files shown at one import statement
+_MAX_NAMINGS = 4  # ways of naming one file kept (importers that name it differently)
 
 
 @dataclasses.dataclass
@@ -341,7 +342,8 @@ class _Resolver:
             known = (made, self.diags[before:],
                      {span: d for span, d in self.flagged.items() if span not in flagged_before},
                      shifted(list(parsed.diagnostics), file.base))
-            parsed.lowered.clear()  # (one way of naming it at a time)
+            if len(parsed.lowered) >= _MAX_NAMINGS:  # (the oldest way of naming it goes)
+                parsed.lowered.pop(next(iter(parsed.lowered)))
             parsed.lowered[key] = known
         else:
             self.diags += known[1]
