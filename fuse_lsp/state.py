@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import gc
 import logging
+import os
 import threading
 import traceback
 from dataclasses import dataclass, fields
@@ -22,6 +23,7 @@ from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer, analyze
+from fuse_lang.check.imports import ImportCache
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
@@ -166,6 +168,9 @@ class FuseServer(LanguageServer):
         # statements whose text changed are parsed and checked again
         self._analyzers: dict[str, Analyzer] = {}
         self._token_caches: dict[str, TokenCache] = {}
+        # the files documents import, parsed once per version for all documents; an
+        # open document's text is read instead of its file (check/imports.py)
+        self.import_cache = ImportCache()
         self._lock = threading.Lock()
         # each document's last successful run (fuse_lsp.running.LastRun): its
         # pictures (fuse.plot) and the values its hover shows
@@ -205,8 +210,10 @@ class FuseServer(LanguageServer):
         if binary is not None:  # what `fuse check` says of such a file: that alone
             return dataclasses.replace(analyze("", path, base_dir), text=text,
                                        lines=LineIndex(text), diagnostics=(binary,))
+        if "import" in text:
+            self.import_cache.open_texts = self.open_texts()
         with self._lock:
-            analyzer = self._analyzers.pop(uri, None) or Analyzer()
+            analyzer = self._analyzers.pop(uri, None) or Analyzer(import_cache=self.import_cache)
         try:
             # The analysis lives until the next edit and holds no reference
             # cycles: keep the cycle collector from scanning its objects again
@@ -219,6 +226,21 @@ class FuseServer(LanguageServer):
                 # a handler on another thread may have made its own meanwhile;
                 # either is fine to keep
                 self._analyzers.setdefault(uri, analyzer)
+
+    def open_texts(self) -> dict[str, str]:
+        """The open documents' texts by their files' absolute paths."""
+        return {os.path.normpath(os.path.abspath(to_fs_path(uri))): document.source
+                for uri, document in list(self.workspace.text_documents.items())
+                if uri.startswith("file:")}
+
+    def importers(self, path: str) -> list[str]:
+        """The documents whose last analysis imports the file at `path` (directly or
+        not): their diagnostics change with it."""
+        path = os.path.normpath(os.path.abspath(path))
+        with self._lock:
+            cached = list(self._analyses.items())
+        return [uri for uri, (_, _, analysis) in cached
+                if analysis.imports is not None and analysis.imports.by_path(path) is not None]
 
     def token_cache(self, uri: str) -> TokenCache:
         """The document's semantic-token cache (see fuse_lang.ide.semantic_tokens.TokenCache)."""

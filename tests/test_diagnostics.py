@@ -61,8 +61,7 @@ CASES = [
     ("number-too-long", "axis i = 3\nparam X[i]\nY = X[" + "9" * 5000 + "]", E, (2, 6),
      ["5000 characters", "at most 1000"]),
     ("number-too-long", "axis i = " + "9" * 5000, E, (0, 9), ["5000 characters"]),
-    ("reserved-word", "as x = 3", E, (0, 0), ["`as`", "reserved"]),
-    ("reserved-word", "Y = import", E, (0, 4), ["`import`", "reserved"]),
+    # (no word is reserved now: `let`, `import` and `as` are the language's, test_syntax.py)
     # ----------------------------------------------------- names and shapes
     ("undefined-tensor", "Tensr = const([1])\nY[i] = Tensor[i]", E, (1, 7),
      ["`Tensor` is not defined", "did you mean `Tensr`"]),
@@ -240,6 +239,11 @@ CASES = [
     ("lowercase-constant", 'P("ann", Bob)\nP(ann, x)?', H, (1, 2),
      ["`ann` is a variable", '"ann"']),
     ("invalid-index", "X[i] = const([1, 2])\nY = X[-1]", E, (1, 6), ["-1 is not a position"]),
+    # ---------------------------------------------------------------- imports
+    ("import-not-found", 'import "no/such/library.fuse" as lib\nY = const(1)', E, (0, 7),
+     ["cannot import `no/such/library.fuse`", "does not exist"]),
+    ("unknown-namespace", "X[i] = const([1, 2])\nY[i] = lib::X[i]", E, (1, 7),
+     ["`lib` is not a namespace", "namespaces: none"]),
 ]
 
 
@@ -550,6 +554,19 @@ def test_section_11_recurrences_are_reported_as_information(tmp_path):
     expect(a, "recursion", I, (3, 0), "virtual index")
 
 
+def test_import_cycle_and_import_error(tmp_path):
+    (tmp_path / "a.fuse").write_text('import "b.fuse" as b\nT(x) = b::U(x)\n')
+    (tmp_path / "b.fuse").write_text('import "a.fuse" as a\nU(Ann)\nV[i] = W[i]\n')
+    text = 'X(Bob)\nimport "a.fuse" as a\nY(x) = a::T(x)\n'
+    a = analyze(text, str(tmp_path / "main.fuse"))
+    cycle = expect(a, "import-cycle", E, (1, 0), "a.fuse imports b.fuse imports a.fuse")
+    assert cycle.related[0].path == str(tmp_path / "b.fuse")
+    error = expect(a, "import-error", E, (1, 0), "`b.fuse` line 3", "`W` is not defined",
+                   "[undefined-tensor]")
+    assert error.related[0].path == str(tmp_path / "b.fuse")
+    assert error.related[0].position == (2, 7, 2, 8)
+
+
 # ------------------------------------------------------------------ meta
 
 
@@ -567,6 +584,8 @@ def test_every_code_is_triggered_by_a_case():
     triggered = {c[0] for c in CASES} | {
         "too-many-errors", "invalid-encoding", "missing-source", "unreadable-source",
         "header-row",  # a relation file's: tests/test_relation_files.py
+        # an imported file's (files of their own): test_import_cycle_and_import_error below
+        "import-cycle", "import-error",
         "file-too-large",  # the server's, for a document over 2 MB: tests/lsp/test_size_limit.py
         # a weights manifest's, through compile(weights=...) and `fuse check --weights`:
         # tests/test_weights.py

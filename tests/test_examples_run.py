@@ -172,6 +172,30 @@ def ref_datalog_file():
     return {"Reach": reach, "Cyclic": np.diag(reach).copy()}
 
 
+def ref_flights():
+    """examples/flights.fuse: the library's functions (examples/lib/graph.fuse) on Flight."""
+    symbols = engine_symbols("flights.fuse")
+    flight, _ = relation([["Paris", "Lyon"], ["Lyon", "Nice"], ["Nice", "Rome"],
+                          ["Rome", "Paris"], ["Oslo", "Bergen"]], symbols)
+    reach = closure(flight)
+    hub = np.zeros(len(symbols))
+    hub[[symbols.index("Paris"), symbols.index("Oslo")]] = 1  # the library's and the program's
+    return {"Reach": reach, "Linked": np.maximum(flight, flight.T),
+            "FromHub": hub[:, None] * reach}
+
+
+def ref_dependencies():
+    """examples/dependencies.fuse: the same library on Needs."""
+    path = EXAMPLES / "dependencies.fuse"
+    analysis = fuse_lang.analyze(path.read_text(encoding="utf-8"), str(path))
+    # (the library's Hub is a domain of its own, which Needs does not meet)
+    symbols = analysis.domain_symbols[analysis.tensors["Needs"].axes[0].domain]
+    needs, _ = relation([["App", "Web"], ["Web", "Http"], ["Http", "Tls"], ["Tls", "Crypto"],
+                         ["Crypto", "Tls"], ["App", "Log"]], list(symbols))
+    reach = closure(needs)
+    return {"AllNeeds": reach, "Cyclic": np.diag(reach).copy()}
+
+
 def ref_transformer():
     x = load("transformer_x")
     wq, wk, wv, wo = (load(f"transformer_{n}") for n in ("wq", "wk", "wv", "wo"))
@@ -289,6 +313,8 @@ REFERENCES = {name[len("ref_"):]: fn for name, fn in globals().items()
 
 # Boolean exports that must match exactly (not only to the tolerance)
 EXACT = {("datalog", "Ancestor"), ("datalog_file", "Reach"), ("datalog_file", "Cyclic"),
+         ("flights", "Reach"), ("flights", "Linked"), ("flights", "FromHub"),
+         ("dependencies", "AllNeeds"), ("dependencies", "Cyclic"),
          ("perceptron", "Y"), ("embedding_temperatures", "R0"),
          ("embedding_temperatures", "G0"), ("kernel", "Label"),
          *(("datalog_values", name) for name in ("Adult", "Older", "NotBob", "N", "Even", "Sums"))}

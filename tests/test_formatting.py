@@ -235,3 +235,14 @@ def test_generated_programs_keep_their_meaning_and_format_once(lines, joiner):
     assert raw is not None
     assert same_program(text, raw)
     assert respace(raw) == raw
+
+
+def test_imports_and_qualified_names_keep_their_meaning():
+    messy = ('import   "lib/graph.fuse"    as   g\n'
+             'Y(x)=g::Linked( Paris ,x )  g::Road(x,y)\nZ[i] = a::b::W[i]+1\n')
+    formatted = format_text(messy)
+    assert formatted == ('import "lib/graph.fuse" as g\n'
+                         'Y(x) = g::Linked(Paris,x) g::Road(x,y)\nZ[i] = a::b::W[i] + 1\n')
+    assert format_text(formatted) == formatted
+    assert same_program(messy, formatted)
+    assert ir_signature(parse(messy).program) == ir_signature(parse(formatted).program)

@@ -159,6 +159,9 @@ class Analysis:
     lowered: Lowered | None = None
     # `axis x = same` / `valid`: how windows over each declared index pad
     paddings: Mapping[str, str] = field(default_factory=dict)
+    # the files the program imports (check/imports.py; None: it imports none). Their
+    # statements' spans are past the text's end: `imports.locate` says where they are
+    imports: Any = None
 
     @property
     def has_errors(self) -> bool:

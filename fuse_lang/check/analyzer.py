@@ -17,7 +17,7 @@ from ..front.functions import Inlined, has_functions, inline_functions
 from ..front.let_blocks import Lowered, has_blocks, lower_blocks, plain_messages
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
-from ..front.syntax import ParseCache, parse_reusing
+from ..front.syntax import ParseCache, ParseResult, parse_reusing
 from ..io.source_files import SourceInfo
 from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
@@ -27,6 +27,14 @@ from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import collect_definitions
 from .domains import Domains, Evidence
+from .imports import (
+    ImportCache,
+    ProgramText,
+    Resolved,
+    has_imports,
+    placed_at_imports,
+    resolve_imports,
+)
 from .initialisers import check_initialisers
 from .inlined_calls import placed_in_calls
 from .lone_indices import program_lone_indices, report_lone_indices
@@ -63,13 +71,14 @@ class Analyzer:
     order) always run.  Source files are read again on every call.  Not
     thread-safe: one Analyzer per document, used from one thread at a time."""
 
-    def __init__(self, remember: bool = True) -> None:
+    def __init__(self, remember: bool = True, import_cache: ImportCache | None = None) -> None:
         # remember=False (one analysis, nothing to reuse): the parse keeps no lines'
         # tokens, so their memory is free again for the checker, which is faster
         # (a new page of memory is slow to get on some machines).
         self._remember = remember
         self._parse_cache = ParseCache() if remember else None
         self._memory = _Memory()
+        self._import_cache = import_cache  # (None: the process' own, check/imports.py)
         # how many statements the last call reused from the one before (their IR
         # and their per-statement checks, moved along if they moved): a count the
         # tests read to see that an edit costs what it changes
@@ -84,6 +93,7 @@ class Analyzer:
         with gc_paused():
             checker = _Checker(text, path, Path(base_dir), input_shapes or {}, self._memory,
                                self._remember)
+            checker.import_cache = self._import_cache
             analysis = checker.run(self._parse_cache)
             if self._remember:
                 self._memory = checker.memory_used
@@ -125,6 +135,7 @@ class _Checker:
         self.tensors: dict[str, TensorSymbol] = {}
         self.domains = Domains()
         self.checks: StatementChecks | None = None
+        self.import_cache: ImportCache | None = None
 
     def run(self, parse_cache: ParseCache | None = None) -> Analysis:
         parsed, relocation = parse_reusing(self.text, parse_cache)
@@ -135,6 +146,9 @@ class _Checker:
         diags = self.diags
         diags.extend(parsed.diagnostics)
         program = parsed.program
+        resolved = None
+        if "::" in self.text or has_imports(program.statements):  # other files' definitions
+            program, relocation, resolved = self._join_imports(program, relocation, deltas)
         program, relocation, lowered, inlined = self._written_out(program, relocation, deltas)
         statements = program.statements
         checks = self.checks = StatementChecks(self.tensors, diags, self.memory.locals, moved,
@@ -180,15 +194,7 @@ class _Checker:
                               Span(0, 0)))
             order = EvaluationOrder((), frozenset(), {}, None)
         self.memory_used = _Memory(checks.cache_used, None, order.memo)
-        left_out = parsed.diagnostics
-        if lowered is not None:  # (statements reading a local out of scope: left out)
-            diags, left_out = plain_messages(diags), left_out + lowered.diagnostics
-        if inlined is not None:
-            diags = placed_in_calls(diags, inlined)
-            left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
-        # (a statement left out for a syntax error: no undefined or unused names from it)
-        diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
-        diags = sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
+        diags = self._placed(diags, parsed, lowered, inlined, resolved)
         # The tensors, var_extents and domain_symbols are made only when first read:
         # `fuse check` reads none of them, and the editor's diagnostics none either
         # (they are published first).  An Analyzer's memory of the TensorInfos is
@@ -197,13 +203,15 @@ class _Checker:
         roles, scopes = checks.tables()
         tensors = var_extents = domain_symbols = Deferred(self._tables)
         return Analysis(
-            path=self.path, base_dir=self.base_dir, text=self.text,
+            path=self.path, base_dir=self.base_dir,
+            text=self.text if resolved is None else program.text,
             lines=LineIndex(self.text), program=relocation if deltas else program,
             diagnostics=tuple(diags),
             tensors=tensors, roles=roles, scopes=scopes,
             var_extents=var_extents, domain_symbols=domain_symbols,
             order=order.groups, recursive=order.recursive, exports=tuple(checks.exports),
             recursion=dict(order.recursion), inlined=inlined, lowered=lowered,
+            imports=resolved.imports if resolved is not None else None,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
 
@@ -221,6 +229,33 @@ class _Checker:
         if has_functions(program.statements):
             program, relocation, inlined = self._inline(program, relocation, deltas)
         return program, relocation, lowered, inlined
+
+    def _placed(self, diags: list[Diagnostic], parsed: ParseResult, lowered: Lowered | None,
+                inlined: Inlined | None, resolved: Resolved | None) -> list[Diagnostic]:
+        """The diagnostics where the user wrote what they are about (a local under
+        its written name, at a `fn`'s call, at the import of a file), in text
+        order, cascades of syntax errors left out."""
+        left_out = parsed.diagnostics
+        if lowered is not None:  # (statements reading a local out of scope: left out)
+            diags, left_out = plain_messages(diags), left_out + lowered.diagnostics
+        if inlined is not None:
+            diags = placed_in_calls(diags, inlined)
+            left_out += inlined.diagnostics  # (statements whose calls fail are left out too)
+        if resolved is not None:
+            diags = placed_at_imports(diags, resolved)
+        # (a statement left out for a syntax error: no undefined or unused names from it)
+        diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
+        return sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
+    def _join_imports(self, program: ir.Program, relocation: Relocation,
+                      deltas: dict[int, int]) -> tuple[ir.Program, Relocation, Resolved]:
+        """The program with the definitions of the files it imports joined after its
+        own statements (check/imports.py), and its relocation for them."""
+        resolved = resolve_imports(program.statements, self.path, self.base_dir, self.text,
+                                   self.import_cache, deltas)
+        self.diags.extend(resolved.diagnostics)
+        program_text = ProgramText(self.text, resolved.imports)
+        return (ir.Program(resolved.statements, program_text),
+                relocation.replaced(resolved.statements, program_text), resolved)
 
     def _inline(self, program: ir.Program, relocation: Relocation, deltas: dict[int, int]
                 ) -> tuple[ir.Program, Relocation, Inlined | None]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..front import ir
-from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS, REDUCE_OPS, RESERVED_WORDS
+from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS, REDUCE_OPS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.relocation import moved_span
 from ..front.span import Span, shifted
@@ -447,11 +447,7 @@ class StatementChecks:
         sym = self.tensors.get(ref.name)
         if sym is None:
             name_span = moved_span(ref.name_span, delta)
-            if ref.name in RESERVED_WORDS:
-                self.diags.append(make("reserved-word", f"`{ref.name}` is reserved for a later "
-                                       f"version of Fuse", name_span))
-                return False
-            if ref.paren and ref.name[:1].islower():
+            if ref.paren and ref.name.rpartition("::")[2][:1].islower():  # (`g::f(...)`)
                 self.diags.append(unknown_function(ref.name, name_span))
                 return False
             if self._suggester is None:  # built on the first undefined name only

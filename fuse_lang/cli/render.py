@@ -17,8 +17,11 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
            f"{gutter}{source}",
            " " * len(gutter) + _caret_indent(source[:col]) + "^" * min(width, 200)]
     for rel in diag.related:
-        r_line, r_col = lines.position(rel.span.start)
-        out.append(f"  {path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
+        if rel.position is not None:  # in another file (an imported one)
+            r_line, r_col = rel.position[:2]
+        else:
+            r_line, r_col = lines.position(rel.span.start)
+        out.append(f"  {rel.path or path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
     for fix in diag.fixes[:1]:
         out.append(f"  fix: {fix.title}")
     return "\n".join(out)

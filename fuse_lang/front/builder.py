@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import blocks, conditions, ir
-from .builtins import BUILTINS, PADDINGS, RESERVED_WORDS, SCHEDULE_PER
+from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -112,7 +112,7 @@ _Inlined = tuple[str, dict[str, Any]] | None
 # the names the written-out code uses
 _INLINE_NAMES = {"_Ref": ir.Ref, "_Sum": ir.Sum, "_Product": ir.Product,
                  "_tuple_new": _tuple_new, "_Span": Span, "_name_index": _name_index,
-                 "_index_from": _index_from, "_CALL_WORDS": RESERVED_WORDS | frozenset(BUILTINS)}
+                 "_index_from": _index_from, "_CALL_WORDS": frozenset(BUILTINS)}
 
 
 def _made(code: Any) -> bool:
@@ -199,7 +199,7 @@ class IRBuilder:
 
     def equation(self, c):
         lhs, op, rhs = c
-        if type(lhs) is not ir.Ref or lhs.name in RESERVED_WORDS:
+        if type(lhs) is not ir.Ref:
             lhs = self._lhs(lhs)  # says why it is not a left-hand side
         if NUMERIC_AXES:
             rhs = numbered_axes_named(rhs, lhs)
@@ -260,6 +260,13 @@ class IRBuilder:
         return ir.AxisDecl(name[1], _tok_span(name), 0, _tok_span(word), _cover(c),
                            padding=word[1])
 
+    def import_decl(self, c):
+        _import, path, _as, alias = c
+        if "::" in alias[1] or alias[1].endswith("'"):
+            _fail("invalid-statement", f"`{alias[1]}`: an import's namespace is a plain name "
+                  f"(`import \"lib.fuse\" as lib`)", _tok_span(alias))
+        return ir.ImportDecl(_string(path), alias[1], _tok_span(alias), _cover(c))
+
     # `fn`, blocks, `let`, `case` and `when`: front/blocks.py
     fn_def = staticmethod(blocks.fn_def)
     fn_body = staticmethod(blocks.fn_body)
@@ -303,7 +310,6 @@ class IRBuilder:
             name = getattr(ref, "name", "this")
             _fail("invalid-statement",
                   f"`{name}` is a builtin function; a fact or query names a tensor", ref.span)
-        _check_name(ref)
         return ref
 
     def _lhs(self, ref: Any) -> ir.Ref:
@@ -398,15 +404,12 @@ class IRBuilder:
         name, _l, args, close = c
         args = args or []
         span = _tuple_new(Span, (name[2], close[3]))
-        if name[1] in RESERVED_WORDS:
-            _fail("reserved-word", f"`{name[1]}` is reserved for a later version of Fuse",
-                  _tok_span(name))
         if name[1] in BUILTINS or (name[1] == "source" and args and type(args[0]) is ir.String):
             return _call(name, args, span)  # (`source("f.tsv", header=1)`: see _source_call)
         try:
             indices = _indices(args)
         except StatementError:
-            if _is_variable_name(name[1]):
+            if _is_variable_name(name[1].rpartition("::")[2]):  # (`g::attend(...)` too)
                 # `foo(X[i])`: a call to a function that does not exist; the
                 # checker reports it with the list of builtins.
                 return _call(name, args, span)
@@ -483,12 +486,6 @@ def _no_strings(expr: Any) -> None:
             _fail("invalid-statement",
                   "a file path can only stand alone on the right of a source "
                   "(`T[i] = \"file.npy\"`) or on the left of a sink", node.span)
-
-
-def _check_name(ref: ir.Ref) -> None:
-    if ref.name in RESERVED_WORDS:
-        _fail("reserved-word", f"`{ref.name}` is reserved for a later version of Fuse",
-              ref.name_span)
 
 
 def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:

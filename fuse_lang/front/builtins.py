@@ -102,14 +102,12 @@ REDUCE_OPS = ("sum", "max", "min", "avg")
 REDUCE_DOC = ("reduce(op, i, ...) expr", "Project the named indices of expr explicitly with "
               "op, one of sum, max, min, avg.")
 
-# Words the next versions of the language will use (LANGUAGE.md §12).
 # `axis x = valid`: the paddings an axis declaration may name instead of an extent
 PADDINGS = frozenset({"valid", "same"})
 
-RESERVED_WORDS = frozenset({"import", "as"})
 # Words that start statements or special forms now.
 KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not", "fn", "case", "when",
-                      "default", "let"})
+                      "default", "let", "import", "as"})
 
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})

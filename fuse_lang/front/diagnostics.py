@@ -31,7 +31,6 @@ CODES: dict[str, tuple[Severity, str]] = {
     "invalid-index": (Severity.ERROR, "an index form that is not allowed"),
     "nesting-too-deep": (Severity.ERROR, "brackets or operators nested too deeply"),
     "number-too-long": (Severity.ERROR, "a number literal with too many characters"),
-    "reserved-word": (Severity.ERROR, "a word reserved for a later version of the language"),
     "invalid-encoding": (Severity.ERROR, "the file is not UTF-8 text"),
     "too-many-errors": (Severity.ERROR, "reporting stopped after many errors"),
     "file-too-large": (Severity.ERROR, "the document is over the size limit: not analysed"),
@@ -97,6 +96,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-constant": (Severity.WARNING, "a constant a body or query reads that its column does not hold"),
     "lowercase-constant": (Severity.HINT, "a query's variable spelled like a symbol of its column"),
     "header-row": (Severity.WARNING, "a relation file's first row that looks like a header"),
+    # imports (docs/language.md, Imports)
+    "import-not-found": (Severity.ERROR, "an imported file that does not exist or cannot be read"),
+    "import-cycle": (Severity.ERROR, "files that import each other in a cycle"),
+    "unknown-namespace": (Severity.ERROR, "`ns::Name` where no import is named `ns`"),
+    "import-error": (Severity.ERROR, "an error inside an imported file"),
 }
 
 
@@ -104,6 +108,10 @@ CODES: dict[str, tuple[Severity, str]] = {
 class Related:
     span: Span
     message: str
+    # a place in another file (an imported one): its path, and the span's 0-based
+    # (line, column, end line, end column) there; None: the span is in this text
+    path: str | None = None
+    position: tuple[int, int, int, int] | None = None
 
 
 @frozen_dataclass
@@ -169,7 +177,13 @@ def has_errors(diagnostics: "list[Diagnostic] | tuple[Diagnostic, ...]") -> bool
 
 def _related_json(related: Related, lines: LineIndex) -> dict:
     """A related place as `fuse check --format json` writes it (1-based)."""
-    line, col = lines.position(related.span.start)
-    end_line, end_col = lines.position(related.span.end)
-    return {"line": line + 1, "column": col + 1, "end_line": end_line + 1,
-            "end_column": end_col + 1, "message": related.message}
+    if related.position is not None:
+        line, col, end_line, end_col = related.position
+    else:
+        line, col = lines.position(related.span.start)
+        end_line, end_col = lines.position(related.span.end)
+    out = {"line": line + 1, "column": col + 1, "end_line": end_line + 1,
+           "end_column": end_col + 1, "message": related.message}
+    if related.path is not None:
+        out["path"] = related.path
+    return out

@@ -19,6 +19,7 @@ _TERMINAL_WORDS = {
     "SEMI": "';'", "LBRACE": "'{'", "RBRACE": "'}'", "COMPARE": "a comparison",
     "FN": "'fn'", "CASE": "'case'", "WHEN": "'when'", "DEFAULT": "'default'", "ARROW": "'->'",
     "NL": "a new line", "LET": "'let'", "ANDAND": "'&&'", "OROR": "'||'", "BANG": "'!'",
+    "IMPORT": "'import'", "AS": "'as'",
 }
 
 # Friendly messages for common mistakes, matched by parser state (lark's match_examples).
@@ -43,9 +44,6 @@ def _describe(tok: Tok) -> str:
 def parse_error_message(err: ParseError, parser: Parser) -> str:
     """What `err` (raised by `parser`) says to the user."""
     tok = err.token
-    if tok.type == "RESERVED_OP":
-        return (f"'{tok.value}' is reserved for a later version of Fuse (namespaces "
-                f"`ns::T` come with `import`)")
     if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
             and "RBRACE" not in err.expected:
         return ("braces hold a function's body (`fn f(x[i]) -> y[i] { ... }`), the arms "

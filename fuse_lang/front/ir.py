@@ -424,8 +424,19 @@ class Block:
     span: Span
 
 
+@frozen_dataclass
+class ImportDecl:
+    """`import "lib/graph.fuse" as g`: the file's tensors, relations, params and
+    functions as `g::Name`, joined to the program before checking (check/imports.py)."""
+
+    path: String
+    alias: str
+    alias_span: Span
+    span: Span
+
+
 Statement = Union[Equation, Source, Sink, Export, Fact, Query, AxisDecl, ParamDecl, TrainDecl,
-                  FnDef, Let, Block]
+                  FnDef, Let, Block, ImportDecl]
 
 
 def defined_refs(stmt: Statement) -> tuple[Ref, ...]:

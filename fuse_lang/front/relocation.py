@@ -45,11 +45,14 @@ class Relocation:
         self._program: ir.Program | None = None if deltas else ir.Program(statements, text)
         self._lock = threading.Lock()
 
-    def replaced(self, statements: tuple[ir.Statement, ...]) -> "Relocation":
+    def replaced(self, statements: tuple[ir.Statement, ...], text: str | None = None
+                 ) -> "Relocation":
         """The same relocation over other statements: the program after its functions
-        were inlined (front/functions.py), which keeps every statement it did not
-        rewrite and adds new ones, none of them moved."""
-        return Relocation(statements, self.text, self.deltas, self._keeper)
+        were inlined (front/functions.py) or its imports joined (check/imports.py),
+        which keeps every statement it did not rewrite and adds new ones, none of
+        them moved.  `text`: the program's text as the new program gives it."""
+        return Relocation(statements, self.text if text is None else text, self.deltas,
+                          self._keeper)
 
     def program(self) -> ir.Program:
         """The program, every span where the text has it (made once, when first read)."""

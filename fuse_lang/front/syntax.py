@@ -17,7 +17,6 @@ from typing import Iterable
 from ..speed.fastinit import frozen_dataclass
 from . import ir
 from .builder import IRBuilder, StatementError, strings_alone
-from .builtins import RESERVED_WORDS
 from .datalog_syntax import datalog_syntax, rules_over_lines
 from .diagnostics import Diagnostic, make
 from .errors import parse_error_message
@@ -242,11 +241,6 @@ class Parsing:
             line, offset = tokens
             tokens = line.tokens  # types and texts only: offsets may be stale
         kind, word = tokens[0][:2]
-        if kind == "NAME" and word in RESERVED_WORDS and (
-                len(tokens) == 1 or tokens[1][0] not in ("LSQB", "LPAR", "EQUAL", "QMARK")):
-            diags.append(make("reserved-word", f"`{word}` statements are reserved for a "
-                              f"later version of Fuse", Span(start, start + len(word))))
-            return True
         key = self.text[start:end]
         entry, alone = self._known(key)
         if entry is not None and (entry[0] != start or not alone):

@@ -17,6 +17,7 @@ from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..front.lexer import Tok, tokenize
 from ..io.cells import value_text
 from .hover import tensor_markdown
+from .imported import namespace_names
 
 KEYWORDS = {
     "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
@@ -38,7 +39,8 @@ _CALL_AHEAD = re.compile(r"[A-Za-z0-9_']*\s*\(")
 @dataclass(frozen=True, slots=True)
 class Completion:
     label: str
-    kind: str  # "tensor" | "relation" | "builtin" | "index" | "symbol" | "keyword"
+    kind: str  # "tensor" | "relation" | "builtin" | "index" | "symbol" | "keyword" |
+    # "function" | "namespace" (after `ns::`)
     detail: str
     documentation: str = ""
     markdown: bool = False  # documentation is markdown
@@ -171,12 +173,20 @@ def _bracket(tok: Tok, prev: Tok | None, tensors: dict[str, TensorInfo]) -> tupl
 # ------------------------------------------------------------- completion
 
 
+# `g::` or `g::h::Pa` before the cursor: the namespaces, then what is typed of the name
+_QUALIFIED = re.compile(r"(?<![A-Za-z0-9_'])([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)"
+                        r"::[A-Za-z0-9_]*\Z")
+
+
 def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Completion]:
     """What may be typed at `offset`, best first (sorted by `sort_text`)."""
     text = analysis.text
     cur = _scan(text, offset, analysis.tensors)
     if cur.state != "code":
         return []
+    qualified = _QUALIFIED.search(text[max(0, offset - 200):offset])
+    if qualified is not None:  # `g::|`: what `g` gives
+        return _namespace(analysis, qualified.group(1))
     stmt = cur.statement
     calls_ahead = bool(_CALL_AHEAD.match(text, offset))
     top = cur.stack[-1] if cur.stack else None
@@ -209,6 +219,24 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
             seen.add(item.label)
             out.append(item)
     return sorted(out, key=lambda c: c.sort_text)
+
+
+def _namespace(analysis: Analysis, chain: str) -> list[Completion]:
+    """The names of the file imported as `chain` (`g`, `g::h`), as written after `::`."""
+    out = []
+    functions = analysis.inlined.functions if analysis.inlined is not None else {}
+    for written, name in namespace_names(analysis, chain):
+        info = analysis.tensors.get(name)
+        if info is not None:
+            shape = info.axes_text if info.axes else "scalar"
+            out.append(Completion(written, "relation" if info.boolean else "tensor",
+                                  f"{info.kind} {shape}", tensor_markdown(analysis, info),
+                                  markdown=True, sort_text="0" + written))
+        elif name in functions:
+            out.append(Completion(written, "function", f"fn {name}", sort_text="1" + written))
+        else:
+            out.append(Completion(written, "namespace", "a namespace", sort_text="2" + written))
+    return out
 
 
 def _keywords() -> list[Completion]:

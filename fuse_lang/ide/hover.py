@@ -112,8 +112,7 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
         lines.append(f"Stored **{stored.kind}**{gap}{stored.detail}.")
     if info.definitions:
         lines.append("")
-        where = ", ".join(f"line {analysis.lines.position(s.start)[0] + 1}"
-                          for s in info.definitions[:8])
+        where = ", ".join(_line_of(analysis, s) for s in info.definitions[:8])
         more = f" and {len(info.definitions) - 8} more" if len(info.definitions) > 8 else ""
         op = f" (combined with `{info.op}`)" if info.op and len(info.definitions) > 1 else ""
         lines.append(f"Defined at {where}{more}{op}.")
@@ -145,6 +144,12 @@ def _local_scope(analysis: Analysis, name: str) -> str:
             line = analysis.lines.position(scope.span.start)[0] + 1
             return f"Local to the block at line {line} (`let`)."
     return ""
+
+
+def _line_of(analysis: Analysis, span: Span) -> str:
+    """`line 3`, or `lib/graph.fuse:8` for a definition in an imported file."""
+    imported = analysis.imports.where(span) if analysis.imports is not None else None
+    return imported or f"line {analysis.lines.position(span.start)[0] + 1}"
 
 
 def _training_line(analysis: Analysis, name: str) -> str:

@@ -33,6 +33,8 @@ def shape_hints(analysis: Analysis, within: Span | None = None) -> tuple[ShapeHi
         if not isinstance(stmt, (ir.Equation, ir.Source)) or k in inlined:
             continue
         offset = stmt.lhs.span.end
+        if offset > len(analysis.text):
+            break  # an imported file's statements (after the program's: check/imports.py)
         if within is not None and not within.start <= offset <= within.end:
             continue
         info = analysis.tensors.get(stmt.lhs.name)

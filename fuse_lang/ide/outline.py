@@ -55,6 +55,8 @@ def tensor_symbols(analysis: Analysis) -> tuple[OutlineSymbol, ...]:
     for info in analysis.tensors.values():
         if not info.definitions or not info.statements or "@" in info.name:
             continue  # (`s@head.1`: a local of an inlined `fn` call)
+        if info.definitions[0].start > len(analysis.text):
+            continue  # a tensor of an imported file (check/imports.py): its file's own
         stmt = statements[info.statements[0]]
         name_span = info.definitions[0]
         span = stmt.span.cover(name_span)

@@ -81,12 +81,19 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
             continue
         if name in analysis.tensors:
             info = analysis.tensors[name]
-            refs = set(info.definitions) | set(info.uses) | _exported(analysis, name)
             return SymbolAt("tensor", name, span, k, info.definitions,
-                            tuple(sorted(_in_text(analysis, name, refs))))
+                            tensor_references(analysis, name))
         if name in BUILTINS:
             return SymbolAt("builtin", name, span, k, (), ())
     return None
+
+
+def tensor_references(analysis: Analysis, name: str) -> tuple[Span, ...]:
+    """Every occurrence of tensor `name` (its definitions, reads, exports and queries),
+    in text order (those of imported files after the program's: check/imports.py)."""
+    info = analysis.tensors[name]
+    refs = set(info.definitions) | set(info.uses) | _exported(analysis, name)
+    return tuple(sorted(_in_text(analysis, name, refs)))
 
 
 def _names_in(stmt: ir.Statement):

@@ -27,7 +27,7 @@ TOKEN_TYPES: tuple[str, ...] = (
     "enumMember",  # a symbol constant: `Alice` in `Parent(Alice, x)`
     "number",      # a number, or an integer constant index `Obs[0,o]`
     "string",      # a file path
-    "keyword",     # export, axis, param, reduce, not, fn, case, when, default, let
+    "keyword",     # export, axis, param, reduce, not, fn, case, when, default, let, import, as
     "comment",
     "property",    # a keyword argument's name: `axis=`, `k=`, `eps=`
 )
@@ -50,7 +50,8 @@ class SemanticToken(NamedTuple):
     modifiers: tuple[str, ...] = ()  # from TOKEN_MODIFIERS
 
 
-_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce|fn|case|when|default|let)"
+_KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce|fn|case|when|default|let"
+                      r"|import|as)"
                       r"(?![A-Za-z0-9_'])")
 _DIGITS = re.compile(r"(?<![A-Za-z0-9_'.])\d+")
 
@@ -125,8 +126,11 @@ def semantic_tokens(analysis: Analysis, within: Span | None = None,
     tokens.sort(key=_start)
     result: list[SemanticToken] = []
     end = -1
+    past = len(analysis.text)  # (an imported file's statements are past it: check/imports.py)
     for token in tokens:
         start, stop = token.span
+        if start >= past:
+            break
         if start < end or stop <= start:
             continue
         if within is not None and (stop <= within.start or start >= within.end):

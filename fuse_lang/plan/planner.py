@@ -217,21 +217,36 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
-    line = analysis.lines.position(stmt.span.start)[0] + 1
+    line, where = _place(analysis, stmt.span)
     return EquationPlan(
-        k, line, _equation_text(analysis, k, stmt, line), stmt.lhs.name, stmt.op, output,
+        k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), stmt.lhs.name,
+        stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
         stmt.lhs.name in analysis.recursive, _comparisons(analysis, k, stmt, indices))
 
 
-def _equation_text(analysis: Analysis, k: int, stmt: ir.Equation, line: int) -> str:
+def _place(analysis: Analysis, span: Span) -> tuple[int, str]:
+    """The program's line of `span`, and for a span in an imported file its file and
+    line there (`lib/graph.fuse:8`; the line is then its import statement's)."""
+    imports = analysis.imports
+    file = imports.file_at(span.start) if imports is not None else None
+    if file is None:
+        return analysis.lines.position(span.start)[0] + 1, ""
+    inside = file.parsed.lines.position(span.start - file.base)[0] + 1
+    return analysis.lines.position(file.via.start)[0] + 1, f"{file.shown}:{inside}"
+
+
+def _equation_text(analysis: Analysis, k: int, stmt: ir.Equation, where: str) -> str:
     """The equation as written; one a `fn` call wrote out (which has no text of its
-    own: its span is the call's) as IR text, with where it came from."""
+    own: its span is the call's) as IR text, with where it came from; one of an
+    imported file as IR text (its names as the program has them), with its file."""
     origin = analysis.inlined.origins.get(k) if analysis.inlined is not None else None
     if origin is None:
-        return analysis.text[stmt.span.start:stmt.span.end]
+        if where.startswith("line "):
+            return analysis.text[stmt.span.start:stmt.span.end]
+        return f"{equation_text(stmt)}   (from {where})"
     inside = "".join(f" in fn {name}" for name in reversed(origin.outer))
-    return f"{equation_text(stmt)}   (from fn {origin.fn}{inside}, called at line {line})"
+    return f"{equation_text(stmt)}   (from fn {origin.fn}{inside}, called at {where})"
 
 
 def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan]

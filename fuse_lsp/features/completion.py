@@ -11,6 +11,8 @@ _KINDS = {
     "tensor": types.CompletionItemKind.Variable,
     "relation": types.CompletionItemKind.Class,
     "builtin": types.CompletionItemKind.Function,
+    "function": types.CompletionItemKind.Function,
+    "namespace": types.CompletionItemKind.Module,
     "index": types.CompletionItemKind.TypeParameter,
     "symbol": types.CompletionItemKind.EnumMember,
     "keyword": types.CompletionItemKind.Keyword,

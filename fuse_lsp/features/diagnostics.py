@@ -13,8 +13,9 @@ import functools
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
-from fuse_lang.front.diagnostics import Diagnostic, Severity
+from fuse_lang.front.diagnostics import Diagnostic, Related, Severity
 
 from ..convert import Converter
 from ..state import DocumentTooLarge, Feature, FuseServer, safe
@@ -38,14 +39,22 @@ def _description(code: str) -> types.CodeDescription | None:
 
 def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
     related = [types.DiagnosticRelatedInformation(
-        location=types.Location(uri=uri, range=convert.range(r.span)), message=r.message)
-        for r in diag.related]
+        location=_location(r, convert, uri), message=r.message) for r in diag.related]
     description = _description(diag.code)
     return types.Diagnostic(
         range=convert.range(diag.span), message=diag.message, severity=_SEVERITY[diag.severity],
         code=diag.code, code_description=description, source="fuse",
         related_information=related or None,
         data={"fixes": len(diag.fixes)} if diag.fixes else None)
+
+
+def _location(related: Related, convert: Converter, uri: str) -> types.Location:
+    """Where a related place is: in this document, or in another file (an imported one)."""
+    if related.path is None or related.position is None:
+        return types.Location(uri=uri, range=convert.range(related.span))
+    line, col, end_line, end_col = related.position
+    return types.Location(uri=Path(related.path).as_uri(), range=types.Range(
+        types.Position(line, col), types.Position(end_line, end_col)))
 
 
 def document_diagnostics(ls: FuseServer, uri: str) -> list[types.Diagnostic]:
@@ -99,14 +108,27 @@ def cancel_push(ls: FuseServer, uri: str) -> None:
 # --------------------------------------------------------------- handlers
 
 
+def _importers_again(ls: FuseServer, uri: str, delay: float) -> None:
+    """The documents importing the file at `uri` analysed again and their
+    diagnostics pushed: what they import changed (an edit, a save, a file on disk)."""
+    if not uri.startswith("file:"):
+        return
+    for importer in ls.importers(to_fs_path(uri)):
+        if importer != uri:
+            ls.forget(importer, closed=False)
+            schedule(ls, importer, delay)
+
+
 @safe()
 def did_open(ls: FuseServer, params: types.DidOpenTextDocumentParams) -> None:
     schedule(ls, params.text_document.uri, 0)
+    _importers_again(ls, params.text_document.uri, 0)
 
 
 @safe()
 def did_change(ls: FuseServer, params: types.DidChangeTextDocumentParams) -> None:
     schedule(ls, params.text_document.uri, ls.options.debounce_ms / 1000)
+    _importers_again(ls, params.text_document.uri, ls.options.debounce_ms / 1000)
 
 
 @safe()
@@ -114,6 +136,7 @@ def did_save(ls: FuseServer, params: types.DidSaveTextDocumentParams) -> None:
     # source files beside it may have changed (the analyzer reads them every time)
     ls.forget(params.text_document.uri, closed=False)
     schedule(ls, params.text_document.uri, 0)
+    _importers_again(ls, params.text_document.uri, 0)
 
 
 @safe()
@@ -124,6 +147,13 @@ def did_close(ls: FuseServer, params: types.DidCloseTextDocumentParams) -> None:
     if not ls.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=uri, diagnostics=[]))
+    _importers_again(ls, uri, 0)  # (they read its file on disk again)
+
+
+@safe()
+def did_change_watched_files(ls: FuseServer, params: types.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        _importers_again(ls, change.uri, 0)
 
 
 @safe(lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
@@ -140,6 +170,7 @@ FEATURES = (
     Feature(types.TEXT_DOCUMENT_DID_CHANGE, did_change),
     Feature(types.TEXT_DOCUMENT_DID_SAVE, did_save),
     Feature(types.TEXT_DOCUMENT_DID_CLOSE, did_close),
+    Feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, did_change_watched_files),
     Feature(types.TEXT_DOCUMENT_DIAGNOSTIC, pull, types.DiagnosticOptions(
         inter_file_dependencies=False, workspace_diagnostics=False, identifier="fuse")),
 )

@@ -3,17 +3,20 @@ cursor (fuse_lang.ide.query.symbol_at) and its places."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.let_blocks import user_name
+from fuse_lang.ide.imported import import_at
 from fuse_lang.ide.query import SymbolAt, symbol_at
 
 from ..convert import Converter
 from ..state import Feature, FuseServer, safe
+from .workspace_names import across_files as _across_files, places
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*'*\Z")
+_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")
 
 
 def _symbol(ls: FuseServer, uri: str, position: types.Position
@@ -25,10 +28,16 @@ def _symbol(ls: FuseServer, uri: str, position: types.Position
 @safe(list)
 def definition(ls: FuseServer, params: types.DefinitionParams) -> list[types.Location]:
     uri = params.text_document.uri
-    found, convert = _symbol(ls, uri, params.position)
+    analysis, convert = ls.analysis(uri)
+    offset = convert.offset(params.position)
+    target = import_at(analysis, offset)
+    if target is not None:  # the path of an import: the file's start
+        return [types.Location(uri=Path(target.parsed.path).as_uri(), range=types.Range(
+            types.Position(0, 0), types.Position(0, 0)))]
+    found = symbol_at(analysis, offset)
     if found is None:
         return []
-    return [types.Location(uri=uri, range=convert.range(s)) for s in found.definitions]
+    return places(ls, uri, analysis, convert, found.definitions)
 
 
 @safe(list)
@@ -37,6 +46,9 @@ def references(ls: FuseServer, params: types.ReferenceParams) -> list[types.Loca
     found, convert = _symbol(ls, uri, params.position)
     if found is None:
         return []
+    if found.kind in ("tensor", "function"):  # (across the files importing each other)
+        return [location for location, definition in _across_files(ls, uri, found)
+                if params.context.include_declaration or not definition]
     spans = found.references
     if not params.context.include_declaration:
         spans = tuple(s for s in spans if s not in found.definitions)
@@ -52,7 +64,8 @@ def highlight(ls: FuseServer, params: types.DocumentHighlightParams
     return [types.DocumentHighlight(
         range=convert.range(s),
         kind=(types.DocumentHighlightKind.Write if s in found.definitions
-              else types.DocumentHighlightKind.Read)) for s in found.references]
+              else types.DocumentHighlightKind.Read)) for s in found.references
+        if s.start <= len(convert.text)]  # (this document's: not an imported file's)
 
 
 @safe()
@@ -80,6 +93,15 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
         raise JsonRpcInvalidParams(f"`{new}` is not a name")
     if found.kind == "index" and not (new[0].islower() or new[0] == "_"):
         raise JsonRpcInvalidParams("an index variable starts with a lowercase letter or _")
+    if found.kind in ("tensor", "function"):
+        # an imported file's name is written `ns::Name` in its importers: the last part
+        # of each occurrence is the name (`new` may be written with its namespace)
+        new = new.rpartition("::")[2]
+        changes: dict[str, list[types.TextEdit]] = {}
+        for location, _definition in _across_files(ls, uri, found, last_part=True):
+            changes.setdefault(location.uri, []).append(
+                types.TextEdit(range=location.range, new_text=new))
+        return types.WorkspaceEdit(changes=changes)
     edits = [types.TextEdit(range=convert.range(s), new_text=new) for s in found.references]
     return types.WorkspaceEdit(changes={uri: edits})
 

@@ -589,6 +589,8 @@ export Y, M
 fn dense(x[b,d], w[f,d]) -> y[b,f] { y[b,f] = x[b,d] w[f,d] }
 C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] < 2) }
 { let h[i] = A[i]; Bl[i] = h[i] when !(i > 2) && i < 4 || i == 0 }
+import "lib/graph.fuse" as net
+From(x) = net::Linked(Paris, x) + G::W[x]
 """)
     checks = [(1, "#", "fuseComment"), (1, "TODO", "fuseTodo"), (2, "axis", "fuseKeyword"),
               (2, "64", "fuseNumber"), (3, "Comp", "fuseTensor"), (3, "p'.", "fuseAxisDot"),
@@ -603,7 +605,11 @@ C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] 
               (11, "case", "fuseKeyword"), (11, "select", "fuseBuiltin"),
               (11, "default", "fuseKeyword"), (11, "when", "fuseKeyword"),
               (12, "let", "fuseKeyword"), (12, "Bl", "fuseTensor"), (12, "!", "fuseOperator"),
-              (12, "&&", "fuseOperator"), (12, "||", "fuseOperator")]
+              (12, "&&", "fuseOperator"), (12, "||", "fuseOperator"),
+              (12, "import", "fuseKeyword"), (12, '"lib', "fuseString"), (12, "as", "fuseKeyword"),
+              (12, "net", "fuseNamespace"), (13, "net", "fuseNamespace"),
+              (13, "::", "fuseNsSep"), (13, "Linked", "fuseRelation"),
+              (13, "G", "fuseNamespace"), (13, "W", "fuseTensor")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword

@@ -54,6 +54,13 @@ syn match   fusePrime      /'\+/ contained
 syn match   fuseTensor     /\<\u\w*'*/ contains=fusePrime
 syn match   fuseRelation   /\<\u\w*'*\ze\s*(/ contains=fusePrime
 
+" Imports: import "lib/graph.fuse" as ns, then its names as ns::Name (a::b::T)
+syn match   fuseKeyword    /\%(^\|;\)\s*\zsimport\>/
+syn match   fuseKeyword    /\%(\<import\s\+"[^"]*"\s\+\)\@<=as\>/
+syn match   fuseNamespace  /\<\h\w*\ze::/
+syn match   fuseNamespace  /\%(\<import\s\+"[^"]*"\s\+as\s\+\)\@<=\h\w*/
+syn match   fuseNsSep      /::/
+
 " Index lists: Name[i, j-1, p'., *t+1, x/2, 1:3] and relation arguments
 " Name(x, Alice): lowercase names are indices, capitalised ones constants.
 syn region  fuseIndices    matchgroup=fuseDelimiter start=/\%(\<\u\w*'*\)\@<=\[/ end=/\]/
@@ -85,6 +92,8 @@ hi def link fuseAxisDot    Special
 hi def link fuseSymbol     Constant
 hi def link fuseIndexOp    Operator
 hi def link fuseDelimiter  Delimiter
+hi def link fuseNamespace  Include
+hi def link fuseNsSep      Delimiter
 
 let b:current_syntax = 'fuse'
 

@@ -144,8 +144,13 @@ function createClient(): FuseLanguageClient {
       trainBatch: config.get<string>('trainBatch'),
       trainSeed: config.get<number>('trainSeed'),
     },
-    // Sends the `fuse` section with workspace/didChangeConfiguration when it changes.
-    synchronize: { configurationSection: 'fuse' },
+    // Sends the `fuse` section with workspace/didChangeConfiguration when it changes,
+    // and workspace/didChangeWatchedFiles when a .fuse file changes on disk (the files
+    // importing it get their diagnostics again).
+    synchronize: {
+      configurationSection: 'fuse',
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.fuse'),
+    },
   };
   // The id `fuse` makes the client read its trace level from `fuse.trace.server`.
   const created = new FuseLanguageClient('fuse', 'Fuse Language Server', serverOptions, clientOptions);

@@ -192,7 +192,7 @@ test('builtins', async () => {
   assert.ok(!plain.some((t) => t.scopes.includes('support.function.builtin.fuse')));
 });
 
-test('keywords export, axis, param; reserved words', async () => {
+test('keywords export, axis, param, let; logical operators', async () => {
   await expectScopes('export Attn', 'export', 'keyword.other.export.fuse');
   await expectScopes('export Attn', 'Attn', 'variable.other.tensor.fuse');
   await expectScopes('export Attn', 'Comp', 'variable.other.tensor.fuse');
@@ -205,7 +205,6 @@ test('keywords export, axis, param; reserved words', async () => {
   await expectScopes('H2[i] = A[i] when', '!', 'keyword.operator.logical.fuse');
   await expectScopes('H2[i] = A[i] when', '||', 'keyword.operator.logical.fuse');
   await expectScopes('H2[i] = A[i] when', '!=', 'keyword.operator.comparison.fuse');
-  await expectScopes('Z2 = A :: B', '::', 'invalid.illegal.reserved.fuse');
   await expectScopes('{ let h', '{', 'punctuation.section.block.fuse');
   await expectScopes('{ let h', 'let', 'keyword.other.let.fuse');
   await expectScopes('{ let h', 'Bl', 'variable.other.tensor.fuse');
@@ -228,6 +227,21 @@ test('functions and choices: fn, case, when, default, select, ->, braces', async
   await expectNoScope('fn dense', '->', 'invalid');
   await expectNoScope('C[i] = case', '->', 'invalid');
   await expectNoScope('C[i] = case', '{', 'invalid');
+});
+
+test('imports: import "file" as ns, and ns::Name', async () => {
+  await expectScopes('import "lib', 'import', 'keyword.control.import.fuse');
+  await expectScopes('import "lib', '"lib/graph.fuse"', 'string.quoted.double.fuse');
+  await expectScopes('import "lib', 'as', 'keyword.control.as.fuse');
+  await expectScopes('import "lib', 'graph', 'entity.name.namespace.fuse');
+  await expectScopes('From(x) = graph', 'graph', 'entity.name.namespace.fuse');
+  await expectScopes('From(x) = graph', '::', 'punctuation.separator.namespace.fuse');
+  await expectScopes('From(x) = graph', 'Linked', 'entity.name.type.relation.fuse');
+  await expectScopes('From(x) = graph', 'reach', 'entity.name.function.fuse');
+  await expectScopes('From(x) = graph', 'h', 'entity.name.namespace.fuse');
+  await expectScopes('From(x) = graph', 'W', 'variable.other.tensor.fuse');
+  await expectNoScope('From(x) = graph', '::', 'invalid');
+  await expectNoScope('import "lib', 'import', 'invalid');
 });
 
 test('operators: = += max= min= avg= ^ ** and arithmetic', async () => {

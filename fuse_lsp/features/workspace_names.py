@@ -1,0 +1,116 @@
+"""Names across files that import each other (docs/language.md, Imports): places in
+imported files as locations of their own, and the references of a tensor in every
+document of the workspace that imports the file it is defined in (its `ns::Name`
+there), so that a rename edits them all."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from fuse_lang.check import Analysis, Analyzer
+from fuse_lang.front.span import Span
+from fuse_lang.ide.imported import home_of, imports_file, located, name_here
+from fuse_lang.ide.outline import fuse_files
+from fuse_lang.ide.query import SymbolAt, tensor_references
+
+from ..convert import Converter
+from ..state import FuseServer
+
+MAX_WORKSPACE_FILES = 300  # .fuse files of the workspace looked at for importers
+
+
+def places(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
+           spans: tuple[Span, ...]) -> list[types.Location]:
+    """`spans` of the document's analysis as locations, each in its own file."""
+    converters: dict[str, Converter] = {}
+    out = []
+    for place in located(analysis, spans):
+        if place.path is None:
+            out.append(types.Location(uri=uri, range=convert.range(place.span)))
+            continue
+        other = converters.get(place.path)
+        if other is None:
+            assert place.text is not None
+            other = converters[place.path] = Converter(place.text,
+                                                       encoding=ls.workspace.position_encoding)
+        out.append(types.Location(uri=Path(place.path).as_uri(), range=other.range(place.span)))
+    return out
+
+
+def across_files(ls: FuseServer, uri: str, found: SymbolAt, last_part: bool = False
+                 ) -> list[tuple[types.Location, bool]]:
+    """Every occurrence of the tensor (or function) `found`, in this document, the
+    files it imports and the workspace's documents that import its file, each with
+    whether it is a definition.  `last_part`: each span only the name's last part
+    (`Path` of `g::Path`: what a rename edits)."""
+    analysis, convert = ls.analysis(uri)
+    home, local = home_of(analysis, found.name)
+    here = _path(uri)
+    home = home or here
+    seen: set[tuple[str, int, int]] = set()
+    out: list[tuple[types.Location, bool]] = []
+    width = len(local.rpartition("::")[2])
+    for doc_uri, other, other_convert in _analyses(ls, uri, analysis, convert, home, found):
+        name = found.name if doc_uri == uri else name_here(other, home, local)
+        if name is None:
+            continue
+        if name in other.tensors:
+            spans, definitions = tensor_references(other, name), set(other.tensors[name].definitions)
+        elif doc_uri == uri:
+            spans, definitions = found.references, set(found.definitions)
+        else:
+            continue
+        if last_part:
+            spans = tuple(Span(max(s.start, s.end - width), s.end) for s in spans)
+            definitions = {Span(max(s.start, s.end - width), s.end) for s in definitions}
+        for span, location in zip(spans, places(ls, doc_uri, other, other_convert, spans)):
+            key = (location.uri, location.range.start.line, location.range.start.character)
+            if key not in seen:
+                seen.add(key)
+                out.append((location, span in definitions))
+    return out
+
+
+def _path(uri: str) -> str | None:
+    return os.path.normpath(os.path.abspath(to_fs_path(uri))) if uri.startswith("file:") \
+        else None
+
+
+def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
+              home: str | None, found: SymbolAt) -> Iterator[tuple[str, Analysis, Converter]]:
+    """This document's analysis, then those of the workspace's documents that are
+    `home` or import it (open ones as the editor has them, others from disk)."""
+    yield uri, analysis, convert
+    if home is None or found.kind != "tensor":
+        return
+    here = _path(uri)
+    candidates: dict[str, str] = {}
+    for doc_uri in list(ls.workspace.text_documents):
+        path = _path(doc_uri)
+        if path is not None:
+            candidates[path] = doc_uri
+    root = ls.workspace.root_path
+    for file in fuse_files([root] if root else [], limit=MAX_WORKSPACE_FILES):
+        candidates.setdefault(os.path.normpath(str(file.resolve())), from_fs_path(str(file)))
+    for path, doc_uri in sorted(candidates.items()):
+        if path == here:
+            continue
+        opened = doc_uri in ls.workspace.text_documents
+        try:
+            text = ls.workspace.get_text_document(doc_uri).source if opened else \
+                Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if path != home and "import" not in text:
+            continue
+        if opened:
+            other, other_convert = ls.analysis(doc_uri)
+        else:
+            other = Analyzer(remember=False, import_cache=ls.import_cache).analyze(text, path)
+            other_convert = Converter(text, other.lines, ls.workspace.position_encoding)
+        if path == home or imports_file(other, home):
+            yield doc_uri, other, other_convert
