@@ -211,3 +211,28 @@ def test_an_error_inside_an_import_through_the_cli(tmp_path):
     assert (error["related"][0]["line"], error["related"][0]["column"]) == (3, 21)
     text = fuse("check", str(tmp_path / "main.fuse")).stdout
     assert f"{tmp_path / 'lib' / 'broken.fuse'}:3:21: note:" in text
+
+
+def test_a_library_with_blocks_and_lets_gives_its_block_results_and_keeps_its_lets(tmp_path):
+    write(tmp_path, {
+        "lib.fuse": "axis i = 3\nlet Base[i] = const([1, 2, 3])\n"
+                    "{ let h[i] = Base[i] * 2; Out[i] = h[i] + 1 }\n"
+                    "fn twice(x[i]) -> y[i] { let t[i] = x[i]; y[i] = t[i] + t[i] }\n",
+        "main.fuse": 'import "lib.fuse" as L\nA[i] = L::Out[i]\nB[i] = L::twice(L::Out[i])\n'
+                     "Y[i] = A[i] when (i > 0 && !(i == 2))\nexport A, B, Y\n"})
+    result = fuse_lang.compile((tmp_path / "main.fuse").read_text(), base_dir=tmp_path).run()
+    assert result["A"].tolist() == [3, 5, 7] and result["B"].tolist() == [6, 10, 14]
+    assert result["Y"].tolist() == [0, 5, 0]
+    (tmp_path / "peek.fuse").write_text('import "lib.fuse" as L\nC[i] = L::Base[i]\nexport C\n')
+    proc = fuse("check", str(tmp_path / "peek.fuse"))
+    assert proc.returncode == 1 and "error[local-out-of-scope]" in proc.stdout
+    assert "`Base` is local to `lib.fuse`" in proc.stdout
+
+
+def test_fuse_run_refuses_a_program_whose_import_has_errors_at_the_import(tmp_path):
+    write(tmp_path, {"libbad.fuse": 'axis i = 2\nQ[i] = "nothere.npy"\n',
+                     "bad.fuse": 'import "libbad.fuse" as B\nY[i] = B::Q[i]\nexport Y\n'})
+    proc = fuse("run", str(tmp_path / "bad.fuse"))
+    assert proc.returncode == 1
+    assert "bad.fuse:1:1: error[import-error]" in proc.stderr + proc.stdout
+    assert "unknown-namespace" not in proc.stderr + proc.stdout

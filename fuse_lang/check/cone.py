@@ -143,8 +143,13 @@ def _cut(analysis: Analysis, roots: list[str], chosen: set[int], names: list[str
                if isinstance(s, ir.AxisDecl) or (isinstance(s, ir.Fact) and k not in cone
                                                  and not _errors_in(s.span, errors))}
     kept = cone | context
+    # an import statement stays (the names read through it need it), so an error
+    # at one (its file unreadable, or with errors) is in every cone
+    imports = [decl.span for decl, _ in analysis.imports.decls] \
+        if analysis.imports is not None else []
     blocking = tuple(d for d in errors
-                     if any(_overlaps(d.span, statements[k].span) for k in kept))
+                     if any(_overlaps(d.span, statements[k].span) for k in kept)
+                     or any(_overlaps(d.span, span) for span in imports))
     not_run: list[NotRun] = []
     blank: list[tuple[int, int]] = []
     for k, stmt in enumerate(statements):

@@ -32,6 +32,7 @@ from typing import Any, Mapping
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from ..front.let_blocks import has_blocks, is_block_local, lower_blocks
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import decode, parse
 from .import_names import Scope, defined_names, renamed_statement
@@ -53,8 +54,9 @@ class ParsedFile:
     version: Any  # (mtime, size) on disk, or the editor's text
     statements: tuple[ir.Statement, ...]
     diagnostics: tuple[Diagnostic, ...]
-    names: frozenset[str]
+    names: frozenset[str]  # what importers may read (not its `let`s)
     lines: LineIndex
+    locals: frozenset[str] = frozenset()  # its top-level `let`s: its own, not importers'
     # (k, prefix, its imports' prefixes) -> its statements moved and renamed, and the
     # diagnostics of renaming them (kept while this version of the file is)
     lowered: dict = dataclasses.field(default_factory=dict)
@@ -98,10 +100,16 @@ class ImportCache:
             if problem is not None:
                 return "it is not UTF-8 text"
         parsed = parse(text)
-        statements = parsed.program.statements
-        made = ParsedFile(path, text, version, statements, tuple(parsed.diagnostics),
-                          defined_names(tuple(s for s in statements if isinstance(s, _KEPT))),
-                          LineIndex(text))
+        statements, diagnostics = parsed.program.statements, tuple(parsed.diagnostics)
+        hidden: frozenset[str] = frozenset()
+        if has_blocks(statements):  # its blocks and `let`s written out, its own locals hidden
+            lowered = lower_blocks(statements, text)
+            statements, diagnostics = lowered.statements, diagnostics + lowered.diagnostics
+            hidden = lowered.file_locals
+        names = defined_names(tuple(s for s in statements if isinstance(s, _KEPT)))
+        made = ParsedFile(path, text, version, statements, diagnostics,
+                          frozenset(n for n in names if n not in hidden
+                                    and not is_block_local(n)), LineIndex(text), hidden)
         with self._lock:
             self.files[path] = made
             self.parses += 1
@@ -368,6 +376,11 @@ class _Resolver:
             return name
         if "::" in rest:
             return self._qualified(rest, span, file.aliases)
+        if rest in file.parsed.locals:
+            self.flagged[span] = make(
+                "local-out-of-scope", f"`{rest}` is local to `{file.shown}` (a top-level "
+                f"`let` there): files that import it cannot read it", span)
+            return name
         if rest not in file.parsed.names:
             self._undefined(head, rest, span, file)
             return name
