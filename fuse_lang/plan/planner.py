@@ -201,8 +201,9 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     # walked once per equation, not once per index (issue 19, item 10)
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
+    var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
     for role in roles:
-        extent, domain = analysis.var_extents.get((k, role.name), (None, 0))
+        extent, domain = var_extents.get((k, role.name), (None, 0))
         indices.append(IndexPlan(role.name, extent, domain, role.role, role.op,
                                  _scope_label(role, call_arguments), role.joined,
                                  role.factors))
@@ -291,8 +292,8 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
 
     joins = RunWalk(analysis, k, stmt, axes_of, fixed, sparse).run()
     count = steps[1] if steps else 1
-    extent = {name: analysis.var_extents.get((k, name), (None, 0))[0]
-              for name in _names(joins)}
+    var_extents = analysis.var_extents
+    extent = {name: var_extents.get((k, name), (None, 0))[0] for name in _names(joins)}
     out = []
     for join in joins:
         if join.kind == "einsum":
@@ -387,11 +388,12 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand],
                            note or "some extents are unknown until run time", first)
     costed = _costed(readable, spec.letters, names, tuple(shapes), note)  # type: ignore[arg-type]
     count = steps[1] if steps else 1
-    return dataclasses.replace(
-        costed, first_offset=first,
-        flops=None if costed.flops is None else costed.flops * count,
-        naive_flops=None if costed.naive_flops is None else costed.naive_flops * count,
-        gathered=sum(op.size or 0 for op in ops if op is not None and op.gathered))
+    return Contraction(  # (dataclasses.replace, spelt out: this runs per equation)
+        costed.einsum, costed.letters, costed.operands, costed.path, costed.steps,
+        None if costed.naive_flops is None else costed.naive_flops * count,
+        None if costed.flops is None else costed.flops * count,
+        costed.largest_intermediate, costed.note, first, costed.then_project,
+        sum(op.size or 0 for op in ops if op is not None and op.gathered), costed.kind)
 
 
 def _costed(readable: str, letter_eq: str, names: tuple[str, ...], shapes, note: str
