@@ -141,6 +141,42 @@ def statement_scopes(stmt: ir.Statement) -> tuple[dict[int, Scope], list[tuple[i
     return scopes, placed
 
 
+def scope_openers(stmt: ir.Statement) -> dict[int, int]:
+    """`id(expr)` of each expression that opens a scope (a call's argument, a
+    `reduce` body) -> the scope that expression is placed in, numbered and placed
+    as `statement_scopes` does (the same walk, without making its scopes: the
+    planner asks this of every equation)."""
+    exprs = ir.used_exprs(stmt)
+    if not exprs:
+        return {}
+    placed_in: dict[int, int] = {}
+    openers: list[ir.Expr] = []
+    count = 1  # scope 0 is the right-hand side
+    stack: list[tuple[ir.Expr, int]] = [(e, 0) for e in reversed(exprs)]
+    pop = stack.pop
+    Ref, Number, Call, Reduce = ir.Ref, ir.Number, ir.Call, ir.Reduce
+    children = ir.children
+    while stack:
+        node, scope = pop()
+        placed_in[id(node)] = scope
+        kind = type(node)
+        if kind is Ref or kind is Number:
+            continue
+        if kind is Call:
+            for arg in reversed(children(node)):
+                stack.append((arg, count))
+                count += 1
+            openers += node.args  # type: ignore[attr-defined]
+            openers += [kw.value for kw in node.kwargs]  # type: ignore[attr-defined]
+        elif kind is Reduce:
+            stack.append((node.body, count))  # type: ignore[attr-defined]
+            count += 1
+            openers.append(node.body)  # type: ignore[attr-defined]
+        else:
+            stack += [(child, scope) for child in reversed(children(node))]
+    return {id(e): placed_in[id(e)] for e in openers}
+
+
 def _index_form(index: ir.Index) -> str:
     if isinstance(index, ir.IndexVar):
         return "var"

@@ -66,7 +66,11 @@ def cmd_explain(options: ExplainOptions) -> int:
         return EXIT_USAGE
     if options.graph:
         write_graph(options.graph, analysis, plan)
-    execution = _execution_plan(config, analysis, plan.equations)
+    # the run plan's fixpoint choices are those of this analysis and configuration
+    # (but in demand mode, whose run plan is of the rewritten program)
+    choices = run_plan.fixpoints if run_plan is not None and run_plan.analysis is analysis \
+        and run_plan.config.fixpoint == config.fixpoint else None
+    execution = _execution_plan(config, analysis, plan.equations, choices)
     loss = loss_of(analysis)
     if options.format == "json":
         _dump_json(options.path, analysis, plan, execution, sharding, loss, run_plan)
@@ -102,16 +106,17 @@ def _run_plan(path: str, text: str, analysis: Analysis, config: Any) -> Any:
         return None
 
 
-def _execution_plan(config: Any, analysis: Analysis, plans: Any) -> Any:
+def _execution_plan(config: Any, analysis: Analysis, plans: Any, choices: Any = None) -> Any:
     """What the configuration flags do to the program (`plans`: its equations'
-    plans, made once); CommandFailed (exit 2) for a configuration that is refused."""
+    plans, made once; `choices`: the run plan's fixpoint choices, where it has
+    them); CommandFailed (exit 2) for a configuration that is refused."""
     from ..plan.config import config_problems, plan_execution
 
     problems = config_problems(config)
     if problems:
         fail(f"fuse: the execution configuration is refused: {'; '.join(problems)}",
              EXIT_USAGE)
-    return plan_execution(analysis, config, plans)
+    return plan_execution(analysis, config, plans, choices)
 
 
 def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, sharding: Any,

@@ -187,14 +187,20 @@ def fixpoint_choice(analysis: Analysis, group: Sequence[str],
 
 
 def plan_execution(analysis: Analysis, config: ExecutionConfig,
-                   plans: Sequence[Any] | None = None) -> ExecutionPlan:
+                   plans: Sequence[Any] | None = None,
+                   choices: Mapping[tuple[str, ...], FixpointChoice] | None = None
+                   ) -> ExecutionPlan:
     """What `config` does to the checked program (shapes only, nothing runs).
     `plans`: the equations' plans where the caller has them (`ProgramPlan.equations`);
     made here only when the config samples or blocks (planning every equation
-    again doubled `fuse explain`'s time on a long program)."""
+    again doubled `fuse explain`'s time on a long program).  `choices`: the
+    fixpoint choices a run plan of this analysis and `config.fixpoint` made
+    (RunPlan.fixpoints), per group of the order; made here where missing."""
     settings = tuple((k, str(v)) for k, v in config.changed().items())
+    known = choices or {}
     # (a recurrence runs in order, one pass per step: no fixpoint to choose for it)
-    fixpoints = [(", ".join(group), fixpoint_choice(analysis, group, config).how)
+    fixpoints = [(", ".join(group), (known.get(tuple(group))
+                                     or fixpoint_choice(analysis, group, config)).how)
                  for group in analysis.order if set(group) & analysis.recursive
                  and group_recurrence(analysis, group) is None]
     if plans is None and (config.projection == "monte_carlo" or config.block_size):

@@ -47,6 +47,14 @@ def einsum_spec(operands: Iterable[Sequence[str]], dropped: Collection[str],
     """The einsum over `operands` (each its axes' index names) that sums away the
     names in `dropped`; the kept names follow `lhs_order`, then first appearance.
     None when there are more distinct names than einsum has letters."""
+    # the answer depends on the names alone, and a program repeats the same few
+    # (every `A[i,j] B[j,k]` of a long program asks the same): made once per form
+    return _einsum_spec(tuple(map(tuple, operands)), frozenset(dropped), tuple(lhs_order))
+
+
+@functools.lru_cache(maxsize=4096)
+def _einsum_spec(operands: tuple[tuple[str, ...], ...], dropped: frozenset[str],
+                 lhs_order: tuple[str, ...]) -> EinsumSpec | None:
     letters: dict[str, str] = {}
     terms = []
     for names in operands:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Collection
 
 from ..check import Analysis
-from ..check.symbols import statement_scopes
+from ..check.symbols import scope_openers
 from ..front import ir
 from .contraction import einsum_spec
 
@@ -84,15 +84,8 @@ class RunWalk:
         self.sparse = sparse
         self.joins: list[Join] = []
         self.lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
-        scopes, placed = statement_scopes(stmt)
-        parent = {id(node): scope for node, scope in placed}
-        self.scope_of: dict[int, int] = {}
-        for node, _ in placed:
-            if isinstance(node, ir.Call):
-                for arg in node.args + tuple(kw.value for kw in node.kwargs):
-                    self.scope_of[id(arg)] = parent[id(arg)]
-            elif isinstance(node, ir.Reduce):
-                self.scope_of[id(node.body)] = parent[id(node.body)]
+        self.scope_of: dict[int, int] = scope_openers(stmt)
+        self.var_extents = analysis.var_extents  # (read once: a deferred field)
         self.projected_at: dict[int, dict[str, str]] = {}
         for role in analysis.roles.get(k, ()):
             if role.role == "projected" and role.scope is not None:
@@ -206,7 +199,7 @@ class RunWalk:
 
     def ref(self, ref: ir.Ref) -> tuple[str, ...]:
         if ref.indices is None:
-            if ref.name in self.fixed or (self.k, ref.name) not in self.analysis.var_extents:
+            if ref.name in self.fixed or (self.k, ref.name) not in self.var_extents:
                 return ()  # a scalar tensor, a symbol constant, a step held
             return (ref.name,)  # an index's value
         return self.operand_axes(ref)

@@ -49,7 +49,14 @@ def reference_operand(analysis: Analysis, k: int, ref: ir.Ref,
     shape: list[int | None] = []
     gathered = False
     slices = 0
+    extents = analysis.var_extents  # (read once: a deferred field's descriptor)
+    IndexVar = ir.IndexVar
     for pos, index in enumerate(ref.indices or ()):
+        if type(index) is IndexVar:  # the common case, as below
+            if index.name not in fixed:
+                axes.append(index.name)
+                shape.append(extents.get((k, index.name), (None, 0))[0])
+            continue
         if isinstance(index, ir.IndexSlice):
             axes.append(slice_name(slices))
             shape.append(_slice_extent(analysis, ref, pos, index))
@@ -57,18 +64,20 @@ def reference_operand(analysis: Analysis, k: int, ref: ir.Ref,
             continue
         if isinstance(index, (ir.IndexShift, ir.IndexDiv)):
             gathered = gathered or any(v.name not in fixed for v in ir.index_vars(index))
-        elif not isinstance(index, ir.IndexVar):
+        elif not isinstance(index, IndexVar):
             continue  # a constant or a virtual index: no axis
         for var in ir.index_vars(index):
             if var.name not in fixed:
                 axes.append(var.name)
-                shape.append(analysis.var_extents.get((k, var.name), (None, 0))[0])
+                shape.append(extents.get((k, var.name), (None, 0))[0])
     return _diagonal(axes, shape, gathered)
 
 
 def _diagonal(axes: list[str], shape: list[int | None], gathered: bool) -> Operand:
     """One axis per name: a name read twice (`A[i,i]`, `A[i,i+1]`) is the diagonal,
     kept where the name first occurs (as the run's reading does)."""
+    if len(set(axes)) == len(axes):  # (most references: no name twice)
+        return Operand(tuple(axes), tuple(shape), gathered)
     seen: dict[str, int | None] = {}
     for name, extent in zip(axes, shape):
         seen.setdefault(name, extent)

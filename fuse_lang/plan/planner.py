@@ -22,8 +22,9 @@ from ..front.builtins import COMPARISONS
 from ..front.ir_text import equation_text
 from ..front.span import Span
 from .contraction import contraction_path, einsum_spec
-from .joins import Join, RunWalk
-from .operands import Operand, reference_operand
+from .forms import WalkMemo, walk_joins
+from .joins import Join
+from .operands import Operand
 from .representation import representations
 
 
@@ -110,9 +111,10 @@ def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
     alone = _alone(analysis)
     chosen = representations(analysis, overrides)
     sparse = frozenset(r.tensor for r in chosen.values() if r.kind == "sparse")
+    memo = WalkMemo(analysis, sparse)  # each form of equation walked once
     for k, stmt in enumerate(analysis.program.statements):
         if isinstance(stmt, ir.Equation):
-            equations.append(plan_equation(analysis, k, alone, sparse))
+            equations.append(plan_equation(analysis, k, alone, sparse, memo))
     flops = [e.flops for e in equations]
     total = sum(f for f in flops if f is not None) if all(f is not None for f in flops) else None
     groups = tuple(g for g in analysis.order if set(g) & analysis.recursive)
@@ -191,9 +193,11 @@ def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozense
 
 
 def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = None,
-                  sparse: Collection[str] = ()) -> EquationPlan:
+                  sparse: Collection[str] = (), memo: WalkMemo | None = None
+                  ) -> EquationPlan:
     """Equation `k`'s plan; `alone`: `_alone(analysis)` where the caller plans many;
-    `sparse`: the tensors held as tuples (plan.representation)."""
+    `sparse`: the tensors held as tuples (plan.representation); `memo`: the walks
+    of the program's forms of equation (plan.forms), made with the same `sparse`."""
     stmt = analysis.program.statements[k]
     assert isinstance(stmt, ir.Equation)
     roles = analysis.roles.get(k, ())
@@ -201,8 +205,9 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     # walked once per equation, not once per index (issue 19, item 10)
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
+    var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
     for role in roles:
-        extent, domain = analysis.var_extents.get((k, role.name), (None, 0))
+        extent, domain = var_extents.get((k, role.name), (None, 0))
         indices.append(IndexPlan(role.name, extent, domain, role.role, role.op,
                                  _scope_label(role, call_arguments), role.joined,
                                  role.factors))
@@ -213,7 +218,8 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     if alone is None:
         alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
     steps = _step_by_step(analysis, k, stmt, alone)
-    contractions = tuple(_contractions(analysis, k, stmt, steps, sparse))
+    found, nodes = _contractions(analysis, k, stmt, steps, sparse, memo)
+    contractions = tuple(found)
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
@@ -222,7 +228,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
         k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), stmt.lhs.name,
         stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive, _comparisons(analysis, k, stmt, indices))
+        stmt.lhs.name in analysis.recursive, _comparisons(analysis, k, stmt, indices, nodes))
 
 
 def _place(analysis: Analysis, span: Span) -> tuple[int, str]:
@@ -249,14 +255,15 @@ def _equation_text(analysis: Analysis, k: int, stmt: ir.Equation, where: str) ->
     return f"{equation_text(stmt)}   (from fn {origin.fn}{inside}, called at {where})"
 
 
-def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan]
-                 ) -> tuple[str, ...]:
+def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
+                 nodes: list[ir.Expr] | None = None) -> tuple[str, ...]:
     """The comparison factors (`(j < i)`), each with the indices it is a mask over:
     built from the indices' values, one axis (against a number) or an outer
-    comparison of several."""
+    comparison of several.  `nodes`: the right-hand side's nodes in walk order,
+    where the caller has them."""
     extents = {ix.name: ix.extent for ix in indices}
     out = []
-    for node in ir.walk(stmt.rhs):
+    for node in ir.walk(stmt.rhs) if nodes is None else nodes:
         if not (isinstance(node, ir.Call) and node.name in COMPARISONS):
             continue
         names = list(dict.fromkeys(
@@ -293,21 +300,22 @@ def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
 
 
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
-                  steps: tuple[str, int] | None, sparse: Collection[str]) -> list[Contraction]:
+                  steps: tuple[str, int] | None, sparse: Collection[str],
+                  memo: WalkMemo | None = None
+                  ) -> tuple[list[Contraction], list[ir.Expr] | None]:
     """What the run computes for equation `k` (plan.joins walks it as the run does):
     each einsum, elementwise product and reduction, with its cost, in the run's
-    order (an argument's join before the join that reads the call)."""
+    order (an argument's join before the join that reads the call); and the
+    right-hand side's nodes in walk order where the memo has them."""
     fixed = (steps[0],) if steps else ()
-    read: dict[int, Operand] = {}
-
-    def axes_of(ref: ir.Ref) -> tuple[str, ...]:
-        operand = read[id(ref)] = reference_operand(analysis, k, ref, fixed)
-        return operand.axes
-
-    joins = RunWalk(analysis, k, stmt, axes_of, fixed, sparse).run()
+    nodes = None
+    if memo is not None:
+        joins, read, nodes = memo.walk(k, stmt, fixed)
+    else:
+        joins, read = walk_joins(analysis, k, stmt, fixed, sparse)
     count = steps[1] if steps else 1
-    extent = {name: analysis.var_extents.get((k, name), (None, 0))[0]
-              for name in _names(joins)}
+    var_extents = analysis.var_extents
+    extent = {name: var_extents.get((k, name), (None, 0))[0] for name in _names(joins)}
     out = []
     for join in joins:
         if join.kind == "einsum":
@@ -316,7 +324,7 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
             found = _pointwise(analysis, join, extent, count)
         if found is not None:
             out.append(found)
-    return out  # in the order the run computes them
+    return out, nodes  # (out: in the order the run computes them)
 
 
 def _names(joins: list[Join]) -> set[str]:
@@ -402,11 +410,12 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand],
                            note or "some extents are unknown until run time", first)
     costed = _costed(readable, spec.letters, names, tuple(shapes), note)  # type: ignore[arg-type]
     count = steps[1] if steps else 1
-    return dataclasses.replace(
-        costed, first_offset=first,
-        flops=None if costed.flops is None else costed.flops * count,
-        naive_flops=None if costed.naive_flops is None else costed.naive_flops * count,
-        gathered=sum(op.size or 0 for op in ops if op is not None and op.gathered))
+    return Contraction(  # (dataclasses.replace, spelt out: this runs per equation)
+        costed.einsum, costed.letters, costed.operands, costed.path, costed.steps,
+        None if costed.naive_flops is None else costed.naive_flops * count,
+        None if costed.flops is None else costed.flops * count,
+        costed.largest_intermediate, costed.note, first, costed.then_project,
+        sum(op.size or 0 for op in ops if op is not None and op.gathered), costed.kind)
 
 
 def _costed(readable: str, letter_eq: str, names: tuple[str, ...], shapes, note: str

@@ -38,10 +38,11 @@ class _Text:
 
     def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
         widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-        out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
-        out += [fmt.format(*row).rstrip() for row in rows]
-        return out
+
+        def line(row: list[str]) -> str:  # each cell left-aligned in its column's width
+            return "  ".join([str(c).ljust(w) for c, w in zip(row, widths)]).rstrip()
+
+        return [line(header), line(["-" * w for w in widths]), *map(line, rows)]
 
     def equation_head(self, eq: EquationPlan) -> str:
         return f"line {eq.line}: {eq.text}"

@@ -43,7 +43,7 @@ from ..plan.planner import ProgramPlan, plan_program
 from ..plan.representation import Representation, representations
 from ..plan.sampling import SampleSite, sample_sites
 from . import scheduler
-from .interpret.statement import StatementInfo, statement_info, variables_by_statement
+from .interpret.statement import StatementInfo, StatementInfos
 from .schedules import Schedule as Temperature, schedules_of
 
 if TYPE_CHECKING:
@@ -232,7 +232,6 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
     deps = scheduler.dependencies(analysis)
     statements = analysis.program.statements
     equations_of = {n: scheduler.equations_of(analysis, n) for n in analysis.tensors}
-    variables = variables_by_statement(analysis)
     overrides = dict(overrides or {})
     chosen = representations(analysis, overrides) if abilities.sparse else {}
     sparse = frozenset(
@@ -242,9 +241,9 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
     return RunPlan(
         signature=tuple(signature), analysis=analysis, config=config, abilities=abilities,
         overrides=MappingProxyType(overrides),
-        statements=MappingProxyType({
-            k: statement_info(analysis, k, variables) for k, s in enumerate(statements)
-            if isinstance(s, (ir.Equation, ir.Sink, ir.Query))}),
+        statements=StatementInfos(analysis, tuple(
+            k for k, s in enumerate(statements)
+            if isinstance(s, (ir.Equation, ir.Sink, ir.Query)))),
         dependencies=MappingProxyType({n: frozenset(d) for n, d in deps.items()}),
         constants=frozenset(scheduler.constants(analysis, deps, given)),
         shapes=MappingProxyType({n: t.shape for n, t in analysis.tensors.items()}),

@@ -1,0 +1,197 @@
+"""The planner's walk of an equation (plan.joins with plan.operands), made once
+per form of equation.
+
+A long program repeats a few forms of equation under other tensor names
+(`H3[p,e] = relu(W[d,e] N2[p,d] + 0.5)` has the form of `H1[p,e] = relu(W[d,e]
+N0[p,d] + 0.5)`), and the walk of a form gives the same joins and operands,
+node for node.  `WalkMemo.walk` keys each equation by its form and makes the
+walk of a form once per `plan_program`; the joins of another equation of that
+form are the first one's, with its own nodes put in.
+
+The form holds everything the walk reads, so that two equations of one form
+cannot differ in what it finds:
+- the statement's nodes in walk order, without spans: kinds, operators, call
+  and keyword names, numbers' texts, every index (names, offsets, constants,
+  slices); the name of a reference with indices as its slot (the first
+  tensor the form reads is slot 0, ...), with whether that tensor is held
+  sparse and, where the reference slices, its axes' extents; any other name
+  (a bare name: an index's value, a scalar tensor, a symbol) as itself;
+- the statement's projected indices in order (scope number, name, operator),
+  the extent of every index of the statement, and the indices held at one
+  position (a recurrence's step).
+A statement whose nodes share an object (the walk keys its operands by node)
+or hold a node kind the form does not know is walked directly, every time.
+"""
+from __future__ import annotations
+
+from typing import Any, Collection
+
+from ..check import Analysis
+from ..front import ir
+from .joins import Join, RunWalk
+from .operands import Operand, reference_operand
+
+# a walk that could not be put in terms of the form's nodes (walked directly)
+_UNCACHED = object()
+
+
+def walk_joins(analysis: Analysis, k: int, stmt: ir.Equation, fixed: tuple[str, ...],
+               sparse: Collection[str]) -> tuple[list[Join], dict[int, Operand]]:
+    """Equation `k`'s joins as the run computes them, and each reference's operand
+    (by `id` of the reference), walked now."""
+    read: dict[int, Operand] = {}
+
+    def axes_of(ref: ir.Ref) -> tuple[str, ...]:
+        operand = read[id(ref)] = reference_operand(analysis, k, ref, fixed)
+        return operand.axes
+
+    return RunWalk(analysis, k, stmt, axes_of, fixed, sparse).run(), read
+
+
+class WalkMemo:
+    """The walks of one program's equations (one analysis, one set of sparse
+    tensors), each form's made once."""
+
+    def __init__(self, analysis: Analysis, sparse: Collection[str]) -> None:
+        self.analysis = analysis
+        self.sparse = frozenset(sparse)
+        self._known: dict[tuple, Any] = {}
+        self._extents: dict[int, list[tuple[str, int | None]]] | None = None
+
+    def walk(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
+             ) -> tuple[list[Join], dict[int, Operand], list[ir.Expr] | None]:
+        """walk_joins of equation `k`, from its form's walk where one was made; and
+        the right-hand side's nodes in walk order (`ir.walk`'s), where the form
+        was found (None: the equation was walked directly)."""
+        form = self._form(k, stmt, fixed)
+        if form is None:
+            return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), None)
+        key, nodes = form
+        template = self._known.get(key)
+        if template is None:
+            joins, read = walk_joins(self.analysis, k, stmt, fixed, self.sparse)
+            self._known[key] = _template(joins, read, nodes)
+            return joins, read, nodes
+        if template is _UNCACHED:
+            return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), nodes)
+        return (*_materialised(template, nodes), nodes)
+
+    def _extents_of(self, k: int) -> tuple[tuple[str, int | None], ...]:
+        """Every index of statement `k` with its extent, by name."""
+        if self._extents is None:
+            grouped: dict[int, list[tuple[str, int | None]]] = {}
+            for (statement, name), (extent, _domain) in self.analysis.var_extents.items():
+                grouped.setdefault(statement, []).append((name, extent))
+            self._extents = grouped
+        return tuple(sorted(self._extents.get(k, ())))
+
+    def _form(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
+              ) -> tuple[tuple, list[ir.Expr]] | None:
+        """The key of equation `k`'s form, and its nodes in walk order; None where
+        the walk is made directly (see the module)."""
+        nodes: list[ir.Expr] = []
+        tokens: list[Any] = [stmt.op, _index_forms(stmt.lhs.indices)]
+        slots: dict[str, int] = {}
+        seen: set[int] = set()
+        tensors = self.analysis.tensors
+        rhs = stmt.rhs
+        stack: list[ir.Expr] = [] if rhs is None else [rhs]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                return None
+            seen.add(id(node))
+            nodes.append(node)
+            kind = type(node)
+            if kind is ir.Ref:
+                tokens.append(self._ref_token(node, slots, tensors))  # type: ignore[arg-type]
+                continue
+            token = _token(node)
+            if token is None:
+                return None
+            tokens.append(token)
+            stack += reversed(ir.children(node))
+        roles = tuple((r.scope.id, r.name, r.op) for r in self.analysis.roles.get(k, ())
+                      if r.role == "projected" and r.scope is not None)
+        return (tuple(tokens), roles, self._extents_of(k), fixed), nodes
+
+    def _ref_token(self, ref: ir.Ref, slots: dict[str, int], tensors: Any) -> tuple:
+        indices = ref.indices
+        if indices is None:  # a bare name: the walk reads the name itself
+            return ("ref", ref.name, None, ref.paren)
+        slot = slots.setdefault(ref.name, len(slots))
+        sliced = None
+        if any(type(i) is ir.IndexSlice for i in indices):
+            info = tensors.get(ref.name)
+            sliced = None if info is None else tuple(a.extent for a in info.axes)
+        return ("ref", slot, ref.name in self.sparse, sliced, _index_forms(indices),
+                ref.paren)
+
+
+def _token(node: ir.Expr) -> tuple | None:
+    """A node other than a reference, without its span and its children (which
+    follow it in walk order); None for a kind the form does not know."""
+    kind = type(node)
+    if kind is ir.Number:
+        return ("number", node.text)  # type: ignore[attr-defined]
+    if kind is ir.Product:
+        return ("product", node.ops, len(node.factors))  # type: ignore[attr-defined]
+    if kind is ir.Sum:
+        return ("sum", node.signs, len(node.terms))  # type: ignore[attr-defined]
+    if kind is ir.Call:
+        return ("call", node.name, len(node.args),  # type: ignore[attr-defined]
+                tuple([kw.name for kw in node.kwargs]))  # type: ignore[attr-defined]
+    if kind is ir.Neg:
+        return ("neg",)
+    if kind is ir.Power:
+        return ("power",)
+    if kind is ir.Reduce:
+        return ("reduce", node.op, _index_forms(node.indices))  # type: ignore[attr-defined]
+    if kind is ir.String:
+        return ("string", node.value)  # type: ignore[attr-defined]
+    if kind is ir.ListLit:
+        return ("list", len(node.items))  # type: ignore[attr-defined]
+    return None
+
+
+def _index_forms(indices: tuple | None) -> tuple | None:
+    return None if indices is None else tuple([_index_form(i) for i in indices])
+
+
+def _index_form(index: Any) -> tuple:
+    """An index without its spans: its kind and every other field."""
+    kind = type(index)
+    if kind is ir.IndexVar:
+        return ("var", index.name, index.dotted)
+    if kind is ir.IndexConst:
+        return ("const", type(index.value).__name__, index.value, index.quoted)
+    if kind is ir.IndexShift:
+        return ("shift", tuple([_index_form(v) for v in index.terms]), index.offset)
+    if kind is ir.IndexDiv:
+        return ("div", _index_form(index.var), index.divisor)
+    if kind is ir.IndexSlice:
+        return ("slice", index.start, index.stop)
+    if kind is ir.IndexVirtual:
+        return ("virtual", _index_form(index.inner))
+    return ("other", id(index))  # (unknown: a form of its own)
+
+
+def _template(joins: list[Join], read: dict[int, Operand], nodes: list[ir.Expr]) -> Any:
+    """The walk with each node given by its place in the form's walk order
+    (_UNCACHED where a join or an operand is of a node outside it)."""
+    place = {id(node): n for n, node in enumerate(nodes)}
+    try:
+        made = [(j.kind, tuple([place[id(f)] for f in j.factors]), j.ops, j.axes, j.summed,
+                 j.combines, j.reduced) for j in joins]
+        operands = [(place[key], operand) for key, operand in read.items()]
+    except KeyError:
+        return _UNCACHED
+    return made, operands
+
+
+def _materialised(template: Any, nodes: list[ir.Expr]
+                  ) -> tuple[list[Join], dict[int, Operand]]:
+    made, operands = template
+    joins = [Join(kind, tuple([nodes[n] for n in factors]), ops, axes, summed, combines,
+                  reduced) for kind, factors, ops, axes, summed, combines, reduced in made]
+    return joins, {id(nodes[n]): operand for n, operand in operands}
