@@ -74,16 +74,11 @@ def gen_forward_graph(folder: Path, nodes: int, edges: int, block: int = 200,
     return {"edge": _write(folder / "edge.tsv", np.concatenate(rows))}
 
 
-def gen_same_generation(folder: Path, nodes: int, seed: int = 3) -> dict[str, int]:
-    """Arc(parent, child): every node but 0 has two parents drawn among the lower
-    ids (a DAG of about 2 arcs a node; duplicates dropped)."""
-    import numpy as np
-
+def gen_same_generation(folder: Path, nodes: int, arcs: int, seed: int = 3) -> dict[str, int]:
+    """Arc(a, x): `arcs` distinct uniformly random arcs over `nodes` ids (cycles
+    and all, as a random graph of about 2 arcs a node)."""
     rng = _rng(seed)
-    child = np.repeat(np.arange(1, nodes), 2)
-    parent = (rng.random(child.size) * child).astype(np.int64)
-    arcs = np.unique(np.stack([parent, child], axis=1), axis=0)
-    return {"arc": _write(folder / "arc.tsv", arcs)}
+    return {"arc": _write(folder / "arc.tsv", _distinct_pairs(rng, nodes, arcs))}
 
 
 def gen_andersen(folder: Path, variables: int, facts: int, seed: int = 4) -> dict[str, int]:
@@ -325,9 +320,9 @@ WORKLOADS = {w.name: w for w in (
              ("path",), TC_FUSE, TC_NEMO, TC_SQL,
              {True: "2,000 nodes, 2,800 edges", False: "200,000 nodes, 280,000 edges"}),
     Workload("sg", "same generation",
-             lambda f, small: gen_same_generation(f, 100 if small else 2_000),
+             lambda f, small: gen_same_generation(f, *((100, 190) if small else (2_000, 3_900))),
              ("sg",), SG_FUSE, SG_NEMO, SG_SQL,
-             {True: "100 nodes", False: "2,000 nodes"}),
+             {True: "100 nodes, 190 arcs", False: "2,000 nodes, 3,900 arcs"}),
     Workload("andersen", "Andersen points-to (4 rules, 2 non-linear)",
              lambda f, small: gen_andersen(f, *((100, 100) if small else (3_000, 3_000))),
              ("points_to",), ANDERSEN_FUSE, ANDERSEN_NEMO, ANDERSEN_SQL,
