@@ -22,6 +22,7 @@ runs only that one engine process (so no other run's peak counts). A run past
 
     python benchmarks/datalog_peers.py [--small] [--only WORKLOAD]... [--timeout S]
         [--engines fuse,duckdb-1,duckdb-2,nemo] [--keep DIR] [--fuse-trace]
+        [--andersen-variables N]
 
 --small is seconds in all (the smoke test, tests/test_benchmarks_smoke.py); the
 large sizes are the issue's. Figures: docs/scale.md, "Against other Datalog
@@ -36,12 +37,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from datalog_peer_workloads import WORKLOADS, Workload  # noqa: E402
+from datalog_peer_workloads import WORKLOADS, Workload, gen_andersen  # noqa: E402
 
 ENGINES = ("fuse", "duckdb-1", "duckdb-2", "nemo")
 
@@ -269,6 +271,8 @@ def main() -> int:
                         help="seconds per engine run (default 60 with --small, else 300)")
     parser.add_argument("--engines", default=",".join(ENGINES),
                         help="comma-separated subset of " + ",".join(ENGINES))
+    parser.add_argument("--andersen-variables", type=int, metavar="N",
+                        help="Andersen at N variables and N random facts of each kind")
     parser.add_argument("--keep", type=Path, help="generate into DIR and keep the files")
     parser.add_argument("--fuse-trace", action="store_true",
                         help="also run `fuse check` and `fuse run --trace` (untimed)")
@@ -284,12 +288,17 @@ def main() -> int:
     import compileall  # time the engine, not the writing of its bytecode
 
     compileall.compile_dir(ROOT / "fuse_lang", quiet=1)
+    workloads = dict(WORKLOADS)
+    if n := args.andersen_variables:
+        workloads["andersen"] = replace(
+            workloads["andersen"], generate=lambda folder, small: gen_andersen(folder, n, n),
+            sizes={args.small: f"{n:,} variables, {n:,} facts each"})
     results, all_same = [], True
     with tempfile.TemporaryDirectory(prefix="datalog_peers_") as tmp:
         base = args.keep or Path(tmp)
-        for name in args.only or list(WORKLOADS):
-            runs, same, answers = run_workload(WORKLOADS[name], base / name, args)
-            results.append((WORKLOADS[name], runs, answers))
+        for name in args.only or list(workloads):
+            runs, same, answers = run_workload(workloads[name], base / name, args)
+            results.append((workloads[name], runs, answers))
             all_same &= same
     print_table(results, args)
     return 0 if all_same else 1
