@@ -290,3 +290,26 @@ def test_linear_costs_prints_each_size_and_its_growth_ratio():
     ratios = re.findall(r"^(check|explain) +(undefined|generated) per-line cost at 200 lines / "
                         r"at 50 lines  ratio ([\d.]+|n/a)$", proc.stdout, re.M)
     assert len(ratios) == 4, proc.stdout
+
+
+def test_datalog_peers_gets_identical_answers_from_every_engine():
+    """benchmarks/datalog_peers.py --small: every workload run by Fuse, DuckDB (1 and
+    2 threads) and Nemo where installed, each a whole process; the answers must be
+    identical as sets of tuples (else it exits 1), and the table has a row a workload."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_peers.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    expected = ["fuse"]
+    if find_spec("duckdb") is not None:
+        expected += ["duckdb-1", "duckdb-2"]
+    if find_spec("nmo_python") is not None:
+        expected += ["nemo"]
+    verdicts = dict(re.findall(r"^(\w+): answers identical across (.+) \([\d,]+ tuples\)$",
+                               proc.stdout, re.M))
+    assert sorted(verdicts) == ["andersen", "cspa", "sg", "tc", "tc_forward"], proc.stdout
+    for workload, engines in verdicts.items():
+        assert engines.split(", ") == expected, (workload, proc.stdout)
+    rows = re.findall(r"^\| .+ \(([\d,]+) answers\) \| .+ \|$", proc.stdout, re.M)
+    assert len(rows) == 5 and all(int(n.replace(",", "")) > 0 for n in rows), proc.stdout
+    if "duckdb-1" in expected:
+        assert len(re.findall(r"\| [\d.]+ \| [\d.]+ \|$", proc.stdout, re.M)) == 5, proc.stdout
