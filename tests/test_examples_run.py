@@ -230,6 +230,7 @@ def ref_transformer_fn():
 
 
 ref_transformer_2layer = ref_transformer_fn  # the same program written out
+ref_transformer_blocks = ref_transformer_fn  # the same program, each layer a block of lets
 
 
 def ref_hmm():
