@@ -606,10 +606,10 @@ From(x) = net::Linked(Paris, x) + G::W[x]
               (11, "default", "fuseKeyword"), (11, "when", "fuseKeyword"),
               (12, "let", "fuseKeyword"), (12, "Bl", "fuseTensor"), (12, "!", "fuseOperator"),
               (12, "&&", "fuseOperator"), (12, "||", "fuseOperator"),
-              (12, "import", "fuseKeyword"), (12, '"lib', "fuseString"), (12, "as", "fuseKeyword"),
-              (12, "net", "fuseNamespace"), (13, "net", "fuseNamespace"),
-              (13, "::", "fuseNsSep"), (13, "Linked", "fuseRelation"),
-              (13, "G", "fuseNamespace"), (13, "W", "fuseTensor")]
+              (13, "import", "fuseKeyword"), (13, '"lib', "fuseString"), (13, "as", "fuseKeyword"),
+              (13, "net", "fuseNamespace"), (14, "net", "fuseNamespace"),
+              (14, "::", "fuseNsSep"), (14, "Linked", "fuseRelation"),
+              (14, "G", "fuseNamespace"), (14, "W", "fuseTensor")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword
