@@ -149,8 +149,13 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         operands = []
         factors, negative = product_factors(expr)  # (A B) E is A B E; -(A B) E negated
         scale = -1.0 if negative else None
+        joins_tuples = self._joins_sparse(expr)  # a comparison filters the join's tuples
         for factor, op in factors:
-            value = self.factor(factor)
+            value = None
+            if joins_tuples and type(factor) is ir.Call and op != "/":
+                value = self.comparison_filter(factor)  # type: ignore[arg-type]
+            if value is None:
+                value = self.factor(factor)
             if not value.axes:
                 factor_value = 1 / value.data if op == "/" else value.data
                 scale = factor_value if scale is None else scale * factor_value
