@@ -183,3 +183,18 @@ def test_a_side_reading_two_indices_is_a_dense_factor_still(tmp_path):
     chosen = representations(fuse_lang.analyze(text, str(tmp_path / "w.fuse"), tmp_path))
     assert chosen["Arc"].kind == "sparse" and chosen["W"].kind == "dense"
     assert _answers(text, tmp_path) == [{(x, y) for x, y in arcs if x + y < NODES}]
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_eager_torch_and_jax_keep_same_generation_sparse_with_the_same_answers(tmp_path,
+                                                                                backend):
+    # torch.sparse / BCOO: the pair's sparse product, then the comparison read at its
+    # non-zeros (run/sparse/framework.py); the answers are NumPy's
+    pytest.importorskip(backend)
+    arcs = _write(tmp_path, "symbols")
+    rules, want = _symbols_case(arcs)
+    text = SG + rules + "Sg(x,y)?\nexport Sg\n"
+    program = fuse_lang.compile(text, base_dir=tmp_path, backend=backend, compiled=False)
+    result = program.execute()
+    assert sp.issparse(result.outputs["Sg"])
+    assert [set(q.tuples) for q in result.queries] == [*want, _same_generation(arcs)]
