@@ -61,6 +61,18 @@ def _same_generation(arcs: list[tuple]) -> set[tuple]:
     return found
 
 
+def _closure(pairs: set[tuple]) -> set[tuple]:
+    """The transitive closure of `pairs`, by hand."""
+    after: dict = {}
+    for u, v in pairs:
+        after.setdefault(u, set()).add(v)
+    found, delta = set(pairs), set(pairs)
+    while delta:
+        delta = {(x, z) for x, y in delta for z in after.get(y, ())} - found
+        found |= delta
+    return found
+
+
 SG = """Arc(x,y) = "arc.tsv"
 Sg(x,y) = Arc(a,x) Arc(a,y) (x != y)
 Sg(x,y) = Arc(a,x) Sg(a,b) Arc(b,y)
@@ -104,18 +116,22 @@ Ge(x,y) = Arc(x,y) (y >= {middle})
 Far(x,y) = Arc(x,y) (x + {40 * step} < y)
 Eq(x,y) = Arc(a,x) Arc(a,y) (x == y)
 Neg(x,y) = Sg(x,y) not Arc(x,y) (x < y)
+Up(x,y) = Arc(x,y) (x < y)
+Up(x,z) = Up(x,y) Arc(y,z) (y < z)
 Lt(x,y)?
 Lc(x,y)?
 Ge(x,y)?
 Far(x,y)?
 Eq(x,y)?
 Neg(x,y)?
+Up(x,y)?
 """
     sg, arc = _same_generation(arcs), set(arcs)
     want = [{(x, y) for x, y in arcs if x < y}, {(x, y) for x, y in arcs if x < middle},
             {(x, y) for x, y in arcs if y >= middle},
             {(x, y) for x, y in arcs if x + 40 * step < y},
-            {(x, x) for _, x in arcs}, {(x, y) for x, y in sg - arc if x < y}]
+            {(x, x) for _, x in arcs}, {(x, y) for x, y in sg - arc if x < y},
+            _closure({(x, y) for x, y in arcs if x < y})]  # increasing paths
     return text, want
 
 
@@ -126,15 +142,19 @@ def _symbols_case(arcs: list[tuple]) -> tuple[str, list[set]]:
 Ec(x,y) = Arc(x,y) (y == {often})
 Loop(x,y) = Arc(x,y) (x == y)
 Neg(x,y) = Sg(x,y) not Arc(x,y) (y != {often}) (x != y)
+Avoid(x,y) = Arc(x,y) (y != {often})
+Avoid(x,z) = Avoid(x,y) Arc(y,z) (z != {often})
 Ne(x,y)?
 Ec(x,y)?
 Loop(x,y)?
 Neg(x,y)?
+Avoid(x,y)?
 """
     sg, arc = _same_generation(arcs), set(arcs)
     want = [{(x, y) for x, y in arcs if x != often}, {(x, y) for x, y in arcs if y == often},
             {(x, y) for x, y in arcs if x == y},
-            {(x, y) for x, y in sg - arc if y != often and x != y}]
+            {(x, y) for x, y in sg - arc if y != often and x != y},
+            _closure({(x, y) for x, y in arcs if y != often})]  # paths around `often`
     return text, want
 
 
