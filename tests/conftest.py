@@ -51,7 +51,7 @@ def tolerance() -> dict:
 # answers are compared through test_engine_runtime and the examples)
 CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_examples_run",
                        "test_run_targets", "test_datalog", "test_datalog_values",
-                       "test_sparse", "test_sparse_io",
+                       "test_sparse", "test_sparse_io", "test_sparse_comparisons",
                        "test_execution_config", "test_demand", "test_seed_spellings",
                        "test_layer_recurrences", "test_functions", "test_let_blocks"}
 

@@ -25,7 +25,7 @@ from .contraction import contraction_path, einsum_spec
 from .forms import WalkMemo, walk_joins
 from .joins import Join
 from .operands import Operand
-from .representation import representations
+from .representation import representations, sparse_join_filters
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +228,8 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
         k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), stmt.lhs.name,
         stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive, _comparisons(analysis, k, stmt, indices, nodes))
+        stmt.lhs.name in analysis.recursive,
+        _comparisons(analysis, k, stmt, indices, nodes, sparse))
 
 
 def _place(analysis: Analysis, span: Span) -> tuple[int, str]:
@@ -256,15 +257,25 @@ def _equation_text(analysis: Analysis, k: int, stmt: ir.Equation, where: str) ->
 
 
 def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
-                 nodes: list[ir.Expr] | None = None) -> tuple[str, ...]:
+                 nodes: list[ir.Expr] | None = None, sparse: Collection[str] = ()
+                 ) -> tuple[str, ...]:
     """The comparison factors (`(j < i)`), each with the indices it is a mask over:
     built from the indices' values, one axis (against a number) or an outer
-    comparison of several.  `nodes`: the right-hand side's nodes in walk order,
-    where the caller has them."""
+    comparison of several; in a join of sparse relations, a filter on the join's
+    tuples (plan.representation.tuple_filter).  `nodes`: the right-hand side's
+    nodes in walk order, where the caller has them."""
     extents = {ix.name: ix.extent for ix in indices}
+    filters = sparse_join_filters(analysis, k, stmt, sparse) if sparse else {}
     out = []
     for node in ir.walk(stmt.rhs) if nodes is None else nodes:
         if not (isinstance(node, ir.Call) and node.name in COMPARISONS):
+            continue
+        if id(node) in filters:
+            text = analysis.text[node.span.start:node.span.end]
+            text = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+            out.append(f"({text}): filters the join's tuples (the relations are sparse), "
+                       f"comparing the values of {', '.join(filters[id(node)])}"
+                       f"{_symbol_text(analysis, k, node)}")
             continue
         names = list(dict.fromkeys(
             n.name for n in ir.walk(node) if isinstance(n, ir.Ref) and n.indices is None

@@ -18,7 +18,9 @@ SPARSE_MAX_PERCENT percent of its cells.  The estimate is read, never computed:
   sparse: a dense operand makes the join's result dense anyway.  A negated atom
   (`not R(...)`, `1 - R(...)`, `1 - step(R(...))` of a sparse or small R) is an
   anti-join: it only removes tuples, so it adds nothing to the estimate and keeps
-  the rule sparse.
+  the rule sparse.  So is a comparison of indices the rule's other operands
+  bind (`(x != y)`, `(x < 3)`, `(x != Ann)`): a filter on the join's tuples
+  (`tuple_filter`; run/sparse/join.py), never a dense mask over every cell.
 
 Everything else is dense.  `overrides` ({"Edge": "sparse"}) forces a choice per
 tensor; sparse is refused for a tensor of fewer than 2 axes.
@@ -31,12 +33,13 @@ import os
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Collection, Mapping, Sequence
 
 from ..check import Analysis
 from ..check.analysis import SOURCE_KINDS, TensorInfo
 from ..check.datalog import negated_relation
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..io.numpy_headers import read_sparse_npz_header
 from ..io.source_files import MAX_TEXT_SOURCE_BYTES, SourceError, path_problem
 
@@ -213,7 +216,7 @@ def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
     """Every rule is a product of references to sparse Boolean tensors (or the group),
     and of 1-D Boolean masks over an index a 2-D operand has (a magic set guarding a
     rule, plan.demand: multiplied into that operand, run.sparse)."""
-    for _k, rule in _rules(analysis, name):
+    for k, rule in _rules(analysis, name):
         factors = _factors(rule.rhs)
         for factor in factors:
             negated = _negated(analysis, factor)
@@ -221,6 +224,8 @@ def _sparse_operands(analysis: Analysis, name: str, group: tuple[str, ...],
                 if negated.name not in sparse and not _small(analysis, negated.name):
                     return False
                 continue
+            if tuple_filter(analysis, k, factor, factors) is not None:
+                continue  # a comparison: the join's tuples, fewer
             if not isinstance(factor, ir.Ref) or factor.name not in analysis.tensors:
                 return False
             if _mask(analysis, factor, factors):
@@ -237,6 +242,56 @@ def _negated(analysis: Analysis, factor: ir.Expr) -> ir.Ref | None:
     """The relation a factor negates (`not R(...)`, `1 - R(...)`, `1 - step(R(...))`)."""
     tensors = analysis.tensors
     return negated_relation(factor, lambda n: n in tensors and tensors[n].boolean)
+
+
+def tuple_filter(analysis: Analysis, k: int, factor: ir.Expr, factors: Sequence[ir.Expr]
+                 ) -> tuple[str, ...] | None:
+    """The indices a comparison factor of rule `k` reads, when it filters the join's
+    tuples: each side reads at most one index (its values, by position: a vector;
+    check/value_tables.py) and numbers or symbol constants, and every index it reads
+    is bound by a positive relation among the rule's other factors.  None otherwise
+    (a dense Boolean factor over its indices, as in a tensor program)."""
+    if not (isinstance(factor, ir.Call) and factor.name in COMPARISONS
+            and len(factor.args) == 2 and not factor.kwargs):
+        return None
+    names: list[str] = []
+    for side in factor.args:
+        found: set[str] = set()
+        for node in ir.walk(side):
+            if isinstance(node, ir.Ref):
+                if node.indices is not None:
+                    return None  # a tensor read inside: not a plain comparison of indices
+                if (k, node.name) in analysis.var_extents:
+                    found.add(node.name)
+            elif not isinstance(node, (ir.Number, ir.Neg, ir.Sum, ir.Product)):
+                return None
+        if len(found) > 1:
+            return None
+        names += [n for n in found if n not in names]
+    bound = {ix.name for f in factors if isinstance(f, ir.Ref) and f.indices
+             and f.name in analysis.tensors and analysis.tensors[f.name].boolean
+             for ix in f.indices if isinstance(ix, ir.IndexVar)}
+    return tuple(names) if names and set(names) <= bound else None
+
+
+def sparse_join_filters(analysis: Analysis, k: int, rule: ir.Equation,
+                        sparse: Collection[str]) -> dict[int, tuple[str, ...]]:
+    """The comparison factors of rule `k` that the run applies as filters on the
+    join's tuples (by id, with the indices each reads): where a factor reads a
+    `sparse` relation (or negates one), the NumPy run joins tuples
+    (run/interpret/builtin_calls.py `comparison_filter`)."""
+    if rule.rhs is None:
+        return {}
+    factors = _factors(rule.rhs)
+    joined = [f if isinstance(f, ir.Ref) else _negated(analysis, f) for f in factors]
+    if not any(r is not None and r.name in sparse for r in joined):
+        return {}
+    out = {}
+    for factor in factors:
+        names = tuple_filter(analysis, k, factor, factors)
+        if names is not None:
+            out[id(factor)] = names
+    return out
 
 
 def _mask(analysis: Analysis, factor: ir.Ref, factors: list[ir.Expr]) -> bool:
@@ -294,8 +349,11 @@ def _estimate(analysis: Analysis, name: str, group: tuple[str, ...],
 def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
                    estimates: Mapping[str, int | None]) -> int | None:
     """A product of references: nnz(A) nnz(B) / extent(shared) per join, left to right;
-    a negated atom only removes tuples (an anti-join), so it is left out."""
-    factors = [f for f in _factors(rule.rhs) if _negated(analysis, f) is None]
+    a negated atom (an anti-join) and a comparison (a filter) only remove tuples, so
+    they are left out."""
+    everything = _factors(rule.rhs)
+    factors = [f for f in everything if _negated(analysis, f) is None
+               and tuple_filter(analysis, k, f, everything) is None]
     if not factors:
         return None
     if not all(isinstance(f, ir.Ref) and f.name in estimates for f in factors):

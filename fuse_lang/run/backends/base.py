@@ -188,6 +188,13 @@ class Backend:
         it as x's tuples, an anti-join in a join (run/sparse/join.py)."""
         return 1 - self.step(x)
 
+    def tuple_filter(self, compare: Any, sides: list, shape: tuple[int, ...]) -> Any:
+        """A comparison of indices (`compare`; `sides`: per side, the position of its
+        index among `shape`'s axes, None for a number, and its values) kept as a
+        filter on a join's tuples where the backend joins tuples; None here: the
+        comparison is a dense Boolean factor."""
+        return None
+
     # ---- the optional abilities' methods (see the flags above)
     def place(self, name: str, value: Any) -> Any:
         """`value` (tensor `name`) where its sharding puts it (`sharded`); else as it is."""

@@ -8,7 +8,7 @@ import numpy as np
 from ...plan import contraction  # the one planner: what explain prints runs
 from ..sparse import join as sparse_join
 from ..sparse.csr import SparseTensor
-from ..sparse.join import Complement
+from ..sparse.join import Complement, TupleFilter
 from ..sparse.nd import SparseRelation
 from . import BackendError
 from .base import Backend, elementwise_from
@@ -190,6 +190,11 @@ class NumpyBackend(Backend):
         """`not x` for a sparse x: kept as x's tuples, an anti-join in a join."""
         return Complement(x.step(self.dtype))
 
+    def tuple_filter(self, compare: Any, sides: list, shape: tuple[int, ...]) -> Any:
+        """A comparison of indices in a join of sparse relations: a filter on the
+        join's tuples (run/sparse/join.py)."""
+        return TupleFilter(compare, sides, shape, self.dtype)
+
     def step(self, x: np.ndarray) -> np.ndarray:
         if type(x) in _SPARSE:
             return x.step(self.dtype)
@@ -235,7 +240,7 @@ class NumpyBackend(Backend):
 
 
 _SPARSE = (SparseTensor, SparseRelation)
-_JOINED = (SparseTensor, SparseRelation, Complement)  # einsum joins these as tuples
+_JOINED = (SparseTensor, SparseRelation, Complement, TupleFilter)  # joined as tuples
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -114,6 +114,28 @@ class BuiltinCalls(EvaluatorState):
                 return LArray(1 - x.data, x.axes)  # (the sum's own value, without a second read)
         return self.eval(factor)  # type: ignore[attr-defined]
 
+    def comparison_filter(self, call: ir.Call) -> LArray | None:
+        """A comparison factor of a join of sparse relations (`(x != y)`, `(x < 3)`)
+        as the backend's filter on the join's tuples (each side's values compared at
+        the tuples' positions, run/sparse/join.py), never a dense mask over its
+        indices' cells; None where the backend joins no tuples, or a side reads
+        several indices."""
+        compare = _COMPARE.get(call.name)
+        if compare is None or len(call.args) != 2:
+            return None
+        sides = [self._compared(call, a) for a in call.args]
+        if any(len(side.axes) > 1 for side in sides):
+            return None
+        axes = union_axes(*sides)
+        if not axes:
+            return None
+        shape = tuple(next(self.backend.shape(side.data)[0] for side in sides
+                           if side.axes == (name,)) for name in axes)
+        value = self.backend.tuple_filter(
+            compare, [(axes.index(side.axes[0]) if side.axes else None, side.data)
+                      for side in sides], shape)
+        return None if value is None else LArray(value, axes)
+
     def complement_operand(self, factor: ir.Expr) -> ir.Expr:
         """The reference whose tuples a factor `1 - R(...)` / `1 - step(R(...))`
         complements (R itself for the join's test), else the factor."""

@@ -20,6 +20,7 @@ from typing import Any
 from ...check import Analysis
 from ...check.value_tables import value_array
 from ...front import ir
+from ...front.builtins import COMPARISONS
 from ...plan.contraction import einsum_spec
 from ...plan.joins import product_factors
 from ..backends.base import Backend
@@ -149,8 +150,16 @@ class Evaluator(ReferenceReading, BuiltinCalls):
         operands = []
         factors, negative = product_factors(expr)  # (A B) E is A B E; -(A B) E negated
         scale = -1.0 if negative else None
+        joins_tuples = None  # whether a comparison filters the join's tuples (asked once)
         for factor, op in factors:
-            value = self.factor(factor)
+            value = None
+            if type(factor) is ir.Call and factor.name in COMPARISONS and op != "/":
+                if joins_tuples is None:
+                    joins_tuples = self._joins_sparse(expr)
+                if joins_tuples:
+                    value = self.comparison_filter(factor)
+            if value is None:
+                value = self.factor(factor)
             if not value.axes:
                 factor_value = 1 / value.data if op == "/" else value.data
                 scale = factor_value if scale is None else scale * factor_value

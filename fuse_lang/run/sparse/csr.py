@@ -346,7 +346,9 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
     module's docstring); None for any other (join.py joins those)."""
     inputs, out = spec.split("->")
     terms = inputs.split(",")
-    negated = any(getattr(a, "anti_join", False) for a in arrays)  # `not R(...)`
+    # `not R(...)` (an anti-join) or a comparison (a filter): join.py's tuples
+    negated = any(getattr(a, "anti_join", False) or getattr(a, "tuple_filter", False)
+                  for a in arrays)
     if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2 and not negated:
         result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
         if result is not None:

@@ -249,6 +249,10 @@ def einsum(spec: str, arrays: tuple, backend: Backend, dense_einsum: Callable) -
     terms = inputs.split(",")
     if len(terms) > 2:
         terms, arrays = _masks_folded(terms, list(arrays), backend)
+    if len(terms) == 3:  # a pair and a dense mask over the result (`(x != y)`, `not R`)
+        masked = _masked_pair(terms, arrays, out, backend)
+        if masked is not None:
+            return masked
     ndims = [2 if is_sparse(a) else len(backend.shape(a)) for a in arrays]
     if len(terms) == 2:
         plan = pair_plan(terms[0], terms[1], out, ndims[0], ndims[1])
@@ -257,6 +261,32 @@ def einsum(spec: str, arrays: tuple, backend: Backend, dense_einsum: Callable) -
     if len(terms) == 1 and is_sparse(arrays[0]) and len(out) == 2 and set(out) == set(terms[0]):
         return arrays[0] if out == terms[0] else arrays[0].T
     return dense_einsum(spec, *[_dense(a) for a in arrays])
+
+
+def _masked_pair(terms: list[str], arrays: tuple, out: str, backend: Backend) -> Any:
+    """A join of two operands, one sparse, times a dense 2-D factor over exactly the
+    result's axes (a comparison `(x != y)` or a `not R(x,y)`, which NumPy applies as
+    filters on tuples, run/sparse/join.py): the pair's sparse product, then the
+    factor read at its non-zeros; None when the product is not of that form."""
+    if len(out) != 2:
+        return None
+    for k, (term, mask) in enumerate(zip(terms, arrays)):
+        if is_sparse(mask) or len(backend.shape(mask)) != 2 or set(term) != set(out) \
+                or len(set(term)) != 2:
+            continue
+        rest = [j for j in range(3) if j != k]
+        pair = [arrays[j] for j in rest]
+        if not any(is_sparse(a) for a in pair):
+            return None
+        ndims = [2 if is_sparse(a) else len(backend.shape(a)) for a in pair]
+        plan = pair_plan(terms[rest[0]], terms[rest[1]], out, ndims[0], ndims[1])
+        if plan is None:
+            return None
+        product = _run_pair(plan, [terms[j] for j in rest], out, tuple(pair), backend)
+        if not is_sparse(product):
+            return None
+        return product * (mask if term == out else backend.transpose(mask, (1, 0)))
+    return None
 
 
 def _masks_folded(terms: list[str], arrays: list, backend: Backend) -> tuple[list[str], tuple]:

@@ -65,6 +65,67 @@ class Complement:
         return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
 
 
+class TupleFilter:
+    """A comparison of indices in a join of sparse relations (`(x != y)`, `(x < 3)`,
+    plan.representation.tuple_filter): kept as each side's values by position (a
+    vector over one index, or a number), so a join drops the tuples it is false on
+    instead of multiplying by a dense mask over every cell; anything else reads it
+    dense.  `sides`: per side, the position of its index among the filter's axes
+    (None: a number) and its values, exactly the arrays the dense path compares."""
+
+    __array_priority__ = 1000
+    tuple_filter = True  # csr.py's einsum sends it here
+
+    def __init__(self, compare: Any, sides: list[tuple[int | None, Any]],
+                 shape: tuple[int, ...], dtype: Any) -> None:
+        self.compare = compare
+        self.sides = sides
+        self._shape = tuple(int(n) for n in shape)
+        self.dtype = dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def mask(self, columns: Sequence[np.ndarray]) -> np.ndarray:
+        """Where the comparison holds, for tuples at these positions (one column
+        per axis of the filter)."""
+        values = [np.asarray(data) if axis is None else np.asarray(data)[columns[axis]]
+                  for axis, data in self.sides]
+        return np.asarray(self.compare(values[0], values[1]), dtype=bool)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        grids = [np.asarray(data) if axis is None else np.asarray(data).reshape(
+            [-1 if k == axis else 1 for k in range(self.ndim)]) for axis, data in self.sides]
+        dense = np.broadcast_to(self.compare(grids[0], grids[1]), self._shape)
+        return dense.astype(self.dtype if dtype is None else dtype)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        dense = [np.asarray(x) if isinstance(x, TupleFilter) else x for x in inputs]
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def __mul__(self, other: Any) -> Any:
+        return np.asarray(self) * other
+
+    __rmul__ = __mul__
+
+    def transpose(self, *order: Any) -> "TupleFilter":
+        order = tuple(order[0]) if len(order) == 1 and not isinstance(order[0], int) \
+            else tuple(order)
+        moved = [(None if axis is None else order.index(axis), data)
+                 for axis, data in self.sides]
+        return TupleFilter(self.compare, moved, tuple(self._shape[k] for k in order),
+                           self.dtype)
+
+    def reshape(self, *shape: Any) -> Any:
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
+
+
 @dataclass
 class Tuples:
     """An operand as tuples: positions per axis and a value each (no repeats)."""
@@ -184,15 +245,13 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
     for term, value in zip(terms, arrays):
         for axis, extent in zip(term, np.shape(value)):
             extents[axis] = int(extent)
-    positive = [(t, v) for t, v in zip(terms, arrays) if not isinstance(v, Complement)]
-    negated = [(t, v) for t, v in zip(terms, arrays) if isinstance(v, Complement)]
-    covered = {x for t, _ in positive for x in t}
-    if not positive or any(not set(t) <= covered for t, _ in negated):  # not anti-joins
-        positive, negated = list(zip(terms, arrays)), []
+    positive, negated, compared = _filters(terms, arrays)
     operands = [as_tuples(term, value) for term, value in positive]
-    filters = [as_tuples(term, value.relation) for term, value in negated]
-    needed = set(out) | {x for t in filters for x in t.axes}  # the anti-joins' axes stay
+    anti = [as_tuples(term, value.relation) for term, value in negated]
     while True:  # each axis no other operand (nor the result) has, summed out first
+        operands, compared = _filtered(operands, compared)  # as soon as one operand can
+        needed = set(out) | {x for t in anti for x in t.axes} | {x for t, _ in compared
+                                                               for x in t}
         operands = [project(t, needed | {x for u in operands if u is not t for x in u.axes},
                             extents) for t in operands]
         if len(operands) == 1:
@@ -204,10 +263,48 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
         keep = needed | {x for t in rest for x in t.axes}
         joined = join(operands[i], operands[j], keep, extents)
         operands = rest + [joined]
-    (last,) = operands
-    for negative in filters:
+    (last,), compared = _filtered(operands, compared)
+    assert not compared  # the positive operands cover every filter's axes
+    for negative in anti:
         last = anti_join(last, negative, extents)
     last = project(last, set(out), extents)
     order = [last.axes.index(x) for x in out]
     return value_of_entries(tuple(extents[x] for x in out), [last.coords[k] for k in order],
                             last.data.astype(dtype), dtype)
+
+
+def _filters(terms: Sequence[str], arrays: Sequence[Any]) -> tuple[list, list, list]:
+    """The operands joined as tuples, the anti-joins (`not R`) and the comparisons
+    (TupleFilter) applied to them: a negation or comparison over an axis no
+    positive operand has is read dense, as an operand of its own."""
+    positive = [(t, v) for t, v in zip(terms, arrays)
+                if not isinstance(v, (Complement, TupleFilter))]
+    if not positive:  # nothing to filter: every operand read as its tuples
+        return list(zip(terms, arrays)), [], []
+    covered = {x for t, _ in positive for x in t}
+    negated: list = []
+    compared: list = []
+    for term, value in zip(terms, arrays):
+        if not isinstance(value, (Complement, TupleFilter)):
+            continue
+        if not set(term) <= covered:
+            positive.append((term, value))  # (as_tuples reads it dense)
+        else:
+            (negated if isinstance(value, Complement) else compared).append((term, value))
+    return positive, negated, compared
+
+
+def _filtered(operands: list[Tuples], compared: list) -> tuple[list[Tuples], list]:
+    """Each comparison applied to the first operand that has all its axes (its
+    tuples where it holds); the comparisons no operand can take yet."""
+    operands = list(operands)
+    waiting = []
+    for term, comparison in compared:
+        at = next((i for i, t in enumerate(operands) if set(term) <= set(t.axes)), None)
+        if at is None:
+            waiting.append((term, comparison))
+            continue
+        t = operands[at]
+        keep = comparison.mask([t.coords[t.axes.index(x)] for x in term])
+        operands[at] = Tuples(t.axes, [c[keep] for c in t.coords], t.data[keep])
+    return operands, waiting
