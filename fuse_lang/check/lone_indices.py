@@ -59,15 +59,34 @@ def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[Lo
     once = {r.name for r in lone}
     lhs_names = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
     found = []
+    paths = _ref_paths(stmt.rhs) if len(lone) > 1 else {}
     for role in lone:
         occurrence = role.occurrences[0]
-        path = _path_to(stmt.rhs, occurrence.span)
+        # (a lone index is a whole index of its reference: found by its span)
+        path = paths.get(occurrence.span) or _path_to(stmt.rhs, occurrence.span)
         if path is None:
             continue
         found_here = _classify(role.name, occurrence.span, path, once, lhs_names)
         if found_here is not None:
             found.append(found_here)
     return found
+
+
+def _ref_paths(expr: ir.Expr) -> dict[Span, list[ir.Expr]]:
+    """Each index span of the references in `expr` (top level: a reference's
+    own indices) -> the nodes from `expr` down to that reference: one walk for
+    all of a statement's lone indices (a sum of thousands of terms is walked once,
+    not once per index)."""
+    out: dict[Span, list[ir.Expr]] = {}
+    stack: list[tuple[ir.Expr, list[ir.Expr]]] = [(expr, [expr])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, ir.Ref):
+            for index in node.indices or ():
+                out.setdefault(index.span, path)
+            continue
+        stack.extend((child, path + [child]) for child in ir.children(node))
+    return out
 
 
 def _path_to(expr: ir.Expr, span: Span) -> list[ir.Expr] | None:
