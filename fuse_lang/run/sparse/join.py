@@ -25,12 +25,36 @@ from .nd import SparseRelation, value_of_entries
 from .value import sp
 
 
-class Complement:
+class _JoinFactor:
+    """What a join keeps as tuples rather than cells (`Complement`, `TupleFilter`):
+    anything other than a join reads it dense, through `__array__`."""
+
+    __array_priority__ = 1000
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        dense = [np.asarray(x) if isinstance(x, _JoinFactor) else x for x in inputs]
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def __mul__(self, other: Any) -> Any:
+        return np.asarray(self) * other
+
+    __rmul__ = __mul__
+
+    def reshape(self, *shape: Any) -> Any:
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
+
+
+class Complement(_JoinFactor):
     """`not R(...)` of a sparse relation: 1 where R has no tuple.  Kept as R's
     tuples; a join applies it as an anti-join (drops the matching tuples), and
     anything else reads it dense."""
 
-    __array_priority__ = 1000
     anti_join = True  # csr.py's einsum sends it here
 
     def __init__(self, relation: Any) -> None:
@@ -40,32 +64,15 @@ class Complement:
     def shape(self) -> tuple[int, ...]:
         return tuple(self.relation.shape)
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         dense = 1 - np.asarray(self.relation)
         return dense if dtype is None else dense.astype(dtype)
 
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        dense = [np.asarray(x) if isinstance(x, Complement) else x for x in inputs]
-        return getattr(ufunc, method)(*dense, **kwargs)
-
-    def __mul__(self, other: Any) -> Any:
-        return np.asarray(self) * other
-
-    __rmul__ = __mul__
-
     def transpose(self, *order: Any) -> "Complement":
         return Complement(self.relation.transpose(*order))
 
-    def reshape(self, *shape: Any) -> Any:
-        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
 
-
-class TupleFilter:
+class TupleFilter(_JoinFactor):
     """A comparison of indices in a join of sparse relations (`(x != y)`, `(x < 3)`,
     plan.representation.tuple_filter): kept as each side's values by position (a
     vector over one index, or a number), so a join drops the tuples it is false on
@@ -73,7 +80,6 @@ class TupleFilter:
     dense.  `sides`: per side, the position of its index among the filter's axes
     (None: a number) and its values, exactly the arrays the dense path compares."""
 
-    __array_priority__ = 1000
     tuple_filter = True  # csr.py's einsum sends it here
 
     def __init__(self, compare: Any, sides: list[tuple[int | None, Any]],
@@ -86,10 +92,6 @@ class TupleFilter:
     @property
     def shape(self) -> tuple[int, ...]:
         return self._shape
-
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
 
     def mask(self, columns: Sequence[np.ndarray]) -> np.ndarray:
         """Where the comparison holds, for tuples at these positions (one column
@@ -104,15 +106,6 @@ class TupleFilter:
         dense = np.broadcast_to(self.compare(grids[0], grids[1]), self._shape)
         return dense.astype(self.dtype if dtype is None else dtype)
 
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        dense = [np.asarray(x) if isinstance(x, TupleFilter) else x for x in inputs]
-        return getattr(ufunc, method)(*dense, **kwargs)
-
-    def __mul__(self, other: Any) -> Any:
-        return np.asarray(self) * other
-
-    __rmul__ = __mul__
-
     def transpose(self, *order: Any) -> "TupleFilter":
         order = tuple(order[0]) if len(order) == 1 and not isinstance(order[0], int) \
             else tuple(order)
@@ -120,10 +113,6 @@ class TupleFilter:
                  for axis, data in self.sides]
         return TupleFilter(self.compare, moved, tuple(self._shape[k] for k in order),
                            self.dtype)
-
-    def reshape(self, *shape: Any) -> Any:
-        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return self if tuple(shape) == self.shape else np.asarray(self).reshape(shape)
 
 
 @dataclass
