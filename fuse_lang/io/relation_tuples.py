@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -45,24 +45,10 @@ class RelationTuples:
             return [()] * (stop - start)
         return list(zip(*self.columns(start, stop)))
 
-    def columns(self, start: int = 0, stop: int | None = None,
-                tables: Sequence[np.ndarray] | None = None) -> list[list]:
-        """Per column the values of tuples `start` to `stop`; `tables`: per column
-        what to give for each distinct value instead (`shown`'s)."""
+    def columns(self, start: int = 0, stop: int | None = None) -> list[list]:
+        """Per column the values of tuples `start` to `stop`."""
         part = slice(start, self.count if stop is None else stop)
-        return [table[codes[part]].tolist()
-                for table, codes in zip(tables or self.values, self.codes)]
-
-    def shown(self, show: Callable[[list], list]) -> tuple[np.ndarray, ...]:
-        """Per column `show` of its distinct values (their texts, say: `show`
-        maps the list of a column's values to a list), for `columns`: each value
-        shown once, however many tuples hold it."""
-        out = []
-        for table in self.values:
-            shown = np.empty(len(table), dtype=object)
-            shown[:] = show(table.tolist())
-            out.append(shown)
-        return tuple(out)
+        return [table[codes[part]].tolist() for table, codes in zip(self.values, self.codes)]
 
 
 def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
@@ -91,7 +77,8 @@ def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
 def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray:
     """The order of the tuples by their columns' ranks, first column first: one
     key per tuple where the ranks' ranges multiply within 64 bits (a sort of one
-    array, none when the tuples already come in order, as a CSR matrix's do),
+    array, none when the tuples already come in order, as a CSR matrix's do,
+    and a table instead of a sort when the keys' range is near their count),
     else `np.lexsort`."""
     key = np.zeros(ranks[0].size, dtype=np.int64)
     room = 1
@@ -103,6 +90,12 @@ def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray:
         key = key * span + rank
     if key.size < 2 or bool(np.all(key[1:] >= key[:-1])):
         return np.arange(key.size, dtype=np.int64)
+    if room <= 4 * key.size + 1024:  # distinct keys placed in a table, not sorted
+        at = np.full(room, -1, dtype=np.int64)
+        at[key] = np.arange(key.size, dtype=np.int64)
+        order = at[at >= 0]
+        if order.size == key.size:  # else a key repeats (a tuple given twice): sort
+            return order
     return np.argsort(key, kind="stable")
 
 

@@ -12,7 +12,6 @@ only when its dense form fits the limit the caller gives (docs/scale.md,
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import os
@@ -27,6 +26,7 @@ from .array_values import by_value
 from .atomic_files import atomic_write, atomic_writer
 from .relation_tuples import AxisValues, RelationTuples, relation_tuples
 from .source_files import FileProblem, path_problem
+from .tuple_bytes import Texts, encoded, lines_bytes
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
 
@@ -74,7 +74,7 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         buffer.write(npz_bytes({name: array}))
     elif suffix in (".csv", ".tsv") and boolean:
         buffer.write(_tuples_text(relation_tuples(array, symbols), True,
-                                  "\t" if suffix == ".tsv" else ",").encode("utf-8"))
+                                  "\t" if suffix == ".tsv" else ","))
     elif suffix in (".csv", ".tsv"):
         text = io.StringIO()
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
@@ -136,42 +136,39 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
     return False
 
 
-TUPLES_PER_WRITE = 1 << 16  # rows formatted at a time: the text in memory stays small
+TUPLES_PER_WRITE = 1 << 18  # rows formatted at a time: the text in memory stays small
 
 
 def _write_tuples(out: BinaryIO, tuples: RelationTuples, boolean: bool, delimiter: str) -> None:
     """The tuples, sorted by value: one line per tuple, each cell a value as a
     relation source reads it back (`cell_text`), then the number for a numeric
     tensor's non-zeros."""
-    text = io.TextIOWrapper(out, encoding="utf-8", newline="")
-    shown = tuples.shown(functools.partial(cells_text, delimiter=delimiter))
+    shown = _shown(tuples, delimiter)
     for start in range(0, tuples.count, TUPLES_PER_WRITE):
-        text.write(_tuples_text(tuples, boolean, delimiter, start,
-                                start + TUPLES_PER_WRITE, shown))
-    text.flush()
-    text.detach()  # the caller closes the file
+        out.write(_tuples_text(tuples, boolean, delimiter, start,
+                               start + TUPLES_PER_WRITE, shown))
 
 
 def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: int = 0,
-                 stop: int | None = None, shown: Sequence[np.ndarray] | None = None) -> str:
-    """Lines of tuples `start` to `stop` (see `_write_tuples`)."""
+                 stop: int | None = None, shown: Sequence[Texts] | None = None) -> bytes:
+    """Lines of tuples `start` to `stop` (see `_write_tuples`), UTF-8."""
     stop = tuples.count if stop is None else min(stop, tuples.count)
     if stop <= start:
-        return ""
-    shown = shown or tuples.shown(functools.partial(cells_text, delimiter=delimiter))
-    columns = tuples.columns(start, stop, shown)
+        return b""
+    if not tuples.arity and boolean:  # a true 0-ary relation: one empty tuple
+        return b"\n" * (stop - start)
+    shown = shown or _shown(tuples, delimiter)
+    part = slice(start, stop)
+    columns = [(texts, codes[part]) for texts, codes in zip(shown, tuples.codes)]
     if not boolean:
-        columns.append([repr(v) for v in tuples.weights[start:stop].astype(np.float64).tolist()])
-    if not columns:  # a true 0-ary relation: one empty tuple
-        return "\n" * (stop - start)
-    # the cells in line order, each followed by its delimiter or the line's end:
-    # one join of strings, no tuple per line
-    lines, width = stop - start, 2 * len(columns)
-    cells: list[str] = [delimiter] * (lines * width)
-    for k, column in enumerate(columns):
-        cells[2 * k::width] = column
-    cells[width - 1::width] = ["\n"] * lines
-    return "".join(cells)
+        weights = [repr(v) for v in tuples.weights[part].astype(np.float64).tolist()]
+        columns.append((encoded(weights), np.arange(stop - start)))
+    return lines_bytes(columns, delimiter)
+
+
+def _shown(tuples: RelationTuples, delimiter: str) -> list[Texts]:
+    """Each column's distinct values as cells (`cells_text`), encoded once."""
+    return [encoded(cells_text(table.tolist(), delimiter)) for table in tuples.values]
 
 
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")

@@ -277,7 +277,8 @@ class Execution:
         members, outcome = rounds.end(state)
         rounds.judge(outcome)
         self.took(group, outcome)
-        self.values.update(members)
+        # a sparse relation that filled in ran its last rounds dense (run/sparse/products.py)
+        self.values.update({n: self._represented(n, v) for n, v in members.items()})
 
     def took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
         self.rounds[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))

@@ -90,6 +90,10 @@ class Tracer:
             if semi_naive:
                 entry["facts_added"] = sum(_nonzeros(self.backend, d)
                                            for d in state[3].values() if d is not None)
+                # how each relation is held after the round: a sparse one that filled
+                # in goes on dense (run/sparse/products.py)
+                entry["held"] = {n: "sparse" if is_sparse(v) else "dense"
+                                 for n, v in state[2].items()}
             else:
                 entry["change"] = float(state[1])
             entry["seconds"] = time.perf_counter() - started
@@ -158,18 +162,7 @@ def trace_lines(trace: dict) -> list[str]:
     out += ["", "trace: equations"] + _table(
         ["tensor", "ms", "shape", "non-zeros", "recursive"], rows)
     for fixpoint in trace["fixpoints"]:
-        added = fixpoint["strategy"] == "semi_naive"
-        rows = [[str(r["iteration"]), str(r["facts_added"]) if added else f"{r['change']:.4g}",
-                 f"{r['seconds'] * 1e3:.3f}"] for r in fixpoint["rounds"]
-                if not r.get("searched")]
-        searched = [r for r in fixpoint["rounds"] if r.get("searched")]
-        if searched:  # the rounds one graph search stood for (run.fixpoint.closure), as one row
-            rows.append([f"{searched[0]['iteration']}-{searched[-1]['iteration']} (searched)",
-                         str(sum(r["facts_added"] for r in searched)),
-                         f"{sum(r['seconds'] for r in searched) * 1e3:.3f}"])
-        out += ["", (f"trace: fixpoint of {', '.join(fixpoint['group'])} "
-                     f"({fixpoint['strategy']})")]
-        out += _table(["iteration", "facts added" if added else "change", "ms"], rows)
+        out += _fixpoint_lines(fixpoint)
     for recurrence in trace.get("recurrences", ()):
         steps = recurrence["steps"]
         over = "the virtual index " if recurrence["virtual"] else ""
@@ -179,6 +172,32 @@ def trace_lines(trace: dict) -> list[str]:
         out += _table(["step", "ms"], [[str(s["step"]), f"{s['seconds'] * 1e3:.3f}"]
                                        for s in steps])
     return out
+
+
+def _fixpoint_lines(fixpoint: dict) -> list[str]:
+    """A fixpoint's rounds as a table; a `held` column where a relation of the
+    group was held sparse (and says from which round it went on dense)."""
+    added = fixpoint["strategy"] == "semi_naive"
+    rounds = fixpoint["rounds"]
+    sparse = any("sparse" in r.get("held", {}).values() for r in rounds)
+    rows = [[str(r["iteration"]), str(r["facts_added"]) if added else f"{r['change']:.4g}",
+             f"{r['seconds'] * 1e3:.3f}"] + ([_held(r.get("held", {}))] if sparse else [])
+            for r in rounds if not r.get("searched")]
+    searched = [r for r in rounds if r.get("searched")]
+    if searched:  # the rounds one graph search stood for (run.fixpoint.closure), as one row
+        rows.append([f"{searched[0]['iteration']}-{searched[-1]['iteration']} (searched)",
+                     str(sum(r["facts_added"] for r in searched)),
+                     f"{sum(r['seconds'] for r in searched) * 1e3:.3f}"] + [""] * sparse)
+    return ["", f"trace: fixpoint of {', '.join(fixpoint['group'])} ({fixpoint['strategy']})"] \
+        + _table(["iteration", "facts added" if added else "change", "ms"]
+                 + ["held"] * sparse, rows)
+
+
+def _held(held: dict[str, str]) -> str:
+    """`sparse`, or per relation `Name sparse, Other dense` when a group's differ."""
+    if len(set(held.values())) <= 1:
+        return next(iter(held.values()), "")
+    return ", ".join(f"{n} {form}" for n, form in held.items())
 
 
 def _nonzeros(backend: Backend, value: Any) -> int:

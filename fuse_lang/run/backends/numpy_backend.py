@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ...plan import contraction  # the one planner: what explain prints runs
-from ..sparse import join as sparse_join
+from ..sparse import join as sparse_join, products
 from ..sparse.csr import SparseTensor
 from ..sparse.join import Complement, TupleFilter
 from ..sparse.nd import SparseRelation
@@ -155,14 +155,25 @@ class NumpyBackend(Backend):
             return found.new_facts(known, self.dtype)
         new = np.greater(found, 0)
         new &= np.less_equal(known, 0)
-        if not new.any():
+        count = int(np.count_nonzero(new))
+        if not count:
             return None
+        if products.sparse_delta(count, new.shape):  # few new facts of a large relation
+            return SparseTensor.from_positions(new.shape, *np.nonzero(new), self.dtype)
         return new.astype(self.dtype)
 
     def add_fresh(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """x + y, reusing x's memory (x belongs to the caller alone)."""
         if type(x) in _SPARSE and type(y) in _SPARSE:
-            return x.grow(y)  # the semi-naive union: merged when read (run/sparse/csr.py)
+            # the semi-naive union: merged when read (run/sparse/csr.py); a relation
+            # that fills in goes on dense (run/sparse/products.py)
+            grown = x.grow(y)
+            return grown.settled() if type(grown) is SparseTensor else grown
+        if type(y) is SparseTensor and isinstance(x, np.ndarray) and x.shape == y.shape:
+            entries = y.matrix.tocoo()
+            entries.sum_duplicates()  # each cell once: the in-place add below adds once
+            x[entries.row, entries.col] += entries.data
+            return x
         if type(x) in _SPARSE or type(y) in _SPARSE:
             return x + y
         x += y

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import products
 from .value import SparseValue, is_sparse, pair_plan, sp
 
 
@@ -62,6 +63,15 @@ class SparseTensor(SparseValue):
         self._parts.append(part)
         while self._parts and self._before_newest().nnz <= 2 * self._parts[-1].nnz:
             self._sum_last_level()  # sizes halve from the matrix to the newest level
+        return self
+
+    def settled(self) -> "SparseTensor | np.ndarray":
+        """Itself, or a dense array once it has filled in (products.worth_dense): the
+        semi-naive rounds' products then read it as it is, not as a dense block
+        filled from millions of entries each round."""
+        held = self._matrix.nnz + sum(part.nnz for part in self._parts)  # at most this many
+        if products.worth_dense(held, self.shape) and products.worth_dense(self.nnz, self.shape):
+            return np.asarray(self)
         return self
 
     def _before_newest(self) -> Any:
@@ -256,10 +266,16 @@ class SparseTensor(SparseValue):
                                 indptr), shape=found.shape)
             new.sum_duplicates()  # sorts the columns where found's were not (a matmul's)
             return SparseTensor(new)
-        new = sp.csr_array(found.multiply(np.asarray(known) <= 0), dtype=dtype)
-        new.data = (new.data > 0).astype(dtype)
-        new.eliminate_zeros()
-        return SparseTensor(new) if new.nnz else None
+        # dense known facts: self's entries looked up in them
+        rows = np.repeat(np.arange(found.shape[0], dtype=found.indptr.dtype),
+                         np.diff(found.indptr))
+        fresh = np.asarray(known)[rows, found.indices] <= 0
+        if not fresh.any():
+            return None
+        new = sp.csr_array((np.ones(int(fresh.sum()), dtype=dtype),
+                            (rows[fresh], found.indices[fresh])), shape=found.shape)
+        new.sum_duplicates()
+        return SparseTensor(new)
 
     def select(self, axis: int, position: int, dtype: Any) -> np.ndarray:
         """One row (axis 0) or column (axis 1), dense (`R(A, y)`)."""
@@ -355,6 +371,8 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
             return _as_result(result, dtype)
     if len(terms) > 2 and not negated:  # a magic set's mask folded into its relation
         terms, arrays = _masks_folded(terms, list(arrays))
+        if len(terms) > 2:
+            terms, arrays = _chained(terms, arrays, out, dtype)
         if len(terms) == 2 and np.ndim(arrays[0]) <= 2 and np.ndim(arrays[1]) <= 2:
             result = _pair(terms[0], terms[1], out, arrays[0], arrays[1])
             if result is not None:
@@ -365,6 +383,55 @@ def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
             return arrays[0].copy()
         return arrays[0].transpose([terms[0].index(x) for x in out])
     return None  # any other join: of tuples, of any arity (join.py)
+
+
+def _chained(terms: list[str], arrays: list[Any], out: str, dtype: Any
+             ) -> tuple[list[str], list[Any]]:
+    """Matrix operands joined two at a time while a pair shares one index that
+    nothing else reads (`Load(y,x) P(x,z) P(z,w)`: a chain of matrix products,
+    each sparse or dense by its cost), the pair with the fewest estimated
+    entries first (the join order from sizes); what is left, for `_pair` or
+    join.py's tuples."""
+    terms, arrays = list(terms), list(arrays)
+    while len(terms) > 2:
+        best = None
+        for i in range(len(terms)):
+            for j in range(i + 1, len(terms)):
+                step = _chain_step(terms, arrays, out, i, j)
+                if step is not None and (best is None or step[0] < best[0]):
+                    best = step
+        if best is None:
+            break
+        _, i, j, joined = best
+        result = _pair(terms[i], terms[j], joined, arrays[i], arrays[j])
+        if result is None:
+            break
+        terms = [t for k, t in enumerate(terms) if k not in (i, j)] + [joined]
+        arrays = [a for k, a in enumerate(arrays) if k not in (i, j)] + [_as_result(result,
+                                                                                   dtype)]
+    return terms, arrays
+
+
+def _chain_step(terms: list[str], arrays: list[Any], out: str, i: int, j: int
+                ) -> tuple[float, int, int, str] | None:
+    """(estimated entries, i, j, the joined term) when terms i and j are two-axis
+    operands sharing one index that no other term and not the result has."""
+    a, b = terms[i], terms[j]
+    if len(a) != 2 or len(b) != 2 or a[0] == a[1] or b[0] == b[1] \
+            or np.ndim(arrays[i]) != 2 or np.ndim(arrays[j]) != 2:
+        return None
+    shared = set(a) & set(b)
+    others = {x for k, t in enumerate(terms) if k not in (i, j) for x in t} | set(out)
+    if len(shared) != 1 or shared & others:
+        return None
+    (c,) = shared
+    joined = "".join(x for x in a + b if x != c)
+    extent = np.shape(arrays[i])[a.index(c)]
+    return _entries(arrays[i]) * _entries(arrays[j]) / max(extent, 1), i, j, joined
+
+
+def _entries(x: Any) -> int:
+    return x.nnz if is_sparse(x) else int(np.count_nonzero(x))
 
 
 def _broadcast_vector(x: Any, shape: tuple[int, int]) -> bool:
@@ -420,7 +487,7 @@ def _pair(ta: str, tb: str, out: str, a: Any, b: Any) -> Any:
     _, kept_a, kept_b, c, transpose_out = plan
     left = _matrix(a, ta, kept_a, c, rows_first=True)
     right = _matrix(b, tb, kept_b, c, rows_first=False)
-    product = left @ right  # (kept_a or 1) x (kept_b or 1)
+    product = products.matmul(left, right)  # (kept_a or 1) x (kept_b or 1)
     if len(out) == 2:
         return product.T if transpose_out else product
     if sp.issparse(product):

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import csr as sparse
+from . import csr as sparse, products
 from .csr import SparseTensor
 from .nd import SparseRelation, value_of_entries
 from .value import sp
@@ -198,12 +198,21 @@ def join(a: Tuples, b: Tuples, keep: set[str], extents: dict[str, int]) -> Tuple
                         shape=(rows.size, middle.size))
     right = sp.csr_array((b.data[match], (found[match], out_at.reshape(-1))),
                          shape=(middle.size, outs.size))
-    product = (left @ right).tocoo()
-    product.eliminate_zeros()
+    at_row, at_col, data = _entries(products.matmul(left, right))
     matched_b = np.flatnonzero(match)
-    coords = [c[row_first][product.row] for c in col(a, rows_a)] + \
-        [c[matched_b[out_first]][product.col] for c in col(b, cols_b)]
-    return Tuples(tuple(rows_a + cols_b), coords, product.data)
+    coords = [c[row_first][at_row] for c in col(a, rows_a)] + \
+        [c[matched_b[out_first]][at_col] for c in col(b, cols_b)]
+    return Tuples(tuple(rows_a + cols_b), coords, data)
+
+
+def _entries(product: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zero cells of a product (sparse or dense): rows, columns, values."""
+    if not sp.issparse(product):
+        at_row, at_col = np.nonzero(product)
+        return at_row, at_col, product[at_row, at_col]
+    product = product.tocoo()
+    product.eliminate_zeros()
+    return product.row, product.col, product.data
 
 
 def anti_join(t: Tuples, negative: Tuples, extents: dict[str, int]) -> Tuples:
