@@ -375,7 +375,7 @@ class Execution:
         ev = Evaluator(self.backend, self.analysis, info, self.values, fixed, overrides, folded)
         value = ev.scope(stmt.rhs, 0)
         return write_lhs(self.backend, self.analysis, info, value, shape, equation_op(stmt),
-                         fixed, skip)
+                         fixed, skip, sparse=stmt.lhs.name in self.sparse_names())
 
     def combine(self, name: str, base: Any, parts: list[Any]) -> Any:
         """A tensor's base and its equations' contributions, by its operator."""
