@@ -26,7 +26,7 @@ from .array_values import by_value
 from .atomic_files import atomic_write, atomic_writer
 from .relation_tuples import AxisValues, RelationTuples, relation_tuples
 from .source_files import FileProblem, path_problem
-from .tuple_bytes import Texts, encoded, lines_bytes
+from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
 
@@ -167,8 +167,19 @@ def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: i
 
 
 def _shown(tuples: RelationTuples, delimiter: str) -> list[Texts]:
-    """Each column's distinct values as cells (`cells_text`), encoded once."""
-    return [encoded(cells_text(table.tolist(), delimiter)) for table in tuples.values]
+    """Each column's distinct values as cells (`cells_text`), encoded once: a
+    column of ints (ids, say) by arithmetic, any other through its texts."""
+    out = []
+    for table in tuples.values:
+        values = table.tolist()
+        if set(map(type, values)) == {int}:
+            try:
+                out.append(encoded_ints(np.array(values, dtype=np.int64)))
+                continue
+            except OverflowError:  # past 64 bits: as texts
+                pass
+        out.append(encoded(cells_text(values, delimiter)))
+    return out
 
 
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")

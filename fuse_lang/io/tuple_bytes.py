@@ -50,3 +50,31 @@ def encoded(texts: Sequence[str]) -> Texts:
     width = int(lengths.max()) if lengths.size else 0
     padded = np.frombuffer(b"".join(d.ljust(width, b"\0") for d in data), dtype=np.uint8)
     return lengths, padded.reshape(len(data), width)
+
+
+def encoded_ints(values: np.ndarray) -> Texts:
+    """`encoded` of ints' decimal texts, computed over the whole array (no string
+    per value): the digits by division by ten, then copied in place for each
+    group of texts of one length and sign."""
+    values = np.asarray(values, dtype=np.int64)
+    negative = values < 0
+    rest = np.abs(values).astype(np.uint64)  # |-2^63| fits in 64 unsigned bits
+    powers = np.array([10 ** k for k in range(20)], dtype=np.uint64)
+    digits = np.searchsorted(powers, rest, side="right").clip(min=1)
+    lengths = (digits + negative).astype(np.int64)
+    width = int(lengths.max()) if lengths.size else 0
+    most = int(digits.max()) if digits.size else 0
+    by_place = np.empty((most, values.size), dtype=np.uint8)  # row k: the digit of 10^k
+    ten = np.uint64(10)
+    for k in range(most):
+        by_place[k] = rest % ten + np.uint64(ord("0"))
+        rest //= ten
+    matrix = np.zeros((values.size, width), dtype=np.uint8)
+    for count in np.unique(digits).tolist():
+        for sign in (0, 1):
+            rows = np.flatnonzero((digits == count) & (negative == bool(sign)))
+            if rows.size:
+                matrix[rows, sign:sign + count] = by_place[count - 1::-1, rows].T
+                if sign:
+                    matrix[rows, 0] = ord("-")
+    return lengths, matrix

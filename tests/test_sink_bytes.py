@@ -1,0 +1,57 @@
+"""Sinks format tuples in bulk (io/tuple_bytes.py); the bytes are those of the
+one-cell-at-a-time rule: each value as `cell_text` writes it, tuples sorted
+by value (LANGUAGE.md §14), one line each."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import fuse_lang
+from fuse_lang.io.relation_tuples import value_key
+from fuse_lang.io.sinks import cell_text, write_sparse
+
+
+def _expected(rows: set[tuple], delimiter: str) -> str:
+    ordered = sorted(rows, key=lambda row: tuple(value_key(v) for v in row))
+    return "".join(delimiter.join(cell_text(v, delimiter) for v in row) + "\n"
+                   for row in ordered)
+
+
+@pytest.mark.parametrize("suffix", [".tsv", ".csv"])
+def test_ids_of_every_size_and_sign_are_written_as_the_cell_rule_writes_them(tmp_path,
+                                                                          suffix):
+    rng = random.Random(4)
+    ids = [rng.choice([-1, 1]) * rng.randrange(10 ** rng.randrange(1, 19)) for _ in range(400)]
+    ids += [0, -1, 9, 10, -10, 2**63 - 1, -(2**63) + 1]
+    rows = {(rng.choice(ids), rng.choice(ids)) for _ in range(3000)}
+    (tmp_path / "r.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in rows))
+    text = f'R(x, y) = "r.tsv"\nS(x, y) = R(x, y)\n"out{suffix}" = S(x, y)\n'
+    for form in ("dense", "sparse"):
+        fuse_lang.compile(text, base_dir=tmp_path, representation={"R": form, "S": form}
+                          ).execute()
+        written = (tmp_path / f"out{suffix}").read_text()
+        assert written == _expected(rows, "\t" if suffix == ".tsv" else ","), form
+
+
+def test_symbols_that_need_quotes_and_wide_characters_round_trip(tmp_path):
+    names = ["plain", "two words", "tab\there", 'quote"d', "1", "", "ünïcødé", "日本", " pad",
+             "comma,here", "-3"]
+    rows = {(a, b) for a in names for b in names[:4]}
+    (tmp_path / "r.csv").write_text(_expected(rows, ","), encoding="utf-8")
+    text = 'R(x, y) = "r.csv"\nS(x, y) = R(x, y)\n"out.tsv" = S(x, y)\n"out.csv" = S(x, y)\n'
+    fuse_lang.compile(text, base_dir=tmp_path, representation={"R": "sparse", "S": "sparse"}
+                      ).execute()
+    assert (tmp_path / "out.tsv").read_text(encoding="utf-8") == _expected(rows, "\t")
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8") == _expected(rows, ",")
+    back = fuse_lang.compile('T(x, y) = "out.tsv"\nT(x, y)?\n', base_dir=tmp_path).execute()
+    assert set(back.queries[0].tuples) == rows
+
+
+def test_numeric_non_zeros_are_written_with_their_numbers_last(tmp_path):
+    import scipy.sparse as sp
+
+    matrix = sp.csr_array(np.array([[0, 1.5, 0], [-2.25, 0, 1e-30]]))
+    assert write_sparse(tmp_path / "w.tsv", matrix, boolean=False)
+    assert (tmp_path / "w.tsv").read_text() == "0\t1\t1.5\n1\t0\t-2.25\n1\t2\t1e-30\n"
