@@ -97,6 +97,31 @@ def test_the_trace_shows_how_each_round_held_the_relation(tmp_path):
     assert "iteration  facts added  ms" in text and "held" in text
     lines = text[text.index("trace: fixpoint of PointsTo"):].splitlines()
     assert lines[3].split()[-1] == "sparse" and "dense" in text
+    # per rule over all rounds: its line, whose new facts it joined, and its products
+    rules = text[text.index("trace: rules of PointsTo"):].splitlines()
+    assert rules[1].split() == ["line", "new", "facts", "of", "runs", "joined", "produced",
+                                "ms", "products"]
+    lines_seen = {int(row.split()[0]) for row in rules[3:] if row.strip()}
+    assert lines_seen == {7, 8, 9}  # the three recursive rules of ANDERSEN (line 1 is empty)
+
+
+def test_the_trace_records_each_rule_of_each_round(tmp_path):
+    _facts(tmp_path, variables=120, facts=150, seed=0)
+    result = fuse_lang.compile(
+        ANDERSEN, base_dir=tmp_path, representation={n: "sparse" for n in RELATIONS},
+        config=ExecutionConfig(trace=True)).execute()
+    (fixpoint,) = result.trace["fixpoints"]
+    first = fixpoint["rounds"][0]["rules"]
+    # round 1 joins the first facts into each recursive rule: the Load and Store
+    # rules twice (one per PointsTo they read)
+    assert sorted(r["line"] for r in first) == [7, 8, 8, 9, 9]
+    assert all(r["delta_of"] == "PointsTo" and r["delta_tuples"] > 0 for r in first)
+    kinds = {kind for entry in fixpoint["rounds"] for r in entry["rules"] for kind in r["products"]}
+    assert "dense blocks" in kinds and kinds <= {"sparse", "sparse x dense", "dense",
+                                                 "dense blocks"}
+    # what the rules produced covers what each round added
+    for entry in fixpoint["rounds"]:
+        assert sum(r["tuples"] for r in entry["rules"]) >= entry["facts_added"]
 
 
 @pytest.mark.parametrize("density", [0.02, 0.4])

@@ -271,7 +271,9 @@ class Execution:
         with np.errstate(over="ignore", invalid="ignore"):
             body = rounds.round if self.tracer is None else self.tracer.rounds(
                 group, isinstance(rounds, SemiNaive), rounds.round,
-                getattr(rounds, "searched", None))
+                getattr(rounds, "searched", None),
+                watched=(rounds, self._rule_lines(group)) if isinstance(rounds, SemiNaive)
+                else None)
             state = repeat(rounds.goes_on, body, rounds.start(),
                            self.check.next_round if self.check is not None else None)
         members, outcome = rounds.end(state)
@@ -279,6 +281,11 @@ class Execution:
         self.took(group, outcome)
         # a sparse relation that filled in ran its last rounds dense (run/sparse/products.py)
         self.values.update({n: self._represented(n, v) for n, v in members.items()})
+
+    def _rule_lines(self, group: list[str]) -> dict[int, int]:
+        """The line of each equation of the group (a trace names rules by line)."""
+        return {k: self.analysis.lines.position(self.analysis.program.statements[k].span.start)[0]
+                + 1 for n in group for k in self.equations(n)}
 
     def took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
         self.rounds[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))

@@ -12,11 +12,13 @@ is next read).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any, Callable
 
 import numpy as np
 
 from .backends.base import Backend
+from .sparse import products
 from .sparse.value import is_sparse
 
 # where a run's time goes, in order: compile's checking (and choices), this run's
@@ -64,19 +66,25 @@ class Tracer:
             self.equations.append(entry)
 
     def rounds(self, group: list[str], semi_naive: bool, body: Callable[[Any], Any],
-               searched: Callable[[], list[int] | None] | None = None
-               ) -> Callable[[Any], Any]:
+               searched: Callable[[], list[int] | None] | None = None,
+               watched: tuple[Any, dict[int, int]] | None = None) -> Callable[[Any], Any]:
         """`body` (one fixpoint round) recording each round it runs.  searched: after
         a call of `body` that found the rest of a linear closure by one search
         (run.fixpoint.closure), the facts each of the rounds it stands for added: one
-        entry each, marked `searched`, sharing the search's time."""
+        entry each, marked `searched`, sharing the search's time.  watched: the
+        semi-naive rounds (fixpoint.loop.SemiNaive) and their equations' lines:
+        each rule of a round is recorded too (`rules`)."""
         record: dict[str, Any] = {"group": list(group),
                                   "strategy": "semi_naive" if semi_naive else "naive",
                                   "rounds": []}
         self.fixpoints.append(record)
+        rules: list[dict] = []
+        if watched is not None:
+            watched[0].watch = self._rule_watch(rules, watched[1])
 
         def traced(state: Any) -> Any:
             started = time.perf_counter()
+            rules.clear()
             state = body(state)
             added = searched() if searched is not None else None
             if added is not None:
@@ -97,10 +105,29 @@ class Tracer:
             else:
                 entry["change"] = float(state[1])
             entry["seconds"] = time.perf_counter() - started
+            if watched is not None:
+                entry["rules"] = list(rules)
             record["rounds"].append(entry)
             return state
 
         return traced
+
+    def _rule_watch(self, rules: list[dict], lines: dict[int, int]
+                    ) -> Callable[[int, str, Any, Callable[[], Any]], Any]:
+        """What records one rule of a semi-naive round: its line, whose new facts it
+        joined and how many, the tuples it produced, its time and its products."""
+        def watch(k: int, joined: str, delta: Any, rule: Callable[[], Any]) -> Any:
+            with products.tallied() as kinds:
+                started = time.perf_counter()
+                part = rule()
+                seconds = time.perf_counter() - started
+            rules.append({"statement": k, "line": lines.get(k), "delta_of": joined,
+                          "delta_tuples": _nonzeros(self.backend, delta),
+                          "tuples": 0 if part is None else _nonzeros(self.backend, part),
+                          "seconds": seconds, "products": dict(Counter(kinds))})
+            return part
+
+        return watch
 
     def recurrence(self, group: list[str], recurrence: Any) -> None:
         """A recurrence (check.recurrences.Recurrence) starts: its steps follow."""
@@ -190,7 +217,31 @@ def _fixpoint_lines(fixpoint: dict) -> list[str]:
                      f"{sum(r['seconds'] for r in searched) * 1e3:.3f}"] + [""] * sparse)
     return ["", f"trace: fixpoint of {', '.join(fixpoint['group'])} ({fixpoint['strategy']})"] \
         + _table(["iteration", "facts added" if added else "change", "ms"]
-                 + ["held"] * sparse, rows)
+                 + ["held"] * sparse, rows) + _rule_lines(fixpoint)
+
+
+def _rule_lines(fixpoint: dict) -> list[str]:
+    """Each rule of a semi-naive fixpoint over all its rounds: the new facts it
+    joined, the tuples it produced, its time and the products it ran."""
+    totals: dict[tuple, dict] = {}
+    for entry in fixpoint["rounds"]:
+        for rule in entry.get("rules", ()):
+            total = totals.setdefault((rule["line"], rule["delta_of"]), {
+                "rounds": 0, "delta": 0, "tuples": 0, "seconds": 0.0, "products": Counter()})
+            total["rounds"] += 1
+            total["delta"] += rule["delta_tuples"]
+            total["tuples"] += rule["tuples"]
+            total["seconds"] += rule["seconds"]
+            total["products"].update(rule["products"])
+    if not totals:
+        return []
+    rows = [[str(line), of, str(t["rounds"]), str(t["delta"]), str(t["tuples"]),
+             f"{t['seconds'] * 1e3:.3f}",
+             ", ".join(f"{n} {kind}" for kind, n in sorted(t["products"].items())) or "-"]
+            for (line, of), t in sorted(totals.items(), key=lambda item: -item[1]["seconds"])]
+    return ["", f"trace: rules of {', '.join(fixpoint['group'])} (all rounds, slowest first)"] \
+        + _table(["line", "new facts of", "runs", "joined", "produced", "ms", "products"],
+                 rows)
 
 
 def _held(held: dict[str, str]) -> str:

@@ -207,6 +207,10 @@ class SemiNaive(Iteration):
     """Only the facts new since the last round are joined.  State: (round, whether
     new facts are pending, the known facts, the new facts)."""
 
+    # set by a tracer (run.trace): watch(statement, the member whose delta it joins,
+    # that delta, compute) runs each rule of a round and may record it
+    watch: Callable[[int, str, Any, Callable[[], Any]], Any] | None = None
+
     def __init__(self, host: Host, group: list[str], arithmetic: Arithmetic,
                  bases: dict[str, Any], max_iterations: int | None, tolerance: float) -> None:
         super().__init__(host, group, arithmetic, bases, max_iterations, tolerance)
@@ -241,8 +245,11 @@ class SemiNaive(Iteration):
             total = arithmetic.nothing(self.shapes[n])
             for k, ref in self.recursive_refs[n]:
                 if not arithmetic.empty(delta[ref.name]):
-                    total = arithmetic.add(total, host.contribution(
-                        k, self.shapes[n], overrides={id(ref): delta[ref.name]}))
+                    def rule(k: int = k, ref: ir.Ref = ref, shape: tuple = self.shapes[n]) -> Any:
+                        return host.contribution(k, shape, overrides={id(ref): delta[ref.name]})
+                    part = rule() if self.watch is None else \
+                        self.watch(k, ref.name, delta[ref.name], rule)
+                    total = arithmetic.add(total, part)
             found[n] = arithmetic.new_facts(total, known[n])
         grown = {n: arithmetic.grow(known[n], found[n]) for n in self.group}
         return rounds + 1, arithmetic.pending(found.values()), grown, found

@@ -15,7 +15,8 @@ dense enough to keep so, else as CSR.
 """
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -61,8 +62,31 @@ def matmul(a: Any, b: Any) -> Any:
     cells = rows.size * keys.size + keys.size * cols.size + rows.size * cols.size
     blocks = rows.size * keys.size * cols.size * DENSE_NS_PER_MAC + cells * DENSE_NS_PER_CELL
     if cells > DENSE_CELLS_CAP or _direct_cost(a, b, col_counts, row_counts) <= blocks:
+        _tally("sparse" if sp.issparse(a) and sp.issparse(b) else
+               "dense" if not sp.issparse(a) and not sp.issparse(b) else "sparse x dense")
         return a @ b
+    _tally("dense blocks")
     return _dense_product(a, b, rows, keys, cols)
+
+
+_TALLIES: list[list[str]] = []  # the tallies open (`tallied`), innermost last
+
+
+@contextlib.contextmanager
+def tallied() -> Iterator[list[str]]:
+    """The kinds of the products run inside (`sparse`, `sparse x dense`, `dense`,
+    `dense blocks`), one entry each: what `--trace` says each rule ran."""
+    kinds: list[str] = []
+    _TALLIES.append(kinds)
+    try:
+        yield kinds
+    finally:
+        _TALLIES.pop()
+
+
+def _tally(kind: str) -> None:
+    if _TALLIES:
+        _TALLIES[-1].append(kind)
 
 
 def _counts(x: Any, axis: int) -> np.ndarray:
