@@ -32,6 +32,7 @@ class Model:
         self._base: dict[str, Relation | None] = {}
         self._facts: dict[str, dict[tuple[int, ...], int]] = {}
         self._rows: dict[tuple[str, tuple], Place] = {}
+        self._texts: dict[Path, str | None] = {}
 
     # ------------------------------------------------------------ values
     def axis_values(self, relation: str) -> list[tuple | None]:
@@ -110,8 +111,9 @@ class Model:
         return self.analysis.path or "<program>"
 
     def file_row(self, key: Key) -> Place | None:
-        """The first row of the relation's file that holds the tuple (a scan of its
-        lines, stopped at the row; kept per tuple)."""
+        """The first row of the relation's file that holds the tuple: found in the
+        file's text as a line of its values joined by a tab or a comma (a search of
+        the text, not a parse of its lines); else by a scan of its cells."""
         found = self._rows.get(key)
         if found is not None:
             return found
@@ -119,19 +121,30 @@ class Model:
         if not source:
             return None
         path = Path(source.partition("#")[0])
-        path = path if path.is_absolute() else self.base_dir / path
-        wanted = [str(v) for v in self.values_of(key)]
-        try:
-            with open(path, encoding="utf-8", errors="replace") as lines:
-                for number, line in enumerate(lines, 1):
-                    cells = [c.strip().strip('"') for c in
-                             (line.split("\t") if "\t" in line else line.split(","))]
-                    if cells == wanted:
-                        found = self._rows[key] = Place(source, number, line.rstrip("\n"))
-                        return found
-        except OSError:
+        text = self._file_text(path if path.is_absolute() else self.base_dir / path)
+        if text is None:
             return None
-        return Place(source, 0, "")
+        wanted = [str(v) for v in self.values_of(key)]
+        for delimiter in ("\t", ",", ", "):
+            at = text.find("\n" + delimiter.join(wanted) + "\n")
+            if at >= 0:
+                line = text.count("\n", 0, at + 1)
+                found = Place(source, line, delimiter.join(wanted))
+                break
+        else:
+            found = _scan(text, wanted, source)
+        self._rows[key] = found
+        return found
+
+    def _file_text(self, path: Path) -> str | None:
+        """A relation file's text between newlines ("\n" first and last), read once."""
+        if path not in self._texts:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as file:
+                    self._texts[path] = "\n" + file.read().replace("\r\n", "\n") + "\n"
+            except OSError:
+                self._texts[path] = None
+        return self._texts[path]
 
     # --------------------------------------------------------- solutions
     def head_bound(self, rule: Rule, key: Key) -> dict[str, int] | None:
@@ -240,6 +253,16 @@ class Model:
             else:
                 args.append(arg.text)
         return f"{atom.relation}({', '.join(args)})"
+
+
+def _scan(text: str, wanted: list[str], source: str) -> Place:
+    """The row whose cells (unquoted, trimmed) are the values; line 0 when none is."""
+    for number, line in enumerate(text.split("\n")[1:-1], 1):
+        cells = [c.strip().strip('"') for c in
+                 (line.split("\t") if "\t" in line else line.split(","))]
+        if cells == wanted:
+            return Place(source, number, line)
+    return Place(source, 0, "")
 
 
 def _value(table: tuple | None, position: int) -> Any:
