@@ -214,3 +214,19 @@ def test_cli_run_why(tmp_path):
     assert data["why"][0]["text"] == "Ancestor(Ann, Cy)" and "Ancestor" in data["outputs"]
     done = fuse("run", str(program), "--why", "Ancestor(Ann,")
     assert done.returncode == 2 and "--why" in done.stderr
+
+
+def test_a_factor_names_the_element_it_reads_to_ask_its_own_why():
+    result = run((EXAMPLES / "attention.fuse").read_text(), base_dir=EXAMPLES)
+    term = result.why("Attn", (5, 2)).parts[0].terms[0]
+    comp = term.factors[0]
+    assert comp.tensor == "Comp" and comp.index[0] == 5
+    inner = result.why(comp.tensor, comp.index)
+    assert math.isclose(inner.value, comp.value, rel_tol=1e-6)
+
+
+def test_a_rule_of_a_form_not_explained_is_named():
+    text = "N(0)\nN(1)\nSize[x] = const([1, 5])\nBig(x) = Size[x] N(x)\nexport Big\n"
+    result = run(text)
+    with pytest.raises(fuse_lang.FuseError, match="`Size` is not a Boolean relation"):
+        result.why("Big", (1,))

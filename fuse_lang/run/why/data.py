@@ -98,10 +98,14 @@ class WhyNot:
 
 @dataclass(frozen=True)
 class Factor:
-    """One factor of a term: its reference as written with the bindings, its value."""
+    """One factor of a term: its reference as written with the bindings, its value;
+    for a read of one element of a tensor, which, as `why` takes it (to ask its
+    own why: `result.why(f.tensor, f.index)`), else None and ()."""
 
     text: str
     value: float
+    tensor: str | None = None
+    index: tuple = ()
 
 
 @dataclass(frozen=True)

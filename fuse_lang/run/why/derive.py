@@ -30,6 +30,10 @@ class TooLarge(Exception):
     pass
 
 
+class NotExplained(Exception):
+    """A tuple that holds, but that no rule of an explained form derives."""
+
+
 Instance = tuple[Rule, dict[str, int], list[Key]]
 
 
@@ -115,8 +119,10 @@ def derivation(model: Model, key: Key, limit: int) -> Derivation:
     """The minimal-height derivation of a tuple that holds, cut after `limit` nodes."""
     search = Search(model, key)
     search.run()
-    if key not in search.height:  # (a tuple that holds always has one)
-        raise TooLarge("no derivation was found")
+    if key not in search.height:  # only rules of forms not explained give it
+        reasons = sorted({r.unsupported for rs in map(model.rules, {k[0] for k in search.seen})
+                          for r in rs if r.unsupported})
+        raise NotExplained("; ".join(reasons) or "no rule instance gives it")
     sizes = _sizes(search)
     shown = [0]
     return _node(model, search, key, sizes, shown, limit)

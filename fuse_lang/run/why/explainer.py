@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 from ...check.value_tables import position_table
 from ..results import FuseError
 from .data import Derivation, NumberWhy, WhyNot, show_value, tuple_text
-from .derive import TooLarge, derivation, why_not
+from .derive import NotExplained, TooLarge, derivation, why_not
 from .model import Model
 
 DEFAULT_LIMIT = 50  # nodes of a derivation shown before "... K more"
@@ -76,6 +76,10 @@ class Explainer:
             if model.holds(key):
                 return derivation(model, key, max(int(limit), 1))
             return why_not(model, key)
+        except NotExplained as err:
+            raise FuseError(f"{tuple_text(name, tuple(index))} holds, but the rules that give "
+                            f"it are of a form why does not explain ({err}; docs/why.md)"
+                            ) from None
         except TooLarge as err:
             raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
                             f"search: {err}") from None

@@ -163,7 +163,9 @@ def _term(model: Model, info: Any, arrays: list, fixed: dict[str, int], where: d
     for factor, data, axes, divide in arrays:
         at = tuple(every[a] for a in axes)
         text = _factor_text(model, info, factor, every)
-        factors.append(Factor(f"1/{text}" if divide else text, float(data[at])))
+        element = _element_read(model, factor, every)
+        factors.append(Factor(f"1/{text}" if divide else text, float(data[at]),
+                              *(element or (None, ()))))
     bindings = tuple((a, _index_value(info, a, p)) for a, p in where.items())
     return Term(bindings, tuple(factors), value)
 
@@ -171,6 +173,31 @@ def _term(model: Model, info: Any, arrays: list, fixed: dict[str, int], where: d
 def _index_value(info: Any, name: str, position: int) -> Any:
     values = info.values.get(name)
     return values[position] if values else position
+
+
+def _element_read(model: Model, factor: ir.Expr, every: dict[str, int]
+                  ) -> tuple[str, tuple] | None:
+    """The tensor and the index of one element a factor reads, if it is one."""
+    if not isinstance(factor, ir.Ref) or factor.name not in model.analysis.tensors \
+            or not factor.indices:
+        return None
+    index = []
+    for ix in factor.indices:
+        if isinstance(ix, ir.IndexVar) and ix.name in every:
+            index.append(every[ix.name])
+        elif isinstance(ix, ir.IndexShift) and all(t.name in every for t in ix.terms):
+            index.append(sum(every[t.name] for t in ix.terms) + ix.offset)
+        elif isinstance(ix, ir.IndexConst) and isinstance(ix.value, int):
+            index.append(ix.value)
+        else:
+            return None
+    axes = [a for a in model.analysis.tensors[factor.name].axes if not a.virtual]
+    if len(axes) != len(index):
+        return None
+    tables = [model.analysis.domain_symbols.get(a.domain) for a in axes]
+    # as `why` takes it: a value where the axis holds values, else the position
+    return factor.name, tuple(t[p] if t and 0 <= p < len(t) else p
+                              for t, p in zip(tables, index))
 
 
 def _factor_text(model: Model, info: Any, factor: ir.Expr, every: dict[str, int]) -> str:
