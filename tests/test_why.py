@@ -230,3 +230,14 @@ def test_a_rule_of_a_form_not_explained_is_named():
     result = run(text)
     with pytest.raises(fuse_lang.FuseError, match="`Size` is not a Boolean relation"):
         result.why("Big", (1,))
+
+
+def test_a_max_projection_and_a_scalar():
+    text = "X[i,j] = const([[1, 5], [3, 2]])\nM[i] max= X[i,j]\nS = X[i,j] X[i,j]\nexport M, S\n"
+    result = run(text)
+    m = result.why("M", (0,))
+    part, = m.parts
+    assert part.op == "max" and part.total == 5 == m.value
+    assert [t.value for t in part.terms] == [5, 1]
+    s = result.why("S", ())
+    assert s.text == "S" and s.value == 1 + 25 + 9 + 4 and s.parts[0].projected == ("i", "j")

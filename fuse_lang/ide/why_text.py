@@ -139,7 +139,8 @@ def _number(answer: NumberWhy) -> list[str]:
             lines.append(f"    {part.note}")
             continue
         around = f"{part.nonlinearity} of " if part.nonlinearity else ""
-        over = f"the sum over {', '.join(part.projected)}" if part.projected else "the product"
+        over = f"the {part.op} over {', '.join(part.projected)}" if part.projected \
+            else "the product"
         lines.append(f"    {around}{over}: {part.count} "
                      f"{'term' if part.count == 1 else 'terms'}, total {_num(part.total)}")
         if part.note:

@@ -27,7 +27,8 @@ def number_why(model: Model, key: Key, top: int) -> NumberWhy:
     name, positions = key
     analysis = model.analysis
     value = float(_element(model.values[name], positions))
-    text = f"{name}[{', '.join(_shown(model, name, positions))}]"
+    shown = _shown(model, name, positions)
+    text = f"{name}[{', '.join(shown)}]" if shown else name
     statements = analysis.program.statements
     equations = [k for k in analysis.tensors[name].statements
                  if isinstance(statements[k], ir.Equation)]
@@ -35,16 +36,22 @@ def number_why(model: Model, key: Key, top: int) -> NumberWhy:
     if not equations:
         note = _given(model, name)
     parts = tuple(_contribution(model, k, positions, top) for k in equations)
-    return NumberWhy(name, tuple(positions), text, value, parts, note)
+    return NumberWhy(name, _values(model, name, positions), text, value, parts, note)
+
+
+def _values(model: Model, name: str, positions: tuple[int, ...]) -> tuple:
+    """An element's index as `why` takes it: values where an axis holds values."""
+    axes = [a for a in model.analysis.tensors[name].axes if not a.virtual]
+    return tuple(_at(model.analysis.domain_symbols.get(axis.domain), p)
+                 for axis, p in zip(axes, positions))
+
+
+def _at(values: Any, position: int) -> Any:
+    return values[position] if values and 0 <= position < len(values) else position
 
 
 def _shown(model: Model, name: str, positions: tuple[int, ...]) -> list[str]:
-    axes = [a for a in model.analysis.tensors[name].axes if not a.virtual]
-    out = []
-    for axis, p in zip(axes, positions):
-        values = model.analysis.domain_symbols.get(axis.domain)
-        out.append(show_value(values[p]) if values else str(p))
-    return out
+    return [show_value(v) for v in _values(model, name, positions)]
 
 
 def _given(model: Model, name: str) -> str:
@@ -82,27 +89,25 @@ def _contribution(model: Model, k: int, positions: tuple[int, ...], top: int) ->
             nonlinearity += f" along {info.norm_axis}"
         rhs = rhs.args[0]
     try:
-        terms, total, count, projected, absolute = _terms(model, info, rhs, fixed, top)
+        terms, total, count, projected, absolute = _terms(model, info, rhs, fixed, top,
+                                                          stmt.op)
     except (EvaluationError, ValueError, IndexError, TypeError) as err:
         return Contribution(place, nonlinearity, (), float("nan"), (), 0, 0.0,
                             f"not split into terms: {err}")
     shown = sum(abs(t.value) for t in terms)
     share = 1.0 if count <= len(terms) or not absolute else min(shown / absolute, 1.0)
-    if stmt.op not in ("=", "+="):
-        note = f"projected with `{stmt.op}`: the terms are its candidates"
-    else:
-        note = ""
-    return Contribution(place, nonlinearity, projected, total, terms, count, share, note)
+    op = {"max=": "max", "min=": "min", "avg=": "mean"}.get(stmt.op, "sum")
+    return Contribution(place, nonlinearity, projected, total, terms, count, share, "", op)
 
 
-def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: int
-           ) -> tuple[tuple[Term, ...], float, int, tuple[str, ...], float]:
+def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: int,
+           op: str = "=") -> tuple[tuple[Term, ...], float, int, tuple[str, ...], float]:
     """The top terms of the sum of `rhs` at the element `fixed`, the sum, the count,
     the projected indices and the sum of the terms' magnitudes."""
     ev = Evaluator(NumpyBackend(), model.analysis, info, dict(model.values))
     additive = list(zip(rhs.signs, rhs.terms)) if isinstance(rhs, ir.Sum) else [("+", rhs)]
     candidates: list[tuple[float, Term]] = []
-    total = 0.0
+    every: list[np.ndarray] = []
     count = 0
     absolute = 0.0
     projected_all: dict[str, None] = {}
@@ -123,15 +128,20 @@ def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: in
         if sign == "-":
             grid = -grid
         flat = grid.reshape(-1)
-        total += float(flat.sum())
+        every.append(flat)
         absolute += float(np.abs(flat).sum())
         count += flat.size
         order = np.argsort(-np.abs(flat), kind="stable")[:top]
         for at in order.tolist():
+            if flat[at] == 0:  # (a term that adds nothing: a join's missing tuple)
+                continue
             where = dict(zip(projected, np.unravel_index(at, grid.shape))) if projected else {}
             where = {a: int(p) for a, p in where.items()}
             candidates.append((abs(float(flat[at])), _term(model, info, arrays, fixed, where,
                                                            float(flat[at]), sign)))
+    joined = np.concatenate(every) if every else np.zeros(0)
+    reduce = {"max=": np.max, "min=": np.min, "avg=": np.mean}.get(op, np.sum)
+    total = float(reduce(joined)) if joined.size else 0.0
     candidates.sort(key=lambda c: -c[0])
     terms = tuple(t for _, t in candidates[:top])
     return terms, total, count, tuple(projected_all), absolute
@@ -171,8 +181,7 @@ def _term(model: Model, info: Any, arrays: list, fixed: dict[str, int], where: d
 
 
 def _index_value(info: Any, name: str, position: int) -> Any:
-    values = info.values.get(name)
-    return values[position] if values else position
+    return _at(info.values.get(name), position)
 
 
 def _element_read(model: Model, factor: ir.Expr, every: dict[str, int]
@@ -196,8 +205,7 @@ def _element_read(model: Model, factor: ir.Expr, every: dict[str, int]
         return None
     tables = [model.analysis.domain_symbols.get(a.domain) for a in axes]
     # as `why` takes it: a value where the axis holds values, else the position
-    return factor.name, tuple(t[p] if t and 0 <= p < len(t) else p
-                              for t, p in zip(tables, index))
+    return factor.name, tuple(_at(t, p) for t, p in zip(tables, index))
 
 
 def _factor_text(model: Model, info: Any, factor: ir.Expr, every: dict[str, int]) -> str:
