@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import fuse_lang
+import fuse_lang.ide.why_text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -241,3 +242,16 @@ def test_a_max_projection_and_a_scalar():
     assert [t.value for t in part.terms] == [5, 1]
     s = result.why("S", ())
     assert s.text == "S" and s.value == 1 + 25 + 9 + 4 and s.parts[0].projected == ("i", "j")
+
+
+def test_a_deep_derivation_is_cut_at_its_200th_level():
+    chain = "\n".join(f"Edge({i}, {i + 1})" for i in range(300))
+    text = chain + "\nPath(x, y) = Edge(x, y)\nPath(x, z) = Path(x, y) Edge(y, z)\nexport Path\n"
+    tree = run(text).why("Path", (0, 300), limit=100_000)
+    depth, node = 1, tree
+    while node.children:
+        node, depth = node.children[0], depth + 1
+    # the 200th node, Path(0, 101), stands for its 101 Path and 100 Edge tuples below
+    assert tree.height == 300 and depth == 200 and node.text == "Path(0, 101)"
+    assert node.more == 201
+    assert "... " in fuse_lang.ide.why_text.why_text(tree)

@@ -7,7 +7,8 @@ matched against the run's final relations, so only tuples that hold are visited)
 and after each level computes the heights of what it has seen by Knuth's
 generalisation of Dijkstra's algorithm (a leaf is 0; a tuple is 1 + the least, over
 its instances, of its body's largest height).  It stops once the tuple's height is at
-most the levels walked: a lower derivation would lie wholly inside them.  The height
+most the levels walked (checked after 1, 2, 4, ... levels): a lower derivation would lie
+wholly inside them.  The height
 is the round of naive evaluation in which the tuple first appears.
 
 Why not: for a tuple that does not hold, each rule of its relation and the first goal
@@ -24,6 +25,8 @@ from .rules import Atom, Compare, Rule, compare_text
 # the tuples a search may visit, and the partial bindings why-not follows, at most
 MAX_VISITED = 2_000_000
 MAX_PARTIAL = 100_000
+# the levels of a derivation shown (deeper ones are cut, counted, as past the size limit)
+MAX_DEPTH = 200
 
 
 class TooLarge(Exception):
@@ -57,10 +60,14 @@ class Search:
             for key in frontier:
                 following += self.expand(key)
             levels += 1
-            self.heights()
-            if self.height.get(self.target, levels + 1) <= levels:
-                return
             frontier = following
+            # heights at levels 1, 2, 4, 8, ... and at the end: a deep derivation costs
+            # about twice its search, not its depth times it (walking past the level the
+            # stop allows only widens what the heights are computed over)
+            if levels & (levels - 1) == 0 or not frontier:
+                self.heights()
+                if self.height.get(self.target, levels + 1) <= levels:
+                    return
 
     def expand(self, key: Key) -> list[Key]:
         model = self.model
@@ -125,7 +132,7 @@ def derivation(model: Model, key: Key, limit: int) -> Derivation:
         raise NotExplained("; ".join(reasons) or "no rule instance gives it")
     sizes = _sizes(search)
     shown = [0]
-    return _node(model, search, key, sizes, shown, limit)
+    return _node(model, search, key, sizes, shown, limit, 0)
 
 
 def _sizes(search: Search) -> dict[Key, int]:
@@ -138,7 +145,7 @@ def _sizes(search: Search) -> dict[Key, int]:
 
 
 def _node(model: Model, search: Search, key: Key, sizes: dict[Key, int], shown: list[int],
-          limit: int) -> Derivation:
+          limit: int, depth: int) -> Derivation:
     shown[0] += 1
     relation, values = key[0], model.values_of(key)
     text = tuple_text(relation, values)
@@ -150,10 +157,10 @@ def _node(model: Model, search: Search, key: Key, sizes: dict[Key, int], shown: 
     children = []
     more = 0
     for b in body:
-        if shown[0] >= limit:
+        if shown[0] >= limit or depth + 1 >= MAX_DEPTH:
             more += sizes[b]
         else:
-            children.append(_node(model, search, b, sizes, shown, limit))
+            children.append(_node(model, search, b, sizes, shown, limit, depth + 1))
     bindings = tuple((v, model.var_value(rule, v, p)) for v, p in bound.items()
                      if not v.startswith("__"))
     return Derivation(relation, values, text, search.height[key], "rule",
