@@ -255,3 +255,21 @@ def test_a_deep_derivation_is_cut_at_its_200th_level():
     assert tree.height == 300 and depth == 200 and node.text == "Path(0, 101)"
     assert node.more == 201
     assert "... " in fuse_lang.ide.why_text.why_text(tree)
+
+
+def test_leaves_from_inputs_and_array_files(tmp_path):
+    import numpy as np
+
+    graph = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=np.float32)
+    np.save(tmp_path / "g.npy", graph)
+    program = fuse_lang.compile('G(x, y) = "g.npy"\nH(x, z) = G(x, y) G(y, z)\nexport H\n',
+                                base_dir=tmp_path)
+    from_file = program.execute().why("H", (0, 2))
+    assert [(c.kind, c.place.file, c.place.text) for c in from_file.children] == [
+        ("file", "g.npy", "[0, 1]"), ("file", "g.npy", "[1, 2]")]
+    given = program.execute({"G": graph}).why("H", (0, 2))
+    assert [(c.kind, c.place) for c in given.children] == [("input", None), ("input", None)]
+    # a relation with facts and rules: a fact is a leaf, whatever rule could give it too
+    result = run("Edge(A, B)\nReach(A)\nReach(y) = Reach(x) Edge(x, y)\nexport Reach\n")
+    assert result.why("Reach", ("A",)).kind == "fact"
+    assert result.why("Reach", ("B",)).children[0].text == "Reach(A)"

@@ -86,6 +86,8 @@ def _node_line(node: Derivation) -> str:
     if node.kind == "fact":
         return f"{node.text}   fact, line {node.place.line if node.place else '?'}"
     if node.kind == "file":
+        if node.place is not None and not node.place.line and node.place.text:
+            return f"{node.text}   cell {node.place.text} of {node.place.file}"
         if node.place is None or not node.place.line:
             where = node.place.file if node.place else "its file"
             return f"{node.text}   a row of {where}"

@@ -35,7 +35,9 @@ def tuple_text(relation: str, values: tuple) -> str:
 @dataclass(frozen=True)
 class Place:
     """Where something is written: a file (the program's, or a relation file) and a
-    1-based line; `text` is what that line says (the equation, the fact, the row)."""
+    1-based line; `text` is what that line says (the equation, the fact, the row).
+    A cell of an array file (`.npy`, `.npz`) has line 0 and its positions as text
+    (`[0, 1]`)."""
 
     file: str
     line: int

@@ -121,6 +121,9 @@ class Model:
         if not source:
             return None
         path = Path(source.partition("#")[0])
+        if path.suffix.lower() in (".npy", ".npz", ".safetensors"):  # an array: its cell
+            found = self._rows[key] = Place(source, 0, f"[{', '.join(map(str, key[1]))}]")
+            return found
         text = self._file_text(path if path.is_absolute() else self.base_dir / path)
         if text is None:
             return None
