@@ -18,29 +18,31 @@ IDB = {"P": 2, "Q": 1}
 VARS = ("x", "y", "z")
 
 
-def random_program(rng: random.Random) -> tuple[str, dict, list]:
+def random_program(rng: random.Random) -> tuple[str, dict, dict]:
+    """Facts of Edge and Flag, then rules: Q's read Edge, Flag and Q (`not Flag`), P's
+    read all four (`not Flag` or `not Q`): recursion in both, negation stratified."""
     facts = {"Edge": {(rng.choice(SYMBOLS), rng.choice(SYMBOLS))
                       for _ in range(rng.randint(3, 9))},
              "Flag": {(rng.choice(SYMBOLS),) for _ in range(rng.randint(1, 4))}}
     rules = []
-    for head in ("P", "Q", *rng.sample(["P", "Q"], rng.randint(0, 2)), "P"):
-        while True:
-            atoms = []
-            for _ in range(rng.randint(1, 3)):
-                name = rng.choice(["Edge", "Flag", "P", "Q", "Edge"])
-                atoms.append((name, tuple(rng.choice(VARS) for _ in range(
-                    EDB.get(name) or IDB[name]))))
-            bound = {v for _, args in atoms for v in args}
-            head_args = tuple(rng.sample(sorted(bound), 1) * IDB[head]) if len(bound) < IDB[head] \
-                else tuple(rng.sample(sorted(bound), IDB[head]))
-            negated = []
-            if rng.random() < 0.4:  # negation of an EDB relation: always stratified
-                negated.append(("Flag", (rng.choice(sorted(bound)),)))
-            compare = None
-            if rng.random() < 0.3:  # (symbols compare with `!=` in their own column)
-                compare = (rng.choice(sorted(bound)), rng.choice(SYMBOLS))
-            rules.append((head, head_args, atoms, negated, compare))
-            break
+    for head in ("Q", "P", *rng.sample(["P", "Q"], rng.randint(0, 2)), "P"):
+        readable = ["Edge", "Flag", "Q", "Edge"] + (["P", "Q"] if head == "P" else [])
+        atoms = []
+        for _ in range(rng.randint(1, 3)):
+            name = rng.choice(readable)
+            atoms.append((name, tuple(rng.choice(VARS) for _ in range(
+                EDB.get(name) or IDB[name]))))
+        bound = sorted({v for _, args in atoms for v in args})
+        head_args = tuple(rng.sample(bound, 1) * IDB[head]) if len(bound) < IDB[head] \
+            else tuple(rng.sample(bound, IDB[head]))
+        negated = []
+        if rng.random() < 0.4:
+            negated.append((rng.choice(["Flag", "Q"] if head == "P" else ["Flag"]),
+                            (rng.choice(bound),)))
+        compare = None
+        if rng.random() < 0.3:  # (symbols compare with `!=` in their own column)
+            compare = (rng.choice(bound), rng.choice(SYMBOLS))
+        rules.append((head, head_args, atoms, negated, compare))
     lines = [f"{r}({', '.join(t)})" for r in EDB for t in sorted(facts[r])]
     first_rule_line = len(lines) + 1
     for head, args, atoms, negated, compare in rules:
@@ -73,23 +75,32 @@ def solutions(rule, db):
 
 
 def brute_heights(facts, rules):
-    """Each tuple's round of first appearance under naive evaluation (facts: 0)."""
-    height = {(r, t): 0 for r, ts in facts.items() for t in ts}
+    """The model, stratum by stratum (Q, then P) by naive rounds; then each tuple's
+    least height by relaxing every rule instance until nothing changes (facts: 0;
+    a derived tuple: 1 + the largest height of its instance's positive atoms)."""
     db = {**{r: set(ts) for r, ts in facts.items()}, "P": set(), "Q": set()}
-    level = 0
-    while True:
-        level += 1
-        new = set()
-        for rule in rules.values():
-            for b in solutions(rule, db):
-                key = (rule[0], tuple(b[v] for v in rule[1]))
-                if key not in height:
-                    new.add(key)
-        if not new:
-            return height, db
-        for key in new:
-            height[key] = level
-            db[key[0]].add(key[1])
+    for stratum in ("Q", "P"):
+        while True:
+            new = {(stratum, tuple(b[v] for v in rule[1]))
+                   for rule in rules.values() if rule[0] == stratum
+                   for b in solutions(rule, db)} - {(stratum, t) for t in db[stratum]}
+            if not new:
+                break
+            db[stratum] |= {t for _, t in new}
+    height = {(r, t): 0 for r, ts in facts.items() for t in ts}
+    instances = [(rule[0], tuple(b[v] for v in rule[1]),
+                  [(n, tuple(b[v] for v in a)) for n, a in rule[2]])
+                 for rule in rules.values() for b in solutions(rule, db)]
+    changed = True
+    while changed:
+        changed = False
+        for head, values, body in instances:
+            if all(k in height for k in body):
+                h = 1 + max(height[k] for k in body)
+                if h < height.get((head, values), h + 1):
+                    height[(head, values)] = h
+                    changed = True
+    return height, db
 
 
 def check_tree(node, rules, facts, db, height):

@@ -54,9 +54,11 @@ class Explainer:
         if name not in model.values:
             raise FuseError(f"`{name}` is not computed by this run (nothing it exports, "
                             f"queries or writes reads it)")
+        # (the analysis the values were computed under: the inputs' shapes may differ)
+        axes = [a for a in model.analysis.tensors[name].axes if not a.virtual]
         positions = []
         for pos, (axis, value) in enumerate(zip(axes, index)):
-            position = _position(analysis.domain_symbols.get(axis.domain) or None, value,
+            position = _position(model.analysis.domain_symbols.get(axis.domain) or None, value,
                                  axis.extent)
             if position is None:
                 if tensor.boolean:
