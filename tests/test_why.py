@@ -273,3 +273,16 @@ def test_leaves_from_inputs_and_array_files(tmp_path):
     result = run("Edge(A, B)\nReach(A)\nReach(y) = Reach(x) Edge(x, y)\nexport Reach\n")
     assert result.why("Reach", ("A",)).kind == "fact"
     assert result.why("Reach", ("B",)).children[0].text == "Reach(A)"
+
+
+def test_a_number_not_split_is_said_and_its_json_is_strict(tmp_path):
+    program = tmp_path / "shift.fuse"
+    program.write_text("X[i] = const([1, 2, 3])\nY[i+1] = X[i]\nexport Y\n")
+    done = fuse("why", str(program), "Y[1]", "--format", "json")
+
+    def refuse(constant):
+        raise AssertionError(f"not strict JSON: {constant}")
+    data = json.loads(done.stdout, parse_constant=refuse)
+    part, = data["parts"]
+    assert data["value"] == 1.0 and part["total"] is None and part["terms"] == []
+    assert "not split into terms" in part["note"]

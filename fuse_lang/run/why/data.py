@@ -9,6 +9,7 @@ has a `NumberWhy` (per equation: its nonlinearity and the top terms of its sum).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -150,7 +151,8 @@ class NumberWhy:
 
 
 def to_json(node: Any) -> Any:
-    """A why's data as JSON-ready dicts, lists and plain values."""
+    """A why's data as JSON-ready dicts, lists and plain values (a NaN or an
+    infinity as None)."""
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
         out = {"type": type(node).__name__}
         for field in dataclasses.fields(node):
@@ -166,5 +168,7 @@ def to_json(node: Any) -> Any:
 
 def _plain(value: Any) -> Any:
     if hasattr(value, "item") and callable(value.item):  # a NumPy scalar
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # strict JSON: no NaN or infinity (a sum not split, say)
     return value
