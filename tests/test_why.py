@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -286,3 +287,12 @@ def test_a_number_not_split_is_said_and_its_json_is_strict(tmp_path):
     part, = data["parts"]
     assert data["value"] == 1.0 and part["total"] is None and part["terms"] == []
     assert "not split into terms" in part["note"]
+
+
+def test_the_closure_benchmark_runs_small():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "why_closure.py"),
+                           "--nodes", "2000", "--edges", "2800", "--tuples", "5"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^each why after it \(5 tuples, heights \d+-\d+\): median [\d.]+ ms = "
+                     r"[\d.]+x the run", done.stdout, re.M), done.stdout
