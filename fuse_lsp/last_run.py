@@ -20,6 +20,7 @@ class LastRun:
     thumbnails: dict[str, str] = field(default_factory=dict)
     # what `fuse.why` asks (fuse_lang.run.why.explainer.Explainer; None: nothing kept)
     explainer: Any = None
+    seconds: float = 0.0  # how long the run took (a hover asks why only after a short one)
 
 
 def remember(ls: FuseServer, uri: str, last: LastRun) -> None:

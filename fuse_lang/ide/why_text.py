@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..front import ir
 from ..run.why.data import Derivation, NumberWhy, WhyNot, show_value
 
 _NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*)\s*")
@@ -159,3 +160,34 @@ def _number(answer: NumberWhy) -> list[str]:
 
 def _num(value: float) -> str:
     return f"{value:.6g}"
+
+
+def query_at(analysis: Any, offset: int) -> ir.Query | None:
+    """The query statement whose text holds `offset`, or None."""
+    for stmt in analysis.program.statements:
+        if isinstance(stmt, ir.Query) and stmt.span.start <= offset <= stmt.span.end:
+            return stmt
+    return None
+
+
+def answer_targets(query: ir.Query, answer: Any, count: int) -> list[tuple[str, tuple]]:
+    """The first `count` answers of a Boolean query (a run's `QueryAnswer`) as whole
+    tuples to ask why of: `Ancestor(Alice, x)?` answered x = Bob gives
+    ("Ancestor", ("Alice", "Bob")).  None for a query whose atom has other indices
+    than variables and constants."""
+    atom = query.atom
+    if atom.indices is None or not answer.tuples:
+        return []
+    out = []
+    for found in answer.tuples[:count]:
+        by_var = dict(zip(answer.free, found))
+        values = []
+        for ix in atom.indices:
+            if isinstance(ix, ir.IndexConst):
+                values.append(ix.value)
+            elif isinstance(ix, ir.IndexVar) and ix.name in by_var:
+                values.append(by_var[ix.name])
+            else:
+                return []
+        out.append((atom.name, tuple(values)))
+    return out

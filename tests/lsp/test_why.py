@@ -57,3 +57,17 @@ async def test_bad_targets_are_answered_in_words(vscode, tmp_path):
     assert arity["ok"] is False and "has 2 axes" in arity["error"]
     with pytest.raises(JsonRpcException, match="fuse.why takes"):
         await execute(vscode, "fuse.why", uri)
+
+
+async def test_a_hover_on_a_query_after_a_run_shows_why_its_first_answers_hold(vscode, tmp_path):
+    from .test_hover import at, hover
+
+    text = PROGRAM + "Ancestor(Ann, x)?\n"
+    uri = open_doc(vscode, tmp_path / "prog.fuse", text)
+    before = (await hover(vscode, uri, at(text, "Ancestor(Ann, x)?"))).contents.value
+    assert "**Why**" not in before  # no run yet: nothing to explain
+    assert (await execute(vscode, "fuse.run", uri, {}))["ok"] is True
+    after = (await hover(vscode, uri, at(text, "Ancestor(Ann, x)?"))).contents.value
+    assert "**Why**" in after
+    assert "Ancestor(Ann, Bob)   by line 6: Ancestor(x, y) = Parent(x, y)" in after
+    assert "Ancestor(Ann, Cy)   by line 7: " in after

@@ -28,6 +28,11 @@ class Explainer:
         self.given = given
         self._model: Model | None = None
 
+    @property
+    def ready(self) -> bool:
+        """Whether the run's values are read already (a why now costs its search only)."""
+        return self._model is not None
+
     def model(self) -> Model:
         if self._model is None:
             plan, values = self.program.every_value(self.given)
