@@ -164,11 +164,17 @@ def test_bad_requests_are_said_in_words():
         result.why("Ancestor", ("Ann",))
 
 
-def test_the_answer_is_the_same_on_torch():
-    pytest.importorskip("torch")
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_the_answer_is_the_same_on_every_backend_and_representation(backend):
+    pytest.importorskip(backend)
     numpy_tree = run(PEOPLE).why("Ancestor", ("Ann", "Dee"))
-    torch_tree = run(PEOPLE, backend="torch").why("Ancestor", ("Ann", "Dee"))
-    assert numpy_tree == torch_tree
+    assert run(PEOPLE, backend=backend).why("Ancestor", ("Ann", "Dee")) == numpy_tree
+    sparse = {"Ancestor": "sparse", "Parent": "sparse"}
+    assert run(PEOPLE, representation=sparse).why("Ancestor", ("Ann", "Dee")) == numpy_tree
+    attention = (EXAMPLES / "attention.fuse").read_text()
+    numbers = run(attention, base_dir=EXAMPLES).why("Attn", (5, 2))
+    other = run(attention, base_dir=EXAMPLES, backend=backend).why("Attn", (5, 2))
+    assert other.parts[0].terms == numbers.parts[0].terms
 
 
 def test_cli_why_text_and_json(tmp_path):
