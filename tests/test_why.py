@@ -302,3 +302,15 @@ def test_the_closure_benchmark_runs_small():
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^each why after it \(5 tuples, heights \d+-\d+\): median [\d.]+ ms = "
                      r"[\d.]+x the run", done.stdout, re.M), done.stdout
+
+
+def test_an_element_over_a_sparse_relation_reads_its_row_only(tmp_path):
+    rows = [(k % 50, (7 * k) % 40_000) for k in range(2_000)]
+    (tmp_path / "r.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in rows))
+    text = 'R(x, y) = "r.tsv"\nDeg[x] = R(x, y)\nexport Deg\n'
+    program = fuse_lang.compile(text, base_dir=tmp_path, representation={"R": "sparse"})
+    why = program.execute().why("Deg", (3,), top=100)
+    part, = why.parts
+    expected = sorted(b for a, b in set(rows) if a == 3)
+    assert why.value == part.total == part.count == len(expected) == 40
+    assert sorted(dict(t.bindings)["y"] for t in part.terms) == expected

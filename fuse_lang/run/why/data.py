@@ -129,7 +129,7 @@ class Contribution:
     projected: tuple[str, ...]  # the indices summed
     total: float  # the terms projected by `op` (before the nonlinearity)
     terms: tuple[Term, ...]  # the top ones by magnitude
-    count: int  # how many terms the sum has
+    count: int  # how many terms the sum has that are not 0
     share: float  # sum of |top terms| over sum of |all terms| (1.0 when all are shown)
     note: str = ""  # a form not split into terms: what it is
     op: str = "sum"  # the projection: sum, or max, min, mean (`max=`, `min=`, `avg=`)

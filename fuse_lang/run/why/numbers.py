@@ -116,9 +116,8 @@ def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: in
         arrays = []
         for factor, divide in factors:
             value = ev.eval(factor)
-            data = np.asarray(value.data.on_numpy().toarray() if hasattr(value.data, "on_numpy")
-                              else value.data, dtype=np.float64)
-            arrays.append((factor, 1.0 / data if divide else data, value.axes, divide))
+            data, axes = _dense_at(value.data, value.axes, fixed)
+            arrays.append((factor, 1.0 / data if divide else data, axes, divide))
         projected = tuple(dict.fromkeys(a for _, _, axes, _ in arrays for a in axes
                                         if a not in fixed))
         projected_all.update(dict.fromkeys(projected))
@@ -130,7 +129,7 @@ def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: in
         flat = grid.reshape(-1)
         every.append(flat)
         absolute += float(np.abs(flat).sum())
-        count += flat.size
+        count += int(np.count_nonzero(flat))  # (a join's missing tuples add no term)
         order = np.argsort(-np.abs(flat), kind="stable")[:top]
         for at in order.tolist():
             if flat[at] == 0:  # (a term that adds nothing: a join's missing tuple)
@@ -145,6 +144,30 @@ def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: in
     candidates.sort(key=lambda c: -c[0])
     terms = tuple(t for _, t in candidates[:top])
     return terms, total, count, tuple(projected_all), absolute
+
+
+# the cells of one factor made dense at most (after the element's indices select)
+MAX_DENSE = 50_000_000
+
+
+def _dense_at(data: Any, axes: tuple[str, ...], fixed: dict[str, int]
+              ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A factor's value as a dense float64 array: a sparse one (a relation of millions
+    of tuples) is first cut to the element's row or column, never densified whole."""
+    if hasattr(data, "on_numpy"):
+        data = data.on_numpy()
+        matrix = getattr(data, "matrix", None)
+        if matrix is not None and len(axes) == 2 and any(a in fixed for a in axes):
+            if axes[0] in fixed:  # the element's row: the other axis left
+                part = matrix[[fixed[axes[0]]], :].toarray()[0]
+                return np.asarray(part, dtype=np.float64), (axes[1],)
+            part = matrix[:, [fixed[axes[1]]]].toarray()[:, 0]
+            return np.asarray(part, dtype=np.float64), (axes[0],)
+        size = int(np.prod(data.shape))
+        if size > MAX_DENSE:
+            raise ValueError(f"a sparse factor of {size:,} cells is too large to split")
+        data = data.matrix.toarray() if matrix is not None else data.native().todense()
+    return np.asarray(data, dtype=np.float64), axes
 
 
 def _factor_list(term: ir.Expr) -> list[tuple[ir.Expr, bool]]:
