@@ -103,6 +103,11 @@ def test_computed_heads_and_values_from_datalog_values():
     assert tree.children[0].text == "N(2)"
     older = result.why("Older", ("Bob", "Ann"))
     assert [c.text for c in older.conditions] == ["30 > 25"]
+    even = result.why("Even", (4,))
+    assert [c.text for c in even.conditions] == ["4 == 2 + 2"]
+    odd = result.why("Even", (3,))
+    assert odd.rules[0].goal == "n == m + m"
+    assert odd.rules[0].reason.startswith("false for every binding: `3 == 0 + 0`, ")
 
 
 def test_file_rows_are_leaves_with_their_line():

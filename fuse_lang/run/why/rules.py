@@ -190,13 +190,25 @@ def compare_holds(goal: Compare, bound: Mapping[str, Any]) -> bool:
 
 
 def compare_text(goal: Compare, bound: Mapping[str, Any]) -> str:
-    """`30 > 18`: a comparison with its variables' values."""
-    def side(expr: ir.Expr) -> str:
-        if isinstance(expr, ir.Ref) and expr.indices is None and expr.name in bound:
-            return show_value(bound[expr.name])
-        try:
-            value = evaluate(expr, bound)
-        except (Unsupported, KeyError, TypeError):
-            return "?"
-        return show_value(value)
-    return f"{side(goal.left)} {goal.op} {side(goal.right)}"
+    """`30 > 18`, `4 == 2 + 2`: a comparison with its variables' values put in."""
+    return f"{_with_values(goal.left, bound)} {goal.op} {_with_values(goal.right, bound)}"
+
+
+def _with_values(expr: ir.Expr, bound: Mapping[str, Any]) -> str:
+    if isinstance(expr, ir.Ref) and expr.indices is None and expr.name in bound:
+        return show_value(bound[expr.name])
+    if isinstance(expr, ir.Number):
+        return expr.text
+    if isinstance(expr, ir.Sum):
+        text = _with_values(expr.terms[0], bound)
+        if expr.signs[0] == "-":
+            text = f"-{text}"
+        for sign, term in zip(expr.signs[1:], expr.terms[1:]):
+            text += f" {sign} {_with_values(term, bound)}"
+        return text
+    if isinstance(expr, ir.Product) and all(op in ("", " ", "*") for op in expr.ops):
+        return " * ".join(_with_values(f, bound) for f in expr.factors)
+    try:
+        return show_value(evaluate(expr, bound))
+    except (Unsupported, KeyError, TypeError):
+        return "?"
