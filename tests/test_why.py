@@ -319,3 +319,17 @@ def test_an_element_over_a_sparse_relation_reads_its_row_only(tmp_path):
     expected = sorted(b for a, b in set(rows) if a == 3)
     assert why.value == part.total == part.count == len(expected) == 40
     assert sorted(dict(t.bindings)["y"] for t in part.terms) == expected
+
+
+def test_an_equation_with_a_constant_on_its_left_writes_only_its_position():
+    result = run((EXAMPLES / "hmm.fuse").read_text(), base_dir=EXAMPLES)
+    later = result.why("Alpha", (1, 0))
+    assert [p.place.line for p in later.parts] == [15]  # `Alpha[0,s] = ...` is not Alpha[1,.]
+    assert math.isclose(later.parts[0].total, later.value, rel_tol=1e-5)
+    first = result.why("Alpha", (0, 1))
+    start = first.parts[0]
+    assert start.place.line == 14 and start.projected == () and start.count == 1
+    assert math.isclose(start.total, first.value, rel_tol=1e-5)
+    with pytest.raises(fuse_lang.FuseError, match=r"is not a value of `D`'s axis 1 \(its values: "):
+        run((EXAMPLES / "embedding_reasoning.fuse").read_text(), base_dir=EXAMPLES).why(
+            "D", (0, 1))

@@ -71,8 +71,14 @@ class Explainer:
                     return WhyNot(name, tuple(index), text, (),
                                   f"{show_value(value)} is no value of `{name}`'s column "
                                   f"{pos + 1}: no tuple of `{name}` holds it")
+                values = model.analysis.domain_symbols.get(axis.domain)
+                if values:
+                    shown = ", ".join(show_value(v) for v in values[:5])
+                    raise FuseError(f"{show_value(value)} is not a value of `{name}`'s axis "
+                                    f"{pos + 1} (its values: {shown}"
+                                    f"{', ...' if len(values) > 5 else ''})")
                 raise FuseError(f"{show_value(value)} is outside `{name}`'s axis {pos + 1} "
-                                f"(extent {axis.extent})")
+                                f"(positions 0 to {(axis.extent or 1) - 1})")
             positions.append(position)
         key = (name, tuple(positions))
         if not tensor.boolean:

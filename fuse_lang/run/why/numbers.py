@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...check.value_tables import constant_position
 from ...front import ir
 from ...front.builtins import BUILTINS, COMPARISONS
 from ..backends.numpy_backend import NumpyBackend
@@ -35,7 +36,8 @@ def number_why(model: Model, key: Key, top: int) -> NumberWhy:
     note = ""
     if not equations:
         note = _given(model, name)
-    parts = tuple(_contribution(model, k, positions, top) for k in equations)
+    parts = tuple(_contribution(model, k, positions, top) for k in equations
+                  if _applies(model, statements[k], name, positions))
     return NumberWhy(name, _values(model, name, positions), text, value, parts, note)
 
 
@@ -52,6 +54,17 @@ def _at(values: Any, position: int) -> Any:
 
 def _shown(model: Model, name: str, positions: tuple[int, ...]) -> list[str]:
     return [show_value(v) for v in _values(model, name, positions)]
+
+
+def _applies(model: Model, stmt: ir.Equation, name: str, positions: tuple[int, ...]) -> bool:
+    """Whether an equation writes the element: a constant on its left-hand side
+    (`Alpha[0,s]`) selects one position."""
+    axes = model.analysis.tensors[name].axes
+    for pos, (ix, p) in enumerate(zip(stmt.lhs.indices or (), positions)):
+        if isinstance(ix, ir.IndexConst) and pos < len(axes) and \
+                constant_position(model.analysis, axes[pos].domain, ix.value) != p:
+            return False
+    return True
 
 
 def _given(model: Model, name: str) -> str:
@@ -75,11 +88,12 @@ def _contribution(model: Model, k: int, positions: tuple[int, ...], top: int) ->
     stmt = analysis.program.statements[k]
     place = model.place(stmt)
     lhs = stmt.lhs.indices or ()
-    if not all(isinstance(ix, ir.IndexVar) for ix in lhs) or len(lhs) != len(positions):
+    if not all(isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in lhs) \
+            or len(lhs) != len(positions):
         return Contribution(place, None, (), float("nan"), (), 0, 0.0,
                             "a left-hand side with offsets, slices or virtual indices is "
                             "not split into terms")
-    fixed = {ix.name: p for ix, p in zip(lhs, positions)}
+    fixed = {ix.name: p for ix, p in zip(lhs, positions) if isinstance(ix, ir.IndexVar)}
     info = model.plan.statements[k]
     rhs, nonlinearity = stmt.rhs, None
     if isinstance(rhs, ir.Call) and rhs.name in BUILTINS and rhs.name not in _NOT_NONLINEAR \
