@@ -1,5 +1,5 @@
 """Each document's last successful run, kept by the server: the values that
-`fuse.plot` draws and that a tensor's hover shows (with a small picture where
+`fuse.plot` draws, that a tensor's hover shows and that `fuse.why` explains (with a small picture where
 the client renders Markdown images, drawn off the event loop after the run)."""
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ class LastRun:
     version: int | None  # the document's version when it ran (newer: the values are stale)
     # name -> a data URI of its small picture, filled in by a worker after the run
     thumbnails: dict[str, str] = field(default_factory=dict)
+    # what `fuse.why` asks (fuse_lang.run.why.explainer.Explainer; None: nothing kept)
+    explainer: Any = None
+    seconds: float = 0.0  # how long the run took (a hover asks why only after a short one)
 
 
 def remember(ls: FuseServer, uri: str, last: LastRun) -> None:

@@ -181,7 +181,9 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
                             target=", ".join(request.targets) or None,
                             analysis=program.analysis)
     remember_run(ls, request.uri, LastRun(dict(result.outputs), tuple(result.queries),
-                                      program.analysis, version))
+                                      program.analysis, version,
+                                      explainer=result.explainer,
+                                      seconds=summary.elapsed_ms / 1000))
     progress.end(f"done in {summary.elapsed_ms:.0f} ms")
     # the whole document run past errors: a warning (its message says what was not run)
     left_out = not request.targets and any(n.reason != NOT_NEEDED for n in summary.not_run)

@@ -30,6 +30,7 @@ from .status import (
     leave_analyses_to_exit,
 )
 from .train import add_train_parser
+from .why import add_why_parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,6 +66,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
                         help="the program that made the results: index and symbol names")
     p_plot.add_argument("--slice-along", metavar="INDEX")
     add_commands(sub)
+    add_why_parser(sub)
     return parser
 
 
@@ -106,6 +108,9 @@ def _add_run_parser(sub: Any) -> None:
                        help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
     p_run.add_argument("--plot-format", choices=("svg", "png"), default="svg")
+    p_run.add_argument("--why", action="append", default=[], metavar="TARGET",
+                       help="after the results, explain a tuple `Ancestor(Alice, Eve)` or an "
+                            "element `Y[3]` (repeatable; docs/why.md)")
     p_run.add_argument("--slice-along", metavar="INDEX",
                        help="draw a 3-D+ tensor as slices along this index (default: its first)")
 
@@ -146,6 +151,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .run import RunOptions, cmd_run
 
         return cmd_run(RunOptions.from_args(args))
+    if args.command == "why":
+        from .why import WhyOptions, cmd_why
+
+        return cmd_why(WhyOptions.from_args(args))
     if args.command == "plot":
         from .plot import PlotOptions, cmd_plot
 

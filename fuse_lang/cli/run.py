@@ -17,6 +17,7 @@ from .reading import read_inputs, read_program
 from .render import render_text
 from .run_output import failure_json, show_result, write_json
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
+from .why import parsed_targets, whys_of
 
 
 @frozen_dataclass
@@ -45,6 +46,7 @@ class RunOptions:
     plot: str | None
     plot_format: str
     slice_along: str | None
+    whys: tuple[str, ...] = ()  # --why: targets explained after the results (cli.why)
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
@@ -57,7 +59,8 @@ class RunOptions:
                    adapters=tuple(ns.adapter), out=ns.out, format=ns.format,
                    targets=tuple(ns.target), time_limit=ns.time_limit, shard=shard, mesh=mesh,
                    config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
-                   plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along)
+                   plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along,
+                   whys=tuple(getattr(ns, "why", ()) or ()))
 
 
 def cmd_run(options: RunOptions) -> int:
@@ -81,6 +84,7 @@ def _run_and_show(options: RunOptions) -> int:
     if options.plot:
         check_plot_folder(options.plot)
     inputs = read_inputs(options.inputs)
+    targets = parsed_targets(options.whys, "--why")  # malformed: said before running
     analysis, result = _run(options, text, inputs)
     if options.out:
         # (the analysis of the run's own input shapes: what its positions mean)
@@ -99,10 +103,11 @@ def _run_and_show(options: RunOptions) -> int:
     if options.plot:
         pictures = write_pictures_of(options.plot, options.plot_format, options.slice_along,
                                      result.outputs, analysis, result.queries)
+    whys = whys_of(options.path, result, targets) if targets else None
     show_result(result, options.format, bool(options.targets or result.not_run), options.out,
                 pictures,
                 analysis, [d.to_json(analysis.lines, options.path)
-                           for d in analysis.diagnostics])
+                           for d in analysis.diagnostics], whys)
     return EXIT_ERRORS if broken else EXIT_OK
 
 

@@ -20,22 +20,33 @@ RELATION_SHOWN = 20  # tuples of a relation that the text prints; the rest are c
 
 def show_result(result: Any, fmt: str, targeted: bool, out: str | None,
                 pictures: list[str] | None, analysis: Any = None,
-                diagnostics: Sequence[dict] = ()) -> None:
+                diagnostics: Sequence[dict] = (), whys: Sequence[Any] | None = None) -> None:
     """Print `result` as `fmt` (text or json); `out`: the --out file written;
     `pictures`: those --plot wrote (None without --plot); `analysis`: the
     program's, which says which outputs are relations and their values;
-    `diagnostics`: the program's (JSON shapes), in the JSON."""
+    `diagnostics`: the program's (JSON shapes), in the JSON; `whys`: the answers
+    of `--why` (run.why.data), after the results."""
     relations = _relations(result, analysis)
     if fmt == "json":
         data = result_json(result, targeted, relations)
         if pictures is not None:
             data["pictures"] = pictures
         data["diagnostics"] = list(diagnostics)
+        if whys is not None:
+            from ..run.why.data import to_json
+
+            data["why"] = [to_json(answer) for answer in whys]
         write_json(data)
     else:
         print_result(result, out, relations)
         for path in pictures or ():
             print(f"wrote {path}")
+        if whys:
+            from ..ide.why_text import why_text
+
+            for answer in whys:
+                print(f"\nwhy {answer.text}:")
+                print(why_text(answer))
 
 
 def write_json(data: dict) -> None:

@@ -11,9 +11,11 @@ signature.  The run ends with the outputs, the queries' answers and the sinks
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -169,6 +171,13 @@ class Execution:
             self.tracer.phase("write", time.perf_counter() - started)
             result.trace["phases"] = self.tracer.phase_list()
         return result
+
+    def every_value(self) -> dict[str, Any]:
+        """The groups of the run with sinks computed eagerly with nothing released
+        and nothing written: every value, for provenance (run.why)."""
+        schedule = self.plan.schedule(True)
+        self._run_eagerly(dataclasses.replace(schedule, releases=MappingProxyType({})))
+        return self.values
 
     def _run_eagerly(self, schedule: Schedule) -> None:
         release = schedule.releases

@@ -43,6 +43,7 @@ from .memory import failure_words
 from .results import FuseError, QueryAnswer, RunResult
 from .run_plan import Abilities, RunPlan, plan_run
 from .weights import AdapterChoice, Weights
+from .why.explainer import Explainer
 
 __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
            "compile"]
@@ -308,6 +309,7 @@ class CompiledProgram:
         with reading_once(dict(self.file_reads)):
             plan, caches = self._prepared(given)
         planned = time.perf_counter() - started
+        explainer = Explainer(self, given)  # the inputs before the schedules' values
         schedules = plan.temperatures
         if schedules:  # this run's temperatures, as runtime inputs (run.schedules)
             runs = self._counters.runs
@@ -342,6 +344,8 @@ class CompiledProgram:
                 if key in rewritten:
                     answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
+        # what `result.why` reads on its first call (references only: no cost till then)
+        result.explainer = explainer
         if self.cache_root is not None and not caches.cache_noted:
             from .cache import record as cache_record
 
@@ -350,6 +354,31 @@ class CompiledProgram:
                 self.cache_root, caches.cache_key, caches.cache_made_of)
             caches.cache_noted = True
         return result
+
+    def every_value(self, inputs: Mapping[str, Any] | None = None) -> tuple[RunPlan, dict]:
+        """Every tensor's value of a run with these inputs on the reference engine
+        (NumPy, eager), none released and no sink written, with the plan it ran:
+        what provenance reads (run.why)."""
+        program = self
+        if self.backend.name != "numpy" or self.compiled or self.backend.sharded:
+            from .backends.numpy_backend import NumpyBackend
+
+            precision = "fp64" if self.config.precision == "fp64" else "fp32"
+            program = self.variant(backend=NumpyBackend("cpu", precision), compiled=False)
+        given = {n: v if isinstance(v, np.ndarray) else np.asarray(self.backend.to_numpy(v))
+                 for n, v in (inputs or {}).items()}
+        with reading_once(dict(self.file_reads)):
+            plan, caches = program._prepared(given)
+        runs = max(self._counters.runs - 1, 0)
+        given = {**{name: np.asarray(s.value(runs if s.per == "run" else 0))
+                    for name, s in plan.temperatures.items()}, **given}
+        with program.backend.context(), np.errstate(all="ignore"):
+            run = Execution(program._settings(), plan, caches, given, False)
+            try:
+                with reading_once(dict(self.file_reads)):
+                    return plan, run.every_value()
+            except (EvaluationError, MemoryError) as err:
+                raise FuseError(failure_words(err)) from None
 
     def _settings(self) -> RunSettings:
         backend = self.backend if self.operation_check is None \

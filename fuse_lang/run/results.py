@@ -45,3 +45,17 @@ class RunResult:
     rounds: dict[tuple[str, ...], int] = field(default_factory=dict)
     # the RunPlan this run executed (run.run_plan)
     plan: Any = None
+    # what `why` reads: the program and the run's inputs (run.why.explainer)
+    explainer: Any = field(default=None, repr=False, compare=False)
+
+    def why(self, name: str, index: Any, *, limit: int = 50, top: int = 5) -> Any:
+        """Why a tuple holds (a `Derivation`: a minimal-height derivation tree, cut
+        after `limit` nodes), why it does not (a `WhyNot`), or why an element of a
+        numeric tensor is what it is (a `NumberWhy`: per equation the `top` terms of
+        its sum).  `index`: the tuple's values (`("Alice", "Eve")`) or the element's
+        positions (`(3,)`).  Plain frozen dataclasses (run.why.data; docs/why.md);
+        computed on the first call from a re-evaluation of the run's inputs."""
+        if self.explainer is None:
+            raise FuseError("this result keeps nothing to explain (it was not made by "
+                            "CompiledProgram.execute)")
+        return self.explainer.why(name, index, limit=limit, top=top)

@@ -1,6 +1,7 @@
 """The commands: `fuse.run` (fuse_lsp.running: only on request, off the event
 loop, cancellable), `fuse.train` (fuse_lsp.training: the same, learning the
-params) and `fuse.explain` (the plan as Markdown)."""
+params), `fuse.explain` (the plan as Markdown) and `fuse.why` (fuse_lsp.why: an
+answer of the last run explained)."""
 from __future__ import annotations
 
 import asyncio
@@ -17,6 +18,7 @@ from fuse_lang.run.backends import available_targets
 from ..running import document_name, parse_request, run_document
 from ..state import Command, DocumentTooLarge, FuseServer
 from ..training import TRAIN, parse_train_request, train_document
+from ..why import WHY, parse_why, why_document
 
 RUN = "fuse.run"
 EXPLAIN = "fuse.explain"
@@ -39,6 +41,14 @@ async def train(ls: FuseServer, *args: Any) -> dict[str, Any]:
     return await train_document(ls, request)
 
 
+async def why(ls: FuseServer, *args: Any) -> dict[str, Any]:
+    try:
+        uri, target, limit, top = parse_why(args)
+    except ValueError as error:
+        raise JsonRpcInvalidParams(str(error)) from None
+    return await why_document(ls, uri, target, limit, top)
+
+
 def explain(ls: FuseServer, *args: Any) -> dict[str, str]:
     if not args or not isinstance(args[0], str):
         raise JsonRpcInvalidParams("fuse.explain takes [uri]")
@@ -59,4 +69,5 @@ def explain_markdown(ls: FuseServer, uri: str) -> str:
     return text
 
 
-COMMANDS = (Command(RUN, run), Command(TRAIN, train), Command(EXPLAIN, explain))
+COMMANDS = (Command(RUN, run), Command(TRAIN, train), Command(EXPLAIN, explain),
+            Command(WHY, why))

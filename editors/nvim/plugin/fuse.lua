@@ -4,6 +4,8 @@
 -- :FuseExplain                               show its plan (fuse.explain)
 -- :FusePlot [tensor]                         pictures of the last run, opened (fuse.plot)
 -- :FuseGraph                                 the program's dataflow picture, opened (fuse.graph)
+-- :FuseWhy Ancestor(Alice, Eve) | Y[3]       why an answer is what it is (fuse.why), a tree
+--                                            whose lines jump to the lines they cite (<CR>)
 -- Both act on the current buffer's fuse language server and show the answer
 -- in a scratch buffer (`fuse://run/<file>`, `fuse://explain/<file>`).
 if vim.g.loaded_fuse then
@@ -60,3 +62,10 @@ end, {
 vim.api.nvim_create_user_command('FuseGraph', function()
   require('fuse').graph()
 end, { nargs = 0, desc = "Fuse: draw the program's dataflow and open the picture" })
+
+vim.api.nvim_create_user_command('FuseWhy', function(cmd)
+  require('fuse').why({ target = cmd.args })
+end, {
+  nargs = '+',
+  desc = "Fuse: why a tuple holds (its derivation) or a number is what it is (its terms)",
+})

@@ -1,7 +1,8 @@
 // The Fuse Results page's only script (src/panelHtml.ts loads it with the page's
 // nonce). It swaps in each new <main> the extension sends (src/panel.ts), so that
 // an update keeps the frame and the scroll position, and asks for the current one
-// whenever the page is (re)loaded, e.g. when a hidden panel is shown again.
+// whenever the page is (re)loaded, e.g. when a hidden panel is shown again; a click
+// on a relation's tuple asks for its why.
 (function () {
   const vscode = acquireVsCodeApi();
   window.addEventListener('message', (event) => {
@@ -21,6 +22,15 @@
     const focus = data.focus && document.getElementById(String(data.focus));
     if (focus) {
       focus.scrollIntoView({ block: 'start' });  // e.g. Explain's graph
+    }
+  });
+  // a relation's tuple clicked: its why (`Ancestor(Alice, Bob)`: the export's name and
+  // the tuple as the page shows it), opened by the extension (fuse.why)
+  document.addEventListener('click', (event) => {
+    const code = event.target instanceof Element ? event.target.closest('ul.tuples code') : null;
+    const section = code && code.closest('section.export[data-name]');
+    if (code && section) {
+      vscode.postMessage({ type: 'why', target: section.dataset.name + code.textContent });
     }
   });
   vscode.postMessage({ type: 'ready' });

@@ -1,9 +1,10 @@
 /**
  * The Fuse extension: starts `fuse-lsp` over stdio with vscode-languageclient,
  * shows the server's state in the status bar, and binds the server's
- * `fuse.run`, `fuse.train` and `fuse.explain` commands to VS Code commands with
- * a UI (a backend/device quick pick, a run output channel, a markdown preview,
- * and the Fuse Results panel: src/panel.ts).
+ * `fuse.run`, `fuse.train`, `fuse.explain` and `fuse.why` commands to VS Code
+ * commands with a UI (a backend/device quick pick, a run output channel, a
+ * markdown preview, a why's tree beside the program, and the Fuse Results panel:
+ * src/panel.ts, whose tuples open their why).
  */
 import * as os from 'os';
 import * as vscode from 'vscode';
@@ -31,6 +32,8 @@ const TRAIN_KIND = 'source.fuse.train';
 const EXPLAIN = 'fuse.explain';
 const RUN_KIND = 'source.fuse.run';
 const EXPLAIN_SCHEME = 'fuse-explain';
+const WHY = 'fuse.why';
+const WHY_SCHEME = 'fuse-why';
 
 /**
  * A LanguageClient that leaves `workspace/executeCommand` to this extension.
@@ -61,6 +64,8 @@ let status: vscode.StatusBarItem;
 let results: ResultsPanel;
 const plans = new Map<string, string>();
 const plansChanged = new vscode.EventEmitter<vscode.Uri>();
+const whys = new Map<string, string>();
+const whysChanged = new vscode.EventEmitter<vscode.Uri>();
 // Starts, restarts and stops of the server, one after another (see `queued`).
 let lifecycle: Promise<void> = Promise.resolve();
 
@@ -86,17 +91,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.name = 'Fuse Language Server';
   status.command = 'fuse.showOutput';
   results = new ResultsPanel(context.extensionUri, (line) => output.appendLine(line));
-  context.subscriptions.push(output, runOutput, status, plansChanged, results);
+  context.subscriptions.push(output, runOutput, status, plansChanged, whysChanged, results);
 
   context.subscriptions.push(
     vscode.commands.registerCommand(RUN, runCommand),
     vscode.commands.registerCommand(TRAIN, trainCommand),
     vscode.commands.registerCommand(EXPLAIN, explainCommand),
+    vscode.commands.registerCommand(WHY, whyCommand),
     vscode.commands.registerCommand('fuse.restartServer', () => queued(restartClient)),
     vscode.commands.registerCommand('fuse.showOutput', () => output.show(true)),
     vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, {
       onDidChange: plansChanged.event,
       provideTextDocumentContent: (uri) => plans.get(uri.toString()) ?? '',
+    }),
+    vscode.workspace.registerTextDocumentContentProvider(WHY_SCHEME, {
+      onDidChange: whysChanged.event,
+      provideTextDocumentContent: (uri) => whys.get(uri.toString()) ?? '',
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('fuse.server')) {
@@ -456,6 +466,50 @@ async function explainCommand(uriArg?: unknown): Promise<string | undefined> {
   }
   await results.showGraph(lsp, uri, documentName(uri));
   return markdown;
+}
+
+/** The server's answer to `fuse.why` (docs/why.md). */
+interface WhyAnswer { ok: boolean; target?: string; text?: string; why?: unknown; error?: string }
+
+/**
+ * Fuse: Why: why an answer of the program's last run holds, does not, or has its
+ * value (the server's `fuse.why`), as a read-only text beside the program.  The
+ * target comes from the Fuse Results panel (a tuple clicked) or an input box.
+ */
+async function whyCommand(uriArg?: unknown, targetArg?: unknown): Promise<WhyAnswer | undefined> {
+  const lsp = await runningClient();
+  if (!lsp) {
+    return undefined;
+  }
+  const uri = await targetUri(lsp, uriArg);
+  if (!uri) {
+    return undefined;
+  }
+  const target = typeof targetArg === 'string' && targetArg.trim() ? targetArg : await vscode.window.showInputBox({
+    title: 'Fuse: Why', prompt: 'A tuple or an element of the last run', placeHolder: 'Ancestor(Alice, Eve) or Y[3]',
+  });
+  if (!target) {
+    return undefined;
+  }
+  let answer: WhyAnswer | undefined;
+  try {
+    answer = await lsp.sendRequest(ExecuteCommandRequest.type, { command: WHY, arguments: [uri, target] });
+  } catch (error) {
+    answer = { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+  if (!answer || !answer.ok) {  // (the server showed its message; a refused request did not)
+    if (!answer || !('error' in answer)) {
+      void vscode.window.showErrorMessage('Fuse: why failed: the server gave no answer');
+    }
+    return answer ?? undefined;
+  }
+  const name = documentName(uri);
+  const whyUri = vscode.Uri.from({ scheme: WHY_SCHEME, path: `/${name}.why.txt`, query: uri });
+  whys.set(whyUri.toString(), `# why ${target}\n${answer.text ?? ''}\n`);
+  whysChanged.fire(whyUri);
+  const document = await vscode.workspace.openTextDocument(whyUri);
+  await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  return answer;
 }
 
 /** A document's file name, for titles. */

@@ -31,6 +31,7 @@ export class ResultsPanel {
   private panel: vscode.WebviewPanel | undefined;
   private state: PanelState = emptyState();
   private generation = 0;  // a run's pictures that arrive after a newer run are dropped
+  private uri: string | undefined;  // the document of the last run shown
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly log: (line: string) => void) {}
 
@@ -59,6 +60,7 @@ export class ResultsPanel {
   /** Show a run's answer now, then ask the server for its pictures. */
   async showRun(lsp: LanguageClient, uri: string, program: string, result: RunResult | undefined): Promise<void> {
     const generation = ++this.generation;
+    this.uri = uri;  // whose tuples a click explains (fuse.why)
     const sameProgram = this.state.program === program;
     this.state = {
       ...this.state,
@@ -158,9 +160,12 @@ export class ResultsPanel {
       }
     });
     // the page's script asks for the current state whenever it (re)loads
-    panel.webview.onDidReceiveMessage((message: { type?: string }) => {
+    panel.webview.onDidReceiveMessage((message: { type?: string; target?: unknown }) => {
       if (message && message.type === 'ready' && this.panel === panel) {
         this.post();
+      } else if (message && message.type === 'why' && typeof message.target === 'string' && this.uri) {
+        // a tuple clicked (media/panel.js): its derivation, by Fuse: Why
+        void vscode.commands.executeCommand('fuse.why', this.uri, message.target);
       }
     });
     const webview = panel.webview;

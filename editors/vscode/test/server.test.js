@@ -57,16 +57,19 @@ const channels = {};
 // the Fuse Results webview: its options and each page it was given
 const webviews = [];
 function createWebviewPanel(viewType, title, column, options) {
-  const panel = { viewType, title, options, pages: [], visible: true, reveal() {}, dispose() {},
+  const panel = { viewType, title, options, pages: [], listeners: [], visible: true, reveal() {}, dispose() {},
     onDidDispose: () => ({ dispose() {} }) };
   // the page, then each update's <main> (posted to the page's script)
   panel.webview = { cspSource: 'vscode-webview-resource:', asWebviewUri: (u) => Uri.from({ scheme: 'vscode-webview-resource', path: u.path }),
-    postMessage: async (m) => { panel.pages.push(m.main); return true; }, onDidReceiveMessage: () => ({ dispose() {} }) };
+    postMessage: async (m) => { panel.pages.push(m.main); return true; },
+    onDidReceiveMessage: (f) => { panel.listeners.push(f); return { dispose() {} }; } };
   Object.defineProperty(panel.webview, 'html', { set(v) { panel.pages.push(v); }, get() { return panel.pages[panel.pages.length - 1]; } });
   webviews.push(panel);
   return panel;
 }
 const configurationListeners = new Set();
+const shownDocuments = [];  // what showTextDocument was given
+const providers = {};  // the extension's virtual documents' providers, by scheme
 const settings = { 'server.path': process.env.FUSE_LSP || 'fuse-lsp', 'server.python': '', backend: 'numpy', device: 'cpu', allowSinkWrites: false, 'trace.server': 'off' };
 const vscode = {
   Uri, EventEmitter, Disposable,
@@ -87,14 +90,15 @@ const vscode = {
     visibleTextEditors: [],
     onDidChangeActiveTextEditor: () => ({ dispose() {} }),
     onDidChangeVisibleTextEditors: () => ({ dispose() {} }),
-    showTextDocument: async () => ({}),
+    showTextDocument: async (d) => { shownDocuments.push(d); return {}; },
   }, 'window'),
   workspace: stubbed({
     getConfiguration: (section) => ({ get: (k, d) => (section === 'fuse' ? settings[k] : section === 'fuse.trace' ? settings['trace.' + k] : undefined) ?? d, has: () => true, inspect: () => undefined }),
     workspaceFolders: [{ uri: Uri.file(workspace), name: 'ws', index: 0 }],
     textDocuments: [doc],
-    openTextDocument: async (u) => (u && u.scheme === 'file' ? doc : { uri: u, getText: () => '' }),
-    registerTextDocumentContentProvider: () => ({ dispose() {} }),
+    openTextDocument: async (u) => (u && u.scheme === 'file' ? doc
+      : { uri: u, getText: () => (providers[u.scheme] ? providers[u.scheme].provideTextDocumentContent(u) : '') }),
+    registerTextDocumentContentProvider: (scheme, provider) => { providers[scheme] = provider; return { dispose() {} }; },
     onDidChangeConfiguration: (f) => {
       configurationListeners.add(f);
       return { dispose() { configurationListeners.delete(f); } };
@@ -187,6 +191,28 @@ test('Fuse: Explain opens the plan as markdown', { timeout: 60000 }, async () =>
   assert.match(page, /data-graph="ready"/);
   assert.match(page, /<img class="graph" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]{100,}" alt="dataflow graph of datalog.fuse">/);
   assert.match(page, /<h3>Ancestor<\/h3>/);
+});
+
+test('Fuse: Why opens a derivation beside the program; a tuple clicked in the panel opens its own', { timeout: 60000 }, async () => {
+  assert.ok(commands.has('fuse.why'));
+  const answer = await commands.get('fuse.why')(pathToFileURL(file).href, 'Ancestor(Alice, Dave)');
+  assert.equal(answer.ok, true, JSON.stringify(answer));
+  assert.equal(answer.why.type, 'Derivation');
+  assert.equal(answer.why.height, 3);
+  const shown = shownDocuments[shownDocuments.length - 1];
+  assert.equal(shown.uri.scheme, 'fuse-why');
+  assert.match(shown.getText(), /^# why Ancestor\(Alice, Dave\)\nAncestor\(Alice, Dave\) {3}by line 11: Ancestor\(x,z\) = Ancestor\(x,y\) Parent\(y,z\)/);
+  assert.match(shown.getText(), /Parent\(Carol, Dave\) {3}fact, line 6/);
+  // the panel's page script posts {type: 'why', target} for a clicked tuple (media/panel.js)
+  const panel = webviews.find((w) => w.viewType === 'fuse.results');
+  const before = shownDocuments.length;
+  panel.listeners.forEach((listener) => listener({ type: 'why', target: 'Ancestor(Alice, Eve)' }));
+  const clicked = await until('the clicked tuple\'s why', () => shownDocuments.slice(before).find(
+    (d) => /^# why Ancestor\(Alice, Eve\)\n/.test(d.getText())));
+  assert.match(clicked.getText(), /Parent\(Bob, Eve\) {3}fact, line 7/);
+  const refused = await commands.get('fuse.why')(pathToFileURL(file).href, 'Ancestor(Alice');
+  assert.equal(refused.ok, false);
+  assert.match(refused.error, /expected `,` or `\)` at column 15/);
 });
 
 test('Fuse: Train asks the server and shows its answer in the panel (here: no loss to train)', { timeout: 60000 }, async () => {

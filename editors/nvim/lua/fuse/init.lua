@@ -1,6 +1,6 @@
--- :FuseRun, :FuseTrain, :FuseExplain, :FusePlot and :FuseGraph: the server's
--- `fuse.run`, `fuse.train`, `fuse.explain`, `fuse.plot` and `fuse.graph`
--- commands (workspace/executeCommand), shown in a scratch buffer.
+-- :FuseRun, :FuseTrain, :FuseExplain, :FusePlot, :FuseGraph and :FuseWhy: the
+-- server's `fuse.run`, `fuse.train`, `fuse.explain`, `fuse.plot`, `fuse.graph` and
+-- `fuse.why` commands (workspace/executeCommand), shown in a scratch buffer.
 local M = {}
 
 --- The fuse client attached to `bufnr` (default: current buffer).
@@ -352,6 +352,80 @@ function M.explain(opts)
     local out = M.show('fuse://explain/' .. name, vim.split(text, '\n', { plain = true }), 'markdown')
     vim.b[out].fuse_source = bufnr
     fire('FuseExplainDone', { buf = out, source = bufnr, err = err })
+  end)
+end
+
+--- Where a line of a why's text points: {line = N} in the program, or
+--- {file = F, line = N} for a row of a relation file; nil when it cites nothing.
+function M.why_place(text)
+  local file_line, file = text:match('row (%d+) of (.+)$')
+  if file_line then
+    return { file = file, line = tonumber(file_line) }
+  end
+  local line = text:match('by line (%d+):') or text:match('fact, line (%d+)')
+    or text:match('^%s*line (%d+):')
+  if line then
+    return { line = tonumber(line) }
+  end
+end
+
+--- Jump from the why buffer's cursor line to the line it cites.
+function M.why_jump()
+  local place = M.why_place(vim.api.nvim_get_current_line())
+  local source = vim.b.fuse_source
+  if not place or not source or not vim.api.nvim_buf_is_valid(source) then
+    return
+  end
+  if place.file then
+    local base = vim.fs.dirname(vim.api.nvim_buf_get_name(source))
+    local path = place.file:sub(1, 1) == '/' and place.file or (base .. '/' .. place.file)
+    local win = vim.fn.bufwinid(source)
+    if win ~= -1 then
+      vim.api.nvim_set_current_win(win)
+    end
+    vim.cmd('edit ' .. vim.fn.fnameescape(path))
+    vim.api.nvim_win_set_cursor(0, { math.max(place.line, 1), 0 })
+    return
+  end
+  local win = vim.fn.bufwinid(source)
+  if win == -1 then
+    vim.cmd('split')
+    vim.api.nvim_win_set_buf(0, source)
+    win = vim.api.nvim_get_current_win()
+  end
+  vim.api.nvim_set_current_win(win)
+  local count = vim.api.nvim_buf_line_count(source)
+  vim.api.nvim_win_set_cursor(win, { math.min(math.max(place.line, 1), count), 0 })
+end
+
+--- Explain one answer of the program in `bufnr` (fuse.why): a tuple's derivation,
+--- why it does not hold, or an element's terms, as a tree in `fuse://why/<file>`;
+--- <CR> on a line jumps to the program line (or file row) it cites.
+---@param opts {target: string, bufnr?: integer, limit?: integer, top?: integer}
+function M.why(opts)
+  opts = opts or {}
+  local target = vim.trim(opts.target or '')
+  if target == '' then
+    vim.notify('Fuse: :FuseWhy takes a tuple or an element: :FuseWhy Ancestor(Alice, Eve)',
+      vim.log.levels.ERROR)
+    return false
+  end
+  local bufnr = program_buffer(opts.bufnr)
+  local name = short_name(bufnr)
+  local request = { target = target, limit = opts.limit, top = opts.top }
+  return execute(bufnr, 'fuse.why', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
+    local text
+    if err then
+      text = 'Fuse why failed: ' .. tostring(err.message or vim.inspect(err))
+    elseif type(result) == 'table' and result.ok then
+      text = tostring(result.text or '')
+    else
+      text = 'Fuse why failed: ' .. tostring(type(result) == 'table' and result.error or result)
+    end
+    local out = M.show('fuse://why/' .. name, vim.split(text, '\n', { plain = true }), 'text')
+    vim.b[out].fuse_source = bufnr
+    vim.keymap.set('n', '<CR>', M.why_jump, { buffer = out, desc = 'Fuse: go to the cited line' })
+    fire('FuseWhyDone', { buf = out, source = bufnr, result = result, err = err })
   end)
 end
 

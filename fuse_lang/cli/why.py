@@ -1,0 +1,108 @@
+"""`fuse why PROGRAM TARGET`: why a tuple holds (its derivation), why it does not, or
+why an element of a numeric tensor has its value (its terms); text or JSON.
+`fuse run --why TARGET` asks the same after the run's results (`whys_of`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..speed.fastinit import frozen_dataclass
+from .reading import read_inputs, read_program
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail
+
+
+@frozen_dataclass
+class WhyOptions:
+    path: str
+    target: str
+    format: str
+    limit: int
+    top: int
+    inputs: tuple[str, ...]
+
+    @classmethod
+    def from_args(cls, ns: argparse.Namespace) -> WhyOptions:
+        return cls(path=ns.path, target=ns.target, format=ns.format, limit=ns.limit,
+                   top=ns.top, inputs=tuple(ns.input))
+
+
+def add_why_parser(sub: Any) -> None:
+    p_why = sub.add_parser("why", help="explain one answer: a tuple's derivation, or a "
+                                       "number's terms (docs/why.md)")
+    p_why.add_argument("path", metavar="PATH")
+    p_why.add_argument("target", metavar="TARGET",
+                       help="a tuple `Ancestor(Alice, Eve)` or an element `Y[3]`")
+    p_why.add_argument("--format", choices=("text", "json"), default="text")
+    p_why.add_argument("--limit", type=_positive, default=50, metavar="N",
+                       help="nodes of a derivation shown before '... K more' (default 50)")
+    p_why.add_argument("--top", type=_positive, default=5, metavar="K",
+                       help="terms of a sum shown (default 5)")
+    p_why.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                       help="give a source's value from a .npy file (repeatable)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, not {value}")
+    return value
+
+
+def parsed_targets(texts: Sequence[str], flag: str) -> list[tuple[str, tuple]]:
+    """Each target read (`Ancestor(Alice, Eve)`); CommandFailed (exit 2) for one malformed."""
+    from ..ide.why_text import TargetError, parse_target
+
+    out = []
+    for text in texts:
+        try:
+            out.append(parse_target(text))
+        except TargetError as err:
+            fail(f"fuse: {flag}: {err}", EXIT_USAGE)
+    return out
+
+
+def whys_of(path: str, result: Any, targets: Sequence[tuple[str, tuple]], limit: int = 50,
+            top: int = 5) -> list[Any]:
+    """The why of each target on `result`; CommandFailed (exit 1) when one cannot be
+    answered (an unknown tensor, a wrong number of values), said in words."""
+    from ..run.results import FuseError
+
+    out = []
+    for name, values in targets:
+        try:
+            out.append(result.why(name, values, limit=limit, top=top))
+        except FuseError as err:
+            fail(f"fuse: {path}: why {name}: {err}", EXIT_ERRORS)
+    return out
+
+
+def cmd_why(options: WhyOptions) -> int:
+    from ..ide.why_text import why_text
+    from ..run.program import FuseError, compile
+    from ..run.why.data import to_json
+
+    targets = parsed_targets([options.target], "why")
+    text = read_program(options.path)
+    inputs = read_inputs(options.inputs)
+    try:
+        program = compile(text, base_dir=Path(options.path).parent, path=options.path,
+                          past_errors=True)
+        result = program.execute(inputs, write_sinks=False)
+    except FuseError as err:
+        fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
+    except Exception as err:  # never a traceback: an engine bug is still one paragraph
+        fail(f"fuse: {options.path}: internal error while running: {type(err).__name__}: "
+             f"{err}", EXIT_ERRORS)
+    answers = whys_of(options.path, result, targets, options.limit, options.top)
+    if options.format == "json":
+        json.dump(to_json(answers[0]), sys.stdout, indent=2, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(why_text(answers[0]))
+    return EXIT_OK

@@ -1,0 +1,193 @@
+"""A why's plain data (run.why.data) as text, and a why's target read from text.
+
+`parse_target("Ancestor(Alice, Eve)")` gives ("Ancestor", ("Alice", "Eve")) and
+`parse_target("Attn[5, 2]")` gives ("Attn", (5, 2)); `why_text` draws a derivation as
+a tree, a why-not as its rules and where each stops, a number as its terms.  The
+command line (`fuse why`, `fuse run --why`) and the editor share them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..front import ir
+from ..run.why.data import Derivation, NumberWhy, WhyNot, show_value
+
+_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*)\s*")
+_ARG = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[A-Za-z_][A-Za-z0-9_]*)'
+                  r'\s*')
+
+
+class TargetError(ValueError):
+    """A why's target that is not `Name(v, ...)` or `Name[i, ...]` (its words say how)."""
+
+
+def parse_target(text: str) -> tuple[str, tuple]:
+    """`Ancestor(Alice, Eve)`, `R("New York", 3)`, `Y[3]`, `Attn[5, 2]`, `Flag` (a
+    scalar): the tensor's name and the tuple's values (ints, floats, strings)."""
+    match = _NAME.match(text)
+    if not match:
+        raise TargetError(f"{text!r} is not a tuple or element: write it as a query's atom, "
+                          f"`Ancestor(Alice, Eve)` or `Y[3]`")
+    name, at = match.group(1), match.end()
+    if at == len(text):
+        return name, ()
+    if text[at] not in "([":
+        raise TargetError(f"{text!r}: expected `(` or `[` after `{name}`")
+    close = ")" if text[at] == "(" else "]"
+    at += 1
+    values: list[Any] = []
+    if text[at:].strip() == close:
+        return name, ()
+    while True:
+        arg = _ARG.match(text, at)
+        if not arg:
+            raise TargetError(f"{text!r}: expected a value (a symbol, a number or a quoted "
+                              f"string) at column {at + 1}")
+        token = arg.group(1)
+        if token[:1].islower() or token[:1] == "_":
+            raise TargetError(f"{text!r}: `{token}` is a variable; a why asks about one tuple: "
+                              f"give a value (a symbol starts with an uppercase letter; quote "
+                              f"any other string)")
+        values.append(_value(token))
+        at = arg.end()
+        if at < len(text) and text[at] == ",":
+            at += 1
+            continue
+        if text[at:].strip() == close:
+            return name, tuple(values)
+        raise TargetError(f"{text!r}: expected `,` or `{close}` at column {at + 1}")
+
+
+def _value(token: str) -> Any:
+    if token.startswith('"'):
+        return re.sub(r"\\(.)", r"\1", token[1:-1])
+    if re.fullmatch(r"-?\d+", token):
+        return int(token)
+    if token[:1].isdigit() or token[:1] == "-":
+        return float(token)
+    return token
+
+
+def why_text(answer: Derivation | WhyNot | NumberWhy) -> str:
+    """The answer of a why as lines of text."""
+    if isinstance(answer, Derivation):
+        return "\n".join(_tree(answer))
+    if isinstance(answer, WhyNot):
+        return "\n".join(_why_not(answer))
+    return "\n".join(_number(answer))
+
+
+def _node_line(node: Derivation) -> str:
+    if node.kind == "rule":
+        assert node.place is not None
+        bindings = ", ".join(f"{v} = {show_value(value)}" for v, value in node.bindings)
+        return f"{node.text}   by line {node.place.line}: {node.place.text}" + \
+            (f"   [{bindings}]" if bindings else "")
+    if node.kind == "fact":
+        return f"{node.text}   fact, line {node.place.line if node.place else '?'}"
+    if node.kind == "file":
+        if node.place is not None and not node.place.line and node.place.text:
+            return f"{node.text}   cell {node.place.text} of {node.place.file}"
+        if node.place is None or not node.place.line:
+            where = node.place.file if node.place else "its file"
+            return f"{node.text}   a row of {where}"
+        return f"{node.text}   row {node.place.line} of {node.place.file}"
+    return f"{node.text}   input of the run"
+
+
+def _tree(root: Derivation) -> list[str]:
+    lines = [_node_line(root)]
+    lines += [f"  {line}" for line in _below(root)]
+    return lines
+
+
+def _below(node: Derivation) -> list[str]:
+    """The conditions and children of a node, drawn with branches."""
+    items: list[Any] = [*node.conditions, *node.children]
+    if node.more:
+        items.append(f"... {node.more} more")
+    out = []
+    for k, item in enumerate(items):
+        last = k == len(items) - 1
+        branch, indent = ("└─ ", "   ") if last else ("├─ ", "│  ")
+        if isinstance(item, Derivation):
+            out.append(branch + _node_line(item))
+            out += [indent + line for line in _below(item)]
+        elif isinstance(item, str):
+            out.append(branch + item)
+        else:
+            out.append(f"{branch}checked: {item.text}")
+    return out
+
+
+def _why_not(answer: WhyNot) -> list[str]:
+    lines = [f"{answer.text} does not hold."]
+    if answer.note:
+        lines.append(f"  {answer.note}")
+    for blocked in answer.rules:
+        lines.append(f"  line {blocked.place.line}: {blocked.place.text}")
+        where = f" at {blocked.goal}" if blocked.goal else ""
+        lines.append(f"    stops{where}: {blocked.reason}")
+    return lines
+
+
+def _number(answer: NumberWhy) -> list[str]:
+    lines = [f"{answer.text} = {_num(answer.value)}"]
+    if answer.note:
+        lines.append(f"  {answer.note}")
+    for part in answer.parts:
+        lines.append(f"  line {part.place.line}: {part.place.text}")
+        if part.note and not part.terms:
+            lines.append(f"    {part.note}")
+            continue
+        around = f"{part.nonlinearity} of " if part.nonlinearity else ""
+        over = f"the {part.op} over {', '.join(part.projected)}" if part.projected \
+            else "the product"
+        lines.append(f"    {around}{over}: {part.count} "
+                     f"{'term' if part.count == 1 else 'terms'}, total {_num(part.total)}")
+        if part.note:
+            lines.append(f"    {part.note}")
+        if part.count > len(part.terms):
+            lines.append(f"    the top {len(part.terms)} by magnitude "
+                         f"({100 * part.share:.1f}% of the terms' magnitude):")
+        for term in part.terms:
+            at = ", ".join(f"{v} = {show_value(value)}" for v, value in term.bindings)
+            factors = " × ".join(f"{f.text} {_num(f.value)}" for f in term.factors)
+            lines.append(f"      {at + ': ' if at else ''}{factors} = {_num(term.value)}")
+    return lines
+
+
+def _num(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def query_at(analysis: Any, offset: int) -> ir.Query | None:
+    """The query statement whose text holds `offset`, or None."""
+    for stmt in analysis.program.statements:
+        if isinstance(stmt, ir.Query) and stmt.span.start <= offset <= stmt.span.end:
+            return stmt
+    return None
+
+
+def answer_targets(query: ir.Query, answer: Any, count: int) -> list[tuple[str, tuple]]:
+    """The first `count` answers of a Boolean query (a run's `QueryAnswer`) as whole
+    tuples to ask why of: `Ancestor(Alice, x)?` answered x = Bob gives
+    ("Ancestor", ("Alice", "Bob")).  None for a query whose atom has other indices
+    than variables and constants."""
+    atom = query.atom
+    if atom.indices is None or not answer.tuples:
+        return []
+    out = []
+    for found in answer.tuples[:count]:
+        by_var = dict(zip(answer.free, found))
+        values = []
+        for ix in atom.indices:
+            if isinstance(ix, ir.IndexConst):
+                values.append(ix.value)
+            elif isinstance(ix, ir.IndexVar) and ix.name in by_var:
+                values.append(by_var[ix.name])
+            else:
+                return []
+        out.append((atom.name, tuple(values)))
+    return out

@@ -1,0 +1,114 @@
+"""`RunResult.why`: the run's values, read on the first why, and each why answered.
+
+The values come from a reference re-evaluation: the run's program on NumPy (the
+same program when the run was NumPy's), with the run's inputs, every tensor kept
+(`CompiledProgram.every_value`).  So the answer is the same whatever backend or
+representation the run used, and a run that asks nothing pays nothing.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from ...check.value_tables import position_table
+from ..results import FuseError
+from .data import Derivation, NumberWhy, WhyNot, show_value, tuple_text
+from .derive import NotExplained, TooLarge, derivation, why_not
+from .model import Model
+
+DEFAULT_LIMIT = 50  # nodes of a derivation shown before "... K more"
+DEFAULT_TOP = 5  # terms of a sum shown
+
+
+class Explainer:
+    """What a result keeps to answer whys: its program and inputs (references)."""
+
+    def __init__(self, program: Any, given: Mapping[str, Any]) -> None:
+        self.program = program
+        self.given = given
+        self._model: Model | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the run's values are read already (a why now costs its search only)."""
+        return self._model is not None
+
+    def model(self) -> Model:
+        if self._model is None:
+            plan, values = self.program.every_value(self.given)
+            given = {n: v for n, v in self.given.items() if n in plan.analysis.tensors}
+            self._model = Model(plan.analysis, plan, values, self.program.base_dir, given)
+        return self._model
+
+    def why(self, name: str, index: Sequence[Any], limit: int = DEFAULT_LIMIT,
+            top: int = DEFAULT_TOP) -> Derivation | WhyNot | NumberWhy:
+        analysis = self.program.analysis
+        tensor = analysis.tensors.get(name)
+        if tensor is None:
+            known = ", ".join(sorted(analysis.tensors)) or "none"
+            raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
+        if isinstance(index, (str, int)):
+            index = (index,)
+        axes = [a for a in tensor.axes if not a.virtual]
+        if len(index) != len(axes):
+            raise FuseError(f"`{name}` has {len(axes)} "
+                            f"{'axis' if len(axes) == 1 else 'axes'}, "
+                            f"but {len(index)} {'value was' if len(index) == 1 else 'values were'}"
+                            f" given")
+        model = self.model()
+        if name not in model.values:
+            raise FuseError(f"`{name}` is not computed by this run (nothing it exports, "
+                            f"queries or writes reads it)")
+        # (the analysis the values were computed under: the inputs' shapes may differ)
+        axes = [a for a in model.analysis.tensors[name].axes if not a.virtual]
+        positions = []
+        for pos, (axis, value) in enumerate(zip(axes, index)):
+            position = _position(model.analysis.domain_symbols.get(axis.domain) or None, value,
+                                 axis.extent)
+            if position is None:
+                if tensor.boolean:
+                    text = tuple_text(name, tuple(index))
+                    return WhyNot(name, tuple(index), text, (),
+                                  f"{show_value(value)} is no value of `{name}`'s column "
+                                  f"{pos + 1}: no tuple of `{name}` holds it")
+                values = model.analysis.domain_symbols.get(axis.domain)
+                if values:
+                    shown = ", ".join(show_value(v) for v in values[:5])
+                    raise FuseError(f"{show_value(value)} is not a value of `{name}`'s axis "
+                                    f"{pos + 1} (its values: {shown}"
+                                    f"{', ...' if len(values) > 5 else ''})")
+                raise FuseError(f"{show_value(value)} is outside `{name}`'s axis {pos + 1} "
+                                f"(positions 0 to {(axis.extent or 1) - 1})")
+            positions.append(position)
+        key = (name, tuple(positions))
+        if not tensor.boolean:
+            from .numbers import number_why
+
+            return number_why(model, key, top)
+        try:
+            if model.holds(key):
+                return derivation(model, key, max(int(limit), 1))
+            return why_not(model, key)
+        except NotExplained as err:
+            raise FuseError(f"{tuple_text(name, tuple(index))} holds, but the rules that give "
+                            f"it are of a form why does not explain ({err}; docs/why.md)"
+                            ) from None
+        except TooLarge as err:
+            raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
+                            f"search: {err}") from None
+
+
+def _position(values: tuple | None, value: Any, extent: int | None) -> int | None:
+    """A value's position on an axis (None: the axis does not hold it)."""
+    if values is None:  # positional: an integer is its own position
+        if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                0 <= value < (extent or 0):
+            return value
+        return None
+    table = position_table(values)
+    found = table.get(value)
+    if found is None and isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+        found = table.get(int(value))
+    return found

@@ -1,0 +1,44 @@
+"""`:FuseWhy` in a real, headless Neovim (as tests/editors/test_neovim.py runs it): the
+derivation in `fuse://why/<file>`, and <CR> on a line jumping to the line it cites."""
+from __future__ import annotations
+
+from .test_neovim import run_nvim, write
+
+PROGRAM = """\
+Parent(Alice, Bob)
+Parent(Bob, Carol)
+Ancestor(x,y) = Parent(x,y)
+Ancestor(x,z) = Ancestor(x,y) Parent(y,z)
+export Ancestor
+"""
+
+
+def test_fuse_why_shows_the_tree_and_jumps_to_the_cited_line(tmp_path):
+    file = write(tmp_path, "family.fuse", PROGRAM)
+    data = run_nvim(tmp_path, file, """
+        wait_client()
+        local done = wait_user('FuseWhyDone')
+        vim.cmd('FuseWhy Ancestor(Alice, Carol)')
+        local ev = done()
+        out.ok = ev.result.ok
+        out.lines = lines(ev.buf)
+        out.name = vim.api.nvim_buf_get_name(ev.buf)
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(ev.buf))
+        for number, text in ipairs(out.lines) do
+          if text:find('Parent%(Bob, Carol%)') then
+            vim.api.nvim_win_set_cursor(0, { number, 0 })
+          end
+        end
+        vim.cmd('execute "normal \\\\<CR>"')
+        out.jumped_to = vim.api.nvim_buf_get_name(0)
+        out.cursor = vim.api.nvim_win_get_cursor(0)[1]
+        local failed = wait_user('FuseWhyDone')
+        vim.cmd('FuseWhy Ancestor(Alice')
+        out.failed = lines(failed().buf)
+    """)
+    assert data["ok"] is True and data["name"] == "fuse://why/family.fuse"
+    assert data["lines"][0].startswith("Ancestor(Alice, Carol)   by line 4: ")
+    assert any("Parent(Bob, Carol)   fact, line 2" in line for line in data["lines"])
+    assert data["jumped_to"].endswith("family.fuse") and data["cursor"] == 2
+    assert data["failed"][0].startswith("Fuse why failed: ")
+    assert "expected" in data["failed"][0]
