@@ -89,6 +89,36 @@ def gen_andersen(folder: Path, variables: int, facts: int, seed: int = 4) -> dic
             for name in ("address_of", "assign", "load", "store")}
 
 
+def gen_andersen_local(folder: Path, variables: int, seed: int = 6) -> dict[str, int]:
+    """Andersen's four relations shaped like a program's (points-to sets of a few
+    dozen, not half of all pairs): variables in functions of 16; every other
+    variable takes the address of one of its function's, each is assigned one
+    of its function's (2% from anywhere), every 4th loads through and every 4th
+    stores through one of its function's."""
+    import numpy as np
+
+    rng = _rng(seed)
+    per_fn = 16
+    v = np.arange(variables)
+
+    def local(of):
+        return np.minimum((of // per_fn) * per_fn + rng.integers(0, per_fn, of.size),
+                          variables - 1)
+
+    def pairs(a, b):
+        return np.unique(np.stack([a, b], axis=1)[a != b], axis=0)
+
+    taker = v[::2]
+    source = np.where(rng.random(variables) < 0.98, local(v), rng.integers(0, variables,
+                                                                             variables))
+    every4 = v[::4]
+    shifted = v[2::4]
+    return {"address_of": _write(folder / "address_of.tsv", pairs(taker, local(taker))),
+            "assign": _write(folder / "assign.tsv", pairs(v, source)),
+            "load": _write(folder / "load.tsv", pairs(every4, local(every4))),
+            "store": _write(folder / "store.tsv", pairs(shifted, local(shifted)))}
+
+
 def gen_cspa(folder: Path, variables: int, seed: int = 5) -> dict[str, int]:
     """assign(to, from) and dereference(pointer, target), shaped like a program's:
     variables in functions of 16, one assignment a variable, 98% of them inside
@@ -327,6 +357,10 @@ WORKLOADS = {w.name: w for w in (
              lambda f, small: gen_andersen(f, *((100, 100) if small else (3_000, 3_000))),
              ("points_to",), ANDERSEN_FUSE, ANDERSEN_NEMO, ANDERSEN_SQL,
              {True: "100 variables, 100 facts each", False: "3,000 variables, 3,000 facts each"}),
+    Workload("andersen_local", "Andersen points-to on program-shaped facts",
+             lambda f, small: gen_andersen_local(f, 2_000 if small else 100_000),
+             ("points_to",), ANDERSEN_FUSE, ANDERSEN_NEMO, ANDERSEN_SQL,
+             {True: "2,000 variables", False: "100,000 variables"}),
     Workload("cspa", "CSPA (Graspan; 10 rules, 3 relations)",
              lambda f, small: gen_cspa(f, 400 if small else 10_000),
              ("value_flow", "memory_alias", "value_alias"), CSPA_FUSE, CSPA_NEMO, CSPA_SQL,

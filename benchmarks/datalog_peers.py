@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from datalog_peer_workloads import WORKLOADS, Workload, gen_andersen  # noqa: E402
+from datalog_peer_workloads import WORKLOADS, Workload, gen_andersen, gen_cspa  # noqa: E402
 
 ENGINES = ("fuse", "duckdb-1", "duckdb-2", "nemo")
 
@@ -271,6 +271,8 @@ def main() -> int:
                         help="seconds per engine run (default 60 with --small, else 300)")
     parser.add_argument("--engines", default=",".join(ENGINES),
                         help="comma-separated subset of " + ",".join(ENGINES))
+    parser.add_argument("--cspa-variables", type=int, metavar="N",
+                        help="CSPA at N variables")
     parser.add_argument("--andersen-variables", type=int, metavar="N",
                         help="Andersen at N variables and N random facts of each kind")
     parser.add_argument("--keep", type=Path, help="generate into DIR and keep the files")
@@ -293,6 +295,10 @@ def main() -> int:
         workloads["andersen"] = replace(
             workloads["andersen"], generate=lambda folder, small: gen_andersen(folder, n, n),
             sizes={args.small: f"{n:,} variables, {n:,} facts each"})
+    if n := args.cspa_variables:
+        workloads["cspa"] = replace(workloads["cspa"],
+                                    generate=lambda folder, small: gen_cspa(folder, n),
+                                    sizes={args.small: f"{n:,} variables"})
     results, all_same = [], True
     with tempfile.TemporaryDirectory(prefix="datalog_peers_") as tmp:
         base = args.keep or Path(tmp)

@@ -16,6 +16,7 @@ dense enough to keep so, else as CSR.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from typing import Any, Iterator
 
 import numpy as np
@@ -69,7 +70,10 @@ def matmul(a: Any, b: Any) -> Any:
     return _dense_product(a, b, rows, keys, cols)
 
 
-_TALLIES: list[list[str]] = []  # the tallies open (`tallied`), innermost last
+# the kinds of products run while a trace tallies them (`tallied`); a context
+# variable, so a run in another thread (the language server's) is not counted
+_TALLY: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "fuse_product_tally", default=None)
 
 
 @contextlib.contextmanager
@@ -77,16 +81,17 @@ def tallied() -> Iterator[list[str]]:
     """The kinds of the products run inside (`sparse`, `sparse x dense`, `dense`,
     `dense blocks`), one entry each: what `--trace` says each rule ran."""
     kinds: list[str] = []
-    _TALLIES.append(kinds)
+    token = _TALLY.set(kinds)
     try:
         yield kinds
     finally:
-        _TALLIES.pop()
+        _TALLY.reset(token)
 
 
 def _tally(kind: str) -> None:
-    if _TALLIES:
-        _TALLIES[-1].append(kind)
+    kinds = _TALLY.get()
+    if kinds is not None:
+        kinds.append(kind)
 
 
 def _counts(x: Any, axis: int) -> np.ndarray:
@@ -148,7 +153,6 @@ def _dense_product(a: Any, b: Any, rows: np.ndarray, keys: np.ndarray,
     at_row, at_col = np.nonzero(block)
     return sp.csr_array((block[at_row, at_col].astype(result_type), (rows[at_row], cols[at_col])),
                         shape=shape)
-
 
 
 def worth_dense(entries: int, shape: tuple[int, ...]) -> bool:
