@@ -280,7 +280,7 @@ class Domains:
 def numbered_values(values: tuple) -> tuple:
     """A domain's values in position order: numbers only, increasing; otherwise
     as given (first appearance)."""
-    if values and all(type(v) is int or type(v) is float for v in values):
+    if values and set(map(type, values)) <= {int, float}:  # (a bool is not a number here)
         return tuple(sorted(values))
     return values
 

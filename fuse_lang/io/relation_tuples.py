@@ -131,6 +131,15 @@ def _column(at: np.ndarray, named: AxisValues) -> tuple[np.ndarray, np.ndarray, 
         table[:] = present.tolist()
         return table, code, at
     limit = len(named)
+    if present.size and int(present[-1]) < limit and set(map(type, named)) == {int}:
+        numbers = _int64(named)
+        if numbers is not None:  # ids: looked up, ordered and shown in bulk
+            found_ints = numbers[present]
+            table = np.empty(present.size, dtype=object)
+            table[:] = found_ints.tolist()
+            rank = np.empty(present.size, dtype=np.int64)
+            rank[np.argsort(found_ints, kind="stable")] = np.arange(present.size)
+            return table, code, rank[code]
     found = [named[p] if p < limit else p for p in present.tolist()]
     kinds = set(map(type, found))
     if not kinds <= {int, float, str}:  # NumPy scalars read out, bools as numbers
@@ -171,6 +180,14 @@ def _distinct(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.flatnonzero(seen), index[at]
     present, code = np.unique(at, return_inverse=True)
     return present, code.reshape(-1)
+
+
+def _int64(values: Sequence[int]) -> np.ndarray | None:
+    """Python ints as an int64 array; None past 64 bits."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        return None
 
 
 def _plain(v: Any) -> Any:
