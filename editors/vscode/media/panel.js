@@ -2,7 +2,7 @@
 // nonce). It swaps in each new <main> the extension sends (src/panel.ts), so that
 // an update keeps the frame and the scroll position, and asks for the current one
 // whenever the page is (re)loaded, e.g. when a hidden panel is shown again; a click
-// on a relation's tuple asks for its why.
+// on a relation's tuple or a small tensor's cell asks for its why.
 (function () {
   const vscode = acquireVsCodeApi();
   window.addEventListener('message', (event) => {
@@ -26,11 +26,16 @@
   });
   // a relation's tuple clicked: its why (`Ancestor(Alice, Bob)`: the export's name and
   // the tuple as the page shows it), opened by the extension (fuse.why)
+  // a small tensor's cell clicked: the why of that element (`Y[1, 2]`)
   document.addEventListener('click', (event) => {
-    const code = event.target instanceof Element ? event.target.closest('ul.tuples code') : null;
-    const section = code && code.closest('section.export[data-name]');
+    const target = event.target instanceof Element ? event.target : null;
+    const code = target && target.closest('ul.tuples code');
+    const cell = target && target.closest('table.cells td[data-index]');
+    const section = (code || cell) && (code || cell).closest('section.export[data-name]');
     if (code && section) {
       vscode.postMessage({ type: 'why', target: section.dataset.name + code.textContent });
+    } else if (cell && section) {
+      vscode.postMessage({ type: 'why', target: `${section.dataset.name}[${cell.dataset.index}]` });
     }
   });
   vscode.postMessage({ type: 'ready' });

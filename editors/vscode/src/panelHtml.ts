@@ -121,11 +121,36 @@ function relationHtml(s: ArraySummary): string {
     (more ? `<p class="note">... and ${more} more</p>` : '');
 }
 
+/** The most values a tensor's cells table shows (a larger one shows its statistics only). */
+export const MAX_CELLS = 64;
+
+/**
+ * A small tensor's values as a table of cells (one or two axes, every value in the
+ * preview), each with its index: a click asks for its why (media/panel.js).
+ */
+function cellsTable(s: ArraySummary): string {
+  const shape = s.shape ?? [];
+  if (s.truncated || shape.length < 1 || shape.length > 2 || s.size > MAX_CELLS ||
+      !s.preview || s.preview.length !== s.size) {
+    return '';
+  }
+  const [rows, cols] = shape.length === 1 ? [1, shape[0]] : [shape[0], shape[1]];
+  const cell = (r: number, c: number): string => {
+    const index = shape.length === 1 ? `${c}` : `${r}, ${c}`;
+    const v = s.preview![r * cols + c];
+    return `<td data-index="${index}" title="why ${escapeHtml(index)}">` +
+      `${escapeHtml(typeof v === 'number' ? num(v) : String(v))}</td>`;
+  };
+  const body = Array.from({ length: rows }, (_, r) =>
+    `<tr>${Array.from({ length: cols }, (_, c) => cell(r, c)).join('')}</tr>`).join('');
+  return `<table class="cells"><tbody>${body}</tbody></table>`;
+}
+
 function exportHtml(state: PanelState, name: string, s: ArraySummary): string {
   const stem = pictureStem(name);
   const files = [`${stem}.svg`, `${stem}.graph.svg`, `${stem}.png`, `${stem}.graph.png`];
   const relation = isRelation(s);
-  const detail = relation ? relationHtml(s) : `${factsLine(s)}${statsTable(s)}`;
+  const detail = relation ? relationHtml(s) : `${factsLine(s)}${statsTable(s)}${cellsTable(s)}`;
   return `<section class="export${relation ? ' relation' : ''}" data-name="${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>` +
     `${detail}${picturesHtml(state, files, name)}</section>`;
 }

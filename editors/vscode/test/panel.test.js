@@ -196,3 +196,18 @@ test('a training in the panel: final loss, the curve, params and checkpoint; fai
   assert.match(trainingHtml({ ...TRAINING, history: [] }), /no steps were taken/);
   assert.match(trainingHtml({ ...TRAINING, loss: '<L>' }), /<code>&lt;L&gt;<\/code>/);
 });
+
+test('a small tensor export shows its cells, each with the index its why asks for', () => {
+  const m = { shape: [2, 3], dtype: 'float32', size: 6, min: 0, max: 5, mean: 2.5, std: 1.7, nonfinite: 0,
+    nonzeros: 5, preview: [0, 1, 2, 3, 4, 5], truncated: false };
+  const page = mainHtml({ ...emptyState(), run: { ...RUN, outputs: { Y, M: m } } });
+  const section = page.slice(page.indexOf('data-name="M"'));
+  assert.match(section, /<table class="cells"><tbody><tr><td data-index="0, 0" title="why 0, 0">0<\/td>/);
+  assert.match(section, /<td data-index="1, 2" title="why 1, 2">5<\/td><\/tr><\/tbody><\/table>/);
+  const y = page.slice(page.indexOf('data-name="Y"'), page.indexOf('data-name="M"'));
+  assert.match(y, /<td data-index="1" title="why 1">4<\/td>/);
+  // a tensor with more values than its preview, or more than MAX_CELLS, shows statistics only
+  const big = { ...m, shape: [10, 10], size: 100, preview: m.preview, truncated: true };
+  const none = mainHtml({ ...emptyState(), run: { ...RUN, outputs: { B: big } } });
+  assert.doesNotMatch(none, /class="cells"/);
+});
