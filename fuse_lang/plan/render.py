@@ -37,12 +37,11 @@ class _Text:
         return text
 
     def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
-        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-
-        def line(row: list[str]) -> str:  # each cell left-aligned in its column's width
-            return "  ".join([str(c).ljust(w) for c, w in zip(row, widths)]).rstrip()
-
-        return [line(header), line(["-" * w for w in widths]), *map(line, rows)]
+        # (the cells are strings; one format per row: explain prints a table per
+        # equation, hundreds of thousands of rows on a long program)
+        widths = [max(map(len, col)) for col in zip(header, *rows)]
+        line = "  ".join([f"{{:<{w}}}" for w in widths]).format  # each cell left-aligned
+        return [line(*row).rstrip() for row in (header, ["-" * w for w in widths], *rows)]
 
     def equation_head(self, eq: EquationPlan) -> str:
         return f"line {eq.line}: {eq.text}"
