@@ -231,7 +231,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
     given = frozenset(given) | frozenset(temperatures)
     deps = scheduler.dependencies(analysis)
     statements = analysis.program.statements
-    equations_of = {n: scheduler.equations_of(analysis, n) for n in analysis.tensors}
+    equations_of = scheduler.equations_by_tensor(analysis)
     overrides = dict(overrides or {})
     chosen = representations(analysis, overrides) if abilities.sparse else {}
     sparse = frozenset(
@@ -247,7 +247,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
         dependencies=MappingProxyType({n: frozenset(d) for n, d in deps.items()}),
         constants=frozenset(scheduler.constants(analysis, deps, given)),
         shapes=MappingProxyType({n: t.shape for n, t in analysis.tensors.items()}),
-        equations=MappingProxyType({n: tuple(e) for n, e in equations_of.items()}),
+        equations=MappingProxyType(equations_of),
         representations=MappingProxyType(chosen), sparse=sparse,
         outputs=tuple(_outputs(analysis, deps)),
         answers=tuple(k for k, s in enumerate(statements)
