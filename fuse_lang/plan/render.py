@@ -6,6 +6,8 @@ each piece looks: `_Text` or `_Markdown`.  Both show the same content.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..front.numbers import short_number
 from .config import ExecutionPlan
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
@@ -28,6 +30,9 @@ def _shape(shape) -> str:
         ("," if len(shape) == 1 else "") + ")"
 
 
+_row_formats: dict[tuple[int, ...], Any] = {}  # a table's column widths -> its rows' format
+
+
 class _Text:
     """Aligned columns, indented by two spaces a level."""
 
@@ -39,8 +44,12 @@ class _Text:
     def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
         # (the cells are strings; one format per row: explain prints a table per
         # equation, hundreds of thousands of rows on a long program)
-        widths = [max(map(len, col)) for col in zip(header, *rows)]
-        line = "  ".join([f"{{:<{w}}}" for w in widths]).format  # each cell left-aligned
+        widths = tuple([max(map(len, col)) for col in zip(header, *rows)])
+        line = _row_formats.get(widths)
+        if line is None:  # each cell left-aligned in its column's width
+            if len(_row_formats) > 1000:
+                _row_formats.clear()
+            line = _row_formats[widths] = "  ".join([f"{{:<{w}}}" for w in widths]).format
         return [line(*row).rstrip() for row in (header, ["-" * w for w in widths], *rows)]
 
     def equation_head(self, eq: EquationPlan) -> str:

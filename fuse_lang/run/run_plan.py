@@ -290,8 +290,8 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
     given = plan.given
     deps = {n: set(d) for n, d in plan.dependencies.items()}
     needed = scheduler.needed(analysis, deps, write_sinks)
-    groups = tuple(_group_plan(plan, list(g), given)
-                   for g in analysis.order if any(n in needed for n in g))
+    groups = tuple([_group_plan(plan, list(g), given)
+                    for g in analysis.order if not needed.isdisjoint(g)])
     as_pairs = [(list(g.names), g.single) for g in groups]
     kept = set(scheduler.roots(analysis, sinks=True))
     releases = {number: tuple(names) for number, names
