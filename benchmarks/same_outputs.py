@@ -9,9 +9,10 @@ two recordings byte for byte.
     PYTHONPATH=<new tree>  python benchmarks/same_outputs.py record new.json
     python benchmarks/same_outputs.py compare base.json new.json
 
-Each command runs as its own process (`python -m fuse_lang.cli`, the tree on
-PYTHONPATH), on files written into a temporary folder by the same recipe each
-time, so two recordings name the same paths.
+Each command runs as its own process (`python -m fuse_lang.cli`) from a folder
+outside any tree, so that the tree on PYTHONPATH is the one imported, on files
+written into that folder by the same recipe each time, so that two recordings
+name the same paths.
 """
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def record(target: Path) -> None:
     for path in programs():
         for command in COMMANDS:
             done = subprocess.run([sys.executable, "-m", "fuse_lang.cli", *command, str(path)],
-                                  capture_output=True, text=True, cwd=ROOT)
+                                  capture_output=True, text=True, cwd=FOLDER)
             found[f"{' '.join(command)} {path}"] = [done.returncode, done.stdout, done.stderr]
     target.write_text(json.dumps(found, indent=0, sort_keys=True), encoding="utf-8")
     print(f"{len(found)} outputs recorded in {target}")

@@ -88,8 +88,9 @@ class _Text:
             mark = f"  (recursive: {how})" if how is not None else ""
             out.append(f"  {step}. {', '.join(names)}{mark}")
         out += ["", "Equations"]
-        for lines in equations:
-            out += ["  " + line for line in lines]
+        # (an equation's lines as one string: the document's half a million lines are
+        # joined once, not each made anew with its indent)
+        out += ["  " + "\n  ".join(lines) for lines in equations if lines]
         out += ["", f"Total: {_num(plan.total_flops)} flops"]
         return "\n".join(out)
 
