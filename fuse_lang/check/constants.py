@@ -55,15 +55,18 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
 
 
 def _read_refs(stmt: ir.Statement) -> Iterable[tuple[ir.Ref, bool]]:
-    """The references a statement reads, each with whether it is a query's atom."""
+    """The references a statement reads that may hold a constant to look up (a
+    query's atom, or a reference with a constant index), each with whether it is a
+    query's atom."""
     if isinstance(stmt, ir.Query):
         yield stmt.atom, True
         return
     rhs = stmt.rhs if isinstance(stmt, (ir.Equation, ir.Sink)) else None
     if rhs is None:
         return
-    for ref in ir.refs(rhs):
-        if ref.indices:
+    IndexConst = ir.IndexConst
+    for ref in ir.refs(rhs):  # (a body's reference matters only with a constant in it)
+        if ref.indices and any([type(index) is IndexConst for index in ref.indices]):
             yield ref, False
 
 

@@ -71,10 +71,33 @@ def stored_positions(ref: ir.Ref) -> list[int]:
             if type(index) is not ir.IndexVirtual]
 
 
+# The statements last asked about and the answer for each group of them: the checker
+# reads a group twice (its `recursion` note, its run refusals) and `fuse explain`
+# twice more (the run plan, the execution plan), 11,000 groups on a long program.
+_answers: tuple[Sequence[ir.Statement] | None, dict] = (None, {})
+
+
 def recurrence_of_group(statements: Sequence[ir.Statement],
                         equations: Equations) -> Recurrence | None:
     """The group of `equations`' members as a recurrence, or None: it runs to a
-    fixpoint (see the module)."""
+    fixpoint (see the module).  A pure function of the two, so the answers for one
+    tuple of statements (the latest asked about) are kept."""
+    global _answers
+    if type(statements) is not tuple:  # (a sequence that might change: not kept)
+        return _recurrence(statements, equations)
+    key = tuple([(name, tuple(ks)) for name, ks in equations.items()])
+    kept, answers = _answers
+    if kept is not statements:  # (a new program: the last one's answers let go)
+        answers = {}
+        _answers = (statements, answers)
+    found = answers.get(key, answers)  # (the dict itself: not known yet)
+    if found is answers:
+        found = answers[key] = _recurrence(statements, equations)
+    return found
+
+
+def _recurrence(statements: Sequence[ir.Statement], equations: Equations
+                ) -> Recurrence | None:
     if any(_virtual_of(statements[k]) is not None for ks in equations.values() for k in ks):
         return _virtual_recurrence(statements, equations)
     return _offset_recurrence(statements, equations)

@@ -17,12 +17,12 @@ are those the backend is asked for.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Collection
 
 from ..check import Analysis
 from ..check.symbols import scope_openers
 from ..front import ir
+from ..speed.fastinit import frozen_dataclass
 from .contraction import einsum_spec
 
 _SAME_AXES = frozenset(("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step",
@@ -30,7 +30,7 @@ _SAME_AXES = frozenset(("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos
 _SCALARS = frozenset(("const", "linear", "exponential", "cosine"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Join:
     """One operation of the run: an einsum over `factors`, an elementwise product of
     them, or a reduction of the value of `factors[0]`."""

@@ -14,15 +14,15 @@ the einsum the run performs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Collection
 
 from ..check import Analysis
 from ..check.symbols import slice_name
 from ..front import ir
+from ..speed.fastinit import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Operand:
     """One reference as the run hands it to an einsum."""
 

@@ -21,6 +21,7 @@ from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.ir_text import equation_text
 from ..front.span import Span
+from ..speed.fastinit import frozen_dataclass
 from .contraction import contraction_path, einsum_spec
 from .forms import WalkMemo, walk_joins
 from .joins import Join
@@ -28,7 +29,7 @@ from .operands import Operand
 from .representation import representations, sparse_join_filters
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexPlan:
     name: str
     extent: int | None
@@ -40,7 +41,7 @@ class IndexPlan:
     factors: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Contraction:
     """One thing the run computes for a right-hand side: an einsum over a product's
     factors (`kind` "einsum"), an elementwise product of values that have axes
@@ -65,7 +66,7 @@ class Contraction:
     kind: str = "einsum"  # "einsum" | "elementwise" | "reduce"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EquationPlan:
     statement: int
     line: int  # 1-based
@@ -264,12 +265,14 @@ def _comparisons(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[In
     comparison of several; in a join of sparse relations, a filter on the join's
     tuples (plan.representation.tuple_filter).  `nodes`: the right-hand side's
     nodes in walk order, where the caller has them."""
+    found = [node for node in (ir.walk(stmt.rhs) if nodes is None else nodes)
+             if type(node) is ir.Call and node.name in COMPARISONS]
+    if not found:  # (most equations: nothing else to make)
+        return ()
     extents = {ix.name: ix.extent for ix in indices}
     filters = sparse_join_filters(analysis, k, stmt, sparse) if sparse else {}
     out = []
-    for node in ir.walk(stmt.rhs) if nodes is None else nodes:
-        if not (isinstance(node, ir.Call) and node.name in COMPARISONS):
-            continue
+    for node in found:
         if id(node) in filters:
             text = analysis.text[node.span.start:node.span.end]
             text = text[1:-1] if text.startswith("(") and text.endswith(")") else text

@@ -6,6 +6,8 @@ each piece looks: `_Text` or `_Markdown`.  Both show the same content.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..front.numbers import short_number
 from .config import ExecutionPlan
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
@@ -28,6 +30,9 @@ def _shape(shape) -> str:
         ("," if len(shape) == 1 else "") + ")"
 
 
+_row_formats: dict[tuple[int, ...], Any] = {}  # a table's column widths -> its rows' format
+
+
 class _Text:
     """Aligned columns, indented by two spaces a level."""
 
@@ -37,12 +42,15 @@ class _Text:
         return text
 
     def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
-        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-
-        def line(row: list[str]) -> str:  # each cell left-aligned in its column's width
-            return "  ".join([str(c).ljust(w) for c, w in zip(row, widths)]).rstrip()
-
-        return [line(header), line(["-" * w for w in widths]), *map(line, rows)]
+        # (the cells are strings; one format per row: explain prints a table per
+        # equation, hundreds of thousands of rows on a long program)
+        widths = tuple([max(map(len, col)) for col in zip(header, *rows)])
+        line = _row_formats.get(widths)
+        if line is None:  # each cell left-aligned in its column's width
+            if len(_row_formats) > 1000:
+                _row_formats.clear()
+            line = _row_formats[widths] = "  ".join([f"{{:<{w}}}" for w in widths]).format
+        return [line(*row).rstrip() for row in (header, ["-" * w for w in widths], *rows)]
 
     def equation_head(self, eq: EquationPlan) -> str:
         return f"line {eq.line}: {eq.text}"
@@ -80,8 +88,9 @@ class _Text:
             mark = f"  (recursive: {how})" if how is not None else ""
             out.append(f"  {step}. {', '.join(names)}{mark}")
         out += ["", "Equations"]
-        for lines in equations:
-            out += ["  " + line for line in lines]
+        # (an equation's lines as one string: the document's half a million lines are
+        # joined once, not each made anew with its indent)
+        out += ["  " + "\n  ".join(lines) for lines in equations if lines]
         out += ["", f"Total: {_num(plan.total_flops)} flops"]
         return "\n".join(out)
 

@@ -31,7 +31,6 @@ import functools
 import math
 import os
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
 
@@ -42,6 +41,7 @@ from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..io.numpy_headers import read_sparse_npz_header
 from ..io.source_files import MAX_TEXT_SOURCE_BYTES, SourceError, path_problem
+from ..speed.fastinit import frozen_dataclass
 
 SPARSE_MIN_CELLS = 1 << 16  # below ~65k cells a dense array is cheap whatever it holds (measured:
 # chains of 250 and 500 edges and a 1,000-node graph ran 3-18x faster sparse above it)
@@ -50,7 +50,7 @@ KINDS = ("dense", "sparse")
 _LARGEST = 1 << 126  # estimates are capped here: a chain of joins must not grow huge integers
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Representation:
     """How one tensor is stored during a run, and why."""
 

@@ -231,7 +231,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
     given = frozenset(given) | frozenset(temperatures)
     deps = scheduler.dependencies(analysis)
     statements = analysis.program.statements
-    equations_of = {n: scheduler.equations_of(analysis, n) for n in analysis.tensors}
+    equations_of = scheduler.equations_by_tensor(analysis)
     overrides = dict(overrides or {})
     chosen = representations(analysis, overrides) if abilities.sparse else {}
     sparse = frozenset(
@@ -247,7 +247,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
         dependencies=MappingProxyType({n: frozenset(d) for n, d in deps.items()}),
         constants=frozenset(scheduler.constants(analysis, deps, given)),
         shapes=MappingProxyType({n: t.shape for n, t in analysis.tensors.items()}),
-        equations=MappingProxyType({n: tuple(e) for n, e in equations_of.items()}),
+        equations=MappingProxyType(equations_of),
         representations=MappingProxyType(chosen), sparse=sparse,
         outputs=tuple(_outputs(analysis, deps)),
         answers=tuple(k for k, s in enumerate(statements)
@@ -290,8 +290,8 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
     given = plan.given
     deps = {n: set(d) for n, d in plan.dependencies.items()}
     needed = scheduler.needed(analysis, deps, write_sinks)
-    groups = tuple(_group_plan(plan, list(g), given)
-                   for g in analysis.order if any(n in needed for n in g))
+    groups = tuple([_group_plan(plan, list(g), given)
+                    for g in analysis.order if not needed.isdisjoint(g)])
     as_pairs = [(list(g.names), g.single) for g in groups]
     kept = set(scheduler.roots(analysis, sinks=True))
     releases = {number: tuple(names) for number, names

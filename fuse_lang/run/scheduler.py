@@ -23,16 +23,26 @@ Group = tuple[list[str], "int | None"]
 def dependencies(analysis: Analysis) -> dict[str, set[str]]:
     """Each tensor and the tensors its equations read."""
     deps: dict[str, set[str]] = {}
+    tensors = analysis.tensors  # (read once: a deferred field's descriptor)
+    Equation, refs = ir.Equation, ir.refs
     for stmt in analysis.program.statements:
-        if isinstance(stmt, ir.Equation):
+        if type(stmt) is Equation:
             deps.setdefault(stmt.lhs.name, set()).update(
-                r.name for r in ir.refs(stmt.rhs) if r.name in analysis.tensors)
+                [r.name for r in refs(stmt.rhs) if r.name in tensors])
     return deps
 
 
 def equations_of(analysis: Analysis, name: str) -> list[int]:
     statements = analysis.program.statements
     return [k for k in analysis.tensors[name].statements if isinstance(statements[k], ir.Equation)]
+
+
+def equations_by_tensor(analysis: Analysis) -> dict[str, tuple[int, ...]]:
+    """`equations_of` every tensor, at once (a call per tensor costs on a long program)."""
+    statements = analysis.program.statements
+    Equation = ir.Equation
+    return {name: tuple([k for k in info.statements if type(statements[k]) is Equation])
+            for name, info in analysis.tensors.items()}
 
 
 def roots(analysis: Analysis, sinks: bool) -> list[str]:
