@@ -26,7 +26,8 @@ from ..front import ir
 from .contraction import einsum_spec
 
 _SAME_AXES = frozenset(("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step",
-                        "gelu", "gelu_tanh", "not", "softmax", "lnorm"))
+                        "gelu", "gelu_tanh", "not", "softmax", "log_softmax",
+                        "lnorm"))
 _SCALARS = frozenset(("const", "linear", "exponential", "cosine"))
 
 
@@ -245,6 +246,10 @@ class RunWalk:
             for a in args:
                 others = _union(others, tuple(n for n in a if n != axis))
             return others + ((axis,) if axis else ())
+        if name == "cross_entropy":  # the class axis is the call's own: gone from its value
+            axis = next((kw.value.name for kw in call.kwargs if kw.name == "axis"
+                         and isinstance(kw.value, ir.Ref)), None)
+            return tuple(a for a in args[0] if a != axis)
         if name == "topk":
             axis = self.lhs_order[-1] if self.lhs_order else None
             return tuple(a for a in args[0] if a != axis) + \

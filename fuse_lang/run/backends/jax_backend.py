@@ -100,6 +100,9 @@ class JaxBackend(Backend):
             out = out.astype(np.float32)
         return out
 
+    def concrete(self, x: Any) -> np.ndarray | None:
+        return None if isinstance(x, jax.core.Tracer) else self.to_numpy(x)
+
     # ---- shapes
     transpose = staticmethod(jnp.transpose)
     reshape = staticmethod(jnp.reshape)
@@ -146,6 +149,9 @@ class JaxBackend(Backend):
 
     def softmax(self, x: jax.Array, axis: int, fresh: bool = False) -> jax.Array:
         return jax.nn.softmax(x, axis=axis)
+
+    def log_softmax(self, x: jax.Array, axis: int) -> jax.Array:
+        return jax.nn.log_softmax(x, axis=axis)
 
     def lnorm(self, x: jax.Array, axis: int, eps: float) -> jax.Array:
         centred = x - jnp.mean(x, axis=axis, keepdims=True)

@@ -189,6 +189,11 @@ class NumpyBackend(Backend):
         out /= np.sum(out, axis=axis, keepdims=True)
         return out
 
+    def log_softmax(self, x: np.ndarray, axis: int) -> np.ndarray:
+        shifted = x - np.max(x, axis=axis, keepdims=True)  # new: the rest is in place
+        shifted -= np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        return shifted
+
     def lnorm(self, x: np.ndarray, axis: int, eps: float) -> np.ndarray:
         out = x - np.mean(x, axis=axis, keepdims=True)
         var = np.mean(out * out, axis=axis, keepdims=True)

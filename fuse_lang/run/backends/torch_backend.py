@@ -96,6 +96,13 @@ class TorchBackend(Backend):
     def arange(self, n: int) -> torch.Tensor:
         return torch.arange(n, dtype=self.dtype, device=self.torch_device)
 
+    def concrete(self, x: Any) -> np.ndarray | None:
+        from torch._subclasses.fake_tensor import is_fake
+
+        if isinstance(x, torch.Tensor) and (is_fake(x) or torch.compiler.is_compiling()):
+            return None  # (a capture's fake tensor has a shape and no values)
+        return self.to_numpy(x)
+
     def to_numpy(self, x: Any) -> np.ndarray:
         if not isinstance(x, torch.Tensor):
             return np.asarray(x)
@@ -173,6 +180,9 @@ class TorchBackend(Backend):
 
     def softmax(self, x: torch.Tensor, axis: int, fresh: bool = False) -> torch.Tensor:
         return torch.softmax(x, dim=axis)
+
+    def log_softmax(self, x: torch.Tensor, axis: int) -> torch.Tensor:
+        return torch.log_softmax(x, dim=axis)
 
     def lnorm(self, x: torch.Tensor, axis: int, eps: float) -> torch.Tensor:
         if axis in (-1, x.dim() - 1):
