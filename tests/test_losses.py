@@ -141,7 +141,7 @@ def _fuse(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("targets, words", [
     (np.array([1, 0.5, 3, 2, 1], dtype=np.float32), "0.5, which is no class id"),
-    (np.array([1, 0, 4, 2, 1], dtype=np.float32), "class id 4, outside the 4 classes"),
+    (np.array([1, 0, 4, 2, 1], dtype=np.float32), "class id 4, outside the 4 of its axis"),
 ])
 def test_targets_that_are_no_class_ids_are_a_run_error(tmp_path, targets, words):
     _files(tmp_path, targets)

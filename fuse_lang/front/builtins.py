@@ -69,6 +69,12 @@ BUILTINS: dict[str, Builtin] = {
                 "without v), or -Σ_v t·log_softmax(z) for one-hot or probability targets "
                 "(indexed like z). `smoothing=ε` mixes the targets with the uniform "
                 "distribution, (1-ε)·t + ε/|v|, as PyTorch's label_smoothing."),
+        Builtin("gather", 2, 2, ("axis",), ("axis",), "gather(x, ids, axis=v)",
+                "x at the positions `ids` along its axis v, which the result does not have: "
+                "an embedding lookup `E[t,d] = gather(Emb[v,d], Tok[t], axis=v)` (PyTorch's "
+                "F.embedding), or one value per row, `P[n] = gather(LP[n,v], T[n], axis=v)` "
+                "(an index of both is matched: torch.gather). ids are whole numbers from 0; "
+                "the gradient flows to x."),
         Builtin("lnorm", 1, 1, ("eps", "axis"), (), "lnorm(x, eps=1e-5, axis=i)",
                 "Layer normalisation (zero mean, unit variance) along the same axis as softmax."),
         Builtin("concat", 1, None, ("axis",), ("axis",), "concat(a, b, ..., axis=n)",

@@ -246,9 +246,13 @@ class RunWalk:
             for a in args:
                 others = _union(others, tuple(n for n in a if n != axis))
             return others + ((axis,) if axis else ())
-        if name == "cross_entropy":  # the class axis is the call's own: gone from its value
+        if name in ("cross_entropy", "gather"):  # the axis is the call's own: gone
             axis = next((kw.value.name for kw in call.kwargs if kw.name == "axis"
                          and isinstance(kw.value, ir.Ref)), None)
+            if name == "gather":  # (run/interpret/lookups.gather_axes' order)
+                shared = tuple(a for a in args[0] if a != axis and a in args[1])
+                return shared + tuple(a for a in args[1] if a not in args[0]) + \
+                    tuple(a for a in args[0] if a != axis and a not in args[1])
             return tuple(a for a in args[0] if a != axis)
         if name == "topk":
             axis = self.lhs_order[-1] if self.lhs_order else None

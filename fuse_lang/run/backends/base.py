@@ -110,6 +110,12 @@ class Backend:
     def take(self, x: Any, index: Any, axis: int) -> Any:
         raise NotImplementedError
 
+    def gather_rows(self, x: Any, ids: Any) -> Any:
+        """out[s, i, ...] = x[s, ids[s, i], ...] for x of shape (S, V, ...) and ids of
+        shape (S, I) holding whole numbers (as floats): `gather`'s lookup, which the
+        frameworks differentiate with respect to x."""
+        raise NotImplementedError
+
     def diagonal(self, x: Any, a: int, b: int) -> Any:
         """Merge axes a < b into one (the diagonal), kept at position a."""
         raise NotImplementedError

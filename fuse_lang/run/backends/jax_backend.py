@@ -119,6 +119,10 @@ class JaxBackend(Backend):
             return jax.lax.index_in_dim(x, int(index), axis, keepdims=False)
         return jnp.take(x, np.asarray(index), axis=axis)
 
+    def gather_rows(self, x: jax.Array, ids: jax.Array) -> jax.Array:
+        rows = jnp.arange(jnp.shape(ids)[0])[:, None]
+        return x[rows, jnp.asarray(ids).astype(jnp.int32)]
+
     def diagonal(self, x: jax.Array, a: int, b: int) -> jax.Array:
         return jnp.moveaxis(jnp.diagonal(x, axis1=a, axis2=b), -1, a)
 

@@ -86,6 +86,10 @@ class NumpyBackend(Backend):
             return x.select(axis, int(index), self.dtype)
         return np.take(x, index, axis=axis)
 
+    def gather_rows(self, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        rows = np.arange(ids.shape[0])[:, None]
+        return x[rows, np.asarray(ids).astype(np.intp)]
+
     def diagonal(self, x: np.ndarray, a: int, b: int) -> np.ndarray:
         """Merge axes a < b into one (the diagonal), kept at position a."""
         if type(x) in _SPARSE:  # kept sparse: no dense copy of a huge relation

@@ -139,6 +139,11 @@ class TorchBackend(Backend):
         shape = tuple(x.shape[:axis]) + index.shape + tuple(x.shape[axis + 1:])
         return taken.reshape(shape)
 
+    def gather_rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        ids = torch.as_tensor(ids, device=x.device)
+        rows = torch.arange(ids.shape[0], device=x.device)[:, None]
+        return x[rows, ids.long()]
+
     def diagonal(self, x: torch.Tensor, a: int, b: int) -> torch.Tensor:
         return torch.diagonal(x, 0, a, b).movedim(-1, a)
 

@@ -46,7 +46,7 @@ def _one_hot(backend: Backend, z: LArray, ids: LArray, axis: str, classes: int):
                               f"its logits lack")
     values = backend.concrete(ids.data)
     if values is not None:
-        _check_ids(values, classes)
+        check_ids(values, classes, "cross_entropy's targets", "class ids")
     data = align(backend, ids, z.axes)  # the class axis as size 1
     shape = [1] * len(z.axes)
     shape[z.axes.index(axis)] = classes
@@ -54,16 +54,18 @@ def _one_hot(backend: Backend, z: LArray, ids: LArray, axis: str, classes: int):
     return backend.where(data == positions, 1.0, 0.0)
 
 
-def _check_ids(values: np.ndarray, classes: int) -> None:
+def check_ids(values: np.ndarray, count: int, what: str, kind: str) -> None:
+    """EvaluationError unless `values` are whole numbers from 0 to count - 1."""
     values = np.asarray(values, dtype=np.float64)
     whole = np.isfinite(values) & (values == np.round(values))
     if not whole.all():
         bad = values[~whole].flat[0]
-        raise EvaluationError(f"cross_entropy's targets hold {bad:g}, which is no class id: "
-                              f"give whole numbers from 0 to {classes - 1}, or one-hot or "
-                              f"probability targets indexed like the logits")
-    outside = (values < 0) | (values >= classes)
+        raise EvaluationError(f"{what} hold {bad:g}, which is no {kind[:-1]}: give whole "
+                              f"numbers from 0 to {count - 1}" + (
+                                  ", or one-hot or probability targets indexed like the "
+                                  "logits" if kind == "class ids" else ""))
+    outside = (values < 0) | (values >= count)
     if outside.any():
         bad = values[outside].flat[0]
-        raise EvaluationError(f"cross_entropy's targets hold the class id {bad:g}, outside "
-                              f"the {classes} classes of its logits (0 to {classes - 1})")
+        raise EvaluationError(f"{what} hold the {kind[:-1]} {bad:g}, outside the {count} "
+                              f"of its axis (0 to {count - 1})")
