@@ -149,3 +149,19 @@ def test_misuse_is_checked(tmp_path):
     assert "not indexed by it" in found[("bad-argument", 5)]  # Tok[v]
     assert "summed over it before the lookup" in found[("bad-argument", 6)]  # t only in ids
     assert ("argument-count", 7) in found  # axis= is needed
+
+
+def test_a_traced_jax_run_makes_ids_out_of_range_nan_not_an_edge_row(tmp_path):
+    """A jitted run cannot stop on values: an id outside the rows reads NaN (jax's own
+    indexing would clamp it to the last row), and a class id no class matches makes
+    that row's cross-entropy NaN rather than 0."""
+    pytest.importorskip("jax")
+    _lookup_files(tmp_path)
+    np.save(tmp_path / "tok.npy", np.array([9, 0, 2, 2, 1]))
+    text = LOOKUPS.replace("export E, EB, P, S", "CE[t] = cross_entropy(LP[t,v], Tok[t], "
+                           "axis=v)\nexport E, CE")
+    result = fuse_lang.compile(text, backend="jax", base_dir=tmp_path, compiled=True,
+                               targets=["E", "CE"]).run()
+    e, ce = np.asarray(result["E"]), np.asarray(result["CE"])
+    assert np.isnan(e[0]).all() and np.isfinite(e[1:]).all()
+    assert np.isnan(ce[0]) and np.isfinite(ce[1:]).all()

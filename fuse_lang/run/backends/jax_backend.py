@@ -121,7 +121,10 @@ class JaxBackend(Backend):
 
     def gather_rows(self, x: jax.Array, ids: jax.Array) -> jax.Array:
         rows = jnp.arange(jnp.shape(ids)[0])[:, None]
-        return x[rows, jnp.asarray(ids).astype(jnp.int32)]
+        # an id out of range reads NaN, not the clamped edge row jax's indexing gives
+        # (a traced run cannot stop on values: the run checks ids where it has them)
+        return x.at[rows, jnp.asarray(ids).astype(jnp.int32)].get(mode="fill",
+                                                                 fill_value=jnp.nan)
 
     def diagonal(self, x: jax.Array, a: int, b: int) -> jax.Array:
         return jnp.moveaxis(jnp.diagonal(x, axis1=a, axis2=b), -1, a)

@@ -49,9 +49,16 @@ def _one_hot(backend: Backend, z: LArray, ids: LArray, axis: str, classes: int):
         check_ids(values, classes, "cross_entropy's targets", "class ids")
     data = align(backend, ids, z.axes)  # the class axis as size 1
     shape = [1] * len(z.axes)
-    shape[z.axes.index(axis)] = classes
+    k = z.axes.index(axis)
+    shape[k] = classes
     positions = backend.reshape(backend.arange(classes), tuple(shape))
-    return backend.where(data == positions, 1.0, 0.0)
+    hot = backend.where(data == positions, 1.0, 0.0)
+    if values is None:  # traced: an id that matches no class makes the row NaN, not 0
+        matched = backend.reduce("sum", hot, (k,))
+        hot = hot * backend.reshape(backend.where(matched > 0, 1.0, float("nan")),
+                                    tuple(backend.shape(matched)[:k]) + (1,)
+                                    + tuple(backend.shape(matched)[k:]))
+    return hot
 
 
 def check_ids(values: np.ndarray, count: int, what: str, kind: str) -> None:
