@@ -2,9 +2,10 @@
 logits against class ids or target distributions, from the backend's stable
 `log_softmax`, so extreme logits give finite values and gradients.
 
-Class ids become a one-hot mask by comparison with the class positions (no
-gather: the same few framework operations on NumPy, torch and jax, and the
-gradient flows to the logits through `log_softmax`)."""
+Class ids become a one-hot mask by comparison with the class positions: the
+logits' size, which the log-softmax has anyway, in the same few framework
+operations on NumPy, torch and jax (a captured torch step and a jitted jax step
+alike); the gradient flows to the logits through `log_softmax`."""
 from __future__ import annotations
 
 import operator
