@@ -163,6 +163,8 @@ CASES = [
      E, (2, 13), ["`W` starts as zeros already"]),
     ("bad-argument", "A = const([1,2])\nB[i] = concat(A[i], A[i], axis=1)", E, (1, 31),
      ["`axis=1`", "no index at position 1", "(i)"]),
+    ("cross-entropy-targets", "Z = const([[1,2],[3,4]])\nT[n] = const([0,1])\n"
+     "C[n] = cross_entropy(Z[n,v], T[m], axis=v)", E, (2, 29), ["index `m`", "logits lack"]),
     ("topk-capped", "X = const([[1,2,3]])\nY[i,j] = topk(X[i,j], k=5)", W, (1, 24),
      ["k=5", "a row holds (3)", "it gives 3"]),
     ("mixed-projection", "X = const([1,2])\nY[i] = X[i]\nY[i] max= X[i]", E, (2, 5),

@@ -12,7 +12,9 @@ the windows are split by a seeded shuffle: a tenth held out for validation.
     python make_chars.py [FOLDER] [--window 64] [--chars 300000]
 
 writes chars_train.npy and chars_valid.npy (windows x positions x vocabulary,
-uint8 one-hot) and chars_vocab.json, and prints the unigram baseline: the
+uint8 one-hot), the same windows as character ids in chars_train_ids.npy and
+chars_valid_ids.npy (windows x positions, int64: char_transformer_ids.fuse)
+and chars_vocab.json, and prints the unigram baseline: the
 entropy of the training text's character frequencies, in nats.
 """
 from __future__ import annotations
@@ -57,6 +59,8 @@ def windows(text: str, window: int = 64, seed: int = 0) -> dict[str, np.ndarray 
     one_hot = np.eye(len(vocab), dtype=np.uint8)
     return {"chars_train": one_hot[picked[order[held:]]],
             "chars_valid": one_hot[picked[order[:held]]],
+            "chars_train_ids": picked[order[held:]],  # the same windows as ids
+            "chars_valid_ids": picked[order[:held]],  # (char_transformer_ids.fuse)
             "vocab": vocab}
 
 
@@ -104,13 +108,13 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(args.folder)
     data = windows(corpus(args.chars), args.window, args.seed)
-    for name in ("chars_train", "chars_valid"):
+    for name in ("chars_train", "chars_valid", "chars_train_ids", "chars_valid_ids"):
         np.save(folder / f"{name}.npy", data[name])
         print(f"wrote {folder / name}.npy {data[name].shape}")
     (folder / "chars_vocab.json").write_text(json.dumps(data["vocab"]), encoding="utf-8")
     print(f"unigram baseline: {unigram_nats(data['chars_train']):.4f} nats (training text), "
           f"{unigram_cross_nats(data['chars_train'], data['chars_valid']):.4f} nats "
-          f"on the validation windows")
+          f"on the validation windows; {len(data['vocab'])} characters in the vocabulary")
 
 
 if __name__ == "__main__":

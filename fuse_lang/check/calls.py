@@ -16,6 +16,7 @@ from ..front.builtins import (
 )
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
+from .consumed_axis import check_cross_entropy, check_gather
 from .literals import is_number, is_whole, literal_shape
 from .suggestions import NameSuggester, did_you_mean_text
 
@@ -73,7 +74,8 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
             valid = ", ".join(keywords) if keywords else "none"
             out.append(make("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span))
-        elif kw.name == "axis":
+        elif kw.name == "axis" and call.name not in ("cross_entropy", "gather"):  # (their
+            # own: an index of the first argument, consumed_axis.py)
             _check_axis(call, stmt, kw.value, out)
         elif kw.name in ("eps",) and not is_number(kw.value):
             out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
@@ -150,6 +152,10 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                 f"`{name}` it joins along", arg.span))
     elif call.name == "select":
         _check_branches(call, stmt, out)
+    elif call.name == "cross_entropy":
+        check_cross_entropy(call, _lhs_vars(stmt), out)
+    elif call.name == "gather":
+        check_gather(call, stmt, _lhs_vars(stmt), out)
     elif call.name in SCHEDULE_BUILTINS:
         _check_schedule(call, stmt, out)
     elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):

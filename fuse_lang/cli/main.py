@@ -83,13 +83,17 @@ def _add_run_parser(sub: Any) -> None:
                        help="run as compiled graphs (default: on for jax, off for torch)")
     p_run.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
     p_run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                       help="give a source's value from a .npy file (repeatable)")
+                       help="give a source's value from a .npy, .npz or "
+                            ".safetensors[:KEY] file (repeatable)")
     p_run.add_argument("--representation", action="append", default=[],
                        metavar="NAME=dense|sparse",
                        help="keep a tensor dense or sparse, overriding the plan (repeatable)")
     p_run.add_argument("--weights", metavar="MANIFEST.json",
                        help="read the weights a manifest gives in place of the sources' "
                             "files (docs/weights.md)")
+    p_run.add_argument("--params", metavar="CKPT.safetensors",
+                       help="give every param (and any source) its value from a checkpoint "
+                            "`fuse train` wrote, matched by name; no manifest needed")
     p_run.add_argument("--adapter", action="append", default=[], metavar="NAME",
                        help="apply the manifest's LoRA adapter NAME (repeatable)")
     p_run.add_argument("--out", metavar="FILE.npz|DIR/",

@@ -1,5 +1,6 @@
 """What a command line names, read: a program file (`load`, and `read_program`
-that says why there is none), and `--input NAME=FILE.npy` arrays."""
+that says why there is none), and `--input NAME=FILE.npy` (`.npz`,
+`.safetensors[:KEY]`) arrays."""
 from __future__ import annotations
 
 import os
@@ -50,19 +51,23 @@ def read_program(path: str) -> str:
 
 
 def read_inputs(items: Sequence[str]) -> dict[str, Any]:
-    """`--input NAME=FILE.npy` (or an .npz holding NAME or one array) as arrays by
+    """`--input NAME=FILE.npy` (or an .npz holding NAME or one array, or
+    `FILE.safetensors[:KEY]`: its tensor KEY, else NAME, else its only one) as arrays by
     name; CommandFailed (exit 2) after saying why one cannot be read.  Read as
     sources are: a regular file, a header that agrees with the file's size, a
     plain number type."""
     from ..io.source_data import load_array_file
+    from ..io.sources import split_member
 
     inputs = {}
     for item in items:
         name, sep, file = item.partition("=")
         if not sep or not name or not file:
-            fail(f"fuse: --input takes NAME=FILE.npy, not {item!r}", EXIT_USAGE)
+            fail(f"fuse: --input takes NAME=FILE.npy (or .npz, or .safetensors[:KEY]), not "
+                 f"{item!r}", EXIT_USAGE)
         try:
-            inputs[name] = load_array_file(Path(file), name)
+            path, key = split_member(file)
+            inputs[name] = load_array_file(Path(path), name, key)
         except (OSError, ValueError, TypeError, SourceError, MemoryError) as err:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
             if isinstance(err, MemoryError):

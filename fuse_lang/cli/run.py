@@ -33,6 +33,7 @@ class RunOptions:
     inputs: tuple[str, ...]
     representation: tuple[str, ...]
     weights: str | None
+    params: str | None  # `--params CKPT.safetensors`: a checkpoint read as weights by name
     adapters: tuple[str, ...]
     out: str | None
     format: str
@@ -56,6 +57,7 @@ class RunOptions:
         return cls(path=ns.path, backend=ns.backend, device=ns.device, compiled=ns.compiled,
                    precision=ns.precision, inputs=tuple(ns.input),
                    representation=tuple(ns.representation), weights=ns.weights,
+                   params=ns.params,
                    adapters=tuple(ns.adapter), out=ns.out, format=ns.format,
                    targets=tuple(ns.target), time_limit=ns.time_limit, shard=shard, mesh=mesh,
                    config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
@@ -77,6 +79,12 @@ def cmd_run(options: RunOptions) -> int:
 
 
 def _run_and_show(options: RunOptions) -> int:
+    if options.params and options.weights:
+        raise UsageError("give --weights MANIFEST.json or --params CKPT.safetensors, not both "
+                         "(a manifest may name the checkpoint's tensors)")
+    if options.params and not options.params.lower().endswith(".safetensors"):
+        raise UsageError(f"--params takes a .safetensors checkpoint (as `fuse train "
+                         f"--checkpoint` writes), not {options.params}")
     if (options.shard or options.mesh) and options.backend != "jax":
         raise UsageError(f"--shard and --mesh need --backend jax (the {options.backend} "
                           f"backend runs on one device)")
@@ -154,8 +162,10 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           shard=options.shard or None, mesh=options.mesh,
                           representation=representation,
                           targets=list(options.targets) or None, past_errors=True,
-                          config=config, weights=options.weights, adapters=list(options.adapters) or None)
+                          config=config, weights=options.weights or options.params, adapters=list(options.adapters) or None)
         _accept_inputs(options.path, program.analysis, inputs)
+        if options.params:
+            _all_params_given(options, program.analysis, inputs)
         return program.analysis, _execute(options, program, inputs)
     except CommandFailed:
         raise
@@ -184,6 +194,21 @@ def _accept_inputs(path: str, analysis: Analysis, inputs: dict[str, Any]) -> Non
         if name not in accepted:
             fail(f"fuse: --input {name}=...: `{name}` is not a source or param of {path} "
                  f"(those are: {', '.join(accepted) or 'none'})", EXIT_USAGE)
+
+
+def _all_params_given(options: RunOptions, analysis: Analysis, inputs: dict[str, Any]) -> None:
+    """CommandFailed (exit 1) for a param that neither the checkpoint of `--params`
+    nor an `--input` gives: it would run with its initialiser's random start."""
+    from ..io.safetensors_header import tensor_keys
+
+    held = tensor_keys(Path(options.params))
+    given = set(held) | set(inputs)
+    missing = [n for n, t in analysis.tensors.items() if t.kind == "param" and n not in given]
+    if missing:
+        fail(f"fuse: --params {options.params} gives no value for the param"
+             f"{'s' if len(missing) > 1 else ''} {', '.join(missing)} of {options.path} (it "
+             f"holds: {', '.join(held) or 'nothing'}); was it written for another "
+             f"program?", EXIT_ERRORS)
 
 
 def _execute(options: RunOptions, program: Any, inputs: dict[str, Any]) -> Any:

@@ -57,6 +57,24 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("pow", 2, 2, (), (), "pow(x, n)", "x to the power n, elementwise."),
         Builtin("softmax", 1, 1, ("axis",), (), "softmax(x, axis=i)",
                 "Softmax along the dotted LHS axis, else along `axis=`, else along the last LHS axis."),
+        Builtin("log_softmax", 1, 1, ("axis",), (), "log_softmax(x, axis=i)",
+                "log(softmax(x)) along the same axis as softmax, computed as x - max - "
+                "log Σ exp(x - max): finite for any finite x (log(softmax(x)) gives -inf and "
+                "NaN gradients once a probability underflows)."),
+        Builtin("cross_entropy", 2, 2, ("axis", "smoothing"), ("axis",),
+                "cross_entropy(z, t, axis=v, smoothing=0)",
+                "The cross-entropy of logits z against targets t along the class axis v, "
+                "which the result does not have (`CE[n] = cross_entropy(Z[n,v], T[n], "
+                "axis=v)`): -log_softmax(z)[t] for integer class ids t (indexed like z "
+                "without v), or -Σ_v t·log_softmax(z) for one-hot or probability targets "
+                "(indexed like z). `smoothing=ε` mixes the targets with the uniform "
+                "distribution, (1-ε)·t + ε/|v|, as PyTorch's label_smoothing."),
+        Builtin("gather", 2, 2, ("axis",), ("axis",), "gather(x, ids, axis=v)",
+                "x at the positions `ids` along its axis v, which the result does not have: "
+                "an embedding lookup `E[t,d] = gather(Emb[v,d], Tok[t], axis=v)` (PyTorch's "
+                "F.embedding), or one value per row, `P[n] = gather(LP[n,v], T[n], axis=v)` "
+                "(an index of both is matched: torch.gather). ids are whole numbers from 0; "
+                "the gradient flows to x."),
         Builtin("lnorm", 1, 1, ("eps", "axis"), (), "lnorm(x, eps=1e-5, axis=i)",
                 "Layer normalisation (zero mean, unit variance) along the same axis as softmax."),
         Builtin("concat", 1, None, ("axis",), ("axis",), "concat(a, b, ..., axis=n)",
@@ -115,4 +133,4 @@ INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})
 SCHEDULE_BUILTINS = frozenset({"linear", "exponential", "cosine"})
 SCHEDULE_PER = ("iteration", "run")
 # Builtins that normalise along one axis.
-NORMALISING_BUILTINS = frozenset({"softmax", "lnorm"})
+NORMALISING_BUILTINS = frozenset({"softmax", "log_softmax", "lnorm"})

@@ -58,6 +58,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "argument-count": (Severity.ERROR, "a builtin called with the wrong number of arguments"),
     "bad-argument": (Severity.ERROR, "a builtin argument of the wrong kind"),
     "bad-initialiser": (Severity.ERROR, "a param initialiser that is unknown or has wrong arguments"),
+    "cross-entropy-targets": (Severity.ERROR, "cross_entropy targets that are neither class ids nor a distribution over the logits' indices"),
     "topk-capped": (Severity.WARNING, "topk asks for more values than a row holds"),
     "mixed-projection": (Severity.ERROR, "one tensor defined with different projection operators"),
     "dotted-axis": (Severity.ERROR, "a dotted (normalised) axis used where it means nothing"),

@@ -23,7 +23,7 @@ from ..front.diagnostics import Diagnostic, make
 from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
 from .numpy_headers import read_npy_header
-from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry
+from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry, tensor_keys
 from .source_files import SourceError, open_regular, read_bounded
 from .sources import SAFETENSORS, split_member
 
@@ -117,6 +117,8 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
         raise ManifestError("weights-bad-manifest", f"weights= is a manifest's path or a "
                             f"mapping, not {type(weights).__name__}")
     path = Path(weights)
+    if path.suffix.lower() == SAFETENSORS:
+        return checkpoint_manifest(path)
     where = f"`{path}`"
     if not path.exists():
         raise ManifestError("weights-missing-file", f"the weights manifest {where} does not exist")
@@ -130,6 +132,24 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} is not "
                             f"JSON ({getattr(err, 'msg', err)})") from None
     return _manifest(data, where, path.parent)
+
+
+def checkpoint_manifest(path: Path) -> Manifest:
+    """A `.safetensors` file (a checkpoint `fuse train` wrote, `fuse run --params`)
+    as a manifest: each of its tensors gives the program's source or param of its
+    own name, no JSON needed; raises ManifestError."""
+    where = f"the checkpoint `{path}`"
+    if not path.exists():
+        raise ManifestError("weights-missing-file", f"{where} does not exist")
+    try:
+        with open_regular(path):  # a regular file only, as every source
+            pass
+        keys = tensor_keys(path)
+    except (OSError, SourceError, SafetensorsProblem) as err:
+        raise ManifestError("weights-bad-manifest", f"{where} cannot be read: "
+                            f"{getattr(err, 'strerror', None) or err}") from None
+    return _manifest({"tensors": {key: {"file": path.name, "key": key} for key in keys}},
+                     where, path.parent)
 
 
 def _manifest(data: Any, where: str, base_dir: Path) -> Manifest:

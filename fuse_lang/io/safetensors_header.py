@@ -53,6 +53,17 @@ def read_entry(path: Path, key: str | None, tensor: str) -> SafetensorsEntry:
     return SafetensorsEntry(chosen, shape, dtype)
 
 
+def tensor_keys(path: Path) -> list[str]:
+    """The names of the tensors of the safetensors file `path`, from its header."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="numpy") as handle:
+            return list(handle.keys())
+    except SafetensorError as err:
+        raise SafetensorsProblem(f"not a readable safetensors file ({err})") from None
+
+
 def _chosen_key(keys: list[str], key: str | None, tensor: str) -> str:
     if key is not None and key in keys:
         return key

@@ -58,9 +58,18 @@ def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.nda
     raise FileProblem(f"{path.name}: unknown file type {suffix!r}")
 
 
-def load_array_file(path: Path, name: str) -> np.ndarray:
+def load_array_file(path: Path, name: str, key: str | None = None) -> np.ndarray:
     """An `.npy` file's array, or from an `.npz` archive (told by its first bytes,
-    whatever its name) the array `name` or its only one."""
+    whatever its name) the array `name` or its only one, or from a `.safetensors`
+    file the tensor `key` (without one: named `name`, or its only one).  Raises
+    SourceError, OSError."""
+    if path.suffix.lower() == SAFETENSORS:
+        with open_regular(path):  # a regular file only, as every source
+            pass
+        try:
+            return load_tensor(path, key, name)
+        except SafetensorsProblem as err:
+            raise SourceError(str(err)) from None
     with open_regular(path) as fp:
         is_zip = fp.read(4) == b"PK\x03\x04"
     if not is_zip:

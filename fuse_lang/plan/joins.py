@@ -26,7 +26,8 @@ from ..speed.fastinit import frozen_dataclass
 from .contraction import einsum_spec
 
 _SAME_AXES = frozenset(("relu", "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "step",
-                        "gelu", "gelu_tanh", "not", "softmax", "lnorm"))
+                        "gelu", "gelu_tanh", "not", "softmax", "log_softmax",
+                        "lnorm"))
 _SCALARS = frozenset(("const", "linear", "exponential", "cosine"))
 
 
@@ -245,6 +246,14 @@ class RunWalk:
             for a in args:
                 others = _union(others, tuple(n for n in a if n != axis))
             return others + ((axis,) if axis else ())
+        if name in ("cross_entropy", "gather"):  # the axis is the call's own: gone
+            axis = next((kw.value.name for kw in call.kwargs if kw.name == "axis"
+                         and isinstance(kw.value, ir.Ref)), None)
+            if name == "gather":  # (run/interpret/lookups.gather_axes' order)
+                shared = tuple(a for a in args[0] if a != axis and a in args[1])
+                return shared + tuple(a for a in args[1] if a not in args[0]) + \
+                    tuple(a for a in args[0] if a != axis and a not in args[1])
+            return tuple(a for a in args[0] if a != axis)
         if name == "topk":
             axis = self.lhs_order[-1] if self.lhs_order else None
             return tuple(a for a in args[0] if a != axis) + \

@@ -35,3 +35,20 @@ async def test_extent_conflict_at_the_join_relates_the_literals(vscode, tmp_path
     starts = {(r.location.range.start.line, r.location.range.start.character)
               for r in diag.related_information}
     assert starts == {(0, 10), (1, 10)}
+
+
+LOSSES = ("Z = const([[1,2],[3,4]])\nT = const([0,1])\n"
+          "C[n] = cross_entropy(Z[n,v], T[m], axis=v)\n"
+          "E[n,d] = gather(Z[v,d], T[n], axis=w)\nexport C, E\n")
+
+
+async def test_cross_entropy_targets_and_gather_axis_over_stdio(vscode, tmp_path):
+    """Issue 35's misuse of the loss and lookup builtins: each at its argument."""
+    uri = open_doc(vscode, tmp_path / "losses.fuse", LOSSES)
+    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    found = {d.code: d for d in vscode.diagnostics[uri]
+             if d.severity == types.DiagnosticSeverity.Error}
+    assert found["cross-entropy-targets"].range == rng(2, 29, 33)
+    assert "index `m`" in found["cross-entropy-targets"].message
+    assert found["bad-argument"].range == rng(3, 35, 36)
+    assert "first argument (v, d)" in found["bad-argument"].message

@@ -81,6 +81,12 @@ class Backend:
     def to_numpy(self, x: Any) -> np.ndarray:
         raise NotImplementedError
 
+    def concrete(self, x: Any) -> np.ndarray | None:
+        """x's values where it has them now; None while a framework traces it
+        (jax's tracers, torch's fake tensors in a capture): checks of values
+        (cross_entropy's class ids) are made where they can be, skipped where not."""
+        return self.to_numpy(x)
+
     # ---- shapes
     def shape(self, x: Any) -> tuple[int, ...]:
         return tuple(np.shape(x))
@@ -102,6 +108,12 @@ class Backend:
         raise NotImplementedError
 
     def take(self, x: Any, index: Any, axis: int) -> Any:
+        raise NotImplementedError
+
+    def gather_rows(self, x: Any, ids: Any) -> Any:
+        """out[s, i, ...] = x[s, ids[s, i], ...] for x of shape (S, V, ...) and ids of
+        shape (S, I) holding whole numbers (as floats): `gather`'s lookup, which the
+        frameworks differentiate with respect to x."""
         raise NotImplementedError
 
     def diagonal(self, x: Any, a: int, b: int) -> Any:
@@ -138,6 +150,11 @@ class Backend:
         raise NotImplementedError
 
     def softmax(self, x: Any, axis: int, fresh: bool = False) -> Any:
+        raise NotImplementedError
+
+    def log_softmax(self, x: Any, axis: int) -> Any:
+        """log(softmax(x)) along `axis`, as x - max - log(sum(exp(x - max))): finite
+        for any finite logits (log of a softmax that underflowed to 0 is -inf)."""
         raise NotImplementedError
 
     def lnorm(self, x: Any, axis: int, eps: float) -> Any:

@@ -100,6 +100,9 @@ class JaxBackend(Backend):
             out = out.astype(np.float32)
         return out
 
+    def concrete(self, x: Any) -> np.ndarray | None:
+        return None if isinstance(x, jax.core.Tracer) else self.to_numpy(x)
+
     # ---- shapes
     transpose = staticmethod(jnp.transpose)
     reshape = staticmethod(jnp.reshape)
@@ -115,6 +118,13 @@ class JaxBackend(Backend):
         if isinstance(index, (int, np.integer)):
             return jax.lax.index_in_dim(x, int(index), axis, keepdims=False)
         return jnp.take(x, np.asarray(index), axis=axis)
+
+    def gather_rows(self, x: jax.Array, ids: jax.Array) -> jax.Array:
+        rows = jnp.arange(jnp.shape(ids)[0])[:, None]
+        # an id out of range reads NaN, not the clamped edge row jax's indexing gives
+        # (a traced run cannot stop on values: the run checks ids where it has them)
+        return x.at[rows, jnp.asarray(ids).astype(jnp.int32)].get(mode="fill",
+                                                                 fill_value=jnp.nan)
 
     def diagonal(self, x: jax.Array, a: int, b: int) -> jax.Array:
         return jnp.moveaxis(jnp.diagonal(x, axis1=a, axis2=b), -1, a)
@@ -146,6 +156,9 @@ class JaxBackend(Backend):
 
     def softmax(self, x: jax.Array, axis: int, fresh: bool = False) -> jax.Array:
         return jax.nn.softmax(x, axis=axis)
+
+    def log_softmax(self, x: jax.Array, axis: int) -> jax.Array:
+        return jax.nn.log_softmax(x, axis=axis)
 
     def lnorm(self, x: jax.Array, axis: int, eps: float) -> jax.Array:
         centred = x - jnp.mean(x, axis=axis, keepdims=True)

@@ -86,6 +86,10 @@ class NumpyBackend(Backend):
             return x.select(axis, int(index), self.dtype)
         return np.take(x, index, axis=axis)
 
+    def gather_rows(self, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        rows = np.arange(ids.shape[0])[:, None]
+        return x[rows, np.asarray(ids).astype(np.intp)]
+
     def diagonal(self, x: np.ndarray, a: int, b: int) -> np.ndarray:
         """Merge axes a < b into one (the diagonal), kept at position a."""
         if type(x) in _SPARSE:  # kept sparse: no dense copy of a huge relation
@@ -188,6 +192,11 @@ class NumpyBackend(Backend):
         np.exp(out, out=out)
         out /= np.sum(out, axis=axis, keepdims=True)
         return out
+
+    def log_softmax(self, x: np.ndarray, axis: int) -> np.ndarray:
+        shifted = x - np.max(x, axis=axis, keepdims=True)  # new: the rest is in place
+        shifted -= np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        return shifted
 
     def lnorm(self, x: np.ndarray, axis: int, eps: float) -> np.ndarray:
         out = x - np.mean(x, axis=axis, keepdims=True)

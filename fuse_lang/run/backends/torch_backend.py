@@ -96,6 +96,13 @@ class TorchBackend(Backend):
     def arange(self, n: int) -> torch.Tensor:
         return torch.arange(n, dtype=self.dtype, device=self.torch_device)
 
+    def concrete(self, x: Any) -> np.ndarray | None:
+        from torch._subclasses.fake_tensor import is_fake
+
+        if isinstance(x, torch.Tensor) and (is_fake(x) or torch.compiler.is_compiling()):
+            return None  # (a capture's fake tensor has a shape and no values)
+        return self.to_numpy(x)
+
     def to_numpy(self, x: Any) -> np.ndarray:
         if not isinstance(x, torch.Tensor):
             return np.asarray(x)
@@ -131,6 +138,11 @@ class TorchBackend(Backend):
         taken = x.index_select(axis, flat)
         shape = tuple(x.shape[:axis]) + index.shape + tuple(x.shape[axis + 1:])
         return taken.reshape(shape)
+
+    def gather_rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        ids = torch.as_tensor(ids, device=x.device)
+        rows = torch.arange(ids.shape[0], device=x.device)[:, None]
+        return x[rows, ids.long()]
 
     def diagonal(self, x: torch.Tensor, a: int, b: int) -> torch.Tensor:
         return torch.diagonal(x, 0, a, b).movedim(-1, a)
@@ -173,6 +185,9 @@ class TorchBackend(Backend):
 
     def softmax(self, x: torch.Tensor, axis: int, fresh: bool = False) -> torch.Tensor:
         return torch.softmax(x, dim=axis)
+
+    def log_softmax(self, x: torch.Tensor, axis: int) -> torch.Tensor:
+        return torch.log_softmax(x, dim=axis)
 
     def lnorm(self, x: torch.Tensor, axis: int, eps: float) -> torch.Tensor:
         if axis in (-1, x.dim() - 1):

@@ -1,5 +1,6 @@
 """The builtins of an expression (LANGUAGE.md §6): elementwise functions,
-softmax and lnorm along an axis, topk, concat, const and causal_mask."""
+softmax, log_softmax and lnorm along an axis, cross_entropy, gather,
+topk, concat, const and causal_mask."""
 from __future__ import annotations
 
 import operator
@@ -10,6 +11,8 @@ from ...check.values import compared_symbol, symbol_constant, symbol_position
 from ...front import ir
 from ..sparse.value import is_sparse
 from .labelled import LArray, align, combine, union_axes
+from .lookups import gather
+from .losses import cross_entropy
 from .statement import EvaluationError, EvaluatorState
 
 # `a < b` and the other comparisons (front/builtins.py COMPARISONS): an index
@@ -86,7 +89,14 @@ class BuiltinCalls(EvaluatorState):
         if name == "select":  # a where c > 0, else b (`case` and `when` are selects too)
             where = backend.where
             return combine(backend, lambda c, a, b: where(c > 0, a, b), *args)
-        if name in ("softmax", "lnorm"):
+        if name in ("cross_entropy", "gather"):  # an axis of the first argument consumed
+            axis_ref = kwargs["axis"]
+            assert isinstance(axis_ref, ir.Ref)
+            if name == "gather":
+                return gather(backend, args[0], args[1], axis_ref.name)
+            return cross_entropy(backend, args[0], args[1], axis_ref.name,
+                                 float(_number(kwargs.get("smoothing"), 0.0)))
+        if name in ("softmax", "log_softmax", "lnorm"):
             axis = self._norm_axis(kwargs)
             eps = float(_number(kwargs.get("eps"), 1e-5))
             return self._normalise(name, args[0], axis, eps)
@@ -235,6 +245,8 @@ class BuiltinCalls(EvaluatorState):
         k = x.axes.index(axis)
         if name == "softmax":
             return LArray(backend.softmax(x.data, k, x.fresh), x.axes, fresh=True)
+        if name == "log_softmax":
+            return LArray(backend.log_softmax(x.data, k), x.axes, fresh=True)
         return LArray(backend.lnorm(x.data, k, eps), x.axes, fresh=True)
 
     def _topk(self, x: LArray, k: int) -> LArray:
