@@ -41,10 +41,10 @@ def tuples_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], count: i
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
 
 
-def _output_html(name: str, s: ArraySummary) -> str:
+def _output_html(name: str, s: ArraySummary, columns: Sequence[str] | None = None) -> str:
     title = f"<b>{_e(name)}</b> {_e(s.what)} <code>{_e(s.dtype)}</code>"
     if s.tuples is not None:
-        columns = [f"#{p}" for p in range(len(s.shape))]
+        columns = columns or [f"#{p}" for p in range(len(s.shape))]
         return f"<div>{title}{tuples_table(columns, s.tuples, s.count or 0)}</div>"
     preview = ", ".join(_number(v) for v in s.preview) + (", …" if s.truncated else "")
     return f"<div>{title}<br>{_e(_stats(s))}<br><small>[{_e(preview)}]</small></div>"
@@ -57,10 +57,11 @@ def _query_html(q: QuerySummary) -> str:
     return f"<div>{title}{tuples_table(q.free, q.tuples, len(q.tuples))}</div>"
 
 
-def summary_html(summary: RunSummary) -> str:
-    """A RunSummary as HTML: its one-line message, each output, each query."""
+def summary_html(summary: RunSummary, columns: dict[str, Sequence[str]] | None = None) -> str:
+    """A RunSummary as HTML: its one-line message, each output (a relation's
+    tuples under its `columns`' names), each query."""
     parts = [f"<p>{_e(summary.message())}</p>"]
-    parts += [_output_html(name, s) for name, s in summary.outputs]
+    parts += [_output_html(name, s, (columns or {}).get(name)) for name, s in summary.outputs]
     parts += [_query_html(q) for q in summary.queries]
     return '<div class="fuse-result">' + "".join(parts) + "</div>"
 
@@ -83,7 +84,9 @@ def result_summary(result: RunResult) -> RunSummary:
 
 def render_result(result: RunResult, mime: str) -> str:
     summary = result_summary(result)
-    return summary_html(summary) if mime == "text/html" else summary_markdown(summary)
+    if mime != "text/html":
+        return summary_markdown(summary)
+    return summary_html(summary, {n: r.columns for n, r in result.relations().items()})
 
 
 def render_relation(relation: Any, mime: str) -> str:

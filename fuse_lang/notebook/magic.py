@@ -67,12 +67,17 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
     return out
 
 
-def print_diagnostics(text: str, diagnostics: Any) -> int:
-    """Print errors and warnings as `fuse check` does; the number of errors."""
+def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None) -> int:
+    """Print errors and warnings as `fuse check` does; the number of errors.  An
+    undefined name that is a notebook variable gets a hint: `--input NAME`."""
     lines = LineIndex(text)
     shown = [d for d in diagnostics if d.severity in (Severity.ERROR, Severity.WARNING)]
     for d in sorted(shown, key=lambda d: d.span.start):
         print(render_text(CELL, lines, d))
+        name = text[d.span.start:d.span.end]
+        if d.code == "undefined-tensor" and namespace is not None and name in namespace:
+            print(f"  hint: `{name}` is a notebook variable: `%%fuse --input {name}` reads it "
+                  f"as the source `{name}`")
     errors = sum(d.severity is Severity.ERROR for d in shown)
     if errors:
         print(f"{CELL}: {errors} error{'s' if errors != 1 else ''}; nothing ran")
@@ -135,7 +140,7 @@ def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: d
     text = sources.program(cell)
     shapes = {n: tuple(a.shape) for n, a in sources.runtime.items()}
     analysis = analyze(text, None, base, input_shapes=shapes or None)
-    if print_diagnostics(text, analysis.diagnostics):
+    if print_diagnostics(text, analysis.diagnostics, namespace):
         return None
     try:
         program = compile_program(text, options.backend, options.device, base,
