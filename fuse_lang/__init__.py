@@ -8,6 +8,7 @@ Run a program (docs/notebooks.md, "The Python API"):
     result.outputs["Attn"]                            # a tensor as a NumPy array
     result.relation("Ancestor").to_pandas()           # a relation's tuples as values
     result.why("Ancestor", ("Alice", "Eve"))          # why a tuple holds
+    fuse_lang.explain(program)                        # the plan a run executes
 
 Check and plan without running (pure functions over text, plain data):
 
@@ -16,7 +17,7 @@ Check and plan without running (pure functions over text, plain data):
 
 In Jupyter: `%load_ext fuse_lang`, then `%%fuse` cells (docs/notebooks.md).
 
-Public API: analyze, compile, load, parse, decode, plan_program; Analysis,
+Public API: analyze, compile, explain, load, parse, decode, plan_program; Analysis,
 CompiledProgram, ExecutionConfig, RunResult, QueryAnswer, Relation, FuseError,
 Diagnostic and the data classes they hold.  Nothing here imports an editor
 protocol library, a tensor framework or IPython at import time.
@@ -30,7 +31,7 @@ __all__ = [
     "Analysis", "AxisInfo", "CODES", "CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer",
     "Relation", "RunResult", "compile", "load", "Diagnostic", "Fix", "LineIndex", "ParseResult",
     "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
-    "decode", "load_ipython_extension", "parse", "plan_program",
+    "decode", "explain", "load_ipython_extension", "parse", "plan_program",
 ]
 __version__ = "0.1.0"
 
@@ -56,6 +57,15 @@ def __getattr__(name: str):
 
         return getattr(plan, name)
     raise AttributeError(f"module 'fuse_lang' has no attribute {name!r}")
+
+
+def explain(program):  # noqa: ANN001, ANN201 - a CompiledProgram; engine types load lazily
+    """The plan a run of `program` (a CompiledProgram) without inputs executes, as
+    `fuse explain` shows it: an `Explained` that prints as text and displays as
+    Markdown or HTML in a notebook (ide/explain.py)."""
+    from .ide.explain import explain_program
+
+    return explain_program(program)
 
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's shell, not imported here

@@ -122,3 +122,13 @@ def test_usage_errors_say_why(executed):
     quiet = by_source(executed, "%%fuse --input Parent=parents --out")
     assert texts(quiet) == ""
     assert texts(by_source(executed, "print(len(anc)")) == "4 ['x', 'y']\n"
+
+
+def test_a_why_and_an_explanation_display(executed):
+    why = by_source(executed, 'result.why("Reach"')
+    assert data(why, "text/html").startswith(
+        '<pre class="fuse-why">Reach(Amsterdam, Oslo)   by line 7: Reach(x,z) = Reach(x,y) '
+        'Road(y,z)')
+    explained = by_source(executed, "fuse_lang.explain(")
+    assert data(explained, "text/markdown").startswith("## Plan of `datalog_file.fuse`")
+    assert "Evaluation order" in data(explained, "text/html")

@@ -157,3 +157,12 @@ def test_a_tensor_output_displays_its_figures():
     result = fuse_lang.compile('X[i,j] = "x.npy"\nY[i] = X[i,j]\nexport Y').execute({"X": x})
     page = result._repr_html_()
     assert "<b>Y</b> (2,)" in page and "min 3 · max 12 · mean 7.5" in page
+
+
+def test_explain_shows_the_plan_a_run_executes(tmp_path):
+    program = fuse_lang.load(family(tmp_path))
+    explained = fuse_lang.explain(program)
+    text = str(explained)
+    assert "Evaluation order" in text and "Anc" in text
+    assert explained._repr_markdown_().startswith("## Plan of `family.fuse`")
+    assert explained._repr_html_().startswith('<pre class="fuse-explain">Tensors')

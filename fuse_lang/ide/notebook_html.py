@@ -103,9 +103,12 @@ def render_relation(relation: Any, mime: str) -> str:
     return "\n".join([f"**{relation.name}** {count} tuples", "", head, rule, *rows, *more])
 
 
-def explain_html(text: str) -> str:
-    """`fuse explain`'s text (a plan's explanation) as preformatted HTML."""
-    return f'<pre class="fuse-explain">{_e(text)}</pre>'
+def why_html(answer: Any) -> str:
+    """A why's answer (run.why: a derivation, a why-not, a number's terms) as
+    `fuse why` prints it (ide/why_text.py), preformatted."""
+    from .why_text import why_text
+
+    return f'<pre class="fuse-why">{_e(why_text(answer))}</pre>'
 
 
 display.register("RunResult", render_result)

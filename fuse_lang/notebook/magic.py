@@ -173,3 +173,8 @@ def register(ipython: Any) -> None:
 
     fuse.__doc__ = parser().format_help() + "\n" + (__doc__ or "")
     ipython.register_magic_function(fuse, magic_kind="cell", magic_name="fuse")
+    # a why's answer (run.why.data: plain dataclasses this layer does not change)
+    # shows as `fuse why` prints it
+    formatter = ipython.display_formatter.formatters["text/html"]
+    for kind in ("Derivation", "WhyNot", "NumberWhy"):
+        formatter.for_type_by_name("fuse_lang.run.why.data", kind, notebook_html.why_html)
