@@ -29,6 +29,15 @@ CHECKS = [
     "%%fuse --input Parent=parents --out Ancestor=anc --quiet\n"
     "Ancestor(x,y) = Parent(x,y)\nexport Ancestor\n",
     "print(len(anc), list(anc.columns))",
+    # a set of tuples as a relation (values of mixed kinds), and --target past an error
+    "edges = {('a', 'b'), ('b', 'c'), ('c', 7)}",
+    "%%fuse --input Edge=edges --target Reach\n"
+    "Reach(x,y) = Edge(x,y)\nReach(x,z) = Reach(x,y) Edge(y,z)\nBad[i] = Nope[i]\nexport Reach",
+    "print(sorted(map(tuple, Reach.itertuples(index=False)), key=str))",
+    # a source the cell declares with a file takes an array as a runtime input
+    "w = np.arange(3.0)",
+    '%%fuse --input W=w\nW[i] = "no_such_file.npy"\nV[i] = W[i] W[i]\nexport V',
+    "print(V.tolist())",
 ]
 
 
@@ -132,3 +141,32 @@ def test_a_why_and_an_explanation_display(executed):
     explained = by_source(executed, "fuse_lang.explain(")
     assert data(explained, "text/markdown").startswith("## Plan of `datalog_file.fuse`")
     assert "Evaluation order" in data(explained, "text/html")
+
+
+def test_a_set_of_tuples_and_a_target_past_an_error(executed):
+    cell = by_source(executed, "%%fuse --input Edge=edges --target Reach")
+    assert texts(cell) == ("cell:3:10: error[undefined-tensor]: `Nope` is not defined\n"
+                           "3 | Bad[i] = Nope[i]\n"
+                           "             ^^^^\n"
+                           "cell: 1 error; running only Reach\n"
+                           "set Reach (6 tuples)\n")
+    assert "not run: Bad (line 3" in data(cell, "text/html")
+    assert texts(by_source(executed, "print(sorted(map(tuple, Reach")) == (
+        "[('a', 'b'), ('a', 'c'), ('a', 7), ('b', 'c'), ('b', 7), ('c', 7)]\n")
+
+
+def test_a_declared_source_takes_an_array_at_run_time(executed):
+    assert texts(by_source(executed, '%%fuse --input W=w')) == "set V (3,)\n"
+    assert texts(by_source(executed, "print(V.tolist())")) == "[0.0, 1.0, 4.0]\n"
+
+
+def test_the_doc_quotes_what_the_cells_print(executed):
+    doc = (ROOT / "docs" / "notebooks.md").read_text(encoding="utf-8")
+    for start in ("%%fuse --input X\nY[i]", "%%fuse --input Parent=parents\n",
+                  "%%fuse --input X --input WQ"):
+        cell = by_source(executed, start)
+        assert cell.source in doc
+        printed = texts(cell)
+        assert printed in doc or f"prints `{printed.strip()}`" in doc, printed
+    why = data(by_source(executed, 'result.why("Reach"'), "text/html")
+    assert why.removeprefix('<pre class="fuse-why">').removesuffix("</pre>") in doc

@@ -32,7 +32,7 @@ STRATEGIES = {SEMI_NAIVE: "semi-naive rounds", NAIVE: "naive rounds",
               CLOSURE: "semi-naive rounds, then one graph search (a linear closure)"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Explained:
     """The plan a run executes (`fuse_lang.explain(program)`): as text it is what
     `fuse explain` prints; a notebook shows it as Markdown (the planner's tables)
@@ -47,6 +47,9 @@ class Explained:
         return render_plan_text(self.plan) + "\n\n" + "\n".join(run_plan_lines(self.run_plan))
 
     def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:  # a notebook's plain text: the text, not the dataclass
         return self.text()
 
     def _repr_markdown_(self) -> str:

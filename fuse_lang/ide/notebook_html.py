@@ -8,6 +8,7 @@ objects cannot import this layer)."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any, Sequence
 
 from ..run import display
@@ -77,7 +78,8 @@ def summary_markdown(summary: RunSummary) -> str:
 def result_summary(result: RunResult) -> RunSummary:
     """The editor's summary of a run's result (its relations with their tuples)."""
     config = getattr(result.plan, "config", None)
-    return summarize_run(result, backend=getattr(config, "backend", "numpy"),
+    path = getattr(getattr(result.plan, "analysis", None), "path", None)
+    return summarize_run(result, program=Path(path).name if path else "program", backend=getattr(config, "backend", "numpy"),
                          device=getattr(config, "device", "cpu"), elapsed_s=result.seconds,
                          analysis=getattr(result.plan, "analysis", None))
 

@@ -5,7 +5,8 @@
 
 runs the cell's program.  Its diagnostics print as `fuse check` prints them
 (errors and warnings, with the cell's own line numbers, path `cell`), and a
-cell with an error runs nothing.  `--input` reads notebook values as sources
+cell with an error runs nothing (with `--target`, the targets run where the
+errors are outside their dependency cones, as `compile(targets=...)` allows).  `--input` reads notebook values as sources
 (notebook.values); the exports (or the `--out` names) come back as notebook
 variables: a relation as a pandas DataFrame of its tuples (the `Relation` view
 without pandas), a tensor as a NumPy array.  The cell's value is the run's
@@ -78,10 +79,7 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
         if d.code == "undefined-tensor" and namespace is not None and name in namespace:
             print(f"  hint: `{name}` is a notebook variable: `%%fuse --input {name}` reads it "
                   f"as the source `{name}`")
-    errors = sum(d.severity is Severity.ERROR for d in shown)
-    if errors:
-        print(f"{CELL}: {errors} error{'s' if errors != 1 else ''}; nothing ran")
-    return errors
+    return sum(d.severity is Severity.ERROR for d in shown)
 
 
 def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: dict
@@ -140,8 +138,13 @@ def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: d
     text = sources.program(cell)
     shapes = {n: tuple(a.shape) for n, a in sources.runtime.items()}
     analysis = analyze(text, None, base, input_shapes=shapes or None)
-    if print_diagnostics(text, analysis.diagnostics, namespace):
-        return None
+    errors = print_diagnostics(text, analysis.diagnostics, namespace)
+    if errors:  # with --target, the targets still run where the errors are outside their cones
+        plural = "s" if errors != 1 else ""
+        if not options.target:
+            print(f"{CELL}: {errors} error{plural}; nothing ran")
+            return None
+        print(f"{CELL}: {errors} error{plural}; running only {', '.join(options.target)}")
     try:
         program = compile_program(text, options.backend, options.device, base,
                                   targets=options.target or None,
@@ -149,8 +152,6 @@ def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: d
         result = program.execute(sources.runtime)
     except FuseError as err:
         print(f"{CELL}: {err}", file=sys.stderr)
-        if err.diagnostics:
-            print_diagnostics(text, err.diagnostics)
         return None
     wanted = outs or {n: n for n in (program.exports or result.outputs) if n in result.outputs}
     unknown = [n for n in wanted if n not in result.outputs]
