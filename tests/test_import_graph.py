@@ -84,9 +84,11 @@ def test_no_import_cycle():
 # only rooms to its left (docs/architecture.md).  The package's root module
 # (`fuse_lang`) may import any room; `speed` (process-wide speed helpers with no
 # Fuse imports) is below all; the command line is above the engine's rooms and
-# the language server above everything.
+# the notebook magic above the command line (it prints diagnostics as `fuse check`
+# does) and the language server above everything.
 LAYERS = ("fuse_lang.speed", "fuse_lang.front", "fuse_lang.io", "fuse_lang.check",
-          "fuse_lang.plan", "fuse_lang.run", "fuse_lang.ide", "fuse_lang.cli", "fuse_lsp")
+          "fuse_lang.plan", "fuse_lang.run", "fuse_lang.ide", "fuse_lang.cli",
+          "fuse_lang.notebook", "fuse_lsp")
 
 
 def _layer(module: str) -> int | None:
@@ -109,7 +111,7 @@ def test_no_upward_arrow_between_the_layers():
             if target == "fuse_lang" and name.startswith("fuse_lang."):
                 upward.append(f"{name} -> {target}")
     assert not upward, "imports against the flow speed < front < io < check < plan < run < " \
-        "ide < cli < fuse_lsp: " + ", ".join(sorted(upward))
+        "ide < cli < notebook < fuse_lsp: " + ", ".join(sorted(upward))
 
 
 def test_every_module_sits_in_a_layer():

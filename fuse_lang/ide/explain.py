@@ -11,6 +11,7 @@ its analysis alone (plan.planner), as before.
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 from ..front.numbers import format_bytes
@@ -31,10 +32,34 @@ STRATEGIES = {SEMI_NAIVE: "semi-naive rounds", NAIVE: "naive rounds",
               CLOSURE: "semi-naive rounds, then one graph search (a linear closure)"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Explained:
+    """The plan a run executes (`fuse_lang.explain(program)`): as text it is what
+    `fuse explain` prints; a notebook shows it as Markdown (the planner's tables)
+    or preformatted HTML."""
     run_plan: RunPlan  # what a run executes
     plan: ProgramPlan  # its contractions: what plan.render prints
+
+    def text(self) -> str:
+        """`fuse explain`'s text: the planner's tables, then the run's decisions."""
+        from ..plan.render import render_plan_text
+
+        return render_plan_text(self.plan) + "\n\n" + "\n".join(run_plan_lines(self.run_plan))
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:  # a notebook's plain text: the text, not the dataclass
+        return self.text()
+
+    def _repr_markdown_(self) -> str:
+        from ..plan.render import render_plan_markdown
+
+        return render_plan_markdown(self.plan) + "\n\n```\n" + \
+            "\n".join(run_plan_lines(self.run_plan)) + "\n```\n"
+
+    def _repr_html_(self) -> str:
+        return f'<pre class="fuse-explain">{html.escape(self.text())}</pre>'
 
 
 def explain_program(program: CompiledProgram) -> Explained:

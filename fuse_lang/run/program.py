@@ -39,6 +39,7 @@ from .execution import Execution, RunCaches, RunCounters, RunSettings
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
 from .limits import CheckedBackend, Checkpoint, checked_time_limit, watching
+from .loading import base_folder, read_text, refuse_a_path
 from .memory import failure_words
 from .results import FuseError, QueryAnswer, RunResult
 from .run_plan import Abilities, RunPlan, plan_run
@@ -46,7 +47,7 @@ from .weights import AdapterChoice, Weights
 from .why.explainer import Explainer
 
 __all__ = ["CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
-           "compile"]
+           "compile", "load"]
 
 
 def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
@@ -71,7 +72,7 @@ def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
 
 @_reading_files_once
 def compile(source_text: str, backend: str | None = None, device: str | None = None,
-            base_dir: str | os.PathLike = ".", *, precision: str | None = None,
+            base_dir: str | os.PathLike | None = None, *, precision: str | None = None,
             path: str | None = None, memory_limit: int | None = None,
             allow_outside_sinks: bool = False, max_iterations: int | None = None,
             tolerance: float | None = None, compiled: bool | None = None,
@@ -82,34 +83,34 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
             weights: str | os.PathLike | Mapping | None = None,
             adapters: Sequence[str] | Mapping[str, float] | None = None,
             analysis: Analysis | None = None) -> "CompiledProgram":
-    """Check a program and prepare it to run; raises FuseError on errors.
+    """Check a program's text (a file: `load`) and prepare it to run; raises FuseError on errors.
+    base_dir: where relative paths resolve; None: the folder of `path`, else the current one.
 
-    backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda",
-    "cuda:N" or "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the
-    backend and device support it.  compiled: run straight runs of equations
-    as compiled graphs (jax.jit; torch.compile) - the default for jax, on
-    request for torch, not available for numpy.  shard: index names to mesh
-    axes ({"p": "data"}), each tensor split over the mesh along its axes of those
-    names (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None
-    for one axis over all devices (jax backend only).  representation: per tensor
-    "dense" or "sparse", overriding the planner's choice (docs/scale.md).
-    max_iterations: the rounds a recursive group may take; None (the default)
-    follows from the program (fixpoint.round_limit: a Boolean group's tuples,
-    1000 for numeric recursion).  targets: tensor names or query texts to compute
-    alone: only their dependency cone is compiled, so an error outside it does not stop them (the result's
-    `not_run` says what was left out and why); an error inside it does.
-    past_errors: with errors outside the cones of the exports, queries, sinks and loss,
-    run those cones (as `fuse run` and the editor do, docs/cli.md "What runs"), `not_run`
-    listing what is left out for an error; False (the default): any error refuses.
-    config: an ExecutionConfig (docs/execution.md); backend, device, precision,
-    max_iterations and tolerance may be given either way (None: not given; the
-    defaults are "numpy", "cpu", "fp32", None and 1e-6), never contradicting.
-    weights: a weights manifest (a JSON file's path, or the same as a mapping with
-    paths relative to base_dir): its tensors replace the program's source files
-    (docs/weights.md); adapters: the manifest's LoRA adapters to apply first
-    (names, or {name: scale}; `CompiledProgram.set_adapters` switches them).
-    analysis: the caller's analysis of this very text, path and base_dir (`fuse
-    explain` has made it): used instead of analysing the text again."""
+    backend: "numpy" (the reference), "torch" or "jax"; device: "cpu", "cuda", "cuda:N" or
+    "auto"; precision: "fp32", "fp64", "bf16" or "fp16" where the backend and device support it.
+    compiled: run straight runs of equations as compiled graphs (jax.jit; torch.compile) - the
+    default for jax, on request for torch, not available for numpy.  shard: index names to mesh
+    axes ({"p": "data"}), each tensor split over the mesh along its axes of those names
+    (docs/scale.md); mesh: a jax.sharding.Mesh, {axis name: size}, or None for one axis over all
+    devices (jax backend only).  representation: per tensor "dense" or "sparse", overriding the
+    planner's choice (docs/scale.md). max_iterations: the rounds a recursive group may take;
+    None (the default) follows from the program (fixpoint.round_limit: a Boolean group's tuples,
+    1000 for numeric recursion).  targets: tensor names or query texts to compute alone: only
+    their dependency cone is compiled, so an error outside it does not stop them (the result's
+    `not_run` says what was left out and why); an error inside it does. past_errors: with errors
+    outside the cones of the exports, queries, sinks and loss, run those cones (as `fuse run`
+    and the editor do, docs/cli.md "What runs"), `not_run` listing what is left out for an
+    error; False (the default): any error refuses. config: an ExecutionConfig
+    (docs/execution.md); backend, device, precision, max_iterations and tolerance may be given
+    either way (None: not given; the defaults are "numpy", "cpu", "fp32", None and 1e-6), never
+    contradicting. weights: a weights manifest (a JSON file's path, or the same as a mapping
+    with paths relative to base_dir): its tensors replace the program's source files
+    (docs/weights.md); adapters: the manifest's LoRA adapters to apply first (names, or {name:
+    scale}; `CompiledProgram.set_adapters` switches them). analysis: the caller's analysis of
+    this very text, path and base_dir (`fuse explain` has made it): used instead of analysing
+    the text again."""
+    refuse_a_path(source_text)
+    base_dir = base_folder(path, base_dir)
     auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
     config = merged(config, {"backend": backend, "device": device, "precision": precision,
                              "max_iterations": max_iterations, "tolerance": tolerance})
@@ -150,6 +151,16 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         representation=representation, weights=loaded, not_run=not_run,
         cache_root=cache_root if compiled else None,  # only compiled graphs are noted
         backend_choice=choice, demand=demand)
+
+
+def load(path: str | os.PathLike, **options: Any) -> "CompiledProgram":
+    """Read a `.fuse` file and compile it: `compile(text, path=path, base_dir=<the
+    file's folder>, **options)`, so its relative source, sink and import paths
+    are read beside the file whatever the current folder.  Options as `compile`'s
+    (backend, device, targets, ...); FuseError for a file that cannot be read or
+    a program with errors."""
+    options.setdefault("base_dir", Path(path).parent)
+    return compile(read_text(path), path=os.fspath(path), **options)
 
 
 # what a caller may set on a compiled program between runs: the run's hooks
@@ -240,6 +251,7 @@ class CompiledProgram:
 
     @property
     def tolerance(self) -> float:
+        """How close two rounds of numeric recursion count as converged (the config's)."""
         return self.config.tolerance
 
     @property
@@ -269,6 +281,7 @@ class CompiledProgram:
 
     @property
     def exports(self) -> tuple[str, ...]:
+        """The tensors the program exports (`export A, B`)."""
         return self.analysis.exports
 
     def run(self, inputs: Mapping[str, Any] | None = None, *, write_sinks: bool = True,
@@ -344,6 +357,7 @@ class CompiledProgram:
                 if key in rewritten:
                     answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
+        result.seconds = time.perf_counter() - started
         # what `result.why` reads on its first call (references only: no cost till then)
         result.explainer = explainer
         if self.cache_root is not None and not caches.cache_noted:

@@ -20,6 +20,8 @@ class FuseError(Exception):
 
 @dataclass
 class QueryAnswer:
+    """A query's answer (`Ancestor(Alice, x)?`): the queried tensor with the
+    query's constants selected, and for a Boolean tensor the matching tuples."""
     text: str
     tensor: str
     value: np.ndarray  # the tensor with the query's constants selected
@@ -29,6 +31,11 @@ class QueryAnswer:
 
 @dataclass
 class RunResult:
+    """What a run gives back: `outputs` (each export, or with none each leaf
+    tensor, by name), the queries' answers, the sink files written, and what a
+    targeted run left out.  `relation(name)` reads a Boolean output as tuples of
+    values; `why(...)` explains a tuple or a number.  In a notebook it displays
+    as the editor's results view does (docs/notebooks.md)."""
     outputs: dict[str, np.ndarray]
     queries: list[QueryAnswer] = field(default_factory=list)
     sinks: list[str] = field(default_factory=list)
@@ -47,6 +54,8 @@ class RunResult:
     plan: Any = None
     # what `why` reads: the program and the run's inputs (run.why.explainer)
     explainer: Any = field(default=None, repr=False, compare=False)
+    # how long `execute` took, planning included (seconds)
+    seconds: float = 0.0
 
     def why(self, name: str, index: Any, *, limit: int = 50, top: int = 5) -> Any:
         """Why a tuple holds (a `Derivation`: a minimal-height derivation tree, cut
@@ -59,3 +68,44 @@ class RunResult:
             raise FuseError("this result keeps nothing to explain (it was not made by "
                             "CompiledProgram.execute)")
         return self.explainer.why(name, index, limit=limit, top=top)
+
+    def __repr__(self) -> str:
+        outputs = ", ".join(f"{name} {tuple(getattr(v, 'shape', ()))}"
+                            for name, v in self.outputs.items())
+        queries = "; ".join(q.text for q in self.queries)
+        return (f"RunResult(outputs: {outputs or 'none'}"
+                + (f"; queries: {queries}" if queries else "")
+                + (f"; sinks: {', '.join(map(str, self.sinks))}" if self.sinks else "") + ")")
+
+    def relation(self, name: str) -> Any:
+        """The output `name`, a relation (a Boolean tensor), as a `Relation`: its
+        tuples as values (symbols, ints, floats) with `.tuples()`, `.to_pandas()`;
+        FuseError for a name that is not a relation among the outputs."""
+        from .relation import of_output
+
+        if name not in self.outputs:
+            raise FuseError(f"`{name}` is not among this run's outputs (those are: "
+                            f"{', '.join(self.outputs) or 'none'})")
+        relation = of_output(name, self.outputs[name], getattr(self.plan, "analysis", None))
+        if relation is None:
+            raise FuseError(f"`{name}` is not a relation (a Boolean tensor): its value is "
+                            f"result.outputs[{name!r}]")
+        return relation
+
+    def relations(self) -> dict[str, Any]:
+        """Every relation among the outputs, by name, as a `Relation`."""
+        analysis = getattr(self.plan, "analysis", None)
+        if analysis is None:
+            return {}
+        return {name: self.relation(name) for name in self.outputs
+                if name in analysis.tensors and analysis.tensors[name].boolean}
+
+    def _repr_html_(self) -> str | None:
+        from .display import rich
+
+        return rich(self, "text/html")
+
+    def _repr_markdown_(self) -> str | None:
+        from .display import rich
+
+        return rich(self, "text/markdown")

@@ -1,0 +1,117 @@
+"""A run's result, a relation and a plan's explanation as HTML and Markdown for
+a notebook (Jupyter's `_repr_html_` / `_repr_markdown_`): the same figures as
+the editor's results view (ide/run_summary.py: shape, dtype, statistics, a
+relation's tuple count and first tuples sorted by value, query answers), in
+tables of bounded size: a relation of a million tuples shows its count and its
+first `SHOWN` tuples.  Registered with run.display on import (the run layer's
+objects cannot import this layer)."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..run import display
+from ..run.results import RunResult
+from .run_summary import ArraySummary, QuerySummary, RunSummary, summarize_relation, summarize_run
+
+SHOWN = 20  # tuples (or preview values) shown per relation in a notebook
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4g}"
+
+
+def _stats(s: ArraySummary) -> str:
+    return (f"min {_number(s.min)} · max {_number(s.max)} · mean {_number(s.mean)} · "
+            f"std {_number(s.std)} · {s.nonzeros} non-zero"
+            + (f" · {s.nonfinite} not finite" if s.nonfinite else ""))
+
+
+def tuples_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], count: int) -> str:
+    """An HTML table of the first rows of a relation of `count` tuples."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>"
+                   for row in rows[:SHOWN])
+    more = f"<p>… {count - min(len(rows), SHOWN)} more tuples</p>" \
+        if count > min(len(rows), SHOWN) else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def _output_html(name: str, s: ArraySummary, columns: Sequence[str] | None = None) -> str:
+    title = f"<b>{_e(name)}</b> {_e(s.what)} <code>{_e(s.dtype)}</code>"
+    if s.tuples is not None:
+        columns = columns or [f"#{p}" for p in range(len(s.shape))]
+        return f"<div>{title}{tuples_table(columns, s.tuples, s.count or 0)}</div>"
+    preview = ", ".join(_number(v) for v in s.preview) + (", …" if s.truncated else "")
+    return f"<div>{title}<br>{_e(_stats(s))}<br><small>[{_e(preview)}]</small></div>"
+
+
+def _query_html(q: QuerySummary) -> str:
+    title = f"<code>{_e(q.text)}</code> {_e(q.answer)}"
+    if q.tuples is None or not q.free:
+        return f"<div>{title}</div>"
+    return f"<div>{title}{tuples_table(q.free, q.tuples, len(q.tuples))}</div>"
+
+
+def summary_html(summary: RunSummary, columns: dict[str, Sequence[str]] | None = None) -> str:
+    """A RunSummary as HTML: its one-line message, each output (a relation's
+    tuples under its `columns`' names), each query."""
+    parts = [f"<p>{_e(summary.message())}</p>"]
+    parts += [_output_html(name, s, (columns or {}).get(name)) for name, s in summary.outputs]
+    parts += [_query_html(q) for q in summary.queries]
+    return '<div class="fuse-result">' + "".join(parts) + "</div>"
+
+
+def summary_markdown(summary: RunSummary) -> str:
+    """A RunSummary as Markdown: its message, a line per output and per query."""
+    lines = [summary.message(), ""]
+    lines += [f"- **{name}** {s.what} `{s.dtype}`" for name, s in summary.outputs]
+    lines += [f"- `{q.text}` {q.answer}" for q in summary.queries]
+    return "\n".join(lines)
+
+
+def result_summary(result: RunResult) -> RunSummary:
+    """The editor's summary of a run's result (its relations with their tuples)."""
+    config = getattr(result.plan, "config", None)
+    path = getattr(getattr(result.plan, "analysis", None), "path", None)
+    return summarize_run(result, program=Path(path).name if path else "program", backend=getattr(config, "backend", "numpy"),
+                         device=getattr(config, "device", "cpu"), elapsed_s=result.seconds,
+                         analysis=getattr(result.plan, "analysis", None))
+
+
+def render_result(result: RunResult, mime: str) -> str:
+    summary = result_summary(result)
+    if mime != "text/html":
+        return summary_markdown(summary)
+    return summary_html(summary, {n: r.columns for n, r in result.relations().items()})
+
+
+def render_relation(relation: Any, mime: str) -> str:
+    s = summarize_relation(relation.value, relation.axes, shown=SHOWN)
+    count = s.count or 0
+    if mime == "text/html":
+        return (f'<div class="fuse-relation"><b>{_e(relation.name)}</b> '
+                f"{count} tuple{'' if count == 1 else 's'}"
+                f"{tuples_table(relation.columns, s.tuples or (), count)}</div>")
+    head = "| " + " | ".join(relation.columns) + " |"
+    rule = "|" + "---|" * len(relation.columns)
+    rows = ["| " + " | ".join(map(str, row)) + " |" for row in (s.tuples or ())]
+    more = [f"\n… {count - len(rows)} more tuples"] if count > len(rows) else []
+    return "\n".join([f"**{relation.name}** {count} tuples", "", head, rule, *rows, *more])
+
+
+def why_html(answer: Any) -> str:
+    """A why's answer (run.why: a derivation, a why-not, a number's terms) as
+    `fuse why` prints it (ide/why_text.py), preformatted."""
+    from .why_text import why_text
+
+    return f'<pre class="fuse-why">{_e(why_text(answer))}</pre>'
+
+
+display.register("RunResult", render_result)
+display.register("Relation", render_relation)

@@ -1,0 +1,130 @@
+"""Notebook values as a program's sources (`%%fuse --input NAME=VAR`;
+docs/notebooks.md, "Python data in").
+
+A value becomes a source file in a folder of the cell's run, declared after the
+cell's last line (so every line and column of the cell keeps its number):
+
+- a NumPy array (or anything `np.asarray` reads as numbers): a dense tensor,
+  `NAME[i0,i1] = "<folder>/NAME.npy"`;
+- a pandas or polars DataFrame: a relation whose columns are the atom's
+  positions, in order, and whose cells are values (symbols, ints, floats),
+  `NAME(c0,c1) = "<folder>/NAME.tsv"`;
+- a set, frozenset or list of tuples (or of single values): a relation the same way.
+
+A source the cell declares itself (`X[p,d] = "x.npy"`) takes an array as a
+runtime input instead, which overrides its file (LANGUAGE.md §9).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..io.sinks import cells_text
+
+
+class ValueProblem(Exception):
+    """A notebook value that cannot be a source; the message says why."""
+
+
+@dataclass
+class CellSources:
+    """What the cell's `--input`s add: declarations after its text, and arrays
+    given at run time (for sources the cell declares itself)."""
+    declarations: list[str] = field(default_factory=list)
+    runtime: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def program(self, cell: str) -> str:
+        """The cell's text with the declarations after its last line."""
+        if not self.declarations:
+            return cell
+        return cell.rstrip("\n") + "\n" + "\n".join(self.declarations) + "\n"
+
+
+def is_relation(value: Any) -> bool:
+    """Whether a value reads as a relation (a DataFrame or a collection of tuples)."""
+    return _is_frame(value) or isinstance(value, (set, frozenset)) or (
+        isinstance(value, list) and bool(value) and isinstance(value[0], tuple))
+
+
+def _is_frame(value: Any) -> bool:
+    return hasattr(value, "itertuples") or hasattr(value, "iter_rows")
+
+
+def relation_rows(value: Any) -> list[tuple]:
+    """A relation value's rows as tuples of plain values."""
+    if hasattr(value, "itertuples"):  # pandas
+        rows = list(value.itertuples(index=False, name=None))
+    elif hasattr(value, "iter_rows"):  # polars
+        rows = list(value.iter_rows())
+    else:
+        rows = [row if isinstance(row, tuple) else (row,) for row in value]
+    return [tuple(v.item() if isinstance(v, np.generic) else v for v in row) for row in rows]
+
+
+def write_relation(folder: Path, name: str, value: Any) -> str:
+    """Write a relation value as a .tsv of values; its declaration."""
+    rows = relation_rows(value)
+    arity = len(value.columns) if _is_frame(value) else (len(rows[0]) if rows else 0)
+    if not arity:
+        raise ValueProblem(f"--input {name}: an empty relation has no columns to read "
+                           f"(give a DataFrame with columns, or at least one tuple)")
+    if any(len(row) != arity for row in rows):
+        raise ValueProblem(f"--input {name}: its tuples have different lengths")
+    for row in rows:
+        for v in row:
+            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                raise ValueProblem(f"--input {name}: the value {v!r} ({type(v).__name__}) is "
+                                   f"not a symbol, an int or a float")
+    path = folder / f"{name}.tsv"
+    columns = [cells_text([row[a] for row in rows]) for a in range(arity)]
+    lines = ["\t".join(cells) for cells in zip(*columns)]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    positions = ",".join(f"c{a}" for a in range(arity))
+    return f'{name}({positions}) = "{path.as_posix()}"'
+
+
+def as_array(name: str, value: Any) -> np.ndarray:
+    """A notebook value as a dense tensor; ValueProblem when it is not numbers."""
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as err:
+        raise ValueProblem(f"--input {name}: not an array ({err})") from None
+    if array.dtype.kind not in "biuf":
+        raise ValueProblem(f"--input {name}: a {type(value).__name__} of {array.dtype} is not "
+                           f"numbers; a relation is a DataFrame or a set of tuples")
+    if array.ndim == 0:
+        raise ValueProblem(f"--input {name}: a single number is not a tensor here; write it "
+                           f"in the cell as `{name} = const({array.item()})`")
+    return array
+
+
+def write_array(folder: Path, name: str, value: Any) -> str:
+    """Write an array as a .npy; its declaration."""
+    array = as_array(name, value)
+    path = folder / f"{name}.npy"
+    np.save(path, array)
+    axes = ",".join(f"i{a}" for a in range(array.ndim))
+    return f'{name}[{axes}] = "{path.as_posix()}"'
+
+
+def cell_sources(folder: Path, values: dict[str, Any], declared: set[str]) -> CellSources:
+    """The sources of a cell's `--input NAME=VAR`s (`values`: by source name);
+    `declared`: the sources the cell declares itself (given at run time)."""
+    out = CellSources()
+    for name, value in values.items():
+        if name in declared:
+            if is_relation(value):
+                raise ValueProblem(f"--input {name}: the cell declares the source `{name}` "
+                                   f"with a file; remove that line to read the relation from "
+                                   f"the notebook")
+            out.runtime[name] = as_array(name, value)
+        elif is_relation(value):
+            out.declarations.append(write_relation(folder, name, value))
+        else:
+            out.declarations.append(write_array(folder, name, value))
+    return out
