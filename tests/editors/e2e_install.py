@@ -285,15 +285,26 @@ class _Background:
 
 
 _background: _Background | None = None
+_default_sigterm = None  # SIGTERM's handler before start_in_background(), restored after
+
+
+def _on_sigterm(signum, frame) -> None:
+    """pytest killed (SIGTERM to it alone): end the installation, then die as before."""
+    stop_background()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def start_in_background() -> None:
     """Start installing (once per session)."""
-    global _background
+    global _background, _default_sigterm
     if _background is not None:
         return
     _background = _Background()
     atexit.register(stop_background)  # a session that ends without pytest_sessionfinish
+    if threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        _default_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
     _background.thread.start()
     log(f"installing the VS Code end-to-end test's prerequisites in the background "
         f"(log: {INSTALL_LOG})")
@@ -301,6 +312,10 @@ def start_in_background() -> None:
 
 def stop_background() -> None:
     """End a background installation still running (a step's processes included)."""
+    global _default_sigterm
+    if _default_sigterm is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _default_sigterm)
+        _default_sigterm = None
     if _background is None or not _background.thread.is_alive():
         return
     _background.installer.stop()
@@ -315,7 +330,10 @@ def prerequisites() -> Ready:
     waited = time.monotonic()
     if _background.thread.is_alive():
         log(f"waiting for the background installation (log: {INSTALL_LOG})")
-    _background.thread.join()
+    while _background.thread.is_alive():
+        # in short waits: a signal (Ctrl+C) that the kernel handed to another thread
+        # is acted on here only between two waits
+        _background.thread.join(timeout=0.5)
     log(f"background installation: done {_background.finished - _background.started:.0f} s "
         f"after it started; waited {time.monotonic() - waited:.0f} s for it")
     outcome = _background.outcome
