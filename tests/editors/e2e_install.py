@@ -273,6 +273,9 @@ class _Background:
         self.started = time.monotonic()
         self.finished: float | None = None
         self.outcome: Ready | BaseException | None = None
+        # set when it ends: Thread.is_alive() is not trusted, since a join() interrupted
+        # by Ctrl+C can leave it False on a thread still running (Python 3.11)
+        self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, name="e2e-install", daemon=True)
 
     def _run(self) -> None:
@@ -281,7 +284,9 @@ class _Background:
         except BaseException as error:  # noqa: BLE001 - handed to the fixture to report
             self.outcome = error
             self.installer.note(f"failed: {error}")
-        self.finished = time.monotonic()
+        finally:
+            self.finished = time.monotonic()
+            self.done.set()
 
 
 _background: _Background | None = None
@@ -316,10 +321,10 @@ def stop_background() -> None:
     if _default_sigterm is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _default_sigterm)
         _default_sigterm = None
-    if _background is None or not _background.thread.is_alive():
+    if _background is None or _background.done.is_set():
         return
     _background.installer.stop()
-    _background.thread.join(timeout=30)
+    _background.done.wait(timeout=30)
 
 
 def prerequisites() -> Ready:
@@ -328,12 +333,10 @@ def prerequisites() -> Ready:
     if _background is None:
         return Installer(background=False).install()
     waited = time.monotonic()
-    if _background.thread.is_alive():
+    if not _background.done.is_set():
         log(f"waiting for the background installation (log: {INSTALL_LOG})")
-    while _background.thread.is_alive():
-        # in short waits: a signal (Ctrl+C) that the kernel handed to another thread
-        # is acted on here only between two waits
-        _background.thread.join(timeout=0.5)
+    while not _background.done.wait(timeout=0.5):
+        pass  # short waits: Ctrl+C, handed by the kernel to another thread, acts between two
     log(f"background installation: done {_background.finished - _background.started:.0f} s "
         f"after it started; waited {time.monotonic() - waited:.0f} s for it")
     outcome = _background.outcome
