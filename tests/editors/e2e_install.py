@@ -116,7 +116,7 @@ class Installer:
     """Runs the installation's steps, each step's output appended to INSTALL_LOG."""
 
     def __init__(self, *, background: bool):
-        self.background = background
+        self.background = background  # at the lowest CPU priority (nice 19) until hurry()
         self.phases: list[tuple[str, float]] = []
         self.stopped = threading.Event()
         self._lock = threading.Lock()
@@ -132,8 +132,6 @@ class Installer:
         """Run one step; a failure (or a timeout, or stop()) raises Missing with the
         end of its output."""
         args = [str(a) for a in args]
-        if self.background and shutil.which("nice"):
-            args = ["nice", "-n", "19", *args]  # the suite's tests first
         self.note(f"$ {what}: {' '.join(args)}")
         started = time.monotonic()
         with INSTALL_LOG.open("a") as out:
@@ -142,9 +140,11 @@ class Installer:
                 with self._lock:  # stop() sees the process, or the process sees stop()
                     if self.stopped.is_set():
                         raise Missing(f"{what}: not run, the session ended")
-                    self._running = subprocess.Popen(args, cwd=cwd, env=env, stdout=out,
-                                                     stderr=subprocess.STDOUT,
-                                                     stdin=subprocess.DEVNULL)
+                    niced = ["nice", "-n", "19"] if self.background and shutil.which("nice") \
+                        else []  # the suite's tests first, while it runs beside them
+                    self._running = subprocess.Popen(
+                        [*niced, *args], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL)
                 process = self._running
                 try:
                     returncode = process.wait(timeout=timeout)
@@ -168,6 +168,20 @@ class Installer:
                 output = done.read()
             raise Missing(f"{what} exited {returncode} (its output: {INSTALL_LOG}):\n"
                           f"{output[-5000:]}")
+
+    def hurry(self) -> None:
+        """The test waits for it: the rest of the installation at the normal priority
+        (the step running too, where this process may lower a niceness: as root)."""
+        with self._lock:
+            self.background = False
+            running = self._running
+        if running is None:
+            return
+        for pid in [running.pid, *_descendants(running.pid)]:
+            try:
+                os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, 0))
+            except OSError:  # not root, or ended while we looked
+                pass
 
     def stop(self) -> None:
         with self._lock:
@@ -335,6 +349,7 @@ def prerequisites() -> Ready:
     waited = time.monotonic()
     if not _background.done.is_set():
         log(f"waiting for the background installation (log: {INSTALL_LOG})")
+        _background.installer.hurry()
     while not _background.done.wait(timeout=0.5):
         pass  # short waits: Ctrl+C, handed by the kernel to another thread, acts between two
     log(f"background installation: done {_background.finished - _background.started:.0f} s "
