@@ -6,7 +6,7 @@ The first run of a clone spends minutes here (downloads, native builds), so
 tests/editors/conftest.py starts `start_in_background()` as soon as the session
 has collected the end-to-end test, and moves that test to the end of the run:
 the installation overlaps the rest of the suite (pytest uses one core), at the
-lowest CPU priority.  The test's fixture then calls `prerequisites()`, which
+lowest CPU priority until the test waits for it.  The test's fixture then calls `prerequisites()`, which
 waits for it (or installs in the foreground where nothing was started), and
 turns a `Missing` into a skip, or a failure under FUSE_REQUIRE_EDITORS=1, as
 before.  Each step is idempotent (what is there is kept; code-server is ready
@@ -117,14 +117,15 @@ class Installer:
 
     def __init__(self, *, background: bool):
         self.background = background  # at the lowest CPU priority (nice 19) until hurry()
+        self.log = INSTALL_LOG
         self.phases: list[tuple[str, float]] = []
         self.stopped = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # stop() may run in a SIGTERM handler
         self._running: subprocess.Popen | None = None
 
     def note(self, line: str) -> None:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        with INSTALL_LOG.open("a") as out:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("a") as out:
             out.write(f"[{time.strftime('%H:%M:%S')}] {line}\n")
 
     def sh(self, args: list, *, what: str, cwd: Path | None = None, env: dict | None = None,
@@ -134,7 +135,7 @@ class Installer:
         args = [str(a) for a in args]
         self.note(f"$ {what}: {' '.join(args)}")
         started = time.monotonic()
-        with INSTALL_LOG.open("a") as out:
+        with self.log.open("a") as out:
             start = out.tell()
             try:
                 with self._lock:  # stop() sees the process, or the process sees stop()
@@ -151,7 +152,7 @@ class Installer:
                 except subprocess.TimeoutExpired:
                     _end_tree(process)
                     raise Missing(f"{what} failed: timed out after {timeout} s "
-                                  f"(its output: {INSTALL_LOG})") from None
+                                  f"(its output: {self.log})") from None
             except OSError as error:
                 raise Missing(f"{what} failed: {error}") from None
             finally:
@@ -163,10 +164,10 @@ class Installer:
         if self.stopped.is_set():
             raise Missing(f"{what}: stopped, the session ended")
         if returncode != 0:
-            with INSTALL_LOG.open() as done:
+            with self.log.open() as done:
                 done.seek(start)
                 output = done.read()
-            raise Missing(f"{what} exited {returncode} (its output: {INSTALL_LOG}):\n"
+            raise Missing(f"{what} exited {returncode} (its output: {self.log}):\n"
                           f"{output[-5000:]}")
 
     def hurry(self) -> None:

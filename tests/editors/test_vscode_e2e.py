@@ -115,7 +115,7 @@ def _vsix(npm_ci: subprocess.CompletedProcess | None, packager) -> Path:
         _missing("npm is not on PATH (needed to build the .vsix)")
     for what, done in (("npm ci (editors/vscode)", npm_ci),
                        ("npm run package", packager.package(npm, fresh=False))):
-        _log(f"{what}: {done.stdout.strip()[-200:] if done.returncode == 0 else 'failed'}")
+        _log(f"{what}: exit {done.returncode}")
         if done.returncode != 0:
             _missing(f"{what} exited {done.returncode}:\n"
                      f"{done.stdout[-2500:]}\n{done.stderr[-2500:]}")
