@@ -1,7 +1,8 @@
 """The VS Code end-to-end test's installer (e2e_install.py), on stand-in steps:
 a step's output goes to the log and a failure's end to the message; stop() (the
 session's end) and a step's timeout end the step with every process it started;
-hurry() takes a background step off the lowest priority."""
+hurry() takes a background step off the lowest priority and starts its timeout's
+clock."""
 from __future__ import annotations
 
 import os
@@ -98,6 +99,21 @@ def test_a_step_past_its_timeout_is_ended_with_what_it_started(started):
     grandchild = started()
     outcome["thread"].join(timeout=30)
     assert "timed out after 2 s" in outcome["missing"]
+    assert not _alive(grandchild)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_background_steps_timeout_counts_from_when_the_test_waits(started):
+    """At the lowest priority a step may be starved while the suite runs: its clock
+    starts at hurry()."""
+    installer = Installer(background=True)
+    outcome = _in_thread(installer, STEP, timeout=1)
+    grandchild = started()
+    time.sleep(2.5)
+    assert _alive(grandchild) and "missing" not in outcome
+    installer.hurry()
+    outcome["thread"].join(timeout=30)
+    assert "timed out after 1 s" in outcome["missing"]
     assert not _alive(grandchild)
 
 
