@@ -18,7 +18,7 @@ The test builds the .vsix, installs it into a fresh user-data and extensions
 folder, serves a temporary folder with a broken and a good `.fuse` file, and
 checks the error squiggle, a hover with a shape, **Fuse: Run** and the Fuse
 Results panel it opens (updated by a second run; **Fuse: Explain** adds the
-program's graph).  Screenshots
+program's graph; a tuple and a cell clicked there open their why).  Screenshots
 go to `tests/editors/artifacts/` (git-ignored), and with FUSE_UPDATE_SCREENSHOTS=1
 to `docs/images/` too.
 
@@ -61,6 +61,17 @@ pytestmark = pytest.mark.skipif(
 
 BAD = "X[i] = const([1, 2])\nY[i] = Xq[i] + X[i]\nexport Y\n"
 GOOD = "# A small program that runs.\nX[i] = const([1, 2])\nY[i] = X[i] * 2\nexport Y\n"
+
+FAMILY = """# Who descends from whom.
+Parent(Alice, Bob)
+Parent(Bob, Carol)
+Parent(Carol, Dan)
+Ancestor(x, y) = Parent(x, y)
+Ancestor(x, z) = Ancestor(x, y) Parent(y, z)
+W[i] = const([0.5, -2])
+S[i] = W[i] * 3
+export Ancestor, S
+"""
 
 TRAINED = """X[n,j] = "x.npy"
 T[n] = "t.npy"
@@ -188,6 +199,7 @@ def served(tmp_path_factory, vscode_npm_ci, vscode_package):
     }, indent=2))
     (workspace / "bad.fuse").write_text(BAD)
     (workspace / "good.fuse").write_text(GOOD)
+    (workspace / "family.fuse").write_text(FAMILY)
     _training_files(workspace)
 
     env = e2e_install.node_env(node)
@@ -586,3 +598,44 @@ def test_vscode_train_shows_the_loss_curve(served):
     assert float(last) < float(first) / 2, text
     page.wait_for_timeout(300)
     _shot(page, "vscode-results-training")
+
+
+def test_vscode_results_open_the_why_of_a_tuple_and_of_a_cell(served):
+    """After a run, a relation's tuple clicked in the Fuse Results panel opens its
+    derivation beside the program (fuse.why), and a small tensor's cell its terms."""
+    page, _, _ = served
+    page.set_viewport_size({"width": 1400, "height": 860})
+    _open(page, "family.fuse")
+    before = _results(page, "true")
+    count = int(before["data"]["runCount"]) if before else 0
+    _run_on_numpy(page)
+    _poll("the family's tuples in the Fuse Results panel", lambda: _results(
+        page, f"Number(main.dataset.runCount) > {count} && "
+              "main.querySelector('section.export[data-name=\"Ancestor\"] ul.tuples code') && "
+              "main.querySelector('table.cells td[data-index]')"), timeout=120)
+
+    def click(selector: str):
+        frame = _results_frame(page)
+        if frame is None or frame.query_selector(selector) is None:
+            return None
+        frame.click(selector, timeout=5_000)
+        return True
+
+    # the tuple (Alice, Dan): two steps of Ancestor down to Parent facts
+    _poll("a tuple to click", lambda: click(
+        'section.export[data-name="Ancestor"] ul.tuples li:nth-child(3) code'), timeout=30)
+    why = page.locator(".monaco-editor .view-lines", has_text="# why Ancestor(Alice, Dan)")
+    _poll("the derivation beside the program", lambda: why.count(), timeout=60)
+    text = why.first.inner_text().replace("\u00a0", " ")  # the editor's spaces
+    assert "Parent(Carol, Dan)" in text and "Ancestor(Alice, Carol)" in text, text
+    page.wait_for_timeout(300)
+    _shot(page, "vscode-why")
+
+    # a cell of S: its equation and terms
+    _open(page, "family.fuse")
+    _poll("a cell to click", lambda: click('section.export[data-name="S"] td[data-index="1"]'),
+          timeout=30)
+    terms = page.locator(".monaco-editor .view-lines", has_text="# why S[1]")
+    _poll("the element's terms beside the program", lambda: terms.count(), timeout=60)
+    shown = terms.first.inner_text().replace("\u00a0", " ")
+    assert "S[1] = -6" in shown and "W[i] * 3" in shown, shown
