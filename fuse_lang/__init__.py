@@ -16,7 +16,7 @@ __all__ = [
     "Analysis", "AxisInfo", "CODES", "CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer", "RunResult",
     "compile", "Diagnostic", "Fix", "LineIndex", "ParseResult",
     "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
-    "decode", "parse", "plan_program",
+    "decode", "distributed", "parse", "plan_program",
 ]
 __version__ = "0.1.0"
 
@@ -31,6 +31,10 @@ def __getattr__(name: str):
         from .run import program
 
         return getattr(program, name)
+    if name == "distributed":  # fuse_lang.distributed.initialize(): run.distributed
+        from .run import distributed
+
+        return distributed
     if name in _PLAN:
         from . import plan
 
