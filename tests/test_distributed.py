@@ -43,8 +43,9 @@ CLOSURE = textwrap.dedent("""\
     export Reach, Cyclic
 """)
 
-# one process of the group: attention (its sources .npy files, p split over the
-# processes) and the closure (x split), each compiled by jax.jit; as JSON
+# one process of the group: attention and a transformer block (their sources .npy
+# files, p split over the processes) and the closure (x split), each compiled by
+# jax.jit; as JSON
 CHILD = textwrap.dedent("""
     import json, sys
     from pathlib import Path
@@ -60,6 +61,9 @@ CHILD = textwrap.dedent("""
     out["rows_here"] = {n: [s.data.shape[0] for s in v.addressable_shards]
                         for n, v in native.items()}
     out["attention"] = {n: v.tolist() for n, v in attention.run().items()}
+    block = fuse_lang.compile((folder / "transformer.fuse").read_text(), backend="jax",
+                              base_dir=folder, shard={"p": "data"}, distributed=True)
+    out["transformer"] = {n: v.tolist() for n, v in block.run().items()}
     closure = fuse_lang.compile((folder / "closure.fuse").read_text(), backend="jax",
                                 base_dir=folder, shard={"x": "data"}, distributed=True)
     result = closure.execute()
@@ -134,6 +138,14 @@ def make_folder(folder: Path) -> Path:
         np.save(folder / f"attention_{name}.npy", rng.standard_normal(shape))
     text = (ROOT / "examples/attention.fuse").read_text().replace("data/attention_", "attention_")
     (folder / "attention.fuse").write_text(text)
+    # a transformer block (examples/transformer.fuse) over P = 12 positions
+    for path in sorted((ROOT / "examples/data").glob("transformer_*.npy")):
+        np.save(folder / path.name, np.load(path))
+    np.save(folder / "transformer_x.npy", rng.standard_normal((12, 8)))
+    text = (ROOT / "examples/transformer.fuse").read_text()
+    (folder / "transformer.fuse").write_text(
+        text.replace("data/transformer_", "transformer_").replace("causal_mask(6)",
+                                                                   "causal_mask(12)"))
     (folder / "edges.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in EDGES))
     (folder / "closure.fuse").write_text(CLOSURE)
     return folder
@@ -147,7 +159,8 @@ def single_process(folder: Path) -> dict:
         (reference / name).write_text((folder / name).read_text())
     attention = fuse_lang.compile((folder / "attention.fuse").read_text(), base_dir=folder)
     closure = fuse_lang.compile(CLOSURE, base_dir=reference).execute()
-    return {"attention": attention.run(), "queries": [q.tuples for q in closure.queries],
+    block = fuse_lang.compile((folder / "transformer.fuse").read_text(), base_dir=folder)
+    return {"attention": attention.run(), "transformer": block.run(), "queries": [q.tuples for q in closure.queries],
             "closure": closure.outputs, "sink": (reference / "out/reach.tsv").read_text()}
 
 
@@ -180,8 +193,10 @@ def test_a_group_of_processes_gives_the_single_process_answers(groups, count):
     reference = groups["reference"]
     for rank, out in enumerate(answers(procs)):
         assert (out["process"], out["processes"], out["devices"]) == (rank, count, count)
-        for name, value in reference["attention"].items():
-            np.testing.assert_allclose(np.array(out["attention"][name]), value, **TOLERANCE)
+        for program in ("attention", "transformer"):
+            assert sorted(out[program]) == sorted(reference[program])
+            for name, value in reference[program].items():
+                np.testing.assert_allclose(np.array(out[program][name]), value, **TOLERANCE)
         assert [[tuple(t) for t in q] for q in out["queries"]] == reference["queries"]
         for name, value in reference["closure"].items():
             assert np.array_equal(np.array(out["closure"][name]), value)
