@@ -270,3 +270,16 @@ def test_distributed_needs_the_jax_backend(capsys):
     assert "--distributed needs --backend jax" in capsys.readouterr().err
     with pytest.raises(fuse_lang.FuseError, match="needs the jax backend"):
         fuse_lang.compile("X[i] = 1.0\nexport X", backend="numpy", distributed=True)
+
+
+def test_a_group_that_cannot_be_joined_is_said(jax_here):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "SLURM_",
+                                                                     "OMPI_", "PMI_"))}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "run",
+                           str(ROOT / "examples/datalog_file.fuse"), "--backend", "jax",
+                           "--distributed"], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 1, proc.stderr
+    assert "cannot join the process group" in proc.stderr
+    assert "JAX_COORDINATOR_ADDRESS" in proc.stderr and "Traceback" not in proc.stderr
