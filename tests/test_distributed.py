@@ -43,9 +43,22 @@ CLOSURE = textwrap.dedent("""\
     export Reach, Cyclic
 """)
 
+MLP = textwrap.dedent("""\
+    X[n,j] = "mlp_x.npy"
+    T[n] = "mlp_t.npy"
+    param W1[h,j]
+    W1[h,j] = "mlp_w1.npy"
+    param W2[h]
+    W2[h] = "mlp_w2.npy"
+    H[n,h] = tanh(W1[h,j] X[n,j])
+    Y[n] = W2[h] H[n,h]
+    L avg= (Y[n] - T[n])^2
+    train L
+""")
+
 # one process of the group: attention and a transformer block (their sources .npy
-# files, p split over the processes) and the closure (x split), each compiled by
-# jax.jit; as JSON
+# files, p split over the processes), the closure (x split), each compiled by
+# jax.jit, and three training steps of an MLP (n split); as JSON
 CHILD = textwrap.dedent("""
     import json, sys
     from pathlib import Path
@@ -64,6 +77,11 @@ CHILD = textwrap.dedent("""
     block = fuse_lang.compile((folder / "transformer.fuse").read_text(), backend="jax",
                               base_dir=folder, shard={"p": "data"}, distributed=True)
     out["transformer"] = {n: v.tolist() for n, v in block.run().items()}
+    mlp = fuse_lang.compile((folder / "mlp.fuse").read_text(), backend="jax", base_dir=folder,
+                            shard={"n": "data"}, distributed=True)
+    trained = mlp.train(optimizer="sgd", learning_rate=0.1, steps=3, seed=0)
+    out["losses"] = trained.losses
+    out["params"] = {n: v.tolist() for n, v in trained.params.items()}
     closure = fuse_lang.compile((folder / "closure.fuse").read_text(), backend="jax",
                                 base_dir=folder, shard={"x": "data"}, distributed=True)
     result = closure.execute()
@@ -146,6 +164,12 @@ def make_folder(folder: Path) -> Path:
     (folder / "transformer.fuse").write_text(
         text.replace("data/transformer_", "transformer_").replace("causal_mask(6)",
                                                                    "causal_mask(12)"))
+    # an MLP whose training step is sharded along its examples n
+    np.save(folder / "mlp_x.npy", rng.standard_normal((16, 4)))
+    np.save(folder / "mlp_t.npy", rng.standard_normal(16))
+    np.save(folder / "mlp_w1.npy", rng.standard_normal((8, 4)) * 0.5)
+    np.save(folder / "mlp_w2.npy", rng.standard_normal(8) * 0.5)
+    (folder / "mlp.fuse").write_text(MLP)
     (folder / "edges.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in EDGES))
     (folder / "closure.fuse").write_text(CLOSURE)
     return folder
@@ -160,8 +184,12 @@ def single_process(folder: Path) -> dict:
     attention = fuse_lang.compile((folder / "attention.fuse").read_text(), base_dir=folder)
     closure = fuse_lang.compile(CLOSURE, base_dir=reference).execute()
     block = fuse_lang.compile((folder / "transformer.fuse").read_text(), base_dir=folder)
+    # training needs torch or jax: jax, in this one process, on one device
+    trained = fuse_lang.compile(MLP, backend="jax", base_dir=folder).train(
+        optimizer="sgd", learning_rate=0.1, steps=3, seed=0)
     return {"attention": attention.run(), "transformer": block.run(), "queries": [q.tuples for q in closure.queries],
-            "closure": closure.outputs, "sink": (reference / "out/reach.tsv").read_text()}
+            "closure": closure.outputs,
+            "losses": trained.losses, "params": trained.params, "sink": (reference / "out/reach.tsv").read_text()}
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +228,10 @@ def test_a_group_of_processes_gives_the_single_process_answers(groups, count):
         assert [[tuple(t) for t in q] for q in out["queries"]] == reference["queries"]
         for name, value in reference["closure"].items():
             assert np.array_equal(np.array(out["closure"][name]), value)
+        # three training steps of the MLP, its examples split over the processes
+        np.testing.assert_allclose(out["losses"], reference["losses"], **TOLERANCE)
+        for name, value in reference["params"].items():
+            np.testing.assert_allclose(np.array(out["params"][name]), value, **TOLERANCE)
         # each process holds its own rows of the p-sharded results: 16 / count of them
         assert out["rows_here"] == {"Attn": [16 // count], "Comp": [16 // count]}
 
