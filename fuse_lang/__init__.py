@@ -31,7 +31,7 @@ __all__ = [
     "Analysis", "AxisInfo", "CODES", "CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer",
     "Relation", "RunResult", "compile", "load", "Diagnostic", "Fix", "LineIndex", "ParseResult",
     "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
-    "decode", "explain", "load_ipython_extension", "parse", "plan_program",
+    "decode", "distributed", "explain", "load_ipython_extension", "parse", "plan_program",
 ]
 __version__ = "0.1.0"
 
@@ -52,6 +52,10 @@ def __getattr__(name: str):
         from .run.relation import Relation
 
         return Relation
+    if name == "distributed":  # fuse_lang.distributed.initialize(): run.distributed
+        from .run import distributed
+
+        return distributed
     if name in _PLAN:
         from . import plan
 

@@ -171,6 +171,18 @@ def test_explain_shows_each_tensors_sharding_and_the_collectives(capsys):
     assert "collective: none" in text
 
 
+def test_explain_says_what_each_device_and_process_holds(capsys):
+    code = main(["explain", "--shard", "p=data", "--mesh", "data=2", str(ATTENTION)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "each device (each process, one device each) holds X (3, 16), Query (3, 8)" in text
+    assert main(["explain", "--format", "json", "--shard", "p=data", "--mesh", "data=2",
+                 str(ATTENTION)]) == 0
+    tensors = json.loads(capsys.readouterr().out)["sharding"]["tensors"]
+    held = {t["tensor"]: t["per_device"] for t in tensors}
+    assert held["X"] == [3, 16] and held["WQ"] == [8, 16] and held["Comp"] == [3, 6]
+
+
 def test_a_sum_over_a_sharded_index_is_an_all_reduce():
     analysis = fuse_lang.analyze(ATTENTION.read_text(), str(ATTENTION))
     sharding = plan_sharding(analysis, {"d": "model"}, {"model": 4})

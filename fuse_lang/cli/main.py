@@ -106,6 +106,11 @@ def _add_run_parser(sub: Any) -> None:
     p_run.add_argument("--time-limit", type=seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
     add_shard_options(p_run, "split tensors over a device mesh (jax)")
+    p_run.add_argument("--distributed", action="store_true",
+                       help="join the JAX process group of several processes (from "
+                            "JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES, JAX_PROCESS_ID or a "
+                            "launcher's variables) and run over all their devices; process 0 "
+                            "prints and writes (docs/scale.md)")
     add_config_options(p_run)
     add_cache_dir_option(p_run)
     p_run.add_argument("--trace", action="store_true",

@@ -3,9 +3,12 @@ answers printed (cli.run_output), written with `--out`, drawn with `--plot`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..check import INPUT_KINDS, Analysis
 from ..check.cone import NOT_NEEDED
@@ -48,6 +51,7 @@ class RunOptions:
     plot_format: str
     slice_along: str | None
     whys: tuple[str, ...] = ()  # --why: targets explained after the results (cli.why)
+    distributed: bool = False  # --distributed: one process of a JAX process group
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
@@ -62,7 +66,8 @@ class RunOptions:
                    targets=tuple(ns.target), time_limit=ns.time_limit, shard=shard, mesh=mesh,
                    config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
                    plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along,
-                   whys=tuple(getattr(ns, "why", ()) or ()))
+                   whys=tuple(getattr(ns, "why", ()) or ()),
+                   distributed=bool(getattr(ns, "distributed", False)))
 
 
 def cmd_run(options: RunOptions) -> int:
@@ -85,15 +90,20 @@ def _run_and_show(options: RunOptions) -> int:
     if options.params and not options.params.lower().endswith(".safetensors"):
         raise UsageError(f"--params takes a .safetensors checkpoint (as `fuse train "
                          f"--checkpoint` writes), not {options.params}")
-    if (options.shard or options.mesh) and options.backend != "jax":
-        raise UsageError(f"--shard and --mesh need --backend jax (the {options.backend} "
-                          f"backend runs on one device)")
+    if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
+        flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
+        raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "
+                          f"on one device)")
     text = read_program(options.path)
     if options.plot:
         check_plot_folder(options.plot)
     inputs = read_inputs(options.inputs)
     targets = parsed_targets(options.whys, "--why")  # malformed: said before running
-    analysis, result = _run(options, text, inputs)
+    with _native_output_to_stderr(options.distributed):
+        analysis, result = _run(options, text, inputs)
+    if not _prints(options):  # another process of the group: process 0 says and writes all
+        return EXIT_ERRORS if result.not_run and not options.targets and any(
+            e.reason != NOT_NEEDED for e in result.not_run) else EXIT_OK
     if options.out:
         # (the analysis of the run's own input shapes: what its positions mean)
         _write_out(options.out, result.outputs,
@@ -117,6 +127,37 @@ def _run_and_show(options: RunOptions) -> int:
                 analysis, [d.to_json(analysis.lines, options.path)
                            for d in analysis.diagnostics], whys)
     return EXIT_ERRORS if broken else EXIT_OK
+
+
+@contextlib.contextmanager
+def _native_output_to_stderr(active: bool) -> Iterator[None]:
+    """In a distributed run, what native libraries print while it runs (gloo's
+    "[Gloo] Rank 1 is connected to 1 peer ranks") goes to standard error: standard
+    output carries Fuse's results only (`--format json` stays one document)."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).fflush(None)  # C stdio's buffer, before fd 1 is stdout again
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _prints(options: RunOptions) -> bool:
+    """Whether this process shows the results and writes --out and --plot: always,
+    but in a distributed run only process 0."""
+    if not options.distributed:
+        return True
+    from ..run.distributed import is_lead
+
+    return is_lead()
 
 
 def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
@@ -162,7 +203,9 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           shard=options.shard or None, mesh=options.mesh,
                           representation=representation,
                           targets=list(options.targets) or None, past_errors=True,
-                          config=config, weights=options.weights or options.params, adapters=list(options.adapters) or None)
+                          config=config, weights=options.weights or options.params,
+                          adapters=list(options.adapters) or None,
+                          distributed=options.distributed)
         _accept_inputs(options.path, program.analysis, inputs)
         if options.params:
             _all_params_given(options, program.analysis, inputs)

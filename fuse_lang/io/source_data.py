@@ -28,8 +28,11 @@ from .sources import SAFETENSORS
 from .text_sources import parse_json, relation_file, text_lines
 
 
-def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.ndarray:
-    """A dense source's array (`key`: the tensor of a safetensors file)."""
+def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
+               mapped: bool = False) -> np.ndarray:
+    """A dense source's array (`key`: the tensor of a safetensors file).  `mapped`:
+    an `.npy` file memory-mapped as it is stored, not read nor converted to `dtype`
+    (a process of a group then reads only the slices its devices hold)."""
     suffix = path.suffix.lower()
     try:
         if suffix == SAFETENSORS:
@@ -37,7 +40,7 @@ def load_dense(path: Path, tensor: str, dtype, key: str | None = None) -> np.nda
                 pass
             return load_tensor(path, key, tensor).astype(dtype)
         if suffix == ".npy":
-            return load_npy(path).astype(dtype)
+            return load_npy(path, mapped) if mapped else load_npy(path).astype(dtype)
         if suffix == ".npz":
             matrix = load_sparse_npz(path, dtype)  # a sparse archive, read dense when asked
             return matrix.toarray() if matrix is not None else \
@@ -78,10 +81,14 @@ def load_array_file(path: Path, name: str, key: str | None = None) -> np.ndarray
     return matrix if matrix is not None else load_npz_member(path, name)
 
 
-def load_npy(path: Path) -> np.ndarray:
+def load_npy(path: Path, mapped: bool = False) -> np.ndarray:
     """An `.npy` file's array, its header checked before any data is read (a plain
-    number type; no more data than the file holds).  Raises SourceError, OSError."""
+    number type; no more data than the file holds); `mapped`: memory-mapped, read
+    only (nothing read until a slice is).  Raises SourceError, OSError."""
     with open_regular(path) as fp:
+        if mapped:
+            read_npy_header(fp, os.fstat(fp.fileno()).st_size)
+            return np.load(path, mmap_mode="r", allow_pickle=False)
         return _npy_array(fp, os.fstat(fp.fileno()).st_size)
 
 

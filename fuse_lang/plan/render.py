@@ -227,6 +227,17 @@ def _sharding_lines(sharding: ShardingPlan | None, eq: EquationPlan, fmt: _Text)
     return [_collective_line(c, fmt) for c in found.collectives]
 
 
+def _held(sharding: ShardingPlan, fmt: _Text) -> list[str]:
+    """What one device holds of each split tensor (so each process of a group of one
+    device each); every other tensor it holds whole."""
+    split = [f"{fmt.code(t.tensor)} {_shape(t.per_device)}" for t in sharding.tensors
+             if not t.replicated]
+    if not split:
+        return []
+    return [f"each device (each process, one device each) holds {', '.join(split)}; "
+            f"every other tensor whole"]
+
+
 def _mesh_heading(sharding: ShardingPlan) -> str:
     mesh = ", ".join(f"{m}={'?' if n is None else n}" for m, n in sharding.mesh)
     shard = ", ".join(f"{i}->{m}" for i, m in sharding.shard) or "nothing"
@@ -258,7 +269,7 @@ def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None,
     if sharding is not None:
         for row, (name, _) in zip(tensors, plan.shapes):
             row.append(fmt.code(_spec(sharding.spec_of(name))))
-        mesh = fmt.mesh(_mesh_heading(sharding), list(sharding.notes))
+        mesh = fmt.mesh(_mesh_heading(sharding), _held(sharding, fmt) + list(sharding.notes))
     how = dict(plan.recursion)
     order = [(step, [fmt.code(n) for n in group], how.get(group[0]))
              for step, group in enumerate(plan.order, 1)]

@@ -37,6 +37,9 @@ class TensorSharding:
     tensor: str
     shape: tuple[int | None, ...]
     spec: tuple[str | None, ...]  # per stored axis: its mesh axis, None when replicated
+    # the block each device holds (so each process, with one device each): per stored
+    # axis its extent over the mesh axis's size; None where either is not known
+    per_device: tuple[int | None, ...] = ()
 
     @property
     def replicated(self) -> bool:
@@ -127,7 +130,9 @@ def plan_sharding(analysis: Analysis, shard: Mapping[str, str],
     uneven: dict[tuple[str, int, str, int], list[str]] = {}
     for name, info in analysis.tensors.items():
         stored = [(axis, m) for axis, m in zip(info.axes, specs[name]) if not axis.virtual]
-        tensors.append(TensorSharding(name, info.shape, tuple(m for _, m in stored)))
+        spec = tuple(m for _, m in stored)
+        tensors.append(TensorSharding(name, info.shape, spec, _block(info.shape, spec,
+                                                                     mesh_axes)))
         for axis, m in stored:
             size = mesh_axes.get(m) if m is not None else None
             if size and axis.extent is not None and axis.extent % size:
@@ -144,6 +149,16 @@ def plan_sharding(analysis: Analysis, shard: Mapping[str, str],
                 tuple(_collectives(analysis, k, stmt.lhs.name, specs))))
     return ShardingPlan(tuple(shard.items()), tuple(mesh_axes.items()), tuple(tensors),
                         tuple(equations), tuple(problems), tuple(notes))
+
+
+def _block(shape: tuple[int | None, ...], spec: tuple[str | None, ...],
+           mesh: Mapping[str, int | None]) -> tuple[int | None, ...]:
+    """The extents of one device's block of a tensor (ceil where uneven: JAX refuses those)."""
+    out = []
+    for extent, m in zip(shape, spec):
+        size = mesh.get(m) if m is not None else 1
+        out.append(None if extent is None or size is None else -(-extent // size))
+    return tuple(out)
 
 
 def _unknown_index(index: str, names: list[str]) -> str:

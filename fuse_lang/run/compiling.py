@@ -150,6 +150,21 @@ def runnable_part(analysis: Analysis, targets: Sequence[str] | None, past_errors
     return analysis, ()
 
 
+def join_process_group(backend: str, distributed: bool) -> bool:
+    """compile(distributed=True): this process joins the JAX process group
+    (run.distributed); FuseError on another backend or when it cannot.  Returns
+    `distributed`."""
+    if not distributed:
+        return False
+    if backend != "jax":
+        raise FuseError(f"a distributed run (distributed=True, --distributed) needs the jax "
+                        f"backend; the {backend} backend runs in one process")
+    from .distributed import initialize
+
+    initialize()
+    return True
+
+
 def sharded_backend(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
                     precision: str) -> Backend:
     """The jax backend over a mesh, each tensor split as the plan says; the shard

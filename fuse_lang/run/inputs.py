@@ -58,7 +58,7 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
         if info.boolean:
             refuse_nan(f"the input for `{name}`", name, data)
             data = (data > 0)
-        return backend.asarray(data), True
+        return _host_or_backend(backend, data), True
     statements = analysis.program.statements
     facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
     file, key = split_member(info.source_path or "")
@@ -83,7 +83,10 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
                 or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
             data = _relation(analysis, name, path, shape)
         else:
-            data = load_dense(path, name, np.float64, key)
+            # over a mesh a plain .npy is memory-mapped: the placement reads each
+            # process's slices only (run/backends/jax_sharding.py)
+            data = load_dense(path, name, np.float64, key,
+                              mapped=backend.sharded and not info.boolean and not facts)
             if data.shape != shape:
                 raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
                                       f"expected {shape}")
@@ -96,7 +99,7 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
                 data[fact_position(analysis, name, fact.atom)] = 1.0
         if sparse:
             return backend.sparse_from(data), True
-        return backend.asarray(data), True
+        return _host_or_backend(backend, data), True
     if info.kind == TensorKind.PARAM:
         return backend.asarray(initial_param(name, shape, None, start)), True
     if facts:
@@ -105,6 +108,14 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
             out[fact_position(analysis, name, fact.atom)] = 1.0
         return backend.asarray(out), True
     return None, False
+
+
+def _host_or_backend(backend: Backend, data: Any) -> Any:
+    """A dense base as the backend's array; over a mesh (`sharded`) left on the host,
+    where the placement takes it from (each process its own slices)."""
+    if backend.sharded and isinstance(data, np.ndarray):
+        return data
+    return backend.asarray(data)
 
 
 def _sparse_file_base(analysis: Analysis, backend: Backend, name: str, matrix: Any,

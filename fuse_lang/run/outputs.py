@@ -254,7 +254,8 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
         if isinstance(rhs, ir.Call) and rhs.name == "topk" \
                 and target.suffix.lower() in (".json", ".jsonl"):
             rows = _topk_pairs(backend, evaluator.arg(rhs.args[0]), rhs)
-            write_topk_pairs(target, rows)
+            if getattr(backend, "writes_files", True):  # process 0 of a group
+                write_topk_pairs(target, rows)
             return str(target)
         value: LArray = evaluator.scope(rhs, 0)
     except (EvaluationError, FileProblem, FloatingPointError, ValueError, RuntimeError,
@@ -283,6 +284,8 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
         name = stmt.rhs.name
     else:  # an expression: its free indices' values
         symbols = [info.values.get(axis) for axis in value.axes]
+    if not getattr(backend, "writes_files", True):
+        return str(target)  # another process of the group (process 0) writes it
     try:
         write_sink(target, name, data, boolean, symbols, dense_limit=default_limit())
     except FileProblem as err:

@@ -28,6 +28,7 @@ from .backends.base import Backend
 from .compiling import (
     backend_for,
     demanded,
+    join_process_group,
     open_program_weights,
     program_analysis,
     raise_on_errors,
@@ -82,7 +83,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
             config: ExecutionConfig | None = None,
             weights: str | os.PathLike | Mapping | None = None,
             adapters: Sequence[str] | Mapping[str, float] | None = None,
-            analysis: Analysis | None = None) -> "CompiledProgram":
+            analysis: Analysis | None = None,
+            distributed: bool = False) -> "CompiledProgram":
     """Check a program's text (a file: `load`) and prepare it to run; raises FuseError on errors.
     base_dir: where relative paths resolve; None: the folder of `path`, else the current one.
 
@@ -108,7 +110,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     (docs/weights.md); adapters: the manifest's LoRA adapters to apply first (names, or {name:
     scale}; `CompiledProgram.set_adapters` switches them). analysis: the caller's analysis of
     this very text, path and base_dir (`fuse explain` has made it): used instead of analysing
-    the text again."""
+    the text again.  distributed: join the JAX process group first (run.distributed,
+    docs/scale.md) and run over the mesh of every process's devices (jax backend)."""
     refuse_a_path(source_text)
     base_dir = base_folder(path, base_dir)
     auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
@@ -126,24 +129,21 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         raise_on_errors(runs, deferred=("missing-source",))
         backend, device, why = choose_backend(runs, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
-    chosen, compiled, cache_root = backend_for(config, backend, device, precision,
-                                                compiled, mesh is not None or bool(shard))
+    sharded = join_process_group(backend, distributed) or mesh is not None or bool(shard)
+    chosen, compiled, cache_root = backend_for(config, backend, device, precision, compiled,
+                                                sharded)
     loaded = open_program_weights(weights, adapters, source_text, base_dir)
     analysis = program_analysis(source_text, path, base_dir, first, loaded)
     analysis, not_run = runnable_part(analysis, targets, past_errors, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
     raise_on_errors(analysis, deferred=("missing-source",))
-    representation = dict(representation or {})
-    try:
-        representations(analysis, representation)  # an override that cannot be kept
-    except RepresentationError as err:
-        raise FuseError(str(err)) from None
+    representation = _kept_representation(analysis, representation)
     checked_against(config, analysis)
     demand = None
     if config.mode == "demand":
         analysis, demand = demanded(analysis, path, base_dir)
-    if mesh is not None or shard:
+    if sharded:
         chosen = sharded_backend(analysis, mesh, dict(shard or {}), device, precision)
     return CompiledProgram(
         analysis, chosen, Path(base_dir), memory_limit=memory_limit,
@@ -161,6 +161,17 @@ def load(path: str | os.PathLike, **options: Any) -> "CompiledProgram":
     a program with errors."""
     options.setdefault("base_dir", Path(path).parent)
     return compile(read_text(path), path=os.fspath(path), **options)
+
+
+def _kept_representation(analysis: Analysis, representation: Mapping[str, str] | None
+                         ) -> dict[str, str]:
+    """compile's `representation` overrides; FuseError for one that cannot be kept."""
+    representation = dict(representation or {})
+    try:
+        representations(analysis, representation)
+    except RepresentationError as err:
+        raise FuseError(str(err)) from None
+    return representation
 
 
 # what a caller may set on a compiled program between runs: the run's hooks

@@ -60,6 +60,8 @@ class Backend:
     sparse = False  # keeps the 2-D tensors the plan says sparse as sparse values (run/sparse)
     sparse_relations = False  # and the relations of 3 axes or more (run/sparse/nd.py)
     sharded = False  # its tensors live on a device mesh, each put there by `place`
+    # this process writes sinks (all but process 0 of a group only compute them)
+    writes_files = True
     blocks_terms = False  # `blocked_term` (the block_size wrapper, run/interpret/blocked.py)
 
     def context(self) -> contextlib.AbstractContextManager:

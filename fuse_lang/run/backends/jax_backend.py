@@ -25,8 +25,10 @@ _DTYPES = {"fp32": jnp.float32, "fp64": jnp.float64, "bf16": jnp.bfloat16,
 
 
 def _platform_devices(platform: str) -> list:
+    """This process's devices of `platform` (all of them, but in a process group:
+    run.distributed; the mesh of a sharded run spans every process's)."""
     try:
-        return list(jax.devices(platform))
+        return list(jax.local_devices(backend=platform))
     except RuntimeError:  # no such platform here
         return []
 
@@ -34,7 +36,7 @@ def _platform_devices(platform: str) -> list:
 def _device(device: str):
     if device == "auto":
         gpus = _platform_devices("gpu")
-        return gpus[0] if gpus else jax.devices("cpu")[0]
+        return gpus[0] if gpus else jax.local_devices(backend="cpu")[0]
     kind, _, number = device.partition(":")
     if kind not in ("cpu", "cuda", "gpu", "tpu") or (number and not number.isdigit()):
         raise BackendError(f"the jax backend runs on cpu, cuda[:N] or tpu[:N], not {device!r}")

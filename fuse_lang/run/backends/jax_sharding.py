@@ -6,6 +6,12 @@ graph) on a `NamedSharding(mesh, PartitionSpec(...))`; inside `jax.jit` XLA's
 SPMD partitioner (GSPMD) splits each operation and inserts the collectives.
 Which axis is split over which mesh axis comes from the plan
 (`plan.sharding.axis_specs`): the same data `fuse explain --shard` prints.
+
+Over several processes (run.distributed) the mesh spans every process's
+devices: a host value is placed by `jax.make_array_from_callback`, which asks
+for this process's slices only (a memory-mapped file is read there only); a
+result is brought to NumPy by gathering its shards from every process (every
+process asks, in the same order: a collective); only process 0 writes files.
 """
 from __future__ import annotations
 
@@ -30,7 +36,12 @@ class ShardedJaxBackend(JaxBackend):
                  device: str = "cpu", precision: str = "fp32") -> None:
         super().__init__(device=device, precision=precision)
         self.mesh = mesh
-        self.jax_device = mesh.devices.flat[0]  # new arrays start on the mesh's first device
+        # new arrays start on the mesh's first device of this process
+        here = jax.process_index()
+        self.jax_device = next(d for d in mesh.devices.flat if d.process_index == here)
+        # the mesh spans other processes' devices (run.distributed)
+        self.multiprocess = any(d.process_index != here for d in mesh.devices.flat)
+        self.writes_files = here == 0  # sinks and --out: process 0 only
         self.specs = dict(specs)
         self._shardings = {name: NamedSharding(mesh, PartitionSpec(*spec))
                            for name, spec in self.specs.items()}
@@ -51,12 +62,27 @@ class ShardedJaxBackend(JaxBackend):
                         f"`{mesh_axis}`, which that mesh axis ({self.mesh.shape[mesh_axis]} "
                         f"devices) does not divide: JAX shards evenly only (pad the data, or "
                         f"use a mesh axis whose size divides {extent})")
+        if self.multiprocess and isinstance(value, np.ndarray):
+            # each process reads only the slices its devices hold (a memmap: only those pages)
+            return jax.make_array_from_callback(
+                shape, sharding, lambda index: np.asarray(value[index], dtype=self.dtype))
         value = self.asarray(value)
         if isinstance(value, jax.core.Tracer):  # inside a jax.jit graph
             return jax.lax.with_sharding_constraint(value, sharding)
         # outside: device_put, which also makes a global array on several hosts when
         # every process gives the same value
         return jax.device_put(value, sharding)
+
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        if isinstance(x, jax.Array) and not x.is_fully_addressable:
+            if x.sharding.is_fully_replicated:  # this process's copy is the whole value
+                x = x.addressable_shards[0].data
+            else:  # every process asks (the same results, in the same order): a collective
+                from jax.experimental import multihost_utils
+
+                x = multihost_utils.process_allgather(x, tiled=True)
+        return super().to_numpy(x)
 
 
 def make_mesh(mesh: Any, shard: Mapping[str, str], device: str) -> Mesh:

@@ -1,0 +1,141 @@
+"""Sharded attention over 1, 2 and 4 JAX processes on this machine (issue 32).
+
+The attention head of benchmarks/_common.py (with its output projection), P
+positions, width D, float32, its sources `.npy` files.  For each process count
+the script starts that many processes on localhost (one CPU device each,
+joined by `fuse_lang.distributed.initialize()` from JAX_COORDINATOR_ADDRESS,
+JAX_NUM_PROCESSES and JAX_PROCESS_ID, gloo between them), each compiling the
+program with `distributed=True, shard={"p": "data"}` and timing `run_native`
+(median of --repeats, the slowest process's).  It checks that every count's
+output equals the 1-process one, then prints per count: the time, the ratio
+against 1 process (in this same invocation), and per process the bytes of the
+sharded tensors it holds (X, a source, and Out, the result: both split along
+p, so 1/processes of them) and its peak resident memory (most of which is
+the JAX runtime itself).
+
+    python benchmarks/distributed_attention.py [--processes 1,2,4]
+        [--positions 1024] [--width 128] [--repeats 5] [--small]
+
+On 2 cores expect no speed-up (the processes share the cores); the point is
+the answers and the per-process memory of the sharded tensors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import attention_program  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TOLERANCE = dict(rtol=2e-4, atol=2e-5)  # tests/conftest.py: float32 on every backend
+
+
+def worker(folder: Path, width: int, repeats: int) -> None:
+    """One process of the group: its timings and holdings as one JSON line."""
+    import jax
+
+    import fuse_lang
+
+    group = fuse_lang.distributed.initialize()
+    program = fuse_lang.compile(attention_program(width), backend="jax", base_dir=folder,
+                                shard={"p": "data"}, distributed=True)
+    for _ in range(2):  # compile and warm
+        out = jax.block_until_ready(program.run_native())["Out"]
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        jax.block_until_ready(program.run_native())
+        times.append(time.perf_counter() - started)
+    placed_x = program.backend.place("X", np.load(folder / "x.npy", mmap_mode="r"))
+    here = sum(s.data.nbytes for a in (placed_x, out) for s in a.addressable_shards)
+    gathered = program.run()["Out"]  # every process takes part in the gathering
+    if group.lead:
+        np.save(folder / f"out_{group.num_processes}.npy", gathered)
+    print(json.dumps({"process": group.process_id, "seconds": float(np.median(times)),
+                      "sharded_bytes": here,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_group(count: int, folder: Path, args: argparse.Namespace) -> list[dict]:
+    port = free_port()
+    procs = []
+    for rank in range(count):
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+        env.update({"JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_PLATFORMS": "cpu",
+                    "JAX_NUM_PROCESSES": str(count), "JAX_PROCESS_ID": str(rank),
+                    "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT),
+                                                              env.get("PYTHONPATH")) if p)})
+        procs.append(subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(folder), "--width", str(args.width),
+             "--repeats", str(args.repeats)], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True))
+    out = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=600)
+        if proc.returncode != 0:
+            raise SystemExit(f"a process of {count} failed:\n{stderr[-3000:]}")
+        out.append(json.loads(stdout.strip().splitlines()[-1]))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", default="1,2,4")
+    parser.add_argument("--positions", type=int, default=1024)
+    parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--small", action="store_true", help="a tiny run (the smoke test)")
+    parser.add_argument("--worker", metavar="FOLDER", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.small:
+        args.positions, args.width, args.repeats = 64, 16, 2
+    if args.worker:
+        worker(Path(args.worker), args.width, args.repeats)
+        return 0
+    counts = [int(c) for c in args.processes.split(",")]
+    p, d = args.positions, args.width
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        np.save(folder / "x.npy", rng.standard_normal((p, d), dtype=np.float32))
+        for w in ("wq", "wk", "wv", "wo"):
+            np.save(folder / f"{w}.npy",
+                    rng.standard_normal((d, d), dtype=np.float32) * np.float32(d ** -0.5))
+        results = {count: run_group(count, folder, args) for count in counts}
+        reference = np.load(folder / f"out_{counts[0]}.npy")
+        for count in counts[1:]:
+            np.testing.assert_allclose(np.load(folder / f"out_{count}.npy"), reference,
+                                       **TOLERANCE)
+    print(f"distributed attention, P={p}, D={d}, processes {args.processes} on localhost "
+          f"({os.cpu_count()} cores, one CPU device each): outputs equal "
+          f"(rtol {TOLERANCE['rtol']})")
+    base = max(r["seconds"] for r in results[counts[0]])
+    for count, rows in results.items():
+        seconds = max(r["seconds"] for r in rows)
+        held = "/".join(f"{r['sharded_bytes'] / 1024:.0f}" for r in rows)
+        rss = "/".join(f"{r['peak_rss_mb']:.0f}" for r in rows)
+        print(f"{count} process(es)  {seconds * 1e3:9.2f} ms  ratio {seconds / base:5.2f} "
+              f"(against {counts[0]})  sharded tensors per process {held} KiB  "
+              f"peak RSS per process {rss} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
