@@ -124,6 +124,19 @@ def test_epochs_count_passes_over_the_batches(tmp_path):
     assert program.train(epochs=2).steps == 2  # the whole data each step
 
 
+def test_a_batch_larger_than_the_data_is_a_warning_not_silence(tmp_path, capsys):
+    pytest.importorskip("torch")
+    path = _regression(tmp_path)  # 32 positions of `n`
+    result = _compile(tmp_path, "torch").train(steps=2, batch={"n": 5000})
+    (warning,) = result.warnings
+    assert "5000" in warning and "`n`" in warning and "32" in warning
+    assert _compile(tmp_path, "torch").train(steps=2, batch={"n": 8}).warnings == []
+    assert main(["train", str(path), "--backend", "torch", "--steps", "2",
+                 "--batch", "n=5000"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the batch of 5000 positions of `n` is larger than the data's 32" in err
+
+
 def test_a_checkpoint_holds_the_params_by_name_and_its_step(tmp_path):
     pytest.importorskip("torch")
     from safetensors import safe_open

@@ -189,7 +189,10 @@ def _read_data(options: TrainOptions) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _print_trained(result: Any, fmt: str) -> None:
-    """The training's outcome on stdout: its JSON, or a few lines of text."""
+    """The training's outcome on stdout: its JSON, or a few lines of text (its
+    warnings on stderr)."""
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if fmt == "json":
         # strict JSON: a NaN or infinite loss is null (docs/cli.md)
         json.dump(strict_json(result.to_json()), sys.stdout, indent=2, allow_nan=False)

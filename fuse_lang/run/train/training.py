@@ -61,9 +61,11 @@ class TrainResult:
     first_step: int = 0  # the step this run started at (a resumed checkpoint's)
     steps: int = 0  # the step it ended at
     checkpoint: str | None = None  # the last checkpoint written
+    warnings: list[str] = field(default_factory=list)  # what the training did not as asked
 
     def to_json(self) -> dict:
         return {"loss": self.loss, "first_step": self.first_step, "steps": self.steps,
+                "warnings": list(self.warnings),
                 "losses": self.losses, "final_loss": self.losses[-1] if self.losses else None,
                 "validation": [list(v) for v in self.validation],
                 "checkpoint": self.checkpoint,
@@ -119,7 +121,8 @@ def train(program: CompiledProgram, options: TrainOptions,
                                rate, options.weight_decay, fresh=_fresh_loss(program, loss))
         if state is not None:
             learner.load_optimizer_state(state)
-        result = TrainResult(loss.name, {}, first_step=start, steps=start)
+        result = TrainResult(loss.name, {}, first_step=start, steps=start,
+                             warnings=list(batches.warnings))
         _loop(program, learner, batches, held_out, options, result, progress)
         result.params = learner.params()
     return result
@@ -253,6 +256,7 @@ class _Batches:
         self.annealed = _annealed(cut)
         self.axes: dict[str, int] = {}
         self.size = self.extent = 0
+        self.warnings: list[str] = []
         if batch:
             if len(batch) != 1:
                 raise FuseError("minibatches are drawn over one index (batch={'n': 64})")
@@ -275,6 +279,10 @@ class _Batches:
         if size < 1:
             raise FuseError(f"a batch holds at least one position of `{index}`")
         self.size = min(size, self.extent)
+        if size > self.extent:  # said, not silent: every step then sees all the data
+            self.warnings.append(
+                f"the batch of {size} positions of `{index}` is larger than the data's "
+                f"{self.extent}: each step trains on all {self.extent} (full batch)")
 
     def temperatures(self, step: int) -> dict[str, Any]:
         """The `per=run` temperatures at `step` (counting a resumed run's steps)."""
