@@ -2,7 +2,11 @@
 derivation in `fuse://why/<file>`, and <CR> on a line jumping to the line it cites."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from .test_neovim import run_nvim, write
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "why.md"
 
 PROGRAM = """\
 Parent(Alice, Bob)
@@ -42,3 +46,8 @@ def test_fuse_why_shows_the_tree_and_jumps_to_the_cited_line(tmp_path):
     assert data["jumped_to"].endswith("family.fuse") and data["cursor"] == 2
     assert data["failed"][0].startswith("Fuse why failed: ")
     assert "expected" in data["failed"][0]
+
+    # docs/why.md shows this buffer as it is
+    doc = DOC.read_text(encoding="utf-8")
+    block = doc[doc.index("<!-- neovim-why -->"):].split("```")[1].strip("\n")
+    assert [line for line in data["lines"] if line.strip()] == block.splitlines()

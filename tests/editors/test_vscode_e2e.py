@@ -639,3 +639,5 @@ def test_vscode_results_open_the_why_of_a_tuple_and_of_a_cell(served):
     _poll("the element's terms beside the program", lambda: terms.count(), timeout=60)
     shown = terms.first.inner_text().replace("\u00a0", " ")
     assert "S[1] = -6" in shown and "W[i] * 3" in shown, shown
+    page.wait_for_timeout(300)
+    _shot(page, "vscode-why-terms")
