@@ -153,7 +153,7 @@ def _number(answer: NumberWhy) -> list[str]:
                          f"({100 * part.share:.1f}% of the terms' magnitude):")
         for term in part.terms:
             at = ", ".join(f"{v} = {show_value(value)}" for v, value in term.bindings)
-            factors = " × ".join(f"{f.text} {_num(f.value)}" for f in term.factors)
+            factors = " × ".join(_factor(f.text, f.value) for f in term.factors)
             lines.append(f"      {at + ': ' if at else ''}{factors} = {_num(term.value)}")
     return lines
 
@@ -191,3 +191,9 @@ def answer_targets(query: ir.Query, answer: Any, count: int) -> list[tuple[str, 
                 return []
         out.append((atom.name, tuple(values)))
     return out
+
+
+def _factor(text: str, value: float) -> str:
+    """A factor of a term: its element and value (`W[1] -2`), a number once (`3`)."""
+    shown = _num(value)
+    return shown if text == shown else f"{text} {shown}"

@@ -631,8 +631,8 @@ def test_vscode_results_open_the_why_of_a_tuple_and_of_a_cell(served):
     page.wait_for_timeout(300)
     _shot(page, "vscode-why")
 
-    # a cell of S: its equation and terms
-    _open(page, "family.fuse")
+    # a cell of S: its equation and terms (the why opened as a tab over the panel's)
+    page.locator(".tab[aria-label*='Fuse Results']").first.click()
     _poll("a cell to click", lambda: click('section.export[data-name="S"] td[data-index="1"]'),
           timeout=30)
     terms = page.locator(".monaco-editor .view-lines", has_text="# why S[1]")
