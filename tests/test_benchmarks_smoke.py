@@ -319,10 +319,11 @@ def test_datalog_peers_gets_identical_answers_from_every_engine():
         expected += ["nemo"]
     verdicts = dict(re.findall(r"^(\w+): answers identical across (.+) \([\d,]+ tuples\)$",
                                proc.stdout, re.M))
-    assert sorted(verdicts) == ["andersen", "cspa", "sg", "tc", "tc_forward"], proc.stdout
+    assert sorted(verdicts) == ["andersen", "andersen_local", "cspa", "sg", "tc",
+                                "tc_forward"], proc.stdout
     for workload, engines in verdicts.items():
         assert engines.split(", ") == expected, (workload, proc.stdout)
     rows = re.findall(r"^\| .+ \(([\d,]+) answers\) \| .+ \|$", proc.stdout, re.M)
-    assert len(rows) == 5 and all(int(n.replace(",", "")) > 0 for n in rows), proc.stdout
+    assert len(rows) == 6 and all(int(n.replace(",", "")) > 0 for n in rows), proc.stdout
     if "duckdb-1" in expected:
-        assert len(re.findall(r"\| [\d.]+ \| [\d.]+ \|$", proc.stdout, re.M)) == 5, proc.stdout
+        assert len(re.findall(r"\| [\d.]+ \| [\d.]+ \|$", proc.stdout, re.M)) == 6, proc.stdout
