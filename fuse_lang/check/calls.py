@@ -16,7 +16,7 @@ from ..front.builtins import (
 )
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
-from .consumed_axis import check_cross_entropy, check_gather
+from .consumed_axis import check_cross_entropy, check_gather, index_var_counts
 from .literals import is_number, is_whole, literal_shape
 from .suggestions import NameSuggester, did_you_mean_text
 
@@ -189,26 +189,15 @@ def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
     indices, or one keeps none (a number, a scalar) and broadcasts.  The indices a
     branch keeps are those the scope rule does not project inside it: on the
     left-hand side, or met elsewhere in the statement too."""
-    everywhere = _var_counts([*(ir.defined_refs(stmt)), *ir.used_exprs(stmt)])
+    everywhere = index_var_counts([*(ir.defined_refs(stmt)), *ir.used_exprs(stmt)])
     kept = []
     for branch in call.args[1:]:
-        inside = _var_counts([branch])
+        inside = index_var_counts([branch])
         kept.append([v for v in inside if everywhere[v] > inside[v]])
     if kept[0] and kept[1] and set(kept[0]) != set(kept[1]):
         out.append(make("select-shapes", f"the two branches of this choice have different "
                         f"indices, [{','.join(kept[0])}] and [{','.join(kept[1])}]: write them "
                         f"over the same indices (a number or a scalar broadcasts)", call.span))
-
-
-def _var_counts(exprs: list) -> dict[str, int]:
-    """How many times each index variable occurs in `exprs`, in order of first use."""
-    counts: dict[str, int] = {}
-    for expr in exprs:
-        for ref in ir.refs(expr):
-            for index in ref.indices or ():
-                for var in ir.index_vars(index):
-                    counts[var.name] = counts.get(var.name, 0) + 1
-    return counts
 
 
 def _lhs_vars(stmt: ir.Statement) -> set[str]:

@@ -39,8 +39,8 @@ def check_gather(call: ir.Call, stmt: ir.Statement, lhs_vars: set[str],
                         f"not indexed by it: index them like the result (`E[t,d] = "
                         f"gather(Emb[{axis.name},d], Tok[t], axis={axis.name})`)", ids.span))
         return
-    everywhere = _counts([*ir.defined_refs(stmt), *ir.used_exprs(stmt)])
-    inside = _counts([ids])
+    everywhere = index_var_counts([*ir.defined_refs(stmt), *ir.used_exprs(stmt)])
+    inside = index_var_counts([ids])
     summed = [v for v in inside if v not in lhs_vars and everywhere[v] == inside[v]]
     if summed:  # projected inside the argument (LANGUAGE.md §5): a sum of positions
         out.append(make("bad-argument", f"the positions' index `{summed[0]}` is on no other "
@@ -94,8 +94,8 @@ def _vars(expr: ir.Expr) -> list[str]:
     return list(seen)
 
 
-def _counts(exprs: list) -> dict[str, int]:
-    """How many times each index variable occurs in `exprs`."""
+def index_var_counts(exprs: list) -> dict[str, int]:
+    """How many times each index variable occurs in `exprs`, in order of first use."""
     counts: dict[str, int] = {}
     for expr in exprs:
         for ref in ir.refs(expr):
