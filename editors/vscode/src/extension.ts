@@ -269,6 +269,16 @@ async function runningClient(): Promise<FuseLanguageClient | undefined> {
  * a menu), else the active Fuse editor. The document is opened first, so that
  * the server has its text.
  */
+/** What a command acts on: the running client and the program's URI (given, or the active editor's). */
+async function commandTarget(uriArg: unknown): Promise<{ lsp: FuseLanguageClient; uri: string } | undefined> {
+  const lsp = await runningClient();
+  if (!lsp) {
+    return undefined;
+  }
+  const uri = await targetUri(lsp, uriArg);
+  return uri ? { lsp, uri } : undefined;
+}
+
 async function targetUri(lsp: LanguageClient, arg: unknown): Promise<string | undefined> {
   let uri: vscode.Uri | undefined;
   if (typeof arg === 'string') {
@@ -350,14 +360,11 @@ async function pickTrainTarget(lsp: LanguageClient, uri: string): Promise<RunTar
 }
 
 async function trainCommand(uriArg?: unknown, options?: unknown): Promise<TrainResult | undefined> {
-  const lsp = await runningClient();
-  if (!lsp) {
+  const found = await commandTarget(uriArg);
+  if (!found) {
     return undefined;
   }
-  const uri = await targetUri(lsp, uriArg);
-  if (!uri) {
-    return undefined;
-  }
+  const { lsp, uri } = found;
   const given = options && typeof options === 'object' ? { ...options as Record<string, unknown> } : {};
   if (!('backend' in given)) {  // the lens and the palette: pick among the frameworks that train
     const target = await pickTrainTarget(lsp, uri);
@@ -388,14 +395,11 @@ async function trainCommand(uriArg?: unknown, options?: unknown): Promise<TrainR
 }
 
 async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResult | undefined> {
-  const lsp = await runningClient();
-  if (!lsp) {
+  const found = await commandTarget(uriArg);
+  if (!found) {
     return undefined;
   }
-  const uri = await targetUri(lsp, uriArg);
-  if (!uri) {
-    return undefined;
-  }
+  const { lsp, uri } = found;
   let request: Record<string, unknown>;
   const given = options && typeof options === 'object' ? options as Record<string, unknown> : {};
   if (['backend', 'device', 'target'].some((key) => key in given)) {
@@ -435,14 +439,11 @@ async function runCommand(uriArg?: unknown, options?: unknown): Promise<RunResul
 }
 
 async function explainCommand(uriArg?: unknown): Promise<string | undefined> {
-  const lsp = await runningClient();
-  if (!lsp) {
+  const found = await commandTarget(uriArg);
+  if (!found) {
     return undefined;
   }
-  const uri = await targetUri(lsp, uriArg);
-  if (!uri) {
-    return undefined;
-  }
+  const { lsp, uri } = found;
   let answer: { kind?: string; value?: string } | undefined;
   try {
     answer = await lsp.sendRequest(ExecuteCommandRequest.type, { command: EXPLAIN, arguments: [uri] });
@@ -477,14 +478,11 @@ interface WhyAnswer { ok: boolean; target?: string; text?: string; why?: unknown
  * target comes from the Fuse Results panel (a tuple clicked) or an input box.
  */
 async function whyCommand(uriArg?: unknown, targetArg?: unknown): Promise<WhyAnswer | undefined> {
-  const lsp = await runningClient();
-  if (!lsp) {
+  const found = await commandTarget(uriArg);
+  if (!found) {
     return undefined;
   }
-  const uri = await targetUri(lsp, uriArg);
-  if (!uri) {
-    return undefined;
-  }
+  const { lsp, uri } = found;
   const target = typeof targetArg === 'string' && targetArg.trim() ? targetArg : await vscode.window.showInputBox({
     title: 'Fuse: Why', prompt: 'A tuple or an element of the last run', placeHolder: 'Ancestor(Alice, Eve) or Y[3]',
   });

@@ -427,10 +427,11 @@ def _chain_step(terms: list[str], arrays: list[Any], out: str, i: int, j: int
     (c,) = shared
     joined = "".join(x for x in a + b if x != c)
     extent = np.shape(arrays[i])[a.index(c)]
-    return _entries(arrays[i]) * _entries(arrays[j]) / max(extent, 1), i, j, joined
+    return _count(arrays[i]) * _count(arrays[j]) / max(extent, 1), i, j, joined
 
 
-def _entries(x: Any) -> int:
+def _count(x: Any) -> int:
+    """A sparse or dense operand's entries (its non-zeros)."""
     return x.nnz if is_sparse(x) else int(np.count_nonzero(x))
 
 
