@@ -110,6 +110,21 @@ def _end_tree(process: subprocess.Popen) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     process.wait()
+    # a killed process dies asynchronously, and one at nice 19 on a busy machine may
+    # wait a while for the CPU to do it: wait until each has (a zombie whose parent died
+    # is dead too, whether or not an init reaps it)
+    deadline = time.monotonic() + 30
+    while any(is_live(pid) for pid in frozen) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def is_live(pid: int) -> bool:
+    """Whether `pid` is a live process (not ended, not a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 class Installer:

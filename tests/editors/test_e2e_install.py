@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from . import e2e_install
-from .e2e_install import Installer, Missing
+from .e2e_install import Installer, Missing, is_live
 
 # a step that starts a grandchild (as npm starts node-gyp, make, the compilers),
 # says its pid and then waits
@@ -33,16 +33,8 @@ def started(log_here):
     pids = []
     yield lambda: pids.append(_grandchild(log_here)) or pids[-1]
     for pid in pids:
-        if _alive(pid):
+        if is_live(pid):
             os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _grandchild(log: Path) -> int:
@@ -82,12 +74,12 @@ def test_stop_ends_the_step_and_what_it_started(started):
     installer = Installer(background=True)
     outcome = _in_thread(installer, STEP)
     grandchild = started()
-    assert _alive(grandchild)
+    assert is_live(grandchild)
     installer.stop()
     outcome["thread"].join(timeout=30)
     assert not outcome["thread"].is_alive()
     assert "the session ended" in outcome["missing"]
-    assert not _alive(grandchild)
+    assert not is_live(grandchild)
     with pytest.raises(Missing, match="not run, the session ended"):  # and nothing after it
         installer.sh(["true"], what="a next step")
 
@@ -99,7 +91,7 @@ def test_a_step_past_its_timeout_is_ended_with_what_it_started(started):
     grandchild = started()
     outcome["thread"].join(timeout=30)
     assert "timed out after 2 s" in outcome["missing"]
-    assert not _alive(grandchild)
+    assert not is_live(grandchild)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -110,11 +102,11 @@ def test_a_background_steps_timeout_counts_from_when_the_test_waits(started):
     outcome = _in_thread(installer, STEP, timeout=1)
     grandchild = started()
     time.sleep(2.5)
-    assert _alive(grandchild) and "missing" not in outcome
+    assert is_live(grandchild) and "missing" not in outcome
     installer.hurry()
     outcome["thread"].join(timeout=30)
     assert "timed out after 1 s" in outcome["missing"]
-    assert not _alive(grandchild)
+    assert not is_live(grandchild)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not Path("/proc/self/stat").exists(),
@@ -130,4 +122,4 @@ def test_hurry_takes_a_background_step_off_the_lowest_priority(started):
     finally:
         installer.stop()
         outcome["thread"].join(timeout=30)
-    assert not _alive(grandchild)
+    assert not is_live(grandchild)
