@@ -1,13 +1,15 @@
-"""What each speed trick of `fuse check` buys (issue: the renovation).
+"""What each speed trick of `fuse check` (and of `fuse run`) buys.
 
 A trick stays only where it pays at least about 10% of the figure it serves:
-`fuse check` of the generated 10,000-line program as a whole process.  Each
+`fuse check` of the generated 10,000-line program as a whole process, and for
+the run's tricks `fuse run` of a transitive closure read from and written to
+`.tsv` files (issue 29's whole-process figure).  Each
 variant runs the same `fuse check` with one trick switched off from outside
 (a patch made before the command runs, nothing in the product changes), and
 is printed as a ratio to the unpatched command measured in the same run,
 alternating, median of several runs (machines here are shared and noisy).
 
-    python benchmarks/speed_tricks.py [--runs 7] [--lines 10000]
+    python benchmarks/speed_tricks.py [--runs 7] [--lines 10000] [--edges 100000]
 """
 from __future__ import annotations
 
@@ -70,6 +72,50 @@ VARIANTS: list[tuple[str, str]] = [
 ]
 
 
+# `fuse run` of a closure over forward edges (as benchmarks/datalog_peers.py's
+# tc_forward), whose start-up imports scipy.sparse
+_CLOSURE = """Edge(x, y) = "edge.tsv"
+Path(x, y) = Edge(x, y)
+Path(x, z) = Path(x, y) Edge(y, z)
+"path.tsv" = Path(x, y)
+"""
+_RUN_ENTRY_RUN = "import sys; sys.argv[1:] = ['run', {path!r}]\n"
+RUN_VARIANTS: list[tuple[str, str]] = [
+    ("all tricks (baseline)", ""),
+    ("without numpy's tools deferred (f2py, testing... at scipy's import)",
+     "import fuse_lang.speed.lazy_numpy as z; assert z.DEFERRED; z.DEFERRED = ()\n"),
+]
+
+
+def _closure_program(folder: Path, edges: int) -> Path:
+    import numpy as np
+
+    nodes = int(edges / 1.4)
+    rng = np.random.default_rng(29)
+    low = rng.integers(0, nodes - 1, edges)
+    high = low + 1 + (rng.random(edges) * np.minimum(nodes - 1 - low, 50)).astype(int)
+    np.savetxt(folder / "edge.tsv", np.stack([low, high], 1), fmt="%d", delimiter="\t")
+    program = folder / "closure.fuse"
+    program.write_text(_CLOSURE, encoding="utf-8")
+    return program
+
+
+def _alternating(codes: list[str], runs: int) -> list[float]:
+    """The median seconds of each code, run alternating `runs` times."""
+    _seconds(codes[0])  # warm the file cache
+    times: list[list[float]] = [[] for _ in codes]
+    for _ in range(runs):  # alternating: every variant sees the same noise
+        for i, code in enumerate(codes):
+            times[i].append(_seconds(code))
+    return [statistics.median(t) for t in times]
+
+
+def _print(title: str, variants: list[tuple[str, str]], medians: list[float]) -> None:
+    print(title)
+    for (name, _), median in zip(variants, medians):
+        print(f"  {name:66s} {median * 1000:7.0f} ms  {median / medians[0]:5.2f}x")
+
+
 def _seconds(code: str) -> float:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -83,6 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--lines", type=int, default=10_000)
+    parser.add_argument("--edges", type=int, default=100_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -92,16 +139,14 @@ def main() -> None:
         for _, patch in VARIANTS:
             entry = "" if patch.rstrip().endswith("sys.exit(code)") else _RUN_ENTRY
             codes.append(_ENTRY.format(path=str(big)) + patch + entry)
-        _seconds(codes[0])  # warm the file cache
-        times: list[list[float]] = [[] for _ in VARIANTS]
-        for _ in range(args.runs):  # alternating: every variant sees the same noise
-            for i, code in enumerate(codes):
-                times[i].append(_seconds(code))
-    medians = [statistics.median(t) for t in times]
-    base = medians[0]
-    print(f"fuse check, {args.lines:,}-line program, median of {args.runs} alternating runs")
-    for (name, _), median in zip(VARIANTS, medians):
-        print(f"  {name:58s} {median * 1000:7.0f} ms  {median / base:5.2f}x")
+        checks = _alternating(codes, args.runs)
+        closure = _closure_program(folder, args.edges)
+        runs = _alternating([_RUN_ENTRY_RUN.format(path=str(closure)) + patch + _RUN_ENTRY
+                             for _, patch in RUN_VARIANTS], args.runs)
+    _print(f"fuse check, {args.lines:,}-line program, median of {args.runs} alternating runs",
+           VARIANTS, checks)
+    _print(f"fuse run, closure of {args.edges:,} forward edges, median of {args.runs} "
+           "alternating runs", RUN_VARIANTS, runs)
 
 
 if __name__ == "__main__":

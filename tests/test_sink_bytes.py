@@ -55,3 +55,21 @@ def test_numeric_non_zeros_are_written_with_their_numbers_last(tmp_path):
     matrix = sp.csr_array(np.array([[0, 1.5, 0], [-2.25, 0, 1e-30]]))
     assert write_sparse(tmp_path / "w.tsv", matrix, boolean=False)
     assert (tmp_path / "w.tsv").read_text() == "0\t1\t1.5\n1\t0\t-2.25\n1\t2\t1e-30\n"
+
+
+def test_texts_with_a_nul_byte_take_the_byte_by_byte_path_and_both_paths_agree():
+    from fuse_lang.io.tuple_bytes import encoded, encoded_ints, lines_bytes
+
+    rng = np.random.default_rng(5)
+    words = ["", "a", "bc", "日本", "x\0y", "\0", "last"]
+    for trial in range(60):
+        columns = []
+        for _ in range(int(rng.integers(1, 4))):
+            texts = encoded_ints(rng.integers(-10**6, 10**6, 9)) if rng.random() < 0.5 \
+                else encoded(rng.choice(words, 5).tolist() if trial % 2 else words[:4])
+            columns.append((texts, rng.integers(0, texts[0].size, 40)))
+        want = "".join(
+            "\t".join(bytes(texts[1][c][:texts[0][c]]).decode() for texts, codes in columns
+                      for c in [codes[t]]) + "\n"
+            for t in range(40))
+        assert lines_bytes(columns, "\t").decode() == want, trial

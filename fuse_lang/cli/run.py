@@ -192,7 +192,9 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
     run's error was printed (never a traceback)."""
     from ..run.interpret.evaluate import EvaluationError
     from ..run.program import FuseError, compile
+    from ..speed.lazy_numpy import defer_numpy_tools
 
+    defer_numpy_tools()  # before scipy's import, where the run reads a relation
     representation = _representations(options.representation)
     # a malformed flag is a usage error (exit 2), said before anything is compiled
     config = config_of(options.config, options.trace, options.cache_dir)

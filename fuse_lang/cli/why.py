@@ -86,7 +86,9 @@ def cmd_why(options: WhyOptions) -> int:
     from ..ide.why_text import why_text
     from ..run.program import FuseError, compile
     from ..run.why.data import to_json
+    from ..speed.lazy_numpy import defer_numpy_tools
 
+    defer_numpy_tools()
     targets = parsed_targets([options.target], "why")
     text = read_program(options.path)
     inputs = read_inputs(options.inputs)

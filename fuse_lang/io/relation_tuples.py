@@ -25,8 +25,9 @@ AxisValues = Sequence[Any] | None  # an axis' values by position; None: position
 
 @dataclass(frozen=True, slots=True)
 class RelationTuples:
-    """A relation's tuples, sorted by value: per column the distinct values
-    present (`values[a]`, an object array) and each tuple's index into them
+    """A relation's tuples, sorted by value: per column a table of values
+    (`values[a]`, an object array: the distinct values present, or the axis'
+    whole table where it is not much longer) and each tuple's index into it
     (`codes[a]`), and each tuple's stored number (`weights`: 1 for a Boolean
     relation's tuples, the value of a numeric tensor's non-zero)."""
     count: int
@@ -70,16 +71,18 @@ def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
         codes.append(code)
         ranks.append(rank)
     order = _tuple_order(ranks)
+    if order is None:  # the tuples came in order (a CSR matrix's, a dense array's)
+        return RelationTuples(int(weights.size), arity, tuple(tables), tuple(codes), weights)
     return RelationTuples(int(weights.size), arity, tuple(tables),
                           tuple(c[order] for c in codes), weights[order])
 
 
-def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray:
-    """The order of the tuples by their columns' ranks, first column first: one
-    key per tuple where the ranks' ranges multiply within 64 bits (a sort of one
-    array, none when the tuples already come in order, as a CSR matrix's do,
-    and a table instead of a sort when the keys' range is near their count),
-    else `np.lexsort`."""
+def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray | None:
+    """The order of the tuples by their columns' ranks, first column first (None:
+    the order they come in): one key per tuple where the ranks' ranges multiply
+    within 64 bits (a sort of one array, none when the tuples already come in
+    order, as a CSR matrix's do, and a table instead of a sort when the keys'
+    range is near their count), else `np.lexsort`."""
     key = np.zeros(ranks[0].size, dtype=np.int64)
     room = 1
     for rank in ranks:
@@ -89,7 +92,7 @@ def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray:
             return np.lexsort(ranks[::-1])
         key = key * span + rank
     if key.size < 2 or bool(np.all(key[1:] >= key[:-1])):
-        return np.arange(key.size, dtype=np.int64)
+        return None
     if room <= 4 * key.size + 1024:  # distinct keys placed in a table, not sorted
         at = np.full(room, -1, dtype=np.int64)
         at[key] = np.arange(key.size, dtype=np.int64)
@@ -125,6 +128,9 @@ def _entries(value: Any, boolean: bool) -> tuple[tuple[np.ndarray, ...], np.ndar
 def _column(at: np.ndarray, named: AxisValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A column's distinct values present (an object array), each tuple's index
     into them, and each tuple's rank in the order of values."""
+    whole = _whole_axis(at, named)
+    if whole is not None:
+        return whole
     present, code = _distinct(at)
     if named is None:  # positional: the position is the value, and its order
         table = np.empty(present.size, dtype=object)
@@ -167,6 +173,38 @@ def _order_by_value(found: list, kinds: set) -> Any:
     if kinds == {str}:
         return sorted(range(len(found)), key=found.__getitem__)
     return sorted(range(len(found)), key=lambda k: value_key(found[k]))
+
+
+def _whole_axis(at: np.ndarray, named: AxisValues
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`_column` where the axis' table is not much longer than the column: the
+    whole table (positions, or ids) with the positions as codes, so no pass to
+    find the values present; and each position's rank once per table, none
+    where the values ascend with the positions (the positions are the ranks).
+    None where the table is long, holds anything but 64-bit ints, or the column
+    has a position past it."""
+    extent = int(at.max()) + 1 if at.size else 0
+    if at.size == 0 or int(at.min()) < 0:
+        return None
+    if named is None:
+        if extent > 4 * at.size + 1024:
+            return None
+        table = np.empty(extent, dtype=object)
+        table[:] = range(extent)
+        return table, at, at
+    if len(named) > 4 * at.size + 1024 or extent > len(named) \
+            or set(map(type, named)) != {int}:
+        return None
+    numbers = _int64(named)
+    if numbers is None:
+        return None
+    table = np.empty(numbers.size, dtype=object)
+    table[:] = list(named)
+    if bool(np.all(numbers[1:] > numbers[:-1])):
+        return table, at, at
+    rank = np.empty(numbers.size, dtype=np.int64)
+    rank[np.argsort(numbers, kind="stable")] = np.arange(numbers.size)
+    return table, at, rank[at]
 
 
 def _distinct(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

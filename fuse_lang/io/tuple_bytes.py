@@ -3,10 +3,14 @@ a second).
 
 A column is a table of texts (one per distinct value, `RelationTuples.shown`)
 and each tuple's index into it.  Each text is encoded once into a row of a
-padded byte matrix; a line's length is the sum of its cells' lengths plus one
-delimiter or line end each; the bytes are then copied column by column and
-character by character, one vectorized copy per character position: the cost
-is the tuples times the longest cell, with no Python object per tuple.
+padded byte matrix.  Where no text holds a NUL byte, each table's rows get
+their delimiter (or line end) after the text, each tuple's cells are gathered
+as whole rows (one fixed-width copy per column) and the padding is dropped at
+the end; else a line's length is the sum of its cells' lengths plus one
+delimiter or line end each, and the bytes are copied column by column and
+character by character, one vectorized copy per character position.  Either
+way the cost is the tuples times the longest cells, with no Python object per
+tuple.
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ def lines_bytes(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str) -> 
     cells are joined by `delimiter` (one character), each line ends in a newline."""
     if not columns:
         return b""
+    if all(_nul_free(texts) for texts, _ in columns):
+        return _padded_lines(columns, delimiter)
     count = columns[0][1].size
     encoded = [texts for texts, _ in columns]
     widths = [lengths[codes] for (lengths, _), (_, codes) in zip(encoded, columns)]
@@ -40,6 +46,35 @@ def lines_bytes(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str) -> 
             out[start[has] + j] = matrix[codes[has], j]
         start = start + width + 1
     return out.tobytes()
+
+
+def _nul_free(texts: Texts) -> bool:
+    """Whether no text holds a NUL byte (the padding of `_padded_lines`)."""
+    lengths, matrix = texts
+    return bool(np.array_equal(np.count_nonzero(matrix, axis=1), lengths))
+
+
+def _padded_lines(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str) -> bytes:
+    """`lines_bytes` where no text holds a NUL byte: per column a table of its
+    texts each followed by the delimiter (the last column's by a newline),
+    padded with NULs to one width, gathered for every tuple as fixed-width
+    records; the NULs then dropped."""
+    count = columns[0][1].size
+    tables = []
+    for k, ((lengths, matrix), _) in enumerate(columns):
+        table = np.zeros((matrix.shape[0], matrix.shape[1] + 1), dtype=np.uint8)
+        table[:, :matrix.shape[1]] = matrix
+        table[np.arange(matrix.shape[0]), lengths] = ord("\n" if k == len(columns) - 1
+                                                         else delimiter.encode())
+        tables.append(table)
+    lines = np.empty((count, sum(t.shape[1] for t in tables)), dtype=np.uint8)
+    at = 0
+    for table, (_, codes) in zip(tables, columns):
+        width = table.shape[1]  # each row one record of `width` bytes: one gather a column
+        records = np.ascontiguousarray(table).view(f"V{width}").reshape(-1)[codes]
+        lines[:, at:at + width] = records.view(np.uint8).reshape(count, width)
+        at += width
+    return lines[lines != 0].tobytes()
 
 
 def encoded(texts: Sequence[str]) -> Texts:
