@@ -93,7 +93,7 @@ def render_result(result: RunResult, mime: str) -> str:
 
 
 MIME = {"svg": "image/svg+xml", "png": "image/png"}
-PICTURE_WIDTH = 420  # pixels a picture takes in the notebook (the file keeps its own size)
+PICTURE_WIDTH = 380  # pixels a picture takes in the notebook (two side by side in JupyterLab)
 
 
 def with_pictures(result: RunResult, fmt: str = "svg", slice_along: str | None = None
