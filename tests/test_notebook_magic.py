@@ -123,6 +123,11 @@ OPTION_CELLS = [
     "%%fuse --input P=parents --representation Anc=sparse --time-limit 60\n"
     "Anc(x,y) = P(x,y)\nAnc(x,z) = Anc(x,y) P(y,z)\nexport Anc",
     "print(type(Anc).__name__, sorted(map(tuple, Anc.itertuples(index=False))))",
+    # 27-28: a configuration as ExecutionConfig.to_json writes it (every field) reads back
+    "json.dump(fuse_lang.ExecutionConfig(precision='fp64', fixpoint='naive').to_json(), "
+    "open('full.json', 'w'))",
+    "%%fuse --config full.json --quiet\nC = const(2.0)\nexport C\n",
+    "print(C.dtype)",
 ]
 
 
@@ -141,6 +146,11 @@ def test_config_from_a_json_file_with_flags_over_it(options_run):
     # the file's max_iterations (1) is replaced by the line's 5, its precision by fp32
     assert options_run[2]["stdout"] == "set R (6 tuples)\n"
     assert options_run[3]["stdout"] == "(6, 2) float64\n"  # A ran in the file's fp64
+
+
+def test_config_as_to_json_writes_it(options_run):
+    assert options_run[28]["stdout"] == "" and options_run[28]["stderr"] == ""
+    assert options_run[29]["stdout"] == "float64\n"
 
 
 def test_config_from_a_notebook_variable(options_run):
