@@ -9,6 +9,7 @@ Run a program (docs/notebooks.md, "The Python API"):
     result.relation("Ancestor").to_pandas()           # a relation's tuples as values
     result.why("Ancestor", ("Alice", "Eve"))          # why a tuple holds
     fuse_lang.explain(program)                        # the plan a run executes
+    fuse_lang.plot(result)                            # the result with its pictures
 
 Check and plan without running (pure functions over text, plain data):
 
@@ -17,7 +18,7 @@ Check and plan without running (pure functions over text, plain data):
 
 In Jupyter: `%load_ext fuse_lang`, then `%%fuse` cells (docs/notebooks.md).
 
-Public API: analyze, compile, explain, load, parse, decode, plan_program; Analysis,
+Public API: analyze, compile, explain, load, parse, plot, decode, plan_program; Analysis,
 CompiledProgram, ExecutionConfig, RunResult, QueryAnswer, Relation, FuseError,
 Diagnostic and the data classes they hold.  Nothing here imports an editor
 protocol library, a tensor framework or IPython at import time.
@@ -31,7 +32,8 @@ __all__ = [
     "Analysis", "AxisInfo", "CODES", "CompiledProgram", "ExecutionConfig", "FuseError", "QueryAnswer",
     "Relation", "RunResult", "compile", "load", "Diagnostic", "Fix", "LineIndex", "ParseResult",
     "ProgramPlan", "Related", "Severity", "Span", "TensorInfo", "TextEdit", "analyze",
-    "decode", "distributed", "explain", "load_ipython_extension", "parse", "plan_program",
+    "decode", "distributed", "explain", "load_ipython_extension", "parse", "plot",
+    "plan_program",
 ]
 __version__ = "0.1.0"
 
@@ -70,6 +72,17 @@ def explain(program):  # noqa: ANN001, ANN201 - a CompiledProgram; engine types 
     from .ide.explain import explain_program
 
     return explain_program(program)
+
+
+def plot(result, fmt: str = "svg", slice_along: str | None = None):  # noqa: ANN001, ANN201
+    """A copy of `result` (a RunResult) holding a picture of each output and query
+    answer, as `fuse run --plot` draws them (docs/pictures.md): `fmt` "svg" or
+    "png"; a 3-D+ tensor as slices along the index `slice_along`.  A notebook
+    shows them inline with the result (`result.pictures`: (file name, bytes));
+    FuseError when they cannot be drawn (no matplotlib)."""
+    from .ide.notebook_html import with_pictures
+
+    return with_pictures(result, fmt, slice_along)
 
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's shell, not imported here

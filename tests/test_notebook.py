@@ -92,6 +92,10 @@ def test_the_attention_cell_reads_arrays_and_sets_arrays(executed):
     assert texts(cell) == "set Attn (6, 4), Comp (6, 6)\n"
     page = data(cell, "text/html")
     assert "<b>Attn</b> (6, 4)" in page and "mean" in page and "std" in page
+    # --plot: a heatmap of each output under the summary, embedded as an SVG data URI
+    assert page.count('<img src="data:image/svg+xml;base64,') == 2
+    assert "<figcaption><code>Attn.svg</code></figcaption>" in page
+    assert "<figcaption><code>Comp.svg</code></figcaption>" in page
     shapes = by_source(executed, "Attn.shape")
     assert data(shapes, "text/plain") == "((6, 4), [1.0, 1.0, 1.0, 1.0, 1.0, 1.0])"
 

@@ -87,8 +87,60 @@ def result_summary(result: RunResult) -> RunSummary:
 def render_result(result: RunResult, mime: str) -> str:
     summary = result_summary(result)
     if mime != "text/html":
-        return summary_markdown(summary)
-    return summary_html(summary, {n: r.columns for n, r in result.relations().items()})
+        return summary_markdown(summary) + pictures_markdown(result.pictures)
+    page = summary_html(summary, {n: r.columns for n, r in result.relations().items()})
+    return page + pictures_html(result.pictures)
+
+
+MIME = {"svg": "image/svg+xml", "png": "image/png"}
+PICTURE_WIDTH = 380  # pixels a picture takes in the notebook (two side by side in JupyterLab)
+
+
+def with_pictures(result: RunResult, fmt: str = "svg", slice_along: str | None = None
+                  ) -> RunResult:
+    """A copy of `result` holding a picture of each output (and query answer with
+    free variables), as `fuse run --plot` draws them (ide.picture_files); shown
+    inline with the result in a notebook.  FuseError when they cannot be drawn."""
+    import dataclasses
+
+    from ..run.results import FuseError
+
+    try:
+        from .picture_files import result_pictures
+        from .plots import PictureError
+
+        pictures = result_pictures(result.outputs, getattr(result.plan, "analysis", None),
+                                   fmt, result.queries, slice_along)
+    except ImportError as err:
+        raise FuseError(f"pictures need matplotlib ({err}); pip install matplotlib") from None
+    except PictureError as err:
+        raise FuseError(str(err)) from None
+    return dataclasses.replace(result, pictures=pictures)
+
+
+def _data_uri(file_name: str, data: bytes) -> str:
+    import base64
+
+    mime = MIME[file_name.rsplit(".", 1)[-1]]
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def pictures_html(pictures: Sequence[tuple[str, bytes]]) -> str:
+    """The pictures as images embedded in the page (data URIs: an SVG's ids and
+    styles stay its own), each captioned with its file's name."""
+    if not pictures:
+        return ""
+    figures = "".join(
+        f'<figure style="margin:0 1em 1em 0"><img src="{_data_uri(name, data)}" '
+        f'alt="{_e(name)}" style="width:{PICTURE_WIDTH}px;max-width:100%">'
+        f"<figcaption><code>{_e(name)}</code></figcaption></figure>"
+        for name, data in pictures)
+    return f'<div class="fuse-pictures" style="display:flex;flex-wrap:wrap">{figures}</div>'
+
+
+def pictures_markdown(pictures: Sequence[tuple[str, bytes]]) -> str:
+    """The pictures as Markdown images with data URIs."""
+    return "".join(f"\n\n![{name}]({_data_uri(name, data)})" for name, data in pictures)
 
 
 def render_relation(relation: Any, mime: str) -> str:

@@ -1,16 +1,18 @@
 """The `%%fuse` cell magic (docs/notebooks.md): `%load_ext fuse_lang`, then
 
-    %%fuse [--backend B] [--device D] [--target NAME]... [--input NAME[=VAR]]...
-           [--out NAME[=VAR]]... [--quiet]
+    %%fuse [--input NAME[=VAR]]... [--out NAME[=VAR]]... [--quiet] [--target NAME]...
+           [--config FILE|VAR] [fuse run's options: --backend, --precision, --trace,
+           --why, --plot, ...; notebook.options]
 
 runs the cell's program.  Its diagnostics print as `fuse check` prints them
 (errors and warnings, with the cell's own line numbers, path `cell`), and a
 cell with an error runs nothing (with `--target`, the targets run where the
-errors are outside their dependency cones, as `compile(targets=...)` allows).  `--input` reads notebook values as sources
-(notebook.values); the exports (or the `--out` names) come back as notebook
-variables: a relation as a pandas DataFrame of its tuples (the `Relation` view
-without pandas), a tensor as a NumPy array.  The cell's value is the run's
-`RunResult`, which Jupyter shows as the editor's results view does."""
+errors are outside their dependency cones, as `compile(targets=...)` allows).
+`--input` reads notebook values as sources (notebook.values); the exports (or
+the `--out` names) come back as notebook variables: a relation as a pandas (else
+polars) DataFrame of its tuples (the `Relation` view with neither), a tensor as
+a NumPy array.  The cell's value is the run's `RunResult` (with `--plot`, holding
+its pictures), which Jupyter shows as the editor's results view does."""
 from __future__ import annotations
 
 import argparse
@@ -19,6 +21,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,46 +29,13 @@ from ..check import INPUT_KINDS, analyze
 from ..cli.render import render_text
 from ..front.diagnostics import Severity
 from ..front.span import LineIndex
+from ..run.interpret.evaluate import EvaluationError
 from ..run.program import compile as compile_program
 from ..run.results import FuseError, RunResult
+from .options import MagicUsage, cell_config, pairs, parser, representations
 from .values import ValueProblem, cell_sources
 
 CELL = "cell"  # the path diagnostics name
-
-
-class MagicUsage(Exception):
-    """A `%%fuse` line that cannot be read; the message says why."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # never exit the kernel
-        raise MagicUsage(f"%%fuse: {message}\n{self.format_usage().strip()}")
-
-
-def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="%%fuse", add_help=False,
-                description="Run the cell's Fuse program (docs/notebooks.md).")
-    p.add_argument("--backend", default=None, help="numpy (default), torch, jax or auto")
-    p.add_argument("--device", default=None, help="cpu (default), cuda, cuda:N or auto")
-    p.add_argument("--target", action="append", default=[],
-                   help="a tensor or query to compute alone (with its dependency cone)")
-    p.add_argument("--input", action="append", default=[], metavar="NAME[=VAR]",
-                   help="the notebook variable VAR (default NAME) as the source NAME")
-    p.add_argument("--out", action="append", default=[], metavar="NAME[=VAR]",
-                   help="set only these outputs, as VAR (default NAME)")
-    p.add_argument("--quiet", action="store_true", help="print no list of variables set")
-    return p
-
-
-def pairs(items: list[str], flag: str) -> dict[str, str]:
-    """`NAME=VAR` (or `NAME`, meaning `NAME=NAME`) items by NAME."""
-    out = {}
-    for item in items:
-        name, _, var = item.partition("=")
-        if not name.isidentifier() or (var and not var.isidentifier()):
-            raise MagicUsage(f"%%fuse: {flag} takes NAME or NAME=VARIABLE, not {item!r}")
-        out[name] = var or name
-    return out
 
 
 def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None) -> int:
@@ -82,22 +52,35 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
     return sum(d.severity is Severity.ERROR for d in shown)
 
 
+def frame_kind() -> str | None:
+    """The DataFrame library relations come back in: "pandas" where it is
+    installed, else "polars" where that is, else None (a `Relation`)."""
+    for module in ("pandas", "polars"):
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        return module
+    return None
+
+
 def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: dict
                          ) -> list[str]:
     """Set each output `name` as the variable `names[name]`: a relation as a
-    DataFrame (pandas installed) or a Relation, a tensor as an array."""
-    try:
-        import pandas  # noqa: F401 - only whether it is there
-        frames = True
-    except ImportError:
-        frames = False
+    DataFrame (pandas, else polars) or a Relation (neither installed), a tensor
+    as an array."""
+    frames = frame_kind()
     relations = result.relations()
     told = []
     for name, var in names.items():
         if name in relations:
             relation = relations[name]
-            namespace[var] = relation.to_pandas() if frames else relation
-            told.append(f"{var} ({len(relation)} tuples)")
+            namespace[var] = relation if frames is None else \
+                relation.to_pandas() if frames == "pandas" else relation.to_polars()
+            count = len(relation)
+            told.append(f"{var} ({count} tuple{'' if count == 1 else 's'}" + (
+                "; a Relation: neither pandas nor polars is installed" if frames is None
+                else "") + ")")
         else:
             namespace[var] = result.outputs[name]
             told.append(f"{var} {tuple(getattr(result.outputs[name], 'shape', ()))}")
@@ -114,19 +97,52 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
         missing = [var for var in inputs.values() if var not in namespace]
         if missing:
             raise MagicUsage(f"%%fuse: --input: no notebook variable named {missing[0]!r}")
+        setup = RunSetup(config=cell_config(options, namespace),
+                         representation=representations(options.representation),
+                         whys=why_targets(options.why))
+        setup.check_weights(options)
         folder = Path(tempfile.mkdtemp(prefix="fuse-cell-"))
     except (MagicUsage, ValueError) as err:
         print(err, file=sys.stderr)
         return None
     try:
-        return _run(options, cell, {n: namespace[v] for n, v in inputs.items()}, outs,
+        return _run(options, setup, cell, {n: namespace[v] for n, v in inputs.items()}, outs,
                     namespace, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: dict[str, str],
-         namespace: dict, folder: Path) -> RunResult | None:
+@dataclass
+class RunSetup:
+    """What the line says about the run, read before anything runs: the
+    configuration, the representations kept, the targets of `--why`."""
+    config: Any
+    representation: dict[str, str]
+    whys: list[tuple[str, tuple]]
+
+    @staticmethod
+    def check_weights(options: argparse.Namespace) -> None:
+        """`--weights` and `--params` as `fuse run` takes them."""
+        if options.params and options.weights:
+            raise MagicUsage("%%fuse: give --weights MANIFEST.json or --params "
+                             "CKPT.safetensors, not both")
+        if options.params and not options.params.lower().endswith(".safetensors"):
+            raise MagicUsage(f"%%fuse: --params takes a .safetensors checkpoint (as `fuse "
+                             f"train --checkpoint` writes), not {options.params}")
+
+
+def why_targets(texts: list[str]) -> list[tuple[str, tuple]]:
+    """`--why`'s targets read (`Ancestor(Alice, Eve)`, `Y[3]`)."""
+    from ..ide.why_text import TargetError, parse_target
+
+    try:
+        return [parse_target(text) for text in texts]
+    except TargetError as err:
+        raise MagicUsage(f"%%fuse: --why: {err}") from None
+
+
+def _run(options: argparse.Namespace, setup: RunSetup, cell: str, values: dict[str, Any],
+         outs: dict[str, str], namespace: dict, folder: Path) -> RunResult | None:
     base = Path(os.getcwd())
     declared = {n for n, t in analyze(cell, None, base).tensors.items()
                 if t.kind in INPUT_KINDS and t.source_path} if values else set()
@@ -138,7 +154,11 @@ def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: d
     text = sources.program(cell)
     shapes = {n: tuple(a.shape) for n, a in sources.runtime.items()}
     analysis = analyze(text, None, base, input_shapes=shapes or None)
-    errors = print_diagnostics(text, analysis.diagnostics, namespace)
+    weights = options.weights or options.params
+    # a source's file the weights give in its place is no error (compile reads them)
+    diagnostics = [d for d in analysis.diagnostics
+                   if not (weights and d.code == "missing-source")]
+    errors = print_diagnostics(text, diagnostics, namespace)
     if errors:  # with --target, the targets still run where the errors are outside their cones
         plural = "s" if errors != 1 else ""
         if not options.target:
@@ -146,13 +166,28 @@ def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: d
             return None
         print(f"{CELL}: {errors} error{plural}; running only {', '.join(options.target)}")
     try:
-        program = compile_program(text, options.backend, options.device, base,
-                                  targets=options.target or None,
-                                  analysis=None if shapes else analysis)
-        result = program.execute(sources.runtime)
+        program = compile_program(text, None, None, base, targets=options.target or None,
+                                  config=setup.config, compiled=options.compiled,
+                                  representation=setup.representation, weights=weights,
+                                  adapters=options.adapter or None,
+                                  analysis=None if shapes or weights else analysis)
+        result = program.execute(sources.runtime, time_limit=options.time_limit)
     except FuseError as err:
         print(f"{CELL}: {err}", file=sys.stderr)
         return None
+    except EvaluationError as err:  # a problem of the program, said in its words
+        print(f"{CELL}: {err}", file=sys.stderr)
+        return None
+    except KeyboardInterrupt:  # the notebook's stop button: sinks are written last
+        print(f"{CELL}: the run was stopped; no sink file was written", file=sys.stderr)
+        return None
+    _set_outputs(options, outs, program, result, namespace)
+    _report(result, setup.whys)
+    return _with_pictures(options, result)
+
+
+def _set_outputs(options: argparse.Namespace, outs: dict[str, str], program: Any,
+                 result: RunResult, namespace: dict) -> None:
     wanted = outs or {n: n for n in (program.exports or result.outputs) if n in result.outputs}
     unknown = [n for n in wanted if n not in result.outputs]
     if unknown:
@@ -162,7 +197,38 @@ def _run(options: argparse.Namespace, cell: str, values: dict[str, Any], outs: d
     told = outputs_to_namespace(result, wanted, namespace)
     if told and not options.quiet:
         print("set " + ", ".join(told))
-    return result
+
+
+def _report(result: RunResult, whys: list[tuple[str, tuple]]) -> None:
+    """What `fuse run` prints after its results: the backend `auto` picked, the
+    Monte Carlo estimates, the trace (`--trace`), the answers of `--why`."""
+    from ..ide.why_text import why_text
+    from ..run.trace import report_lines
+
+    for line in report_lines(result):
+        print(line)
+    for name, values in whys:
+        try:
+            answer = result.why(name, values)
+        except FuseError as err:
+            print(f"{CELL}: why {name}: {err}", file=sys.stderr)
+            continue
+        print(f"why {answer.text}:")
+        print(why_text(answer))
+
+
+def _with_pictures(options: argparse.Namespace, result: RunResult) -> RunResult:
+    """The result with a picture of each output (`--plot`), as `fuse_lang.plot`
+    draws them; the result as it is, after saying why, where they cannot be drawn."""
+    if not options.plot:
+        return result
+    from ..ide.notebook_html import with_pictures
+
+    try:
+        return with_pictures(result, options.plot_format, options.slice_along)
+    except FuseError as err:
+        print(f"%%fuse: --plot: {err}", file=sys.stderr)
+        return result
 
 
 def register(ipython: Any) -> None:

@@ -64,6 +64,21 @@ class Relation:
         read = self._tuples()
         return pd.DataFrame(dict(zip(self.columns, read.columns())), columns=list(self.columns))
 
+    def to_polars(self) -> Any:
+        """The tuples as a polars DataFrame, one column per position (named by
+        `columns`; a column of values of mixed kinds, symbols and numbers, is
+        of polars' Object type); needs polars installed."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("Relation.to_polars needs polars (pip install polars); "
+                              "Relation.tuples() gives the tuples without it") from None
+        read = self._tuples()
+        return pl.DataFrame([
+            pl.Series(name, values, dtype=None if len({type(v) for v in values}) <= 1
+                      else pl.Object)
+            for name, values in zip(self.columns, read.columns())])
+
     def __len__(self) -> int:
         return self.count
 

@@ -56,6 +56,9 @@ class RunResult:
     explainer: Any = field(default=None, repr=False, compare=False)
     # how long `execute` took, planning included (seconds)
     seconds: float = 0.0
+    # (file name, SVG or PNG bytes) of each output's picture, shown with the result in
+    # a notebook: `fuse_lang.plot(result)` or `%%fuse --plot` draws them (ide.plots)
+    pictures: list[tuple[str, bytes]] = field(default_factory=list, repr=False, compare=False)
 
     def why(self, name: str, index: Any, *, limit: int = 50, top: int = 5) -> Any:
         """Why a tuple holds (a `Derivation`: a minimal-height derivation tree, cut
