@@ -57,7 +57,7 @@ MLP = textwrap.dedent("""\
 """)
 
 # one process of the group: attention and a transformer block (their sources .npy
-# files, p split over the processes), the closure (x split), each compiled by
+# files and a safetensors tensor, p split over the processes), the closure (x split), each compiled by
 # jax.jit, and three training steps of an MLP (n split); as JSON
 CHILD = textwrap.dedent("""
     import json, sys
@@ -150,7 +150,8 @@ def finish(procs: list[subprocess.Popen]) -> list[subprocess.CompletedProcess]:
 
 
 def make_folder(folder: Path) -> Path:
-    """attention.fuse (P = 16 positions, .npy sources) and closure.fuse, with their data."""
+    """attention.fuse (P = 16 positions, .npy sources), transformer.fuse (its input
+    from a safetensors file), mlp.fuse and closure.fuse, with their data."""
     rng = np.random.default_rng(0)
     for name, shape in {"x": (16, 16), "wq": (8, 16), "wk": (8, 16), "wv": (4, 16)}.items():
         np.save(folder / f"attention_{name}.npy", rng.standard_normal(shape))
@@ -159,11 +160,16 @@ def make_folder(folder: Path) -> Path:
     # a transformer block (examples/transformer.fuse) over P = 12 positions
     for path in sorted((ROOT / "examples/data").glob("transformer_*.npy")):
         np.save(folder / path.name, np.load(path))
-    np.save(folder / "transformer_x.npy", rng.standard_normal((12, 8)))
+    # its input a tensor of a safetensors file (memory-mapped over the group, as .npy)
+    from safetensors.numpy import save_file
+
+    save_file({"x": rng.standard_normal((12, 8)), "unused": np.zeros(3)},
+              str(folder / "transformer_in.safetensors"))
     text = (ROOT / "examples/transformer.fuse").read_text()
     (folder / "transformer.fuse").write_text(
-        text.replace("data/transformer_", "transformer_").replace("causal_mask(6)",
-                                                                   "causal_mask(12)"))
+        text.replace("data/transformer_x.npy", "transformer_in.safetensors:x")
+        .replace("data/transformer_", "transformer_").replace("causal_mask(6)",
+                                                               "causal_mask(12)"))
     # an MLP whose training step is sharded along its examples n
     np.save(folder / "mlp_x.npy", rng.standard_normal((16, 4)))
     np.save(folder / "mlp_t.npy", rng.standard_normal(16))

@@ -72,6 +72,25 @@ def test_safetensors_source_with_key(model, backend):
     np.testing.assert_allclose(out["Y"], model["w"] @ model["x"], rtol=1e-5, atol=1e-5)
 
 
+def test_a_safetensors_tensor_over_a_mesh_is_memory_mapped_at_its_offset(model):
+    """Over a mesh each process reads only its slices of a source: a safetensors
+    tensor is mapped at its offset, as an .npy file is (the group test,
+    tests/test_distributed.py, runs one across processes)."""
+    from fuse_lang.io.source_data import load_dense
+
+    for key, want in (("layers.0.wq", model["w"]), ("layers.0.q8", model["q"])):
+        mapped = load_dense(model["dir"] / "model.safetensors", "W", np.float64, key,
+                            mapped=True)
+        assert isinstance(mapped, np.memmap) and mapped.dtype == want.dtype
+        assert np.array_equal(mapped[2:4], want[2:4])
+    pytest.importorskip("jax")
+    text = 'W[i,j] = "model.safetensors:layers.0.wq"\nX[j] = "x.npy"\nY[i] = W[i,j] X[j]\n' \
+           'export Y\n'
+    out = fuse_lang.compile(text, backend="jax", base_dir=model["dir"], shard={"i": "data"},
+                            mesh={"data": 1}).run()
+    np.testing.assert_allclose(out["Y"], model["w"] @ model["x"], rtol=1e-5, atol=1e-5)
+
+
 def test_safetensors_source_shape_from_header_and_unknown_key(model):
     ok = fuse_lang.analyze('W[i,j] = "model.safetensors:layers.0.wq"\nexport W',
                            base_dir=model["dir"])

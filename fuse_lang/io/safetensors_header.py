@@ -5,7 +5,9 @@ A source names one tensor of the file after a colon,
 named like the Fuse tensor, or its only tensor, is read.  The header is read
 with the `safetensors` library (`safe_open` maps the file and parses its JSON
 header; `get_slice(...).get_shape()` reads no data), imported here only when a
-program has such a source: checking other programs never pays for it.
+program has such a source: checking other programs never pays for it.  Over a
+mesh of several processes a tensor is memory-mapped at its offset
+(`load_tensor(..., mapped=True)`): each process reads only its slices.
 """
 from __future__ import annotations
 
@@ -76,9 +78,13 @@ def _chosen_key(keys: list[str], key: str | None, tensor: str) -> str:
     raise SafetensorsProblem(f"holds no tensor named {wanted!r} (tensors: {shown or 'none'})")
 
 
-def load_tensor(path: Path, key: str | None, tensor: str):
-    """The data of one tensor of a safetensors file, as a NumPy array."""
+def load_tensor(path: Path, key: str | None, tensor: str, mapped: bool = False):
+    """The data of one tensor of a safetensors file, as a NumPy array.  `mapped`:
+    memory-mapped, read only (nothing read until a slice is; a process of a group
+    then reads only the slices its devices hold), as `.npy` sources are."""
     entry = read_entry(path, key, tensor)
+    if mapped:
+        return _mapped(path, entry)
     from safetensors import SafetensorError, safe_open
 
     try:
@@ -86,3 +92,29 @@ def load_tensor(path: Path, key: str | None, tensor: str):
             return handle.get_tensor(entry.key)
     except SafetensorError as err:
         raise SafetensorsProblem(f"not a readable safetensors file ({err})") from None
+
+
+def _mapped(path: Path, entry: SafetensorsEntry):
+    """`entry`'s data memory-mapped.  The format (safetensors' own specification):
+    8 bytes, the header's length N as a little-endian u64; N bytes of JSON whose
+    entry for each tensor holds `data_offsets` [begin, end) into the bytes after
+    the header; the data little-endian, C order.  `read_entry` has checked the
+    header through the library; its offsets are read here, and must span exactly
+    the tensor's bytes."""
+    import json
+    import struct
+
+    import numpy as np
+
+    with open(path, "rb") as fp:
+        (length,) = struct.unpack("<Q", fp.read(8))
+        header = json.loads(fp.read(length))
+    begin, end = (int(n) for n in header[entry.key]["data_offsets"])
+    dtype = np.dtype(entry.dtype).newbyteorder("<")
+    count = int(np.prod(entry.shape, dtype=np.int64))
+    if end - begin != count * dtype.itemsize:
+        raise SafetensorsProblem(f"its tensor {entry.key!r} spans {end - begin} bytes, not "
+                                 f"the {count * dtype.itemsize} its shape and type take")
+    if count == 0:  # (a memory map of no bytes cannot be made)
+        return np.zeros(entry.shape, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=8 + length + begin, shape=entry.shape)

@@ -31,14 +31,16 @@ from .text_sources import parse_json, relation_file, text_lines
 def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
                mapped: bool = False) -> np.ndarray:
     """A dense source's array (`key`: the tensor of a safetensors file).  `mapped`:
-    an `.npy` file memory-mapped as it is stored, not read nor converted to `dtype`
-    (a process of a group then reads only the slices its devices hold)."""
+    an `.npy` file or a safetensors tensor memory-mapped as it is stored, not read
+    nor converted to `dtype` (a process of a group then reads only the slices its
+    devices hold)."""
     suffix = path.suffix.lower()
     try:
         if suffix == SAFETENSORS:
             with open_regular(path):  # a regular file only, as every source
                 pass
-            return load_tensor(path, key, tensor).astype(dtype)
+            tensor_data = load_tensor(path, key, tensor, mapped)
+            return tensor_data if mapped else tensor_data.astype(dtype)
         if suffix == ".npy":
             return load_npy(path, mapped) if mapped else load_npy(path).astype(dtype)
         if suffix == ".npz":

@@ -83,8 +83,8 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
                 or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
             data = _relation(analysis, name, path, shape)
         else:
-            # over a mesh a plain .npy is memory-mapped: the placement reads each
-            # process's slices only (run/backends/jax_sharding.py)
+            # over a mesh a plain .npy or a safetensors tensor is memory-mapped: the
+            # placement reads each process's slices only (run/backends/jax_sharding.py)
             data = load_dense(path, name, np.float64, key,
                               mapped=backend.sharded and not info.boolean and not facts)
             if data.shape != shape:
