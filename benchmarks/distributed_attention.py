@@ -1,4 +1,5 @@
-"""Sharded attention over 1, 2 and 4 JAX processes on this machine (issue 32).
+"""Sharded attention and a sharded training step over 1, 2 and 4 JAX processes
+on this machine (issue 32).
 
 The attention head of benchmarks/_common.py (with its output projection), P
 positions, width D, float32, its sources `.npy` files.  For each process count
@@ -13,8 +14,18 @@ sharded tensors it holds (X, a source, and Out, the result: both split along
 p, so 1/processes of them) and its peak resident memory (most of which is
 the JAX runtime itself).
 
+With `--workload training` the program is instead an MLP's training step
+(`TRAINING` below: N examples of width D, a hidden layer of width D, softmax
+over C classes, Adam), its examples n split over the processes
+(`shard={"n": "data"}`); each process times the steps after the first two
+(the median gap between the progress callback's calls), and every count's
+losses and trained params must equal the 1-process ones.  Per process, the
+bytes of the sharded tensors are those of X (the examples, 1/processes each).
+
     python benchmarks/distributed_attention.py [--processes 1,2,4]
         [--positions 1024] [--width 128] [--repeats 5] [--small]
+    python benchmarks/distributed_attention.py --workload training
+        [--examples 4096] [--width 128] [--steps 12] [--small]
 
 On 2 cores expect no speed-up (the processes share the cores); the point is
 the answers and the per-process memory of the sharded tensors.
@@ -39,6 +50,40 @@ from _common import attention_program  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)  # tests/conftest.py: float32 on every backend
+
+
+TRAINING = """X[n,d] = "x.npy"
+T[n,c] = "t.npy"
+param W1[h,d], W2[c,h]
+axis h = {width}
+H[n,h] = relu(W1[h,d] X[n,d])
+P[n,c.] = softmax(W2[c,h] H[n,h])
+L = -(log(P[n,c]) T[n,c]) / {examples}
+train L
+"""
+CLASSES = 16
+
+
+def training_worker(folder: Path, width: int, examples: int, steps: int) -> None:
+    """One process of a training group: its step time, losses and holdings."""
+    import fuse_lang
+
+    group = fuse_lang.distributed.initialize()
+    program = fuse_lang.compile(TRAINING.format(width=width, examples=examples),
+                                backend="jax", base_dir=folder, shard={"n": "data"},
+                                distributed=True)
+    seen = []
+    result = program.train(optimizer="adam", learning_rate=1e-3, steps=steps, seed=0,
+                           progress=seen.append)
+    gaps = np.diff([p.elapsed_s for p in seen][1:])  # the first two steps compile
+    placed_x = program.backend.place("X", np.load(folder / "x.npy", mmap_mode="r"))
+    here = sum(s.data.nbytes for s in placed_x.addressable_shards)
+    if group.lead:
+        np.savez(folder / f"trained_{group.num_processes}.npz", losses=result.losses,
+                 **{name: np.asarray(v) for name, v in result.params.items()})
+    print(json.dumps({"process": group.process_id, "seconds": float(np.median(gaps)),
+                      "sharded_bytes": here,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 def worker(folder: Path, width: int, repeats: int) -> None:
@@ -84,8 +129,9 @@ def run_group(count: int, folder: Path, args: argparse.Namespace) -> list[dict]:
                                                               env.get("PYTHONPATH")) if p)})
         procs.append(subprocess.Popen(
             [sys.executable, __file__, "--worker", str(folder), "--width", str(args.width),
-             "--repeats", str(args.repeats)], env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True))
+             "--repeats", str(args.repeats), "--workload", args.workload,
+             "--examples", str(args.examples), "--steps", str(args.steps)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     out = []
     for proc in procs:
         stdout, stderr = proc.communicate(timeout=600)
@@ -97,44 +143,77 @@ def run_group(count: int, folder: Path, args: argparse.Namespace) -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=("attention", "training"), default="attention")
     parser.add_argument("--processes", default="1,2,4")
     parser.add_argument("--positions", type=int, default=1024)
+    parser.add_argument("--examples", type=int, default=4096)
     parser.add_argument("--width", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--small", action="store_true", help="a tiny run (the smoke test)")
     parser.add_argument("--worker", metavar="FOLDER", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.small:
-        args.positions, args.width, args.repeats = 64, 16, 2
+        args.positions, args.examples, args.width, args.repeats, args.steps = 64, 64, 16, 2, 4
     if args.worker:
-        worker(Path(args.worker), args.width, args.repeats)
+        if args.workload == "training":
+            training_worker(Path(args.worker), args.width, args.examples, args.steps)
+        else:
+            worker(Path(args.worker), args.width, args.repeats)
         return 0
     counts = [int(c) for c in args.processes.split(",")]
-    p, d = args.positions, args.width
-    rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        np.save(folder / "x.npy", rng.standard_normal((p, d), dtype=np.float32))
-        for w in ("wq", "wk", "wv", "wo"):
-            np.save(folder / f"{w}.npy",
-                    rng.standard_normal((d, d), dtype=np.float32) * np.float32(d ** -0.5))
+        if args.workload == "training":
+            title = _training_data(folder, args)
+        else:
+            title = _attention_data(folder, args)
         results = {count: run_group(count, folder, args) for count in counts}
-        reference = np.load(folder / f"out_{counts[0]}.npy")
-        for count in counts[1:]:
-            np.testing.assert_allclose(np.load(folder / f"out_{count}.npy"), reference,
-                                       **TOLERANCE)
-    print(f"distributed attention, P={p}, D={d}, processes {args.processes} on localhost "
-          f"({os.cpu_count()} cores, one CPU device each): outputs equal "
+        _check_equal(folder, args.workload, counts)
+    print(f"distributed {title}, processes {args.processes} on localhost "
+          f"({os.cpu_count()} cores, one CPU device each): answers equal "
           f"(rtol {TOLERANCE['rtol']})")
     base = max(r["seconds"] for r in results[counts[0]])
     for count, rows in results.items():
         seconds = max(r["seconds"] for r in rows)
         held = "/".join(f"{r['sharded_bytes'] / 1024:.0f}" for r in rows)
         rss = "/".join(f"{r['peak_rss_mb']:.0f}" for r in rows)
-        print(f"{count} process(es)  {seconds * 1e3:9.2f} ms  ratio {seconds / base:5.2f} "
-              f"(against {counts[0]})  sharded tensors per process {held} KiB  "
-              f"peak RSS per process {rss} MiB")
+        print(f"{count} process(es)  {seconds * 1e3:9.2f} ms{' a step' if args.workload == 'training' else ''}"
+              f"  ratio {seconds / base:5.2f} (against {counts[0]})  sharded tensors per "
+              f"process {held} KiB  peak RSS per process {rss} MiB")
     return 0
+
+
+def _attention_data(folder: Path, args: argparse.Namespace) -> str:
+    p, d = args.positions, args.width
+    rng = np.random.default_rng(0)
+    np.save(folder / "x.npy", rng.standard_normal((p, d), dtype=np.float32))
+    for w in ("wq", "wk", "wv", "wo"):
+        np.save(folder / f"{w}.npy",
+                rng.standard_normal((d, d), dtype=np.float32) * np.float32(d ** -0.5))
+    return f"attention, P={p}, D={d}"
+
+
+def _training_data(folder: Path, args: argparse.Namespace) -> str:
+    n, d = args.examples, args.width
+    rng = np.random.default_rng(0)
+    np.save(folder / "x.npy", rng.standard_normal((n, d), dtype=np.float32))
+    np.save(folder / "t.npy", np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, n)])
+    return f"training step (MLP, Adam), N={n}, D={d}, C={CLASSES}, {args.steps} steps"
+
+
+def _check_equal(folder: Path, workload: str, counts: list[int]) -> None:
+    """Every process count's answers equal the first count's."""
+    if workload == "training":
+        reference = np.load(folder / f"trained_{counts[0]}.npz")
+        for count in counts[1:]:
+            got = np.load(folder / f"trained_{count}.npz")
+            for key in reference.files:
+                np.testing.assert_allclose(got[key], reference[key], **TOLERANCE)
+        return
+    reference = np.load(folder / f"out_{counts[0]}.npy")
+    for count in counts[1:]:
+        np.testing.assert_allclose(np.load(folder / f"out_{count}.npy"), reference, **TOLERANCE)
 
 
 if __name__ == "__main__":

@@ -83,16 +83,18 @@ def test_sharded_attention_runs_on_8_host_devices_and_prints_its_ratio():
 
 
 @needs_backends
-def test_distributed_attention_runs_on_2_processes_and_prints_its_ratio():
-    """benchmarks/distributed_attention.py: 2 processes equal 1 (its assert), the
-    ratio line and each process's half of the sharded tensors are printed."""
+@pytest.mark.parametrize("workload", ["attention", "training"])
+def test_distributed_attention_runs_on_2_processes_and_prints_its_ratio(workload):
+    """benchmarks/distributed_attention.py: 2 processes equal 1 (its assert: the
+    attention's output; the training's losses and params), the ratio line and
+    each process's half of the sharded tensors are printed."""
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "distributed_attention.py"),
-                           "--small", "--processes", "1,2"],
+                           "--small", "--processes", "1,2", "--workload", workload],
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "outputs equal" in proc.stdout, proc.stdout
-    assert re.search(r"^2 process\(es\) +[\d.]+ ms  ratio +[\d.]+ \(against 1\)  sharded "
-                     r"tensors per process 4/4 KiB", proc.stdout, re.M), proc.stdout
+    assert "answers equal" in proc.stdout, proc.stdout
+    assert re.search(r"^2 process\(es\) +[\d.]+ ms( a step)?  ratio +[\d.]+ \(against 1\)  "
+                     r"sharded tensors per process (4/4|2/2) KiB", proc.stdout, re.M), proc.stdout
 
 
 @needs_backends
