@@ -9,7 +9,8 @@ variant runs the same `fuse check` with one trick switched off from outside
 is printed as a ratio to the unpatched command measured in the same run,
 alternating, median of several runs (machines here are shared and noisy).
 
-    python benchmarks/speed_tricks.py [--runs 7] [--lines 10000] [--edges 100000]
+    python benchmarks/speed_tricks.py [--runs 7] [--lines 10000] [--edges 280000]
+        [--part check|run|both]
 """
 from __future__ import annotations
 
@@ -72,8 +73,8 @@ VARIANTS: list[tuple[str, str]] = [
 ]
 
 
-# `fuse run` of a closure over forward edges (as benchmarks/datalog_peers.py's
-# tc_forward), whose start-up imports scipy.sparse
+# `fuse run` of a closure over forward edges (benchmarks/datalog_peers.py's
+# tc_forward generator), whose start-up imports scipy.sparse
 _CLOSURE = """Edge(x, y) = "edge.tsv"
 Path(x, y) = Edge(x, y)
 Path(x, z) = Path(x, y) Edge(y, z)
@@ -88,13 +89,9 @@ RUN_VARIANTS: list[tuple[str, str]] = [
 
 
 def _closure_program(folder: Path, edges: int) -> Path:
-    import numpy as np
+    from datalog_peer_workloads import gen_forward_graph  # (benchmarks/ is on the path)
 
-    nodes = int(edges / 1.4)
-    rng = np.random.default_rng(29)
-    low = rng.integers(0, nodes - 1, edges)
-    high = low + 1 + (rng.random(edges) * np.minimum(nodes - 1 - low, 50)).astype(int)
-    np.savetxt(folder / "edge.tsv", np.stack([low, high], 1), fmt="%d", delimiter="\t")
+    gen_forward_graph(folder, nodes=int(edges / 1.4), edges=edges)
     program = folder / "closure.fuse"
     program.write_text(_CLOSURE, encoding="utf-8")
     return program
@@ -129,24 +126,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--lines", type=int, default=10_000)
-    parser.add_argument("--edges", type=int, default=100_000)
+    parser.add_argument("--edges", type=int, default=280_000)  # tc_forward's size
+    parser.add_argument("--part", choices=("check", "run", "both"), default="both")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         big = folder / "big.fuse"
         big.write_text(generate(args.lines, folder / "data"), encoding="utf-8")
-        codes = []
-        for _, patch in VARIANTS:
-            entry = "" if patch.rstrip().endswith("sys.exit(code)") else _RUN_ENTRY
-            codes.append(_ENTRY.format(path=str(big)) + patch + entry)
-        checks = _alternating(codes, args.runs)
-        closure = _closure_program(folder, args.edges)
-        runs = _alternating([_RUN_ENTRY_RUN.format(path=str(closure)) + patch + _RUN_ENTRY
-                             for _, patch in RUN_VARIANTS], args.runs)
-    _print(f"fuse check, {args.lines:,}-line program, median of {args.runs} alternating runs",
-           VARIANTS, checks)
-    _print(f"fuse run, closure of {args.edges:,} forward edges, median of {args.runs} "
-           "alternating runs", RUN_VARIANTS, runs)
+        if args.part != "run":
+            codes = []
+            for _, patch in VARIANTS:
+                entry = "" if patch.rstrip().endswith("sys.exit(code)") else _RUN_ENTRY
+                codes.append(_ENTRY.format(path=str(big)) + patch + entry)
+            _print(f"fuse check, {args.lines:,}-line program, median of {args.runs} "
+                   "alternating runs", VARIANTS, _alternating(codes, args.runs))
+        if args.part != "check":
+            closure = _closure_program(folder, args.edges)
+            runs = _alternating([_RUN_ENTRY_RUN.format(path=str(closure)) + patch + _RUN_ENTRY
+                                 for _, patch in RUN_VARIANTS], args.runs)
+            _print(f"fuse run, closure of {args.edges:,} forward edges, median of {args.runs} "
+                   "alternating runs", RUN_VARIANTS, runs)
 
 
 if __name__ == "__main__":
