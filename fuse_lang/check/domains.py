@@ -47,6 +47,10 @@ class _Class:
     # whether `symbols` is in numbering order (then it needs no sort): true until a
     # union merges two domains' symbols
     ordered: bool = True
+    # whether `symbols` is a relation file's numbered table, shared with its reading
+    # (io.whole_files.RankedSymbols keeps it for a second analysis): copied before a
+    # change (`_changing`), never copied when nothing changes it (most runs)
+    shared: bool = False
 
 
 # The data of a class nothing was said about yet, shared until the first write
@@ -122,7 +126,7 @@ class Domains:
         if db.extent is not None:
             self._set(ra, db.extent, db.extent_key)
         if db.symbols:
-            da = self._own(ra)
+            da = self._changing(ra)
             da.ordered = db.ordered if not da.symbols else False
             for sym, seen in db.symbols.items():
                 if sym not in da.symbols or seen[0] < da.symbols[sym][0]:
@@ -137,6 +141,13 @@ class Domains:
         data = self._data[root]
         if data is _EMPTY:
             data = self._data[root] = _Class()
+        return data
+
+    def _changing(self, root: Key) -> _Class:
+        """`_own(root)`, its symbols its own too (a shared table copied first)."""
+        data = self._own(root)
+        if data.shared:
+            data.symbols, data.shared = dict(data.symbols), False
         return data
 
     def set_extent(self, key: Key, evidence: Evidence) -> None:
@@ -155,7 +166,7 @@ class Domains:
         root = self.find(key)
         if symbol not in self._data[root].symbols:
             self._seen += 1
-            self._own(root).symbols[symbol] = (self._seen, span)
+            self._changing(root).symbols[symbol] = (self._seen, span)
 
     def add_symbols(self, items: Iterable[tuple[Key, str]], span: Span) -> None:
         """add_symbol for many (key, symbol), in order (a relation file's symbols:
@@ -165,7 +176,7 @@ class Domains:
         for key, symbol in items:
             table = tables.get(key)
             if table is None:
-                table = tables[key] = self._own(self.find(key)).symbols
+                table = tables[key] = self._changing(self.find(key)).symbols
             if symbol not in table:
                 seen += 1
                 table[symbol] = (seen, span)
@@ -187,14 +198,14 @@ class Domains:
             data = self._own(root)
             known = data.symbols
             if not known:
-                data.symbols = fresh.copy()
+                data.symbols, data.shared = fresh, True
                 continue
             # symbols met before (constants) come first and keep their numbers
             if not data.ordered:
                 known = dict(sorted(known.items(), key=lambda kv: kv[1][0]))
             data.symbols = dict(itertools.chain(known.items(), fresh.items()))
             data.symbols.update(known)
-            data.ordered = True
+            data.ordered, data.shared = True, False
 
     def fix_positions(self) -> None:
         """A domain whose extent is fixed (an array's shape, an `axis`, a literal)
@@ -207,6 +218,7 @@ class Domains:
             if not ints:
                 continue
             data.symbols = {v: seen for v, seen in data.symbols.items() if type(v) is not int}
+            data.shared = False
             for value, (_, span) in ints:
                 self.add_position(root, value, span)
 
