@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -84,15 +85,45 @@ def generate(program: CompiledProgram, prompt: str | Sequence[int],
         raise FuseError(f"the vocabulary holds {len(vocabulary)} tokens but the program's "
                         f"vocabulary axis has {size}: was it written for another model?")
     ids = _prompt_ids(prompt, vocabulary, size)
-    cut, window = _cut_program(program, roles)
-    result = GenerationResult(list(ids), window=window)
+    prepared = _prepared(program, roles)
+    result = GenerationResult(list(ids), window=prepared.window)
     started = time.perf_counter()
-    _loop(cut, roles, window, ids, sampler, options, result)
+    _loop(program, prepared, ids, sampler, options, result)
     result.seconds = time.perf_counter() - started
     if vocabulary is not None:
         result.text = vocabulary.decode(result.ids)
         result.new_text = vocabulary.decode(result.generated)
     return result
+
+
+@dataclass
+class _Prepared:
+    """What the generations of one program with one choice of tokens and target
+    share: the cut program and its plans, the rows kept, and the verdict on reuse
+    (checked on the first generation: whether the program is causal, and whether a
+    step at the new position gives the whole window's logits)."""
+
+    roles: GenerationRoles
+    window: int
+    whole: Window
+    held: HeldWindow
+    causal_checked: bool = False
+    step_checked: bool = False
+    note: str | None = None  # why rows are not reused, once found
+
+
+# per compiled program: its _Prepared per (tokens, logits); forgotten with the program
+_PREPARED: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _prepared(program: CompiledProgram, roles: GenerationRoles) -> _Prepared:
+    known = _PREPARED.setdefault(program, {})
+    key = (roles.tokens, roles.logits)
+    if key not in known:
+        cut, window = _cut_program(program, roles)
+        known[key] = _Prepared(roles, window, Window(cut, roles, window),
+                               HeldWindow(cut, roles, window))
+    return known[key]
 
 
 def _roles(analysis: Any, options: GenerationOptions) -> GenerationRoles:
@@ -172,25 +203,26 @@ def _declaration(analysis: Any, name: str) -> Any:
         else Span(0, 0)
 
 
-def _loop(cut: CompiledProgram, roles: GenerationRoles, window: int, ids: list[int],
-          sampler: Sampler, options: GenerationOptions, result: GenerationResult) -> None:
-    held = HeldWindow(cut, roles, window) if options.reuse else None
-    whole = held or Window(cut, roles, window)
+def _loop(program: CompiledProgram, prepared: _Prepared, ids: list[int], sampler: Sampler,
+          options: GenerationOptions, result: GenerationResult) -> None:
+    window, whole = prepared.window, prepared.whole
+    held = prepared.held if options.reuse and prepared.note is None else None
+    if options.reuse:
+        result.reuse_note = prepared.note
     text = list(ids)
-    checked = False  # the first step computed by rows was compared with a whole run
     for _ in range(options.steps):
-        if cut.interrupt is not None:
-            cut.interrupt()
+        if program.interrupt is not None:
+            program.interrupt()
         context = text[-window:]
         if held is not None and held.run is not None and held.filled == len(text) - 1 \
                 and len(text) <= window:
             logits = held.step(text[-1])
             result.reused_steps += 1
-            if not checked:
-                checked = True
-                expected = whole.logits(context)  # the window run whole, once
+            if not prepared.step_checked:  # once per program: against the whole window
+                prepared.step_checked = True
+                expected = whole.logits(context)
                 if not np.allclose(logits, expected, rtol=1e-3, atol=1e-4):
-                    result.reuse_note = (
+                    result.reuse_note = prepared.note = (
                         f"a step computed at the new position only differs from the whole "
                         f"window's (by {float(np.max(np.abs(logits - expected))):.3g}): "
                         f"each step runs the window whole")
@@ -200,10 +232,13 @@ def _loop(cut: CompiledProgram, roles: GenerationRoles, window: int, ids: list[i
         elif held is not None and len(text) < window:
             logits = held.prefill(context)
             result.whole_steps += 1
-            if options.steps > 1 and result.reuse_note is None:
-                note = held.causal_break(context, roles.vocabulary or 1)
+            if options.steps > 1 and not prepared.causal_checked:  # once per program
+                prepared.causal_checked = True
+                note = held.causal_break(context, prepared.roles.vocabulary or 1)
                 if note is not None:
-                    result.reuse_note, held = note + ": each step runs the window whole", None
+                    result.reuse_note = prepared.note = \
+                        note + ": each step runs the window whole"
+                    held = None
         else:
             logits = whole.logits(context)
             result.whole_steps += 1
