@@ -38,6 +38,9 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
             return backend.broadcast_to(value.data, shape)  # bare W = const([...])
         return backend.broadcast_to(value.data, shape)
     names = _plain_names(indices, fixed)
+    if fixed and names is not None and value.axes == tuple(names) \
+            and tuple(backend.shape(value.data)) == tuple(shape):
+        return value.data  # a row already laid out as the LHS's (a recurrence's, a step's)
     if names is not None and len(set(names)) == len(names) \
             and _slices_fill_their_axes(backend, value, names, shape):
         extents = {n: e for n, e in zip(names, shape)}
