@@ -126,6 +126,16 @@ def test_the_checkpoint_holds_the_vocabulary(trained):
     assert result.prompt == [vocab.index(ch) for ch in "The "]
 
 
+def test_it_generates_without_the_training_data(trained, tmp_path):
+    """The token input's own statements (and the data only they read) are cut away:
+    the program and its checkpoint alone generate."""
+    folder, _, _ = trained
+    for name in ("lm.fuse", "lm.safetensors"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    alone = _program(tmp_path).generate("The ", 6, temperature=0)
+    assert alone.generated == _program(folder).generate("The ", 6, temperature=0).generated
+
+
 @pytest.mark.parametrize("sampling", [{"temperature": 0},
                                       {"temperature": 0.9, "top_k": 6, "seed": 11}],
                          ids=["greedy", "drawn"])

@@ -235,16 +235,11 @@ def _axis_roles(analysis: Analysis, logits: str, token_axes: list, sequence: int
 
 
 def _cut_text(analysis: Analysis, logits: str, tokens: str) -> str:
-    """The program cut to `logits`' cone, the token input's own statements blanked
-    and the token input declared as a source (given at each run)."""
-    cone = dependency_cone(analysis, [logits])
-    chars = list(cone.text)
-    for k in analysis.tensors[tokens].statements:
-        span = analysis.program.statements[k].span
-        for i in range(span.start, min(span.end, len(chars))):
-            if chars[i] not in "\r\n":
-                chars[i] = " "
+    """The program cut to `logits`' cone, the token input's own statements (and what
+    only they read: the training data) left out and the token input declared as a
+    source (given at each run)."""
+    cone = dependency_cone(analysis, [logits], leaves=[tokens])
     axes = [a for a in analysis.tensors[tokens].axes if not a.virtual]
     names = [a.index if re.fullmatch(r"[a-z_][A-Za-z0-9_]*'*", a.index or "") else f"_g{k}"
              for k, a in enumerate(axes)]
-    return "".join(chars) + f'\n{tokens}[{",".join(names)}] = "{TOKEN_SOURCE}"\n'
+    return cone.text + f'\n{tokens}[{",".join(names)}] = "{TOKEN_SOURCE}"\n'

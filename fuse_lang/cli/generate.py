@@ -172,5 +172,6 @@ def _show(result: Any, fmt: str) -> None:
     how = f"{result.reused_steps} of {result.reused_steps + result.whole_steps} steps " \
         f"computed the new position only" if result.reused_steps else "each step ran the window"
     note = f" ({result.reuse_note})" if result.reuse_note else ""
+    sys.stdout.flush()  # the text first, then the line about it
     print(f"generated {len(result.generated)} tokens in {result.seconds:.3g} s "
           f"({result.tokens_per_s:.1f} tokens/s; {how}{note})", file=sys.stderr)
