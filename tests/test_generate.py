@@ -149,6 +149,12 @@ def test_reusing_rows_gives_the_tokens_of_whole_windows(trained, sampling):
     assert kept.generated == whole.generated
     assert kept.reused_steps == 13 and kept.reuse_note is None
     assert whole.reused_steps == 0 and whole.whole_steps == 30
+    # the rows kept for one text are never read for the next: a prompt one token
+    # longer than the last text's kept rows (2) starts from a whole window again
+    short = program.generate("Th", 1, **sampling)
+    again = program.generate("in ", 5, **sampling)
+    assert again.generated == program.generate("in ", 5, reuse=False, **sampling).generated
+    assert short.whole_steps == 1 and again.whole_steps == 1
 
 
 def test_torch_reuses_rows_too(trained):

@@ -207,6 +207,8 @@ def _loop(program: CompiledProgram, prepared: _Prepared, ids: list[int], sampler
           options: GenerationOptions, result: GenerationResult) -> None:
     window, whole = prepared.window, prepared.whole
     held = prepared.held if options.reuse and prepared.note is None else None
+    if held is not None:
+        held.run = None  # a new text: its first step runs the window whole
     if options.reuse:
         result.reuse_note = prepared.note
     text = list(ids)
