@@ -166,6 +166,14 @@ def test_torch_reuses_rows_too(trained):
                                               reuse=False).generated
 
 
+def test_a_compiled_program_runs_whole_windows_and_says_why(trained):
+    pytest.importorskip("jax")
+    folder, _, _ = trained
+    result = _program(folder, "jax").generate("The", 4, temperature=0)
+    assert result.reused_steps == 0 and result.whole_steps == 4
+    assert "compiled graph" in result.reuse_note
+
+
 def test_a_program_that_is_not_causal_runs_whole_and_says_why():
     # each position's logits read every position's embedding (no mask): not causal
     text = ("axis c = 5\naxis d = 3\naxis p = 6\nparam Emb[c,d], Out[c,d]\n"
