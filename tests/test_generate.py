@@ -113,6 +113,14 @@ def test_it_trains_saves_and_generates_from_the_command_line(trained):
                            capture_output=True, text=True, env=env, cwd=folder)
     assert shell.returncode == 0, shell.stderr
     assert shell.stdout.splitlines()[0] == text
+    # ids in, ids out; and the result as JSON
+    ids = _cli(command[:4] + ["--prompt-ids", "17,28,25", "--steps", "5", "--temperature",
+                              "0", "--vocab", str(folder / "chars_vocab.json"),
+                              "--format", "json"])
+    data = json.loads(ids)
+    assert data["prompt"] == [17, 28, 25] and len(data["generated"]) == 5
+    assert data["text"].startswith("".join(vocab[i] for i in (17, 28, 25)))
+    assert data["reused_steps"] == 4 and data["tokens_per_s"] > 0
 
 
 def test_the_checkpoint_holds_the_vocabulary(trained):
