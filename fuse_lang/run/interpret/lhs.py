@@ -28,6 +28,10 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
     if names is not None and skip is None and not fixed and value.axes == names \
             and tuple(backend.shape(value.data)) == tuple(shape):
         return value.data  # already laid out as the LHS: no copy
+    if names is not None and skip is not None and fixed and len(fixed) == 1 \
+            and names[skip] in fixed and value.axes == names[:skip] + names[skip + 1:] \
+            and tuple(backend.shape(value.data)) == tuple(shape):
+        return value.data  # one row (a generation step's, a recurrence's), laid out
     fixed = fixed or {}
     lhs = stmt.lhs
     indices = [_symbol_position(analysis, lhs.name, pos, i)
