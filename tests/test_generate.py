@@ -198,6 +198,24 @@ def test_a_program_that_is_not_causal_runs_whole_and_says_why():
     assert causal.generate([1, 2], 3, temperature=0).reused_steps == 2
 
 
+@pytest.mark.parametrize("scores,reused", [("S[n,p,q]", 3), ("S[n,q,p]", 0)],
+                         ids=["query-first", "key-first"])
+def test_scores_are_computed_at_their_first_axis_along_the_sequence(scores, reused):
+    """Attention scores with the query's axis first are computed a row per step;
+    with the key's first, the checks find the rows would be wrong and every step
+    runs the window whole; the tokens are the whole window's either way."""
+    text = ("axis c = 5\naxis d = 3\naxis p = 6\nparam Emb[c,d], Out[c,d]\n"
+            'X[n,p] = "ids.npy"\nE[n,p,d] = gather(Emb[c,d], X[n,p], axis=c)\n'
+            f"{scores} = select(q <= p, E[n,p,d] E[n,q,d], 0)\n"
+            f"A[n,p,d] = {scores} E[n,q,d]\nLogits[n,p,c] = Out[c,d] A[n,p,d]\n"
+            "export Logits\n")
+    program = fuse_lang.compile(text)
+    kept = program.generate([1, 2], 4, temperature=0)
+    assert kept.reused_steps == reused and (kept.reuse_note is None) == (reused > 0)
+    assert kept.generated == program.generate([1, 2], 4, temperature=0,
+                                              reuse=False).generated
+
+
 def test_bad_input_is_said_in_words(trained, tmp_path):
     folder, _, _ = trained
     program = _program(folder)
