@@ -219,6 +219,22 @@ def test_training_step_charlm_prints_a_ratio_per_framework():
                        r"hand-written [\d.]+ ms/step  ratio [\d.]+ ", proc.stdout, re.M)
     assert found == ["torch", "jax"], proc.stdout
 
+@pytest.mark.skipif(find_spec("torch") is None or find_spec("safetensors") is None,
+                    reason="needs torch and safetensors")
+def test_generation_prints_tokens_per_second_with_and_without_reuse():
+    """benchmarks/generation.py --small: `program.generate` with and without reuse
+    against the model hand-written in PyTorch with and without a KV cache (the
+    script checks that every side gives the same greedy tokens)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "generation.py"), "--small",
+                           "--rounds", "1"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = re.findall(r"^generation, (numpy|torch): reuse / whole window [\d.]+x; fuse reuse "
+                       r"/ pytorch KV cache [\d.]+; fuse whole window / pytorch no cache "
+                       r"[\d.]+$", proc.stdout, re.M)
+    assert found == ["numpy", "torch"], proc.stdout
+    assert "the same tokens on every side: yes" in proc.stdout
+
+
 def test_weights_prints_int8_and_lora_figures():
     """benchmarks/weights.py --small: int8 against float (error within the bound
     from the scales: its assert; run and load ratios) and LoRA compilations when

@@ -569,6 +569,37 @@ def test_import_cycle_and_import_error(tmp_path):
     assert error.related[0].position == (2, 7, 2, 8)
 
 
+# ------------------------------------------------------------ generation
+
+_EMBED = "axis c = 5\naxis d = 3\nparam Emb[c,d], Out[c,d]\n"
+# code, program, (line, column), words: reported by program.generate (and `fuse
+# generate`: tests/test_generate.py), not by `fuse check` (a program need not generate)
+GENERATION_CASES = [
+    ("generate-no-tokens", "axis c = 5\naxis d = 3\naxis p = 4\nparam Emb[c,d], Out[c,d], "
+     "X[p,c]\nLogits[p,c] = Out[c,d] Emb[c',d] X[p,c']\nexport Logits\n", (4, 0),
+     ["reads no token ids", "gather("]),
+    ("generate-no-logits", _EMBED + "X[p] = const([1, 2, 0])\n"
+     "X0[p,d] = gather(Emb[c,d], X[p], axis=c)\nexport X0\n", (4, 0),
+     ["no export", "vocabulary axis", "--target"]),
+    ("generate-no-window", _EMBED + 'X[n,p] = "ids.npy"\n'
+     "E[n,p,d] = gather(Emb[c,d], X[n,p], axis=c)\nLogits[n,p,c] = Out[c,d] E[n,p,d]\n"
+     "export Logits\n", (3, 0), ["length of `X`'s sequence axis", "axis p = 64"]),
+]
+
+
+@pytest.mark.parametrize("code,text,where,words", GENERATION_CASES,
+                         ids=[c[0] for c in GENERATION_CASES])
+def test_generation_codes(code, text, where, words):
+    program = fuse_lang.compile(text)
+    with pytest.raises(fuse_lang.FuseError) as raised:
+        program.generate([1, 2], 3)
+    (d,) = raised.value.diagnostics
+    assert d.code == code and d.severity is E
+    assert program.analysis.lines.position(d.span.start) == where, d.message
+    for word in words:
+        assert word in d.message, (word, d.message)
+
+
 # ------------------------------------------------------------------ meta
 
 
@@ -593,7 +624,7 @@ def test_every_code_is_triggered_by_a_case():
         # tests/test_weights.py
         "weights-bad-manifest", "weights-missing-file", "weights-unknown-key",
         "weights-unknown-tensor", "weights-shape-mismatch", "weights-dtype-mismatch",
-        "weights-checksum"}
+        "weights-checksum"} | {c[0] for c in GENERATION_CASES}
     assert set(CODES) == triggered
 
 

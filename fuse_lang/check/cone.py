@@ -79,17 +79,22 @@ def resolve_targets(analysis: Analysis, names: Iterable[str]) -> tuple[set[int],
     return chosen, list(dict.fromkeys(tensors))
 
 
-def tensor_cone(analysis: Analysis, roots: Iterable[str]) -> tuple[set[str], set[int]]:
-    """The tensors `roots` read, transitively, and the statements defining them."""
+def tensor_cone(analysis: Analysis, roots: Iterable[str], leaves: Iterable[str] = ()
+                ) -> tuple[set[str], set[int]]:
+    """The tensors `roots` read, transitively, and the statements defining them;
+    `leaves` are read but not followed (given at run time: generation's token input)."""
     statements = analysis.program.statements
     tensors: set[str] = set()
     kept: set[int] = set()
     stack = [r for r in roots if r in analysis.tensors]
+    stop = frozenset(leaves)
     while stack:
         name = stack.pop()
         if name in tensors:
             continue
         tensors.add(name)
+        if name in stop:
+            continue
         for k in analysis.tensors[name].statements:
             kept.add(k)
             for expr in ir.used_exprs(statements[k]):
@@ -97,12 +102,14 @@ def tensor_cone(analysis: Analysis, roots: Iterable[str]) -> tuple[set[str], set
     return tensors, kept
 
 
-def dependency_cone(analysis: Analysis, targets: Iterable[str]) -> Cone:
-    """The cone of `targets` (tensor names or query texts) and the program cut to it."""
+def dependency_cone(analysis: Analysis, targets: Iterable[str], leaves: Iterable[str] = ()
+                    ) -> Cone:
+    """The cone of `targets` (tensor names or query texts) and the program cut to it;
+    the statements of `leaves` and of what only they read are left out."""
     statements = analysis.program.statements
     queries, names = resolve_targets(analysis, targets)
     roots = names + [statements[k].atom.name for k in queries]  # type: ignore[union-attr]
-    return _cut(analysis, roots, queries, names)
+    return _cut(analysis, roots, queries, names, tuple(leaves))
 
 
 def document_cone(analysis: Analysis) -> Cone | None:
@@ -132,11 +139,12 @@ def document_cone(analysis: Analysis) -> Cone | None:
                 tuple(n for n in cone.not_run if n.reason != NOT_NEEDED), cone.text)
 
 
-def _cut(analysis: Analysis, roots: list[str], chosen: set[int], names: list[str]) -> Cone:
+def _cut(analysis: Analysis, roots: list[str], chosen: set[int], names: list[str],
+         leaves: tuple[str, ...] = ()) -> Cone:
     """The cone of the tensors `roots` and the statements `chosen`, the program cut
     to it (with an `export` line for `names`)."""
     statements = analysis.program.statements
-    tensors, cone = tensor_cone(analysis, roots)
+    tensors, cone = tensor_cone(analysis, roots, leaves)
     cone |= chosen
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     context = {k for k, s in enumerate(statements)

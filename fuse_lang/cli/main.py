@@ -20,6 +20,7 @@ from .cache import (
     cmd_export,
 )
 from .check import CheckOptions, cmd_check
+from .generate import add_generate_parser
 from .options import add_config_options, add_shard_options, seconds
 from .status import (
     EXIT_INTERRUPTED,
@@ -57,6 +58,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
     _add_run_parser(sub)
     add_train_parser(sub)
+    add_generate_parser(sub)
     p_plot = sub.add_parser("plot", help="draw the pictures of saved results (.npz, .npy)")
     p_plot.add_argument("result", metavar="RESULT.npz")
     p_plot.add_argument("--out", metavar="DIR", help="where to write them "
@@ -172,6 +174,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .train import TrainOptions, cmd_train
 
         return cmd_train(TrainOptions.from_args(args))
+    if args.command == "generate":
+        from .generate import GenerateOptions, cmd_generate
+
+        return cmd_generate(GenerateOptions.from_args(args))
     if args.command == "cache":
         return cmd_cache(CacheOptions.from_args(args))
     if args.command == "export":

@@ -4,7 +4,7 @@
                [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N]
                [--data NAME=FILE.npy]... [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
                [--checkpoint-every N] [--resume FILE.safetensors] [--init NAME=INIT]...
-               [--init-default INIT] [--format text|json] PATH
+               [--init-default INIT] [--vocab FILE.json] [--format text|json] PATH
 
 The loss is printed about ten times along the way (and drawn in a progress bar
 on a terminal); the learned params go to the checkpoint file.
@@ -61,6 +61,9 @@ def add_train_parser(sub: Any) -> None:
                         "instead of the program's initialiser (repeatable)")
     p.add_argument("--init-default", default=None, metavar="INIT",
                    help="the initialiser of the weights that have none (default glorot)")
+    p.add_argument("--vocab", metavar="FILE.json",
+                   help="the tokens by id (a JSON list), kept in the checkpoint for "
+                        "`fuse generate`")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -118,6 +121,7 @@ class TrainOptions:
     init: dict[str, str]
     init_default: str | None
     format: str
+    vocab: str | None = None
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> TrainOptions:
@@ -130,12 +134,14 @@ class TrainOptions:
                    data=tuple(ns.data), validation=tuple(ns.validation),
                    validate_every=ns.validate_every, checkpoint=ns.checkpoint,
                    checkpoint_every=ns.checkpoint_every, resume=ns.resume,
-                   init=_inits(ns.init), init_default=ns.init_default, format=ns.format)
+                   init=_inits(ns.init), init_default=ns.init_default, format=ns.format,
+                   vocab=ns.vocab)
 
 
 def cmd_train(options: TrainOptions) -> int:
     """`fuse train`: the params learned and the loss shown; CommandFailed after
     saying why not."""
+    from ..run.generate.vocabulary import read_vocabulary_file
     from ..run.program import FuseError, compile
     from .progress import progress_bar  # the engine is imported only to train
     from .reading import read_program
@@ -145,6 +151,7 @@ def cmd_train(options: TrainOptions) -> int:
     bar = progress_bar(sys.stderr, unit="step", desc="fuse train")
     shown = _Shown(bar, options.format == "text")
     try:
+        vocabulary = read_vocabulary_file(options.vocab) if options.vocab else None
         program = compile(text, backend=options.backend, device=options.device,
                           base_dir=Path(options.path).parent, path=options.path,
                           precision=options.precision)
@@ -157,7 +164,7 @@ def cmd_train(options: TrainOptions) -> int:
                                checkpoint_every=options.checkpoint_every,
                                resume=options.resume, epochs=options.epochs,
                                init=options.init or None, init_default=options.init_default,
-                               progress=shown)
+                               progress=shown, vocabulary=vocabulary)
     except KeyboardInterrupt:
         fail(f"fuse: {options.path}: training was stopped (Ctrl-C); the last checkpoint "
              f"written stays", EXIT_INTERRUPTED)

@@ -81,6 +81,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),
     "unbound-head-variable": (Severity.ERROR, "a rule's head variable that no atom of its body binds"),
     "negation-cycle": (Severity.ERROR, "a relation that depends on itself through negation"),
+    # generation (docs/generation.md): `fuse generate`, program.generate(...)
+    "generate-no-tokens": (Severity.ERROR, "a program asked to generate that reads no token ids"),
+    "generate-no-logits": (Severity.ERROR, "no tensor of the next token's logits over the vocabulary"),
+    "generate-no-window": (Severity.ERROR, "a token input whose sequence length is not known"),
     # weights manifests (docs/weights.md): `fuse check --weights`, compile(weights=...)
     "weights-bad-manifest": (Severity.ERROR, "a weights manifest that is not one"),
     "weights-missing-file": (Severity.ERROR, "a file a weights manifest names that cannot be read"),

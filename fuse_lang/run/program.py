@@ -405,6 +405,41 @@ class CompiledProgram:
             except (EvaluationError, MemoryError) as err:
                 raise FuseError(failure_words(err)) from None
 
+    def held_run(self, inputs: Mapping[str, Any]) -> Execution:
+        """An eager run with these inputs (and the weights') that has not started:
+        its `every_value()` keeps every value (nothing released, no sink written)
+        on this backend, for a caller to go on from row by row (run.generate)."""
+        given = {name: value if hasattr(value, "shape") and not isinstance(value, np.ndarray)
+                 else np.asarray(value) for name, value in inputs.items()}
+        with self.backend.context():
+            if self.weights is not None:
+                given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
+                         **given}
+        with reading_once(dict(self.file_reads)):
+            plan, caches = self._prepared(given)
+        given = {**{name: np.asarray(s.value(0)) for name, s in plan.temperatures.items()},
+                 **given}
+        return Execution(self._settings(), plan, caches, given, False, native=True)
+
+    def generate(self, prompt: str | Sequence[int], steps: int, *,
+                 temperature: float = 1.0, top_k: int | None = None, seed: int | None = 0,
+                 tokens: str | None = None, target: str | None = None,
+                 vocabulary: Sequence[str] | None = None, reuse: bool = True) -> Any:
+        """Generate `steps` tokens after `prompt` (text, or token ids) from a causal
+        program, one at a time; returns a run.generate.generation.GenerationResult
+        (docs/generation.md).  temperature 0 is greedy; top_k keeps the k likeliest;
+        seed: the draws (the same seed, the same tokens).  tokens: the token input
+        (default: the ids `gather` reads); target: the next token's logits or
+        probabilities (default: the export over the vocabulary).  vocabulary: the
+        tokens by id (default: the checkpoint's, `fuse train --vocab`).  reuse: a
+        step computes only the new position's rows, over the rows kept (when the
+        program is causal; else the window is computed whole, said in the result)."""
+        from .generate.generation import GenerationOptions, generate
+
+        options = GenerationOptions(steps, temperature, top_k, seed, tokens, target,
+                                    None if vocabulary is None else tuple(vocabulary), reuse)
+        return generate(self, prompt, options)
+
     def _settings(self) -> RunSettings:
         backend = self.backend if self.operation_check is None \
             else CheckedBackend(self.backend, self.operation_check)
@@ -420,7 +455,8 @@ class CompiledProgram:
               checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
               resume: str | os.PathLike | None = None, epochs: int | None = None,
               init: Mapping[str, str] | None = None, init_default: str | None = None,
-              progress: Callable[[Any], None] | None = None) -> Any:
+              progress: Callable[[Any], None] | None = None,
+              vocabulary: Sequence[str] | None = None) -> Any:
         """Learn the params against the program's loss (`train L`) on the torch or jax
         backend; returns a run.train.training.TrainResult (docs/training.md).
 
@@ -435,14 +471,17 @@ class CompiledProgram:
         at the end; resume: a checkpoint to continue from; init: initialisers as
         text per param (`{"W1": "normal(0.02)"}`), over the program's; init_default:
         the initialiser of the weights that have none written; progress: called after
-        each step with a run.train.training.TrainProgress.  program.interrupt stops it."""
+        each step with a run.train.training.TrainProgress; vocabulary: the tokens by id,
+        kept in the checkpoint for `generate` (docs/generation.md).  program.interrupt
+        stops it."""
         from .train.training import TrainOptions, train
 
         options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,
                                None if checkpoint is None else os.fspath(checkpoint),
                                checkpoint_every, None if resume is None else os.fspath(resume),
-                               epochs, dict(init) if init else None, init_default)
+                               epochs, dict(init) if init else None, init_default,
+                               None if vocabulary is None else tuple(vocabulary))
         return train(self, options, data, validation, progress)
 
     def gradients(self, params: Mapping[str, Any], data: Mapping[str, Any] | None = None

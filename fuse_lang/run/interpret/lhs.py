@@ -28,6 +28,10 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
     if names is not None and skip is None and not fixed and value.axes == names \
             and tuple(backend.shape(value.data)) == tuple(shape):
         return value.data  # already laid out as the LHS: no copy
+    if names is not None and skip is not None and fixed and len(fixed) == 1 \
+            and names[skip] in fixed and value.axes == names[:skip] + names[skip + 1:] \
+            and tuple(backend.shape(value.data)) == tuple(shape):
+        return value.data  # one row (a generation step's, a recurrence's), laid out
     fixed = fixed or {}
     lhs = stmt.lhs
     indices = [_symbol_position(analysis, lhs.name, pos, i)
@@ -38,6 +42,9 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
             return backend.broadcast_to(value.data, shape)  # bare W = const([...])
         return backend.broadcast_to(value.data, shape)
     names = _plain_names(indices, fixed)
+    if fixed and names is not None and value.axes == tuple(names) \
+            and tuple(backend.shape(value.data)) == tuple(shape):
+        return value.data  # a row already laid out as the LHS's (a recurrence's, a step's)
     if names is not None and len(set(names)) == len(names) \
             and _slices_fill_their_axes(backend, value, names, shape):
         extents = {n: e for n, e in zip(names, shape)}

@@ -8,6 +8,7 @@ from typing import Any
 from ...check.symbols import slice_name
 from ...check.value_tables import constant_position, positions_of
 from ...front import ir
+from ..sparse.value import is_sparse
 from .labelled import LArray
 from .statement import EvaluationError, EvaluatorState
 
@@ -30,8 +31,12 @@ class ReferenceReading(EvaluatorState):
             raise EvaluationError(f"`{ref.name}` has no value yet")
         data = self.overrides.get(id(ref), self.values[ref.name])
         plain = self.info.plain_refs.get(id(ref))
-        if plain is not None and not (self.fixed and any(n in self.fixed for n in plain)):
-            return LArray(data, plain)
+        if plain is not None:
+            if not (self.fixed and any(n in self.fixed for n in plain)):
+                return LArray(data, plain)
+            row = self._plain_row(data, plain)  # `K[n,h,p,k]` at a fixed p: one indexing
+            if row is not None:
+                return row
         info = self.analysis.tensors[ref.name]
         labels: list[str] = []
         axis = 0
@@ -70,6 +75,23 @@ class ReferenceReading(EvaluatorState):
                 slices += 1
                 axis += 1
         return self._diagonals(LArray(data, tuple(labels)))
+
+    def _plain_row(self, data: Any, plain: tuple[str, ...]) -> LArray | None:
+        """A dense reference of plain variables, some fixed inside their axes, read
+        by one basic indexing (None: another case, read index by index)."""
+        if is_sparse(data):
+            return None
+        sizes = self.backend.shape(data)
+        where = []
+        for name, size in zip(plain, sizes):
+            position = self.fixed.get(name)
+            if position is None:
+                where.append(slice(None))
+            elif 0 <= position < size:
+                where.append(position)
+            else:
+                return None
+        return LArray(data[tuple(where)], tuple(n for n in plain if n not in self.fixed))
 
     def _select(self, data: Any, axis: int, position: int, size: int) -> Any:
         backend = self.backend

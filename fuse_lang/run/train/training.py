@@ -10,6 +10,7 @@ run draws what an uninterrupted one would.
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -90,6 +91,9 @@ class TrainOptions:
     # the one for the weights that neither the program nor `init` gives one
     init: Mapping[str, str] | None = None
     init_default: str | None = None
+    # the tokens by id, kept in the checkpoint's metadata for `fuse generate`
+    # (run.generate.vocabulary)
+    vocabulary: tuple[str, ...] | None = None
 
 
 def train(program: CompiledProgram, options: TrainOptions,
@@ -394,6 +398,8 @@ def _save(learner: Any, options: TrainOptions, result: TrainResult) -> str:
                 "fuse.learning_rate": repr(options.learning_rate),
                 "fuse.schedule": options.schedule,
                 "fuse.seed": repr(options.seed)}
+    if options.vocabulary is not None:
+        metadata["fuse.vocabulary"] = json.dumps(list(options.vocabulary), ensure_ascii=False)
     assert options.checkpoint is not None
     return str(save_checkpoint(Path(options.checkpoint), learner.params(),
                                learner.optimizer_state(), metadata))

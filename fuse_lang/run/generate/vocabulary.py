@@ -1,0 +1,113 @@
+"""Text to token ids and back (docs/generation.md, "The vocabulary").
+
+A vocabulary is a list of strings, the position of each its id: the characters of
+a character model (`make_chars.py` writes `chars_vocab.json`).  `fuse train
+--vocab FILE.json` keeps it in the checkpoint's metadata (`fuse.vocabulary`, JSON),
+so that a checkpoint carries the vocabulary its params were trained with.  An
+empty entry (the "rare" symbol of make_chars.py) is never matched by a prompt and
+reads back as U+FFFD."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..results import FuseError
+
+METADATA_KEY = "fuse.vocabulary"
+UNKNOWN = "\ufffd"  # how an empty entry (a symbol for every rare character) reads
+
+
+class Vocabulary:
+    """The tokens by id; `encode` reads text as the longest entries that match."""
+
+    def __init__(self, entries: Sequence[str]) -> None:
+        if not all(isinstance(e, str) for e in entries) or not entries:
+            raise FuseError("a vocabulary is a non-empty list of strings, its positions "
+                            "the tokens' ids")
+        self.entries = tuple(entries)
+        self._ids = {}
+        for k, entry in enumerate(self.entries):
+            if entry:
+                self._ids.setdefault(entry, k)
+        self._longest = max((len(e) for e in self.entries), default=1)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of `text`; FuseError naming the characters no entry holds."""
+        ids: list[int] = []
+        missing: dict[str, None] = {}
+        at = 0
+        while at < len(text):
+            for size in range(min(self._longest, len(text) - at), 0, -1):
+                found = self._ids.get(text[at:at + size])
+                if found is not None:
+                    ids.append(found)
+                    at += size
+                    break
+            else:
+                missing[text[at]] = None
+                at += 1
+        if missing:
+            shown = ", ".join(repr(c) for c in list(missing)[:10])
+            raise FuseError(f"the prompt holds {len(missing)} character"
+                            f"{'s' if len(missing) > 1 else ''} that the vocabulary does not "
+                            f"({shown}); its {len(self.entries)} tokens are those the model "
+                            f"was trained on")
+        return ids
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return "".join(self.entries[i] or UNKNOWN for i in ids)
+
+
+def read_vocabulary_file(path: str | Path) -> list[str]:
+    """A vocabulary file: a JSON list of strings (`chars_vocab.json`)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise FuseError(f"the vocabulary {path} cannot be read: {err.strerror or err}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise FuseError(f"the vocabulary {path} is not JSON: {err}") from None
+    if not isinstance(data, list) or not data or not all(isinstance(e, str) for e in data):
+        raise FuseError(f"the vocabulary {path} is not a JSON list of strings (the tokens, "
+                        f"each at its id)")
+    return data
+
+
+def checkpoint_vocabulary(path: str | Path) -> list[str] | None:
+    """The vocabulary a checkpoint's metadata holds (`fuse train --vocab`), if any."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="numpy") as opened:
+            text = (opened.metadata() or {}).get(METADATA_KEY)
+    except (SafetensorError, OSError, ValueError):
+        return None
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, list) and all(isinstance(e, str) for e in data) else None
+
+
+def weights_vocabulary(weights: Any) -> list[str] | None:
+    """The vocabulary of the first `.safetensors` file of a program's weights that
+    holds one (a checkpoint given as `weights=` / `--params`)."""
+    if weights is None:
+        return None
+    manifest = weights.manifest
+    seen: set[Path] = set()
+    for entry in manifest.tensors:
+        for shard in entry.shards:
+            path = Path(manifest.base_dir) / shard.file
+            if path.suffix.lower() != ".safetensors" or path in seen:
+                continue
+            seen.add(path)
+            found = checkpoint_vocabulary(path)
+            if found is not None:
+                return found
+    return None
