@@ -62,6 +62,9 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--init-default", default=None, metavar="INIT",
                    help="the initialiser of the weights that have none (default glorot)")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    from .cache import add_cache_dir_option
+
+    add_cache_dir_option(p)
 
 
 def _positive_float(text: str) -> float:
@@ -72,6 +75,12 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
     return value
+
+
+def _cache_dir(value: str | None) -> str | None:
+    from .cache import cache_dir_of
+
+    return cache_dir_of(value)
 
 
 def _batch(text: str | None) -> dict[str, int] | None:
@@ -118,6 +127,7 @@ class TrainOptions:
     init: dict[str, str]
     init_default: str | None
     format: str
+    cache_dir: str | None = None
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> TrainOptions:
@@ -130,12 +140,14 @@ class TrainOptions:
                    data=tuple(ns.data), validation=tuple(ns.validation),
                    validate_every=ns.validate_every, checkpoint=ns.checkpoint,
                    checkpoint_every=ns.checkpoint_every, resume=ns.resume,
-                   init=_inits(ns.init), init_default=ns.init_default, format=ns.format)
+                   init=_inits(ns.init), init_default=ns.init_default, format=ns.format,
+                   cache_dir=_cache_dir(ns.cache_dir))
 
 
 def cmd_train(options: TrainOptions) -> int:
     """`fuse train`: the params learned and the loss shown; CommandFailed after
     saying why not."""
+    from ..plan.config import ExecutionConfig
     from ..run.program import FuseError, compile
     from .progress import progress_bar  # the engine is imported only to train
     from .reading import read_program
@@ -147,7 +159,8 @@ def cmd_train(options: TrainOptions) -> int:
     try:
         program = compile(text, backend=options.backend, device=options.device,
                           base_dir=Path(options.path).parent, path=options.path,
-                          precision=options.precision)
+                          precision=options.precision,
+                          config=ExecutionConfig(cache_dir=options.cache_dir))
         result = program.train(data, optimizer=options.optimizer,
                                learning_rate=options.learning_rate, schedule=options.schedule,
                                steps=options.steps, seed=options.seed,
@@ -204,6 +217,11 @@ def _print_trained(result: Any, fmt: str) -> None:
     if result.validation:
         print(f"validation loss {result.validation[-1][1]:.6g} at step "
               f"{result.validation[-1][0]}")
+    if result.first_step_seconds is not None:
+        then = f", then {result.step_seconds * 1e3:.3g} ms a step (median)" \
+            if result.step_seconds is not None else ""
+        print(f"first step {result.first_step_seconds:.3g} s (the step captured or "
+              f"compiled){then}")
     if result.checkpoint:
         print(f"wrote {result.checkpoint}")
 
