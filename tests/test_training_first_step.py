@@ -75,3 +75,22 @@ def test_a_second_process_trains_from_the_cache_the_same_steps(folder):
     assert warm["losses"] == cold["losses"]
     assert sorted(p.name for p in (cache / "jax").iterdir()) == entries  # nothing new
     assert warm["first_step_seconds"] > 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_torch_keeps_the_captured_loss_in_the_cache_for_a_later_process(folder):
+    cache = folder / "cache"
+    cold = _train(folder, "--backend", "torch", f"--cache-dir={cache}")
+    (stored,) = (cache / "torch" / "fuse-train").glob("*.pt")
+    made = stored.stat().st_mtime_ns
+    warm = _train(folder, "--backend", "torch", f"--cache-dir={cache}")
+    assert warm["losses"] == cold["losses"]  # the stored graph computes the same steps
+    assert stored.stat().st_mtime_ns == made  # loaded, not captured and written again
+    stored.write_bytes(b"not a graph")
+    again = _train(folder, "--backend", "torch", f"--cache-dir={cache}")
+    assert again["losses"] == cold["losses"]
+    assert stored.read_bytes() != b"not a graph"  # captured again and written whole
+    done = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "cache", "clear",
+                           "--cache-dir", str(cache)], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 0 and not stored.exists()

@@ -4,10 +4,11 @@
                [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N]
                [--data NAME=FILE.npy]... [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
                [--checkpoint-every N] [--resume FILE.safetensors] [--init NAME=INIT]...
-               [--init-default INIT] [--format text|json] PATH
+               [--init-default INIT] [--format text|json] [--cache-dir [DIR]] PATH
 
 The loss is printed about ten times along the way (and drawn in a progress bar
-on a terminal); the learned params go to the checkpoint file.
+on a terminal), then the first step's seconds (capture or compile) apart from
+the others'; the learned params go to the checkpoint file.
 """
 from __future__ import annotations
 

@@ -124,7 +124,8 @@ def train(program: CompiledProgram, options: TrainOptions,
         rate = Rate(options.learning_rate, options.schedule, options.steps)
         learner = make_learner(backend, _loss_function(cut, loss, unrolled), params,
                                options.optimizer,
-                               rate, options.weight_decay, fresh=_fresh_loss(program, loss))
+                               rate, options.weight_decay, fresh=_fresh_loss(program, loss),
+                               stored=_stored_capture(cut))
         if state is not None:
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start,
@@ -215,6 +216,17 @@ def _fresh_loss(program: CompiledProgram, loss: LossInfo
     """How to make the loss of a fresh copy of the program, for torch to capture it
     as a graph (run.train.captured_loss)."""
     return lambda: _loss_function(_loss_program(program, loss), loss)
+
+
+def _stored_capture(cut: CompiledProgram) -> Path | None:
+    """Where torch's captured loss is kept with a compile cache (`cache_dir`):
+    `DIR/torch/fuse-train/<the loss program's cache key>` (run.cache: its
+    definition, shapes, settings, precision and torch's version)."""
+    folder = cut.config.cache_dir
+    if folder is None or cut.backend.name != "torch":
+        return None
+    key, _ = cut._cache_key(cut.analysis)
+    return Path(folder).expanduser() / "torch" / "fuse-train" / key
 
 
 def _unrolled_rounds(cut: CompiledProgram, inputs: Mapping[str, Any]
