@@ -175,6 +175,10 @@ def test_what_cannot_be_dynamic_is_refused_in_one_line(trained, tmp_path):
     program = fuse_lang.compile(TRANSFORMER.read_text(), base_dir=TRANSFORMER.parent)
     with pytest.raises(FuseError, match=r"cannot be exported to jax with `p` dynamic"):
         program.export("jax", dynamic=["p"])
+    exported = fuse_lang.compile(MLP, base_dir=trained).export("jax")
+    assert exported.state == tuple(sorted(PARAMS)) and exported.inputs == ("T", "X")
+    with pytest.raises(FuseError, match=r"not W1 \(W1: the export's state, fixed at export\)"):
+        exported.run({"W1": np.zeros((6, 4))})
     done = _fuse("export", path, "--format", "torch", "--out", str(tmp_path / "m.pt2"),
                  "--params", "a.safetensors", "--weights", "m.json")
     assert done.returncode == 2 and "not both" in done.stderr

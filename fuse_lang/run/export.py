@@ -75,8 +75,10 @@ class Exported:
         given = dict(self.example_inputs)
         unknown = set(inputs or {}) - set(given)
         if unknown:
+            held = sorted(unknown & set(self.state))
+            why = f" ({', '.join(held)}: the export's state, fixed at export)" if held else ""
             raise FuseError(f"the exported graph takes {', '.join(self.inputs) or 'no inputs'}; "
-                            f"not {', '.join(sorted(unknown))}")
+                            f"not {', '.join(sorted(unknown))}{why}")
         given.update({k: np.asarray(v, dtype=given[k].dtype) for k, v in (inputs or {}).items()})
         keywords = {self.arguments[n]: given[n] for n in self.inputs}
         if self.framework == "torch":
