@@ -43,6 +43,7 @@ SMALL = {"windows": 4, "window": 16, "width": 16, "heads": 2, "key": 8, "mlp": 3
 RATE = 1e-3
 
 
+FIRST_STEPS: list[float] = []  # each Fuse run's first step (capture or compile), seconds
 CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
 now = time.perf_counter  # main() sets it from --clock
 
@@ -57,6 +58,7 @@ def fuse_train(folder: Path, backend: str, sizes: dict, steps: int, device: str 
     stamps: list[float] = []
     result = program.train(steps=steps, learning_rate=RATE,
                            progress=lambda _: stamps.append(now()))
+    FIRST_STEPS.append(result.first_step_seconds or 0.0)
     return stamps, result.losses[-1]
 
 
@@ -191,7 +193,8 @@ def compare(backend: str, hand: Callable, folder: Path, data: np.ndarray, sizes:
     print(f"char transformer n={sizes['windows']} window={sizes['window']} "
           f"d={sizes['width']} heads={sizes['heads']}, {backend} on {device}  fuse {fuse:.3f} ms/step  "
           f"hand-written {written:.3f} ms/step  ratio {ratio:.2f}  target <= {TARGET}  "
-          f"{'OK' if ratio <= TARGET else 'MISSED'}  (loss {our_loss:.4f} = {their_loss:.4f})")
+          f"{'OK' if ratio <= TARGET else 'MISSED'}  (loss {our_loss:.4f} = {their_loss:.4f})  "
+          f"first step {min(FIRST_STEPS[-rounds:]):.2f} s")
     return ratio
 
 

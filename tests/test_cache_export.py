@@ -153,8 +153,10 @@ def test_jax_export_runs_as_run_does_and_its_stablehlo_round_trips():
     if importlib.util.find_spec("flatbuffers") is None:  # jax's serialization needs it
         return
     loaded = jax.export.deserialize(exported.jax_export.serialize())
-    args = [exported.example_inputs[n] for n in exported.inputs]
-    for name, value in zip(exported.outputs, loaded.call(*args)):
+    kwargs = {exported.arguments[n]: exported.example_inputs[n] for n in exported.inputs}
+    results = loaded.call(**kwargs)
+    assert set(results) == {"Y", "Comp"}
+    for name, value in results.items():
         np.testing.assert_allclose(np.asarray(value), expected[name], rtol=2e-4, atol=2e-5)
 
 
@@ -167,9 +169,12 @@ def test_fuse_export_torch_writes_a_pt2_that_loads_back_to_the_same_numbers(tmp_
     loaded = torch.export.load(str(out))
     exported = _transformer().export("torch")
     assert isinstance(exported.artifact, torch.export.ExportedProgram)
-    args = [torch.as_tensor(exported.example_inputs[n]) for n in exported.inputs]
+    kwargs = {exported.arguments[n]: torch.as_tensor(exported.example_inputs[n])
+              for n in exported.inputs}
     expected = _transformer().run()
-    for name, value in zip(exported.outputs, loaded.module()(*args)):
+    results = loaded.module()(**kwargs)
+    assert set(results) == {"Y", "Comp"}
+    for name, value in results.items():
         np.testing.assert_allclose(value.numpy(), expected[name], rtol=2e-4, atol=2e-5)
 
 

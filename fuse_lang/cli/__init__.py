@@ -9,8 +9,8 @@
     fuse train PATH [--backend torch|jax] [--optimizer sgd|adam|adamw] [--lr X] [--steps N] [--seed N]
                [--batch INDEX=N] [--checkpoint FILE.safetensors] [--resume FILE.safetensors]
     fuse plot RESULT.npz [--out DIR] [--format svg|png] [--program PATH] [--slice-along INDEX]
-    fuse cache info|clear [--cache-dir DIR]      (and fuse run --cache-dir [DIR])
-    fuse export PATH --format torch|stablehlo --out FILE
+    fuse cache info|clear [--cache-dir DIR]      (and fuse run|train --cache-dir [DIR])
+    fuse export PATH --format torch|jax|stablehlo --out FILE [--params CKPT.safetensors] [--dynamic INDEX,...]
 
 Exit status: 0 when no errors, 1 when any error, 2 for usage or I/O errors, 130
 when stopped by Ctrl-C.

@@ -2,7 +2,8 @@
 
     fuse cache info [--cache-dir DIR] [--format text|json]
     fuse cache clear [--cache-dir DIR]
-    fuse export PATH --format torch|stablehlo --out FILE [--input NAME=FILE.npy]...
+    fuse export PATH --format torch|jax|stablehlo --out FILE [--input NAME=FILE.npy]...
+                [--params CKPT.safetensors | --weights MANIFEST.json] [--dynamic INDEX,...]
 
 The cache folder when `--cache-dir` is given without one, or left out of
 `fuse cache`: `$FUSE_CACHE_DIR`, else `$XDG_CACHE_HOME/fuse`, else
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, fail
 
 DEFAULT = "default"  # --cache-dir without a folder
 
@@ -37,19 +38,29 @@ class CacheOptions:
 
 @frozen_dataclass
 class ExportOptions:
-    """`fuse export PATH --format torch|stablehlo --out FILE ...`."""
+    """`fuse export PATH --format torch|jax|stablehlo --out FILE ...`."""
     path: str
     format: str
     out: str
     device: str | None
     precision: str
     inputs: tuple[str, ...]
+    weights: str | None  # --params CKPT.safetensors or --weights MANIFEST.json
+    dynamic: tuple[str, ...]
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> ExportOptions:
         """The options of a parsed `fuse export` command line."""
+        if ns.params and ns.weights:
+            raise UsageError("give --weights MANIFEST.json or --params CKPT.safetensors, "
+                             "not both")
+        if ns.params and not ns.params.lower().endswith(".safetensors"):
+            raise UsageError(f"--params takes a .safetensors checkpoint (as `fuse train "
+                             f"--checkpoint` writes), not {ns.params}")
+        dynamic = tuple(i.strip() for text in ns.dynamic for i in text.split(",") if i.strip())
         return cls(path=ns.path, format=ns.format, out=ns.out, device=ns.device,
-                   precision=ns.precision, inputs=tuple(ns.input))
+                   precision=ns.precision, inputs=tuple(ns.input),
+                   weights=ns.params or ns.weights, dynamic=dynamic)
 
 
 def add_cache_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -76,14 +87,20 @@ def add_commands(sub: Any) -> None:
                          help="the cache folder (default: $XDG_CACHE_HOME/fuse)")
     p_cache.add_argument("--format", choices=("text", "json"), default="text")
     p_export = sub.add_parser("export", help="write a program as a torch.export archive "
-                                             "(.pt2) or StableHLO text")
+                                             "(.pt2), a jax.export artifact or StableHLO text")
     p_export.add_argument("path", metavar="PATH")
-    p_export.add_argument("--format", choices=("torch", "stablehlo"), required=True)
+    p_export.add_argument("--format", choices=("torch", "jax", "stablehlo"), required=True)
     p_export.add_argument("--out", metavar="FILE", required=True)
     p_export.add_argument("--device", default=None, help="cpu (the default) or cuda[:N]")
     p_export.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
     p_export.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                           help="a source's value (its shape is the graph's; repeatable)")
+    p_export.add_argument("--params", metavar="CKPT.safetensors", default=None,
+                          help="the params' values, from a checkpoint (fuse train --checkpoint)")
+    p_export.add_argument("--weights", metavar="MANIFEST.json", default=None,
+                          help="a weights manifest: its tensors become the export's state")
+    p_export.add_argument("--dynamic", action="append", default=[], metavar="INDEX,...",
+                          help="leave the size of these indices' axes open (batch, sequence)")
 
 
 def cmd_cache(options: CacheOptions) -> int:
@@ -129,8 +146,9 @@ def cmd_export(options: ExportOptions) -> int:
     try:
         program = compile(text, backend=backend, device=options.device,
                           base_dir=Path(options.path).parent, path=options.path,
-                          precision=options.precision, compiled=False)
-        exported = program.export(backend, inputs)
+                          precision=options.precision, compiled=False,
+                          weights=options.weights)
+        exported = program.export(options.format, inputs, dynamic=options.dynamic)
         data = exported.to_bytes()
     except FuseError as err:
         fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
@@ -143,6 +161,22 @@ def cmd_export(options: ExportOptions) -> int:
         atomic_write(Path(options.out), data)
     except OSError as err:
         fail(f"fuse: --out {options.out}: cannot be written: {err.strerror or err}", EXIT_USAGE)
-    print(f"wrote {options.out} ({options.format}: inputs "
-          f"{', '.join(exported.inputs) or 'none'}; outputs {', '.join(exported.outputs)})")
+    print(f"wrote {options.out} ({_described(exported)})")
     return EXIT_OK
+
+
+def _described(exported: Any) -> str:
+    """`torch: inputs X[n], ...; state W1, W2; outputs P`: the keywords, the
+    dynamic indices, the state and the outputs."""
+    dynamic = {(n, k): i for i, pairs in exported.dynamic.items() for n, k in pairs}
+
+    def shown(name: str) -> str:
+        shape = [dynamic.get((name, k), str(extent))
+                 for k, extent in enumerate(exported.example_inputs[name].shape)]
+        spelled = exported.arguments[name]
+        alias = f" (`{name}`)" if spelled != name else ""
+        return f"{spelled}{alias}[{','.join(shape)}]"
+
+    inputs = ", ".join(shown(n) for n in exported.inputs) or "none"
+    state = f"; state {', '.join(exported.state)}" if exported.state else ""
+    return f"{exported.format}: inputs {inputs}{state}; outputs {', '.join(exported.outputs)}"

@@ -4,10 +4,12 @@
                [--schedule constant|cosine] [--steps N] [--seed N] [--batch INDEX=N]
                [--data NAME=FILE.npy]... [--validation NAME=FILE.npy]... [--checkpoint FILE.safetensors]
                [--checkpoint-every N] [--resume FILE.safetensors] [--init NAME=INIT]...
-               [--init-default INIT] [--vocab FILE.json] [--format text|json] PATH
+               [--init-default INIT] [--vocab FILE.json] [--format text|json]
+               [--cache-dir [DIR]] PATH
 
 The loss is printed about ten times along the way (and drawn in a progress bar
-on a terminal); the learned params go to the checkpoint file.
+on a terminal), then the first step's seconds (capture or compile) apart from
+the others'; the learned params go to the checkpoint file.
 """
 from __future__ import annotations
 
@@ -65,6 +67,9 @@ def add_train_parser(sub: Any) -> None:
                    help="the tokens by id (a JSON list), kept in the checkpoint for "
                         "`fuse generate`")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    from .cache import add_cache_dir_option
+
+    add_cache_dir_option(p)
 
 
 def _positive_float(text: str) -> float:
@@ -75,6 +80,12 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
     return value
+
+
+def _cache_dir(value: str | None) -> str | None:
+    from .cache import cache_dir_of
+
+    return cache_dir_of(value)
 
 
 def _batch(text: str | None) -> dict[str, int] | None:
@@ -122,6 +133,7 @@ class TrainOptions:
     init_default: str | None
     format: str
     vocab: str | None = None
+    cache_dir: str | None = None
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> TrainOptions:
@@ -135,12 +147,13 @@ class TrainOptions:
                    validate_every=ns.validate_every, checkpoint=ns.checkpoint,
                    checkpoint_every=ns.checkpoint_every, resume=ns.resume,
                    init=_inits(ns.init), init_default=ns.init_default, format=ns.format,
-                   vocab=ns.vocab)
+                   vocab=ns.vocab, cache_dir=_cache_dir(ns.cache_dir))
 
 
 def cmd_train(options: TrainOptions) -> int:
     """`fuse train`: the params learned and the loss shown; CommandFailed after
     saying why not."""
+    from ..plan.config import ExecutionConfig
     from ..run.generate.vocabulary import read_vocabulary_file
     from ..run.program import FuseError, compile
     from .progress import progress_bar  # the engine is imported only to train
@@ -154,7 +167,8 @@ def cmd_train(options: TrainOptions) -> int:
         vocabulary = read_vocabulary_file(options.vocab) if options.vocab else None
         program = compile(text, backend=options.backend, device=options.device,
                           base_dir=Path(options.path).parent, path=options.path,
-                          precision=options.precision)
+                          precision=options.precision,
+                          config=ExecutionConfig(cache_dir=options.cache_dir))
         result = program.train(data, optimizer=options.optimizer,
                                learning_rate=options.learning_rate, schedule=options.schedule,
                                steps=options.steps, seed=options.seed,
@@ -211,6 +225,11 @@ def _print_trained(result: Any, fmt: str) -> None:
     if result.validation:
         print(f"validation loss {result.validation[-1][1]:.6g} at step "
               f"{result.validation[-1][0]}")
+    if result.first_step_seconds is not None:
+        then = f", then {result.step_seconds * 1e3:.3g} ms a step (median)" \
+            if result.step_seconds is not None else ""
+        print(f"first step {result.first_step_seconds:.3g} s (the step captured or "
+              f"compiled){then}")
     if result.checkpoint:
         print(f"wrote {result.checkpoint}")
 

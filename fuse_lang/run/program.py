@@ -514,13 +514,16 @@ class CompiledProgram:
         settings["representation"] = dict(sorted(self.representation.items()))
         return cache.cache_key(analysis, self.backend, settings)
 
-    def export(self, format: str, inputs: Mapping[str, Any] | None = None) -> Any:
-        """The program as one graph of its framework, outside Fuse: "torch" (a
-        torch.export ExportedProgram) or "jax" (a jitted callable and its
-        StableHLO text); see run.export and docs/backends.md."""
+    def export(self, format: str, inputs: Mapping[str, Any] | None = None, *,
+               dynamic: Sequence[str] = ()) -> Any:
+        """The program as one graph of a framework, outside Fuse: "torch" (a
+        torch.export ExportedProgram: inputs by keyword, params as the module's
+        state, exports as a dict) or "jax"/"stablehlo" (a jax.export artifact and
+        its StableHLO text); `dynamic`: the indices whose size the graph leaves
+        open.  See run.export and docs/backends.md."""
         from .export import export_program
 
-        return export_program(self, format, inputs)
+        return export_program(self, format, inputs, dynamic)
 
     def memory_needed(self, write_sinks: bool = True) -> int:
         """The bytes a run without inputs needs by the memory guard's estimate

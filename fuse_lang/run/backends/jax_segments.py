@@ -8,7 +8,8 @@ shapes, dtypes).  A later process finds the file, deserializes it and calls it:
 neither Fuse's evaluator is traced nor its graph lowered again, and XLA's
 compiled code comes from jax's persistent cache.  A file that cannot be read
 back is made again (written whole, renamed over the old one); what jax.export
-cannot take runs as the plain `jax.jit` graph.
+cannot take runs as the plain `jax.jit` graph, and so does a segment called
+inside another trace (training's step: its gradient is taken through it).
 """
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ def exported_segment(jitted: Callable, platform: str, artifact: Path) -> Callabl
     by_signature: dict[str, Callable] = {}
 
     def call(*args: Any) -> Any:
+        if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args)):
+            # inside another trace (training's jitted step, its gradient): the
+            # segment is part of that graph, which jax's persistent cache keeps; a
+            # stored export has no gradient to give (jax: "No VJP is available")
+            return jitted(*args)
         signature = _signature(args)
         runner = by_signature.get(signature)
         if runner is None:

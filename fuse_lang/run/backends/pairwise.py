@@ -22,7 +22,11 @@ def pair_as_matmul(spec: str, a: Any, b: Any, *, total: Callable, permute: Calla
     matrix product when nothing is batched).  `total(x, axes)` sums axes away,
     `permute(x, order)` transposes, `matmul` multiplies: the framework's own.
     The plan is made once per spec and shapes, so a run pays only for the calls."""
-    plan = _matmul_plan(spec, tuple(a.shape), tuple(b.shape))
+    shape_a, shape_b = tuple(a.shape), tuple(b.shape)
+    if all(type(n) is int for n in shape_a + shape_b):
+        plan = _matmul_plan(spec, shape_a, shape_b)
+    else:  # symbolic sizes (an export with dynamic axes): unhashable, planned each time
+        plan = _matmul_plan.__wrapped__(spec, shape_a, shape_b)
     if plan.swap:
         a, b = b, a
     if plan.total_a:

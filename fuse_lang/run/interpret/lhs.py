@@ -4,6 +4,7 @@ when the LHS is distinct variables, else a scatter planned from shapes
 slices, repeated indices)."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from ...check import Analysis
@@ -56,8 +57,14 @@ def write_lhs(backend: Backend, analysis: Analysis, info: StatementInfo, value: 
     diagonal = _sparse_diagonal(backend, value, indices, shape, fixed) if sparse else None
     if diagonal is not None:
         return diagonal
+    pooled = None if sparse or fixed or skip is not None else _pooled(backend, info, value, indices, shape, op)
+    if pooled is not None:
+        return pooled
     return _scatter(backend, info, value, indices, shape, op, fixed)
 
+
+# pooling blocks up to this size are summed as slices (_pooled)
+SUMMED_SLICES = 8
 
 # a diagonal head (`R(x, x) = ...`) of this many cells or more is written sparse
 SPARSE_DIAGONAL_CELLS = 1 << 16
@@ -81,6 +88,64 @@ def _sparse_diagonal(backend: Backend, value: LArray, indices: list, shape: tupl
     from ..sparse.value import sp
 
     return backend.sparse_from(sp.csr_array((vector[at], (at, at)), shape=shape))
+
+
+def _pooled(backend: Backend, info: StatementInfo, value: LArray, indices: list,
+            shape: tuple[int, ...], op: str) -> Any:
+    """Pooling in blocks (`Pool[n,x/2,y/2] = F[n,x,y]`, each LHS index a distinct
+    variable or one divided): the value laid out in the LHS order, each divided
+    axis split into (blocks, divisor) and the divisor's axes reduced by `op`, so a
+    framework reshapes and sums where the scatter would index every cell (and its
+    gradient would gather them back).  The divided extent must fill its blocks
+    (a sum pads the last one with zeros).  None for any other LHS."""
+    names = [i.name if isinstance(i, ir.IndexVar) else getattr(getattr(i, "var", None),
+                                                                "name", None)
+             for i in indices]
+    if op not in ("sum", "avg", "max", "min") or None in names or len(names) != len(shape) \
+            or len(set(names)) != len(names) \
+            or not any(isinstance(i, ir.IndexDiv) for i in indices) \
+            or not all(isinstance(i, (ir.IndexVar, ir.IndexDiv)) for i in indices) \
+            or any(a not in names for a in value.axes):
+        return None
+    sizes = backend.shape(value.data)
+    extents = {n: sizes[value.axes.index(n)] if n in value.axes else info.extents.get(n)
+               for n in names}
+    split: list[int] = []
+    blocks: list[int] = []
+    pads: list[tuple[int, int]] = []
+    for k, (index, size) in enumerate(zip(indices, shape)):
+        extent = extents[names[k]]
+        if extent is None:
+            return None
+        if isinstance(index, ir.IndexVar):
+            if extent != size:
+                return None
+            split.append(size)
+            continue
+        filled = size * index.divisor
+        if not (extent == filled or (op == "sum" and filled - index.divisor < extent < filled)):
+            return None
+        if extent != filled:
+            pads.append((k, filled - extent))
+        split.extend((size, index.divisor))
+        blocks.append(len(split) - 1)
+    data = expand_to(backend, value, tuple(names), extents)
+    for k, missing in pads:  # the last block's cells past the extent: zeros
+        grown = list(backend.shape(data))
+        grown[k] = missing
+        data = backend.concatenate([data, backend.zeros(tuple(grown))], k)
+    data = backend.reshape(data, tuple(split))
+    if op not in ("sum", "avg") or max(split[b] for b in blocks) > SUMMED_SLICES:
+        return backend.reduce(op, data, tuple(blocks))
+    # a block's few cells added as slices: a framework's reduction over short inner
+    # axes is many times slower (torch on the CPU: 12 ms against 0.5 ms, and so
+    # its gradient), and the slices are views
+    for axis in reversed(blocks):
+        parts = [data[(slice(None),) * axis + (j,)] for j in range(split[axis])]
+        data = parts[0]
+        for part in parts[1:]:
+            data = data + part
+    return data / float(math.prod(split[b] for b in blocks)) if op == "avg" else data
 
 
 def _plain_names(indices: list, fixed: dict[str, int]) -> list[str] | None:

@@ -42,17 +42,17 @@ class Rate:
 
 def make_learner(backend: Backend, loss: LossFunction, params: Mapping[str, np.ndarray],
                  optimizer: str, rate: Rate, weight_decay: float | None,
-                 fresh: Callable[[], LossFunction] | None = None
-                 ) -> "TorchLearner | JaxLearner":
+                 fresh: Callable[[], LossFunction] | None = None,
+                 stored: Any = None) -> "TorchLearner | JaxLearner":
     """The learner of `backend` (torch or jax) starting from `params`; on torch,
     `fresh` (the loss of a new copy of the program) lets it capture the loss as a
-    graph (CapturedLoss)."""
+    graph (CapturedLoss), kept in the compile cache at `stored` (a Path) if given."""
     if optimizer not in OPTIMIZERS:
         raise FuseError(f"unknown optimizer `{optimizer}`: use one of {', '.join(OPTIMIZERS)}")
     if rate.schedule not in SCHEDULES:
         raise FuseError(f"unknown schedule `{rate.schedule}`: use one of {', '.join(SCHEDULES)}")
     if backend.name == "torch":
-        return TorchLearner(backend, loss, params, optimizer, rate, weight_decay, fresh)
+        return TorchLearner(backend, loss, params, optimizer, rate, weight_decay, fresh, stored)
     if backend.name == "jax":
         return JaxLearner(backend, loss, params, optimizer, rate, weight_decay)
     raise FuseError(f"training needs gradients, which the {backend.name} backend does not "
@@ -62,13 +62,14 @@ def make_learner(backend: Backend, loss: LossFunction, params: Mapping[str, np.n
 class TorchLearner:
     def __init__(self, backend: Backend, loss: LossFunction, params: Mapping[str, np.ndarray],
                  optimizer: str, rate: Rate, weight_decay: float | None,
-                 capture: Callable[[], LossFunction] | None = None) -> None:
+                 capture: Callable[[], LossFunction] | None = None,
+                 stored: Any = None) -> None:
         import torch
 
         from .captured_loss import CapturedLoss
 
         self.torch = torch
-        self.loss = loss if capture is None else CapturedLoss(loss, capture)
+        self.loss = loss if capture is None else CapturedLoss(loss, capture, stored)
         self.names = sorted(params)
         self.tensors = {n: backend.asarray(np.asarray(params[n])).detach().clone()
                         .requires_grad_(True) for n in self.names}

@@ -63,10 +63,16 @@ class TrainResult:
     steps: int = 0  # the step it ended at
     checkpoint: str | None = None  # the last checkpoint written
     warnings: list[str] = field(default_factory=list)  # what the training did not as asked
+    # the first step's seconds: the loss captured as a graph (torch) or the step
+    # traced and compiled (jax), and the step itself; then the median of the others
+    first_step_seconds: float | None = None
+    step_seconds: float | None = None
 
     def to_json(self) -> dict:
         return {"loss": self.loss, "first_step": self.first_step, "steps": self.steps,
                 "warnings": list(self.warnings),
+                "first_step_seconds": self.first_step_seconds,
+                "step_seconds": self.step_seconds,
                 "losses": self.losses, "final_loss": self.losses[-1] if self.losses else None,
                 "validation": [list(v) for v in self.validation],
                 "checkpoint": self.checkpoint,
@@ -122,7 +128,8 @@ def train(program: CompiledProgram, options: TrainOptions,
         rate = Rate(options.learning_rate, options.schedule, options.steps)
         learner = make_learner(backend, _loss_function(cut, loss, unrolled), params,
                                options.optimizer,
-                               rate, options.weight_decay, fresh=_fresh_loss(program, loss))
+                               rate, options.weight_decay, fresh=_fresh_loss(program, loss),
+                               stored=_stored_capture(cut))
         if state is not None:
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start,
@@ -213,6 +220,17 @@ def _fresh_loss(program: CompiledProgram, loss: LossInfo
     """How to make the loss of a fresh copy of the program, for torch to capture it
     as a graph (run.train.captured_loss)."""
     return lambda: _loss_function(_loss_program(program, loss), loss)
+
+
+def _stored_capture(cut: CompiledProgram) -> Path | None:
+    """Where torch's captured loss is kept with a compile cache (`cache_dir`):
+    `DIR/torch/fuse-train/<the loss program's cache key>` (run.cache: its
+    definition, shapes, settings, precision and torch's version)."""
+    folder = cut.config.cache_dir
+    if folder is None or cut.backend.name != "torch":
+        return None
+    key, _ = cut._cache_key(cut.analysis)
+    return Path(folder).expanduser() / "torch" / "fuse-train" / key
 
 
 def _unrolled_rounds(cut: CompiledProgram, inputs: Mapping[str, Any]
@@ -370,10 +388,15 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
         if held_out is not None else None
     latest = None
     saved_at = None
+    times: list[float] = []
     for step in range(result.first_step, options.steps):
         if program.interrupt is not None:
             program.interrupt()
+        before = time.perf_counter()
         value = learner.step({**batches.at(step), **batches.temperatures(step)}, step)
+        times.append(time.perf_counter() - before)
+        result.first_step_seconds = times[0]
+        result.step_seconds = float(np.median(times[1:])) if len(times) > 1 else None
         if not np.isfinite(value):
             raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
                             f"lower the learning rate")
