@@ -30,7 +30,8 @@ from .text_sources import parse_json, relation_file, text_lines
 
 def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
                mapped: bool = False) -> np.ndarray:
-    """A dense source's array (`key`: the tensor of a safetensors file).  `mapped`:
+    """A dense source's array (`key`: the tensor of a safetensors file, or the
+    vocabulary of a text's token ids).  `mapped`:
     an `.npy` file or a safetensors tensor memory-mapped as it is stored, not read
     nor converted to `dtype` (a process of a group then reads only the slices its
     devices hold)."""
@@ -57,6 +58,10 @@ def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
         if suffix == ".jsonl":
             rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
             return np.asarray(rows, dtype=dtype)
+        if suffix == ".txt" and key is not None:  # token ids (io.token_ids)
+            from .token_ids import read_token_ids
+
+            return np.asarray(read_token_ids(path, key)[0], dtype=dtype)
     except (OSError, ValueError, KeyError, TypeError, StopIteration, SourceError,
             SafetensorsProblem) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None

@@ -26,18 +26,21 @@ SUFFIXES = (".npy", ".npz", ".safetensors", ".csv", ".tsv", ".facts", ".txt", ".
 
 
 def split_member(value: str) -> tuple[str, str | None]:
-    """A source path and the key after `.safetensors:` (None without one)."""
-    marker = SAFETENSORS + ":"
-    at = value.lower().rfind(marker)
-    if at < 0:
-        return value, None
-    return value[:at + len(SAFETENSORS)], value[at + len(marker):]
+    """A source path and the key after `.safetensors:` (a tensor of the file) or
+    `.txt:` (the vocabulary its token ids index: io.token_ids); None without one."""
+    for suffix in (SAFETENSORS, ".txt"):
+        marker = suffix + ":"
+        at = value.lower().rfind(marker)
+        if at >= 0:
+            return value[:at + len(suffix)], value[at + len(marker):]
+    return value, None
 
 
 def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = None,
                      header: bool | None = None) -> SourceInfo:
     """Shape or values of a source file; raises OSError or SourceError.  `key`:
-    the tensor of a safetensors file (`model.safetensors:key`); `header`: a
+    the tensor of a safetensors file (`model.safetensors:key`), or the vocabulary
+    of a text read as token ids (`corpus.txt:vocab.json`); `header`: a
     relation file's first row is a header (True), data (False), or data that is
     reported if it looks like a header (None)."""
     suffix = path.suffix.lower()
@@ -64,6 +67,13 @@ def read_source_info(path: Path, tensor: str, boolean: bool, key: str | None = N
         return json_lines_info(path, boolean, header)
     if suffix == ".json":
         return json_info(path, tensor, boolean, header)
+    if suffix == ".txt" and key is not None:
+        if boolean:
+            raise SourceError(f"a text with a vocabulary (`:{key}`) gives token ids, numbers: "
+                              f"read them into a numeric tensor of one axis, written with [ ]")
+        from .token_ids import read_token_ids
+
+        return SourceInfo(shape=(len(read_token_ids(path, key)[0]),))
     if suffix == ".txt":
         return tokens_info(path)
     raise SourceError(f"unknown file type {suffix or '(none)'}; use one of {', '.join(SUFFIXES)}")

@@ -80,7 +80,7 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
     if info.kind in SOURCE_KINDS:
         path = base_dir / file
         if (info.boolean and path.suffix.lower() not in ARRAY_SUFFIXES) \
-                or path.suffix.lower() == ".txt":  # tokens, on `( )` or `[ ]` alike
+                or (path.suffix.lower() == ".txt" and key is None):  # tokens, on ( ) or [ ]
             data = _relation(analysis, name, path, shape)
         else:
             # over a mesh a plain .npy or a safetensors tensor is memory-mapped: the

@@ -472,10 +472,14 @@ class CompiledProgram:
         text per param (`{"W1": "normal(0.02)"}`), over the program's; init_default:
         the initialiser of the weights that have none written; progress: called after
         each step with a run.train.training.TrainProgress; vocabulary: the tokens by id,
-        kept in the checkpoint for `generate` (docs/generation.md).  program.interrupt
-        stops it."""
+        kept in the checkpoint for `generate` (docs/generation.md; None: the vocabulary
+        of the program's token ids read from text, `"corpus.txt:vocab.json"`, if
+        any).  program.interrupt stops it."""
+        from .generate.vocabulary import text_vocabulary
         from .train.training import TrainOptions, train
 
+        if vocabulary is None:  # the one a `.txt:VOCAB` token source reads with, if any
+            vocabulary = text_vocabulary(self.analysis, self.base_dir)
         options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,
                                None if checkpoint is None else os.fspath(checkpoint),

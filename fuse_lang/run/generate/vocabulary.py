@@ -26,32 +26,18 @@ class Vocabulary:
             raise FuseError("a vocabulary is a non-empty list of strings, its positions "
                             "the tokens' ids")
         self.entries = tuple(entries)
-        self._ids = {}
-        for k, entry in enumerate(self.entries):
-            if entry:
-                self._ids.setdefault(entry, k)
-        self._longest = max((len(e) for e in self.entries), default=1)
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def encode(self, text: str) -> list[int]:
         """The ids of `text`; FuseError naming the characters no entry holds."""
-        ids: list[int] = []
-        missing: dict[str, None] = {}
-        at = 0
-        while at < len(text):
-            for size in range(min(self._longest, len(text) - at), 0, -1):
-                found = self._ids.get(text[at:at + size])
-                if found is not None:
-                    ids.append(found)
-                    at += size
-                    break
-            else:
-                missing[text[at]] = None
-                at += 1
+        from ...io.token_ids import longest_match_ids
+
+        ids, missing_at = longest_match_ids(text, self.entries)
+        missing = list(dict.fromkeys(text[at] for at in missing_at))
         if missing:
-            shown = ", ".join(repr(c) for c in list(missing)[:10])
+            shown = ", ".join(repr(c) for c in missing[:10])
             raise FuseError(f"the prompt holds {len(missing)} character"
                             f"{'s' if len(missing) > 1 else ''} that the vocabulary does not "
                             f"({shown}); its {len(self.entries)} tokens are those the model "
@@ -92,6 +78,30 @@ def checkpoint_vocabulary(path: str | Path) -> list[str] | None:
     except json.JSONDecodeError:
         return None
     return data if isinstance(data, list) and all(isinstance(e, str) for e in data) else None
+
+
+def text_vocabulary(analysis: Any, base_dir: str | Path) -> list[str] | None:
+    """The vocabulary of the program's token ids read from text (`Ids[p] =
+    "corpus.txt:vocab.json"`, io.token_ids): the one vocabulary its `.txt` sources
+    with a key share; None when it has none, or several that differ (then
+    `vocabulary=` says which)."""
+    from ...io.source_files import SourceError
+    from ...io.sources import split_member
+    from ...io.token_ids import is_token_ids, text_vocabulary as read_entries
+
+    found: list[list[str]] = []
+    for info in analysis.tensors.values():
+        file, key = split_member(info.source_path or "")
+        path = Path(base_dir) / file
+        if not is_token_ids(path, key):
+            continue
+        try:
+            entries = read_entries(path, key)
+        except (OSError, SourceError):  # (the run reports an unreadable source)
+            continue
+        if entries not in found:
+            found.append(entries)
+    return found[0] if len(found) == 1 else None
 
 
 def weights_vocabulary(weights: Any) -> list[str] | None:

@@ -1,0 +1,107 @@
+"""A `.txt` source read as token ids with its vocabulary (docs/language.md, "Token
+ids from text").
+
+`Ids[p] = "corpus.txt:chars_vocab.json"` reads the text as the longest entries of
+the vocabulary that match, from the left, one id per token (the entry's position
+in the list): a one-axis tensor of ids, as `gather` and `cross_entropy` read
+them.  The vocabulary is a JSON list of strings (`make_chars.py` writes
+`chars_vocab.json`), found beside the text; `"corpus.txt:chars"` instead takes the
+text's own distinct characters, in code-point order (the same text always gives
+the same ids).  A character no entry holds is an error that names it and where it
+is: text is never mapped to ids silently.  An empty entry (a symbol for rare
+characters) is never matched.  `fuse train` keeps the vocabulary in the
+checkpoint (`fuse.vocabulary`), so `fuse generate` reads prompts with it.
+
+Without a key a `.txt` source is a position × token matrix of whitespace tokens
+(io.text_sources.tokens_info): that stays as it was.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from .source_files import SourceError, read_text
+
+CHARACTERS = "chars"  # the key for the text's own characters
+
+
+def is_token_ids(path: Path, key: str | None) -> bool:
+    """Whether a source reads token ids: a `.txt` file with a vocabulary after it."""
+    return key is not None and path.suffix.lower() == ".txt"
+
+
+def text_vocabulary(path: Path, key: str) -> list[str]:
+    """The vocabulary `key` names for the text `path`: its characters (`chars`) or
+    the JSON list in the file `key`, beside the text."""
+    if key == CHARACTERS:
+        return sorted(set(read_text(path)))
+    where = path.parent / key
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise SourceError(f"its vocabulary `{key}` cannot be read "
+                          f"({err.strerror or err})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise SourceError(f"its vocabulary `{key}` is not JSON ({err})") from None
+    if not isinstance(data, list) or not data or not all(isinstance(e, str) for e in data):
+        raise SourceError(f"its vocabulary `{key}` is not a JSON list of strings (the "
+                          f"tokens, each at its id)")
+    return data
+
+
+def longest_match_ids(text: str, entries: Sequence[str]) -> tuple[list[int], list[int]]:
+    """`text` as the ids of the longest entries that match, from the left, and the
+    offsets of the characters no entry holds (each skipped)."""
+    first: dict[str, int] = {}
+    for k, entry in enumerate(entries):
+        if entry:
+            first.setdefault(entry, k)
+    longest = max((len(e) for e in first), default=1)
+    ids: list[int] = []
+    missing: list[int] = []
+    if longest == 1:  # characters: one lookup each
+        get = first.get
+        for at, char in enumerate(text):
+            found = get(char)
+            if found is None:
+                missing.append(at)
+            else:
+                ids.append(found)
+        return ids, missing
+    at = 0
+    while at < len(text):
+        for size in range(min(longest, len(text) - at), 0, -1):
+            found = first.get(text[at:at + size])
+            if found is not None:
+                ids.append(found)
+                at += size
+                break
+        else:
+            missing.append(at)
+            at += 1
+    return ids, missing
+
+
+def read_token_ids(path: Path, key: str) -> tuple[list[int], list[str]]:
+    """The token ids of the text `path` and the vocabulary they index; SourceError
+    naming the first characters no entry holds, with their lines and columns."""
+    from .file_reads import remembered
+
+    return remembered(path, ("token ids", key), lambda: _read(path, key))
+
+
+def _read(path: Path, key: str) -> tuple[list[int], list[str]]:
+    text = read_text(path)
+    entries = text_vocabulary(path, key)
+    ids, missing = longest_match_ids(text, entries)
+    if missing:
+        places = []
+        for at in missing[:3]:
+            line = text.count("\n", 0, at) + 1
+            column = at - (text.rfind("\n", 0, at) + 1) + 1
+            places.append(f"{text[at]!r} at line {line}, column {column}")
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise SourceError(f"holds {len(missing)} character{'s' if len(missing) > 1 else ''} "
+                          f"that its vocabulary `{key}` does not ({', '.join(places)}{more})")
+    return ids, entries
