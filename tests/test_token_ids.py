@@ -81,3 +81,52 @@ def test_training_keeps_the_texts_vocabulary_and_generation_reads_prompts_with_i
                  "--prompt", "the ", "--steps", "5", "--temperature", "0"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("the ") and set(text.strip()) <= set(TEXT)
+
+
+def _tokenizer_file(folder) -> dict:
+    """A byte-level BPE tokenizer trained on the corpus by the tokenizers library."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    made = Tokenizer(models.BPE())
+    made.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    made.decoder = decoders.ByteLevel()
+    made.train_from_iterator([TEXT], trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    made.save(str(folder / "tokenizer.json"))
+    return json.loads((folder / "tokenizer.json").read_text())
+
+
+def test_a_tokenizer_file_tokenizes_with_the_library_through_training_and_generation(
+        folder, capsys):
+    tokenizers = pytest.importorskip("tokenizers")
+    pytest.importorskip("torch")
+    _tokenizer_file(folder)
+    library = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    want = library.encode(TEXT).ids
+    assert len(want) < len(TEXT)  # merges: fewer tokens than characters
+    out = fuse_lang.compile('Ids[t] = "corpus.txt:tokenizer.json"\nexport Ids\n',
+                            base_dir=folder).run()
+    assert out["Ids"].tolist() == want
+    n, size = len(want), library.get_vocab_size()
+    (folder / "bpe.fuse").write_text(
+        f'Ids[t] = "corpus.txt:tokenizer.json"\nX[:] = Ids[0:{n - 1}]\nT[:] = Ids[1:{n}]\n'
+        f'axis c = {size}\naxis v = {size}\nparam W[c,v]\n'
+        'Logits[p,v] = gather(W[c,v], X[p], axis=c)\n'
+        'L avg= cross_entropy(Logits[p,v], T[p], axis=v)\ntrain L\nexport Logits\n')
+    checkpoint = folder / "bpe.safetensors"
+    assert main(["train", str(folder / "bpe.fuse"), "--backend", "torch", "--steps", "30",
+                 "--lr", "0.1", "--checkpoint", str(checkpoint)]) == 0
+    capsys.readouterr()
+    assert main(["generate", str(folder / "bpe.fuse"), "--params", str(checkpoint),
+                 "--prompt", "the cat", "--steps", "3", "--temperature", "0"]) == 0
+    assert capsys.readouterr().out.startswith("the cat")  # decoded by the library
+
+
+def test_without_the_tokenizers_library_a_tokenizer_file_says_what_to_install(
+        folder, monkeypatch):
+    pytest.importorskip("tokenizers")
+    _tokenizer_file(folder)
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # import fails
+    [d] = fuse_lang.analyze('Ids[t] = "corpus.txt:tokenizer.json"\nexport Ids\n',
+                            base_dir=folder).diagnostics
+    assert d.code == "unreadable-source" and "pip install tokenizers" in d.message

@@ -7,7 +7,9 @@ in the list): a one-axis tensor of ids, as `gather` and `cross_entropy` read
 them.  The vocabulary is a JSON list of strings (`make_chars.py` writes
 `chars_vocab.json`), found beside the text; `"corpus.txt:chars"` instead takes the
 text's own distinct characters, in code-point order (the same text always gives
-the same ids).  A character no entry holds is an error that names it and where it
+the same ids).  A tokenizer file of the `tokenizers` library (`tokenizer.json`:
+a JSON object, BPE, WordPiece or Unigram) tokenizes with that library where it
+is installed.  A character no entry holds is an error that names it and where it
 is: text is never mapped to ids silently.  An empty entry (a symbol for rare
 characters) is never matched.  `fuse train` keeps the vocabulary in the
 checkpoint (`fuse.vocabulary`), so `fuse generate` reads prompts with it.
@@ -31,9 +33,13 @@ def is_token_ids(path: Path, key: str | None) -> bool:
     return key is not None and path.suffix.lower() == ".txt"
 
 
-def text_vocabulary(path: Path, key: str) -> list[str]:
-    """The vocabulary `key` names for the text `path`: its characters (`chars`) or
-    the JSON list in the file `key`, beside the text."""
+Vocabulary = list[str] | dict  # entries by id, or a `tokenizers` tokenizer (its JSON)
+
+
+def text_vocabulary(path: Path, key: str) -> Vocabulary:
+    """The vocabulary `key` names for the text `path`: its characters (`chars`), or
+    the file `key` beside the text: a JSON list of strings, or a `tokenizers`
+    tokenizer (a JSON object with a `model`)."""
     if key == CHARACTERS:
         return sorted(set(read_text(path)))
     where = path.parent / key
@@ -44,10 +50,55 @@ def text_vocabulary(path: Path, key: str) -> list[str]:
                           f"({err.strerror or err})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise SourceError(f"its vocabulary `{key}` is not JSON ({err})") from None
+    return checked_vocabulary(data, f"its vocabulary `{key}`")
+
+
+def checked_vocabulary(data: object, what: str) -> Vocabulary:
+    """`data` as a vocabulary (a list of strings, or a tokenizer's JSON object);
+    SourceError saying what it is not."""
+    if isinstance(data, dict) and isinstance(data.get("model"), dict):
+        return data
     if not isinstance(data, list) or not data or not all(isinstance(e, str) for e in data):
-        raise SourceError(f"its vocabulary `{key}` is not a JSON list of strings (the "
-                          f"tokens, each at its id)")
+        raise SourceError(f"{what} is not a JSON list of strings (the tokens, each at its "
+                          f"id) nor a tokenizer file of the tokenizers library")
     return data
+
+
+def tokenizer(data: dict):
+    """A `tokenizers.Tokenizer` from its JSON; SourceError where the library is not
+    installed."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise SourceError("a tokenizer file needs the tokenizers library "
+                          "(pip install tokenizers)") from None
+    try:
+        return Tokenizer.from_str(json.dumps(data))
+    except Exception as err:  # noqa: BLE001 - the library's own exception type
+        raise SourceError(f"is not a tokenizer the tokenizers library reads ({err})") from None
+
+
+def vocabulary_size(vocabulary: Vocabulary) -> int:
+    """How many ids the vocabulary has."""
+    if isinstance(vocabulary, dict):
+        return tokenizer(vocabulary).get_vocab_size()
+    return len(vocabulary)
+
+
+def encode(text: str, vocabulary: Vocabulary) -> tuple[list[int], list[int]]:
+    """`text` as ids, and the offsets of the characters no entry holds: a list by
+    `longest_match_ids`, a tokenizer by the library (which has its own unknown
+    token, or bytes, for what it has not seen)."""
+    if isinstance(vocabulary, dict):
+        return list(tokenizer(vocabulary).encode(text).ids), []
+    return longest_match_ids(text, vocabulary)
+
+
+def decode(ids: list[int], vocabulary: Vocabulary, unknown: str) -> str:
+    """The text of `ids` (an empty entry of a list reads as `unknown`)."""
+    if isinstance(vocabulary, dict):
+        return tokenizer(vocabulary).decode(ids)
+    return "".join(vocabulary[i] or unknown for i in ids)
 
 
 def longest_match_ids(text: str, entries: Sequence[str]) -> tuple[list[int], list[int]]:
@@ -83,7 +134,7 @@ def longest_match_ids(text: str, entries: Sequence[str]) -> tuple[list[int], lis
     return ids, missing
 
 
-def read_token_ids(path: Path, key: str) -> tuple[list[int], list[str]]:
+def read_token_ids(path: Path, key: str) -> tuple[list[int], Vocabulary]:
     """The token ids of the text `path` and the vocabulary they index; SourceError
     naming the first characters no entry holds, with their lines and columns."""
     from .file_reads import remembered
@@ -91,10 +142,10 @@ def read_token_ids(path: Path, key: str) -> tuple[list[int], list[str]]:
     return remembered(path, ("token ids", key), lambda: _read(path, key))
 
 
-def _read(path: Path, key: str) -> tuple[list[int], list[str]]:
+def _read(path: Path, key: str) -> tuple[list[int], Vocabulary]:
     text = read_text(path)
     entries = text_vocabulary(path, key)
-    ids, missing = longest_match_ids(text, entries)
+    ids, missing = encode(text, entries)
     if missing:
         places = []
         for at in missing[:3]:

@@ -424,7 +424,7 @@ class CompiledProgram:
     def generate(self, prompt: str | Sequence[int], steps: int, *,
                  temperature: float = 1.0, top_k: int | None = None, seed: int | None = 0,
                  tokens: str | None = None, target: str | None = None,
-                 vocabulary: Sequence[str] | None = None, reuse: bool = True) -> Any:
+                 vocabulary: Sequence[str] | Mapping | None = None, reuse: bool = True) -> Any:
         """Generate `steps` tokens after `prompt` (text, or token ids) from a causal
         program, one at a time; returns a run.generate.generation.GenerationResult
         (docs/generation.md).  temperature 0 is greedy; top_k keeps the k likeliest;
@@ -437,7 +437,7 @@ class CompiledProgram:
         from .generate.generation import GenerationOptions, generate
 
         options = GenerationOptions(steps, temperature, top_k, seed, tokens, target,
-                                    None if vocabulary is None else tuple(vocabulary), reuse)
+                                    _vocabulary_value(vocabulary), reuse)
         return generate(self, prompt, options)
 
     def _settings(self) -> RunSettings:
@@ -456,7 +456,7 @@ class CompiledProgram:
               resume: str | os.PathLike | None = None, epochs: int | None = None,
               init: Mapping[str, str] | None = None, init_default: str | None = None,
               progress: Callable[[Any], None] | None = None,
-              vocabulary: Sequence[str] | None = None) -> Any:
+              vocabulary: Sequence[str] | Mapping | None = None) -> Any:
         """Learn the params against the program's loss (`train L`) on the torch or jax
         backend; returns a run.train.training.TrainResult (docs/training.md).
 
@@ -485,7 +485,7 @@ class CompiledProgram:
                                None if checkpoint is None else os.fspath(checkpoint),
                                checkpoint_every, None if resume is None else os.fspath(resume),
                                epochs, dict(init) if init else None, init_default,
-                               None if vocabulary is None else tuple(vocabulary))
+                               _vocabulary_value(vocabulary))
         return train(self, options, data, validation, progress)
 
     def gradients(self, params: Mapping[str, Any], data: Mapping[str, Any] | None = None
@@ -569,3 +569,11 @@ class CompiledProgram:
                             overrides=self.representation, demand=self.demand)
             prepared = self._plans[key] = (plan, RunCaches())
         return prepared
+
+
+def _vocabulary_value(vocabulary: Any) -> Any:
+    """A vocabulary as the options keep it: entries as a tuple, a `tokenizers`
+    tokenizer's JSON (a dict) as it is."""
+    if vocabulary is None or isinstance(vocabulary, Mapping):
+        return None if vocabulary is None else dict(vocabulary)
+    return tuple(vocabulary)

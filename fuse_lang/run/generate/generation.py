@@ -39,7 +39,7 @@ class GenerationOptions:
     seed: int | None = 0
     tokens: str | None = None  # the token input (default: the ids gather reads)
     target: str | None = None  # the logits or probabilities (default: the export)
-    vocabulary: tuple[str, ...] | None = None  # default: the checkpoint's
+    vocabulary: tuple[str, ...] | dict | None = None  # default: the checkpoint's
     reuse: bool = True
 
 

@@ -19,50 +19,63 @@ UNKNOWN = "\ufffd"  # how an empty entry (a symbol for every rare character) rea
 
 
 class Vocabulary:
-    """The tokens by id; `encode` reads text as the longest entries that match."""
+    """The tokens by id (a list of strings: `encode` reads text as the longest
+    entries that match), or a `tokenizers` tokenizer's JSON (the library encodes
+    and decodes: io.token_ids)."""
 
-    def __init__(self, entries: Sequence[str]) -> None:
-        if not all(isinstance(e, str) for e in entries) or not entries:
-            raise FuseError("a vocabulary is a non-empty list of strings, its positions "
-                            "the tokens' ids")
-        self.entries = tuple(entries)
+    def __init__(self, entries: Sequence[str] | dict) -> None:
+        from ...io.source_files import SourceError
+        from ...io.token_ids import checked_vocabulary, vocabulary_size
+
+        try:
+            self.entries = checked_vocabulary(
+                entries if isinstance(entries, dict) else list(entries), "a vocabulary")
+            self._size = vocabulary_size(self.entries)
+        except SourceError as err:
+            raise FuseError(f"{err}; its positions are the tokens' ids") from None
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return self._size
 
     def encode(self, text: str) -> list[int]:
         """The ids of `text`; FuseError naming the characters no entry holds."""
-        from ...io.token_ids import longest_match_ids
+        from ...io.token_ids import encode
 
-        ids, missing_at = longest_match_ids(text, self.entries)
+        ids, missing_at = encode(text, self.entries)
         missing = list(dict.fromkeys(text[at] for at in missing_at))
         if missing:
             shown = ", ".join(repr(c) for c in missing[:10])
             raise FuseError(f"the prompt holds {len(missing)} character"
                             f"{'s' if len(missing) > 1 else ''} that the vocabulary does not "
-                            f"({shown}); its {len(self.entries)} tokens are those the model "
+                            f"({shown}); its {len(self)} tokens are those the model "
                             f"was trained on")
         return ids
 
     def decode(self, ids: Sequence[int]) -> str:
-        return "".join(self.entries[i] or UNKNOWN for i in ids)
+        from ...io.token_ids import decode
+
+        return decode([int(i) for i in ids], self.entries, UNKNOWN)
 
 
-def read_vocabulary_file(path: str | Path) -> list[str]:
-    """A vocabulary file: a JSON list of strings (`chars_vocab.json`)."""
+def read_vocabulary_file(path: str | Path) -> list[str] | dict:
+    """A vocabulary file: a JSON list of strings (`chars_vocab.json`), or a
+    `tokenizers` tokenizer (`tokenizer.json`)."""
+    from ...io.source_files import SourceError
+    from ...io.token_ids import checked_vocabulary
+
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as err:
         raise FuseError(f"the vocabulary {path} cannot be read: {err.strerror or err}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise FuseError(f"the vocabulary {path} is not JSON: {err}") from None
-    if not isinstance(data, list) or not data or not all(isinstance(e, str) for e in data):
-        raise FuseError(f"the vocabulary {path} is not a JSON list of strings (the tokens, "
-                        f"each at its id)")
-    return data
+    try:
+        return checked_vocabulary(data, f"the vocabulary {path}")
+    except SourceError as err:
+        raise FuseError(str(err)) from None
 
 
-def checkpoint_vocabulary(path: str | Path) -> list[str] | None:
+def checkpoint_vocabulary(path: str | Path) -> list[str] | dict | None:
     """The vocabulary a checkpoint's metadata holds (`fuse train --vocab`), if any."""
     from safetensors import SafetensorError, safe_open
 
@@ -77,10 +90,16 @@ def checkpoint_vocabulary(path: str | Path) -> list[str] | None:
         data = json.loads(text)
     except json.JSONDecodeError:
         return None
-    return data if isinstance(data, list) and all(isinstance(e, str) for e in data) else None
+    from ...io.source_files import SourceError
+    from ...io.token_ids import checked_vocabulary
+
+    try:
+        return checked_vocabulary(data, "")
+    except SourceError:
+        return None
 
 
-def text_vocabulary(analysis: Any, base_dir: str | Path) -> list[str] | None:
+def text_vocabulary(analysis: Any, base_dir: str | Path) -> list[str] | dict | None:
     """The vocabulary of the program's token ids read from text (`Ids[p] =
     "corpus.txt:vocab.json"`, io.token_ids): the one vocabulary its `.txt` sources
     with a key share; None when it has none, or several that differ (then
@@ -89,7 +108,7 @@ def text_vocabulary(analysis: Any, base_dir: str | Path) -> list[str] | None:
     from ...io.sources import split_member
     from ...io.token_ids import is_token_ids, text_vocabulary as read_entries
 
-    found: list[list[str]] = []
+    found: list[list[str] | dict] = []
     for info in analysis.tensors.values():
         file, key = split_member(info.source_path or "")
         path = Path(base_dir) / file
@@ -104,7 +123,7 @@ def text_vocabulary(analysis: Any, base_dir: str | Path) -> list[str] | None:
     return found[0] if len(found) == 1 else None
 
 
-def weights_vocabulary(weights: Any) -> list[str] | None:
+def weights_vocabulary(weights: Any) -> list[str] | dict | None:
     """The vocabulary of the first `.safetensors` file of a program's weights that
     holds one (a checkpoint given as `weights=` / `--params`)."""
     if weights is None:

@@ -99,7 +99,7 @@ class TrainOptions:
     init_default: str | None = None
     # the tokens by id, kept in the checkpoint's metadata for `fuse generate`
     # (run.generate.vocabulary)
-    vocabulary: tuple[str, ...] | None = None
+    vocabulary: tuple[str, ...] | dict | None = None  # or a tokenizer's JSON
 
 
 def train(program: CompiledProgram, options: TrainOptions,
@@ -422,7 +422,9 @@ def _save(learner: Any, options: TrainOptions, result: TrainResult) -> str:
                 "fuse.schedule": options.schedule,
                 "fuse.seed": repr(options.seed)}
     if options.vocabulary is not None:
-        metadata["fuse.vocabulary"] = json.dumps(list(options.vocabulary), ensure_ascii=False)
+        vocabulary = options.vocabulary  # entries, or a tokenizer's JSON object
+        metadata["fuse.vocabulary"] = json.dumps(
+            vocabulary if isinstance(vocabulary, dict) else list(vocabulary), ensure_ascii=False)
     assert options.checkpoint is not None
     return str(save_checkpoint(Path(options.checkpoint), learner.params(),
                                learner.optimizer_state(), metadata))
