@@ -17,16 +17,28 @@ imports), over the lines added; the ratio of the cost per line at the largest
 size to that at the smallest says how the cost grows: about 1 is linear, about
 50 would be quadratic from 1,000 to 50,000 lines.
 
-    python benchmarks/linear_costs.py [--runs 3] [--small]
+    python benchmarks/linear_costs.py [--runs 3] [--small] [--base TREE]
 
 `--small` (the smoke test): 50, 100 and 200 lines, one run.
+
+`--base TREE` (another checkout of the engine, e.g. `git worktree add
+/tmp/base <commit>`): instead of the growth, the two targets (check of the
+largest undefined workload, explain of the largest generated one) by TREE and
+by this tree, alternating run by run so that a noisy neighbour slows both alike:
+each a whole process (`PYTHONPATH=<tree> python -m fuse_lang.cli`, run from a
+folder outside both trees), its wall time and its CPU time (user + system, from
+the OS: steadier than the wall on a loaded machine), medians, and the ratios
+base / this.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -34,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import median_process_seconds  # noqa: E402
 from gen_program import generate  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent  # this tree
 SIZES = (1_000, 10_000, 50_000)
 SMALL_SIZES = (50, 100, 200)
 BASE_LINES = 30  # the program whose time stands for start-up and imports
@@ -78,12 +91,57 @@ def measure(folder: Path, command: str, workload: str, sizes: tuple[int, ...], r
           f"{sizes[0]:,} lines  ratio {ratio}", flush=True)
 
 
+def process_seconds(cmd: list[str], tree: Path, folder: Path) -> tuple[float, float]:
+    """The wall and CPU seconds (user + system, the OS's count) of `cmd` run as
+    one process with `tree` first on the path (exit 0 or 1 only)."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{cmd} with {tree} ended with status {proc.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def compare(folder: Path, base: Path, size: int, runs: int) -> None:
+    """The two targets by `base` and by this tree, alternating (see the module)."""
+    for command, workload in (("check", "undefined"), ("explain", "generated")):
+        path, lines, size_bytes = write(folder, workload, size)
+        cmd = [sys.executable, "-m", "fuse_lang.cli", command, str(path)]
+        samples: dict[str, list[tuple[float, float]]] = {"base": [], "this": []}
+        for _ in range(runs):
+            samples["base"].append(process_seconds(cmd, base, folder))
+            samples["this"].append(process_seconds(cmd, ROOT, folder))
+        (bw, bc), (tw, tc) = [(statistics.median(w for w, _ in samples[k]),
+                               statistics.median(c for _, c in samples[k]))
+                              for k in ("base", "this")]
+        print(f"{command:7s} {workload:9s} {lines:7,} lines {size_bytes / 1e6:5.2f} MB  "
+              f"base {bw:7.2f} s (CPU {bc:6.2f} s)  this {tw:7.2f} s (CPU {tc:6.2f} s)  "
+              f"ratio base/this: wall {bw / tw:.2f}, CPU {bc / tc:.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--small", action="store_true",
                         help="50, 100 and 200 lines, one run (the smoke test)")
+    parser.add_argument("--base", type=Path, metavar="TREE",
+                        help="the two targets by another checkout and by this tree")
     args = parser.parse_args()
+    if args.base is not None:
+        base_tree = args.base.resolve()
+        if not (base_tree / "fuse_lang" / "__init__.py").is_file():
+            raise SystemExit(f"--base {args.base}: no fuse_lang package there")
+        runs = 1 if args.small else args.runs
+        print(f"base tree {base_tree} against this tree {ROOT}, medians of {runs} "
+              f"alternating runs each; targets: check of 50,000 undefined lines < 5 s, "
+              f"explain of 1.9 MB < 3 s", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            compare(Path(tmp), base_tree, SMALL_SIZES[-1] if args.small else SIZES[-1], runs)
+        return
     sizes = SMALL_SIZES if args.small else SIZES
     runs = 1 if args.small else args.runs
     with tempfile.TemporaryDirectory() as tmp:

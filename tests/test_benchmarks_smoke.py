@@ -323,6 +323,22 @@ def test_linear_costs_prints_each_size_and_its_growth_ratio():
     assert len(ratios) == 4, proc.stdout
 
 
+def test_linear_costs_compares_the_targets_with_a_base_tree():
+    """benchmarks/linear_costs.py --small --base TREE (this very tree as the base):
+    the two targets by both trees, wall and CPU seconds each, and their ratios."""
+    root = BENCHMARKS.parent
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "linear_costs.py"), "--small",
+                           "--base", str(root)], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = re.findall(r"^(check|explain) +(undefined|generated) +[\d,]+ lines +[\d.]+ MB  "
+                      r"base +[\d.]+ s \(CPU +[\d.]+ s\)  this +[\d.]+ s \(CPU +[\d.]+ s\)  "
+                      r"ratio base/this: wall ([\d.]+), CPU ([\d.]+)$", proc.stdout, re.M)
+    assert [(c, w) for c, w, _, _ in rows] == [("check", "undefined"),
+                                               ("explain", "generated")], proc.stdout
+    assert all(float(wall) > 0 and float(cpu) > 0 for _, _, wall, cpu in rows), proc.stdout
+
+
 def test_datalog_peers_gets_identical_answers_from_every_engine():
     """benchmarks/datalog_peers.py --small: every workload run by Fuse, DuckDB (1 and
     2 threads) and Nemo where installed, each a whole process; the answers must be

@@ -44,7 +44,8 @@ class TensorInfo:
 
     @property
     def shape(self) -> tuple[int | None, ...]:
-        return tuple(a.extent for a in self.axes if not a.virtual)
+        # (a list made, then the tuple: no generator; every step reads shapes per tensor)
+        return tuple([a.extent for a in self.axes if not a.virtual])
 
     @property
     def axes_text(self) -> str:

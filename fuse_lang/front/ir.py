@@ -276,9 +276,20 @@ def nested_past(expr: Expr, limit: int) -> Expr | None:
 
 
 def refs(expr: Expr) -> Iterator[Ref]:
-    for node in walk(expr):
-        if isinstance(node, Ref):
+    """The references of `expr` in the order `walk` meets them (walk's loop, inline:
+    one generator, not one over another; the checker and the run plan ask it of
+    every statement, several times)."""
+    stack = [expr]
+    kinds = _CHILDREN
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is Ref:  # (a leaf, never subclassed)
             yield node
+            continue
+        get = kinds.get(kind)
+        if get is not None:
+            stack += reversed(get(node))
 
 
 def statement_refs(exprs: tuple[Expr, ...]) -> tuple[Ref, ...]:

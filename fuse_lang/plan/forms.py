@@ -56,34 +56,38 @@ class WalkMemo:
         self.analysis = analysis
         self.sparse = frozenset(sparse)
         self._known: dict[tuple, Any] = {}
-        self._extents: dict[int, list[tuple[str, int | None]]] | None = None
+        self._extents: dict[int, tuple[tuple[str, int | None], ...]] | None = None
+        # the planner's findings that depend on a form alone (its joins' einsum
+        # specs, paths and costs: plan.planner), by (form key, anything more)
+        self.costs: dict[tuple, Any] = {}
 
     def walk(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
-             ) -> tuple[list[Join], dict[int, Operand], list[ir.Expr] | None]:
-        """walk_joins of equation `k`, from its form's walk where one was made; and
-        the right-hand side's nodes in walk order (`ir.walk`'s), where the form
-        was found (None: the equation was walked directly)."""
+             ) -> tuple[list[Join], dict[int, Operand], list[ir.Expr] | None, tuple | None]:
+        """walk_joins of equation `k`, from its form's walk where one was made; the
+        right-hand side's nodes in walk order (`ir.walk`'s), where the form was
+        found (None: the equation was walked directly); and the form's key where
+        the joins are the form's (None: walked directly, so only this equation's)."""
         form = self._form(k, stmt, fixed)
         if form is None:
-            return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), None)
+            return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), None, None)
         key, nodes = form
         template = self._known.get(key)
         if template is None:
             joins, read = walk_joins(self.analysis, k, stmt, fixed, self.sparse)
-            self._known[key] = _template(joins, read, nodes)
-            return joins, read, nodes
+            template = self._known[key] = _template(joins, read, nodes)
+            return joins, read, nodes, (None if template is _UNCACHED else key)
         if template is _UNCACHED:
-            return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), nodes)
-        return (*_materialised(template, nodes), nodes)
+            return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), nodes, None)
+        return (*_materialised(template, nodes), nodes, key)
 
     def _extents_of(self, k: int) -> tuple[tuple[str, int | None], ...]:
         """Every index of statement `k` with its extent, by name."""
-        if self._extents is None:
+        if self._extents is None:  # (every statement's at once, each sorted once)
             grouped: dict[int, list[tuple[str, int | None]]] = {}
             for (statement, name), (extent, _domain) in self.analysis.var_extents.items():
                 grouped.setdefault(statement, []).append((name, extent))
-            self._extents = grouped
-        return tuple(sorted(self._extents.get(k, ())))
+            self._extents = {k: tuple(sorted(pairs)) for k, pairs in grouped.items()}
+        return self._extents.get(k, ())
 
     def _form(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
               ) -> tuple[tuple, list[ir.Expr]] | None:
@@ -121,7 +125,7 @@ class WalkMemo:
             return ("ref", ref.name, None, ref.paren)
         slot = slots.setdefault(ref.name, len(slots))
         sliced = None
-        if any(type(i) is ir.IndexSlice for i in indices):
+        if ir.IndexSlice in map(type, indices):  # (in C: no generator per reference)
             info = tensors.get(ref.name)
             sliced = None if info is None else tuple(a.extent for a in info.axes)
         return ("ref", slot, ref.name in self.sparse, sliced, _index_forms(indices),

@@ -322,22 +322,25 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
     order (an argument's join before the join that reads the call); and the
     right-hand side's nodes in walk order where the memo has them."""
     fixed = (steps[0],) if steps else ()
-    nodes = None
+    nodes = key = None
     if memo is not None:
-        joins, read, nodes = memo.walk(k, stmt, fixed)
+        joins, read, nodes, key = memo.walk(k, stmt, fixed)
     else:
         joins, read = walk_joins(analysis, k, stmt, fixed, sparse)
-    count = steps[1] if steps else 1
-    var_extents = analysis.var_extents
-    extent = {name: var_extents.get((k, name), (None, 0))[0] for name in _names(joins)}
-    out = []
-    for join in joins:
-        if join.kind == "einsum":
-            found = _contraction(analysis, join, read, extent, stmt, steps)
-        else:
-            found = _pointwise(analysis, join, extent, count)
-        if found is not None:
-            out.append(found)
+    # the joins' specs and costs depend on the form alone (its joins, operands and
+    # extents: plan.forms) and on the steps: made once per form, the texts per equation
+    costs = None if key is None else memo.costs.get((key, steps))  # type: ignore[union-attr]
+    if costs is None:
+        var_extents = analysis.var_extents
+        extent = {name: var_extents.get((k, name), (None, 0))[0] for name in _names(joins)}
+        lhs_order = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
+        count = steps[1] if steps else 1
+        costs = [_einsum_costs(join, read, extent, lhs_order, count) if join.kind == "einsum"
+                 else _pointwise_costs(join, extent, count) for join in joins]
+        if key is not None:
+            memo.costs[(key, steps)] = costs  # type: ignore[union-attr]
+    out = [_contraction(analysis, join, read, cost, steps) if join.kind == "einsum"
+           else _pointwise(analysis, join, cost) for join, cost in zip(joins, costs)]
     return out, nodes  # (out: in the order the run computes them)
 
 
@@ -369,23 +372,28 @@ def _size(axes: tuple[str, ...], extent: Mapping[str, int | None]) -> int | None
     return size
 
 
-def _pointwise(analysis: Analysis, join: Join, extent: Mapping[str, int | None],
-               count: int) -> Contraction:
-    """An elementwise product (one multiply per element of each broadcast result)
-    or a reduction (one addition or comparison per element reduced)."""
+def _pointwise_costs(join: Join, extent: Mapping[str, int | None], count: int) -> tuple:
+    """An elementwise product's or a reduction's figures (see _pointwise), which
+    its form decides: (kept axes, projections after it, flops, largest)."""
     sizes = [_size(axes, extent) for axes in join.combines]
     if join.kind == "reduce":
         result = tuple(a for a in join.axes[0] if all(a not in names
                                                       for _, names in join.reduced))
-        readable = _joined_text(analysis, join, result)
         then = tuple((n, op) for op, names in join.reduced for n in names)
         largest = _size(result, extent)
     else:
         result = join.combines[-1]
-        readable = _joined_text(analysis, join, result)
         then = ()
         largest = None if None in sizes else max(sizes)  # type: ignore[type-var]
     flops = None if None in sizes else sum(sizes) * count  # type: ignore[arg-type]
+    return result, then, flops, largest
+
+
+def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
+    """An elementwise product (one multiply per element of each broadcast result)
+    or a reduction (one addition or comparison per element reduced)."""
+    result, then, flops, largest = costs
+    readable = _joined_text(analysis, join, result)
     names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
                   for f in join.factors)
     note = "" if flops is not None else "some extents are unknown until run time"
@@ -393,55 +401,58 @@ def _pointwise(analysis: Analysis, join: Join, extent: Mapping[str, int | None],
                        min(f.span.start for f in join.factors), then, kind=join.kind)
 
 
-def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand],
-                 extent: Mapping[str, int | None], stmt: ir.Equation,
+def _einsum_costs(join: Join, read: Mapping[int, Operand], extent: Mapping[str, int | None],
+                  lhs_order: list[str], count: int) -> tuple:
+    """An einsum's figures (see _contraction), which its form decides: (spec or
+    None, the path or None while an extent is unknown or the error that refused
+    it, naive flops, flops, largest intermediate, elements gathered)."""
+    ops = [read.get(id(f)) for f in join.factors]
+    spec = einsum_spec(join.axes, join.summed, lhs_order)
+    gathered = sum(op.size or 0 for op in ops if op is not None and op.gathered)
+    if spec is None:
+        return None, None, None, None, None, gathered
+    shapes = tuple([op.shape if op is not None else tuple(extent.get(n) for n in axes)
+                    for op, axes in zip(ops, join.axes)])
+    if any(e is None for s in shapes for e in s):
+        return spec, None, None, None, None, gathered
+    try:
+        costed = contraction_path(spec.letters, shapes)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as err:
+        return spec, f"not costed: {err}", None, None, None, gathered
+    return (spec, costed, costed.naive_flops * count, costed.flops * count,
+            costed.largest_intermediate, gathered)
+
+
+def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], costs: tuple,
                  steps: tuple[str, int] | None) -> Contraction:
     """The einsum the run performs for a product: each reference as the run reads it
     (plan.operands), gathered accesses and all, each other factor as its value.
-    `steps`: (index, count) for an equation run step by step, that index held."""
-    factors = list(join.factors)
-    operands = [list(axes) for axes in join.axes]
-    ops = [read.get(id(f)) for f in factors]
-    shapes = [op.shape if op is not None else tuple(extent.get(n) for n in axes)
-              for op, axes in zip(ops, join.axes)]
-    gathered = [f"{_reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
-                for f, op in zip(factors, ops) if op is not None and op.gathered]
-    note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
-    first = min(f.span.start for f in factors)
-    lhs_order = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
-    spec = einsum_spec(operands, join.summed, lhs_order)
-    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
-                  for f in factors)
+    `steps`: (index, count) for an equation run step by step, that index held;
+    `costs`: _einsum_costs of its form."""
+    spec, costed, naive, flops, largest, gathered_size = costs
     if spec is None:
         return Contraction("", "", (), (), (), None, None, None,
                            "too many indices for an einsum")
+    factors = join.factors
+    gathered = [f"{_reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
+                for f, op in zip(factors, [read.get(id(f)) for f in factors])
+                if op is not None and op.gathered]
+    note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
+    first = min(f.span.start for f in factors)
+    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+                  for f in factors)
     readable = _joined_text(analysis, join, spec.kept)
     if steps:
         note = "; ".join(x for x in (note, f"each of the {steps[1]} steps over "
                                            f"`{steps[0]}`, that index held") if x)
-    if any(e is None for s in shapes for e in s):
+    if costed is None:
         return Contraction(readable, spec.letters, names, (), (), None, None, None,
                            note or "some extents are unknown until run time", first)
-    costed = _costed(readable, spec.letters, names, tuple(shapes), note)  # type: ignore[arg-type]
-    count = steps[1] if steps else 1
-    return Contraction(  # (dataclasses.replace, spelt out: this runs per equation)
-        costed.einsum, costed.letters, costed.operands, costed.path, costed.steps,
-        None if costed.naive_flops is None else costed.naive_flops * count,
-        None if costed.flops is None else costed.flops * count,
-        costed.largest_intermediate, costed.note, first, costed.then_project,
-        sum(op.size or 0 for op in ops if op is not None and op.gathered), costed.kind)
-
-
-def _costed(readable: str, letter_eq: str, names: tuple[str, ...], shapes, note: str
-            ) -> Contraction:
-    try:
-        costed = contraction_path(letter_eq, shapes)
-    except (ValueError, TypeError) as err:
-        return Contraction(readable, letter_eq, names, (), (),
-                           None, None, None, f"not costed: {err}")
-    return Contraction(readable, letter_eq, names, costed.path,
-                       costed.steps, costed.naive_flops, costed.flops,
-                       costed.largest_intermediate, note)
+    if isinstance(costed, str):  # opt_einsum refused it: its words are the note
+        return Contraction(readable, spec.letters, names, (), (), None, None, None, costed,
+                           first, (), gathered_size)
+    return Contraction(readable, spec.letters, names, costed.path, costed.steps, naive, flops,
+                       largest, note, first, (), gathered_size)
 
 
 def _reference_text(ref: ir.Ref) -> str:

@@ -24,11 +24,11 @@ def dependencies(analysis: Analysis) -> dict[str, set[str]]:
     """Each tensor and the tensors its equations read."""
     deps: dict[str, set[str]] = {}
     tensors = analysis.tensors  # (read once: a deferred field's descriptor)
-    Equation, refs = ir.Equation, ir.refs
+    Equation, refs = ir.Equation, ir.statement_refs  # (a loop: no generator per statement)
     for stmt in analysis.program.statements:
         if type(stmt) is Equation:
             deps.setdefault(stmt.lhs.name, set()).update(
-                [r.name for r in refs(stmt.rhs) if r.name in tensors])
+                [r.name for r in refs((stmt.rhs,)) if r.name in tensors])
     return deps
 
 
