@@ -68,9 +68,13 @@ CHILD = textwrap.dedent("""
     group = fuse_lang.distributed.initialize()
     out = {"process": group.process_id, "processes": group.num_processes,
            "devices": group.global_devices}
+    # X from a weights manifest of two shard files along p: each process opens only
+    # the ones its rows are in
     attention = fuse_lang.compile((folder / "attention.fuse").read_text(), backend="jax",
-                                  base_dir=folder, shard={"p": "data"}, distributed=True)
+                                  base_dir=folder, shard={"p": "data"}, distributed=True,
+                                  weights=folder / "attention_weights.json")
     native = attention.run_native()
+    out["shards_opened"] = attention.weights.host["X"].opened
     out["rows_here"] = {n: [s.data.shape[0] for s in v.addressable_shards]
                         for n, v in native.items()}
     out["attention"] = {n: v.tolist() for n, v in attention.run().items()}
@@ -155,6 +159,11 @@ def make_folder(folder: Path) -> Path:
     rng = np.random.default_rng(0)
     for name, shape in {"x": (16, 16), "wq": (8, 16), "wk": (8, 16), "wv": (4, 16)}.items():
         np.save(folder / f"attention_{name}.npy", rng.standard_normal(shape))
+    x = np.load(folder / "attention_x.npy")  # also as two shards along p, in a manifest
+    np.save(folder / "attention_x0.npy", x[:8])
+    np.save(folder / "attention_x1.npy", x[8:])
+    (folder / "attention_weights.json").write_text(json.dumps({"tensors": {"X": {
+        "shards": ["attention_x0.npy", "attention_x1.npy"], "axis": "p", "shape": [16, 16]}}}))
     text = (ROOT / "examples/attention.fuse").read_text().replace("data/attention_", "attention_")
     (folder / "attention.fuse").write_text(text)
     # a transformer block (examples/transformer.fuse) over P = 12 positions
@@ -240,6 +249,8 @@ def test_a_group_of_processes_gives_the_single_process_answers(groups, count):
             np.testing.assert_allclose(np.array(out["params"][name]), value, **TOLERANCE)
         # each process holds its own rows of the p-sharded results: 16 / count of them
         assert out["rows_here"] == {"Attn": [16 // count], "Comp": [16 // count]}
+        # and opened only the shard file of X its rows are in (rows 0-7, 8-15)
+        assert out["shards_opened"] == [rank * 2 // count], out["shards_opened"]
 
 
 @pytest.mark.parametrize("count", [2, 4])

@@ -144,6 +144,28 @@ def test_manifest_shards_joined_along_a_named_axis(model, backend):
     np.testing.assert_allclose(program.run()["Y"], w @ model["x"], rtol=1e-5, atol=1e-5)
 
 
+def test_in_a_group_a_sharded_tensor_opens_only_the_shards_its_slices_cross(model):
+    """compile(distributed=True) opens the manifest with `slices`: a tensor of
+    several shards is read where the placement slices it (run/weight_shards.py;
+    across real processes: tests/test_distributed.py)."""
+    from fuse_lang.run.weight_shards import JoinedShards
+    from fuse_lang.run.weights import open_weights
+
+    w = model["w"]
+    np.save(model["dir"] / "w0.npy", w[:, :5])
+    save_file({"rest": np.ascontiguousarray(w[:, 5:])}, str(model["dir"] / "w1.safetensors"))
+    data = {"tensors": {"W": {"shards": [{"file": "w0.npy", "sha256": sha256(
+        model["dir"] / "w0.npy")}, "w1.safetensors:rest"], "axis": "j", "shape": [6, 8]}}}
+    joined = open_weights(data, MATVEC, model["dir"], slices=True).host["W"]
+    assert isinstance(joined, JoinedShards) and joined.opened == []  # nothing read yet
+    np.testing.assert_array_equal(joined[1:3, 6:8], w[1:3, 6:8])
+    assert joined.opened == [1]  # only the second file
+    np.testing.assert_array_equal(joined[:, 3:7], w[:, 3:7])  # across both
+    assert joined.opened == [1, 0]
+    np.testing.assert_array_equal(np.asarray(joined), w)
+    assert isinstance(open_weights(data, MATVEC, model["dir"]).host["W"], np.ndarray)
+
+
 def test_runtime_inputs_still_win_over_the_manifest(model):
     path = write_manifest(model["dir"], float_manifest(model))
     program = fuse_lang.compile(MATVEC, base_dir=model["dir"], weights=path)

@@ -51,7 +51,7 @@ def backend_for(config: ExecutionConfig, backend: str, device: str, precision: s
 
 
 def open_program_weights(weights: Any, adapters: Any, text: str,
-                  base_dir: str | os.PathLike) -> Weights | None:
+                         base_dir: str | os.PathLike, slices: bool = False) -> Weights | None:
     """compile(weights=...): the manifest checked against the program and loaded;
     a problem is a FuseError with its diagnostic, at the tensor it concerns."""
     if weights is None:
@@ -60,7 +60,7 @@ def open_program_weights(weights: Any, adapters: Any, text: str,
                             "manifest (docs/weights.md)")
         return None
     try:
-        return open_weights(weights, text, base_dir, adapters)
+        return open_weights(weights, text, base_dir, adapters, slices)
     except ManifestError as err:
         diagnostic = as_diagnostic(err, parse(text).program)
         raise FuseError(f"{err.message} [{err.code}]", (diagnostic,)) from None

@@ -113,7 +113,7 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
 def _host_or_backend(backend: Backend, data: Any) -> Any:
     """A dense base as the backend's array; over a mesh (`sharded`) left on the host,
     where the placement takes it from (each process its own slices)."""
-    if backend.sharded and isinstance(data, np.ndarray):
+    if backend.sharded and (isinstance(data, np.ndarray) or getattr(data, "host_slices", False)):
         return data
     return backend.asarray(data)
 

@@ -129,10 +129,11 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         raise_on_errors(runs, deferred=("missing-source",))
         backend, device, why = choose_backend(runs, "auto" if auto_device else device)
         choice = {"backend": backend, "device": device, "why": why}
-    sharded = join_process_group(backend, distributed) or mesh is not None or bool(shard)
+    grouped = join_process_group(backend, distributed)
+    sharded = grouped or mesh is not None or bool(shard)
     chosen, compiled, cache_root = backend_for(config, backend, device, precision, compiled,
                                                 sharded)
-    loaded = open_program_weights(weights, adapters, source_text, base_dir)
+    loaded = open_program_weights(weights, adapters, source_text, base_dir, slices=grouped)
     analysis = program_analysis(source_text, path, base_dir, first, loaded)
     analysis, not_run = runnable_part(analysis, targets, past_errors, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a

@@ -35,6 +35,7 @@ from ..io.source_data import load_npy, load_npz_member
 from ..io.source_files import SourceError
 from ..io.sources import SAFETENSORS
 from .backends.base import Backend
+from .weight_shards import JoinedShards
 
 AdapterChoice = Sequence[str] | Mapping[str, float] | None
 
@@ -43,9 +44,13 @@ class Weights:
     """A manifest's tensors loaded on the host (int8 ones as stored), with the
     adapters chosen now; `inputs` makes them the backend's tensors."""
 
-    def __init__(self, manifest: Manifest, layout: dict[str, Layout]) -> None:
+    def __init__(self, manifest: Manifest, layout: dict[str, Layout],
+                 slices: bool = False) -> None:
         self.manifest = manifest
         self.layout = layout
+        # in a group of processes: a tensor of several shard files is read where the
+        # placement slices it (run.weight_shards), each process its own shards
+        self.slices = slices
         self._hashed: dict[Path, str] = {}  # each file's sha256, computed once
         self.host = {e.name: self._joined(e.name) for e in manifest.tensors}
         self.quantized = {e.name: self._scales(e.name, e.quantization)
@@ -100,14 +105,19 @@ class Weights:
         for adapter, scale in self.adapters.items():
             pair = self._pairs.get((adapter, name))
             if pair is not None:
+                if isinstance(weight, JoinedShards):  # an adapter's sum needs it whole
+                    weight = backend.asarray(np.asarray(weight))
                 a, b = (backend.asarray(x) for x in pair)
                 weight = weight + scale * (b @ a)
         return weight
 
     def _dequantized(self, backend: Backend, name: str) -> Any:
         key = (id(backend), name)
+        host = self.host[name]
+        if isinstance(host, JoinedShards) and backend.sharded:
+            return host  # placed slice by slice (run/backends/jax_sharding.py)
         if key not in self._native:
-            stored = backend.asarray(self.host[name])  # int8 values are exact in any float
+            stored = backend.asarray(host)  # int8 values are exact in any float
             if name in self.quantized:
                 scale, zero = self.quantized[name]
                 stored = (stored - backend.asarray(zero)) * backend.asarray(scale)
@@ -115,12 +125,26 @@ class Weights:
         return self._native[key]
 
     # ------------------------------------------------------------ loading
-    def _joined(self, name: str) -> np.ndarray:
+    def _joined(self, name: str) -> np.ndarray | JoinedShards:
         entry, layout = self.manifest.entry(name), self.layout[name]
+        if self.slices and len(entry.shards) > 1 and entry.quantization is None \
+                and layout.shard_axis is not None:
+            return self._sliced(name, entry.shards, layout)
         parts = [self._load(ref, name) for ref in entry.shards]
         data = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=layout.shard_axis)
         return data if data.dtype.kind in "iu" and entry.quantization else \
             data.astype(np.float32 if data.dtype.itemsize <= 4 else np.float64)
+
+    def _sliced(self, name: str, shards: Sequence[FileRef], layout: Layout) -> JoinedShards:
+        """A tensor of several shard files, opened only where it is sliced."""
+        from ..io.manifest import header_of
+
+        axis = layout.shard_axis
+        assert axis is not None
+        parts = [(header_of(self.manifest, ref, name)[0][axis],
+                  lambda ref=ref: self._load(ref, name, mapped=True)) for ref in shards]
+        dtype = np.float32 if np.dtype(layout.dtype).itemsize <= 4 else np.float64
+        return JoinedShards(parts, axis, layout.shape, dtype)
 
     def _scales(self, name: str, quant: Quantization) -> tuple[np.ndarray, np.ndarray]:
         """Scale and zero point shaped to broadcast over the weight."""
@@ -137,7 +161,7 @@ class Weights:
 
         return values(quant.scale), values(quant.zero_point)
 
-    def _load(self, ref: FileRef, tensor: str) -> np.ndarray:
+    def _load(self, ref: FileRef, tensor: str, mapped: bool = False) -> np.ndarray:
         path = self.manifest.base_dir / ref.file
         where = f"{self.manifest.where}: `{ref.file}` (for `{tensor}`)"
         if ref.sha256 is not None:
@@ -149,10 +173,10 @@ class Weights:
         try:
             suffix = path.suffix.lower()
             if suffix == SAFETENSORS:
-                return load_tensor(path, ref.key, tensor)
+                return load_tensor(path, ref.key, tensor, mapped)
             if suffix == ".npz":
                 return load_npz_member(path, ref.key or tensor)
-            return load_npy(path)
+            return load_npy(path, mapped)
         except (OSError, SourceError, SafetensorsProblem) as err:
             raise ManifestError("weights-missing-file", f"{where} cannot be read: "
                                 f"{getattr(err, 'strerror', None) or err}", tensor) from None
@@ -179,10 +203,12 @@ def manifest_layouts(weights: str | os.PathLike | Mapping, text: str,
 
 
 def open_weights(weights: str | os.PathLike | Mapping, text: str,
-                 base_dir: str | os.PathLike, adapters: AdapterChoice = None) -> Weights:
-    """A manifest checked against the program and its data loaded; raises
+                 base_dir: str | os.PathLike, adapters: AdapterChoice = None,
+                 slices: bool = False) -> Weights:
+    """A manifest checked against the program and its data loaded (`slices`: in a
+    group of processes, a tensor of several shards where it is sliced); raises
     ManifestError."""
     manifest, layout = manifest_layouts(weights, text, base_dir)
-    loaded = Weights(manifest, layout)
+    loaded = Weights(manifest, layout, slices)
     loaded.set_adapters(adapters)
     return loaded

@@ -62,8 +62,10 @@ class ShardedJaxBackend(JaxBackend):
                         f"`{mesh_axis}`, which that mesh axis ({self.mesh.shape[mesh_axis]} "
                         f"devices) does not divide: JAX shards evenly only (pad the data, or "
                         f"use a mesh axis whose size divides {extent})")
-        if self.multiprocess and isinstance(value, np.ndarray):
-            # each process reads only the slices its devices hold (a memmap: only those pages)
+        if self.multiprocess and (isinstance(value, np.ndarray)
+                                  or getattr(value, "host_slices", False)):
+            # each process reads only the slices its devices hold (a memmap: only those
+            # pages; a manifest's shards: only those files, run/weight_shards.py)
             return jax.make_array_from_callback(
                 shape, sharding, lambda index: np.asarray(value[index], dtype=self.dtype))
         value = self.asarray(value)
