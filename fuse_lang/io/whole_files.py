@@ -12,6 +12,8 @@ imported here only for such a file: a small program's check never pays for it.
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .cells import SAFE_DIGITS, cell_value
@@ -168,18 +170,16 @@ class RankedSymbols:
             self._numbered.clear()
         return self._base
 
-    def numbered(self, columns: tuple[int, ...], span: Any) -> dict:
+    def numbered(self, columns: tuple[int, ...], span: Any) -> "NumberedSymbols":
         """{symbol: (number, span)} of these columns (of one domain), numbered from
         `base_after`'s base in rank order, each symbol at its first appearance.
         Shared: copy it before changing it."""
         assert self._base is not None
         known = self._numbered.get((columns, span))
         if known is None:
-            import itertools
-
             values, ranks = self._merged(columns)
-            known = self._numbered[(columns, span)] = dict(zip(
-                values, zip((ranks + self._base).tolist(), itertools.repeat(span))))
+            known = self._numbered[(columns, span)] = NumberedSymbols(
+                values, ranks + self._base, span)
         return known
 
     def _merged(self, columns: tuple[int, ...]) -> tuple[list[str], Any]:
@@ -236,3 +236,37 @@ def _first_appearances(column: Any) -> tuple[Any, list, Any]:
     distinct = sorted(first_row, key=first_row.__getitem__)
     return (np.fromiter(map(first_row.__getitem__, distinct), np.int64, len(distinct)),
             distinct, None)
+
+
+class NumberedSymbols(Mapping):
+    """{symbol: (number, span)} of a relation file's column, read from its arrays:
+    the symbols in numbering order, their numbers and the one span.  A run mostly
+    iterates the symbols (the domain's values in order); the table by symbol (a
+    dict of every symbol, tens of MB for a few hundred thousand) is made only
+    when a symbol is looked up."""
+
+    def __init__(self, values: list, numbers: Any, span: Any) -> None:
+        self._values = values
+        self._numbers = numbers
+        self._span = span
+        self._index: dict | None = None
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __iter__(self) -> Iterator:
+        return iter(self._values)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._by_symbol()
+
+    def __getitem__(self, value: Any) -> tuple[int, Any]:
+        return int(self._numbers[self._by_symbol()[value]]), self._span
+
+    def items(self) -> Any:  # in numbering order, without the table by symbol
+        return zip(self._values, zip(self._numbers.tolist(), itertools.repeat(self._span)))
+
+    def _by_symbol(self) -> dict:
+        if self._index is None:
+            self._index = {value: k for k, value in enumerate(self._values)}
+        return self._index
