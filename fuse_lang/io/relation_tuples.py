@@ -35,6 +35,9 @@ class RelationTuples:
     values: tuple[np.ndarray, ...]
     codes: tuple[np.ndarray, ...]
     weights: np.ndarray
+    # per column, where its table holds only ints: them as an int64 array (a sink
+    # formats them by arithmetic, io.tuple_bytes.encoded_ints); else None
+    numbers: tuple[np.ndarray | None, ...] = ()
 
     def rows(self, start: int = 0, stop: int | None = None) -> list[tuple]:
         """Tuples `start` to `stop` (all by default), each a tuple of plain
@@ -63,18 +66,21 @@ def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
     arity = len(positions)
     if arity == 0:
         return RelationTuples(int(weights.size), 0, (), (), weights)
-    tables, codes, ranks = [], [], []
+    tables, codes, ranks, numbers = [], [], [], []
     for axis, at in enumerate(positions):
         named = axes[axis] if axis < len(axes) else None
-        table, code, rank = _column(np.asarray(at, dtype=np.int64), named)
+        at = np.asarray(at, dtype=np.int64)
+        whole = _whole_axis(at, named)
+        table, code, rank = whole[:3] if whole is not None else _column(at, named)
         tables.append(table)
         codes.append(code)
         ranks.append(rank)
+        numbers.append(whole[3] if whole is not None else None)
     order = _tuple_order(ranks)
-    if order is None:  # the tuples came in order (a CSR matrix's, a dense array's)
-        return RelationTuples(int(weights.size), arity, tuple(tables), tuple(codes), weights)
-    return RelationTuples(int(weights.size), arity, tuple(tables),
-                          tuple(c[order] for c in codes), weights[order])
+    if order is not None:  # else the tuples came in order (a CSR matrix's, a dense array's)
+        codes, weights = [c[order] for c in codes], weights[order]
+    return RelationTuples(int(weights.size), arity, tuple(tables), tuple(codes), weights,
+                          tuple(numbers))
 
 
 def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray | None:
@@ -128,9 +134,6 @@ def _entries(value: Any, boolean: bool) -> tuple[tuple[np.ndarray, ...], np.ndar
 def _column(at: np.ndarray, named: AxisValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A column's distinct values present (an object array), each tuple's index
     into them, and each tuple's rank in the order of values."""
-    whole = _whole_axis(at, named)
-    if whole is not None:
-        return whole
     present, code = _distinct(at)
     if named is None:  # positional: the position is the value, and its order
         table = np.empty(present.size, dtype=object)
@@ -176,35 +179,55 @@ def _order_by_value(found: list, kinds: set) -> Any:
 
 
 def _whole_axis(at: np.ndarray, named: AxisValues
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """`_column` where the axis' table is not much longer than the column: the
     whole table (positions, or ids) with the positions as codes, so no pass to
-    find the values present; and each position's rank once per table, none
-    where the values ascend with the positions (the positions are the ranks).
-    None where the table is long, holds anything but 64-bit ints, or the column
-    has a position past it."""
-    extent = int(at.max()) + 1 if at.size else 0
+    find the values present; each position's rank, once per table (none where
+    the values ascend with the positions: the positions are the ranks); and the
+    table as int64s.  None where the table is long, holds anything but 64-bit
+    ints, or the column has a position past it."""
     if at.size == 0 or int(at.min()) < 0:
         return None
+    extent = int(at.max()) + 1
     if named is None:
         if extent > 4 * at.size + 1024:
             return None
         table = np.empty(extent, dtype=object)
         table[:] = range(extent)
-        return table, at, at
-    if len(named) > 4 * at.size + 1024 or extent > len(named) \
-            or set(map(type, named)) != {int}:
+        return table, at, at, np.arange(extent, dtype=np.int64)
+    if len(named) > 4 * at.size + 1024 or extent > len(named):
         return None
-    numbers = _int64(named)
-    if numbers is None:
+    ints = _int_table(named)
+    if ints is None:
         return None
-    table = np.empty(numbers.size, dtype=object)
-    table[:] = list(named)
-    if bool(np.all(numbers[1:] > numbers[:-1])):
-        return table, at, at
-    rank = np.empty(numbers.size, dtype=np.int64)
-    rank[np.argsort(numbers, kind="stable")] = np.arange(numbers.size)
-    return table, at, rank[at]
+    table, numbers, rank = ints
+    return table, at, (at if rank is None else rank[at]), numbers
+
+
+# the last int tables made, by the identity of the axis' values (a relation's
+# columns often share one domain; the values are an analysis' tuple, kept alive)
+_INT_TABLES: list[tuple[Any, Any]] = []
+
+
+def _int_table(named: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """An axis' values, all ints within 64 bits, as an object table, an int64
+    array and each position's rank (None when they ascend); else None."""
+    for seen, made in _INT_TABLES:
+        if seen is named:
+            return made
+    made = None
+    if set(map(type, named)) == {int}:
+        numbers = _int64(named)
+        if numbers is not None:
+            table = np.empty(numbers.size, dtype=object)
+            table[:] = list(named)
+            rank = None
+            if not bool(np.all(numbers[1:] > numbers[:-1])):
+                rank = np.empty(numbers.size, dtype=np.int64)
+                rank[np.argsort(numbers, kind="stable")] = np.arange(numbers.size)
+            made = (table, numbers, rank)
+    _INT_TABLES[:] = [(named, made), *_INT_TABLES[:3]]
+    return made
 
 
 def _distinct(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -170,7 +170,11 @@ def _shown(tuples: RelationTuples, delimiter: str) -> list[Texts]:
     """Each column's distinct values as cells (`cells_text`), encoded once: a
     column of ints (ids, say) by arithmetic, any other through its texts."""
     out = []
-    for table in tuples.values:
+    for k, table in enumerate(tuples.values):
+        numbers = tuples.numbers[k] if k < len(tuples.numbers) else None
+        if numbers is not None:  # ints already as an int64 array
+            out.append(encoded_ints(numbers))
+            continue
         values = table.tolist()
         if set(map(type, values)) == {int}:
             try:
