@@ -144,13 +144,15 @@ def _write_tuples(out: BinaryIO, tuples: RelationTuples, boolean: bool, delimite
     relation source reads it back (`cell_text`), then the number for a numeric
     tensor's non-zeros."""
     shown = _shown(tuples, delimiter)
+    made: dict = {}  # each column's records, made for the first chunk
     for start in range(0, tuples.count, TUPLES_PER_WRITE):
         out.write(_tuples_text(tuples, boolean, delimiter, start,
-                               start + TUPLES_PER_WRITE, shown))
+                               start + TUPLES_PER_WRITE, shown, made))
 
 
 def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: int = 0,
-                 stop: int | None = None, shown: Sequence[Texts] | None = None) -> bytes:
+                 stop: int | None = None, shown: Sequence[Texts] | None = None,
+                 made: dict | None = None) -> bytes:
     """Lines of tuples `start` to `stop` (see `_write_tuples`), UTF-8."""
     stop = tuples.count if stop is None else min(stop, tuples.count)
     if stop <= start:
@@ -163,17 +165,21 @@ def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: i
     if not boolean:
         weights = [repr(v) for v in tuples.weights[part].astype(np.float64).tolist()]
         columns.append((encoded(weights), np.arange(stop - start)))
-    return lines_bytes(columns, delimiter)
+        made = None  # (a chunk's own numbers: nothing of them to keep for the next)
+    return lines_bytes(columns, delimiter, made)
 
 
 def _shown(tuples: RelationTuples, delimiter: str) -> list[Texts]:
     """Each column's distinct values as cells (`cells_text`), encoded once: a
     column of ints (ids, say) by arithmetic, any other through its texts."""
-    out = []
+    out: list[Texts] = []
+    texts_of: dict[int, Texts] = {}  # columns of one domain share its int64 table
     for k, table in enumerate(tuples.values):
         numbers = tuples.numbers[k] if k < len(tuples.numbers) else None
         if numbers is not None:  # ints already as an int64 array
-            out.append(encoded_ints(numbers))
+            if id(numbers) not in texts_of:
+                texts_of[id(numbers)] = encoded_ints(numbers)
+            out.append(texts_of[id(numbers)])
             continue
         values = table.tolist()
         if set(map(type, values)) == {int}:

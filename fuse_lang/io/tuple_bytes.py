@@ -21,14 +21,18 @@ import numpy as np
 Texts = tuple[np.ndarray, np.ndarray]  # a column's texts encoded: lengths, padded bytes
 
 
-def lines_bytes(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str) -> bytes:
+def lines_bytes(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str,
+                made: dict | None = None) -> bytes:
     """One line per tuple: `columns` holds per column (texts, codes), the
     `encoded` texts of its distinct values and each tuple's index into them;
-    cells are joined by `delimiter` (one character), each line ends in a newline."""
+    cells are joined by `delimiter` (one character), each line ends in a newline.
+    `made`: what was prepared from the same texts for an earlier chunk of tuples
+    (a dict kept by the caller across its chunks)."""
     if not columns:
         return b""
-    if all(_nul_free(texts) for texts, _ in columns):
-        return _padded_lines(columns, delimiter)
+    made = {} if made is None else made
+    if all(_nul_free(texts, made) for texts, _ in columns):
+        return _padded_lines(columns, delimiter, made)
     count = columns[0][1].size
     encoded = [texts for texts, _ in columns]
     widths = [lengths[codes] for (lengths, _), (_, codes) in zip(encoded, columns)]
@@ -48,25 +52,36 @@ def lines_bytes(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str) -> 
     return out.tobytes()
 
 
-def _nul_free(texts: Texts) -> bool:
+def _nul_free(texts: Texts, made: dict) -> bool:
     """Whether no text holds a NUL byte (the padding of `_padded_lines`)."""
     lengths, matrix = texts
-    return bool(np.array_equal(np.count_nonzero(matrix, axis=1), lengths))
+    key = ("nul free", id(matrix))
+    if key not in made:  # (the matrix kept with it: its id stays its own)
+        made[key] = (matrix, bool(np.array_equal(np.count_nonzero(matrix, axis=1), lengths)))
+    return made[key][1]
 
 
-def _padded_lines(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str) -> bytes:
+def _records(texts: Texts, end: str, made: dict) -> np.ndarray:
+    """The texts each followed by `end`, padded with NULs to one width: a row a text."""
+    lengths, matrix = texts
+    key = ("records", id(matrix), end)
+    if key not in made:
+        table = np.zeros((matrix.shape[0], matrix.shape[1] + 1), dtype=np.uint8)
+        table[:, :matrix.shape[1]] = matrix
+        table[np.arange(matrix.shape[0]), lengths] = ord(end)
+        made[key] = (matrix, table)
+    return made[key][1]
+
+
+def _padded_lines(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str,
+                  made: dict) -> bytes:
     """`lines_bytes` where no text holds a NUL byte: per column a table of its
     texts each followed by the delimiter (the last column's by a newline),
     padded with NULs to one width, gathered for every tuple as fixed-width
     records; the NULs then dropped."""
     count = columns[0][1].size
-    tables = []
-    for k, ((lengths, matrix), _) in enumerate(columns):
-        table = np.zeros((matrix.shape[0], matrix.shape[1] + 1), dtype=np.uint8)
-        table[:, :matrix.shape[1]] = matrix
-        table[np.arange(matrix.shape[0]), lengths] = ord("\n" if k == len(columns) - 1
-                                                         else delimiter.encode())
-        tables.append(table)
+    tables = [_records(texts, "\n" if k == len(columns) - 1 else delimiter, made)
+              for k, (texts, _) in enumerate(columns)]
     lines = np.empty((count, sum(t.shape[1] for t in tables)), dtype=np.uint8)
     at = 0
     for table, (_, codes) in zip(tables, columns):
