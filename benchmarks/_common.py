@@ -100,3 +100,28 @@ Out[p,e]    = WO[e,dv] Attn[p,dv]
 
 export Out
 """
+
+
+def optax_adam_steps(loss_fn: Callable, params: dict, rate: float, steps: int,
+                     now: Callable[[], float] = time.perf_counter) -> tuple[list[float], float]:
+    """A hand-written jax training loop: optax.adam on `loss_fn(params)`, one
+    jax.jit step (value and gradients, the update); each step's end stamped by
+    `now()` after its loss is read.  Returns the stamps and the last loss."""
+    import jax
+    import optax
+
+    tx = optax.adam(rate)
+    state = tx.init(params)
+
+    @jax.jit
+    def update(p, s):
+        value, grads = jax.value_and_grad(loss_fn)(p)
+        updates, s = tx.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    stamps, value = [], float("nan")
+    for _ in range(steps):
+        params, state, loss = update(params, state)
+        value = float(loss)
+        stamps.append(now())
+    return stamps, value

@@ -23,6 +23,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import optax_adam_steps  # noqa: E402
+
 import fuse_lang  # noqa: E402
 
 PROGRAM = """X[n,j] = "x.npy"
@@ -74,30 +77,17 @@ def torch_ms(x, t, w1, w2, steps: int, warm: int, device: str = "cpu") -> tuple[
 def jax_ms(x, t, w1, w2, steps: int, warm: int, device: str = "cpu") -> tuple[float, float]:
     import jax
     import jax.numpy as jnp
-    import optax
 
     where = jax.devices("gpu" if device.startswith("cuda") else "cpu")[0]
     X, T = (jax.device_put(jnp.asarray(v, jnp.float32), where) for v in (x, t))
     params = {n: jax.device_put(jnp.asarray(v, jnp.float32), where)
               for n, v in (("W1", w1), ("W2", w2))}
-    tx = optax.adam(1e-3)
-    state = tx.init(params)
 
     def loss_fn(p):
         P = jax.nn.softmax(jax.nn.relu(X @ p["W1"].T) @ p["W2"].T, axis=1)
         return -(jnp.log(P) * T).sum() / X.shape[0]
 
-    @jax.jit
-    def update(p, s):
-        value, grads = jax.value_and_grad(loss_fn)(p)
-        updates, s = tx.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, value
-
-    stamps = []
-    for _ in range(steps):
-        params, state, value = update(params, state)
-        value = float(value)
-        stamps.append(time.perf_counter())
+    stamps, value = optax_adam_steps(loss_fn, params, 1e-3, steps, time.perf_counter)
     return _per_step_ms(stamps, warm), value
 
 

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "examples" / "training"))
-from _common import profile  # noqa: E402
+from _common import optax_adam_steps, profile  # noqa: E402
 from _frameworks import parse_args  # noqa: E402
 from make_chars import corpus, sized_program, windows  # noqa: E402
 
@@ -125,7 +125,6 @@ def jax_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
               steps: int, device: str = "cpu") -> tuple[list[float], float]:
     import jax
     import jax.numpy as jnp
-    import optax
 
     where = jax.devices("gpu" if device.startswith("cuda") else "cpu")[0]
     chars = jax.device_put(jnp.asarray(data, jnp.float32), where)
@@ -134,8 +133,6 @@ def jax_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
     w = {n: jax.device_put(jnp.asarray(v, jnp.float32), where) for n, v in params.items()}
     masked = -1e9 * (1 - jnp.tril(jnp.ones((window, window))))
     scale = math.sqrt(sizes["key"])
-    tx = optax.adam(RATE)
-    state = tx.init(w)
 
     def norm(v):
         centred = v - v.mean(-1, keepdims=True)
@@ -157,17 +154,7 @@ def jax_train(data: np.ndarray, params: dict[str, np.ndarray], sizes: dict,
         probs = jax.nn.softmax(norm(h) @ p["Out"].T + p["BOut"], axis=-1)
         return -(jnp.log(probs) * t).sum() / t.sum()
 
-    @jax.jit
-    def update(p, s):
-        value, grads = jax.value_and_grad(loss_fn)(p)
-        updates, s = tx.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, value
-
-    stamps = []
-    for _ in range(steps):
-        w, state, value = update(w, state)
-        value = float(value)
-        stamps.append(now())
+    stamps, value = optax_adam_steps(loss_fn, w, RATE, steps, now)
     return stamps, value
 
 

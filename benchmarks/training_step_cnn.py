@@ -25,6 +25,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import optax_adam_steps  # noqa: E402
+
 import fuse_lang  # noqa: E402
 
 # 3x3 filters over an 8x8 image (reads past its edge are 0), relu, 2x2
@@ -93,13 +96,10 @@ def torch_train(x: np.ndarray, t: np.ndarray, params: dict, steps: int) -> tuple
 def jax_train(x: np.ndarray, t: np.ndarray, params: dict, steps: int) -> tuple[list, float]:
     import jax
     import jax.numpy as jnp
-    import optax
 
     images = jnp.pad(jnp.asarray(x, jnp.float32)[:, None], ((0, 0), (0, 0), (0, 2), (0, 2)))
     targets = jnp.asarray(t, jnp.float32)
     w = {n: jnp.asarray(v, jnp.float32) for n, v in params.items()}
-    tx = optax.adam(RATE)
-    state = tx.init(w)
 
     def loss_fn(p):
         feat = jax.lax.conv(images, p["K"][:, None], (1, 1), "VALID")
@@ -110,17 +110,7 @@ def jax_train(x: np.ndarray, t: np.ndarray, params: dict, steps: int) -> tuple[l
                                axis=1)
         return -(jnp.log(probs) * targets).sum(1).mean()
 
-    @jax.jit
-    def update(p, s):
-        value, grads = jax.value_and_grad(loss_fn)(p)
-        updates, s = tx.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, value
-
-    stamps = []
-    for _ in range(steps):
-        w, state, value = update(w, state)
-        value = float(value)
-        stamps.append(now())
+    stamps, value = optax_adam_steps(loss_fn, w, RATE, steps, now)
     return stamps, value
 
 
