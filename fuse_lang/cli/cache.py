@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
+from .options import weights_problem
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, fail
 
 DEFAULT = "default"  # --cache-dir without a folder
@@ -51,12 +52,9 @@ class ExportOptions:
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> ExportOptions:
         """The options of a parsed `fuse export` command line."""
-        if ns.params and ns.weights:
-            raise UsageError("give --weights MANIFEST.json or --params CKPT.safetensors, "
-                             "not both")
-        if ns.params and not ns.params.lower().endswith(".safetensors"):
-            raise UsageError(f"--params takes a .safetensors checkpoint (as `fuse train "
-                             f"--checkpoint` writes), not {ns.params}")
+        problem = weights_problem(ns.weights, ns.params)
+        if problem:
+            raise UsageError(problem)
         dynamic = tuple(i.strip() for text in ns.dynamic for i in text.split(",") if i.strip())
         return cls(path=ns.path, format=ns.format, out=ns.out, device=ns.device,
                    precision=ns.precision, inputs=tuple(ns.input),

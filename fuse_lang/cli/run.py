@@ -14,7 +14,7 @@ from ..check import INPUT_KINDS, Analysis
 from ..check.cone import NOT_NEEDED
 from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
-from .options import ConfigFlags, UsageError, config_of, shard_options
+from .options import ConfigFlags, UsageError, config_of, shard_options, weights_problem
 from .pictures import check_plot_folder, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import render_text
@@ -84,12 +84,9 @@ def cmd_run(options: RunOptions) -> int:
 
 
 def _run_and_show(options: RunOptions) -> int:
-    if options.params and options.weights:
-        raise UsageError("give --weights MANIFEST.json or --params CKPT.safetensors, not both "
-                         "(a manifest may name the checkpoint's tensors)")
-    if options.params and not options.params.lower().endswith(".safetensors"):
-        raise UsageError(f"--params takes a .safetensors checkpoint (as `fuse train "
-                         f"--checkpoint` writes), not {options.params}")
+    problem = weights_problem(options.weights, options.params)
+    if problem:
+        raise UsageError(problem)
     if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
         flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
         raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "

@@ -123,12 +123,11 @@ class RunSetup:
     @staticmethod
     def check_weights(options: argparse.Namespace) -> None:
         """`--weights` and `--params` as `fuse run` takes them."""
-        if options.params and options.weights:
-            raise MagicUsage("%%fuse: give --weights MANIFEST.json or --params "
-                             "CKPT.safetensors, not both")
-        if options.params and not options.params.lower().endswith(".safetensors"):
-            raise MagicUsage(f"%%fuse: --params takes a .safetensors checkpoint (as `fuse "
-                             f"train --checkpoint` writes), not {options.params}")
+        from ..cli.options import weights_problem
+
+        problem = weights_problem(options.weights, options.params)
+        if problem:
+            raise MagicUsage(f"%%fuse: {problem}")
 
 
 def why_targets(texts: list[str]) -> list[tuple[str, tuple]]:
