@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "training"))
-from make_chars import corpus, vocabulary  # noqa: E402
+from make_chars import corpus, sized_ids_program, vocabulary  # noqa: E402
 
 import fuse_lang  # noqa: E402
 
@@ -39,24 +39,6 @@ LARGE = {"window": 256, "width": 128, "heads": 4, "key": 32, "mlp": 512}
 PROMPT = "The "
 CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
 now = time.perf_counter  # main() sets it from --clock
-
-
-def sized(text: str, vocab: int, sizes: dict) -> str:
-    """The example's text with these sizes (make_chars.sized_program's rewrite,
-    for the ids program)."""
-    import re
-
-    w = sizes
-    changes = {r"axis c = \d+": f"axis c = {vocab}", r"axis d = \d+": f"axis d = {w['width']}",
-               r"axis h = \d+": f"axis h = {w['heads']}", r"axis k = \d+": f"axis k = {w['key']}",
-               r"axis f = \d+": f"axis f = {w['mlp']}",
-               r"Dk = const\(\d+\)": f"Dk = const({w['key']})",
-               r"I\[n,0:\d+\]": f"I[n,0:{w['window']}]",
-               r"I\[n,1:\d+\]": f"I[n,1:{w['window'] + 1}]"}
-    for pattern, replacement in changes.items():
-        text, count = re.subn(pattern, replacement, text)
-        assert count == 1, pattern
-    return text
 
 
 def random_checkpoint(folder: Path, text: str, vocab: list[str], window: int) -> Path:
@@ -148,7 +130,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     sizes = SMALL if args.small else LARGE if args.large else REAL
     vocab = vocabulary(corpus(300_000))
-    text = sized(EXAMPLE.read_text(encoding="utf-8"), len(vocab), sizes)
+    text = sized_ids_program(EXAMPLE.read_text(encoding="utf-8"), len(vocab), **sizes)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "lm.fuse").write_text(text, encoding="utf-8")

@@ -41,16 +41,7 @@ def _make_chars():
 
 def _tiny_program(vocabulary: int) -> str:
     text = (EXAMPLE / "char_transformer_ids.fuse").read_text(encoding="utf-8")
-    w = TINY
-    changes = {r"axis c = \d+": f"axis c = {vocabulary}", r"axis d = \d+": f"axis d = {w['width']}",
-               r"axis h = \d+": f"axis h = {w['heads']}", r"axis k = \d+": f"axis k = {w['key']}",
-               r"axis f = \d+": f"axis f = {w['mlp']}", r"Dk = const\(\d+\)": f"Dk = const({w['key']})",
-               r"I\[n,0:\d+\]": f"I[n,0:{w['window']}]",
-               r"I\[n,1:\d+\]": f"I[n,1:{w['window'] + 1}]"}
-    for pattern, replacement in changes.items():
-        text, count = re.subn(pattern, replacement, text)
-        assert count == 1, pattern
-    return text
+    return _make_chars().sized_ids_program(text, vocabulary, **TINY)
 
 
 @pytest.fixture(scope="module")

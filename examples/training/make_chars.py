@@ -98,6 +98,21 @@ def sized_program(text: str, window: int = 64, width: int = 64, heads: int = 4,
     return text
 
 
+def sized_ids_program(text: str, vocab: int, window: int = 64, width: int = 64,
+                      heads: int = 4, key: int = 16, mlp: int = 256) -> str:
+    """char_transformer_ids.fuse's text with other sizes (the generation tests' and
+    benchmark's configurations): `sized_program`'s rewrite, with the vocabulary's
+    extent and the id windows' slices."""
+    changes = {r"axis c = \d+": f"axis c = {vocab}", r"axis d = \d+": f"axis d = {width}",
+               r"axis h = \d+": f"axis h = {heads}", r"axis k = \d+": f"axis k = {key}",
+               r"axis f = \d+": f"axis f = {mlp}", r"Dk = const\(\d+\)": f"Dk = const({key})",
+               r"I\[n,0:\d+\]": f"I[n,0:{window}]", r"I\[n,1:\d+\]": f"I[n,1:{window + 1}]"}
+    for pattern, replacement in changes.items():
+        text, count = re.subn(pattern, replacement, text)
+        assert count == 1, f"{pattern} occurs {count} times"
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default=str(Path(__file__).parent))
