@@ -229,3 +229,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(f"not installed, so compared with nothing: "
                                     f"{', '.join(missing)} ({REQUIRE_ENV}=1 fails the tests "
                                     "instead)")
+
+
+def training_example(name: str):
+    """A script of examples/training (make_chars, make_digits) imported as a module."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    folder = str(Path(__file__).resolve().parent.parent / "examples" / "training")
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)

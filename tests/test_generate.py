@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import training_example
 
 import fuse_lang
 from fuse_lang.cli import main
@@ -31,12 +32,7 @@ LOSS_BOUND = 3.2
 
 
 def _make_chars():
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        import make_chars
-    finally:
-        sys.path.remove(str(EXAMPLE))
-    return make_chars
+    return training_example("make_chars")
 
 
 def _tiny_program(vocabulary: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import training_example
 
 import fuse_lang
 
@@ -25,12 +26,7 @@ FRAMEWORKS = ["torch", pytest.param("jax", marks=pytest.mark.skipif(
 
 
 def _make_chars():
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        import make_chars
-    finally:
-        sys.path.remove(str(EXAMPLE))
-    return make_chars
+    return training_example("make_chars")
 
 
 def _ids_program(vocabulary: int, window: int, width: int, heads: int, key: int,

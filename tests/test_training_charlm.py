@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import training_example
 
 import fuse_lang
 from fuse_lang.cli import main
@@ -23,12 +24,7 @@ TINY = {"window": 16, "width": 16, "heads": 2, "key": 8, "mlp": 32}
 
 
 def _make_chars():
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        import make_chars
-    finally:
-        sys.path.remove(str(EXAMPLE))
-    return make_chars
+    return training_example("make_chars")
 
 
 @pytest.fixture(scope="module")
