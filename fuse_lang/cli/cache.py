@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
-from .options import weights_problem
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, fail
+from .weights import weights_problem
 
 DEFAULT = "default"  # --cache-dir without a folder
 

@@ -128,14 +128,3 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
     return value
 
-
-def weights_problem(weights: str | None, params: str | None) -> str | None:
-    """What is wrong with `--weights MANIFEST.json` and `--params CKPT.safetensors`
-    as given (`fuse run`, `fuse export`, the `%%fuse` magic), or None."""
-    if params and weights:
-        return ("give --weights MANIFEST.json or --params CKPT.safetensors, not both "
-                "(a manifest may name the checkpoint's tensors)")
-    if params and not params.lower().endswith(".safetensors"):
-        return (f"--params takes a .safetensors checkpoint (as `fuse train --checkpoint` "
-                f"writes), not {params}")
-    return None

@@ -14,12 +14,13 @@ from ..check import INPUT_KINDS, Analysis
 from ..check.cone import NOT_NEEDED
 from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
-from .options import ConfigFlags, UsageError, config_of, shard_options, weights_problem
+from .options import ConfigFlags, UsageError, config_of, shard_options
 from .pictures import check_plot_folder, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import render_text
 from .run_output import failure_json, show_result, write_json
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
+from .weights import weights_problem
 from .why import parsed_targets, whys_of
 
 

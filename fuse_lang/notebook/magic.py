@@ -123,7 +123,7 @@ class RunSetup:
     @staticmethod
     def check_weights(options: argparse.Namespace) -> None:
         """`--weights` and `--params` as `fuse run` takes them."""
-        from ..cli.options import weights_problem
+        from ..cli.weights import weights_problem
 
         problem = weights_problem(options.weights, options.params)
         if problem:
