@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..plan.config import ExecutionConfig
 
 __all__ = ["ConfigFlags", "UsageError", "add_config_options", "add_shard_options", "config_of",
+           "importance_weights",
            "seconds", "shard_options"]
 
 
@@ -94,18 +95,25 @@ def config_of(flags: ConfigFlags, trace: bool = False,
     from ..plan.config import ExecutionConfig
     from .cache import cache_dir_of
 
-    importance = {}
-    for item in flags.importance:
-        tensor, sep, weights = item.partition("=")
-        if not sep or not tensor or not weights:
-            raise UsageError(f"--importance takes TENSOR=WEIGHTS, not {item!r}")
-        importance[tensor] = weights
+    importance = importance_weights(flags.importance)
     return ExecutionConfig(
         mode=flags.mode, fixpoint=flags.fixpoint, max_iterations=flags.max_iterations,
         block_size=flags.block_size, projection=flags.projection, samples=flags.samples,
         seed=flags.seed, importance=importance, estimate=flags.estimate,
         trace=trace, cache_dir=cache_dir_of(cache_dir),
         **({} if flags.tolerance is None else {"tolerance": flags.tolerance}))
+
+
+def importance_weights(items: Sequence[str]) -> dict[str, str]:
+    """`--importance TENSOR=WEIGHTS` items as {tensor: weights}; UsageError on a
+    malformed one (`fuse run` and the `%%fuse` magic)."""
+    importance = {}
+    for item in items:
+        tensor, sep, weights = item.partition("=")
+        if not sep or not tensor or not weights:
+            raise UsageError(f"--importance takes TENSOR=WEIGHTS, not {item!r}")
+        importance[tensor] = weights
+    return importance
 
 
 def add_shard_options(parser: argparse.ArgumentParser, what: str) -> None:

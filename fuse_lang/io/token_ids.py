@@ -36,12 +36,13 @@ def is_token_ids(path: Path, key: str | None) -> bool:
 Vocabulary = list[str] | dict  # entries by id, or a `tokenizers` tokenizer (its JSON)
 
 
-def text_vocabulary(path: Path, key: str) -> Vocabulary:
-    """The vocabulary `key` names for the text `path`: its characters (`chars`), or
-    the file `key` beside the text: a JSON list of strings, or a `tokenizers`
-    tokenizer (a JSON object with a `model`)."""
+def text_vocabulary(path: Path, key: str, text: str | None = None) -> Vocabulary:
+    """The vocabulary `key` names for the text `path` (`text`: its contents, where
+    already read): its characters (`chars`), or the file `key` beside the text: a
+    JSON list of strings, or a `tokenizers` tokenizer (a JSON object with a
+    `model`)."""
     if key == CHARACTERS:
-        return sorted(set(read_text(path)))
+        return sorted(set(read_text(path) if text is None else text))
     where = path.parent / key
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
@@ -64,18 +65,27 @@ def checked_vocabulary(data: object, what: str) -> Vocabulary:
     return data
 
 
+# the last tokenizer made, with the JSON it was made from (a generation encodes
+# its prompt and decodes its text with one: each would parse it again)
+_MADE: list = []
+
+
 def tokenizer(data: dict):
     """A `tokenizers.Tokenizer` from its JSON; SourceError where the library is not
     installed."""
+    if _MADE and _MADE[0] is data:
+        return _MADE[1]
     try:
         from tokenizers import Tokenizer
     except ImportError:
         raise SourceError("a tokenizer file needs the tokenizers library "
                           "(pip install tokenizers)") from None
     try:
-        return Tokenizer.from_str(json.dumps(data))
+        made = Tokenizer.from_str(json.dumps(data))
     except Exception as err:  # noqa: BLE001 - the library's own exception type
         raise SourceError(f"is not a tokenizer the tokenizers library reads ({err})") from None
+    _MADE[:] = [data, made]
+    return made
 
 
 def vocabulary_size(vocabulary: Vocabulary) -> int:
@@ -144,7 +154,7 @@ def read_token_ids(path: Path, key: str) -> tuple[list[int], Vocabulary]:
 
 def _read(path: Path, key: str) -> tuple[list[int], Vocabulary]:
     text = read_text(path)
-    entries = text_vocabulary(path, key)
+    entries = text_vocabulary(path, key, text)
     ids, missing = encode(text, entries)
     if missing:
         places = []

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..cli.cache import add_cache_dir_option, cache_dir_of
-from ..cli.options import add_config_options, seconds
+from ..cli.options import UsageError, add_config_options, importance_weights, seconds
 from ..plan.config import ExecutionConfig
 
 
@@ -153,13 +153,10 @@ def cell_config(options: argparse.Namespace, namespace: Mapping[str, Any]) -> Ex
     given = {name: getattr(options, name) for name in CONFIG_FLAGS
              if getattr(options, name) is not None}
     if options.importance:
-        importance = {}
-        for item in options.importance:
-            tensor, sep, weights = item.partition("=")
-            if not sep or not tensor or not weights:
-                raise MagicUsage(f"%%fuse: --importance takes TENSOR=WEIGHTS, not {item!r}")
-            importance[tensor] = weights
-        given["importance"] = importance
+        try:
+            given["importance"] = importance_weights(options.importance)
+        except UsageError as err:
+            raise MagicUsage(f"%%fuse: {err}") from None
     if options.estimate is not None:
         given["estimate"] = tuple(options.estimate)
     if options.trace:
