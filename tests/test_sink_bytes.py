@@ -73,3 +73,71 @@ def test_texts_with_a_nul_byte_take_the_byte_by_byte_path_and_both_paths_agree()
                       for c in [codes[t]]) + "\n"
             for t in range(40))
         assert lines_bytes(columns, "\t").decode() == want, trial
+
+
+def _ordered_ids_program(tmp_path, rows: set[tuple], suffix: str, form: str) -> str:
+    """A program that copies relation `rows` (ids: numbered in order, so a sink
+    reads it block by block) to `out<suffix>`, held `form`."""
+    (tmp_path / "r.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in rows))
+    text = f'R(x, y) = "r.tsv"\nS(x, y) = R(x, y)\n"out{suffix}" = S(x, y)\n'
+    fuse_lang.compile(text, base_dir=tmp_path, representation={"R": form, "S": form}).execute()
+    return (tmp_path / f"out{suffix}").read_text()
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse"])
+def test_relations_written_block_by_block_equal_the_cell_rule(tmp_path, monkeypatch, form):
+    import fuse_lang.io.sinks as sinks
+
+    rng = random.Random(7)
+    rows = {(rng.randrange(60), rng.randrange(-5, 60)) for _ in range(900)}
+    rows |= {(59, 0), (0, 59)}  # a block boundary may fall inside one row's tuples
+    for per_block in (1, 7, 64, 1 << 18):
+        monkeypatch.setattr(sinks, "TUPLES_PER_WRITE", per_block)
+        assert _ordered_ids_program(tmp_path, rows, ".tsv", form) == _expected(rows, "\t")
+        assert _ordered_ids_program(tmp_path, rows, ".csv", form) == _expected(rows, ",")
+
+
+def test_numeric_and_uncanonical_matrices_written_in_blocks_keep_their_order(
+        tmp_path, monkeypatch):
+    import scipy.sparse as sp
+
+    import fuse_lang.io.sinks as sinks
+
+    monkeypatch.setattr(sinks, "TUPLES_PER_WRITE", 2)
+    matrix = sp.csr_array(np.array([[0, 1.5, 0], [-2.25, 0, 1e-30], [0, 0, 4.0]]))
+    assert write_sparse(tmp_path / "w.tsv", matrix, boolean=False)
+    assert (tmp_path / "w.tsv").read_text() == \
+        "0\t1\t1.5\n1\t0\t-2.25\n1\t2\t1e-30\n2\t2\t4.0\n"
+    # columns out of order within a row and a repeated entry: read whole, sorted
+    uncanonical = sp.csr_array((np.array([1.0, 1.0, 1.0]), np.array([2, 0, 2]),
+                                np.array([0, 3, 3])), shape=(2, 3))
+    assert write_sparse(tmp_path / "u.tsv", uncanonical, boolean=True)
+    assert (tmp_path / "u.tsv").read_text() == "0\t0\n0\t2\n0\t2\n"
+
+
+def test_a_large_relation_is_written_in_the_memory_of_one_block(tmp_path, monkeypatch):
+    """The sink of a relation of many tuples holds one block of them at a time
+    (relation_tuple_chunks), not every tuple's codes and text at once."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    import fuse_lang.io.sinks as sinks
+    from fuse_lang.io.sinks import write_sink
+
+    monkeypatch.setattr(sinks, "TUPLES_PER_WRITE", 1 << 14)
+    matrix = sp.random_array((1000, 1000), density=0.5, rng=np.random.default_rng(0),
+                             format="csr")
+    matrix.data[:] = 1.0
+    as_int64_pairs = matrix.nnz * 16  # the tuples' positions alone, all at once
+    for value in (matrix, matrix.toarray() > 0):
+        tracemalloc.start()
+        try:
+            write_sink(tmp_path / "big.tsv", "R", value, True, [], dense_limit=1 << 40)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < as_int64_pairs / 4, (type(value), peak, as_int64_pairs)
+    rows, cols = matrix.nonzero()
+    assert (tmp_path / "big.tsv").read_text() == "".join(
+        f"{a}\t{b}\n" for a, b in sorted(zip(rows.tolist(), cols.tolist())))

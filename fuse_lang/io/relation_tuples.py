@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -81,6 +81,86 @@ def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
         codes, weights = [c[order] for c in codes], weights[order]
     return RelationTuples(int(weights.size), arity, tuple(tables), tuple(codes), weights,
                           tuple(numbers))
+
+
+def relation_tuple_chunks(value: Any, axes: Sequence[AxisValues], boolean: bool = True,
+                          rows: int = 1 << 18) -> Iterator[RelationTuples]:
+    """`relation_tuples(value, axes, boolean)` as consecutive chunks, in the same
+    order, every chunk sharing the same `values` and `numbers` tables.  A
+    two-axis relation (CSR or dense) whose positions ascend with their values
+    on both axes (positional axes, or ids numbered in order) is read a block of
+    about `rows` tuples at a time, straight from its rows: its tuples are never
+    all in memory at once (a sink of millions of tuples then needs the memory of
+    one block).  Any other comes as one chunk."""
+    blocks = _row_blocks(value, axes, boolean, rows)
+    yield from blocks if blocks is not None else (relation_tuples(value, axes, boolean),)
+
+
+def _row_blocks(value: Any, axes: Sequence[AxisValues], boolean: bool, rows: int
+                ) -> Iterator[RelationTuples] | None:
+    """`relation_tuple_chunks`' blocks of rows, or None where they do not come
+    in value order (see there)."""
+    if hasattr(value, "on_numpy"):
+        value = value.on_numpy()
+        value = getattr(value, "matrix", None)  # run/sparse/csr.py's; an N-D one: None
+    if getattr(value, "format", None) == "csr" and value.ndim == 2:
+        if not value.has_canonical_format:  # (columns sorted and unique: a cached C check)
+            return None
+        count = int(value.nnz)
+    elif isinstance(value, np.ndarray) and value.ndim == 2:
+        count = int(np.count_nonzero(value > 0 if boolean else value != 0))
+    else:
+        return None
+    tables = [_ascending_table(extent, axes[k] if k < len(axes) else None, count)
+              for k, extent in enumerate(value.shape)]
+    if any(t is None for t in tables):
+        return None
+    values = tuple(t[0] for t in tables)
+    numbers = tuple(t[1] for t in tables)
+
+    def chunk(at: np.ndarray, to: np.ndarray, data: np.ndarray) -> RelationTuples:
+        keep = data > 0 if boolean else data != 0
+        return RelationTuples(int(np.count_nonzero(keep)), 2, values, (at[keep], to[keep]),
+                              data[keep], numbers)
+
+    def csr_blocks() -> Iterator[RelationTuples]:
+        indptr, start = value.indptr, 0
+        while start < value.shape[0]:
+            stop = max(start + 1, int(np.searchsorted(indptr, indptr[start] + rows, "right")) - 1)
+            stop = min(stop, value.shape[0])
+            lo, hi = int(indptr[start]), int(indptr[stop])
+            at = np.repeat(np.arange(start, stop, dtype=np.int64), np.diff(indptr[start:stop + 1]))
+            yield chunk(at, value.indices[lo:hi], value.data[lo:hi])
+            start = stop
+
+    def dense_blocks() -> Iterator[RelationTuples]:
+        step = max(1, rows // max(1, value.shape[1]))
+        for start in range(0, value.shape[0], step):
+            block = value[start:start + step]
+            at, to = np.nonzero(block > 0 if boolean else block != 0)
+            yield chunk(at + start, to, block[at, to])
+
+    return dense_blocks() if isinstance(value, np.ndarray) else csr_blocks()
+
+
+def _ascending_table(extent: int, named: AxisValues, count: int
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
+    """An axis' whole table of values (an object array) and them as int64s, where
+    its values ascend with their positions (a positional axis, ids numbered in
+    order) and it is not much longer than the relation's `count` tuples; else
+    None (see `_whole_axis`)."""
+    if named is None:
+        if extent > 4 * count + 1024:
+            return None
+        table = np.empty(extent, dtype=object)
+        table[:] = range(extent)
+        return table, np.arange(extent, dtype=np.int64)
+    if len(named) > 4 * count + 1024 or extent > len(named):
+        return None
+    ints = _int_table(named)
+    if ints is None or ints[2] is not None:  # not ints, or not ascending
+        return None
+    return ints[0], ints[1]
 
 
 def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray | None:

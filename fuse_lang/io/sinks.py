@@ -17,14 +17,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, BinaryIO, Sequence
+from typing import Any, BinaryIO, Iterable, Sequence
 
 import numpy as np
 
 from ..front.numbers import format_bytes, strict_json
 from .array_values import by_value
 from .atomic_files import atomic_write, atomic_writer
-from .relation_tuples import AxisValues, RelationTuples, relation_tuples
+from .relation_tuples import AxisValues, RelationTuples, relation_tuple_chunks, relation_tuples
 from .source_files import FileProblem, path_problem
 from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
 
@@ -73,8 +73,10 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     elif suffix == ".npz":
         buffer.write(npz_bytes({name: array}))
     elif suffix in (".csv", ".tsv") and boolean:
-        buffer.write(_tuples_text(relation_tuples(array, symbols), True,
-                                  "\t" if suffix == ".tsv" else ","))
+        with atomic_writer(path) as out:  # block by block: no text of every tuple in memory
+            _write_tuples(out, relation_tuple_chunks(array, symbols, True, TUPLES_PER_WRITE),
+                          True, "\t" if suffix == ".tsv" else ",")
+        return
     elif suffix in (".csv", ".tsv"):
         text = io.StringIO()
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
@@ -123,9 +125,9 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
             save_npz(out, matrix.tocsr(), compressed=False)
         return True
     if suffix in (".csv", ".tsv"):
-        tuples = relation_tuples(matrix, symbols, boolean)
         with atomic_writer(path) as out:
-            _write_tuples(out, tuples, boolean, "\t" if suffix == ".tsv" else ",")
+            _write_tuples(out, relation_tuple_chunks(matrix, symbols, boolean, TUPLES_PER_WRITE),
+                          boolean, "\t" if suffix == ".tsv" else ",")
         return True
     if boolean and suffix in (".json", ".jsonl"):
         rows = [list(t) for t in relation_tuples(matrix, symbols).rows()]
@@ -139,15 +141,19 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
 TUPLES_PER_WRITE = 1 << 18  # rows formatted at a time: the text in memory stays small
 
 
-def _write_tuples(out: BinaryIO, tuples: RelationTuples, boolean: bool, delimiter: str) -> None:
-    """The tuples, sorted by value: one line per tuple, each cell a value as a
-    relation source reads it back (`cell_text`), then the number for a numeric
-    tensor's non-zeros."""
-    shown = _shown(tuples, delimiter)
-    made: dict = {}  # each column's records, made for the first chunk
-    for start in range(0, tuples.count, TUPLES_PER_WRITE):
-        out.write(_tuples_text(tuples, boolean, delimiter, start,
-                               start + TUPLES_PER_WRITE, shown, made))
+def _write_tuples(out: BinaryIO, chunks: Iterable[RelationTuples], boolean: bool,
+                  delimiter: str) -> None:
+    """The tuples (`relation_tuple_chunks`: in order, sharing their tables),
+    sorted by value: one line per tuple, each cell a value as a relation source
+    reads it back (`cell_text`), then the number for a numeric tensor's
+    non-zeros."""
+    shown: list[Texts] | None = None  # each column's texts, encoded for the first chunk
+    made: dict = {}  # each column's records, made for the first lines
+    for tuples in chunks:
+        shown = shown or _shown(tuples, delimiter)
+        for start in range(0, tuples.count, TUPLES_PER_WRITE):
+            out.write(_tuples_text(tuples, boolean, delimiter, start,
+                                   start + TUPLES_PER_WRITE, shown, made))
 
 
 def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: int = 0,
