@@ -9,6 +9,7 @@ tab-separated tuples; the answers must be identical as sets of tuples (else the
 script exits 1). The engines, each a process of its own:
 
 - Fuse: `python -m fuse_lang.cli run PROGRAM.fuse` (sinks write the answers),
+  `fuse-2` with `--threads 2` (its sparse products on two threads) and BLAS at 2,
   with OMP/OpenBLAS/MKL threads at 1 (single-threaded, as the issue's table);
 - DuckDB (`duckdb` from PyPI): recursive CTEs, `SET threads=1` and `=2`,
   `read_csv` in and `COPY ... TO` out (a Python process running the SQL);
@@ -21,7 +22,7 @@ runs only that one engine process (so no other run's peak counts). A run past
 `--timeout` seconds is killed and shown as such.
 
     python benchmarks/datalog_peers.py [--small] [--only WORKLOAD]... [--timeout S]
-        [--engines fuse,duckdb-1,duckdb-2,nemo] [--keep DIR] [--fuse-trace]
+        [--engines fuse,fuse-2,duckdb-1,duckdb-2,nemo] [--keep DIR] [--fuse-trace]
         [--andersen-variables N]
 
 --small is seconds in all (the smoke test, tests/test_benchmarks_smoke.py); the
@@ -45,7 +46,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from datalog_peer_workloads import WORKLOADS, Workload, gen_andersen, gen_cspa  # noqa: E402
 
-ENGINES = ("fuse", "duckdb-1", "duckdb-2", "nemo")
+ENGINES = ("fuse", "fuse-2", "duckdb-1", "duckdb-2", "nemo")
 
 # Run in a fresh interpreter around one engine process: its wall time, and the
 # peak RSS of its children (that process alone), written as JSON to argv[1].
@@ -105,9 +106,10 @@ def engine_command(engine: str, workload: Workload, folder: Path) -> list[str] |
     writing its program there; None where the engine cannot express it."""
     out = f"out_{engine.replace('-', '')}"
     (folder / out).mkdir(exist_ok=True)
-    if engine == "fuse":
-        (folder / "program.fuse").write_text(workload.fuse.replace("{out}", out))
-        return [sys.executable, "-m", "fuse_lang.cli", "run", "program.fuse"]
+    if engine.startswith("fuse"):  # fuse-2: its sparse products on 2 threads
+        (folder / f"{out}.fuse").write_text(workload.fuse.replace("{out}", out))
+        threads = ["--threads", engine.split("-")[1]] if "-" in engine else []
+        return [sys.executable, "-m", "fuse_lang.cli", "run", *threads, f"{out}.fuse"]
     if engine.startswith("duckdb"):
         if workload.sql is None:
             return None
@@ -122,9 +124,9 @@ def engine_command(engine: str, workload: Workload, folder: Path) -> list[str] |
 def child_env(engine: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    if engine == "fuse":  # single-threaded, as DuckDB's 1-thread column
+    if engine.startswith("fuse"):  # single-threaded, as DuckDB's 1-thread column (fuse-2: 2)
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = "1"
+            env[var] = engine.split("-")[1] if "-" in engine else "1"
     return env
 
 
@@ -186,12 +188,12 @@ def compare(workload: Workload, folder: Path, finished: list[str]) -> tuple[bool
 def fuse_trace(folder: Path, env: dict, limit: float) -> None:
     """Where Fuse's time goes: `fuse check` alone, then `fuse run --trace` (not timed above)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "fuse_lang.cli", "check", "program.fuse"], cwd=folder,
+    subprocess.run([sys.executable, "-m", "fuse_lang.cli", "check", "out_fuse.fuse"], cwd=folder,
                    env=env, capture_output=True, timeout=limit)
     check_s = time.perf_counter() - start
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "run", "--trace",
-                           "program.fuse"], cwd=folder, env=env, capture_output=True,
+                           "out_fuse.fuse"], cwd=folder, env=env, capture_output=True,
                           text=True, timeout=limit)
     print(f"  fuse check (start-up + reading the facts' symbols): {check_s:.2f} s; "
           f"fuse run --trace: {time.perf_counter() - start:.2f} s")
@@ -240,25 +242,26 @@ def run_workload(workload: Workload, folder: Path, args) -> tuple[dict, bool, in
     return runs, same, answers
 
 
-def ratio(runs: dict, key: str) -> str:
-    fuse, duck = runs.get("fuse"), runs.get("duckdb-1")
+def ratio(runs: dict, key: str, fuse: str = "fuse", duckdb: str = "duckdb-1") -> str:
+    fuse, duck = runs.get(fuse), runs.get(duckdb)
     if not fuse or not duck or fuse["status"] != "ok" or duck["status"] != "ok":
         return "-"
     return f"{fuse[key] / duck[key]:.2f}"
 
 
 def print_table(results: list[tuple[Workload, dict, int]], args) -> None:
-    names = {"fuse": "Fuse `fuse run`", "duckdb-1": "DuckDB 1 thread",
-             "duckdb-2": "DuckDB 2 threads", "nemo": "Nemo"}
+    names = {"fuse": "Fuse `fuse run`", "fuse-2": "Fuse `--threads 2`",
+             "duckdb-1": "DuckDB 1 thread", "duckdb-2": "DuckDB 2 threads", "nemo": "Nemo"}
     head = ["workload", *(names[e] for e in args.engines)]
-    if "fuse" in args.engines and "duckdb-1" in args.engines:
-        head += ["Fuse/DuckDB-1 time", "Fuse/DuckDB-1 RSS"]
+    one = "fuse" in args.engines and "duckdb-1" in args.engines
+    two = "fuse-2" in args.engines and "duckdb-2" in args.engines
+    head += ["Fuse/DuckDB-1 time", "Fuse/DuckDB-1 RSS"] * one + ["Fuse-2/DuckDB-2 time"] * two
     print("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for workload, runs, answers in results:
         row = [f"{workload.title}, {workload.sizes[args.small]} ({answers:,} answers)",
                *(cell(runs.get(e)) for e in args.engines)]
-        if len(head) > len(args.engines) + 1:
-            row += [ratio(runs, "wall_s"), ratio(runs, "peak_kb")]
+        row += [ratio(runs, "wall_s"), ratio(runs, "peak_kb")] * one + \
+            [ratio(runs, "wall_s", "fuse-2", "duckdb-2")] * two
         print("| " + " | ".join(row) + " |")
 
 

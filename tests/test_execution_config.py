@@ -53,6 +53,7 @@ def test_execution_config_is_exported_frozen_and_passed_to_compile():
     (dict(estimate=("Y",)), "estimate is for projection='monte_carlo'"),
     (dict(projection="monte_carlo"), "needs samples"),
     (dict(block_size=-4), "block_size must be a whole number of at least 1"),
+    (dict(threads=0), "threads must be a whole number of at least 1"),
     (dict(max_iterations=0), "max_iterations must be"),
     (dict(tolerance=-1.0), "tolerance must be"),
     (dict(mode="backward"), "mode must be one of 'forward', 'demand'"),

@@ -118,9 +118,10 @@ OPTION_CELLS = [
     "json.dump({'tensors': {'W': 'w.npy'}}, open('manifest.json', 'w'))",
     "%%fuse --weights manifest.json\nW[i] = \"not_here.npy\"\nV[i] = W[i] W[i]\nexport V",
     "%%fuse --compile\nB = const(1.0)\nexport B",
-    # 24-26: a DataFrame without polars; --representation; --time-limit that is enough
+    # 24-26: a DataFrame without polars; --representation; --time-limit that is enough;
+    # --threads
     "import pandas as pd\nparents = pd.DataFrame({'p': ['Ann', 'Bob'], 'c': ['Bob', 'Cy']})",
-    "%%fuse --input P=parents --representation Anc=sparse --time-limit 60\n"
+    "%%fuse --input P=parents --representation Anc=sparse --time-limit 60 --threads 2\n"
     "Anc(x,y) = P(x,y)\nAnc(x,z) = Anc(x,y) P(y,z)\nexport Anc",
     "print(type(Anc).__name__, sorted(map(tuple, Anc.itertuples(index=False))))",
     # 27-28: a configuration as ExecutionConfig.to_json writes it (every field) reads back

@@ -62,6 +62,9 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
                         help="draw TENSOR's summed index by the 1-D tensor WEIGHTS")
     parser.add_argument("--estimate", action="append", default=None, metavar="TENSOR",
                         help="estimate only this tensor's equation (repeatable; default: all)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="threads the sparse products may use (default: OMP_NUM_THREADS "
+                             "where set, else every core)")
 
 
 @frozen_dataclass
@@ -78,6 +81,7 @@ class ConfigFlags:
     seed: int | None
     importance: tuple[str, ...]
     estimate: tuple[str, ...] | None
+    threads: int | None = None
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> ConfigFlags:
@@ -85,7 +89,8 @@ class ConfigFlags:
         return cls(mode=ns.mode, fixpoint=ns.fixpoint, max_iterations=ns.max_iterations,
                    tolerance=ns.tolerance, block_size=ns.block_size, projection=ns.projection,
                    samples=ns.samples, seed=ns.seed, importance=tuple(ns.importance),
-                   estimate=None if ns.estimate is None else tuple(ns.estimate))
+                   estimate=None if ns.estimate is None else tuple(ns.estimate),
+                   threads=ns.threads)
 
 
 def config_of(flags: ConfigFlags, trace: bool = False,
@@ -100,7 +105,7 @@ def config_of(flags: ConfigFlags, trace: bool = False,
         mode=flags.mode, fixpoint=flags.fixpoint, max_iterations=flags.max_iterations,
         block_size=flags.block_size, projection=flags.projection, samples=flags.samples,
         seed=flags.seed, importance=importance, estimate=flags.estimate,
-        trace=trace, cache_dir=cache_dir_of(cache_dir),
+        trace=trace, cache_dir=cache_dir_of(cache_dir), threads=flags.threads,
         **({} if flags.tolerance is None else {"tolerance": flags.tolerance}))
 
 

@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 # the configuration's flags, by the ExecutionConfig field each sets
 CONFIG_FLAGS = ("mode", "fixpoint", "max_iterations", "tolerance", "block_size", "projection",
-                "samples", "seed", "backend", "device", "precision")
+                "samples", "seed", "backend", "device", "precision", "threads")
 FIELDS = tuple(f.name for f in dataclasses.fields(ExecutionConfig))
 
 

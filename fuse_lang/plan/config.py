@@ -46,7 +46,9 @@ class ExecutionConfig:
     per fixpoint round what ran and how long it took.  backend: "numpy",
     "torch", "jax" or "auto" (run.config.choose_backend).  cache_dir: a folder
     for the compiled graphs of jax and compiled torch runs, reused by later
-    processes (run.cache; None: no persistent cache)."""
+    processes (run.cache; None: no persistent cache).  threads: how many threads a
+    run's sparse products may use (run.sparse.threads; None: OMP_NUM_THREADS
+    where set, else every core the process may run on)."""
 
     mode: str = "forward"
     fixpoint: str = "semi_naive"
@@ -63,6 +65,7 @@ class ExecutionConfig:
     device: str = "cpu"
     precision: str = "fp32"
     cache_dir: str | None = None
+    threads: int | None = None
 
     def changed(self) -> dict[str, Any]:
         """The fields set to something other than their default."""
@@ -101,7 +104,8 @@ def config_problems(config: ExecutionConfig) -> list[str]:
         _choice("projection", config.projection, PROJECTIONS) + \
         _count("max_iterations", config.max_iterations, 1) + \
         _count("block_size", config.block_size, 1) + \
-        _count("samples", config.samples, 1) + _count("seed", config.seed, 0)
+        _count("samples", config.samples, 1) + _count("seed", config.seed, 0) + \
+        _count("threads", config.threads, 1)
     tolerance = config.tolerance
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
             not math.isfinite(tolerance) or tolerance < 0:

@@ -36,6 +36,7 @@ from .memory import failure_words, guard_memory
 from .recurrence import run_recurrence
 from .results import FuseError, RunResult
 from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule
+from .sparse.threads import using_threads
 from .sparse.value import is_sparse
 from .trace import Tracer
 
@@ -141,10 +142,11 @@ class Execution:
             outputs.check_sinks(self.analysis, self.settings.base_dir,
                                 self.settings.allow_outside_sinks)
         started = time.perf_counter()
-        if self.settings.compiled and self.sampler is None:  # draws run eagerly
-            CompiledRun(self).go(schedule.segments)
-        else:
-            self._run_eagerly(schedule)
+        with using_threads(self.plan.config.threads):
+            if self.settings.compiled and self.sampler is None:  # draws run eagerly
+                CompiledRun(self).go(schedule.segments)
+            else:
+                self._run_eagerly(schedule)
         if self.tracer is not None:  # the groups' time less the sources' loading in them
             self.tracer.phase("rules", time.perf_counter() - started
                               - self.tracer.phases.get("load", 0.0))
@@ -176,7 +178,8 @@ class Execution:
         """The groups of the run with sinks computed eagerly with nothing released
         and nothing written: every value, for provenance (run.why)."""
         schedule = self.plan.schedule(True)
-        self._run_eagerly(dataclasses.replace(schedule, releases=MappingProxyType({})))
+        with using_threads(self.plan.config.threads):
+            self._run_eagerly(dataclasses.replace(schedule, releases=MappingProxyType({})))
         return self.values
 
     def _run_eagerly(self, schedule: Schedule) -> None:

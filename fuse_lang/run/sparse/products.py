@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .threads import sparse_product, threads_for
 from .value import sp
 
 # the cost model, in nanoseconds on one core (measured on this project's 2-core
@@ -63,8 +64,12 @@ def matmul(a: Any, b: Any) -> Any:
     cells = rows.size * keys.size + keys.size * cols.size + rows.size * cols.size
     blocks = rows.size * keys.size * cols.size * DENSE_NS_PER_MAC + cells * DENSE_NS_PER_CELL
     if cells > DENSE_CELLS_CAP or _direct_cost(a, b, col_counts, row_counts) <= blocks:
-        _tally("sparse" if sp.issparse(a) and sp.issparse(b) else
-               "dense" if not sp.issparse(a) and not sp.issparse(b) else "sparse x dense")
+        if sp.issparse(a) and sp.issparse(b):
+            threads = threads_for(a.shape[0], float(np.dot(col_counts.astype(np.float64),
+                                                           row_counts)))
+            _tally("sparse" if threads == 1 else f"sparse on {threads} threads")
+            return sparse_product(a, b, threads)
+        _tally("dense" if not sp.issparse(a) and not sp.issparse(b) else "sparse x dense")
         return a @ b
     _tally("dense blocks")
     return _dense_product(a, b, rows, keys, cols)
