@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import os
 import sys
 from pathlib import Path
@@ -143,6 +142,8 @@ def _native_output_to_stderr(active: bool) -> Iterator[None]:
     finally:
         sys.stdout.flush()
         with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
             ctypes.CDLL(None).fflush(None)  # C stdio's buffer, before fd 1 is stdout again
         os.dup2(saved, 1)
         os.close(saved)

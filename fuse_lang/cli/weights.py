@@ -7,20 +7,22 @@ from __future__ import annotations
 
 from ..check import Analysis, analyze
 from ..front.diagnostics import Diagnostic
-from ..io.manifest import (
-    ManifestError,
-    as_diagnostic,
-    layouts,
-    program_axes,
-    read_manifest,
-    recoded,
-)
 
 
 def check_with_weights(text: str, path: str, weights: str) -> tuple[Analysis, list[Diagnostic]]:
     """The analysis of `text` with the manifest's shapes, and its diagnostics: the
     manifest's problem first if it has one (a source the manifest was meant to
     replace is then not reported missing as well)."""
+    # (here, not at the top: every command imports this module, few read a manifest)
+    from ..io.manifest import (
+        ManifestError,
+        as_diagnostic,
+        layouts,
+        program_axes,
+        read_manifest,
+        recoded,
+    )
+
     try:
         manifest = read_manifest(weights)
         layout = layouts(manifest, program_axes(analyze(text, path).program))

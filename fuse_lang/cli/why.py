@@ -56,6 +56,8 @@ def _positive(text: str) -> int:
 
 def parsed_targets(texts: Sequence[str], flag: str) -> list[tuple[str, tuple]]:
     """Each target read (`Ancestor(Alice, Eve)`); CommandFailed (exit 2) for one malformed."""
+    if not texts:
+        return []  # (a run without --why does not import the reader)
     from ..ide.why_text import TargetError, parse_target
 
     out = []
