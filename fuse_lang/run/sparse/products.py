@@ -39,6 +39,10 @@ KEEP_DENSE_ABOVE = 0.25
 # held sparse while they are few: the next round's products then read a few lines
 SPARSE_DELTA_CELLS = 1 << 18
 EXACT_FLOAT32 = 1 << 24  # a float32 counts exactly up to here
+# what choosing between the direct and the dense-block product costs: a few passes
+# over each side's lines (rows, columns) and over b's entries
+MODEL_NS_PER_LINE = 20.0
+MODEL_NS_PER_ENTRY = 20.0
 
 
 def matmul(a: Any, b: Any) -> Any:
@@ -48,6 +52,17 @@ def matmul(a: Any, b: Any) -> Any:
     the direct product gives one, or the result is dense enough to keep so)."""
     a = sp.csr_array(a) if sp.issparse(a) else np.asarray(a)
     b = sp.csr_array(b) if sp.issparse(b) else np.asarray(b)
+    if sp.issparse(a) and sp.issparse(b):
+        # the model below reads every line of both sides: where the product itself
+        # costs less than that reading, dense blocks cannot save what it costs
+        flops = float(np.diff(b.indptr)[a.indices].sum()) if a.nnz else 0.0
+        direct = flops * SPARSE_NS_PER_FLOP + \
+            min(flops, a.shape[0] * b.shape[1]) * SPARSE_NS_PER_ENTRY
+        if direct <= MODEL_NS_PER_LINE * (a.shape[0] + a.shape[1] + b.shape[1]) + \
+                MODEL_NS_PER_ENTRY * b.nnz:
+            threads = threads_for(a.shape[0], flops)
+            _tally("sparse" if threads == 1 else f"sparse on {threads} threads")
+            return sparse_product(a, b, threads)
     # the keys a sparse side holds bound what a dense side's counts must read
     keys = np.arange(a.shape[1])
     if sp.issparse(b) and not sp.issparse(a):
