@@ -8,13 +8,14 @@ representation the run used, and a run that asks nothing pays nothing.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...check.value_tables import position_table
 from ..results import FuseError
-from .data import Derivation, NumberWhy, WhyNot, show_value, tuple_text
-from .derive import NotExplained, TooLarge, derivation, why_not
-from .model import Model
+
+if TYPE_CHECKING:  # (every run makes an Explainer; the search is imported on the first why)
+    from .data import Derivation, NumberWhy, WhyNot
+    from .model import Model
 
 DEFAULT_LIMIT = 50  # nodes of a derivation shown before "... K more"
 DEFAULT_TOP = 5  # terms of a sum shown
@@ -34,6 +35,8 @@ class Explainer:
         return self._model is not None
 
     def model(self) -> Model:
+        from .model import Model
+
         if self._model is None:
             plan, values = self.program.every_value(self.given)
             given = {n: v for n, v in self.given.items() if n in plan.analysis.tensors}
@@ -55,6 +58,9 @@ class Explainer:
                             f"{'axis' if len(axes) == 1 else 'axes'}, "
                             f"but {len(index)} {'value was' if len(index) == 1 else 'values were'}"
                             f" given")
+        from .data import WhyNot, show_value, tuple_text
+        from .derive import NotExplained, TooLarge, derivation, why_not
+
         model = self.model()
         if name not in model.values:
             raise FuseError(f"`{name}` is not computed by this run (nothing it exports, "
