@@ -60,9 +60,7 @@ def matmul(a: Any, b: Any) -> Any:
             min(flops, a.shape[0] * b.shape[1]) * SPARSE_NS_PER_ENTRY
         if direct <= MODEL_NS_PER_LINE * (a.shape[0] + a.shape[1] + b.shape[1]) + \
                 MODEL_NS_PER_ENTRY * b.nnz:
-            threads = threads_for(a.shape[0], flops)
-            _tally("sparse" if threads == 1 else f"sparse on {threads} threads")
-            return sparse_product(a, b, threads)
+            return _sparse_product(a, b, flops)
     # the keys a sparse side holds bound what a dense side's counts must read
     keys = np.arange(a.shape[1])
     if sp.issparse(b) and not sp.issparse(a):
@@ -80,14 +78,20 @@ def matmul(a: Any, b: Any) -> Any:
     blocks = rows.size * keys.size * cols.size * DENSE_NS_PER_MAC + cells * DENSE_NS_PER_CELL
     if cells > DENSE_CELLS_CAP or _direct_cost(a, b, col_counts, row_counts) <= blocks:
         if sp.issparse(a) and sp.issparse(b):
-            threads = threads_for(a.shape[0], float(np.dot(col_counts.astype(np.float64),
-                                                           row_counts)))
-            _tally("sparse" if threads == 1 else f"sparse on {threads} threads")
-            return sparse_product(a, b, threads)
+            return _sparse_product(a, b, float(np.dot(col_counts.astype(np.float64),
+                                                      row_counts)))
         _tally("dense" if not sp.issparse(a) and not sp.issparse(b) else "sparse x dense")
         return a @ b
     _tally("dense blocks")
     return _dense_product(a, b, rows, keys, cols)
+
+
+def _sparse_product(a: Any, b: Any, flops: float) -> Any:
+    """scipy's product of two CSR matrices of `flops` multiply-adds, on the
+    threads the run allows a product that large (run.sparse.threads)."""
+    threads = threads_for(a.shape[0], flops)
+    _tally("sparse" if threads == 1 else f"sparse on {threads} threads")
+    return sparse_product(a, b, threads)
 
 
 # the kinds of products run while a trace tallies them (`tallied`); a context
