@@ -32,10 +32,8 @@ def split_relation(text: str, sep: str, quoted: bool) -> list | None:
     """A plain relation file's columns (its text after any first line): int64
     arrays, fixed-width bytes arrays of symbols, or tuples of values (a column of
     several kinds).  None when the file is not plain (see WHOLE_FILE_BYTES)."""
-    if not text or not text.isascii() or text.startswith(("\n", sep)) or "\n\n" in text \
-            or sep + sep in text or sep + "\n" in text or "\n" + sep in text \
-            or text.endswith(sep) or (quoted and '"' in text):
-        return None  # what the line reader would strip or unquote, or a blank line or cell
+    if not text or not text.isascii() or (quoted and '"' in text):
+        return None  # what the line reader would decode or unquote
     import numpy as np
 
     if not text.endswith("\n"):
@@ -47,13 +45,15 @@ def split_relation(text: str, sep: str, quoted: bool) -> list | None:
         not_plain[list(_NOT_PLAIN_ASCII)] = True
         if not_plain[raw[low]].any():
             return None
-    line_ends = np.flatnonzero(raw == 10)
-    seps = np.flatnonzero(raw == ord(sep))
-    per_line = np.diff(np.searchsorted(seps, line_ends), prepend=0)  # separators per line
-    if (per_line != per_line[0]).any():
-        return None
-    width = int(per_line[0]) + 1
-    ends = np.flatnonzero((raw == 10) | (raw == ord(sep)))  # each cell's end
+    is_end = (raw == 10) | (raw == ord(sep))  # each cell's end: a separator or line end
+    if is_end[0] or (is_end[1:] & is_end[:-1]).any():
+        return None  # a blank line or cell (what the line reader would strip)
+    ends = np.flatnonzero(is_end)
+    line_end = raw[ends] == 10
+    lines = int(np.count_nonzero(line_end))
+    width = ends.size // lines
+    if width * lines != ends.size or not line_end[width - 1::width].all():
+        return None  # rows of differing widths
     starts = np.concatenate(([0], ends[:-1] + 1))
     lengths = ends - starts
     longest = int(lengths.max())
