@@ -78,18 +78,16 @@ def _padded_lines(columns: Sequence[tuple[Texts, np.ndarray]], delimiter: str,
     """`lines_bytes` where no text holds a NUL byte: per column a table of its
     texts each followed by the delimiter (the last column's by a newline),
     padded with NULs to one width, gathered for every tuple as fixed-width
-    records; the NULs then dropped."""
+    records (one field of a record a column); the NULs then dropped."""
     count = columns[0][1].size
     tables = [_records(texts, "\n" if k == len(columns) - 1 else delimiter, made)
               for k, (texts, _) in enumerate(columns)]
-    lines = np.empty((count, sum(t.shape[1] for t in tables)), dtype=np.uint8)
-    at = 0
-    for table, (_, codes) in zip(tables, columns):
-        width = table.shape[1]  # each row one record of `width` bytes: one gather a column
-        records = np.ascontiguousarray(table).view(f"V{width}").reshape(-1)[codes]
-        lines[:, at:at + width] = records.view(np.uint8).reshape(count, width)
-        at += width
-    return lines[lines != 0].tobytes()
+    fields = [np.ascontiguousarray(table).view(f"V{table.shape[1]}").reshape(-1)
+              for table in tables]  # a row of a table: one value of `width` bytes
+    lines = np.empty(count, dtype=[(f"c{k}", f.dtype) for k, f in enumerate(fields)])
+    for k, (field, (_, codes)) in enumerate(zip(fields, columns)):
+        lines[f"c{k}"] = field[codes]  # one gather a column
+    return lines.tobytes().translate(None, b"\0")
 
 
 def encoded(texts: Sequence[str]) -> Texts:
