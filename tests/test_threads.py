@@ -106,3 +106,26 @@ def test_fuse_run_threads_flag_runs_and_explain_shows_it(tmp_path):
                             "prog.fuse"], cwd=tmp_path, capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert "threads=2" in shown.stdout
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")
+def test_a_forked_child_runs_products_on_threads_of_its_own(tmp_path, monkeypatch):
+    """A process forked after products ran on threads has none of its parent's
+    threads: its own products must not wait on them."""
+    import multiprocessing
+
+    import fuse_lang.run.sparse.threads as threads
+
+    _graph(tmp_path)
+    monkeypatch.setattr(threads, "PARALLEL_FLOPS", 1)
+    _, written = _run(tmp_path, 2)  # the parent's pool now exists
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        child = pool.apply_async(_child_run, (str(tmp_path),))
+        assert child.get(timeout=60) == written
+
+
+def _child_run(folder: str) -> str:
+    from pathlib import Path
+
+    return _run(Path(folder), 2)[1]

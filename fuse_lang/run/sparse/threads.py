@@ -29,7 +29,9 @@ from .value import sp
 PARALLEL_FLOPS = 1 << 19
 
 _THREADS: contextvars.ContextVar[int] = contextvars.ContextVar("fuse_threads", default=1)
-_POOL: dict[int, ThreadPoolExecutor] = {}  # the process' pool, by its size
+# the process' pools, by process and size (a forked child has none of its parent's
+# threads: it makes its own)
+_POOL: dict[tuple[int, int], ThreadPoolExecutor] = {}
 
 
 def default_threads() -> int:
@@ -86,6 +88,7 @@ def _rows(a: Any, lo: int, hi: int) -> Any:
 
 def _pool(threads: int) -> ThreadPoolExecutor:
     """The process' pool of `threads` threads (made once per size asked)."""
-    if threads not in _POOL:
-        _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="fuse-product")
-    return _POOL[threads]
+    key = (os.getpid(), threads)
+    if key not in _POOL:
+        _POOL[key] = ThreadPoolExecutor(threads, thread_name_prefix="fuse-product")
+    return _POOL[key]
