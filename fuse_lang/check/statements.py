@@ -197,6 +197,12 @@ class StatementChecks:
                               for k, local in self.by_number.items() if local.var_keys}
         return self._by_stamp.get(stamp)
 
+    def refs_of(self, k: int, stmt: ir.Statement) -> tuple[ir.Ref, ...] | None:
+        """The references statement `k` reads, in the order of its nodes (as
+        `ir.refs` of what it reads gives them), if it is `stmt` (None: not known)."""
+        local = self.by_number.get(k)
+        return local.refs if local is not None and local.stmt is stmt else None
+
     def _checked_apart(self, stmt: ir.Statement) -> bool:
         """Check `stmt` if it is one of the statements without a Local (an axis
         declaration, a `train`, an `export`); whether it was."""
