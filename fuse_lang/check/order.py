@@ -133,8 +133,8 @@ def _sccs(nodes: list[str], graph: dict[str, list[str]]) -> list[list[str]]:
     for root in nodes:
         if root in index:
             continue
-        if not graph.get(root):  # (a tensor that reads none: a group of its own)
-            index[root] = low[root] = counter
+        if not graph.get(root):  # (a tensor that reads none: a group of its own,
+            index[root] = counter  # never on the stack, so no `low` is read of it)
             counter += 1
             out.append([root])
             continue
