@@ -459,9 +459,12 @@ class StatementChecks:
             if self._suggester is None:  # built on the first undefined name only
                 self._suggester = NameSuggester(self.tensors)
             close = self._suggester.close(ref.name)
-            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close)
-            self.diags.append(make("undefined-tensor", f"`{ref.name}` is not defined"
-                                   f"{did_you_mean_text(close)}", name_span, fixes=fixes))
+            if close:
+                fixes = tuple([Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close])
+                message = f"`{ref.name}` is not defined{did_you_mean_text(close)}"
+            else:  # (most, in a file of many: the suggestions' budget spent)
+                fixes, message = (), f"`{ref.name}` is not defined"
+            self.diags.append(make("undefined-tensor", message, name_span, fixes=fixes))
             return False
         if ref.indices is None:
             if not allow_bare and sym.arity:
