@@ -266,6 +266,26 @@ def test_a_head_variable_bound_by_nothing_is_an_error(tmp_path):
     assert proc.returncode == 1 and "unbound-head-variable" in proc.stdout
 
 
+def test_each_term_of_atoms_binds_the_head_on_its_own():
+    """Terms that are atoms of variables (most rules: checked without a walk of
+    their calls and comparisons) say the same as terms with a comparison in them."""
+    plain = "E(A, B)\nF(B)\nR(a, c) = E(a, b) F(c) + E(a, c)\nR(a, c) = F(a)\nR(a, b)?\n"
+    compared = ("E(A, B)\nF(B)\nR(a, c) = E(a, b) F(c) (a != b) + E(a, c)\n"
+                "R(a, c) = F(a) (a != A)\nR(a, b)?\n")
+    for text in (plain, compared):
+        found = [d for d in fuse_lang.analyze(text).diagnostics
+                 if d.code == "unbound-head-variable"]
+        assert [(d.message, text[d.span.start:d.span.end]) for d in found] == [
+            ("`c` of the head `R` is bound by no atom of the rule: every variable of a "
+             "rule's head must occur in a positive atom of its body", "c")], text
+    summed = "E(A, B)\nF(B)\nR(a, c) = E(a, b) + F(c)\nR(a, b)?\n"
+    found = [d for d in fuse_lang.analyze(summed).diagnostics
+             if d.code == "unbound-head-variable"]
+    assert [d.message.split(" is bound")[0] + (" (a term)" if "this term of" in d.message
+                                                else "") for d in found] == \
+        ["`a` of the head `R` (a term)", "`c` of the head `R` (a term)"]
+
+
 def test_a_numeric_equation_still_broadcasts():
     text = "axis i = 3\nX[j] = const([1, 2])\nY[i, j] = X[j]\nexport Y\n"
     assert codes(text) == []

@@ -99,6 +99,24 @@ def test_the_suggestion_is_still_made_with_its_fix():
     assert all([fix.title for fix in d.fixes] == ["Change to `Weights`"] for d in found)
 
 
+def test_suggestions_among_names_of_the_same_characters_are_difflibs():
+    """Candidates made of the same characters (`A12`, `A21`) are measured against
+    difflib's quick bound once together (check/suggestions.py): each misspelt
+    name still gets exactly difflib's close matches, best first."""
+    names = [f"A{k}" for k in range(100, 400)] + ["B12", "A1_2", "a12", "A2_1", "X9"]
+    text = "axis i = 2\n" + "".join(f"{name}[i] = 1\n" for name in names)
+    typos = ["A13", "A4111", "B21", "a21", "A_12", "Z9", "A"]
+    text += "".join(f"Y{k}[i] = {typo}[i]\n" for k, typo in enumerate(typos))
+    found = {d.message.split("`")[1]: d for d in _undefined(fuse_lang.analyze(text))}
+    assert sorted(found) == sorted(typos)
+    for typo in typos:
+        close = difflib.get_close_matches(typo, names, n=3, cutoff=0.6)
+        assert [fix.title for fix in found[typo].fixes] == [f"Change to `{c}`" for c in close]
+        if close:
+            assert found[typo].message.endswith(
+                "did you mean " + " or ".join(f"`{c}`" for c in close) + "?")
+
+
 def test_check_of_a_broken_file_answers(tmp_path, capsys):
     path = tmp_path / "broken.fuse"
     path.write_text(_reading_a_deleted_param(3000), encoding="utf-8")

@@ -772,7 +772,8 @@ def test_checking_a_file_does_not_import_lark(tmp_path):
 
 _PIECES = [*"aAxz_'09.5eE+-*/^=<>!&|:,;()[]{}\"\\# \t\n\ufeff?é٣",
            "max=", "min==", "export", "exports", "reduce(", "axis", "param'", "1e-5", ".5",
-           "**", "->", "::", "+=", '"a.npy"', "# note"]
+           "**", "->", "::", "+=", '"a.npy"', "# note", "as", "fn", "let", "not", "when",
+           "case", "train", "default", "import", "A7", "_x"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -785,6 +786,26 @@ def test_the_scanner_tokenises_as_the_terminals_patterns(text):
 
     lexer = default_lexer()
     assert lexer.tokens(text) == lexer._lex_slowly(text, 0, len(text))
+
+
+def test_names_and_keywords_are_told_apart_without_the_patterns():
+    """A new text made of name characters alone (most: a file of 50,000 distinct
+    names) is a keyword's terminal or NAME, read from grammar.lark's keywords
+    (lexer._word_kinds) without trying the terminals' patterns; a grammar whose
+    terminals before NAME are of another form is read by the patterns only."""
+    from fuse_lang.front.lexer import Lexer, _word_kinds, default_lexer
+    from fuse_lang.front.tables import grammar_tables
+
+    terminals = grammar_tables()["terminals"]
+    words = _word_kinds(terminals)
+    assert words is not None and words["axis"] == "AXIS" and words["fn"] == "FN"
+    lexer = default_lexer()
+    for text in ["axis", "axes", "fn", "fn2", "max", "as", "_", "A49999", "default", "x_y"]:
+        assert lexer.tokens(text) == lexer._lex_slowly(text, 0, len(text))
+    other = [("AT", "@"), *terminals]  # a terminal before NAME of another form
+    assert _word_kinds(other) is None
+    assert Lexer({**grammar_tables(), "terminals": other}).tokens("axis x") == \
+        [("AXIS", "axis", 0, 4), ("NAME", "x", 5, 6)]
 
 
 @settings(max_examples=300, deadline=None)

@@ -178,7 +178,8 @@ class _Checker:
                                 lambda name: [statements[k] for k in self.tensors[name].statements]
                                 if name in self.tensors else [], self.tensors, diags)
             check_constants([shifted(stmt, deltas[id(stmt)]) if id(stmt) in deltas else stmt
-                             for stmt in statements], self.tensors, self.domains, diags)
+                             for stmt in statements], self.tensors, self.domains, diags,
+                            None if deltas else checks.refs_of)
             close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags, checks.remembered if self.remember else None)

@@ -11,7 +11,7 @@ negative integer on an axis whose domain holds no values is no position.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
@@ -21,9 +21,13 @@ from .symbols import TensorSymbol
 
 
 def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, TensorSymbol],
-                    domains: Domains, diags: list[Diagnostic]) -> None:
+                    domains: Domains, diags: list[Diagnostic],
+                    refs_of: Callable[[int, ir.Statement], Sequence[ir.Ref] | None] | None = None
+                    ) -> None:
     """unknown-constant, lowercase-constant and negative positions of the
-    constants bodies and queries read (statements as their spans are)."""
+    constants bodies and queries read (statements as their spans are).
+    `refs_of(k, stmt)`: statement k's references as the checker found them, when
+    it has them (None: they are walked again here)."""
     held: dict[Key, frozenset] = {}  # per domain root: the values it holds
 
     def values(key: Key) -> frozenset:
@@ -33,8 +37,8 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                 else frozenset()
         return held[root]
 
-    for stmt in statements:
-        for ref, query in _read_refs(stmt):
+    for k, stmt in enumerate(statements):
+        for ref, query in _read_refs(stmt, refs_of(k, stmt) if refs_of is not None else None):
             sym = tensors.get(ref.name)
             if sym is None or sym.arity != len(ref.indices or ()):
                 continue
@@ -54,10 +58,11 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                                    (TextEdit(index.span, value_text(index.name)),)),)))
 
 
-def _read_refs(stmt: ir.Statement) -> Iterable[tuple[ir.Ref, bool]]:
+def _read_refs(stmt: ir.Statement, refs: Sequence[ir.Ref] | None
+               ) -> Iterable[tuple[ir.Ref, bool]]:
     """The references a statement reads that may hold a constant to look up (a
     query's atom, or a reference with a constant index), each with whether it is a
-    query's atom."""
+    query's atom.  `refs`: the references of its right-hand side, if known."""
     if isinstance(stmt, ir.Query):
         yield stmt.atom, True
         return
@@ -65,8 +70,9 @@ def _read_refs(stmt: ir.Statement) -> Iterable[tuple[ir.Ref, bool]]:
     if rhs is None:
         return
     IndexConst = ir.IndexConst
-    for ref in ir.refs(rhs):  # (a body's reference matters only with a constant in it)
-        if ref.indices and any([type(index) is IndexConst for index in ref.indices]):
+    for ref in ir.refs(rhs) if refs is None else refs:
+        # (a body's reference matters only with a constant in it)
+        if ref.indices and IndexConst in map(type, ref.indices):
             yield ref, False
 
 

@@ -220,8 +220,15 @@ def _safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> list[Diagnos
 def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                   diags: list[Diagnostic]) -> None:
     head = [v for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
+    terms = _terms(stmt.rhs)
+    plain = [_plain_atoms_vars(term) for term in terms]
+    if None not in plain:  # (most rules: atoms of variables, joined)
+        for positive in plain:
+            if positive:  # (else a constant right-hand side, as below)
+                _unbound_head(stmt, head, positive, diags)
+        return
     variables = {v.name for v in head} | {v.name for v, _, _ in _occurrences(stmt.rhs)}
-    for term in _terms(stmt.rhs):
+    for term in terms:
         if any(isinstance(n, ir.Call) and n.name in BUILTINS and not BUILTINS[n.name].elementwise
                for n in ir.walk(term)):
             continue  # const(...), causal_mask(...) bind the head's axes themselves
@@ -246,14 +253,41 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                 if inside[name] > 1 and inside[name] == everywhere[name]:
                     continue  # joined or compared inside the group: its own "there is"
                 diags.append(_unsafe_negation(call, name, vars_, everywhere[name]))
-        for var in head:
-            if var.name not in bound and var.name not in in_negation:
-                diags.append(make(
-                    "unbound-head-variable",
-                    f"`{var.name}` of the head `{stmt.lhs.name}` is bound by no atom of "
-                    f"{'this term of ' if isinstance(stmt.rhs, ir.Sum) else ''}the rule: "
-                    f"every variable of a rule's head must occur in a positive atom of its "
-                    f"body", var.span))
+        _unbound_head(stmt, head, bound | in_negation, diags)
+
+
+def _plain_atoms_vars(term: ir.Expr) -> set[str] | None:
+    """The variables of a term that is an atom or a product of atoms whose indices
+    are all variables (`Reach(a,b) Edge(b,c)`), every one positive; None for any
+    other term.  Such a term has no call, comparison or negation: what
+    _check_safety finds of it is the head's variables it does not bind."""
+    atoms = (term,) if type(term) is ir.Ref else term.factors if type(term) is ir.Product \
+        else None
+    if atoms is None:
+        return None
+    names: set[str] = set()
+    IndexVar = ir.IndexVar
+    for atom in atoms:
+        if type(atom) is not ir.Ref or atom.indices is None:
+            return None
+        for index in atom.indices:
+            if type(index) is not IndexVar:
+                return None
+            names.add(index.name)
+    return names
+
+
+def _unbound_head(stmt: ir.Equation, head: list[ir.IndexVar], bound: set[str],
+                  diags: list[Diagnostic]) -> None:
+    """`unbound-head-variable` for each of the head's variables not in `bound`."""
+    for var in head:
+        if var.name not in bound:
+            diags.append(make(
+                "unbound-head-variable",
+                f"`{var.name}` of the head `{stmt.lhs.name}` is bound by no atom of "
+                f"{'this term of ' if isinstance(stmt.rhs, ir.Sum) else ''}the rule: "
+                f"every variable of a rule's head must occur in a positive atom of its "
+                f"body", var.span))
 
 
 def _counts(head: list[ir.IndexVar], expr: ir.Expr) -> dict[str, int]:

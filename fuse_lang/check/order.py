@@ -36,7 +36,12 @@ def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, Te
     (in `text`, the program's) did not change.  `deltas`: how far each reused
     equation moved (front/relocation.py)."""
     names = list(tensors)
-    graph = {n: sorted(set(deps.get(n, ()))) for n in names}
+    graph: dict[str, list[str]] = {}
+    reads_of = deps.get
+    for n in names:  # (a loop: most tensors read none or one, with no set to make)
+        reads = reads_of(n)
+        graph[n] = [] if not reads else list(reads) if len(reads) == 1 \
+            else sorted(set(reads))
     memo = None
     hows: dict[tuple, str] | None = None
     if remember:
@@ -127,6 +132,11 @@ def _sccs(nodes: list[str], graph: dict[str, list[str]]) -> list[list[str]]:
     counter = 0
     for root in nodes:
         if root in index:
+            continue
+        if not graph.get(root):  # (a tensor that reads none: a group of its own,
+            index[root] = counter  # never on the stack, so no `low` is read of it)
+            counter += 1
+            out.append([root])
             continue
         work = [(root, iter(graph.get(root, ())))]
         index[root] = low[root] = counter

@@ -25,7 +25,7 @@ which has no analysis yet, and the run read a group the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..front import ir
 
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from .analysis import Analysis
 
 Equations = Mapping[str, Sequence[int]]  # each member -> its equations' statement numbers
+# each member's reads of members: (member, statement number, its equation, the reference)
+MemberReads = list[tuple[str, int, ir.Equation, ir.Ref]]
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,9 @@ def _virtual_recurrence(statements: Sequence[ir.Statement],
             else:
                 step_vars[k] = _step_var(statements[k])
     per_step = [n for n in equations if n not in states]
-    ordered = _step_order(statements, {n: equations[n] for n in per_step}, None)
+    per_step_equations = {n: equations[n] for n in per_step}
+    ordered = _step_order(per_step_equations, _member_reads(statements, per_step_equations),
+                          None)
     if ordered is None:
         return None
     return Recurrence(index, True, tuple(ordered + states), positions, step_vars, starts,
@@ -195,7 +199,8 @@ def _virtual_recurrence(statements: Sequence[ir.Statement],
 
 def _offset_recurrence(statements: Sequence[ir.Statement],
                        equations: Equations) -> Recurrence | None:
-    found = _positions(statements, equations)
+    reads = _member_reads(statements, equations)  # (read three times below: made once)
+    found = _positions(equations, reads)
     if found is None:
         return None
     positions, index, offset = found
@@ -216,21 +221,21 @@ def _offset_recurrence(statements: Sequence[ir.Statement],
             if not _reads_in_order(stmt, equations, positions, step_vars.get(k),
                                    starts.get(k)):
                 return None
-    ordered = _step_order(statements, equations, (positions, step_vars))
+    ordered = _step_order(equations, reads, (positions, step_vars))
     if ordered is None:
         return None
     return Recurrence(index, False, tuple(ordered), positions, step_vars, starts,
                       tuple(ordered), offset)
 
 
-def _positions(statements: Sequence[ir.Statement], equations: Equations
+def _positions(equations: Equations, reads: MemberReads
                ) -> tuple[dict[str, int], str, int] | None:
     """Each member's position of the step index, from a read one step back
     (`Z[l-1,e]` in `Z[l,d]`'s or `H[l,d]`'s equation) and spread along the reads
     of members by the same index; None when a member has none."""
     positions: dict[str, int] = {}
     index, offset = "", 0
-    for name, _, stmt, ref in _member_reads(statements, equations):
+    for name, _, stmt, ref in reads:
         for p, at in enumerate(ref.indices or ()):
             if type(at) is ir.IndexShift and len(at.terms) == 1 and at.offset < 0:
                 q = _lhs_position(stmt, at.terms[0].name)
@@ -245,7 +250,7 @@ def _positions(statements: Sequence[ir.Statement], equations: Equations
     changed = True
     while changed:  # spread: a read by the step index ties the reader and the read
         changed = False
-        for name, _, stmt, ref in _member_reads(statements, equations):
+        for name, _, stmt, ref in reads:
             mine = positions.get(name)
             var = _lhs_var(stmt, mine) if mine is not None else None
             for p, at in enumerate(ref.indices or ()):
@@ -266,17 +271,18 @@ def _positions(statements: Sequence[ir.Statement], equations: Equations
     return positions, index, offset
 
 
-def _member_reads(statements: Sequence[ir.Statement], equations: Equations
-                  ) -> Iterator[tuple[str, int, ir.Equation, ir.Ref]]:
+def _member_reads(statements: Sequence[ir.Statement], equations: Equations) -> MemberReads:
     """Each member's reads of members: (member, statement number, its equation, the
     reference), in the members' and their equations' order."""
+    out = []
     for name, ks in equations.items():
         for k in ks:
             stmt = statements[k]
             assert isinstance(stmt, ir.Equation)
-            for ref in ir.refs(stmt.rhs):
+            for ref in ir.statement_refs((stmt.rhs,)):
                 if ref.name in equations:
-                    yield name, k, stmt, ref
+                    out.append((name, k, stmt, ref))
+    return out
 
 
 def _step_name(index: ir.Index) -> str | None:
@@ -319,13 +325,13 @@ def _reads_in_order(stmt: ir.Equation, equations: Equations, positions: Mapping[
     return True
 
 
-def _step_order(statements: Sequence[ir.Statement], equations: Equations,
+def _step_order(equations: Equations, member_reads: MemberReads,
                 offset: tuple[Mapping[str, int], Mapping[int, str]] | None) -> list[str] | None:
     """The members in an order where each comes after those it reads at the same
     step (virtual: any read of a member here; offset: a read at the step index
     itself); None when those reads go round in a circle."""
     reads: dict[str, set[str]] = {name: set() for name in equations}
-    for name, k, _, ref in _member_reads(statements, equations):
+    for name, k, _, ref in member_reads:
         if offset is None:
             reads[name].add(ref.name)
             continue

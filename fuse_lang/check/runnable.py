@@ -124,16 +124,22 @@ class RunRefusals:
         its index variables."""
         if not errors:
             return set()
-        spans = [self._span(k) for k in range(len(self.statements))]
-        starts = [s.start for s in spans]
+        deltas = self.deltas
+        spans = [moved_span(stmt.span, deltas.get(id(stmt), 0)) for stmt in self.statements] \
+            if deltas else [stmt.span for stmt in self.statements]
+        starts = [span[0] for span in spans]
         broken: set[int] = set()
-        for d in errors:
-            k = bisect.bisect_right(starts, d.span.start) - 1
-            if k >= 0 and d.span.start < max(spans[k].end, spans[k].start + 1):
-                broken.add(k)
+        after = bisect.bisect_right
+        for d in errors:  # (one per undefined read in a broken file: tens of thousands)
+            start = d.span[0]
+            k = after(starts, start) - 1
+            if k >= 0:
+                begin, end = spans[k]
+                if start < end or start == begin:  # (an empty statement: its start)
+                    broken.add(k)
         keys: list = []
         for name, sym in self.tensors.items():
-            if broken.intersection(sym.statements):
+            if not broken.isdisjoint(sym.statements):
                 keys += [("axis", name, pos) for pos in range(sym.arity or 0)]
         for k in broken:
             local = self.locals.get(k)

@@ -197,6 +197,12 @@ class StatementChecks:
                               for k, local in self.by_number.items() if local.var_keys}
         return self._by_stamp.get(stamp)
 
+    def refs_of(self, k: int, stmt: ir.Statement) -> tuple[ir.Ref, ...] | None:
+        """The references statement `k` reads, in the order of its nodes (as
+        `ir.refs` of what it reads gives them), if it is `stmt` (None: not known)."""
+        local = self.by_number.get(k)
+        return local.refs if local is not None and local.stmt is stmt else None
+
     def _checked_apart(self, stmt: ir.Statement) -> bool:
         """Check `stmt` if it is one of the statements without a Local (an axis
         declaration, a `train`, an `export`); whether it was."""
@@ -453,9 +459,12 @@ class StatementChecks:
             if self._suggester is None:  # built on the first undefined name only
                 self._suggester = NameSuggester(self.tensors)
             close = self._suggester.close(ref.name)
-            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close)
-            self.diags.append(make("undefined-tensor", f"`{ref.name}` is not defined"
-                                   f"{did_you_mean_text(close)}", name_span, fixes=fixes))
+            if close:
+                fixes = tuple([Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close])
+                message = f"`{ref.name}` is not defined{did_you_mean_text(close)}"
+            else:  # (most, in a file of many: the suggestions' budget spent)
+                fixes, message = (), f"`{ref.name}` is not defined"
+            self.diags.append(make("undefined-tensor", message, name_span, fixes=fixes))
             return False
         if ref.indices is None:
             if not allow_bare and sym.arity:

@@ -45,17 +45,52 @@ class _Kinds(dict):
 
     MAX_SIZE = 200_000  # a long-lived editor session: forget now and then
 
-    def __init__(self, pattern: re.Pattern, ignore: frozenset[str]) -> None:
+    def __init__(self, pattern: re.Pattern, ignore: frozenset[str],
+                 words: dict[str, str] | None = None) -> None:
         super().__init__()
         self._match = pattern.match
         self._ignore = ignore
+        # (see _word_kinds) keyword -> its terminal; None: every text goes to `pattern`
+        self._words = words
 
     def __missing__(self, value: str) -> str | None:
         if len(self) > self.MAX_SIZE:
             self.clear()
+        words = self._words
+        if words is not None and value.isascii() and value.isidentifier():
+            # (most new texts are names: a file of distinct names has one per line)
+            kind = self[value] = words.get(value, "NAME")
+            return kind
         kind = self._match(value).lastgroup  # type: ignore[union-attr]
         kind = self[value] = None if kind in self._ignore else kind
         return kind
+
+
+# A keyword terminal as grammar.lark's are written out: the word, and no name
+# character after it.
+_KEYWORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(\?!\[A-Za-z0-9_'\]\)")
+# The other terminals tried before NAME, none of which can match at the start of
+# a plain name: `max=` needs its `=`, a string starts with `"`, a comparison with
+# one of `<>=!`.
+_NOT_AT_A_NAME = frozenset({"PROJEQ", "STRING", "COMPARE"})
+
+
+def _word_kinds(terminals: list[tuple[str, str]]) -> dict[str, str] | None:
+    """The terminal of each keyword, when every terminal tried before NAME is a
+    keyword or one of _NOT_AT_A_NAME: then a text made of ASCII name characters
+    alone (`[A-Za-z_][A-Za-z0-9_]*`) is its keyword's terminal if it is one, else
+    NAME (a keyword's match is that whole text or none: no name character may
+    follow it).  None for terminals of another form: no such shortcut."""
+    words: dict[str, str] = {}
+    for name, regexp in terminals:
+        if name == "NAME":
+            return words if regexp.startswith("[A-Za-z_][A-Za-z0-9_]*") else None
+        keyword = _KEYWORD.fullmatch(regexp)
+        if keyword is not None:
+            words.setdefault(keyword.group(1), name)
+        elif name not in _NOT_AT_A_NAME:
+            return None
+    return None
 
 
 def _syntax_at(regexp: str) -> Iterator[int]:
@@ -102,7 +137,7 @@ class Lexer:
         assert scanner.groups == 0
         self._findall = scanner.findall
         self._ignore = frozenset(tables["ignore"])
-        self._kinds = _Kinds(self._pattern, self._ignore)
+        self._kinds = _Kinds(self._pattern, self._ignore, _word_kinds(terminals))
 
     def lex(self, text: str, pos: int = 0, endpos: int | None = None) -> list[Tok]:
         """The tokens of text[pos:endpos], with offsets into `text`.  No terminal
