@@ -60,6 +60,20 @@ class WalkMemo:
         # the planner's findings that depend on a form alone (its joins' einsum
         # specs, paths and costs: plan.planner), by (form key, anything more)
         self.costs: dict[tuple, Any] = {}
+        # a planned equation of each form, to relabel (plan.relabel), by (key, steps)
+        self.plans: dict[tuple, Any] = {}
+        self._last: tuple | None = None  # (k, fixed, _form's answer): the last asked
+
+    def form_of(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
+                ) -> tuple[tuple, list[ir.Expr]] | None:
+        """The key of equation `k`'s form and its right-hand side's nodes in walk
+        order (None: it is walked directly); kept for the walk of the same equation."""
+        last = self._last
+        if last is not None and last[0] == k and last[1] == fixed:
+            return last[2]
+        form = self._form(k, stmt, fixed)
+        self._last = (k, fixed, form)
+        return form
 
     def walk(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
              ) -> tuple[list[Join], dict[int, Operand], list[ir.Expr] | None, tuple | None]:
@@ -67,7 +81,7 @@ class WalkMemo:
         right-hand side's nodes in walk order (`ir.walk`'s), where the form was
         found (None: the equation was walked directly); and the form's key where
         the joins are the form's (None: walked directly, so only this equation's)."""
-        form = self._form(k, stmt, fixed)
+        form = self.form_of(k, stmt, fixed)
         if form is None:
             return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), None, None)
         key, nodes = form

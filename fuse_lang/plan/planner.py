@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Collection, Mapping
+from typing import Collection, Mapping, Sequence
 
 from ..check import Analysis
 from ..check.kinds import TensorKind
@@ -26,6 +26,7 @@ from .contraction import contraction_path, einsum_spec
 from .forms import WalkMemo, walk_joins
 from .joins import Join
 from .operands import Operand
+from .relabel import factor_text, reference_text, relabelled, saved_form
 from .representation import representations, sparse_join_filters
 
 
@@ -198,29 +199,57 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
                   ) -> EquationPlan:
     """Equation `k`'s plan; `alone`: `_alone(analysis)` where the caller plans many;
     `sparse`: the tensors held as tuples (plan.representation); `memo`: the walks
-    of the program's forms of equation (plan.forms), made with the same `sparse`."""
+    of the program's forms of equation (plan.forms), made with the same `sparse`,
+    and the plans of the forms planned already (an equation of a form met before
+    takes that plan with its own names, texts and places: plan.relabel)."""
     stmt = analysis.program.statements[k]
     assert isinstance(stmt, ir.Equation)
     roles = analysis.roles.get(k, ())
-    indices = []
+    if alone is None:
+        alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
+    steps = _step_by_step(analysis, k, stmt, alone)
+    form = None if memo is None else memo.form_of(k, stmt, (steps[0],) if steps else ())
+    saved = None if form is None else memo.plans.get((form[0], steps))  # type: ignore[union-attr]
+    if saved is not None:
+        scopes = saved.scopes_of(roles)
+        if scopes is not None:
+            indices = _index_plans(analysis, k, roles, scopes)
+            return _equation_plan(analysis, k, stmt, indices,
+                                  relabelled(saved, form[1], analysis.text),  # type: ignore[index]
+                                  ())
     # walked once per equation, not once per index (issue 19, item 10)
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
+    scopes = [_scope_label(role, call_arguments) for role in roles]
+    indices = _index_plans(analysis, k, roles, scopes)
+    found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
+    contractions = tuple(found)
+    comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
+    if form is not None and walked is not None and not comparisons:
+        made = saved_form(contractions, *walked, form[1], roles, scopes)
+        if made is not None:
+            memo.plans[(form[0], steps)] = made  # type: ignore[union-attr]
+    return _equation_plan(analysis, k, stmt, indices, contractions, comparisons)
+
+
+def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
+                 scopes: Sequence[str | None]) -> list[IndexPlan]:
     var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
-    for role in roles:
+    indices = []
+    for role, scope in zip(roles, scopes):
         extent, domain = var_extents.get((k, role.name), (None, 0))
-        indices.append(IndexPlan(role.name, extent, domain, role.role, role.op,
-                                 _scope_label(role, call_arguments), role.joined,
-                                 role.factors))
+        indices.append(IndexPlan(role.name, extent, domain, role.role, role.op, scope,
+                                 role.joined, role.factors))
+    return indices
+
+
+def _equation_plan(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
+                   contractions: tuple[Contraction, ...], comparisons: tuple[str, ...]
+                   ) -> EquationPlan:
     output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
     projected = tuple((p.name, p.op or "sum", p.scope or "") for p in indices
                       if p.role == "projected")
     joined = tuple(p.name for p in indices if p.joined)
-    if alone is None:
-        alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
-    steps = _step_by_step(analysis, k, stmt, alone)
-    found, nodes = _contractions(analysis, k, stmt, steps, sparse, memo)
-    contractions = tuple(found)
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
@@ -229,8 +258,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
         k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), stmt.lhs.name,
         stmt.op, output,
         joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive,
-        _comparisons(analysis, k, stmt, indices, nodes, sparse))
+        stmt.lhs.name in analysis.recursive, comparisons)
 
 
 def _place(analysis: Analysis, span: Span) -> tuple[int, str]:
@@ -316,11 +344,12 @@ def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
                   steps: tuple[str, int] | None, sparse: Collection[str],
                   memo: WalkMemo | None = None
-                  ) -> tuple[list[Contraction], list[ir.Expr] | None]:
+                  ) -> tuple[list[Contraction], list[ir.Expr] | None, tuple | None]:
     """What the run computes for equation `k` (plan.joins walks it as the run does):
     each einsum, elementwise product and reduction, with its cost, in the run's
-    order (an argument's join before the join that reads the call); and the
-    right-hand side's nodes in walk order where the memo has them."""
+    order (an argument's join before the join that reads the call); the
+    right-hand side's nodes in walk order where the memo has them; and where
+    the joins are the form's, (joins, operands, costs)."""
     fixed = (steps[0],) if steps else ()
     nodes = key = None
     if memo is not None:
@@ -341,23 +370,18 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
             memo.costs[(key, steps)] = costs  # type: ignore[union-attr]
     out = [_contraction(analysis, join, read, cost, steps) if join.kind == "einsum"
            else _pointwise(analysis, join, cost) for join, cost in zip(joins, costs)]
-    return out, nodes  # (out: in the order the run computes them)
+    # (out: in the order the run computes them)
+    return out, nodes, (None if key is None else (joins, read, costs))
 
 
 def _names(joins: list[Join]) -> set[str]:
     return {n for j in joins for axes in j.axes + j.combines for n in axes}
 
 
-def _factor_text(analysis: Analysis, factor: ir.Expr) -> str:
-    if isinstance(factor, ir.Ref) and factor.indices:
-        return _reference_text(factor)
-    return " ".join(analysis.text[factor.span.start:factor.span.end].split())
-
-
 def _joined_text(analysis: Analysis, join: Join, kept: tuple[str, ...]) -> str:
     text = ""
     for factor, op in zip(join.factors, join.ops):
-        part = _factor_text(analysis, factor)
+        part = factor_text(analysis.text, factor)
         text = part if not text else f"{text} / {part}" if op == "/" else f"{text} {part}"
     return text + f" -> [{','.join(kept)}]"
 
@@ -394,7 +418,7 @@ def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
     or a reduction (one addition or comparison per element reduced)."""
     result, then, flops, largest = costs
     readable = _joined_text(analysis, join, result)
-    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+    names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in join.factors)
     note = "" if flops is not None else "some extents are unknown until run time"
     return Contraction(readable, "", names, (), (), flops, flops, largest, note,
@@ -434,12 +458,12 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
         return Contraction("", "", (), (), (), None, None, None,
                            "too many indices for an einsum")
     factors = join.factors
-    gathered = [f"{_reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
+    gathered = [f"{reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
                 for f, op in zip(factors, [read.get(id(f)) for f in factors])
                 if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
     first = min(f.span.start for f in factors)
-    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+    names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in factors)
     readable = _joined_text(analysis, join, spec.kept)
     if steps:
@@ -453,26 +477,3 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                            first, (), gathered_size)
     return Contraction(readable, spec.letters, names, costed.path, costed.steps, naive, flops,
                        largest, note, first, (), gathered_size)
-
-
-def _reference_text(ref: ir.Ref) -> str:
-    """`X[n,x+dx,i]`: a reference as the einsum line shows it."""
-    texts = [str(i.value) if isinstance(i, ir.IndexConst) else _index_text(i)
-             for i in ref.indices or ()]
-    return f"{ref.name}[{','.join(texts)}]"
-
-
-def _index_text(index: ir.Index) -> str:
-    if isinstance(index, ir.IndexVar):
-        return index.name
-    if isinstance(index, ir.IndexShift):
-        text = "+".join(v.name for v in index.terms)
-        return text + (f"{index.offset:+d}" if index.offset else "")
-    if isinstance(index, ir.IndexDiv):
-        return f"{index.var.name}/{index.divisor}"
-    if isinstance(index, ir.IndexSlice):
-        return f"{'' if index.start is None else index.start}:" \
-               f"{'' if index.stop is None else index.stop}"
-    if isinstance(index, ir.IndexVirtual):
-        return "*" + _index_text(index.inner)
-    return str(index.value)
