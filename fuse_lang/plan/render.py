@@ -31,6 +31,9 @@ def _shape(shape) -> str:
 
 
 _row_formats: dict[tuple[int, ...], Any] = {}  # a table's column widths -> its rows' format
+_INDEX_HEADER = ["index", "extent", "domain", "role"]
+# an index table's column widths -> its rows' format and its first two lines, indented
+_index_formats: dict[tuple[int, ...], Any] = {}
 
 
 class _Text:
@@ -56,7 +59,19 @@ class _Text:
         return f"line {eq.line}: {eq.text}"
 
     def indices(self, rows: list[list[str]]) -> list[str]:
-        return ["  " + line for line in self.table(["index", "extent", "domain", "role"], rows)]
+        # (`table`, indented, with its head made once per column widths: explain
+        # prints one such table per equation)
+        widths = tuple([max(map(len, col)) for col in zip(_INDEX_HEADER, *rows)])
+        made = _index_formats.get(widths)
+        if made is None:
+            if len(_index_formats) > 1000:
+                _index_formats.clear()
+            line = "  ".join([f"{{:<{w}}}" for w in widths]).format
+            made = _index_formats[widths] = (
+                line, ["  " + line(*row).rstrip()
+                       for row in (_INDEX_HEADER, ["-" * w for w in widths])])
+        line, head = made
+        return head + ["  " + line(*row).rstrip() for row in rows]
 
     def before_items(self) -> list[str]:
         return []
@@ -115,7 +130,7 @@ class _Markdown(_Text):
         return f"**line {eq.line}** {self.code(eq.text)}"
 
     def indices(self, rows: list[list[str]]) -> list[str]:
-        return [""] + self.table(["index", "extent", "domain", "role"], rows)
+        return [""] + self.table(_INDEX_HEADER, rows)
 
     def before_items(self) -> list[str]:
         return [""]
