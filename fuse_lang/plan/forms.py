@@ -110,40 +110,42 @@ class WalkMemo:
         nodes: list[ir.Expr] = []
         tokens: list[Any] = [stmt.op, _index_forms(stmt.lhs.indices)]
         slots: dict[str, int] = {}
-        seen: set[int] = set()
         tensors = self.analysis.tensors
+        sparse = self.sparse
         rhs = stmt.rhs
         stack: list[ir.Expr] = [] if rhs is None else [rhs]
+        # (one loop, the reference's token made in it: every equation of a long
+        # program is keyed here)
         while stack:
             node = stack.pop()
-            if id(node) in seen:
-                return None
-            seen.add(id(node))
             nodes.append(node)
             kind = type(node)
             if kind is ir.Ref:
-                tokens.append(self._ref_token(node, slots, tensors))  # type: ignore[arg-type]
+                indices = node.indices  # type: ignore[union-attr]
+                name = node.name  # type: ignore[union-attr]
+                if indices is None:  # a bare name: the walk reads the name itself
+                    tokens.append(("ref", name, None, node.paren))  # type: ignore[union-attr]
+                    continue
+                slot = slots.get(name)
+                if slot is None:
+                    slot = slots[name] = len(slots)
+                sliced = None
+                if ir.IndexSlice in map(type, indices):  # (in C: no generator per reference)
+                    info = tensors.get(name)
+                    sliced = None if info is None else tuple(a.extent for a in info.axes)
+                tokens.append(("ref", slot, name in sparse, sliced, _index_forms(indices),
+                               node.paren))  # type: ignore[union-attr]
                 continue
             token = _token(node)
             if token is None:
                 return None
             tokens.append(token)
             stack += reversed(ir.children(node))
+        if len(set(map(id, nodes))) != len(nodes):
+            return None  # a node met twice (the walk keys its operands by node)
         roles = tuple((r.scope.id, r.name, r.op) for r in self.analysis.roles.get(k, ())
                       if r.role == "projected" and r.scope is not None)
         return (tuple(tokens), roles, self._extents_of(k), fixed), nodes
-
-    def _ref_token(self, ref: ir.Ref, slots: dict[str, int], tensors: Any) -> tuple:
-        indices = ref.indices
-        if indices is None:  # a bare name: the walk reads the name itself
-            return ("ref", ref.name, None, ref.paren)
-        slot = slots.setdefault(ref.name, len(slots))
-        sliced = None
-        if ir.IndexSlice in map(type, indices):  # (in C: no generator per reference)
-            info = tensors.get(ref.name)
-            sliced = None if info is None else tuple(a.extent for a in info.axes)
-        return ("ref", slot, ref.name in self.sparse, sliced, _index_forms(indices),
-                ref.paren)
 
 
 def _token(node: ir.Expr) -> tuple | None:
@@ -173,7 +175,11 @@ def _token(node: ir.Expr) -> tuple | None:
 
 
 def _index_forms(indices: tuple | None) -> tuple | None:
-    return None if indices is None else tuple([_index_form(i) for i in indices])
+    if indices is None:
+        return None
+    var = ir.IndexVar  # (the common index, made here without a call)
+    return tuple([("var", i.name, i.dotted) if type(i) is var else _index_form(i)
+                  for i in indices])
 
 
 def _index_form(index: Any) -> tuple:
