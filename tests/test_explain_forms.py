@@ -141,3 +141,19 @@ def test_relabelled_equations_have_their_own_texts(tmp_path: Path) -> None:
     assert einsums["K"] == ["A[i,j] exp(B[j,k]) -> [i,k]"]
     assert einsums["L"] == ["A2[i,j] exp( B2[j,k] ) -> [i,k]"]
     assert any("/ exp( B2[j,k] )" in e for e in einsums["N"]), einsums["N"]
+
+
+def test_plan_as_json_is_asdict(tmp_path: Path) -> None:
+    """ProgramPlan.to_json (made without asdict's deep copies) is what
+    dataclasses.asdict makes of the plan: every field, tuples kept."""
+    import dataclasses
+
+    import fuse_lang
+
+    write_data(tmp_path)
+    program = fuse_lang.compile(SOURCES + SAME_EXTENTS + "\n".join(RELABELLED.values()) + "\n",
+                                base_dir=tmp_path)
+    plan = fuse_lang.explain(program).plan
+    assert plan.to_json() == dataclasses.asdict(plan)
+    assert plan.to_json()["equations"][0]["contractions"][0]["einsum"] == \
+        "A[i,j] exp(B[j,k]) -> [i,k]"
