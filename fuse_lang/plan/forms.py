@@ -63,6 +63,8 @@ class WalkMemo:
         # a planned equation of each form, to relabel (plan.relabel), by (key, steps)
         self.plans: dict[tuple, Any] = {}
         self._last: tuple | None = None  # (k, fixed, _form's answer): the last asked
+        # each recursive tensor's recurrence and steps (plan.planner: _step_by_step)
+        self.recurrences: dict[str, Any] = {}
 
     def form_of(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
                 ) -> tuple[tuple, list[ir.Expr]] | None:

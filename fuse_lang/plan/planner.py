@@ -189,29 +189,43 @@ def _alone(analysis: Analysis) -> frozenset[str]:
     return frozenset(g[0] for g in analysis.order if len(g) == 1 and g[0] in analysis.recursive)
 
 
-def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozenset[str]
-                  ) -> tuple[str, int] | None:
+def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozenset[str],
+                  known: dict[str, tuple | None] | None = None) -> tuple[str, int] | None:
     """(index, steps) when the run computes equation `k` once per step of a recurrence,
     that index held at the step (run.execution: `_recurrence`): a virtual index, or
     a read one step back (`X[i-1,k]`) where the equation writes the index.  An
-    equation that writes a constant there (`A[0,s] = ...`) runs once."""
+    equation that writes a constant there (`A[0,s] = ...`) runs once.  `known`:
+    each tensor's recurrence and steps found already (they are the tensor's)."""
     name = stmt.lhs.name
     if name not in alone:
         return None
+    found = None if known is None else known.get(name)
+    if found is None:
+        found = _recurrence_steps(analysis, name)
+        if known is not None:
+            known[name] = found
+    var, position, virtual, steps = found
+    if var is None:
+        return None
+    index = (stmt.lhs.indices or ())[position] if position < len(stmt.lhs.indices or ()) \
+        else None
+    if not virtual and not (isinstance(index, ir.IndexVar) and index.name == var):
+        return None
+    return None if steps is None else (var, steps)
+
+
+def _recurrence_steps(analysis: Analysis, name: str) -> tuple:
+    """(index, LHS position, virtual, steps) of tensor `name`'s recurrence (None for
+    each where it has none; steps None where its extent is unknown)."""
     statements = analysis.program.statements
     equations = [e for e in analysis.tensors[name].statements
                  if isinstance(statements[e], ir.Equation)]
     found = recurrence_of(statements, name, equations)
     if found is None:
-        return None
+        return None, None, None, None
     var, position, virtual = found
-    index = (stmt.lhs.indices or ())[position] if position < len(stmt.lhs.indices or ()) \
-        else None
-    if not virtual and not (isinstance(index, ir.IndexVar) and index.name == var):
-        return None
     extents = (analysis.var_extents.get((e, var), (None, 0))[0] for e in equations)
-    steps = next((n for n in extents if n is not None), None)
-    return None if steps is None else (var, steps)
+    return var, position, virtual, next((n for n in extents if n is not None), None)
 
 
 def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = None,
@@ -227,7 +241,8 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     roles = analysis.roles.get(k, ())
     if alone is None:
         alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
-    steps = _step_by_step(analysis, k, stmt, alone)
+    steps = _step_by_step(analysis, k, stmt, alone,
+                          None if memo is None else memo.recurrences)
     form = None if memo is None else memo.form_of(k, stmt, (steps[0],) if steps else ())
     saved = None if form is None else memo.plans.get((form[0], steps))  # type: ignore[union-attr]
     if saved is not None:
@@ -236,7 +251,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
             indices = _index_plans(analysis, k, roles, scopes)
             return _equation_plan(analysis, k, stmt, indices,
                                   relabelled(saved, form[1], analysis.text),  # type: ignore[index]
-                                  ())
+                                  (), saved.figures)
     # walked once per equation, not once per index (issue 19, item 10)
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
@@ -245,11 +260,12 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
     contractions = tuple(found)
     comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
+    figures = _figures(stmt, contractions)
     if form is not None and walked is not None and not comparisons:
-        made = saved_form(contractions, *walked, form[1], roles, scopes)
+        made = saved_form(contractions, *walked, form[1], roles, scopes, figures)
         if made is not None:
             memo.plans[(form[0], steps)] = made  # type: ignore[union-attr]
-    return _equation_plan(analysis, k, stmt, indices, contractions, comparisons)
+    return _equation_plan(analysis, k, stmt, indices, contractions, comparisons, figures)
 
 
 def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
@@ -263,22 +279,28 @@ def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
     return indices
 
 
-def _equation_plan(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
-                   contractions: tuple[Contraction, ...], comparisons: tuple[str, ...]
-                   ) -> EquationPlan:
+def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...]) -> tuple:
+    """(output indices, flops, largest intermediate): the equation's form's."""
     output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
-    projected = tuple((p.name, p.op or "sum", p.scope or "") for p in indices
-                      if p.role == "projected")
-    joined = tuple(p.name for p in indices if p.joined)
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
+    return output, flops, max(sizes) if sizes else None
+
+
+def _equation_plan(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
+                   contractions: tuple[Contraction, ...], comparisons: tuple[str, ...],
+                   figures: tuple) -> EquationPlan:
+    output, flops, largest = figures
+    projected = tuple([(p.name, p.op or "sum", p.scope or "") for p in indices
+                       if p.role == "projected"])
+    joined = tuple([p.name for p in indices if p.joined])
     line, where = _place(analysis, stmt.span)
+    name = stmt.lhs.name
     return EquationPlan(
-        k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), stmt.lhs.name,
-        stmt.op, output,
-        joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive, comparisons)
+        k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), name, stmt.op,
+        output, joined, projected, tuple(indices), contractions, flops, largest,
+        name in analysis.recursive, comparisons)
 
 
 def _place(analysis: Analysis, span: Span) -> tuple[int, str]:

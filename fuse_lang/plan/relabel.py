@@ -29,6 +29,7 @@ class SavedForm:
     items: tuple[tuple[Any, Any, Any, str], ...]
     roles: tuple[tuple[str, str | None], ...]  # each index role's (name, scope kind)
     scopes: tuple[str | None, ...]
+    figures: tuple  # (output indices, flops, largest intermediate): the form's
 
     def scopes_of(self, roles: Sequence[Any]) -> tuple[str | None, ...] | None:
         """The scope labels of an equation of this form with these index roles (None:
@@ -43,7 +44,7 @@ class SavedForm:
 
 def saved_form(contractions: Sequence[Any], joins: Sequence[Any], read: dict[int, Any],
                costs: Sequence[tuple], nodes: Sequence[ir.Expr], roles: Sequence[Any],
-               scopes: Sequence[str | None]) -> SavedForm | None:
+               scopes: Sequence[str | None], figures: tuple) -> SavedForm | None:
     """What `relabelled` needs of a planned equation (`joins`, `read` and `costs`
     as the planner had them); None where it cannot be relabelled."""
     place = {id(node): n for n, node in enumerate(nodes)}
@@ -67,7 +68,7 @@ def saved_form(contractions: Sequence[Any], joins: Sequence[Any], read: dict[int
         items.append((contraction, tuple(factors), join.ops, f" -> [{','.join(kept)}]"))
     return SavedForm(tuple(items),
                      tuple((r.name, None if r.scope is None else r.scope.kind) for r in roles),
-                     tuple(scopes))
+                     tuple(scopes), figures)
 
 
 def relabelled(saved: SavedForm, nodes: Sequence[ir.Expr], source: str) -> tuple[Any, ...]:
