@@ -103,3 +103,57 @@ def test_inlined_calls_of_one_function(tmp_path: Path) -> None:
         assert contractions(together, tensor) == contractions(alone, own)
     flops = [contractions(together, t)[0]["flops"] for t in inlined]
     assert flops == [48, 420]
+
+
+# pairs of one form (tensors of the same extents) whose factors other than
+# references are written with other spacing: a join, a divisor, an elementwise
+# product and a reduction (plan/relabel.py: the second of each pair takes the
+# first's contractions, with its own names and texts)
+SAME_EXTENTS = 'A2[i,j] = "a.npy"\nB2[j,k] = "b.npy"\n'
+RELABELLED = {
+    "K": "K[i,k] = A[i,j] exp(B[j,k])",
+    "L": "L[i,k] = A2[i,j]   exp(  B2[j,k] )",
+    "M": "M[i,k] = A[i,j] / exp(B[j,k])",
+    "N": "N[i,k] = A2[i,j] / exp( B2[j,k] )",
+    "O": "O[i,j] = relu(A[i,j]) A[i,j]",
+    "R": "R[i,j] = relu( A2[i,j] ) A2[i,j]",
+    "G1": "G1[i] max= A[i,j] A[i,j]",
+    "G2": "G2[i] max= A2[i,j] A2[i,j]",
+}
+
+
+def test_relabelled_equations_have_their_own_texts(tmp_path: Path) -> None:
+    write_data(tmp_path)
+    text = SOURCES + SAME_EXTENTS + "\n".join(RELABELLED.values()) + "\n"
+    together = explain(tmp_path, "relabel.fuse", text)
+    for tensor, equation in RELABELLED.items():
+        alone = explain(tmp_path, f"{tensor}.fuse", SOURCES + SAME_EXTENTS + equation + "\n")
+        assert contractions(together, tensor) == contractions(alone, tensor), equation
+        (plan,) = [e for e in together["equations"] if e["tensor"] == tensor]
+        assert plan["contractions"], equation
+        for c in plan["contractions"]:
+            # where its first factor starts in this program's text: on this equation's line
+            line_start = text.index(equation)
+            assert line_start < c["first_offset"] < line_start + len(equation), (equation, c)
+            assert text[c["first_offset"]:].startswith(c["einsum"].split("[")[0].split("(")[0]
+                                                       .split(" ")[0]), (equation, c)
+    einsums = {t: [c["einsum"] for c in contractions(together, t)] for t in ("K", "L", "N")}
+    assert einsums["K"] == ["A[i,j] exp(B[j,k]) -> [i,k]"]
+    assert einsums["L"] == ["A2[i,j] exp( B2[j,k] ) -> [i,k]"]
+    assert any("/ exp( B2[j,k] )" in e for e in einsums["N"]), einsums["N"]
+
+
+def test_plan_as_json_is_asdict(tmp_path: Path) -> None:
+    """ProgramPlan.to_json (made without asdict's deep copies) is what
+    dataclasses.asdict makes of the plan: every field, tuples kept."""
+    import dataclasses
+
+    import fuse_lang
+
+    write_data(tmp_path)
+    program = fuse_lang.compile(SOURCES + SAME_EXTENTS + "\n".join(RELABELLED.values()) + "\n",
+                                base_dir=tmp_path)
+    plan = fuse_lang.explain(program).plan
+    assert plan.to_json() == dataclasses.asdict(plan)
+    assert plan.to_json()["equations"][0]["contractions"][0]["einsum"] == \
+        "A[i,j] exp(B[j,k]) -> [i,k]"

@@ -135,6 +135,7 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
     if loss is not None:
         data["loss"] = loss.to_json()
     data["diagnostics"] = [d.to_json(analysis.lines, path) for d in analysis.diagnostics]
-    json.dump(strict_json(data), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
-    sys.stdout.write("\n")
+    # (one write: json.dump with an indent writes each of its millions of pieces)
+    sys.stdout.write(json.dumps(strict_json(data), indent=2, ensure_ascii=False,
+                                allow_nan=False) + "\n")
 

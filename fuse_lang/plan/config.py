@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..check import Analysis
+from ..check.datalog import monotone_rules
 from ..check.recurrences import group_recurrence
+from ..front import ir
 from .blocking import BlockedEquation, blocked_equations
 from .demand import DemandPlan, plan_demand
+from .linear_closure import linear_rule
 from .sampling import SampledEquation, sampled_equations
 
 MODES = ("forward", "demand")
@@ -168,10 +171,6 @@ def fixpoint_choice(analysis: Analysis, group: Sequence[str],
     """Semi-naive only where it is exact (Boolean rules that only join and union:
     the checker's own test, check.datalog.monotone_rules) and the config asks for
     it; a linear closure's rounds finished by one graph search."""
-    from ..check.datalog import monotone_rules
-    from ..front import ir
-    from .linear_closure import linear_rule
-
     statements = analysis.program.statements
     rules = [statements[k] for n in group for k in analysis.tensors[n].statements
              if isinstance(statements[k], ir.Equation)]

@@ -60,6 +60,22 @@ class WalkMemo:
         # the planner's findings that depend on a form alone (its joins' einsum
         # specs, paths and costs: plan.planner), by (form key, anything more)
         self.costs: dict[tuple, Any] = {}
+        # a planned equation of each form, to relabel (plan.relabel), by (key, steps)
+        self.plans: dict[tuple, Any] = {}
+        self._last: tuple | None = None  # (k, fixed, _form's answer): the last asked
+        # each recursive tensor's recurrence and steps (plan.planner: _step_by_step)
+        self.recurrences: dict[str, Any] = {}
+
+    def form_of(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
+                ) -> tuple[tuple, list[ir.Expr]] | None:
+        """The key of equation `k`'s form and its right-hand side's nodes in walk
+        order (None: it is walked directly); kept for the walk of the same equation."""
+        last = self._last
+        if last is not None and last[0] == k and last[1] == fixed:
+            return last[2]
+        form = self._form(k, stmt, fixed)
+        self._last = (k, fixed, form)
+        return form
 
     def walk(self, k: int, stmt: ir.Equation, fixed: tuple[str, ...]
              ) -> tuple[list[Join], dict[int, Operand], list[ir.Expr] | None, tuple | None]:
@@ -67,7 +83,7 @@ class WalkMemo:
         right-hand side's nodes in walk order (`ir.walk`'s), where the form was
         found (None: the equation was walked directly); and the form's key where
         the joins are the form's (None: walked directly, so only this equation's)."""
-        form = self._form(k, stmt, fixed)
+        form = self.form_of(k, stmt, fixed)
         if form is None:
             return (*walk_joins(self.analysis, k, stmt, fixed, self.sparse), None, None)
         key, nodes = form
@@ -96,40 +112,42 @@ class WalkMemo:
         nodes: list[ir.Expr] = []
         tokens: list[Any] = [stmt.op, _index_forms(stmt.lhs.indices)]
         slots: dict[str, int] = {}
-        seen: set[int] = set()
         tensors = self.analysis.tensors
+        sparse = self.sparse
         rhs = stmt.rhs
         stack: list[ir.Expr] = [] if rhs is None else [rhs]
+        # (one loop, the reference's token made in it: every equation of a long
+        # program is keyed here)
         while stack:
             node = stack.pop()
-            if id(node) in seen:
-                return None
-            seen.add(id(node))
             nodes.append(node)
             kind = type(node)
             if kind is ir.Ref:
-                tokens.append(self._ref_token(node, slots, tensors))  # type: ignore[arg-type]
+                indices = node.indices  # type: ignore[union-attr]
+                name = node.name  # type: ignore[union-attr]
+                if indices is None:  # a bare name: the walk reads the name itself
+                    tokens.append(("ref", name, None, node.paren))  # type: ignore[union-attr]
+                    continue
+                slot = slots.get(name)
+                if slot is None:
+                    slot = slots[name] = len(slots)
+                sliced = None
+                if ir.IndexSlice in map(type, indices):  # (in C: no generator per reference)
+                    info = tensors.get(name)
+                    sliced = None if info is None else tuple(a.extent for a in info.axes)
+                tokens.append(("ref", slot, name in sparse, sliced, _index_forms(indices),
+                               node.paren))  # type: ignore[union-attr]
                 continue
             token = _token(node)
             if token is None:
                 return None
             tokens.append(token)
             stack += reversed(ir.children(node))
+        if len(set(map(id, nodes))) != len(nodes):
+            return None  # a node met twice (the walk keys its operands by node)
         roles = tuple((r.scope.id, r.name, r.op) for r in self.analysis.roles.get(k, ())
                       if r.role == "projected" and r.scope is not None)
         return (tuple(tokens), roles, self._extents_of(k), fixed), nodes
-
-    def _ref_token(self, ref: ir.Ref, slots: dict[str, int], tensors: Any) -> tuple:
-        indices = ref.indices
-        if indices is None:  # a bare name: the walk reads the name itself
-            return ("ref", ref.name, None, ref.paren)
-        slot = slots.setdefault(ref.name, len(slots))
-        sliced = None
-        if ir.IndexSlice in map(type, indices):  # (in C: no generator per reference)
-            info = tensors.get(ref.name)
-            sliced = None if info is None else tuple(a.extent for a in info.axes)
-        return ("ref", slot, ref.name in self.sparse, sliced, _index_forms(indices),
-                ref.paren)
 
 
 def _token(node: ir.Expr) -> tuple | None:
@@ -159,7 +177,11 @@ def _token(node: ir.Expr) -> tuple | None:
 
 
 def _index_forms(indices: tuple | None) -> tuple | None:
-    return None if indices is None else tuple([_index_form(i) for i in indices])
+    if indices is None:
+        return None
+    var = ir.IndexVar  # (the common index, made here without a call)
+    return tuple([("var", i.name, i.dotted) if type(i) is var else _index_form(i)
+                  for i in indices])
 
 
 def _index_form(index: Any) -> tuple:

@@ -7,10 +7,9 @@ opt_einsum's `contract_path` chooses the order (as its docs show, with
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Collection, Mapping
+from typing import Collection, Mapping, Sequence
 
 from ..check import Analysis
 from ..check.kinds import TensorKind
@@ -26,6 +25,7 @@ from .contraction import contraction_path, einsum_spec
 from .forms import WalkMemo, walk_joins
 from .joins import Join
 from .operands import Operand
+from .relabel import factor_text, reference_text, relabelled, saved_form
 from .representation import representations, sparse_join_filters
 
 
@@ -101,7 +101,28 @@ class ProgramPlan:
     parameters: int | None = 0
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        """`dataclasses.asdict` of the plan (made without its deep copy of every
+        string and number: tens of seconds on a 2 MB program)."""
+        return _as_dict(self)
+
+
+def _as_dict(value: object) -> object:
+    """What `dataclasses.asdict` makes of a plan's value: a dataclass as the dict of
+    its fields, a tuple or list as one of its items', other values as they are
+    (strings, numbers, None: nothing in a plan that a copy would change)."""
+    names = getattr(type(value), "__dataclass_fields__", None)
+    if names is not None:
+        return {name: _as_dict(getattr(value, name)) for name in names}
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind([_as_dict(item) for item in value])  # type: ignore[attr-defined]
+    if isinstance(value, dict):
+        return {_as_dict(k): _as_dict(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple, as asdict
+        return kind(*[_as_dict(item) for item in value])
+    if isinstance(value, (tuple, list)):
+        return kind(_as_dict(item) for item in value)  # type: ignore[call-arg]
+    return value
 
 
 def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
@@ -168,29 +189,43 @@ def _alone(analysis: Analysis) -> frozenset[str]:
     return frozenset(g[0] for g in analysis.order if len(g) == 1 and g[0] in analysis.recursive)
 
 
-def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozenset[str]
-                  ) -> tuple[str, int] | None:
+def _step_by_step(analysis: Analysis, k: int, stmt: ir.Equation, alone: frozenset[str],
+                  known: dict[str, tuple | None] | None = None) -> tuple[str, int] | None:
     """(index, steps) when the run computes equation `k` once per step of a recurrence,
     that index held at the step (run.execution: `_recurrence`): a virtual index, or
     a read one step back (`X[i-1,k]`) where the equation writes the index.  An
-    equation that writes a constant there (`A[0,s] = ...`) runs once."""
+    equation that writes a constant there (`A[0,s] = ...`) runs once.  `known`:
+    each tensor's recurrence and steps found already (they are the tensor's)."""
     name = stmt.lhs.name
     if name not in alone:
         return None
+    found = None if known is None else known.get(name)
+    if found is None:
+        found = _recurrence_steps(analysis, name)
+        if known is not None:
+            known[name] = found
+    var, position, virtual, steps = found
+    if var is None:
+        return None
+    index = (stmt.lhs.indices or ())[position] if position < len(stmt.lhs.indices or ()) \
+        else None
+    if not virtual and not (isinstance(index, ir.IndexVar) and index.name == var):
+        return None
+    return None if steps is None else (var, steps)
+
+
+def _recurrence_steps(analysis: Analysis, name: str) -> tuple:
+    """(index, LHS position, virtual, steps) of tensor `name`'s recurrence (None for
+    each where it has none; steps None where its extent is unknown)."""
     statements = analysis.program.statements
     equations = [e for e in analysis.tensors[name].statements
                  if isinstance(statements[e], ir.Equation)]
     found = recurrence_of(statements, name, equations)
     if found is None:
-        return None
+        return None, None, None, None
     var, position, virtual = found
-    index = (stmt.lhs.indices or ())[position] if position < len(stmt.lhs.indices or ()) \
-        else None
-    if not virtual and not (isinstance(index, ir.IndexVar) and index.name == var):
-        return None
     extents = (analysis.var_extents.get((e, var), (None, 0))[0] for e in equations)
-    steps = next((n for n in extents if n is not None), None)
-    return None if steps is None else (var, steps)
+    return var, position, virtual, next((n for n in extents if n is not None), None)
 
 
 def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = None,
@@ -198,39 +233,74 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
                   ) -> EquationPlan:
     """Equation `k`'s plan; `alone`: `_alone(analysis)` where the caller plans many;
     `sparse`: the tensors held as tuples (plan.representation); `memo`: the walks
-    of the program's forms of equation (plan.forms), made with the same `sparse`."""
+    of the program's forms of equation (plan.forms), made with the same `sparse`,
+    and the plans of the forms planned already (an equation of a form met before
+    takes that plan with its own names, texts and places: plan.relabel)."""
     stmt = analysis.program.statements[k]
     assert isinstance(stmt, ir.Equation)
     roles = analysis.roles.get(k, ())
-    indices = []
+    if alone is None:
+        alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
+    steps = _step_by_step(analysis, k, stmt, alone,
+                          None if memo is None else memo.recurrences)
+    form = None if memo is None else memo.form_of(k, stmt, (steps[0],) if steps else ())
+    saved = None if form is None else memo.plans.get((form[0], steps))  # type: ignore[union-attr]
+    if saved is not None:
+        scopes = saved.scopes_of(roles)
+        if scopes is not None:
+            indices = _index_plans(analysis, k, roles, scopes)
+            return _equation_plan(analysis, k, stmt, indices,
+                                  relabelled(saved, form[1], analysis.text),  # type: ignore[index]
+                                  (), saved.figures)
     # walked once per equation, not once per index (issue 19, item 10)
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
-    var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
-    for role in roles:
-        extent, domain = var_extents.get((k, role.name), (None, 0))
-        indices.append(IndexPlan(role.name, extent, domain, role.role, role.op,
-                                 _scope_label(role, call_arguments), role.joined,
-                                 role.factors))
-    output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
-    projected = tuple((p.name, p.op or "sum", p.scope or "") for p in indices
-                      if p.role == "projected")
-    joined = tuple(p.name for p in indices if p.joined)
-    if alone is None:
-        alone = _alone(analysis) if stmt.lhs.name in analysis.recursive else frozenset()
-    steps = _step_by_step(analysis, k, stmt, alone)
-    found, nodes = _contractions(analysis, k, stmt, steps, sparse, memo)
+    scopes = [_scope_label(role, call_arguments) for role in roles]
+    indices = _index_plans(analysis, k, roles, scopes)
+    found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
     contractions = tuple(found)
+    comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
+    figures = _figures(stmt, contractions)
+    if form is not None and walked is not None and not comparisons:
+        made = saved_form(contractions, *walked, form[1], roles, scopes, figures)
+        if made is not None:
+            memo.plans[(form[0], steps)] = made  # type: ignore[union-attr]
+    return _equation_plan(analysis, k, stmt, indices, contractions, comparisons, figures)
+
+
+def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
+                 scopes: Sequence[str | None]) -> list[IndexPlan]:
+    var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
+    indices = []
+    for role, scope in zip(roles, scopes):
+        extent, domain = var_extents.get((k, role.name), (None, 0))
+        indices.append(IndexPlan(role.name, extent, domain, role.role, role.op, scope,
+                                 role.joined, role.factors))
+    return indices
+
+
+def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...]) -> tuple:
+    """(output indices, flops, largest intermediate): the equation's form's."""
+    output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
+    return output, flops, max(sizes) if sizes else None
+
+
+def _equation_plan(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
+                   contractions: tuple[Contraction, ...], comparisons: tuple[str, ...],
+                   figures: tuple) -> EquationPlan:
+    output, flops, largest = figures
+    projected = tuple([(p.name, p.op or "sum", p.scope or "") for p in indices
+                       if p.role == "projected"])
+    joined = tuple([p.name for p in indices if p.joined])
     line, where = _place(analysis, stmt.span)
+    name = stmt.lhs.name
     return EquationPlan(
-        k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), stmt.lhs.name,
-        stmt.op, output,
-        joined, projected, tuple(indices), contractions, flops, max(sizes) if sizes else None,
-        stmt.lhs.name in analysis.recursive,
-        _comparisons(analysis, k, stmt, indices, nodes, sparse))
+        k, line, _equation_text(analysis, k, stmt, where or f"line {line}"), name, stmt.op,
+        output, joined, projected, tuple(indices), contractions, flops, largest,
+        name in analysis.recursive, comparisons)
 
 
 def _place(analysis: Analysis, span: Span) -> tuple[int, str]:
@@ -316,11 +386,12 @@ def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
                   steps: tuple[str, int] | None, sparse: Collection[str],
                   memo: WalkMemo | None = None
-                  ) -> tuple[list[Contraction], list[ir.Expr] | None]:
+                  ) -> tuple[list[Contraction], list[ir.Expr] | None, tuple | None]:
     """What the run computes for equation `k` (plan.joins walks it as the run does):
     each einsum, elementwise product and reduction, with its cost, in the run's
-    order (an argument's join before the join that reads the call); and the
-    right-hand side's nodes in walk order where the memo has them."""
+    order (an argument's join before the join that reads the call); the
+    right-hand side's nodes in walk order where the memo has them; and where
+    the joins are the form's, (joins, operands, costs)."""
     fixed = (steps[0],) if steps else ()
     nodes = key = None
     if memo is not None:
@@ -341,23 +412,18 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
             memo.costs[(key, steps)] = costs  # type: ignore[union-attr]
     out = [_contraction(analysis, join, read, cost, steps) if join.kind == "einsum"
            else _pointwise(analysis, join, cost) for join, cost in zip(joins, costs)]
-    return out, nodes  # (out: in the order the run computes them)
+    # (out: in the order the run computes them)
+    return out, nodes, (None if key is None else (joins, read, costs))
 
 
 def _names(joins: list[Join]) -> set[str]:
     return {n for j in joins for axes in j.axes + j.combines for n in axes}
 
 
-def _factor_text(analysis: Analysis, factor: ir.Expr) -> str:
-    if isinstance(factor, ir.Ref) and factor.indices:
-        return _reference_text(factor)
-    return " ".join(analysis.text[factor.span.start:factor.span.end].split())
-
-
 def _joined_text(analysis: Analysis, join: Join, kept: tuple[str, ...]) -> str:
     text = ""
     for factor, op in zip(join.factors, join.ops):
-        part = _factor_text(analysis, factor)
+        part = factor_text(analysis.text, factor)
         text = part if not text else f"{text} / {part}" if op == "/" else f"{text} {part}"
     return text + f" -> [{','.join(kept)}]"
 
@@ -394,7 +460,7 @@ def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
     or a reduction (one addition or comparison per element reduced)."""
     result, then, flops, largest = costs
     readable = _joined_text(analysis, join, result)
-    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+    names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in join.factors)
     note = "" if flops is not None else "some extents are unknown until run time"
     return Contraction(readable, "", names, (), (), flops, flops, largest, note,
@@ -434,12 +500,12 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
         return Contraction("", "", (), (), (), None, None, None,
                            "too many indices for an einsum")
     factors = join.factors
-    gathered = [f"{_reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
+    gathered = [f"{reference_text(f)} as [{','.join(op.axes)}]"  # type: ignore[arg-type]
                 for f, op in zip(factors, [read.get(id(f)) for f in factors])
                 if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
     first = min(f.span.start for f in factors)
-    names = tuple(f.name if isinstance(f, ir.Ref) else _factor_text(analysis, f)
+    names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in factors)
     readable = _joined_text(analysis, join, spec.kept)
     if steps:
@@ -453,26 +519,3 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                            first, (), gathered_size)
     return Contraction(readable, spec.letters, names, costed.path, costed.steps, naive, flops,
                        largest, note, first, (), gathered_size)
-
-
-def _reference_text(ref: ir.Ref) -> str:
-    """`X[n,x+dx,i]`: a reference as the einsum line shows it."""
-    texts = [str(i.value) if isinstance(i, ir.IndexConst) else _index_text(i)
-             for i in ref.indices or ()]
-    return f"{ref.name}[{','.join(texts)}]"
-
-
-def _index_text(index: ir.Index) -> str:
-    if isinstance(index, ir.IndexVar):
-        return index.name
-    if isinstance(index, ir.IndexShift):
-        text = "+".join(v.name for v in index.terms)
-        return text + (f"{index.offset:+d}" if index.offset else "")
-    if isinstance(index, ir.IndexDiv):
-        return f"{index.var.name}/{index.divisor}"
-    if isinstance(index, ir.IndexSlice):
-        return f"{'' if index.start is None else index.start}:" \
-               f"{'' if index.stop is None else index.stop}"
-    if isinstance(index, ir.IndexVirtual):
-        return "*" + _index_text(index.inner)
-    return str(index.value)

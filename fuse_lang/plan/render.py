@@ -31,6 +31,9 @@ def _shape(shape) -> str:
 
 
 _row_formats: dict[tuple[int, ...], Any] = {}  # a table's column widths -> its rows' format
+_INDEX_HEADER = ["index", "extent", "domain", "role"]
+# an index table's column widths -> its rows' format and its first two lines, indented
+_index_formats: dict[tuple[int, ...], Any] = {}
 
 
 class _Text:
@@ -56,7 +59,19 @@ class _Text:
         return f"line {eq.line}: {eq.text}"
 
     def indices(self, rows: list[list[str]]) -> list[str]:
-        return ["  " + line for line in self.table(["index", "extent", "domain", "role"], rows)]
+        # (`table`, indented, with its head made once per column widths: explain
+        # prints one such table per equation)
+        widths = tuple([max(map(len, col)) for col in zip(_INDEX_HEADER, *rows)])
+        made = _index_formats.get(widths)
+        if made is None:
+            if len(_index_formats) > 1000:
+                _index_formats.clear()
+            line = "  ".join([f"{{:<{w}}}" for w in widths]).format
+            made = _index_formats[widths] = (
+                line, ["  " + line(*row).rstrip()
+                       for row in (_INDEX_HEADER, ["-" * w for w in widths])])
+        line, head = made
+        return head + ["  " + line(*row).rstrip() for row in rows]
 
     def before_items(self) -> list[str]:
         return []
@@ -115,7 +130,7 @@ class _Markdown(_Text):
         return f"**line {eq.line}** {self.code(eq.text)}"
 
     def indices(self, rows: list[list[str]]) -> list[str]:
-        return [""] + self.table(["index", "extent", "domain", "role"], rows)
+        return [""] + self.table(_INDEX_HEADER, rows)
 
     def before_items(self) -> list[str]:
         return [""]
@@ -262,6 +277,44 @@ def _equation_lines(eq: EquationPlan, fmt: _Text,
     return out + _sharding_lines(sharding, eq, fmt)
 
 
+# a contraction's text lines but its einsum's, by what decides them (its form's)
+_contraction_texts: dict[tuple, tuple[str, list[str]]] = {}
+
+
+def _text_lines(eq: EquationPlan) -> list[str]:
+    """`_equation_lines(eq, _TEXT)` without sharding, made without the formatter's
+    calls, each contraction's lines but its einsum text once per form of
+    contraction (explain prints these for every equation of a long program)."""
+    out = [f"line {eq.line}: {eq.text}"]
+    if eq.indices:
+        rows = []
+        for ix in eq.indices:
+            role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
+            if ix.joined:
+                role += f"; joins {', '.join(ix.factors)}"
+            rows.append([ix.name, "?" if ix.extent is None else str(ix.extent),
+                         f"D{ix.domain}", role])
+        out += _TEXT.indices(rows)
+    for c in eq.contractions:
+        key = (c.kind, c.letters, c.then_project, c.steps, c.flops, c.naive_flops,
+               c.largest_intermediate, c.gathered, c.note)
+        made = _contraction_texts.get(key)
+        if made is None:
+            if len(_contraction_texts) > 4096:
+                _contraction_texts.clear()
+            lines = _contraction_lines(c, _TEXT)
+            head = lines[0]
+            made = _contraction_texts[key] = (head[:len(head) - len(c.einsum) - 1], lines[1:])
+        head, rest = made
+        out.append(f"{head}{c.einsum})")
+        out += rest
+    for comparison in eq.comparisons:
+        out.append(f"  comparison {comparison}")
+    if eq.recursive:
+        out.append("  part of a recursive group")
+    return out
+
+
 def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None,
             sharding: ShardingPlan | None = None) -> str:
     tensors = [[fmt.code(name), fmt.code(_shape(shape))] for name, shape in plan.shapes]
@@ -273,7 +326,8 @@ def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None,
     how = dict(plan.recursion)
     order = [(step, [fmt.code(n) for n in group], how.get(group[0]))
              for step, group in enumerate(plan.order, 1)]
-    equations = [_equation_lines(eq, fmt, sharding) for eq in plan.equations]
+    equations = [_text_lines(eq) for eq in plan.equations] if fmt is _TEXT and \
+        sharding is None else [_equation_lines(eq, fmt, sharding) for eq in plan.equations]
     return fmt.document(plan, title, tensors, order, equations, mesh)
 
 

@@ -100,6 +100,7 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
     reasons: dict[str, str] = {}
     sparse: set[str] = set()
     out: dict[str, Representation] = {}
+    tensors = analysis.tensors
     for group in analysis.order:
         for name in group:
             nnz, reason = _estimate(analysis, name, group, estimates, sparse)
@@ -107,19 +108,21 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
             reasons[name] = reason
         for name in group:
             nnz = estimates[name]
-            cells = _cells(analysis, name)
-            plain = None if name in overrides else _plainly_dense(analysis.tensors[name], cells)
+            info = tensors[name]
+            shape = info.shape  # (read once: a property that makes the tuple)
+            cells = None if None in shape else math.prod(shape)  # type: ignore[arg-type]
+            plain = None if name in overrides else _plainly_dense(info, cells, shape)
             if plain is not None:  # the common case, decided without the estimate
-                counted = len(analysis.tensors[name].shape) >= 2
+                counted = len(shape) >= 2
                 out[name] = Representation(name, "dense", nnz if counted else None, cells, plain)
                 continue
             kind, why = _choose(analysis, name, nnz, cells, group, sparse, overrides)
             if kind == "sparse":
                 sparse.add(name)
-                axes = len(analysis.tensors[name].shape)
+                axes = len(shape)
                 if axes > 2:  # torch.sparse and BCOO relations are 2-D here (docs/scale.md)
                     why += f"; {axes} axes: sparse on numpy, dense on torch and jax"
-            if len(analysis.tensors[name].shape) < 2:  # the count does not matter then
+            if len(shape) < 2:  # the count does not matter then
                 out[name] = Representation(name, kind, None, cells, why)
                 continue
             out[name] = Representation(name, kind, nnz, cells, f"{reasons[name]}; {why}"
@@ -131,9 +134,10 @@ def _representations(analysis: Analysis, overrides: dict[str, str]
     return out
 
 
-def _plainly_dense(info: TensorInfo, cells: int | None) -> str | None:
-    """Why a tensor is dense whatever its count (None: its count decides)."""
-    if len(info.shape) < 2:
+def _plainly_dense(info: TensorInfo, cells: int | None, shape: tuple) -> str | None:
+    """Why a tensor is dense whatever its count (None: its count decides);
+    `shape`: info.shape."""
+    if len(shape) < 2:
         return "fewer than 2 axes"
     if not info.boolean and not _sparse_file(info):
         return "numbers"

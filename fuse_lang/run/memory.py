@@ -35,17 +35,21 @@ def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]], itemsi
 
 
 def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
-             sparse: Mapping[str, int | None] | None = None, planned: Any = None
+             sparse: Mapping[str, int | None] | None = None, planned: Any = None,
+             sizes: Mapping[str, int | None] | None = None
              ) -> tuple[int, tuple[int, str], tuple[int, str]]:
     """The needed tensors' bytes in all, the largest of them, and the plan's
     largest intermediate (bytes, tensor): exact integers, from shapes only
     (sparse tensors by their estimated non-zeros).  planned: the program's
-    plan (plan.planner), when the caller has it."""
+    plan (plan.planner), when the caller has it; sizes: `needed_bytes`, when
+    the caller has it."""
     sparse = sparse or {}
+    if sizes is None:
+        sizes = needed_bytes(analysis, needed, itemsize, sparse)
     total = 0
     largest = (0, "")
     for name in needed:
-        size = tensor_bytes(analysis, name, itemsize, sparse)
+        size = sizes[name]
         if size is None:
             continue
         total += size
@@ -81,17 +85,27 @@ def tensor_bytes(analysis: Analysis, name: str, itemsize: int,
     return math.prod(shape) * itemsize  # type: ignore[arg-type]  # exact (int64 would wrap)
 
 
+def needed_bytes(analysis: Analysis, needed: Collection[str], itemsize: int,
+                 sparse: Mapping[str, int | None]) -> dict[str, int | None]:
+    """`tensor_bytes` of each needed tensor (made once for `estimate` and
+    `bytes_by_role`: a long program has tens of thousands)."""
+    return {name: tensor_bytes(analysis, name, itemsize, sparse) for name in needed}
+
+
 def bytes_by_role(analysis: Analysis, needed: Collection[str], itemsize: int,
-                  sparse: Mapping[str, int | None], computed: Collection[str]
-                  ) -> tuple[int, int, int]:
+                  sparse: Mapping[str, int | None], computed: Collection[str],
+                  sizes: Mapping[str, int | None] | None = None) -> tuple[int, int, int]:
     """The needed tensors' bytes (as `estimate` counts them) split three ways: the
     params, the other inputs (sources, facts, what a run is given), and the
     activations (the values the run computes: `computed`, the tensors with an
-    equation)."""
+    equation).  sizes: `needed_bytes`, when the caller has it."""
+    if sizes is None:
+        sizes = needed_bytes(analysis, needed, itemsize, sparse)
+    tensors = analysis.tensors  # (read once: a deferred field's descriptor)
     params = inputs = activations = 0
     for name in needed:
-        size = tensor_bytes(analysis, name, itemsize, sparse) or 0
-        if analysis.tensors[name].kind == TensorKind.PARAM:
+        size = sizes[name] or 0
+        if tensors[name].kind == TensorKind.PARAM:
             params += size
         elif name in computed:
             activations += size

@@ -284,7 +284,7 @@ def _group_plan(plan: RunPlan, group: list[str], given: Collection[str]) -> Grou
 
 
 def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
-    from .memory import bytes_by_role, estimate
+    from .memory import bytes_by_role, estimate, needed_bytes
 
     analysis = plan.analysis
     given = plan.given
@@ -310,9 +310,11 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
             reads, keeps = tuple(r), tuple(k)
         segments.append(Segment(straight, members, reads, keeps))
     sparse = {n: plan.representations[n].nonzeros for n in plan.sparse}
-    total, largest, peak = estimate(analysis, needed, plan.abilities.itemsize, sparse,
-                                    plan.contractions)
+    itemsize = plan.abilities.itemsize
+    sizes = needed_bytes(analysis, needed, itemsize, sparse)  # (each tensor's once)
+    total, largest, peak = estimate(analysis, needed, itemsize, sparse, plan.contractions,
+                                    sizes)
     computed = {n for n, equations in plan.equations.items() if equations and n not in given}
-    by_role = bytes_by_role(analysis, needed, plan.abilities.itemsize, sparse, computed)
+    by_role = bytes_by_role(analysis, needed, itemsize, sparse, computed, sizes)
     return Schedule(write_sinks, frozenset(needed), groups, MappingProxyType(releases),
                     tuple(segments), MemoryEstimate(total, largest, peak, *by_role))
