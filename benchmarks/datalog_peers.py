@@ -310,7 +310,27 @@ def main() -> int:
             results.append((workloads[name], runs, answers))
             all_same &= same
     print_table(results, args)
+    if "fuse" in args.engines:
+        print_floor(args)
     return 0 if all_same else 1
+
+
+FLOOR = ("from fuse_lang.speed.lazy_numpy import defer_numpy_tools; defer_numpy_tools(); "
+         "import scipy.sparse, fuse_lang.cli.run, fuse_lang.run.program")
+PEER_FLOOR = "import duckdb"
+
+
+def print_floor(args) -> None:
+    """What a whole process pays before its first fact, measured now under the
+    same wrapper: Python with the imports of a Fuse run (numpy, scipy.sparse, the
+    engine), and Python importing DuckDB."""
+    with tempfile.TemporaryDirectory(prefix="datalog_floor_") as tmp:
+        rows = [("fuse", "Python + numpy + scipy.sparse + Fuse's imports", FLOOR)]
+        if any(e.startswith("duckdb") for e in args.engines):
+            rows.append(("duckdb-1", "Python + `import duckdb`", PEER_FLOOR))
+        for engine, what, code in rows:
+            run = measure([sys.executable, "-c", code], Path(tmp), child_env(engine), 60.0)
+            print(f"start-up floor, {what}: {cell(run)}")
 
 
 if __name__ == "__main__":

@@ -366,3 +366,6 @@ def test_datalog_peers_gets_identical_answers_from_every_engine():
     if "duckdb-1" in expected:
         assert len(re.findall(r"\| [\d.]+ \| [\d.]+ \| [\d.]+ \|$", proc.stdout, re.M)) == 6, \
             proc.stdout
+    # what a process pays before its first fact, measured in the same run
+    assert re.search(r"^start-up floor, Python \+ numpy .*: [\d.]+ s, \d+ MB$", proc.stdout,
+                     re.M), proc.stdout
