@@ -31,7 +31,7 @@ class SparseTensor(SparseValue):
     subtracting every fact known, so a round costs about its delta; the
     lookups read the CSR arrays themselves and hold no copy of the facts."""
 
-    __slots__ = ("_matrix", "_parts", "_signed")
+    __slots__ = ("_matrix", "_parts", "_signed", "_transpose")
     __array_priority__ = 1000  # `ndarray + SparseTensor` asks this class first
     ndim = 2
 
@@ -39,6 +39,7 @@ class SparseTensor(SparseValue):
         self._matrix = matrix
         self._parts: list[Any] = []  # canonical 0/1 CSR deltas, not merged yet
         self._signed: bool | None = None  # whether the matrix holds a value < 0, once asked
+        self._transpose: tuple[Any, Any] | None = None  # (the matrix, its transpose as CSR)
 
     @property
     def matrix(self) -> Any:
@@ -49,7 +50,16 @@ class SparseTensor(SparseValue):
 
     @matrix.setter
     def matrix(self, value: Any) -> None:
-        self._matrix, self._parts, self._signed = value, [], None
+        self._matrix, self._parts, self._signed, self._transpose = value, [], None, None
+
+    def transposed(self) -> Any:
+        """The matrix transposed, as CSR, made once per matrix: a relation a rule
+        joins on its first column (`Assign(y, w)` joined on `w`) is read transposed
+        in every round, and a fact set that does not change is transposed once."""
+        matrix = self.matrix
+        if self._transpose is None or self._transpose[0] is not matrix:
+            self._transpose = (matrix, sp.csr_array(matrix.T))
+        return self._transpose[1]
 
     def grow(self, delta: "SparseTensor") -> "SparseTensor":
         """self + delta in place, for Boolean facts (both >= 0): the delta's CSR
@@ -517,7 +527,9 @@ def _matrix(x: Any, term: str, kept: list[str], contracted: str, rows_first: boo
         vector = np.asarray(matrix).reshape(-1) if not sp.issparse(matrix) else matrix
         return vector.reshape(1, -1) if rows_first else vector.reshape(-1, 1)
     in_order = term == (kept[0] + contracted if rows_first else contracted + kept[0])
-    return matrix if in_order else matrix.T
+    if in_order:
+        return matrix
+    return x.transposed() if type(x) is SparseTensor else matrix.T
 
 
 def from_rows(shape: tuple[int, int], rows: Any, dtype: Any) -> SparseTensor:
