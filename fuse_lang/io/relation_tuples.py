@@ -148,19 +148,11 @@ def _ascending_table(extent: int, named: AxisValues, count: int
     """An axis' whole table of values (an object array) and them as int64s, where
     its values ascend with their positions (a positional axis, ids numbered in
     order) and it is not much longer than the relation's `count` tuples; else
-    None (see `_whole_axis`)."""
-    if named is None:
-        if extent > 4 * count + 1024:
-            return None
-        table = np.empty(extent, dtype=object)
-        table[:] = range(extent)
-        return table, np.arange(extent, dtype=np.int64)
-    if len(named) > 4 * count + 1024 or extent > len(named):
+    None (see `_axis_table`)."""
+    whole = _axis_table(extent, named, count)
+    if whole is None or whole[2] is not None:  # not ascending: ranks to sort by
         return None
-    ints = _int_table(named)
-    if ints is None or ints[2] is not None:  # not ints, or not ascending
-        return None
-    return ints[0], ints[1]
+    return whole[0], whole[1]
 
 
 def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray | None:
@@ -268,20 +260,28 @@ def _whole_axis(at: np.ndarray, named: AxisValues
     ints, or the column has a position past it."""
     if at.size == 0 or int(at.min()) < 0:
         return None
-    extent = int(at.max()) + 1
-    if named is None:
-        if extent > 4 * at.size + 1024:
+    whole = _axis_table(int(at.max()) + 1, named, at.size)
+    if whole is None:
+        return None
+    table, numbers, rank = whole
+    return table, at, (at if rank is None else rank[at]), numbers
+
+
+def _axis_table(extent: int, named: AxisValues, count: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """An axis' whole table for `count` tuples whose positions reach `extent`: its
+    values (an object array), them as int64s and each position's rank (None when
+    they ascend); None where the table is much longer than the tuples, holds
+    anything but 64-bit ints, or is shorter than `extent`."""
+    if named is None:  # positional: the positions are the values, in order
+        if extent > 4 * count + 1024:
             return None
         table = np.empty(extent, dtype=object)
         table[:] = range(extent)
-        return table, at, at, np.arange(extent, dtype=np.int64)
-    if len(named) > 4 * at.size + 1024 or extent > len(named):
+        return table, np.arange(extent, dtype=np.int64), None
+    if len(named) > 4 * count + 1024 or extent > len(named):
         return None
-    ints = _int_table(named)
-    if ints is None:
-        return None
-    table, numbers, rank = ints
-    return table, at, (at if rank is None else rank[at]), numbers
+    return _int_table(named)
 
 
 # the last int tables made, by the identity of the axis' values (a relation's

@@ -52,9 +52,12 @@ def matmul(a: Any, b: Any) -> Any:
     the direct product gives one, or the result is dense enough to keep so)."""
     a = sp.csr_array(a) if sp.issparse(a) else np.asarray(a)
     b = sp.csr_array(b) if sp.issparse(b) else np.asarray(b)
+    flops = direct = None  # (sparse x sparse: the product's multiply-adds, its cost)
     if sp.issparse(a) and sp.issparse(b):
         # the model below reads every line of both sides: where the product itself
-        # costs less than that reading, dense blocks cannot save what it costs
+        # costs less than that reading, dense blocks cannot save what it costs.
+        # (Counted without BLAS: a dot wakes its threads, which a run of many small
+        # products paid for more than for the products: CSPA 2x.)
         flops = float(np.diff(b.indptr)[a.indices].sum()) if a.nnz else 0.0
         direct = flops * SPARSE_NS_PER_FLOP + \
             min(flops, a.shape[0] * b.shape[1]) * SPARSE_NS_PER_ENTRY
@@ -76,9 +79,11 @@ def matmul(a: Any, b: Any) -> Any:
     keys = keys[(col_counts > 0) & (row_counts > 0)]
     cells = rows.size * keys.size + keys.size * cols.size + rows.size * cols.size
     blocks = rows.size * keys.size * cols.size * DENSE_NS_PER_MAC + cells * DENSE_NS_PER_CELL
-    if cells > DENSE_CELLS_CAP or _direct_cost(a, b, col_counts, row_counts) <= blocks:
-        if sp.issparse(a) and sp.issparse(b):
-            return _sparse_product(a, b, _flops(col_counts, row_counts))
+    if direct is None:
+        direct = _direct_cost(a, b)
+    if cells > DENSE_CELLS_CAP or direct <= blocks:
+        if flops is not None:
+            return _sparse_product(a, b, flops)
         _tally("dense" if not sp.issparse(a) and not sp.issparse(b) else "sparse x dense")
         return a @ b
     _tally("dense blocks")
@@ -126,21 +131,11 @@ def _counts(x: Any, axis: int) -> np.ndarray:
     return np.bincount(x.indices, minlength=x.shape[1])
 
 
-def _flops(col_counts: np.ndarray, row_counts: np.ndarray) -> float:
-    """The multiply-adds of a sparse product: per key, a's entries there times
-    b's.  In float64 without BLAS: a BLAS dot wakes its threads, which on a busy
-    machine cost a run of many small products more than the products (CSPA: 2x)."""
-    return float(np.multiply(col_counts, row_counts, dtype=np.float64).sum())
-
-
-def _direct_cost(a: Any, b: Any, col_counts: np.ndarray, row_counts: np.ndarray) -> float:
-    """What `a @ b` costs as it is, in nanoseconds."""
+def _direct_cost(a: Any, b: Any) -> float:
+    """What `a @ b` costs as it is, in nanoseconds, where one side at least is
+    dense (matmul counts a product of two sparse sides itself)."""
     if not sp.issparse(a) and not sp.issparse(b):
         return a.shape[0] * a.shape[1] * b.shape[1] * DENSE_NS_PER_MAC
-    if sp.issparse(a) and sp.issparse(b):
-        flops = _flops(col_counts, row_counts)
-        out_cells = a.shape[0] * b.shape[1]
-        return flops * SPARSE_NS_PER_FLOP + min(flops, out_cells) * SPARSE_NS_PER_ENTRY
     # scipy's sparse-dense product: each entry of the sparse side meets a whole
     # line, into a dense result of every cell
     line = b.shape[1] if sp.issparse(a) else a.shape[0]
