@@ -150,22 +150,21 @@ def _write_tuples(out: BinaryIO, chunks: Iterable[RelationTuples], boolean: bool
     shown: list[Texts] | None = None  # each column's texts, encoded for the first chunk
     made: dict = {}  # each column's records, made for the first lines
     for tuples in chunks:
-        shown = shown or _shown(tuples, delimiter)
+        if shown is None:
+            shown = _shown(tuples, delimiter)
         for start in range(0, tuples.count, TUPLES_PER_WRITE):
             out.write(_tuples_text(tuples, boolean, delimiter, start,
                                    start + TUPLES_PER_WRITE, shown, made))
 
 
-def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: int = 0,
-                 stop: int | None = None, shown: Sequence[Texts] | None = None,
-                 made: dict | None = None) -> bytes:
+def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: int,
+                 stop: int, shown: Sequence[Texts], made: dict | None) -> bytes:
     """Lines of tuples `start` to `stop` (see `_write_tuples`), UTF-8."""
-    stop = tuples.count if stop is None else min(stop, tuples.count)
+    stop = min(stop, tuples.count)
     if stop <= start:
         return b""
     if not tuples.arity and boolean:  # a true 0-ary relation: one empty tuple
         return b"\n" * (stop - start)
-    shown = shown or _shown(tuples, delimiter)
     part = slice(start, stop)
     columns = [(texts, codes[part]) for texts, codes in zip(shown, tuples.codes)]
     if not boolean:
