@@ -214,20 +214,76 @@ def test_a_closure_over_64_bit_and_negative_ids(tmp_path):
     (tmp_path / "edge.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in sorted(edges)))
     text = ('Edge(x, y) = "edge.tsv"\nPath(x, y) = Edge(x, y)\n'
             'Path(x, z) = Path(x, y) Edge(y, z)\nPath(x, y)?\n')
-    # the plain Python reference: new paths extended by one edge until none is new
-    # (each edge looked up by its start: joining every path with every edge took 17 s)
-    after: dict[int, list[int]] = {}
+    assert answers(text, tmp_path) == [_closure(edges)]
+    analysis = fuse_lang.analyze(text, base_dir=tmp_path)
+    used = {v for e in edges for v in e}
+    # memory in proportion to the facts: the extent is the count of distinct ids
+    assert analysis.tensors["Path"].shape == (len(used), len(used))
+
+
+def _closure(edges: set) -> set:
+    """The plain Python reference: new paths extended by one edge until none is new."""
+    after: dict = {}
     for a, b in edges:
         after.setdefault(a, []).append(b)
     reach, new = set(edges), set(edges)
     while new:
         new = {(a, c) for a, b in new for c in after.get(b, ())} - reach
         reach |= new
-    assert answers(text, tmp_path) == [reach]
-    analysis = fuse_lang.analyze(text, base_dir=tmp_path)
-    used = {v for e in edges for v in e}
-    # memory in proportion to the facts: the extent is the count of distinct ids
-    assert analysis.tensors["Path"].shape == (len(used), len(used))
+    return reach
+
+
+def test_a_large_file_of_ids_with_a_symbol_among_them(tmp_path):
+    # past the whole-file threshold, ids in a narrow range (numbered by a table over
+    # the range, io.whole_files), and a fact that puts a symbol in their domain:
+    # numbered in order of first appearance, then answers as from a plain reading
+    rng = random.Random(5)
+    edges = {(rng.randrange(3000), rng.randrange(3000)) for _ in range(9000)}
+    text = "".join(f"{a}\t{b}\n" for a, b in edges)
+    assert len(text) > whole_files.WHOLE_FILE_BYTES
+    (tmp_path / "edge.tsv").write_text(text)
+    program = ('Edge(x, y) = "edge.tsv"\nEdge("root", 17)\nPath(x, y) = Edge(x, y)\n'
+               'Path(x, z) = Path(x, y) Edge(y, z)\nPath("root", y)?\nPath(x, 40)?\n')
+    reach = _closure(edges | {("root", 17)})
+    assert answers(program, tmp_path) == [{(b,) for a, b in reach if a == "root"},
+                                          {(a,) for a, b in reach if b == 40}]
+
+
+_ID_COLUMNS = st.sampled_from([(0, 40), (-5, 5), (-(2**63), 2**63 - 1), (10**12, 10**12 + 99)]) \
+    .flatmap(lambda span: st.integers(1, 3).flatmap(lambda width: st.lists(
+        st.lists(st.integers(*span), min_size=width, max_size=width), min_size=1, max_size=150)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=_ID_COLUMNS, data=st.data())
+def test_columns_of_ids_are_numbered_by_first_appearance(rows, data):
+    np = pytest.importorskip("numpy")
+    columns = [np.array(column, dtype=np.int64) for column in zip(*rows)]
+    values, count, ranked = whole_files.relation_of_columns(columns)
+    assert count == len(rows)
+    assert values == tuple(tuple(dict.fromkeys(column)) for column in zip(*rows))
+    # the columns of one domain: their values row by row, each where it first appears
+    chosen = tuple(sorted(data.draw(st.sets(st.sampled_from(range(len(columns))),
+                                            min_size=1))))
+    base = ranked.base_after(0)
+    numbered = ranked.numbered(chosen, None)
+    first = list(dict.fromkeys(row[c] for row in rows for c in chosen))
+    assert list(numbered) == first
+    numbers = [numbered[v][0] for v in first]
+    assert numbers == sorted(numbers) and numbers[0] >= base
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.sets(st.integers(-50, 3000), min_size=1, max_size=400),
+       wanted=st.lists(st.integers(-100, 3100) | st.integers(-(2**63), 2**63 - 1), max_size=60))
+def test_ids_are_found_at_their_positions(values, wanted):
+    # (ids in a narrow range are looked up in a table over it: check.value_tables)
+    np = pytest.importorskip("numpy")
+    from fuse_lang.check.value_tables import column_positions
+
+    domain = tuple(sorted(values))
+    got = column_positions(domain, np.array(wanted, dtype=np.int64))
+    assert got.tolist() == [domain.index(w) if w in values else -1 for w in wanted]
 
 
 def test_the_cli_checks_and_runs_a_file_of_big_ids(tmp_path, capsys):

@@ -31,10 +31,7 @@ that process ends.  Temporaries of other targets are left alone.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import secrets
-import socket
 import stat
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -153,6 +150,8 @@ def temporary_prefix(path: Path) -> str:
     """What every named temporary of `path` begins with: `.<target>.fuse-`."""
     name = path.name
     if len(name) > _LONGEST_STEM:
+        import hashlib  # (rare: a run that writes starts without it)
+
         digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         name = f"{name[:_LONGEST_STEM - 17]}~{digest}"
     return f".{name}{_INFIX}"
@@ -160,12 +159,18 @@ def temporary_prefix(path: Path) -> str:
 
 def _host() -> str:
     """This host's name as a temporary's name holds it (no `-`, `/`, `@`)."""
-    return "".join(c if c.isalnum() or c in "._" else "_" for c in socket.gethostname())[:64]
+    if hasattr(os, "uname"):  # (socket.gethostname's answer, without importing socket)
+        host = os.uname().nodename
+    else:  # Windows
+        import socket
+
+        host = socket.gethostname()
+    return "".join(c if c.isalnum() or c in "._" else "_" for c in host)[:64]
 
 
 def _temporary_name(path: Path) -> Path:
     return path.parent / (f"{temporary_prefix(path)}{os.getpid()}@{_host()}-"
-                          f"{secrets.token_hex(4)}{_SUFFIX}")
+                          f"{os.urandom(4).hex()}{_SUFFIX}")
 
 
 def remove_stale_temporaries(path: Path) -> list[Path]:

@@ -11,7 +11,6 @@ only when its dense form fits the limit the caller gives (docs/scale.md,
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -78,6 +77,8 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
                           True, "\t" if suffix == ".tsv" else ",")
         return
     elif suffix in (".csv", ".tsv"):
+        import csv  # (numbers only: a relation's tuples are written without it)
+
         text = io.StringIO()
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
                             lineterminator="\n")

@@ -141,7 +141,7 @@ def relation_of_columns(columns: list) -> tuple[tuple, int, Any]:
         values.append(distinct)
         keys.append(first_rows * width + c)  # the cell's place, row by row
         parts.append((c, distinct, cells))
-    order = np.argsort(np.concatenate(keys))  # (the places are distinct)
+    order = _order_of_distinct(np.concatenate(keys), rows * width)
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size)
     split = np.split(rank, np.cumsum([len(k) for k in keys])[:-1])
@@ -154,7 +154,8 @@ class RankedSymbols:
     """A relation file's symbols in the order the checker numbers them: per
     symbol column, its distinct values in order of first appearance, each one's
     rank among all the columns' first appearances, row by row (`count` of them in
-    all), and the values as fixed-width bytes (None when not ASCII).  Kept with
+    all), and the values as an array: int64 for a column of integers, else
+    fixed-width bytes (None when not ASCII).  Kept with
     the file's reading (io.file_reads): a second analysis of the same file in
     one compile reuses its merged columns and numbered symbols."""
 
@@ -197,18 +198,18 @@ class RankedSymbols:
 
         parts = [self.columns[c] for c in columns]
         ranks = np.concatenate([part[1] for part in parts])
-        order = np.argsort(ranks)
+        order = _order_of_distinct(ranks, self.count)  # (the ranks are distinct)
+        kinds = {part[2].dtype.kind if part[2] is not None else None for part in parts}
+        if kinds == {"i"}:  # columns of integers, in C: the first of each value
+            numbers = np.concatenate([part[2] for part in parts])
+            first = order[_first_rows(numbers[order])[0]]
+            return numbers[first].tolist(), ranks[first]
         every = np.array([v for part in parts for v in part[0]], dtype=object)
-        numbers = [np.asarray(part[0]) for part in parts if part[2] is None]
-        cells = None
-        if all(part[2] is not None for part in parts):  # in C: the first of each value
+        if kinds == {"S"}:  # in C: the first of each value
             width = max(part[2].dtype.itemsize for part in parts)
             cells = np.concatenate([part[2].astype(f"S{width}") for part in parts])[order]
             if width <= 8:
                 cells = np.ascontiguousarray(cells.astype("S8")).view(np.uint64)
-        elif len(numbers) == len(parts) and all(n.dtype.kind == "i" for n in numbers):
-            cells = np.concatenate(numbers)[order]  # columns of integers: in C as well
-        if cells is not None:
             first = order[np.sort(np.unique(cells, return_index=True)[1])]
             return every[first].tolist(), ranks[first]
         every = every[order]
@@ -219,13 +220,13 @@ class RankedSymbols:
 
 def _first_appearances(column: Any) -> tuple[Any, list, Any]:
     """The rows where each distinct value first appears (increasing), the values,
-    and the same as bytes (None for a column that is not of bytes)."""
+    and the same as an array (int64 or fixed-width bytes; None for a column of
+    neither)."""
     import numpy as np
 
     if isinstance(column, np.ndarray) and column.dtype.kind == "i":
-        distinct, first = np.unique(column, return_index=True)
-        order = np.argsort(first)
-        return first[order], distinct[order].tolist(), None
+        first, distinct = _first_rows(column)
+        return first, distinct.tolist(), distinct
     if isinstance(column, np.ndarray):  # fixed-width bytes: compared as uint64 words
         size = column.dtype.itemsize
         padded = column.astype(f"S{size - size % 8 + 8}") if size % 8 else column
@@ -242,6 +243,39 @@ def _first_appearances(column: Any) -> tuple[Any, list, Any]:
     distinct = sorted(first_row, key=first_row.__getitem__)
     return (np.fromiter(map(first_row.__getitem__, distinct), np.int64, len(distinct)),
             distinct, None)
+
+
+def _first_rows(column: Any) -> tuple[Any, Any]:
+    """Of a column of integers: the row where each distinct value first appears
+    (increasing) and the values in that order.  Where the values span a range
+    not much wider than the column (ids), by a table over the range (linear);
+    else by np.unique's sort."""
+    import numpy as np
+
+    size = column.size
+    low = int(column.min()) if size else 0
+    if size and int(column.max()) - low < 2 * size + 1024:
+        first = np.full(int(column.max()) - low + 1, size, dtype=np.int64)
+        np.minimum.at(first, column - low, np.arange(size))  # (the least row wins)
+        held = np.flatnonzero(first < size)
+        rows = first[held]
+        order = _order_of_distinct(rows, size)
+        return rows[order], column[rows[order]]
+    distinct, rows = np.unique(column, return_index=True)
+    order = np.argsort(rows)
+    return rows[order], distinct[order]
+
+
+def _order_of_distinct(keys: Any, bound: int) -> Any:
+    """np.argsort of distinct integers in [0, bound): by a table over the bound
+    (linear) where the keys fill a good part of it, else by a sort."""
+    import numpy as np
+
+    if keys.size * 8 < bound:
+        return np.argsort(keys)
+    slots = np.full(bound, -1, dtype=np.int64)
+    slots[keys] = np.arange(keys.size)
+    return slots[slots >= 0]
 
 
 class NumberedSymbols(Mapping):

@@ -15,7 +15,6 @@ a cache_dir decides the folder (docs/execution.md).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -63,6 +62,8 @@ def _framework_version(backend: str) -> str:
 
 def cache_key(analysis: Analysis, backend: Backend, settings: dict[str, Any]) -> tuple[str, dict]:
     """The key of one compiled program (a sha256) and what it was made of."""
+    import hashlib  # (a run that caches nothing starts without it)
+
     shapes = {name: list(info.shape) for name, info in sorted(analysis.tensors.items())
               if info.kind in INPUT_KINDS}
     made_of = {"definition": canonical_definition(analysis), "shapes": shapes,

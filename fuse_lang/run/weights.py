@@ -12,7 +12,6 @@ their shapes, and compiles nothing again.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -183,6 +182,8 @@ class Weights:
 
     def _sha256(self, path: Path, where: str, tensor: str) -> str:
         if path not in self._hashed:
+            import hashlib  # (only a manifest with digests needs it)
+
             digest = hashlib.sha256()
             try:
                 with open(path, "rb") as fp:

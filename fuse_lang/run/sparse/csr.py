@@ -258,11 +258,15 @@ class SparseTensor(SparseValue):
         if isinstance(known, SparseTensor) and (
                 known._matrix.nnz + sum(p.nnz for p in known._parts)
                 <= max(8 * found.nnz, SUBTRACT_BELOW) or known._has_negatives()):
-            new = found - _ones(known.matrix, dtype)  # known is small: subtract it
-            new.data = (new.data > 0).astype(dtype)
-            new.eliminate_zeros()
+            # known is small: one merge of both, row by row.  `found > known` keeps
+            # found's entries where known is not (> 0): unlike `found - known`, none
+            # of known's entries is copied into a result that is then filtered
+            new = found > _ones(known.matrix, dtype)
+            if not new.nnz:
+                return None
+            new = _pattern(new, dtype)
             new.sum_duplicates()  # canonical, as the levels' lookups read them
-            return SparseTensor(new) if new.nnz else None
+            return SparseTensor(new)
         if isinstance(known, SparseTensor):
             rows = np.repeat(np.arange(found.shape[0], dtype=found.indptr.dtype),
                              np.diff(found.indptr))
@@ -360,10 +364,20 @@ def _ones(matrix: Any, dtype: Any) -> Any:
     """`matrix > 0` as a 0/1 matrix of `dtype` (itself when it is one already)."""
     if matrix.dtype == dtype and bool((matrix.data == 1).all()):
         return matrix
+    if bool((matrix.data > 0).all()):  # (a product's counts): its pattern, as it is
+        return _pattern(matrix, dtype)
     ones = matrix.astype(dtype)  # a copy: the pattern, then 0/1 values on it
     ones.data = (ones.data > 0).astype(dtype)
     ones.eliminate_zeros()
     return ones
+
+
+def _pattern(matrix: Any, dtype: Any) -> Any:
+    """1 at each stored entry of a CSR matrix, as a copy.  (`astype` would first
+    sort a matrix whose columns are unsorted, as a product's are, and sum its
+    repeats: it has none.)"""
+    return sp.csr_array((np.ones(matrix.nnz, dtype=dtype), matrix.indices.copy(),
+                         matrix.indptr.copy()), shape=matrix.shape)
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:

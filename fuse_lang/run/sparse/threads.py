@@ -18,12 +18,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
 from .value import sp
+
+if TYPE_CHECKING:  # (imported when a product is first split: most runs never do)
+    from concurrent.futures import ThreadPoolExecutor
 
 # from this many multiply-adds (a few ms of scipy's product) a product is split
 PARALLEL_FLOPS = 1 << 19
@@ -90,5 +92,7 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     """The process' pool of `threads` threads (made once per size asked)."""
     key = (os.getpid(), threads)
     if key not in _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
         _POOL[key] = ThreadPoolExecutor(threads, thread_name_prefix="fuse-product")
     return _POOL[key]
