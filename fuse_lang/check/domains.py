@@ -292,24 +292,9 @@ class Domains:
 def numbered_values(values: tuple) -> tuple:
     """A domain's values in position order: numbers only, increasing; otherwise
     as given (first appearance)."""
-    kinds = set(map(type, values))
-    if values and kinds <= {int, float}:  # (a bool is not a number here)
-        if len(values) > _SORTED_BY_NUMPY and kinds == {int}:
-            import numpy as np  # (a relation file's ids: numpy read them)
-
-            try:
-                ints = np.array(values, dtype=np.int64)
-            except OverflowError:  # beyond 64 bits
-                pass
-            else:
-                ints.sort()
-                return tuple(ints.tolist())
+    if values and set(map(type, values)) <= {int, float}:  # (a bool is not a number here)
         return tuple(sorted(values))
     return values
-
-
-# from this many values an integer domain is sorted by numpy (about 2x)
-_SORTED_BY_NUMPY = 1 << 14
 
 
 def extent_of(data: _Class) -> int | None:

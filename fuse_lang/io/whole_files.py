@@ -200,11 +200,15 @@ class RankedSymbols:
         ranks = np.concatenate([part[1] for part in parts])
         order = _order_of_distinct(ranks, self.count)  # (the ranks are distinct)
         kinds = {part[2].dtype.kind if part[2] is not None else None for part in parts}
+        every = np.empty(len(ranks), dtype=object)  # the columns' own values (no copies)
+        at = 0
+        for part in parts:
+            every[at:at + len(part[0])] = part[0]
+            at += len(part[0])
         if kinds == {"i"}:  # columns of integers, in C: the first of each value
-            numbers = np.concatenate([part[2] for part in parts])
-            first = order[_first_rows(numbers[order])[0]]
-            return numbers[first].tolist(), ranks[first]
-        every = np.array([v for part in parts for v in part[0]], dtype=object)
+            numbers = np.concatenate([part[2] for part in parts])[order]
+            first = order[_first_rows(numbers)[0]]
+            return every[first].tolist(), ranks[first]
         if kinds == {"S"}:  # in C: the first of each value
             width = max(part[2].dtype.itemsize for part in parts)
             cells = np.concatenate([part[2].astype(f"S{width}") for part in parts])[order]
