@@ -108,8 +108,10 @@ def _lookup(table: Any) -> tuple[int, Any] | None:
     None for other values."""
     import numpy as np
 
+    from ..io.whole_files import fits_range_table
+
     if table.dtype.kind != "i" or not len(table) or \
-            int(table[-1]) - int(table[0]) >= 2 * len(table) + 1024:
+            not fits_range_table(int(table[-1]) - int(table[0]) + 1, len(table)):
         return None
     low = int(table[0])
     at = np.full(int(table[-1]) - low + 1, -1, dtype=np.int64)

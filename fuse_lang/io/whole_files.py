@@ -26,6 +26,15 @@ WHOLE_FILE_BYTES = 1 << 16
 # newline, and NUL)
 _NOT_PLAIN_ASCII = (0x0, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20)
 _NUMBER_BYTES = b"0123456789+-.eE"
+# Integers (ids) are numbered and looked up by a table over their range instead of
+# a sort or a search where the range is at most this many times as long as they
+# are many (benchmarks/speed_tricks.py measures it)
+RANGE_TABLE_FACTOR = 2
+
+
+def fits_range_table(span: int, count: int) -> bool:
+    """Whether `count` integers over a range of `span` take a table over it."""
+    return span < RANGE_TABLE_FACTOR * count + 1024
 
 
 def split_relation(text: str, sep: str, quoted: bool) -> list | None:
@@ -258,7 +267,7 @@ def _first_rows(column: Any) -> tuple[Any, Any]:
 
     size = column.size
     low = int(column.min()) if size else 0
-    if size and int(column.max()) - low < 2 * size + 1024:
+    if size and fits_range_table(int(column.max()) - low + 1, size):
         first = np.full(int(column.max()) - low + 1, size, dtype=np.int64)
         np.minimum.at(first, column - low, np.arange(size))  # (the least row wins)
         held = np.flatnonzero(first < size)
@@ -275,7 +284,7 @@ def _order_of_distinct(keys: Any, bound: int) -> Any:
     (linear) where the keys fill a good part of it, else by a sort."""
     import numpy as np
 
-    if keys.size * 8 < bound:
+    if not fits_range_table(bound, keys.size):
         return np.argsort(keys)
     slots = np.full(bound, -1, dtype=np.int64)
     slots[keys] = np.arange(keys.size)
