@@ -11,6 +11,8 @@ script exits 1). The engines, each a process of its own:
 - Fuse: `python -m fuse_lang.cli run PROGRAM.fuse` (sinks write the answers),
   `fuse-2` with `--threads 2` (its sparse products on two threads) and BLAS at 2,
   with OMP/OpenBLAS/MKL threads at 1 (single-threaded, as the issue's table);
+  on request `fuse-env`, the environment left as a user has it (BLAS and the
+  sparse products on every core);
 - DuckDB (`duckdb` from PyPI): recursive CTEs, `SET threads=1` and `=2`,
   `read_csv` in and `COPY ... TO` out (a Python process running the SQL);
 - Nemo (`nemo-python`, `nmo_python`): the rules with `@import`/`@export`,
@@ -22,7 +24,7 @@ runs only that one engine process (so no other run's peak counts). A run past
 `--timeout` seconds is killed and shown as such.
 
     python benchmarks/datalog_peers.py [--small] [--only WORKLOAD]... [--timeout S]
-        [--engines fuse,fuse-2,duckdb-1,duckdb-2,nemo] [--keep DIR] [--fuse-trace]
+        [--engines fuse,fuse-2,duckdb-1,duckdb-2,nemo,fuse-env] [--keep DIR] [--fuse-trace]
         [--andersen-variables N]
 
 --small is seconds in all (the smoke test, tests/test_benchmarks_smoke.py); the
@@ -47,6 +49,9 @@ sys.path.insert(0, str(HERE))
 from datalog_peer_workloads import WORKLOADS, Workload, gen_andersen, gen_cspa  # noqa: E402
 
 ENGINES = ("fuse", "fuse-2", "duckdb-1", "duckdb-2", "nemo")
+# on request (--engines): Fuse as a user runs it, the environment left as it is
+# (BLAS and the sparse products on every core unless OMP_NUM_THREADS says otherwise)
+OPTIONAL_ENGINES = ("fuse-env",)
 
 # Run in a fresh interpreter around one engine process: its wall time, and the
 # peak RSS of its children (that process alone), written as JSON to argv[1].
@@ -108,7 +113,7 @@ def engine_command(engine: str, workload: Workload, folder: Path) -> list[str] |
     (folder / out).mkdir(exist_ok=True)
     if engine.startswith("fuse"):  # fuse-2: its sparse products on 2 threads
         (folder / f"{out}.fuse").write_text(workload.fuse.replace("{out}", out))
-        threads = ["--threads", engine.split("-")[1]] if "-" in engine else []
+        threads = ["--threads", engine.split("-")[1]] if engine[5:].isdigit() else []
         return [sys.executable, "-m", "fuse_lang.cli", "run", *threads, f"{out}.fuse"]
     if engine.startswith("duckdb"):
         if workload.sql is None:
@@ -124,7 +129,8 @@ def engine_command(engine: str, workload: Workload, folder: Path) -> list[str] |
 def child_env(engine: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    if engine.startswith("fuse"):  # single-threaded, as DuckDB's 1-thread column (fuse-2: 2)
+    if engine.startswith("fuse") and engine != "fuse-env":
+        # single-threaded, as DuckDB's 1-thread column (fuse-2: 2)
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = engine.split("-")[1] if "-" in engine else "1"
     return env
@@ -251,6 +257,7 @@ def ratio(runs: dict, key: str, fuse: str = "fuse", duckdb: str = "duckdb-1") ->
 
 def print_table(results: list[tuple[Workload, dict, int]], args) -> None:
     names = {"fuse": "Fuse `fuse run`", "fuse-2": "Fuse `--threads 2`",
+             "fuse-env": "Fuse, environment as is",
              "duckdb-1": "DuckDB 1 thread", "duckdb-2": "DuckDB 2 threads", "nemo": "Nemo"}
     head = ["workload", *(names[e] for e in args.engines)]
     one = "fuse" in args.engines and "duckdb-1" in args.engines
@@ -273,7 +280,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds per engine run (default 60 with --small, else 300)")
     parser.add_argument("--engines", default=",".join(ENGINES),
-                        help="comma-separated subset of " + ",".join(ENGINES))
+                        help="comma-separated subset of " + ",".join(ENGINES + OPTIONAL_ENGINES))
     parser.add_argument("--cspa-variables", type=int, metavar="N",
                         help="CSPA at N variables")
     parser.add_argument("--andersen-variables", type=int, metavar="N",
@@ -287,7 +294,7 @@ def main() -> int:
         {"duckdb": duckdb_child, "nemo": nemo_child}[args.child[0]](*args.child[1:])
         return 0
     args.engines = [e for e in args.engines.split(",") if e]
-    if unknown := set(args.engines) - set(ENGINES):
+    if unknown := set(args.engines) - set(ENGINES + OPTIONAL_ENGINES):
         parser.error(f"unknown engines {sorted(unknown)}")
     args.timeout = args.timeout or (60.0 if args.small else 300.0)
     import compileall  # time the engine, not the writing of its bytecode
