@@ -75,6 +75,12 @@ def value_array(values: tuple | None, extent: int) -> Any:
 
     if values is None or not is_numeric(values):
         return np.arange(extent, dtype=np.int64)
+    if _kind(values) == "int":
+        from ..io.relation_tuples import int64_values  # (shared with the sinks)
+
+        ints = int64_values(values)
+        if ints is not None:
+            return ints
     dtype = np.int64 if _kind(values) == "int" else np.float64
     return _once(values, "array", lambda: np.array(values, dtype=dtype))
 

@@ -284,9 +284,23 @@ def _axis_table(extent: int, named: AxisValues, count: int
     return _int_table(named)
 
 
-# the last int tables made, by the identity of the axis' values (a relation's
-# columns often share one domain; the values are an analysis' tuple, kept alive)
+# the last int tables and arrays made, by the identity of the axis' values (a
+# relation's columns often share one domain; the values are an analysis' tuple,
+# kept alive)
 _INT_TABLES: list[tuple[Any, Any]] = []
+_INT_ARRAYS: list[tuple[Any, Any]] = []
+
+
+def int64_values(values: Sequence[Any]) -> np.ndarray | None:
+    """A domain's values as an int64 array, where every one is an int within 64
+    bits; else None.  Made once for the last few domains (by identity): the run's
+    lookups (check.value_tables) and its sinks share it."""
+    for seen, made in _INT_ARRAYS:
+        if seen is values:
+            return made
+    made = _int64(values) if set(map(type, values)) == {int} else None
+    _INT_ARRAYS[:] = [(values, made), *_INT_ARRAYS[:3]]
+    return made
 
 
 def _int_table(named: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
@@ -296,16 +310,14 @@ def _int_table(named: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray
         if seen is named:
             return made
     made = None
-    if set(map(type, named)) == {int}:
-        numbers = _int64(named)
-        if numbers is not None:
-            table = np.empty(numbers.size, dtype=object)
-            table[:] = list(named)
-            rank = None
-            if not bool(np.all(numbers[1:] > numbers[:-1])):
-                rank = np.empty(numbers.size, dtype=np.int64)
-                rank[np.argsort(numbers, kind="stable")] = np.arange(numbers.size)
-            made = (table, numbers, rank)
+    numbers = int64_values(named)
+    if numbers is not None:
+        table = np.fromiter(named, dtype=object, count=numbers.size)
+        rank = None
+        if not bool(np.all(numbers[1:] > numbers[:-1])):
+            rank = np.empty(numbers.size, dtype=np.int64)
+            rank[np.argsort(numbers, kind="stable")] = np.arange(numbers.size)
+        made = (table, numbers, rank)
     _INT_TABLES[:] = [(named, made), *_INT_TABLES[:3]]
     return made
 
