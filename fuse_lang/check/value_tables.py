@@ -78,7 +78,7 @@ def value_array(values: tuple | None, extent: int) -> Any:
     if _kind(values) == "int":
         from ..io.relation_tuples import int64_values  # (shared with the sinks)
 
-        ints = int64_values(values)
+        ints = int64_values(values, all_ints=True)
         if ints is not None:
             return ints
     dtype = np.int64 if _kind(values) == "int" else np.float64

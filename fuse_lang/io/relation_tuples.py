@@ -291,14 +291,15 @@ _INT_TABLES: list[tuple[Any, Any]] = []
 _INT_ARRAYS: list[tuple[Any, Any]] = []
 
 
-def int64_values(values: Sequence[Any]) -> np.ndarray | None:
+def int64_values(values: Sequence[Any], all_ints: bool = False) -> np.ndarray | None:
     """A domain's values as an int64 array, where every one is an int within 64
-    bits; else None.  Made once for the last few domains (by identity): the run's
-    lookups (check.value_tables) and its sinks share it."""
+    bits; else None (`all_ints`: the caller knows they are all ints).  Made once for
+    the last few domains (by identity): the run's lookups (check.value_tables) and
+    its sinks share it."""
     for seen, made in _INT_ARRAYS:
         if seen is values:
             return made
-    made = _int64(values) if set(map(type, values)) == {int} else None
+    made = _int64(values) if all_ints or set(map(type, values)) == {int} else None
     _INT_ARRAYS[:] = [(values, made), *_INT_ARRAYS[:3]]
     return made
 
