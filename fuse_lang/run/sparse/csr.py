@@ -374,8 +374,8 @@ def _ones(matrix: Any, dtype: Any) -> Any:
 
 def _pattern(matrix: Any, dtype: Any) -> Any:
     """1 at each stored entry of a CSR matrix, as a copy.  (`astype` would first
-    sort a matrix whose columns are unsorted, as a product's are, and sum its
-    repeats: it has none.)"""
+    sort a matrix whose columns are unsorted, as a product's are, to sum repeated
+    entries: a SparseTensor's matrix has none, every way one is made sums them.)"""
     return sp.csr_array((np.ones(matrix.nnz, dtype=dtype), matrix.indices.copy(),
                          matrix.indptr.copy()), shape=matrix.shape)
 
