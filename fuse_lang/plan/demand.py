@@ -233,11 +233,41 @@ class _Rewrite:
         what is read in full, plus the adorned and magic relations."""
         adorned = {r.name: r for r in self.relations.values()}
         full = [r for r in roots if r not in adorned]
+        find = _Mentioned(self.analysis.tensors)
         for rule in self.rules:  # what adorned rules read in full (negations, EDB)
-            body = rule.partition(" = ")[2]
-            full += [name for name in self.analysis.tensors if _mentions(body, name)]
+            full += find.mentioned(rule.partition(" = ")[2])
         tensors, _ = tensor_cone(self.analysis, full)
         return tensors | set(adorned) | {r.magic for r in self.relations.values()}
+
+
+class _Mentioned:
+    """The tensors a text mentions (`_mentions` of each, in the tensors' order),
+    found from the text's words: asking every tensor of every rule cost the
+    rules' number times the program's size (a program of thousands of queries
+    in demand mode)."""
+
+    def __init__(self, tensors: dict[str, object]) -> None:
+        import re
+
+        word = re.compile(r"\w+")  # (\w: what isalnum() or "_" is, as in _mentions)
+        self._words = word.findall
+        self._place: dict[str, int] = {}  # a name of word characters -> its place
+        self._others: list[tuple[int, str]] = []  # any other name (`lib::T`), placed
+        for place, name in enumerate(tensors):
+            if word.fullmatch(name):
+                self._place[name] = place
+            else:
+                self._others.append((place, name))
+
+    def mentioned(self, text: str) -> list[str]:
+        place = self._place
+        # a name of word characters can be mentioned only as one of the text's
+        # words (maximal runs of them); each such is checked as before (no prime
+        # after it); any other name is looked for as before
+        found = [(place[word], word) for word in set(self._words(text))
+                 if word in place and _mentions(text, word)]
+        found += [(at, name) for at, name in self._others if _mentions(text, name)]
+        return [name for _, name in sorted(found)]
 
 
 def _mentions(text: str, name: str) -> bool:
