@@ -164,8 +164,10 @@ class _Rewrite:
             relation = self.adorned(atom.name, adornment)
             self.rules.append(f"{relation.magic}({self.bound_values(atom, adornment)})")
             query_renames[atom.name_span.start] = relation.name
+            # (its own rename alone: the others are outside it, and all of them
+            # for each query cost the queries' number squared)
             queries.append((self.text[stmt.span.start:stmt.span.end], atom.name,
-                            self.source(stmt, query_renames)))
+                            self.source(stmt, {atom.name_span.start: relation.name})))
         while self.pending:
             relation = self.pending.pop(0)
             for k in self.analysis.tensors[relation.tensor].statements:
@@ -208,10 +210,14 @@ class _Rewrite:
 
     def finish(self, queries: tuple[tuple[str, str, str], ...],
                query_renames: dict[int, str]) -> DemandPlan:
-        chars = list(self.text)
-        for offset, name in sorted(query_renames.items(), reverse=True):
-            chars[offset:offset + len(self._name_at(offset))] = list(name)
-        text = "".join(chars)
+        # the text with the queries' relations renamed, in pieces (a list of its
+        # characters changed at each query moved its whole tail each time)
+        pieces, at = [], 0
+        for offset, name in sorted(query_renames.items()):
+            pieces += [self.text[at:offset], name]
+            at = offset + len(self._name_at(offset))
+        pieces.append(self.text[at:])
+        text = "".join(pieces)
         if self.rules:
             text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n" + \
                 "\n".join(self.rules) + "\n"
