@@ -73,6 +73,22 @@ Far(B, x)?
     assert answers(text, "demand") == answers(text, "forward")
 
 
+def test_an_adorned_rule_reads_in_full_only_the_relations_it_names_whole():
+    # `E` and `E_2` are parts of names the rules write (`E2`), never names of their own
+    text = """E(A,B)
+E2(A,B)
+E2(B,C)
+E_2(C,D)
+Reach(x,y) = E2(x,y)
+Reach(x,z) = Reach(x,y) E2(y,z)
+Other(x,y) = E(x,y) E_2(x,y)
+Reach(A, x)?
+"""
+    plan = plan_demand(analyze(text))
+    assert plan.evaluated == ("E2", "Magic_Reach_bf", "Reach_bf")
+    assert plan.left_out == ("E", "E_2", "Reach", "Other")
+
+
 def test_exports_unbound_queries_and_negation_read_relations_in_full():
     text = """E(A,B)
 E(B,C)

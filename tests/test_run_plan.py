@@ -159,3 +159,28 @@ def test_fuse_explain_compiles_from_the_analysis_it_made(tmp_path, monkeypatch, 
     monkeypatch.setattr(program_module, "analyze", lambda *a, **k: again.append(a) or real(*a, **k))
     assert main(["explain", str(tmp_path / "closure.fuse")]) == 0
     assert "run plan (numpy):" in capsys.readouterr().out and not again
+
+
+SEGMENTS = """\
+axis i = 3, t = 4
+param X[i]
+M[i] = 1.0
+A[i] = X[i] + 1
+R[t,i] = R[t-1,i] + A[i]
+B[i] = R[t,i] * 2
+C[i] = B[i] M[i]
+export C
+"""
+
+
+def test_straight_segments_read_and_hand_back_what_later_segments_need():
+    # a recurrence between two straight runs: the first hands back what it computes
+    # and the constant mask the last one reads (not the param only it reads); the
+    # last reads the mask and the recurrence's tensor from earlier segments
+    schedule = fuse_lang.compile(SEGMENTS).run_plan().schedule(True)
+    assert [(s.straight, [g.names for g in s.groups], s.reads, s.keeps)
+            for s in schedule.segments] == [
+        (True, [("X",), ("M",), ("A",)], (), ("M", "A")),
+        (False, [("R",)], (), ()),
+        (True, [("B",), ("C",)], ("M", "R"), ("B", "C")),
+    ]

@@ -164,8 +164,10 @@ class _Rewrite:
             relation = self.adorned(atom.name, adornment)
             self.rules.append(f"{relation.magic}({self.bound_values(atom, adornment)})")
             query_renames[atom.name_span.start] = relation.name
+            # (its own rename alone: the others are outside it, and all of them
+            # for each query cost the queries' number squared)
             queries.append((self.text[stmt.span.start:stmt.span.end], atom.name,
-                            self.source(stmt, query_renames)))
+                            self.source(stmt, {atom.name_span.start: relation.name})))
         while self.pending:
             relation = self.pending.pop(0)
             for k in self.analysis.tensors[relation.tensor].statements:
@@ -208,10 +210,14 @@ class _Rewrite:
 
     def finish(self, queries: tuple[tuple[str, str, str], ...],
                query_renames: dict[int, str]) -> DemandPlan:
-        chars = list(self.text)
-        for offset, name in sorted(query_renames.items(), reverse=True):
-            chars[offset:offset + len(self._name_at(offset))] = list(name)
-        text = "".join(chars)
+        # the text with the queries' relations renamed, in pieces (a list of its
+        # characters changed at each query moved its whole tail each time)
+        pieces, at = [], 0
+        for offset, name in sorted(query_renames.items()):
+            pieces += [self.text[at:offset], name]
+            at = offset + len(self._name_at(offset))
+        pieces.append(self.text[at:])
+        text = "".join(pieces)
         if self.rules:
             text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n" + \
                 "\n".join(self.rules) + "\n"
@@ -233,11 +239,41 @@ class _Rewrite:
         what is read in full, plus the adorned and magic relations."""
         adorned = {r.name: r for r in self.relations.values()}
         full = [r for r in roots if r not in adorned]
+        find = _Mentioned(self.analysis.tensors)
         for rule in self.rules:  # what adorned rules read in full (negations, EDB)
-            body = rule.partition(" = ")[2]
-            full += [name for name in self.analysis.tensors if _mentions(body, name)]
+            full += find.mentioned(rule.partition(" = ")[2])
         tensors, _ = tensor_cone(self.analysis, full)
         return tensors | set(adorned) | {r.magic for r in self.relations.values()}
+
+
+class _Mentioned:
+    """The tensors a text mentions (`_mentions` of each, in the tensors' order),
+    found from the text's words: asking every tensor of every rule cost the
+    rules' number times the program's size (a program of thousands of queries
+    in demand mode)."""
+
+    def __init__(self, tensors: dict[str, object]) -> None:
+        import re
+
+        word = re.compile(r"\w+")  # (\w: what isalnum() or "_" is, as in _mentions)
+        self._words = word.findall
+        self._place: dict[str, int] = {}  # a name of word characters -> its place
+        self._others: list[tuple[int, str]] = []  # any other name (`lib::T`), placed
+        for place, name in enumerate(tensors):
+            if word.fullmatch(name):
+                self._place[name] = place
+            else:
+                self._others.append((place, name))
+
+    def mentioned(self, text: str) -> list[str]:
+        place = self._place
+        # a name of word characters can be mentioned only as one of the text's
+        # words (maximal runs of them); each such is checked as before (no prime
+        # after it); any other name is looked for as before
+        found = [(place[word], word) for word in set(self._words(text))
+                 if word in place and _mentions(text, word)]
+        found += [(at, name) for at, name in self._others if _mentions(text, name)]
+        return [name for _, name in sorted(found)]
 
 
 def _mentions(text: str, name: str) -> bool:

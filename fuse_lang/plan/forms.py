@@ -116,37 +116,61 @@ class WalkMemo:
         sparse = self.sparse
         rhs = stmt.rhs
         stack: list[ir.Expr] = [] if rhs is None else [rhs]
-        # (one loop, the reference's token made in it: every equation of a long
-        # program is keyed here)
+        # (one loop, each common node's token made in it, its children pushed without
+        # a call: every equation of a long program is keyed here)
+        pop, add_node, add = stack.pop, nodes.append, tokens.append
+        Ref, Product, Sum, Number, IndexVar = ir.Ref, ir.Product, ir.Sum, ir.Number, ir.IndexVar
         while stack:
-            node = stack.pop()
-            nodes.append(node)
+            node = pop()
+            add_node(node)
             kind = type(node)
-            if kind is ir.Ref:
+            if kind is Ref:
                 indices = node.indices  # type: ignore[union-attr]
                 name = node.name  # type: ignore[union-attr]
                 if indices is None:  # a bare name: the walk reads the name itself
-                    tokens.append(("ref", name, None, node.paren))  # type: ignore[union-attr]
+                    add(("ref", name, None, node.paren))  # type: ignore[union-attr]
                     continue
                 slot = slots.get(name)
                 if slot is None:
                     slot = slots[name] = len(slots)
-                sliced = None
-                if ir.IndexSlice in map(type, indices):  # (in C: no generator per reference)
+                # (_index_forms, inline, noting a slice on the way)
+                forms = []
+                sliced: Any = None
+                for index in indices:
+                    if type(index) is IndexVar:
+                        forms.append(("var", index.name, index.dotted))
+                        continue
+                    if type(index) is ir.IndexSlice:
+                        sliced = True
+                    forms.append(_index_form(index))
+                if sliced:
                     info = tensors.get(name)
                     sliced = None if info is None else tuple(a.extent for a in info.axes)
-                tokens.append(("ref", slot, name in sparse, sliced, _index_forms(indices),
-                               node.paren))  # type: ignore[union-attr]
+                add(("ref", slot, name in sparse, sliced, tuple(forms),
+                     node.paren))  # type: ignore[union-attr]
+                continue
+            if kind is Product:  # (_token and ir.children of the common kinds, inline)
+                factors = node.factors  # type: ignore[union-attr]
+                add(("product", node.ops, len(factors)))  # type: ignore[union-attr]
+                stack += reversed(factors)
+                continue
+            if kind is Sum:
+                terms = node.terms  # type: ignore[union-attr]
+                add(("sum", node.signs, len(terms)))  # type: ignore[union-attr]
+                stack += reversed(terms)
+                continue
+            if kind is Number:
+                add(("number", node.text))  # type: ignore[union-attr]
                 continue
             token = _token(node)
             if token is None:
                 return None
-            tokens.append(token)
+            add(token)
             stack += reversed(ir.children(node))
         if len(set(map(id, nodes))) != len(nodes):
             return None  # a node met twice (the walk keys its operands by node)
-        roles = tuple((r.scope.id, r.name, r.op) for r in self.analysis.roles.get(k, ())
-                      if r.role == "projected" and r.scope is not None)
+        roles = tuple([(r.scope.id, r.name, r.op) for r in self.analysis.roles.get(k, ())
+                       if r.role == "projected" and r.scope is not None])
         return (tuple(tokens), roles, self._extents_of(k), fixed), nodes
 
 

@@ -260,7 +260,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
     contractions = tuple(found)
     comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
-    figures = _figures(stmt, contractions)
+    figures = _figures(stmt, contractions, indices)
     if form is not None and walked is not None and not comparisons:
         made = saved_form(contractions, *walked, form[1], roles, scopes, figures)
         if made is not None:
@@ -268,33 +268,41 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     return _equation_plan(analysis, k, stmt, indices, contractions, comparisons, figures)
 
 
+_NO_EXTENT = (None, 0)  # (extent, domain) of an index the analysis has none for
+
+
 def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
                  scopes: Sequence[str | None]) -> list[IndexPlan]:
     var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
+    get, plan = var_extents.get, IndexPlan
     indices = []
     for role, scope in zip(roles, scopes):
-        extent, domain = var_extents.get((k, role.name), (None, 0))
-        indices.append(IndexPlan(role.name, extent, domain, role.role, role.op, scope,
-                                 role.joined, role.factors))
+        name = role.name
+        extent, domain = get((k, name), _NO_EXTENT)
+        indices.append(plan(name, extent, domain, role.role, role.op, scope, role.joined,
+                            role.factors))
     return indices
 
 
-def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...]) -> tuple:
-    """(output indices, flops, largest intermediate): the equation's form's."""
+def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...],
+             indices: Sequence[IndexPlan]) -> tuple:
+    """(output indices, flops, largest intermediate, joined indices, projected indices
+    with their operators and scopes): the equation's form's (an equation of the form
+    has the form's index names, roles and scopes: SavedForm.scopes_of)."""
     output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
-    return output, flops, max(sizes) if sizes else None
+    projected = tuple([(p.name, p.op or "sum", p.scope or "") for p in indices
+                       if p.role == "projected"])
+    joined = tuple([p.name for p in indices if p.joined])
+    return output, flops, max(sizes) if sizes else None, joined, projected
 
 
 def _equation_plan(analysis: Analysis, k: int, stmt: ir.Equation, indices: list[IndexPlan],
                    contractions: tuple[Contraction, ...], comparisons: tuple[str, ...],
                    figures: tuple) -> EquationPlan:
-    output, flops, largest = figures
-    projected = tuple([(p.name, p.op or "sum", p.scope or "") for p in indices
-                       if p.role == "projected"])
-    joined = tuple([p.name for p in indices if p.joined])
+    output, flops, largest, joined, projected = figures
     line, where = _place(analysis, stmt.span)
     name = stmt.lhs.name
     return EquationPlan(

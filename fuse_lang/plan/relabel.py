@@ -29,7 +29,7 @@ class SavedForm:
     items: tuple[tuple[Any, Any, Any, str], ...]
     roles: tuple[tuple[str, str | None], ...]  # each index role's (name, scope kind)
     scopes: tuple[str | None, ...]
-    figures: tuple  # (output indices, flops, largest intermediate): the form's
+    figures: tuple  # (output indices, flops, largest intermediate, joined, projected)
 
     def scopes_of(self, roles: Sequence[Any]) -> tuple[str | None, ...] | None:
         """The scope labels of an equation of this form with these index roles (None:

@@ -298,6 +298,7 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
                 in scheduler.releases(as_pairs, deps, kept).items()}
     segments = []
     number = 0
+    readers = scheduler.readers_of(deps)  # (once: every straight segment asks)
     for straight, items in scheduler.segments(as_pairs, analysis.recursive):
         members = groups[number:number + len(items)]  # the same groups, in order
         number += len(items)
@@ -306,7 +307,7 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
         if straight:
             names = [g.names[0] for g in members]
             computed = {n for n in names if plan.equations[n] and n not in plan.constants}
-            r, k = scheduler.segment_io(names, deps, kept, computed)
+            r, k = scheduler.segment_io(names, deps, kept, computed, readers)
             reads, keeps = tuple(r), tuple(k)
         segments.append(Segment(straight, members, reads, keeps))
     sparse = {n: plan.representations[n].nonzeros for n in plan.sparse}

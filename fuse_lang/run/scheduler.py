@@ -130,8 +130,22 @@ def segments(groups: list[Group], recursive: Collection[str]) -> list[tuple[bool
     return out
 
 
+def readers_of(deps: Mapping[str, set[str]]) -> dict[str, list[str]]:
+    """Each tensor that something reads, and the tensors whose equations read it."""
+    out: dict[str, list[str]] = {}
+    for name, reads in deps.items():
+        for read in reads:
+            found = out.get(read)
+            if found is None:
+                out[read] = [name]
+            else:
+                found.append(name)
+    return out
+
+
 def segment_io(names: list[str], deps: Mapping[str, set[str]], kept: Collection[str],
-               computed: Collection[str]) -> tuple[list[str], list[str]]:
+               computed: Collection[str], readers: Mapping[str, list[str]] | None = None
+               ) -> tuple[list[str], list[str]]:
     """What a straight segment reads from earlier ones, and which of its tensors
     it hands back: every tensor its equations compute (`computed`: those with an
     equation, constants aside), and an input or source it only passes through,
@@ -140,13 +154,21 @@ def segment_io(names: list[str], deps: Mapping[str, set[str]], kept: Collection[
     intermediates is measured to be faster on XLA's CPU backend
     (benchmarks/attention_backends.py): without them it fuses the projections,
     the scores and the softmax into one slow kernel; passing inputs through
-    would only copy them."""
+    would only copy them.  `readers`: `readers_of(deps)`, where the caller asks
+    for many segments (made here otherwise): each segment then looks only at
+    its own tensors' readers, not at every tensor's reads (which made a program
+    of thousands of segments cost their number times its size)."""
     inside = set(names)
     reads = sorted({d for n in names for d in deps.get(n, ()) if d not in inside})
-    read_outside = {d for n, ds in deps.items() if n not in inside for d in ds}
-    read_at_all = {d for ds in deps.values() for d in ds}
-    keeps = [n for n in names if n in computed or n in kept or n in read_outside
-             or n not in read_at_all]
+    if readers is None:
+        readers = readers_of(deps)
+    keeps = []
+    for n in names:
+        found = readers.get(n)
+        # (read by nothing at all, or by a tensor outside the segment)
+        if n in computed or n in kept or found is None \
+                or any(r not in inside for r in found):
+            keeps.append(n)
     return reads, keeps
 
 
