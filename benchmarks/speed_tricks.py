@@ -85,6 +85,9 @@ RUN_VARIANTS: list[tuple[str, str]] = [
     ("all tricks (baseline)", ""),
     ("without numpy's tools deferred (f2py, testing... at scipy's import)",
      "import fuse_lang.speed.lazy_numpy as z; assert z.DEFERRED; z.DEFERRED = ()\n"),
+    ("without tables over ids' range (sorts and searches instead)",
+     "import fuse_lang.io.whole_files as w; assert w.RANGE_TABLE_FACTOR\n"
+     "w.RANGE_TABLE_FACTOR = 0\n"),
 ]
 
 

@@ -68,9 +68,10 @@ def test_speed_tricks_switches_each_trick_off():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ratios = re.findall(r"^  (.+?) +\d+ ms +([\d.]+)x$", proc.stdout, re.M)
     names = [name for name, _ in ratios]
-    # fuse check's seven tricks and its baseline, then fuse run's trick and its baseline
-    assert len(ratios) == 10 and names[0] == names[8] == "all tricks (baseline)", proc.stdout
+    # fuse check's seven tricks and its baseline, then fuse run's two and its baseline
+    assert len(ratios) == 11 and names[0] == names[8] == "all tricks (baseline)", proc.stdout
     assert names[9].startswith("without numpy's tools deferred"), proc.stdout
+    assert names[10].startswith("without tables over ids' range"), proc.stdout
 
 
 @needs_backends

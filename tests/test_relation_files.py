@@ -234,9 +234,9 @@ def _closure(edges: set) -> set:
 
 
 def test_a_large_file_of_ids_with_a_symbol_among_them(tmp_path):
-    # past the whole-file threshold (numbered in C, io.whole_files), and a fact that
-    # puts a symbol in the ids' domain: numbered in order of first appearance, then
-    # answers as from a plain reading
+    # past the whole-file threshold, ids in a narrow range (numbered by a table over
+    # the range, io.whole_files), and a fact that puts a symbol in their domain:
+    # numbered in order of first appearance, then answers as from a plain reading
     rng = random.Random(5)
     # (forward within blocks of 30 ids: a closure of a few hundred thousand pairs)
     edges = {(a, b) for a in range(9000) for b in (a + rng.randrange(1, 5),)
@@ -279,7 +279,7 @@ def test_columns_of_ids_are_numbered_by_first_appearance(rows, data):
 @given(values=st.sets(st.integers(-50, 3000), min_size=1, max_size=400),
        wanted=st.lists(st.integers(-100, 3100) | st.integers(-(2**63), 2**63 - 1), max_size=60))
 def test_ids_are_found_at_their_positions(values, wanted):
-    # (a column of ids looked up in its domain at once: check.value_tables)
+    # (ids in a narrow range are looked up in a table over it: check.value_tables)
     np = pytest.importorskip("numpy")
     from fuse_lang.check.value_tables import column_positions
 

@@ -96,9 +96,33 @@ def positions_of(values: tuple | None, extent: int, wanted: Any) -> Any:
     if not is_numeric(values):
         return np.full(wanted.shape, -1, dtype=np.int64)
     table = value_array(values, extent)
+    lookup = _once(values, "lookup", lambda: _lookup(table)) if wanted.dtype.kind == "i" \
+        else None
+    if lookup is not None:  # (ids: a table over their range, not a search per value)
+        low, at = lookup
+        offsets = wanted - low
+        inside = (offsets >= 0) & (offsets < len(at))
+        return np.where(inside, at[np.where(inside, offsets, 0)], -1)
     at = np.clip(np.searchsorted(table, wanted), 0, max(len(table) - 1, 0))
     found = table[at] == wanted if len(table) else np.zeros(wanted.shape, dtype=bool)
     return np.where(found, at, -1)
+
+
+def _lookup(table: Any) -> tuple[int, Any] | None:
+    """For increasing integers that span a range not much wider than they are
+    many (ids): (the least, each value's position at value - least, -1 between);
+    None for other values."""
+    import numpy as np
+
+    from ..io.whole_files import fits_range_table
+
+    if table.dtype.kind != "i" or not len(table) or \
+            not fits_range_table(int(table[-1]) - int(table[0]) + 1, len(table)):
+        return None
+    low = int(table[0])
+    at = np.full(int(table[-1]) - low + 1, -1, dtype=np.int64)
+    at[table - low] = np.arange(len(table))
+    return low, at
 
 
 def column_positions(values: tuple | None, column: Any) -> Any:

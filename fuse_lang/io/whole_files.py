@@ -26,6 +26,15 @@ WHOLE_FILE_BYTES = 1 << 16
 # newline, and NUL)
 _NOT_PLAIN_ASCII = (0x0, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20)
 _NUMBER_BYTES = b"0123456789+-.eE"
+# Integers (ids) are numbered and looked up by a table over their range instead of
+# a sort or a search where the range is at most this many times as long as they
+# are many (benchmarks/speed_tricks.py measures it)
+RANGE_TABLE_FACTOR = 2
+
+
+def fits_range_table(span: int, count: int) -> bool:
+    """Whether `count` integers over a range of `span` take a table over it."""
+    return span < RANGE_TABLE_FACTOR * count + 1024
 
 
 def split_relation(text: str, sep: str, quoted: bool) -> list | None:
@@ -141,7 +150,7 @@ def relation_of_columns(columns: list) -> tuple[tuple, int, Any]:
         values.append(distinct)
         keys.append(first_rows * width + c)  # the cell's place, row by row
         parts.append((c, distinct, cells))
-    order = np.argsort(np.concatenate(keys))  # (the places are distinct)
+    order = _order_of_distinct(np.concatenate(keys), rows * width)
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size)
     split = np.split(rank, np.cumsum([len(k) for k in keys])[:-1])
@@ -198,7 +207,7 @@ class RankedSymbols:
 
         parts = [self.columns[c] for c in columns]
         ranks = np.concatenate([part[1] for part in parts])
-        order = np.argsort(ranks)
+        order = _order_of_distinct(ranks, self.count)  # (the ranks are distinct)
         kinds = {part[2].dtype.kind if part[2] is not None else None for part in parts}
         every = np.empty(len(ranks), dtype=object)  # the columns' own values (no copies)
         at = 0
@@ -251,12 +260,35 @@ def _first_appearances(column: Any) -> tuple[Any, list, Any]:
 
 def _first_rows(column: Any) -> tuple[Any, Any]:
     """Of a column of integers: the row where each distinct value first appears
-    (increasing) and the values in that order."""
+    (increasing) and the values in that order.  Where the values span a range
+    not much wider than the column (ids), by a table over the range (linear);
+    else by np.unique's sort."""
     import numpy as np
 
+    size = column.size
+    low = int(column.min()) if size else 0
+    if size and fits_range_table(int(column.max()) - low + 1, size):
+        first = np.full(int(column.max()) - low + 1, size, dtype=np.int64)
+        np.minimum.at(first, column - low, np.arange(size))  # (the least row wins)
+        held = np.flatnonzero(first < size)
+        rows = first[held]
+        order = _order_of_distinct(rows, size)
+        return rows[order], column[rows[order]]
     distinct, rows = np.unique(column, return_index=True)
     order = np.argsort(rows)
     return rows[order], distinct[order]
+
+
+def _order_of_distinct(keys: Any, bound: int) -> Any:
+    """np.argsort of distinct integers in [0, bound): by a table over the bound
+    (linear) where the keys fill a good part of it, else by a sort."""
+    import numpy as np
+
+    if not fits_range_table(bound, keys.size):
+        return np.argsort(keys)
+    slots = np.full(bound, -1, dtype=np.int64)
+    slots[keys] = np.arange(keys.size)
+    return slots[slots >= 0]
 
 
 class NumberedSymbols(Mapping):
