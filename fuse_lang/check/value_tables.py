@@ -79,10 +79,9 @@ def value_array(values: tuple | None, extent: int) -> Any:
         from ..io.relation_tuples import int64_values  # (shared with the sinks)
 
         ints = int64_values(values, all_ints=True)
-        if ints is not None:
-            return ints
-    dtype = np.int64 if _kind(values) == "int" else np.float64
-    return _once(values, "array", lambda: np.array(values, dtype=dtype))
+        # (None past 64 bits: np.array raises there, as it always did)
+        return ints if ints is not None else np.array(values, dtype=np.int64)
+    return _once(values, "array", lambda: np.array(values, dtype=np.float64))
 
 
 def positions_of(values: tuple | None, extent: int, wanted: Any) -> Any:
