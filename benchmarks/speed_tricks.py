@@ -7,7 +7,9 @@ the run's tricks `fuse run` of a transitive closure read from and written to
 variant runs the same `fuse check` with one trick switched off from outside
 (a patch made before the command runs, nothing in the product changes), and
 is printed as a ratio to the unpatched command measured in the same run,
-alternating, median of several runs (machines here are shared and noisy).
+alternating, median of several runs of the process' CPU seconds (user and
+system: machines here are shared and noisy, and a wall-clock median of a few
+runs under load once read a 9% trick as 2%).
 
     python benchmarks/speed_tricks.py [--runs 7] [--lines 10000] [--edges 280000]
         [--part check|run|both]
@@ -15,11 +17,11 @@ alternating, median of several runs (machines here are shared and noisy).
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -101,7 +103,7 @@ def _closure_program(folder: Path, edges: int) -> Path:
 
 
 def _alternating(codes: list[str], runs: int) -> list[float]:
-    """The median seconds of each code, run alternating `runs` times."""
+    """The median CPU seconds of each code's process, run alternating `runs` times."""
     _seconds(codes[0])  # warm the file cache
     times: list[list[float]] = [[] for _ in codes]
     for _ in range(runs):  # alternating: every variant sees the same noise
@@ -117,12 +119,13 @@ def _print(title: str, variants: list[tuple[str, str]], medians: list[float]) ->
 
 
 def _seconds(code: str) -> float:
-    start = time.perf_counter()
+    """The CPU seconds (user and system) of one process running `code`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"a variant failed:\n{code}\n{done.stderr}")
-    return elapsed
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -141,13 +144,13 @@ def main() -> None:
             for _, patch in VARIANTS:
                 entry = "" if patch.rstrip().endswith("sys.exit(code)") else _RUN_ENTRY
                 codes.append(_ENTRY.format(path=str(big)) + patch + entry)
-            _print(f"fuse check, {args.lines:,}-line program, median of {args.runs} "
+            _print(f"fuse check, {args.lines:,}-line program, CPU median of {args.runs} "
                    "alternating runs", VARIANTS, _alternating(codes, args.runs))
         if args.part != "check":
             closure = _closure_program(folder, args.edges)
             runs = _alternating([_RUN_ENTRY_RUN.format(path=str(closure)) + patch + _RUN_ENTRY
                                  for _, patch in RUN_VARIANTS], args.runs)
-            _print(f"fuse run, closure of {args.edges:,} forward edges, median of {args.runs} "
+            _print(f"fuse run, closure of {args.edges:,} forward edges, CPU median of {args.runs} "
                    "alternating runs", RUN_VARIANTS, runs)
 
 

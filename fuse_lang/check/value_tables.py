@@ -111,17 +111,13 @@ def _lookup(table: Any) -> tuple[int, Any] | None:
     """For increasing integers that span a range not much wider than they are
     many (ids): (the least, each value's position at value - least, -1 between);
     None for other values."""
-    import numpy as np
-
-    from ..io.whole_files import fits_range_table
+    from ..io.whole_files import fits_range_table, position_table
 
     if table.dtype.kind != "i" or not len(table) or \
             not fits_range_table(int(table[-1]) - int(table[0]) + 1, len(table)):
         return None
     low = int(table[0])
-    at = np.full(int(table[-1]) - low + 1, -1, dtype=np.int64)
-    at[table - low] = np.arange(len(table))
-    return low, at
+    return low, position_table(table, low, int(table[-1]) - low + 1)
 
 
 def column_positions(values: tuple | None, column: Any) -> Any:

@@ -296,30 +296,34 @@ def int64_values(values: Sequence[Any], all_ints: bool = False) -> np.ndarray | 
     bits; else None (`all_ints`: the caller knows they are all ints).  Made once for
     the last few domains (by identity): the run's lookups (check.value_tables) and
     its sinks share it."""
-    for seen, made in _INT_ARRAYS:
-        if seen is values:
-            return made
-    made = _int64(values) if all_ints or set(map(type, values)) == {int} else None
-    _INT_ARRAYS[:] = [(values, made), *_INT_ARRAYS[:3]]
-    return made
+    return _remembered(_INT_ARRAYS, values, lambda: _int64(values)
+                       if all_ints or set(map(type, values)) == {int} else None)
 
 
 def _int_table(named: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
     """An axis' values, all ints within 64 bits, as an object table, an int64
     array and each position's rank (None when they ascend); else None."""
-    for seen, made in _INT_TABLES:
-        if seen is named:
-            return made
-    made = None
-    numbers = int64_values(named)
-    if numbers is not None:
+    def make() -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+        numbers = int64_values(named)
+        if numbers is None:
+            return None
         table = np.fromiter(named, dtype=object, count=numbers.size)
         rank = None
         if not bool(np.all(numbers[1:] > numbers[:-1])):
             rank = np.empty(numbers.size, dtype=np.int64)
             rank[np.argsort(numbers, kind="stable")] = np.arange(numbers.size)
-        made = (table, numbers, rank)
-    _INT_TABLES[:] = [(named, made), *_INT_TABLES[:3]]
+        return table, numbers, rank
+    return _remembered(_INT_TABLES, named, make)
+
+
+def _remembered(cache: list[tuple[Any, Any]], values: Sequence[Any], make: Any) -> Any:
+    """What `make()` gives for `values`, kept in `cache` for the last four
+    domains by identity (an analysis' tuple, kept alive while it is asked)."""
+    for seen, made in cache:
+        if seen is values:
+            return made
+    made = make()
+    cache[:] = [(values, made), *cache[:3]]
     return made
 
 

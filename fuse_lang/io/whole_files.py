@@ -286,9 +286,19 @@ def _order_of_distinct(keys: Any, bound: int) -> Any:
 
     if not fits_range_table(bound, keys.size):
         return np.argsort(keys)
-    slots = np.full(bound, -1, dtype=np.int64)
-    slots[keys] = np.arange(keys.size)
+    slots = position_table(keys, 0, bound)
     return slots[slots >= 0]
+
+
+def position_table(keys: Any, low: int, span: int) -> Any:
+    """A table over [low, low + span) of distinct integers `keys`: each key's
+    position in `keys` at key - low, -1 where no key is (a lookup without a
+    search, for keys that fill a good part of their range: fits_range_table)."""
+    import numpy as np
+
+    slots = np.full(span, -1, dtype=np.int64)
+    slots[keys - low if low else keys] = np.arange(keys.size)
+    return slots
 
 
 class NumberedSymbols(Mapping):
