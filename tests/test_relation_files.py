@@ -170,7 +170,8 @@ def test_a_header_row_is_a_warning_with_fixes(tmp_path):
     text = 'Parent(x, y) = "parent.tsv"\nParent(x, y)?\n'
     (diag,) = [d for d in fuse_lang.analyze(text, base_dir=tmp_path).diagnostics
                if d.code == "header-row"]
-    assert diag.severity.name == "WARNING" and "parent" in diag.message
+    assert diag.severity.name == "WARNING" and "(parent, child) looks like a header" \
+        in diag.message
     skip, keep = diag.fixes
     edit = skip.edits[0]
     fixed = text[:edit.span.start] + edit.new_text + text[edit.span.end:]

@@ -111,10 +111,12 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
 def header_row(src: ir.Source, header: tuple[str, ...]) -> Diagnostic:
     """`header-row`: a relation file's first row looks like a header and is read as
     data; the fixes say which it is (`source("f.tsv", header=1)` or `header=0`)."""
-    shown = "\t".join(header) if len(header) < 6 else "\t".join(header[:5]) + "\t…"
+    # its fields as a user reads them, not as a repr (a CSV file's 'name\tage' was
+    # shown with a tab it does not have)
+    shown = ", ".join(header) if len(header) < 6 else ", ".join(header[:5]) + ", …"
     path = src.path.value.replace("\\", "\\\\").replace('"', '\\"')
     return make(
-        "header-row", f"the first row of `{src.path.value}` ({shown!r}) looks like a header, "
+        "header-row", f"the first row of `{src.path.value}` ({shown}) looks like a header, "
         f"and is read as a tuple of `{src.lhs.name}`; say `source(\"{path}\", header=1)` to "
         f"skip it, or `header=0` if it is data", src.path.span,
         fixes=(Fix("Skip the header row", (TextEdit(src.path.span,
