@@ -181,3 +181,40 @@ def test_a_run_out_of_memory_is_said_in_words(tmp_path, monkeypatch, capsys):
     with contextlib.redirect_stderr(err):
         assert main(["run", "--representation", "Edge=sparse", str(tmp_path / "p.fuse")]) == 1
     assert "ran out of memory" in err.getvalue() and "internal error" not in err.getvalue()
+
+
+# ------------------------------------------ found by running mutated programs (more seeds)
+
+@pytest.mark.parametrize("path", ["\0lib.fuse", "lib\ud800.fuse"])
+def test_an_import_path_no_file_system_takes_is_import_not_found(tmp_path, path):
+    """`import` asked os.stat of a path with a NUL byte or a lone surrogate, which
+    raises ValueError, not OSError: a traceback through analyze."""
+    analysis = fuse_lang.analyze(f'import "{path}" as lib\nY = lib::X\n', base_dir=tmp_path)
+    (found,) = [d for d in analysis.diagnostics if d.code == "import-not-found"]
+    assert "NUL byte" in found.message or "encoding" in found.message
+
+
+def test_a_source_call_without_a_path_is_an_invalid_statement(tmp_path, capsys):
+    """`Y[i] = source(X[i])` looks like a source with options but names no file:
+    `fuse check` ended in an AttributeError."""
+    (tmp_path / "s.fuse").write_text("X = const([1])\nY[i] = source( X[i])\n")
+    assert main(["check", str(tmp_path / "s.fuse")]) == 1
+    out = capsys.readouterr().out
+    assert "error[invalid-statement]" in out and "as a quoted path" in out
+
+
+def test_an_equation_of_the_wrong_arity_in_a_recurrence_is_only_its_arity_error():
+    """`X[] = 1` beside a recurrence `X[i] = X[i-1] + 1`: the check of the
+    recurrence's writes read past the left-hand side's indices."""
+    analysis = fuse_lang.analyze("axis i = 3\nX[i] = X[i-1] + 1\nX[] = 1\n")
+    assert [c for c in codes(analysis) if c != "recursion"] == ["arity-mismatch"]
+
+
+def test_a_gather_of_one_argument_is_planned_and_reported(tmp_path, capsys):
+    """`gather(Emb[c,d] X[n,p], axis=c)` (the comma lost): `argument-count`, and
+    explain's plan of the program with errors no longer indexes a second argument."""
+    (tmp_path / "g.fuse").write_text(
+        "axis c = 5, d = 3, n = 2, p = 4\nparam Emb[c,d]\nX[n,p] = const([[0,1,2,3],[4,3,2,1]])\n"
+        "X0[n,p,d] = gather(Emb[c,d] X[n,p], axis=c)\nexport X0\n")
+    assert main(["explain", str(tmp_path / "g.fuse")]) == 1
+    assert "error[argument-count]" in capsys.readouterr().err

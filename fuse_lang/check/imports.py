@@ -35,6 +35,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, ma
 from ..front.let_blocks import has_blocks, is_block_local, lower_blocks
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import decode, parse
+from ..io.source_files import path_problem
 from .import_names import Scope, defined_names, renamed_statement
 from .suggestions import NameSuggester, did_you_mean_text
 
@@ -78,6 +79,9 @@ class ImportCache:
         if text is not None:
             version: Any = ("open", len(text), hash(text))
         else:
+            problem = path_problem(path)  # (a NUL byte: os.stat raises ValueError)
+            if problem is not None:
+                return problem
             try:
                 stat = os.stat(path)
             except OSError as err:

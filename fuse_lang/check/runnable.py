@@ -231,7 +231,9 @@ class RunRefusals:
             var, position, _ = found
             for k in equations:
                 lhs = statements[k].lhs  # type: ignore[union-attr]
-                index = (lhs.indices or ())[position]
+                if position >= len(lhs.indices or ()):
+                    continue  # (`X[] = 1` after `X[i] = ...`: an arity mismatch, reported)
+                index = lhs.indices[position]
                 if (isinstance(index, ir.IndexVar) and index.name == var) or \
                         (isinstance(index, ir.IndexConst) and isinstance(index.value, int)):
                     continue

@@ -459,9 +459,10 @@ def _string(tok: Tok) -> ir.String:
 
 def _source_call(lhs: ir.Ref, call: ir.Call, span: Span) -> ir.Source:
     """`R(x, y) = source("f.tsv", header=1)`: a source with options."""
-    if len(call.args) != 1:
-        _fail("invalid-statement", "a source names one file: `source(\"file\", header=1)`",
-              call.span)
+    if len(call.args) != 1 or type(call.args[0]) is not ir.String:
+        # (`source(X[i])`: not a path, though the call looks like a source's)
+        _fail("invalid-statement", "a source names one file, as a quoted path: "
+              "`source(\"file\", header=1)`", call.span)
     header = None
     for kw in call.kwargs:
         value = kw.value

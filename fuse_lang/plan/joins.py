@@ -249,7 +249,8 @@ class RunWalk:
         if name in ("cross_entropy", "gather"):  # the axis is the call's own: gone
             axis = next((kw.value.name for kw in call.kwargs if kw.name == "axis"
                          and isinstance(kw.value, ir.Ref)), None)
-            if name == "gather":  # (run/interpret/lookups.gather_axes' order)
+            if name == "gather" and len(args) > 1:  # (run/interpret/lookups.gather_axes'
+                # order; one argument is `argument-count`, and its plan is still made)
                 shared = tuple(a for a in args[0] if a != axis and a in args[1])
                 return shared + tuple(a for a in args[1] if a not in args[0]) + \
                     tuple(a for a in args[0] if a != axis and a not in args[1])
