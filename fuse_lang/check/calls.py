@@ -10,7 +10,6 @@ from ..front.builtins import (
     BUILTINS,
     INDEX_ARGUMENT_BUILTINS,
     NAMED_BUILTINS,
-    NAMED_POSITIONAL,
     NORMALISING_BUILTINS,
     SCHEDULE_BUILTINS,
     SCHEDULE_PER,
@@ -45,9 +44,6 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         out.append(unknown_function(call.name, call.name_span))
         return
     n = len(call.args)
-    named = NAMED_POSITIONAL.get(call.name)  # `sig(x, T=0.5)` is `sig(x, 0.5)` (§13)
-    if named is not None and n == named[1] and any(kw.name == named[0] for kw in call.kwargs):
-        n += 1
     if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
         if spec.max_args is None:
             want = f"at least {spec.min_args}"
@@ -61,12 +57,9 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         return
     _check_keywords(call, stmt, spec.keywords, out)
     given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
-    if call.name == "sig" and len(call.args) == 2 and "T" in given:
+    if call.name == "sig" and n == 2 and "T" in given:
         out.append(make("bad-argument", "`sig` is given its temperature twice: positionally "
                         "and as `T=`", call.span))
-    elif call.name == "pow" and len(call.args) == 2 and "n" in given:
-        out.append(make("bad-argument", "`pow` is given its power twice: positionally "
-                        "and as `n=`", call.span))
     for required in spec.required_keywords:
         if required not in given:
             out.append(make("argument-count", f"`{call.name}` needs `{required}=` "

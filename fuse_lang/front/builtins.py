@@ -54,8 +54,7 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("sig", 1, 2, ("T",), (), "sig(x, T=1)",
                 "Logistic sigmoid 1/(1+e^(-x/T)); T is a temperature (positional or `T=`), "
                 "T = 0 gives step(x)."),
-        Builtin("pow", 2, 2, ("n",), (), "pow(x, n)",
-                "x to the power n, elementwise (n positional or `n=`)."),
+        Builtin("pow", 2, 2, (), (), "pow(x, n)", "x to the power n, elementwise."),
         Builtin("softmax", 1, 1, ("axis",), (), "softmax(x, axis=i)",
                 "Softmax along the dotted LHS axis, else along `axis=`, else along the last LHS axis."),
         Builtin("log_softmax", 1, 1, ("axis",), (), "log_softmax(x, axis=i)",
@@ -110,10 +109,6 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
 }
-
-# A keyword that names a positional argument (LANGUAGE.md §13: `sig(x, T=0.5)` is
-# `sig(x, 0.5)`): builtin -> (the keyword, its position)
-NAMED_POSITIONAL = {"sig": ("T", 1), "pow": ("n", 1)}
 
 # The comparisons (LANGUAGE.md §13): written `a < b`, builtin calls in the IR;
 # never offered or listed as functions.

@@ -233,7 +233,7 @@ class RunWalk:
             var = call.args[0]
             return () if not isinstance(var, ir.Ref) or var.name in self.fixed else (var.name,)
         args = [self.scope(a, self.scope_of[id(a)]) for a in call.args]
-        if name in ("sig", "pow") and any(kw.name in ("T", "n") for kw in call.kwargs):
+        if name == "sig" and any(kw.name == "T" for kw in call.kwargs):
             args.append(self.scope(call.kwargs[0].value, self.scope_of[id(call.kwargs[0].value)]))
         if not args:
             return ()

@@ -82,8 +82,6 @@ class BuiltinCalls(EvaluatorState):
                 return LArray(self._logistic(x.data), x.axes)
             return combine(backend, self._sig_t, x, args[1])
         if name == "pow":
-            if "n" in kwargs:  # pow(x, n=...) is pow(x, n)
-                args = [args[0], self.arg(kwargs["n"])]
             return combine(backend, backend.power, args[0], args[1])
         if name in ("max", "min"):
             pick = backend.maximum if name == "max" else backend.minimum
