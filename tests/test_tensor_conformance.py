@@ -414,7 +414,21 @@ def test_pow_takes_its_power_by_name(tmp_path):
     codes = {d.code for d in fuse_lang.analyze(
         'A[i,j] = "a.npy"\nY[i] = pow(A[i,j], 2, n=2)\nZ[i] = pow(A[i,j], m=2)\n',
         base_dir=tmp_path).diagnostics}
-    assert {"bad-argument", "argument-count"} <= codes
+    assert {"bad-argument", "argument-count", "unknown-keyword"} <= codes
+
+
+def test_any_positional_argument_may_be_named(tmp_path):
+    # §13 says it of every builtin with a positional form, not only sig's T
+    a = np.array([[1.0, -2.0], [3.0, -1.0]])
+    out = _run(tmp_path, 'A[i,j] = "a.npy"\nM[q,k] = causal_mask(n=3)\n'
+               "X[i,j] = max(a=A[i,j], b=0)\nS[i,j] = select(A[i,j] > 0, A[i,j], b=-1)\n"
+               "R[i,j] = relu(x=A[i,j])\nexport M, X, S, R", A=a)
+    np.testing.assert_allclose(out["M"], np.tril(np.ones((3, 3))))
+    np.testing.assert_allclose(out["X"], np.maximum(a, 0))
+    np.testing.assert_allclose(out["S"], np.where(a > 0, a, -1))
+    np.testing.assert_allclose(out["R"], np.maximum(a, 0))
+    bad = fuse_lang.analyze("axis i = 2\nY[i] = max(a=i, c=2)\n").diagnostics
+    assert any(d.code == "unknown-keyword" and "keywords: b" in d.message for d in bad)
 
 
 @pytest.mark.parametrize("line", ["Y[i] = C[i] A[i,j]", "Y = C[0]", "Y = C(0)",

@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import blocks, conditions, ir
-from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER
+from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER, by_position
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -557,7 +557,8 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
+    positional, keywords = by_position(name[1], positional, keywords)
     return ir.Call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
-                      tuple(keywords), span)
+                   tuple(keywords), span)
 
 
