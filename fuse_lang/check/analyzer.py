@@ -25,7 +25,7 @@ from .analysis import Analysis, Deferred, TensorInfo
 from .cascades import quiet_cascades
 from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
-from .definitions import collect_definitions
+from .definitions import arity_mismatch, collect_definitions
 from .domains import Domains, Evidence
 from .imports import (
     ImportCache,
@@ -286,6 +286,17 @@ class _Checker:
             return made
 
     # ------------------------------------------------------------ sources
+    def _reads_at_arity(self, sym: TensorSymbol) -> None:
+        """`sym`'s arity has just come from its data (a bare `W = "w.npy"`, or an
+        input): the references checked before it was known are checked now."""
+        assert self.checks is not None
+        placed = self.checks.placed
+        for k, local in self.checks.by_number.items():
+            for ref in local.refs:
+                if ref.name == sym.name and ref.indices is not None and \
+                        ref.arity != sym.arity:
+                    self.diags.append(arity_mismatch(ref, sym, placed.get(k, 0)))
+
     def _read_sources(self) -> dict[str, SourceInfo]:
         """Each source tensor's file header (or the input shape given instead),
         checked against the tensor's arity."""
@@ -307,6 +318,7 @@ class _Checker:
                 len(info.shape or ())
             if sym.arity is None:
                 sym.arity = rank
+                self._reads_at_arity(sym)
             elif _stored_arity(sym) != rank and not (sym.boolean and info.rows == 0):
                 stored = _stored_arity(sym)
                 also = " (its virtual axis is iterated, not read from a file)" \
@@ -322,6 +334,7 @@ class _Checker:
     def _input_shape(self, sym: TensorSymbol, shape: tuple[int, ...]) -> None:
         if sym.arity is None:
             sym.arity = len(shape)
+            self._reads_at_arity(sym)
         if len(shape) != _stored_arity(sym):
             self.diags.append(make(
                 "arity-mismatch", f"the input for `{sym.name}` has {len(shape)} axes but "

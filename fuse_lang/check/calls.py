@@ -13,6 +13,7 @@ from ..front.builtins import (
     NORMALISING_BUILTINS,
     SCHEDULE_BUILTINS,
     SCHEDULE_PER,
+    parameter_names,
 )
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.span import Span
@@ -44,6 +45,7 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         out.append(unknown_function(call.name, call.name_span))
         return
     n = len(call.args)
+    _check_keywords(call, stmt, spec.keywords, out)
     if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
         if spec.max_args is None:
             want = f"at least {spec.min_args}"
@@ -55,7 +57,6 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         out.append(make("argument-count", f"`{call.name}` takes {want} argument{plural}, not "
                         f"{n} (signature: {spec.signature})", call.span))
         return
-    _check_keywords(call, stmt, spec.keywords, out)
     given = {kw.name for kw in call.kwargs} if call.kwargs else _NO_NAMES
     if call.name == "sig" and n == 2 and "T" in given:
         out.append(make("bad-argument", "`sig` is given its temperature twice: positionally "
@@ -70,8 +71,13 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
 def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...],
                     out: list[Diagnostic]) -> None:
     for kw in call.kwargs:
-        if kw.name not in keywords:
-            valid = ", ".join(keywords) if keywords else "none"
+        if kw.name not in keywords and kw.name in parameter_names(BUILTINS[call.name]):
+            # (one the builder did not put in its place: that place is taken)
+            out.append(make("bad-argument", f"`{call.name}` is given `{kw.name}` twice: "
+                            f"positionally and as `{kw.name}=`", kw.name_span))
+        elif kw.name not in keywords:
+            names = (*parameter_names(BUILTINS[call.name])[len(call.args):], *keywords)
+            valid = ", ".join(dict.fromkeys(names)) if names else "none"
             out.append(make("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span))
         elif kw.name == "axis" and call.name not in ("cross_entropy", "gather"):  # (their

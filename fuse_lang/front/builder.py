@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import blocks, conditions, ir
-from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER
+from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER, by_position
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -170,7 +170,13 @@ def _operands_code(maker: str, children: list[Any], first_op: str) -> _Inlined:
 
 
 def _sum_code(children: list[Any], call: str) -> _Inlined:
-    return _operands_code("_Sum", children, "+")
+    # a parenthesised sum among the terms: the call, which splices it in
+    inlined = _operands_code("_Sum", children, "+")
+    if inlined is None:
+        return None
+    plain = " and ".join(f"type({child}) is not _Sum" for child in children
+                         if type(child) is not TokenCode)
+    return f"({inlined[0]} if {plain} else {call})", inlined[1]
 
 
 def _product_code(children: list[Any], call: str) -> _Inlined:
@@ -179,6 +185,33 @@ def _product_code(children: list[Any], call: str) -> _Inlined:
 
 def _start_code(children: list[Any], call: str) -> _Inlined:
     return (children[0], {}) if _made(children[0]) else None
+
+
+def _grouped_sum(term: Any) -> bool:
+    """Whether `term` is a sum in parentheses (or a negated one): its span starts
+    before its first term's.  A sum the builder makes for `!c` (`1 - c`,
+    front/conditions.py) starts with a 1 that has an empty span, so it is one
+    factor, as written."""
+    if type(term) is not ir.Sum:
+        return False
+    first = term.terms[0].span
+    return term.span[0] < first[0] < first[1]
+
+
+def _spliced(terms: Any, signs: Any) -> tuple[list[Any], list[str]]:
+    """The terms and signs of a sum with each parenthesised sum's terms in its place."""
+    out_terms: list[Any] = []
+    out_signs: list[str] = []
+    for term, sign in zip(terms, signs):
+        if not _grouped_sum(term):
+            out_terms.append(term)
+            out_signs.append(sign)
+            continue
+        for inner, inner_sign in zip(term.terms, term.signs):
+            out_terms.append(inner)
+            out_signs.append(inner_sign if sign == "+" else
+                             ("-" if inner_sign == "+" else "+"))
+    return out_terms, out_signs
 
 
 # -------------------------------------------------------------- IR builder
@@ -318,9 +351,14 @@ class IRBuilder:
 
     # ---- expressions
     def sum(self, c):
-        # term (sign term)*: the terms at even places, the signs' tokens between
-        return ir.Sum(tuple(c[::2]), ("+", *map(_text_of, c[1::2])),
-                         _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
+        # term (sign term)*: the terms at even places, the signs' tokens between;
+        # a parenthesised sum's terms are the sum's own (LANGUAGE.md §5: projection
+        # is per additive term, so `(A[i,j] + B[i]) + C[i]` is `A[i,j] + B[i] + C[i]`)
+        terms, signs = c[::2], ("+", *map(_text_of, c[1::2]))
+        if any(_grouped_sum(term) for term in terms):
+            terms, signs = _spliced(terms, signs)
+        return ir.Sum(tuple(terms), tuple(signs),
+                      _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
 
     def product(self, c):
         # factors, each after a `*` or `/` token or none (juxtaposition: " ")
@@ -338,7 +376,13 @@ class IRBuilder:
                              _tuple_new(Span, (c[0].span[0], c[-1].span[1])))
 
     def neg(self, c):
-        return ir.Neg(c[1], _cover(c))
+        operand = c[1]
+        if _grouped_sum(operand):  # -(A + B) is -A - B: each term its own (see sum)
+            first = operand.terms[0]
+            return ir.Sum((ir.Neg(first, first.span), *operand.terms[1:]),
+                          ("+", *("-" if s == "+" else "+" for s in operand.signs[1:])),
+                          _cover(c))
+        return ir.Neg(operand, _cover(c))
 
     def negation(self, c):
         # `not P(x)`: the builtin call not(P(x)); its argument is a projection scope,
@@ -514,7 +558,8 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
         else:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
+    positional, keywords = by_position(name[1], positional, keywords)
     return ir.Call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
-                      tuple(keywords), span)
+                   tuple(keywords), span)
 
 

@@ -110,6 +110,36 @@ BUILTINS: dict[str, Builtin] = {
     )
 }
 
+
+def parameter_names(spec: Builtin) -> tuple[str, ...]:
+    """The names of a builtin's positional parameters, from its signature
+    (`pow(x, n)`: x, n; `max(a, b)`: a, b), at most `max_args` of them."""
+    inside = spec.signature.partition("(")[2].rpartition(")")[0]
+    names = tuple(p.strip().partition("=")[0] for p in inside.split(","))
+    limit = spec.max_args if spec.max_args is not None else 0
+    return tuple(n for n in names[:limit] if n.isidentifier())
+
+
+def by_position(name: str, positional: list, keywords: list) -> tuple[list, list]:
+    """A call's arguments with each keyword that names the next positional
+    parameter put in its place (LANGUAGE.md §13: `causal_mask(n=4)` is
+    `causal_mask(4)`, `max(a=X, b=0)` is `max(X, 0)`).  A keyword the builtin
+    also takes by name (sig's `T=`) stays one: the calls read it."""
+    spec = BUILTINS.get(name)
+    if spec is None or not keywords:
+        return positional, keywords
+    params = parameter_names(spec)
+    positional, rest = list(positional), []
+    for kw in keywords:
+        at = len(positional)
+        if not rest and at < len(params) and kw.name == params[at] and \
+                kw.name not in spec.keywords:
+            positional.append(kw.value)
+        else:
+            rest.append(kw)
+    return positional, rest
+
+
 # The comparisons (LANGUAGE.md §13): written `a < b`, builtin calls in the IR;
 # never offered or listed as functions.
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
