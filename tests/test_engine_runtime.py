@@ -493,6 +493,18 @@ def test_every_sink_format(tmp_path):
         np.testing.assert_array_equal(back, A, err_msg=ext)
 
 
+def test_a_vector_sink_reads_back_as_a_vector(tmp_path):
+    """A 1-D sink to .csv/.tsv is one number a line: it was one row, which a
+    source reads as a 1 x n matrix (arity-mismatch for `B[i]`)."""
+    text = "A[i] = const([1.5, -2, 3])\n" + "".join(
+        f'"out/a.{ext}" = A[i]\n' for ext in ("csv", "tsv", "json", "jsonl", "npy"))
+    compile(text, base_dir=tmp_path).run()
+    assert (tmp_path / "out" / "a.csv").read_text() == "1.5\n-2.0\n3.0\n"
+    for ext in ("csv", "tsv", "json", "jsonl", "npy"):
+        back = compile(f'B[i] = "out/a.{ext}"\nexport B\n', base_dir=tmp_path).run()["B"]
+        np.testing.assert_array_equal(back, [1.5, -2, 3], err_msg=ext)
+
+
 def test_boolean_sink_to_json_and_jsonl_uses_names(tmp_path):
     compile('Edge(A, B)\nEdge(B, C)\n"e.json" = Edge(x,y)\n"e.jsonl" = Edge(x,y)\n',
             base_dir=tmp_path).run()

@@ -82,8 +82,11 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         text = io.StringIO()
         writer = csv.writer(text, delimiter="\t" if suffix == ".tsv" else ",",
                             lineterminator="\n")
-        for row in np.atleast_2d(array) if array.ndim <= 2 else array.reshape(
-                array.shape[0], -1):
+        # a vector one number a line: what a .csv source reads back as a vector (and
+        # np.loadtxt too); a matrix a row a line, more axes flattened after the first
+        rows = array.reshape(-1, 1) if array.ndim == 1 else np.atleast_2d(array) \
+            if array.ndim <= 2 else array.reshape(array.shape[0], -1)
+        for row in rows:
             writer.writerow([repr(float(v)) for v in np.atleast_1d(row)])
         buffer.write(text.getvalue().encode("utf-8"))
     elif suffix in (".json", ".jsonl"):

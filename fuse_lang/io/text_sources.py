@@ -34,8 +34,8 @@ def json_lines_info(path: Path, boolean: bool, header: bool | None = None) -> So
     """A `.jsonl` source: one tuple (or one value) a line."""
     if boolean:
         return relation_info(path, header)
-    rows = (item if isinstance(item, list) else [item] for item in _json_lines(path))
-    return SourceInfo(shape=_nested_shape(list(rows)))
+    # (a number a line is a vector, as the run reads it: np.asarray of the lines)
+    return SourceInfo(shape=_nested_shape(list(_json_lines(path))))
 
 
 def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
