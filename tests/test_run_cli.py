@@ -266,8 +266,12 @@ def test_sink_outside_the_folder_exits_1(tmp_path):
     proc = fuse("run", str(path))
     assert proc.returncode == 1
     message = _one_paragraph(proc.stderr)
-    assert "line 2" in message and "outside" in message
+    assert "line 2" in message and "outside" in message and "--allow-outside-sinks" in message
     assert not (tmp_path / "escape.npy").exists()
+    # allowed explicitly, as the message says (LANGUAGE.md §9)
+    proc = fuse("run", "--allow-outside-sinks", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert np.load(tmp_path / "escape.npy").tolist() == [1, 2]
 
 
 def test_a_failed_run_writes_no_out_file(tmp_path):

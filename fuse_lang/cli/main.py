@@ -107,6 +107,9 @@ def _add_run_parser(sub: Any) -> None:
                             "depends on; errors elsewhere do not stop it, no sinks are written")
     p_run.add_argument("--time-limit", type=seconds, default=None, metavar="SECONDS",
                        help="stop the run after this many seconds (default: no limit)")
+    p_run.add_argument("--allow-outside-sinks", action="store_true",
+                       help="let sinks write outside the program's folder (refused by "
+                            "default)")
     add_shard_options(p_run, "split tensors over a device mesh (jax)")
     p_run.add_argument("--distributed", action="store_true",
                        help="join the JAX process group of several processes (from "

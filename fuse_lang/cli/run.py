@@ -52,6 +52,7 @@ class RunOptions:
     slice_along: str | None
     whys: tuple[str, ...] = ()  # --why: targets explained after the results (cli.why)
     distributed: bool = False  # --distributed: one process of a JAX process group
+    allow_outside_sinks: bool = False  # --allow-outside-sinks (LANGUAGE.md §9)
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
@@ -67,7 +68,8 @@ class RunOptions:
                    config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
                    plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along,
                    whys=tuple(getattr(ns, "why", ()) or ()),
-                   distributed=bool(getattr(ns, "distributed", False)))
+                   distributed=bool(getattr(ns, "distributed", False)),
+                   allow_outside_sinks=bool(getattr(ns, "allow_outside_sinks", False)))
 
 
 def cmd_run(options: RunOptions) -> int:
@@ -206,7 +208,8 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           targets=list(options.targets) or None, past_errors=True,
                           config=config, weights=options.weights or options.params,
                           adapters=list(options.adapters) or None,
-                          distributed=options.distributed)
+                          distributed=options.distributed,
+                          allow_outside_sinks=options.allow_outside_sinks)
         _accept_inputs(options.path, program.analysis, inputs)
         if options.params:
             _all_params_given(options, program.analysis, inputs)

@@ -41,7 +41,8 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
     root = base_dir.resolve()
     if not allow_outside and root != path and root not in path.parents:
         raise FileProblem(f"the sink {target!r} is outside the program's folder {root}; "
-                          f"writing there must be allowed explicitly")
+                          f"writing there must be allowed explicitly (`fuse run "
+                          f"--allow-outside-sinks`, or allow_outside_sinks=True in the API)")
     if path.suffix.lower() not in SINK_SUFFIXES:
         raise FileProblem(f"{path.name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} "
                           f"or {SINK_SUFFIXES[-1]}")
