@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo, TensorKind
+from ..check.analysis import shown_index
 from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
 from ..check.param_roles import param_starts
@@ -23,6 +24,7 @@ from ..io.cells import value_text
 from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
+from .fn_bodies import body_markdown, name_in_function, shown_name
 from .query import symbol_at
 
 
@@ -34,6 +36,9 @@ class Hover:
 
 def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     """The hover for the position `offset` of the analysed text (None: nothing there)."""
+    body = name_in_function(analysis, offset)
+    if body is not None and body.kind not in ("tensor", "builtin"):
+        return Hover(body_markdown(analysis, body), body.span)
     found = symbol_at(analysis, offset)
     if found is not None:
         if found.kind == "tensor":
@@ -48,9 +53,10 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             return Hover(builtin_markdown(found.name), found.span)
         if found.kind == "function":
             return Hover(function_markdown(analysis, found.name, found.span), found.span)
+    inlined = analysis.inlined.origins if analysis.inlined is not None else {}
     for k, stmt in enumerate(analysis.program.statements):
-        if not stmt.span.start <= offset <= stmt.span.end:
-            continue
+        if not stmt.span.start <= offset <= stmt.span.end or k in inlined:
+            continue  # (an equation a `fn` call wrote out has the call's span)
         if isinstance(stmt, ir.Equation) and stmt.op_span.start <= offset <= stmt.op_span.end:
             return Hover(equation_markdown(analysis, k), stmt.op_span)
         if isinstance(stmt, ir.ParamDecl):
@@ -101,7 +107,8 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
                 shown = ", ".join(value_text(v) for v in values[:6]) + \
                     (", …" if len(values) > 6 else "")
                 note += f" values: {shown}"
-            lines.append(f"| {pos} | `{axis.index or '-'}` | {extent} | D{axis.domain}{note} |")
+            index = shown_index(axis.index) if axis.index else "-"
+            lines.append(f"| {pos} | `{index}` | {extent} | D{axis.domain}{note} |")
     if info.source_path:
         lines.append("")
         lines.append(f"Data from `{info.source_path}`.")
@@ -190,7 +197,7 @@ def symbol_markdown(analysis: Analysis, statement: int, call: ir.Call) -> str:
 def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
     roles = [r for r in analysis.roles.get(statement, ()) if r.name == name]
     extent, domain = analysis.var_extents.get((statement, name), (None, 0))
-    lines = [f"```fuse\n{name}\n```",
+    lines = [f"```fuse\n{shown_name(analysis, name)}\n```",
              f"**index** · extent {'?' if extent is None else extent} · domain D{domain}"]
     for role in roles:
         if role.role == "output":
@@ -204,12 +211,33 @@ def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
             text = f"**projected** by `{role.op}` in {where}"
         else:
             text = "**free** (kept in the result)"
+        factors = ", ".join(dict.fromkeys(shown_name(analysis, f) for f in role.factors))
         if role.joined:
-            text += f"; **joins** {', '.join(role.factors)}"
+            text += f"; **joins** {factors}"
         elif role.factors:
-            text += f"; read from {', '.join(role.factors)}"
+            text += f"; read from {factors}"
         lines.append(text)
+    if not roles and analysis.inlined is not None and statement in analysis.inlined.written:
+        extent, domain = _argument_axis(analysis, analysis.inlined.written[statement], name)
+        lines[1] = (f"**index** · extent {'?' if extent is None else extent} · "
+                    f"domain D{domain}")
+        lines.append("an index of a function call's arguments: bound, by position, to the "
+                     "indices of the function's parameters (projected inside the call "
+                     "unless the left-hand side keeps it)")
     return "\n\n".join(lines)
+
+
+def _argument_axis(analysis: Analysis, stmt: ir.Statement, name: str
+                   ) -> tuple[int | None, int]:
+    """The extent and domain of the first axis index `name` reads in `stmt`."""
+    for expr in ir.used_exprs(stmt):
+        for ref in ir.refs(expr):
+            info = analysis.tensors.get(ref.name)
+            for pos, index in enumerate(ref.indices or ()):
+                if info is not None and pos < len(info.axes) and \
+                        isinstance(index, ir.IndexVar) and index.name == name:
+                    return info.axes[pos].extent, info.axes[pos].domain
+    return None, 0
 
 
 def equation_markdown(analysis: Analysis, statement: int) -> str:

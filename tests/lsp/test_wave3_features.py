@@ -1,0 +1,179 @@
+"""The editor on the constructs of the latest wave (`fn`, `let`, `select`/`case`/
+`when`, imports, negation, constants in relations, `param`/`train`), over stdio with
+one server for the module: inside a function's definition hover, definition,
+references and rename work on its parameters, locals and indices; a program tensor
+a body reads is renamed there too; an index in a call's arguments is the call's;
+hovers never show the names the lowering makes (`o@lib::head.1`, `g@let.1`,
+`d@lib`, `__1`)."""
+from __future__ import annotations
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from .conftest import SERVER, open_doc, start
+from .test_diagnostics import wait_for_push
+from .test_hover import at
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+LIB = """\
+# an attention library
+axis d = 4
+fn head(x[p,d], wq[k,d], wk[k,d], wv[v,d]) -> o[p,v] {
+  let q[p,k] = wq[k,d] x[p,d]
+  kk[p,k] = wk[k,d] x[p,d]
+  a[p,p'.] = softmax(q[p,k] kk[p',k] / sqrt(4))
+  o[p,v] = a[p,p'] wv[v,d] x[p',d] Scale
+}
+Scale = 0.5
+Emb[t,d] = const([[1,0,0,0],[0,1,0,0],[0,0,1,0]])
+Bias[v] = const([0.1, 0.2])
+W2[v,d] = const([[1,0,0,0],[0,1,0,0]])
+Probe[t,v] = head(Emb[t,d], W2[v,d], W2[v,d], W2[v,d])
+export Probe
+"""
+
+MAIN = """\
+import "lib/attn.fuse" as lib
+axis k = 2
+param WQ[k,d], WK[k,d] = normal(0.1)
+WV[v,d] = const([[1,0,0,0],[0,1,0,0]])
+X[t,d] = lib::Emb[t,d]
+H[t,v] = lib::head(X[t,d], WQ[k,d], WK[k,d], WV[v,d])
+Y[t,v] = relu(H[t,v] + lib::Bias[v])
+{
+  let g[t] = Y[t,v]
+  G[t] = select(g[t] > 0, g[t], -1)
+}
+C[t] = case {
+  G[t] > 1 -> 1
+  default -> 0
+}
+L[t] = X[t,d] when (d < t)
+Loss = (Y[t,v] - 1)^2
+train Loss
+export Y, G, C, L
+"""
+
+RULES = """\
+Person("ann")
+Person("bob")
+Person(Carl)
+Age("ann", 31)
+Age("bob", -4)
+Likes("ann", "New York")
+Adult(x) = Person(x) Age(x, a) (a >= 18)
+Lonely(x) = Person(x) not Likes(x, _)
+Minor(x) = Person(x) not Adult(x)
+Lonely(x)?
+export Adult, Minor
+"""
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("wave3")
+    (root / "lib").mkdir()
+    (root / "lib" / "attn.fuse").write_text(LIB, encoding="utf-8")
+    lsp_client.root = root
+    await start(lsp_client, "visual-studio-code", root)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def opened(client, name: str, text: str) -> str:
+    """The document open and checked (its diagnostics pushed)."""
+    uri = open_doc(client, client.root / name, text)
+    await wait_for_push(client, uri)
+    return uri
+
+
+def doc(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+async def hover_text(client, uri, text, needle, delta=0) -> str:
+    result = await client.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=at(text, needle, delta)))
+    assert result is not None, needle
+    return result.contents.value
+
+
+async def references(client, uri, text, needle, delta=0) -> list[tuple[str, int, int]]:
+    found = await client.text_document_references_async(types.ReferenceParams(
+        text_document=doc(uri), position=at(text, needle, delta),
+        context=types.ReferenceContext(include_declaration=True)))
+    return sorted((r.uri.rsplit("/", 1)[1], r.range.start.line, r.range.start.character)
+                  for r in found)
+
+
+async def rename(client, uri, text, needle, new, delta=0) -> dict[str, str]:
+    """The documents' texts after the rename's edits."""
+    edit = await client.text_document_rename_async(types.RenameParams(
+        text_document=doc(uri), position=at(text, needle, delta), new_name=new))
+    assert edit is not None and edit.changes, needle
+    out = {}
+    for target, edits in edit.changes.items():
+        lines = (text if target == uri else
+                 (client.root / "lib" / "attn.fuse").read_text()).split("\n")
+        for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                        reverse=True):
+            assert e.range.start.line == e.range.end.line
+            line = lines[e.range.start.line]
+            lines[e.range.start.line] = line[:e.range.start.character] + e.new_text + \
+                line[e.range.end.character:]
+        out[target.rsplit("/", 1)[1]] = "\n".join(lines)
+    return out
+
+
+async def test_inside_a_function_its_names_have_hover_references_and_rename(client):
+    uri = await opened(client, "lib/attn.fuse", LIB)
+    text = await hover_text(client, uri, LIB, "x[p,d], wq")
+    assert "**parameter** 1 of `fn head`" in text and "x[p,d]" in text
+    assert "shape (3, 2)" in await hover_text(client, uri, LIB, "kk[p,k] =")
+    index = await hover_text(client, uri, LIB, "k] kk[p',k]")  # k of the scores: summed
+    assert "extent 2" in index and "**projected**" in index
+    assert "Softmax" in await hover_text(client, uri, LIB, "softmax")
+    assert "**dense**" in await hover_text(client, uri, LIB, "Scale\n}")
+    # the parameter `x`: its signature and its three reads in the body
+    assert await references(client, uri, LIB, "x[p',d]") == [
+        ("attn.fuse", 2, 8), ("attn.fuse", 3, 23), ("attn.fuse", 4, 20), ("attn.fuse", 6, 27)]
+    where = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=doc(uri), position=at(LIB, "kk[p',k]")))
+    assert [(w.range.start.line, w.range.start.character) for w in where] == [(4, 2)]
+    renamed = (await rename(client, uri, LIB, "q[p,k] kk", "query"))["attn.fuse"]
+    assert "let query[p,k] = wq[k,d] x[p,d]" in renamed
+    assert "softmax(query[p,k] kk[p',k]" in renamed and "wq[k,d]" in renamed
+    # an index is its equation's: renaming `p` of the local `kk` leaves the others
+    renamed = (await rename(client, uri, LIB, "p,k] = wk", "r"))["attn.fuse"]
+    assert "  kk[r,k] = wk[k,d] x[r,d]\n" in renamed
+    assert "let q[p,k] = wq[k,d] x[p,d]" in renamed and "x[p,d], wq" in renamed
+
+
+async def test_a_program_tensor_a_body_reads_is_renamed_there_too(client):
+    uri = await opened(client, "lib/attn.fuse", LIB)
+    renamed = (await rename(client, uri, LIB, "Scale = 0.5", "Factor"))["attn.fuse"]
+    assert "x[p',d] Factor\n" in renamed and "Factor = 0.5" in renamed
+    assert ("attn.fuse", 6, 35) in await references(client, uri, LIB, "Scale = 0.5")
+
+
+async def test_an_index_of_a_call_s_arguments_is_the_call_s(client):
+    uri = await opened(client, "main.fuse", MAIN)
+    text = await hover_text(client, uri, MAIN, "d], WQ")
+    assert "extent 4" in text and "@" not in text and "Projection" not in text
+    assert await references(client, uri, MAIN, "d], WQ") == [
+        ("main.fuse", 5, 23), ("main.fuse", 5, 32), ("main.fuse", 5, 41), ("main.fuse", 5, 50)]
+
+
+async def test_hovers_show_names_as_written(client):
+    uri = await opened(client, "main.fuse", MAIN)
+    emb = await hover_text(client, uri, MAIN, "lib::Emb")
+    assert "lib::Emb[t:3, d:4]" in emb and "`d`" in emb
+    assert "read from lib::head(…)" in await hover_text(client, uri, MAIN, "t,v] = lib::head")
+    local = await hover_text(client, uri, MAIN, "t] = select")
+    assert "read from g" in local and "@" not in local
+    rules = await opened(client, "rules.fuse", RULES)
+    wildcard = await hover_text(client, rules, RULES, "_)")
+    assert wildcard.startswith("```fuse\n_\n```") and "__" not in wildcard
