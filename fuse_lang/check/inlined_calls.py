@@ -20,7 +20,7 @@ from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
 _RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*)\.\d+'*")
-_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*'*)`")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*'*)`")
 
 
 def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnostic]:

@@ -40,11 +40,11 @@ def _as_written(analysis: Analysis, k: int) -> ir.Statement:
     return written.get(k) or analysis.program.statements[k]
 
 
-def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
-    """A `fn` under `offset`: its name in its definition or in a call."""
+def _function_spans(analysis: Analysis) -> dict[str, list[Span]]:
+    """Each `fn`'s name spans: its definition's first, then every call of it."""
     inlined = analysis.inlined
     if inlined is None:
-        return None
+        return {}
     spans: dict[str, list[Span]] = {name: [fn.name_span] for name, fn in
                                     inlined.functions.items()}
     exprs = [e for stmt in inlined.written.values() for e in ir.used_exprs(stmt)]
@@ -54,9 +54,21 @@ def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
             if type(node) in (ir.Call, ir.Ref) and node.name in spans \
                     and (type(node) is ir.Call or node.paren):
                 spans[node.name].append(node.name_span)
-    for name, found in spans.items():
+    return spans
+
+
+def function_references(analysis: Analysis, name: str) -> tuple[Span, ...]:
+    """Every occurrence of function `name` (its definition and its calls), in text order."""
+    return tuple(sorted(_function_spans(analysis).get(name, ())))
+
+
+def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
+    """A `fn` under `offset`: its name in its definition or in a call."""
+    inlined = analysis.inlined
+    for name, found in _function_spans(analysis).items():
         for span in found:
             if span.start <= offset <= span.end:
+                assert inlined is not None
                 fn = inlined.functions[name]
                 return SymbolAt("function", name, span, None, (fn.name_span,),
                                 tuple(sorted(found)))

@@ -109,22 +109,25 @@ async def references(client, uri, text, needle, delta=0) -> list[tuple[str, int,
                   for r in found)
 
 
-async def rename(client, uri, text, needle, new, delta=0) -> dict[str, str]:
-    """The documents' texts after the rename's edits."""
+async def rename(client, uri, text, needle, new, delta=0, others=None) -> dict[str, str]:
+    """The documents' texts after the rename's edits (`others`: the texts of the
+    documents other than `uri`, by file name)."""
     edit = await client.text_document_rename_async(types.RenameParams(
         text_document=doc(uri), position=at(text, needle, delta), new_name=new))
     assert edit is not None and edit.changes, needle
     out = {}
     for target, edits in edit.changes.items():
-        lines = (text if target == uri else
-                 (client.root / "lib" / "attn.fuse").read_text()).split("\n")
+        name = target.rsplit("/", 1)[1]
+        if target != uri and name not in (others or {}):
+            continue  # (another document of the workspace, not looked at)
+        lines = (text if target == uri else (others or {})[name]).split("\n")
         for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
                         reverse=True):
             assert e.range.start.line == e.range.end.line
             line = lines[e.range.start.line]
             lines[e.range.start.line] = line[:e.range.start.character] + e.new_text + \
                 line[e.range.end.character:]
-        out[target.rsplit("/", 1)[1]] = "\n".join(lines)
+        out[name] = "\n".join(lines)
     return out
 
 
@@ -177,3 +180,93 @@ async def test_hovers_show_names_as_written(client):
     rules = await opened(client, "rules.fuse", RULES)
     wildcard = await hover_text(client, rules, RULES, "_)")
     assert wildcard.startswith("```fuse\n_\n```") and "__" not in wildcard
+
+
+async def signature(client, uri, text, needle, delta=0):
+    return await client.text_document_signature_help_async(types.SignatureHelpParams(
+        text_document=doc(uri), position=at(text, needle, delta)))
+
+
+async def test_signature_help_for_a_function_of_the_program_and_of_a_library(client):
+    text = MAIN.replace("Loss = ", "Q[t,v] = lib::head(X[t,d], WQ[k,d], \nLoss = ")
+    uri = await opened(client, "sig.fuse", text)
+    found = await signature(client, uri, text, "WQ[k,d], \n", 9)
+    (info,) = found.signatures
+    assert info.label == "fn lib::head(x[p,d], wq[k,d], wk[k,d], wv[v,d]) -> o[p,v]"
+    assert [p.label for p in info.parameters] == ["x[p,d]", "wq[k,d]", "wk[k,d]", "wv[v,d]"]
+    assert found.active_parameter == 2
+    own = "fn add(a, b) -> c {\n  c = a + b\n}\nA = 1\nY = add(A, )\n"
+    uri = await opened(client, "add.fuse", own)
+    found = await signature(client, uri, own, "add(A, )", 7)
+    (info,) = found.signatures
+    assert info.label == "fn add(a, b) -> c" and found.active_parameter == 1
+    # `a` is found first in `add`: the parameters are given as offsets in the label
+    assert [p.label for p in info.parameters] == [(7, 8), "b"]
+
+
+async def test_completion_offers_functions_and_inside_a_body_its_names(client):
+    text = LIB.replace("  o[p,v] = a", "  z[p] = \n  o[p,v] = a")  # (being typed)
+    uri = await opened(client, "lib/typing.fuse", text)
+    found = await client.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=at(text, "z[p] = ", 7)))
+    items = {item.label: item.detail for item in found.items}
+    assert items["x"] == "parameter of fn head" and items["wv"] == "parameter of fn head"
+    assert items["kk"] == "local of fn head" and items["q"] == "local of fn head"
+    assert items["o"] == "the result of fn head"
+    text = LIB + "Z[t,v] = he\n"
+    uri = await opened(client, "lib/typing2.fuse", text)
+    found = await client.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=at(text, "= he", 4)))
+    items = {item.label: item for item in found.items}
+    assert items["head"].kind == types.CompletionItemKind.Function
+    assert items["head"].detail == "fn head(x[p,d], wq[k,d], wk[k,d], wv[v,d]) -> o[p,v]"
+    assert "x" not in items and "kk" not in items  # (outside the body)
+
+
+async def test_semantic_tokens_of_the_new_keywords(client):
+    from fuse_lang.ide.semantic_tokens import TOKEN_TYPES
+    uri = await opened(client, "main.fuse", MAIN)
+    tokens = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=doc(uri)))
+    lines, line, column, kinds = MAIN.split("\n"), 0, 0, {}
+    data = tokens.data
+    for k in range(0, len(data), 5):
+        line += data[k]
+        column = data[k + 1] if data[k] else column + data[k + 1]
+        kinds[lines[line][column:column + data[k + 2]]] = TOKEN_TYPES[data[k + 3]]
+    for word in ("train", "case", "when", "default", "let", "import", "as", "param"):
+        assert kinds.get(word) == "keyword", (word, kinds.get(word))
+    assert kinds["lib::head"] == "function" and kinds["select"] == "function"
+
+
+async def test_a_mistake_in_an_imported_function_s_body_points_at_its_line(client):
+    bad = LIB.replace("kk[p,k] = wk[k,d] x[p,d]", "kk[p,k] = wk[k,d] y[p,d]")
+    (client.root / "lib" / "bad.fuse").write_text(bad, encoding="utf-8")
+    text = MAIN.replace("lib/attn.fuse", "lib/bad.fuse")
+    uri = open_doc(client, client.root / "bad_main.fuse", text)
+    (diag,) = [d for d in await wait_for_push(client, uri) if d.code == "undefined-tensor"]
+    assert diag.range.start.line == 5  # the call
+    (related,) = diag.related_information
+    assert related.location.uri.endswith("lib/bad.fuse")
+    assert related.location.range.start.line == 4  # kk[p,k] = wk[k,d] y[p,d]
+
+
+async def test_renaming_a_library_function_in_the_library_edits_its_importers(client):
+    await opened(client, "main.fuse", MAIN)
+    uri = await opened(client, "lib/attn.fuse", LIB)
+    texts = await rename(client, uri, LIB, "head(x", "attend", others={"main.fuse": MAIN})
+    assert "fn attend(x[p,d]" in texts["attn.fuse"]
+    assert "Probe[t,v] = attend(Emb[t,d]" in texts["attn.fuse"]
+    assert "H[t,v] = lib::attend(X[t,d]" in texts["main.fuse"]
+    assert ("main.fuse", 5, 9) in await references(client, uri, LIB, "head(x")
+
+
+async def test_the_outline_lists_the_functions(client):
+    uri = await opened(client, "lib/attn.fuse", LIB)
+    groups = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=doc(uri)))
+    assert groups[0].name == "functions" and groups[0].detail == "1 function"
+    (head,) = groups[0].children
+    assert (head.name, head.kind) == ("head", types.SymbolKind.Function)
+    assert head.detail == "(x[p,d], wq[k,d], wk[k,d], wv[v,d]) -> o[p,v]"
+    assert (head.selection_range.start.line, head.range.end.line) == (2, 7)
