@@ -65,6 +65,9 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
                         and init.name_span.start <= offset <= init.name_span.end:
                     spec = INITIALISERS[init.name]
                     return Hover(f"```fuse\n{spec.signature}\n```\n{spec.doc}", init.name_span)
+        constant = _constant_at(analysis, stmt, offset)
+        if constant is not None:
+            return constant
         for expr in ir.used_exprs(stmt):
             for node in ir.walk(expr):
                 if isinstance(node, ir.Reduce) and node.span.start <= offset < node.op_span.start:
@@ -225,6 +228,34 @@ def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
                      "indices of the function's parameters (projected inside the call "
                      "unless the left-hand side keeps it)")
     return "\n\n".join(lines)
+
+
+def _constant_at(analysis: Analysis, stmt: ir.Statement, offset: int) -> Hover | None:
+    """A constant index under `offset` (`"ann"`, `-4`, `Alice` in an atom or a
+    fact): the value it names in its column, or the position it selects."""
+    refs = list(ir.defined_refs(stmt))
+    refs += [ref for expr in ir.used_exprs(stmt) for ref in ir.refs(expr)]
+    for ref in refs:
+        for pos, index in enumerate(ref.indices or ()):
+            if type(index) is not ir.IndexConst or \
+                    not index.span.start <= offset <= index.span.end:
+                continue
+            written = value_text(index.value)
+            info = analysis.tensors.get(ref.name)
+            head = f"```fuse\n{written}\n```\n**constant**"
+            if info is None or pos >= len(info.axes):
+                return Hover(head, index.span)
+            axis = info.axes[pos]
+            values = analysis.domain_symbols.get(axis.domain, ())
+            where = f"column {pos} of `{shown_name(analysis, info.name)}` (domain D{axis.domain}"
+            if values:
+                found = [n for n, v in enumerate(values)
+                         if v == index.value and type(v) is type(index.value)]
+                what = (f"value {found[0]} of {len(values)} in" if found
+                        else f"none of the {len(values)} values of")
+                return Hover(f"{head} · {what} {where})", index.span)
+            return Hover(f"{head} · position {index.value} of {where})", index.span)
+    return None
 
 
 def _argument_axis(analysis: Analysis, stmt: ir.Statement, name: str

@@ -270,3 +270,20 @@ async def test_the_outline_lists_the_functions(client):
     assert (head.name, head.kind) == ("head", types.SymbolKind.Function)
     assert head.detail == "(x[p,d], wq[k,d], wk[k,d], wv[v,d]) -> o[p,v]"
     assert (head.selection_range.start.line, head.range.end.line) == (2, 7)
+
+
+async def test_hover_on_a_constant_of_a_relation(client):
+    uri = await opened(client, "rules.fuse", RULES)
+    text = await hover_text(client, uri, RULES, '"New York"')
+    assert text.startswith('```fuse\n"New York"\n```') and "value 0 of 1 in column 1" in text
+    assert "value 0 of 2 in column 1 of `Age`" in await hover_text(client, uri, RULES, "-4")
+    assert "```fuse\nCarl\n```" in await hover_text(client, uri, RULES, "Carl")
+
+
+async def test_a_quoted_constant_in_a_comparison_is_not_called_a_file_path(client):
+    text = RULES.replace("(a >= 18)", '(x != "bob")')
+    uri = open_doc(client, client.root / "compare.fuse", text)
+    (diag,) = [d for d in await wait_for_push(client, uri) if d.code == "invalid-statement"]
+    assert "quoted constant cannot be compared yet" in diag.message
+    assert "file path" not in diag.message
+    assert diag.range.start == at(text, '"bob")\nLonely')
