@@ -19,7 +19,8 @@ from ..front.span import Span
 from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
-_RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*)\.\d+'*")
+_RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_]"
+                      r"[A-Za-z0-9_]*)*)\.\d+'*")
 _QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*'*)`")
 
 
@@ -36,8 +37,20 @@ def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnosti
         origins = at_call.get(diag.span) or _within(at_call, diag.span)
         if origins and id(diag) not in own:
             diag = replace(diag, related=(_body_line(diag, origins, inlined),) + diag.related)
-        out.append(diag)
+        out.append(_as_written(diag))
     return out
+
+
+def _as_written(diag: Diagnostic) -> Diagnostic:
+    """`diag` with a call's renamed local or index (`u@f.1`, `d@head.2`) in its message
+    as the body writes it (`u`: the related information names the function), and
+    the fixes that would write a renamed name dropped."""
+    if "@" not in diag.message:
+        return diag
+    message = _RENAMED.sub(lambda m: m.group(1) + m.group(0)[len(m.group(0).rstrip("'")):],
+                           diag.message)
+    fixes = tuple(f for f in diag.fixes if not _RENAMED.search(repr(f)))
+    return replace(diag, message=message, fixes=fixes)
 
 
 def _within(at_call: dict[Span, list[Origin]], span: Span) -> list[Origin] | None:

@@ -287,3 +287,15 @@ async def test_a_quoted_constant_in_a_comparison_is_not_called_a_file_path(clien
     assert "quoted constant cannot be compared yet" in diag.message
     assert "file path" not in diag.message
     assert diag.range.start == at(text, '"bob")\nLonely')
+
+
+async def test_a_diagnostic_about_a_call_s_local_names_it_as_written(client):
+    text = ("fn f(a[i]) -> c[i] {\n  t[i] = a[i] a[i]\n  u[i] = a[i]\n  c[i] = t[i]\n}\n"
+            "A = const([1,2])\nY[i] = f(A[i])\nexport Y\n")
+    uri = open_doc(client, client.root / "unused_local.fuse", text)
+    (diag,) = await wait_for_push(client, uri)
+    assert diag.code == "unused-tensor" and diag.message.startswith("`u` is never read")
+    assert diag.range.start.line == 6
+    (related,) = diag.related_information
+    assert (related.location.range.start.line, related.message) == (
+        2, "in `fn f`, inlined at this call")
