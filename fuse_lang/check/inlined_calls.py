@@ -53,6 +53,35 @@ def _as_written(diag: Diagnostic) -> Diagnostic:
     return replace(diag, message=message, fixes=fixes)
 
 
+def uncalled_bodies(inlined: Inlined, size: int) -> list[Diagnostic]:
+    """`undefined-tensor` for a name that the body of a function no line calls reads
+    and nothing defines: a call would report it (at the call), but a library's
+    function may have no call in its own file, which is checked alone as the files
+    importing it will be.  Functions of this text only (`size`: its length; an
+    imported file's are its own)."""
+    called = {origin.fn for origin in inlined.origins.values()}
+    defined = set(inlined.functions) | set(NAMED_BUILTINS)
+    for stmt in inlined.statements:
+        defined.update(ref.name for ref in ir.defined_refs(stmt))
+    out = []
+    for name, fn in inlined.functions.items():
+        if name in called or fn.span.end > size:
+            continue
+        own = {p.name for p in fn.params} | {eq.lhs.name for eq in fn.body} | {fn.result.name}
+        for eq in fn.body:
+            variables = {v.name for ref in (eq.lhs, *ir.refs(eq.rhs))
+                         for index in ref.indices or () for v in ir.index_vars(index)}
+            for ref in ir.refs(eq.rhs):
+                if ref.name in own or ref.name in defined or "::" in ref.name or \
+                        (ref.indices is None and ref.name in variables):
+                    continue
+                close = NameSuggester(tuple(sorted(defined | own))).close(ref.name)
+                out.append(make("undefined-tensor", f"`{ref.name}` is not defined (in `fn "
+                                f"{name}`, which no line of this file calls)"
+                                f"{did_you_mean_text(close)}", ref.name_span))
+    return out
+
+
 def _within(at_call: dict[Span, list[Origin]], span: Span) -> list[Origin] | None:
     """The origins of the innermost call holding `span` (an argument of it)."""
     best = None

@@ -299,3 +299,12 @@ async def test_a_diagnostic_about_a_call_s_local_names_it_as_written(client):
     (related,) = diag.related_information
     assert (related.location.range.start.line, related.message) == (
         2, "in `fn f`, inlined at this call")
+
+
+async def test_a_name_nothing_defines_in_a_function_no_line_calls(client):
+    text = LIB.replace("x[p',d] Scale", "x[p',d] Scael").replace(
+        "Probe[t,v] = head(Emb[t,d], W2[v,d], W2[v,d], W2[v,d])\nexport Probe\n", "")
+    uri = open_doc(client, client.root / "lib" / "uncalled.fuse", text)
+    (diag,) = [d for d in await wait_for_push(client, uri) if d.code == "undefined-tensor"]
+    assert diag.range.start == at(text, "Scael")
+    assert "did you mean `Scale`" in diag.message and "no line of this file calls" in diag.message
