@@ -16,6 +16,7 @@ from ..front.builtins import NAMED_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.functions import Inlined, Origin
 from ..front.span import Span
+from .projections import body_typos
 from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
@@ -32,6 +33,9 @@ def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnosti
     own = set(map(id, inlined.diagnostics))
     out = []
     for diag in diags:
+        if diag.code == "likely-typo-index" and (at_call.get(diag.span) or
+                                                 _within(at_call, diag.span)):
+            continue  # (said at the body's equation: body_diagnostics)
         if diag.code == "unknown-builtin" and inlined.functions:
             diag = _unknown_function(diag, inlined)
         origins = at_call.get(diag.span) or _within(at_call, diag.span)
@@ -51,6 +55,19 @@ def _as_written(diag: Diagnostic) -> Diagnostic:
                            diag.message)
     fixes = tuple(f for f in diag.fixes if not _RENAMED.search(repr(f)))
     return replace(diag, message=message, fixes=fixes)
+
+
+def body_diagnostics(inlined: Inlined, size: int) -> list[Diagnostic]:
+    """What a function's definition says of itself, once, where it is written: its
+    likely typos of an index (projections.body_typos), and the names nothing
+    defines in a function no line calls (uncalled_bodies).  Functions of this text
+    only (`size`: its length; an imported file's are its own)."""
+    out = uncalled_bodies(inlined, size)
+    for fn in inlined.functions.values():
+        if fn.span.end <= size:
+            for eq in fn.body:
+                out += body_typos(eq)
+    return out
 
 
 def uncalled_bodies(inlined: Inlined, size: int) -> list[Diagnostic]:

@@ -308,3 +308,17 @@ async def test_a_name_nothing_defines_in_a_function_no_line_calls(client):
     (diag,) = [d for d in await wait_for_push(client, uri) if d.code == "undefined-tensor"]
     assert diag.range.start == at(text, "Scael")
     assert "did you mean `Scale`" in diag.message and "no line of this file calls" in diag.message
+
+
+async def test_a_likely_typo_of_an_index_in_a_body_is_told_there_once(client):
+    text = ("fn f(a[k,d], w[k,d]) -> c[k] {\n  c[k] = w[k,d] a[k,dd]\n}\n"
+            "A = const([[1,2]])\nY[k] = f(A[k,d], A[k,d])\nZ[k] = f(A[k,d], A[k,d])\n"
+            "export Y, Z\n")
+    uri = open_doc(client, client.root / "typo.fuse", text)
+    (diag,) = [d for d in await wait_for_push(client, uri) if d.code == "likely-typo-index"]
+    assert diag.range.start == at(text, "dd]")
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=doc(uri), range=diag.range,
+        context=types.CodeActionContext(diagnostics=[diag])))
+    (edit,) = [e for a in actions if getattr(a, "edit", None) for e in a.edit.changes[uri]]
+    assert (edit.range, edit.new_text) == (diag.range, "d")
