@@ -7,6 +7,7 @@ explanation from the planner.  Builtins: signature and meaning.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo, TensorKind
@@ -274,7 +275,14 @@ def _argument_axis(analysis: Analysis, stmt: ir.Statement, name: str
 def equation_markdown(analysis: Analysis, statement: int) -> str:
     plan = plan_equation(analysis, statement)
     body = "\n".join(render_equation(plan))
-    return f"**Projection** of `{plan.tensor}` ({plan.op})\n\n```\n{body}\n```"
+    body = _LOWERED.sub(lambda m: shown_name(analysis, m.group(0)), body)
+    return (f"**Projection** of `{shown_name(analysis, plan.tensor)}` ({plan.op})\n\n"
+            f"```\n{body}\n```")
+
+
+# a name the lowering made (a block's or a call's local, an imported file's axis, a `_`)
+_LOWERED = re.compile(r"(?<![A-Za-z0-9_'])(?:[A-Za-z_][A-Za-z0-9_]*@[A-Za-z_][A-Za-z0-9_:]*"
+                      r"(?:\.\d+)?'*|__\d+(?![A-Za-z0-9_]))")
 
 
 def function_markdown(analysis: Analysis, name: str, at: Span) -> str:

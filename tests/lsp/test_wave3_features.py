@@ -177,6 +177,9 @@ async def test_hovers_show_names_as_written(client):
     assert "read from lib::head(…)" in await hover_text(client, uri, MAIN, "t,v] = lib::head")
     local = await hover_text(client, uri, MAIN, "t] = select")
     assert "read from g" in local and "@" not in local
+    for needle in ("= select(g[t]", "= lib::head(", "= Y[t,v]\n"):  # the projections
+        text = await hover_text(client, uri, MAIN, needle)
+        assert text.startswith("**Projection**") and "@" not in text, (needle, text)
     rules = await opened(client, "rules.fuse", RULES)
     wildcard = await hover_text(client, rules, RULES, "_)")
     assert wildcard.startswith("```fuse\n_\n```") and "__" not in wildcard
