@@ -26,6 +26,7 @@ from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
 from .fn_bodies import body_markdown, name_in_function, shown_name
+from .imported import import_markdown
 from .query import symbol_at
 
 
@@ -37,6 +38,9 @@ class Hover:
 
 def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     """The hover for the position `offset` of the analysed text (None: nothing there)."""
+    imported = import_markdown(analysis, offset)
+    if imported is not None:
+        return Hover(*imported)
     body = name_in_function(analysis, offset)
     if body is not None and body.kind not in ("tensor", "builtin"):
         return Hover(body_markdown(analysis, body), body.span)

@@ -325,3 +325,12 @@ async def test_a_likely_typo_of_an_index_in_a_body_is_told_there_once(client):
         context=types.CodeActionContext(diagnostics=[diag])))
     (edit,) = [e for a in actions if getattr(a, "edit", None) for e in a.edit.changes[uri]]
     assert (edit.range, edit.new_text) == (diag.range, "d")
+
+
+async def test_an_import_s_alias_has_a_hover_and_a_definition(client):
+    uri = await opened(client, "main.fuse", MAIN)
+    text = await hover_text(client, uri, MAIN, "as lib", 3)
+    assert 'import "lib/attn.fuse" as lib' in text and "`head`" in text and "`Emb`" in text
+    where = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=doc(uri), position=at(MAIN, "as lib", 3)))
+    assert [w.uri.rsplit("/", 2)[1:] for w in where] == [["lib", "attn.fuse"]]
