@@ -334,3 +334,15 @@ async def test_an_import_s_alias_has_a_hover_and_a_definition(client):
     where = await client.text_document_definition_async(types.DefinitionParams(
         text_document=doc(uri), position=at(MAIN, "as lib", 3)))
     assert [w.uri.rsplit("/", 2)[1:] for w in where] == [["lib", "attn.fuse"]]
+
+
+async def test_the_fix_of_an_unsafe_negation_writes_the_wildcard(client):
+    text = RULES.replace("not Likes(x, _)", "not Likes(x, y)")
+    uri = open_doc(client, client.root / "unsafe.fuse", text)
+    (diag,) = [d for d in await wait_for_push(client, uri) if d.code == "unsafe-negation"]
+    assert diag.range.start == at(text, "y)\nMinor")
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=doc(uri), range=diag.range,
+        context=types.CodeActionContext(diagnostics=[diag])))
+    (edit,) = [e for a in actions if getattr(a, "edit", None) for e in a.edit.changes[uri]]
+    assert (edit.range, edit.new_text) == (diag.range, "_")
