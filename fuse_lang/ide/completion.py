@@ -65,7 +65,7 @@ class Signature:
 
 @dataclass
 class _Open:
-    kind: str  # "index" | "call" | "reduce" | "group" | "list"
+    kind: str  # "index" | "call" | "reduce" | "group" | "list" | "case" (`case { ... }`)
     name: str | None
     commas: int = 0
     arg: list[Tok] = field(default_factory=list)  # tokens of the current argument
@@ -120,6 +120,10 @@ def _scan(text: str, offset: int, tensors: dict[str, TensorInfo] | None = None,
                 after_nl = tok
             continue
         if kind == "SEMI":
+            if cur.stack and cur.stack[-1].kind == "case":  # `;` between a case's arms
+                cur.stack[-1].arg = []
+                cur.statement.append(tok)
+                continue
             cur = _Cursor("code", word)
             continue
         top = cur.stack[-1] if cur.stack else None
@@ -164,6 +168,8 @@ def _bracket(tok: Tok, prev: Tok | None, tensors: dict[str, TensorInfo],
              functions: Mapping[str, Any]) -> tuple[str, str | None]:
     if prev is not None and prev.type == "REDUCE" and tok.type == "LPAR":
         return "reduce", "reduce"
+    if prev is not None and prev.type == "CASE" and tok.type == "LBRACE":
+        return "case", None  # its arms, separated by `;` or newlines: one statement
     if prev is None or prev.type != "NAME":
         return ("list" if tok.type == "LSQB" else "group"), None
     name = prev.value

@@ -346,3 +346,12 @@ async def test_the_fix_of_an_unsafe_negation_writes_the_wildcard(client):
         context=types.CodeActionContext(diagnostics=[diag])))
     (edit,) = [e for a in actions if getattr(a, "edit", None) for e in a.edit.changes[uri]]
     assert (edit.range, edit.new_text) == (diag.range, "_")
+
+
+async def test_completion_after_a_semicolon_between_case_arms_is_an_expression_s(client):
+    text = MAIN.replace("Loss = ", "K[t] = case { G[t] > 1 -> 1; \nLoss = ")
+    uri = await opened(client, "case.fuse", text)
+    found = await client.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=at(text, "-> 1; \n", 6)))
+    labels = {item.label for item in found.items}
+    assert {"G", "relu", "select"} <= labels and not labels & {"export", "param", "fn"}
