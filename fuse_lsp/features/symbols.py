@@ -16,6 +16,7 @@ from fuse_lang.ide.outline import (
     OutlineGroup,
     OutlineSymbol,
     document_outline,
+    function_symbols,
     fuse_files,
     matches_query,
     tensor_symbols,
@@ -87,7 +88,7 @@ def workspace_symbols_of(analysis: Analysis, convert: Converter, uri: str,
     return [types.WorkspaceSymbol(
         name=s.name, kind=_kind(s), container_name=container,
         location=types.Location(uri=uri, range=convert.range(s.name_span)))
-        for s in tensor_symbols(analysis)]
+        for s in function_symbols(analysis) + tensor_symbols(analysis)]
 
 
 class FileSymbols:

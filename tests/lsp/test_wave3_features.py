@@ -355,3 +355,11 @@ async def test_completion_after_a_semicolon_between_case_arms_is_an_expression_s
         text_document=doc(uri), position=at(text, "-> 1; \n", 6)))
     labels = {item.label for item in found.items}
     assert {"G", "relu", "select"} <= labels and not labels & {"export", "param", "fn"}
+
+
+async def test_workspace_symbols_hold_the_functions(client):
+    await opened(client, "lib/attn.fuse", LIB)
+    found = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="head"))
+    (head,) = [s for s in found if s.location.uri.endswith("lib/attn.fuse")]
+    assert (head.name, head.kind, head.location.range.start) == (
+        "head", types.SymbolKind.Function, at(LIB, "head(x"))
