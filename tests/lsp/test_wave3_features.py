@@ -363,3 +363,19 @@ async def test_workspace_symbols_hold_the_functions(client):
     (head,) = [s for s in found if s.location.uri.endswith("lib/attn.fuse")]
     assert (head.name, head.kind, head.location.range.start) == (
         "head", types.SymbolKind.Function, at(LIB, "head(x"))
+
+
+async def test_a_function_being_typed_does_not_make_its_calls_unknown(client):
+    text = LIB.replace("  o[p,v] = a", "  z[p] = \n  o[p,v] = a")  # (being typed)
+    uri = open_doc(client, client.root / "lib" / "typing3.fuse", text)
+    diags = await wait_for_push(client, uri)
+    assert [d.code for d in diags if d.severity == types.DiagnosticSeverity.Error] == [
+        "syntax-error"], [(d.code, d.message) for d in diags]
+
+
+async def test_the_names_of_an_import_that_is_not_found_are_not_said_unknown(client):
+    text = MAIN.replace("lib/attn.fuse", "lib/missing.fuse")
+    uri = open_doc(client, client.root / "missing.fuse", text)
+    diags = await wait_for_push(client, uri)
+    assert [d.code for d in diags if d.severity == types.DiagnosticSeverity.Error] == [
+        "import-not-found"], [(d.code, d.message) for d in diags]
