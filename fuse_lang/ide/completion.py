@@ -325,7 +325,8 @@ def _function_names(text: str, offset: int, rank: str) -> list[Completion]:
     if header is None:
         return []
     after = _FN_HEADER.search(text, header.end())
-    toks = tokenize(text[header.start():after.start() if after else len(text)])
+    toks = _outside_brackets_newlines(
+        tokenize(text[header.start():after.start() if after else len(text)]))
     at = offset - header.start()
     fn, depth, braces, arrow, body_start = header.group(1), 0, 0, False, None
     names: dict[str, str] = {}
@@ -359,6 +360,20 @@ def _function_names(text: str, offset: int, rank: str) -> list[Completion]:
         return []
     return [Completion(name, "tensor", what, sort_text=rank + name)
             for name, what in names.items()]
+
+
+def _outside_brackets_newlines(toks: list[Tok]) -> list[Tok]:
+    """`toks` less the newlines inside `( )` and `[ ]` (a signature over two lines)."""
+    out, depth = [], 0
+    for tok in toks:
+        if tok.type in ("LPAR", "LSQB"):
+            depth += 1
+        elif tok.type in ("RPAR", "RSQB"):
+            depth = max(0, depth - 1)
+        elif tok.type == "NL" and depth:
+            continue
+        out.append(tok)
+    return out
 
 
 def _builtins(snippets: bool, rank: str) -> list[Completion]:
