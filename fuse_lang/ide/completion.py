@@ -329,6 +329,7 @@ def _function_names(text: str, offset: int, rank: str) -> list[Completion]:
         tokenize(text[header.start():after.start() if after else len(text)]))
     at = offset - header.start()
     fn, depth, braces, arrow, body_start = header.group(1), 0, 0, False, None
+    cases: list[bool] = []  # per open `{`: whether a `case` opened it (its arms: no locals)
     names: dict[str, str] = {}
     for k, tok in enumerate(toks):
         nxt = toks[k + 1].type if k + 1 < len(toks) else None
@@ -341,9 +342,11 @@ def _function_names(text: str, offset: int, rank: str) -> list[Completion]:
             arrow = True
         elif tok.type == "LBRACE" and arrow:
             braces += 1
+            cases.append(prev == "CASE")
             body_start = body_start if body_start is not None else tok.end_pos
         elif tok.type == "RBRACE" and body_start is not None:
             braces -= 1
+            cases = cases[:-1]
             if braces == 0:
                 if tok.start_pos < at:
                     return []  # the cursor is past the body
@@ -354,7 +357,7 @@ def _function_names(text: str, offset: int, rank: str) -> list[Completion]:
         elif tok.type == "NAME" and arrow and body_start is None and prev == "ARROW":
             names.setdefault(tok.value, f"the result of fn {fn}")
         elif tok.type == "NAME" and body_start is not None and depth == 0 and \
-                prev in ("NL", "SEMI", "LBRACE", "LET") and nxt in _DEFINES:
+                not any(cases) and prev in ("NL", "SEMI", "LBRACE", "LET") and nxt in _DEFINES:
             names.setdefault(tok.value, f"local of fn {fn}")
     if body_start is None or at < body_start:
         return []

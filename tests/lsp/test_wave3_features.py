@@ -381,11 +381,13 @@ async def test_the_names_of_an_import_that_is_not_found_are_not_said_unknown(cli
         "import-not-found"], [(d.code, d.message) for d in diags]
 
 
-async def test_completion_in_a_body_reads_a_signature_written_over_two_lines(client):
-    text = ("fn mix(a[i], b[i],\n       w[i]) -> c[i] {\n  c[i] = \n}\n"
+async def test_completion_in_a_body_reads_a_signature_over_two_lines_and_case_arms(client):
+    text = ("fn mix(a[i], b[i],\n       w[i]) -> c[i] {\n  t[i] = case {\n    A[i] > 1 -> a[i]"
+            "\n    default -> b[i]\n  }\n  c[i] = \n}\n"
             "A = const([1,2])\nY[i] = mix(A[i], A[i], A[i])\nexport Y\n")
     uri = await opened(client, "two_lines.fuse", text)
     found = await client.text_document_completion_async(types.CompletionParams(
         text_document=doc(uri), position=at(text, "c[i] = \n", 7)))
     items = {item.label: item.detail for item in found.items}
     assert items["w"] == "parameter of fn mix" and items["a"] == "parameter of fn mix"
+    assert items["t"] == "local of fn mix" and items["A"] == "dense [2]"  # (not a case arm's)
