@@ -55,8 +55,16 @@ class TensorInfo:
             if axis.virtual:
                 continue
             extent = "?" if axis.extent is None else str(axis.extent)
-            parts.append(f"{axis.index}:{extent}" if axis.index else extent)
+            parts.append(f"{shown_index(axis.index)}:{extent}" if axis.index else extent)
         return "[" + ", ".join(parts) + "]"
+
+
+def shown_index(name: str) -> str:
+    """An index as the user wrote it: a renamed one (`d@lib`, an imported file's
+    `axis d`; `d@head.1`, a function's) without what the renaming added."""
+    if "@" not in name:
+        return name
+    return name[:name.index("@")] + "'" * (len(name) - len(name.rstrip("'")))
 
 
 Tables = tuple[dict, dict, dict]  # tensors, var_extents, domain_symbols

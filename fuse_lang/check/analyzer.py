@@ -36,7 +36,7 @@ from .imports import (
     resolve_imports,
 )
 from .initialisers import check_initialisers
-from .inlined_calls import placed_in_calls
+from .inlined_calls import body_diagnostics, placed_in_calls
 from .lone_indices import program_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
@@ -271,6 +271,7 @@ class _Checker:
             kept = tuple(s for s in program.statements if type(s) is not ir.FnDef)
             return ir.Program(kept, program.text), relocation.replaced(kept), None
         self.diags.extend(inlined.diagnostics)
+        self.diags.extend(body_diagnostics(inlined, len(self.text)))
         return (ir.Program(inlined.statements, program.text),
                 relocation.replaced(inlined.statements), inlined)
 

@@ -4,8 +4,9 @@ reported undefined where it is read, and one only it reads would be reported
 never read.  The names on such a statement are found from its tokens: its
 leading name (after `param`) is one it would define, and every name one it may
 read (`Parent(x,y),`, a line of a rule written over several, reads `Parent`);
-the `undefined-tensor` diagnostics of the first and the `unused-tensor` ones of
-the second are dropped, and so is every `unknown-constant` (a statement left out
+a broken `fn f(...)` would define the function `f`.  The `undefined-tensor`
+diagnostics (`unknown-builtin`, `unknown-function` for a call) of the first and
+the `unused-tensor` ones of the second are dropped, and so is every `unknown-constant` (a statement left out
 may put any value in a column).  Every other diagnostic stays.
 """
 from __future__ import annotations
@@ -53,7 +54,7 @@ def names_on_broken(text: str, statement_spans: Sequence[Span],
 
 def _names(statement: str, defined: set[str], read: set[str]) -> None:
     tokens = tokenize(statement)
-    first = 1 if tokens and tokens[0][0] == "PARAM" else 0
+    first = 1 if tokens and tokens[0][0] in ("PARAM", "FN") else 0  # (`fn f(...)` defines f)
     if len(tokens) > first and tokens[first][0] == "NAME":
         defined.add(tokens[first][1])
     read.update(tok[1] for tok in tokens if tok[0] == "NAME")
@@ -61,8 +62,8 @@ def _names(statement: str, defined: set[str], read: set[str]) -> None:
 
 def _cascade(diag: Diagnostic, text: str, defined: set[str], read: set[str]) -> bool:
     code = diag.code
-    if code == "undefined-tensor":
-        return text[diag.span.start:diag.span.end] in defined
+    if code in ("undefined-tensor", "unknown-builtin", "unknown-function"):
+        return text[diag.span.start:diag.span.end] in defined  # (a call of a broken `fn`)
     if code == "unused-tensor":
         return text[diag.span.start:diag.span.end] in read
     # a statement left out may put any value in a column (a fact, a rule whose head

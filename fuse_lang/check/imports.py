@@ -46,6 +46,14 @@ _MAX_PER_IMPORT = 20  # errors of imported files shown at one import statement
 _MAX_NAMINGS = 4  # ways of naming one file kept (importers that name it differently)
 
 
+class Aliases(dict):
+    """alias -> path of a file's imports, and the aliases of those not found."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.missing: set[str] = set()
+
+
 @dataclasses.dataclass
 class ParsedFile:
     """One file read and parsed (spans in its own text)."""
@@ -209,8 +217,9 @@ class Resolved:
     diagnostics: list[Diagnostic]
     imports: Imports
     # `ns::X` that names nothing, by its span: what to say instead of the checker's
-    # own `undefined-tensor` there (or as well, where the checker says nothing)
-    flagged: dict[Span, Diagnostic]
+    # own `undefined-tensor` there (or as well, where the checker says nothing);
+    # None: nothing (`ns` is an import that is not found)
+    flagged: dict[Span, Diagnostic | None]
 
 
 def resolve_imports(statements: tuple[ir.Statement, ...], path: str | None, base_dir: Path,
@@ -229,7 +238,7 @@ class _Resolver:
         self.text = text
         self.cache = cache
         self.diags: list[Diagnostic] = []
-        self.flagged: dict[Span, Diagnostic] = {}
+        self.flagged: dict[Span, Diagnostic | None] = {}
         self.files: dict[str, ImportedFile] = {}
         self.edges: dict[str, list[tuple[ir.ImportDecl, str, int]]] = {}  # file -> imports
 
@@ -263,8 +272,9 @@ class _Resolver:
 
     def _aliases(self, owner: str, decls: list[ir.ImportDecl], folder: str, base: int
                  ) -> dict[str, str]:
-        """alias -> path of a file's imports (an unreadable one reported and left out)."""
-        aliases: dict[str, str] = {}
+        """alias -> path of a file's imports (an unreadable one reported and left out,
+        its alias kept in `missing`: its names are not said unknown as well)."""
+        aliases = Aliases()
         edges = self.edges.setdefault(owner, [])
         for decl in decls:
             span = _moved(decl.path.span, base)
@@ -278,6 +288,7 @@ class _Resolver:
             if isinstance(found, str):
                 self.diags.append(make("import-not-found", f"cannot import `{decl.path.value}`: "
                                        f"{found} (looked for {target})", span))
+                aliases.missing.add(decl.alias)
                 continue
             aliases[decl.alias] = target
             edges.append((decl, target, base))
@@ -375,7 +386,9 @@ class _Resolver:
         target = aliases.get(head)
         file = self.files.get(target) if target is not None else None
         if file is None:
-            if target is None:
+            if target is None and head in getattr(aliases, "missing", ()):
+                self.flagged[span] = None  # (import-not-found says it: nothing here)
+            elif target is None:
                 self._unknown_namespace(head, span, aliases)
             return name
         if "::" in rest:
@@ -421,10 +434,16 @@ def placed_at_imports(diags: list[Diagnostic], resolved: Resolved) -> list[Diagn
     pending = dict(resolved.flagged)
     said = []
     for diag in diags:
+        if diag.span in pending and pending[diag.span] is None and \
+                diag.code in _NOT_FOUND + ("unused-tensor",):
+            continue  # (a name of an import that is not found: import-not-found says it)
         if diag.span in pending and diag.code in _NOT_FOUND:
-            diag = pending.pop(diag.span)  # (the file's names, not the program's, suggested)
+            instead = pending.pop(diag.span)  # (the file's names, not the program's, suggested)
+            if instead is None:
+                continue
+            diag = instead
         said.append(diag)
-    said += pending.values()
+    said += [diag for diag in pending.values() if diag is not None]
     out: list[Diagnostic] = []
     per_import: dict[Span, int] = {}
     for diag in said:

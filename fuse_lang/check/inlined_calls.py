@@ -16,11 +16,13 @@ from ..front.builtins import NAMED_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.functions import Inlined, Origin
 from ..front.span import Span
+from .projections import body_typos
 from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
-_RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*)\.\d+'*")
-_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*'*)`")
+_RENAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)@([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_]"
+                      r"[A-Za-z0-9_]*)*)\.\d+'*")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*'*)`")
 
 
 def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnostic]:
@@ -31,12 +33,69 @@ def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnosti
     own = set(map(id, inlined.diagnostics))
     out = []
     for diag in diags:
+        if diag.code == "likely-typo-index" and (at_call.get(diag.span) or
+                                                 _within(at_call, diag.span)):
+            continue  # (said at the body's equation: body_diagnostics)
         if diag.code == "unknown-builtin" and inlined.functions:
             diag = _unknown_function(diag, inlined)
         origins = at_call.get(diag.span) or _within(at_call, diag.span)
         if origins and id(diag) not in own:
             diag = replace(diag, related=(_body_line(diag, origins, inlined),) + diag.related)
-        out.append(diag)
+        out.append(_as_written(diag))
+    return out
+
+
+def _as_written(diag: Diagnostic) -> Diagnostic:
+    """`diag` with a call's renamed local or index (`u@f.1`, `d@head.2`) in its message
+    as the body writes it (`u`: the related information names the function), and
+    the fixes that would write a renamed name dropped."""
+    if "@" not in diag.message:
+        return diag
+    message = _RENAMED.sub(lambda m: m.group(1) + m.group(0)[len(m.group(0).rstrip("'")):],
+                           diag.message)
+    fixes = tuple(f for f in diag.fixes if not _RENAMED.search(repr(f)))
+    return replace(diag, message=message, fixes=fixes)
+
+
+def body_diagnostics(inlined: Inlined, size: int) -> list[Diagnostic]:
+    """What a function's definition says of itself, once, where it is written: its
+    likely typos of an index (projections.body_typos), and the names nothing
+    defines in a function no line calls (uncalled_bodies).  Functions of this text
+    only (`size`: its length; an imported file's are its own)."""
+    out = uncalled_bodies(inlined, size)
+    for fn in inlined.functions.values():
+        if fn.span.end <= size:
+            for eq in fn.body:
+                out += body_typos(eq)
+    return out
+
+
+def uncalled_bodies(inlined: Inlined, size: int) -> list[Diagnostic]:
+    """`undefined-tensor` for a name that the body of a function no line calls reads
+    and nothing defines: a call would report it (at the call), but a library's
+    function may have no call in its own file, which is checked alone as the files
+    importing it will be.  Functions of this text only (`size`: its length; an
+    imported file's are its own)."""
+    called = {origin.fn for origin in inlined.origins.values()}
+    defined = set(inlined.functions) | set(NAMED_BUILTINS)
+    for stmt in inlined.statements:
+        defined.update(ref.name for ref in ir.defined_refs(stmt))
+    out = []
+    for name, fn in inlined.functions.items():
+        if name in called or fn.span.end > size:
+            continue
+        own = {p.name for p in fn.params} | {eq.lhs.name for eq in fn.body} | {fn.result.name}
+        for eq in fn.body:
+            variables = {v.name for ref in (eq.lhs, *ir.refs(eq.rhs))
+                         for index in ref.indices or () for v in ir.index_vars(index)}
+            for ref in ir.refs(eq.rhs):
+                if ref.name in own or ref.name in defined or "::" in ref.name or \
+                        (ref.indices is None and ref.name in variables):
+                    continue
+                close = NameSuggester(tuple(sorted(defined | own))).close(ref.name)
+                out.append(make("undefined-tensor", f"`{ref.name}` is not defined (in `fn "
+                                f"{name}`, which no line of this file calls)"
+                                f"{did_you_mean_text(close)}", ref.name_span))
     return out
 
 

@@ -43,16 +43,42 @@ def check_typos(stmt: ir.Equation, lonely: list[IndexRole], out: list[Diagnostic
             factors = _FactorPlaces(stmt.rhs)
         if not factors.in_two_factors(a.occurrences[0].span, b.occurrences[0].span):
             continue
-        # the longer (or later) name is the likely slip
-        keep, slip = (a, b) if len(a.name) <= len(b.name) else (b, a)
-        span = slip.occurrences[0].span
-        out.append(make(
-            "likely-typo-index",
-            f"`{a.name}` and `{b.name}` are each used once and both projected away;"
-            f" did you mean `{keep.name}` in both places (a join)?", span,
-            related=(Related(keep.occurrences[0].span, f"`{keep.name}` is here"),),
-            fixes=(Fix(f"Change `{slip.name}` to `{keep.name}`",
-                       (TextEdit(span, keep.name),)),)))
+        out.append(_typo((a.name, a.occurrences[0].span), (b.name, b.occurrences[0].span)))
+
+
+def _typo(a: tuple[str, Span], b: tuple[str, Span]) -> Diagnostic:
+    """`likely-typo-index` for two close names (name, span), each met once."""
+    # the longer (or later) name is the likely slip
+    (keep, kept_at), (slip, span) = (a, b) if len(a[0]) <= len(b[0]) else (b, a)
+    return make(
+        "likely-typo-index",
+        f"`{a[0]}` and `{b[0]}` are each used once and both projected away;"
+        f" did you mean `{keep}` in both places (a join)?", span,
+        related=(Related(kept_at, f"`{keep}` is here"),),
+        fixes=(Fix(f"Change `{slip}` to `{keep}`", (TextEdit(span, keep),)),))
+
+
+def body_typos(eq: ir.Equation) -> list[Diagnostic]:
+    """check_typos for an equation of a function's body, read from its text: the
+    checker sees only its copies at the calls, whose indices all have the call's
+    place.  An index of a reference of the right-hand side, met once in the equation
+    and not on its left-hand side, is projected; two close ones in different
+    factors of one product are the likely slip."""
+    seen: dict[str, list[Span]] = {}
+    for ref in (eq.lhs, *ir.refs(eq.rhs)):
+        for index in ref.indices or ():
+            for var in ir.index_vars(index):
+                seen.setdefault(var.name, []).append(
+                    Span(var.span.start, var.span.start + len(var.name)))
+    lhs = {v.name for index in eq.lhs.indices or () for v in ir.index_vars(index)}
+    bare = {ref.name for ref in ir.refs(eq.rhs) if ref.indices is None}
+    lonely = [(name, spans[0]) for name, spans in seen.items() if len(spans) == 1
+              and name not in lhs and name not in bare and not is_wildcard(name)]
+    if len(lonely) < 2:
+        return []
+    factors = _FactorPlaces(eq.rhs)
+    return [_typo(lonely[i], lonely[j]) for i, j in _close_pairs([n for n, _ in lonely])
+            if factors.in_two_factors(lonely[i][1], lonely[j][1])]
 
 
 def _close_pairs(names: list[str]) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import blocks, conditions, ir
-from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER, by_position
+from .builtins import BUILTINS, COMPARISONS, PADDINGS, SCHEDULE_PER, by_position
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -527,6 +527,14 @@ def strings_alone(stmt: Any) -> None:
 
 def _no_strings(expr: Any) -> None:
     for node in ir.walk(expr):
+        if type(node) is ir.Call and node.name in COMPARISONS:
+            for arg in node.args:
+                if isinstance(arg, ir.String):  # `(x != "ann")`: not a path, a constant
+                    _fail("invalid-statement",
+                          f"a quoted constant cannot be compared yet (`{node.name} "
+                          f"\"{arg.value}\"`): compare with a bare capitalised constant "
+                          f"(`{node.name} Ann`) or join with a fact that holds it",
+                          arg.span)
         if isinstance(node, ir.String):
             _fail("invalid-statement",
                   "a file path can only stand alone on the right of a source "

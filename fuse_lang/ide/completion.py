@@ -1,5 +1,5 @@
 """Completion and signature help as plain data: `complete(analysis, offset)`,
-`signature_at(text, offset)`.
+`signature_at(text, offset, functions)`.
 
 Both work on text that is being typed: the statement under the cursor
 usually does not parse yet.  They read the analysis of the rest of the
@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from ..check import Analysis, TensorInfo
 from ..check.initialisers import INITIALISERS
+from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
+from ..front.ir_text import ref_text
 from ..front.lexer import Tok, tokenize
 from ..io.cells import value_text
 from .hover import tensor_markdown
@@ -62,7 +65,7 @@ class Signature:
 
 @dataclass
 class _Open:
-    kind: str  # "index" | "call" | "reduce" | "group" | "list"
+    kind: str  # "index" | "call" | "reduce" | "group" | "list" | "case" (`case { ... }`)
     name: str | None
     commas: int = 0
     arg: list[Tok] = field(default_factory=list)  # tokens of the current argument
@@ -83,9 +86,11 @@ def _is_var(name: str) -> bool:
     return bool(name) and (name[0].islower() or name[0] == "_")
 
 
-def _scan(text: str, offset: int, tensors: dict[str, TensorInfo] | None = None) -> _Cursor:
+def _scan(text: str, offset: int, tensors: dict[str, TensorInfo] | None = None,
+          functions: Mapping[str, Any] | None = None) -> _Cursor:
     """The statement under the cursor, read from the text before it."""
     tensors = tensors or {}
+    functions = functions or {}
     offset = max(0, min(offset, len(text)))
     base = _statement_search_start(text, offset)
     text, offset = text[base:offset], offset - base
@@ -115,12 +120,16 @@ def _scan(text: str, offset: int, tensors: dict[str, TensorInfo] | None = None) 
                 after_nl = tok
             continue
         if kind == "SEMI":
+            if cur.stack and cur.stack[-1].kind == "case":  # `;` between a case's arms
+                cur.stack[-1].arg = []
+                cur.statement.append(tok)
+                continue
             cur = _Cursor("code", word)
             continue
         top = cur.stack[-1] if cur.stack else None
         if kind in _OPENERS:
             prev = cur.statement[-1] if cur.statement else None
-            cur.stack.append(_Open(*_bracket(tok, prev, tensors)))
+            cur.stack.append(_Open(*_bracket(tok, prev, tensors, functions)))
         elif kind in _CLOSERS:
             if cur.stack:
                 cur.stack.pop()
@@ -155,15 +164,18 @@ def _statement_search_start(text: str, offset: int, max_lines: int = 500) -> int
     return start
 
 
-def _bracket(tok: Tok, prev: Tok | None, tensors: dict[str, TensorInfo]) -> tuple[str, str | None]:
+def _bracket(tok: Tok, prev: Tok | None, tensors: dict[str, TensorInfo],
+             functions: Mapping[str, Any]) -> tuple[str, str | None]:
     if prev is not None and prev.type == "REDUCE" and tok.type == "LPAR":
         return "reduce", "reduce"
+    if prev is not None and prev.type == "CASE" and tok.type == "LBRACE":
+        return "case", None  # its arms, separated by `;` or newlines: one statement
     if prev is None or prev.type != "NAME":
         return ("list" if tok.type == "LSQB" else "group"), None
     name = prev.value
     if tok.type == "LSQB":
         return "index", name
-    if name in BUILTINS:
+    if name in BUILTINS or name in functions:
         return "call", name
     if name in tensors or not _is_var(name):
         return "index", name
@@ -211,7 +223,11 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
         items = (_tensors(analysis, "0") + _builtins(snippets and not calls_ahead, "1")
                  + _indices(analysis, cur, "2"))
     if items and (top is not None or cur.op_seen or not stmt):
-        items += _locals_at(analysis, offset, "0" if top is None or top.kind != "call" else "1")
+        rank = "0" if top is None or top.kind != "call" else "1"
+        items += _locals_at(analysis, offset, rank)
+        if top is None or top.kind != "index":
+            items += _function_names(text, offset, rank) + _functions(analysis, text,
+                                                                      snippets, rank)
     seen: set[str] = set()
     out = []
     for item in items:
@@ -277,6 +293,89 @@ def _locals_at(analysis: Analysis, offset: int, rank: str) -> list[Completion]:
             out.append(Completion(name, "relation" if info.boolean else "tensor",
                                   f"local {info.kind} {shape}", tensor_markdown(analysis, info),
                                   markdown=True, sort_text=rank + name))
+    return out
+
+
+_FN_HEADER = re.compile(r"^fn[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(", re.M)
+_DEFINES = ("LSQB", "LPAR", "EQUAL", "PLUSEQ", "PROJEQ")
+
+
+def _functions(analysis: Analysis, text: str, snippets: bool, rank: str) -> list[Completion]:
+    """The document's own functions (those of imported files come after `ns::`),
+    read from the text: a definition being typed is not in the analysis."""
+    known = analysis.inlined.functions if analysis.inlined is not None else {}
+    out = []
+    for found in _FN_HEADER.finditer(text):
+        name = found.group(1)
+        fn = known.get(name)
+        detail = (f"fn {name}({', '.join(ref_text(p) for p in fn.params)}) -> "
+                  f"{ref_text(fn.result)}" if fn is not None else f"fn {name}")
+        out.append(Completion(name, "function", detail, "A function of this program, "
+                              "inlined at each call.", insert_text=f"{name}($1)"
+                              if snippets else None, snippet=snippets, sort_text=rank + name))
+    return out
+
+
+def _function_names(text: str, offset: int, rank: str) -> list[Completion]:
+    """Inside a function's body: its parameters, result and locals (read from the
+    text, since the body being typed does not parse)."""
+    header = None
+    for found in _FN_HEADER.finditer(text, 0, offset):
+        header = found
+    if header is None:
+        return []
+    after = _FN_HEADER.search(text, header.end())
+    toks = _outside_brackets_newlines(
+        tokenize(text[header.start():after.start() if after else len(text)]))
+    at = offset - header.start()
+    fn, depth, braces, arrow, body_start = header.group(1), 0, 0, False, None
+    cases: list[bool] = []  # per open `{`: whether a `case` opened it (its arms: no locals)
+    names: dict[str, str] = {}
+    for k, tok in enumerate(toks):
+        nxt = toks[k + 1].type if k + 1 < len(toks) else None
+        prev = toks[k - 1].type if k else None
+        if tok.type in ("LPAR", "LSQB"):
+            depth += 1
+        elif tok.type in ("RPAR", "RSQB"):
+            depth -= 1
+        elif tok.type == "ARROW":
+            arrow = True
+        elif tok.type == "LBRACE" and arrow:
+            braces += 1
+            cases.append(prev == "CASE")
+            body_start = body_start if body_start is not None else tok.end_pos
+        elif tok.type == "RBRACE" and body_start is not None:
+            braces -= 1
+            cases = cases[:-1]
+            if braces == 0:
+                if tok.start_pos < at:
+                    return []  # the cursor is past the body
+                break
+        elif tok.type == "NAME" and body_start is None and depth == 1 and not arrow \
+                and prev in ("LPAR", "COMMA") and nxt in ("LSQB", "LPAR", "COMMA", "RPAR"):
+            names.setdefault(tok.value, f"parameter of fn {fn}")
+        elif tok.type == "NAME" and arrow and body_start is None and prev == "ARROW":
+            names.setdefault(tok.value, f"the result of fn {fn}")
+        elif tok.type == "NAME" and body_start is not None and depth == 0 and \
+                not any(cases) and prev in ("NL", "SEMI", "LBRACE", "LET") and nxt in _DEFINES:
+            names.setdefault(tok.value, f"local of fn {fn}")
+    if body_start is None or at < body_start:
+        return []
+    return [Completion(name, "tensor", what, sort_text=rank + name)
+            for name, what in names.items()]
+
+
+def _outside_brackets_newlines(toks: list[Tok]) -> list[Tok]:
+    """`toks` less the newlines inside `( )` and `[ ]` (a signature over two lines)."""
+    out, depth = [], 0
+    for tok in toks:
+        if tok.type in ("LPAR", "LSQB"):
+            depth += 1
+        elif tok.type in ("RPAR", "RSQB"):
+            depth = max(0, depth - 1)
+        elif tok.type == "NL" and depth:
+            continue
+        out.append(tok)
     return out
 
 
@@ -370,23 +469,36 @@ def _program_indices(analysis: Analysis) -> list[Completion]:
 # --------------------------------------------------------- signature help
 
 
-def signature_at(text: str, offset: int) -> Signature | None:
-    """The builtin call (or `reduce`) whose argument list holds `offset`."""
-    cur = _scan(text, offset)
+def signature_at(text: str, offset: int, functions: Mapping[str, ir.FnDef] | None = None
+                 ) -> Signature | None:
+    """The builtin call, `reduce` or call of one of `functions` (the program's `fn`s, by
+    the names the program calls them: `head`, `lib::head`) whose argument list holds
+    `offset`."""
+    functions = functions or {}
+    cur = _scan(text, offset, None, functions)
     if cur.state not in ("code", "number"):
         return None
     if cur.state == "number":  # typing a number inside a call: scan up to its start
         start = _statement_search_start(text, offset)
         toks = tokenize(text[start:offset])
-        cur = _scan(text, start + toks[-1].start_pos)
+        cur = _scan(text, start + toks[-1].start_pos, None, functions)
     call = next((o for o in reversed(cur.stack) if o.kind in ("call", "reduce")
-                 and (o.name in BUILTINS or o.kind == "reduce")), None)
+                 and (o.name in BUILTINS or o.name in functions or o.kind == "reduce")),
+                None)
     if call is None:
         return None
     if call.kind == "reduce":
         label, doc = REDUCE_DOC
-    else:
+    elif call.name in BUILTINS:
         label, doc = BUILTINS[call.name].signature, BUILTINS[call.name].doc
+    else:
+        fn = functions[call.name]
+        params = tuple(ref_text(p) for p in fn.params)
+        label = f"fn {call.name}({', '.join(params)}) -> {ref_text(fn.result)}"
+        doc = (f"A function of this program, inlined at each call (its body: {len(fn.body)} "
+               f"equation{'s' if len(fn.body) != 1 else ''}); each argument binds its "
+               f"parameter's indices by position.")
+        return Signature(label, doc, params, _active(params, call, cur))
     params = tuple(p.strip() for p in label[label.index("(") + 1:label.index(")")].split(","))
     return Signature(label, doc, params, _active(params, call, cur))
 

@@ -7,9 +7,11 @@ explanation from the planner.  Builtins: signature and meaning.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo, TensorKind
+from ..check.analysis import shown_index
 from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
 from ..check.param_roles import param_starts
@@ -23,6 +25,8 @@ from ..io.cells import value_text
 from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
+from .fn_bodies import body_markdown, name_in_function, shown_name
+from .imported import import_markdown
 from .query import symbol_at
 
 
@@ -34,6 +38,12 @@ class Hover:
 
 def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     """The hover for the position `offset` of the analysed text (None: nothing there)."""
+    imported = import_markdown(analysis, offset)
+    if imported is not None:
+        return Hover(*imported)
+    body = name_in_function(analysis, offset)
+    if body is not None and body.kind not in ("tensor", "builtin"):
+        return Hover(body_markdown(analysis, body), body.span)
     found = symbol_at(analysis, offset)
     if found is not None:
         if found.kind == "tensor":
@@ -48,9 +58,10 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             return Hover(builtin_markdown(found.name), found.span)
         if found.kind == "function":
             return Hover(function_markdown(analysis, found.name, found.span), found.span)
+    inlined = analysis.inlined.origins if analysis.inlined is not None else {}
     for k, stmt in enumerate(analysis.program.statements):
-        if not stmt.span.start <= offset <= stmt.span.end:
-            continue
+        if not stmt.span.start <= offset <= stmt.span.end or k in inlined:
+            continue  # (an equation a `fn` call wrote out has the call's span)
         if isinstance(stmt, ir.Equation) and stmt.op_span.start <= offset <= stmt.op_span.end:
             return Hover(equation_markdown(analysis, k), stmt.op_span)
         if isinstance(stmt, ir.ParamDecl):
@@ -59,6 +70,9 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
                         and init.name_span.start <= offset <= init.name_span.end:
                     spec = INITIALISERS[init.name]
                     return Hover(f"```fuse\n{spec.signature}\n```\n{spec.doc}", init.name_span)
+        constant = _constant_at(analysis, stmt, offset)
+        if constant is not None:
+            return constant
         for expr in ir.used_exprs(stmt):
             for node in ir.walk(expr):
                 if isinstance(node, ir.Reduce) and node.span.start <= offset < node.op_span.start:
@@ -101,7 +115,8 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
                 shown = ", ".join(value_text(v) for v in values[:6]) + \
                     (", …" if len(values) > 6 else "")
                 note += f" values: {shown}"
-            lines.append(f"| {pos} | `{axis.index or '-'}` | {extent} | D{axis.domain}{note} |")
+            index = shown_index(axis.index) if axis.index else "-"
+            lines.append(f"| {pos} | `{index}` | {extent} | D{axis.domain}{note} |")
     if info.source_path:
         lines.append("")
         lines.append(f"Data from `{info.source_path}`.")
@@ -190,7 +205,7 @@ def symbol_markdown(analysis: Analysis, statement: int, call: ir.Call) -> str:
 def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
     roles = [r for r in analysis.roles.get(statement, ()) if r.name == name]
     extent, domain = analysis.var_extents.get((statement, name), (None, 0))
-    lines = [f"```fuse\n{name}\n```",
+    lines = [f"```fuse\n{shown_name(analysis, name)}\n```",
              f"**index** · extent {'?' if extent is None else extent} · domain D{domain}"]
     for role in roles:
         if role.role == "output":
@@ -204,18 +219,74 @@ def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
             text = f"**projected** by `{role.op}` in {where}"
         else:
             text = "**free** (kept in the result)"
+        factors = ", ".join(dict.fromkeys(shown_name(analysis, f) for f in role.factors))
         if role.joined:
-            text += f"; **joins** {', '.join(role.factors)}"
+            text += f"; **joins** {factors}"
         elif role.factors:
-            text += f"; read from {', '.join(role.factors)}"
+            text += f"; read from {factors}"
         lines.append(text)
+    if not roles and analysis.inlined is not None and statement in analysis.inlined.written:
+        extent, domain = _argument_axis(analysis, analysis.inlined.written[statement], name)
+        lines[1] = (f"**index** · extent {'?' if extent is None else extent} · "
+                    f"domain D{domain}")
+        lines.append("an index of a function call's arguments: bound, by position, to the "
+                     "indices of the function's parameters (projected inside the call "
+                     "unless the left-hand side keeps it)")
     return "\n\n".join(lines)
+
+
+def _constant_at(analysis: Analysis, stmt: ir.Statement, offset: int) -> Hover | None:
+    """A constant index under `offset` (`"ann"`, `-4`, `Alice` in an atom or a
+    fact): the value it names in its column, or the position it selects."""
+    refs = list(ir.defined_refs(stmt))
+    refs += [ref for expr in ir.used_exprs(stmt) for ref in ir.refs(expr)]
+    for ref in refs:
+        for pos, index in enumerate(ref.indices or ()):
+            if type(index) is not ir.IndexConst or \
+                    not index.span.start <= offset <= index.span.end:
+                continue
+            written = value_text(index.value)
+            info = analysis.tensors.get(ref.name)
+            head = f"```fuse\n{written}\n```\n**constant**"
+            if info is None or pos >= len(info.axes):
+                return Hover(head, index.span)
+            axis = info.axes[pos]
+            values = analysis.domain_symbols.get(axis.domain, ())
+            where = f"column {pos} of `{shown_name(analysis, info.name)}` (domain D{axis.domain}"
+            if values:
+                found = [n for n, v in enumerate(values)
+                         if v == index.value and type(v) is type(index.value)]
+                what = (f"value {found[0]} of {len(values)} in" if found
+                        else f"none of the {len(values)} values of")
+                return Hover(f"{head} · {what} {where})", index.span)
+            return Hover(f"{head} · position {index.value} of {where})", index.span)
+    return None
+
+
+def _argument_axis(analysis: Analysis, stmt: ir.Statement, name: str
+                   ) -> tuple[int | None, int]:
+    """The extent and domain of the first axis index `name` reads in `stmt`."""
+    for expr in ir.used_exprs(stmt):
+        for ref in ir.refs(expr):
+            info = analysis.tensors.get(ref.name)
+            for pos, index in enumerate(ref.indices or ()):
+                if info is not None and pos < len(info.axes) and \
+                        isinstance(index, ir.IndexVar) and index.name == name:
+                    return info.axes[pos].extent, info.axes[pos].domain
+    return None, 0
 
 
 def equation_markdown(analysis: Analysis, statement: int) -> str:
     plan = plan_equation(analysis, statement)
     body = "\n".join(render_equation(plan))
-    return f"**Projection** of `{plan.tensor}` ({plan.op})\n\n```\n{body}\n```"
+    body = _LOWERED.sub(lambda m: shown_name(analysis, m.group(0)), body)
+    return (f"**Projection** of `{shown_name(analysis, plan.tensor)}` ({plan.op})\n\n"
+            f"```\n{body}\n```")
+
+
+# a name the lowering made (a block's or a call's local, an imported file's axis, a `_`)
+_LOWERED = re.compile(r"(?<![A-Za-z0-9_'])(?:[A-Za-z_][A-Za-z0-9_]*@[A-Za-z_][A-Za-z0-9_:]*"
+                      r"(?:\.\d+)?'*|__\d+(?![A-Za-z0-9_]))")
 
 
 def function_markdown(analysis: Analysis, name: str, at: Span) -> str:

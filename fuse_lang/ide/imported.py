@@ -46,8 +46,29 @@ def import_at(analysis: Analysis, offset: int) -> ImportedFile | None:
     if imports is None:
         return None
     for decl, path in imports.decls:
-        if path is not None and decl.path.span.start <= offset <= decl.path.span.end:
+        if path is not None and (decl.path.span.start <= offset <= decl.path.span.end or
+                                 decl.alias_span.start <= offset <= decl.alias_span.end):
             return imports.by_path(path)
+    return None
+
+
+def import_markdown(analysis: Analysis, offset: int) -> tuple[str, Span] | None:
+    """The hover of an import's path or alias: the file and what `alias::` gives."""
+    imports = analysis.imports
+    if imports is None:
+        return None
+    for decl, path in imports.decls:
+        for span in (decl.path.span, decl.alias_span):
+            if not span.start <= offset <= span.end:
+                continue
+            head = f"```fuse\nimport \"{decl.path.value}\" as {decl.alias}\n```\n"
+            if path is None or imports.by_path(path) is None:
+                return head + "The file is not found (`import-not-found`).", span
+            names = namespace_names(analysis, decl.alias)
+            shown = ", ".join(f"`{written}`" for written, _ in names[:12])
+            more = f" and {len(names) - 12} more" if len(names) > 12 else ""
+            return (head + f"**namespace** `{decl.alias}::` names the definitions of "
+                    f"`{decl.path.value}`: {shown or 'none'}{more}."), span
     return None
 
 

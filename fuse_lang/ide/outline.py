@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..check import Analysis, TensorInfo, TensorKind
+from ..front.ir_text import ref_text
 from ..front.span import Span
 
 # (group label, the TensorInfo kinds it holds), in the order an outline shows them
@@ -22,6 +23,7 @@ GROUPS: tuple[tuple[str, tuple[TensorKind, ...]], ...] = (
     ("Boolean relations", (TensorKind.BOOLEAN_RELATION,)),
     ("dense tensors", (TensorKind.DENSE,)),
 )
+FUNCTIONS = "functions"  # the group of the document's `fn` definitions (shown first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +31,15 @@ class OutlineSymbol:
     """One tensor: `span` is its first defining statement, `name_span` the name there."""
 
     name: str
-    kind: TensorKind  # TensorInfo.kind
-    detail: str  # the shape with each axis' index: "[p:6, d:4]", "scalar"
+    kind: TensorKind | str  # TensorInfo.kind, or "function" (a `fn` definition)
+    detail: str  # the shape with each axis' index: "[p:6, d:4]", "scalar"; a fn's signature
     span: Span
     name_span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class OutlineGroup:
-    label: str  # "sources" | "params" | "Boolean relations" | "dense tensors"
+    label: str  # "functions" | "sources" | "params" | "Boolean relations" | "dense tensors"
     span: Span  # covers its symbols' spans
     symbols: tuple[OutlineSymbol, ...]  # in text order
 
@@ -64,10 +66,28 @@ def tensor_symbols(analysis: Analysis) -> tuple[OutlineSymbol, ...]:
     return tuple(sorted(found, key=lambda s: (s.name_span.start, s.name)))
 
 
+def function_symbols(analysis: Analysis) -> tuple[OutlineSymbol, ...]:
+    """The document's own `fn` definitions (not its imported files'), in text order."""
+    inlined = analysis.inlined
+    if inlined is None:
+        return ()
+    size = len(analysis.text)
+    return tuple(sorted(
+        (OutlineSymbol(fn.name, "function", f"({', '.join(ref_text(p) for p in fn.params)}) "
+                       f"-> {ref_text(fn.result)}", fn.span, fn.name_span)
+         for fn in inlined.functions.values() if fn.span.end <= size),
+        key=lambda s: s.span.start))
+
+
 def document_outline(analysis: Analysis) -> tuple[OutlineGroup, ...]:
-    """The tensors grouped by kind (sources, params, relations, dense); empty groups left out."""
+    """The functions, then the tensors grouped by kind (sources, params, relations,
+    dense); empty groups left out."""
     symbols = tensor_symbols(analysis)
     groups = []
+    functions = function_symbols(analysis)
+    if functions:
+        groups.append(OutlineGroup(FUNCTIONS, Span(functions[0].span.start,
+                                                   functions[-1].span.end), functions))
     for label, kinds in GROUPS:
         members = tuple(s for s in symbols if s.kind in kinds)
         if not members:

@@ -10,11 +10,14 @@ from ..check import Analysis
 from ..front import ir
 from ..front.builtins import BUILTINS
 from ..front.span import Span
+from .fn_bodies import name_in_function, reads_in_bodies
 
 
 @dataclass(frozen=True, slots=True)
 class SymbolAt:
-    kind: str  # "tensor" | "index" | "builtin" | "function" (a `fn` of the program)
+    # "tensor" | "index" | "builtin" | "function" (a `fn` of the program) | "local" (a
+    # parameter, the result or a local tensor of a `fn`, named in its definition)
+    kind: str
     name: str
     span: Span  # the occurrence under the offset
     statement: int | None  # the statement holding it (indices are local to it)
@@ -37,11 +40,11 @@ def _as_written(analysis: Analysis, k: int) -> ir.Statement:
     return written.get(k) or analysis.program.statements[k]
 
 
-def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
-    """A `fn` under `offset`: its name in its definition or in a call."""
+def _function_spans(analysis: Analysis) -> dict[str, list[Span]]:
+    """Each `fn`'s name spans: its definition's first, then every call of it."""
     inlined = analysis.inlined
     if inlined is None:
-        return None
+        return {}
     spans: dict[str, list[Span]] = {name: [fn.name_span] for name, fn in
                                     inlined.functions.items()}
     exprs = [e for stmt in inlined.written.values() for e in ir.used_exprs(stmt)]
@@ -51,9 +54,21 @@ def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
             if type(node) in (ir.Call, ir.Ref) and node.name in spans \
                     and (type(node) is ir.Call or node.paren):
                 spans[node.name].append(node.name_span)
-    for name, found in spans.items():
+    return spans
+
+
+def function_references(analysis: Analysis, name: str) -> tuple[Span, ...]:
+    """Every occurrence of function `name` (its definition and its calls), in text order."""
+    return tuple(sorted(_function_spans(analysis).get(name, ())))
+
+
+def _function_at(analysis: Analysis, offset: int) -> SymbolAt | None:
+    """A `fn` under `offset`: its name in its definition or in a call."""
+    inlined = analysis.inlined
+    for name, found in _function_spans(analysis).items():
         for span in found:
             if span.start <= offset <= span.end:
+                assert inlined is not None
                 fn = inlined.functions[name]
                 return SymbolAt("function", name, span, None, (fn.name_span,),
                                 tuple(sorted(found)))
@@ -65,6 +80,14 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
     function = _function_at(analysis, offset)
     if function is not None:
         return function
+    body = name_in_function(analysis, offset)
+    if body is not None:
+        if body.kind == "tensor":
+            info = analysis.tensors[body.name]
+            return SymbolAt("tensor", body.name, body.span, None, info.definitions,
+                            tensor_references(analysis, body.name))
+        kind = body.kind if body.kind in ("index", "builtin") else "local"
+        return SymbolAt(kind, body.name, body.span, None, body.definitions, body.references)
     k = _statement_at(analysis, offset)
     if k is None:
         return None
@@ -75,6 +98,9 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
                 lhs = tuple(o.span for o in role.occurrences if o.lhs)
                 return SymbolAt("index", role.name, occ.span, k, lhs or spans[:1], spans)
     stmt = _as_written(analysis, k)
+    argument_index = _call_index_at(analysis, k, stmt, offset)
+    if argument_index is not None:
+        return argument_index
     for node in _names_in(stmt):
         name, span = node
         if not (span.start <= offset <= span.end):
@@ -88,11 +114,37 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
     return None
 
 
+def _call_index_at(analysis: Analysis, k: int, stmt: ir.Statement, offset: int
+                   ) -> SymbolAt | None:
+    """An index in the arguments of a `fn` call (its roles are the written-out
+    equations'): every occurrence of it in the statement as written."""
+    if analysis.inlined is None or k not in analysis.inlined.written:
+        return None
+    spans: dict[str, list[Span]] = {}
+    at = None
+    lhs: dict[str, list[Span]] = {}
+    for ref in (*ir.defined_refs(stmt), *(r for e in ir.used_exprs(stmt) for r in ir.refs(e))):
+        for index in ref.indices or ():
+            for var in ir.index_vars(index):
+                span = Span(var.span.start, var.span.start + len(var.name))
+                spans.setdefault(var.name, []).append(span)
+                if ref in ir.defined_refs(stmt):
+                    lhs.setdefault(var.name, []).append(span)
+                if span.start <= offset <= span.end:
+                    at = (var.name, span)
+    if at is None:
+        return None
+    name, span = at
+    found = tuple(sorted(set(spans[name])))
+    return SymbolAt("index", name, span, k, tuple(lhs.get(name, ())) or found[:1], found)
+
+
 def tensor_references(analysis: Analysis, name: str) -> tuple[Span, ...]:
     """Every occurrence of tensor `name` (its definitions, reads, exports and queries),
     in text order (those of imported files after the program's: check/imports.py)."""
     info = analysis.tensors[name]
-    refs = set(info.definitions) | set(info.uses) | _exported(analysis, name)
+    refs = set(info.definitions) | set(info.uses) | _exported(analysis, name) \
+        | reads_in_bodies(analysis, name)
     return tuple(sorted(_in_text(analysis, name, refs)))
 
 

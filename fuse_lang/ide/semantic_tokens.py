@@ -27,7 +27,8 @@ TOKEN_TYPES: tuple[str, ...] = (
     "enumMember",  # a symbol constant: `Alice` in `Parent(Alice, x)`
     "number",      # a number, or an integer constant index `Obs[0,o]`
     "string",      # a file path
-    "keyword",     # export, axis, param, reduce, not, fn, case, when, default, let, import, as
+    "keyword",     # export, axis, param, reduce, not, fn, case, when, default, let, import,
+    # as, train
     "comment",
     "property",    # a keyword argument's name: `axis=`, `k=`, `eps=`
 )
@@ -51,7 +52,7 @@ class SemanticToken(NamedTuple):
 
 
 _KEYWORD = re.compile(r"(?<![A-Za-z0-9_'])(export|axis|param|reduce|fn|case|when|default|let"
-                      r"|import|as)"
+                      r"|import|as|train)"
                       r"(?![A-Za-z0-9_'])")
 _DIGITS = re.compile(r"(?<![A-Za-z0-9_'.])\d+")
 
@@ -233,6 +234,8 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
             written = analysis.text[node.name_span[0]:node.name_span[1]]
             if written != node.name and node.name != "select":
                 pass  # `||` (max), `!` (not), a `step` of no text: operators get no token
+            elif written in ("case", "when"):  # a select written as the keyword
+                add(token(node.name_span, "keyword"))
             elif node.name == "not":  # `not P(x)`: the keyword, a call only in the IR
                 add(token(node.name_span, "keyword"))
             elif node.name not in COMPARISONS:  # an operator gets no token, as `+` gets none

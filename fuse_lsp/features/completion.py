@@ -53,14 +53,34 @@ def completion(ls: FuseServer, params: types.CompletionParams) -> types.Completi
 def signature_help(ls: FuseServer, params: types.SignatureHelpParams
                    ) -> types.SignatureHelp | None:
     analysis, convert = ls.analysis(params.text_document.uri)
-    found = signature_at(analysis.text, convert.offset(params.position))
+    functions = analysis.inlined.functions if analysis.inlined is not None else None
+    found = signature_at(analysis.text, convert.offset(params.position), functions)
     if found is None:
         return None
     info = types.SignatureInformation(
         label=found.label, documentation=found.documentation,
-        parameters=[types.ParameterInformation(label=label) for label in found.parameters])
+        parameters=[types.ParameterInformation(label=label)
+                    for label in _parameter_labels(found.label, found.parameters)])
     return types.SignatureHelp(signatures=[info], active_signature=0,
                                active_parameter=found.active)
+
+
+def _parameter_labels(label: str, parameters: tuple[str, ...]
+                      ) -> list[str | tuple[int, int]]:
+    """Each parameter as its text, or as its [start, end) in `label` (UTF-16 units)
+    where the text's first occurrence is not the parameter (`a` of `fn add(a, b)`,
+    which a client would find in `add`)."""
+    out: list[str | tuple[int, int]] = []
+    at = label.find("(") + 1
+    for parameter in parameters:
+        start = label.find(parameter, at)
+        if start < 0 or label.find(parameter) == start:
+            out.append(parameter)
+        else:
+            units = len(label[:start].encode("utf-16-le")) // 2
+            out.append((units, units + len(parameter.encode("utf-16-le")) // 2))
+        at = max(at, start + len(parameter))
+    return out
 
 
 FEATURES = (

@@ -12,9 +12,11 @@ from pygls.uris import from_fs_path, to_fs_path
 from fuse_lang.check import Analysis, TensorKind, analyze
 from fuse_lang.front.program_size import MAX_PROGRAM_BYTES
 from fuse_lang.ide.outline import (
+    FUNCTIONS,
     OutlineGroup,
     OutlineSymbol,
     document_outline,
+    function_symbols,
     fuse_files,
     matches_query,
     tensor_symbols,
@@ -37,11 +39,13 @@ SYMBOL_KIND = {
 
 
 def _kind(symbol: OutlineSymbol) -> types.SymbolKind:
+    if symbol.kind == "function":
+        return types.SymbolKind.Function
     return SYMBOL_KIND.get(symbol.kind, types.SymbolKind.Variable)
 
 
-def _count(n: int) -> str:
-    return f"{n} tensor" if n == 1 else f"{n} tensors"
+def _count(n: int, what: str = "tensor") -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _document_symbol(group: OutlineGroup, convert: Converter) -> types.DocumentSymbol:
@@ -51,7 +55,8 @@ def _document_symbol(group: OutlineGroup, convert: Converter) -> types.DocumentS
                                      selection_range=convert.range(s.name_span))
                 for s in group.symbols]
     return types.DocumentSymbol(
-        name=group.label, kind=types.SymbolKind.Namespace, detail=_count(len(group.symbols)),
+        name=group.label, kind=types.SymbolKind.Namespace,
+        detail=_count(len(group.symbols), "function" if group.label == FUNCTIONS else "tensor"),
         range=convert.range(group.span),
         selection_range=convert.range(group.symbols[0].name_span), children=children)
 
@@ -83,7 +88,7 @@ def workspace_symbols_of(analysis: Analysis, convert: Converter, uri: str,
     return [types.WorkspaceSymbol(
         name=s.name, kind=_kind(s), container_name=container,
         location=types.Location(uri=uri, range=convert.range(s.name_span)))
-        for s in tensor_symbols(analysis)]
+        for s in function_symbols(analysis) + tensor_symbols(analysis)]
 
 
 class FileSymbols:

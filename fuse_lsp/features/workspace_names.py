@@ -15,7 +15,7 @@ from fuse_lang.check import Analysis, Analyzer
 from fuse_lang.front.span import Span
 from fuse_lang.ide.imported import home_of, imports_file, located, name_here
 from fuse_lang.ide.outline import fuse_files
-from fuse_lang.ide.query import SymbolAt, tensor_references
+from fuse_lang.ide.query import SymbolAt, function_references, tensor_references
 
 from ..convert import Converter
 from ..state import FuseServer
@@ -50,7 +50,7 @@ def across_files(ls: FuseServer, uri: str, found: SymbolAt, last_part: bool = Fa
     analysis, convert = ls.analysis(uri)
     home, local = home_of(analysis, found.name)
     here = _path(uri)
-    home = home or here
+    home = home or here  # (a name of this document: its importers are looked at too)
     seen: set[tuple[str, int, int]] = set()
     out: list[tuple[types.Location, bool]] = []
     width = len(local.rpartition("::")[2])
@@ -58,7 +58,11 @@ def across_files(ls: FuseServer, uri: str, found: SymbolAt, last_part: bool = Fa
         name = found.name if doc_uri == uri else name_here(other, home, local)
         if name is None:
             continue
-        if name in other.tensors:
+        functions = other.inlined.functions if other.inlined is not None else {}
+        if found.kind == "function" and name in functions:
+            spans = function_references(other, name)
+            definitions = {functions[name].name_span}
+        elif name in other.tensors:
             spans, definitions = tensor_references(other, name), set(other.tensors[name].definitions)
         elif doc_uri == uri:
             spans, definitions = found.references, set(found.definitions)
@@ -85,7 +89,7 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
     """This document's analysis, then those of the workspace's documents that are
     `home` or import it (open ones as the editor has them, others from disk)."""
     yield uri, analysis, convert
-    if home is None or found.kind != "tensor":
+    if home is None or found.kind not in ("tensor", "function"):
         return
     here = _path(uri)
     candidates: dict[str, str] = {}
