@@ -7,7 +7,7 @@ program with a comparison or a computed head (unify.Valued marks them):
 
 - kinds: a comparison or a computed head over a column of symbols is an error
   (`not-a-number`): symbols have no order and no arithmetic (`==`/`!=` between
-  two variables of one domain compare symbols and are fine, and so do they with
+  two variables compare values and are fine, and so do they with
   a symbol constant, `(x != Ann)`: see symbol_constant; one the column does not
   hold is `unknown-symbol`);
 - growth: a rule whose head computes values (`N(m + 1) = N(m) (m < 5)`,
@@ -55,6 +55,7 @@ def check_values(statements: list[tuple[ir.Statement, int | None]], valued: list
     for stmt, k in statements:
         if k in marked and isinstance(stmt, ir.Equation):
             _check_kinds(stmt, k, tensors, domains, diags)
+            _check_float_bindings(stmt, k, tensors, domains, diags)
     _grow(statements, marked, groups, tensors, domains, diags)
 
 
@@ -125,28 +126,60 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
                 "not-a-number", f"`{left.name}` and `{right.name}` are both symbol constants: "  # type: ignore[union-attr]
                 f"a symbol is compared with a variable of its column", node.span))
             continue
-        if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors) \
-                and domains.known(("var", k, left.name)) and domains.known(("var", k, right.name)) \
-                and domains.find(("var", k, left.name)) == domains.find(("var", k, right.name)):
-            continue  # two variables of one domain: symbols compare as themselves
+        if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors):
+            continue  # two variables: their values compare as themselves (in one domain or
+            # two: run.interpret numbers both domains' values in one table)
         for var in _vars_of(left, tensors) + _vars_of(right, tensors):
             held = symbols(var.name)
             if held:
                 diags.append(make(
                     "not-a-number", f"`{var.name}` holds symbols ({_some(held)}), which have no "
                     f"order and no arithmetic: `{node.name}` compares numbers (or, with `==` and "
-                    f"`!=`, two variables of one column){_hidden(node, held, tensors)}",
+                    f"`!=`, two variables){_hidden(node, held, tensors)}",
                     var.span))
                 break
     for index in stmt.lhs.indices or ():
         if isinstance(index, ir.IndexShift):
             for var in index.terms:
                 held = symbols(var.name)
-                if held:
+                floats = () if held else _floats(("var", k, var.name), domains)
+                if held or floats:
+                    what = f"symbols ({_some(held)})" if held else f"floats ({_some(tuple(map(str, floats)))})"
                     diags.append(make(
-                        "not-a-number", f"`{var.name}` holds symbols ({_some(held)}): a head "
+                        "not-a-number", f"`{var.name}` holds {what}: a head "
                         f"can compute only with integer columns", var.span))
                     break
+
+
+def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol],
+                          domains: Domains, diags: list[Diagnostic]) -> None:
+    """`(w == v + 1)` that binds `w` (no atom does) makes a computed column, which
+    holds integers: over a column of floats it is `not-a-number`, as `A(v + 1)` is."""
+    if not stmt.lhs.paren:
+        return
+    bound = {v.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
+             for v in ir.index_vars(index)}
+    for node in ir.walk(stmt.rhs):
+        if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
+            continue
+        for var, other in (node.args, node.args[::-1]):
+            if not _is_var(var, tensors) or var.name in bound:
+                continue
+            for used in _vars_of(other, tensors):
+                floats = _floats(("var", k, used.name), domains)
+                if floats:
+                    diags.append(make(
+                        "not-a-number", f"`{used.name}` holds floats "
+                        f"({_some(tuple(map(str, floats)))}): `{var.name} == ...` computes a "
+                        f"column, which holds integers only", used.span))
+                    return
+
+
+def _floats(key: tuple, domains: Domains) -> tuple:
+    """The floats of a variable's column: a computed column holds integers only."""
+    if not (domains.known(key) and domains.holds_symbols(key)):
+        return ()
+    return tuple(v for v in domains.symbols(key) if type(v) is float)
 
 
 def _check_overflow(call: ir.Call, diags: list[Diagnostic]) -> None:

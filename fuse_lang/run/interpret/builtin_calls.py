@@ -7,6 +7,7 @@ import operator
 from typing import Any
 
 from ...check.datalog import complemented
+from ...check.value_tables import domain_values, is_numeric
 from ...check.values import compared_symbol, symbol_constant, symbol_position
 from ...front import ir
 from ..sparse.value import is_sparse
@@ -32,13 +33,40 @@ class BuiltinCalls(EvaluatorState):
         position in the other operand's column, -1 where the column lacks it."""
         tensors = self.analysis.tensors
         if not symbol_constant(operand, tensors):
-            return self.arg(operand)
+            codes = self._shared_codes(call, operand) if call.name in ("==", "!=") else None
+            return self.arg(operand) if codes is None else codes
         found = compared_symbol(call, tensors)
         assert found is not None and isinstance(found[1], ir.Ref)  # (the checker's rule)
         _, domain = self.analysis.var_extents[(self.info.index, found[1].name)]
         symbols = self.analysis.domain_symbols.get(domain, ())
         position = symbol_position(operand.name, symbols)  # type: ignore[union-attr]
         return LArray(self.backend.asarray(float(position)), ())
+
+    def _shared_codes(self, call: ir.Call, operand: ir.Expr) -> LArray | None:
+        """`(x != y)` over two domains (numbered apart) that hold symbols: each
+        value's place in one table of both domains' values, so equal values
+        compare equal (LANGUAGE.md §14); None where positions or values compare."""
+        variables = [a for a in call.args if type(a) is ir.Ref and a.indices is None
+                     and (self.info.index, a.name) in self.analysis.var_extents]
+        if len(variables) != 2 or variables[0].name in self.fixed \
+                or variables[1].name in self.fixed:
+            return None
+        domains = [self.analysis.var_extents[(self.info.index, v.name)][1] for v in variables]
+        if domains[0] == domains[1]:
+            return None
+        held = [domain_values(self.analysis, d) for d in domains]
+        if all(is_numeric(values) for values in held):
+            return None  # numbers compare as values
+        import numpy as np
+
+        table: dict = {}
+        for values, v in zip(held, variables):
+            for value in values if values is not None else range(self.extent(v.name)):
+                table.setdefault(value, len(table))
+        values = held[variables.index(operand)] or range(self.extent(operand.name))  # type: ignore[union-attr]
+        codes = np.fromiter((table[value] for value in values), dtype=np.int64,
+                            count=len(values))
+        return LArray(self.backend.asarray(codes), (operand.name,))  # type: ignore[union-attr]
 
     def call(self, call: ir.Call) -> LArray:
         backend = self.backend
