@@ -374,3 +374,17 @@ def test_random_programs_answer_as_the_reference(tmp_path_factory, seed):
         for (name, terms), answer in zip(program.queries, got):
             assert {tuple(map(_value, row)) for row in answer} == _answer(db, name, terms), \
                 (program._atom(name, terms), text)
+
+
+@pytest.mark.parametrize("rule", ["B(x) = E(x) (x != w)", "B(x) = E(x) (x < w + 1)",
+                                  "B(x) = E(x) (w == x + 1)",
+                                  "B(x) = E(x) (x == 1) + E(x) (x != w)"])
+def test_a_variable_only_in_a_comparison_is_ungrounded_not_an_undefined_tensor(tmp_path, rule,
+                                                                               capsys):
+    # Soufflé: "Ungrounded variable w"; the first version said `w` is not defined
+    text = f"E(1)\nE(2)\n{rule}\nB(x)?\n"
+    assert problems(text) == ["unsafe-comparison"]
+    (tmp_path / "p.fuse").write_text(text)
+    assert cli_main(["run", str(tmp_path / "p.fuse")]) == 1
+    out = capsys.readouterr()
+    assert "unsafe-comparison" in out.out + out.err and "Traceback" not in out.out + out.err
