@@ -388,3 +388,11 @@ def test_a_variable_only_in_a_comparison_is_ungrounded_not_an_undefined_tensor(t
     assert cli_main(["run", str(tmp_path / "p.fuse")]) == 1
     out = capsys.readouterr()
     assert "unsafe-comparison" in out.out + out.err and "Traceback" not in out.out + out.err
+
+
+def test_a_computed_head_beside_a_column_of_symbols_reaches_every_value():
+    # the interval analysis read a column of symbols only as an empty one, so the
+    # computed column did not grow: P(4) was silently missing
+    text = "E(Bob, 0)\nE(Bob, 2)\nP(v + 2) = E(u, v)\nP(a)?\n"
+    assert problems(text) == []
+    assert answers(text) == [{(2,), (4,)}]

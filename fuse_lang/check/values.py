@@ -292,7 +292,8 @@ class _Analysis:
         key = ("axis", name, pos)
         if self.domains.holds_symbols(key):
             numbers = [v for v in self.domains.symbols(key) if type(v) is not str]
-            return (min(numbers), max(numbers)) if numbers else None
+            # (symbols only: not empty, and no bounds to give)
+            return (min(numbers), max(numbers)) if numbers else (-INF, INF)
         extent = self.domains.extent(key)
         if extent is None:
             return (0, INF)
