@@ -396,3 +396,29 @@ def test_a_computed_head_beside_a_column_of_symbols_reaches_every_value():
     text = "E(Bob, 0)\nE(Bob, 2)\nP(v + 2) = E(u, v)\nP(a)?\n"
     assert problems(text) == []
     assert answers(text) == [{(2,), (4,)}]
+
+
+def test_a_facts_sink_writes_soufflés_tuples_and_reads_back(tmp_path, capsys):
+    (tmp_path / "p.fuse").write_text('R(1, Bob)\nR(-3000000000, "New York")\n'
+                                     'Path(x, y) = R(x, y)\n"path.facts" = Path(x, y)\n')
+    assert cli_main(["run", str(tmp_path / "p.fuse")]) == 0
+    assert (tmp_path / "path.facts").read_text() == "-3000000000\tNew York\n1\tBob\n"
+    text = 'Path(x, y) = "path.facts"\nPath(x, y)?\n'
+    assert answers(text, tmp_path) == [{(1, "Bob"), (-3000000000, "New York")}]
+    # "1" would read back as the number 1: refused, naming .tsv
+    (tmp_path / "q.fuse").write_text('S(1, "1")\n"s.facts" = S(x, y)\n')
+    capsys.readouterr()
+    assert cli_main(["run", str(tmp_path / "q.fuse")]) == 1
+    err = capsys.readouterr().err
+    assert ".tsv" in err and "Traceback" not in err and not (tmp_path / "s.facts").exists()
+
+
+def test_a_computed_column_shared_with_an_empty_relation_is_bounded_by_its_rules(tmp_path):
+    # E's column holds no value (an empty file): it adds none to the computed column,
+    # which was `domain-limit` ("without bound") as if E's column held every integer
+    (tmp_path / "e.facts").write_text("")
+    text = 'E(x) = "e.facts"\nP(x) = E(x)\nP(v + 2) = P(v) (v < 6)\nP(x)?\n'
+    assert problems(text, tmp_path) == []
+    assert answers(text, tmp_path) == [set()]
+    (tmp_path / "e.facts").write_text("1\n")
+    assert answers(text, tmp_path) == [{(1,), (3,), (5,), (7,)}]

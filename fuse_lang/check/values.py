@@ -292,12 +292,18 @@ class _Analysis:
         key = ("axis", name, pos)
         if self.domains.holds_symbols(key):
             numbers = [v for v in self.domains.symbols(key) if type(v) is not str]
-            # (symbols only: not empty, and no bounds to give)
-            return (min(numbers), max(numbers)) if numbers else (-INF, INF)
+            return (min(numbers), max(numbers)) if numbers else None
         extent = self.domains.extent(key)
-        if extent is None:
-            return (0, INF)
+        if extent is None:  # a relation's column nothing reaches is empty (check.datalog)
+            sym = self.tensors.get(name)
+            return None if sym is not None and sym.boolean else (0, INF)
         return (0, extent - 1) if extent > 0 else None
+
+    def symbols_only(self, name: str, pos: int) -> bool:
+        """Whether a column no rule computes holds values, none of them a number."""
+        key = ("axis", name, pos)
+        return (name, pos) not in self.columns and self.domains.holds_symbols(key) and \
+            not any(type(v) is not str for v in self.domains.symbols(key))
 
     def column(self, name: str, pos: int) -> Interval | None:
         key = (name, pos)
@@ -320,6 +326,8 @@ class _Analysis:
                 else:
                     continue
                 got = self.column(atom.name, pos)
+                if got is None and self.symbols_only(atom.name, pos):
+                    continue  # no numbers to bound it with, yet not empty
                 if got is not None:
                     got = (got[0] - shift, got[1] - shift)
                 before = env.get(index.name, (-INF, INF))
