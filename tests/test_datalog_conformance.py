@@ -2,7 +2,7 @@
 regressions, each through `fuse run` or the `fuse_lang` API, and a seeded property
 test that runs random programs (facts and relation files of every format, values
 of every kind: symbols, quoted strings, `"1"` beside `1`, negative and 64-bit
-integers; joins, recursion, negation with `_`, comparisons, computed heads,
+integers, floats; joins, recursion, negation with `_`, comparisons, computed heads,
 queries with constants and `_`) and compares every query's answer with a naive
 evaluator written here.  A conformance module (tests/conftest.py): the
 regressions' programs run again on torch and jax; the property test on NumPy
@@ -123,8 +123,9 @@ VALUES = {
     "int": (0, 1, 2, -1, -7, 42, 3000000000, -3000000000, 2**63 - 1, -(2**63)),
     "small": (0, 1, 2, 3, 5, -2),  # the columns heads compute on
     "mixed": ("Ann", "1", 1, -7, "Bob"),  # `"1"` and `1` are different values
+    "float": (0.5, -2.25, 7.75, 3),
 }
-ORDERED = ("int", "small")
+ORDERED = ("int", "small", "float")
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
        "==": operator.eq, "!=": operator.ne}
 FORMATS = ("inline", "inline", "tsv", "csv", "facts", "jsonl")
@@ -422,3 +423,18 @@ def test_a_computed_column_shared_with_an_empty_relation_is_bounded_by_its_rules
     assert answers(text, tmp_path) == [set()]
     (tmp_path / "e.facts").write_text("1\n")
     assert answers(text, tmp_path) == [{(1,), (3,), (5,), (7,)}]
+
+
+def test_float_constants_in_facts_atoms_and_queries_are_values(tmp_path):
+    # LANGUAGE.md §14: floats are values where a program compares them
+    text = ("Price(Apple, 0.5)\nPrice(Pear, 2.25)\nPrice(Fig, 3)\nPrice(Kiwi, -1.5)\n"
+            "Cheap(x) = Price(x, p) (p < 1)\nHalf(x) = Price(x, 0.5)\n"
+            "Cheap(x)?\nHalf(x)?\nPrice(x, -1.5)?\nPrice(Pear, p)?\n")
+    assert problems(text) == []
+    assert answers(text) == [{("Apple",), ("Kiwi",)}, {("Apple",)}, {("Kiwi",)}, {(2.25,)}]
+    (tmp_path / "p.tsv").write_text("Apple\t0.5\nFig\t3\n")
+    read = 'Price(x, p) = "p.tsv"\nPrice(x, 0.5)?\nPrice(x, 3)?\n'
+    assert answers(read, tmp_path) == [{("Apple",)}, {("Fig",)}]
+    # in brackets a float is no position
+    assert problems("X[i] = const([1, 2])\nY = X[0.5]\nexport Y\n") == ["invalid-index"]
+    assert problems("R(1e400)\n") == ["invalid-index"]

@@ -27,6 +27,7 @@ from .indices import (
     is_variable_name as _is_variable_name,
     name_index as _name_index,
     name_ref as _name_ref,
+    positions_only,
     tok_span as _tok_span,
 )
 from .lexer import Tok
@@ -396,7 +397,7 @@ class IRBuilder:
 
     def bracket_ref(self, c):
         name, _l, args, close = c
-        indices = _indices(args) if args else ()
+        indices = positions_only(_indices(args)) if args else ()
         return ir.Ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, False,
                          _tuple_new(Span, (name[2], close[3])))
 
