@@ -438,3 +438,24 @@ def test_float_constants_in_facts_atoms_and_queries_are_values(tmp_path):
     # in brackets a float is no position
     assert problems("X[i] = const([1, 2])\nY = X[0.5]\nexport Y\n") == ["invalid-index"]
     assert problems("R(1e400)\n") == ["invalid-index"]
+
+
+def test_a_quoted_constant_in_a_comparison_is_a_symbol(tmp_path):
+    # Soufflé writes every symbol quoted: `x != "New York"`; "1" is the string
+    text = ('P(Ann)\nP("New York")\nP("1")\nP(1)\nQ(x) = P(x) (x != "New York")\n'
+            'One(x) = P(x) (x == "1")\nSame(x) = P(x) ("Ann" == x)\nQ(x)?\nOne(x)?\nSame(x)?\n')
+    assert problems(text) == []
+    assert answers(text) == [{("Ann",), ("1",), (1,)}, {("1",)}, {("Ann",)}]
+    (d,) = [d for d in fuse_lang.analyze('P(Ann)\nQ(x) = P(x) (x == "Anne")\n').diagnostics
+            if d.code == "unknown-symbol"]
+    assert "did you mean `Ann`?" in d.message
+    assert problems('P(Ann)\nQ(x) = P(x) (x < "Ann")\n') == ["not-a-number"]
+    # a sparse relation filters its join's tuples by the quoted constant too
+    facts = "".join(f'E("n {k}", "n {k + 1}")\n' for k in range(400))
+    sparse = facts + 'F(x, y) = E(x, y) (y != "n 5")\nF(x, y)?\n'
+    kinds = {r[0]: r[1] for r in fuse_lang.plan_program(fuse_lang.analyze(sparse)).representations}
+    assert kinds["E"] == kinds["F"] == "sparse"
+    (f,) = answers(sparse)
+    assert len(f) == 399 and ("n 4", "n 5") not in f
+    # anywhere else a string is still a file path
+    assert problems('X[i] = const([1])\nY[i] = X[i] + "a.npy"\n') == ["invalid-statement"]

@@ -27,9 +27,9 @@ from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
+from .compared_constants import symbol_constant
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
-from .values import symbol_constant
 
 _NONMONOTONE = (ir.Call, ir.Neg, ir.Power, ir.Reduce)
 

@@ -17,6 +17,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, ma
 from ..front.relocation import moved_span
 from ..front.span import Span, shifted
 from .calls import check_call, unknown_function
+from .compared_constants import symbol_constant
 from .conflicts import Placed
 from .datalog import compared_variables
 from .definitions import arity_mismatch
@@ -24,7 +25,6 @@ from .projections import broadcast_and_lonely, check_typos
 from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
-from .values import symbol_constant
 
 _tuple_new = tuple.__new__  # a Span without a Python frame (see span.shifted)
 _stamps = itertools.count()  # each new Local's own number, in its domain keys

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..io.cells import value_text
+from .compared_constants import compared_symbol, constant_text, symbol_constant
 from .domains import Domains
 from .symbols import TensorSymbol
-from .value_tables import position_table
 
 # The most values a computed column can reach (docs/limits.md): its domain holds
 # every integer between the lowest and the highest, one position each.
@@ -57,35 +58,6 @@ def check_values(statements: list[tuple[ir.Statement, int | None]], valued: list
             _check_kinds(stmt, k, tensors, domains, diags)
             _check_float_bindings(stmt, k, tensors, domains, diags)
     _grow(statements, marked, groups, tensors, domains, diags)
-
-
-# ------------------------------------------------------- symbol constants
-
-def symbol_constant(expr: ir.Expr, tensors: Container[str]) -> bool:
-    """Whether a comparison's operand is a symbol constant (`Ann` in `(x != Ann)`):
-    a bare name spelled as a constant of an atom is (capitalised: the builder's
-    rule for `R(Ann, x)`) that is no tensor of the program.  A tensor of that name
-    keeps meaning the tensor."""
-    return type(expr) is ir.Ref and expr.indices is None and not _variable_name(expr.name) \
-        and expr.name not in tensors
-
-
-def compared_symbol(call: ir.Call, tensors: Container[str]) -> tuple[ir.Ref, ir.Expr] | None:
-    """A comparison's symbol constant and its other operand, or None (none, or two)."""
-    if call.name not in COMPARISONS or len(call.args) != 2:
-        return None
-    left, right = call.args
-    if symbol_constant(right, tensors) and not symbol_constant(left, tensors):
-        return right, left  # type: ignore[return-value]
-    if symbol_constant(left, tensors) and not symbol_constant(right, tensors):
-        return left, right  # type: ignore[return-value]
-    return None
-
-
-def symbol_position(name: str, symbols: Sequence[str]) -> int:
-    """The constant's position in its column's symbols; -1 (no position) when the
-    column does not hold it: `==` is then never true and `!=` always."""
-    return position_table(tuple(symbols)).get(name, -1)  # (made once per domain)
 
 
 def _variable_name(name: str) -> bool:
@@ -123,7 +95,8 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
             continue
         if symbol_constant(left, tensors) and symbol_constant(right, tensors):
             diags.append(make(
-                "not-a-number", f"`{left.name}` and `{right.name}` are both symbol constants: "  # type: ignore[union-attr]
+                "not-a-number", f"`{value_text(constant_text(left))}` and "
+                f"`{value_text(constant_text(right))}` are both symbol constants: "
                 f"a symbol is compared with a variable of its column", node.span))
             continue
         if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors):
@@ -195,31 +168,33 @@ def _check_overflow(call: ir.Call, diags: list[Diagnostic]) -> None:
                 f"(a column holds 64-bit integers, up to 2^63-1)", node.span))
 
 
-def _check_symbol(call: ir.Call, constant: ir.Ref, other: ir.Expr, symbols, tensors,
+def _check_symbol(call: ir.Call, constant: ir.Expr, other: ir.Expr, symbols, tensors,
                   diags: list[Diagnostic]) -> None:
-    """`(x != Ann)`: `==`/`!=` with a variable; a constant its column does not hold
-    is `unknown-symbol` (information: the comparison is constant)."""
+    """`(x != Ann)`, `(x != "ann")`: `==`/`!=` with a variable; a constant its
+    column does not hold is `unknown-symbol` (information: the comparison is constant)."""
+    name = constant_text(constant)
+    shown = value_text(name)
     if call.name not in ("==", "!="):
         diags.append(make(
-            "not-a-number", f"`{constant.name}` is a symbol: symbols have no order, so they "
+            "not-a-number", f"`{shown}` is a symbol: symbols have no order, so they "
             f"compare with `==` and `!=` only", constant.span))
         return
     if not _is_var(other, tensors):
         diags.append(make(
-            "not-a-number", f"`{constant.name}` is a symbol: it compares with a variable of a "
+            "not-a-number", f"`{shown}` is a symbol: it compares with a variable of a "
             f"column of symbols, not with a number or an arithmetic term", constant.span))
         return
     held = symbols(other.name)  # type: ignore[union-attr]
-    if constant.name in held:
+    if name in held:
         return
     always = "never holds" if call.name == "==" else "always holds"
     import difflib  # (a rare path: kept out of `fuse check`'s start-up)
-    close = difflib.get_close_matches(constant.name, held, n=3) if held else []
+    close = [value_text(c) for c in difflib.get_close_matches(name, held, n=3)] if held else []
     what = f"({_some(held)})" if held else "(it holds no symbols)"
     hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
     diags.append(make(
-        "unknown-symbol", f"`{constant.name}` is not a symbol of `{other.name}`'s column "  # type: ignore[union-attr]
-        f"{what}: `{other.name} {call.name} {constant.name}` {always}{hint}",  # type: ignore[union-attr]
+        "unknown-symbol", f"`{shown}` is not a symbol of `{other.name}`'s column "  # type: ignore[union-attr]
+        f"{what}: `{other.name} {call.name} {shown}` {always}{hint}",  # type: ignore[union-attr]
         constant.span,
         fixes=tuple(Fix(f"Change to `{c}`", (TextEdit(constant.span, c),)) for c in close)))
 

@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from . import blocks, conditions, ir
-from .builtins import BUILTINS, PADDINGS, SCHEDULE_PER
+from .builtins import BUILTINS, COMPARISONS, PADDINGS, SCHEDULE_PER
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -482,8 +482,10 @@ def strings_alone(stmt: Any) -> None:
 
 
 def _no_strings(expr: Any) -> None:
+    compared = {id(arg) for node in ir.walk(expr) if type(node) is ir.Call
+                and node.name in COMPARISONS for arg in node.args}  # `(x != "ann")`: a value
     for node in ir.walk(expr):
-        if isinstance(node, ir.String):
+        if isinstance(node, ir.String) and id(node) not in compared:
             _fail("invalid-statement",
                   "a file path can only stand alone on the right of a source "
                   "(`T[i] = \"file.npy\"`) or on the left of a sink", node.span)

@@ -6,9 +6,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ...check.compared_constants import (
+    compared_symbol,
+    constant_text,
+    symbol_constant,
+    symbol_position,
+)
 from ...check.datalog import complemented
 from ...check.value_tables import domain_values, is_numeric
-from ...check.values import compared_symbol, symbol_constant, symbol_position
 from ...front import ir
 from ..sparse.value import is_sparse
 from .labelled import LArray, align, combine, union_axes
@@ -39,7 +44,7 @@ class BuiltinCalls(EvaluatorState):
         assert found is not None and isinstance(found[1], ir.Ref)  # (the checker's rule)
         _, domain = self.analysis.var_extents[(self.info.index, found[1].name)]
         symbols = self.analysis.domain_symbols.get(domain, ())
-        position = symbol_position(operand.name, symbols)  # type: ignore[union-attr]
+        position = symbol_position(constant_text(operand), symbols)
         return LArray(self.backend.asarray(float(position)), ())
 
     def _shared_codes(self, call: ir.Call, operand: ir.Expr) -> LArray | None:
