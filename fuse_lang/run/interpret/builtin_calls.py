@@ -65,13 +65,17 @@ class BuiltinCalls(EvaluatorState):
         import numpy as np
 
         table: dict = {}
-        for values, v in zip(held, variables):
-            for value in values if values is not None else range(self.extent(v.name)):
-                table.setdefault(value, len(table))
-        values = held[variables.index(operand)] or range(self.extent(operand.name))  # type: ignore[union-attr]
-        codes = np.fromiter((table[value] for value in values), dtype=np.int64,
-                            count=len(values))
-        return LArray(self.backend.asarray(codes), (operand.name,))  # type: ignore[union-attr]
+        codes = []
+        for values, domain, v in zip(held, domains, variables):
+            extent = self.extent(v.name)
+            # a positional domain's position is its value; a position past a domain's
+            # values (a token domain an embedding's rows outnumber) equals nothing else
+            keys = range(extent) if values is None else \
+                [values[p] if p < len(values) else (domain, p) for p in range(extent)]
+            codes.append(np.fromiter((table.setdefault(key, len(table)) for key in keys),
+                                     dtype=np.int64, count=len(keys)))
+        at = 0 if operand is variables[0] else 1
+        return LArray(self.backend.asarray(codes[at]), (variables[at].name,))
 
     def call(self, call: ir.Call) -> LArray:
         backend = self.backend
