@@ -459,3 +459,33 @@ def test_a_quoted_constant_in_a_comparison_is_a_symbol(tmp_path):
     assert len(f) == 399 and ("n 4", "n 5") not in f
     # anywhere else a string is still a file path
     assert problems('X[i] = const([1])\nY[i] = X[i] + "a.npy"\n') == ["invalid-statement"]
+
+
+_BROKEN = {  # a rule added to a random program, and the diagnostic it must get
+    "unsafe-negation": "Bad(x) = {atom} not {name}({unbound})",
+    "unbound-head-variable": "Bad(x, w) = {atom}",
+    "negation-cycle": "Bad(x) = {atom} not Bad2(x)\nBad2(x) = {atom} Bad(x)",
+    "unsafe-comparison": "Bad(x) = {atom} (x != w)",
+}
+
+
+@pytest.mark.reference_only
+@pytest.mark.parametrize("seed", range(3))
+def test_unsafe_and_unstratified_programs_get_their_diagnostic(tmp_path, seed, capsys):
+    rng = random.Random(seed)
+    for code, rule in _BROKEN.items():
+        program = _Program(rng)
+        name = rng.choice(sorted(program.facts))
+        arity = len(program.columns[name])
+        atom = f"{name}({', '.join(['x'] + ['_'] * (arity - 1))})"
+        # (a name twice in the negated atom would be its own "there is": `not R(x, w, w)`)
+        unbound = ", ".join(["x"] + [f"w{k}" for k in range(1, arity)]) if arity > 1 else "w"
+        extra = rule.format(atom=atom, name=name, unbound=unbound)
+        text = program.text(tmp_path) + extra + "\n" + ("Bad(x, y)?\n" if "w)" in extra.split(
+            "=")[0] else "Bad(x)?\n")
+        assert code in [d.code for d in fuse_lang.analyze(text, base_dir=tmp_path).diagnostics
+                        if d.severity is Severity.ERROR], text
+        (tmp_path / "p.fuse").write_text(text)
+        assert cli_main(["run", str(tmp_path / "p.fuse")]) == 1
+        out = capsys.readouterr()
+        assert f"[{code}]" in out.out + out.err and "Traceback" not in out.out + out.err
