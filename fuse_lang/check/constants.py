@@ -47,7 +47,8 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                 if not domains.known(key):
                     continue
                 if isinstance(index, ir.IndexConst):
-                    _constant(ref, pos, index, key, values, domains, diags)
+                    _constant(ref, pos, index, key, values, domains, diags,
+                              sym.boolean and domains.extent(key) is None)
                 elif query and isinstance(index, ir.IndexVar) and index.name in values(key):
                     diags.append(make(
                         "lowercase-constant", f"`{index.name}` is a variable (a lowercase "
@@ -77,14 +78,16 @@ def _read_refs(stmt: ir.Statement, refs: Sequence[ir.Ref] | None
 
 
 def _constant(ref: ir.Ref, pos: int, index: ir.IndexConst, key: Key, values,
-              domains: Domains, diags: list[Diagnostic]) -> None:
+              domains: Domains, diags: list[Diagnostic], empty_column: bool) -> None:
+    """`empty_column`: the axis is a relation's column that nothing gives a value
+    or an extent (check.datalog closes it empty): any constant there matches nothing."""
     value = index.value
     holds = values(key)
     if holds:
         if value in holds:
             return
         diags.append(_unknown(ref, pos, index, holds))
-    elif type(value) is str:
+    elif type(value) is str or empty_column:
         diags.append(make(
             "unknown-constant", f"`{value_text(value)}` is not a value of column {pos + 1} "
             f"of `{ref.name}`: no fact, file or head gives that column any value, so this "

@@ -20,16 +20,16 @@ a relation read under a subtraction (`1 - step(P(x))`, the older spelling).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Container, Iterable, Iterator, Sequence
 
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
+from .compared_constants import symbol_constant
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
-from .values import symbol_constant
 
 _NONMONOTONE = (ir.Call, ir.Neg, ir.Power, ir.Reduce)
 
@@ -174,6 +174,15 @@ def _comparisons(term: ir.Expr) -> list[ir.Call]:
     return out
 
 
+def compared_variables(expr: ir.Expr, tensors: Container[str]) -> list[ir.Ref]:
+    """The variables (lowercase bare names, no tensor) of a rule's comparisons
+    outside `not`: one that no atom binds (`(x != w)`) is unsafe-comparison, and
+    check.statements does not call it an undefined tensor."""
+    return [n for term in _terms(expr) for call in _comparisons(term) for n in ir.walk(call)
+            if isinstance(n, ir.Ref) and n.indices is None and n.name not in tensors
+            and (n.name[:1].islower() or n.name[:1] == "_")]
+
+
 def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
     """The variables (bare names that are the rule's index variables) of an operand."""
     return [n for n in ir.walk(expr) if isinstance(n, ir.Ref) and n.indices is None
@@ -181,7 +190,8 @@ def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
 
 
 def _compared(term: ir.Expr, positive: set[str], variables: set[str],
-              tensors: dict[str, TensorSymbol], diags: list[Diagnostic]) -> tuple[set[str], set[str]]:
+              tensors: dict[str, TensorSymbol], diags: list[Diagnostic],
+              unbindable: Container[str] = ()) -> tuple[set[str], set[str]]:
     """The variables `v == expr` binds (expr's own variables bound), and those of a
     comparison that stay unbound, each reported once (`unsafe-comparison`).  `x == Ann`
     (a symbol constant) filters and binds nothing: it numbers Ann in no column."""
@@ -194,6 +204,7 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
             for target, other in (call.args, call.args[::-1]):
                 if isinstance(target, ir.Ref) and target.indices is None \
                         and target.name in variables and target.name not in bound \
+                        and target.name not in unbindable \
                         and not symbol_constant(other, tensors) \
                         and all(v.name in bound for v in _bare_vars(other, variables)):
                     bound.add(target.name)
@@ -228,6 +239,10 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                 _unbound_head(stmt, head, positive, diags)
         return
     variables = {v.name for v in head} | {v.name for v, _, _ in _occurrences(stmt.rhs)}
+    # a name only in comparisons (`(x != w)`, `(w == x + 1)`) is bound by nothing
+    # (`==` computes only a variable of the head or an atom, which has a domain)
+    only_compared = {n.name for n in compared_variables(stmt.rhs, tensors)} - variables
+    variables |= only_compared
     for term in terms:
         if any(isinstance(n, ir.Call) and n.name in BUILTINS and not BUILTINS[n.name].elementwise
                for n in ir.walk(term)):
@@ -240,7 +255,7 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                 per_call.setdefault(id(call), (call, []))[1].append(var)
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
-        assigned, unsafe = _compared(term, positive, variables, tensors, diags)
+        assigned, unsafe = _compared(term, positive, variables, tensors, diags, only_compared)
         bound = positive | assigned
         in_negation = set(unsafe)  # (reported once: as the comparison's, not the head's)
         everywhere = _counts(head, term)

@@ -17,13 +17,14 @@ from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, ma
 from ..front.relocation import moved_span
 from ..front.span import Span, shifted
 from .calls import check_call, unknown_function
+from .compared_constants import symbol_constant
 from .conflicts import Placed
+from .datalog import compared_variables
 from .definitions import arity_mismatch
 from .projections import broadcast_and_lonely, check_typos
 from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
 from .unify import Op, moved_ops, statement_ops
-from .values import symbol_constant
 
 _tuple_new = tuple.__new__  # a Span without a Python frame (see span.shifted)
 _stamps = itertools.count()  # each new Local's own number, in its domain keys
@@ -429,6 +430,9 @@ class StatementChecks:
         if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
                 and _compared_symbol(stmt, ref, self.tensors):
             return  # `Ann` in `(x != Ann)`: a symbol constant (check/values.py)
+        if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
+                and stmt.lhs.paren and _compared_variable(stmt, ref):
+            return  # `w` in `(x != w)` of a rule: a variable no atom binds (check/datalog.py)
         query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
         if not self._check_tensor_name(ref, allow_bare=query_atom, delta=delta):
             return
@@ -500,6 +504,14 @@ def _compared_symbol(stmt: ir.Equation, ref: ir.Ref, tensors: dict[str, TensorSy
         return False
     return any(type(node) is ir.Call and node.name in COMPARISONS
                and any(arg is ref for arg in node.args) for node in ir.walk(stmt.rhs))
+
+
+def _compared_variable(stmt: ir.Equation, ref: ir.Ref) -> bool:
+    """Whether `ref` is a variable (a lowercase bare name) in a comparison of the
+    rule: one no atom binds is `unsafe-comparison`, not an undefined tensor."""
+    if not (ref.name[:1].islower() or ref.name[:1] == "_"):
+        return False
+    return any(n is ref for n in compared_variables(stmt.rhs, ()))
 
 
 def _meaningful_bare(bare: Iterable[str], variables: Container[str],

@@ -7,7 +7,7 @@ program with a comparison or a computed head (unify.Valued marks them):
 
 - kinds: a comparison or a computed head over a column of symbols is an error
   (`not-a-number`): symbols have no order and no arithmetic (`==`/`!=` between
-  two variables of one domain compare symbols and are fine, and so do they with
+  two variables compare values and are fine, and so do they with
   a symbol constant, `(x != Ann)`: see symbol_constant; one the column does not
   hold is `unknown-symbol`);
 - growth: a rule whose head computes values (`N(m + 1) = N(m) (m < 5)`,
@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..io.cells import value_text
+from .compared_constants import compared_symbol, constant_text, symbol_constant
 from .domains import Domains
 from .symbols import TensorSymbol
-from .value_tables import position_table
 
 # The most values a computed column can reach (docs/limits.md): its domain holds
 # every integer between the lowest and the highest, one position each.
@@ -55,36 +56,8 @@ def check_values(statements: list[tuple[ir.Statement, int | None]], valued: list
     for stmt, k in statements:
         if k in marked and isinstance(stmt, ir.Equation):
             _check_kinds(stmt, k, tensors, domains, diags)
+            _check_float_bindings(stmt, k, tensors, domains, diags)
     _grow(statements, marked, groups, tensors, domains, diags)
-
-
-# ------------------------------------------------------- symbol constants
-
-def symbol_constant(expr: ir.Expr, tensors: Container[str]) -> bool:
-    """Whether a comparison's operand is a symbol constant (`Ann` in `(x != Ann)`):
-    a bare name spelled as a constant of an atom is (capitalised: the builder's
-    rule for `R(Ann, x)`) that is no tensor of the program.  A tensor of that name
-    keeps meaning the tensor."""
-    return type(expr) is ir.Ref and expr.indices is None and not _variable_name(expr.name) \
-        and expr.name not in tensors
-
-
-def compared_symbol(call: ir.Call, tensors: Container[str]) -> tuple[ir.Ref, ir.Expr] | None:
-    """A comparison's symbol constant and its other operand, or None (none, or two)."""
-    if call.name not in COMPARISONS or len(call.args) != 2:
-        return None
-    left, right = call.args
-    if symbol_constant(right, tensors) and not symbol_constant(left, tensors):
-        return right, left  # type: ignore[return-value]
-    if symbol_constant(left, tensors) and not symbol_constant(right, tensors):
-        return left, right  # type: ignore[return-value]
-    return None
-
-
-def symbol_position(name: str, symbols: Sequence[str]) -> int:
-    """The constant's position in its column's symbols; -1 (no position) when the
-    column does not hold it: `==` is then never true and `!=` always."""
-    return position_table(tuple(symbols)).get(name, -1)  # (made once per domain)
 
 
 def _variable_name(name: str) -> bool:
@@ -122,31 +95,64 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
             continue
         if symbol_constant(left, tensors) and symbol_constant(right, tensors):
             diags.append(make(
-                "not-a-number", f"`{left.name}` and `{right.name}` are both symbol constants: "  # type: ignore[union-attr]
+                "not-a-number", f"`{value_text(constant_text(left))}` and "
+                f"`{value_text(constant_text(right))}` are both symbol constants: "
                 f"a symbol is compared with a variable of its column", node.span))
             continue
-        if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors) \
-                and domains.known(("var", k, left.name)) and domains.known(("var", k, right.name)) \
-                and domains.find(("var", k, left.name)) == domains.find(("var", k, right.name)):
-            continue  # two variables of one domain: symbols compare as themselves
+        if node.name in ("==", "!=") and _is_var(left, tensors) and _is_var(right, tensors):
+            continue  # two variables: their values compare as themselves (in one domain or
+            # two: run.interpret numbers both domains' values in one table)
         for var in _vars_of(left, tensors) + _vars_of(right, tensors):
             held = symbols(var.name)
             if held:
                 diags.append(make(
                     "not-a-number", f"`{var.name}` holds symbols ({_some(held)}), which have no "
                     f"order and no arithmetic: `{node.name}` compares numbers (or, with `==` and "
-                    f"`!=`, two variables of one column){_hidden(node, held, tensors)}",
+                    f"`!=`, two variables){_hidden(node, held, tensors)}",
                     var.span))
                 break
     for index in stmt.lhs.indices or ():
         if isinstance(index, ir.IndexShift):
             for var in index.terms:
                 held = symbols(var.name)
-                if held:
+                floats = () if held else _floats(("var", k, var.name), domains)
+                if held or floats:
+                    what = f"symbols ({_some(held)})" if held else f"floats ({_some(tuple(map(str, floats)))})"
                     diags.append(make(
-                        "not-a-number", f"`{var.name}` holds symbols ({_some(held)}): a head "
+                        "not-a-number", f"`{var.name}` holds {what}: a head "
                         f"can compute only with integer columns", var.span))
                     break
+
+
+def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol],
+                          domains: Domains, diags: list[Diagnostic]) -> None:
+    """`(w == v + 1)` that binds `w` (no atom does) makes a computed column, which
+    holds integers: over a column of floats it is `not-a-number`, as `A(v + 1)` is."""
+    if not stmt.lhs.paren:
+        return
+    bound = {v.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
+             for v in ir.index_vars(index)}
+    for node in ir.walk(stmt.rhs):
+        if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
+            continue
+        for var, other in (node.args, node.args[::-1]):
+            if not _is_var(var, tensors) or var.name in bound:
+                continue
+            for used in _vars_of(other, tensors):
+                floats = _floats(("var", k, used.name), domains)
+                if floats:
+                    diags.append(make(
+                        "not-a-number", f"`{used.name}` holds floats "
+                        f"({_some(tuple(map(str, floats)))}): `{var.name} == ...` computes a "
+                        f"column, which holds integers only", used.span))
+                    return
+
+
+def _floats(key: tuple, domains: Domains) -> tuple:
+    """The floats of a variable's column: a computed column holds integers only."""
+    if not (domains.known(key) and domains.holds_symbols(key)):
+        return ()
+    return tuple(v for v in domains.symbols(key) if type(v) is float)
 
 
 def _check_overflow(call: ir.Call, diags: list[Diagnostic]) -> None:
@@ -162,31 +168,33 @@ def _check_overflow(call: ir.Call, diags: list[Diagnostic]) -> None:
                 f"(a column holds 64-bit integers, up to 2^63-1)", node.span))
 
 
-def _check_symbol(call: ir.Call, constant: ir.Ref, other: ir.Expr, symbols, tensors,
+def _check_symbol(call: ir.Call, constant: ir.Expr, other: ir.Expr, symbols, tensors,
                   diags: list[Diagnostic]) -> None:
-    """`(x != Ann)`: `==`/`!=` with a variable; a constant its column does not hold
-    is `unknown-symbol` (information: the comparison is constant)."""
+    """`(x != Ann)`, `(x != "ann")`: `==`/`!=` with a variable; a constant its
+    column does not hold is `unknown-symbol` (information: the comparison is constant)."""
+    name = constant_text(constant)
+    shown = value_text(name)
     if call.name not in ("==", "!="):
         diags.append(make(
-            "not-a-number", f"`{constant.name}` is a symbol: symbols have no order, so they "
+            "not-a-number", f"`{shown}` is a symbol: symbols have no order, so they "
             f"compare with `==` and `!=` only", constant.span))
         return
     if not _is_var(other, tensors):
         diags.append(make(
-            "not-a-number", f"`{constant.name}` is a symbol: it compares with a variable of a "
+            "not-a-number", f"`{shown}` is a symbol: it compares with a variable of a "
             f"column of symbols, not with a number or an arithmetic term", constant.span))
         return
     held = symbols(other.name)  # type: ignore[union-attr]
-    if constant.name in held:
+    if name in held:
         return
     always = "never holds" if call.name == "==" else "always holds"
     import difflib  # (a rare path: kept out of `fuse check`'s start-up)
-    close = difflib.get_close_matches(constant.name, held, n=3) if held else []
+    close = [value_text(c) for c in difflib.get_close_matches(name, held, n=3)] if held else []
     what = f"({_some(held)})" if held else "(it holds no symbols)"
     hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
     diags.append(make(
-        "unknown-symbol", f"`{constant.name}` is not a symbol of `{other.name}`'s column "  # type: ignore[union-attr]
-        f"{what}: `{other.name} {call.name} {constant.name}` {always}{hint}",  # type: ignore[union-attr]
+        "unknown-symbol", f"`{shown}` is not a symbol of `{other.name}`'s column "  # type: ignore[union-attr]
+        f"{what}: `{other.name} {call.name} {shown}` {always}{hint}",  # type: ignore[union-attr]
         constant.span,
         fixes=tuple(Fix(f"Change to `{c}`", (TextEdit(constant.span, c),)) for c in close)))
 
@@ -261,9 +269,16 @@ class _Analysis:
             numbers = [v for v in self.domains.symbols(key) if type(v) is not str]
             return (min(numbers), max(numbers)) if numbers else None
         extent = self.domains.extent(key)
-        if extent is None:
-            return (0, INF)
+        if extent is None:  # a relation's column nothing reaches is empty (check.datalog)
+            sym = self.tensors.get(name)
+            return None if sym is not None and sym.boolean else (0, INF)
         return (0, extent - 1) if extent > 0 else None
+
+    def symbols_only(self, name: str, pos: int) -> bool:
+        """Whether a column no rule computes holds values, none of them a number."""
+        key = ("axis", name, pos)
+        return (name, pos) not in self.columns and self.domains.holds_symbols(key) and \
+            not any(type(v) is not str for v in self.domains.symbols(key))
 
     def column(self, name: str, pos: int) -> Interval | None:
         key = (name, pos)
@@ -286,6 +301,8 @@ class _Analysis:
                 else:
                     continue
                 got = self.column(atom.name, pos)
+                if got is None and self.symbols_only(atom.name, pos):
+                    continue  # no numbers to bound it with, yet not empty
                 if got is not None:
                     got = (got[0] - shift, got[1] - shift)
                 before = env.get(index.name, (-INF, INF))

@@ -27,6 +27,7 @@ from .indices import (
     is_variable_name as _is_variable_name,
     name_index as _name_index,
     name_ref as _name_ref,
+    positions_only,
     tok_span as _tok_span,
 )
 from .lexer import Tok
@@ -440,7 +441,7 @@ class IRBuilder:
 
     def bracket_ref(self, c):
         name, _l, args, close = c
-        indices = _indices(args) if args else ()
+        indices = positions_only(_indices(args)) if args else ()
         return ir.Ref(name[1], _tuple_new(Span, (name[2], name[3])), indices, False,
                          _tuple_new(Span, (name[2], close[3])))
 
@@ -526,16 +527,10 @@ def strings_alone(stmt: Any) -> None:
 
 
 def _no_strings(expr: Any) -> None:
+    compared = {id(arg) for node in ir.walk(expr) if type(node) is ir.Call
+                and node.name in COMPARISONS for arg in node.args}  # `(x != "ann")`: a value
     for node in ir.walk(expr):
-        if type(node) is ir.Call and node.name in COMPARISONS:
-            for arg in node.args:
-                if isinstance(arg, ir.String):  # `(x != "ann")`: not a path, a constant
-                    _fail("invalid-statement",
-                          f"a quoted constant cannot be compared yet (`{node.name} "
-                          f"\"{arg.value}\"`): compare with a bare capitalised constant "
-                          f"(`{node.name} Ann`) or join with a fact that holds it",
-                          arg.span)
-        if isinstance(node, ir.String):
+        if isinstance(node, ir.String) and id(node) not in compared:
             _fail("invalid-statement",
                   "a file path can only stand alone on the right of a source "
                   "(`T[i] = \"file.npy\"`) or on the left of a sink", node.span)

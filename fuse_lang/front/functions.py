@@ -281,8 +281,8 @@ def _call_args(ref: ir.Ref) -> tuple:
             out.append(ir.Ref(index.name, index.span, None, False, index.span))
         elif type(index) is ir.IndexConst and isinstance(index.value, str) and not index.quoted:
             out.append(ir.Ref(index.value, index.span, None, False, index.span))
-        elif type(index) is ir.IndexConst and isinstance(index.value, int):
-            out.append(ir.Number(float(index.value), str(index.value), index.span))
+        elif type(index) is ir.IndexConst and isinstance(index.value, (int, float)):
+            out.append(ir.Number(float(index.value), repr(index.value), index.span))
         else:
             raise _CallFailed(make("fn-arguments", "a function's argument is a tensor, a "
                                    "number or a call", index.span))

@@ -122,15 +122,16 @@ def plain_index(expr: Any) -> ir.Index:
         return ir.IndexConst(expr.name, span)
     if isinstance(expr, ir.Number):
         value = as_int(expr)
-        if value is None:
-            fail("invalid-index", f"`{expr.text}` is not a position: positions are whole numbers",
-                  span)
+        if value is None:  # `R(x, 0.5)`: a float value (a bracket's index refuses it)
+            return ir.IndexConst(_float(expr, expr.text, span), span)
         return ir.IndexConst(int64(value, span), span)
     if isinstance(expr, ir.String):  # `R("ann", x)`: exactly that symbol
         return ir.IndexConst(expr.value, span, True)
-    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number) \
-            and as_int(expr.operand) is not None:  # `R(-7, x)`: a value
-        return ir.IndexConst(int64(-as_int(expr.operand), span), span)  # type: ignore[operator]
+    if isinstance(expr, ir.Neg) and isinstance(expr.operand, ir.Number):  # `R(-7, x)`: a value
+        value = as_int(expr.operand)
+        if value is None:
+            return ir.IndexConst(-_float(expr.operand, f"-{expr.operand.text}", span), span)
+        return ir.IndexConst(int64(-value, span), span)
     if isinstance(expr, ir.Sum):
         terms: list[ir.IndexVar] = []
         offset = 0
@@ -161,6 +162,25 @@ def plain_index(expr: Any) -> ir.Index:
           "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`",
           span)
     raise AssertionError  # unreachable
+
+
+def _float(number: ir.Number, text: str, span: Span) -> float:
+    """A float constant of a relation's column (LANGUAGE.md §14), finite."""
+    value = float(number.value)
+    if value != value or value in (float("inf"), float("-inf")):
+        fail("invalid-index", f"`{text}` is past the largest float: a column holds finite "
+             f"numbers", span)
+    return value
+
+
+def positions_only(indices: tuple[ir.Index, ...]) -> tuple[ir.Index, ...]:
+    """A bracket reference's indices (`X[0.5]`): a float constant is no position."""
+    for index in indices:
+        if type(index) is ir.IndexConst and type(index.value) is float:
+            fail("invalid-index", f"`{index.value!r}` is not a position: positions are whole "
+                 f"numbers (a float is a value of a relation's column, `R(x, 0.5)`)",
+                 index.span)
+    return indices
 
 
 def int64(value: int, span: Span, offset: bool = False) -> int:

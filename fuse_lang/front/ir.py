@@ -27,11 +27,12 @@ class IndexVar:
 
 @frozen_dataclass
 class IndexConst:
-    """A constant: an integer (`0`, `-7`) or a symbol (`Alice`, `"ann"`: `quoted`).
+    """A constant: an integer (`0`, `-7`), a float (`0.5`: a relation's column only)
+    or a symbol (`Alice`, `"ann"`: `quoted`).
     On a relation's column it is a value; on an axis whose domain holds no values,
     an integer is a position (LANGUAGE.md §14)."""
 
-    value: int | str
+    value: int | float | str
     span: Span
     quoted: bool = False
 

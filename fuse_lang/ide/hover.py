@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from ..check import Analysis, TensorInfo, TensorKind
 from ..check.analysis import shown_index
+from ..check.compared_constants import compared_symbol, constant_text, symbol_position
 from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
 from ..check.param_roles import param_starts
-from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import BUILTINS, REDUCE_DOC
 from ..front.ir_text import index_text, ref_text
@@ -190,14 +190,16 @@ def symbol_markdown(analysis: Analysis, statement: int, call: ir.Call) -> str:
     found = compared_symbol(call, analysis.tensors)
     assert found is not None
     constant, other = found
-    lines = [f"```fuse\n{constant.name}\n```"]
+    name = constant_text(constant)
+    shown = value_text(name)
+    lines = [f"```fuse\n{shown}\n```"]
     if not isinstance(other, ir.Ref) or (statement, other.name) not in analysis.var_extents:
         return "\n\n".join(lines + ["**symbol** constant"])
     _, domain = analysis.var_extents[(statement, other.name)]
-    position = symbol_position(constant.name, analysis.domain_symbols.get(domain, ()))
+    position = symbol_position(name, analysis.domain_symbols.get(domain, ()))
     where = (f"position {position} of `{other.name}`'s column (domain D{domain})" if position >= 0
              else f"not a symbol of `{other.name}`'s column (domain D{domain}): "
-                  f"`{other.name} {call.name} {constant.name}` is "
+                  f"`{other.name} {call.name} {shown}` is "
                   f"{'never' if call.name == '==' else 'always'} true")
     return "\n\n".join(lines + [f"**symbol** · {where}"])
 

@@ -13,8 +13,8 @@ import re
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ..check import SOURCE_KINDS, Analysis, TensorKind
+from ..check.compared_constants import compared_symbol
 from ..check.symbols import IndexRole
-from ..check.values import compared_symbol
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.span import LineIndex, Span, split_lines
@@ -250,8 +250,8 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
             push(reversed(ir.children(node)))
         elif kind is ir.Number:
             add(token(node.span, "number"))
-        elif kind is ir.String:
-            add(token(node.span, "string"))
+        elif kind is ir.String:  # a file path; in a comparison a symbol, as in `P("ann")`
+            add(token(node.span, "enumMember" if id(node) in constants else "string"))
         else:
             if kind is ir.Reduce:
                 add(token(node.op_span, "function", ("defaultLibrary",)))

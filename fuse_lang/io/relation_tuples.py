@@ -62,7 +62,7 @@ def relation_tuples(value: Any, axes: Sequence[AxisValues], boolean: bool = True
     as values, sorted by value: the cells above 0 of a Boolean tensor
     (`boolean`), else the cells that are not 0 with their numbers as `weights`.
     `axes` gives each axis' values by position (None: positional)."""
-    positions, weights = _entries(value, boolean)
+    positions, weights = stored_entries(value, boolean)
     arity = len(positions)
     if arity == 0:
         return RelationTuples(int(weights.size), 0, (), (), weights)
@@ -180,7 +180,7 @@ def _tuple_order(ranks: list[np.ndarray]) -> np.ndarray | None:
     return np.argsort(key, kind="stable")
 
 
-def _entries(value: Any, boolean: bool) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+def stored_entries(value: Any, boolean: bool) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
     """The positions (one array per axis) and numbers of the cells kept."""
     if hasattr(value, "on_numpy"):  # a sparse tensor of run/sparse (any backend)
         value = value.on_numpy()

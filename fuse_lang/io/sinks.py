@@ -27,7 +27,7 @@ from .relation_tuples import AxisValues, RelationTuples, relation_tuple_chunks, 
 from .source_files import FileProblem, path_problem
 from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
 
-SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".json", ".jsonl", ".txt")
+SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".facts", ".json", ".jsonl", ".txt")
 
 
 def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
@@ -76,6 +76,9 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         with atomic_writer(path) as out:  # block by block: no text of every tuple in memory
             _write_tuples(out, relation_tuple_chunks(array, symbols, True, TUPLES_PER_WRITE),
                           True, "\t" if suffix == ".tsv" else ",")
+        return
+    elif suffix == ".facts":
+        _write_facts(path, array, boolean, symbols)
         return
     elif suffix in (".csv", ".tsv"):
         import csv  # (numbers only: a relation's tuples are written without it)
@@ -134,6 +137,9 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
             _write_tuples(out, relation_tuple_chunks(matrix, symbols, boolean, TUPLES_PER_WRITE),
                           boolean, "\t" if suffix == ".tsv" else ",")
         return True
+    if suffix == ".facts":
+        _write_facts(path, matrix, boolean, symbols)
+        return True
     if boolean and suffix in (".json", ".jsonl"):
         rows = [list(t) for t in relation_tuples(matrix, symbols).rows()]
         text = json.dumps(rows) if suffix == ".json" else \
@@ -141,6 +147,29 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
         atomic_write(path, text.encode("utf-8"))
         return True
     return False
+
+
+def _write_facts(path: Path, value: Any, boolean: bool, symbols: Sequence[AxisValues]) -> None:
+    """Soufflé's `.facts` (LANGUAGE.md §14): a Boolean tensor's tuples, tab-separated,
+    without quoting (a numeric tensor's non-zeros, each with its number last).  A
+    string `.facts` cannot hold as itself (one that would read back as a number,
+    `"1"`, or holds a tab, a line break, a quote or blanks at its ends) is refused,
+    naming `.tsv`, which quotes it: the file never means another relation when
+    read again."""
+    def checked(chunks: Iterable[RelationTuples]) -> Iterable[RelationTuples]:
+        for tuples in chunks:
+            for table in tuples.values:
+                for v in table.tolist():
+                    if type(v) is str and cell_text(v, "\t") != v:
+                        raise FileProblem(
+                            f"{path.name}: the value {cell_text(v, chr(9))} cannot be written "
+                            f"to a .facts file, which has no quoting (it would read back as "
+                            f"another value); write the sink to .tsv, which quotes it")
+            yield tuples
+
+    with atomic_writer(path) as out:
+        _write_tuples(out, checked(relation_tuple_chunks(value, symbols, boolean,
+                                                         TUPLES_PER_WRITE)), boolean, "\t")
 
 
 TUPLES_PER_WRITE = 1 << 18  # rows formatted at a time: the text in memory stays small

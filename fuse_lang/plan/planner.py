@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
 from ..check import Analysis
+from ..check.compared_constants import compared_symbol, constant_text, symbol_position
 from ..check.kinds import TensorKind
 from ..check.runnable import recurrence_of
 from ..check.symbols import IndexRole
-from ..check.values import compared_symbol, symbol_position
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.ir_text import equation_text
@@ -384,11 +384,12 @@ def _symbol_text(analysis: Analysis, k: int, call: ir.Call) -> str:
         return ""
     constant, var = found
     _, domain = analysis.var_extents[(k, var.name)]
-    position = symbol_position(constant.name, analysis.domain_symbols.get(domain, ()))
+    name = constant_text(constant)
+    position = symbol_position(name, analysis.domain_symbols.get(domain, ()))
     if position < 0:
-        return (f", the symbol {constant.name}, which {var.name}'s column does not hold: "
+        return (f", the symbol {name}, which {var.name}'s column does not hold: "
                 f"{'never' if call.name == '==' else 'always'} true")
-    return f", the symbol {constant.name}: position {position} of {var.name}'s column"
+    return f", the symbol {name}: position {position} of {var.name}'s column"
 
 
 def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,

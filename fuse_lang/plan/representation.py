@@ -267,8 +267,8 @@ def tuple_filter(analysis: Analysis, k: int, factor: ir.Expr, factors: Sequence[
                     return None  # a tensor read inside: not a plain comparison of indices
                 if (k, node.name) in analysis.var_extents:
                     found.add(node.name)
-            elif not isinstance(node, (ir.Number, ir.Neg, ir.Sum, ir.Product)):
-                return None
+            elif not isinstance(node, (ir.Number, ir.Neg, ir.Sum, ir.Product, ir.String)):
+                return None  # (a string: a symbol constant, `(y != "ann")`)
         if len(found) > 1:
             return None
         names += [n for n in found if n not in names]

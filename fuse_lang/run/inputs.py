@@ -197,6 +197,8 @@ def _relation_positions(analysis: Analysis, name: str, path: Path) -> np.ndarray
     domain (whole columns at once; check.value_tables)."""
     info = analysis.tensors[name]
     relation = relation_tuples_file(path, _source_header(analysis, name), name)
+    if not relation.rows:  # an empty file (or blank lines only): the empty relation
+        return np.empty((0, len(info.axes)), dtype=np.int64)
     if len(relation.columns) != len(info.axes):
         raise EvaluationError(f"{path.name} holds {len(relation.columns)} columns, `{name}` "
                               f"has {len(info.axes)}")

@@ -10,7 +10,8 @@ from ..check import Analysis
 from ..check.symbols import slice_name
 from ..check.value_tables import constant_position
 from ..front import ir
-from ..io.relation_tuples import AxisValues, relation_tuples
+from ..front.wildcards import is_wildcard
+from ..io.relation_tuples import AxisValues, relation_tuples, stored_entries
 from ..io.sinks import check_sink_path, write_sink, write_topk_pairs
 from ..io.source_files import FileProblem
 from .backends.base import Backend
@@ -104,11 +105,33 @@ def answer(analysis: Analysis, backend: Backend, info: StatementInfo, values: Ma
     tuples = None
     if tensor.boolean:
         starts = starts or [0] * len(axes)
+        if any(is_wildcard(name) for name in free):  # `R(x, _)?`: any value there
+            selected, free, axes, starts = _wildcards_projected(selected, free, axes, starts)
         shape = tuple(selected.shape)
         columns = [_axis_values(analysis.domain_symbols.get(tensor.axes[axis].domain), start,
                                 shape[k]) for k, (axis, start) in enumerate(zip(axes, starts))]
         tuples = relation_tuples(selected, columns).rows()
     return QueryAnswer(text, atom.name, selected, free, tuples)
+
+
+def _wildcards_projected(selected: Any, free: tuple[str, ...], axes: list[int], starts: list[int]
+                         ) -> tuple[Any, tuple[str, ...], list[int], list[int]]:
+    """A Boolean answer without its `_` axes (LANGUAGE.md §13: `_` is any value):
+    1 where some value of them holds, as Datalog's anonymous variable."""
+    kept = [k for k, name in enumerate(free) if not is_wildcard(name)]
+    if isinstance(selected, np.ndarray):
+        dropped = tuple(k for k in range(len(free)) if k not in kept)
+        selected = np.asarray(selected.max(axis=dropped, initial=0))
+    else:  # a scipy.sparse answer: its entries, the kept axes' repeats combined
+        from .sparse.nd import value_of_entries
+
+        coords, data = stored_entries(selected, True)
+        shape = tuple(selected.shape[k] for k in kept)
+        selected = value_of_entries(shape, [coords[k] for k in kept], data, selected.dtype,
+                                    op="max")
+        selected = selected.native() if len(shape) >= 2 else selected
+    return (selected, tuple(free[k] for k in kept), [axes[k] for k in kept],
+            [starts[k] for k in kept])
 
 
 def _axis_values(symbols: AxisValues, start: int, extent: int) -> AxisValues:

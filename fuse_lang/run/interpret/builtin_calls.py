@@ -6,8 +6,14 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ...check.compared_constants import (
+    compared_symbol,
+    constant_text,
+    symbol_constant,
+    symbol_position,
+)
 from ...check.datalog import complemented
-from ...check.values import compared_symbol, symbol_constant, symbol_position
+from ...check.value_tables import domain_values, is_numeric
 from ...front import ir
 from ..sparse.value import is_sparse
 from .labelled import LArray, align, combine, union_axes
@@ -32,13 +38,44 @@ class BuiltinCalls(EvaluatorState):
         position in the other operand's column, -1 where the column lacks it."""
         tensors = self.analysis.tensors
         if not symbol_constant(operand, tensors):
-            return self.arg(operand)
+            codes = self._shared_codes(call, operand) if call.name in ("==", "!=") else None
+            return self.arg(operand) if codes is None else codes
         found = compared_symbol(call, tensors)
         assert found is not None and isinstance(found[1], ir.Ref)  # (the checker's rule)
         _, domain = self.analysis.var_extents[(self.info.index, found[1].name)]
         symbols = self.analysis.domain_symbols.get(domain, ())
-        position = symbol_position(operand.name, symbols)  # type: ignore[union-attr]
+        position = symbol_position(constant_text(operand), symbols)
         return LArray(self.backend.asarray(float(position)), ())
+
+    def _shared_codes(self, call: ir.Call, operand: ir.Expr) -> LArray | None:
+        """`(x != y)` over two domains (numbered apart) that hold symbols: each
+        value's place in one table of both domains' values, so equal values
+        compare equal (LANGUAGE.md §14); None where positions or values compare."""
+        variables = [a for a in call.args if type(a) is ir.Ref and a.indices is None
+                     and (self.info.index, a.name) in self.analysis.var_extents]
+        if len(variables) != 2 or variables[0].name in self.fixed \
+                or variables[1].name in self.fixed:
+            return None
+        domains = [self.analysis.var_extents[(self.info.index, v.name)][1] for v in variables]
+        if domains[0] == domains[1]:
+            return None
+        held = [domain_values(self.analysis, d) for d in domains]
+        if all(is_numeric(values) for values in held):
+            return None  # numbers compare as values
+        import numpy as np
+
+        table: dict = {}
+        codes = []
+        for values, domain, v in zip(held, domains, variables):
+            extent = self.extent(v.name)
+            # a positional domain's position is its value; a position past a domain's
+            # values (a token domain an embedding's rows outnumber) equals nothing else
+            keys = range(extent) if values is None else \
+                [values[p] if p < len(values) else (domain, p) for p in range(extent)]
+            codes.append(np.fromiter((table.setdefault(key, len(table)) for key in keys),
+                                     dtype=np.int64, count=len(keys)))
+        at = 0 if operand is variables[0] else 1
+        return LArray(self.backend.asarray(codes[at]), (variables[at].name,))
 
     def call(self, call: ir.Call) -> LArray:
         backend = self.backend
