@@ -453,3 +453,16 @@ def test_a_bare_source_read_at_its_rank_is_clean(tmp_path):
                 if d.severity.name == "ERROR"]
     np.testing.assert_allclose(fuse_lang.compile(text, base_dir=tmp_path).run()["Y"],
                                np.full((2, 3), 3.0))
+
+
+def test_an_index_only_in_a_comparison_is_told_why_it_is_undefined():
+    """`Y[i] = F[i] (i < j)`: `j` is no index of the equation (no reference has
+    it), so it is an undefined name; the message says why, and a close tensor
+    name is still offered."""
+    found = fuse_lang.analyze("axis i = 3, j = 3\nF[i] = const([1,2,3])\nThreshold = const(2)\n"
+                              "Y[i] = F[i] (i < j)\nZ[i] = F[i] (i < threshold)\nexport Y, Z\n")
+    messages = [d.message for d in found.diagnostics if d.code == "undefined-tensor"]
+    assert len(messages) == 2
+    assert messages[0].startswith("`j` is not defined; a comparison reads the indices of the "
+                                  "equation's references, and no reference here has `j`")
+    assert messages[1].endswith("did you mean `Threshold`?")

@@ -433,8 +433,12 @@ class StatementChecks:
         if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
                 and stmt.lhs.paren and _compared_variable(stmt, ref):
             return  # `w` in `(x != w)` of a rule: a variable no atom binds (check/datalog.py)
+        # `j` in `Y[i] = F[i] (i < j)`: read as an index, but no reference binds it
+        note = f"; a comparison reads the indices of the equation's references, and no " \
+            f"reference here has `{ref.name}`" if ref.indices is None \
+            and isinstance(stmt, ir.Equation) and _compared_variable(stmt, ref) else ""
         query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
-        if not self._check_tensor_name(ref, allow_bare=query_atom, delta=delta):
+        if not self._check_tensor_name(ref, allow_bare=query_atom, delta=delta, note=note):
             return
         sym = self.tensors[ref.name]
         self.read.add(ref.name)
@@ -453,7 +457,10 @@ class StatementChecks:
                 fixes=(Fix(f"Write {ref.name}[...]", _bracket_edits(ref, delta)),)))
         self._check_virtual(ref, sym, delta)
 
-    def _check_tensor_name(self, ref: ir.Ref, allow_bare: bool, delta: int) -> bool:
+    def _check_tensor_name(self, ref: ir.Ref, allow_bare: bool, delta: int,
+                           note: str = "") -> bool:
+        """Whether `ref` names a tensor it may read; else its diagnostic is told
+        (`note`: words after "is not defined", before any did-you-mean)."""
         sym = self.tensors.get(ref.name)
         if sym is None:
             name_span = moved_span(ref.name_span, delta)
@@ -465,9 +472,9 @@ class StatementChecks:
             close = self._suggester.close(ref.name)
             if close:
                 fixes = tuple([Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close])
-                message = f"`{ref.name}` is not defined{did_you_mean_text(close)}"
+                message = f"`{ref.name}` is not defined{note}{did_you_mean_text(close)}"
             else:  # (most, in a file of many: the suggestions' budget spent)
-                fixes, message = (), f"`{ref.name}` is not defined"
+                fixes, message = (), f"`{ref.name}` is not defined{note}"
             self.diags.append(make("undefined-tensor", message, name_span, fixes=fixes))
             return False
         if ref.indices is None:
