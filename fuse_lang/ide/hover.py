@@ -70,6 +70,8 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
                         and init.name_span.start <= offset <= init.name_span.end:
                     spec = INITIALISERS[init.name]
                     return Hover(f"```fuse\n{spec.signature}\n```\n{spec.doc}", init.name_span)
+        if isinstance(stmt, ir.AxisDecl) and stmt.name_span.start <= offset <= stmt.name_span.end:
+            return Hover(_axis_markdown(analysis, stmt), stmt.name_span)
         constant = _constant_at(analysis, stmt, offset)
         if constant is not None:
             return constant
@@ -84,6 +86,24 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
                         return Hover(symbol_markdown(analysis, k, node), found_symbol[0].span)
         return None
     return None
+
+
+def _axis_markdown(analysis: Analysis, decl: ir.AxisDecl) -> str:
+    """`axis d = 64`: the extent it gives the index name program-wide, and how
+    many tensors' axes it sizes."""
+    if decl.padding is not None:
+        what = (f"windows over it stay inside their axis (`{decl.padding}`)"
+                if decl.padding == "valid" else f"windows over it are centred (`{decl.padding}`)")
+    else:
+        what = f"extent **{decl.extent:,}** wherever an index is named `{decl.name}`"
+    sized = sorted(info.name for info in analysis.tensors.values()
+                   if any(axis.index == decl.name for axis in info.axes))
+    lines = [f"```fuse\naxis {decl.name}\n```", f"**axis** · {what}"]
+    if sized:
+        shown = ", ".join(f"`{user_name(n)}`" for n in sized[:8])
+        more = f" and {len(sized) - 8} more" if len(sized) > 8 else ""
+        lines.append(f"\nsizes an axis of {shown}{more}")
+    return "\n".join(lines)
 
 
 # `a || b` and `!c` as the IR has them (front/conditions.py): a call at the operator

@@ -117,3 +117,15 @@ async def test_hover_on_the_loss_lists_the_params_and_data_it_reaches(vscode, tm
     assert "**Loss** (`train L`): reaches the params `W`; data: `X`." in loss
     param = (await hover(vscode, uri, at(TRAINED, "W[e,d]"))).contents.value
     assert "Learned by `fuse train` against the loss `L`." in param
+
+
+async def test_hover_on_an_axis_declaration_shows_its_extent_and_what_it_sizes(vscode, tmp_path):
+    text = "axis d = 4, x = same\nX[p,d] = const([[1,2,3,4]])\nY[p] = X[p,d]\nexport Y\n"
+    uri = open_doc(vscode, tmp_path / "axis.fuse", text)
+    result = await hover(vscode, uri, at(text, "d = 4"))
+    assert "**axis** · extent **4** wherever an index is named `d`" in result.contents.value
+    assert "sizes an axis of `X`" in result.contents.value
+    assert result.range == types.Range(start=types.Position(line=0, character=5),
+                                       end=types.Position(line=0, character=6))
+    padded = await hover(vscode, uri, at(text, "x = same"))
+    assert "windows over it are centred (`same`)" in padded.contents.value
