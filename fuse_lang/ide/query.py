@@ -4,11 +4,12 @@ references and rename (the language server only converts positions).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..check import Analysis
 from ..front import ir
-from ..front.builtins import BUILTINS
+from ..front.builtins import BUILTINS, KEYWORDS
 from ..front.span import Span
 from .fn_bodies import name_in_function, reads_in_bodies
 
@@ -193,3 +194,35 @@ def references_at(analysis: Analysis, offset: int) -> tuple[Span, ...]:
     """Every occurrence of the thing under `offset`: what a rename would edit."""
     found = symbol_at(analysis, offset)
     return found.references if found else ()
+
+
+_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")
+
+
+def rename_problem(analysis: Analysis, found: SymbolAt, new: str) -> str | None:
+    """Why `found` cannot be renamed `new` (None: it can).  A new name that is
+    already another tensor, function, builtin or keyword would silently change
+    what the program means (two tensors merged, a call read as a builtin), as
+    would an index renamed to another index of its statement."""
+    if not _NAME.match(new):
+        return f"`{new}` is not a name"
+    last = new.rpartition("::")[2]
+    if last == found.name.rpartition("::")[2]:
+        return None
+    if last in KEYWORDS:
+        return f"`{last}` is a keyword"
+    if found.kind == "index":
+        if not (last[0].islower() or last[0] == "_"):
+            return "an index variable starts with a lowercase letter or _"
+        if found.statement is not None and any(
+                role.name == last for role in analysis.roles.get(found.statement, ())):
+            return f"`{last}` is already an index of this equation: the two would be one"
+        if last in analysis.tensors:
+            return f"`{last}` is a tensor: the equation would read its value"
+        return None
+    if found.kind in ("tensor", "function") and (
+            last in analysis.tensors or last in BUILTINS or
+            (analysis.inlined is not None and last in analysis.inlined.functions)):
+        what = "a builtin" if last in BUILTINS else "already defined"
+        return f"`{last}` is {what}: renaming `{found.name}` to it would merge the two"
+    return None

@@ -2,7 +2,6 @@
 cursor (fuse_lang.ide.query.symbol_at) and its places."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from lsprotocol import types
@@ -10,13 +9,11 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.let_blocks import user_name
 from fuse_lang.ide.imported import import_at
-from fuse_lang.ide.query import SymbolAt, symbol_at
+from fuse_lang.ide.query import SymbolAt, rename_problem, symbol_at
 
 from ..convert import Converter
 from ..state import Feature, FuseServer, safe
 from .workspace_names import across_files as _across_files, places
-
-_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")
 
 
 def _symbol(ls: FuseServer, uri: str, position: types.Position
@@ -89,10 +86,9 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
     if found is None or found.kind == "builtin":
         return None
     new = params.new_name
-    if not _NAME.match(new):
-        raise JsonRpcInvalidParams(f"`{new}` is not a name")
-    if found.kind == "index" and not (new[0].islower() or new[0] == "_"):
-        raise JsonRpcInvalidParams("an index variable starts with a lowercase letter or _")
+    problem = rename_problem(ls.analysis(uri)[0], found, new)
+    if problem is not None:
+        raise JsonRpcInvalidParams(problem)
     if found.kind in ("tensor", "function"):
         # an imported file's name is written `ns::Name` in its importers: the last part
         # of each occurrence is the name (`new` may be written with its namespace)

@@ -1,7 +1,9 @@
 """Go to definition, references, highlights and rename over stdio."""
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from .conftest import open_doc
 from .test_hover import at
@@ -65,6 +67,25 @@ async def test_rename_an_index_stays_in_its_equation(vscode, tmp_path):
         text_document=doc(uri), position=at(PROGRAM, "j] B"), new_name="k"))
     assert sorted((e.range.start.line, e.range.start.character)
                   for e in edit.changes[uri]) == [(2, 16), (2, 21)]
+
+
+@pytest.mark.parametrize("where, new, why", [
+    ("Y[i] +=", "A", "`A` is already defined: renaming `Y` to it would merge the two"),
+    ("Y[i] +=", "relu", "`relu` is a builtin"),
+    ("Y[i] +=", "export", "`export` is a keyword"),
+    ("Y[i] +=", "1Y", "`1Y` is not a name"),
+    ("j] B", "i", "`i` is already an index of this equation"),
+    ("j] B", "B", "an index variable starts with a lowercase letter"),
+])
+async def test_a_rename_that_would_change_the_meaning_is_refused(vscode, tmp_path, where, new,
+                                                                  why):
+    """Renaming `Y` to `A` merged two tensors, `j` to `i` two indices, without a
+    word: the server answers the rename with an error that says why."""
+    uri = open_doc(vscode, tmp_path / "n.fuse", PROGRAM)
+    with pytest.raises(JsonRpcException) as raised:
+        await vscode.text_document_rename_async(types.RenameParams(
+            text_document=doc(uri), position=at(PROGRAM, where), new_name=new))
+    assert why in str(raised.value)
 
 
 async def test_prepare_rename_and_highlights(neovim, tmp_path):
