@@ -440,7 +440,8 @@ def test_a_bare_source_read_with_another_rank_is_an_arity_mismatch(tmp_path, lin
     np.save(tmp_path / "a.npy", np.ones((2, 3)))
     text = f'A[i,j] = "a.npy"\nC = "c.npy"\nW = "a.npy"\naxis i = 2\n{line}\nexport Y\n'
     analysis = fuse_lang.analyze(text, base_dir=tmp_path)
-    assert "arity-mismatch" in {d.code for d in analysis.diagnostics}
+    (found,) = [d for d in analysis.diagnostics if d.code == "arity-mismatch"]
+    assert "(from its file `" in found.message  # (its rank is the file's, not its LHS')
     with pytest.raises(fuse_lang.FuseError, match="arity-mismatch"):
         fuse_lang.compile(text, backend="numpy", base_dir=tmp_path).run()
 

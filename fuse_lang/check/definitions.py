@@ -18,7 +18,11 @@ def arity_mismatch(ref: ir.Ref, sym: TensorSymbol, delta: int = 0) -> Diagnostic
     another number of axes than `sym`'s first definition."""
     n = sym.arity or 0
     axes = "axis" if n == 1 else "axes"
-    return make("arity-mismatch", f"`{ref.name}` has {n} {axes} (from its first definition)"
+    # a bare `C = "c.npy"` has the axes its file gives, not those its definition writes
+    origin = f"from its file `{sym.source.path.value}`" if sym.first.indices is None \
+        and sym.source is not None and isinstance(sym.source.path, ir.String) \
+        else "from its first definition"
+    return make("arity-mismatch", f"`{ref.name}` has {n} {axes} ({origin})"
                 f" but is written here with {ref.arity}", moved_span(ref.span, delta),
                 related=(Related(sym.first_span, "first defined here"),))
 
