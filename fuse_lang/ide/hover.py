@@ -52,7 +52,7 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             return Hover(index_markdown(analysis, found.statement, found.name), found.span)
         if found.kind == "builtin":
             written = analysis.text[found.span.start:found.span.end]
-            if written in _CONDITION_OPERATORS:  # `||` and `!` are calls in the IR
+            if written in _CONDITION_OPERATORS:  # `||`, `!`, `case`, `when`: calls in the IR
                 form, doc = _CONDITION_OPERATORS[written]
                 return Hover(f"```fuse\n{form}\n```\n{doc}", found.span)
             return Hover(builtin_markdown(found.name), found.span)
@@ -112,6 +112,13 @@ _CONDITION_OPERATORS = {
            "(docs/language.md, Conditions)."),
     "!": ("!c", "Holds where `c` does not: a flipped comparison, `not R(x)` for a "
           "relation, else `1 - c` of its 0/1 value (docs/language.md, Conditions)."),
+    "case": ("case { c1 -> a; c2 -> b; default -> d }",
+             "The first arm whose condition holds, elementwise: `select(c1, a, select(c2, b, "
+             "d))`; without `default` the rest is 0 (docs/language.md, Choices)."),
+    "when": ("e when c", "`e` where the guard `c` holds, 0 (no term) where it does not: "
+             "`select(c, e, 0)`. It binds loosest of all; an index in both `e` and `c` is "
+             "projected outside it, so only the terms where `c` holds are summed "
+             "(docs/language.md, Choices)."),
 }
 
 

@@ -129,3 +129,15 @@ async def test_hover_on_an_axis_declaration_shows_its_extent_and_what_it_sizes(v
                                        end=types.Position(line=0, character=6))
     padded = await hover(vscode, uri, at(text, "x = same"))
     assert "windows over it are centred (`same`)" in padded.contents.value
+
+
+async def test_hover_on_case_and_when_tells_each_form(vscode, tmp_path):
+    """`case` and `when` are selects in the IR; their hovers told select's doc."""
+    text = ("axis i = 3, j = 3\nA[i,j] = const([[1,2,3],[4,5,6],[7,8,9]])\n"
+            "Y[i] = case { (i < 1) -> A[i,j]; default -> 0 }\nZ[i] = A[i,j] when (j < i)\n"
+            "export Y, Z\n")
+    uri = open_doc(vscode, tmp_path / "choices.fuse", text)
+    case = (await hover(vscode, uri, at(text, "case"))).contents.value
+    assert case.startswith("```fuse\ncase { c1 -> a; c2 -> b; default -> d }\n```")
+    when = (await hover(vscode, uri, at(text, "when"))).contents.value
+    assert when.startswith("```fuse\ne when c\n```") and "select(c, e, 0)" in when
