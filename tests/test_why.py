@@ -333,3 +333,57 @@ def test_an_equation_with_a_constant_on_its_left_writes_only_its_position():
     with pytest.raises(fuse_lang.FuseError, match=r"is not a value of `D`'s axis 1 \(its values: "):
         run((EXAMPLES / "embedding_reasoning.fuse").read_text(), base_dir=EXAMPLES).why(
             "D", (0, 1))
+
+
+def test_a_quoted_number_is_a_string_not_the_integer(tmp_path):
+    # LANGUAGE.md §14: "1" and 1 are different constants; the target "25" asked about
+    # the integer 25 (and said it held)
+    program = tmp_path / "q.fuse"
+    program.write_text('Person(Ann, 25)\nPerson(Bob, "30")\nexport Person\n')
+    done = fuse("why", str(program), 'Person(Ann, "25")')
+    assert done.returncode == 0 and done.stdout.startswith('Person(Ann, "25") does not hold.')
+    assert '"25" is no value of `Person`\'s column 2' in done.stdout
+    assert fuse("why", str(program), 'Person(Bob, "30")').stdout.startswith(
+        'Person(Bob, "30")   fact, line 2')
+    assert "does not hold" in fuse("why", str(program), "Person(Bob, 30)").stdout
+    result = run(program.read_text())
+    assert result.why("Person", ("Ann", 25)).kind == "fact"
+    assert "does not hold" in fuse_lang.ide.why_text.why_text(result.why("Person", ("Ann", "25")))
+
+
+def test_a_max_min_or_mean_reads_its_zero_terms_and_shows_the_winner_first():
+    # a 0 adds nothing to a sum, but it is a max's value here and one of a mean's terms:
+    # the terms shown were -3 and -1 for a max of 0, and a mean of 3 terms said "2 terms"
+    text = ("X[i,j] = const([[-3, 0, -1], [1, 4, 2]])\nM[i] max= X[i,j]\nN[i] min= X[i,j]\n"
+            "V[i] avg= X[i,j]\nS[i] = X[i,j]\nexport M, N, V, S\n")
+    result = run(text)
+    top = result.why("M", (0,), top=1).parts[0]
+    assert top.total == 0 and top.count == 3 and [t.value for t in top.terms] == [0]
+    assert [t.value for t in result.why("N", (1,), top=2).parts[0].terms] == [1, 2]
+    mean = result.why("V", (0,)).parts[0]
+    assert mean.count == 3 and sorted(t.value for t in mean.terms) == [-3, -1, 0]
+    assert math.isclose(sum(t.value for t in mean.terms) / mean.count, mean.total)
+    assert result.why("S", (0,)).parts[0].count == 2  # (a sum's 0 is no term)
+    text = fuse_lang.ide.why_text.why_text(result.why("M", (1,), top=2))
+    assert "the max over j: 3 terms, total 4\n    the 2 largest (" in text
+
+
+def test_an_element_without_projection_is_a_sum_of_its_terms():
+    result = run("A[i] = const([1, 2])\nT[i] = A[i] + A[i]\nP[i] = A[i] A[i]\nexport T, P\n")
+    assert "the sum: 2 terms, total 4" in fuse_lang.ide.why_text.why_text(result.why("T", (1,)))
+    assert "the product: 1 term, total 4" in fuse_lang.ide.why_text.why_text(
+        result.why("P", (1,)))
+
+
+def test_a_tensor_outside_the_targets_cone_is_said_so(tmp_path):
+    result = fuse_lang.compile(PEOPLE, targets=["Allowed"]).execute(write_sinks=False)
+    with pytest.raises(fuse_lang.FuseError, match=r"`Ancestor` is not computed by this run: "
+                       r"not needed by the target \(the run computed only its targets'"):
+        result.why("Ancestor", ("Ann", "Bob"))
+    with pytest.raises(fuse_lang.FuseError, match=r"`Parent` is not computed by this run \(the "
+                       r"run computed only its targets' dependency cone\)"):
+        result.why("Parent", ("Ann", "Bob"))
+    program = tmp_path / "people.fuse"
+    program.write_text(PEOPLE)
+    done = fuse("run", str(program), "--target", "Allowed", "--why", "Ancestor(Ann, Bob)")
+    assert done.returncode == 1 and "`Ancestor` is not computed by this run" in done.stderr

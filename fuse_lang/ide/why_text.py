@@ -143,13 +143,15 @@ def _number(answer: NumberWhy) -> list[str]:
             continue
         around = f"{part.nonlinearity} of " if part.nonlinearity else ""
         over = f"the {part.op} over {', '.join(part.projected)}" if part.projected \
-            else "the product"
+            else ("the product" if part.count <= 1 else f"the {part.op}")
         lines.append(f"    {around}{over}: {part.count} "
                      f"{'term' if part.count == 1 else 'terms'}, total {_num(part.total)}")
         if part.note:
             lines.append(f"    {part.note}")
         if part.count > len(part.terms):
-            lines.append(f"    the top {len(part.terms)} by magnitude "
+            shown = {"max": f"the {len(part.terms)} largest", "min": f"the {len(part.terms)} "
+                     f"smallest"}.get(part.op, f"the top {len(part.terms)} by magnitude")
+            lines.append(f"    {shown} "
                          f"({100 * part.share:.1f}% of the terms' magnitude):")
         for term in part.terms:
             at = ", ".join(f"{v} = {show_value(value)}" for v, value in term.bindings)

@@ -21,6 +21,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,11 +106,18 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
     except (MagicUsage, ValueError) as err:
         print(err, file=sys.stderr)
         return None
+    result = None
     try:
-        return _run(options, setup, cell, {n: namespace[v] for n, v in inputs.items()}, outs,
-                    namespace, folder)
+        result = _run(options, setup, cell, {n: namespace[v] for n, v in inputs.items()}, outs,
+                      namespace, folder)
+        return result
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        # the result's why re-reads the run's sources: the folder goes with the result
+        keeper = getattr(result, "explainer", None)
+        if keeper is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            weakref.finalize(keeper, shutil.rmtree, folder, True)
 
 
 @dataclass

@@ -47,6 +47,10 @@ class Explainer:
             top: int = DEFAULT_TOP) -> Derivation | WhyNot | NumberWhy:
         analysis = self.program.analysis
         tensor = analysis.tensors.get(name)
+        left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
+        if tensor is None and name in left_out:
+            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
+                            f"(the run computed only its targets' dependency cone)")
         if tensor is None:
             known = ", ".join(sorted(analysis.tensors)) or "none"
             raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
@@ -62,9 +66,13 @@ class Explainer:
         from .derive import NotExplained, TooLarge, derivation, why_not
 
         model = self.model()
+        if name not in model.values and name in left_out:
+            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
+                            f"(the run computed only its targets' dependency cone)")
         if name not in model.values:
-            raise FuseError(f"`{name}` is not computed by this run (nothing it exports, "
-                            f"queries or writes reads it)")
+            raise FuseError(f"`{name}` is not computed by this run ("
+                            + ("the run computed only its targets' dependency cone)" if left_out
+                               else "nothing it exports, queries or writes reads it)"))
         # (the analysis the values were computed under: the inputs' shapes may differ)
         axes = [a for a in model.analysis.tensors[name].axes if not a.virtual]
         positions = []
@@ -113,8 +121,5 @@ def _position(values: tuple | None, value: Any, extent: int | None) -> int | Non
                 0 <= value < (extent or 0):
             return value
         return None
-    table = position_table(values)
-    found = table.get(value)
-    if found is None and isinstance(value, str) and re.fullmatch(r"-?\d+", value):
-        found = table.get(int(value))
-    return found
+    # (a quoted "25" is a string, not the integer 25: LANGUAGE.md §14)
+    return position_table(values).get(value)

@@ -143,21 +143,35 @@ def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: in
         flat = grid.reshape(-1)
         every.append(flat)
         absolute += float(np.abs(flat).sum())
-        count += int(np.count_nonzero(flat))  # (a join's missing tuples add no term)
-        order = np.argsort(-np.abs(flat), kind="stable")[:top]
+        # a 0 adds nothing to a sum (a join's missing tuple); a max, min or mean reads it
+        count += flat.size if op in _READS_ZEROS else int(np.count_nonzero(flat))
+        order = np.argsort(_rank(flat, op), kind="stable")[:top]
         for at in order.tolist():
-            if flat[at] == 0:  # (a term that adds nothing: a join's missing tuple)
+            if flat[at] == 0 and op not in _READS_ZEROS:
                 continue
             where = dict(zip(projected, np.unravel_index(at, grid.shape))) if projected else {}
             where = {a: int(p) for a, p in where.items()}
-            candidates.append((abs(float(flat[at])), _term(model, info, arrays, fixed, where,
+            candidates.append((float(_rank(flat[at], op)), _term(model, info, arrays, fixed, where,
                                                            float(flat[at]), sign)))
     joined = np.concatenate(every) if every else np.zeros(0)
     reduce = {"max=": np.max, "min=": np.min, "avg=": np.mean}.get(op, np.sum)
     total = float(reduce(joined)) if joined.size else 0.0
-    candidates.sort(key=lambda c: -c[0])
+    candidates.sort(key=lambda c: c[0])
     terms = tuple(t for _, t in candidates[:top])
     return terms, total, count, tuple(projected_all), absolute
+
+
+_READS_ZEROS = ("max=", "min=", "avg=")
+
+
+def _rank(values: Any, op: str) -> Any:
+    """The order terms are shown in (ascending): a max's largest first, a min's
+    smallest first (so the term that is the value comes first), else by magnitude."""
+    if op == "max=":
+        return -values
+    if op == "min=":
+        return values
+    return -np.abs(values)
 
 
 # the cells of one factor made dense at most (after the element's indices select)
