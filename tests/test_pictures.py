@@ -244,3 +244,20 @@ def test_values_that_cannot_be_drawn_as_numbers_say_so():
     assert "2 values not finite (left blank)" in texts
     with pytest.raises(PictureError, match="complex128 values, not real numbers"):
         render_array(np.array([1j]), "C")
+
+
+def test_a_slicing_index_no_tensor_has_is_refused(tmp_path):
+    # `--slice-along zz` (a typo) sliced along the first axis and said nothing
+    np.save(tmp_path / "c.npy", np.arange(24.0).reshape(2, 3, 4))
+    program = tmp_path / "cube.fuse"
+    program.write_text('C[b,i,j] = "c.npy"\nD[b,i,j] = C[b,i,j] C[b,i,j]\nexport D\n')
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "zz")
+    assert out.returncode == 2 and out.stdout == "" and not (tmp_path / "p").exists()
+    assert ("--slice-along zz: no 3-D or larger tensor has that index (theirs: C: b, i, j; "
+            "D: b, i, j)") in out.stderr
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "i")
+    assert out.returncode == 0 and "i=2" in svg_texts((tmp_path / "p" / "D.svg").read_bytes())
+    assert fuse("run", str(program), "--out", str(tmp_path / "r.npz")).returncode == 0
+    out = fuse("plot", str(tmp_path / "r.npz"), "--slice-along", "i")  # (no --program)
+    assert out.returncode == 2 and "no 3-D or larger output has the index 'i'" in out.stderr
+    assert "(their indices: D: axis 0, axis 1, axis 2)" in out.stderr

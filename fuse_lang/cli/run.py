@@ -14,7 +14,7 @@ from ..check.cone import NOT_NEEDED
 from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, UsageError, config_of, shard_options
-from .pictures import check_plot_folder, write_pictures_of
+from .pictures import check_plot_folder, check_slice_along, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import render_text
 from .run_output import failure_json, show_result, write_json
@@ -211,6 +211,8 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           distributed=options.distributed,
                           allow_outside_sinks=options.allow_outside_sinks)
         _accept_inputs(options.path, program.analysis, inputs)
+        if options.plot:
+            check_slice_along(program.analysis, options.slice_along)
         if options.params:
             _all_params_given(options, program.analysis, inputs)
         return program.analysis, _execute(options, program, inputs)

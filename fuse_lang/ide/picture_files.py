@@ -39,6 +39,7 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
     if fmt not in FORMATS:
         raise PictureError(f"unknown picture format {fmt!r} (svg or png)")
     pictures = []
+    sliced: dict[str, list[str]] = {}  # the 3-D+ outputs' index names
     for name, array in outputs.items():
         labels = axis_labels(analysis, name) if analysis is not None else ()
         boolean = bool(analysis is not None and name in analysis.tensors
@@ -47,12 +48,19 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
         names = [lab.index for lab in labels] + [f"axis {k}" for k in
                                                  range(len(labels), np.ndim(array))]
         along = slice_along if slice_along in names else None
+        if np.ndim(array) >= 3:
+            sliced[name] = names
         stem = _file_stem(name)
         pictures.append((f"{stem}.{fmt}", render_array(array, name, labels, fmt, boolean, along)))
         if analysis is not None and is_relation_graph(analysis, name) \
                 and len(labels[0].symbols or ()) <= MAX_GRAPH_NODES:
             pictures.append((f"{stem}.graph.{fmt}",
                              relation_graph(array, name, labels[0].symbols or (), fmt)))
+    if slice_along is not None and sliced and \
+            not any(slice_along in names for names in sliced.values()):
+        theirs = "; ".join(f"{n}: {', '.join(names)}" for n, names in sliced.items())
+        raise PictureError(f"no 3-D or larger output has the index {slice_along!r} to slice "
+                           f"along (their indices: {theirs})")
     for k, query in enumerate(queries, 1):
         value = np.asarray(query.value)
         if value.ndim == 0:
