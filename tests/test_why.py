@@ -387,3 +387,29 @@ def test_a_tensor_outside_the_targets_cone_is_said_so(tmp_path):
     program.write_text(PEOPLE)
     done = fuse("run", str(program), "--target", "Allowed", "--why", "Ancestor(Ann, Bob)")
     assert done.returncode == 1 and "`Ancestor` is not computed by this run" in done.stderr
+
+
+def test_statements_of_an_imported_file_and_of_a_fn_call_say_where_they_are(tmp_path):
+    # an imported file's fact was placed at a line of the program past its end
+    # ("fact, line 18" of a 17-line program) and its rules had no text; a rule a fn
+    # call wrote out showed the call, whose variables are not the bindings shown
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "l.fuse").write_text(
+        "# a library\nBase(A)\nUp(x) = Base(x)\nfn reach(e(x,y)) -> p(x,y) {\n"
+        "  p(x,y) = e(x,y)\n  p(x,z) = p(x,y) e(y,z)\n}\nW[i] = const([1, 2, 3])\n")
+    program = tmp_path / "main.fuse"
+    program.write_text('import "lib/l.fuse" as l\nE(A, B)\nE(B, C)\nMine(x) = l::Up(x)\n'
+                       "R(x,y) = l::reach(E(x,y))\nS = l::W[i]\nexport Mine, R, S\n")
+    done = fuse("why", str(program), "Mine(A)")
+    assert done.returncode == 0 and done.stdout.splitlines() == [
+        "Mine(A)   by line 4: Mine(x) = l::Up(x)   [x = A]",
+        "  └─ l::Up(A)   by lib/l.fuse:3: l::Up(x) = l::Base(x)   [x = A]",
+        "     └─ l::Base(A)   fact, lib/l.fuse:2"]
+    data = json.loads(fuse("why", str(program), "Mine(A)", "--format", "json").stdout)
+    leaf = data["children"][0]["children"][0]["place"]
+    assert (Path(leaf["file"]), leaf["line"]) == (tmp_path / "lib" / "l.fuse", 2)
+    done = fuse("why", str(program), "R(A, C)")
+    assert "by line 5: p@l::reach.1(x,z) = p@l::reach.1(x,y) E(y,z)   (from fn l::reach, " \
+        "called at line 5)   [x = A, z = C, y = B]" in done.stdout
+    assert "\n  lib/l.fuse:8: l::W[i] = const([1, 2, 3])\n" in fuse(
+        "why", str(program), "l::W[1]").stdout

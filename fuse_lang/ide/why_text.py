@@ -82,10 +82,11 @@ def _node_line(node: Derivation) -> str:
     if node.kind == "rule":
         assert node.place is not None
         bindings = ", ".join(f"{v} = {show_value(value)}" for v, value in node.bindings)
-        return f"{node.text}   by line {node.place.line}: {node.place.text}" + \
+        where, text = _where(node.place)
+        return f"{node.text}   by {where}: {text}" + \
             (f"   [{bindings}]" if bindings else "")
     if node.kind == "fact":
-        return f"{node.text}   fact, line {node.place.line if node.place else '?'}"
+        return f"{node.text}   fact, {_where(node.place)[0] if node.place else 'line ?'}"
     if node.kind == "file":
         if node.place is not None and not node.place.line and node.place.text:
             return f"{node.text}   cell {node.place.text} of {node.place.file}"
@@ -94,6 +95,18 @@ def _node_line(node: Derivation) -> str:
             return f"{node.text}   a row of {where}"
         return f"{node.text}   row {node.place.line} of {node.place.file}"
     return f"{node.text}   input of the run"
+
+
+_IMPORTED = re.compile(r"(.*)   \(from ([^()]+:\d+)\)")
+
+
+def _where(place: Any) -> tuple[str, str]:
+    """("line 12", the text) for the program's statement; ("lib/graph.fuse:28", the
+    text) for an imported file's, whose text ends "(from lib/graph.fuse:28)"."""
+    imported = _IMPORTED.fullmatch(place.text)
+    if imported:
+        return imported.group(2), imported.group(1)
+    return f"line {place.line}", place.text
 
 
 def _tree(root: Derivation) -> list[str]:
@@ -126,7 +139,7 @@ def _why_not(answer: WhyNot) -> list[str]:
     if answer.note:
         lines.append(f"  {answer.note}")
     for blocked in answer.rules:
-        lines.append(f"  line {blocked.place.line}: {blocked.place.text}")
+        lines.append("  {}: {}".format(*_where(blocked.place)))
         where = f" at {blocked.goal}" if blocked.goal else ""
         lines.append(f"    stops{where}: {blocked.reason}")
     return lines
@@ -137,7 +150,7 @@ def _number(answer: NumberWhy) -> list[str]:
     if answer.note:
         lines.append(f"  {answer.note}")
     for part in answer.parts:
-        lines.append(f"  line {part.place.line}: {part.place.text}")
+        lines.append("  {}: {}".format(*_where(part.place)))
         if part.note and not part.terms:
             lines.append(f"    {part.note}")
             continue

@@ -86,7 +86,7 @@ def _element(value: Any, positions: tuple[int, ...]) -> Any:
 def _contribution(model: Model, k: int, positions: tuple[int, ...], top: int) -> Contribution:
     analysis = model.analysis
     stmt = analysis.program.statements[k]
-    place = model.place(stmt)
+    place = model.place(k)
     lhs = stmt.lhs.indices or ()
     if not all(isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in lhs) \
             or len(lhs) != len(positions):
