@@ -167,6 +167,11 @@ def test_bad_requests_are_said_in_words():
         result.why("Nope", ("Ann",))
     with pytest.raises(fuse_lang.FuseError, match="has 2 axes, but 1 value was given"):
         result.why("Ancestor", ("Ann",))
+    # a negative top cut the terms as a slice does (-1: all but the last), 2.5 gave a note
+    for option, bad in [("top", -1), ("top", 0), ("top", 2.5), ("limit", 0), ("limit", "x")]:
+        with pytest.raises(fuse_lang.FuseError, match=f"why's {option} is a whole number of 1 "
+                           f"or more, not {bad!r}"):
+            result.why("Ancestor", ("Ann", "Dee"), **{option: bad})
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])

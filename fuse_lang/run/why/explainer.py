@@ -8,6 +8,7 @@ representation the run used, and a run that asks nothing pays nothing.
 from __future__ import annotations
 
 import re
+from numbers import Integral
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...check.value_tables import position_table
@@ -45,6 +46,10 @@ class Explainer:
 
     def why(self, name: str, index: Sequence[Any], limit: int = DEFAULT_LIMIT,
             top: int = DEFAULT_TOP) -> Derivation | WhyNot | NumberWhy:
+        for option, count in (("limit", limit), ("top", top)):
+            if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
+                raise FuseError(f"why's {option} is a whole number of 1 or more, not "
+                                f"{count!r}")
         analysis = self.program.analysis
         tensor = analysis.tensors.get(name)
         left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
@@ -98,10 +103,10 @@ class Explainer:
         if not tensor.boolean:
             from .numbers import number_why
 
-            return number_why(model, key, top)
+            return number_why(model, key, int(top))
         try:
             if model.holds(key):
-                return derivation(model, key, max(int(limit), 1))
+                return derivation(model, key, int(limit))
             return why_not(model, key)
         except NotExplained as err:
             raise FuseError(f"{tuple_text(name, tuple(index))} holds, but the rules that give "
