@@ -418,3 +418,16 @@ def test_statements_of_an_imported_file_and_of_a_fn_call_say_where_they_are(tmp_
         "called at line 5)   [x = A, z = C, y = B]" in done.stdout
     assert "\n  lib/l.fuse:8: l::W[i] = const([1, 2, 3])\n" in fuse(
         "why", str(program), "l::W[1]").stdout
+
+
+def test_a_demand_mode_run_explains_the_programs_own_relations():
+    # demand mode runs a magic-sets rewrite: the queried `Anc` was "not computed by
+    # this run (nothing it exports, queries or writes reads it)"
+    text = ("Parent(A, B)\nParent(B, C)\nParent(D, E)\nAnc(x,y) = Parent(x,y)\n"
+            "Anc(x,z) = Anc(x,y) Parent(y,z)\nAnc(A, x)?\n")
+    result = fuse_lang.compile(text, config=fuse_lang.ExecutionConfig(mode="demand")).execute()
+    assert result.queries[0].tuples == [("B",), ("C",)]
+    tree = result.why("Anc", ("A", "C"))
+    assert tree.place.line == 5 and [c.text for c in tree.children] == ["Anc(A, B)", "Parent(B, C)"]
+    assert result.why("Anc", ("D", "E")).height == 1  # (the program's relation, not the demanded part)
+    assert "does not hold" in fuse_lang.ide.why_text.why_text(result.why("Anc", ("C", "A")))

@@ -39,7 +39,12 @@ class Explainer:
         from .model import Model
 
         if self._model is None:
-            plan, values = self.program.every_value(self.given)
+            program = self.program
+            demand = getattr(program, "demand", None)
+            if demand is not None and demand.source is not None:
+                # demand mode ran a rewrite of the program: a why explains the program
+                program = program.variant(analysis=demand.source)
+            plan, values = program.every_value(self.given)
             given = {n: v for n, v in self.given.items() if n in plan.analysis.tensors}
             self._model = Model(plan.analysis, plan, values, self.program.base_dir, given)
         return self._model
