@@ -213,6 +213,9 @@ def test_cli_bad_targets_exit_with_a_message(tmp_path):
     program.write_text(PEOPLE)
     for target, status, words in [
             ("Ancestor(Ann", 2, "expected `,` or `)`"),
+            # (it said "expected `,` or `)` at column 19", the column of the `)`)
+            ("Ancestor(Ann, Dee) x", 2, "nothing may follow `)` (column 20)"),
+            ("Ancestor() x", 2, "nothing may follow `)` (column 12)"),
             ("Ancestor(x, Ann)", 2, "`x` is a variable"),
             ("Ancestor(Ann)", 1, "has 2 axes, but 1 value was given"),
             ("Nope(Ann)", 1, "`Nope` is not a tensor of this program")]:

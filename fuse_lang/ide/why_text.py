@@ -39,6 +39,9 @@ def parse_target(text: str) -> tuple[str, tuple]:
     values: list[Any] = []
     if text[at:].strip() == close:
         return name, ()
+    if text[at:].lstrip()[:1] == close:
+        at = len(text) - len(text[at:].lstrip())
+        return name, _closed(text, at, close, ())
     while True:
         arg = _ARG.match(text, at)
         if not arg:
@@ -54,9 +57,19 @@ def parse_target(text: str) -> tuple[str, tuple]:
         if at < len(text) and text[at] == ",":
             at += 1
             continue
-        if text[at:].strip() == close:
-            return name, tuple(values)
+        if text[at:at + 1] == close:
+            return name, _closed(text, at, close, tuple(values))
         raise TargetError(f"{text!r}: expected `,` or `{close}` at column {at + 1}")
+
+
+def _closed(text: str, at: int, close: str, values: tuple) -> tuple:
+    """The values, where nothing but spaces follows the closing bracket at `at`."""
+    rest = text[at + 1:]
+    if rest.strip():
+        column = len(text) - len(rest.lstrip()) + 1
+        raise TargetError(f"{text!r}: nothing may follow `{close}` (column {column}): a why "
+                          f"asks about one tuple or element")
+    return values
 
 
 def _value(token: str) -> Any:
