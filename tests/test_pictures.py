@@ -261,3 +261,18 @@ def test_a_slicing_index_no_tensor_has_is_refused(tmp_path):
     out = fuse("plot", str(tmp_path / "r.npz"), "--slice-along", "i")  # (no --program)
     assert out.returncode == 2 and "no 3-D or larger output has the index 'i'" in out.stderr
     assert "(their indices: D: axis 0, axis 1, axis 2)" in out.stderr
+
+
+def test_a_query_answers_axes_are_ticked_with_its_symbols(tmp_path):
+    # `Cyclic(x)?` was drawn over positions 0..8, its export `Cyclic` over the cities
+    program = tmp_path / "q.fuse"
+    program.write_text("E(A, B)\nE(B, C)\nE(C, A)\nE(C, D)\nP(x, y) = E(x, y)\n"
+                       "P(x, z) = P(x, y) E(y, z)\nP(C, x)?\nP(x, _)?\nP(y, x)?\nW[x] = P(x, y)\n"
+                       "W[x]?\n")
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"))
+    assert out.returncode == 0, out.stderr
+    texts = [svg_texts((tmp_path / "p" / f"query-{k}.svg").read_bytes()) for k in (1, 2, 3, 4)]
+    for k, variables in enumerate([["x"], ["x"], ["y", "x"], ["x"]]):
+        assert texts[k][:4] == ["A", "B", "C", "D"], texts[k]
+        assert set(variables) <= set(texts[k])
+    assert texts[2][:10] == ["A", "B", "C", "D", "x", "A", "B", "C", "D", "y"]

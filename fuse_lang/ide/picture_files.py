@@ -65,10 +65,31 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
         value = np.asarray(query.value)
         if value.ndim == 0:
             continue  # a closed query's answer is a word, printed already
-        labels = tuple(AxisLabel(free) for free in query.free)
+        labels = _query_labels(analysis, query, value.shape)
         pictures.append((f"query-{k}.{fmt}", render_array(
             value, query.text, labels, fmt, query.tuples is not None)))
     return pictures
+
+
+def _query_labels(analysis: Analysis | None, query: Any, shape: tuple[int, ...]
+                  ) -> tuple[AxisLabel, ...]:
+    """A query answer's axes: its variables, with the symbols of the queried
+    tensor's axis each ranges over (`Cyclic(x)?`: x over the cities)."""
+    from ..front import ir
+
+    found = [] if analysis is None else [
+        s for s in analysis.program.statements if isinstance(s, ir.Query)
+        and analysis.text[s.span.start:s.span.end] == query.text]
+    tensor = axis_labels(analysis, query.tensor) if found else ()
+    indices = found[0].atom.indices if found else None
+    labels = []
+    for k, free in enumerate(query.free):
+        at = [p for p, ix in enumerate(indices) if isinstance(ix, ir.IndexVar)
+              and ix.name == free] if indices is not None else [k]
+        symbols = tensor[at[0]].symbols if at and at[0] < len(tensor) else None
+        fits = symbols is not None and k < len(shape) and len(symbols) == shape[k]
+        labels.append(AxisLabel(free, symbols if fits else None))
+    return tuple(labels)
 
 
 def write_pictures(folder: Path, pictures: Sequence[tuple[str, bytes]]) -> list[str]:
