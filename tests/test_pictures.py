@@ -276,3 +276,16 @@ def test_a_query_answers_axes_are_ticked_with_its_symbols(tmp_path):
         assert texts[k][:4] == ["A", "B", "C", "D"], texts[k]
         assert set(variables) <= set(texts[k])
     assert texts[2][:10] == ["A", "B", "C", "D", "x", "A", "B", "C", "D", "y"]
+
+
+def test_an_axis_without_an_index_name_is_sliced_along_by_its_axis_name(tmp_path):
+    # a relation of facts has no index names: `--slice-along "axis 1"` (the name its
+    # picture gives the axis) was ignored, and the first axis sliced
+    program = tmp_path / "t.fuse"
+    program.write_text("T(Ann, Red, 1)\nT(Bob, Blue, 2)\nT(Ann, Blue, 3)\nexport T\n")
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "axis 1")
+    assert out.returncode == 0, out.stderr
+    texts = svg_texts((tmp_path / "p" / "T.svg").read_bytes())
+    assert "slices along axis 1" in texts[-1] and {"axis 1=Red", "axis 1=Blue"} <= set(texts)
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "c1")
+    assert out.returncode == 2 and "(theirs: T: axis 0, axis 1, axis 2)" in out.stderr

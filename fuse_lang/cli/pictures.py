@@ -24,7 +24,8 @@ def check_slice_along(analysis: Analysis, index: str | None) -> None:
     tensor of the program has: said before the run, as a folder --plot cannot use."""
     if index is None:
         return
-    axes = {name: [a.index for a in t.axes if not a.virtual]
+    axes = {name: [a.index or f"axis {k}" for k, a in
+                   enumerate(a for a in t.axes if not a.virtual)]
             for name, t in analysis.tensors.items()}
     sliced = {name: names for name, names in axes.items() if len(names) >= 3}
     if sliced and not any(index in names for names in sliced.values()):

@@ -45,8 +45,8 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
         boolean = bool(analysis is not None and name in analysis.tensors
                        and analysis.tensors[name].boolean)
         # the index to slice along where this value has it (`axis K` without labels)
-        names = [lab.index for lab in labels] + [f"axis {k}" for k in
-                                                 range(len(labels), np.ndim(array))]
+        names = [lab.index or f"axis {k}" for k, lab in enumerate(labels)] + [
+            f"axis {k}" for k in range(len(labels), np.ndim(array))]
         along = slice_along if slice_along in names else None
         if np.ndim(array) >= 3:
             sliced[name] = names
