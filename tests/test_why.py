@@ -235,6 +235,17 @@ def test_cli_run_why(tmp_path):
     assert data["why"][0]["text"] == "Ancestor(Ann, Cy)" and "Ancestor" in data["outputs"]
     done = fuse("run", str(program), "--why", "Ancestor(Ann,")
     assert done.returncode == 2 and "--why" in done.stderr
+    # a target the run cannot answer is said after the results, which still show
+    # (they were dropped: nothing on stdout, `"outputs": {}` in JSON)
+    done = fuse("run", str(program), "--why", "Nope(Ann)", "--why", "Allowed(Bob)")
+    assert done.returncode == 1 and done.stdout.startswith("Ancestor  6 tuples\n")
+    assert "why Allowed(Bob):\nAllowed(Bob) does not hold." in done.stdout
+    assert done.stderr == (f"fuse: {program}: why Nope: `Nope` is not a tensor of this program "
+                           f"(those are: Adult, Allowed, Ancestor, Banned, Parent, Person)\n")
+    done = fuse("run", str(program), "--why", "Ancestor(Ann)", "--format", "json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and "Ancestor" in data["outputs"] and data["why"] == []
+    assert "has 2 axes, but 1 value was given" in done.stderr
 
 
 def test_a_factor_names_the_element_it_reads_to_ask_its_own_why():
