@@ -445,3 +445,22 @@ def test_a_demand_mode_run_explains_the_programs_own_relations():
     assert tree.place.line == 5 and [c.text for c in tree.children] == ["Anc(A, B)", "Parent(B, C)"]
     assert result.why("Anc", ("D", "E")).height == 1  # (the program's relation, not the demanded part)
     assert "does not hold" in fuse_lang.ide.why_text.why_text(result.why("Anc", ("C", "A")))
+
+
+def test_a_tensor_a_fn_call_wrote_out_can_be_asked_about_and_its_factors_read_as_ir(tmp_path):
+    # `d@dot.1` (a name why itself shows) was refused as a target; a factor's constant
+    # index in an equation a fn call wrote out showed the call's text in its place
+    # (`W[dot(W[1,i], X[i]), 1]`)
+    program = tmp_path / "fnn.fuse"
+    program.write_text("W[n,i] = const([[1, 2], [3, 4]])\nX[i] = const([5, 6])\n"
+                       "fn dot(w[i], x[i]) -> d {\n  d = w[i] x[i] / sqrt(4)\n}\n"
+                       "Y = dot(W[1,i], X[i])\nexport Y\n")
+    done = fuse("why", str(program), "d@dot.1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == [
+        "  line 6: d@dot.1 = W[1,i] X[i] / sqrt(4)   (from fn dot, called at line 6)",
+        "    the sum over i: 2 terms, total 19.5",
+        "      i = 1: W[1, 1] 4 × X[1] 6 × 1/sqrt(4) 0.5 = 12",
+        "      i = 0: W[1, 0] 3 × X[0] 5 × 1/sqrt(4) 0.5 = 7.5"]
+    assert fuse_lang.ide.why_text.parse_target("p@graph::reach.2(A, B)") == (
+        "p@graph::reach.2", ("A", "B"))

@@ -13,7 +13,9 @@ from typing import Any
 from ..front import ir
 from ..run.why.data import Derivation, NumberWhy, WhyNot, show_value
 
-_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*)\s*")
+_QUALIFIED = r"[A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*"
+# (a name a `fn` call wrote out, as a why shows it: `p@graph::reach.1`)
+_NAME = re.compile(rf"\s*({_QUALIFIED}(?:@{_QUALIFIED}\.\d+)?)\s*")
 _ARG = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[A-Za-z_][A-Za-z0-9_]*)'
                   r'\s*')
 
