@@ -464,3 +464,16 @@ def test_a_tensor_a_fn_call_wrote_out_can_be_asked_about_and_its_factors_read_as
         "      i = 0: W[1, 0] 3 × X[0] 5 × 1/sqrt(4) 0.5 = 7.5"]
     assert fuse_lang.ide.why_text.parse_target("p@graph::reach.2(A, B)") == (
         "p@graph::reach.2", ("A", "B"))
+
+
+def test_a_multi_line_equation_reads_as_one_line_and_a_subtracted_term_shows_its_sign():
+    # the equation's second line broke the answer's layout, and `- 1` showed as `1 = -1`
+    result = run("A[i,j] = const([[1, 2], [3, 4]])\nS[i] = relu(A[i,j]\n            - 1)\n"
+                 "D[i] = A[i,j] - A[j,i]\nexport S, D\n")
+    text = fuse_lang.ide.why_text.why_text(result.why("S", (1,)))
+    assert text.splitlines() == [
+        "S[1] = 6", "  line 2: S[i] = relu(A[i,j] - 1)",
+        "    relu of the sum over j: 3 terms, total 6",
+        "      j = 1: A[1, 1] 4 = 4", "      j = 0: A[1, 0] 3 = 3", "      - 1 = -1"]
+    assert "      j = 0: - A[0, 1] 2 = -2" in fuse_lang.ide.why_text.why_text(
+        result.why("D", (1,)))

@@ -7,6 +7,7 @@ command line (`fuse why`, `fuse run --why`) and the editor share them.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -184,6 +185,8 @@ def _number(answer: NumberWhy) -> list[str]:
         for term in part.terms:
             at = ", ".join(f"{v} = {show_value(value)}" for v, value in term.bindings)
             factors = " × ".join(_factor(f.text, f.value) for f in term.factors)
+            if math.prod(f.value for f in term.factors) * term.value < 0:
+                factors = "- " + factors  # (a subtracted term: `- 1 = -1`)
             lines.append(f"      {at + ': ' if at else ''}{factors} = {_num(term.value)}")
     return lines
 

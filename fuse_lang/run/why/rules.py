@@ -11,6 +11,7 @@ the why of a tuple names it instead of explaining it.
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -100,7 +101,8 @@ def statement_place(analysis: Analysis, k: int) -> tuple[str | None, int, str]:
         ref_text(stmt.atom) if isinstance(stmt, ir.Fact) else ""
     if file is None:
         line = analysis.lines.position(stmt.span.start)[0] + 1
-        path, text = None, analysis.text[stmt.span.start:stmt.span.end]
+        # (an equation written over several lines reads as one: each answer is a line)
+        path, text = None, re.sub(r"\s*\n\s*", " ", analysis.text[stmt.span.start:stmt.span.end])
     else:
         line = file.parsed.lines.position(stmt.span.start - file.base)[0] + 1
         folder = Path(analysis.path).parent if analysis.path else Path()
