@@ -321,3 +321,22 @@ def test_without_pandas_a_polars_dataframe_is_a_source_and_the_result(tmp_path):
         "print(type(R).__module__.split('.')[0], R.rows())"], absent=("pandas",))
     assert seen[1]["stdout"] == "set R (3 tuples)\n"
     assert seen[2]["stdout"] == "polars [('A', 'B'), ('A', 'C'), ('B', 'C')]\n"
+
+
+def test_a_cells_result_answers_why_after_the_cell(tmp_path):
+    # the cell's --input values are files of a folder of the run; it was removed when
+    # the cell ended, so the result's why (which re-reads them) failed
+    cells = ["import numpy as np\nedges = [('A', 'B'), ('B', 'C')]\nX = np.arange(6.0).reshape(2, 3)",
+             "%%fuse --input Edge=edges --input X --quiet --why 'Reach(A, C)' --why 'X[1, 2]'\n"
+             "Reach(x,y) = Edge(x,y)\nReach(x,z) = Reach(x,y) Edge(y,z)\nS[i] = X[i,j]\n"
+             "export Reach, S",
+             "r = _\nimport gc; gc.collect()\nd = r.why('Reach', ('A', 'C'))\n"
+             "print(d.height, [c.text for c in d.children], r.why('S', (1,)).parts[0].total)"]
+    seen = run_cells(tmp_path, cells)
+    assert [s["error"] for s in seen] == [None, None, None], seen
+    # --why cites a value's rows by the notebook variable, not the run's temporary file
+    assert "  │  └─ Edge(A, B)   row 1 of the notebook variable `edges`\n" in seen[1]["stdout"]
+    assert "  └─ Edge(B, C)   row 2 of the notebook variable `edges`\n" in seen[1]["stdout"]
+    assert "X[1, 2] = 5\n  `X` is read from the notebook variable `X`\n" in seen[1]["stdout"]
+    assert "fuse-cell-" not in seen[1]["stdout"]
+    assert seen[2]["stdout"] == "2 ['Reach(A, B)', 'Edge(B, C)'] 12.0\n", seen[2]

@@ -244,3 +244,48 @@ def test_values_that_cannot_be_drawn_as_numbers_say_so():
     assert "2 values not finite (left blank)" in texts
     with pytest.raises(PictureError, match="complex128 values, not real numbers"):
         render_array(np.array([1j]), "C")
+
+
+def test_a_slicing_index_no_tensor_has_is_refused(tmp_path):
+    # `--slice-along zz` (a typo) sliced along the first axis and said nothing
+    np.save(tmp_path / "c.npy", np.arange(24.0).reshape(2, 3, 4))
+    program = tmp_path / "cube.fuse"
+    program.write_text('C[b,i,j] = "c.npy"\nD[b,i,j] = C[b,i,j] C[b,i,j]\nexport D\n')
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "zz")
+    assert out.returncode == 2 and out.stdout == "" and not (tmp_path / "p").exists()
+    assert ("--slice-along zz: no 3-D or larger tensor has that index (theirs: C: b, i, j; "
+            "D: b, i, j)") in out.stderr
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "i")
+    assert out.returncode == 0 and "i=2" in svg_texts((tmp_path / "p" / "D.svg").read_bytes())
+    assert fuse("run", str(program), "--out", str(tmp_path / "r.npz")).returncode == 0
+    out = fuse("plot", str(tmp_path / "r.npz"), "--slice-along", "i")  # (no --program)
+    assert out.returncode == 2 and "no 3-D or larger output has the index 'i'" in out.stderr
+    assert "(their indices: D: axis 0, axis 1, axis 2)" in out.stderr
+
+
+def test_a_query_answers_axes_are_ticked_with_its_symbols(tmp_path):
+    # `Cyclic(x)?` was drawn over positions 0..8, its export `Cyclic` over the cities
+    program = tmp_path / "q.fuse"
+    program.write_text("E(A, B)\nE(B, C)\nE(C, A)\nE(C, D)\nP(x, y) = E(x, y)\n"
+                       "P(x, z) = P(x, y) E(y, z)\nP(C, x)?\nP(x, _)?\nP(y, x)?\nW[x] = P(x, y)\n"
+                       "W[x]?\n")
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"))
+    assert out.returncode == 0, out.stderr
+    texts = [svg_texts((tmp_path / "p" / f"query-{k}.svg").read_bytes()) for k in (1, 2, 3, 4)]
+    for k, variables in enumerate([["x"], ["x"], ["y", "x"], ["x"]]):
+        assert texts[k][:4] == ["A", "B", "C", "D"], texts[k]
+        assert set(variables) <= set(texts[k])
+    assert texts[2][:10] == ["A", "B", "C", "D", "x", "A", "B", "C", "D", "y"]
+
+
+def test_an_axis_without_an_index_name_is_sliced_along_by_its_axis_name(tmp_path):
+    # a relation of facts has no index names: `--slice-along "axis 1"` (the name its
+    # picture gives the axis) was ignored, and the first axis sliced
+    program = tmp_path / "t.fuse"
+    program.write_text("T(Ann, Red, 1)\nT(Bob, Blue, 2)\nT(Ann, Blue, 3)\nexport T\n")
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "axis 1")
+    assert out.returncode == 0, out.stderr
+    texts = svg_texts((tmp_path / "p" / "T.svg").read_bytes())
+    assert "slices along axis 1" in texts[-1] and {"axis 1=Red", "axis 1=Blue"} <= set(texts)
+    out = fuse("run", str(program), "--plot", str(tmp_path / "p"), "--slice-along", "c1")
+    assert out.returncode == 2 and "(theirs: T: axis 0, axis 1, axis 2)" in out.stderr

@@ -167,6 +167,11 @@ def test_bad_requests_are_said_in_words():
         result.why("Nope", ("Ann",))
     with pytest.raises(fuse_lang.FuseError, match="has 2 axes, but 1 value was given"):
         result.why("Ancestor", ("Ann",))
+    # a negative top cut the terms as a slice does (-1: all but the last), 2.5 gave a note
+    for option, bad in [("top", -1), ("top", 0), ("top", 2.5), ("limit", 0), ("limit", "x")]:
+        with pytest.raises(fuse_lang.FuseError, match=f"why's {option} is a whole number of 1 "
+                           f"or more, not {bad!r}"):
+            result.why("Ancestor", ("Ann", "Dee"), **{option: bad})
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
@@ -208,6 +213,9 @@ def test_cli_bad_targets_exit_with_a_message(tmp_path):
     program.write_text(PEOPLE)
     for target, status, words in [
             ("Ancestor(Ann", 2, "expected `,` or `)`"),
+            # (it said "expected `,` or `)` at column 19", the column of the `)`)
+            ("Ancestor(Ann, Dee) x", 2, "nothing may follow `)` (column 20)"),
+            ("Ancestor() x", 2, "nothing may follow `)` (column 12)"),
             ("Ancestor(x, Ann)", 2, "`x` is a variable"),
             ("Ancestor(Ann)", 1, "has 2 axes, but 1 value was given"),
             ("Nope(Ann)", 1, "`Nope` is not a tensor of this program")]:
@@ -227,6 +235,17 @@ def test_cli_run_why(tmp_path):
     assert data["why"][0]["text"] == "Ancestor(Ann, Cy)" and "Ancestor" in data["outputs"]
     done = fuse("run", str(program), "--why", "Ancestor(Ann,")
     assert done.returncode == 2 and "--why" in done.stderr
+    # a target the run cannot answer is said after the results, which still show
+    # (they were dropped: nothing on stdout, `"outputs": {}` in JSON)
+    done = fuse("run", str(program), "--why", "Nope(Ann)", "--why", "Allowed(Bob)")
+    assert done.returncode == 1 and done.stdout.startswith("Ancestor  6 tuples\n")
+    assert "why Allowed(Bob):\nAllowed(Bob) does not hold." in done.stdout
+    assert done.stderr == (f"fuse: {program}: why Nope: `Nope` is not a tensor of this program "
+                           f"(those are: Adult, Allowed, Ancestor, Banned, Parent, Person)\n")
+    done = fuse("run", str(program), "--why", "Ancestor(Ann)", "--format", "json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and "Ancestor" in data["outputs"] and data["why"] == []
+    assert "has 2 axes, but 1 value was given" in done.stderr
 
 
 def test_a_factor_names_the_element_it_reads_to_ask_its_own_why():
@@ -333,3 +352,128 @@ def test_an_equation_with_a_constant_on_its_left_writes_only_its_position():
     with pytest.raises(fuse_lang.FuseError, match=r"is not a value of `D`'s axis 1 \(its values: "):
         run((EXAMPLES / "embedding_reasoning.fuse").read_text(), base_dir=EXAMPLES).why(
             "D", (0, 1))
+
+
+def test_a_quoted_number_is_a_string_not_the_integer(tmp_path):
+    # LANGUAGE.md §14: "1" and 1 are different constants; the target "25" asked about
+    # the integer 25 (and said it held)
+    program = tmp_path / "q.fuse"
+    program.write_text('Person(Ann, 25)\nPerson(Bob, "30")\nexport Person\n')
+    done = fuse("why", str(program), 'Person(Ann, "25")')
+    assert done.returncode == 0 and done.stdout.startswith('Person(Ann, "25") does not hold.')
+    assert '"25" is no value of `Person`\'s column 2' in done.stdout
+    assert fuse("why", str(program), 'Person(Bob, "30")').stdout.startswith(
+        'Person(Bob, "30")   fact, line 2')
+    assert "does not hold" in fuse("why", str(program), "Person(Bob, 30)").stdout
+    result = run(program.read_text())
+    assert result.why("Person", ("Ann", 25)).kind == "fact"
+    assert "does not hold" in fuse_lang.ide.why_text.why_text(result.why("Person", ("Ann", "25")))
+
+
+def test_a_max_min_or_mean_reads_its_zero_terms_and_shows_the_winner_first():
+    # a 0 adds nothing to a sum, but it is a max's value here and one of a mean's terms:
+    # the terms shown were -3 and -1 for a max of 0, and a mean of 3 terms said "2 terms"
+    text = ("X[i,j] = const([[-3, 0, -1], [1, 4, 2]])\nM[i] max= X[i,j]\nN[i] min= X[i,j]\n"
+            "V[i] avg= X[i,j]\nS[i] = X[i,j]\nexport M, N, V, S\n")
+    result = run(text)
+    top = result.why("M", (0,), top=1).parts[0]
+    assert top.total == 0 and top.count == 3 and [t.value for t in top.terms] == [0]
+    assert [t.value for t in result.why("N", (1,), top=2).parts[0].terms] == [1, 2]
+    mean = result.why("V", (0,)).parts[0]
+    assert mean.count == 3 and sorted(t.value for t in mean.terms) == [-3, -1, 0]
+    assert math.isclose(sum(t.value for t in mean.terms) / mean.count, mean.total)
+    assert result.why("S", (0,)).parts[0].count == 2  # (a sum's 0 is no term)
+    text = fuse_lang.ide.why_text.why_text(result.why("M", (1,), top=2))
+    assert "the max over j: 3 terms, total 4\n    the 2 largest (" in text
+
+
+def test_an_element_without_projection_is_a_sum_of_its_terms():
+    result = run("A[i] = const([1, 2])\nT[i] = A[i] + A[i]\nP[i] = A[i] A[i]\nexport T, P\n")
+    assert "the sum: 2 terms, total 4" in fuse_lang.ide.why_text.why_text(result.why("T", (1,)))
+    assert "the product: 1 term, total 4" in fuse_lang.ide.why_text.why_text(
+        result.why("P", (1,)))
+
+
+def test_a_tensor_outside_the_targets_cone_is_said_so(tmp_path):
+    result = fuse_lang.compile(PEOPLE, targets=["Allowed"]).execute(write_sinks=False)
+    with pytest.raises(fuse_lang.FuseError, match=r"`Ancestor` is not computed by this run: "
+                       r"not needed by the target \(the run computed only its targets'"):
+        result.why("Ancestor", ("Ann", "Bob"))
+    with pytest.raises(fuse_lang.FuseError, match=r"`Parent` is not computed by this run \(the "
+                       r"run computed only its targets' dependency cone\)"):
+        result.why("Parent", ("Ann", "Bob"))
+    program = tmp_path / "people.fuse"
+    program.write_text(PEOPLE)
+    done = fuse("run", str(program), "--target", "Allowed", "--why", "Ancestor(Ann, Bob)")
+    assert done.returncode == 1 and "`Ancestor` is not computed by this run" in done.stderr
+
+
+def test_statements_of_an_imported_file_and_of_a_fn_call_say_where_they_are(tmp_path):
+    # an imported file's fact was placed at a line of the program past its end
+    # ("fact, line 18" of a 17-line program) and its rules had no text; a rule a fn
+    # call wrote out showed the call, whose variables are not the bindings shown
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "l.fuse").write_text(
+        "# a library\nBase(A)\nUp(x) = Base(x)\nfn reach(e(x,y)) -> p(x,y) {\n"
+        "  p(x,y) = e(x,y)\n  p(x,z) = p(x,y) e(y,z)\n}\nW[i] = const([1, 2, 3])\n")
+    program = tmp_path / "main.fuse"
+    program.write_text('import "lib/l.fuse" as l\nE(A, B)\nE(B, C)\nMine(x) = l::Up(x)\n'
+                       "R(x,y) = l::reach(E(x,y))\nS = l::W[i]\nexport Mine, R, S\n")
+    done = fuse("why", str(program), "Mine(A)")
+    assert done.returncode == 0 and done.stdout.splitlines() == [
+        "Mine(A)   by line 4: Mine(x) = l::Up(x)   [x = A]",
+        "  └─ l::Up(A)   by lib/l.fuse:3: l::Up(x) = l::Base(x)   [x = A]",
+        "     └─ l::Base(A)   fact, lib/l.fuse:2"]
+    data = json.loads(fuse("why", str(program), "Mine(A)", "--format", "json").stdout)
+    leaf = data["children"][0]["children"][0]["place"]
+    assert (Path(leaf["file"]), leaf["line"]) == (tmp_path / "lib" / "l.fuse", 2)
+    done = fuse("why", str(program), "R(A, C)")
+    assert "by line 5: p@l::reach.1(x,z) = p@l::reach.1(x,y) E(y,z)   (from fn l::reach, " \
+        "called at line 5)   [x = A, z = C, y = B]" in done.stdout
+    assert "\n  lib/l.fuse:8: l::W[i] = const([1, 2, 3])\n" in fuse(
+        "why", str(program), "l::W[1]").stdout
+
+
+def test_a_demand_mode_run_explains_the_programs_own_relations():
+    # demand mode runs a magic-sets rewrite: the queried `Anc` was "not computed by
+    # this run (nothing it exports, queries or writes reads it)"
+    text = ("Parent(A, B)\nParent(B, C)\nParent(D, E)\nAnc(x,y) = Parent(x,y)\n"
+            "Anc(x,z) = Anc(x,y) Parent(y,z)\nAnc(A, x)?\n")
+    result = fuse_lang.compile(text, config=fuse_lang.ExecutionConfig(mode="demand")).execute()
+    assert result.queries[0].tuples == [("B",), ("C",)]
+    tree = result.why("Anc", ("A", "C"))
+    assert tree.place.line == 5 and [c.text for c in tree.children] == ["Anc(A, B)", "Parent(B, C)"]
+    assert result.why("Anc", ("D", "E")).height == 1  # (the program's relation, not the demanded part)
+    assert "does not hold" in fuse_lang.ide.why_text.why_text(result.why("Anc", ("C", "A")))
+
+
+def test_a_tensor_a_fn_call_wrote_out_can_be_asked_about_and_its_factors_read_as_ir(tmp_path):
+    # `d@dot.1` (a name why itself shows) was refused as a target; a factor's constant
+    # index in an equation a fn call wrote out showed the call's text in its place
+    # (`W[dot(W[1,i], X[i]), 1]`)
+    program = tmp_path / "fnn.fuse"
+    program.write_text("W[n,i] = const([[1, 2], [3, 4]])\nX[i] = const([5, 6])\n"
+                       "fn dot(w[i], x[i]) -> d {\n  d = w[i] x[i] / sqrt(4)\n}\n"
+                       "Y = dot(W[1,i], X[i])\nexport Y\n")
+    done = fuse("why", str(program), "d@dot.1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == [
+        "  line 6: d@dot.1 = W[1,i] X[i] / sqrt(4)   (from fn dot, called at line 6)",
+        "    the sum over i: 2 terms, total 19.5",
+        "      i = 1: W[1, 1] 4 × X[1] 6 × 1/sqrt(4) 0.5 = 12",
+        "      i = 0: W[1, 0] 3 × X[0] 5 × 1/sqrt(4) 0.5 = 7.5"]
+    assert fuse_lang.ide.why_text.parse_target("p@graph::reach.2(A, B)") == (
+        "p@graph::reach.2", ("A", "B"))
+
+
+def test_a_multi_line_equation_reads_as_one_line_and_a_subtracted_term_shows_its_sign():
+    # the equation's second line broke the answer's layout, and `- 1` showed as `1 = -1`
+    result = run("A[i,j] = const([[1, 2], [3, 4]])\nS[i] = relu(A[i,j]\n            - 1)\n"
+                 "D[i] = A[i,j] - A[j,i]\nexport S, D\n")
+    text = fuse_lang.ide.why_text.why_text(result.why("S", (1,)))
+    assert text.splitlines() == [
+        "S[1] = 6", "  line 2: S[i] = relu(A[i,j] - 1)",
+        "    relu of the sum over j: 3 terms, total 6",
+        "      j = 1: A[1, 1] 4 = 4", "      j = 0: A[1, 0] 3 = 3", "      - 1 = -1"]
+    assert "      j = 0: - A[0, 1] 2 = -2" in fuse_lang.ide.why_text.why_text(
+        result.why("D", (1,)))

@@ -19,6 +19,21 @@ def check_plot_folder(folder: str) -> None:
         fail(f"fuse: --plot {folder}: {problem}", EXIT_USAGE)
 
 
+def check_slice_along(analysis: Analysis, index: str | None) -> None:
+    """CommandFailed (after saying why) for a `--slice-along` that no 3-D or larger
+    tensor of the program has: said before the run, as a folder --plot cannot use."""
+    if index is None:
+        return
+    axes = {name: [a.index or f"axis {k}" for k, a in
+                   enumerate(a for a in t.axes if not a.virtual)]
+            for name, t in analysis.tensors.items()}
+    sliced = {name: names for name, names in axes.items() if len(names) >= 3}
+    if sliced and not any(index in names for names in sliced.values()):
+        theirs = "; ".join(f"{n}: {', '.join(names)}" for n, names in sliced.items())
+        fail(f"fuse: --slice-along {index}: no 3-D or larger tensor has that index "
+             f"(theirs: {theirs})", EXIT_USAGE)
+
+
 def write_pictures_of(folder: str, picture_format: str, slice_along: str | None,
                       outputs: dict, analysis: Analysis | None,
                       queries: Sequence[Any] = ()) -> list[str]:

@@ -14,13 +14,13 @@ from ..check.cone import NOT_NEEDED
 from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, UsageError, config_of, shard_options
-from .pictures import check_plot_folder, write_pictures_of
+from .pictures import check_plot_folder, check_slice_along, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import render_text
 from .run_output import failure_json, show_result, write_json
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
 from .weights import weights_problem
-from .why import parsed_targets, whys_of
+from .why import parsed_targets, whys_answered
 
 
 @frozen_dataclass
@@ -120,12 +120,15 @@ def _run_and_show(options: RunOptions) -> int:
     if options.plot:
         pictures = write_pictures_of(options.plot, options.plot_format, options.slice_along,
                                      result.outputs, analysis, result.queries)
-    whys = whys_of(options.path, result, targets) if targets else None
+    # (a target that cannot be answered is said after the results, which still show)
+    whys, unanswered = whys_answered(options.path, result, targets) if targets else (None, [])
     show_result(result, options.format, bool(options.targets or result.not_run), options.out,
                 pictures,
                 analysis, [d.to_json(analysis.lines, options.path)
                            for d in analysis.diagnostics], whys)
-    return EXIT_ERRORS if broken else EXIT_OK
+    for line in unanswered:
+        print(line, file=sys.stderr)
+    return EXIT_ERRORS if broken or unanswered else EXIT_OK
 
 
 @contextlib.contextmanager
@@ -211,6 +214,8 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           distributed=options.distributed,
                           allow_outside_sinks=options.allow_outside_sinks)
         _accept_inputs(options.path, program.analysis, inputs)
+        if options.plot:
+            check_slice_along(program.analysis, options.slice_along)
         if options.params:
             _all_params_given(options, program.analysis, inputs)
         return program.analysis, _execute(options, program, inputs)

@@ -73,15 +73,25 @@ def whys_of(path: str, result: Any, targets: Sequence[tuple[str, tuple]], limit:
             top: int = 5) -> list[Any]:
     """The why of each target on `result`; CommandFailed (exit 1) when one cannot be
     answered (an unknown tensor, a wrong number of values), said in words."""
+    answers, problems = whys_answered(path, result, targets, limit, top)
+    if problems:
+        fail(problems[0], EXIT_ERRORS)
+    return answers
+
+
+def whys_answered(path: str, result: Any, targets: Sequence[tuple[str, tuple]],
+                  limit: int = 50, top: int = 5) -> tuple[list[Any], list[str]]:
+    """The answers of the targets that can be answered, and a line for each that
+    cannot (an unknown tensor, a wrong number of values)."""
     from ..run.results import FuseError
 
-    out = []
+    answers, problems = [], []
     for name, values in targets:
         try:
-            out.append(result.why(name, values, limit=limit, top=top))
+            answers.append(result.why(name, values, limit=limit, top=top))
         except FuseError as err:
-            fail(f"fuse: {path}: why {name}: {err}", EXIT_ERRORS)
-    return out
+            problems.append(f"fuse: {path}: why {name}: {err}")
+    return answers, problems
 
 
 def cmd_why(options: WhyOptions) -> int:

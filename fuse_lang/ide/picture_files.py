@@ -39,28 +39,57 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
     if fmt not in FORMATS:
         raise PictureError(f"unknown picture format {fmt!r} (svg or png)")
     pictures = []
+    sliced: dict[str, list[str]] = {}  # the 3-D+ outputs' index names
     for name, array in outputs.items():
         labels = axis_labels(analysis, name) if analysis is not None else ()
         boolean = bool(analysis is not None and name in analysis.tensors
                        and analysis.tensors[name].boolean)
         # the index to slice along where this value has it (`axis K` without labels)
-        names = [lab.index for lab in labels] + [f"axis {k}" for k in
-                                                 range(len(labels), np.ndim(array))]
+        names = [lab.index or f"axis {k}" for k, lab in enumerate(labels)] + [
+            f"axis {k}" for k in range(len(labels), np.ndim(array))]
         along = slice_along if slice_along in names else None
+        if np.ndim(array) >= 3:
+            sliced[name] = names
         stem = _file_stem(name)
         pictures.append((f"{stem}.{fmt}", render_array(array, name, labels, fmt, boolean, along)))
         if analysis is not None and is_relation_graph(analysis, name) \
                 and len(labels[0].symbols or ()) <= MAX_GRAPH_NODES:
             pictures.append((f"{stem}.graph.{fmt}",
                              relation_graph(array, name, labels[0].symbols or (), fmt)))
+    if slice_along is not None and sliced and \
+            not any(slice_along in names for names in sliced.values()):
+        theirs = "; ".join(f"{n}: {', '.join(names)}" for n, names in sliced.items())
+        raise PictureError(f"no 3-D or larger output has the index {slice_along!r} to slice "
+                           f"along (their indices: {theirs})")
     for k, query in enumerate(queries, 1):
         value = np.asarray(query.value)
         if value.ndim == 0:
             continue  # a closed query's answer is a word, printed already
-        labels = tuple(AxisLabel(free) for free in query.free)
+        labels = _query_labels(analysis, query, value.shape)
         pictures.append((f"query-{k}.{fmt}", render_array(
             value, query.text, labels, fmt, query.tuples is not None)))
     return pictures
+
+
+def _query_labels(analysis: Analysis | None, query: Any, shape: tuple[int, ...]
+                  ) -> tuple[AxisLabel, ...]:
+    """A query answer's axes: its variables, with the symbols of the queried
+    tensor's axis each ranges over (`Cyclic(x)?`: x over the cities)."""
+    from ..front import ir
+
+    found = [] if analysis is None else [
+        s for s in analysis.program.statements if isinstance(s, ir.Query)
+        and analysis.text[s.span.start:s.span.end] == query.text]
+    tensor = axis_labels(analysis, query.tensor) if found else ()
+    indices = found[0].atom.indices if found else None
+    labels = []
+    for k, free in enumerate(query.free):
+        at = [p for p, ix in enumerate(indices) if isinstance(ix, ir.IndexVar)
+              and ix.name == free] if indices is not None else [k]
+        symbols = tensor[at[0]].symbols if at and at[0] < len(tensor) else None
+        fits = symbols is not None and k < len(shape) and len(symbols) == shape[k]
+        labels.append(AxisLabel(free, symbols if fits else None))
+    return tuple(labels)
 
 
 def write_pictures(folder: Path, pictures: Sequence[tuple[str, bytes]]) -> list[str]:

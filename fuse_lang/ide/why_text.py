@@ -7,13 +7,16 @@ command line (`fuse why`, `fuse run --why`) and the editor share them.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from ..front import ir
 from ..run.why.data import Derivation, NumberWhy, WhyNot, show_value
 
-_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*)\s*")
+_QUALIFIED = r"[A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*"
+# (a name a `fn` call wrote out, as a why shows it: `p@graph::reach.1`)
+_NAME = re.compile(rf"\s*({_QUALIFIED}(?:@{_QUALIFIED}\.\d+)?)\s*")
 _ARG = re.compile(r'\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[A-Za-z_][A-Za-z0-9_]*)'
                   r'\s*')
 
@@ -39,6 +42,9 @@ def parse_target(text: str) -> tuple[str, tuple]:
     values: list[Any] = []
     if text[at:].strip() == close:
         return name, ()
+    if text[at:].lstrip()[:1] == close:
+        at = len(text) - len(text[at:].lstrip())
+        return name, _closed(text, at, close, ())
     while True:
         arg = _ARG.match(text, at)
         if not arg:
@@ -54,9 +60,19 @@ def parse_target(text: str) -> tuple[str, tuple]:
         if at < len(text) and text[at] == ",":
             at += 1
             continue
-        if text[at:].strip() == close:
-            return name, tuple(values)
+        if text[at:at + 1] == close:
+            return name, _closed(text, at, close, tuple(values))
         raise TargetError(f"{text!r}: expected `,` or `{close}` at column {at + 1}")
+
+
+def _closed(text: str, at: int, close: str, values: tuple) -> tuple:
+    """The values, where nothing but spaces follows the closing bracket at `at`."""
+    rest = text[at + 1:]
+    if rest.strip():
+        column = len(text) - len(rest.lstrip()) + 1
+        raise TargetError(f"{text!r}: nothing may follow `{close}` (column {column}): a why "
+                          f"asks about one tuple or element")
+    return values
 
 
 def _value(token: str) -> Any:
@@ -82,10 +98,11 @@ def _node_line(node: Derivation) -> str:
     if node.kind == "rule":
         assert node.place is not None
         bindings = ", ".join(f"{v} = {show_value(value)}" for v, value in node.bindings)
-        return f"{node.text}   by line {node.place.line}: {node.place.text}" + \
+        where, text = _where(node.place)
+        return f"{node.text}   by {where}: {text}" + \
             (f"   [{bindings}]" if bindings else "")
     if node.kind == "fact":
-        return f"{node.text}   fact, line {node.place.line if node.place else '?'}"
+        return f"{node.text}   fact, {_where(node.place)[0] if node.place else 'line ?'}"
     if node.kind == "file":
         if node.place is not None and not node.place.line and node.place.text:
             return f"{node.text}   cell {node.place.text} of {node.place.file}"
@@ -94,6 +111,18 @@ def _node_line(node: Derivation) -> str:
             return f"{node.text}   a row of {where}"
         return f"{node.text}   row {node.place.line} of {node.place.file}"
     return f"{node.text}   input of the run"
+
+
+_IMPORTED = re.compile(r"(.*)   \(from ([^()]+:\d+)\)")
+
+
+def _where(place: Any) -> tuple[str, str]:
+    """("line 12", the text) for the program's statement; ("lib/graph.fuse:28", the
+    text) for an imported file's, whose text ends "(from lib/graph.fuse:28)"."""
+    imported = _IMPORTED.fullmatch(place.text)
+    if imported:
+        return imported.group(2), imported.group(1)
+    return f"line {place.line}", place.text
 
 
 def _tree(root: Derivation) -> list[str]:
@@ -126,7 +155,7 @@ def _why_not(answer: WhyNot) -> list[str]:
     if answer.note:
         lines.append(f"  {answer.note}")
     for blocked in answer.rules:
-        lines.append(f"  line {blocked.place.line}: {blocked.place.text}")
+        lines.append("  {}: {}".format(*_where(blocked.place)))
         where = f" at {blocked.goal}" if blocked.goal else ""
         lines.append(f"    stops{where}: {blocked.reason}")
     return lines
@@ -137,23 +166,27 @@ def _number(answer: NumberWhy) -> list[str]:
     if answer.note:
         lines.append(f"  {answer.note}")
     for part in answer.parts:
-        lines.append(f"  line {part.place.line}: {part.place.text}")
+        lines.append("  {}: {}".format(*_where(part.place)))
         if part.note and not part.terms:
             lines.append(f"    {part.note}")
             continue
         around = f"{part.nonlinearity} of " if part.nonlinearity else ""
         over = f"the {part.op} over {', '.join(part.projected)}" if part.projected \
-            else "the product"
+            else ("the product" if part.count <= 1 else f"the {part.op}")
         lines.append(f"    {around}{over}: {part.count} "
                      f"{'term' if part.count == 1 else 'terms'}, total {_num(part.total)}")
         if part.note:
             lines.append(f"    {part.note}")
         if part.count > len(part.terms):
-            lines.append(f"    the top {len(part.terms)} by magnitude "
+            shown = {"max": f"the {len(part.terms)} largest", "min": f"the {len(part.terms)} "
+                     f"smallest"}.get(part.op, f"the top {len(part.terms)} by magnitude")
+            lines.append(f"    {shown} "
                          f"({100 * part.share:.1f}% of the terms' magnitude):")
         for term in part.terms:
             at = ", ".join(f"{v} = {show_value(value)}" for v, value in term.bindings)
             factors = " × ".join(_factor(f.text, f.value) for f in term.factors)
+            if math.prod(f.value for f in term.factors) * term.value < 0:
+                factors = "- " + factors  # (a subtracted term: `- 1 = -1`)
             lines.append(f"      {at + ': ' if at else ''}{factors} = {_num(term.value)}")
     return lines
 

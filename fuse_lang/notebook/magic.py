@@ -21,7 +21,8 @@ import shlex
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -99,17 +100,24 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
             raise MagicUsage(f"%%fuse: --input: no notebook variable named {missing[0]!r}")
         setup = RunSetup(config=cell_config(options, namespace),
                          representation=representations(options.representation),
-                         whys=why_targets(options.why))
+                         whys=why_targets(options.why), inputs=inputs)
         setup.check_weights(options)
         folder = Path(tempfile.mkdtemp(prefix="fuse-cell-"))
     except (MagicUsage, ValueError) as err:
         print(err, file=sys.stderr)
         return None
+    result = None
     try:
-        return _run(options, setup, cell, {n: namespace[v] for n, v in inputs.items()}, outs,
-                    namespace, folder)
+        result = _run(options, setup, cell, {n: namespace[v] for n, v in inputs.items()}, outs,
+                      namespace, folder)
+        return result
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        # the result's why re-reads the run's sources: the folder goes with the result
+        keeper = getattr(result, "explainer", None)
+        if keeper is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            weakref.finalize(keeper, shutil.rmtree, folder, True)
 
 
 @dataclass
@@ -119,6 +127,7 @@ class RunSetup:
     config: Any
     representation: dict[str, str]
     whys: list[tuple[str, tuple]]
+    inputs: dict[str, str] = field(default_factory=dict)  # --input: source -> variable
 
     @staticmethod
     def check_weights(options: argparse.Namespace) -> None:
@@ -181,7 +190,10 @@ def _run(options: argparse.Namespace, setup: RunSetup, cell: str, values: dict[s
         print(f"{CELL}: the run was stopped; no sink file was written", file=sys.stderr)
         return None
     _set_outputs(options, outs, program, result, namespace)
-    _report(result, setup.whys)
+    # (a why cites a value's file by the notebook variable it was written from)
+    _report(result, setup.whys, {
+        str(folder / f"{name}.{kind}"): f"the notebook variable `{var}`"
+        for name, var in setup.inputs.items() for kind in ("tsv", "npy")})
     return _with_pictures(options, result)
 
 
@@ -198,7 +210,8 @@ def _set_outputs(options: argparse.Namespace, outs: dict[str, str], program: Any
         print("set " + ", ".join(told))
 
 
-def _report(result: RunResult, whys: list[tuple[str, tuple]]) -> None:
+def _report(result: RunResult, whys: list[tuple[str, tuple]],
+            files: dict[str, str] | None = None) -> None:
     """What `fuse run` prints after its results: the backend `auto` picked, the
     Monte Carlo estimates, the trace (`--trace`), the answers of `--why`."""
     from ..ide.why_text import why_text
@@ -212,8 +225,11 @@ def _report(result: RunResult, whys: list[tuple[str, tuple]]) -> None:
         except FuseError as err:
             print(f"{CELL}: why {name}: {err}", file=sys.stderr)
             continue
+        text = why_text(answer)
+        for path, shown in (files or {}).items():
+            text = text.replace(path, shown)
         print(f"why {answer.text}:")
-        print(why_text(answer))
+        print(text)
 
 
 def _with_pictures(options: argparse.Namespace, result: RunResult) -> RunResult:

@@ -25,7 +25,7 @@ mode's (the magic-sets theorem).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..check import Analysis
 from ..check.cone import tensor_cone
@@ -50,6 +50,9 @@ class DemandPlan:
     evaluated: tuple[str, ...]  # the tensors the run evaluates (the roots' cone)
     left_out: tuple[str, ...]  # the tensors of the program it does not
     text: str  # the program to run
+    # the program's analysis before the rewrite (run.compiling.demanded sets it): what
+    # a why re-evaluates, so that it explains the program's own relations and lines
+    source: Analysis | None = field(default=None, compare=False, repr=False)
 
     @property
     def rewritten(self) -> bool:

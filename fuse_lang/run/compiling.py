@@ -5,6 +5,7 @@ targets' cone, demand mode's rewrite of bound queries, the backend over a
 device mesh.  `program.compile` takes the steps in order."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Mapping, Sequence
 
@@ -102,7 +103,7 @@ def demanded(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
                         "(run it with mode='forward'): " + "; ".join(
                             d.message for d in rewritten.diagnostics
                             if d.severity is Severity.ERROR)[:500])
-    return rewritten, plan
+    return rewritten, dataclasses.replace(plan, source=analysis)
 
 
 def cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,

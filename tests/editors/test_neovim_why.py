@@ -51,3 +51,20 @@ def test_fuse_why_shows_the_tree_and_jumps_to_the_cited_line(tmp_path):
     doc = DOC.read_text(encoding="utf-8")
     block = doc[doc.index("<!-- neovim-why -->"):].split("```")[1].strip("\n")
     assert [line for line in data["lines"] if line.strip()] == block.splitlines()
+
+
+def test_a_line_citing_an_imported_file_jumps_to_that_file(tmp_path):
+    # `fact, lib/l.fuse:2` and `by lib/l.fuse:3: ...` (a statement of an imported file)
+    # cited nothing a jump could follow
+    file = write(tmp_path, "main.fuse", 'import "lib/l.fuse" as l\nexport l::Up\n')
+    data = run_nvim(tmp_path, file, """
+        local fuse = require('fuse')
+        out.fact = fuse.why_place('     └─ l::Base(A)   fact, lib/l.fuse:2')
+        out.rule = fuse.why_place('  └─ l::Up(A)   by lib/l.fuse:3: l::Up(x) = l::Base(x)   [x = A]')
+        out.part = fuse.why_place('  lib/l.fuse:8: l::W[i] = const([1, 2, 3])')
+        out.own = fuse.why_place('  └─ E(A, B)   fact, line 2')
+    """)
+    assert data["fact"] == {"file": "lib/l.fuse", "line": 2}
+    assert data["rule"] == {"file": "lib/l.fuse", "line": 3}
+    assert data["part"] == {"file": "lib/l.fuse", "line": 8}
+    assert data["own"] == {"line": 2}

@@ -164,7 +164,7 @@ def _node(model: Model, search: Search, key: Key, sizes: dict[Key, int], shown: 
     bindings = tuple((v, model.var_value(rule, v, p)) for v, p in bound.items()
                      if not v.startswith("__"))
     return Derivation(relation, values, text, search.height[key], "rule",
-                      Place(model.file, rule.line, rule.text), bindings,
+                      Place(rule.file or model.file, rule.line, rule.text), bindings,
                       model.conditions(rule, bound), tuple(children), more)
 
 
@@ -188,7 +188,7 @@ def _given_note(model: Model, relation: str) -> str:
 
 
 def _blocked(model: Model, rule: Rule, key: Key) -> Blocked:
-    place = Place(model.file, rule.line, rule.text)
+    place = Place(rule.file or model.file, rule.line, rule.text)
     if rule.unsupported:
         return Blocked(place, "", f"not explained: {rule.unsupported}")
     head = model.head_bound(rule, key)

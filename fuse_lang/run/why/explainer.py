@@ -8,6 +8,7 @@ representation the run used, and a run that asks nothing pays nothing.
 from __future__ import annotations
 
 import re
+from numbers import Integral
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...check.value_tables import position_table
@@ -38,15 +39,28 @@ class Explainer:
         from .model import Model
 
         if self._model is None:
-            plan, values = self.program.every_value(self.given)
+            program = self.program
+            demand = getattr(program, "demand", None)
+            if demand is not None and demand.source is not None:
+                # demand mode ran a rewrite of the program: a why explains the program
+                program = program.variant(analysis=demand.source)
+            plan, values = program.every_value(self.given)
             given = {n: v for n, v in self.given.items() if n in plan.analysis.tensors}
             self._model = Model(plan.analysis, plan, values, self.program.base_dir, given)
         return self._model
 
     def why(self, name: str, index: Sequence[Any], limit: int = DEFAULT_LIMIT,
             top: int = DEFAULT_TOP) -> Derivation | WhyNot | NumberWhy:
+        for option, count in (("limit", limit), ("top", top)):
+            if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
+                raise FuseError(f"why's {option} is a whole number of 1 or more, not "
+                                f"{count!r}")
         analysis = self.program.analysis
         tensor = analysis.tensors.get(name)
+        left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
+        if tensor is None and name in left_out:
+            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
+                            f"(the run computed only its targets' dependency cone)")
         if tensor is None:
             known = ", ".join(sorted(analysis.tensors)) or "none"
             raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
@@ -62,9 +76,13 @@ class Explainer:
         from .derive import NotExplained, TooLarge, derivation, why_not
 
         model = self.model()
+        if name not in model.values and name in left_out:
+            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
+                            f"(the run computed only its targets' dependency cone)")
         if name not in model.values:
-            raise FuseError(f"`{name}` is not computed by this run (nothing it exports, "
-                            f"queries or writes reads it)")
+            raise FuseError(f"`{name}` is not computed by this run ("
+                            + ("the run computed only its targets' dependency cone)" if left_out
+                               else "nothing it exports, queries or writes reads it)"))
         # (the analysis the values were computed under: the inputs' shapes may differ)
         axes = [a for a in model.analysis.tensors[name].axes if not a.virtual]
         positions = []
@@ -90,10 +108,10 @@ class Explainer:
         if not tensor.boolean:
             from .numbers import number_why
 
-            return number_why(model, key, top)
+            return number_why(model, key, int(top))
         try:
             if model.holds(key):
-                return derivation(model, key, max(int(limit), 1))
+                return derivation(model, key, int(limit))
             return why_not(model, key)
         except NotExplained as err:
             raise FuseError(f"{tuple_text(name, tuple(index))} holds, but the rules that give "
@@ -113,8 +131,5 @@ def _position(values: tuple | None, value: Any, extent: int | None) -> int | Non
                 0 <= value < (extent or 0):
             return value
         return None
-    table = position_table(values)
-    found = table.get(value)
-    if found is None and isinstance(value, str) and re.fullmatch(r"-?\d+", value):
-        found = table.get(int(value))
-    return found
+    # (a quoted "25" is a string, not the integer 25: LANGUAGE.md §14)
+    return position_table(values).get(value)

@@ -12,7 +12,7 @@ from ...check import Analysis
 from ...front import ir
 from ..inputs import fact_position, load_base
 from .data import Condition, Place, show_value
-from .rules import Atom, Compare, Rule, compare_holds, compare_text, rules_of
+from .rules import Atom, Compare, Rule, compare_holds, compare_text, rules_of, statement_place
 from .store import Relation, Store, positions_of
 
 Key = tuple[str, tuple[int, ...]]  # a tuple of a relation, as positions
@@ -87,8 +87,7 @@ class Model:
             return "input", None
         k = self.facts(relation).get(positions)
         if k is not None:
-            stmt = self.analysis.program.statements[k]
-            return "fact", self.place(stmt)
+            return "fact", self.place(k)
         return "file", self.file_row(key)
 
     def facts(self, relation: str) -> dict[tuple[int, ...], int]:
@@ -102,9 +101,10 @@ class Model:
             self._facts[relation] = made
         return made
 
-    def place(self, stmt: Any) -> Place:
-        line = self.analysis.lines.position(stmt.span.start)[0] + 1
-        return Place(self.file, line, self.analysis.text[stmt.span.start:stmt.span.end])
+    def place(self, k: int) -> Place:
+        """Where statement k is written (rules.statement_place)."""
+        file, line, text = statement_place(self.analysis, k)
+        return Place(file or self.file, line, text)
 
     @property
     def file(self) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from ...check.value_tables import constant_position
 from ...front import ir
 from ...front.builtins import BUILTINS, COMPARISONS
+from ...front.ir_text import expr_text, index_text
 from ..backends.numpy_backend import NumpyBackend
 from ..interpret.evaluate import EvaluationError, Evaluator
 from .data import Contribution, Factor, NumberWhy, Term, show_value
@@ -86,7 +87,7 @@ def _element(value: Any, positions: tuple[int, ...]) -> Any:
 def _contribution(model: Model, k: int, positions: tuple[int, ...], top: int) -> Contribution:
     analysis = model.analysis
     stmt = analysis.program.statements[k]
-    place = model.place(stmt)
+    place = model.place(k)
     lhs = stmt.lhs.indices or ()
     if not all(isinstance(ix, (ir.IndexVar, ir.IndexConst)) for ix in lhs) \
             or len(lhs) != len(positions):
@@ -104,7 +105,7 @@ def _contribution(model: Model, k: int, positions: tuple[int, ...], top: int) ->
         rhs = rhs.args[0]
     try:
         terms, total, count, projected, absolute = _terms(model, info, rhs, fixed, top,
-                                                          stmt.op)
+                                                          stmt.op, _written(model, k))
     except (EvaluationError, ValueError, IndexError, TypeError) as err:
         return Contribution(place, nonlinearity, (), float("nan"), (), 0, 0.0,
                             f"not split into terms: {err}")
@@ -115,7 +116,8 @@ def _contribution(model: Model, k: int, positions: tuple[int, ...], top: int) ->
 
 
 def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: int,
-           op: str = "=") -> tuple[tuple[Term, ...], float, int, tuple[str, ...], float]:
+           op: str = "=", written: bool = True
+           ) -> tuple[tuple[Term, ...], float, int, tuple[str, ...], float]:
     """The top terms of the sum of `rhs` at the element `fixed`, the sum, the count,
     the projected indices and the sum of the terms' magnitudes."""
     ev = Evaluator(NumpyBackend(), model.analysis, info, dict(model.values))
@@ -143,21 +145,35 @@ def _terms(model: Model, info: Any, rhs: ir.Expr, fixed: dict[str, int], top: in
         flat = grid.reshape(-1)
         every.append(flat)
         absolute += float(np.abs(flat).sum())
-        count += int(np.count_nonzero(flat))  # (a join's missing tuples add no term)
-        order = np.argsort(-np.abs(flat), kind="stable")[:top]
+        # a 0 adds nothing to a sum (a join's missing tuple); a max, min or mean reads it
+        count += flat.size if op in _READS_ZEROS else int(np.count_nonzero(flat))
+        order = np.argsort(_rank(flat, op), kind="stable")[:top]
         for at in order.tolist():
-            if flat[at] == 0:  # (a term that adds nothing: a join's missing tuple)
+            if flat[at] == 0 and op not in _READS_ZEROS:
                 continue
             where = dict(zip(projected, np.unravel_index(at, grid.shape))) if projected else {}
             where = {a: int(p) for a, p in where.items()}
-            candidates.append((abs(float(flat[at])), _term(model, info, arrays, fixed, where,
-                                                           float(flat[at]), sign)))
+            candidates.append((float(_rank(flat[at], op)), _term(model, info, arrays, fixed, where,
+                                                           float(flat[at]), sign, written)))
     joined = np.concatenate(every) if every else np.zeros(0)
     reduce = {"max=": np.max, "min=": np.min, "avg=": np.mean}.get(op, np.sum)
     total = float(reduce(joined)) if joined.size else 0.0
-    candidates.sort(key=lambda c: -c[0])
+    candidates.sort(key=lambda c: c[0])
     terms = tuple(t for _, t in candidates[:top])
     return terms, total, count, tuple(projected_all), absolute
+
+
+_READS_ZEROS = ("max=", "min=", "avg=")
+
+
+def _rank(values: Any, op: str) -> Any:
+    """The order terms are shown in (ascending): a max's largest first, a min's
+    smallest first (so the term that is the value comes first), else by magnitude."""
+    if op == "max=":
+        return -values
+    if op == "min=":
+        return values
+    return -np.abs(values)
 
 
 # the cells of one factor made dense at most (after the element's indices select)
@@ -204,12 +220,12 @@ def _aligned(data: np.ndarray, axes: tuple[str, ...], fixed: dict[str, int],
 
 
 def _term(model: Model, info: Any, arrays: list, fixed: dict[str, int], where: dict[str, int],
-          value: float, sign: str) -> Term:
+          value: float, sign: str, written: bool = True) -> Term:
     every = {**fixed, **where}
     factors = []
     for factor, data, axes, divide in arrays:
         at = tuple(every[a] for a in axes)
-        text = _factor_text(model, info, factor, every)
+        text = _factor_text(model, info, factor, every, written)
         element = _element_read(model, factor, every)
         factors.append(Factor(f"1/{text}" if divide else text, float(data[at]),
                               *(element or (None, ()))))
@@ -245,8 +261,26 @@ def _element_read(model: Model, factor: ir.Expr, every: dict[str, int]
     return factor.name, tuple(_at(t, p) for t, p in zip(tables, index))
 
 
-def _factor_text(model: Model, info: Any, factor: ir.Expr, every: dict[str, int]) -> str:
-    text = model.analysis.text[factor.span.start:factor.span.end]
+def _written(model: Model, k: int) -> bool:
+    """Whether statement k's nodes have text of their own in the program (one a `fn`
+    call wrote out has the call's span; one of an imported file, that file's)."""
+    analysis = model.analysis
+    inlined = analysis.inlined is not None and k in analysis.inlined.origins
+    imports = analysis.imports
+    span = analysis.program.statements[k].span
+    return not inlined and (imports is None or imports.file_at(span.start) is None)
+
+
+def _factor_text(model: Model, info: Any, factor: ir.Expr, every: dict[str, int],
+                 written: bool = True) -> str:
+    """A factor at the term's indices: `W[3, 7]`, `sqrt(Dk)` (as written, or as IR
+    text where the statement has no text of its own)."""
+    def text_of(node: Any, index: bool = False) -> str:
+        if not written:
+            return index_text(node) if index else expr_text(node)
+        return model.analysis.text[node.span.start:node.span.end]
+
+    text = text_of(factor)
     if not isinstance(factor, ir.Ref) or factor.indices is None:
         return text
     shown = []
@@ -256,6 +290,6 @@ def _factor_text(model: Model, info: Any, factor: ir.Expr, every: dict[str, int]
         elif isinstance(ix, ir.IndexShift) and all(t.name in every for t in ix.terms):
             shown.append(str(sum(every[t.name] for t in ix.terms) + ix.offset))
         else:
-            shown.append(model.analysis.text[ix.span.start:ix.span.end])
+            shown.append(text_of(ix, index=True))
     open_, close = ("(", ")") if factor.paren else ("[", "]")
     return f"{factor.name}{open_}{', '.join(shown)}{close}"

@@ -11,13 +11,16 @@ the why of a tuple names it instead of explaining it.
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ...check import Analysis
 from ...check.value_tables import constant_position
 from ...front import ir
 from ...front.builtins import COMPARISONS
+from ...front.ir_text import equation_text, ref_text
 from ...front.wildcards import is_wildcard
 from .data import show_value
 
@@ -78,10 +81,36 @@ class Rule:
     head: tuple[Arg, ...]
     body: tuple[Atom | Compare, ...]  # in written order
     unsupported: str | None = None
+    file: str | None = None  # an imported file's path; None: the program's
 
     @property
     def atoms(self) -> tuple[Atom, ...]:
         return tuple(g for g in self.body if isinstance(g, Atom) and not g.negated)
+
+
+def statement_place(analysis: Analysis, k: int) -> tuple[str | None, int, str]:
+    """Where statement k is written: (an imported file's path, None for the program's;
+    the line there; its text).  A statement of an imported file, or one a `fn` call
+    wrote out (which has no text of its own: its span is the call's), reads as IR
+    text, its names as the program has them, as `fuse explain` shows it."""
+    stmt = analysis.program.statements[k]
+    imports = analysis.imports
+    file = imports.file_at(stmt.span.start) if imports is not None else None
+    origin = analysis.inlined.origins.get(k) if analysis.inlined is not None else None
+    ir_text = equation_text(stmt) if isinstance(stmt, ir.Equation) else \
+        ref_text(stmt.atom) if isinstance(stmt, ir.Fact) else ""
+    if file is None:
+        line = analysis.lines.position(stmt.span.start)[0] + 1
+        # (an equation written over several lines reads as one: each answer is a line)
+        path, text = None, re.sub(r"\s*\n\s*", " ", analysis.text[stmt.span.start:stmt.span.end])
+    else:
+        line = file.parsed.lines.position(stmt.span.start - file.base)[0] + 1
+        folder = Path(analysis.path).parent if analysis.path else Path()
+        path, text = str(folder / file.shown), f"{ir_text}   (from {file.shown}:{line})"
+    if origin is not None:
+        inside = "".join(f" in fn {name}" for name in reversed(origin.outer))
+        text = f"{ir_text}   (from fn {origin.fn}{inside}, called at line {line})"
+    return path, line, text
 
 
 def rules_of(analysis: Analysis, name: str) -> list[Rule]:
@@ -92,8 +121,7 @@ def rules_of(analysis: Analysis, name: str) -> list[Rule]:
         stmt = statements[k]
         if not isinstance(stmt, ir.Equation):
             continue
-        line = analysis.lines.position(stmt.span.start)[0] + 1
-        text = analysis.text[stmt.span.start:stmt.span.end]
+        file, line, text = statement_place(analysis, k)
         terms = stmt.rhs.terms if isinstance(stmt.rhs, ir.Sum) else (stmt.rhs,)
         signs = stmt.rhs.signs if isinstance(stmt.rhs, ir.Sum) else ("+",)
         for sign, term in zip(signs, terms):
@@ -102,9 +130,10 @@ def rules_of(analysis: Analysis, name: str) -> list[Rule]:
                     raise Unsupported("a subtraction or a projection other than a sum")
                 head = _args(analysis, name, stmt.lhs, head=True)
                 body = tuple(_goal(analysis, f) for f in _factors(term))
-                out.append(Rule(k, line, text, head, tuple(g for g in body if g is not None)))
+                out.append(Rule(k, line, text, head, tuple(g for g in body if g is not None),
+                                file=file))
             except Unsupported as err:
-                out.append(Rule(k, line, text, (), (), str(err)))
+                out.append(Rule(k, line, text, (), (), str(err), file))
     return out
 
 

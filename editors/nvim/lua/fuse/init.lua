@@ -362,6 +362,17 @@ function M.why_place(text)
   if file_line then
     return { file = file, line = tonumber(file_line) }
   end
+  -- a statement of an imported file: `by lib/l.fuse:3: ...`, `fact, lib/l.fuse:2`
+  local imported, at = text:match('by ([^%s]+%.fuse):(%d+):')
+  if not imported then
+    imported, at = text:match('fact, ([^%s]+%.fuse):(%d+)$')
+  end
+  if not imported then
+    imported, at = text:match('^%s*([^%s]+%.fuse):(%d+):')
+  end
+  if imported then
+    return { file = imported, line = tonumber(at) }
+  end
   local line = text:match('by line (%d+):') or text:match('fact, line (%d+)')
     or text:match('^%s*line (%d+):')
   if line then
