@@ -261,6 +261,22 @@ def test_fuse_train_refuses_numpy_and_bad_batches(tmp_path, capsys):
     assert "--batch takes INDEX=N" in capsys.readouterr().err
 
 
+def test_fuse_train_says_which_flag_is_wrong_before_training(tmp_path, capsys):
+    """--steps with --epochs (one was silently ignored), a negative weight decay
+    (a traceback from the optimizer) and an unreadable --data or --validation
+    file (said as `--input`) are refused in the flags' own words."""
+    path = _regression(tmp_path)
+    assert main(["train", str(path), "--steps", "5", "--epochs", "2"]) == 2
+    assert "give --steps N or --epochs N, not both" in capsys.readouterr().err
+    assert main(["train", str(path), "--steps", "1", "--weight-decay", "-1"]) == 1
+    assert "the weight decay must be 0 or more, not -1.0" in capsys.readouterr().err
+    for flag in ("--data", "--validation"):
+        assert main(["train", str(path), "--steps", "1", flag, "X=none.npy"]) == 2
+        assert f"fuse: {flag} X=none.npy: cannot read none.npy" in capsys.readouterr().err
+    with pytest.raises(FuseError, match="give steps= or epochs=, not both"):
+        _compile(tmp_path, "numpy").train(steps=5, epochs=2)
+
+
 def test_a_file_that_is_no_checkpoint_is_refused_clearly(tmp_path):
     pytest.importorskip("torch")
     _regression(tmp_path)

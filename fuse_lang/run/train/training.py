@@ -179,6 +179,8 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
         raise FuseError("epochs must be 0 or more")
     if options.steps < 0 or not options.learning_rate > 0:
         raise FuseError("steps must be 0 or more and the learning rate above 0")
+    if options.weight_decay is not None and not options.weight_decay >= 0:
+        raise FuseError(f"the weight decay must be 0 or more, not {options.weight_decay}")
     for what in ("validate_every", "checkpoint_every"):
         every = getattr(options, what)
         if every is not None and every < 1:
