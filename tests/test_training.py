@@ -287,6 +287,26 @@ def test_a_file_that_is_no_checkpoint_is_refused_clearly(tmp_path):
         _compile(tmp_path, "torch").train(resume=tmp_path / "none.safetensors")
 
 
+def test_resuming_with_another_optimizer_or_framework_is_refused(tmp_path):
+    """A checkpoint's optimizer state is its optimizer's, in its framework's layout:
+    torch took another's silently (Adam's moments under SGD, optax's leaves
+    dropped), jax said "another optimizer?" of torch's state.  And a checkpoint
+    past the steps to end at takes no step, with a warning."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    checkpoint = tmp_path / "ck.safetensors"
+    _compile(tmp_path, "torch").train(steps=3, checkpoint=checkpoint)
+    with pytest.raises(FuseError, match="trained with the optimizer `adam`.*not sgd"):
+        _compile(tmp_path, "torch").train(steps=5, optimizer="sgd", resume=checkpoint)
+    if __import__("importlib").util.find_spec("optax"):
+        with pytest.raises(FuseError, match="holds torch's optimizer state: resume it on "
+                                            "the torch backend"):
+            _compile(tmp_path, "jax").train(steps=5, resume=checkpoint)
+    past = _compile(tmp_path, "torch").train(steps=2, resume=checkpoint)
+    assert past.losses == [] and past.steps == 3
+    assert any("at step 3, past the steps to end at (2)" in w for w in past.warnings)
+
+
 def test_a_checkpoint_reads_back_as_a_source(tmp_path):
     """The learned params, as `.safetensors` sources of a program that uses them."""
     pytest.importorskip("torch")

@@ -122,7 +122,7 @@ def train(program: CompiledProgram, options: TrainOptions,
         if options.epochs is not None:  # an epoch: every batch of the data once
             options = replace(options, steps=options.epochs * batches.per_epoch)
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
-                                               options, starts)
+                                               options, starts, backend.name)
 
         unrolled = _unrolled_rounds(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
@@ -134,6 +134,10 @@ def train(program: CompiledProgram, options: TrainOptions,
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start,
                              warnings=list(batches.warnings))
+        if start > options.steps:  # steps is the step to end at, not a number to take
+            result.warnings.append(f"the checkpoint is at step {start}, past the steps to "
+                                   f"end at ({options.steps}): no step taken (steps counts "
+                                   f"the checkpoint's)")
         _loop(program, learner, batches, held_out, options, result, progress)
         result.params = learner.params()
     return result
@@ -363,9 +367,10 @@ def _initialiser(text: str, what: str) -> ir.Initialiser:
 
 
 def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
-                    options: TrainOptions, starts: Mapping[str, ParamStart]
+                    options: TrainOptions, starts: Mapping[str, ParamStart], framework: str
                     ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
-    """The step, params and optimizer state to start from: a checkpoint's, or fresh."""
+    """The step, params and optimizer state to start from: a checkpoint's, or fresh
+    (FuseError for a checkpoint whose optimizer state this run cannot take up)."""
     if options.resume is None:
         return 0, {n: initial_param(n, shapes[n], options.seed, starts.get(n))
                    for n in loss.params}, None
@@ -378,7 +383,26 @@ def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo
             raise FuseError(f"the checkpoint's `{name}` has shape "
                             f"{tuple(saved.params[name].shape)}; the program's is "
                             f"{tuple(shapes[name])}")
+    _same_optimizer(options, saved.metadata, framework)
     return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state
+
+
+def _same_optimizer(options: TrainOptions, metadata: Mapping[str, str], framework: str
+                    ) -> None:
+    """FuseError unless the checkpoint's optimizer state is this run's optimizer's, in
+    its framework's layout (torch.optim's per param, optax's leaves): another one's
+    state was taken silently (torch) or refused as "another optimizer?" (jax)."""
+    where = f"the checkpoint {options.resume}"
+    saved = metadata.get("fuse.optimizer")
+    if saved is not None and saved != options.optimizer:
+        raise FuseError(f"{where} was trained with the optimizer `{saved}`, whose state "
+                        f"it holds: resume it with optimizer {saved} (`--optimizer "
+                        f"{saved}`), not {options.optimizer}")
+    written_by = metadata.get("fuse.backend")
+    if written_by is not None and written_by != framework:
+        raise FuseError(f"{where} holds {written_by}'s optimizer state: resume it on the "
+                        f"{written_by} backend (`--backend {written_by}`); its params run "
+                        f"on any backend (`fuse run --params`)")
 
 
 def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
@@ -409,17 +433,18 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
             result.validation.append((result.steps, latest))
         if options.checkpoint and options.checkpoint_every \
                 and result.steps % options.checkpoint_every == 0:
-            result.checkpoint, saved_at = _save(learner, options, result), result.steps
+            result.checkpoint = _save(learner, options, result, program.backend.name)
+            saved_at = result.steps
         if progress is not None:
             progress(TrainProgress(result.steps, options.steps, value,
                                    time.perf_counter() - started, latest))
     if options.checkpoint and saved_at != result.steps:
-        result.checkpoint = _save(learner, options, result)
+        result.checkpoint = _save(learner, options, result, program.backend.name)
 
 
-def _save(learner: Any, options: TrainOptions, result: TrainResult) -> str:
+def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: str) -> str:
     metadata = {"fuse.step": str(result.steps), "fuse.loss": result.loss,
-                "fuse.optimizer": options.optimizer,
+                "fuse.optimizer": options.optimizer, "fuse.backend": framework,
                 "fuse.learning_rate": repr(options.learning_rate),
                 "fuse.schedule": options.schedule,
                 "fuse.seed": repr(options.seed)}
