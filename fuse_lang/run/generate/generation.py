@@ -26,7 +26,7 @@ from ..compiling import raise_on_errors
 from ..results import FuseError
 from .sampling import Sampler
 from .stepping import HeldWindow, Window
-from .vocabulary import Vocabulary, weights_vocabulary
+from .vocabulary import Vocabulary, text_vocabulary, weights_vocabulary
 
 CompiledProgram = Any  # run.program.CompiledProgram (which imports this package)
 
@@ -156,6 +156,8 @@ def _vocabulary(program: CompiledProgram, options: GenerationOptions,
     entries = options.vocabulary
     if entries is None:
         entries = weights_vocabulary(program.weights)
+    if entries is None:  # the one the program reads its own token ids from text with
+        entries = text_vocabulary(program.analysis, program.base_dir)
     if entries is None:
         if isinstance(prompt, str):
             raise FuseError("no vocabulary to read the prompt with: give one (`--vocab "
