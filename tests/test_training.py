@@ -307,6 +307,25 @@ def test_resuming_with_another_optimizer_or_framework_is_refused(tmp_path):
     assert any("at step 3, past the steps to end at (2)" in w for w in past.warnings)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bf16_training_writes_a_checkpoint_numpy_reads(tmp_path, backend):
+    """NumPy has no bfloat16: the params and the optimizer's state come to the host
+    as float32 (torch's `.numpy()` of a bf16 tensor was a traceback; jax wrote a
+    bf16 checkpoint that safetensors.numpy, and so `fuse run --params`, cannot
+    read), and a resumed bf16 run takes the uninterrupted one's steps."""
+    _regression(tmp_path)
+    whole = _compile(tmp_path, backend, precision="bf16").train(
+        steps=4, checkpoint=tmp_path / "ck.safetensors")
+    assert all(v.dtype == np.float32 for v in whole.params.values())
+    _compile(tmp_path, backend, precision="bf16").train(steps=2,
+                                                        checkpoint=tmp_path / "r.safetensors")
+    rest = _compile(tmp_path, backend, precision="bf16").train(
+        steps=4, resume=tmp_path / "r.safetensors")
+    np.testing.assert_array_equal(rest.params["W"], whole.params["W"])
+    program = fuse_lang.compile(REGRESSION, base_dir=tmp_path, weights=tmp_path / "ck.safetensors")
+    assert np.isfinite(program.run()["Y"]).all()
+
+
 def test_a_checkpoint_reads_back_as_a_source(tmp_path):
     """The learned params, as `.safetensors` sources of a program that uses them."""
     pytest.importorskip("torch")
