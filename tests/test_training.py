@@ -326,6 +326,22 @@ def test_bf16_training_writes_a_checkpoint_numpy_reads(tmp_path, backend):
     assert np.isfinite(program.run()["Y"]).all()
 
 
+def test_validation_data_that_do_not_fit_are_refused_before_the_first_step(tmp_path):
+    """Held-out X without T: T is read from its file, 32 rows against 8.  The error
+    came at the first validation, after training steps, saying T was an input
+    given; and a misspelt param of gradients() was dropped without a word."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    program = _compile(tmp_path, "torch")
+    seen = []
+    with pytest.raises(FuseError, match=r"the validation data \(T not given: read from the "
+                                        r"program's files\) do not fit the loss: .*extent"):
+        program.train(steps=20, validation={"X": np.ones((8, 3))}, progress=seen.append)
+    assert seen == []  # no step taken
+    with pytest.raises(FuseError, match="`Q` is not a param of the program"):
+        program.gradients({"W": np.zeros(3), "B": 0.0, "Q": 1.0})
+
+
 def test_a_checkpoint_reads_back_as_a_source(tmp_path):
     """The learned params, as `.safetensors` sources of a program that uses them."""
     pytest.importorskip("torch")

@@ -123,6 +123,9 @@ def train(program: CompiledProgram, options: TrainOptions,
             options = replace(options, steps=options.epochs * batches.per_epoch)
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options, starts, backend.name)
+        if held_out is not None:
+            _validation_fits(cut, held_out, {**params, **batches.temperatures(start)},
+                             sorted(set(held_out) - set(validation or {})))
 
         unrolled = _unrolled_rounds(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
@@ -155,6 +158,12 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
     missing = [n for n in loss.params if n not in params]
     if missing:
         raise FuseError(f"no value given for the param `{missing[0]}`")
+    declared = sorted(n for n, t in program.analysis.tensors.items()
+                      if t.kind == TensorKind.PARAM)
+    unknown = sorted(set(params) - set(declared))
+    if unknown:  # (a misspelt name was dropped without a word)
+        raise FuseError(f"`{unknown[0]}` is not a param of the program (its params: "
+                        f"{', '.join(declared) or 'none'})")
     cut = _loss_program(program, loss)
     with program.backend.context():
         batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
@@ -340,6 +349,19 @@ def _param_shapes(cut: CompiledProgram, loss: LossInfo, host: dict[str, np.ndarr
         analysis = analyze(analysis.text, analysis.path, cut.base_dir,
                            input_shapes={n: tuple(host[n].shape) for n in given})
     return {n: analysis.tensors[n].shape for n in loss.params}
+
+
+def _validation_fits(cut: CompiledProgram, held_out: Mapping[str, np.ndarray],
+                     others: Mapping[str, Any], from_files: list[str]) -> None:
+    """FuseError, before the first step, when the held-out data do not fit the loss
+    (it came at the first validation, in words of inputs given for data that was
+    read from its file)."""
+    try:
+        cut.run_plan({**held_out, **others})
+    except FuseError as err:
+        files = f" ({', '.join(from_files)} not given: read from the program's files)" \
+            if from_files else ""
+        raise FuseError(f"the validation data{files} do not fit the loss: {err}") from None
 
 
 def _param_starts(program: CompiledProgram, options: TrainOptions) -> dict[str, ParamStart]:
