@@ -133,9 +133,9 @@ def _compiled_note(cut: CompiledProgram) -> str | None:
     model of tests/test_generate.py)."""
     if not cut.compiled:
         return None
-    return ("the program runs as a compiled graph (jax's default, or --compile): the whole "
-            "window as one graph is faster than steps computed operation by operation, so "
-            "each step runs the window whole")
+    return ("the program runs as a compiled graph (jax's default, or compiled=True on "
+            "torch): the whole window as one graph is faster than steps computed "
+            "operation by operation, so each step runs the window whole")
 
 
 def _roles(analysis: Any, options: GenerationOptions) -> GenerationRoles:
