@@ -342,6 +342,25 @@ def test_validation_data_that_do_not_fit_are_refused_before_the_first_step(tmp_p
         program.gradients({"W": np.zeros(3), "B": 0.0, "Q": 1.0})
 
 
+def test_a_checkpoint_that_cannot_be_written_is_refused_before_the_first_step(tmp_path,
+                                                                             capsys):
+    """Not .safetensors: it was written under that name, then no `--params` took it;
+    a folder that cannot be made, or a folder in its place: a traceback after the
+    last step."""
+    path = _regression(tmp_path)
+    (tmp_path / "taken.safetensors").mkdir()
+    (tmp_path / "file").write_text("")
+    for checkpoint, said in [("ck.npy", "a checkpoint is a .safetensors file"),
+                             ("file/ck.safetensors", "its folder cannot be made"),
+                             ("taken.safetensors", "it is a folder")]:
+        assert main(["train", str(path), "--steps", "1",
+                     "--checkpoint", str(tmp_path / checkpoint)]) == 1
+        captured = capsys.readouterr()
+        assert said in captured.err and "Traceback" not in captured.err
+        assert "step 1/1" not in captured.out
+    assert not (tmp_path / "ck.npy").exists()
+
+
 def test_a_checkpoint_reads_back_as_a_source(tmp_path):
     """The learned params, as `.safetensors` sources of a program that uses them."""
     pytest.importorskip("torch")

@@ -29,7 +29,7 @@ from ..inputs import load_base
 from ..param_init import initial_param
 from ..results import FuseError
 from ..schedules import schedules_of
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, save_checkpoint, writable_checkpoint
 from .learners import Rate, make_learner
 from .optimizers import OPTIMIZERS, SCHEDULES
 
@@ -194,6 +194,8 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
         raise FuseError("steps must be 0 or more and the learning rate above 0")
     if options.weight_decay is not None and not options.weight_decay >= 0:
         raise FuseError(f"the weight decay must be 0 or more, not {options.weight_decay}")
+    if options.checkpoint is not None:  # (as the editor's: `fuse run --params` reads it)
+        writable_checkpoint(options.checkpoint)
     for what in ("validate_every", "checkpoint_every"):
         every = getattr(options, what)
         if every is not None and every < 1:
