@@ -198,6 +198,12 @@ def test_a_prompt_is_read_with_the_vocabulary_the_program_reads_its_text_with(tm
     out = _cli(["generate", str(tmp_path / "lm.fuse"), "--prompt", "ab", "--steps", "2"])
     text = out.splitlines()[0]
     assert text.startswith("ab") and len(text) == 4 and set(text) <= set("abc")
+    # a vocabulary given to keep in the checkpoint is held to the model's: one that
+    # generate refuses is refused before training (it was kept, then refused)
+    program = fuse_lang.load(tmp_path / "lm.fuse")
+    with pytest.raises(fuse_lang.FuseError, match="the vocabulary holds 4 tokens but the "
+                                                  "program's vocabulary axis has 3"):
+        program.train(steps=1, vocabulary=["a", "b", "c", "d"])
 
 
 @pytest.mark.parametrize("scores,reused", [("S[n,p,q]", 3), ("S[n,q,p]", 0)],

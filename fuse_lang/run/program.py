@@ -477,13 +477,15 @@ class CompiledProgram:
         of the program's token ids read from text, `"corpus.txt:vocab.json"`, if
         any).  program.interrupt stops it."""
         from .generate.vocabulary import text_vocabulary
-        from .train.training import TrainOptions, train
+        from .train.training import TrainOptions, train, vocabulary_fits
 
         if steps is not None and epochs is not None:
             raise FuseError("give steps= or epochs=, not both (an epoch is a number of "
                             "steps: every batch of the data once)")
         if vocabulary is None:  # the one a `.txt:VOCAB` token source reads with, if any
             vocabulary = text_vocabulary(self.analysis, self.base_dir)
+        else:  # given: one generate would refuse is refused before the first step
+            vocabulary_fits(self, vocabulary)
         options = TrainOptions(optimizer, learning_rate, 100 if steps is None else steps,
                                schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,

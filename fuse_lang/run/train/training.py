@@ -202,6 +202,25 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
             raise FuseError(f"{what} must be 1 or more")
 
 
+def vocabulary_fits(program: CompiledProgram, vocabulary: Any) -> None:
+    """FuseError before the first step for a vocabulary to keep in the checkpoint
+    whose length is not the extent of the program's vocabulary axis (the one
+    `gather` reads token ids along): it was kept, and `generate` refused it after."""
+    if vocabulary is None:
+        return
+    from ...check.generation import GenerationProblem, generation_roles
+    from ..generate.vocabulary import Vocabulary
+
+    try:
+        size = generation_roles(program.analysis).vocabulary
+    except GenerationProblem:  # a program that does not generate: kept as given
+        return
+    held = len(Vocabulary(vocabulary))
+    if size is not None and held != size:
+        raise FuseError(f"the vocabulary holds {held} tokens but the program's vocabulary "
+                        f"axis has {size}: was it written for another model?")
+
+
 def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
     """The program cut to the loss's cone, on the same backend, the loss its output."""
     analysis = program.analysis
