@@ -361,6 +361,17 @@ def test_a_checkpoint_that_cannot_be_written_is_refused_before_the_first_step(tm
     assert not (tmp_path / "ck.npy").exists()
 
 
+def test_a_loss_not_finite_at_the_start_is_not_blamed_on_the_learning_rate(tmp_path):
+    """NaN for the starting params, before any update, said "lower the learning rate"."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    program = _compile(tmp_path, "torch", 'X[n,j] = "x.npy"\nparam W[j]\n'
+                                          "L avg= log(W[j] X[n,j] - 100)\ntrain L\n")
+    with pytest.raises(FuseError, match=r"is nan at the start \(step 1, before any "
+                                        r"update\).*whatever the learning rate"):
+        program.train(steps=3)
+
+
 def test_a_checkpoint_reads_back_as_a_source(tmp_path):
     """The learned params, as `.safetensors` sources of a program that uses them."""
     pytest.importorskip("torch")

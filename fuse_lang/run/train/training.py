@@ -466,6 +466,11 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
         times.append(time.perf_counter() - before)
         result.first_step_seconds = times[0]
         result.step_seconds = float(np.median(times[1:])) if len(times) > 1 else None
+        if not np.isfinite(value) and step == result.first_step:  # before any update
+            raise FuseError(f"the loss `{result.loss}` is {value} at the start (step "
+                            f"{step + 1}, before any update): the program gives it for the "
+                            f"starting params and data, whatever the learning rate (a log "
+                            f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
             raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
                             f"lower the learning rate")
