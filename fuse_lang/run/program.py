@@ -464,8 +464,8 @@ class CompiledProgram:
         optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); schedule: "constant"
         or "cosine" (the learning rate decays to 0 at `steps`); steps: the step to
         end at, counting a resumed checkpoint's (default 100; epochs: instead, passes
-        over the data, each of its batches once, not both); seed: the params' start and the
-        batches' draws (None: the start every run has); data: the loss' sources,
+        over the data, each of its batches once, not both); seed: the params' start
+        and the batches' draws (None: the start every run has); data: the loss' sources,
         overriding their files; batch: {"n": 64} draws 64 positions of index `n` per
         step; validation: held-out data, its loss every `validate_every` steps;
         checkpoint: a .safetensors file written every `checkpoint_every` steps and

@@ -426,7 +426,8 @@ def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo
             raise FuseError(f"the checkpoint's `{name}` has shape "
                             f"{tuple(saved.params[name].shape)}; the program's is "
                             f"{tuple(shapes[name])}")
-    _same_optimizer(options, saved.metadata, framework)
+    if saved.optimizer_state is not None:  # (without one, nothing to take up)
+        _same_optimizer(options, saved.metadata, framework)
     return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state
 
 
