@@ -79,6 +79,8 @@ def request_options(ls: FuseServer, request: TrainRequest) -> TrainOptions:
     given = {k: v for k, v in request.given.items() if v is not None}
     if "learningRate" in given or "learning_rate" in given:
         settings.pop("lr")
+    if "epochs" in given:  # instead of the settings' steps
+        settings.pop("steps")
     return train_options({**settings, **given}, request.base_dir)
 
 

@@ -185,6 +185,27 @@ def test_a_program_that_is_not_causal_runs_whole_and_says_why():
     assert causal.generate([1, 2], 3, temperature=0).reused_steps == 2
 
 
+def test_a_prompt_is_read_with_the_vocabulary_the_program_reads_its_text_with(tmp_path):
+    """A program whose token ids come from text (`"corpus.txt:chars"`) names its
+    vocabulary: with no checkpoint holding one, generate reads the prompt with it
+    (it said "no vocabulary to read the prompt with")."""
+    (tmp_path / "corpus.txt").write_text("abcab", encoding="utf-8")
+    (tmp_path / "lm.fuse").write_text(
+        'Ids[t] = "corpus.txt:chars"\nX[n,:] = Ids[0:4]\naxis n = 1\naxis c = 3\n'
+        "axis d = 2\nparam Emb[c,d], Out[c,d]\n"
+        "E[n,p,d] = gather(Emb[c,d], X[n,p], axis=c)\n"
+        "Logits[n,p,c] = Out[c,d] E[n,p,d]\nexport Logits\n", encoding="utf-8")
+    out = _cli(["generate", str(tmp_path / "lm.fuse"), "--prompt", "ab", "--steps", "2"])
+    text = out.splitlines()[0]
+    assert text.startswith("ab") and len(text) == 4 and set(text) <= set("abc")
+    # a vocabulary given to keep in the checkpoint is held to the model's: one that
+    # generate refuses is refused before training (it was kept, then refused)
+    program = fuse_lang.load(tmp_path / "lm.fuse")
+    with pytest.raises(fuse_lang.FuseError, match="the vocabulary holds 4 tokens but the "
+                                                  "program's vocabulary axis has 3"):
+        program.train(steps=1, vocabulary=["a", "b", "c", "d"])
+
+
 @pytest.mark.parametrize("scores,reused", [("S[n,p,q]", 3), ("S[n,q,p]", 0)],
                          ids=["query-first", "key-first"])
 def test_scores_are_computed_at_their_first_axis_along_the_sequence(scores, reused):

@@ -261,6 +261,22 @@ def test_fuse_train_refuses_numpy_and_bad_batches(tmp_path, capsys):
     assert "--batch takes INDEX=N" in capsys.readouterr().err
 
 
+def test_fuse_train_says_which_flag_is_wrong_before_training(tmp_path, capsys):
+    """--steps with --epochs (one was silently ignored), a negative weight decay
+    (a traceback from the optimizer) and an unreadable --data or --validation
+    file (said as `--input`) are refused in the flags' own words."""
+    path = _regression(tmp_path)
+    assert main(["train", str(path), "--steps", "5", "--epochs", "2"]) == 2
+    assert "give --steps N or --epochs N, not both" in capsys.readouterr().err
+    assert main(["train", str(path), "--steps", "1", "--weight-decay", "-1"]) == 1
+    assert "the weight decay must be 0 or more, not -1.0" in capsys.readouterr().err
+    for flag in ("--data", "--validation"):
+        assert main(["train", str(path), "--steps", "1", flag, "X=none.npy"]) == 2
+        assert f"fuse: {flag} X=none.npy: cannot read none.npy" in capsys.readouterr().err
+    with pytest.raises(FuseError, match="give steps= or epochs=, not both"):
+        _compile(tmp_path, "numpy").train(steps=5, epochs=2)
+
+
 def test_a_file_that_is_no_checkpoint_is_refused_clearly(tmp_path):
     pytest.importorskip("torch")
     _regression(tmp_path)
@@ -269,6 +285,91 @@ def test_a_file_that_is_no_checkpoint_is_refused_clearly(tmp_path):
         _compile(tmp_path, "torch").train(resume=tmp_path / "bad.safetensors")
     with pytest.raises(FuseError, match="no checkpoint at"):
         _compile(tmp_path, "torch").train(resume=tmp_path / "none.safetensors")
+
+
+def test_resuming_with_another_optimizer_or_framework_is_refused(tmp_path):
+    """A checkpoint's optimizer state is its optimizer's, in its framework's layout:
+    torch took another's silently (Adam's moments under SGD, optax's leaves
+    dropped), jax said "another optimizer?" of torch's state.  And a checkpoint
+    past the steps to end at takes no step, with a warning."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    checkpoint = tmp_path / "ck.safetensors"
+    _compile(tmp_path, "torch").train(steps=3, checkpoint=checkpoint)
+    with pytest.raises(FuseError, match="trained with the optimizer `adam`.*not sgd"):
+        _compile(tmp_path, "torch").train(steps=5, optimizer="sgd", resume=checkpoint)
+    if __import__("importlib").util.find_spec("optax"):
+        with pytest.raises(FuseError, match="holds torch's optimizer state: resume it on "
+                                            "the torch backend"):
+            _compile(tmp_path, "jax").train(steps=5, resume=checkpoint)
+    past = _compile(tmp_path, "torch").train(steps=2, resume=checkpoint)
+    assert past.losses == [] and past.steps == 3
+    assert any("at step 3, past the steps to end at (2)" in w for w in past.warnings)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bf16_training_writes_a_checkpoint_numpy_reads(tmp_path, backend):
+    """NumPy has no bfloat16: the params and the optimizer's state come to the host
+    as float32 (torch's `.numpy()` of a bf16 tensor was a traceback; jax wrote a
+    bf16 checkpoint that safetensors.numpy, and so `fuse run --params`, cannot
+    read), and a resumed bf16 run takes the uninterrupted one's steps."""
+    _regression(tmp_path)
+    whole = _compile(tmp_path, backend, precision="bf16").train(
+        steps=4, checkpoint=tmp_path / "ck.safetensors")
+    assert all(v.dtype == np.float32 for v in whole.params.values())
+    _compile(tmp_path, backend, precision="bf16").train(steps=2,
+                                                        checkpoint=tmp_path / "r.safetensors")
+    rest = _compile(tmp_path, backend, precision="bf16").train(
+        steps=4, resume=tmp_path / "r.safetensors")
+    np.testing.assert_array_equal(rest.params["W"], whole.params["W"])
+    program = fuse_lang.compile(REGRESSION, base_dir=tmp_path, weights=tmp_path / "ck.safetensors")
+    assert np.isfinite(program.run()["Y"]).all()
+
+
+def test_validation_data_that_do_not_fit_are_refused_before_the_first_step(tmp_path):
+    """Held-out X without T: T is read from its file, 32 rows against 8.  The error
+    came at the first validation, after training steps, saying T was an input
+    given; and a misspelt param of gradients() was dropped without a word."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    program = _compile(tmp_path, "torch")
+    seen = []
+    with pytest.raises(FuseError, match=r"the validation data \(T not given: read from the "
+                                        r"program's files\) do not fit the loss: .*extent"):
+        program.train(steps=20, validation={"X": np.ones((8, 3))}, progress=seen.append)
+    assert seen == []  # no step taken
+    with pytest.raises(FuseError, match="`Q` is not a param of the program"):
+        program.gradients({"W": np.zeros(3), "B": 0.0, "Q": 1.0})
+
+
+def test_a_checkpoint_that_cannot_be_written_is_refused_before_the_first_step(tmp_path,
+                                                                             capsys):
+    """Not .safetensors: it was written under that name, then no `--params` took it;
+    a folder that cannot be made, or a folder in its place: a traceback after the
+    last step."""
+    path = _regression(tmp_path)
+    (tmp_path / "taken.safetensors").mkdir()
+    (tmp_path / "file").write_text("")
+    for checkpoint, said in [("ck.npy", "a checkpoint is a .safetensors file"),
+                             ("file/ck.safetensors", "its folder cannot be made"),
+                             ("taken.safetensors", "it is a folder")]:
+        assert main(["train", str(path), "--steps", "1",
+                     "--checkpoint", str(tmp_path / checkpoint)]) == 1
+        captured = capsys.readouterr()
+        assert said in captured.err and "Traceback" not in captured.err
+        assert "step 1/1" not in captured.out
+    assert not (tmp_path / "ck.npy").exists()
+
+
+def test_a_loss_not_finite_at_the_start_is_not_blamed_on_the_learning_rate(tmp_path):
+    """NaN for the starting params, before any update, said "lower the learning rate"."""
+    pytest.importorskip("torch")
+    _regression(tmp_path)
+    program = _compile(tmp_path, "torch", 'X[n,j] = "x.npy"\nparam W[j]\n'
+                                          "L avg= log(W[j] X[n,j] - 100)\ntrain L\n")
+    with pytest.raises(FuseError, match=r"is nan at the start \(step 1, before any "
+                                        r"update\).*whatever the learning rate"):
+        program.train(steps=3)
 
 
 def test_a_checkpoint_reads_back_as_a_source(tmp_path):

@@ -61,11 +61,12 @@ class ExportOptions:
                    weights=ns.params or ns.weights, dynamic=dynamic)
 
 
-def add_cache_dir_option(parser: argparse.ArgumentParser) -> None:
-    """`fuse run --cache-dir [DIR]`."""
+def add_cache_dir_option(parser: argparse.ArgumentParser,
+                         kept: str = "jax; torch with --compile") -> None:
+    """`fuse run --cache-dir [DIR]` (`kept`: what the command keeps there)."""
     parser.add_argument("--cache-dir", nargs="?", const=DEFAULT, default=None, metavar="DIR",
-                        help="keep compiled graphs in DIR for later runs (jax; torch with "
-                             "--compile); without DIR: $XDG_CACHE_HOME/fuse")
+                        help=f"keep compiled graphs in DIR for later runs ({kept}); "
+                             f"without DIR: $XDG_CACHE_HOME/fuse")
 
 
 def cache_dir_of(value: str | None) -> str | None:

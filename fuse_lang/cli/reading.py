@@ -50,8 +50,8 @@ def read_program(path: str) -> str:
     return text
 
 
-def read_inputs(items: Sequence[str]) -> dict[str, Any]:
-    """`--input NAME=FILE.npy` (or an .npz holding NAME or one array, or
+def read_inputs(items: Sequence[str], flag: str = "--input") -> dict[str, Any]:
+    """`--input NAME=FILE.npy` (or the `flag` that gave them) (or an .npz holding NAME or one array, or
     `FILE.safetensors[:KEY]`: its tensor KEY, else NAME, else its only one) as arrays by
     name; CommandFailed (exit 2) after saying why one cannot be read.  Read as
     sources are: a regular file, a header that agrees with the file's size, a
@@ -63,7 +63,7 @@ def read_inputs(items: Sequence[str]) -> dict[str, Any]:
     for item in items:
         name, sep, file = item.partition("=")
         if not sep or not name or not file:
-            fail(f"fuse: --input takes NAME=FILE.npy (or .npz, or .safetensors[:KEY]), not "
+            fail(f"fuse: {flag} takes NAME=FILE.npy (or .npz, or .safetensors[:KEY]), not "
                  f"{item!r}", EXIT_USAGE)
         try:
             path, key = split_member(file)
@@ -72,5 +72,5 @@ def read_inputs(items: Sequence[str]) -> dict[str, Any]:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else err
             if isinstance(err, MemoryError):
                 reason = "the array does not fit in memory"
-            fail(f"fuse: --input {item}: cannot read {file}: {reason}", EXIT_USAGE)
+            fail(f"fuse: {flag} {item}: cannot read {file}: {reason}", EXIT_USAGE)
     return inputs

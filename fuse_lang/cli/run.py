@@ -89,6 +89,9 @@ def _run_and_show(options: RunOptions) -> int:
     problem = weights_problem(options.weights, options.params)
     if problem:
         raise UsageError(problem)
+    if options.adapters and not options.weights:
+        raise UsageError("--adapter needs --weights MANIFEST.json: adapters are declared "
+                         "in a weights manifest (docs/weights.md)")
     if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
         flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
         raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "

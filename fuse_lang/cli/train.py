@@ -40,7 +40,7 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--schedule", default="constant", choices=SCHEDULES,
                    help="the learning rate: constant, or cosine decay to 0 at --steps")
     p.add_argument("--weight-decay", type=float, default=None, metavar="X")
-    p.add_argument("--steps", type=int, default=100, metavar="N",
+    p.add_argument("--steps", type=int, default=None, metavar="N",
                    help="the step to end at, counting a resumed checkpoint's (default 100)")
     p.add_argument("--epochs", type=int, default=None, metavar="N",
                    help="instead of --steps: N passes over the data (each batch once)")
@@ -69,7 +69,7 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     from .cache import add_cache_dir_option
 
-    add_cache_dir_option(p)
+    add_cache_dir_option(p, "jax's compiled step; torch's captured graph")
 
 
 def _positive_float(text: str) -> float:
@@ -119,7 +119,7 @@ class TrainOptions:
     learning_rate: float
     schedule: str
     weight_decay: float | None
-    steps: int
+    steps: int | None  # None: the default (100), or --epochs
     epochs: int | None
     seed: int
     batch: dict[str, int] | None
@@ -138,7 +138,10 @@ class TrainOptions:
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> TrainOptions:
         """The options of a parsed `fuse train` command line; UsageError for a
-        malformed `--batch` or `--init`."""
+        malformed `--batch` or `--init`, or both `--steps` and `--epochs`."""
+        if ns.steps is not None and ns.epochs is not None:
+            raise UsageError("give --steps N or --epochs N, not both (an epoch is a number "
+                             "of steps: every batch of the data once)")
         return cls(path=ns.path, backend=ns.backend, device=ns.device, precision=ns.precision,
                    optimizer=ns.optimizer, learning_rate=ns.learning_rate,
                    schedule=ns.schedule, weight_decay=ns.weight_decay, steps=ns.steps,
@@ -198,9 +201,9 @@ def _read_data(options: TrainOptions) -> tuple[dict[str, Any], dict[str, Any]]:
 
     read: list[dict[str, Any]] = []
     failed: CommandFailed | None = None
-    for items in (options.data, options.validation):
+    for flag, items in (("--data", options.data), ("--validation", options.validation)):
         try:
-            read.append(read_inputs(items))
+            read.append(read_inputs(items, flag))
         except CommandFailed as err:
             failed = failed or err
             read.append({})

@@ -71,6 +71,9 @@ def train_options(given: Mapping[str, Any], base_dir: Path | None = None) -> Tra
     rate = _number(get("lr", "learningRate", "learning_rate"), "lr", 0.01)
     if not rate > 0:
         raise TrainOptionError(f"lr must be above 0, not {rate}")
+    if get("steps") is not None and get("epochs") is not None:  # (epochs won silently)
+        raise TrainOptionError("give steps or epochs, not both (an epoch is a number of "
+                               "steps: every batch of the data once)")
     steps = _whole(get("steps"), "steps", DEFAULT_STEPS, low=0)
     epochs = _whole(get("epochs"), "epochs", None, low=0)
     seed = _whole(get("seed"), "seed", 0, low=0)

@@ -449,7 +449,7 @@ class CompiledProgram:
                            self._counters)
 
     def train(self, data: Mapping[str, Any] | None = None, *, optimizer: str = "adam",
-              learning_rate: float = 0.01, schedule: str = "constant", steps: int = 100,
+              learning_rate: float = 0.01, schedule: str = "constant", steps: int | None = None,
               seed: int | None = 0,
               weight_decay: float | None = None, batch: Mapping[str, int] | None = None,
               validation: Mapping[str, Any] | None = None, validate_every: int | None = None,
@@ -463,9 +463,9 @@ class CompiledProgram:
 
         optimizer: "sgd", "adam" or "adamw" (torch.optim / optax); schedule: "constant"
         or "cosine" (the learning rate decays to 0 at `steps`); steps: the step to
-        end at, counting a resumed checkpoint's (epochs: instead, passes over the data,
-        each of its batches once); seed: the params' start and the
-        batches' draws (None: the start every run has); data: the loss' sources,
+        end at, counting a resumed checkpoint's (default 100; epochs: instead, passes
+        over the data, each of its batches once, not both); seed: the params' start
+        and the batches' draws (None: the start every run has); data: the loss' sources,
         overriding their files; batch: {"n": 64} draws 64 positions of index `n` per
         step; validation: held-out data, its loss every `validate_every` steps;
         checkpoint: a .safetensors file written every `checkpoint_every` steps and
@@ -477,11 +477,17 @@ class CompiledProgram:
         of the program's token ids read from text, `"corpus.txt:vocab.json"`, if
         any).  program.interrupt stops it."""
         from .generate.vocabulary import text_vocabulary
-        from .train.training import TrainOptions, train
+        from .train.training import TrainOptions, train, vocabulary_fits
 
+        if steps is not None and epochs is not None:
+            raise FuseError("give steps= or epochs=, not both (an epoch is a number of "
+                            "steps: every batch of the data once)")
         if vocabulary is None:  # the one a `.txt:VOCAB` token source reads with, if any
             vocabulary = text_vocabulary(self.analysis, self.base_dir)
-        options = TrainOptions(optimizer, learning_rate, steps, schedule, seed, weight_decay,
+        else:  # given: one generate would refuse is refused before the first step
+            vocabulary_fits(self, vocabulary)
+        options = TrainOptions(optimizer, learning_rate, 100 if steps is None else steps,
+                               schedule, seed, weight_decay,
                                dict(batch) if batch else None, validate_every,
                                None if checkpoint is None else os.fspath(checkpoint),
                                checkpoint_every, None if resume is None else os.fspath(resume),

@@ -158,6 +158,8 @@ async def test_numpy_refuses_training_and_bad_options_are_clear(vscode, tmp_path
                           ({"optimizer": "rmsprop"}, "optimizer must be one of sgd, adam"),
                           ({"batch": "n"}, "batch takes INDEX=N"),
                           ({"steps": 1.5}, "steps must be a whole number"),
+                          ({"steps": 5, "epochs": 2}, "give steps or epochs, not both"),
+                          ({"weightDecay": -1}, "the weight decay must be 0 or more"),
                           ({"checkpoint": "../out.safetensors"}, "outside the program's"),
                           ({"validation": {"X": "../x.npy"}}, "outside the program's"),
                           ({"validation": {"X": "nope.npy"}}, "cannot read nope.npy for `X`"),

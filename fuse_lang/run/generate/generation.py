@@ -26,7 +26,7 @@ from ..compiling import raise_on_errors
 from ..results import FuseError
 from .sampling import Sampler
 from .stepping import HeldWindow, Window
-from .vocabulary import Vocabulary, weights_vocabulary
+from .vocabulary import Vocabulary, text_vocabulary, weights_vocabulary
 
 CompiledProgram = Any  # run.program.CompiledProgram (which imports this package)
 
@@ -133,9 +133,9 @@ def _compiled_note(cut: CompiledProgram) -> str | None:
     model of tests/test_generate.py)."""
     if not cut.compiled:
         return None
-    return ("the program runs as a compiled graph (jax's default, or --compile): the whole "
-            "window as one graph is faster than steps computed operation by operation, so "
-            "each step runs the window whole")
+    return ("the program runs as a compiled graph (jax's default, or compiled=True on "
+            "torch): the whole window as one graph is faster than steps computed "
+            "operation by operation, so each step runs the window whole")
 
 
 def _roles(analysis: Any, options: GenerationOptions) -> GenerationRoles:
@@ -156,6 +156,8 @@ def _vocabulary(program: CompiledProgram, options: GenerationOptions,
     entries = options.vocabulary
     if entries is None:
         entries = weights_vocabulary(program.weights)
+    if entries is None:  # the one the program reads its own token ids from text with
+        entries = text_vocabulary(program.analysis, program.base_dir)
     if entries is None:
         if isinstance(prompt, str):
             raise FuseError("no vocabulary to read the prompt with: give one (`--vocab "

@@ -35,6 +35,22 @@ def optimizer_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.optimizer{path.suffix or '.safetensors'}")
 
 
+def writable_checkpoint(path: str | Path) -> None:
+    """FuseError, before any step, for a checkpoint that is not a `.safetensors` file
+    (written anyway under another name, it was then no `--params`) or whose folder
+    cannot be made (a traceback once training had ended)."""
+    path = Path(path)
+    if path.suffix.lower() != ".safetensors":
+        raise FuseError(f"a checkpoint is a .safetensors file (CKPT.safetensors), not {path}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FuseError(f"the checkpoint {path} cannot be written: its folder cannot be "
+                        f"made ({err.strerror or err})") from None
+    if path.is_dir():
+        raise FuseError(f"the checkpoint {path} cannot be written: it is a folder")
+
+
 def save_checkpoint(path: str | Path, params: Mapping[str, np.ndarray],
                     optimizer_state: Mapping[str, np.ndarray],
                     metadata: Mapping[str, str]) -> Path:
@@ -42,10 +58,14 @@ def save_checkpoint(path: str | Path, params: Mapping[str, np.ndarray],
     from safetensors.numpy import save
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # the state first: a checkpoint whose params exist always has its state
-    atomic_write(optimizer_path(path), save(_contiguous(optimizer_state), dict(metadata)))
-    atomic_write(path, save(_contiguous(params), dict(metadata)))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the state first: a checkpoint whose params exist always has its state
+        atomic_write(optimizer_path(path), save(_contiguous(optimizer_state), dict(metadata)))
+        atomic_write(path, save(_contiguous(params), dict(metadata)))
+    except OSError as err:
+        raise FuseError(f"the checkpoint {path} cannot be written: "
+                        f"{err.strerror or err}") from None
     return path
 
 

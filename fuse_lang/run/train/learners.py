@@ -69,6 +69,7 @@ class TorchLearner:
         from .captured_loss import CapturedLoss
 
         self.torch = torch
+        self.host = backend.to_numpy  # (bfloat16, which NumPy lacks, as float32)
         self.loss = loss if capture is None else CapturedLoss(loss, capture, stored)
         self.names = sorted(params)
         self.tensors = {n: backend.asarray(np.asarray(params[n])).detach().clone()
@@ -105,18 +106,17 @@ class TorchLearner:
         grads = self.torch.autograd.grad(value, [self.tensors[n] for n in self.names],
                                          allow_unused=True)
         return {n: (np.zeros(tuple(self.tensors[n].shape)) if g is None
-                    else g.detach().cpu().numpy()) for n, g in zip(self.names, grads)}
+                    else self.host(g)) for n, g in zip(self.names, grads)}
 
     def params(self) -> dict[str, np.ndarray]:
-        return {n: t.detach().cpu().numpy().copy() for n, t in self.tensors.items()}
+        return {n: self.host(t).copy() for n, t in self.tensors.items()}
 
     def optimizer_state(self) -> dict[str, np.ndarray]:
         """The optimizer's state per param, named `param/key` (Adam's moments, step)."""
         out = {}
         for number, state in self.optimizer.state_dict()["state"].items():
             for key, value in state.items():
-                array = value.detach().cpu().numpy() if hasattr(value, "detach") \
-                    else np.asarray(value)
+                array = self.host(value)
                 out[f"{self.names[number]}/{key}"] = array
         return out
 
@@ -143,6 +143,7 @@ class JaxLearner:
         import jax
 
         self.jax = jax
+        self.host = backend.to_numpy  # (bfloat16, which NumPy lacks, as float32)
         self.loss = loss
         self.values = {n: backend.asarray(np.asarray(params[n])) for n in sorted(params)}
         decay = ADAMW_WEIGHT_DECAY if weight_decay is None else weight_decay
@@ -182,7 +183,7 @@ class JaxLearner:
     def gradients(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         with self._traceable():
             grads = self._gradients(self.values, dict(inputs))
-        return {n: np.asarray(g) for n, g in grads.items()}
+        return {n: self.host(g) for n, g in grads.items()}
 
     @contextlib.contextmanager
     def _traceable(self) -> Iterator[None]:
@@ -198,12 +199,12 @@ class JaxLearner:
                             f"train it on the torch backend ({type(err).__name__})") from None
 
     def params(self) -> dict[str, np.ndarray]:
-        return {n: np.array(v) for n, v in self.values.items()}
+        return {n: np.array(self.host(v)) for n, v in self.values.items()}
 
     def optimizer_state(self) -> dict[str, np.ndarray]:
         """optax's state as its leaves, in the order of its tree."""
         leaves = self.jax.tree_util.tree_leaves(self.state)
-        return {f"leaf/{k:05d}": np.array(leaf) for k, leaf in enumerate(leaves)}
+        return {f"leaf/{k:05d}": np.array(self.host(leaf)) for k, leaf in enumerate(leaves)}
 
     def load_optimizer_state(self, arrays: Mapping[str, np.ndarray]) -> None:
         leaves, tree = self.jax.tree_util.tree_flatten(self.state)

@@ -29,7 +29,7 @@ from ..inputs import load_base
 from ..param_init import initial_param
 from ..results import FuseError
 from ..schedules import schedules_of
-from .checkpoints import load_checkpoint, save_checkpoint
+from .checkpoints import load_checkpoint, save_checkpoint, writable_checkpoint
 from .learners import Rate, make_learner
 from .optimizers import OPTIMIZERS, SCHEDULES
 
@@ -122,7 +122,10 @@ def train(program: CompiledProgram, options: TrainOptions,
         if options.epochs is not None:  # an epoch: every batch of the data once
             options = replace(options, steps=options.epochs * batches.per_epoch)
         start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
-                                               options, starts)
+                                               options, starts, backend.name)
+        if held_out is not None:
+            _validation_fits(cut, held_out, {**params, **batches.temperatures(start)},
+                             sorted(set(held_out) - set(validation or {})))
 
         unrolled = _unrolled_rounds(cut, {**batches.whole, **params})
         rate = Rate(options.learning_rate, options.schedule, options.steps)
@@ -134,6 +137,10 @@ def train(program: CompiledProgram, options: TrainOptions,
             learner.load_optimizer_state(state)
         result = TrainResult(loss.name, {}, first_step=start, steps=start,
                              warnings=list(batches.warnings))
+        if start > options.steps:  # steps is the step to end at, not a number to take
+            result.warnings.append(f"the checkpoint is at step {start}, past the steps to "
+                                   f"end at ({options.steps}): no step taken (steps counts "
+                                   f"the checkpoint's)")
         _loop(program, learner, batches, held_out, options, result, progress)
         result.params = learner.params()
     return result
@@ -151,6 +158,12 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
     missing = [n for n in loss.params if n not in params]
     if missing:
         raise FuseError(f"no value given for the param `{missing[0]}`")
+    declared = sorted(n for n, t in program.analysis.tensors.items()
+                      if t.kind == TensorKind.PARAM)
+    unknown = sorted(set(params) - set(declared))
+    if unknown:  # (a misspelt name was dropped without a word)
+        raise FuseError(f"`{unknown[0]}` is not a param of the program (its params: "
+                        f"{', '.join(declared) or 'none'})")
     cut = _loss_program(program, loss)
     with program.backend.context():
         batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
@@ -179,10 +192,33 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
         raise FuseError("epochs must be 0 or more")
     if options.steps < 0 or not options.learning_rate > 0:
         raise FuseError("steps must be 0 or more and the learning rate above 0")
+    if options.weight_decay is not None and not options.weight_decay >= 0:
+        raise FuseError(f"the weight decay must be 0 or more, not {options.weight_decay}")
+    if options.checkpoint is not None:  # (as the editor's: `fuse run --params` reads it)
+        writable_checkpoint(options.checkpoint)
     for what in ("validate_every", "checkpoint_every"):
         every = getattr(options, what)
         if every is not None and every < 1:
             raise FuseError(f"{what} must be 1 or more")
+
+
+def vocabulary_fits(program: CompiledProgram, vocabulary: Any) -> None:
+    """FuseError before the first step for a vocabulary to keep in the checkpoint
+    whose length is not the extent of the program's vocabulary axis (the one
+    `gather` reads token ids along): it was kept, and `generate` refused it after."""
+    if vocabulary is None:
+        return
+    from ...check.generation import GenerationProblem, generation_roles
+    from ..generate.vocabulary import Vocabulary
+
+    try:
+        size = generation_roles(program.analysis).vocabulary
+    except GenerationProblem:  # a program that does not generate: kept as given
+        return
+    held = len(Vocabulary(vocabulary))
+    if size is not None and held != size:
+        raise FuseError(f"the vocabulary holds {held} tokens but the program's vocabulary "
+                        f"axis has {size}: was it written for another model?")
 
 
 def _loss_program(program: CompiledProgram, loss: LossInfo) -> CompiledProgram:
@@ -336,6 +372,19 @@ def _param_shapes(cut: CompiledProgram, loss: LossInfo, host: dict[str, np.ndarr
     return {n: analysis.tensors[n].shape for n in loss.params}
 
 
+def _validation_fits(cut: CompiledProgram, held_out: Mapping[str, np.ndarray],
+                     others: Mapping[str, Any], from_files: list[str]) -> None:
+    """FuseError, before the first step, when the held-out data do not fit the loss
+    (it came at the first validation, in words of inputs given for data that was
+    read from its file)."""
+    try:
+        cut.run_plan({**held_out, **others})
+    except FuseError as err:
+        files = f" ({', '.join(from_files)} not given: read from the program's files)" \
+            if from_files else ""
+        raise FuseError(f"the validation data{files} do not fit the loss: {err}") from None
+
+
 def _param_starts(program: CompiledProgram, options: TrainOptions) -> dict[str, ParamStart]:
     """How each param starts: `options.init`'s initialiser, else the program's, else
     `options.init_default` for a weight, else its role's default.  The roles are read
@@ -361,9 +410,10 @@ def _initialiser(text: str, what: str) -> ir.Initialiser:
 
 
 def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
-                    options: TrainOptions, starts: Mapping[str, ParamStart]
+                    options: TrainOptions, starts: Mapping[str, ParamStart], framework: str
                     ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
-    """The step, params and optimizer state to start from: a checkpoint's, or fresh."""
+    """The step, params and optimizer state to start from: a checkpoint's, or fresh
+    (FuseError for a checkpoint whose optimizer state this run cannot take up)."""
     if options.resume is None:
         return 0, {n: initial_param(n, shapes[n], options.seed, starts.get(n))
                    for n in loss.params}, None
@@ -376,7 +426,27 @@ def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo
             raise FuseError(f"the checkpoint's `{name}` has shape "
                             f"{tuple(saved.params[name].shape)}; the program's is "
                             f"{tuple(shapes[name])}")
+    if saved.optimizer_state is not None:  # (without one, nothing to take up)
+        _same_optimizer(options, saved.metadata, framework)
     return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state
+
+
+def _same_optimizer(options: TrainOptions, metadata: Mapping[str, str], framework: str
+                    ) -> None:
+    """FuseError unless the checkpoint's optimizer state is this run's optimizer's, in
+    its framework's layout (torch.optim's per param, optax's leaves): another one's
+    state was taken silently (torch) or refused as "another optimizer?" (jax)."""
+    where = f"the checkpoint {options.resume}"
+    saved = metadata.get("fuse.optimizer")
+    if saved is not None and saved != options.optimizer:
+        raise FuseError(f"{where} was trained with the optimizer `{saved}`, whose state "
+                        f"it holds: resume it with optimizer {saved} (`--optimizer "
+                        f"{saved}`), not {options.optimizer}")
+    written_by = metadata.get("fuse.backend")
+    if written_by is not None and written_by != framework:
+        raise FuseError(f"{where} holds {written_by}'s optimizer state: resume it on the "
+                        f"{written_by} backend (`--backend {written_by}`); its params run "
+                        f"on any backend (`fuse run --params`)")
 
 
 def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
@@ -397,6 +467,11 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
         times.append(time.perf_counter() - before)
         result.first_step_seconds = times[0]
         result.step_seconds = float(np.median(times[1:])) if len(times) > 1 else None
+        if not np.isfinite(value) and step == result.first_step:  # before any update
+            raise FuseError(f"the loss `{result.loss}` is {value} at the start (step "
+                            f"{step + 1}, before any update): the program gives it for the "
+                            f"starting params and data, whatever the learning rate (a log "
+                            f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
             raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
                             f"lower the learning rate")
@@ -407,17 +482,18 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
             result.validation.append((result.steps, latest))
         if options.checkpoint and options.checkpoint_every \
                 and result.steps % options.checkpoint_every == 0:
-            result.checkpoint, saved_at = _save(learner, options, result), result.steps
+            result.checkpoint = _save(learner, options, result, program.backend.name)
+            saved_at = result.steps
         if progress is not None:
             progress(TrainProgress(result.steps, options.steps, value,
                                    time.perf_counter() - started, latest))
     if options.checkpoint and saved_at != result.steps:
-        result.checkpoint = _save(learner, options, result)
+        result.checkpoint = _save(learner, options, result, program.backend.name)
 
 
-def _save(learner: Any, options: TrainOptions, result: TrainResult) -> str:
+def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: str) -> str:
     metadata = {"fuse.step": str(result.steps), "fuse.loss": result.loss,
-                "fuse.optimizer": options.optimizer,
+                "fuse.optimizer": options.optimizer, "fuse.backend": framework,
                 "fuse.learning_rate": repr(options.learning_rate),
                 "fuse.schedule": options.schedule,
                 "fuse.seed": repr(options.seed)}
