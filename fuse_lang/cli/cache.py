@@ -106,8 +106,15 @@ def cmd_cache(options: CacheOptions) -> int:
     from ..run import cache
 
     folder = options.cache_dir or str(cache.default_cache_dir())
+    if Path(folder).expanduser().exists() and not Path(folder).expanduser().is_dir():
+        raise UsageError(f"the cache folder {folder} is a file, not a folder; give "
+                         f"--cache-dir a folder")
     if options.action == "clear":
-        before = cache.clear(folder)
+        try:
+            before = cache.clear(folder)
+        except OSError as err:
+            fail(f"fuse: cache clear: {folder} cannot be cleared: {err.strerror or err}",
+                 EXIT_USAGE)
         print(f"cleared {folder}: {before['entries']} entries, {_size(before['bytes'])}")
         return EXIT_OK
     data = cache.info(folder)

@@ -80,7 +80,8 @@ def cmd_run(options: RunOptions) -> int:
         return _run_and_show(options)
     except (CommandFailed, UsageError) as failed:
         if options.format == "json":
-            message = failed.args[0] if isinstance(failed, UsageError) else failed.message
+            message = (f"fuse: {failed.args[0]}" if isinstance(failed, UsageError)
+                       else failed.message)
             write_json(failure_json(message, getattr(failed, "diagnostics", ())))
         raise
 
@@ -94,6 +95,8 @@ def _run_and_show(options: RunOptions) -> int:
         raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "
                           f"on one device)")
     text = read_program(options.path)
+    if options.out:
+        _check_out(options.out)
     if options.plot:
         check_plot_folder(options.plot)
     inputs = read_inputs(options.inputs)
@@ -173,6 +176,17 @@ def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
     except (OSError, FileProblem) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else err
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
+
+
+def _check_out(out: str) -> None:
+    """UsageError (exit 2, before the run) for an `--out` that is neither a folder
+    nor an `.npz` or `.npy` file: another name would get an `.npz` archive it
+    does not promise."""
+    if Path(out).is_dir() or out.endswith(("/", os.sep)):
+        return
+    if Path(out).suffix.lower() not in (".npz", ".npy"):
+        raise UsageError(f"--out takes FILE.npz, FILE.npy or a folder DIR/ (one file per "
+                         f"output), not {out!r}")
 
 
 def _representations(items: Sequence[str]) -> dict[str, str]:

@@ -1,0 +1,60 @@
+"""What docs/cli.md promises of the command line, checked as a client written
+from it relies on it: usage lines, `--out`'s forms, `fuse cache` on a bad
+folder, the JSON document of a refused run (the CLI audit)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuse_lang.cli import main
+
+PROGRAM = "A[i] = const([1, 2, 3])\nY[i] = A[i] * 2\nexport Y\n"
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "p.fuse"
+    path.write_text(PROGRAM)
+    return path
+
+
+def test_an_unknown_option_is_said_with_the_commands_own_usage_line(program, capsys):
+    assert main(["explain", str(program), "--trace"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --trace" in err
+    assert "usage: fuse explain" in err  # not the top parser's `fuse [-h] COMMAND ...`
+    assert main(["run", str(program), "--bogus", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: fuse run" in err  # argparse could not read it: no JSON
+
+
+@pytest.mark.parametrize("name", ["o.txt", "o.csv", "o"])
+def test_out_refuses_a_file_that_is_neither_npz_nor_npy(program, tmp_path, capsys, name):
+    assert main(["run", str(program), "--out", str(tmp_path / name), "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert "--out takes FILE.npz, FILE.npy or a folder" in err
+    document = json.loads(out)
+    assert document["outputs"] == {} and document["error"].startswith("fuse: --out takes")
+    assert not (tmp_path / name).exists()  # said before the run, nothing written
+
+
+def test_out_keeps_its_three_forms(program, tmp_path, capsys):
+    import numpy as np
+
+    assert main(["run", str(program), "--out", str(tmp_path / "a.npz")]) == 0
+    assert main(["run", str(program), "--out", str(tmp_path / "a.npy")]) == 0
+    assert main(["run", str(program), "--out", str(tmp_path / "d") + "/"]) == 0
+    assert np.load(tmp_path / "a.npy").tolist() == [2, 4, 6]
+    assert np.load(tmp_path / "d" / "Y.npy").tolist() == [2, 4, 6]
+    with np.load(tmp_path / "a.npz") as archive:
+        assert archive["Y"].tolist() == [2, 4, 6]
+
+
+@pytest.mark.parametrize("action", ["info", "clear"])
+def test_fuse_cache_on_a_file_is_a_usage_error(program, capsys, action):
+    assert main(["cache", action, "--cache-dir", str(program)]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err
+    assert program.read_text() == PROGRAM  # nothing of it touched
