@@ -58,3 +58,22 @@ def test_fuse_cache_on_a_file_is_a_usage_error(program, capsys, action):
     err = capsys.readouterr().err
     assert "is a file, not a folder" in err
     assert program.read_text() == PROGRAM  # nothing of it touched
+
+
+MAX_JOIN = ("A[i,j] = const([[1, 2, 3, 4], [5, 6, 7, 8], [9, 1, 2, 3], [4, 5, 6, 7]])\n"
+            "M[i,k] max= A[i,j] A[j,k]\nexport M\n")
+
+
+def test_explain_counts_a_blocked_join_as_the_memory_guard_does(tmp_path, capsys):
+    """`--block-size`: the run's guard counts block_size elements for the join
+    (docs/execution.md, "Blocked contraction"); explain's memory says the same."""
+    path = tmp_path / "m.fuse"
+    path.write_text(MAX_JOIN)
+    assert main(["explain", str(path), "--format", "json"]) == 0
+    whole = json.loads(capsys.readouterr().out)["run"]["memory"]
+    assert whole["largest intermediate"] == 4 ** 3 * 4  # the 4x4x4 join, float32
+    assert main(["explain", str(path), "--format", "json", "--block-size", "8"]) == 0
+    blocked = json.loads(capsys.readouterr().out)["run"]["memory"]
+    assert blocked["largest intermediate"] == 8 * 4 and blocked["tensors"] == whole["tensors"]
+    assert main(["explain", str(path), "--block-size", "8"]) == 0
+    assert "plus 32 B while computing M" in capsys.readouterr().out
