@@ -77,3 +77,20 @@ def test_explain_counts_a_blocked_join_as_the_memory_guard_does(tmp_path, capsys
     assert blocked["largest intermediate"] == 8 * 4 and blocked["tensors"] == whole["tensors"]
     assert main(["explain", str(path), "--block-size", "8"]) == 0
     assert "plus 32 B while computing M" in capsys.readouterr().out
+
+
+BIG = ("axis i = 1000\naxis j = 1000\naxis k = 1000\nparam A[i,j] = normal(0.1)\n"
+       "param B[j,k] = normal(0.1)\nY[i,k] = A[i,j] B[j,k]\nexport Y\n")
+
+
+def test_backend_auto_keeps_the_gpu_device_it_was_given(monkeypatch):
+    """`backend="auto"` with `device="cuda:1"` for a large program picks that GPU
+    (it picked `cuda`, the first one, whatever was asked).  torch is told a GPU is
+    there; the refusal of the device it cannot see names the device picked."""
+    torch = pytest.importorskip("torch")
+    import fuse_lang
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for asked, picked in (("cuda:1", "'cuda:1'"), ("auto", "'cuda'")):
+        with pytest.raises(fuse_lang.FuseError, match=picked):
+            fuse_lang.compile(BIG, backend="auto", device=asked)
