@@ -94,3 +94,19 @@ def test_backend_auto_keeps_the_gpu_device_it_was_given(monkeypatch):
     for asked, picked in (("cuda:1", "'cuda:1'"), ("auto", "'cuda'")):
         with pytest.raises(fuse_lang.FuseError, match=picked):
             fuse_lang.compile(BIG, backend="auto", device=asked)
+
+
+def test_an_input_given_twice_is_a_usage_error(tmp_path, capsys):
+    import numpy as np
+
+    path = tmp_path / "s.fuse"
+    path.write_text('B[j] = "b.npy"\nY[j] = B[j] * 2\nexport Y\n')
+    np.save(tmp_path / "b.npy", np.ones(3, np.float32))
+    np.save(tmp_path / "c.npy", np.zeros(3, np.float32))
+    assert main(["run", str(path), "--input", f"B={tmp_path / 'c.npy'}"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "--input", f"B={tmp_path / 'b.npy'}",
+                 "--input", f"B={tmp_path / 'c.npy'}", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert "--input B=... is given twice" in err
+    assert json.loads(out)["outputs"] == {}  # the last one did not silently win
