@@ -110,3 +110,20 @@ def test_an_input_given_twice_is_a_usage_error(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "--input B=... is given twice" in err
     assert json.loads(out)["outputs"] == {}  # the last one did not silently win
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--plot-format", "png"], "--plot-format needs --plot DIR"),
+    (["--slice-along", "i", "--plot-format", "svg"], "--plot-format and --slice-along need"),
+    (["--adapter", "style"], "--adapter NAME needs --weights MANIFEST.json"),
+])
+def test_a_flag_that_needs_another_is_refused_not_ignored(program, capsys, flags, said):
+    assert main(["run", str(program), *flags]) == 2
+    out, err = capsys.readouterr()
+    assert said in err and out == ""
+
+
+def test_plot_format_with_plot_draws_in_that_format(program, tmp_path, capsys):
+    assert main(["run", str(program), "--plot", str(tmp_path / "pics"),
+                 "--plot-format", "png"]) == 0
+    assert [p.name for p in (tmp_path / "pics").iterdir()] == ["Y.png"]

@@ -122,7 +122,8 @@ def _add_run_parser(sub: Any) -> None:
     p_run.add_argument("--trace", action="store_true",
                        help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
-    p_run.add_argument("--plot-format", choices=("svg", "png"), default="svg")
+    p_run.add_argument("--plot-format", choices=("svg", "png"), default=None,
+                       help="the pictures' format with --plot (default: svg)")
     p_run.add_argument("--why", action="append", default=[], metavar="TARGET",
                        help="after the results, explain a tuple `Ancestor(Alice, Eve)` or an "
                             "element `Y[3]` (repeatable; docs/why.md)")

@@ -53,6 +53,7 @@ class RunOptions:
     whys: tuple[str, ...] = ()  # --why: targets explained after the results (cli.why)
     distributed: bool = False  # --distributed: one process of a JAX process group
     allow_outside_sinks: bool = False  # --allow-outside-sinks (LANGUAGE.md §9)
+    plot_flags: tuple[str, ...] = ()  # --plot-format, --slice-along as given (need --plot)
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
@@ -66,7 +67,11 @@ class RunOptions:
                    adapters=tuple(ns.adapter), out=ns.out, format=ns.format,
                    targets=tuple(ns.target), time_limit=ns.time_limit, shard=shard, mesh=mesh,
                    config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
-                   plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along,
+                   plot=ns.plot, plot_format=ns.plot_format or "svg",
+                   slice_along=ns.slice_along,
+                   plot_flags=tuple(flag for flag, value in (("--plot-format", ns.plot_format),
+                                                             ("--slice-along", ns.slice_along))
+                                    if value is not None),
                    whys=tuple(getattr(ns, "why", ()) or ()),
                    distributed=bool(getattr(ns, "distributed", False)),
                    allow_outside_sinks=bool(getattr(ns, "allow_outside_sinks", False)))
@@ -90,6 +95,13 @@ def _run_and_show(options: RunOptions) -> int:
     problem = weights_problem(options.weights, options.params)
     if problem:
         raise UsageError(problem)
+    if options.adapters and not options.weights:
+        raise UsageError("--adapter NAME needs --weights MANIFEST.json: adapters are declared "
+                         "in a weights manifest (docs/weights.md)")
+    if options.plot_flags and not options.plot:
+        raise UsageError(f"{' and '.join(options.plot_flags)} need"
+                         f"{'s' if len(options.plot_flags) == 1 else ''} --plot DIR "
+                         f"(how its pictures are drawn)")
     if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
         flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
         raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "
