@@ -127,3 +127,19 @@ def test_plot_format_with_plot_draws_in_that_format(program, tmp_path, capsys):
     assert main(["run", str(program), "--plot", str(tmp_path / "pics"),
                  "--plot-format", "png"]) == 0
     assert [p.name for p in (tmp_path / "pics").iterdir()] == ["Y.png"]
+
+
+CHAIN = ("Parent(Alice, Bob)\nParent(Bob, Carol)\nParent(Carol, Dave)\n"
+         "Anc(x,y) = Parent(x,y)\nAnc(x,z) = Anc(x,y) Parent(y,z)\nexport Anc\n")
+
+
+@pytest.mark.parametrize("strategy, said", [
+    ("semi_naive", "did not reach a fixpoint in 1 round (the round limit"),
+    ("naive", "did not converge in 1 iteration (the last change"),
+])
+def test_a_round_limit_says_which_flag_raises_it(tmp_path, capsys, strategy, said):
+    path = tmp_path / "chain.fuse"
+    path.write_text(CHAIN)
+    assert main(["run", str(path), "--max-iterations", "1", "--fixpoint", strategy]) == 1
+    err = capsys.readouterr().err
+    assert said in err and "fuse run --max-iterations N" in err
