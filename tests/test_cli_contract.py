@@ -143,3 +143,32 @@ def test_a_round_limit_says_which_flag_raises_it(tmp_path, capsys, strategy, sai
     assert main(["run", str(path), "--max-iterations", "1", "--fixpoint", strategy]) == 1
     err = capsys.readouterr().err
     assert said in err and "fuse run --max-iterations N" in err
+
+
+def test_representation_sparse_is_kept_for_a_tensor_of_one_dense_equation(tmp_path, capsys):
+    """`--representation C=sparse` where C's one equation joins dense values: the
+    output is sparse as asked (it came back dense, the flag silently ignored)."""
+    import scipy.sparse
+
+    path = tmp_path / "c.fuse"
+    path.write_text("A[i,j] = const([[0, 1, 2], [3, 0, 5]])\nC[i,j] = A[i,j] A[i,j]\n"
+                    "export C\n")
+    assert main(["run", str(path), "--representation", "C=sparse", "--format", "json",
+                 "--out", str(tmp_path / "c.npz")]) == 0
+    c = json.loads(capsys.readouterr().out)["outputs"]["C"]
+    assert c["representation"] == "sparse"
+    assert c["nonzeros"] == [[0, 1, 1.0], [0, 2, 4.0], [1, 0, 9.0], [1, 2, 25.0]]
+    assert scipy.sparse.load_npz(tmp_path / "c.npz").toarray().tolist() == [[0, 1, 4],
+                                                                           [9, 0, 25]]
+
+
+def test_out_folder_of_a_run_without_outputs_is_made(tmp_path, capsys):
+    """A query-only --target run has no output: `--out DIR/` says `wrote DIR/`, and
+    the folder is there (it said so with nothing made)."""
+    path = tmp_path / "q.fuse"
+    path.write_text("Parent(Alice, Bob)\nAnc(x,y) = Parent(x,y)\nAnc(Alice, x)?\n"
+                    "export Anc\n")
+    out = tmp_path / "answers"
+    assert main(["run", str(path), "--target", "Anc(Alice, x)?", "--out", f"{out}/"]) == 0
+    assert f"wrote {out}/" in capsys.readouterr().out
+    assert out.is_dir() and not any(out.iterdir())

@@ -212,8 +212,12 @@ class Execution:
             return
         try:  # as locating does, without a context manager on this hot path
             if group.single is not None:
-                # one equation, nothing else: its contribution is the value
-                self.values[name] = self.contribution(group.single, self.shape(name))
+                # one equation, nothing else: its contribution is the value (kept sparse
+                # where the plan says so, as `combine` keeps it: `--representation C=sparse`)
+                value = self.contribution(group.single, self.shape(name))
+                if name in self.sparse_names() and not is_sparse(value):
+                    value = self.backend.sparse_from(value)
+                self.values[name] = value
             else:
                 self._group(group)
         except FuseError:
