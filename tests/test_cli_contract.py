@@ -172,3 +172,16 @@ def test_out_folder_of_a_run_without_outputs_is_made(tmp_path, capsys):
     assert main(["run", str(path), "--target", "Anc(Alice, x)?", "--out", f"{out}/"]) == 0
     assert f"wrote {out}/" in capsys.readouterr().out
     assert out.is_dir() and not any(out.iterdir())
+
+
+def test_fuse_cache_clear_json_is_what_info_said(tmp_path, capsys):
+    """`fuse cache clear --format json` (accepted, and printed text before)."""
+    folder = tmp_path / "cache"
+    (folder / "torch").mkdir(parents=True)
+    (folder / "torch" / "graph.bin").write_bytes(b"12345")
+    assert main(["cache", "info", "--cache-dir", str(folder), "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert main(["cache", "clear", "--cache-dir", str(folder), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == info
+    assert info["backends"]["torch"] == {"entries": 0, "files": 1, "bytes": 5}
+    assert not (folder / "torch").exists()
