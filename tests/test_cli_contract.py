@@ -185,3 +185,13 @@ def test_fuse_cache_clear_json_is_what_info_said(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == info
     assert info["backends"]["torch"] == {"entries": 0, "files": 1, "bytes": 5}
     assert not (folder / "torch").exists()
+
+
+def test_a_refusal_of_what_backend_auto_picked_says_it_was_the_pick(program, capsys):
+    """`--backend auto --compile` on a small program: NumPy was picked and cannot
+    compile; the message says auto picked it and why (it only said `the numpy
+    backend runs eagerly only`, a backend the user never named)."""
+    assert main(["run", str(program), "--backend", "auto", "--compile"]) == 1
+    err = capsys.readouterr().err
+    assert 'backend="auto" picked numpy on cpu (small program' in err
+    assert "the numpy backend runs eagerly only" in err
