@@ -195,3 +195,18 @@ def test_a_refusal_of_what_backend_auto_picked_says_it_was_the_pick(program, cap
     err = capsys.readouterr().err
     assert 'backend="auto" picked numpy on cpu (small program' in err
     assert "the numpy backend runs eagerly only" in err
+
+
+def test_an_unknown_extent_says_how_to_give_it(tmp_path, capsys):
+    """docs/cli.md, "What runs": a param's extent only an input gives.  The
+    refusal says what to do (it only said the extent was not known)."""
+    import numpy as np
+
+    path = tmp_path / "w.fuse"
+    path.write_text("param W[i]\nY[i] = W[i] * 2\nexport Y\n")
+    assert main(["run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "the extent of `W`'s axis i is not known" in err
+    assert "fuse run --input W=FILE.npy" in err and "`axis i = N`" in err
+    np.save(tmp_path / "w.npy", np.ones(2, np.float32))
+    assert main(["run", str(path), "--input", f"W={tmp_path / 'w.npy'}"]) == 0
