@@ -331,7 +331,7 @@ def test_adapters_at_compile_and_in_the_command(model, capsys):
     assert "no adapter named 'nope'" in capsys.readouterr().err
     # without a manifest, in the command's words (it said `adapters= needs weights=`)
     assert cli_main(["run", str(model["dir"] / "prog.fuse"), "--adapter", "style"]) == 2
-    assert "--adapter needs --weights MANIFEST.json" in capsys.readouterr().err
+    assert "--adapter NAME needs --weights MANIFEST.json" in capsys.readouterr().err
 
 
 def test_adapter_shapes_are_checked(model):

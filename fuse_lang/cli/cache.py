@@ -1,7 +1,7 @@
 """`fuse cache info|clear`, `fuse export` and `fuse run --cache-dir`.
 
     fuse cache info [--cache-dir DIR] [--format text|json]
-    fuse cache clear [--cache-dir DIR]
+    fuse cache clear [--cache-dir DIR] [--format text|json]
     fuse export PATH --format torch|jax|stablehlo --out FILE [--input NAME=FILE.npy]...
                 [--params CKPT.safetensors | --weights MANIFEST.json] [--dynamic INDEX,...]
 
@@ -107,14 +107,23 @@ def cmd_cache(options: CacheOptions) -> int:
     from ..run import cache
 
     folder = options.cache_dir or str(cache.default_cache_dir())
+    if Path(folder).expanduser().exists() and not Path(folder).expanduser().is_dir():
+        raise UsageError(f"the cache folder {folder} is a file, not a folder; give "
+                         f"--cache-dir a folder")
     if options.action == "clear":
-        before = cache.clear(folder)
-        print(f"cleared {folder}: {before['entries']} entries, {_size(before['bytes'])}")
+        try:
+            before = cache.clear(folder)
+        except OSError as err:
+            fail(f"fuse: cache clear: {folder} cannot be cleared: {err.strerror or err}",
+                 EXIT_USAGE)
+        if options.format == "json":  # what was there, in the shape of `info`
+            _print_json(before)
+        else:
+            print(f"cleared {folder}: {before['entries']} entries, {_size(before['bytes'])}")
         return EXIT_OK
     data = cache.info(folder)
     if options.format == "json":
-        json.dump(data, sys.stdout, indent=2, allow_nan=False)  # (counts and sizes)
-        sys.stdout.write("\n")
+        _print_json(data)
         return EXIT_OK
     state = "" if data["exists"] else " (not made yet)"
     print(f"cache {data['cache_dir']}{state}: {data['entries']} entries, "
@@ -123,6 +132,11 @@ def cmd_cache(options: CacheOptions) -> int:
         print(f"  {name}: {part['entries']} entries, {part['files']} files, "
               f"{_size(part['bytes'])}")
     return EXIT_OK
+
+
+def _print_json(data: dict) -> None:
+    json.dump(data, sys.stdout, indent=2, allow_nan=False)  # (counts and sizes)
+    sys.stdout.write("\n")
 
 
 def _size(n: int) -> str:

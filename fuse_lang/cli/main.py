@@ -98,9 +98,10 @@ def _add_run_parser(sub: Any) -> None:
                             "`fuse train` wrote, matched by name; no manifest needed")
     p_run.add_argument("--adapter", action="append", default=[], metavar="NAME",
                        help="apply the manifest's LoRA adapter NAME (repeatable)")
-    p_run.add_argument("--out", metavar="FILE.npz|DIR/",
+    p_run.add_argument("--out", metavar="FILE.npz|FILE.npy|DIR/",
                        help="write the exports into one .npz (a sparse one as scipy.sparse "
-                            "saves it), or into a folder, one file each")
+                            "saves it), the one dense export into an .npy, or into a "
+                            "folder, one file each")
     p_run.add_argument("--format", choices=("text", "json"), default="text")
     p_run.add_argument("--target", action="append", default=[], metavar="NAME",
                        help="run only this export, tensor or query (repeatable) and what it "
@@ -121,7 +122,8 @@ def _add_run_parser(sub: Any) -> None:
     p_run.add_argument("--trace", action="store_true",
                        help="show per equation and per fixpoint round what ran and its time")
     p_run.add_argument("--plot", metavar="DIR", help="write a picture of each export into DIR")
-    p_run.add_argument("--plot-format", choices=("svg", "png"), default="svg")
+    p_run.add_argument("--plot-format", choices=("svg", "png"), default=None,
+                       help="the pictures' format with --plot (default: svg)")
     p_run.add_argument("--why", action="append", default=[], metavar="TARGET",
                        help="after the results, explain a tuple `Ancestor(Alice, Eve)` or an "
                             "element `Y[3]` (repeatable; docs/why.md)")
@@ -133,7 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`fuse ARGS...` (sys.argv's by default): its exit status."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # said with the command's own usage line, not `fuse COMMAND ...`
+            _command_parser(parser, args.command).error(
+                f"unrecognized arguments: {' '.join(extras)}")
     except UsageError as err:
         usage = err.args[1] if len(err.args) > 1 else parser.format_usage().rstrip()
         print(f"fuse: {err.args[0]}\n{usage}", file=sys.stderr)
@@ -154,6 +159,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def _command_parser(parser: argparse.ArgumentParser,
+                    command: str | None) -> argparse.ArgumentParser:
+    """The parser of `command` (`parser` itself when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -65,6 +65,9 @@ def read_inputs(items: Sequence[str], flag: str = "--input") -> dict[str, Any]:
         if not sep or not name or not file:
             fail(f"fuse: {flag} takes NAME=FILE.npy (or .npz, or .safetensors[:KEY]), not "
                  f"{item!r}", EXIT_USAGE)
+        if name in inputs:  # two values for one name: neither silently wins
+            fail(f"fuse: --input {name}=... is given twice; give each source or param "
+                 f"one value", EXIT_USAGE)
         try:
             path, key = split_member(file)
             inputs[name] = load_array_file(Path(path), name, key)

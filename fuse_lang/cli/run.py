@@ -53,6 +53,7 @@ class RunOptions:
     whys: tuple[str, ...] = ()  # --why: targets explained after the results (cli.why)
     distributed: bool = False  # --distributed: one process of a JAX process group
     allow_outside_sinks: bool = False  # --allow-outside-sinks (LANGUAGE.md §9)
+    plot_flags: tuple[str, ...] = ()  # --plot-format, --slice-along as given (need --plot)
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
@@ -66,7 +67,11 @@ class RunOptions:
                    adapters=tuple(ns.adapter), out=ns.out, format=ns.format,
                    targets=tuple(ns.target), time_limit=ns.time_limit, shard=shard, mesh=mesh,
                    config=ConfigFlags.from_args(ns), cache_dir=ns.cache_dir, trace=ns.trace,
-                   plot=ns.plot, plot_format=ns.plot_format, slice_along=ns.slice_along,
+                   plot=ns.plot, plot_format=ns.plot_format or "svg",
+                   slice_along=ns.slice_along,
+                   plot_flags=tuple(flag for flag, value in (("--plot-format", ns.plot_format),
+                                                             ("--slice-along", ns.slice_along))
+                                    if value is not None),
                    whys=tuple(getattr(ns, "why", ()) or ()),
                    distributed=bool(getattr(ns, "distributed", False)),
                    allow_outside_sinks=bool(getattr(ns, "allow_outside_sinks", False)))
@@ -80,7 +85,8 @@ def cmd_run(options: RunOptions) -> int:
         return _run_and_show(options)
     except (CommandFailed, UsageError) as failed:
         if options.format == "json":
-            message = failed.args[0] if isinstance(failed, UsageError) else failed.message
+            message = (f"fuse: {failed.args[0]}" if isinstance(failed, UsageError)
+                       else failed.message)
             write_json(failure_json(message, getattr(failed, "diagnostics", ())))
         raise
 
@@ -90,13 +96,19 @@ def _run_and_show(options: RunOptions) -> int:
     if problem:
         raise UsageError(problem)
     if options.adapters and not options.weights:
-        raise UsageError("--adapter needs --weights MANIFEST.json: adapters are declared "
+        raise UsageError("--adapter NAME needs --weights MANIFEST.json: adapters are declared "
                          "in a weights manifest (docs/weights.md)")
+    if options.plot_flags and not options.plot:
+        raise UsageError(f"{' and '.join(options.plot_flags)} need"
+                         f"{'s' if len(options.plot_flags) == 1 else ''} --plot DIR "
+                         f"(how its pictures are drawn)")
     if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
         flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
         raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "
                           f"on one device)")
     text = read_program(options.path)
+    if options.out:
+        _check_out(options.out)
     if options.plot:
         check_plot_folder(options.plot)
     inputs = read_inputs(options.inputs)
@@ -179,6 +191,17 @@ def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
     except (OSError, FileProblem) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else err
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
+
+
+def _check_out(out: str) -> None:
+    """UsageError (exit 2, before the run) for an `--out` that is neither a folder
+    nor an `.npz` or `.npy` file: another name would get an `.npz` archive it
+    does not promise."""
+    if Path(out).is_dir() or out.endswith(("/", os.sep)):
+        return
+    if Path(out).suffix.lower() not in (".npz", ".npy"):
+        raise UsageError(f"--out takes FILE.npz, FILE.npy or a folder DIR/ (one file per "
+                         f"output), not {out!r}")
 
 
 def _representations(items: Sequence[str]) -> dict[str, str]:

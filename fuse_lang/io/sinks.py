@@ -283,6 +283,7 @@ def write_results(where: str, outputs: dict[str, Any],
                               f"a sparse matrix of 2; write it with a sink to .tsv")
     target = Path(where)  # (a Path drops the trailing separator that names a folder)
     if target.is_dir() or where.endswith(("/", os.sep)):
+        target.mkdir(parents=True, exist_ok=True)  # (made even for no output: it was asked)
         written = []
         for name, value in outputs.items():
             if hasattr(value, "tocoo"):

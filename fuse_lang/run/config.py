@@ -87,14 +87,15 @@ def choose_backend(analysis: Analysis, device: str) -> tuple[str, str, str]:
     size = "large dense" if flops is not None else "dense (size unknown)"
     if device == "cpu":
         return "numpy", "cpu", f"{size} program, but device cpu asked: NumPy"
+    gpu = device if device.startswith("cuda") else "cuda"  # `cuda:1` asked: that one
     if importlib.util.find_spec("torch") is not None:
         import torch
 
         if torch.cuda.is_available():
-            return "torch", "cuda", f"{size} program and a CUDA GPU: torch on cuda"
+            return "torch", gpu, f"{size} program and a CUDA GPU: torch on {gpu}"
     if importlib.util.find_spec("jax") is not None:
         import jax
 
         if any(d.platform == "gpu" for d in jax.devices()):
-            return "jax", "cuda", f"{size} program and a GPU: jax on the GPU"
+            return "jax", gpu, f"{size} program and a GPU: jax on the GPU"
     return "numpy", "cpu", f"{size} program but no GPU here: NumPy"

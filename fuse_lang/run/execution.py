@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..check import INPUT_KINDS
 from ..front import ir
 from ..io.source_files import FileProblem
 from . import outputs
@@ -212,8 +213,12 @@ class Execution:
             return
         try:  # as locating does, without a context manager on this hot path
             if group.single is not None:
-                # one equation, nothing else: its contribution is the value
-                self.values[name] = self.contribution(group.single, self.shape(name))
+                # one equation, nothing else: its contribution is the value (kept sparse
+                # where the plan says so, as `combine` keeps it: `--representation C=sparse`)
+                value = self.contribution(group.single, self.shape(name))
+                if name in self.sparse_names() and not is_sparse(value):
+                    value = self.backend.sparse_from(value)
+                self.values[name] = value
             else:
                 self._group(group)
         except FuseError:
@@ -329,8 +334,13 @@ class Execution:
             missing = [axis.index or str(k) for k, axis
                        in enumerate(self.analysis.tensors[name].axes)
                        if axis.extent is None and not axis.virtual]
+            kind = self.analysis.tensors[name].kind
+            give = (f"give `{name}` its value (fuse run --input {name}=FILE.npy, "
+                    f"run(inputs={{...}})) or " if kind in INPUT_KINDS else "")
+            declare = (f"declare it (`axis {missing[0]} = N`)" if not missing[0].isdigit()
+                       else "give the program an equation or source that sizes it")
             raise EvaluationError(f"the extent of `{name}`'s axis {', '.join(missing)} is not "
-                                  f"known")
+                                  f"known; {give}{declare}")
         return shape
 
     def base(self, name: str) -> tuple[Any, bool]:

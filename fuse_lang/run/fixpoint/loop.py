@@ -33,6 +33,9 @@ from ..sparse.value import SparseValue
 
 # numeric recursion (not Boolean): rounds before "did not converge"
 NUMERIC_ROUND_LIMIT = 1000
+# what a group that ran out of rounds says to do, in the words of each way to run
+RAISE_LIMIT = ("raise the limit (fuse run --max-iterations N, ExecutionConfig(max_iterations=N)) "
+               "or check the recursion")
 # a traced loop counts rounds in a 32-bit integer
 TRACED_ROUND_LIMIT = 2**31 - 1
 
@@ -198,9 +201,9 @@ class Iteration:
                 f"no longer finite (the last change was {before:.3g} before that); check the "
                 f"recursion")
         if change > self.tolerance:
-            raise EvaluationError(f"{names} did not converge in {self.limit} iterations (the "
-                                  f"last change was {change:.3g}); raise the iteration limit "
-                                  f"or check the recursion")
+            raise EvaluationError(f"{names} did not converge in {self.limit} iteration"
+                                  f"{'' if self.limit == 1 else 's'} (the "
+                                  f"last change was {change:.3g}); {RAISE_LIMIT}")
 
 
 class SemiNaive(Iteration):
@@ -266,9 +269,9 @@ class SemiNaive(Iteration):
         if outcome["pending"]:
             added = outcome.get("added", 0)
             raise EvaluationError(f"{', '.join(self.group)} did not reach a fixpoint in "
-                                  f"{self.limit} rounds (the round limit; the last round "
-                                  f"added {int(added)} facts); raise it with "
-                                  f"max_iterations or check the recursion")
+                                  f"{self.limit} round{'' if self.limit == 1 else 's'} (the "
+                                  f"round limit; the last round added {int(added)} "
+                                  f"fact{'' if added == 1 else 's'}); {RAISE_LIMIT}")
 
     def _first_round(self, name: str) -> list[int]:
         """The join rules of `name` that can derive anything in the first round: a

@@ -1,0 +1,212 @@
+"""What docs/cli.md promises of the command line, checked as a client written
+from it relies on it: usage lines, `--out`'s forms, `fuse cache` on a bad
+folder, the JSON document of a refused run (the CLI audit)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuse_lang.cli import main
+
+PROGRAM = "A[i] = const([1, 2, 3])\nY[i] = A[i] * 2\nexport Y\n"
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "p.fuse"
+    path.write_text(PROGRAM)
+    return path
+
+
+def test_an_unknown_option_is_said_with_the_commands_own_usage_line(program, capsys):
+    assert main(["explain", str(program), "--trace"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --trace" in err
+    assert "usage: fuse explain" in err  # not the top parser's `fuse [-h] COMMAND ...`
+    assert main(["run", str(program), "--bogus", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: fuse run" in err  # argparse could not read it: no JSON
+
+
+@pytest.mark.parametrize("name", ["o.txt", "o.csv", "o"])
+def test_out_refuses_a_file_that_is_neither_npz_nor_npy(program, tmp_path, capsys, name):
+    assert main(["run", str(program), "--out", str(tmp_path / name), "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert "--out takes FILE.npz, FILE.npy or a folder" in err
+    document = json.loads(out)
+    assert document["outputs"] == {} and document["error"].startswith("fuse: --out takes")
+    assert not (tmp_path / name).exists()  # said before the run, nothing written
+
+
+def test_out_keeps_its_three_forms(program, tmp_path, capsys):
+    import numpy as np
+
+    assert main(["run", str(program), "--out", str(tmp_path / "a.npz")]) == 0
+    assert main(["run", str(program), "--out", str(tmp_path / "a.npy")]) == 0
+    assert main(["run", str(program), "--out", str(tmp_path / "d") + "/"]) == 0
+    assert np.load(tmp_path / "a.npy").tolist() == [2, 4, 6]
+    assert np.load(tmp_path / "d" / "Y.npy").tolist() == [2, 4, 6]
+    with np.load(tmp_path / "a.npz") as archive:
+        assert archive["Y"].tolist() == [2, 4, 6]
+
+
+@pytest.mark.parametrize("action", ["info", "clear"])
+def test_fuse_cache_on_a_file_is_a_usage_error(program, capsys, action):
+    assert main(["cache", action, "--cache-dir", str(program)]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err
+    assert program.read_text() == PROGRAM  # nothing of it touched
+
+
+MAX_JOIN = ("A[i,j] = const([[1, 2, 3, 4], [5, 6, 7, 8], [9, 1, 2, 3], [4, 5, 6, 7]])\n"
+            "M[i,k] max= A[i,j] A[j,k]\nexport M\n")
+
+
+def test_explain_counts_a_blocked_join_as_the_memory_guard_does(tmp_path, capsys):
+    """`--block-size`: the run's guard counts block_size elements for the join
+    (docs/execution.md, "Blocked contraction"); explain's memory says the same."""
+    path = tmp_path / "m.fuse"
+    path.write_text(MAX_JOIN)
+    assert main(["explain", str(path), "--format", "json"]) == 0
+    whole = json.loads(capsys.readouterr().out)["run"]["memory"]
+    assert whole["largest intermediate"] == 4 ** 3 * 4  # the 4x4x4 join, float32
+    assert main(["explain", str(path), "--format", "json", "--block-size", "8"]) == 0
+    blocked = json.loads(capsys.readouterr().out)["run"]["memory"]
+    assert blocked["largest intermediate"] == 8 * 4 and blocked["tensors"] == whole["tensors"]
+    assert main(["explain", str(path), "--block-size", "8"]) == 0
+    assert "plus 32 B while computing M" in capsys.readouterr().out
+
+
+BIG = ("axis i = 1000\naxis j = 1000\naxis k = 1000\nparam A[i,j] = normal(0.1)\n"
+       "param B[j,k] = normal(0.1)\nY[i,k] = A[i,j] B[j,k]\nexport Y\n")
+
+
+def test_backend_auto_keeps_the_gpu_device_it_was_given(monkeypatch):
+    """`backend="auto"` with `device="cuda:1"` for a large program picks that GPU
+    (it picked `cuda`, the first one, whatever was asked).  torch is told a GPU is
+    there; the refusal of the device it cannot see names the device picked."""
+    torch = pytest.importorskip("torch")
+    import fuse_lang
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for asked, picked in (("cuda:1", "'cuda:1'"), ("auto", "'cuda'")):
+        with pytest.raises(fuse_lang.FuseError, match=picked):
+            fuse_lang.compile(BIG, backend="auto", device=asked)
+
+
+def test_an_input_given_twice_is_a_usage_error(tmp_path, capsys):
+    import numpy as np
+
+    path = tmp_path / "s.fuse"
+    path.write_text('B[j] = "b.npy"\nY[j] = B[j] * 2\nexport Y\n')
+    np.save(tmp_path / "b.npy", np.ones(3, np.float32))
+    np.save(tmp_path / "c.npy", np.zeros(3, np.float32))
+    assert main(["run", str(path), "--input", f"B={tmp_path / 'c.npy'}"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "--input", f"B={tmp_path / 'b.npy'}",
+                 "--input", f"B={tmp_path / 'c.npy'}", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert "--input B=... is given twice" in err
+    assert json.loads(out)["outputs"] == {}  # the last one did not silently win
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--plot-format", "png"], "--plot-format needs --plot DIR"),
+    (["--slice-along", "i", "--plot-format", "svg"], "--plot-format and --slice-along need"),
+    (["--adapter", "style"], "--adapter NAME needs --weights MANIFEST.json"),
+])
+def test_a_flag_that_needs_another_is_refused_not_ignored(program, capsys, flags, said):
+    assert main(["run", str(program), *flags]) == 2
+    out, err = capsys.readouterr()
+    assert said in err and out == ""
+
+
+def test_plot_format_with_plot_draws_in_that_format(program, tmp_path, capsys):
+    assert main(["run", str(program), "--plot", str(tmp_path / "pics"),
+                 "--plot-format", "png"]) == 0
+    assert [p.name for p in (tmp_path / "pics").iterdir()] == ["Y.png"]
+
+
+CHAIN = ("Parent(Alice, Bob)\nParent(Bob, Carol)\nParent(Carol, Dave)\n"
+         "Anc(x,y) = Parent(x,y)\nAnc(x,z) = Anc(x,y) Parent(y,z)\nexport Anc\n")
+
+
+@pytest.mark.parametrize("strategy, said", [
+    ("semi_naive", "did not reach a fixpoint in 1 round (the round limit"),
+    ("naive", "did not converge in 1 iteration (the last change"),
+])
+def test_a_round_limit_says_which_flag_raises_it(tmp_path, capsys, strategy, said):
+    path = tmp_path / "chain.fuse"
+    path.write_text(CHAIN)
+    assert main(["run", str(path), "--max-iterations", "1", "--fixpoint", strategy]) == 1
+    err = capsys.readouterr().err
+    assert said in err and "fuse run --max-iterations N" in err
+
+
+def test_representation_sparse_is_kept_for_a_tensor_of_one_dense_equation(tmp_path, capsys):
+    """`--representation C=sparse` where C's one equation joins dense values: the
+    output is sparse as asked (it came back dense, the flag silently ignored)."""
+    import scipy.sparse
+
+    path = tmp_path / "c.fuse"
+    path.write_text("A[i,j] = const([[0, 1, 2], [3, 0, 5]])\nC[i,j] = A[i,j] A[i,j]\n"
+                    "export C\n")
+    assert main(["run", str(path), "--representation", "C=sparse", "--format", "json",
+                 "--out", str(tmp_path / "c.npz")]) == 0
+    c = json.loads(capsys.readouterr().out)["outputs"]["C"]
+    assert c["representation"] == "sparse"
+    assert c["nonzeros"] == [[0, 1, 1.0], [0, 2, 4.0], [1, 0, 9.0], [1, 2, 25.0]]
+    assert scipy.sparse.load_npz(tmp_path / "c.npz").toarray().tolist() == [[0, 1, 4],
+                                                                           [9, 0, 25]]
+
+
+def test_out_folder_of_a_run_without_outputs_is_made(tmp_path, capsys):
+    """A query-only --target run has no output: `--out DIR/` says `wrote DIR/`, and
+    the folder is there (it said so with nothing made)."""
+    path = tmp_path / "q.fuse"
+    path.write_text("Parent(Alice, Bob)\nAnc(x,y) = Parent(x,y)\nAnc(Alice, x)?\n"
+                    "export Anc\n")
+    out = tmp_path / "answers"
+    assert main(["run", str(path), "--target", "Anc(Alice, x)?", "--out", f"{out}/"]) == 0
+    assert f"wrote {out}/" in capsys.readouterr().out
+    assert out.is_dir() and not any(out.iterdir())
+
+
+def test_fuse_cache_clear_json_is_what_info_said(tmp_path, capsys):
+    """`fuse cache clear --format json` (accepted, and printed text before)."""
+    folder = tmp_path / "cache"
+    (folder / "torch").mkdir(parents=True)
+    (folder / "torch" / "graph.bin").write_bytes(b"12345")
+    assert main(["cache", "info", "--cache-dir", str(folder), "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert main(["cache", "clear", "--cache-dir", str(folder), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == info
+    assert info["backends"]["torch"] == {"entries": 0, "files": 1, "bytes": 5}
+    assert not (folder / "torch").exists()
+
+
+def test_a_refusal_of_what_backend_auto_picked_says_it_was_the_pick(program, capsys):
+    """`--backend auto --compile` on a small program: NumPy was picked and cannot
+    compile; the message says auto picked it and why (it only said `the numpy
+    backend runs eagerly only`, a backend the user never named)."""
+    assert main(["run", str(program), "--backend", "auto", "--compile"]) == 1
+    err = capsys.readouterr().err
+    assert 'backend="auto" picked numpy on cpu (small program' in err
+    assert "the numpy backend runs eagerly only" in err
+
+
+def test_an_unknown_extent_says_how_to_give_it(tmp_path, capsys):
+    """docs/cli.md, "What runs": a param's extent only an input gives.  The
+    refusal says what to do (it only said the extent was not known)."""
+    import numpy as np
+
+    path = tmp_path / "w.fuse"
+    path.write_text("param W[i]\nY[i] = W[i] * 2\nexport Y\n")
+    assert main(["run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "the extent of `W`'s axis i is not known" in err
+    assert "fuse run --input W=FILE.npy" in err and "`axis i = N`" in err
+    np.save(tmp_path / "w.npy", np.ones(2, np.float32))
+    assert main(["run", str(path), "--input", f"W={tmp_path / 'w.npy'}"]) == 0
