@@ -51,6 +51,18 @@ def backend_for(config: ExecutionConfig, backend: str, device: str, precision: s
     return chosen, compiled, cache_root
 
 
+
+def picked_backend(choice: dict | None, config: ExecutionConfig, *args: Any) -> Any:
+    """backend_for(config, *args); a refusal of what backend="auto" picked
+    (`choice`) says that it was the pick, and why."""
+    try:
+        return backend_for(config, *args)
+    except FuseError as err:
+        if choice is None:
+            raise
+        raise FuseError(f"backend=\"auto\" picked {choice['backend']} on {choice['device']} "
+                        f"({choice['why']}); {err}") from None
+
 def open_program_weights(weights: Any, adapters: Any, text: str,
                          base_dir: str | os.PathLike, slices: bool = False) -> Weights | None:
     """compile(weights=...): the manifest checked against the program and loaded;

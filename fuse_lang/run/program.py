@@ -26,10 +26,10 @@ from ..plan.demand import DemandPlan
 from ..plan.representation import RepresentationError, representations
 from .backends.base import Backend
 from .compiling import (
-    backend_for,
     demanded,
     join_process_group,
     open_program_weights,
+    picked_backend,
     program_analysis,
     raise_on_errors,
     runnable_part,
@@ -69,18 +69,6 @@ def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
                            kept(store, lambda what: what[0] in ("relation", "relation info")))
         return program
     return compiling
-
-
-def _backend_for(choice: dict | None, config: ExecutionConfig, *args: Any) -> Any:
-    """compiling.backend_for(config, *args); a refusal of what backend="auto" picked
-    (`choice`) says that it was the pick, and why."""
-    try:
-        return backend_for(config, *args)
-    except FuseError as err:
-        if choice is None:
-            raise
-        raise FuseError(f"backend=\"auto\" picked {choice['backend']} on {choice['device']} "
-                        f"({choice['why']}); {err}") from None
 
 
 @_reading_files_once
@@ -143,8 +131,8 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
         choice = {"backend": backend, "device": device, "why": why}
     grouped = join_process_group(backend, distributed)
     sharded = grouped or mesh is not None or bool(shard)
-    chosen, compiled, cache_root = _backend_for(choice, config, backend, device, precision,
-                                                 compiled, sharded)
+    chosen, compiled, cache_root = picked_backend(choice, config, backend, device,
+                                                  precision, compiled, sharded)
     loaded = open_program_weights(weights, adapters, source_text, base_dir, slices=grouped)
     analysis = program_analysis(source_text, path, base_dir, first, loaded)
     analysis, not_run = runnable_part(analysis, targets, past_errors, path, base_dir)
