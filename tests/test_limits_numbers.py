@@ -104,11 +104,21 @@ def _nested(kind: str, n: int) -> str:
 
 
 def test_operators_nested_to_the_limit_run_and_past_it_are_reported():
-    for kind in ("neg", "power", "call", "paren_neg", "sum", "product"):
+    for kind in ("neg", "power", "call", "paren_neg", "product"):
         text = _nested(kind, DEPTH - 1)  # the equation's own node is one level more
         assert codes(text) == [], kind
         fuse_lang.compile(text).run()  # within Python's recursion limit, under pytest
         assert codes(_nested(kind, DEPTH + 1)) == ["nesting-too-deep"], kind
+
+
+def test_sums_in_brackets_are_one_sum_at_any_depth():
+    """A bracketed sum is its terms in the sum around it (LANGUAGE.md §5: projection
+    per additive term), so `(1 + (1 + (... X[i])))` is one flat sum: no nesting
+    past the limit, and it runs to the right value."""
+    text = _nested("sum", DEPTH + 50)  # (past the operators' limit, within the brackets')
+    assert codes(text) == []
+    out = fuse_lang.compile(text).run()["Y"]
+    assert out.tolist() == [DEPTH + 50.5, DEPTH + 50.25]
 
 
 def test_ten_thousand_unary_minus_is_reported_by_check_and_refused_by_run(tmp_path):

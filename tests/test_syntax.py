@@ -310,6 +310,18 @@ def test_missing_comma_between_indices():
     assert "missing ','" in d.message
 
 
+def test_a_fractional_position_is_refused_after_its_shape_is_compiled():
+    """The parser compiles a statement shape after COMPILE_AFTER replays; the
+    compiled `name[...]` skipped bracket_ref's check of a float constant, so
+    `Y = X[1.5]` passed once `Y = X[0]`, `Y = X[1]`, ... had been parsed."""
+    from fuse_lang.front.lalr import Parser
+
+    for k in range(Parser.COMPILE_AFTER + 2):
+        assert errors(f"Yc = Xc[{k}]") == ()
+    (d,) = errors("Yc = Xc[1.5]")
+    assert d.code == "invalid-index" and "whole" in d.message
+
+
 def test_fractional_and_negative_positions():
     (d,) = errors("Y = X[1.5]")
     assert d.code == "invalid-index" and "whole" in d.message

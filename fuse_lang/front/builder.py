@@ -113,7 +113,8 @@ _Inlined = tuple[str, dict[str, Any]] | None
 # the names the written-out code uses
 _INLINE_NAMES = {"_Ref": ir.Ref, "_Sum": ir.Sum, "_Product": ir.Product,
                  "_tuple_new": _tuple_new, "_Span": Span, "_name_index": _name_index,
-                 "_index_from": _index_from, "_CALL_WORDS": frozenset(BUILTINS)}
+                 "_index_from": _index_from, "_CALL_WORDS": frozenset(BUILTINS),
+                 "_positions_only": positions_only}
 
 
 def _made(code: Any) -> bool:
@@ -138,9 +139,11 @@ def _ref_code(children: list[Any], paren: bool) -> str | None:
     indices = [_index_code(arg) for arg in args] if type(args) is list else [None]
     if None in indices:
         return None
+    made = f"({''.join(f'{index}, ' for index in indices)})"
+    if not paren and any(type(arg) is not StandIn for arg in args):
+        made = f"_positions_only({made})"  # (a bracket's float constant: bracket_ref's check)
     return (f"_Ref({name}[1], {_span_code(f'{name}[2]', f'{name}[3]')}, "
-            f"({''.join(f'{index}, ' for index in indices)}), {paren}, "
-            f"{_span_code(f'{name}[2]', f'{close}[3]')})")
+            f"{made}, {paren}, {_span_code(f'{name}[2]', f'{close}[3]')})")
 
 
 def _bracket_ref_code(children: list[Any], call: str) -> _Inlined:
