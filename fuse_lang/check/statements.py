@@ -430,13 +430,14 @@ class StatementChecks:
         if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
                 and _compared_symbol(stmt, ref, self.tensors):
             return  # `Ann` in `(x != Ann)`: a symbol constant (check/values.py)
+        note = ""
         if ref.indices is None and ref.name not in self.tensors and isinstance(stmt, ir.Equation) \
-                and stmt.lhs.paren and _compared_variable(stmt, ref):
-            return  # `w` in `(x != w)` of a rule: a variable no atom binds (check/datalog.py)
-        # `j` in `Y[i] = F[i] (i < j)`: read as an index, but no reference binds it
-        note = f"; a comparison reads the indices of the equation's references, and no " \
-            f"reference here has `{ref.name}`" if ref.indices is None \
-            and isinstance(stmt, ir.Equation) and _compared_variable(stmt, ref) else ""
+                and _compared_variable(stmt, ref):
+            if stmt.lhs.paren:
+                return  # `w` in `(x != w)` of a rule: a variable no atom binds (check/datalog.py)
+            # `j` in `Y[i] = F[i] (i < j)`: read as an index, but no reference binds it
+            note = f"; a comparison reads the indices of the equation's references, and no " \
+                f"reference here has `{ref.name}`"
         query_atom = isinstance(stmt, ir.Query) and ref is stmt.atom  # `Y?` shows all of Y
         if not self._check_tensor_name(ref, allow_bare=query_atom, delta=delta, note=note):
             return

@@ -111,13 +111,13 @@ def _lookup(table: Any) -> tuple[int, Any] | None:
     """For increasing integers that span a range not much wider than they are
     many (ids): (the least, each value's position at value - least, -1 between);
     None for other values."""
-    from ..io.whole_files import fits_range_table, position_table
+    from ..io.whole_files import fits_range_table, range_positions
 
     if table.dtype.kind != "i" or not len(table) or \
             not fits_range_table(int(table[-1]) - int(table[0]) + 1, len(table)):
         return None
     low = int(table[0])
-    return low, position_table(table, low, int(table[-1]) - low + 1)
+    return low, range_positions(table, low, int(table[-1]) - low + 1)
 
 
 def column_positions(values: tuple | None, column: Any) -> Any:

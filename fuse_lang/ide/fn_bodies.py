@@ -55,7 +55,8 @@ def function_around(analysis: Analysis, offset: int) -> ir.FnDef | None:
     return None
 
 
-def _index_spans(ref: ir.Ref) -> Iterator[tuple[str, Span]]:
+def index_name_spans(ref: ir.Ref) -> Iterator[tuple[str, Span]]:
+    """Each index variable of `ref` with the span of its name (no prime, no dot)."""
     for index in ref.indices or ():
         for var in ir.index_vars(index):
             yield var.name, Span(var.span.start, var.span.start + len(var.name))
@@ -73,11 +74,11 @@ def _occurrences(fn: ir.FnDef) -> Iterator[tuple[str, str, Span, int | None]]:
     params, defined = _tensor_names(fn)
     for ref in (*fn.params, fn.result):
         yield "tensor", ref.name, ref.name_span, None
-        for name, span in _index_spans(ref):
+        for name, span in index_name_spans(ref):
             yield "index", name, span, None
     for k, eq in enumerate(fn.body):
         yield "tensor", eq.lhs.name, eq.lhs.name_span, k
-        for name, span in _index_spans(eq.lhs):
+        for name, span in index_name_spans(eq.lhs):
             yield "index", name, span, k
         for node in ir.walk(eq.rhs):
             if type(node) is ir.Call:
@@ -89,13 +90,13 @@ def _occurrences(fn: ir.FnDef) -> Iterator[tuple[str, str, Span, int | None]]:
                     yield "index", node.name, node.name_span, k  # an index used as a value
                     continue
                 yield "tensor", node.name, node.name_span, k
-                for name, span in _index_spans(node):
+                for name, span in index_name_spans(node):
                     yield "index", name, span, k
 
 
 def _is_index_of(eq: ir.Equation, name: str) -> bool:
     refs = (eq.lhs, *ir.refs(eq.rhs))
-    return any(var == name for ref in refs for var, _ in _index_spans(ref))
+    return any(var == name for ref in refs for var, _ in index_name_spans(ref))
 
 
 def name_in_function(analysis: Analysis, offset: int) -> BodyName | None:
@@ -133,7 +134,7 @@ def name_in_function(analysis: Analysis, offset: int) -> BodyName | None:
 
 def _lhs_spans(fn: ir.FnDef, scope: int | None, name: str) -> tuple[Span, ...]:
     refs = (*fn.params, fn.result) if scope is None else (fn.body[scope].lhs,)
-    return tuple(s for ref in refs for n, s in _index_spans(ref) if n == name)
+    return tuple(s for ref in refs for n, s in index_name_spans(ref) if n == name)
 
 
 def reads_in_bodies(analysis: Analysis, name: str) -> set[Span]:
@@ -232,7 +233,7 @@ def _index_markdown(analysis: Analysis, found: BodyName) -> str:
     head = f"```fuse\n{found.name}\n```"
     if found.scope is None:
         where = [f"`{p.name}`" for p in (*fn.params, fn.result)
-                 if any(n == found.name for n, _ in _index_spans(p))]
+                 if any(n == found.name for n, _ in index_name_spans(p))]
         return (f"{head}\n\n**index** of the signature of `fn {fn.name}` (in "
                 f"{', '.join(where)}): a parameter's indices bind, by position, the "
                 f"variables of the argument at each call.")
@@ -248,7 +249,7 @@ def _index_markdown(analysis: Analysis, found: BodyName) -> str:
                          f"domain D{domain} (at the call at line {_line(analysis, call)})")
             lines.append(_role_text(role))
             return "\n\n".join(lines)
-    on_lhs = any(n == found.name for n, _ in _index_spans(eq.lhs))
+    on_lhs = any(n == found.name for n, _ in index_name_spans(eq.lhs))
     role = "an **output** axis (on the left-hand side)" if on_lhs else \
         f"**projected** by `{_OPS.get(eq.op, eq.op.rstrip('='))}`"
     lines.append(f"**index** of an equation of `fn {fn.name}`; {role}")

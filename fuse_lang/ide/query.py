@@ -11,7 +11,7 @@ from ..check import Analysis
 from ..front import ir
 from ..front.builtins import BUILTINS, KEYWORDS
 from ..front.span import Span
-from .fn_bodies import name_in_function, reads_in_bodies
+from .fn_bodies import index_name_spans, name_in_function, reads_in_bodies
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,15 +124,16 @@ def _call_index_at(analysis: Analysis, k: int, stmt: ir.Statement, offset: int
     spans: dict[str, list[Span]] = {}
     at = None
     lhs: dict[str, list[Span]] = {}
-    for ref in (*ir.defined_refs(stmt), *(r for e in ir.used_exprs(stmt) for r in ir.refs(e))):
-        for index in ref.indices or ():
-            for var in ir.index_vars(index):
-                span = Span(var.span.start, var.span.start + len(var.name))
-                spans.setdefault(var.name, []).append(span)
-                if ref in ir.defined_refs(stmt):
-                    lhs.setdefault(var.name, []).append(span)
+    defined = ir.defined_refs(stmt)
+    read = [r for e in ir.used_exprs(stmt) for r in ir.refs(e)]
+    for on_lhs, refs in ((True, defined), (False, read)):
+        for ref in refs:
+            for name, span in index_name_spans(ref):
+                spans.setdefault(name, []).append(span)
+                if on_lhs:
+                    lhs.setdefault(name, []).append(span)
                 if span.start <= offset <= span.end:
-                    at = (var.name, span)
+                    at = (name, span)
     if at is None:
         return None
     name, span = at

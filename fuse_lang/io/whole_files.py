@@ -286,11 +286,11 @@ def _order_of_distinct(keys: Any, bound: int) -> Any:
 
     if not fits_range_table(bound, keys.size):
         return np.argsort(keys)
-    slots = position_table(keys, 0, bound)
+    slots = range_positions(keys, 0, bound)
     return slots[slots >= 0]
 
 
-def position_table(keys: Any, low: int, span: int) -> Any:
+def range_positions(keys: Any, low: int, span: int) -> Any:
     """A table over [low, low + span) of distinct integers `keys`: each key's
     position in `keys` at key - low, -1 where no key is (a lookup without a
     search, for keys that fill a good part of their range: fits_range_table)."""
