@@ -287,24 +287,30 @@ class _Checker:
             return made
 
     # ------------------------------------------------------------ sources
-    def _reads_at_arity(self, sym: TensorSymbol) -> None:
-        """`sym`'s arity has just come from its data (a bare `W = "w.npy"`, or an
-        input): the references checked before it was known are checked now."""
+    def _reads_at_arity(self, given: dict[str, TensorSymbol]) -> None:
+        """The tensors `given` had their arity from their data (a bare `W = "w.npy"`,
+        or an input): the references checked before it was known are checked now,
+        in one pass over the statements for all of them."""
+        if not given:
+            return
         assert self.checks is not None
         placed = self.checks.placed
         for k, local in self.checks.by_number.items():
             for ref in local.refs:
-                if ref.name == sym.name and ref.indices is not None and \
-                        ref.arity != sym.arity:
+                sym = given.get(ref.name)
+                if sym is not None and ref.indices is not None and ref.arity != sym.arity:
                     self.diags.append(arity_mismatch(ref, sym, placed.get(k, 0)))
 
     def _read_sources(self) -> dict[str, SourceInfo]:
         """Each source tensor's file header (or the input shape given instead),
         checked against the tensor's arity."""
         source_info: dict[str, SourceInfo] = {}
+        given: dict[str, TensorSymbol] = {}  # arities their data gave (_reads_at_arity)
         for sym in self.tensors.values():
             src = sym.source
             if sym.name in self.input_shapes:
+                if sym.arity is None:
+                    given[sym.name] = sym
                 self._input_shape(sym, self.input_shapes[sym.name])
                 continue
             if src is None:
@@ -318,8 +324,8 @@ class _Checker:
             rank = len(info.columns) if sym.boolean and info.columns is not None else \
                 len(info.shape or ())
             if sym.arity is None:
+                given[sym.name] = sym
                 sym.arity = rank
-                self._reads_at_arity(sym)
             elif _stored_arity(sym) != rank and not (sym.boolean and info.rows == 0):
                 stored = _stored_arity(sym)
                 also = " (its virtual axis is iterated, not read from a file)" \
@@ -330,12 +336,12 @@ class _Checker:
                     f"{rank}", src.path.span))
                 continue
             source_info[sym.name] = info
+        self._reads_at_arity(given)
         return source_info
 
     def _input_shape(self, sym: TensorSymbol, shape: tuple[int, ...]) -> None:
         if sym.arity is None:
             sym.arity = len(shape)
-            self._reads_at_arity(sym)
         if len(shape) != _stored_arity(sym):
             self.diags.append(make(
                 "arity-mismatch", f"the input for `{sym.name}` has {len(shape)} axes but "
