@@ -137,10 +137,13 @@ def _run_and_show(options: RunOptions) -> int:
                                      result.outputs, analysis, result.queries)
     # (a target that cannot be answered is said after the results, which still show)
     whys, unanswered = whys_answered(options.path, result, targets) if targets else (None, [])
+    # (a run in demand mode ran its rewrite: the diagnostics are of the program as written)
+    demand = result.plan.demand if result.plan is not None else None
+    written = demand.source if demand is not None and demand.source is not None else analysis
     show_result(result, options.format, bool(options.targets or result.not_run), options.out,
                 pictures,
-                analysis, [d.to_json(analysis.lines, options.path)
-                           for d in analysis.diagnostics], whys)
+                analysis, [d.to_json(written.lines, options.path)
+                           for d in written.diagnostics], whys)
     for line in unanswered:
         print(line, file=sys.stderr)
     return EXIT_ERRORS if broken or unanswered else EXIT_OK

@@ -50,6 +50,11 @@ class DemandPlan:
     evaluated: tuple[str, ...]  # the tensors the run evaluates (the roots' cone)
     left_out: tuple[str, ...]  # the tensors of the program it does not
     text: str  # the program to run
+    # per rule of `rules`, where the user wrote what it comes from (the query of a
+    # seed fact, the rule an adorned rule or a magic rule is written from): its line
+    # (1-based) and text; and the line of `text` the first of `rules` is on
+    origins: tuple[tuple[int, str], ...] = ()
+    first_line: int = 0
     # the program's analysis before the rewrite (run.compiling.demanded sets it): what
     # a why re-evaluates, so that it explains the program's own relations and lines
     source: Analysis | None = field(default=None, compare=False, repr=False)
@@ -57,6 +62,28 @@ class DemandPlan:
     @property
     def rewritten(self) -> bool:
         return bool(self.relations)
+
+    def user_line(self, line: int) -> int:
+        """The line of the user's program that a line of `text` stands for: itself,
+        or for an added rule the line of the rule or query it is written from."""
+        return self.user_place(line, "")[0]
+
+    def user_place(self, line: int, text: str) -> tuple[int, str]:
+        """`user_line`, and the text written there (`text` itself for a line of the
+        user's own)."""
+        k = line - self.first_line
+        return self.origins[k] if 0 <= k < len(self.origins) else (line, text)
+
+    def asked_as(self, name: str) -> str:
+        """What an adorned or a magic relation of the rewrite stands for, in words
+        (empty for any other tensor)."""
+        for r in self.relations:
+            if name == r.name:
+                return (f"{name} is {r.tensor} as demand mode asks it, with the arguments "
+                        f"marked b of {r.adornment} bound")
+            if name == r.magic:
+                return f"{name} holds the values demand mode asks {r.name} for"
+        return ""
 
     def to_json(self) -> dict:
         return {"relations": [{"tensor": r.tensor, "adornment": r.adornment, "name": r.name,
@@ -107,6 +134,13 @@ class _Rewrite:
         self.relations: dict[tuple[str, str], AdornedRelation] = {}
         self.pending: list[AdornedRelation] = []
         self.rules: list[str] = []
+        self.origins: list[tuple[int, str]] = []  # per rule added, where it comes from
+
+    def add(self, rule: str, written_at: object) -> None:
+        self.rules.append(rule)
+        span = written_at.span  # type: ignore[attr-defined]
+        self.origins.append((self.analysis.lines.position(span.start)[0] + 1,
+                             self.text[span.start:span.end]))
 
     def eligible(self, name: str) -> bool:
         """A relation defined by rules alone (no facts, no file), each a plain `=`."""
@@ -142,7 +176,9 @@ class _Rewrite:
                 out += [self.text[at:offset], renames[offset]]  # type: ignore[index]
                 at = ref_end
         out.append(self.text[at:end])
-        return " ".join("".join(out).split())
+        # (one line of text: a comment inside a statement written over lines would
+        # swallow the rest of it)
+        return one_line("".join(out))
 
     def _name_at(self, offset: int) -> str:
         end = offset
@@ -165,7 +201,7 @@ class _Rewrite:
             if "b" not in adornment or not self.eligible(atom.name):
                 continue
             relation = self.adorned(atom.name, adornment)
-            self.rules.append(f"{relation.magic}({self.bound_values(atom, adornment)})")
+            self.add(f"{relation.magic}({self.bound_values(atom, adornment)})", stmt)
             query_renames[atom.name_span.start] = relation.name
             # (its own rename alone: the others are outside it, and all of them
             # for each query cost the queries' number squared)
@@ -188,15 +224,15 @@ class _Rewrite:
         before: list[ir.Expr] = []
         for factor in atoms or ():
             if isinstance(factor, ir.Ref):
-                self.adorn_atom(factor, bound, guard, before, renames)
+                self.adorn_atom(factor, bound, guard, before, renames, rule)
                 bound |= {ix.name for ix in factor.indices or () if isinstance(ix, ir.IndexVar)}
             before.append(factor)
         head = f"{relation.name}{self.source(lhs)[len(lhs.name):]}"
         body = self.source(rule.rhs, renames)
-        self.rules.append(f"{head} = {guard} {body if atoms is not None else f'({body})'}")
+        self.add(f"{head} = {guard} {body if atoms is not None else f'({body})'}", rule)
 
     def adorn_atom(self, atom: ir.Ref, bound: set[str], guard: str, before: list[ir.Expr],
-                   renames: dict[int, str]) -> None:
+                   renames: dict[int, str], rule: ir.Equation) -> None:
         """A positive body atom with bound arguments reads its adorned relation, whose
         magic relation gets what the guard and the atoms before it bind."""
         if not _simple_args(atom) or not self.eligible(atom.name):
@@ -209,7 +245,7 @@ class _Rewrite:
         body = " ".join([guard] + [self.source(f, renames) for f in before])
         magic_rule = f"{target.magic}({self.bound_values(atom, adornment)}) = {body}"
         if magic_rule.split(" = ")[0] != body:  # M(x) = M(x) adds nothing
-            self.rules.append(magic_rule)
+            self.add(magic_rule, rule)
 
     def finish(self, queries: tuple[tuple[str, str, str], ...],
                query_renames: dict[int, str]) -> DemandPlan:
@@ -221,6 +257,7 @@ class _Rewrite:
             at = offset + len(self._name_at(offset))
         pieces.append(self.text[at:])
         text = "".join(pieces)
+        first_line = text.count("\n") + 3  # (under the text, a blank line and a comment)
         if self.rules:
             text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n" + \
                 "\n".join(self.rules) + "\n"
@@ -235,7 +272,8 @@ class _Rewrite:
         evaluated = self._cone(roots)
         left_out = tuple(n for n in self.analysis.tensors if n not in evaluated)
         return DemandPlan(tuple(self.relations.values()), queries, tuple(self.rules),
-                          tuple(sorted(evaluated)), left_out, text)
+                          tuple(sorted(evaluated)), left_out, text, tuple(self.origins),
+                          first_line)
 
     def _cone(self, roots: list[str]) -> set[str]:
         """The tensors the roots read in the rewritten program: the original cone of
@@ -277,6 +315,37 @@ class _Mentioned:
                  if word in place and _mentions(text, word)]
         found += [(at, name) for at, name in self._others if _mentions(text, name)]
         return [name for _, name in sorted(found)]
+
+
+def one_line(text: str) -> str:
+    """A statement's text on one line, its comments cut: what `DemandPlan.queries`
+    holds of a rewritten query, and how a run finds the query an answer is of."""
+    return " ".join(_without_comments(text).split())
+
+
+def _without_comments(text: str) -> str:
+    """`text` with each `#` comment (to the end of its line, outside strings) cut."""
+    if "#" not in text:
+        return text
+    out, at, quoted = [], 0, False
+    k = 0
+    while k < len(text):
+        char = text[k]
+        if quoted and char == "\\":
+            k += 2
+            continue
+        if char == '"':
+            quoted = not quoted
+        elif char == "#" and not quoted:
+            out.append(text[at:k])
+            newline = text.find("\n", k)
+            if newline < 0:
+                return "".join(out)
+            at = k = newline
+            continue
+        k += 1
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _mentions(text: str, name: str) -> bool:

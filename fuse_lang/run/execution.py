@@ -245,7 +245,12 @@ class Execution:
         stmt = self.statements[info.statements[0] if info.statements else 0]
         line = self.analysis.lines.position(stmt.span.start)[0] + 1
         text = self.analysis.text[stmt.span.start:stmt.span.end]
-        return FuseError(f"line {line}: `{text}`: {failure_words(err)}")
+        words, demand = failure_words(err), self.plan.demand
+        if demand is not None:  # a rule demand mode added: the user's rule, the name said
+            line, text = demand.user_place(line, text)
+            asked = demand.asked_as(group[0])
+            words += f" ({asked})" if asked else ""
+        return FuseError(f"line {line}: `{text}`: {words}")
 
     def bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
         """The inputs, sources, params and facts of the groups' tensors (those that
@@ -301,8 +306,11 @@ class Execution:
 
     def _rule_lines(self, group: list[str]) -> dict[int, int]:
         """The line of each equation of the group (a trace names rules by line)."""
-        return {k: self.analysis.lines.position(self.analysis.program.statements[k].span.start)[0]
-                + 1 for n in group for k in self.equations(n)}
+        demand = self.plan.demand  # (a rule demand mode added: the user's rule's line)
+        line = (lambda n: n) if demand is None else demand.user_line
+        return {k: line(self.analysis.lines.position(
+                    self.analysis.program.statements[k].span.start)[0] + 1)
+                for n in group for k in self.equations(n)}
 
     def took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
         self.rounds[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))

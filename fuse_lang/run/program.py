@@ -22,7 +22,7 @@ from ..front.diagnostics import Severity
 from ..io.file_reads import kept, reading_once
 from ..io.manifest import ManifestError
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
-from ..plan.demand import DemandPlan
+from ..plan.demand import DemandPlan, one_line
 from ..plan.representation import RepresentationError, representations
 from .backends.base import Backend
 from .compiling import (
@@ -365,7 +365,7 @@ class CompiledProgram:
         if self.demand is not None:  # answers under the queries' own texts and tensors
             rewritten = {w: (q, t) for q, t, w in self.demand.queries}
             for answer in result.queries:
-                key = " ".join(answer.text.split())
+                key = one_line(answer.text)
                 if key in rewritten:
                     answer.text, answer.tensor = rewritten[key]
         result.backend = self.backend_choice
