@@ -25,11 +25,15 @@ mode's (the magic-sets theorem).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..check import Analysis
 from ..check.cone import tensor_cone
 from ..front import ir
+
+
+_WORD = re.compile(r"\w+")  # a name the rewrite may adorn (`g::Reach`, `p@f.1` not)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +147,19 @@ class _Rewrite:
                              self.text[span.start:span.end]))
 
     def eligible(self, name: str) -> bool:
-        """A relation defined by rules alone (no facts, no file), each a plain `=`."""
+        """A relation defined by rules alone (no facts, no file), each a plain `=`,
+        written in the program's own text: the rewrite copies a rule's text, and an
+        imported file's rule (`g::Reach`) or one a `fn` call wrote out has none
+        here (the relation is read in full, as forward mode computes it)."""
         info = self.analysis.tensors.get(name)
-        if info is None or not info.boolean or not info.statements or info.op not in ("=", None):
+        if info is None or not info.boolean or not info.statements or info.op not in ("=", None) \
+                or not _WORD.fullmatch(name):
             return False
+        imports, inlined = self.analysis.imports, self.analysis.inlined
         return all(isinstance(self.statements[k], ir.Equation) and self.statements[k].op == "="
-                   and _simple_args(self.statements[k].lhs) for k in info.statements)
+                   and _simple_args(self.statements[k].lhs)
+                   and (imports is None or imports.file_at(self.statements[k].span.start) is None)
+                   and (inlined is None or k not in inlined.origins) for k in info.statements)
 
     def fresh(self, base: str) -> str:
         name = base
