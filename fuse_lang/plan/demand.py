@@ -32,7 +32,6 @@ from ..check import Analysis
 from ..check.cone import tensor_cone
 from ..front import ir
 
-
 _WORD = re.compile(r"\w+")  # a name the rewrite may adorn (`g::Reach`, `p@f.1` not)
 
 
