@@ -120,3 +120,23 @@ def test_the_flights_example_with_a_library_function_runs_in_demand_mode(capsys)
         assert cli_main(["run", example, "--mode", mode]) == 0
         shown.append(capsys.readouterr().out)
     assert shown[0] == shown[1] and "FromHub(Oslo, x)?  Bergen" in shown[1]
+
+
+def test_the_exports_of_a_demand_run_are_forward_modes_arrays(tmp_path):
+    # the seed was a fact, `Magic_Anc_bf(Zed)`: Zed joined the column's domain (a 4x4
+    # array), and Cy, asked for, was numbered before the file's symbols (rows permuted)
+    (tmp_path / "par.tsv").write_text("Alice\tBob\nBob\tCy\n")
+    text = ('Parent(x, y) = "par.tsv"\nAnc(x,y) = Parent(x,y)\nAnc(x,z) = Anc(x,y) Parent(y,z)\n'
+            'Anc(Cy, x)?\nAnc(Zed, x)?\nAnc(Alice, x)?\nexport Anc\n')
+    runs = [fuse_lang.compile(text, base_dir=tmp_path, config=ExecutionConfig(mode=mode)).execute()
+            for mode in ("forward", "demand")]
+    assert runs[0].outputs["Anc"].shape == runs[1].outputs["Anc"].shape == (3, 3)
+    assert (runs[0].outputs["Anc"] == runs[1].outputs["Anc"]).all()
+    assert [set(q.tuples) for q in runs[1].queries] == [set(), set(), {("Bob",), ("Cy",)}]
+
+
+def test_a_number_asked_of_a_column_of_symbols_reads_it_in_full():
+    # (no comparison seeds it: `(b0 == 1)` over symbols is `not-a-number`)
+    text = "E(Alice, 1)\nE(1, 2)\nR(x, y) = E(x, y)\nR(1, y)?\nR(2, y)?\nR(Alice, y)?\n"
+    assert answers(text, "demand") == answers(text, "forward") == [
+        ("R(1, y)?", "R", {(2,)}), ("R(2, y)?", "R", set()), ("R(Alice, y)?", "R", {(1,)})]

@@ -7,7 +7,7 @@ free), their magic relations (the set of bound values asked for, `Magic_Ancestor
 a 1-D set when one argument is bound), the rules it adds, and the program text to
 run.  The rewrite, for a query with constants `Ancestor(P0, x)?`:
 
-- a seed fact `Magic_Ancestor_bf(P0)` and the query reads `Ancestor_bf(P0, x)`;
+- a seed `Magic_Ancestor_bf(b0) = (b0 == P0)` and the query reads `Ancestor_bf(P0, x)`;
 - each rule of an adorned relation is guarded by its magic atom over the head's
   bound arguments: `Ancestor_bf(x,z) = Magic_Ancestor_bf(x) (Ancestor_bf(x,y) Parent(y,z))`;
 - along the body, left to right (the sideways information passing of magic sets),
@@ -210,8 +210,12 @@ class _Rewrite:
             adornment = _adornment(atom, set()) if _simple_args(atom) else ""
             if "b" not in adornment or not self.eligible(atom.name):
                 continue
+            tests = self.seed_tests(atom)
+            if tests is None:
+                continue
             relation = self.adorned(atom.name, adornment)
-            self.add(f"{relation.magic}({self.bound_values(atom, adornment)})", stmt)
+            names = ", ".join(f"b{k}" for k in range(len(tests)))
+            self.add(f"{relation.magic}({names}) = {' '.join(tests)}", stmt)
             query_renames[atom.name_span.start] = relation.name
             # (its own rename alone: the others are outside it, and all of them
             # for each query cost the queries' number squared)
@@ -222,6 +226,23 @@ class _Rewrite:
             for k in self.analysis.tensors[relation.tensor].statements:
                 self.rewrite_rule(relation, self.statements[k])
         return self.finish(tuple(queries), query_renames)
+
+    def seed_tests(self, atom: ir.Ref) -> list[str] | None:
+        """The seed of a query's magic relation as comparisons (`(b0 == Alice)`), not a
+        fact: a fact would add its values to the column's domain (`Anc(Zed, x)?`) or
+        number them before a file's, so that the exports' arrays would differ from
+        forward mode's.  None where a comparison cannot say it: a number asked of a
+        column that holds symbols (`not-a-number`): that query reads the relation."""
+        info, tests = self.analysis.tensors[atom.name], []
+        for position, ix in enumerate(atom.indices or ()):
+            if not isinstance(ix, ir.IndexConst):
+                continue
+            if not isinstance(ix.value, str) and position < len(info.axes) and any(
+                    isinstance(v, str) for v in
+                    self.analysis.domain_symbols.get(info.axes[position].domain, ())):
+                return None
+            tests.append(f"(b{len(tests)} == {self.source(ix)})")
+        return tests
 
     def rewrite_rule(self, relation: AdornedRelation, rule: ir.Equation) -> None:
         """The rule guarded by its magic atom, and a magic rule per adorned body atom."""

@@ -356,6 +356,8 @@ def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
     a negated atom (an anti-join) and a comparison (a filter) only remove tuples, so
     they are left out."""
     everything = _factors(rule.rhs)
+    if _pinned(analysis, k, rule, everything):
+        return 1
     factors = [f for f in everything if _negated(analysis, f) is None
                and tuple_filter(analysis, k, f, everything) is None]
     if not factors:
@@ -378,6 +380,25 @@ def _join_estimate(analysis: Analysis, k: int, rule: ir.Equation,
             result = min(-(-result * nnz // divisor), _LARGEST)  # the ceiling, in integers
         seen |= names
     return result or 0
+
+
+def _pinned(analysis: Analysis, k: int, rule: ir.Equation, factors: list[ir.Expr]) -> bool:
+    """A rule that holds one tuple at most: each head variable equal to a constant,
+    `M(b0) = (b0 == Alice)` (demand mode's seed of a magic set, plan.demand)."""
+    head = [ix.name for ix in rule.lhs.indices or () if isinstance(ix, ir.IndexVar)]
+    if not head or len(head) != len(rule.lhs.indices or ()):
+        return False
+    pinned = set()
+    for factor in factors:
+        if not (isinstance(factor, ir.Call) and factor.name == "==" and len(factor.args) == 2):
+            return False
+        names = [a.name for a in factor.args if isinstance(a, ir.Ref) and a.indices is None
+                 and (k, a.name) in analysis.var_extents]
+        if len(names) != 1 or any(isinstance(n, ir.Ref) and n.indices is not None
+                                  for a in factor.args for n in ir.walk(a)):
+            return False
+        pinned.add(names[0])
+    return pinned == set(head)
 
 
 def _extent(analysis: Analysis, k: int, index: str) -> int:
