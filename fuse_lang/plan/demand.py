@@ -82,8 +82,8 @@ class DemandPlan:
         (empty for any other tensor)."""
         for r in self.relations:
             if name == r.name:
-                return (f"{name} is {r.tensor} as demand mode asks it, with the arguments "
-                        f"marked b of {r.adornment} bound")
+                return (f"{name} is demand mode's copy of {r.tensor} for the queries that "
+                        f"bind its arguments as {r.adornment} (b bound, f free)")
             if name == r.magic:
                 return f"{name} holds the values demand mode asks {r.name} for"
         return ""

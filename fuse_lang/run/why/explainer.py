@@ -56,11 +56,18 @@ class Explainer:
                 raise FuseError(f"why's {option} is a whole number of 1 or more, not "
                                 f"{count!r}")
         analysis = self.program.analysis
+        demand = getattr(self.program, "demand", None)
+        if demand is not None and demand.source is not None:
+            analysis = demand.source  # (a why explains the program, not demand mode's rewrite)
         tensor = analysis.tensors.get(name)
         left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
         if tensor is None and name in left_out:
             raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
                             f"(the run computed only its targets' dependency cone)")
+        asked = demand.asked_as(name) if tensor is None and demand is not None else ""
+        if asked:
+            raise FuseError(f"`{name}` is not a tensor of this program: {asked}; a why "
+                            f"explains the program's own relations")
         if tensor is None:
             known = ", ".join(sorted(analysis.tensors)) or "none"
             raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
