@@ -159,3 +159,19 @@ def test_a_why_of_demand_modes_own_relation_says_what_it_is(tmp_path, capsys):
     result = fuse_lang.compile(CHAIN, config=ExecutionConfig(mode="demand")).execute()
     with pytest.raises(FuseError, match=r"those are: Anc, Parent\)"):
         result.why("Nope", ("A",))
+
+
+def test_a_constant_of_a_body_atom_adds_no_value_to_a_column_in_demand_mode():
+    # the magic rule `Magic_P_bb(0, -2) = Magic_P_fb(2)` put 0 into P's columns (a
+    # head's constant is a value): the exported P was 4x4, forward mode's 3x3; a
+    # constant the column holds is pinned by a comparison (`Magic_P_bb_pin`)
+    text = ("E(1, 2)\nE(2, 3)\nP(x, y) = E(x, y)\nP(3, 2) = P(0, -2)\nP(3, 1) = P(1, 2)\n"
+            "P(x, z) = P(x, y) P(y, z)\nP(q, 1)?\nexport P\n")
+    runs = [fuse_lang.compile(text, config=ExecutionConfig(mode=mode)).execute()
+            for mode in ("forward", "demand")]
+    assert runs[0].outputs["P"].shape == runs[1].outputs["P"].shape == (3, 3)
+    assert (runs[0].outputs["P"] == runs[1].outputs["P"]).all()
+    assert [set(q.tuples) for q in runs[1].queries] == [{(1,), (2,), (3,)}]
+    rules = fuse_lang.compile(text, config=ExecutionConfig(mode="demand")).demand.rules
+    assert "Magic_P_bb_pin(b0, b1) = (b0 == 1) (b1 == 2)" in rules
+    assert not any("(b0 == 0)" in rule for rule in rules)  # 0 is no value of P's: read in full

@@ -33,6 +33,7 @@ from ..check.cone import tensor_cone
 from ..front import ir
 
 _WORD = re.compile(r"\w+")  # a name the rewrite may adorn (`g::Reach`, `p@f.1` not)
+_WORDS = _WORD.findall
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,7 @@ class _Rewrite:
         self.pending: list[AdornedRelation] = []
         self.rules: list[str] = []
         self.origins: list[tuple[int, str]] = []  # per rule added, where it comes from
+        self.pins: dict[tuple[str, str], str] = {}  # (magic relation, tests) -> its pin
 
     def add(self, rule: str, written_at: object) -> None:
         self.rules.append(rule)
@@ -210,12 +212,11 @@ class _Rewrite:
             adornment = _adornment(atom, set()) if _simple_args(atom) else ""
             if "b" not in adornment or not self.eligible(atom.name):
                 continue
-            tests = self.seed_tests(atom)
-            if tests is None:
+            seed = self.pinned(atom, adornment, set())
+            if seed is None:
                 continue
             relation = self.adorned(atom.name, adornment)
-            names = ", ".join(f"b{k}" for k in range(len(tests)))
-            self.add(f"{relation.magic}({names}) = {' '.join(tests)}", stmt)
+            self.add(f"{relation.magic}({', '.join(seed[0])}) = {' '.join(seed[2])}", stmt)
             query_renames[atom.name_span.start] = relation.name
             # (its own rename alone: the others are outside it, and all of them
             # for each query cost the queries' number squared)
@@ -227,22 +228,41 @@ class _Rewrite:
                 self.rewrite_rule(relation, self.statements[k])
         return self.finish(tuple(queries), query_renames)
 
-    def seed_tests(self, atom: ir.Ref) -> list[str] | None:
-        """The seed of a query's magic relation as comparisons (`(b0 == Alice)`), not a
-        fact: a fact would add its values to the column's domain (`Anc(Zed, x)?`) or
-        number them before a file's, so that the exports' arrays would differ from
-        forward mode's.  None where a comparison cannot say it: a number asked of a
-        column that holds symbols (`not-a-number`): that query reads the relation."""
-        info, tests = self.analysis.tensors[atom.name], []
-        for position, ix in enumerate(atom.indices or ()):
-            if not isinstance(ix, ir.IndexConst):
+    def pinned(self, atom: ir.Ref, adornment: str, taken: set[str]
+               ) -> tuple[list[str], list[str], list[str]] | None:
+        """The head of a magic rule (or seed) for `atom`'s bound arguments: a variable
+        as itself, a constant as a fresh variable and a comparison (`b0`, `(b0 ==
+        Alice)`), not the constant: a constant in a head adds its value to the column's
+        domain (`Anc(Zed, x)?`; `P(0, y)` in a body), or numbers it before a file's
+        values, so that the exports' arrays would differ from forward mode's.  Only a
+        value the column holds, which the comparison finds without adding it (a value
+        only a comparison binds, `M(b) = (b == 7)`, is one the rule gives).  None where
+        no comparison can say it (that atom, or query, reads its relation in full): a
+        value the column does not hold (it matches nothing), a number bound on a column
+        that holds symbols (`not-a-number`)."""
+        info, args, names, tests = self.analysis.tensors[atom.name], [], [], []
+        for position, (ix, a) in enumerate(zip(atom.indices or (), adornment)):
+            if a != "b":
                 continue
-            if not isinstance(ix.value, str) and position < len(info.axes) and any(
-                    isinstance(v, str) for v in
-                    self.analysis.domain_symbols.get(info.axes[position].domain, ())):
+            if isinstance(ix, ir.IndexVar):
+                args.append(ix.name)
+                continue
+            held = (self.analysis.domain_symbols.get(info.axes[position].domain) or ()) \
+                if position < len(info.axes) else ()
+            strings = [v for v in held if isinstance(v, str)]
+            numbers = [v for v in held if not isinstance(v, str)]
+            if ix.value not in strings if isinstance(ix.value, str) else \
+                    (strings or ix.value not in numbers):
                 return None
-            tests.append(f"(b{len(tests)} == {self.source(ix)})")
-        return tests
+            name, k = "b0", 0
+            while name in taken:
+                k += 1
+                name = f"b{k}"
+            taken.add(name)
+            args.append(name)
+            names.append(name)
+            tests.append(f"({name} == {self.source(ix)})")
+        return args, names, tests
 
     def rewrite_rule(self, relation: AdornedRelation, rule: ir.Equation) -> None:
         """The rule guarded by its magic atom, and a magic rule per adorned body atom."""
@@ -271,10 +291,22 @@ class _Rewrite:
         adornment = _adornment(atom, bound)
         if "b" not in adornment:
             return
+        head = self.pinned(atom, adornment, set(_WORDS(self.source(rule))))
+        if head is None:
+            return
         target = self.adorned(atom.name, adornment)
         renames[atom.name_span.start] = target.name
-        body = " ".join([guard] + [self.source(f, renames) for f in before])
-        magic_rule = f"{target.magic}({self.bound_values(atom, adornment)}) = {body}"
+        parts = [guard] + [self.source(f, renames) for f in before]
+        args, names, tests = head
+        if names:  # the constants, by a relation of comparisons alone (a comparison
+            # beside atoms that do not bind its variable is unsafe: `ungrounded`)
+            key = (target.magic, " ".join(tests))
+            if key not in self.pins:  # (one per magic relation and constants)
+                self.pins[key] = self.fresh(target.magic + "_pin")
+                self.add(f"{self.pins[key]}({', '.join(names)}) = {key[1]}", rule)
+            parts.append(f"{self.pins[key]}({', '.join(names)})")
+        body = " ".join(parts)
+        magic_rule = f"{target.magic}({', '.join(args)}) = {body}"
         if magic_rule.split(" = ")[0] != body:  # M(x) = M(x) adds nothing
             self.add(magic_rule, rule)
 
