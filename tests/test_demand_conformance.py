@@ -161,10 +161,9 @@ def test_a_why_of_demand_modes_own_relation_says_what_it_is(tmp_path, capsys):
         result.why("Nope", ("A",))
 
 
-def test_a_constant_of_a_body_atom_adds_no_value_to_a_column_in_demand_mode():
+def test_a_constant_of_a_body_atom_adds_no_value_to_a_column_in_demand_mode(tmp_path):
     # the magic rule `Magic_P_bb(0, -2) = Magic_P_fb(2)` put 0 into P's columns (a
-    # head's constant is a value): the exported P was 4x4, forward mode's 3x3; a
-    # constant the column holds is pinned by a comparison (`Magic_P_bb_pin`)
+    # head's constant is a value): the exported P was 4x4, forward mode's 3x3
     text = ("E(1, 2)\nE(2, 3)\nP(x, y) = E(x, y)\nP(3, 2) = P(0, -2)\nP(3, 1) = P(1, 2)\n"
             "P(x, z) = P(x, y) P(y, z)\nP(q, 1)?\nexport P\n")
     runs = [fuse_lang.compile(text, config=ExecutionConfig(mode=mode)).execute()
@@ -173,5 +172,21 @@ def test_a_constant_of_a_body_atom_adds_no_value_to_a_column_in_demand_mode():
     assert (runs[0].outputs["P"] == runs[1].outputs["P"]).all()
     assert [set(q.tuples) for q in runs[1].queries] == [{(1,), (2,), (3,)}]
     rules = fuse_lang.compile(text, config=ExecutionConfig(mode="demand")).demand.rules
-    assert "Magic_P_bb_pin(b0, b1) = (b0 == 1) (b1 == 2)" in rules
-    assert not any("(b0 == 0)" in rule for rule in rules)  # 0 is no value of P's: read in full
+    assert "Magic_P_bb(1, 2) = Magic_P_fb(1)" in rules  # 1, 2: values of P's columns
+    assert not any("Magic_P_bb(0" in rule for rule in rules)  # 0 is none: P read in full
+    # symbols: a symbol in a head is numbered before a file's, so it is pinned by a
+    # comparison; and a magic relation whose every guard has a constant is tied to
+    # its relation's columns (its seed `(b0 == C)` found no value: no answer)
+    (tmp_path / "e.tsv").write_text("A\tB\nB\tC\n")
+    text = ('E(x, y) = "e.tsv"\nP(x, y) = E(x, y)\nP(C, A) = P(A, B)\nP(x, z) = P(x, y) P(y, z)\n'
+            'Q(C, A) = E(A, B)\nQ(C, B)?\nQ(C, x)?\nP(q, A)?\nexport P, Q\n')
+    runs = [fuse_lang.compile(text, base_dir=tmp_path, config=ExecutionConfig(mode=mode)).execute()
+            for mode in ("forward", "demand")]
+    for name in ("P", "Q"):
+        assert (runs[0].outputs[name] == runs[1].outputs[name]).all()
+    assert [set(q.tuples) for q in runs[1].queries] == [set(), {("A",)}, {("A",), ("B",), ("C",)}] \
+        == [set(q.tuples) for q in runs[0].queries]
+    rules = fuse_lang.compile(text, base_dir=tmp_path, config=ExecutionConfig(mode="demand")
+                              ).demand.rules
+    assert "Magic_P_bb_pin(b0, b1) = (b0 == A) (b1 == B)" in rules
+    assert "Magic_Q_bf_tie(b0) = Magic_Q_bf(b0) Q(b0, _)" in rules

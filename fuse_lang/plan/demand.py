@@ -140,6 +140,7 @@ class _Rewrite:
         self.rules: list[str] = []
         self.origins: list[tuple[int, str]] = []  # per rule added, where it comes from
         self.pins: dict[tuple[str, str], str] = {}  # (magic relation, tests) -> its pin
+        self.ties: list[tuple[str, object]] = []  # (rule, what it is written from): tie
 
     def add(self, rule: str, written_at: object) -> None:
         self.rules.append(rule)
@@ -176,7 +177,23 @@ class _Rewrite:
                                        self.fresh(f"Magic_{tensor}_{adornment}"))
             self.relations[key] = relation
             self.pending.append(relation)
+            self.tie(relation)
         return self.relations[key]
+
+    def tie(self, relation: AdornedRelation) -> None:
+        """A rule that reads the magic relation beside the relation's bound columns,
+        `Magic_Anc_bf_tie(b0) = Magic_Anc_bf(b0) Anc(b0, _)`, which nothing reads, so
+        it is never evaluated: it only makes the magic relation's columns the
+        relation's (one domain each, as the checker unifies them), so that a constant
+        asked for is found among the column's values by its comparison (a magic
+        relation whose every guard has a constant, `Magic_P_bf(C)`, had a column of its
+        own, which no value reached)."""
+        names = [f"b{k}" for k, a in enumerate(relation.adornment) if a == "b"]
+        args = [f"b{k}" if a == "b" else "_" for k, a in enumerate(relation.adornment)]
+        written = self.statements[self.analysis.tensors[relation.tensor].statements[0]]
+        self.ties.append((f"{self.fresh(relation.magic + '_tie')}({', '.join(names)}) = "
+                          f"{relation.magic}({', '.join(names)}) "
+                          f"{relation.tensor}({', '.join(args)})", written))
 
     def source(self, node: object, renames: dict[int, str] | None = None) -> str:
         """A node's text with the references at the given name offsets renamed."""
@@ -216,7 +233,8 @@ class _Rewrite:
             if seed is None:
                 continue
             relation = self.adorned(atom.name, adornment)
-            self.add(f"{relation.magic}({', '.join(seed[0])}) = {' '.join(seed[2])}", stmt)
+            tests = f" = {' '.join(seed[2])}" if seed[2] else ""  # (numbers alone: a fact)
+            self.add(f"{relation.magic}({', '.join(seed[0])}){tests}", stmt)
             query_renames[atom.name_span.start] = relation.name
             # (its own rename alone: the others are outside it, and all of them
             # for each query cost the queries' number squared)
@@ -231,15 +249,16 @@ class _Rewrite:
     def pinned(self, atom: ir.Ref, adornment: str, taken: set[str]
                ) -> tuple[list[str], list[str], list[str]] | None:
         """The head of a magic rule (or seed) for `atom`'s bound arguments: a variable
-        as itself, a constant as a fresh variable and a comparison (`b0`, `(b0 ==
-        Alice)`), not the constant: a constant in a head adds its value to the column's
-        domain (`Anc(Zed, x)?`; `P(0, y)` in a body), or numbers it before a file's
-        values, so that the exports' arrays would differ from forward mode's.  Only a
-        value the column holds, which the comparison finds without adding it (a value
-        only a comparison binds, `M(b) = (b == 7)`, is one the rule gives).  None where
-        no comparison can say it (that atom, or query, reads its relation in full): a
-        value the column does not hold (it matches nothing), a number bound on a column
-        that holds symbols (`not-a-number`)."""
+        as itself; a symbol as a fresh variable and a comparison (`b0`, `(b0 ==
+        Alice)`), not the symbol: a symbol in a head or a fact is numbered before a
+        relation file's (domains keep their symbols in order of first appearance), so
+        that the exports' arrays would differ from forward mode's; a number as itself
+        (a domain of numbers keeps them in increasing order; as a comparison, `M(b) =
+        (b == 7)`, it is a value the rule gives, and two of them a range).  Only a value
+        the column holds, so that none is added to it (`Anc(Zed, x)?`, `P(0, y)` in a
+        body).  None otherwise (that atom, or query, reads its relation in full): a value
+        the column does not hold (it matches nothing), a number bound on a column that
+        holds symbols (`not-a-number`)."""
         info, args, names, tests = self.analysis.tensors[atom.name], [], [], []
         for position, (ix, a) in enumerate(zip(atom.indices or (), adornment)):
             if a != "b":
@@ -254,6 +273,9 @@ class _Rewrite:
             if ix.value not in strings if isinstance(ix.value, str) else \
                     (strings or ix.value not in numbers):
                 return None
+            if not isinstance(ix.value, str):  # (numbers in increasing order: a number
+                args.append(self.source(ix))  # held is where it is, as a fact or head)
+                continue
             name, k = "b0", 0
             while name in taken:
                 k += 1
@@ -321,6 +343,9 @@ class _Rewrite:
         pieces.append(self.text[at:])
         text = "".join(pieces)
         first_line = text.count("\n") + 3  # (under the text, a blank line and a comment)
+        evaluated_rules = list(self.rules)  # (the ties are read by nothing: never run)
+        for rule, written in self.ties:
+            self.add(rule, written)
         if self.rules:
             text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n" + \
                 "\n".join(self.rules) + "\n"
@@ -332,22 +357,23 @@ class _Rewrite:
                 roots.append(stmt.atom.name)
             elif isinstance(stmt, ir.Sink):
                 roots += [r.name for r in ir.refs(stmt.rhs)]
-        evaluated = self._cone(roots)
+        evaluated = self._cone(roots, evaluated_rules)
         left_out = tuple(n for n in self.analysis.tensors if n not in evaluated)
         return DemandPlan(tuple(self.relations.values()), queries, tuple(self.rules),
                           tuple(sorted(evaluated)), left_out, text, tuple(self.origins),
                           first_line)
 
-    def _cone(self, roots: list[str]) -> set[str]:
+    def _cone(self, roots: list[str], rules: list[str]) -> set[str]:
         """The tensors the roots read in the rewritten program: the original cone of
-        what is read in full, plus the adorned and magic relations."""
+        what is read in full, plus the adorned and magic relations and the pins."""
         adorned = {r.name: r for r in self.relations.values()}
         full = [r for r in roots if r not in adorned]
         find = _Mentioned(self.analysis.tensors)
-        for rule in self.rules:  # what adorned rules read in full (negations, EDB)
+        for rule in rules:  # what adorned rules read in full (negations, EDB)
             full += find.mentioned(rule.partition(" = ")[2])
         tensors, _ = tensor_cone(self.analysis, full)
-        return tensors | set(adorned) | {r.magic for r in self.relations.values()}
+        return tensors | set(adorned) | {r.magic for r in self.relations.values()} | \
+            set(self.pins.values())
 
 
 class _Mentioned:
