@@ -425,6 +425,15 @@ def test_a_computed_column_shared_with_an_empty_relation_is_bounded_by_its_rules
     assert answers(text, tmp_path) == [{(1,), (3,), (5,), (7,)}]
 
 
+def test_a_computed_head_joining_a_derived_column_of_symbols_reaches_its_values():
+    # P0's column (rules over symbols) had no numbers, read as empty: P1's computed
+    # column did not grow to -1 and 2, and P1 lost (-1, B) and (2, D) silently
+    text = ("E0(0, B)\nE0(1, A)\nE0(3, D)\nP0(v) = E0(_, v)\n"
+            "P1(u - 1, v) = E0(u, v) P0(v)\nP1(x, y)?\nP1(x, D)?\n")
+    for mode in ("forward", "demand"):
+        assert answers(text, mode=mode) == [{(-1, "B"), (0, "A"), (2, "D")}, {(2,)}]
+
+
 def test_float_constants_in_facts_atoms_and_queries_are_values(tmp_path):
     # LANGUAGE.md §14: floats are values where a program compares them
     text = ("Price(Apple, 0.5)\nPrice(Pear, 2.25)\nPrice(Fig, 3)\nPrice(Kiwi, -1.5)\n"

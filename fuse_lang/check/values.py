@@ -275,9 +275,11 @@ class _Analysis:
         return (0, extent - 1) if extent > 0 else None
 
     def symbols_only(self, name: str, pos: int) -> bool:
-        """Whether a column no rule computes holds values, none of them a number."""
+        """Whether a column holds values, none of them a number (a column rules
+        compute too: `P(v) = E(_, v)` over symbols has no numbers, yet holds tuples,
+        so a rule that joins it still reaches its head's computed values)."""
         key = ("axis", name, pos)
-        return (name, pos) not in self.columns and self.domains.holds_symbols(key) and \
+        return self.domains.known(key) and self.domains.holds_symbols(key) and \
             not any(type(v) is not str for v in self.domains.symbols(key))
 
     def column(self, name: str, pos: int) -> Interval | None:
