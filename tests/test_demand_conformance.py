@@ -1,7 +1,8 @@
 """Demand mode (`fuse run --mode demand`, plan/demand.py) against forward mode and the
 program as written: an audit's regressions.  The rewrite runs a program of its own;
 what a user sees of it (answers, trace lines, errors, diagnostics, whys) speaks of
-the program the user wrote.  The slow random comparison is benchmarks/datalog_fuzz.py."""
+the program the user wrote.  The slow random comparison (answers, exports, whys and
+trace lines against a naive evaluator) is benchmarks/demand_fuzz.py."""
 from __future__ import annotations
 
 import json
