@@ -191,3 +191,16 @@ def test_a_constant_of_a_body_atom_adds_no_value_to_a_column_in_demand_mode(tmp_
                               ).demand.rules
     assert "Magic_P_bb_pin(b0, b1) = (b0 == A) (b1 == B)" in rules
     assert "Magic_Q_bf_tie(b0) = Magic_Q_bf(b0) Q(b0, _)" in rules
+
+
+def test_a_negation_bound_by_a_later_atom_is_left_out_of_a_magic_rule():
+    # `Magic_S_bf(x) = Magic_R_bf(x) not Bad(x, w)`: w is bound only by T(y, w), after
+    # S: "demand mode could not rewrite this program's queries: `w` ... ungrounded"
+    text = ("E(A, B)\nE(B, C)\nT(B, W1)\nT(C, W2)\nBad(A, W2)\nS(x, y) = E(x, y)\n"
+            "S(x, z) = S(x, y) E(y, z)\nR(x, y) = not Bad(x, w) S(x, y) T(y, w)\nR(A, y)?\n"
+            "Q(x, y) = not Bad(x, W2) S(x, y)\nQ(A, y)?\nQ(B, y)?\n")
+    assert answers(text, "demand") == answers(text, "forward") == [
+        ("R(A, y)?", "R", {("B",)}), ("Q(A, y)?", "Q", set()), ("Q(B, y)?", "Q", {("C",)})]
+    rules = fuse_lang.compile(text, config=ExecutionConfig(mode="demand")).demand.rules
+    assert "Magic_S_bf(x) = Magic_R_bf(x)" in rules  # (what binds it comes later)
+    assert "Magic_S_bf(x) = Magic_Q_bf(x) not Bad(x, W2)" in rules  # (bound: kept)

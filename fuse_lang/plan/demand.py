@@ -318,7 +318,11 @@ class _Rewrite:
             return
         target = self.adorned(atom.name, adornment)
         renames[atom.name_span.start] = target.name
-        parts = [guard] + [self.source(f, renames) for f in before]
+        # (a negated atom only once what it reads is bound: one that a later atom
+        # binds, `not Bad(x, w) S(x, y) T(y, w)`, would be unsafe here; leaving it
+        # out only makes the magic set larger)
+        parts = [guard] + [self.source(f, renames) for f in before
+                           if isinstance(f, ir.Ref) or _variables(f) <= bound]
         args, names, tests = head
         if names:  # the constants, by a relation of comparisons alone (a comparison
             # beside atoms that do not bind its variable is unsafe: `ungrounded`)
@@ -404,6 +408,12 @@ class _Mentioned:
                  if word in place and _mentions(text, word)]
         found += [(at, name) for at, name in self._others if _mentions(text, name)]
         return [name for _, name in sorted(found)]
+
+
+def _variables(factor: ir.Expr) -> set[str]:
+    """The named variables of a factor (`not Bad(x, _)`: x)."""
+    return {v.name for ref in ir.walk(factor) if isinstance(ref, ir.Ref)
+            for ix in ref.indices or () for v in ir.index_vars(ix)} - {"_"}
 
 
 def one_line(text: str) -> str:
