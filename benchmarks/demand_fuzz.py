@@ -130,6 +130,8 @@ class Prog:
         if lower and rng.random() < 0.35:
             n = rng.choice(lower)
             body.append(("neg", n, self.terms(n, dict(bound), False)))
+        if rng.random() < 0.4:  # a negation or comparison before what binds it
+            body = rng.sample(body, len(body))
         hterms = []
         for t in self.cols[head]:
             same = [v for v, k in bound.items() if k == t]
@@ -177,11 +179,14 @@ class Prog:
     def text(self, folder: Path):
         lines = []
         self.line_of = {}  # line (1-based) -> ("fact", name, row) / ("rule", idx)
+        self.rows = {}  # (relation, line of its file) -> the row
         for name, rows in self.facts.items():
             if name in self.files:
                 cols = ", ".join(f"c{k}" for k in range(len(self.cols[name])))
                 lines.append(f'{name}({cols}) = "{self.files[name]}"')
                 self.line_of[len(lines)] = ("file", name)
+                ordered = sorted(rows, key=lambda r: tuple(map(key, r)))
+                self.rows.update({(name, k + 1): r for k, r in enumerate(ordered)})
                 (folder / self.files[name]).write_text("".join(
                     "\t".join(f'"{v}"' if type(v) is str and not v[:1].isupper() else str(v)
                               for v in r) + "\n" for r in sorted(rows, key=lambda r: tuple(map(key, r)))))
@@ -293,7 +298,11 @@ def check_deriv(p, db, d, lines, problems, ctx):
         if d.place.text.strip() != lines[d.place.line-1].strip():
             problems.append(f"{ctx}: place text {d.place.text!r} != line {lines[d.place.line-1]!r}")
         return
-    if d.kind == "file":
+    if d.kind == "file":  # the file's row at the line cited, and what it holds
+        row = p.rows.get((d.relation, d.place.line))
+        if row is None or tuple(map(key, row)) != tuple(map(key, vals)):
+            problems.append(f"{ctx}: {d.text} cites {d.place.file}:{d.place.line}, which "
+                            f"holds {row}")
         return
     if d.kind != "rule":
         problems.append(f"{ctx}: kind {d.kind}")
