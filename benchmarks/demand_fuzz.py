@@ -380,6 +380,8 @@ def one(p, do_why=True):
                 res, got = run(text, folder, mode)
                 check_trace(p, res, problems, mode)
                 outs[mode] = {k: (v.shape, v.tolist()) for k, v in res.outputs.items()}
+                outs[mode]["queries"] = [(q.text, q.tensor, q.free, q.value.shape,
+                                          q.value.tolist()) for q in res.queries]
                 if outs[mode] != outs["forward"]:
                     problems.append(f"{mode}: outputs differ {outs[mode]} vs {outs['forward']}")
             except Exception as e:

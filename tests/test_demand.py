@@ -54,7 +54,8 @@ def test_the_rewrite_adorns_guards_and_seeds():
                           "Ancestor_bf(x,y) = Magic_Ancestor_bf(x) Parent(x,y)",
                           "Ancestor_bf(x,z) = Magic_Ancestor_bf(x) Ancestor_bf(x,y) Parent(y,z)",
                           # (read by nothing, never run: the magic column is Ancestor's)
-                          "Magic_Ancestor_bf_tie(b0) = Magic_Ancestor_bf(b0) Ancestor(b0, _)")
+                          "Magic_Ancestor_bf_tie(b0, b1) = Magic_Ancestor_bf(b0) "
+                          "Ancestor_bf(b0, b1) Ancestor(b0, b1)")
     assert plan.left_out == ("Ancestor",)
 
 

@@ -190,7 +190,7 @@ def test_a_constant_of_a_body_atom_adds_no_value_to_a_column_in_demand_mode(tmp_
     rules = fuse_lang.compile(text, base_dir=tmp_path, config=ExecutionConfig(mode="demand")
                               ).demand.rules
     assert "Magic_P_bb_pin(b0, b1) = (b0 == A) (b1 == B)" in rules
-    assert "Magic_Q_bf_tie(b0) = Magic_Q_bf(b0) Q(b0, _)" in rules
+    assert "Magic_Q_bf_tie(b0, b1) = Magic_Q_bf(b0) Q_bf(b0, b1) Q(b0, b1)" in rules
 
 
 def test_a_negation_bound_by_a_later_atom_is_left_out_of_a_magic_rule():
@@ -204,3 +204,14 @@ def test_a_negation_bound_by_a_later_atom_is_left_out_of_a_magic_rule():
     rules = fuse_lang.compile(text, config=ExecutionConfig(mode="demand")).demand.rules
     assert "Magic_S_bf(x) = Magic_R_bf(x)" in rules  # (what binds it comes later)
     assert "Magic_S_bf(x) = Magic_Q_bf(x) not Bad(x, W2)" in rules  # (bound: kept)
+
+
+def test_a_demand_query_answers_with_forward_modes_array():
+    # `QueryAnswer.value` was over the adorned copy's own column: P_fb's first column
+    # holds A and B (its heads), P's C too (F's, through Q's rule)
+    text = ("E(1)\nE(2)\nF(C)\nP(A, y) = E(y)\nP(B, y) = E(y)\nQ(x) = P(x, _) F(x)\n"
+            "P(x, 1)?\nP(x, y)?\nexport Q\n")
+    values = [[(q.free, q.value.tolist()) for q in fuse_lang.compile(
+        text, config=ExecutionConfig(mode=mode)).execute().queries] for mode in ("forward", "demand")]
+    assert values[0][0] == values[1][0] == (("x",), [0.0, 1.0, 1.0])  # C, A, B
+    assert values[0] == values[1]

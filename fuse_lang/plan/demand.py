@@ -181,19 +181,21 @@ class _Rewrite:
         return self.relations[key]
 
     def tie(self, relation: AdornedRelation) -> None:
-        """A rule that reads the magic relation beside the relation's bound columns,
-        `Magic_Anc_bf_tie(b0) = Magic_Anc_bf(b0) Anc(b0, _)`, which nothing reads, so
-        it is never evaluated: it only makes the magic relation's columns the
-        relation's (one domain each, as the checker unifies them), so that a constant
-        asked for is found among the column's values by its comparison (a magic
-        relation whose every guard has a constant, `Magic_P_bf(C)`, had a column of its
-        own, which no value reached)."""
-        names = [f"b{k}" for k, a in enumerate(relation.adornment) if a == "b"]
-        args = [f"b{k}" if a == "b" else "_" for k, a in enumerate(relation.adornment)]
+        """A rule that reads the relation, its adorned copy and its magic relation
+        on the same variables, `Magic_Anc_bf_tie(b0, b1) = Magic_Anc_bf(b0)
+        Anc_bf(b0, b1) Anc(b0, b1)`, which nothing reads, so it is never evaluated: it
+        only makes the copy's and the magic relation's columns the relation's (one
+        domain each, as the checker unifies them), so that a symbol asked for is found
+        among the column's values by its comparison (a magic relation whose every
+        guard has a constant, `Magic_P_bf(C)`, had a column of its own, which no value
+        reached), and a query's answer is an array over forward mode's values."""
+        every = [f"b{k}" for k in range(len(relation.adornment))]
+        bound = [v for v, a in zip(every, relation.adornment) if a == "b"]
         written = self.statements[self.analysis.tensors[relation.tensor].statements[0]]
-        self.ties.append((f"{self.fresh(relation.magic + '_tie')}({', '.join(names)}) = "
-                          f"{relation.magic}({', '.join(names)}) "
-                          f"{relation.tensor}({', '.join(args)})", written))
+        self.ties.append((f"{self.fresh(relation.magic + '_tie')}({', '.join(every)}) = "
+                          f"{relation.magic}({', '.join(bound)}) "
+                          f"{relation.name}({', '.join(every)}) "
+                          f"{relation.tensor}({', '.join(every)})", written))
 
     def source(self, node: object, renames: dict[int, str] | None = None) -> str:
         """A node's text with the references at the given name offsets renamed."""
