@@ -162,6 +162,20 @@ def test_representation_sparse_is_kept_for_a_tensor_of_one_dense_equation(tmp_pa
                                                                            [9, 0, 25]]
 
 
+@pytest.mark.parametrize("flag, said", [
+    ("Y=bogus", "--representation Y=bogus: 'bogus' is not one of dense, sparse"),
+    ("Y", "--representation takes NAME=dense or NAME=sparse, not 'Y'"),
+    ("=sparse", "--representation takes NAME=dense or NAME=sparse, not '=sparse'")])
+def test_a_representation_that_is_neither_dense_nor_sparse_is_a_usage_error(
+        program, capsys, flag, said):
+    """`--representation Y=bogus` is a malformed flag (exit 2, said before the
+    program is compiled), as `Y` alone is; it exited 1 as if the program were at
+    fault."""
+    assert main(["run", str(program), "--representation", flag]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and said in err
+
+
 def test_out_folder_of_a_run_without_outputs_is_made(tmp_path, capsys):
     """A query-only --target run has no output: `--out DIR/` says `wrote DIR/`, and
     the folder is there (it said so with nothing made)."""

@@ -206,15 +206,13 @@ def _check_out(out: str) -> None:
 
 def _representations(items: Sequence[str]) -> dict[str, str]:
     """`--representation NAME=dense|sparse` by name; CommandFailed (exit 2) for
-    a malformed one."""
-    representation = {}
-    for item in items:
-        name, sep, kind = item.partition("=")
-        if not sep or not name or not kind:
-            fail(f"fuse: --representation takes NAME=dense or NAME=sparse, not {item!r}",
-                 EXIT_USAGE)
-        representation[name] = kind
-    return representation
+    a malformed one or another kind."""
+    from ..plan.representation import RepresentationError, representation_flags
+
+    try:
+        return representation_flags(items)
+    except RepresentationError as e:
+        fail(f"fuse: {e}", EXIT_USAGE)
 
 
 def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analysis, Any]:
