@@ -78,7 +78,10 @@ def _check(options: CheckOptions, prog: str) -> int:
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
     if options.format == "json":
         out = [d.to_json(lines, path) for path, lines, ds in results for d in ds]
-        json.dump({"diagnostics": out}, sys.stdout, indent=2, ensure_ascii=False,
+        document: dict = {"diagnostics": out}
+        if problems:  # files that could not be read: said in the document too
+            document["problems"] = [m.replace("fuse:", f"{prog}:", 1) for m in problems]
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False,
                   allow_nan=False)  # (ints and strings only: strict JSON)
         sys.stdout.write("\n")
     else:

@@ -2,8 +2,12 @@
 the line, a caret under the span, its notes and its first fix."""
 from __future__ import annotations
 
+import sys
+from typing import NoReturn
+
 from ..front.diagnostics import Diagnostic
 from ..front.span import LineIndex
+from .status import EXIT_ERRORS, CommandFailed, fail
 
 
 def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
@@ -25,6 +29,20 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     for fix in diag.fixes[:1]:
         out.append(f"  fix: {fix.title}")
     return "\n".join(out)
+
+
+def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
+    """A program that could not be compiled or run (`err`, a FuseError): its
+    diagnostics printed at their places in the program (in file order), else its
+    one line; CommandFailed (exit 1) carrying them as `fuse check` JSON."""
+    diagnostics = getattr(err, "diagnostics", ())
+    if not diagnostics:
+        fail(f"fuse: {path}: {err}", EXIT_ERRORS)
+    lines = LineIndex(text)
+    ordered = sorted(diagnostics, key=lambda d: d.span.start)
+    for d in ordered:
+        print(render_text(path, lines, d), file=sys.stderr)
+    raise CommandFailed(EXIT_ERRORS, None, tuple(d.to_json(lines, path) for d in ordered))
 
 
 def _caret_indent(prefix: str) -> str:
