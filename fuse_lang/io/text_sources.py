@@ -43,7 +43,7 @@ def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
     """A `.json` source: nested lists of numbers, or for a Boolean tensor a list of
     tuples; an object holds one such entry per tensor (or a single one)."""
     data = json_entry(parse_json(read_text(path)), tensor)
-    if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
+    if boolean:  # a relation's tuples, as the run reads them (io.relation_files)
         return relation_info(path, header, tensor)
     return SourceInfo(shape=_nested_shape(data))
 
@@ -142,7 +142,7 @@ def _nested_shape(data: object) -> tuple[int, ...]:
             raise SourceError("the nested lists are not rectangular")
         shape.append(lengths.pop())
         level = [y for x in level for y in x]  # type: ignore[union-attr]
-    for x in level:
-        if not isinstance(x, (int, float, bool)):
+    for x in level:  # (null is NaN, as a .json sink writes NaN: docs/language.md)
+        if x is not None and not isinstance(x, (int, float, bool)):
             raise SourceError(f"holds {x!r}, not a number")
     return tuple(shape)

@@ -187,7 +187,7 @@ def _relation(analysis: Analysis, name: str, path: Path, shape: tuple[int, ...])
     """A relation file as a 0/1 array."""
     out = np.zeros(shape)
     positions = _relation_positions(analysis, name, path)
-    if positions.size:
+    if len(positions):  # (a true nullary relation: one tuple of no positions)
         out[tuple(positions.T)] = 1.0
     return out
 
