@@ -188,3 +188,23 @@ def test_an_unclosed_quote_is_named_at_its_line_however_long_the_file(tmp_path):
     (d,) = fuse_lang.analyze('R(x, y) = "r.csv"\n', base_dir=tmp_path).diagnostics
     assert d.code == "unreadable-source" and "line 2: a quoted field is not closed" \
         in d.message
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv", ".tsv", ".json", ".jsonl"])
+def test_a_numeric_tensor_over_ids_reads_back_beside_its_relation(tmp_path, suffix):
+    # an .npy sink lays an axis of integer values out by value (ids 0, 5, 7: rows 0, 5,
+    # 7); the text sinks wrote the same tensor by position (3 rows), which the program
+    # that wrote it could not read back (extent-conflict: position 7 outside 3)
+    (tmp_path / "e.tsv").write_text("0\t5\n5\t7\n7\t0\n")
+    run(f'E(x,y) = "e.tsv"\nC[x] = E(x,y) * 2\n"c{suffix}" = C[x]\n', tmp_path)
+    program = f'E(x,y) = "e.tsv"\nC[x] = "c{suffix}"\nD[x] = C[x] E(x,y)\nexport D\n'
+    assert errors(program, tmp_path) == []
+    assert run(program, tmp_path).outputs["D"].tolist() == [2, 0, 0, 0, 0, 2, 0, 2]
+
+
+def test_a_numeric_tensor_over_negative_ids_says_which_sink_holds_it(tmp_path):
+    (tmp_path / "e.tsv").write_text("-3\t5\n5\t-3\n")
+    with pytest.raises(fuse_lang.FuseError, match=r"no array positions.*\.facts"):
+        run('E(x,y) = "e.tsv"\nC[x] = E(x,y) * 2\n"c.csv" = C[x]\n', tmp_path)
+    run('E(x,y) = "e.tsv"\nC[x] = E(x,y) * 2\n"c.facts" = C[x]\n', tmp_path)
+    assert (tmp_path / "c.facts").read_text() == "-3\t2.0\n5\t2.0\n"

@@ -28,6 +28,9 @@ from .source_files import FileProblem, path_problem
 from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".facts", ".json", ".jsonl", ".txt")
+# the text sinks that write a numeric tensor as its dense array (rows of numbers,
+# nested lists), indexed by position like an .npy
+DENSE_TEXT = (".csv", ".tsv", ".json", ".jsonl", ".txt")
 
 
 def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
@@ -67,6 +70,8 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
             return
         _refuse_dense_form(path, array, dense_limit)
         array = array.toarray()
+    if not boolean and suffix in DENSE_TEXT:  # a matrix of numbers holds positions too,
+        array = by_value(name, array, symbols)  # as a numeric source reads it back
     buffer = io.BytesIO()
     if suffix == ".npy":
         np.save(buffer, array, allow_pickle=False)
