@@ -208,3 +208,22 @@ def test_a_numeric_tensor_over_negative_ids_says_which_sink_holds_it(tmp_path):
         run('E(x,y) = "e.tsv"\nC[x] = E(x,y) * 2\n"c.csv" = C[x]\n', tmp_path)
     run('E(x,y) = "e.tsv"\nC[x] = E(x,y) * 2\n"c.facts" = C[x]\n', tmp_path)
     assert (tmp_path / "c.facts").read_text() == "-3\t2.0\n5\t2.0\n"
+
+
+def test_a_txt_sink_writes_a_token_text_or_refuses(tmp_path):
+    # the .txt sink wrote the second column's tokens whatever the relation held: a
+    # token with a blank, a number, gaps or two tokens at a position read back as
+    # another relation, silently
+    (tmp_path / "w.txt").write_text("the cat sat on the mat\n")
+    run('T(p,w) = "w.txt"\n"o.txt" = T(p,w)\n', tmp_path)
+    back = run('T(p,w) = "o.txt"\nexport T\n', tmp_path).relation("T").to_set()
+    assert back == set(enumerate("the cat sat on the mat".split()))
+    for program, words in [
+        ('T(p,w) = "w.txt"\nU(p,w) = T(p,w) (p > 2)\n"u.txt" = U(p,w)\n', "positions"),
+        ('R(0, "a b")\nR(1, C)\n"u.txt" = R(p,w)\n', 'token "a b"'),
+        ('R(0, 5)\nR(1, C)\n"u.txt" = R(p,w)\n', "token 5"),
+        ('R(0, B)\nR(0, C)\n"u.txt" = R(p,w)\n', "positions"),
+    ]:
+        with pytest.raises(fuse_lang.FuseError, match=f"{words}.*\\.tsv"):
+            run(program, tmp_path)
+        assert not (tmp_path / "u.txt").exists()

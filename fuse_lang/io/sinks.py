@@ -23,6 +23,7 @@ import numpy as np
 from ..front.numbers import format_bytes, strict_json
 from .array_values import by_value
 from .atomic_files import atomic_write, atomic_writer
+from .cells import value_text
 from .relation_tuples import AxisValues, RelationTuples, relation_tuple_chunks, relation_tuples
 from .source_files import FileProblem, path_problem
 from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
@@ -109,8 +110,7 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
     elif suffix == ".txt":
         if boolean and array.ndim == 2:
             # the inverse of a .txt source: a position x token matrix -> the tokens in order
-            words = [str(_symbol(symbols, 1, int(tok))) for pos, tok in zip(*np.nonzero(array > 0))]
-            text = " ".join(words) + "\n"
+            text = " ".join(_token_words(path, array, symbols)) + "\n"
         else:
             rows = np.atleast_2d(array) if array.ndim <= 2 else array.reshape(array.shape[0], -1)
             text = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in rows)
@@ -378,8 +378,18 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
-def _symbol(symbols: Sequence[Sequence[str] | None], axis: int, position: int) -> object:
-    names = symbols[axis] if axis < len(symbols) else None
-    if names and position < len(names):
-        return names[position]
-    return position
+def _token_words(path: Path, array: Any, symbols: Sequence[AxisValues]) -> list[str]:
+    """A position x token relation as the words of a text that a `.txt` source reads
+    back as the same relation: positions 0, 1, 2, ... each with one token, a string
+    with no blank in it.  Any other relation is refused (FileProblem), naming
+    `.tsv`, which holds any tuples: a text would read back as another relation."""
+    positions, tokens = relation_tuples(array, symbols).columns() or ([], [])
+    if positions != list(range(len(positions))):
+        problem = "its first axis is not the positions 0, 1, 2, ... each with one token"
+    else:
+        bad = next((t for t in tokens if type(t) is not str or t.split() != [t]), None)
+        if bad is None:
+            return tokens
+        problem = f"the token {value_text(bad)} would not read back as itself"
+    raise FileProblem(f"{path.name}: a .txt sink writes a text's tokens, and {problem}; "
+                      f"write the sink to .tsv, which holds any tuples")
