@@ -227,3 +227,14 @@ def test_a_txt_sink_writes_a_token_text_or_refuses(tmp_path):
         with pytest.raises(fuse_lang.FuseError, match=f"{words}.*\\.tsv"):
             run(program, tmp_path)
         assert not (tmp_path / "u.txt").exists()
+
+
+@pytest.mark.parametrize("sink", ["out.xlsx", "out.safetensors", "results", "out.csv.bak"])
+def test_check_refuses_the_sinks_the_run_refuses(tmp_path, capsys, sink):
+    # `fuse check` passed a sink with a suffix no sink writes, and the run refused it
+    (tmp_path / "p.fuse").write_text(f'Y[i] = const([1, 2])\n"{sink}" = Y[i]\n')
+    assert cli_main(["check", str(tmp_path / "p.fuse")]) == 1
+    assert cli_main(["run", str(tmp_path / "p.fuse")]) == 1
+    both = capsys.readouterr()
+    assert (both.out + both.err).count("error[unwritable-sink]") == 2
+    assert list(tmp_path.iterdir()) == [tmp_path / "p.fuse"]

@@ -25,10 +25,10 @@ from .array_values import by_value
 from .atomic_files import atomic_write, atomic_writer
 from .cells import value_text
 from .relation_tuples import AxisValues, RelationTuples, relation_tuple_chunks, relation_tuples
+from .sink_paths import SINK_SUFFIXES, suffix_problem
 from .source_files import FileProblem, path_problem
 from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
 
-SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".facts", ".json", ".jsonl", ".txt")
 # the text sinks that write a numeric tensor as its dense array (rows of numbers,
 # nested lists), indexed by position like an .npy
 DENSE_TEXT = (".csv", ".tsv", ".json", ".jsonl", ".txt")
@@ -47,9 +47,9 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
         raise FileProblem(f"the sink {target!r} is outside the program's folder {root}; "
                           f"writing there must be allowed explicitly (`fuse run "
                           f"--allow-outside-sinks`, or allow_outside_sinks=True in the API)")
-    if path.suffix.lower() not in SINK_SUFFIXES:
-        raise FileProblem(f"{path.name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} "
-                          f"or {SINK_SUFFIXES[-1]}")
+    problem = suffix_problem(str(path))  # (as `fuse check` says: io.sink_paths)
+    if problem:
+        raise FileProblem(problem)
     if path.is_dir():
         raise FileProblem(f"{path} is a folder")
     return path
