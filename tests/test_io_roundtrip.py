@@ -238,3 +238,27 @@ def test_check_refuses_the_sinks_the_run_refuses(tmp_path, capsys, sink):
     both = capsys.readouterr()
     assert (both.out + both.err).count("error[unwritable-sink]") == 2
     assert list(tmp_path.iterdir()) == [tmp_path / "p.fuse"]
+
+
+@pytest.mark.parametrize("name, data", [
+    ("m.csv", "a,b\n1,2\n3,4\n"), ("m.tsv", "a\tb\n1\t2\n3\t4\n"),
+    ("m.jsonl", '["a", "b"]\n[1, 2]\n[3, 4]\n'), ("m.json", '[["a", "b"], [1, 2], [3, 4]]'),
+])
+def test_a_numeric_table_skips_its_header_when_told(tmp_path, name, data):
+    # header=1 was read only for relations: a numeric table's header was still a
+    # row "not a number", and one without a header lost no row, silently
+    (tmp_path / name).write_text(data)
+    program = f'X[i,j] = source("{name}", header=1)\nexport X\n'
+    assert errors(program, tmp_path) == []
+    assert run(program, tmp_path).outputs["X"].tolist() == [[1, 2], [3, 4]]
+    (tmp_path / name).write_text(data.replace("a", "5").replace("b", "6"))
+    assert run(program, tmp_path).outputs["X"].tolist() == [[1, 2], [3, 4]]
+
+
+def test_a_header_option_on_an_array_file_is_an_error(tmp_path):
+    np.save(tmp_path / "w.npy", np.ones(3))
+    (d,) = fuse_lang.analyze('X[i] = source("w.npy", header=1)\n', base_dir=tmp_path).diagnostics
+    assert d.code == "invalid-statement" and "w.npy" in d.message
+    (tmp_path / "m.csv").write_text("a,b\n1,2\n")
+    (d,) = fuse_lang.analyze('X[i,j] = "m.csv"\n', base_dir=tmp_path).diagnostics
+    assert d.code == "unreadable-source" and "header=1" in d.message

@@ -168,7 +168,7 @@ def _write_facts(path: Path, value: Any, boolean: bool, symbols: Sequence[AxisVa
                 for v in table.tolist():
                     if type(v) is str and cell_text(v, "\t", alone) != v:
                         raise FileProblem(
-                            f"{path.name}: the value {cell_text(v, chr(9))} cannot be written "
+                            f"{path.name}: the value {value_text(v)} cannot be written "
                             f"to a .facts file, which has no quoting (it would read back as "
                             f"another value); write the sink to .tsv, which quotes it")
             yield tuples

@@ -29,7 +29,7 @@ from .text_sources import parse_json, relation_file, text_lines
 
 
 def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
-               mapped: bool = False) -> np.ndarray:
+               mapped: bool = False, header: bool | None = None) -> np.ndarray:
     """A dense source's array (`key`: the tensor of a safetensors file, or the
     vocabulary of a text's token ids).  `mapped`:
     an `.npy` file or a safetensors tensor memory-mapped as it is stored, not read
@@ -48,16 +48,18 @@ def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
             matrix = load_sparse_npz(path, dtype)  # a sparse archive, read dense when asked
             return matrix.toarray() if matrix is not None else \
                 load_npz_member(path, tensor).astype(dtype)
+        skip = 1 if header else 0  # `source("m.csv", header=1)`: its first row skipped
         if suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
-            rows = [line.split(sep) for line in text_lines(path)]
+            rows = [line.split(sep) for line in text_lines(path)[skip:]]
             data = np.array([[float(c) for c in row] for row in rows], dtype=dtype)
             return data[:, 0] if data.ndim == 2 and data.shape[1] == 1 else data
         if suffix == ".json":
-            return np.asarray(json_entry(parse_json(read_text(path)), tensor), dtype=dtype)
+            data = json_entry(parse_json(read_text(path)), tensor)
+            return np.asarray(data[skip:] if isinstance(data, list) else data, dtype=dtype)
         if suffix == ".jsonl":
             rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
-            return np.asarray(rows, dtype=dtype)
+            return np.asarray(rows[skip:], dtype=dtype)
         if suffix == ".txt" and key is not None:  # token ids (io.token_ids)
             from .token_ids import read_token_ids
 
