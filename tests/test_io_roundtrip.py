@@ -262,3 +262,13 @@ def test_a_header_option_on_an_array_file_is_an_error(tmp_path):
     (tmp_path / "m.csv").write_text("a,b\n1,2\n")
     (d,) = fuse_lang.analyze('X[i,j] = "m.csv"\n', base_dir=tmp_path).diagnostics
     assert d.code == "unreadable-source" and "header=1" in d.message
+
+
+def test_an_input_of_a_text_file_says_what_an_input_takes(tmp_path, capsys):
+    # it said "not a .npy file (bad magic bytes)"
+    (tmp_path / "x.csv").write_text("1,2\n")
+    (tmp_path / "p.fuse").write_text('X[i] = "x.csv"\nexport X\n')
+    assert cli_main(["run", str(tmp_path / "p.fuse"), "--input",
+                     f"X={tmp_path / 'x.csv'}"]) == 2
+    assert "an input is an array file (.npy, .npz or .safetensors), not .csv" \
+        in capsys.readouterr().err

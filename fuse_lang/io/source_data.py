@@ -24,8 +24,10 @@ from .numpy_headers import (
 from .relation_files import RelationFile, json_entry
 from .safetensors_header import SafetensorsProblem, load_tensor
 from .source_files import FileProblem, SourceError, open_regular, read_text
-from .sources import SAFETENSORS
+from .sources import SAFETENSORS, SUFFIXES
 from .text_sources import parse_json, relation_file, text_lines
+
+TEXT_SUFFIXES = tuple(s for s in SUFFIXES if s not in (".npy", ".npz", SAFETENSORS))
 
 
 def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
@@ -75,6 +77,10 @@ def load_array_file(path: Path, name: str, key: str | None = None) -> np.ndarray
     whatever its name) the array `name` or its only one, or from a `.safetensors`
     file the tensor `key` (without one: named `name`, or its only one).  Raises
     SourceError, OSError."""
+    if path.suffix.lower() in TEXT_SUFFIXES:  # (not "bad magic bytes": what it takes)
+        raise SourceError(f"an input is an array file (.npy, .npz or .safetensors), not "
+                          f"{path.suffix.lower()}; a text file is read by a source of "
+                          f"the program")
     if path.suffix.lower() == SAFETENSORS:
         with open_regular(path):  # a regular file only, as every source
             pass
