@@ -87,18 +87,24 @@ _VALUE = st.one_of(
     st.integers(-(2**63), 2**63 - 1),
     st.floats(allow_nan=False, allow_infinity=False, width=64),
     st.text(max_size=6),
+    st.text(alphabet='",\t\n\r a1().-e\u00a0', max_size=5),  # what quoting is about
     st.sampled_from(["1", "-7", "0.5", "1e5", "()", "a,b", 'q"', " x", "Ann", "ann"]),
 )
 
 
-@settings(max_examples=20, deadline=None)
-@given(rows=st.lists(st.tuples(_VALUE, _VALUE), min_size=1, max_size=6),
-       suffix=st.sampled_from(TEXT_SINKS))
+@settings(max_examples=30, deadline=None)
+@given(rows=st.lists(st.tuples(_VALUE, _VALUE) | st.tuples(_VALUE), min_size=1, max_size=6),
+       suffix=st.sampled_from((*TEXT_SINKS, ".facts")))
 def test_any_values_come_back_from_every_text_sink(tmp_path_factory, rows, suffix):
     folder = tmp_path_factory.mktemp("values")
-    rows = [tuple(0.0 if type(v) is float and v == 0 else v for v in r) for r in rows]
+    rows = [tuple(0.0 if type(v) is float and v == 0 else v for v in r) for r in rows
+            if len(r) == len(rows[0])]
     want = {tuple(_kind(v) for v in r) for r in rows}
-    got = round_trip(folder, rows, suffix)
+    try:
+        got = round_trip(folder, rows, suffix)
+    except fuse_lang.FuseError as err:  # .facts has no quoting: refused, never changed
+        assert suffix == ".facts" and "cannot be written to a .facts file" in str(err)
+        return
     assert {tuple(_kind(v) for v in r) for r in got} == want
 
 
