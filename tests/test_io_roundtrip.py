@@ -278,3 +278,10 @@ def test_an_input_of_a_text_file_says_what_an_input_takes(tmp_path, capsys):
                      f"X={tmp_path / 'x.csv'}"]) == 2
     assert "an input is an array file (.npy, .npz or .safetensors), not .csv" \
         in capsys.readouterr().err
+
+
+def test_a_nullary_line_reads_alike_in_a_large_file(tmp_path):
+    # the whole-file reader of large plain files read a `()` line as the symbol ()
+    (tmp_path / "r.tsv").write_text("a\n" * 40_000 + "()\n" + "b\n" * 10)
+    (d,) = fuse_lang.analyze('R(x) = "r.tsv"\n', base_dir=tmp_path).diagnostics
+    assert d.code == "unreadable-source" and "line 40001 has 0 fields" in d.message

@@ -76,8 +76,9 @@ def read_relation(path: Path, header: bool | None = None, whole: bool = True,
 
         plain = text.replace("\r\n", "\n") if "\r" in text else text
         first, _, rest = plain.partition("\n")
+        nullary = f"\n{NULLARY}\n" in f"\n{plain}\n"  # a line `()`: the line reader's
         split = split_relation(rest, sep, quoted=suffix != ".facts") \
-            if first.strip() and first.strip(_BLANKS) != NULLARY else None
+            if first.strip() and not nullary else None
         if split is not None:
             first_row = _line_values(first, sep, suffix != ".facts", 1)
             if len(first_row) == len(split):
