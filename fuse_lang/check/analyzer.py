@@ -326,7 +326,8 @@ class _Checker:
             if sym.arity is None:
                 given[sym.name] = sym
                 sym.arity = rank
-            elif _stored_arity(sym) != rank and not (sym.boolean and info.rows == 0):
+            elif _stored_arity(sym) != rank and not (sym.boolean and info.columns is not None
+                                                        and info.rows == 0):
                 stored = _stored_arity(sym)
                 also = " (its virtual axis is iterated, not read from a file)" \
                     if stored != sym.arity else ""

@@ -77,6 +77,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "loss-twice": (Severity.ERROR, "a second `train` declaration in one program"),
     "missing-source": (Severity.ERROR, "a source file that does not exist"),
     "unreadable-source": (Severity.ERROR, "a source file that cannot be read"),
+    "unwritable-sink": (Severity.ERROR, "a sink that no run can write: a suffix no sink writes"),
     "recursion": (Severity.INFORMATION, "tensors that depend on themselves"),
     "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),
     "unbound-head-variable": (Severity.ERROR, "a rule's head variable that no atom of its body binds"),
