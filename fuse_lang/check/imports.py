@@ -380,8 +380,11 @@ class _Resolver:
             return self._qualified(name, span, aliases)
         return qualify
 
-    def _qualified(self, name: str, span: Span, aliases: Mapping[str, str]) -> str:
-        """The program's name of `ns::Name` written where `aliases` are the imports."""
+    def _qualified(self, name: str, span: Span, aliases: Mapping[str, str],
+                   before: str = "", owner: ImportedFile | None = None) -> str:
+        """The program's name of `ns::Name` written where `aliases` are the imports
+        (`before`: the namespaces written before `ns`, those of a nested name
+        `o::ns::Name`, read in the file `owner`)."""
         head, _, rest = name.partition("::")
         target = aliases.get(head)
         file = self.files.get(target) if target is not None else None
@@ -389,30 +392,35 @@ class _Resolver:
             if target is None and head in getattr(aliases, "missing", ()):
                 self.flagged[span] = None  # (import-not-found says it: nothing here)
             elif target is None:
-                self._unknown_namespace(head, span, aliases)
+                self._unknown_namespace(head, span, aliases, before, owner)
             return name
         if "::" in rest:
-            return self._qualified(rest, span, file.aliases)
+            return self._qualified(rest, span, file.aliases, before + head + "::", file)
         if rest in file.parsed.locals:
             self.flagged[span] = make(
                 "local-out-of-scope", f"`{rest}` is local to `{file.shown}` (a top-level "
                 f"`let` there): files that import it cannot read it", span)
             return name
         if rest not in file.parsed.names:
-            self._undefined(head, rest, span, file)
+            self._undefined(before + head, rest, span, file)
             return name
         return file.prefix + rest
 
-    def _unknown_namespace(self, head: str, span: Span, aliases: Mapping[str, str]) -> None:
+    def _unknown_namespace(self, head: str, span: Span, aliases: Mapping[str, str],
+                           before: str, owner: ImportedFile | None) -> None:
         close = NameSuggester(tuple(aliases)).close(head)
         known = ", ".join(sorted(aliases)) or "none"
-        fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(Span(span.start, span.start + len(head)),
-                                                       c),)) for c in close)
-        self.flagged[span] = make("unknown-namespace", f"`{head}` is not a namespace here: no "
-                                  f"`import \"...\" as {head}`{did_you_mean_text(close)} "
+        at = span.start + len(before)  # (the fix edits `ns` itself, not what is before)
+        fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(Span(at, at + len(head)), c),))
+                      for c in close)
+        where = "here" if owner is None else \
+            f"in `{owner.shown}` (imported as `{before[:-2]}`)"
+        self.flagged[span] = make("unknown-namespace", f"`{head}` is not a namespace {where}: "
+                                  f"no `import \"...\" as {head}`{did_you_mean_text(close)} "
                                   f"(namespaces: {known})", span, fixes=fixes)
 
     def _undefined(self, head: str, rest: str, span: Span, file: ImportedFile) -> None:
+        """`head`: the namespaces as written (`o::ns` for a nested name)."""
         close = NameSuggester(tuple(file.parsed.names)).close(rest)
         fixes = tuple(Fix(f"Change to `{head}::{c}`", (TextEdit(span, f"{head}::{c}"),))
                       for c in close)

@@ -139,8 +139,13 @@ class _Inliner:
         params = {p.name: p for p in fn.params}
         problem = None
         if fn.result.name in params or len(params) < len(fn.params):
+            twice = [p for k, p in enumerate(fn.params)
+                     if p.name in {q.name for q in fn.params[:k]}]  # (the second one)
+            at = twice[0].name_span if twice else fn.result.name_span
+            what = f"`{twice[0].name}` names two parameters" if twice else \
+                f"`{fn.result.name}` names a parameter and the result"
             problem = make("invalid-statement", f"`{fn.name}`'s parameters and result need "
-                           f"names of their own", fn.result.name_span)
+                           f"names of their own: {what}", at)
         defined = [eq.lhs.name for eq in fn.body]
         if problem is None and fn.result.name not in defined:
             problem = make("fn-no-result", f"the body of `{fn.name}` does not define its "
@@ -181,6 +186,8 @@ class _Inliner:
         kind = type(expr)
         if (kind is ir.Call or (kind is ir.Ref and expr.paren)) and expr.name in self.functions:
             args = _call_args(expr) if kind is ir.Ref else expr.args
+            if kind is ir.Call and expr.kwargs:
+                args = _by_name(self.functions[expr.name], expr, outer)
             args = tuple(self._rewrite(arg, made, outer, depth) for arg in args)
             return self._inline(self.functions[expr.name], args, expr, made, outer, depth)
         return ir.map_children(expr, lambda child: self._rewrite(child, made, outer, depth))
@@ -197,7 +204,7 @@ class _Inliner:
             raise _CallFailed(make("nesting-too-deep", f"calls of functions nest more than "
                                    f"{MAX_DEPTH} deep, or write out more than {MAX_INLINED} "
                                    f"equations", at))
-        if len(args) != len(fn.params) or (type(call) is ir.Call and call.kwargs):
+        if len(args) != len(fn.params):
             raise _CallFailed(make("fn-arguments", f"`{fn.name}` takes {len(fn.params)} "
                                    f"argument{'s' if len(fn.params) != 1 else ''} "
                                    f"({_signature(fn)}), not {len(args)}", at, related=(
@@ -259,6 +266,39 @@ class _Inliner:
                      Origin(fn.name, at, param.span, tuple(name for name, _ in outer[::-1]))))
         self.total += 1
         return ref
+
+
+def _by_name(fn: ir.FnDef, call: ir.Call, outer: tuple) -> tuple:
+    """A call's arguments with those given by name (`f(X[i], w=W[i])`, as a builtin's
+    keywords: after the positional ones, in any order) put in their parameters'
+    places; _CallFailed (`fn-arguments`) for a name that is no parameter, one given
+    twice, or one with an empty place before it."""
+    params = [p.name for p in fn.params]
+    args = list(call.args)
+    given: dict[str, Any] = {}
+    for kw in call.kwargs:
+        where = outer[-1][1] if outer else kw.name_span
+        problem = None
+        if kw.name not in params:
+            problem = f"`{fn.name}` has no parameter `{kw.name}` (parameters: {_signature(fn)})"
+        elif params.index(kw.name) < len(args):
+            problem = f"`{fn.name}` is given `{kw.name}` twice: positionally and as `{kw.name}=`"
+        elif kw.name in given:
+            problem = f"`{fn.name}` is given `{kw.name}=` twice"
+        if problem is not None:
+            raise _CallFailed(make("fn-arguments", problem, where, related=(
+                Related(fn.name_span, f"`{fn.name}` is defined here"),)))
+        given[kw.name] = kw.value
+    while len(args) < len(params) and params[len(args)] in given:
+        args.append(given.pop(params[len(args)]))
+    if given:
+        name = next(iter(given))
+        missing = ", ".join(f"`{p}`" for p in params[len(args):params.index(name)])
+        raise _CallFailed(make("fn-arguments", f"`{fn.name}` is given `{name}=` but not "
+                               f"{missing} before it ({_signature(fn)})",
+                               outer[-1][1] if outer else call.span, related=(
+                                   Related(fn.name_span, f"`{fn.name}` is defined here"),)))
+    return tuple(args)
 
 
 def _signature(fn: ir.FnDef) -> str:
