@@ -251,3 +251,29 @@ def test_imports_of_imports_twice_and_facts_added(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)["outputs"]
     np.testing.assert_allclose(out["W"]["values"], [4, 7, 10])
     assert sorted(map(tuple, out["Q"]["tuples"])) == [("A",), ("C",)]
+
+
+def test_blocks_and_lets_read_names_through_any_alias(tmp_path):
+    # a block's or a top-level let's `other::W` (a second alias) and `m::b::W` (a
+    # nested import) were "not defined", though the same equation outside a block
+    # read them; and `let lt::Q` of a name the file lacks was no error
+    write(tmp_path, {"lib/base.fuse": "Seen(A)\nW = const([1, 2, 3])\n",
+                     "lib/mid.fuse": 'import "base.fuse" as b\nV[i] = b::W[i] + 1\n'})
+    head = ('import "lib/mid.fuse" as m\nimport "lib/base.fuse" as base\n'
+            'import "lib/base.fuse" as other\n')
+    text = head + ("{ let t[i] = m::b::W[i]; Y[i] = t[i] + other::W[i] }\n"
+                   "let Z[i] = other::W[i]\nZ2[i] = Z[i] + m::V[i]\nexport Y, Z2\n")
+    got = run(text, base_dir=tmp_path)
+    np.testing.assert_allclose(got["Y"], [2, 4, 6])
+    np.testing.assert_allclose(got["Z2"], [3, 5, 7])
+    found = errors(head + "{ Y[i] = m::Nope[i] }\nlet base::Q = 1\n", tmp_path / "main.fuse")
+    assert [(d.code, d.message) for d in found] == [
+        ("undefined-tensor", "`Nope` is not defined in `lib/mid.fuse`, imported as `m`"),
+        ("undefined-tensor", "`Q` is not defined in `lib/base.fuse`, imported as `base`")]
+
+
+def test_a_block_with_a_syntax_error_does_not_cascade():
+    # the block is left out for its error: `Y` was then reported undefined as well
+    found = errors("X = const([1, 2])\n{\n  fn f(x[i]) -> y[i] { y[i] = x[i] }\n"
+                   "  Y[i] = X[i]\n  let h[i] = 1\n}\nZ[i] = Y[i] + 1\nexport Z\n")
+    assert [d.code for d in found] == ["syntax-error"]
