@@ -277,3 +277,16 @@ def test_a_block_with_a_syntax_error_does_not_cascade():
     found = errors("X = const([1, 2])\n{\n  fn f(x[i]) -> y[i] { y[i] = x[i] }\n"
                    "  Y[i] = X[i]\n  let h[i] = 1\n}\nZ[i] = Y[i] + 1\nexport Z\n")
     assert [d.code for d in found] == ["syntax-error"]
+
+
+def test_a_result_index_meeting_an_argument_index_is_warned():
+    # `outer(A[q])`: the result's own `q` and the argument's `q` (bound to `p`) are
+    # one index at the call, a diagonal, where the text reads like an outer product
+    text = ("fn outer(x[p]) -> s[p,q] { s[p,q] = x[p] x[q] }\nA = const([1, 2, 3])\n"
+            "G[q] = outer(A[q])\nH[i,q] = outer(A[i])\nexport G, H\n")
+    analysis = fuse_lang.analyze(text)
+    assert [(d.code, analysis.lines.position(d.span.start)) for d in analysis.diagnostics] \
+        == [("fn-index-clash", (2, 7))]
+    got = run(text)
+    np.testing.assert_allclose(got["G"], [1, 4, 9])  # what the lowering says it is
+    np.testing.assert_allclose(got["H"], np.outer([1, 2, 3], [1, 2, 3]))

@@ -53,6 +53,8 @@ class Inlined:
     functions: dict[str, ir.FnDef]
     # statement number -> the statement as written, for each one whose calls were inlined
     written: dict[int, ir.Statement]
+    # what is told of a call that inlines (`fn-index-clash`): not a statement left out
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 class _CallFailed(Exception):
@@ -81,6 +83,7 @@ class _Inliner:
         self.deltas = deltas
         self.functions: dict[str, ir.FnDef] = {}
         self.diags: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
         self.broken: dict[str, Diagnostic] = {}  # function -> why its calls fail
         self.counts: dict[str, int] = {}
         self.total = 0
@@ -125,7 +128,8 @@ class _Inliner:
                 out.append(eq)
             written[len(out)] = at
             out.append(dataclasses.replace(at, rhs=rhs))
-        return Inlined(tuple(out), tuple(self.diags), origins, self.functions, written)
+        return Inlined(tuple(out), tuple(self.diags), origins, self.functions, written,
+                       tuple(self.warnings))
 
     # ---- definitions
 
@@ -232,6 +236,8 @@ class _Inliner:
         # the result read at the call's variables, each where the call names it (where
         # the call is in a body, the outermost call: that is where the user sees it)
         # (an index no parameter has keeps the function's name: `-> s[p,p']` over `x[p,d]`)
+        if not outer:
+            self._clashes(fn, args, bound, call)
         indices = tuple(ir.IndexVar(bound[i.name].name, bound[i.name].span if not outer
                                     else at) if i.name in bound else ir.IndexVar(i.name, at)
                         for i in result.indices or ())
@@ -239,6 +245,22 @@ class _Inliner:
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
 
+
+    def _clashes(self, fn: ir.FnDef, args: tuple, bound: dict, call: Any) -> None:
+        """`fn-index-clash`: a result index that no parameter has keeps the function's
+        own name at the call (`-> s[p,q]`: the call reads `s[.., q]`); where the call's
+        arguments name an index so too (`outer(A[q])`), the two are one index, a
+        diagonal, though nothing in the call's text says so."""
+        named = {v.name for arg in args for ref in ir.refs(arg)
+                 for index in ref.indices or () for v in ir.index_vars(index)}
+        for index in fn.result.indices or ():
+            if index.name not in bound and index.name in named:
+                self.warnings.append(make(
+                    "fn-index-clash", f"`{fn.name}`'s result index `{index.name}` is no "
+                    f"parameter's, so the call reads it as `{index.name}`, an index its "
+                    f"arguments name too: the two are one index here (a diagonal); rename "
+                    f"the argument's `{index.name}`", call.span,
+                    related=(Related(index.span, "the result's index"),)))
 
     def _named_argument(self, fn: ir.FnDef, k: int, arg: Any, tag: str, at: Span,
                         made: list, outer: tuple) -> Any:
