@@ -290,3 +290,17 @@ def test_a_result_index_meeting_an_argument_index_is_warned():
     got = run(text)
     np.testing.assert_allclose(got["G"], [1, 4, 9])  # what the lowering says it is
     np.testing.assert_allclose(got["H"], np.outer([1, 2, 3], [1, 2, 3]))
+
+
+def test_arguments_naming_one_parameter_index_differently_are_warned():
+    # over x[i], y[i], `f(A[k], A[j])` was read as f(A[k], A[k]) with `j` dropped, and
+    # `W[k,j]` then said `j` has no extent "from anything in the program"
+    text = ("A = const([1, 2, 3])\nfn f(x[i], y[i]) -> z[i] { z[i] = x[i] y[i] }\n"
+            "W[k] = f(A[k], A[j])\nV[k] = f(A[k], 2 A[k])\nexport W, V\n")
+    analysis = fuse_lang.analyze(text)
+    (diag,) = analysis.diagnostics
+    assert diag.code == "fn-index-mismatch"
+    assert analysis.lines.position(diag.span.start) == (2, 17)  # the `j`
+    got = run(text)
+    np.testing.assert_allclose(got["W"], [1, 4, 9])
+    np.testing.assert_allclose(got["V"], [2, 8, 18])

@@ -221,7 +221,9 @@ class _Inliner:
         for k, (param, arg) in enumerate(zip(fn.params, args, strict=True)):
             views[param.name] = view = _ArgView.of(arg, param, k, fn, at)
             for index, var in zip(param.indices or (), view.variables, strict=True):
-                bound.setdefault(index.name, var)
+                first = bound.setdefault(index.name, var)
+                if first.name != var.name and not outer:
+                    self._mismatch(fn, index, first, var)
         locals_ = {eq.lhs.name for eq in fn.body}
         inner = ((fn.name, at),) + outer if outer else ((fn.name, at),)
         for eq in self.bodies[fn.name]:
@@ -245,6 +247,18 @@ class _Inliner:
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
 
+
+    def _mismatch(self, fn: ir.FnDef, index: Any, first: Any, var: Any) -> None:
+        """`fn-index-mismatch`: two arguments name one index of the function's
+        parameters differently (`f(A[k], A[j])` over `x[i], y[i]`): the body has one
+        `i`, the call reads it as the first (`k`), and the other (`j`) is dropped."""
+        self.warnings.append(make(
+            "fn-index-mismatch", f"`{fn.name}`'s parameters share the index "
+            f"`{index.name}`, given here as `{var.name}` and before as `{first.name}`: "
+            f"the call reads both arguments along `{first.name}` and drops `{var.name}`; "
+            f"write one name for both", var.span,
+            related=(Related(first.span, f"`{index.name}` given as `{first.name}`"),
+                     Related(index.span, "the parameters' index"))))
 
     def _clashes(self, fn: ir.FnDef, args: tuple, bound: dict, call: Any) -> None:
         """`fn-index-clash`: a result index that no parameter has keeps the function's
