@@ -304,3 +304,18 @@ def test_arguments_naming_one_parameter_index_differently_are_warned():
     got = run(text)
     np.testing.assert_allclose(got["W"], [1, 4, 9])
     np.testing.assert_allclose(got["V"], [2, 8, 18])
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_an_import_cycle_back_to_the_program_is_one_error(tmp_path, monkeypatch, relative):
+    # named relative (`fuse check main.fuse`), the program was not known as the file
+    # its importer imports: a second copy of it was read, and `m::X` in back.fuse
+    # was "not defined" besides the cycle (and `me::X` of a self-import read the copy)
+    write(tmp_path, {"main.fuse": 'import "back.fuse" as b\nX = 1\nexport X, b::Z\n',
+                     "back.fuse": 'import "main.fuse" as m\nZ = m::X + 1\n',
+                     "self.fuse": 'import "self.fuse" as me\nX = 1\nY = me::X + 1\nexport Y\n'})
+    monkeypatch.chdir(tmp_path)
+    for name in ("main.fuse", "self.fuse"):
+        path = name if relative else str(tmp_path / name)
+        analysis = fuse_lang.analyze((tmp_path / name).read_text(), path)
+        assert [d.code for d in analysis.diagnostics] == ["import-cycle"], name

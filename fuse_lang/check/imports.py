@@ -241,10 +241,11 @@ class _Resolver:
         self.flagged: dict[Span, Diagnostic | None] = {}
         self.files: dict[str, ImportedFile] = {}
         self.edges: dict[str, list[tuple[ir.ImportDecl, str, int]]] = {}  # file -> imports
+        self.main_aliases: dict[str, str] = {}
 
     def run(self, statements: tuple[ir.Statement, ...], deltas: dict[int, int]) -> Resolved:
         main_decls = [s for s in statements if type(s) is ir.ImportDecl]
-        aliases = self._aliases(self.main, main_decls, self.base_dir, 0)
+        aliases = self.main_aliases = self._aliases(self.main, main_decls, self.base_dir, 0)
         self._reach(main_decls, aliases)
         self._cycles()
         imports = Imports(tuple((d, aliases.get(d.alias)) for d in main_decls),
@@ -283,7 +284,9 @@ class _Resolver:
                                        f"imports: give each its own namespace",
                                        _moved(decl.alias_span, base)))
                 continue
-            target = os.path.normpath(os.path.join(folder, decl.path.value))
+            # (absolute, as the program's own path: a file importing the program is a cycle
+            # back to it whether the program was named relative or not)
+            target = os.path.normpath(os.path.abspath(os.path.join(folder, decl.path.value)))
             found = self.cache.file(target)
             if isinstance(found, str):
                 self.diags.append(make("import-not-found", f"cannot import `{decl.path.value}`: "
@@ -387,6 +390,11 @@ class _Resolver:
         `o::ns::Name`, read in the file `owner`)."""
         head, _, rest = name.partition("::")
         target = aliases.get(head)
+        if target is not None and target == self.main:  # (an import cycle back to the
+            # program, said once as `import-cycle`: its names are the program's own)
+            if "::" in rest:
+                return self._qualified(rest, span, self.main_aliases, before + head + "::")
+            return rest
         file = self.files.get(target) if target is not None else None
         if file is None:
             if target is None and head in getattr(aliases, "missing", ()):
