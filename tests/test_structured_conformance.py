@@ -198,6 +198,16 @@ def test_run_refuses_with_the_cause_not_a_cascade(tmp_path, capsys, line, code):
     assert f"[{code}]" in str(err.value)
 
 
+def test_a_target_run_refuses_with_the_cause_in_its_cone_only(tmp_path, capsys):
+    path = tmp_path / "p.fuse"
+    path.write_text("A = const([1, 2, 3])\nB[i] = A[i] + Nope[i]\n"
+                    "fn two(x[i]) -> y[i] { y[i] = x[i] }\nT[i] = two(A[i], A[i])\n"
+                    "U[i] = T[i] + 1\nexport U, B\n", encoding="utf-8")
+    assert main(["run", "--target", "U", str(path)]) == 1
+    said = capsys.readouterr().err
+    assert "error[fn-arguments]" in said and "Nope" not in said and "not defined" not in said
+
+
 # ------------------------------------------------------------ imports
 
 def test_an_uncalled_function_of_an_imported_file_is_checked(tmp_path):

@@ -162,9 +162,13 @@ def _cut_analysis(analysis: Analysis, text: str, path: str | None,
     cut = analyze(text, path, base_dir)
     if any(d.severity is Severity.ERROR and d.code != "missing-source"
            for d in cut.diagnostics):
-        raise_on_errors(analysis, only=tuple(
-            d for d in analysis.diagnostics
-            if d.severity is Severity.ERROR and d.code != "missing-source"))
+        errors = [d for d in analysis.diagnostics
+                  if d.severity is Severity.ERROR and d.code != "missing-source"]
+        spans = [s.span for s in analysis.program.statements]
+        # the errors of statements left out (in none the checker kept): the cause
+        dropped = [d for d in errors if not any(s.start <= d.span.start < s.end
+                                                 for s in spans)]
+        raise_on_errors(analysis, only=tuple(dropped or errors))
     return cut
 
 
