@@ -329,3 +329,26 @@ def test_an_import_cycle_back_to_the_program_is_one_error(tmp_path, monkeypatch,
         path = name if relative else str(tmp_path / name)
         analysis = fuse_lang.analyze((tmp_path / name).read_text(), path)
         assert [d.code for d in analysis.diagnostics] == ["import-cycle"], name
+
+
+def test_a_lone_index_in_a_written_out_call_is_no_traceback():
+    # every node of a call's written-out equation has the call's span: the lone-index
+    # check looked `k` up by span, found the comparison's bare `j`, and raised
+    # StopIteration out of `fuse check`
+    text = ("axis j = 3\nB = const([[1, 2], [3, 4]])\n"
+            "fn f(b[k,l]) -> y[j] { y[j] = b[k,l] (j > l) }\nY[j] = f(B[k,l])\nexport Y\n")
+    assert errors(text) == []
+    np.testing.assert_allclose(run(text)["Y"], [0, 4, 10])
+
+
+def test_an_imported_files_index_values_keep_their_declared_index(tmp_path):
+    # the file's `axis j` renames its index `j` to `j@m`; a bare `j` (the index's
+    # value, or a comparison's operand) stayed `j`: "`j` is not defined" at the import
+    write(tmp_path, {"lib/m.fuse": "axis j = 3\nP[j] = j\nQ[j] = P[j] (j < 2)\n"})
+    text = 'import "lib/m.fuse" as m\nY[j] = m::Q[j]\nexport Y\n'
+    assert errors(text, tmp_path / "main.fuse") == []
+    np.testing.assert_allclose(run(text, base_dir=tmp_path)["Y"], [0, 1, 0])
+    # a conflict found in the file says its index as the file writes it (`j`, not `j@m`)
+    text = 'import "lib/m.fuse" as m\naxis i = 2\nY[i] = m::Q[i + 1]\nexport Y\n'
+    (diag,) = errors(text, tmp_path / "main.fuse")
+    assert "`j` has extent 3" in diag.message and "@" not in diag.message

@@ -141,7 +141,8 @@ class _Renamer:
         if not scope.prefix or name in self.own:
             return name
         if bare and name in self.variables and name not in scope.defined:
-            return name  # an index's value
+            # an index's value, named as the index is (`j@m` where the file declares `j`)
+            return name + scope.axis_tag if name in scope.axes else name
         return scope.prefix + name
 
     def ref(self, ref: ir.Ref) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import threading
 from collections import deque
 from pathlib import Path
@@ -486,13 +487,21 @@ def _at_import(diag: Diagnostic, file: ImportedFile, imports: Imports) -> Diagno
     """An error in an imported file, at the program's import statement that reaches it."""
     line = file.parsed.lines.position(diag.span.start - file.base)[0] + 1
     code = diag.code if diag.code in ("import-cycle", "import-not-found") else "import-error"
-    said = diag.message.replace("`" + file.prefix, "`")  # (its names as the file writes them)
+    said = _as_the_file_writes(diag.message, file)
     message = f"in `{file.shown}` line {line}: {said}"
     if code == "import-error":
         message += f" [{diag.code}]"
     related = (_related(Related(diag.span, said), imports),) + tuple(
-        _related(r, imports) for r in diag.related)
+        _related(dataclasses.replace(r, message=_as_the_file_writes(r.message, file)), imports)
+        for r in diag.related)
     return Diagnostic(code, Severity.ERROR, message, file.via, related)
+
+
+def _as_the_file_writes(message: str, file: ImportedFile) -> str:
+    """`message` with the file's names and indices as it writes them (`T`, `j`, not
+    `ns::T`, `j@ns`)."""
+    return re.sub(re.escape("@" + file.prefix[:-2]) + r"(?![A-Za-z0-9_:])", "",
+                  message.replace("`" + file.prefix, "`"))
 
 
 def _related(related: Related, imports: Imports) -> Related:
