@@ -352,3 +352,14 @@ def test_an_imported_files_index_values_keep_their_declared_index(tmp_path):
     text = 'import "lib/m.fuse" as m\naxis i = 2\nY[i] = m::Q[i + 1]\nexport Y\n'
     (diag,) = errors(text, tmp_path / "main.fuse")
     assert "`j` has extent 3" in diag.message and "@" not in diag.message
+
+
+def test_an_unknown_call_in_a_called_body_points_at_the_body_line():
+    # the related place was the function's name, not the line that makes the call
+    text = ("Q = const([1, 2])\nfn h(x[i]) -> y[i] {\n  t[i] = x[i]\n"
+            "  y[i] = t[i] + undefined_fn(x[i])\n}\nU[i] = h(Q[i])\nexport U\n")
+    analysis = fuse_lang.analyze(text)
+    (diag,) = [d for d in analysis.diagnostics if d.severity is fuse_lang.Severity.ERROR]
+    assert diag.code == "unknown-function"
+    assert analysis.lines.position(diag.span.start)[0] == 5  # at the call
+    assert analysis.lines.position(diag.related[0].span.start) == (3, 2)  # the body line

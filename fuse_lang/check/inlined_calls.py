@@ -168,12 +168,13 @@ def _mentions(inlined: Inlined, origin: Origin, name: str) -> bool:
 
 
 def _equation_names(eq: ir.Equation) -> str:
-    """The names of an equation's tensors and indices, as text."""
+    """The names of an equation's tensors, indices and calls, as text."""
     names = []
     for ref in [eq.lhs, *ir.refs(eq.rhs)]:
         names.append(ref.name)
         for index in ref.indices or ():
             names += [v.name for v in ir.index_vars(index)]
+    names += [node.name for node in ir.walk(eq.rhs) if type(node) is ir.Call]
     return " ".join(names)
 
 
