@@ -129,6 +129,12 @@ CASES = [
      ["`f` calls itself (f -> f)"]),
     ("fn-no-result", "fn f(x[i]) -> y[i] { z[i] = x[i] }\nX = const([1,2])", E, (0, 14),
      ["does not define its result `y`"]),
+    ("fn-index-mismatch", "fn f(x[i], y[i]) -> z[i] { z[i] = x[i] y[i] }\nA = const([1,2])\n"
+     "W[k] = f(A[k], A[j])", W, (2, 17), ["share the index `i`, given here as `j` and before "
+                                          "as `k`", "drops `j`"]),
+    ("fn-index-clash", "fn outer(x[p]) -> s[p,q] { s[p,q] = x[p] x[q] }\nA = const([1,2])\n"
+     "G[q] = outer(A[q])", W, (2, 7), ["`outer`'s result index `q` is no parameter's",
+                                       "one index here (a diagonal)"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
      "Y[i,j] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 9), ["[i,j] and [i]"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"

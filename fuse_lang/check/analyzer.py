@@ -271,6 +271,7 @@ class _Checker:
             kept = tuple(s for s in program.statements if type(s) is not ir.FnDef)
             return ir.Program(kept, program.text), relocation.replaced(kept), None
         self.diags.extend(inlined.diagnostics)
+        self.diags.extend(inlined.warnings)
         self.diags.extend(body_diagnostics(inlined, len(self.text)))
         return (ir.Program(inlined.statements, program.text),
                 relocation.replaced(inlined.statements), inlined)

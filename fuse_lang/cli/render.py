@@ -2,6 +2,7 @@
 the line, a caret under the span, its notes and its first fix."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import NoReturn
 
@@ -25,7 +26,7 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
             r_line, r_col = rel.position[:2]
         else:
             r_line, r_col = lines.position(rel.span.start)
-        out.append(f"  {rel.path or path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
+        out.append(f"  {_shown(rel.path, path)}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
     for fix in diag.fixes[:1]:
         out.append(f"  fix: {fix.title}")
     return "\n".join(out)
@@ -43,6 +44,19 @@ def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
     for d in ordered:
         print(render_text(path, lines, d), file=sys.stderr)
     raise CommandFailed(EXIT_ERRORS, None, tuple(d.to_json(lines, path) for d in ordered))
+
+
+def _shown(other: str | None, path: str) -> str:
+    """Another file's (absolute) path as the program's is given: from the current
+    folder when the program's is relative (`lib/graph.fuse`, beside `main.fuse`)."""
+    if other is None:
+        return path
+    if os.path.isabs(other) and not os.path.isabs(path):
+        try:
+            return os.path.relpath(other)
+        except ValueError:  # (another drive)
+            return other
+    return other
 
 
 def _caret_indent(prefix: str) -> str:
