@@ -136,9 +136,10 @@ CASES = [
      "G[q] = outer(A[q])", W, (2, 7), ["`outer`'s result index `q` is no parameter's",
                                        "one index here (a diagonal)"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
-     "Y[i,j] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 9), ["[i,j] and [i]"]),
+     "Y[i] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 7), ["[i,j] and [i]",
+                                                          "`j` is summed outside it"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
-     "Y[i,j] = case { A[i,j] > 2 -> A[i,j]; default -> B[i] }", E, (2, 9), ["[i,j] and [i]"]),
+     "Y[i] = case { A[i,j] > 2 -> A[i,j]; default -> B[i] }", E, (2, 7), ["[i,j] and [i]"]),
     ("unknown-keyword", "X = const([1,2])\nY[i] = softmax(X[i], ax=i)", E, (1, 21),
      ["no keyword `ax`", "keywords: axis"]),
     ("argument-count", "X = const([1,2])\nY[i] = pow(X[i])", E, (1, 7),

@@ -214,19 +214,28 @@ def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
 
 
 def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
-    """`select(c, a, b)` (also `case`'s arms and `when`): a and b keep the same
-    indices, or one keeps none (a number, a scalar) and broadcasts.  The indices a
-    branch keeps are those the scope rule does not project inside it: on the
-    left-hand side, or met elsewhere in the statement too."""
+    """`select(c, a, b)` (also `case`'s arms and `when`) is elementwise: a branch
+    without an index the other keeps broadcasts along it by name (LANGUAGE.md §4),
+    where the index is on the left-hand side.  An index kept by one branch only
+    and summed outside the choice would count the other branch's value once per
+    value of it: that is refused.  The indices a branch keeps are those the scope
+    rule does not project inside it (met elsewhere in the statement too)."""
     everywhere = index_var_counts([*(ir.defined_refs(stmt)), *ir.used_exprs(stmt)])
     kept = []
     for branch in call.args[1:]:
         inside = index_var_counts([branch])
         kept.append([v for v in inside if everywhere[v] > inside[v]])
-    if kept[0] and kept[1] and set(kept[0]) != set(kept[1]):
+    if not (kept[0] and kept[1]) or set(kept[0]) == set(kept[1]):
+        return
+    lhs = _lhs_vars(stmt)
+    summed = sorted((set(kept[0]) ^ set(kept[1])) - lhs)
+    if summed:
         out.append(make("select-shapes", f"the two branches of this choice have different "
-                        f"indices, [{','.join(kept[0])}] and [{','.join(kept[1])}]: write them "
-                        f"over the same indices (a number or a scalar broadcasts)", call.span))
+                        f"indices, [{','.join(kept[0])}] and [{','.join(kept[1])}], and "
+                        f"`{summed[0]}` is summed outside it: the branch without it would "
+                        f"count once per value of `{summed[0]}`; write the branches over the "
+                        f"same indices, or keep `{summed[0]}` on the left-hand side",
+                        call.span))
 
 
 def _lhs_vars(stmt: ir.Statement) -> set[str]:
