@@ -363,3 +363,14 @@ def test_an_unknown_call_in_a_called_body_points_at_the_body_line():
     assert diag.code == "unknown-function"
     assert analysis.lines.position(diag.span.start)[0] == 5  # at the call
     assert analysis.lines.position(diag.related[0].span.start) == (3, 2)  # the body line
+
+
+def test_a_run_error_names_a_blocks_locals_as_written():
+    # the run's names of a block's locals (`h@let.1`) stayed in the message
+    text = ("A[i] = const([1.0, 2.0])\n{\n  let h[i] = 0.5 h[i] + A[i] + g[i]\n"
+            "  let g[i] = 0.9 g[i] + h[i]\n  Y[i] = h[i]\n}\nexport Y\n")
+    with pytest.raises(fuse_lang.FuseError) as err:
+        fuse_lang.compile(text, max_iterations=5).run()
+    message = str(err.value)
+    assert "line 3: `h[i] = 0.5 h[i] + A[i] + g[i]`: h, g did not converge in 5" in message
+    assert "@" not in message
