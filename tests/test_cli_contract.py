@@ -162,6 +162,20 @@ def test_representation_sparse_is_kept_for_a_tensor_of_one_dense_equation(tmp_pa
                                                                            [9, 0, 25]]
 
 
+@pytest.mark.parametrize("flag, said", [
+    ("Y=bogus", "--representation Y=bogus: 'bogus' is not one of dense, sparse"),
+    ("Y", "--representation takes NAME=dense or NAME=sparse, not 'Y'"),
+    ("=sparse", "--representation takes NAME=dense or NAME=sparse, not '=sparse'")])
+def test_a_representation_that_is_neither_dense_nor_sparse_is_a_usage_error(
+        program, capsys, flag, said):
+    """`--representation Y=bogus` is a malformed flag (exit 2, said before the
+    program is compiled), as `Y` alone is; it exited 1 as if the program were at
+    fault."""
+    assert main(["run", str(program), "--representation", flag]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and said in err
+
+
 def test_out_folder_of_a_run_without_outputs_is_made(tmp_path, capsys):
     """A query-only --target run has no output: `--out DIR/` says `wrote DIR/`, and
     the folder is there (it said so with nothing made)."""
@@ -210,3 +224,53 @@ def test_an_unknown_extent_says_how_to_give_it(tmp_path, capsys):
     assert "fuse run --input W=FILE.npy" in err and "`axis i = N`" in err
     np.save(tmp_path / "w.npy", np.ones(2, np.float32))
     assert main(["run", str(path), "--input", f"W={tmp_path / 'w.npy'}"]) == 0
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "--format", "json"],
+    ["generate", "--format", "json", "--prompt-ids", "1"],
+    ["explain", "--format", "json"],
+    ["why", "--format", "json", "{path}", "Y[0]"],
+])
+def test_a_failed_command_still_writes_one_json_document(tmp_path, capsys, command):
+    """`--format json` of a program with errors: a client reads
+    `{"error", "diagnostics"}` on stdout, the diagnostics in `fuse check`'s shape
+    (train, generate and why wrote nothing on stdout)."""
+    path = tmp_path / "bad.fuse"
+    path.write_text("Y[i] = X[i\n")
+    argv = [part.format(path=path) for part in command]
+    if "{path}" not in command:
+        argv.append(str(path))
+    assert main(argv) == 1
+    document = json.loads(capsys.readouterr().out)
+    if command[0] == "explain":  # explain shows what it can plan, and the diagnostics
+        assert "equations" in document
+    else:
+        assert document["error"] is None
+    assert [d["code"] for d in document["diagnostics"]] == ["unclosed-bracket"]
+    assert document["diagnostics"][0]["line"] == 1
+
+
+def test_a_missing_program_is_said_in_every_json_document(tmp_path, capsys):
+    """A path that cannot be read: the reason is in the document (`error`), not
+    only on stderr; `fuse check` keeps its one-key document (a shape relied on)
+    and says it by its exit status."""
+    missing = str(tmp_path / "nowhere.fuse")
+    good = tmp_path / "p.fuse"
+    good.write_text(PROGRAM)
+    assert main(["check", "--format", "json", str(good), missing]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"diagnostics": []}
+    assert err.strip() == f"fuse: {missing}: no such file"
+    for command in (["explain"], ["train"], ["why", missing, "Y"]):
+        argv = [command[0], "--format", "json", *(command[1:] or [missing])]
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert json.loads(out) == {"error": f"fuse: {missing}: no such file", "diagnostics": []}
+        assert err.strip() == f"fuse: {missing}: no such file"
+
+
+def test_a_failed_training_says_why_in_its_json(program, capsys):
+    assert main(["train", "--format", "json", str(program)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert "names no loss" in document["error"] and document["diagnostics"] == []

@@ -449,6 +449,18 @@ def test_float_constants_in_facts_atoms_and_queries_are_values(tmp_path):
     assert problems("R(1e400)\n") == ["invalid-index"]
 
 
+def test_an_integer_and_the_same_float_are_one_value(tmp_path):
+    # docs/language.md, "Values in relations": numbers are values by magnitude, as
+    # in SQL; `"1"` stays another value
+    text = ('R(1)\nR(1.0)\nR("1")\nN(1.0)\nN(1)\nS(2.0)\nT(x) = N(x) S(y) (x < y)\n'
+            'R(1.0)?\nS(2)?\nR(x)?\nN(x)?\nT(x)?\n')
+    assert problems(text) == []
+    assert answers(text) == [{()}, {()}, {(1,), ("1",)}, {(1,)}, {(1,)}]
+    (tmp_path / "r.tsv").write_text("1.0\n2\n")
+    assert answers('R(x) = "r.tsv"\nR(1)?\nR(2.0)?\nR(x)?\n', tmp_path) == [
+        {()}, {()}, {(1,), (2,)}]
+
+
 def test_a_quoted_constant_in_a_comparison_is_a_symbol(tmp_path):
     # Soufflé writes every symbol quoted: `x != "New York"`; "1" is the string
     text = ('P(Ann)\nP("New York")\nP("1")\nP(1)\nQ(x) = P(x) (x != "New York")\n'

@@ -129,10 +129,17 @@ CASES = [
      ["`f` calls itself (f -> f)"]),
     ("fn-no-result", "fn f(x[i]) -> y[i] { z[i] = x[i] }\nX = const([1,2])", E, (0, 14),
      ["does not define its result `y`"]),
+    ("fn-index-mismatch", "fn f(x[i], y[i]) -> z[i] { z[i] = x[i] y[i] }\nA = const([1,2])\n"
+     "W[k] = f(A[k], A[j])", W, (2, 17), ["share the index `i`, given here as `j` and before "
+                                          "as `k`", "drops `j`"]),
+    ("fn-index-clash", "fn outer(x[p]) -> s[p,q] { s[p,q] = x[p] x[q] }\nA = const([1,2])\n"
+     "G[q] = outer(A[q])", W, (2, 7), ["`outer`'s result index `q` is no parameter's",
+                                       "one index here (a diagonal)"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
-     "Y[i,j] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 9), ["[i,j] and [i]"]),
+     "Y[i] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 7), ["[i,j] and [i]",
+                                                          "`j` is summed outside it"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
-     "Y[i,j] = case { A[i,j] > 2 -> A[i,j]; default -> B[i] }", E, (2, 9), ["[i,j] and [i]"]),
+     "Y[i] = case { A[i,j] > 2 -> A[i,j]; default -> B[i] }", E, (2, 7), ["[i,j] and [i]"]),
     ("unknown-keyword", "X = const([1,2])\nY[i] = softmax(X[i], ax=i)", E, (1, 21),
      ["no keyword `ax`", "keywords: axis"]),
     ("argument-count", "X = const([1,2])\nY[i] = pow(X[i])", E, (1, 7),
@@ -197,6 +204,9 @@ CASES = [
      ["`V` reaches the loss `L` only through", "sig(x, T)"]),
     ("loss-twice", "param W[i]\nX = const([1,2])\nL = W[i] X[i]\ntrain L\ntrain L", E, (4, 0),
      ["already trains `L`"]),
+    ("unwritable-sink", 'Y[i] = const([1, 2])\n"out.xlsx" = Y[i]', E, (1, 0),
+     ["`out.xlsx` cannot be written", "a sink writes .npy"]),
+    ("unwritable-sink", 'Y[i] = const([1, 2])\n"results" = Y[i]', E, (1, 0), ["results:"]),
     ("recursion", "Edge(A,B)\nPath(x,y) = Edge(x,y)\nPath(x,z) = Path(x,y) Edge(y,z)", I, (1, 0),
      ["`Path` depends on itself", "semi-naive"]),
     ("recursion", "X = const([[1,2]])\nY[i,j] = X[i,j]\nY[i,j] += Y[i-1,j]", I, (1, 0),

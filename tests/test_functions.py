@@ -229,9 +229,25 @@ def test_case_and_when_are_selects_in_the_ir():
     assert ir_signature(one) == ir_signature(two)
 
 
-def test_branches_with_different_indices_are_an_error():
+def test_branches_with_different_indices_broadcast_along_the_left_hand_sides():
+    # elementwise, by index name (LANGUAGE.md §4), as np.where broadcasts: B[i] along j
+    text = ("A[i,j] = const([[1.0, 3.0, 5.0], [4.0, 0.0, 6.0]])\nB[i] = const([10.0, 20.0])\n"
+            "C[j] = const([7.0, 8.0, 9.0])\n"
+            "Y[i,j] = select(A[i,j] > 2, A[i,j], B[i])\n"
+            "Z[i,j] = case { A[i,j] > 2 -> C[j]; default -> B[i] }\n"
+            "W[j,i] = select(B[i] > 15, C[j], A[i,j])\nexport Y, Z, W\n")
+    assert errors(text) == []
+    out = fuse_lang.compile(text).run()
+    a, b, c = (np.array([[1.0, 3, 5], [4, 0, 6]]), np.array([10.0, 20]), np.array([7.0, 8, 9]))
+    np.testing.assert_array_equal(out["Y"], np.where(a > 2, a, b[:, None]))
+    np.testing.assert_array_equal(out["Z"], np.where(a > 2, c[None, :], b[:, None]))
+    np.testing.assert_array_equal(out["W"], np.where(b[None, :] > 15, c[:, None], a.T))
+
+
+def test_branches_with_an_index_summed_outside_the_choice_are_an_error():
+    # B[i] would count once per j
     (diag,) = errors("A = const([[1,2],[3,4]])\nB = const([5,6])\n"
-                     "Y[i,j] = select(A[i,j] > 2, A[i,j], B[i])")
+                     "Y[i] = select(A[i,j] > 2, A[i,j], B[i])")
     assert diag.code == "select-shapes"
     assert errors("A = const([[1,2],[3,4]])\nY[i] = select(A[i,0] > 2, A[i,j] (j < 1), 0)") \
         == []  # j is summed inside the branch: it keeps [i]

@@ -331,7 +331,8 @@ def test_a_cells_result_answers_why_after_the_cell(tmp_path):
              "Reach(x,y) = Edge(x,y)\nReach(x,z) = Reach(x,y) Edge(y,z)\nS[i] = X[i,j]\n"
              "export Reach, S",
              "r = _\nimport gc; gc.collect()\nd = r.why('Reach', ('A', 'C'))\n"
-             "print(d.height, [c.text for c in d.children], r.why('S', (1,)).parts[0].total)"]
+             "print(d.height, [c.text for c in d.children], r.why('S', (1,)).parts[0].total)\n"
+             "print(d.children[1].place.file, '|', r.why('X', (1, 2)).note)"]
     seen = run_cells(tmp_path, cells)
     assert [s["error"] for s in seen] == [None, None, None], seen
     # --why cites a value's rows by the notebook variable, not the run's temporary file
@@ -339,4 +340,7 @@ def test_a_cells_result_answers_why_after_the_cell(tmp_path):
     assert "  └─ Edge(B, C)   row 2 of the notebook variable `edges`\n" in seen[1]["stdout"]
     assert "X[1, 2] = 5\n  `X` is read from the notebook variable `X`\n" in seen[1]["stdout"]
     assert "fuse-cell-" not in seen[1]["stdout"]
-    assert seen[2]["stdout"] == "2 ['Reach(A, B)', 'Edge(B, C)'] 12.0\n", seen[2]
+    # and so does the result's why after the cell (it cited the temporary file)
+    assert seen[2]["stdout"] == ("2 ['Reach(A, B)', 'Edge(B, C)'] 12.0\n"
+                                 "the notebook variable `edges` | `X` is read from the "
+                                 "notebook variable `X`\n"), seen[2]

@@ -271,6 +271,7 @@ class _Checker:
             kept = tuple(s for s in program.statements if type(s) is not ir.FnDef)
             return ir.Program(kept, program.text), relocation.replaced(kept), None
         self.diags.extend(inlined.diagnostics)
+        self.diags.extend(inlined.warnings)
         self.diags.extend(body_diagnostics(inlined, len(self.text)))
         return (ir.Program(inlined.statements, program.text),
                 relocation.replaced(inlined.statements), inlined)
@@ -326,7 +327,8 @@ class _Checker:
             if sym.arity is None:
                 given[sym.name] = sym
                 sym.arity = rank
-            elif _stored_arity(sym) != rank and not (sym.boolean and info.rows == 0):
+            elif _stored_arity(sym) != rank and not (sym.boolean and info.columns is not None
+                                                        and info.rows == 0):
                 stored = _stored_arity(sym)
                 also = " (its virtual axis is iterated, not read from a file)" \
                     if stored != sym.arity else ""

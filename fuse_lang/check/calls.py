@@ -45,7 +45,9 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
         out.append(unknown_function(call.name, call.name_span))
         return
     n = len(call.args)
-    _check_keywords(call, stmt, spec.keywords, out)
+    misplaced = _check_keywords(call, stmt, spec.keywords, out)
+    if misplaced:  # (the count would be wrong for the same reason: said once)
+        return
     if n < spec.min_args or (spec.max_args is not None and n > spec.max_args):
         if spec.max_args is None:
             want = f"at least {spec.min_args}"
@@ -69,15 +71,35 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
 
 
 def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...],
-                    out: list[Diagnostic]) -> None:
-    for kw in call.kwargs:
-        if kw.name not in keywords and kw.name in parameter_names(BUILTINS[call.name]):
-            # (one the builder did not put in its place: that place is taken)
-            out.append(make("bad-argument", f"`{call.name}` is given `{kw.name}` twice: "
-                            f"positionally and as `{kw.name}=`", kw.name_span))
+                    out: list[Diagnostic]) -> bool:
+    """What is wrong with the call's keywords goes to `out`; True when a keyword
+    that names a positional parameter could not be put in its place."""
+    params = parameter_names(BUILTINS[call.name])
+    names = [kw.name for kw in call.kwargs]
+    misplaced = False
+    for k, kw in enumerate(call.kwargs):
+        if names.count(kw.name) > 1:  # (said once, at the second)
+            if names.index(kw.name) < k == names.index(kw.name, names.index(kw.name) + 1):
+                out.append(make("bad-argument", f"`{call.name}` is given `{kw.name}=` "
+                                f"twice", kw.name_span))
+            misplaced = misplaced or kw.name in params
+            continue
+        if kw.name not in keywords and kw.name in params:
+            # (one the builder did not put in its place: that place is taken, or one
+            # before it is empty)
+            misplaced = True
+            at = params.index(kw.name)
+            if at < len(call.args):
+                message = f"`{call.name}` is given `{kw.name}` twice: positionally and as " \
+                          f"`{kw.name}=`"
+            else:
+                missing = ", ".join(f"`{p}`" for p in params[len(call.args):at])
+                message = f"`{call.name}` is given `{kw.name}=` but not {missing} before it " \
+                          f"(signature: {BUILTINS[call.name].signature})"
+            out.append(make("bad-argument", message, kw.name_span))
         elif kw.name not in keywords:
-            names = (*parameter_names(BUILTINS[call.name])[len(call.args):], *keywords)
-            valid = ", ".join(dict.fromkeys(names)) if names else "none"
+            choices = (*params[len(call.args):], *keywords)
+            valid = ", ".join(dict.fromkeys(choices)) if choices else "none"
             out.append(make("unknown-keyword", f"`{call.name}` has no keyword `{kw.name}` "
                             f"(keywords: {valid})", kw.name_span))
         elif kw.name == "axis" and call.name not in ("cross_entropy", "gather"):  # (their
@@ -94,6 +116,7 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
                                        and kw.value.text in SCHEDULE_PER):
             out.append(make("bad-argument", f"`per=` is {' or '.join(SCHEDULE_PER)}",
                             kw.value.span))
+    return misplaced
 
 
 def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
@@ -191,19 +214,28 @@ def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
 
 
 def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
-    """`select(c, a, b)` (also `case`'s arms and `when`): a and b keep the same
-    indices, or one keeps none (a number, a scalar) and broadcasts.  The indices a
-    branch keeps are those the scope rule does not project inside it: on the
-    left-hand side, or met elsewhere in the statement too."""
+    """`select(c, a, b)` (also `case`'s arms and `when`) is elementwise: a branch
+    without an index the other keeps broadcasts along it by name (LANGUAGE.md §4),
+    where the index is on the left-hand side.  An index kept by one branch only
+    and summed outside the choice would count the other branch's value once per
+    value of it: that is refused.  The indices a branch keeps are those the scope
+    rule does not project inside it (met elsewhere in the statement too)."""
     everywhere = index_var_counts([*(ir.defined_refs(stmt)), *ir.used_exprs(stmt)])
     kept = []
     for branch in call.args[1:]:
         inside = index_var_counts([branch])
         kept.append([v for v in inside if everywhere[v] > inside[v]])
-    if kept[0] and kept[1] and set(kept[0]) != set(kept[1]):
+    if not (kept[0] and kept[1]) or set(kept[0]) == set(kept[1]):
+        return
+    lhs = _lhs_vars(stmt)
+    summed = sorted((set(kept[0]) ^ set(kept[1])) - lhs)
+    if summed:
         out.append(make("select-shapes", f"the two branches of this choice have different "
-                        f"indices, [{','.join(kept[0])}] and [{','.join(kept[1])}]: write them "
-                        f"over the same indices (a number or a scalar broadcasts)", call.span))
+                        f"indices, [{','.join(kept[0])}] and [{','.join(kept[1])}], and "
+                        f"`{summed[0]}` is summed outside it: the branch without it would "
+                        f"count once per value of `{summed[0]}`; write the branches over the "
+                        f"same indices, or keep `{summed[0]}` on the left-hand side",
+                        call.span))
 
 
 def _lhs_vars(stmt: ir.Statement) -> set[str]:

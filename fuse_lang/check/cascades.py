@@ -4,7 +4,8 @@ reported undefined where it is read, and one only it reads would be reported
 never read.  The names on such a statement are found from its tokens: its
 leading name (after `param`) is one it would define, and every name one it may
 read (`Parent(x,y),`, a line of a rule written over several, reads `Parent`);
-a broken `fn f(...)` would define the function `f`.  The `undefined-tensor`
+a broken `fn f(...)` would define the function `f`, and a broken block `{ ... }`
+each name its equations would define.  The `undefined-tensor`
 diagnostics (`unknown-builtin`, `unknown-function` for a call) of the first and
 the `unused-tensor` ones of the second are dropped, and so is every `unknown-constant` (a statement left out
 may put any value in a column).  Every other diagnostic stays.
@@ -54,10 +55,32 @@ def names_on_broken(text: str, statement_spans: Sequence[Span],
 
 def _names(statement: str, defined: set[str], read: set[str]) -> None:
     tokens = tokenize(statement)
+    if tokens and tokens[0][0] == "LBRACE":  # a block: each of its equations defines
+        _block_names(tokens, defined)
     first = 1 if tokens and tokens[0][0] in ("PARAM", "FN") else 0  # (`fn f(...)` defines f)
     if len(tokens) > first and tokens[first][0] == "NAME":
         defined.add(tokens[first][1])
     read.update(tok[1] for tok in tokens if tok[0] == "NAME")
+
+
+_ITEM_ENDS = ("NL", "SEMI", "LBRACE", "RBRACE")
+_ASSIGNS = ("=", "+=", "max=", "min=", "avg=")
+
+
+def _block_names(tokens: list, defined: set[str]) -> None:
+    """The names a broken block's equations (`Y[i] = ...`, `let h[i] = ...`, in
+    nested blocks too) would define: an item's leading name where the item
+    assigns (a `case` arm, `c -> a`, does not)."""
+    item: list = []
+    for tok in [*tokens, ("NL", "\n")]:
+        if tok[0] not in _ITEM_ENDS:
+            item.append(tok)
+            continue
+        first = 1 if item and item[0][0] == "LET" else 0
+        if len(item) > first and item[first][0] == "NAME" and \
+                any(t[1] in _ASSIGNS for t in item):
+            defined.add(item[first][1])
+        item = []
 
 
 def _cascade(diag: Diagnostic, text: str, defined: set[str], read: set[str]) -> bool:

@@ -73,7 +73,22 @@ def renamed_statement(stmt: ir.Statement, scope: Scope, delta: int = 0) -> ir.St
         renamer.expr(stmt.rhs)
     elif kind is ir.TrainDecl:
         renamer.ref(stmt.loss)
+    elif kind is ir.Let or kind is ir.Block:  # (the program's: a file's are written out)
+        _block(stmt, scope)
     return stmt
+
+
+def _block(stmt: ir.Let | ir.Block, scope: Scope) -> None:
+    """A block's equations and `let`s (nested blocks too), or one `let`, renamed as
+    equations are: `{ Y[i] = g::h::W[i] }` reads what `Y[i] = g::h::W[i]` reads."""
+    for item in stmt.items if type(stmt) is ir.Block else (stmt,):
+        if type(item) is ir.Block:
+            _block(item, scope)
+            continue
+        eq = item.equation if type(item) is ir.Let else item
+        renamer = _Renamer(scope, _variables(eq), frozenset())
+        renamer.ref(eq.lhs)
+        renamer.expr(eq.rhs)
 
 
 def _function(fn: ir.FnDef, scope: Scope) -> None:
@@ -126,7 +141,8 @@ class _Renamer:
         if not scope.prefix or name in self.own:
             return name
         if bare and name in self.variables and name not in scope.defined:
-            return name  # an index's value
+            # an index's value, named as the index is (`j@m` where the file declares `j`)
+            return name + scope.axis_tag if name in scope.axes else name
         return scope.prefix + name
 
     def ref(self, ref: ir.Ref) -> None:

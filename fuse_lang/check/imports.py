@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import threading
 from collections import deque
 from pathlib import Path
@@ -241,10 +242,11 @@ class _Resolver:
         self.flagged: dict[Span, Diagnostic | None] = {}
         self.files: dict[str, ImportedFile] = {}
         self.edges: dict[str, list[tuple[ir.ImportDecl, str, int]]] = {}  # file -> imports
+        self.main_aliases: dict[str, str] = {}
 
     def run(self, statements: tuple[ir.Statement, ...], deltas: dict[int, int]) -> Resolved:
         main_decls = [s for s in statements if type(s) is ir.ImportDecl]
-        aliases = self._aliases(self.main, main_decls, self.base_dir, 0)
+        aliases = self.main_aliases = self._aliases(self.main, main_decls, self.base_dir, 0)
         self._reach(main_decls, aliases)
         self._cycles()
         imports = Imports(tuple((d, aliases.get(d.alias)) for d in main_decls),
@@ -283,7 +285,9 @@ class _Resolver:
                                        f"imports: give each its own namespace",
                                        _moved(decl.alias_span, base)))
                 continue
-            target = os.path.normpath(os.path.join(folder, decl.path.value))
+            # (absolute, as the program's own path: a file importing the program is a cycle
+            # back to it whether the program was named relative or not)
+            target = os.path.normpath(os.path.abspath(os.path.join(folder, decl.path.value)))
             found = self.cache.file(target)
             if isinstance(found, str):
                 self.diags.append(make("import-not-found", f"cannot import `{decl.path.value}`: "
@@ -380,39 +384,52 @@ class _Resolver:
             return self._qualified(name, span, aliases)
         return qualify
 
-    def _qualified(self, name: str, span: Span, aliases: Mapping[str, str]) -> str:
-        """The program's name of `ns::Name` written where `aliases` are the imports."""
+    def _qualified(self, name: str, span: Span, aliases: Mapping[str, str],
+                   before: str = "", owner: ImportedFile | None = None) -> str:
+        """The program's name of `ns::Name` written where `aliases` are the imports
+        (`before`: the namespaces written before `ns`, those of a nested name
+        `o::ns::Name`, read in the file `owner`)."""
         head, _, rest = name.partition("::")
         target = aliases.get(head)
+        if target is not None and target == self.main:  # (an import cycle back to the
+            # program, said once as `import-cycle`: its names are the program's own)
+            if "::" in rest:
+                return self._qualified(rest, span, self.main_aliases, before + head + "::")
+            return rest
         file = self.files.get(target) if target is not None else None
         if file is None:
             if target is None and head in getattr(aliases, "missing", ()):
                 self.flagged[span] = None  # (import-not-found says it: nothing here)
             elif target is None:
-                self._unknown_namespace(head, span, aliases)
+                self._unknown_namespace(head, span, aliases, before, owner)
             return name
         if "::" in rest:
-            return self._qualified(rest, span, file.aliases)
+            return self._qualified(rest, span, file.aliases, before + head + "::", file)
         if rest in file.parsed.locals:
             self.flagged[span] = make(
                 "local-out-of-scope", f"`{rest}` is local to `{file.shown}` (a top-level "
                 f"`let` there): files that import it cannot read it", span)
             return name
         if rest not in file.parsed.names:
-            self._undefined(head, rest, span, file)
+            self._undefined(before + head, rest, span, file)
             return name
         return file.prefix + rest
 
-    def _unknown_namespace(self, head: str, span: Span, aliases: Mapping[str, str]) -> None:
+    def _unknown_namespace(self, head: str, span: Span, aliases: Mapping[str, str],
+                           before: str, owner: ImportedFile | None) -> None:
         close = NameSuggester(tuple(aliases)).close(head)
         known = ", ".join(sorted(aliases)) or "none"
-        fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(Span(span.start, span.start + len(head)),
-                                                       c),)) for c in close)
-        self.flagged[span] = make("unknown-namespace", f"`{head}` is not a namespace here: no "
-                                  f"`import \"...\" as {head}`{did_you_mean_text(close)} "
+        at = span.start + len(before)  # (the fix edits `ns` itself, not what is before)
+        fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(Span(at, at + len(head)), c),))
+                      for c in close)
+        where = "here" if owner is None else \
+            f"in `{owner.shown}` (imported as `{before[:-2]}`)"
+        self.flagged[span] = make("unknown-namespace", f"`{head}` is not a namespace {where}: "
+                                  f"no `import \"...\" as {head}`{did_you_mean_text(close)} "
                                   f"(namespaces: {known})", span, fixes=fixes)
 
     def _undefined(self, head: str, rest: str, span: Span, file: ImportedFile) -> None:
+        """`head`: the namespaces as written (`o::ns` for a nested name)."""
         close = NameSuggester(tuple(file.parsed.names)).close(rest)
         fixes = tuple(Fix(f"Change to `{head}::{c}`", (TextEdit(span, f"{head}::{c}"),))
                       for c in close)
@@ -470,13 +487,21 @@ def _at_import(diag: Diagnostic, file: ImportedFile, imports: Imports) -> Diagno
     """An error in an imported file, at the program's import statement that reaches it."""
     line = file.parsed.lines.position(diag.span.start - file.base)[0] + 1
     code = diag.code if diag.code in ("import-cycle", "import-not-found") else "import-error"
-    said = diag.message.replace("`" + file.prefix, "`")  # (its names as the file writes them)
+    said = _as_the_file_writes(diag.message, file)
     message = f"in `{file.shown}` line {line}: {said}"
     if code == "import-error":
         message += f" [{diag.code}]"
     related = (_related(Related(diag.span, said), imports),) + tuple(
-        _related(r, imports) for r in diag.related)
+        _related(dataclasses.replace(r, message=_as_the_file_writes(r.message, file)), imports)
+        for r in diag.related)
     return Diagnostic(code, Severity.ERROR, message, file.via, related)
+
+
+def _as_the_file_writes(message: str, file: ImportedFile) -> str:
+    """`message` with the file's names and indices as it writes them (`T`, `j`, not
+    `ns::T`, `j@ns`)."""
+    return re.sub(re.escape("@" + file.prefix[:-2]) + r"(?![A-Za-z0-9_:])", "",
+                  message.replace("`" + file.prefix, "`"))
 
 
 def _related(related: Related, imports: Imports) -> Related:

@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 
 from ..front import ir
-from ..front.builtins import NAMED_BUILTINS
+from ..front.builtins import BUILTINS, NAMED_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.functions import Inlined, Origin
 from ..front.span import Span
@@ -59,9 +59,9 @@ def _as_written(diag: Diagnostic) -> Diagnostic:
 
 def body_diagnostics(inlined: Inlined, size: int) -> list[Diagnostic]:
     """What a function's definition says of itself, once, where it is written: its
-    likely typos of an index (projections.body_typos), and the names nothing
-    defines in a function no line calls (uncalled_bodies).  Functions of this text
-    only (`size`: its length; an imported file's are its own)."""
+    likely typos of an index (projections.body_typos: functions of this text only,
+    `size` its length; an imported file's warnings are its own), and the names
+    nothing defines in a function no line calls (uncalled_bodies)."""
     out = uncalled_bodies(inlined, size)
     for fn in inlined.functions.values():
         if fn.span.end <= size:
@@ -72,30 +72,61 @@ def body_diagnostics(inlined: Inlined, size: int) -> list[Diagnostic]:
 
 def uncalled_bodies(inlined: Inlined, size: int) -> list[Diagnostic]:
     """`undefined-tensor` for a name that the body of a function no line calls reads
-    and nothing defines: a call would report it (at the call), but a library's
+    and nothing defines, and `unknown-function` for a call of a name that is neither
+    a builtin nor a function: a call would report it (at the call), but a library's
     function may have no call in its own file, which is checked alone as the files
-    importing it will be.  Functions of this text only (`size`: its length; an
-    imported file's are its own)."""
+    importing it will be.  The functions of this text (`size`: its length), and
+    those of the files it imports: an error there is the importer's `import-error`
+    (check/imports.py), as the file checked alone has it."""
     called = {origin.fn for origin in inlined.origins.values()}
     defined = set(inlined.functions) | set(NAMED_BUILTINS)
     for stmt in inlined.statements:
         defined.update(ref.name for ref in ir.defined_refs(stmt))
     out = []
     for name, fn in inlined.functions.items():
-        if name in called or fn.span.end > size:
+        if name in called:
             continue
+        # an imported file's function reads its file's names as `ns::Name`
+        prefix = name.rpartition("::")[0] + "::" if fn.span.end > size else ""
+        shown = name[len(prefix):]
         own = {p.name for p in fn.params} | {eq.lhs.name for eq in fn.body} | {fn.result.name}
         for eq in fn.body:
             variables = {v.name for ref in (eq.lhs, *ir.refs(eq.rhs))
                          for index in ref.indices or () for v in ir.index_vars(index)}
             for ref in ir.refs(eq.rhs):
-                if ref.name in own or ref.name in defined or "::" in ref.name or \
-                        (ref.indices is None and ref.name in variables):
+                if ref.name in own or ref.name in defined or not _its_own(ref.name, prefix) \
+                        or (ref.indices is None and ref.name in variables):
                     continue
-                close = NameSuggester(tuple(sorted(defined | own))).close(ref.name)
+                close = NameSuggester(tuple(sorted(n for n in defined | own if n in own or (
+                    _its_own(n, prefix) and n not in NAMED_BUILTINS)))).close(ref.name)
                 out.append(make("undefined-tensor", f"`{ref.name}` is not defined (in `fn "
-                                f"{name}`, which no line of this file calls)"
+                                f"{shown}`, which no line of this file calls)"
                                 f"{did_you_mean_text(close)}", ref.name_span))
+            out += _unknown_calls(eq, inlined, prefix)
+    return out
+
+
+def _its_own(name: str, prefix: str) -> bool:
+    """Whether `name`, read in a body of the file whose names are `prefix`Name, is
+    one of that file's own names (another file's, `h::T`, the resolver checks)."""
+    return name.startswith(prefix) and "::" not in name[len(prefix):]
+
+
+def _unknown_calls(eq: ir.Equation, inlined: Inlined, prefix: str) -> list[Diagnostic]:
+    """`unknown-function` for each call in a body's equation of a name that is
+    neither a builtin nor a function."""
+    out = []
+    for node in ir.walk(eq.rhs):
+        if type(node) is ir.Call and node.name not in BUILTINS and \
+                node.name not in inlined.functions and _its_own(node.name, prefix):
+            written = node.name[len(prefix):]
+            choices = sorted(n[len(prefix):] for n in inlined.functions if _its_own(n, prefix))
+            close = NameSuggester(tuple(choices) + NAMED_BUILTINS).close(written)
+            fixes = tuple(Fix(f"Change to `{c}`", (TextEdit(node.name_span, c),))
+                          for c in close)
+            out.append(make("unknown-function", f"`{written}` is neither a builtin nor a "
+                            f"function of this program{did_you_mean_text(close)} (functions: "
+                            f"{', '.join(choices)})", node.name_span, fixes=fixes))
     return out
 
 
@@ -137,12 +168,13 @@ def _mentions(inlined: Inlined, origin: Origin, name: str) -> bool:
 
 
 def _equation_names(eq: ir.Equation) -> str:
-    """The names of an equation's tensors and indices, as text."""
+    """The names of an equation's tensors, indices and calls, as text."""
     names = []
     for ref in [eq.lhs, *ir.refs(eq.rhs)]:
         names.append(ref.name)
         for index in ref.indices or ():
             names += [v.name for v in ir.index_vars(index)]
+    names += [node.name for node in ir.walk(eq.rhs) if type(node) is ir.Call]
     return " ".join(names)
 
 

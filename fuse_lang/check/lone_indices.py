@@ -109,8 +109,10 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
     start = max((k + 1 for k, node in enumerate(path[:-1])
                  if isinstance(node, (ir.Call, ir.Reduce))), default=0)
     scope_path = path[start:]
-    position = next(p for p, index in enumerate(ref.indices or ())
-                    if index.span.start <= span.start and span.end <= index.span.end)
+    position = next((p for p, index in enumerate(ref.indices or ())
+                     if index.span.start <= span.start and span.end <= index.span.end), None)
+    if position is None:  # (a `fn` call's written-out equation: every node has the
+        return None       # call's span, so the span may find another reference)
     names_here = {v.name for i in ref.indices or () for v in ir.index_vars(i)}
     outputs = tuple(n for n in dict.fromkeys(lhs_names) if n not in names_here)
     parent = scope_path[-2] if len(scope_path) > 1 else None

@@ -16,6 +16,7 @@ from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS, REDUCE_OPS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.relocation import moved_span
 from ..front.span import Span, shifted
+from ..io.sink_paths import sink_diagnostic
 from .calls import check_call, unknown_function
 from .compared_constants import symbol_constant
 from .conflicts import Placed
@@ -385,6 +386,8 @@ class StatementChecks:
         if isinstance(stmt, ir.ParamDecl):
             for ref in stmt.refs:
                 _check_lhs_indices(ref, lhs_diags)
+        if type(stmt) is ir.Sink and (unwritable := sink_diagnostic(stmt)) is not None:
+            lhs_diags.append(unwritable)  # (a suffix no sink writes: the run's refusal too)
         node_diags: list[tuple[int, Diagnostic]] = []
         for before, node in checked:
             found: list[Diagnostic] = []

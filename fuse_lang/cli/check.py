@@ -78,6 +78,8 @@ def _check(options: CheckOptions, prog: str) -> int:
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
     if options.format == "json":
         out = [d.to_json(lines, path) for path, lines, ds in results for d in ds]
+        # (exactly this shape, relied on: a file that could not be read is said on
+        # stderr and by the exit status, 2)
         json.dump({"diagnostics": out}, sys.stdout, indent=2, ensure_ascii=False,
                   allow_nan=False)  # (ints and strings only: strict JSON)
         sys.stdout.write("\n")

@@ -19,10 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
-from .render import render_text
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
+from .render import fail_with_diagnostics
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, UsageError, fail
 
 
 def add_generate_parser(sub: Any) -> None:
@@ -142,24 +141,12 @@ def cmd_generate(options: GenerateOptions) -> int:
     except KeyboardInterrupt:
         fail(f"fuse: {options.path}: generation was stopped (Ctrl-C)", EXIT_INTERRUPTED)
     except FuseError as err:
-        _failed(options, text, err)
+        fail_with_diagnostics(options.path, text, err)
     except Exception as err:  # never a traceback: an engine bug is still one paragraph
         fail(f"fuse: {options.path}: internal error while generating: {type(err).__name__}: "
              f"{err}", EXIT_ERRORS)
     _show(result, options.format)
     return EXIT_OK
-
-
-def _failed(options: GenerateOptions, text: str, err: Exception) -> None:
-    """The error said (a diagnostic at its place in the program, else one line);
-    CommandFailed."""
-    diagnostics = getattr(err, "diagnostics", ())
-    if diagnostics:
-        lines = LineIndex(text)
-        for d in sorted(diagnostics, key=lambda d: d.span.start):
-            print(render_text(options.path, lines, d), file=sys.stderr)
-        raise CommandFailed(EXIT_ERRORS, None)
-    fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
 
 
 def _show(result: Any, fmt: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 from typing import Any, NoReturn, Sequence
@@ -152,13 +153,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     except UsageError as err:  # an option's value that argparse cannot judge
         print(f"fuse: {err.args[0]}", file=sys.stderr)
+        _failure_document(args, f"fuse: {err.args[0]}")
         return EXIT_USAGE
     except CommandFailed as failed:  # its message was printed
+        _failure_document(args, failed.message, failed.diagnostics)
         return failed.status
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def _failure_document(args: argparse.Namespace, error: str | None,
+                      diagnostics: Sequence[dict] = ()) -> None:
+    """With `--format json`, a command that failed still writes one JSON document
+    on standard output (docs/cli.md): the one-line reason (null where the
+    diagnostics say it) and the program's diagnostics. `fuse run` and `fuse
+    check` write their own, of their own shape."""
+    if getattr(args, "format", None) != "json" or args.command in ("run", "check"):
+        return
+    json.dump({"error": error, "diagnostics": list(diagnostics)}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
 
 
 def _command_parser(parser: argparse.ArgumentParser,

@@ -2,8 +2,13 @@
 the line, a caret under the span, its notes and its first fix."""
 from __future__ import annotations
 
+import os
+import sys
+from typing import NoReturn
+
 from ..front.diagnostics import Diagnostic
 from ..front.span import LineIndex
+from .status import EXIT_ERRORS, CommandFailed, fail
 
 
 def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
@@ -21,10 +26,37 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
             r_line, r_col = rel.position[:2]
         else:
             r_line, r_col = lines.position(rel.span.start)
-        out.append(f"  {rel.path or path}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
+        out.append(f"  {_shown(rel.path, path)}:{r_line + 1}:{r_col + 1}: note: {rel.message}")
     for fix in diag.fixes[:1]:
         out.append(f"  fix: {fix.title}")
     return "\n".join(out)
+
+
+def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
+    """A program that could not be compiled or run (`err`, a FuseError): its
+    diagnostics printed at their places in the program (in file order), else its
+    one line; CommandFailed (exit 1) carrying them as `fuse check` JSON."""
+    diagnostics = getattr(err, "diagnostics", ())
+    if not diagnostics:
+        fail(f"fuse: {path}: {err}", EXIT_ERRORS)
+    lines = LineIndex(text)
+    ordered = sorted(diagnostics, key=lambda d: d.span.start)
+    for d in ordered:
+        print(render_text(path, lines, d), file=sys.stderr)
+    raise CommandFailed(EXIT_ERRORS, None, tuple(d.to_json(lines, path) for d in ordered))
+
+
+def _shown(other: str | None, path: str) -> str:
+    """Another file's (absolute) path as the program's is given: from the current
+    folder when the program's is relative (`lib/graph.fuse`, beside `main.fuse`)."""
+    if other is None:
+        return path
+    if os.path.isabs(other) and not os.path.isabs(path):
+        try:
+            return os.path.relpath(other)
+        except ValueError:  # (another drive)
+            return other
+    return other
 
 
 def _caret_indent(prefix: str) -> str:

@@ -11,12 +11,11 @@ from typing import Any, Iterator, Sequence
 
 from ..check import INPUT_KINDS, Analysis
 from ..check.cone import NOT_NEEDED
-from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, UsageError, config_of, shard_options
 from .pictures import check_plot_folder, check_slice_along, write_pictures_of
 from .reading import read_inputs, read_program
-from .render import render_text
+from .render import fail_with_diagnostics
 from .run_output import failure_json, show_result, write_json
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
 from .weights import weights_problem
@@ -209,15 +208,13 @@ def _check_out(out: str) -> None:
 
 def _representations(items: Sequence[str]) -> dict[str, str]:
     """`--representation NAME=dense|sparse` by name; CommandFailed (exit 2) for
-    a malformed one."""
-    representation = {}
-    for item in items:
-        name, sep, kind = item.partition("=")
-        if not sep or not name or not kind:
-            fail(f"fuse: --representation takes NAME=dense or NAME=sparse, not {item!r}",
-                 EXIT_USAGE)
-        representation[name] = kind
-    return representation
+    a malformed one or another kind."""
+    from ..plan.representation import RepresentationError, representation_flags
+
+    try:
+        return representation_flags(items)
+    except RepresentationError as e:
+        fail(f"fuse: {e}", EXIT_USAGE)
 
 
 def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analysis, Any]:
@@ -251,16 +248,7 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
     except CommandFailed:
         raise
     except FuseError as err:
-        analysis_diags = getattr(err, "diagnostics", ())
-        lines = LineIndex(text)
-        if analysis_diags:
-            for d in sorted(analysis_diags, key=lambda d: d.span.start):  # (in file order)
-                print(render_text(options.path, lines, d), file=sys.stderr)
-        else:
-            print(f"fuse: {options.path}: {err}", file=sys.stderr)
-        raise CommandFailed(EXIT_ERRORS, None if analysis_diags else
-                            f"fuse: {options.path}: {err}", tuple(
-            d.to_json(lines, options.path) for d in analysis_diags)) from None
+        fail_with_diagnostics(options.path, text, err)
     except EvaluationError as err:  # a problem of the program, said in its words
         fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
     except Exception as err:  # never a traceback: an engine bug is still one paragraph

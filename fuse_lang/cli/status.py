@@ -26,10 +26,11 @@ class CommandFailed(Exception):
         self.diagnostics = diagnostics  # the program's diagnostics, as `fuse check` JSON
 
 
-def fail(message: str, status: int) -> NoReturn:
-    """Print `message` on stderr and end the command with exit status `status`."""
+def fail(message: str, status: int, diagnostics: tuple[dict, ...] = ()) -> NoReturn:
+    """Print `message` on stderr and end the command with exit status `status`
+    (`diagnostics`: the program's, as `fuse check` JSON, for `--format json`)."""
     print(message, file=sys.stderr)
-    raise CommandFailed(status, message)
+    raise CommandFailed(status, message, diagnostics)
 
 
 # Analyses that the `fuse` command leaves for the OS to free when it exits (see

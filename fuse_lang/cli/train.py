@@ -21,7 +21,8 @@ from typing import Any
 
 from ..front.numbers import strict_json
 from ..speed.fastinit import frozen_dataclass
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
+from .render import fail_with_diagnostics
+from .status import EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
 
 
 def add_train_parser(sub: Any) -> None:
@@ -186,7 +187,7 @@ def cmd_train(options: TrainOptions) -> int:
         fail(f"fuse: {options.path}: training was stopped (Ctrl-C); the last checkpoint "
              f"written stays", EXIT_INTERRUPTED)
     except FuseError as err:
-        fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
+        fail_with_diagnostics(options.path, text, err)
     finally:
         if bar is not None:
             bar.close()

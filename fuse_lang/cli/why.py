@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from ..speed.fastinit import frozen_dataclass
 from .reading import read_inputs, read_program
+from .render import fail_with_diagnostics
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail
 
 
@@ -109,7 +110,7 @@ def cmd_why(options: WhyOptions) -> int:
                           past_errors=True)
         result = program.execute(inputs, write_sinks=False)
     except FuseError as err:
-        fail(f"fuse: {options.path}: {err}", EXIT_ERRORS)
+        fail_with_diagnostics(options.path, text, err)
     except Exception as err:  # never a traceback: an engine bug is still one paragraph
         fail(f"fuse: {options.path}: internal error while running: {type(err).__name__}: "
              f"{err}", EXIT_ERRORS)

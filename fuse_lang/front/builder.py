@@ -518,7 +518,14 @@ def _source_call(lhs: ir.Ref, call: ir.Call, span: Span) -> ir.Source:
             _fail("invalid-statement", "a source's option is `header=1` (its first row is a "
                   "header, skipped) or `header=0` (its first row is data)", kw.span)
         header = value.text == "1"  # type: ignore[union-attr]
+        path = call.args[0].value  # type: ignore[union-attr]
+        if not path.lower().endswith(_TABLE_SUFFIXES):  # (an array has no row to skip)
+            _fail("invalid-statement", f"`header=` is an option of a table of rows "
+                  f"({', '.join(_TABLE_SUFFIXES)}), not of `{path}`", kw.span)
     return ir.Source(lhs, call.args[0], span, header)  # type: ignore[arg-type]
+
+
+_TABLE_SUFFIXES = (".csv", ".tsv", ".facts", ".json", ".jsonl")
 
 
 def strings_alone(stmt: Any) -> None:

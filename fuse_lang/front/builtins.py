@@ -121,23 +121,25 @@ def parameter_names(spec: Builtin) -> tuple[str, ...]:
 
 
 def by_position(name: str, positional: list, keywords: list) -> tuple[list, list]:
-    """A call's arguments with each keyword that names the next positional
-    parameter put in its place (LANGUAGE.md §13: `causal_mask(n=4)` is
-    `causal_mask(4)`, `max(a=X, b=0)` is `max(X, 0)`).  A keyword the builtin
-    also takes by name (sig's `T=`) stays one: the calls read it."""
+    """A call's arguments with each keyword that names a positional parameter put
+    in its place (LANGUAGE.md §13: `causal_mask(n=4)` is `causal_mask(4)`,
+    `max(a=X, b=0)` and `max(b=0, a=X)` are `max(X, 0)`), in any order, as long as
+    the places before it are filled.  A keyword the builtin also takes by name
+    (sig's `T=`) stays one: the calls read it; so does one given twice, or one
+    whose place is taken or comes after an empty one (the checker says so)."""
     spec = BUILTINS.get(name)
     if spec is None or not keywords:
         return positional, keywords
     params = parameter_names(spec)
-    positional, rest = list(positional), []
-    for kw in keywords:
-        at = len(positional)
-        if not rest and at < len(params) and kw.name == params[at] and \
-                kw.name not in spec.keywords:
-            positional.append(kw.value)
-        else:
-            rest.append(kw)
-    return positional, rest
+    names = [kw.name for kw in keywords]
+    by_name = {kw.name: kw for kw in keywords if kw.name in params
+               and kw.name not in spec.keywords and names.count(kw.name) == 1}
+    positional, placed = list(positional), set()
+    while len(positional) < len(params) and params[len(positional)] in by_name:
+        kw = by_name[params[len(positional)]]
+        positional.append(kw.value)
+        placed.add(id(kw))
+    return positional, [kw for kw in keywords if id(kw) not in placed]
 
 
 # The comparisons (LANGUAGE.md §13): written `a < b`, builtin calls in the IR;

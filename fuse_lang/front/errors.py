@@ -61,6 +61,8 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
         expected = expected[:6] + ["..."]
     wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \
         if expected else "something else"
+    if tok.type == "$END":  # (`Y[i] = X[i] when`: nothing is unexpected, something is missing)
+        return f"the statement ends too soon: expected {wanted}"
     return f"unexpected {_describe(tok)}; expected {wanted}"
 
 

@@ -53,6 +53,8 @@ class Inlined:
     functions: dict[str, ir.FnDef]
     # statement number -> the statement as written, for each one whose calls were inlined
     written: dict[int, ir.Statement]
+    # what is told of a call that inlines (`fn-index-clash`): not a statement left out
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 class _CallFailed(Exception):
@@ -81,6 +83,7 @@ class _Inliner:
         self.deltas = deltas
         self.functions: dict[str, ir.FnDef] = {}
         self.diags: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
         self.broken: dict[str, Diagnostic] = {}  # function -> why its calls fail
         self.counts: dict[str, int] = {}
         self.total = 0
@@ -125,7 +128,8 @@ class _Inliner:
                 out.append(eq)
             written[len(out)] = at
             out.append(dataclasses.replace(at, rhs=rhs))
-        return Inlined(tuple(out), tuple(self.diags), origins, self.functions, written)
+        return Inlined(tuple(out), tuple(self.diags), origins, self.functions, written,
+                       tuple(self.warnings))
 
     # ---- definitions
 
@@ -139,8 +143,13 @@ class _Inliner:
         params = {p.name: p for p in fn.params}
         problem = None
         if fn.result.name in params or len(params) < len(fn.params):
+            twice = [p for k, p in enumerate(fn.params)
+                     if p.name in {q.name for q in fn.params[:k]}]  # (the second one)
+            at = twice[0].name_span if twice else fn.result.name_span
+            what = f"`{twice[0].name}` names two parameters" if twice else \
+                f"`{fn.result.name}` names a parameter and the result"
             problem = make("invalid-statement", f"`{fn.name}`'s parameters and result need "
-                           f"names of their own", fn.result.name_span)
+                           f"names of their own: {what}", at)
         defined = [eq.lhs.name for eq in fn.body]
         if problem is None and fn.result.name not in defined:
             problem = make("fn-no-result", f"the body of `{fn.name}` does not define its "
@@ -181,6 +190,8 @@ class _Inliner:
         kind = type(expr)
         if (kind is ir.Call or (kind is ir.Ref and expr.paren)) and expr.name in self.functions:
             args = _call_args(expr) if kind is ir.Ref else expr.args
+            if kind is ir.Call and expr.kwargs:
+                args = _by_name(self.functions[expr.name], expr, outer)
             args = tuple(self._rewrite(arg, made, outer, depth) for arg in args)
             return self._inline(self.functions[expr.name], args, expr, made, outer, depth)
         return ir.map_children(expr, lambda child: self._rewrite(child, made, outer, depth))
@@ -197,7 +208,7 @@ class _Inliner:
             raise _CallFailed(make("nesting-too-deep", f"calls of functions nest more than "
                                    f"{MAX_DEPTH} deep, or write out more than {MAX_INLINED} "
                                    f"equations", at))
-        if len(args) != len(fn.params) or (type(call) is ir.Call and call.kwargs):
+        if len(args) != len(fn.params):
             raise _CallFailed(make("fn-arguments", f"`{fn.name}` takes {len(fn.params)} "
                                    f"argument{'s' if len(fn.params) != 1 else ''} "
                                    f"({_signature(fn)}), not {len(args)}", at, related=(
@@ -210,7 +221,9 @@ class _Inliner:
         for k, (param, arg) in enumerate(zip(fn.params, args, strict=True)):
             views[param.name] = view = _ArgView.of(arg, param, k, fn, at)
             for index, var in zip(param.indices or (), view.variables, strict=True):
-                bound.setdefault(index.name, var)
+                first = bound.setdefault(index.name, var)
+                if first.name != var.name and not outer:
+                    self._mismatch(fn, index, first, var)
         locals_ = {eq.lhs.name for eq in fn.body}
         inner = ((fn.name, at),) + outer if outer else ((fn.name, at),)
         for eq in self.bodies[fn.name]:
@@ -225,6 +238,8 @@ class _Inliner:
         # the result read at the call's variables, each where the call names it (where
         # the call is in a body, the outermost call: that is where the user sees it)
         # (an index no parameter has keeps the function's name: `-> s[p,p']` over `x[p,d]`)
+        if not outer:
+            self._clashes(fn, args, bound, call)
         indices = tuple(ir.IndexVar(bound[i.name].name, bound[i.name].span if not outer
                                     else at) if i.name in bound else ir.IndexVar(i.name, at)
                         for i in result.indices or ())
@@ -232,6 +247,34 @@ class _Inliner:
                       indices if result.indices is not None else None, result.paren, call.span
                       if not outer else at)
 
+
+    def _mismatch(self, fn: ir.FnDef, index: Any, first: Any, var: Any) -> None:
+        """`fn-index-mismatch`: two arguments name one index of the function's
+        parameters differently (`f(A[k], A[j])` over `x[i], y[i]`): the body has one
+        `i`, the call reads it as the first (`k`), and the other (`j`) is dropped."""
+        self.warnings.append(make(
+            "fn-index-mismatch", f"`{fn.name}`'s parameters share the index "
+            f"`{index.name}`, given here as `{var.name}` and before as `{first.name}`: "
+            f"the call reads both arguments along `{first.name}` and drops `{var.name}`; "
+            f"write one name for both", var.span,
+            related=(Related(first.span, f"`{index.name}` given as `{first.name}`"),
+                     Related(index.span, "the parameters' index"))))
+
+    def _clashes(self, fn: ir.FnDef, args: tuple, bound: dict, call: Any) -> None:
+        """`fn-index-clash`: a result index that no parameter has keeps the function's
+        own name at the call (`-> s[p,q]`: the call reads `s[.., q]`); where the call's
+        arguments name an index so too (`outer(A[q])`), the two are one index, a
+        diagonal, though nothing in the call's text says so."""
+        named = {v.name for arg in args for ref in ir.refs(arg)
+                 for index in ref.indices or () for v in ir.index_vars(index)}
+        for index in fn.result.indices or ():
+            if index.name not in bound and index.name in named:
+                self.warnings.append(make(
+                    "fn-index-clash", f"`{fn.name}`'s result index `{index.name}` is no "
+                    f"parameter's, so the call reads it as `{index.name}`, an index its "
+                    f"arguments name too: the two are one index here (a diagonal); rename "
+                    f"the argument's `{index.name}`", call.span,
+                    related=(Related(index.span, "the result's index"),)))
 
     def _named_argument(self, fn: ir.FnDef, k: int, arg: Any, tag: str, at: Span,
                         made: list, outer: tuple) -> Any:
@@ -259,6 +302,39 @@ class _Inliner:
                      Origin(fn.name, at, param.span, tuple(name for name, _ in outer[::-1]))))
         self.total += 1
         return ref
+
+
+def _by_name(fn: ir.FnDef, call: ir.Call, outer: tuple) -> tuple:
+    """A call's arguments with those given by name (`f(X[i], w=W[i])`, as a builtin's
+    keywords: after the positional ones, in any order) put in their parameters'
+    places; _CallFailed (`fn-arguments`) for a name that is no parameter, one given
+    twice, or one with an empty place before it."""
+    params = [p.name for p in fn.params]
+    args = list(call.args)
+    given: dict[str, Any] = {}
+    for kw in call.kwargs:
+        where = outer[-1][1] if outer else kw.name_span
+        problem = None
+        if kw.name not in params:
+            problem = f"`{fn.name}` has no parameter `{kw.name}` (parameters: {_signature(fn)})"
+        elif params.index(kw.name) < len(args):
+            problem = f"`{fn.name}` is given `{kw.name}` twice: positionally and as `{kw.name}=`"
+        elif kw.name in given:
+            problem = f"`{fn.name}` is given `{kw.name}=` twice"
+        if problem is not None:
+            raise _CallFailed(make("fn-arguments", problem, where, related=(
+                Related(fn.name_span, f"`{fn.name}` is defined here"),)))
+        given[kw.name] = kw.value
+    while len(args) < len(params) and params[len(args)] in given:
+        args.append(given.pop(params[len(args)]))
+    if given:
+        name = next(iter(given))
+        missing = ", ".join(f"`{p}`" for p in params[len(args):params.index(name)])
+        raise _CallFailed(make("fn-arguments", f"`{fn.name}` is given `{name}=` but not "
+                               f"{missing} before it ({_signature(fn)})",
+                               outer[-1][1] if outer else call.span, related=(
+                                   Related(fn.name_span, f"`{fn.name}` is defined here"),)))
+    return tuple(args)
 
 
 def _signature(fn: ir.FnDef) -> str:

@@ -1,8 +1,9 @@
 """An array file of a tensor over values (LANGUAGE.md §14; docs/cli.md, "What
 it writes").
 
-An `.npy`, `.npz` or `.safetensors` file holds positions: cell `[5, 7]` is row 5,
-column 7.  A tensor whose axis ranges over a relation column's values keeps
+An `.npy`, `.npz` or `.safetensors` file (and a numeric tensor's dense text: the
+rows of numbers of a `.csv`, the nested lists of a `.json`) holds positions:
+cell `[5, 7]` is row 5, column 7.  A tensor whose axis ranges over a relation column's values keeps
 each value at a position of its domain (check.value_tables), and the domain
 numbers only the values it holds: ids 0, 5 and 599 are positions 0, 1 and 2.
 So such an axis is written indexed by value, as every reader of the file
@@ -10,7 +11,8 @@ expects (cell `[599, ...]` for the id 599; the ids the column lacks are rows of
 zeros): an axis of integers from 0, at most MAX_AXIS_VALUE.  An axis of symbols
 is written by position, as always (a symbol has no number).  An axis of negative
 integers, floats or larger ids has no array form: that is a FileProblem that
-says to write tuples (`.tsv`, `.csv`, `.jsonl`) instead.
+says to write tuples (a relation's to `.tsv`, `.csv`, `.jsonl`; a numeric
+tensor's non-zeros to `.facts`) instead.
 """
 from __future__ import annotations
 
@@ -59,5 +61,6 @@ def _axis_values(name: str, k: int, values: Sequence | None) -> Any:
         raise FileProblem(
             f"axis {k + 1} of {name} ranges over values ({shown}, ...) that are no array "
             f"positions (an array file is indexed from 0); write it as tuples of values: "
-            f"a sink to .tsv, .csv or .jsonl")
+            f"a relation to a sink .tsv, .csv or .jsonl, a numeric tensor's non-zeros to "
+            f".facts")
     return np.asarray(values, dtype=np.int64)

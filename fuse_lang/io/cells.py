@@ -106,6 +106,34 @@ def split_quoted(line: str, sep: str) -> list[tuple[str, bool]]:
         k = stop + 1
 
 
+def ends_quoted(line: str, sep: str, inside: bool = False) -> bool:
+    """Whether a physical line of a .csv/.tsv ends inside a quoted field (so its line
+    break belongs to the field, as RFC 4180 reads it); `inside`: the line starts
+    inside one (the previous line ended so).  Scans as `split_quoted` reads, once."""
+    k, n = 0, len(line)
+    while True:
+        if inside:
+            end = line.find('"', k)
+            while end >= 0 and line.startswith('"', end + 1):  # a doubled quote
+                end = line.find('"', end + 2)
+            if end < 0:
+                return True
+            inside = False
+            k = line.find(sep, end + 1)
+            if k < 0:
+                return False
+            k += 1
+        while k < n and line[k] in _BLANKS and line[k] != sep:
+            k += 1
+        if k < n and line[k] == '"':
+            inside, k = True, k + 1
+            continue
+        k = line.find(sep, k)
+        if k < 0:
+            return False
+        k += 1
+
+
 def _short(text: str) -> str:
     return text if len(text) <= 24 else f"{text[:10]}…{text[-6:]} ({len(text)} digits)"
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .cells import cell_value, json_value, split_quoted
+from .cells import cell_value, ends_quoted, json_value, split_quoted
 from .source_files import SourceError, read_text
 
 RELATION_SUFFIXES = (".csv", ".tsv", ".facts", ".json", ".jsonl")
@@ -69,17 +69,16 @@ def read_relation(path: Path, header: bool | None = None, whole: bool = True,
     if suffix not in _SEPARATORS:
         raise SourceError(f"a relation reads {', '.join(RELATION_SUFFIXES)} files, not "
                           f"{suffix or 'a file without a suffix'}")
-    text = read_text(path)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
+    text = read_text(path)  # (without a byte-order mark)
     sep = _SEPARATORS[suffix]
     if whole and len(text) >= _whole_file_bytes():
         from .whole_files import split_relation
 
-        first, _, rest = text.partition("\n")
-        split = split_relation(rest, sep, quoted=suffix != ".facts") if first.strip() else None
+        plain = text.replace("\r\n", "\n") if "\r" in text else text
+        first, _, rest = plain.partition("\n")
+        nullary = f"\n{NULLARY}\n" in f"\n{plain}\n"  # a line `()`: the line reader's
+        split = split_relation(rest, sep, quoted=suffix != ".facts") \
+            if first.strip() and not nullary else None
         if split is not None:
             first_row = _line_values(first, sep, suffix != ".facts", 1)
             if len(first_row) == len(split):
@@ -94,10 +93,26 @@ def _whole_file_bytes() -> int:
 
 
 def _text_rows(text: str, sep: str, quoted: bool) -> Iterator[list]:
+    """The rows of a .csv/.tsv/.facts text: a line each (`\\n` or `\\r\\n`), blank
+    lines skipped; in .csv/.tsv a quoted field may hold line breaks (as a sink
+    writes a string with one, and RFC 4180 reads it); Soufflé's `()` is the tuple
+    of a true nullary relation."""
     width = -1
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
+    lines = text.split("\n")
+    k = 0
+    while k < len(lines):
+        number, line = k + 1, lines[k]
+        k += 1
+        if not line.strip(_BLANKS):
             continue
+        if quoted and '"' in line and ends_quoted(line, sep):
+            parts = [line]  # (the line breaks, and a \r before one, are the field's)
+            while k < len(lines):
+                k += 1
+                parts.append(lines[k - 1])
+                if not ends_quoted(parts[-1], sep, inside=True):
+                    break
+            line = "\n".join(parts)  # (still open at the end: the parse says so)
         row = _line_values(line, sep, quoted, number)
         if width < 0:
             width = len(row)
@@ -107,8 +122,15 @@ def _text_rows(text: str, sep: str, quoted: bool) -> Iterator[list]:
         yield row
 
 
+_BLANKS = " \t\r"  # what a blank line holds (a line of U+00A0 or U+3000 holds a value)
+NULLARY = "()"  # Soufflé's line for the one tuple of a true nullary relation
+
+
 def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
-    line = line.rstrip("\r")
+    if line.endswith("\r"):
+        line = line[:-1]
+    if line.strip(_BLANKS) == NULLARY:
+        return []
     if not quoted:
         return [cell_value(field) for field in line.split(sep)]
     try:
@@ -118,9 +140,7 @@ def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
 
 
 def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
-    text = read_text(path)
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = read_text(path)  # (without a byte-order mark)
     if suffix == ".json":
         data = json_entry(parse_json(text), tensor)
         if not isinstance(data, list) or not all(isinstance(r, list) for r in data):

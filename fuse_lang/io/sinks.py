@@ -23,11 +23,15 @@ import numpy as np
 from ..front.numbers import format_bytes, strict_json
 from .array_values import by_value
 from .atomic_files import atomic_write, atomic_writer
+from .cells import value_text
 from .relation_tuples import AxisValues, RelationTuples, relation_tuple_chunks, relation_tuples
+from .sink_paths import SINK_SUFFIXES, suffix_problem
 from .source_files import FileProblem, path_problem
 from .tuple_bytes import Texts, encoded, encoded_ints, lines_bytes
 
-SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".facts", ".json", ".jsonl", ".txt")
+# the text sinks that write a numeric tensor as its dense array (rows of numbers,
+# nested lists), indexed by position like an .npy
+DENSE_TEXT = (".csv", ".tsv", ".json", ".jsonl", ".txt")
 
 
 def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
@@ -43,9 +47,9 @@ def check_sink_path(base_dir: Path, target: str, allow_outside: bool) -> Path:
         raise FileProblem(f"the sink {target!r} is outside the program's folder {root}; "
                           f"writing there must be allowed explicitly (`fuse run "
                           f"--allow-outside-sinks`, or allow_outside_sinks=True in the API)")
-    if path.suffix.lower() not in SINK_SUFFIXES:
-        raise FileProblem(f"{path.name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} "
-                          f"or {SINK_SUFFIXES[-1]}")
+    problem = suffix_problem(str(path))  # (as `fuse check` says: io.sink_paths)
+    if problem:
+        raise FileProblem(problem)
     if path.is_dir():
         raise FileProblem(f"{path} is a folder")
     return path
@@ -67,6 +71,8 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
             return
         _refuse_dense_form(path, array, dense_limit)
         array = array.toarray()
+    if not boolean and suffix in DENSE_TEXT:  # a matrix of numbers holds positions too,
+        array = by_value(name, array, symbols)  # as a numeric source reads it back
     buffer = io.BytesIO()
     if suffix == ".npy":
         np.save(buffer, array, allow_pickle=False)
@@ -97,15 +103,14 @@ def write_sink(path: Path, name: str, array: np.ndarray, boolean: bool,
         rows = [list(t) for t in relation_tuples(array, symbols).rows()] if boolean \
             else strict_json(array.tolist())  # NaN and infinities as null (docs/language.md)
         if suffix == ".json":
-            buffer.write(json.dumps(rows).encode("utf-8"))
+            buffer.write(json.dumps(rows).encode("utf-8") + b"\n")  # (a text file's last line)
         else:
             items = rows if isinstance(rows, list) else [rows]
             buffer.write("".join(json.dumps(r) + "\n" for r in items).encode("utf-8"))
     elif suffix == ".txt":
         if boolean and array.ndim == 2:
             # the inverse of a .txt source: a position x token matrix -> the tokens in order
-            words = [str(_symbol(symbols, 1, int(tok))) for pos, tok in zip(*np.nonzero(array > 0))]
-            text = " ".join(words) + "\n"
+            text = " ".join(_token_words(path, array, symbols)) + "\n"
         else:
             rows = np.atleast_2d(array) if array.ndim <= 2 else array.reshape(array.shape[0], -1)
             text = "".join(" ".join(repr(float(v)) for v in row) + "\n" for row in rows)
@@ -142,7 +147,7 @@ def write_sparse(path: Path, matrix: Any, boolean: bool,
         return True
     if boolean and suffix in (".json", ".jsonl"):
         rows = [list(t) for t in relation_tuples(matrix, symbols).rows()]
-        text = json.dumps(rows) if suffix == ".json" else \
+        text = json.dumps(rows) + "\n" if suffix == ".json" else \
             "".join(json.dumps(r) + "\n" for r in rows)
         atomic_write(path, text.encode("utf-8"))
         return True
@@ -158,11 +163,12 @@ def _write_facts(path: Path, value: Any, boolean: bool, symbols: Sequence[AxisVa
     read again."""
     def checked(chunks: Iterable[RelationTuples]) -> Iterable[RelationTuples]:
         for tuples in chunks:
+            alone = boolean and tuples.arity == 1  # a value a line: `()` is the nullary tuple
             for table in tuples.values:
                 for v in table.tolist():
-                    if type(v) is str and cell_text(v, "\t") != v:
+                    if type(v) is str and cell_text(v, "\t", alone) != v:
                         raise FileProblem(
-                            f"{path.name}: the value {cell_text(v, chr(9))} cannot be written "
+                            f"{path.name}: the value {value_text(v)} cannot be written "
                             f"to a .facts file, which has no quoting (it would read back as "
                             f"another value); write the sink to .tsv, which quotes it")
             yield tuples
@@ -185,7 +191,7 @@ def _write_tuples(out: BinaryIO, chunks: Iterable[RelationTuples], boolean: bool
     made: dict = {}  # each column's records, made for the first lines
     for tuples in chunks:
         if shown is None:
-            shown = _shown(tuples, delimiter)
+            shown = _shown(tuples, delimiter, boolean and tuples.arity == 1)
         for start in range(0, tuples.count, TUPLES_PER_WRITE):
             out.write(_tuples_text(tuples, boolean, delimiter, start,
                                    start + TUPLES_PER_WRITE, shown, made))
@@ -197,8 +203,8 @@ def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: i
     stop = min(stop, tuples.count)
     if stop <= start:
         return b""
-    if not tuples.arity and boolean:  # a true 0-ary relation: one empty tuple
-        return b"\n" * (stop - start)
+    if not tuples.arity and boolean:  # a true 0-ary relation: Soufflé's `()` line
+        return b"()\n" * (stop - start)
     part = slice(start, stop)
     columns = [(texts, codes[part]) for texts, codes in zip(shown, tuples.codes)]
     if not boolean:
@@ -208,9 +214,10 @@ def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: i
     return lines_bytes(columns, delimiter, made)
 
 
-def _shown(tuples: RelationTuples, delimiter: str) -> list[Texts]:
-    """Each column's distinct values as cells (`cells_text`), encoded once: a
-    column of ints (ids, say) by arithmetic, any other through its texts."""
+def _shown(tuples: RelationTuples, delimiter: str, alone: bool) -> list[Texts]:
+    """Each column's distinct values as cells (`cells_text`; `alone`: each a line of
+    its own), encoded once: a column of ints (ids, say) by arithmetic, any other
+    through its texts."""
     out: list[Texts] = []
     texts_of: dict[int, Texts] = {}  # columns of one domain share its int64 table
     for k, table in enumerate(tuples.values):
@@ -227,31 +234,40 @@ def _shown(tuples: RelationTuples, delimiter: str) -> list[Texts]:
                 continue
             except OverflowError:  # past 64 bits: as texts
                 pass
-        out.append(encoded(cells_text(values, delimiter)))
+        out.append(encoded(cells_text(values, delimiter, alone)))
     return out
 
 
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
-def cell_text(value: Any, delimiter: str = "\t") -> str:
+def cell_text(value: Any, delimiter: str = "\t", alone: bool = False) -> str:
     """A value as a cell of a `.tsv`/`.csv` sink that a relation source reads back
     as the same value (LANGUAGE.md §14): a number as written, a string as is, or
     quoted (`"1"`, `"a\tb"`, `""`) when it would read as a number, is empty, or
-    holds the delimiter, a quote, a line break or blanks at its ends."""
+    holds the delimiter, a quote, a line break or blanks at its ends; `alone`
+    (the only cell of its line): also `()`, which on a line of its own is the
+    tuple of a true nullary relation (Soufflé's)."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
         return repr(value)
     if not isinstance(value, str):
         return str(value)
-    if value and not _NUMBER.match(value) and value.strip(" \t") == value \
-            and not any(ch in value for ch in (delimiter, '"', "\n", "\r")):
+    if _plain(value, delimiter, alone):
         return value
     return '"' + value.replace('"', '""') + '"'
 
 
-def cells_text(values: Sequence[Any], delimiter: str = "\t") -> list[str]:
+def _plain(value: str, delimiter: str, alone: bool) -> bool:
+    """Whether a string reads back as itself from a cell unquoted (`cell_text`)."""
+    return bool(value) and not _NUMBER.match(value) and value.strip(" \t") == value \
+        and not any(ch in value for ch in (delimiter, '"', "\n", "\r")) \
+        and not (alone and value == "()")
+
+
+def cells_text(values: Sequence[Any], delimiter: str = "\t", alone: bool = False
+               ) -> list[str]:
     """`cell_text` of each value, in bulk where a column is all ints or all
     plain strings (a sink of a million tuples formats each value once, fast)."""
     kinds = set(map(type, values))
@@ -260,8 +276,9 @@ def cells_text(values: Sequence[Any], delimiter: str = "\t") -> list[str]:
     if kinds == {str}:
         special = re.compile("[\"\n\r" + re.escape(delimiter) + "]")
         return [v if v and v.strip(" \t") == v and not special.search(v)
-                and not _NUMBER.match(v) else cell_text(v, delimiter) for v in values]
-    return [cell_text(v, delimiter) for v in values]
+                and not _NUMBER.match(v) and not (alone and v == "()")
+                else cell_text(v, delimiter, alone) for v in values]
+    return [cell_text(v, delimiter, alone) for v in values]
 
 
 def write_results(where: str, outputs: dict[str, Any],
@@ -342,7 +359,7 @@ def write_topk_pairs(path: Path, rows: list[list[list]]) -> None:
     """topk's (index, score) pairs: a .jsonl line per row, or one .json list of rows."""
     rows = strict_json(rows)  # type: ignore[assignment]  (a NaN score: null)
     if path.suffix.lower() == ".json":
-        text = json.dumps(rows)
+        text = json.dumps(rows) + "\n"
     else:
         text = "".join(json.dumps(row) + "\n" for row in rows)
     atomic_write(path, text.encode("utf-8"))
@@ -361,8 +378,18 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
-def _symbol(symbols: Sequence[Sequence[str] | None], axis: int, position: int) -> object:
-    names = symbols[axis] if axis < len(symbols) else None
-    if names and position < len(names):
-        return names[position]
-    return position
+def _token_words(path: Path, array: Any, symbols: Sequence[AxisValues]) -> list[str]:
+    """A position x token relation as the words of a text that a `.txt` source reads
+    back as the same relation: positions 0, 1, 2, ... each with one token, a string
+    with no blank in it.  Any other relation is refused (FileProblem), naming
+    `.tsv`, which holds any tuples: a text would read back as another relation."""
+    positions, tokens = relation_tuples(array, symbols).columns() or ([], [])
+    if positions != list(range(len(positions))):
+        problem = "its first axis is not the positions 0, 1, 2, ... each with one token"
+    else:
+        bad = next((t for t in tokens if type(t) is not str or t.split() != [t]), None)
+        if bad is None:
+            return tokens
+        problem = f"the token {value_text(bad)} would not read back as itself"
+    raise FileProblem(f"{path.name}: a .txt sink writes a text's tokens, and {problem}; "
+                      f"write the sink to .tsv, which holds any tuples")

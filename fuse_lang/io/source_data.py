@@ -24,12 +24,14 @@ from .numpy_headers import (
 from .relation_files import RelationFile, json_entry
 from .safetensors_header import SafetensorsProblem, load_tensor
 from .source_files import FileProblem, SourceError, open_regular, read_text
-from .sources import SAFETENSORS
+from .sources import SAFETENSORS, SUFFIXES
 from .text_sources import parse_json, relation_file, text_lines
+
+TEXT_SUFFIXES = tuple(s for s in SUFFIXES if s not in (".npy", ".npz", SAFETENSORS))
 
 
 def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
-               mapped: bool = False) -> np.ndarray:
+               mapped: bool = False, header: bool | None = None) -> np.ndarray:
     """A dense source's array (`key`: the tensor of a safetensors file, or the
     vocabulary of a text's token ids).  `mapped`:
     an `.npy` file or a safetensors tensor memory-mapped as it is stored, not read
@@ -48,16 +50,18 @@ def load_dense(path: Path, tensor: str, dtype, key: str | None = None,
             matrix = load_sparse_npz(path, dtype)  # a sparse archive, read dense when asked
             return matrix.toarray() if matrix is not None else \
                 load_npz_member(path, tensor).astype(dtype)
+        skip = 1 if header else 0  # `source("m.csv", header=1)`: its first row skipped
         if suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
-            rows = [line.split(sep) for line in text_lines(path)]
+            rows = [line.split(sep) for line in text_lines(path)[skip:]]
             data = np.array([[float(c) for c in row] for row in rows], dtype=dtype)
             return data[:, 0] if data.ndim == 2 and data.shape[1] == 1 else data
         if suffix == ".json":
-            return np.asarray(json_entry(parse_json(read_text(path)), tensor), dtype=dtype)
+            data = json_entry(parse_json(read_text(path)), tensor)
+            return np.asarray(data[skip:] if isinstance(data, list) else data, dtype=dtype)
         if suffix == ".jsonl":
             rows = [parse_json(line, f"line {k} ") for k, line in enumerate(text_lines(path), 1)]
-            return np.asarray(rows, dtype=dtype)
+            return np.asarray(rows[skip:], dtype=dtype)
         if suffix == ".txt" and key is not None:  # token ids (io.token_ids)
             from .token_ids import read_token_ids
 
@@ -73,6 +77,10 @@ def load_array_file(path: Path, name: str, key: str | None = None) -> np.ndarray
     whatever its name) the array `name` or its only one, or from a `.safetensors`
     file the tensor `key` (without one: named `name`, or its only one).  Raises
     SourceError, OSError."""
+    if path.suffix.lower() in TEXT_SUFFIXES:  # (not "bad magic bytes": what it takes)
+        raise SourceError(f"an input is an array file (.npy, .npz or .safetensors), not "
+                          f"{path.suffix.lower()}; a text file is read by a source of "
+                          f"the program")
     if path.suffix.lower() == SAFETENSORS:
         with open_regular(path):  # a regular file only, as every source
             pass

@@ -104,8 +104,14 @@ def read_bounded(path: Path, limit: int = MAX_TEXT_SOURCE_BYTES) -> bytes:
 
 
 def read_text(path: Path) -> str:
-    """A text source's contents (bounded; SourceError when it is not UTF-8)."""
+    """A text source's contents (bounded; SourceError when it is not UTF-8, naming
+    the first byte that is not), without a leading byte-order mark: UTF-8 with or
+    without one reads alike, for every text source (docs/language.md, "Files")."""
+    data = read_bounded(path)
     try:
-        return read_bounded(path).decode("utf-8")
-    except UnicodeDecodeError:
-        raise SourceError("not UTF-8 text") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise SourceError(f"not UTF-8 text (byte {data[err.start]:#04x} on line {line})"
+                          ) from None
+    return text[1:] if text.startswith("\ufeff") else text

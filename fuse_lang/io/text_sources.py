@@ -26,8 +26,9 @@ def delimited_info(path: Path, sep: str, boolean: bool, header: bool | None = No
     if path.suffix.lower() == ".facts":
         raise SourceError("a .facts file holds a relation's tuples: read it into a Boolean "
                           "relation, written with ( )")
-    rows = (line.split(sep) for line in _lines(read_text(path)))
-    return SourceInfo(shape=_matrix_shape(rows))
+    lines = _lines(read_text(path))
+    rows = (line.split(sep) for line in (lines[1:] if header else lines))  # header=1: skipped
+    return SourceInfo(shape=_matrix_shape(rows, 2 if header else 1))
 
 
 def json_lines_info(path: Path, boolean: bool, header: bool | None = None) -> SourceInfo:
@@ -35,7 +36,7 @@ def json_lines_info(path: Path, boolean: bool, header: bool | None = None) -> So
     if boolean:
         return relation_info(path, header)
     # (a number a line is a vector, as the run reads it: np.asarray of the lines)
-    return SourceInfo(shape=_nested_shape(list(_json_lines(path))))
+    return SourceInfo(shape=_nested_shape(list(_json_lines(path))[1 if header else 0:]))
 
 
 def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
@@ -43,9 +44,10 @@ def json_info(path: Path, tensor: str, boolean: bool, header: bool | None = None
     """A `.json` source: nested lists of numbers, or for a Boolean tensor a list of
     tuples; an object holds one such entry per tensor (or a single one)."""
     data = json_entry(parse_json(read_text(path)), tensor)
-    if boolean and isinstance(data, list) and all(isinstance(r, list) for r in data):
+    if boolean:  # a relation's tuples, as the run reads them (io.relation_files)
         return relation_info(path, header, tensor)
-    return SourceInfo(shape=_nested_shape(data))
+    return SourceInfo(shape=_nested_shape(data[1:] if header and isinstance(data, list)
+                                          else data))
 
 
 def relation_file(path: Path, header: bool | None = None, tensor: str | None = None
@@ -116,9 +118,11 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _matrix_shape(rows: Iterable[list[str]]) -> tuple[int, ...]:
-    width, k = -1, 0
-    for k, row in enumerate(rows, 1):
+def _matrix_shape(rows: Iterable[list[str]], first: int = 1) -> tuple[int, ...]:
+    """The shape of rows of numbers (`first`: the number of the first row, after
+    a header skipped)."""
+    width, k = -1, first - 1
+    for k, row in enumerate(rows, first):
         if width < 0:
             width = len(row)
         if len(row) != width:
@@ -127,9 +131,12 @@ def _matrix_shape(rows: Iterable[list[str]]) -> tuple[int, ...]:
             try:
                 float(cell)
             except ValueError:
-                raise SourceError(f"row {k} holds {cell.strip()!r}, not a number") from None
+                hint = " (a header row? `source(\"…\", header=1)` skips it)" if k == 1 else ""
+                raise SourceError(f"row {k} holds {cell.strip()!r}, not a number{hint}"
+                                  ) from None
     if width < 0:
         return (0,)
+    k -= first - 1
     return (k, width) if width > 1 else (k,)
 
 
@@ -142,7 +149,7 @@ def _nested_shape(data: object) -> tuple[int, ...]:
             raise SourceError("the nested lists are not rectangular")
         shape.append(lengths.pop())
         level = [y for x in level for y in x]  # type: ignore[union-attr]
-    for x in level:
-        if not isinstance(x, (int, float, bool)):
+    for x in level:  # (null is NaN, as a .json sink writes NaN: docs/language.md)
+        if x is not None and not isinstance(x, (int, float, bool)):
             raise SourceError(f"holds {x!r}, not a number")
     return tuple(shape)

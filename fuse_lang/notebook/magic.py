@@ -190,10 +190,11 @@ def _run(options: argparse.Namespace, setup: RunSetup, cell: str, values: dict[s
         print(f"{CELL}: the run was stopped; no sink file was written", file=sys.stderr)
         return None
     _set_outputs(options, outs, program, result, namespace)
-    # (a why cites a value's file by the notebook variable it was written from)
-    _report(result, setup.whys, {
-        str(folder / f"{name}.{kind}"): f"the notebook variable `{var}`"
-        for name, var in setup.inputs.items() for kind in ("tsv", "npy")})
+    if result.explainer is not None:  # a why, now or later, cites a value's file by the
+        result.explainer.source_labels.update({  # notebook variable it was written from
+            str(folder / f"{name}.{kind}"): f"the notebook variable `{var}`"
+            for name, var in setup.inputs.items() for kind in ("tsv", "npy")})
+    _report(result, setup.whys)
     return _with_pictures(options, result)
 
 
@@ -210,8 +211,7 @@ def _set_outputs(options: argparse.Namespace, outs: dict[str, str], program: Any
         print("set " + ", ".join(told))
 
 
-def _report(result: RunResult, whys: list[tuple[str, tuple]],
-            files: dict[str, str] | None = None) -> None:
+def _report(result: RunResult, whys: list[tuple[str, tuple]]) -> None:
     """What `fuse run` prints after its results: the backend `auto` picked, the
     Monte Carlo estimates, the trace (`--trace`), the answers of `--why`."""
     from ..ide.why_text import why_text
@@ -225,11 +225,8 @@ def _report(result: RunResult, whys: list[tuple[str, tuple]],
         except FuseError as err:
             print(f"{CELL}: why {name}: {err}", file=sys.stderr)
             continue
-        text = why_text(answer)
-        for path, shown in (files or {}).items():
-            text = text.replace(path, shown)
         print(f"why {answer.text}:")
-        print(text)
+        print(why_text(answer))
 
 
 def _with_pictures(options: argparse.Namespace, result: RunResult) -> RunResult:

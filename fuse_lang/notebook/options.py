@@ -95,14 +95,12 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
 
 def representations(items: list[str]) -> dict[str, str]:
     """`--representation NAME=dense|sparse` by name."""
-    out = {}
-    for item in items:
-        name, sep, kind = item.partition("=")
-        if not sep or not name or not kind:
-            raise MagicUsage(f"%%fuse: --representation takes NAME=dense or NAME=sparse, "
-                             f"not {item!r}")
-        out[name] = kind
-    return out
+    from ..plan.representation import RepresentationError, representation_flags
+
+    try:
+        return representation_flags(items)
+    except RepresentationError as e:
+        raise MagicUsage(f"%%fuse: {e}") from None
 
 
 def config_fields(data: Mapping[str, Any], where: str) -> dict[str, Any]:

@@ -80,6 +80,23 @@ class RepresentationError(ValueError):
 _last: list = [None, None, None]  # (weakref to an analysis, overrides, its answer)
 
 
+def representation_flags(items: Sequence[str]) -> dict[str, str]:
+    """`--representation NAME=dense|sparse` items by name (the CLI's and the
+    notebook magic's); RepresentationError for a malformed item or a kind that
+    is neither (a usage error: said before anything is compiled)."""
+    chosen = {}
+    for item in items:
+        name, sep, kind = item.partition("=")
+        if not sep or not name or not kind:
+            raise RepresentationError(f"--representation takes NAME=dense or NAME=sparse, "
+                                      f"not {item!r}")
+        if kind not in KINDS:
+            raise RepresentationError(f"--representation {item}: {kind!r} is not one of "
+                                      f"{', '.join(KINDS)}")
+        chosen[name] = kind
+    return chosen
+
+
 def representations(analysis: Analysis, overrides: Mapping[str, str] | None = None
                     ) -> dict[str, Representation]:
     """Every tensor's representation, in the evaluation order.  The last answer is

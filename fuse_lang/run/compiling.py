@@ -129,7 +129,7 @@ def cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
     blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
     if blocking:
         raise_on_errors(analysis, only=blocking)
-    return analyze(cone.text, path, base_dir), cone.not_run
+    return _cut_analysis(analysis, cone.text, path, base_dir), cone.not_run
 
 
 def cut_to_document(analysis: Analysis, path: str | None, base_dir: str | os.PathLike
@@ -148,7 +148,28 @@ def cut_to_document(analysis: Analysis, path: str | None, base_dir: str | os.Pat
     blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
     if blocking:
         raise_on_errors(analysis, only=blocking + tuple(d for d in errors if d not in blocking))
-    return analyze(cone.text, path, base_dir), cone.not_run
+    return _cut_analysis(analysis, cone.text, path, base_dir), cone.not_run
+
+
+def _cut_analysis(analysis: Analysis, text: str, path: str | None,
+                  base_dir: str | os.PathLike) -> Analysis:
+    """The analysis of the program cut to a cone (`text`).  Cutting only leaves
+    statements out, so an error of the cut program that the whole one does not
+    have comes from what was left out: a statement the checker dropped for its
+    error (a line that does not parse, a call of a `fn` that cannot be inlined)
+    defined a tensor the cone reads.  Then the run is refused with the program's
+    own errors, the cause, never with the cut's (`T` is not defined)."""
+    cut = analyze(text, path, base_dir)
+    if any(d.severity is Severity.ERROR and d.code != "missing-source"
+           for d in cut.diagnostics):
+        errors = [d for d in analysis.diagnostics
+                  if d.severity is Severity.ERROR and d.code != "missing-source"]
+        spans = [s.span for s in analysis.program.statements]
+        # the errors of statements left out (in none the checker kept): the cause
+        dropped = [d for d in errors if not any(s.start <= d.span.start < s.end
+                                                 for s in spans)]
+        raise_on_errors(analysis, only=tuple(dropped or errors))
+    return cut
 
 
 def runnable_part(analysis: Analysis, targets: Sequence[str] | None, past_errors: bool,

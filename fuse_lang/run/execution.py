@@ -22,6 +22,7 @@ import numpy as np
 
 from ..check import INPUT_KINDS
 from ..front import ir
+from ..front.let_blocks import user_name
 from ..io.source_files import FileProblem
 from . import outputs
 from .backends.base import Backend
@@ -245,7 +246,8 @@ class Execution:
         stmt = self.statements[info.statements[0] if info.statements else 0]
         line = self.analysis.lines.position(stmt.span.start)[0] + 1
         text = self.analysis.text[stmt.span.start:stmt.span.end]
-        words, demand = failure_words(err), self.plan.demand
+        words, demand = user_name(failure_words(err)), self.plan.demand
+        # (a block's local is named as written: `h`, not the run's `h@let.1`)
         if demand is not None:  # a rule demand mode added: the user's rule, the name said
             line, text = demand.user_place(line, text)
             asked = demand.asked_as(group[0])

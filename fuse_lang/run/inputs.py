@@ -86,7 +86,8 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
             # over a mesh a plain .npy or a safetensors tensor is memory-mapped: the
             # placement reads each process's slices only (run/backends/jax_sharding.py)
             data = load_dense(path, name, np.float64, key,
-                              mapped=backend.sharded and not info.boolean and not facts)
+                              mapped=backend.sharded and not info.boolean and not facts,
+                              header=_source_header(analysis, name))
             if data.shape != shape:
                 raise EvaluationError(f"{info.source_path} holds shape {data.shape}, "
                                       f"expected {shape}")
@@ -187,7 +188,7 @@ def _relation(analysis: Analysis, name: str, path: Path, shape: tuple[int, ...])
     """A relation file as a 0/1 array."""
     out = np.zeros(shape)
     positions = _relation_positions(analysis, name, path)
-    if positions.size:
+    if len(positions):  # (a true nullary relation: one tuple of no positions)
         out[tuple(positions.T)] = 1.0
     return out
 

@@ -183,7 +183,7 @@ def _given_note(model: Model, relation: str) -> str:
     if relation in model.given:
         return f"`{relation}` is an input of the run, and it has no such tuple"
     if tensor.source_path:
-        return f"`{relation}` is read from {tensor.source_path}, which has no such row"
+        return f"`{relation}` is read from {model.source_of(relation)}, which has no such row"
     return f"`{relation}` is given by facts only, and no fact says so"
 
 

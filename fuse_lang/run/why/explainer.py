@@ -28,6 +28,9 @@ class Explainer:
     def __init__(self, program: Any, given: Mapping[str, Any]) -> None:
         self.program = program
         self.given = given
+        # how a why names a source's file: {path: label}; the notebook names the
+        # files it writes its variables to by the variables (notebook.magic)
+        self.source_labels: dict[str, str] = {}
         self._model: Model | None = None
 
     @property
@@ -46,7 +49,8 @@ class Explainer:
                 program = program.variant(analysis=demand.source)
             plan, values = program.every_value(self.given)
             given = {n: v for n, v in self.given.items() if n in plan.analysis.tensors}
-            self._model = Model(plan.analysis, plan, values, self.program.base_dir, given)
+            self._model = Model(plan.analysis, plan, values, self.program.base_dir, given,
+                               self.source_labels)
         return self._model
 
     def why(self, name: str, index: Sequence[Any], limit: int = DEFAULT_LIMIT,

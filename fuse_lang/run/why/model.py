@@ -20,8 +20,10 @@ Key = tuple[str, tuple[int, ...]]  # a tuple of a relation, as positions
 
 class Model:
     def __init__(self, analysis: Analysis, plan: Any, values: Mapping[str, Any],
-                 base_dir: Path, given: Mapping[str, Any]) -> None:
+                 base_dir: Path, given: Mapping[str, Any],
+                 source_labels: Mapping[str, str] | None = None) -> None:
         self.analysis = analysis
+        self.source_labels = source_labels or {}
         self.plan = plan
         self.values = values
         self.base_dir = base_dir
@@ -110,6 +112,12 @@ class Model:
     def file(self) -> str:
         return self.analysis.path or "<program>"
 
+    def source_of(self, name: str) -> str:
+        """Where tensor `name` is read from, as the user knows it: its source's path,
+        or what the run's maker calls it (a notebook variable written to a file)."""
+        source = self.analysis.tensors[name].source_path or ""
+        return self.source_labels.get(source, source)
+
     def file_row(self, key: Key) -> Place | None:
         """The first row of the relation's file that holds the tuple: found in the
         file's text as a line of its values joined by a tab or a comma (a search of
@@ -121,8 +129,9 @@ class Model:
         if not source:
             return None
         path = Path(source.partition("#")[0])
+        shown = self.source_of(key[0])
         if path.suffix.lower() in (".npy", ".npz", ".safetensors"):  # an array: its cell
-            found = self._rows[key] = Place(source, 0, f"[{', '.join(map(str, key[1]))}]")
+            found = self._rows[key] = Place(shown, 0, f"[{', '.join(map(str, key[1]))}]")
             return found
         text = self._file_text(path if path.is_absolute() else self.base_dir / path)
         if text is None:
@@ -132,10 +141,10 @@ class Model:
             at = text.find("\n" + delimiter.join(wanted) + "\n")
             if at >= 0:
                 line = text.count("\n", 0, at + 1)
-                found = Place(source, line, delimiter.join(wanted))
+                found = Place(shown, line, delimiter.join(wanted))
                 break
         else:
-            found = _scan(text, wanted, source)
+            found = _scan(text, wanted, shown)
         self._rows[key] = found
         return found
 

@@ -73,7 +73,7 @@ def _given(model: Model, name: str) -> str:
     if name in model.given:
         return f"`{name}` is an input of the run"
     if tensor.source_path:
-        return f"`{name}` is read from {tensor.source_path}"
+        return f"`{name}` is read from {model.source_of(name)}"
     return f"`{name}` is given, not computed"
 
 

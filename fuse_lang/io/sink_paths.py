@@ -1,0 +1,34 @@
+"""What a sink's path may be, said without numpy (LANGUAGE.md §9): the suffixes
+a sink writes and why a path is none, for `fuse check` (the diagnostic
+`unwritable-sink`) and for the run (`io.sinks.check_sink_path`), so that both
+refuse the same sinks.  Where a sink may write (inside the program's folder, a
+folder that exists) depends on the run and is the run's to say."""
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from ..front import ir
+from ..front.diagnostics import Diagnostic, make
+from .source_files import path_problem
+
+SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".facts", ".json", ".jsonl", ".txt")
+
+
+def suffix_problem(target: str) -> str | None:
+    """Why no sink writes a file named `target` (its suffix), or None."""
+    name = PurePath(target).name or target
+    if PurePath(target).suffix.lower() in SINK_SUFFIXES:
+        return None
+    return f"{name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} or {SINK_SUFFIXES[-1]}"
+
+
+def sink_diagnostic(stmt: ir.Sink) -> Diagnostic | None:
+    """`unwritable-sink` for a sink no run could write (a path with a NUL byte or
+    a character the file system cannot take, a suffix no sink writes), or None."""
+    target = stmt.path.value
+    problem = path_problem(target) or suffix_problem(target)
+    if problem is None:
+        return None
+    shown = target.replace("\0", "\\0").encode("utf-8", "backslashreplace").decode("utf-8")
+    return make("unwritable-sink", f"the sink `{shown}` cannot be written: {problem}",
+                stmt.path.span)
