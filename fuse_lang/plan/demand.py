@@ -140,6 +140,7 @@ class _Rewrite:
         self.rules: list[str] = []
         self.origins: list[tuple[int, str]] = []  # per rule added, where it comes from
         self.pins: dict[tuple[str, str], str] = {}  # (magic relation, tests) -> its pin
+        self.domains: dict[int, tuple[frozenset, frozenset]] = {}  # (held)
         self.ties: list[tuple[str, object]] = []  # (rule, what it is written from): tie
 
     def add(self, rule: str, written_at: object) -> None:
@@ -268,10 +269,8 @@ class _Rewrite:
             if isinstance(ix, ir.IndexVar):
                 args.append(ix.name)
                 continue
-            held = (self.analysis.domain_symbols.get(info.axes[position].domain) or ()) \
-                if position < len(info.axes) else ()
-            strings = [v for v in held if isinstance(v, str)]
-            numbers = [v for v in held if not isinstance(v, str)]
+            strings, numbers = self.held(info.axes[position].domain) \
+                if position < len(info.axes) else (frozenset(), frozenset())
             if ix.value not in strings if isinstance(ix.value, str) else \
                     (strings or ix.value not in numbers):
                 return None
@@ -287,6 +286,15 @@ class _Rewrite:
             names.append(name)
             tests.append(f"({name} == {self.source(ix)})")
         return args, names, tests
+
+    def held(self, domain: int) -> tuple[frozenset, frozenset]:
+        """A domain's symbols (and strings) and its numbers, as sets (once each: a
+        program may ask thousands of queries of one large column)."""
+        if domain not in self.domains:
+            values = self.analysis.domain_symbols.get(domain) or ()
+            self.domains[domain] = (frozenset(v for v in values if isinstance(v, str)),
+                                    frozenset(v for v in values if not isinstance(v, str)))
+        return self.domains[domain]
 
     def rewrite_rule(self, relation: AdornedRelation, rule: ir.Equation) -> None:
         """The rule guarded by its magic atom, and a magic rule per adorned body atom."""
