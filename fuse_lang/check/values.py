@@ -260,6 +260,7 @@ class _Analysis:
         self.columns: dict[tuple[str, int], Interval | None] = {}
         self.facts: dict[tuple[str, int], Interval | None] = {}
         self.raised_by: dict[tuple[str, int], ir.Equation] = {}
+        self.symbol_columns: dict[object, bool] = {}  # a domain's root -> symbols_only
 
     def fixed_column(self, name: str, pos: int) -> Interval | None:
         """A column no rule of the analysis computes: its domain's values (or a
@@ -279,8 +280,13 @@ class _Analysis:
         compute too: `P(v) = E(_, v)` over symbols has no numbers, yet holds tuples,
         so a rule that joins it still reaches its head's computed values)."""
         key = ("axis", name, pos)
-        return self.domains.known(key) and self.domains.holds_symbols(key) and \
-            not any(type(v) is not str for v in self.domains.symbols(key))
+        root = self.domains.find(key) if self.domains.known(key) else None
+        if root is None:
+            return False
+        if root not in self.symbol_columns:  # (once per domain: a large one is slow)
+            self.symbol_columns[root] = self.domains.holds_symbols(key) and \
+                not any(type(v) is not str for v in self.domains.symbols(key))
+        return self.symbol_columns[root]
 
     def column(self, name: str, pos: int) -> Interval | None:
         key = (name, pos)
@@ -402,7 +408,7 @@ def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
     # the heads of rules that compute (`A(a + b)`, or `n == m + 1` binding n): a
     # comparison that only filters grows nothing
     computed = {stmt.lhs.name for stmt, k in statements if k in marked
-                and isinstance(stmt, ir.Equation) and stmt.lhs.paren and _computes(stmt)}
+                and isinstance(stmt, ir.Equation) and stmt.lhs.paren and _computes(stmt, tensors)}
     if not computed:
         return
     analysis = _Analysis(tensors, domains)
@@ -426,10 +432,12 @@ def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
     _report(analysis, rules, computed, domains, diags)
 
 
-def _computes(stmt: ir.Equation) -> bool:
+def _computes(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> bool:
     if any(isinstance(index, ir.IndexShift) for index in stmt.lhs.indices or ()):
         return True
-    return any(isinstance(node, ir.Call) and node.name == "==" for node in ir.walk(stmt.rhs))
+    # (`x == Ann` binds nothing: a symbol constant is numbered in no column)
+    return any(isinstance(node, ir.Call) and node.name == "==" and not any(
+        symbol_constant(arg, tensors) for arg in node.args) for node in ir.walk(stmt.rhs))
 
 
 def _round(analysis: _Analysis, rules: list[_Rule], start: dict) -> dict:
