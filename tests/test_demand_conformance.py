@@ -215,3 +215,25 @@ def test_a_demand_query_answers_with_forward_modes_array():
         text, config=ExecutionConfig(mode=mode)).execute().queries] for mode in ("forward", "demand")]
     assert values[0][0] == values[1][0] == (("x",), [0.0, 1.0, 1.0])  # C, A, B
     assert values[0] == values[1]
+
+
+@pytest.mark.parametrize("mode", ["forward", "demand"])
+def test_the_trace_and_a_run_error_cite_an_imported_rule_where_it_is_written(tmp_path, capsys,
+                                                                             mode):
+    # they cited `main.fuse` line 5 (the program has 4) for graph.fuse's line 6
+    (tmp_path / "graph.fuse").write_text(
+        "# a library\nEdge(A, B)\nEdge(B, C)\nEdge(C, D)\n"
+        "Reach(x, y) = Edge(x, y)\nReach(x, z) = Reach(x, y) Edge(y, z)\n")
+    (tmp_path / "main.fuse").write_text(
+        'import "graph.fuse" as g\ng::Reach(B, x)?\nFar(x) = g::Reach(A, x)\nFar(D)?\n')
+    main = str(tmp_path / "main.fuse")
+    assert cli_main(["run", main, "--mode", mode, "--trace", "--format", "json"]) == 0
+    trace = json.loads(capsys.readouterr().out)["trace"]
+    cited = {(rule["file"], rule["line"]) for fixpoint in trace["fixpoints"]
+             for round_ in fixpoint["rounds"] for rule in round_.get("rules", ())}
+    assert cited == {("graph.fuse", 6)}
+    assert cli_main(["run", main, "--mode", mode, "--trace"]) == 0
+    assert "graph.fuse:6  g::Reach" in capsys.readouterr().out
+    assert cli_main(["run", main, "--mode", mode, "--max-iterations", "1"]) == 1
+    assert "graph.fuse, line 5: `Reach(x, y) = Edge(x, y)`: g::Reach did not reach" \
+        in capsys.readouterr().err

@@ -244,15 +244,14 @@ class Execution:
     def _located(self, group: Sequence[str], err: Exception) -> FuseError:
         info = self.analysis.tensors[group[0]]
         stmt = self.statements[info.statements[0] if info.statements else 0]
-        line = self.analysis.lines.position(stmt.span.start)[0] + 1
-        text = self.analysis.text[stmt.span.start:stmt.span.end]
-        words, demand = user_name(failure_words(err)), self.plan.demand
+        line, file, text = self._written_at(stmt)
         # (a block's local is named as written: `h`, not the run's `h@let.1`)
-        if demand is not None:  # a rule demand mode added: the user's rule, the name said
-            line, text = demand.user_place(line, text)
+        words, demand = user_name(failure_words(err)), self.plan.demand
+        if demand is not None:  # an adorned or magic relation: what it stands for
             asked = demand.asked_as(group[0])
             words += f" ({asked})" if asked else ""
-        return FuseError(f"line {line}: `{text}`: {words}")
+        where = f"{file}, line {line}" if file else f"line {line}"
+        return FuseError(f"{where}: `{text}`: {words}")
 
     def bases_of(self, groups: list[list[str]]) -> dict[str, Any]:
         """The inputs, sources, params and facts of the groups' tensors (those that
@@ -306,13 +305,29 @@ class Execution:
         # a sparse relation that filled in ran its last rounds dense (run/sparse/products.py)
         self.values.update({n: self._represented(n, v) for n, v in members.items()})
 
-    def _rule_lines(self, group: list[str]) -> dict[int, int]:
-        """The line of each equation of the group (a trace names rules by line)."""
-        demand = self.plan.demand  # (a rule demand mode added: the user's rule's line)
-        line = (lambda n: n) if demand is None else demand.user_line
-        return {k: line(self.analysis.lines.position(
-                    self.analysis.program.statements[k].span.start)[0] + 1)
-                for n in group for k in self.equations(n)}
+    def _rule_lines(self, group: list[str]) -> dict[int, tuple[int, str | None]]:
+        """The line of each equation of the group, and the imported file it is
+        written in (None: the program's): a trace names rules by line."""
+        out = {}
+        for n in group:
+            for k in self.equations(n):
+                line, file, _ = self._written_at(self.analysis.program.statements[k])
+                out[k] = (line, file)
+        return out
+
+    def _written_at(self, stmt: ir.Statement) -> tuple[int, str | None, str]:
+        """Where a statement is written: its line, the imported file that holds it
+        (None: the program's), its text; a rule demand mode added, where the user
+        wrote the rule it comes from."""
+        span, imports = stmt.span, self.analysis.imports
+        file = imports.file_at(span.start) if imports is not None else None
+        text = self.analysis.text[span.start:span.end]
+        if file is not None:
+            return file.parsed.lines.position(span.start - file.base)[0] + 1, file.shown, text
+        line = self.analysis.lines.position(span.start)[0] + 1
+        if self.plan.demand is not None:
+            line, text = self.plan.demand.user_place(line, text)
+        return line, None, text
 
     def took(self, group: list[str], outcome: dict) -> None:  # RunResult.rounds
         self.rounds[tuple(group)] = int(outcome.get("iteration", outcome.get("rounds", 0)))

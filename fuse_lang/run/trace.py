@@ -67,7 +67,8 @@ class Tracer:
 
     def rounds(self, group: list[str], semi_naive: bool, body: Callable[[Any], Any],
                searched: Callable[[], list[int] | None] | None = None,
-               watched: tuple[Any, dict[int, int]] | None = None) -> Callable[[Any], Any]:
+               watched: tuple[Any, dict[int, tuple[int, str | None]]] | None = None
+               ) -> Callable[[Any], Any]:
         """`body` (one fixpoint round) recording each round it runs.  searched: after
         a call of `body` that found the rest of a linear closure by one search
         (run.fixpoint.closure), the facts each of the rounds it stands for added: one
@@ -112,7 +113,7 @@ class Tracer:
 
         return traced
 
-    def _rule_watch(self, rules: list[dict], lines: dict[int, int]
+    def _rule_watch(self, rules: list[dict], lines: dict[int, tuple[int, str | None]]
                     ) -> Callable[[int, str, Any, Callable[[], Any]], Any]:
         """What records one rule of a semi-naive round: its line, whose new facts it
         joined and how many, the tuples it produced, its time and its products."""
@@ -121,7 +122,9 @@ class Tracer:
                 started = time.perf_counter()
                 part = rule()
                 seconds = time.perf_counter() - started
-            rules.append({"statement": k, "line": lines.get(k), "delta_of": joined,
+            line, file = lines.get(k, (None, None))
+            rules.append({"statement": k, "line": line, **({"file": file} if file else {}),
+                          "delta_of": joined,
                           "delta_tuples": _nonzeros(self.backend, delta),
                           "tuples": 0 if part is None else _nonzeros(self.backend, part),
                           "seconds": seconds, "products": dict(Counter(kinds))})
@@ -226,7 +229,8 @@ def _rule_lines(fixpoint: dict) -> list[str]:
     totals: dict[tuple, dict] = {}
     for entry in fixpoint["rounds"]:
         for rule in entry.get("rules", ()):
-            total = totals.setdefault((rule["line"], rule["delta_of"]), {
+            line = f"{rule['file']}:{rule['line']}" if rule.get("file") else rule["line"]
+            total = totals.setdefault((line, rule["delta_of"]), {
                 "rounds": 0, "delta": 0, "tuples": 0, "seconds": 0.0, "products": Counter()})
             total["rounds"] += 1
             total["delta"] += rule["delta_tuples"]
