@@ -68,6 +68,16 @@ def test_the_trace_of_a_demand_run_cites_the_programs_own_lines(tmp_path, capsys
     assert table[3].split()[:2] == ["6", "Anc_bf"]
 
 
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_the_programs_own_lines_with_any_line_ending(tmp_path, capsys, newline):
+    # a text of lone "\r"s ended its last line with the rewrite's "\n": line 7 (the
+    # query), not line 5, for the first rule
+    (tmp_path / "p.fuse").write_bytes(CHAIN.replace("\n", newline).encode())
+    assert cli_main(["run", str(tmp_path / "p.fuse"), "--mode", "demand",
+                     "--max-iterations", "1"]) == 1
+    assert "line 5: `Anc(x,y) = Parent(x,y)`: Anc_bf did not" in capsys.readouterr().err
+
+
 def test_a_fixpoint_limit_in_demand_mode_names_the_rule_as_written(tmp_path, capsys):
     # it said `line 11: Anc_bf(x,y) = Magic_Anc_bf(x) Parent(x,y)`: a line the file lacks
     (tmp_path / "p.fuse").write_text(CHAIN)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from ..check import Analysis
 from ..check.cone import tensor_cone
 from ..front import ir
+from ..front.span import LineIndex
 
 _WORD = re.compile(r"\w+")  # a name the rewrite may adorn (`g::Reach`, `p@f.1` not)
 _WORDS = _WORD.findall
@@ -356,13 +357,16 @@ class _Rewrite:
             at = offset + len(self._name_at(offset))
         pieces.append(self.text[at:])
         text = "".join(pieces)
-        first_line = text.count("\n") + 3  # (under the text, a blank line and a comment)
         evaluated_rules = list(self.rules)  # (the ties are read by nothing: never run)
         for rule, written in self.ties:
             self.add(rule, written)
+        first_line = 0
         if self.rules:
-            text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n" + \
-                "\n".join(self.rules) + "\n"
+            text += "\n# demand mode: magic-sets rewrite (fuse explain --mode demand)\n"
+            # (the line the rules start on as the checker counts lines: a text ending
+            # in a lone "\r" ends that line with the "\n" after it)
+            first_line = LineIndex(text).position(len(text))[0] + 1
+            text += "\n".join(self.rules) + "\n"
         roots = [*self.analysis.exports]
         renamed = {t for _, t, _ in queries}
         roots += [r.name for r in self.relations.values() if r.tensor in renamed]
