@@ -72,7 +72,11 @@ def test_the_trace_of_a_demand_run_cites_the_programs_own_lines(tmp_path, capsys
 def test_the_programs_own_lines_with_any_line_ending(tmp_path, capsys, newline):
     # a text of lone "\r"s ended its last line with the rewrite's "\n": line 7 (the
     # query), not line 5, for the first rule
-    (tmp_path / "p.fuse").write_bytes(CHAIN.replace("\n", newline).encode())
+    text = CHAIN.replace("Anc(x,z) = Anc(x,y) Parent(y,z)",
+                         "Anc(x,z) = (Anc(x,y) # a step\n  Parent(y,z))")
+    (tmp_path / "p.fuse").write_bytes(text.replace("\n", newline).encode())
+    assert cli_main(["run", str(tmp_path / "p.fuse"), "--mode", "demand"]) == 0
+    assert "Anc(Alice, x)?  Bob; Cy; Dee" in capsys.readouterr().out
     assert cli_main(["run", str(tmp_path / "p.fuse"), "--mode", "demand",
                      "--max-iterations", "1"]) == 1
     assert "line 5: `Anc(x,y) = Parent(x,y)`: Anc_bf did not" in capsys.readouterr().err

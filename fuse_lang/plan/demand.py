@@ -451,10 +451,10 @@ def _without_comments(text: str) -> str:
             quoted = not quoted
         elif char == "#" and not quoted:
             out.append(text[at:k])
-            newline = text.find("\n", k)
-            if newline < 0:
+            ends = [e for e in (text.find("\n", k), text.find("\r", k)) if e >= 0]
+            if not ends:  # (a lone "\r" ends a line too)
                 return "".join(out)
-            at = k = newline
+            at = k = min(ends)
             continue
         k += 1
     out.append(text[at:])
