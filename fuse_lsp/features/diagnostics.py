@@ -110,13 +110,44 @@ def cancel_push(ls: FuseServer, uri: str) -> None:
 
 def _importers_again(ls: FuseServer, uri: str, delay: float) -> None:
     """The documents importing the file at `uri` analysed again and their
-    diagnostics pushed: what they import changed (an edit, a save, a file on disk)."""
+    diagnostics pushed: what they import changed (an edit, a save, a file on disk).
+    A pull client is asked to pull again (`workspace/diagnostic/refresh`), when it
+    can be: it knows of no change to those documents."""
     if not uri.startswith("file:"):
         return
-    for importer in ls.importers(to_fs_path(uri)):
-        if importer != uri:
-            ls.forget(importer, closed=False)
-            schedule(ls, importer, delay)
+    importers = [importer for importer in ls.importers(to_fs_path(uri)) if importer != uri]
+    for importer in importers:
+        ls.forget(importer, closed=False)
+        schedule(ls, importer, delay)
+    if importers and ls.pull_diagnostics and _can_refresh(ls):
+        _refresh_later(ls, delay)
+
+
+def _can_refresh(ls: FuseServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
+
+
+def _refresh_later(ls: FuseServer, delay: float) -> None:
+    """One `workspace/diagnostic/refresh` after `delay` (debounced as pushes are)."""
+    cancel_push(ls, _REFRESH)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _refresh(ls)
+        return
+    ls.pushes[_REFRESH] = loop.call_later(delay, _refresh, ls)
+
+
+_REFRESH = "workspace/diagnostic/refresh"  # (its key among the pending pushes)
+
+
+def _refresh(ls: FuseServer) -> None:
+    ls.pushes.pop(_REFRESH, None)
+    try:
+        ls.workspace_diagnostic_refresh(None)
+    except Exception as error:  # noqa: BLE001 - the client may be gone
+        ls.log_error("workspace/diagnostic/refresh", error)
 
 
 @safe()
@@ -172,5 +203,6 @@ FEATURES = (
     Feature(types.TEXT_DOCUMENT_DID_CLOSE, did_close),
     Feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, did_change_watched_files),
     Feature(types.TEXT_DOCUMENT_DIAGNOSTIC, pull, types.DiagnosticOptions(
-        inter_file_dependencies=False, workspace_diagnostics=False, identifier="fuse")),
+        # (imports: a document's diagnostics change with the files it imports)
+        inter_file_dependencies=True, workspace_diagnostics=False, identifier="fuse")),
 )

@@ -12,7 +12,7 @@ from fuse_lang.ide.imported import import_at
 from fuse_lang.ide.query import SymbolAt, rename_problem, symbol_at
 
 from ..convert import Converter
-from ..state import Feature, FuseServer, safe
+from ..state import DocumentTooLarge, DocumentUnavailable, Feature, FuseServer, safe
 from .workspace_names import across_files as _across_files, places
 
 
@@ -80,6 +80,8 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
     uri = params.text_document.uri
     try:
         found, convert = _symbol(ls, uri, params.position)
+    except (DocumentTooLarge, DocumentUnavailable):  # not analysed: nothing to rename
+        return None
     except Exception as error:  # noqa: BLE001
         ls.log_error("rename", error)
         return None

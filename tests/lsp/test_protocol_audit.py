@@ -4,13 +4,17 @@ small."""
 from __future__ import annotations
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import fuse_lang
 
-from .conftest import open_doc
+from .conftest import SERVER, open_doc
 from .lsp_text import apply
+from .test_commands import until
+from .test_diagnostics import wait_for_push
 from .test_hover import at
 
 
@@ -155,3 +159,105 @@ async def test_a_rename_that_would_merge_names_is_refused(vscode, tmp_path):
         assert not [d for d in fuse_lang.analyze(new_text).diagnostics
                     if d.severity is fuse_lang.Severity.ERROR], (where, new)
         assert values(new_text) == values(text), (where, new)
+
+
+def errors_logged(client) -> list[str]:
+    return [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+
+
+async def test_a_document_that_is_not_open_and_has_no_file_answers_empty(vscode, tmp_path):
+    """A closed document whose file is gone, and an `untitled:` one never opened: every
+    request logged a FileNotFoundError traceback as an error in the client's log (and
+    `fuse.explain` answered InternalError with the traceback, `fuse.run` "internal
+    error")."""
+    path = tmp_path / "gone.fuse"
+    uri = open_doc(vscode, path, GONE)
+    vscode.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(uri)))
+    path.unlink()
+    for target in (uri, "untitled:Untitled-1"):
+        position = types.Position(line=1, character=7)
+        assert await vscode.text_document_hover_async(types.HoverParams(
+            text_document=doc(target), position=position)) is None
+        assert await vscode.text_document_definition_async(types.DefinitionParams(
+            text_document=doc(target), position=position)) in ([], (), None)
+        assert not await vscode.text_document_document_symbol_async(
+            types.DocumentSymbolParams(text_document=doc(target)))
+        tokens = await vscode.text_document_semantic_tokens_full_async(
+            types.SemanticTokensParams(text_document=doc(target)))
+        assert not tokens.data
+        assert await vscode.text_document_rename_async(types.RenameParams(
+            text_document=doc(target), position=position, new_name="Z")) is None
+    with pytest.raises(JsonRpcException) as raised:
+        await vscode.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="fuse.explain", arguments=[uri]))
+    assert isinstance(raised.value, JsonRpcInvalidParams)
+    assert "cannot be read" in str(raised.value)
+    ran = await vscode.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="fuse.run", arguments=[uri]))
+    assert ran["ok"] is False and "cannot be read" in ran["error"]
+    assert "internal error" not in ran["error"]
+    assert errors_logged(vscode) == []
+
+
+GONE = "A[i] = const([1, 2])\nB[i] = A[i]\nexport B\n"
+LIB = "T[n] = const([1, 2, 3])\n"
+MAIN = 'import "lib.fuse" as ns\nU[n] = ns::T[n] + 1\nexport U\n'
+
+
+async def test_a_closed_importer_gets_no_diagnostics_pushed(vscode, tmp_path):
+    """After didClose the server clears the document's diagnostics; once any request
+    had read the closed document again (a hover), an edit of the file it imports
+    pushed its diagnostics anew: problems shown for a closed file, never cleared."""
+    lib = open_doc(vscode, tmp_path / "lib.fuse", LIB)
+    main = open_doc(vscode, tmp_path / "main.fuse", MAIN)
+    await wait_for_push(vscode, main)
+    vscode.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(main)))
+    assert await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(main), position=at(MAIN, "U[n]"))) is not None
+    vscode.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=lib, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(
+            text="Q[n] = const([1, 2, 3])\nR = Zz\n")]))  # T gone; an error of its own
+    await until(lambda: vscode.diagnostics.get(lib))
+    # a round trip: a push of the importer, due with the library's, is out before it
+    await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(lib), position=types.Position(line=0, character=0)))
+    assert not vscode.diagnostics[main]
+    assert errors_logged(vscode) == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def refreshing(lsp_client: LanguageClient, tmp_path):
+    """Neovim 0.11's capabilities (pull diagnostics), able to pull again when asked."""
+    capabilities = client_capabilities("neovim@v0.11.0")
+    capabilities.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(
+        refresh_support=True)
+    result = await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities, root_uri=tmp_path.as_uri()))
+    lsp_client.capabilities_given = result.capabilities
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def pulled(client, uri) -> list[str]:
+    report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+        text_document=doc(uri)))
+    return [d.code for d in report.items]
+
+
+async def test_a_pull_client_is_asked_to_pull_again_when_an_import_changes(refreshing,
+                                                                          tmp_path):
+    """A pull client asks for a document's diagnostics when that document changes;
+    an edit of a file it imports changes them too, but the server said it had no
+    inter-file dependencies and never asked the client to pull again: the
+    importer's diagnostics stayed stale until it was edited itself."""
+    assert refreshing.capabilities_given.diagnostic_provider.inter_file_dependencies
+    lib = open_doc(refreshing, tmp_path / "lib.fuse", LIB)
+    main = open_doc(refreshing, tmp_path / "main.fuse", MAIN)
+    assert await pulled(refreshing, main) == []
+    refreshing.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=lib, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(
+            text="Q[n] = const([1, 2, 3])\n")]))
+    await until(lambda: refreshing.diagnostic_refresh_count)
+    assert await pulled(refreshing, main) == ["undefined-tensor"]
