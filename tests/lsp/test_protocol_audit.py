@@ -261,3 +261,15 @@ async def test_a_pull_client_is_asked_to_pull_again_when_an_import_changes(refre
             text="Q[n] = const([1, 2, 3])\n")]))
     await until(lambda: refreshing.diagnostic_refresh_count)
     assert await pulled(refreshing, main) == ["undefined-tensor"]
+
+
+async def test_signature_help_names_the_active_parameter_on_the_signature(vscode, tmp_path):
+    """Each signature's `activeParameter` went out as null: not a uinteger, as LSP
+    3.17 wants it there, and "no parameter active" to a 3.18 client."""
+    text = "A[i] = const([1, 2])\nB[i] = sig(A[i], 2)\nexport B\n"
+    uri = open_doc(vscode, tmp_path / "s.fuse", text)
+    for where, active in (("A[i], 2", 0), ("2)", 1)):
+        found = await vscode.text_document_signature_help_async(types.SignatureHelpParams(
+            text_document=doc(uri), position=at(text, where)))
+        assert found.active_parameter == active
+        assert [s.active_parameter for s in found.signatures] == [active]
