@@ -15,6 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from fuse_lang.check import Analysis
 from fuse_lang.front.diagnostics import Diagnostic, Related, Severity
 
 from ..convert import Converter
@@ -37,9 +38,11 @@ def _description(code: str) -> types.CodeDescription | None:
     return types.CodeDescription(href=f"{_DOCS.as_uri()}#{code}")
 
 
-def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
+def to_lsp(diag: Diagnostic, convert: Converter, uri: str,
+           analysis: Analysis | None = None) -> types.Diagnostic:
     related = [types.DiagnosticRelatedInformation(
-        location=_location(r, convert, uri), message=r.message) for r in diag.related]
+        location=_location(r, convert, uri, analysis), message=r.message)
+        for r in diag.related]
     description = _description(diag.code)
     return types.Diagnostic(
         range=convert.range(diag.span), message=diag.message, severity=_SEVERITY[diag.severity],
@@ -48,11 +51,18 @@ def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
         data={"fixes": len(diag.fixes)} if diag.fixes else None)
 
 
-def _location(related: Related, convert: Converter, uri: str) -> types.Location:
-    """Where a related place is: in this document, or in another file (an imported one)."""
+def _location(related: Related, convert: Converter, uri: str,
+              analysis: Analysis | None) -> types.Location:
+    """Where a related place is: in this document, or in another file (an imported
+    one: its span is in that file's text, its columns in the agreed code units)."""
     if related.path is None or related.position is None:
         return types.Location(uri=uri, range=convert.range(related.span))
-    line, col, end_line, end_col = related.position
+    imported = analysis.imports.by_path(related.path) \
+        if analysis is not None and analysis.imports is not None else None
+    if imported is not None:
+        other = Converter(imported.parsed.text, imported.parsed.lines, convert.encoding)
+        return types.Location(uri=Path(related.path).as_uri(), range=other.range(related.span))
+    line, col, end_line, end_col = related.position  # (characters: right for ASCII)
     return types.Location(uri=Path(related.path).as_uri(), range=types.Range(
         types.Position(line, col), types.Position(end_line, end_col)))
 
@@ -62,7 +72,7 @@ def document_diagnostics(ls: FuseServer, uri: str) -> list[types.Diagnostic]:
         analysis, convert = ls.analysis(uri)
     except DocumentTooLarge as oversized:
         return [to_lsp(oversized.diagnostic, oversized.converter, uri)]
-    return [to_lsp(d, convert, uri) for d in analysis.diagnostics]
+    return [to_lsp(d, convert, uri, analysis) for d in analysis.diagnostics]
 
 
 # ------------------------------------------------------------------ push

@@ -273,3 +273,19 @@ async def test_signature_help_names_the_active_parameter_on_the_signature(vscode
             text_document=doc(uri), position=at(text, where)))
         assert found.active_parameter == active
         assert [s.active_parameter for s in found.signatures] == [active]
+
+
+async def test_a_related_place_in_an_imported_file_counts_utf16_units(vscode, tmp_path):
+    """The related place of an error in an imported file had its columns in
+    characters: after a character outside the BMP (two UTF-16 units) it pointed one
+    unit early, at ` Z` of `Zz`."""
+    library = 'P("😀é"); T[n] = const([1, 2, 3]); R = Zz\n'
+    (tmp_path / "lib.fuse").write_text(library, encoding="utf-8")
+    uri = open_doc(vscode, tmp_path / "main.fuse", MAIN)
+    (error,) = [d for d in await wait_for_push(vscode, uri) if d.code == "import-error"]
+    place = error.related_information[0].location
+    assert place.uri == (tmp_path / "lib.fuse").as_uri()
+    rest = apply(library, types.Range(start=types.Position(line=0, character=0),
+                                      end=place.range.start), "", "utf-16")
+    assert rest.startswith("Zz\n")
+    assert place.range.end.character - place.range.start.character == 2
