@@ -289,3 +289,23 @@ async def test_a_related_place_in_an_imported_file_counts_utf16_units(vscode, tm
                                       end=place.range.start), "", "utf-16")
     assert rest.startswith("Zz\n")
     assert place.range.end.character - place.range.start.character == 2
+
+
+async def test_no_quick_fix_that_leaves_an_error(vscode, tmp_path):
+    """`parent(ann, bob).` was offered "Write it the Fuse way: `parent(ann, bob)`",
+    which is an invalid fact (lowercase names are variables): the fix traded one
+    error for another.  Datalog's uppercase constants keep their fix."""
+    for text, fixed in (("parent(ann, bob).\n", None),
+                        ("Parent(Ann, Bob).\n", "Parent(Ann, Bob)\n")):
+        path = tmp_path / "f.fuse"
+        uri = open_doc(vscode, path, text)
+        actions = await vscode.text_document_code_action_async(types.CodeActionParams(
+            text_document=doc(uri), range=types.Range(
+                start=types.Position(line=0, character=0),
+                end=types.Position(line=0, character=len(text) - 1)),
+            context=types.CodeActionContext(diagnostics=[], only=["quickfix"])))
+        results = [renamed(text, uri, action.edit) for action in actions]
+        assert results == ([] if fixed is None else [fixed])
+        for result in results:
+            assert fuse_lang.analyze(result).diagnostics == ()
+        vscode.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(uri)))
