@@ -309,3 +309,40 @@ async def test_no_quick_fix_that_leaves_an_error(vscode, tmp_path):
         for result in results:
             assert fuse_lang.analyze(result).diagnostics == ()
         vscode.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(uri)))
+
+
+LONE = '# half a pair: \ud83d\nA[i] = const([1, 2])  # \udc00\nB[i] = A[i]\nexport B\n'
+
+
+async def test_a_lone_surrogate_in_the_text_breaks_no_answer(vscode, utf8, tmp_path):
+    """JSON lets a client send half a surrogate pair (`"\\ud83d"`); every answer with
+    a position on such a document failed (UnicodeEncodeError counting code units):
+    no diagnostics, no semantic tokens, no symbols, an error in the log each time.
+    Both encodings: UTF-16 (VS Code) and UTF-8 (Neovim, pull diagnostics)."""
+    await lone_surrogate_answers(vscode, tmp_path, pull=False)
+    await lone_surrogate_answers(utf8, tmp_path, pull=True)
+
+
+async def lone_surrogate_answers(lsp, tmp_path, pull: bool) -> None:
+    uri = (tmp_path / "lone.fuse").as_uri()
+    lsp.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="fuse", version=1,
+                                             text=LONE)))
+    if not pull:
+        assert [d.code for d in await wait_for_push(lsp, uri)] == []
+    else:
+        report = await lsp.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=doc(uri)))
+        assert not report.items
+    tokens = await lsp.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=doc(uri)))
+    assert len(tokens.data) > 5 * 5
+    symbols = await lsp.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=doc(uri)))
+    assert symbols
+    hints = await lsp.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=doc(uri), range=types.Range(start=types.Position(line=0, character=0),
+                                                  end=types.Position(line=4, character=0))))
+    # after `A[i]` on line 1: the same column in every encoding (ASCII before it)
+    assert [(h.position.line, h.position.character) for h in hints] == [(1, 4), (2, 4)]
+    assert errors_logged(lsp) == []
