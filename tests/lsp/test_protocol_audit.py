@@ -346,3 +346,24 @@ async def lone_surrogate_answers(lsp, tmp_path, pull: bool) -> None:
     # after `A[i]` on line 1: the same column in every encoding (ASCII before it)
     assert [(h.position.line, h.position.character) for h in hints] == [(1, 4), (2, 4)]
     assert errors_logged(lsp) == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def plain(lsp_client: LanguageClient, tmp_path):
+    """A client that shows hovers as plain text only (`hover.contentFormat`)."""
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.text_document.hover = types.HoverClientCapabilities(
+        content_format=[types.MarkupKind.PlainText])
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities, root_uri=tmp_path.as_uri()))
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_a_hover_is_plain_text_for_a_client_without_markdown(plain, tmp_path):
+    """The hover was Markdown whatever the client said it shows."""
+    uri = open_doc(plain, tmp_path / "h.fuse", GONE)
+    found = await plain.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=types.Position(line=0, character=0)))
+    assert found.contents.kind == types.MarkupKind.PlainText
+    assert "shape `(2,)`" in found.contents.value
