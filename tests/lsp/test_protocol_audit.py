@@ -367,3 +367,33 @@ async def test_a_hover_is_plain_text_for_a_client_without_markdown(plain, tmp_pa
         text_document=doc(uri), position=types.Position(line=0, character=0)))
     assert found.contents.kind == types.MarkupKind.PlainText
     assert "shape `(2,)`" in found.contents.value
+
+
+BLOCKS = """\
+A[i] = const([1, 2])
+{
+  let h[i] = 2 A[i]
+  D[i] = h[i] + 1
+}
+{ let g[i] = 3 A[i]; E[i] = g[i] }
+let f[i] = 4 A[i]
+F[i] = f[i]
+C[i] = A[i]
+export C, D, E, F
+"""
+
+
+async def test_run_lens_on_a_program_with_let_blocks(vscode, tmp_path):
+    """The "Run" lens above `C` sends `fuse.run` with target C: the program cut to
+    C's cone kept each left-out local's `let` alone on its line, and the run failed
+    with "unexpected '\\n'; expected a name" (`fuse run --target C` too)."""
+    uri = open_doc(vscode, tmp_path / "b.fuse", BLOCKS)
+    lenses = await vscode.text_document_code_lens_async(types.CodeLensParams(
+        text_document=doc(uri)))
+    runs = [lens.command.arguments for lens in lenses if lens.command.title == "Run"]
+    assert [arguments[1]["target"] for arguments in runs] == [["C", "D", "E", "F"]]
+    for target, value in (("C", [1, 2]), ("D", [3, 5]), ("E", [3, 6]), ("F", [4, 8])):
+        ran = await vscode.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="fuse.run", arguments=[uri, {"target": target}]))
+        assert ran["ok"], ran
+        assert ran["outputs"][target]["preview"] == value
