@@ -267,9 +267,12 @@ def _index_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None
 
 
 def _tensor_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None:
-    """A tensor or a function renamed `last`: what it would merge with, or be read as."""
-    if last in analysis.tensors or last in BUILTINS or \
-            (analysis.inlined is not None and last in analysis.inlined.functions):
+    """A tensor or a function renamed `last`: what it would merge with, or be read as.
+    An imported file's name (`ns::T`) meets the names of its file (`ns::S`)."""
+    namespace = found.name.rpartition("::")[0]
+    home = f"{namespace}::{last}" if namespace else last
+    if home in analysis.tensors or last in BUILTINS or \
+            (analysis.inlined is not None and home in analysis.inlined.functions):
         what = "a builtin" if last in BUILTINS else "already defined"
         return (f"`{last}` is {what}: renaming `{user_name(found.name)}` to it would "
                 f"merge the two")

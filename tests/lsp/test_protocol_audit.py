@@ -397,3 +397,35 @@ async def test_run_lens_on_a_program_with_let_blocks(vscode, tmp_path):
             command="fuse.run", arguments=[uri, {"target": target}]))
         assert ran["ok"], ran
         assert ran["outputs"][target]["preview"] == value
+
+
+TWO = """\
+T[n] = const([1, 2, 3])
+S[n] = const([4, 5, 6])
+fn dbl(x[i]) -> y[i] { y[i] = 2 x[i] }
+fn tri(x[i]) -> y[i] { y[i] = 3 x[i] }
+"""
+IMPORTER = """\
+import "lib.fuse" as ns
+U[n] = ns::T[n] + ns::S[n]
+V[n] = ns::dbl(U[n]) + ns::tri(U[n])
+export U, V
+"""
+
+
+async def test_an_imported_name_is_renamed_among_its_own_files_names(vscode, tmp_path):
+    """From the importer, `ns::T` renamed `S` (the library's other tensor) or `ns::dbl`
+    renamed `tri` was done, merging the two in the library; `ns::T` renamed `U`
+    (the importer's own tensor: no clash, it stays `ns::U` there) was refused."""
+    (tmp_path / "lib.fuse").write_text(TWO, encoding="utf-8")
+    uri = open_doc(vscode, tmp_path / "main.fuse", IMPORTER)
+    for where, new in (("T[n] +", "S"), ("dbl(", "tri")):
+        with pytest.raises(JsonRpcException) as raised:
+            await vscode.text_document_rename_async(types.RenameParams(
+                text_document=doc(uri), position=at(IMPORTER, where), new_name=new))
+        assert f"`{new}` is already defined" in str(raised.value)
+    edit = await vscode.text_document_rename_async(types.RenameParams(
+        text_document=doc(uri), position=at(IMPORTER, "T[n] +"), new_name="U"))
+    library = renamed(TWO, (tmp_path / "lib.fuse").as_uri(), edit)
+    assert library.splitlines()[0] == "U[n] = const([1, 2, 3])"
+    assert renamed(IMPORTER, uri, edit).splitlines()[1] == "U[n] = ns::U[n] + ns::S[n]"
