@@ -13,6 +13,7 @@ from ..front import ir
 from ..front.builtins import BUILTINS, KEYWORDS
 from ..front.let_blocks import is_block_local, user_name
 from ..front.span import Span
+from ..front.wildcards import is_wildcard
 from .fn_bodies import (
     bare_index_names,
     function_around,
@@ -217,6 +218,12 @@ def references_at(analysis: Analysis, offset: int) -> tuple[Span, ...]:
     return found.references if found else ()
 
 
+def renamable(found: SymbolAt) -> bool:
+    """Whether a rename may start at `found`: not a builtin, nor the wildcard `_`
+    (any value, no name: a name there would be a variable, bound or unsafe)."""
+    return found.kind != "builtin" and not (found.kind == "index" and is_wildcard(found.name))
+
+
 _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")
 
 
@@ -235,6 +242,8 @@ def rename_problem(analysis: Analysis, found: SymbolAt, new: str) -> str | None:
         return None
     if last in KEYWORDS:
         return f"`{last}` is a keyword"
+    if is_wildcard(last):
+        return "`_` is the wildcard (any value), not a name: each `_` would be one of its own"
     if found.kind == "index":
         return _index_problem(analysis, found, last)
     if found.kind == "local":

@@ -429,3 +429,30 @@ async def test_an_imported_name_is_renamed_among_its_own_files_names(vscode, tmp
     library = renamed(TWO, (tmp_path / "lib.fuse").as_uri(), edit)
     assert library.splitlines()[0] == "U[n] = const([1, 2, 3])"
     assert renamed(IMPORTER, uri, edit).splitlines()[1] == "U[n] = ns::U[n] + ns::S[n]"
+
+
+WILD = """\
+E(Ann, Bob)
+E(Bob, Ann)
+E(Bob, Cy)
+N(x) = E(x, _)
+Lonely(x) = N(x) not E(_, x)
+export Lonely
+"""
+
+
+async def test_the_wildcard_is_no_name_to_rename(vscode, tmp_path):
+    """prepareRename on `_` offered the placeholder `__1` (the lowering's name), and
+    the rename made it a variable: `not E(zq, x)` is then unsafe.  Renaming a
+    variable to `_` made each of its places a wildcard of its own."""
+    uri = open_doc(vscode, tmp_path / "w.fuse", WILD)
+    for where in ("_)", "_, x)"):
+        position = at(WILD, where)
+        assert await vscode.text_document_prepare_rename_async(types.PrepareRenameParams(
+            text_document=doc(uri), position=position)) is None
+        assert await vscode.text_document_rename_async(types.RenameParams(
+            text_document=doc(uri), position=position, new_name="zq")) is None
+    with pytest.raises(JsonRpcException) as raised:
+        await vscode.text_document_rename_async(types.RenameParams(
+            text_document=doc(uri), position=at(WILD, "x) = N"), new_name="_"))
+    assert "`_` is the wildcard" in str(raised.value)
