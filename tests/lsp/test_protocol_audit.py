@@ -456,3 +456,16 @@ async def test_the_wildcard_is_no_name_to_rename(vscode, tmp_path):
         await vscode.text_document_rename_async(types.RenameParams(
             text_document=doc(uri), position=at(WILD, "x) = N"), new_name="_"))
     assert "`_` is the wildcard" in str(raised.value)
+
+
+async def test_completion_offers_no_name_of_the_lowering(vscode, tmp_path):
+    """After `axis ` completion offered `i@dbl.1` (a `fn` call's index, named apart by
+    the inlining), and inside `N(` the wildcard's `__1`: names no program writes."""
+    text = FN + WILD
+    uri = open_doc(vscode, tmp_path / "c.fuse", text)
+    for where, delta in (("export Y", 0), ("N(x) =", 2), ("Lonely(x)", 7)):
+        found = await vscode.text_document_completion_async(types.CompletionParams(
+            text_document=doc(uri), position=at(text, where, delta)))
+        labels = [item.label for item in found.items]
+        assert labels and not [label for label in labels
+                               if "@" in label or label.startswith("__")], (where, labels)
