@@ -238,6 +238,8 @@ def rename_problem(analysis: Analysis, found: SymbolAt, new: str) -> str | None:
     if not _NAME.match(new):
         return f"`{new}` is not a name"
     last = new.rpartition("::")[2]
+    if "::" in new and found.kind not in ("tensor", "function"):
+        return f"`{new}`: only an imported file's tensor or function is named with `::`"
     if last == user_name(found.name.rpartition("::")[2]):
         return None
     if last in KEYWORDS:

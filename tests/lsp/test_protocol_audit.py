@@ -131,6 +131,8 @@ REFUSED = [
     (BLOCK, "D[i]", "h", "`h` is already a local tensor (`let`)"),
     # a bare index read as its value would read the tensor
     (BLOCK, "A[i] = c", "i", "`i` is read as an index's value"),
+    # an index has no namespace (the edits wrote `Y[ns::k]`, which does not parse)
+    (BLOCK, "i] = i +", "ns::k", "only an imported file's tensor or function"),
 ]
 
 DONE = [
