@@ -283,12 +283,16 @@ class FuseServer(LanguageServer):
 
     def forget(self, uri: str, closed: bool = True) -> None:
         """Drop the document's analysis (it is made again when next asked for), and
-        when the document is closed, its analyzer's memory of earlier versions."""
+        when the document is closed, its analyzer's memory of earlier versions and
+        its last run."""
         with self._lock:
             self._analyses.pop(uri, None)
             if closed:
                 self._analyzers.pop(uri, None)
                 self._token_caches.pop(uri, None)
+                # its last run's values too: a document opened again starts its
+                # versions again, and the old values would pass for current ones
+                self.last_runs.pop(uri, None)
         if closed:
             # let the collector see everything again once (see _analyze): what
             # reference cycles were frozen since are reclaimed

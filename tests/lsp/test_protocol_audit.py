@@ -471,3 +471,23 @@ async def test_completion_offers_no_name_of_the_lowering(vscode, tmp_path):
         labels = [item.label for item in found.items]
         assert labels and not [label for label in labels
                                if "@" in label or label.startswith("__")], (where, labels)
+
+
+async def test_a_document_opened_again_shows_no_values_of_its_last_run(vscode, tmp_path):
+    """A run's values stayed with a closed document; opened again (its versions start
+    again: version 1 once more) with another text, its hover showed the old run's
+    values as current ones (and the server kept every closed document's outputs)."""
+    path = tmp_path / "r.fuse"
+    uri = open_doc(vscode, path, GONE)
+    ran = await vscode.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="fuse.run", arguments=[uri]))
+    assert ran["ok"]
+    position = at(GONE, "B[i] =")
+    found = await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=position))
+    assert "Last run" in found.contents.value
+    vscode.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc(uri)))
+    open_doc(vscode, path, GONE.replace("[1, 2]", "[5, 7]"))
+    found = await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=position))
+    assert "Last run" not in found.contents.value
