@@ -105,6 +105,12 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
     k = _statement_at(analysis, offset)
     if k is None:
         return None
+    stmt = _as_written(analysis, k)
+    # (first: a statement calling a `fn` has the roles of its written-out result, whose
+    # places miss the arguments' other occurrences)
+    argument_index = _call_index_at(analysis, k, stmt, offset)
+    if argument_index is not None:
+        return argument_index
     for role in analysis.roles.get(k, ()):
         for occ in role.occurrences:
             if occ.span.start <= offset <= occ.span.end and occ.form != "slice":
@@ -113,10 +119,6 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
                 lhs = tuple(sorted({_name_span(o) for o in role.occurrences if o.lhs}))
                 return SymbolAt("index", role.name, _name_span(occ), k, lhs or spans[:1],
                                 spans)
-    stmt = _as_written(analysis, k)
-    argument_index = _call_index_at(analysis, k, stmt, offset)
-    if argument_index is not None:
-        return argument_index
     for node in _names_in(stmt):
         name, span = node
         if not (span.start <= offset <= span.end):
@@ -265,7 +267,7 @@ def _index_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None
     taken: set[str] = set()
     tensors: set[str] = set()
     if found.statement is not None:
-        taken = {role.name for role in analysis.roles.get(found.statement, ())}
+        taken = _statement_indices(analysis, found.statement)
     else:  # in a `fn`'s definition: its signature's or its equation's indices
         fn = function_around(analysis, found.span.start)
         if fn is not None:
@@ -275,6 +277,16 @@ def _index_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None
     if last in analysis.tensors or last in tensors:
         return f"`{last}` is a tensor: the equation would read its value"
     return None
+
+
+def _statement_indices(analysis: Analysis, k: int) -> set[str]:
+    """The index names of statement `k` as written (a `fn` call's arguments' too)."""
+    taken = {role.name for role in analysis.roles.get(k, ())}
+    if analysis.inlined is not None and k in analysis.inlined.written:
+        stmt = analysis.inlined.written[k]
+        refs = [*ir.defined_refs(stmt), *(r for e in ir.used_exprs(stmt) for r in ir.refs(e))]
+        taken |= {name for ref in refs for name, _ in index_name_spans(ref)}
+    return taken
 
 
 def _tensor_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None:

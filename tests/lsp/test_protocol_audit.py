@@ -491,3 +491,26 @@ async def test_a_document_opened_again_shows_no_values_of_its_last_run(vscode, t
     found = await vscode.text_document_hover_async(types.HoverParams(
         text_document=doc(uri), position=position))
     assert "Last run" not in found.contents.value
+
+
+CALL = FN.replace("Y[i] = f(M[i,j], B[i])", "Y[k] = f(M[k,l], B[k])")
+
+
+async def test_an_index_of_a_fn_calls_arguments_is_every_place_of_it(vscode, tmp_path):
+    """In `Y[k] = f(M[k,l], B[k])` the index `k` was found by the written-out result's
+    roles: its places missed `B[k]` (a rename left it behind) and `l` was not among
+    the statement's indices (renaming `k` to `l` merged them)."""
+    uri = open_doc(vscode, tmp_path / "c.fuse", CALL)
+    position = at(CALL, "k] = f")
+    highlights = await vscode.text_document_document_highlight_async(
+        types.DocumentHighlightParams(text_document=doc(uri), position=position))
+    assert len(highlights) == 3
+    with pytest.raises(JsonRpcException) as raised:
+        await vscode.text_document_rename_async(types.RenameParams(
+            text_document=doc(uri), position=position, new_name="l"))
+    assert "`l` is already an index of this equation" in str(raised.value)
+    edit = await vscode.text_document_rename_async(types.RenameParams(
+        text_document=doc(uri), position=position, new_name="q"))
+    new = renamed(CALL, uri, edit)
+    assert "Y[q] = f(M[q,l], B[q])" in new
+    assert values(new) == values(CALL)
