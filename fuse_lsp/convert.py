@@ -53,9 +53,14 @@ class Converter:
         return self.lines.offset(position.line, column)
 
 
+# A lone surrogate (a client may send one: JSON's "\ud83d") is one code unit of
+# UTF-16 and three bytes of UTF-8 as its editor counts it ("surrogatepass"); strict
+# encoding would raise, and every answer about the document with it.
+
+
 def _char_units(char: str, encoding: str) -> int:
     if encoding == "utf-8":
-        return len(char.encode("utf-8"))
+        return len(char.encode("utf-8", "surrogatepass"))
     if encoding == "utf-32":
         return 1
     return 2 if ord(char) > 0xFFFF else 1
@@ -63,10 +68,10 @@ def _char_units(char: str, encoding: str) -> int:
 
 def _units(text: str, encoding: str) -> int:
     if encoding == "utf-8":
-        return len(text.encode("utf-8"))
+        return len(text.encode("utf-8", "surrogatepass"))
     if encoding == "utf-32":
         return len(text)
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _column_from_units(line: str, units: int, encoding: str) -> int:

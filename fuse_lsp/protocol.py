@@ -73,9 +73,22 @@ class FuseWorkspace(Workspace):
                                 position_codec=self._position_codec)
 
 
+class _Answered(logging.Filter):
+    """Keeps out of the log pygls's traceback of a request a handler refused on
+    purpose with InvalidParams (a rename to a name already taken, a command's bad
+    arguments): the client has that error as its answer; no failure to log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], JsonRpcInvalidParams))
+
+
+_ANSWERED = _Answered()
+
+
 class FuseProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
+        logging.getLogger("pygls.protocol.json_rpc").addFilter(_ANSWERED)
         # params' strings, integers, numbers and Booleans as JSON gives them:
         # cattrs alone makes a string of anything (a uri of 7 is "7") and an
         # integer of a string ("0"), which answers params that do not fit

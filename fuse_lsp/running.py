@@ -35,7 +35,7 @@ from fuse_lang.run.program import CompiledProgram, ExecutionConfig, FuseError, c
 
 from .last_run import LastRun, remember as remember_run
 from .run_budget import RunRefused
-from .state import DocumentTooLarge, FuseServer
+from .state import DocumentTooLarge, DocumentUnavailable, FuseServer
 
 REPORT_EVERY_S = 0.25  # progress reports while a run is going
 STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its next check
@@ -170,7 +170,8 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     except (Cancelled, asyncio.CancelledError) as stop:
         return cancelled(ls, f"fuse.run: the run of {request.name}", progress, started,
                          getattr(stop, "stopped", True))
-    except (FuseError, TargetError, DocumentTooLarge, RunRefused) as error:
+    except (FuseError, TargetError, DocumentTooLarge, DocumentUnavailable,
+            RunRefused) as error:
         return _failed(ls, request, progress, f"{request.name}: {error}")
     except Exception as error:  # noqa: BLE001 - an engine bug is still one message
         ls.log_error("fuse.run", error)

@@ -27,7 +27,7 @@ from fuse_lang.check.imports import ImportCache
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
-from fuse_lang.front.syntax import binary_text
+from fuse_lang.front.syntax import binary_text, decode
 from fuse_lang.ide.semantic_tokens import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
 from fuse_lang.run.train.optimizers import OPTIMIZERS
@@ -153,6 +153,26 @@ class DocumentTooLarge(Exception):
         self.converter = converter
 
 
+class DocumentUnavailable(Exception):
+    """A request names a document that is not open and whose file cannot be read
+    as text (deleted, never saved, not a file: URI): every feature answers empty."""
+
+
+def closed_text(uri: str) -> str:
+    """The text of a document that is not open: its file as it is now."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    if not path:
+        raise DocumentUnavailable(f"{uri} is not open")
+    try:
+        text, problem = decode(Path(path).read_bytes())
+    except OSError as error:
+        raise DocumentUnavailable(f"{uri} is not open and cannot be read: "
+                                  f"{error.strerror or error}") from None
+    if problem is not None:
+        raise DocumentUnavailable(f"{uri} is not open and {problem.message}")
+    return text
+
+
 class FuseServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("fuse-lsp", __version__,
@@ -180,10 +200,16 @@ class FuseServer(LanguageServer):
     # ---------------------------------------------------------- analysis
     def analysis(self, uri: str) -> tuple[Analysis, Converter]:
         """The analysis of the document's current text (cached per version), and
-        the converter for that text.  Raises DocumentTooLarge past the size limit."""
-        document = self.workspace.get_text_document(uri)
-        text = document.source
-        version = document.version
+        the converter for that text.  Raises DocumentTooLarge past the size limit;
+        a document that is not open is its file as it is now, analysed afresh and
+        kept nowhere (DocumentUnavailable: no such file, or not text)."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            text = closed_text(uri)
+            version = None
+        else:
+            text = document.source
+            version = document.version
         oversized = too_large(text)
         if oversized is not None:
             self.forget(uri, closed=False)
@@ -191,6 +217,9 @@ class FuseServer(LanguageServer):
                 self._analyzers.pop(uri, None)  # its memory of the last version, too
             raise DocumentTooLarge(oversized, Converter(text, LineIndex(text),
                                                         self.workspace.position_encoding))
+        if document is None:  # (not kept: a closed document gets no diagnostics pushed)
+            analysis = self._analyze(uri, text, keep=False)
+            return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
         with self._lock:
             cached = self._analyses.get(uri)
         if cached is not None and cached[0] == version and cached[1] == text:
@@ -203,7 +232,7 @@ class FuseServer(LanguageServer):
             _let_go_later(retired)
         return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
 
-    def _analyze(self, uri: str, text: str) -> Analysis:
+    def _analyze(self, uri: str, text: str, keep: bool = True) -> Analysis:
         path = to_fs_path(uri) if uri.startswith("file:") else None
         base_dir = Path(path).parent if path else Path.cwd()
         binary = binary_text(text)
@@ -213,7 +242,8 @@ class FuseServer(LanguageServer):
         if "import" in text:
             self.import_cache.open_texts = self.open_texts()
         with self._lock:
-            analyzer = self._analyzers.pop(uri, None) or Analyzer(import_cache=self.import_cache)
+            analyzer = (self._analyzers.pop(uri, None) if keep else None) or \
+                Analyzer(import_cache=self.import_cache)
         try:
             # The analysis lives until the next edit and holds no reference
             # cycles: keep the cycle collector from scanning its objects again
@@ -222,10 +252,11 @@ class FuseServer(LanguageServer):
             with gc_frozen_after():
                 return analyzer.analyze(text, path, base_dir)
         finally:
-            with self._lock:
-                # a handler on another thread may have made its own meanwhile;
-                # either is fine to keep
-                self._analyzers.setdefault(uri, analyzer)
+            if keep:
+                with self._lock:
+                    # a handler on another thread may have made its own meanwhile;
+                    # either is fine to keep
+                    self._analyzers.setdefault(uri, analyzer)
 
     def open_texts(self) -> dict[str, str]:
         """The open documents' texts by their files' absolute paths."""
@@ -252,12 +283,16 @@ class FuseServer(LanguageServer):
 
     def forget(self, uri: str, closed: bool = True) -> None:
         """Drop the document's analysis (it is made again when next asked for), and
-        when the document is closed, its analyzer's memory of earlier versions."""
+        when the document is closed, its analyzer's memory of earlier versions and
+        its last run."""
         with self._lock:
             self._analyses.pop(uri, None)
             if closed:
                 self._analyzers.pop(uri, None)
                 self._token_caches.pop(uri, None)
+                # its last run's values too: a document opened again starts its
+                # versions again, and the old values would pass for current ones
+                self.last_runs.pop(uri, None)
         if closed:
             # let the collector see everything again once (see _analyze): what
             # reference cycles were frozen since are reclaimed
@@ -316,8 +351,8 @@ def safe(default: Any = None) -> Callable[[F], F]:
         def run(ls: FuseServer, *args: Any, **kwargs: Any) -> Any:
             try:
                 return handler(ls, *args, **kwargs)
-            except DocumentTooLarge:  # not an error: the document is not analysed
-                return default() if callable(default) else default
+            except (DocumentTooLarge, DocumentUnavailable):  # not an error: the
+                return default() if callable(default) else default  # document is not analysed
             except Exception as error:  # noqa: BLE001 - never crash the server
                 ls.log_error(handler.__name__, error)
                 return default() if callable(default) else default

@@ -34,7 +34,7 @@ from fuse_lang.run.train.training import TrainOptions
 
 from .run_budget import RunRefused
 from .running import Progress, cancelled, document_name, follow, watch_request
-from .state import DocumentTooLarge, FuseServer
+from .state import DocumentTooLarge, DocumentUnavailable, FuseServer
 
 TRAIN = "fuse.train"
 # autograd keeps the forward evaluation's intermediates for the backward pass, and
@@ -116,7 +116,8 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
         return cancelled(ls, f"fuse.train: the training of {request.name}", progress, started,
                          getattr(stop, "stopped", True), step="step",
                          dropped="its params are discarded and no checkpoint was written")
-    except (FuseError, TrainOptionError, DocumentTooLarge, RunRefused) as error:
+    except (FuseError, TrainOptionError, DocumentTooLarge, DocumentUnavailable,
+            RunRefused) as error:
         return _failed(ls, progress, f"{request.name}: {error}")
     except Exception as error:  # noqa: BLE001 - an engine bug is still one message
         ls.log_error("fuse.train", error)

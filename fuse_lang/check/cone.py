@@ -13,6 +13,7 @@ and, for tensors that are not exported, an `export` line at the end.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -163,7 +164,7 @@ def _cut(analysis: Analysis, roots: list[str], chosen: set[int], names: list[str
     for k, stmt in enumerate(statements):
         if k in kept:
             continue
-        blank.append((stmt.span.start, stmt.span.end))
+        blank.append((_with_let(analysis.text, stmt.span.start), stmt.span.end))
         if isinstance(stmt, (ir.Export, ir.AxisDecl)):
             continue
         found = _errors_in(stmt.span, errors)
@@ -178,6 +179,17 @@ def _cut(analysis: Analysis, roots: list[str], chosen: set[int], names: list[str
     return Cone(frozenset(kept), frozenset(tensors), blocking, _merged(not_run),
                 _blanked(analysis.text, blank) + (f"\nexport {', '.join(names)}\n"
                                                   if names else ""))
+
+
+_LET_BEFORE = re.compile(r"\blet[ \t]+\Z")
+
+
+def _with_let(text: str, start: int) -> int:
+    """Where a statement starts with its `let` (a local's equation, lowered, starts
+    at its name): a `let` left alone in the cut text would not parse."""
+    line = text.rfind("\n", 0, start) + 1
+    found = _LET_BEFORE.search(text, line, start)
+    return found.start() if found else start
 
 
 def _errors_in(span: object, errors: list[Diagnostic]) -> list[Diagnostic]:

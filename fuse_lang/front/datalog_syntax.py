@@ -62,6 +62,10 @@ def datalog_syntax(tokens: Sequence[Tok], parser: Parser) -> Diagnostic | None:
         message += ("; a relation's name starts with an uppercase letter in Fuse and a "
                     "variable with a lowercase one (Datalog's `a(X) :- b(X).` is "
                     "`A(x) = B(x)`)")
+    elif _lowercase_constants(rewrite.tokens):  # (the rewrite would be an invalid fact)
+        message += ("; a constant starts with an uppercase letter or is quoted in Fuse, a "
+                    "lowercase name is a variable (Datalog's `p(ann, bob).` is "
+                    "`P(\"ann\", \"bob\")`)")
     elif parses:
         fixes = (_fix(rewrite),)
     diag = make("datalog-syntax", message, rewrite.where, fixes=fixes)
@@ -78,6 +82,16 @@ def _fix(rewrite: _Rewrite) -> Fix:
 def _lowercase_head(tokens: Sequence[Tok]) -> bool:
     """`anc(X,Y) :- ...`: Datalog's case (a relation lowercase, variables uppercase)."""
     return tokens[0][0] == "NAME" and tokens[0][1][:1].islower() and tokens[1][0] == "LPAR"
+
+
+def _lowercase_constants(tokens: Sequence[Tok]) -> bool:
+    """`parent(ann, bob)`: a fact whose constants are Datalog's (lowercase), each a
+    variable to Fuse."""
+    if len(tokens) < 3 or tokens[0][0] != "NAME" or tokens[1][0] != "LPAR" or \
+            any(t[0] in _OPERATORS or t[0] == "QMARK" for t in tokens):
+        return False
+    return any(t[0] == "NAME" and (t[1][:1].islower() or t[1][:1] == "_") and
+               t[1] != "not" for t in tokens[2:])
 
 
 def rules_over_lines(text: str, spans: Sequence[Span], diags: list[Diagnostic],

@@ -18,6 +18,7 @@ from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
 from ..front.ir_text import ref_text
 from ..front.lexer import Tok, tokenize
+from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
 from .hover import tensor_markdown
 from .imported import namespace_names
@@ -83,7 +84,10 @@ class _Cursor:
 
 
 def _is_var(name: str) -> bool:
-    return bool(name) and (name[0].islower() or name[0] == "_")
+    """An index variable as a program writes it: not one a `fn` call's inlining
+    named apart (`i@dbl.1`), nor a wildcard's (`__1`), which are no names to write."""
+    return bool(name) and (name[0].islower() or name[0] == "_") and "@" not in name \
+        and not is_wildcard(name)
 
 
 def _scan(text: str, offset: int, tensors: dict[str, TensorInfo] | None = None,

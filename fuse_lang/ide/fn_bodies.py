@@ -132,6 +132,45 @@ def name_in_function(analysis: Analysis, offset: int) -> BodyName | None:
     return None
 
 
+def names_met(analysis: Analysis, fn: ir.FnDef, span: Span) -> tuple[set[str], set[str]]:
+    """What the name at `span` of `fn`'s definition would meet if renamed: (the
+    indices of its scope, when it is an index: the signature's or its equation's;
+    the function's own tensors and the program's tensors its body reads)."""
+    occurrences = list(_occurrences(fn))
+    scope = next((k for w, _, s, k in occurrences if w == "index" and s == span), False)
+    indices = set() if scope is False else \
+        {n for w, n, _, k in occurrences if w == "index" and k == scope}
+    return indices, own_names(fn) | {n for w, n, _, _ in occurrences
+                                     if w == "tensor" and n in analysis.tensors}
+
+
+def own_names(fn: ir.FnDef) -> set[str]:
+    """The tensors a function names as its own: its parameters, result and locals."""
+    params, defined = _tensor_names(fn)
+    return params | defined
+
+
+def readers(analysis: Analysis, name: str) -> list[ir.FnDef]:
+    """The functions (this document's and its imports') whose body reads the
+    program's tensor `name`."""
+    inlined = analysis.inlined
+    if inlined is None:
+        return []
+    return [fn for fn in inlined.functions.values() if name not in own_names(fn)
+            and any(ref.name == name for eq in fn.body for ref in ir.refs(eq.rhs))]
+
+
+def bare_index_names(fn: ir.FnDef) -> set[str]:
+    """The names `fn`'s body reads bare as an index's value (`sin(p / L)`)."""
+    return {n for w, n, s, k in _occurrences(fn) if w == "index" and k is not None
+            and not any(n == m and s == t for m, t in _index_spans(fn.body[k]))}
+
+
+def _index_spans(eq: ir.Equation) -> Iterator[tuple[str, Span]]:
+    for ref in (eq.lhs, *ir.refs(eq.rhs)):
+        yield from index_name_spans(ref)
+
+
 def _lhs_spans(fn: ir.FnDef, scope: int | None, name: str) -> tuple[Span, ...]:
     refs = (*fn.params, fn.result) if scope is None else (fn.body[scope].lhs,)
     return tuple(s for ref in refs for n, s in index_name_spans(ref) if n == name)

@@ -8,10 +8,23 @@ import re
 from dataclasses import dataclass
 
 from ..check import Analysis
+from ..check.symbols import Occurrence
 from ..front import ir
 from ..front.builtins import BUILTINS, KEYWORDS
+from ..front.let_blocks import is_block_local, user_name
 from ..front.span import Span
-from .fn_bodies import index_name_spans, name_in_function, reads_in_bodies
+from ..front.wildcards import is_wildcard
+from .fn_bodies import (
+    bare_index_names,
+    function_around,
+    index_name_spans,
+    name_in_function,
+    names_met,
+    own_functions,
+    own_names,
+    readers,
+    reads_in_bodies,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +105,20 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
     k = _statement_at(analysis, offset)
     if k is None:
         return None
-    for role in analysis.roles.get(k, ()):
-        for occ in role.occurrences:
-            if occ.span.start <= offset <= occ.span.end and occ.form != "slice":
-                spans = tuple(sorted(o.span for o in role.occurrences))
-                lhs = tuple(o.span for o in role.occurrences if o.lhs)
-                return SymbolAt("index", role.name, occ.span, k, lhs or spans[:1], spans)
     stmt = _as_written(analysis, k)
+    # (first: a statement calling a `fn` has the roles of its written-out result, whose
+    # places miss the arguments' other occurrences)
     argument_index = _call_index_at(analysis, k, stmt, offset)
     if argument_index is not None:
         return argument_index
+    for role in analysis.roles.get(k, ()):
+        for occ in role.occurrences:
+            if occ.span.start <= offset <= occ.span.end and occ.form != "slice":
+                # (a keyword argument's index, `axis=c`, is listed twice: once here)
+                spans = tuple(sorted({_name_span(o) for o in role.occurrences}))
+                lhs = tuple(sorted({_name_span(o) for o in role.occurrences if o.lhs}))
+                return SymbolAt("index", role.name, _name_span(occ), k, lhs or spans[:1],
+                                spans)
     for node in _names_in(stmt):
         name, span = node
         if not (span.start <= offset <= span.end):
@@ -113,6 +130,12 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
         if name in BUILTINS:
             return SymbolAt("builtin", name, span, k, (), ())
     return None
+
+
+def _name_span(occ: Occurrence) -> Span:
+    """An index's occurrence as its name alone: a dotted one (`p'.`, the axis
+    softmax normalises) without its dot, which is no part of the name."""
+    return Span(occ.span.start, min(occ.span.end, occ.span.start + len(occ.name)))
 
 
 def _call_index_at(analysis: Analysis, k: int, stmt: ir.Statement, offset: int
@@ -197,6 +220,12 @@ def references_at(analysis: Analysis, offset: int) -> tuple[Span, ...]:
     return found.references if found else ()
 
 
+def renamable(found: SymbolAt) -> bool:
+    """Whether a rename may start at `found`: not a builtin, nor the wildcard `_`
+    (any value, no name: a name there would be a variable, bound or unsafe)."""
+    return found.kind != "builtin" and not (found.kind == "index" and is_wildcard(found.name))
+
+
 _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")
 
 
@@ -204,26 +233,86 @@ def rename_problem(analysis: Analysis, found: SymbolAt, new: str) -> str | None:
     """Why `found` cannot be renamed `new` (None: it can).  A new name that is
     already another tensor, function, builtin or keyword would silently change
     what the program means (two tensors merged, a call read as a builtin), as
-    would an index renamed to another index of its statement."""
+    would an index renamed to another index of its statement, a tensor renamed
+    to a name read bare as an index's value (`Y[i] = i + A[i]`: `i` would read
+    the tensor), and, in a `fn`'s definition, a name renamed to another of its
+    parameters, result, locals or the program's tensors its body reads."""
     if not _NAME.match(new):
         return f"`{new}` is not a name"
     last = new.rpartition("::")[2]
-    if last == found.name.rpartition("::")[2]:
+    if "::" in new and found.kind not in ("tensor", "function"):
+        return f"`{new}`: only an imported file's tensor or function is named with `::`"
+    if last == user_name(found.name.rpartition("::")[2]):
         return None
     if last in KEYWORDS:
         return f"`{last}` is a keyword"
+    if is_wildcard(last):
+        return "`_` is the wildcard (any value), not a name: each `_` would be one of its own"
     if found.kind == "index":
-        if not (last[0].islower() or last[0] == "_"):
-            return "an index variable starts with a lowercase letter or _"
-        if found.statement is not None and any(
-                role.name == last for role in analysis.roles.get(found.statement, ())):
-            return f"`{last}` is already an index of this equation: the two would be one"
-        if last in analysis.tensors:
-            return f"`{last}` is a tensor: the equation would read its value"
+        return _index_problem(analysis, found, last)
+    if found.kind == "local":
+        fn = function_around(analysis, found.span.start)
+        if fn is not None and last in names_met(analysis, fn, found.span)[1]:
+            whose = f"of `fn {fn.name}`" if last in own_names(fn) else "its body reads"
+            return f"`{last}` is already a tensor {whose}: the two would be one"
         return None
-    if found.kind in ("tensor", "function") and (
-            last in analysis.tensors or last in BUILTINS or
-            (analysis.inlined is not None and last in analysis.inlined.functions)):
+    if found.kind in ("tensor", "function"):
+        return _tensor_problem(analysis, found, last)
+    return None
+
+
+def _index_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None:
+    if not (last[0].islower() or last[0] == "_"):
+        return "an index variable starts with a lowercase letter or _"
+    taken: set[str] = set()
+    tensors: set[str] = set()
+    if found.statement is not None:
+        taken = _statement_indices(analysis, found.statement)
+    else:  # in a `fn`'s definition: its signature's or its equation's indices
+        fn = function_around(analysis, found.span.start)
+        if fn is not None:
+            taken, tensors = names_met(analysis, fn, found.span)
+    if last in taken:
+        return f"`{last}` is already an index of this equation: the two would be one"
+    if last in analysis.tensors or last in tensors:
+        return f"`{last}` is a tensor: the equation would read its value"
+    return None
+
+
+def _statement_indices(analysis: Analysis, k: int) -> set[str]:
+    """The index names of statement `k` as written (a `fn` call's arguments' too)."""
+    taken = {role.name for role in analysis.roles.get(k, ())}
+    if analysis.inlined is not None and k in analysis.inlined.written:
+        stmt = analysis.inlined.written[k]
+        refs = [*ir.defined_refs(stmt), *(r for e in ir.used_exprs(stmt) for r in ir.refs(e))]
+        taken |= {name for ref in refs for name, _ in index_name_spans(ref)}
+    return taken
+
+
+def _tensor_problem(analysis: Analysis, found: SymbolAt, last: str) -> str | None:
+    """A tensor or a function renamed `last`: what it would merge with, or be read as.
+    An imported file's name (`ns::T`) meets the names of its file (`ns::S`)."""
+    namespace = found.name.rpartition("::")[0]
+    home = f"{namespace}::{last}" if namespace else last
+    if home in analysis.tensors or last in BUILTINS or \
+            (analysis.inlined is not None and home in analysis.inlined.functions):
         what = "a builtin" if last in BUILTINS else "already defined"
-        return f"`{last}` is {what}: renaming `{found.name}` to it would merge the two"
+        return (f"`{last}` is {what}: renaming `{user_name(found.name)}` to it would "
+                f"merge the two")
+    if found.kind == "function":
+        return None
+    local = next((name for name in analysis.tensors if is_block_local(name) and
+                  name != found.name and user_name(name) == last), None)
+    if local is not None:
+        return f"`{last}` is already a local tensor (`let`): the two would be one"
+    for fn in readers(analysis, found.name):
+        if last in own_names(fn):
+            return (f"`fn {fn.name}` reads `{found.name}` and has a tensor of its own "
+                    f"named `{last}`: the body would read that one")
+    bare = any(role.name == last and any(o.form in ("value", "argument")
+                                         for o in role.occurrences)
+               for roles in analysis.roles.values() for role in roles) or \
+        any(last in bare_index_names(fn) for fn in own_functions(analysis))
+    if bare:
+        return f"`{last}` is read as an index's value: it would read the tensor instead"
     return None

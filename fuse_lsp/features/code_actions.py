@@ -9,6 +9,7 @@ import asyncio
 
 from lsprotocol import types
 
+from fuse_lang.check import Analysis
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.ide.train_targets import train_targets
 from fuse_lang.run.backends import available_targets
@@ -44,7 +45,8 @@ def code_actions(ls: FuseServer, params: types.CodeActionParams,
         start, end = convert.offset(params.range.start), convert.offset(params.range.end)
         for diag in analysis.diagnostics:
             if diag.fixes and diag.span.start <= end and start <= diag.span.end:
-                actions += quick_fixes(diag, convert, uri, params.context.diagnostics)
+                actions += quick_fixes(diag, convert, uri, params.context.diagnostics,
+                                       analysis)
     if _wanted(RUN_KIND, only):
         actions += [types.CodeAction(
             title=f"Run on {device} ({backend})", kind=RUN_KIND,
@@ -61,8 +63,9 @@ def code_actions(ls: FuseServer, params: types.CodeActionParams,
 
 
 def quick_fixes(diag: Diagnostic, convert: Converter, uri: str,
-                sent: list[types.Diagnostic]) -> list[types.CodeAction]:
-    lsp_diag = to_lsp(diag, convert, uri)
+                sent: list[types.Diagnostic], analysis: Analysis | None = None
+                ) -> list[types.CodeAction]:
+    lsp_diag = to_lsp(diag, convert, uri, analysis)
     # attach the client's own copy when it sent one (same code and range)
     for d in sent:
         if d.code == lsp_diag.code and d.range == lsp_diag.range:

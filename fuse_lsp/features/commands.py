@@ -16,7 +16,7 @@ from fuse_lang.plan.render import render_plan_markdown
 from fuse_lang.run.backends import available_targets
 
 from ..running import document_name, parse_request, run_document
-from ..state import Command, DocumentTooLarge, FuseServer
+from ..state import Command, DocumentTooLarge, DocumentUnavailable, FuseServer
 from ..training import TRAIN, parse_train_request, train_document
 from ..why import WHY, parse_why, why_document
 
@@ -61,6 +61,8 @@ def explain_markdown(ls: FuseServer, uri: str) -> str:
         analysis, _ = ls.analysis(uri)
     except DocumentTooLarge as oversized:
         return f"> **Not analysed:** {oversized.diagnostic.message}"
+    except DocumentUnavailable as error:
+        raise JsonRpcInvalidParams(f"fuse.explain: {error}") from None
     text = render_plan_markdown(plan_program(analysis), title=document_name(uri))
     errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
     if errors:

@@ -57,10 +57,13 @@ def signature_help(ls: FuseServer, params: types.SignatureHelpParams
     found = signature_at(analysis.text, convert.offset(params.position), functions)
     if found is None:
         return None
+    # the active parameter on the signature too: left out, lsprotocol writes it null,
+    # which LSP 3.17 does not allow there (uinteger) and 3.18 reads as "none active"
     info = types.SignatureInformation(
         label=found.label, documentation=found.documentation,
         parameters=[types.ParameterInformation(label=label)
-                    for label in _parameter_labels(found.label, found.parameters)])
+                    for label in _parameter_labels(found.label, found.parameters)],
+        active_parameter=found.active)
     return types.SignatureHelp(signatures=[info], active_signature=0,
                                active_parameter=found.active)
 

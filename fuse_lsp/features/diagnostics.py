@@ -15,6 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from fuse_lang.check import Analysis
 from fuse_lang.front.diagnostics import Diagnostic, Related, Severity
 
 from ..convert import Converter
@@ -37,9 +38,11 @@ def _description(code: str) -> types.CodeDescription | None:
     return types.CodeDescription(href=f"{_DOCS.as_uri()}#{code}")
 
 
-def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
+def to_lsp(diag: Diagnostic, convert: Converter, uri: str,
+           analysis: Analysis | None = None) -> types.Diagnostic:
     related = [types.DiagnosticRelatedInformation(
-        location=_location(r, convert, uri), message=r.message) for r in diag.related]
+        location=_location(r, convert, uri, analysis), message=r.message)
+        for r in diag.related]
     description = _description(diag.code)
     return types.Diagnostic(
         range=convert.range(diag.span), message=diag.message, severity=_SEVERITY[diag.severity],
@@ -48,11 +51,18 @@ def to_lsp(diag: Diagnostic, convert: Converter, uri: str) -> types.Diagnostic:
         data={"fixes": len(diag.fixes)} if diag.fixes else None)
 
 
-def _location(related: Related, convert: Converter, uri: str) -> types.Location:
-    """Where a related place is: in this document, or in another file (an imported one)."""
+def _location(related: Related, convert: Converter, uri: str,
+              analysis: Analysis | None) -> types.Location:
+    """Where a related place is: in this document, or in another file (an imported
+    one: its span is in that file's text, its columns in the agreed code units)."""
     if related.path is None or related.position is None:
         return types.Location(uri=uri, range=convert.range(related.span))
-    line, col, end_line, end_col = related.position
+    imported = analysis.imports.by_path(related.path) \
+        if analysis is not None and analysis.imports is not None else None
+    if imported is not None:
+        other = Converter(imported.parsed.text, imported.parsed.lines, convert.encoding)
+        return types.Location(uri=Path(related.path).as_uri(), range=other.range(related.span))
+    line, col, end_line, end_col = related.position  # (characters: right for ASCII)
     return types.Location(uri=Path(related.path).as_uri(), range=types.Range(
         types.Position(line, col), types.Position(end_line, end_col)))
 
@@ -62,7 +72,7 @@ def document_diagnostics(ls: FuseServer, uri: str) -> list[types.Diagnostic]:
         analysis, convert = ls.analysis(uri)
     except DocumentTooLarge as oversized:
         return [to_lsp(oversized.diagnostic, oversized.converter, uri)]
-    return [to_lsp(d, convert, uri) for d in analysis.diagnostics]
+    return [to_lsp(d, convert, uri, analysis) for d in analysis.diagnostics]
 
 
 # ------------------------------------------------------------------ push
@@ -110,13 +120,44 @@ def cancel_push(ls: FuseServer, uri: str) -> None:
 
 def _importers_again(ls: FuseServer, uri: str, delay: float) -> None:
     """The documents importing the file at `uri` analysed again and their
-    diagnostics pushed: what they import changed (an edit, a save, a file on disk)."""
+    diagnostics pushed: what they import changed (an edit, a save, a file on disk).
+    A pull client is asked to pull again (`workspace/diagnostic/refresh`), when it
+    can be: it knows of no change to those documents."""
     if not uri.startswith("file:"):
         return
-    for importer in ls.importers(to_fs_path(uri)):
-        if importer != uri:
-            ls.forget(importer, closed=False)
-            schedule(ls, importer, delay)
+    importers = [importer for importer in ls.importers(to_fs_path(uri)) if importer != uri]
+    for importer in importers:
+        ls.forget(importer, closed=False)
+        schedule(ls, importer, delay)
+    if importers and ls.pull_diagnostics and _can_refresh(ls):
+        _refresh_later(ls, delay)
+
+
+def _can_refresh(ls: FuseServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
+
+
+def _refresh_later(ls: FuseServer, delay: float) -> None:
+    """One `workspace/diagnostic/refresh` after `delay` (debounced as pushes are)."""
+    cancel_push(ls, _REFRESH)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _refresh(ls)
+        return
+    ls.pushes[_REFRESH] = loop.call_later(delay, _refresh, ls)
+
+
+_REFRESH = "workspace/diagnostic/refresh"  # (its key among the pending pushes)
+
+
+def _refresh(ls: FuseServer) -> None:
+    ls.pushes.pop(_REFRESH, None)
+    try:
+        ls.workspace_diagnostic_refresh(None)
+    except Exception as error:  # noqa: BLE001 - the client may be gone
+        ls.log_error("workspace/diagnostic/refresh", error)
 
 
 @safe()
@@ -172,5 +213,6 @@ FEATURES = (
     Feature(types.TEXT_DOCUMENT_DID_CLOSE, did_close),
     Feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, did_change_watched_files),
     Feature(types.TEXT_DOCUMENT_DIAGNOSTIC, pull, types.DiagnosticOptions(
-        inter_file_dependencies=False, workspace_diagnostics=False, identifier="fuse")),
+        # (imports: a document's diagnostics change with the files it imports)
+        inter_file_dependencies=True, workspace_diagnostics=False, identifier="fuse")),
 )

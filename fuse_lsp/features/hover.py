@@ -19,9 +19,18 @@ def hover(ls: FuseServer, params: types.HoverParams) -> types.Hover | None:
     offset = convert.offset(params.position)
     markdown = found.markdown + _last_value(ls, params.text_document.uri, analysis, offset) \
         + _query_whys(ls, params.text_document.uri, analysis, offset)
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                    value=markdown),
+    return types.Hover(contents=types.MarkupContent(kind=_hover_kind(ls), value=markdown),
                        range=convert.range(found.span))
+
+
+def _hover_kind(ls: FuseServer) -> types.MarkupKind:
+    """Markdown, unless the client says it takes plain text only (LSP's
+    `hover.contentFormat`): then the same text, said to be plain."""
+    caps = ls.client_capabilities.text_document
+    formats = caps.hover.content_format if caps and caps.hover else None
+    if formats and types.MarkupKind.Markdown not in formats:
+        return types.MarkupKind.PlainText
+    return types.MarkupKind.Markdown
 
 
 def _last_value(ls: FuseServer, uri: str, analysis, offset: int) -> str:

@@ -9,10 +9,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.let_blocks import user_name
 from fuse_lang.ide.imported import import_at
-from fuse_lang.ide.query import SymbolAt, rename_problem, symbol_at
+from fuse_lang.ide.query import SymbolAt, renamable, rename_problem, symbol_at
 
 from ..convert import Converter
-from ..state import Feature, FuseServer, safe
+from ..state import DocumentTooLarge, DocumentUnavailable, Feature, FuseServer, safe
 from .workspace_names import across_files as _across_files, places
 
 
@@ -69,7 +69,7 @@ def highlight(ls: FuseServer, params: types.DocumentHighlightParams
 def prepare_rename(ls: FuseServer, params: types.PrepareRenameParams
                    ) -> types.PrepareRenamePlaceholder | None:
     found, convert = _symbol(ls, params.text_document.uri, params.position)
-    if found is None or found.kind == "builtin":
+    if found is None or not renamable(found):
         return None
     return types.PrepareRenamePlaceholder(range=convert.range(found.span),
                                           placeholder=user_name(found.name))
@@ -80,10 +80,12 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
     uri = params.text_document.uri
     try:
         found, convert = _symbol(ls, uri, params.position)
+    except (DocumentTooLarge, DocumentUnavailable):  # not analysed: nothing to rename
+        return None
     except Exception as error:  # noqa: BLE001
         ls.log_error("rename", error)
         return None
-    if found is None or found.kind == "builtin":
+    if found is None or not renamable(found):
         return None
     new = params.new_name
     problem = rename_problem(ls.analysis(uri)[0], found, new)

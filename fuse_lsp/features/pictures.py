@@ -22,7 +22,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..running import document_name
-from ..state import Command, DocumentTooLarge, FuseServer
+from ..state import Command, DocumentTooLarge, DocumentUnavailable, FuseServer
 
 PLOT = "fuse.plot"
 GRAPH = "fuse.graph"
@@ -80,6 +80,8 @@ async def graph(ls: FuseServer, *args: Any) -> dict[str, Any]:
         analysis, _ = ls.analysis(uri)
     except DocumentTooLarge as oversized:
         return {"ok": False, "error": oversized.diagnostic.message}
+    except DocumentUnavailable as error:
+        return {"ok": False, "error": f"{name}: {error}"}
     target = Path(extra.get("path") or
                   _default_folder(uri) / f"{Path(name).stem or 'program'}.graph.{extra['format']}")
     try:
