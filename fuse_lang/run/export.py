@@ -149,6 +149,9 @@ class Capture:
     names: dict[str, str]  # Fuse name -> keyword
     dynamic: dict[str, list[tuple[str, int]]]
     outputs: tuple[str, ...]
+    # sources outside the graph (a loss's targets) with a dynamic axis: their example
+    # values and those axes, grown with the inputs when the export is checked
+    aside: dict[str, tuple[np.ndarray, list[int]]] = field(default_factory=dict)
 
 
 def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None,
@@ -184,7 +187,7 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None,
     made.format = format
     if capture.dynamic:
         _check_dynamic(program, made, {n: np.asarray(backend.to_numpy(v))
-                                       for n, v in capture.state.items()})
+                                       for n, v in capture.state.items()}, capture.aside)
     return made
 
 
@@ -226,6 +229,8 @@ def _capture(program: Any, backend: Backend, given: dict[str, np.ndarray], weigh
     taken = {n: v for n, v in sorted(bases.items()) if n not in state
              and (tensors[n].kind in SOURCE_KINDS or n in given)}
     axes = _dynamic_axes(analysis, dynamic, taken, state)
+    with backend.context():
+        aside = _aside(outer, backend, axes, set(bases))
 
     def whole(values: Mapping[str, Any]) -> dict:
         # the dynamic sizes as the framework traces them (symbolic), in the plan
@@ -240,7 +245,24 @@ def _capture(program: Any, backend: Backend, given: dict[str, np.ndarray], weigh
         return {n: run.values[n] for n in names}
 
     # the rest of the bases (facts written in the program) are constants of the graph
-    return Capture(whole, taken, state, python_names(list(taken)), axes, tuple(names))
+    return Capture(whole, taken, state, python_names(list(taken)), axes, tuple(names), aside)
+
+
+def _aside(outer: Execution, backend: Backend, axes: Mapping[str, list[tuple[str, int]]],
+           used: set[str]) -> dict[str, tuple[np.ndarray, list[int]]]:
+    """The sources the exports do not read (a loss's targets) that share a dynamic
+    axis' domain: the engine's run at another size needs them at that size too."""
+    tensors = outer.analysis.tensors
+    domains = {tensors[n].axes[k].domain for pairs in axes.values() for n, k in pairs}
+    out = {}
+    for name, info in tensors.items():
+        ks = [k for k, a in enumerate(info.axes) if a.domain in domains]
+        if name in used or info.kind not in SOURCE_KINDS or not ks:
+            continue
+        base, has = outer.base(name)
+        if has:
+            out[name] = (np.asarray(backend.to_numpy(base)), ks)
+    return out
 
 
 def symbolic_plan(plan: RunPlan, sizes: Mapping[int, Any]) -> RunPlan:
@@ -288,20 +310,26 @@ def _dynamic_axes(analysis: Any, dynamic: tuple[str, ...], inputs: Mapping[str, 
     return out
 
 
-def _check_dynamic(program: Any, made: Exported, state: dict[str, np.ndarray]) -> None:
+def _grown(value: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    for k in axes:
+        value = np.concatenate([value, np.take(value, [0], axis=k)], axis=k)
+    return value
+
+
+def _check_dynamic(program: Any, made: Exported, state: dict[str, np.ndarray],
+                   aside: Mapping[str, tuple[np.ndarray, list[int]]]) -> None:
     """Run the export with each dynamic axis one position longer (the first
     position repeated) and compare with the engine's run at that size: a graph
     that fixed the size (an extent taken from the analysis) is refused."""
     grown = {}
     for name, value in made.example_inputs.items():
-        axes = sorted({k for pairs in made.dynamic.values() for n, k in pairs if n == name})
-        for k in axes:
-            value = np.concatenate([value, np.take(value, [0], axis=k)], axis=k)
-        grown[name] = value
+        grown[name] = _grown(value, sorted({k for pairs in made.dynamic.values()
+                                            for n, k in pairs if n == name}))
     indices = ", ".join(f"`{i}`" for i in made.dynamic)
     try:
         ours = made.run(grown)
-        theirs = program.variant().run({**grown, **state})
+        theirs = program.variant().run({**grown, **state, **{
+            n: _grown(value, ks) for n, (value, ks) in aside.items()}})
     except Exception as err:  # noqa: BLE001 - the reason, in one line
         raise FuseError(f"the program cannot be exported with {indices} dynamic: at another "
                         f"size it fails ({_reason(err, {})})") from None
