@@ -38,3 +38,43 @@ def test_a_dynamic_export_that_leaves_out_the_targets_is_checked_at_another_size
     x = rng.normal(size=(5, 4)).astype(np.float32)
     out = made.run({"X": x, "W": w})
     np.testing.assert_allclose(out["H"], np.maximum(x @ w.T, 0), rtol=1e-5, atol=1e-6)
+
+
+def _quantized(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(3, 4)).astype(np.float32)
+    x = rng.normal(size=4).astype(np.float32)
+    scale = (np.abs(w).max(axis=1) / 127).astype(np.float32)
+    q = np.round(w / scale[:, None]).astype(np.int8)
+    np.save(folder / "q.npy", q)
+    np.save(folder / "x.npy", x)
+    np.save(folder / "scale.npy", scale)
+    np.save(folder / "square.npy", np.ones((3, 3), np.float32))
+    return q, scale, x
+
+
+QUANT = """W[i,j] = "w.safetensors:layers.0:wq"
+X[j] = "x.npy"
+Y[i] = W[i,j] X[j]
+export Y
+"""
+
+
+def test_a_scale_given_as_a_file_string_is_read_like_any_file_reference(tmp_path: Path):
+    q, scale, x = _quantized(tmp_path)
+    manifest = {"tensors": {"W": {"file": "q.npy", "quantization": {
+        "scale": "scale.npy", "zero_point": 0, "axis": "i"}}, "X": "x.npy"}}
+    program = fuse_lang.compile(QUANT, base_dir=tmp_path, weights=manifest)
+    np.testing.assert_allclose(program.run()["Y"], (q * scale[:, None]) @ x, rtol=1e-5)
+
+
+def test_a_scale_file_of_two_axes_says_its_shape(tmp_path: Path, capsys):
+    from fuse_lang.cli import main
+
+    _quantized(tmp_path)
+    (tmp_path / "p.fuse").write_text(QUANT)
+    (tmp_path / "m.json").write_text(json.dumps({"tensors": {"W": {"file": "q.npy", "quantization": {
+        "scale": {"file": "square.npy"}, "axis": 0}}, "X": "x.npy"}}))
+    assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
+    out = capsys.readouterr().out
+    assert "weights-shape-mismatch" in out and "its scale has shape (3, 3)" in out, out

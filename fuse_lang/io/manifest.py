@@ -240,7 +240,7 @@ def _quantization(spec: Any, name: str, bad) -> Quantization:
         if isinstance(value, list) and value and all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             return tuple(float(v) for v in value)
-        if isinstance(value, Mapping):
+        if isinstance(value, (Mapping, str)):  # a file reference, as everywhere
             return _ref(value, f"the {what} of `{name}`", bad, name)
         raise bad(f"the {what} of `{name}` is a number, a list of numbers or a file", name)
 
@@ -430,10 +430,10 @@ def _quantization_axis(manifest: Manifest, entry: WeightEntry, shape: tuple[int,
     for what, value in (("scale", quant.scale), ("zero point", quant.zero_point)):
         if isinstance(value, float):
             continue
-        count = len(value) if isinstance(value, tuple) else None
+        count: Any = len(value) if isinstance(value, tuple) else None
         if isinstance(value, FileRef):
             found, _ = header_of(manifest, value, name)
-            count = found[0] if len(found) == 1 else -1
+            count = found[0] if len(found) == 1 else f"shape {found}, not one row of"
         if count != shape[axis]:
             raise ManifestError("weights-shape-mismatch", f"{where}: its {what} has "
                                 f"{count} values; axis {axis} has {shape[axis]}", name)
