@@ -78,3 +78,19 @@ def test_a_scale_file_of_two_axes_says_its_shape(tmp_path: Path, capsys):
     assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
     out = capsys.readouterr().out
     assert "weights-shape-mismatch" in out and "its scale has shape (3, 3)" in out, out
+
+
+def test_a_key_on_a_npy_file_is_refused_not_dropped(tmp_path: Path, capsys):
+    # a .npy holds one array: "key" meant a member of some other file
+    from fuse_lang.cli import main
+
+    _quantized(tmp_path)
+    np.save(tmp_path / "w.npy", np.ones((3, 4), np.float32))
+    (tmp_path / "p.fuse").write_text(QUANT)
+    (tmp_path / "m.json").write_text(json.dumps({"tensors": {
+        "W": {"file": "w.npy", "key": "layers.0.wq"}, "X": "x.npy"}}))
+    for command in ("check", "run"):
+        assert main([command, "--weights", str(tmp_path / "m.json"),
+                     str(tmp_path / "p.fuse")]) == 1
+        out = capsys.readouterr()
+        assert "weights-bad-manifest" in out.out + out.err and "takes no key" in out.out + out.err

@@ -296,6 +296,10 @@ def header_of(manifest: Manifest, ref: FileRef, tensor: str) -> tuple[tuple[int,
                 raise ManifestError(code, f"{where}: {err}", tensor) from None
             return found.shape, found.dtype
         if suffix == ".npy":
+            if ref.key is not None:  # one array, no names: a key would be dropped unread
+                raise ManifestError("weights-bad-manifest", f"{where}: a .npy file holds one "
+                                    f"array, so it takes no key (got {ref.key!r}); keys name "
+                                    f"a member of a .npz or a tensor of a .safetensors", tensor)
             with open_regular(path) as fp:
                 header = read_npy_header(fp, os.fstat(fp.fileno()).st_size)
         elif suffix == ".npz":
