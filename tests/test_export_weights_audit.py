@@ -94,3 +94,19 @@ def test_a_key_on_a_npy_file_is_refused_not_dropped(tmp_path: Path, capsys):
                      str(tmp_path / "p.fuse")]) == 1
         out = capsys.readouterr()
         assert "weights-bad-manifest" in out.out + out.err and "takes no key" in out.out + out.err
+
+
+def test_a_dynamic_export_writes_no_sink_of_the_program(tmp_path: Path):
+    # the check at another size is a run of the engine: its sinks are not the
+    # export's to write (it wrote the grown, made-up batch to the user's file)
+    pytest.importorskip("jax")
+    from fuse_lang.cli import main
+
+    rng = np.random.default_rng(2)
+    np.save(tmp_path / "x.npy", rng.normal(size=(2, 4)).astype(np.float32))
+    np.save(tmp_path / "w.npy", rng.normal(size=(3, 4)).astype(np.float32))
+    (tmp_path / "p.fuse").write_text('X[b,j] = "x.npy"\nW[o,j] = "w.npy"\n'
+                                     'H[b,o] = relu(W[o,j] X[b,j])\n"h.npy" = H[b,o]\nexport H\n')
+    assert main(["export", str(tmp_path / "p.fuse"), "--format", "stablehlo", "--out",
+                 str(tmp_path / "p.mlir"), "--dynamic", "b"]) == 0
+    assert (tmp_path / "p.mlir").exists() and not (tmp_path / "h.npy").exists()

@@ -329,7 +329,7 @@ def _check_dynamic(program: Any, made: Exported, state: dict[str, np.ndarray],
     try:
         ours = made.run(grown)
         theirs = program.variant().run({**grown, **state, **{
-            n: _grown(value, ks) for n, (value, ks) in aside.items()}})
+            n: _grown(value, ks) for n, (value, ks) in aside.items()}}, write_sinks=False)
     except Exception as err:  # noqa: BLE001 - the reason, in one line
         raise FuseError(f"the program cannot be exported with {indices} dynamic: at another "
                         f"size it fails ({_reason(err, {})})") from None
