@@ -64,6 +64,8 @@ class Exported:
     state: tuple[str, ...] = ()  # params and weights: the module's state
     arguments: dict[str, str] = field(default_factory=dict)  # Fuse name -> keyword
     dynamic: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # index -> axes
+    # each input's dtype in the graph (NumPy arrays are cast to it: bfloat16 has none)
+    dtypes: dict[str, str] = field(default_factory=dict)
 
     @property
     def framework(self) -> str:
@@ -84,12 +86,18 @@ class Exported:
         if self.framework == "torch":
             import torch
 
-            results = self.artifact.module()(**{k: torch.as_tensor(v)
-                                                for k, v in keywords.items()})
-        else:
-            results = self.jax_export.call(**keywords)
-        return {name: np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
-                for name, value in results.items()}
+            results = self.artifact.module()(**{
+                k: torch.as_tensor(v).to(getattr(torch, self.dtypes[n])) if n in self.dtypes
+                else torch.as_tensor(v) for n, (k, v) in zip(self.inputs, keywords.items())})
+            return {name: np.asarray((value.float() if value.dtype == torch.bfloat16 else value)
+                                     .detach().cpu()) for name, value in results.items()}
+        import jax.numpy as jnp
+
+        results = self.jax_export.call(**{
+            k: jnp.asarray(v, dtype=jnp.bfloat16) if self.dtypes.get(n) == "bfloat16" else v
+            for n, (k, v) in zip(self.inputs, keywords.items())})
+        return {name: np.asarray(value.astype(jnp.float32) if value.dtype == jnp.bfloat16
+                                 else value) for name, value in results.items()}
 
     def metadata(self) -> dict:
         """What a user needs beside the graph: the keyword of each input, the state,
@@ -197,7 +205,8 @@ def _made(capture: Capture, backend: Backend, framework: str) -> Exported:
 
     examples = {n: np.asarray(backend.to_numpy(v)) for n, v in capture.inputs.items()}
     named = {"state": tuple(capture.state), "arguments": dict(capture.names),
-             "dynamic": capture.dynamic}
+             "dynamic": capture.dynamic, "dtypes": {
+                 n: str(v.dtype).removeprefix("torch.") for n, v in capture.inputs.items()}}
     if framework == "torch":
         return Exported("torch", capture_torch(capture), tuple(capture.inputs),
                         capture.outputs, examples, **named)
