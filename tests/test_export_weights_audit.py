@@ -129,3 +129,23 @@ def test_a_bf16_export_runs_and_checks_at_another_size(tmp_path: Path, format, f
     got = made.run({"X": x})["H"]
     np.testing.assert_allclose(got, program.run({"X": x})["H"], rtol=2e-2, atol=2e-2)
     assert got.shape == (5, 3)
+
+
+def test_a_dynamic_axis_of_a_manifest_tensor_is_said_to_be_state(tmp_path: Path, capsys):
+    # a manifest's tensors are the export's state: its batch axis cannot be
+    # dynamic, and the refusal says why (it said no input had the axis)
+    pytest.importorskip("jax")
+    from fuse_lang.cli import main
+
+    rng = np.random.default_rng(4)
+    np.save(tmp_path / "x.npy", rng.normal(size=(2, 4)).astype(np.float32))
+    np.save(tmp_path / "w.npy", rng.normal(size=(3, 4)).astype(np.float32))
+    (tmp_path / "p.fuse").write_text('X[b,j] = "x.npy"\nW[o,j] = "w.npy"\n'
+                                     'H[b,o] = W[o,j] X[b,j]\nexport H\n')
+    (tmp_path / "m.json").write_text(json.dumps({"tensors": {"X": "x.npy", "W": "w.npy"}}))
+    assert main(["export", str(tmp_path / "p.fuse"), "--format", "stablehlo", "--out",
+                 str(tmp_path / "p.mlir"), "--weights", str(tmp_path / "m.json"),
+                 "--dynamic", "b"]) == 1
+    err = capsys.readouterr().err
+    assert "the axis `b` cannot be dynamic: the weights' tensor `X` has it" in err, err
+    assert not (tmp_path / "p.mlir").exists()

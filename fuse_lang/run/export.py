@@ -300,17 +300,20 @@ def _dynamic_axes(analysis: Any, dynamic: tuple[str, ...], inputs: Mapping[str, 
     tensors = analysis.tensors
     out: dict[str, list[tuple[str, int]]] = {}
     for index in dynamic:
-        domains = {a.domain for n in inputs for a in tensors[n].axes if a.index == index}
+        domains = {a.domain for n in (*inputs, *state) for a in tensors[n].axes
+                   if a.index == index}
         axes = [(n, k) for n in inputs for k, a in enumerate(tensors[n].axes)
                 if a.domain in domains]
+        fixed = [n for n in state for a in tensors[n].axes if a.domain in domains]
+        if fixed:
+            what = "the param" if tensors[fixed[0]].kind == TensorKind.PARAM else \
+                "the weights' tensor"  # a manifest's tensors are state too
+            raise FuseError(f"the axis `{index}` cannot be dynamic: {what} `{fixed[0]}` "
+                            f"has it, and the exported state has one size")
         if not axes:
             shown = ", ".join(f"{n}{tensors[n].axes_text}" for n in inputs) or "none"
             raise FuseError(f"no input of the program has an axis `{index}` to make dynamic "
                             f"(its inputs: {shown})")
-        fixed = [n for n in state for a in tensors[n].axes if a.domain in domains]
-        if fixed:
-            raise FuseError(f"the axis `{index}` cannot be dynamic: the param `{fixed[0]}` has "
-                            f"it, and the exported state has one size")
         for name, k in axes:
             if int(np.shape(inputs[name])[k]) < 2:
                 raise FuseError(f"a dynamic axis needs an example of at least 2 positions: "
