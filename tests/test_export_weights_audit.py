@@ -149,3 +149,17 @@ def test_a_dynamic_axis_of_a_manifest_tensor_is_said_to_be_state(tmp_path: Path,
     err = capsys.readouterr().err
     assert "the axis `b` cannot be dynamic: the weights' tensor `X` has it" in err, err
     assert not (tmp_path / "p.mlir").exists()
+
+
+def test_a_sha256_that_is_not_hex_is_refused_by_the_check(tmp_path: Path, capsys):
+    # the check said "no problems" and only the run's hashing refused it
+    from fuse_lang.cli import main
+
+    _quantized(tmp_path)
+    np.save(tmp_path / "w.npy", np.ones((3, 4), np.float32))
+    (tmp_path / "p.fuse").write_text(QUANT)
+    (tmp_path / "m.json").write_text(json.dumps({"tensors": {
+        "W": {"file": "w.npy", "sha256": "z" * 64}, "X": "x.npy"}}))
+    assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
+    out = capsys.readouterr().out
+    assert "weights-bad-manifest" in out and "64 hex digits" in out, out

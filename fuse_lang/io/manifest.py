@@ -217,7 +217,8 @@ def _ref(spec: Any, what: str, bad, tensor: str) -> FileRef:
     key = spec.get("key", key)
     sha = spec.get("sha256")
     if key is not None and not isinstance(key, str) or sha is not None and not (
-            isinstance(sha, str) and len(sha) == 64):
+            isinstance(sha, str) and len(sha) == 64
+            and all(c in "0123456789abcdefABCDEF" for c in sha)):
         raise bad(f"{what}: \"key\" is a string and \"sha256\" 64 hex digits", tensor)
     return FileRef(file, key, sha.lower() if sha else None)
 
