@@ -163,3 +163,16 @@ def test_a_sha256_that_is_not_hex_is_refused_by_the_check(tmp_path: Path, capsys
     assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
     out = capsys.readouterr().out
     assert "weights-bad-manifest" in out and "64 hex digits" in out, out
+
+
+def test_a_tensor_named_twice_in_a_manifest_is_refused(tmp_path: Path, capsys):
+    # JSON keeps the last of two equal keys: the first entry vanished unsaid
+    from fuse_lang.cli import main
+
+    _quantized(tmp_path)
+    np.save(tmp_path / "w.npy", np.ones((3, 4), np.float32))
+    (tmp_path / "p.fuse").write_text(QUANT)
+    (tmp_path / "m.json").write_text('{"tensors": {"W": "w.npy", "X": "x.npy", "W": "q.npy"}}')
+    assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
+    out = capsys.readouterr().out
+    assert "weights-bad-manifest" in out and "names 'W' twice" in out, out

@@ -124,14 +124,30 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
         raise ManifestError("weights-missing-file", f"the weights manifest {where} does not exist")
     try:
         text = read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8")
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except (OSError, SourceError, UnicodeDecodeError) as err:
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} cannot be "
                             f"read: {getattr(err, 'strerror', None) or err}") from None
     except (json.JSONDecodeError, RecursionError) as err:
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} is not "
                             f"JSON ({getattr(err, 'msg', err)})") from None
+    except DuplicateKey as err:  # JSON keeps the last silently: one of them was a slip
+        raise ManifestError("weights-bad-manifest", f"the weights manifest {where} names "
+                            f"{err.args[0]!r} twice in one object") from None
     return _manifest(data, where, path.parent)
+
+
+class DuplicateKey(ValueError):
+    """A key twice in one JSON object of a manifest."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def checkpoint_manifest(path: Path) -> Manifest:
