@@ -176,3 +176,20 @@ def test_a_tensor_named_twice_in_a_manifest_is_refused(tmp_path: Path, capsys):
     assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
     out = capsys.readouterr().out
     assert "weights-bad-manifest" in out and "names 'W' twice" in out, out
+
+
+def test_a_tensor_given_as_an_input_stays_an_input_of_the_export(tmp_path: Path):
+    # the manifest gives W and X; inputs= gives X too: X is the graph's input
+    # (it wins, as in a run), W its state (X was baked in as state)
+    pytest.importorskip("jax")
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=(3, 4)).astype(np.float32)
+    np.save(tmp_path / "w.npy", w)
+    np.save(tmp_path / "x.npy", rng.normal(size=4).astype(np.float32))
+    program = fuse_lang.compile('W[i,j] = "a.npy"\nX[j] = "b.npy"\nY[i] = W[i,j] X[j]\n'
+                                'export Y\n', base_dir=tmp_path,
+                                weights={"tensors": {"W": "w.npy", "X": "x.npy"}})
+    made = program.export("jax", {"X": np.ones(4, np.float32)})
+    assert made.inputs == ("X",) and made.state == ("W",)
+    x = rng.normal(size=4).astype(np.float32)
+    np.testing.assert_allclose(made.run({"X": x})["Y"], w @ x, rtol=1e-5, atol=1e-6)

@@ -180,7 +180,7 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None,
     weights = set()
     if program.weights is not None:  # a manifest's (or checkpoint's) tensors: the state
         held = program.weights.inputs(backend, list(program.analysis.tensors))
-        weights = set(held)
+        weights = set(held) - set(given)  # a tensor given as an input stays one (it wins)
         given = {**{n: np.asarray(backend.to_numpy(v)) for n, v in held.items()}, **given}
     capture = _capture(program, backend, given, weights, tuple(dynamic))
     shown = format + (f" with {', '.join(f'`{i}`' for i in capture.dynamic)} dynamic"
