@@ -193,3 +193,31 @@ def test_a_tensor_given_as_an_input_stays_an_input_of_the_export(tmp_path: Path)
     assert made.inputs == ("X",) and made.state == ("W",)
     x = rng.normal(size=4).astype(np.float32)
     np.testing.assert_allclose(made.run({"X": x})["Y"], w @ x, rtol=1e-5, atol=1e-6)
+
+
+LAYERS = """W[l,j,k] = "w.npy"
+X0[b,k] = "x.npy"
+H[l,b,j] = tanh(W[l,j,k] H[l-1,b,k]) + X0[b,j]
+export H
+"""
+
+
+@pytest.mark.parametrize("format,framework", [("torch", "torch"), ("stablehlo", "jax")])
+def test_a_recurrence_over_layers_exports_and_only_its_layer_axis_is_refused(
+        tmp_path: Path, capsys, format, framework):
+    # the batch may be dynamic (the layers are unrolled); the layer count may not,
+    # and the refusal names `l` alone, not every index asked for
+    pytest.importorskip(framework)
+    from fuse_lang.cli import main
+
+    rng = np.random.default_rng(6)
+    np.save(tmp_path / "w.npy", rng.normal(size=(3, 4, 4)).astype(np.float32))
+    np.save(tmp_path / "x.npy", rng.normal(size=(2, 4)).astype(np.float32))
+    (tmp_path / "p.fuse").write_text(LAYERS)
+    out = str(tmp_path / "p.out")
+    assert main(["export", str(tmp_path / "p.fuse"), "--format", format, "--out", out,
+                 "--dynamic", "b"]) == 0
+    assert main(["export", str(tmp_path / "p.fuse"), "--format", format, "--out", out + "2",
+                 "--dynamic", "b,l"]) == 1
+    err = capsys.readouterr().err
+    assert "fixes the size of `l`, which" in err, err

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import json
 import keyword
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -357,9 +358,13 @@ def _reason(err: BaseException, dynamic: Mapping[str, Any]) -> str:
     """The framework's reason in one line; a dynamic axis the graph specialised says so."""
     text = str(err).strip()
     first = text.splitlines()[0] if text else ""
+    from .export_capture import _symbol as symbol
+
     if dynamic and ("Constraints violated" in text or "specializ" in text
                     or "InconclusiveDimension" in type(err).__name__):
-        axes = ", ".join(f"`{i}`" for i in dynamic)
+        named = [i for i in dynamic if re.search(
+            rf"[('\s]{re.escape(symbol(i))}[)',\s]", first)] or list(dynamic)
+        axes = ", ".join(f"`{i}`" for i in named)
         return f"its graph fixes the size of {axes}, which cannot be dynamic ({first})"
     return f"{type(err).__name__}: {first}"
 
