@@ -221,3 +221,14 @@ def test_a_recurrence_over_layers_exports_and_only_its_layer_axis_is_refused(
                  "--dynamic", "b,l"]) == 1
     err = capsys.readouterr().err
     assert "fixes the size of `l`, which" in err, err
+
+
+@pytest.mark.parametrize("action", ["info", "clear"])
+def test_a_cache_dir_under_a_file_exits_2(tmp_path: Path, capsys, action):
+    # a run refuses it ("cannot be made"); info said "not made yet", clear "cleared"
+    from fuse_lang.cli import main
+
+    (tmp_path / "f").write_text("mine")
+    assert main(["cache", action, "--cache-dir", str(tmp_path / "f" / "cache")]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert (tmp_path / "f").read_text() == "mine"

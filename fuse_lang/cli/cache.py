@@ -107,9 +107,14 @@ def cmd_cache(options: CacheOptions) -> int:
     from ..run import cache
 
     folder = options.cache_dir or str(cache.default_cache_dir())
-    if Path(folder).expanduser().exists() and not Path(folder).expanduser().is_dir():
+    path = Path(folder).expanduser()
+    if path.exists() and not path.is_dir():
         raise UsageError(f"the cache folder {folder} is a file, not a folder; give "
                          f"--cache-dir a folder")
+    above = next((p for p in path.absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():  # a run could never make the folder
+        raise UsageError(f"the cache folder {folder} cannot be a folder: {above} is a file; "
+                         f"give --cache-dir a folder")
     if options.action == "clear":
         try:
             before = cache.clear(folder)
