@@ -232,3 +232,28 @@ def test_a_cache_dir_under_a_file_exits_2(tmp_path: Path, capsys, action):
     assert main(["cache", action, "--cache-dir", str(tmp_path / "f" / "cache")]) == 2
     assert "is a file" in capsys.readouterr().err
     assert (tmp_path / "f").read_text() == "mine"
+
+
+def _torch_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not _torch_gpu(), reason="no NVIDIA GPU for torch on this machine")
+def test_a_torch_export_on_cuda_runs_and_checks_at_another_size(tmp_path: Path):
+    # the graph's state is on the GPU: Exported.run (and the --dynamic check)
+    # gave it CPU tensors
+    rng = np.random.default_rng(7)
+    w = rng.normal(size=(3, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", rng.normal(size=(2, 4)).astype(np.float32))
+    np.save(tmp_path / "w.npy", w)
+    np.save(tmp_path / "t.npy", rng.normal(size=(2, 3)).astype(np.float32))
+    program = fuse_lang.compile(LOSS, base_dir=tmp_path, backend="torch", device="cuda")
+    made = program.export("torch", dynamic=["b"])
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    np.testing.assert_allclose(made.run({"X": x})["H"], np.maximum(x @ w.T, 0),
+                               rtol=1e-4, atol=1e-5)

@@ -67,6 +67,7 @@ class Exported:
     dynamic: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # index -> axes
     # each input's dtype in the graph (NumPy arrays are cast to it: bfloat16 has none)
     dtypes: dict[str, str] = field(default_factory=dict)
+    device: str = "cpu"  # torch: where the graph's state lives (its inputs go there)
 
     @property
     def framework(self) -> str:
@@ -88,8 +89,9 @@ class Exported:
             import torch
 
             results = self.artifact.module()(**{
-                k: torch.as_tensor(v).to(getattr(torch, self.dtypes[n])) if n in self.dtypes
-                else torch.as_tensor(v) for n, (k, v) in zip(self.inputs, keywords.items())})
+                k: torch.as_tensor(v, device=self.device).to(getattr(torch, self.dtypes[n]))
+                if n in self.dtypes else torch.as_tensor(v, device=self.device)
+                for n, (k, v) in zip(self.inputs, keywords.items())})
             return {name: np.asarray((value.float() if value.dtype == torch.bfloat16 else value)
                                      .detach().cpu()) for name, value in results.items()}
         import jax.numpy as jnp
@@ -209,8 +211,10 @@ def _made(capture: Capture, backend: Backend, framework: str) -> Exported:
              "dynamic": capture.dynamic, "dtypes": {
                  n: str(v.dtype).removeprefix("torch.") for n, v in capture.inputs.items()}}
     if framework == "torch":
+        held = [*capture.inputs.values(), *capture.state.values()]
         return Exported("torch", capture_torch(capture), tuple(capture.inputs),
-                        capture.outputs, examples, **named)
+                        capture.outputs, examples, **named,
+                        device=str(held[0].device) if held else "cpu")
     jitted, exported = capture_jax(capture)
     return Exported("jax", jitted, tuple(capture.inputs), capture.outputs, examples,
                     exported.mlir_module(), exported, **named)
