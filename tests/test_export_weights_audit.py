@@ -257,3 +257,29 @@ def test_a_torch_export_on_cuda_runs_and_checks_at_another_size(tmp_path: Path):
     x = rng.normal(size=(5, 4)).astype(np.float32)
     np.testing.assert_allclose(made.run({"X": x})["H"], np.maximum(x @ w.T, 0),
                                rtol=1e-4, atol=1e-5)
+
+
+def test_fuse_export_never_writes_over_what_it_reads(tmp_path: Path, capsys):
+    # `--out` naming the program, a source, an --input file or a weights file
+    # replaced it with the graph (the program or its data lost)
+    pytest.importorskip("jax")
+    from fuse_lang.cli import main
+
+    _quantized(tmp_path)
+    np.save(tmp_path / "w.npy", np.ones((3, 4), np.float32))
+    program = tmp_path / "p.fuse"
+    program.write_text('W[i,j] = "w.npy"\nX[j] = "x.npy"\nY[i] = W[i,j] X[j]\nexport Y\n')
+    (tmp_path / "m.json").write_text(json.dumps({"tensors": {"W": {
+        "file": "q.npy", "quantization": {"scale": "scale.npy", "axis": 0}}}}))
+    cases = [([], "p.fuse", "the program"), ([], "x.npy", "a source of the program"),
+             (["--input", f"X={tmp_path / 'x.npy'}"], "x.npy", "an --input file"),
+             (["--weights", str(tmp_path / "m.json")], "scale.npy", "a file of the weights"),
+             (["--weights", str(tmp_path / "m.json")], "m.json", "the --params or --weights")]
+    for extra, out, what in cases:
+        before = (tmp_path / out).read_bytes()
+        assert main(["export", str(program), "--format", "stablehlo", "--out",
+                     str(tmp_path / out), *extra]) == 2, out
+        assert what in capsys.readouterr().err
+        assert (tmp_path / out).read_bytes() == before
+    assert main(["export", str(program), "--format", "stablehlo", "--out",
+                 str(tmp_path / "p.mlir")]) == 0

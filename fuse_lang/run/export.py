@@ -362,7 +362,7 @@ def _reason(err: BaseException, dynamic: Mapping[str, Any]) -> str:
     """The framework's reason in one line; a dynamic axis the graph specialised says so."""
     text = str(err).strip()
     first = text.splitlines()[0] if text else ""
-    from .export_capture import _symbol as symbol
+    from .export_capture import framework_symbol as symbol
 
     if dynamic and ("Constraints violated" in text or "specializ" in text
                     or "InconclusiveDimension" in type(err).__name__):
