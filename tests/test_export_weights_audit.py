@@ -283,3 +283,18 @@ def test_fuse_export_never_writes_over_what_it_reads(tmp_path: Path, capsys):
         assert (tmp_path / out).read_bytes() == before
     assert main(["export", str(program), "--format", "stablehlo", "--out",
                  str(tmp_path / "p.mlir")]) == 0
+
+
+@pytest.mark.parametrize("format,framework", [("torch", "torch"), ("jax", "jax")])
+def test_a_shifted_read_exports_with_its_index_dynamic(tmp_path: Path, format, framework):
+    # `V[t-2] + V[t+1]` over a dynamic t: its positions were NumPy ranges of the
+    # symbolic size (TypeError / TracerBoolConversionError); now slices of the graph
+    pytest.importorskip(framework)
+    np.save(tmp_path / "v.npy", np.arange(1, 6, dtype=np.float32))
+    program = fuse_lang.compile('V[t] = "v.npy"\nD[t] = V[t-2] + V[t+1]\nexport D\n',
+                                base_dir=tmp_path)
+    made = program.export(format, dynamic=["t"])
+    for n in (2, 3, 9):
+        v = np.arange(1, n + 1, dtype=np.float32)
+        want = np.concatenate([np.zeros(2, np.float32), v])[:n] + np.append(v[1:], 0)
+        np.testing.assert_allclose(made.run({"V": v})["D"], want)

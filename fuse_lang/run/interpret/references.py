@@ -129,6 +129,10 @@ class ReferenceReading(EvaluatorState):
                 self.fixed[v.name] for v in index.terms if v.name in self.fixed)
             if not free:
                 return self._select(data, axis, base, size), []
+            extent = self.extent(free[0])
+            if len(free) == 1 and not isinstance(extent, (int, np.integer)) and (
+                    extent is size or extent == size):  # a traced size: a dynamic export
+                return self._shifted_traced(data, axis, int(base)), free
             grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
                 (np.arange(self.extent(free[0])),)
             return self._gather(data, axis, base + sum(grids), size), free
@@ -141,6 +145,21 @@ class ReferenceReading(EvaluatorState):
         if not free:
             return self._select(data, axis, int(positions), size), []
         return self._gather(data, axis, positions, size), free
+
+    def _shifted_traced(self, data: Any, axis: int, base: int) -> Any:
+        """`T[t+base]` over t of T's own axis, 0 past its ends, by slicing and
+        zeros: the axis' size is a traced, symbolic one (a dynamic export), which
+        NumPy positions cannot hold."""
+        if base == 0:
+            return data
+        lead = (slice(None),) * axis
+        shape = list(self.backend.shape(data))
+        shape[axis] = abs(base)
+        pad = self.backend.zeros(tuple(shape))
+        # padded first, then cut: the cut's length is the size exactly, symbolically
+        if base > 0:
+            return self.backend.concatenate([data, pad], axis)[lead + (slice(base, None),)]
+        return self.backend.concatenate([pad, data], axis)[lead + (slice(None, base),)]
 
     def _diagonals(self, value: LArray) -> LArray:
         data, axes = value.data, list(value.axes)
