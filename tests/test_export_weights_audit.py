@@ -298,3 +298,15 @@ def test_a_shifted_read_exports_with_its_index_dynamic(tmp_path: Path, format, f
         v = np.arange(1, n + 1, dtype=np.float32)
         want = np.concatenate([np.zeros(2, np.float32), v])[:n] + np.append(v[1:], 0)
         np.testing.assert_allclose(made.run({"V": v})["D"], want)
+
+
+def test_a_sum_of_indices_over_a_dynamic_index_is_refused_in_words(tmp_path: Path):
+    # `V[t+k]` (a convolution) over a dynamic t: TypeError / TracerBoolConversionError before
+    pytest.importorskip("jax")
+    np.save(tmp_path / "v.npy", np.arange(5, dtype=np.float32))
+    np.save(tmp_path / "k.npy", np.ones(3, np.float32))
+    program = fuse_lang.compile('V[t] = "v.npy"\nK[k] = "k.npy"\nC[t] = V[t+k] K[k]\n'
+                                'export C\n', base_dir=tmp_path)
+    with pytest.raises(fuse_lang.FuseError, match=r"the index `t\+k` takes positions that "
+                                                  r"depend on the size of `t`"):
+        program.export("jax", dynamic=["t"])

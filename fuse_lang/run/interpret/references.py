@@ -8,6 +8,7 @@ from typing import Any
 from ...check.symbols import slice_name
 from ...check.value_tables import constant_position, positions_of
 from ...front import ir
+from ...front.ir_text import index_text
 from ..sparse.value import is_sparse
 from .labelled import LArray
 from .statement import EvaluationError, EvaluatorState
@@ -133,6 +134,11 @@ class ReferenceReading(EvaluatorState):
             if len(free) == 1 and not isinstance(extent, (int, np.integer)) and (
                     extent is size or extent == size):  # a traced size: a dynamic export
                 return self._shifted_traced(data, axis, int(base)), free
+            traced = [n for n in free if not isinstance(self.extent(n), (int, np.integer))]
+            if traced:  # positions of a sum of indices, over a size known only when run
+                raise EvaluationError(
+                    f"the index `{index_text(index)}` takes positions that depend on the size of "
+                    f"`{traced[0]}`, which is traced (dynamic): its size cannot be dynamic")
             grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
                 (np.arange(self.extent(free[0])),)
             return self._gather(data, axis, base + sum(grids), size), free
