@@ -107,9 +107,14 @@ def cmd_cache(options: CacheOptions) -> int:
     from ..run import cache
 
     folder = options.cache_dir or str(cache.default_cache_dir())
-    if Path(folder).expanduser().exists() and not Path(folder).expanduser().is_dir():
+    path = Path(folder).expanduser()
+    if path.exists() and not path.is_dir():
         raise UsageError(f"the cache folder {folder} is a file, not a folder; give "
                          f"--cache-dir a folder")
+    above = next((p for p in path.absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():  # a run could never make the folder
+        raise UsageError(f"the cache folder {folder} cannot be a folder: {above} is a file; "
+                         f"give --cache-dir a folder")
     if options.action == "clear":
         try:
             before = cache.clear(folder)
@@ -170,12 +175,46 @@ def cmd_export(options: ExportOptions) -> int:
              f"{err}", EXIT_ERRORS)
     from ..io.sinks import atomic_write
 
+    read = _read_by(options, program)
+    if read:  # the graph in place of what it was made from: a slip, never meant
+        fail(f"fuse: --out {options.out} is {read}, which the export reads; write the "
+             f"graph to another file", EXIT_USAGE)
     try:
         atomic_write(Path(options.out), data)
     except OSError as err:
         fail(f"fuse: --out {options.out}: cannot be written: {err.strerror or err}", EXIT_USAGE)
     print(f"wrote {options.out} ({_described(exported)})")
     return EXIT_OK
+
+
+def _read_by(options: ExportOptions, program: Any) -> str | None:
+    """What `--out` would overwrite that the export read (the program, its
+    --params or --weights file and the manifest's files, an --input file, a
+    source's file), in words; None when it is none of them."""
+    from ..front import ir
+    from ..io.sources import split_member
+
+    base = Path(options.path).parent
+    read = {Path(options.path): "the program", **{
+        Path(split_member(item.partition("=")[2])[0]): "an --input file"
+        for item in options.inputs}}
+    if options.weights:
+        read[Path(options.weights)] = "the --params or --weights file"
+    manifest = program.weights.manifest if program.weights is not None else None
+    if manifest is not None:
+        refs = [*(r for e in manifest.tensors for r in e.shards),
+                *(v for e in manifest.tensors if e.quantization
+                  for v in (e.quantization.scale, e.quantization.zero_point)),
+                *(r for a in manifest.adapters for p in a.pairs for r in (p.a, p.b))]
+        read.update({manifest.base_dir / r.file: "a file of the weights" for r in refs
+                     if hasattr(r, "file") and manifest.base_dir / r.file not in read})
+    sources = [base / split_member(stmt.path.value)[0]
+               for stmt in program.analysis.program.statements
+               if isinstance(stmt, ir.Source) and isinstance(stmt.path, ir.String)]
+    out = Path(options.out).resolve()
+    return next((what for path, what in [*read.items(), *((p, "a source of the program")
+                                                          for p in sources)]
+                 if path.resolve() == out), None)
 
 
 def _described(exported: Any) -> str:

@@ -124,14 +124,30 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
         raise ManifestError("weights-missing-file", f"the weights manifest {where} does not exist")
     try:
         text = read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8")
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except (OSError, SourceError, UnicodeDecodeError) as err:
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} cannot be "
                             f"read: {getattr(err, 'strerror', None) or err}") from None
     except (json.JSONDecodeError, RecursionError) as err:
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} is not "
                             f"JSON ({getattr(err, 'msg', err)})") from None
+    except DuplicateKey as err:  # JSON keeps the last silently: one of them was a slip
+        raise ManifestError("weights-bad-manifest", f"the weights manifest {where} names "
+                            f"{err.args[0]!r} twice in one object") from None
     return _manifest(data, where, path.parent)
+
+
+class DuplicateKey(ValueError):
+    """A key twice in one JSON object of a manifest."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def checkpoint_manifest(path: Path) -> Manifest:
@@ -217,7 +233,8 @@ def _ref(spec: Any, what: str, bad, tensor: str) -> FileRef:
     key = spec.get("key", key)
     sha = spec.get("sha256")
     if key is not None and not isinstance(key, str) or sha is not None and not (
-            isinstance(sha, str) and len(sha) == 64):
+            isinstance(sha, str) and len(sha) == 64
+            and all(c in "0123456789abcdefABCDEF" for c in sha)):
         raise bad(f"{what}: \"key\" is a string and \"sha256\" 64 hex digits", tensor)
     return FileRef(file, key, sha.lower() if sha else None)
 
@@ -240,7 +257,7 @@ def _quantization(spec: Any, name: str, bad) -> Quantization:
         if isinstance(value, list) and value and all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             return tuple(float(v) for v in value)
-        if isinstance(value, Mapping):
+        if isinstance(value, (Mapping, str)):  # a file reference, as everywhere
             return _ref(value, f"the {what} of `{name}`", bad, name)
         raise bad(f"the {what} of `{name}` is a number, a list of numbers or a file", name)
 
@@ -296,6 +313,10 @@ def header_of(manifest: Manifest, ref: FileRef, tensor: str) -> tuple[tuple[int,
                 raise ManifestError(code, f"{where}: {err}", tensor) from None
             return found.shape, found.dtype
         if suffix == ".npy":
+            if ref.key is not None:  # one array, no names: a key would be dropped unread
+                raise ManifestError("weights-bad-manifest", f"{where}: a .npy file holds one "
+                                    f"array, so it takes no key (got {ref.key!r}); keys name "
+                                    f"a member of a .npz or a tensor of a .safetensors", tensor)
             with open_regular(path) as fp:
                 header = read_npy_header(fp, os.fstat(fp.fileno()).st_size)
         elif suffix == ".npz":
@@ -430,10 +451,10 @@ def _quantization_axis(manifest: Manifest, entry: WeightEntry, shape: tuple[int,
     for what, value in (("scale", quant.scale), ("zero point", quant.zero_point)):
         if isinstance(value, float):
             continue
-        count = len(value) if isinstance(value, tuple) else None
+        count: Any = len(value) if isinstance(value, tuple) else None
         if isinstance(value, FileRef):
             found, _ = header_of(manifest, value, name)
-            count = found[0] if len(found) == 1 else -1
+            count = found[0] if len(found) == 1 else f"shape {found}, not one row of"
         if count != shape[axis]:
             raise ManifestError("weights-shape-mismatch", f"{where}: its {what} has "
                                 f"{count} values; axis {axis} has {shape[axis]}", name)

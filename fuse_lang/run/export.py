@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import json
 import keyword
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -64,6 +65,9 @@ class Exported:
     state: tuple[str, ...] = ()  # params and weights: the module's state
     arguments: dict[str, str] = field(default_factory=dict)  # Fuse name -> keyword
     dynamic: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # index -> axes
+    # each input's dtype in the graph (NumPy arrays are cast to it: bfloat16 has none)
+    dtypes: dict[str, str] = field(default_factory=dict)
+    device: str = "cpu"  # torch: where the graph's state lives (its inputs go there)
 
     @property
     def framework(self) -> str:
@@ -84,12 +88,19 @@ class Exported:
         if self.framework == "torch":
             import torch
 
-            results = self.artifact.module()(**{k: torch.as_tensor(v)
-                                                for k, v in keywords.items()})
-        else:
-            results = self.jax_export.call(**keywords)
-        return {name: np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
-                for name, value in results.items()}
+            results = self.artifact.module()(**{
+                k: torch.as_tensor(v, device=self.device).to(getattr(torch, self.dtypes[n]))
+                if n in self.dtypes else torch.as_tensor(v, device=self.device)
+                for n, (k, v) in zip(self.inputs, keywords.items())})
+            return {name: np.asarray((value.float() if value.dtype == torch.bfloat16 else value)
+                                     .detach().cpu()) for name, value in results.items()}
+        import jax.numpy as jnp
+
+        results = self.jax_export.call(**{
+            k: jnp.asarray(v, dtype=jnp.bfloat16) if self.dtypes.get(n) == "bfloat16" else v
+            for n, (k, v) in zip(self.inputs, keywords.items())})
+        return {name: np.asarray(value.astype(jnp.float32) if value.dtype == jnp.bfloat16
+                                 else value) for name, value in results.items()}
 
     def metadata(self) -> dict:
         """What a user needs beside the graph: the keyword of each input, the state,
@@ -149,6 +160,9 @@ class Capture:
     names: dict[str, str]  # Fuse name -> keyword
     dynamic: dict[str, list[tuple[str, int]]]
     outputs: tuple[str, ...]
+    # sources outside the graph (a loss's targets) with a dynamic axis: their example
+    # values and those axes, grown with the inputs when the export is checked
+    aside: dict[str, tuple[np.ndarray, list[int]]] = field(default_factory=dict)
 
 
 def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None,
@@ -169,7 +183,7 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None,
     weights = set()
     if program.weights is not None:  # a manifest's (or checkpoint's) tensors: the state
         held = program.weights.inputs(backend, list(program.analysis.tensors))
-        weights = set(held)
+        weights = set(held) - set(given)  # a tensor given as an input stays one (it wins)
         given = {**{n: np.asarray(backend.to_numpy(v)) for n, v in held.items()}, **given}
     capture = _capture(program, backend, given, weights, tuple(dynamic))
     shown = format + (f" with {', '.join(f'`{i}`' for i in capture.dynamic)} dynamic"
@@ -184,7 +198,7 @@ def export_program(program: Any, format: str, inputs: Mapping[str, Any] | None,
     made.format = format
     if capture.dynamic:
         _check_dynamic(program, made, {n: np.asarray(backend.to_numpy(v))
-                                       for n, v in capture.state.items()})
+                                       for n, v in capture.state.items()}, capture.aside)
     return made
 
 
@@ -194,10 +208,13 @@ def _made(capture: Capture, backend: Backend, framework: str) -> Exported:
 
     examples = {n: np.asarray(backend.to_numpy(v)) for n, v in capture.inputs.items()}
     named = {"state": tuple(capture.state), "arguments": dict(capture.names),
-             "dynamic": capture.dynamic}
+             "dynamic": capture.dynamic, "dtypes": {
+                 n: str(v.dtype).removeprefix("torch.") for n, v in capture.inputs.items()}}
     if framework == "torch":
+        held = [*capture.inputs.values(), *capture.state.values()]
         return Exported("torch", capture_torch(capture), tuple(capture.inputs),
-                        capture.outputs, examples, **named)
+                        capture.outputs, examples, **named,
+                        device=str(held[0].device) if held else "cpu")
     jitted, exported = capture_jax(capture)
     return Exported("jax", jitted, tuple(capture.inputs), capture.outputs, examples,
                     exported.mlir_module(), exported, **named)
@@ -226,6 +243,8 @@ def _capture(program: Any, backend: Backend, given: dict[str, np.ndarray], weigh
     taken = {n: v for n, v in sorted(bases.items()) if n not in state
              and (tensors[n].kind in SOURCE_KINDS or n in given)}
     axes = _dynamic_axes(analysis, dynamic, taken, state)
+    with backend.context():
+        aside = _aside(outer, backend, axes, set(bases))
 
     def whole(values: Mapping[str, Any]) -> dict:
         # the dynamic sizes as the framework traces them (symbolic), in the plan
@@ -240,7 +259,24 @@ def _capture(program: Any, backend: Backend, given: dict[str, np.ndarray], weigh
         return {n: run.values[n] for n in names}
 
     # the rest of the bases (facts written in the program) are constants of the graph
-    return Capture(whole, taken, state, python_names(list(taken)), axes, tuple(names))
+    return Capture(whole, taken, state, python_names(list(taken)), axes, tuple(names), aside)
+
+
+def _aside(outer: Execution, backend: Backend, axes: Mapping[str, list[tuple[str, int]]],
+           used: set[str]) -> dict[str, tuple[np.ndarray, list[int]]]:
+    """The sources the exports do not read (a loss's targets) that share a dynamic
+    axis' domain: the engine's run at another size needs them at that size too."""
+    tensors = outer.analysis.tensors
+    domains = {tensors[n].axes[k].domain for pairs in axes.values() for n, k in pairs}
+    out = {}
+    for name, info in tensors.items():
+        ks = [k for k, a in enumerate(info.axes) if a.domain in domains]
+        if name in used or info.kind not in SOURCE_KINDS or not ks:
+            continue
+        base, has = outer.base(name)
+        if has:
+            out[name] = (np.asarray(backend.to_numpy(base)), ks)
+    return out
 
 
 def symbolic_plan(plan: RunPlan, sizes: Mapping[int, Any]) -> RunPlan:
@@ -269,17 +305,20 @@ def _dynamic_axes(analysis: Any, dynamic: tuple[str, ...], inputs: Mapping[str, 
     tensors = analysis.tensors
     out: dict[str, list[tuple[str, int]]] = {}
     for index in dynamic:
-        domains = {a.domain for n in inputs for a in tensors[n].axes if a.index == index}
+        domains = {a.domain for n in (*inputs, *state) for a in tensors[n].axes
+                   if a.index == index}
         axes = [(n, k) for n in inputs for k, a in enumerate(tensors[n].axes)
                 if a.domain in domains]
+        fixed = [n for n in state for a in tensors[n].axes if a.domain in domains]
+        if fixed:
+            what = "the param" if tensors[fixed[0]].kind == TensorKind.PARAM else \
+                "the weights' tensor"  # a manifest's tensors are state too
+            raise FuseError(f"the axis `{index}` cannot be dynamic: {what} `{fixed[0]}` "
+                            f"has it, and the exported state has one size")
         if not axes:
             shown = ", ".join(f"{n}{tensors[n].axes_text}" for n in inputs) or "none"
             raise FuseError(f"no input of the program has an axis `{index}` to make dynamic "
                             f"(its inputs: {shown})")
-        fixed = [n for n in state for a in tensors[n].axes if a.domain in domains]
-        if fixed:
-            raise FuseError(f"the axis `{index}` cannot be dynamic: the param `{fixed[0]}` has "
-                            f"it, and the exported state has one size")
         for name, k in axes:
             if int(np.shape(inputs[name])[k]) < 2:
                 raise FuseError(f"a dynamic axis needs an example of at least 2 positions: "
@@ -288,20 +327,26 @@ def _dynamic_axes(analysis: Any, dynamic: tuple[str, ...], inputs: Mapping[str, 
     return out
 
 
-def _check_dynamic(program: Any, made: Exported, state: dict[str, np.ndarray]) -> None:
+def _grown(value: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    for k in axes:
+        value = np.concatenate([value, np.take(value, [0], axis=k)], axis=k)
+    return value
+
+
+def _check_dynamic(program: Any, made: Exported, state: dict[str, np.ndarray],
+                   aside: Mapping[str, tuple[np.ndarray, list[int]]]) -> None:
     """Run the export with each dynamic axis one position longer (the first
     position repeated) and compare with the engine's run at that size: a graph
     that fixed the size (an extent taken from the analysis) is refused."""
     grown = {}
     for name, value in made.example_inputs.items():
-        axes = sorted({k for pairs in made.dynamic.values() for n, k in pairs if n == name})
-        for k in axes:
-            value = np.concatenate([value, np.take(value, [0], axis=k)], axis=k)
-        grown[name] = value
+        grown[name] = _grown(value, sorted({k for pairs in made.dynamic.values()
+                                            for n, k in pairs if n == name}))
     indices = ", ".join(f"`{i}`" for i in made.dynamic)
     try:
         ours = made.run(grown)
-        theirs = program.variant().run({**grown, **state})
+        theirs = program.variant().run({**grown, **state, **{
+            n: _grown(value, ks) for n, (value, ks) in aside.items()}}, write_sinks=False)
     except Exception as err:  # noqa: BLE001 - the reason, in one line
         raise FuseError(f"the program cannot be exported with {indices} dynamic: at another "
                         f"size it fails ({_reason(err, {})})") from None
@@ -317,9 +362,13 @@ def _reason(err: BaseException, dynamic: Mapping[str, Any]) -> str:
     """The framework's reason in one line; a dynamic axis the graph specialised says so."""
     text = str(err).strip()
     first = text.splitlines()[0] if text else ""
+    from .export_capture import framework_symbol as symbol
+
     if dynamic and ("Constraints violated" in text or "specializ" in text
                     or "InconclusiveDimension" in type(err).__name__):
-        axes = ", ".join(f"`{i}`" for i in dynamic)
+        named = [i for i in dynamic if re.search(
+            rf"[('\s]{re.escape(symbol(i))}[)',\s]", first)] or list(dynamic)
+        axes = ", ".join(f"`{i}`" for i in named)
         return f"its graph fixes the size of {axes}, which cannot be dynamic ({first})"
     return f"{type(err).__name__}: {first}"
 

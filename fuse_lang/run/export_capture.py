@@ -13,7 +13,7 @@ from typing import Any
 Capture = Any
 
 
-def _symbol(index: str) -> str:
+def framework_symbol(index: str) -> str:
     """A dynamic index's name as the frameworks want it (an identifier)."""
     return index.replace("'", "_prime").replace("::", "__")
 
@@ -51,7 +51,7 @@ def capture_torch(capture: Capture) -> Any:
                             f"torch.nn.Module has an attribute `{name}`; rename it") from None
     shapes = None
     if capture.dynamic:
-        dims = {index: torch.export.Dim(_symbol(index)) for index in capture.dynamic}
+        dims = {index: torch.export.Dim(framework_symbol(index)) for index in capture.dynamic}
         shapes = {names[n]: {k: dims[index] for index, pairs in capture.dynamic.items()
                              for m, k in pairs if m == n} or None
                   for n in capture.inputs}
@@ -80,7 +80,7 @@ def capture_jax(capture: Capture) -> tuple[Any, Any]:
     sizes = {}
     if capture.dynamic:
         scope = jax.export.SymbolicScope()
-        symbols = jax.export.symbolic_shape(", ".join(_symbol(i) for i in capture.dynamic),
+        symbols = jax.export.symbolic_shape(", ".join(framework_symbol(i) for i in capture.dynamic),
                                             scope=scope)
         sizes = dict(zip(capture.dynamic, symbols))
     for name, value in capture.inputs.items():

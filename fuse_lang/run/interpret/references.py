@@ -8,6 +8,7 @@ from typing import Any
 from ...check.symbols import slice_name
 from ...check.value_tables import constant_position, positions_of
 from ...front import ir
+from ...front.ir_text import index_text
 from ..sparse.value import is_sparse
 from .labelled import LArray
 from .statement import EvaluationError, EvaluatorState
@@ -129,6 +130,15 @@ class ReferenceReading(EvaluatorState):
                 self.fixed[v.name] for v in index.terms if v.name in self.fixed)
             if not free:
                 return self._select(data, axis, base, size), []
+            extent = self.extent(free[0])
+            if len(free) == 1 and not isinstance(extent, (int, np.integer)) and (
+                    extent is size or extent == size):  # a traced size: a dynamic export
+                return self._shifted_traced(data, axis, int(base)), free
+            traced = [n for n in free if not isinstance(self.extent(n), (int, np.integer))]
+            if traced:  # positions of a sum of indices, over a size known only when run
+                raise EvaluationError(
+                    f"the index `{index_text(index)}` takes positions that depend on the size of "
+                    f"`{traced[0]}`, which is traced (dynamic): its size cannot be dynamic")
             grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
                 (np.arange(self.extent(free[0])),)
             return self._gather(data, axis, base + sum(grids), size), free
@@ -141,6 +151,21 @@ class ReferenceReading(EvaluatorState):
         if not free:
             return self._select(data, axis, int(positions), size), []
         return self._gather(data, axis, positions, size), free
+
+    def _shifted_traced(self, data: Any, axis: int, base: int) -> Any:
+        """`T[t+base]` over t of T's own axis, 0 past its ends, by slicing and
+        zeros: the axis' size is a traced, symbolic one (a dynamic export), which
+        NumPy positions cannot hold."""
+        if base == 0:
+            return data
+        lead = (slice(None),) * axis
+        shape = list(self.backend.shape(data))
+        shape[axis] = abs(base)
+        pad = self.backend.zeros(tuple(shape))
+        # padded first, then cut: the cut's length is the size exactly, symbolically
+        if base > 0:
+            return self.backend.concatenate([data, pad], axis)[lead + (slice(base, None),)]
+        return self.backend.concatenate([pad, data], axis)[lead + (slice(None, base),)]
 
     def _diagonals(self, value: LArray) -> LArray:
         data, axes = value.data, list(value.axes)
