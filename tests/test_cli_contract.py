@@ -274,3 +274,22 @@ def test_a_failed_training_says_why_in_its_json(program, capsys):
     assert main(["train", "--format", "json", str(program)]) == 1
     document = json.loads(capsys.readouterr().out)
     assert "names no loss" in document["error"] and document["diagnostics"] == []
+
+
+def test_out_never_replaces_a_file_the_run_read(tmp_path, capsys, monkeypatch):
+    """`--out` naming the program's source file (or a folder where an output's
+    file is a source's) replaced the data with the result; it is refused (exit 2)
+    and nothing is written, as `fuse export` refuses it."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "X.npy", np.arange(3.0))
+    (tmp_path / "p.fuse").write_text('X[i] = "X.npy"\nY[i] = X[i] * 2\nexport X, Y\n')
+    for out in ("X.npy", "./", str(tmp_path / "X.npy")):
+        assert main(["run", "p.fuse", "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert f"--out {out} would replace a source of the program" in err
+        assert np.load(tmp_path / "X.npy").tolist() == [0.0, 1.0, 2.0]
+        assert not (tmp_path / "Y.npy").exists()
+    assert main(["run", "p.fuse", "--out", "results/"]) == 0
+    assert np.load(tmp_path / "results" / "Y.npy").tolist() == [0.0, 2.0, 4.0]

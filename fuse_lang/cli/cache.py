@@ -188,33 +188,14 @@ def cmd_export(options: ExportOptions) -> int:
 
 
 def _read_by(options: ExportOptions, program: Any) -> str | None:
-    """What `--out` would overwrite that the export read (the program, its
-    --params or --weights file and the manifest's files, an --input file, a
-    source's file), in words; None when it is none of them."""
-    from ..front import ir
-    from ..io.sources import split_member
+    """What `--out` would overwrite that the export read, in words; None when it is
+    none of those files (reading.files_read)."""
+    from .reading import files_read, overwritten
 
-    base = Path(options.path).parent
-    read = {Path(options.path): "the program", **{
-        Path(split_member(item.partition("=")[2])[0]): "an --input file"
-        for item in options.inputs}}
-    if options.weights:
-        read[Path(options.weights)] = "the --params or --weights file"
     manifest = program.weights.manifest if program.weights is not None else None
-    if manifest is not None:
-        refs = [*(r for e in manifest.tensors for r in e.shards),
-                *(v for e in manifest.tensors if e.quantization
-                  for v in (e.quantization.scale, e.quantization.zero_point)),
-                *(r for a in manifest.adapters for p in a.pairs for r in (p.a, p.b))]
-        read.update({manifest.base_dir / r.file: "a file of the weights" for r in refs
-                     if hasattr(r, "file") and manifest.base_dir / r.file not in read})
-    sources = [base / split_member(stmt.path.value)[0]
-               for stmt in program.analysis.program.statements
-               if isinstance(stmt, ir.Source) and isinstance(stmt.path, ir.String)]
-    out = Path(options.out).resolve()
-    return next((what for path, what in [*read.items(), *((p, "a source of the program")
-                                                          for p in sources)]
-                 if path.resolve() == out), None)
+    read = files_read(options.path, program.analysis, options.inputs, options.weights,
+                      manifest)
+    return overwritten([Path(options.out)], read)
 
 
 def _described(exported: Any) -> str:

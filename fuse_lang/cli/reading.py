@@ -77,3 +77,40 @@ def read_inputs(items: Sequence[str], flag: str = "--input") -> dict[str, Any]:
                 reason = "the array does not fit in memory"
             fail(f"fuse: {flag} {item}: cannot read {file}: {reason}", EXIT_USAGE)
     return inputs
+
+
+def files_read(program_path: str, analysis: Any, inputs: Sequence[str] = (),
+               weights: str | None = None, manifest: Any = None) -> dict[Path, str]:
+    """The files a run or an export of the program reads, each with what it is in
+    words: the program, its sources' files, the `--input` files, the `--params`
+    or `--weights` file and the files its manifest names."""
+    from ..io.sources import split_member
+
+    base = Path(program_path).parent
+    read: dict[Path, str] = {Path(program_path): "the program"}
+    for info in analysis.tensors.values():
+        path = getattr(info, "source_path", None)
+        if path:
+            read.setdefault(base / split_member(path.partition("#")[0])[0],
+                            "a source of the program")
+    for item in inputs:
+        read.setdefault(Path(split_member(item.partition("=")[2])[0]), "an --input file")
+    if weights:
+        read.setdefault(Path(weights), "the --params or --weights file")
+    if manifest is not None:
+        refs = [*(r for e in manifest.tensors for r in e.shards),
+                *(v for e in manifest.tensors if e.quantization
+                  for v in (e.quantization.scale, e.quantization.zero_point)),
+                *(r for a in manifest.adapters for p in a.pairs for r in (p.a, p.b))]
+        for ref in refs:
+            if hasattr(ref, "file"):
+                read.setdefault(manifest.base_dir / ref.file, "a file of the weights")
+    return read
+
+
+def overwritten(targets: Sequence[Path], read: dict[Path, str]) -> str | None:
+    """What of `read` (files_read) writing `targets` would replace, in words
+    (`the program`, `a source of the program`, ...); None when nothing."""
+    resolved = {path.resolve(): what for path, what in reversed(list(read.items()))}
+    return next((resolved[t.resolve()] for t in targets if t.resolve() in resolved), None)
+

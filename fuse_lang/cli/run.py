@@ -118,6 +118,7 @@ def _run_and_show(options: RunOptions) -> int:
         return EXIT_ERRORS if result.not_run and not options.targets and any(
             e.reason != NOT_NEEDED for e in result.not_run) else EXIT_OK
     if options.out:
+        _out_reads_nothing(options, analysis, result.outputs)
         # (the analysis of the run's own input shapes: what its positions mean)
         _write_out(options.out, result.outputs,
                    result.plan.analysis if result.plan is not None else analysis)
@@ -193,6 +194,25 @@ def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
     except (OSError, FileProblem) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else err
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
+
+
+def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -> None:
+    """CommandFailed (exit 2, nothing written) for an `--out` that would replace a
+    file the run read: the program, a source's file, an --input, the weights."""
+    from .reading import files_read, overwritten
+
+    out = options.out or ""
+    if Path(out).is_dir() or out.endswith(("/", os.sep)):
+        targets = [Path(out) / f"{name}{suffix}" for name in outputs
+                   for suffix in (".npy", ".npz")]
+    else:
+        targets = [Path(out)]
+    read = files_read(options.path, analysis, options.inputs,
+                      options.weights or options.params)
+    what = overwritten(targets, read)
+    if what:
+        fail(f"fuse: --out {out} would replace {what}, which the run read; nothing was "
+             f"written: give --out another file or folder", EXIT_USAGE)
 
 
 def _check_out(out: str) -> None:
