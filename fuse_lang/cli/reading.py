@@ -88,11 +88,6 @@ def files_read(program_path: str, analysis: Any, inputs: Sequence[str] = (),
 
     base = Path(program_path).parent
     read: dict[Path, str] = {Path(program_path): "the program"}
-    for info in analysis.tensors.values():
-        path = getattr(info, "source_path", None)
-        if path:
-            read.setdefault(base / split_member(path.partition("#")[0])[0],
-                            "a source of the program")
     for item in inputs:
         read.setdefault(Path(split_member(item.partition("=")[2])[0]), "an --input file")
     if weights:
@@ -105,12 +100,19 @@ def files_read(program_path: str, analysis: Any, inputs: Sequence[str] = (),
         for ref in refs:
             if hasattr(ref, "file"):
                 read.setdefault(manifest.base_dir / ref.file, "a file of the weights")
+    for info in analysis.tensors.values():  # (a file given in a source's place is that)
+        path = getattr(info, "source_path", None)
+        if path:
+            read.setdefault(base / split_member(path.partition("#")[0])[0],
+                            "a source of the program")
     return read
 
 
 def overwritten(targets: Sequence[Path], read: dict[Path, str]) -> str | None:
     """What of `read` (files_read) writing `targets` would replace, in words
     (`the program`, `a source of the program`, ...); None when nothing."""
-    resolved = {path.resolve(): what for path, what in reversed(list(read.items()))}
+    resolved: dict[Path, str] = {}
+    for path, what in read.items():  # (the first name of a file says what it is)
+        resolved.setdefault(path.resolve(), what)
     return next((resolved[t.resolve()] for t in targets if t.resolve() in resolved), None)
 
