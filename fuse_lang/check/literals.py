@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
+from ..front.diagnostics import Diagnostic, make
 
 
 def is_number(expr: ir.Expr) -> bool:
@@ -26,3 +28,15 @@ def literal_shape(expr: ir.Expr) -> tuple[int, ...] | None:
     inner = shapes.pop()
     assert inner is not None
     return (len(expr.items),) + inner
+
+
+def misplaced_list(literal: ir.ListLit) -> Diagnostic:
+    """A list literal anywhere but as `const`'s argument: it has no value there
+    (`Z = [1, 2]`; `X[i] [i == 0]` for the Boolean factor `(i == 0)`): checked,
+    not left to the run to refuse."""
+    items = literal.items
+    if len(items) == 1 and isinstance(items[0], ir.Call) and items[0].name in COMPARISONS:
+        return make("misplaced-list", "square brackets make a list, which has no value here: "
+                    "write the condition in parentheses, as a Boolean factor", literal.span)
+    return make("misplaced-list", "a list of numbers is a value only as `const`'s argument: "
+                "write `const([...])`", literal.span)

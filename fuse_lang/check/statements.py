@@ -22,6 +22,7 @@ from .compared_constants import symbol_constant
 from .conflicts import Placed
 from .datalog import compared_variables
 from .definitions import arity_mismatch
+from .literals import misplaced_list
 from .projections import broadcast_and_lonely, check_typos
 from .suggestions import NameSuggester, did_you_mean_text
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
@@ -396,6 +397,8 @@ class StatementChecks:
             elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
                 found.append(make("bad-argument", f"`{node.op}` is not a projection; use "
                                   f"one of {', '.join(REDUCE_OPS)}", node.op_span))
+            elif type(node) is ir.ListLit:
+                found.append(misplaced_list(node))
             if found:  # most find nothing
                 node_diags += [(before, d) for d in found]
         late_diags: list[Diagnostic] = []

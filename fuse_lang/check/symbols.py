@@ -411,6 +411,7 @@ def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
     bare: dict[str, None] = {}
     calls: list[ir.Call] = []
     checked: list[tuple[int, ir.Expr]] = []
+    literals: set[int] = set()  # const's arguments
     joined: set[str] = set()
     rhs = stmt.rhs
     op = stmt.op
@@ -449,6 +450,8 @@ def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
         elif kind is Call:
             calls.append(node)
             checked.append((len(refs), node))
+            if node.name == "const":  # its literal is its value
+                literals.update(id(arg) for arg in node.args)
             for kw in node.kwargs:
                 if kw.name == "axis" and isinstance(kw.value, Ref) and kw.value.indices is None:
                     return None  # a bare name's value
@@ -461,6 +464,11 @@ def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
             stack += reversed(node.terms)
         elif kind is ir.Reduce:
             return None  # a scope that projects only some indices
+        elif kind is ir.ListLit:
+            if id(node) not in literals:  # (a list outside const: misplaced-list)
+                checked.append((len(refs), node))
+            literals.update(id(item) for item in node.items)  # (said once, at the top)
+            stack += reversed(children(node))
         else:
             stack += reversed(children(node))
     return by_name, joined, scopes, refs, bare, calls, checked
@@ -546,6 +554,8 @@ def _tables_of(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymb
     calls: list[ir.Call] = []
     checked: list[tuple[int, ir.Expr]] = []
     Ref, Call = ir.Ref, ir.Call
+    literals = {id(arg) for node, _ in placed if type(node) is Call and node.name == "const"
+                for arg in node.args}
     for node, _ in placed:
         kind = type(node)
         if kind is Ref:
@@ -555,6 +565,8 @@ def _tables_of(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymb
         elif kind is Call:
             calls.append(node)
             checked.append((len(refs), node))
-        elif kind is ir.Reduce:
+        elif kind is ir.Reduce or (kind is ir.ListLit and id(node) not in literals):
             checked.append((len(refs), node))
+        if kind is ir.ListLit:  # (its own lists are said with it, at the top; placed
+            literals.update(id(item) for item in node.items)  # lists a node first)
     return _new_tables((scopes, roles, refs, bare, calls, checked))

@@ -55,6 +55,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "fn-no-result": (Severity.ERROR, "a `fn` whose body does not define its result"),
     "fn-index-mismatch": (Severity.WARNING, "a `fn` call whose arguments name one index of the parameters differently"),
     "fn-index-clash": (Severity.WARNING, "a `fn`'s result index that no parameter has, named at a call like an index of the call's arguments"),
+    "misplaced-list": (Severity.ERROR, "a list literal outside `const`"),
     "select-shapes": (Severity.ERROR, "the branches of a `select`, `case` or `when` with different indices"),
     "unknown-keyword": (Severity.ERROR, "a keyword argument the builtin does not take"),
     "argument-count": (Severity.ERROR, "a builtin called with the wrong number of arguments"),
