@@ -135,9 +135,9 @@ CASES = [
     ("fn-index-clash", "fn outer(x[p]) -> s[p,q] { s[p,q] = x[p] x[q] }\nA = const([1,2])\n"
      "G[q] = outer(A[q])", W, (2, 7), ["`outer`'s result index `q` is no parameter's",
                                        "one index here (a diagonal)"]),
-    ("misplaced-list", "X[i] = const([1, 2])\nY[i] = X[i] + [1, 2]", E, (2, 15),
+    ("misplaced-list", "X[i] = const([1, 2])\nY[i] = X[i] + [1, 2]", E, (1, 14),
      ["only as `const`'s argument"]),
-    ("misplaced-list", "X[i] = const([1, 2])\nY[i] = X[i] [i == 0]", E, (2, 13),
+    ("misplaced-list", "X[i] = const([1, 2])\nY[i] = X[i] [i == 0]", E, (1, 12),
      ["in parentheses"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
      "Y[i] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 7), ["[i,j] and [i]",
