@@ -1,0 +1,61 @@
+"""One program, the same answers on every backend and representation (docs/backends.md,
+"Conformance"; docs/scale.md, "Sparse relations").  Each test is a case an audit found
+where a backend, a representation or a compiled run differed from the NumPy reference:
+run through the public API, on every backend installed here."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fuse_lang
+from fuse_lang.run.program import FuseError
+
+# (backend, compiled): the reference, eager and compiled torch, jitted and eager jax
+RUNS = [("numpy", None), ("torch", False), ("torch", True), ("jax", True), ("jax", False)]
+
+
+def _run_on(backend: str, compiled: bool | None, text: str, **kwargs) -> dict:
+    if backend != "numpy" and importlib.util.find_spec(backend) is None:
+        pytest.skip(f"{backend} is not installed")
+    if compiled is not None:
+        kwargs["compiled"] = compiled
+    outputs = fuse_lang.compile(text, backend=backend, **kwargs).run()
+    return {name: value.toarray() if sp.issparse(value) else np.asarray(value)
+            for name, value in outputs.items()}
+
+
+TOPK = """X = const([[0, 5, 0], [3, 0, -4], [0, 0, 0]])
+Top[i,j] = topk(X[i,j], k=2)
+export Top
+"""
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_topk_of_a_tensor_kept_sparse(backend, compiled):
+    # numpy: `TypeError: 'SparseTensor' object is not subscriptable` (an internal error)
+    got = _run_on(backend, compiled, TOPK, representation={"X": "sparse"})
+    np.testing.assert_array_equal(got["Top"], [[5, 0], [3, 0], [0, 0]])
+    np.testing.assert_array_equal(got["Top"], _run_on("numpy", None, TOPK)["Top"])
+
+
+DIVERGES = """X = const([1, 2])
+Y[i] = X[i] + 2 Y[i]
+export Y
+"""
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_a_numeric_recursion_that_overflows_says_the_same_on_every_backend(backend, compiled):
+    # torch.compile said "the last change was inf before that": the round's graph
+    # was captured with the state's two changes as one array
+    if backend != "numpy" and importlib.util.find_spec(backend) is None:
+        pytest.skip(f"{backend} is not installed")
+    kwargs = {} if compiled is None else {"compiled": compiled}
+    program = fuse_lang.compile(DIVERGES, backend=backend, **kwargs)
+    with pytest.raises(FuseError) as caught:
+        program.run()
+    assert ("Y did not converge: after 127 iterations the values are no longer finite "
+            "(the last change was 8.51e+37 before that)") in str(caught.value)
