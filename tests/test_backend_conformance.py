@@ -59,3 +59,22 @@ def test_a_numeric_recursion_that_overflows_says_the_same_on_every_backend(backe
         program.run()
     assert ("Y did not converge: after 127 iterations the values are no longer finite "
             "(the last change was 8.51e+37 before that)") in str(caught.value)
+
+
+CHAIN = """A = const([1, 2])
+B = const([[1, 0], [0, 2]])
+C = const([[1, 1], [0, 1]])
+D = const([[[1, 0], [0, 1]], [[1, 1], [0, 1]]])
+W[w] = A[c] B[c,s] C[c,r] D[s,r,w]
+export W
+"""
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_a_vector_folded_into_a_sparse_factor_of_a_longer_join(backend, compiled):
+    # torch and eager jax: A[c] was folded into the sparse B[c,s], and the dense
+    # einsum of the other three was given the four-term spec (examples/bayes.fuse
+    # with PS kept sparse: "Number of einsum subscripts, 4, must be equal to the
+    # number of operands, 3.")
+    got = _run_on(backend, compiled, CHAIN, representation={"B": "sparse"})
+    np.testing.assert_allclose(got["W"], [1, 5])
