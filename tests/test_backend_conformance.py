@@ -78,3 +78,21 @@ def test_a_vector_folded_into_a_sparse_factor_of_a_longer_join(backend, compiled
     # number of operands, 3.")
     got = _run_on(backend, compiled, CHAIN, representation={"B": "sparse"})
     np.testing.assert_allclose(got["W"], [1, 5])
+
+
+RECURRENCE = """W = const([[0.5, 0.1], [0.2, 0.3]])
+axis t = 3
+H0 = const([1, 2])
+H[0,i] = H0[i]
+H[t,i] = W[i,j] H[t-1,j]
+export H
+"""
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_a_recurrence_over_an_offset_of_a_tensor_kept_sparse(backend, compiled):
+    # eager jax: each step's row (1-D) was made sparse as the whole tensor is planned,
+    # and a BCOO is made of two axes ("not enough values to unpack (expected 2, got
+    # 1)"; examples/hmm.fuse and mlp.fuse with Alpha or X kept sparse)
+    got = _run_on(backend, compiled, RECURRENCE, representation={"H": "sparse"})
+    np.testing.assert_allclose(got["H"], [[1, 2], [0.7, 0.8], [0.43, 0.38]], rtol=1e-5)
