@@ -431,8 +431,9 @@ class Execution:
         return write_lhs(self.backend, self.analysis, info, value, shape, equation_op(stmt),
                          fixed, skip, sparse=stmt.lhs.name in self.sparse_names())
 
-    def combine(self, name: str, base: Any, parts: list[Any]) -> Any:
-        """A tensor's base and its equations' contributions, by its operator."""
+    def combine(self, name: str, base: Any, parts: list[Any], row: bool = False) -> Any:
+        """A tensor's base and its equations' contributions, by its operator.  `row`:
+        one step's row of it (a recurrence), which is not the tensor: dense."""
         backend = self.backend
         info = self.analysis.tensors[name]
         op = info.op or "="
@@ -452,6 +453,8 @@ class Execution:
             total = self.zeros_of(name)
         if info.boolean:
             total = backend.step(total)
+        if row:
+            return self.backend.asarray(total) if is_sparse(total) else total
         if self.sparse_names():
             total = self._represented(name, total)
         return total

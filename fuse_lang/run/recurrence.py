@@ -135,4 +135,4 @@ def _row(run: Run, recurrence: Recurrence, name: str, step: int, base: Any) -> A
     if not parts:
         return None
     base_row = run.backend.take(base, step, position) if base is not None else None
-    return run.combine(name, base_row, parts)
+    return run.combine(name, base_row, parts, row=True)

@@ -234,6 +234,8 @@ class NumpyBackend(Backend):
 
     def topk(self, x: np.ndarray, k: int) -> np.ndarray:
         """The k largest along the last axis, descending; ties to the lower index."""
+        if type(x) in _SPARSE:  # a row's k largest are dense (its zeros among them)
+            x = np.asarray(x)
         order = np.argsort(-x, axis=-1, kind="stable")[..., :k]
         return np.take_along_axis(x, order, axis=-1)
 

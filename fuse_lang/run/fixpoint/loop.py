@@ -163,9 +163,11 @@ class Iteration:
 
     def start(self) -> tuple:
         start_values(self.host, self.group, self.bases)
-        infinite = self.arithmetic.infinite()
-        return (self.arithmetic.counter(), infinite, infinite,
-                {n: self.host.values[n] for n in self.group})
+        # two arrays, not one twice: a graph captured from a round (torch's) takes the
+        # state's arrays as its inputs, and one array given twice became one input, so
+        # each round's "change before" was the first round's inf
+        return (self.arithmetic.counter(), self.arithmetic.infinite(),
+                self.arithmetic.infinite(), {n: self.host.values[n] for n in self.group})
 
     def goes_on(self, state: tuple) -> Any:
         iteration, change = state[0], state[1]

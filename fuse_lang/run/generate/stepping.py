@@ -117,7 +117,7 @@ class HeldWindow(Window):
                     continue
                 parts = [run.contribution(k, plan.row_shape, {index: position}, skip=plan.axis)
                          for k, index in plan.indices]
-                row = run.combine(plan.name, None, parts)
+                row = run.combine(plan.name, None, parts, row=True)
                 values[plan.name] = _put(backend, values[plan.name], row, plan.axis, position)
         self.filled = position + 1
         return self.row(values[self.roles.logits], position)

@@ -47,6 +47,55 @@ class BuiltinCalls(EvaluatorState):
         position = symbol_position(constant_text(operand), symbols)
         return LArray(self.backend.asarray(float(position)), ())
 
+    def _exact_comparison(self, call: ir.Call) -> LArray | None:
+        """A comparison of indices' values and numbers (`(v > 16777216)`, `(x < y)`)
+        computed on the host in int64 (float64 for float values), the mask then made
+        an array of the backend: in the backend's float32 (or fp16, bf16) the values
+        16777216 and 16777217 are one number (LANGUAGE.md §14: comparisons compute on
+        values, any int64).  None where an operand is anything else."""
+        sides = self._exact_sides(call)
+        if sides is None:
+            return None
+        import numpy as np
+
+        axes = union_axes(*sides)
+        a, b = (np.reshape(side.data, [len(side.data) if x in side.axes else 1 for x in axes])
+                if side.axes else side.data for side in sides)
+        mask = _COMPARE[call.name](a, b)
+        return LArray(self.backend.asarray(np.asarray(mask, dtype=np.float64)), axes)
+
+    def _exact_sides(self, call: ir.Call) -> list[LArray] | None:
+        """Both operands of a comparison as exact host numbers (NumPy int64 or
+        float64, or a Python number) with their axes; None where one is not an
+        index or a number, or symbols are compared (`_compared`)."""
+        if len(call.args) != 2 or any(symbol_constant(a, self.analysis.tensors)
+                                      for a in call.args):
+            return None
+        if call.name in ("==", "!=") and self._shared_codes(call, call.args[0]) is not None:
+            return None
+        sides = [self._exact_operand(a) for a in call.args]
+        if sides[0] is None or sides[1] is None:
+            return None
+        return [LArray(data, axes) for data, axes in sides]
+
+    def _exact_operand(self, operand: ir.Expr) -> tuple[Any, tuple[str, ...]] | None:
+        """A comparison's operand as exact host numbers and its axes: a number, a
+        negated one, or an index (its values, or its position)."""
+        if type(operand) is ir.Neg:
+            inner = self._exact_operand(operand.operand)
+            return None if inner is None or inner[1] else (-inner[0], ())
+        if type(operand) is ir.Number:
+            text = operand.text
+            return (int(text), ()) if text.isdigit() else (operand.value, ())
+        if type(operand) is not ir.Ref or operand.indices is not None \
+                or operand.name in self.values:
+            return None
+        if operand.name in self.fixed:
+            return self.fixed[operand.name], ()
+        if (self.info.index, operand.name) not in self.analysis.var_extents:
+            return None
+        return self.index_values(operand.name), (operand.name,)
+
     def _shared_codes(self, call: ir.Call, operand: ir.Expr) -> LArray | None:
         """`(x != y)` over two domains (numbered apart) that hold symbols: each
         value's place in one table of both domains' values, so equal values
@@ -98,6 +147,9 @@ class BuiltinCalls(EvaluatorState):
             return LArray(backend.asarray(parity.astype(float)), (var.name,))
         if name in _COMPARE:  # a Boolean factor, broadcast by index name
             compare = _COMPARE[name]
+            exact = self._exact_comparison(call)
+            if exact is not None:
+                return exact
             args = [self._compared(call, a) for a in call.args]
             return combine(backend, lambda a, b: backend.where(compare(a, b), 1.0, 0.0),
                            args[0], args[1])
@@ -170,7 +222,8 @@ class BuiltinCalls(EvaluatorState):
         compare = _COMPARE.get(call.name)
         if compare is None or len(call.args) != 2:
             return None
-        sides = [self._compared(call, a) for a in call.args]
+        # exact numbers where they are (a TupleFilter compares NumPy arrays, as here)
+        sides = self._exact_sides(call) or [self._compared(call, a) for a in call.args]
         if any(len(side.axes) > 1 for side in sides):
             return None
         axes = union_axes(*sides)

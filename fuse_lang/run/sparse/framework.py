@@ -249,6 +249,7 @@ def einsum(spec: str, arrays: tuple, backend: Backend, dense_einsum: Callable) -
     terms = inputs.split(",")
     if len(terms) > 2:
         terms, arrays = _masks_folded(terms, list(arrays), backend)
+        spec = f"{','.join(terms)}->{out}"  # the operands it folded in are gone
     if len(terms) == 3:  # a pair and a dense mask over the result (`(x != y)`, `not R`)
         masked = _masked_pair(terms, arrays, out, backend)
         if masked is not None:
