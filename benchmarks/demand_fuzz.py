@@ -25,8 +25,12 @@ import tempfile
 import traceback
 from pathlib import Path
 
-import fuse_lang
-from fuse_lang import ExecutionConfig, Severity
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+# the conformance test's matching of a rule's terms against a row (values by kind)
+from test_datalog_conformance import _holds, _match  # noqa: E402
+
+import fuse_lang  # noqa: E402
+from fuse_lang import ExecutionConfig, Severity  # noqa: E402
 
 SYMS = ["A", "B", "C", "D"]
 STRS = ["a b", "1"]
@@ -206,27 +210,6 @@ class Prog:
         return "\n".join(lines) + "\n"
 
 
-def match(terms, row, env):
-    env = dict(env)
-    for t, v in zip(terms, row):
-        if t == "_":
-            continue
-        if type(t) is str:
-            if key(env.setdefault(t, v)) != key(v):
-                return None
-        elif key(t[1]) != key(v):
-            return None
-    return env
-
-
-def holds(env, item):
-    _, a, op, b = item
-    left, right = env[a], env[b] if type(b) is str else b[1]
-    if op in ("==", "!="):
-        return (key(left) == key(right)) == (op == "==")
-    return OPS[op](left, right)
-
-
 def head_row(env, hterms):
     return tuple(env[t] if type(t) is str else t[1] if t[0] == "c" else env[t[1]] + t[2]
                  for t in hterms)
@@ -237,9 +220,9 @@ def body_envs(db, body, env=None):
     for item in body:
         if item[0] == "pos":
             envs = [e for en in envs for row in db[item[1]]
-                    if (e := match(item[2], row, en)) is not None]
-    return [en for en in envs if all(holds(en, i) for i in body if i[0] == "cmp")
-            and not any(match(i[2], row, en) is not None for i in body if i[0] == "neg"
+                    if (e := _match(item[2], row, en)) is not None]
+    return [en for en in envs if all(_holds(en, i) for i in body if i[0] == "cmp")
+            and not any(_match(i[2], row, en) is not None for i in body if i[0] == "neg"
                         for row in db[i[1]])]
 
 
@@ -263,7 +246,7 @@ def reference(p: Prog):
 def answer(db, name, terms):
     free = list(dict.fromkeys(t for t in terms if type(t) is str and t != "_"))
     return {tuple(key(env[v]) for v in free) for row in db[name]
-            if (env := match(terms, row, {})) is not None}
+            if (env := _match(terms, row, {})) is not None}
 
 
 
@@ -343,12 +326,12 @@ def check_deriv(p, db, d, lines, problems, ctx):
             pos.append((item[1], inst))
         elif item[0] == "cmp":
             try:
-                if not holds(env, item):
+                if not _holds(env, item):
                     problems.append(f"{ctx}: {d.text} comparison {item} false under {env}")
             except KeyError as e:
                 problems.append(f"{ctx}: {d.text} comparison unbound {e}")
         else:
-            if any(match(item[2], r, env) is not None for r in db[item[1]]):
+            if any(_match(item[2], r, env) is not None for r in db[item[1]]):
                 problems.append(f"{ctx}: {d.text} negation {item} fails under {env}")
     kids = [(c.relation, tuple(c.values)) for c in d.children]
     if len(kids) != len(pos):
