@@ -447,8 +447,9 @@ class Execution:
                 total = backend.minimum(total, part)
             else:
                 total = total + part
-        if op == "avg=" and len(parts) > 1:
-            total = total / len(parts)
+        count = len(parts) + (base is not None)  # a source or input is one more value
+        if op == "avg=" and count > 1:
+            total = total / count
         if total is None:
             total = self.zeros_of(name)
         if info.boolean:
