@@ -25,3 +25,26 @@ def test_avg_counts_a_source_as_one_of_the_averaged_values(tmp_path, extra, expe
 def test_avg_equations_alone_are_averaged():
     got = _run("P[b,o] = const([[1,5],[3,2]])\nM[o] avg= P[b,o]\nM[o] avg= 1\nexport M")
     np.testing.assert_allclose(got["M"], [1.5, 2.25])
+
+
+def test_a_fixpoint_not_finite_after_its_first_round_names_no_earlier_change():
+    with pytest.raises(fuse_lang.FuseError) as caught:
+        fuse_lang.compile("X = X / X + 1\nexport X").run()
+    message = str(caught.value)
+    assert "after 1 iteration the values are no longer finite" in message
+    assert "last change" not in message  # there was no round before the first
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_a_numeric_fixpoint_converges_to_the_solution(backend):
+    got = _run("W[i,j] = const([[0.5,0],[0.25,0.25]])\nX[i] = W[i,j] X[j] + 1\n"
+               "Y = 0.5 Z + 1\nZ = 0.5 Y\nexport X, Y, Z", backend=backend)
+    np.testing.assert_allclose(got["X"], [2.0, 2.0], atol=1e-5)
+    np.testing.assert_allclose([got["Y"], got["Z"]], [4 / 3, 2 / 3], atol=1e-5)
+
+
+def test_recurrences_over_offsets_are_computed_in_order():
+    got = _run("axis i = 3\naxis j = 3\nL[i,j] = L[i-1,j] + L[i,j-1] + 1\n"
+               "A[k] = const([3,1,4,1,5])\nR[k] max= R[k-1]\nR[k] max= A[k]\nexport L, R")
+    np.testing.assert_allclose(got["L"], [[1, 2, 3], [2, 5, 9], [3, 9, 19]])
+    np.testing.assert_allclose(got["R"], [3, 3, 4, 4, 5])

@@ -198,10 +198,12 @@ class Iteration:
         names = ", ".join(self.group)
         iteration, change, before = outcome["iteration"], outcome["change"], outcome["before"]
         if iteration and not math.isfinite(change):
+            rounds = int(iteration)
+            last = (f" (the last change was {before:.3g} before that)"
+                    if math.isfinite(before) else "")  # the first round has none before it
             raise EvaluationError(
-                f"{names} did not converge: after {int(iteration)} iterations the values are "
-                f"no longer finite (the last change was {before:.3g} before that); check the "
-                f"recursion")
+                f"{names} did not converge: after {rounds} iteration{'' if rounds == 1 else 's'}"
+                f" the values are no longer finite{last}; check the recursion")
         if change > self.tolerance:
             raise EvaluationError(f"{names} did not converge in {self.limit} iteration"
                                   f"{'' if self.limit == 1 else 's'} (the "
