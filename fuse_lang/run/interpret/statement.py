@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ...check import Analysis
-from ...check.symbols import statement_scopes
+from ...check.symbols import slice_name, statement_scopes
 from ...front import ir
 from .labelled import LArray
 
@@ -120,7 +120,7 @@ def statement_info(analysis: Analysis, k: int,
         lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
         dotted = [i.name for i in stmt.lhs.indices or ()
                   if isinstance(i, ir.IndexVar) and i.dotted]
-        norm_axis = dotted[0] if dotted else (lhs_order[-1] if lhs_order else None)
+        norm_axis = dotted[0] if dotted else _last_axis(stmt.lhs.indices or ())
         if stmt.lhs.indices is not None and all(isinstance(i, ir.IndexVar)
                                                 for i in stmt.lhs.indices) \
                 and len(set(lhs_order)) == len(lhs_order):
@@ -137,6 +137,18 @@ def statement_info(analysis: Analysis, k: int,
     return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
                          plain_refs, lhs_names, boolean=bool(target and target.boolean),
                          values=values, centred=_centred_windows(analysis, placed, extents))
+
+
+def _last_axis(indices: tuple) -> str | None:
+    """The last LHS axis, which softmax and lnorm work along without a dot: a
+    slice's axis counts (`Y[i,:] = softmax(W[i,1:3])` normalises each row)."""
+    names: list[str] = []
+    for index in indices:
+        if isinstance(index, ir.IndexSlice):
+            names.append(slice_name(sum(n.startswith(":") for n in names)))
+        else:
+            names.extend(v.name for v in ir.index_vars(index))
+    return names[-1] if names else None
 
 
 def _centred_windows(analysis: Analysis, placed: list, extents: dict[str, int | None]

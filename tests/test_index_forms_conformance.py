@@ -1,0 +1,41 @@
+"""Index forms of LANGUAGE.md §3 combined with the builtins that read an LHS
+axis: the values are those computed by hand with NumPy."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import fuse_lang
+
+BACKENDS = ["numpy"] + [b for b in ("torch",) if importlib.util.find_spec(b)]
+W = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], dtype=float)
+SRC = f"W = const({W.astype(int).tolist()})\n"
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _lnorm(x: np.ndarray) -> np.ndarray:
+    return (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True)
+
+
+CASES = {
+    # without a dot softmax and lnorm work along the last LHS axis, a slice's too
+    "Y[i,:] = softmax(W[i, 1:3])": _softmax(W[:, 1:3]),
+    "Y[:,:] = softmax(W[0:2, 1:3])": _softmax(W[0:2, 1:3]),
+    "Y[i,:] = lnorm(W[i, 1:3])": _lnorm(W[:, 1:3]),
+    "Y[i,:] = log_softmax(W[i, 1:3])": np.log(_softmax(W[:, 1:3])),
+    "Y[:,i] = softmax(W[i, 1:3])": _softmax(W[:, 1:3].T),
+    "Y[i.,:] = softmax(W[i, 1:3])": _softmax(W[:, 1:3].T).T,
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("equation", list(CASES))
+def test_normalising_builtins_take_a_slice_axis_as_the_last_lhs_axis(backend, equation):
+    out = fuse_lang.compile(SRC + equation + "\nexport Y\n", backend=backend).run()["Y"]
+    np.testing.assert_allclose(np.asarray(out), CASES[equation], rtol=1e-4, atol=1e-4)
