@@ -39,3 +39,19 @@ CASES = {
 def test_normalising_builtins_take_a_slice_axis_as_the_last_lhs_axis(backend, equation):
     out = fuse_lang.compile(SRC + equation + "\nexport Y\n", backend=backend).run()["Y"]
     np.testing.assert_allclose(np.asarray(out), CASES[equation], rtol=1e-4, atol=1e-4)
+
+
+CONST_CASES = {
+    # const binds the literal to the LHS axes in order, a slice's too
+    "Y[:] = const([1,2,3])": np.array([1.0, 2, 3]),
+    "Y[i,:] = const([[1,2],[3,4]])": np.array([[1.0, 2], [3, 4]]),
+    "Y[:,i] = const([[1,2],[3,4]])": np.array([[1.0, 2], [3, 4]]),
+}
+
+
+@pytest.mark.parametrize("equation", list(CONST_CASES))
+def test_const_binds_to_a_slice_on_the_lhs(equation):
+    text = equation + "\nexport Y\n"
+    assert not [d for d in fuse_lang.analyze(text).diagnostics if d.severity.name == "ERROR"]
+    out = fuse_lang.compile(text).run()["Y"]
+    np.testing.assert_allclose(np.asarray(out), CONST_CASES[equation])
