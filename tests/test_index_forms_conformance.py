@@ -55,3 +55,16 @@ def test_const_binds_to_a_slice_on_the_lhs(equation):
     assert not [d for d in fuse_lang.analyze(text).diagnostics if d.severity.name == "ERROR"]
     out = fuse_lang.compile(text).run()["Y"]
     np.testing.assert_allclose(np.asarray(out), CONST_CASES[equation])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lhs", ["X[i,*t+1]", "X[i.,*t+1]"])
+def test_softmax_in_a_recurrence_works_along_the_last_real_axis(backend, lhs):
+    # the virtual axis is no axis of X: without a dot softmax is along i
+    text = ("U = const([[1,2,3],[1,1,1]])\n"
+            f"{lhs} = softmax(X[i,*t] + U[i,t])\nexport X\n")
+    x = np.zeros(2)
+    for t in range(3):
+        x = _softmax(x + np.array([[1, 2, 3], [1, 1, 1.0]])[:, t])
+    out = fuse_lang.compile(text, backend=backend).run()["X"]
+    np.testing.assert_allclose(np.asarray(out), x, rtol=1e-5)

@@ -147,9 +147,12 @@ def statement_info(analysis: Analysis, k: int,
 
 def _lhs_axes(indices: tuple) -> tuple[str, ...]:
     """The LHS's axis names in order, a slice's counted (`Y[i,:] = softmax(W[i,1:3])`
-    normalises each row; `Y[:] = const([1,2])` binds the literal to the slice)."""
+    normalises each row; `Y[:] = const([1,2])` binds the literal to the slice), a
+    virtual one not (the tensor has no such axis: `X[i,*t+1] = softmax(...)` is along i)."""
     names: list[str] = []
     for index in indices:
+        if isinstance(index, ir.IndexVirtual):
+            continue
         if isinstance(index, ir.IndexSlice):
             names.append(slice_name(sum(n.startswith(":") for n in names)))
         else:
