@@ -385,7 +385,7 @@ class BuiltinCalls(EvaluatorState):
                 value = array.reshape([n for p, n in enumerate(array.shape) if p not in fixed])
         data = self.backend.asarray(value)
         rank = len(self.backend.shape(data))
-        names = self.info.lhs_order[:rank]
+        names = self.info.lhs_axes[:rank]
         if len(names) == rank:
             return LArray(data, names)
         return LArray(data, tuple(f"#{k}" for k in range(rank)))

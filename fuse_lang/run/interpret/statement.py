@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ...check import Analysis
-from ...check.symbols import statement_scopes
+from ...check.symbols import slice_name, statement_scopes
 from ...front import ir
 from .labelled import LArray
 
@@ -41,6 +41,9 @@ class StatementInfo:
     # id(IndexShift) -> how far a window over an `axis x = same` index is moved back
     # so that it is centred (PyTorch's padding='same')
     centred: dict[int, int] = field(default_factory=dict)
+    # the LHS's axes in order, a slice's as its anonymous name (`:0`): what const,
+    # causal_mask and the normalising builtins bind to
+    lhs_axes: tuple[str, ...] = ()
 
 
 Variables = dict[int, list[tuple[str, int | None, int]]]
@@ -115,12 +118,14 @@ def statement_info(analysis: Analysis, k: int,
     values = {name: held[dom] for name, _ext, dom in mine if dom in held}
     norm_axis = None
     lhs_order: tuple[str, ...] = ()
+    lhs_axes: tuple[str, ...] = ()
     lhs_names = None
     if isinstance(stmt, ir.Equation):
         lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
         dotted = [i.name for i in stmt.lhs.indices or ()
                   if isinstance(i, ir.IndexVar) and i.dotted]
-        norm_axis = dotted[0] if dotted else (lhs_order[-1] if lhs_order else None)
+        lhs_axes = _lhs_axes(stmt.lhs.indices or ())
+        norm_axis = dotted[0] if dotted else (lhs_axes[-1] if lhs_axes else None)
         if stmt.lhs.indices is not None and all(isinstance(i, ir.IndexVar)
                                                 for i in stmt.lhs.indices) \
                 and len(set(lhs_order)) == len(lhs_order):
@@ -136,7 +141,23 @@ def statement_info(analysis: Analysis, k: int,
     target = analysis.tensors.get(lhs.name) if isinstance(lhs, ir.Ref) else None
     return StatementInfo(k, stmt, scope_of, projected_at, extents, norm_axis, lhs_order,
                          plain_refs, lhs_names, boolean=bool(target and target.boolean),
-                         values=values, centred=_centred_windows(analysis, placed, extents))
+                         values=values, centred=_centred_windows(analysis, placed, extents),
+                         lhs_axes=lhs_axes)
+
+
+def _lhs_axes(indices: tuple) -> tuple[str, ...]:
+    """The LHS's axis names in order, a slice's counted (`Y[i,:] = softmax(W[i,1:3])`
+    normalises each row; `Y[:] = const([1,2])` binds the literal to the slice), a
+    virtual one not (the tensor has no such axis: `X[i,*t+1] = softmax(...)` is along i)."""
+    names: list[str] = []
+    for index in indices:
+        if isinstance(index, ir.IndexVirtual):
+            continue
+        if isinstance(index, ir.IndexSlice):
+            names.append(slice_name(sum(n.startswith(":") for n in names)))
+        else:
+            names.extend(v.name for v in ir.index_vars(index))
+    return tuple(names)
 
 
 def _centred_windows(analysis: Analysis, placed: list, extents: dict[str, int | None]
