@@ -101,9 +101,8 @@ def files_read(program_path: str, analysis: Any, inputs: Sequence[str] = (),
             if hasattr(ref, "file"):
                 read.setdefault(manifest.base_dir / ref.file, "a file of the weights")
     for info in analysis.tensors.values():  # (a file given in a source's place is that)
-        path = getattr(info, "source_path", None)
-        if path:
-            read.setdefault(base / split_member(path.partition("#")[0])[0],
+        if info.source_path:
+            read.setdefault(base / split_member(info.source_path.partition("#")[0])[0],
                             "a source of the program")
     return read
 

@@ -68,14 +68,10 @@ class DemandPlan:
     def rewritten(self) -> bool:
         return bool(self.relations)
 
-    def user_line(self, line: int) -> int:
-        """The line of the user's program that a line of `text` stands for: itself,
-        or for an added rule the line of the rule or query it is written from."""
-        return self.user_place(line, "")[0]
-
     def user_place(self, line: int, text: str) -> tuple[int, str]:
-        """`user_line`, and the text written there (`text` itself for a line of the
-        user's own)."""
+        """The line of the user's program that a line of `text` stands for, and the
+        text written there: the line and `text` themselves for a line of the user's
+        own; for an added rule, the rule or query it is written from."""
         k = line - self.first_line
         return self.origins[k] if 0 <= k < len(self.origins) else (line, text)
 
