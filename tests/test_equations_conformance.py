@@ -48,3 +48,30 @@ def test_recurrences_over_offsets_are_computed_in_order():
                "A[k] = const([3,1,4,1,5])\nR[k] max= R[k-1]\nR[k] max= A[k]\nexport L, R")
     np.testing.assert_allclose(got["L"], [[1, 2, 3], [2, 5, 9], [3, 9, 19]])
     np.testing.assert_allclose(got["R"], [3, 3, 4, 4, 5])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("text, expected", [
+    ("D[0] min= 3\nD[1] min= 2\nD[1] min= 5", [3, 2]),        # not min(0, 3) at D[0]
+    ("D[0] max= -3\nD[1] max= -2\nD[1] max= -5", [-3, -2]),   # not max(0, -3)
+    ("D[0] avg= 3\nD[1] avg= 5\nD[1] avg= 1", [3, 3]),         # each cell over its own
+    ("axis i = 4\nY[i] max= -1\nY[i+1] max= 0 - i\nY[0:2] max= 5", [5, 5, -1, -1]),
+    ("axis i = 4\nD[0] min= 0\nD[i+1] min= D[i] + 1", [0, 1, 2, 3]),  # a recurrence
+    ("axis i = 3\nD[0] max= 2\nD[i] max= D[i] - 1\nD[i+1] max= D[i] - 0.5", [2, 1.5, 1]),
+    ("D[1] min= 4\nD[3] min= 1", [0, 4, 0, 1]),                # a cell nothing writes is 0
+])
+def test_max_min_avg_combine_each_cell_over_the_equations_that_write_it(backend, text,
+                                                                         expected):
+    """LANGUAGE.md §6: equations combine by max/min; an equation whose head is a
+    constant, an offset or a slice writes only its cells (it used to add a 0 to
+    every other cell, so `D[0] min= 3` with `D[1] min= 2` gave [0, 0])."""
+    got = _run(f"{text}\nexport D, Y" if "Y[" in text and "D[" in text
+               else f"{text}\nexport {'Y' if 'Y[' in text else 'D'}", backend=backend)
+    np.testing.assert_allclose(next(iter(got.values())), expected)
+
+
+def test_facts_with_min_keep_their_tuples_and_values():
+    got = _run("D[Alice] min= 3\nD[Bob] min= 2\nD[Bob] min= 5\n"
+               "R(Alice) min= 1\nR(Bob) min= 1\nexport D, R")
+    np.testing.assert_allclose(got["D"], [3, 2])
+    np.testing.assert_allclose(got["R"], [1, 1])  # a Boolean relation: both tuples

@@ -32,6 +32,7 @@ from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import load_base
 from .interpret.blocked import Blocking
 from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs
+from .interpret.lhs import head_coverage
 from .interpret.monte_carlo import Sampler
 from .limits import Checkpoint
 from .memory import failure_words, guard_memory
@@ -81,6 +82,7 @@ class RunCaches:
         self.cache_key: str | None = None  # run.cache: this signature's key
         self.cache_made_of: dict | None = None
         self.cache_noted = False
+        self.coverage: dict[int, Any] = {}  # equation -> the cells its head writes
 
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
@@ -431,12 +433,20 @@ class Execution:
         return write_lhs(self.backend, self.analysis, info, value, shape, equation_op(stmt),
                          fixed, skip, sparse=stmt.lhs.name in self.sparse_names())
 
-    def combine(self, name: str, base: Any, parts: list[Any], row: bool = False) -> Any:
+    def combine(self, name: str, base: Any, parts: list[Any], row: bool = False,
+                equations: Sequence[int] | None = None) -> Any:
         """A tensor's base and its equations' contributions, by its operator.  `row`:
-        one step's row of it (a recurrence), which is not the tensor: dense."""
+        one step's row of it (a recurrence), which is not the tensor: dense.
+        `equations`: the statements `parts` come from, where they are whole
+        tensors: `max=`, `min=` and `avg=` then combine each cell over the
+        equations whose heads write it (head_coverage)."""
         backend = self.backend
         info = self.analysis.tensors[name]
         op = info.op or "="
+        covers = [self.coverage(k, name) for k in equations] \
+            if equations is not None and not row and op in ("max=", "min=", "avg=") else []
+        if any(c is not None for c in covers):
+            return self._finished(name, self._covered(op, base, parts, covers), row)
         total = base
         for part in parts:
             if total is None:
@@ -452,18 +462,60 @@ class Execution:
             total = total / count
         if total is None:
             total = self.zeros_of(name)
-        if info.boolean:
-            total = backend.step(total)
+        return self._finished(name, total, row)
+
+    def _finished(self, name: str, total: Any, row: bool) -> Any:
+        """The combined value as the tensor keeps it: 0/1 for a Boolean tensor, in
+        the plan's representation (a row: dense)."""
+        if self.analysis.tensors[name].boolean:
+            total = self.backend.step(total)
         if row:
             return self.backend.asarray(total) if is_sparse(total) else total
         if self.sparse_names():
             total = self._represented(name, total)
         return total
 
+    def coverage(self, k: int, name: str) -> Any:
+        """The cells of `name` equation `k` writes: None for all (head_coverage)."""
+        cache = self.caches.coverage
+        if k not in cache:
+            cache[k] = head_coverage(self.analysis, self.infos[k], self.shape(name))
+        return cache[k]
+
+    def _covered(self, op: str, base: Any, parts: list[Any], covers: list[Any]) -> Any:
+        """`max=`/`min=`/`avg=` of parts that write only some cells (`covers`): each
+        cell over the parts that write it and the base; 0 where none does."""
+        import numpy as np
+
+        backend = self.backend
+        dense = [backend.asarray(p) if is_sparse(p) else p for p in parts]
+        shape = next(c.shape for c in covers if c is not None)
+        everywhere = np.ones(shape, dtype=bool)
+        if op == "avg=":
+            count = sum(everywhere if c is None else c for c in covers).astype(float)
+            total = sum(dense[1:], dense[0])
+            if base is not None:
+                total, count = total + base, count + 1
+            return total / backend.asarray(np.maximum(count, 1.0))
+        pick = backend.maximum if op == "max=" else backend.minimum
+        total = None if base is None else (backend.asarray(base) if is_sparse(base) else base)
+        written = everywhere if base is not None else np.zeros(shape, dtype=bool)
+        for part, cover in zip(dense, covers):
+            cover = everywhere if cover is None else cover
+            if total is None:
+                total = part
+            else:
+                both, only = backend.asarray(cover & written) > 0, backend.asarray(cover) > 0
+                total = backend.where(both, pick(total, part),
+                                      backend.where(only, part, total))
+            written = written | cover
+        return backend.where(backend.asarray(written) > 0, total, 0.0)
+
     def tensor(self, name: str) -> Any:
         shape = self.shape(name)
         base, _ = self.base(name)
         if name in self.given:
             return base
-        parts = [self.contribution(k, shape) for k in self.equations(name)]
-        return self.combine(name, base, parts)
+        equations = self.equations(name)
+        parts = [self.contribution(k, shape) for k in equations]
+        return self.combine(name, base, parts, equations=equations)

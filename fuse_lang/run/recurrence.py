@@ -62,9 +62,9 @@ def _virtual(run: Run, recurrence: Recurrence, steps: int) -> None:
     current = {}
     for name in states:  # the start: source or input, and the start equations
         base, _ = run.base(name)
-        parts = [run.contribution(k, run.shape(name)) for k in by_member[name]
-                 if k in recurrence.starts]
-        current[name] = run.combine(name, base, parts)
+        starts = [k for k in by_member[name] if k in recurrence.starts]
+        parts = [run.contribution(k, run.shape(name)) for k in starts]
+        current[name] = run.combine(name, base, parts, equations=starts)
     for name in per_step:
         run.values[name] = run.zeros_of(name)  # (no step: nothing computed)
     for step in range(steps):

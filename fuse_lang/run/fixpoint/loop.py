@@ -23,7 +23,7 @@ a backend while-loop or a Python loop around one compiled round); see
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Protocol, Union
+from typing import Any, Callable, Iterable, Protocol, Sequence, Union
 
 from ...check import Analysis
 from ...front import ir
@@ -54,7 +54,8 @@ class Host(Protocol):
     def contribution(self, k: int, shape: tuple[int, ...], fixed: dict[str, int] | None = None,
                      overrides: dict[int, Any] | None = None) -> Any: ...
 
-    def combine(self, name: str, base: Any, parts: list[Any]) -> Any: ...
+    def combine(self, name: str, base: Any, parts: list[Any],
+                equations: Sequence[int] | None = None) -> Any: ...
 
     def zeros_of(self, name: str) -> Any: ...
 
@@ -182,7 +183,8 @@ class Iteration:
         if getattr(host, "schedules", None):  # `per=iteration` temperatures (run.schedules)
             host.advance_schedules(iteration)
         new = {n: host.combine(n, self.bases[n], [host.contribution(k, self.shapes[n])
-                                                  for k in host.equations(n)])
+                                                  for k in host.equations(n)],
+                               equations=host.equations(n))
                for n in self.group}
         # one number per round: a value no longer finite makes it inf or nan
         step = self.arithmetic.number(backend.max_of(
@@ -234,7 +236,8 @@ class SemiNaive(Iteration):
         host, arithmetic = self.host, self.arithmetic
         start_values(host, self.group, self.bases)
         full = {n: host.combine(n, self.bases[n], [host.contribution(k, self.shapes[n])
-                                                   for k in self._first_round(n)])
+                                                   for k in self._first_round(n)],
+                                equations=self._first_round(n))
                 for n in self.group}
         delta = {n: arithmetic.new_facts(full[n], host.values[n]) for n in self.group}
         known = {n: arithmetic.owned(full[n]) for n in self.group}

@@ -283,6 +283,51 @@ def _scatter_plan(indices: list, names: list[str], extents: dict[str, int],
     return cells, flat, counts
 
 
+def head_coverage(analysis: Analysis, info: StatementInfo,
+                  shape: tuple[int, ...]) -> Any:
+    """The cells of its tensor an equation writes, from its head alone: None for
+    every cell (distinct variables), else a NumPy Boolean array (`D[0]`, `D[Bob]`,
+    `X[i+1]`, `Y[i,1:3]`).  `max=`, `min=` and `avg=` combine a tensor's equations
+    only over the equations that write a cell (LANGUAGE.md §6): a cell an
+    equation leaves alone is not a 0 of that equation.  None also where the
+    head's extents are not known before the run (the scatter then says why)."""
+    import numpy as np
+
+    stmt = info.stmt
+    assert isinstance(stmt, ir.Equation)
+    lhs = stmt.lhs
+    if lhs.indices is None:
+        return None
+    indices = [_symbol_position(analysis, lhs.name, pos, i)
+               for pos, i in enumerate(lhs.indices) if not isinstance(i, ir.IndexVirtual)]
+    if len(indices) != len(shape):
+        return None
+    names: list[str] = []
+    extents: dict[str, int] = {}
+    slices = 0
+    for index, size in zip(indices, shape):
+        if isinstance(index, ir.IndexSlice):
+            name = slice_name(slices)
+            slices += 1
+            start, stop = index.start or 0, size if index.stop is None else index.stop
+            extents[name] = max(0, min(stop, size) - start)
+            names.append(name)
+            continue
+        inner = index.shift if isinstance(index, _ValueShift) else index
+        for var in ir.index_vars(inner):
+            extent = info.extents.get(var.name)
+            if extent is None:
+                return None
+            extents[var.name] = extent
+            names.append(var.name)
+    names = list(dict.fromkeys(names))
+    if all(isinstance(i, ir.IndexVar) for i in indices) and len(names) == len(indices):
+        return None
+    _, _, counts = _scatter_plan(indices, names, extents, shape, {}, info.values)
+    covered = counts.reshape(shape) > 0
+    return None if covered.all() else covered
+
+
 def equation_op(stmt: ir.Equation) -> str:
     return "sum" if stmt.op in SUM_OPS else stmt.op[:-1]
 
