@@ -416,3 +416,15 @@ def test_random_programs_with_comparisons_answer_as_the_reference(program):
     got_p, got_q = answers(text)
     assert got_p == want["P"], text
     assert got_q == want["Q"], text
+
+
+def test_an_offset_read_over_a_column_of_symbols_is_an_error():
+    """`E(x + 1, y)` where `x` holds symbols: a symbol has no successor (the read
+    found no cell and gave nothing, silently); over integers it reads the value."""
+    symbols = "E(Alice, Bob)\nE(Bob, Carl)\nS(x, y) = E(x + 1, y)\nexport S"
+    found = [d for d in fuse_lang.analyze(symbols).diagnostics if d.code == "not-a-number"]
+    assert len(found) == 1 and "`x` holds symbols (Alice, Bob)" in found[0].message
+    assert symbols[found[0].span.start:found[0].span.end] == "x"
+    assert found[0].span.start == symbols.index("E(x + 1") + 2
+    assert not errors("N(1)\nN(2)\nN(3)\nS(x) = N(x + 1)\nexport S")
+    assert answers("N(1)\nN(2)\nN(3)\nS(x) = N(x + 1)\nS(x)?") == [{(1,), (2,)}]
