@@ -291,8 +291,6 @@ def head_coverage(analysis: Analysis, info: StatementInfo,
     only over the equations that write a cell (LANGUAGE.md §6): a cell an
     equation leaves alone is not a 0 of that equation.  None also where the
     head's extents are not known before the run (the scatter then says why)."""
-    import numpy as np
-
     stmt = info.stmt
     assert isinstance(stmt, ir.Equation)
     lhs = stmt.lhs
