@@ -2,6 +2,7 @@
 what some builtins require of their arguments."""
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Collection, Container
 
@@ -206,6 +207,11 @@ def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
         if not is_number(arg) or (isinstance(arg, ir.Number) and arg.text in SCHEDULE_PER):
             out.append(make("bad-argument", f"`{call.name}` takes numbers: the start and the "
                             f"end", arg.span))
+            return
+        number = arg.operand if isinstance(arg, ir.Neg) else arg
+        if isinstance(number, ir.Number) and not math.isfinite(number.value):
+            out.append(make("bad-argument", f"`{call.name}` goes from a finite start to a "
+                            f"finite end, not {number.text}", arg.span))
             return
         if call.name == "exponential" and not (isinstance(arg, ir.Number) and arg.value > 0):
             out.append(make("bad-argument", "`exponential` goes from start to end by a "

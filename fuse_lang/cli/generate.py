@@ -39,7 +39,7 @@ def add_generate_parser(sub: Any) -> None:
                    help="divides the logits before drawing; 0 takes the likeliest (default 1)")
     p.add_argument("--top-k", type=_count, default=None, metavar="K",
                    help="draw among the K likeliest tokens only")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
+    p.add_argument("--seed", type=_count, default=0, metavar="S",
                    help="the draws' seed: the same seed, the same text (default 0)")
     p.add_argument("--vocab", metavar="FILE.json",
                    help="the tokens as a JSON list, each at its id (default: the checkpoint's, "
@@ -154,11 +154,25 @@ def _show(result: Any, fmt: str) -> None:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    print(result.text if result.text is not None else
-          " ".join(str(i) for i in result.ids))
+    print(_printable(result.text if result.text is not None else
+                     " ".join(str(i) for i in result.ids), sys.stdout))
     how = f"{result.reused_steps} of {result.reused_steps + result.whole_steps} steps " \
         f"computed the new position only" if result.reused_steps else "each step ran the window"
     note = f" ({result.reuse_note})" if result.reuse_note else ""
     sys.stdout.flush()  # the text first, then the line about it
     print(f"generated {len(result.generated)} tokens in {result.seconds:.3g} s "
           f"({result.tokens_per_s:.1f} tokens/s; {how}{note})", file=sys.stderr)
+
+
+def _printable(text: str, stream: Any) -> str:
+    """`text` as `stream` can write it: a character its encoding cannot hold (any
+    but UTF-8's; a lone surrogate from a vocabulary's JSON) as a backslash escape,
+    never a traceback after the tokens were made."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text

@@ -24,7 +24,7 @@ from ...front.diagnostics import make
 from ...front.span import Span
 from ..compiling import raise_on_errors
 from ..results import FuseError
-from .sampling import Sampler
+from .sampling import Sampler, whole_number
 from .stepping import HeldWindow, Window
 from .vocabulary import Vocabulary, text_vocabulary, weights_vocabulary
 
@@ -74,9 +74,9 @@ class GenerationResult:
 def generate(program: CompiledProgram, prompt: str | Sequence[int],
              options: GenerationOptions) -> GenerationResult:
     """See CompiledProgram.generate."""
-    if options.steps < 0:
-        raise FuseError(f"steps is the number of tokens to generate, 0 or more, not "
-                        f"{options.steps}")
+    if whole_number(options.steps) is None or options.steps < 0:
+        raise FuseError(f"steps is the number of tokens to generate, a whole number, 0 or "
+                        f"more, not {options.steps!r}")
     sampler = Sampler(options.temperature, options.top_k, options.seed)
     roles = _roles(program.analysis, options)
     vocabulary = _vocabulary(program, options, prompt)
@@ -174,7 +174,15 @@ def _prompt_ids(prompt: str | Sequence[int], vocabulary: Vocabulary | None,
         assert vocabulary is not None
         ids = vocabulary.encode(prompt)
     else:
-        ids = [int(i) for i in prompt]
+        try:
+            given = list(prompt)
+        except TypeError:
+            raise FuseError(f"the prompt is text or a list of token ids, not "
+                            f"{prompt!r}") from None
+        ids = [whole_number(i) for i in given]
+        if None in ids:  # 1.7 or "1" is not an id (it was read as 1)
+            raise FuseError(f"the prompt's ids are whole numbers, not "
+                            f"{given[ids.index(None)]!r}")
         bad = [i for i in ids if i < 0 or (size is not None and i >= size)]
         if bad:
             raise FuseError(f"the prompt's id {bad[0]} is not a token of the vocabulary "
