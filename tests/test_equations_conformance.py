@@ -75,3 +75,26 @@ def test_facts_with_min_keep_their_tuples_and_values():
                "R(Alice) min= 1\nR(Bob) min= 1\nexport D, R")
     np.testing.assert_allclose(got["D"], [3, 2])
     np.testing.assert_allclose(got["R"], [1, 1])  # a Boolean relation: both tuples
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_a_min_or_max_fixpoint_starts_from_nothing_derived(tmp_path, backend):
+    """A `min=` group starts from +inf and a `max=` group from -inf: a shortest
+    path gives the distances (from 0 it gave [0, 0, 0, 0, 0]: `D[x] + W[x,x]` held
+    every cell at 0) and an unreachable node stays +inf."""
+    inf = np.inf
+    np.save(tmp_path / "w.npy", np.array(
+        [[0, 1, 9, inf, inf], [inf, 0, 2, inf, inf], [inf, inf, 0, 3, inf],
+         [inf, inf, inf, 0, inf], [inf, inf, inf, 1, 0]], dtype=np.float32))
+    got = _run('W[x,y] = "w.npy"\nD[y] min= W[0, y]\nD[y] min= D[x] + W[x, y]\n'
+               'L[y] max= 0 - W[0, y]\nL[y] max= L[x] - W[x, y]\nexport D, L',
+               base_dir=tmp_path, backend=backend)
+    np.testing.assert_array_equal(got["D"], [0, 1, 3, 6, inf])
+    np.testing.assert_array_equal(got["L"], [0, -1, -3, -6, -inf])
+
+
+def test_the_recursion_note_says_where_a_min_group_starts():
+    found = [d.message for d in fuse_lang.analyze(
+        "W[x,y] = const([[0, 1], [5, 0]])\nD[y] min= W[0, y]\nD[y] min= D[x] + W[x, y]\n"
+        "export D").diagnostics if d.code == "recursion"]
+    assert found and "D from +inf" in found[0]

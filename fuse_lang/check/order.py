@@ -104,7 +104,11 @@ def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
         return ("evaluated by forward chaining, every rule again each round until nothing "
                 "changes (not semi-naive: a rule reads the group under a call, a subtraction "
                 "or a division)")
-    return "evaluated by forward chaining until the change is below tolerance"
+    starts = sorted({f"{n} from {'+inf' if op == 'min=' else '-inf'}"
+                     for n in group for op in set(tensors[n].ops) & {"max=", "min="}
+                     if not tensors[n].boolean and tensors[n].source is None})
+    start = f" ({', '.join(starts)}: nothing derived yet for its operator)" if starts else ""
+    return f"evaluated by forward chaining{start} until the change is below tolerance"
 
 
 def check_unused(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],

@@ -29,7 +29,7 @@ from ...check import Analysis
 from ...front import ir
 from ..backends.base import Backend
 from ..interpret.evaluate import EvaluationError
-from ..sparse.value import SparseValue
+from ..sparse.value import SparseValue, is_sparse
 
 # numeric recursion (not Boolean): rounds before "did not converge"
 NUMERIC_ROUND_LIMIT = 1000
@@ -188,7 +188,7 @@ class Iteration:
                for n in self.group}
         # one number per round: a value no longer finite makes it inf or nan
         step = self.arithmetic.number(backend.max_of(
-            [backend.max_abs_difference(new[n], current[n]) for n in self.group]))
+            [round_change(host, n, new[n], current[n]) for n in self.group]))
         return iteration + 1, step, change, new
 
     @staticmethod
@@ -330,11 +330,41 @@ def repeat(goes_on: Callable[[Any], Any], body: Callable[[Any], Any], state: Any
     return state
 
 
+# where a `max=`/`min=` group starts (docs/language.md, "Recursion"): nothing
+# derived yet is the identity of its combine, as 0 is that of a sum and a union
+START_OF = {"max=": -math.inf, "min=": math.inf}
+
+# what a round changed in a cell that left its start (an infinity): a change that
+# is never within the tolerance, and not the divergence an infinite change means
+LEFT_ITS_START = 1e30
+
+
 def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
-    """A recursive group starts from its bases (or zeros), as 0/1 when Boolean."""
+    """A recursive group starts from its bases (or nothing derived: zeros, and
+    -inf/+inf for `max=`/`min=`), as 0/1 when Boolean."""
     backend = host.backend
     for n in group:
         base = bases[n]
-        host.values[n] = base if base is not None else host.zeros_of(n)
-        if host.analysis.tensors[n].boolean:
+        info = host.analysis.tensors[n]
+        if base is not None:
+            host.values[n] = base
+        elif info.op in START_OF and not info.boolean:
+            host.values[n] = backend.zeros(host.shape(n)) + START_OF[info.op]
+        else:
+            host.values[n] = host.zeros_of(n)
+        if info.boolean:
             host.values[n] = backend.step(host.values[n])
+
+
+def round_change(host: Host, name: str, new: Any, old: Any) -> Any:
+    """The largest |new - old| of a round; in a `max=`/`min=` tensor a cell still at
+    its infinite start has not changed, and one that left it changed by
+    LEFT_ITS_START (NaN stays NaN: a failure)."""
+    backend = host.backend
+    info = host.analysis.tensors[name]
+    if info.op not in START_OF or info.boolean:
+        return backend.max_abs_difference(new, old)
+    new, old = (backend.asarray(v) if is_sparse(v) else v for v in (new, old))
+    gap = backend.where(new == old, 0.0, abs(new - old))
+    gap = backend.where(gap == math.inf, LEFT_ITS_START, gap)
+    return backend.max_abs_difference(gap, backend.zeros(host.shape(name)))
