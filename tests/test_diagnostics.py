@@ -203,6 +203,8 @@ CASES = [
      (3, 6), ["`Y` has 1 axis", "a scalar"]),
     ("loss-without-params", "X = const([1,2])\nL = X[i] X[i]\ntrain L", E, (2, 6),
      ["no param influences the loss `L`"]),
+    ("param-with-equation", "param W[j]\nX = const([1,2])\nW[j] = X[j]\nL = W[j] W[j]\n"
+     "train L", W, (2, 0), ["`W` is a param and also has an equation", "its own name"]),
     ("gradient-blocked", "param W[i], V[i]\nX = const([1,2])\nR(i) = V[i] X[i]\n"
      "L = R(i) + step(V[i]) + W[i] X[i]\ntrain L", W, (0, 12),
      ["`V` reaches the loss `L` only through", "sig(x, T)"]),

@@ -54,7 +54,28 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
             _check_fact(stmt, diags)
         for ref in ir.defined_refs(stmt):
             _define(k, stmt, ref, tensors, diags)
+    for sym in tensors.values():
+        if sym.is_param and sym.ops:
+            _param_with_equation(sym, statements, diags, deltas)
     return axis_decls
+
+
+def _param_with_equation(sym: TensorSymbol, statements: tuple[ir.Statement, ...],
+                         diags: list[Diagnostic], deltas: dict[int, int]) -> None:
+    """`param W[j]` and `W[j] = X[j]`: the equation adds to the learned array (as a
+    source's does); written as a start, it is almost surely meant as one."""
+    equation = next(statements[k] for k in sym.statements
+                    if type(statements[k]) is ir.Equation)
+    declared = next(statements[k] for k in sym.statements
+                    if type(statements[k]) is ir.ParamDecl)
+    assert isinstance(equation, ir.Equation)
+    diags.append(make(
+        "param-with-equation", f"`{sym.name}` is a param and also has an equation: its value "
+        f"is the learned array combined with the equation's, and training learns only the "
+        f"array: a param starts from its initialiser (`param {sym.name} = kaiming`) or a "
+        f"checkpoint (docs/training.md), and a tensor computed from it needs its own name",
+        moved_span(equation.lhs.name_span, deltas.get(id(equation), 0)),
+        related=(Related(declared.span, "declared a param here"),)))
 
 
 def _check_fact(stmt: ir.Fact, diags: list[Diagnostic]) -> None:

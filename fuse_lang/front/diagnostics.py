@@ -76,6 +76,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unused-tensor": (Severity.HINT, "a tensor that nothing reads or exports"),
     "loss-not-scalar": (Severity.ERROR, "a `train` loss that is not a scalar tensor"),
     "loss-without-params": (Severity.ERROR, "a `train` loss that no param influences"),
+    "param-with-equation": (Severity.WARNING, "a param that an equation also defines"),
     "gradient-blocked": (Severity.WARNING, "a param that reaches the loss only without a gradient"),
     "loss-twice": (Severity.ERROR, "a second `train` declaration in one program"),
     "missing-source": (Severity.ERROR, "a source file that does not exist"),
