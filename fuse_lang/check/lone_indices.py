@@ -24,11 +24,12 @@ from typing import Any, Callable, Container, NamedTuple, Sequence
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.functions import Inlined
 from ..front.span import Span, shifted
 from ..front.wildcards import is_wildcard
 from .domains import Domains
 from .statements import StatementChecks
-from .symbols import IndexRole
+from .symbols import IndexRole, statement_tables
 
 TERM, FACTOR, PRODUCT = "term", "factor", "product"
 
@@ -245,16 +246,18 @@ def _normalised_along(tensor: str, position: int,
     return "softmax"
 
 
-def program_lone_indices(checks: StatementChecks
+def program_lone_indices(checks: StatementChecks, inlined: Container[int] = ()
                          ) -> list[tuple[Sequence[LoneIndex], dict[str, tuple]]]:
     """Each numeric equation's lone summed indices where the text has them, with its
     variables' domain keys; found once per statement text in an editor's analyses
-    (StatementChecks.remembered)."""
+    (StatementChecks.remembered).  `inlined`: the numbers of the equations written
+    out from a `fn` body, whose indices all have the call's place (their lone
+    indices are told at the body: report_body_lone_indices)."""
     memo = checks.remembered("lone indices") if checks.remember else None
     out = []
     for k, local in checks.by_number.items():
         stmt = local.stmt
-        if type(stmt) is not ir.Equation or stmt.lhs.paren:
+        if type(stmt) is not ir.Equation or stmt.lhs.paren or k in inlined:
             continue
         own = local.own
 
@@ -272,3 +275,38 @@ def program_lone_indices(checks: StatementChecks
         if lones:
             out.append((lones, dict(zip(local.role_names, local.var_keys))))
     return out
+
+
+def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains: Domains,
+                             definitions: Callable[[str], list[ir.Statement]],
+                             known: Container[str], size: int, out: list[Diagnostic]) -> None:
+    """`lone-index` and `normalised-sum` of the equations of this text's functions
+    (`size`: its length; an imported file's warnings are its own), told once at the
+    body's equation, where the fixes edit it: read from the body's text, the extents
+    those of its first call's copy (an uncalled body's are not known)."""
+    first: dict[Span, int] = {}
+    for k in sorted(inlined.origins):
+        first.setdefault(inlined.origins[k].body, k)
+    for fn in inlined.functions.values():
+        if fn.span.end > size:
+            continue
+        own = {p.name for p in fn.params} | {eq.lhs.name for eq in fn.body}
+
+        def defined(name: str, fn: ir.FnDef = fn) -> list[ir.Statement]:
+            local = [eq for eq in fn.body if eq.lhs.name == name]
+            params = {p.name for p in fn.params}
+            return local if local or name in params else definitions(name)
+
+        for eq in fn.body:
+            if eq.lhs.paren:
+                continue
+            keys: dict[str, tuple] = {}
+            local = checks.by_number.get(first.get(eq.span, -1))
+            if local is not None:  # `d@head.1` (an axis-declared name) is the body's `d`
+                for name, key in zip(local.role_names, local.var_keys):
+                    keys.setdefault(name.split("@")[0] + name[len(name.rstrip("'")):], key)
+            for lone in find_lone_indices(eq, statement_tables(0, eq, {}).roles):
+                if lone.ref.name in own or lone.ref.name in known:
+                    diag = _diagnostic(lone, keys, domains, defined)
+                    if diag is not None:
+                        out.append(diag)
