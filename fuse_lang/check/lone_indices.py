@@ -160,10 +160,12 @@ def report_lone_indices(found: Sequence[tuple[Sequence[LoneIndex], dict[str, tup
                         known: Container[str], out: list[Diagnostic]) -> None:
     """The diagnostics of the lone indices found (where the text has them), each
     statement's with its variables' domain keys; `definitions(T)`: T's equations;
-    `known`: the tensors defined (an undefined one has its own error)."""
+    `known`: the tensors defined (an undefined one has its own error).  An index
+    `likely-typo-index` names is told there only (a join meant: its fix, not this one)."""
+    typos = _typo_spans(out) if found else set()
     for lones, keys in found:
         for lone in lones:
-            if lone.ref.name not in known:
+            if lone.ref.name not in known or lone.span in typos:
                 continue
             diag = _diagnostic(lone, keys, domains, definitions)
             if diag is not None:
@@ -202,6 +204,12 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
                 f"within this term alone: the sum of `{tensor}` over `{name}` is added to every "
                 f"element")
     return make("lone-index", what + meant, lone.span, fixes=rename + (summed,))
+
+
+def _typo_spans(diags: list[Diagnostic]) -> set[Span]:
+    """The indices of the pairs `likely-typo-index` reports (the slip and the other)."""
+    return {span for d in diags if d.code == "likely-typo-index"
+            for span in (d.span, *(r.span for r in d.related))}
 
 
 def make_reduce_fix(name: str, wrapped: Span) -> Fix:
@@ -284,6 +292,7 @@ def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains:
     (`size`: its length; an imported file's warnings are its own), told once at the
     body's equation, where the fixes edit it: read from the body's text, the extents
     those of its first call's copy (an uncalled body's are not known)."""
+    typos = _typo_spans(out)
     first: dict[Span, int] = {}
     for k in sorted(inlined.origins):
         first.setdefault(inlined.origins[k].body, k)
@@ -306,7 +315,7 @@ def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains:
                 for name, key in zip(local.role_names, local.var_keys):
                     keys.setdefault(name.split("@")[0] + name[len(name.rstrip("'")):], key)
             for lone in find_lone_indices(eq, statement_tables(0, eq, {}).roles):
-                if lone.ref.name in own or lone.ref.name in known:
+                if (lone.ref.name in own or lone.ref.name in known) and lone.span not in typos:
                     diag = _diagnostic(lone, keys, domains, defined)
                     if diag is not None:
                         out.append(diag)
