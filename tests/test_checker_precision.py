@@ -125,3 +125,29 @@ def test_a_likely_typo_is_not_also_a_lone_index(text, slip, meant):
     assert text[diag.span.start:diag.span.end] == slip
     assert diag.fixes[0].title == f"Change `{slip}` to `{meant}`"
     assert problems(fixed(text, diag.fixes[0])) == []
+
+
+# --------------------------------------------------------------- attention that is off
+ATTENTION = "axis t = 4, k = 4\nparam Q[t,k], K[t,k], V[t,k], B[k]\n"
+
+
+@pytest.mark.parametrize("softmax, output", [
+    # the axis given by `axis=` (it was not looked at: clean)
+    ("S[t,t'] = softmax(Q[t,k] K[t',k], axis=t')", "O[t,k] = S[t,t'] V[t,k]"),
+    # a bias added: a term of a sum (it was a lone index, `t'` -> `k`)
+    ("S[t,t'.] = softmax(Q[t,k] K[t',k])", "O[t,k] = S[t,t'] V[t,k] + B[k]"),
+])
+def test_a_softmax_summed_along_its_axis_is_a_hint_with_the_value_fix(softmax, output):
+    text = f"{ATTENTION}{softmax}\n{output}\nexport O\n"
+    (diag,) = [d for d in problems(text) if d.code != "unused-tensor"]
+    assert diag.code == "normalised-sum"
+    assert text[diag.span.start:diag.span.end] == "t'"
+    assert diag.fixes[0].title == "Change `V`'s `t` to `t'`"
+    assert [d.code for d in problems(fixed(text, diag.fixes[0]))
+            if d.code != "unused-tensor"] == []
+
+
+def test_a_softmax_along_another_axis_is_no_normalised_sum():
+    text = (f"{ATTENTION}S[t,t'] = softmax(Q[t,k] K[t',k], axis=t)\n"
+            "O[t,k] = S[t,t'] V[t',k]\nexport O\n")
+    assert [d.code for d in problems(text) if d.code != "unused-tensor"] == []

@@ -45,6 +45,7 @@ class LoneIndex(NamedTuple):
     wrapped: Span  # what `reduce(sum, name)` would hold
     outputs: tuple[str, ...]  # the left-hand side's indices the reference lacks
     close: tuple[tuple[str, str, Span], ...]  # other factors' indices close to its name
+    shared: bool = False  # in a product whose other factors share an index of its reference
 
 
 def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[LoneIndex]:
@@ -135,7 +136,8 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
         kind = PRODUCT  # only a hint where the tensor is normalised along it
     if kind is None:
         return None
-    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close)
+    shared = isinstance(parent, ir.Product) and len(parent.factors) > 1 and kind != FACTOR
+    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close, shared)
 
 
 def _close_in_other_factors(name: str, product: ir.Product, ref: ir.Ref
@@ -176,8 +178,10 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
                 definitions: Callable[[str], list[ir.Statement]]) -> Diagnostic | None:
     name, tensor = lone.name, lone.ref.name
     summed = make_reduce_fix(name, lone.wrapped)
-    if lone.kind == PRODUCT:
-        normaliser = _normalised_along(tensor, lone.position, definitions)
+    # a softmax summed along its axis in a product (`S[t,t'] V[t,k]`, a term of a sum
+    # or not): the attention that is off, not a slip of the left-hand side's index
+    normaliser = _normalised_along(tensor, lone.position, definitions) if lone.shared else None
+    if lone.kind == PRODUCT or normaliser is not None:
         if normaliser is None:
             return None
         fixes = tuple(Fix(f"Change {where} to `{name}`", (TextEdit(span, name),))
@@ -244,14 +248,26 @@ def _normalised_along(tensor: str, position: int,
         return None
     for stmt in equations:
         if type(stmt) is not ir.Equation or not isinstance(stmt.rhs, ir.Call) \
-                or stmt.rhs.name != "softmax" or stmt.rhs.kwargs:
-            return None
-        indices = stmt.lhs.indices or ()
-        dotted = [p for p, i in enumerate(indices) if type(i) is ir.IndexVar and i.dotted]
-        along = dotted[0] if dotted else len(indices) - 1
-        if along != position:
+                or stmt.rhs.name != "softmax" or _along(stmt.lhs, stmt.rhs) != position:
             return None
     return "softmax"
+
+
+def _along(lhs: ir.Ref, call: ir.Call) -> int | None:
+    """The position of the left-hand side's axis a softmax normalises: the dotted one,
+    else the one `axis=` names, else the last (None: none the checker can tell), as
+    the run reads it (run/interpret/builtin_calls.py)."""
+    names = [i.name if type(i) is ir.IndexVar else None for i in lhs.indices or ()]
+    dotted = [p for p, i in enumerate(lhs.indices or ()) if type(i) is ir.IndexVar and i.dotted]
+    axis = next((kw.value for kw in call.kwargs if kw.name == "axis"), None)
+    if dotted:
+        return dotted[0]
+    if axis is None:  # (a virtual index is no axis of the tensor: `X[i,*t+1]` is along i)
+        real = [p for p, i in enumerate(lhs.indices or ()) if type(i) is not ir.IndexVirtual]
+        return real[-1] if real else None
+    if isinstance(axis, ir.Ref) and axis.indices is None and axis.name in names:
+        return names.index(axis.name)
+    return None
 
 
 def program_lone_indices(checks: StatementChecks, inlined: Container[int] = ()
