@@ -51,6 +51,24 @@ def test_a_bias_of_another_extent_in_a_body_is_a_deliberate_sum():
     assert problems(text) == []
 
 
+@pytest.mark.parametrize("loss", [
+    "L = CE[n] / 4",                      # the mean of the per-example losses
+    "L = 0.25 CE[n]",
+    "L = CE[n] / N + 0.001 W[c,d] W[c,d]",  # plus weight decay, by a scalar tensor
+])
+def test_a_sum_scaled_by_numbers_is_no_lone_index(loss):
+    # (`CE[…] shares no index with the rest of its product`: the rest was a number)
+    text = ("axis n = 4, c = 2, d = 3\nparam CE[n], W[c,d]\nN = const(4)\n"
+            f"{loss}\nexport L\n")
+    assert [d.code for d in problems(text) if d.code != "unused-tensor"] == []
+
+
+def test_a_factor_beside_an_indexed_one_is_still_a_lone_index():
+    text = "axis i = 2, j = 2, k = 2\nparam W[i,j], X[j], B[k]\nY[i] = W[i,j] X[j] B[k] / 2\nexport Y\n"
+    (diag,) = problems(text)
+    assert diag.code == "lone-index" and text[diag.span.start:diag.span.end] == "k"
+
+
 # --------------------------------------------------------------- mistakes in a fn body
 def check_json(path: Path) -> list[dict]:
     proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "check", "--format", "json",

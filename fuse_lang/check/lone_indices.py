@@ -121,7 +121,11 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
     kind = None
     wrapped = ref.span
     close: tuple[tuple[str, str, Span], ...] = ()
-    if isinstance(parent, ir.Product) and len(parent.factors) > 1:
+    # the other factors of its product read an index (`L = CE[n] / 4` scales a sum)
+    joined = isinstance(parent, ir.Product) and any(
+        other.indices for factor in parent.factors if factor is not ref
+        for other in ir.refs(factor))
+    if joined:
         if names_here <= once:  # shares no index with anything: a scalar factor
             kind = FACTOR
         else:
@@ -136,8 +140,8 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
         kind = PRODUCT  # only a hint where the tensor is normalised along it
     if kind is None:
         return None
-    shared = isinstance(parent, ir.Product) and len(parent.factors) > 1 and kind != FACTOR
-    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close, shared)
+    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close,
+                     joined and kind != FACTOR)
 
 
 def _close_in_other_factors(name: str, product: ir.Product, ref: ir.Ref
