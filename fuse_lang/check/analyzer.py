@@ -37,7 +37,7 @@ from .imports import (
 )
 from .initialisers import check_initialisers
 from .inlined_calls import body_diagnostics, placed_in_calls
-from .lone_indices import program_lone_indices, report_lone_indices
+from .lone_indices import program_lone_indices, report_body_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
 from .recurrences import stored_positions
@@ -174,9 +174,7 @@ class _Checker:
                               for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
             unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp)
-            report_lone_indices(program_lone_indices(checks), self.domains,
-                                lambda name: [statements[k] for k in self.tensors[name].statements]
-                                if name in self.tensors else [], self.tensors, diags)
+            self._lone_indices(checks, statements, inlined, diags)
             check_constants([shifted(stmt, deltas[id(stmt)]) if id(stmt) in deltas else stmt
                              for stmt in statements], self.tensors, self.domains, diags,
                             None if deltas else checks.refs_of)
@@ -215,6 +213,19 @@ class _Checker:
             imports=resolved.imports if resolved is not None else None,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
+
+    def _lone_indices(self, checks: StatementChecks, statements: tuple[ir.Statement, ...],
+                      inlined: Inlined | None, diags: list[Diagnostic]) -> None:
+        """`lone-index` and `normalised-sum`: of the program's equations, and of its
+        functions' bodies where they are written (not at each call)."""
+        def definitions(name: str) -> list[ir.Statement]:
+            return [statements[k] for k in self.tensors[name].statements] \
+                if name in self.tensors else []
+        report_lone_indices(program_lone_indices(checks, inlined.origins if inlined else ()),
+                            self.domains, definitions, self.tensors, diags)
+        if inlined is not None:
+            report_body_lone_indices(inlined, checks, self.domains, definitions, self.tensors,
+                                     len(self.text), diags)
 
     def _written_out(self, program: ir.Program, relocation: Relocation,
                      deltas: dict[int, int]

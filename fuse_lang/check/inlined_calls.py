@@ -13,10 +13,11 @@ from dataclasses import replace
 
 from ..front import ir
 from ..front.builtins import BUILTINS, NAMED_BUILTINS
-from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
+from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.functions import Inlined, Origin
 from ..front.span import Span
 from .projections import body_typos
+from .statements import check_lhs
 from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
@@ -36,6 +37,10 @@ def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnosti
         if diag.code == "likely-typo-index" and (at_call.get(diag.span) or
                                                  _within(at_call, diag.span)):
             continue  # (said at the body's equation: body_diagnostics)
+        if diag.code == "dotted-axis" and diag.span in at_call:  # a body's dot
+            if diag.severity is not Severity.ERROR:
+                continue  # (said at the body's equation, once, with its fix: body_dots)
+            diag = replace(diag, fixes=())  # (its fix would edit the call's last character)
         if diag.code == "unknown-builtin" and inlined.functions:
             diag = _unknown_function(diag, inlined)
         origins = at_call.get(diag.span) or _within(at_call, diag.span)
@@ -60,14 +65,27 @@ def _as_written(diag: Diagnostic) -> Diagnostic:
 def body_diagnostics(inlined: Inlined, size: int) -> list[Diagnostic]:
     """What a function's definition says of itself, once, where it is written: its
     likely typos of an index (projections.body_typos: functions of this text only,
-    `size` its length; an imported file's warnings are its own), and the names
-    nothing defines in a function no line calls (uncalled_bodies)."""
+    `size` its length; an imported file's warnings are its own), its dots
+    (body_dots), and the names nothing defines in a function no line calls
+    (uncalled_bodies)."""
     out = uncalled_bodies(inlined, size)
     for fn in inlined.functions.values():
         if fn.span.end <= size:
             for eq in fn.body:
                 out += body_typos(eq)
+                out += body_dots(eq)
     return out
+
+
+def body_dots(eq: ir.Equation) -> list[Diagnostic]:
+    """The warning `dotted-axis` (a dot with no softmax or lnorm) of a body's
+    equation, where the body has the dot: a written-out copy's indices all have the
+    call's place, where the fix would delete the call's last character.  (A dot that
+    is an error is one at the call, as every error of a written-out equation.)"""
+    out: list[Diagnostic] = []
+    check_lhs(eq, [node for node in ir.walk(eq.rhs) if type(node) is ir.Call], out)
+    return [diag for diag in out if diag.code == "dotted-axis"
+            and diag.severity is not Severity.ERROR]
 
 
 def uncalled_bodies(inlined: Inlined, size: int) -> list[Diagnostic]:

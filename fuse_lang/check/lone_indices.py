@@ -24,11 +24,12 @@ from typing import Any, Callable, Container, NamedTuple, Sequence
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.functions import Inlined
 from ..front.span import Span, shifted
 from ..front.wildcards import is_wildcard
 from .domains import Domains
 from .statements import StatementChecks
-from .symbols import IndexRole
+from .symbols import IndexRole, statement_tables
 
 TERM, FACTOR, PRODUCT = "term", "factor", "product"
 
@@ -44,6 +45,7 @@ class LoneIndex(NamedTuple):
     wrapped: Span  # what `reduce(sum, name)` would hold
     outputs: tuple[str, ...]  # the left-hand side's indices the reference lacks
     close: tuple[tuple[str, str, Span], ...]  # other factors' indices close to its name
+    shared: bool = False  # in a product whose other factors share an index of its reference
 
 
 def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[LoneIndex]:
@@ -119,7 +121,11 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
     kind = None
     wrapped = ref.span
     close: tuple[tuple[str, str, Span], ...] = ()
-    if isinstance(parent, ir.Product) and len(parent.factors) > 1:
+    # the other factors of its product read an index (`L = CE[n] / 4` scales a sum)
+    joined = isinstance(parent, ir.Product) and any(
+        other.indices for factor in parent.factors if factor is not ref
+        for other in ir.refs(factor))
+    if joined:
         if names_here <= once:  # shares no index with anything: a scalar factor
             kind = FACTOR
         else:
@@ -134,7 +140,8 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
         kind = PRODUCT  # only a hint where the tensor is normalised along it
     if kind is None:
         return None
-    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close)
+    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close,
+                     joined and kind != FACTOR)
 
 
 def _close_in_other_factors(name: str, product: ir.Product, ref: ir.Ref
@@ -159,10 +166,12 @@ def report_lone_indices(found: Sequence[tuple[Sequence[LoneIndex], dict[str, tup
                         known: Container[str], out: list[Diagnostic]) -> None:
     """The diagnostics of the lone indices found (where the text has them), each
     statement's with its variables' domain keys; `definitions(T)`: T's equations;
-    `known`: the tensors defined (an undefined one has its own error)."""
+    `known`: the tensors defined (an undefined one has its own error).  An index
+    `likely-typo-index` names is told there only (a join meant: its fix, not this one)."""
+    typos = _typo_spans(out) if found else set()
     for lones, keys in found:
         for lone in lones:
-            if lone.ref.name not in known:
+            if lone.ref.name not in known or lone.span in typos:
                 continue
             diag = _diagnostic(lone, keys, domains, definitions)
             if diag is not None:
@@ -173,8 +182,10 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
                 definitions: Callable[[str], list[ir.Statement]]) -> Diagnostic | None:
     name, tensor = lone.name, lone.ref.name
     summed = make_reduce_fix(name, lone.wrapped)
-    if lone.kind == PRODUCT:
-        normaliser = _normalised_along(tensor, lone.position, definitions)
+    # a softmax summed along its axis in a product (`S[t,t'] V[t,k]`, a term of a sum
+    # or not): the attention that is off, not a slip of the left-hand side's index
+    normaliser = _normalised_along(tensor, lone.position, definitions) if lone.shared else None
+    if lone.kind == PRODUCT or normaliser is not None:
         if normaliser is None:
             return None
         fixes = tuple(Fix(f"Change {where} to `{name}`", (TextEdit(span, name),))
@@ -201,6 +212,12 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
                 f"within this term alone: the sum of `{tensor}` over `{name}` is added to every "
                 f"element")
     return make("lone-index", what + meant, lone.span, fixes=rename + (summed,))
+
+
+def _typo_spans(diags: list[Diagnostic]) -> set[Span]:
+    """The indices of the pairs `likely-typo-index` reports (the slip and the other)."""
+    return {span for d in diags if d.code == "likely-typo-index"
+            for span in (d.span, *(r.span for r in d.related))}
 
 
 def make_reduce_fix(name: str, wrapped: Span) -> Fix:
@@ -235,26 +252,40 @@ def _normalised_along(tensor: str, position: int,
         return None
     for stmt in equations:
         if type(stmt) is not ir.Equation or not isinstance(stmt.rhs, ir.Call) \
-                or stmt.rhs.name != "softmax" or stmt.rhs.kwargs:
-            return None
-        indices = stmt.lhs.indices or ()
-        dotted = [p for p, i in enumerate(indices) if type(i) is ir.IndexVar and i.dotted]
-        along = dotted[0] if dotted else len(indices) - 1
-        if along != position:
+                or stmt.rhs.name != "softmax" or _along(stmt.lhs, stmt.rhs) != position:
             return None
     return "softmax"
 
 
-def program_lone_indices(checks: StatementChecks
+def _along(lhs: ir.Ref, call: ir.Call) -> int | None:
+    """The position of the left-hand side's axis a softmax normalises: the dotted one,
+    else the one `axis=` names, else the last (None: none the checker can tell), as
+    the run reads it (run/interpret/builtin_calls.py)."""
+    names = [i.name if type(i) is ir.IndexVar else None for i in lhs.indices or ()]
+    dotted = [p for p, i in enumerate(lhs.indices or ()) if type(i) is ir.IndexVar and i.dotted]
+    axis = next((kw.value for kw in call.kwargs if kw.name == "axis"), None)
+    if dotted:
+        return dotted[0]
+    if axis is None:  # (a virtual index is no axis of the tensor: `X[i,*t+1]` is along i)
+        real = [p for p, i in enumerate(lhs.indices or ()) if type(i) is not ir.IndexVirtual]
+        return real[-1] if real else None
+    if isinstance(axis, ir.Ref) and axis.indices is None and axis.name in names:
+        return names.index(axis.name)
+    return None
+
+
+def program_lone_indices(checks: StatementChecks, inlined: Container[int] = ()
                          ) -> list[tuple[Sequence[LoneIndex], dict[str, tuple]]]:
     """Each numeric equation's lone summed indices where the text has them, with its
     variables' domain keys; found once per statement text in an editor's analyses
-    (StatementChecks.remembered)."""
+    (StatementChecks.remembered).  `inlined`: the numbers of the equations written
+    out from a `fn` body, whose indices all have the call's place (their lone
+    indices are told at the body: report_body_lone_indices)."""
     memo = checks.remembered("lone indices") if checks.remember else None
     out = []
     for k, local in checks.by_number.items():
         stmt = local.stmt
-        if type(stmt) is not ir.Equation or stmt.lhs.paren:
+        if type(stmt) is not ir.Equation or stmt.lhs.paren or k in inlined:
             continue
         own = local.own
 
@@ -272,3 +303,39 @@ def program_lone_indices(checks: StatementChecks
         if lones:
             out.append((lones, dict(zip(local.role_names, local.var_keys))))
     return out
+
+
+def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains: Domains,
+                             definitions: Callable[[str], list[ir.Statement]],
+                             known: Container[str], size: int, out: list[Diagnostic]) -> None:
+    """`lone-index` and `normalised-sum` of the equations of this text's functions
+    (`size`: its length; an imported file's warnings are its own), told once at the
+    body's equation, where the fixes edit it: read from the body's text, the extents
+    those of its first call's copy (an uncalled body's are not known)."""
+    typos = _typo_spans(out)
+    first: dict[Span, int] = {}
+    for k in sorted(inlined.origins):
+        first.setdefault(inlined.origins[k].body, k)
+    for fn in inlined.functions.values():
+        if fn.span.end > size:
+            continue
+        own = {p.name for p in fn.params} | {eq.lhs.name for eq in fn.body}
+
+        def defined(name: str, fn: ir.FnDef = fn) -> list[ir.Statement]:
+            local = [eq for eq in fn.body if eq.lhs.name == name]
+            params = {p.name for p in fn.params}
+            return local if local or name in params else definitions(name)
+
+        for eq in fn.body:
+            if eq.lhs.paren:
+                continue
+            keys: dict[str, tuple] = {}
+            local = checks.by_number.get(first.get(eq.span, -1))
+            if local is not None:  # `d@head.1` (an axis-declared name) is the body's `d`
+                for name, key in zip(local.role_names, local.var_keys):
+                    keys.setdefault(name.split("@")[0] + name[len(name.rstrip("'")):], key)
+            for lone in find_lone_indices(eq, statement_tables(0, eq, {}).roles):
+                if (lone.ref.name in own or lone.ref.name in known) and lone.span not in typos:
+                    diag = _diagnostic(lone, keys, domains, defined)
+                    if diag is not None:
+                        out.append(diag)

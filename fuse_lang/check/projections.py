@@ -9,7 +9,7 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span
 from ..front.wildcards import is_wildcard
-from .symbols import IndexRole
+from .symbols import IndexRole, statement_tables
 
 
 def broadcast_and_lonely(roles: list[IndexRole]) -> tuple[list[IndexRole], list[IndexRole]]:
@@ -61,24 +61,14 @@ def _typo(a: tuple[str, Span], b: tuple[str, Span]) -> Diagnostic:
 def body_typos(eq: ir.Equation) -> list[Diagnostic]:
     """check_typos for an equation of a function's body, read from its text: the
     checker sees only its copies at the calls, whose indices all have the call's
-    place.  An index of a reference of the right-hand side, met once in the equation
-    and not on its left-hand side, is projected; two close ones in different
-    factors of one product are the likely slip."""
-    seen: dict[str, list[Span]] = {}
-    for ref in (eq.lhs, *ir.refs(eq.rhs)):
-        for index in ref.indices or ():
-            for var in ir.index_vars(index):
-                seen.setdefault(var.name, []).append(
-                    Span(var.span.start, var.span.start + len(var.name)))
-    lhs = {v.name for index in eq.lhs.indices or () for v in ir.index_vars(index)}
-    bare = {ref.name for ref in ir.refs(eq.rhs) if ref.indices is None}
-    lonely = [(name, spans[0]) for name, spans in seen.items() if len(spans) == 1
-              and name not in lhs and name not in bare and not is_wildcard(name)]
-    if len(lonely) < 2:
-        return []
-    factors = _FactorPlaces(eq.rhs)
-    return [_typo(lonely[i], lonely[j]) for i, j in _close_pairs([n for n, _ in lonely])
-            if factors.in_two_factors(lonely[i][1], lonely[j][1])]
+    place.  Its roles are found as a program equation's are (its scopes included:
+    two close indices each summed in its own `reduce` or call argument are no join),
+    with no tensor known, so a bare name an index of the equation has is its value."""
+    _, lonely = broadcast_and_lonely(statement_tables(0, eq, {}).roles)
+    out: list[Diagnostic] = []
+    if len(lonely) > 1:
+        check_typos(eq, lonely, out)
+    return out
 
 
 def _close_pairs(names: list[str]) -> list[tuple[int, int]]:

@@ -383,7 +383,7 @@ class StatementChecks:
             role_keys.append(key)
         lhs_diags: list[Diagnostic] = []
         if isinstance(stmt, ir.Equation):
-            _check_lhs(stmt, calls, lhs_diags)
+            check_lhs(stmt, calls, lhs_diags)
         if isinstance(stmt, ir.ParamDecl):
             for ref in stmt.refs:
                 _check_lhs_indices(ref, lhs_diags)
@@ -553,7 +553,7 @@ def _copied_local(old: Local, stmt: ir.Statement, copied_by: int) -> Local:
                  old.made_scopes, old.made_k, old.own + copied_by, None, None, None, old.found)
 
 
-def _check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:
+def check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) -> None:
     lhs = stmt.lhs
     dotted = []  # a loop, not a list comprehension: that costs more for a few indices
     plain = True  # variables only (most): no sum of them to see
