@@ -267,6 +267,26 @@ def test_cli_md_json_failures_are_one_document(examples, capsys):
         "fuse: --out takes FILE.npz, FILE.npy or a folder")
 
 
+def test_cli_md_imports_checked_with_the_program(tmp_path, capsys):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "bad.fuse").write_text("A[i] = const([1,2])\nB[i] = A[i] + Nope[i]\n")
+    (tmp_path / "lib" / "g.fuse").write_text(
+        "Road(A, B)\nRoad(B, C)\nLinked(x,y) = Road(x,y)\nLinked(x,z) = Linked(x,y) Road(y,z)\n")
+    program = tmp_path / "p.fuse"
+    program.write_text('import "lib/bad.fuse" as b\nY[i] = b::A[i]\nexport Y\n')
+    status, out, _ = fuse(capsys, "check", "--format", "json", str(program))
+    [diagnostic] = json.loads(out)["diagnostics"]
+    assert status == 1 and diagnostic["code"] == "import-error" and diagnostic["line"] == 1
+    # a related place in another file names it (docs/cli.md, "JSON output")
+    [related] = diagnostic["related"]
+    assert related["line"] == 2 and Path(related["path"]).name == "bad.fuse"
+    program.write_text('import "lib/g.fuse" as graph\ngraph::Linked(A, x)?\n')
+    status, out, _ = fuse(capsys, "explain", str(program))
+    assert status == 0 and "graph::Linked(x,y) = graph::Road(x,y)   (from lib/g.fuse:3)" in out
+    status, out, _ = fuse(capsys, "run", str(program))
+    assert status == 0 and out.strip() == "graph::Linked(A, x)?  B; C"
+
+
 def test_cli_md_no_command_is_a_usage_line(capsys):
     status, out, err = fuse(capsys)
     assert status == 2 and out == ""
@@ -460,6 +480,17 @@ def test_language_builtin_keywords_and_their_errors(tmp_path, capsys):
         path.write_text(f"X[i] = const([1, 2])\n{line}\n")
         status, out, _ = fuse(capsys, "check", str(path))
         assert status == 1 and f"error[{code}]" in out, line
+
+
+def test_language_function_calls_with_bare_names(tmp_path, capsys):
+    out = run_values("fn add(a, b) -> s { s = a + b }\nA = const(1)\nB = const(2)\n"
+                     "S = add(A, B)\nexport S\n")
+    assert float(out["S"]) == 3
+    path = tmp_path / "f.fuse"  # a bare name is a scalar: not an argument for `x[i]`
+    path.write_text("fn add(x[i], y[i]) -> z[i] { z[i] = x[i] + y[i] }\n"
+                    "A[i] = const([1, 2])\nS[i] = add(A, A)\nexport S\n")
+    status, out, _ = fuse(capsys, "check", str(path))
+    assert status == 1 and "error[fn-rank]" in out
 
 
 def test_language_example_programs_shapes(capsys):
