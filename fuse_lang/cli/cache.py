@@ -61,12 +61,16 @@ class ExportOptions:
                    weights=ns.params or ns.weights, dynamic=dynamic)
 
 
+# where the cache folder is when no DIR is given (run/cache.py's default_cache_dir)
+DEFAULT_PLACES = "$FUSE_CACHE_DIR, else $XDG_CACHE_HOME/fuse, else ~/.cache/fuse"
+
+
 def add_cache_dir_option(parser: argparse.ArgumentParser,
                          kept: str = "jax; torch with --compile") -> None:
     """`fuse run --cache-dir [DIR]` (`kept`: what the command keeps there)."""
     parser.add_argument("--cache-dir", nargs="?", const=DEFAULT, default=None, metavar="DIR",
                         help=f"keep compiled graphs in DIR for later runs ({kept}); "
-                             f"without DIR: $XDG_CACHE_HOME/fuse")
+                             f"without DIR: {DEFAULT_PLACES}")
 
 
 def cache_dir_of(value: str | None) -> str | None:
@@ -83,7 +87,7 @@ def add_commands(sub: Any) -> None:
     p_cache = sub.add_parser("cache", help="show or clear the compiled-graph cache")
     p_cache.add_argument("action", choices=("info", "clear"))
     p_cache.add_argument("--cache-dir", metavar="DIR", default=None,
-                         help="the cache folder (default: $XDG_CACHE_HOME/fuse)")
+                         help=f"the cache folder (default: {DEFAULT_PLACES})")
     p_cache.add_argument("--format", choices=("text", "json"), default="text")
     p_export = sub.add_parser("export", help="write a program as a torch.export archive "
                                              "(.pt2), a jax.export artifact or StableHLO text")

@@ -61,9 +61,9 @@ def cmd_explain(options: ExplainOptions) -> int:
     sharding = (plan_sharding(analysis, options.shard, options.mesh)
                 if options.shard or options.mesh else None)
     if sharding is not None and sharding.problems:
-        for problem in sharding.problems:
-            print(f"fuse: --shard: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+        # through fail, so that `--format json` still writes its one document
+        fail("\n".join(f"fuse: --shard: {problem}" for problem in sharding.problems),
+             EXIT_USAGE)
     if options.graph:
         write_graph(options.graph, analysis, plan)
     # the run plan's fixpoint choices are those of this analysis and configuration

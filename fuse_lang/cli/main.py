@@ -146,7 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
-    if args.command is None:
+    if args.command is None:  # the one line every usage problem gets, then the commands
+        print("fuse: give a command (fuse COMMAND ...; fuse COMMAND --help for its options)",
+              file=sys.stderr)
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
