@@ -89,6 +89,8 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
         name, _, var = item.partition("=")
         if not name.isidentifier() or (var and not var.isidentifier()):
             raise MagicUsage(f"%%fuse: {flag} takes NAME or NAME=VARIABLE, not {item!r}")
+        if name in out:
+            raise MagicUsage(f"%%fuse: {flag} {name} is given twice")
         out[name] = var or name
     return out
 
