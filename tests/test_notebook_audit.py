@@ -76,6 +76,10 @@ CELLS = [
     "%%fuse --input X=w\nY[i] = X[i] Missing[i]\nexport Y",
     "%%fuse --input N=nans\nR(x,y) = N(x,y)\nexport R",
     "print(set(glob.glob(tempfile.gettempdir() + '/fuse-cell-*')) - before, len(before) > 0)",
+    # 34-35: a sparse tensor a cell gave back is a source of the next (it was refused as
+    # 'a csr_array of object is not numbers')
+    "%%fuse --input X=Y --why 'X[1, 0]' --quiet\nR[i] = X[i,j]\nexport R",
+    "print(R.tolist())",
 ]
 
 
@@ -168,6 +172,13 @@ def test_sparse_tensors_and_nullary_relations_come_back_as_said(seen):
     assert seen[24]["stdout"] == "(1, 0) (0, 0)\n"
     page = seen[23]["shown"]["text/html"]
     assert "<b>Yes</b> yes <code>float32</code></div>" in page and "<tr></tr>" not in page
+
+
+def test_a_sparse_tensor_given_back_is_a_source_again(seen):
+    assert seen[34]["stderr"] == ""
+    assert seen[34]["stdout"] == ("why X[1, 0]:\nX[1, 0] = 16\n"
+                                  "  `X` is read from the notebook variable `Y`\n")
+    assert seen[35]["stdout"] == "[4.0, 52.0, 164.0]\n"
 
 
 def test_symbols_display_as_text(seen):

@@ -216,7 +216,7 @@ def _run(options: argparse.Namespace, setup: RunSetup, cell: str, values: dict[s
                    if not (weights and d.code == "missing-source")]
     # the files of the --input values, by the notebook variables they were written from
     labels = {str(folder / f"{name}.{kind}"): f"the notebook variable `{var}`"
-              for name, var in setup.inputs.items() for kind in ("tsv", "npy")}
+              for name, var in setup.inputs.items() for kind in ("tsv", "npy", "npz")}
     errors = print_diagnostics(text, diagnostics, namespace, len(cell.rstrip("\n")) + 1,
                                labels)
     if errors:  # with --target, the targets still run where the errors are outside their cones

@@ -5,7 +5,8 @@ A value becomes a source file in a folder of the cell's run, declared after the
 cell's last line (so every line and column of the cell keeps its number):
 
 - a NumPy array (or anything `np.asarray` reads as numbers): a dense tensor,
-  `NAME[i0,i1] = "<folder>/NAME.npy"`;
+  `NAME[i0,i1] = "<folder>/NAME.npy"`; a SciPy sparse array (a tensor a cell
+  kept sparse): `NAME[i0,i1] = "<folder>/NAME.npz"`, read sparse;
 - a pandas or polars DataFrame: a relation whose columns are the atom's
   positions, in order, and whose cells are values (symbols, ints, floats),
   `NAME(c0,c1) = source("<folder>/NAME.tsv", header=0)` (its rows are data: none
@@ -106,10 +107,31 @@ def _check_value(name: str, row: int, value: Any) -> None:
                            f"are symbols, ints of 64 bits and finite floats") from None
 
 
+def _is_sparse(value: Any) -> bool:
+    """Whether a value is a SciPy sparse array or matrix (as a cell gives back a
+    tensor it kept sparse)."""
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "tocsr")
+
+
+def write_sparse(folder: Path, name: str, value: Any) -> str:
+    """Write a SciPy sparse value as the `.npz` `scipy.sparse.save_npz` writes (a
+    source read sparse); its declaration."""
+    import scipy.sparse
+
+    matrix = value.tocsr()
+    if matrix.dtype.kind not in "biuf":
+        raise ValueProblem(f"--input {name}: a sparse array of {matrix.dtype} is not numbers")
+    path = folder / f"{name}.npz"
+    scipy.sparse.save_npz(path, matrix)
+    return f'{name}[i0,i1] = "{path.as_posix()}"'
+
+
 def as_array(name: str, value: Any) -> np.ndarray:
     """A notebook value as a dense tensor; ValueProblem when it is not numbers."""
     if hasattr(value, "detach"):  # a torch tensor
         value = value.detach().cpu().numpy()
+    if _is_sparse(value):
+        value = value.toarray()
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as err:
@@ -149,6 +171,8 @@ def cell_sources(folder: Path, values: dict[str, Any], declared: set[str]) -> Ce
             out.runtime[name] = as_array(name, value)
         elif is_relation(value):
             out.declarations.append(write_relation(folder, name, value))
+        elif _is_sparse(value) and getattr(value, "ndim", 2) == 2:
+            out.declarations.append(write_sparse(folder, name, value))
         else:
             out.declarations.append(write_array(folder, name, value))
     return out
