@@ -76,10 +76,12 @@ CELLS = [
     "%%fuse --input X=w\nY[i] = X[i] Missing[i]\nexport Y",
     "%%fuse --input N=nans\nR(x,y) = N(x,y)\nexport R",
     "print(set(glob.glob(tempfile.gettempdir() + '/fuse-cell-*')) - before, len(before) > 0)",
+    # 36 (below): the extents of two values that do not agree, named by their variables
     # 34-35: a sparse tensor a cell gave back is a source of the next (it was refused as
     # 'a csr_array of object is not numbers')
     "%%fuse --input X=Y --why 'X[1, 0]' --quiet\nR[i] = X[i,j]\nexport R",
     "print(R.tolist())",
+    "%%fuse --input A=w --input B=empty\nY[i] = A[i] B[i]\nexport Y",
 ]
 
 
@@ -146,6 +148,18 @@ def test_diagnostics_name_the_input_not_lines_the_cell_lacks(seen):
     assert "--input V: error[kind-conflict]: `V` is defined as Boolean `( )` first" in printed
     assert "  cell:1:1: note: first defined here\n" in printed
     assert "fuse-cell-" not in printed and "cell:4:" not in printed
+
+
+def test_extents_that_conflict_are_named_by_the_variables(seen):
+    assert seen[36]["stdout"] == (
+        "cell:1:8: error[extent-conflict]: extents conflict where `A` is used: `i` has extent "
+        "0 in this equation (from the shape of the notebook variable `empty`) but indexes axis "
+        "1 of `A`, of extent 3 (from the shape of the notebook variable `w`)\n"
+        "1 | Y[i] = A[i] B[i]\n"
+        "           ^^^^\n"
+        "  --input B: note: extent 0 from the shape of the notebook variable `empty`\n"
+        "  --input A: note: extent 3 from the shape of the notebook variable `w`\n"
+        "cell: 1 error; nothing ran\n")
 
 
 def test_refused_names_and_lines(seen):

@@ -55,8 +55,8 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
     end = len(text) if cell_end is None else cell_end
     for d in sorted(shown, key=lambda d: d.span.start):
         rendered = _rendered(text, lines, d, end)
-        for path, label in (labels or {}).items():
-            rendered = rendered.replace(f"`{path}`", label)
+        for path, label in (labels or {}).items():  # quoted or not
+            rendered = rendered.replace(f"`{path}`", label).replace(path, label)
         print(rendered)
         name = text[d.span.start:d.span.end]
         if d.code == "undefined-tensor" and namespace is not None and name in namespace:
