@@ -82,6 +82,9 @@ CELLS = [
     "%%fuse --input X=Y --why 'X[1, 0]' --quiet\nR[i] = X[i,j]\nexport R",
     "print(R.tolist())",
     "%%fuse --input A=w --input B=empty\nY[i] = A[i] B[i]\nexport Y",
+    # 37: nullary relations given back are sources again, true and false
+    "%%fuse --input T=Yes --input F=No --quiet\nBoth() = T() F()\nEither() = T()\n"
+    "Either() = F()\nBoth()?\nEither()?",
 ]
 
 
@@ -193,6 +196,12 @@ def test_a_sparse_tensor_given_back_is_a_source_again(seen):
     assert seen[34]["stdout"] == ("why X[1, 0]:\nX[1, 0] = 16\n"
                                   "  `X` is read from the notebook variable `Y`\n")
     assert seen[35]["stdout"] == "[4.0, 52.0, 164.0]\n"
+
+
+def test_nullary_relations_given_back_are_sources_again(seen):
+    assert seen[37]["stderr"] == ""
+    assert "<code>Both()?</code> no" in seen[37]["shown"]["text/html"]
+    assert "<code>Either()?</code> yes" in seen[37]["shown"]["text/html"]
 
 
 def test_symbols_display_as_text(seen):

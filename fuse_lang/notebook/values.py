@@ -76,6 +76,10 @@ def write_relation(folder: Path, name: str, value: Any) -> str:
     """Write a relation value as a .tsv of values; its declaration."""
     rows = relation_rows(value)
     arity = len(value.columns) if _is_frame(value) else (len(rows[0]) if rows else 0)
+    if not arity and _is_frame(value):  # a nullary relation (as a cell gives one back):
+        path = folder / f"{name}.tsv"  # true with a row, `()` its one tuple
+        path.write_text("()\n" if len(value) else "", encoding="utf-8")
+        return f'{name}() = source("{path.as_posix()}", header=0)'
     if not arity:
         raise ValueProblem(f"--input {name}: an empty relation has no columns to read "
                            f"(give a DataFrame with columns, or at least one tuple)")
