@@ -85,6 +85,8 @@ CELLS = [
     # 37: nullary relations given back are sources again, true and false
     "%%fuse --input T=Yes --input F=No --quiet\nBoth() = T() F()\nEither() = T()\n"
     "Either() = F()\nBoth()?\nEither()?",
+    # 38: an output set as a Python keyword could never be read
+    "%%fuse --out Y=class\nY = const(1.0)\nexport Y",
 ]
 
 
@@ -173,7 +175,9 @@ def test_refused_names_and_lines(seen):
     assert seen[17]["stderr"] == "%%fuse: the line cannot be read: No closing quotation\n"
     assert seen[19]["stderr"].startswith(
         "cell: the execution configuration is refused: estimate is a tuple of tensor names")
-    for cell in seen[15:20]:
+    assert seen[38]["stderr"] == ("%%fuse: --out Y=class: `class` is a keyword of Python, "
+                                  "not a notebook variable (name another: Y=VARIABLE)\n")
+    for cell in seen[15:20] + seen[38:39]:
         assert cell["error"] is None
 
 
