@@ -90,14 +90,23 @@ def start_lab(folder: Path, port: int, token: str, log: Path) -> subprocess.Pope
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if lab.poll() is not None:
-            raise SystemExit(f"JupyterLab exited ({lab.returncode}); see {log}")
+            raise SystemExit(f"JupyterLab exited ({lab.returncode}):\n{_tail(log)}")
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
                                    timeout=2)
             return lab
         except OSError:
             time.sleep(0.5)
-    raise SystemExit(f"JupyterLab did not answer on port {port} in 120 s; see {log}")
+    stop_lab(lab)  # (its own session: nothing else would end it)
+    raise SystemExit(f"JupyterLab did not answer on port {port} in 120 s:\n{_tail(log)}")
+
+
+def _tail(log: Path) -> str:
+    """The end of JupyterLab's log (its folder goes when the script ends)."""
+    try:
+        return log.read_text(errors="replace")[-3000:]
+    except OSError:
+        return "(no log)"
 
 
 def stop_lab(lab: subprocess.Popen) -> None:

@@ -8,6 +8,7 @@ objects cannot import this layer)."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,6 +21,24 @@ SHOWN = 20  # tuples (or preview values) shown per relation in a notebook
 
 def _e(value: Any) -> str:
     return html.escape(str(value))
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _md(value: Any) -> str:
+    """A value as Markdown text that shows as written: its HTML escaped (a symbol
+    `<script>` is text), Markdown's marks and a table's `|` backslashed, a line
+    break a blank (a cell of a table is one line)."""
+    text = html.escape(str(value), quote=False)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", re.sub(r"\r\n?|\n", " ", text))
+
+
+def _md_code(text: str) -> str:
+    """`text` as a Markdown code span, fenced by more backticks than it holds."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _number(value: float | None) -> str:
@@ -46,6 +65,8 @@ def _output_html(name: str, s: ArraySummary, columns: Sequence[str] | None = Non
     title = f"<b>{_e(name)}</b> {_e(s.what)} <code>{_e(s.dtype)}</code>"
     if s.tuples is not None:
         columns = columns or [f"#{p}" for p in range(len(s.shape))]
+        if not columns:  # a nullary relation: its title says yes or no
+            return f"<div>{title}</div>"
         return f"<div>{title}{tuples_table(columns, s.tuples, s.count or 0)}</div>"
     preview = ", ".join(_number(v) for v in s.preview) + (", …" if s.truncated else "")
     return f"<div>{title}<br>{_e(_stats(s))}<br><small>[{_e(preview)}]</small></div>"
@@ -69,9 +90,9 @@ def summary_html(summary: RunSummary, columns: dict[str, Sequence[str]] | None =
 
 def summary_markdown(summary: RunSummary) -> str:
     """A RunSummary as Markdown: its message, a line per output and per query."""
-    lines = [summary.message(), ""]
+    lines = [_md(summary.message()), ""]
     lines += [f"- **{name}** {s.what} `{s.dtype}`" for name, s in summary.outputs]
-    lines += [f"- `{q.text}` {q.answer}" for q in summary.queries]
+    lines += [f"- {_md_code(q.text)} {q.answer}" for q in summary.queries]
     return "\n".join(lines)
 
 
@@ -146,15 +167,20 @@ def pictures_markdown(pictures: Sequence[tuple[str, bytes]]) -> str:
 def render_relation(relation: Any, mime: str) -> str:
     s = summarize_relation(relation.value, relation.axes, shown=SHOWN)
     count = s.count or 0
+    title = f"{count} tuple{'' if count == 1 else 's'}"
+    if not relation.columns:  # a nullary relation: true (its one tuple `()`) or false
+        title += f" ({'true' if count else 'false'})"
     if mime == "text/html":
-        return (f'<div class="fuse-relation"><b>{_e(relation.name)}</b> '
-                f"{count} tuple{'' if count == 1 else 's'}"
-                f"{tuples_table(relation.columns, s.tuples or (), count)}</div>")
+        table = tuples_table(relation.columns, s.tuples or (), count) if relation.columns \
+            else ""
+        return f'<div class="fuse-relation"><b>{_e(relation.name)}</b> {title}{table}</div>'
+    if not relation.columns:
+        return f"**{relation.name}** {title}"
     head = "| " + " | ".join(relation.columns) + " |"
     rule = "|" + "---|" * len(relation.columns)
-    rows = ["| " + " | ".join(map(str, row)) + " |" for row in (s.tuples or ())]
+    rows = ["| " + " | ".join(map(_md, row)) + " |" for row in (s.tuples or ())]
     more = [f"\n… {count - len(rows)} more tuples"] if count > len(rows) else []
-    return "\n".join([f"**{relation.name}** {count} tuples", "", head, rule, *rows, *more])
+    return "\n".join([f"**{relation.name}** {title}", "", head, rule, *rows, *more])
 
 
 def why_html(answer: Any) -> str:

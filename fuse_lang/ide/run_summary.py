@@ -162,12 +162,18 @@ def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
     a = np.asarray(array)
     flat = a.ravel()
     numeric = a.dtype.kind in "biuf"
-    values = flat.astype(np.float64) if numeric else np.zeros(0)
-    finite = values[np.isfinite(values)] if numeric else values
+    # floats as they are (a copy of a tensor of 16M values, and of its finite ones,
+    # took seconds of a notebook's display), summed in float64; ints and bools as floats
+    values = (flat if a.dtype.kind == "f" else flat.astype(np.float64)) if numeric \
+        else np.zeros(0)
+    finite = values
+    if numeric and a.dtype.kind == "f":
+        ok = np.isfinite(values)
+        finite = values if ok.all() else values[ok]
     stats: tuple[float | None, ...] = (None, None, None, None)
     if finite.size:
-        stats = (float(finite.min()), float(finite.max()), float(finite.mean()),
-                 float(finite.std()))
+        stats = (float(finite.min()), float(finite.max()),
+                 float(finite.mean(dtype=np.float64)), float(finite.std(dtype=np.float64)))
     shown = tuple(float(v) for v in values[:preview]) if numeric else ()
     return ArraySummary(tuple(int(n) for n in a.shape), str(a.dtype), int(a.size), *stats,
                         int(values.size - finite.size), shown, int(a.size) > preview,

@@ -16,7 +16,9 @@ its pictures), which Jupyter shows as the editor's results view does."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -39,18 +41,52 @@ from .values import ValueProblem, cell_sources
 CELL = "cell"  # the path diagnostics name
 
 
-def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None) -> int:
+def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None,
+                      cell_end: int | None = None, labels: dict[str, str] | None = None
+                      ) -> int:
     """Print errors and warnings as `fuse check` does; the number of errors.  An
-    undefined name that is a notebook variable gets a hint: `--input NAME`."""
+    undefined name that is a notebook variable gets a hint: `--input NAME`.
+    `cell_end`: where the cell's own text ends and the declarations of its
+    `--input`s begin; a place among those is named by its `--input`, not by a
+    line the cell does not have; `labels`: a file of the run's named by what the
+    user knows (`the notebook variable `X``) in place of its path."""
     lines = LineIndex(text)
     shown = [d for d in diagnostics if d.severity in (Severity.ERROR, Severity.WARNING)]
+    end = len(text) if cell_end is None else cell_end
     for d in sorted(shown, key=lambda d: d.span.start):
-        print(render_text(CELL, lines, d))
+        rendered = _rendered(text, lines, d, end)
+        for path, label in (labels or {}).items():  # quoted or not
+            rendered = rendered.replace(f"`{path}`", label).replace(path, label)
+        print(rendered)
         name = text[d.span.start:d.span.end]
         if d.code == "undefined-tensor" and namespace is not None and name in namespace:
             print(f"  hint: `{name}` is a notebook variable: `%%fuse --input {name}` reads it "
                   f"as the source `{name}`")
     return sum(d.severity is Severity.ERROR for d in shown)
+
+
+def _rendered(text: str, lines: LineIndex, d: Any, end: int) -> str:
+    """A diagnostic as `fuse check` prints it, its places past `end` (an
+    `--input`'s declaration) named by the `--input`."""
+    hidden = [r for r in d.related if r.position is None and r.span.start >= end]
+    notes = [f"  {_input_at(text, lines, r.span.start)}: note: {r.message}" for r in hidden]
+    if d.span.start < end:
+        kept = dataclasses.replace(d, related=tuple(r for r in d.related if r not in hidden))
+        return "\n".join([render_text(CELL, lines, kept), *notes])
+    head = f"{_input_at(text, lines, d.span.start)}: {d.severity.value}[{d.code}]: {d.message}"
+    places = [(r, r.position or lines.position(r.span.start)) for r in d.related
+              if r not in hidden]
+    return "\n".join([head, *notes, *(f"  {r.path or CELL}:{at[0] + 1}:{at[1] + 1}: note: "
+                                       f"{r.message}" for r, at in places)])
+
+
+def _input_at(text: str, lines: LineIndex, offset: int) -> str:
+    """`--input NAME`: the `--input` whose declaration holds `offset`."""
+    line = lines.line_text(lines.position(offset)[0])
+    return "--input " + _NAME.match(line).group()
+
+
+_NAME = re.compile(r"\w*")
 
 
 def frame_kind() -> str | None:
@@ -69,7 +105,7 @@ def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: di
                          ) -> list[str]:
     """Set each output `name` as the variable `names[name]`: a relation as a
     DataFrame (pandas, else polars) or a Relation (neither installed), a tensor
-    as an array."""
+    as a NumPy array (a SciPy sparse array where the run kept it sparse)."""
     frames = frame_kind()
     relations = result.relations()
     told = []
@@ -83,8 +119,12 @@ def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: di
                 "; a Relation: neither pandas nor polars is installed" if frames is None
                 else "") + ")")
         else:
-            namespace[var] = result.outputs[name]
-            told.append(f"{var} {tuple(getattr(result.outputs[name], 'shape', ()))}")
+            value = namespace[var] = result.outputs[name]
+            # a tensor kept sparse (--representation NAME=sparse) stays sparse: dense, it
+            # could outgrow the memory; the "set" line says so
+            sparse = type(value).__module__.startswith("scipy.sparse")
+            told.append(f"{var} {tuple(getattr(value, 'shape', ()))}"
+                        + (" as a SciPy sparse array" if sparse else ""))
     return told
 
 
@@ -92,7 +132,7 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
     """The `%%fuse` magic: run `cell` with the options of `line`; the result, or
     None after printing why nothing ran."""
     try:
-        options = parser().parse_args(shlex.split(line))
+        options = parser().parse_args(_words(line))
         inputs = pairs(options.input, "--input")
         outs = pairs(options.out, "--out")
         missing = [var for var in inputs.values() if var not in namespace]
@@ -118,6 +158,14 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
             shutil.rmtree(folder, ignore_errors=True)
         else:
             weakref.finalize(keeper, shutil.rmtree, folder, True)
+
+
+def _words(line: str) -> list[str]:
+    """The `%%fuse` line's words, as a shell splits them."""
+    try:
+        return shlex.split(line)
+    except ValueError as err:  # an unclosed quote
+        raise MagicUsage(f"%%fuse: the line cannot be read: {err}") from None
 
 
 @dataclass
@@ -166,7 +214,11 @@ def _run(options: argparse.Namespace, setup: RunSetup, cell: str, values: dict[s
     # a source's file the weights give in its place is no error (compile reads them)
     diagnostics = [d for d in analysis.diagnostics
                    if not (weights and d.code == "missing-source")]
-    errors = print_diagnostics(text, diagnostics, namespace)
+    # the files of the --input values, by the notebook variables they were written from
+    labels = {str(folder / f"{name}.{kind}"): f"the notebook variable `{var}`"
+              for name, var in setup.inputs.items() for kind in ("tsv", "npy", "npz")}
+    errors = print_diagnostics(text, diagnostics, namespace, len(cell.rstrip("\n")) + 1,
+                               labels)
     if errors:  # with --target, the targets still run where the errors are outside their cones
         plural = "s" if errors != 1 else ""
         if not options.target:
@@ -191,9 +243,9 @@ def _run(options: argparse.Namespace, setup: RunSetup, cell: str, values: dict[s
         return None
     _set_outputs(options, outs, program, result, namespace)
     if result.explainer is not None:  # a why, now or later, cites a value's file by the
-        result.explainer.source_labels.update({  # notebook variable it was written from
-            str(folder / f"{name}.{kind}"): f"the notebook variable `{var}`"
-            for name, var in setup.inputs.items() for kind in ("tsv", "npy")})
+        result.explainer.source_labels.update(labels)  # notebook variable
+        result.explainer.input_labels.update({name: f"the notebook variable `{setup.inputs[name]}`"
+                                              for name in sources.runtime})
     _report(result, setup.whys)
     return _with_pictures(options, result)
 

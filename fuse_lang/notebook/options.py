@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import keyword
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -89,6 +90,11 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
         name, _, var = item.partition("=")
         if not name.isidentifier() or (var and not var.isidentifier()):
             raise MagicUsage(f"%%fuse: {flag} takes NAME or NAME=VARIABLE, not {item!r}")
+        if name in out:
+            raise MagicUsage(f"%%fuse: {flag} {name} is given twice")
+        if keyword.iskeyword(var or name):
+            raise MagicUsage(f"%%fuse: {flag} {item}: `{var or name}` is a keyword of Python, "
+                             f"not a notebook variable (name another: {name}=VARIABLE)")
         out[name] = var or name
     return out
 

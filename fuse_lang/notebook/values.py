@@ -5,11 +5,15 @@ A value becomes a source file in a folder of the cell's run, declared after the
 cell's last line (so every line and column of the cell keeps its number):
 
 - a NumPy array (or anything `np.asarray` reads as numbers): a dense tensor,
-  `NAME[i0,i1] = "<folder>/NAME.npy"`;
+  `NAME[i0,i1] = "<folder>/NAME.npy"`; a SciPy sparse array (a tensor a cell
+  kept sparse): `NAME[i0,i1] = "<folder>/NAME.npz"`, read sparse;
 - a pandas or polars DataFrame: a relation whose columns are the atom's
   positions, in order, and whose cells are values (symbols, ints, floats),
-  `NAME(c0,c1) = "<folder>/NAME.tsv"`;
-- a set, frozenset or list of tuples (or of single values): a relation the same way.
+  `NAME(c0,c1) = source("<folder>/NAME.tsv", header=0)` (its rows are data: none
+  is a header); a cell that would not read back as itself (a missing value, a
+  float that is not finite, an int past 64 bits) is refused;
+- a set, frozenset or list of tuples (or of single values; a list of numbers is
+  an array, one holding a string a relation): a relation the same way.
 
 A source the cell declares itself (`X[p,d] = "x.npy"`) takes an array as a
 runtime input instead, which overrides its file (LANGUAGE.md §9).
@@ -22,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..front.builtins import KEYWORDS
+from ..io.cells import json_value
 from ..io.sinks import cells_text
 
 
@@ -44,9 +50,11 @@ class CellSources:
 
 
 def is_relation(value: Any) -> bool:
-    """Whether a value reads as a relation (a DataFrame or a collection of tuples)."""
+    """Whether a value reads as a relation (a DataFrame or a collection of tuples,
+    or a list of single values holding a string: a list of numbers is an array)."""
     return _is_frame(value) or isinstance(value, (set, frozenset)) or (
-        isinstance(value, list) and bool(value) and isinstance(value[0], tuple))
+        isinstance(value, list) and bool(value) and (
+            isinstance(value[0], tuple) or any(isinstance(v, str) for v in value)))
 
 
 def _is_frame(value: Any) -> bool:
@@ -68,28 +76,66 @@ def write_relation(folder: Path, name: str, value: Any) -> str:
     """Write a relation value as a .tsv of values; its declaration."""
     rows = relation_rows(value)
     arity = len(value.columns) if _is_frame(value) else (len(rows[0]) if rows else 0)
+    if not arity and _is_frame(value):  # a nullary relation (as a cell gives one back):
+        path = folder / f"{name}.tsv"  # true with a row, `()` its one tuple
+        path.write_text("()\n" if len(value) else "", encoding="utf-8")
+        return f'{name}() = source("{path.as_posix()}", header=0)'
     if not arity:
         raise ValueProblem(f"--input {name}: an empty relation has no columns to read "
                            f"(give a DataFrame with columns, or at least one tuple)")
     if any(len(row) != arity for row in rows):
         raise ValueProblem(f"--input {name}: its tuples have different lengths")
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         for v in row:
-            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
-                raise ValueProblem(f"--input {name}: the value {v!r} ({type(v).__name__}) is "
-                                   f"not a symbol, an int or a float")
+            _check_value(name, number, v)
     path = folder / f"{name}.tsv"
-    columns = [cells_text([row[a] for row in rows]) for a in range(arity)]
+    columns = [cells_text([row[a] for row in rows], alone=arity == 1) for a in range(arity)]
     lines = ["\t".join(cells) for cells in zip(*columns)]
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     positions = ",".join(f"c{a}" for a in range(arity))
-    return f'{name}({positions}) = "{path.as_posix()}"'
+    # header=0: the rows are the value's, none of them a header to guess at
+    return f'{name}({positions}) = source("{path.as_posix()}", header=0)'
+
+
+def _check_value(name: str, row: int, value: Any) -> None:
+    """A relation value's cell must read back as itself: a symbol, an int of 64
+    bits or a finite float (io.cells); ValueProblem naming its row otherwise."""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise ValueProblem(f"--input {name}: row {row}: the value {value!r} "
+                           f"({type(value).__name__}) is not a symbol, an int or a float")
+    try:
+        json_value(value)
+    except ValueError as err:
+        missing = " (a missing value?)" if value != value else ""
+        raise ValueProblem(f"--input {name}: row {row}: {err}{missing}; a relation's values "
+                           f"are symbols, ints of 64 bits and finite floats") from None
+
+
+def _is_sparse(value: Any) -> bool:
+    """Whether a value is a SciPy sparse array or matrix (as a cell gives back a
+    tensor it kept sparse)."""
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "tocsr")
+
+
+def write_sparse(folder: Path, name: str, value: Any) -> str:
+    """Write a SciPy sparse value as the `.npz` `scipy.sparse.save_npz` writes (a
+    source read sparse); its declaration."""
+    import scipy.sparse
+
+    matrix = value.tocsr()
+    if matrix.dtype.kind not in "biuf":
+        raise ValueProblem(f"--input {name}: a sparse array of {matrix.dtype} is not numbers")
+    path = folder / f"{name}.npz"
+    scipy.sparse.save_npz(path, matrix)
+    return f'{name}[i0,i1] = "{path.as_posix()}"'
 
 
 def as_array(name: str, value: Any) -> np.ndarray:
     """A notebook value as a dense tensor; ValueProblem when it is not numbers."""
     if hasattr(value, "detach"):  # a torch tensor
         value = value.detach().cpu().numpy()
+    if _is_sparse(value):
+        value = value.toarray()
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as err:
@@ -117,6 +163,10 @@ def cell_sources(folder: Path, values: dict[str, Any], declared: set[str]) -> Ce
     `declared`: the sources the cell declares itself (given at run time)."""
     out = CellSources()
     for name, value in values.items():
+        if name in KEYWORDS:
+            raise ValueProblem(f"--input {name}: `{name}` is a keyword of Fuse, not a name "
+                               f"a source can have; give the source another name "
+                               f"(`--input OTHER=VARIABLE`)")
         if name in declared:
             if is_relation(value):
                 raise ValueProblem(f"--input {name}: the cell declares the source `{name}` "
@@ -125,6 +175,8 @@ def cell_sources(folder: Path, values: dict[str, Any], declared: set[str]) -> Ce
             out.runtime[name] = as_array(name, value)
         elif is_relation(value):
             out.declarations.append(write_relation(folder, name, value))
+        elif _is_sparse(value) and getattr(value, "ndim", 2) == 2:
+            out.declarations.append(write_sparse(folder, name, value))
         else:
             out.declarations.append(write_array(folder, name, value))
     return out

@@ -62,6 +62,8 @@ class Relation:
             raise ImportError("Relation.to_pandas needs pandas (pip install pandas); "
                               "Relation.tuples() gives the tuples without it") from None
         read = self._tuples()
+        if not self.columns:  # nullary: a row per tuple (one when true), no column
+            return pd.DataFrame(index=pd.RangeIndex(read.count))
         return pd.DataFrame(dict(zip(self.columns, read.columns())), columns=list(self.columns))
 
     def to_polars(self) -> Any:
@@ -92,7 +94,8 @@ class Relation:
         shown = self.tuples(5)
         more = ", ..." if self.count > len(shown) else ""
         rows = ", ".join(map(repr, shown))
-        return f"Relation({self.name}({', '.join(self.columns)}): {self.count} tuples: " \
+        return f"Relation({self.name}({', '.join(self.columns)}): {self.count} " \
+               f"tuple{'' if self.count == 1 else 's'}: " \
                f"[{rows}{more}])"
 
     def _repr_html_(self) -> str | None:

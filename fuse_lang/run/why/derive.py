@@ -181,7 +181,7 @@ def why_not(model: Model, key: Key) -> WhyNot:
 def _given_note(model: Model, relation: str) -> str:
     tensor = model.analysis.tensors[relation]
     if relation in model.given:
-        return f"`{relation}` is an input of the run, and it has no such tuple"
+        return f"{model.input_text(relation)}, and it has no such tuple"
     if tensor.source_path:
         return f"`{relation}` is read from {model.source_of(relation)}, which has no such row"
     return f"`{relation}` is given by facts only, and no fact says so"

@@ -31,6 +31,9 @@ class Explainer:
         # how a why names a source's file: {path: label}; the notebook names the
         # files it writes its variables to by the variables (notebook.magic)
         self.source_labels: dict[str, str] = {}
+        # how a why names an input given at run time: {tensor: label} (the notebook
+        # names an array it gives a source declared with a file by its variable)
+        self.input_labels: dict[str, str] = {}
         self._model: Model | None = None
 
     @property
@@ -50,7 +53,7 @@ class Explainer:
             plan, values = program.every_value(self.given)
             given = {n: v for n, v in self.given.items() if n in plan.analysis.tensors}
             self._model = Model(plan.analysis, plan, values, self.program.base_dir, given,
-                               self.source_labels)
+                               self.source_labels, self.input_labels)
         return self._model
 
     def why(self, name: str, index: Sequence[Any], limit: int = DEFAULT_LIMIT,

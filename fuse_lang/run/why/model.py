@@ -21,9 +21,11 @@ Key = tuple[str, tuple[int, ...]]  # a tuple of a relation, as positions
 class Model:
     def __init__(self, analysis: Analysis, plan: Any, values: Mapping[str, Any],
                  base_dir: Path, given: Mapping[str, Any],
-                 source_labels: Mapping[str, str] | None = None) -> None:
+                 source_labels: Mapping[str, str] | None = None,
+                 input_labels: Mapping[str, str] | None = None) -> None:
         self.analysis = analysis
         self.source_labels = source_labels or {}
+        self.input_labels = input_labels or {}
         self.plan = plan
         self.values = values
         self.base_dir = base_dir
@@ -117,6 +119,12 @@ class Model:
         or what the run's maker calls it (a notebook variable written to a file)."""
         source = self.analysis.tensors[name].source_path or ""
         return self.source_labels.get(source, source)
+
+    def input_text(self, name: str) -> str:
+        """"`X` is an input of the run", with what the run's maker calls it (the
+        notebook variable it came from) where it says."""
+        label = self.input_labels.get(name)
+        return f"`{name}` is an input of the run" + (f": {label}" if label else "")
 
     def file_row(self, key: Key) -> Place | None:
         """The first row of the relation's file that holds the tuple: found in the

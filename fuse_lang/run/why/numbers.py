@@ -71,7 +71,7 @@ def _applies(model: Model, stmt: ir.Equation, name: str, positions: tuple[int, .
 def _given(model: Model, name: str) -> str:
     tensor = model.analysis.tensors[name]
     if name in model.given:
-        return f"`{name}` is an input of the run"
+        return model.input_text(name)
     if tensor.source_path:
         return f"`{name}` is read from {model.source_of(name)}"
     return f"`{name}` is given, not computed"
