@@ -26,6 +26,7 @@ from ..front.let_blocks import user_name
 from ..io.source_files import FileProblem
 from . import outputs
 from .backends.base import Backend
+from .combining import combined, combined_by_cell
 from .compiled_run import CompiledRun
 from .fixpoint.closure import rounds_for_run
 from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
@@ -440,34 +441,17 @@ class Execution:
         `equations`: the statements `parts` come from, where they are whole
         tensors: `max=`, `min=` and `avg=` then combine each cell over the
         equations whose heads write it (head_coverage)."""
-        backend = self.backend
         info = self.analysis.tensors[name]
         op = info.op or "="
         covers = [self.coverage(k, name) for k in equations] \
             if equations is not None and not row and op in ("max=", "min=", "avg=") else []
         if any(c is not None for c in covers):
-            return self._finished(name, self._covered(op, base, parts, covers), row)
-        total = base
-        for part in parts:
-            if total is None:
-                total = part
-            elif op == "max=":
-                total = backend.maximum(total, part)
-            elif op == "min=":
-                total = backend.minimum(total, part)
-            else:
-                total = total + part
-        count = len(parts) + (base is not None)  # a source or input is one more value
-        if op == "avg=" and count > 1:
-            total = total / count
+            total = combined_by_cell(self.backend, op, base, parts, covers)
+        else:
+            total = combined(self.backend, op, base, parts)
         if total is None:
             total = self.zeros_of(name)
-        return self._finished(name, total, row)
-
-    def _finished(self, name: str, total: Any, row: bool) -> Any:
-        """The combined value as the tensor keeps it: 0/1 for a Boolean tensor, in
-        the plan's representation (a row: dense)."""
-        if self.analysis.tensors[name].boolean:
+        if info.boolean:
             total = self.backend.step(total)
         if row:
             return self.backend.asarray(total) if is_sparse(total) else total
@@ -481,35 +465,6 @@ class Execution:
         if k not in cache:
             cache[k] = head_coverage(self.analysis, self.infos[k], self.shape(name))
         return cache[k]
-
-    def _covered(self, op: str, base: Any, parts: list[Any], covers: list[Any]) -> Any:
-        """`max=`/`min=`/`avg=` of parts that write only some cells (`covers`): each
-        cell over the parts that write it and the base; 0 where none does."""
-        import numpy as np
-
-        backend = self.backend
-        dense = [backend.asarray(p) if is_sparse(p) else p for p in parts]
-        shape = next(c.shape for c in covers if c is not None)
-        everywhere = np.ones(shape, dtype=bool)
-        if op == "avg=":
-            count = sum(everywhere if c is None else c for c in covers).astype(float)
-            total = sum(dense[1:], dense[0])
-            if base is not None:
-                total, count = total + base, count + 1
-            return total / backend.asarray(np.maximum(count, 1.0))
-        pick = backend.maximum if op == "max=" else backend.minimum
-        total = None if base is None else (backend.asarray(base) if is_sparse(base) else base)
-        written = everywhere if base is not None else np.zeros(shape, dtype=bool)
-        for part, cover in zip(dense, covers):
-            cover = everywhere if cover is None else cover
-            if total is None:
-                total = part
-            else:
-                both, only = backend.asarray(cover & written) > 0, backend.asarray(cover) > 0
-                total = backend.where(both, pick(total, part),
-                                      backend.where(only, part, total))
-            written = written | cover
-        return backend.where(backend.asarray(written) > 0, total, 0.0)
 
     def tensor(self, name: str) -> Any:
         shape = self.shape(name)
