@@ -204,3 +204,18 @@ def test_out_named_npy_holds_the_one_dense_output_and_refuses_several(tmp_path):
                 "--out", str(tmp_path / "p.npy"))
     assert proc.returncode == 2 and "is sparse" in proc.stderr, proc.stderr
     assert not (tmp_path / "p.npy").exists()
+
+
+def test_an_output_under_a_file_says_which_file_is_in_the_way(tmp_path, capsys):
+    """`--out`, a folder `--out` and `--graph` under a path whose folder is a file:
+    mkdir said only "File exists" or "Not a directory"; now the file is named."""
+    program = tmp_path / "p.fuse"
+    program.write_text("X = const([1, 2])\nexport X\n", encoding="utf-8")
+    blocker = tmp_path / "afile"
+    blocker.write_text("mine\n", encoding="utf-8")
+    for args in (["run", "--out", str(blocker / "x.npy")], ["run", "--out", f"{blocker}/sub/"],
+                 ["explain", "--graph", str(blocker / "g.svg")]):
+        assert main([*args, str(program)]) == 2, args
+        err = capsys.readouterr().err
+        assert f"{blocker} is a file, not a folder" in err, err
+    assert blocker.read_text(encoding="utf-8") == "mine\n"  # nothing lost

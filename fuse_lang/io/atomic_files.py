@@ -54,7 +54,7 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     ends without an error (dropped when it raises).  The file gets the mode any
     file the user writes gets (0666 less the umask; an existing file keeps its
     own).  Temporaries of `path` left by killed writes are removed first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     remove_stale_temporaries(path)
     named, fd = _open_temporary(path)
     try:
@@ -74,6 +74,21 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
             with contextlib.suppress(OSError):
                 os.unlink(named)
         raise
+
+
+def make_folder(folder: Path) -> None:
+    """`folder` and its parents made where missing; an OSError whose strerror
+    names the file in the way (mkdir says only "File exists", or "Not a
+    directory")."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as err:
+        blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()),
+                        None)
+        if blocking is None:
+            raise
+        raise NotADirectoryError(err.errno, f"{blocking} is a file, not a folder",
+                                 str(folder)) from None
 
 
 def _open_temporary(path: Path) -> tuple[Path | None, int]:

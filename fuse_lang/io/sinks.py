@@ -22,7 +22,7 @@ import numpy as np
 
 from ..front.numbers import format_bytes, strict_json
 from .array_values import by_value
-from .atomic_files import atomic_write, atomic_writer
+from .atomic_files import atomic_write, atomic_writer, make_folder
 from .cells import value_text
 from .relation_tuples import AxisValues, RelationTuples, relation_tuple_chunks, relation_tuples
 from .sink_paths import SINK_SUFFIXES, suffix_problem
@@ -300,7 +300,7 @@ def write_results(where: str, outputs: dict[str, Any],
                               f"a sparse matrix of 2; write it with a sink to .tsv")
     target = Path(where)  # (a Path drops the trailing separator that names a folder)
     if target.is_dir() or where.endswith(("/", os.sep)):
-        target.mkdir(parents=True, exist_ok=True)  # (made even for no output: it was asked)
+        make_folder(target)  # (made even for no output: it was asked)
         written = []
         for name, value in outputs.items():
             if hasattr(value, "tocoo"):

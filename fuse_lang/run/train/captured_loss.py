@@ -116,8 +116,7 @@ def _store(path: Path, graph: GraphModule) -> None:
     buffer = io.BytesIO()
     try:
         torch.save(graph, buffer)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, buffer.getvalue())
+        atomic_write(path, buffer.getvalue())  # (which makes the folder)
     except Exception:  # noqa: BLE001 - (an unpicklable graph among them)
         pass
 

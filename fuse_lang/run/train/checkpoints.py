@@ -15,6 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ...io.atomic_files import make_folder
 from ...io.sinks import atomic_write
 from ..results import FuseError
 
@@ -43,7 +44,7 @@ def writable_checkpoint(path: str | Path) -> None:
     if path.suffix.lower() != ".safetensors":
         raise FuseError(f"a checkpoint is a .safetensors file (CKPT.safetensors), not {path}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
     except OSError as err:
         raise FuseError(f"the checkpoint {path} cannot be written: its folder cannot be "
                         f"made ({err.strerror or err})") from None
@@ -59,7 +60,7 @@ def save_checkpoint(path: str | Path, params: Mapping[str, np.ndarray],
 
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
         # the state first: a checkpoint whose params exist always has its state
         atomic_write(optimizer_path(path), save(_contiguous(optimizer_state), dict(metadata)))
         atomic_write(path, save(_contiguous(params), dict(metadata)))
