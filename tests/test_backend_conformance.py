@@ -117,8 +117,6 @@ def test_comparisons_of_int64_values_are_exact(backend, compiled, representation
     # backend), and under fp16 torch/jax answered differently from NumPy again
     if precision == "fp16" and backend == "numpy":
         pytest.skip("numpy computes in fp32 or fp64 only")
-    if precision == "fp16" and representation == "sparse" and compiled is False:
-        pytest.skip("eager sparse products have no half types (left alone)")
     if backend != "numpy" and importlib.util.find_spec(backend) is None:
         pytest.skip(f"{backend} is not installed")
     kwargs = {} if compiled is None else {"compiled": compiled}

@@ -71,7 +71,10 @@ class Abilities:
 
     @classmethod
     def of(cls, backend: "Backend", compiled: bool) -> "Abilities":
-        return cls(backend.name, backend.sparse, backend.sparse_relations, compiled,
+        # half precision keeps every tensor dense: scipy.sparse and torch's sparse
+        # kernels have no fp16/bf16 (docs/scale.md)
+        sparse = backend.sparse and backend.itemsize >= 4
+        return cls(backend.name, sparse, sparse and backend.sparse_relations, compiled,
                    backend.compiles_loops, backend.sharded, backend.exports_segments,
                    backend.itemsize)
 
