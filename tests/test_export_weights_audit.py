@@ -310,3 +310,18 @@ def test_a_sum_of_indices_over_a_dynamic_index_is_refused_in_words(tmp_path: Pat
     with pytest.raises(fuse_lang.FuseError, match=r"the index `t\+k` takes positions that "
                                                   r"depend on the size of `t`"):
         program.export("jax", dynamic=["t"])
+
+
+@pytest.mark.parametrize("zero", [300, 2.5, [0, 0, -129]])
+def test_a_zero_point_that_is_no_value_of_int8_is_refused(tmp_path: Path, capsys, zero):
+    # (dequantized as (q - 300) * scale it ran, where torch.quantize_per_tensor refuses it)
+    from fuse_lang.cli import main
+
+    _quantized(tmp_path)
+    (tmp_path / "p.fuse").write_text(QUANT)
+    quant = {"scale": "scale.npy", "zero_point": zero, "axis": "i"}
+    (tmp_path / "m.json").write_text(json.dumps({"tensors": {
+        "W": {"file": "q.npy", "quantization": quant}, "X": "x.npy"}}))
+    assert main(["check", "--weights", str(tmp_path / "m.json"), str(tmp_path / "p.fuse")]) == 1
+    out = capsys.readouterr().out
+    assert "weights-dtype-mismatch" in out and "is not a value of int8" in out, out

@@ -445,6 +445,14 @@ def _quantization_axis(manifest: Manifest, entry: WeightEntry, shape: tuple[int,
     if dtype not in ("int8", "uint8"):
         raise ManifestError("weights-dtype-mismatch", f"{where} is quantized, so its file "
                             f"holds int8 or uint8, not {dtype}", name)
+    zeros = quant.zero_point if isinstance(quant.zero_point, tuple) else (
+        (quant.zero_point,) if isinstance(quant.zero_point, float) else ())
+    low, high = (-128, 127) if dtype == "int8" else (0, 255)
+    stray = next((z for z in zeros if z != int(z) or not low <= z <= high), None)
+    if stray is not None:  # (as torch.quantize_per_tensor refuses it)
+        raise ManifestError("weights-dtype-mismatch", f"{where}: its zero point {stray:g} is "
+                            f"not a value of {dtype} (a whole number from {low} to {high})",
+                            name)
     if quant.axis is None:
         return None
     axis = _position(quant.axis, shape, names, f"{where}: the quantization axis", name)
