@@ -416,3 +416,21 @@ async def test_a_fix_gives_a_program_that_checks_as_it_says(client, k):
         new_errors = [d for d in after if d["severity"] == "error" and
                       (d["code"], d["message"]) not in errors]
         assert not new_errors, (action.title, new)
+
+
+async def test_datalog_s_uppercase_variables_are_fixed_as_variables(client):
+    """`Anc(X,Y) :- Parent(X,Y).`: Datalog's `X` is a variable; the fix kept it, a
+    constant to Fuse, and the fixed rule matched nothing (unknown-constant)."""
+    text = "Parent(Ann, Bob)\r\nParent(Bob, Cy)\r\nTag(\"é😀\");\tAnc(X, Y) :- Parent(X, Y).\r\n" \
+        "Anc(X, Z) :- Anc(X, Y), Parent(Y, Z).\r\n?- Anc(Ann, X).\r\n"
+    for _ in range(3):
+        path, uri, diags, actions = await fixes_of(client, "datalog.fuse", text)
+        assert actions and "Datalog's variable" in actions[0].diagnostics[0].message
+        for edit in sorted(actions[0].edit.changes[uri], key=lambda e: (
+                e.range.start.line, e.range.start.character), reverse=True):
+            text = apply(text, edit.range, edit.new_text, client.encoding)
+    assert text.endswith("Anc(x, y) = Parent(x, y)\r\nAnc(x, z) = Anc(x, y) Parent(y, z)\r\n"
+                         "Anc(Ann, x)?\r\n")
+    path.write_bytes(text.encode("utf-8"))
+    assert sorted(d["code"] for d in cli("check", "--format", "json", str(path))[
+        "diagnostics"]) == ["recursion", "unused-tensor"]  # (Tag)
