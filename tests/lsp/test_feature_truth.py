@@ -434,3 +434,22 @@ async def test_datalog_s_uppercase_variables_are_fixed_as_variables(client):
     path.write_bytes(text.encode("utf-8"))
     assert sorted(d["code"] for d in cli("check", "--format", "json", str(path))[
         "diagnostics"]) == ["recursion", "unused-tensor"]  # (Tag)
+
+
+async def test_a_call_s_projection_says_what_its_function_projects(client):
+    """The operator's hover on `H[p,e] = lin(W[e,d], X[p,d])` said only `p` and `e`
+    (output): `fuse explain` lists the equations the call writes out, where `lin`'s
+    `i` (the argument's `d`) is summed; the hover now says so too."""
+    path, text, uri = program(client, "fnlet.fuse")
+    explained = cli("explain", "--format", "json", str(path))["equations"]
+    projected = {(i["name"], i["extent"], i["op"]) for e in explained
+                 if e["line"] == 8 and "@lin." in e["tensor"]
+                 for i in e["indices"] if i["role"] == "projected"}
+    assert projected == {("i", 3, "sum")}
+    found = await client.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=position(text, text.index("= lin("),
+                                                  client.encoding)))
+    rows = re.findall(r"^  (\S+)\s+(\d+)\s+D\d+\s+projected \((\w+)\)", found.contents.value,
+                      re.M)
+    assert {(name, int(extent), op) for name, extent, op in rows} == projected
+    assert "@" not in found.contents.value  # names as written (`h (in fn lin)`)
