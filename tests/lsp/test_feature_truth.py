@@ -401,6 +401,15 @@ async def test_a_fix_gives_a_program_that_checks_as_it_says(client, k):
     path, uri, diags, actions = await fixes_of(client, f"fix{k}.fuse", text)
     assert actions
     before = cli("check", "--format", "json", str(path))["diagnostics"]
+    assert sorted(a.title for a in actions) == \
+        sorted(f["title"] for d in before for f in d.get("fixes", ()))  # `fuse check`'s
+    assert sorted((a.title, tuple(sorted((offset(text, e.range.start, client.encoding),
+                                          offset(text, e.range.end, client.encoding),
+                                          e.new_text) for e in a.edit.changes[uri])))
+                  for a in actions) == \
+        sorted((f["title"], tuple(sorted((e["start"], e["end"], e["new_text"])
+                                         for e in f["edits"])))
+               for d in before for f in d.get("fixes", ()))
     errors = {(d["code"], d["message"]) for d in before if d["severity"] == "error"}
     for action in actions:
         (fixed,) = action.diagnostics
