@@ -172,9 +172,11 @@ def _structural_tokens(analysis: Analysis, cache: TokenCache) -> list[SemanticTo
         names: dict[str, None] = {}
         tokens = _statement_tokens(analysis, stmt, roles, kinds, names)
         if inlined is not None and k in inlined.written:  # the calls' arguments' indices
-            tokens += [SemanticToken(v.span, "parameter") for e in ir.used_exprs(stmt)
-                       for ref in ir.refs(e) for i in ref.indices or ()
-                       for v in ir.index_vars(i)]
+            # (one the left-hand side keeps is its output, as hover and explain say)
+            kept = {role.name: (role.role,) for role in roles or ()}
+            tokens += [SemanticToken(span, "parameter", kept.get(name, ()))
+                       for e in ir.used_exprs(stmt) for ref in ir.refs(e)
+                       for name, span in index_name_spans(ref)]
         used[id(stmt)] = (stmt, roles, tuple(names), tuple(
             (info.boolean, info.kind) if (info := tensors.get(name)) is not None else None
             for name in names), tokens)

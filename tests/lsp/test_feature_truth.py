@@ -462,3 +462,26 @@ async def test_a_call_s_projection_says_what_its_function_projects(client):
                       re.M)
     assert {(name, int(extent), op) for name, extent, op in rows} == projected
     assert "@" not in found.contents.value  # names as written (`h (in fn lin)`)
+
+
+async def test_a_call_argument_s_index_token_has_its_role(client):
+    """In `H[p,d] = layer(X[p,d], WQ[0,n,k,d], ...)` every argument's `d` is the left-hand
+    side's (output, as hover and `fuse explain` say): the tokens of `d` past the first
+    argument had no role."""
+    path, text, uri = program(client, "transformer_fn.fuse")
+    (call,) = [e for e in cli("explain", "--format", "json", str(path))["equations"]
+               if e["tensor"] == "H"]
+    assert {i["name"]: i["role"] for i in call["indices"]} == {"p": "output", "d": "output"}
+    got = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=doc(uri)))
+    line = text.count("\n", 0, text.index("H[p,d] = layer("))
+    found = [(written, mods) for (written, kind, mods), k in zip(
+        decoded(client, text, got.data), range(len(got.data) // 5))
+        if kind == "parameter" and _line_of(got.data, k) == line]
+    assert [mods for written, mods in found if written == "d"] == \
+        [("declaration", "output")] + [("output",)] * 6
+    assert {mods for written, mods in found if written in ("n", "k", "v", "h")} == {()}
+
+
+def _line_of(data, k: int) -> int:
+    return sum(data[5 * j] for j in range(k + 1))
