@@ -46,8 +46,21 @@ def placed_in_calls(diags: list[Diagnostic], inlined: Inlined) -> list[Diagnosti
         origins = at_call.get(diag.span) or _within(at_call, diag.span)
         if origins and id(diag) not in own:
             diag = replace(diag, related=(_body_line(diag, origins, inlined),) + diag.related)
+            if diag.span in at_call:
+                diag = _without_call_edits(diag)
         out.append(_as_written(diag))
     return out
+
+
+def _without_call_edits(diag: Diagnostic) -> Diagnostic:
+    """`diag`, about a body's equation and placed at its call, less the fixes that
+    edit the call: their edits were made on the written-out equation, whose every
+    node has the call's span, so they would overwrite the call (`g(X[i])` replaced
+    by `sig` for a `sigmoid` in `g`'s body; its `)` deleted as a dot)."""
+    call = diag.span
+    fixes = tuple(f for f in diag.fixes if not any(
+        call.start <= e.span.start and e.span.end <= call.end for e in f.edits))
+    return diag if len(fixes) == len(diag.fixes) else replace(diag, fixes=fixes)
 
 
 def _as_written(diag: Diagnostic) -> Diagnostic:

@@ -7,8 +7,11 @@ for negation.  Instead of the parser's raw "unexpected ':'", the error
     Parent(Ann, Bob).                              ->   Parent(Ann, Bob)
     ?- Ancestor(Ann, x).                           ->   Ancestor(Ann, x)?
 
-The rewrite only moves punctuation (the names are the user's); it is offered as
-a fix when the rewritten statement parses.  A rule written over several lines
+The rewrite moves punctuation, and the names are the user's but for Datalog's
+variables: in a statement with `:-` or `?-`, an argument of one uppercase letter
+(`X`, `Y1`) is lowercased (`Anc(X,Y) :- P(X,Y).` -> `Anc(x,y) = P(x,y)`), as Fuse
+reads an uppercase name as a constant; no fix where the lowercase name is taken
+there.  The fix is offered when the rewritten statement parses.  A rule written over several lines
 (`Head :-`, lines of atoms ending in `,`, the last in `.`) is several statements
 to Fuse: `rules_over_lines`, over a whole parse's diagnostics, says it on each
 of its lines as one rule, with a fix that joins it onto its first line.
@@ -16,6 +19,7 @@ of its lines as one rule, with a fix that joins it onto its first line.
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Sequence
 
 from ..speed.fastinit import frozen_dataclass
@@ -29,6 +33,9 @@ _OPENERS = frozenset(("LPAR", "LSQB", "LBRACE"))
 _CLOSERS = frozenset(("RPAR", "RSQB", "RBRACE"))
 _OPERATORS = frozenset(("EQUAL", "PLUSEQ", "PROJEQ"))
 _SHOWN = 120  # characters of the rewritten statement a message shows
+# Datalog's variable as it is mostly written, one uppercase letter (`X`, `Y1`): in a rule
+# written with `:-` or a query with `?-`, it is lowercased (a Fuse variable)
+_DATALOG_VARIABLE = re.compile(r"[A-Z][0-9]*'*")
 
 
 @frozen_dataclass
@@ -41,6 +48,8 @@ class _Rewrite:
     tokens: tuple[Tok, ...]  # the rewritten statement's tokens (the old offsets)
     shown: str  # the rewritten statement, spaced as the user spaced it
     unfinished: bool  # it ends with `:-` or `,`: a rule written over several lines
+    variables: tuple[str, ...] = ()  # Datalog's variables lowercased (`X` -> `x`)
+    clash: bool = False  # one of them is lowercase there too (`Q(X, x)`): no fix
 
 
 def datalog_syntax(tokens: Sequence[Tok], parser: Parser) -> Diagnostic | None:
@@ -56,7 +65,9 @@ def datalog_syntax(tokens: Sequence[Tok], parser: Parser) -> Diagnostic | None:
     if not parses and "neck" not in marks and "query" not in marks:
         return None  # commas or a '.' that are not the only mistake: the parser's words
     lowercase_head = "neck" in marks and _lowercase_head(tokens)
-    message = _message(rewrite, parses)
+    # (Datalog's case says what the variables' note would)
+    message = _punctuation_message(rewrite, parses) if lowercase_head else \
+        _message(rewrite, parses)
     fixes: tuple[Fix, ...] = ()
     if lowercase_head:
         message += ("; a relation's name starts with an uppercase letter in Fuse and a "
@@ -66,7 +77,7 @@ def datalog_syntax(tokens: Sequence[Tok], parser: Parser) -> Diagnostic | None:
         message += ("; a constant starts with an uppercase letter or is quoted in Fuse, a "
                     "lowercase name is a variable (Datalog's `p(ann, bob).` is "
                     "`P(\"ann\", \"bob\")`)")
-    elif parses:
+    elif parses and not rewrite.clash:
         fixes = (_fix(rewrite),)
     diag = make("datalog-syntax", message, rewrite.where, fixes=fixes)
     if rewrite.unfinished:  # (rules_over_lines looks at the lines after it)
@@ -137,9 +148,11 @@ def _join_rule(text: str, spans: Sequence[Span], k: int, at: dict[int, int],
     parses = rewrite is not None and not rewrite.unfinished and _parses(rewrite.tokens, parser)
     # (no fix where a comment between the lines would be lost, nor for Datalog's case)
     fixes = (_fix(rewrite),) if rewrite is not None and parses and "#" not in piece \
-        and not _lowercase_head(tokens) else ()
+        and not _lowercase_head(tokens) and not rewrite.clash else ()
     shown = f": `{_short(rewrite.shown)}`" if rewrite is not None and parses else \
         ": the head, `=`, then the body's atoms side by side, without commas or a final `.`"
+    if rewrite is not None and not _lowercase_head(tokens):
+        shown += _variables_note(rewrite)
     first = out[at[k]]
     out[at[k]] = make("datalog-syntax", f"a Datalog rule over {m - k + 1} lines; a Fuse "
                       f"statement ends with its line (it goes on only while a bracket is "
@@ -152,6 +165,22 @@ def _join_rule(text: str, spans: Sequence[Span], k: int, at: dict[int, int],
 
 
 def _message(rewrite: _Rewrite, parses: bool) -> str:
+    return _punctuation_message(rewrite, parses) + _variables_note(rewrite)
+
+
+def _variables_note(rewrite: _Rewrite) -> str:
+    text = ""
+    if rewrite.variables:
+        named = ", ".join(f"`{v}`" for v in rewrite.variables)
+        text += (f"; Datalog's variable{'s' if len(rewrite.variables) > 1 else ''} {named} "
+                 f"{'are' if len(rewrite.variables) > 1 else 'is'} lowercase in Fuse, where "
+                 f"an uppercase name is a constant")
+        if rewrite.clash:
+            text += " (and the lowercase name is taken in this statement)"
+    return text
+
+
+def _punctuation_message(rewrite: _Rewrite, parses: bool) -> str:
     marks = rewrite.marks
     shown = f": `{_short(rewrite.shown)}`" if parses else ""
     if rewrite.unfinished:
@@ -198,6 +227,8 @@ class _Rewriting:
         self.shown: list[str] = []
         self.spaced = False  # the next token shown gets a space before it
         self.unfinished = False
+        self.variables: dict[str, None] = {}
+        self.clash = False
 
     def mark(self, what: str, span: Span) -> None:
         if what not in self.marks:
@@ -236,6 +267,9 @@ def _rewrite(tokens: Sequence[Tok]) -> _Rewrite | None:
         r.mark("query", Span(tokens[0][2], tokens[1][3]))
         r.edit(tokens[0][2], tokens[2][2] if n > 2 else tokens[1][3], "")
         i = 2
+    datalog = query or any(
+        tokens[k][0] == "COLON" and tokens[k + 1][0] == "MINUS" for k in range(n - 1))
+    written = {t[1] for t in tokens if t[0] == "NAME"}
     depth, body, neck = 0, False, False
     prev: Tok | None = None
     while i < last:
@@ -273,6 +307,17 @@ def _rewrite(tokens: Sequence[Tok]) -> _Rewrite | None:
             r.put("NOT", "not", tok, prev is not None and prev[3] < tok[2] or r.spaced)
             prev, i = tok, i + 1
             continue
+        if datalog and kind == "NAME" and _DATALOG_VARIABLE.fullmatch(tok[1]) and \
+                prev is not None and prev[0] in ("LPAR", "COMMA") and \
+                nxt is not None and nxt[0] in ("RPAR", "COMMA"):
+            # `X` in `Anc(X,Y) :- Parent(X,Y).`: Datalog's variable, a constant to Fuse
+            lower = tok[1].lower()
+            r.variables[tok[1]] = None
+            if lower in written:
+                r.clash = True  # (`x` is already a name there: no fix)
+            else:
+                r.edit(tok[2], tok[3], lower)
+                tok = as_tok((kind, lower, tok[2], tok[3]))
         r.keep(tok, prev)
         prev, i = tok, i + 1
     if last < n and prev is not None:
@@ -287,4 +332,4 @@ def _rewrite(tokens: Sequence[Tok]) -> _Rewrite | None:
     if not r.marks or r.where is None or not r.out:
         return None
     return _Rewrite(tuple(r.marks), r.where, tuple(r.edits), tuple(r.out), "".join(r.shown),
-                    r.unfinished)
+                    r.unfinished, tuple(r.variables), r.clash)

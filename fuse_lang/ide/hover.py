@@ -306,11 +306,34 @@ def _argument_axis(analysis: Analysis, stmt: ir.Statement, name: str
 
 
 def equation_markdown(analysis: Analysis, statement: int) -> str:
+    """The projection of the equation, as `fuse explain` says it; for one that calls
+    a `fn`, first that of each equation the calls write out (where its indices are
+    projected: the call's own line has only the left-hand side's)."""
     plan = plan_equation(analysis, statement)
-    body = "\n".join(render_equation(plan))
-    body = _LOWERED.sub(lambda m: shown_name(analysis, m.group(0)), body)
+    written = _written_out(analysis, statement)
+    lines = [line for k in (*written[:_WRITTEN_SHOWN], statement)
+             for line in render_equation(plan_equation(analysis, k))]
+    if len(written) > _WRITTEN_SHOWN:
+        lines.insert(-len(render_equation(plan)), f"... and {len(written) - _WRITTEN_SHOWN} "
+                     f"more written-out equations that project (fuse explain lists them)")
+    body = _LOWERED.sub(lambda m: shown_name(analysis, m.group(0)), "\n".join(lines))
     return (f"**Projection** of `{shown_name(analysis, plan.tensor)}` ({plan.op})\n\n"
             f"```\n{body}\n```")
+
+
+def _written_out(analysis: Analysis, statement: int) -> list[int]:
+    """The statements the `fn` calls of `statement` write out that project an
+    index, in order."""
+    if analysis.inlined is None:
+        return []
+    span = analysis.program.statements[statement].span
+    return [k for k, origin in sorted(analysis.inlined.origins.items())
+            if span.start <= origin.call.start and origin.call.end <= span.end
+            and k != statement
+            and any(role.role == "projected" for role in analysis.roles.get(k, ()))]
+
+
+_WRITTEN_SHOWN = 6
 
 
 # a name the lowering made (a block's or a call's local, an imported file's axis, a `_`)

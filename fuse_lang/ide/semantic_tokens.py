@@ -18,6 +18,7 @@ from ..check.symbols import IndexRole
 from ..front import ir
 from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.span import LineIndex, Span, split_lines
+from .fn_bodies import index_name_spans
 
 TOKEN_TYPES: tuple[str, ...] = (
     "variable",    # a dense tensor
@@ -171,9 +172,11 @@ def _structural_tokens(analysis: Analysis, cache: TokenCache) -> list[SemanticTo
         names: dict[str, None] = {}
         tokens = _statement_tokens(analysis, stmt, roles, kinds, names)
         if inlined is not None and k in inlined.written:  # the calls' arguments' indices
-            tokens += [SemanticToken(v.span, "parameter") for e in ir.used_exprs(stmt)
-                       for ref in ir.refs(e) for i in ref.indices or ()
-                       for v in ir.index_vars(i)]
+            # (one the left-hand side keeps is its output, as hover and explain say)
+            kept = {role.name: (role.role,) for role in roles or ()}
+            tokens += [SemanticToken(span, "parameter", kept.get(name, ()))
+                       for e in ir.used_exprs(stmt) for ref in ir.refs(e)
+                       for name, span in index_name_spans(ref)]
         used[id(stmt)] = (stmt, roles, tuple(names), tuple(
             (info.boolean, info.kind) if (info := tensors.get(name)) is not None else None
             for name in names), tokens)
@@ -198,7 +201,11 @@ def _statement_tokens(analysis: Analysis, stmt: ir.Statement,
         for occ in role.occurrences:
             if occ.form == "slice":
                 continue
-            add(token(occ.span, "parameter", declared if occ.lhs else use))
+            # the name alone: a dotted one's dot (`p'.`) is no part of it
+            span = occ.span
+            if span.end - span.start > len(occ.name):
+                span = Span(span.start, span.start + len(occ.name))
+            add(token(span, "parameter", declared if occ.lhs else use))
     if isinstance(stmt, ir.AxisDecl):
         add(token(stmt.name_span, "parameter", ("declaration",)))
         add(token(stmt.extent_span, "keyword" if stmt.padding else "number"))
@@ -268,11 +275,11 @@ def _function_tokens(analysis: Analysis, fn: ir.FnDef,
     for ref in (*fn.params, fn.result):
         out.append(SemanticToken(ref.name_span, "type" if ref.paren else "variable",
                                  ("declaration",)))
-        out += [SemanticToken(i.span, "parameter", ("declaration",)) for i in ref.indices or ()]
+        out += [SemanticToken(span, "parameter", ("declaration",))
+                for _, span in index_name_spans(ref)]
     for eq in fn.body:
         for ref in (eq.lhs, *ir.refs(eq.rhs)):
-            out += [SemanticToken(v.span, "parameter") for i in ref.indices or ()
-                    for v in ir.index_vars(i)]
+            out += [SemanticToken(span, "parameter") for _, span in index_name_spans(ref)]
         out += _statement_tokens(analysis, eq, None, kinds, {})
     return out
 
