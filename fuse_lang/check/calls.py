@@ -11,6 +11,7 @@ from ..front.builtins import (
     INDEX_ARGUMENT_BUILTINS,
     NAMED_BUILTINS,
     NORMALISING_BUILTINS,
+    REDUCE_OPS,
     SCHEDULE_BUILTINS,
     SCHEDULE_PER,
     parameter_names,
@@ -107,8 +108,9 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
             _check_axis(call, stmt, kw.value, out)
         elif kw.name in ("eps",) and not is_number(kw.value):
             out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
-        elif kw.name == "k" and not is_whole(kw.value):
-            out.append(make("bad-argument", "`k=` takes a whole number", kw.value.span))
+        elif kw.name == "k" and not (is_whole(kw.value) and kw.value.value >= 1):
+            out.append(make("bad-argument", "`k=` takes a whole number of at least 1 (how "
+                            "many values each row keeps)", kw.value.span))
         elif kw.name == "steps" and not (is_whole(kw.value) and kw.value.value >= 1):
             out.append(make("bad-argument", "`steps=` takes a whole number of at least 1",
                             kw.value.span))
@@ -155,6 +157,11 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
         if not is_whole(call.args[0]):
             out.append(make("bad-argument", "`causal_mask` takes a whole number, the sequence "
                             "length", call.args[0].span))
+        elif isinstance(stmt, ir.Equation) \
+                and len(axes := ir.lhs_axis_names(stmt.lhs.indices or ())) < 2:
+            out.append(make("bad-argument", f"`causal_mask` is n×n over the last two axes of "
+                            f"the left-hand side, and this one has {len(axes)}: "
+                            f"`M[q,k] = causal_mask(4)`", call.span))
     elif call.name == "const":
         shape = literal_shape(call.args[0])
         if shape is None:
@@ -171,12 +178,19 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                     f"(`{index.value}`) where this literal has {extent}",
                                     call.args[0].span))
                     break
+    elif call.name == "topk" and isinstance(stmt, ir.Equation) \
+            and (axes := ir.lhs_axis_names(stmt.lhs.indices or ())) \
+            and not _mentions(call.args[0], axes[-1]):
+        out.append(make("bad-argument", f"`topk` ranks along the last axis of the left-hand "
+                        f"side, `{axes[-1]}`, which its argument does not have",
+                        call.args[0].span))
     elif call.name == "concat" and "axis" in given:
         axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
         name = axis.name if isinstance(axis, ir.Ref) else None
         for arg in call.args:
             if name and not any(name in {v.name for i in r.indices or ()
-                                         for v in ir.index_vars(i)} for r in ir.refs(arg)):
+                                         for v in ir.index_vars(i)}
+                                or ir.read_along(r.indices or (), name) for r in ir.refs(arg)):
                 out.append(make("bad-argument", f"every argument of concat needs the axis "
                                 f"`{name}` it joins along", arg.span))
     elif call.name == "select":
@@ -191,6 +205,21 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
         if not (stmt.lhs.indices or "axis" in given):
             out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
                             f"left-hand side has none", call.span))
+
+
+def check_reduce(node: ir.Reduce, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`reduce(op, j) body`: `op` is a projection, and `j` is not on the left-hand
+    side (`Y[i] = reduce(sum, i) A[i,j]` would project the index it keeps)."""
+    if node.op not in REDUCE_OPS:
+        out.append(make("bad-argument", f"`{node.op}` is not a projection; use one of "
+                        f"{', '.join(REDUCE_OPS)}", node.op_span))
+    kept = _lhs_vars(stmt)
+    for index in node.indices:
+        if index.name in kept:
+            out.append(make("bad-argument", f"`reduce` projects `{index.name}`, but `"
+                            f"{index.name}` is on the left-hand side, which keeps it: "
+                            f"drop it from the left-hand side or from the `reduce`",
+                            index.span))
 
 
 def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
@@ -238,7 +267,17 @@ def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
                         call.span))
 
 
+def _mentions(expr: ir.Expr, axis: str) -> bool:
+    """Whether a reference in `expr` has the index `axis` (a slice's anonymous name
+    too), or `expr` uses it as a value."""
+    return any(isinstance(node, ir.Ref) and (node.name == axis and node.indices is None or any(
+        v.name == axis for i in node.indices or () for v in ir.index_vars(i))
+        or ir.read_along(node.indices or (), axis)) for node in ir.walk(expr))
+
+
 def _lhs_vars(stmt: ir.Statement) -> set[str]:
-    if isinstance(stmt, ir.Equation):
-        return {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
+    if isinstance(stmt, ir.Equation):  # a slice's anonymous name too (`axis=0` at `:`)
+        indices = stmt.lhs.indices or ()
+        return {v.name for i in indices for v in ir.index_vars(i)} \
+            | set(ir.lhs_axis_names(indices))
     return set()

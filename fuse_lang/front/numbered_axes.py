@@ -24,9 +24,22 @@ def numbered_axes_named(rhs: Any, lhs: ir.Ref | None) -> Any:
     index at that position among the first argument's variables.  A number with
     no index at its position stays a number (the checker says what is wrong)."""
     NUMERIC_AXES.clear()
-    lhs_names = [ir.index_vars(i)[0].name for i in (lhs.indices or ())
-                 if ir.index_vars(i)] if lhs is not None else None
+    lhs_names = _position_names(lhs.indices or ()) if lhs is not None else None
     return _named(rhs, lhs_names)
+
+
+def _position_names(indices: tuple) -> list[str]:
+    """The index at each LHS position that has one: a variable, or a slice's
+    anonymous name (`Y[:,j] = softmax(A[:,j], axis=0)` is along the slice)."""
+    names = []
+    slices = 0
+    for index in indices:
+        if isinstance(index, ir.IndexSlice):
+            names.append(ir.slice_name(slices))
+            slices += 1
+        elif ir.index_vars(index):
+            names.append(ir.index_vars(index)[0].name)
+    return names
 
 
 def _named(expr: Any, lhs_names: list[str] | None) -> Any:
