@@ -171,3 +171,11 @@ def test_nested_reduce_with_every_operator(backend, compiled):
     got = _run(backend, compiled, text)
     np.testing.assert_allclose([got["P"], got["Q"], got["R"]],
                                [A.sum(1).max(), A.max(0).sum(), A.min(1).mean()], rtol=1e-6)
+
+
+def test_a_sink_concatenates_along_a_numbered_slice(tmp_path):
+    # was: extent-conflict (the two slices one domain) and bad-argument for axis=0
+    text = 'A = const([1, 2])\nB = const([3, 4, 5])\n"cat.npy" = concat(A[:], B[:], axis=0)\n' \
+           "export A\n"
+    fuse_lang.compile(text, base_dir=tmp_path, path=str(tmp_path / "p.fuse")).run()
+    np.testing.assert_array_equal(np.load(tmp_path / "cat.npy"), [1, 2, 3, 4, 5])

@@ -127,7 +127,8 @@ def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
     arguments); `axis=0` was named by the builder when that position has one."""
     if isinstance(stmt, ir.Sink):
         names = {v.name for a in call.args for r in ir.refs(a) for i in r.indices or ()
-                 for v in ir.index_vars(i)}
+                 for v in ir.index_vars(i)} | {n for a in call.args for r in ir.refs(a)
+                                               for n in ir.lhs_axis_names(r.indices or ())}
         where = "the arguments"
     else:
         names = _lhs_vars(stmt)

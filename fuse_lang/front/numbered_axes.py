@@ -68,8 +68,8 @@ def _named_keyword(kw: ir.Keyword, args: tuple, lhs_names: list[str] | None) -> 
     if lhs_names is not None:
         names = lhs_names
     else:  # a sink: the first argument's variables, in order of appearance
-        names = list(dict.fromkeys(v.name for r in (ir.refs(args[0]) if args else ())
-                                   for i in r.indices or () for v in ir.index_vars(i)))
+        names = list(dict.fromkeys(name for r in (ir.refs(args[0]) if args else ())
+                                   for name in ir.lhs_axis_names(r.indices or ())))
     position = int(value.text)
     if position >= len(names):
         return kw
