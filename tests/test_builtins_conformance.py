@@ -152,6 +152,13 @@ def test_causal_mask_on_fewer_than_two_lhs_axes_is_a_check_error(tmp_path, capsy
            "left-hand side" in out
 
 
+def test_causal_mask_of_no_positions_is_a_check_error(tmp_path, capsys):
+    # was: an empty (0, 0) mask
+    code, out = _check(tmp_path, capsys, "M[q,k] = causal_mask(0)\nexport M\n")
+    assert code == 1
+    assert "1:22: error[bad-argument]: `causal_mask` takes a whole number of at least 1" in out
+
+
 # ------------------------------------------------------------ reduce
 
 def test_reduce_of_an_lhs_index_is_a_check_error(tmp_path, capsys):

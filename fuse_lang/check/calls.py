@@ -155,9 +155,9 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
             out.append(make("bad-argument", f"`{call.name}` takes an index variable of this "
                             f"equation, like `{call.name}(i)`", arg.span))
     elif call.name == "causal_mask":
-        if not is_whole(call.args[0]):
-            out.append(make("bad-argument", "`causal_mask` takes a whole number, the sequence "
-                            "length", call.args[0].span))
+        if not (is_whole(call.args[0]) and call.args[0].value >= 1):
+            out.append(make("bad-argument", "`causal_mask` takes a whole number of at least "
+                            "1, the sequence length", call.args[0].span))
         elif isinstance(stmt, ir.Equation) \
                 and len(axes := ir.lhs_axis_names(stmt.lhs.indices or ())) < 2:
             out.append(make("bad-argument", f"`causal_mask` is n×n over the last two axes of "
