@@ -133,6 +133,20 @@ def test_concat_along_a_slice(backend, compiled):
                                   np.concatenate([A[:, :2], b], 1))
 
 
+@pytest.mark.parametrize("statement,message", [
+    ('"s.npy" = softmax(A[i,j])', "in a sink, which has no left-hand side, name it with "
+                                  "`axis=`"),
+    ("Y[0] = lnorm(A[1,j])", "but the left-hand side has none"),
+    ("Y[*t+1] = log_softmax(Y[*t] + A[t,0])", "but the left-hand side has none"),
+])
+def test_a_normalising_builtin_with_no_axis_to_work_along_is_a_check_error(
+        tmp_path, capsys, statement, message):
+    # was: clean at check time, then the run stopped ("softmax and lnorm need an axis")
+    code, out = _check(tmp_path, capsys, f"A = {_literal(A)}\n{statement}\nexport A\n")
+    assert code == 1
+    assert "error[bad-argument]: " in out and message in out
+
+
 # ------------------------------------------------------------ causal_mask
 
 @pytest.mark.parametrize("backend,compiled", RUNS)

@@ -202,10 +202,14 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
         check_gather(call, stmt, _lhs_vars(stmt), out)
     elif call.name in SCHEDULE_BUILTINS:
         _check_schedule(call, stmt, out)
-    elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
-        if not (stmt.lhs.indices or "axis" in given):
+    elif call.name in NORMALISING_BUILTINS and "axis" not in given:
+        if isinstance(stmt, ir.Equation) and not ir.lhs_axis_names(stmt.lhs.indices or ()):
             out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
                             f"left-hand side has none", call.span))
+        elif isinstance(stmt, ir.Sink):  # (the run said: "need an axis")
+            out.append(make("bad-argument", f"`{call.name}` normalises along an axis: in a "
+                            f"sink, which has no left-hand side, name it with `axis=`",
+                            call.span))
 
 
 def check_reduce(node: ir.Reduce, stmt: ir.Statement, out: list[Diagnostic]) -> None:
