@@ -147,6 +147,15 @@ def test_a_normalising_builtin_with_no_axis_to_work_along_is_a_check_error(
     assert "error[bad-argument]: " in out and message in out
 
 
+def test_an_axis_keyword_the_dot_overrides_is_a_warning(tmp_path, capsys):
+    # was: clean, the dot silently chosen over `axis=j` (LANGUAGE.md §10: dot first)
+    code, out = _check(tmp_path, capsys, f"A = {_literal(A)}\n"
+                                         "Y[i.,j] = softmax(A[i,j], axis=j)\nexport Y\n")
+    assert code == 0
+    assert "2:32: warning[dotted-axis]: `softmax` works along the dotted axis `i`; its " \
+           "`axis=` (`j`) has no effect" in out
+
+
 # ------------------------------------------------------------ causal_mask
 
 @pytest.mark.parametrize("backend,compiled", RUNS)

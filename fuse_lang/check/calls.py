@@ -16,7 +16,7 @@ from ..front.builtins import (
     SCHEDULE_PER,
     parameter_names,
 )
-from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
 from ..front.span import Span
 from .consumed_axis import check_cross_entropy, check_gather, index_var_counts
 from .literals import is_number, is_whole, literal_shape
@@ -202,7 +202,9 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
         check_gather(call, stmt, _lhs_vars(stmt), out)
     elif call.name in SCHEDULE_BUILTINS:
         _check_schedule(call, stmt, out)
-    elif call.name in NORMALISING_BUILTINS and "axis" not in given:
+    elif call.name in NORMALISING_BUILTINS and "axis" in given:
+        _check_dot_and_axis(call, stmt, out)
+    elif call.name in NORMALISING_BUILTINS:
         if isinstance(stmt, ir.Equation) and not ir.lhs_axis_names(stmt.lhs.indices or ()):
             out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
                             f"left-hand side has none", call.span))
@@ -270,6 +272,18 @@ def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
                         f"count once per value of `{summed[0]}`; write the branches over the "
                         f"same indices, or keep `{summed[0]}` on the left-hand side",
                         call.span))
+
+
+def _check_dot_and_axis(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`Y[i.,j] = softmax(X[i,j], axis=j)`: the dot wins (LANGUAGE.md §10), so an
+    `axis=` naming another index does nothing: a warning."""
+    axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
+    dot = next((i for i in (stmt.lhs.indices or ()) if isinstance(i, ir.IndexVar) and i.dotted),
+               None) if isinstance(stmt, ir.Equation) else None
+    if dot is not None and isinstance(axis, ir.Ref) and axis.name != dot.name:
+        out.append(make("dotted-axis", f"`{call.name}` works along the dotted axis `{dot.name}`"
+                        f"; its `axis=` (`{axis.name}`) has no effect", axis.span,
+                        severity=Severity.WARNING))
 
 
 def _mentions(expr: ir.Expr, axis: str) -> bool:
