@@ -12,11 +12,12 @@ from ..front.builtins import (
     INDEX_ARGUMENT_BUILTINS,
     NAMED_BUILTINS,
     NORMALISING_BUILTINS,
+    REDUCE_OPS,
     SCHEDULE_BUILTINS,
     SCHEDULE_PER,
     parameter_names,
 )
-from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
 from ..front.span import Span
 from .consumed_axis import check_cross_entropy, check_gather, index_var_counts
 from .literals import is_number, is_whole, literal_shape
@@ -108,8 +109,9 @@ def _check_keywords(call: ir.Call, stmt: ir.Statement, keywords: tuple[str, ...]
             _check_axis(call, stmt, kw.value, out)
         elif kw.name in ("eps",) and not is_number(kw.value):
             out.append(make("bad-argument", f"`{kw.name}=` takes a number", kw.value.span))
-        elif kw.name == "k" and not is_whole(kw.value):
-            out.append(make("bad-argument", "`k=` takes a whole number", kw.value.span))
+        elif kw.name == "k" and not (is_whole(kw.value) and kw.value.value >= 1):
+            out.append(make("bad-argument", "`k=` takes a whole number of at least 1 (how "
+                            "many values each row keeps)", kw.value.span))
         elif kw.name == "steps" and not (is_whole(kw.value) and kw.value.value >= 1):
             out.append(make("bad-argument", "`steps=` takes a whole number of at least 1",
                             kw.value.span))
@@ -126,7 +128,8 @@ def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
     arguments); `axis=0` was named by the builder when that position has one."""
     if isinstance(stmt, ir.Sink):
         names = {v.name for a in call.args for r in ir.refs(a) for i in r.indices or ()
-                 for v in ir.index_vars(i)}
+                 for v in ir.index_vars(i)} | {n for a in call.args for r in ir.refs(a)
+                                               for n in ir.lhs_axis_names(r.indices or ())}
         where = "the arguments"
     else:
         names = _lhs_vars(stmt)
@@ -153,9 +156,14 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
             out.append(make("bad-argument", f"`{call.name}` takes an index variable of this "
                             f"equation, like `{call.name}(i)`", arg.span))
     elif call.name == "causal_mask":
-        if not is_whole(call.args[0]):
-            out.append(make("bad-argument", "`causal_mask` takes a whole number, the sequence "
-                            "length", call.args[0].span))
+        if not (is_whole(call.args[0]) and call.args[0].value >= 1):
+            out.append(make("bad-argument", "`causal_mask` takes a whole number of at least "
+                            "1, the sequence length", call.args[0].span))
+        elif isinstance(stmt, ir.Equation) \
+                and len(axes := ir.lhs_axis_names(stmt.lhs.indices or ())) < 2:
+            out.append(make("bad-argument", f"`causal_mask` is n×n over the last two axes of "
+                            f"the left-hand side, and this one has {len(axes)}: "
+                            f"`M[q,k] = causal_mask(4)`", call.span))
     elif call.name == "const":
         shape = literal_shape(call.args[0])
         if shape is None:
@@ -172,12 +180,19 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                     f"(`{index.value}`) where this literal has {extent}",
                                     call.args[0].span))
                     break
+    elif call.name == "topk" and isinstance(stmt, ir.Equation) \
+            and (axes := ir.lhs_axis_names(stmt.lhs.indices or ())) \
+            and not _mentions(call.args[0], axes[-1]):
+        out.append(make("bad-argument", f"`topk` ranks along the last axis of the left-hand "
+                        f"side, `{axes[-1]}`, which its argument does not have",
+                        call.args[0].span))
     elif call.name == "concat" and "axis" in given:
         axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
         name = axis.name if isinstance(axis, ir.Ref) else None
         for arg in call.args:
             if name and not any(name in {v.name for i in r.indices or ()
-                                         for v in ir.index_vars(i)} for r in ir.refs(arg)):
+                                         for v in ir.index_vars(i)}
+                                or ir.read_along(r.indices or (), name) for r in ir.refs(arg)):
                 out.append(make("bad-argument", f"every argument of concat needs the axis "
                                 f"`{name}` it joins along", arg.span))
     elif call.name == "select":
@@ -188,10 +203,31 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
         check_gather(call, stmt, _lhs_vars(stmt), out)
     elif call.name in SCHEDULE_BUILTINS:
         _check_schedule(call, stmt, out)
-    elif call.name in NORMALISING_BUILTINS and isinstance(stmt, ir.Equation):
-        if not (stmt.lhs.indices or "axis" in given):
+    elif call.name in NORMALISING_BUILTINS and "axis" in given:
+        _check_dot_and_axis(call, stmt, out)
+    elif call.name in NORMALISING_BUILTINS:
+        if isinstance(stmt, ir.Equation) and not ir.lhs_axis_names(stmt.lhs.indices or ()):
             out.append(make("bad-argument", f"`{call.name}` normalises along an axis, but the "
                             f"left-hand side has none", call.span))
+        elif isinstance(stmt, ir.Sink):  # (the run said: "need an axis")
+            out.append(make("bad-argument", f"`{call.name}` normalises along an axis: in a "
+                            f"sink, which has no left-hand side, name it with `axis=`",
+                            call.span))
+
+
+def check_reduce(node: ir.Reduce, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`reduce(op, j) body`: `op` is a projection, and `j` is not on the left-hand
+    side (`Y[i] = reduce(sum, i) A[i,j]` would project the index it keeps)."""
+    if node.op not in REDUCE_OPS:
+        out.append(make("bad-argument", f"`{node.op}` is not a projection; use one of "
+                        f"{', '.join(REDUCE_OPS)}", node.op_span))
+    kept = _lhs_vars(stmt)
+    for index in node.indices:
+        if index.name in kept:
+            out.append(make("bad-argument", f"`reduce` projects `{index.name}`, but `"
+                            f"{index.name}` is on the left-hand side, which keeps it: "
+                            f"drop it from the left-hand side or from the `reduce`",
+                            index.span))
 
 
 def _check_schedule(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
@@ -244,7 +280,29 @@ def _check_branches(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) ->
                         call.span))
 
 
+def _check_dot_and_axis(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]) -> None:
+    """`Y[i.,j] = softmax(X[i,j], axis=j)`: the dot wins (LANGUAGE.md §10), so an
+    `axis=` naming another index does nothing: a warning."""
+    axis = next(kw.value for kw in call.kwargs if kw.name == "axis")
+    dot = next((i for i in (stmt.lhs.indices or ()) if isinstance(i, ir.IndexVar) and i.dotted),
+               None) if isinstance(stmt, ir.Equation) else None
+    if dot is not None and isinstance(axis, ir.Ref) and axis.name != dot.name:
+        out.append(make("dotted-axis", f"`{call.name}` works along the dotted axis `{dot.name}`"
+                        f"; its `axis=` (`{axis.name}`) has no effect", axis.span,
+                        severity=Severity.WARNING))
+
+
+def _mentions(expr: ir.Expr, axis: str) -> bool:
+    """Whether a reference in `expr` has the index `axis` (a slice's anonymous name
+    too), or `expr` uses it as a value."""
+    return any(isinstance(node, ir.Ref) and (node.name == axis and node.indices is None or any(
+        v.name == axis for i in node.indices or () for v in ir.index_vars(i))
+        or ir.read_along(node.indices or (), axis)) for node in ir.walk(expr))
+
+
 def _lhs_vars(stmt: ir.Statement) -> set[str]:
-    if isinstance(stmt, ir.Equation):
-        return {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
+    if isinstance(stmt, ir.Equation):  # a slice's anonymous name too (`axis=0` at `:`)
+        indices = stmt.lhs.indices or ()
+        return {v.name for i in indices for v in ir.index_vars(i)} \
+            | set(ir.lhs_axis_names(indices))
     return set()

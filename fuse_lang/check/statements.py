@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..front import ir
-from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS, REDUCE_OPS
+from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.relocation import moved_span
 from ..front.span import Span, shifted
 from ..io.sink_paths import sink_diagnostic
-from .calls import check_call, unknown_function
+from .calls import check_call, check_reduce, unknown_function
 from .compared_constants import symbol_constant
 from .conflicts import Placed
 from .datalog import compared_variables
@@ -394,9 +394,8 @@ class StatementChecks:
             found: list[Diagnostic] = []
             if isinstance(node, ir.Call):  # var_keys: its occurrences' names
                 check_call(node, stmt, var_keys, tensors, found)
-            elif isinstance(node, ir.Reduce) and node.op not in REDUCE_OPS:
-                found.append(make("bad-argument", f"`{node.op}` is not a projection; use "
-                                  f"one of {', '.join(REDUCE_OPS)}", node.op_span))
+            elif isinstance(node, ir.Reduce):
+                check_reduce(node, stmt, found)
             elif type(node) is ir.ListLit:
                 found.append(misplaced_list(node))
             if found:  # most find nothing

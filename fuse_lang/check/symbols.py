@@ -12,6 +12,7 @@ from functools import partial
 from typing import NamedTuple
 
 from ..front import ir
+from ..front.ir import slice_name
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .kinds import TensorKind
@@ -235,11 +236,6 @@ def _ref_vars(lhs: list[Occurrence], nodes: list[tuple[ir.Expr, int]]) -> set[st
             for index in node.indices:
                 names.update([v.name for v in ir.index_vars(index)])
     return names
-
-
-def slice_name(ordinal: int) -> str:
-    """A slice is an anonymous variable matched by its ordinal (docs/language.md)."""
-    return f":{ordinal}"
 
 
 def _ref_occurrences(ref: ir.Ref, scope: int, lhs: bool, out: list[Occurrence]) -> None:

@@ -198,6 +198,7 @@ def _ref_ops(k: int, ref: ir.Ref, lhs: bool, concat: dict) -> Guard:
             # a constant a body or a query reads is looked up (check.constants)
         elif isinstance(index, ir.IndexSlice):
             var = ("var", k, slice_name(slice_no))
+            var = concat.get((id(ref), pos), var) if concat else var  # topk's own row
             slice_no += 1
             ops += _slice_ops(axis, var, index)
     return Guard(ref.name, ref.arity, tuple(ops))
@@ -239,9 +240,8 @@ def _concat_axes(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]
             key = ("concat", k, node.span.start, arg_no)
             parts.append(key)
             for ref in ir.refs(arg):
-                for pos, index in enumerate(ref.indices or ()):
-                    if ir.reads_along(index, axis):
-                        out[(id(ref), pos)] = key
+                for pos in ir.read_along(ref.indices or (), axis):
+                    out[(id(ref), pos)] = key
         ops.append(ConcatSum(("var", k, axis), tuple(parts), node.span))
     return out
 
@@ -249,17 +249,15 @@ def _concat_axes(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list[Op]
 def _topk_axis(k: int, stmt: ir.Statement, call: ir.Call, out: dict, ops: list[Op]) -> None:
     if not isinstance(stmt, ir.Equation) or not stmt.lhs.indices or not call.args:
         return
-    names = [v.name for i in stmt.lhs.indices if not isinstance(i, ir.IndexVirtual)
-             for v in ir.index_vars(i)]
+    names = ir.lhs_axis_names(stmt.lhs.indices)  # a slice's too: `Y[i,:] = topk(X[i,:], k=2)`
     count = next((kw.value for kw in call.kwargs if kw.name == "k"), None)
     if not names or count is None or not is_whole(count):
         return
     axis = names[-1]
     key = ("topk", k, call.span.start)
     for ref in ir.refs(call.args[0]):
-        for pos, index in enumerate(ref.indices or ()):
-            if ir.reads_along(index, axis):
-                out[(id(ref), pos)] = key
+        for pos in ir.read_along(ref.indices or (), axis):
+            out[(id(ref), pos)] = key
     extent = int(count.text)  # type: ignore[union-attr]  # (exact, where its float is not)
     ops.append(TopkCount(("var", k, axis), key, extent, count.span))
 
@@ -283,10 +281,9 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
                     extent, node.args[0].span, "this literal")))
         elif node.name == "causal_mask" and is_whole(node.args[0]):
             n = int(node.args[0].text)  # type: ignore[union-attr]
-            for index in lhs_indices[-2:]:
-                for var in ir.index_vars(index):
-                    ops.append(SetExtent(("var", k, var.name), Evidence(
-                        n, node.span, f"causal_mask({short_number(n)})")))
+            for name in ir.lhs_axis_names(lhs_indices)[-2:]:  # a slice's too: `M[:,:]`
+                ops.append(SetExtent(("var", k, name), Evidence(
+                    n, node.span, f"causal_mask({short_number(n)})")))
 
 
 # ------------------------------------------------------------ replaying

@@ -92,6 +92,43 @@ def index_vars(index: Index) -> tuple[IndexVar, ...]:
     return ()
 
 
+def slice_name(ordinal: int) -> str:
+    """A slice is an anonymous variable matched by its ordinal (docs/language.md)."""
+    return f":{ordinal}"
+
+
+def lhs_axis_names(indices: tuple) -> tuple[str, ...]:
+    """The LHS's axis names in order, a slice's counted (`Y[i,:] = softmax(W[i,1:3])`
+    normalises each row; `Y[:] = const([1,2])` binds the literal to the slice), a
+    virtual one not (the tensor has no such axis: `X[i,*t+1] = softmax(...)` is along i)."""
+    names: list[str] = []
+    slices = 0
+    for index in indices:
+        if isinstance(index, IndexVirtual):
+            continue
+        if isinstance(index, IndexSlice):
+            names.append(slice_name(slices))
+            slices += 1
+        else:
+            names.extend(v.name for v in index_vars(index))
+    return tuple(names)
+
+
+def read_along(indices: tuple, name: str) -> list[int]:
+    """The positions of a reference that read along index `name` (`reads_along`), or
+    along the slice it names (`:0`, the reference's first slice)."""
+    out = []
+    slices = 0
+    for pos, index in enumerate(indices):
+        if isinstance(index, IndexSlice):
+            if slice_name(slices) == name:
+                out.append(pos)
+            slices += 1
+        elif reads_along(index, name):
+            out.append(pos)
+    return out
+
+
 def virtual_shift(index: IndexVirtual) -> int:
     inner = index.inner
     return inner.offset if isinstance(inner, IndexShift) else 0

@@ -24,9 +24,22 @@ def numbered_axes_named(rhs: Any, lhs: ir.Ref | None) -> Any:
     index at that position among the first argument's variables.  A number with
     no index at its position stays a number (the checker says what is wrong)."""
     NUMERIC_AXES.clear()
-    lhs_names = [ir.index_vars(i)[0].name for i in (lhs.indices or ())
-                 if ir.index_vars(i)] if lhs is not None else None
+    lhs_names = _position_names(lhs.indices or ()) if lhs is not None else None
     return _named(rhs, lhs_names)
+
+
+def _position_names(indices: tuple) -> list[str]:
+    """The index at each LHS position that has one: a variable, or a slice's
+    anonymous name (`Y[:,j] = softmax(A[:,j], axis=0)` is along the slice)."""
+    names = []
+    slices = 0
+    for index in indices:
+        if isinstance(index, ir.IndexSlice):
+            names.append(ir.slice_name(slices))
+            slices += 1
+        elif ir.index_vars(index):
+            names.append(ir.index_vars(index)[0].name)
+    return names
 
 
 def _named(expr: Any, lhs_names: list[str] | None) -> Any:
@@ -55,8 +68,8 @@ def _named_keyword(kw: ir.Keyword, args: tuple, lhs_names: list[str] | None) -> 
     if lhs_names is not None:
         names = lhs_names
     else:  # a sink: the first argument's variables, in order of appearance
-        names = list(dict.fromkeys(v.name for r in (ir.refs(args[0]) if args else ())
-                                   for i in r.indices or () for v in ir.index_vars(i)))
+        names = list(dict.fromkeys(name for r in (ir.refs(args[0]) if args else ())
+                                   for name in ir.lhs_axis_names(r.indices or ())))
     position = int(value.text)
     if position >= len(names):
         return kw

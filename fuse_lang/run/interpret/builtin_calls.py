@@ -283,10 +283,8 @@ class BuiltinCalls(EvaluatorState):
         return None
 
     def _topk_axis(self) -> str | None:
-        lhs = self.info.stmt.lhs if isinstance(self.info.stmt, ir.Equation) else None
-        lhs_vars = [v.name for i in ((lhs.indices if lhs else None) or ())
-                    if not isinstance(i, ir.IndexVirtual) for v in ir.index_vars(i)]
-        return lhs_vars[-1] if lhs_vars else None
+        """The last LHS axis, a slice's included (`Y[i,:] = topk(X[i,:], k=2)`)."""
+        return self.info.lhs_axes[-1] if self.info.lhs_axes else None
 
     def _unary(self, name: str, x: Any) -> Any:
         backend = self.backend
@@ -392,7 +390,7 @@ class BuiltinCalls(EvaluatorState):
 
     def _causal_mask(self, call: ir.Call) -> LArray:
         n = int(_number(call.args[0], 0))
-        names = self.info.lhs_order
+        names = self.info.lhs_axes  # a slice's too: `M[:,:] = causal_mask(4)`
         if len(names) < 2:
             raise EvaluationError("causal_mask binds to the last two left-hand-side axes; "
                                   "this left-hand side has fewer")

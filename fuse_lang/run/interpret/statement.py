@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ...check import Analysis
-from ...check.symbols import slice_name, statement_scopes
+from ...check.symbols import statement_scopes
 from ...front import ir
 from .labelled import LArray
 
@@ -124,7 +124,7 @@ def statement_info(analysis: Analysis, k: int,
         lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
         dotted = [i.name for i in stmt.lhs.indices or ()
                   if isinstance(i, ir.IndexVar) and i.dotted]
-        lhs_axes = _lhs_axes(stmt.lhs.indices or ())
+        lhs_axes = ir.lhs_axis_names(stmt.lhs.indices or ())
         norm_axis = dotted[0] if dotted else (lhs_axes[-1] if lhs_axes else None)
         if stmt.lhs.indices is not None and all(isinstance(i, ir.IndexVar)
                                                 for i in stmt.lhs.indices) \
@@ -143,21 +143,6 @@ def statement_info(analysis: Analysis, k: int,
                          plain_refs, lhs_names, boolean=bool(target and target.boolean),
                          values=values, centred=_centred_windows(analysis, placed, extents),
                          lhs_axes=lhs_axes)
-
-
-def _lhs_axes(indices: tuple) -> tuple[str, ...]:
-    """The LHS's axis names in order, a slice's counted (`Y[i,:] = softmax(W[i,1:3])`
-    normalises each row; `Y[:] = const([1,2])` binds the literal to the slice), a
-    virtual one not (the tensor has no such axis: `X[i,*t+1] = softmax(...)` is along i)."""
-    names: list[str] = []
-    for index in indices:
-        if isinstance(index, ir.IndexVirtual):
-            continue
-        if isinstance(index, ir.IndexSlice):
-            names.append(slice_name(sum(n.startswith(":") for n in names)))
-        else:
-            names.extend(v.name for v in ir.index_vars(index))
-    return tuple(names)
 
 
 def _centred_windows(analysis: Analysis, placed: list, extents: dict[str, int | None]
