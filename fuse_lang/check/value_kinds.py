@@ -87,7 +87,7 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
                 held = symbols(var.name)
                 floats = () if held else _floats(("var", k, var.name), domains)
                 if held or floats:
-                    what = f"symbols ({_some(held)})" if held else f"floats ({_some(tuple(map(str, floats)))})"
+                    what = f"symbols ({_some(held)})" if held else f"floats ({_some(floats)})"
                     diags.append(make(
                         "not-a-number", f"`{var.name}` holds {what}: a head "
                         f"can compute only with integer columns", var.span))
@@ -131,7 +131,7 @@ def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSy
                 if floats:
                     diags.append(make(
                         "not-a-number", f"`{used.name}` holds floats "
-                        f"({_some(tuple(map(str, floats)))}): `{var.name} == ...` computes a "
+                        f"({_some(floats)}): `{var.name} == ...` computes a "
                         f"column, which holds integers only", used.span))
                     return
 
@@ -198,6 +198,7 @@ def _hidden(call: ir.Call, held: tuple[str, ...], tensors) -> str:
     return ""
 
 
-def _some(symbols: tuple[str, ...]) -> str:
-    shown = ", ".join(symbols[:3])
-    return shown + (", …" if len(symbols) > 3 else "")
+def _some(values: tuple) -> str:
+    """The first values of a column as a program writes them (`Alice`, `"1"`, `0.5`)."""
+    shown = ", ".join(value_text(v) for v in values[:3])
+    return shown + (", …" if len(values) > 3 else "")
