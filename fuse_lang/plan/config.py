@@ -14,7 +14,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..check import Analysis
 from ..check.datalog import monotone_rules
@@ -115,7 +115,9 @@ def config_problems(config: ExecutionConfig) -> list[str]:
         problems.append(f"tolerance must be a finite number of at least 0, not {tolerance!r}")
     if not isinstance(config.trace, bool):
         problems.append(f"trace must be True or False, not {config.trace!r}")
-    if config.estimate is not None and (isinstance(config.estimate, str) or not all(
+    # (a number given for it, as a config file may, is refused, not iterated)
+    if config.estimate is not None and (isinstance(config.estimate, (str, bytes)) or not
+                                        isinstance(config.estimate, Iterable) or not all(
             isinstance(n, str) for n in config.estimate)):
         problems.append("estimate is a tuple of tensor names (('Y',))")
     if not isinstance(config.importance, Mapping) or not all(
