@@ -125,7 +125,8 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
     try:
         with open(path, "rb") as fp:
             magic = fp.read(6)
-        if magic[:4] != b"PK\x03\x04" and magic != b"\x93NUMPY":
+        # (an archive of no arrays is a zip of its end record alone: PK\x05\x06)
+        if magic[:4] not in (b"PK\x03\x04", b"PK\x05\x06") and magic != b"\x93NUMPY":
             raise PictureError(f"{path} is not a result file: neither an .npz archive "
                                f"nor an .npy array (as `fuse run --out` writes)")
         if magic == b"\x93NUMPY":
