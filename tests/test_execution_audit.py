@@ -140,3 +140,14 @@ def test_fuse_plot_of_an_archive_of_no_arrays_says_so(tmp_path, capsys):
     np.savez(tmp_path / "none.npz")
     assert main(["plot", str(tmp_path / "none.npz")]) == 2
     assert "none.npz holds no arrays" in capsys.readouterr().err
+
+
+def test_backend_auto_refuses_a_device_that_is_none():
+    # `--backend auto --device banana` ran on the cpu (and on a large program would
+    # have run on `cuda`): the device was never looked at
+    with pytest.raises(FuseError, match="runs on the device cpu, cuda, cuda:N or auto, "
+                                        "not 'banana'"):
+        fuse_lang.compile(SQUARES, backend="auto", device="banana")
+    for device in ("cpu", "auto", "cuda:1"):  # small: NumPy on the cpu, whatever is named
+        program = fuse_lang.compile(SQUARES, backend="auto", device=device)
+        assert program.backend_choice["backend"] == "numpy"
