@@ -151,3 +151,19 @@ def test_backend_auto_refuses_a_device_that_is_none():
     for device in ("cpu", "auto", "cuda:1"):  # small: NumPy on the cpu, whatever is named
         program = fuse_lang.compile(SQUARES, backend="auto", device=device)
         assert program.backend_choice["backend"] == "numpy"
+
+
+def test_a_time_limit_stops_a_fixpoint_jax_would_loop_inside_one_graph():
+    # jax ran the rounds inside one while-loop graph, where the time limit is not
+    # checked: the run went on to its round limit (10^9 rounds: half a minute)
+    # and said that, not the time limit
+    pytest.importorskip("jax")
+    program = fuse_lang.compile("B[i] = const([1.0, 1.0])\nX[i] = B[i] - X[i]\nexport X\n",
+                                backend="jax", max_iterations=10**9)
+    with pytest.raises(FuseError, match="stopped at its time limit of 0.5 s"):
+        program.execute(time_limit=0.5)
+    # without a limit the loop stays inside the graph, and its round limit is said
+    short = fuse_lang.compile("B[i] = const([1.0, 1.0])\nX[i] = B[i] - X[i]\nexport X\n",
+                              backend="jax", max_iterations=50)
+    with pytest.raises(FuseError, match="did not converge in 50 iterations"):
+        short.execute()
