@@ -167,3 +167,17 @@ def test_a_time_limit_stops_a_fixpoint_jax_would_loop_inside_one_graph():
                               backend="jax", max_iterations=50)
     with pytest.raises(FuseError, match="did not converge in 50 iterations"):
         short.execute()
+
+
+def test_an_out_under_a_file_is_refused_before_the_run(tmp_path, capsys):
+    # it ran, then said `cannot be written: File exists` (the folder made over a file)
+    program = tmp_path / "p.fuse"
+    program.write_text(SQUARES)
+    (tmp_path / "afile").write_text("x")
+    for out in ("afile/r.npz", "afile/", "afile/sub/r.npy"):
+        assert main(["run", str(program), "--out", f"{tmp_path}/{out}"]) == 2
+        seen = capsys.readouterr()
+        assert seen.out == ""  # refused before the run: nothing printed
+        assert "afile is a file, not a folder" in seen.err
+    assert main(["run", str(program), "--out", str(tmp_path / "new" / "r.npz")]) == 0
+    assert np.load(tmp_path / "new" / "r.npz")["Y"].tolist() == [1.0, 4.0, 9.0]
