@@ -55,6 +55,17 @@ def test_a_memory_limit_that_is_not_a_positive_number_is_refused(limit):
         program.memory_limit = limit
 
 
+@pytest.mark.parametrize("hook", ["progress", "interrupt", "operation_check"])
+def test_a_run_hook_that_is_not_a_function_is_refused_when_set(hook):
+    # it was taken, and the next run failed inside with TypeError ('int' object is
+    # not callable)
+    program = fuse_lang.compile(SQUARES)
+    with pytest.raises(FuseError, match=f"`{hook}` is a function \\(or None\\), not 5"):
+        setattr(program, hook, 5)
+    setattr(program, hook, None)
+    assert program.execute().outputs["Y"].tolist() == [1.0, 4.0, 9.0]
+
+
 def test_a_positive_memory_limit_still_guards_and_runs():
     program = fuse_lang.compile(SQUARES, memory_limit=1e9)
     assert program.execute().outputs["Y"].tolist() == [1.0, 4.0, 9.0]

@@ -239,6 +239,8 @@ class CompiledProgram:
                                  f"{', '.join(sorted(RUN_HOOKS))})")
         if name == "memory_limit":
             value = checked_memory_limit(value)
+        elif value is not None and not callable(value):  # said now, not mid-run
+            raise FuseError(f"`{name}` is a function (or None), not {value!r}")
         object.__setattr__(self, name, value)
 
     def variant(self, *, analysis: Analysis | None = None, backend: Backend | None = None,
