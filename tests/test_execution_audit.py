@@ -192,3 +192,13 @@ def test_an_out_under_a_file_is_refused_before_the_run(tmp_path, capsys):
         assert "afile is a file, not a folder" in seen.err
     assert main(["run", str(program), "--out", str(tmp_path / "new" / "r.npz")]) == 0
     assert np.load(tmp_path / "new" / "r.npz")["Y"].tolist() == [1.0, 4.0, 9.0]
+
+
+def test_a_cache_dir_over_a_file_says_so(tmp_path):
+    # it said `cannot be made: File exists`
+    pytest.importorskip("jax")
+    (tmp_path / "afile").write_text("x")
+    for folder in ("afile", "afile/sub"):
+        with pytest.raises(FuseError, match="cannot be made: .*afile is a file, not a folder"):
+            fuse_lang.compile(SQUARES, backend="jax",
+                              config=ExecutionConfig(cache_dir=str(tmp_path / folder)))
