@@ -202,3 +202,20 @@ def test_a_cache_dir_over_a_file_says_so(tmp_path):
         with pytest.raises(FuseError, match="cannot be made: .*afile is a file, not a folder"):
             fuse_lang.compile(SQUARES, backend="jax",
                               config=ExecutionConfig(cache_dir=str(tmp_path / folder)))
+
+
+def test_slice_along_with_nothing_to_slice_is_refused(tmp_path, capsys):
+    # with no 3-D or larger tensor `--slice-along zz` did nothing and said nothing
+    # (as `--slice-along` without `--plot`, which exits 2)
+    pytest.importorskip("matplotlib")
+    program = tmp_path / "p.fuse"
+    program.write_text(SQUARES)
+    assert main(["run", str(program), "--plot", str(tmp_path / "p"),
+                 "--slice-along", "zz"]) == 2
+    seen = capsys.readouterr()
+    assert seen.out == "" and not (tmp_path / "p").exists()
+    assert "--slice-along zz: the program has no 3-D or larger tensor to slice" in seen.err
+    np.save(tmp_path / "v.npy", np.arange(4.0))
+    assert main(["plot", str(tmp_path / "v.npy"), "--slice-along", "zz"]) == 2
+    assert "no output is 3-D or larger: there is nothing to slice along 'zz'" in \
+        capsys.readouterr().err
