@@ -57,6 +57,16 @@ def checked_memory_limit(limit: Any) -> Any:
     return limit
 
 
+def checked_hook(name: str, value: Any) -> Any:
+    """A run hook of a compiled program as it is set: `memory_limit` a memory limit,
+    the others a function or None; refused when set, not mid-run."""
+    if name == "memory_limit":
+        return checked_memory_limit(value)
+    if value is not None and not callable(value):
+        raise FuseError(f"`{name}` is a function (or None), not {value!r}")
+    return value
+
+
 REPORT_EVERY_S = 0.1  # the most often progress is reported within a group
 
 
