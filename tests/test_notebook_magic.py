@@ -182,7 +182,7 @@ def test_run_flags_reach_the_run(options_run):
     assert options_run[12]["stderr"].startswith(
         "cell: line 4: `R(x,y) = E(x,y)`: R did not reach a fixpoint in 1 round (the round limit")
     assert options_run[14]["stdout"] == (
-        "set Y (4,)\nY  Monte Carlo over `j`: 20 of 300 values, standard error 158.6 "
+        "set Y (4,)\nY  Monte Carlo over `j`: 20 of 300 values, standard error 127.7 "
         "(largest)\n")
 
 

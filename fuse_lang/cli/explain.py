@@ -111,11 +111,17 @@ def _execution_plan(config: Any, analysis: Analysis, plans: Any, choices: Any = 
     plans, made once; `choices`: the run plan's fixpoint choices, where it has
     them); CommandFailed (exit 2) for a configuration that is refused."""
     from ..plan.config import config_problems, plan_execution
+    from ..run.config import checked_against
+    from ..run.results import FuseError
 
     problems = config_problems(config)
     if problems:
         fail(f"fuse: the execution configuration is refused: {'; '.join(problems)}",
              EXIT_USAGE)
+    try:  # what it names in the program (estimate, importance), as `fuse run` refuses it
+        checked_against(config, analysis)
+    except FuseError as err:
+        fail(f"fuse: {err}", EXIT_USAGE)
     return plan_execution(analysis, config, plans, choices)
 
 

@@ -28,7 +28,10 @@ def check_slice_along(analysis: Analysis, index: str | None) -> None:
                    enumerate(a for a in t.axes if not a.virtual)]
             for name, t in analysis.tensors.items()}
     sliced = {name: names for name, names in axes.items() if len(names) >= 3}
-    if sliced and not any(index in names for names in sliced.values()):
+    if not sliced:  # it would do nothing, as without --plot
+        fail(f"fuse: --slice-along {index}: the program has no 3-D or larger tensor to "
+             f"slice", EXIT_USAGE)
+    if not any(index in names for names in sliced.values()):
         theirs = "; ".join(f"{n}: {', '.join(names)}" for n, names in sliced.items())
         fail(f"fuse: --slice-along {index}: no 3-D or larger tensor has that index "
              f"(theirs: {theirs})", EXIT_USAGE)

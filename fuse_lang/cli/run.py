@@ -218,12 +218,17 @@ def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -
 def _check_out(out: str) -> None:
     """UsageError (exit 2, before the run) for an `--out` that is neither a folder
     nor an `.npz` or `.npy` file: another name would get an `.npz` archive it
-    does not promise."""
-    if Path(out).is_dir() or out.endswith(("/", os.sep)):
-        return
-    if Path(out).suffix.lower() not in (".npz", ".npy"):
+    does not promise; or whose folder lies under a file or is not writable (said
+    before the run, as for --plot, not as 'File exists' after it)."""
+    from ..ide.picture_files import check_folder
+
+    folder = Path(out) if Path(out).is_dir() or out.endswith(("/", os.sep)) else None
+    if folder is None and Path(out).suffix.lower() not in (".npz", ".npy"):
         raise UsageError(f"--out takes FILE.npz, FILE.npy or a folder DIR/ (one file per "
                          f"output), not {out!r}")
+    problem = check_folder(folder if folder is not None else Path(out).parent)
+    if problem is not None:
+        raise UsageError(f"--out {out}: {problem}")
 
 
 def _representations(items: Sequence[str]) -> dict[str, str]:

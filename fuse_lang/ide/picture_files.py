@@ -56,7 +56,10 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
                 and len(labels[0].symbols or ()) <= MAX_GRAPH_NODES:
             pictures.append((f"{stem}.graph.{fmt}",
                              relation_graph(array, name, labels[0].symbols or (), fmt)))
-    if slice_along is not None and sliced and \
+    if slice_along is not None and not sliced:  # it would do nothing
+        raise PictureError(f"no output is 3-D or larger: there is nothing to slice along "
+                           f"{slice_along!r}")
+    if slice_along is not None and \
             not any(slice_along in names for names in sliced.values()):
         theirs = "; ".join(f"{n}: {', '.join(names)}" for n, names in sliced.items())
         raise PictureError(f"no 3-D or larger output has the index {slice_along!r} to slice "
@@ -125,7 +128,8 @@ def read_results(path: Path) -> dict[str, np.ndarray]:
     try:
         with open(path, "rb") as fp:
             magic = fp.read(6)
-        if magic[:4] != b"PK\x03\x04" and magic != b"\x93NUMPY":
+        # (an archive of no arrays is a zip of its end record alone: PK\x05\x06)
+        if magic[:4] not in (b"PK\x03\x04", b"PK\x05\x06") and magic != b"\x93NUMPY":
             raise PictureError(f"{path} is not a result file: neither an .npz archive "
                                f"nor an .npy array (as `fuse run --out` writes)")
         if magic == b"\x93NUMPY":

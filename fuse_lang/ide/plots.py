@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -35,6 +35,7 @@ BAR_LIMIT = 64  # 1-D up to this many values as bars, longer as a line
 MAX_SLICES = 16  # heatmaps in the grid of a 3-D+ tensor
 MAX_TICK_LABELS = 64  # symbol names on an axis; longer axes show positions
 MAX_GRAPH_NODES = 60  # a relation with more symbols is not drawn as a graph
+CHUNK_ELEMENTS = 1 << 20  # values summarised at a time (a band of whole blocks)
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,11 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
         boolean = True
     if data.dtype.kind not in "biuf":
         raise PictureError(f"{name} holds {data.dtype} values, not real numbers")
-    data = data.astype(np.float64)
+    # float32 and float64 are drawn as they are: a copy of a huge tensor (in float64, twice
+    # a float32's bytes) would cost more than the picture, which summarises it in chunks
+    if data.dtype.kind != "f" or data.dtype.itemsize < 4:
+        small = data.dtype.kind == "b" or data.dtype.itemsize <= 2
+        data = data.astype(np.float32 if small else np.float64)
     labels = _full_labels(labels, data.ndim)
     if data.size == 0:
         fig = _scalar_figure(data, name, f"{name} {_shape_text(data.shape)} (empty)")
@@ -190,10 +195,11 @@ def _line_figure(data: np.ndarray, name: str, label: AxisLabel, boolean: bool):
 
 
 def _heatmap(fig, ax, data: np.ndarray, labels: Sequence[AxisLabel], boolean: bool,
-             scale: tuple[float, float] | None = None, max_cells: int = MAX_CELLS
-             ) -> list[str]:
+             scale: tuple[float, float] | None = None, max_cells: int = MAX_CELLS,
+             count_nonfinite: bool = True) -> list[str]:
     """Draw one 2-D heatmap on `ax` (colours from `scale`, else its own range);
-    the notes to show with it."""
+    the notes to show with it (its values not finite counted unless a grid of
+    slices counts them over the whole tensor)."""
     shown, blocks = _blocks_2d(data, boolean, max_cells)
     finite = np.where(np.isfinite(shown), shown, np.nan)
     if boolean:
@@ -213,7 +219,7 @@ def _heatmap(fig, ax, data: np.ndarray, labels: Sequence[AxisLabel], boolean: bo
         notes.append(f"summarised: {_shape_text(data.shape)} shown as {_shape_text(shown.shape)} "
                      f"block {'maxima' if boolean else 'means'} of "
                      f"{blocks[0]}x{blocks[1]}")
-    return notes + _nonfinite_note(data)
+    return notes + (_nonfinite_note(data) if count_nonfinite else [])
 
 
 def _slices_figure(data: np.ndarray, name: str, labels: Sequence[AxisLabel],
@@ -221,31 +227,34 @@ def _slices_figure(data: np.ndarray, name: str, labels: Sequence[AxisLabel],
     moved = np.moveaxis(data, along, 0)
     rest = [labels[k] for k in range(data.ndim) if k != along]
     # a 4-D+ tensor: the axes after the slicing one and before the last two are
-    # flattened into the slices too, each slice titled with every position
-    extra = moved.shape[1:-2]
-    slices = moved.reshape((-1,) + moved.shape[-2:])
-    outer = (moved.shape[0],) + extra
-    count = min(len(slices), MAX_SLICES)
+    # flattened into the slices too, each slice titled with every position (each
+    # slice a view: the tensor is never copied whole)
+    outer = moved.shape[:-2]
+    total = math.prod(outer)
+    count = min(total, MAX_SLICES)
+    slices = [moved[np.unravel_index(k, outer)] for k in range(count)]
     cols = min(4, count)
     rows = math.ceil(count / cols)
     fig = new_figure((3.4 * cols, 3.0 * rows + 0.6))
     axes = fig.subplots(rows, cols, squeeze=False)
     names = [labels[along]] + rest[:-2]
     notes: list[str] = []
-    finite = data[np.isfinite(data)]
-    scale = (float(finite.min()), float(finite.max())) if finite.size else None
+    scale = _finite_range(data)
     for k in range(rows * cols):
         ax = axes[k // cols][k % cols]
         if k >= count:
             ax.axis("off")
             continue
         where = np.unravel_index(k, outer)
-        notes = _heatmap(fig, ax, slices[k], rest[-2:], boolean, scale, max_cells)
+        notes = _heatmap(fig, ax, slices[k], rest[-2:], boolean, scale, max_cells,
+                         count_nonfinite=False)
         ax.set_title(", ".join(_position_text(lab, int(p)) for lab, p in zip(names, where)),
                      fontsize=9)
     head = [f"slices along {labels[along].index}"]
-    if len(slices) > count:
-        head.append(f"summarised: the first {count} of {len(slices)} slices")
+    if total > count:
+        head.append(f"summarised: the first {count} of {total} slices")
+    # the values not finite counted over the whole tensor, not over one slice
+    notes = notes + _nonfinite_note(data)
     fig.suptitle("\n".join([f"{name}  {_shape_text(data.shape)}"] + head + notes), fontsize=10)
     return fig
 
@@ -266,9 +275,18 @@ def _blocks_2d(data: np.ndarray, boolean: bool, max_cells: int = MAX_CELLS
 
 def _reduce_blocks(data: np.ndarray, blocks: tuple[int, ...], boolean: bool) -> np.ndarray:
     """Block means (maxima for a Boolean tensor) over blocks of the given sizes;
-    the last block of an axis may be shorter (its padding is left out)."""
+    the last block of an axis may be shorter (its padding is left out).  Reduced a
+    band of whole blocks along the first axis at a time, so what it allocates is
+    about CHUNK_ELEMENTS, not the tensor's size again (in float64, and padded)."""
     if all(b == 1 for b in blocks):
         return data
+    row = math.prod(data.shape[1:])
+    step = blocks[0] * max(1, CHUNK_ELEMENTS // max(1, blocks[0] * row))
+    return np.concatenate([_reduce_band(data[start:start + step], blocks, boolean)
+                           for start in range(0, data.shape[0], step)])
+
+
+def _reduce_band(data: np.ndarray, blocks: tuple[int, ...], boolean: bool) -> np.ndarray:
     padded_shape = [math.ceil(n / b) * b for n, b in zip(data.shape, blocks)]
     padded = np.full(padded_shape, np.nan)
     padded[tuple(slice(0, n) for n in data.shape)] = data
@@ -337,8 +355,30 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "x".join(str(n) for n in shape) if shape else "scalar"
 
 
+def _bands(data: np.ndarray) -> Iterator[np.ndarray]:
+    """`data` in bands along its first axis of about CHUNK_ELEMENTS each (a 0-D or
+    1-D array in one), so a pass over a huge tensor allocates a band's worth."""
+    if data.ndim == 0:
+        yield data
+        return
+    step = max(1, CHUNK_ELEMENTS // max(1, math.prod(data.shape[1:])))
+    for start in range(0, data.shape[0], step):
+        yield data[start:start + step]
+
+
+def _finite_range(data: np.ndarray) -> tuple[float, float] | None:
+    """The least and greatest finite value (None: there is none)."""
+    low, high = math.inf, -math.inf
+    for band in _bands(data):
+        finite = np.isfinite(band)
+        if finite.any():
+            low = min(low, float(np.min(band, where=finite, initial=math.inf)))
+            high = max(high, float(np.max(band, where=finite, initial=-math.inf)))
+    return (low, high) if low <= high else None
+
+
 def _nonfinite_note(data: np.ndarray) -> list[str]:
-    bad = int(data.size - np.count_nonzero(np.isfinite(data)))
+    bad = sum(int(band.size - np.count_nonzero(np.isfinite(band))) for band in _bands(data))
     return [f"{bad} values not finite (left blank)"] if bad else []
 
 

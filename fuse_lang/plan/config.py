@@ -14,7 +14,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..check import Analysis
 from ..check.datalog import monotone_rules
@@ -115,9 +115,10 @@ def config_problems(config: ExecutionConfig) -> list[str]:
         problems.append(f"tolerance must be a finite number of at least 0, not {tolerance!r}")
     if not isinstance(config.trace, bool):
         problems.append(f"trace must be True or False, not {config.trace!r}")
-    if config.estimate is not None and (
-            not isinstance(config.estimate, (tuple, list, set, frozenset)) or not all(
-                isinstance(n, str) for n in config.estimate)):
+    # (a number given for it, as a config file may, is refused, not iterated)
+    if config.estimate is not None and (isinstance(config.estimate, (str, bytes)) or not
+                                        isinstance(config.estimate, Iterable) or not all(
+            isinstance(n, str) for n in config.estimate)):
         problems.append("estimate is a tuple of tensor names (('Y',))")
     if not isinstance(config.importance, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in config.importance.items()):

@@ -80,8 +80,11 @@ def enable(folder: str | os.PathLike, backend: str) -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise FuseError(f"cache_dir {str(folder)!r} cannot be made: "
-                        f"{err.strerror or err}") from None
+        # mkdir over a file says 'File exists' (or 'Not a directory' under one)
+        file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+        reason = f"{file} is a file, not a folder" if file is not None \
+            else err.strerror or err
+        raise FuseError(f"cache_dir {str(folder)!r} cannot be made: {reason}") from None
     if backend == "jax":
         _enable_jax(root / "jax")
     elif backend == "torch":

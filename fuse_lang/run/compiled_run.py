@@ -32,6 +32,10 @@ class CompiledRun:
     def go(self, segments: tuple[Segment, ...]) -> None:
         run = self.run
         sinks = run.write_sinks
+        # a time limit or an interrupt is checked between rounds: a loop inside one
+        # graph (jax's while-loop) would run to its round limit past either
+        watched = run.check is not None and (run.check.time_limit is not None
+                                             or run.check.interrupt is not None)
         for number, segment in enumerate(segments):
             if run.check is not None:
                 run.check.at_group(number, len(segments),
@@ -43,7 +47,7 @@ class CompiledRun:
                 names = list(group.names)
                 if (run.schedules or run.unrolled_rounds(names)) and group.looped:
                     run.one(group)  # rounds with their own temperatures, unrolled
-                elif run.plan.abilities.while_loop and group.looped:
+                elif run.plan.abilities.while_loop and group.looped and not watched:
                     self.loop(("loop", sinks, number), names)
                 elif group.looped:
                     self.rounds(("round", sinks, number), names)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 from typing import Any
 
 from ..check import Analysis
@@ -75,7 +76,12 @@ def checked_against(config: ExecutionConfig, analysis: Analysis) -> None:
 
 
 def choose_backend(analysis: Analysis, device: str) -> tuple[str, str, str]:
-    """backend="auto": (backend, device, why), by the rule in this module's docstring."""
+    """backend="auto": (backend, device, why), by the rule in this module's docstring.
+    A device that is none of cpu, cuda, cuda:N and auto is refused (it was taken for
+    the cpu, or for `cuda` on a large program)."""
+    if not isinstance(device, str) or not re.fullmatch(r"cpu|auto|cuda(:\d+)?", device):
+        raise FuseError(f"backend='auto' runs on the device cpu, cuda, cuda:N or auto, "
+                        f"not {device!r}")
     if any(t.boolean for t in analysis.tensors.values()):
         return "numpy", "cpu", "relational program (Boolean tensors): NumPy"
     from ..plan.planner import plan_program

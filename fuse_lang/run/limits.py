@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import numbers
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -43,6 +44,27 @@ def checked_time_limit(seconds: float | None) -> float | None:
             not math.isfinite(seconds) or seconds <= 0:
         raise FuseError(f"the time limit must be a positive number of seconds, not {seconds!r}")
     return float(seconds)
+
+
+def checked_memory_limit(limit: Any) -> Any:
+    """A memory limit as a run takes it: None (the default) or a positive number of
+    bytes; anything else (0, negative, NaN, a string) is refused before running, never
+    left to switch the guard off or fail inside it."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not limit > 0:
+        raise FuseError(f"the memory limit must be a positive number of bytes, not {limit!r}")
+    return limit
+
+
+def checked_hook(name: str, value: Any) -> Any:
+    """A run hook of a compiled program as it is set: `memory_limit` a memory limit,
+    the others a function or None; refused when set, not mid-run."""
+    if name == "memory_limit":
+        return checked_memory_limit(value)
+    if value is not None and not callable(value):
+        raise FuseError(f"`{name}` is a function (or None), not {value!r}")
+    return value
 
 
 REPORT_EVERY_S = 0.1  # the most often progress is reported within a group

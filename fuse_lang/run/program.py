@@ -39,7 +39,7 @@ from .config import checked_against, choose_backend, merged
 from .execution import Execution, RunCaches, RunCounters, RunSettings
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
-from .limits import CheckedBackend, Checkpoint, checked_time_limit, watching
+from .limits import CheckedBackend, Checkpoint, checked_hook, checked_time_limit, watching
 from .loading import base_folder, read_text, refuse_a_path
 from .memory import failure_words
 from .results import FuseError, QueryAnswer, RunResult
@@ -221,7 +221,8 @@ class CompiledProgram:
             "_counters": counters if counters is not None else RunCounters(),
             # per input-shape signature: its RunPlan and what its runs keep (RunCaches)
             "_plans": {},
-            "interrupt": None, "progress": None, "memory_limit": memory_limit,
+            "interrupt": None, "progress": None,
+            "memory_limit": checked_hook("memory_limit", memory_limit),
             "operation_check": None,
             # the source files compile split (io.file_reads), for the runs to reuse
             "file_reads": {},
@@ -236,7 +237,7 @@ class CompiledProgram:
             raise AttributeError(f"a compiled program does not change: `{name}` cannot be "
                                  f"set (compile again; the hooks that can: "
                                  f"{', '.join(sorted(RUN_HOOKS))})")
-        object.__setattr__(self, name, value)
+        object.__setattr__(self, name, checked_hook(name, value))
 
     def variant(self, *, analysis: Analysis | None = None, backend: Backend | None = None,
                 compiled: bool | None = None) -> "CompiledProgram":

@@ -9,13 +9,16 @@ with p uniform (1/N: each term scaled by N/S) or proportional to a 1-D
 weights tensor the program names (`importance={"Y": "P"}`).  The estimate is
 unbiased wherever p is positive on every j whose term is not zero; its
 standard error is the sample standard deviation of the weighted terms over
-sqrt(S).  The draws come from one seeded `numpy.random.Generator` per run, in
-evaluation order, so the same seed draws the same indices on NumPy, Torch and
-JAX; the terms are the backend's own einsum.
+sqrt(S).  The draws come from one `numpy.random.Generator` per estimated
+tensor and run, seeded by the seed and the tensor's name, so the same seed
+draws the same indices on NumPy, Torch and JAX, and a run of one target (its
+cone) draws for it what the whole program's run draws; the terms are the
+backend's own einsum.
 """
 from __future__ import annotations
 
 import math
+import zlib
 from typing import Any, Mapping
 
 import numpy as np
@@ -32,8 +35,17 @@ class Sampler:
     def __init__(self, sites: Mapping[int, SampleSite], config: ExecutionConfig) -> None:
         self.config = config
         self.sites = sites  # by statement (RunPlan.sample_sites)
-        self.rng = np.random.default_rng(config.seed)
+        self.rngs: dict[str, np.random.Generator] = {}  # per estimated tensor
         self.estimates: dict[str, dict] = {}
+
+    def rng(self, tensor: str) -> np.random.Generator:
+        """The draws of `tensor`'s equation: seeded by the seed and the tensor's
+        name, not by what was drawn before it (which a targeted run leaves out)."""
+        if tensor not in self.rngs:
+            seed = self.config.seed
+            self.rngs[tensor] = np.random.default_rng(
+                None if seed is None else [seed, zlib.crc32(tensor.encode("utf-8"))])
+        return self.rngs[tensor]
 
     def probabilities(self, run: Any, site: SampleSite) -> np.ndarray | None:
         if site.weights is None:
@@ -56,7 +68,7 @@ class Sampler:
         samples = self.config.samples
         assert isinstance(stmt, ir.Equation) and samples is not None
         p = self.probabilities(run, site)
-        drawn = self.rng.choice(site.extent, size=samples, p=p)
+        drawn = self.rng(site.tensor).choice(site.extent, size=samples, p=p)
         # each term's weight: 1/p(j_s), over S for the mean
         scale = np.full(samples, float(site.extent)) if p is None else 1.0 / p[drawn]
         rhs = stmt.rhs
