@@ -11,6 +11,7 @@ run draws what an uninterrupted one would.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -169,7 +170,7 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
         inputs = {**batches.whole, **batches.temperatures(0)}
 
-        start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
+        start = {n: _numbers(params[n], f"the param `{n}`") for n in loss.params}
         unrolled = _unrolled_rounds(cut, {**batches.whole, **start})
         learner = make_learner(program.backend, _loss_function(cut, loss, unrolled), start, "sgd",
                                Rate(1.0), None, fresh=_fresh_loss(program, loss))
@@ -188,18 +189,38 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
     if options.schedule not in SCHEDULES:
         raise FuseError(f"unknown schedule `{options.schedule}`: use one of "
                         f"{', '.join(SCHEDULES)}")
-    if options.epochs is not None and options.epochs < 0:
-        raise FuseError("epochs must be 0 or more")
-    if options.steps < 0 or not options.learning_rate > 0:
-        raise FuseError("steps must be 0 or more and the learning rate above 0")
-    if options.weight_decay is not None and not options.weight_decay >= 0:
+    # whole numbers and finite rates, said in words (a float, a string or a negative
+    # seed was a TypeError or NumPy's ValueError; an infinite rate "became nan")
+    _whole(options.steps, "steps", 0)
+    for what, least in (("epochs", 0), ("seed", 0), ("validate_every", 1),
+                        ("checkpoint_every", 1)):
+        if getattr(options, what) is not None:
+            _whole(getattr(options, what), what, least)
+    for index, size in (options.batch or {}).items():
+        _whole(size, f"the batch size of `{index}`", 1)
+    if not _real(options.learning_rate) or not 0 < options.learning_rate < math.inf:
+        raise FuseError(f"the learning rate is a finite number above 0, not "
+                        f"{options.learning_rate!r}")
+    if options.weight_decay is not None and not (
+            _real(options.weight_decay) and 0 <= options.weight_decay < math.inf):
         raise FuseError(f"the weight decay must be 0 or more, not {options.weight_decay}")
+    for name, text in (options.init or {}).items():
+        if not isinstance(text, str):  # (an AttributeError from .strip())
+            raise FuseError(f"the initialiser of `{name}` is given as text "
+                            f"(\"normal(0.02)\"), not {text!r}")
     if options.checkpoint is not None:  # (as the editor's: `fuse run --params` reads it)
         writable_checkpoint(options.checkpoint)
-    for what in ("validate_every", "checkpoint_every"):
-        every = getattr(options, what)
-        if every is not None and every < 1:
-            raise FuseError(f"{what} must be 1 or more")
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, bool)
+
+
+def _whole(value: Any, what: str, least: int) -> None:
+    """FuseError unless `value` is a whole number (an int, not a bool) of at least `least`."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+        raise FuseError(f"{what} must be a whole number of at least {least}, not {value!r}")
 
 
 def vocabulary_fits(program: CompiledProgram, vocabulary: Any) -> None:
@@ -291,7 +312,7 @@ def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[s
     out = {}
     for name in loss.data:
         if name in given:
-            out[name] = np.asarray(given[name], dtype=np.float64)
+            out[name] = _numbers(given[name], f"the data `{name}`")
             continue
         shape = analysis.tensors[name].shape
         if any(extent is None for extent in shape):
@@ -299,6 +320,16 @@ def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[s
         value, _ = load_base(analysis, cut.backend, cut.base_dir, {}, name, tuple(shape))
         out[name] = np.asarray(cut.backend.to_numpy(value), dtype=np.float64)
     return out
+
+
+def _numbers(value: Any, what: str) -> np.ndarray:
+    """`value` as float64; FuseError for what is no array of numbers (a file's name
+    given in place of its data was NumPy's ValueError)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise FuseError(f"{what} is given as {type(value).__name__} {value!r:.40}, not an "
+                        f"array of numbers") from None
 
 
 class _Batches:

@@ -1,0 +1,182 @@
+"""An audit of learning (`param`, `train L`, `program.train`, `fuse train`): what
+the other training tests left out.  Gradients of `select`/`case`/`fn`/`let`/
+`when`/`pow` with a param exponent/`sig(x, T=param)` against finite differences;
+torch and jax taking the same steps with each optimizer; bad option values
+refused in words (never a traceback); a checkpoint running with `fuse run
+--params`, for every param of the program."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import fuse_lang
+from fuse_lang import FuseError
+from fuse_lang.cli import main
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_JAX = importlib.util.find_spec("optax") is not None
+BACKENDS = [pytest.param("torch", marks=pytest.mark.skipif(not HAS_TORCH, reason="no torch")),
+            pytest.param("jax", marks=pytest.mark.skipif(not HAS_JAX, reason="no jax/optax"))]
+torch_only = pytest.mark.skipif(not HAS_TORCH, reason="no torch")
+
+REGRESSION = """X[n,j] = "x.npy"
+T[n] = "t.npy"
+param W[j], B
+Y[n] = W[j] X[n,j] + B
+L avg= (Y[n] - T[n])^2
+train L
+export Y
+"""
+
+
+def _regression(tmp_path, text=REGRESSION, name="reg.fuse"):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 3))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", x @ np.array([1.0, -2.0, 0.5]) + 0.3)
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- gradients
+
+DATA = 'X[n,j] = "x.npy"\nT[n,i] = "t.npy"\n'
+PROGRAMS = {
+    "select": "param W[i,j], V[i,j]\n"
+              "Y[n,i] = select(X[n,j] > 0, W[i,j] X[n,j], V[i,j] X[n,j])\n"
+              "L = Y[n,i] Y[n,i] T[n,i]\ntrain L",
+    "case": "param W[i,j]\nZ[n,i,j] = case { X[n,j] > 0.5 -> W[i,j]; X[n,j] < -0.5 -> "
+            "2 W[i,j] W[i,j]; default -> exp(W[i,j]) }\nL = Z[n,i,j] T[n,i]\ntrain L",
+    "fn": "fn dense(x[b,d], w[f,d]) -> y[b,f] { y[b,f] = tanh(x[b,d] w[f,d]) }\n"
+          "param W[i,j]\nY[n,i] = dense(X[n,j], W[i,j])\nL = Y[n,i] T[n,i]\ntrain L",
+    "let block": "param W[i,j], B[i]\n{ let h[n,i] = W[i,j] X[n,j]\n  let h[n,i] += B[i]\n"
+                 "  Y[n,i] = gelu(h[n,i]) }\nL = Y[n,i] T[n,i]\ntrain L",
+    "when guard": "param W[i,j]\nY[n,i] = W[i,j] X[n,j] when X[n,j] > 0\n"
+                  "L = Y[n,i] Y[n,i] T[n,i]\ntrain L",
+    "pow with a param exponent, sig with a param temperature":
+        "param W[i,j], E, S\nY[n,i] = pow(sig(W[i,j] X[n,j], T=S), E)\n"
+        "L = Y[n,i] T[n,i]\ntrain L",
+    "softmax over a dotted first axis": "param W[i,j]\nP[n.,i] = softmax(W[i,j] X[n,j])\n"
+                                        "L = P[n,i] P[n,i] T[n,i]\ntrain L",
+    "recurrence with a learned start": "param W[h,h'], U[h,j], S0[h]\naxis h = 2\n"
+                                       "S[h,*t] = S0[h]\n"
+                                       "S[h,*n+1] = tanh(W[h,h'] S[h',*n] + U[h,j] X[n,j])\n"
+                                       "F[h] = S[h,*n]\nL = F[h] F[h]\ntrain L",
+}
+
+
+def _finite_differences(reference, params, eps=1e-6):
+    def loss(values):
+        return float(reference.run(values)["L"])
+
+    out = {}
+    for name, value in params.items():
+        grad = np.zeros_like(value)
+        for pos in np.ndindex(value.shape):
+            up, down = value.copy(), value.copy()
+            up[pos] += eps
+            down[pos] -= eps
+            grad[pos] = (loss({**params, name: up}) - loss({**params, name: down})) / (2 * eps)
+        out[name] = grad
+    return out, loss(params)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_gradients_of_more_constructs_equal_finite_differences(tmp_path, backend, name):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.normal(size=(4, 3)))
+    np.save(tmp_path / "t.npy", rng.uniform(size=(4, 2)))
+    text = DATA + PROGRAMS[name]
+    program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
+    reference = fuse_lang.compile(text, base_dir=tmp_path, precision="fp64", targets=["L"])
+    shapes = {n: t.shape for n, t in program.analysis.tensors.items() if t.kind == "param"}
+    # (a positive exponent and temperature: sig(x, T) ** E is smooth there)
+    params = {n: np.asarray(rng.normal(size=s) + (1.5 if n in ("E", "S") else 0.0))
+              for n, s in shapes.items()}
+    value, grads = program.gradients(params)
+    expected, expected_value = _finite_differences(reference, params)
+    assert value == pytest.approx(expected_value, rel=1e-9)
+    for param in params:
+        np.testing.assert_allclose(grads[param], expected[param], rtol=1e-5, atol=1e-7,
+                                   err_msg=f"{name}: d L / d {param}")
+
+
+# ---------------------------------------------------------------- optimizers
+
+@pytest.mark.skipif(not (HAS_TORCH and HAS_JAX), reason="needs torch and jax")
+@pytest.mark.parametrize("optimizer, weight_decay", [("sgd", None), ("adam", None),
+                                                     ("adamw", None), ("sgd", 0.1),
+                                                     ("adam", 0.1)])
+def test_torch_and_jax_take_the_same_steps_with_each_optimizer(tmp_path, optimizer,
+                                                                weight_decay):
+    """torch.optim and optax with the documented hyperparameters (AdamW's decay
+    0.01; an L2 term for SGD and Adam) give the same losses step by step."""
+    _regression(tmp_path)
+    results = [fuse_lang.compile(REGRESSION, backend=b, base_dir=tmp_path, precision="fp64")
+               .train(optimizer=optimizer, learning_rate=0.05, steps=8, seed=3,
+                      weight_decay=weight_decay, batch={"n": 4})
+               for b in ("torch", "jax")]
+    np.testing.assert_allclose(results[0].losses, results[1].losses, rtol=1e-10)
+    for name in ("W", "B"):
+        np.testing.assert_allclose(results[0].params[name], results[1].params[name],
+                                   rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- bad values
+
+@torch_only
+@pytest.mark.parametrize("options, said", [
+    ({"seed": -1}, "seed must be a whole number of at least 0, not -1"),
+    ({"seed": 1.5}, "seed must be a whole number of at least 0, not 1.5"),
+    ({"steps": 1.5}, "steps must be a whole number of at least 0, not 1.5"),
+    ({"steps": "10"}, "steps must be a whole number of at least 0, not '10'"),
+    ({"epochs": 1.5}, "epochs must be a whole number of at least 0"),
+    ({"checkpoint_every": 2.5}, "checkpoint_every must be a whole number of at least 1"),
+    ({"batch": {"n": 2.5}}, "the batch size of `n` must be a whole number of at least 1"),
+    ({"learning_rate": float("inf")}, "the learning rate is a finite number above 0"),
+    ({"learning_rate": "0.1"}, "the learning rate is a finite number above 0"),
+    ({"weight_decay": float("inf")}, "the weight decay must be 0 or more, not inf"),
+    ({"weight_decay": "x"}, "the weight decay must be 0 or more, not x"),
+    ({"init": {"W": 3}}, "the initialiser of `W` is given as text"),
+    ({"data": {"X": "x.npy"}}, "the data `X` is given as str 'x.npy', not an array of numbers"),
+])
+def test_bad_option_values_are_refused_in_words(tmp_path, options, said):
+    """Each was a TypeError, an AttributeError or NumPy's ValueError from inside the
+    training (or, for an infinite rate, "the loss became nan: lower the learning
+    rate"; a fractional batch size was truncated)."""
+    _regression(tmp_path)
+    program = fuse_lang.compile(REGRESSION, backend="torch", base_dir=tmp_path)
+    data = options.pop("data", None)
+    with pytest.raises(FuseError) as err:
+        program.train(data, **{"steps": None if "epochs" in options else 2, **options})
+    assert said in str(err.value)
+
+
+@torch_only
+def test_a_param_given_as_no_numbers_is_refused_by_gradients(tmp_path):
+    _regression(tmp_path)
+    program = fuse_lang.compile(REGRESSION, backend="torch", base_dir=tmp_path)
+    with pytest.raises(FuseError, match="the param `W` is given as str 'a', not an array"):
+        program.gradients({"W": "a", "B": 0.0})
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--seed", "-1"], "argument --seed: expected a whole number of at least 0, not '-1'"),
+    (["--steps", "-3"], "argument --steps: expected a whole number of at least 0"),
+    (["--epochs", "-1"], "argument --epochs: expected a whole number of at least 0"),
+    (["--validate-every", "0"], "argument --validate-every: expected a whole number of at "
+                                "least 1"),
+    (["--checkpoint-every", "0"], "argument --checkpoint-every: expected a whole number"),
+    (["--lr", "inf"], "argument --lr: expected a positive number, not 'inf'"),
+])
+def test_fuse_train_refuses_bad_numbers_as_usage_errors(tmp_path, capsys, flags, said):
+    """Exit 2 as for `--batch n=0` and `--lr -1` (a negative --seed was NumPy's
+    traceback, a negative --steps exit 1)."""
+    path = _regression(tmp_path)
+    assert main(["train", str(path), *flags]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
