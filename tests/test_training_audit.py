@@ -7,6 +7,7 @@ refused in words (never a traceback); a checkpoint running with `fuse run
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -180,3 +181,83 @@ def test_fuse_train_refuses_bad_numbers_as_usage_errors(tmp_path, capsys, flags,
     assert main(["train", str(path), *flags]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- checkpoints
+
+UNREACHED = """X[n,j] = "x.npy"
+T[n] = "t.npy"
+param W[j], B, V[j]
+Y[n] = W[j] X[n,j] + B
+L avg= (Y[n] - T[n])^2
+Z[j] = V[j] + 1
+train L
+export Z
+"""
+
+
+@torch_only
+def test_a_param_the_loss_does_not_reach_is_said_and_kept_in_the_checkpoint(tmp_path, capsys):
+    """`V` is not in the loss' cone: it was trained silently not at all and left out
+    of the checkpoint, which `fuse run --params` then refused for the program
+    ("gives no value for the param V")."""
+    path = _regression(tmp_path, UNREACHED)
+    ck = tmp_path / "u.safetensors"
+    assert main(["train", str(path), "--steps", "3", "--checkpoint", str(ck),
+                 "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    said = "the loss `L` does not depend on the param `V`: training leaves it as it starts"
+    assert said in err and said in json.loads(out)["warnings"][0]
+    assert main(["run", str(path), "--params", str(ck), "--format", "json"]) == 0
+    from safetensors.numpy import load_file
+
+    saved = load_file(ck)
+    assert sorted(saved) == ["B", "V", "W"]
+    ran = json.loads(capsys.readouterr().out)["outputs"]["Z"]["values"]
+    np.testing.assert_allclose(ran, saved["V"] + 1, rtol=1e-6)
+    # left as a run starts it (seed None), and as the checkpoint holds it on resuming
+    program = fuse_lang.compile(UNREACHED, backend="torch", base_dir=tmp_path)
+    np.testing.assert_allclose(program.train(steps=2, seed=None).params["V"] + 1,
+                               fuse_lang.compile(UNREACHED, base_dir=tmp_path).run()["Z"])
+    saved["V"] = saved["V"] + 5  # (as if it had been trained by another program)
+    from safetensors.numpy import save_file
+
+    save_file(saved, tmp_path / "edited.safetensors", metadata={"fuse.step": "3"})
+    resumed = program.train(steps=4, resume=str(tmp_path / "edited.safetensors"))
+    np.testing.assert_array_equal(resumed.params["V"], saved["V"])
+
+
+LIBRARY = "param W[j], B\nfn lin(x[n,j]) -> y[n] { y[n] = W[j] x[n,j] + B }\n"
+IMPORTING = """X[n,j] = "x.npy"
+T[n] = "t.npy"
+import "lib.fuse" as m
+Y[n] = m::lin(X[n,j])
+L avg= (Y[n] - T[n])^2
+train L
+"""
+
+
+@torch_only
+def test_the_checkpoint_of_imported_params_runs_with_params(tmp_path, capsys):
+    """The checkpoint holds `m::W` and `m::B`; `fuse run --params` refused them as
+    "not a source or param of the program (those are: X, T)": the manifest was
+    checked against the parsed text, without its imports."""
+    path = _regression(tmp_path, IMPORTING)
+    (tmp_path / "lib.fuse").write_text(LIBRARY, encoding="utf-8")
+    ck = tmp_path / "imp.safetensors"
+    assert main(["train", str(path), "--steps", "5", "--checkpoint", str(ck),
+                 "--precision", "fp64", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "--params", str(ck), "--target", "L",
+                 "--precision", "fp64", "--format", "json"]) == 0
+    ran = json.loads(capsys.readouterr().out)["outputs"]["L"]["values"]
+    from safetensors.numpy import load_file
+
+    trained = load_file(ck)
+    assert sorted(trained) == ["m::B", "m::W"]
+    program = fuse_lang.compile(IMPORTING, backend="torch", base_dir=tmp_path,
+                                precision="fp64")
+    assert ran == pytest.approx(program.gradients(trained)[0], rel=1e-12)
+    loaded = fuse_lang.compile(IMPORTING, base_dir=tmp_path, weights=str(ck),
+                               precision="fp64", targets=["L"])
+    assert float(loaded.run()["L"]) == pytest.approx(ran, rel=1e-12)

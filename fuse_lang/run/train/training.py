@@ -136,14 +136,16 @@ def train(program: CompiledProgram, options: TrainOptions,
                                stored=_stored_capture(cut))
         if state is not None:
             learner.load_optimizer_state(state)
-        result = TrainResult(loss.name, {}, first_step=start, steps=start,
-                             warnings=list(batches.warnings))
+        untrained, said = _untrained(program, loss, options, starts)
+        # (the params the loss does not reach, at their start: in every checkpoint)
+        result = TrainResult(loss.name, untrained, first_step=start, steps=start,
+                             warnings=list(batches.warnings) + said)
         if start > options.steps:  # steps is the step to end at, not a number to take
             result.warnings.append(f"the checkpoint is at step {start}, past the steps to "
                                    f"end at ({options.steps}): no step taken (steps counts "
                                    f"the checkpoint's)")
         _loop(program, learner, batches, held_out, options, result, progress)
-        result.params = learner.params()
+        result.params = {**untrained, **learner.params()}
     return result
 
 
@@ -440,6 +442,33 @@ def _initialiser(text: str, what: str) -> ir.Initialiser:
         raise FuseError(f"{what}: {err}") from None
 
 
+def _untrained(program: CompiledProgram, loss: LossInfo, options: TrainOptions,
+               starts: Mapping[str, ParamStart]) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The params of the program that the loss does not reach, as they start (a
+    resumed checkpoint's values where it holds them), and the warning that says
+    so: they were left out of the checkpoint, which `fuse run --params` then
+    refused for the program ("gives no value for the param")."""
+    analysis = program.analysis
+    names = sorted(n for n, t in analysis.tensors.items()
+                   if t.kind == TensorKind.PARAM and n not in loss.params)
+    if not names:
+        return {}, []
+    saved = load_checkpoint(options.resume).params if options.resume else {}
+    out = {}
+    for name in names:
+        shape = analysis.tensors[name].shape
+        if name in saved and tuple(saved[name].shape) == tuple(shape):
+            out[name] = saved[name]
+        elif all(extent is not None for extent in shape):
+            out[name] = initial_param(name, shape, options.seed, starts.get(name))
+    listed = ", ".join(f"`{n}`" for n in names)
+    which, left = ("params", "them as they start") if len(names) > 1 else \
+        ("param", "it as it starts")
+    kept = " (the checkpoint keeps that start)" if options.checkpoint else ""
+    return out, [f"the loss `{loss.name}` does not depend on the {which} {listed}: "
+                 f"training leaves {left}{kept}"]
+
+
 def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
                     options: TrainOptions, starts: Mapping[str, ParamStart], framework: str
                     ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
@@ -533,5 +562,6 @@ def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: s
         metadata["fuse.vocabulary"] = json.dumps(
             vocabulary if isinstance(vocabulary, dict) else list(vocabulary), ensure_ascii=False)
     assert options.checkpoint is not None
-    return str(save_checkpoint(Path(options.checkpoint), learner.params(),
+    params = {**result.params, **learner.params()}  # (result.params: the untrained)
+    return str(save_checkpoint(Path(options.checkpoint), params,
                                learner.optimizer_state(), metadata))
