@@ -261,3 +261,31 @@ def test_the_checkpoint_of_imported_params_runs_with_params(tmp_path, capsys):
     loaded = fuse_lang.compile(IMPORTING, base_dir=tmp_path, weights=str(ck),
                                precision="fp64", targets=["L"])
     assert float(loaded.run()["L"]) == pytest.approx(ran, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the losses reported
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("text", ["param B = constant(2)\ntrain B\n",
+                                  "param B = constant(2)\nL = B\ntrain L\n"])
+def test_a_loss_that_is_a_param_is_reported_before_each_update(tmp_path, backend, text):
+    """On torch the loss tensor was the param itself, read after the optimizer had
+    updated it in place: each step reported the next step's loss (jax did not)."""
+    program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
+    result = program.train(optimizer="sgd", learning_rate=0.5, steps=3)
+    assert result.losses == pytest.approx([2.0, 1.5, 1.0])
+    assert float(result.params["B"]) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_gradient_that_is_not_finite_is_not_blamed_on_the_learning_rate_alone(tmp_path,
+                                                                                 backend):
+    """sqrt(B B) at B = 0 has a NaN gradient: the loss is finite at step 1 and NaN
+    at step 2, which said only "lower the learning rate"."""
+    text = "param B = zeros, W = constant(1)\nL = sqrt(B B) + W W\ntrain L\n"
+    program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path)
+    with pytest.raises(FuseError) as err:
+        program.train(optimizer="sgd", learning_rate=1e-3, steps=3)
+    said = str(err.value)
+    assert "the loss `L` became nan at step 2 (the updates before it left `B` not finite)" \
+        in said and "a gradient that is not finite" in said and "`W`" not in said

@@ -533,8 +533,10 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
                             f"starting params and data, whatever the learning rate (a log "
                             f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
-            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
-                            f"lower the learning rate")
+            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}"
+                            f"{_not_finite(learner.params())}: too high a learning rate (lower "
+                            f"it), or a gradient that is not finite (a sqrt, a log or a "
+                            f"power below 1 of 0: keep its argument off 0, `sqrt(x + 1e-12)`)")
         result.losses.append(value)
         result.steps = step + 1
         if held is not None and (result.steps % every == 0 or result.steps == options.steps):
@@ -549,6 +551,15 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
                                    time.perf_counter() - started, latest))
     if options.checkpoint and saved_at != result.steps:
         result.checkpoint = _save(learner, options, result, program.backend.name)
+
+
+def _not_finite(params: Mapping[str, np.ndarray]) -> str:
+    """Which params the updates made NaN or infinite, said after the loss' step."""
+    broken = [n for n, v in sorted(params.items()) if not np.isfinite(v).all()]
+    if not broken:
+        return ""
+    shown = ", ".join(f"`{n}`" for n in broken[:3]) + (" ..." if len(broken) > 3 else "")
+    return f" (the updates before it left {shown} not finite)"
 
 
 def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: str) -> str:
