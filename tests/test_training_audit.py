@@ -289,3 +289,37 @@ def test_a_gradient_that_is_not_finite_is_not_blamed_on_the_learning_rate_alone(
     said = str(err.value)
     assert "the loss `L` became nan at step 2 (the updates before it left `B` not finite)" \
         in said and "a gradient that is not finite" in said and "`W`" not in said
+
+
+# ---------------------------------------------------------------- gradients at 0
+
+AT_ZERO = {"sig": ("L = sig(W)", 0.25), "sig at a temperature": ("L = sig(W, 0.5)", 0.5),
+           "sig(x, T=1)": ("L = sig(W, T=1)", 0.25), "abs": ("L = abs(W)", 0.0)}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(AT_ZERO))
+def test_gradients_at_exactly_zero_are_the_frameworks_alike(tmp_path, backend, name):
+    """The logistic took |z| through `abs`, whose gradient at 0 is torch's 0: on torch
+    sig's gradient at 0 was 0, not 1/4 (jax: 1/4).  And jnp.abs's gradient at 0 is
+    1 where torch's (and the central difference) is 0."""
+    line, expected = AT_ZERO[name]
+    program = fuse_lang.compile(f"param W = zeros\n{line}\ntrain L\n", backend=backend,
+                                base_dir=tmp_path, precision="fp64")
+    _, grads = program.gradients({"W": np.array(0.0)})
+    assert float(grads["W"]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_logistic_regression_from_zeros_learns(tmp_path, backend):
+    """Every pre-activation is exactly 0 at a zero start: on torch the loss stayed
+    at 0.25 step after step."""
+    text = ('X[n,j] = "x.npy"\nT[n] = "t.npy"\nparam W[j] = zeros, B\n'
+            'Y[n] = sig(W[j] X[n,j] + B)\nL avg= (Y[n] - T[n])^2\ntrain L\n')
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 3))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", (x[:, 0] > 0).astype(float))
+    program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path)
+    losses = program.train(optimizer="sgd", learning_rate=1.0, steps=5).losses
+    assert losses[0] == pytest.approx(0.25) and losses[-1] < 0.2
