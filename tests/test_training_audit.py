@@ -323,3 +323,12 @@ def test_a_logistic_regression_from_zeros_learns(tmp_path, backend):
     program = fuse_lang.compile(text, backend=backend, base_dir=tmp_path)
     losses = program.train(optimizer="sgd", learning_rate=1.0, steps=5).losses
     assert losses[0] == pytest.approx(0.25) and losses[-1] < 0.2
+
+
+@torch_only
+def test_gradients_of_a_param_the_loss_does_not_reach_are_zero(tmp_path):
+    _regression(tmp_path, UNREACHED)
+    program = fuse_lang.compile(UNREACHED, backend="torch", base_dir=tmp_path)
+    _, grads = program.gradients({"W": np.ones(3), "B": 0.0, "V": np.ones(3)})
+    np.testing.assert_array_equal(grads["V"], np.zeros(3))
+    assert grads["W"].shape == (3,) and np.any(grads["W"] != 0)

@@ -176,7 +176,11 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         unrolled = _unrolled_rounds(cut, {**batches.whole, **start})
         learner = make_learner(program.backend, _loss_function(cut, loss, unrolled), start, "sgd",
                                Rate(1.0), None, fresh=_fresh_loss(program, loss))
-        return learner.evaluate(inputs), learner.gradients(inputs)
+        value, grads = learner.evaluate(inputs), learner.gradients(inputs)
+    # a param given that the loss does not depend on: its gradient is zero (it was
+    # left out of the answer, a KeyError for whoever asked for it)
+    grads.update({n: np.zeros(np.shape(params[n])) for n in params if n not in grads})
+    return value, grads
 
 
 def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
