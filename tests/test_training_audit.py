@@ -332,3 +332,36 @@ def test_gradients_of_a_param_the_loss_does_not_reach_are_zero(tmp_path):
     _, grads = program.gradients({"W": np.ones(3), "B": 0.0, "V": np.ones(3)})
     np.testing.assert_array_equal(grads["V"], np.zeros(3))
     assert grads["W"].shape == (3,) and np.any(grads["W"] != 0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fuse_train_json_is_strict_and_its_checkpoint_runs_to_the_trained_loss(
+        tmp_path, capsys, backend):
+    """The JSON holds a loss per step (no bare NaN anywhere: a NaN validation loss
+    is null); `fuse run --params` of the checkpoint gives the loss of the trained
+    params, which is the loss after the last update (`final_loss` is the last
+    step's, before it)."""
+    path = _regression(tmp_path)
+    np.save(tmp_path / "held.npy", np.full((16, 3), np.nan))
+    ck = tmp_path / "reg.safetensors"
+    assert main(["train", str(path), "--backend", backend, "--steps", "6", "--precision",
+                 "fp64", "--checkpoint", str(ck), "--validation", f"X={tmp_path / 'held.npy'}",
+                 "--validation", f"T={tmp_path / 't.npy'}", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+
+    def refuse(constant):
+        raise ValueError(f"bare {constant} in the JSON")
+
+    trained = json.loads(out, parse_constant=refuse)
+    assert len(trained["losses"]) == 6 and trained["final_loss"] == trained["losses"][-1]
+    assert trained["validation"][-1] == [6, None]
+    assert main(["run", str(path), "--params", str(ck), "--target", "L", "--precision",
+                 "fp64", "--format", "json"]) == 0
+    ran = json.loads(capsys.readouterr().out)["outputs"]["L"]["values"]
+    from safetensors.numpy import load_file
+
+    params = load_file(ck)
+    program = fuse_lang.compile(REGRESSION, backend=backend, base_dir=tmp_path,
+                                precision="fp64")
+    assert ran == pytest.approx(program.gradients(params)[0], rel=1e-12)
+    assert ran < trained["final_loss"]
