@@ -365,3 +365,16 @@ def test_fuse_train_json_is_strict_and_its_checkpoint_runs_to_the_trained_loss(
                                 precision="fp64")
     assert ran == pytest.approx(program.gradients(params)[0], rel=1e-12)
     assert ran < trained["final_loss"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_select_whose_untaken_branch_is_kept_safe_has_a_finite_gradient(tmp_path, backend):
+    """docs/training.md: the branch not taken still passes 0 * its gradient, NaN for
+    sqrt of a negative number; the documented spelling keeps it finite."""
+    naive = "param A\nL = select(A > 0, sqrt(A), 0)\ntrain L\n"
+    safe = "param A\nL = select(A > 0, sqrt(select(A > 0, A, 1)), 0)\ntrain L\n"
+    grads = [fuse_lang.compile(text, backend=backend, base_dir=tmp_path, precision="fp64")
+             .gradients({"A": np.array(value)})[1]["A"]
+             for text in (naive, safe) for value in (-1.0, 4.0)]
+    assert np.isnan(grads[0]) and grads[1] == pytest.approx(0.25)
+    assert grads[2] == 0.0 and grads[3] == pytest.approx(0.25)
