@@ -378,3 +378,16 @@ def test_a_select_whose_untaken_branch_is_kept_safe_has_a_finite_gradient(tmp_pa
              for text in (naive, safe) for value in (-1.0, 4.0)]
     assert np.isnan(grads[0]) and grads[1] == pytest.approx(0.25)
     assert grads[2] == 0.0 and grads[3] == pytest.approx(0.25)
+
+
+@torch_only
+def test_fuse_train_says_a_param_without_a_gradient(tmp_path, capsys):
+    """`fuse check`'s gradient-blocked warning was not said by the training, which
+    then left the param as it started without a word."""
+    text = 'X[n,j] = "x.npy"\nparam W[j], B\nL = (W[j] X[n,j] > 0) + B B\ntrain L\n'
+    path = _regression(tmp_path, text)
+    assert main(["train", str(path), "--steps", "2", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    said = "the param `W` reaches the loss `L` only through constructs without a gradient"
+    assert said in err and any(said in w for w in json.loads(out)["warnings"])
+    assert "`B`" not in err

@@ -137,6 +137,9 @@ def train(program: CompiledProgram, options: TrainOptions,
         if state is not None:
             learner.load_optimizer_state(state)
         untrained, said = _untrained(program, loss, options, starts)
+        # `fuse check`'s gradient-blocked, said by the training that it concerns too
+        said += [d.message for d in program.analysis.diagnostics
+                 if d.code == "gradient-blocked"]
         # (the params the loss does not reach, at their start: in every checkpoint)
         result = TrainResult(loss.name, untrained, first_step=start, steps=start,
                              warnings=list(batches.warnings) + said)
