@@ -391,3 +391,22 @@ def test_fuse_train_says_a_param_without_a_gradient(tmp_path, capsys):
     said = "the param `W` reaches the loss `L` only through constructs without a gradient"
     assert said in err and any(said in w for w in json.loads(out)["warnings"])
     assert "`B`" not in err
+
+
+@torch_only
+def test_a_resumed_training_keeps_the_checkpoints_vocabulary(tmp_path, capsys):
+    """The checkpoint of a run resumed without --vocab again had no vocabulary, so
+    `fuse generate --params` of it had none."""
+    path = _regression(tmp_path)
+    (tmp_path / "vocab.json").write_text('["a", "b", "c"]', encoding="utf-8")
+    first, second = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    assert main(["train", str(path), "--steps", "2", "--checkpoint", str(first),
+                 "--vocab", str(tmp_path / "vocab.json")]) == 0
+    assert main(["train", str(path), "--steps", "4", "--resume", str(first),
+                 "--checkpoint", str(second)]) == 0
+    capsys.readouterr()
+    from safetensors import safe_open
+
+    with safe_open(str(second), framework="numpy") as opened:
+        assert json.loads(opened.metadata()["fuse.vocabulary"]) == ["a", "b", "c"]
+        assert opened.metadata()["fuse.step"] == "4"

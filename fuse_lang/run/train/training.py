@@ -113,6 +113,14 @@ def train(program: CompiledProgram, options: TrainOptions,
     if loss is None:
         raise FuseError("the program names no loss: add `train L` for a scalar tensor `L` "
                         "that its params influence (docs/training.md)")
+    if options.vocabulary is None and options.resume is not None:
+        # kept from the checkpoint resumed (its next checkpoint lost it, and `fuse
+        # generate` of that one had no vocabulary, unless --vocab was given again)
+        from ..generate.vocabulary import checkpoint_vocabulary
+
+        kept = checkpoint_vocabulary(options.resume)
+        options = replace(options, vocabulary=None if kept is None else
+                          (kept if isinstance(kept, dict) else tuple(kept)))
     starts = _param_starts(program, options)
     cut = _loss_program(program, loss)
     backend = program.backend
