@@ -410,3 +410,13 @@ def test_a_resumed_training_keeps_the_checkpoints_vocabulary(tmp_path, capsys):
     with safe_open(str(second), framework="numpy") as opened:
         assert json.loads(opened.metadata()["fuse.vocabulary"]) == ["a", "b", "c"]
         assert opened.metadata()["fuse.step"] == "4"
+
+
+def test_a_let_as_the_loss_is_refused_by_fuse_check(tmp_path, capsys):
+    """`fuse check` passed `let L = ...; train L`, and `fuse train` then refused it
+    at a line past the file's end (the loss' cut of the program exports it)."""
+    text = 'X[n,j] = "x.npy"\nparam W[j]\nlet L = W[j] W[j] X[n,j] X[n,j]\ntrain L\n'
+    path = _regression(tmp_path, text)
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "4:7: error[local-export]: `L` is a `let`, local to this file: a loss is" in out
