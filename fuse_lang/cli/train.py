@@ -41,11 +41,11 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--schedule", default="constant", choices=SCHEDULES,
                    help="the learning rate: constant, or cosine decay to 0 at --steps")
     p.add_argument("--weight-decay", type=float, default=None, metavar="X")
-    p.add_argument("--steps", type=int, default=None, metavar="N",
+    p.add_argument("--steps", type=_at_least(0), default=None, metavar="N",
                    help="the step to end at, counting a resumed checkpoint's (default 100)")
-    p.add_argument("--epochs", type=int, default=None, metavar="N",
+    p.add_argument("--epochs", type=_at_least(0), default=None, metavar="N",
                    help="instead of --steps: N passes over the data (each batch once)")
-    p.add_argument("--seed", type=int, default=0, metavar="N",
+    p.add_argument("--seed", type=_at_least(0), default=0, metavar="N",
                    help="the params' start and the batches' draws (default 0)")
     p.add_argument("--batch", metavar="INDEX=N",
                    help="draw N positions of the data's index INDEX per step")
@@ -53,10 +53,10 @@ def add_train_parser(sub: Any) -> None:
                    help="give a data source of the loss from a file (repeatable)")
     p.add_argument("--validation", action="append", default=[], metavar="NAME=FILE.npy",
                    help="held-out data: the loss on it is shown along the way (repeatable)")
-    p.add_argument("--validate-every", type=int, default=None, metavar="N")
+    p.add_argument("--validate-every", type=_at_least(1), default=None, metavar="N")
     p.add_argument("--checkpoint", metavar="FILE.safetensors",
                    help="write the params here (and the optimizer's state beside)")
-    p.add_argument("--checkpoint-every", type=int, default=None, metavar="N")
+    p.add_argument("--checkpoint-every", type=_at_least(1), default=None, metavar="N")
     p.add_argument("--resume", metavar="FILE.safetensors",
                    help="continue from a checkpoint written by fuse train")
     p.add_argument("--init", action="append", default=[], metavar="NAME=INIT",
@@ -78,9 +78,24 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
+    if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
     return value
+
+
+def _at_least(least: int) -> Any:
+    """An argparse type: a whole number of at least `least` (a negative --seed was
+    NumPy's traceback, a negative --steps exit 1 where --batch n=0 is exit 2)."""
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, "
+                                             f"not {text!r}")
+        return value
+    return whole
 
 
 def _cache_dir(value: str | None) -> str | None:

@@ -50,7 +50,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "fn-rank": (Severity.ERROR, "a `fn` argument whose number of indices differs from its parameter's"),
     "local-out-of-scope": (Severity.ERROR, "a block's `let` tensor read outside its block"),
     "let-redefined": (Severity.ERROR, "a `let` of a name the program or an enclosing block defines"),
-    "local-export": (Severity.ERROR, "an `export` or a query of a `let` tensor (local tensors are no outputs)"),
+    "local-export": (Severity.ERROR, "an `export`, a query or the `train` loss of a `let` tensor (local tensors are no outputs)"),
     "fn-recursion": (Severity.ERROR, "a `fn` that calls itself, directly or through others"),
     "fn-no-result": (Severity.ERROR, "a `fn` whose body does not define its result"),
     "fn-index-mismatch": (Severity.WARNING, "a `fn` call whose arguments name one index of the parameters differently"),

@@ -208,6 +208,16 @@ class _Lowering:
             if kind is ir.Query or not kept:
                 return None
             return dataclasses.replace(stmt, names=tuple(kept))
+        if kind is ir.TrainDecl and stmt.loss.name in self.file_lets:
+            # (`fuse check` passed it, and training's cut of the program to the loss
+            # refused it at a line past the file's end)
+            delta = self.deltas.get(id(stmt))
+            stmt = shifted(stmt, delta) if delta else stmt
+            self.diags.append(make("local-export", f"`{stmt.loss.name}` is a `let`, local "
+                                   f"to this file: a loss is what training reads out of "
+                                   f"the program; define it without `let`",
+                                   stmt.loss.name_span))
+            return None
         if not self.local_at:
             return stmt
         exprs = ir.used_exprs(stmt)

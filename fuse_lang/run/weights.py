@@ -18,6 +18,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..check.imports import has_imports, resolve_imports
+from ..front import ir
 from ..front.syntax import parse
 from ..io.manifest import (
     FileRef,
@@ -200,7 +202,18 @@ def manifest_layouts(weights: str | os.PathLike | Mapping, text: str,
                      base_dir: str | os.PathLike) -> tuple[Manifest, dict[str, Layout]]:
     """A manifest read and checked against the program `text` (headers only)."""
     manifest = read_manifest(weights, base_dir)
-    return manifest, layouts(manifest, program_axes(parse(text).program))
+    return manifest, layouts(manifest, program_axes(_with_imports(text, base_dir)))
+
+
+def _with_imports(text: str, base_dir: str | os.PathLike) -> ir.Program:
+    """The program with its imported files' statements: an imported param (`m::W`)
+    is one a manifest or a checkpoint gives (`fuse train` writes it under that name;
+    the parsed text alone refused it as "not a source or param")."""
+    program = parse(text).program
+    if not has_imports(program.statements):
+        return program
+    resolved = resolve_imports(program.statements, None, Path(base_dir), text)
+    return ir.Program(resolved.statements, program.text)
 
 
 def open_weights(weights: str | os.PathLike | Mapping, text: str,

@@ -176,6 +176,13 @@ class JaxBackend(Backend):
     def erf(self, x: Any) -> jax.Array:
         return jax.scipy.special.erf(x)
 
+    @staticmethod
+    def abs(x: Any) -> jax.Array:
+        """|x| with torch's gradient at 0, sign(0) = 0 (jnp.abs's is 1 there, so the two
+        frameworks took different steps from a zero start: an L1 term on a bias)."""
+        x = jnp.asarray(x)
+        return x if x.dtype == jnp.bool_ else jnp.sign(x) * x
+
     def relu(self, x: Any) -> jax.Array:
         return jax.nn.relu(jnp.asarray(x))
 

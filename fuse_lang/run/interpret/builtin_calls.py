@@ -305,9 +305,11 @@ class BuiltinCalls(EvaluatorState):
 
     def _logistic(self, z: Any) -> Any:
         """1/(1+e^-z) without overflow: e^-|z| is at most 1 (a cold temperature makes
-        |z| large, and e^|z| past float32's range warned and meant nothing)."""
+        |z| large, and e^|z| past float32's range warned and meant nothing).  |z| as
+        the branch z >= 0 takes it: through `abs`, whose gradient at 0 is torch's 0,
+        the logistic's gradient at z = 0 was 0, not 1/4 (a zero start never moved)."""
         backend = self.backend
-        e = backend.exp(-backend.abs(z))
+        e = backend.exp(-backend.where(z >= 0, z, -z))
         return backend.where(z >= 0, 1 / (1 + e), e / (1 + e))
 
     def _norm_axis(self, kwargs: dict) -> str:

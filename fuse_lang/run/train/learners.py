@@ -89,10 +89,13 @@ class TorchLearner:
                 group["lr"] = self.rate.at(number)
         self.optimizer.zero_grad(set_to_none=True)
         value = self.loss({**inputs, **self.tensors})
+        # (a copy before the update: a loss that is a param itself, `train B` or
+        # `L = B`, is that tensor, which the update changes in place)
+        before = value.detach().clone()
         if value.requires_grad:  # else no param reaches it with a gradient (a warning
             value.backward()  # of `fuse check`, gradient-blocked): nothing to update
             self.optimizer.step()
-        return float(value.detach())
+        return float(before)
 
     def evaluate(self, inputs: Mapping[str, Any]) -> float:
         with self.torch.no_grad():

@@ -11,6 +11,7 @@ run draws what an uninterrupted one would.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -112,6 +113,14 @@ def train(program: CompiledProgram, options: TrainOptions,
     if loss is None:
         raise FuseError("the program names no loss: add `train L` for a scalar tensor `L` "
                         "that its params influence (docs/training.md)")
+    if options.vocabulary is None and options.resume is not None:
+        # kept from the checkpoint resumed (its next checkpoint lost it, and `fuse
+        # generate` of that one had no vocabulary, unless --vocab was given again)
+        from ..generate.vocabulary import checkpoint_vocabulary
+
+        kept = checkpoint_vocabulary(options.resume)
+        options = replace(options, vocabulary=None if kept is None else
+                          (kept if isinstance(kept, dict) else tuple(kept)))
     starts = _param_starts(program, options)
     cut = _loss_program(program, loss)
     backend = program.backend
@@ -135,14 +144,19 @@ def train(program: CompiledProgram, options: TrainOptions,
                                stored=_stored_capture(cut))
         if state is not None:
             learner.load_optimizer_state(state)
-        result = TrainResult(loss.name, {}, first_step=start, steps=start,
-                             warnings=list(batches.warnings))
+        untrained, said = _untrained(program, loss, options, starts)
+        # `fuse check`'s gradient-blocked, said by the training that it concerns too
+        said += [d.message for d in program.analysis.diagnostics
+                 if d.code == "gradient-blocked"]
+        # (the params the loss does not reach, at their start: in every checkpoint)
+        result = TrainResult(loss.name, untrained, first_step=start, steps=start,
+                             warnings=list(batches.warnings) + said)
         if start > options.steps:  # steps is the step to end at, not a number to take
             result.warnings.append(f"the checkpoint is at step {start}, past the steps to "
                                    f"end at ({options.steps}): no step taken (steps counts "
                                    f"the checkpoint's)")
         _loop(program, learner, batches, held_out, options, result, progress)
-        result.params = learner.params()
+        result.params = {**untrained, **learner.params()}
     return result
 
 
@@ -169,11 +183,15 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
         batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
         inputs = {**batches.whole, **batches.temperatures(0)}
 
-        start = {n: np.asarray(params[n], dtype=np.float64) for n in loss.params}
+        start = {n: _numbers(params[n], f"the param `{n}`") for n in loss.params}
         unrolled = _unrolled_rounds(cut, {**batches.whole, **start})
         learner = make_learner(program.backend, _loss_function(cut, loss, unrolled), start, "sgd",
                                Rate(1.0), None, fresh=_fresh_loss(program, loss))
-        return learner.evaluate(inputs), learner.gradients(inputs)
+        value, grads = learner.evaluate(inputs), learner.gradients(inputs)
+    # a param given that the loss does not depend on: its gradient is zero (it was
+    # left out of the answer, a KeyError for whoever asked for it)
+    grads.update({n: np.zeros(np.shape(params[n])) for n in params if n not in grads})
+    return value, grads
 
 
 def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
@@ -188,18 +206,38 @@ def _check_options(program: CompiledProgram, options: TrainOptions) -> None:
     if options.schedule not in SCHEDULES:
         raise FuseError(f"unknown schedule `{options.schedule}`: use one of "
                         f"{', '.join(SCHEDULES)}")
-    if options.epochs is not None and options.epochs < 0:
-        raise FuseError("epochs must be 0 or more")
-    if options.steps < 0 or not options.learning_rate > 0:
-        raise FuseError("steps must be 0 or more and the learning rate above 0")
-    if options.weight_decay is not None and not options.weight_decay >= 0:
+    # whole numbers and finite rates, said in words (a float, a string or a negative
+    # seed was a TypeError or NumPy's ValueError; an infinite rate "became nan")
+    _whole(options.steps, "steps", 0)
+    for what, least in (("epochs", 0), ("seed", 0), ("validate_every", 1),
+                        ("checkpoint_every", 1)):
+        if getattr(options, what) is not None:
+            _whole(getattr(options, what), what, least)
+    for index, size in (options.batch or {}).items():
+        _whole(size, f"the batch size of `{index}`", 1)
+    if not _real(options.learning_rate) or not 0 < options.learning_rate < math.inf:
+        raise FuseError(f"the learning rate is a finite number above 0, not "
+                        f"{options.learning_rate!r}")
+    if options.weight_decay is not None and not (
+            _real(options.weight_decay) and 0 <= options.weight_decay < math.inf):
         raise FuseError(f"the weight decay must be 0 or more, not {options.weight_decay}")
+    for name, text in (options.init or {}).items():
+        if not isinstance(text, str):  # (an AttributeError from .strip())
+            raise FuseError(f"the initialiser of `{name}` is given as text "
+                            f"(\"normal(0.02)\"), not {text!r}")
     if options.checkpoint is not None:  # (as the editor's: `fuse run --params` reads it)
         writable_checkpoint(options.checkpoint)
-    for what in ("validate_every", "checkpoint_every"):
-        every = getattr(options, what)
-        if every is not None and every < 1:
-            raise FuseError(f"{what} must be 1 or more")
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, bool)
+
+
+def _whole(value: Any, what: str, least: int) -> None:
+    """FuseError unless `value` is a whole number (an int, not a bool) of at least `least`."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+        raise FuseError(f"{what} must be a whole number of at least {least}, not {value!r}")
 
 
 def vocabulary_fits(program: CompiledProgram, vocabulary: Any) -> None:
@@ -291,7 +329,7 @@ def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[s
     out = {}
     for name in loss.data:
         if name in given:
-            out[name] = np.asarray(given[name], dtype=np.float64)
+            out[name] = _numbers(given[name], f"the data `{name}`")
             continue
         shape = analysis.tensors[name].shape
         if any(extent is None for extent in shape):
@@ -299,6 +337,16 @@ def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[s
         value, _ = load_base(analysis, cut.backend, cut.base_dir, {}, name, tuple(shape))
         out[name] = np.asarray(cut.backend.to_numpy(value), dtype=np.float64)
     return out
+
+
+def _numbers(value: Any, what: str) -> np.ndarray:
+    """`value` as float64; FuseError for what is no array of numbers (a file's name
+    given in place of its data was NumPy's ValueError)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise FuseError(f"{what} is given as {type(value).__name__} {value!r:.40}, not an "
+                        f"array of numbers") from None
 
 
 class _Batches:
@@ -409,6 +457,33 @@ def _initialiser(text: str, what: str) -> ir.Initialiser:
         raise FuseError(f"{what}: {err}") from None
 
 
+def _untrained(program: CompiledProgram, loss: LossInfo, options: TrainOptions,
+               starts: Mapping[str, ParamStart]) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The params of the program that the loss does not reach, as they start (a
+    resumed checkpoint's values where it holds them), and the warning that says
+    so: they were left out of the checkpoint, which `fuse run --params` then
+    refused for the program ("gives no value for the param")."""
+    analysis = program.analysis
+    names = sorted(n for n, t in analysis.tensors.items()
+                   if t.kind == TensorKind.PARAM and n not in loss.params)
+    if not names:
+        return {}, []
+    saved = load_checkpoint(options.resume).params if options.resume else {}
+    out = {}
+    for name in names:
+        shape = analysis.tensors[name].shape
+        if name in saved and tuple(saved[name].shape) == tuple(shape):
+            out[name] = saved[name]
+        elif all(extent is not None for extent in shape):
+            out[name] = initial_param(name, shape, options.seed, starts.get(name))
+    listed = ", ".join(f"`{n}`" for n in names)
+    which, left = ("params", "them as they start") if len(names) > 1 else \
+        ("param", "it as it starts")
+    kept = " (the checkpoint keeps that start)" if options.checkpoint else ""
+    return out, [f"the loss `{loss.name}` does not depend on the {which} {listed}: "
+                 f"training leaves {left}{kept}"]
+
+
 def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
                     options: TrainOptions, starts: Mapping[str, ParamStart], framework: str
                     ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
@@ -473,8 +548,10 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
                             f"starting params and data, whatever the learning rate (a log "
                             f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
-            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}: "
-                            f"lower the learning rate")
+            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}"
+                            f"{_not_finite(learner.params())}: too high a learning rate (lower "
+                            f"it), or a gradient that is not finite (a sqrt, a log or a "
+                            f"power below 1 of 0: keep its argument off 0, `sqrt(x + 1e-12)`)")
         result.losses.append(value)
         result.steps = step + 1
         if held is not None and (result.steps % every == 0 or result.steps == options.steps):
@@ -491,6 +568,15 @@ def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
         result.checkpoint = _save(learner, options, result, program.backend.name)
 
 
+def _not_finite(params: Mapping[str, np.ndarray]) -> str:
+    """Which params the updates made NaN or infinite, said after the loss' step."""
+    broken = [n for n, v in sorted(params.items()) if not np.isfinite(v).all()]
+    if not broken:
+        return ""
+    shown = ", ".join(f"`{n}`" for n in broken[:3]) + (" ..." if len(broken) > 3 else "")
+    return f" (the updates before it left {shown} not finite)"
+
+
 def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: str) -> str:
     metadata = {"fuse.step": str(result.steps), "fuse.loss": result.loss,
                 "fuse.optimizer": options.optimizer, "fuse.backend": framework,
@@ -502,5 +588,6 @@ def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: s
         metadata["fuse.vocabulary"] = json.dumps(
             vocabulary if isinstance(vocabulary, dict) else list(vocabulary), ensure_ascii=False)
     assert options.checkpoint is not None
-    return str(save_checkpoint(Path(options.checkpoint), learner.params(),
+    params = {**result.params, **learner.params()}  # (result.params: the untrained)
+    return str(save_checkpoint(Path(options.checkpoint), params,
                                learner.optimizer_state(), metadata))
