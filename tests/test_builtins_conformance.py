@@ -9,11 +9,9 @@ binds to it, and a numbered `axis=` counts it.
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from test_backend_conformance import _run_on
 
 import fuse_lang
 from fuse_lang.cli import main as cli_main
@@ -28,14 +26,7 @@ def _literal(array: np.ndarray) -> str:
     return "const(" + str(array.tolist()) + ")"
 
 
-def _run(backend: str, compiled: bool | None, text: str, **kwargs) -> dict:
-    if backend != "numpy" and importlib.util.find_spec(backend) is None:
-        pytest.skip(f"{backend} is not installed")
-    if compiled is not None:
-        kwargs["compiled"] = compiled
-    outputs = fuse_lang.compile(text, backend=backend, **kwargs).run()
-    return {name: value.toarray() if sp.issparse(value) else np.asarray(value)
-            for name, value in outputs.items()}
+_run = _run_on  # (the backend conformance test's runner)
 
 
 def _topk(a: np.ndarray, k: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_why import PEOPLE
 
 import fuse_lang
 from fuse_lang.cli import main
@@ -555,22 +556,7 @@ def test_limits_sinks_and_recursion(tmp_path, capsys):
 
 # ---------------------------------------------------------------- docs/why.md
 
-WHY = DOCS / "why.md"
-PEOPLE = """\
-Person(Ann, 25)
-Person(Bob, 30)
-Person(Cy, 7)
-Person("New York", 40)
-Banned(Bob, Spam)
-Parent(Ann, Bob)
-Parent(Bob, Cy)
-Parent(Cy, Dee)
-Ancestor(x, y) = Parent(x, y)
-Ancestor(x, z) = Ancestor(x, y) Parent(y, z)
-Adult(x) = Person(x, a) (a > 18)
-Allowed(x) = Adult(x) not Banned(x, _)
-export Ancestor, Allowed
-"""
+WHY = DOCS / "why.md"  # (its program: test_why.PEOPLE)
 
 
 def test_why_md_command_line_examples(examples, capsys):

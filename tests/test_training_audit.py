@@ -11,6 +11,8 @@ import json
 
 import numpy as np
 import pytest
+from test_training import REGRESSION
+from test_training_gradients import _finite_differences
 
 import fuse_lang
 from fuse_lang import FuseError
@@ -22,14 +24,6 @@ BACKENDS = [pytest.param("torch", marks=pytest.mark.skipif(not HAS_TORCH, reason
             pytest.param("jax", marks=pytest.mark.skipif(not HAS_JAX, reason="no jax/optax"))]
 torch_only = pytest.mark.skipif(not HAS_TORCH, reason="no torch")
 
-REGRESSION = """X[n,j] = "x.npy"
-T[n] = "t.npy"
-param W[j], B
-Y[n] = W[j] X[n,j] + B
-L avg= (Y[n] - T[n])^2
-train L
-export Y
-"""
 
 
 def _regression(tmp_path, text=REGRESSION, name="reg.fuse"):
@@ -67,22 +61,6 @@ PROGRAMS = {
                                        "S[h,*n+1] = tanh(W[h,h'] S[h',*n] + U[h,j] X[n,j])\n"
                                        "F[h] = S[h,*n]\nL = F[h] F[h]\ntrain L",
 }
-
-
-def _finite_differences(reference, params, eps=1e-6):
-    def loss(values):
-        return float(reference.run(values)["L"])
-
-    out = {}
-    for name, value in params.items():
-        grad = np.zeros_like(value)
-        for pos in np.ndindex(value.shape):
-            up, down = value.copy(), value.copy()
-            up[pos] += eps
-            down[pos] -= eps
-            grad[pos] = (loss({**params, name: up}) - loss({**params, name: down})) / (2 * eps)
-        out[name] = grad
-    return out, loss(params)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
