@@ -5,6 +5,7 @@ targeted run gives its target the whole run's values, and a picture counts
 what it leaves blank and summarises a huge tensor without copying it whole."""
 from __future__ import annotations
 
+import json
 import math
 import tracemalloc
 
@@ -219,3 +220,18 @@ def test_slice_along_with_nothing_to_slice_is_refused(tmp_path, capsys):
     assert main(["plot", str(tmp_path / "v.npy"), "--slice-along", "zz"]) == 2
     assert "no output is 3-D or larger: there is nothing to slice along 'zz'" in \
         capsys.readouterr().err
+
+
+def test_a_picture_that_cannot_be_drawn_loses_no_result(tmp_path, capsys):
+    """A sparse output too large to draw exited 2 before the results were shown:
+    the run's answers were lost (text and JSON). Now they show, then it is said."""
+    (tmp_path / "big.tsv").write_text("".join(f"{k}\t{k}\n" for k in range(8200)))
+    program = tmp_path / "big.fuse"
+    program.write_text('R(x,y) = "big.tsv"\nS(x,y) = R(x,y)\nexport S\n')
+    assert main(["run", "--plot", str(tmp_path / "plots"), str(program)]) == 2
+    out, err = capsys.readouterr()
+    assert "S  8200 tuples" in out and "too large to draw" in err
+    assert main(["run", "--format", "json", "--plot", str(tmp_path / "plots"),
+                 str(program)]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["outputs"]["S"]["count"] == 8200 and "too large to draw" in err

@@ -131,10 +131,14 @@ def _run_and_show(options: RunOptions) -> int:
                                          if e.reason != NOT_NEEDED]
     if broken:  # the document ran past its errors: said, and the exit status is 1
         print(f"fuse: {options.path}: not run (errors): {', '.join(broken)}", file=sys.stderr)
-    pictures = None
-    if options.plot:
-        pictures = write_pictures_of(options.plot, options.plot_format, options.slice_along,
-                                     result.outputs, analysis, result.queries)
+    pictures, undrawn = None, None
+    if options.plot:  # (pictures that cannot be drawn are said; the results still show)
+        try:
+            pictures = write_pictures_of(options.plot, options.plot_format,
+                                         options.slice_along, result.outputs, analysis,
+                                         result.queries)
+        except CommandFailed as err:
+            undrawn = err
     # (a target that cannot be answered is said after the results, which still show)
     whys, unanswered = whys_answered(options.path, result, targets) if targets else (None, [])
     # (a run in demand mode ran its rewrite: the diagnostics are of the program as written)
@@ -146,6 +150,8 @@ def _run_and_show(options: RunOptions) -> int:
                            for d in written.diagnostics], whys)
     for line in unanswered:
         print(line, file=sys.stderr)
+    if undrawn is not None:
+        return undrawn.status
     return EXIT_ERRORS if broken or unanswered else EXIT_OK
 
 
