@@ -213,10 +213,23 @@ def _blocked(model: Model, rule: Rule, key: Key) -> Blocked:
                 if not survivors:
                     return Blocked(place, _goal_text(model, rule, waiting, head),
                                    _reason(model, rule, waiting, partial))
-                partial = survivors
+                partial = _agreeing(model, rule, key, survivors)
+                if not partial:  # (a computed head: checked once its variables are bound)
+                    return Blocked(place, "", "its head computes other values from every "
+                                              "binding")
     if not any(model.head_agrees(rule, key, b) for b in partial):
         return Blocked(place, "", "its head computes other values from every binding")
     return Blocked(place, "", "every goal holds for some binding")  # (never: it would hold)
+
+
+def _agreeing(model: Model, rule: Rule, key: Key, partial: list[dict[str, int]]
+              ) -> list[dict[str, int]]:
+    """The bindings whose computed head gives the tuple, once they bind its variables:
+    a goal after that is blamed only for the bindings that could give the tuple."""
+    names = {n for arg in rule.head if arg.shift is not None for n in arg.shift[0]}
+    if not names or not partial or not names <= partial[0].keys():
+        return partial
+    return [b for b in partial if model.head_agrees(rule, key, b)]
 
 
 def _extend(model: Model, atom: Atom, partial: list[dict[str, int]]) -> list[dict[str, int]]:
