@@ -3,6 +3,9 @@ run's relations, for the forms tests/test_why.py and tests/test_why_property.py 
 out."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import fuse_lang
 
 
@@ -20,3 +23,24 @@ def test_a_computed_head_blames_the_goal_that_stops_the_binding_giving_the_tuple
     blocked, = result.why("Q", (1, "A")).rules
     assert blocked.reason == "its head cannot give this tuple"
     assert type(result.why("Q", (1, "B"))).__name__ == "Derivation"
+
+
+def fuse(*args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", *args], capture_output=True,
+                          text=True, encoding="utf-8", timeout=120)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+def test_a_value_that_needs_quotes_written_unquoted_is_told_to_be_quoted(tmp_path):
+    # `Allowed(New York)` said only "expected `,` or `)` at column 13"
+    program = tmp_path / "p.fuse"
+    program.write_text('Person("New York")\nPerson("é")\nPerson(Ann)\nexport Person\n')
+    for target, quoted in [("Person(New York)", '"New York"'), ("Person(é)", '"é"')]:
+        done = fuse("why", str(program), target)
+        assert done.returncode == 2 and done.stdout == "", done.stdout
+        assert f"values are separated by `,`, and a string that is no symbol is quoted: " \
+            f"{quoted}" in done.stderr, done.stderr
+        assert fuse("why", str(program), target.replace("(", "(\"").replace(")", "\")")
+                    ).stdout.startswith(f"Person({quoted})   fact, line ")
+    assert "expected `,` or `)` at column 11" in fuse("why", str(program), "Person(Ann").stderr

@@ -48,8 +48,9 @@ def parse_target(text: str) -> tuple[str, tuple]:
     while True:
         arg = _ARG.match(text, at)
         if not arg:
-            raise TargetError(f"{text!r}: expected a value (a symbol, a number or a quoted "
-                              f"string) at column {at + 1}")
+            raise _needs_quotes(text, at, close) or TargetError(
+                f"{text!r}: expected a value (a symbol, a number or a quoted string) at "
+                f"column {at + 1}")
         token = arg.group(1)
         if token[:1].islower() or token[:1] == "_":
             raise TargetError(f"{text!r}: `{token}` is a variable; a why asks about one tuple: "
@@ -62,7 +63,19 @@ def parse_target(text: str) -> tuple[str, tuple]:
             continue
         if text[at:at + 1] == close:
             return name, _closed(text, at, close, tuple(values))
-        raise TargetError(f"{text!r}: expected `,` or `{close}` at column {at + 1}")
+        raise _needs_quotes(text, arg.start(), close) or TargetError(
+            f"{text!r}: expected `,` or `{close}` at column {at + 1}")
+
+
+def _needs_quotes(text: str, at: int, close: str) -> TargetError | None:
+    """A value written unquoted that only a quoted string can be (`New York`, `O'Brien`,
+    `é`): said so, with the value quoted; None for anything else."""
+    raw = re.match(rf'\s*([^,"{re.escape(close)}]*?)\s*(?:,|{re.escape(close)})', text[at:])
+    if raw is None or not raw.group(1):
+        return None
+    value = raw.group(1)
+    return TargetError(f"{text!r}: `{value}` is not a value: values are separated by `,`, "
+                       f"and a string that is no symbol is quoted: \"{value}\"")
 
 
 def _closed(text: str, at: int, close: str, values: tuple) -> tuple:
