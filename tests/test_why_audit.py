@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import fuse_lang
 
 
@@ -44,3 +46,18 @@ def test_a_value_that_needs_quotes_written_unquoted_is_told_to_be_quoted(tmp_pat
         assert fuse("why", str(program), target.replace("(", "(\"").replace(")", "\")")
                     ).stdout.startswith(f"Person({quoted})   fact, line ")
     assert "expected `,` or `)` at column 11" in fuse("why", str(program), "Person(Ann").stderr
+
+
+def test_numpy_positions_are_positions_and_an_index_that_is_no_tuple_is_said_in_words():
+    # `why("Y", (np.int64(1),))` said "1 is outside `Y`'s axis 1 (positions 0 to 1)",
+    # and an index of None raised a TypeError
+    import numpy as np
+
+    result = run("A[i,j] = const([[1, -2], [3, 4]])\nB[j] = const([5, 6])\n"
+                 "Y[i] = A[i,j] B[j]\nexport Y\n")
+    for index in [(np.int64(1),), np.array([1]), np.int64(1), tuple(np.argwhere([0, 1])[0])]:
+        answer = result.why("Y", index)
+        assert answer.text == "Y[1]" and answer.value == 3 * 5 + 4 * 6
+    with pytest.raises(fuse_lang.FuseError, match="why's index is the tuple's values or the "
+                       "element's positions"):
+        result.why("Y", None)

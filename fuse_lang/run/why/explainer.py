@@ -8,7 +8,7 @@ representation the run used, and a run that asks nothing pays nothing.
 from __future__ import annotations
 
 import re
-from numbers import Integral
+from numbers import Integral, Number
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...check.value_tables import position_table
@@ -78,8 +78,13 @@ class Explainer:
         if tensor is None:
             known = ", ".join(sorted(analysis.tensors)) or "none"
             raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
-        if isinstance(index, (str, int)):
+        if isinstance(index, (str, Number)):
             index = (index,)
+        try:
+            index = tuple(index)
+        except TypeError:
+            raise FuseError(f"why's index is the tuple's values or the element's positions "
+                            f"(`(\"Alice\", \"Eve\")`, `(3,)`), not {index!r}") from None
         axes = [a for a in tensor.axes if not a.virtual]
         if len(index) != len(axes):
             raise FuseError(f"`{name}` has {len(axes)} "
@@ -141,9 +146,9 @@ def _position(values: tuple | None, value: Any, extent: int | None) -> int | Non
     if values is None:  # positional: an integer is its own position
         if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
             value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool) and \
+        if isinstance(value, Integral) and not isinstance(value, bool) and \
                 0 <= value < (extent or 0):
-            return value
+            return int(value)  # (a NumPy integer too: `np.argwhere`'s positions)
         return None
     # (a quoted "25" is a string, not the integer 25: LANGUAGE.md §14)
     return position_table(values).get(value)
