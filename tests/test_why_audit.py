@@ -3,6 +3,7 @@ run's relations, for the forms tests/test_why.py and tests/test_why_property.py 
 out."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -61,3 +62,19 @@ def test_numpy_positions_are_positions_and_an_index_that_is_no_tuple_is_said_in_
     with pytest.raises(fuse_lang.FuseError, match="why's index is the tuple's values or the "
                        "element's positions"):
         result.why("Y", None)
+
+
+def test_run_json_says_which_why_targets_could_not_be_answered(tmp_path):
+    # `fuse run --why A --why Nope(A) --format json` exited 1 with a "why" list of one
+    # answer and nothing in the document saying which target failed or why
+    program = tmp_path / "p.fuse"
+    program.write_text("Edge(A, B)\nPath(x, y) = Edge(x, y)\nexport Path\n")
+    done = fuse("run", str(program), "--why", "Path(A, B)", "--why", "Nope(A)", "--why",
+                "Path(A)", "--format", "json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 1 and [w["text"] for w in data["why"]] == ["Path(A, B)"]
+    assert len(data["why_errors"]) == 2 and "`Nope` is not a tensor" in data["why_errors"][0]
+    assert "`Path` has 2 axes, but 1 value was given" in data["why_errors"][1]
+    assert data["why_errors"] == done.stderr.splitlines()
+    fine = json.loads(fuse("run", str(program), "--why", "Path(A, B)", "--format", "json").stdout)
+    assert "why_errors" not in fine

@@ -147,7 +147,7 @@ def _run_and_show(options: RunOptions) -> int:
     show_result(result, options.format, bool(options.targets or result.not_run), options.out,
                 pictures,
                 analysis, [d.to_json(written.lines, options.path)
-                           for d in written.diagnostics], whys)
+                           for d in written.diagnostics], whys, unanswered)
     for line in unanswered:
         print(line, file=sys.stderr)
     if undrawn is not None:

@@ -20,12 +20,15 @@ RELATION_SHOWN = 20  # tuples of a relation that the text prints; the rest are c
 
 def show_result(result: Any, fmt: str, targeted: bool, out: str | None,
                 pictures: list[str] | None, analysis: Any = None,
-                diagnostics: Sequence[dict] = (), whys: Sequence[Any] | None = None) -> None:
+                diagnostics: Sequence[dict] = (), whys: Sequence[Any] | None = None,
+                why_errors: Sequence[str] = ()) -> None:
     """Print `result` as `fmt` (text or json); `out`: the --out file written;
     `pictures`: those --plot wrote (None without --plot); `analysis`: the
     program's, which says which outputs are relations and their values;
     `diagnostics`: the program's (JSON shapes), in the JSON; `whys`: the answers
-    of `--why` (run.why.data), after the results."""
+    of `--why` (run.why.data), after the results; `why_errors`: a line for each
+    `--why` target that could not be answered (in the JSON; the caller says them on
+    stderr)."""
     relations = _relations(result, analysis)
     if fmt == "json":
         data = result_json(result, targeted, relations)
@@ -36,6 +39,8 @@ def show_result(result: Any, fmt: str, targeted: bool, out: str | None,
             from ..run.why.data import to_json
 
             data["why"] = [to_json(answer) for answer in whys]
+        if why_errors:
+            data["why_errors"] = list(why_errors)
         write_json(data)
     else:
         print_result(result, out, relations)
