@@ -78,3 +78,21 @@ def test_run_json_says_which_why_targets_could_not_be_answered(tmp_path):
     assert data["why_errors"] == done.stderr.splitlines()
     fine = json.loads(fuse("run", str(program), "--why", "Path(A, B)", "--format", "json").stdout)
     assert "why_errors" not in fine
+
+
+def test_cli_exit_statuses_of_elements_and_values_not_there(tmp_path):
+    # (docs/cli.md: an element the tensor does not have exits 1 in words; a tuple a
+    # column cannot hold is an answer, exit 0; neither is a traceback)
+    program = tmp_path / "p.fuse"
+    program.write_text('Edge(A, B)\nEdge("New York", A)\nDeg[x] = Edge(x, y)\n'
+                       "Y[i] = const([1, 2, 3])\nexport Deg, Y, Edge\n")
+    for target, words in [("Y[7]", "7 is outside `Y`'s axis 1 (positions 0 to 2)"),
+                          ("Deg[Zed]", "Zed is not a value of `Deg`'s axis 1 (its values: A, "
+                                       '"New York")')]:
+        done = fuse("why", str(program), target)
+        assert done.returncode == 1 and done.stdout == "" and words in done.stderr, done.stderr
+        data = json.loads(fuse("why", str(program), target, "--format", "json").stdout)
+        assert words in data["error"]
+    assert fuse("why", str(program), 'Deg["New York"]').stdout.startswith('Deg["New York"] = 1')
+    done = fuse("why", str(program), "Edge(Zed, A)")
+    assert done.returncode == 0 and "Zed is no value of `Edge`'s column 1" in done.stdout
