@@ -78,13 +78,7 @@ class Explainer:
         if tensor is None:
             known = ", ".join(sorted(analysis.tensors)) or "none"
             raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
-        if isinstance(index, (str, Number)):
-            index = (index,)
-        try:
-            index = tuple(index)
-        except TypeError:
-            raise FuseError(f"why's index is the tuple's values or the element's positions "
-                            f"(`(\"Alice\", \"Eve\")`, `(3,)`), not {index!r}") from None
+        index = _as_tuple(index)
         axes = [a for a in tensor.axes if not a.virtual]
         if len(index) != len(axes):
             raise FuseError(f"`{name}` has {len(axes)} "
@@ -139,6 +133,17 @@ class Explainer:
         except TooLarge as err:
             raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
                             f"search: {err}") from None
+
+
+def _as_tuple(index: Any) -> tuple:
+    """A why's index as a tuple: one value alone, or a sequence of them (a NumPy array)."""
+    if isinstance(index, (str, Number)):
+        return (index,)
+    try:
+        return tuple(index)
+    except TypeError:
+        raise FuseError(f"why's index is the tuple's values or the element's positions "
+                        f"(`(\"Alice\", \"Eve\")`, `(3,)`), not {index!r}") from None
 
 
 def _position(values: tuple | None, value: Any, extent: int | None) -> int | None:
