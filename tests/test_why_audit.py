@@ -96,3 +96,19 @@ def test_cli_exit_statuses_of_elements_and_values_not_there(tmp_path):
     assert fuse("why", str(program), 'Deg["New York"]').stdout.startswith('Deg["New York"] = 1')
     done = fuse("why", str(program), "Edge(Zed, A)")
     assert done.returncode == 0 and "Zed is no value of `Edge`'s column 1" in done.stdout
+
+
+def test_a_block_let_local_is_named_in_its_equations_as_its_tuples_are():
+    # the equations said `H(x) = h(x, _)` over a child `h@let.1(A, B)` (a name asked about
+    # as `h` is no tensor), and a why-not stopped at `h@let.1(C, _)` of `... h(x, _)`
+    result = run("E(A, B)\nE(B, C)\nV(A)\nV(C)\n{\n  let h(x, y) = E(x, y) E(y, _)\n"
+                 "  H(x) = V(x) h(x, _)\n  N[x] = h(x, y)\n}\nexport H, N\n")
+    tree = result.why("H", ("A",))
+    assert tree.place.text == "H(x) = V(x) h@let.1(x, _)"
+    assert [c.text for c in tree.children] == ["V(A)", "h@let.1(A, B)"]
+    assert tree.children[1].place.text == "h@let.1(x, y) = E(x, y) E(y, _)"
+    blocked, = result.why("H", ("C",)).rules
+    assert blocked.place.text == tree.place.text and blocked.goal == "h@let.1(C, _)"
+    number = result.why("N", ("A",))
+    assert number.parts[0].place.text == "N[x] = h@let.1(x, y)"
+    assert [f.text for t in number.parts[0].terms for f in t.factors] == ["h@let.1(A, B)"]

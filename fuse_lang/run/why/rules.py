@@ -110,6 +110,12 @@ def statement_place(analysis: Analysis, k: int) -> tuple[str | None, int, str]:
     if origin is not None:
         inside = "".join(f" in fn {name}" for name in reversed(origin.outer))
         text = f"{ir_text}   (from fn {origin.fn}{inside}, called at line {line})"
+    elif file is None:
+        # (a block's `let` local is renamed apart, `h@let.3`: the tuples read carry that
+        # name, so the equation as written shows it too)
+        for local in set(re.findall(r"[\w:]+@let\.\d+", ir_text)):
+            text = re.sub(rf"(?<![\w:@.]){re.escape(local.split('@')[0])}(?=\s*[(\[])",
+                          local, text)
     return path, line, text
 
 
