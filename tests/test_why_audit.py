@@ -36,14 +36,16 @@ def fuse(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_value_that_needs_quotes_written_unquoted_is_told_to_be_quoted(tmp_path):
-    # `Allowed(New York)` said only "expected `,` or `)` at column 13"
+    # `Allowed(New York)` said only "expected `,` or `)` at column 13" (which is also what
+    # a shell or a %%fuse line leaves of an unprotected `Allowed("New York")`)
     program = tmp_path / "p.fuse"
     program.write_text('Person("New York")\nPerson("é")\nPerson(Ann)\nexport Person\n')
     for target, quoted in [("Person(New York)", '"New York"'), ("Person(é)", '"é"')]:
         done = fuse("why", str(program), target)
         assert done.returncode == 2 and done.stdout == "", done.stdout
         assert f"values are separated by `,`, and a string that is no symbol is quoted: " \
-            f"{quoted}" in done.stderr, done.stderr
+            f"{quoted} (on a command line or a %%fuse line, inside single quotes: " \
+            f"'Person({quoted})')" in done.stderr, done.stderr
         assert fuse("why", str(program), target.replace("(", "(\"").replace(")", "\")")
                     ).stdout.startswith(f"Person({quoted})   fact, line ")
     assert "expected `,` or `)` at column 11" in fuse("why", str(program), "Person(Ann").stderr

@@ -73,9 +73,11 @@ def _needs_quotes(text: str, at: int, close: str) -> TargetError | None:
     raw = re.match(rf'\s*([^,"{re.escape(close)}]*?)\s*(?:,|{re.escape(close)})', text[at:])
     if raw is None or not raw.group(1):
         return None
-    value = raw.group(1)
+    value, start = raw.group(1), at + raw.start(1)
+    fixed = f'{text[:start]}"{value}"{text[start + len(value):]}'.strip()
     return TargetError(f"{text!r}: `{value}` is not a value: values are separated by `,`, "
-                       f"and a string that is no symbol is quoted: \"{value}\"")
+                       f"and a string that is no symbol is quoted: \"{value}\" (on a "
+                       f"command line or a %%fuse line, inside single quotes: '{fixed}')")
 
 
 def _closed(text: str, at: int, close: str, values: tuple) -> tuple:
