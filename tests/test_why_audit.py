@@ -114,3 +114,19 @@ def test_a_block_let_local_is_named_in_its_equations_as_its_tuples_are():
     number = result.why("N", ("A",))
     assert number.parts[0].place.text == "N[x] = h@let.1(x, y)"
     assert [f.text for t in number.parts[0].terms for f in t.factors] == ["h@let.1(A, B)"]
+
+
+def test_a_fuse_cell_why_keeps_a_targets_quoted_values(tmp_path):
+    # `%%fuse --why Person(Bob,"30")`: the line's shell-like split dropped the quotes,
+    # and the why answered about the integer 30 ("does not hold") without a word
+    pytest.importorskip("IPython")
+    from test_notebook_magic import run_cells  # (tests/ is on the path)
+
+    cell = ('%%fuse --why Person(Bob,"30") --why Person("New York",1) --why '
+            "'Person(Ann, \"25\")'\nPerson(Bob, \"30\")\nPerson(\"New York\", 1)\n"
+            "Person(Ann, 25)\nexport Person\n")
+    seen, = run_cells(tmp_path, [cell])
+    assert seen["error"] is None, seen
+    assert 'why Person(Bob, "30"):\nPerson(Bob, "30")   fact, line 1' in seen["stdout"]
+    assert 'why Person("New York", 1):\nPerson("New York", 1)   fact, line 2' in seen["stdout"]
+    assert 'why Person(Ann, "25"):\nPerson(Ann, "25") does not hold.' in seen["stdout"]

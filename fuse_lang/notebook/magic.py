@@ -160,10 +160,18 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
             weakref.finalize(keeper, shutil.rmtree, folder, True)
 
 
+# a double-quoted string right after `(`, `[` or `,` is a why target's value
+# (`--why Person(Ann,"25")`): it keeps its quotes, which a shell would drop (it asked
+# about the integer 25); single- and other double-quoted words are the shell's
+_WORD_QUOTES = re.compile(r"'[^']*'" + r'|"(?:[^"\\]|\\.)*"')
+
+
 def _words(line: str) -> list[str]:
-    """The `%%fuse` line's words, as a shell splits them."""
+    """The `%%fuse` line's words, as a shell splits them (a target's quoted values kept)."""
+    kept = _WORD_QUOTES.sub(lambda m: shlex.quote(m.group()) if m.group()[0] == '"' and
+                            m.start() > 0 and line[m.start() - 1] in "([," else m.group(), line)
     try:
-        return shlex.split(line)
+        return shlex.split(kept)
     except ValueError as err:  # an unclosed quote
         raise MagicUsage(f"%%fuse: the line cannot be read: {err}") from None
 
