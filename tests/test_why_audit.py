@@ -64,6 +64,9 @@ def test_numpy_positions_are_positions_and_an_index_that_is_no_tuple_is_said_in_
     with pytest.raises(fuse_lang.FuseError, match="why's index is the tuple's values or the "
                        "element's positions"):
         result.why("Y", None)
+    # (and True is no value: it was taken for the 1 of a relation's column)
+    counted = run("N(0)\nN(1)\nexport N\n").why("N", (True,))
+    assert type(counted).__name__ == "WhyNot" and "True is no value" in counted.note
 
 
 def test_run_json_says_which_why_targets_could_not_be_answered(tmp_path):

@@ -155,5 +155,5 @@ def _position(values: tuple | None, value: Any, extent: int | None) -> int | Non
                 0 <= value < (extent or 0):
             return int(value)  # (a NumPy integer too: `np.argwhere`'s positions)
         return None
-    # (a quoted "25" is a string, not the integer 25: LANGUAGE.md §14)
-    return position_table(values).get(value)
+    # (a quoted "25" is a string, not the integer 25: LANGUAGE.md §14; True is not 1)
+    return None if isinstance(value, bool) else position_table(values).get(value)
