@@ -80,15 +80,18 @@ def _check(options: CheckOptions, prog: str) -> int:
         out = [d.to_json(lines, path) for path, lines, ds in results for d in ds]
         # (exactly this shape, relied on: a file that could not be read is said on
         # stderr and by the exit status, 2)
-        json.dump({"diagnostics": out}, sys.stdout, indent=2, ensure_ascii=False,
-                  allow_nan=False)  # (ints and strings only: strict JSON)
-        sys.stdout.write("\n")
+        document = {"diagnostics": out}
+        try:  # (ints and strings only: strict JSON)
+            sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False,
+                                        allow_nan=False) + "\n")
+        except UnicodeEncodeError:  # a stdout that cannot say a character: escaped
+            sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     else:
         counts = {s: 0 for s in Severity}
         for path, lines, ds in results:
             for d in ds:
                 counts[d.severity] += 1
-                print(render_text(path, lines, d))
+                _say(render_text(path, lines, d))
         if results:
             summary = ", ".join(f"{n} {s.value}{'s' if n != 1 and s.value != 'information' else ''}"
                                 for s, n in counts.items() if n)
@@ -97,3 +100,14 @@ def _check(options: CheckOptions, prog: str) -> int:
     if problems:
         return EXIT_USAGE
     return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _say(text: str) -> None:
+    """A line of text output; a character standard output's encoding cannot say
+    (a message in French on an ASCII terminal, a file name that is not UTF-8) is
+    written as its backslash escape, never a traceback."""
+    try:
+        sys.stdout.write(text + "\n")
+    except UnicodeEncodeError:
+        encoding = sys.stdout.encoding or "utf-8"
+        sys.stdout.write((text + "\n").encode(encoding, "backslashreplace").decode(encoding))
