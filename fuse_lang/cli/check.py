@@ -13,7 +13,7 @@ from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
 from .reading import load
-from .render import render_text
+from .render import diagnostic_json, render_text
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, keep_until_exit
 
 
@@ -77,7 +77,7 @@ def _check(options: CheckOptions, prog: str) -> int:
         print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
     if options.format == "json":
-        out = [d.to_json(lines, path) for path, lines, ds in results for d in ds]
+        out = [diagnostic_json(path, lines, d) for path, lines, ds in results for d in ds]
         # (exactly this shape, relied on: a file that could not be read is said on
         # stderr and by the exit status, 2)
         document = {"diagnostics": out}

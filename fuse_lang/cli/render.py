@@ -32,6 +32,16 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     return "\n".join(out)
 
 
+def diagnostic_json(path: str, lines: LineIndex, diag: Diagnostic) -> dict:
+    """`diag` in `path` as `--format json` writes it: its places in other files
+    named as the text output names them (`_shown`)."""
+    out = diag.to_json(lines, path)
+    for related in out.get("related", ()):
+        if "path" in related:
+            related["path"] = _shown(related["path"], path)
+    return out
+
+
 def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
     """A program that could not be compiled or run (`err`, a FuseError): its
     diagnostics printed at their places in the program (in file order), else its
@@ -43,7 +53,7 @@ def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
     ordered = sorted(diagnostics, key=lambda d: d.span.start)
     for d in ordered:
         print(render_text(path, lines, d), file=sys.stderr)
-    raise CommandFailed(EXIT_ERRORS, None, tuple(d.to_json(lines, path) for d in ordered))
+    raise CommandFailed(EXIT_ERRORS, None, tuple(diagnostic_json(path, lines, d) for d in ordered))
 
 
 def _shown(other: str | None, path: str) -> str:
