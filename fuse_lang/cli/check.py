@@ -12,7 +12,7 @@ from ..front.diagnostics import Diagnostic, Severity
 from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
-from .reading import load
+from .reading import load, unreadable
 from .render import diagnostic_json, render_text
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, keep_until_exit
 
@@ -43,7 +43,7 @@ def check_paths(paths: Sequence[str], weights: str | None = None
             problems.append(f"fuse: {path}: no such file")
             continue
         except OSError as err:
-            problems.append(f"fuse: {err.strerror + ': ' + path if err.strerror else err}")
+            problems.append(unreadable(path, err))
             continue
         if bad is not None:
             results.append((path, LineIndex(text), [bad]))
