@@ -151,3 +151,15 @@ def test_paths_that_name_no_program(tmp_path, which):
         f"{prog}: an empty path names no .fuse file",
         f"{prog}: src is a folder, not a .fuse file",
         f"{prog}: {'x' * 300}.fuse: file name too long"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_reader_that_stops_early_is_no_traceback(tmp_path, fmt):
+    # (`fuse-lsp --check ... | head`: far more than a pipe holds, so the write fails)
+    (tmp_path / "many.fuse").write_text("".join(f"Y{i}[j] = Q{i}[j]\n" for i in range(3000)))
+    proc = subprocess.Popen([sys.executable, "-m", "fuse_lsp", "--check", "--format", fmt,
+                             "many.fuse"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and err == b""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -67,8 +68,16 @@ def cmd_check(options: CheckOptions, prog: str = "fuse") -> int:
     # The analyses are millions of acyclic objects: with the cycle collector on,
     # its first pass after `analyze` would scan them all (a tenth of the run on a
     # 10,000-line file).  They are freed when _check returns, before it is back on.
-    with gc_paused():
-        return _check(options, prog)
+    try:
+        with gc_paused():
+            return _check(options, prog)
+    except BrokenPipeError:  # a reader that stopped (`fuse-lsp --check ... | head`): done,
+        # and the rest, still buffered, goes nowhere rather than fail again at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # (a stdout that is no file)
+            pass
+        return EXIT_OK
 
 
 def _check(options: CheckOptions, prog: str) -> int:
