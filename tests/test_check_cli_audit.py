@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -163,3 +164,16 @@ def test_a_reader_that_stops_early_is_no_traceback(tmp_path, fmt):
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == b""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
+    # its output fills the pipe, unread: it is stopped while it prints
+    (tmp_path / "many.fuse").write_text("".join(f"Y{i}[j] = Q{i}[j]\n" for i in range(3000)))
+    proc = subprocess.Popen([sys.executable, "-m", "fuse_lsp", "--check", "many.fuse"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.stdout.readline().startswith(b"many.fuse:1:")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and b"Traceback" not in err

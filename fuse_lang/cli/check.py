@@ -15,7 +15,7 @@ from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
 from .reading import load, unreadable
 from .render import diagnostic_json, render_text
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, keep_until_exit
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, keep_until_exit
 
 
 @frozen_dataclass
@@ -78,6 +78,8 @@ def cmd_check(options: CheckOptions, prog: str = "fuse") -> int:
         except (OSError, ValueError):  # (a stdout that is no file)
             pass
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C: the status docs/cli.md gives it, no traceback
+        return EXIT_INTERRUPTED
 
 
 def _check(options: CheckOptions, prog: str) -> int:
