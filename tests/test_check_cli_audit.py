@@ -71,10 +71,12 @@ def test_both_tools_print_the_same_and_the_summary_counts_what_is_printed(tmp_pa
     assert text.stdout.decode().splitlines()[-1] == (
         f"3 files checked: {counts['error']} errors, {counts['warning']} warning, "
         f"{counts['information']} information, {counts['hint']} hints")
-    # a BOM and CRLF: lines and columns as the file's characters (the BOM one of them)
+    # a BOM and CRLF: lines and columns of the text as an editor shows it (no BOM, no \r)
     [bom] = [d for d in diagnostics if d["path"] == "bom.fuse"]
     assert (bom["code"], bom["line"], bom["column"], bom["end_column"]) == \
-        ("undefined-tensor", 1, 9, 13)
+        ("undefined-tensor", 1, 8, 12)
+    assert "bom.fuse:1:8: error[undefined-tensor]: `Nope` is not defined\n" \
+        "1 | Y[i] = Nope[i]\n           ^^^^\n" in text.stdout.decode()
 
 
 @pytest.mark.parametrize("which", ["fuse", "lsp"])
