@@ -179,3 +179,23 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and b"Traceback" not in err
+
+
+def test_a_long_line_is_cut_around_the_span(tmp_path):
+    # a program on one line: each of its diagnostics quoted it whole (1 GB of output
+    # for a 1 MB file with a thousand errors)
+    program = "; ".join(f"Y{i}[j] = Q{i}[j]" for i in range(400)) + "\n"
+    (tmp_path / "one.fuse").write_text(program)
+    out = tool("fuse", "one.fuse", cwd=tmp_path).stdout.decode().splitlines()
+    heads = [n for n, line in enumerate(out) if line.startswith("one.fuse:")]
+    assert out[-1] == "1 file checked: 400 errors" and len(heads) == 400
+    for k, n in enumerate(heads):
+        head, quoted, carets = out[n:n + 3]
+        column = program.index(f"Q{k}[")
+        assert head.startswith(f"one.fuse:1:{column + 1}: error[undefined-tensor]: `Q{k}` ")
+        assert len(quoted) <= len("1 | ...") + 240 + len("...")
+        cut_before, cut_after = quoted.startswith("1 | ..."), quoted.endswith("...")
+        assert cut_before or quoted.startswith(f"1 | {program[:200]}")
+        assert cut_after or program.endswith(quoted[-50:] + "\n")
+        start = carets.index("^")
+        assert carets[start:] == "^" * len(f"Q{k}") and quoted[start:].startswith(f"Q{k}[")

@@ -10,17 +10,21 @@ from ..front.diagnostics import Diagnostic
 from ..front.span import LineIndex
 from .status import EXIT_ERRORS, CommandFailed, fail
 
+LONG_LINE = 240  # characters of a source line shown; a longer one is cut around the span
+
 
 def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     """`diag` in `path` (whose text `lines` indexes) as lines of text."""
     line, col = lines.position(diag.span.start)
     end_line, end_col = lines.position(diag.span.end)
-    source = lines.line_text(line)
+    source, at = lines.line_text(line), col
     width = max(1, (end_col if end_line == line else len(source)) - col)
+    if len(source) > LONG_LINE:  # (a program on one line: each diagnostic would repeat it)
+        source, at, width = _around(source, col, width)
     gutter = f"{line + 1} | "
     out = [f"{path}:{line + 1}:{col + 1}: {diag.severity.value}[{diag.code}]: {diag.message}",
            f"{gutter}{source}",
-           " " * len(gutter) + _caret_indent(source[:col]) + "^" * min(width, 200)]
+           " " * len(gutter) + _caret_indent(source[:at]) + "^" * min(width, 200)]
     for rel in diag.related:
         if rel.position is not None:  # in another file (an imported one)
             r_line, r_col = rel.position[:2]
@@ -67,6 +71,17 @@ def _shown(other: str | None, path: str) -> str:
         except ValueError:  # (another drive)
             return other
     return other
+
+
+def _around(source: str, col: int, width: int) -> tuple[str, int, int]:
+    """A line longer than LONG_LINE characters cut around the span at `col`, with
+    `...` where it was cut: the shown text, the span's column and width in it."""
+    start = max(0, col - LONG_LINE // 4)
+    end = min(len(source), start + LONG_LINE)
+    before, after = ("..." if start else ""), ("..." if end < len(source) else "")
+    col = col - start + len(before)
+    return before + source[start:end] + after, col, max(1, min(width, end - start - col
+                                                                 + len(before)))
 
 
 def _caret_indent(prefix: str) -> str:
