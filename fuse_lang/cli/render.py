@@ -79,9 +79,8 @@ def _around(source: str, col: int, width: int) -> tuple[str, int, int]:
     start = max(0, col - LONG_LINE // 4)
     end = min(len(source), start + LONG_LINE)
     before, after = ("..." if start else ""), ("..." if end < len(source) else "")
-    col = col - start + len(before)
-    return before + source[start:end] + after, col, max(1, min(width, end - start - col
-                                                                 + len(before)))
+    width = max(1, min(width, end - col))  # (the carets end with the text shown)
+    return before + source[start:end] + after, col - start + len(before), width
 
 
 def _caret_indent(prefix: str) -> str:
