@@ -11,18 +11,26 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from fuse_lang.cli import EXIT_USAGE, CheckOptions, cmd_check
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """A command line that cannot be read: its one line, then the usage line
+        (exit 2), as `fuse` says it (docs/cli.md, "Exit status")."""
+        print(f"fuse-lsp: {message}\n{self.format_usage().rstrip()}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fuse-lsp", description="The Fuse language server.")
+    parser = _Parser(prog="fuse-lsp", description="The Fuse language server.")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (default)")
     mode.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP")
     mode.add_argument("--check", action="store_true", help="print diagnostics and exit")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "json"), help="--check's output (text)")
     parser.add_argument("--log-file", metavar="FILE", help="write the server's log here")
     parser.add_argument("paths", nargs="*", metavar="PATH")
     try:
@@ -33,10 +41,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.paths:
             print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
             return EXIT_USAGE
-        return cmd_check(CheckOptions(paths=tuple(args.paths), format=args.format),
+        return cmd_check(CheckOptions(paths=tuple(args.paths), format=args.format or "text"),
                          prog="fuse-lsp")
-    if args.paths:
-        print("fuse-lsp: PATH is only for --check", file=sys.stderr)
+    if args.paths or args.format:
+        print(f"fuse-lsp: {'PATH' if args.paths else '--format'} is only for --check",
+              file=sys.stderr)
         return EXIT_USAGE
     if args.log_file:
         logging.basicConfig(filename=args.log_file, level=logging.INFO)

@@ -34,6 +34,7 @@ from typing import Any, Mapping
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
 from ..front.let_blocks import has_blocks, is_block_local, lower_blocks
+from ..front.program_size import MAX_PROGRAM_BYTES, too_large
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import decode, parse
 from ..io.source_files import path_problem
@@ -85,7 +86,9 @@ class ImportCache:
     def file(self, path: str) -> ParsedFile | str:
         """The parsed file at `path`, or why it cannot be read."""
         text = self.open_texts.get(path)
-        if text is not None:
+        if text is not None:  # (an editor's document over the limit is not read either)
+            if too_large(text) is not None:
+                return _too_large(len(text.encode("utf-8", "surrogatepass")))
             version: Any = ("open", len(text), hash(text))
         else:
             problem = path_problem(path)  # (a NUL byte: os.stat raises ValueError)
@@ -98,6 +101,8 @@ class ImportCache:
                     (err.strerror or str(err))
             if not os.path.isfile(path):
                 return "it is not a file"
+            if stat.st_size > MAX_PROGRAM_BYTES:  # the limit of any program (docs/limits.md)
+                return _too_large(stat.st_size)
             version = (stat.st_mtime_ns, stat.st_size)
         with self._lock:
             known = self.files.get(path)
@@ -105,10 +110,12 @@ class ImportCache:
                 return known
         if text is None:
             try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
+                with open(path, "rb") as handle:  # (no further than the limit: it may grow)
+                    data = handle.read(MAX_PROGRAM_BYTES + 1)
             except OSError as err:
                 return err.strerror or str(err)
+            if len(data) > MAX_PROGRAM_BYTES:
+                return _too_large(len(data))
             text, problem = decode(data)
             if problem is not None:
                 return "it is not UTF-8 text"
@@ -127,6 +134,12 @@ class ImportCache:
             self.files[path] = made
             self.parses += 1
         return made
+
+
+def _too_large(size: int) -> str:
+    """Why a file over the program size limit is not imported."""
+    return (f"it is {size / 1e6:.1f} MB; Fuse reads programs up to "
+            f"{MAX_PROGRAM_BYTES // (1024 * 1024)} MB")
 
 
 SHARED_CACHE = ImportCache()  # one per process unless a caller gives its own

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -12,9 +13,9 @@ from ..front.diagnostics import Diagnostic, Severity
 from ..front.span import LineIndex
 from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
-from .reading import load
-from .render import render_text
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, keep_until_exit
+from .reading import load, unreadable
+from .render import diagnostic_json, render_text
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, keep_until_exit
 
 
 @frozen_dataclass
@@ -43,7 +44,7 @@ def check_paths(paths: Sequence[str], weights: str | None = None
             problems.append(f"fuse: {path}: no such file")
             continue
         except OSError as err:
-            problems.append(f"fuse: {err.strerror + ': ' + path if err.strerror else err}")
+            problems.append(unreadable(path, err))
             continue
         if bad is not None:
             results.append((path, LineIndex(text), [bad]))
@@ -67,8 +68,18 @@ def cmd_check(options: CheckOptions, prog: str = "fuse") -> int:
     # The analyses are millions of acyclic objects: with the cycle collector on,
     # its first pass after `analyze` would scan them all (a tenth of the run on a
     # 10,000-line file).  They are freed when _check returns, before it is back on.
-    with gc_paused():
-        return _check(options, prog)
+    try:
+        with gc_paused():
+            return _check(options, prog)
+    except BrokenPipeError:  # a reader that stopped (`fuse-lsp --check ... | head`): done,
+        # and the rest, still buffered, goes nowhere rather than fail again at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # (a stdout that is no file)
+            pass
+        return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C: the status docs/cli.md gives it, no traceback
+        return EXIT_INTERRUPTED
 
 
 def _check(options: CheckOptions, prog: str) -> int:
@@ -77,18 +88,21 @@ def _check(options: CheckOptions, prog: str) -> int:
         print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
     if options.format == "json":
-        out = [d.to_json(lines, path) for path, lines, ds in results for d in ds]
+        out = [diagnostic_json(path, lines, d) for path, lines, ds in results for d in ds]
         # (exactly this shape, relied on: a file that could not be read is said on
         # stderr and by the exit status, 2)
-        json.dump({"diagnostics": out}, sys.stdout, indent=2, ensure_ascii=False,
-                  allow_nan=False)  # (ints and strings only: strict JSON)
-        sys.stdout.write("\n")
+        document = {"diagnostics": out}
+        try:  # (ints and strings only: strict JSON)
+            sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False,
+                                        allow_nan=False) + "\n")
+        except UnicodeEncodeError:  # a stdout that cannot say a character: escaped
+            sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     else:
         counts = {s: 0 for s in Severity}
         for path, lines, ds in results:
             for d in ds:
                 counts[d.severity] += 1
-                print(render_text(path, lines, d))
+                _say(render_text(path, lines, d))
         if results:
             summary = ", ".join(f"{n} {s.value}{'s' if n != 1 and s.value != 'information' else ''}"
                                 for s, n in counts.items() if n)
@@ -97,3 +111,14 @@ def _check(options: CheckOptions, prog: str) -> int:
     if problems:
         return EXIT_USAGE
     return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _say(text: str) -> None:
+    """A line of text output; a character standard output's encoding cannot say
+    (a message in French on an ASCII terminal, a file name that is not UTF-8) is
+    written as its backslash escape, never a traceback."""
+    try:
+        sys.stdout.write(text + "\n")
+    except UnicodeEncodeError:
+        encoding = sys.stdout.encoding or "utf-8"
+        sys.stdout.write((text + "\n").encode(encoding, "backslashreplace").decode(encoding))

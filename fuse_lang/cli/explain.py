@@ -17,7 +17,7 @@ from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, config_of, shard_options
 from .pictures import write_graph
 from .reading import read_program
-from .render import render_text
+from .render import diagnostic_json, render_text
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail, keep_until_exit
 
 
@@ -140,7 +140,7 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
         data["sharding"] = sharding.to_json()
     if loss is not None:
         data["loss"] = loss.to_json()
-    data["diagnostics"] = [d.to_json(analysis.lines, path) for d in analysis.diagnostics]
+    data["diagnostics"] = [diagnostic_json(path, analysis.lines, d) for d in analysis.diagnostics]
     # (one write: json.dump with an indent writes each of its millions of pieces)
     sys.stdout.write(json.dumps(strict_json(data), indent=2, ensure_ascii=False,
                                 allow_nan=False) + "\n")

@@ -20,6 +20,8 @@ MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # the language server applies the same limit
 
 def load(path: str) -> tuple[str, Diagnostic | None]:
     """Read a program file: its text, or a diagnostic for a file that is not text."""
+    if not path:  # (Path("") is the current folder)
+        raise OSError("an empty path names no .fuse file")
     p = Path(path)
     if p.is_dir():
         raise OSError(f"{path} is a folder, not a .fuse file")
@@ -36,6 +38,13 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     return decode(data)
 
 
+def unreadable(path: str, err: OSError) -> str:
+    """The one line saying why `load` could not read `path`: `fuse: PATH: reason`."""
+    if err.strerror:  # (the system's words: `Permission denied`, `File name too long`)
+        return f"fuse: {path}: {err.strerror[:1].lower()}{err.strerror[1:]}"
+    return f"fuse: {err}"
+
+
 def read_program(path: str) -> str:
     """The text of one program; CommandFailed after saying why there is none (exit
     2 for a file that cannot be read, 1 for one that is not text)."""
@@ -44,7 +53,7 @@ def read_program(path: str) -> str:
     except FileNotFoundError:
         fail(f"fuse: {path}: no such file", EXIT_USAGE)
     except OSError as err:
-        fail(f"fuse: {err.strerror + ': ' + path if err.strerror else err}", EXIT_USAGE)
+        fail(unreadable(path, err), EXIT_USAGE)
     if bad is not None:
         fail(render_text(path, LineIndex(text), bad), EXIT_ERRORS)
     return text

@@ -10,17 +10,21 @@ from ..front.diagnostics import Diagnostic
 from ..front.span import LineIndex
 from .status import EXIT_ERRORS, CommandFailed, fail
 
+LONG_LINE = 240  # characters of a source line shown; a longer one is cut around the span
+
 
 def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     """`diag` in `path` (whose text `lines` indexes) as lines of text."""
     line, col = lines.position(diag.span.start)
     end_line, end_col = lines.position(diag.span.end)
-    source = lines.line_text(line)
+    source, at = lines.line_text(line), col
     width = max(1, (end_col if end_line == line else len(source)) - col)
+    if len(source) > LONG_LINE:  # (a program on one line: each diagnostic would repeat it)
+        source, at, width = _around(source, col, width)
     gutter = f"{line + 1} | "
     out = [f"{path}:{line + 1}:{col + 1}: {diag.severity.value}[{diag.code}]: {diag.message}",
            f"{gutter}{source}",
-           " " * len(gutter) + _caret_indent(source[:col]) + "^" * min(width, 200)]
+           " " * len(gutter) + _caret_indent(source[:at]) + "^" * min(width, 200)]
     for rel in diag.related:
         if rel.position is not None:  # in another file (an imported one)
             r_line, r_col = rel.position[:2]
@@ -30,6 +34,16 @@ def render_text(path: str, lines: LineIndex, diag: Diagnostic) -> str:
     for fix in diag.fixes[:1]:
         out.append(f"  fix: {fix.title}")
     return "\n".join(out)
+
+
+def diagnostic_json(path: str, lines: LineIndex, diag: Diagnostic) -> dict:
+    """`diag` in `path` as `--format json` writes it: its places in other files
+    named as the text output names them (`_shown`)."""
+    out = diag.to_json(lines, path)
+    for related in out.get("related", ()):
+        if "path" in related:
+            related["path"] = _shown(related["path"], path)
+    return out
 
 
 def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
@@ -43,7 +57,7 @@ def fail_with_diagnostics(path: str, text: str, err: Exception) -> NoReturn:
     ordered = sorted(diagnostics, key=lambda d: d.span.start)
     for d in ordered:
         print(render_text(path, lines, d), file=sys.stderr)
-    raise CommandFailed(EXIT_ERRORS, None, tuple(d.to_json(lines, path) for d in ordered))
+    raise CommandFailed(EXIT_ERRORS, None, tuple(diagnostic_json(path, lines, d) for d in ordered))
 
 
 def _shown(other: str | None, path: str) -> str:
@@ -57,6 +71,16 @@ def _shown(other: str | None, path: str) -> str:
         except ValueError:  # (another drive)
             return other
     return other
+
+
+def _around(source: str, col: int, width: int) -> tuple[str, int, int]:
+    """A line longer than LONG_LINE characters cut around the span at `col`, with
+    `...` where it was cut: the shown text, the span's column and width in it."""
+    start = max(0, col - LONG_LINE // 4)
+    end = min(len(source), start + LONG_LINE)
+    before, after = ("..." if start else ""), ("..." if end < len(source) else "")
+    width = max(1, min(width, end - col))  # (the carets end with the text shown)
+    return before + source[start:end] + after, col - start + len(before), width
 
 
 def _caret_indent(prefix: str) -> str:

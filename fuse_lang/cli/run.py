@@ -15,7 +15,7 @@ from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, UsageError, config_of, shard_options
 from .pictures import check_plot_folder, check_slice_along, write_pictures_of
 from .reading import read_inputs, read_program
-from .render import fail_with_diagnostics
+from .render import diagnostic_json, fail_with_diagnostics
 from .run_output import failure_json, show_result, write_json
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
 from .weights import weights_problem
@@ -146,7 +146,7 @@ def _run_and_show(options: RunOptions) -> int:
     written = demand.source if demand is not None and demand.source is not None else analysis
     show_result(result, options.format, bool(options.targets or result.not_run), options.out,
                 pictures,
-                analysis, [d.to_json(written.lines, options.path)
+                analysis, [diagnostic_json(options.path, written.lines, d)
                            for d in written.diagnostics], whys, unanswered)
     for line in unanswered:
         print(line, file=sys.stderr)

@@ -494,8 +494,8 @@ def decode(data: bytes) -> tuple[str, Diagnostic | None]:
         return prefix, make("invalid-encoding", f"the file is not UTF-8 text (byte "
                             f"0x{data[err.start]:02x} at offset {err.start})",
                             Span(len(prefix), len(prefix) + 1))
-    if text.startswith("\ufeff"):
-        text = " " + text[1:]  # keep offsets; a BOM is whitespace to the lexer
+    if text.startswith("\ufeff"):  # not text: an editor neither shows it nor counts it,
+        text = text[1:]  # so positions (and the server's texts of closed files) are theirs
     return text, None
 
 
