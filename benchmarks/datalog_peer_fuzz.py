@@ -166,7 +166,7 @@ def fuse_const(v) -> str:
 
 def _sql_literal(v) -> str:
     if isinstance(v, int):
-        return f"{v}::BIGINT" if not isinstance(v, bool) else str(v)
+        return f"CAST('{v}' AS BIGINT)"  # -2^63 as a literal would be -(2^63), past BIGINT
     return "'" + v.replace("'", "''") + "'"
 
 
