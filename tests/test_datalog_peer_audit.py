@@ -167,3 +167,19 @@ SG(x, y)?
         assert duck({"e": []}, "SELECT a.y, b.y FROM e a JOIN e b ON a.x = b.x "
                                "WHERE a.y <> b.y") == set()
         assert (tmp_path / "sg.csv").read_text() == ""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_counter_up_to_the_largest_64_bit_integer(backend):
+    # found by the audit: the checker bounded computed columns in floats, so a bound
+    # near 2^63 rounded up and `N(m + 1) = N(m) (m < 2^63 - 1)` was refused as
+    # reaching 2^63 (domain-limit); Soufflé and SQL count to 2^63 - 1
+    top = 9223372036854775807
+    text = f"N({top - 7})\nN(m + 1) = N(m) (m < {top})\nN(m)?\n"
+    want = {row for row in duckdb.sql(
+        f"SELECT generate_series FROM generate_series({top - 7}, {top})").fetchall()}
+    program = fuse_lang.compile(text, config=ExecutionConfig(backend=backend))
+    assert set(program.execute().queries[0].tuples) == want
+    # one past it is refused, as it should be: 2^63 is no 64-bit integer
+    past = f"N({top - 7})\nN(m + 1) = N(m) (m <= {top})\nN(m)?\n"
+    assert "domain-limit" in [d.code for d in fuse_lang.analyze(past).diagnostics]
