@@ -33,7 +33,7 @@ SYMBOLS = ["Alice", "bob", "a b", "x\ty", 'q"t', "c,d", "1x", "Z", "ann", " pad"
 
 def value_text(v, ext: str) -> str:
     """A cell as a user writes it: strings quoted where they must be."""
-    if isinstance(v, int):
+    if isinstance(v, (int, float)):
         return str(v)
     if ext == ".facts":
         return v
@@ -51,8 +51,14 @@ def _looks_numeric(s: str) -> bool:
         return False
 
 
-def draw_values(rng: random.Random, numeric: bool, ext: str, n: int) -> list:
+FLOATS = [0.5, -2.25, 1.5, 2.0, 1e3, 3.0, -0.0, 1e-3]
+
+
+def draw_values(rng: random.Random, numeric: bool, ext: str, n: int, floats: bool = False
+                ) -> list:
     pool = NUMBERS + list(range(10)) * 2
+    if floats:  # small integers and floats (a DOUBLE column in DuckDB holds them exactly)
+        pool = list(range(-3, 10)) + FLOATS * 2
     if not numeric:
         symbols = [s for s in SYMBOLS if ext != ".facts" or ("\t" not in s and '"' not in s
                                                                and s == s.strip())]
@@ -74,8 +80,9 @@ def write_relation(path: Path, rows: list[tuple], header: bool) -> None:
 def make_case(rng: random.Random) -> dict:
     """Files, a Fuse program, and per query the SQL that answers it."""
     numeric = rng.random() < 0.5
+    floats = numeric and rng.random() < 0.4
     ext = rng.choice([".tsv", ".csv", ".facts"])
-    values = draw_values(rng, numeric, ext, rng.randint(3, 9))
+    values = draw_values(rng, numeric, ext, rng.randint(3, 9), floats)
     n_edges = rng.choice([0, 1, 3, 6, 10, 16])
     edges = [(rng.choice(values), rng.choice(values)) for _ in range(n_edges)]
     edges += edges[: rng.randint(0, 2)]  # duplicate tuples
@@ -130,7 +137,7 @@ def make_case(rng: random.Random) -> dict:
                         f"{sql_const(c)}"))
         queries.append(("K(x)?", f"SELECT DISTINCT x FROM e WHERE y = {sql_const(c2)}"))
     if "cmp" in kinds and numeric:
-        k = rng.choice([0, 3, -7, 3000000000])
+        k = rng.choice([0, 3, -7, 1.5] if floats else [0, 3, -7, 3000000000])
         lines += ["C(x, y) = E(x, y) (x < y)", f"D(x) = V(x) (x >= {k})",
                   "Q(x) = E(x, y) (x == y)"]
         queries.append(("C(x, y)?", "SELECT DISTINCT x, y FROM e WHERE x < y"))
@@ -144,7 +151,7 @@ def make_case(rng: random.Random) -> dict:
     for name, q in (("T", "T(x, y)"), ("N", "N(x, y)"), ("SG", "SG(x, y)"), ("R", "R(y)")):
         if any(line.startswith(q.split("(")[0] + "(") for line in lines):
             # .facts has no quoting: a string with a tab or a quote is refused there (documented)
-            safe = all(isinstance(v, int) or ("\t" not in v and '"' not in v
+            safe = all(isinstance(v, (int, float)) or ("\t" not in v and '"' not in v
                                                         and v == v.strip()) for v in values)
             sink_ext = rng.choice([".tsv", ".csv", ".facts"] if safe else [".tsv", ".csv"])
             sinks.append((f"out_{name}{sink_ext}", q))
@@ -152,12 +159,12 @@ def make_case(rng: random.Random) -> dict:
     for path, q in sinks:
         lines.append(f'"{path}" = {q}')
         sql_of_sink[path] = next((i for i, (qq, _) in enumerate(queries) if qq == q + "?"), None)
-    return {"files": files, "numeric": numeric, "program": "\n".join(lines) + "\n" +
+    return {"files": files, "numeric": numeric, "floats": floats, "program": "\n".join(lines) + "\n" +
             "\n".join(q for q, _ in queries) + "\n", "queries": queries, "sinks": sql_of_sink}
 
 
 def fuse_const(v) -> str:
-    if isinstance(v, int):
+    if isinstance(v, (int, float)):
         return str(v)
     if v[:1].isupper() and v.isidentifier():
         return v
@@ -165,6 +172,8 @@ def fuse_const(v) -> str:
 
 
 def _sql_literal(v) -> str:
+    if isinstance(v, float):
+        return f"CAST('{v}' AS DOUBLE)"
     if isinstance(v, int):
         return f"CAST('{v}' AS BIGINT)"  # -2^63 as a literal would be -(2^63), past BIGINT
     return "'" + v.replace("'", "''") + "'"
@@ -177,7 +186,7 @@ def duckdb_answers(case: dict) -> list[set]:
     import duckdb
 
     con = duckdb.connect()
-    kind = "BIGINT" if case["numeric"] else "VARCHAR"
+    kind = "DOUBLE" if case["floats"] else "BIGINT" if case["numeric"] else "VARCHAR"
     for name, (rows, _) in case["files"].items():
         table, arity = name.split(".")[0], 2 if name.startswith("e") else 1
         cols = ", ".join(f"{c} {kind}" for c in "xy"[:arity])
@@ -221,6 +230,10 @@ def norm(t: tuple) -> tuple:
     return tuple(int(v) if isinstance(v, float) and v.is_integer() else v for v in t)
 
 
+def norm_all(rows: set) -> set:
+    return {norm(t) for t in rows}
+
+
 def read_back(path: Path) -> tuple[set, list[str]]:
     """A sink file read by DuckDB: its tuples and column types."""
     import duckdb
@@ -235,18 +248,24 @@ def read_back(path: Path) -> tuple[set, list[str]]:
     return {tuple(r) for r in rel.fetchall()}, [str(t) for t in rel.types]
 
 
-def check_sink(path: Path, want: set) -> str | None:
+def check_sink(path: Path, want: set, floats: bool) -> str | None:
     got, types = read_back(path)
     if not want:
         return None if not got else f"{path.name}: {got} for the empty relation"
-    numeric_cols = [all(isinstance(t[i], int) for t in want) for i in range(len(next(iter(want))))]
-    for i, is_num in enumerate(numeric_cols):
-        if is_num and types[i] not in ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT",
-                                       "UBIGINT"):
+    want = norm_all(want)
+    width = len(next(iter(want)))
+    ints = [all(type(t[i]) is int for t in want) for i in range(width)]
+    nums = [all(isinstance(t[i], (int, float)) for t in want) for i in range(width)]
+    for i in range(width):
+        # floats: DuckDB's DOUBLE answers say nothing of which numbers were integers
+        if ints[i] and not floats and types[i] not in ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT",
+                                        "UBIGINT"):
             return f"{path.name}: column {i} of integers reads back as {types[i]}"
-    fixed = {tuple(v if numeric_cols[i] or isinstance(v, str) else str(v)
-                   for i, v in enumerate(t)) for t in got}
-    want_t = {tuple(v if numeric_cols[i] else str(v) for i, v in enumerate(t)) for t in want}
+        if nums[i] and not ints[i] and types[i] != "DOUBLE":
+            return f"{path.name}: column {i} of numbers reads back as {types[i]}"
+    got = norm_all(got)
+    fixed = {tuple(v if nums[i] else str(v) for i, v in enumerate(t)) for t in got}
+    want_t = {tuple(v if nums[i] else str(v) for i, v in enumerate(t)) for t in want}
     if fixed != want_t:
         return f"{path.name}: read back {sorted(map(str, fixed))} want {sorted(map(str, want_t))}"
     return None
@@ -267,7 +286,7 @@ def run_case(case: dict, configs, verbose: bool) -> list[str]:
                 problems.append(f"{where}: {type(e).__name__}: {str(e)[:400]}")
                 continue
             for (q, _), g, w in zip(case["queries"], got, want):
-                g = {norm(t) for t in g}
+                g, w = norm_all(g), norm_all(w)
                 if g != w:
                     problems.append(f"{where}: {q} fuse-only {sorted(map(str, g - w))[:6]} "
                                     f"duckdb-only {sorted(map(str, w - g))[:6]}")
@@ -276,7 +295,7 @@ def run_case(case: dict, configs, verbose: bool) -> list[str]:
                     if not (folder / path).exists():
                         problems.append(f"{where}: sink {path} not written")
                         continue
-                    msg = check_sink(folder / path, want[q])
+                    msg = check_sink(folder / path, want[q], case["floats"])
                     if msg:
                         problems.append(f"{where}: sink {msg}")
     return problems
