@@ -90,7 +90,8 @@ def make_case(rng: random.Random) -> dict:
     header = ext != ".facts" and rng.random() < 0.3
     hdr = ", header=1" if header else ""
     files = {f"e{ext}": (edges, header), f"v{ext}": (verts, header)}
-    c = rng.choice(values + [values[0]])
+    # a constant the data may lack (or surely lacks: unknown-constant, a warning)
+    c = rng.choice(values + [123456 if numeric else "Nowhere"])
     c2 = rng.choice(values)
     lines = [f'E(x, y) = source("e{ext}"{hdr})' if header else f'E(x, y) = "e{ext}"',
              f'V(x) = source("v{ext}"{hdr})' if header else f'V(x) = "v{ext}"',
@@ -125,12 +126,18 @@ def make_case(rng: random.Random) -> dict:
         lines += ["N(x, y) = E(x, y) not T(y, x)"]
         queries.append(("N(x, y)?", tc_sql + "SELECT DISTINCT x, y FROM e WHERE NOT EXISTS "
                         "(SELECT 1 FROM t WHERE t.x = e.y AND t.y = e.x)"))
+        queries.append((f"N(x, {const})?", tc_sql + "SELECT DISTINCT x FROM e WHERE NOT EXISTS "
+                        "(SELECT 1 FROM t WHERE t.x = e.y AND t.y = e.x) AND e.y = "
+                        f"{sql_const(c)}"))
     if "neg2" in kinds:
         lines += ["U(x) = V(x) not E(x, _)", "W(x, y) = V(x) V(y) not T(x, y)"]
         queries.append(("U(x)?", "SELECT DISTINCT x FROM v WHERE NOT EXISTS "
                         "(SELECT 1 FROM e WHERE e.x = v.x)"))
         queries.append(("W(x, y)?", tc_sql + "SELECT DISTINCT a.x, b.x FROM v a, v b WHERE NOT "
                         "EXISTS (SELECT 1 FROM t WHERE t.x = a.x AND t.y = b.x)"))
+        queries.append((f"W({const}, y)?", tc_sql + "SELECT DISTINCT b.x FROM v a, v b WHERE NOT "
+                        "EXISTS (SELECT 1 FROM t WHERE t.x = a.x AND t.y = b.x) AND a.x = "
+                        f"{sql_const(c)}"))
     if "const" in kinds:
         lines += [f"J(y) = E({const}, y) V(y)", f"K(x) = E(x, {const2})"]
         queries.append(("J(y)?", f"SELECT DISTINCT e.y FROM e JOIN v ON e.y = v.x WHERE e.x = "

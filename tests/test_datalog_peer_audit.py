@@ -183,3 +183,19 @@ def test_a_counter_up_to_the_largest_64_bit_integer(backend):
     # one past it is refused, as it should be: 2^63 is no 64-bit integer
     past = f"N({top - 7})\nN(m + 1) = N(m) (m <= {top})\nN(m)?\n"
     assert "domain-limit" in [d.code for d in fuse_lang.analyze(past).diagnostics]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_demand_keeps_the_white_space_of_a_quoted_constant(tmp_path, backend):
+    # found by the audit: demand mode's rewrite wrote the query on one line by
+    # collapsing white space everywhere, strings too, so `"x<TAB>y"` was asked as
+    # `"x y"` and `"a  b"` as `"a b"`: no answers, where SQL (and forward mode) has them
+    edges = [(9, "x\ty"), (0, "x\ty"), (9, "a  b"), (0, "a b")]
+    (tmp_path / "e.tsv").write_text("".join(f'{a}\t"{b}"\n' for a, b in edges))
+    text = ('E(x, y) = "e.tsv"\nT(x, y) = E(x, y)\nT(x, z) = T(x, y) E(y, z)\n'
+            'N(x, y) = E(x, y) not T(y, x)\n'
+            'N(x, "x\ty")?\nT(x, "a  b")?\nT(x, "a b")?\n')
+    want = [duck({"e": edges}, f"SELECT x FROM e WHERE y = 's:{b}'")
+            for b in ("x\ty", "a  b", "a b")]
+    for mode in ("forward", "demand"):
+        assert run_fuse(text, tmp_path, backend, "dense", mode, ()) == want

@@ -428,8 +428,27 @@ def _variables(factor: ir.Expr) -> set[str]:
 
 def one_line(text: str) -> str:
     """A statement's text on one line, its comments cut: what `DemandPlan.queries`
-    holds of a rewritten query, and how a run finds the query an answer is of."""
-    return " ".join(_without_comments(text).split())
+    holds of a rewritten query, and how a run finds the query an answer is of.  Runs of
+    white space become one space outside strings; a string keeps its own (`"x<TAB>y"`
+    and `"a  b"` are other constants than `"x y"` and `"a b"`)."""
+    out: list[str] = []
+    quoted = space = False
+    chars = iter(_without_comments(text))
+    for char in chars:
+        if quoted:
+            out.append(char)
+            if char == "\\":
+                out.append(next(chars, ""))
+            quoted = char != '"'
+        elif char.isspace():
+            space = bool(out)
+        else:
+            if space:
+                out.append(" ")
+            space = False
+            out.append(char)
+            quoted = char == '"'
+    return "".join(out)
 
 
 def _without_comments(text: str) -> str:
