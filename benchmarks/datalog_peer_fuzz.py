@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 
 INT64 = (1 << 63) - 1
 NUMBERS = [0, 1, 2, 3, 5, 7, -1, -7, 42, 3000000000, -3000000000, INT64, -INT64 - 1]
-SYMBOLS = ["Alice", "bob", "a b", "x\ty", 'q"t', "c,d", "1x", "Z", "ann", " pad"]
+SYMBOLS = ["Alice", "bob", "a b", "a  b", "é ü", "#x", "x\ty", 'q"t', "c,d", "1x", "Z", "ann", " pad"]
 
 
 def value_text(v, ext: str) -> str:

@@ -199,3 +199,17 @@ def test_demand_keeps_the_white_space_of_a_quoted_constant(tmp_path, backend):
             for b in ("x\ty", "a  b", "a b")]
     for mode in ("forward", "demand"):
         assert run_fuse(text, tmp_path, backend, "dense", mode, ()) == want
+
+
+def test_a_target_query_matches_its_strings_exactly(tmp_path, capsys):
+    # found by the audit: `--target 'T(x, "a b")?'` ran the query `T(x, "a  b")?` (the
+    # match dropped white space inside strings too); spacing outside strings is free
+    from fuse_lang.cli import main as cli_main
+
+    (tmp_path / "p.fuse").write_text('T("a  b", 1)\nT("a b", 2)\nT("a  b", y)?\n')
+    assert cli_main(["run", "--target", 'T("a b", y)?', str(tmp_path / "p.fuse")]) != 0
+    assert "is not an export, query or tensor" in capsys.readouterr().err
+    for mode in ("forward", "demand"):
+        assert cli_main(["run", "--mode", mode, "--target", 'T( "a  b",y )?',
+                         str(tmp_path / "p.fuse")]) == 0
+        assert capsys.readouterr().out.split("?", 1)[1].split() == ["1"]

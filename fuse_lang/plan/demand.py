@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..check import Analysis
-from ..check.cone import tensor_cone
+from ..check.cone import squeeze_space, tensor_cone
 from ..front import ir
 from ..front.span import LineIndex
 
@@ -429,26 +429,8 @@ def _variables(factor: ir.Expr) -> set[str]:
 def one_line(text: str) -> str:
     """A statement's text on one line, its comments cut: what `DemandPlan.queries`
     holds of a rewritten query, and how a run finds the query an answer is of.  Runs of
-    white space become one space outside strings; a string keeps its own (`"x<TAB>y"`
-    and `"a  b"` are other constants than `"x y"` and `"a b"`)."""
-    out: list[str] = []
-    quoted = space = False
-    chars = iter(_without_comments(text))
-    for char in chars:
-        if quoted:
-            out.append(char)
-            if char == "\\":
-                out.append(next(chars, ""))
-            quoted = char != '"'
-        elif char.isspace():
-            space = bool(out)
-        else:
-            if space:
-                out.append(" ")
-            space = False
-            out.append(char)
-            quoted = char == '"'
-    return "".join(out)
+    white space become one space outside strings (check.cone.squeeze_space)."""
+    return squeeze_space(_without_comments(text))
 
 
 def _without_comments(text: str) -> str:
