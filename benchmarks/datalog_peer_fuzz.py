@@ -251,7 +251,7 @@ def read_back(path: Path) -> tuple[set, list[str]]:
     quote = "" if ext == ".facts" else '"'
     delim = "," if ext == ".csv" else "\t"
     rel = duckdb.sql(f"SELECT * FROM read_csv('{path}', delim='{delim}', quote='{quote}', "
-                     f"escape='{quote}', header=false, auto_detect=true)")
+                     f"escape='{quote}', header=false, comment='', auto_detect=true)")  # `#` is data
     return {tuple(r) for r in rel.fetchall()}, [str(t) for t in rel.types]
 
 
