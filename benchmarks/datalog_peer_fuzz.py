@@ -113,6 +113,10 @@ def make_case(rng: random.Random) -> dict:
         queries.append(("T(x, y)?", tc_sql + "SELECT DISTINCT x, y FROM t"))
         queries.append((f"T({const}, y)?", tc_sql + f"SELECT DISTINCT y FROM t WHERE x = {sql_const(c)}"))
         queries.append((f"T(x, {const2})?", tc_sql + f"SELECT DISTINCT x FROM t WHERE y = {sql_const(c2)}"))
+        # a ground query answers [()] or []; a repeated variable, the diagonal
+        queries.append((f"T({const}, {const2})?", "-- ground\n" + tc_sql + "SELECT 1 FROM t "
+                        f"WHERE x = {sql_const(c)} AND y = {sql_const(c2)}"))
+        queries.append(("T(x, x)?", tc_sql + "SELECT DISTINCT x FROM t WHERE x = y"))
     if "reach" in kinds:
         lines += [f"R(y) = E({const}, y)", "R(z) = R(y) E(y, z)"]
         queries.append(("R(y)?", f"WITH RECURSIVE r(y) AS (SELECT y FROM e WHERE x = {sql_const(c)} "
@@ -203,8 +207,11 @@ def duckdb_answers(case: dict) -> list[set]:
                             [tuple(enc(v, case["numeric"]) for v in r) for r in rows])
     out = []
     for _, sql in case["queries"]:
-        out.append({tuple(dec(v, case["numeric"]) for v in row)
-                    for row in con.execute(sql).fetchall()})
+        rows = con.execute(sql).fetchall()
+        if sql.startswith("-- ground"):  # yes: the one empty tuple; no: none
+            out.append({()} if rows else set())
+            continue
+        out.append({tuple(dec(v, case["numeric"]) for v in row) for row in rows})
     return out
 
 
