@@ -154,6 +154,16 @@ def make_case(rng: random.Random) -> dict:
         queries.append(("C(x, y)?", "SELECT DISTINCT x, y FROM e WHERE x < y"))
         queries.append(("D(x)?", f"SELECT DISTINCT x FROM v WHERE x >= {k}"))
         queries.append(("Q(x)?", "SELECT DISTINCT x FROM e WHERE x = y"))
+        if not floats:  # arithmetic in int64, wrapping past 64 bits as Soufflé's numbers do
+            def wrap(expr: str) -> str:
+                return (f"((({expr}) + 9223372036854775808) % 18446744073709551616 + "
+                        "18446744073709551616) % 18446744073709551616 - 9223372036854775808")
+
+            lines += [f"Dif(x, y) = E(x, y) (x - y > {k})", "Neg(x, y) = E(x, y) (-x < y + 1)"]
+            queries.append(("Dif(x, y)?", "SELECT DISTINCT x, y FROM e WHERE "
+                            f"{wrap('x::HUGEINT - y')} > {k}"))
+            queries.append(("Neg(x, y)?", "SELECT DISTINCT x, y FROM e WHERE "
+                            f"{wrap('-x::HUGEINT')} < {wrap('y::HUGEINT + 1')}"))
     if "counter" in kinds:
         bound = rng.choice([0, 1, 10])
         lines += ["Cnt(0)", f"Cnt(m + 1) = Cnt(m) (m < {bound})"]
