@@ -246,3 +246,13 @@ def test_arithmetic_in_a_comparison_is_exact_past_2_to_the_53(tmp_path, backend,
         "x::HUGEINT - y > 0 AND x::HUGEINT - y < 9223372036854775807",
         "x::HUGEINT + y < 0", "-x::HUGEINT < -y::HUGEINT + 1 AND y > -10")]
     assert run_fuse(text, tmp_path, backend, rep, mode, ("E", "D", "S", "M")) == want
+
+
+def test_the_editors_run_target_names_the_query_with_its_strings():
+    # the editor's "run this query" names the query as resolve_targets matches it
+    from fuse_lang.ide.run_targets import resolve_targets, run_targets
+
+    analysis = fuse_lang.analyze('T("a  b", 1)\nT("a b", 2)\nT("a  b",   y)?\n')
+    (target,) = run_targets(analysis)
+    assert target.names == ('T("a  b", y)?',)
+    assert resolve_targets(analysis, target.names) == ({2}, [])
