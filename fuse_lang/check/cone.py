@@ -52,8 +52,32 @@ class Cone:
     text: str
 
 
+def squeeze_space(text: str, joiner: str = " ") -> str:
+    """`text` with each run of white space outside strings made `joiner` (none at
+    either end); a string keeps its own (`"x<TAB>y"` and `"a  b"` are other constants
+    than `"x y"` and `"a b"`)."""
+    out: list[str] = []
+    quoted = space = False
+    chars = iter(text)
+    for char in chars:
+        if quoted:
+            out.append(char)
+            if char == "\\":
+                out.append(next(chars, ""))
+            quoted = char != '"'
+        elif char.isspace():
+            space = bool(out)
+        else:
+            if space:
+                out.append(joiner)
+            space = False
+            out.append(char)
+            quoted = char == '"'
+    return "".join(out)
+
+
 def _key(text: str) -> str:
-    return "".join(text.split()).rstrip("?")
+    return squeeze_space(text, "").rstrip("?")
 
 
 def resolve_targets(analysis: Analysis, names: Iterable[str]) -> tuple[set[int], list[str]]:
@@ -73,7 +97,7 @@ def resolve_targets(analysis: Analysis, names: Iterable[str]) -> tuple[set[int],
             tensors.append(name.strip())
         else:
             choices = list(dict.fromkeys([*analysis.exports, *(
-                " ".join(text[statements[k].span.start:statements[k].span.end].split())
+                squeeze_space(text[statements[k].span.start:statements[k].span.end])
                 for k in queries)]))
             raise TargetError(f"`{name}` is not an export, query or tensor of this program"
                               + (f" (try {', '.join(choices)})" if choices else ""))

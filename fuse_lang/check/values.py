@@ -191,15 +191,16 @@ class _Analysis:
 
     def value(self, expr: ir.Expr, env: dict[str, Interval | None]) -> Interval | None:
         """The interval of an arithmetic expression of variables and numbers."""
-        if isinstance(expr, ir.Number):
-            return (expr.value, expr.value)
+        if isinstance(expr, ir.Number):  # an integer exactly (a float holds 53 bits)
+            value = int(expr.text) if expr.is_integer else expr.value
+            return (value, value)
         if isinstance(expr, ir.Ref) and is_var(expr, self.tensors):
             return env.get(expr.name)
         if isinstance(expr, ir.Neg):
             inner = self.value(expr.operand, env)
             return None if inner is None else (-inner[1], -inner[0])
         if isinstance(expr, ir.Sum):
-            low = high = 0.0
+            low = high = 0
             for term, sign in zip(expr.terms, expr.signs):
                 part = self.value(term, env)
                 if part is None:
@@ -208,7 +209,7 @@ class _Analysis:
                     (low - part[1], high - part[0])
             return (low, high)
         if isinstance(expr, ir.Product) and all(op in ("", " ", "*") for op in expr.ops):
-            out: Interval = (1.0, 1.0)
+            out: Interval = (1, 1)
             for factor in expr.factors:
                 part = self.value(factor, env)
                 if part is None:
@@ -229,7 +230,7 @@ class _Analysis:
                 out.append((index.value, index.value))
             elif isinstance(index, (ir.IndexVar, ir.IndexShift)):
                 terms = (index,) if isinstance(index, ir.IndexVar) else index.terms
-                low = high = float(0 if isinstance(index, ir.IndexVar) else index.offset)
+                low = high = 0 if isinstance(index, ir.IndexVar) else index.offset
                 for var in terms:
                     if var.name not in env:  # bound by nothing (an error of its own)
                         low = high = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..check import Analysis
-from ..check.cone import TargetError, resolve_targets  # noqa: F401 - re-exported
+from ..check.cone import TargetError, resolve_targets, squeeze_space  # noqa: F401 - re-exported
 from ..front import ir
 from ..front.span import Span
 
@@ -36,7 +36,7 @@ def run_targets(analysis: Analysis) -> list[RunTarget]:
             out.append(RunTarget("export", tuple(r.name for r in stmt.names), stmt.span, k))
         elif isinstance(stmt, ir.Query):
             text = analysis.text[stmt.span.start:stmt.span.end]
-            out.append(RunTarget("query", (" ".join(text.split()),), stmt.span, k))
+            out.append(RunTarget("query", (squeeze_space(text),), stmt.span, k))
     return out
 
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..check import Analysis
-from ..check.cone import tensor_cone
+from ..check.cone import squeeze_space, tensor_cone
 from ..front import ir
 from ..front.span import LineIndex
 
@@ -428,8 +428,9 @@ def _variables(factor: ir.Expr) -> set[str]:
 
 def one_line(text: str) -> str:
     """A statement's text on one line, its comments cut: what `DemandPlan.queries`
-    holds of a rewritten query, and how a run finds the query an answer is of."""
-    return " ".join(_without_comments(text).split())
+    holds of a rewritten query, and how a run finds the query an answer is of.  Runs of
+    white space become one space outside strings (check.cone.squeeze_space)."""
+    return squeeze_space(_without_comments(text))
 
 
 def _without_comments(text: str) -> str:

@@ -59,8 +59,7 @@ class BuiltinCalls(EvaluatorState):
         import numpy as np
 
         axes = union_axes(*sides)
-        a, b = (np.reshape(side.data, [len(side.data) if x in side.axes else 1 for x in axes])
-                if side.axes else side.data for side in sides)
+        a, b = (_aligned(side, axes) for side in sides)
         mask = _COMPARE[call.name](a, b)
         return LArray(self.backend.asarray(np.asarray(mask, dtype=np.float64)), axes)
 
@@ -79,11 +78,23 @@ class BuiltinCalls(EvaluatorState):
         return [LArray(data, axes) for data, axes in sides]
 
     def _exact_operand(self, operand: ir.Expr) -> tuple[Any, tuple[str, ...]] | None:
-        """A comparison's operand as exact host numbers and its axes: a number, a
-        negated one, or an index (its values, or its position)."""
+        """A comparison's operand as exact host numbers and its axes: a number, an
+        index (its values, or its position), or a sum or negation of those (`a - b`:
+        in int64, as the values are, not in the backend's floats)."""
         if type(operand) is ir.Neg:
             inner = self._exact_operand(operand.operand)
-            return None if inner is None or inner[1] else (-inner[0], ())
+            return None if inner is None else (-inner[0], inner[1])
+        if type(operand) is ir.Sum:
+            terms = [self._exact_operand(t) for t in operand.terms]
+            if any(t is None for t in terms):
+                return None
+            labelled = [LArray(data, axes) for data, axes in terms]  # type: ignore[misc]
+            axes = union_axes(*labelled)
+            total: Any = 0
+            for term, sign in zip(labelled, operand.signs):
+                part = _aligned(term, axes)
+                total = total + part if sign == "+" else total - part
+            return total, axes
         if type(operand) is ir.Number:
             text = operand.text
             return (int(text), ()) if text.isdigit() else (operand.value, ())
@@ -416,3 +427,16 @@ def _literal(expr: ir.Expr):
     if isinstance(expr, ir.ListLit):
         return [_literal(item) for item in expr.items]
     return _number(expr, 0.0)
+
+
+def _aligned(side: LArray, axes: tuple[str, ...]) -> Any:
+    """An exact operand's host numbers laid along `axes` (1 along the axes it lacks),
+    to broadcast with the others; a number as it is."""
+    if not side.axes:
+        return side.data
+    import numpy as np
+
+    data = np.transpose(np.asarray(side.data), [side.axes.index(x) for x in axes
+                                                 if x in side.axes])
+    sizes = iter(data.shape)
+    return np.reshape(data, [next(sizes) if x in side.axes else 1 for x in axes])

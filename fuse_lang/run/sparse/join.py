@@ -227,7 +227,8 @@ def _cost(a: Tuples, b: Tuples, extents: dict[str, int]) -> float:
     shared = [x for x in a.axes if x in b.axes]
     if not shared:
         return float("inf")
-    return a.nnz * b.nnz / math.prod(extents[x] for x in shared)
+    # an axis of extent 0 (an empty domain, an empty relation file's) joins to nothing
+    return a.nnz * b.nnz / max(math.prod(extents[x] for x in shared), 1)
 
 
 def einsum(spec: str, arrays: Sequence[Any], dtype: Any) -> Any:
