@@ -77,8 +77,9 @@ def test_facts_with_min_keep_their_tuples_and_values():
     np.testing.assert_allclose(got["R"], [1, 1])  # a Boolean relation: both tuples
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
-def test_a_min_or_max_fixpoint_starts_from_nothing_derived(tmp_path, backend):
+@pytest.mark.parametrize("backend, precision", [("numpy", "fp32"), ("torch", "fp32"),
+                                                ("jax", "fp32"), ("torch", "fp16")])
+def test_a_min_or_max_fixpoint_starts_from_nothing_derived(tmp_path, backend, precision):
     """A `min=` group starts from +inf and a `max=` group from -inf: a shortest
     path gives the distances (from 0 it gave [0, 0, 0, 0, 0]: `D[x] + W[x,x]` held
     every cell at 0) and an unreachable node stays +inf."""
@@ -88,7 +89,7 @@ def test_a_min_or_max_fixpoint_starts_from_nothing_derived(tmp_path, backend):
          [inf, inf, inf, 0, inf], [inf, inf, inf, 1, 0]], dtype=np.float32))
     got = _run('W[x,y] = "w.npy"\nD[y] min= W[0, y]\nD[y] min= D[x] + W[x, y]\n'
                'L[y] max= 0 - W[0, y]\nL[y] max= L[x] - W[x, y]\nexport D, L',
-               base_dir=tmp_path, backend=backend)
+               base_dir=tmp_path, backend=backend, precision=precision)
     np.testing.assert_array_equal(got["D"], [0, 1, 3, 6, inf])
     np.testing.assert_array_equal(got["L"], [0, -1, -3, -6, -inf])
 

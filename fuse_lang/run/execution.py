@@ -443,8 +443,10 @@ class Execution:
         equations whose heads write it (head_coverage)."""
         info = self.analysis.tensors[name]
         op = info.op or "="
+        # (one equation alone writes 0 where its head does not: nothing to combine)
         covers = [self.coverage(k, name) for k in equations] \
-            if equations is not None and not row and op in ("max=", "min=", "avg=") else []
+            if equations is not None and not row and op in ("max=", "min=", "avg=") \
+            and len(parts) + (base is not None) > 1 else []
         if any(c is not None for c in covers):
             total = combined_by_cell(self.backend, op, base, parts, covers)
         else:

@@ -336,7 +336,7 @@ START_OF = {"max=": -math.inf, "min=": math.inf}
 
 # what a round changed in a cell that left its start (an infinity): a change that
 # is never within the tolerance, and not the divergence an infinite change means
-LEFT_ITS_START = 1e30
+LEFT_ITS_START = 1e4  # (a finite number in every precision, fp16 too)
 
 
 def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
