@@ -413,7 +413,7 @@ def _made_columns(rules: list[_Rule]) -> set[tuple[str, int]]:
 def _reach_problem(got: Interval) -> str | None:
     """Why a computed column's values cannot be held, or None."""
     low, high = got
-    if math.isinf(high) or math.isinf(low):
+    if high == INF or low == -INF:  # (exact integers may be past any float: no isinf)
         return "without bound"
     if low < INT64_MIN or high > INT64_MAX:
         return f"from {_num(low)} to {_num(high)}, past 64-bit integers"
@@ -421,7 +421,12 @@ def _reach_problem(got: Interval) -> str | None:
 
 
 def _num(value: float) -> str:
-    if math.isinf(value):
+    if value in (INF, -INF):
         return "-∞" if value < 0 else "∞"
-    return str(int(value)) if value == int(value) else str(value)
+    if value != int(value):
+        return str(value)
+    whole = int(value)
+    if abs(whole) >= 10**20:  # (a 310-digit literal: its order, not its digits)
+        return f"{'-' if whole < 0 else ''}about 10^{int(abs(whole).bit_length() * 0.30103)}"
+    return str(whole)
 
