@@ -24,6 +24,7 @@ from typing import Any
 
 from ..check import INPUT_KINDS, Analysis
 from ..front.lexer import tokenize
+from ..io.atomic_files import make_folder
 from ..io.sinks import atomic_write
 from .backends.base import Backend
 from .results import FuseError
@@ -78,13 +79,10 @@ def enable(folder: str | os.PathLike, backend: str) -> Path:
     """Point the backend's framework at its folder under `folder` (process-wide)."""
     root = Path(folder).expanduser()
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        make_folder(root)  # (names a file in the way: 'afile is a file, not a folder')
     except OSError as err:
-        # mkdir over a file says 'File exists' (or 'Not a directory' under one)
-        file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
-        reason = f"{file} is a file, not a folder" if file is not None \
-            else err.strerror or err
-        raise FuseError(f"cache_dir {str(folder)!r} cannot be made: {reason}") from None
+        raise FuseError(f"cache_dir {str(folder)!r} cannot be made: "
+                        f"{err.strerror or err}") from None
     if backend == "jax":
         _enable_jax(root / "jax")
     elif backend == "torch":
