@@ -15,7 +15,7 @@ from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
 from .reading import load, unreadable
 from .render import diagnostic_json, render_text
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, keep_until_exit
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, keep_until_exit, printable
 
 
 @frozen_dataclass
@@ -114,11 +114,6 @@ def _check(options: CheckOptions, prog: str) -> int:
 
 
 def _say(text: str) -> None:
-    """A line of text output; a character standard output's encoding cannot say
-    (a message in French on an ASCII terminal, a file name that is not UTF-8) is
-    written as its backslash escape, never a traceback."""
-    try:
-        sys.stdout.write(text + "\n")
-    except UnicodeEncodeError:
-        encoding = sys.stdout.encoding or "utf-8"
-        sys.stdout.write((text + "\n").encode(encoding, "backslashreplace").decode(encoding))
+    """A line of text output, never a traceback for a character standard output
+    cannot say (a file name that is not UTF-8 on an ASCII terminal)."""
+    sys.stdout.write(printable(text + "\n", sys.stdout))

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
 from .render import fail_with_diagnostics
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, UsageError, fail
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, UsageError, fail, printable
 
 
 def add_generate_parser(sub: Any) -> None:
@@ -154,25 +154,11 @@ def _show(result: Any, fmt: str) -> None:
         json.dump(result.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    print(_printable(result.text if result.text is not None else
-                     " ".join(str(i) for i in result.ids), sys.stdout))
+    print(printable(result.text if result.text is not None else
+                    " ".join(str(i) for i in result.ids), sys.stdout))
     how = f"{result.reused_steps} of {result.reused_steps + result.whole_steps} steps " \
         f"computed the new position only" if result.reused_steps else "each step ran the window"
     note = f" ({result.reuse_note})" if result.reuse_note else ""
     sys.stdout.flush()  # the text first, then the line about it
     print(f"generated {len(result.generated)} tokens in {result.seconds:.3g} s "
           f"({result.tokens_per_s:.1f} tokens/s; {how}{note})", file=sys.stderr)
-
-
-def _printable(text: str, stream: Any) -> str:
-    """`text` as `stream` can write it: a character its encoding cannot hold (any
-    but UTF-8's; a lone surrogate from a vocabulary's JSON) as a backslash escape,
-    never a traceback after the tokens were made."""
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding)
-        return text
-    except UnicodeEncodeError:
-        return text.encode(encoding, "backslashreplace").decode(encoding)
-    except LookupError:
-        return text

@@ -48,3 +48,17 @@ def keep_until_exit(analysis: Any) -> None:
     """Keep `analysis` alive until the process ends, where entry asked for that."""
     if _left_to_exit is not None:
         _left_to_exit.append(analysis)
+
+
+def printable(text: str, stream: Any) -> str:
+    """`text` as `stream` can write it: a character its encoding cannot hold (any
+    but UTF-8's; a lone surrogate from a vocabulary's JSON) as a backslash escape,
+    never a traceback (generated text, a message on an ASCII terminal)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text
