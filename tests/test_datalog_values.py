@@ -304,8 +304,23 @@ def test_symbols_have_no_order_and_no_arithmetic():
     assert errors(PEOPLE + "C(x) = Person(x) (x < Ann)") == ["not-a-number"]
     assert errors(PEOPLE + "C(x) = Person(x) (x + 1 == Ann)") == ["not-a-number"]
     assert errors(PEOPLE + "C(x) = Person(x) (Ann == Bob)") == ["not-a-number"]
-    # `x == Ann` filters: it binds nothing (write the fact `C(Ann)`)
-    assert errors(PEOPLE + "C(x, y) = Person(x) (y == Ann)") == ["unsafe-comparison"]
+
+
+def test_equal_to_a_symbol_binds_a_head_variable_as_in_souffle():
+    # Soufflé's `C(x, y) :- Person(x), y = "Ann".`: y is grounded by the constant
+    text = PEOPLE + "C(x, y) = Person(x) (y == Ann)\nC(x, y)?\n"
+    assert errors(text) == [] and answers(text) == [{("Ann", "Ann"), ("Bob", "Ann"),
+                                                     ("Cid", "Ann")}]
+    # with no atom at all, a quoted constant, negation and a contradiction
+    text = (PEOPLE + 'M(b) = (b == Zed)\nM(b)?\nS(b) = Person(a) ("New York" == b)\nS(b)?\n'
+            "N(x) = (x == Ann) not Person(x)\nN(x) = (x == Dee) not Person(x)\nN(x)?\n"
+            "U(x) = Person(y) (x == Ann) (x == Bob)\nU(x)?\n")
+    assert errors(text) == []
+    assert answers(text) == [{("Zed",)}, {("New York",)}, {("Dee",)}, set()]
+    # a variable that an atom binds is only filtered: Dee is no person
+    assert answers(PEOPLE + "K(x) = Person(x) (x == Dee)\nK(x)?\n") == [set()]
+    # a variable in no head is still bound by nothing
+    assert errors(PEOPLE + "K(x) = Person(x) (w == Ann)") == ["unsafe-comparison"]
 
 
 def test_a_tensor_named_like_a_symbol_keeps_meaning_the_tensor():

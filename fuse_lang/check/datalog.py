@@ -27,7 +27,6 @@ from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
-from .compared_constants import symbol_constant
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
 
@@ -194,7 +193,8 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
               unbindable: Container[str] = ()) -> tuple[set[str], set[str]]:
     """The variables `v == expr` binds (expr's own variables bound), and those of a
     comparison that stay unbound, each reported once (`unsafe-comparison`).  `x == Ann`
-    (a symbol constant) filters and binds nothing: it numbers Ann in no column."""
+    (a symbol constant) binds x as Soufflé's `x = "Ann"` does: check.unify puts Ann
+    in x's column."""
     comparisons = _comparisons(term)
     bound = set(positive)
     for _ in range(len(comparisons)):  # an assignment may use another one's variable
@@ -205,7 +205,6 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
                 if isinstance(target, ir.Ref) and target.indices is None \
                         and target.name in variables and target.name not in bound \
                         and target.name not in unbindable \
-                        and not symbol_constant(other, tensors) \
                         and all(v.name in bound for v in _bare_vars(other, variables)):
                     bound.add(target.name)
     reported: set[str] = set()

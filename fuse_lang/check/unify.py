@@ -73,8 +73,19 @@ class Position(NamedTuple):
     span: Span
 
 
-Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, Inner, Pool, SliceRest, ConcatSum,
-               Valued, TopkCount]
+class ComparedSymbol(NamedTuple):
+    """`v == Ann` in a rule whose atoms do not bind `v`: Ann is a value of v's
+    column (Soufflé's `v = "Ann"` grounds v), unless a bare `Ann` names a tensor,
+    which the replay knows and a statement's own operations do not."""
+
+    var: tuple
+    value: str
+    span: Span
+    bare: bool
+
+
+Op = TypeUnion[Vars, Guard, Union, SetExtent, Symbol, Position, ComparedSymbol, Inner, Pool,
+               SliceRest, ConcatSum, Valued, TopkCount]
 
 # the hottest are made from a tuple of their fields, skipping the named tuple's __new__
 _new_vars = partial(tuple.__new__, Vars)
@@ -162,7 +173,48 @@ def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir
             ops.append(_ref_ops(k, ref, lhs, concat))
     if shaping:
         _builtin_extents(k, stmt, calls, ops)
+    if valued and type(stmt) is ir.Equation and stmt.lhs.paren:
+        ops += _compared_symbols(k, stmt, calls)
     return tuple(ops)
+
+
+def _compared_symbols(k: int, stmt: ir.Equation, calls: list[ir.Call]) -> list[Op]:
+    """A rule's `v == Ann` (or `v == "New York"`) whose `v` its atoms do not bind,
+    guarded by its head: the constant is a value of v's column."""
+    bound = _atom_variables(stmt.rhs)
+    head = {var.name for index in stmt.lhs.indices or () for var in ir.index_vars(index)}
+    found = []
+    for call in calls:
+        if call.name != "==" or len(call.args) != 2:
+            continue
+        for var, constant in (call.args, call.args[::-1]):
+            if type(var) is ir.Ref and var.indices is None and var.name in head \
+                    and var.name not in bound and _constant(constant):
+                bare = type(constant) is ir.Ref
+                found.append(ComparedSymbol(("var", k, var.name),
+                                            constant.name if bare else constant.value,
+                                            constant.span, bare))
+    return [Guard(stmt.lhs.name, stmt.lhs.arity, tuple(found))] if found else []
+
+
+def _atom_variables(expr: ir.Expr) -> set[str]:
+    """The index variables of an expression's references outside `not`."""
+    out: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is ir.Ref:
+            for index in node.indices or ():
+                out.update(var.name for var in ir.index_vars(index))
+        elif not (type(node) is ir.Call and node.name == "not"):
+            stack.extend(ir.children(node))
+    return out
+
+
+def _constant(expr: ir.Expr) -> bool:
+    """A quoted string, or a capitalised bare name (a symbol, unless a tensor)."""
+    return type(expr) is ir.String or (type(expr) is ir.Ref and expr.indices is None
+                                       and expr.name[:1].isupper())
 
 
 def _ref_ops(k: int, ref: ir.Ref, lhs: bool, concat: dict) -> Guard:
@@ -301,6 +353,7 @@ class Unification:
         # id of an `axis` declaration's extent -> the name it gives every variable of,
         # and the extent (kept: an id is only an object's while it lives)
         self.declared: dict[int, tuple[str, Evidence]] = {}
+        self.compared: list[ComparedSymbol] = []  # `v == Ann` binding v: applied last
 
     def run(self, statement_ops: list[tuple[Op, ...]],
             variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
@@ -310,6 +363,8 @@ class Unification:
         self._replay(statement_ops)
         self._apply_axis_decls(variables, axis_decls)
         self._unify_sources(source_info)  # after the statements: facts' symbols first
+        for op in self.compared:  # then `v == Ann`'s: a symbol a file holds keeps its place
+            self.domains.add_symbol(op.var, op.value, op.span)
         self.valued = DerivedExtents(self.domains, self.valid, self.diags).resolve(self.derived)
         self.domains.fix_positions()
         self._check_positions()
@@ -378,6 +433,9 @@ class Unification:
                 d.add_symbol(*op)
             elif kind is Position:
                 d.add_position(*op)
+            elif kind is ComparedSymbol:
+                if not (op.bare and op.value in self.tensors):
+                    self.compared.append(op)
             else:
                 self.derived.append(op)
 

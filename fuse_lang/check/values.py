@@ -277,7 +277,7 @@ def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
 def _computes(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> bool:
     if any(isinstance(index, ir.IndexShift) for index in stmt.lhs.indices or ()):
         return True
-    # (`x == Ann` binds nothing: a symbol constant is numbered in no column)
+    # (`x == Ann` computes no number: check.unify puts the symbol in x's column)
     return any(isinstance(node, ir.Call) and node.name == "==" and not any(
         symbol_constant(arg, tensors) for arg in node.args) for node in ir.walk(stmt.rhs))
 
