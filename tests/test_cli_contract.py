@@ -135,7 +135,7 @@ CHAIN = ("Parent(Alice, Bob)\nParent(Bob, Carol)\nParent(Carol, Dave)\n"
 
 @pytest.mark.parametrize("strategy, said", [
     ("semi_naive", "did not reach a fixpoint in 1 round (the round limit"),
-    ("naive", "did not converge in 1 iteration (the last change"),
+    ("naive", "did not reach a fixpoint in 1 round (the round limit"),
 ])
 def test_a_round_limit_says_which_flag_raises_it(tmp_path, capsys, strategy, said):
     path = tmp_path / "chain.fuse"
@@ -143,6 +143,19 @@ def test_a_round_limit_says_which_flag_raises_it(tmp_path, capsys, strategy, sai
     assert main(["run", str(path), "--max-iterations", "1", "--fixpoint", strategy]) == 1
     err = capsys.readouterr().err
     assert said in err and "fuse run --max-iterations N" in err
+
+
+def test_the_round_limit_counts_semi_naive_rounds_after_the_first(tmp_path, capsys):
+    # paths of 1 to 3 edges: naive takes a round for each length and one that
+    # finds nothing new; semi-naive's round 0 (all rules on the facts) is not counted
+    path = tmp_path / "chain.fuse"
+    path.write_text(CHAIN)
+    for strategy, enough in (("semi_naive", 3), ("naive", 4)):
+        assert main(["run", str(path), "--max-iterations", str(enough - 1),
+                     "--fixpoint", strategy]) == 1
+        assert f"did not reach a fixpoint in {enough - 1} rounds" in capsys.readouterr().err
+        assert main(["run", str(path), "--max-iterations", str(enough),
+                     "--fixpoint", strategy]) == 0
 
 
 def test_representation_sparse_is_kept_for_a_tensor_of_one_dense_equation(tmp_path, capsys):

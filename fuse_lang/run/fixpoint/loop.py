@@ -206,6 +206,10 @@ class Iteration:
             raise EvaluationError(
                 f"{names} did not converge: after {rounds} iteration{'' if rounds == 1 else 's'}"
                 f" the values are no longer finite{last}; check the recursion")
+        if change > self.tolerance and self.boolean:  # (semi-naive's words)
+            raise EvaluationError(f"{names} did not reach a fixpoint in {self.limit} round"
+                                  f"{'' if self.limit == 1 else 's'} (the round limit; the "
+                                  f"last round still changed it); {RAISE_LIMIT}")
         if change > self.tolerance:
             raise EvaluationError(f"{names} did not converge in {self.limit} iteration"
                                   f"{'' if self.limit == 1 else 's'} (the "
