@@ -5,10 +5,11 @@ constant can be written), compared with a variable's column.  The checker
 (run.interpret) read them through these functions."""
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
+from ..front.span import Span
 from .value_tables import position_table
 
 
@@ -44,6 +45,46 @@ def symbol_position(name: str, symbols: Sequence) -> int:
     """The constant's position in its column's values; -1 (no position) when the
     column does not hold it: `==` is then never true and `!=` always."""
     return position_table(tuple(symbols)).get(name, -1)  # (made once per domain)
+
+
+def bound_symbols(stmt: ir.Equation, calls: Iterable[ir.Call]
+                  ) -> list[tuple[str, str, Span, bool]]:
+    """The head variables a rule's `v == Ann` (or `v == "New York"`) binds, as
+    Soufflé's `v = "Ann"` grounds v, where no atom of the body binds v: (v, the
+    symbol, the constant's span, whether it is a bare name, which the caller
+    drops where a tensor has that name).  `calls`: the rule's calls."""
+    bound = _atom_variables(stmt.rhs)
+    head = {var.name for index in stmt.lhs.indices or () for var in ir.index_vars(index)}
+    out = []
+    for call in calls:
+        if call.name != "==" or len(call.args) != 2:
+            continue
+        for var, constant in (call.args, call.args[::-1]):
+            if type(var) is ir.Ref and var.indices is None and var.name in head \
+                    and var.name not in bound and _written_constant(constant):
+                bare = type(constant) is ir.Ref
+                out.append((var.name, constant_text(constant), constant.span, bare))
+    return out
+
+
+def _atom_variables(expr: ir.Expr) -> set[str]:
+    """The index variables of an expression's references outside `not`."""
+    out: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is ir.Ref:
+            for index in node.indices or ():
+                out.update(var.name for var in ir.index_vars(index))
+        elif not (type(node) is ir.Call and node.name == "not"):
+            stack.extend(ir.children(node))
+    return out
+
+
+def _written_constant(expr: ir.Expr) -> bool:
+    """A quoted string, or a capitalised bare name (a symbol, unless a tensor)."""
+    return type(expr) is ir.String or (type(expr) is ir.Ref and expr.indices is None
+                                       and expr.name[:1].isupper())
 
 
 def _variable_name(name: str) -> bool:

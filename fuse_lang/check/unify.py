@@ -16,6 +16,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.numbers import short_number
 from ..front.span import Span, shifted
 from ..io.source_files import SourceInfo
+from .compared_constants import bound_symbols
 from .conflicts import Placed, report_conflicts
 from .derived_extents import (
     ConcatSum,
@@ -179,42 +180,11 @@ def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir
 
 
 def _compared_symbols(k: int, stmt: ir.Equation, calls: list[ir.Call]) -> list[Op]:
-    """A rule's `v == Ann` (or `v == "New York"`) whose `v` its atoms do not bind,
+    """A rule's `v == Ann` binding v (check.compared_constants.bound_symbols),
     guarded by its head: the constant is a value of v's column."""
-    bound = _atom_variables(stmt.rhs)
-    head = {var.name for index in stmt.lhs.indices or () for var in ir.index_vars(index)}
-    found = []
-    for call in calls:
-        if call.name != "==" or len(call.args) != 2:
-            continue
-        for var, constant in (call.args, call.args[::-1]):
-            if type(var) is ir.Ref and var.indices is None and var.name in head \
-                    and var.name not in bound and _constant(constant):
-                bare = type(constant) is ir.Ref
-                found.append(ComparedSymbol(("var", k, var.name),
-                                            constant.name if bare else constant.value,
-                                            constant.span, bare))
-    return [Guard(stmt.lhs.name, stmt.lhs.arity, tuple(found))] if found else []
-
-
-def _atom_variables(expr: ir.Expr) -> set[str]:
-    """The index variables of an expression's references outside `not`."""
-    out: set[str] = set()
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is ir.Ref:
-            for index in node.indices or ():
-                out.update(var.name for var in ir.index_vars(index))
-        elif not (type(node) is ir.Call and node.name == "not"):
-            stack.extend(ir.children(node))
-    return out
-
-
-def _constant(expr: ir.Expr) -> bool:
-    """A quoted string, or a capitalised bare name (a symbol, unless a tensor)."""
-    return type(expr) is ir.String or (type(expr) is ir.Ref and expr.indices is None
-                                       and expr.name[:1].isupper())
+    found = tuple([ComparedSymbol(("var", k, name), value, span, bare)
+                   for name, value, span, bare in bound_symbols(stmt, calls)])
+    return [Guard(stmt.lhs.name, stmt.lhs.arity, found)] if found else []
 
 
 def _ref_ops(k: int, ref: ir.Ref, lhs: bool, concat: dict) -> Guard:
