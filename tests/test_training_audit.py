@@ -390,6 +390,34 @@ def test_a_resumed_training_keeps_the_checkpoints_vocabulary(tmp_path, capsys):
         assert opened.metadata()["fuse.step"] == "4"
 
 
+@torch_only
+def test_a_resume_with_other_settings_says_so(tmp_path, capsys):
+    """A resume takes an uninterrupted run's steps; with another learning rate, seed
+    or (under a decaying schedule) another number of steps it cannot, and said nothing."""
+    path = _regression(tmp_path)
+    ck = tmp_path / "a.safetensors"
+    assert main(["train", str(path), "--steps", "2", "--lr", "0.05", "--schedule", "cosine",
+                 "--checkpoint", str(ck)]) == 0
+    capsys.readouterr()
+    assert main(["train", str(path), "--steps", "4", "--lr", "0.05", "--schedule", "cosine",
+                 "--resume", str(ck), "--format", "json"]) == 0
+    (steps,) = json.loads(capsys.readouterr().out)["warnings"]
+    assert steps == (f"the checkpoint {ck} was trained towards 2 steps, this run towards 4: "
+                     f"the cosine schedule's rates from here on are not an uninterrupted run's")
+    assert main(["train", str(path), "--steps", "2", "--lr", "0.01", "--seed", "3",
+                 "--schedule", "cosine", "--resume", str(ck), "--format", "json"]) == 0
+    rate, seed = json.loads(capsys.readouterr().out)["warnings"]
+    assert rate == (f"the checkpoint {ck} was trained with the learning rate 0.05, this run "
+                    f"with 0.01: the steps from here on are not an uninterrupted run's")
+    assert seed == (f"the checkpoint {ck} was trained with the seed 0, this run with 3: the "
+                    f"steps from here on are not an uninterrupted run's (the batches are "
+                    f"drawn from the seed)")
+    # the same settings: nothing to say
+    assert main(["train", str(path), "--steps", "2", "--lr", "0.05", "--schedule", "cosine",
+                 "--resume", str(ck), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+
+
 def test_a_let_as_the_loss_is_refused_by_fuse_check(tmp_path, capsys):
     """`fuse check` passed `let L = ...; train L`, and `fuse train` then refused it
     at a line past the file's end (the loss' cut of the program exports it)."""

@@ -26,10 +26,9 @@ from ...check.initialisers import read_initialiser
 from ...check.loss import LossInfo, loss_of
 from ...check.param_roles import ParamStart, param_starts
 from ...front import ir
-from ..inputs import load_base
 from ..param_init import initial_param
 from ..results import FuseError
-from ..schedules import schedules_of
+from .batches import Batches, annealed_temperatures, loss_data, numbers
 from .checkpoints import load_checkpoint, save_checkpoint, writable_checkpoint
 from .learners import Rate, make_learner
 from .optimizers import OPTIMIZERS, SCHEDULES
@@ -125,12 +124,12 @@ def train(program: CompiledProgram, options: TrainOptions,
     cut = _loss_program(program, loss)
     backend = program.backend
     with backend.context():
-        host = _data(cut, loss, dict(data or {}))
-        held_out = _data(cut, loss, dict(validation)) if validation else None
-        batches = _Batches(cut, host, options.batch, options.seed)
+        host = loss_data(cut, loss, dict(data or {}))
+        held_out = loss_data(cut, loss, dict(validation)) if validation else None
+        batches = Batches(cut, host, options.batch, options.seed)
         if options.epochs is not None:  # an epoch: every batch of the data once
             options = replace(options, steps=options.epochs * batches.per_epoch)
-        start, params, state = _starting_point(_param_shapes(cut, loss, host, data), loss,
+        start, params, state, resumed = _starting_point(_param_shapes(cut, loss, host, data), loss,
                                                options, starts, backend.name)
         if held_out is not None:
             _validation_fits(cut, held_out, {**params, **batches.temperatures(start)},
@@ -150,7 +149,7 @@ def train(program: CompiledProgram, options: TrainOptions,
                  if d.code == "gradient-blocked"]
         # (the params the loss does not reach, at their start: in every checkpoint)
         result = TrainResult(loss.name, untrained, first_step=start, steps=start,
-                             warnings=list(batches.warnings) + said)
+                             warnings=list(batches.warnings) + resumed + said)
         if start > options.steps:  # steps is the step to end at, not a number to take
             result.warnings.append(f"the checkpoint is at step {start}, past the steps to "
                                    f"end at ({options.steps}): no step taken (steps counts "
@@ -180,10 +179,10 @@ def loss_gradients(program: CompiledProgram, params: Mapping[str, Any],
                         f"{', '.join(declared) or 'none'})")
     cut = _loss_program(program, loss)
     with program.backend.context():
-        batches = _Batches(cut, _data(cut, loss, dict(data or {})), None, 0)
+        batches = Batches(cut, loss_data(cut, loss, dict(data or {})), None, 0)
         inputs = {**batches.whole, **batches.temperatures(0)}
 
-        start = {n: _numbers(params[n], f"the param `{n}`") for n in loss.params}
+        start = {n: numbers(params[n], f"the param `{n}`") for n in loss.params}
         unrolled = _unrolled_rounds(cut, {**batches.whole, **start})
         learner = make_learner(program.backend, _loss_function(cut, loss, unrolled), start, "sgd",
                                Rate(1.0), None, fresh=_fresh_loss(program, loss))
@@ -272,7 +271,7 @@ def _loss_function(cut: CompiledProgram, loss: LossInfo,
                    ) -> Callable[[Mapping[str, Any]], Any]:
     """The loss as a function of the run's inputs (data and params), computed by the
     engine as the framework's scalar tensor."""
-    annealed = _annealed(cut)
+    annealed = annealed_temperatures(cut)
 
     def run_loss(inputs: Mapping[str, Any]) -> Any:
         temperatures = {n: v for n, v in inputs.items() if n in annealed}
@@ -280,13 +279,6 @@ def _loss_function(cut: CompiledProgram, loss: LossInfo,
         return cut.execute(given, write_sinks=False, native=True,
                            temperatures=temperatures, unrolled=unrolled).outputs[loss.name]
     return run_loss
-
-
-def _annealed(cut: CompiledProgram) -> dict[str, Any]:
-    """The temperatures annealed `per=run`: a step is a run of the loss, and the
-    step's value is an input of the step (never a constant of a captured or
-    jitted graph)."""
-    return {n: s for n, s in schedules_of(cut.analysis).items() if s.per == "run"}
 
 
 def _fresh_loss(program: CompiledProgram, loss: LossInfo
@@ -317,97 +309,6 @@ def _unrolled_rounds(cut: CompiledProgram, inputs: Mapping[str, Any]
         return None
     taken = cut.execute(inputs, write_sinks=False, native=True).rounds
     return {group: 2 * n + 1 for group, n in taken.items()} or None
-
-
-def _data(cut: CompiledProgram, loss: LossInfo, given: dict[str, Any]) -> dict[str, np.ndarray]:
-    """The loss' data as NumPy arrays, read once: given, else from their files."""
-    unknown = sorted(set(given) - set(loss.data))
-    if unknown:
-        raise FuseError(f"`{unknown[0]}` is not data of the loss `{loss.name}` (its data: "
-                        f"{', '.join(loss.data) or 'none'})")
-    analysis = cut.analysis
-    out = {}
-    for name in loss.data:
-        if name in given:
-            out[name] = _numbers(given[name], f"the data `{name}`")
-            continue
-        shape = analysis.tensors[name].shape
-        if any(extent is None for extent in shape):
-            raise FuseError(f"the data `{name}` has no file to read its shape from; give it")
-        value, _ = load_base(analysis, cut.backend, cut.base_dir, {}, name, tuple(shape))
-        out[name] = np.asarray(cut.backend.to_numpy(value), dtype=np.float64)
-    return out
-
-
-def _numbers(value: Any, what: str) -> np.ndarray:
-    """`value` as float64; FuseError for what is no array of numbers (a file's name
-    given in place of its data was NumPy's ValueError)."""
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise FuseError(f"{what} is given as {type(value).__name__} {value!r:.40}, not an "
-                        f"array of numbers") from None
-
-
-class _Batches:
-    """Each step's data: all of it, or `size` positions of one index (its domain's
-    axes in every data tensor), drawn per epoch without replacement."""
-
-    def __init__(self, cut: CompiledProgram, host: dict[str, np.ndarray],
-                 batch: Mapping[str, int] | None, seed: int | None) -> None:
-        self.backend = cut.backend
-        self.host = host
-        self.seed = 0 if seed is None else seed
-        self.whole = {n: self.backend.asarray(v) for n, v in host.items()}
-        self.annealed = _annealed(cut)
-        self.axes: dict[str, int] = {}
-        self.size = self.extent = 0
-        self.warnings: list[str] = []
-        if batch:
-            if len(batch) != 1:
-                raise FuseError("minibatches are drawn over one index (batch={'n': 64})")
-            (index, size), = batch.items()
-            self._find_axes(cut, index, int(size))
-
-    def _find_axes(self, cut: CompiledProgram, index: str, size: int) -> None:
-        tensors = cut.analysis.tensors
-        domains = {a.domain for n in self.host for a in tensors[n].axes if a.index == index}
-        for name in self.host:
-            for pos, axis in enumerate(tensors[name].axes):
-                if axis.domain in domains:
-                    self.axes[name] = pos
-        if not self.axes:
-            shown = ", ".join(f"{n}{tensors[n].axes_text}" for n in self.host) or "none"
-            raise FuseError(f"no data of the loss has an axis `{index}` to draw batches "
-                            f"over (its data: {shown})")
-        extents = {self.host[n].shape[p] for n, p in self.axes.items()}
-        self.extent = min(extents)
-        if size < 1:
-            raise FuseError(f"a batch holds at least one position of `{index}`")
-        self.size = min(size, self.extent)
-        if size > self.extent:  # said, not silent: every step then sees all the data
-            self.warnings.append(
-                f"the batch of {size} positions of `{index}` is larger than the data's "
-                f"{self.extent}: each step trains on all {self.extent} (full batch)")
-
-    def temperatures(self, step: int) -> dict[str, Any]:
-        """The `per=run` temperatures at `step` (counting a resumed run's steps)."""
-        return {n: self.backend.asarray(np.asarray(s.value(step)))
-                for n, s in self.annealed.items()}
-
-    @property
-    def per_epoch(self) -> int:
-        """Steps per pass over the data (1 without batches)."""
-        return self.extent // self.size if self.axes and self.size < self.extent else 1
-
-    def at(self, step: int) -> dict[str, Any]:
-        if not self.axes or self.size >= self.extent:
-            return self.whole
-        epoch, k = divmod(step, self.per_epoch)
-        order = np.random.default_rng([self.seed, epoch]).permutation(self.extent)
-        chosen = np.sort(order[k * self.size:(k + 1) * self.size])
-        return {n: (self.backend.asarray(np.take(v, chosen, axis=self.axes[n]))
-                    if n in self.axes else self.whole[n]) for n, v in self.host.items()}
 
 
 def _param_shapes(cut: CompiledProgram, loss: LossInfo, host: dict[str, np.ndarray],
@@ -486,12 +387,14 @@ def _untrained(program: CompiledProgram, loss: LossInfo, options: TrainOptions,
 
 def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo,
                     options: TrainOptions, starts: Mapping[str, ParamStart], framework: str
-                    ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+                    ) -> tuple[int, dict[str, np.ndarray], dict[str, np.ndarray] | None,
+                               list[str]]:
     """The step, params and optimizer state to start from: a checkpoint's, or fresh
-    (FuseError for a checkpoint whose optimizer state this run cannot take up)."""
+    (FuseError for a checkpoint whose optimizer state this run cannot take up), and
+    the warnings of a resume whose settings differ from the checkpoint's run."""
     if options.resume is None:
         return 0, {n: initial_param(n, shapes[n], options.seed, starts.get(n))
-                   for n in loss.params}, None
+                   for n in loss.params}, None, []
     saved = load_checkpoint(options.resume)
     missing = [n for n in loss.params if n not in saved.params]
     if missing:
@@ -503,7 +406,31 @@ def _starting_point(shapes: Mapping[str, tuple[int | None, ...]], loss: LossInfo
                             f"{tuple(shapes[name])}")
     if saved.optimizer_state is not None:  # (without one, nothing to take up)
         _same_optimizer(options, saved.metadata, framework)
-    return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state
+    return saved.step, {n: saved.params[n] for n in loss.params}, saved.optimizer_state, \
+        _resumed_otherwise(options, saved.metadata)
+
+
+def _resumed_otherwise(options: TrainOptions, metadata: Mapping[str, str]) -> list[str]:
+    """A warning for each setting that this run sets otherwise than the checkpoint's
+    run did (its metadata): the steps after the checkpoint then differ from an
+    uninterrupted run's, which a resume is otherwise (the same batches, the same
+    rates).  A checkpoint written before a setting was recorded says nothing of it."""
+    said = []
+    where = f"the checkpoint {options.resume}"
+    for key, what, now in (("fuse.learning_rate", "learning rate", repr(options.learning_rate)),
+                           ("fuse.schedule", "schedule", options.schedule),
+                           ("fuse.seed", "seed", repr(options.seed))):
+        before = metadata.get(key)
+        if before is not None and before != now:
+            why = " (the batches are drawn from the seed)" if what == "seed" else ""
+            said.append(f"{where} was trained with the {what} {before}, this run with {now}: "
+                        f"the steps from here on are not an uninterrupted run's{why}")
+    before = metadata.get("fuse.steps")
+    if options.schedule != "constant" and before is not None and before != str(options.steps):
+        said.append(f"{where} was trained towards {before} steps, this run towards "
+                     f"{options.steps}: the {options.schedule} schedule's rates from here on "
+                     f"are not an uninterrupted run's")
+    return said
 
 
 def _same_optimizer(options: TrainOptions, metadata: Mapping[str, str], framework: str
@@ -524,7 +451,7 @@ def _same_optimizer(options: TrainOptions, metadata: Mapping[str, str], framewor
                         f"on any backend (`fuse run --params`)")
 
 
-def _loop(program: CompiledProgram, learner: Any, batches: _Batches,
+def _loop(program: CompiledProgram, learner: Any, batches: Batches,
           held_out: dict[str, np.ndarray] | None, options: TrainOptions,
           result: TrainResult, progress: Callable[[TrainProgress], None] | None) -> None:
     started = time.perf_counter()
@@ -581,7 +508,7 @@ def _save(learner: Any, options: TrainOptions, result: TrainResult, framework: s
     metadata = {"fuse.step": str(result.steps), "fuse.loss": result.loss,
                 "fuse.optimizer": options.optimizer, "fuse.backend": framework,
                 "fuse.learning_rate": repr(options.learning_rate),
-                "fuse.schedule": options.schedule,
+                "fuse.schedule": options.schedule, "fuse.steps": str(options.steps),
                 "fuse.seed": repr(options.seed)}
     if options.vocabulary is not None:
         vocabulary = options.vocabulary  # entries, or a tokenizer's JSON object
