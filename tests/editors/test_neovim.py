@@ -591,6 +591,8 @@ C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] 
 { let h[i] = A[i]; Bl[i] = h[i] when !(i > 2) && i < 4 || i == 0 }
 import "lib/graph.fuse" as net
 From(x) = net::Linked(Paris, x) + G::W[x]
+Safe(x) = Node(x) not Blocked(x, _); train Loss
+G2[i] = A[i] (i >= 2) (i < 5) when i <= 3
 """)
     checks = [(1, "#", "fuseComment"), (1, "TODO", "fuseTodo"), (2, "axis", "fuseKeyword"),
               (2, "64", "fuseNumber"), (3, "Comp", "fuseTensor"), (3, "p'.", "fuseAxisDot"),
@@ -609,10 +611,14 @@ From(x) = net::Linked(Paris, x) + G::W[x]
               (13, "import", "fuseKeyword"), (13, '"lib', "fuseString"), (13, "as", "fuseKeyword"),
               (13, "net", "fuseNamespace"), (14, "net", "fuseNamespace"),
               (14, "::", "fuseNsSep"), (14, "Linked", "fuseRelation"),
-              (14, "G", "fuseNamespace"), (14, "W", "fuseTensor")]
+              (14, "G", "fuseNamespace"), (14, "W", "fuseTensor"),
+              (15, "not", "fuseKeyword"), (15, "train", "fuseKeyword"),
+              (15, "Loss", "fuseTensor"), (16, ">=", "fuseOperator"),
+              (16, "<", "fuseOperator"), (16, "<=", "fuseOperator")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword
+        out.commentstring = vim.bo.commentstring
         out.items = {{}}
         for _, c in ipairs(vim.json.decode({_lua_string(json.dumps(checks))})) do
           local col = vim.fn.getline(c[1]):find(c[2], 1, true)
@@ -625,6 +631,7 @@ From(x) = net::Linked(Paris, x) + G::W[x]
     """)
     assert data["syntax"] == "fuse"
     assert "'" in data["iskeyword"]
+    assert data["commentstring"] == "# %s"  # gcc comments a line with #
     got = [tuple(item) for item in data["items"]]
     assert got == [(text, group) for _, text, group in checks]
 
