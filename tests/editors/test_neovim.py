@@ -575,6 +575,41 @@ def test_falls_back_to_python_m_fuse_lsp(tmp_path):
     assert [d["code"] for d in data["diags"]].count("undefined-tensor") == 1
 
 
+def test_no_server_installed_says_so_and_nothing_hangs(tmp_path):
+    """Neither fuse-lsp nor a python3 with fuse_lsp: the client's exit is reported,
+    and :FuseRun / :FuseTrain say that no server is attached (not that they run)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python3 = bin_dir / "python3"  # a python3 without fuse-lang, as python3 -m says it
+    python3.write_text("#!/bin/sh\necho \"$0: No module named fuse_lsp\" >&2\nexit 1\n",
+                       encoding="utf-8")
+    python3.chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    assert shutil.which("fuse-lsp", path=path) is None
+    file = write(tmp_path, "good.fuse", GOOD)
+    data = run_nvim(tmp_path, file, """
+        local notes = {}
+        vim.notify = function(msg, level) notes[#notes + 1] = { msg, level } end
+        assert(vim.wait(20000, function()
+          for _, n in ipairs(notes) do
+            if n[1]:find('quit with exit code 1', 1, true) then return true end
+          end
+          return false
+        end, 50), 'no word of the server quitting: ' .. vim.inspect(notes))
+        out.cmd = vim.lsp.config.fuse.cmd
+        vim.cmd('FuseRun')
+        vim.cmd('FuseTrain backend=torch')
+        out.notes = notes
+        out.clients = #vim.lsp.get_clients()
+    """, path=path)
+    assert data["cmd"] == ["python3", "-m", "fuse_lsp", "--stdio"]
+    assert data["clients"] == 0
+    texts = [text for text, _ in data["notes"]]
+    assert not any("running" in t or "training" in t for t in texts), texts
+    no_server = [(t, level) for t, level in data["notes"] if "no fuse language server" in t]
+    assert len(no_server) == 2 and all(level == 4 for _, level in no_server), texts  # ERROR
+
+
 def test_syntax_fallback(tmp_path):
     file = write(tmp_path, "syn.fuse", """\
 # comment TODO
