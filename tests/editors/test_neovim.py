@@ -576,14 +576,17 @@ def test_falls_back_to_python_m_fuse_lsp(tmp_path):
 
 
 def test_no_server_installed_says_so_and_nothing_hangs(tmp_path):
-    """Neither fuse-lsp nor a python3 with fuse_lsp: the client's exit is reported,
+    """vim.g.fuse_python names a Python without fuse_lsp: the client's exit is reported,
     and :FuseRun / :FuseTrain say that no server is attached (not that they run)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    python3 = bin_dir / "python3"  # a python3 without fuse-lang, as python3 -m says it
-    python3.write_text("#!/bin/sh\necho \"$0: No module named fuse_lsp\" >&2\nexit 1\n",
-                       encoding="utf-8")
-    python3.chmod(0o755)
+    python = bin_dir / "python-without-fuse"  # as python -m says it
+    python.write_text("#!/bin/sh\necho \"$0: No module named fuse_lsp\" >&2\nexit 1\n",
+                      encoding="utf-8")
+    python.chmod(0o755)
+    # vim.g.fuse_python (docs/editors.md), set after vim.lsp.enable: only the first
+    # .fuse buffer has to come after it
+    init = INIT + f"vim.g.fuse_python = {_lua_string(python)}\n"
     path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
     assert shutil.which("fuse-lsp", path=path) is None
     file = write(tmp_path, "good.fuse", GOOD)
@@ -601,8 +604,8 @@ def test_no_server_installed_says_so_and_nothing_hangs(tmp_path):
         vim.cmd('FuseTrain backend=torch')
         out.notes = notes
         out.clients = #vim.lsp.get_clients()
-    """, path=path)
-    assert data["cmd"] == ["python3", "-m", "fuse_lsp", "--stdio"]
+    """, path=path, init_text=init)
+    assert data["cmd"] == [str(python), "-m", "fuse_lsp", "--stdio"]
     assert data["clients"] == 0
     texts = [text for text, _ in data["notes"]]
     assert not any("running" in t or "training" in t for t in texts), texts
@@ -663,10 +666,15 @@ G2[i] = A[i] (i >= 2) (i < 5) when i <= 3
           end
           out.items[#out.items + 1] = {{ c[2], names[#names] or '' }}
         end
+        vim.cmd('2normal gcc')  -- Neovim's own commenting, through commentstring
+        out.commented = vim.fn.getline(2)
+        vim.cmd('2normal gcc')
+        out.uncommented = vim.fn.getline(2)
     """)
     assert data["syntax"] == "fuse"
     assert "'" in data["iskeyword"]
     assert data["commentstring"] == "# %s"  # gcc comments a line with #
+    assert (data["commented"], data["uncommented"]) == ("# axis d = 64", "axis d = 64")
     got = [tuple(item) for item in data["items"]]
     assert got == [(text, group) for _, text, group in checks]
 
