@@ -344,7 +344,37 @@ def test_fuse_run_fills_a_buffer(tmp_path):
         out.filetype = vim.bo[ev.buf].filetype
         out.shown = vim.fn.bufwinid(ev.buf) ~= -1
         out.current = vim.api.nvim_buf_get_name(0)
+        -- `gra`'s "Run on cpu (numpy)" and the code lenses (docs/editors.md): the
+        -- action's command runs on the server, whose answer comes as a message
+        local client = wait_client()
+        local function ran()  -- the server's showMessage, as :messages holds it
+          local text = vim.api.nvim_exec2('messages', { output = true }).output
+          return select(2, text:gsub('%[Info%] Ran good%.fuse on cpu %(numpy%)', ''))
+        end
+        local before = ran()
+        local answers = vim.lsp.buf_request_sync(0, 'textDocument/codeAction', {
+          textDocument = { uri = vim.uri_from_bufnr(0) },
+          range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } },
+          context = { diagnostics = {} },
+        }, 30000)
+        local _, actions = next(answers)
+        out.actions = vim.tbl_map(function(a) return a.title end, actions.result or {})
+        for _, action in ipairs(actions.result or {}) do
+          if action.title == 'Run on cpu (numpy)' then
+            client:exec_cmd(action.command, { bufnr = 0 })
+          end
+        end
+        assert(vim.wait(30000, function() return ran() > before end, 50),
+          'no message from the action')
+        local lenses = vim.lsp.buf_request_sync(0, 'textDocument/codeLens',
+          { textDocument = { uri = vim.uri_from_bufnr(0) } }, 15000)
+        local _, lens = next(lenses)
+        out.lenses = vim.tbl_map(function(l)
+          return { l.range.start.line, l.command and l.command.title }
+        end, lens.result or {})
     """)
+    assert "Run on cpu (numpy)" in data["actions"]
+    assert sorted(data["lenses"]) == [[4, "Explain"], [4, "Run"]]  # above `export Y`
     assert data["result"]["ok"] is True
     assert data["result"]["outputs"]["Y"]["shape"] == [3]
     text = "\n".join(data["lines"])
