@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fuse_lang.front.builtins import KEYWORDS, NAMED_BUILTINS
+from fuse_lang.front.builtins import KEYWORDS, NAMED_BUILTINS, PADDINGS
 from fuse_lang.run.backends import PRECISIONS
 from fuse_lang.run.train.optimizers import OPTIMIZERS
 from fuse_lsp.state import Options
@@ -127,6 +127,25 @@ def test_the_grammar_scopes_each_keyword_as_one(word):
                     and scope.startswith(("keyword.", "support.function"))):
                 return
     pytest.fail(f"no rule scopes {word!r} in {line!r} as a keyword")
+
+
+@pytest.mark.parametrize("padding", sorted(PADDINGS))
+def test_an_axis_padding_is_a_keyword(padding):
+    """`axis x = valid` names a padding, not an index (the server's semantic tokens
+    make it a keyword too)."""
+    axis = GRAMMAR["repository"]["axis-statement"]
+    line = f"axis x = {padding}, y = 3"
+    assert re.match(axis["begin"], line)
+    for rule in axis["patterns"]:
+        found = "match" in rule and re.compile(rule["match"]).search(line, len("axis x "))
+        if found:  # the first rule to match at the earliest place wins
+            scopes = _scopes_of(rule, found)
+            break
+    assert [found.group(g) for g, s in scopes.items() if s == "keyword.other.padding.fuse"] == [
+        padding]
+    vim = [line for line in _vim_syntax().splitlines()
+           if line.startswith("syn match   fuseKeyword") and "\\%(valid\\|same\\)" in line]
+    assert vim, "syntax/fuse.vim does not mark valid and same"
 
 
 def test_the_grammars_builtins_are_the_languages():

@@ -661,6 +661,7 @@ import "lib/graph.fuse" as net
 From(x) = net::Linked(Paris, x) + G::W[x]
 Safe(x) = Node(x) not Blocked(x, _); train Loss
 G2[i] = A[i] (i >= 2) (i < 5) when i <= 3
+axis x = valid, y = same
 """)
     checks = [(1, "#", "fuseComment"), (1, "TODO", "fuseTodo"), (2, "axis", "fuseKeyword"),
               (2, "64", "fuseNumber"), (3, "Comp", "fuseTensor"), (3, "p'.", "fuseAxisDot"),
@@ -682,7 +683,8 @@ G2[i] = A[i] (i >= 2) (i < 5) when i <= 3
               (14, "G", "fuseNamespace"), (14, "W", "fuseTensor"),
               (15, "not", "fuseKeyword"), (15, "train", "fuseKeyword"),
               (15, "Loss", "fuseTensor"), (16, ">=", "fuseOperator"),
-              (16, "<", "fuseOperator"), (16, "<=", "fuseOperator")]
+              (16, "<", "fuseOperator"), (16, "<=", "fuseOperator"),
+              (17, "valid", "fuseKeyword"), (17, "same", "fuseKeyword")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword

@@ -27,6 +27,8 @@ syn match   fuseNumber     /\%(\w\)\@<!\.\d\+\%([eE][+-]\=\d\+\)\=\>/
 " Keywords: export, axis, param, train start a statement (a line or after `;`);
 " reduce(op, i, ...) takes a projection operator.
 syn match   fuseKeyword    /\%(^\|;\)\s*\zs\%(export\|axis\|param\|train\)\>/
+" axis x = valid: a padding instead of an extent
+syn match   fuseKeyword    /\%(\<axis\>.*=\s*\)\@<=\%(valid\|same\)\>/
 syn match   fuseKeyword    /\<reduce\ze\s*(/
 " fn name(params) -> result { body }; case { c -> a; default -> b }; e when c
 syn match   fuseKeyword    /\<\%(fn\|case\|when\|default\)\>/

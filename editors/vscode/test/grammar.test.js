@@ -213,6 +213,10 @@ test('keywords export, axis, param, let, train, not; logical operators', async (
   await expectScopes('Safe(x) = Node(x) not', 'not', 'keyword.operator.logical.not.fuse');
   await expectNoScope('Safe(x) = Node(x) not', 'not', 'variable');
   await expectScopes('train Loss', 'train', 'keyword.other.train.fuse');
+  // a padding instead of an extent (the server's semantic tokens call it a keyword too)
+  await expectScopes('axis pw = valid', 'valid', 'keyword.other.padding.fuse');
+  await expectScopes('axis pw = valid', 'same', 'keyword.other.padding.fuse');
+  await expectScopes('axis pw = valid', 'ph', 'variable.parameter.index.fuse');
   await expectScopes('train Loss', 'Loss', 'variable.other.tensor.fuse');
   await expectScopes('notes = 1e+3', 'notes', 'variable.parameter.index.fuse');
   await expectScopes('notes = 1e+3', 'not_x', 'variable.parameter.index.fuse');
