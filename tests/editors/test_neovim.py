@@ -344,7 +344,37 @@ def test_fuse_run_fills_a_buffer(tmp_path):
         out.filetype = vim.bo[ev.buf].filetype
         out.shown = vim.fn.bufwinid(ev.buf) ~= -1
         out.current = vim.api.nvim_buf_get_name(0)
+        -- `gra`'s "Run on cpu (numpy)" and the code lenses (docs/editors.md): the
+        -- action's command runs on the server, whose answer comes as a message
+        local client = wait_client()
+        local function ran()  -- the server's showMessage, as :messages holds it
+          local text = vim.api.nvim_exec2('messages', { output = true }).output
+          return select(2, text:gsub('%[Info%] Ran good%.fuse on cpu %(numpy%)', ''))
+        end
+        local before = ran()
+        local answers = vim.lsp.buf_request_sync(0, 'textDocument/codeAction', {
+          textDocument = { uri = vim.uri_from_bufnr(0) },
+          range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } },
+          context = { diagnostics = {} },
+        }, 30000)
+        local _, actions = next(answers)
+        out.actions = vim.tbl_map(function(a) return a.title end, actions.result or {})
+        for _, action in ipairs(actions.result or {}) do
+          if action.title == 'Run on cpu (numpy)' then
+            client:exec_cmd(action.command, { bufnr = 0 })
+          end
+        end
+        assert(vim.wait(30000, function() return ran() > before end, 50),
+          'no message from the action')
+        local lenses = vim.lsp.buf_request_sync(0, 'textDocument/codeLens',
+          { textDocument = { uri = vim.uri_from_bufnr(0) } }, 15000)
+        local _, lens = next(lenses)
+        out.lenses = vim.tbl_map(function(l)
+          return { l.range.start.line, l.command and l.command.title }
+        end, lens.result or {})
     """)
+    assert "Run on cpu (numpy)" in data["actions"]
+    assert sorted(data["lenses"]) == [[4, "Explain"], [4, "Run"]]  # above `export Y`
     assert data["result"]["ok"] is True
     assert data["result"]["outputs"]["Y"]["shape"] == [3]
     text = "\n".join(data["lines"])
@@ -575,6 +605,44 @@ def test_falls_back_to_python_m_fuse_lsp(tmp_path):
     assert [d["code"] for d in data["diags"]].count("undefined-tensor") == 1
 
 
+def test_no_server_installed_says_so_and_nothing_hangs(tmp_path):
+    """vim.g.fuse_python names a Python without fuse_lsp: the client's exit is reported,
+    and :FuseRun / :FuseTrain say that no server is attached (not that they run)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python = bin_dir / "python-without-fuse"  # as python -m says it
+    python.write_text("#!/bin/sh\necho \"$0: No module named fuse_lsp\" >&2\nexit 1\n",
+                      encoding="utf-8")
+    python.chmod(0o755)
+    # vim.g.fuse_python (docs/editors.md), set after vim.lsp.enable: only the first
+    # .fuse buffer has to come after it
+    init = INIT + f"vim.g.fuse_python = {_lua_string(python)}\n"
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    assert shutil.which("fuse-lsp", path=path) is None
+    file = write(tmp_path, "good.fuse", GOOD)
+    data = run_nvim(tmp_path, file, """
+        local notes = {}
+        vim.notify = function(msg, level) notes[#notes + 1] = { msg, level } end
+        assert(vim.wait(20000, function()
+          for _, n in ipairs(notes) do
+            if n[1]:find('quit with exit code 1', 1, true) then return true end
+          end
+          return false
+        end, 50), 'no word of the server quitting: ' .. vim.inspect(notes))
+        out.cmd = vim.lsp.config.fuse.cmd
+        vim.cmd('FuseRun')
+        vim.cmd('FuseTrain backend=torch')
+        out.notes = notes
+        out.clients = #vim.lsp.get_clients()
+    """, path=path, init_text=init)
+    assert data["cmd"] == [str(python), "-m", "fuse_lsp", "--stdio"]
+    assert data["clients"] == 0
+    texts = [text for text, _ in data["notes"]]
+    assert not any("running" in t or "training" in t for t in texts), texts
+    no_server = [(t, level) for t, level in data["notes"] if "no fuse language server" in t]
+    assert len(no_server) == 2 and all(level == 4 for _, level in no_server), texts  # ERROR
+
+
 def test_syntax_fallback(tmp_path):
     file = write(tmp_path, "syn.fuse", """\
 # comment TODO
@@ -591,6 +659,9 @@ C[i] = case { A[i] > 0 -> select(B[i] < 1, A[i], 0); default -> A[i] when (A[i] 
 { let h[i] = A[i]; Bl[i] = h[i] when !(i > 2) && i < 4 || i == 0 }
 import "lib/graph.fuse" as net
 From(x) = net::Linked(Paris, x) + G::W[x]
+Safe(x) = Node(x) not Blocked(x, _); train Loss
+G2[i] = A[i] (i >= 2) (i < 5) when i <= 3
+axis x = valid, y = same
 """)
     checks = [(1, "#", "fuseComment"), (1, "TODO", "fuseTodo"), (2, "axis", "fuseKeyword"),
               (2, "64", "fuseNumber"), (3, "Comp", "fuseTensor"), (3, "p'.", "fuseAxisDot"),
@@ -609,10 +680,15 @@ From(x) = net::Linked(Paris, x) + G::W[x]
               (13, "import", "fuseKeyword"), (13, '"lib', "fuseString"), (13, "as", "fuseKeyword"),
               (13, "net", "fuseNamespace"), (14, "net", "fuseNamespace"),
               (14, "::", "fuseNsSep"), (14, "Linked", "fuseRelation"),
-              (14, "G", "fuseNamespace"), (14, "W", "fuseTensor")]
+              (14, "G", "fuseNamespace"), (14, "W", "fuseTensor"),
+              (15, "not", "fuseKeyword"), (15, "train", "fuseKeyword"),
+              (15, "Loss", "fuseTensor"), (16, ">=", "fuseOperator"),
+              (16, "<", "fuseOperator"), (16, "<=", "fuseOperator"),
+              (17, "valid", "fuseKeyword"), (17, "same", "fuseKeyword")]
     data = run_nvim(tmp_path, file, f"""
         out.syntax = vim.bo.syntax
         out.iskeyword = vim.bo.iskeyword
+        out.commentstring = vim.bo.commentstring
         out.items = {{}}
         for _, c in ipairs(vim.json.decode({_lua_string(json.dumps(checks))})) do
           local col = vim.fn.getline(c[1]):find(c[2], 1, true)
@@ -622,9 +698,15 @@ From(x) = net::Linked(Paris, x) + G::W[x]
           end
           out.items[#out.items + 1] = {{ c[2], names[#names] or '' }}
         end
+        vim.cmd('2normal gcc')  -- Neovim's own commenting, through commentstring
+        out.commented = vim.fn.getline(2)
+        vim.cmd('2normal gcc')
+        out.uncommented = vim.fn.getline(2)
     """)
     assert data["syntax"] == "fuse"
     assert "'" in data["iskeyword"]
+    assert data["commentstring"] == "# %s"  # gcc comments a line with #
+    assert (data["commented"], data["uncommented"]) == ("# axis d = 64", "axis d = 64")
     got = [tuple(item) for item in data["items"]]
     assert got == [(text, group) for _, text, group in checks]
 

@@ -452,6 +452,29 @@ def test_vscode_squiggle_hover_and_run(served):
     _shot(page, "vscode-hover")
     page.keyboard.press("Escape")
 
+    # 2b. The language configuration at work (docs/editors.md): `.fuse` is the Fuse
+    # language, Ctrl+/ toggles a `#` comment, `[` closes itself and a prime typed
+    # after a name stays one `'` (tests/test_editors_audit.py checks that `'` is no
+    # closing pair at all). Then the file is reverted.
+    mode = page.locator("[id='status.editor.mode']")
+    _poll("the language mode Fuse", lambda: "Fuse" in " ".join(mode.all_inner_texts()), timeout=30)
+    line = page.locator(".monaco-editor .view-line")
+    _go_to(page, 1, 1)
+    page.keyboard.press("Control+/")
+    _poll("line 1 commented", lambda: line.filter(has_text=re.compile(r"^#\s+X\[i\]")).count(),
+          timeout=15)
+    page.keyboard.press("Control+/")
+    _poll("line 1 uncommented", lambda: not line.filter(has_text=re.compile(r"^#")).count(),
+          timeout=15)
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("Zz[i'")
+    typed = _poll("the typed line", lambda: [t for t in line.all_inner_texts() if "Zz" in t],
+                  timeout=15)
+    assert typed == ["Zz[i']"], typed  # ] closed, the prime one character
+    _command(page, "File: Revert File")
+    _poll("bad.fuse reverted", lambda: not line.filter(has_text="Zz").count(), timeout=15)
+
     # 3. The good file: Fuse: Run, then the server's message and the Fuse Run output.
     _open(page, "good.fuse")
     _command(page, "Fuse: Run")

@@ -33,7 +33,7 @@ return {
     device = 'cpu', -- device of :FuseRun / fuse.run
   },
   -- ... and answered when the server asks `workspace/configuration` for the
-  -- section "fuse" (after `initialized`). Keys: backend, device,
+  -- section "fuse" (after `initialized`). Keys: backend, device, precision,
   -- memoryLimit (bytes, shared by all runs), maxConcurrentRuns, runTimeLimit
   -- (seconds), runTrace (a trace in :FuseRun's result), allowSinkWrites,
   -- debounceMs, and the defaults of :FuseTrain: trainOptimizer, trainLearningRate,

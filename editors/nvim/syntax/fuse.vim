@@ -24,14 +24,18 @@ syn match   fuseEscape     /\\[\\"]/ contained
 syn match   fuseNumber     /\<\d\+\%(\.\d*\)\=\%([eE][+-]\=\d\+\)\=\>/
 syn match   fuseNumber     /\%(\w\)\@<!\.\d\+\%([eE][+-]\=\d\+\)\=\>/
 
-" Keywords: export, axis, param start a statement (a line or after `;`);
+" Keywords: export, axis, param, train start a statement (a line or after `;`);
 " reduce(op, i, ...) takes a projection operator.
-syn match   fuseKeyword    /\%(^\|;\)\s*\zs\%(export\|axis\|param\)\>/
+syn match   fuseKeyword    /\%(^\|;\)\s*\zs\%(export\|axis\|param\|train\)\>/
+" axis x = valid: a padding instead of an extent
+syn match   fuseKeyword    /\%(\<axis\>.*=\s*\)\@<=\%(valid\|same\)\>/
 syn match   fuseKeyword    /\<reduce\ze\s*(/
 " fn name(params) -> result { body }; case { c -> a; default -> b }; e when c
 syn match   fuseKeyword    /\<\%(fn\|case\|when\|default\)\>/
 " let h[i] = ... (a local tensor; blocks are braces { ... })
 syn match   fuseKeyword    /\<let\>/
+" negation in a rule: Safe(x) = Node(x) not Blocked(x, _)
+syn match   fuseKeyword    /\<not\>/
 syn match   fuseFunction   /\%(\<fn\s\+\)\@<=\h\w*/
 syn match   fuseReduceOp   /\%(\<reduce\s*(\s*\)\@<=\%(sum\|max\|min\|avg\)\>/
 
@@ -44,8 +48,8 @@ syn match   fuseKwarg      /\%([(,]\s*\)\@<=\h\w*\ze\s*=[^=]/
 syn match   fuseOperator   /[-+*/^=?]/
 syn match   fuseOperator   /\*\*/
 syn match   fuseOperator   /->/
-" the Boolean operators of conditions: && || !
-syn match   fuseOperator   /&&\|||\|!/
+" the Boolean operators of conditions: && || ! and the comparisons < <= > >= == !=
+syn match   fuseOperator   /&&\|||\|!\|[<>]/
 syn match   fuseProjection /\<\%(max\|min\|avg\)=/
 syn match   fuseProjection /+=/
 

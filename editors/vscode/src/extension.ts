@@ -129,8 +129,12 @@ export async function deactivate(): Promise<void> {
 
 function createClient(): FuseLanguageClient {
   const config = vscode.workspace.getConfiguration('fuse');
-  const { command, args } = serverCommand(
-    config.get<string>('server.path'), config.get<string>('server.python'), os.homedir());
+  const { command, args, ignored } = serverCommand(
+    config.get<unknown>('server.path'), config.get<unknown>('server.python'), os.homedir());
+  for (const setting of ignored ?? []) {
+    output.appendLine(`Ignored the setting ${setting}; using the default.`);
+    void vscode.window.showWarningMessage(`Fuse: the setting ${setting} is ignored.`);
+  }
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   // TransportKind.stdio: vscode-languageclient appends `--stdio` to the command line.
   const executable = { command, args, transport: TransportKind.stdio, options: cwd ? { cwd } : {} };

@@ -311,13 +311,27 @@ function commandTargets(actions: unknown[] | null | undefined, name: string): Ru
   return found;
 }
 
-/** The command line that starts the server: `<python> -m fuse_lsp` or the server path. */
-export function serverCommand(path: string | undefined, python: string | undefined,
-                              home?: string): { command: string; args: string[] } {
+/**
+ * The command line that starts the server: `<python> -m fuse_lsp` or the server path.
+ * The settings are read as the user wrote them (VS Code hands back a value of the
+ * wrong type as it is): a value that is not a string is left out, as if unset, and
+ * named in `ignored` (`fuse.server.path = 42` once failed the whole activation).
+ */
+export function serverCommand(path: unknown, python: unknown, home?: string
+): { command: string; args: string[]; ignored?: string[] } {
   const expand = (p: string) => (home && (p === '~' || p.startsWith('~/')) ? home + p.slice(1) : p);
-  const py = (python ?? '').trim();
-  if (py) {
-    return { command: expand(py), args: ['-m', 'fuse_lsp'] };
-  }
-  return { command: expand((path ?? '').trim() || 'fuse-lsp'), args: [] };
+  const ignored: string[] = [];
+  const text = (value: unknown, name: string): string => {
+    if (typeof value === 'string') {
+      return value.trim();
+    }
+    if (value !== undefined && value !== null) {
+      ignored.push(`${name} = ${JSON.stringify(value)} (not a string)`);
+    }
+    return '';
+  };
+  const py = text(python, 'fuse.server.python');
+  const line = py ? { command: expand(py), args: ['-m', 'fuse_lsp'] }
+    : { command: expand(text(path, 'fuse.server.path') || 'fuse-lsp'), args: [] as string[] };
+  return ignored.length ? { ...line, ignored } : line;
 }

@@ -192,7 +192,7 @@ test('builtins', async () => {
   assert.ok(!plain.some((t) => t.scopes.includes('support.function.builtin.fuse')));
 });
 
-test('keywords export, axis, param, let; logical operators', async () => {
+test('keywords export, axis, param, let, train, not; logical operators', async () => {
   await expectScopes('export Attn', 'export', 'keyword.other.export.fuse');
   await expectScopes('export Attn', 'Attn', 'variable.other.tensor.fuse');
   await expectScopes('export Attn', 'Comp', 'variable.other.tensor.fuse');
@@ -209,6 +209,18 @@ test('keywords export, axis, param, let; logical operators', async () => {
   await expectScopes('{ let h', 'let', 'keyword.other.let.fuse');
   await expectScopes('{ let h', 'Bl', 'variable.other.tensor.fuse');
   await expectNoScope('{ let h', '}', 'invalid');
+  // negation (LANGUAGE.md §13) and train: keywords, not an index variable or a tensor
+  await expectScopes('Safe(x) = Node(x) not', 'not', 'keyword.operator.logical.not.fuse');
+  await expectNoScope('Safe(x) = Node(x) not', 'not', 'variable');
+  await expectScopes('train Loss', 'train', 'keyword.other.train.fuse');
+  // a padding instead of an extent (the server's semantic tokens call it a keyword too)
+  await expectScopes('axis pw = valid', 'valid', 'keyword.other.padding.fuse');
+  await expectScopes('axis pw = valid', 'same', 'keyword.other.padding.fuse');
+  await expectScopes('axis pw = valid', 'ph', 'variable.parameter.index.fuse');
+  await expectScopes('train Loss', 'Loss', 'variable.other.tensor.fuse');
+  await expectScopes('notes = 1e+3', 'notes', 'variable.parameter.index.fuse');
+  await expectScopes('notes = 1e+3', 'not_x', 'variable.parameter.index.fuse');
+  await expectScopes('notes = 1e+3', '1e+3', 'constant.numeric.float.fuse');
   // a keyword inside a longer name is a name
   const t = await tokenize('exported = axis2 + params');
   assert.ok(!t.some((x) => x.scopes.some((s) => s.startsWith('keyword.other'))), JSON.stringify(t));

@@ -82,7 +82,7 @@ const vscode = {
     createStatusBarItem: () => (global.statusItem = { show() {}, hide() {}, dispose() {} }),
     showErrorMessage: async (...a) => { messages.push(['error', a[0]]); log('ERROR MESSAGE', a[0]); },
     showInformationMessage: async (...a) => { messages.push(['info', a[0]]); log('INFO MESSAGE', a[0]); },
-    showWarningMessage: async (...a) => { log('WARN MESSAGE', a[0]); },
+    showWarningMessage: async (...a) => { messages.push(['warning', a[0]]); log('WARN MESSAGE', a[0]); },
     setStatusBarMessage: (m) => { log('STATUS MESSAGE', m); return { dispose() {} }; },
     withProgress: (o, f) => f({ report() {} }, { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) }),
     showQuickPick: async (items) => { log('QUICK PICK', items.map((i) => i.label)); return items[0]; },
@@ -288,6 +288,18 @@ test('settings that arrive while the server starts: it restarts once, one server
   assert.deepEqual(ourServers().map((line) => /-m fuse_lsp --stdio/.test(line)), [true],
     JSON.stringify(ourServers()) + log());
   messages.length = 0;
+  const result = await commands.get('fuse.run')();
+  assert.equal(result?.ok, true, JSON.stringify([result, messages]) + log());
+});
+
+test('a setting of the wrong type is ignored, in words: the server of the others starts', { timeout: 60000 }, async () => {
+  settings['server.python'] = 3;  // settings.json: "fuse.server.python": 3
+  settings['server.path'] = process.env.FUSE_LSP || 'fuse-lsp';
+  messages.length = 0;
+  await commands.get('fuse.restartServer')();
+  assert.equal(global.statusItem.text, '$(check) Fuse', log());
+  assert.ok(messages.some(([kind, text]) => kind === 'warning' && /fuse\.server\.python = 3/.test(text)),
+    JSON.stringify(messages));
   const result = await commands.get('fuse.run')();
   assert.equal(result?.ok, true, JSON.stringify([result, messages]) + log());
 });

@@ -114,4 +114,10 @@ test('the server command line', () => {
   assert.deepEqual(serverCommand(undefined, undefined), { command: 'fuse-lsp', args: [] });
   assert.deepEqual(serverCommand('fuse-lsp', '/venv/bin/python'), { command: '/venv/bin/python', args: ['-m', 'fuse_lsp'] });
   assert.deepEqual(serverCommand('~/bin/fuse-lsp', '', '/home/u'), { command: '/home/u/bin/fuse-lsp', args: [] });
+  // a setting of the wrong type (VS Code hands it back as written) is left out, and named
+  assert.deepEqual(serverCommand(42, undefined), {
+    command: 'fuse-lsp', args: [], ignored: ['fuse.server.path = 42 (not a string)'] });
+  assert.deepEqual(serverCommand('/bin/fuse-lsp', true), {
+    command: '/bin/fuse-lsp', args: [], ignored: ['fuse.server.python = true (not a string)'] });
+  assert.deepEqual(serverCommand(['a'], null).command, 'fuse-lsp');
 });

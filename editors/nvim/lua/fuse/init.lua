@@ -319,7 +319,9 @@ function M.run(opts)
     end
   end
   local name = short_name(bufnr)
-  vim.notify('Fuse: running ' .. name .. ' ...', vim.log.levels.INFO)
+  if M.client(bufnr) then -- else execute says that no server is attached, not that it runs
+    vim.notify('Fuse: running ' .. name .. ' ...', vim.log.levels.INFO)
+  end
   return execute(bufnr, 'fuse.run', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
     local lines
     if err then
@@ -645,8 +647,10 @@ function M.train(opts)
     fire('FuseTrainDone', { buf = out, source = bufnr, result = result, err = err })
   end
   local function go(request)
-    vim.notify(string.format('Fuse: training %s on %s (%s) ...', name, tostring(request.device or 'cpu'),
-      tostring(request.backend)), vim.log.levels.INFO)
+    if M.client(bufnr) then
+      vim.notify(string.format('Fuse: training %s on %s (%s) ...', name, tostring(request.device or 'cpu'),
+        tostring(request.backend)), vim.log.levels.INFO)
+    end
     local watch = follow_progress()
     return execute(bufnr, 'fuse.train', { vim.uri_from_bufnr(bufnr), request }, function(err, result)
       pcall(vim.api.nvim_del_autocmd, watch)
