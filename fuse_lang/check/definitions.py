@@ -57,7 +57,31 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     for sym in tensors.values():
         if sym.is_param and sym.ops:
             _param_with_equation(sym, statements, diags, deltas)
+        if sym.is_param and sym.source is not None:
+            _param_with_source(sym, diags)
     return axis_decls
+
+
+def _second_source(sym: TensorSymbol, stmt: ir.Source, diags: list[Diagnostic]) -> None:
+    """A tensor reads one file: a second source was left out of the run without a
+    word (its rows, its values), where §6 would have combined it."""
+    assert sym.source is not None
+    diags.append(make(
+        "invalid-statement", f"`{sym.name}` already reads `{sym.source.path.value}`; a tensor "
+        f"reads one file: give this one its own name and combine the two in an equation "
+        f"(`{sym.name}2{'(...)' if sym.boolean else '[...]'} = \"{stmt.path.value}\"`)",
+        stmt.path.span, related=(Related(sym.source.path.span, "the first source"),)))
+
+
+def _param_with_source(sym: TensorSymbol, diags: list[Diagnostic]) -> None:
+    """`param W[i,j]` and `W[i,j] = "w.npy"`: a param's values come from its
+    initialiser or a checkpoint; the run would leave the file unread."""
+    assert sym.source is not None
+    diags.append(make(
+        "invalid-statement", f"`{sym.name}` is a param, so its values come from its "
+        f"initialiser or from a checkpoint (`--weights`, docs/weights.md), not from "
+        f"`{sym.source.path.value}`: give the file's tensor its own name, or drop `param`",
+        sym.source.path.span))
 
 
 def _param_with_equation(sym: TensorSymbol, statements: tuple[ir.Statement, ...],
@@ -133,7 +157,10 @@ def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSy
         if stmt.op != ops[0]:  # the same operator is the same family
             _check_mixed_ops(sym, stmt, diags, delta)
     elif kind is ir.Source:
-        sym.source = sym.source or stmt
+        if sym.source is None:
+            sym.source = stmt
+        else:
+            _second_source(sym, stmt, diags)
     elif kind is ir.ParamDecl:
         sym.is_param = True
     elif kind is ir.Fact:
