@@ -196,6 +196,8 @@ CASES = [
      ["already reads `a.npy`", "reads one file"]),
     ("invalid-statement", 'param W[i]\nW[i] = "a.npy"', E, (1, 7),
      ["`W` is a param", "not from `a.npy`"]),
+    ("unwritable-sink", 'Y = 1\n"y.npy" = Y\n"./y.npy" = 2 Y', E, (2, 0),
+     ["`./y.npy` is written by an earlier sink too"]),
     ("virtual-index", "W = const([[1,2],[3,4]])\nX[i,*t+1] = W[i,j] X[j,*t]\nY[i] = X[i,t]",
      E, (2, 11), ["axis 1 of `X`", "read it as `*t`"]),
     ("virtual-index", "X = const([[1,2]])\nY[i] = X[i,*t]", E, (1, 11), ["not virtual"]),

@@ -201,6 +201,39 @@ def test_a_param_with_a_source_is_refused(tmp_path):
     assert message.startswith("`W` is a param, so its values come from its initialiser")
 
 
+def test_two_sinks_to_one_file_are_refused(tmp_path):
+    text = 'A[i] = const([1,2])\n"o.npy" = A[i]\n"./o.npy" = 2 A[i]'
+    [(code, message)] = _codes(text, tmp_path)
+    assert (code, message) == ("unwritable-sink", "`./o.npy` is written by an earlier sink "
+                               "too: this write would replace that value; give each sink its "
+                               "own file")
+    with pytest.raises(fuse_lang.FuseError, match="unwritable-sink"):
+        fuse_lang.compile(text, base_dir=tmp_path)
+    assert not (tmp_path / "o.npy").exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('"" = 3', "the sink `` cannot be written: the path is empty; a sink writes .npy, .npz, "
+               ".csv, .tsv, .facts, .json, .jsonl or .txt"),
+    ('A[i] = ""', "the path is empty: it names the program's folder, not a file"),
+])
+def test_an_empty_path_is_said_plainly(tmp_path, text, message):
+    assert [m for _, m in _codes(text, tmp_path)] == [message]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("text, expected", [
+    ("Y(x) min= P(x)\nP(Alice)\nY(Bob)\nY(x)?", [("Alice",)]),   # the fact is Bob's only
+    ("Y(x) min= P(x)\nP(Alice)\nP(Bob)\nY(Alice)\nY(x)?", [("Alice",), ("Bob",)]),
+    ("Y(x) min= P(x)\nY(x) min= Q(x)\nP(Alice)\nP(Bob)\nQ(Bob)\nY(Cat)\nY(x)?", [("Bob",)]),
+    ("Y(x) max= P(x)\nP(Alice)\nY(Cat)\nY(x)?", [("Alice",), ("Cat",)]),
+])
+def test_a_fact_writes_only_its_own_cell_of_a_min_relation(backend, text, expected):
+    pytest.importorskip(backend)
+    result = fuse_lang.compile(text, backend=backend).execute()
+    assert result.queries[0].tuples == expected
+
+
 @pytest.mark.parametrize("text, code", [
     ("export\nY = 3", "syntax-error"),
     ("export Y,\nY = 3", "syntax-error"),

@@ -3,6 +3,8 @@ kind, brackets, arity, operators) and the declared axes, with the diagnostics
 that a definition alone shows (kind, arity, operator and axis clashes, facts)."""
 from __future__ import annotations
 
+import posixpath
+
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.relocation import moved_span
@@ -36,7 +38,11 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     `deltas`: how far each reused equation moved (front/relocation.py)."""
     axis_decls: dict[str, ir.AxisDecl] = {}
     deltas = deltas or {}
+    sinks: dict[str, ir.Sink] = {}  # each sink's file, by its normalised path
     for k, stmt in enumerate(statements):
+        if type(stmt) is ir.Sink:
+            _check_sink_target(stmt, sinks, diags)
+            continue
         if isinstance(stmt, ir.AxisDecl):
             prior = axis_decls.get(stmt.name)
             if prior is not None and (prior.extent, prior.padding) != (stmt.extent, stmt.padding):
@@ -60,6 +66,20 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
         if sym.is_param and sym.source is not None:
             _param_with_source(sym, diags)
     return axis_decls
+
+
+def _check_sink_target(stmt: ir.Sink, sinks: dict[str, ir.Sink],
+                       diags: list[Diagnostic]) -> None:
+    """Two sinks to one file: the later write would replace the earlier one's
+    value without a word."""
+    key = posixpath.normpath(stmt.path.value.replace("\\", "/")) if stmt.path.value else ""
+    earlier = sinks.setdefault(key, stmt)
+    if earlier is stmt or not key:
+        return
+    diags.append(make(
+        "unwritable-sink", f"`{stmt.path.value}` is written by an earlier sink too: this "
+        f"write would replace that value; give each sink its own file",
+        stmt.path.span, related=(Related(earlier.path.span, "the earlier sink"),)))
 
 
 def _second_source(sym: TensorSymbol, stmt: ir.Source, diags: list[Diagnostic]) -> None:
