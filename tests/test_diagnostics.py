@@ -196,6 +196,8 @@ CASES = [
      ["already reads `a.npy`", "reads one file"]),
     ("invalid-statement", 'param W[i]\nW[i] = "a.npy"', E, (1, 7),
      ["`W` is a param", "not from `a.npy`"]),
+    ("invalid-statement", "axis i = 2\nparam W(i)", E, (1, 6),
+     ["a param is a numeric tensor", "`param W[...]`"]),
     ("unwritable-sink", 'Y = 1\n"y.npy" = Y\n"./y.npy" = 2 Y', E, (2, 0),
      ["`./y.npy` is written by an earlier sink too"]),
     ("virtual-index", "W = const([[1,2],[3,4]])\nX[i,*t+1] = W[i,j] X[j,*t]\nY[i] = X[i,t]",

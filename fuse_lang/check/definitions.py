@@ -183,6 +183,11 @@ def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSy
             _second_source(sym, stmt, diags)
     elif kind is ir.ParamDecl:
         sym.is_param = True
+        if ref.paren:
+            diags.append(make(
+                "invalid-statement", f"a param is a numeric tensor, learned by gradients: "
+                f"`param {ref.name}[...]` (a Boolean `( )` tensor holds only 0 and 1)",
+                ref.span))
     elif kind is ir.Fact:
         sym.has_facts = True
         sym.boolean = True
