@@ -196,6 +196,8 @@ CASES = [
      ["already reads `a.npy`", "reads one file"]),
     ("invalid-statement", 'param W[i]\nW[i] = "a.npy"', E, (1, 7),
      ["`W` is a param", "not from `a.npy`"]),
+    ("invalid-statement", "axis T = 3\nY[T] = 1", E, (0, 5),
+     ["`T` starts with an uppercase letter", "symbol constant", "`axis t = ...`"]),
     ("invalid-statement", "axis i = 2\nparam W(i)", E, (1, 6),
      ["a param is a numeric tensor", "`param W[...]`"]),
     ("unwritable-sink", 'Y = 1\n"y.npy" = Y\n"./y.npy" = 2 Y', E, (2, 0),

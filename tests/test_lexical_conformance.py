@@ -243,6 +243,7 @@ def test_a_fact_writes_only_its_own_cell_of_a_min_relation(backend, text, expect
     ("Y[i] = 1\nY[i] max= 2\naxis i = 2", "mixed-projection"),
     ("P(Alice, x)", "invalid-fact"),
     ("P(Alice)\nP[x] = Q(x)\nQ(Bob)", "kind-conflict"),
+    ("T = 2\naxis T = 3\nY[T] = 1\nexport Y", "invalid-statement"),  # Y was [1], T a symbol
     ("axis i = 2\nparam W(i)\nexport W", "invalid-statement"),  # was a Boolean param of step(draws)
 ])
 def test_malformed_statements_are_diagnosed(text, code):

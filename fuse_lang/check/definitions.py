@@ -44,6 +44,7 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
             _check_sink_target(stmt, sinks, diags)
             continue
         if isinstance(stmt, ir.AxisDecl):
+            _check_axis_name(stmt, diags)
             prior = axis_decls.get(stmt.name)
             if prior is not None and (prior.extent, prior.padding) != (stmt.extent, stmt.padding):
                 diags.append(make(
@@ -66,6 +67,18 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
         if sym.is_param and sym.source is not None:
             _param_with_source(sym, diags)
     return axis_decls
+
+
+def _check_axis_name(decl: ir.AxisDecl, diags: list[Diagnostic]) -> None:
+    """`axis T = 3`: an uppercase name in an index is a symbol constant, never a
+    variable, so the declaration would size nothing (`Y[T] = 1` has extent 1)."""
+    if decl.name[:1].islower() or decl.name[:1] == "_":
+        return
+    diags.append(make(
+        "invalid-statement", f"`{decl.name}` starts with an uppercase letter: in an index it "
+        f"is a symbol constant, not a variable, so `axis {decl.name}` would size nothing; an "
+        f"index variable starts with a lowercase letter or `_` (`axis "
+        f"{decl.name[:1].lower()}{decl.name[1:]} = ...`)", decl.name_span))
 
 
 def _check_sink_target(stmt: ir.Sink, sinks: dict[str, ir.Sink],
