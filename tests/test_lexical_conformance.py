@@ -79,6 +79,13 @@ def test_builtin_names_that_are_not_calls_are_plain_names():
     np.testing.assert_array_equal(got["Y"], [2, 3])
 
 
+@pytest.mark.parametrize("text", ["step(i) = const([1,2])", "exp(Alice)", "relu(x)?"])
+def test_a_builtin_name_cannot_name_a_defined_tensor(text):
+    name = text[:text.index("(")]
+    assert _codes(text) == [("invalid-statement", f"`{name}` is a builtin function; a fact, a "
+                             "query or a left-hand side names a tensor")]
+
+
 def test_a_non_ascii_identifier_is_an_invalid_character_at_its_column():
     diags = fuse_lang.analyze('P("é✓") ; Y = Zé\n', "p.fuse").diagnostics
     assert [(d.code, d.span.start) for d in diags] == [("invalid-character", 15)]
