@@ -266,6 +266,26 @@ def test_a_const_inside_an_expression_gives_the_lhs_axes_their_extents():
     np.testing.assert_array_equal(got["D"], [[11, 22], [33, 44]])
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("A[i] = const([1,2,3])\nT[i] = topk(A[i] + const([0,0,0]), k=2)\nexport T", [3, 2]),
+    ("A[i] = const([1,2,3])\nC[i] = concat(A[i], A[i], axis=i) + const([1,1,1,1,1,1])\n"
+     "export C", [2, 3, 4, 2, 3, 4]),
+    ("W[0,h] = 2 const([[1,2,3]])\nexport W", [[2, 4, 6]]),
+    ("M[q,k] = causal_mask(2) const([[1,2],[3,4]])\nexport M", [[1, 0], [3, 4]]),
+])
+def test_a_const_inside_an_expression_with_constants_and_shaping_calls(text, expected):
+    [got] = _outputs(text).values()
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("text, axes", [("S = 2 const([1,2])", "1 axis but the left-hand side "
+                                         "has 0"),
+                                        ("S[i] = 2 const([[1,2]])", "2 axes but the left-hand "
+                                         "side has 1")])
+def test_a_const_inside_an_expression_with_more_axes_than_the_lhs(text, axes):
+    assert ("bad-argument", f"this literal has {axes} for them to bind to") in _codes(text)
+
+
 @pytest.mark.parametrize("text", [
     "A[i] = const([1,2,3])\nD[i] = A[i] + const([1,2])",
     "A[i] = const([1,2,3])\nC[i] = A[i]\nD[i] = C[i] + const([1,2])",

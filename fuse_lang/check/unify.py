@@ -267,8 +267,11 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
     if not isinstance(stmt, ir.Equation):
         return
     lhs_indices = stmt.lhs.indices or ()
+    # inside topk's or concat's argument an axis keeps its own extent (not the LHS's)
+    own_axes = {id(n) for node in calls if node.name in ("topk", "concat")
+                for n in ir.walk(node) if n is not node}
     for node in calls:
-        if not node.args:
+        if not node.args or id(node) in own_axes:
             continue
         if node.name == "const" and node is stmt.rhs:
             shape = literal_shape(node.args[0])
