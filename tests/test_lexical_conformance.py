@@ -115,6 +115,13 @@ def test_strings_with_escapes_unicode_and_the_empty_string():
     assert _tuples(text) == [[('a"b', "c\\d")], [("",), ("héllo ✓",), ("tab\there",)], [()]]
 
 
+def test_another_backslash_in_a_string_is_kept_as_written(tmp_path):
+    (tmp_path / "p.csv").write_text("a\\nb\n")  # the cell a\nb
+    text = 'P(x) = "p.csv"\nQ("a\\nb")\nR(x) = P(x) Q(x)\nR(x)?'
+    result = fuse_lang.compile(text, base_dir=tmp_path).execute()
+    assert result.queries[0].tuples == [("a\\nb",)]
+
+
 def test_a_string_and_a_number_are_different_constants():
     assert _tuples('P(1)\nP("1")\nP(Alice)\nP("Alice")\nP(x)?') == [[(1,), ("1",), ("Alice",)]]
 
