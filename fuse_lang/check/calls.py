@@ -173,7 +173,9 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                 and stmt.rhs is call and len(shape) != len(stmt.lhs.indices):
             out.append(make("bad-argument", f"this literal has {len(shape)} axes but the "
                             f"left-hand side has {len(stmt.lhs.indices)}", call.args[0].span))
-        elif isinstance(stmt, ir.Equation) and stmt.rhs is call:
+        elif isinstance(stmt, ir.Equation) and stmt.rhs is not call:
+            _check_inner_literal(stmt, call, shape, out)
+        elif isinstance(stmt, ir.Equation):
             for index, extent in zip(stmt.lhs.indices or (), shape):
                 if isinstance(index, ir.IndexConst) and extent != 1:
                     out.append(make("bad-argument", f"the left-hand side selects one position "
@@ -290,6 +292,23 @@ def _check_dot_and_axis(call: ir.Call, stmt: ir.Statement, out: list[Diagnostic]
         out.append(make("dotted-axis", f"`{call.name}` works along the dotted axis `{dot.name}`"
                         f"; its `axis=` (`{axis.name}`) has no effect", axis.span,
                         severity=Severity.WARNING))
+
+
+def _check_inner_literal(stmt: ir.Equation, call: ir.Call, shape: tuple[int, ...],
+                         out: list[Diagnostic]) -> None:
+    """A `const` inside a right-hand side binds its axes to the LHS's in order (as
+    the run does, run.interpret.builtin_calls): one with more axes than the LHS has
+    (`S = 2 const([1,2])`) has nothing to bind to."""
+    indices = stmt.lhs.indices or ()
+    fixed = [p for p, index in enumerate(indices)
+             if isinstance(index, ir.IndexConst) and p < len(shape)]
+    if fixed and all(shape[p] == 1 for p in fixed):  # `W[0,h] = 2 const([[...]])`
+        shape = tuple(n for p, n in enumerate(shape) if p not in fixed)
+    axes = len(ir.lhs_axis_names(indices))
+    if len(shape) > axes:
+        out.append(make("bad-argument", f"this literal has {len(shape)} "
+                        f"{'axis' if len(shape) == 1 else 'axes'} but the left-hand side has "
+                        f"{axes} for them to bind to", call.args[0].span))
 
 
 def _mentions(expr: ir.Expr, axis: str) -> bool:

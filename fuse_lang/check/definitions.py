@@ -3,6 +3,8 @@ kind, brackets, arity, operators) and the declared axes, with the diagnostics
 that a definition alone shows (kind, arity, operator and axis clashes, facts)."""
 from __future__ import annotations
 
+import posixpath
+
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.relocation import moved_span
@@ -36,8 +38,13 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     `deltas`: how far each reused equation moved (front/relocation.py)."""
     axis_decls: dict[str, ir.AxisDecl] = {}
     deltas = deltas or {}
+    sinks: dict[str, ir.Sink] = {}  # each sink's file, by its normalised path
     for k, stmt in enumerate(statements):
+        if type(stmt) is ir.Sink:
+            _check_sink_target(stmt, sinks, diags)
+            continue
         if isinstance(stmt, ir.AxisDecl):
+            _check_axis_name(stmt, diags)
             prior = axis_decls.get(stmt.name)
             if prior is not None and (prior.extent, prior.padding) != (stmt.extent, stmt.padding):
                 diags.append(make(
@@ -57,7 +64,57 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     for sym in tensors.values():
         if sym.is_param and sym.ops:
             _param_with_equation(sym, statements, diags, deltas)
+        if sym.is_param and sym.source is not None:
+            _param_with_source(sym, diags)
     return axis_decls
+
+
+def _check_axis_name(decl: ir.AxisDecl, diags: list[Diagnostic]) -> None:
+    """`axis T = 3`: an uppercase name in an index is a symbol constant, never a
+    variable, so the declaration would size nothing (`Y[T] = 1` has extent 1)."""
+    if decl.name[:1].islower() or decl.name[:1] == "_":
+        return
+    diags.append(make(
+        "invalid-statement", f"`{decl.name}` starts with an uppercase letter: in an index it "
+        f"is a symbol constant, not a variable, so `axis {decl.name}` would size nothing; an "
+        f"index variable starts with a lowercase letter or `_` (`axis "
+        f"{decl.name[:1].lower()}{decl.name[1:]} = ...`)", decl.name_span))
+
+
+def _check_sink_target(stmt: ir.Sink, sinks: dict[str, ir.Sink],
+                       diags: list[Diagnostic]) -> None:
+    """Two sinks to one file: the later write would replace the earlier one's
+    value without a word."""
+    key = posixpath.normpath(stmt.path.value.replace("\\", "/")) if stmt.path.value else ""
+    earlier = sinks.setdefault(key, stmt)
+    if earlier is stmt or not key:
+        return
+    diags.append(make(
+        "unwritable-sink", f"`{stmt.path.value}` is written by an earlier sink too: this "
+        f"write would replace that value; give each sink its own file",
+        stmt.path.span, related=(Related(earlier.path.span, "the earlier sink"),)))
+
+
+def _second_source(sym: TensorSymbol, stmt: ir.Source, diags: list[Diagnostic]) -> None:
+    """A tensor reads one file: a second source was left out of the run without a
+    word (its rows, its values), where §6 would have combined it."""
+    assert sym.source is not None
+    diags.append(make(
+        "invalid-statement", f"`{sym.name}` already reads `{sym.source.path.value}`; a tensor "
+        f"reads one file: give this one its own name and combine the two in an equation "
+        f"(`{sym.name}2{'(...)' if sym.boolean else '[...]'} = \"{stmt.path.value}\"`)",
+        stmt.path.span, related=(Related(sym.source.path.span, "the first source"),)))
+
+
+def _param_with_source(sym: TensorSymbol, diags: list[Diagnostic]) -> None:
+    """`param W[i,j]` and `W[i,j] = "w.npy"`: a param's values come from its
+    initialiser or a checkpoint; the run would leave the file unread."""
+    assert sym.source is not None
+    diags.append(make(
+        "invalid-statement", f"`{sym.name}` is a param, so its values come from its "
+        f"initialiser or from a checkpoint (`--weights`, docs/weights.md), not from "
+        f"`{sym.source.path.value}`: give the file's tensor its own name, or drop `param`",
+        sym.source.path.span))
 
 
 def _param_with_equation(sym: TensorSymbol, statements: tuple[ir.Statement, ...],
@@ -133,9 +190,17 @@ def _define(k: int, stmt: ir.Statement, ref: ir.Ref, tensors: dict[str, TensorSy
         if stmt.op != ops[0]:  # the same operator is the same family
             _check_mixed_ops(sym, stmt, diags, delta)
     elif kind is ir.Source:
-        sym.source = sym.source or stmt
+        if sym.source is None:
+            sym.source = stmt
+        else:
+            _second_source(sym, stmt, diags)
     elif kind is ir.ParamDecl:
         sym.is_param = True
+        if ref.paren:
+            diags.append(make(
+                "invalid-statement", f"a param is a numeric tensor, learned by gradients: "
+                f"`param {ref.name}[...]` (a Boolean `( )` tensor holds only 0 and 1)",
+                ref.span))
     elif kind is ir.Fact:
         sym.has_facts = True
         sym.boolean = True

@@ -289,8 +289,11 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
     if not isinstance(stmt, ir.Equation):
         return
     lhs_indices = stmt.lhs.indices or ()
+    # inside topk's or concat's argument an axis keeps its own extent (not the LHS's)
+    own_axes = {id(n) for node in calls if node.name in ("topk", "concat")
+                for n in ir.walk(node) if n is not node}
     for node in calls:
-        if not node.args:
+        if not node.args or id(node) in own_axes:
             continue
         if node.name == "const" and node is stmt.rhs:
             shape = literal_shape(node.args[0])
@@ -301,11 +304,34 @@ def _builtin_extents(k: int, stmt: ir.Statement, calls: list[ir.Call], ops: list
                     continue  # `W[0,h] = const([[...]])`: that axis is the one position 0
                 ops.append(SetExtent(("axis", stmt.lhs.name, pos), Evidence(
                     extent, node.args[0].span, "this literal")))
+        elif node.name == "const":
+            _inner_literal_extents(k, lhs_indices, node, ops)
         elif node.name == "causal_mask" and is_whole(node.args[0]):
             n = int(node.args[0].text)  # type: ignore[union-attr]
             for name in ir.lhs_axis_names(lhs_indices)[-2:]:  # a slice's too: `M[:,:]`
                 ops.append(SetExtent(("var", k, name), Evidence(
                     n, node.span, f"causal_mask({short_number(n)})")))
+
+
+def _inner_literal_extents(k: int, lhs_indices: tuple, node: ir.Call, ops: list[Op]) -> None:
+    """A `const(...)` inside the right-hand side (`D[i] = A[i] + const([1,2])`) binds
+    its axes to the LHS's axes in order, as the run binds them
+    (run.interpret.builtin_calls): each gives that variable its extent, so a
+    literal whose length differs from the axis is an `extent-conflict` here, not a
+    broadcasting failure of the run."""
+    shape = literal_shape(node.args[0])
+    if not shape:
+        return
+    fixed = [p for p, index in enumerate(lhs_indices)
+             if type(index) is ir.IndexConst and p < len(shape)]
+    if fixed and all(shape[p] == 1 for p in fixed):  # `W[0,h] = 2 const([[...]])`
+        shape = tuple(n for p, n in enumerate(shape) if p not in fixed)
+    names = ir.lhs_axis_names(lhs_indices)[:len(shape)]
+    if len(names) != len(shape):
+        return
+    for name, extent in zip(names, shape):
+        ops.append(SetExtent(("var", k, name), Evidence(extent, node.args[0].span,
+                                                        "this literal")))
 
 
 # ------------------------------------------------------------ replaying

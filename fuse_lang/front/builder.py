@@ -346,7 +346,8 @@ class IRBuilder:
         if not isinstance(ref, ir.Ref):
             name = getattr(ref, "name", "this")
             _fail("invalid-statement",
-                  f"`{name}` is a builtin function; a fact or query names a tensor", ref.span)
+                  f"`{name}` is a builtin function; a fact, a query or a left-hand side names "
+                  f"a tensor", ref.span)
         return ref
 
     def _lhs(self, ref: Any) -> ir.Ref:

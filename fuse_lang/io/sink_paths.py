@@ -19,7 +19,8 @@ def suffix_problem(target: str) -> str | None:
     name = PurePath(target).name or target
     if PurePath(target).suffix.lower() in SINK_SUFFIXES:
         return None
-    return f"{name}: a sink writes {', '.join(SINK_SUFFIXES[:-1])} or {SINK_SUFFIXES[-1]}"
+    writes = f"a sink writes {', '.join(SINK_SUFFIXES[:-1])} or {SINK_SUFFIXES[-1]}"
+    return f"{name}: {writes}" if name else f"the path is empty; {writes}"
 
 
 def sink_diagnostic(stmt: ir.Sink) -> Diagnostic | None:

@@ -100,8 +100,9 @@ def read_declared_source(base_dir: Path, src: ir.Source, tensor: str, boolean: b
         return make("missing-source", f"`{src.path.value}` does not exist (looked for {path})",
                     src.path.span)
     except IsADirectoryError:
-        return make("unreadable-source", f"`{src.path.value}` is a folder, not a file",
-                    src.path.span)
+        what = f"`{src.path.value}` is a folder" if file else "the path is empty: it names " \
+            "the program's folder"
+        return make("unreadable-source", f"{what}, not a file", src.path.span)
     except (OSError, SourceError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         return make("unreadable-source", f"`{src.path.value}` cannot be read: {reason}",

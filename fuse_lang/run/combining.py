@@ -32,22 +32,27 @@ def combined(backend: Backend, op: str, base: Any, parts: list[Any]) -> Any:
 
 
 def combined_by_cell(backend: Backend, op: str, base: Any, parts: list[Any],
-                     covers: list[np.ndarray | None]) -> Any:
+                     covers: list[np.ndarray | None],
+                     base_cover: np.ndarray | None = None) -> Any:
     """`max=`/`min=`/`avg=` of parts that write only some cells (`covers`, None for
-    every cell): each cell over the parts that write it and the base; 0 where
-    none does."""
+    every cell): each cell over the parts that write it and the base (which
+    writes `base_cover`, its facts' cells, or every cell for None); 0 where none
+    does."""
     dense = [backend.asarray(p) if is_sparse(p) else p for p in parts]
-    shape = next(c.shape for c in covers if c is not None)
+    shape = next(c.shape for c in [*covers, base_cover] if c is not None)
     everywhere = np.ones(shape, dtype=bool)
+    base_cells = everywhere if base_cover is None else base_cover
     if op == "avg=":
-        count = sum(everywhere if c is None else c for c in covers).astype(float)
+        count = sum((everywhere if c is None else c for c in covers),
+                    np.zeros(shape)).astype(float)
         total = sum(dense[1:], dense[0])
         if base is not None:
-            total, count = total + base, count + 1
+            base = backend.asarray(base) if is_sparse(base) else base
+            total, count = total + base, count + base_cells
         return total / backend.asarray(np.maximum(count, 1.0))
     pick = backend.maximum if op == "max=" else backend.minimum
     total = None if base is None else (backend.asarray(base) if is_sparse(base) else base)
-    written = everywhere if base is not None else np.zeros(shape, dtype=bool)
+    written = base_cells if base is not None else np.zeros(shape, dtype=bool)
     for part, cover in zip(dense, covers):
         cover = everywhere if cover is None else cover
         if total is None:

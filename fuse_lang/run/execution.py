@@ -30,7 +30,7 @@ from .combining import combined, combined_by_cell
 from .compiled_run import CompiledRun
 from .fixpoint.closure import rounds_for_run
 from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
-from .inputs import load_base
+from .inputs import fact_cover, load_base
 from .interpret.blocked import Blocking
 from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs
 from .interpret.lhs import head_coverage
@@ -447,8 +447,10 @@ class Execution:
         covers = [self.coverage(k, name) for k in equations] \
             if equations is not None and not row and op in ("max=", "min=", "avg=") \
             and len(parts) + (base is not None) > 1 else []
-        if any(c is not None for c in covers):
-            total = combined_by_cell(self.backend, op, base, parts, covers)
+        base_cover = fact_cover(self.analysis, self.given, name, self.shape(name)) \
+            if covers and base is not None else None
+        if base_cover is not None or any(c is not None for c in covers):
+            total = combined_by_cell(self.backend, op, base, parts, covers, base_cover)
         else:
             total = combined(self.backend, op, base, parts)
         if total is None:

@@ -111,6 +111,25 @@ def load_base(analysis: Analysis, backend: Backend, base_dir: Path, given: Mappi
     return None, False
 
 
+def fact_cover(analysis: Analysis, given: Mapping[str, Any], name: str,
+               shape: tuple[int, ...]) -> np.ndarray | None:
+    """The cells a tensor's facts write, where facts alone are its base (no input,
+    source or param, which give every cell): a fact is a head with constants, and
+    for `max=`/`min=`/`avg=` it leaves the other cells alone (docs/language.md,
+    decision 22).  None where the base gives every cell, or there are no facts."""
+    info = analysis.tensors[name]
+    if name in given or info.kind in INPUT_KINDS:
+        return None
+    statements = analysis.program.statements
+    facts = [statements[k] for k in info.statements if isinstance(statements[k], ir.Fact)]
+    if not facts:
+        return None
+    cover = np.zeros(shape, dtype=bool)
+    for fact in facts:
+        cover[fact_position(analysis, name, fact.atom)] = True
+    return cover
+
+
 def _host_or_backend(backend: Backend, data: Any) -> Any:
     """A dense base as the backend's array; over a mesh (`sharded`) left on the host,
     where the placement takes it from (each process its own slices)."""
