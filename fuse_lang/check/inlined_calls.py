@@ -17,7 +17,7 @@ from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, ma
 from ..front.functions import Inlined, Origin
 from ..front.span import Span
 from .projections import body_typos
-from .statements import check_lhs
+from .reference_checks import check_lhs
 from .suggestions import NameSuggester, did_you_mean_text
 
 # a renamed local or index in a message: `s@attention.2`, `p@attention.1'`
