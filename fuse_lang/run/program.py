@@ -145,7 +145,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if config.mode == "demand":
         analysis, demand = demanded(analysis, path, base_dir)
     if sharded:
-        chosen = sharded_backend(analysis, mesh, dict(shard or {}), device, precision)
+        chosen = sharded_backend(analysis, mesh, shard, device, precision)
     return CompiledProgram(
         analysis, chosen, Path(base_dir), memory_limit=memory_limit,
         allow_outside_sinks=allow_outside_sinks, compiled=compiled, config=config,
