@@ -84,6 +84,15 @@ def test_compile_refuses_a_shard_or_mesh_of_the_wrong_types(shard, mesh, message
     assert message in str(err.value)
 
 
+@pytest.mark.parametrize("representation", ["E=sparse", ["E"]])
+def test_compile_refuses_a_representation_that_is_not_a_mapping(representation):
+    # a str was a ValueError from dict()
+    with pytest.raises(fuse_lang.FuseError) as err:
+        fuse_lang.compile(DATALOG.read_text(), representation=representation)
+    assert str(err.value) == ("representation= maps tensor names to 'dense' or 'sparse' "
+                              f"({{'Edge': 'sparse'}}), not a {type(representation).__name__}")
+
+
 # ------------------------------------------------------------- fuse explain --shard
 def test_explain_a_replicated_result_is_computed_whole(capsys):
     assert main(["explain", "--shard", "d=data", "--mesh", "data=4", str(ATTENTION)]) == 0

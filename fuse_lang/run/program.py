@@ -167,6 +167,9 @@ def load(path: str | os.PathLike, **options: Any) -> "CompiledProgram":
 def _kept_representation(analysis: Analysis, representation: Mapping[str, str] | None
                          ) -> dict[str, str]:
     """compile's `representation` overrides; FuseError for one that cannot be kept."""
+    if representation is not None and not isinstance(representation, Mapping):
+        raise FuseError(f"representation= maps tensor names to 'dense' or 'sparse' "
+                        f"({{'Edge': 'sparse'}}), not a {type(representation).__name__}")
     representation = dict(representation or {})
     try:
         representations(analysis, representation)
