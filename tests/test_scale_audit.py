@@ -93,6 +93,32 @@ def test_compile_refuses_a_representation_that_is_not_a_mapping(representation):
                               f"({{'Edge': 'sparse'}}), not a {type(representation).__name__}")
 
 
+TARGETED = """\
+Parent(A0, A1)
+Parent(A1, A2)
+Anc(x,y) = Parent(x,y)
+Anc(x,z) = Anc(x,y) Parent(y,z)
+Other(k,m) = Parent(k,m)
+export Anc, Other
+"""
+
+
+def test_a_shard_index_outside_a_targets_cone_is_still_a_name_of_the_program(capsys, tmp_path):
+    pytest.importorskip("jax")
+    program = tmp_path / "targeted.fuse"
+    program.write_text(TARGETED)
+    # `k` names Other's axis: explain takes it, and so does a --target run that does
+    # not compute Other (it said "`k` names no tensor's axis in this program")
+    assert main(["explain", "--shard", "k=data", "--mesh", "data=1", str(program)]) == 0
+    capsys.readouterr()
+    args = ["run", "--backend", "jax", "--mesh", "data=1", "--target", "Anc", str(program)]
+    assert main(args[:1] + ["--shard", "k=data"] + args[1:]) == 0
+    assert capsys.readouterr().out == "Anc  3 tuples\n  (A0, A1)\n  (A0, A2)\n  (A1, A2)\n"
+    assert main(args[:1] + ["--shard", "q=data"] + args[1:]) == 1
+    assert "`q` names no tensor's axis in this program (sharding follows the index names " \
+           "of each tensor's first definition: x, y, k, m)" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------- fuse explain --shard
 def test_explain_a_replicated_result_is_computed_whole(capsys):
     assert main(["explain", "--shard", "d=data", "--mesh", "data=4", str(ATTENTION)]) == 0

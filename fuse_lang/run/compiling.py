@@ -200,9 +200,11 @@ def join_process_group(backend: str, distributed: bool) -> bool:
 
 
 def sharded_backend(analysis: Analysis, mesh: Any, shard: Mapping[str, str] | None,
-                    device: str, precision: str) -> Backend:
+                    device: str, precision: str, whole: Analysis | None = None) -> Backend:
     """The jax backend over a mesh, each tensor split as the plan says; the shard
-    map's index names and mesh axes are checked first, by the pure plan."""
+    map's index names and mesh axes are checked first, by the pure plan, against
+    the `whole` program (as `fuse explain --shard` does): an index of a tensor that a
+    --target run or demand mode leaves out is still a name of the program."""
     from ..plan.sharding import axis_specs, plan_sharding
     from .backends import jax_sharding
 
@@ -216,7 +218,7 @@ def sharded_backend(analysis: Analysis, mesh: Any, shard: Mapping[str, str] | No
     names = getattr(mesh, "axis_names", None)
     axes = dict.fromkeys(names) if names is not None else \
         dict(mesh) if isinstance(mesh, Mapping) else None
-    problems = plan_sharding(analysis, shard, axes).problems
+    problems = plan_sharding(whole or analysis, shard, axes).problems
     if problems:
         raise FuseError(f"shard: {problems[0]}")
     try:
