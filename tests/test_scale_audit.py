@@ -57,6 +57,24 @@ def test_a_mesh_axis_or_an_index_given_twice_is_a_usage_error(capsys, command, a
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command, document", [
+    (["run", "--backend", "jax"], {"outputs": {}, "queries": [], "sinks": []}),
+    (["explain"], {}),
+])
+@pytest.mark.parametrize("args, message", [
+    (["--shard", "p"], "fuse: --shard takes INDEX=MESH_AXIS (p=data), not 'p'"),
+    (["--shard", "p=data", "--mesh", "data=x"],
+     "fuse: --mesh takes AXIS=N,... with N devices along each axis (data=8), not 'data=x'"),
+])
+def test_a_malformed_shard_or_mesh_still_writes_one_json_document(capsys, command, document,
+                                                                   args, message):
+    # docs/cli.md: --format json writes one document even when the command fails;
+    # fuse run wrote none for these (they are read before the run starts)
+    assert main(command + ["--format", "json"] + args + [str(ATTENTION)]) == 2
+    assert json.loads(capsys.readouterr().out) == {**document, "error": message,
+                                                   "diagnostics": []}
+
+
 def test_the_same_index_and_axis_repeated_is_one_split(capsys):
     assert main(["explain", "--shard", "p=data", "--shard", "p=data", "--mesh", "data=2",
                  str(ATTENTION)]) == 0

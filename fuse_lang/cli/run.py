@@ -58,7 +58,12 @@ class RunOptions:
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
         """The options of a parsed `fuse run` command line; UsageError for a
         malformed `--shard` or `--mesh`."""
-        shard, mesh = shard_options(ns.shard, ns.mesh)
+        try:
+            shard, mesh = shard_options(ns.shard, ns.mesh)
+        except UsageError as err:  # said before cmd_run: its one JSON document here
+            if ns.format == "json":
+                write_json(failure_json(f"fuse: {err.args[0]}", ()))
+            raise
         return cls(path=ns.path, backend=ns.backend, device=ns.device, compiled=ns.compiled,
                    precision=ns.precision, inputs=tuple(ns.input),
                    representation=tuple(ns.representation), weights=ns.weights,
