@@ -75,6 +75,15 @@ def test_a_malformed_shard_or_mesh_still_writes_one_json_document(capsys, comman
                                                    "diagnostics": []}
 
 
+@pytest.mark.parametrize("backend, why", [
+    ("numpy", "the numpy backend runs on one device"),
+    ("auto", "--backend auto picks its backend by cost alone"),  # not "the auto backend"
+])
+def test_shard_without_the_jax_backend_is_a_usage_error(capsys, backend, why):
+    assert main(["run", "--backend", backend, "--shard", "p=data", str(ATTENTION)]) == 2
+    assert capsys.readouterr().err == f"fuse: --shard and --mesh need --backend jax ({why})\n"
+
+
 def test_the_same_index_and_axis_repeated_is_one_split(capsys):
     assert main(["explain", "--shard", "p=data", "--shard", "p=data", "--mesh", "data=2",
                  str(ATTENTION)]) == 0

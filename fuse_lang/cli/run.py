@@ -108,8 +108,9 @@ def _run_and_show(options: RunOptions) -> int:
                          f"(how its pictures are drawn)")
     if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
         flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
-        raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "
-                          f"on one device)")
+        why = "--backend auto picks its backend by cost alone" if options.backend == "auto" \
+            else f"the {options.backend} backend runs on one device"
+        raise UsageError(f"{flags} --backend jax ({why})")
     text = read_program(options.path)
     if options.out:
         _check_out(options.out)
