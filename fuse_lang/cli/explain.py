@@ -82,6 +82,9 @@ def cmd_explain(options: ExplainOptions) -> int:
             from ..ide.explain import run_plan_lines
 
             print("\n" + "\n".join(run_plan_lines(run_plan)))
+            if sharding is not None:  # that plan is numpy's, not the sharded run's
+                print("  (a run with --shard is on jax over the mesh: compiled unless "
+                      "--no-compile, every tensor dense)")
         if loss is not None:
             print("\n" + loss.text().replace("**", "").replace("`", ""))
         for d in errors:

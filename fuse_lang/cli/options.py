@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from typing import TYPE_CHECKING, Sequence
 
 from ..speed.fastinit import frozen_dataclass
@@ -21,22 +22,30 @@ __all__ = ["ConfigFlags", "UsageError", "add_config_options", "add_shard_options
 def shard_options(shard: Sequence[str], mesh: str | None
                   ) -> tuple[dict[str, str], dict[str, int] | None]:
     """`--shard p=data` (repeatable, or `p=data,q=model`) and `--mesh data=8,...`;
-    raises UsageError for a malformed one."""
+    raises UsageError for a malformed one, and for an index or a mesh axis given
+    twice (the second would silently replace the first)."""
     shards: dict[str, str] = {}
     for item in ",".join(shard).split(",") if shard else ():
-        index, sep, axis = item.strip().partition("=")
-        if not sep or not index.strip() or not axis.strip():
+        index, sep, axis = (part.strip() for part in item.strip().partition("="))
+        if not sep or not index or not axis:
             raise UsageError(f"--shard takes INDEX=MESH_AXIS (p=data), not {item!r}")
-        shards[index.strip()] = axis.strip()
+        if shards.get(index, axis) != axis:
+            raise UsageError(f"--shard gives the index `{index}` twice ({index}={shards[index]} "
+                             f"and {index}={axis}): an index is split over one mesh axis")
+        shards[index] = axis
     if mesh is None:
         return shards, None
     sizes: dict[str, int] = {}
     for item in mesh.split(","):
-        axis, sep, size = item.strip().partition("=")
-        if not sep or not axis.strip() or not size.strip().isdigit() or int(size) < 1:
+        axis, sep, size = (part.strip() for part in item.strip().partition("="))
+        # ASCII digits only: str.isdigit also takes '²', which int() refuses
+        if not sep or not axis or not re.fullmatch(r"[0-9]+", size) or int(size) < 1:
             raise UsageError(f"--mesh takes AXIS=N,... with N devices along each axis "
                               f"(data=8), not {item!r}")
-        sizes[axis.strip()] = int(size)
+        if axis in sizes:
+            raise UsageError(f"--mesh gives the axis `{axis}` twice: each mesh axis has "
+                             f"one size")
+        sizes[axis] = int(size)
     return shards, sizes
 
 

@@ -58,7 +58,12 @@ class RunOptions:
     def from_args(cls, ns: argparse.Namespace) -> RunOptions:
         """The options of a parsed `fuse run` command line; UsageError for a
         malformed `--shard` or `--mesh`."""
-        shard, mesh = shard_options(ns.shard, ns.mesh)
+        try:
+            shard, mesh = shard_options(ns.shard, ns.mesh)
+        except UsageError as err:  # said before cmd_run: its one JSON document here
+            if ns.format == "json":
+                write_json(failure_json(f"fuse: {err.args[0]}", ()))
+            raise
         return cls(path=ns.path, backend=ns.backend, device=ns.device, compiled=ns.compiled,
                    precision=ns.precision, inputs=tuple(ns.input),
                    representation=tuple(ns.representation), weights=ns.weights,
@@ -103,8 +108,9 @@ def _run_and_show(options: RunOptions) -> int:
                          f"(how its pictures are drawn)")
     if (options.shard or options.mesh or options.distributed) and options.backend != "jax":
         flags = "--distributed needs" if options.distributed else "--shard and --mesh need"
-        raise UsageError(f"{flags} --backend jax (the {options.backend} backend runs "
-                          f"on one device)")
+        why = "--backend auto picks its backend by cost alone" if options.backend == "auto" \
+            else f"the {options.backend} backend runs on one device"
+        raise UsageError(f"{flags} --backend jax ({why})")
     text = read_program(options.path)
     if options.out:
         _check_out(options.out)

@@ -97,7 +97,8 @@ class _Text:
                 for name, kind, count, why in storage(plan, self)]
         if any(r[1] == "sparse" for r in plan.representations):
             out.append("  note: sparse on numpy, and on torch and jax in eager runs "
-                       "(compiled=False); a compiled run keeps every tensor dense")
+                       "(compiled=False); a compiled or sharded run keeps every tensor "
+                       "dense")
         out += ["", "Evaluation order"]
         for step, names, how in order:
             mark = f"  (recursive: {how})" if how is not None else ""
@@ -238,6 +239,10 @@ def _sharding_lines(sharding: ShardingPlan | None, eq: EquationPlan, fmt: _Text)
         return []
     found = sharding.equation(eq.statement)
     if found is None or not found.collectives:
+        if found is not None and all(m is None for m in sharding.spec_of(found.tensor)):
+            # no collective, and the result is split over nothing: computed whole
+            return [fmt.item("collective: none (the result is replicated: each device "
+                             "computes all of it)")]
         return [fmt.item("collective: none (each device computes its own block)")]
     return [_collective_line(c, fmt) for c in found.collectives]
 

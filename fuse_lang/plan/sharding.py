@@ -140,6 +140,10 @@ def plan_sharding(analysis: Analysis, shard: Mapping[str, str],
     notes = [f"`{index}` has extent {extent} (in {', '.join(names)}), which the mesh axis "
              f"`{m}` ({size} devices) does not divide: JAX shards evenly only, so a run "
              f"refuses it" for (index, extent, m, size), names in uneven.items()]
+    if mesh is None and len(mesh_axes) > 1:  # as run.backends.jax_sharding.make_mesh refuses
+        notes.append(f"the shard map uses the mesh axes {', '.join(mesh_axes)}: a run needs "
+                     f"the mesh's shape (--mesh {'=N,'.join(mesh_axes)}=N, or mesh= in the "
+                     f"API), and refuses the shard map without it")
     equations = []
     for k, stmt in enumerate(analysis.program.statements):
         if isinstance(stmt, ir.Equation):

@@ -199,17 +199,26 @@ def join_process_group(backend: str, distributed: bool) -> bool:
     return True
 
 
-def sharded_backend(analysis: Analysis, mesh: Any, shard: dict[str, str], device: str,
-                    precision: str) -> Backend:
+def sharded_backend(analysis: Analysis, mesh: Any, shard: Mapping[str, str] | None,
+                    device: str, precision: str, whole: Analysis | None = None) -> Backend:
     """The jax backend over a mesh, each tensor split as the plan says; the shard
-    map's index names and mesh axes are checked first, by the pure plan."""
+    map's index names and mesh axes are checked first, by the pure plan, against
+    the `whole` program (as `fuse explain --shard` does): an index of a tensor that a
+    --target run or demand mode leaves out is still a name of the program."""
     from ..plan.sharding import axis_specs, plan_sharding
     from .backends import jax_sharding
 
+    shard = _shard_map(shard)
+    if isinstance(mesh, Mapping):
+        bad = [f"{n!r}: {s!r}" for n, s in mesh.items() if not isinstance(n, str) or not n
+               or not isinstance(s, int) or isinstance(s, bool) or s < 1]
+        if bad:
+            raise FuseError(f"mesh= maps axis names to positive numbers of devices "
+                            f"({{'data': 4}}), not {', '.join(bad)}")
     names = getattr(mesh, "axis_names", None)
     axes = dict.fromkeys(names) if names is not None else \
         dict(mesh) if isinstance(mesh, Mapping) else None
-    problems = plan_sharding(analysis, shard, axes).problems
+    problems = plan_sharding(whole or analysis, shard, axes).problems
     if problems:
         raise FuseError(f"shard: {problems[0]}")
     try:
@@ -218,6 +227,21 @@ def sharded_backend(analysis: Analysis, mesh: Any, shard: dict[str, str], device
                                               precision)
     except BackendError as err:
         raise FuseError(str(err)) from None
+
+
+def _shard_map(shard: Any) -> dict[str, str]:
+    """shard= as a dict of index names to mesh axis names; FuseError for anything else."""
+    if shard is None:
+        return {}
+    if not isinstance(shard, Mapping):
+        raise FuseError(f"shard= maps index names to mesh axes ({{'p': 'data'}}), not a "
+                        f"{type(shard).__name__}")
+    bad = [f"{i!r}: {m!r}" for i, m in shard.items()
+           if not isinstance(i, str) or not isinstance(m, str) or not i or not m]
+    if bad:
+        raise FuseError(f"shard= maps index names to mesh axis names, both text "
+                        f"({{'p': 'data'}}), not {', '.join(bad)}")
+    return dict(shard)
 
 
 def raise_on_errors(analysis: Analysis, deferred: tuple[str, ...] = (),

@@ -134,7 +134,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     chosen, compiled, cache_root = picked_backend(choice, config, backend, device,
                                                   precision, compiled, sharded)
     loaded = open_program_weights(weights, adapters, source_text, base_dir, slices=grouped)
-    analysis = program_analysis(source_text, path, base_dir, first, loaded)
+    whole = analysis = program_analysis(source_text, path, base_dir, first, loaded)
     analysis, not_run = runnable_part(analysis, targets, past_errors, path, base_dir)
     # a missing source file may still be given at run time (runtime inputs override a
     # source's file, LANGUAGE.md §9): then `run` without that input reports it
@@ -145,7 +145,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     if config.mode == "demand":
         analysis, demand = demanded(analysis, path, base_dir)
     if sharded:
-        chosen = sharded_backend(analysis, mesh, dict(shard or {}), device, precision)
+        chosen = sharded_backend(analysis, mesh, shard, device, precision, whole)
     return CompiledProgram(
         analysis, chosen, Path(base_dir), memory_limit=memory_limit,
         allow_outside_sinks=allow_outside_sinks, compiled=compiled, config=config,
@@ -167,6 +167,9 @@ def load(path: str | os.PathLike, **options: Any) -> "CompiledProgram":
 def _kept_representation(analysis: Analysis, representation: Mapping[str, str] | None
                          ) -> dict[str, str]:
     """compile's `representation` overrides; FuseError for one that cannot be kept."""
+    if representation is not None and not isinstance(representation, Mapping):
+        raise FuseError(f"representation= maps tensor names to 'dense' or 'sparse' "
+                        f"({{'Edge': 'sparse'}}), not a {type(representation).__name__}")
     representation = dict(representation or {})
     try:
         representations(analysis, representation)
