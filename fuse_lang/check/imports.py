@@ -170,6 +170,9 @@ class Imports:
     decls: tuple[tuple[ir.ImportDecl, str | None], ...]
     files: tuple[ImportedFile, ...]
     aliases: dict[str, str]  # the program's own: alias -> path
+    # the absolute paths of the files an import names that could not be read (any
+    # file's import): the program's diagnostics change when one appears
+    missing: frozenset[str] = frozenset()
 
     def file_at(self, offset: int) -> ImportedFile | None:
         """The imported file a (moved) offset is in, None for the program's own."""
@@ -256,6 +259,7 @@ class _Resolver:
         self.files: dict[str, ImportedFile] = {}
         self.edges: dict[str, list[tuple[ir.ImportDecl, str, int]]] = {}  # file -> imports
         self.main_aliases: dict[str, str] = {}
+        self.missing: set[str] = set()  # the files looked for and not read
 
     def run(self, statements: tuple[ir.Statement, ...], deltas: dict[int, int]) -> Resolved:
         main_decls = [s for s in statements if type(s) is ir.ImportDecl]
@@ -263,7 +267,8 @@ class _Resolver:
         self._reach(main_decls, aliases)
         self._cycles()
         imports = Imports(tuple((d, aliases.get(d.alias)) for d in main_decls),
-                          tuple(sorted(self.files.values(), key=lambda f: f.k)), aliases)
+                          tuple(sorted(self.files.values(), key=lambda f: f.k)), aliases,
+                          frozenset(self.missing))
         out: list[ir.Statement] = []
         main_scope = Scope("", self._qualifier(aliases))
         has_names = "::" in self.text
@@ -306,6 +311,7 @@ class _Resolver:
                 self.diags.append(make("import-not-found", f"cannot import `{decl.path.value}`: "
                                        f"{found} (looked for {target})", span))
                 aliases.missing.add(decl.alias)
+                self.missing.add(target)
                 continue
             aliases[decl.alias] = target
             edges.append((decl, target, base))

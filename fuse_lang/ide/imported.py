@@ -127,5 +127,14 @@ def imports_file(analysis: Analysis, path: str) -> bool:
     return analysis.imports is not None and analysis.imports.by_path(path) is not None
 
 
+def depends_on(analysis: Analysis, path: str) -> bool:
+    """Whether the program's diagnostics change with the file at `path` (absolute,
+    normalised): it imports the file, directly or not, or an import of it (or of a
+    file it imports) looked for that file and did not find it, which appearing
+    would change."""
+    imports = analysis.imports
+    return imports is not None and (imports.by_path(path) is not None or path in imports.missing)
+
+
 def import_decls(analysis: Analysis) -> tuple[ir.ImportDecl, ...]:
     return tuple(d for d, _ in analysis.imports.decls) if analysis.imports is not None else ()

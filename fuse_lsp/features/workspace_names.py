@@ -98,6 +98,8 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         if path is not None:
             candidates[path] = doc_uri
     root = ls.workspace.root_path
+    # (the files the others import that are open, read as the editor has them)
+    cache = ls.note_open_texts()
     for file in fuse_files([root] if root else [], limit=MAX_WORKSPACE_FILES):
         candidates.setdefault(os.path.normpath(str(file.resolve())), from_fs_path(str(file)))
     for path, doc_uri in sorted(candidates.items()):
@@ -114,7 +116,7 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         if opened:
             other, other_convert = ls.analysis(doc_uri)
         else:
-            other = Analyzer(remember=False, import_cache=ls.import_cache).analyze(text, path)
+            other = Analyzer(remember=False, import_cache=cache).analyze(text, path)
             other_convert = Converter(text, other.lines, ls.workspace.position_encoding)
         if path == home or imports_file(other, home):
             yield doc_uri, other, other_convert
