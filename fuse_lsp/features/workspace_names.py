@@ -101,7 +101,9 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
     # (the files the others import that are open, read as the editor has them)
     cache = ls.note_open_texts()
     for file in fuse_files([root] if root else [], limit=MAX_WORKSPACE_FILES):
-        candidates.setdefault(os.path.normpath(str(file.resolve())), from_fs_path(str(file)))
+        # (its path as the workspace folder's spells it, not resolved: a folder reached
+        # through a link names its files, and their imports, through the link)
+        candidates.setdefault(os.path.normpath(os.path.abspath(file)), from_fs_path(str(file)))
     for path, doc_uri in sorted(candidates.items()):
         if path == here:
             continue
