@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer, analyze
-from fuse_lang.check.imports import ImportCache
+from fuse_lang.check.imports import SHARED_CACHE, ImportCache
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
@@ -190,8 +190,11 @@ class FuseServer(LanguageServer):
         self._analyzers: dict[str, Analyzer] = {}
         self._token_caches: dict[str, TokenCache] = {}
         # the files documents import, parsed once per version for all documents; an
-        # open document's text is read instead of its file (check/imports.py)
-        self.import_cache = ImportCache()
+        # open document's text is read instead of its file (check/imports.py).  The
+        # process's own cache: every analysis made in the server reads the open texts,
+        # a run's, a training's and their cones' included (what the editor shows is
+        # what runs: a run read an open library's saved text, its diagnostics its text)
+        self.import_cache = SHARED_CACHE
         self._lock = threading.Lock()
         # each document's last successful run (fuse_lsp.running.LastRun): its
         # pictures (fuse.plot) and the values its hover shows
