@@ -116,6 +116,8 @@ class ImportCache:
                 return err.strerror or str(err)
             if len(data) > MAX_PROGRAM_BYTES:
                 return _too_large(len(data))
+            if len(data) != stat.st_size:  # (being written as it was read: not kept
+                version = None             # under the size and time it will have)
             text, problem = decode(data)
             if problem is not None:
                 return "it is not UTF-8 text"
@@ -131,7 +133,8 @@ class ImportCache:
                           frozenset(n for n in names if n not in hidden
                                     and not is_block_local(n)), LineIndex(text), hidden)
         with self._lock:
-            self.files[path] = made
+            if version is not None:
+                self.files[path] = made
             self.parses += 1
         return made
 
