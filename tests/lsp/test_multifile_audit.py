@@ -193,9 +193,14 @@ async def test_a_rename_keeps_the_name_s_namespace(vscode, tmp_path, new):
 
 
 async def test_a_rename_to_another_namespace_is_refused(vscode, tmp_path):
-    """`g::Linked` renamed `k::Conn` was renamed `Conn` in g's file without a word."""
+    """`g::Linked` renamed `k::Conn` was renamed `Conn` in g's file without a word;
+    prepareRename on `h::Linked` offered `g::Linked` (the program's name of it)."""
     (tmp_path / "lib.fuse").write_text(LIB, encoding="utf-8")
     uri = open_doc(vscode, tmp_path / "main.fuse", TWO)
+    for written in ("g::Linked", "h::Linked"):
+        prepared = await vscode.text_document_prepare_rename_async(types.PrepareRenameParams(
+            text_document=doc(uri), position=at(TWO, written, 4)))
+        assert prepared.placeholder == written
     with pytest.raises(JsonRpcException) as raised:
         await vscode.text_document_rename_async(types.RenameParams(
             text_document=doc(uri), position=at(TWO, "g::Linked", 4), new_name="k::Conn"))
