@@ -249,3 +249,32 @@ async def test_a_run_reads_an_open_library_as_the_editor_has_it(vscode, tmp_path
         result = await vscode.workspace_execute_command_async(types.ExecuteCommandParams(
             command="fuse.run", arguments=[uri, arguments]))
         assert result["ok"] and result["outputs"]["V"]["preview"] == [10.0, 12.0, 14.0, 16.0]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def two_folders(lsp_client: LanguageClient, tmp_path):
+    """VS Code's capabilities, a workspace of two folders (`app`, the first, and `tools`)."""
+    folders = []
+    for name in ("app", "tools"):
+        (tmp_path / name).mkdir()
+        folders.append(types.WorkspaceFolder(uri=(tmp_path / name).as_uri(), name=name))
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=folders[0].uri, workspace_folders=folders))
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_rename_reaches_the_importers_of_every_workspace_folder(two_folders, tmp_path):
+    """Only the first folder's files were looked at for importers: the second's
+    `h::Linked` was left as it was, though workspace symbols list its files."""
+    (tmp_path / "app" / "lib.fuse").write_text(LIB, encoding="utf-8")
+    (tmp_path / "tools" / "t.fuse").write_text(
+        'import "../app/lib.fuse" as h\nT(x) = h::Linked(x, Nice)\nexport T\n', encoding="utf-8")
+    uri = open_doc(two_folders, tmp_path / "app" / "main.fuse", MAIN)
+    await wait_until(two_folders, uri, lambda d: len(d) == 0)
+    edit = await two_folders.text_document_rename_async(types.RenameParams(
+        text_document=doc(uri), position=at(MAIN, "g::Linked", 4), new_name="Conn"))
+    assert edits(edit, tmp_path) == {"app/main.fuse": [(1, 13, 19, "Conn")],
+                                     "app/lib.fuse": [(2, 0, 6, "Conn")],
+                                     "tools/t.fuse": [(1, 10, 16, "Conn")]}
