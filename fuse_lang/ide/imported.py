@@ -131,9 +131,14 @@ def depends_on(analysis: Analysis, path: str) -> bool:
     """Whether the program's diagnostics change with the file at `path` (absolute,
     normalised): it imports the file, directly or not, or an import of it (or of a
     file it imports) looked for that file and did not find it, which appearing
-    would change."""
+    would change.  A folder's path: any such file under it (the folder deleted,
+    renamed or made)."""
     imports = analysis.imports
-    return imports is not None and (imports.by_path(path) is not None or path in imports.missing)
+    if imports is None:
+        return False
+    under = path.rstrip(os.sep) + os.sep
+    return any(file == path or file.startswith(under)
+               for file in (*(f.parsed.path for f in imports.files), *imports.missing))
 
 
 def import_decls(analysis: Analysis) -> tuple[ir.ImportDecl, ...]:

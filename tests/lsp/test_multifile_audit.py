@@ -278,3 +278,23 @@ async def test_rename_reaches_the_importers_of_every_workspace_folder(two_folder
     assert edits(edit, tmp_path) == {"app/main.fuse": [(1, 13, 19, "Conn")],
                                      "app/lib.fuse": [(2, 0, 6, "Conn")],
                                      "tools/t.fuse": [(1, 10, 16, "Conn")]}
+
+
+async def test_a_folder_deleted_or_made_on_disk_reaches_the_importer(vscode, tmp_path):
+    """A client may tell of a folder, not of each file in it: the importer of a file
+    in it is checked again all the same."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "graph.fuse").write_text(LIB, encoding="utf-8")
+    text = MAIN.replace('"lib.fuse"', '"lib/graph.fuse"')
+    uri = open_doc(vscode, tmp_path / "main.fuse", text)
+    await wait_until(vscode, uri, lambda d: len(d) == 0)
+    (tmp_path / "lib" / "graph.fuse").rename(tmp_path / "graph.fuse")
+    (tmp_path / "lib").rmdir()
+    changed_on_disk(vscode, tmp_path / "lib", types.FileChangeType.Deleted)
+    got = await wait_until(vscode, uri, lambda d: len(d) == 1)
+    assert [d.code for d in got] == ["import-not-found"] == [c[0] for c in fuse_check(
+        tmp_path / "main.fuse")]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "graph.fuse").rename(tmp_path / "lib" / "graph.fuse")
+    changed_on_disk(vscode, tmp_path / "lib", types.FileChangeType.Created)
+    assert said(await wait_until(vscode, uri, lambda d: len(d) == 0)) == []
