@@ -152,6 +152,7 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
     started = time.perf_counter()
     try:
         analysis, _ = ls.analysis(request.uri)
+        ls.note_open_texts()  # (the files it imports as the editor has them)
         version = ls.workspace.get_text_document(request.uri).version
         program = await asyncio.to_thread(_compile, request, analysis.text, ls)
         if cancel.cancelled:

@@ -23,11 +23,12 @@ from pygls.uris import to_fs_path
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer, analyze
-from fuse_lang.check.imports import ImportCache
+from fuse_lang.check.imports import SHARED_CACHE, ImportCache
 from fuse_lang.front.diagnostics import Diagnostic
 from fuse_lang.front.program_size import too_large
 from fuse_lang.front.span import LineIndex
 from fuse_lang.front.syntax import binary_text, decode
+from fuse_lang.ide.imported import depends_on
 from fuse_lang.ide.semantic_tokens import TokenCache
 from fuse_lang.run.backends import BACKENDS, PRECISIONS
 from fuse_lang.run.train.optimizers import OPTIMIZERS
@@ -189,8 +190,11 @@ class FuseServer(LanguageServer):
         self._analyzers: dict[str, Analyzer] = {}
         self._token_caches: dict[str, TokenCache] = {}
         # the files documents import, parsed once per version for all documents; an
-        # open document's text is read instead of its file (check/imports.py)
-        self.import_cache = ImportCache()
+        # open document's text is read instead of its file (check/imports.py).  The
+        # process's own cache: every analysis made in the server reads the open texts,
+        # a run's, a training's and their cones' included (what the editor shows is
+        # what runs: a run read an open library's saved text, its diagnostics its text)
+        self.import_cache = SHARED_CACHE
         self._lock = threading.Lock()
         # each document's last successful run (fuse_lsp.running.LastRun): its
         # pictures (fuse.plot) and the values its hover shows
@@ -240,7 +244,7 @@ class FuseServer(LanguageServer):
             return dataclasses.replace(analyze("", path, base_dir), text=text,
                                        lines=LineIndex(text), diagnostics=(binary,))
         if "import" in text:
-            self.import_cache.open_texts = self.open_texts()
+            self.note_open_texts()
         with self._lock:
             analyzer = (self._analyzers.pop(uri, None) if keep else None) or \
                 Analyzer(import_cache=self.import_cache)
@@ -258,6 +262,12 @@ class FuseServer(LanguageServer):
                     # either is fine to keep
                     self._analyzers.setdefault(uri, analyzer)
 
+    def note_open_texts(self) -> ImportCache:
+        """The import cache, told the open documents' texts as they are now (read
+        instead of their files): before any analysis that may import them."""
+        self.import_cache.open_texts = self.open_texts()
+        return self.import_cache
+
     def open_texts(self) -> dict[str, str]:
         """The open documents' texts by their files' absolute paths."""
         return {os.path.normpath(os.path.abspath(to_fs_path(uri))): document.source
@@ -266,12 +276,11 @@ class FuseServer(LanguageServer):
 
     def importers(self, path: str) -> list[str]:
         """The documents whose last analysis imports the file at `path` (directly or
-        not): their diagnostics change with it."""
+        not), or looked for it and did not find it: their diagnostics change with it."""
         path = os.path.normpath(os.path.abspath(path))
         with self._lock:
             cached = list(self._analyses.items())
-        return [uri for uri, (_, _, analysis) in cached
-                if analysis.imports is not None and analysis.imports.by_path(path) is not None]
+        return [uri for uri, (_, _, analysis) in cached if depends_on(analysis, path)]
 
     def token_cache(self, uri: str) -> TokenCache:
         """The document's semantic-token cache (see fuse_lang.ide.semantic_tokens.TokenCache)."""

@@ -104,6 +104,7 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
         files = {key: data_files(request.given, key, request.base_dir)
                  for key in ("data", "validation")}
         analysis, _ = ls.analysis(request.uri)
+        ls.note_open_texts()  # (the files it imports as the editor has them)
         program = await asyncio.to_thread(_compile, request, analysis.text)
         if cancel.cancelled:
             raise Cancelled("the training was cancelled")

@@ -236,3 +236,30 @@ def test_fuse_run_refuses_a_program_whose_import_has_errors_at_the_import(tmp_pa
     assert proc.returncode == 1
     assert "bad.fuse:1:1: error[import-error]" in proc.stderr + proc.stdout
     assert "unknown-namespace" not in proc.stderr + proc.stdout
+
+
+def test_a_file_read_while_it_is_written_is_read_again(tmp_path, monkeypatch):
+    """A file whose size changed between its stat and its read (a save going on)
+    was kept under the stat's size and time: when the save ended within the same
+    tick at that size, the half-written text stayed the file's for good."""
+    write(tmp_path, {"lib.fuse": LIB})
+    cache = ImportCache()
+    analyzer = Analyzer(import_cache=cache)
+    text = 'import "lib.fuse" as g\nY(x) = g::Linked(Paris, x)\nexport Y\n'
+    real_stat = os.stat
+
+    def mid_save(path, *args, **kwargs):  # the size the save will end at, not yet written
+        found = real_stat(path, *args, **kwargs)
+        if str(path).endswith("lib.fuse"):
+            return os.stat_result((*found[:6], found.st_size + 7, *found[7:]))
+        return found
+    monkeypatch.setattr("fuse_lang.check.imports.os.stat", mid_save)
+    assert codes(analyzer.analyze(text, str(tmp_path / "main.fuse"))) == []
+    once = cache.parses
+    assert once >= 1 and codes(analyzer.analyze(text, str(tmp_path / "main.fuse"))) == []
+    assert cache.parses == 2 * once  # not kept: read again
+    monkeypatch.setattr("fuse_lang.check.imports.os.stat", real_stat)
+    before = cache.parses
+    analyzer.analyze(text, str(tmp_path / "main.fuse"))
+    analyzer.analyze(text, str(tmp_path / "main.fuse"))
+    assert cache.parses == before + 1  # kept once its size is the one read

@@ -116,6 +116,8 @@ class ImportCache:
                 return err.strerror or str(err)
             if len(data) > MAX_PROGRAM_BYTES:
                 return _too_large(len(data))
+            if len(data) != stat.st_size:  # (being written as it was read: not kept
+                version = None             # under the size and time it will have)
             text, problem = decode(data)
             if problem is not None:
                 return "it is not UTF-8 text"
@@ -131,7 +133,8 @@ class ImportCache:
                           frozenset(n for n in names if n not in hidden
                                     and not is_block_local(n)), LineIndex(text), hidden)
         with self._lock:
-            self.files[path] = made
+            if version is not None:
+                self.files[path] = made
             self.parses += 1
         return made
 
@@ -170,6 +173,9 @@ class Imports:
     decls: tuple[tuple[ir.ImportDecl, str | None], ...]
     files: tuple[ImportedFile, ...]
     aliases: dict[str, str]  # the program's own: alias -> path
+    # the absolute paths of the files an import names that could not be read (any
+    # file's import): the program's diagnostics change when one appears
+    missing: frozenset[str] = frozenset()
 
     def file_at(self, offset: int) -> ImportedFile | None:
         """The imported file a (moved) offset is in, None for the program's own."""
@@ -256,6 +262,7 @@ class _Resolver:
         self.files: dict[str, ImportedFile] = {}
         self.edges: dict[str, list[tuple[ir.ImportDecl, str, int]]] = {}  # file -> imports
         self.main_aliases: dict[str, str] = {}
+        self.missing: set[str] = set()  # the files looked for and not read
 
     def run(self, statements: tuple[ir.Statement, ...], deltas: dict[int, int]) -> Resolved:
         main_decls = [s for s in statements if type(s) is ir.ImportDecl]
@@ -263,7 +270,8 @@ class _Resolver:
         self._reach(main_decls, aliases)
         self._cycles()
         imports = Imports(tuple((d, aliases.get(d.alias)) for d in main_decls),
-                          tuple(sorted(self.files.values(), key=lambda f: f.k)), aliases)
+                          tuple(sorted(self.files.values(), key=lambda f: f.k)), aliases,
+                          frozenset(self.missing))
         out: list[ir.Statement] = []
         main_scope = Scope("", self._qualifier(aliases))
         has_names = "::" in self.text
@@ -306,6 +314,7 @@ class _Resolver:
                 self.diags.append(make("import-not-found", f"cannot import `{decl.path.value}`: "
                                        f"{found} (looked for {target})", span))
                 aliases.missing.add(decl.alias)
+                self.missing.add(target)
                 continue
             aliases[decl.alias] = target
             edges.append((decl, target, base))

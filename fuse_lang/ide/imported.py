@@ -127,5 +127,19 @@ def imports_file(analysis: Analysis, path: str) -> bool:
     return analysis.imports is not None and analysis.imports.by_path(path) is not None
 
 
+def depends_on(analysis: Analysis, path: str) -> bool:
+    """Whether the program's diagnostics change with the file at `path` (absolute,
+    normalised): it imports the file, directly or not, or an import of it (or of a
+    file it imports) looked for that file and did not find it, which appearing
+    would change.  A folder's path: any such file under it (the folder deleted,
+    renamed or made)."""
+    imports = analysis.imports
+    if imports is None:
+        return False
+    under = path.rstrip(os.sep) + os.sep
+    return any(file == path or file.startswith(under)
+               for file in (*(f.parsed.path for f in imports.files), *imports.missing))
+
+
 def import_decls(analysis: Analysis) -> tuple[ir.ImportDecl, ...]:
     return tuple(d for d, _ in analysis.imports.decls) if analysis.imports is not None else ()

@@ -242,6 +242,13 @@ def rename_problem(analysis: Analysis, found: SymbolAt, new: str) -> str | None:
     last = new.rpartition("::")[2]
     if "::" in new and found.kind not in ("tensor", "function"):
         return f"`{new}`: only an imported file's tensor or function is named with `::`"
+    if "::" in new:  # (a rename edits the name's last part: its file stays its file)
+        written = analysis.text[found.span.start:found.span.end]
+        prefixes = {found.name.rpartition("::")[0], written.rpartition("::")[0]}
+        if new.rpartition("::")[0] not in prefixes:
+            here = found.name.rpartition("::")[0]
+            return (f"`{new}`: a rename keeps the namespace ({f'`{here}::`' if here else 'none'}): "
+                    f"write the new name alone, `{last}`")
     if last == user_name(found.name.rpartition("::")[2]):
         return None
     if last in KEYWORDS:

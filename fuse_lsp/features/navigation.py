@@ -71,8 +71,11 @@ def prepare_rename(ls: FuseServer, params: types.PrepareRenameParams
     found, convert = _symbol(ls, params.text_document.uri, params.position)
     if found is None or not renamable(found):
         return None
+    # an imported name as written here (`h::Linked`, not the program's `g::Linked`)
+    written = convert.text[found.span.start:found.span.end] if "::" in found.name else ""
     return types.PrepareRenamePlaceholder(range=convert.range(found.span),
-                                          placeholder=user_name(found.name))
+                                          placeholder=written if "::" in written
+                                          else user_name(found.name))
 
 
 def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | None:

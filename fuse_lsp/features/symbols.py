@@ -24,6 +24,7 @@ from fuse_lang.ide.outline import (
 
 from ..convert import Converter
 from ..state import DocumentTooLarge, Feature, FuseServer, safe
+from .workspace_names import workspace_roots
 
 MAX_WORKSPACE_FILES = 500
 MAX_FILE_BYTES = MAX_PROGRAM_BYTES  # files beside the open documents, read from disk
@@ -143,10 +144,7 @@ def _open_document_symbols(ls: FuseServer) -> tuple[list[types.WorkspaceSymbol],
 def workspace_symbols(ls: FuseServer, params: types.WorkspaceSymbolParams
                       ) -> list[types.WorkspaceSymbol]:
     found, open_paths = _open_document_symbols(ls)
-    roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
-    if not roots and ls.workspace.root_path:
-        roots = [ls.workspace.root_path]
-    for path in fuse_files([r for r in roots if r], MAX_WORKSPACE_FILES, MAX_FILE_BYTES):
+    for path in fuse_files(workspace_roots(ls), MAX_WORKSPACE_FILES, MAX_FILE_BYTES):
         if str(path.resolve()) not in open_paths:
             found += _FILES.get(path, ls.workspace.position_encoding)
     query = params.query

@@ -79,6 +79,14 @@ def across_files(ls: FuseServer, uri: str, found: SymbolAt, last_part: bool = Fa
     return out
 
 
+def workspace_roots(ls: FuseServer) -> list[str]:
+    """The workspace folders' paths (the root's, for a client without folders)."""
+    roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values() if f.uri.startswith("file:")]
+    if not roots and ls.workspace.root_path:
+        roots = [ls.workspace.root_path]
+    return [r for r in roots if r]
+
+
 def _path(uri: str) -> str | None:
     return os.path.normpath(os.path.abspath(to_fs_path(uri))) if uri.startswith("file:") \
         else None
@@ -97,9 +105,12 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         path = _path(doc_uri)
         if path is not None:
             candidates[path] = doc_uri
-    root = ls.workspace.root_path
-    for file in fuse_files([root] if root else [], limit=MAX_WORKSPACE_FILES):
-        candidates.setdefault(os.path.normpath(str(file.resolve())), from_fs_path(str(file)))
+    # (the files the others import that are open, read as the editor has them)
+    cache = ls.note_open_texts()
+    for file in fuse_files(workspace_roots(ls), limit=MAX_WORKSPACE_FILES):
+        # (its path as the workspace folder's spells it, not resolved: a folder reached
+        # through a link names its files, and their imports, through the link)
+        candidates.setdefault(os.path.normpath(os.path.abspath(file)), from_fs_path(str(file)))
     for path, doc_uri in sorted(candidates.items()):
         if path == here:
             continue
@@ -114,7 +125,7 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         if opened:
             other, other_convert = ls.analysis(doc_uri)
         else:
-            other = Analyzer(remember=False, import_cache=ls.import_cache).analyze(text, path)
+            other = Analyzer(remember=False, import_cache=cache).analyze(text, path)
             other_convert = Converter(text, other.lines, ls.workspace.position_encoding)
         if path == home or imports_file(other, home):
             yield doc_uri, other, other_convert
