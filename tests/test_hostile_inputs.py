@@ -222,3 +222,17 @@ def test_a_gather_of_one_argument_is_planned_and_reported(tmp_path, capsys):
         "X0[n,p,d] = gather(Emb[c,d] X[n,p], axis=c)\nexport X0\n")
     assert main(["explain", str(tmp_path / "g.fuse")]) == 1
     assert "error[argument-count]" in capsys.readouterr().err
+
+
+def test_a_number_literal_past_the_largest_float_is_a_warning_anywhere():
+    # not only in a comparison: `Y = 1e400` ran as inf without a word
+    text = "Y = 1e400\nX[i] = const([1.0, 2.0]) * -1e999 + 3\nexport Y, X\n"
+    (first, second) = [d for d in fuse_lang.analyze(text).diagnostics]
+    assert (first.code, first.span) == ("number-overflow", fuse_lang.Span(4, 9))
+    assert first.message == ("`1e400` is past the largest float (about 1.8e308): it is "
+                             "read as infinity")
+    assert second.code == "number-overflow" and "`1e999`" in second.message
+    # said once in a comparison, with what it does there
+    (said,) = fuse_lang.analyze("E(1,2)\nQ(n,m) = E(n,m) (n == m + 1e400)\nexport Q\n").diagnostics
+    assert said.message.endswith("so `==` gives the same answer for every value (a column "
+                                 "holds 64-bit integers, up to 2^63-1)")

@@ -1,5 +1,8 @@
-"""What a literal argument holds: a number, a whole number, a rectangular list."""
+"""What a literal argument holds: a number, a whole number, a rectangular list;
+a number past the largest float."""
 from __future__ import annotations
+
+import math
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
@@ -40,3 +43,22 @@ def misplaced_list(literal: ir.ListLit) -> Diagnostic:
                     "write the condition in parentheses, as a Boolean factor", literal.span)
     return make("misplaced-list", "a list of numbers is a value only as `const`'s argument: "
                 "write `const([...])`", literal.span)
+
+
+# the value of a number literal past the largest float (`1e400`, 310 digits)
+INFINITE = frozenset({math.inf, -math.inf})
+
+
+def number_overflow(number: ir.Number, calls: list[ir.Call]) -> Diagnostic:
+    """`number-overflow`: a number literal past the largest float is infinity; in a
+    comparison (one of `calls`, the statement's), that comparison is constant (or,
+    with `inf - inf`, NaN: never true) whatever the values."""
+    text = number.text
+    shown = text if len(text) <= 12 else f"{text[:6]}…({len(text)} characters)"
+    said = f"`{shown}` is past the largest float (about 1.8e308): it is read as infinity"
+    compared = next((call for call in calls if call.name in COMPARISONS
+                     and any(node is number for node in ir.walk(call))), None)
+    if compared is not None:
+        said += (f", so `{compared.name}` gives the same answer for every value (a column "
+                 f"holds 64-bit integers, up to 2^63-1)")
+    return make("number-overflow", said, number.span)

@@ -17,7 +17,7 @@ from ..front.span import Span, shifted
 from ..io.sink_paths import sink_diagnostic
 from .calls import check_call, check_reduce
 from .conflicts import Placed
-from .literals import misplaced_list
+from .literals import misplaced_list, number_overflow
 from .projections import broadcast_and_lonely, check_typos
 from .reference_checks import ReferenceChecks, check_lhs, check_lhs_indices
 from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
@@ -393,6 +393,8 @@ class StatementChecks:
                 check_reduce(node, stmt, found)
             elif type(node) is ir.ListLit:
                 found.append(misplaced_list(node))
+            elif type(node) is ir.Number:
+                found.append(number_overflow(node, calls))
             if found:  # most find nothing
                 node_diags += [(before, d) for d in found]
         late_diags: list[Diagnostic] = []

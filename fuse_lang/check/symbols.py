@@ -16,6 +16,7 @@ from ..front.ir import slice_name
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .kinds import TensorKind
+from .literals import INFINITE
 
 SUM_OPS = ("=", "+=")
 
@@ -437,7 +438,8 @@ def _walk_equation(stmt: ir.Equation, tensors: dict[str, TensorSymbol]
                     by_name[index.name].append(_new_occurrence(
                         (index.name, index.span, scope, name, pos, "var", False)))
         elif kind is Number:
-            continue
+            if node.value in INFINITE:  # (`1e400`: number-overflow)
+                checked.append((len(refs), node))
         elif kind is int:
             scope = node
         elif kind is Product:
@@ -561,7 +563,8 @@ def _tables_of(statement: int, stmt: ir.Statement, tensors: dict[str, TensorSymb
         elif kind is Call:
             calls.append(node)
             checked.append((len(refs), node))
-        elif kind is ir.Reduce or (kind is ir.ListLit and id(node) not in literals):
+        elif kind is ir.Reduce or (kind is ir.ListLit and id(node) not in literals) \
+                or (kind is ir.Number and node.value in INFINITE):
             checked.append((len(refs), node))
         if kind is ir.ListLit:  # (its own lists are said with it, at the top; placed
             literals.update(id(item) for item in node.items)  # lists a node first)

@@ -10,7 +10,6 @@ past the largest float in a comparison is `number-overflow`.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 from ..front import ir
@@ -57,7 +56,6 @@ def _check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], do
         if not (isinstance(node, ir.Call) and node.name in COMPARISONS and len(node.args) == 2):
             continue
         left, right = node.args
-        _check_overflow(node, diags)
         constant = compared_symbol(node, tensors)
         if constant is not None:
             _check_symbol(node, *constant, symbols, tensors, diags)
@@ -141,19 +139,6 @@ def _floats(key: tuple, domains: Domains) -> tuple:
     if not (domains.known(key) and domains.holds_symbols(key)):
         return ()
     return tuple(v for v in domains.symbols(key) if type(v) is float)
-
-
-def _check_overflow(call: ir.Call, diags: list[Diagnostic]) -> None:
-    """`number-overflow`: a compared number past the largest float (`1e400`, 310
-    digits) is infinity, and the comparison is constant (or, with `inf - inf`,
-    NaN: never true) whatever the values."""
-    for node in ir.walk(call):
-        if isinstance(node, ir.Number) and not math.isfinite(node.value):
-            shown = node.text if len(node.text) <= 12 else f"{node.text[:6]}…({len(node.text)} characters)"
-            diags.append(make(
-                "number-overflow", f"`{shown}` is past the largest float (about 1.8e308): it "
-                f"is read as infinity, so `{call.name}` gives the same answer for every value "
-                f"(a column holds 64-bit integers, up to 2^63-1)", node.span))
 
 
 def _check_symbol(call: ir.Call, constant: ir.Expr, other: ir.Expr, symbols, tensors,

@@ -102,7 +102,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "not-a-number": (Severity.ERROR, "a comparison or a computed head over a column of symbols"),
     "unknown-symbol": (Severity.INFORMATION, "a compared symbol constant that its column does not hold"),
     "domain-limit": (Severity.ERROR, "a rule computes more values than a column holds, or past 64 bits"),
-    "number-overflow": (Severity.WARNING, "a compared number past the largest float, read as infinity"),
+    "number-overflow": (Severity.WARNING, "a number literal past the largest float, read as infinity"),
     "unknown-constant": (Severity.WARNING, "a constant a body or query reads that its column does not hold"),
     "lowercase-constant": (Severity.HINT, "a query's variable spelled like a symbol of its column"),
     "header-row": (Severity.WARNING, "a relation file's first row that looks like a header"),
