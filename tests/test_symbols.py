@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from fuse_lang import analyze
-from fuse_lang.check.symbols import index_roles, occurrences, statement_scopes, statement_tables
+from fuse_lang.check.statement_tables import statement_tables
+from fuse_lang.check.symbols import index_roles, occurrences, statement_scopes
 from fuse_lang.front import ir
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.fuse"))

@@ -28,8 +28,9 @@ from ..front.functions import Inlined
 from ..front.span import Span, shifted
 from ..front.wildcards import is_wildcard
 from .domains import Domains
+from .statement_tables import statement_tables
 from .statements import StatementChecks
-from .symbols import IndexRole, statement_tables
+from .symbols import IndexRole
 
 TERM, FACTOR, PRODUCT = "term", "factor", "product"
 

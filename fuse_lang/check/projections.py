@@ -9,7 +9,8 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Related, TextEdit, make
 from ..front.span import Span
 from ..front.wildcards import is_wildcard
-from .symbols import IndexRole, statement_tables
+from .statement_tables import statement_tables
+from .symbols import IndexRole
 
 
 def broadcast_and_lonely(roles: list[IndexRole]) -> tuple[list[IndexRole], list[IndexRole]]:

@@ -20,7 +20,8 @@ from .conflicts import Placed
 from .literals import misplaced_list, number_overflow
 from .projections import broadcast_and_lonely, check_typos
 from .reference_checks import ReferenceChecks, check_lhs, check_lhs_indices
-from .symbols import IndexRole, Scope, TensorSymbol, statement_tables
+from .statement_tables import statement_tables
+from .symbols import IndexRole, Scope, TensorSymbol
 from .unify import Op, moved_ops, statement_ops
 
 _tuple_new = tuple.__new__  # a Span without a Python frame (see span.shifted)
