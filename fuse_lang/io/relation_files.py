@@ -132,11 +132,22 @@ def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
     if line.strip(_BLANKS) == NULLARY:
         return []
     if not quoted:
-        return [cell_value(field) for field in line.split(sep)]
-    try:
-        return [cell_value(field, was_quoted) for field, was_quoted in split_quoted(line, sep)]
-    except ValueError as err:
-        raise SourceError(f"line {number}: {err}") from None
+        fields = [(field, False) for field in line.split(sep)]
+    else:
+        try:
+            fields = split_quoted(line, sep)
+        except ValueError as err:
+            raise SourceError(f"line {number}: {err}") from None
+    if "\r" in line and any("\r" in field for field, was_quoted in fields if not was_quoted):
+        raise SourceError(_LONE_CR.format(number=number))
+    return [cell_value(field, was_quoted) for field, was_quoted in fields]
+
+
+# A carriage return that ends no line (old Mac line ends, `\r` alone) would be read
+# as a character of a value, every line one tuple: refused (a quoted field keeps one)
+_LONE_CR = ("line {number} holds a carriage return (\\r) that is not followed by a line "
+            "feed: lines end in \\n or \\r\\n (a file saved with old Mac line ends? "
+            "convert them to \\n)")
 
 
 def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
