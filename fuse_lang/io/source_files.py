@@ -108,10 +108,18 @@ def read_text(path: Path) -> str:
     the first byte that is not), without a leading byte-order mark: UTF-8 with or
     without one reads alike, for every text source (docs/language.md, "Files")."""
     data = read_bounded(path)
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise SourceError("UTF-16 text (it starts with a UTF-16 byte-order mark), not UTF-8: "
+                          "save it as UTF-8")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise SourceError(f"not UTF-8 text (byte {data[err.start]:#04x} on line {line})"
                           ) from None
+    nul = data.find(b"\0")
+    if nul >= 0:  # UTF-16 without a byte-order mark decodes as UTF-8: a NUL every other byte
+        line = data.count(b"\n", 0, nul) + 1
+        raise SourceError(f"not text: a NUL byte on line {line} (UTF-16 text? save it as "
+                          f"UTF-8)")
     return text[1:] if text.startswith("\ufeff") else text
