@@ -140,6 +140,10 @@ def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
             raise SourceError(f"line {number}: {err}") from None
     if "\r" in line and any("\r" in field for field, was_quoted in fields if not was_quoted):
         raise SourceError(_LONE_CR.format(number=number))
+    if line.startswith("\ufeff"):  # (the file's own was taken off: io.source_files)
+        raise SourceError(f"line {number} starts with a byte-order mark (U+FEFF), which "
+                          f"would be read as a character of its first value: files joined "
+                          f"together (cat a.csv b.csv)? remove it")
     return [cell_value(field, was_quoted) for field, was_quoted in fields]
 
 
