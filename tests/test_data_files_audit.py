@@ -195,3 +195,10 @@ def test_sinks_that_succeed_are_all_written(tmp_path):
     assert json.loads((tmp_path / "o.json").read_text()) == [["  sp ", "B"]]
     assert (tmp_path / "o.tsv").read_text() == '"  sp "\tB\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "o.json", "o.tsv"]
+
+
+def test_a_trailing_delimiter_is_named_in_the_arity_mismatch(tmp_path, capsys):
+    (tmp_path / "r.csv").write_text("a,b,\nc,d,\n")
+    checked, ran, said = agree('R(x, y) = "r.csv"\nR(x, y)?\n', tmp_path, capsys)
+    assert (checked, ran) == (1, 1) and "arity-mismatch" in said
+    assert "holds 3, its last one empty on every line (a delimiter at each line's end?)" in said

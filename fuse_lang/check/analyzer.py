@@ -343,10 +343,13 @@ class _Checker:
                 stored = _stored_arity(sym)
                 also = " (its virtual axis is iterated, not read from a file)" \
                     if stored != sym.arity else ""
+                empty = sym.boolean and info.columns and rank == stored + 1 \
+                    and set(info.columns[-1]) == {""}
                 self.diags.append(make(
                     "arity-mismatch", f"`{sym.name}` is written with {stored} "
                     f"{'axis' if stored == 1 else 'axes'}{also} but `{src.path.value}` holds "
-                    f"{rank}", src.path.span))
+                    f"{rank}" + (", its last one empty on every line (a delimiter at each "
+                                 "line's end?)" if empty else ""), src.path.span))
                 continue
             source_info[sym.name] = info
         self._reads_at_arity(given)
