@@ -202,3 +202,11 @@ def test_a_trailing_delimiter_is_named_in_the_arity_mismatch(tmp_path, capsys):
     checked, ran, said = agree('R(x, y) = "r.csv"\nR(x, y)?\n', tmp_path, capsys)
     assert (checked, ran) == (1, 1) and "arity-mismatch" in said
     assert "holds 3, its last one empty on every line (a delimiter at each line's end?)" in said
+
+
+def test_quoted_numbers_in_a_numeric_table_say_so(tmp_path, capsys):
+    # before: "a header row? header=1 skips it", for every quoted cell of row 1
+    (tmp_path / "x.csv").write_text('"1","2"\n"3","4"\n')
+    checked, ran, said = agree('X[i, j] = "x.csv"\nX[i, j]?\n', tmp_path, capsys)
+    assert (checked, ran) == (1, 1) and "a table of numbers has no quoting" in said
+    assert "header row" not in said
