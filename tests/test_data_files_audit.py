@@ -210,3 +210,12 @@ def test_quoted_numbers_in_a_numeric_table_say_so(tmp_path, capsys):
     checked, ran, said = agree('X[i, j] = "x.csv"\nX[i, j]?\n', tmp_path, capsys)
     assert (checked, ran) == (1, 1) and "a table of numbers has no quoting" in said
     assert "header row" not in said
+
+
+def test_two_sinks_of_one_file_are_refused_before_the_run(tmp_path, capsys):
+    # before: both were written, the second over the first, and R's tuples were lost
+    checked, ran, said = agree('R(A)\nS(B)\n"o.csv" = R(x)\n"./o.csv" = S(x)\n', tmp_path,
+                               capsys)
+    assert (checked, ran) == (1, 1) and "error[sink-twice]" in said
+    assert "p.fuse:4:1" in said and "p.fuse:3:1: note: the earlier sink of this file" in said
+    assert not (tmp_path / "o.csv").exists()
