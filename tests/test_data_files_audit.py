@@ -219,3 +219,12 @@ def test_two_sinks_of_one_file_are_refused_before_the_run(tmp_path, capsys):
     assert (checked, ran) == (1, 1) and "error[sink-twice]" in said
     assert "p.fuse:4:1" in said and "p.fuse:3:1: note: the earlier sink of this file" in said
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_out_never_replaces_a_sinks_file(tmp_path, capsys):
+    # before: --out o.npz wrote an archive of no arrays over the sink's o.npz
+    (tmp_path / "p.fuse").write_text('X[i] = const([1, 2])\n"o.npz" = X[i]\n')
+    assert cli_main(["run", "--out", str(tmp_path / "o.npz"), str(tmp_path / "p.fuse")]) == 2
+    assert "would replace the file of one of the program's sinks" in capsys.readouterr().err
+    with np.load(tmp_path / "o.npz") as archive:
+        assert archive["X"].tolist() == [1.0, 2.0]
