@@ -228,3 +228,29 @@ def test_out_never_replaces_a_sinks_file(tmp_path, capsys):
     assert "would replace the file of one of the program's sinks" in capsys.readouterr().err
     with np.load(tmp_path / "o.npz") as archive:
         assert archive["X"].tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("cell, said", [
+    ('"\\ud800"', "a lone surrogate (\\ud800)"),
+    ('"a\\u0000b"', "a NUL character (\\u0000)"),
+], ids=["surrogate", "nul"])
+@pytest.mark.parametrize("json_format", [False, True], ids=["text", "json"])
+def test_json_strings_no_text_can_hold_are_refused(tmp_path, capsys, cell, said, json_format):
+    # before: check passed; the run stopped printing a surrogate (a traceback with
+    # --format json) and wrote a NUL into a .tsv no reader takes back
+    (tmp_path / "r.jsonl").write_text(f'[{cell}]\n["ok"]\n')
+    (tmp_path / "p.fuse").write_text('R(x) = "r.jsonl"\nR(x)?\n"o.tsv" = R(x)\n')
+    fmt = ["--format", "json"] if json_format else []
+    assert cli_main(["check", *fmt, str(tmp_path / "p.fuse")]) == 1
+    assert cli_main(["run", *fmt, str(tmp_path / "p.fuse")]) == 1
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and "unreadable-source" in out.out + out.err
+    assert said in (out.out + out.err).replace("\\\\", "\\")
+    assert not (tmp_path / "o.tsv").exists()
+
+
+def test_a_lone_surrogate_in_a_programs_constant_is_no_traceback_at_the_sink(tmp_path):
+    with pytest.raises(fuse_lang.FuseError, match="a value holds .*ud800, half of a UTF-16 "
+                                                  "pair alone"):
+        fuse_lang.compile('R("\ud800")\n"o.csv" = R(x)\n', base_dir=tmp_path).execute()
+    assert list(tmp_path.iterdir()) == []
