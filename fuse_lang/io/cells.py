@@ -67,9 +67,6 @@ def json_value(item: object) -> Value:
             return item
         raise ValueError(f"the number {item} is not finite")
     if isinstance(item, str):
-        if "\0" in item:  # (JSON's \u0000: no text source or sink can hold it)
-            raise ValueError("a string holds a NUL character (\\u0000), which no text "
-                             "file holds")
         if not item.isascii() and (half := _SURROGATE.search(item)) is not None:
             raise ValueError(f"a string holds a lone surrogate (\\u{ord(half.group()):04x}), "
                              f"which is no character: no UTF-8 text can hold it")

@@ -117,9 +117,18 @@ def read_text(path: Path) -> str:
         line = data.count(b"\n", 0, err.start) + 1
         raise SourceError(f"not UTF-8 text (byte {data[err.start]:#04x} on line {line})"
                           ) from None
-    nul = data.find(b"\0")
-    if nul >= 0:  # UTF-16 without a byte-order mark decodes as UTF-8: a NUL every other byte
-        line = data.count(b"\n", 0, nul) + 1
-        raise SourceError(f"not text: a NUL byte on line {line} (UTF-16 text? save it as "
-                          f"UTF-8)")
+    if b"\0" in data[:2] and _utf16_without_mark(data[:_UTF16_SAMPLE]):
+        raise SourceError("UTF-16 text without a byte-order mark (a NUL byte every other "
+                          "byte), not UTF-8: save it as UTF-8")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+_UTF16_SAMPLE = 1024  # the bytes looked at for UTF-16's pattern
+
+
+def _utf16_without_mark(sample: bytes) -> bool:
+    """Whether bytes look like UTF-16 text of ASCII characters (which decodes as
+    UTF-8 whole, a NUL beside each character): every other byte a NUL.  A value
+    may hold a NUL (JSON's \\u0000, written back by a sink); a text is never half NULs."""
+    sample = sample[:len(sample) - len(sample) % 2]
+    return len(sample) >= 8 and (not any(sample[1::2]) or not any(sample[0::2]))
