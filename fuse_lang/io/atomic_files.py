@@ -27,6 +27,11 @@ host, or in any process on another host sharing the folder, is never touched,
 and no age is guessed (a slow write of a large file is kept however long it
 takes).  A process id reused by a new process only delays the removal until
 that process ends.  Temporaries of other targets are left alone.
+
+Several files written as one (a run's sinks): inside `all_or_none` each file is
+completed as above but renamed over its target only when the block ends
+without an error; when it raises, every one is dropped and each target stays
+as it was.
 """
 from __future__ import annotations
 
