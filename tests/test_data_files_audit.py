@@ -260,3 +260,16 @@ def test_a_lone_surrogate_in_a_programs_constant_is_no_traceback_at_the_sink(tmp
                                                   "pair alone"):
         fuse_lang.compile('R("\ud800")\n"o.csv" = R(x)\n', base_dir=tmp_path).execute()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, text, program, said", [
+    ("r.csv", "a;b\nc;d\n", 'R(x, y) = "r.csv"\nR(x, y)?\n', "splits at semicolons into 2"),
+    ("r.tsv", "a b\nc d\n", 'R(x, y) = "r.tsv"\nR(x, y)?\n', "splits at spaces into 2"),
+    ("r.tsv", "a,b,c\n", 'R(x, y, z) = "r.tsv"\nR(x, y, z)?\n', "splits at commas into 3"),
+], ids=["semicolons", "spaces", "commas"])
+def test_another_separator_is_named_in_the_arity_mismatch(tmp_path, capsys, name, text,
+                                                          program, said):
+    (tmp_path / name).write_text(text)
+    checked, ran, out = agree(program, tmp_path, capsys)
+    assert (checked, ran) == (1, 1) and "arity-mismatch" in out
+    assert f"holds 1, and every cell of it {said}" in out

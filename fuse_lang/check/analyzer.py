@@ -346,13 +346,10 @@ class _Checker:
                 stored = _stored_arity(sym)
                 also = " (its virtual axis is iterated, not read from a file)" \
                     if stored != sym.arity else ""
-                empty = sym.boolean and info.columns and rank == stored + 1 \
-                    and set(info.columns[-1]) == {""}
                 self.diags.append(make(
                     "arity-mismatch", f"`{sym.name}` is written with {stored} "
                     f"{'axis' if stored == 1 else 'axes'}{also} but `{src.path.value}` holds "
-                    f"{rank}" + (", its last one empty on every line (a delimiter at each "
-                                 "line's end?)" if empty else ""), src.path.span))
+                    f"{rank}{_columns_hint(sym.boolean, info, stored)}", src.path.span))
                 continue
             source_info[sym.name] = info
         self._reads_at_arity(given)
@@ -381,3 +378,22 @@ def _stored(sym: TensorSymbol) -> list[int]:
 
 def _stored_arity(sym: TensorSymbol) -> int:
     return len(_stored(sym)) if sym.arity is not None else 0
+
+
+def _columns_hint(boolean: bool, info: SourceInfo, stored: int) -> str:
+    """Why a relation file holds another number of columns than the tensor, where its
+    cells tell: a last column empty on every line (a delimiter at each line's end),
+    or one column whose every cell splits at another separator into as many as the
+    tensor has (`a;b` in a `.csv` of semicolons)."""
+    columns = info.columns if boolean else None
+    if not columns:
+        return ""
+    if len(columns) == stored + 1 and set(columns[-1]) == {""}:
+        return ", its last one empty on every line (a delimiter at each line's end?)"
+    if len(columns) == 1 and stored > 1 and columns[0]:
+        for sep, said in ((";", "semicolons"), ("\t", "tabs"), (",", "commas"),
+                          (" ", "spaces")):
+            if all(type(v) is str and len(v.split(sep)) == stored for v in columns[0]):
+                return f", and every cell of it splits at {said} into {stored} (a file " \
+                       f"separated by {said}? a .csv separates by commas, a .tsv by tabs)"
+    return ""
