@@ -512,7 +512,10 @@ def test_limits_numbers_nesting_extents(tmp_path, capsys):
         return fuse(capsys, "check", str(path))[1]
 
     assert "error[number-too-long]" in check("Y = " + "1" * 1001 + "\n")
-    assert "no problems" in check("Y = " + "1" * 1000 + "\n")
+    said = check("Y = " + "1" * 1000 + "\n")  # within the length, past the largest float
+    assert "number-too-long" not in said and "1 file checked: 1 warning" in said
+    assert "warning[number-overflow]" in said and "read as infinity" in said
+    assert "no problems" in check("Y = " + "1" * 300 + "\n")
     assert "error[nesting-too-deep]" in check("Y = " + "(" * 201 + "1" + ")" * 201 + "\n")
     assert "no problems" in check("Y = " + "(" * 199 + "1" + ")" * 199 + "\n")
     assert "error[nesting-too-deep]" in check("Y = " + "tanh(" * 101 + "1" + ")" * 101 + "\n")

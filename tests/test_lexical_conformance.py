@@ -218,10 +218,10 @@ def test_a_param_with_a_source_is_refused(tmp_path):
 def test_two_sinks_to_one_file_are_refused(tmp_path):
     text = 'A[i] = const([1,2])\n"o.npy" = A[i]\n"./o.npy" = 2 A[i]'
     [(code, message)] = _codes(text, tmp_path)
-    assert (code, message) == ("unwritable-sink", "`./o.npy` is written by an earlier sink "
-                               "too: this write would replace that value; give each sink its "
-                               "own file")
-    with pytest.raises(fuse_lang.FuseError, match="unwritable-sink"):
+    assert (code, message) == ("sink-twice", "`./o.npy` is the file of an earlier sink too: "
+                               "this one would replace it, and the earlier value would be lost; "
+                               "give each sink a file of its own")
+    with pytest.raises(fuse_lang.FuseError, match="sink-twice"):
         fuse_lang.compile(text, base_dir=tmp_path)
     assert not (tmp_path / "o.npy").exists()
 

@@ -18,6 +18,7 @@ from ..front.let_blocks import Lowered, has_blocks, lower_blocks, plain_messages
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, ParseResult, parse_reusing
+from ..io.sink_paths import repeated_sinks
 from ..io.source_files import SourceInfo
 from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
@@ -183,6 +184,8 @@ class _Checker:
                           checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
+            diags += repeated_sinks(shifted(s, deltas[id(s)]) if id(s) in deltas else s
+                                    for s in statements if type(s) is ir.Sink)
             check_initialisers([shifted(s, deltas[id(s)]) if id(s) in deltas else s
                                 for s in statements if type(s) is ir.ParamDecl], diags)
             # what a run would refuse before computing (check agrees with run)
@@ -346,7 +349,7 @@ class _Checker:
                 self.diags.append(make(
                     "arity-mismatch", f"`{sym.name}` is written with {stored} "
                     f"{'axis' if stored == 1 else 'axes'}{also} but `{src.path.value}` holds "
-                    f"{rank}", src.path.span))
+                    f"{rank}{_columns_hint(sym.boolean, info, stored)}", src.path.span))
                 continue
             source_info[sym.name] = info
         self._reads_at_arity(given)
@@ -375,3 +378,22 @@ def _stored(sym: TensorSymbol) -> list[int]:
 
 def _stored_arity(sym: TensorSymbol) -> int:
     return len(_stored(sym)) if sym.arity is not None else 0
+
+
+def _columns_hint(boolean: bool, info: SourceInfo, stored: int) -> str:
+    """Why a relation file holds another number of columns than the tensor, where its
+    cells tell: a last column empty on every line (a delimiter at each line's end),
+    or one column whose every cell splits at another separator into as many as the
+    tensor has (`a;b` in a `.csv` of semicolons)."""
+    columns = info.columns if boolean else None
+    if not columns:
+        return ""
+    if len(columns) == stored + 1 and set(columns[-1]) == {""}:
+        return ", its last one empty on every line (a delimiter at each line's end?)"
+    if len(columns) == 1 and stored > 1 and columns[0]:
+        for sep, said in ((";", "semicolons"), ("\t", "tabs"), (",", "commas"),
+                          (" ", "spaces")):
+            if all(type(v) is str and len(v.split(sep)) == stored for v in columns[0]):
+                return f", and every cell of it splits at {said} into {stored} (a file " \
+                       f"separated by {said}? a .csv separates by commas, a .tsv by tabs)"
+    return ""

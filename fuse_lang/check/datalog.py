@@ -27,6 +27,7 @@ from ..front.builtins import BUILTINS, COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
+from ..io.relation_files import RELATION_SUFFIXES
 from .domains import Domains, Evidence
 from .symbols import TensorSymbol
 
@@ -113,9 +114,12 @@ def check_datalog(statements: tuple[ir.Statement, ...], tensors: dict[str, Tenso
 def close_empty_columns(domains: Domains, tensors: dict[str, TensorSymbol]) -> None:
     """A domain of relations' columns that nothing gives an extent (no constant,
     file or declaration reaches it) is empty: extent 0.  A domain that also holds
-    an axis of a numeric tensor keeps its unknown extent (a warning elsewhere)."""
-    columns = [(("axis", name, pos), sym) for name, sym in tensors.items() if sym.boolean
-               for pos in range(sym.arity or 0)]
+    an axis of a numeric tensor keeps its unknown extent (a warning elsewhere),
+    unless a relation file's column is in it: the file's values are the domain's,
+    and an empty file (or a `.txt` of no tokens) holds none."""
+    read = {name for name, sym in tensors.items() if _reads_relation_file(sym)}
+    columns = [(("axis", name, pos), sym) for name, sym in tensors.items()
+               if sym.boolean or name in read for pos in range(sym.arity or 0)]
     if not columns:
         return
     empty: dict = {}  # root -> its first column's key and tensor
@@ -124,12 +128,25 @@ def close_empty_columns(domains: Domains, tensors: dict[str, TensorSymbol]) -> N
             empty[root] = (key, sym)
     if not empty:
         return
+    filled = set(domains.roots_of([("axis", name, pos) for name in read
+                                   for pos in range(tensors[name].arity or 0)]))
     for root in domains.roots_of([("axis", name, pos) for name, sym in tensors.items()
                                   if not sym.boolean for pos in range(sym.arity or 0)]):
-        empty.pop(root, None)  # (a numeric axis in it: not a relation's column alone)
+        if root not in filled:  # (a numeric axis in it: not a relation's column alone)
+            empty.pop(root, None)
     for key, sym in empty.values():
         domains.set_extent(key, Evidence(0, sym.first_name_span,
                                          "no constant reaches this column"))
+
+
+def _reads_relation_file(sym: TensorSymbol) -> bool:
+    """Whether a tensor's source is a file of values: a relation file on a Boolean
+    tensor, or a `.txt` of tokens (on a numeric tensor too; not token ids)."""
+    src = sym.source
+    if src is None:
+        return False
+    path = src.path.value.lower()
+    return path.endswith(".txt") or sym.boolean and path.endswith(RELATION_SUFFIXES)
 
 
 # ----------------------------------------------------------------- safety

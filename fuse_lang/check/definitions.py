@@ -3,8 +3,6 @@ kind, brackets, arity, operators) and the declared axes, with the diagnostics
 that a definition alone shows (kind, arity, operator and axis clashes, facts)."""
 from __future__ import annotations
 
-import posixpath
-
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Related, make
 from ..front.relocation import moved_span
@@ -38,11 +36,9 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     `deltas`: how far each reused equation moved (front/relocation.py)."""
     axis_decls: dict[str, ir.AxisDecl] = {}
     deltas = deltas or {}
-    sinks: dict[str, ir.Sink] = {}  # each sink's file, by its normalised path
     for k, stmt in enumerate(statements):
         if type(stmt) is ir.Sink:
-            _check_sink_target(stmt, sinks, diags)
-            continue
+            continue  # (two sinks of one file: io.sink_paths.repeated_sinks)
         if isinstance(stmt, ir.AxisDecl):
             _check_axis_name(stmt, diags)
             prior = axis_decls.get(stmt.name)
@@ -79,20 +75,6 @@ def _check_axis_name(decl: ir.AxisDecl, diags: list[Diagnostic]) -> None:
         f"is a symbol constant, not a variable, so `axis {decl.name}` would size nothing; an "
         f"index variable starts with a lowercase letter or `_` (`axis "
         f"{decl.name[:1].lower()}{decl.name[1:]} = ...`)", decl.name_span))
-
-
-def _check_sink_target(stmt: ir.Sink, sinks: dict[str, ir.Sink],
-                       diags: list[Diagnostic]) -> None:
-    """Two sinks to one file: the later write would replace the earlier one's
-    value without a word."""
-    key = posixpath.normpath(stmt.path.value.replace("\\", "/")) if stmt.path.value else ""
-    earlier = sinks.setdefault(key, stmt)
-    if earlier is stmt or not key:
-        return
-    diags.append(make(
-        "unwritable-sink", f"`{stmt.path.value}` is written by an earlier sink too: this "
-        f"write would replace that value; give each sink its own file",
-        stmt.path.span, related=(Related(earlier.path.span, "the earlier sink"),)))
 
 
 def _second_source(sym: TensorSymbol, stmt: ir.Source, diags: list[Diagnostic]) -> None:

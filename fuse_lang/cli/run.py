@@ -11,6 +11,7 @@ from typing import Any, Iterator, Sequence
 
 from ..check import INPUT_KINDS, Analysis
 from ..check.cone import NOT_NEEDED
+from ..front import ir
 from ..speed.fastinit import frozen_dataclass
 from .options import ConfigFlags, UsageError, config_of, shard_options
 from .pictures import check_plot_folder, check_slice_along, write_pictures_of
@@ -225,6 +226,13 @@ def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -
     if what:
         fail(f"fuse: --out {out} would replace {what}, which the run read; nothing was "
              f"written: give --out another file or folder", EXIT_USAGE)
+    base = Path(options.path).parent
+    sinks = {base / stmt.path.value: "" for stmt in analysis.program.statements
+             if type(stmt) is ir.Sink}
+    if overwritten(targets, sinks) is not None:  # (the sink's file, written: kept)
+        fail(f"fuse: --out {out} would replace the file of one of the program's sinks, "
+             f"which the run wrote; --out was not written: give it another file or folder",
+             EXIT_USAGE)
 
 
 def _check_out(out: str) -> None:

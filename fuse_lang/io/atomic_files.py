@@ -27,12 +27,18 @@ host, or in any process on another host sharing the folder, is never touched,
 and no age is guessed (a slow write of a large file is kept however long it
 takes).  A process id reused by a new process only delays the removal until
 that process ends.  Temporaries of other targets are left alone.
+
+Several files written as one (a run's sinks): inside `all_or_none` each file is
+completed as above but renamed over its target only when the block ends
+without an error; when it raises, every one is dropped and each target stays
+as it was.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import stat
+import threading
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -68,12 +74,50 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
             os.fsync(out.fileno())
             if named is None:  # give the finished file a name, then the target's
                 named = _link_temporary(path, out.fileno())
+        pending = getattr(_DEFERRED, "renames", None)
+        if pending is not None:  # inside all_or_none: renamed when every file is done
+            pending.append((named, path))
+            return
         os.replace(named, path)
     except BaseException:
         if named is not None:
             with contextlib.suppress(OSError):
                 os.unlink(named)
         raise
+
+
+_DEFERRED = threading.local()  # the renames an all_or_none block holds back
+
+
+@contextlib.contextmanager
+def all_or_none() -> Iterator[None]:
+    """Every file `atomic_writer` completes inside the block is renamed over its
+    target only when the block ends without an error, one after another; when
+    it raises, each is dropped and every target stays as it was (a run's sinks:
+    written all, or none when one of them fails)."""
+    outer = getattr(_DEFERRED, "renames", None)
+    if outer is not None:  # (nested: the outermost block renames)
+        yield
+        return
+    pending: list[tuple[Path, Path]] = []
+    _DEFERRED.renames = pending
+    try:
+        yield
+    except BaseException:
+        _DEFERRED.renames = None
+        for named, _ in pending:
+            with contextlib.suppress(OSError):
+                os.unlink(named)
+        raise
+    _DEFERRED.renames = None
+    for k, (named, path) in enumerate(pending):
+        try:
+            os.replace(named, path)
+        except BaseException:
+            for left, _ in pending[k:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
+            raise
 
 
 def make_folder(folder: Path) -> None:

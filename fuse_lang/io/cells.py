@@ -49,6 +49,9 @@ def cell_value(text: str, quoted: bool = False) -> Value:
     return text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair, alone
+
+
 def json_value(item: object) -> Value:
     """The value of one cell of a .json/.jsonl relation (SourceError-free: the
     caller says where); ValueError for what no cell can be (a list, an object,
@@ -64,6 +67,9 @@ def json_value(item: object) -> Value:
             return item
         raise ValueError(f"the number {item} is not finite")
     if isinstance(item, str):
+        if not item.isascii() and (half := _SURROGATE.search(item)) is not None:
+            raise ValueError(f"a string holds a lone surrogate (\\u{ord(half.group()):04x}), "
+                             f"which is no character: no UTF-8 text can hold it")
         return item
     what = {list: "a list", dict: "an object", type(None): "null"}.get(type(item), repr(item))
     raise ValueError(f"a cell holds {what}, not a value")

@@ -22,7 +22,7 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, make
 from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
-from .numpy_headers import read_npy_header
+from .numpy_headers import npz_errors, npz_problem, read_npy_header
 from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry, tensor_keys
 from .source_files import SourceError, open_regular, read_bounded
 from .sources import SAFETENSORS, split_member
@@ -343,8 +343,8 @@ def _npz_header(path: Path, key: str, where: str, tensor: str):
                                     f"{key!r} (arrays: {', '.join(names) or 'none'})", tensor)
             with archive.open(f"{key}.npy") as fp:
                 return read_npy_header(fp, archive.getinfo(f"{key}.npy").file_size)
-    except zipfile.BadZipFile:
-        raise SourceError("not a .npz archive") from None
+    except npz_errors() as err:
+        raise SourceError(npz_problem(err)) from None
 
 
 # ------------------------------------------------------------------ against the program

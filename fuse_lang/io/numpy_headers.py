@@ -148,6 +148,31 @@ def _dtype_words(descr: object) -> str:
     return f"{_KIND_WORDS.get(kind, 'values that are not numbers')} (dtype {descr!r:.40}){only}"
 
 
+def npz_errors() -> tuple[type[BaseException], ...]:
+    """What reading an `.npz` archive raises when it is not one or is damaged: a bad
+    zip, a member whose compressed data does not inflate (zlib, lzma), one cut
+    short, or a compression Python does not read."""
+    import zipfile
+    import zlib
+
+    errors: tuple[type[BaseException], ...] = (zipfile.BadZipFile, zlib.error, EOFError,
+                                               NotImplementedError)
+    try:
+        import lzma
+    except ImportError:  # a Python built without it
+        return errors
+    return (*errors, lzma.LZMAError)
+
+
+def npz_problem(err: BaseException) -> str:
+    """Why an `.npz` archive cannot be read, in words (err: one of npz_errors())."""
+    if str(err) == "File is not a zip file":
+        return "not a .npz archive"
+    if isinstance(err, NotImplementedError):
+        return f"its compression is not one Python reads ({err})"
+    return f"the .npz archive is damaged ({err or type(err).__name__})"
+
+
 def read_npz_member_header(path: Path, tensor: str) -> NpyHeader:
     """The header of the array `tensor` of a `.npz` archive of plain arrays (its
     only array when it holds one)."""
@@ -166,8 +191,8 @@ def read_npz_member_header(path: Path, tensor: str) -> NpyHeader:
                 raise SourceError(f"holds no array named {tensor} (arrays: {listed})")
             with zf.open(member) as fp:
                 return read_npy_header(fp, zf.getinfo(member).file_size)
-    except zipfile.BadZipFile:
-        raise SourceError("not a .npz archive") from None
+    except npz_errors() as err:
+        raise SourceError(npz_problem(err)) from None
 
 
 # ------------------------------------------------- scipy.sparse archives
@@ -205,8 +230,8 @@ def read_sparse_npz_header(path: Path) -> SparseNpzHeader | None:
             if not is_sparse_archive(archive.namelist()):
                 return None
             return sparse_archive_header(archive)
-    except zipfile.BadZipFile:
-        raise SourceError("not a .npz archive") from None
+    except npz_errors() as err:
+        raise SourceError(npz_problem(err)) from None
 
 
 def sparse_archive_header(archive) -> SparseNpzHeader:  # a zipfile.ZipFile

@@ -132,11 +132,26 @@ def _line_values(line: str, sep: str, quoted: bool, number: int) -> list:
     if line.strip(_BLANKS) == NULLARY:
         return []
     if not quoted:
-        return [cell_value(field) for field in line.split(sep)]
-    try:
-        return [cell_value(field, was_quoted) for field, was_quoted in split_quoted(line, sep)]
-    except ValueError as err:
-        raise SourceError(f"line {number}: {err}") from None
+        fields = [(field, False) for field in line.split(sep)]
+    else:
+        try:
+            fields = split_quoted(line, sep)
+        except ValueError as err:
+            raise SourceError(f"line {number}: {err}") from None
+    if "\r" in line and any("\r" in field for field, was_quoted in fields if not was_quoted):
+        raise SourceError(_LONE_CR.format(number=number))
+    if line.startswith("\ufeff"):  # (the file's own was taken off: io.source_files)
+        raise SourceError(f"line {number} starts with a byte-order mark (U+FEFF), which "
+                          f"would be read as a character of its first value: files joined "
+                          f"together (cat a.csv b.csv)? remove it")
+    return [cell_value(field, was_quoted) for field, was_quoted in fields]
+
+
+# A carriage return that ends no line (old Mac line ends, `\r` alone) would be read
+# as a character of a value, every line one tuple: refused (a quoted field keeps one)
+_LONE_CR = ("line {number} holds a carriage return (\\r) that is not followed by a line "
+            "feed: lines end in \\n or \\r\\n (a file saved with old Mac line ends? "
+            "convert them to \\n)")
 
 
 def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
@@ -239,12 +254,28 @@ def parse_json(text: str, where: str = "") -> object:
     """JSON text as Python data; SourceError (`where`: "line 3 ") when it is not JSON
     or nests too deeply to read."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise SourceError(f"{where}is not JSON ({err.msg})" if where else
                           f"not JSON ({err})") from None
     except RecursionError:
         raise SourceError(f"{where or 'the JSON '}nests too deeply to read") from None
+    except _DuplicateKey as err:  # JSON keeps the last silently: the first's data lost
+        raise SourceError(f"{where or 'the JSON '}names {err.args[0]!r} twice in one "
+                          f"object; which one is meant?") from None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def json_entry(data: object, tensor: str | None) -> object:

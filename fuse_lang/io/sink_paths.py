@@ -5,10 +5,12 @@ refuse the same sinks.  Where a sink may write (inside the program's folder, a
 folder that exists) depends on the run and is the run's to say."""
 from __future__ import annotations
 
+import os
 from pathlib import PurePath
+from typing import Iterable
 
 from ..front import ir
-from ..front.diagnostics import Diagnostic, make
+from ..front.diagnostics import Diagnostic, Related, make
 from .source_files import path_problem
 
 SINK_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".facts", ".json", ".jsonl", ".txt")
@@ -33,3 +35,20 @@ def sink_diagnostic(stmt: ir.Sink) -> Diagnostic | None:
     shown = target.replace("\0", "\\0").encode("utf-8", "backslashreplace").decode("utf-8")
     return make("unwritable-sink", f"the sink `{shown}` cannot be written: {problem}",
                 stmt.path.span)
+
+
+def repeated_sinks(sinks: Iterable[ir.Sink]) -> list[Diagnostic]:
+    """`sink-twice` for each sink whose file an earlier sink writes too (`o.csv`,
+    `./o.csv`): the later one would replace it, and the earlier one's value would
+    be lost without a word."""
+    first: dict[str, ir.Sink] = {}
+    found = []
+    for stmt in sinks:
+        earlier = first.setdefault(os.path.normpath(stmt.path.value), stmt)
+        if earlier is not stmt:
+            found.append(make(
+                "sink-twice", f"`{stmt.path.value}` is the file of an earlier sink too: this one "
+                f"would replace it, and the earlier value would be lost; give each sink a "
+                f"file of its own", stmt.path.span,
+                related=(Related(earlier.path.span, "the earlier sink of this file"),)))
+    return found

@@ -245,7 +245,8 @@ def cell_text(value: Any, delimiter: str = "\t", alone: bool = False) -> str:
     """A value as a cell of a `.tsv`/`.csv` sink that a relation source reads back
     as the same value (LANGUAGE.md §14): a number as written, a string as is, or
     quoted (`"1"`, `"a\tb"`, `""`) when it would read as a number, is empty, or
-    holds the delimiter, a quote, a line break or blanks at its ends; `alone`
+    holds the delimiter, a quote, a line break or blanks at its ends, or starts
+    with a byte-order mark (a reader takes one off a file's start); `alone`
     (the only cell of its line): also `()`, which on a line of its own is the
     tuple of a true nullary relation (Soufflé's)."""
     if isinstance(value, np.generic):
@@ -263,7 +264,10 @@ def _plain(value: str, delimiter: str, alone: bool) -> bool:
     """Whether a string reads back as itself from a cell unquoted (`cell_text`)."""
     return bool(value) and not _NUMBER.match(value) and value.strip(" \t") == value \
         and not any(ch in value for ch in (delimiter, '"', "\n", "\r")) \
-        and not (alone and value == "()")
+        and not (alone and value == "()") and not value.startswith(_BOM)
+
+
+_BOM = "\ufeff"  # a value that starts with one: quoted, as a reader takes it off a file
 
 
 def cells_text(values: Sequence[Any], delimiter: str = "\t", alone: bool = False
@@ -277,7 +281,7 @@ def cells_text(values: Sequence[Any], delimiter: str = "\t", alone: bool = False
         special = re.compile("[\"\n\r" + re.escape(delimiter) + "]")
         return [v if v and v.strip(" \t") == v and not special.search(v)
                 and not _NUMBER.match(v) and not (alone and v == "()")
-                else cell_text(v, delimiter, alone) for v in values]
+                and not v.startswith(_BOM) else cell_text(v, delimiter, alone) for v in values]
     return [cell_text(v, delimiter, alone) for v in values]
 
 

@@ -18,6 +18,8 @@ import numpy as np
 from .numpy_headers import (
     SPARSE_NPZ_FORMATS,
     is_sparse_archive,
+    npz_errors,
+    npz_problem,
     read_npy_header,
     sparse_archive_header,
 )
@@ -120,8 +122,8 @@ def load_npz_member(path: Path, tensor: str) -> np.ndarray:
             member = f"{tensor if tensor in names else names[0]}.npy"
             with archive.open(member) as fp:
                 return _npy_array(fp, archive.getinfo(member).file_size)
-    except zipfile.BadZipFile:
-        raise SourceError("not a .npz archive") from None
+    except npz_errors() as err:
+        raise SourceError(npz_problem(err)) from None
 
 
 def load_sparse_npz(path: Path, dtype: Any = None) -> Any:
@@ -141,8 +143,8 @@ def load_sparse_npz(path: Path, dtype: Any = None) -> Any:
             for member in ("data", *SPARSE_NPZ_FORMATS[header.format]):
                 with archive.open(f"{member}.npy") as fp:
                     arrays[member] = _npy_array(fp, archive.getinfo(f"{member}.npy").file_size)
-    except zipfile.BadZipFile:
-        raise FileProblem(f"{path.name} cannot be read: not a .npz archive") from None
+    except npz_errors() as err:
+        raise FileProblem(f"{path.name} cannot be read: {npz_problem(err)}") from None
     except (OSError, ValueError, SourceError) as err:
         raise FileProblem(f"{path.name} cannot be read: {_reason(err)}") from None
     problem = _sparse_positions_problem(header.format, header.shape, arrays)

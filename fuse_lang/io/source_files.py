@@ -108,10 +108,27 @@ def read_text(path: Path) -> str:
     the first byte that is not), without a leading byte-order mark: UTF-8 with or
     without one reads alike, for every text source (docs/language.md, "Files")."""
     data = read_bounded(path)
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise SourceError("UTF-16 text (it starts with a UTF-16 byte-order mark), not UTF-8: "
+                          "save it as UTF-8")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise SourceError(f"not UTF-8 text (byte {data[err.start]:#04x} on line {line})"
                           ) from None
+    if b"\0" in data[:2] and _utf16_without_mark(data[:_UTF16_SAMPLE]):
+        raise SourceError("UTF-16 text without a byte-order mark (a NUL byte every other "
+                          "byte), not UTF-8: save it as UTF-8")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+_UTF16_SAMPLE = 1024  # the bytes looked at for UTF-16's pattern
+
+
+def _utf16_without_mark(sample: bytes) -> bool:
+    """Whether bytes look like UTF-16 text of ASCII characters (which decodes as
+    UTF-8 whole, a NUL beside each character): every other byte a NUL.  A value
+    may hold a NUL (JSON's \\u0000, written back by a sink); a text is never half NULs."""
+    sample = sample[:len(sample) - len(sample) % 2]
+    return len(sample) >= 8 and (not any(sample[1::2]) or not any(sample[0::2]))

@@ -132,6 +132,9 @@ def _matrix_shape(rows: Iterable[list[str]], first: int = 1) -> tuple[int, ...]:
                 float(cell)
             except ValueError:
                 hint = " (a header row? `source(\"…\", header=1)` skips it)" if k == 1 else ""
+                if cell.strip().startswith('"'):
+                    hint = (": a table of numbers has no quoting (a cell in quotes, or a quoted "
+                            "field's comma, is no number); write its numbers unquoted")
                 raise SourceError(f"row {k} holds {cell.strip()!r}, not a number{hint}"
                                   ) from None
     if width < 0:

@@ -23,6 +23,7 @@ import numpy as np
 from ..check import INPUT_KINDS
 from ..front import ir
 from ..front.let_blocks import user_name
+from ..io.atomic_files import all_or_none
 from ..io.source_files import FileProblem
 from . import outputs
 from .backends.base import Backend
@@ -163,17 +164,18 @@ class Execution:
             result.trace = self.tracer.to_data()
         if self.sampler is not None:
             result.estimates = self.sampler.estimates
-        for k in self.plan.answers:
-            stmt = self.statements[k]
-            if self.floats is not None:
-                self.floats.computing = k
-            if isinstance(stmt, ir.Query):
-                result.queries.append(outputs.answer(self.analysis, self.backend, self.infos[k],
-                                                     self.values, stmt))
-            elif self.write_sinks:
-                result.sinks.append(outputs.write(
-                    self.analysis, self.backend, self.infos[k], self.values, stmt,
-                    self.settings.base_dir, self.settings.allow_outside_sinks))
+        with all_or_none():  # a sink that fails leaves every sink file as it was
+            for k in self.plan.answers:
+                stmt = self.statements[k]
+                if self.floats is not None:
+                    self.floats.computing = k
+                if isinstance(stmt, ir.Query):
+                    result.queries.append(outputs.answer(self.analysis, self.backend,
+                                                         self.infos[k], self.values, stmt))
+                elif self.write_sinks:
+                    result.sinks.append(outputs.write(
+                        self.analysis, self.backend, self.infos[k], self.values, stmt,
+                        self.settings.base_dir, self.settings.allow_outside_sinks))
         if self.tracer is not None:  # (the trace as data was taken before: add the last)
             self.tracer.phase("write", time.perf_counter() - started)
             result.trace["phases"] = self.tracer.phase_list()

@@ -313,6 +313,10 @@ def write(analysis: Analysis, backend: Backend, info: StatementInfo, values: Map
         write_sink(target, name, data, boolean, symbols, dense_limit=default_limit())
     except FileProblem as err:
         raise FuseError(f"{_where(analysis, stmt)}: {err}") from None
+    except UnicodeEncodeError as err:  # a lone surrogate, from a program given as a str
+        bad = err.object[err.start:err.end].encode("utf-8", "backslashreplace").decode()
+        raise FuseError(f"{_where(analysis, stmt)} cannot be written: a value holds {bad}, "
+                        f"half of a UTF-16 pair alone, which UTF-8 cannot write") from None
     except OSError as err:
         where = f" ({err.filename})" if getattr(err, "filename", None) else ""
         raise FuseError(f"{_where(analysis, stmt)} cannot be written: "
