@@ -323,6 +323,16 @@ def test_equal_to_a_symbol_binds_a_head_variable_as_in_souffle():
     assert errors(PEOPLE + "K(x) = Person(x) (w == Ann)") == ["unsafe-comparison"]
 
 
+def test_a_column_computed_from_a_tensor_is_refused_not_left_empty():
+    # a tensor's value is known only at run time: `x == Zed` answered nothing silently
+    text = "Q(1)\nQ(2)\nZed = 3\nT(x) = Q(y) (x == Zed)\nU(x) = Q(y) (x == y + Zed)\n"
+    said = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "unsafe-comparison"]
+    assert [d.span.start for d in said] == [text.index("(x == Zed)") + 1,
+                                            text.index("(x == y + Zed)") + 1]
+    assert said[0].message.startswith("`x == ...` would give `x` a value computed from the "
+                                      "tensor `Zed`, known only when the program runs")
+
+
 def test_a_tensor_named_like_a_symbol_keeps_meaning_the_tensor():
     text = "V(1)\nV(2)\nTwo = 2\nBig(n) = V(n) (n >= Two)\nBig(n)?\n"
     assert errors(text) == [] and answers(text) == [{(2,)}]

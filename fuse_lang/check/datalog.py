@@ -214,6 +214,7 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
     in x's column."""
     comparisons = _comparisons(term)
     bound = set(positive)
+    from_tensors: dict[str, str] = {}  # `x == Zed` (a tensor): x -> Zed
     for _ in range(len(comparisons)):  # an assignment may use another one's variable
         for call in comparisons:
             if call.name != "==" or len(call.args) != 2:
@@ -223,19 +224,32 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
                         and target.name in variables and target.name not in bound \
                         and target.name not in unbindable \
                         and all(v.name in bound for v in _bare_vars(other, variables)):
-                    bound.add(target.name)
+                    read = next((n.name for n in ir.walk(other) if type(n) is ir.Ref
+                                 and n.name in tensors), None)
+                    if read is None:
+                        bound.add(target.name)
+                    else:  # a tensor's value is known only when the program runs
+                        from_tensors.setdefault(target.name, read)
     reported: set[str] = set()
     for call in comparisons:
         for arg in call.args:
             for var in _bare_vars(arg, variables):
                 if var.name not in bound and var.name not in reported:
                     reported.add(var.name)
-                    diags.append(make(
-                        "unsafe-comparison", f"`{var.name}` in the comparison `{call.name}` is "
-                        f"bound by no positive atom of the rule: a comparison only filters "
-                        f"tuples (or, as `{var.name} == expr`, computes a value from bound "
-                        f"variables)", var.span))
+                    diags.append(make("unsafe-comparison", _unbound_words(
+                        var.name, call.name, from_tensors.get(var.name)), var.span))
     return bound - positive, reported
+
+
+def _unbound_words(name: str, op: str, tensor: str | None) -> str:
+    if tensor is not None:
+        return (f"`{name} == ...` would give `{name}` a value computed from the tensor "
+                f"`{tensor}`, known only when the program runs: a rule's `{name} == expr` "
+                f"computes a column from the rule's variables and numbers, whose values are "
+                f"fixed before the run (write the number, or join a relation that holds it)")
+    return (f"`{name}` in the comparison `{op}` is bound by no positive atom of the rule: a "
+            f"comparison only filters tuples (or, as `{name} == expr`, computes a value from "
+            f"bound variables)")
 
 
 def _safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> list[Diagnostic]:
