@@ -273,3 +273,20 @@ def test_another_separator_is_named_in_the_arity_mismatch(tmp_path, capsys, name
     checked, ran, out = agree(program, tmp_path, capsys)
     assert (checked, ran) == (1, 1) and "arity-mismatch" in out
     assert f"holds 1, and every cell of it {said}" in out
+
+
+def test_a_sink_over_the_programs_own_source_is_a_warning(tmp_path, capsys):
+    # the run replaced the data it had read, silently (a second run read the doubled values)
+    np.save(tmp_path / "x.npy", np.arange(3.0))
+    (tmp_path / "link.npy").symlink_to(tmp_path / "x.npy")
+    for sink in ("x.npy", "./link.npy"):
+        path = tmp_path / "p.fuse"
+        path.write_text(f'X[i] = "x.npy"\n"{sink}" = 2 X[i]\n', encoding="utf-8")
+        assert cli_main(["check", str(path)]) == 0
+        said = capsys.readouterr().out
+        assert f"p.fuse:2:1: warning[sink-over-source]: this sink writes `{sink}`, the file " \
+               f"`X` is read from" in said
+        assert "p.fuse:1:8: note: `X` read from it" in said
+    path.write_text('X[i] = "x.npy"\n"y.npy" = 2 X[i]\n', encoding="utf-8")
+    assert cli_main(["check", str(path)]) == 0
+    assert "sink-over-source" not in capsys.readouterr().out

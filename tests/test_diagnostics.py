@@ -221,6 +221,8 @@ CASES = [
     ("unwritable-sink", 'Y[i] = const([1, 2])\n"out.xlsx" = Y[i]', E, (1, 0),
      ["`out.xlsx` cannot be written", "a sink writes .npy"]),
     ("unwritable-sink", 'Y[i] = const([1, 2])\n"results" = Y[i]', E, (1, 0), ["results:"]),
+    ("sink-over-source", 'X[i] = "x.npy"\n"./x.npy" = 2 X[i]', W, (1, 0),
+     ["this sink writes `./x.npy`, the file `X` is read from", "a second run reads"]),
     ("sink-twice", 'R(A)\nS(B)\n"o.csv" = R(x)\n"./o.csv" = S(x)', E, (3, 0),
      ["`./o.csv` is the file of an earlier sink too", "would be lost"]),
     ("recursion", "Edge(A,B)\nPath(x,y) = Edge(x,y)\nPath(x,z) = Path(x,y) Edge(y,z)", I, (1, 0),

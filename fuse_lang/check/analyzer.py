@@ -18,7 +18,7 @@ from ..front.let_blocks import Lowered, has_blocks, lower_blocks, plain_messages
 from ..front.relocation import Relocation
 from ..front.span import LineIndex, Span, shifted
 from ..front.syntax import ParseCache, ParseResult, parse_reusing
-from ..io.sink_paths import repeated_sinks
+from ..io.sink_paths import repeated_sinks, sinks_over_sources
 from ..io.source_files import SourceInfo
 from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
@@ -184,8 +184,13 @@ class _Checker:
                           checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
-            diags += repeated_sinks(shifted(s, deltas[id(s)]) if id(s) in deltas else s
-                                    for s in statements if type(s) is ir.Sink)
+            sinks = [shifted(s, deltas[id(s)]) if id(s) in deltas else s
+                     for s in statements if type(s) is ir.Sink]
+            diags += repeated_sinks(sinks)
+            if sinks:
+                diags += sinks_over_sources(sinks, [
+                    (name, sym.source.path) for name, sym in self.tensors.items()
+                    if sym.source is not None and "::" not in name], self.base_dir)
             check_initialisers([shifted(s, deltas[id(s)]) if id(s) in deltas else s
                                 for s in statements if type(s) is ir.ParamDecl], diags)
             # what a run would refuse before computing (check agrees with run)

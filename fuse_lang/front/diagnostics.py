@@ -82,6 +82,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "missing-source": (Severity.ERROR, "a source file that does not exist"),
     "unreadable-source": (Severity.ERROR, "a source file that cannot be read"),
     "unwritable-sink": (Severity.ERROR, "a sink that no run can write: a suffix no sink writes"),
+    "sink-over-source": (Severity.WARNING, "a sink that writes a file the program reads as a source"),
     "sink-twice": (Severity.ERROR, "two sinks that write one file: the first's value would be lost"),
     "recursion": (Severity.INFORMATION, "tensors that depend on themselves"),
     "unsafe-negation": (Severity.ERROR, "a variable of a negated atom that no positive atom binds"),

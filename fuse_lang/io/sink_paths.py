@@ -52,3 +52,34 @@ def repeated_sinks(sinks: Iterable[ir.Sink]) -> list[Diagnostic]:
                 f"file of its own", stmt.path.span,
                 related=(Related(earlier.path.span, "the earlier sink of this file"),)))
     return found
+
+
+def sinks_over_sources(sinks: Iterable[ir.Sink], sources: Iterable[tuple[str, ir.String]],
+                       base_dir: str | os.PathLike) -> list[Diagnostic]:
+    """`sink-over-source` for each sink that writes a file the program reads as a
+    tensor's source (`sources`: (tensor, its path), paths from `base_dir`; the same
+    file by another spelling or through a link too): the run replaces the data
+    it read, so the file's own values are gone and a second run reads these."""
+    read: dict[str, tuple[str, ir.String]] = {}
+    for name, path in sources:
+        read.setdefault(_real(base_dir, path.value), (name, path))
+    found = []
+    for stmt in sinks:
+        hit = read.get(_real(base_dir, stmt.path.value)) if read else None
+        if hit is not None:
+            name, path = hit
+            found.append(make(
+                "sink-over-source", f"this sink writes `{stmt.path.value}`, the file `{name}` "
+                f"is read from: the run replaces the data it read (a second run reads the "
+                f"values written, not the file's own); write another file", stmt.path.span,
+                related=(Related(path.span, f"`{name}` read from it"),)))
+    return found
+
+
+def _real(base_dir: str | os.PathLike, path: str) -> str:
+    """A path's file, links followed (as far as the file system allows)."""
+    try:
+        return os.path.realpath(os.path.join(base_dir, path))
+    except (OSError, ValueError):  # (a NUL byte: said as unwritable-sink)
+        return path
+
