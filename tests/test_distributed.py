@@ -46,10 +46,8 @@ CLOSURE = textwrap.dedent("""\
 MLP = textwrap.dedent("""\
     X[n,j] = "mlp_x.npy"
     T[n] = "mlp_t.npy"
-    param W1[h,j]
-    W1[h,j] = "mlp_w1.npy"
-    param W2[h]
-    W2[h] = "mlp_w2.npy"
+    axis h = 8
+    param W1[h,j] = normal(0.5), W2[h] = normal(0.5)
     H[n,h] = tanh(W1[h,j] X[n,j])
     Y[n] = W2[h] H[n,h]
     L avg= (Y[n] - T[n])^2
@@ -182,8 +180,6 @@ def make_folder(folder: Path) -> Path:
     # an MLP whose training step is sharded along its examples n
     np.save(folder / "mlp_x.npy", rng.standard_normal((16, 4)))
     np.save(folder / "mlp_t.npy", rng.standard_normal(16))
-    np.save(folder / "mlp_w1.npy", rng.standard_normal((8, 4)) * 0.5)
-    np.save(folder / "mlp_w2.npy", rng.standard_normal(8) * 0.5)
     (folder / "mlp.fuse").write_text(MLP)
     (folder / "edges.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in EDGES))
     (folder / "closure.fuse").write_text(CLOSURE)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import TOLERANCE
+from test_distributed import MLP  # (the MLP its three-Adam-steps test trains)
 
 import fuse_lang
 from fuse_lang.cli import main
@@ -268,18 +269,6 @@ S = A[i,j] A[i,j]
 export C, M, N, S
 """
 
-MLP = """\
-X[n,j] = "mlp_x.npy"
-T[n] = "mlp_t.npy"
-param W1[h,j]
-W1[h,j] = "mlp_w1.npy"
-param W2[h]
-W2[h] = "mlp_w2.npy"
-H[n,h] = tanh(W1[h,j] X[n,j])
-Y[n] = W2[h] H[n,h]
-L avg= (Y[n] - T[n])^2
-train L
-"""
 
 UNEVEN = """\
 F[x] = "f.npy"
@@ -302,8 +291,6 @@ def child(tmp_path_factory) -> dict:
     np.save(folder / "b.npy", rng.integers(-9, 9, 4))
     np.save(folder / "mlp_x.npy", rng.standard_normal((16, 4)))
     np.save(folder / "mlp_t.npy", rng.standard_normal(16))
-    np.save(folder / "mlp_w1.npy", rng.standard_normal((8, 4)) * 0.5)
-    np.save(folder / "mlp_w2.npy", rng.standard_normal(8) * 0.5)
     np.save(folder / "f.npy", np.arange(12.0))  # 12 rows split 4 ways; pooled, 6 are not
     for name, text in (("relational", RELATIONAL), ("numbers", NUMBERS), ("mlp", MLP),
                        ("uneven", UNEVEN)):

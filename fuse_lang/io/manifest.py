@@ -24,7 +24,7 @@ from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
 from .numpy_headers import npz_errors, npz_problem, read_npy_header
 from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry, tensor_keys
-from .source_files import SourceError, open_regular, read_bounded
+from .source_files import DuplicateKey, SourceError, json_unique_keys, open_regular, read_bounded
 from .sources import SAFETENSORS, split_member
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -124,7 +124,7 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
         raise ManifestError("weights-missing-file", f"the weights manifest {where} does not exist")
     try:
         text = read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8")
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = json_unique_keys(text)
     except (OSError, SourceError, UnicodeDecodeError) as err:
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} cannot be "
                             f"read: {getattr(err, 'strerror', None) or err}") from None
@@ -135,19 +135,6 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} names "
                             f"{err.args[0]!r} twice in one object") from None
     return _manifest(data, where, path.parent)
-
-
-class DuplicateKey(ValueError):
-    """A key twice in one JSON object of a manifest."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(key)
-        out[key] = value
-    return out
 
 
 def checkpoint_manifest(path: Path) -> Manifest:

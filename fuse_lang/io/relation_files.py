@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .cells import cell_value, ends_quoted, json_value, split_quoted
-from .source_files import SourceError, read_text
+from .source_files import DuplicateKey, SourceError, json_unique_keys, read_text
 
 RELATION_SUFFIXES = (".csv", ".tsv", ".facts", ".json", ".jsonl")
 _SEPARATORS = {".csv": ",", ".tsv": "\t", ".facts": "\t"}
@@ -254,28 +254,15 @@ def parse_json(text: str, where: str = "") -> object:
     """JSON text as Python data; SourceError (`where`: "line 3 ") when it is not JSON
     or nests too deeply to read."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json_unique_keys(text)
     except json.JSONDecodeError as err:
         raise SourceError(f"{where}is not JSON ({err.msg})" if where else
                           f"not JSON ({err})") from None
     except RecursionError:
         raise SourceError(f"{where or 'the JSON '}nests too deeply to read") from None
-    except _DuplicateKey as err:  # JSON keeps the last silently: the first's data lost
+    except DuplicateKey as err:  # JSON keeps the last silently: the first's data lost
         raise SourceError(f"{where or 'the JSON '}names {err.args[0]!r} twice in one "
                           f"object; which one is meant?") from None
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
 
 
 def json_entry(data: object, tensor: str | None) -> object:

@@ -9,6 +9,7 @@ suffix in `io.sources`; the data in `io.source_data`.
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -132,3 +133,22 @@ def _utf16_without_mark(sample: bytes) -> bool:
     may hold a NUL (JSON's \\u0000, written back by a sink); a text is never half NULs."""
     sample = sample[:len(sample) - len(sample) % 2]
     return len(sample) >= 8 and (not any(sample[1::2]) or not any(sample[0::2]))
+
+
+class DuplicateKey(ValueError):
+    """A key twice in one JSON object: JSON keeps the last without a word, and the
+    first's data would be lost (a relation file's, a weights manifest's)."""
+
+
+def json_unique_keys(text: str) -> Any:
+    """`json.loads(text)`, DuplicateKey for an object that names a key twice."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
