@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..check import INPUT_KINDS, analyze
 from ..cli.render import render_text
 from ..front.diagnostics import Severity
@@ -36,7 +38,7 @@ from ..run.interpret.evaluate import EvaluationError
 from ..run.program import compile as compile_program
 from ..run.results import FuseError, RunResult
 from .options import MagicUsage, cell_config, pairs, parser, representations
-from .values import ValueProblem, cell_sources
+from .values import KEYWORDS, ValueProblem, cell_sources, is_data
 
 CELL = "cell"  # the path diagnostics name
 
@@ -101,11 +103,12 @@ def frame_kind() -> str | None:
     return None
 
 
-def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: dict
-                         ) -> list[str]:
+def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: dict,
+                         backend: Any = None) -> list[str]:
     """Set each output `name` as the variable `names[name]`: a relation as a
     DataFrame (pandas, else polars) or a Relation (neither installed), a tensor
-    as a NumPy array (a SciPy sparse array where the run kept it sparse)."""
+    as an array of the run's backend (`backend`; a NumPy array without one or on
+    numpy; a SciPy sparse array where the run kept it sparse)."""
     frames = frame_kind()
     relations = result.relations()
     told = []
@@ -119,13 +122,30 @@ def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: di
                 "; a Relation: neither pandas nor polars is installed" if frames is None
                 else "") + ")")
         else:
-            value = namespace[var] = result.outputs[name]
+            value = result.outputs[name]
             # a tensor kept sparse (--representation NAME=sparse) stays sparse: dense, it
             # could outgrow the memory; the "set" line says so
             sparse = type(value).__module__.startswith("scipy.sparse")
+            namespace[var] = value if sparse else backend_array(backend, value)
             told.append(f"{var} {tuple(getattr(value, 'shape', ()))}"
                         + (" as a SciPy sparse array" if sparse else ""))
     return told
+
+
+def backend_array(backend: Any, value: Any) -> Any:
+    """A NumPy output as the backend's own array, on its device, of its dtype
+    (issue 31: "tensors as arrays of the chosen backend"); as it is on numpy."""
+    name = getattr(backend, "name", "numpy")
+    if name == "torch":
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(value)).to(backend.torch_device)
+    if name == "jax":
+        import jax
+
+        with backend.context():
+            return jax.device_put(value)
+    return value
 
 
 def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
@@ -134,6 +154,7 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
     try:
         options = parser().parse_args(_words(line))
         inputs = pairs(options.input, "--input")
+        inputs.update(implicit_inputs(cell, namespace, inputs))
         outs = pairs(options.out, "--out")
         missing = [var for var in inputs.values() if var not in namespace]
         if missing:
@@ -158,6 +179,20 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
             shutil.rmtree(folder, ignore_errors=True)
         else:
             weakref.finalize(keeper, shutil.rmtree, folder, True)
+
+
+def implicit_inputs(cell: str, namespace: dict, given: dict[str, str]) -> dict[str, str]:
+    """The names the cell reads without defining them that are notebook variables
+    holding data (values.is_data): each is the source of its name, as `--input
+    NAME` would make it (docs/notebooks.md, "Python data in")."""
+    names = {}
+    analysis = analyze(cell, None, Path(os.getcwd()))
+    for d in analysis.diagnostics:
+        name = cell[d.span.start:d.span.end]
+        if (d.code == "undefined-tensor" and name not in given and name.isidentifier()
+                and name not in KEYWORDS and is_data(namespace.get(name))):
+            names[name] = name
+    return names
 
 
 # a double-quoted string right after `(`, `[` or `,` is a why target's value
@@ -266,7 +301,7 @@ def _set_outputs(options: argparse.Namespace, outs: dict[str, str], program: Any
         print(f"%%fuse: --out {unknown[0]}: not an output of the cell (those are: "
               f"{', '.join(result.outputs)})", file=sys.stderr)
         wanted = {n: v for n, v in wanted.items() if n in result.outputs}
-    told = outputs_to_namespace(result, wanted, namespace)
+    told = outputs_to_namespace(result, wanted, namespace, getattr(program, "backend", None))
     if told and not options.quiet:
         print("set " + ", ".join(told))
 
