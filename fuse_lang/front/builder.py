@@ -16,7 +16,14 @@ from operator import itemgetter
 from typing import Any
 
 from . import blocks, conditions, ir
-from .builtins import BUILTINS, COMPARISONS, PADDINGS, SCHEDULE_PER, by_position
+from .builtins import (
+    BUILTINS,
+    COMPARISONS,
+    PADDINGS,
+    SCHEDULE_PER,
+    SELECT_SPELLINGS,
+    by_position,
+)
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -573,7 +580,12 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
     positional, keywords = by_position(name[1], positional, keywords)
-    return ir.Call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
+    called = name[1]
+    if called in SELECT_SPELLINGS and len(positional) == 3 and not keywords:
+        # `where(c, a, b)`, `masked_fill(x, mask, v)`: a select (the checker
+        # sees any other form under its own name and says what it takes)
+        called, positional = "select", list(SELECT_SPELLINGS[called](*positional))
+    return ir.Call(called, _tuple_new(Span, (name[2], name[3])), tuple(positional),
                    tuple(keywords), span)
 
 
