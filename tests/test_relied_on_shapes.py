@@ -231,3 +231,23 @@ def test_a_cells_tensors_come_back_as_the_chosen_backends_arrays(tmp_path):
     seen = _cells(tmp_path, cells)
     got = [s["values"]["Y"] for s in seen[1:]]
     assert [[m, n if e[1] else None, v] for (m, n, v), e in zip(got, expected)] == expected
+
+
+def test_every_public_method_of_every_public_class_has_a_docstring():
+    # issue 31: "every public class and function has a docstring" (test_python_api
+    # holds CompiledProgram, RunResult and Relation; here every class of __all__)
+    import inspect
+
+    undocumented = []
+    for name in fuse_lang.__all__:
+        cls = getattr(fuse_lang, name)
+        if not inspect.isclass(cls):
+            continue
+        for attr, member in vars(cls).items():
+            if attr.startswith("_"):
+                continue
+            function = member.fget if isinstance(member, property) else \
+                getattr(member, "__func__", member)
+            if inspect.isfunction(function) and not inspect.getdoc(function):
+                undocumented.append(f"{name}.{attr}")
+    assert undocumented == []
