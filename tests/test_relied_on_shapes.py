@@ -210,7 +210,8 @@ def test_a_cell_reads_notebook_names_as_sources(tmp_path):
     assert seen[5]["values"] == {"V": None}
     assert seen[5]["stdout"] == (
         "cell:1:5: error[undefined-tensor]: `f` is not defined\n1 | V = f\n        ^\n"
-        "  hint: `f` is a notebook variable: `%%fuse --input f` reads it as the source `f`\n"
+        "  hint: `f` is a notebook variable, but a builtin_function_or_method is no source: "
+        "a cell reads a NumPy array, a DataFrame or a set of tuples by its name\n"
         "cell: 1 error; nothing ran\n")
 
 

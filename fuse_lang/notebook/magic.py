@@ -8,10 +8,12 @@ runs the cell's program.  Its diagnostics print as `fuse check` prints them
 (errors and warnings, with the cell's own line numbers, path `cell`), and a
 cell with an error runs nothing (with `--target`, the targets run where the
 errors are outside their dependency cones, as `compile(targets=...)` allows).
-`--input` reads notebook values as sources (notebook.values); the exports (or
+`--input` reads notebook values as sources (notebook.values), and so does a
+name the cell reads without defining it that is a notebook variable holding
+data (implicit_inputs); the exports (or
 the `--out` names) come back as notebook variables: a relation as a pandas (else
 polars) DataFrame of its tuples (the `Relation` view with neither), a tensor as
-a NumPy array.  The cell's value is the run's `RunResult` (with `--plot`, holding
+an array of the run's backend.  The cell's value is the run's `RunResult` (with `--plot`, holding
 its pictures), which Jupyter shows as the editor's results view does."""
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
                       cell_end: int | None = None, labels: dict[str, str] | None = None
                       ) -> int:
     """Print errors and warnings as `fuse check` does; the number of errors.  An
-    undefined name that is a notebook variable gets a hint: `--input NAME`.
+    undefined name that is a notebook variable holding no data gets a hint.
     `cell_end`: where the cell's own text ends and the declarations of its
     `--input`s begin; a place among those is named by its `--input`, not by a
     line the cell does not have; `labels`: a file of the run's named by what the
@@ -62,8 +64,10 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
         print(rendered)
         name = text[d.span.start:d.span.end]
         if d.code == "undefined-tensor" and namespace is not None and name in namespace:
-            print(f"  hint: `{name}` is a notebook variable: `%%fuse --input {name}` reads it "
-                  f"as the source `{name}`")
+            # (one holding data is read without a word: notebook.magic.implicit_inputs)
+            print(f"  hint: `{name}` is a notebook variable, but a "
+                  f"{type(namespace[name]).__name__} is no source: a cell reads a NumPy "
+                  f"array, a DataFrame or a set of tuples by its name")
     return sum(d.severity is Severity.ERROR for d in shown)
 
 
