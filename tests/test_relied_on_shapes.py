@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import importlib.util
 import json
 import os
 import subprocess
@@ -135,10 +136,13 @@ def test_where_and_masked_fill_are_selects():
             "K[i] = masked_fill(x=X[i], mask=X[i] > 0, value=0)\n"
             "L[i] = log(where(X[i] > 0, X[i], 1))\n"
             "export W, S, M, K, L\n")
-    out = fuse_lang.compile(text).run()
-    assert out["W"].tolist() == out["S"].tolist() == [1.0, -1.0, 3.0]
-    assert out["M"].tolist() == out["K"].tolist() == [0.0, -2.0, 0.0]
-    assert out["L"].tolist() == pytest.approx([0.0, 0.0, 1.0986123])
+    for backend in ("numpy", "torch", "jax"):
+        if backend != "numpy" and importlib.util.find_spec(backend) is None:
+            continue
+        out = fuse_lang.compile(text, backend=backend).run()
+        assert out["W"].tolist() == out["S"].tolist() == [1.0, -1.0, 3.0], backend
+        assert out["M"].tolist() == out["K"].tolist() == [0.0, -2.0, 0.0], backend
+        assert out["L"].tolist() == pytest.approx([0.0, 0.0, 1.0986123]), backend
     [d] = [d for d in fuse_lang.analyze("X[i] = const([1])\nW[i] = where(X[i] > 0, X[i])\n"
                                         "export W\n").diagnostics if d.severity.value == "error"]
     assert (d.code, d.message) == ("argument-count", "`where` takes 3 arguments, not 2 "
