@@ -256,3 +256,15 @@ def test_every_public_method_of_every_public_class_has_a_docstring():
             if inspect.isfunction(function) and not inspect.getdoc(function):
                 undocumented.append(f"{name}.{attr}")
     assert undocumented == []
+
+
+def test_hover_on_where_and_masked_fill_shows_their_own_signatures():
+    from fuse_lang.ide.hover import hover_at
+
+    text = ("X[i] = const([1, -2])\nW[i] = where(X[i] > 0, X[i], -1)\n"
+            "M[i] = masked_fill(X[i], X[i] > 0, 0)\nexport W, M\n")
+    analysis = fuse_lang.analyze(text)
+    for name in ("where", "masked_fill"):
+        hover = hover_at(analysis, text.index(name) + 1)
+        signature = {"where": "where(c, a, b)", "masked_fill": "masked_fill(x, mask, value)"}
+        assert hover.markdown.splitlines()[:3] == ["```fuse", signature[name], "```"]
