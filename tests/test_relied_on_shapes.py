@@ -84,6 +84,8 @@ def test_a_line_without_format_json_still_writes_nothing_on_stdout(program, caps
     assert capsys.readouterr().out == ""
     assert main(["plot", "--format", "json", "r.npz"]) == 2  # plot's --format is a picture's
     assert capsys.readouterr().out == ""
+    assert main(["export", "--format", "json", "--out", "x", str(program)]) == 2  # an artifact's
+    assert capsys.readouterr().out == ""
 
 
 def test_fuse_lsp_check_writes_fuse_checks_document_for_an_unreadable_line(program, capsys):

@@ -185,9 +185,10 @@ def _unread_line_document(parser: argparse.ArgumentParser, argv: list[str],
     """A command line argparse cannot read, of a command that asks for `--format
     json`, still writes that command's one JSON document (docs/cli.md): `fuse
     check`'s `{"diagnostics": []}`, `fuse run`'s failure document, the others'
-    `{"error", "diagnostics"}`.  (`fuse plot`'s `--format` is a picture's.)"""
+    `{"error", "diagnostics"}`.  (`fuse plot`'s and `fuse export`'s `--format` is
+    a picture's or an artifact's.)"""
     command = next((word for word in argv if not word.startswith("-")), None)
-    if command == "plot" or _command_parser(parser, command) is parser:
+    if command in ("plot", "export") or _command_parser(parser, command) is parser:
         return
     words = argv[argv.index(command) + 1:]
     if not any(w == "--format=json" or (w == "--format" and nxt == "json")
