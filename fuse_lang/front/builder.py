@@ -15,15 +15,8 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
-from . import blocks, conditions, ir
-from .builtins import (
-    BUILTINS,
-    COMPARISONS,
-    PADDINGS,
-    SCHEDULE_PER,
-    SELECT_SPELLINGS,
-    by_position,
-)
+from . import blocks, builtins as specs, conditions, ir
+from .builtins import BUILTINS, COMPARISONS, PADDINGS, SCHEDULE_PER, by_position
 from .compiled import StandIn, TokenCode
 from .indices import (
     Arg as _Arg,
@@ -581,10 +574,10 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
                   "tensor's brackets", arg.span)
     positional, keywords = by_position(name[1], positional, keywords)
     called = name[1]
-    if called in SELECT_SPELLINGS and len(positional) == 3 and not keywords:
+    if called in specs.SELECT_SPELLINGS and len(positional) == 3 and not keywords:
         # `where(c, a, b)`, `masked_fill(x, mask, v)`: a select (the checker
         # sees any other form under its own name and says what it takes)
-        called, positional = "select", list(SELECT_SPELLINGS[called](*positional))
+        called, positional = "select", list(specs.SELECT_SPELLINGS[called](*positional))
     return ir.Call(called, _tuple_new(Span, (name[2], name[3])), tuple(positional),
                    tuple(keywords), span)
 
