@@ -226,18 +226,21 @@ def test_a_cells_tensors_come_back_as_the_chosen_backends_arrays(tmp_path):
     # chosen backend"
     pytest.importorskip("IPython")
     cells = [("import numpy as np\nx = np.arange(3.0)", []),
-             ("%%fuse\nY[i] = x[i] * 3\nexport Y\n", ["Y"])]
+             ("%%fuse\nY[i] = x[i] * 3\nS = x[i]\nexport Y, S\n", ["Y", "S"])]
     expected = [["numpy", "ndarray", [0.0, 3.0, 6.0]]]
     for backend, kind in (("torch", ["torch", "Tensor"]), ("jax", ["jaxlib", None])):
         try:
             __import__(backend)
         except ImportError:
             continue
-        cells.append((f"%%fuse --backend {backend}\nY[i] = x[i] * 3\nexport Y\n", ["Y"]))
+        cells.append((f"%%fuse --backend {backend}\nY[i] = x[i] * 3\nS = x[i]\nexport Y, S\n",
+                      ["Y", "S"]))
         expected.append([*kind, [0.0, 3.0, 6.0]])
     seen = _cells(tmp_path, cells)
     got = [s["values"]["Y"] for s in seen[1:]]
     assert [[m, n if e[1] else None, v] for (m, n, v), e in zip(got, expected)] == expected
+    # a scalar stays a scalar (shape ()), on every backend
+    assert [s["values"]["S"][2] for s in seen[1:]] == [3.0] * len(expected)
 
 
 def test_every_public_method_of_every_public_class_has_a_docstring():

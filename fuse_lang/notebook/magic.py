@@ -143,7 +143,7 @@ def backend_array(backend: Any, value: Any) -> Any:
     if name == "torch":
         import torch
 
-        return torch.from_numpy(np.ascontiguousarray(value)).to(backend.torch_device)
+        return torch.tensor(np.asarray(value), device=backend.torch_device)  # a copy: any layout
     if name == "jax":
         import jax
 
