@@ -66,11 +66,19 @@ def __getattr__(name: str):
 
 
 def explain(program):  # noqa: ANN001, ANN201 - a CompiledProgram; engine types load lazily
-    """The plan a run of `program` (a CompiledProgram) without inputs executes, as
-    `fuse explain` shows it: an `Explained` that prints as text and displays as
-    Markdown or HTML in a notebook (ide/explain.py)."""
+    """The plan a run of `program` (a CompiledProgram, or a program's text, compiled
+    as `compile(text)` compiles it) without inputs executes, as `fuse explain`
+    shows it: an `Explained` that prints as text and displays as Markdown or HTML
+    in a notebook (ide/explain.py)."""
     from .ide.explain import explain_program
+    from .run.program import CompiledProgram, compile as compile_program
 
+    if isinstance(program, str):
+        program = compile_program(program)
+    if not isinstance(program, CompiledProgram):
+        raise TypeError("fuse_lang.explain takes a CompiledProgram (fuse_lang.compile(text) or "
+                        f"fuse_lang.load(path)) or a program's text, not "
+                        f"{type(program).__name__}")
     return explain_program(program)
 
 

@@ -33,13 +33,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--format", choices=("text", "json"), help="--check's output (text)")
     parser.add_argument("--log-file", metavar="FILE", help="write the server's log here")
     parser.add_argument("paths", nargs="*", metavar="PATH")
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exit_:
+        if exit_.code:
+            _empty_check_document(words)
         return int(exit_.code or 0) and EXIT_USAGE
     if args.check:
         if not args.paths:
             print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
+            _empty_check_document(words)
             return EXIT_USAGE
         return cmd_check(CheckOptions(paths=tuple(args.paths), format=args.format or "text"),
                          prog="fuse-lsp")
@@ -61,6 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         server.start_io()
     return 0
+
+
+def _empty_check_document(words: list[str]) -> None:
+    """`--check --format json` on a command line that cannot be used still prints
+    `fuse check`'s one document, `{"diagnostics": []}`, as `fuse check` does."""
+    json_wanted = any(w == "--format=json" or (w == "--format" and nxt == "json")
+                      for w, nxt in zip(words, words[1:] + [""]))
+    if "--check" in words and json_wanted:
+        print('{\n  "diagnostics": []\n}')
 
 
 if __name__ == "__main__":

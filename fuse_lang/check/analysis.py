@@ -44,6 +44,7 @@ class TensorInfo:
 
     @property
     def shape(self) -> tuple[int | None, ...]:
+        """The extent of each axis (None where it is not known), virtual axes left out."""
         # (a list made, then the tuple: no generator; every step reads shapes per tensor)
         return tuple([a.extent for a in self.axes if not a.virtual])
 
@@ -174,6 +175,7 @@ class Analysis:
 
     @property
     def has_errors(self) -> bool:
+        """Whether any diagnostic is an error (a program with one is not compiled)."""
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
     def __getstate__(self) -> dict:

@@ -143,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         usage = err.args[1] if len(err.args) > 1 else parser.format_usage().rstrip()
         print(f"fuse: {err.args[0]}\n{usage}", file=sys.stderr)
+        _unread_line_document(parser, list(sys.argv[1:] if argv is None else argv),
+                              f"fuse: {err.args[0]}")
         return EXIT_USAGE
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
@@ -175,6 +177,32 @@ def _failure_document(args: argparse.Namespace, error: str | None,
     if getattr(args, "format", None) != "json" or args.command in ("run", "check"):
         return
     json.dump({"error": error, "diagnostics": list(diagnostics)}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def _unread_line_document(parser: argparse.ArgumentParser, argv: list[str],
+                          error: str) -> None:
+    """A command line argparse cannot read, of a command that asks for `--format
+    json`, still writes that command's one JSON document (docs/cli.md): `fuse
+    check`'s `{"diagnostics": []}`, `fuse run`'s failure document, the others'
+    `{"error", "diagnostics"}`.  (`fuse plot`'s and `fuse export`'s `--format` is
+    a picture's or an artifact's.)"""
+    command = next((word for word in argv if not word.startswith("-")), None)
+    if command in ("plot", "export") or _command_parser(parser, command) is parser:
+        return
+    words = argv[argv.index(command) + 1:]
+    if not any(w == "--format=json" or (w == "--format" and nxt == "json")
+               for w, nxt in zip(words, words[1:] + [""])):
+        return
+    if command == "check":
+        document: dict = {"diagnostics": []}
+    elif command == "run":
+        from .run_output import failure_json
+
+        document = failure_json(error, ())
+    else:
+        document = {"error": error, "diagnostics": []}
+    json.dump(document, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from operator import itemgetter
 from typing import Any
 
-from . import blocks, conditions, ir
+from . import blocks, builtins as specs, conditions, ir
 from .builtins import BUILTINS, COMPARISONS, PADDINGS, SCHEDULE_PER, by_position
 from .indices import (
     Arg as _Arg,
@@ -476,7 +476,12 @@ def _call(name: Tok, args: list[Any], span: Span) -> ir.Call:
             _fail("invalid-index", "slices, `*t` and dotted indices only appear inside a "
                   "tensor's brackets", arg.span)
     positional, keywords = by_position(name[1], positional, keywords)
-    return ir.Call(name[1], _tuple_new(Span, (name[2], name[3])), tuple(positional),
+    called = name[1]
+    if called in specs.SELECT_SPELLINGS and len(positional) == 3 and not keywords:
+        # `where(c, a, b)`, `masked_fill(x, mask, v)`: a select (the checker
+        # sees any other form under its own name and says what it takes)
+        called, positional = "select", list(specs.SELECT_SPELLINGS[called](*positional))
+    return ir.Call(called, _tuple_new(Span, (name[2], name[3])), tuple(positional),
                    tuple(keywords), span)
 
 

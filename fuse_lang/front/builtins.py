@@ -105,9 +105,23 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("select", 3, 3, (), (), "select(c, a, b)",
                 "a where the condition c holds (c > 0), else b, elementwise; c is a comparison "
                 "or a Boolean. `case { c1 -> a; default -> b }` and `a when c` are selects."),
+        Builtin("where", 3, 3, (), (), "where(c, a, b)",
+                "NumPy's and PyTorch's spelling of `select(c, a, b)`: a where the condition "
+                "c holds (c > 0), else b, elementwise."),
+        Builtin("masked_fill", 3, 3, (), (), "masked_fill(x, mask, value)",
+                "PyTorch's `x.masked_fill(mask, value)`: value where the condition mask holds "
+                "(mask > 0), else x, elementwise; it is `select(mask, value, x)`."),
         Builtin("max", 2, 2, (), (), "max(a, b)", "Elementwise maximum."),
         Builtin("min", 2, 2, (), (), "min(a, b)", "Elementwise minimum."),
     )
+}
+
+
+# other spellings of `select`, made selects when the call is built (front/builder.py):
+# each maps its three arguments to select's (condition, then, otherwise)
+SELECT_SPELLINGS = {
+    "where": lambda c, a, b: (c, a, b),
+    "masked_fill": lambda x, mask, value: (mask, value, x),
 }
 
 

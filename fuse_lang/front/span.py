@@ -23,9 +23,11 @@ class Span(NamedTuple):
     end: int
 
     def cover(self, other: "Span") -> "Span":
+        """The smallest span holding both."""
         return Span(min(self.start, other.start), max(self.end, other.end))
 
     def contains(self, offset: int) -> bool:
+        """Whether `offset` is inside (an empty span holds its own offset)."""
         return self.start <= offset < self.end or (self.start == self.end == offset)
 
 
@@ -69,11 +71,14 @@ class LineIndex:
         self.line_starts = starts
 
     def position(self, offset: int) -> tuple[int, int]:
+        """The 0-based (line, column) of a character offset (clamped to the text)."""
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self.line_starts, offset) - 1
         return line, offset - self.line_starts[line]
 
     def offset(self, line: int, column: int) -> int:
+        """The character offset of a 0-based (line, column), clamped to the text and
+        to the line's end."""
         if line < 0:
             return 0
         if line >= len(self.line_starts):
@@ -82,6 +87,7 @@ class LineIndex:
         return min(start + max(column, 0), self._end(line))
 
     def line_text(self, line: int) -> str:
+        """The text of a 0-based line, without its line ending ("" past the end)."""
         if not 0 <= line < len(self.line_starts):
             return ""
         return self.text[self.line_starts[line]:self._end(line)]
@@ -98,6 +104,7 @@ class LineIndex:
 
     @property
     def line_count(self) -> int:
+        """How many lines the text has (lines end at \\n, \\r\\n or a lone \\r)."""
         return len(self.line_starts)
 
 

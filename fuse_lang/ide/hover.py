@@ -17,7 +17,7 @@ from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
 from ..check.param_roles import param_starts
 from ..front import ir
-from ..front.builtins import BUILTINS, REDUCE_DOC
+from ..front.builtins import BUILTINS, REDUCE_DOC, SELECT_SPELLINGS
 from ..front.ir_text import index_text, ref_text
 from ..front.let_blocks import user_name
 from ..front.span import Span
@@ -55,7 +55,9 @@ def hover_at(analysis: Analysis, offset: int) -> Hover | None:
             if written in _CONDITION_OPERATORS:  # `||`, `!`, `case`, `when`: calls in the IR
                 form, doc = _CONDITION_OPERATORS[written]
                 return Hover(f"```fuse\n{form}\n```\n{doc}", found.span)
-            return Hover(builtin_markdown(found.name), found.span)
+            # `where`, `masked_fill`: selects in the IR, shown as written
+            shown = written if written in SELECT_SPELLINGS else found.name
+            return Hover(builtin_markdown(shown), found.span)
         if found.kind == "function":
             return Hover(function_markdown(analysis, found.name, found.span), found.span)
     inlined = analysis.inlined.origins if analysis.inlined is not None else {}

@@ -191,5 +191,19 @@ def why_html(answer: Any) -> str:
     return f'<pre class="fuse-why">{_e(why_text(answer))}</pre>'
 
 
+def render_why(answer: Any, mime: str) -> str:
+    """A why's answer as `fuse why` prints it: preformatted HTML, or a Markdown
+    code block."""
+    if mime == "text/html":
+        return why_html(answer)
+    from .why_text import why_text
+
+    text = why_text(answer)
+    fence = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
 display.register("RunResult", render_result)
 display.register("Relation", render_relation)
+for _kind in ("Derivation", "WhyNot", "NumberWhy"):
+    display.register(_kind, render_why)

@@ -8,10 +8,12 @@ runs the cell's program.  Its diagnostics print as `fuse check` prints them
 (errors and warnings, with the cell's own line numbers, path `cell`), and a
 cell with an error runs nothing (with `--target`, the targets run where the
 errors are outside their dependency cones, as `compile(targets=...)` allows).
-`--input` reads notebook values as sources (notebook.values); the exports (or
+`--input` reads notebook values as sources (notebook.values), and so does a
+name the cell reads without defining it that is a notebook variable holding
+data (implicit_inputs); the exports (or
 the `--out` names) come back as notebook variables: a relation as a pandas (else
 polars) DataFrame of its tuples (the `Relation` view with neither), a tensor as
-a NumPy array.  The cell's value is the run's `RunResult` (with `--plot`, holding
+an array of the run's backend.  The cell's value is the run's `RunResult` (with `--plot`, holding
 its pictures), which Jupyter shows as the editor's results view does."""
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..check import INPUT_KINDS, analyze
 from ..cli.render import render_text
 from ..front.diagnostics import Severity
@@ -36,7 +40,7 @@ from ..run.interpret.evaluate import EvaluationError
 from ..run.program import compile as compile_program
 from ..run.results import FuseError, RunResult
 from .options import MagicUsage, cell_config, pairs, parser, representations
-from .values import ValueProblem, cell_sources
+from .values import KEYWORDS, ValueProblem, cell_sources, is_data
 
 CELL = "cell"  # the path diagnostics name
 
@@ -45,7 +49,7 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
                       cell_end: int | None = None, labels: dict[str, str] | None = None
                       ) -> int:
     """Print errors and warnings as `fuse check` does; the number of errors.  An
-    undefined name that is a notebook variable gets a hint: `--input NAME`.
+    undefined name that is a notebook variable holding no data gets a hint.
     `cell_end`: where the cell's own text ends and the declarations of its
     `--input`s begin; a place among those is named by its `--input`, not by a
     line the cell does not have; `labels`: a file of the run's named by what the
@@ -60,8 +64,10 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
         print(rendered)
         name = text[d.span.start:d.span.end]
         if d.code == "undefined-tensor" and namespace is not None and name in namespace:
-            print(f"  hint: `{name}` is a notebook variable: `%%fuse --input {name}` reads it "
-                  f"as the source `{name}`")
+            # (one holding data is read without a word: notebook.magic.implicit_inputs)
+            print(f"  hint: `{name}` is a notebook variable, but a "
+                  f"{type(namespace[name]).__name__} is no source: a cell reads a NumPy "
+                  f"array, a DataFrame or a set of tuples by its name")
     return sum(d.severity is Severity.ERROR for d in shown)
 
 
@@ -101,11 +107,12 @@ def frame_kind() -> str | None:
     return None
 
 
-def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: dict
-                         ) -> list[str]:
+def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: dict,
+                         backend: Any = None) -> list[str]:
     """Set each output `name` as the variable `names[name]`: a relation as a
     DataFrame (pandas, else polars) or a Relation (neither installed), a tensor
-    as a NumPy array (a SciPy sparse array where the run kept it sparse)."""
+    as an array of the run's backend (`backend`; a NumPy array without one or on
+    numpy; a SciPy sparse array where the run kept it sparse)."""
     frames = frame_kind()
     relations = result.relations()
     told = []
@@ -119,13 +126,30 @@ def outputs_to_namespace(result: RunResult, names: dict[str, str], namespace: di
                 "; a Relation: neither pandas nor polars is installed" if frames is None
                 else "") + ")")
         else:
-            value = namespace[var] = result.outputs[name]
+            value = result.outputs[name]
             # a tensor kept sparse (--representation NAME=sparse) stays sparse: dense, it
             # could outgrow the memory; the "set" line says so
             sparse = type(value).__module__.startswith("scipy.sparse")
+            namespace[var] = value if sparse else backend_array(backend, value)
             told.append(f"{var} {tuple(getattr(value, 'shape', ()))}"
                         + (" as a SciPy sparse array" if sparse else ""))
     return told
+
+
+def backend_array(backend: Any, value: Any) -> Any:
+    """A NumPy output as the backend's own array, on its device, of its dtype
+    (issue 31: "tensors as arrays of the chosen backend"); as it is on numpy."""
+    name = getattr(backend, "name", "numpy")
+    if name == "torch":
+        import torch
+
+        return torch.tensor(np.asarray(value), device=backend.torch_device)  # a copy: any layout
+    if name == "jax":
+        import jax
+
+        with backend.context():
+            return jax.device_put(value)
+    return value
 
 
 def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
@@ -134,6 +158,7 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
     try:
         options = parser().parse_args(_words(line))
         inputs = pairs(options.input, "--input")
+        inputs.update(implicit_inputs(cell, namespace, inputs))
         outs = pairs(options.out, "--out")
         missing = [var for var in inputs.values() if var not in namespace]
         if missing:
@@ -158,6 +183,20 @@ def run_cell(line: str, cell: str, namespace: dict) -> RunResult | None:
             shutil.rmtree(folder, ignore_errors=True)
         else:
             weakref.finalize(keeper, shutil.rmtree, folder, True)
+
+
+def implicit_inputs(cell: str, namespace: dict, given: dict[str, str]) -> dict[str, str]:
+    """The names the cell reads without defining them that are notebook variables
+    holding data (values.is_data): each is the source of its name, as `--input
+    NAME` would make it (docs/notebooks.md, "Python data in")."""
+    names = {}
+    analysis = analyze(cell, None, Path(os.getcwd()))
+    for d in analysis.diagnostics:
+        name = cell[d.span.start:d.span.end]
+        if (d.code == "undefined-tensor" and name not in given and name.isidentifier()
+                and name not in KEYWORDS and is_data(namespace.get(name))):
+            names[name] = name
+    return names
 
 
 # a double-quoted string right after `(`, `[` or `,` is a why target's value
@@ -266,7 +305,7 @@ def _set_outputs(options: argparse.Namespace, outs: dict[str, str], program: Any
         print(f"%%fuse: --out {unknown[0]}: not an output of the cell (those are: "
               f"{', '.join(result.outputs)})", file=sys.stderr)
         wanted = {n: v for n, v in wanted.items() if n in result.outputs}
-    told = outputs_to_namespace(result, wanted, namespace)
+    told = outputs_to_namespace(result, wanted, namespace, getattr(program, "backend", None))
     if told and not options.quiet:
         print("set " + ", ".join(told))
 

@@ -57,6 +57,15 @@ def is_relation(value: Any) -> bool:
             isinstance(value[0], tuple) or any(isinstance(v, str) for v in value)))
 
 
+def is_data(value: Any) -> bool:
+    """Whether a notebook value is data a cell reads as a source by its name alone
+    (issue 31: "names from the notebook's namespace are sources"): a NumPy array
+    or a torch tensor (a dense tensor), a SciPy sparse array, a DataFrame or a set
+    or list of tuples (a relation)."""
+    return (isinstance(value, np.ndarray) or is_relation(value) or _is_sparse(value)
+            or (hasattr(value, "detach") and hasattr(value, "shape")))
+
+
 def _is_frame(value: Any) -> bool:
     return hasattr(value, "itertuples") or hasattr(value, "iter_rows")
 

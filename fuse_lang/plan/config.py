@@ -77,6 +77,8 @@ class ExecutionConfig:
                 if getattr(self, f.name) != getattr(default, f.name)}
 
     def to_json(self) -> dict:
+        """The fields as JSON-ready data (lists for tuples, a path as a string): the
+        object `%%fuse --config FILE` reads back."""
         data = dataclasses.asdict(self)
         data["importance"] = dict(self.importance)
         data["estimate"] = None if self.estimate is None else list(self.estimate)

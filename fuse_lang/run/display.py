@@ -1,4 +1,4 @@
-"""Rich display of the run layer's objects (`RunResult`, `Relation`) without
+"""Rich display of the run layer's objects (`RunResult`, `Relation`, a why's answer) without
 an upward import: the renderers live in the `ide` layer (ide/notebook_html.py,
 built on ide/run_summary.py) and register here when loaded; the package root
 loads them with the engine.  Until one is registered, `_repr_html_` answers
@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 Renderer = Callable[[Any, str], "str | None"]
 
-_RENDERERS: dict[str, Renderer] = {}  # by class name: "RunResult", "Relation"
+_RENDERERS: dict[str, Renderer] = {}  # by class name: "RunResult", "Relation", "Derivation", ...
 
 
 def register(kind: str, renderer: Renderer) -> None:

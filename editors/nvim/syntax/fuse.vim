@@ -40,7 +40,7 @@ syn match   fuseFunction   /\%(\<fn\s\+\)\@<=\h\w*/
 syn match   fuseReduceOp   /\%(\<reduce\s*(\s*\)\@<=\%(sum\|max\|min\|avg\)\>/
 
 " Builtins: only when called
-syn match   fuseBuiltin    /\<\%(abs\|causal_mask\|concat\|const\|cosine\|cos\|cross_entropy\|even\|exponential\|exp\|gather\|gelu_tanh\|gelu\|linear\|lnorm\|log_softmax\|log\|max\|min\|odd\|pow\|relu\|select\|sig\|sin\|softmax\|sqrt\|step\|tanh\|topk\)\ze\s*(/
+syn match   fuseBuiltin    /\<\%(abs\|causal_mask\|masked_fill\|where\|concat\|const\|cosine\|cos\|cross_entropy\|even\|exponential\|exp\|gather\|gelu_tanh\|gelu\|linear\|lnorm\|log_softmax\|log\|max\|min\|odd\|pow\|relu\|select\|sig\|sin\|softmax\|sqrt\|step\|tanh\|topk\)\ze\s*(/
 " keyword arguments: softmax(x, axis=i), lnorm(x, eps=1e-5), topk(x, k=2)
 syn match   fuseKwarg      /\%([(,]\s*\)\@<=\h\w*\ze\s*=[^=]/
 

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .. import display
+
 _SYMBOL = re.compile(r"[A-Z][A-Za-z0-9_]*")
 
 
@@ -31,6 +33,20 @@ def show_value(value: Any) -> str:
 def tuple_text(relation: str, values: tuple) -> str:
     """`Ancestor(Alice, Eve)`."""
     return f"{relation}({', '.join(show_value(v) for v in values)})"
+
+
+class _Shown:
+    """A why's answer in a notebook (`_repr_html_`, `_repr_markdown_`): `fuse why`'s
+    text, through run.display (the renderers are the ide layer's; None until
+    they are loaded, and the notebook shows the repr)."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str | None:
+        return display.rich(self, "text/html")
+
+    def _repr_markdown_(self) -> str | None:
+        return display.rich(self, "text/markdown")
 
 
 @dataclass(frozen=True)
@@ -54,7 +70,7 @@ class Condition:
 
 
 @dataclass(frozen=True)
-class Derivation:
+class Derivation(_Shown):
     """Why a tuple holds: a node of a minimal-height derivation tree."""
 
     relation: str
@@ -86,7 +102,7 @@ class Blocked:
 
 
 @dataclass(frozen=True)
-class WhyNot:
+class WhyNot(_Shown):
     """Why a tuple does not hold: each rule of its relation and where it stops."""
 
     relation: str
@@ -136,7 +152,7 @@ class Contribution:
 
 
 @dataclass(frozen=True)
-class NumberWhy:
+class NumberWhy(_Shown):
     """Why an element of a numeric tensor has its value."""
 
     tensor: str
