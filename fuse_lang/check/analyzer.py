@@ -184,15 +184,7 @@ class _Checker:
                           checks.deps, diags, checks.remembered if self.remember else None)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
-            sinks = [shifted(s, deltas[id(s)]) if id(s) in deltas else s
-                     for s in statements if type(s) is ir.Sink]
-            diags += repeated_sinks(sinks)
-            if sinks:
-                diags += sinks_over_sources(sinks, [
-                    (name, sym.source.path) for name, sym in self.tensors.items()
-                    if sym.source is not None and "::" not in name], self.base_dir)
-            check_initialisers([shifted(s, deltas[id(s)]) if id(s) in deltas else s
-                                for s in statements if type(s) is ir.ParamDecl], diags)
+            self._sinks_and_initialisers(statements, deltas, diags)
             # what a run would refuse before computing (check agrees with run)
             RunRefusals(statements, self.tensors, self.domains, checks.by_number, checks.placed,
                         deltas).check(order.groups, order.recursive, diags)
@@ -221,6 +213,21 @@ class _Checker:
             imports=resolved.imports if resolved is not None else None,
             paddings={name: decl.padding for name, decl in axis_decls.items()
                       if decl.padding is not None})
+
+    def _sinks_and_initialisers(self, statements: tuple[ir.Statement, ...],
+                                deltas: dict[int, int], diags: list[Diagnostic]) -> None:
+        """Two sinks of one file, a sink over a source the program reads, and the
+        params' initialisers (each statement where the text has it)."""
+        def placed(kind: type) -> list:
+            return [shifted(s, deltas[id(s)]) if id(s) in deltas else s
+                    for s in statements if type(s) is kind]
+        sinks = placed(ir.Sink)
+        if sinks:
+            diags += repeated_sinks(sinks)
+            diags += sinks_over_sources(sinks, [
+                (name, sym.source.path) for name, sym in self.tensors.items()
+                if sym.source is not None and "::" not in name], self.base_dir)
+        check_initialisers(placed(ir.ParamDecl), diags)
 
     def _lone_indices(self, checks: StatementChecks, statements: tuple[ir.Statement, ...],
                       inlined: Inlined | None, diags: list[Diagnostic]) -> None:
