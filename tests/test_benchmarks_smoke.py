@@ -159,6 +159,18 @@ def test_datalog_join_prints_its_flops_and_ratios():
     assert "fuse explain:" in proc.stdout
 
 
+def test_datalog_join_compares_a_sparse_answer():
+    """At 120 constants per column the plan keeps H sparse, and run() hands it out
+    sparse: the benchmark's answer check compares it dense (indexing the sparse
+    array had said the two contractions disagree; at 300 it asked for 249 GiB)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "datalog_join.py"),
+                           "--constants", "120", "--rows", "1000", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"ratio carried / planned +[\d.]+ +answers identical", proc.stdout), \
+        proc.stdout
+
+
 @needs_backends
 def test_plot_speed_times_every_picture_command():
     """benchmarks/plot_speed.py, tiny: each picture command runs and gets its ratios."""
@@ -309,6 +321,19 @@ def test_datalog_ids_checks_its_answers_and_prints_ratios():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "answers equal to the reference" in proc.stdout, proc.stdout
     assert re.search(r"^ratio 64-bit / small: time [\d.]+, memory [\d.]+$", proc.stdout, re.M), \
+        proc.stdout
+
+
+def test_bench_complement_runs_its_sparse_anti_joins():
+    """benchmarks/bench_complement.py at 1,000 symbols per column (A and R kept sparse,
+    given as inputs) but few tuples: every spelling of the negation gives the same
+    answers and a ratio to `not R` (the sparse inputs' NaN check once broke it)."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "bench_complement.py"),
+                           "--constants", "1000", "--rows", "300", "--dense-constants", "20",
+                           "--repeats", "1"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "identical" in proc.stdout, proc.stdout
+    assert len(re.findall(r"D sparse\s+ratio to not R\s+[\d.]+$", proc.stdout, re.M)) == 3, \
         proc.stdout
 
 

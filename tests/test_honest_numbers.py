@@ -123,6 +123,25 @@ def test_nan_in_a_boolean_input_is_refused(tmp_path):
         program.run({"R": np.array([[1.0, np.nan], [0.0, 1.0]])})
 
 
+def test_a_three_axis_sparse_relation_input_runs_and_its_nan_is_refused(tmp_path):
+    """A relation of three axes kept sparse, given as a SparseRelation (its stored
+    values, no `tocoo`): it ran into an AttributeError ('bool' object has no
+    attribute 'any') in the NaN check, which broke benchmarks/bench_complement.py."""
+    from fuse_lang.run.sparse.nd import SparseRelation
+
+    np.save(tmp_path / "r.npy", np.zeros((2, 2, 2)))
+    program = fuse_lang.compile('R(x,y,z) = "r.npy"\nS(x,y,z) = R(x,y,z)\nexport S\n',
+                                base_dir=tmp_path, representation={"R": "sparse", "S": "sparse"})
+    coords = [np.array([0, 1]), np.array([1, 1]), np.array([0, 1])]
+    given = SparseRelation.from_coords((2, 2, 2), coords, np.ones(2, np.float32))
+    out = sp.coo_array(program.run({"R": given})["S"])
+    assert sorted(zip(*(c.tolist() for c in out.coords))) == [(0, 1, 0), (1, 1, 1)]
+    with_nan = SparseRelation((2, 2, 2), np.array([1, 7]), np.array([1.0, np.nan], np.float32))
+    with pytest.raises(fuse_lang.FuseError, match=r"the input for `R` holds NaN \(1 value in "
+                       r"all\), read into the Boolean tensor `R`"):
+        program.run({"R": with_nan})
+
+
 def test_the_command_line_says_it_without_a_traceback(tmp_path):
     np.save(tmp_path / "r.npy", np.array([[np.nan, 1.0], [0.0, 1.0]], dtype=np.float32))
     (tmp_path / "p.fuse").write_text('R(x,y) = "r.npy"\nexport R\n')

@@ -176,9 +176,8 @@ class _Checker:
                              order.groups, self.tensors, self.domains, diags)
             unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp)
             self._lone_indices(checks, statements, inlined, diags)
-            check_constants([shifted(stmt, deltas[id(stmt)]) if id(stmt) in deltas else stmt
-                             for stmt in statements], self.tensors, self.domains, diags,
-                            None if deltas else checks.refs_of)
+            check_constants(statements, self.tensors, self.domains, diags,
+                            None if deltas else checks.refs_of, deltas)
             close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags, checks.remembered if self.remember else None)

@@ -11,10 +11,11 @@ negative integer on an axis whose domain holds no values is no position.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.span import shifted
 from ..io.cells import value_text
 from .domains import Domains, Key
 from .symbols import TensorSymbol
@@ -22,12 +23,15 @@ from .symbols import TensorSymbol
 
 def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, TensorSymbol],
                     domains: Domains, diags: list[Diagnostic],
-                    refs_of: Callable[[int, ir.Statement], Sequence[ir.Ref] | None] | None = None
-                    ) -> None:
+                    refs_of: Callable[[int, ir.Statement], Sequence[ir.Ref] | None] | None = None,
+                    deltas: Mapping[int, int] | None = None) -> None:
     """unknown-constant, lowercase-constant and negative positions of the
     constants bodies and queries read (statements as their spans are).
     `refs_of(k, stmt)`: statement k's references as the checker found them, when
-    it has them (None: they are walked again here)."""
+    it has them (None: they are walked again here).  `deltas`: id of a statement
+    reused where it was -> how far it moved; only a statement that reads a constant
+    (or is a query) is copied to where it is now (an edit at the top moves every
+    statement, and copying them all cost a quarter of the re-check)."""
     held: dict[Key, frozenset] = {}  # per domain root: the values it holds
 
     def values(key: Key) -> frozenset:
@@ -38,7 +42,10 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
         return held[root]
 
     for k, stmt in enumerate(statements):
-        for ref, query in _read_refs(stmt, refs_of(k, stmt) if refs_of is not None else None):
+        read = list(_read_refs(stmt, refs_of(k, stmt) if refs_of is not None else None))
+        if read and deltas and id(stmt) in deltas:
+            read = list(_read_refs(shifted(stmt, deltas[id(stmt)]), None))
+        for ref, query in read:
             sym = tensors.get(ref.name)
             if sym is None or sym.arity != len(ref.indices or ()):
                 continue

@@ -162,8 +162,10 @@ def refuse_nan(where: str, name: str, data: Any) -> None:
     """A NaN read into a Boolean tensor is refused (EvaluationError naming `where`,
     a file or an input): a relation holds 0/1, and NaN is neither true nor false,
     where `> 0` would make it false without a word (docs/language.md, "Files").
-    A scipy.sparse matrix: its stored values; a framework tensor: as it is."""
-    values = data.data if hasattr(data, "tocoo") else data
+    A scipy.sparse matrix or a SparseRelation: its stored values; a framework
+    tensor: as it is."""
+    stored = hasattr(data, "tocoo") or isinstance(data, SparseRelation)
+    values = data.data if stored else data
     if isinstance(values, np.ndarray):
         if values.dtype.kind not in "fc":
             return
@@ -171,7 +173,7 @@ def refuse_nan(where: str, name: str, data: Any) -> None:
         if not nan.any():
             return
         count = int(nan.sum())
-        at = "" if hasattr(data, "tocoo") or not values.ndim else \
+        at = "" if stored or not values.ndim else \
             f" at {tuple(int(i) for i in np.argwhere(nan)[0])}"
         raise EvaluationError(
             f"{where} holds NaN{at} ({count:,} value{'' if count == 1 else 's'} in all), read "
