@@ -52,7 +52,8 @@ def bound_symbols(stmt: ir.Equation, calls: Iterable[ir.Call]
     """The head variables a rule's `v == Ann` (or `v == "New York"`) binds, as
     Soufflé's `v = "Ann"` grounds v, where no atom of the body binds v: (v, the
     symbol, the constant's span, whether it is a bare name, which the caller
-    drops where a tensor has that name).  `calls`: the rule's calls."""
+    drops where a tensor has that name: a statement's own operations do not know
+    the program's tensors).  `calls`: the rule's calls."""
     bound = _atom_variables(stmt.rhs)
     head = {var.name for index in stmt.lhs.indices or () for var in ir.index_vars(index)}
     out = []
@@ -61,7 +62,7 @@ def bound_symbols(stmt: ir.Equation, calls: Iterable[ir.Call]
             continue
         for var, constant in (call.args, call.args[::-1]):
             if type(var) is ir.Ref and var.indices is None and var.name in head \
-                    and var.name not in bound and _written_constant(constant):
+                    and var.name not in bound and symbol_constant(constant, ()):
                 bare = type(constant) is ir.Ref
                 out.append((var.name, constant_text(constant), constant.span, bare))
     return out
@@ -79,12 +80,6 @@ def _atom_variables(expr: ir.Expr) -> set[str]:
         elif not (type(node) is ir.Call and node.name == "not"):
             stack.extend(ir.children(node))
     return out
-
-
-def _written_constant(expr: ir.Expr) -> bool:
-    """A quoted string, or a capitalised bare name (a symbol, unless a tensor)."""
-    return type(expr) is ir.String or (type(expr) is ir.Ref and expr.indices is None
-                                       and expr.name[:1].isupper())
 
 
 def _variable_name(name: str) -> bool:
