@@ -14,6 +14,7 @@ import sys
 from typing import NoReturn, Sequence
 
 from fuse_lang.cli import EXIT_USAGE, CheckOptions, cmd_check
+from fuse_lang.cli.options import asks_for_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,9 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _empty_check_document(words: list[str]) -> None:
     """`--check --format json` on a command line that cannot be used still prints
     `fuse check`'s one document, `{"diagnostics": []}`, as `fuse check` does."""
-    json_wanted = any(w == "--format=json" or (w == "--format" and nxt == "json")
-                      for w, nxt in zip(words, words[1:] + [""]))
-    if "--check" in words and json_wanted:
+    if "--check" in words and asks_for_json(words):
         print('{\n  "diagnostics": []\n}')
 
 

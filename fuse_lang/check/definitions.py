@@ -37,8 +37,6 @@ def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str,
     axis_decls: dict[str, ir.AxisDecl] = {}
     deltas = deltas or {}
     for k, stmt in enumerate(statements):
-        if type(stmt) is ir.Sink:
-            continue  # (two sinks of one file: io.sink_paths.repeated_sinks)
         if isinstance(stmt, ir.AxisDecl):
             _check_axis_name(stmt, diags)
             prior = axis_decls.get(stmt.name)

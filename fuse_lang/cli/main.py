@@ -22,7 +22,7 @@ from .cache import (
 )
 from .check import CheckOptions, cmd_check
 from .generate import add_generate_parser
-from .options import add_config_options, add_shard_options, seconds
+from .options import add_config_options, add_shard_options, asks_for_json, seconds
 from .status import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -190,9 +190,7 @@ def _unread_line_document(parser: argparse.ArgumentParser, argv: list[str],
     command = next((word for word in argv if not word.startswith("-")), None)
     if command in ("plot", "export") or _command_parser(parser, command) is parser:
         return
-    words = argv[argv.index(command) + 1:]
-    if not any(w == "--format=json" or (w == "--format" and nxt == "json")
-               for w, nxt in zip(words, words[1:] + [""])):
+    if not asks_for_json(argv[argv.index(command) + 1:]):
         return
     if command == "check":
         document: dict = {"diagnostics": []}

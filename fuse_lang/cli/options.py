@@ -14,8 +14,8 @@ from .status import UsageError
 if TYPE_CHECKING:
     from ..plan.config import ExecutionConfig
 
-__all__ = ["ConfigFlags", "UsageError", "add_config_options", "add_shard_options", "config_of",
-           "importance_weights",
+__all__ = ["ConfigFlags", "UsageError", "add_config_options", "add_shard_options", "asks_for_json",
+           "config_of", "importance_weights",
            "seconds", "shard_options"]
 
 
@@ -149,4 +149,11 @@ def seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
     return value
+
+
+def asks_for_json(words: Sequence[str]) -> bool:
+    """Whether a command line's words ask for `--format json` (read without the
+    parser: a line it refuses still gets its one JSON document, docs/cli.md)."""
+    return any(w == "--format=json" or (w == "--format" and following == "json")
+               for w, following in zip(words, [*words[1:], ""]))
 

@@ -84,7 +84,8 @@ class RunCaches:
         self.cache_key: str | None = None  # run.cache: this signature's key
         self.cache_made_of: dict | None = None
         self.cache_noted = False
-        self.coverage: dict[int, Any] = {}  # equation -> the cells its head writes
+        # equation -> the cells its head writes; (tensor, given) -> its facts' cells
+        self.coverage: dict[Any, Any] = {}
 
 
 # What fails a run at one statement (located, not a traceback).  RuntimeError:
@@ -449,8 +450,7 @@ class Execution:
         covers = [self.coverage(k, name) for k in equations] \
             if equations is not None and not row and op in ("max=", "min=", "avg=") \
             and len(parts) + (base is not None) > 1 else []
-        base_cover = fact_cover(self.analysis, self.given, name, self.shape(name)) \
-            if covers and base is not None else None
+        base_cover = self.coverage(None, name) if covers and base is not None else None
         if base_cover is not None or any(c is not None for c in covers):
             total = combined_by_cell(self.backend, op, base, parts, covers, base_cover)
         else:
@@ -465,12 +465,17 @@ class Execution:
             total = self._represented(name, total)
         return total
 
-    def coverage(self, k: int, name: str) -> Any:
-        """The cells of `name` equation `k` writes: None for all (head_coverage)."""
+    def coverage(self, k: int | None, name: str) -> Any:
+        """The cells of `name` equation `k` writes (head_coverage), or for None its
+        facts (fact_cover, as its base): None for all.  Made once per shapes, not
+        in every round of a fixpoint."""
         cache = self.caches.coverage
-        if k not in cache:
-            cache[k] = head_coverage(self.analysis, self.infos[k], self.shape(name))
-        return cache[k]
+        key = k if k is not None else (name, name in self.given)
+        if key not in cache:
+            cache[key] = head_coverage(self.analysis, self.infos[k], self.shape(name)) \
+                if k is not None else fact_cover(self.analysis, self.given, name,
+                                                 self.shape(name))
+        return cache[key]
 
     def tensor(self, name: str) -> Any:
         shape = self.shape(name)
