@@ -4,10 +4,9 @@ out."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from test_why import fuse  # (the CLI as a process, no traceback allowed)
 
 import fuse_lang
 
@@ -26,13 +25,6 @@ def test_a_computed_head_blames_the_goal_that_stops_the_binding_giving_the_tuple
     blocked, = result.why("Q", (1, "A")).rules
     assert blocked.reason == "its head cannot give this tuple"
     assert type(result.why("Q", (1, "B"))).__name__ == "Derivation"
-
-
-def fuse(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", *args], capture_output=True,
-                          text=True, encoding="utf-8", timeout=120)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return proc
 
 
 def test_a_value_that_needs_quotes_written_unquoted_is_told_to_be_quoted(tmp_path):
