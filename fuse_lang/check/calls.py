@@ -20,7 +20,7 @@ from ..front.builtins import (
 from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
 from ..front.span import Span
 from .consumed_axis import check_cross_entropy, check_gather, index_var_counts
-from .literals import is_number, is_whole, literal_shape
+from .literals import bound_shape, is_number, is_whole, literal_shape
 from .suggestions import NameSuggester, did_you_mean_text
 
 _NO_NAMES: frozenset[str] = frozenset()
@@ -300,10 +300,7 @@ def _check_inner_literal(stmt: ir.Equation, call: ir.Call, shape: tuple[int, ...
     the run does, run.interpret.builtin_calls): one with more axes than the LHS has
     (`S = 2 const([1,2])`) has nothing to bind to."""
     indices = stmt.lhs.indices or ()
-    fixed = [p for p, index in enumerate(indices)
-             if isinstance(index, ir.IndexConst) and p < len(shape)]
-    if fixed and all(shape[p] == 1 for p in fixed):  # `W[0,h] = 2 const([[...]])`
-        shape = tuple(n for p, n in enumerate(shape) if p not in fixed)
+    shape = bound_shape(indices, shape)
     axes = len(ir.lhs_axis_names(indices))
     if len(shape) > axes:
         out.append(make("bad-argument", f"this literal has {len(shape)} "

@@ -45,6 +45,17 @@ def misplaced_list(literal: ir.ListLit) -> Diagnostic:
                 "write `const([...])`", literal.span)
 
 
+def bound_shape(lhs_indices: tuple, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A literal's shape as a `const` inside a right-hand side binds it to the LHS's
+    axes, in order: the positions the LHS fixes (`W[0,h] = 2 const([[...]])`) drop
+    out where the literal is 1 along them."""
+    fixed = [p for p, index in enumerate(lhs_indices)
+             if isinstance(index, ir.IndexConst) and p < len(shape)]
+    if fixed and all(shape[p] == 1 for p in fixed):
+        return tuple(n for p, n in enumerate(shape) if p not in fixed)
+    return shape
+
+
 # the value of a number literal past the largest float (`1e400`, 310 digits)
 INFINITE = frozenset({math.inf, -math.inf})
 

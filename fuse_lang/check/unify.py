@@ -29,7 +29,7 @@ from .derived_extents import (
     Valued,
 )
 from .domains import MAX_EXTENT, Domains, Evidence
-from .literals import is_whole, literal_shape
+from .literals import bound_shape, is_whole, literal_shape
 from .recurrences import stored_positions
 from .symbols import IndexRole, TensorSymbol, slice_name
 
@@ -322,10 +322,7 @@ def _inner_literal_extents(k: int, lhs_indices: tuple, node: ir.Call, ops: list[
     shape = literal_shape(node.args[0])
     if not shape:
         return
-    fixed = [p for p, index in enumerate(lhs_indices)
-             if type(index) is ir.IndexConst and p < len(shape)]
-    if fixed and all(shape[p] == 1 for p in fixed):  # `W[0,h] = 2 const([[...]])`
-        shape = tuple(n for p, n in enumerate(shape) if p not in fixed)
+    shape = bound_shape(lhs_indices, shape)
     names = ir.lhs_axis_names(lhs_indices)[:len(shape)]
     if len(names) != len(shape):
         return
