@@ -189,7 +189,9 @@ def implicit_inputs(cell: str, namespace: dict, given: dict[str, str]) -> dict[s
     """The names the cell reads without defining them that are notebook variables
     holding data (values.is_data): each is the source of its name, as `--input
     NAME` would make it (docs/notebooks.md, "Python data in")."""
-    names = {}
+    names: dict[str, str] = {}
+    if not any(is_data(namespace.get(word)) for word in set(_WORDS(cell)) - set(given)):
+        return names  # (most cells: no word names data, and no second analysis is made)
     analysis = analyze(cell, None, Path(os.getcwd()))
     for d in analysis.diagnostics:
         name = cell[d.span.start:d.span.end]
@@ -198,6 +200,8 @@ def implicit_inputs(cell: str, namespace: dict, given: dict[str, str]) -> dict[s
             names[name] = name
     return names
 
+
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").findall
 
 # a double-quoted string right after `(`, `[` or `,` is a why target's value
 # (`--why Person(Ann,"25")`): it keeps its quotes, which a shell would drop (it asked
