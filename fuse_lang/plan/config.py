@@ -171,10 +171,11 @@ class FixpointChoice:
 
 
 def fixpoint_choice(analysis: Analysis, group: Sequence[str],
-                    config: ExecutionConfig) -> FixpointChoice:
+                    config: ExecutionConfig, eager: bool = True) -> FixpointChoice:
     """Semi-naive only where it is exact (Boolean rules that only join and union:
     the checker's own test, check.datalog.monotone_rules) and the config asks for
-    it; a linear closure's rounds finished by one graph search."""
+    it; a linear closure's rounds finished by one graph search where the run is
+    eager (`eager=False`: a compiled run, whose rounds stay in the graph)."""
     statements = analysis.program.statements
     rules = [statements[k] for n in group for k in analysis.tensors[n].statements
              if isinstance(statements[k], ir.Equation)]
@@ -189,6 +190,9 @@ def fixpoint_choice(analysis: Analysis, group: Sequence[str],
     rule = linear_rule(analysis, group)
     if rule is None:
         return FixpointChoice("semi_naive", None, how)
+    if not eager:
+        return FixpointChoice("semi_naive", None, how + "; a linear closure, but a compiled "
+                              "run keeps its rounds (the graph search runs eagerly only)")
     return FixpointChoice("closure", rule, how + "; a linear closure: past a tree's depth "
                           "in rounds, an eager run finds the rest by one graph search")
 

@@ -256,7 +256,7 @@ def plan_run(analysis: Analysis, config: ExecutionConfig, abilities: Abilities,
         answers=tuple(k for k, s in enumerate(statements)
                       if isinstance(s, (ir.Query, ir.Sink))),
         fixpoints=MappingProxyType({
-            tuple(g): fixpoint_choice(analysis, g, config)
+            tuple(g): fixpoint_choice(analysis, g, config, eager=not abilities.compiled)
             for g in analysis.order if len(g) > 1 or g[0] in analysis.recursive}),
         temperatures=MappingProxyType(temperatures),
         sample_sites=MappingProxyType(
