@@ -26,6 +26,9 @@ def backend_for(config: ExecutionConfig, backend: str, device: str, precision: s
                 compiled: bool | None, sharded: bool) -> tuple[Backend, bool, Any]:
     """The backend a compile runs on, whether its runs are compiled graphs, and the
     compiled-artifact cache's root (None without cache_dir); refusals as FuseError."""
+    if compiled is not None and not isinstance(compiled, bool):
+        raise FuseError(f"compiled is True, False or None (the backend's default), "
+                        f"not {compiled!r}")
     if config.trace and compiled:
         raise FuseError("trace=True times each equation and runs eagerly; it cannot be "
                         "combined with compiled=True")
@@ -50,6 +53,22 @@ def backend_for(config: ExecutionConfig, backend: str, device: str, precision: s
                         f"jax or torch backend")
     return chosen, compiled, cache_root
 
+
+
+def variant_backend(current: Backend, backend: Any, compiled: Any) -> Backend:
+    """CompiledProgram.variant's backend (`current` when None), checked with its
+    `compiled`: FuseError for a backend that is not a Backend object (a name:
+    compile the program again) or a compiled run that backend cannot make."""
+    if backend is not None and not isinstance(backend, Backend):
+        raise FuseError(f"variant(backend=...) takes a backend object, not {backend!r}: to run "
+                        f"on a backend named so, compile the program with backend=")
+    chosen = current if backend is None else backend
+    if compiled is not None and not isinstance(compiled, bool):
+        raise FuseError(f"compiled is True, False or None (as it was), not {compiled!r}")
+    if compiled and not chosen.compiles_segments:
+        raise FuseError(f"the {chosen.name} backend runs eagerly only; compiled runs need the "
+                        f"jax or torch backend")
+    return chosen
 
 
 def picked_backend(choice: dict | None, config: ExecutionConfig, *args: Any) -> Any:

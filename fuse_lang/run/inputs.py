@@ -20,11 +20,23 @@ from ..io.sources import split_member
 from .backends.base import Backend
 from .interpret.evaluate import EvaluationError
 from .param_init import initial_param
+from .results import FuseError
 from .sparse.csr import SparseTensor, from_rows
 from .sparse.nd import SparseRelation
 
 # sources that hold an array (a Boolean one read as 0/1), not a relation's tuples
 ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
+
+
+def input_items(inputs: Any) -> list[tuple[str, Any]]:
+    """The (name, value) pairs of a run's inputs (None: none); FuseError for inputs
+    that are not a mapping of names to values."""
+    if inputs is None:
+        return []
+    if not isinstance(inputs, Mapping):
+        raise FuseError(f"a run's inputs are a mapping of source or param names to arrays "
+                        f"({{'X': x}}), not {type(inputs).__name__}")
+    return list(inputs.items())
 
 
 def _host_dtype(backend: Backend) -> Any:

@@ -34,9 +34,11 @@ from .compiling import (
     raise_on_errors,
     runnable_part,
     sharded_backend,
+    variant_backend,
 )
 from .config import checked_against, choose_backend, merged
 from .execution import Execution, RunCaches, RunCounters, RunSettings
+from .inputs import input_items
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
 from .limits import CheckedBackend, Checkpoint, checked_hook, checked_time_limit, watching
@@ -249,7 +251,7 @@ class CompiledProgram:
         come along."""
         out = CompiledProgram(
             self.analysis if analysis is None else analysis,
-            self.backend if backend is None else backend, self.base_dir,
+            variant_backend(self.backend, backend, compiled), self.base_dir,
             memory_limit=self.memory_limit, config=self.config,
             allow_outside_sinks=self.allow_outside_sinks and analysis is None,
             compiled=self.compiled if compiled is None else compiled,
@@ -291,7 +293,7 @@ class CompiledProgram:
         """The RunPlan a run with these inputs executes (the same object: made once
         per input-shape signature); `fuse explain` renders it."""
         given = {name: np.asarray(value) if not hasattr(value, "shape") else value
-                 for name, value in (inputs or {}).items()}
+                 for name, value in input_items(inputs)}
         with reading_once(dict(self.file_reads)):
             return self._prepared(given)[0]
 
@@ -328,7 +330,7 @@ class CompiledProgram:
         # a framework tensor stays as it is (moved to the device once, when read)
         given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
                  and not isinstance(value, np.ndarray) else np.asarray(value)
-                 for name, value in (inputs or {}).items()}
+                 for name, value in input_items(inputs)}
         with self.backend.context():
             if self.weights is not None:  # inputs given by the caller win
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
@@ -396,7 +398,7 @@ class CompiledProgram:
             precision = "fp64" if self.config.precision == "fp64" else "fp32"
             program = self.variant(backend=NumpyBackend("cpu", precision), compiled=False)
         given = {n: v if isinstance(v, np.ndarray) else np.asarray(self.backend.to_numpy(v))
-                 for n, v in (inputs or {}).items()}
+                 for n, v in input_items(inputs)}
         with reading_once(dict(self.file_reads)):
             plan, caches = program._prepared(given)
         runs = max(self._counters.runs - 1, 0)
@@ -415,7 +417,7 @@ class CompiledProgram:
         its `every_value()` keeps every value (nothing released, no sink written)
         on this backend, for a caller to go on from row by row (run.generate)."""
         given = {name: value if hasattr(value, "shape") and not isinstance(value, np.ndarray)
-                 else np.asarray(value) for name, value in inputs.items()}
+                 else np.asarray(value) for name, value in input_items(inputs)}
         with self.backend.context():
             if self.weights is not None:
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
