@@ -69,8 +69,10 @@ MAX_JOIN = ("A[i,j] = const([[1, 2, 3, 4], [5, 6, 7, 8], [9, 1, 2, 3], [4, 5, 6,
 
 
 def test_explain_counts_a_blocked_join_as_the_memory_guard_does(tmp_path, capsys):
-    """`--block-size`: the run's guard counts block_size elements for the join
-    (docs/execution.md, "Blocked contraction"); explain's memory says the same."""
+    """`--block-size`: the run's guard counts the join by its blocks (docs/
+    execution.md, "Blocked contraction"); explain's memory says the same.  The
+    4x4x4 join splits along a kept index of 4 values, so a block holds 16 elements
+    (block_size 8 cannot be met: one index is not cut finer than its values)."""
     path = tmp_path / "m.fuse"
     path.write_text(MAX_JOIN)
     assert main(["explain", str(path), "--format", "json"]) == 0
@@ -78,9 +80,9 @@ def test_explain_counts_a_blocked_join_as_the_memory_guard_does(tmp_path, capsys
     assert whole["largest intermediate"] == 4 ** 3 * 4  # the 4x4x4 join, float32
     assert main(["explain", str(path), "--format", "json", "--block-size", "8"]) == 0
     blocked = json.loads(capsys.readouterr().out)["run"]["memory"]
-    assert blocked["largest intermediate"] == 8 * 4 and blocked["tensors"] == whole["tensors"]
+    assert blocked["largest intermediate"] == 16 * 4 and blocked["tensors"] == whole["tensors"]
     assert main(["explain", str(path), "--block-size", "8"]) == 0
-    assert "plus 32 B while computing M" in capsys.readouterr().out
+    assert "plus 64 B while computing M" in capsys.readouterr().out
 
 
 BIG = ("axis i = 1000\naxis j = 1000\naxis k = 1000\nparam A[i,j] = normal(0.1)\n"

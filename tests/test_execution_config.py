@@ -316,7 +316,9 @@ def test_explain_shows_the_blocks_and_the_peak(tmp_path):
     out = fuse("explain", str(path), "--block-size", "1000")
     assert out.returncode == 0, out.stderr
     assert "Execution: block_size=1000" in out.stdout
-    assert "line 3: M: intermediate of 120k elements in 120 blocks; peak 1k elements" \
+    # split as the run splits it: along i (kept, 60 values), never finer than one
+    # value of i a block, so 60 blocks of 50 x 40 elements (not 120 of 1k)
+    assert "line 3: M: intermediate of 120k elements in 60 blocks; peak 2k elements" \
         in out.stdout
     run = fuse("run", str(path), "--block-size", "1000")
     assert run.returncode == 0, run.stderr

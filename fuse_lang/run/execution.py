@@ -142,9 +142,7 @@ class Execution:
     def go(self) -> RunResult:
         schedule = self.plan.schedule(self.write_sinks)
         memory = schedule.memory
-        guard_memory((memory.total, memory.largest, memory.peak),
-                     self.backend.itemsize, self.settings.memory_limit,
-                     self.block_size)
+        guard_memory((memory.total, memory.largest, memory.peak), self.settings.memory_limit)
         if self.write_sinks:  # every sink's path, before anything runs or is written
             outputs.check_sinks(self.analysis, self.settings.base_dir,
                                 self.settings.allow_outside_sinks)

@@ -8,6 +8,7 @@ from typing import Any, Collection, Mapping
 from ..check import Analysis
 from ..check.kinds import TensorKind
 from ..front.numbers import format_bytes
+from ..plan.blocking import blocked_split
 from .results import FuseError
 
 DEFAULT_MEMORY_FRACTION = 0.5
@@ -17,15 +18,12 @@ SPARSE_BYTES_PER_NONZERO = 12  # CSR: a value and a column index (4 + 8 at worst
 # a relation of 3 axes or more: a value and an 8-byte key, 4 more per non-zero
 
 
-def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]], itemsize: int,
-                 limit: int | None, block_size: int | None = None) -> None:
+def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]],
+                 limit: int | None) -> None:
     """Raise FuseError when the needed tensors, plus the largest intermediate of
-    one equation (`estimate`'s three figures), need more than `limit` bytes (by
-    default half the free memory).  block_size: a blocked run's intermediates
-    hold that many elements at most."""
+    one equation (`estimate`'s three figures, a blocked run's blocks counted),
+    need more than `limit` bytes (by default half the free memory)."""
     total, largest, peak = estimated
-    if block_size is not None:
-        peak = (min(peak[0], block_size * itemsize), peak[1])
     limit = limit if limit is not None else default_limit()
     if total + peak[0] > limit:
         during = (f" plus {format_bytes(peak[0])} while computing {peak[1]}" if peak[0] else "")
@@ -36,13 +34,14 @@ def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]], itemsi
 
 def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
              sparse: Mapping[str, int | None] | None = None, planned: Any = None,
-             sizes: Mapping[str, int | None] | None = None
+             sizes: Mapping[str, int | None] | None = None, block_size: int | None = None
              ) -> tuple[int, tuple[int, str], tuple[int, str]]:
     """The needed tensors' bytes in all, the largest of them, and the plan's
     largest intermediate (bytes, tensor): exact integers, from shapes only
     (sparse tensors by their estimated non-zeros).  planned: the program's
     plan (plan.planner), when the caller has it; sizes: `needed_bytes`, when
-    the caller has it."""
+    the caller has it; block_size: a blocked run's, whose intermediates over it
+    are counted by their blocks (plan.blocking.blocked_split)."""
     sparse = sparse or {}
     if sizes is None:
         sizes = needed_bytes(analysis, needed, itemsize, sparse)
@@ -66,6 +65,9 @@ def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
             # a contraction's gathered operands (shifted, pooled reads) live beside it
             held = max([eq.largest_intermediate or 0] + [
                 (c.largest_intermediate or 0) + c.gathered for c in eq.contractions])
+            if block_size is not None and (eq.largest_intermediate or 0) > block_size:
+                held = min(held, blocked_split(eq, block_size)[1] + max(
+                    [c.gathered for c in eq.contractions], default=0))
             if held:
                 peak = max(peak, (held * itemsize, eq.tensor))
     return total, largest, peak

@@ -316,11 +316,9 @@ def _schedule(plan: RunPlan, write_sinks: bool) -> Schedule:
     sparse = {n: plan.representations[n].nonzeros for n in plan.sparse}
     itemsize = plan.abilities.itemsize
     sizes = needed_bytes(analysis, needed, itemsize, sparse)  # (each tensor's once)
+    # (a blocked run's intermediates by their blocks: the guard and explain count these)
     total, largest, peak = estimate(analysis, needed, itemsize, sparse, plan.contractions,
-                                    sizes)
-    if plan.config.block_size is not None:  # a blocked join holds block_size elements at most,
-        # as the guard counts it (run.memory.guard_memory): what explain says is what it counts
-        peak = (min(peak[0], plan.config.block_size * itemsize), peak[1])
+                                    sizes, plan.config.block_size)
     computed = {n for n, equations in plan.equations.items() if equations and n not in given}
     by_role = bytes_by_role(analysis, needed, itemsize, sparse, computed, sizes)
     return Schedule(write_sinks, frozenset(needed), groups, MappingProxyType(releases),

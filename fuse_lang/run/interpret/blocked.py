@@ -9,8 +9,8 @@ first (the blocks' results are put side by side); where no kept index helps, a
 projected one is (the blocks' partial results are summed, or maxed, or
 minned).  The result is the unblocked one up to float rounding (sums in another
 order).  Each block's intermediate stays within `block_size` elements where one
-index can bring it there; the memory guard then counts `block_size` elements
-for the largest intermediate instead of the whole join.
+index can bring it there; the memory guard then counts the blocks' peak
+(plan.blocking.blocked_split, made by the same rule) instead of the whole join.
 """
 from __future__ import annotations
 
