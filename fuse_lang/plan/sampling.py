@@ -43,7 +43,7 @@ def sample_sites(analysis: Analysis, config: Any) -> list[SampleSite]:
             continue
         info = analysis.tensors.get(name)
         if info is None or info.boolean or name in analysis.recursive \
-                or len(info.statements) != 1 or not _plain(stmt.lhs):
+                or len(info.statements) != 1 or not (stmt.lhs.indices is None or _plain(stmt.lhs)):
             continue
         rhs = stmt.rhs
         factors = rhs.factors if isinstance(rhs, ir.Product) else (rhs,)
@@ -52,7 +52,7 @@ def sample_sites(analysis: Analysis, config: Any) -> list[SampleSite]:
         if not all(isinstance(f, ir.Ref) and _plain(f) for f in factors):
             continue
         read = {i.name for f in factors for i in f.indices}  # type: ignore[union-attr]
-        if not {i.name for i in stmt.lhs.indices} <= read:  # type: ignore[union-attr]
+        if not {i.name for i in stmt.lhs.indices or ()} <= read:  # type: ignore[union-attr]
             continue  # an output index the right-hand side does not read (broadcast)
         summed = [r for r in analysis.roles.get(k, ()) if r.role == "projected"
                   and (r.op or "sum") == "sum" and (r.scope is None or r.scope.kind == "rhs")]

@@ -84,7 +84,7 @@ class Sampler:
             operands.append(value)
             specs.append("".join(letters.setdefault(n, chr(ord("b") + len(letters) - 1))
                                  for n in names))
-        output = [i.name for i in stmt.lhs.indices]  # type: ignore[union-attr]
+        output = [i.name for i in stmt.lhs.indices or ()]  # type: ignore[union-attr]
         spec = ",".join(specs) + "->" + "".join(letters[n] for n in output) + "a"
         terms = backend.einsum(spec, *operands) * backend.asarray(scale)
         value = backend.reduce("sum", terms, (len(output),)) / samples
