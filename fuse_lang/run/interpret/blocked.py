@@ -22,6 +22,7 @@ from ...front import ir
 from ...plan.blocking import blocks_for
 from ...plan.contraction import contraction_path
 from ..backends.base import Backend
+from ..sparse.value import is_sparse
 from .labelled import LArray, combine
 
 
@@ -54,13 +55,16 @@ class Blocking:
         return getattr(self._inner, name)
 
     def count_einsum(self, spec: str, *arrays: Any) -> Any:
-        """A Boolean join: in blocks too, where the backend counts in its own type."""
-        if self._inner.itemsize >= 4:
+        """A Boolean join: in blocks too, where the backend counts in its own type
+        (a join of sparse relations is not blocked: it holds no dense intermediate)."""
+        if self._inner.itemsize >= 4 and not any(is_sparse(a) for a in arrays):
             return self.einsum(spec, *arrays)
         return self._inner.count_einsum(spec, *arrays)
 
     def einsum(self, spec: str, *arrays: Any) -> Any:
         inner = self._inner
+        if any(is_sparse(a) for a in arrays):  # sparse joins make no dense intermediate
+            return inner.einsum(spec, *arrays)
         shapes = tuple(tuple(inner.shape(a)) for a in arrays)
         largest = _largest(spec, shapes)
         if largest <= self.block_size:
@@ -98,6 +102,8 @@ class Blocking:
         if not projected or not ops <= {"max", "min", "sum"} or "sum" in ops:
             return None
         factors = [(evaluator.eval(f), op) for f, op in zip(expr.factors, expr.ops)]
+        if any(is_sparse(value.data) for value, _ in factors):
+            return None  # (a sparse factor: the usual path's sparse join)
         extents: dict[str, int] = {}
         for value, _ in factors:
             extents.update(zip(value.axes, self._inner.shape(value.data)))
