@@ -332,3 +332,12 @@ def test_a_variant_refuses_what_it_cannot_run():
 def test_compiled_that_is_not_a_bool_is_refused():
     with pytest.raises(FuseError, match="compiled is True, False or None"):
         fuse_lang.compile(DENSE, compiled="yes")
+
+
+@pytest.mark.parametrize("targets", ["Y", [3], 5])
+def test_targets_that_are_not_a_list_of_names_are_refused(targets):
+    # a string was taken letter by letter ("`Y` is not ..." for "Y2"), and [3]
+    # raised AttributeError ('int' object has no attribute 'strip')
+    with pytest.raises(FuseError, match="targets is a list of tensor names or query texts"):
+        fuse_lang.compile(LET, targets=targets)
+    assert fuse_lang.compile(LET, targets=("Y",)).run()["Y"].tolist() == [3.0, 5.0, 7.0]

@@ -141,8 +141,12 @@ def cut_to_targets(analysis: Analysis, targets: Sequence[str], path: str | None,
                     base_dir: str | os.PathLike) -> tuple[Analysis, tuple[NotRun, ...]]:
     """The analysis of the program cut to the targets' cone; an error inside the
     cone refuses the run with that error."""
+    listed = list(targets) if isinstance(targets, (list, tuple, set, frozenset)) else None
+    if listed is None or not all(isinstance(t, str) for t in listed):
+        raise FuseError(f"targets is a list of tensor names or query texts (['Y', "
+                        f"'Anc(Alice, x)?']), not {targets!r}")
     try:
-        cone = dependency_cone(analysis, targets)
+        cone = dependency_cone(analysis, listed)
     except TargetError as err:
         raise FuseError(str(err)) from None
     blocking = tuple(d for d in cone.blocking if d.code != "missing-source")
