@@ -111,13 +111,15 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
 
 
 def dense_for_picture(array: Any, name: str) -> np.ndarray:
-    """The array to draw; a scipy.sparse value made dense (a picture summarises every
-    cell), refused when that would be larger than MAX_SPARSE_PICTURE_CELLS."""
+    """The array to draw; a scipy.sparse value (a matrix, or a coo_array of a relation
+    of three or more axes) made dense (a picture summarises every cell), refused when
+    that would be larger than MAX_SPARSE_PICTURE_CELLS."""
     if not hasattr(array, "tocoo"):
         return np.asarray(array)
-    rows, cols = array.shape
-    if rows * cols > MAX_SPARSE_PICTURE_CELLS:
-        raise PictureError(f"{name} is a sparse {rows} x {cols} matrix, too large to draw")
+    if math.prod(array.shape) > MAX_SPARSE_PICTURE_CELLS:
+        kind = "matrix" if len(array.shape) == 2 else "tensor"
+        raise PictureError(f"{name} is a sparse {' x '.join(map(str, array.shape))} {kind}, "
+                           f"too large to draw")
     return array.toarray()
 
 
