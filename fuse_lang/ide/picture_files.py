@@ -71,7 +71,24 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
         labels = _query_labels(analysis, query, value.shape)
         pictures.append((f"query-{k}.{fmt}", render_array(
             value, query.text, labels, fmt, query.tuples is not None)))
-    return pictures
+    return _distinct_names(pictures)
+
+
+def _distinct_names(pictures: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The pictures, a file name that an earlier one took (`g::R` and `g__R`, or an
+    archive's `a/b` and `a_b`, are both `..._R.svg`) given a `-2`, `-3`... before
+    its suffix: no picture is written over another."""
+    taken: set[str] = set()
+    named = []
+    for file_name, data in pictures:
+        stem, dot, suffix = file_name.partition(".")
+        unique, k = file_name, 1
+        while unique.lower() in taken:  # (lower: one file on a case-blind disk)
+            k += 1
+            unique = f"{stem}-{k}{dot}{suffix}"
+        taken.add(unique.lower())
+        named.append((unique, data))
+    return named
 
 
 def _query_labels(analysis: Analysis | None, query: Any, shape: tuple[int, ...]
