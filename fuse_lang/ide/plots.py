@@ -420,7 +420,8 @@ def _heatmap_size(shape: Sequence[int], max_cells: int = MAX_CELLS) -> tuple[flo
 
 def new_figure(size: tuple[float, float]):
     """A matplotlib figure drawn by the headless Agg canvas, text kept as text in
-    SVG.  No pyplot: no global figure registry, so threads may draw at once."""
+    SVG (and never read as mathtext: figure_bytes).  No pyplot: no global figure
+    registry, so threads may draw at once."""
     import matplotlib
 
     matplotlib.rcParams["svg.fonttype"] = "none"
@@ -434,6 +435,13 @@ def new_figure(size: tuple[float, float]):
 
 
 def figure_bytes(fig, fmt: str, dpi: int = 100) -> bytes:
+    from matplotlib.text import Text
+
+    # a symbol, a string constant or a file name is text, never TeX: `"$x$"` stays
+    # `$x$`, and `"$\\frac$"` is no mathtext parse error (set on each text, not in
+    # rcParams: a notebook's own figures keep their mathtext)
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     buffer = io.BytesIO()
     fig.tight_layout()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
