@@ -15,6 +15,7 @@ system's temporary folder.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -52,8 +53,11 @@ def _arguments(command: str, args: tuple[Any, ...]) -> tuple[str, dict[str, Any]
 
 
 def _default_folder(uri: str) -> Path:
+    """A folder of this server's own per document: two programs of one name in
+    two folders (a/p.fuse, b/p.fuse) never write over each other's pictures."""
     stem = Path(document_name(uri)).stem or "program"
-    return Path(tempfile.gettempdir()) / f"fuse-pictures-{os.getpid()}" / stem
+    digest = hashlib.sha256(uri.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"fuse-pictures-{os.getpid()}" / f"{stem}-{digest}"
 
 
 async def plot(ls: FuseServer, *args: Any) -> dict[str, Any]:

@@ -64,3 +64,21 @@ async def test_graph_file_is_the_kind_its_name_says(vscode, tmp_path):
         with pytest.raises(JsonRpcInvalidParams, match=said):
             await execute(vscode, "fuse.graph", uri, extra)
     assert not (tmp_path / "g.gif").exists() and not (tmp_path / "h.svg").exists()
+
+
+async def test_two_programs_of_one_name_keep_their_own_pictures(vscode, tmp_path):
+    # both were drawn into <tmp>/fuse-pictures-<pid>/p/: the second run's Y.svg over the first's
+    uris = []
+    for folder, values in (("a", "[1, 2]"), ("b", "[3, 4, 5]")):
+        (tmp_path / folder).mkdir()
+        uri = open_doc(vscode, tmp_path / folder / "p.fuse",
+                       f"Y[i] = const({values})\nexport Y\n")
+        assert (await execute(vscode, "fuse.run", uri, {}))["ok"] is True
+        uris.append(uri)
+    first, second = [await execute(vscode, "fuse.plot", uri, {}) for uri in uris]
+    assert Path(first["pictures"][0]).parent != Path(second["pictures"][0]).parent
+    assert Path(first["pictures"][0]).parent.name.startswith("p-")
+    assert "Y  2" in texts(first["pictures"][0]) and "Y  3" in texts(second["pictures"][0])
+    graphs = [await execute(vscode, "fuse.graph", uri, {}) for uri in uris]
+    assert graphs[0]["path"] != graphs[1]["path"]
+    assert all(g["path"].endswith("p.graph.svg") for g in graphs)
