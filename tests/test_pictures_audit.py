@@ -216,6 +216,20 @@ def test_pictures_whose_file_names_meet_are_all_written(tmp_path, capsys):
     assert names == ["X.svg", "x-2.svg"]
 
 
+def test_fuse_plot_labels_from_a_program_whose_data_changed_since(tmp_path, capsys):
+    # the 81 x 81 result was refused whole: "R relates 81 symbols; a graph is drawn up to
+    # 60", the program's file now holding 2 symbols
+    (tmp_path / "e.tsv").write_text("".join(f"N{k}\tN{k + 1}\n" for k in range(80)))
+    program = tmp_path / "p.fuse"
+    program.write_text('E(x,y) = "e.tsv"\nR(x,y) = E(x,y)\nR(x,z) = R(x,y) E(y,z)\n'
+                       'export R\n')
+    assert run_fuse(capsys, "run", str(program), "--out", str(tmp_path / "r.npz"))[0] == 0
+    (tmp_path / "e.tsv").write_text("A\tB\n")
+    status, out, _ = run_fuse(capsys, "plot", str(tmp_path / "r.npz"), "--program", str(program))
+    assert status == 0 and out == f"wrote {tmp_path / 'r-pictures' / 'R.svg'}\n"
+    assert "R  81x81" in svg_texts(tmp_path / "r-pictures" / "R.svg")
+
+
 # ------------------------------------------------------------------ paths
 
 

@@ -52,10 +52,13 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
             sliced[name] = names
         stem = _file_stem(name)
         pictures.append((f"{stem}.{fmt}", render_array(array, name, labels, fmt, boolean, along)))
+        # (a graph of its own symbols only: a result `fuse plot --program` labels from a
+        # program whose data changed since may hold other symbols; its heatmap is drawn)
+        symbols = (labels[0].symbols or ()) if labels else ()
         if analysis is not None and is_relation_graph(analysis, name) \
-                and len(labels[0].symbols or ()) <= MAX_GRAPH_NODES:
-            pictures.append((f"{stem}.graph.{fmt}",
-                             relation_graph(array, name, labels[0].symbols or (), fmt)))
+                and np.shape(array) == (len(symbols), len(symbols)) \
+                and len(symbols) <= MAX_GRAPH_NODES:
+            pictures.append((f"{stem}.graph.{fmt}", relation_graph(array, name, symbols, fmt)))
     if slice_along is not None and not sliced:  # it would do nothing
         raise PictureError(f"no output is 3-D or larger: there is nothing to slice along "
                            f"{slice_along!r}")
