@@ -85,7 +85,7 @@ def test_values_past_1e300_are_drawn_in_units_of_a_power_of_ten(tmp_path, capsys
     assert out.splitlines() == [f"wrote {folder / n}.svg" for n in ("M", "V", "C")]
     assert "values in units of 1e+308" in svg_texts(folder / "M.svg")
     texts = svg_texts(folder / "V.svg")
-    assert "values in units of 1e+308" in texts and "1 values not finite (left blank)" in texts
+    assert "values in units of 1e+308" in texts and "1 value not finite (left blank)" in texts
     assert "values in units of 1e+308" in " ".join(svg_texts(folder / "C.svg"))
     cells = embedded_cells(folder / "M.svg", 2, 2)
     assert near(cells[0, 0], VIRIDIS_HIGH) and near(cells[0, 1], VIRIDIS_LOW)
@@ -110,7 +110,7 @@ KINDS = {
     "scalar fp16": (np.float16(1.5), "S (a scalar)", "1.5"),
     "scalar bool": (np.bool_(True), "S (a scalar)", "1"),
     "fp16 vector with inf": (np.array([1, 2, np.inf], dtype=np.float16), "S  3",
-                             "1 values not finite (left blank)"),
+                             "1 value not finite (left blank)"),
     "all-NaN matrix": (np.full((3, 3), np.nan), "S  3x3", "9 values not finite (left blank)"),
     "int8 matrix": (np.array([[1, -128], [127, 0]], dtype=np.int8), "S  2x2", None),
     "uint64 matrix": (np.array([[2**64 - 1, 0], [1, 2]], dtype=np.uint64), "S  2x2", None),

@@ -401,7 +401,7 @@ def _in_drawable_units(data: np.ndarray) -> tuple[np.ndarray, list[str]]:
 
 def _nonfinite_note(data: np.ndarray) -> list[str]:
     bad = sum(int(band.size - np.count_nonzero(np.isfinite(band))) for band in _bands(data))
-    return [f"{bad} values not finite (left blank)"] if bad else []
+    return [f"{bad} value{'' if bad == 1 else 's'} not finite (left blank)"] if bad else []
 
 
 def _title(ax, head: str, notes: Sequence[str]) -> None:
