@@ -230,6 +230,16 @@ def test_fuse_plot_labels_from_a_program_whose_data_changed_since(tmp_path, caps
     assert "R  81x81" in svg_texts(tmp_path / "r-pictures" / "R.svg")
 
 
+def test_query_pictures_are_numbered_among_every_query(tmp_path, capsys):
+    # as the VS Code panel finds them (query-<its index + 1>): a closed query counts
+    program = tmp_path / "q.fuse"
+    program.write_text("E(A, B)\nE(B, C)\nE(A, B)?\nE(A, x)?\n")
+    status, out, _ = run_fuse(capsys, "run", str(program), "--plot", str(tmp_path / "p"))
+    assert status == 0 and out.endswith(f"wrote {tmp_path / 'p' / 'query-2.svg'}\n")
+    assert [p.name for p in (tmp_path / "p").iterdir()] == ["query-2.svg"]
+    assert "E(A, x)?  2" in svg_texts(tmp_path / "p" / "query-2.svg")
+
+
 # ------------------------------------------------------------------ paths
 
 
