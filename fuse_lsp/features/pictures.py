@@ -99,8 +99,10 @@ async def graph(ls: FuseServer, *args: Any) -> dict[str, Any]:
         return {"ok": False, "error": oversized.diagnostic.message}
     except DocumentUnavailable as error:
         return {"ok": False, "error": f"{name}: {error}"}
-    target = Path(extra.get("path") or
-                  _default_folder(uri) / f"{Path(name).stem or 'program'}.graph.{extra['format']}")
+    # (in a folder of its own: a relation named as its program, `edge` of edge.fuse, has
+    # its own `edge.graph.svg` among the values' pictures)
+    target = Path(extra.get("path") or _default_folder(uri) / "program" /
+                  f"{Path(name).stem or 'program'}.graph.{extra['format']}")
     try:
         await asyncio.to_thread(_write_graph, analysis, name, extra["format"], target)
     except (OSError, ValueError, ImportError) as error:

@@ -82,3 +82,18 @@ async def test_two_programs_of_one_name_keep_their_own_pictures(vscode, tmp_path
     graphs = [await execute(vscode, "fuse.graph", uri, {}) for uri in uris]
     assert graphs[0]["path"] != graphs[1]["path"]
     assert all(g["path"].endswith("p.graph.svg") for g in graphs)
+
+
+async def test_a_relation_named_as_its_program_keeps_its_graph_apart(vscode, tmp_path):
+    # edge.fuse's relation `edge` and the program were both drawn as edge.graph.svg, in one
+    # folder: the later picture replaced the earlier
+    uri = open_doc(vscode, tmp_path / "edge.fuse",
+                   "edge(A, B)\nedge(B, C)\nreach(x,y) = edge(x,y)\n"
+                   "reach(x,z) = reach(x,y) edge(y,z)\nexport edge\n")
+    assert (await execute(vscode, "fuse.run", uri, {}))["ok"] is True
+    plotted = await execute(vscode, "fuse.plot", uri, {})
+    program = await execute(vscode, "fuse.graph", uri, {})
+    relation = [p for p in plotted["pictures"] if p.endswith("edge.graph.svg")]
+    assert len(relation) == 1 and program["path"] != relation[0]
+    assert "edge: 3 symbols, 2 pairs" in texts(relation[0])  # not the program's graph
+    assert "reach" in texts(program["path"])
