@@ -124,7 +124,7 @@ def test_a_grid_of_slices_counts_the_values_not_finite_of_every_slice():
     assert "2 values not finite (left blank)" in _svg_text(render_array(cube, "T"))
     four = np.ones((2, 3, 4, 5), dtype=np.float32)
     four[0, 1, 0, 0] = np.nan
-    assert "1 values not finite (left blank)" in _svg_text(render_array(four, "F"))
+    assert "1 value not finite (left blank)" in _svg_text(render_array(four, "F"))
 
 
 def test_a_huge_tensor_is_summarised_without_copying_it_whole():

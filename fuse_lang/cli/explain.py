@@ -64,7 +64,7 @@ def cmd_explain(options: ExplainOptions) -> int:
         # through fail, so that `--format json` still writes its one document
         fail("\n".join(f"fuse: --shard: {problem}" for problem in sharding.problems),
              EXIT_USAGE)
-    if options.graph:
+    if options.graph is not None:
         write_graph(options.graph, analysis, plan)
     # the run plan's fixpoint choices are those of this analysis and configuration
     # (but in demand mode, whose run plan is of the rewritten program)

@@ -10,13 +10,18 @@ from ..check import Analysis
 from .status import EXIT_USAGE, fail
 
 
-def check_plot_folder(folder: str) -> None:
-    """CommandFailed (after saying why) for a folder `--plot` cannot write into."""
+def check_plot_folder(folder: str, flag: str | None = "--plot") -> None:
+    """CommandFailed (after saying why) for a folder the pictures cannot be written
+    into, named by the `flag` that gave it (`--plot`, `fuse plot`'s `--out`; None:
+    a default folder); an empty name (which names none) included."""
     from ..ide.picture_files import check_folder
 
+    given = f"{flag} {folder}" if flag else folder
+    if not folder:
+        fail(f"fuse: {flag}: give the pictures' folder (an empty name names none)", EXIT_USAGE)
     problem = check_folder(Path(folder))
     if problem is not None:
-        fail(f"fuse: --plot {folder}: {problem}", EXIT_USAGE)
+        fail(f"fuse: {given}: {problem}", EXIT_USAGE)
 
 
 def check_slice_along(analysis: Analysis, index: str | None) -> None:
@@ -61,6 +66,8 @@ def write_graph(target: str, analysis: Analysis, plan: Any) -> None:
     """`fuse explain --graph FILE`: the program's dataflow drawn into FILE;
     CommandFailed after saying why not."""
     fmt = Path(target).suffix.lower().lstrip(".")
+    if not target:
+        fail("fuse: --graph: give the picture's file (FILE.svg or FILE.png)", EXIT_USAGE)
     if fmt not in ("svg", "png"):
         fail(f"fuse: --graph {target}: the picture is written as .svg or .png", EXIT_USAGE)
     try:

@@ -32,7 +32,9 @@ class PlotOptions:
     @property
     def folder(self) -> str:
         """Where the pictures go: `--out`, else RESULT-pictures beside the file."""
-        return self.out or str(Path(self.result).with_suffix("")) + "-pictures"
+        if self.out is not None:
+            return self.out
+        return str(Path(self.result).with_suffix("")) + "-pictures"
 
 
 def cmd_plot(options: PlotOptions) -> int:
@@ -48,7 +50,7 @@ def cmd_plot(options: PlotOptions) -> int:
     analysis = None
     if options.program:
         analysis = analyze(read_program(options.program), options.program)
-    check_plot_folder(options.folder)
+    check_plot_folder(options.folder, "--out" if options.out is not None else None)
     for path in write_pictures_of(options.folder, options.format, options.slice_along,
                                   outputs, analysis):
         print(f"wrote {path}")

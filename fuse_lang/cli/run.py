@@ -103,7 +103,7 @@ def _run_and_show(options: RunOptions) -> int:
     if options.adapters and not options.weights:
         raise UsageError("--adapter NAME needs --weights MANIFEST.json: adapters are declared "
                          "in a weights manifest (docs/weights.md)")
-    if options.plot_flags and not options.plot:
+    if options.plot_flags and options.plot is None:
         raise UsageError(f"{' and '.join(options.plot_flags)} need"
                          f"{'s' if len(options.plot_flags) == 1 else ''} --plot DIR "
                          f"(how its pictures are drawn)")
@@ -115,7 +115,7 @@ def _run_and_show(options: RunOptions) -> int:
     text = read_program(options.path)
     if options.out:
         _check_out(options.out)
-    if options.plot:
+    if options.plot is not None:
         check_plot_folder(options.plot)
     inputs = read_inputs(options.inputs)
     targets = parsed_targets(options.whys, "--why")  # malformed: said before running

@@ -52,10 +52,13 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
             sliced[name] = names
         stem = _file_stem(name)
         pictures.append((f"{stem}.{fmt}", render_array(array, name, labels, fmt, boolean, along)))
+        # (a graph of its own symbols only: a result `fuse plot --program` labels from a
+        # program whose data changed since may hold other symbols; its heatmap is drawn)
+        symbols = (labels[0].symbols or ()) if labels else ()
         if analysis is not None and is_relation_graph(analysis, name) \
-                and len(labels[0].symbols or ()) <= MAX_GRAPH_NODES:
-            pictures.append((f"{stem}.graph.{fmt}",
-                             relation_graph(array, name, labels[0].symbols or (), fmt)))
+                and np.shape(array) == (len(symbols), len(symbols)) \
+                and len(symbols) <= MAX_GRAPH_NODES:
+            pictures.append((f"{stem}.graph.{fmt}", relation_graph(array, name, symbols, fmt)))
     if slice_along is not None and not sliced:  # it would do nothing
         raise PictureError(f"no output is 3-D or larger: there is nothing to slice along "
                            f"{slice_along!r}")
@@ -71,7 +74,24 @@ def result_pictures(outputs: Mapping[str, Any], analysis: Analysis | None = None
         labels = _query_labels(analysis, query, value.shape)
         pictures.append((f"query-{k}.{fmt}", render_array(
             value, query.text, labels, fmt, query.tuples is not None)))
-    return pictures
+    return _distinct_names(pictures)
+
+
+def _distinct_names(pictures: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The pictures, a file name that an earlier one took (`g::R` and `g__R`, or an
+    archive's `a/b` and `a_b`, are both `..._R.svg`) given a `-2`, `-3`... before
+    its suffix: no picture is written over another."""
+    taken: set[str] = set()
+    named = []
+    for file_name, data in pictures:
+        stem, dot, suffix = file_name.partition(".")
+        unique, k = file_name, 1
+        while unique.lower() in taken:  # (lower: one file on a case-blind disk)
+            k += 1
+            unique = f"{stem}-{k}{dot}{suffix}"
+        taken.add(unique.lower())
+        named.append((unique, data))
+    return named
 
 
 def _query_labels(analysis: Analysis | None, query: Any, shape: tuple[int, ...]

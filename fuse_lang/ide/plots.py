@@ -36,6 +36,7 @@ MAX_SLICES = 16  # heatmaps in the grid of a 3-D+ tensor
 MAX_TICK_LABELS = 64  # symbol names on an axis; longer axes show positions
 MAX_GRAPH_NODES = 60  # a relation with more symbols is not drawn as a graph
 CHUNK_ELEMENTS = 1 << 20  # values summarised at a time (a band of whole blocks)
+LARGEST_DRAWN = 1e300  # float64 values beyond are drawn in units of a power of ten
 
 
 @dataclass(frozen=True)
@@ -91,31 +92,34 @@ def render_array(array: Any, name: str, labels: Sequence[AxisLabel] = (), fmt: s
         small = data.dtype.kind == "b" or data.dtype.itemsize <= 2
         data = data.astype(np.float32 if small else np.float64)
     labels = _full_labels(labels, data.ndim)
+    data, unit = _in_drawable_units(data)
     if data.size == 0:
         fig = _scalar_figure(data, name, f"{name} {_shape_text(data.shape)} (empty)")
     elif data.ndim == 0:
         fig = _scalar_figure(data, name)
     elif data.ndim == 1:
-        fig = _line_figure(data, name, labels[0], boolean)
+        fig = _line_figure(data, name, labels[0], boolean, unit)
     elif data.ndim == 2:
         fig = new_figure(_heatmap_size(data.shape, max_cells))
         ax = fig.subplots()
         notes = _heatmap(fig, ax, data, labels, boolean, None, max_cells)
-        _title(ax, f"{name}  {_shape_text(data.shape)}", notes)
+        _title(ax, f"{name}  {_shape_text(data.shape)}", unit + notes)
     else:
         fig = _slices_figure(data, name, labels, boolean, _axis_number(slice_axis, labels),
-                             max_cells)
+                             max_cells, unit)
     return figure_bytes(fig, fmt, dpi)
 
 
 def dense_for_picture(array: Any, name: str) -> np.ndarray:
-    """The array to draw; a scipy.sparse value made dense (a picture summarises every
-    cell), refused when that would be larger than MAX_SPARSE_PICTURE_CELLS."""
+    """The array to draw; a scipy.sparse value (a matrix, or a coo_array of a relation
+    of three or more axes) made dense (a picture summarises every cell), refused when
+    that would be larger than MAX_SPARSE_PICTURE_CELLS."""
     if not hasattr(array, "tocoo"):
         return np.asarray(array)
-    rows, cols = array.shape
-    if rows * cols > MAX_SPARSE_PICTURE_CELLS:
-        raise PictureError(f"{name} is a sparse {rows} x {cols} matrix, too large to draw")
+    if math.prod(array.shape) > MAX_SPARSE_PICTURE_CELLS:
+        kind = "matrix" if len(array.shape) == 2 else "tensor"
+        raise PictureError(f"{name} is a sparse {' x '.join(map(str, array.shape))} {kind}, "
+                           f"too large to draw")
     return array.toarray()
 
 
@@ -172,9 +176,11 @@ def _scalar_figure(data: np.ndarray, name: str, empty: str | None = None):
     return fig
 
 
-def _line_figure(data: np.ndarray, name: str, label: AxisLabel, boolean: bool):
+def _line_figure(data: np.ndarray, name: str, label: AxisLabel, boolean: bool,
+                 unit: Sequence[str] = ()):
     shown, block = _blocks_1d(data, boolean)
-    shown = np.where(np.isfinite(shown), shown, np.nan)  # inf and NaN left blank
+    # inf and NaN left blank; drawn in float64 (a float32 extreme's range overflows float32)
+    shown = np.where(np.isfinite(shown), shown.astype(np.float64), np.nan)
     fig = new_figure((min(10, 3 + 0.12 * min(len(shown), BAR_LIMIT)), 3.2))
     ax = fig.subplots()
     positions = np.arange(len(shown)) * block
@@ -185,7 +191,7 @@ def _line_figure(data: np.ndarray, name: str, label: AxisLabel, boolean: bool):
     _ticks(ax.set_xticks, ax.set_xticklabels, label, len(data), block, rotate=True)
     ax.set_xlabel(label.index)
     ax.set_ylabel("true" if boolean else "value")
-    notes = []
+    notes = list(unit)
     if block > 1:
         notes.append(f"summarised: {len(data)} values shown as {len(shown)} "
                      f"block {'maxima' if boolean else 'means'} of {block}")
@@ -201,7 +207,8 @@ def _heatmap(fig, ax, data: np.ndarray, labels: Sequence[AxisLabel], boolean: bo
     the notes to show with it (its values not finite counted unless a grid of
     slices counts them over the whole tensor)."""
     shown, blocks = _blocks_2d(data, boolean, max_cells)
-    finite = np.where(np.isfinite(shown), shown, np.nan)
+    # drawn in float64: matplotlib's colour scale of a float32 extreme overflows float32
+    finite = np.where(np.isfinite(shown), shown.astype(np.float64), np.nan)
     if boolean:
         image = ax.imshow(finite, cmap="Greys", vmin=0, vmax=1, interpolation="nearest",
                           aspect="auto")
@@ -223,7 +230,8 @@ def _heatmap(fig, ax, data: np.ndarray, labels: Sequence[AxisLabel], boolean: bo
 
 
 def _slices_figure(data: np.ndarray, name: str, labels: Sequence[AxisLabel],
-                   boolean: bool, along: int, max_cells: int = MAX_CELLS):
+                   boolean: bool, along: int, max_cells: int = MAX_CELLS,
+                   unit: Sequence[str] = ()):
     moved = np.moveaxis(data, along, 0)
     rest = [labels[k] for k in range(data.ndim) if k != along]
     # a 4-D+ tensor: the axes after the slicing one and before the last two are
@@ -254,7 +262,7 @@ def _slices_figure(data: np.ndarray, name: str, labels: Sequence[AxisLabel],
     if total > count:
         head.append(f"summarised: the first {count} of {total} slices")
     # the values not finite counted over the whole tensor, not over one slice
-    notes = notes + _nonfinite_note(data)
+    notes = list(unit) + notes + _nonfinite_note(data)
     fig.suptitle("\n".join([f"{name}  {_shape_text(data.shape)}"] + head + notes), fontsize=10)
     return fig
 
@@ -377,9 +385,23 @@ def _finite_range(data: np.ndarray) -> tuple[float, float] | None:
     return (low, high) if low <= high else None
 
 
+def _in_drawable_units(data: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """`data` as it can be drawn, and the note that says how: float64 values past
+    LARGEST_DRAWN (whose range, 1e308 - -1e308, overflows matplotlib's colour and
+    axis scales) divided by a power of ten, said on the picture; others as they are."""
+    if data.dtype != np.float64 or data.ndim == 0 or data.size == 0:
+        return data, []
+    bounds = _finite_range(data)
+    biggest = max(abs(bounds[0]), abs(bounds[1])) if bounds is not None else 0.0
+    if biggest <= LARGEST_DRAWN:
+        return data, []
+    unit = 10.0 ** math.floor(math.log10(biggest))
+    return data / unit, [f"values in units of {unit:g}"]
+
+
 def _nonfinite_note(data: np.ndarray) -> list[str]:
     bad = sum(int(band.size - np.count_nonzero(np.isfinite(band))) for band in _bands(data))
-    return [f"{bad} values not finite (left blank)"] if bad else []
+    return [f"{bad} value{'' if bad == 1 else 's'} not finite (left blank)"] if bad else []
 
 
 def _title(ax, head: str, notes: Sequence[str]) -> None:
@@ -398,7 +420,8 @@ def _heatmap_size(shape: Sequence[int], max_cells: int = MAX_CELLS) -> tuple[flo
 
 def new_figure(size: tuple[float, float]):
     """A matplotlib figure drawn by the headless Agg canvas, text kept as text in
-    SVG.  No pyplot: no global figure registry, so threads may draw at once."""
+    SVG (and never read as mathtext: figure_bytes).  No pyplot: no global figure
+    registry, so threads may draw at once."""
     import matplotlib
 
     matplotlib.rcParams["svg.fonttype"] = "none"
@@ -412,6 +435,13 @@ def new_figure(size: tuple[float, float]):
 
 
 def figure_bytes(fig, fmt: str, dpi: int = 100) -> bytes:
+    from matplotlib.text import Text
+
+    # a symbol, a string constant or a file name is text, never TeX: `"$x$"` stays
+    # `$x$`, and `"$\\frac$"` is no mathtext parse error (set on each text, not in
+    # rcParams: a notebook's own figures keep their mathtext)
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     buffer = io.BytesIO()
     fig.tight_layout()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}

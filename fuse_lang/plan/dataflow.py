@@ -131,6 +131,8 @@ def _layers(order: tuple[tuple[str, ...], ...], reads: dict[str, set[str]]) -> d
             if source != target:
                 readers.setdefault(source, []).append(target)
     for name in layer:
-        if not reads.get(name) and readers.get(name):
-            layer[name] = max(0, min(layer[r] for r in readers[name] if r in layer) - 1)
+        # (a sink's file is a reader with no layer yet: read by sinks only, it stays put)
+        placed = [layer[r] for r in readers.get(name, ()) if r in layer]
+        if not reads.get(name) and placed:
+            layer[name] = max(0, min(placed) - 1)
     return layer

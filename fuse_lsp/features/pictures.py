@@ -7,6 +7,7 @@ event loop.
     fuse.plot  [uri, {tensor?, format?: "svg"|"png", folder?}]
                -> {ok, pictures: [path], stale} | {ok: false, error}
     fuse.graph [uri, {format?: "svg"|"png", path?}] -> {ok, path} | {ok: false, error}
+               (format: given, else the path's suffix, else svg; a path must end in it)
 
 Without a folder or path they go to a folder of this server's own under the
 system's temporary folder.
@@ -14,6 +15,7 @@ system's temporary folder.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -29,18 +31,33 @@ GRAPH = "fuse.graph"
 
 
 def _arguments(command: str, args: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
+    """The document's uri and the options, `format` filled in: given, else the suffix
+    of a `path` (fuse.graph) when it is .svg or .png, else svg.  A path whose suffix
+    is another, or that contradicts the format, is refused: its file would hold a
+    picture of another kind than its name says."""
     if not args or not isinstance(args[0], str):
         raise JsonRpcInvalidParams(f"{command} takes [uri, {{...}}]")
     extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
-    fmt = extra.get("format") or "svg"
+    for key in ("tensor", "folder", "path"):
+        if extra.get(key) is not None and not isinstance(extra[key], str):
+            raise JsonRpcInvalidParams(f"{command}: {key} is a string, not "
+                                       f"{type(extra[key]).__name__}")
+    suffix = Path(extra["path"]).suffix.lower().lstrip(".") if extra.get("path") else None
+    fmt = extra.get("format") or suffix or "svg"
     if fmt not in ("svg", "png"):
         raise JsonRpcInvalidParams(f"{command}: format is svg or png, not {fmt!r}")
+    if suffix is not None and suffix != fmt:
+        raise JsonRpcInvalidParams(f"{command}: path {extra['path']!r} should end in "
+                                   f".{fmt} (the picture is {fmt})")
     return args[0], {**extra, "format": fmt}
 
 
 def _default_folder(uri: str) -> Path:
+    """A folder of this server's own per document: two programs of one name in
+    two folders (a/p.fuse, b/p.fuse) never write over each other's pictures."""
     stem = Path(document_name(uri)).stem or "program"
-    return Path(tempfile.gettempdir()) / f"fuse-pictures-{os.getpid()}" / stem
+    digest = hashlib.sha256(uri.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"fuse-pictures-{os.getpid()}" / f"{stem}-{digest}"
 
 
 async def plot(ls: FuseServer, *args: Any) -> dict[str, Any]:
@@ -82,8 +99,10 @@ async def graph(ls: FuseServer, *args: Any) -> dict[str, Any]:
         return {"ok": False, "error": oversized.diagnostic.message}
     except DocumentUnavailable as error:
         return {"ok": False, "error": f"{name}: {error}"}
-    target = Path(extra.get("path") or
-                  _default_folder(uri) / f"{Path(name).stem or 'program'}.graph.{extra['format']}")
+    # (in a folder of its own: a relation named as its program, `edge` of edge.fuse, has
+    # its own `edge.graph.svg` among the values' pictures)
+    target = Path(extra.get("path") or _default_folder(uri) / "program" /
+                  f"{Path(name).stem or 'program'}.graph.{extra['format']}")
     try:
         await asyncio.to_thread(_write_graph, analysis, name, extra["format"], target)
     except (OSError, ValueError, ImportError) as error:
