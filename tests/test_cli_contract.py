@@ -56,6 +56,30 @@ def test_out_keeps_its_three_forms(program, tmp_path, capsys):
         assert archive["Y"].tolist() == [2, 4, 6]
 
 
+@pytest.mark.parametrize("words", [
+    ["run", "{p}", "--weights", ""], ["run", "{p}", "--params", ""], ["check", "{p}", "--weights", ""],
+    ["train", "{p}", "--checkpoint", ""], ["train", "{p}", "--resume", ""],
+    ["train", "{p}", "--vocab", ""], ["export", "{p}", "--out", ""],
+    ["export", "{p}", "--params", "", "--out", "x.pt2"], ["generate", "{p}", "--vocab", ""],
+    ["generate", "{p}", "--params", ""], ["plot", "r.npz", "--program", ""]])
+def test_an_empty_file_name_is_a_usage_error(program, capsys, words):
+    """An option that names a file, given an empty name, is refused (exit 2): it was
+    read as no option at all (`--weights ""` ran without weights) or as the current
+    folder (`--params ""`: "the weights manifest `.` ... is a folder")."""
+    assert main([w.format(p=program) for w in words]) == 2
+    err = capsys.readouterr().err
+    option = next(w for w, given in zip(words, words[1:]) if given == "")
+    assert f"argument {option}: expected a file's name, not an empty one" in err
+    assert "Traceback" not in err
+
+
+def test_an_empty_out_is_a_usage_error(program, capsys):
+    assert main(["run", str(program), "--out", "", "--format", "json"]) == 2
+    document = json.loads(capsys.readouterr().out)
+    assert document["error"] == ("fuse: --out: give a file (FILE.npz, FILE.npy) or a folder "
+                                 "DIR/ (an empty name names none)")
+
+
 @pytest.mark.parametrize("action", ["info", "clear"])
 def test_fuse_cache_on_a_file_is_a_usage_error(program, capsys, action):
     assert main(["cache", action, "--cache-dir", str(program)]) == 2

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
+from .options import file_name
 from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, fail
 from .weights import weights_problem
 
@@ -93,14 +94,14 @@ def add_commands(sub: Any) -> None:
                                              "(.pt2), a jax.export artifact or StableHLO text")
     p_export.add_argument("path", metavar="PATH")
     p_export.add_argument("--format", choices=("torch", "jax", "stablehlo"), required=True)
-    p_export.add_argument("--out", metavar="FILE", required=True)
+    p_export.add_argument("--out", type=file_name, metavar="FILE", required=True)
     p_export.add_argument("--device", default=None, help="cpu (the default) or cuda[:N]")
     p_export.add_argument("--precision", default="fp32", choices=("fp32", "fp64", "bf16", "fp16"))
     p_export.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                           help="a source's value (its shape is the graph's; repeatable)")
-    p_export.add_argument("--params", metavar="CKPT.safetensors", default=None,
+    p_export.add_argument("--params", type=file_name, metavar="CKPT.safetensors", default=None,
                           help="the params' values, from a checkpoint (fuse train --checkpoint)")
-    p_export.add_argument("--weights", metavar="MANIFEST.json", default=None,
+    p_export.add_argument("--weights", type=file_name, metavar="MANIFEST.json", default=None,
                           help="a weights manifest: its tensors become the export's state")
     p_export.add_argument("--dynamic", action="append", default=[], metavar="INDEX,...",
                           help="leave the size of these indices' axes open (batch, sequence)")

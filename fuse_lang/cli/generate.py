@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
+from .options import file_name
 from .render import fail_with_diagnostics
 from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, UsageError, fail, printable
 
@@ -28,7 +29,7 @@ def add_generate_parser(sub: Any) -> None:
     """`fuse generate`'s options on the subcommand parsers `sub`."""
     p = sub.add_parser("generate", help="generate tokens from a causal program, one at a time")
     p.add_argument("path", metavar="PATH")
-    p.add_argument("--params", metavar="CKPT.safetensors",
+    p.add_argument("--params", type=file_name, metavar="CKPT.safetensors",
                    help="the params (a checkpoint `fuse train` wrote), matched by name")
     p.add_argument("--prompt", metavar="TEXT", help="the text to go on from")
     p.add_argument("--prompt-ids", metavar="ID,ID,...",
@@ -41,7 +42,7 @@ def add_generate_parser(sub: Any) -> None:
                    help="draw among the K likeliest tokens only")
     p.add_argument("--seed", type=_count, default=0, metavar="S",
                    help="the draws' seed: the same seed, the same text (default 0)")
-    p.add_argument("--vocab", metavar="FILE.json",
+    p.add_argument("--vocab", type=file_name, metavar="FILE.json",
                    help="the tokens as a JSON list, each at its id (default: the checkpoint's, "
                         "`fuse train --vocab`)")
     p.add_argument("--tokens", metavar="NAME",

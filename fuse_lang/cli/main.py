@@ -22,7 +22,7 @@ from .cache import (
 )
 from .check import CheckOptions, cmd_check
 from .generate import add_generate_parser
-from .options import add_config_options, add_shard_options, asks_for_json, seconds
+from .options import add_config_options, add_shard_options, asks_for_json, file_name, seconds
 from .status import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -46,7 +46,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_check = sub.add_parser("check", help="report the diagnostics of programs")
     p_check.add_argument("--format", choices=("text", "json"), default="text")
-    p_check.add_argument("--weights", metavar="MANIFEST.json",
+    p_check.add_argument("--weights", type=file_name, metavar="MANIFEST.json",
                          help="check with a weights manifest's tensors in place of the "
                               "sources' files (headers only; docs/weights.md)")
     p_check.add_argument("paths", nargs="+", metavar="PATH")
@@ -65,7 +65,7 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_plot.add_argument("--out", metavar="DIR", help="where to write them "
                         "(default: RESULT-pictures beside the file)")
     p_plot.add_argument("--format", choices=("svg", "png"), default="svg")
-    p_plot.add_argument("--program", metavar="PATH",
+    p_plot.add_argument("--program", type=file_name, metavar="PATH",
                         help="the program that made the results: index and symbol names")
     p_plot.add_argument("--slice-along", metavar="INDEX")
     add_commands(sub)
@@ -91,10 +91,10 @@ def _add_run_parser(sub: Any) -> None:
     p_run.add_argument("--representation", action="append", default=[],
                        metavar="NAME=dense|sparse",
                        help="keep a tensor dense or sparse, overriding the plan (repeatable)")
-    p_run.add_argument("--weights", metavar="MANIFEST.json",
+    p_run.add_argument("--weights", type=file_name, metavar="MANIFEST.json",
                        help="read the weights a manifest gives in place of the sources' "
                             "files (docs/weights.md)")
-    p_run.add_argument("--params", metavar="CKPT.safetensors",
+    p_run.add_argument("--params", type=file_name, metavar="CKPT.safetensors",
                        help="give every param (and any source) its value from a checkpoint "
                             "`fuse train` wrote, matched by name; no manifest needed")
     p_run.add_argument("--adapter", action="append", default=[], metavar="NAME",

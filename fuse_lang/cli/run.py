@@ -113,7 +113,7 @@ def _run_and_show(options: RunOptions) -> int:
             else f"the {options.backend} backend runs on one device"
         raise UsageError(f"{flags} --backend jax ({why})")
     text = read_program(options.path)
-    if options.out:
+    if options.out is not None:
         _check_out(options.out)
     if options.plot is not None:
         check_plot_folder(options.plot)
@@ -242,6 +242,9 @@ def _check_out(out: str) -> None:
     before the run, as for --plot, not as 'File exists' after it)."""
     from ..ide.picture_files import check_folder
 
+    if not out:
+        raise UsageError("--out: give a file (FILE.npz, FILE.npy) or a folder DIR/ (an empty "
+                         "name names none)")
     folder = Path(out) if Path(out).is_dir() or out.endswith(("/", os.sep)) else None
     if folder is None and Path(out).suffix.lower() not in (".npz", ".npy"):
         raise UsageError(f"--out takes FILE.npz, FILE.npy or a folder DIR/ (one file per "

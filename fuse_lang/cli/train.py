@@ -21,6 +21,7 @@ from typing import Any
 
 from ..front.numbers import strict_json
 from ..speed.fastinit import frozen_dataclass
+from .options import file_name
 from .render import fail_with_diagnostics
 from .status import EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
 
@@ -54,17 +55,17 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--validation", action="append", default=[], metavar="NAME=FILE.npy",
                    help="held-out data: the loss on it is shown along the way (repeatable)")
     p.add_argument("--validate-every", type=_at_least(1), default=None, metavar="N")
-    p.add_argument("--checkpoint", metavar="FILE.safetensors",
+    p.add_argument("--checkpoint", type=file_name, metavar="FILE.safetensors",
                    help="write the params here (and the optimizer's state beside)")
     p.add_argument("--checkpoint-every", type=_at_least(1), default=None, metavar="N")
-    p.add_argument("--resume", metavar="FILE.safetensors",
+    p.add_argument("--resume", type=file_name, metavar="FILE.safetensors",
                    help="continue from a checkpoint written by fuse train")
     p.add_argument("--init", action="append", default=[], metavar="NAME=INIT",
                    help="start the param NAME with INIT (normal(0.02), kaiming, zeros...) "
                         "instead of the program's initialiser (repeatable)")
     p.add_argument("--init-default", default=None, metavar="INIT",
                    help="the initialiser of the weights that have none (default glorot)")
-    p.add_argument("--vocab", metavar="FILE.json",
+    p.add_argument("--vocab", type=file_name, metavar="FILE.json",
                    help="the tokens by id (a JSON list), kept in the checkpoint for "
                         "`fuse generate`")
     p.add_argument("--format", choices=("text", "json"), default="text")
