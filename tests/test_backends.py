@@ -164,7 +164,7 @@ def test_a_precision_or_device_that_is_not_there_is_a_clear_error():
     with pytest.raises(FuseError, match="unknown precision 'fp8'"):
         fuse_lang.compile("X = 1\n", backend="torch", precision="fp8")
     with pytest.raises(FuseError, match="unknown backend 'tensorflow'; choose one of numpy, "
-                                        "torch, jax"):
+                                        "torch, jax, or \"auto\""):
         fuse_lang.compile("X = 1\n", backend="tensorflow")
     with pytest.raises(FuseError, match="the numpy backend runs eagerly only"):
         fuse_lang.compile("X = 1\n", compiled=True)

@@ -45,7 +45,10 @@ def backend_for(config: ExecutionConfig, backend: str, device: str, precision: s
     try:
         chosen = get_backend(backend, device, precision)
     except BackendError as err:
-        raise FuseError(str(err)) from None
+        said = str(err)
+        if said.startswith("unknown backend"):  # (compile resolves "auto" before this)
+            said += ', or "auto" (the best one installed for the device)'
+        raise FuseError(said) from None
     if compiled is None:
         compiled = chosen.compiles_by_default and not config.trace
     if compiled and not chosen.compiles_segments:
