@@ -81,7 +81,7 @@ def report_conflicts(conflicts: Iterable[Conflict], domains: Domains,
                 traced.append(_Traced(conflict, path))
             else:
                 out.append(_at_source(conflict))
-    for item, group in _causes(traced, placed):
+    for item, group in _causes(traced, placed, _support(domains, traced)):
         if item[0] == "use":
             out.append(_at_use(item[1], item[2], group, placed))
         else:
@@ -174,10 +174,28 @@ def _search(graph: dict, start: Key, goal: Key, start_name: str | None
 
 
 # ------------------------------------------------------------------ the causes
-def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None]
+def _support(domains: Domains, traced: list[_Traced]) -> Callable[[Conflict, int], int]:
+    """How many places (distinct spans) give an extent to the domain of a clash:
+    `support(conflict, extent)`."""
+    roots = {domains.find(item.conflict.first_key) for item in traced}
+    spans: dict[tuple[Key, int], set[Span]] = {}
+    for key, evidence in domains.given if roots else ():
+        root = domains.find(key)
+        if root in roots:
+            spans.setdefault((root, evidence.extent), set()).add(evidence.span)
+
+    def support(conflict: Conflict, extent: int) -> int:
+        return len(spans.get((domains.find(conflict.first_key), extent), ()))
+    return support
+
+
+def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
+            support: Callable[[Conflict, int], int]
             ) -> list[tuple[tuple, list[tuple[_Traced, Meeting | None]]]]:
     """The clashes grouped by the place that explains most of them (greedy): a use
-    (`("use", stamp, tensor)`) or an extent's origin (`("evidence", span)`)."""
+    (`("use", stamp, tensor)`) or an extent's origin (`("evidence", span)`).  Of two
+    uses in one statement, the one whose axis has the extent fewer places give is
+    the slip (`B1[d]` of 64 beside `W1[f,d] X[b,t,d]` of 32)."""
     members: dict[tuple, list[tuple[int, Meeting | None]]] = {}
     for n, item in enumerate(traced):
         for evidence in (item.conflict.first, item.conflict.second):
@@ -190,10 +208,16 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None]
     def rank(entry: tuple[tuple, list]) -> tuple:
         item, found = entry
         if item[0] == "evidence":
-            return (len(found), 0, 0, 0)
+            return (len(found), 0, 0, 0, 0)
         at = placed(item[1])
         lhs = at is not None and isinstance(at.stmt, ir.Equation) and at.stmt.lhs.name == item[2]
-        return (len(found), 1, at.number if at is not None else -1, 0 if lhs else 1)
+        odd = 0
+        for n, meeting in found:
+            conflict = traced[n].conflict
+            axis_side, var_side = (conflict.first, conflict.second) if meeting.axis_first \
+                else (conflict.second, conflict.first)
+            odd += support(conflict, var_side.extent) - support(conflict, axis_side.extent)
+        return (len(found), 1, at.number if at is not None else -1, odd, 0 if lhs else 1)
 
     left = set(range(len(traced)))
     groups = []
