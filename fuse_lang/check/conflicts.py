@@ -207,8 +207,9 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
 
     def rank(entry: tuple[tuple, list]) -> tuple:
         item, found = entry
+        count = len({n for n, _ in found})  # (a clash of one literal's two axes: once)
         if item[0] == "evidence":
-            return (len(found), 0, 0, 0, 0)
+            return (count, 0, 0, 0, 0)
         at = placed(item[1])
         lhs = at is not None and isinstance(at.stmt, ir.Equation) and at.stmt.lhs.name == item[2]
         odd = 0
@@ -217,7 +218,7 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
             axis_side, var_side = (conflict.first, conflict.second) if meeting.axis_first \
                 else (conflict.second, conflict.first)
             odd += support(conflict, var_side.extent) - support(conflict, axis_side.extent)
-        return (len(found), 1, at.number if at is not None else -1, odd, 0 if lhs else 1)
+        return (count, 1, at.number if at is not None else -1, odd, 0 if lhs else 1)
 
     left = set(range(len(traced)))
     groups = []

@@ -440,7 +440,9 @@ class Unification:
             return
         # one Evidence per declaration, shared by every variable it gives an extent
         evidence = {name: Evidence(decl.extent, decl.extent_span,
-                                   f"axis {decl.name} = {short_number(decl.extent)}")
+                                   # (an imported file's `f@m` as the file writes it)
+                                   f"axis {decl.name.split('@')[0]} = "
+                                   f"{short_number(decl.extent)}")
                     for name, decl in axis_decls.items() if decl.padding is None}
         declared = evidence.keys()
         self.declared = {id(given): (name, given) for name, given in evidence.items()}
