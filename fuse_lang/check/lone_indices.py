@@ -19,6 +19,7 @@ Boolean equations (Datalog's projections, `exists`) are not looked at.
 """
 from __future__ import annotations
 
+import dataclasses
 from difflib import SequenceMatcher
 from typing import Any, Callable, Container, NamedTuple, Sequence
 
@@ -188,13 +189,14 @@ def report_lone_indices(found: Sequence[tuple[Sequence[LoneIndex], dict[str, tup
     `known`: the tensors defined (an undefined one has its own error).  An index
     `likely-typo-index` names is told there only (a join meant: its fix, not this one)."""
     typos = _typo_spans(out) if found else set()
+    clashes = _clashes(out) if found else []
     for lones, keys in found:
         for lone in lones:
             if lone.ref.name not in known or lone.span in typos:
                 continue
             diag = _diagnostic(lone, keys, domains, definitions)
             if diag is not None:
-                out.append(diag)
+                _tell(diag, out, clashes)
 
 
 def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
@@ -242,6 +244,24 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
                 f"within this term alone: the sum of `{tensor}` over `{name}` is added to every "
                 f"element")
     return make("lone-index", what + meant, lone.span, fixes=rename + (summed,))
+
+
+def _clashes(out: list[Diagnostic]) -> list[int]:
+    """The places in `out` of its `extent-conflict` errors."""
+    return [k for k, diag in enumerate(out) if diag.code == "extent-conflict"]
+
+
+def _tell(diag: Diagnostic, out: list[Diagnostic], clashes: list[int]) -> None:
+    """`diag` into `out`, unless an `extent-conflict` (at `out[k]`, k in `clashes`)
+    is told at its reference: one cause, one error (`B[d]` of axis `f`, with `axis d`
+    declared: the lone `d` is the clash), which takes the index's rename fix."""
+    for k in clashes:
+        other = out[k]
+        if other.span.start <= diag.span.start and diag.span.end <= other.span.end:
+            renames = tuple(f for f in diag.fixes if f.title.startswith("Change "))
+            out[k] = dataclasses.replace(other, fixes=other.fixes + renames)
+            return
+    out.append(diag)
 
 
 def _adds_to_others(tensor: str, definitions: Callable[[str], list[ir.Statement]]) -> bool:
@@ -352,6 +372,7 @@ def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains:
     body's equation, where the fixes edit it: read from the body's text, the extents
     those of its first call's copy (an uncalled body's are not known)."""
     typos = _typo_spans(out)
+    clashes = _clashes(out)
     first: dict[Span, int] = {}
     for k in sorted(inlined.origins):
         first.setdefault(inlined.origins[k].body, k)
@@ -377,4 +398,4 @@ def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains:
                 if (lone.ref.name in own or lone.ref.name in known) and lone.span not in typos:
                     diag = _diagnostic(lone, keys, domains, defined)
                     if diag is not None:
-                        out.append(diag)
+                        _tell(diag, out, clashes)
