@@ -174,7 +174,8 @@ class _Checker:
                                local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
-            unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp)
+            unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp,
+                                      len(self.text))
             self._lone_indices(checks, statements, inlined, diags)
             check_constants(statements, self.tensors, self.domains, diags,
                             None if deltas else checks.refs_of, deltas)

@@ -59,12 +59,13 @@ def report_conflicts(conflicts: Iterable[Conflict], domains: Domains,
                      links: Callable[[], Iterable[tuple[Key, Key]]],
                      placed: Callable[[int], Placed | None],
                      declared: dict[int, tuple[str, Evidence]],
-                     out: list[Diagnostic]) -> None:
+                     out: list[Diagnostic], size: int | None = None) -> None:
     """One `extent-conflict` per root cause of `conflicts` (each clash once) into
     `out`; `links()`: the unions the statements asked for, each (axis key, variable
     key); `placed`: a statement by the stamp in its variables' keys; `declared`:
     the id of an `axis` declaration's extent -> the variable name it is given to,
-    and the extent."""
+    and the extent; `size`: the program text's length (a use in an imported file,
+    past it, checks clean in its own file: a use in the program wins a tie)."""
     unique: dict[tuple, Conflict] = {}
     for conflict in conflicts:
         a, b = conflict.first, conflict.second
@@ -81,7 +82,7 @@ def report_conflicts(conflicts: Iterable[Conflict], domains: Domains,
                 traced.append(_Traced(conflict, path))
             else:
                 out.append(_at_source(conflict))
-    for item, group in _causes(traced, placed, _support(domains, traced)):
+    for item, group in _causes(traced, placed, _support(domains, traced), size):
         if item[0] == "use":
             out.append(_at_use(item[1], item[2], group, placed))
         else:
@@ -190,7 +191,7 @@ def _support(domains: Domains, traced: list[_Traced]) -> Callable[[Conflict, int
 
 
 def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
-            support: Callable[[Conflict, int], int]
+            support: Callable[[Conflict, int], int], size: int | None = None
             ) -> list[tuple[tuple, list[tuple[_Traced, Meeting | None]]]]:
     """The clashes grouped by the place that explains most of them (greedy): a use
     (`("use", stamp, tensor)`) or an extent's origin (`("evidence", span)`).  Of two
@@ -209,7 +210,7 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
         item, found = entry
         count = len({n for n, _ in found})  # (a clash of one literal's two axes: once)
         if item[0] == "evidence":
-            return (count, 0, 0, 0, 0)
+            return (count, 0, 0, 0, 0, 0)
         at = placed(item[1])
         lhs = at is not None and isinstance(at.stmt, ir.Equation) and at.stmt.lhs.name == item[2]
         odd = 0
@@ -218,7 +219,8 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
             axis_side, var_side = (conflict.first, conflict.second) if meeting.axis_first \
                 else (conflict.second, conflict.first)
             odd += support(conflict, var_side.extent) - support(conflict, axis_side.extent)
-        return (count, 1, at.number if at is not None else -1, odd, 0 if lhs else 1)
+        mine = at is not None and (size is None or at.stmt.span.start + at.delta < size)
+        return (count, 1, mine, at.number if at is not None else -1, odd, 0 if lhs else 1)
 
     left = set(range(len(traced)))
     groups = []

@@ -523,15 +523,16 @@ class Unification:
 
     def check_extents(self, broadcast: list[tuple[tuple, IndexRole]],
                       statement_ops: list[tuple[Op, ...]],
-                      placed: Callable[[int], Placed | None]) -> None:
+                      placed: Callable[[int], Placed | None], size: int) -> None:
         """Extent conflicts, one error per root cause at the equation where the
         uses meet (check/conflicts.py), and left-hand-side-only indices
         (`broadcast`: domain key, role) whose extent nothing gives.
-        `statement_ops`: what was replayed; `placed`: a statement by its stamp."""
+        `statement_ops`: what was replayed; `placed`: a statement by its stamp;
+        `size`: the program text's length (an imported file's statements lie past it)."""
         if self.domains.conflicts:
             report_conflicts(self.domains.conflicts, self.domains,
                              lambda: union_links(statement_ops), placed, self.declared,
-                             self.diags)
+                             self.diags, size)
         for key, role in broadcast:
             if self.domains.extent(key) is None:
                 occ = role.occurrences[0]
