@@ -221,3 +221,18 @@ def test_a_bias_slip_is_told_at_the_index_wherever_the_equation_is(line, slip):
     b = text.index("B[" + slip + "]") + 2
     assert (diag.span.start, diag.span.end) == (b, b + len(slip))
     assert diag.message.endswith("did you mean `f`?")
+
+
+@pytest.mark.parametrize("text", [
+    # `n` and `f` have one extent: the nearest letter, not the first index
+    "axis n = 4, d = 8, f = 4\nparam X[n,d], W[f,d], B[f]\nH[n,f] = W[f,d] X[n,d] + B[g]\n"
+    "export H\n",
+    # a function body, its extents not known where it is written
+    LAYER + "fn lin(x[n,d], w[f,d], b[f]) -> y[n,f] { y[n,f] = w[f,d] x[n,d] + b[g] }\n"
+    "H[n,f] = lin(X[n,d], W[f,d], B[f])\nexport H\n",
+])
+def test_the_rename_of_equally_likely_indices_is_the_nearest_letter(text):
+    (diag,) = problems(text)
+    assert diag.code == "lone-index"
+    assert text[diag.span.start:diag.span.end] == "g"
+    assert diag.fixes[0].title == "Change `g` to `f`"

@@ -288,7 +288,8 @@ def make_reduce_fix(name: str, wrapped: Span) -> Fix:
 
 def _closest_output(lone: LoneIndex, keys: dict[str, tuple], domains: Domains) -> str | None:
     """The left-hand side's index the slip most likely meant: of the same extent as
-    the lone index (when both are known), then the closest name."""
+    the lone index (when both are known), then the closest name, then the nearest
+    first letter."""
     key = keys.get(lone.name)
     extent = domains.extent(key) if key is not None else None
     candidates = []
@@ -300,7 +301,9 @@ def _closest_output(lone: LoneIndex, keys: dict[str, tuple], domains: Domains) -
         candidates.append(other)
     if not candidates:
         return None
-    return max(candidates, key=lambda c: SequenceMatcher(None, lone.name, c).ratio())
+    # (of names equally close, the nearest letter: `g` is a slip for `f` more than `n`)
+    return max(candidates, key=lambda c: (SequenceMatcher(None, lone.name, c).ratio(),
+                                          -abs(ord(lone.name[0]) - ord(c[0]))))
 
 
 def _normalised_along(tensor: str, position: int,
