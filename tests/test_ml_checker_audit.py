@@ -236,3 +236,33 @@ def test_the_rename_of_equally_likely_indices_is_the_nearest_letter(text):
     assert diag.code == "lone-index"
     assert text[diag.span.start:diag.span.end] == "g"
     assert diag.fixes[0].title == "Change `g` to `f`"
+
+
+# --------------------------------------------------------------- a recurrence that never steps
+RNN = ("axis t = 3, i = 2\nW = const([[1,0],[0,1]])\nU = const([[1,1,1],[2,2,2]])\n"
+       "X[i,*t] = tanh(W[i,j] X[j,*t] + U[i,t])\nexport X\n")
+
+
+def test_an_rnn_update_without_the_plus_one_is_an_error_with_the_fix(tmp_path):
+    path = tmp_path / "rnn.fuse"
+    path.write_text(RNN, encoding="utf-8")
+    (diag,) = [d for d in check_json(path) if d["severity"] == "error"]
+    assert diag["code"] == "virtual-step"
+    assert where(diag) == at(RNN, "X[i,*t]")
+    assert diag["message"] == (
+        "`X[..., *t]` reads `X` at the step it writes, and no equation of `X` writes `*t+1`: "
+        "`t` never steps, so a run would only chain `X` to a fixpoint; write the update at "
+        "`*t+1` (with a start `X[..., *t] = ...` if it is not 0)")
+    (fix,) = diag["fixes"]
+    fixed = apply(RNN, fix["edits"])
+    assert "X[i,*t+1] = tanh(W[i,j] X[j,*t] + U[i,t])" in fixed
+    assert problems(fixed) == []
+
+
+@pytest.mark.parametrize("equations", [
+    "X[i,*t] = U[i,0]\nX[i,*t+1] = tanh(W[i,j] X[j,*t] + U[i,t])",   # a start and a step
+    "X[i,*t+1] = tanh(W[i,j] X[j,*t] + U[i,t])\nY[i] = X[i,*t]",      # its last value read
+])
+def test_recurrences_that_step_stay_clean(equations):
+    text = RNN.replace("X[i,*t] = tanh(W[i,j] X[j,*t] + U[i,t])", equations)
+    assert {d.code for d in problems(text)} <= {"unused-tensor"}
