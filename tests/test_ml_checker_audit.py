@@ -266,3 +266,24 @@ def test_an_rnn_update_without_the_plus_one_is_an_error_with_the_fix(tmp_path):
 def test_recurrences_that_step_stay_clean(equations):
     text = RNN.replace("X[i,*t] = tanh(W[i,j] X[j,*t] + U[i,t])", equations)
     assert {d.code for d in problems(text)} <= {"unused-tensor"}
+
+
+# --------------------------------------------------------------- PyTorch's initialiser names
+@pytest.mark.parametrize("written, meant", [
+    ("xavier", "glorot"), ("xavier_uniform_", "glorot"), ("Xavier", "glorot"),
+    ("he", "kaiming"), ("kaiming_uniform_", "kaiming"), ("zeros_", "zeros"),
+])
+def test_a_pytorch_initialiser_name_suggests_fuses(written, meant):
+    text = f"axis i = 4, o = 2\nparam W[o,i] = {written}\nexport W\n"
+    (diag,) = problems(text)
+    assert diag.code == "bad-initialiser"
+    assert text[diag.span.start:diag.span.end] == written
+    assert diag.message.startswith(f"`{written}` is not an initialiser; did you mean `{meant}`? (")
+
+
+def test_a_normal_variant_is_told_that_fuses_draws_uniformly():
+    text = "axis i = 4, o = 2\nparam W[o,i] = kaiming_normal_\nexport W\n"
+    (diag,) = problems(text)
+    assert diag.message.startswith(
+        "`kaiming_normal_` is not an initialiser; did you mean `kaiming`? Fuse's `kaiming` "
+        "draws uniformly; for a normal draw, write `normal(std)`. (the initialisers: ")
