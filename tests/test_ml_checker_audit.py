@@ -287,3 +287,26 @@ def test_a_normal_variant_is_told_that_fuses_draws_uniformly():
     assert diag.message.startswith(
         "`kaiming_normal_` is not an initialiser; did you mean `kaiming`? Fuse's `kaiming` "
         "draws uniformly; for a normal draw, write `normal(std)`. (the initialisers: ")
+
+
+# --------------------------------------------------------------- valid padding, joined later
+def test_a_valid_convolution_joined_with_its_full_input_is_a_conflict_at_the_join(tmp_path):
+    # (the valid padding was dropped without a word: H had 7 positions, zeros past the end)
+    text = ("X = const([1,2,3,4,5,6,7])\nK = const([1,1,1])\naxis x = valid\n"
+            "H[x] = K[dx] X[x+dx]\nG[x] = H[x] X[x]\nexport G\n")
+    path = tmp_path / "valid.fuse"
+    path.write_text(text, encoding="utf-8")
+    (diag,) = check_json(path)
+    assert diag["code"] == "extent-conflict"
+    assert where(diag) == at(text, "X[x]", "H[x] X[x]")
+    assert diag["message"] == (
+        "extents conflict where `X` is used: `x` has extent 5 in this equation (from valid "
+        "windows over an axis of 7) but indexes axis 1 of `X`, of extent 7 (from this literal)")
+
+
+def test_a_valid_convolution_joined_with_its_own_length_stays_clean():
+    text = ("X = const([1,2,3,4,5,6,7])\nK = const([1,1,1])\nB = const([1,2,3,4,5])\n"
+            "axis x = valid\nH[x] = K[dx] X[x+dx]\nG[x] = H[x] + B[x]\nexport G\n")
+    a = analyze(text)
+    assert [d for d in a.diagnostics if d.severity.value != "information"] == []
+    assert a.tensors["G"].shape == (5,)

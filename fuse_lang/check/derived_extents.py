@@ -105,12 +105,14 @@ class DerivedExtents:
         d = self.domains
         kind = type(item)
         if kind is Inner:  # an index only inside x+dx or x/2 takes that axis' extent
+            if item.others and item.var[2] in self.valid:
+                # (also where `x` has an extent from elsewhere: a join of the valid `H[x]`
+                # with a tensor of the full axis is a conflict, not a silent padding)
+                return self._valid_window(item)
             if d.extent(item.var) is not None:
                 return True
             if d.extent(item.axis) is None:
                 return False
-            if item.others and item.var[2] in self.valid:
-                return self._valid_window(item)
             d.union(item.var, item.axis)
         elif kind is Pool:
             extent = d.extent(item.var)

@@ -6,7 +6,7 @@ axes, source files, derived extents (pooling, slices, concat), and the checks
 of positions and symbols against the extents found."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
@@ -97,9 +97,11 @@ _new_union = partial(tuple.__new__, Union)
 _SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
 
 
-def union_links(statement_ops: list[tuple[Op, ...]]) -> Iterator[tuple[tuple, tuple]]:
+def union_links(statement_ops: list[tuple[Op, ...]], valid: Container[str] = ()
+                ) -> Iterator[tuple[tuple, tuple]]:
     """Each (axis key, variable key) the operations unify, or may (an index only
-    inside `x+dx` or `x/2`): the paths of check/conflicts.py."""
+    inside `x+dx` or `x/2`, but for a window over an index declared `valid` in
+    `valid`, which never takes its axis' extent): the paths of check/conflicts.py."""
     for ops in statement_ops:
         for op in ops:
             if type(op) is Vars:
@@ -109,7 +111,7 @@ def union_links(statement_ops: list[tuple[Op, ...]]) -> Iterator[tuple[tuple, tu
                 for sub in op.ops:
                     if type(sub) is Union:
                         yield sub.axis, sub.var
-                    elif type(sub) is Inner:
+                    elif type(sub) is Inner and not (sub.others and sub.var[2] in valid):
                         yield sub.axis, sub.var
 
 
@@ -531,7 +533,8 @@ class Unification:
         `size`: the program text's length (an imported file's statements lie past it)."""
         if self.domains.conflicts:
             report_conflicts(self.domains.conflicts, self.domains,
-                             lambda: union_links(statement_ops), placed, self.declared,
+                             lambda: union_links(statement_ops, self.valid), placed,
+                             self.declared,
                              self.diags, size)
         for key, role in broadcast:
             if self.domains.extent(key) is None:
