@@ -310,3 +310,53 @@ def test_a_valid_convolution_joined_with_its_own_length_stays_clean():
     a = analyze(text)
     assert [d for d in a.diagnostics if d.severity.value != "information"] == []
     assert a.tensors["G"].shape == (5,)
+
+
+# --------------------------------------------------------------- padding on the wrong index
+WINDOW = "X = const([1,2,3,4,5,6,7])\nK = const([1,1,1])\n"
+
+
+@pytest.mark.parametrize("padding, effect", [
+    ("valid", "pads nothing"),
+    ("same", "moves the window back by half the position's extent, not the tap's"),
+])
+def test_padding_declared_on_the_kernels_tap_is_a_warning_with_the_fix(padding, effect):
+    text = WINDOW + f"axis dx = {padding}\nH[x] = K[dx] X[x+dx]\nexport H\n"
+    a = analyze(text)
+    (diag,) = [d for d in a.diagnostics if d.severity.value != "information"]
+    assert diag.code == "padding-index" and diag.severity.value == "warning"
+    assert a.lines.position(diag.span.start) == (2, 5)
+    assert diag.message == (
+        f"`dx` is a window's tap, not its position: in `x+dx` the position is `x` (`dx` is "
+        f"the kernel's), so `axis dx = {padding}` {effect}; declare the padding on `x`")
+    (fix,) = diag.fixes
+    (edit,) = fix.edits
+    fixed = text[:edit.span.start] + edit.new_text + text[edit.span.end:]
+    assert f"axis x = {padding}\n" in fixed
+    b = analyze(fixed)
+    assert [d for d in b.diagnostics if d.severity.value != "information"] == []
+    assert b.tensors["H"].shape == ((5,) if padding == "valid" else (7,))
+
+
+@pytest.mark.parametrize("lines, note", [
+    ("axis y = valid\nH[x] = K[dx] X[x+dx]", ""),
+    ("axis x = valid\nfn conv(k[dx], v[x]) -> y[x] { y[x] = k[dx] v[x+dx] }\n"
+     "H[x] = conv(K[dx], X[x])",
+     " (a declaration does not reach into a `fn` body, whose indices are its own)"),
+])
+def test_padding_on_no_window_does_nothing_and_says_so(lines, note):
+    text = WINDOW + lines + "\nexport H\n"
+    (diag,) = problems(text)
+    assert diag.code == "padding-index"
+    name = lines[5]
+    assert diag.message == (f"no window `{name}+…` has `{name}` as its position, so "
+                            f"`axis {name} = valid` does nothing{note}")
+
+
+@pytest.mark.parametrize("lines", [
+    "axis x = same\nB = const([1,2,3,4,5,6,7])\nH[x] = K[dx] X[x+dx] + B[x]",  # a bias
+    "axis x = valid\nS = K[dx] X[x+dx]",           # the valid windows summed
+    "axis x = valid\nP[x/2] max= K[dx] X[x+dx]",   # pooled as it is convolved
+])
+def test_padding_on_a_windows_position_stays_clean(lines):
+    assert problems(WINDOW + lines + "\n") == []

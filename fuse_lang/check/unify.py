@@ -338,7 +338,10 @@ class Unification:
     """The whole program's unification on `domains`: its diagnostics go to `diags`."""
 
     def __init__(self, domains: Domains, tensors: dict[str, TensorSymbol],
-                 diags: list[Diagnostic]) -> None:
+                 diags: list[Diagnostic], positions: Container[str] | None = None) -> None:
+        """`positions`: the windows' positions (derived_extents.window_positions), where
+        `axis x = valid` applies (None: any window index)."""
+        self.positions = positions
         self.domains = domains
         self.tensors = tensors
         self.diags = diags
@@ -437,8 +440,11 @@ class Unification:
     def _apply_axis_decls(self, variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
                           axis_decls: dict[str, ir.AxisDecl]) -> None:
         """`variables`: each statement's index variables' names and domain keys, in order."""
-        self.valid = {name for name, decl in axis_decls.items() if decl.padding == "valid"}
-        if len(self.valid) == len(axis_decls):
+        valid = {name for name, decl in axis_decls.items() if decl.padding == "valid"}
+        # (`axis dx = valid` on a window's tap is `padding-index`, and pads nothing)
+        self.valid = valid if self.positions is None else \
+            {name for name in valid if name in self.positions}
+        if len(valid) == len(axis_decls):
             return
         # one Evidence per declaration, shared by every variable it gives an extent
         evidence = {name: Evidence(decl.extent, decl.extent_span,
