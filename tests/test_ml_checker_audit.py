@@ -360,3 +360,24 @@ def test_padding_on_no_window_does_nothing_and_says_so(lines, note):
 ])
 def test_padding_on_a_windows_position_stays_clean(lines):
     assert problems(WINDOW + lines + "\n") == []
+
+
+# --------------------------------------------------------------- a transposed param
+def test_a_param_transposed_at_its_use_names_both_axes_and_swaps(tmp_path):
+    # two declared axes: one union merges both domains and records one clash; both
+    # indices are named, and the swap is offered, as for weights read from files
+    text = LAYER + "H[n,f] = relu(W[d,f] X[n,d] + B[f])\nexport H\n"
+    path = tmp_path / "param.fuse"
+    path.write_text(text, encoding="utf-8")
+    (diag,) = check_json(path)
+    assert diag["code"] == "extent-conflict"
+    assert where(diag) == at(text, "W[d,f]")
+    assert diag["message"] == (
+        "extents conflict where `W` is used: `f` has extent 4 in this equation (from axis "
+        "f = 4) but indexes axis 2 of `W`, of extent 8 (from axis d = 8); `d` has extent 8 "
+        "in this equation (from axis d = 8) but indexes axis 1 of `W`, of extent 4 (from "
+        "axis f = 4)")
+    (swap,) = diag["fixes"]
+    assert swap["title"] == "Swap to `W[f,d]`"
+    path.write_text(apply(text, swap["edits"]), encoding="utf-8")
+    assert check_json(path) == []

@@ -82,11 +82,37 @@ def report_conflicts(conflicts: Iterable[Conflict], domains: Domains,
                 traced.append(_Traced(conflict, path))
             else:
                 out.append(_at_source(conflict))
+    given_at: dict[Key, Evidence] = {}
     for item, group in _causes(traced, placed, _support(domains, traced), size):
         if item[0] == "use":
-            out.append(_at_use(item[1], item[2], group, placed))
+            if not given_at:
+                for key, evidence in domains.given:
+                    if key in graph:
+                        given_at.setdefault(key, evidence)
+            out.append(_at_use(item[1], item[2], group, placed,
+                               lambda key, skip: _nearest(graph, given_at, key, skip)))
         else:
             out.append(_at_evidence(group))
+
+
+def _nearest(graph: dict, given_at: dict[Key, Evidence], key: Key, skip: tuple[int, str],
+             hops: int = 4) -> Evidence | None:
+    """The extent given nearest to `key` (within `hops` unions), not through the
+    unions of the reference `skip` (its statement's stamp and tensor): what the
+    variable or the axis has apart from the use that clashes."""
+    frontier, seen = [key], {key}
+    for _ in range(hops + 1):
+        found = [given_at[k] for k in frontier if k in given_at]
+        if found:
+            return found[0]
+        step = []
+        for node in frontier:
+            for other, label in graph.get(node, ()):
+                if other not in seen and not (label is not None and label[:2] == skip):
+                    seen.add(other)
+                    step.append(other)
+        frontier = step
+    return None
 
 
 def _at_source(conflict: Conflict) -> Diagnostic:
@@ -240,8 +266,12 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
 
 # ------------------------------------------------------------------ the errors
 def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]],
-            placed: Callable[[int], Placed | None]) -> Diagnostic:
-    """One error at the reference where the clashes' uses meet."""
+            placed: Callable[[int], Placed | None],
+            nearest: Callable[[Key, tuple[int, str]], Evidence | None]) -> Diagnostic:
+    """One error at the reference where the clashes' uses meet.  Its other indices
+    that clash too are named as well (`nearest`: the extent a key has apart from
+    this use): a transposed `W1[d,f]` of two declared axes merges both domains in
+    one union, which records one clash."""
     at = placed(stamp)
     assert at is not None
     parts: list[str] = []
@@ -259,6 +289,18 @@ def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]]
         swaps[meeting.pos] = (meeting.var, axis_side.extent, var_side.extent)
         parts.append(f"`{meeting.var}` has extent {short_number(var_side.extent)} in this equation "
                      f"(from {var_side.what}) but indexes axis {meeting.pos + 1} of `{tensor}`, "
+                     f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
+        related += [_because(var_side), _because(axis_side)]
+    for q, index in enumerate(ref.indices or () if ref is not None else ()):
+        if q in swaps or type(index) is not ir.IndexVar:
+            continue
+        var_side = nearest(("var", stamp, index.name), (stamp, tensor))
+        axis_side = nearest(("axis", tensor, q), (stamp, tensor))
+        if var_side is None or axis_side is None or var_side.extent == axis_side.extent:
+            continue
+        swaps[q] = (index.name, axis_side.extent, var_side.extent)
+        parts.append(f"`{index.name}` has extent {short_number(var_side.extent)} in this "
+                     f"equation (from {var_side.what}) but indexes axis {q + 1} of `{tensor}`, "
                      f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
         related += [_because(var_side), _because(axis_side)]
     span = moved_span(ref.span if ref is not None else at.stmt.span, at.delta)
