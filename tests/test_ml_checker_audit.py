@@ -91,6 +91,14 @@ def test_a_divisor_that_is_meant_stays_clean(line):
     assert codes == set(), codes
 
 
+def test_a_divisor_in_a_function_body_is_told_once_at_the_body():
+    text = (DENSE + "fn smax(z[b,v]) -> p[b,v] { e[b,v] = exp(z[b,v]); p[b,v] = e[b,v] / e[b,v'] }"
+            "\nP[b,v] = smax(Z[b,v])\nQ[b,v] = smax(Z[b,v])\nexport P, Q\n")
+    (diag,) = problems(text)
+    assert diag.code == "lone-index"
+    assert diag.span.start == text.index("e[b,v'] }") + 4  # the body's `v'`, not a call
+
+
 # --------------------------------------------------------------- a second equation
 def test_a_bias_added_by_a_second_equation_is_a_term_of_its_sum(tmp_path):
     text = LAYER + "H[n,f] = W[f,d] X[n,d]\nH[n,f] += B[g]\nexport H\n"
