@@ -81,6 +81,8 @@ CASES = [
     ("extent-conflict", "X = const([1,2])\nY = X[5]", E, (1, 6), ["position 5", "extent 2"]),
     ("lone-index", "W = const([[1,2],[3,4]])\nB = const([1,2])\nX = const([1,1])\n"
      "H[f] = W[f,d] X[d] + B[g]", W, (3, 23), ["`g`", "summed", "did you mean `f`"]),
+    ("padding-index", "X = const([1,2,3,4])\nK = const([1,1])\naxis dx = valid\n"
+     "H[x] = K[dx] X[x+dx]", W, (2, 5), ["`dx` is a window's tap", "declare the padding on `x`"]),
     ("normalised-sum", "Q = const([[1,2],[3,4]])\nV = const([[1,2],[3,4]])\n"
      "S[t,t'.] = softmax(Q[t,k] Q[t',k])\nO[t,k] = S[t,t'] V[t,k]", H, (3, 13),
      ["normalised along `t'`", "gives 1"]),

@@ -348,10 +348,13 @@ def test_an_imported_files_index_values_keep_their_declared_index(tmp_path):
     text = 'import "lib/m.fuse" as m\nY[j] = m::Q[j]\nexport Y\n'
     assert errors(text, tmp_path / "main.fuse") == []
     np.testing.assert_allclose(run(text, base_dir=tmp_path)["Y"], [0, 1, 0])
-    # a conflict found in the file says its index as the file writes it (`j`, not `j@m`)
+    # a conflict names the file's index as the file writes it (`j`, not `j@m`); it is
+    # the program's use that clashes (the file checks clean alone), so it is told there
     text = 'import "lib/m.fuse" as m\naxis i = 2\nY[i] = m::Q[i + 1]\nexport Y\n'
     (diag,) = errors(text, tmp_path / "main.fuse")
-    assert "`j` has extent 3" in diag.message and "@" not in diag.message
+    assert diag.code == "extent-conflict"
+    assert text[diag.span.start:diag.span.end] == "m::Q[i + 1]"
+    assert "of extent 3 (from axis j = 3)" in diag.message and "@" not in diag.message
 
 
 def test_an_unknown_call_in_a_called_body_points_at_the_body_line():

@@ -27,6 +27,7 @@ from .cascades import quiet_cascades
 from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import arity_mismatch, collect_definitions
+from .derived_extents import padding_indices, window_positions
 from .domains import Domains, Evidence
 from .imports import (
     ImportCache,
@@ -160,7 +161,9 @@ class _Checker:
             for k, stmt in enumerate(statements):
                 checks.check(k, stmt)
             source_info = self._read_sources()
-            unification = Unification(self.domains, self.tensors, diags)
+            padded = any(decl.padding == "valid" for decl in axis_decls.values())
+            unification = Unification(self.domains, self.tensors, diags,
+                                      window_positions(statements)[0] if padded else None)
             statement_ops = checks.placed_ops()
             unification.run(statement_ops,
                             [(local.role_names, local.var_keys)
@@ -174,8 +177,10 @@ class _Checker:
                                local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
-            unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp)
+            unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp,
+                                      len(self.text))
             self._lone_indices(checks, statements, inlined, diags)
+            padding_indices(statements, axis_decls, deltas, len(self.text), diags)
             check_constants(statements, self.tensors, self.domains, diags,
                             None if deltas else checks.refs_of, deltas)
             close_empty_columns(self.domains, self.tensors)

@@ -59,12 +59,13 @@ def report_conflicts(conflicts: Iterable[Conflict], domains: Domains,
                      links: Callable[[], Iterable[tuple[Key, Key]]],
                      placed: Callable[[int], Placed | None],
                      declared: dict[int, tuple[str, Evidence]],
-                     out: list[Diagnostic]) -> None:
+                     out: list[Diagnostic], size: int | None = None) -> None:
     """One `extent-conflict` per root cause of `conflicts` (each clash once) into
     `out`; `links()`: the unions the statements asked for, each (axis key, variable
     key); `placed`: a statement by the stamp in its variables' keys; `declared`:
     the id of an `axis` declaration's extent -> the variable name it is given to,
-    and the extent."""
+    and the extent; `size`: the program text's length (a use in an imported file,
+    past it, checks clean in its own file: a use in the program wins a tie)."""
     unique: dict[tuple, Conflict] = {}
     for conflict in conflicts:
         a, b = conflict.first, conflict.second
@@ -81,11 +82,37 @@ def report_conflicts(conflicts: Iterable[Conflict], domains: Domains,
                 traced.append(_Traced(conflict, path))
             else:
                 out.append(_at_source(conflict))
-    for item, group in _causes(traced, placed):
+    given_at: dict[Key, Evidence] = {}
+    for item, group in _causes(traced, placed, _support(domains, traced), size):
         if item[0] == "use":
-            out.append(_at_use(item[1], item[2], group, placed))
+            if not given_at:
+                for key, evidence in domains.given:
+                    if key in graph:
+                        given_at.setdefault(key, evidence)
+            out.append(_at_use(item[1], item[2], group, placed,
+                               lambda key, skip: _nearest(graph, given_at, key, skip)))
         else:
             out.append(_at_evidence(group))
+
+
+def _nearest(graph: dict, given_at: dict[Key, Evidence], key: Key, skip: tuple[int, str],
+             hops: int = 4) -> Evidence | None:
+    """The extent given nearest to `key` (within `hops` unions), not through the
+    unions of the reference `skip` (its statement's stamp and tensor): what the
+    variable or the axis has apart from the use that clashes."""
+    frontier, seen = [key], {key}
+    for _ in range(hops + 1):
+        found = [given_at[k] for k in frontier if k in given_at]
+        if found:
+            return found[0]
+        step = []
+        for node in frontier:
+            for other, label in graph.get(node, ()):
+                if other not in seen and not (label is not None and label[:2] == skip):
+                    seen.add(other)
+                    step.append(other)
+        frontier = step
+    return None
 
 
 def _at_source(conflict: Conflict) -> Diagnostic:
@@ -174,10 +201,28 @@ def _search(graph: dict, start: Key, goal: Key, start_name: str | None
 
 
 # ------------------------------------------------------------------ the causes
-def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None]
+def _support(domains: Domains, traced: list[_Traced]) -> Callable[[Conflict, int], int]:
+    """How many places (distinct spans) give an extent to the domain of a clash:
+    `support(conflict, extent)`."""
+    roots = {domains.find(item.conflict.first_key) for item in traced}
+    spans: dict[tuple[Key, int], set[Span]] = {}
+    for key, evidence in domains.given if roots else ():
+        root = domains.find(key)
+        if root in roots:
+            spans.setdefault((root, evidence.extent), set()).add(evidence.span)
+
+    def support(conflict: Conflict, extent: int) -> int:
+        return len(spans.get((domains.find(conflict.first_key), extent), ()))
+    return support
+
+
+def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None],
+            support: Callable[[Conflict, int], int], size: int | None = None
             ) -> list[tuple[tuple, list[tuple[_Traced, Meeting | None]]]]:
     """The clashes grouped by the place that explains most of them (greedy): a use
-    (`("use", stamp, tensor)`) or an extent's origin (`("evidence", span)`)."""
+    (`("use", stamp, tensor)`) or an extent's origin (`("evidence", span)`).  Of two
+    uses in one statement, the one whose axis has the extent fewer places give is
+    the slip (`B1[d]` of 64 beside `W1[f,d] X[b,t,d]` of 32)."""
     members: dict[tuple, list[tuple[int, Meeting | None]]] = {}
     for n, item in enumerate(traced):
         for evidence in (item.conflict.first, item.conflict.second):
@@ -189,11 +234,19 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None]
 
     def rank(entry: tuple[tuple, list]) -> tuple:
         item, found = entry
+        count = len({n for n, _ in found})  # (a clash of one literal's two axes: once)
         if item[0] == "evidence":
-            return (len(found), 0, 0, 0)
+            return (count, 0, 0, 0, 0, 0)
         at = placed(item[1])
         lhs = at is not None and isinstance(at.stmt, ir.Equation) and at.stmt.lhs.name == item[2]
-        return (len(found), 1, at.number if at is not None else -1, 0 if lhs else 1)
+        odd = 0
+        for n, meeting in found:
+            conflict = traced[n].conflict
+            axis_side, var_side = (conflict.first, conflict.second) if meeting.axis_first \
+                else (conflict.second, conflict.first)
+            odd += support(conflict, var_side.extent) - support(conflict, axis_side.extent)
+        mine = at is not None and (size is None or at.stmt.span.start + at.delta < size)
+        return (count, 1, mine, at.number if at is not None else -1, odd, 0 if lhs else 1)
 
     left = set(range(len(traced)))
     groups = []
@@ -213,8 +266,12 @@ def _causes(traced: list[_Traced], placed: Callable[[int], Placed | None]
 
 # ------------------------------------------------------------------ the errors
 def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]],
-            placed: Callable[[int], Placed | None]) -> Diagnostic:
-    """One error at the reference where the clashes' uses meet."""
+            placed: Callable[[int], Placed | None],
+            nearest: Callable[[Key, tuple[int, str]], Evidence | None]) -> Diagnostic:
+    """One error at the reference where the clashes' uses meet.  Its other indices
+    that clash too are named as well (`nearest`: the extent a key has apart from
+    this use): a transposed `W1[d,f]` of two declared axes merges both domains in
+    one union, which records one clash."""
     at = placed(stamp)
     assert at is not None
     parts: list[str] = []
@@ -232,6 +289,18 @@ def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]]
         swaps[meeting.pos] = (meeting.var, axis_side.extent, var_side.extent)
         parts.append(f"`{meeting.var}` has extent {short_number(var_side.extent)} in this equation "
                      f"(from {var_side.what}) but indexes axis {meeting.pos + 1} of `{tensor}`, "
+                     f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
+        related += [_because(var_side), _because(axis_side)]
+    for q, index in enumerate(ref.indices or () if ref is not None else ()):
+        if q in swaps or type(index) is not ir.IndexVar:
+            continue
+        var_side = nearest(("var", stamp, index.name), (stamp, tensor))
+        axis_side = nearest(("axis", tensor, q), (stamp, tensor))
+        if var_side is None or axis_side is None or var_side.extent == axis_side.extent:
+            continue
+        swaps[q] = (index.name, axis_side.extent, var_side.extent)
+        parts.append(f"`{index.name}` has extent {short_number(var_side.extent)} in this "
+                     f"equation (from {var_side.what}) but indexes axis {q + 1} of `{tensor}`, "
                      f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
         related += [_because(var_side), _because(axis_side)]
     span = moved_span(ref.span if ref is not None else at.stmt.span, at.delta)

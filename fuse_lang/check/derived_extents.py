@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import NamedTuple, Union as TypeUnion
 
-from ..front.diagnostics import Diagnostic, make
+from ..front import ir
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.numbers import short_number
+from ..front.relocation import moved_span
 from ..front.span import Span
 from .domains import MAX_EXTENT, Domains, Evidence
 
@@ -105,12 +107,14 @@ class DerivedExtents:
         d = self.domains
         kind = type(item)
         if kind is Inner:  # an index only inside x+dx or x/2 takes that axis' extent
+            if item.others and item.var[2] in self.valid:
+                # (also where `x` has an extent from elsewhere: a join of the valid `H[x]`
+                # with a tensor of the full axis is a conflict, not a silent padding)
+                return self._valid_window(item)
             if d.extent(item.var) is not None:
                 return True
             if d.extent(item.axis) is None:
                 return False
-            if item.others and item.var[2] in self.valid:
-                return self._valid_window(item)
             d.union(item.var, item.axis)
         elif kind is Pool:
             extent = d.extent(item.var)
@@ -172,3 +176,69 @@ class DerivedExtents:
                 "topk-capped", f"topk(k={short_number(item.count)}) asks for more values than "
                 f"a row holds ({short_number(row)}); it gives {short_number(row)}", item.span))
         d.set_extent(item.var, Evidence(count, item.span, what))
+
+
+def window_positions(statements: tuple[ir.Statement, ...]) -> tuple[set[str], dict[str, str]]:
+    """The windows' positions (`x` of `H[x] = K[dx] X[x+dx]`: a window's index on the
+    left-hand side or that no reference of the right-hand side reads plainly), and
+    each tap (`dx`, which the kernel `K[dx]` reads) -> the position beside it."""
+    positions: set[str] = set()
+    taps: dict[str, str] = {}
+    for stmt in statements:
+        if type(stmt) is not ir.Equation:
+            continue
+        refs = list(ir.refs(stmt.rhs))
+        windows = [index for ref in refs for index in ref.indices or ()
+                   if type(index) is ir.IndexShift and len(index.terms) > 1]
+        if not windows:
+            continue
+        lhs = {v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)}
+        plain = {index.name for ref in refs for index in ref.indices or ()
+                 if type(index) is ir.IndexVar} - lhs
+        for index in windows:
+            here = [t.name for t in index.terms if t.name not in plain]
+            positions.update(here)
+            for term in index.terms:
+                if term.name in plain and here:
+                    taps.setdefault(term.name, here[0])
+    return positions, taps
+
+
+def padding_indices(statements: tuple[ir.Statement, ...], decls: dict[str, ir.AxisDecl],
+                    deltas: dict[int, int], size: int, diags: list[Diagnostic]) -> None:
+    """`padding-index`: an `axis n = valid` or `same` (of this text, `size` long) where
+    `n` is no window's position (the window's index on the left-hand side: `x` of
+    `H[x] = K[dx] X[x+dx]`): on the tap `dx`, which would centre the window by the
+    other's extent or pad nothing, or on no window at all (also one in a `fn` body,
+    which a declaration does not reach: the body's indices are its own)."""
+    padded = [d for d in decls.values() if d.padding is not None]
+    if not padded:
+        return
+    positions, taps = window_positions(statements)
+    for decl in padded:
+        name = decl.name
+        delta = deltas.get(id(decl), 0)
+        if name in positions or decl.span.start + delta >= size:
+            continue
+        written = f"axis {name} = {decl.padding}"
+        position = taps.get(name)
+        if position is not None:
+            diags.append(make(
+                "padding-index", f"`{name}` is a window's tap, not its position: in "
+                f"`{position}+{name}` the position is `{position}` (`{name}` is the kernel's), "
+                f"so `{written}` {_pads_wrongly(decl.padding)}; declare the padding on "
+                f"`{position}`", moved_span(decl.name_span, delta),
+                fixes=(Fix(f"Declare it on `{position}`",
+                           (TextEdit(moved_span(decl.name_span, delta), position),)),)))
+            continue
+        in_body = any(p.split("@")[0] == name for p in positions)
+        diags.append(make(
+            "padding-index", f"no window `{name}+…` has `{name}` as its position, so "
+            f"`{written}` does nothing" + (
+                " (a declaration does not reach into a `fn` body, whose indices are its own)"
+                if in_body else ""), moved_span(decl.name_span, delta)))
+
+
+def _pads_wrongly(padding: str | None) -> str:
+    return ("pads nothing" if padding == "valid"
+            else "moves the window back by half the position's extent, not the tap's")

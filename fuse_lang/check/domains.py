@@ -73,6 +73,9 @@ class Domains:
         self._parent: dict[Key, Key] = {}
         self._data: dict[Key, _Class] = {}
         self.conflicts: list[Conflict] = []
+        # every extent given, at its key: which of two clashing extents most places
+        # give (check/conflicts.py)
+        self.given: list[tuple[Key, Evidence]] = []
         self._seen = 0
 
     @property
@@ -151,6 +154,7 @@ class Domains:
         return data
 
     def set_extent(self, key: Key, evidence: Evidence) -> None:
+        self.given.append((key, evidence))
         self._set(self.find(key), evidence, key)
 
     def _set(self, root: Key, evidence: Evidence, key: Key) -> None:

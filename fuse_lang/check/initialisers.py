@@ -50,13 +50,22 @@ INITIALISERS: dict[str, InitialiserSpec] = {s.name: s for s in (
 # `bad-initialiser` lists them in this form
 KNOWN_TEXT = ", ".join(s.signature for s in INITIALISERS.values())
 
+# PyTorch's names (torch.nn.init) an ML user writes, and Fuse's initialiser for each
+# (`did you mean`); the normal variants have no exact counterpart: their message says so
+TORCH_NAMES = {"xavier": "glorot", "xavier_uniform": "glorot", "he": "kaiming",
+               "he_uniform": "kaiming", "kaiming_uniform": "kaiming", "default": "torch",
+               "xavier_normal": "glorot", "kaiming_normal": "kaiming", "he_normal": "kaiming"}
+
 
 def initialiser_problem(init: ir.Initialiser) -> tuple[str, Span] | None:
     """What is wrong with an initialiser (a message and where), or None."""
     spec = INITIALISERS.get(init.name)
     if spec is None:
-        close = NameSuggester(INITIALISERS).close(init.name)
-        return (f"`{init.name}` is not an initialiser{did_you_mean_text(close)} (the "
+        torch_name = TORCH_NAMES.get(init.name.rstrip("_").lower())
+        close = [torch_name] if torch_name else NameSuggester(INITIALISERS).close(init.name)
+        uniform = (f" Fuse's `{torch_name}` draws uniformly; for a normal draw, write "
+                   f"`normal(std)`." if torch_name and "normal" in init.name.lower() else "")
+        return (f"`{init.name}` is not an initialiser{did_you_mean_text(close)}{uniform} (the "
                 f"initialisers: {KNOWN_TEXT})", init.name_span)
     count = len(init.args)
     if not spec.min_args <= count <= spec.max_args:

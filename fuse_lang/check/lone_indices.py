@@ -19,6 +19,7 @@ Boolean equations (Datalog's projections, `exists`) are not looked at.
 """
 from __future__ import annotations
 
+import dataclasses
 from difflib import SequenceMatcher
 from typing import Any, Callable, Container, NamedTuple, Sequence
 
@@ -32,7 +33,7 @@ from .statement_tables import statement_tables
 from .statements import StatementChecks
 from .symbols import IndexRole
 
-TERM, FACTOR, PRODUCT = "term", "factor", "product"
+TERM, FACTOR, PRODUCT, DIVISOR = "term", "factor", "product", "divisor"
 
 
 class LoneIndex(NamedTuple):
@@ -47,6 +48,10 @@ class LoneIndex(NamedTuple):
     outputs: tuple[str, ...]  # the left-hand side's indices the reference lacks
     close: tuple[tuple[str, str, Span], ...]  # other factors' indices close to its name
     shared: bool = False  # in a product whose other factors share an index of its reference
+    # summed over its whole scope, nothing beside it reading an index: a term of its
+    # tensor's sum where another equation adds to the tensor (`H[n,f] += B1[g]`)
+    whole: bool = False
+    lhs: str = ""  # the equation's tensor, where `whole`
 
 
 def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[LoneIndex]:
@@ -61,6 +66,7 @@ def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[Lo
         return []
     once = {r.name for r in lone}
     lhs_names = [v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
+    plain = all(type(i) is ir.IndexVar for i in stmt.lhs.indices or ())
     found = []
     paths = _ref_paths(stmt.rhs) if len(lone) > 1 else {}
     for role in lone:
@@ -70,6 +76,9 @@ def find_lone_indices(stmt: ir.Statement, roles: Sequence[IndexRole]) -> list[Lo
         if path is None:
             continue
         found_here = _classify(role.name, occurrence.span, path, once, lhs_names)
+        if found_here is not None and found_here.whole:
+            # (a start `X[i,*t]`, a position `X[0,d]`: not a term of every element's sum)
+            found_here = found_here._replace(lhs=stmt.lhs.name) if plain else None
         if found_here is not None:
             found.append(found_here)
     return found
@@ -126,7 +135,9 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
     joined = isinstance(parent, ir.Product) and any(
         other.indices for factor in parent.factors if factor is not ref
         for other in ir.refs(factor))
-    if joined:
+    if joined and _divides(parent, ref):  # `E[b,v] / E[b,v']`: the quotient is summed
+        kind = DIVISOR
+    elif joined:
         if names_here <= once:  # shares no index with anything: a scalar factor
             kind = FACTOR
         else:
@@ -137,12 +148,20 @@ def _classify(name: str, span: Span, path: list[ir.Expr], once: set[str],
             if isinstance(node, ir.Sum) and len(node.terms) > 1:
                 kind, wrapped = TERM, scope_path[k + 1].span
                 break
+    whole = kind is None and not joined
     if kind is None and isinstance(parent, ir.Product) and len(parent.factors) > 1:
         kind = PRODUCT  # only a hint where the tensor is normalised along it
-    if kind is None:
+    if whole:
+        wrapped = scope_path[0].span
+    if kind is None and not whole:
         return None
-    return LoneIndex(name, span, ref, position, kind, wrapped, outputs, close,
-                     joined and kind != FACTOR)
+    return LoneIndex(name, span, ref, position, kind or PRODUCT, wrapped, outputs, close,
+                     joined and kind not in (FACTOR, DIVISOR), whole)
+
+
+def _divides(product: ir.Product, ref: ir.Ref) -> bool:
+    """Whether `ref` is a divisor of `product` (a factor after `/`)."""
+    return any(factor is ref and op == "/" for factor, op in zip(product.factors, product.ops))
 
 
 def _close_in_other_factors(name: str, product: ir.Product, ref: ir.Ref
@@ -170,13 +189,14 @@ def report_lone_indices(found: Sequence[tuple[Sequence[LoneIndex], dict[str, tup
     `known`: the tensors defined (an undefined one has its own error).  An index
     `likely-typo-index` names is told there only (a join meant: its fix, not this one)."""
     typos = _typo_spans(out) if found else set()
+    clashes = _clashes(out) if found else []
     for lones, keys in found:
         for lone in lones:
             if lone.ref.name not in known or lone.span in typos:
                 continue
             diag = _diagnostic(lone, keys, domains, definitions)
             if diag is not None:
-                out.append(diag)
+                _tell(diag, out, clashes)
 
 
 def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
@@ -186,6 +206,13 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
     # a softmax summed along its axis in a product (`S[t,t'] V[t,k]`, a term of a sum
     # or not): the attention that is off, not a slip of the left-hand side's index
     normaliser = _normalised_along(tensor, lone.position, definitions) if lone.shared else None
+    if lone.kind == DIVISOR:
+        return make("lone-index", f"`{name}` occurs only here, in a divisor, and not on the "
+                    f"left-hand side, so the whole quotient is summed over `{name}`, not "
+                    f"the divisor: to divide by the sum of `{tensor}` over `{name}`, write "
+                    f"`reduce(sum, {name})` around it", lone.span, fixes=(summed,))
+    if lone.whole and _adds_to_others(lone.lhs, definitions):
+        lone = lone._replace(kind=TERM)  # `H[n,f] += B1[g]`: one term of `H`'s sum
     if lone.kind == PRODUCT or normaliser is not None:
         if normaliser is None:
             return None
@@ -208,11 +235,42 @@ def _diagnostic(lone: LoneIndex, keys: dict[str, tuple], domains: Domains,
         what = (f"`{tensor}[…]` shares no index with the rest of its product, so `{name}` is "
                 f"summed on its own: everything is multiplied by the sum of `{tensor}` over "
                 f"`{name}`")
+    elif lone.whole:
+        what = (f"`{name}` occurs only here and not on the left-hand side, so it is summed "
+                f"over this equation, which adds to `{lone.lhs}`'s other equations: the sum "
+                f"of `{tensor}` over `{name}` is added to every element")
     else:
         what = (f"`{name}` occurs only here and not on the left-hand side, so it is summed "
                 f"within this term alone: the sum of `{tensor}` over `{name}` is added to every "
                 f"element")
     return make("lone-index", what + meant, lone.span, fixes=rename + (summed,))
+
+
+def _clashes(out: list[Diagnostic]) -> list[int]:
+    """The places in `out` of its `extent-conflict` errors."""
+    return [k for k, diag in enumerate(out) if diag.code == "extent-conflict"]
+
+
+def _tell(diag: Diagnostic, out: list[Diagnostic], clashes: list[int]) -> None:
+    """`diag` into `out`, unless an `extent-conflict` (at `out[k]`, k in `clashes`)
+    is told at its reference: one cause, one error (`B[d]` of axis `f`, with `axis d`
+    declared: the lone `d` is the clash), which takes the index's rename fix."""
+    for k in clashes:
+        other = out[k]
+        if other.span.start <= diag.span.start and diag.span.end <= other.span.end:
+            renames = tuple(f for f in diag.fixes if f.title.startswith("Change "))
+            out[k] = dataclasses.replace(other, fixes=other.fixes + renames)
+            return
+    out.append(diag)
+
+
+def _adds_to_others(tensor: str, definitions: Callable[[str], list[ir.Statement]]) -> bool:
+    """Whether `tensor` has several equations that add up (LANGUAGE.md §6): each
+    then one term of its sum, its left-hand side a plain one (not a start, a position)."""
+    equations = [stmt for stmt in definitions(tensor) if type(stmt) is ir.Equation]
+    return len(equations) > 1 and all(
+        stmt.op in ("=", "+=") and all(type(i) is ir.IndexVar for i in stmt.lhs.indices or ())
+        for stmt in equations)
 
 
 def _typo_spans(diags: list[Diagnostic]) -> set[Span]:
@@ -230,7 +288,8 @@ def make_reduce_fix(name: str, wrapped: Span) -> Fix:
 
 def _closest_output(lone: LoneIndex, keys: dict[str, tuple], domains: Domains) -> str | None:
     """The left-hand side's index the slip most likely meant: of the same extent as
-    the lone index (when both are known), then the closest name."""
+    the lone index (when both are known), then the closest name, then the nearest
+    first letter."""
     key = keys.get(lone.name)
     extent = domains.extent(key) if key is not None else None
     candidates = []
@@ -242,7 +301,9 @@ def _closest_output(lone: LoneIndex, keys: dict[str, tuple], domains: Domains) -
         candidates.append(other)
     if not candidates:
         return None
-    return max(candidates, key=lambda c: SequenceMatcher(None, lone.name, c).ratio())
+    # (of names equally close, the nearest letter: `g` is a slip for `f` more than `n`)
+    return max(candidates, key=lambda c: (SequenceMatcher(None, lone.name, c).ratio(),
+                                          -abs(ord(lone.name[0]) - ord(c[0]))))
 
 
 def _normalised_along(tensor: str, position: int,
@@ -314,6 +375,7 @@ def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains:
     body's equation, where the fixes edit it: read from the body's text, the extents
     those of its first call's copy (an uncalled body's are not known)."""
     typos = _typo_spans(out)
+    clashes = _clashes(out)
     first: dict[Span, int] = {}
     for k in sorted(inlined.origins):
         first.setdefault(inlined.origins[k].body, k)
@@ -339,4 +401,4 @@ def report_body_lone_indices(inlined: Inlined, checks: StatementChecks, domains:
                 if (lone.ref.name in own or lone.ref.name in known) and lone.span not in typos:
                     diag = _diagnostic(lone, keys, domains, defined)
                     if diag is not None:
-                        out.append(diag)
+                        _tell(diag, out, clashes)

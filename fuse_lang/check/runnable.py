@@ -11,7 +11,8 @@ that `fuse check` agrees with `fuse run` (docs/diagnostics.md):
 - `virtual-step`: an equation with a virtual index on its left that runs once,
   not at each step, and reads the step: a recurrence's start
   (`X[i,*t] = X[i,*t] + t` beside `X[i,*t+1] = ...`), or a tensor that is no part
-  of a recurrence (`A[d,*l] = W[l,d]`).
+  of a recurrence (`A[d,*l] = W[l,d]`); and a tensor that reads itself at the step
+  it writes with no equation at `*t+1` (`X[i,*t] = f(X[j,*t])`): it never steps.
 
 An extent a run may be given is no error: a domain holding an axis of a source
 or a param takes its extent from the input given for it (`--input`, the API's
@@ -256,6 +257,8 @@ class RunRefusals:
                 if recurrence is not None and recurrence.virtual:
                     for k in bad_starts(statements, members, recurrence):
                         self._virtual_step(k, True)
+                elif recurrence is None:
+                    self._steps_never(members)
                 continue
             sym = self.tensors.get(group[0])
             if sym is None or not any(type(i) is ir.IndexVirtual for i in sym.first.indices or ()):
@@ -266,13 +269,34 @@ class RunRefusals:
                                                   ir.index_vars(index)[0].name):
                     self._virtual_step(k, False)
 
+    def _steps_never(self, members: Mapping[str, list[int]]) -> None:
+        """A tensor that reads itself at its own virtual index `*t` with no equation at
+        `*t+1` (an RNN's update written `X[i,*t] = f(X[j,*t])`): nothing ever steps, a
+        run would chain it to a fixpoint; the update is meant at `*t+1`."""
+        statements = self.statements
+        for ks in members.values():
+            virtual = [(k, _lhs_virtual(statements[k])) for k in ks]
+            if not all(index is not None and ir.virtual_shift(index) == 0
+                       for _, index in virtual):
+                continue
+            for k, index in virtual:
+                assert index is not None
+                var = ir.index_vars(index)[0].name
+                if any(ref.name in members and any(
+                        type(i) is ir.IndexVirtual and ir.virtual_shift(i) == 0
+                        and ir.index_vars(i)[0].name == var for i in ref.indices or ())
+                       for ref in ir.refs(statements[k].rhs)):  # type: ignore[union-attr]
+                    self._virtual_step(k, None)
+
     def _equations(self, name: str) -> list[int]:
         sym = self.tensors.get(name)
         statements = self.statements
         return [k for k in sym.statements if type(statements[k]) is ir.Equation] \
             if sym is not None else []
 
-    def _virtual_step(self, k: int, start: bool) -> None:
+    def _virtual_step(self, k: int, start: bool | None) -> None:
+        """`start`: a recurrence's start; False: no part of a recurrence; None: a
+        tensor that reads itself at the step it writes (see _steps_never)."""
         stmt = self.statements[k]
         assert isinstance(stmt, ir.Equation)
         index = _lhs_virtual(stmt)
@@ -280,13 +304,18 @@ class RunRefusals:
         var = ir.index_vars(index)[0].name
         name = stmt.lhs.name
         delta = self.deltas.get(id(stmt), 0)
-        if start:
+        fixes: tuple[Fix, ...] = (Fix(f"Write the update at `*{var}+1`", (TextEdit(
+            moved_span(index.span, delta), f"*{var}+1"),)),)
+        if start is None:
+            words = (f"`{name}[..., *{var}]` reads `{name}` at the step it writes, and no "
+                     f"equation of `{name}` writes `*{var}+1`: `{var}` never steps, so a run "
+                     f"would only chain `{name}` to a fixpoint; write the update at "
+                     f"`*{var}+1` (with a start `{name}[..., *{var}] = ...` if it is not 0)")
+        elif start:
             words = (f"`{name}[..., *{var}]` is the start of `{name}`'s recurrence over "
                      f"`{var}` (it writes `*{var}`, not `*{var}+1`): it is read once, before "
                      f"the first step, so it cannot read the step (`{var}` or the recurrence's "
                      f"tensors); write the step's update at `*{var}+1`")
-            fixes: tuple[Fix, ...] = (Fix(f"Write the update at `*{var}+1`", (TextEdit(
-                moved_span(index.span, delta), f"*{var}+1"),)),)
         else:
             words = (f"`{name}` is no part of a recurrence (it reads none of a recurrence's "
                      f"tensors at `*{var}`), so it is computed once and cannot read the step "

@@ -191,9 +191,11 @@ class StatementChecks:
     def placed_by_stamp(self, stamp: int) -> Placed | None:
         """The statement whose variables' keys hold `stamp`, where the text has it
         (check/conflicts.py); the table is made on the first call."""
-        if self._by_stamp is None:
-            self._by_stamp = {local.var_keys[0][1]: Placed(local.stmt, self.placed.get(k, 0), k)
-                              for k, local in self.by_number.items() if local.var_keys}
+        if self._by_stamp is None:  # (`placed` is from the Local's first spans; a moved
+            # copy's `stmt` is `own` from them already)
+            self._by_stamp = {local.var_keys[0][1]: Placed(
+                local.stmt, self.placed.get(k, 0) - local.own, k)
+                for k, local in self.by_number.items() if local.var_keys}
         return self._by_stamp.get(stamp)
 
     def refs_of(self, k: int, stmt: ir.Statement) -> tuple[ir.Ref, ...] | None:

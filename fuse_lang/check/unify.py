@@ -6,7 +6,7 @@ axes, source files, derived extents (pooling, slices, concat), and the checks
 of positions and symbols against the extents found."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from functools import partial
 from typing import NamedTuple, Union as TypeUnion
 
@@ -97,9 +97,11 @@ _new_union = partial(tuple.__new__, Union)
 _SHAPING = frozenset({"concat", "topk", "const", "causal_mask"})
 
 
-def union_links(statement_ops: list[tuple[Op, ...]]) -> Iterator[tuple[tuple, tuple]]:
+def union_links(statement_ops: list[tuple[Op, ...]], valid: Container[str] = ()
+                ) -> Iterator[tuple[tuple, tuple]]:
     """Each (axis key, variable key) the operations unify, or may (an index only
-    inside `x+dx` or `x/2`): the paths of check/conflicts.py."""
+    inside `x+dx` or `x/2`, but for a window over an index declared `valid` in
+    `valid`, which never takes its axis' extent): the paths of check/conflicts.py."""
     for ops in statement_ops:
         for op in ops:
             if type(op) is Vars:
@@ -109,7 +111,7 @@ def union_links(statement_ops: list[tuple[Op, ...]]) -> Iterator[tuple[tuple, tu
                 for sub in op.ops:
                     if type(sub) is Union:
                         yield sub.axis, sub.var
-                    elif type(sub) is Inner:
+                    elif type(sub) is Inner and not (sub.others and sub.var[2] in valid):
                         yield sub.axis, sub.var
 
 
@@ -336,7 +338,10 @@ class Unification:
     """The whole program's unification on `domains`: its diagnostics go to `diags`."""
 
     def __init__(self, domains: Domains, tensors: dict[str, TensorSymbol],
-                 diags: list[Diagnostic]) -> None:
+                 diags: list[Diagnostic], positions: Container[str] | None = None) -> None:
+        """`positions`: the windows' positions (derived_extents.window_positions), where
+        `axis x = valid` applies (None: any window index)."""
+        self.positions = positions
         self.domains = domains
         self.tensors = tensors
         self.diags = diags
@@ -435,12 +440,17 @@ class Unification:
     def _apply_axis_decls(self, variables: Iterable[tuple[tuple[str, ...], tuple[tuple, ...]]],
                           axis_decls: dict[str, ir.AxisDecl]) -> None:
         """`variables`: each statement's index variables' names and domain keys, in order."""
-        self.valid = {name for name, decl in axis_decls.items() if decl.padding == "valid"}
-        if len(self.valid) == len(axis_decls):
+        valid = {name for name, decl in axis_decls.items() if decl.padding == "valid"}
+        # (`axis dx = valid` on a window's tap is `padding-index`, and pads nothing)
+        self.valid = valid if self.positions is None else \
+            {name for name in valid if name in self.positions}
+        if len(valid) == len(axis_decls):
             return
         # one Evidence per declaration, shared by every variable it gives an extent
         evidence = {name: Evidence(decl.extent, decl.extent_span,
-                                   f"axis {decl.name} = {short_number(decl.extent)}")
+                                   # (an imported file's `f@m` as the file writes it)
+                                   f"axis {decl.name.split('@')[0]} = "
+                                   f"{short_number(decl.extent)}")
                     for name, decl in axis_decls.items() if decl.padding is None}
         declared = evidence.keys()
         self.declared = {id(given): (name, given) for name, given in evidence.items()}
@@ -521,15 +531,17 @@ class Unification:
 
     def check_extents(self, broadcast: list[tuple[tuple, IndexRole]],
                       statement_ops: list[tuple[Op, ...]],
-                      placed: Callable[[int], Placed | None]) -> None:
+                      placed: Callable[[int], Placed | None], size: int) -> None:
         """Extent conflicts, one error per root cause at the equation where the
         uses meet (check/conflicts.py), and left-hand-side-only indices
         (`broadcast`: domain key, role) whose extent nothing gives.
-        `statement_ops`: what was replayed; `placed`: a statement by its stamp."""
+        `statement_ops`: what was replayed; `placed`: a statement by its stamp;
+        `size`: the program text's length (an imported file's statements lie past it)."""
         if self.domains.conflicts:
             report_conflicts(self.domains.conflicts, self.domains,
-                             lambda: union_links(statement_ops), placed, self.declared,
-                             self.diags)
+                             lambda: union_links(statement_ops, self.valid), placed,
+                             self.declared,
+                             self.diags, size)
         for key, role in broadcast:
             if self.domains.extent(key) is None:
                 occ = role.occurrences[0]

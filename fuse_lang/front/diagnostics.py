@@ -73,6 +73,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "likely-typo-index": (Severity.WARNING, "two projected indices with close names, each used once"),
     "lone-index": (Severity.WARNING, "an index used once is summed within one term or factor"),
     "normalised-sum": (Severity.HINT, "a softmax is summed along the axis it normalises"),
+    "padding-index": (Severity.WARNING, "an `axis x = valid|same` on no window's position"),
     "unused-tensor": (Severity.HINT, "a tensor that nothing reads or exports"),
     "loss-not-scalar": (Severity.ERROR, "a `train` loss that is not a scalar tensor"),
     "loss-without-params": (Severity.ERROR, "a `train` loss that no param influences"),
