@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
-from .options import file_name
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, fail
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, fail, file_name
 from .weights import weights_problem
 
 DEFAULT = "default"  # --cache-dir without a folder

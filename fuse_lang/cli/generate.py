@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..speed.fastinit import frozen_dataclass
-from .options import file_name
 from .render import fail_with_diagnostics
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, UsageError, fail, printable
+from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, UsageError, fail, file_name, printable
 
 
 def add_generate_parser(sub: Any) -> None:

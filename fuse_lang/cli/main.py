@@ -22,13 +22,14 @@ from .cache import (
 )
 from .check import CheckOptions, cmd_check
 from .generate import add_generate_parser
-from .options import add_config_options, add_shard_options, asks_for_json, file_name, seconds
+from .options import add_config_options, add_shard_options, asks_for_json, seconds
 from .status import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     CommandFailed,
     UsageError,
+    file_name,
     leave_analyses_to_exit,
 )
 from .train import add_train_parser

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfigFlags", "UsageError", "add_config_options", "add_shard_options", "asks_for_json",
            "config_of", "importance_weights",
-           "file_name", "seconds", "shard_options"]
+           "seconds", "shard_options"]
 
 
 def shard_options(shard: Sequence[str], mesh: str | None
@@ -149,15 +149,6 @@ def seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
     return value
-
-
-def file_name(text: str) -> str:
-    """A file's or folder's name as an option gives it: an empty one (`--weights ""`,
-    which names nothing) is reported by argparse rather than read as no option or
-    as the current folder."""
-    if not text:
-        raise argparse.ArgumentTypeError("expected a file's name, not an empty one")
-    return text
 
 
 def asks_for_json(words: Sequence[str]) -> bool:

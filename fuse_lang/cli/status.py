@@ -3,6 +3,7 @@ command that failed after saying why), and the analyses a `fuse check` or
 `fuse explain` process leaves for the OS to free when it exits (cli.main.entry)."""
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any, NoReturn
 
@@ -12,6 +13,15 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 class UsageError(Exception):
     """A command line the user must correct (exit 2, with the usage line)."""
+
+
+def file_name(text: str) -> str:
+    """A file's or folder's name as an option gives it: an empty one (`--weights ""`,
+    which names nothing) is reported by argparse rather than read as no option or
+    as the current folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file's name, not an empty one")
+    return text
 
 
 class CommandFailed(Exception):

@@ -21,9 +21,8 @@ from typing import Any
 
 from ..front.numbers import strict_json
 from ..speed.fastinit import frozen_dataclass
-from .options import file_name
 from .render import fail_with_diagnostics
-from .status import EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail
+from .status import EXIT_INTERRUPTED, EXIT_OK, CommandFailed, UsageError, fail, file_name
 
 
 def add_train_parser(sub: Any) -> None:
