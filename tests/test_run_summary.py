@@ -39,6 +39,19 @@ def test_array_statistics_are_over_the_finite_values():
     json.dumps(s.to_json(), allow_nan=False)
 
 
+def test_statistics_of_values_near_the_largest_float_stay_finite():
+    """Their sum and squares overflow float64: the mean and the std were inf (the
+    hover said `std inf` for a result of +-1e308); dense and sparse alike."""
+    import scipy.sparse as sparse
+
+    values = np.array([[1e308, -1e308], [0.0, 1e308]])
+    want_mean, want_std = 1e308 / 4, float(np.std(values / 1e308)) * 1e308
+    for array in (values, sparse.coo_array(values)):
+        s = summarize_array(array)
+        assert (s.min, s.max) == (-1e308, 1e308)
+        assert s.mean == pytest.approx(want_mean) and s.std == pytest.approx(want_std)
+
+
 def test_preview_is_the_first_values_and_says_when_it_is_cut():
     s = summarize_array(np.arange(20).reshape(4, 5))
     assert s.preview == (0, 1, 2, 3, 4, 5, 6, 7) and s.truncated

@@ -172,12 +172,21 @@ def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
         finite = values if ok.all() else values[ok]
     stats: tuple[float | None, ...] = (None, None, None, None)
     if finite.size:
-        stats = (float(finite.min()), float(finite.max()),
-                 float(finite.mean(dtype=np.float64)), float(finite.std(dtype=np.float64)))
+        low, high = float(finite.min()), float(finite.max())
+        stats = (low, high, *_mean_and_std(finite, max(abs(low), abs(high))))
     shown = tuple(float(v) for v in values[:preview]) if numeric else ()
     return ArraySummary(tuple(int(n) for n in a.shape), str(a.dtype), int(a.size), *stats,
                         int(values.size - finite.size), shown, int(a.size) > preview,
                         int(np.count_nonzero(values)))
+
+
+def _mean_and_std(finite: Any, largest: float) -> tuple[float, float]:
+    """The mean and standard deviation of finite values in float64; values past
+    1e150 are scaled first, since their sum or squares would overflow to inf."""
+    scale = largest if largest > 1e150 else 1.0
+    scaled = finite if scale == 1.0 else finite / scale
+    return (float(scaled.mean(dtype=np.float64)) * scale,
+            float(scaled.std(dtype=np.float64)) * scale)
 
 
 def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
@@ -193,9 +202,12 @@ def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
     if count:
         low = min(finite.min(initial=np.inf), 0.0 if zeros else np.inf)
         high = max(finite.max(initial=-np.inf), 0.0 if zeros else -np.inf)
-        mean = float(finite.sum()) / count
-        variance = max(float(np.square(finite).sum()) / count - mean * mean, 0.0)
-        stats = (float(low), float(high), mean, math.sqrt(variance))
+        largest = max(abs(float(low)), abs(float(high)))
+        scale = largest if largest > 1e150 else 1.0  # (as _mean_and_std)
+        scaled = finite / scale
+        mean = float(scaled.sum()) / count
+        variance = max(float(np.square(scaled).sum()) / count - mean * mean, 0.0)
+        stats = (float(low), float(high), mean * scale, math.sqrt(variance) * scale)
     shown = np.zeros(min(preview, size))  # the first cells in C order
     flat = np.zeros(values.size, dtype=np.int64)  # C-order cell numbers (any number of axes)
     for at, extent in zip(coo.coords, matrix.shape):
