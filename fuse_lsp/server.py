@@ -23,13 +23,15 @@ from .features import (
     inlay_hints,
     navigation,
     pictures,
+    selection,
     semantic_tokens,
     symbols,
 )
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,
-                   inlay_hints, folding, completion, formatting, code_actions, code_lens)
+                   inlay_hints, folding, selection, completion, formatting, code_actions,
+                   code_lens)
 
 
 def create_server() -> FuseServer:

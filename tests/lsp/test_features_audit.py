@@ -1,0 +1,113 @@
+"""An audit of the server's features against what users expect of a good language
+server (rust-analyzer, pyright, gopls), over stdio: selection ranges, formatting
+of comments inside blocks, and positions after non-ASCII text."""
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .conftest import open_doc
+
+
+def doc(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
+def utf16(text: str, needle: str, delta: int = 0) -> types.Position:
+    """The position of `needle` (plus `delta` characters) in UTF-16 code units."""
+    offset = text.index(needle) + delta
+    start = text.rfind("\n", 0, offset) + 1
+    return types.Position(line=text.count("\n", 0, offset),
+                          character=len(text[start:offset].encode("utf-16-le")) // 2)
+
+
+def spelled(text: str, range_: types.Range) -> str:
+    """The text a range (UTF-16 columns) covers."""
+    lines = text.split("\n")
+    out = []
+    for line in range(range_.start.line, range_.end.line + 1):
+        units = lines[line].encode("utf-16-le")
+        start = range_.start.character if line == range_.start.line else 0
+        end = range_.end.character if line == range_.end.line else len(units) // 2
+        out.append(units[2 * start:2 * end].decode("utf-16-le"))
+    return "\n".join(out)
+
+
+SELECT = """\
+axis d = 2
+X[d] = const([1, 2])
+Tag("🎉 party", Bob)
+Y[i] = relu(W[i,d] X[d] + 1)  # 🎉
+W[i,d] = const([[1, 2], [3, 4]])
+{
+  let h[i] = 2 Y[i]
+  Z[i] = h[i] when i > 0
+}
+export Z
+"""
+
+
+async def test_selection_ranges_grow_from_the_word_to_the_text(vscode, tmp_path):
+    uri = open_doc(vscode, tmp_path / "s.fuse", SELECT)
+    found = await vscode.text_document_selection_range_async(types.SelectionRangeParams(
+        text_document=doc(uri),
+        positions=[utf16(SELECT, "d] X[d] +"), utf16(SELECT, "Bob", 1),
+                   utf16(SELECT, "h[i] when"), utf16(SELECT, "# 🎉", 3)]))
+    chains = []
+    for first in found:
+        chain, node = [], first
+        while node is not None:
+            chain.append(spelled(SELECT, node.range))
+            node = node.parent
+        chains.append(chain)
+    assert chains[0][:-1] == ["d", "W[i,d]", "W[i,d] X[d]", "W[i,d] X[d] + 1",
+                              "relu(W[i,d] X[d] + 1)", "Y[i] = relu(W[i,d] X[d] + 1)"]
+    assert chains[1][:-1] == ["Bob", 'Tag("🎉 party", Bob)']
+    assert chains[2][:-1] == ["h", "h[i]", "h[i] when i > 0", "Z[i] = h[i] when i > 0",
+                              "{\n  let h[i] = 2 Y[i]\n  Z[i] = h[i] when i > 0\n}"]
+    assert chains[3][:-1] == ["# 🎉"]
+    assert all(chain[-1] == SELECT.rstrip("\n") + "\n" or chain[-1] == SELECT
+               for chain in chains)
+
+
+async def test_selection_ranges_in_a_broken_document_still_reach_the_text(vscode, tmp_path):
+    text = "Y[i] = relu(\nZ = 1\n"
+    uri = open_doc(vscode, tmp_path / "b.fuse", text)
+    found = await vscode.text_document_selection_range_async(types.SelectionRangeParams(
+        text_document=doc(uri), positions=[types.Position(0, 2), types.Position(5, 0)]))
+    assert len(found) == 2  # one answer per position, whatever the text
+    for first in found:
+        node = first
+        while node.parent is not None:
+            node = node.parent
+        assert node.range == types.Range(types.Position(0, 0), types.Position(2, 0))
+
+
+BLOCK_COMMENTS = """\
+X[i] = const([1, 2])
+{  # a block
+  let h[i]=2 X[i]
+  # why h: doubled
+  Y[i]=h[i]
+}
+fn f(a[i]) -> b[i] {
+    # the body
+  b[i] = a[i]
+}
+Z[i] = f(Y[i])
+export Z
+"""
+
+
+async def test_a_comment_line_in_a_block_keeps_its_indentation(vscode, tmp_path):
+    """A whole-line comment inside `{ }` was moved to column 1, out of its block."""
+    uri = open_doc(vscode, tmp_path / "f.fuse", BLOCK_COMMENTS)
+    options = types.FormattingOptions(tab_size=2, insert_spaces=True)
+    edits = await vscode.text_document_formatting_async(types.DocumentFormattingParams(
+        text_document=doc(uri), options=options))
+    formatted = edits[0].new_text
+    assert formatted.splitlines()[1:9] == [
+        "{  # a block", "  let h[i] = 2 X[i]", "  # why h: doubled", "  Y[i] = h[i]", "}",
+        "fn f(a[i]) -> b[i] {", "    # the body", "  b[i] = a[i]"]
+    again = open_doc(vscode, tmp_path / "g.fuse", formatted)
+    assert list(await vscode.text_document_formatting_async(types.DocumentFormattingParams(
+        text_document=doc(again), options=options))) == []
