@@ -21,6 +21,7 @@ from .features import (
     formatting,
     hover,
     inlay_hints,
+    links,
     navigation,
     pictures,
     selection,
@@ -30,8 +31,8 @@ from .features import (
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,
-                   inlay_hints, folding, selection, completion, formatting, code_actions,
-                   code_lens)
+                   inlay_hints, folding, selection, links, completion, formatting,
+                   code_actions, code_lens)
 
 
 def create_server() -> FuseServer:

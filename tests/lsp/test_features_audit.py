@@ -111,3 +111,34 @@ async def test_a_comment_line_in_a_block_keeps_its_indentation(vscode, tmp_path)
     again = open_doc(vscode, tmp_path / "g.fuse", formatted)
     assert list(await vscode.text_document_formatting_async(types.DocumentFormattingParams(
         text_document=doc(again), options=options))) == []
+
+
+LINKED = """\
+import "lib/l.fuse" as lib
+X[i,j] = "🎉 x.npy"
+E(x,y) = source("e.tsv", header=0)
+M[i] = "missing.npy"
+Y[i] = lib::twice(X[i,j] E(i,j))
+"out.npz" = Y[i]
+export Y, M
+"""
+
+
+async def test_document_links_open_the_files_a_program_names(vscode, tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "l.fuse").write_text("fn twice(a[i]) -> b[i] {\n  b[i] = 2 a[i]\n}\n")
+    import numpy as np
+
+    np.save(tmp_path / "🎉 x.npy", np.zeros((2, 2), np.float32))
+    (tmp_path / "e.tsv").write_text("0\t1\n")
+    uri = open_doc(vscode, tmp_path / "p.fuse", LINKED)
+    links = await vscode.text_document_document_link_async(types.DocumentLinkParams(
+        text_document=doc(uri)))
+    found = [(spelled(LINKED, link.range), link.target, link.tooltip) for link in links]
+    assert found == [
+        ("lib/l.fuse", (tmp_path / "lib" / "l.fuse").as_uri(),
+         "Open l.fuse: the file imported as `lib`"),
+        ("🎉 x.npy", (tmp_path / "🎉 x.npy").as_uri(), "Open 🎉 x.npy: the data of `X`"),
+        ("e.tsv", (tmp_path / "e.tsv").as_uri(), "Open e.tsv: the data of `E`")]
+    # (the missing source and the sink not yet written name no file: no links)
+    assert links[1].range == types.Range(types.Position(1, 10), types.Position(1, 18))
