@@ -15,7 +15,13 @@ from typing import Any, Mapping
 from ..check import Analysis, TensorInfo
 from ..check.initialisers import INITIALISERS
 from ..front import ir
-from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
+from ..front.builtins import (
+    BUILTINS,
+    COMPARISONS,
+    REDUCE_DOC,
+    REDUCE_OPS,
+    STATEMENT_KEYWORDS,
+)
 from ..front.ir_text import ref_text
 from ..front.lexer import Tok, tokenize
 from ..front.wildcards import is_wildcard
@@ -23,16 +29,6 @@ from ..io.cells import value_text
 from .hover import tensor_markdown
 from .imported import namespace_names
 
-KEYWORDS = {
-    "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
-    "axis": ("axis d = 64", "Declare the extent of an index name program-wide."),
-    "param": ("param W[i,j]", "A learnable tensor; `= INIT` after it chooses how it "
-              "starts (by default a weight Glorot-uniform, a bias zeros)."),
-    "fn": ("fn f(x[i]) -> y[i] { ... }", "A function over indexed arguments, inlined at "
-           "each call: `Y[i] = f(X[i])`."),
-    "let": ("let h[i] = W[i,j] X[j]", "A local tensor: visible only in its `{ }` block "
-            "(at the top level: in its file), never an output."),
-}
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
 _WORD_TOKENS = ("NAME", "EXPORT", "AXIS", "PARAM", "REDUCE")
@@ -261,7 +257,7 @@ def _namespace(analysis: Analysis, chain: str) -> list[Completion]:
 
 def _keywords() -> list[Completion]:
     return [Completion(word, "keyword", example, doc, sort_text="0" + word)
-            for word, (example, doc) in KEYWORDS.items()]
+            for word, (example, doc) in STATEMENT_KEYWORDS.items()]
 
 
 def _tensors(analysis: Analysis, rank: str) -> list[Completion]:

@@ -17,9 +17,10 @@ from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
 from ..check.param_roles import param_starts
 from ..front import ir
-from ..front.builtins import BUILTINS, REDUCE_DOC, SELECT_SPELLINGS
+from ..front.builtins import BUILTINS, REDUCE_DOC, SELECT_SPELLINGS, STATEMENT_KEYWORDS
 from ..front.ir_text import index_text, ref_text
 from ..front.let_blocks import user_name
+from ..front.lexer import tokenize
 from ..front.span import Span
 from ..io.cells import value_text
 from ..plan import plan_equation
@@ -38,6 +39,23 @@ class Hover:
 
 def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     """The hover for the position `offset` of the analysed text (None: nothing there)."""
+    return _hover(analysis, offset) or _keyword_at(analysis, offset)
+
+
+def _keyword_at(analysis: Analysis, offset: int) -> Hover | None:
+    """A word that starts a statement (`export`, `axis`, `let`, ...): what it does."""
+    line = analysis.lines.position(offset)[0]
+    start = analysis.lines.line_starts[line]
+    for tok in tokenize(analysis.lines.line_text(line)):
+        if tok.type != "NAME" and tok.value in STATEMENT_KEYWORDS and \
+                start + tok.start_pos <= offset <= start + tok.end_pos:
+            example, doc = STATEMENT_KEYWORDS[tok.value]
+            return Hover(f"```fuse\n{example}\n```\n**keyword** · {doc}",
+                         Span(start + tok.start_pos, start + tok.end_pos))
+    return None
+
+
+def _hover(analysis: Analysis, offset: int) -> Hover | None:
     imported = import_markdown(analysis, offset)
     if imported is not None:
         return Hover(*imported)

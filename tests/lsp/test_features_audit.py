@@ -142,3 +142,37 @@ async def test_document_links_open_the_files_a_program_names(vscode, tmp_path):
         ("e.tsv", (tmp_path / "e.tsv").as_uri(), "Open e.tsv: the data of `E`")]
     # (the missing source and the sink not yet written name no file: no links)
     assert links[1].range == types.Range(types.Position(1, 10), types.Position(1, 18))
+
+
+KEYWORDS = """\
+X[i] = const([1, 2])
+"🎉.npz" = X[i]; export X
+let C = 2
+"""
+
+
+async def test_a_statement_keyword_has_a_hover(vscode, tmp_path):
+    """A hover on `export`, `let`, ... showed nothing: it now tells what the word does
+    (as completion does), on the word itself, after non-ASCII text too."""
+    uri = open_doc(vscode, tmp_path / "k.fuse", KEYWORDS)
+    found = await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=utf16(KEYWORDS, "export", 3)))
+    assert spelled(KEYWORDS, found.range) == "export"
+    assert found.range.start == types.Position(1, 17)
+    assert found.contents.value == ("```fuse\nexport Y, Z\n```\n**keyword** · The program's "
+                                    "outputs: what `run` returns and shows.")
+    found = await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=utf16(KEYWORDS, "let")))
+    assert spelled(KEYWORDS, found.range) == "let" and "A local tensor" in found.contents.value
+    assert await vscode.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=utf16(KEYWORDS, "; export"))) is None
+
+
+async def test_completion_at_a_statement_start_offers_import_and_train(vscode, tmp_path):
+    text = KEYWORDS + "\n"
+    uri = open_doc(vscode, tmp_path / "c.fuse", text)
+    found = await vscode.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=types.Position(3, 0)))
+    keywords = [item.label for item in found.items
+                if item.kind == types.CompletionItemKind.Keyword]
+    assert keywords == ["axis", "export", "fn", "import", "let", "param", "train"]
