@@ -26,6 +26,7 @@ from ..io.cells import value_text
 from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
+from .file_links import path_hover
 from .fn_bodies import body_markdown, name_in_function, shown_name
 from .imported import import_markdown
 from .query import symbol_at
@@ -39,7 +40,11 @@ class Hover:
 
 def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     """The hover for the position `offset` of the analysed text (None: nothing there)."""
-    return _hover(analysis, offset) or _keyword_at(analysis, offset)
+    found = _hover(analysis, offset) or _keyword_at(analysis, offset)
+    if found is None:
+        path = path_hover(analysis, offset)
+        found = Hover(*path) if path is not None else None
+    return found
 
 
 def _keyword_at(analysis: Analysis, offset: int) -> Hover | None:

@@ -176,3 +176,25 @@ async def test_completion_at_a_statement_start_offers_import_and_train(vscode, t
     keywords = [item.label for item in found.items
                 if item.kind == types.CompletionItemKind.Keyword]
     assert keywords == ["axis", "export", "fn", "import", "let", "param", "train"]
+
+
+async def test_a_hover_on_a_path_names_its_file(vscode, tmp_path):
+    """A hover on a source's or a sink's path showed nothing."""
+    import numpy as np
+
+    np.save(tmp_path / "🎉 x.npy", np.zeros((2, 3), np.float32))
+    text = 'X[i,j] = "🎉 x.npy"\nM[i] = "missing.npy"\n"out.npz" = X[i,j]\nexport M\n'
+    uri = open_doc(vscode, tmp_path / "p.fuse", text)
+
+    async def hover(needle):
+        return await vscode.text_document_hover_async(types.HoverParams(
+            text_document=doc(uri), position=utf16(text, needle, 1)))
+
+    found = await hover('"🎉 x.npy"')
+    assert spelled(text, found.range) == '"🎉 x.npy"'
+    assert found.contents.value == (f"`{tmp_path / '🎉 x.npy'}`\n\n**file** · the data of `X`, "
+                                    "shape `(2, 3)`")
+    assert (await hover('"missing')).contents.value.endswith("\n\nNo such file.")
+    sink = (await hover('"out.npz')).contents.value
+    assert sink == (f"`{tmp_path / 'out.npz'}`\n\n**file** · where this sink writes "
+                    "(when a run may write sinks)")
