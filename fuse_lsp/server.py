@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import lifecycle
 from .features import (
+    call_hierarchy,
     code_actions,
     code_lens,
     commands,
@@ -31,8 +32,8 @@ from .features import (
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,
-                   inlay_hints, folding, selection, links, completion, formatting,
-                   code_actions, code_lens)
+                   inlay_hints, folding, selection, links, call_hierarchy, completion,
+                   formatting, code_actions, code_lens)
 
 
 def create_server() -> FuseServer:

@@ -198,3 +198,56 @@ async def test_a_hover_on_a_path_names_its_file(vscode, tmp_path):
     sink = (await hover('"out.npz')).contents.value
     assert sink == (f"`{tmp_path / 'out.npz'}`\n\n**file** · where this sink writes "
                     "(when a run may write sinks)")
+
+
+FLOW = """\
+A[i] = const([1, 2])  # 🎉
+{ let h[i] = 2 A[i]; Y[i] = h[i] + A[i] }
+Y[i] += A[i] Y2[i]
+Y2[i] = A[i] A[i]
+E("🎉", B)
+Anc(x,y) = E(x,y)
+Anc(x,z) = Anc(x,y) E(y,z)
+export Y, Anc
+"""
+
+
+async def test_the_call_hierarchy_follows_the_dataflow(vscode, tmp_path):
+    uri = open_doc(vscode, tmp_path / "h.fuse", FLOW)
+
+    async def prepare(needle):
+        return await vscode.text_document_prepare_call_hierarchy_async(
+            types.CallHierarchyPrepareParams(text_document=doc(uri),
+                                             position=utf16(FLOW, needle)))
+
+    def places(ranges):
+        return [(r.start.line, r.start.character, spelled(FLOW, r)) for r in ranges]
+
+    [a] = await prepare("A[i] =")
+    assert (a.name, a.kind, a.detail) == ("A", types.SymbolKind.Variable, "[i:2]")
+    assert spelled(FLOW, a.range) == "A[i] = const([1, 2])"
+    assert spelled(FLOW, a.selection_range) == "A"
+    readers = await vscode.call_hierarchy_incoming_calls_async(
+        types.CallHierarchyIncomingCallsParams(item=a))
+    assert [(call.from_.name, places(call.from_ranges)) for call in readers] == [
+        ("h", [(1, 15, "A")]), ("Y", [(1, 35, "A"), (2, 8, "A")]),
+        ("Y2", [(3, 8, "A"), (3, 13, "A")])]
+    [h] = await prepare("h[i] +")
+    assert spelled(FLOW, h.range) == "h[i] = 2 A[i]"  # a block's local, named as written
+    assert [call.from_.name for call in await vscode.call_hierarchy_incoming_calls_async(
+        types.CallHierarchyIncomingCallsParams(item=h))] == ["Y"]
+    [y] = await prepare("Y, Anc")
+    reads = await vscode.call_hierarchy_outgoing_calls_async(
+        types.CallHierarchyOutgoingCallsParams(item=y))
+    assert [(call.to.name, places(call.from_ranges)) for call in reads] == [
+        ("h", [(1, 28, "h")]), ("A", [(1, 35, "A"), (2, 8, "A")]), ("Y2", [(2, 13, "Y2")])]
+    [anc] = await prepare("Anc(x,z)")
+    assert anc.kind == types.SymbolKind.Boolean
+    reads = await vscode.call_hierarchy_outgoing_calls_async(
+        types.CallHierarchyOutgoingCallsParams(item=anc))
+    assert [(call.to.name, places(call.from_ranges)) for call in reads] == [
+        ("E", [(5, 11, "E"), (6, 20, "E")]), ("Anc", [(6, 11, "Anc")])]  # recursive
+    [e] = await prepare('E("🎉"')
+    assert e.selection_range == types.Range(types.Position(4, 0), types.Position(4, 1))
+    assert spelled(FLOW, e.range) == 'E("🎉", B)'
+    assert not await prepare("const")  # a builtin is no node of the dataflow
