@@ -62,7 +62,7 @@ def incoming(analysis: Analysis, name: str) -> tuple[Edge, ...]:
 
 def outgoing(analysis: Analysis, name: str) -> tuple[Edge, ...]:
     """The tensors the equations of `name` read, with the places they read them."""
-    return _edges(analysis, [(read, spans) for defined, read, spans in _reads(analysis)
+    return _edges(analysis, [(read, spans) for defined, read, spans in _reads(analysis, name)
                              if defined == name])
 
 
@@ -96,13 +96,15 @@ def _definitions(analysis: Analysis) -> dict[Span, Span]:
             for ref in ir.defined_refs(stmt)}
 
 
-def _reads(analysis: Analysis) -> list[tuple[str, str, list[Span]]]:
-    """(tensor defined, tensor read, the reads' name spans) for each statement."""
+def _reads(analysis: Analysis, defining: str | None = None
+           ) -> list[tuple[str, str, list[Span]]]:
+    """(tensor defined, tensor read, the reads' name spans) for each statement (that
+    defines tensor `defining`, when given)."""
     out = []
     tensors = analysis.tensors
     for _, stmt in _statements(analysis):
         defined = [ref.name for ref in ir.defined_refs(stmt) if ref.name in tensors]
-        if not defined:
+        if not defined or (defining is not None and defining not in defined):
             continue
         read: dict[str, list[Span]] = {}
         for expr in ir.used_exprs(stmt):

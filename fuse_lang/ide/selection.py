@@ -29,7 +29,11 @@ def selection_chain(analysis: Analysis, offset: int) -> tuple[Span, ...]:
 
 
 def _spans_around(analysis: Analysis, offset: int) -> Iterator[Span]:
-    yield from (s for s in comment_spans(analysis.text) if s.start <= offset <= s.end)
+    line = analysis.lines.position(offset)[0]
+    start = analysis.lines.line_starts[line]  # (a comment ends its line: look at that one)
+    yield from (Span(start + s.start, start + s.end)
+                for s in comment_spans(analysis.lines.line_text(line))
+                if start + s.start <= offset <= start + s.end)
     inlined = analysis.inlined
     written = inlined.written if inlined is not None else {}
     for k, stmt in enumerate(analysis.program.statements):
