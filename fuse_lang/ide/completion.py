@@ -24,10 +24,12 @@ from ..front.builtins import (
 )
 from ..front.ir_text import ref_text
 from ..front.lexer import Tok, tokenize
+from ..front.span import Span
 from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
 from .hover import tensor_markdown
 from .imported import namespace_names
+from .path_completion import path_items
 
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
@@ -40,13 +42,14 @@ _CALL_AHEAD = re.compile(r"[A-Za-z0-9_']*\s*\(")
 class Completion:
     label: str
     kind: str  # "tensor" | "relation" | "builtin" | "index" | "symbol" | "keyword" |
-    # "function" | "namespace" (after `ns::`)
+    # "function" | "namespace" (after `ns::`) | "file" | "folder" (in a path)
     detail: str
     documentation: str = ""
     markdown: bool = False  # documentation is markdown
     insert_text: str | None = None  # None: the label
     snippet: bool = False  # insert_text is a snippet (`name($1)`)
     sort_text: str = ""
+    replace: Span | None = None  # what it replaces (None: the word the client sees)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +197,10 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
     """What may be typed at `offset`, best first (sorted by `sort_text`)."""
     text = analysis.text
     cur = _scan(text, offset, analysis.tensors)
+    if cur.state == "string":  # the path of an import, a source or a sink
+        return [Completion(item.label, "folder" if item.folder else "file", item.detail,
+                           replace=item.replace, sort_text=str(1 - item.folder) + item.label)
+                for item in path_items(analysis, offset) or ()]
     if cur.state != "code":
         return []
     qualified = _QUALIFIED.search(text[max(0, offset - 200):offset])

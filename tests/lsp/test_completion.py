@@ -53,7 +53,7 @@ async def complete(client, tmp_path, text, trigger=None):
 
 async def test_the_server_announces_its_trigger_characters(emacs):
     server = emacs.initialize_result.capabilities
-    assert list(server.completion_provider.trigger_characters) == ["[", "(", ","]
+    assert list(server.completion_provider.trigger_characters) == ["[", "(", ",", '"', "/"]
     assert list(server.signature_help_provider.trigger_characters) == ["(", ","]
     assert server.document_formatting_provider
 

@@ -251,3 +251,34 @@ async def test_the_call_hierarchy_follows_the_dataflow(vscode, tmp_path):
     assert e.selection_range == types.Range(types.Position(4, 0), types.Position(4, 1))
     assert spelled(FLOW, e.range) == 'E("🎉", B)'
     assert not await prepare("const")  # a builtin is no node of the dataflow
+
+
+async def test_completion_of_the_path_of_an_import_a_source_and_a_sink(vscode, tmp_path):
+    """Inside a path's quotes completion offered nothing: it now lists the folder the
+    path names so far (folders, and the files such a path may name), replacing the
+    part after the last `/`; a string that is a constant gets nothing."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "lib").mkdir()
+    for name in ("data/🎉 w.npy", "data/edges.tsv", "data/notes.md", "lib/g.fuse", "x.npy",
+                 ".hidden.npy"):
+        (tmp_path / name).write_text("")
+    text = ('import "li"\nW[i,j] = "data/"\nE(x,y) = source("data/e")\nLikes("an", x)?\n'
+            'Y[i] = W[i,i]\n"da" = Y[i]\n')
+    uri = open_doc(vscode, tmp_path / "p.fuse", text)
+
+    async def complete(needle, delta):
+        found = await vscode.text_document_completion_async(types.CompletionParams(
+            text_document=doc(uri), position=utf16(text, needle, delta)))
+        return [(item.label, item.kind, spelled(text, item.text_edit.range))
+                for item in found.items]
+
+    folder, file = types.CompletionItemKind.Folder, types.CompletionItemKind.File
+    assert await complete('"li"', 3) == [("lib/", folder, "li")]
+    assert await complete('"data/"', 6) == [("edges.tsv", file, ""), ("🎉 w.npy", file, "")]
+    assert await complete('"data/e"', 7) == [("edges.tsv", file, "e")]
+    assert await complete('"da" =', 3) == [("data/", folder, "da")]
+    top = await complete('"data/"', 1)  # (a hidden file only when its `.` is typed)
+    assert top == [("data/", folder, ""), ("lib/", folder, ""), ("x.npy", file, "")]
+    found = await vscode.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=utf16(text, '"an"', 2)))
+    assert list(found.items) == []  # a relation's constant is no path
