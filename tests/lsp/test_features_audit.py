@@ -282,3 +282,41 @@ async def test_completion_of_the_path_of_an_import_a_source_and_a_sink(vscode, t
     found = await vscode.text_document_completion_async(types.CompletionParams(
         text_document=doc(uri), position=utf16(text, '"an"', 2)))
     assert list(found.items) == []  # a relation's constant is no path
+
+
+AXES = """\
+axis d = 2, e = 3  # 🎉
+X[d,e] = const([[1, 2, 3], [4, 5, 6]])
+Y[d] = X[d,e]
+Z[e'] = X[d,e']
+export Y, Z
+"""
+
+
+async def test_references_of_an_axis_declaration_are_its_indices(neovim, tmp_path):
+    """References and highlights on an `axis` declaration's name found nothing: they are
+    every index of that name (the extent it gives); no rename starts there."""
+    uri = open_doc(neovim, tmp_path / "a.fuse", AXES)
+    position = utf16(AXES, "d = 2")
+    found = await neovim.text_document_references_async(types.ReferenceParams(
+        text_document=doc(uri), position=position,
+        context=types.ReferenceContext(include_declaration=True)))
+    assert [(r.range.start.line, r.range.start.character, spelled(AXES, r.range))
+            for r in found] == [(0, 5, "d"), (1, 2, "d"), (2, 2, "d"), (2, 9, "d"),
+                                (3, 10, "d")]
+    found = await neovim.text_document_references_async(types.ReferenceParams(
+        text_document=doc(uri), position=utf16(AXES, "e = 3"),
+        context=types.ReferenceContext(include_declaration=False)))
+    assert [(r.range.start.line, r.range.start.character) for r in found] == [(1, 4), (2, 11)]
+    marks = await neovim.text_document_document_highlight_async(types.DocumentHighlightParams(
+        text_document=doc(uri), position=position))
+    assert [(m.range.start.line, m.kind) for m in marks][:2] == [
+        (0, types.DocumentHighlightKind.Write), (1, types.DocumentHighlightKind.Read)]
+    definition = await neovim.text_document_definition_async(types.DefinitionParams(
+        text_document=doc(uri), position=utf16(AXES, "e = 3")))
+    assert [(d.range.start.line, d.range.start.character) for d in definition] == [(0, 12)]
+    assert await neovim.text_document_prepare_rename_async(types.PrepareRenameParams(
+        text_document=doc(uri), position=position)) is None
+    hover = await neovim.text_document_hover_async(types.HoverParams(
+        text_document=doc(uri), position=position))
+    assert "**axis** · extent **2**" in hover.contents.value
