@@ -47,6 +47,9 @@ def _spans_around(analysis: Analysis, offset: int) -> Iterator[Span]:
                 yield from _node_spans(fn, offset)
     if analysis.lowered is not None:
         yield from analysis.lowered.blocks
+    if analysis.imports is not None:  # (the imports are not among the statements checked)
+        for decl, _ in analysis.imports.decls:
+            yield from _node_spans(decl, offset)
 
 
 def _node_spans(node: Any, offset: int) -> Iterator[Span]:

@@ -320,3 +320,18 @@ async def test_references_of_an_axis_declaration_are_its_indices(neovim, tmp_pat
     hover = await neovim.text_document_hover_async(types.HoverParams(
         text_document=doc(uri), position=position))
     assert "**axis** · extent **2**" in hover.contents.value
+
+
+async def test_selection_ranges_of_an_import(vscode, tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "l.fuse").write_text("fn twice(a[i]) -> b[i] {\n  b[i] = 2 a[i]\n}\n")
+    text = 'import "lib/l.fuse" as lib\nX[i] = const([1, 2])\nY[i] = lib::twice(X[i])\n' \
+        'export Y\n'
+    uri = open_doc(vscode, tmp_path / "i.fuse", text)
+    [found] = await vscode.text_document_selection_range_async(types.SelectionRangeParams(
+        text_document=doc(uri), positions=[utf16(text, "l.fuse")]))
+    chain = []
+    while found is not None:
+        chain.append(spelled(text, found.range))
+        found = found.parent
+    assert chain[:2] == ['"lib/l.fuse"', 'import "lib/l.fuse" as lib'] and len(chain) == 3
