@@ -335,3 +335,30 @@ async def test_selection_ranges_of_an_import(vscode, tmp_path):
         chain.append(spelled(text, found.range))
         found = found.parent
     assert chain[:2] == ['"lib/l.fuse"', 'import "lib/l.fuse" as lib'] and len(chain) == 3
+
+
+EMOJI_LINE = 'X[i] = const([1, 2])\n"🎉 out.npy" = X[i]; Y[i] = X[i] + 1\nexport Y\n'
+
+
+async def test_places_after_an_emoji_on_the_same_line_count_utf16_units(vscode, tmp_path):
+    uri = open_doc(vscode, tmp_path / "u.fuse", EMOJI_LINE)
+    position = utf16(EMOJI_LINE, "X[i] + 1")
+    assert position == types.Position(1, 28)  # (27 characters, the emoji two units)
+    edit = await vscode.text_document_rename_async(types.RenameParams(
+        text_document=doc(uri), position=position, new_name="Xs"))
+    assert sorted((e.range.start.line, e.range.start.character, e.range.end.character)
+                  for e in edit.changes[uri]) == [(0, 0, 1), (1, 15, 16), (1, 28, 29)]
+    marks = await vscode.text_document_document_highlight_async(types.DocumentHighlightParams(
+        text_document=doc(uri), position=utf16(EMOJI_LINE, "Y[i] =")))
+    assert [spelled(EMOJI_LINE, m.range) for m in marks] == ["Y", "Y"]
+    tokens = await vscode.text_document_semantic_tokens_range_async(
+        types.SemanticTokensRangeParams(text_document=doc(uri), range=types.Range(
+            types.Position(1, 0), types.Position(2, 0))))
+    starts, line, column = [], 0, 0  # (LSP's relative encoding: from line 0, column 0)
+    for k in range(0, len(tokens.data), 5):
+        delta_line, delta_start, length = tokens.data[k:k + 3]
+        line, column = line + delta_line, delta_start if delta_line else column + delta_start
+        starts.append((column, spelled(EMOJI_LINE, types.Range(
+            types.Position(line, column), types.Position(line, column + length)))))
+    assert starts == [(0, '"🎉 out.npy"'), (15, "X"), (17, "i"), (21, "Y"), (23, "i"),
+                      (28, "X"), (30, "i"), (35, "1")]
