@@ -247,6 +247,17 @@ def renamable(found: SymbolAt) -> bool:
         not (found.kind == "index" and is_wildcard(found.name))
 
 
+def rename_refusal(found: SymbolAt) -> str | None:
+    """Why no rename starts at `found`, in words (None: one may, or nothing needs
+    saying: the wildcard `_` is no name)."""
+    if found.kind == "builtin":
+        return f"`{found.name}` is a builtin: it cannot be renamed"
+    if found.kind == "axis":
+        return (f"`axis {found.name}` gives its extent to every index named `{found.name}`: "
+                f"each is its equation's own; rename one there")
+    return None
+
+
 _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")
 
 

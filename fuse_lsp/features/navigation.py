@@ -9,7 +9,13 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.let_blocks import user_name
 from fuse_lang.ide.imported import import_at
-from fuse_lang.ide.query import SymbolAt, renamable, rename_problem, symbol_at
+from fuse_lang.ide.query import (
+    SymbolAt,
+    renamable,
+    rename_problem,
+    rename_refusal,
+    symbol_at,
+)
 
 from ..convert import Converter
 from ..state import DocumentTooLarge, DocumentUnavailable, Feature, FuseServer, safe
@@ -89,6 +95,9 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
         ls.log_error("rename", error)
         return None
     if found is None or not renamable(found):
+        why = found and rename_refusal(found)
+        if why:  # (a builtin, an `axis` name: said, as for a new name refused)
+            raise JsonRpcInvalidParams(why)
         return None
     new = params.new_name
     problem = rename_problem(ls.analysis(uri)[0], found, new)

@@ -1,9 +1,13 @@
 """An audit of the server's features against what users expect of a good language
-server (rust-analyzer, pyright, gopls), over stdio: selection ranges, formatting
-of comments inside blocks, and positions after non-ASCII text."""
+server (rust-analyzer, pyright, gopls), over stdio: selection ranges, document
+links, call hierarchy, hovers on keywords and paths, path completion, references
+of an `axis` name, renames refused with a reason, formatting of comments inside
+blocks, and positions after non-ASCII text (UTF-16)."""
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from .conftest import open_doc
 
@@ -362,3 +366,20 @@ async def test_places_after_an_emoji_on_the_same_line_count_utf16_units(vscode, 
             types.Position(line, column), types.Position(line, column + length)))))
     assert starts == [(0, '"🎉 out.npy"'), (15, "X"), (17, "i"), (21, "Y"), (23, "i"),
                       (28, "X"), (30, "i"), (35, "1")]
+
+
+async def test_a_rename_on_a_builtin_or_an_axis_name_says_why_not(vscode, tmp_path):
+    """A rename on a builtin answered nothing (a client without prepareRename then
+    says nothing either): it is refused with the reason, as a bad new name is."""
+    text = "axis d = 2\nX[d] = const([1, 2])\nY[d] = relu(X[d])\nexport Y\n"
+    uri = open_doc(vscode, tmp_path / "r.fuse", text)
+    for needle, why in (("relu", "`relu` is a builtin: it cannot be renamed"),
+                        ("d = 2", "`axis d` gives its extent to every index named `d`")):
+        assert await vscode.text_document_prepare_rename_async(types.PrepareRenameParams(
+            text_document=doc(uri), position=utf16(text, needle))) is None
+        with pytest.raises(JsonRpcException) as raised:
+            await vscode.text_document_rename_async(types.RenameParams(
+                text_document=doc(uri), position=utf16(text, needle), new_name="q"))
+        assert why in str(raised.value)
+    assert await vscode.text_document_rename_async(types.RenameParams(
+        text_document=doc(uri), position=utf16(text, "export"), new_name="q")) is None
