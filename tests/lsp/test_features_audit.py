@@ -383,3 +383,28 @@ async def test_a_rename_on_a_builtin_or_an_axis_name_says_why_not(vscode, tmp_pa
         assert why in str(raised.value)
     assert await vscode.text_document_rename_async(types.RenameParams(
         text_document=doc(uri), position=utf16(text, "export"), new_name="q")) is None
+
+
+async def test_the_new_requests_answer_empty_for_what_they_cannot_read(vscode, tmp_path):
+    """A document that is not open and has no file, an item the client made up."""
+    gone = (tmp_path / "gone.fuse").as_uri()
+    assert list(await vscode.text_document_document_link_async(types.DocumentLinkParams(
+        text_document=doc(gone)))) == []
+    assert list(await vscode.text_document_selection_range_async(types.SelectionRangeParams(
+        text_document=doc(gone), positions=[types.Position(0, 0)]))) == []
+    uri = open_doc(vscode, tmp_path / "o.fuse", FLOW)
+    here = types.Range(types.Position(0, 0), types.Position(0, 1))
+    for item in (types.CallHierarchyItem(name="A", kind=types.SymbolKind.Variable, uri=gone,
+                                         range=here, selection_range=here),
+                 types.CallHierarchyItem(name="Nope", kind=types.SymbolKind.Variable, uri=uri,
+                                         range=here, selection_range=here, data=[1, "x"])):
+        assert list(await vscode.call_hierarchy_incoming_calls_async(
+            types.CallHierarchyIncomingCallsParams(item=item))) == []
+        assert list(await vscode.call_hierarchy_outgoing_calls_async(
+            types.CallHierarchyOutgoingCallsParams(item=item))) == []
+    # an item without the server's data: its name as shown
+    item = types.CallHierarchyItem(name="Y2", kind=types.SymbolKind.Variable, uri=uri,
+                                   range=here, selection_range=here)
+    reads = await vscode.call_hierarchy_outgoing_calls_async(
+        types.CallHierarchyOutgoingCallsParams(item=item))
+    assert [call.to.name for call in reads] == ["A"]
