@@ -31,6 +31,7 @@ from .hover import tensor_markdown
 from .imported import namespace_names
 from .path_completion import path_items
 
+_CONDITION_TOKENS = ("WHEN", "COMPARE", "ANDAND", "OROR", "BANG")
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
 _WORD_TOKENS = ("NAME", "EXPORT", "AXIS", "PARAM", "REDUCE")
@@ -223,7 +224,8 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
         items = _indices(analysis, cur, "0") + _axis_hints(analysis, cur, top)
     elif top is not None and top.kind == "reduce":
         items = _reduce_ops() if top.commas == 0 else _indices(analysis, cur, "0")
-    elif top is not None and top.kind == "call":
+    elif (top is not None and top.kind == "call") or stmt[-1].type in _CONDITION_TOKENS:
+        # (an argument, or a condition: `when i > 0`, `(j < i)`: an index comes first)
         items = (_indices(analysis, cur, "0") + _tensors(analysis, "1")
                  + _builtins(snippets and not calls_ahead, "2"))
     else:

@@ -1,5 +1,5 @@
-"""Go to definition, references, highlights and rename: the symbol under the
-cursor (fuse_lang.ide.query.symbol_at) and its places."""
+"""Go to definition (and declaration, the same), references, highlights and
+rename: the symbol under the cursor (fuse_lang.ide.query.symbol_at) and its places."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -118,6 +118,8 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
 
 FEATURES = (
     Feature(types.TEXT_DOCUMENT_DEFINITION, definition),
+    # (a tensor's declaration is its definition: Neovim's `gD` asks for it)
+    Feature(types.TEXT_DOCUMENT_DECLARATION, definition),
     Feature(types.TEXT_DOCUMENT_REFERENCES, references),
     Feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT, highlight),
     Feature(types.TEXT_DOCUMENT_PREPARE_RENAME, prepare_rename),

@@ -408,3 +408,15 @@ async def test_the_new_requests_answer_empty_for_what_they_cannot_read(vscode, t
     reads = await vscode.call_hierarchy_outgoing_calls_async(
         types.CallHierarchyOutgoingCallsParams(item=item))
     assert [call.to.name for call in reads] == ["A"]
+
+
+async def test_declaration_is_the_definition_and_conditions_complete_indices_first(
+        neovim, tmp_path):
+    text = "A[i,j] = const([[1, 2], [3, 4]])\nZ[i] = A[i,i]\nY[i] = A[i,j] when \nexport Z\n"
+    uri = open_doc(neovim, tmp_path / "d.fuse", text)
+    found = await neovim.text_document_declaration_async(types.DeclarationParams(
+        text_document=doc(uri), position=utf16(text, "A[i,i]")))
+    assert [(d.range.start.line, d.range.start.character) for d in found] == [(0, 0)]
+    items = await neovim.text_document_completion_async(types.CompletionParams(
+        text_document=doc(uri), position=utf16(text, "when ", 5)))
+    assert [item.label for item in items.items][:3] == ["i", "j", "A"]
