@@ -1,5 +1,5 @@
 """Document links: a source's, a sink's or an import's path opens its file
-(fuse_lang.ide.file_links)."""
+(fuse_lang.ide.file_links); with a tooltip for a client that shows one."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +15,10 @@ from ..state import Feature, FuseServer, safe
 def document_links(ls: FuseServer, params: types.DocumentLinkParams
                    ) -> list[types.DocumentLink]:
     analysis, convert = ls.analysis(params.text_document.uri)
+    caps = ls.client_capabilities.text_document
+    tooltips = bool(caps and caps.document_link and caps.document_link.tooltip_support)
     return [types.DocumentLink(range=convert.range(link.span), target=Path(link.path).as_uri(),
-                               tooltip=link.tooltip)
+                               tooltip=link.tooltip if tooltips else None)
             for link in file_links(analysis)]
 
 

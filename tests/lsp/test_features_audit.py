@@ -420,3 +420,16 @@ async def test_declaration_is_the_definition_and_conditions_complete_indices_fir
     items = await neovim.text_document_completion_async(types.CompletionParams(
         text_document=doc(uri), position=utf16(text, "when ", 5)))
     assert [item.label for item in items.items][:3] == ["i", "j", "A"]
+
+
+async def test_a_utf8_client_gets_links_and_selections_in_bytes(utf8, tmp_path):
+    (tmp_path / "🎉 x.npy").write_bytes(b"")
+    text = 'X[i,j] = "🎉 x.npy"  # é\nexport X\n'
+    uri = open_doc(utf8, tmp_path / "u.fuse", text)
+    [link] = await utf8.text_document_document_link_async(types.DocumentLinkParams(
+        text_document=doc(uri)))
+    assert link.range == types.Range(types.Position(0, 10), types.Position(0, 20))
+    assert link.tooltip is None  # (Neovim shows none: LSP's documentLink.tooltipSupport)
+    [found] = await utf8.text_document_selection_range_async(types.SelectionRangeParams(
+        text_document=doc(uri), positions=[types.Position(0, 24)]))  # in the comment
+    assert found.range == types.Range(types.Position(0, 23), types.Position(0, 27))
