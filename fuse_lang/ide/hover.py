@@ -3,7 +3,8 @@
 Tensors: kind, shape with each axis' index, extent and domain, dtype, every
 definition and where the data comes from.  Index variables: extent, domain and
 role in their equation.  Equations and their operator: the projection
-explanation from the planner.  Builtins: signature and meaning.
+explanation from the planner.  Builtins: signature and meaning.  A word that
+starts a statement: what it does.  A source's or a sink's path: the file it names.
 """
 from __future__ import annotations
 
