@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import lifecycle
 from .features import (
+    call_hierarchy,
     code_actions,
     code_lens,
     commands,
@@ -21,15 +22,18 @@ from .features import (
     formatting,
     hover,
     inlay_hints,
+    links,
     navigation,
     pictures,
+    selection,
     semantic_tokens,
     symbols,
 )
 from .state import FuseServer
 
 FEATURE_MODULES = (lifecycle, diagnostics, hover, navigation, symbols, semantic_tokens,
-                   inlay_hints, folding, completion, formatting, code_actions, code_lens)
+                   inlay_hints, folding, selection, links, call_hierarchy, completion,
+                   formatting, code_actions, code_lens)
 
 
 def create_server() -> FuseServer:

@@ -31,9 +31,11 @@ def test_statement_start_offers_keywords_and_tensors():
     assert triples(found) == [("axis", "keyword", "axis d = 64"),
                               ("export", "keyword", "export Y, Z"),
                               ("fn", "keyword", "fn f(x[i]) -> y[i] { ... }"),
+                              ("import", "keyword", 'import "lib/graph.fuse" as g'),
                               ("let", "keyword", "let h[i] = W[i,j] X[j]"),
-                              ("param", "keyword", "param W[i,j]")] + TENSORS
-    assert found[5].markdown and found[5].documentation.startswith("```fuse\nH[p:3, e:2]")
+                              ("param", "keyword", "param W[i,j]"),
+                              ("train", "keyword", "train Loss")] + TENSORS
+    assert found[7].markdown and found[7].documentation.startswith("```fuse\nH[p:3, e:2]")
 
 
 def test_inside_brackets_of_a_reference_index_variables_come_with_extents():
@@ -96,7 +98,8 @@ def test_special_places():
 
 def test_a_statement_after_an_unclosed_bracket_starts_fresh():
     found = items("Y[i] = W[i,\n|")
-    assert [c.label for c in found[:5]] == ["axis", "export", "fn", "let", "param"]
+    assert [c.label for c in found[:7]] == ["axis", "export", "fn", "import", "let", "param",
+                                           "train"]
 
 
 def sig(text: str):

@@ -173,6 +173,23 @@ PADDINGS = frozenset({"valid", "same"})
 KEYWORDS = frozenset({"export", "axis", "param", "train", "reduce", "not", "fn", "case", "when",
                       "default", "let", "import", "as"})
 
+# The words that start a statement: an example of each and what it does (completion
+# offers them at a statement's start; a hover on one shows them).
+STATEMENT_KEYWORDS = {
+    "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
+    "axis": ("axis d = 64", "Declare the extent of an index name program-wide."),
+    "param": ("param W[i,j]", "A learnable tensor; `= INIT` after it chooses how it "
+              "starts (by default a weight Glorot-uniform, a bias zeros)."),
+    "fn": ("fn f(x[i]) -> y[i] { ... }", "A function over indexed arguments, inlined at "
+           "each call: `Y[i] = f(X[i])`."),
+    "let": ("let h[i] = W[i,j] X[j]", "A local tensor: visible only in its `{ }` block "
+            "(at the top level: in its file), never an output."),
+    "import": ('import "lib/graph.fuse" as g', "Another file's tensors, relations, params "
+               "and functions, named `g::Name` here."),
+    "train": ("train Loss", "The scalar tensor whose params `fuse train` makes small "
+              "(the loss)."),
+}
+
 # Functions whose argument must be an index variable, not a tensor.
 INDEX_ARGUMENT_BUILTINS = frozenset({"even", "odd"})
 # Temperature schedules (run/schedules.py) and the words `per=` takes.

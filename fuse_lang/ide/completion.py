@@ -15,24 +15,23 @@ from typing import Any, Mapping
 from ..check import Analysis, TensorInfo
 from ..check.initialisers import INITIALISERS
 from ..front import ir
-from ..front.builtins import BUILTINS, COMPARISONS, REDUCE_DOC, REDUCE_OPS
+from ..front.builtins import (
+    BUILTINS,
+    COMPARISONS,
+    REDUCE_DOC,
+    REDUCE_OPS,
+    STATEMENT_KEYWORDS,
+)
 from ..front.ir_text import ref_text
 from ..front.lexer import Tok, tokenize
+from ..front.span import Span
 from ..front.wildcards import is_wildcard
 from ..io.cells import value_text
 from .hover import tensor_markdown
 from .imported import namespace_names
+from .path_completion import path_items
 
-KEYWORDS = {
-    "export": ("export Y, Z", "The program's outputs: what `run` returns and shows."),
-    "axis": ("axis d = 64", "Declare the extent of an index name program-wide."),
-    "param": ("param W[i,j]", "A learnable tensor; `= INIT` after it chooses how it "
-              "starts (by default a weight Glorot-uniform, a bias zeros)."),
-    "fn": ("fn f(x[i]) -> y[i] { ... }", "A function over indexed arguments, inlined at "
-           "each call: `Y[i] = f(X[i])`."),
-    "let": ("let h[i] = W[i,j] X[j]", "A local tensor: visible only in its `{ }` block "
-            "(at the top level: in its file), never an output."),
-}
+_CONDITION_TOKENS = ("WHEN", "COMPARE", "ANDAND", "OROR", "BANG")
 _OPENERS = ("LPAR", "LSQB", "LBRACE")
 _CLOSERS = ("RPAR", "RSQB", "RBRACE")
 _WORD_TOKENS = ("NAME", "EXPORT", "AXIS", "PARAM", "REDUCE")
@@ -44,13 +43,14 @@ _CALL_AHEAD = re.compile(r"[A-Za-z0-9_']*\s*\(")
 class Completion:
     label: str
     kind: str  # "tensor" | "relation" | "builtin" | "index" | "symbol" | "keyword" |
-    # "function" | "namespace" (after `ns::`)
+    # "function" | "namespace" (after `ns::`) | "file" | "folder" (in a path)
     detail: str
     documentation: str = ""
     markdown: bool = False  # documentation is markdown
     insert_text: str | None = None  # None: the label
     snippet: bool = False  # insert_text is a snippet (`name($1)`)
     sort_text: str = ""
+    replace: Span | None = None  # what it replaces (None: the word the client sees)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +198,10 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
     """What may be typed at `offset`, best first (sorted by `sort_text`)."""
     text = analysis.text
     cur = _scan(text, offset, analysis.tensors)
+    if cur.state == "string":  # the path of an import, a source or a sink
+        return [Completion(item.label, "folder" if item.folder else "file", item.detail,
+                           replace=item.replace, sort_text=str(1 - item.folder) + item.label)
+                for item in path_items(analysis, offset) or ()]
     if cur.state != "code":
         return []
     qualified = _QUALIFIED.search(text[max(0, offset - 200):offset])
@@ -220,7 +224,8 @@ def complete(analysis: Analysis, offset: int, snippets: bool = False) -> list[Co
         items = _indices(analysis, cur, "0") + _axis_hints(analysis, cur, top)
     elif top is not None and top.kind == "reduce":
         items = _reduce_ops() if top.commas == 0 else _indices(analysis, cur, "0")
-    elif top is not None and top.kind == "call":
+    elif (top is not None and top.kind == "call") or stmt[-1].type in _CONDITION_TOKENS:
+        # (an argument, or a condition: `when i > 0`, `(j < i)`: an index comes first)
         items = (_indices(analysis, cur, "0") + _tensors(analysis, "1")
                  + _builtins(snippets and not calls_ahead, "2"))
     else:
@@ -261,7 +266,7 @@ def _namespace(analysis: Analysis, chain: str) -> list[Completion]:
 
 def _keywords() -> list[Completion]:
     return [Completion(word, "keyword", example, doc, sort_text="0" + word)
-            for word, (example, doc) in KEYWORDS.items()]
+            for word, (example, doc) in STATEMENT_KEYWORDS.items()]
 
 
 def _tensors(analysis: Analysis, rank: str) -> list[Completion]:

@@ -17,7 +17,9 @@ The layout, one rule each:
   `, `; a keyword argument is `axis=i`;
 - `;` is followed by one space; `?` is attached: `Ancestor(Alice,x)?`;
 - comments stay on their line; a trailing comment follows the code after two
-  spaces; trailing whitespace is dropped;
+  spaces; a whole-line comment inside brackets or a `{ }` block keeps its
+  indentation (one between statements starts in column 1); trailing whitespace
+  is dropped;
 - blank lines are kept, three or more become two; none at the start or end;
 - a statement continued over lines keeps its line breaks and the indentation
   of its continuation lines;
@@ -202,8 +204,8 @@ class _Printer:
             code_end = line_tokens[-1].end_pos if line_tokens else line_start
             comment = _comment(text[code_end:tok.start_pos])
             indent = ""
-            if depth_before:  # a continuation line keeps its indentation
-                first = line_tokens[0].start_pos if line_tokens else code_end
+            if depth_before:  # a continuation line (or a comment's) keeps its indentation
+                first = line_tokens[0].start_pos if line_tokens else tok.start_pos
                 gap = text[line_start:first]
                 indent = gap[:len(gap) - len(gap.lstrip(" \t\f\r"))]
             if line_tokens:

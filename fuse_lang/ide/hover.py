@@ -3,7 +3,8 @@
 Tensors: kind, shape with each axis' index, extent and domain, dtype, every
 definition and where the data comes from.  Index variables: extent, domain and
 role in their equation.  Equations and their operator: the projection
-explanation from the planner.  Builtins: signature and meaning.
+explanation from the planner.  Builtins: signature and meaning.  A word that
+starts a statement: what it does.  A source's or a sink's path: the file it names.
 """
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ from ..check.initialisers import INITIALISERS
 from ..check.loss import loss_of
 from ..check.param_roles import param_starts
 from ..front import ir
-from ..front.builtins import BUILTINS, REDUCE_DOC, SELECT_SPELLINGS
+from ..front.builtins import BUILTINS, REDUCE_DOC, SELECT_SPELLINGS, STATEMENT_KEYWORDS
 from ..front.ir_text import index_text, ref_text
 from ..front.let_blocks import user_name
+from ..front.lexer import tokenize
 from ..front.span import Span
 from ..io.cells import value_text
 from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
+from .file_links import path_hover
 from .fn_bodies import body_markdown, name_in_function, shown_name
 from .imported import import_markdown
 from .query import symbol_at
@@ -38,6 +41,27 @@ class Hover:
 
 def hover_at(analysis: Analysis, offset: int) -> Hover | None:
     """The hover for the position `offset` of the analysed text (None: nothing there)."""
+    found = _hover(analysis, offset) or _keyword_at(analysis, offset)
+    if found is None:
+        path = path_hover(analysis, offset)
+        found = Hover(*path) if path is not None else None
+    return found
+
+
+def _keyword_at(analysis: Analysis, offset: int) -> Hover | None:
+    """A word that starts a statement (`export`, `axis`, `let`, ...): what it does."""
+    line = analysis.lines.position(offset)[0]
+    start = analysis.lines.line_starts[line]
+    for tok in tokenize(analysis.lines.line_text(line)):
+        if tok.type != "NAME" and tok.value in STATEMENT_KEYWORDS and \
+                start + tok.start_pos <= offset <= start + tok.end_pos:
+            example, doc = STATEMENT_KEYWORDS[tok.value]
+            return Hover(f"```fuse\n{example}\n```\n**keyword** · {doc}",
+                         Span(start + tok.start_pos, start + tok.end_pos))
+    return None
+
+
+def _hover(analysis: Analysis, offset: int) -> Hover | None:
     imported = import_markdown(analysis, offset)
     if imported is not None:
         return Hover(*imported)

@@ -30,7 +30,8 @@ from .fn_bodies import (
 @dataclass(frozen=True, slots=True)
 class SymbolAt:
     # "tensor" | "index" | "builtin" | "function" (a `fn` of the program) | "local" (a
-    # parameter, the result or a local tensor of a `fn`, named in its definition)
+    # parameter, the result or a local tensor of a `fn`, named in its definition) |
+    # "axis" (the name an `axis` declaration gives an extent)
     kind: str
     name: str
     span: Span  # the occurrence under the offset
@@ -106,6 +107,8 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
     if k is None:
         return None
     stmt = _as_written(analysis, k)
+    if type(stmt) is ir.AxisDecl and stmt.name_span.start <= offset <= stmt.name_span.end:
+        return _axis_symbol(analysis, k, stmt)
     # (first: a statement calling a `fn` has the roles of its written-out result, whose
     # places miss the arguments' other occurrences)
     argument_index = _call_index_at(analysis, k, stmt, offset)
@@ -130,6 +133,22 @@ def symbol_at(analysis: Analysis, offset: int) -> SymbolAt | None:
         if name in BUILTINS:
             return SymbolAt("builtin", name, span, k, (), ())
     return None
+
+
+def _axis_symbol(analysis: Analysis, k: int, decl: ir.AxisDecl) -> SymbolAt:
+    """An `axis` declaration's name: its places are every index of that name in the
+    program's equations (the extent it gives them), and its declarations."""
+    decls = tuple(s.name_span for s in analysis.program.statements
+                  if type(s) is ir.AxisDecl and s.name == decl.name)
+    spans = set(decls)
+    inlined = analysis.inlined.origins if analysis.inlined is not None else {}
+    for j, roles in analysis.roles.items():
+        if j not in inlined:  # (an equation a `fn` call wrote out has the call's spans)
+            spans.update(_name_span(occ) for role in roles if role.name == decl.name
+                         for occ in role.occurrences if occ.form != "slice")
+    end = len(analysis.text)
+    return SymbolAt("axis", decl.name, decl.name_span, k, decls,
+                    tuple(sorted(s for s in spans if s.end <= end)))
 
 
 def _name_span(occ: Occurrence) -> Span:
@@ -222,8 +241,21 @@ def references_at(analysis: Analysis, offset: int) -> tuple[Span, ...]:
 
 def renamable(found: SymbolAt) -> bool:
     """Whether a rename may start at `found`: not a builtin, nor the wildcard `_`
-    (any value, no name: a name there would be a variable, bound or unsafe)."""
-    return found.kind != "builtin" and not (found.kind == "index" and is_wildcard(found.name))
+    (any value, no name: a name there would be a variable, bound or unsafe), nor an
+    `axis` declaration's name (each equation's index of that name is its own)."""
+    return found.kind not in ("builtin", "axis") and \
+        not (found.kind == "index" and is_wildcard(found.name))
+
+
+def rename_refusal(found: SymbolAt) -> str | None:
+    """Why no rename starts at `found`, in words (None: one may, or nothing needs
+    saying: the wildcard `_` is no name)."""
+    if found.kind == "builtin":
+        return f"`{found.name}` is a builtin: it cannot be renamed"
+    if found.kind == "axis":
+        return (f"`axis {found.name}` gives its extent to every index named `{found.name}`: "
+                f"each is its equation's own; rename one there")
+    return None
 
 
 _NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*'*\Z")

@@ -5,6 +5,7 @@ from lsprotocol import types
 
 from fuse_lang.ide.completion import Completion, complete, signature_at
 
+from ..convert import Converter
 from ..state import Feature, FuseServer, safe
 
 _KINDS = {
@@ -16,6 +17,8 @@ _KINDS = {
     "index": types.CompletionItemKind.TypeParameter,
     "symbol": types.CompletionItemKind.EnumMember,
     "keyword": types.CompletionItemKind.Keyword,
+    "file": types.CompletionItemKind.File,
+    "folder": types.CompletionItemKind.Folder,
 }
 
 
@@ -29,12 +32,14 @@ def _item_caps(ls: FuseServer) -> tuple[bool, bool]:
         item.documentation_format or ())
 
 
-def _item(c: Completion, markdown: bool) -> types.CompletionItem:
+def _item(c: Completion, markdown: bool, convert: Converter) -> types.CompletionItem:
     docs = (types.MarkupContent(kind=types.MarkupKind.Markdown, value=c.documentation)
             if c.markdown and markdown else c.documentation or None)
+    edit = None if c.replace is None else types.TextEdit(  # (a path's last part)
+        range=convert.range(c.replace), new_text=c.insert_text or c.label)
     return types.CompletionItem(
         label=c.label, kind=_KINDS[c.kind], detail=c.detail, documentation=docs,
-        sort_text=c.sort_text, insert_text=c.insert_text,
+        sort_text=c.sort_text, insert_text=None if edit else c.insert_text, text_edit=edit,
         insert_text_format=(None if c.insert_text is None else
                             types.InsertTextFormat.Snippet if c.snippet
                             else types.InsertTextFormat.PlainText))
@@ -46,7 +51,7 @@ def completion(ls: FuseServer, params: types.CompletionParams) -> types.Completi
     snippets, markdown = _item_caps(ls)
     found = complete(analysis, convert.offset(params.position), snippets)
     return types.CompletionList(is_incomplete=False,
-                                items=[_item(c, markdown) for c in found])
+                                items=[_item(c, markdown, convert) for c in found])
 
 
 @safe()
@@ -88,7 +93,7 @@ def _parameter_labels(label: str, parameters: tuple[str, ...]
 
 FEATURES = (
     Feature(types.TEXT_DOCUMENT_COMPLETION, completion,
-            types.CompletionOptions(trigger_characters=["[", "(", ","])),
+            types.CompletionOptions(trigger_characters=["[", "(", ",", '"', "/"])),
     Feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, signature_help,
             types.SignatureHelpOptions(trigger_characters=["(", ","])),
 )

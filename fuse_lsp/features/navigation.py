@@ -1,5 +1,5 @@
-"""Go to definition, references, highlights and rename: the symbol under the
-cursor (fuse_lang.ide.query.symbol_at) and its places."""
+"""Go to definition (and declaration, the same), references, highlights and
+rename: the symbol under the cursor (fuse_lang.ide.query.symbol_at) and its places."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,13 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from fuse_lang.front.let_blocks import user_name
 from fuse_lang.ide.imported import import_at
-from fuse_lang.ide.query import SymbolAt, renamable, rename_problem, symbol_at
+from fuse_lang.ide.query import (
+    SymbolAt,
+    renamable,
+    rename_problem,
+    rename_refusal,
+    symbol_at,
+)
 
 from ..convert import Converter
 from ..state import DocumentTooLarge, DocumentUnavailable, Feature, FuseServer, safe
@@ -89,6 +95,9 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
         ls.log_error("rename", error)
         return None
     if found is None or not renamable(found):
+        why = found and rename_refusal(found)
+        if why:  # (a builtin, an `axis` name: said, as for a new name refused)
+            raise JsonRpcInvalidParams(why)
         return None
     new = params.new_name
     problem = rename_problem(ls.analysis(uri)[0], found, new)
@@ -109,6 +118,8 @@ def rename(ls: FuseServer, params: types.RenameParams) -> types.WorkspaceEdit | 
 
 FEATURES = (
     Feature(types.TEXT_DOCUMENT_DEFINITION, definition),
+    # (a tensor's declaration is its definition: Neovim's `gD` asks for it)
+    Feature(types.TEXT_DOCUMENT_DECLARATION, definition),
     Feature(types.TEXT_DOCUMENT_REFERENCES, references),
     Feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT, highlight),
     Feature(types.TEXT_DOCUMENT_PREPARE_RENAME, prepare_rename),

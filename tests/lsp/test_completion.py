@@ -53,7 +53,7 @@ async def complete(client, tmp_path, text, trigger=None):
 
 async def test_the_server_announces_its_trigger_characters(emacs):
     server = emacs.initialize_result.capabilities
-    assert list(server.completion_provider.trigger_characters) == ["[", "(", ","]
+    assert list(server.completion_provider.trigger_characters) == ["[", "(", ",", '"', "/"]
     assert list(server.signature_help_provider.trigger_characters) == ["(", ","]
     assert server.document_formatting_provider
 
@@ -64,13 +64,15 @@ async def test_at_a_statement_start_keywords_and_tensors(vscode, tmp_path):
         ("axis", types.CompletionItemKind.Keyword, "axis d = 64"),
         ("export", types.CompletionItemKind.Keyword, "export Y, Z"),
         ("fn", types.CompletionItemKind.Keyword, "fn f(x[i]) -> y[i] { ... }"),
+        ("import", types.CompletionItemKind.Keyword, 'import "lib/graph.fuse" as g'),
         ("let", types.CompletionItemKind.Keyword, "let h[i] = W[i,j] X[j]"),
         ("param", types.CompletionItemKind.Keyword, "param W[i,j]"),
+        ("train", types.CompletionItemKind.Keyword, "train Loss"),
         ("H", types.CompletionItemKind.Variable, "dense [p:6, e:3]"),
         ("W", types.CompletionItemKind.Variable, "source [e:3, d:4]"),
         ("X", types.CompletionItemKind.Variable, "source [p:6, d:4]"),
     ]
-    h = items[5]
+    h = items[7]
     assert h.documentation.kind == types.MarkupKind.Markdown
     assert "**dense** · shape `(6, 3)`" in h.documentation.value
 
