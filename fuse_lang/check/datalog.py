@@ -207,7 +207,8 @@ def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
 
 def _compared(term: ir.Expr, positive: set[str], variables: set[str],
               tensors: dict[str, TensorSymbol], diags: list[Diagnostic],
-              unbindable: Container[str] = ()) -> tuple[set[str], set[str]]:
+              unbindable: Container[str] = (), quiet: Container[str] = ()
+              ) -> tuple[set[str], set[str]]:
     """The variables `v == expr` binds (expr's own variables bound), and those of a
     comparison that stay unbound, each reported once (`unsafe-comparison`).  `x == Ann`
     (a symbol constant) binds x as Soufflé's `x = "Ann"` does: check.unify puts Ann
@@ -234,7 +235,7 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
     for call in comparisons:
         for arg in call.args:
             for var in _bare_vars(arg, variables):
-                if var.name not in bound and var.name not in reported:
+                if var.name not in bound and var.name not in reported and var.name not in quiet:
                     reported.add(var.name)
                     diags.append(make("unsafe-comparison", _unbound_words(
                         var.name, call.name, from_tensors.get(var.name)), var.span))
@@ -285,8 +286,16 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                 per_call.setdefault(id(call), (call, []))[1].append(var)
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
-        assigned, unsafe = _compared(term, positive, variables, tensors, diags, only_compared)
+        computed = _arithmetic_only(term, positive)  # `Q(x + y)`: y read, not bound
+        positive -= set(computed)
+        assigned, unsafe = _compared(term, positive, variables, tensors, diags, only_compared,
+                                     quiet=computed)
         bound = positive | assigned
+        for name, (var, atom) in computed.items():
+            if name not in bound:
+                diags.append(_unsafe_arithmetic(name, var, atom))
+                unsafe.add(name)  # (reported once: not again for `not` or the head)
+        bound |= unsafe & set(computed)
         in_negation = set(unsafe)  # (reported once: as the comparison's, not the head's)
         everywhere = _counts(head, term)
         for call, vars_ in per_call.values():
@@ -299,6 +308,42 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                     continue  # joined or compared inside the group: its own "there is"
                 diags.append(_unsafe_negation(call, name, vars_, everywhere[name]))
         _unbound_head(stmt, head, bound | in_negation, diags)
+
+
+def _arithmetic_only(term: ir.Expr, positive: set[str]
+                     ) -> dict[str, tuple[ir.IndexVar, ir.Ref]]:
+    """The variables that positive atoms of a term read only in arithmetic
+    (`Q(x + y)`, `V(n - 1)`, `V(n / 2)`), each with its first such occurrence and
+    atom: arithmetic reads the value computed from bound variables and binds none
+    (Soufflé: "ungrounded variable"), so such a variable is bound only by a plain
+    position of another positive atom or by `v == expr`."""
+    plain: set[str] = set()
+    found: dict[str, tuple[ir.IndexVar, ir.Ref]] = {}
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.Call) and (node.name == "not" or node.name in COMPARISONS):
+            continue
+        if isinstance(node, ir.Ref):
+            for index in node.indices or ():
+                if isinstance(index, ir.IndexVar):
+                    plain.add(index.name)
+                elif isinstance(index, (ir.IndexShift, ir.IndexDiv)):
+                    for var in ir.index_vars(index):
+                        found.setdefault(var.name, (var, node))
+            continue
+        stack.extend(ir.children(node))
+    return {name: at for name, at in found.items()
+            if name not in plain and name in positive and not is_wildcard(name)}
+
+
+def _unsafe_arithmetic(name: str, var: ir.IndexVar, atom: ir.Ref) -> Diagnostic:
+    return make(
+        "unsafe-arithmetic",
+        f"`{name}` in `{_atom_text(atom)}` occurs only in arithmetic, which binds nothing "
+        f"(Datalog's safety rule; Soufflé: \"ungrounded variable {name}\"): bind `{name}` "
+        f"in a plain position of a positive atom of the rule, or compute it with "
+        f"`{name} == expr` of bound variables", var.span)
 
 
 def _plain_atoms_vars(term: ir.Expr) -> set[str] | None:
@@ -361,7 +406,7 @@ def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int) -> 
     where = f"`not {shown}`" if atom is call.args[0] else f"the negated atom `{shown}`"
     fixes: tuple[Fix, ...] = ()
     hint = ""
-    if atom is not None:
+    if atom is not None and _atom_text(atom, {name: "_"}) != _atom_text(atom):
         with_wildcard = _atom_text(atom, {name: "_"})
         hint = f" (`not {with_wildcard}`)" if atom is call.args[0] else f" (`{with_wildcard}`)"
         if len(own) == 1 and everywhere == 1 and isinstance(own[0], ir.IndexVar):
@@ -390,9 +435,20 @@ def _atom_text(atom: ir.Ref, instead: dict[str, str] | None = None) -> str:
     instead = instead or {}
     shown = [("_" if is_wildcard(i.name) else instead.get(i.name, i.name))
              if isinstance(i, ir.IndexVar) else
-             value_text(i.value) if isinstance(i, ir.IndexConst) else "..."
+             value_text(i.value) if isinstance(i, ir.IndexConst) else _computed_text(i)
              for i in atom.indices]
     return f"{atom.name}({', '.join(shown)})"
+
+
+def _computed_text(index: ir.Index) -> str:
+    """`x + y - 1`, `n / 2`: an index of arithmetic as written; `...` for any other."""
+    if isinstance(index, ir.IndexShift):
+        text = " + ".join(v.name for v in index.terms)
+        return text + (f" + {index.offset}" if index.offset > 0 else
+                       f" - {-index.offset}" if index.offset < 0 else "")
+    if isinstance(index, ir.IndexDiv):
+        return f"{index.var.name} / {index.divisor}"
+    return "..."
 
 
 # -------------------------------------------------------- stratification
