@@ -145,7 +145,48 @@ def test_arithmetic_of_bound_variables_in_a_body_reads_values(backend, mode):
     assert t == duck("SELECT x FROM p WHERE x + 1 NOT IN (SELECT x FROM q)", setup) == {(7,)}
 
 
+@pytest.mark.parametrize("backend,mode", CONFIGS)
+def test_a_head_variable_computed_by_equality_and_read_in_arithmetic(backend, mode):
+    """`y == x + 5` computes the head's column; `Q(y - 1)` reads a value one below
+    (the column of `Q` does not hold y's values: it answered nothing before)."""
+    text = ("P(1)\nP(2)\nP(3)\nQ(5)\nQ(7)\nQ(9)\n"
+            "R(x, y) = P(x) Q(y - 1) (y == x + 5)\n"
+            "S(x, y) = P(x) not Q(y - 1) (y == x + 5)\n"
+            "T(x, y) = P(x) (y == 2) Q(x + y + 2)\n"
+            "R(x, y)?\nS(x, y)?\nT(x, y)?\n")
+    assert not errors(text)
+    setup = ("CREATE TABLE p AS SELECT * FROM (VALUES (1), (2), (3)) t(x);"
+             "CREATE TABLE q AS SELECT * FROM (VALUES (5), (7), (9)) t(x);")
+    r, s, t = answers(text, backend=backend, mode=mode)
+    assert r == duck("SELECT x, x + 5 FROM p WHERE x + 4 IN (SELECT x FROM q)", setup)
+    assert s == duck("SELECT x, x + 5 FROM p WHERE x + 4 NOT IN (SELECT x FROM q)", setup)
+    assert t == duck("SELECT x, 2 FROM p WHERE x + 4 IN (SELECT x FROM q)", setup)
+    assert r == {(1, 6), (3, 8)} and s == {(2, 7)}
+
+
+@pytest.mark.parametrize("rule", ["R(x) = P(x) Q(y - 1) (y == x + 5)",
+                                  "R(x) = P(x) not Q(y - 1) (y == x + 5)",
+                                  "R(x) = P(x) Q(x + y) (y == 1)"])
+def test_a_variable_computed_by_equality_only_for_arithmetic_is_refused(rule):
+    """No column holds the values `==` computes for it (it answered nothing)."""
+    text = f"P(1)\nP(2)\nQ(5)\nQ(6)\n{rule}\n"
+    assert errors(text) == [("unsafe-arithmetic", "y", 4)]
+    (d,) = [d for d in fuse_lang.analyze(text).diagnostics if d.severity is Severity.ERROR]
+    assert "computed by `==`" in d.message and "put `y` in the head" in d.message
+
+
 # --------------------------------------------------------------- stratification
+
+@pytest.mark.parametrize("backend,mode", CONFIGS)
+def test_an_aggregate_of_a_lower_stratum_compared_answers_as_duckdb(backend, mode):
+    text = ("E(1, 2)\nE(2, 3)\nE(3, 4)\nE(1, 5)\nT(x, y) = E(x, y)\nT(x, z) = T(x, y) E(y, z)\n"
+            "Cnt[x] = T(x, y)\nBig(x) = T(x, _) (Cnt[x] >= 2)\nBig(x)?\n")
+    assert not errors(text)
+    setup = "CREATE TABLE e AS SELECT * FROM (VALUES (1, 2), (2, 3), (3, 4), (1, 5)) t(x, y);"
+    expected = duck("WITH RECURSIVE t(x, y) AS (SELECT x, y FROM e UNION SELECT t.x, e.y FROM "
+                    "t JOIN e ON t.y = e.x) SELECT x FROM t GROUP BY x HAVING count(*) >= 2", setup)
+    assert answers(text, backend=backend, mode=mode) == [expected] == [{(1,), (2,)}]
+
 
 @pytest.mark.parametrize("text,cycle,line,at", [
     ("Move(A, B)\nMove(B, A)\nWin(x) = Move(x, y) not Win(y)\n", "`Win` → `Win`", 2, "Win(y)"),

@@ -292,9 +292,13 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                                      quiet=computed)
         bound = positive | assigned
         for name, (var, atom) in computed.items():
-            if name not in bound:
-                diags.append(_unsafe_arithmetic(name, var, atom))
+            if name not in bound or name in assigned and all(v.name != name for v in head):
+                diags.append(_unsafe_arithmetic(name, var, atom, name in bound))
                 unsafe.add(name)  # (reported once: not again for `not` or the head)
+        for name, (var, atom) in _arithmetic_only(term, positive, negated=True).items():
+            if name in assigned and name not in unsafe and all(v.name != name for v in head):
+                diags.append(_unsafe_arithmetic(name, var, atom, True))  # `not Q(y - 1)`
+                unsafe.add(name)
         bound |= unsafe & set(computed)
         in_negation = set(unsafe)  # (reported once: as the comparison's, not the head's)
         everywhere = _counts(head, term)
@@ -310,34 +314,48 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
         _unbound_head(stmt, head, bound | in_negation, diags)
 
 
-def _arithmetic_only(term: ir.Expr, positive: set[str]
+def _arithmetic_only(term: ir.Expr, positive: set[str], negated: bool = False
                      ) -> dict[str, tuple[ir.IndexVar, ir.Ref]]:
     """The variables that positive atoms of a term read only in arithmetic
     (`Q(x + y)`, `V(n - 1)`, `V(n / 2)`), each with its first such occurrence and
     atom: arithmetic reads the value computed from bound variables and binds none
     (Soufflé: "ungrounded variable"), so such a variable is bound only by a plain
-    position of another positive atom or by `v == expr`."""
+    position of another positive atom or by `v == expr`.  `negated`: those that
+    negated atoms read in arithmetic (and no positive atom in a plain position)."""
     plain: set[str] = set()
     found: dict[str, tuple[ir.IndexVar, ir.Ref]] = {}
-    stack = [term]
+    stack = [(term, False)]
     while stack:
-        node = stack.pop()
-        if isinstance(node, ir.Call) and (node.name == "not" or node.name in COMPARISONS):
+        node, inside = stack.pop()
+        if isinstance(node, ir.Call) and node.name in COMPARISONS:
             continue
         if isinstance(node, ir.Ref):
             for index in node.indices or ():
-                if isinstance(index, ir.IndexVar):
+                if isinstance(index, ir.IndexVar) and not inside:
                     plain.add(index.name)
-                elif isinstance(index, (ir.IndexShift, ir.IndexDiv)):
+                elif isinstance(index, (ir.IndexShift, ir.IndexDiv)) and inside == negated:
                     for var in ir.index_vars(index):
                         found.setdefault(var.name, (var, node))
             continue
-        stack.extend(ir.children(node))
+        inside = inside or isinstance(node, ir.Call) and node.name == "not"
+        stack.extend((child, inside) for child in ir.children(node))
+    if negated:
+        return {name: at for name, at in found.items() if name not in plain}
     return {name: at for name, at in found.items()
             if name not in plain and name in positive and not is_wildcard(name)}
 
 
-def _unsafe_arithmetic(name: str, var: ir.IndexVar, atom: ir.Ref) -> Diagnostic:
+def _unsafe_arithmetic(name: str, var: ir.IndexVar, atom: ir.Ref, assigned: bool
+                       ) -> Diagnostic:
+    """`name` occurs in the rule's atoms only in arithmetic: bound by nothing, or
+    computed by `==` (`Q(x + y) (y == 1)`) with no column of a head or an atom to
+    hold the values it computes."""
+    if assigned:
+        return make(
+            "unsafe-arithmetic",
+            f"`{name}` is computed by `==` and read only in arithmetic (`{_atom_text(atom)}`):"
+            f" no column of the head or of an atom holds the values it computes; write its "
+            f"expression in the atom's arithmetic, or put `{name}` in the head", var.span)
     return make(
         "unsafe-arithmetic",
         f"`{name}` in `{_atom_text(atom)}` occurs only in arithmetic, which binds nothing "
