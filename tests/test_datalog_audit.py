@@ -177,6 +177,22 @@ def test_a_variable_computed_by_equality_only_for_arithmetic_is_refused(rule):
 
 # --------------------------------------------------------------- stratification
 
+@pytest.mark.parametrize("text,cycle,line,at", [
+    # a relation compares a count of itself (the run did not converge in 1,000 rounds)
+    ("N(A)\nN(B)\nP(x) = N(x) (C[x] < 1)\nC[x] = P(x)\n", "`P` → `C` → `P`", 2, "C[x]"),
+    # settled on what the order of evaluation gave
+    ("E(1, 2)\nE(2, 3)\nE(3, 4)\nCnt[x] = P(x, y)\nP(x, y) = E(x, y)\n"
+     "P(x, z) = P(x, y) E(y, z) (Cnt[y] < 2)\n", "`P` → `Cnt` → `P`", 5, "Cnt[y]"),
+])
+def test_aggregation_through_recursion_is_a_stratification_error(text, cycle, line, at):
+    found = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "negation-cycle"]
+    assert len(found) == 1 and cycle in found[0].message and "comparison" in found[0].message
+    assert (text[found[0].span.start:found[0].span.end], text.count("\n", 0, found[0].span.start)
+            ) == (at, line)
+    with pytest.raises(fuse_lang.FuseError, match="negation-cycle"):
+        fuse_lang.compile(text + "export P\n")
+
+
 @pytest.mark.parametrize("backend,mode", CONFIGS)
 def test_an_aggregate_of_a_lower_stratum_compared_answers_as_duckdb(backend, mode):
     text = ("E(1, 2)\nE(2, 3)\nE(3, 4)\nE(1, 5)\nT(x, y) = E(x, y)\nT(x, z) = T(x, y) E(y, z)\n"

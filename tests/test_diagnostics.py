@@ -245,6 +245,8 @@ CASES = [
      (1, 29), ["`Win` → `Win`"]),
     ("negation-cycle", "E(A,B)\nA(x) = E(x,y) not B(y)\nB(x) = E(x,y) A(y)", E,
      (1, 18), ["`A` → `B` → `A`"]),
+    ("negation-cycle", "E(1, 2)\nC[x] = P(x, y)\nP(x, y) = E(x, y)\n"
+     "P(x, z) = P(x, y) E(y, z) (C[y] < 2)", E, (3, 27), ["`P` → `C` → `P`", "comparison"]),
     ("unsafe-comparison", "P(1)\nW(x) = P(y) (y < 5) (x < y)", E, (1, 21),
      ["`x`", "`<`", "no positive atom"]),
     ("unsafe-arithmetic", "P(1)\nQ(2)\nR(x) = P(x) Q(x + y)", E, (2, 18),

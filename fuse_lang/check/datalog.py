@@ -473,7 +473,8 @@ def _computed_text(index: ir.Index) -> str:
 
 
 def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
-    """References read under a `not`, a subtraction or a unary minus."""
+    """References read under a `not`, a subtraction, a unary minus or a comparison
+    (`(Count[x] < 2)`: an aggregate's value compared, which Soufflé stratifies too)."""
     stack: list[tuple[ir.Expr, bool]] = [(expr, False)]
     while stack:
         node, negated = stack.pop()
@@ -485,8 +486,15 @@ def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
             stack.extend((t, negated or s == "-") for t, s in zip(node.terms, node.signs))
             continue
         inside = negated or isinstance(node, ir.Neg) or (
-            isinstance(node, ir.Call) and node.name == "not")
+            isinstance(node, ir.Call) and (node.name == "not" or node.name in COMPARISONS))
         stack.extend((child, inside) for child in ir.children(node))
+
+
+def _compared_read(expr: ir.Expr, ref: ir.Ref) -> bool:
+    """Whether `ref` (by its place) is read inside one of expr's comparisons."""
+    return any(isinstance(node, ir.Ref) and node.span == ref.span
+               for call in ir.walk(expr) if isinstance(call, ir.Call) and call.name in COMPARISONS
+               for node in ir.walk(call))
 
 
 def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
@@ -507,6 +515,14 @@ def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, T
                     continue
                 cycle = [name] + _path(ref.name, name, group, deps)
                 shown = " → ".join(f"`{n}`" for n in cycle)
+                if _compared_read(stmt.rhs, ref):
+                    diags.append(make(
+                        "negation-cycle",
+                        f"`{name}` depends on itself through a comparison ({shown}, comparing "
+                        f"`{ref.name}`'s value here): the program is not stratified, and a "
+                        f"relation cannot be defined by a count or a value that it changes "
+                        f"(compute `{ref.name}` from relations of a lower stratum)", ref.span))
+                    return
                 diags.append(make(
                     "negation-cycle",
                     f"`{name}` depends on itself through negation ({shown}, reading "
