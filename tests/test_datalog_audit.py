@@ -153,15 +153,24 @@ def test_a_head_variable_computed_by_equality_and_read_in_arithmetic(backend, mo
             "R(x, y) = P(x) Q(y - 1) (y == x + 5)\n"
             "S(x, y) = P(x) not Q(y - 1) (y == x + 5)\n"
             "T(x, y) = P(x) (y == 2) Q(x + y + 2)\n"
-            "R(x, y)?\nS(x, y)?\nT(x, y)?\n")
+            "R(x, y)?\nS(x, y)?\nT(x, y)?\n"
+            "R(1, y)?\nR(x, 8)?\nS(2, y)?\nT(x, 2)?\nR(3, 8)?\n")  # bound: demand's rewrite
     assert not errors(text)
     setup = ("CREATE TABLE p AS SELECT * FROM (VALUES (1), (2), (3)) t(x);"
              "CREATE TABLE q AS SELECT * FROM (VALUES (5), (7), (9)) t(x);")
-    r, s, t = answers(text, backend=backend, mode=mode)
+    r, s, t, *bound = answers(text, backend=backend, mode=mode)
+    assert bound == [{(6,)}, {(3,)}, {(7,)}, {(1,), (3,)}, {()}]
     assert r == duck("SELECT x, x + 5 FROM p WHERE x + 4 IN (SELECT x FROM q)", setup)
     assert s == duck("SELECT x, x + 5 FROM p WHERE x + 4 NOT IN (SELECT x FROM q)", setup)
     assert t == duck("SELECT x, 2 FROM p WHERE x + 4 IN (SELECT x FROM q)", setup)
     assert r == {(1, 6), (3, 8)} and s == {(2, 7)}
+
+
+def test_a_float_computed_by_equality_beside_arithmetic_is_not_a_number():
+    """`y == x + 5` over floats makes a column of integers only, also where an atom
+    reads y in arithmetic (which binds nothing; it answered nothing before)."""
+    text = "V(0.5)\nQ(5)\nR(x, y) = V(x) Q(y - 1) (y == x + 5)\n"
+    assert errors(text) == [("not-a-number", "x", 2)]
 
 
 @pytest.mark.parametrize("rule", ["R(x) = P(x) Q(y - 1) (y == x + 5)",

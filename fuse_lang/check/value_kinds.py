@@ -116,8 +116,8 @@ def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSy
     holds integers: over a column of floats it is `not-a-number`, as `A(v + 1)` is."""
     if not stmt.lhs.paren:
         return
-    bound = {v.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
-             for v in ir.index_vars(index)}
+    bound = {index.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
+             if isinstance(index, ir.IndexVar)}  # (an atom's arithmetic binds nothing)
     for node in ir.walk(stmt.rhs):
         if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
             continue
