@@ -474,7 +474,9 @@ def _computed_text(index: ir.Index) -> str:
 
 def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
     """References read under a `not`, a subtraction, a unary minus or a comparison
-    (`(Count[x] < 2)`: an aggregate's value compared, which Soufflé stratifies too)."""
+    (`(Count[x] < 2)`: an aggregate's value compared, which Soufflé stratifies too),
+    or in the condition of a choice with another branch than 0 (`select(P(x), 0, 1)`,
+    `case`; `e when c` is `select(c, e, 0)`, a join)."""
     stack: list[tuple[ir.Expr, bool]] = [(expr, False)]
     while stack:
         node, negated = stack.pop()
@@ -484,6 +486,11 @@ def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
             continue
         if isinstance(node, ir.Sum):
             stack.extend((t, negated or s == "-") for t, s in zip(node.terms, node.signs))
+            continue
+        if isinstance(node, ir.Call) and node.name == "select" and len(node.args) == 3 and not (
+                isinstance(node.args[2], ir.Number) and node.args[2].value == 0):
+            condition, *branches = node.args
+            stack += [(condition, True)] + [(branch, negated) for branch in branches]
             continue
         inside = negated or isinstance(node, ir.Neg) or (
             isinstance(node, ir.Call) and (node.name == "not" or node.name in COMPARISONS))
