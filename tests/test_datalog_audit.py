@@ -103,7 +103,7 @@ def test_negation_of_a_sparse_relation_in_several_strata_answers_as_dense():
     # a variable only in arithmetic of a body atom (Soufflé: ungrounded variable y)
     ("P(1)\nP(2)\nQ(2)\nQ(3)\nR(x) = P(x) Q(x + y)\n", [("unsafe-arithmetic", "y", 4)]),
     ("V(1)\nV(5)\nR(n) = V(n - 1)\n", [("unsafe-arithmetic", "n", 2)]),
-    ("V(2)\nR(n) = V(n / 2)\n", [("unsafe-arithmetic", "n", 1)]),
+    ("V(2)\nR(n) = V(n / 2)\n", [("unsafe-arithmetic", "n", 1), ("not-a-number", "n / 2", 1)]),
     # reported once: not again as the comparison's, the negation's or the head's
     ("P(1)\nQ(2)\nR(x, y) = P(x) Q(x + y) (y > 0) not Q(y)\n", [("unsafe-arithmetic", "y", 2)]),
     # a variable only under negation, only in a comparison, only in the head
@@ -276,6 +276,25 @@ def test_constants_of_every_kind_in_facts_heads_bodies_and_queries(backend, mode
                    {("Ann Lee", "hello world"), ("Bob", "hello world"), ("Cy", "hello world"),
                     ("Bob", -7)},
                    {("Bob",)}, {("Bob",), ("Cy",)}, set()]
+
+
+@pytest.mark.parametrize("text,at,line", [
+    ("V(4)\nV(6)\nH(x / 2) = V(x)\n", "x / 2", 2),  # answered {0}: positions' halves
+    ("V(4)\nV(2)\nH(x) = V(x) V(x / 2)\n", "x / 2", 2),  # answered V's values
+    ("V(10)\nW(5)\nH(x) = V(x) W(x / 2)\n", "x / 2", 2),  # answered {10, 20}
+    ("V(4)\nV(6)\nH(y) = V(x) (y == x / 2)\n", "(y == x / 2)", 2),  # answered nothing
+])
+def test_a_division_over_a_column_of_values_is_refused(text, at, line):
+    assert errors(text) == [("not-a-number", at, line)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_division_that_compares_and_positional_pooling_still_answer(backend):
+    text = ("V(4)\nV(6)\nV(2)\nV(3)\nH(x, y) = V(x) V(y) (x == y / 2)\n"
+            "K(y) = V(x) V(y) (y * 2 == x)\n"
+            "axis t = 8\nM(1)\nM(6)\nP(t / 2) = M(t)\nH(x, y)?\nK(y)?\nP(s)?\n")
+    assert not errors(text)
+    assert answers(text, backend=backend) == [{(2, 4), (3, 6)}, {(2,), (3,)}, {(0,), (3,)}]
 
 
 def test_a_comparison_with_a_number_over_a_column_of_strings_is_refused():

@@ -27,6 +27,7 @@ def check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], dom
     computed head) into `diags`."""
     _check_kinds(stmt, k, tensors, domains, diags)
     _check_float_bindings(stmt, k, tensors, domains, diags)
+    _check_divisions(stmt, k, domains, diags)
 
 
 def _variable_name(name: str) -> bool:
@@ -132,6 +133,41 @@ def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSy
                         f"({_some(floats)}): `{var.name} == ...` computes a "
                         f"column, which holds integers only", used.span))
                     return
+
+
+def _check_divisions(stmt: ir.Equation, k: int, domains: Domains,
+                     diags: list[Diagnostic]) -> None:
+    """`x / 2` in a relation's atom divides a position (pooling, LANGUAGE.md §3),
+    never a value: over a column of values (`V(4)`, `V(6)`, `H(x / 2) = V(x)`) it
+    answered positions' halves silently.  And `y == x / 2` computes no column
+    (a computed column holds `+`, `-` and `*` of integers: check.values)."""
+    refs = ([stmt.lhs] if stmt.lhs.paren else []) + [r for r in ir.refs(stmt.rhs) if r.paren]
+    for ref in refs:
+        for index in ref.indices or ():
+            key = ("var", k, index.var.name) if isinstance(index, ir.IndexDiv) else None
+            if key is not None and domains.known(key) and domains.holds_symbols(key):
+                diags.append(make(
+                    "not-a-number", f"`{index.var.name}` holds values ("
+                    f"{_some(tuple(domains.symbols(key)))}): `{index.var.name} / "
+                    f"{index.divisor}` in an atom divides a position (pooling), not a value; "
+                    f"a relation's arithmetic is `+` and `-`", index.span))
+                return
+    if not stmt.lhs.paren:
+        return
+    bound = {index.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
+             if isinstance(index, ir.IndexVar)}
+    for node in ir.walk(stmt.rhs):
+        if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
+            continue
+        for var, other in (node.args, node.args[::-1]):
+            if isinstance(var, ir.Ref) and var.indices is None and var.name not in bound \
+                    and any(isinstance(n, ir.Product) and "/" in n.ops for n in ir.walk(other)):
+                diags.append(make(
+                    "not-a-number", f"`{var.name} == ...` computes a column with `+`, `-` "
+                    f"and `*` of integers: a division (`/`) computes none of its values, so "
+                    f"the rule would hold for no `{var.name}`; bind `{var.name}` in an atom "
+                    f"and compare with a product instead (`({var.name} * 2 == x)`)", node.span))
+                return
 
 
 def _floats(key: tuple, domains: Domains) -> tuple:
