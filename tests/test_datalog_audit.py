@@ -283,8 +283,10 @@ def test_constants_of_every_kind_in_facts_heads_bodies_and_queries(backend, mode
     ("V(4)\nV(2)\nH(x) = V(x) V(x / 2)\n", "x / 2", 2),  # answered V's values
     ("V(10)\nW(5)\nH(x) = V(x) W(x / 2)\n", "x / 2", 2),  # answered {10, 20}
     ("V(4)\nV(6)\nH(y) = V(x) (y == x / 2)\n", "(y == x / 2)", 2),  # answered nothing
+    ("V(-4)\nH(x, y) = V(x) (y == abs(x))\n", "(y == abs(x))", 1),  # answered nothing
+    ("V(4)\nH(x, y) = V(x) (y == x ^ 2)\n", "(y == x ^ 2)", 1),  # answered nothing
 ])
-def test_a_division_over_a_column_of_values_is_refused(text, at, line):
+def test_a_division_or_a_call_over_a_column_of_values_is_refused(text, at, line):
     assert errors(text) == [("not-a-number", at, line)]
 
 

@@ -156,18 +156,33 @@ def _check_divisions(stmt: ir.Equation, k: int, domains: Domains,
         return
     bound = {index.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
              if isinstance(index, ir.IndexVar)}
+    head = {index.name for index in stmt.lhs.indices or () if isinstance(index, ir.IndexVar)}
     for node in ir.walk(stmt.rhs):
         if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
             continue
         for var, other in (node.args, node.args[::-1]):
-            if isinstance(var, ir.Ref) and var.indices is None and var.name not in bound \
-                    and any(isinstance(n, ir.Product) and "/" in n.ops for n in ir.walk(other)):
+            what = _uncomputed(other) if isinstance(var, ir.Ref) and var.indices is None \
+                and var.name not in bound and var.name in head else None
+            if what is not None:
                 diags.append(make(
                     "not-a-number", f"`{var.name} == ...` computes a column with `+`, `-` "
-                    f"and `*` of integers: a division (`/`) computes none of its values, so "
+                    f"and `*` of integers and numbers: {what} computes none of its values, so "
                     f"the rule would hold for no `{var.name}`; bind `{var.name}` in an atom "
-                    f"and compare with a product instead (`({var.name} * 2 == x)`)", node.span))
+                    f"and compare instead (`({var.name} * 2 == x)`)", node.span))
                 return
+
+
+def _uncomputed(expr: ir.Expr) -> str | None:
+    """What of an `==`'s side the interval analysis of computed columns
+    (check.values) does not compute: a division, a power or a call."""
+    for node in ir.walk(expr):
+        if isinstance(node, ir.Product) and "/" in node.ops:
+            return "a division (`/`)"
+        if isinstance(node, ir.Power):
+            return "a power"
+        if isinstance(node, ir.Call):
+            return f"a call (`{node.name}`)"
+    return None
 
 
 def _floats(key: tuple, domains: Domains) -> tuple:
