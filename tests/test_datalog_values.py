@@ -451,5 +451,8 @@ def test_an_offset_read_over_a_column_of_symbols_is_an_error():
     assert len(found) == 1 and "`x` holds symbols (Alice, Bob)" in found[0].message
     assert symbols[found[0].span.start:found[0].span.end] == "x"
     assert found[0].span.start == symbols.index("E(x + 1") + 2
-    assert not errors("N(1)\nN(2)\nN(3)\nS(x) = N(x + 1)\nexport S")
-    assert answers("N(1)\nN(2)\nN(3)\nS(x) = N(x + 1)\nS(x)?") == [{(1,), (2,)}]
+    assert not errors("N(1)\nN(2)\nN(3)\nS(x) = N(x) N(x + 1)\nexport S")
+    assert answers("N(1)\nN(2)\nN(3)\nS(x) = N(x) N(x + 1)\nS(x)?") == [{(1,), (2,)}]
+    # `x` only in the arithmetic is bound by nothing (Soufflé: ungrounded variable), not
+    # a variable over N's column (which answered {1, 2}, without the 0 that N(0 + 1) gives)
+    assert errors("N(1)\nN(2)\nN(3)\nS(x) = N(x + 1)\nexport S") == ["unsafe-arithmetic"]

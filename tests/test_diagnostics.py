@@ -247,8 +247,13 @@ CASES = [
      (1, 29), ["`Win` → `Win`"]),
     ("negation-cycle", "E(A,B)\nA(x) = E(x,y) not B(y)\nB(x) = E(x,y) A(y)", E,
      (1, 18), ["`A` → `B` → `A`"]),
+    ("negation-cycle", "E(1, 2)\nC[x] = P(x, y)\nP(x, y) = E(x, y)\n"
+     "P(x, z) = P(x, y) E(y, z) (C[y] < 2)", E, (3, 27), ["`P` → `C` → `P`", "comparison"]),
     ("unsafe-comparison", "P(1)\nW(x) = P(y) (y < 5) (x < y)", E, (1, 21),
      ["`x`", "`<`", "no positive atom"]),
+    ("unsafe-arithmetic", "P(1)\nQ(2)\nR(x) = P(x) Q(x + y)", E, (2, 18),
+     ["`y`", "`Q(x + y)`", "only in arithmetic", "ungrounded variable y"]),
+    ("unsafe-arithmetic", "V(1)\nR(n) = V(n - 1)", E, (1, 9), ["`n`", "`V(n - 1)`"]),
     ("not-a-number", "S(Ann, 3)\nT(x) = S(x, y) (x < y)", E, (1, 16), ["`x`", "symbols (Ann)"]),
     ("not-a-number", "S(Ann, 3)\nT(x + 1, y) = S(x, y)", E, (1, 2), ["`x`", "symbols"]),
     ("not-a-number", "P(Ann)\nT(x) = P(x) (x < Ann)", E, (1, 17), ["`Ann`", "no order"]),

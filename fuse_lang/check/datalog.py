@@ -207,7 +207,8 @@ def _bare_vars(expr: ir.Expr, variables: set[str]) -> list[ir.Ref]:
 
 def _compared(term: ir.Expr, positive: set[str], variables: set[str],
               tensors: dict[str, TensorSymbol], diags: list[Diagnostic],
-              unbindable: Container[str] = ()) -> tuple[set[str], set[str]]:
+              unbindable: Container[str] = (), quiet: Container[str] = ()
+              ) -> tuple[set[str], set[str]]:
     """The variables `v == expr` binds (expr's own variables bound), and those of a
     comparison that stay unbound, each reported once (`unsafe-comparison`).  `x == Ann`
     (a symbol constant) binds x as Soufflé's `x = "Ann"` does: check.unify puts Ann
@@ -234,7 +235,7 @@ def _compared(term: ir.Expr, positive: set[str], variables: set[str],
     for call in comparisons:
         for arg in call.args:
             for var in _bare_vars(arg, variables):
-                if var.name not in bound and var.name not in reported:
+                if var.name not in bound and var.name not in reported and var.name not in quiet:
                     reported.add(var.name)
                     diags.append(make("unsafe-comparison", _unbound_words(
                         var.name, call.name, from_tensors.get(var.name)), var.span))
@@ -285,8 +286,20 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                 per_call.setdefault(id(call), (call, []))[1].append(var)
         if not positive and not per_call:
             continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
-        assigned, unsafe = _compared(term, positive, variables, tensors, diags, only_compared)
+        computed = _arithmetic_only(term, positive)  # `Q(x + y)`: y read, not bound
+        positive -= set(computed)
+        assigned, unsafe = _compared(term, positive, variables, tensors, diags, only_compared,
+                                     quiet=computed)
         bound = positive | assigned
+        for name, (var, atom) in computed.items():
+            if name not in bound or name in assigned and all(v.name != name for v in head):
+                diags.append(_unsafe_arithmetic(name, var, atom, name in bound))
+                unsafe.add(name)  # (reported once: not again for `not` or the head)
+        for name, (var, atom) in _arithmetic_only(term, positive, negated=True).items():
+            if name in assigned and name not in unsafe and all(v.name != name for v in head):
+                diags.append(_unsafe_arithmetic(name, var, atom, True))  # `not Q(y - 1)`
+                unsafe.add(name)
+        bound |= unsafe & set(computed)
         in_negation = set(unsafe)  # (reported once: as the comparison's, not the head's)
         everywhere = _counts(head, term)
         for call, vars_ in per_call.values():
@@ -299,6 +312,56 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                     continue  # joined or compared inside the group: its own "there is"
                 diags.append(_unsafe_negation(call, name, vars_, everywhere[name]))
         _unbound_head(stmt, head, bound | in_negation, diags)
+
+
+def _arithmetic_only(term: ir.Expr, positive: set[str], negated: bool = False
+                     ) -> dict[str, tuple[ir.IndexVar, ir.Ref]]:
+    """The variables that positive atoms of a term read only in arithmetic
+    (`Q(x + y)`, `V(n - 1)`, `V(n / 2)`), each with its first such occurrence and
+    atom: arithmetic reads the value computed from bound variables and binds none
+    (Soufflé: "ungrounded variable"), so such a variable is bound only by a plain
+    position of another positive atom or by `v == expr`.  `negated`: those that
+    negated atoms read in arithmetic (and no positive atom in a plain position)."""
+    plain: set[str] = set()
+    found: dict[str, tuple[ir.IndexVar, ir.Ref]] = {}
+    stack = [(term, False)]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ir.Call) and node.name in COMPARISONS:
+            continue
+        if isinstance(node, ir.Ref):
+            for index in node.indices or ():
+                if isinstance(index, ir.IndexVar) and not inside:
+                    plain.add(index.name)
+                elif isinstance(index, (ir.IndexShift, ir.IndexDiv)) and inside == negated:
+                    for var in ir.index_vars(index):
+                        found.setdefault(var.name, (var, node))
+            continue
+        inside = inside or isinstance(node, ir.Call) and node.name == "not"
+        stack.extend((child, inside) for child in ir.children(node))
+    if negated:
+        return {name: at for name, at in found.items() if name not in plain}
+    return {name: at for name, at in found.items()
+            if name not in plain and name in positive and not is_wildcard(name)}
+
+
+def _unsafe_arithmetic(name: str, var: ir.IndexVar, atom: ir.Ref, assigned: bool
+                       ) -> Diagnostic:
+    """`name` occurs in the rule's atoms only in arithmetic: bound by nothing, or
+    computed by `==` (`Q(x + y) (y == 1)`) with no column of a head or an atom to
+    hold the values it computes."""
+    if assigned:
+        return make(
+            "unsafe-arithmetic",
+            f"`{name}` is computed by `==` and read only in arithmetic (`{_atom_text(atom)}`):"
+            f" no column of the head or of an atom holds the values it computes; write its "
+            f"expression in the atom's arithmetic, or put `{name}` in the head", var.span)
+    return make(
+        "unsafe-arithmetic",
+        f"`{name}` in `{_atom_text(atom)}` occurs only in arithmetic, which binds nothing "
+        f"(Datalog's safety rule; Soufflé: \"ungrounded variable {name}\"): bind `{name}` "
+        f"in a plain position of a positive atom of the rule, or compute it with "
+        f"`{name} == expr` of bound variables", var.span)
 
 
 def _plain_atoms_vars(term: ir.Expr) -> set[str] | None:
@@ -361,7 +424,7 @@ def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int) -> 
     where = f"`not {shown}`" if atom is call.args[0] else f"the negated atom `{shown}`"
     fixes: tuple[Fix, ...] = ()
     hint = ""
-    if atom is not None:
+    if atom is not None and _atom_text(atom, {name: "_"}) != _atom_text(atom):
         with_wildcard = _atom_text(atom, {name: "_"})
         hint = f" (`not {with_wildcard}`)" if atom is call.args[0] else f" (`{with_wildcard}`)"
         if len(own) == 1 and everywhere == 1 and isinstance(own[0], ir.IndexVar):
@@ -390,16 +453,30 @@ def _atom_text(atom: ir.Ref, instead: dict[str, str] | None = None) -> str:
     instead = instead or {}
     shown = [("_" if is_wildcard(i.name) else instead.get(i.name, i.name))
              if isinstance(i, ir.IndexVar) else
-             value_text(i.value) if isinstance(i, ir.IndexConst) else "..."
+             value_text(i.value) if isinstance(i, ir.IndexConst) else _computed_text(i)
              for i in atom.indices]
     return f"{atom.name}({', '.join(shown)})"
+
+
+def _computed_text(index: ir.Index) -> str:
+    """`x + y - 1`, `n / 2`: an index of arithmetic as written; `...` for any other."""
+    if isinstance(index, ir.IndexShift):
+        text = " + ".join(v.name for v in index.terms)
+        return text + (f" + {index.offset}" if index.offset > 0 else
+                       f" - {-index.offset}" if index.offset < 0 else "")
+    if isinstance(index, ir.IndexDiv):
+        return f"{index.var.name} / {index.divisor}"
+    return "..."
 
 
 # -------------------------------------------------------- stratification
 
 
 def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
-    """References read under a `not`, a subtraction or a unary minus."""
+    """References read under a `not`, a subtraction, a unary minus or a comparison
+    (`(Count[x] < 2)`: an aggregate's value compared, which Soufflé stratifies too),
+    or in the condition of a choice with another branch than 0 (`select(P(x), 0, 1)`,
+    `case`; `e when c` is `select(c, e, 0)`, a join)."""
     stack: list[tuple[ir.Expr, bool]] = [(expr, False)]
     while stack:
         node, negated = stack.pop()
@@ -410,9 +487,21 @@ def _negated_reads(expr: ir.Expr) -> Iterator[ir.Ref]:
         if isinstance(node, ir.Sum):
             stack.extend((t, negated or s == "-") for t, s in zip(node.terms, node.signs))
             continue
+        if isinstance(node, ir.Call) and node.name == "select" and len(node.args) == 3 and not (
+                isinstance(node.args[2], ir.Number) and node.args[2].value == 0):
+            condition, *branches = node.args
+            stack += [(condition, True)] + [(branch, negated) for branch in branches]
+            continue
         inside = negated or isinstance(node, ir.Neg) or (
-            isinstance(node, ir.Call) and node.name == "not")
+            isinstance(node, ir.Call) and (node.name == "not" or node.name in COMPARISONS))
         stack.extend((child, inside) for child in ir.children(node))
+
+
+def _compared_read(expr: ir.Expr, ref: ir.Ref) -> bool:
+    """Whether `ref` (by its place) is read inside one of expr's comparisons."""
+    return any(isinstance(node, ir.Ref) and node.span == ref.span
+               for call in ir.walk(expr) if isinstance(call, ir.Call) and call.name in COMPARISONS
+               for node in ir.walk(call))
 
 
 def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
@@ -433,6 +522,14 @@ def _check_stratified(statements: tuple[ir.Statement, ...], tensors: dict[str, T
                     continue
                 cycle = [name] + _path(ref.name, name, group, deps)
                 shown = " → ".join(f"`{n}`" for n in cycle)
+                if _compared_read(stmt.rhs, ref):
+                    diags.append(make(
+                        "negation-cycle",
+                        f"`{name}` depends on itself through a comparison ({shown}, comparing "
+                        f"`{ref.name}`'s value here): the program is not stratified, and a "
+                        f"relation cannot be defined by a count or a value that it changes "
+                        f"(compute `{ref.name}` from relations of a lower stratum)", ref.span))
+                    return
                 diags.append(make(
                     "negation-cycle",
                     f"`{name}` depends on itself through negation ({shown}, reading "

@@ -145,12 +145,13 @@ def statement_ops(k: int, stmt: ir.Statement, refs: list[ir.Ref], calls: list[ir
             shaping = True
         elif call.name in COMPARISONS:
             valued = True
+    arithmetic = (ir.IndexShift, ir.IndexDiv)
     if type(stmt) is ir.Equation and stmt.lhs.paren and any(
-            type(index) is ir.IndexShift for index in stmt.lhs.indices or ()):
+            type(index) in arithmetic for index in stmt.lhs.indices or ()):
         valued = True
-    elif any(ref.paren and any(type(index) is ir.IndexShift for index in ref.indices or ())
+    elif any(ref.paren and any(type(index) in arithmetic for index in ref.indices or ())
              for ref in refs):
-        valued = True  # `E(x + 1, y)`: an offset over a column, of symbols maybe
+        valued = True  # `E(x + 1, y)`, `E(x / 2)`: arithmetic over a column, of values maybe
     if valued:
         ops.append(Valued(k))
     concat = _concat_axes(k, stmt, calls, ops) if shaping else {}

@@ -27,6 +27,7 @@ def check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], dom
     computed head) into `diags`."""
     _check_kinds(stmt, k, tensors, domains, diags)
     _check_float_bindings(stmt, k, tensors, domains, diags)
+    _check_divisions(stmt, k, domains, diags)
 
 
 def _variable_name(name: str) -> bool:
@@ -116,8 +117,8 @@ def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSy
     holds integers: over a column of floats it is `not-a-number`, as `A(v + 1)` is."""
     if not stmt.lhs.paren:
         return
-    bound = {v.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
-             for v in ir.index_vars(index)}
+    bound = {index.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
+             if isinstance(index, ir.IndexVar)}  # (an atom's arithmetic binds nothing)
     for node in ir.walk(stmt.rhs):
         if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
             continue
@@ -132,6 +133,56 @@ def _check_float_bindings(stmt: ir.Equation, k: int, tensors: dict[str, TensorSy
                         f"({_some(floats)}): `{var.name} == ...` computes a "
                         f"column, which holds integers only", used.span))
                     return
+
+
+def _check_divisions(stmt: ir.Equation, k: int, domains: Domains,
+                     diags: list[Diagnostic]) -> None:
+    """`x / 2` in a relation's atom divides a position (pooling, LANGUAGE.md §3),
+    never a value: over a column of values (`V(4)`, `V(6)`, `H(x / 2) = V(x)`) it
+    answered positions' halves silently.  And `y == x / 2` computes no column
+    (a computed column holds `+`, `-` and `*` of integers: check.values)."""
+    refs = ([stmt.lhs] if stmt.lhs.paren else []) + [r for r in ir.refs(stmt.rhs) if r.paren]
+    for ref in refs:
+        for index in ref.indices or ():
+            key = ("var", k, index.var.name) if isinstance(index, ir.IndexDiv) else None
+            if key is not None and domains.known(key) and domains.holds_symbols(key):
+                diags.append(make(
+                    "not-a-number", f"`{index.var.name}` holds values ("
+                    f"{_some(tuple(domains.symbols(key)))}): `{index.var.name} / "
+                    f"{index.divisor}` in an atom divides a position (pooling), not a value; "
+                    f"a relation's arithmetic is `+` and `-`", index.span))
+                return
+    if not stmt.lhs.paren:
+        return
+    bound = {index.name for ref in ir.refs(stmt.rhs) for index in ref.indices or ()
+             if isinstance(index, ir.IndexVar)}
+    head = {index.name for index in stmt.lhs.indices or () if isinstance(index, ir.IndexVar)}
+    for node in ir.walk(stmt.rhs):
+        if not (isinstance(node, ir.Call) and node.name == "==" and len(node.args) == 2):
+            continue
+        for var, other in (node.args, node.args[::-1]):
+            what = _uncomputed(other) if isinstance(var, ir.Ref) and var.indices is None \
+                and var.name not in bound and var.name in head else None
+            if what is not None:
+                diags.append(make(
+                    "not-a-number", f"`{var.name} == ...` computes a column with `+`, `-` "
+                    f"and `*` of integers and numbers: {what} computes none of its values, so "
+                    f"the rule would hold for no `{var.name}`; bind `{var.name}` in an atom "
+                    f"and compare instead (`({var.name} * 2 == x)`)", node.span))
+                return
+
+
+def _uncomputed(expr: ir.Expr) -> str | None:
+    """What of an `==`'s side the interval analysis of computed columns
+    (check.values) does not compute: a division, a power or a call."""
+    for node in ir.walk(expr):
+        if isinstance(node, ir.Product) and "/" in node.ops:
+            return "a division (`/`)"
+        if isinstance(node, ir.Power):
+            return "a power"
+        if isinstance(node, ir.Call):
+            return f"a call (`{node.name}`)"
+    return None
 
 
 def _floats(key: tuple, domains: Domains) -> tuple:

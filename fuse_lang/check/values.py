@@ -397,12 +397,13 @@ def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains
 
 def _made_columns(rules: list[_Rule]) -> set[tuple[str, int]]:
     """The head columns some rule makes values in: an offset or a sum (`m + 1`), or
-    a variable no atom of the rule binds (`n == m + 1`).  A column a variable
-    copies from an atom shares that atom's domain, which holds its values."""
+    a variable no atom of the rule binds (`n == m + 1`; an atom's arithmetic,
+    `Q(n - 1)`, binds nothing: check.datalog).  A column a variable copies from an
+    atom shares that atom's domain, which holds its values."""
     out = set()
     for rule in rules:
-        bound = {v.name for atom in rule.atoms for index in atom.indices or ()
-                 for v in ir.index_vars(index)}
+        bound = {index.name for atom in rule.atoms for index in atom.indices or ()
+                 if isinstance(index, ir.IndexVar)}
         for pos, index in enumerate(rule.head.indices or ()):
             if isinstance(index, ir.IndexShift) or (
                     isinstance(index, ir.IndexVar) and index.name not in bound):
