@@ -1,0 +1,499 @@
+"""The docs audit, continued (tests/test_docs_claims.py has the method and the
+other pages): docs/execution.md, docs/generation.md, docs/training.md,
+docs/notebooks.md, docs/diagnostics.md, docs/pictures.md and docs/lsp.md, run as
+a reader would run them.  Where a page shows a program, a command's output or a
+message, the expected text is read from the page itself; the other claims (a
+value, an exit status, a message, a key) are asserted as the page states them.
+Everything goes through public entry points: the `fuse` command (in process),
+`fuse-lsp --check`, the `fuse_lang` API and the `%%fuse` magic in an IPython
+shell."""
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_docs_claims import DOCS, ROOT, block_starting, fenced_blocks, fuse
+
+import fuse_lang
+from fuse_lang import ExecutionConfig, compile
+from fuse_lang.cli import main
+from fuse_lang.front.diagnostics import CODES
+from fuse_lang.run.program import FuseError
+
+PAGES = ("execution", "generation", "training", "notebooks", "diagnostics", "pictures", "lsp")
+LAYERS = "speed|front|io|check|plan|run|ide|cli|notebook"
+
+
+# ---------------------------------------------------------------- every page
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        try:
+            for attribute in parts[k:]:
+                obj = getattr(obj, attribute)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_python_name_and_file_a_page_cites_exists(page):
+    text = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    names = set(re.findall(r"\b(?:fuse_lang|fuse_lsp)(?:\.[A-Za-z_]\w*)+", text))
+    names |= {"fuse_lang." + n for n in re.findall(rf"`((?:{LAYERS})(?:\.[A-Za-z_]\w*)+)", text)}
+    assert [n for n in sorted(names) if not _resolves(n)] == []
+    paths = set(re.findall(r"\b((?:fuse_lang|fuse_lsp|benchmarks|tests|examples|docs)"
+                           r"/[\w/.-]*\w)", text))
+    paths |= {"fuse_lang/" + p for p in re.findall(rf"(?<![\w/])((?:{LAYERS})/[\w/]*\w\.py)", text)}
+    assert [p for p in sorted(paths) if not (ROOT / p).exists()] == []
+
+
+# ---------------------------------------------------------------- docs/diagnostics.md
+
+DIAGNOSTICS = DOCS / "diagnostics.md"
+
+
+def _sections() -> dict[str, str]:
+    text = DIAGNOSTICS.read_text(encoding="utf-8")
+    return {part.split("\n", 1)[0].strip(): part.split("\n", 1)[1]
+            for part in re.split(r"^## ", text, flags=re.MULTILINE)[1:]}
+
+
+def _example(code: str) -> str | None:
+    """The section's program: its first plain fenced block."""
+    found = re.search(r"^```\s*\n(.*?)^```", _sections()[code], flags=re.MULTILINE | re.DOTALL)
+    return found.group(1) if found else None
+
+
+def test_every_code_has_its_section_with_its_severity_and_no_other():
+    sections = _sections()
+    assert set(sections) == set(CODES)
+    for code, (severity, _summary) in CODES.items():
+        # its default first (a section may add when it is reported lower)
+        assert re.search(rf"^\*\*Severity:\*\* {severity.value}\b", sections[code],
+                         flags=re.MULTILINE), code
+
+
+# examples that elide what they stand for (`...`): built below as they describe
+ELIDED = {"nesting-too-deep", "number-too-long", "invalid-encoding", "too-many-errors",
+          "file-too-large", "extent-too-large"}
+# reported by another entry point than `fuse check` of one file: tested below
+ELSEWHERE = {"import-cycle", "import-error", "unreadable-source", "generate-no-tokens",
+             "generate-no-logits", "weights-bad-manifest", "weights-missing-file"}
+PLAIN = sorted(c for c in CODES if c not in ELIDED | ELSEWHERE and _example(c) is not None)
+
+
+def _lines_of(text: str, analysis, code: str) -> set[int]:
+    return {text.count("\n", 0, d.span.start) + 1 for d in analysis.diagnostics if d.code == code}
+
+
+def _commented_lines(text: str) -> set[int]:
+    return {k + 1 for k, line in enumerate(text.splitlines())
+            if "#" in line and not line.lstrip().startswith("#")}
+
+
+@pytest.mark.parametrize("code", PLAIN)
+def test_a_codes_example_gives_that_code_where_its_comment_stands(code, tmp_path, monkeypatch):
+    """Each example gives its code; where the example's lines carry comments, the
+    code stands on one of them (the place the page points at)."""
+    monkeypatch.chdir(tmp_path)
+    text = _example(code)
+    lines = _lines_of(text, fuse_lang.analyze(text, str(tmp_path / "example.fuse")), code)
+    assert lines, f"the example of {code} does not give it"
+    if _commented_lines(text):
+        assert lines & _commented_lines(text), (code, lines)
+
+
+def _check(capsys, path: Path, *flags: str) -> tuple[int, str]:
+    status, out, err = fuse(capsys, "check", *flags, str(path))
+    return status, out + err
+
+
+def test_elided_examples_built_as_they_describe(tmp_path, capsys):
+    cases = {
+        "nesting-too-deep": "Y = " + "(" * 201 + "1" + ")" * 201 + "\n",
+        "number-too-long": "param X[i]\nY = X[" + "9" * 5000 + "]\n",
+        "too-many-errors": "Y = = 1\n" * 250,
+        "extent-too-large": _example("extent-too-large").splitlines()[0] + "\n",
+    }
+    for code, text in cases.items():
+        path = tmp_path / f"{code}.fuse"
+        path.write_text(text, encoding="utf-8")
+        status, out = _check(capsys, path)
+        assert status == 1 and f"[{code}]" in out, (code, out[-400:])
+    # invalid-encoding: the example's own words for the byte and its offset
+    shown = _example("invalid-encoding").splitlines()
+    words = re.search(r"# (.*)$", shown[1]).group(1)
+    path = tmp_path / "bytes.fuse"
+    path.write_bytes(shown[0].encode() + b"\nZ = \xff\n")
+    status, out = _check(capsys, path)
+    assert status == 1 and f"error[invalid-encoding]: {words}" in out
+
+
+def test_unreadable_source_and_imports_examples(tmp_path, capsys):
+    # unreadable-source: "table.csv ... with a row "A,B": row 2 holds 'A', not a number"
+    line = _example("unreadable-source").splitlines()[0]
+    (tmp_path / "table.csv").write_text("1,2\nA,B\n", encoding="utf-8")
+    (tmp_path / "u.fuse").write_text(line + "\n", encoding="utf-8")
+    status, out = _check(capsys, tmp_path / "u.fuse")
+    assert status == 1 and "[unreadable-source]" in out and "row 2 holds 'A', not a number" in out
+    # import-cycle: the two files as the example shows them, the chain as its comment says
+    files = re.split(r"^# (\S+\.fuse)\n", _example("import-cycle"), flags=re.MULTILINE)[1:]
+    for name, text in zip(files[::2], files[1::2]):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    chain = re.search(r"cycle: (.*)$", files[3].splitlines()[0]).group(1)
+    status, out = _check(capsys, tmp_path / "a.fuse")
+    assert status == 1 and "[import-cycle]" in out and chain in out
+    # import-error: a syntax error on line 2 of lib/broken.fuse, told at the import
+    line = _example("import-error").splitlines()[0]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "broken.fuse").write_text("Y = 1\nZ = = 2\n", encoding="utf-8")
+    (tmp_path / "i.fuse").write_text(line + "\n", encoding="utf-8")
+    status, out = _check(capsys, tmp_path / "i.fuse")
+    said = re.search(r"# (in `lib/broken.fuse` line 2: )", line).group(1)
+    assert status == 1 and f"error[import-error]: {said}" in out and "[syntax-error]" in out
+
+
+def test_weights_manifest_examples(tmp_path, capsys):
+    (tmp_path / "w.fuse").write_text("param W[i]\nY = W[i]\nexport Y\n", encoding="utf-8")
+    for code, needle in (("weights-bad-manifest", "unknown field 'path'"),
+                         ("weights-missing-file", "`gone.safetensors` (for `W`) does not exist")):
+        manifest = _example(code).split("#")[0].strip()
+        (tmp_path / "m.json").write_text(manifest, encoding="utf-8")
+        status, out = _check(capsys, tmp_path / "w.fuse", "--weights", str(tmp_path / "m.json"))
+        assert status == 1 and f"error[{code}]" in out and needle in out, out
+
+
+def test_generation_codes_examples(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "onehot.npy", np.zeros((1, 4, 3)))
+    np.save(tmp_path / "ids.npy", np.zeros((2, 8), dtype=np.int64))
+    for code in ("generate-no-tokens", "generate-no-logits"):
+        text = _example(code)
+        program = fuse_lang.compile(text, base_dir=tmp_path)
+        with pytest.raises(FuseError) as refused:
+            program.generate([1, 2], 2, temperature=0)
+        line = next(k for k in _commented_lines(text))
+        assert f"line {line}, column 1:" in str(refused.value) and f"[{code}]" in str(refused.value)
+
+
+# ---------------------------------------------------------------- docs/execution.md
+
+CHAIN = "Edge(A,B)\nEdge(B,C)\nEdge(C,D)\nPath(x,y) = Edge(x,y)\nPath(x,z) = Path(x,y) Edge(y,z)\n" \
+        "export Path\n"
+
+
+def test_execution_rounds_of_a_chain_and_the_round_limit_messages():
+    # "a chain of 3 edges needs 3 semi-naive rounds and 4 naive ones"
+    text = (DOCS / "execution.md").read_text(encoding="utf-8")
+    assert "a chain of 3 edges needs 3 semi-naive rounds and 4 naive ones" in text
+    for strategy, rounds, last in (("semi_naive", 3, "the last round added 1 fact"),
+                                   ("naive", 4, "the last round still changed it")):
+        result = compile(CHAIN, config=ExecutionConfig(fixpoint=strategy, trace=True)).execute()
+        assert result.rounds == {("Path",): rounds}
+        (fixpoint,) = result.trace["fixpoints"]
+        assert [r["iteration"] for r in fixpoint["rounds"]] == list(range(1, rounds + 1))
+        with pytest.raises(FuseError) as stopped:
+            compile(CHAIN, config=ExecutionConfig(fixpoint=strategy, max_iterations=2)).execute()
+        assert f"Path did not reach a fixpoint in 2 rounds (the round limit; {last})" \
+            in str(stopped.value)
+    with pytest.raises(FuseError, match=r"X did not converge in 3 iterations \(the last change "
+                                        r"was [0-9.]+\)"):
+        compile("X = X / 2 + 3\nexport X\n", max_iterations=3).execute()
+
+
+def test_execution_run_plan_and_trace_as_the_page_shows_them():
+    program = compile(CHAIN)
+    plan = program.run_plan()
+    assert {g.how for g in plan.schedule(True).groups} <= {"equation", "tensor", "recurrence",
+                                                           "fixpoint"}
+    assert plan.fixpoints[("Path",)].strategy in ("semi_naive", "naive", "closure")
+    memory = plan.schedule(True).memory
+    assert all(hasattr(memory, part) for part in ("params", "inputs", "activations"))
+    result = program.execute()
+    assert result.plan is plan and result.rounds == {("Path",): 3}
+    trace = compile(CHAIN, config=ExecutionConfig(trace=True)).execute().trace
+    shown = "\n".join(block_starting(DOCS / "execution.md", '{"phases"'))
+    assert [p["phase"] for p in trace["phases"]] == re.findall(r'"phase": "(\w+)"', shown)
+    assert set(trace) == {"phases", "equations", "fixpoints", "recurrences"}
+    assert {"tensor", "seconds", "shape", "nonzeros"} <= set(trace["equations"][-1])
+    assert set(trace["fixpoints"][0]) == {"group", "strategy", "rounds"}
+    assert {"iteration", "facts_added", "seconds", "held", "rules"} <= \
+        set(trace["fixpoints"][0]["rounds"][0])
+    assert compile(CHAIN).execute().trace is None
+
+
+REFUSED = [dict(mode="backward"), dict(block_size=-4), dict(max_iterations=0), dict(samples=0),
+           dict(threads=0), dict(tolerance=-1.0), dict(samples=3), dict(seed=1),
+           dict(importance={"Y": "X"}), dict(estimate=("Y",)), dict(projection="monte_carlo")]
+
+
+@pytest.mark.parametrize("fields", REFUSED, ids=lambda f: ",".join(f))
+def test_execution_compile_refuses_what_the_page_lists(fields):
+    with pytest.raises(FuseError, match="the execution configuration is refused"):
+        compile("X = const([1,2])\nY = X[i] X[i]\nexport Y\n", config=ExecutionConfig(**fields))
+
+
+def test_execution_other_refusals_and_the_hooks():
+    with pytest.raises(FuseError, match="contradicts"):
+        compile("Y = 1\nexport Y\n", max_iterations=3, config=ExecutionConfig(max_iterations=5))
+    with pytest.raises(FuseError, match="compiled=True"):
+        compile("Y = 1\nexport Y\n", compiled=True, config=ExecutionConfig(trace=True))
+    program = compile("Y = 1\nexport Y\n")
+    for attribute in ("analysis", "backend"):
+        with pytest.raises(AttributeError, match="does not change"):
+            setattr(program, attribute, None)
+    for hook, value in (("interrupt", 3), ("progress", "x"), ("operation_check", 1),
+                        ("memory_limit", -1)):
+        with pytest.raises(FuseError):
+            setattr(program, hook, value)
+    program.interrupt, program.progress, program.memory_limit = None, print, 10**6
+    assert program.execute().outputs["Y"] == 1
+
+
+def test_execution_cli_statuses_auto_backend_demand_and_not_run(tmp_path, capsys):
+    chain = tmp_path / "chain.fuse"
+    chain.write_text(CHAIN.replace("export Path\n", "Path(A, x)?\n"), encoding="utf-8")
+    # a refused configuration: `fuse run` exits 1 with the message, `fuse explain` 2
+    assert fuse(capsys, "run", str(chain), "--samples", "3")[0] == 1
+    assert fuse(capsys, "explain", str(chain), "--samples", "3")[0] == 2
+    status, out, _ = fuse(capsys, "run", str(chain), "--backend", "auto")
+    assert status == 0
+    assert "backend: numpy on cpu (relational program (Boolean tensors): NumPy)" in out
+    status, out, _ = fuse(capsys, "explain", str(chain), "--mode", "demand")
+    assert status == 0 and "Execution: mode=demand" in out
+    assert "fixpoint of Path: semi-naive (" in out and "; a linear closure: " in out
+    assert "run plan (numpy):" in out
+    status, out, _ = fuse(capsys, "explain", str(chain), "--mode", "demand", "--format", "json")
+    explained = json.loads(out)
+    assert "demand" in explained["execution"] and "memory" in explained["run"]
+    broken = tmp_path / "broken.fuse"
+    broken.write_text("A = const([1,2])\nB[i] = A[i] * 2\nC[i] = Nope[i]\nexport B\n")
+    status, _, err = fuse(capsys, "run", str(broken), "--target", "B")
+    assert status == 0 and f"{broken}:3: C was not run: " in err
+    status, out, _ = fuse(capsys, "run", str(broken), "--target", "B", "--format", "json")
+    assert "not_run" in json.loads(out)
+
+
+# ---------------------------------------------------------------- docs/generation.md
+
+LM = """axis c = 5
+axis d = 4
+axis p = 6
+param Emb[c,d], Pos[p,d], Out[c,d]
+X[n,p] = "ids.npy"
+H[n,p,d] = gather(Emb[c,d], X[n,p], axis=c) + Pos[p,d]
+Logits[n,p,c] = Out[c,d] H[n,p,d]
+export Logits
+"""
+
+
+@pytest.fixture
+def lm(tmp_path):
+    np.save(tmp_path / "ids.npy", np.zeros((2, 6), dtype=np.int64))
+    return fuse_lang.compile(LM, base_dir=tmp_path)
+
+
+def test_generation_results_vocabulary_and_reuse(lm):
+    vocabulary = ["a", "b", "c", "dd", ""]
+    result = lm.generate("abdd", 3, temperature=0.8, top_k=2, seed=0, vocabulary=vocabulary)
+    # the longest entries that match, from the left: a, b, dd
+    assert result.text.startswith("abdd") and result.text == "abdd" + result.new_text
+    assert len(result.generated) == 3 and result.tokens_per_s > 0
+    again = lm.generate("abdd", 3, temperature=0.8, top_k=2, seed=0, vocabulary=vocabulary)
+    assert again.text == result.text  # the same seed gives the same text
+    ids = lm.generate([1, 2], 3, temperature=0)  # ids in, ids out
+    assert ids.ids[:2] == [1, 2] and len(ids.ids) == 5
+    assert lm.generate([1, 2], 3, temperature=0, reuse=False).ids == ids.ids
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(steps=-1), "steps"), (dict(steps=1.5), "steps"), (dict(top_k=0), "top_k"),
+    (dict(seed=-1), "seed"), (dict(temperature=float("nan")), "temperature"),
+    (dict(temperature=-1), "temperature"), (dict(prompt=[1.7]), "whole numbers"),
+    (dict(prompt="abz", vocabulary=["a", "b", "c", "dd", ""]), "'z'"),
+    (dict(prompt="ab", vocabulary=["a", "b", "c", "dd"]), "another model")])
+def test_generation_refusals_say_which(lm, change, words):
+    arguments = dict(prompt=[1, 2], steps=2, temperature=1.0) | change
+    with pytest.raises(FuseError, match=re.escape(words)):
+        lm.generate(arguments.pop("prompt"), arguments.pop("steps"), **arguments)
+
+
+# ---------------------------------------------------------------- docs/training.md
+
+
+def test_training_page_program_and_its_refusals(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("safetensors")
+    text = "\n".join(block_starting(DOCS / "training.md", 'X[n,j] = "x.npy"')) + "\n"
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 3))
+    t = x @ np.array([1.0, 2.0, 3.0]) + 0.5
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", t)
+    with pytest.raises(FuseError, match="torch or jax"):  # NumPy refuses, naming both
+        fuse_lang.compile(text, backend="numpy", base_dir=tmp_path).train(steps=1)
+    program = fuse_lang.compile(text, backend="torch", base_dir=tmp_path)
+    for refused in (dict(steps=2, epochs=1), dict(steps=2, checkpoint="out/reg.ckpt"),
+                    dict(steps=2, weight_decay=-1.0), dict(steps=2.5),
+                    dict(steps=2, init={"Nope": "normal(0.01)"})):
+        with pytest.raises(FuseError):
+            program.train(**refused)
+    seen = []
+    result = program.train(optimizer="adam", learning_rate=0.05, steps=3, seed=0,
+                           batch={"n": 16}, validation={"X": x[:8], "T": t[:8]},
+                           checkpoint=str(tmp_path / "out" / "reg.safetensors"),
+                           progress=seen.append)
+    assert len(result.losses) == 3 and result.validation and result.params["W"].shape == (3,)
+    assert [p.done for p in seen] == [1, 2, 3]
+    assert all(hasattr(seen[0], field)
+               for field in ("done", "total", "loss", "elapsed_s", "validation"))
+    assert (tmp_path / "out" / "reg.optimizer.safetensors").exists()
+    from safetensors import safe_open
+    with safe_open(tmp_path / "out" / "reg.safetensors", "np") as stored:
+        meta = stored.metadata()
+    assert {"fuse.step", "fuse.loss", "fuse.optimizer", "fuse.backend", "fuse.learning_rate",
+            "fuse.seed", "fuse.schedule", "fuse.steps"} <= set(meta)
+    loss, grads = program.gradients({"W": np.zeros(3), "B": np.zeros(())})
+    assert np.isfinite(float(loss)) and set(grads) == {"W", "B"}
+    full = program.train(steps=1, batch={"n": 5000})
+    assert any("larger than the data" in w for w in full.warnings)
+
+
+# ---------------------------------------------------------------- docs/notebooks.md
+
+
+@pytest.fixture
+def shell():
+    pytest.importorskip("IPython")
+    pytest.importorskip("pandas")
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "fuse_lang")
+    return shell
+
+
+def _cell(shell, capsys, line: str, body: str) -> tuple[object, str]:
+    value = shell.run_cell_magic("fuse", line, body)
+    out, err = capsys.readouterr()
+    return value, out + err
+
+
+def test_notebooks_cells_as_the_page_shows_them(shell, capsys):
+    import pandas as pd
+    page = DOCS / "notebooks.md"
+    shell.user_ns["parents"] = pd.DataFrame({"parent": ["Alice", "Bob", "Bob", "Carol"],
+                                             "child": ["Bob", "Carol", "Dave", "Eve"]})
+    datalog = block_starting(page, "%%fuse --input Parent=parents")
+    _, out = _cell(shell, capsys, datalog[0][len("%%fuse "):], "\n".join(datalog[1:]) + "\n")
+    assert out.strip() == "set Ancestor (8 tuples)"
+    assert list(shell.user_ns["Ancestor"].columns) == ["x", "y"]
+    assert len(shell.user_ns["Ancestor"]) == 8
+    # a cell with an error runs nothing: its output, as the page prints it
+    erring = next(b for b in fenced_blocks(page) if b and b[0] == "%%fuse --input X")
+    shell.user_ns["X"] = np.ones((3, 2))
+    shell.user_ns.pop("Y", None)
+    value, out = _cell(shell, capsys, "--input X", "\n".join(erring[1:]) + "\n")
+    printed = block_starting(page, "cell:2:13: error[undefined-tensor]")
+    assert out.strip().splitlines() == printed
+    assert value is None and "Y" not in shell.user_ns and "Z" not in shell.user_ns
+
+
+def test_notebooks_messages_the_page_quotes(shell, capsys):
+    import pandas as pd
+    shell.user_ns["E"] = pd.DataFrame({"a": [1.0, float("nan")], "b": [2.0, 3.0]})
+    _, out = _cell(shell, capsys, "--input E", "R(x,y) = E(x,y)\nexport R\n")
+    assert "--input E: row 2: the number nan is not finite (a missing value?)" in out
+    _, out = _cell(shell, capsys, "--input export=E", "Y = 1\nexport Y\n")
+    assert "`export` is a keyword" in out
+    shell.user_ns["settings"] = {"fixpoint": "wobble"}
+    _, out = _cell(shell, capsys, "--config settings", "Y = 1\nexport Y\n")
+    assert "cell: the execution configuration is refused: fixpoint must be one of" in out
+    _, out = _cell(shell, capsys, "--target Reach",
+                   "Road(A,B)\nReach(x,y) = Road(x,y)\nBad[i] = Nope[i]\nexport Reach\n")
+    assert "cell: 1 error; running only Reach" in out and "Reach" in shell.user_ns
+    shell.user_ns["f"] = len
+    _, out = _cell(shell, capsys, "", "Y[i] = f[i]\nexport Y\n")
+    assert ("`f` is a notebook variable, but a builtin_function_or_method is no source: a cell "
+            "reads a NumPy array, a DataFrame or a set of tuples by its name") in out
+    shell.user_ns["x"] = np.arange(3.0)
+    _cell(shell, capsys, "--quiet", "Y[i] = x[i] * 2\nexport Y\n")
+    assert shell.user_ns["Y"].tolist() == [0.0, 2.0, 4.0]
+    _, out = _cell(shell, capsys, "--representation Y=sparse", "A(1,2)\nY[i,j] = A(i,j)\nexport Y\n")
+    assert "as a SciPy sparse array" in out
+
+
+# ---------------------------------------------------------------- docs/pictures.md
+
+
+def test_pictures_names_titles_and_notes(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "graph.fuse").write_text(
+        "Road(A,B)\nRoad(B,C)\nReach(x,y) = Road(x,y)\nReach(x,z) = Reach(x,y) Road(y,z)\n"
+        "R(x,y) = Road(x,y)\n", encoding="utf-8")
+    program = tmp_path / "p.fuse"
+    program.write_text('import "lib/graph.fuse" as g\ng__R(x,y) = g::R(x,y)\n'
+                       "export g::Reach, g::R, g__R\n", encoding="utf-8")
+    assert fuse(capsys, "run", str(program), "--plot", str(tmp_path / "a"))[0] == 0
+    # `g::Reach` is `g__Reach.svg`; `g::R` and `g__R` clash: the second gets -2
+    assert {p.name for p in (tmp_path / "a").iterdir()} == {
+        "g__Reach.svg", "g__Reach.graph.svg", "g__R.svg", "g__R.graph.svg",
+        "g__R-2.svg", "g__R-2.graph.svg"}
+    assert fuse(capsys, "run", str(program), "--plot", str(tmp_path / "b"))[0] == 0
+    same = (tmp_path / "b" / "g__Reach.svg").read_bytes()
+    assert same == (tmp_path / "a" / "g__Reach.svg").read_bytes()  # the same value, same bytes
+    page = (DOCS / "pictures.md").read_text(encoding="utf-8")
+    summarised = re.search(r"`(summarised: 512x512 [^`]*)`", page).group(1)
+    units = re.search(r"`(values in units of [^`]*)`", page).group(1)
+    np.savez(tmp_path / "res.npz", A=np.random.default_rng(0).random((512, 512)),
+             B=np.array([1.0, np.inf, 2.0]), C=np.array([[1e308, -1e308], [0.0, 1.0]]))
+    assert fuse(capsys, "plot", str(tmp_path / "res.npz"), "--out", str(tmp_path / "c"))[0] == 0
+    assert summarised in (tmp_path / "c" / "A.svg").read_text(encoding="utf-8")
+    assert "1 value not finite (left blank)" in (tmp_path / "c" / "B.svg").read_text()
+    assert units in (tmp_path / "c" / "C.svg").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- docs/lsp.md
+
+
+def test_lsp_check_prints_what_fuse_check_prints(tmp_path, capsys):
+    from fuse_lsp.cli import main as lsp_main
+    assert "fuse-lsp --check [--format text|json] PATH..." in "\n".join(
+        line for block in fenced_blocks(DOCS / "lsp.md") for line in block)
+    path = tmp_path / "model.fuse"
+    path.write_text("Y[i] = Nope[i]\nZ = 1\n", encoding="utf-8")
+    for flags in ((), ("--format", "json")):
+        checked = fuse(capsys, "check", *flags, str(path))
+        status = lsp_main(["--check", *flags, str(path)])
+        out, err = capsys.readouterr()
+        assert (status, out, err) == checked and status == 1
+
+
+def test_fuse_check_exit_statuses_the_diagnostics_page_states(tmp_path, capsys):
+    good = tmp_path / "good.fuse"
+    good.write_text("Y = 1\nexport Y\n", encoding="utf-8")
+    assert main(["check", "--format", "json", str(good)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"diagnostics": []}
+    assert main(["check", str(tmp_path / "missing.fuse")]) == 2
+    capsys.readouterr()
+
+
+def test_an_unsized_param_names_its_axes_in_one_sentence(tmp_path):
+    np.save(tmp_path / "ids.npy", np.zeros((2, 8), dtype=np.int64))
+    program = fuse_lang.compile('param Emb[c,d]\nX[n,p] = "ids.npy"\n'
+                                "X0[n,p,d] = gather(Emb[c,d], X[n,p], axis=c)\nexport X0\n",
+                                base_dir=tmp_path)
+    with pytest.raises(FuseError, match=r"the extents of `Emb`'s axes c, d are not known; "):
+        program.run()
