@@ -497,3 +497,84 @@ def test_an_unsized_param_names_its_axes_in_one_sentence(tmp_path):
                                 base_dir=tmp_path)
     with pytest.raises(FuseError, match=r"the extents of `Emb`'s axes c, d are not known; "):
         program.run()
+
+
+def test_execution_fields_table_is_the_config_and_the_flags(capsys):
+    import dataclasses
+    rows = [line.split("|")[1:5] for line in (DOCS / "execution.md").read_text().splitlines()
+            if re.match(r"\| `\w+` \| `--", line)]
+    fields = {f.name: f for f in dataclasses.fields(ExecutionConfig)}
+    assert [r[0].strip(" `") for r in rows] == list(fields)
+    assert main(["run", "--help"]) == 0
+    run_help = capsys.readouterr().out
+    assert main(["explain", "--help"]) == 0
+    explain_help = capsys.readouterr().out
+    for name, flag, default, _what in rows:
+        flag = re.match(r" `(--[a-z-]+)", flag).group(1)
+        assert flag in run_help, flag
+        # explain takes the same flags, backend, device, precision, trace and cache_dir apart
+        apart = name.strip(" `") in ("backend", "device", "precision", "trace", "cache_dir")
+        assert (re.search(rf"{flag}\b", explain_help) is None) == apart, flag
+        shown = re.fullmatch(r" `([\w.-]+)` ", default)
+        if shown and not shown.group(1).isupper():
+            value = fields[name.strip(" `")].default
+            assert (value == float(shown.group(1)) if isinstance(value, float)
+                    else str(value) == shown.group(1)), name
+    assert ExecutionConfig().to_json()["max_iterations"] is None
+
+
+def test_execution_estimates_backend_blocks_targets_progress_demand():
+    text = ("A = const([[1.0,2,3,4,5,6],[1,1,1,1,1,1]])\nB = const([1.0,2,3,4,5,6])\n"
+            "P = const([1.0,1,1,1,1,2])\nY[i] = A[i,j] B[j]\nexport Y\n")
+    sampled = compile(text, config=ExecutionConfig(projection="monte_carlo", samples=3, seed=0,
+                                                   importance={"Y": "P"})).execute()
+    assert set(sampled.estimates["Y"]) == {"index", "samples", "extent", "weights",
+                                           "standard_error", "max_standard_error"}
+    assert sampled.backend is None  # the backend was named
+    assert set(compile(text, backend="auto").execute().backend) == {"backend", "device", "why"}
+    with pytest.raises(FuseError, match="importance weights `Nope`"):
+        compile(text, config=ExecutionConfig(projection="monte_carlo", samples=3,
+                                             importance={"Y": "Nope"}))
+    joined = ("axis i = 200\naxis j = 200\naxis k = 200\nA[i,j] = i + j\nB[j,k] = j - k\n"
+              "M[i,k] max= A[i,j] B[j,k]\nexport M\n")
+    whole = compile(joined)
+    whole.memory_limit = 20_000_000
+    with pytest.raises(FuseError, match=r"plus 32\.0 MB while computing M"):
+        whole.execute()
+    blocked = compile(joined, config=ExecutionConfig(block_size=100_000))
+    blocked.memory_limit = 20_000_000
+    assert blocked.execute().outputs["M"].shape == (200, 200)
+    result = compile("A = const([1,2])\nB[i] = A[i]\nC[i] = Nope[i]\n", targets=["B"]).execute()
+    (left_out,) = result.not_run
+    assert (left_out.what, left_out.line) == ("C", 3) and "[undefined-tensor]" in left_out.reason
+    seen = []
+    counting = compile("X = X / 2 + 3\nexport X\n")
+    counting.progress = seen.append
+    counting.execute()
+    assert all(hasattr(seen[0], f) for f in ("done", "total", "tensors", "iteration"))
+    chain = CHAIN.replace("Path", "Anc").replace("export Anc\n", "Anc(A, x)?\n")
+    with pytest.raises(FuseError, match="Anc_bf is demand mode's copy of Anc for the queries "
+                                        "that bind its arguments as bf"):
+        compile(chain, config=ExecutionConfig(mode="demand", max_iterations=1)).execute()
+
+
+def test_execution_cache_clear_removes_what_the_page_says(tmp_path, capsys):
+    folder = tmp_path / "cache"
+    for part in ("jax", "torch/fuse-train", "jax-export", "mine"):
+        (folder / part).mkdir(parents=True)
+    (folder / "index.json").write_text("{}", encoding="utf-8")
+    (folder / "mine" / "keep").write_text("", encoding="utf-8")
+    assert fuse(capsys, "cache", "clear", "--cache-dir", str(folder))[0] == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["mine"]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_generation_logits_not_finite_and_the_temperatures(lm, tmp_path):
+    infinite = fuse_lang.compile(LM.replace("H[n,p,d]\n", "H[n,p,d] / 0\n"), base_dir=tmp_path)
+    for temperature in (0, 1.0):
+        with pytest.raises(FuseError, match="not finite numbers"):
+            infinite.generate([1, 2], 2, temperature=temperature)
+    greedy = lm.generate([1, 2], 2, temperature=0).ids
+    assert lm.generate([1, 2], 2, temperature=1e-320, seed=0).ids == greedy
+    assert len(lm.generate([1, 2], 2, temperature=float("inf"), seed=0).ids) == 4
+    assert lm.generate([1, 2], 0, temperature=0).ids == [1, 2]
