@@ -578,3 +578,35 @@ def test_generation_logits_not_finite_and_the_temperatures(lm, tmp_path):
     assert lm.generate([1, 2], 2, temperature=1e-320, seed=0).ids == greedy
     assert len(lm.generate([1, 2], 2, temperature=float("inf"), seed=0).ids) == 4
     assert lm.generate([1, 2], 0, temperature=0).ids == [1, 2]
+
+
+def test_lsp_configuration_table_is_the_servers_options():
+    from fuse_lsp.state import Options
+    rows = [[cell.strip() for cell in line.split("|")[1:5]]
+            for line in (DOCS / "lsp.md").read_text(encoding="utf-8").splitlines()
+            if re.match(r"\| `[a-z][A-Za-z]+` \| ", line)]
+    options = Options()
+    snake = {re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), key.strip("`")): default
+             for key, default, _accepted, _meaning in rows}
+    assert sorted(snake) == sorted(options.__dataclass_fields__)
+    for name, default in snake.items():
+        value = getattr(options, name)
+        if name == "memory_limit":
+            assert value is None and default == "half the free memory"
+        else:
+            assert json.loads(default.strip("`")) == value, name
+    for key, _default, accepted, _meaning in rows:
+        key = key.strip("`")
+        bounds = re.search(r"(\S+) to (\S+)$", accepted)
+        if bounds and key != "trainLearningRate":
+            high = {"2^60": 2**60, "10^7": 10**7, "2^32-1": 2**32 - 1}.get(
+                bounds.group(2), None) or int(bounds.group(2))
+            low = int(bounds.group(1))
+            assert Options().update({key: high}) == [] and Options().update({key: low}) == []
+            assert len(Options().update({key: high + 1})) == 1
+            assert len(Options().update({key: low - 1})) == 1
+        for choice in re.findall(r"`(\w+)`", accepted) if "," in accepted else ():
+            assert Options().update({key: choice}) == [], (key, choice)
+        # a bad value is one warning naming the key, the value before kept
+        warnings = Options().update({key: object()})
+        assert len(warnings) == 1 and warnings[0].startswith(f"fuse settings: {key} = ")
