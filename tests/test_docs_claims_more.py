@@ -610,3 +610,34 @@ def test_lsp_configuration_table_is_the_servers_options():
         # a bad value is one warning naming the key, the value before kept
         warnings = Options().update({key: object()})
         assert len(warnings) == 1 and warnings[0].startswith(f"fuse settings: {key} = ")
+
+
+def test_notebooks_usage_errors_and_nullary_relations(shell, capsys):
+    page = (DOCS / "notebooks.md").read_text(encoding="utf-8")
+    _, out = _cell(shell, capsys, "--input Nope", "Y = 1\nexport Y\n")
+    said = re.search(r"`(%%fuse: --input: no notebook variable named 'Nope')`", page).group(1)
+    assert out.strip() == said
+    _, out = _cell(shell, capsys, "--fixpoint wobble", "Y = 1\nexport Y\n")
+    assert "invalid choice: 'wobble'" in out and "usage: %%fuse" in out
+    _, out = _cell(shell, capsys, "--input X --input X", "Y = 1\nexport Y\n")
+    assert "--input X is given twice" in out
+    # a nullary relation: no column, one row when it holds, none when it does not
+    _cell(shell, capsys, "", "Road(A,B)\nDone() = Road(A,B)\nNot() = Road(B,A)\nexport Done, Not\n")
+    assert shell.user_ns["Done"].shape == (1, 0) and len(shell.user_ns["Not"]) == 0
+    _cell(shell, capsys, "--input Done", "Y() = Done()\nexport Y\n")
+    assert len(shell.user_ns["Y"]) == 1
+
+
+def test_notebooks_python_api_as_listed():
+    with pytest.raises(FuseError, match=re.escape("use fuse_lang.load('model.fuse')")):
+        fuse_lang.compile("model.fuse")
+    result = fuse_lang.compile("Road(A,B)\nRoad(B,C)\nexport Road\n").execute()
+    road = result.relation("Road")
+    assert road.tuples() == [("A", "B"), ("B", "C")] and road.to_set() == {("A", "B"), ("B", "C")}
+    assert road.columns == ("c0", "c1") and road.count == len(road) == 2
+    assert ("A", "B") in road and list(road) == road.tuples() and set(result.relations()) == {"Road"}
+    assert result.seconds >= 0
+    assert fuse_lang.explain("Y = 1\nexport Y\n").text().startswith("Tensors")
+    pytest.importorskip("matplotlib")
+    drawn = fuse_lang.plot(result)
+    assert drawn is not result and drawn.pictures and not result.pictures  # a copy
