@@ -641,3 +641,31 @@ def test_notebooks_python_api_as_listed():
     pytest.importorskip("matplotlib")
     drawn = fuse_lang.plot(result)
     assert drawn is not result and drawn.pictures and not result.pictures  # a copy
+
+
+def _shell_commands(block: list[str]) -> list[list[str]]:
+    """A bash block's commands, continuations joined and comments dropped."""
+    import shlex
+    joined = "\n".join(block).replace("\\\n", " ")
+    return [shlex.split(line, comments=True) for line in joined.splitlines() if line.strip()]
+
+
+def test_training_page_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("torch")
+    from safetensors import safe_open
+    monkeypatch.chdir(tmp_path)
+    page = DOCS / "training.md"
+    (tmp_path / "reg.fuse").write_text(
+        "\n".join(block_starting(page, 'X[n,j] = "x.npy"')) + "\n", encoding="utf-8")
+    x = np.random.default_rng(1).normal(size=(32, 3))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", x @ np.array([1.0, 2.0, 3.0]))
+    commands = _shell_commands(block_starting(page, "fuse train reg.fuse"))
+    assert [c[:3] for c in commands] == [["fuse", "train", "reg.fuse"]] * 3
+    for command in commands:  # a few steps where the page says hundreds
+        command = [{"200": "2", "400": "4"}.get(word, word) for word in command[1:]]
+        status, out, err = fuse(capsys, *command)
+        assert status == 0, err
+        assert "warning" not in err, err  # the resumed run is the uninterrupted one
+    with safe_open("out/reg.safetensors", "np") as stored:
+        assert stored.metadata()["fuse.step"] == "4"
