@@ -669,3 +669,32 @@ def test_training_page_commands_run_as_written(tmp_path, monkeypatch, capsys):
         assert "warning" not in err, err  # the resumed run is the uninterrupted one
     with safe_open("out/reg.safetensors", "np") as stored:
         assert stored.metadata()["fuse.step"] == "4"
+
+
+def test_pictures_module_table_signatures_and_summaries():
+    import inspect
+    table = [line for line in (DOCS / "pictures.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("| `fuse_lang/")]
+    checked = 0
+    for line in table:
+        module = re.match(r"\| `(fuse_lang/[\w/]+)\.py`", line).group(1).replace("/", ".")
+        for name, params in re.findall(r"`(\w+)\(([^`]*?)\)(?: -> [^`]*)?`", line):
+            function = getattr(importlib.import_module(module), name)
+            real = list(inspect.signature(function).parameters.values())
+            given = [p.strip() for p in params.split(",") if p.strip() not in ("", "...")]
+            # the page's arguments come first, the rest have defaults
+            assert len(given) <= len(real), name
+            if "..." not in params:  # `f(array, ...)`: more arguments, not told
+                assert all(p.default is not inspect.Parameter.empty
+                           for p in real[len(given):]), name
+            assert [p.name for p in real[1:len(given)]] == given[1:], name
+            checked += 1
+    assert checked >= 8
+    pytest.importorskip("matplotlib")
+    from fuse_lang.ide.plots import render_array
+    line = render_array(np.arange(5000.0), "L", [], "svg", False, None).decode()
+    assert "summarised: 5000 values shown as 1667 block means of 3" in line  # at most 2,048
+    relation = np.zeros((600, 600), dtype=bool)
+    relation[599, 0] = True
+    heat = render_array(relation, "R", [], "svg", True, None).decode()
+    assert "summarised: 600x600 shown as 200x200 block maxima of 3x3" in heat
