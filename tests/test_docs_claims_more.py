@@ -698,3 +698,16 @@ def test_pictures_module_table_signatures_and_summaries():
     relation[599, 0] = True
     heat = render_array(relation, "R", [], "svg", True, None).decode()
     assert "summarised: 600x600 shown as 200x200 block maxima of 3x3" in heat
+
+
+def test_execution_a_deep_chain_takes_32_rounds_then_one_search(tmp_path, capsys):
+    path = tmp_path / "long.fuse"
+    path.write_text("".join(f"Edge(N{k},N{k + 1})\n" for k in range(45))
+                    + "Anc(x,y) = Edge(x,y)\nAnc(x,z) = Anc(x,y) Edge(y,z)\nAnc(N0, x)?\n",
+                    encoding="utf-8")
+    result = fuse_lang.load(path, config=ExecutionConfig(trace=True)).execute()
+    rounds = result.trace["fixpoints"][0]["rounds"]
+    assert result.rounds == {("Anc",): 45} and len(rounds) == 45  # the rounds' own count
+    assert [bool(r.get("searched")) for r in rounds] == [False] * 32 + [True] * 13
+    status, out, _ = fuse(capsys, "run", str(path), "--trace")
+    assert status == 0 and re.search(r"^33-45 \(searched\) ", out, flags=re.MULTILINE)
