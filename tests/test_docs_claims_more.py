@@ -669,6 +669,16 @@ def test_training_page_commands_run_as_written(tmp_path, monkeypatch, capsys):
         assert "warning" not in err, err  # the resumed run is the uninterrupted one
     with safe_open("out/reg.safetensors", "np") as stored:
         assert stored.metadata()["fuse.step"] == "4"
+    # "fuse train prints both (first step ..., then ... a step (median)) and its JSON holds them"
+    status, out, err = fuse(capsys, "train", "reg.fuse", "--steps", "2", "--batch", "n=5000")
+    assert status == 0 and re.search(r"first step [0-9.]+ s \(the step captured or compiled\), "
+                                     r"then [0-9.]+ ms a step \(median\)", out + err)
+    assert "larger than the data" in err  # the batch larger than the data: a warning on stderr
+    status, out, _ = fuse(capsys, "train", "reg.fuse", "--steps", "2", "--batch", "n=5000",
+                          "--format", "json")
+    trained = json.loads(out)
+    assert {"first_step_seconds", "step_seconds", "warnings"} <= set(trained)
+    assert any("larger than the data" in w for w in trained["warnings"])
 
 
 def test_pictures_module_table_signatures_and_summaries():
