@@ -721,3 +721,30 @@ def test_execution_a_deep_chain_takes_32_rounds_then_one_search(tmp_path, capsys
     assert [bool(r.get("searched")) for r in rounds] == [False] * 32 + [True] * 13
     status, out, _ = fuse(capsys, "run", str(path), "--trace")
     assert status == 0 and re.search(r"^33-45 \(searched\) ", out, flags=re.MULTILINE)
+
+
+def test_generation_a_program_that_is_not_causal_runs_whole_and_says_why(tmp_path, capsys):
+    np.save(tmp_path / "ids.npy", np.zeros((2, 6), dtype=np.int64))
+    text = LM.replace("Logits[n,p,c] = Out[c,d] H[n,p,d]",
+                      "M[n,d] = H[n,p,d]\nLogits[n,p,c] = Out[c,d] H[n,p,d] + Out[c,d] M[n,d]")
+    (tmp_path / "nc.fuse").write_text(text, encoding="utf-8")
+    result = fuse_lang.load(tmp_path / "nc.fuse").generate([1, 2], 2, temperature=0)
+    assert "not causal" in result.reuse_note
+    status, out, err = fuse(capsys, "generate", str(tmp_path / "nc.fuse"), "--prompt-ids", "1,2",
+                            "--steps", "2", "--temperature", "0")
+    assert status == 0 and out.split() == [str(i) for i in result.ids]  # ids in, ids out
+    assert "not causal" in err
+    status, _, err = fuse(capsys, "generate", str(tmp_path / "nc.fuse"), "--prompt", "ab")
+    assert status == 1 and "no vocabulary to read the prompt with" in err
+
+
+def test_execution_explain_of_a_program_with_errors_and_the_json_backend(tmp_path, capsys):
+    broken = tmp_path / "broken.fuse"
+    broken.write_text("A = const([1,2])\nB[i] = A[i] * 2\nC[i] = Nope[i]\nexport B\n")
+    status, out, _ = fuse(capsys, "explain", str(broken))
+    assert status == 1 and "Tensors" in out and "run plan" not in out
+    chain = tmp_path / "chain.fuse"
+    chain.write_text(CHAIN, encoding="utf-8")
+    status, out, _ = fuse(capsys, "run", str(chain), "--backend", "auto", "--format", "json")
+    assert json.loads(out)["backend"] == {
+        "backend": "numpy", "device": "cpu", "why": "relational program (Boolean tensors): NumPy"}
