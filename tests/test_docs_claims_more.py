@@ -479,6 +479,11 @@ def test_lsp_check_prints_what_fuse_check_prints(tmp_path, capsys):
         status = lsp_main(["--check", *flags, str(path)])
         out, err = capsys.readouterr()
         assert (status, out, err) == checked and status == 1
+    # exits 2 for usage or I/O problems, as `fuse check` does
+    assert lsp_main(["--check", str(tmp_path / "missing.fuse")]) == 2
+    assert "missing.fuse" in capsys.readouterr().err
+    assert lsp_main(["--help"]) == 0
+    assert "--log-file FILE" in capsys.readouterr().out
 
 
 def test_fuse_check_exit_statuses_the_diagnostics_page_states(tmp_path, capsys):
