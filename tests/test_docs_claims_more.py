@@ -753,3 +753,32 @@ def test_execution_explain_of_a_program_with_errors_and_the_json_backend(tmp_pat
     status, out, _ = fuse(capsys, "run", str(chain), "--backend", "auto", "--format", "json")
     assert json.loads(out)["backend"] == {
         "backend": "numpy", "device": "cpu", "why": "relational program (Boolean tensors): NumPy"}
+
+
+def test_lsp_outline_tokens_and_hints_as_the_page_says():
+    from fuse_lang.front.builtins import KEYWORDS
+    from fuse_lang.ide import inlay_hints, outline, semantic_tokens
+    text = (DOCS / "lsp.md").read_text(encoding="utf-8")
+    tokens = text[text.index("- **Semantic tokens**"):text.index("- **Inlay hints**")]
+    types = tokens[:tokens.index("Modifiers:")]
+    outside, depth = [], 0  # the words outside parentheses: the types themselves
+    for character in types[types.index("Types:"):]:
+        depth += (character == "(") - (character == ")")
+        outside.append(character if depth == 0 else " ")
+    assert re.findall(r"`(\w+)`", "".join(outside)) == list(semantic_tokens.TOKEN_TYPES)
+    assert set(re.search(r"`keyword` \(`([^`]+)`\)", types).group(1).split()) == KEYWORDS
+    modifiers = tokens[tokens.index("Modifiers:"):]
+    assert set(re.findall(r"`(\w+)`", modifiers)) == set(semantic_tokens.TOKEN_MODIFIERS)
+    program = ("axis p = 6\naxis d = 4\nparam W[p,d], V[k]\nY[p,d] = W[p,d]\nS = 2\n"
+               "R(x) = Q(x) not T(x)\nQ(A)\nT(B)\nexport Y, S, R, V\n")
+    analysis = fuse_lang.analyze(program)
+    groups = {g.label: {s.name: s.detail for s in g.symbols}
+              for g in outline.document_outline(analysis)}
+    assert list(groups) == ["params", "Boolean relations", "dense tensors"]
+    assert groups["params"] == {"W": "[p:6, d:4]", "V": "[k:?]"}
+    assert groups["dense tensors"] == {"Y": "[p:6, d:4]", "S": "scalar"}
+    hints = {h.tensor: h.label for h in inlay_hints.shape_hints(analysis)}
+    assert hints["Y"] == ": (6, 4)" and hints["S"] == ": ()"
+    keywords = {program[t.span.start:t.span.end] for t in semantic_tokens.semantic_tokens(analysis)
+                if t.type == "keyword"}
+    assert {"axis", "param", "not", "export"} <= keywords
