@@ -103,16 +103,33 @@ def _commented_lines(text: str) -> set[int]:
             if "#" in line and not line.lstrip().startswith("#")}
 
 
+# files an example names in its text ("with a 2-d w.npy"), made as it says
+FILES = {"arity-mismatch": {"w.npy": (2, 2)}, "virtual-step": {"w.npy": (3, 2, 2)},
+         "extent-conflict": {f"w{x}.npy": (4, 2, 3) for x in "qkvo"}}
+# comments that explain the example rather than point at the code
+EXPLAINING = {("gradient-blocked", 3), ("gradient-blocked", 4)}
+
+
 @pytest.mark.parametrize("code", PLAIN)
-def test_a_codes_example_gives_that_code_where_its_comment_stands(code, tmp_path, monkeypatch):
-    """Each example gives its code; where the example's lines carry comments, the
-    code stands on one of them (the place the page points at)."""
+def test_a_codes_example_gives_that_code_where_its_comments_stand(code, tmp_path, monkeypatch):
+    """Each example gives its code on every line whose comment points at a problem;
+    a line whose comment says `clean` gives nothing."""
     monkeypatch.chdir(tmp_path)
+    for name, shape in FILES.get(code, {}).items():
+        np.save(tmp_path / name, np.zeros(shape))
     text = _example(code)
-    lines = _lines_of(text, fuse_lang.analyze(text, str(tmp_path / "example.fuse")), code)
+    analysis = fuse_lang.analyze(text, str(tmp_path / "example.fuse"))
+    lines = _lines_of(text, analysis, code)
     assert lines, f"the example of {code} does not give it"
-    if _commented_lines(text):
-        assert lines & _commented_lines(text), (code, lines)
+    told = {text.count("\n", 0, d.span.start) + 1 for d in analysis.diagnostics}
+    for line in sorted(_commented_lines(text)):
+        comment = text.splitlines()[line - 1].split("#", 1)[1].strip()
+        if comment.startswith("... "):  # the comment of the line above, continued
+            continue
+        if comment.startswith("clean"):
+            assert line not in told, (code, line)
+        elif (code, line) not in EXPLAINING:
+            assert line in lines, (code, line, comment)
 
 
 def _check(capsys, path: Path, *flags: str) -> tuple[int, str]:
