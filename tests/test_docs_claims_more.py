@@ -799,3 +799,13 @@ def test_lsp_outline_tokens_and_hints_as_the_page_says():
     keywords = {program[t.span.start:t.span.end] for t in semantic_tokens.semantic_tokens(analysis)
                 if t.type == "keyword"}
     assert {"axis", "param", "not", "export"} <= keywords
+
+
+def test_diagnostics_json_example_is_what_fuse_check_writes(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.fuse").write_text(_example("likely-typo-index"), encoding="utf-8")
+    np.save(tmp_path / "w.npy", np.zeros((2, 3)))
+    np.save(tmp_path / "x.npy", np.zeros((4, 3)))
+    status, out, _ = fuse(capsys, "check", "--format", "json", "model.fuse")
+    shown = json.loads("\n".join(block_starting(DIAGNOSTICS, '{"diagnostics": [')))
+    assert status == 0 and json.loads(out) == shown
