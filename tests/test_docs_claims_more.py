@@ -809,3 +809,34 @@ def test_diagnostics_json_example_is_what_fuse_check_writes(tmp_path, monkeypatc
     status, out, _ = fuse(capsys, "check", "--format", "json", "model.fuse")
     shown = json.loads("\n".join(block_starting(DIAGNOSTICS, '{"diagnostics": [')))
     assert status == 0 and json.loads(out) == shown
+
+
+def test_notebooks_synopsis_is_the_magics_usage_and_tensors_come_back_natively(shell, capsys):
+    page = DOCS / "notebooks.md"
+    synopsis = "\n".join(block_starting(page, "%load_ext fuse_lang"))
+    usage = shell.find_cell_magic("fuse").__doc__  # what `%%fuse?` prints
+    usage = usage[:usage.index("options:")] if "options:" in usage else usage
+    assert set(re.findall(r"--[a-z][a-z-]*", synopsis)) | {"--no-compile"} == \
+        set(re.findall(r"--[a-z][a-z-]*", usage)) - {"--help"}
+    # every option of the table is in the usage too
+    table = [line for line in page.read_text(encoding="utf-8").splitlines()
+             if line.startswith("| `--")]
+    assert set(re.findall(r"`(--[a-z][a-z-]*)", "\n".join(table))) <= set(
+        re.findall(r"--[a-z][a-z-]*", usage))
+    pytest.importorskip("torch")
+    import torch
+    _, out = _cell(shell, capsys, "--backend torch", "Y = const([1.0, 2.0])\nexport Y\n")
+    assert isinstance(shell.user_ns["Y"], torch.Tensor) and out.strip() == "set Y (2,)"
+
+
+def test_notebooks_rich_display_as_the_table_says():
+    facts = "".join(f"E(N{k},N{k + 1})\n" for k in range(25))
+    result = fuse_lang.compile(facts + "D() = E(N0,N1)\nF() = E(N1,N0)\nexport E, D, F\n").execute()
+    edges = result.relation("E")
+    assert "… 5 more tuples" in edges._repr_html_() and "… 5 more tuples" in edges._repr_markdown_()
+    assert "1 tuple (true)" in result.relation("D")._repr_html_()
+    assert "0 tuples (false)" in result.relation("F")._repr_markdown_()
+    marked = fuse_lang.compile('R("<script>", "a|b")\nexport R\n').execute().relation("R")
+    assert "| &lt;script&gt; | a\\|b |" in marked._repr_markdown_()
+    assert fuse_lang.explain("Y = 1\nexport Y\n")._repr_html_().startswith("<pre")
+    assert "```" in result.why("E", ("N0", "N1"))._repr_markdown_()
