@@ -840,3 +840,29 @@ def test_notebooks_rich_display_as_the_table_says():
     assert "| &lt;script&gt; | a\\|b |" in marked._repr_markdown_()
     assert fuse_lang.explain("Y = 1\nexport Y\n")._repr_html_().startswith("<pre")
     assert "```" in result.why("E", ("N0", "N1"))._repr_markdown_()
+
+
+def test_generation_the_vocabulary_travels_in_the_checkpoint(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("torch")
+    from safetensors import safe_open
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "ids.npy", np.zeros((2, 6), dtype=np.int64))
+    np.save(tmp_path / "t.npy", np.zeros((2, 6), dtype=np.int64))
+    (tmp_path / "lm.fuse").write_text(LM.replace(
+        'X[n,p] = "ids.npy"\n', 'X[n,p] = "ids.npy"\nT[n,p] = "t.npy"\n')
+        + "L avg= cross_entropy(Logits[n,p,c], T[n,p], axis=c)\ntrain L\n", encoding="utf-8")
+    (tmp_path / "v2.json").write_text('["a", "b"]', encoding="utf-8")
+    (tmp_path / "v5.json").write_text('["a", "b", "c", "d", "e"]', encoding="utf-8")
+    # a vocabulary of another length is refused before the first step
+    status, out, err = fuse(capsys, "train", "lm.fuse", "--steps", "2", "--vocab", "v2.json",
+                            "--checkpoint", "lm2.safetensors")
+    assert status == 1 and "another model" in err and "step 1" not in out
+    assert not (tmp_path / "lm2.safetensors").exists()
+    assert fuse(capsys, "train", "lm.fuse", "--steps", "2", "--vocab", "v5.json",
+                "--checkpoint", "lm.safetensors")[0] == 0
+    with safe_open(tmp_path / "lm.safetensors", "np") as stored:
+        assert json.loads(stored.metadata()["fuse.vocabulary"]) == list("abcde")
+    # `fuse generate --params CKPT` reads it from there: a text prompt, text out
+    status, out, _ = fuse(capsys, "generate", "lm.fuse", "--params", "lm.safetensors",
+                          "--prompt", "ab", "--steps", "3", "--seed", "0")
+    assert status == 0 and re.fullmatch(r"ab[a-e]{3}", out.splitlines()[0])
