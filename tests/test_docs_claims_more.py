@@ -866,3 +866,34 @@ def test_generation_the_vocabulary_travels_in_the_checkpoint(tmp_path, monkeypat
     status, out, _ = fuse(capsys, "generate", "lm.fuse", "--params", "lm.safetensors",
                           "--prompt", "ab", "--steps", "3", "--seed", "0")
     assert status == 0 and re.fullmatch(r"ab[a-e]{3}", out.splitlines()[0])
+
+
+def test_execution_run_what_can_run(tmp_path, capsys):
+    text = 'A = const([1,2])\nB[i] = A[i] * 2\nC[i] = Nope[i]\n"b.npy" = B[i]\nexport B\n'
+    with pytest.raises(FuseError, match=r"\[undefined-tensor\]"):  # without targets: refused
+        compile(text, base_dir=tmp_path)
+    # past_errors: the cones of the exports and sinks; not_run lists what an error left out
+    result = compile(text, past_errors=True, base_dir=tmp_path).execute()
+    assert [(n.what, n.line) for n in result.not_run] == [("C", 3)]
+    assert (tmp_path / "b.npy").exists()
+    (tmp_path / "b.npy").unlink()
+    # a targeted run writes no sinks, and says what the target did not need
+    result = compile(text, targets=["B"], base_dir=tmp_path).execute()
+    assert ("C", 3) in [(n.what, n.line) for n in result.not_run]
+    assert any(n.reason == "not needed by the target" for n in result.not_run)
+    assert not (tmp_path / "b.npy").exists()
+    # a program without exports, queries, sinks or loss: every tensor, refused on any error
+    with pytest.raises(FuseError, match=r"\[undefined-tensor\]"):
+        compile(text.replace('"b.npy" = B[i]\nexport B\n', ""), past_errors=True)
+    # explain: Monte Carlo's share of the work saved; a block size the index cannot split to
+    path = tmp_path / "blocked.fuse"
+    path.write_text("axis i = 4\naxis j = 4\naxis k = 4\nA[i,j] = i + j\nB[j,k] = j - k\n"
+                    "M[i,k] max= A[i,j] B[j,k]\nexport M\n", encoding="utf-8")
+    status, out, _ = fuse(capsys, "explain", str(path), "--block-size", "1")
+    assert status == 0 and "M: intermediate of 64 elements in 4 blocks; peak 16 elements" in out
+    path.write_text("A = const([1.0,2,3,4,5,6])\nB = const([1.0,2,3,4,5,6])\nY = A[j] B[j]\n"
+                    "export Y\n", encoding="utf-8")
+    status, out, _ = fuse(capsys, "explain", str(path), "--projection", "monte_carlo",
+                          "--samples", "3")
+    assert status == 0 and "Monte Carlo over `j`: 3 of 6 values drawn uniformly; 50.0% of the " \
+                           "contraction's work saved" in out
