@@ -897,3 +897,23 @@ def test_execution_run_what_can_run(tmp_path, capsys):
                           "--samples", "3")
     assert status == 0 and "Monte Carlo over `j`: 3 of 6 values drawn uniformly; 50.0% of the " \
                            "contraction's work saved" in out
+
+
+def test_every_flag_a_page_names_exists(shell, capsys):
+    """Each `--flag` of these pages is a flag of a `fuse` command, of `%%fuse`, of
+    `fuse-lsp` or of the benchmark or script the page runs it with."""
+    from fuse_lsp.cli import main as lsp_main
+    known = set()
+    for command in ("check", "explain", "run", "train", "generate", "why", "plot", "cache",
+                    "export"):
+        assert main([command, "--help"]) == 0
+        known |= set(re.findall(r"--[a-z][a-z-]*", capsys.readouterr().out))
+    assert lsp_main(["--help"]) == 0
+    known |= set(re.findall(r"--[a-z][a-z-]*", capsys.readouterr().out))
+    known |= set(re.findall(r"--[a-z][a-z-]*", shell.find_cell_magic("fuse").__doc__))
+    scripts = [*(ROOT / "benchmarks").glob("*.py"), *(ROOT / "benchmarks").glob("*.sh"),
+               ROOT / "docs" / "shots" / "jupyterlab_shots.py"]
+    known |= {f for s in scripts for f in re.findall(r"--[a-z][a-z-]*", s.read_text("utf-8"))}
+    for page in PAGES:
+        named = re.findall(r"(?<![\w-])--[a-z][a-z-]*", (DOCS / f"{page}.md").read_text("utf-8"))
+        assert sorted(set(named) - known) == [], page
