@@ -917,3 +917,17 @@ def test_every_flag_a_page_names_exists(shell, capsys):
     for page in PAGES:
         named = re.findall(r"(?<![\w-])--[a-z][a-z-]*", (DOCS / f"{page}.md").read_text("utf-8"))
         assert sorted(set(named) - known) == [], page
+
+
+def test_pictures_slices_are_titled_by_position_or_symbol(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "t.fuse"
+    path.write_text("P(Alice)\nP(Bob)\naxis i = 2\naxis j = 3\nT[x,i,j] = P(x) + i + j\n"
+                    "export T\n", encoding="utf-8")
+    assert fuse(capsys, "run", str(path), "--plot", str(tmp_path / "a"))[0] == 0
+    drawn = (tmp_path / "a" / "T.svg").read_text(encoding="utf-8")
+    assert ">x=Alice<" in drawn and ">x=Bob<" in drawn  # the first axis by default
+    assert fuse(capsys, "run", str(path), "--plot", str(tmp_path / "b"),
+                "--slice-along", "i")[0] == 0
+    drawn = (tmp_path / "b" / "T.svg").read_text(encoding="utf-8")
+    assert ">i=0<" in drawn and ">i=1<" in drawn and ">x=Alice<" not in drawn
