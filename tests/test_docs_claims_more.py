@@ -931,3 +931,21 @@ def test_pictures_slices_are_titled_by_position_or_symbol(tmp_path, capsys):
                 "--slice-along", "i")[0] == 0
     drawn = (tmp_path / "b" / "T.svg").read_text(encoding="utf-8")
     assert ">i=0<" in drawn and ">i=1<" in drawn and ">x=Alice<" not in drawn
+
+
+def test_training_refusals_come_before_the_first_step(tmp_path):
+    pytest.importorskip("torch")
+    text = "\n".join(block_starting(DOCS / "training.md", 'X[n,j] = "x.npy"')) + "\n"
+    np.save(tmp_path / "x.npy", np.ones((8, 3)))
+    np.save(tmp_path / "t.npy", np.ones(8))
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    program = fuse_lang.compile(text, backend="torch", base_dir=tmp_path)
+    for refused, words in ((dict(checkpoint=str(tmp_path / "file" / "ck.safetensors")),
+                            "its folder cannot be made"),
+                           (dict(seed=-1), "seed"), (dict(batch={"n": 0}), "batch size"),
+                           (dict(learning_rate=float("nan")), "learning rate"),
+                           (dict(init={"W": "normal(-1)"}), "standard deviation")):
+        steps = []
+        with pytest.raises(FuseError, match=words):
+            program.train(steps=2, progress=steps.append, **refused)
+        assert steps == [], refused
