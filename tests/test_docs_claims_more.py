@@ -949,3 +949,26 @@ def test_training_refusals_come_before_the_first_step(tmp_path):
         with pytest.raises(FuseError, match=words):
             program.train(steps=2, progress=steps.append, **refused)
         assert steps == [], refused
+
+
+def test_notebooks_values_in_and_whys_that_cite_the_variable(shell, capsys):
+    import pandas as pd
+    shell.user_ns["names"] = ["ann", "bob"]  # a list holding strings: a relation
+    _, out = _cell(shell, capsys, "--input S=names", "R(x) = S(x)\nexport R\n")
+    assert out.strip() == "set R (2 tuples)"
+    shell.user_ns["numbers"] = [1.0, 2.0, 3.0]  # a list of numbers: an array
+    _cell(shell, capsys, "--quiet --input V=numbers", "Y[i] = V[i] * 2\nexport Y\n")
+    assert shell.user_ns["Y"].tolist() == [2.0, 4.0, 6.0]
+    for value, words in (({(2**70, 1)}, "does not fit in 64 bits"), ({(True, 1)}, "(bool)")):
+        shell.user_ns["bad"] = value
+        _, out = _cell(shell, capsys, "--input B=bad", "R(x,y) = B(x,y)\nexport R\n")
+        assert "--input B: row 1: " in out and words in out
+    shell.user_ns["parents"] = pd.DataFrame({"parent": ["Alice", "Bob"], "child": ["Bob", "Carol"]})
+    _, out = _cell(shell, capsys, "--input Parent=parents --why Ancestor(Alice,Carol)",
+                   "Ancestor(x,y) = Parent(x,y)\nAncestor(x,z) = Ancestor(x,y) Parent(y,z)\n"
+                   "export Ancestor\n")
+    assert "row 2 of the notebook variable `parents`" in out
+    shell.user_ns["w"] = np.ones(3)
+    _, out = _cell(shell, capsys, "--input W=w --why W[1]",
+                   'W[i] = "w.npy"\nY[i] = W[i] * 2\nexport Y\n')
+    assert "`W` is an input of the run: the notebook variable `w`" in out
