@@ -972,3 +972,16 @@ def test_notebooks_values_in_and_whys_that_cite_the_variable(shell, capsys):
     _, out = _cell(shell, capsys, "--input W=w --why W[1]",
                    'W[i] = "w.npy"\nY[i] = W[i] * 2\nexport Y\n')
     assert "`W` is an input of the run: the notebook variable `w`" in out
+
+
+def test_lsp_lines_end_where_the_page_says_in_fuse_check_too(tmp_path, capsys):
+    cases = {b"Y = 1\rZ = Nope\r": ":2:5: error[undefined-tensor]",  # a lone CR ends a line
+             b"Y = 1\r\nZ = Nope\r\n": ":2:5: error[undefined-tensor]",
+             "Y = 1  # a\u2028b\nZ = Nope\n".encode(): ":2:5: error[undefined-tensor]",  # not U+2028
+             b"Y = 1\x0bZ = Nope\n": ":1:6: error[invalid-character]",  # nor \v
+             b"Y = 1\n\x00\n": ":2:1: error[invalid-encoding]"}  # a NUL: the one diagnostic
+    for k, (data, told) in enumerate(cases.items()):
+        path = tmp_path / f"lines{k}.fuse"
+        path.write_bytes(data)
+        status, out = _check(capsys, path)
+        assert status == 1 and out.startswith(f"{path}{told}"), (data, out)
