@@ -248,6 +248,12 @@ def test_execution_run_plan_and_trace_as_the_page_shows_them():
     assert set(trace["fixpoints"][0]) == {"group", "strategy", "rounds"}
     assert {"iteration", "facts_added", "seconds", "held", "rules"} <= \
         set(trace["fixpoints"][0]["rounds"][0])
+    assert trace["equations"][-1]["recursive"] is True
+    (rule, *_) = trace["fixpoints"][0]["rounds"][0]["rules"]
+    assert set(rule) == {"statement", "line", "delta_of", "delta_tuples", "tuples", "seconds",
+                         "products"}
+    naive = compile(CHAIN, config=ExecutionConfig(trace=True, fixpoint="naive")).execute().trace
+    assert "change" in naive["fixpoints"][0]["rounds"][0]  # the largest change, not facts
     assert compile(CHAIN).execute().trace is None
 
 
