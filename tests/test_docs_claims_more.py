@@ -991,3 +991,19 @@ def test_lsp_lines_end_where_the_page_says_in_fuse_check_too(tmp_path, capsys):
         path.write_bytes(data)
         status, out = _check(capsys, path)
         assert status == 1 and out.startswith(f"{path}{told}"), (data, out)
+
+
+def test_execution_demand_rewrite_as_the_page_shows_it(tmp_path, capsys):
+    page = DOCS / "execution.md"
+    shown = [line.split("#")[0].strip() for line in block_starting(page, "Ancestor(Alice, x)?")]
+    path = tmp_path / "family.fuse"
+    path.write_text("Parent(Alice,Bob)\nParent(Bob,Carol)\nAncestor(x,y) = Parent(x,y)\n"
+                    "Ancestor(x,z) = Ancestor(x,y) Parent(y,z)\nAncestor(Alice, x)?\n",
+                    encoding="utf-8")
+    status, out, _ = fuse(capsys, "explain", str(path), "--mode", "demand")
+    added = out[out.index("demand: rules added:"):].splitlines()[1:]
+    added = [line.strip() for line in added if line.startswith("    ")]
+    assert shown[1:4] == added[:3]
+    assert f"demand: the query {shown[0]} reads {shown[4]}" in out
+    tie = re.search(r"`(Magic_Ancestor_bf_tie\(b0, b1\) = [^`]*)`", page.read_text()).group(1)
+    assert " ".join(tie.split()) in added
