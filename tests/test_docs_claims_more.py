@@ -1007,3 +1007,17 @@ def test_execution_demand_rewrite_as_the_page_shows_it(tmp_path, capsys):
     assert f"demand: the query {shown[0]} reads {shown[4]}" in out
     tie = re.search(r"`(Magic_Ancestor_bf_tie\(b0, b1\) = [^`]*)`", page.read_text()).group(1)
     assert " ".join(tie.split()) in added
+
+
+def test_execution_demand_sideways_passing_and_pinned_symbols(tmp_path, capsys):
+    text = (DOCS / "execution.md").read_text(encoding="utf-8")
+    facts = "Road(A,B)\nRoad(B,Oslo)\nReach(x,y) = Road(x,y)\nReach(x,z) = Reach(x,y) Road(y,z)\n"
+    for far, quoted in (("Far(x,z) = Reach(x,y) Reach(y,z)\n", ["Magic_Reach_bf(y) = "]),
+                        ("Far(x,z) = Reach(x,Oslo) Reach(x,y) Reach(y,z)\n",
+                         ["Magic_Reach_bb(x, b0) = ", "Magic_Reach_bb_pin(b0) = "])):
+        path = tmp_path / "far.fuse"
+        path.write_text(facts + far + "Far(A, x)?\n", encoding="utf-8")
+        status, out, _ = fuse(capsys, "explain", str(path), "--mode", "demand")
+        for start in quoted:
+            rule = re.search(rf"`({re.escape(start)}[^`]*)`", text).group(1)
+            assert f"    {' '.join(rule.split())}\n" in out, rule
