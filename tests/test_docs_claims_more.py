@@ -1021,3 +1021,14 @@ def test_execution_demand_sideways_passing_and_pinned_symbols(tmp_path, capsys):
         for start in quoted:
             rule = re.search(rf"`({re.escape(start)}[^`]*)`", text).group(1)
             assert f"    {' '.join(rule.split())}\n" in out, rule
+
+
+def test_generation_no_reuse_gives_the_same_tokens_on_the_command_line(tmp_path, capsys):
+    np.save(tmp_path / "ids.npy", np.zeros((2, 6), dtype=np.int64))
+    (tmp_path / "lm.fuse").write_text(LM, encoding="utf-8")
+    command = ["generate", str(tmp_path / "lm.fuse"), "--prompt-ids", "1,2", "--steps", "6",
+               "--temperature", "0.8", "--top-k", "3", "--seed", "1"]
+    status, reused, err = fuse(capsys, *command)
+    assert status == 0 and "computed the new position only" in err
+    status, whole, err = fuse(capsys, *command, "--no-reuse")
+    assert status == 0 and whole == reused  # past the window of 6 too
