@@ -486,6 +486,15 @@ def test_pictures_names_titles_and_notes(tmp_path, capsys):
     assert summarised in (tmp_path / "c" / "A.svg").read_text(encoding="utf-8")
     assert "1 value not finite (left blank)" in (tmp_path / "c" / "B.svg").read_text()
     assert units in (tmp_path / "c" / "C.svg").read_text(encoding="utf-8")
+    # an empty tensor is a line saying so; complex or text values are refused in words
+    np.savez(tmp_path / "odd.npz", E=np.zeros((0, 3)))
+    assert fuse(capsys, "plot", str(tmp_path / "odd.npz"), "--out", str(tmp_path / "d"))[0] == 0
+    assert "(empty)" in (tmp_path / "d" / "E.svg").read_text(encoding="utf-8")
+    for name, value, words in (("Z", np.array([1 + 2j]), "complex128"),
+                               ("S", np.array(["a"]), "<U1")):
+        np.savez(tmp_path / "bad.npz", **{name: value})
+        status, _, err = fuse(capsys, "plot", str(tmp_path / "bad.npz"))
+        assert status == 2 and f"{name} holds {words} values, not real numbers" in err
 
 
 # ---------------------------------------------------------------- docs/lsp.md
