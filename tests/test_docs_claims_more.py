@@ -16,7 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_docs_claims import DOCS, ROOT, block_starting, fenced_blocks, fuse
+from test_docs_claims import (  # examples: the fixture, examples/ copied
+    DOCS,
+    ROOT,
+    block_starting,
+    examples,  # noqa: F401
+    fenced_blocks,
+    fuse,
+)
 
 import fuse_lang
 from fuse_lang import ExecutionConfig, compile
@@ -1041,3 +1048,17 @@ def test_generation_no_reuse_gives_the_same_tokens_on_the_command_line(tmp_path,
     assert status == 0 and "computed the new position only" in err
     status, whole, err = fuse(capsys, *command, "--no-reuse")
     assert status == 0 and whole == reused  # past the window of 6 too
+
+
+def test_pictures_of_the_examples_the_page_shows(examples, capsys):  # noqa: F811
+    pytest.importorskip("matplotlib")
+    page = (DOCS / "pictures.md").read_text(encoding="utf-8")
+    for command, names in (("fuse run examples/datalog_file.fuse --plot DIR",
+                            {"Reach.svg", "Reach.graph.svg"}),
+                           ("fuse run examples/transformer.fuse --plot DIR", {"Comp.svg"})):
+        assert f"`{command}`" in page
+        words = command.replace("DIR", "pictures").split()[1:]
+        assert fuse(capsys, *words)[0] == 0
+        assert names <= {p.name for p in (examples / "pictures").iterdir()}
+    drawn = (examples / "pictures" / "Reach.svg").read_text(encoding="utf-8")
+    assert ">Amsterdam<" in drawn  # ticks with the cities' names
