@@ -278,6 +278,13 @@ def test_execution_compile_refuses_what_the_page_lists(fields):
 def test_execution_other_refusals_and_the_hooks():
     with pytest.raises(FuseError, match="contradicts"):
         compile("Y = 1\nexport Y\n", max_iterations=3, config=ExecutionConfig(max_iterations=5))
+    for keyword, field in ((dict(tolerance=1e-3), dict(tolerance=1e-4)),
+                           (dict(device="cpu"), dict(device="cuda"))):
+        with pytest.raises(FuseError, match="contradicts"):
+            compile("Y = 1\nexport Y\n", config=ExecutionConfig(**field), **keyword)
+    # a field at its default counts as not given: the keyword wins
+    assert compile("Y = 1\nexport Y\n", precision="fp64",
+                   config=ExecutionConfig(precision="fp32")).config.precision == "fp64"
     with pytest.raises(FuseError, match="compiled=True"):
         compile("Y = 1\nexport Y\n", compiled=True, config=ExecutionConfig(trace=True))
     program = compile("Y = 1\nexport Y\n")
