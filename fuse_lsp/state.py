@@ -77,7 +77,7 @@ class Options:
         for field in fields(self):
             camel = "".join(word.capitalize() if k else word
                             for k, word in enumerate(field.name.split("_")))
-            for key in (field.name, camel):
+            for key in dict.fromkeys((field.name, camel)):  # `backend`: one key, one warning
                 if key in data and data[key] is not None:
                     value, problem = _checked(field.name, data[key], getattr(self, field.name))
                     if problem is None:

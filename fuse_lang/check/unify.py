@@ -522,6 +522,9 @@ class Unification:
                     "extent-conflict", f"this domain has extent {evidence.extent} but more "
                     f"symbols than that (`{extra}` is number {evidence.extent + 1})", span,
                     related=(because,)))
+        for _name, given in self.declared.values():  # a declaration no index uses too
+            if given.extent > MAX_EXTENT:
+                self._too_large(given.extent, given.span, given.what, too_large)
 
     def _too_large(self, extent: int, span: Span, what: str, seen: set[Span]) -> None:
         if span not in seen:

@@ -368,8 +368,9 @@ class Execution:
                     f"run(inputs={{...}})) or " if kind in INPUT_KINDS else "")
             declare = (f"declare it (`axis {missing[0]} = N`)" if not missing[0].isdigit()
                        else "give the program an equation or source that sizes it")
-            raise EvaluationError(f"the extent of `{name}`'s axis {', '.join(missing)} is not "
-                                  f"known; {give}{declare}")
+            which = (f"extent of `{name}`'s axis {missing[0]} is" if len(missing) == 1 else
+                     f"extents of `{name}`'s axes {', '.join(missing)} are")
+            raise EvaluationError(f"the {which} not known; {give}{declare}")
         return shape
 
     def base(self, name: str) -> tuple[Any, bool]:

@@ -41,6 +41,10 @@ async def test_bad_settings_are_ignored_with_a_warning(badly_set, tmp_path):
     for key in BAD:
         await _warned(badly_set, f"{key} = ", "ignored")
     await _warned(badly_set, "debounceMs", "expected 0 to 10000", "keeping 150")
+    # one warning per bad value (`backend` is its own camelCase spelling: not told twice)
+    for key in BAD:
+        assert sum(m.message.startswith(f"fuse settings: {key} = ")
+                   for m in badly_set.log_messages) == 1, key
     # diagnostics arrive after the default debounce, not 10^12 ms
     uri = open_doc(badly_set, tmp_path / "a.fuse", "Y = Q\n")
     params = await asyncio.wait_for(badly_set.wait_for_notification(
