@@ -418,3 +418,49 @@ def test_empty_relations_answer_no_tuples(backend, mode):
             "Loop(x) = Loop(x)\nS(x) = E(x, _) not Loop(x)\n"
             "R(x)?\nNone(A, y)?\nLoop(x)?\nS(x)?\n")
     assert answers(text, backend=backend, mode=mode) == [set(), set(), set(), {("A",)}]
+
+
+def test_an_aggregate_over_a_relations_cells_is_told_and_its_fix_takes_the_tuples(
+        tmp_path, capsys):
+    """`min=`/`max=`/`avg=` over a relation's cells (the `Cells` of the test above)
+    is `aggregate-over-absent` at the relation; the fix `fuse check` offers, applied,
+    checks clean and answers DuckDB's GROUP BY.  Sums, counts, `select`s, heads that
+    keep every variable and dense numeric min= stay clean."""
+    import json
+
+    from fuse_lang.cli import main
+
+    (tmp_path / "e.tsv").write_text(EDGES, encoding="utf-8")
+    text = ('E(x, y, w) = source("e.tsv", header=1)\n'
+            "Low[x] min= E(x, y, w) w\n"
+            "High[x] max= 2 * E(x, y, w) w\n"
+            "Avg[x] avg= E(x, y, w) w\n")
+    clean = AGGREGATES.replace("Cells[x] min= E(x, y, w) w\n", "") + (
+        "Keep[x, y, w] min= E(x, y, w) w\n"
+        "A[i, j] = const([[1, 2], [3, 4]])\nRowMin[i] min= A[i, j]\n")
+    found = [(d.code, text[d.span.start:d.span.end], text.count("\n", 0, d.span.start))
+             for d in fuse_lang.analyze(text, base_dir=tmp_path).diagnostics]
+    assert found == [("aggregate-over-absent", "E(x, y, w)", line) for line in (1, 2, 3)]
+    assert not fuse_lang.analyze(clean, base_dir=tmp_path).diagnostics
+    path = tmp_path / "agg.fuse"
+    path.write_text(text, encoding="utf-8")
+    assert main(["check", str(path), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)["diagnostics"]
+    edits = [edit for d in report for fix in d.get("fixes", ()) for edit in fix["edits"]]
+    assert len(edits) == 2  # min= and max=
+    fixed = text
+    for edit in sorted(edits, key=lambda e: -e["start"]):
+        fixed = fixed[:edit["start"]] + edit["new_text"] + fixed[edit["end"]:]
+    assert "Low[x] min= select(E(x, y, w), w, 1e30)" in fixed
+    assert "High[x] max= select(E(x, y, w), 2 w, -1e30)" in fixed
+    assert [d.code for d in fuse_lang.analyze(fixed, base_dir=tmp_path).diagnostics] == \
+        ["aggregate-over-absent"]  # the mean has no one-edit fix: a sum over a count
+    program = fuse_lang.compile(fixed.replace("Avg[x] avg= E(x, y, w) w\n", ""),
+                                base_dir=tmp_path)
+    out = program.execute().outputs
+    setup = (f"CREATE TABLE e AS SELECT * FROM read_csv('{tmp_path / 'e.tsv'}', header=true, "
+             "delim='\t');")
+    low = dict(duck("SELECT src, min(w) FROM e GROUP BY src", setup))
+    high = dict(duck("SELECT src, 2 * max(w) FROM e GROUP BY src", setup))
+    assert sorted(float(v) for v in out["Low"]) == sorted(float(v) for v in low.values())
+    assert sorted(float(v) for v in out["High"]) == sorted(float(v) for v in high.values())

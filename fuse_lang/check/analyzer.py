@@ -22,6 +22,7 @@ from ..io.sink_paths import repeated_sinks, sinks_over_sources
 from ..io.source_files import SourceInfo
 from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
+from .aggregates import aggregates_over_absent
 from .analysis import Analysis, Deferred, TensorInfo
 from .cascades import quiet_cascades
 from .constants import check_constants
@@ -186,6 +187,7 @@ class _Checker:
             close_empty_columns(self.domains, self.tensors)
             check_datalog(statements, self.tensors, order.groups, order.recursive,
                           checks.deps, diags, checks.remembered if self.remember else None)
+            aggregates_over_absent(statements, self.tensors, deltas, self.text, diags)
             check_unused(statements, self.tensors, checks.read, checks.exports, diags)
             check_losses(statements, self.tensors, checks.deps, diags)
             self._sinks_and_initialisers(statements, deltas, diags)

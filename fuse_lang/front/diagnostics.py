@@ -103,6 +103,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "weights-checksum": (Severity.ERROR, "a weight file whose sha256 differs from the manifest's"),
     "unsafe-comparison": (Severity.ERROR, "a variable of a rule's comparison that no positive atom binds"),
     "unsafe-arithmetic": (Severity.ERROR, "a variable a rule's atoms read only in arithmetic (`Q(x + y)`), bound by nothing"),
+    "aggregate-over-absent": (Severity.WARNING, "a `min=`, `max=` or `avg=` over a relation's cells, where a cell with no tuple is 0"),
     "not-a-number": (Severity.ERROR, "a comparison or a computed head over a column of symbols"),
     "unknown-symbol": (Severity.INFORMATION, "a compared symbol constant that its column does not hold"),
     "domain-limit": (Severity.ERROR, "a rule computes more values than a column holds, or past 64 bits"),
