@@ -189,9 +189,23 @@ def test_an_overflowing_max_or_min_recursion_is_an_error_not_infinity(backend, c
 
 
 def test_a_max_recursion_that_stays_finite_and_an_unreachable_cell_are_answers():
-    got = _run("D max= 0.5 * D + 1\nD max= 0\naxis x = 3\nU[x] min= U[x] + 1\nexport D, U")
+    got = _run("D max= 0.5 * D + 1\nD max= 0\naxis x = 3\nU[x] min= U[x] + 1\n"
+               "F max= -0.5 * F + 1\nF max= 0\nexport D, U, F")
     np.testing.assert_allclose(got["D"], 2.0, atol=1e-5)
     assert np.all(got["U"] == np.inf)  # nothing derives U: it stays at its start
+    # F's start, -inf, times -0.5 is +inf: a cell leaving its start, not an overflow
+    np.testing.assert_allclose(got["F"], 2 / 3, atol=1e-5)
+
+
+def test_a_max_product_recursion_stops_on_its_start_times_zero_and_runs_in_log_space():
+    weights = "W[x,y] = const([[0,0.5,0.2],[0,0,0.9],[0,0,0]])\n"
+    with pytest.raises(fuse_lang.FuseError) as caught:
+        _run(weights + "P[y] max= P[x] * W[x,y]\nP[y] max= const([1,0,0])\nexport P")
+    assert "P did not converge: after 1 iteration the values are no longer finite" in \
+        str(caught.value)  # -inf * 0 (docs/language.md, "Recursion")
+    got = _run(weights + "LW[x,y] = log(W[x,y])\nL[y] max= L[x] + LW[x,y]\n"
+               "L[y] max= log(const([1,0,0]))\nP[y] = exp(L[y])\nexport P")
+    np.testing.assert_allclose(got["P"], [1, 0.5, 0.45], atol=1e-6)
 
 
 def test_longest_paths_with_max_and_unreachable_nodes():

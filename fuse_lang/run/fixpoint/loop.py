@@ -363,9 +363,10 @@ def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
 def round_change(host: Host, name: str, new: Any, old: Any) -> Any:
     """The largest |new - old| of a round; in a `max=`/`min=` tensor a cell still at
     its infinite start has not changed, and one that left it changed by
-    LEFT_ITS_START, but one that reached the other infinity (`D max= 2 * D + 1`
-    past the largest float) changed infinitely: the values are no longer finite,
-    as in a sum (NaN stays NaN: a failure)."""
+    LEFT_ITS_START, but a finite cell that reached the other infinity (`D max= 2 *
+    D + 1` past the largest float) changed infinitely: the values are no longer
+    finite, as in a sum (NaN stays NaN: a failure).  A cell that goes from its start
+    straight to the other infinity (`-0.5 * D` of D's -inf) only left its start."""
     backend = host.backend
     info = host.analysis.tensors[name]
     if info.op not in START_OF or info.boolean:
@@ -373,5 +374,6 @@ def round_change(host: Host, name: str, new: Any, old: Any) -> Any:
     new, old = (backend.asarray(v) if is_sparse(v) else v for v in (new, old))
     gap = backend.where(new == old, 0.0, abs(new - old))
     gap = backend.where(gap == math.inf, LEFT_ITS_START, gap)
-    gap = backend.where((new == -START_OF[info.op]) & (new != old), math.inf, gap)
+    overflow = (new == -START_OF[info.op]) & (abs(old) != math.inf)
+    gap = backend.where(overflow, math.inf, gap)
     return backend.max_abs_difference(gap, backend.zeros(host.shape(name)))
