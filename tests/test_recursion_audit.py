@@ -201,11 +201,22 @@ def test_a_max_product_recursion_stops_on_its_start_times_zero_and_runs_in_log_s
     weights = "W[x,y] = const([[0,0.5,0.2],[0,0,0.9],[0,0,0]])\n"
     with pytest.raises(fuse_lang.FuseError) as caught:
         _run(weights + "P[y] max= P[x] * W[x,y]\nP[y] max= const([1,0,0])\nexport P")
-    assert "P did not converge: after 1 iteration the values are no longer finite" in \
+    assert "P did not converge: after 1 iteration the values are no longer finite; check the " \
+        "recursion (P starts from -inf for `max=`, nothing derived yet: -inf * 0 is NaN" in \
         str(caught.value)  # -inf * 0 (docs/language.md, "Recursion")
     got = _run(weights + "LW[x,y] = log(W[x,y])\nL[y] max= L[x] + LW[x,y]\n"
                "L[y] max= log(const([1,0,0]))\nP[y] = exp(L[y])\nexport P")
     np.testing.assert_allclose(got["P"], [1, 0.5, 0.45], atol=1e-6)
+
+
+def test_a_sum_member_reading_an_unreachable_cell_is_reported_with_its_cause():
+    # NUMERIC's `H[x] min= Dist[x] + 1` as a sum: H holds Dist's +inf start
+    paths = NUMERIC[NUMERIC.index("G[x,y]"):NUMERIC.index("export")]
+    assert "H[x] min= Dist[x] + 1" in paths
+    with pytest.raises(fuse_lang.FuseError) as caught:
+        _run(paths.replace("H[x] min=", "H[x] =") + "export Dist")
+    assert "Dist, H did not converge: after 1 iteration the values are no longer finite; check " \
+        "the recursion (Dist starts from inf for `min=`, nothing derived yet" in str(caught.value)
 
 
 def test_longest_paths_with_max_and_unreachable_nodes():

@@ -205,7 +205,8 @@ class Iteration:
                     if math.isfinite(before) else "")  # the first round has none before it
             raise EvaluationError(
                 f"{names} did not converge: after {rounds} iteration{'' if rounds == 1 else 's'}"
-                f" the values are no longer finite{last}; check the recursion")
+                f" the values are no longer finite{last}; check the recursion"
+                f"{self._started_infinite(rounds, change)}")
         if change > self.tolerance and self.boolean:  # (semi-naive's words)
             raise EvaluationError(f"{names} did not reach a fixpoint in {self.limit} round"
                                   f"{'' if self.limit == 1 else 's'} (the round limit; the "
@@ -214,6 +215,21 @@ class Iteration:
             raise EvaluationError(f"{names} did not converge in {self.limit} iteration"
                                   f"{'' if self.limit == 1 else 's'} (the "
                                   f"last change was {change:.3g}); {RAISE_LIMIT}")
+
+
+    def _started_infinite(self, rounds: int, change: float) -> str:
+        """Why the first round of a group with `max=`/`min=` members can end
+        non-finite: their infinite start (a max-product's -inf * 0, a sum member
+        reading the start)."""
+        tensors = self.host.analysis.tensors
+        started = [n for n in self.group
+                   if tensors[n].op in START_OF and not tensors[n].boolean]
+        if rounds != 1 or not started:
+            return ""
+        op = tensors[started[0]].op
+        return (f" ({started[0]} starts from {START_OF[op]} for `{op}`, nothing derived yet: "
+                f"{START_OF[op]} * 0 is NaN, and a sum member holds it as an infinity; "
+                f"docs/language.md, \"Recursion\", says how to write these)")
 
 
 class SemiNaive(Iteration):
