@@ -377,3 +377,12 @@ def test_recursion_over_offsets_through_several_steps_and_shapes(backend, compil
     got = _run(OFFSETS, backend, compiled)
     # Back reads k+1: no recurrence in order, a fixpoint (0 past the end)
     _same(got, {"X": x, "H": h, "S": s, "Back": [1.875, 1.75, 1.5, 1.0]})
+
+
+@pytest.mark.parametrize("mode", ["forward", "demand"])
+def test_a_query_runs_only_its_cone_not_a_diverging_recursion_beside_it(mode):
+    text = "X = 1.5 * X + 1\nE(A,B)\nE(B,C)\nT(x,y) = E(x,y)\nT(x,z) = T(x,y) E(y,z)\nT(A,x)?"
+    result = fuse_lang.compile(text, config=ExecutionConfig(mode=mode)).execute()
+    assert [q.tuples for q in result.queries] == [[("B",), ("C",)]]
+    with pytest.raises(fuse_lang.FuseError, match="X did not converge: after 218 iterations"):
+        fuse_lang.compile(text, targets=["X"]).run()
