@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
+import torch.utils._pytree as pytree
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from ...plan import contraction  # the one planner: what explain prints runs
@@ -253,7 +254,7 @@ class TorchBackend(Backend):
         def run(values: dict, bases: dict) -> dict:
             if not compiled:
                 on_capture()
-                graph = make_fx(fn)(values, bases)
+                graph = make_fx(fn)(*_unaliased((values, bases)))
                 compiled.append(torch.compile(graph, dynamic=False))
             return compiled[0](values, bases)
 
@@ -267,6 +268,21 @@ class TorchBackend(Backend):
         if isinstance(x, np.ndarray) and x.dtype == bool:
             return torch.as_tensor(x, device=self.torch_device)
         return torch.as_tensor(x, dtype=self.dtype, device=self.torch_device)
+
+
+def _unaliased(args: Any) -> Any:
+    """The arguments with a tensor given twice (a fixpoint's state that starts as
+    its source, which the graph also takes among the bases) cloned the second
+    time: make_fx traces one tensor as one input, so the captured graph would read
+    the state wherever it reads the source, in every later call too."""
+    leaves, spec = pytree.tree_flatten(args)
+    seen: set[int] = set()
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, torch.Tensor):
+            if id(leaf) in seen:
+                leaves[i] = leaf.clone()
+            seen.add(id(leaf))
+    return pytree.tree_unflatten(leaves, spec)
 
 
 def _matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -205,7 +205,8 @@ class Iteration:
                     if math.isfinite(before) else "")  # the first round has none before it
             raise EvaluationError(
                 f"{names} did not converge: after {rounds} iteration{'' if rounds == 1 else 's'}"
-                f" the values are no longer finite{last}; check the recursion")
+                f" the values are no longer finite{last}; check the recursion"
+                f"{self._started_infinite(rounds, change)}")
         if change > self.tolerance and self.boolean:  # (semi-naive's words)
             raise EvaluationError(f"{names} did not reach a fixpoint in {self.limit} round"
                                   f"{'' if self.limit == 1 else 's'} (the round limit; the "
@@ -214,6 +215,21 @@ class Iteration:
             raise EvaluationError(f"{names} did not converge in {self.limit} iteration"
                                   f"{'' if self.limit == 1 else 's'} (the "
                                   f"last change was {change:.3g}); {RAISE_LIMIT}")
+
+
+    def _started_infinite(self, rounds: int, change: float) -> str:
+        """Why the first round of a group with `max=`/`min=` members can end
+        non-finite: their infinite start (a max-product's -inf * 0, a sum member
+        reading the start)."""
+        tensors = self.host.analysis.tensors
+        started = [n for n in self.group
+                   if tensors[n].op in START_OF and not tensors[n].boolean]
+        if rounds != 1 or not started:
+            return ""
+        op = tensors[started[0]].op
+        return (f" ({started[0]} starts from {START_OF[op]} for `{op}`, nothing derived yet: "
+                f"{START_OF[op]} * 0 is NaN, and a sum member holds it as an infinity; "
+                f"docs/language.md, \"Recursion\", says how to write these)")
 
 
 class SemiNaive(Iteration):
@@ -363,7 +379,10 @@ def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
 def round_change(host: Host, name: str, new: Any, old: Any) -> Any:
     """The largest |new - old| of a round; in a `max=`/`min=` tensor a cell still at
     its infinite start has not changed, and one that left it changed by
-    LEFT_ITS_START (NaN stays NaN: a failure)."""
+    LEFT_ITS_START, but a finite cell that reached the other infinity (`D max= 2 *
+    D + 1` past the largest float) changed infinitely: the values are no longer
+    finite, as in a sum (NaN stays NaN: a failure).  A cell that goes from its start
+    straight to the other infinity (`-0.5 * D` of D's -inf) only left its start."""
     backend = host.backend
     info = host.analysis.tensors[name]
     if info.op not in START_OF or info.boolean:
@@ -371,4 +390,6 @@ def round_change(host: Host, name: str, new: Any, old: Any) -> Any:
     new, old = (backend.asarray(v) if is_sparse(v) else v for v in (new, old))
     gap = backend.where(new == old, 0.0, abs(new - old))
     gap = backend.where(gap == math.inf, LEFT_ITS_START, gap)
+    overflow = (new == -START_OF[info.op]) & (abs(old) != math.inf)
+    gap = backend.where(overflow, math.inf, gap)
     return backend.max_abs_difference(gap, backend.zeros(host.shape(name)))
