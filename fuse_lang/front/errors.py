@@ -114,10 +114,15 @@ def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
                     Span(first[2], first[3]))
     if first[0] == "DOT" and len(tokens) > 1 and tokens[1][0] == "NAME" \
             and tokens[1][1] in _SOUFFLE_DIRECTIVES and tokens[1][2] == first[3]:
-        return (f"`.{tokens[1][1]}` is Soufflé's; Fuse declares no relations: a relation "
-                f"is defined by its facts and rules (`Edge(a, b)`, `Path(x, y) = Edge(x, y)`), "
-                f"and read from a file with `Edge(x, y) = \"edge.facts\"`",
-                Span(first[2], tokens[1][3]))
+        word = tokens[1][1]
+        if word == "output" or word == "printsize":
+            instead = "a relation is shown by `export Path` or a query `Path(x, y)?`"
+        elif word == "input":
+            instead = "a relation is read from a file with `Edge(x, y) = \"edge.facts\"`"
+        else:
+            instead = ("Fuse declares no relations: a relation is defined by its facts and "
+                       "rules (`Edge(A, B)`, `Path(x, y) = Edge(x, y)`)")
+        return f"`.{word}` is Soufflé's; {instead}", Span(first[2], tokens[1][3])
     tok = err.token
     at = next((k for k, t in enumerate(tokens) if t[2] == tok[2] and t[0] == tok[0]), None)
     if at is None:
