@@ -136,3 +136,13 @@ def test_the_command_line_reports_the_keyword_typo_with_its_position(tmp_path):
     assert [(d["code"], d["line"], d["column"], d["end_line"], d["end_column"])
             for d in diags] == [("syntax-error", 3, 1, 3, 7), ("undefined-tensor", 4, 8, 4, 9)]
     assert "did you mean `export`?" in diags[0]["message"]
+
+
+@pytest.mark.parametrize("line, op", [("  + W[i]\n", "+"), ("  * 2\n", "*"), ("  - W[i]\n", "-")])
+def test_an_expression_going_on_over_a_line_break(line, op):
+    text = HEAD + "Y[i] = W[i]\n" + line + TAIL
+    found = errors(text)
+    assert [f[:2] for f in found] == [("syntax-error", op), ("undefined-tensor", "Q")]
+    assert found[0][2].startswith(f"a statement cannot start with '{op}': a statement ends "
+                                  f"with its line")
+    assert "open a `(`" in found[0][2]

@@ -99,6 +99,7 @@ _SOUFFLE_DIRECTIVES = frozenset(("decl", "input", "output", "type", "printsize",
                                  "init", "functor", "pragma", "plan", "limitsize"))
 
 _ASSIGN = frozenset(("EQUAL", "PLUSEQ", "PROJEQ"))
+_BINARY = frozenset(("PLUS", "MINUS", "STAR", "SLASH", "POW", "ANDAND", "OROR", "COMPARE"))
 
 
 def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
@@ -127,6 +128,10 @@ def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
     at = next((k for k, t in enumerate(tokens) if t[2] == tok[2] and t[0] == tok[0]), None)
     if at is None:
         return None
+    if at == 0 and tok[0] in _BINARY:  # `  + X[i]`, going on with the line before
+        return (f"a statement cannot start with '{tok[1]}': a statement ends with its line, "
+                f"so to go on with an expression on the next line, open a `(` before the "
+                f"line break", Span(tok[2], tok[3]))
     if tok[0] == "COLON" and at + 1 < len(tokens) and tokens[at + 1][0] == "EQUAL" \
             and tokens[at + 1][2] == tok[3]:  # `Y[i] := X[i]`
         return ("`:=` is not Fuse's: an equation is written with `=` (`Y[i] = X[i]`)",
