@@ -146,3 +146,21 @@ def test_an_expression_going_on_over_a_line_break(line, op):
     assert found[0][2].startswith(f"a statement cannot start with '{op}': a statement ends "
                                   f"with its line")
     assert "open a `(`" in found[0][2]
+
+
+def test_a_stray_comma_names_the_end_of_the_statement():
+    # (not the terminals only a `{ }` block feeds the parser: ';', 'let', '{', '}', a new line)
+    assert one_mistake("Y[i] = W[i],\n") == (
+        "syntax-error", ",", "unexpected ','; expected a name or the end of the statement")
+
+
+def test_the_end_of_the_statement_is_never_left_out_of_a_long_list():
+    code, covered, message = one_mistake("Y[i] = W[i] ? 1 : 0\n")
+    assert (code, covered) == ("syntax-error", "?")
+    assert message.endswith(", ... or the end of the statement")
+
+
+def test_case_arms_separated_by_a_comma():
+    code, covered, message = one_mistake("Y[i] = case { W[i] > 0 -> W[i], default -> 0 }\n")
+    assert (code, covered) == ("syntax-error", ",")
+    assert message == "unexpected ',': the arms of a `case` are separated by `;` or a new line"

@@ -45,8 +45,15 @@ def _describe(tok: Tok) -> str:
     return f"'{tok.value}'"
 
 
-def parse_error_message(err: ParseError, parser: Parser) -> str:
-    """What `err` (raised by `parser`) says to the user."""
+# Terminals that only a block's `{ }` feeds the parser: after an expression outside
+# braces, LALR's merged look-aheads name them too, and they would crowd out "the end
+# of the statement" (`Y[i] = W[i],`: "expected ';', 'let', '{', '}' ...")
+_BLOCK_ONLY = frozenset(("NL", "SEMI", "LBRACE", "RBRACE", "LET"))
+
+
+def parse_error_message(err: ParseError, parser: Parser, braces: bool = True) -> str:
+    """What `err` (raised by `parser`) says to the user; `braces`: whether the
+    statement has a `{` (else the terminals only a block feeds are not named)."""
     tok = err.token
     if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
             and "RBRACE" not in err.expected:
@@ -59,10 +66,17 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     if tok.type == "EQUAL" and "RPAR" in err.expected:  # `(n = m + 1)`
         return "unexpected '=' inside parentheses: to compare, write `==` (`=` defines an equation)"
     # `not` and `case` may start any operand; naming them would crowd out "a name"
-    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected
+    if tok.type == "COMMA" and "DEFAULT" in err.expected:  # `case { c -> a, default -> b }`
+        return "unexpected ',': the arms of a `case` are separated by `;` or a new line"
+    # outside braces, the end of the statement is named last, never left out
+    ends = not braces and "$END" in err.expected
+    names = err.expected - _BLOCK_ONLY - {"$END"} if ends else err.expected
+    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in names
                        if not t.startswith("__") and t not in ("NOT", "CASE", "BANG")})
     if len(expected) > 6:
         expected = expected[:6] + ["..."]
+    if ends:
+        expected.append(_TERMINAL_WORDS["$END"])
     wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \
         if expected else "something else"
     if tok.type == "$END":  # (`Y[i] = X[i] when`: nothing is unexpected, something is missing)

@@ -99,7 +99,7 @@ def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | Non
             return (), make("syntax-error", mistake[0], mistake[1])
         tok = err.token
         where = Span(tok[2], tok[3]) if tok[0] != END else Span(span.end, span.end)
-        return (), make("syntax-error", parse_error_message(err, parser), where)
+        return (), make("syntax-error", parse_error_message(err, parser, "LBRACE" in shape), where)
     except RecursionError:
         return (), make("nesting-too-deep", "this statement is nested too deeply to analyse",
                         span)
