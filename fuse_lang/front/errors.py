@@ -3,11 +3,14 @@ for common mistakes a sentence, matched by parser state (as lark's
 `match_examples`)."""
 from __future__ import annotations
 
+import difflib
 import functools
+from typing import Sequence
 
 from .builder import StatementError
 from .lalr import ParseError, Parser
 from .lexer import Tok, tokenize
+from .span import Span
 
 _TERMINAL_WORDS = {
     "NAME": "a name", "NUMBER": "a number", "STRING": "a file path in double quotes",
@@ -27,7 +30,8 @@ _EXAMPLES: dict[str, list[str]] = {
     "an equation needs a right-hand side after the operator": [
         "Y[i] =", "Y =", "Y[i] max=", "Y[i] +=", "\"out.npy\" ="],
     "missing an operand after the operator": ["Y = A +", "Y = A *", "Y = A -", "Y = A /",
-                                              "Y = A ^", "Y = -", "Y = A + *"],
+                                              "Y = A ^", "Y = -", "Y = A + *", "Y = A ==",
+                                              "Y = A <", "Y = A &&"],
     "missing '=' between the left-hand side and the expression": [
         "Y[i] W[i]", "Y W", "Y[i] 3", "Y[i] (W)", "Y(i) W"],
     "missing ',' between indices": ["Y[i j] = X[i]", "Y = X[i j]", "Y = R(x y)"],
@@ -41,8 +45,15 @@ def _describe(tok: Tok) -> str:
     return f"'{tok.value}'"
 
 
-def parse_error_message(err: ParseError, parser: Parser) -> str:
-    """What `err` (raised by `parser`) says to the user."""
+# Terminals that only a block's `{ }` feeds the parser: after an expression outside
+# braces, LALR's merged look-aheads name them too, and they would crowd out "the end
+# of the statement" (`Y[i] = W[i],`: "expected ';', 'let', '{', '}' ...")
+_BLOCK_ONLY = frozenset(("NL", "SEMI", "LBRACE", "RBRACE", "LET"))
+
+
+def parse_error_message(err: ParseError, parser: Parser, braces: bool = True) -> str:
+    """What `err` (raised by `parser`) says to the user; `braces`: whether the
+    statement has a `{` (else the terminals only a block feeds are not named)."""
     tok = err.token
     if tok.type in ("LBRACE", "RBRACE") and "LBRACE" not in err.expected \
             and "RBRACE" not in err.expected:
@@ -55,10 +66,17 @@ def parse_error_message(err: ParseError, parser: Parser) -> str:
     if tok.type == "EQUAL" and "RPAR" in err.expected:  # `(n = m + 1)`
         return "unexpected '=' inside parentheses: to compare, write `==` (`=` defines an equation)"
     # `not` and `case` may start any operand; naming them would crowd out "a name"
-    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in err.expected
+    if tok.type == "COMMA" and "DEFAULT" in err.expected:  # `case { c -> a, default -> b }`
+        return "unexpected ',': the arms of a `case` are separated by `;` or a new line"
+    # outside braces, the end of the statement is named last, never left out
+    ends = not braces and "$END" in err.expected
+    names = err.expected - _BLOCK_ONLY - {"$END"} if ends else err.expected
+    expected = sorted({_TERMINAL_WORDS.get(t, t) for t in names
                        if not t.startswith("__") and t not in ("NOT", "CASE", "BANG")})
     if len(expected) > 6:
         expected = expected[:6] + ["..."]
+    if ends:
+        expected.append(_TERMINAL_WORDS["$END"])
     wanted = ", ".join(expected[:-1]) + (" or " if len(expected) > 1 else "") + expected[-1] \
         if expected else "something else"
     if tok.type == "$END":  # (`Y[i] = X[i] when`: nothing is unexpected, something is missing)
@@ -85,3 +103,57 @@ def _match_example(err: ParseError, parser: Parser) -> str | None:
     # As lark's match_examples: the parser state and the token type of the
     # error identify the mistake; the table is computed once, not per error.
     return _example_states(parser).get((err.state, err.token.type))
+
+
+# The words that start a statement, for "did you mean" on a misspelled one
+_KEYWORDS = ("export", "import", "axis", "param", "train", "fn", "let")
+
+# Soufflé's directives (`.decl edge(x: number, y: number)`), which Fuse has no need of
+_SOUFFLE_DIRECTIVES = frozenset(("decl", "input", "output", "type", "printsize", "comp",
+                                 "init", "functor", "pragma", "plan", "limitsize"))
+
+_ASSIGN = frozenset(("EQUAL", "PLUSEQ", "PROJEQ"))
+_BINARY = frozenset(("PLUS", "MINUS", "STAR", "SLASH", "POW", "ANDAND", "OROR", "COMPARE"))
+
+
+def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
+                   ) -> tuple[str, Span] | None:
+    """A sentence and its range for a mistake users coming from Python, einsum or
+    Soufflé make, spotted in the statement's `tokens` where the parser failed with
+    `err`; None when none fits (the parser's own message is given)."""
+    first = tokens[0]
+    if first[0] == "NAME" and len(tokens) > 1 and tokens[1][0] in ("NAME", "STRING"):
+        close = difflib.get_close_matches(first[1].lower(), _KEYWORDS, n=1, cutoff=0.6)
+        if close and close[0] != first[1]:  # `exprot Y`, `improt "a.fuse"`, `parm W[i]`
+            return (f"`{first[1]}` is not a keyword: did you mean `{close[0]}`?",
+                    Span(first[2], first[3]))
+    if first[0] == "DOT" and len(tokens) > 1 and tokens[1][0] == "NAME" \
+            and tokens[1][1] in _SOUFFLE_DIRECTIVES and tokens[1][2] == first[3]:
+        word = tokens[1][1]
+        if word == "output" or word == "printsize":
+            instead = "a relation is shown by `export Path` or a query `Path(x, y)?`"
+        elif word == "input":
+            instead = "a relation is read from a file with `Edge(x, y) = \"edge.facts\"`"
+        else:
+            instead = ("Fuse declares no relations: a relation is defined by its facts and "
+                       "rules (`Edge(A, B)`, `Path(x, y) = Edge(x, y)`)")
+        return f"`.{word}` is Soufflé's; {instead}", Span(first[2], tokens[1][3])
+    tok = err.token
+    at = next((k for k, t in enumerate(tokens) if t[2] == tok[2] and t[0] == tok[0]), None)
+    if at is None:
+        return None
+    if at == 0 and tok[0] in _BINARY:  # `  + X[i]`, going on with the line before
+        return (f"a statement cannot start with '{tok[1]}': a statement ends with its line, "
+                f"so to go on with an expression on the next line, open a `(` before the "
+                f"line break", Span(tok[2], tok[3]))
+    if tok[0] == "COLON" and at + 1 < len(tokens) and tokens[at + 1][0] == "EQUAL" \
+            and tokens[at + 1][2] == tok[3]:  # `Y[i] := X[i]`
+        return ("`:=` is not Fuse's: an equation is written with `=` (`Y[i] = X[i]`)",
+                Span(tok[2], tokens[at + 1][3]))
+    start = next((k + 1 for k in range(at - 1, -1, -1) if tokens[k][0] in ("NL", "SEMI")), 0)
+    if tok[0] == "EQUAL" and any(t[0] in _ASSIGN for t in tokens[start:at - 1]) \
+            and tokens[at - 1][0] not in _ASSIGN:  # (not `Y = = 3`: a doubled '=')
+        # `Y[i] = X[i] when X[i] = 0`, `Y = A = B`
+        return ("a second '=': to compare, write `==` (an equation has one `=`)",
+                Span(tok[2], tok[3]))
+    return None

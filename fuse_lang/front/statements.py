@@ -185,7 +185,13 @@ class _Splitter:
                                _tok_span(opener)))
         self.strict = True
         self.notes[1] += 1
-        return _next_line(self.tokens, opener)
+        k = _next_line(self.tokens, opener)
+        if opener.type == "LBRACE" and runaway is True:
+            # a function's body or a block left open: its indented lines go with it
+            # (read alone, `y[i] = x[i] * 2` would report `x` undefined), up to the
+            # next line at column 1, as `strict` reads what follows
+            return _next_column_one(self.tokens, k)
+        return k
 
 
 def _next_line(tokens: list[Tok], opener: Tok) -> int:
@@ -196,6 +202,18 @@ def _next_line(tokens: list[Tok], opener: Tok) -> int:
             return k + 1
         k += 1
     return len(tokens)
+
+
+def _next_column_one(tokens: list[Tok], k: int) -> int:
+    """Index of the first token from `k` on that starts a line at column 1 (not a
+    closing bracket), or `k` if none does among `tokens`."""
+    for j in range(max(k, 1), len(tokens)):
+        tok = tokens[j]
+        before = tokens[j - 1]
+        if before.type == "NL" and tok.start_pos == before.end_pos and tok.type != "NL" \
+                and tok.type not in _CLOSE:
+            return j
+    return k
 
 
 def _bad_char_message(ch: str) -> str:

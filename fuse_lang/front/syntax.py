@@ -19,7 +19,7 @@ from . import ir
 from .builder import IRBuilder, StatementError, strings_alone
 from .datalog_syntax import datalog_syntax, rules_over_lines
 from .diagnostics import Diagnostic, make
-from .errors import parse_error_message
+from .errors import common_mistake, parse_error_message
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, kind_of
 from .relocation import Copies, Relocation
@@ -94,9 +94,12 @@ def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | Non
         datalog = datalog_syntax(tokens, parser)  # `:-`, commas, a final '.'
         if datalog is not None:
             return (), datalog
+        mistake = common_mistake(tokens, err)
+        if mistake is not None:
+            return (), make("syntax-error", mistake[0], mistake[1])
         tok = err.token
         where = Span(tok[2], tok[3]) if tok[0] != END else Span(span.end, span.end)
-        return (), make("syntax-error", parse_error_message(err, parser), where)
+        return (), make("syntax-error", parse_error_message(err, parser, "LBRACE" in shape), where)
     except RecursionError:
         return (), make("nesting-too-deep", "this statement is nested too deeply to analyse",
                         span)
