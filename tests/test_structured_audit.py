@@ -354,3 +354,21 @@ def test_explain_names_each_written_out_equation_s_origin(tmp_path, capsys):
                  "line 4: y@m::g.1[i] = X[i] + m::W[i]   (from fn m::g, called at line 4)",
                  "line 1: m::Out[i] = m::t@let.1[i]   (from lib.fuse:4)"):
         assert line in said, said
+
+
+def test_an_index_a_call_sums_inside_is_said_as_such():
+    # `O[k] = off(A[i,k])`: the call's result is over `i`; `k` goes to the body's
+    # `j`, summed there. The error said "nothing in the program gives it" and
+    # offered `axis k = N`, though `k` is in the call as written
+    text = A_TEXT + ("fn off(a[i,j]) -> s[i] { s[i] = a[i,j] (i != j) }\n"
+                     "O[k] = off(A[i,k])\nP[k] = off(a=A[i,k])\nQ[k] = R[k] + 1\nexport O, P, Q\n")
+    analysis = fuse_lang.analyze(text)
+    unsized = [d for d in analysis.diagnostics if d.code == "unsized-tensor"]
+    assert [(d.message, d.fixes) for d in unsized[:2]] == [
+        (f"`{name}`'s axis `k` has no known extent: `k` is an index of an argument of "
+         f"`off` only, and the function's result has no axis for it (the call sums it), "
+         f"so a run cannot compute `{name}`", ()) for name in ("O", "P")]
+    assert [text[d.span.start:d.span.end] for d in unsized[:2]] == ["O[k]", "P[k]"]
+    assert [d.code for d in analysis.diagnostics
+            if d.severity is fuse_lang.Severity.ERROR] == \
+        ["unsized-tensor", "unsized-tensor", "undefined-tensor"]
