@@ -372,3 +372,16 @@ def test_an_index_a_call_sums_inside_is_said_as_such():
     assert [d.code for d in analysis.diagnostics
             if d.severity is fuse_lang.Severity.ERROR] == \
         ["unsized-tensor", "unsized-tensor", "undefined-tensor"]
+
+
+def test_a_library_s_recurrence_over_its_own_axis(tmp_path):
+    # the library's `axis t = 4` is its own: the program's `axis t = 2` does not meet it
+    write(tmp_path, {"rlib.fuse": "axis t = 4\nX = const([1, 2, 3, 4])\nH[0] = 1\n"
+                                  "H[t] = 0.5 * H[t-1] + X[t] (t > 0)\nexport H\n"})
+    text = 'import "rlib.fuse" as r\naxis t = 2\nY[u] = r::H[u] * 2\nT[t] = 1\nexport Y, T\n'
+    h = [1.0]
+    for x in (2, 3, 4):
+        h.append(0.5 * h[-1] + x)
+    got = values(fuse_lang.compile(text, base_dir=tmp_path).run())
+    np.testing.assert_allclose(got["Y"], 2 * np.array(h))
+    np.testing.assert_allclose(got["T"], [1, 1])
