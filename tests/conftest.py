@@ -54,7 +54,8 @@ CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_ex
                        "test_sparse", "test_sparse_io", "test_sparse_comparisons",
                        "test_execution_config", "test_demand", "test_seed_spellings",
                        "test_layer_recurrences", "test_functions", "test_let_blocks",
-                       "test_datalog_conformance"}
+                       "test_datalog_conformance", "test_structured_conformance",
+                       "test_structured_audit"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs

@@ -279,6 +279,9 @@ def test_blocks_and_lets_read_names_through_any_alias(tmp_path):
     found = errors(head + "{ Y[i] = m::Nope[i] }\nlet base::Q = 1\n", tmp_path / "main.fuse")
     assert [(d.code, d.message) for d in found] == [
         ("undefined-tensor", "`Nope` is not defined in `lib/mid.fuse`, imported as `m`"),
+        ("let-redefined", "`base::Q` is an imported file's name: a `let` defines a name "
+                          "of this file's own (a plain equation adds to a tensor the "
+                          "imported file defines)"),
         ("undefined-tensor", "`Q` is not defined in `lib/base.fuse`, imported as `base`")]
 
 

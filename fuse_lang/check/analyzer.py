@@ -193,7 +193,7 @@ class _Checker:
             self._sinks_and_initialisers(statements, deltas, diags)
             # what a run would refuse before computing (check agrees with run)
             RunRefusals(statements, self.tensors, self.domains, checks.by_number, checks.placed,
-                        deltas).check(order.groups, order.recursive, diags)
+                        deltas, inlined).check(order.groups, order.recursive, diags)
         except RecursionError:
             diags.append(make("nesting-too-deep", "the program is nested too deeply to analyse",
                               Span(0, 0)))

@@ -30,6 +30,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
+from ..front.functions import Inlined
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .domains import Domains
@@ -76,8 +77,11 @@ class RunRefusals:
 
     def __init__(self, statements: Sequence[ir.Statement], tensors: Mapping[str, TensorSymbol],
                  domains: Domains, locals_: Mapping[int, Local], placed: Mapping[int, int],
-                 deltas: Mapping[int, int]) -> None:
+                 deltas: Mapping[int, int], inlined: Inlined | None = None) -> None:
         self.statements = statements
+        # statement number -> as written, where `fn` calls were inlined; the functions
+        self.written = inlined.written if inlined is not None else {}
+        self.functions = inlined.functions if inlined is not None else {}
         self.tensors = tensors
         self.domains = domains
         self.locals = locals_  # statement number -> its Local
@@ -169,13 +173,37 @@ class RunRefusals:
             also = f" (nor {', '.join(f'`{n}`' for n in others)}, whose axis is the same)" \
                 if others else ""
             axis = f"`{label}`" if label else f"{pos}"
-            self.found.append(make(
-                "unsized-tensor", f"`{sym.name}`'s axis {axis} has no known extent: nothing "
-                f"in the program gives it, so a run cannot compute `{sym.name}`{also}"
-                + (f"; declare it with `axis {label} = N`" if label else ""), sym.first_span,
-                fixes=_declare(label)))
+            summed = self._summed_in_call(sym, label) if label else ""
+            if summed:  # (declaring it would not give it the argument's values)
+                self.found.append(make(
+                    "unsized-tensor", f"`{sym.name}`'s axis {axis} has no known extent: "
+                    f"{summed}, so a run cannot compute `{sym.name}`{also}", sym.first_span))
+            else:
+                self.found.append(make(
+                    "unsized-tensor", f"`{sym.name}`'s axis {axis} has no known extent: "
+                    f"nothing in the program gives it, so a run cannot compute "
+                    f"`{sym.name}`{also}" + (f"; declare it with `axis {label} = N`"
+                                             if label else ""), sym.first_span,
+                    fixes=_declare(label)))
             for s, _ in places:
                 self.covered += [self._span(k) for k in s.statements]
+
+    def _summed_in_call(self, sym: TensorSymbol, label: str) -> str:
+        """Why `label` has no extent where the tensor's equation names it only in a
+        `fn` call's argument (`O[k] = off(A[i,k])`): the call sums it inside, since the
+        function's result has no axis for it; "" where it is not so."""
+        for k in sym.statements:
+            stmt = self.written.get(k)
+            if type(stmt) is not ir.Equation:
+                continue
+            for node in ir.walk(stmt.rhs):
+                if type(node) is ir.Call and node.name in self.functions and any(
+                        v.name == label for arg in (*node.args, *(w.value for w in node.kwargs))
+                        for ref in ir.refs(arg) for index in ref.indices or ()
+                        for v in ir.index_vars(index)):
+                    return (f"`{label}` is an index of an argument of `{node.name}` only, and "
+                            f"the function's result has no axis for it (the call sums it)")
+        return ""
 
     def _unsized_indices(self) -> None:
         """Each equation's index variables of unknown extent, each domain said once

@@ -98,13 +98,52 @@ class _Lowering:
         self.statements = statements
         self.text = text
         self.deltas = deltas
-        self.diags: list[Diagnostic] = []
         self.scopes: list[LocalScope] = []
         self.blocks: list[Span] = []
         self.count = 0
-        self.file_lets = file_locals(statements)
+        self.diags: list[Diagnostic] = []
+        self.refused: set[int] = set()  # top-level `let`s left out (let-redefined)
+        self.file_lets = self._file_lets()
         self.program = self._program_names()
         self.local_at: dict[str, Span] = {}  # a local's name -> the first block defining it
+
+    def _file_lets(self) -> frozenset[str]:
+        """The names of the top-level `let`s, each refused (`let-redefined`, left out)
+        where a plain statement of the file defines its name or it names an imported
+        file's tensor (`let m::W`): a `let` would take the name over silently."""
+        plain = self._plain_names()
+        lets: set[str] = set()
+        for stmt in self.statements:
+            if type(stmt) is not ir.Let:
+                continue
+            name = stmt.equation.lhs.name
+            problem = _qualified(name) or (
+                f"`{name}` is a tensor of the program already: a `let` needs a name of its "
+                f"own (a plain equation adds to `{name}`)" if name in plain else None)
+            if problem is None:
+                lets.add(name)
+                continue
+            at, delta = stmt.equation.lhs.name_span, self.deltas.get(id(stmt))
+            at = Span(at[0] + delta, at[1] + delta) if delta else at
+            self.diags.append(make("let-redefined", problem, at))
+            self.refused.add(id(stmt))
+        return frozenset(lets)
+
+    def _plain_names(self) -> set[str]:
+        """The tensors the file defines with plain statements (top level and blocks)."""
+        names = {ref.name for stmt in self.statements if type(stmt) is not ir.Let
+                 for ref in ir.defined_refs(stmt)}
+
+        def visit(block: ir.Block) -> None:
+            for item in block.items:
+                if type(item) is ir.Equation:
+                    names.add(item.lhs.name)
+                elif type(item) is ir.Block:
+                    visit(item)
+        for stmt in self.statements:
+            if type(stmt) is ir.Block:
+                visit(stmt)
+        return names
 
     def _program_names(self) -> set[str]:
         """Every tensor the program defines outside a `let` of a block (plain equations
@@ -132,7 +171,8 @@ class _Lowering:
                 blocks.append((len(out), stmt))
                 out.append(stmt)  # (a place held: its equations go there)
             elif type(stmt) is ir.Let:
-                out.append(stmt.equation)
+                if id(stmt) not in self.refused:
+                    out.append(stmt.equation)
             else:
                 out.append(stmt)
         flat: dict[int, list[ir.Equation]] = {}
@@ -181,6 +221,8 @@ class _Lowering:
             out.append(_renamed_equation(eq, env) if env else eq)
 
     def _redefined(self, name: str, outer: dict[str, str]) -> str | None:
+        if _qualified(name):
+            return _qualified(name)
         if name in self.file_lets:
             return f"`{name}` is a `let` of the whole file already: a block's local needs " \
                    f"a name of its own"
@@ -253,6 +295,14 @@ class _Lowering:
                                                   "; export or query a tensor that reads it"))
             return False
         return True
+
+
+def _qualified(name: str) -> str | None:
+    """Why a `let` of `name` is refused when it names an imported file's tensor."""
+    if "::" not in name:
+        return None
+    return f"`{name}` is an imported file's name: a `let` defines a name of this file's " \
+           f"own (a plain equation adds to a tensor the imported file defines)"
 
 
 def _renamed(name: str, block: int) -> str:
