@@ -250,11 +250,30 @@ def _quantization(spec: Any, name: str, bad) -> Quantization:
 
     scale = number_or_list(spec["scale"], "scale")
     zero = number_or_list(spec.get("zero_point", 0), "zero point")
+    stray = _stray_number(scale, positive=True)
+    if stray is not None:  # (a NaN or infinite step would turn the weight into NaN)
+        raise bad(f"the scale of `{name}` is {stray!r}; a scale is a finite number above 0 "
+                  f"(float32's range)", name)
+    stray = _stray_number(zero, positive=False)
+    if stray is not None:
+        raise bad(f"the zero point of `{name}` is {stray!r}, not a finite number", name)
     axis = _axis(spec.get("axis"), name, bad)
     if axis is None and not (isinstance(scale, float) and isinstance(zero, float)):
         raise bad(f"`{name}`: a scale or zero point per position needs the quantization's "
                   f"\"axis\"", name)
     return Quantization(scale, zero, axis)
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _stray_number(value: Any, positive: bool) -> float | None:
+    """The first of a quantization's numbers (a number or a tuple of them; a
+    file's are judged when loaded) that is not finite in float32 (or, `positive`,
+    not above 0); None when all are."""
+    numbers = value if isinstance(value, tuple) else (value,) if isinstance(value, float) else ()
+    return next((v for v in numbers if not -FLOAT32_MAX <= v <= FLOAT32_MAX
+                 or positive and not v > 0), None)
 
 
 def _adapter(name: str, spec: Any, bad) -> Adapter:
@@ -263,8 +282,9 @@ def _adapter(name: str, spec: Any, bad) -> Adapter:
         raise bad(f"the adapter {name!r} is an object with \"targets\" (tensor name -> "
                   f"{{\"A\": file, \"B\": file}}) and \"scale\"")
     scale = spec.get("scale", 1.0)
-    if not isinstance(scale, (int, float)) or isinstance(scale, bool):
-        raise bad(f"the scale of adapter {name!r} is a number, not {scale!r}")
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not \
+            -FLOAT32_MAX <= scale <= FLOAT32_MAX:
+        raise bad(f"the scale of adapter {name!r} is a finite number, not {scale!r}")
     pairs = []
     for target, pair in spec["targets"].items():
         if not isinstance(pair, Mapping) or set(pair) != {"A", "B"}:

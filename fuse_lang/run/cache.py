@@ -80,6 +80,8 @@ def enable(folder: str | os.PathLike, backend: str) -> Path:
     root = Path(folder).expanduser()
     try:
         make_folder(root)  # (names a file in the way: 'afile is a file, not a folder')
+        if backend in FRAMEWORK_FOLDERS:  # (a file there: the framework's own warning)
+            make_folder(root / backend)
     except OSError as err:
         raise FuseError(f"cache_dir {str(folder)!r} cannot be made: "
                         f"{err.strerror or err}") from None
@@ -128,6 +130,10 @@ def _read_index(root: Path) -> dict:
         return {"version": INDEX_VERSION, "entries": {}}
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         return {"version": INDEX_VERSION, "entries": {}}
+    # an entry edited by hand or half-written into something else is dropped, as a
+    # whole index that is not JSON is: the index notes what was compiled, nothing more
+    data["entries"] = {key: entry for key, entry in data["entries"].items()
+                       if isinstance(entry, dict)}
     return data
 
 
@@ -145,7 +151,8 @@ def record(root: Path, key: str, made_of: dict) -> bool:
                  "statements": made_of["definition"].count("\n") + 1,
                  "created": now, "uses": 0}
         index["entries"][key] = entry
-    entry["uses"] = int(entry.get("uses", 0)) + 1
+    uses = entry.get("uses", 0)
+    entry["uses"] = (uses if isinstance(uses, int) and not isinstance(uses, bool) else 0) + 1
     entry["last_used"] = now
     try:
         atomic_write(root / INDEX, (json.dumps(index, indent=1, sort_keys=True) + "\n").encode())

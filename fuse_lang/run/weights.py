@@ -72,9 +72,10 @@ class Weights:
         if adapters is None:
             chosen: dict[str, float] = {}
         elif isinstance(adapters, Mapping):
-            if not all(isinstance(v, (int, float)) for v in adapters.values()):
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and np.isfinite(np.float32(v)) for v in adapters.values()):
                 raise ManifestError("weights-bad-manifest", "adapters as a mapping give each "
-                                    "adapter's scale as a number")
+                                    "adapter's scale as a finite number")
             chosen = {str(n): float(s) for n, s in adapters.items()}
         elif isinstance(adapters, str):
             chosen = {adapters: self.manifest.adapter(adapters).scale}
@@ -154,13 +155,22 @@ class Weights:
         if layout.quant_axis is not None:
             shape[layout.quant_axis] = layout.shape[layout.quant_axis]
 
-        def values(value: Any) -> np.ndarray:
+        def values(value: Any, what: str) -> np.ndarray:
             if isinstance(value, FileRef):
-                value = self._load(value, name)
+                ref, value = value, self._load(value, name)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    wrong = ~np.isfinite(value.astype(np.float32)) | (
+                        (value <= 0) if what == "scale" else False)
+                if wrong.any():  # (the manifest's own numbers are judged when it is read)
+                    raise ManifestError("weights-bad-manifest", f"{self.manifest.where}: "
+                                        f"`{ref.file}` (the {what} of `{name}`) holds "
+                                        f"{float(value.flat[int(np.argmax(wrong))])!r}; a {what} is "
+                                        f"a finite number" + (" above 0" if what == "scale"
+                                                              else ""), name)
             value = np.asarray(value, dtype=np.float32)
             return value.reshape(shape) if value.size > 1 else value.reshape([1] * len(shape))
 
-        return values(quant.scale), values(quant.zero_point)
+        return values(quant.scale, "scale"), values(quant.zero_point, "zero point")
 
     def _load(self, ref: FileRef, tensor: str, mapped: bool = False) -> np.ndarray:
         path = self.manifest.base_dir / ref.file
