@@ -23,7 +23,13 @@ from ..front.diagnostics import Diagnostic, make
 from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
 from .numpy_headers import npz_errors, npz_problem, read_npy_header
-from .safetensors_header import NUMPY_DTYPES, SafetensorsProblem, read_entry, tensor_keys
+from .safetensors_header import (
+    NUMPY_DTYPES,
+    SafetensorsProblem,
+    UnheldDtype,
+    read_entry,
+    tensor_keys,
+)
 from .source_files import DuplicateKey, SourceError, json_unique_keys, open_regular, read_bounded
 from .sources import SAFETENSORS, split_member
 
@@ -315,7 +321,8 @@ def header_of(manifest: Manifest, ref: FileRef, tensor: str) -> tuple[tuple[int,
             try:
                 found = read_entry(path, ref.key, tensor)
             except SafetensorsProblem as err:
-                code = "weights-unknown-key" if "holds no tensor" in str(err) else \
+                code = "weights-dtype-mismatch" if isinstance(err, UnheldDtype) else \
+                    "weights-unknown-key" if "holds no tensor" in str(err) else \
                     "weights-missing-file"
                 raise ManifestError(code, f"{where}: {err}", tensor) from None
             return found.shape, found.dtype

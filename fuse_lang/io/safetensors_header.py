@@ -25,6 +25,10 @@ class SafetensorsProblem(Exception):
     """The file is not a readable safetensors file, or lacks the key; says why."""
 
 
+class UnheldDtype(SafetensorsProblem):
+    """The tensor's type (BF16, FP8) has no NumPy type; says which."""
+
+
 @frozen_dataclass
 class SafetensorsEntry:
     """One tensor of a safetensors file, as its header describes it."""
@@ -50,7 +54,7 @@ def read_entry(path: Path, key: str | None, tensor: str) -> SafetensorsEntry:
         raise SafetensorsProblem(f"not a readable safetensors file ({err})") from None
     dtype = NUMPY_DTYPES.get(kind)
     if dtype is None:
-        raise SafetensorsProblem(f"its tensor {chosen!r} holds {kind} numbers, which NumPy "
+        raise UnheldDtype(f"its tensor {chosen!r} holds {kind} numbers, which NumPy "
                                  f"cannot hold; store it as F32, F16 or I8")
     return SafetensorsEntry(chosen, shape, dtype)
 
