@@ -376,9 +376,19 @@ def test_fuse_cache_info_reads_past_entries_that_are_not_objects(tmp_path, capsy
     text = capsys.readouterr().out
     assert text.splitlines()[0].startswith(f"cache {cache}: 2 entries"), text
     assert "  jax: 1 entries, 0 files" in text and "  torch: 1 entries, 0 files" in text
-    assert cli_main(["cache", "clear", "--cache-dir", str(cache)]) == 0
-    assert capsys.readouterr().out.startswith(f"cleared {cache}: 2 entries")
+    assert cli_main(["cache", "clear", "--cache-dir", str(cache), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == data  # what was there, in info's shape
     assert list(cache.iterdir()) == []
+
+
+def test_fuse_cache_clear_names_what_it_could_not_remove(tmp_path, capsys):
+    cache = tmp_path / "c"
+    (cache / "index.json").mkdir(parents=True)  # a folder where the index belongs
+    (cache / "index.json" / "mine.txt").write_text("mine")
+    assert cli_main(["cache", "clear", "--cache-dir", str(cache)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot be cleared: {cache / 'index.json'}: " in err and "Traceback" not in err, err
+    assert (cache / "index.json" / "mine.txt").read_text() == "mine"
 
 
 @needs_jax
@@ -400,13 +410,15 @@ def test_a_cache_hit_gives_the_same_outputs_and_a_corrupt_entry_is_rewritten(tmp
 
 
 @needs_jax
-def test_a_file_where_the_frameworks_folder_belongs_is_refused_in_words(tmp_path, capsys):
-    backend = "jax"  # (eager torch leaves the folder alone; compiled torch takes long)
+@pytest.mark.parametrize("backend", ["jax", "jax-export"])
+def test_a_file_where_the_frameworks_folder_belongs_is_refused_in_words(tmp_path, capsys,
+                                                                         backend):
+    # (eager torch leaves the folder alone; compiled torch takes long)
     cache = tmp_path / "c"
     cache.mkdir()
     (cache / backend).write_text("mine")
     (tmp_path / "p.fuse").write_text(CACHED)
-    assert cli_main(["run", str(tmp_path / "p.fuse"), "--backend", backend,
+    assert cli_main(["run", str(tmp_path / "p.fuse"), "--backend", "jax",
                      "--cache-dir", str(cache)]) == 1
     err = capsys.readouterr().err
     assert f"{cache / backend} is a file, not a folder" in err, err

@@ -123,8 +123,9 @@ def cmd_cache(options: CacheOptions) -> int:
         try:
             before = cache.clear(folder)
         except OSError as err:
-            fail(f"fuse: cache clear: {folder} cannot be cleared: {err.strerror or err}",
-                 EXIT_USAGE)
+            where = f"{err.filename}: " if err.filename else ""
+            fail(f"fuse: cache clear: {folder} cannot be cleared: {where}"
+                 f"{err.strerror or err}", EXIT_USAGE)
         if options.format == "json":  # what was there, in the shape of `info`
             _print_json(before)
         else:

@@ -80,8 +80,10 @@ def enable(folder: str | os.PathLike, backend: str) -> Path:
     root = Path(folder).expanduser()
     try:
         make_folder(root)  # (names a file in the way: 'afile is a file, not a folder')
-        if backend in FRAMEWORK_FOLDERS:  # (a file there: the framework's own warning)
-            make_folder(root / backend)
+        # the backend's folders too: a file in the way would otherwise be the
+        # framework's warning (naming its own source file), or nothing stored, unsaid
+        for name in {"jax": ("jax", EXPORT_FOLDER), "torch": ("torch",)}.get(backend, ()):
+            make_folder(root / name)
     except OSError as err:
         raise FuseError(f"cache_dir {str(folder)!r} cannot be made: "
                         f"{err.strerror or err}") from None
