@@ -208,6 +208,26 @@ def test_quantized_weights_equal_the_numpy_oracle(tmp_path, backend):
         np.testing.assert_allclose(np.asarray(out), dequantized @ X, rtol=1e-6, atol=1e-5)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_quantized_shards_are_joined_then_dequantized_per_row(tmp_path, backend):
+    save_file({"top": Q[:2], "bottom": Q[2:], "bottom_u8": Q[2:].view(np.uint8)},
+              str(tmp_path / "s.safetensors"))
+    scale, zero = np.array([1.0, 2.0, 3.0], np.float32), np.array([0, 1, -1], np.float32)
+    quantization = {"scale": scale.tolist(), "zero_point": zero.tolist(), "axis": "i"}
+    weights = {"tensors": {"W": {"shards": ["s.safetensors:top", "s.safetensors:bottom"],
+                                 "axis": "i", "quantization": quantization}}}
+    program = fuse_lang.compile(MATVEC, weights=weights, base_dir=tmp_path, backend=backend)
+    dequantized = (Q.astype(np.float32) - zero[:, None]) * scale[:, None]
+    np.testing.assert_allclose(np.asarray(program.run({"X": X})["Y"]), dequantized @ X,
+                               rtol=1e-6, atol=1e-5)
+    # shards of two stored types have no one zero point's range: refused, not promoted
+    weights["tensors"]["W"]["shards"][1] = "s.safetensors:bottom_u8"
+    with pytest.raises(FuseError) as caught:
+        fuse_lang.compile(MATVEC, weights=weights, base_dir=tmp_path, backend=backend)
+    assert "[weights-dtype-mismatch]" in str(caught.value)
+    assert "its shards hold int8 and uint8" in str(caught.value)
+
+
 @pytest.mark.parametrize("quantization,words", [
     ({"scale": [0.5, 0.25], "axis": "i"}, "weights-shape-mismatch",),
     ({"scale": [1, 1, 1], "zero_point": [0, 0], "axis": "i"}, "weights-shape-mismatch"),

@@ -414,6 +414,11 @@ def _layout(manifest: Manifest, entry: WeightEntry, names: tuple[str, ...]) -> L
         found = next(d for _, d in headers if d != entry.dtype)
         raise ManifestError("weights-dtype-mismatch", f"{where} is declared {entry.dtype} "
                             f"but its file holds {found}", name)
+    kinds = sorted({d for _, d in headers})
+    if entry.quantization is not None and len(kinds) > 1:  # (one zero point, one type)
+        raise ManifestError("weights-dtype-mismatch", f"{where} is quantized, but its shards "
+                            f"hold {' and '.join(kinds)}: its shards share one stored type",
+                            name)
     shape = headers[0][0]
     axis = None
     if len(headers) > 1:
