@@ -484,7 +484,8 @@ def _loop(program: CompiledProgram, learner: Any, batches: Batches,
                             f"starting params and data, whatever the learning rate (a log "
                             f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
-            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}"
+            raise FuseError(_data_error(program, inputs, learner) or
+                            f"the loss `{result.loss}` became {value} at step {step + 1}"
                             f"{_not_finite(learner.params())}: too high a learning rate (lower "
                             f"it), or a gradient that is not finite (a sqrt, a log or a "
                             f"power below 1 of 0: keep its argument off 0, `sqrt(x + 1e-12)`)")
