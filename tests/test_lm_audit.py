@@ -295,4 +295,3 @@ def test_exports_of_the_model_give_its_logits(lm, tmp_path, fmt, dynamic):
         got = np.asarray(jax.export.deserialize(out.read_bytes()).call(X=x, T=t)["Logits"])
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-
