@@ -7,6 +7,8 @@ entry points, on a tiny token-id model trained in seconds.
   (it was NaN everywhere: 0·-inf of the one-hot product), its gradient is
   PyTorch's; smoothing over a row holding -inf is +inf as in PyTorch; an empty
   batch gives an empty loss per example and a NaN mean, as PyTorch's.
+  PyTorch's `-inf` in a masked fill is an `undefined-tensor` that says a number
+  has no infinity and offers `-1e9` (it said only "`inf` is not defined").
 - `fuse train` on data whose token ids or class ids lie outside the vocabulary,
   or on an empty batch, exits 1 with one line naming the equation and the id (it
   was a traceback, IndexError from the captured torch step, or a NaN guessed at
@@ -295,3 +297,14 @@ def test_exports_of_the_model_give_its_logits(lm, tmp_path, fmt, dynamic):
         got = np.asarray(jax.export.deserialize(out.read_bytes()).call(X=x, T=t)["Logits"])
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_minus_inf_in_a_masked_fill_is_said_with_its_fix():
+    text = 'S[q,k] = "z.npy"\nA[q,k] = masked_fill(S[q,k], k > q, -inf)\nexport A\n'
+    found = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "undefined-tensor"]
+    assert [d.message for d in found] == [
+        "`inf` is not defined: a number has no infinity; a masked fill takes a large one "
+        "(`-1e9`: its softmax is 0)"]
+    (edit,) = found[0].fixes[0].edits
+    assert text[:edit.span.start] + edit.new_text + text[edit.span.end:] == \
+        text.replace("-inf", "-1e9")
