@@ -308,3 +308,11 @@ def test_minus_inf_in_a_masked_fill_is_said_with_its_fix():
     (edit,) = found[0].fixes[0].edits
     assert text[:edit.span.start] + edit.new_text + text[edit.span.end:] == \
         text.replace("-inf", "-1e9")
+
+
+def test_a_prompt_that_begins_with_a_dash_is_given_with_an_equals_sign(lm, tmp_path):
+    vocab = tmp_path / "v.json"
+    vocab.write_text(json.dumps(["-", "a", "b", " ", "\n"]), encoding="utf-8")
+    result = _generate(lm, "--prompt=-a", "--steps", "2", "--temperature", "0",
+                       "--vocab", str(vocab))
+    assert result["prompt"] == [0, 1] and result["text"] == "-ab "
