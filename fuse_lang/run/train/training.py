@@ -514,9 +514,9 @@ def _data_error(program: CompiledProgram, inputs: Mapping[str, Any], learner: An
     if empty:
         return (f"the data `{empty[0]}` of a step is empty (shape "
                 f"{tuple(inputs[empty[0]].shape)}): the loss has no examples to average")
-    try:
-        program.variant(compiled=False).run({**inputs, **learner.params()},
-                                            write_sinks=False)
+    try:  # the loss' cone only: what the step computes
+        cut = _loss_program(program, loss_of(program.analysis))
+        cut.variant(compiled=False).run({**inputs, **learner.params()}, write_sinks=False)
     except FuseError as err:
         return f"the data of a step: {err}"
     except Exception:  # noqa: BLE001 - the caller says what the step itself raised
