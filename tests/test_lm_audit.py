@@ -316,3 +316,17 @@ def test_a_prompt_that_begins_with_a_dash_is_given_with_an_equals_sign(lm, tmp_p
     result = _generate(lm, "--prompt=-a", "--steps", "2", "--temperature", "0",
                        "--vocab", str(vocab))
     assert result["prompt"] == [0, 1] and result["text"] == "-ab "
+
+
+@pytest.mark.parametrize("backend", ["torch", JAX])
+def test_a_later_batch_with_an_id_outside_the_vocabulary_says_which(lm, tmp_path, backend):
+    """The first batches are sound; the one holding row 7 is not (torch raised
+    IndexError there; jax's loss became NaN, blamed on the learning rate)."""
+    x = np.load(lm / "x.npy")
+    x[7, 0] = 9
+    np.save(tmp_path / "x.npy", x)
+    code, _, err = _cli("train", str(lm / "lm.fuse"), "--steps", "8", "--batch", "n=2",
+                        "--backend", backend, "--data", f"X={tmp_path / 'x.npy'}")
+    assert code == 1 and err.strip().splitlines()[-1].endswith(
+        "the data of a step: line 7: `H[n,p,d] = gather(Emb[c,d], X[n,p], axis=c)`: "
+        "gather's positions hold the position 9, outside the 5 of its axis (0 to 4)")
