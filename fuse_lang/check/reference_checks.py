@@ -80,6 +80,12 @@ class ReferenceChecks:
             if self._suggester is None:  # built on the first undefined name only
                 self._suggester = NameSuggester(self.tensors)
             close = self._suggester.close(ref.name)
+            if ref.indices is None and ref.name.lower() in ("inf", "infinity"):  # float('inf')
+                fix = Fix("Write 1e9", (TextEdit(name_span, "1e9"),))
+                message = (f"`{ref.name}` is not defined{note}: a number has no infinity; a "
+                           f"masked fill takes a large one (`-1e9`: its softmax is 0)")
+                self.diags.append(make("undefined-tensor", message, name_span, fixes=(fix,)))
+                return False
             if close:
                 fixes = tuple([Fix(f"Change to `{c}`", (TextEdit(name_span, c),)) for c in close])
                 message = f"`{ref.name}` is not defined{note}{did_you_mean_text(close)}"

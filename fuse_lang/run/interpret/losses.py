@@ -5,7 +5,9 @@ logits against class ids or target distributions, from the backend's stable
 Class ids become a one-hot mask by comparison with the class positions: the
 logits' size, which the log-softmax has anyway, in the same few framework
 operations on NumPy, torch and jax (a captured torch step and a jitted jax step
-alike); the gradient flows to the logits through `log_softmax`."""
+alike); the gradient flows to the logits through `log_softmax`.  Only the id's
+class is read, so a logit masked to -inf elsewhere in its row gives PyTorch's
+finite loss (not the NaN of 0·-inf)."""
 from __future__ import annotations
 
 import operator
@@ -27,10 +29,11 @@ def cross_entropy(backend: Backend, z: LArray, t: LArray, axis: str, smoothing: 
     classes = backend.shape(z.data)[k]
     logp = LArray(backend.log_softmax(z.data, k), z.axes)
     if axis in t.axes:  # one-hot or probabilities, over the classes too
-        target = t
-    else:
-        target = LArray(_one_hot(backend, z, t, axis, classes), z.axes)
-    picked = project(backend, combine(backend, operator.mul, logp, target), (axis,), "sum")
+        terms = combine(backend, operator.mul, logp, t)
+    else:  # the id's class only: a masked logit (-inf) of another class is not 0·-inf
+        hot = _one_hot(backend, z, t, axis, classes)  # 1, 0, or NaN for no class (traced)
+        terms = LArray(backend.where(hot != 0, logp.data, 0.0) * hot, z.axes)
+    picked = project(backend, terms, (axis,), "sum")
     loss = LArray(-picked.data, picked.axes)
     if smoothing:  # (1-ε)·t + ε/C: the uniform part is the mean of -log p over the classes
         uniform = project(backend, logp, (axis,), "avg")

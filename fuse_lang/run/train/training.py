@@ -465,17 +465,27 @@ def _loop(program: CompiledProgram, learner: Any, batches: Batches,
         if program.interrupt is not None:
             program.interrupt()
         before = time.perf_counter()
-        value = learner.step({**batches.at(step), **batches.temperatures(step)}, step)
+        inputs = {**batches.at(step), **batches.temperatures(step)}
+        try:
+            value = learner.step(inputs, step)
+        except (FuseError, KeyboardInterrupt):
+            raise
+        except Exception as err:  # noqa: BLE001 - the framework's, in a captured step
+            raise FuseError(_data_error(program, inputs, learner) or
+                            f"step {step + 1} failed in {program.backend.name}: "
+                            f"{type(err).__name__}: {err}") from None
         times.append(time.perf_counter() - before)
         result.first_step_seconds = times[0]
         result.step_seconds = float(np.median(times[1:])) if len(times) > 1 else None
         if not np.isfinite(value) and step == result.first_step:  # before any update
-            raise FuseError(f"the loss `{result.loss}` is {value} at the start (step "
+            raise FuseError(_data_error(program, inputs, learner) or
+                            f"the loss `{result.loss}` is {value} at the start (step "
                             f"{step + 1}, before any update): the program gives it for the "
                             f"starting params and data, whatever the learning rate (a log "
                             f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
-            raise FuseError(f"the loss `{result.loss}` became {value} at step {step + 1}"
+            raise FuseError(_data_error(program, inputs, learner) or
+                            f"the loss `{result.loss}` became {value} at step {step + 1}"
                             f"{_not_finite(learner.params())}: too high a learning rate (lower "
                             f"it), or a gradient that is not finite (a sqrt, a log or a "
                             f"power below 1 of 0: keep its argument off 0, `sqrt(x + 1e-12)`)")
@@ -493,6 +503,25 @@ def _loop(program: CompiledProgram, learner: Any, batches: Batches,
                                    time.perf_counter() - started, latest))
     if options.checkpoint and saved_at != result.steps:
         result.checkpoint = _save(learner, options, result, program.backend.name)
+
+
+def _data_error(program: CompiledProgram, inputs: Mapping[str, Any], learner: Any
+                ) -> str | None:
+    """What an eager run of the program says of a step's data (token ids or class
+    ids outside the vocabulary, which a captured or traced step cannot stop on: an
+    IndexError of the framework, or NaN), or None where it runs."""
+    empty = [n for n, v in sorted(inputs.items()) if 0 in tuple(getattr(v, "shape", ()))]
+    if empty:
+        return (f"the data `{empty[0]}` of a step is empty (shape "
+                f"{tuple(inputs[empty[0]].shape)}): the loss has no examples to average")
+    try:  # the loss' cone only: what the step computes
+        cut = _loss_program(program, loss_of(program.analysis))
+        cut.variant(compiled=False).run({**inputs, **learner.params()}, write_sinks=False)
+    except FuseError as err:
+        return f"the data of a step: {err}"
+    except Exception:  # noqa: BLE001 - the caller says what the step itself raised
+        return None
+    return None
 
 
 def _not_finite(params: Mapping[str, np.ndarray]) -> str:
