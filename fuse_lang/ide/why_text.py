@@ -207,7 +207,7 @@ def _number(answer: NumberWhy) -> list[str]:
 
 
 def _num(value: float) -> str:
-    return f"{value:.6g}"
+    return f"{value + 0.0:.6g}"  # (+ 0.0: a product's -0.0 is shown as the 0 it is)
 
 
 def query_at(analysis: Any, offset: int) -> ir.Query | None:

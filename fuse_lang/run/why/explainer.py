@@ -114,14 +114,17 @@ class Explainer:
                     raise FuseError(f"{show_value(value)} is not a value of `{name}`'s axis "
                                     f"{pos + 1} (its values: {shown}"
                                     f"{', ...' if len(values) > 5 else ''})")
-                raise FuseError(f"{show_value(value)} is outside `{name}`'s axis {pos + 1} "
-                                f"(positions 0 to {(axis.extent or 1) - 1})")
+                whole = isinstance(value, Integral) and not isinstance(value, bool)
+                raise FuseError(f"{show_value(value)} is "
+                                f"{'outside' if whole else 'no position of'} `{name}`'s axis "
+                                f"{pos + 1} (positions 0 to {(axis.extent or 1) - 1})")
             positions.append(position)
         key = (name, tuple(positions))
         if not tensor.boolean:
             from .numbers import number_why
 
-            return number_why(model, key, int(top))
+            return _at_run_precision(number_why(model, key, int(top)),
+                                     self.program.config.precision)
         try:
             if model.holds(key):
                 return derivation(model, key, int(limit))
@@ -133,6 +136,20 @@ class Explainer:
         except TooLarge as err:
             raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
                             f"search: {err}") from None
+
+
+def _at_run_precision(answer: NumberWhy, precision: str) -> NumberWhy:
+    """The answer, saying so where the run's precision is one the reference engine
+    does not compute in (bf16, fp16: it re-evaluates in fp32), so that the number
+    explained can differ from the run's in the digits the run's precision drops."""
+    if precision not in ("bf16", "fp16"):
+        return answer
+    import dataclasses
+
+    said = (f"the run computed in {precision}; these values are the reference engine's, "
+            f"in fp32 (docs/why.md), so the run's value can differ in the digits "
+            f"{precision} drops")
+    return dataclasses.replace(answer, note=f"{answer.note}; {said}" if answer.note else said)
 
 
 def _as_tuple(index: Any) -> tuple:
