@@ -69,8 +69,7 @@ class Explainer:
         tensor = analysis.tensors.get(name)
         left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
         if tensor is None and name in left_out:
-            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
-                            f"(the run computed only its targets' dependency cone)")
+            raise FuseError(_left_out(name, left_out[name]))
         asked = demand.asked_as(name) if tensor is None and demand is not None else ""
         if asked:
             raise FuseError(f"`{name}` is not a tensor of this program: {asked}; a why "
@@ -90,8 +89,7 @@ class Explainer:
 
         model = self.model()
         if name not in model.values and name in left_out:
-            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
-                            f"(the run computed only its targets' dependency cone)")
+            raise FuseError(_left_out(name, left_out[name]))
         if name not in model.values:
             raise FuseError(f"`{name}` is not computed by this run ("
                             + ("the run computed only its targets' dependency cone)" if left_out
@@ -136,6 +134,16 @@ class Explainer:
         except TooLarge as err:
             raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
                             f"search: {err}") from None
+
+
+def _left_out(name: str, reason: str) -> str:
+    """Why a tensor the run left out has no why: not needed by its targets, or an error
+    (a run past errors leaves out what has one, and what reads it)."""
+    from ...check.cone import NOT_NEEDED
+
+    cone = "the run computed only its targets' dependency cone" if reason == NOT_NEEDED \
+        else "the run left out what has errors, and what reads it"
+    return f"`{name}` is not computed by this run: {reason} ({cone})"
 
 
 def _at_run_precision(answer: NumberWhy, precision: str) -> NumberWhy:
