@@ -68,15 +68,8 @@ class Explainer:
             analysis = demand.source  # (a why explains the program, not demand mode's rewrite)
         tensor = analysis.tensors.get(name)
         left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
-        if tensor is None and name in left_out:
-            raise FuseError(_left_out(name, left_out[name]))
-        asked = demand.asked_as(name) if tensor is None and demand is not None else ""
-        if asked:
-            raise FuseError(f"`{name}` is not a tensor of this program: {asked}; a why "
-                            f"explains the program's own relations")
         if tensor is None:
-            known = ", ".join(sorted(analysis.tensors)) or "none"
-            raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
+            raise FuseError(_unknown(name, analysis, left_out, demand))
         index = _as_tuple(index)
         axes = [a for a in tensor.axes if not a.virtual]
         if len(index) != len(axes):
@@ -134,6 +127,23 @@ class Explainer:
         except TooLarge as err:
             raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
                             f"search: {err}") from None
+
+
+def _unknown(name: str, analysis: Any, left_out: Mapping[str, str], demand: Any) -> str:
+    """Why a name the run's analysis does not hold has no why."""
+    from ...check.cone import NOT_NEEDED
+
+    if name in left_out:
+        return _left_out(name, left_out[name])
+    asked = demand.asked_as(name) if demand is not None else ""
+    if asked:
+        return (f"`{name}` is not a tensor of this program: {asked}; a why explains the "
+                f"program's own relations")
+    known = ", ".join(sorted(analysis.tensors)) or "none"
+    broken = [n for n, reason in left_out.items() if reason != NOT_NEEDED]
+    cut = f"; the run left out {', '.join(broken)} for errors, and what reads " \
+        f"{'it' if len(broken) == 1 else 'them'}" if broken else ""
+    return f"`{name}` is not a tensor of this program (those are: {known}{cut})"
 
 
 def _left_out(name: str, reason: str) -> str:
