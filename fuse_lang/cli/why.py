@@ -115,7 +115,8 @@ def cmd_why(options: WhyOptions) -> int:
         if not isinstance(retried, str):
             answers, problems = whys_answered(options.path, retried, targets, options.limit,
                                               options.top)
-        elif "is not an export, query or tensor" not in retried:
+        elif "is not a tensor of this program" in problems[0] \
+                and "is not an export, query or tensor" not in retried:
             problems = [f"fuse: {options.path}: why {name}: `{name}` is not computed by this "
                         f"run: what it reads has errors ({retried})"]
     if problems:
