@@ -306,6 +306,17 @@ def test_a_tensor_the_whole_run_leaves_out_is_explained_from_its_own_cone(tmp_pa
         done = fuse("why", str(program), "H(1)")
         assert done.returncode == 0 and done.stdout.splitlines() == [
             "H(1)   by line 3: H(x) = P(x)   [x = 1]", "  └─ P(1)   fact, line 1"]
+    # an input given to a source outside that cone is not in the way
+    import numpy as np
+
+    np.save(tmp_path / "s.npy", np.array([1.0, 2.0], dtype=np.float32))
+    np.save(tmp_path / "given.npy", np.array([3.0, 5.0], dtype=np.float32))
+    program.write_text('S[i] = "s.npy"\nY[i] = S[i] S[i]\nP(1)\nH(x) = P(x)\n'
+                       "G[i] = S[i] P(1)\nexport Y\n")
+    for target, first in [("H(1)", "H(1)   by line 4: H(x) = P(x)   [x = 1]"),
+                          ("G[1]", "G[1] = 5")]:
+        done = fuse("why", str(program), target, "--input", f"S={tmp_path / 'given.npy'}")
+        assert done.returncode == 0 and done.stdout.splitlines()[0] == first, done.stderr
     # a tensor that reads the error: said so, not "no tensor of this program"
     program.write_text("P(1)\nQ(x) = P(x)\nBad(x) = Nope(x)\nR(x) = Bad(x)\nexport Q\n")
     done = fuse("why", str(program), "R(1)")

@@ -137,6 +137,8 @@ def _ran(options: WhyOptions, text: str, inputs: Any, target: str | None) -> Any
     try:
         program = compile(text, base_dir=Path(options.path).parent, path=options.path,
                           past_errors=True, targets=[target] if target else None)
+        if target:  # (an input of a source outside the cone is not one of its run)
+            inputs = {n: v for n, v in inputs.items() if n in program.analysis.tensors}
         return program.execute(inputs, write_sinks=False)
     except FuseError as err:
         if target:
