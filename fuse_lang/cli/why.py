@@ -97,7 +97,6 @@ def whys_answered(path: str, result: Any, targets: Sequence[tuple[str, tuple]],
 
 def cmd_why(options: WhyOptions) -> int:
     from ..ide.why_text import why_text
-    from ..run.program import FuseError, compile
     from ..run.why.data import to_json
     from ..speed.lazy_numpy import defer_numpy_tools
 
@@ -105,19 +104,48 @@ def cmd_why(options: WhyOptions) -> int:
     targets = parsed_targets([options.target], "why")
     text = read_program(options.path)
     inputs = read_inputs(options.inputs)
-    try:
-        program = compile(text, base_dir=Path(options.path).parent, path=options.path,
-                          past_errors=True)
-        result = program.execute(inputs, write_sinks=False)
-    except FuseError as err:
-        fail_with_diagnostics(options.path, text, err)
-    except Exception as err:  # never a traceback: an engine bug is still one paragraph
-        fail(f"fuse: {options.path}: internal error while running: {type(err).__name__}: "
-             f"{err}", EXIT_ERRORS)
-    answers = whys_of(options.path, result, targets, options.limit, options.top)
+    result = _ran(options, text, inputs, None)
+    answers, problems = whys_answered(options.path, result, targets, options.limit, options.top)
+    if problems and ("is not computed by this run" in problems[0]
+                     or "is not a tensor of this program" in problems[0]):
+        # the whole document's run left the tensor out (read by nothing it exports,
+        # queries or writes, or reading what has an error): its own cone can still run
+        name = targets[0][0]
+        retried = _ran(options, text, inputs, name)
+        if not isinstance(retried, str):
+            answers, problems = whys_answered(options.path, retried, targets, options.limit,
+                                              options.top)
+        elif "is not a tensor of this program" in problems[0] \
+                and "is not an export, query or tensor" not in retried:
+            problems = [f"fuse: {options.path}: why {name}: `{name}` is not computed by this "
+                        f"run: what it reads has errors ({retried})"]
+    if problems:
+        fail(problems[0], EXIT_ERRORS)
     if options.format == "json":
         json.dump(to_json(answers[0]), sys.stdout, indent=2, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
     else:
         print(why_text(answers[0]))
     return EXIT_OK
+
+
+def _ran(options: WhyOptions, text: str, inputs: Any, target: str | None) -> Any:
+    """The run of the whole document past its errors (target None), or of one tensor's
+    dependency cone (the error's words when that cannot run)."""
+    from ..run.program import FuseError, compile
+
+    try:
+        program = compile(text, base_dir=Path(options.path).parent, path=options.path,
+                          past_errors=True, targets=[target] if target else None)
+        if target:  # (an input of a source outside the cone is not one of its run)
+            inputs = {n: v for n, v in inputs.items() if n in program.analysis.tensors}
+        return program.execute(inputs, write_sinks=False)
+    except FuseError as err:
+        if target:
+            return str(err)
+        fail_with_diagnostics(options.path, text, err)
+    except Exception as err:  # never a traceback: an engine bug is still one paragraph
+        if target:
+            return f"internal error while running: {type(err).__name__}: {err}"
+        fail(f"fuse: {options.path}: internal error while running: {type(err).__name__}: "
+             f"{err}", EXIT_ERRORS)

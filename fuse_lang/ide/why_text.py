@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..front import ir
-from ..run.why.data import Derivation, NumberWhy, WhyNot, show_value
+from ..run.why.data import MAX_DEPTH, Derivation, NumberWhy, WhyNot, show_value
 
 _QUALIFIED = r"[A-Za-z_][A-Za-z0-9_]*'*(?:::[A-Za-z_][A-Za-z0-9_]*'*)*"
 # (a name a `fn` call wrote out, as a why shows it: `p@graph::reach.1`)
@@ -146,18 +146,22 @@ def _tree(root: Derivation) -> list[str]:
     return lines
 
 
-def _below(node: Derivation) -> list[str]:
-    """The conditions and children of a node, drawn with branches."""
+def _below(node: Derivation, level: int = 1) -> list[str]:
+    """The conditions and children of a node (at `level`, the root's 1), drawn with
+    branches."""
     items: list[Any] = [*node.conditions, *node.children]
     if node.more:
-        items.append(f"... {node.more} more")
+        deep = level >= MAX_DEPTH and not node.children
+        items.append(f"... {node.more} more" + (f" (below the {MAX_DEPTH}th level: a "
+                                                f"derivation shows {MAX_DEPTH} levels at most)"
+                                                if deep else ""))
     out = []
     for k, item in enumerate(items):
         last = k == len(items) - 1
         branch, indent = ("└─ ", "   ") if last else ("├─ ", "│  ")
         if isinstance(item, Derivation):
             out.append(branch + _node_line(item))
-            out += [indent + line for line in _below(item)]
+            out += [indent + line for line in _below(item, level + 1)]
         elif isinstance(item, str):
             out.append(branch + item)
         else:
@@ -207,7 +211,7 @@ def _number(answer: NumberWhy) -> list[str]:
 
 
 def _num(value: float) -> str:
-    return f"{value:.6g}"
+    return f"{value + 0.0:.6g}"  # (+ 0.0: a product's -0.0 is shown as the 0 it is)
 
 
 def query_at(analysis: Any, offset: int) -> ir.Query | None:

@@ -17,6 +17,8 @@ from typing import Any
 from .. import display
 
 _SYMBOL = re.compile(r"[A-Z][A-Za-z0-9_]*")
+# the levels of a derivation shown (deeper ones are cut, counted, as past the size limit)
+MAX_DEPTH = 200
 
 
 def show_value(value: Any) -> str:

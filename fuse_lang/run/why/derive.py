@@ -18,15 +18,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .data import Blocked, Derivation, Place, WhyNot, tuple_text
+from .data import MAX_DEPTH, Blocked, Derivation, Place, WhyNot, tuple_text
 from .model import Key, Model
 from .rules import Atom, Compare, Rule, compare_text
 
 # the tuples a search may visit, and the partial bindings why-not follows, at most
 MAX_VISITED = 2_000_000
 MAX_PARTIAL = 100_000
-# the levels of a derivation shown (deeper ones are cut, counted, as past the size limit)
-MAX_DEPTH = 200
 
 
 class TooLarge(Exception):

@@ -68,16 +68,8 @@ class Explainer:
             analysis = demand.source  # (a why explains the program, not demand mode's rewrite)
         tensor = analysis.tensors.get(name)
         left_out = {n.what: n.reason for n in getattr(self.program, "not_run", ())}
-        if tensor is None and name in left_out:
-            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
-                            f"(the run computed only its targets' dependency cone)")
-        asked = demand.asked_as(name) if tensor is None and demand is not None else ""
-        if asked:
-            raise FuseError(f"`{name}` is not a tensor of this program: {asked}; a why "
-                            f"explains the program's own relations")
         if tensor is None:
-            known = ", ".join(sorted(analysis.tensors)) or "none"
-            raise FuseError(f"`{name}` is not a tensor of this program (those are: {known})")
+            raise FuseError(_unknown(name, analysis, left_out, demand))
         index = _as_tuple(index)
         axes = [a for a in tensor.axes if not a.virtual]
         if len(index) != len(axes):
@@ -90,8 +82,7 @@ class Explainer:
 
         model = self.model()
         if name not in model.values and name in left_out:
-            raise FuseError(f"`{name}` is not computed by this run: {left_out[name]} "
-                            f"(the run computed only its targets' dependency cone)")
+            raise FuseError(_left_out(name, left_out[name]))
         if name not in model.values:
             raise FuseError(f"`{name}` is not computed by this run ("
                             + ("the run computed only its targets' dependency cone)" if left_out
@@ -114,14 +105,17 @@ class Explainer:
                     raise FuseError(f"{show_value(value)} is not a value of `{name}`'s axis "
                                     f"{pos + 1} (its values: {shown}"
                                     f"{', ...' if len(values) > 5 else ''})")
-                raise FuseError(f"{show_value(value)} is outside `{name}`'s axis {pos + 1} "
-                                f"(positions 0 to {(axis.extent or 1) - 1})")
+                whole = isinstance(value, Integral) and not isinstance(value, bool)
+                raise FuseError(f"{show_value(value)} is "
+                                f"{'outside' if whole else 'no position of'} `{name}`'s axis "
+                                f"{pos + 1} (positions 0 to {(axis.extent or 1) - 1})")
             positions.append(position)
         key = (name, tuple(positions))
         if not tensor.boolean:
             from .numbers import number_why
 
-            return number_why(model, key, int(top))
+            return _at_run_precision(number_why(model, key, int(top)),
+                                     self.program.config.precision)
         try:
             if model.holds(key):
                 return derivation(model, key, int(limit))
@@ -133,6 +127,47 @@ class Explainer:
         except TooLarge as err:
             raise FuseError(f"the why of {tuple_text(name, tuple(index))} is too large to "
                             f"search: {err}") from None
+
+
+def _unknown(name: str, analysis: Any, left_out: Mapping[str, str], demand: Any) -> str:
+    """Why a name the run's analysis does not hold has no why."""
+    from ...check.cone import NOT_NEEDED
+
+    if name in left_out:
+        return _left_out(name, left_out[name])
+    asked = demand.asked_as(name) if demand is not None else ""
+    if asked:
+        return (f"`{name}` is not a tensor of this program: {asked}; a why explains the "
+                f"program's own relations")
+    known = ", ".join(sorted(analysis.tensors)) or "none"
+    broken = [n for n, reason in left_out.items() if reason != NOT_NEEDED]
+    cut = f"; the run left out {', '.join(broken)} for errors, and what reads " \
+        f"{'it' if len(broken) == 1 else 'them'}" if broken else ""
+    return f"`{name}` is not a tensor of this program (those are: {known}{cut})"
+
+
+def _left_out(name: str, reason: str) -> str:
+    """Why a tensor the run left out has no why: not needed by its targets, or an error
+    (a run past errors leaves out what has one, and what reads it)."""
+    from ...check.cone import NOT_NEEDED
+
+    cone = "the run computed only its targets' dependency cone" if reason == NOT_NEEDED \
+        else "the run left out what has errors, and what reads it"
+    return f"`{name}` is not computed by this run: {reason} ({cone})"
+
+
+def _at_run_precision(answer: NumberWhy, precision: str) -> NumberWhy:
+    """The answer, saying so where the run's precision is one the reference engine
+    does not compute in (bf16, fp16: it re-evaluates in fp32), so that the number
+    explained can differ from the run's in the digits the run's precision drops."""
+    if precision not in ("bf16", "fp16"):
+        return answer
+    import dataclasses
+
+    said = (f"the run computed in {precision}; these values are the reference engine's, "
+            f"in fp32 (docs/why.md), so the run's value can differ in the digits "
+            f"{precision} drops")
+    return dataclasses.replace(answer, note=f"{answer.note}; {said}" if answer.note else said)
 
 
 def _as_tuple(index: Any) -> tuple:

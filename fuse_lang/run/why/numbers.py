@@ -37,8 +37,9 @@ def number_why(model: Model, key: Key, top: int) -> NumberWhy:
     note = ""
     if not equations:
         note = _given(model, name)
-    parts = tuple(_contribution(model, k, positions, top) for k in equations
-                  if _applies(model, statements[k], name, positions))
+    with np.errstate(all="ignore"):  # (the run said its NaNs and infinities where they arose)
+        parts = tuple(_contribution(model, k, positions, top) for k in equations
+                      if _applies(model, statements[k], name, positions))
     return NumberWhy(name, _values(model, name, positions), text, value, parts, note)
 
 
