@@ -63,7 +63,7 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
             rendered = rendered.replace(f"`{path}`", label).replace(path, label)
         print(rendered)
         name = text[d.span.start:d.span.end]
-        if d.code == "undefined-tensor" and namespace is not None and name in namespace:
+        if d.code in _UNDEFINED and namespace is not None and name in namespace:
             # (one holding data is read without a word: notebook.magic.implicit_inputs)
             print(f"  hint: `{name}` is a notebook variable, but a "
                   f"{type(namespace[name]).__name__} is no source: a cell reads a NumPy "
@@ -195,11 +195,15 @@ def implicit_inputs(cell: str, namespace: dict, given: dict[str, str]) -> dict[s
     analysis = analyze(cell, None, Path(os.getcwd()))
     for d in analysis.diagnostics:
         name = cell[d.span.start:d.span.end]
-        if (d.code == "undefined-tensor" and name not in given and name.isidentifier()
+        if (d.code in _UNDEFINED and name not in given and name.isidentifier()
                 and name not in KEYWORDS and is_data(namespace.get(name))):
             names[name] = name
     return names
 
+
+# a name the cell reads and does not define: `x[i]` (or `X(a)`) is an undefined
+# tensor, `rows(a,b)` (lower case, so a call) an unknown builtin
+_UNDEFINED = ("undefined-tensor", "unknown-builtin")
 
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").findall
 

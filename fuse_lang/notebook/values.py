@@ -59,11 +59,19 @@ def is_relation(value: Any) -> bool:
 
 def is_data(value: Any) -> bool:
     """Whether a notebook value is data a cell reads as a source by its name alone
-    (issue 31: "names from the notebook's namespace are sources"): a NumPy array
-    or a torch tensor (a dense tensor), a SciPy sparse array, a DataFrame or a set
-    or list of tuples (a relation)."""
+    (issue 31: "names from the notebook's namespace are sources"): a NumPy array,
+    a torch tensor or a jax.Array (a dense tensor), a SciPy sparse array, a
+    DataFrame or a set or list of tuples (a relation)."""
     return (isinstance(value, np.ndarray) or is_relation(value) or _is_sparse(value)
-            or (hasattr(value, "detach") and hasattr(value, "shape")))
+            or (hasattr(value, "detach") and hasattr(value, "shape"))
+            or _is_array_like(value))
+
+
+def _is_array_like(value: Any) -> bool:
+    """An array of another library that NumPy reads (`__array__`): a jax.Array
+    (not a DataFrame or a Series: a relation, or a column)."""
+    return (hasattr(value, "__array__") and hasattr(value, "shape") and hasattr(value, "dtype")
+            and not _is_frame(value) and not hasattr(value, "index"))
 
 
 def _is_frame(value: Any) -> bool:
