@@ -1,7 +1,7 @@
 """A second audit of the notebook (issue 31; docs/notebooks.md): notebook values
 read by their name alone where the name is lower case and read as a relation
 (`rows(x,y)`, which the checker alone takes for a call), a jax.Array read as a
-tensor, re-running a cell after the variable it reads changed, exports that
+tensor, a number read by its name told how to write it, re-running a cell after the variable it reads changed, exports that
 replace notebook variables, a cell of comments only, and symbols holding HTML
 shown escaped.
 
@@ -43,10 +43,16 @@ CELLS = [
     "%%fuse\n# only a comment\n# and another",
     # 12: symbols holding HTML are escaped in the rich display
     "%%fuse --input Tg=tags --quiet\nQ(x,y) = Tg(x,y)\nexport Q",
+    # 13-16: a number read by its name is told how to write it; a bool, an int past
+    # 64 bits get the plain hint (and no traceback)
+    "alpha = 0.5\nlr = np.float64(1e-05)\nflag = True\nbig = 10**30",
+    "%%fuse\nY[i] = x[i] * alpha * lr\nexport Y",
+    "%%fuse\nY[i] = x[i] * flag\nexport Y",
+    "%%fuse\nY[i] = x[i] * big\nexport Y",
 ]
 if HAS_JAX:
     CELLS += [
-        # 13-15: a jax.Array read as a tensor by its name
+        # 17-19: a jax.Array read as a tensor by its name
         "import jax.numpy as jnp\nja = jnp.arange(4.0)",
         "%%fuse --quiet\nJ[i] = ja[i] * 3\nexport J",
         "print(type(J).__name__, J.tolist())",
@@ -93,7 +99,20 @@ def test_html_in_symbols_is_escaped(seen):
     assert "<td>a&amp;b</td>" in page
 
 
+def test_a_number_gets_a_const_hint(seen):
+    out = seen[14]["stdout"]
+    assert seen[14]["error"] is None and out.endswith("cell: 2 errors; nothing ran\n")
+    assert ("  hint: `alpha` is a notebook variable, but a single number is no source; "
+            "write it in the cell as `alpha = const(0.5)`\n") in out
+    assert ("  hint: `lr` is a notebook variable, but a single number is no source; "
+            "write it in the cell as `lr = const(1e-05)`\n") in out
+    for k, name, kind in ((15, "flag", "bool"), (16, "big", "int")):
+        assert seen[k]["error"] is None and "Traceback" not in seen[k]["stdout"]
+        assert (f"  hint: `{name}` is a notebook variable, but a {kind} is no source: a cell "
+                f"reads a NumPy array") in seen[k]["stdout"]
+
+
 @pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
 def test_a_jax_array_is_read_by_name(seen):
-    assert seen[14]["error"] is None and seen[14]["stdout"] == ""
-    assert seen[15]["stdout"] == "ndarray [0.0, 3.0, 6.0, 9.0]\n"
+    assert seen[18]["error"] is None and seen[18]["stdout"] == ""
+    assert seen[19]["stdout"] == "ndarray [0.0, 3.0, 6.0, 9.0]\n"

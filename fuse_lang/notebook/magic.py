@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import shlex
@@ -65,10 +66,19 @@ def print_diagnostics(text: str, diagnostics: Any, namespace: dict | None = None
         name = text[d.span.start:d.span.end]
         if d.code in _UNDEFINED and namespace is not None and name in namespace:
             # (one holding data is read without a word: notebook.magic.implicit_inputs)
-            print(f"  hint: `{name}` is a notebook variable, but a "
-                  f"{type(namespace[name]).__name__} is no source: a cell reads a NumPy "
-                  f"array, a DataFrame or a set of tuples by its name")
+            print(_hint(name, namespace[name]))
     return sum(d.severity is Severity.ERROR for d in shown)
+
+
+def _hint(name: str, value: Any) -> str:
+    """The hint under an undefined name that is a notebook variable holding no data."""
+    number = value.item() if isinstance(value, (np.integer, np.floating)) else value
+    if ((isinstance(number, int) and not isinstance(number, bool) and abs(number) < 2**63)
+            or (isinstance(number, float) and math.isfinite(number))):  # a hyperparameter
+        return (f"  hint: `{name}` is a notebook variable, but a single number is no source; "
+                f"write it in the cell as `{name} = const({number!r})`")
+    return (f"  hint: `{name}` is a notebook variable, but a {type(value).__name__} is no "
+            f"source: a cell reads a NumPy array, a DataFrame or a set of tuples by its name")
 
 
 def _rendered(text: str, lines: LineIndex, d: Any, end: int) -> str:

@@ -69,9 +69,10 @@ def is_data(value: Any) -> bool:
 
 def _is_array_like(value: Any) -> bool:
     """An array of another library that NumPy reads (`__array__`): a jax.Array
-    (not a DataFrame or a Series: a relation, or a column)."""
-    return (hasattr(value, "__array__") and hasattr(value, "shape") and hasattr(value, "dtype")
-            and not _is_frame(value) and not hasattr(value, "index"))
+    (not a DataFrame or a Series: a relation, or a column; not a NumPy scalar: a
+    number, which a cell writes as a `const`)."""
+    return (hasattr(value, "__array__") and bool(getattr(value, "shape", ()))
+            and hasattr(value, "dtype") and not _is_frame(value) and not hasattr(value, "index"))
 
 
 def _is_frame(value: Any) -> bool:
