@@ -106,9 +106,9 @@ def test_a_number_gets_a_const_hint(seen):
             "write it in the cell as `alpha = const(0.5)`\n") in out
     assert ("  hint: `lr` is a notebook variable, but a single number is no source; "
             "write it in the cell as `lr = const(1e-05)`\n") in out
-    for k, name, kind in ((15, "flag", "bool"), (16, "big", "int")):
+    for k, name, kind in ((15, "flag", "a bool"), (16, "big", "an int")):
         assert seen[k]["error"] is None and "Traceback" not in seen[k]["stdout"]
-        assert (f"  hint: `{name}` is a notebook variable, but a {kind} is no source: a cell "
+        assert (f"  hint: `{name}` is a notebook variable, but {kind} is no source: a cell "
                 f"reads a NumPy array") in seen[k]["stdout"]
 
 

@@ -41,7 +41,7 @@ from ..run.interpret.evaluate import EvaluationError
 from ..run.program import compile as compile_program
 from ..run.results import FuseError, RunResult
 from .options import MagicUsage, cell_config, pairs, parser, representations
-from .values import KEYWORDS, ValueProblem, cell_sources, is_data
+from .values import KEYWORDS, ValueProblem, article, cell_sources, is_data
 
 CELL = "cell"  # the path diagnostics name
 
@@ -77,7 +77,8 @@ def _hint(name: str, value: Any) -> str:
             or (isinstance(number, float) and math.isfinite(number))):  # a hyperparameter
         return (f"  hint: `{name}` is a notebook variable, but a single number is no source; "
                 f"write it in the cell as `{name} = const({number!r})`")
-    return (f"  hint: `{name}` is a notebook variable, but a {type(value).__name__} is no "
+    kind = type(value).__name__
+    return (f"  hint: `{name}` is a notebook variable, but {article(kind)} {kind} is no "
             f"source: a cell reads a NumPy array, a DataFrame or a set of tuples by its name")
 
 

@@ -159,7 +159,8 @@ def as_array(name: str, value: Any) -> np.ndarray:
     except (TypeError, ValueError) as err:
         raise ValueProblem(f"--input {name}: not an array ({err})") from None
     if array.dtype.kind not in "biuf":
-        raise ValueProblem(f"--input {name}: a {type(value).__name__} of {array.dtype} is not "
+        raise ValueProblem(f"--input {name}: {article(type(value).__name__)} "
+                           f"{type(value).__name__} of {array.dtype} is not "
                            f"numbers; a relation is a DataFrame or a set of tuples")
     if array.ndim == 0:
         raise ValueProblem(f"--input {name}: a single number is not a tensor here; write it "
@@ -198,3 +199,9 @@ def cell_sources(folder: Path, values: dict[str, Any], declared: set[str]) -> Ce
         else:
             out.declarations.append(write_array(folder, name, value))
     return out
+
+
+def article(word: str) -> str:
+    """'an' before a vowel's sound as a type's name starts it (an int, an ndarray),
+    else 'a'."""
+    return "an" if word[:1].lower() in "aeio" or word.startswith("nd") else "a"
