@@ -172,3 +172,26 @@ def test_explain_refuses_a_representation_as_run_does(capsys, item, status, mess
         assert message in err and "Traceback" not in err
     assert main(["explain", "--format", "json", "--representation", item, str(DATALOG)]) == status
     assert message in json.loads(capsys.readouterr().out)["error"]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_an_empty_file_and_repeated_lines_forced_sparse(tmp_path: Path, backend):
+    pytest.importorskip(backend)
+    (tmp_path / "empty.tsv").write_text("")
+    (tmp_path / "dup.tsv").write_text("A\tB\nA\tB\nB\tC\nB\tC\n")
+    text = ('Edge(x,y) = "dup.tsv"\nEmpty(x,y) = "empty.tsv"\n'
+            "R(x,z) = Edge(x,y) Edge(y,z)\nZ(x,z) = Empty(x,y) Edge(y,z)\n"
+            "N(x,y) = Edge(x,y) not Empty(x,y)\nC[x] = Edge(x,y)\nexport R, Z, N, C, Edge\n")
+    names = ["Edge", "Empty", "R", "Z", "N"]
+    forced = fuse_lang.compile(text, backend=backend, compiled=False, base_dir=tmp_path,
+                               representation={n: "sparse" for n in names})
+    got = forced.run()
+    want = fuse_lang.compile(text, backend=backend, compiled=False, base_dir=tmp_path).run()
+    for name in want:
+        assert np.array_equal(dense(got[name]), dense(want[name])), name
+    assert tuples(forced, "Edge", got["Edge"]) == {("A", "B"), ("B", "C")}  # 1, not 2
+    assert dense(got["Edge"]).max() == 1
+    assert tuples(forced, "R", got["R"]) == {("A", "C")}
+    assert sp.issparse(got["Z"]) and got["Z"].nnz == 0 and got["Z"].shape == (3, 3)
+    assert tuples(forced, "N", got["N"]) == {("A", "B"), ("B", "C")}
+    assert dense(got["C"]).tolist() == [1, 1, 0]
