@@ -30,14 +30,22 @@ class ExplainOptions:
     config: ConfigFlags
     shard: dict[str, str]
     mesh: dict[str, int] | None
+    representation: dict[str, str]  # --representation, by name
 
     @classmethod
     def from_args(cls, ns: argparse.Namespace) -> ExplainOptions:
         """The options of a parsed `fuse explain` command line; UsageError for a
         malformed `--shard` or `--mesh`."""
+        from ..plan.representation import RepresentationError, representation_flags
+
         shard, mesh = shard_options(ns.shard, ns.mesh)
+        try:
+            representation = representation_flags(getattr(ns, "representation", None) or ())
+        except RepresentationError as e:
+            fail(f"fuse: {e}", EXIT_USAGE)
         return cls(path=ns.path, format=ns.format, graph=ns.graph,
-                   config=ConfigFlags.from_args(ns), shard=shard, mesh=mesh)
+                   config=ConfigFlags.from_args(ns), shard=shard, mesh=mesh,
+                   representation=representation)
 
 
 def cmd_explain(options: ExplainOptions) -> int:
@@ -52,7 +60,10 @@ def cmd_explain(options: ExplainOptions) -> int:
     keep_until_exit(analysis)
     errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
     config = config_of(options.config)
-    run_plan = None if errors else _run_plan(options.path, text, analysis, config)
+    if options.representation and not errors:
+        _check_representation(options.path, analysis, options.representation)
+    run_plan = None if errors else _run_plan(options.path, text, analysis, config,
+                                             options.representation)
     # the very plan a run executes where the program can run; else the analysis' own
     # (and in demand mode, whose run executes the rewritten text: the program's own
     # lines are explained, the rewrite under `Execution:`)
@@ -92,7 +103,19 @@ def cmd_explain(options: ExplainOptions) -> int:
     return EXIT_ERRORS if errors else EXIT_OK
 
 
-def _run_plan(path: str, text: str, analysis: Analysis, config: Any) -> Any:
+def _check_representation(path: str, analysis: Analysis, overrides: dict[str, str]) -> None:
+    """CommandFailed (exit 1, as `fuse run`) for a `--representation` the program cannot keep
+    (an unknown tensor, `sparse` on one axis), said as `fuse run` says it."""
+    from ..plan.representation import RepresentationError, representations
+
+    try:
+        representations(analysis, overrides)
+    except RepresentationError as e:
+        fail(f"fuse: {path}: {e}", EXIT_ERRORS)
+
+
+def _run_plan(path: str, text: str, analysis: Analysis, config: Any,
+              representation: dict[str, str] | None = None) -> Any:
     """The RunPlan a run of the program without inputs executes (compiled with the
     same flags, from the analysis explain made: the object `fuse run` would
     execute), or None where the program cannot be compiled as it stands (a source
@@ -103,7 +126,7 @@ def _run_plan(path: str, text: str, analysis: Analysis, config: Any) -> Any:
 
     try:
         program = compile(text, base_dir=Path(path).parent, path=path, config=config,
-                          analysis=analysis)
+                          analysis=analysis, representation=representation or None)
         return explain_program(program).run_plan
     except (FuseError, EvaluationError, ValueError):
         return None

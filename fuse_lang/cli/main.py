@@ -56,6 +56,10 @@ def build_parser(prog: str = "fuse") -> argparse.ArgumentParser:
     p_explain.add_argument("--graph", metavar="FILE.svg",
                            help="also draw the program's dataflow into FILE (.svg or .png)")
     p_explain.add_argument("path", metavar="PATH")
+    p_explain.add_argument("--representation", action="append", default=[],
+                           metavar="NAME=dense|sparse",
+                           help="keep a tensor dense or sparse, overriding the plan, as "
+                                "`fuse run` does (repeatable)")
     add_config_options(p_explain)
     add_shard_options(p_explain, "show each tensor's sharding and the collectives implied")
     _add_run_parser(sub)

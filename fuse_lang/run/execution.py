@@ -37,7 +37,7 @@ from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equ
 from .interpret.lhs import head_coverage
 from .interpret.monte_carlo import Sampler
 from .limits import Checkpoint
-from .memory import failure_words, guard_memory
+from .memory import failure_words, guard_memory, kept_dense_words
 from .recurrence import run_recurrence
 from .results import FuseError, RunResult
 from .run_plan import RECURRENCE, TENSOR, GroupPlan, RunPlan, Schedule
@@ -142,7 +142,10 @@ class Execution:
     def go(self) -> RunResult:
         schedule = self.plan.schedule(self.write_sinks)
         memory = schedule.memory
-        guard_memory((memory.total, memory.largest, memory.peak), self.settings.memory_limit)
+        try:
+            guard_memory((memory.total, memory.largest, memory.peak), self.settings.memory_limit)
+        except FuseError as err:
+            raise FuseError(f"{err}{kept_dense_words(self.plan, schedule.needed)}") from None
         if self.write_sinks:  # every sink's path, before anything runs or is written
             outputs.check_sinks(self.analysis, self.settings.base_dir,
                                 self.settings.allow_outside_sinks)

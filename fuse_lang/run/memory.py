@@ -32,6 +32,23 @@ def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]],
                         f"limit of {format_bytes(limit)}; nothing was run")
 
 
+def kept_dense_words(plan: Any, needed: Collection[str]) -> str:
+    """What a refused compiled run could do (`plan`: its run.run_plan.RunPlan;
+    `needed`: the tensors the run needs): those planned sparse that it keeps dense, which an eager run keeps sparse
+    (docs/scale.md, "Torch and JAX"); "" where there are none."""
+    abilities = plan.abilities
+    if not abilities.compiled or abilities.sharded or not abilities.sparse:
+        return ""
+    names = [n for n, r in plan.representations.items() if r.kind == "sparse"
+             and n not in plan.sparse and n in needed
+             and (abilities.sparse_relations or len(plan.analysis.tensors[n].shape) == 2)]
+    if not names:
+        return ""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f" ({shown} planned sparse, kept dense by a compiled run: run eagerly, "
+            f"--no-compile or compiled=False, to keep them sparse)")
+
+
 def estimate(analysis: Analysis, needed: Collection[str], itemsize: int,
              sparse: Mapping[str, int | None] | None = None, planned: Any = None,
              sizes: Mapping[str, int | None] | None = None, block_size: int | None = None
