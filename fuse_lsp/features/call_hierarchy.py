@@ -40,24 +40,27 @@ def prepare(ls: FuseServer, params: types.CallHierarchyPrepareParams
     return [] if found is None else [_item(found, uri, convert)]
 
 
+def _calls(ls: FuseServer, item: types.CallHierarchyItem, find: Any
+           ) -> list[tuple[types.CallHierarchyItem, list[types.Range]]]:
+    """The tensors `find` (dataflow's incoming or outgoing) gives for `item`, each
+    as an item with the ranges of its reads."""
+    analysis, convert = ls.analysis(item.uri)
+    return [(_item(edge.node, item.uri, convert), [convert.range(s) for s in edge.spans])
+            for edge in find(analysis, _name(item))]
+
+
 @safe(list)
 def incoming_calls(ls: FuseServer, params: types.CallHierarchyIncomingCallsParams
                    ) -> list[types.CallHierarchyIncomingCall]:
-    uri = params.item.uri
-    analysis, convert = ls.analysis(uri)
-    return [types.CallHierarchyIncomingCall(
-        from_=_item(edge.node, uri, convert), from_ranges=[convert.range(s) for s in edge.spans])
-        for edge in incoming(analysis, _name(params.item))]
+    return [types.CallHierarchyIncomingCall(from_=other, from_ranges=ranges)
+            for other, ranges in _calls(ls, params.item, incoming)]
 
 
 @safe(list)
 def outgoing_calls(ls: FuseServer, params: types.CallHierarchyOutgoingCallsParams
                    ) -> list[types.CallHierarchyOutgoingCall]:
-    uri = params.item.uri
-    analysis, convert = ls.analysis(uri)
-    return [types.CallHierarchyOutgoingCall(
-        to=_item(edge.node, uri, convert), from_ranges=[convert.range(s) for s in edge.spans])
-        for edge in outgoing(analysis, _name(params.item))]
+    return [types.CallHierarchyOutgoingCall(to=other, from_ranges=ranges)
+            for other, ranges in _calls(ls, params.item, outgoing)]
 
 
 FEATURES = (
