@@ -11,6 +11,7 @@ from ..front import ir
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.relocation import moved_span
 from ..front.span import Span
+from .datalog import terms
 from .symbols import TensorSymbol
 
 AGGREGATES = {"min=": ("minimum", "1e30"), "max=": ("maximum", "-1e30"), "avg=": ("mean", None)}
@@ -28,7 +29,7 @@ def aggregates_over_absent(statements: tuple[ir.Statement, ...],
         if stmt.span.end + delta > len(text) or "@" in stmt.lhs.name:
             continue  # (an imported or inlined equation: not this text's)
         kept = {i.name for i in stmt.lhs.indices or () if type(i) is ir.IndexVar}
-        for term in stmt.rhs.terms if type(stmt.rhs) is ir.Sum else (stmt.rhs,):
+        for term in terms(stmt.rhs):
             factors = term.factors if type(term) is ir.Product else (term,)
             ops = term.ops if type(term) is ir.Product else ("",)
             for k, factor in enumerate(factors):

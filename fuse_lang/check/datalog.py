@@ -152,7 +152,7 @@ def _reads_relation_file(sym: TensorSymbol) -> bool:
 # ----------------------------------------------------------------- safety
 
 
-def _terms(expr: ir.Expr) -> tuple[ir.Expr, ...]:
+def terms(expr: ir.Expr) -> tuple[ir.Expr, ...]:
     return expr.terms if isinstance(expr, ir.Sum) else (expr,)
 
 
@@ -194,7 +194,7 @@ def compared_variables(expr: ir.Expr, tensors: Container[str]) -> list[ir.Ref]:
     """The variables (lowercase bare names, no tensor) of a rule's comparisons
     outside `not`: one that no atom binds (`(x != w)`) is unsafe-comparison, and
     check.statements does not call it an undefined tensor."""
-    return [n for term in _terms(expr) for call in _comparisons(term) for n in ir.walk(call)
+    return [n for term in terms(expr) for call in _comparisons(term) for n in ir.walk(call)
             if isinstance(n, ir.Ref) and n.indices is None and n.name not in tensors
             and (n.name[:1].islower() or n.name[:1] == "_")]
 
@@ -262,8 +262,8 @@ def _safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> list[Diagnos
 def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
                   diags: list[Diagnostic]) -> None:
     head = [v for i in stmt.lhs.indices or () for v in ir.index_vars(i)]
-    terms = _terms(stmt.rhs)
-    plain = [_plain_atoms_vars(term) for term in terms]
+    rule_terms = terms(stmt.rhs)
+    plain = [_plain_atoms_vars(term) for term in rule_terms]
     if None not in plain:  # (most rules: atoms of variables, joined)
         for positive in plain:
             if positive:  # (else a constant right-hand side, as below)
@@ -274,7 +274,7 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
     # (`==` computes only a variable of the head or an atom, which has a domain)
     only_compared = {n.name for n in compared_variables(stmt.rhs, tensors)} - variables
     variables |= only_compared
-    for term in terms:
+    for term in rule_terms:
         if any(isinstance(n, ir.Call) and n.name in BUILTINS and not BUILTINS[n.name].elementwise
                for n in ir.walk(term)):
             continue  # const(...), causal_mask(...) bind the head's axes themselves
@@ -424,8 +424,8 @@ def _unsafe_negation(call: ir.Call, name: str, vars_: list, everywhere: int) -> 
     where = f"`not {shown}`" if atom is call.args[0] else f"the negated atom `{shown}`"
     fixes: tuple[Fix, ...] = ()
     hint = ""
-    if atom is not None and _atom_text(atom, {name: "_"}) != _atom_text(atom):
-        with_wildcard = _atom_text(atom, {name: "_"})
+    with_wildcard = _atom_text(atom, {name: "_"}) if atom is not None else ""
+    if atom is not None and with_wildcard != _atom_text(atom):
         hint = f" (`not {with_wildcard}`)" if atom is call.args[0] else f" (`{with_wildcard}`)"
         if len(own) == 1 and everywhere == 1 and isinstance(own[0], ir.IndexVar):
             fixes = (Fix(f"Write `_` for `{name}` (any value): `{with_wildcard}`",

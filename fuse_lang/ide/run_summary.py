@@ -180,10 +180,16 @@ def summarize_array(array: Any, preview: int = PREVIEW) -> ArraySummary:
                         int(np.count_nonzero(values)))
 
 
+def _overflow_scale(largest: float) -> float:
+    """What values up to `largest` are divided by before their sum or squares are
+    taken: the largest itself past 1e150 (where those overflow float64), else 1."""
+    return largest if largest > 1e150 else 1.0
+
+
 def _mean_and_std(finite: Any, largest: float) -> tuple[float, float]:
     """The mean and standard deviation of finite values in float64; values past
     1e150 are scaled first, since their sum or squares would overflow to inf."""
-    scale = largest if largest > 1e150 else 1.0
+    scale = _overflow_scale(largest)
     scaled = finite if scale == 1.0 else finite / scale
     return (float(scaled.mean(dtype=np.float64)) * scale,
             float(scaled.std(dtype=np.float64)) * scale)
@@ -202,9 +208,8 @@ def _summarize_sparse(matrix: Any, preview: int) -> ArraySummary:
     if count:
         low = min(finite.min(initial=np.inf), 0.0 if zeros else np.inf)
         high = max(finite.max(initial=-np.inf), 0.0 if zeros else -np.inf)
-        largest = max(abs(float(low)), abs(float(high)))
-        scale = largest if largest > 1e150 else 1.0  # (as _mean_and_std)
-        scaled = finite / scale
+        scale = _overflow_scale(max(abs(float(low)), abs(float(high))))
+        scaled = finite if scale == 1.0 else finite / scale
         mean = float(scaled.sum()) / count
         variance = max(float(np.square(scaled).sum()) / count - mean * mean, 0.0)
         stats = (float(low), float(high), mean * scale, math.sqrt(variance) * scale)

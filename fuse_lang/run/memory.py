@@ -34,13 +34,14 @@ def guard_memory(estimated: tuple[int, tuple[int, str], tuple[int, str]],
 
 def kept_dense_words(plan: Any, needed: Collection[str]) -> str:
     """What a refused compiled run could do (`plan`: its run.run_plan.RunPlan;
-    `needed`: the tensors the run needs): those planned sparse that it keeps dense, which an eager run keeps sparse
-    (docs/scale.md, "Torch and JAX"); "" where there are none."""
+    `needed`: the tensors the run needs): those planned sparse that it keeps dense,
+    which an eager run keeps sparse (docs/scale.md, "Torch and JAX"); "" where there
+    are none."""
     abilities = plan.abilities
     if not abilities.compiled or abilities.sharded or not abilities.sparse:
         return ""
     names = [n for n, r in plan.representations.items() if r.kind == "sparse"
-             and n not in plan.sparse and n in needed
+             and n in needed  # (a compiled run holds none sparse)
              and (abilities.sparse_relations or len(plan.analysis.tensors[n].shape) == 2)]
     if not names:
         return ""

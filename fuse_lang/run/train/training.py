@@ -154,7 +154,7 @@ def train(program: CompiledProgram, options: TrainOptions,
             result.warnings.append(f"the checkpoint is at step {start}, past the steps to "
                                    f"end at ({options.steps}): no step taken (steps counts "
                                    f"the checkpoint's)")
-        _loop(program, learner, batches, held_out, options, result, progress)
+        _loop(program, cut, learner, batches, held_out, options, result, progress)
         result.params = {**untrained, **learner.params()}
     return result
 
@@ -451,7 +451,7 @@ def _same_optimizer(options: TrainOptions, metadata: Mapping[str, str], framewor
                         f"on any backend (`fuse run --params`)")
 
 
-def _loop(program: CompiledProgram, learner: Any, batches: Batches,
+def _loop(program: CompiledProgram, cut: CompiledProgram, learner: Any, batches: Batches,
           held_out: dict[str, np.ndarray] | None, options: TrainOptions,
           result: TrainResult, progress: Callable[[TrainProgress], None] | None) -> None:
     started = time.perf_counter()
@@ -468,23 +468,23 @@ def _loop(program: CompiledProgram, learner: Any, batches: Batches,
         inputs = {**batches.at(step), **batches.temperatures(step)}
         try:
             value = learner.step(inputs, step)
-        except (FuseError, KeyboardInterrupt):
+        except FuseError:
             raise
         except Exception as err:  # noqa: BLE001 - the framework's, in a captured step
-            raise FuseError(_data_error(program, inputs, learner) or
+            raise FuseError(_data_error(cut, inputs, learner) or
                             f"step {step + 1} failed in {program.backend.name}: "
                             f"{type(err).__name__}: {err}") from None
         times.append(time.perf_counter() - before)
         result.first_step_seconds = times[0]
         result.step_seconds = float(np.median(times[1:])) if len(times) > 1 else None
         if not np.isfinite(value) and step == result.first_step:  # before any update
-            raise FuseError(_data_error(program, inputs, learner) or
+            raise FuseError(_data_error(cut, inputs, learner) or
                             f"the loss `{result.loss}` is {value} at the start (step "
                             f"{step + 1}, before any update): the program gives it for the "
                             f"starting params and data, whatever the learning rate (a log "
                             f"or sqrt of a negative number, a division by 0?)")
         if not np.isfinite(value):
-            raise FuseError(_data_error(program, inputs, learner) or
+            raise FuseError(_data_error(cut, inputs, learner) or
                             f"the loss `{result.loss}` became {value} at step {step + 1}"
                             f"{_not_finite(learner.params())}: too high a learning rate (lower "
                             f"it), or a gradient that is not finite (a sqrt, a log or a "
@@ -505,7 +505,7 @@ def _loop(program: CompiledProgram, learner: Any, batches: Batches,
         result.checkpoint = _save(learner, options, result, program.backend.name)
 
 
-def _data_error(program: CompiledProgram, inputs: Mapping[str, Any], learner: Any
+def _data_error(cut: CompiledProgram, inputs: Mapping[str, Any], learner: Any
                 ) -> str | None:
     """What an eager run of the program says of a step's data (token ids or class
     ids outside the vocabulary, which a captured or traced step cannot stop on: an
@@ -514,8 +514,7 @@ def _data_error(program: CompiledProgram, inputs: Mapping[str, Any], learner: An
     if empty:
         return (f"the data `{empty[0]}` of a step is empty (shape "
                 f"{tuple(inputs[empty[0]].shape)}): the loss has no examples to average")
-    try:  # the loss' cone only: what the step computes
-        cut = _loss_program(program, loss_of(program.analysis))
+    try:  # `cut`: the loss' cone only, what the step computes
         cut.variant(compiled=False).run({**inputs, **learner.params()}, write_sinks=False)
     except FuseError as err:
         return f"the data of a step: {err}"
