@@ -79,6 +79,36 @@ def test_a_comparison_with_no_right_operand():
     assert message == "missing an operand after the operator"
 
 
+@pytest.mark.parametrize("line, mark", [
+    ("// a note in Soufflé's style\n", "//"),
+    ("   // indented\n", "//"),
+    ("Y[i] = W[i] // after an equation\n", "//"),
+    ("/* a C comment */\n", "/*"),
+    ("Y[i] = W[i] /* after an equation */\n", "/*"),
+    ("// Soufflé's rule: path(x, y) :- edge(x, y).\n", "//"),  # (not `é`, not `:-`)
+    ('// a "quote\n', "//"),  # (not an unterminated string)
+])
+def test_a_comment_of_another_language_is_named(line, mark):
+    code, covered, message = one_mistake(line)
+    assert (code, covered) == ("syntax-error", mark)
+    assert message == (f"`{mark}` starts no comment in Fuse: a comment starts with `#` "
+                       f"and runs to the end of the line")
+    (diag,) = [d for d in analyze(HEAD + line + TAIL).diagnostics if d.code == "syntax-error"]
+    (fix,) = diag.fixes
+    (edit,) = fix.edits
+    fixed = apply_edit(HEAD + line + TAIL, edit)
+    assert [d.code for d in analyze(fixed).diagnostics
+            if d.severity == Severity.ERROR] == ["undefined-tensor"]  # only `Q`, as meant
+
+
+def apply_edit(text, edit):
+    return text[:edit.span.start] + edit.new_text + text[edit.span.end:]
+
+
+def test_a_division_is_not_taken_for_a_comment():
+    assert errors(HEAD + "Y[i] = W[i] / 2\nV[i] = W[i] / (W[i] + 1)\nexport Y, V\n") == []
+
+
 @pytest.mark.parametrize("line, directive, words", [
     (".decl edge(x: number, y: number)\n", ".decl", "Fuse declares no relations"),
     (".input edge\n", ".input", '`Edge(x, y) = "edge.facts"`'),

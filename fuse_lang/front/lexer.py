@@ -13,9 +13,10 @@ import re
 from functools import partial
 from itertools import accumulate, compress, islice
 from operator import itemgetter
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple, Sequence
 
-from .span import lf_endings
+from .diagnostics import Diagnostic, Fix, TextEdit, make
+from .span import Span, lf_endings
 from .tables import grammar_tables
 
 
@@ -221,3 +222,17 @@ def tokenize(text: str) -> list[Tok]:
     """The tokens of `text` (comments and spaces left out), with their offsets; a
     lone "\r" ends a line as "\n" does (LSP's line endings, see span.lf_endings)."""
     return default_lexer().lex(lf_endings(text))
+
+
+def foreign_comment(tokens: Sequence[Tok] | Sequence[tuple[str, str, int, int]]
+                    ) -> Diagnostic | None:
+    """The syntax error of a statement holding another language's comment mark (`//`
+    or `/*` written together, which no Fuse statement holds), at its first one, with
+    the fix to `#`: the mark is the mistake, not the prose after it."""
+    for first, second in zip(tokens, islice(tokens, 1, None)):
+        if first[0] == "SLASH" and second[0] in ("SLASH", "STAR") and second[2] == first[3]:
+            mark, span = first[1] + second[1], Span(first[2], second[3])
+            return make("syntax-error", f"`{mark}` starts no comment in Fuse: a comment "
+                        f"starts with `#` and runs to the end of the line", span,
+                        fixes=(Fix("Write `#`", (TextEdit(span, "#"),)),))
+    return None

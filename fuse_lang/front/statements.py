@@ -16,7 +16,7 @@ import operator
 from typing import Any, Callable, Iterator
 
 from .diagnostics import Diagnostic, make
-from .lexer import Tok, as_tok, default_lexer
+from .lexer import Tok, as_tok, default_lexer, foreign_comment
 from .span import Span
 
 MAX_NESTING = 200          # brackets deeper than this are refused (bounded work)
@@ -151,7 +151,7 @@ class _Splitter:
                 continue
             elif kind == "BAD_CHAR" or kind == "BAD_STRING":
                 if ok:
-                    diags.append(_bad_token(tok))
+                    diags.append(_bad_token(tok, stmt))
                 ok = False
             stmt.append(tok)
             i += 1
@@ -224,8 +224,12 @@ def _bad_char_message(ch: str) -> str:
     return f"'{ch}' is not part of the Fuse language"
 
 
-def _bad_token(tok: Tok) -> Diagnostic:
-    """The diagnostic of a BAD_CHAR or BAD_STRING token."""
+def _bad_token(tok: Tok, before: list[Tok]) -> Diagnostic:
+    """The diagnostic of a BAD_CHAR or BAD_STRING token (`before` it, its statement's
+    tokens: after a `//` or `/*`, the mark is the mistake, not the prose after it)."""
+    comment = foreign_comment(before)
+    if comment is not None:
+        return comment
     if tok.type == "BAD_STRING":
         return make("unterminated-string", "this string has no closing '\"' on its line",
                     _tok_span(tok))

@@ -21,7 +21,7 @@ from .datalog_syntax import datalog_syntax, rules_over_lines
 from .diagnostics import Diagnostic, make
 from .errors import common_mistake, parse_error_message
 from .lalr import END, ParseError, Parser
-from .lexer import Tok, kind_of
+from .lexer import Tok, foreign_comment, kind_of
 from .relocation import Copies, Relocation
 from .span import Span, lf_endings, shifted
 from .statements import MAX_SYNTAX_ERRORS, Found, Line, Resume, find_statements
@@ -91,6 +91,9 @@ def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | Non
     except StatementError as err:
         return (), err.diagnostic
     except ParseError as err:
+        comment = foreign_comment(tokens)  # `// note`, `/* note */` (Soufflé's, C's)
+        if comment is not None:
+            return (), comment
         datalog = datalog_syntax(tokens, parser)  # `:-`, commas, a final '.'
         if datalog is not None:
             return (), datalog

@@ -481,7 +481,7 @@ def test_vscode_squiggle_hover_and_run(served):
     for keys, expected in (("Zz", "Zz"), ("[", "Zz[]"), ("i", "Zz[i]"), ("'", "Zz[i']")):
         page.keyboard.type(keys)
         try:
-            _poll(f"the line {expected!r}", lambda: typed_line() == [expected], timeout=15)
+            _poll(f"the line {expected!r}", lambda want=expected: typed_line() == [want], timeout=15)
         except AssertionError:
             pass  # the assertion below shows the line as it stands
         assert typed_line() == [expected], typed_line()  # ] closed, the prime one '
