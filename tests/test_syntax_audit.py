@@ -87,6 +87,7 @@ def test_a_comparison_with_no_right_operand():
     ("Y[i] = W[i] /* after an equation */\n", "/*"),
     ("// Soufflé's rule: path(x, y) :- edge(x, y).\n", "//"),  # (not `é`, not `:-`)
     ('// a "quote\n', "//"),  # (not an unterminated string)
+    ("-- SQL's comment, a line of its own\n", "--"),
 ])
 def test_a_comment_of_another_language_is_named(line, mark):
     code, covered, message = one_mistake(line)
@@ -105,8 +106,11 @@ def apply_edit(text, edit):
     return text[:edit.span.start] + edit.new_text + text[edit.span.end:]
 
 
-def test_a_division_is_not_taken_for_a_comment():
-    assert errors(HEAD + "Y[i] = W[i] / 2\nV[i] = W[i] / (W[i] + 1)\nexport Y, V\n") == []
+def test_a_division_or_a_double_negation_is_not_taken_for_a_comment():
+    assert errors(HEAD + "Y[i] = W[i] / 2\nV[i] = W[i] / (W[i] + 1)\nN[i] = W[i] -- W[i]\n"
+                  "M[i] = --W[i]\nexport Y, V, N, M\n") == []
+    code, covered, _ = one_mistake("Y[i] = --W[i] W[i] +\n")  # an error, not of a comment
+    assert (code, covered) == ("syntax-error", "")  # (at the end of the statement)
 
 
 @pytest.mark.parametrize("line, directive, words", [

@@ -227,10 +227,16 @@ def tokenize(text: str) -> list[Tok]:
 def foreign_comment(tokens: Sequence[Tok] | Sequence[tuple[str, str, int, int]]
                     ) -> Diagnostic | None:
     """The syntax error of a statement holding another language's comment mark (`//`
-    or `/*` written together, which no Fuse statement holds), at its first one, with
-    the fix to `#`: the mark is the mistake, not the prose after it."""
-    for first, second in zip(tokens, islice(tokens, 1, None)):
-        if first[0] == "SLASH" and second[0] in ("SLASH", "STAR") and second[2] == first[3]:
+    or `/*` written together, which no Fuse statement holds, or SQL's `-- ` with a
+    space after), at its first one, with the fix to `#`: the mark is the mistake,
+    not the prose after it.  (Asked only of a statement that does not parse:
+    `Y = A -- B` is a double negation.)"""
+    for k, (first, second) in enumerate(zip(tokens, islice(tokens, 1, None))):
+        if second[2] != first[3]:
+            continue
+        if first[0] == "SLASH" and second[0] in ("SLASH", "STAR") or (
+                first[0] == second[0] == "MINUS"
+                and (k + 2 == len(tokens) or tokens[k + 2][2] > second[3])):
             mark, span = first[1] + second[1], Span(first[2], second[3])
             return make("syntax-error", f"`{mark}` starts no comment in Fuse: a comment "
                         f"starts with `#` and runs to the end of the line", span,
