@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fuse_lang import parse
-from fuse_lang.ide.formatting import format_text, ir_signature, respace, same_program
+from fuse_lang.ide.formatting import format_lines, format_text, ir_signature, respace, same_program
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -235,6 +235,37 @@ def test_generated_programs_keep_their_meaning_and_format_once(lines, joiner):
     assert raw is not None
     assert same_program(text, raw)
     assert respace(raw) == raw
+
+
+def _applied(text: str, edits) -> str:
+    for span, new_text in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        text = text[:span.start] + new_text + text[span.end:]
+    return text
+
+
+@given(st.lists(_statement(), min_size=1, max_size=8), st.sampled_from(["\n", "\r\n"]),
+       st.integers(0, 10), st.integers(0, 10))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
+                                                                   HealthCheck.too_slow])
+def test_formatting_a_range_touches_its_lines_only(lines, newline, first, count):
+    text = newline.join(lines) + newline
+    assume(not parse(text).diagnostics)
+    ends = [k + len(newline) for k in range(len(text)) if text.startswith(newline, k)]
+    starts = [0, *ends[:-1]]
+    first = min(first, len(starts) - 1)
+    last = min(first + count, len(starts) - 1)
+    edits = format_lines(text, starts[first], ends[last] - len(newline))
+    out = _applied(text, edits)
+    assert same_program(text, out)
+    for span, _ in edits:  # no edit outside the lines asked but a run of blank lines
+        touched = text[span.start:span.end]
+        assert starts[first] <= span.start and span.end <= ends[last] or not touched.strip()
+    def filled(part):
+        return [line for line in part.split(newline) if line.strip()]
+    before, after = filled(text[:starts[first]]), filled(text[ends[last]:])
+    assert filled(out)[:len(before)] == before  # the lines outside, as they were
+    assert filled(out)[len(filled(out)) - len(after):] == after
+    assert _applied(text, format_lines(text, 0, len(text))) == format_text(text)
 
 
 def test_imports_and_qualified_names_keep_their_meaning():

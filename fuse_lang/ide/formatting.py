@@ -29,13 +29,16 @@ The layout, one rule each:
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
+import itertools
+import re
 from typing import Any
 
 from ..front import ir
 from ..front.lexer import Tok, tokenize
-from ..front.span import lf_endings
+from ..front.span import Span, lf_endings
 from ..front.syntax import parse
 
 _OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
@@ -57,6 +60,52 @@ def format_text(text: str) -> str:
     if formatted != text and _statements(tokens) != _statements(tokenize(formatted)):
         return text  # never expected: the tests check every corpus program
     return formatted
+
+
+def format_lines(text: str, start: int, end: int) -> list[tuple[Span, str]]:
+    """The edits that bring the lines holding offsets `start` to `end` to the
+    canonical layout and leave every other line as it is (an editor's "format
+    selection"). The formatter re-spaces tokens within their lines and shortens
+    runs of blank lines, so each line that is not blank is paired with its
+    formatted self, in order, and each run of blank lines with its formatted run;
+    a line or run edited is one of those that meet the lines asked."""
+    formatted = format_text(text)
+    if formatted == text:
+        return []
+    old, new = _LINE.findall(text), _LINE.findall(formatted)
+    starts = [0, *itertools.accumulate(map(len, old))]
+    first = bisect.bisect_right(starts, start) - 1
+    # (a selection that ends at the start of a line does not take that line)
+    last = max(bisect.bisect_left(starts, end) - 1, first)
+    pairs = _paired_lines(old, new)
+    if pairs is None:  # (never expected: the whole text's edit, as formatting gives)
+        return [(Span(0, len(text)), formatted)]
+    return [(Span(starts[i1], starts[i2]), "".join(new[j1:j2]))
+            for (i1, i2), (j1, j2) in pairs
+            if i1 <= last and max(i2 - 1, i1) >= first and old[i1:i2] != new[j1:j2]]
+
+
+def _paired_lines(old: list[str], new: list[str]
+                  ) -> list[tuple[tuple[int, int], tuple[int, int]]] | None:
+    """Each line of `old` that is not blank, and each run of blank lines around
+    them, as a range of `old`'s lines beside the range of `new`'s it became; None
+    if the two do not have as many lines that are not blank."""
+    olds = [k for k, line in enumerate(old) if line.strip()]
+    news = [k for k, line in enumerate(new) if line.strip()]
+    if len(olds) != len(news):
+        return None
+    pairs = []
+    i0 = j0 = 0
+    for i, j in zip([*olds, len(old)], [*news, len(new)]):
+        pairs.append(((i0, i), (j0, j)))  # the blank lines before (perhaps none)
+        if i < len(old):
+            pairs.append(((i, i + 1), (j, j + 1)))
+        i0, j0 = i + 1, j + 1
+    return pairs
+
+
+# A line and its ending, as the engine counts lines: "\n", "\r\n" or a lone "\r"
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def respace(text: str) -> str | None:

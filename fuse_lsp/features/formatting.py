@@ -1,10 +1,11 @@
-"""Document formatting: one edit replacing the text (fuse_lang.ide.formatting)."""
+"""Document formatting: one edit replacing the text; range formatting: an edit per
+line (or run of blank lines) of the range that changes (fuse_lang.ide.formatting)."""
 from __future__ import annotations
 
 from lsprotocol import types
 
 from fuse_lang.front.span import Span
-from fuse_lang.ide.formatting import format_text
+from fuse_lang.ide.formatting import format_lines, format_text
 
 from ..state import Feature, FuseServer, safe
 
@@ -20,4 +21,14 @@ def formatting(ls: FuseServer, params: types.DocumentFormattingParams
     return [types.TextEdit(range=convert.range(Span(0, len(text))), new_text=formatted)]
 
 
-FEATURES = (Feature(types.TEXT_DOCUMENT_FORMATTING, formatting),)
+@safe(list)
+def range_formatting(ls: FuseServer, params: types.DocumentRangeFormattingParams
+                     ) -> list[types.TextEdit]:
+    analysis, convert = ls.analysis(params.text_document.uri)
+    start, end = convert.offset(params.range.start), convert.offset(params.range.end)
+    return [types.TextEdit(range=convert.range(span), new_text=new_text)
+            for span, new_text in format_lines(analysis.text, start, end)]
+
+
+FEATURES = (Feature(types.TEXT_DOCUMENT_FORMATTING, formatting),
+            Feature(types.TEXT_DOCUMENT_RANGE_FORMATTING, range_formatting))

@@ -727,3 +727,21 @@ def test_fuse_run_shows_the_trace_with_run_trace_on(tmp_path):
     assert "## Trace and estimates\n\n```" in text
     assert "trace: fixpoint of Ancestor (semi_naive)" in text
     assert "iteration  facts added  ms" in text
+
+
+def test_gq_formats_the_lines_it_covers_through_the_server(tmp_path):
+    """The server formats ranges, so Neovim 0.11 sets 'formatexpr' to the LSP's:
+    `gqq` on a line lays out that line only; `gw` stays Vim's own."""
+    messy = "X[i]=const([1,2,3])\nY[i]=X[i]*2\nZ[i]=Y[i]+1\nexport Y ,Z\n"
+    file = write(tmp_path, "messy.fuse", messy)
+    data = run_nvim(tmp_path, file, """
+        wait_client()
+        out.formatexpr = vim.bo.formatexpr
+        vim.api.nvim_win_set_cursor(0, { 2, 0 })
+        vim.cmd('normal! gqq')
+        vim.wait(10000, function() return vim.fn.getline(2) ~= 'Y[i]=X[i]*2' end, 50)
+        out.lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    """)
+    assert data["formatexpr"] == "v:lua.vim.lsp.formatexpr()"
+    assert data["lines"] == ["X[i]=const([1,2,3])", "Y[i] = X[i] * 2", "Z[i]=Y[i]+1",
+                             "export Y ,Z"]
