@@ -29,6 +29,8 @@ PIECES = (
     "Ancestor(x,z) = Ancestor(x,y) Parent(y,z)\n", "Parent(Bob, Carol)\n", "export R0, G2\n",
     "axis q = 3\r\n", "\n", "\r\n", "\r", "\n\n", " ", "# \U0001f600 note\n", '"\U0001f600"',
     "\U0001f600", "\U0001d538", "\u00e9", "(", ")", "[", "]", ";", "= ", "#", '"', ",", "x",
+    # another language's comments (a syntax error at the mark, whatever follows it)
+    "// it's \u00e9t\u00e9\n", "/* x */", "/", "*", "-- note\r\n", "-",
 )
 HUGE = 2**31 - 1  # LSP's largest uinteger: an editor's "to the end of the line"
 
