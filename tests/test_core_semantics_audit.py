@@ -1,0 +1,90 @@
+"""An audit of the core tensor-equation semantics (LANGUAGE.md §3-6, §10) at their
+edges: programs written from the contract, each compared with the same
+computation written by hand in NumPy.  This module is in conftest's
+CONFORMANCE_MODULES, so every program also runs on torch and on jax (jitted) and
+must agree with NumPy, errors included.
+
+Sources are declared like `X[i,j] = "x.npy"`: the file is written to tmp_path and
+the same array is given through `run(inputs=...)`.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fuse_lang
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def close(actual, expected):
+    np.testing.assert_allclose(np.asarray(actual, dtype=np.float64),
+                               np.asarray(expected, dtype=np.float64), **TOL)
+
+
+def run(tmp_path, text, **arrays):
+    for name, array in arrays.items():
+        np.save(tmp_path / f"{name.lower()}.npy", array)
+    program = fuse_lang.compile(text, backend="numpy", device="cpu", base_dir=tmp_path)
+    return program.run(inputs=arrays)
+
+
+def sources(**shapes):
+    return "\n".join(f'{name}[{idx}] = "{name.lower()}.npy"' for name, idx in shapes.items()) + "\n"
+
+
+EMPTY = np.zeros((0, 3), np.float32)  # a source with an axis of no positions
+
+
+# ------------------------------------------- projection over an axis with no positions
+
+@pytest.mark.parametrize("op", ["max=", "min=", "avg="])
+def test_a_projection_over_an_empty_axis_is_zero(tmp_path, op):
+    # max/min of no values has no identity (np.max raised, torch.amax an IndexError
+    # that `fuse run --backend torch` showed as an internal error), and the mean of
+    # none was NaN with a warning: each cell is 0, as a cell nothing writes
+    out = run(tmp_path, sources(E="i,j") + f"Y[j] {op} E[i,j]\nexport Y", E=EMPTY)
+    close(out["Y"], np.zeros(3))
+
+
+@pytest.mark.parametrize("op", ["max", "min", "avg"])
+def test_reduce_over_an_empty_axis_is_zero(tmp_path, op):
+    out = run(tmp_path, sources(E="i,j") + f"Y[j] = reduce({op}, i) E[i,j] + 1\nexport Y",
+              E=EMPTY)
+    close(out["Y"], np.ones(3))
+
+
+@pytest.mark.parametrize("op,fn", [("max=", np.max), ("min=", np.min), ("avg=", np.mean)])
+def test_an_equation_projecting_no_positions_adds_nothing_to_the_others(tmp_path, op, fn):
+    # `M[j] max= E[i,j]` over no i takes no value: it writes no cell, and M is the
+    # other equation's max (a 0 of the empty one would beat these negative values)
+    X = np.array([[-3.0, -1.0, -2.0], [-4.0, -6.0, -0.5]], np.float32)
+    out = run(tmp_path, sources(E="i,j", X="k,j") +
+              f"M[j] {op} E[i,j]\nM[j] {op} X[k,j]\nS[j] = E[i,j]\nS[j] += X[k,j]\n"
+              "export M, S", E=EMPTY, X=X)
+    close(out["M"], fn(X.astype(np.float64), axis=0))
+    close(out["S"], X.astype(np.float64).sum(0))  # an empty sum is 0, added
+
+
+def test_softmax_and_lnorm_along_an_empty_axis(tmp_path):
+    out = run(tmp_path, sources(E="i,j") +
+              "S[i.,j] = softmax(E[i,j])\nL[i.,j] = lnorm(E[i,j])\nT[i,j] = softmax(E[i,j])\n"
+              "export S, L, T", E=EMPTY)
+    for name in "SLT":
+        assert out[name].shape == (0, 3)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_fuse_run_projects_an_empty_axis_on_every_backend(tmp_path, backend):
+    pytest.importorskip(backend)
+    np.save(tmp_path / "e.npy", EMPTY)
+    (tmp_path / "m.fuse").write_text('E[i,j] = "e.npy"\nY[j] max= E[i,j]\nexport Y\n')
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "run", "--backend", backend,
+                           "--format", "json", "m.fuse"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["outputs"]["Y"]["values"] == [0.0, 0.0, 0.0]
