@@ -88,3 +88,34 @@ def test_fuse_run_projects_an_empty_axis_on_every_backend(tmp_path, backend):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["outputs"]["Y"]["values"] == [0.0, 0.0, 0.0]
+
+
+# ------------------------------------------- a comparison factor under max= / min= / avg=
+
+LOWER = np.array([[-1.0, -9.0, -9.0], [-4.0, -2.0, -9.0], [-5.0, -6.0, -3.0]], np.float32)
+
+
+@pytest.mark.parametrize("op,other,fn", [("max=", "-1e30", np.max), ("min=", "1e30", np.min)])
+def test_a_comparison_factor_under_an_aggregate_is_told_and_select_takes_its_cells(
+        tmp_path, op, other, fn):
+    # the comparison multiplies (LANGUAGE.md §13: a Boolean factor), so the masked
+    # cells' zeros take part in the max: `fuse check` said nothing of it
+    np.save(tmp_path / "x.npy", LOWER)
+    text = sources(X="i,j") + f"Y[i] {op} X[i,j] (j <= i)\nexport Y"
+    analysis = fuse_lang.analyze(text, str(tmp_path / "p.fuse"))
+    (warning,) = [d for d in analysis.diagnostics if d.code == "aggregate-over-absent"]
+    fix = f"select((j <= i), X[i,j], {other})"
+    assert f"`{fix}`" in warning.message
+    assert warning.fixes[0].edits[0].new_text == fix
+    masked = np.where(np.tril(np.ones((3, 3))) > 0, LOWER, 0.0)
+    close(run(tmp_path, text, X=LOWER)["Y"], fn(masked, axis=1))
+    fixed = run(tmp_path, sources(X="i,j") + f"Y[i] {op} {fix}\nexport Y", X=LOWER)["Y"]
+    close(fixed, [fn(LOWER[i, :i + 1]) for i in range(3)])
+
+
+@pytest.mark.parametrize("text", ["Y[i] = X[i,j] (j <= i)", "Y[i] max= X[i,j] (i < 2)",
+                                  "Y[i] max= select((j <= i), X[i,j], -1e30)"])
+def test_no_aggregate_warning_where_no_masked_cell_is_aggregated(tmp_path, text):
+    np.save(tmp_path / "x.npy", LOWER)
+    analysis = fuse_lang.analyze(sources(X="i,j") + text + "\nexport Y", str(tmp_path / "p.fuse"))
+    assert not [d for d in analysis.diagnostics if d.code == "aggregate-over-absent"]
