@@ -119,3 +119,15 @@ def test_no_aggregate_warning_where_no_masked_cell_is_aggregated(tmp_path, text)
     np.save(tmp_path / "x.npy", LOWER)
     analysis = fuse_lang.analyze(sources(X="i,j") + text + "\nexport Y", str(tmp_path / "p.fuse"))
     assert not [d for d in analysis.diagnostics if d.code == "aggregate-over-absent"]
+
+
+# ------------------------------------------- softmax's axis= naming no left-hand-side index
+
+def test_an_axis_keyword_naming_no_lhs_index_says_which_it_named(tmp_path):
+    # it said "`axis=` names an index of the left-hand side (i)", the rule, not the fault
+    np.save(tmp_path / "v.npy", np.zeros(3, np.float32))
+    analysis = fuse_lang.analyze(sources(V="i") + "Y[i] = softmax(V[i], axis=k)\nexport Y",
+                                 str(tmp_path / "p.fuse"))
+    (error,) = [d for d in analysis.diagnostics if d.code == "bad-argument"]
+    assert "`axis=k` is not an index of the left-hand side" in error.message
+    assert "(i)" in error.message
