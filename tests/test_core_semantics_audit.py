@@ -113,7 +113,20 @@ def test_a_comparison_factor_under_an_aggregate_is_told_and_select_takes_its_cel
     close(fixed, [fn(LOWER[i, :i + 1]) for i in range(3)])
 
 
+def test_a_mask_on_a_dropped_index_under_max_is_told_too(tmp_path):
+    np.save(tmp_path / "x.npy", LOWER)
+    text = sources(X="i,j") + "Y[i] max= X[i,j] odd(j)\nexport Y"
+    analysis = fuse_lang.analyze(text, str(tmp_path / "p.fuse"))
+    (warning,) = [d for d in analysis.diagnostics if d.code == "aggregate-over-absent"]
+    assert warning.fixes[0].edits[0].new_text == "select(odd(j), X[i,j], -1e30)"
+    fixed = run(tmp_path, sources(X="i,j") + "Y[i] max= select(odd(j), X[i,j], -1e30)\nexport Y",
+                X=LOWER)["Y"]
+    close(fixed, LOWER[:, 1])
+    close(run(tmp_path, text, X=LOWER)["Y"], np.zeros(3))  # the even columns' zeros
+
+
 @pytest.mark.parametrize("text", ["Y[i] = X[i,j] (j <= i)", "Y[i] max= X[i,j] (i < 2)",
+                                  "Y[i] max= X[i,j] even(i)",
                                   "Y[i] max= select((j <= i), X[i,j], -1e30)"])
 def test_no_aggregate_warning_where_no_masked_cell_is_aggregated(tmp_path, text):
     np.save(tmp_path / "x.npy", LOWER)

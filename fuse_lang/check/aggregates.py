@@ -15,6 +15,7 @@ from ..front.span import Span
 from .datalog import terms
 from .symbols import TensorSymbol
 
+MASKS = frozenset({"even", "odd"})  # 0/1 masks on an index (LANGUAGE.md §10)
 AGGREGATES = {"min=": ("minimum", "1e30"), "max=": ("maximum", "-1e30"), "avg=": ("mean", None)}
 
 
@@ -42,8 +43,9 @@ def aggregates_over_absent(statements: tuple[ir.Statement, ...],
 
 def _dropped(factor: ir.Expr, tensors: dict[str, TensorSymbol], kept: set[str]) -> list[str]:
     """The variables a Boolean relation's reference, or a comparison (`(j <= i)`, a
-    Boolean factor too: LANGUAGE.md §13), has and the head drops."""
-    if type(factor) is ir.Call and factor.name in COMPARISONS:
+    Boolean factor too: LANGUAGE.md §13) or a mask on an index (`even(j)`), has and
+    the head drops."""
+    if type(factor) is ir.Call and (factor.name in COMPARISONS or factor.name in MASKS):
         names = [n.name for n in ir.walk(factor) if type(n) is ir.Ref and n.indices is None
                  and n.name not in tensors]
         return [name for name in dict.fromkeys(names) if name not in kept]
@@ -61,7 +63,7 @@ def _warning(stmt: ir.Equation, term: ir.Expr, factor: ir.Ref, dropped: list[str
     what, other = AGGREGATES[stmt.op]
     names = ", ".join(f"`{name}`" for name in dropped)
     atom = _text(factor.span, delta, text)
-    if type(factor) is ir.Call:  # a comparison
+    if type(factor) is ir.Call:  # a comparison or a mask
         message = (f"`{stmt.op}` takes the {what} over every cell of {names}, and where "
                    f"`{atom}` does not hold this product is 0: the {what} counts those "
                    f"zeros, not only the cells where it holds")
