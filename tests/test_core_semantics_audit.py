@@ -70,6 +70,17 @@ def test_an_equation_projecting_no_positions_adds_nothing_to_the_others(tmp_path
     close(out["S"], X.astype(np.float64).sum(0))  # an empty sum is 0, added
 
 
+def test_a_shortest_path_keeps_its_distances_beside_an_equation_over_no_positions(tmp_path):
+    # in a recursive min= group too: the empty equation's 0 made every distance 0
+    W0 = np.array([0, 5, 7], np.float32)
+    W = np.full((3, 3), 1e30, np.float32)
+    W[0, 1] = W[1, 2] = 1
+    out = run(tmp_path, sources(W0="y", W="x,y", E="k,y") +
+              "D[y] min= W0[y]\nD[y] min= D[x] + W[x,y]\nD[y] min= E[k,y]\nexport D",
+              W0=W0, W=W, E=EMPTY)
+    close(out["D"], [0, 1, 2])
+
+
 def test_softmax_and_lnorm_along_an_empty_axis(tmp_path):
     out = run(tmp_path, sources(E="i,j") +
               "S[i.,j] = softmax(E[i,j])\nL[i.,j] = lnorm(E[i,j])\nT[i,j] = softmax(E[i,j])\n"
