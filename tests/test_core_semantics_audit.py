@@ -155,3 +155,53 @@ def test_an_axis_keyword_naming_no_lhs_index_says_which_it_named(tmp_path):
     (error,) = [d for d in analysis.diagnostics if d.code == "bad-argument"]
     assert "`axis=k` is not an index of the left-hand side" in error.message
     assert "(i)" in error.message
+
+
+# ------------------------------------------- the edges that hold (kept so on every backend)
+
+RNG = np.random.default_rng(2026)
+SQ = RNG.uniform(-1, 1, (3, 3)).astype(np.float32)
+NEG = RNG.uniform(-5, -1, (4, 3)).astype(np.float32)
+VEC = RNG.uniform(-1, 1, 4).astype(np.float32)
+INT = np.array([[3, -2, 7], [1, 5, -4]], np.int64)
+QK = RNG.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+
+
+def _softmax(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+EDGES = [
+    ("diagonal read", dict(SQ="i,j"), "D[i] = SQ[i,i]", "D", np.diag(SQ)),
+    ("trace", dict(SQ="i,j"), "D = SQ[i,i]", "D", np.trace(SQ)),
+    ("diagonal write", dict(VEC="i"), "D[i,i] = VEC[i]", "D", np.diag(VEC)),
+    ("row sums on the diagonal", dict(SQ="i,j"), "D[i,i] = SQ[i,j]", "D", np.diag(SQ.sum(1))),
+    ("an LHS-only index broadcasts", dict(VEC="j"), "axis i = 2\nD[i,j] = VEC[j]", "D",
+     np.broadcast_to(VEC, (2, 4))),
+    ("an index in no factor", dict(), "axis i = 3\nD[i] = 2", "D", np.full(3, 2.0)),
+    ("a term without the index counts once", dict(SQ="i,j", VEC="k"),
+     "D[i] = SQ[i,j] + VEC[k] + 1", "D", SQ.sum(1) + VEC.sum() + 1),
+    ("offsets past both ends read 0", dict(VEC="i"), "D[i] = VEC[i+1] - VEC[i-2]", "D",
+     np.r_[VEC[1:], 0] - np.r_[0, 0, VEC[:-2]]),
+    ("a write past the end is dropped", dict(VEC="i"), "D[i-1] = VEC[i]", "D", np.r_[VEC[1:], 0]),
+    ("max= of negative values", dict(NEG="b,o"), "D[o] max= NEG[b,o]", "D", NEG.max(0)),
+    ("min= of two equations", dict(NEG="b,o"), "D[o] min= NEG[b,o]\nD[o] min= -NEG[b,o]", "D",
+     NEG.min(0)),
+    ("max-pooling an odd axis of negatives", dict(NEG="b,o"), "D[b/3,o] max= NEG[b,o]", "D",
+     np.stack([NEG[:3].max(0), NEG[3]])),
+    ("integer data", dict(INT="i,j"), "D[j] avg= INT[i,j] / 2", "D", INT.mean(0) / 2),
+    ("two = equations add", dict(SQ="i,j", V3="j"),
+     "D[i] = SQ[i,j] V3[j]\nD[i] += relu(SQ[i,j])", "D",
+     SQ @ VEC[:3] + np.maximum(SQ.sum(1), 0)),
+    ("softmax along a dotted primed middle axis", dict(QK="b,p,d"),
+     "D[p,p'.,b] = softmax(QK[b,p,d] QK[b,p',d])", "D",
+     _softmax(np.einsum("bpd,bqd->pqb", QK, QK), 1)),
+]
+
+
+@pytest.mark.parametrize("what,shapes,text,out,expected", EDGES, ids=[e[0] for e in EDGES])
+def test_edges_of_the_projection_rule(tmp_path, what, shapes, text, out, expected):
+    arrays = {"SQ": SQ, "NEG": NEG, "VEC": VEC, "INT": INT, "QK": QK, "V3": VEC[:3]}
+    given = {name: arrays[name] for name in shapes}
+    close(run(tmp_path, sources(**shapes) + f"{text}\nexport {out}", **given)[out], expected)
