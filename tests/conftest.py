@@ -55,7 +55,7 @@ CONFORMANCE_MODULES = {"test_engine_constructs", "test_engine_runtime", "test_ex
                        "test_execution_config", "test_demand", "test_seed_spellings",
                        "test_layer_recurrences", "test_functions", "test_let_blocks",
                        "test_datalog_conformance", "test_structured_conformance",
-                       "test_structured_audit"}
+                       "test_structured_audit", "test_core_semantics_audit"}
 
 
 # torch.compile takes seconds per program: every program of these modules runs

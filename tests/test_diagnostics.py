@@ -256,6 +256,8 @@ CASES = [
     ("unsafe-arithmetic", "V(1)\nR(n) = V(n - 1)", E, (1, 9), ["`n`", "`V(n - 1)`"]),
     ("aggregate-over-absent", "E(A, B, 3)\nE(A, C, 5)\nM[x] min= E(x, y, w) w", W, (2, 10),
      ["`min=`", "`y`, `w`", "no tuple", "`select(E(x, y, w), w, 1e30)`"]),
+    ("aggregate-over-absent", "X = const([[1,2],[3,4]])\nY[i] max= X[i,j] (j <= i)", W, (1, 17),
+     ["`max=`", "`j`", "`(j <= i)` does not hold", "`select((j <= i), X[i,j], -1e30)`"]),
     ("not-a-number", "S(Ann, 3)\nT(x) = S(x, y) (x < y)", E, (1, 16), ["`x`", "symbols (Ann)"]),
     ("not-a-number", "S(Ann, 3)\nT(x + 1, y) = S(x, y)", E, (1, 2), ["`x`", "symbols"]),
     ("not-a-number", "P(Ann)\nT(x) = P(x) (x < Ann)", E, (1, 17), ["`Ann`", "no order"]),

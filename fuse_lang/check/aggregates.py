@@ -8,12 +8,14 @@ values"), which `select` writes."""
 from __future__ import annotations
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .datalog import terms
 from .symbols import TensorSymbol
 
+MASKS = frozenset({"even", "odd"})  # 0/1 masks on an index (LANGUAGE.md §10)
 AGGREGATES = {"min=": ("minimum", "1e30"), "max=": ("maximum", "-1e30"), "avg=": ("mean", None)}
 
 
@@ -40,7 +42,13 @@ def aggregates_over_absent(statements: tuple[ir.Statement, ...],
 
 
 def _dropped(factor: ir.Expr, tensors: dict[str, TensorSymbol], kept: set[str]) -> list[str]:
-    """The variables a Boolean relation's reference has and the head drops."""
+    """The variables a Boolean relation's reference, or a comparison (`(j <= i)`, a
+    Boolean factor too: LANGUAGE.md §13) or a mask on an index (`even(j)`), has and
+    the head drops."""
+    if type(factor) is ir.Call and (factor.name in COMPARISONS or factor.name in MASKS):
+        names = [n.name for n in ir.walk(factor) if type(n) is ir.Ref and n.indices is None
+                 and n.name not in tensors]
+        return [name for name in dict.fromkeys(names) if name not in kept]
     if type(factor) is not ir.Ref or not factor.indices:
         return []
     symbol = tensors.get(factor.name)
@@ -55,21 +63,36 @@ def _warning(stmt: ir.Equation, term: ir.Expr, factor: ir.Ref, dropped: list[str
     what, other = AGGREGATES[stmt.op]
     names = ", ".join(f"`{name}`" for name in dropped)
     atom = _text(factor.span, delta, text)
+    if type(factor) is ir.Call:  # a comparison or a mask
+        message = (f"`{stmt.op}` takes the {what} over every cell of {names}, and where "
+                   f"`{atom}` does not hold this product is 0: the {what} counts those "
+                   f"zeros, not only the cells where it holds")
+        return _with_fix(stmt, term, factor, atom, message, delta, text,
+                         "the cells where it holds", "where it holds",
+                         f"; where it holds only, divide a sum by a count: the product with `=`"
+                         f" over `{atom}` alone with `=`")
     message = (f"`{stmt.op}` takes the {what} over every cell of {names}, and where "
                f"{factor.name} has no tuple this product is 0: the {what} counts those "
                f"zeros, not only {factor.name}'s tuples")
+    return _with_fix(stmt, term, factor, atom, message, delta, text,
+                     f"{factor.name}'s tuples", "over the tuples only",
+                     "; over the tuples only, divide a sum by a count: `Total[x] = E(x, y, w) w`, "
+                     "`Count[x] = E(x, y, w)`, `Mean[x] = Total[x] / Count[x]`")
+
+
+def _with_fix(stmt: ir.Equation, term: ir.Expr, factor: ir.Expr, atom: str, message: str,
+              delta: int, text: str, over: str, only: str, mean: str) -> Diagnostic:
+    what, other = AGGREGATES[stmt.op]
     fixes: tuple[Fix, ...] = ()
     if other is not None and type(term) is ir.Product and term.ops.count("/") == 0:
         rest = " ".join(_text(f.span, delta, text) for f in term.factors if f is not factor)
         if rest:
-            message += f"; over the tuples only: `select({atom}, {rest}, {other})`"
-            fixes = (Fix(f"Take the {what} over {factor.name}'s tuples only",
+            message += f"; {only}: `select({atom}, {rest}, {other})`"
+            fixes = (Fix(f"Take the {what} over {over} only",
                          (TextEdit(moved_span(term.span, delta),
                                    f"select({atom}, {rest}, {other})"),)),)
-    else:
-        message += ("; over the tuples only, divide a sum by a count: `Total[x] = E(x, y, w) w`, "
-                    "`Count[x] = E(x, y, w)`, `Mean[x] = Total[x] / Count[x]`") \
-            if other is None else ""
+    elif other is None:
+        message += mean
     return make("aggregate-over-absent", message, moved_span(factor.span, delta), fixes=fixes)
 
 

@@ -141,7 +141,10 @@ def _check_axis(call: ir.Call, stmt: ir.Statement, value: ir.Expr,
         message = (f"`axis={value.text}` counts the indices of {where} from 0, and there is "
                    f"no index at position {value.text} ({listed})")
     else:
-        message = f"`axis=` names an index of {where} ({listed})"
+        given = value.name if isinstance(value, ir.Ref) and value.indices is None else None
+        message = (f"`axis={given}` is not an index of {where}; `axis=` names one of "
+                   f"them ({listed})" if given else f"`axis=` names an index of {where} "
+                   f"({listed})")
     out.append(make("bad-argument", message, value.span))
 
 

@@ -34,7 +34,7 @@ from .fixpoint.loop import Eager, Iteration, SemiNaive, Traced, repeat
 from .inputs import fact_cover, load_base
 from .interpret.blocked import Blocking
 from .interpret.evaluate import ConstantFolding, EvaluationError, Evaluator, equation_op, write_lhs
-from .interpret.lhs import head_coverage
+from .interpret.lhs import head_coverage, takes_no_value
 from .interpret.monte_carlo import Sampler
 from .limits import Checkpoint
 from .memory import failure_words, guard_memory, kept_dense_words
@@ -474,9 +474,12 @@ class Execution:
         cache = self.caches.coverage
         key = k if k is not None else (name, name in self.given)
         if key not in cache:
-            cache[key] = head_coverage(self.analysis, self.infos[k], self.shape(name)) \
-                if k is not None else fact_cover(self.analysis, self.given, name,
-                                                 self.shape(name))
+            if k is not None and takes_no_value(self.infos[k]):  # max= over no positions
+                cache[key] = np.zeros(self.shape(name), dtype=bool)
+            else:
+                cache[key] = head_coverage(self.analysis, self.infos[k], self.shape(name)) \
+                    if k is not None else fact_cover(self.analysis, self.given, name,
+                                                     self.shape(name))
         return cache[key]
 
     def tensor(self, name: str) -> Any:

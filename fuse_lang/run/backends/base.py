@@ -127,6 +127,16 @@ class Backend:
         """Project `axes` away by op: sum, max, min or avg."""
         raise NotImplementedError
 
+    def empty_projection(self, op: str, x: Any, axes: tuple[int, ...]) -> Any | None:
+        """`max`, `min` or `avg` over an axis with no positions: 0 in every cell, the
+        value of a cell that nothing writes (docs/language.md, decision 22), as an
+        empty sum is 0; None where every projected axis has positions (or op is sum)."""
+        shape = tuple(self.shape(x))
+        if op == "sum" or all(shape[a] for a in axes):
+            return None
+        gone = {a % len(shape) for a in axes}
+        return self.zeros(tuple(n for k, n in enumerate(shape) if k not in gone))
+
     def einsum(self, spec: str, *arrays: Any) -> Any:
         """The contraction `spec` (from plan.contraction.einsum_spec); three or more
         operands follow plan.contraction.contraction_path.  Always new memory."""

@@ -133,7 +133,8 @@ class JaxBackend(Backend):
 
     # ---- arithmetic
     def reduce(self, op: str, x: jax.Array, axes: tuple[int, ...]) -> jax.Array:
-        return _REDUCTIONS[op](x, axis=axes)
+        empty = self.empty_projection(op, x, axes)  # shapes are static under jax.jit
+        return _REDUCTIONS[op](x, axis=axes) if empty is None else empty
 
     def einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
         if len(arrays) <= 2:

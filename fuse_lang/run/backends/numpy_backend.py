@@ -98,6 +98,9 @@ class NumpyBackend(Backend):
 
     # ---- arithmetic
     def reduce(self, op: str, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        empty = self.empty_projection(op, x, axes)
+        if empty is not None:
+            return empty
         if type(x) in _SPARSE:
             return x.reduce(op, axes, self.dtype)
         if op == "sum":
@@ -184,6 +187,8 @@ class NumpyBackend(Backend):
         return x
 
     def softmax(self, x: np.ndarray, axis: int, fresh: bool = False) -> np.ndarray:
+        if not np.size(x):  # no positions: nothing to normalise (np.max has no identity)
+            return np.zeros(np.shape(x), self.dtype)
         if fresh and x.dtype == self.dtype and x.flags.writeable:
             out = x
             out -= np.max(x, axis=axis, keepdims=True)
@@ -199,6 +204,8 @@ class NumpyBackend(Backend):
         return shifted
 
     def lnorm(self, x: np.ndarray, axis: int, eps: float) -> np.ndarray:
+        if not np.size(x):  # no positions: no mean to take (np.mean of none warns)
+            return np.zeros(np.shape(x), self.dtype)
         out = x - np.mean(x, axis=axis, keepdims=True)
         var = np.mean(out * out, axis=axis, keepdims=True)
         var += eps

@@ -150,7 +150,8 @@ class TorchBackend(Backend):
 
     # ---- arithmetic
     def reduce(self, op: str, x: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
-        return _REDUCTIONS[op](x, dim=axes)
+        empty = self.empty_projection(op, x, axes)
+        return _REDUCTIONS[op](x, dim=axes) if empty is None else empty
 
     def einsum(self, spec: str, *arrays: torch.Tensor) -> torch.Tensor:
         if len(arrays) == 1:

@@ -326,6 +326,15 @@ def head_coverage(analysis: Analysis, info: StatementInfo,
     return None if covered.all() else covered
 
 
+def takes_no_value(info: StatementInfo) -> bool:
+    """Whether the equation's operator (`max=`, `min=`, `avg=`) projects an index that
+    has no positions: it takes no value, so it writes no cell, and a tensor's other
+    equations combine without it (docs/language.md, decision 22).  Alone, its cells
+    are 0, as a cell nothing writes; `reduce` over no positions is 0 (Backend.reduce)."""
+    return any(op != "sum" and info.extents.get(name) == 0
+               for name, op in info.projected_at.get(0, {}).items())
+
+
 def equation_op(stmt: ir.Equation) -> str:
     return "sum" if stmt.op in SUM_OPS else stmt.op[:-1]
 
