@@ -16,7 +16,7 @@ GOOD = "X[i] = const([1, 2])\nY[i] = X[i]\nexport Y\n"
 
 async def test_push_diagnostics_for_a_client_without_pull(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "bad.fuse", BAD)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     (diag,) = vscode.diagnostics[uri]
     assert diag.code == "undefined-tensor"
     assert diag.severity == types.DiagnosticSeverity.Error
@@ -65,7 +65,7 @@ async def test_pull_diagnostics_for_neovim_and_no_push(neovim, tmp_path):
 async def test_related_information_points_at_the_other_place(vscode, tmp_path):
     text = "axis i = 2\naxis i = 3\nY[i] = 1\nexport Y\n"
     uri = open_doc(vscode, tmp_path / "c.fuse", text)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     (diag,) = [d for d in vscode.diagnostics[uri] if d.code == "extent-conflict"]
     (rel,) = diag.related_information
     assert rel.location.uri == uri
