@@ -112,14 +112,22 @@ def worker(folder: Path, width: int, repeats: int) -> None:
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def reserved_port() -> socket.socket:
+    """A socket bound (SO_REUSEPORT, not listening) to a free port, held while a group
+    runs: no other process takes the port before the group's coordinator binds it
+    (its gRPC server binds with SO_REUSEPORT too, and this socket takes no connections)."""
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    held.bind(("127.0.0.1", 0))
+    return held
 
 
 def run_group(count: int, folder: Path, args: argparse.Namespace) -> list[dict]:
-    port = free_port()
+    with reserved_port() as held:
+        return _run_group(count, folder, args, held.getsockname()[1])
+
+
+def _run_group(count: int, folder: Path, args: argparse.Namespace, port: int) -> list[dict]:
     procs = []
     for rank in range(count):
         env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}

@@ -29,9 +29,21 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 from fuse_lang.run.backends import get_backend
 from fuse_lang.run.program import CompiledProgram, FuseError, RunResult
+
+# Property tests draw the same examples on every run (derandomize: a seed from each
+# test's own code), read no database of earlier failures, and are never failed for a
+# slow draw: a CI run passes or fails by the code, not by the examples it happened to
+# draw, the files a previous run left or the machine's load.  FUSE_HYPOTHESIS_PROFILE=
+# explore draws new examples each run, as Hypothesis does by default (to hunt bugs).
+settings.register_profile("fuse", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("FUSE_HYPOTHESIS_PROFILE", "fuse"))
 
 # float32 on every backend: relative and absolute tolerance of a comparison
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)

@@ -224,7 +224,7 @@ def random_program(seed: int) -> str:
 
 
 @settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6))
 def test_random_programs_answer_in_demand_mode_as_in_forward_mode(seed):
     text = random_program(seed)

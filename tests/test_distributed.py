@@ -114,10 +114,27 @@ LOOPING = textwrap.dedent("""
 """)
 
 
+_RESERVED: list[socket.socket] = []  # the ports of the groups started, held until the end
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ports_let_go():
+    yield
+    while _RESERVED:
+        _RESERVED.pop().close()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port for a group's coordinator, kept bound here (SO_REUSEPORT, not listening)
+    while the group runs: no other process can take it between this choice and the
+    coordinator's bind, nor can the next group be given it (a port closed here at
+    once was free for anyone; the coordinator's gRPC server binds with SO_REUSEPORT,
+    so it shares the port with this socket, which takes no connections)."""
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    held.bind(("127.0.0.1", 0))
+    _RESERVED.append(held)
+    return held.getsockname()[1]
 
 
 def group_env(port: int, count: int, rank: int) -> dict[str, str]:

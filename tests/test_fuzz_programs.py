@@ -32,7 +32,7 @@ from fuse_lang.ide.train_targets import train_targets
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 PROGRAMS = 2400  # mutated programs checked (about 20 s here)
-BUDGET_S = 60  # what CI allows the test; a hang guard, not a timing assertion
+BUDGET_S = 180  # a hang guard, not a timing assertion (23 s on a loaded 2-core machine)
 COMPILE_EVERY = 3  # one in this many clean programs is compiled and explained
 
 

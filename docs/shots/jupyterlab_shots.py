@@ -74,15 +74,30 @@ def prepare(folder: Path) -> None:
         path.write_text(json.dumps(value))
 
 
-def start_lab(folder: Path, port: int, token: str, log: Path) -> subprocess.Popen:
-    """JupyterLab serving `folder`; its kernels import this checkout's fuse_lang."""
+def start_lab(folder: Path, token: str, log: Path, tries: int = 3
+              ) -> tuple[subprocess.Popen, int]:
+    """JupyterLab serving `folder` on a free port, and that port; its kernels import
+    this checkout's fuse_lang.  A port free when probed may be taken by another
+    process before JupyterLab binds it: it is told not to move to another port
+    (where this script would not look), exits, and the next try takes another."""
+    for _ in range(tries):
+        port = free_port()
+        lab = _lab_on(folder, port, token, log)
+        if lab is not None:
+            return lab, port
+    raise SystemExit(f"JupyterLab found its port taken {tries} times:\n{_tail(log)}")
+
+
+def _lab_on(folder: Path, port: int, token: str, log: Path) -> subprocess.Popen | None:
+    """JupyterLab on `port` once it answers there; None when the port was taken."""
     paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths),
            "JUPYTERLAB_SETTINGS_DIR": str(folder / ".settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(folder / ".workspaces"),
            "JUPYTER_RUNTIME_DIR": str(folder / ".runtime"), "MPLBACKEND": "Agg"}
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-               f"--port={port}", f"--IdentityProvider.token={token}",
+               f"--port={port}", "--ServerApp.port_retries=0",
+               f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={folder / 'served'}", "--LabApp.expose_app_in_browser=True",
                "--ServerApp.allow_root=True"]
     lab = subprocess.Popen(command, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
@@ -90,6 +105,8 @@ def start_lab(folder: Path, port: int, token: str, log: Path) -> subprocess.Pope
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if lab.poll() is not None:
+            if any(said in _tail(log) for said in ("already in use", "is not available")):
+                return None  # (jupyter_server's words for a port taken)
             raise SystemExit(f"JupyterLab exited ({lab.returncode}):\n{_tail(log)}")
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
@@ -211,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="fuse-lab-") as tmp:
         folder = Path(tmp)
         prepare(folder)
-        port, token = free_port(), secrets.token_hex(16)
-        lab = start_lab(folder, port, token, folder / "lab.log")
+        token = secrets.token_hex(16)
+        lab, port = start_lab(folder, token, folder / "lab.log")
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=options.chromium,

@@ -1,13 +1,56 @@
 """Start the real server over stdio, once per test, with a client profile."""
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import (
+    ClientServerConfig,
+    LanguageClient,
+    client as pytest_lsp_client,
+    client_capabilities,
+)
 
 SERVER = [sys.executable, "-m", "fuse_lsp", "--stdio"]
+# How long a test waits for something the server does (a push, a log line, a run's
+# progress): a bound for a hung server, not a speed target.  The server is a
+# subprocess; on a loaded CI machine its first analysis can take seconds.
+WAIT_S = 60.0
+
+
+def _keep_push(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+    """pytest-lsp's handler of publishDiagnostics, keeping every push too.
+
+    pytest-lsp keeps only each document's latest diagnostics, without their version:
+    a test that waited for them after an edit could read the push of the version
+    before it (or wait for a notification that had come already).  Every push is
+    kept in `client.pushes`, in order, so a test waits for the version it made."""
+    client.diagnostics[params.uri] = params.diagnostics
+    client.__dict__.setdefault("pushes", []).append(params)
+
+
+# (every test client of this folder is made with pytest-lsp's default features)
+pytest_lsp_client.DEFAULT_CLIENT_FEATURES[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _keep_push
+
+
+def pushes(client: LanguageClient, uri: str) -> list[types.PublishDiagnosticsParams]:
+    """Every push of `uri`'s diagnostics so far, in the order they came."""
+    return [p for p in client.__dict__.get("pushes", ()) if p.uri == uri]
+
+
+async def wait_for_push(client: LanguageClient, uri: str, version: int | None = None,
+                        timeout: float = WAIT_S):
+    """The diagnostics of the latest push of `uri`, once one came; with `version`,
+    once the push of that version came (an earlier version's push is not it)."""
+    async def poll():
+        while True:
+            got = [p for p in pushes(client, uri) if version is None or p.version == version]
+            if got:
+                return got[-1].diagnostics
+            await asyncio.sleep(0.02)
+    return await asyncio.wait_for(poll(), timeout)
 
 
 async def start(lsp_client: LanguageClient, profile: str, root) -> None:

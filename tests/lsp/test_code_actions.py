@@ -6,7 +6,7 @@ from typing import Union
 
 from lsprotocol import types
 
-from .conftest import open_doc
+from .conftest import open_doc, wait_for_push
 
 BAD = "X[i] = const([1, 2])\nY[i] = Xq[i] + X[i]\nexport Y\n"
 
@@ -46,7 +46,7 @@ def edits(action) -> dict:
 
 async def test_did_you_mean_fix_with_its_diagnostic(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "bad.fuse", BAD)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     sent = list(vscode.diagnostics[uri])
     found = await actions(vscode, uri, rng(1, 8, 8), sent, only=[types.CodeActionKind.QuickFix])
     (fix,) = found

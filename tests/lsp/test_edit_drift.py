@@ -20,7 +20,7 @@ from fuse_lang import analyze
 from fuse_lsp.convert import Converter
 
 from . import lsp_text, random_edits
-from .conftest import SERVER
+from .conftest import SERVER, wait_for_push
 
 EDITS = 600  # per run: five runs, 3,000 edits in all
 
@@ -51,24 +51,9 @@ async def utf8(lsp_client: LanguageClient, tmp_path):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def pushed(lsp_client: LanguageClient, tmp_path):
-    """VS Code's capabilities (push diagnostics), the debounce off.  Every push is
-    kept (`lsp_client.pushes`, `lsp_client.pushed_now` set at each): waiting for
-    the next notification would miss one that came while nothing waited (between
-    two waits, or during the edits)."""
-    pushes: list[types.PublishDiagnosticsParams] = []
-    pushed_now = asyncio.Event()
-    # (pytest-lsp's own handler, which keeps the latest diagnostics, still runs; a
-    # second registration of the method is refused, so the handler is wrapped)
-    features = lsp_client.protocol.fm.features
-    default = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-
-    def keep(params: types.PublishDiagnosticsParams) -> None:
-        pushes.append(params)
-        pushed_now.set()
-        default(params)
-
-    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = keep
-    lsp_client.pushes, lsp_client.pushed_now = pushes, pushed_now
+    """VS Code's capabilities (push diagnostics), the debounce off.  (Every push is
+    kept, conftest.wait_for_push: waiting for the next notification would miss one
+    that came while nothing waited, between two waits or during the edits.)"""
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri(),
         initialization_options={"debounceMs": 0}))
@@ -169,11 +154,8 @@ async def test_random_edits_never_drift_in_the_diagnostics_pushed(pushed):
         text = random_edits.apply(text, edit, "utf-16")
         if rng.random() < 0.2:
             await asyncio.sleep(rng.random() * 0.01)
-    # (no await between looking and clearing: a push cannot come in between)
-    while not (last := [p for p in pushed.pushes if p.uri == uri and p.version == version]):
-        pushed.pushed_now.clear()
-        await asyncio.wait_for(pushed.pushed_now.wait(), 30)
-    assert served(last[-1].diagnostics) == fresh(text, path, "utf-16"), text
+    last = await wait_for_push(pushed, uri, version=version)
+    assert served(last) == fresh(text, path, "utf-16"), text
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .conftest import open_doc
-from .test_diagnostics import wait_for_push
+from .conftest import open_doc, wait_for_push
 from .test_hover import at, hover
 
 PROGRAM = """\
@@ -26,7 +25,6 @@ BAD = PROGRAM.replace("B = const([[5,6],[7,8],[9,10]])", "B = const([[5,6],[7,8]
 
 async def test_a_mistake_in_a_body_lands_at_the_call_with_the_body_line(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "f.fuse", BAD)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     diags = await wait_for_push(vscode, uri)
     conflicts = [d for d in diags if d.code == "extent-conflict"]
     assert conflicts, [(d.code, d.message) for d in diags]
@@ -38,7 +36,6 @@ async def test_a_mistake_in_a_body_lands_at_the_call_with_the_body_line(vscode, 
 
 async def test_hover_definition_and_references_of_a_function(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "g.fuse", PROGRAM)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert list(await wait_for_push(vscode, uri)) == []
     result = await hover(vscode, uri, at(PROGRAM, "mm(A[i,k]"))
     text = result.contents.value

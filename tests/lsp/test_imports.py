@@ -9,8 +9,7 @@ import asyncio
 
 from lsprotocol import types
 
-from .conftest import open_doc
-from .test_diagnostics import wait_for_push
+from .conftest import WAIT_S, open_doc, wait_for_push
 from .test_hover import at, hover
 
 LIB = """\
@@ -39,7 +38,7 @@ def write_lib(tmp_path, text=LIB):
     return (tmp_path / "lib" / "graph.fuse").as_uri()
 
 
-async def wait_until(client, uri, check, timeout=10.0):
+async def wait_until(client, uri, check, timeout=WAIT_S):
     async def poll():
         while True:
             got = client.diagnostics.get(uri)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .conftest import open_doc
-from .test_diagnostics import wait_for_push
+from .conftest import open_doc, wait_for_push
 from .test_hover import at, hover
 
 PROGRAM = """\

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from .conftest import SERVER
+from .conftest import SERVER, WAIT_S
 
 
 class RawClient:
@@ -38,9 +38,10 @@ class RawClient:
         self.process.stdin.flush()
 
     def answer(self, msg_id) -> dict:
-        """The response to `msg_id` (other messages skipped); fails after 20 s."""
+        """The response to `msg_id` (other messages skipped); fails after WAIT_S (the
+        first answer waits for the server's start: seconds on a loaded machine)."""
         while True:
-            message = self.messages.get(timeout=20)
+            message = self.messages.get(timeout=WAIT_S)
             if "method" not in message and message.get("id") == msg_id:
                 return message
 
@@ -119,14 +120,14 @@ def test_requests_after_shutdown_get_invalid_request(raw):
     raw.send(_request(3, "textDocument/hover", HOVER_AT))
     assert raw.answer(3)["error"]["code"] == -32600
     raw.send({"jsonrpc": "2.0", "method": "exit"})
-    assert raw.process.wait(20) == 0
+    assert raw.process.wait(WAIT_S) == 0
 
 
 def _answers_until(raw: RawClient, msg_id) -> list[dict]:
     """Every response received until the one to `msg_id` (that one excluded)."""
     answers = []
     while True:
-        message = raw.messages.get(timeout=20)
+        message = raw.messages.get(timeout=WAIT_S)
         if "method" in message:
             continue  # the server's own requests and notifications
         if message.get("id") == msg_id and "error" not in message:
@@ -215,4 +216,4 @@ def test_the_answers_keep_before_initialize_and_after_shutdown(raw):
     raw.send(_request(4, "fuse/xyz"))
     assert raw.answer(4)["error"]["code"] == -32600
     raw.send({"jsonrpc": "2.0", "method": "exit"})
-    assert raw.process.wait(20) == 0
+    assert raw.process.wait(WAIT_S) == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .conftest import open_doc
+from .conftest import open_doc, wait_for_push
 from .test_code_actions import actions, edits, rng
 
 SOFTMAX = ("axis b = 3, v = 5\nparam Z[b,v]\nE[b,v] = exp(Z[b,v])\n"
@@ -15,7 +15,7 @@ RNN = ("axis t = 3, i = 2\nW = const([[1,0],[0,1]])\nU = const([[1,1,1],[2,2,2]]
 
 async def test_a_divisor_summed_alone_and_its_reduce_fix(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "softmax.fuse", SOFTMAX)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     (diag,) = vscode.diagnostics[uri]
     assert (diag.code, diag.severity) == ("lone-index", types.DiagnosticSeverity.Warning)
     assert diag.range == rng(3, 22, 24)
@@ -28,7 +28,7 @@ async def test_a_divisor_summed_alone_and_its_reduce_fix(vscode, tmp_path):
 
 async def test_an_rnn_update_that_never_steps(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "rnn.fuse", RNN)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     (diag,) = [d for d in vscode.diagnostics[uri] if d.severity == types.DiagnosticSeverity.Error]
     assert diag.code == "virtual-step" and diag.range == rng(3, 0, 7)
     found = await actions(vscode, uri, rng(3, 4, 4), [diag], only=[types.CodeActionKind.QuickFix])

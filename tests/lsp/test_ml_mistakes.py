@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .conftest import open_doc
+from .conftest import open_doc, wait_for_push
 from .test_code_actions import actions, edits, rng
 
 LONE = ("W = const([[1,2],[3,4],[5,6]])\nX = const([[1,2],[3,4]])\nB = const([1,2,3])\n"
@@ -15,7 +15,7 @@ JOIN = "X = const([1,2,3])\nY = const([1,2])\nZ = X[i] Y[i]\nexport Z\n"
 
 async def test_lone_index_warning_and_its_fix(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "lone.fuse", LONE)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     (diag,) = vscode.diagnostics[uri]
     assert diag.code == "lone-index"
     assert diag.severity == types.DiagnosticSeverity.Warning
@@ -29,7 +29,7 @@ async def test_lone_index_warning_and_its_fix(vscode, tmp_path):
 
 async def test_extent_conflict_at_the_join_relates_the_literals(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "join.fuse", JOIN)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     (diag,) = [d for d in vscode.diagnostics[uri] if d.code == "extent-conflict"]
     assert diag.range.start == types.Position(line=2, character=9)
     starts = {(r.location.range.start.line, r.location.range.start.character)
@@ -45,7 +45,7 @@ LOSSES = ("Z = const([[1,2],[3,4]])\nT = const([0,1])\n"
 async def test_cross_entropy_targets_and_gather_axis_over_stdio(vscode, tmp_path):
     """Issue 35's misuse of the loss and lookup builtins: each at its argument."""
     uri = open_doc(vscode, tmp_path / "losses.fuse", LOSSES)
-    await vscode.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await wait_for_push(vscode, uri, version=1)
     found = {d.code: d for d in vscode.diagnostics[uri]
              if d.severity == types.DiagnosticSeverity.Error}
     assert found["cross-entropy-targets"].range == rng(2, 29, 33)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from .conftest import SERVER, open_doc
+from .conftest import SERVER, WAIT_S, open_doc
 
 pytest.importorskip("matplotlib")
 
@@ -87,7 +88,8 @@ async def test_hover_after_a_run_shows_the_value_and_a_picture(vscode_named, tmp
     assert "Last run" not in await hover_text(vscode_named, uri, 5, 0)  # V, before a run
     assert (await execute(vscode_named, "fuse.run", uri, {}))["ok"] is True
     text = ""
-    for _ in range(200):  # the picture is drawn in a thread after the run
+    deadline = time.monotonic() + WAIT_S  # a bound, not a speed target
+    while time.monotonic() < deadline:  # the picture is drawn in a thread after the run
         text = await hover_text(vscode_named, uri, 5, 0)
         if "data:image/png;base64," in text:
             break

@@ -11,10 +11,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 import fuse_lang
 
-from .conftest import SERVER, open_doc
+from .conftest import SERVER, open_doc, wait_for_push
 from .lsp_text import apply
 from .test_commands import until
-from .test_diagnostics import wait_for_push
 from .test_hover import at
 
 

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from .conftest import open_doc
+from .conftest import WAIT_S, open_doc
 from .test_commands import SLOW, execute, until
 
 # 2 million steps: minutes unbounded
@@ -62,8 +62,8 @@ async def test_a_run_that_does_not_fit_waits_for_the_one_going(vscode, tmp_path,
     assert not second.done()
     vscode.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow"))
     with pytest.raises(JsonRpcException):
-        await asyncio.wait_for(first, 10)
-    result = await asyncio.wait_for(second, 20)
+        await asyncio.wait_for(first, WAIT_S)
+    result = await asyncio.wait_for(second, WAIT_S)
     assert result["ok"] is True and result["outputs"]["X"]["shape"] == [500000]
 
 
@@ -96,11 +96,11 @@ async def test_a_waiting_run_can_be_cancelled(vscode, tmp_path):
     await until(lambda: [m for m in vscode.log_messages if "waiting: 1 run(s)" in m.message])
     vscode.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="wide"))
     with pytest.raises(JsonRpcException):
-        await asyncio.wait_for(second, 10)
+        await asyncio.wait_for(second, WAIT_S)
     log = await until(lambda: [m for m in vscode.log_messages
                                if "the run of wide.fuse was cancelled" in m.message])
     assert "stopped after" in log[0].message
     assert not first.done()  # the run going on is not disturbed
     vscode.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow"))
     with pytest.raises(JsonRpcException):
-        await asyncio.wait_for(first, 10)
+        await asyncio.wait_for(first, WAIT_S)

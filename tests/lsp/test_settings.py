@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from .conftest import SERVER, open_doc
+from .conftest import SERVER, WAIT_S, open_doc
 
 BAD = {"memoryLimit": "lots", "debounceMs": 1e12, "precision": "fp8", "backend": 3,
        "allowSinkWrites": "yes"}
@@ -34,7 +34,7 @@ async def _warned(client: LanguageClient, *parts: str) -> str:
                         and all(part in message.message for part in parts):
                     return message.message
             await asyncio.sleep(0.02)
-    return await asyncio.wait_for(poll(), 10)
+    return await asyncio.wait_for(poll(), WAIT_S)
 
 
 async def test_bad_settings_are_ignored_with_a_warning(badly_set, tmp_path):
@@ -48,7 +48,7 @@ async def test_bad_settings_are_ignored_with_a_warning(badly_set, tmp_path):
     # diagnostics arrive after the default debounce, not 10^12 ms
     uri = open_doc(badly_set, tmp_path / "a.fuse", "Y = Q\n")
     params = await asyncio.wait_for(badly_set.wait_for_notification(
-        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10)
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), WAIT_S)
     assert params.uri == uri and [d.code for d in params.diagnostics] == ["undefined-tensor"]
     # a run works: the memory limit is still the default, not "lots"
     uri = open_doc(badly_set, tmp_path / "b.fuse", "X[i] = const([1, 2])\nexport X\n")
@@ -66,7 +66,7 @@ async def test_settings_changed_later_are_checked_too(badly_set, tmp_path):
         settings={"fuse": {"debounceMs": 0, "memoryLimit": 2e9}}))  # in range: taken
     uri = open_doc(badly_set, tmp_path / "c.fuse", "Y = Q\n")
     params = await asyncio.wait_for(badly_set.wait_for_notification(
-        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10)
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), WAIT_S)
     assert params.uri == uri
     assert not [m for m in badly_set.log_messages if "= 0 ignored" in m.message
                 or "2000000000" in m.message]

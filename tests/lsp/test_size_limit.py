@@ -7,8 +7,7 @@ import asyncio
 
 from lsprotocol import types
 
-from .conftest import open_doc
-from .test_diagnostics import wait_for_push
+from .conftest import open_doc, wait_for_push
 
 STATEMENT = "Edge12345(a,b) = const([[1, 0], [0, 1]])\n"  # 41 bytes
 BIG = STATEMENT * (5 * 1024 * 1024 // len(STATEMENT))  # about 5 MB of valid statements
@@ -58,7 +57,7 @@ def _empty(answer) -> bool:
 async def test_a_document_over_the_limit_gets_one_diagnostic_and_empty_features(vscode,
                                                                                  tmp_path):
     uri = open_doc(vscode, tmp_path / "big.fuse", BIG)
-    (diag,) = await wait_for_push(vscode, uri, timeout=60)
+    (diag,) = await wait_for_push(vscode, uri)
     assert diag.code == "file-too-large"
     assert "5.2 MB" in diag.message and "up to 2 MB" in diag.message
     assert diag.range.start == types.Position(line=0, character=0)
@@ -71,26 +70,24 @@ async def test_a_document_over_the_limit_gets_one_diagnostic_and_empty_features(
     assert symbols == []
 
     # an edit of the big document is followed; another document is still answered
-    vscode.diagnostics.pop(uri)
     vscode.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangePartial(
             range=types.Range(start=types.Position(line=3, character=0),
                               end=types.Position(line=3, character=0)), text="Y = = 1\n")]))
-    (diag,) = await wait_for_push(vscode, uri, timeout=60)
+    (diag,) = await wait_for_push(vscode, uri, version=2)
     assert diag.code == "file-too-large"
     small = open_doc(vscode, tmp_path / "small.fuse", SMALL)
-    (diag,) = await wait_for_push(vscode, small, timeout=60)
+    (diag,) = await wait_for_push(vscode, small)
     assert diag.code == "undefined-tensor"
 
 
 async def test_cut_under_the_limit_the_document_is_analysed_again(vscode, tmp_path):
     uri = open_doc(vscode, tmp_path / "big.fuse", BIG)
-    (diag,) = await wait_for_push(vscode, uri, timeout=60)
+    (diag,) = await wait_for_push(vscode, uri)
     assert diag.code == "file-too-large"
-    vscode.diagnostics.pop(uri)
     vscode.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text=SMALL)]))
-    (diag,) = await wait_for_push(vscode, uri, timeout=60)
+    (diag,) = await wait_for_push(vscode, uri, version=2)
     assert diag.code == "undefined-tensor"

@@ -9,11 +9,11 @@ import os
 import pytest
 from lsprotocol import types
 
-from .conftest import open_doc
+from .conftest import WAIT_S, open_doc
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 
-TIMEOUT = 20.0  # a server blocked on a FIFO would never answer
+TIMEOUT = WAIT_S  # a server blocked on a FIFO would never answer
 
 
 async def pull(client, uri):

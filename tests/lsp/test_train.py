@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from lsprotocol import types
 
-from .conftest import open_doc
+from .conftest import WAIT_S, open_doc
 from .test_code_actions import actions, rng
 from .test_commands import execute, until
 from .test_run_bounds import configure
@@ -126,7 +126,7 @@ async def test_cancelling_a_training_leaves_no_checkpoint(vscode, tmp_path):
     assert re.match(r"step \d+/10000000: loss ", report.message)
     vscode.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
                            types.WorkDoneProgressCancelParams(token=token))
-    result = await asyncio.wait_for(pending, 10)
+    result = await asyncio.wait_for(pending, WAIT_S)
     assert result == {"ok": False, "cancelled": True, "error": "cancelled"}
     log = await until(lambda: [m for m in vscode.log_messages
                                if "training of reg.fuse was cancelled" in m.message])

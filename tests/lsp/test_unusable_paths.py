@@ -9,9 +9,9 @@ import asyncio
 import numpy as np
 from lsprotocol import types
 
-from .conftest import open_doc
+from .conftest import WAIT_S, open_doc
 
-TIMEOUT = 20.0
+TIMEOUT = WAIT_S
 # a NUL among a document's first 8 KB says it is not text (`invalid-encoding`): the
 # path comes after a page of comments
 COMMENTS = "# a comment line of the program, long enough to fill a page quickly\n" * 130

@@ -12,8 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from .conftest import SERVER, open_doc, start
-from .test_diagnostics import wait_for_push
+from .conftest import SERVER, open_doc, start, wait_for_push
 from .test_hover import at
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
