@@ -395,3 +395,11 @@ def test_datalog_peers_gets_identical_answers_from_every_engine():
     # what a process pays before its first fact, measured in the same run
     assert re.search(r"^start-up floor, Python \+ numpy .*: [\d.]+ s, \d+ MB$", proc.stdout,
                      re.M), proc.stdout
+
+
+def test_format_range_prints_a_ratio_per_size():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "format_range.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = re.findall(r"^ +(\d+) lines  one line's range .* ratio +[\d.]+$", done.stdout, re.M)
+    assert rows == ["200", "1000"], done.stdout

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fuse_lang import parse
+from fuse_lang.front.span import Span
 from fuse_lang.ide.formatting import format_lines, format_text, ir_signature, respace, same_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -266,6 +268,33 @@ def test_formatting_a_range_touches_its_lines_only(lines, newline, first, count)
     assert filled(out)[:len(before)] == before  # the lines outside, as they were
     assert filled(out)[len(filled(out)) - len(after):] == after
     assert _applied(text, format_lines(text, 0, len(text))) == format_text(text)
+    assert edits == _reference_format_lines(text, starts[first], ends[last] - len(newline))
+
+
+def _reference_format_lines(text: str, start: int, end: int):
+    """format_lines as formatting the whole text would give it (format_lines itself
+    formats only the paragraphs around the lines asked)."""
+    formatted = format_text(text)
+    lines = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+    old, new = lines.findall(text), lines.findall(formatted)
+    offsets = [0]
+    for line in old:
+        offsets.append(offsets[-1] + len(line))
+    first = max(k for k in range(len(old)) if offsets[k] <= start)
+    last = max(max(k for k in range(len(old)) if offsets[k] < end) if end > start else first,
+               first)
+    olds = [k for k, line in enumerate(old) if line.strip()]
+    news = [k for k, line in enumerate(new) if line.strip()]
+    assert len(olds) == len(news)
+    pairs, i0, j0 = [], 0, 0
+    for i, j in zip([*olds, len(old)], [*news, len(new)]):
+        pairs.append(((i0, i), (j0, j)))  # the run of blank lines before
+        if i < len(old):
+            pairs.append(((i, i + 1), (j, j + 1)))
+        i0, j0 = i + 1, j + 1
+    return [(Span(offsets[i1], offsets[i2]), "".join(new[j1:j2]))
+            for (i1, i2), (j1, j2) in pairs
+            if i1 <= last and max(i2 - 1, i1) >= first and old[i1:i2] != new[j1:j2]]
 
 
 def test_imports_and_qualified_names_keep_their_meaning():
@@ -277,3 +306,19 @@ def test_imports_and_qualified_names_keep_their_meaning():
     assert format_text(formatted) == formatted
     assert same_program(messy, formatted)
     assert ir_signature(parse(messy).program) == ir_signature(parse(formatted).program)
+
+
+def test_formatting_a_range_reads_only_the_paragraphs_around_it():
+    # paragraphs apart: a blank line, a comment line, and a bracket that stays
+    # open over a blank line (no paragraph ends inside it)
+    text = ("A[i]=B[i]\nLonger[i,j]=B[i]\n\n# note\nC[i]=relu(\n\n  B[i])\nD[i]=C[i]\n"
+            "# end\nE=1\n")
+    for line in range(text.count("\n")):
+        start = len("".join(text.splitlines(keepends=True)[:line]))
+        assert format_lines(text, start, start) == _reference_format_lines(text, start, start)
+    edits = format_lines(text, text.index("D[i]"), text.index("D[i]"))
+    assert _applied(text, edits) == text.replace("D[i]=C[i]", "D[i] = C[i]")
+    # a long file: a line's range gives that line's edit (benchmarks/format_range.py
+    # measures that it costs the paragraph's formatting, not the file's)
+    long = "# block\n" + "X[i]=Y[i]\n" * 3 + "\n" + text * 500
+    assert format_lines(long, 8, 8) == [(Span(8, 18), "X[i] = Y[i]\n")]

@@ -65,24 +65,89 @@ def format_text(text: str) -> str:
 def format_lines(text: str, start: int, end: int) -> list[tuple[Span, str]]:
     """The edits that bring the lines holding offsets `start` to `end` to the
     canonical layout and leave every other line as it is (an editor's "format
-    selection"). The formatter re-spaces tokens within their lines and shortens
-    runs of blank lines, so each line that is not blank is paired with its
-    formatted self, in order, and each run of blank lines with its formatted run;
-    a line or run edited is one of those that meet the lines asked."""
-    formatted = format_text(text)
-    if formatted == text:
-        return []
-    old, new = _LINE.findall(text), _LINE.findall(formatted)
+    selection", Neovim's `gq`). The formatter re-spaces tokens within their lines
+    and shortens runs of blank lines, so each line that is not blank is paired with
+    its formatted self, in order, and each run of blank lines with its formatted
+    run; a line or run edited is one of those that meet the lines asked.
+
+    Only the paragraphs that hold the lines asked are formatted (runs of lines
+    between blank lines outside any bracket: the layout of a line depends on no
+    line beyond them), so the cost is that of the selection, not of the file (an
+    editor waits half a second for it)."""
+    old = _LINE.findall(text)
     starts = [0, *itertools.accumulate(map(len, old))]
     first = bisect.bisect_right(starts, start) - 1
     # (a selection that ends at the start of a line does not take that line)
     last = max(bisect.bisect_left(starts, end) - 1, first)
-    pairs = _paired_lines(old, new)
-    if pairs is None:  # (never expected: the whole text's edit, as formatting gives)
-        return [(Span(0, len(text)), formatted)]
-    return [(Span(starts[i1], starts[i2]), "".join(new[j1:j2]))
+    if not old:
+        return []
+    ws, we = _paragraphs(text, old, min(first, len(old) - 1), min(last, len(old) - 1))
+    window = text[starts[ws]:starts[we]]
+    if _newline(window) != _newline(text):  # (mixed line endings: the file's wins)
+        ws, we, window = 0, len(old), text
+    formatted = format_text(window)
+    if formatted == window:
+        return []
+    new = _LINE.findall(formatted)
+    pairs = _paired_lines(old[ws:we], new)
+    if pairs is None:  # (never expected: the paragraphs' whole edit)
+        return [(Span(starts[ws], starts[we]), formatted)]
+    return [(Span(starts[ws + i1], starts[ws + i2]), "".join(new[j1:j2]))
             for (i1, i2), (j1, j2) in pairs
-            if i1 <= last and max(i2 - 1, i1) >= first and old[i1:i2] != new[j1:j2]]
+            if ws + i1 <= last and ws + max(i2 - 1, i1) >= first
+            and old[ws + i1:ws + i2] != new[j1:j2]]
+
+
+def _paragraphs(text: str, old: list[str], first: int, last: int) -> tuple[int, int]:
+    """The lines [ws, we) around lines `first` to `last` that format as they would in
+    the whole file: its edges are where no bracket is open, no line goes on with a
+    backslash, and a blank or comment-only line is on one side (no block of aligned
+    equations crosses those), and are not blank (a run of blank lines is shortened
+    whole, and a text's blank edges would be dropped)."""
+    inside = _continued_lines(text)
+    count = len(old)
+
+    def apart(k: int) -> bool:  # a blank line or one holding a comment alone
+        line = old[k].strip()
+        return not line or line.startswith("#")
+
+    def blank(k: int) -> bool:
+        return not old[k].strip()
+
+    ws = first
+    while ws > 0 and not (ws not in inside and not blank(ws)
+                          and (apart(ws - 1) or apart(ws))):
+        ws -= 1
+    we = last + 1
+    while we < count and not (we not in inside and not blank(we - 1)
+                              and (apart(we) or apart(we - 1))):
+        we += 1
+    return ws, we
+
+
+def _continued_lines(text: str) -> set[int]:
+    """The lines (0-based) whose start is inside a bracket, or after a line ending
+    with a backslash: a statement goes on there.  (Brackets counted by a scan that
+    skips strings and comments, as the lexer does, without making its tokens.)"""
+    inside: set[int] = set()
+    line = depth = 0
+    for match in _BRACKETS_AND_ENDS.finditer(text):
+        mark = match.group()
+        if mark in "([{":
+            depth += 1
+        elif mark in ")]}":
+            depth = max(depth - 1, 0)
+        elif mark[-1] in "\r\n":
+            line += 1
+            if depth or mark[0] == "\\":
+                inside.add(line)
+    return inside
+
+
+# what `_continued_lines` counts: a bracket and a line's end (perhaps after a
+# backslash); a string (to its closing quote or its line's end) and a comment are
+# skipped.  (A string or comment is never one character: `mark in "([{"` is safe.)
+_BRACKETS_AND_ENDS = re.compile(r'"[^"\r\n]*"?|#[^\r\n]*|[()\[\]{}]|(?:\\[ \t]*)?(?:\r\n|\r|\n)')
 
 
 def _paired_lines(old: list[str], new: list[str]
