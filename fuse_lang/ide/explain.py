@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from ..front import ir
 from ..front.numbers import format_bytes
 from ..plan.planner import ProgramPlan
 from ..run.program import CompiledProgram
@@ -69,7 +70,7 @@ def explain_program(program: CompiledProgram) -> Explained:
 
 
 def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
-         equations: int) -> str:
+         equations: int, facts: int = 0) -> str:
     if group_how == EQUATION:
         return "its one equation"
     if group_how == RECURRENCE and recurrence is not None:
@@ -78,7 +79,18 @@ def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
         return "to a fixpoint, " + STRATEGIES.get(strategy or "", "")
     if not equations:
         return "read (its facts, source file or input)"
-    return "its equations combined"
+    what = "its one equation" if equations == 1 else f"its {equations} equations"
+    if facts:
+        return f"{what} and its {'fact' if facts == 1 else 'facts'}, combined"
+    return what + ("" if equations == 1 else " combined")
+
+
+def _facts(run_plan: RunPlan, name: str) -> int:
+    """How many facts define tensor `name` (its other defining statements)."""
+    info = run_plan.analysis.tensors.get(name)
+    statements = run_plan.analysis.program.statements
+    return 0 if info is None else sum(isinstance(statements[k], ir.Fact)
+                                      for k in info.statements)
 
 
 def run_plan_lines(run_plan: RunPlan) -> list[str]:
@@ -88,8 +100,9 @@ def run_plan_lines(run_plan: RunPlan) -> list[str]:
     lines = [f"run plan ({abilities.backend}{', compiled' if abilities.compiled else ''}):"]
     for number, group in enumerate(schedule.groups, 1):
         names = ", ".join(group.names)
+        first = group.names[0]
         how = _how(group.how, group.strategy, group.recurrence,
-                   len(run_plan.equations[group.names[0]]))
+                   len(run_plan.equations[first]), _facts(run_plan, first))
         lines.append(f"  {number}. {names}: {how}")
     if run_plan.sparse:
         lines.append(f"  kept sparse: {', '.join(sorted(run_plan.sparse))}")

@@ -23,6 +23,7 @@ from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
 from .contraction import contraction_path, einsum_spec
 from .forms import WalkMemo, walk_joins
+from .index_details import index_details
 from .joins import Join
 from .operands import Operand
 from .relabel import factor_text, reference_text, relabelled, saved_form
@@ -34,11 +35,14 @@ class IndexPlan:
     name: str
     extent: int | None
     domain: int
-    role: str  # "output" | "projected" | "free"
+    role: str  # "output" | "projected" | "free" | "step" (a virtual index: no axis)
     op: str | None  # projection operator ("sum", "max", ...) when projected
     scope: str | None  # "right-hand side" | "argument of softmax" | "reduce"
     joined: bool
     factors: tuple[str, ...]
+    # what a left-hand-side index does beyond "output" (plan.index_details): pooled,
+    # broadcast, normalised, a recurrence's step; "" for none
+    detail: str = ""
 
 
 @frozen_dataclass
@@ -248,7 +252,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     if saved is not None:
         scopes = saved.scopes_of(roles)
         if scopes is not None:
-            indices = _index_plans(analysis, k, roles, scopes)
+            indices = _index_plans(analysis, k, roles, scopes, stmt, steps)
             return _equation_plan(analysis, k, stmt, indices,
                                   relabelled(saved, form[1], analysis.text),  # type: ignore[index]
                                   (), saved.figures)
@@ -256,7 +260,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
     scopes = [_scope_label(role, call_arguments) for role in roles]
-    indices = _index_plans(analysis, k, roles, scopes)
+    indices = _index_plans(analysis, k, roles, scopes, stmt, steps)
     found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
     contractions = tuple(found)
     comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
@@ -272,16 +276,23 @@ _NO_EXTENT = (None, 0)  # (extent, domain) of an index the analysis has none for
 
 
 def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
-                 scopes: Sequence[str | None]) -> list[IndexPlan]:
+                 scopes: Sequence[str | None], stmt: ir.Equation,
+                 steps: tuple[str, int] | None) -> list[IndexPlan]:
     var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
     get, plan = var_extents.get, IndexPlan
+    details = index_details(stmt, roles, steps[0] if steps else None)
     indices = []
     for role, scope in zip(roles, scopes):
         name = role.name
         extent, domain = get((k, name), _NO_EXTENT)
-        indices.append(plan(name, extent, domain, role.role, role.op, scope, role.joined,
-                            role.factors))
+        kind, detail = details.get(name, _NO_DETAIL) if role.role == "output" \
+            else (role.role, "")
+        indices.append(plan(name, extent, domain, kind, role.op, scope, role.joined,
+                            role.factors, detail))
     return indices
+
+
+_NO_DETAIL = ("output", "")
 
 
 def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...],
@@ -419,7 +430,7 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
                  else _pointwise_costs(join, extent, count) for join in joins]
         if key is not None:
             memo.costs[(key, steps)] = costs  # type: ignore[union-attr]
-    out = [_contraction(analysis, join, read, cost, steps) if join.kind == "einsum"
+    out = [_contraction(analysis, join, read, cost, steps, sparse) if join.kind == "einsum"
            else _pointwise(analysis, join, cost) for join, cost in zip(joins, costs)]
     # (out: in the order the run computes them)
     return out, nodes, (None if key is None else (joins, read, costs))
@@ -499,7 +510,7 @@ def _einsum_costs(join: Join, read: Mapping[int, Operand], extent: Mapping[str, 
 
 
 def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], costs: tuple,
-                 steps: tuple[str, int] | None) -> Contraction:
+                 steps: tuple[str, int] | None, sparse: Collection[str] = ()) -> Contraction:
     """The einsum the run performs for a product: each reference as the run reads it
     (plan.operands), gathered accesses and all, each other factor as its value.
     `steps`: (index, count) for an equation run step by step, that index held;
@@ -513,6 +524,7 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                 for f, op in zip(factors, [read.get(id(f)) for f in factors])
                 if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
+    note = "; ".join(x for x in (note, *_read_notes(factors, read, sparse)) if x)
     first = min(f.span.start for f in factors)
     names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in factors)
@@ -528,3 +540,23 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                            first, (), gathered_size)
     return Contraction(readable, spec.letters, names, costed.path, costed.steps, naive, flops,
                        largest, note, first, (), gathered_size)
+
+
+def _read_notes(factors: Sequence[ir.Expr], read: Mapping[int, Operand],
+                sparse: Collection[str]) -> list[str]:
+    """What the einsum line's letters leave unsaid of its operands: a reference read
+    with fewer axes than its tensor has (a constant index, a diagonal), and one of a
+    tensor kept sparse, whose join does not cost what the dense einsum's counts say.
+    (No tensor is named: plan.relabel gives an equation of this form the same notes.)"""
+    ops = [read.get(id(f)) for f in factors]
+    notes = []
+    if any(op is not None and op.selected for op in ops):
+        notes.append("a constant index selects before the join (that operand has only "
+                     "the axes it keeps)")
+    if any(op is not None and op.diagonal for op in ops):
+        notes.append("an index named twice in one reference reads its diagonal before "
+                     "the join (one letter for it)")
+    if sparse and any(type(f) is ir.Ref and f.name in sparse for f in factors):
+        notes.append("an operand is kept sparse: an eager run joins its stored entries, "
+                     "so its work follows their non-zeros, not these dense counts")
+    return notes
