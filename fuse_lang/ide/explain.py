@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from ..check.kinds import TensorKind
 from ..front import ir
 from ..front.numbers import format_bytes
 from ..plan.planner import ProgramPlan
@@ -70,14 +71,19 @@ def explain_program(program: CompiledProgram) -> Explained:
 
 
 def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
-         equations: int, facts: int = 0) -> str:
+         equations: int, made: tuple[int, bool] = (0, False)) -> str:
+    """How a group is computed; `made`: its first tensor's facts, whether it is a
+    param (_made_of)."""
     if group_how == EQUATION:
         return "its one equation"
     if group_how == RECURRENCE and recurrence is not None:
         return recurrence.describe()
     if group_how == FIXPOINT:
         return "to a fixpoint, " + STRATEGIES.get(strategy or "", "")
+    facts, param = made
     if not equations:
+        if param:
+            return "a param: its initial value, or the value a run is given"
         return "read (its facts, source file or input)"
     what = "its one equation" if equations == 1 else f"its {equations} equations"
     if facts:
@@ -85,12 +91,14 @@ def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
     return what + ("" if equations == 1 else " combined")
 
 
-def _facts(run_plan: RunPlan, name: str) -> int:
-    """How many facts define tensor `name` (its other defining statements)."""
+def _made_of(run_plan: RunPlan, name: str) -> tuple[int, bool]:
+    """Tensor `name`'s facts (how many), and whether it is a param."""
     info = run_plan.analysis.tensors.get(name)
+    if info is None:
+        return 0, False
     statements = run_plan.analysis.program.statements
-    return 0 if info is None else sum(isinstance(statements[k], ir.Fact)
-                                      for k in info.statements)
+    facts = sum(isinstance(statements[k], ir.Fact) for k in info.statements)
+    return facts, info.kind == TensorKind.PARAM
 
 
 def run_plan_lines(run_plan: RunPlan) -> list[str]:
@@ -102,14 +110,18 @@ def run_plan_lines(run_plan: RunPlan) -> list[str]:
         names = ", ".join(group.names)
         first = group.names[0]
         how = _how(group.how, group.strategy, group.recurrence,
-                   len(run_plan.equations[first]), _facts(run_plan, first))
+                   len(run_plan.equations[first]), _made_of(run_plan, first))
         lines.append(f"  {number}. {names}: {how}")
     if run_plan.sparse:
         lines.append(f"  kept sparse: {', '.join(sorted(run_plan.sparse))}")
     memory = schedule.memory
     peak = f", plus {format_bytes(memory.peak[0])} while computing {memory.peak[1]}" \
         if memory.peak[0] else ""
-    lines.append(f"  memory: about {format_bytes(memory.total)} for its tensors{peak}")
+    unknown = sorted(n for n in schedule.needed if run_plan.known_shapes.get(n, ()) is None)
+    about = f"at least {format_bytes(memory.total)} for its tensors (not counting " \
+        f"{', '.join(unknown)}, whose extents only the run knows)" if unknown \
+        else f"about {format_bytes(memory.total)} for its tensors"
+    lines.append(f"  memory: {about}{peak}")
     lines.append("    " + _memory_split(run_plan.contractions.parameters, memory))
     return lines
 
@@ -120,8 +132,10 @@ def _memory_split(parameters: int | None, memory: MemoryEstimate) -> str:
     if parameters == 0:
         params = "params: none"
     else:
-        count = "?" if parameters is None else f"{parameters:,}"
-        params = f"params: {count} ({format_bytes(memory.params)})"
+        if parameters is None:  # an extent only the run knows: no byte count to give
+            params = "params: ? (? B)"
+        else:
+            params = f"params: {parameters:,} ({format_bytes(memory.params)})"
     return (f"{params}; other inputs: {format_bytes(memory.inputs)}; "
             f"activations: {format_bytes(memory.activations)}")
 
