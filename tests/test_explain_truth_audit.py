@@ -65,6 +65,8 @@ def test_a_virtual_index_is_the_step_not_an_axis(tmp_path, capsys):
     t = indices(data, "H")["t"]
     assert t["role"] == "step" and "only the latest value kept" in t["detail"]
     assert "not an axis of H" in t["detail"]
+    (eq,) = [e for e in data["equations"] if e["tensor"] == "H"]
+    assert eq["output"] == ["i"]  # H's one axis; t was listed as an output
     shapes = dict((n, s) for n, s in data["shapes"])
     assert run(RNN)["H"].shape == tuple(shapes["H"]) == (2,)  # no axis for t
     assert "the **step** of a recurrence" in hover(RNN, "t+1]")

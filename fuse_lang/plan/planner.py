@@ -300,7 +300,9 @@ def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...],
     """(output indices, flops, largest intermediate, joined indices, projected indices
     with their operators and scopes): the equation's form's (an equation of the form
     has the form's index names, roles and scopes: SavedForm.scopes_of)."""
-    output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
+    # (a virtual index is the recurrence's step, no axis of the tensor: not an output)
+    output = tuple(v.name for i in stmt.lhs.indices or () if type(i) is not ir.IndexVirtual
+                   for v in ir.index_vars(i))
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
