@@ -284,3 +284,38 @@ def test_the_run_plan_says_how_each_tensor_is_made(tmp_path, capsys):
     assert "memory: at least " in plan and "(not counting W, Y, whose extents only the " \
         "run knows)" in plan
     assert "params: ? (? B)" in plan
+
+
+SIGNS = """\
+A[i,j] = const([[1,2],[3,4]])
+B[j] = const([1,10])
+S = 4
+N[i] = -A[i,j] B[j]
+M[i] = -(A[i,j] B[j])
+D[i] = 2 A[i,j] B[j]
+E[i] = A[i,j] B[j] / S
+F[i] = -(2 A[i,j]) B[j]
+G[i] = A[i,j] B[j]
+Y[i] = -(A[i,j] relu(A[j,k] B[k]))
+export N, M, D, E, F, G, Y
+"""
+
+
+def test_a_scaled_or_negated_einsum_says_so(tmp_path, capsys):
+    data = explain(tmp_path, capsys, SIGNS)
+    out = run(SIGNS)
+    a, b = np.array([[1, 2], [3, 4]], dtype=float), np.array([1, 10], dtype=float)
+    factor = {"N": -1, "M": -1, "D": 2, "E": 1 / 4, "F": -2, "G": 1}
+    for eq in data["equations"]:
+        if eq["tensor"] not in factor:
+            continue
+        (c,) = eq["contractions"]
+        assert ("then negated" in c["note"]) == (factor[eq["tensor"]] < 0), eq["text"]
+        assert ("then scaled" in c["note"]) == (abs(factor[eq["tensor"]]) != 1), eq["text"]
+        np.testing.assert_allclose(factor[eq["tensor"]] * np.einsum(c["letters"], a, b),
+                                   out[eq["tensor"]], rtol=1e-6)
+    (inner, outer) = [e for e in data["equations"] if e["tensor"] == "Y"][0]["contractions"]
+    assert inner["note"] == "" and outer["note"] == "then negated"  # the argument's is not
+    np.testing.assert_allclose(-np.einsum(outer["letters"], a,
+                                          np.maximum(np.einsum(inner["letters"], a, b), 0)),
+                               out["Y"])

@@ -526,7 +526,7 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                 for f, op in zip(factors, [read.get(id(f)) for f in factors])
                 if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
-    note = "; ".join(x for x in (note, *_read_notes(factors, read, sparse)) if x)
+    note = "; ".join(x for x in (note, *_read_notes(factors, read, sparse), *_after(join)) if x)
     first = min(f.span.start for f in factors)
     names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in factors)
@@ -561,4 +561,14 @@ def _read_notes(factors: Sequence[ir.Expr], read: Mapping[int, Operand],
     if sparse and any(type(f) is ir.Ref and f.name in sparse for f in factors):
         notes.append("an operand is kept sparse: an eager run joins its stored entries, "
                      "so its work follows their non-zeros, not these dense counts")
+    return notes
+
+
+def _after(join: Join) -> list[str]:
+    """What the run does to the einsum's result that its letters do not say."""
+    notes = []
+    if join.scaled:
+        notes.append("then scaled by the product's factors that have no axes (no letters)")
+    if join.negated:
+        notes.append("then negated")
     return notes
