@@ -28,7 +28,7 @@ from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
 from .file_links import path_hover
-from .fn_bodies import body_markdown, name_in_function, shown_name
+from .fn_bodies import body_markdown, index_detail, name_in_function, shown_name
 from .imported import import_markdown
 from .query import symbol_at
 
@@ -262,7 +262,7 @@ def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
     extent, domain = analysis.var_extents.get((statement, name), (None, 0))
     lines = [f"```fuse\n{shown_name(analysis, name)}\n```",
              f"**index** · extent {'?' if extent is None else extent} · domain D{domain}"]
-    details = _details(analysis, statement, name) if any(r.role == "output" for r in roles) \
+    details = index_detail(analysis, statement, name) if any(r.role == "output" for r in roles) \
         else ("output", "")
     for role in roles:
         if role.role == "output" and details[0] == "step":
@@ -294,17 +294,6 @@ def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
                      "indices of the function's parameters (projected inside the call "
                      "unless the left-hand side keeps it)")
     return "\n\n".join(lines)
-
-
-def _details(analysis: Analysis, statement: int, name: str) -> tuple[str, str]:
-    """What `fuse explain` says of a left-hand-side index beyond "output" (its role,
-    its detail: plan.index_details), as the planner has it."""
-    if not isinstance(analysis.program.statements[statement], ir.Equation):
-        return "output", ""
-    for index in plan_equation(analysis, statement).indices:
-        if index.name == name:
-            return index.role, index.detail
-    return "output", ""
 
 
 def _constant_at(analysis: Analysis, stmt: ir.Statement, offset: int) -> Hover | None:
