@@ -28,10 +28,11 @@ _NORMALISING = ("softmax", "lnorm")
 _COMBINES = {"=": "sum", "+=": "sum", "max=": "max", "min=": "min", "avg=": "avg"}
 
 
-def index_details(stmt: ir.Equation, roles: Sequence[IndexRole],
-                  step: str | None) -> dict[str, tuple[str, str]]:
+def index_details(stmt: ir.Equation, roles: Sequence[IndexRole], step: str | None,
+                  nodes: Sequence[ir.Expr] | None = None) -> dict[str, tuple[str, str]]:
     """Per left-hand-side index with more to say than "output": (role, detail).
-    `step`: the index a recurrence computes in order (planner._step_by_step)."""
+    `step`: the index a recurrence computes in order (planner._step_by_step);
+    `nodes`: the right-hand side's nodes, where the caller walked it already."""
     out: dict[str, tuple[str, str]] = {}
     lhs = stmt.lhs.indices or ()
     seen: set[str] = set()
@@ -54,12 +55,11 @@ def index_details(stmt: ir.Equation, roles: Sequence[IndexRole],
     if step is not None and step not in out:
         out[step] = ("output", f"the recurrence's step: computed in order of `{step}`, "
                                "one pass per position")
-    calls = _calls(stmt.rhs)
-    read = {o.name for r in roles for o in r.occurrences if not o.lhs}
+    calls = _calls(stmt.rhs) if nodes is None else [n for n in nodes if type(n) is ir.Call]
     if not any(c.name in _SHAPING for c in calls):
-        for role in roles:
-            if role.role == "output" and role.name not in read and role.name not in out \
-                    and all(o.form == "var" for o in role.occurrences):
+        for role in roles:  # (an output's occurrences are all of its name's, both sides)
+            if role.role == "output" and role.name not in out \
+                    and all(o.lhs and o.form == "var" for o in role.occurrences):
                 out[role.name] = ("output", "broadcast: no term of the right-hand side "
                                             "reads it")
     for call in calls:

@@ -252,7 +252,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     if saved is not None:
         scopes = saved.scopes_of(roles)
         if scopes is not None:
-            indices = _index_plans(analysis, k, roles, scopes, stmt, steps)
+            indices = _index_plans(analysis, k, roles, scopes, stmt, steps, form[1])
             return _equation_plan(analysis, k, stmt, indices,
                                   relabelled(saved, form[1], analysis.text),  # type: ignore[index]
                                   (), saved.figures)
@@ -260,7 +260,8 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
     scopes = [_scope_label(role, call_arguments) for role in roles]
-    indices = _index_plans(analysis, k, roles, scopes, stmt, steps)
+    indices = _index_plans(analysis, k, roles, scopes, stmt, steps,
+                           None if form is None else form[1])
     found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
     contractions = tuple(found)
     comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
@@ -277,10 +278,11 @@ _NO_EXTENT = (None, 0)  # (extent, domain) of an index the analysis has none for
 
 def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
                  scopes: Sequence[str | None], stmt: ir.Equation,
-                 steps: tuple[str, int] | None) -> list[IndexPlan]:
+                 steps: tuple[str, int] | None,
+                 nodes: Sequence[ir.Expr] | None = None) -> list[IndexPlan]:
     var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
     get, plan = var_extents.get, IndexPlan
-    details = index_details(stmt, roles, steps[0] if steps else None)
+    details = index_details(stmt, roles, steps[0] if steps else None, nodes)
     indices = []
     for role, scope in zip(roles, scopes):
         name = role.name
