@@ -319,3 +319,10 @@ def test_a_scaled_or_negated_einsum_says_so(tmp_path, capsys):
     np.testing.assert_allclose(-np.einsum(outer["letters"], a,
                                           np.maximum(np.einsum(inner["letters"], a, b), 0)),
                                out["Y"])
+
+
+def test_a_shifted_write_says_where_it_writes(tmp_path, capsys):
+    text = "X[i] = const([1,2,3,4])\nY[i+1] = X[i]\nexport Y\n"
+    i = indices(explain(tmp_path, capsys, text), "Y")["i"]
+    assert i["detail"] == "written at `i+1`: shifted, a write outside the axis dropped"
+    np.testing.assert_allclose(run(text)["Y"], [0, 1, 2, 3])  # X[3] fell outside

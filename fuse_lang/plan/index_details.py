@@ -5,6 +5,7 @@
   the latest value kept: no axis of the tensor (its role is "step", not "output");
 - the step of a recurrence over an offset (`L[k,j] = f(L[k-1,m])`): computed in
   order of that index, one pass per position;
+- a **shifted** write (`Y[i+1] = X[i]`): a position past the axis is dropped;
 - a **pooled** index (`P[x/2] = F[x]`): the positions that share `x/2` are
   combined by the equation's operator (LANGUAGE.md §3);
 - a **broadcast** index: no term of the right-hand side reads it, so every value
@@ -48,6 +49,10 @@ def index_details(stmt: ir.Equation, roles: Sequence[IndexRole], step: str | Non
                 out[var.name] = ("step", f"virtual `*{_text(index.inner)}`: iterated, only "
                                          f"the latest value kept, not an axis of "
                                          f"{stmt.lhs.name}")
+        elif isinstance(index, ir.IndexShift):
+            for var in index.terms:
+                out.setdefault(var.name, ("output", f"written at `{_text(index)}`: shifted, "
+                                                    "a write outside the axis dropped"))
         elif isinstance(index, ir.IndexDiv):
             op = _COMBINES.get(stmt.op, stmt.op)
             out[index.var.name] = ("output", f"pooled as `{_text(index)}`: the values that "
