@@ -326,3 +326,13 @@ def test_a_shifted_write_says_where_it_writes(tmp_path, capsys):
     i = indices(explain(tmp_path, capsys, text), "Y")["i"]
     assert i["detail"] == "written at `i+1`: shifted, a write outside the axis dropped"
     np.testing.assert_allclose(run(text)["Y"], [0, 1, 2, 3])  # X[3] fell outside
+
+
+def test_a_program_that_cannot_run_has_a_null_run(tmp_path, capsys):
+    data = explain(tmp_path, capsys, "X[i] = const([1,2])\nY[i] = X[i] + Nope[i]\n",
+                   status=1)
+    assert "run" in data and data["run"] is None
+    assert data["shapes"] == [["X", [2]], ["Y", [2]]]
+    missing = explain(tmp_path, capsys, 'W[i,j] = "nowhere.npy"\nY[i] = W[i,j]\n', status=1)
+    assert missing["run"] is None
+    capsys.readouterr()

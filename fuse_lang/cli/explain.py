@@ -169,10 +169,10 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
     program's diagnostics."""
     data = plan.to_json()
     data["execution"] = execution.to_json()
-    if run_plan is not None:
-        from ..ide.explain import run_plan_json
+    from ..ide.explain import run_plan_json
 
-        data["run"] = run_plan_json(run_plan)
+    # (null, not missing, where the program cannot run: errors, a source not there)
+    data["run"] = None if run_plan is None else run_plan_json(run_plan)
     if sharding is not None:
         data["sharding"] = sharding.to_json()
     if loss is not None:
