@@ -254,11 +254,13 @@ def test_each_einsum_is_the_run_s_answer(tmp_path, capsys, rhs, lhs):
 def test_a_sparse_operand_s_einsum_says_its_counts_are_dense(tmp_path, capsys):
     lines = "".join(f"{k}\t{(k * 7 + 3) % 400}\n" for k in range(400))
     (tmp_path / "e.tsv").write_text(lines, encoding="utf-8")
-    text = 'E(x,y) = "e.tsv"\nTwo(x,z) = E(x,y) E(y,z)\nexport Two\n'
+    text = 'E(x,y) = "e.tsv"\nTwo(x,z) = E(x,y) E(y,z)\nN[x] = E(x,y)\nexport Two, N\n'
     data = explain(tmp_path, capsys, text)
     assert "Two" in data["run"]["sparse"]
     (c,) = [e for e in data["equations"] if e["tensor"] == "Two"][0]["contractions"]
     assert "an operand is kept sparse" in c["note"] and "not these dense counts" in c["note"]
+    (eq,) = [e for e in data["equations"] if e["tensor"] == "N"]
+    assert "an operand is kept sparse" in eq["contractions"][0]["note"]  # a reduction of E
 
 
 FACTS_AND_PARAMS = """\

@@ -22,6 +22,7 @@ from ..front.ir_text import equation_text
 from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
 from .contraction import contraction_path, einsum_spec
+from .contraction_notes import SPARSE_NOTE, after_notes, read_notes
 from .forms import WalkMemo, walk_joins
 from .index_details import index_details
 from .joins import Join
@@ -435,7 +436,7 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
         if key is not None:
             memo.costs[(key, steps)] = costs  # type: ignore[union-attr]
     out = [_contraction(analysis, join, read, cost, steps, sparse) if join.kind == "einsum"
-           else _pointwise(analysis, join, cost) for join, cost in zip(joins, costs)]
+           else _pointwise(analysis, join, cost, sparse) for join, cost in zip(joins, costs)]
     # (out: in the order the run computes them)
     return out, nodes, (None if key is None else (joins, read, costs))
 
@@ -479,7 +480,8 @@ def _pointwise_costs(join: Join, extent: Mapping[str, int | None], count: int) -
     return result, then, flops, largest
 
 
-def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
+def _pointwise(analysis: Analysis, join: Join, costs: tuple,
+               sparse: Collection[str] = ()) -> Contraction:
     """An elementwise product (one multiply per element of each broadcast result)
     or a reduction (one addition or comparison per element reduced)."""
     result, then, flops, largest = costs
@@ -487,6 +489,8 @@ def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
     names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in join.factors)
     note = "" if flops is not None else "some extents are unknown until run time"
+    if sparse and any(type(f) is ir.Ref and f.name in sparse for f in join.factors):
+        note = "; ".join(x for x in (note, SPARSE_NOTE) if x)
     return Contraction(readable, "", names, (), (), flops, flops, largest, note,
                        min(f.span.start for f in join.factors), then, kind=join.kind)
 
@@ -528,7 +532,8 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                 for f, op in zip(factors, [read.get(id(f)) for f in factors])
                 if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
-    note = "; ".join(x for x in (note, *_read_notes(factors, read, sparse), *_after(join)) if x)
+    note = "; ".join(x for x in (note, *read_notes(factors, read, sparse), *after_notes(join))
+                     if x)
     first = min(f.span.start for f in factors)
     names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in factors)
@@ -544,33 +549,3 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                            first, (), gathered_size)
     return Contraction(readable, spec.letters, names, costed.path, costed.steps, naive, flops,
                        largest, note, first, (), gathered_size)
-
-
-def _read_notes(factors: Sequence[ir.Expr], read: Mapping[int, Operand],
-                sparse: Collection[str]) -> list[str]:
-    """What the einsum line's letters leave unsaid of its operands: a reference read
-    with fewer axes than its tensor has (a constant index, a diagonal), and one of a
-    tensor kept sparse, whose join does not cost what the dense einsum's counts say.
-    (No tensor is named: plan.relabel gives an equation of this form the same notes.)"""
-    ops = [read.get(id(f)) for f in factors]
-    notes = []
-    if any(op is not None and op.selected for op in ops):
-        notes.append("a constant index selects before the join (that operand has only "
-                     "the axes it keeps)")
-    if any(op is not None and op.diagonal for op in ops):
-        notes.append("an index named twice in one reference reads its diagonal before "
-                     "the join (one letter for it)")
-    if sparse and any(type(f) is ir.Ref and f.name in sparse for f in factors):
-        notes.append("an operand is kept sparse: an eager run joins its stored entries, "
-                     "so its work follows their non-zeros, not these dense counts")
-    return notes
-
-
-def _after(join: Join) -> list[str]:
-    """What the run does to the einsum's result that its letters do not say."""
-    notes = []
-    if join.scaled:
-        notes.append("then scaled by the product's factors that have no axes (no letters)")
-    if join.negated:
-        notes.append("then negated")
-    return notes
