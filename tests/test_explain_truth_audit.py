@@ -299,7 +299,8 @@ E[i] = A[i,j] B[j] / S
 F[i] = -(2 A[i,j]) B[j]
 G[i] = A[i,j] B[j]
 Y[i] = -(A[i,j] relu(A[j,k] B[k]))
-export N, M, D, E, F, G, Y
+Sub[i] = B[i] - A[i,j] B[j]
+export N, M, D, E, F, G, Y, Sub
 """
 
 
@@ -318,6 +319,9 @@ def test_a_scaled_or_negated_einsum_says_so(tmp_path, capsys):
                                    out[eq["tensor"]], rtol=1e-6)
     (inner, outer) = [e for e in data["equations"] if e["tensor"] == "Y"][0]["contractions"]
     assert inner["note"] == "" and outer["note"] == "then negated"  # the argument's is not
+    (sub,) = [e for e in data["equations"] if e["tensor"] == "Sub"][0]["contractions"]
+    assert sub["note"] == "then negated"  # a subtracted term
+    np.testing.assert_allclose(b - np.einsum(sub["letters"], a, b), out["Sub"])
     np.testing.assert_allclose(-np.einsum(outer["letters"], a,
                                           np.maximum(np.einsum(inner["letters"], a, b), 0)),
                                out["Y"])

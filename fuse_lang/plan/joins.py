@@ -116,9 +116,11 @@ class RunWalk:
             summed = {n: op for n, op in projected.items() if op == "sum"}
             other = {n: op for n, op in projected.items() if op != "sum"}
             axes: tuple[str, ...] | None = None
-            for term in expr.terms:  # type: ignore[attr-defined]
+            for term, sign in zip(expr.terms, expr.signs):  # type: ignore[attr-defined]
+                self.negated = sign == "-"  # a subtracted term's einsum: negated
                 value = self.term(term, summed, term)
                 axes = value if axes is None else _union(axes, value)
+            self.negated = False
             return self.project(axes or (), other, expr)
         return self.term(expr, projected, expr)
 
