@@ -89,6 +89,11 @@ def _how_key(group: list[str], statements: tuple[ir.Statement, ...],
     return tuple(group), tuple([tensors[n].boolean for n in group]), tuple(rules)
 
 
+# how a Boolean group of joins and unions runs, as the checker reads it (a run's
+# configuration may choose otherwise: plan.config.recursion_as_run says what it chose)
+SEMI_NAIVE_WORDS = "evaluated by forward chaining to a fixpoint (semi-naive)"
+
+
 def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
                     tensors: dict[str, TensorSymbol]) -> str:
     """How the group runs: the run plan's own reading (a recurrence, in order, is
@@ -100,7 +105,7 @@ def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
         return recurrence.describe()
     if all(tensors[n].boolean for n in group):
         if monotone_rules(set(group), [statements[k] for n in group for k in equations[n]]):
-            return "evaluated by forward chaining to a fixpoint (semi-naive)"
+            return SEMI_NAIVE_WORDS
         return ("evaluated by forward chaining, every rule again each round until nothing "
                 "changes (not semi-naive: a rule reads the group under a call, a subtraction "
                 "or a division)")

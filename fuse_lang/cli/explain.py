@@ -5,6 +5,7 @@ is run)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -68,7 +69,7 @@ def cmd_explain(options: ExplainOptions) -> int:
     # (and in demand mode, whose run executes the rewritten text: the program's own
     # lines are explained, the rewrite under `Execution:`)
     plan = run_plan.contractions if run_plan is not None and run_plan.demand is None \
-        else plan_program(analysis)
+        else _as_configured(plan_program(analysis), analysis, config)
     sharding = (plan_sharding(analysis, options.shard, options.mesh)
                 if options.shard or options.mesh else None)
     if sharding is not None and sharding.problems:
@@ -101,6 +102,16 @@ def cmd_explain(options: ExplainOptions) -> int:
         for d in errors:
             print(render_text(options.path, analysis.lines, d), file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK
+
+
+def _as_configured(plan: Any, analysis: Analysis, config: Any) -> Any:
+    """The analysis' own plan (no run plan: errors, demand mode), its evaluation order
+    saying how each fixpoint would run under `config` (as a run plan's does)."""
+    from ..plan.config import fixpoint_choice, recursion_as_run
+
+    choices = {tuple(g): fixpoint_choice(analysis, g, config) for g in plan.recursive_groups}
+    recursion = recursion_as_run(plan.recursion, choices)
+    return plan if recursion == plan.recursion else dataclasses.replace(plan, recursion=recursion)
 
 
 def _check_representation(path: str, analysis: Analysis, overrides: dict[str, str]) -> None:
@@ -158,10 +169,10 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
     program's diagnostics."""
     data = plan.to_json()
     data["execution"] = execution.to_json()
-    if run_plan is not None:
-        from ..ide.explain import run_plan_json
+    from ..ide.explain import run_plan_json
 
-        data["run"] = run_plan_json(run_plan)
+    # (null, not missing, where the program cannot run: errors, a source not there)
+    data["run"] = None if run_plan is None else run_plan_json(run_plan)
     if sharding is not None:
         data["sharding"] = sharding.to_json()
     if loss is not None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from ..check.kinds import TensorKind
+from ..front import ir
 from ..front.numbers import format_bytes
 from ..plan.planner import ProgramPlan
 from ..run.program import CompiledProgram
@@ -69,16 +71,34 @@ def explain_program(program: CompiledProgram) -> Explained:
 
 
 def _how(group_how: str, strategy: str | None, recurrence: tuple | None,
-         equations: int) -> str:
+         equations: int, made: tuple[int, bool] = (0, False)) -> str:
+    """How a group is computed; `made`: its first tensor's facts, whether it is a
+    param (_made_of)."""
     if group_how == EQUATION:
         return "its one equation"
     if group_how == RECURRENCE and recurrence is not None:
         return recurrence.describe()
     if group_how == FIXPOINT:
         return "to a fixpoint, " + STRATEGIES.get(strategy or "", "")
+    facts, param = made
     if not equations:
+        if param:
+            return "a param: its initial value, or the value a run is given"
         return "read (its facts, source file or input)"
-    return "its equations combined"
+    what = "its one equation" if equations == 1 else f"its {equations} equations"
+    if facts:
+        return f"{what} and its {'fact' if facts == 1 else 'facts'}, combined"
+    return what + ("" if equations == 1 else " combined")
+
+
+def _made_of(run_plan: RunPlan, name: str) -> tuple[int, bool]:
+    """Tensor `name`'s facts (how many), and whether it is a param."""
+    info = run_plan.analysis.tensors.get(name)
+    if info is None:
+        return 0, False
+    statements = run_plan.analysis.program.statements
+    facts = sum(isinstance(statements[k], ir.Fact) for k in info.statements)
+    return facts, info.kind == TensorKind.PARAM
 
 
 def run_plan_lines(run_plan: RunPlan) -> list[str]:
@@ -88,15 +108,20 @@ def run_plan_lines(run_plan: RunPlan) -> list[str]:
     lines = [f"run plan ({abilities.backend}{', compiled' if abilities.compiled else ''}):"]
     for number, group in enumerate(schedule.groups, 1):
         names = ", ".join(group.names)
+        first = group.names[0]
         how = _how(group.how, group.strategy, group.recurrence,
-                   len(run_plan.equations[group.names[0]]))
+                   len(run_plan.equations[first]), _made_of(run_plan, first))
         lines.append(f"  {number}. {names}: {how}")
     if run_plan.sparse:
         lines.append(f"  kept sparse: {', '.join(sorted(run_plan.sparse))}")
     memory = schedule.memory
     peak = f", plus {format_bytes(memory.peak[0])} while computing {memory.peak[1]}" \
         if memory.peak[0] else ""
-    lines.append(f"  memory: about {format_bytes(memory.total)} for its tensors{peak}")
+    unknown = sorted(n for n in schedule.needed if run_plan.known_shapes.get(n, ()) is None)
+    about = f"at least {format_bytes(memory.total)} for its tensors (not counting " \
+        f"{', '.join(unknown)}, whose extents only the run knows)" if unknown \
+        else f"about {format_bytes(memory.total)} for its tensors"
+    lines.append(f"  memory: {about}{peak}")
     lines.append("    " + _memory_split(run_plan.contractions.parameters, memory))
     return lines
 
@@ -107,8 +132,10 @@ def _memory_split(parameters: int | None, memory: MemoryEstimate) -> str:
     if parameters == 0:
         params = "params: none"
     else:
-        count = "?" if parameters is None else f"{parameters:,}"
-        params = f"params: {count} ({format_bytes(memory.params)})"
+        if parameters is None:  # an extent only the run knows: no byte count to give
+            params = "params: ? (? B)"
+        else:
+            params = f"params: {parameters:,} ({format_bytes(memory.params)})"
     return (f"{params}; other inputs: {format_bytes(memory.inputs)}; "
             f"activations: {format_bytes(memory.activations)}")
 

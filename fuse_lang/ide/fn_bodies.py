@@ -286,7 +286,7 @@ def _index_markdown(analysis: Analysis, found: BodyName) -> str:
             extent, domain = analysis.var_extents.get((k, role.name), (None, 0))
             lines.append(f"**index** · extent {'?' if extent is None else extent} · "
                          f"domain D{domain} (at the call at line {_line(analysis, call)})")
-            lines.append(_role_text(role))
+            lines.append(_role_text(role, index_detail(analysis, k, role.name)))
             return "\n\n".join(lines)
     on_lhs = any(n == found.name for n, _ in index_name_spans(eq.lhs))
     role = "an **output** axis (on the left-hand side)" if on_lhs else \
@@ -295,9 +295,26 @@ def _index_markdown(analysis: Analysis, found: BodyName) -> str:
     return "\n\n".join(lines)
 
 
-def _role_text(role) -> str:
-    if role.role == "output":
+def index_detail(analysis: Analysis, statement: int, name: str) -> tuple[str, str]:
+    """What `fuse explain` says of a left-hand-side index beyond "output": its role
+    ("output" or "step") and its detail (plan.index_details), as the planner has it."""
+    from ..plan import plan_equation
+
+    if not isinstance(analysis.program.statements[statement], ir.Equation):
+        return "output", ""
+    for index in plan_equation(analysis, statement).indices:
+        if index.name == name:
+            return index.role, index.detail
+    return "output", ""
+
+
+def _role_text(role, detail: tuple[str, str] = ("output", "")) -> str:
+    if role.role == "output" and detail[0] == "step":
+        text = f"the **step** of a recurrence ({_RENAMED.sub('', detail[1])})"
+    elif role.role == "output":
         text = "an **output** axis (on the left-hand side)"
+        if detail[1]:
+            text += f": {_RENAMED.sub('', detail[1])}"
     elif role.role == "projected":
         text = f"**projected** by `{role.op}`"
     else:

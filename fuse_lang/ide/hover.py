@@ -28,7 +28,7 @@ from ..plan import plan_equation
 from ..plan.render import render_equation
 from ..plan.representation import representations
 from .file_links import path_hover
-from .fn_bodies import body_markdown, name_in_function, shown_name
+from .fn_bodies import body_markdown, index_detail, name_in_function, shown_name
 from .imported import import_markdown
 from .query import symbol_at
 
@@ -262,9 +262,15 @@ def index_markdown(analysis: Analysis, statement: int, name: str) -> str:
     extent, domain = analysis.var_extents.get((statement, name), (None, 0))
     lines = [f"```fuse\n{shown_name(analysis, name)}\n```",
              f"**index** · extent {'?' if extent is None else extent} · domain D{domain}"]
+    details = index_detail(analysis, statement, name) if any(r.role == "output" for r in roles) \
+        else ("output", "")
     for role in roles:
-        if role.role == "output":
+        if role.role == "output" and details[0] == "step":
+            text = f"the **step** of a recurrence ({details[1]})"
+        elif role.role == "output":
             text = "an **output** axis (on the left-hand side)"
+            if details[1]:
+                text += f": {details[1]}"
         elif role.role == "projected":
             where = "the right-hand side"
             if role.scope is not None and role.scope.kind == "argument":

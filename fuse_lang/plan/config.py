@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..check import Analysis
 from ..check.datalog import monotone_rules
+from ..check.order import SEMI_NAIVE_WORDS
 from ..check.recurrences import group_recurrence
 from ..front import ir
 from .blocking import BlockedEquation, blocked_equations
@@ -195,6 +196,24 @@ def fixpoint_choice(analysis: Analysis, group: Sequence[str],
                               "run keeps its rounds (the graph search runs eagerly only)")
     return FixpointChoice("closure", rule, how + "; a linear closure: past a tree's depth "
                           "in rounds, an eager run finds the rest by one graph search")
+
+
+def recursion_as_run(recursion: Sequence[tuple[str, str]],
+                     choices: Mapping[tuple[str, ...], FixpointChoice]
+                     ) -> tuple[tuple[str, str], ...]:
+    """The evaluation order's words for each recursive tensor (Analysis.recursion's),
+    with the strategy a run's fixpoint `choices` took where the checker's reading,
+    semi-naive, is not what runs (`--fixpoint naive`, a linear closure's search)."""
+    strategy = {name: choice.strategy for group, choice in choices.items() for name in group}
+    head = SEMI_NAIVE_WORDS[:-len("(semi-naive)")]
+    out = []
+    for name, words in recursion:
+        if words == SEMI_NAIVE_WORDS and strategy.get(name) == "naive":
+            words = head + "(naive: every rule every round, as asked)"
+        elif words == SEMI_NAIVE_WORDS and strategy.get(name) == "closure":
+            words = head + "(semi-naive rounds, then one graph search: a linear closure)"
+        out.append((name, words))
+    return tuple(out)
 
 
 def plan_execution(analysis: Analysis, config: ExecutionConfig,

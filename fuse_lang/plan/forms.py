@@ -232,7 +232,7 @@ def _template(joins: list[Join], read: dict[int, Operand], nodes: list[ir.Expr])
     place = {id(node): n for n, node in enumerate(nodes)}
     try:
         made = [(j.kind, tuple([place[id(f)] for f in j.factors]), j.ops, j.axes, j.summed,
-                 j.combines, j.reduced) for j in joins]
+                 j.combines, j.reduced, j.scaled, j.negated) for j in joins]
         operands = [(place[key], operand) for key, operand in read.items()]
     except KeyError:
         return _UNCACHED
@@ -243,5 +243,6 @@ def _materialised(template: Any, nodes: list[ir.Expr]
                   ) -> tuple[list[Join], dict[int, Operand]]:
     made, operands = template
     joins = [Join(kind, tuple([nodes[n] for n in factors]), ops, axes, summed, combines,
-                  reduced) for kind, factors, ops, axes, summed, combines, reduced in made]
+                  reduced, scaled, negated)
+             for kind, factors, ops, axes, summed, combines, reduced, scaled, negated in made]
     return joins, {id(nodes[n]): operand for n, operand in operands}

@@ -45,6 +45,10 @@ class Join:
     # each reduction's input, with (operator, names) reduced
     combines: tuple[tuple[str, ...], ...] = ()
     reduced: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # einsum: the product has factors without axes (numbers, scalars: a scaling of
+    # its result, no letters), and the run negates the result (`-(A B)`, `-A B`)
+    scaled: bool = False
+    negated: bool = False
 
 
 def product_factors(expr: ir.Product) -> tuple[list[tuple[ir.Expr, str]], bool]:
@@ -84,6 +88,7 @@ class RunWalk:
         self.fixed = fixed
         self.sparse = sparse
         self.joins: list[Join] = []
+        self.negated = False  # inside a term's negation (`-(A B)`): its einsum is negated
         self.lhs_order = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
         self.scope_of: dict[int, int] = scope_openers(stmt)
         self.var_extents = analysis.var_extents  # (read once: a deferred field)
@@ -99,14 +104,23 @@ class RunWalk:
 
     # ------------------------------------------------------------ scopes
     def scope(self, expr: ir.Expr, sid: int) -> tuple[str, ...]:
+        negated, self.negated = self.negated, False  # (a term's sign is not its arguments')
+        try:
+            return self._scope(expr, sid)
+        finally:
+            self.negated = negated
+
+    def _scope(self, expr: ir.Expr, sid: int) -> tuple[str, ...]:
         projected = self.projected_at.get(sid, {})
         if type(expr) is ir.Sum:
             summed = {n: op for n, op in projected.items() if op == "sum"}
             other = {n: op for n, op in projected.items() if op != "sum"}
             axes: tuple[str, ...] | None = None
-            for term in expr.terms:  # type: ignore[attr-defined]
+            for term, sign in zip(expr.terms, expr.signs):  # type: ignore[attr-defined]
+                self.negated = sign == "-"  # a subtracted term's einsum: negated
                 value = self.term(term, summed, term)
                 axes = value if axes is None else _union(axes, value)
+            self.negated = False
             return self.project(axes or (), other, expr)
         return self.term(expr, projected, expr)
 
@@ -120,7 +134,11 @@ class RunWalk:
             return self.eval(expr)
         all_sum = all(op == "sum" for op in projected.values())
         if type(expr) is ir.Neg and all_sum:  # -(A B): the negation of the einsum
-            return self.term(expr.operand, projected, whole)  # type: ignore[attr-defined]
+            self.negated = not self.negated
+            try:
+                return self.term(expr.operand, projected, whole)  # type: ignore[attr-defined]
+            finally:
+                self.negated = not self.negated
         if type(expr) is ir.Product and all_sum:
             found = self.einsum_product(expr, projected)
             if found is not None:
@@ -157,12 +175,15 @@ class RunWalk:
 
     def einsum_product(self, expr: ir.Product, projected: dict[str, str]
                        ) -> tuple[str, ...] | None:
-        factors, _ = product_factors(expr)
+        factors, negative = product_factors(expr)
         operands = []
+        scaled = False
         for factor, op in factors:
             axes = self.eval(factor)
             if axes:
                 operands.append((factor, op, axes))
+            else:
+                scaled = True
         if not operands:
             return None
         if len(operands) == 1 and not any(a in projected for a in operands[0][2]):
@@ -173,7 +194,8 @@ class RunWalk:
         self.joins.append(Join("einsum", tuple(f for f, _, _ in operands),
                                tuple(op for _, op, _ in operands),
                                tuple(a for _, _, a in operands),
-                               tuple(n for n in projected if any(n in a for *_, a in operands))))
+                               tuple(n for n in projected if any(n in a for *_, a in operands)),
+                               scaled=scaled, negated=negative != self.negated))
         return spec.kept
 
     # ------------------------------------------------------- expressions

@@ -29,6 +29,10 @@ class Operand:
     axes: tuple[str, ...]  # index names, one per axis, in the operand's order
     shape: tuple[int | None, ...]  # None where an extent is unknown before the run
     gathered: bool  # an offset, a window or `x/2` made a gathered copy of the tensor
+    # read before the join with fewer axes than the tensor: a constant index selects,
+    # a variable named twice takes the diagonal (explain's einsum line says so)
+    selected: bool = False
+    diagonal: bool = False
 
     @property
     def size(self) -> int | None:
@@ -47,7 +51,7 @@ def reference_operand(analysis: Analysis, k: int, ref: ir.Ref,
     `fixed`: variables held at one position (each step of a recurrence)."""
     axes: list[str] = []
     shape: list[int | None] = []
-    gathered = False
+    gathered = selected = False
     slices = 0
     extents = analysis.var_extents  # (read once: a deferred field's descriptor)
     IndexVar = ir.IndexVar
@@ -65,23 +69,25 @@ def reference_operand(analysis: Analysis, k: int, ref: ir.Ref,
         if isinstance(index, (ir.IndexShift, ir.IndexDiv)):
             gathered = gathered or any(v.name not in fixed for v in ir.index_vars(index))
         elif not isinstance(index, IndexVar):
+            selected = selected or isinstance(index, ir.IndexConst)
             continue  # a constant or a virtual index: no axis
         for var in ir.index_vars(index):
             if var.name not in fixed:
                 axes.append(var.name)
                 shape.append(extents.get((k, var.name), (None, 0))[0])
-    return _diagonal(axes, shape, gathered)
+    return _diagonal(axes, shape, gathered, selected)
 
 
-def _diagonal(axes: list[str], shape: list[int | None], gathered: bool) -> Operand:
+def _diagonal(axes: list[str], shape: list[int | None], gathered: bool,
+              selected: bool) -> Operand:
     """One axis per name: a name read twice (`A[i,i]`, `A[i,i+1]`) is the diagonal,
     kept where the name first occurs (as the run's reading does)."""
     if len(set(axes)) == len(axes):  # (most references: no name twice)
-        return Operand(tuple(axes), tuple(shape), gathered)
+        return Operand(tuple(axes), tuple(shape), gathered, selected)
     seen: dict[str, int | None] = {}
     for name, extent in zip(axes, shape):
         seen.setdefault(name, extent)
-    return Operand(tuple(seen), tuple(seen.values()), gathered)
+    return Operand(tuple(seen), tuple(seen.values()), gathered, selected, True)
 
 
 def _slice_extent(analysis: Analysis, ref: ir.Ref, pos: int, index: ir.IndexSlice

@@ -22,7 +22,9 @@ from ..front.ir_text import equation_text
 from ..front.span import Span
 from ..speed.fastinit import frozen_dataclass
 from .contraction import contraction_path, einsum_spec
+from .contraction_notes import SPARSE_NOTE, after_notes, read_notes
 from .forms import WalkMemo, walk_joins
+from .index_details import index_details
 from .joins import Join
 from .operands import Operand
 from .relabel import factor_text, reference_text, relabelled, saved_form
@@ -34,11 +36,14 @@ class IndexPlan:
     name: str
     extent: int | None
     domain: int
-    role: str  # "output" | "projected" | "free"
+    role: str  # "output" | "projected" | "free" | "step" (a virtual index: no axis)
     op: str | None  # projection operator ("sum", "max", ...) when projected
     scope: str | None  # "right-hand side" | "argument of softmax" | "reduce"
     joined: bool
     factors: tuple[str, ...]
+    # what a left-hand-side index does beyond "output" (plan.index_details): pooled,
+    # broadcast, normalised, a recurrence's step; "" for none
+    detail: str = ""
 
 
 @frozen_dataclass
@@ -248,7 +253,7 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     if saved is not None:
         scopes = saved.scopes_of(roles)
         if scopes is not None:
-            indices = _index_plans(analysis, k, roles, scopes)
+            indices = _index_plans(analysis, k, roles, scopes, stmt, steps, form[1])
             return _equation_plan(analysis, k, stmt, indices,
                                   relabelled(saved, form[1], analysis.text),  # type: ignore[index]
                                   (), saved.figures)
@@ -256,7 +261,8 @@ def plan_equation(analysis: Analysis, k: int, alone: frozenset[str] | None = Non
     call_arguments = _call_arguments(stmt) if any(
         r.scope is not None and r.scope.kind not in ("rhs", "reduce") for r in roles) else {}
     scopes = [_scope_label(role, call_arguments) for role in roles]
-    indices = _index_plans(analysis, k, roles, scopes)
+    indices = _index_plans(analysis, k, roles, scopes, stmt, steps,
+                           None if form is None else form[1])
     found, nodes, walked = _contractions(analysis, k, stmt, steps, sparse, memo)
     contractions = tuple(found)
     comparisons = _comparisons(analysis, k, stmt, indices, nodes, sparse)
@@ -272,16 +278,24 @@ _NO_EXTENT = (None, 0)  # (extent, domain) of an index the analysis has none for
 
 
 def _index_plans(analysis: Analysis, k: int, roles: Sequence[IndexRole],
-                 scopes: Sequence[str | None]) -> list[IndexPlan]:
+                 scopes: Sequence[str | None], stmt: ir.Equation,
+                 steps: tuple[str, int] | None,
+                 nodes: Sequence[ir.Expr] | None = None) -> list[IndexPlan]:
     var_extents = analysis.var_extents  # (read once: a deferred field's descriptor)
     get, plan = var_extents.get, IndexPlan
+    details = index_details(stmt, roles, steps[0] if steps else None, nodes)
     indices = []
     for role, scope in zip(roles, scopes):
         name = role.name
         extent, domain = get((k, name), _NO_EXTENT)
-        indices.append(plan(name, extent, domain, role.role, role.op, scope, role.joined,
-                            role.factors))
+        kind, detail = details.get(name, _NO_DETAIL) if role.role == "output" \
+            else (role.role, "")
+        indices.append(plan(name, extent, domain, kind, role.op, scope, role.joined,
+                            role.factors, detail))
     return indices
+
+
+_NO_DETAIL = ("output", "")
 
 
 def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...],
@@ -289,7 +303,9 @@ def _figures(stmt: ir.Equation, contractions: tuple[Contraction, ...],
     """(output indices, flops, largest intermediate, joined indices, projected indices
     with their operators and scopes): the equation's form's (an equation of the form
     has the form's index names, roles and scopes: SavedForm.scopes_of)."""
-    output = tuple(v.name for i in stmt.lhs.indices or () for v in ir.index_vars(i))
+    # (a virtual index is the recurrence's step, no axis of the tensor: not an output)
+    output = tuple(v.name for i in stmt.lhs.indices or () if type(i) is not ir.IndexVirtual
+                   for v in ir.index_vars(i))
     costs = [c.flops for c in contractions]
     flops = sum(c for c in costs if c is not None) if all(c is not None for c in costs) else None
     sizes = [c.largest_intermediate for c in contractions if c.largest_intermediate is not None]
@@ -419,8 +435,8 @@ def _contractions(analysis: Analysis, k: int, stmt: ir.Equation,
                  else _pointwise_costs(join, extent, count) for join in joins]
         if key is not None:
             memo.costs[(key, steps)] = costs  # type: ignore[union-attr]
-    out = [_contraction(analysis, join, read, cost, steps) if join.kind == "einsum"
-           else _pointwise(analysis, join, cost) for join, cost in zip(joins, costs)]
+    out = [_contraction(analysis, join, read, cost, steps, sparse) if join.kind == "einsum"
+           else _pointwise(analysis, join, cost, sparse) for join, cost in zip(joins, costs)]
     # (out: in the order the run computes them)
     return out, nodes, (None if key is None else (joins, read, costs))
 
@@ -464,7 +480,8 @@ def _pointwise_costs(join: Join, extent: Mapping[str, int | None], count: int) -
     return result, then, flops, largest
 
 
-def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
+def _pointwise(analysis: Analysis, join: Join, costs: tuple,
+               sparse: Collection[str] = ()) -> Contraction:
     """An elementwise product (one multiply per element of each broadcast result)
     or a reduction (one addition or comparison per element reduced)."""
     result, then, flops, largest = costs
@@ -472,6 +489,8 @@ def _pointwise(analysis: Analysis, join: Join, costs: tuple) -> Contraction:
     names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in join.factors)
     note = "" if flops is not None else "some extents are unknown until run time"
+    if sparse and any(type(f) is ir.Ref and f.name in sparse for f in join.factors):
+        note = "; ".join(x for x in (note, SPARSE_NOTE) if x)
     return Contraction(readable, "", names, (), (), flops, flops, largest, note,
                        min(f.span.start for f in join.factors), then, kind=join.kind)
 
@@ -499,7 +518,7 @@ def _einsum_costs(join: Join, read: Mapping[int, Operand], extent: Mapping[str, 
 
 
 def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], costs: tuple,
-                 steps: tuple[str, int] | None) -> Contraction:
+                 steps: tuple[str, int] | None, sparse: Collection[str] = ()) -> Contraction:
     """The einsum the run performs for a product: each reference as the run reads it
     (plan.operands), gathered accesses and all, each other factor as its value.
     `steps`: (index, count) for an equation run step by step, that index held;
@@ -513,6 +532,8 @@ def _contraction(analysis: Analysis, join: Join, read: Mapping[int, Operand], co
                 for f, op in zip(factors, [read.get(id(f)) for f in factors])
                 if op is not None and op.gathered]
     note = f"gathered before the join: {'; '.join(gathered)}" if gathered else ""
+    note = "; ".join(x for x in (note, *read_notes(factors, read, sparse), *after_notes(join))
+                     if x)
     first = min(f.span.start for f in factors)
     names = tuple(f.name if isinstance(f, ir.Ref) else factor_text(analysis.text, f)
                   for f in factors)

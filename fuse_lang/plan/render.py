@@ -193,6 +193,8 @@ def storage(plan: ProgramPlan, fmt: "_Text") -> list[list[str]]:
 
 def _role(ix: IndexPlan, fmt: _Text) -> str:
     role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
+    if ix.detail:
+        role += f" ({ix.detail})"
     if ix.joined:
         role += f"; joins {', '.join(fmt.code(f) for f in ix.factors)}"
     return role
@@ -295,6 +297,8 @@ def _text_lines(eq: EquationPlan) -> list[str]:
         rows = []
         for ix in eq.indices:
             role = f"projected ({ix.op}) in {ix.scope}" if ix.role == "projected" else ix.role
+            if ix.detail:
+                role += f" ({ix.detail})"
             if ix.joined:
                 role += f"; joins {', '.join(ix.factors)}"
             rows.append([ix.name, "?" if ix.extent is None else str(ix.extent),

@@ -28,6 +28,7 @@ contractions) are made on first read and then kept: the object never changes.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -37,7 +38,7 @@ from ..check import Analysis
 from ..check.param_roles import ParamStart, param_starts
 from ..check.recurrences import Recurrence
 from ..front import ir
-from ..plan.config import ExecutionConfig, FixpointChoice, fixpoint_choice
+from ..plan.config import ExecutionConfig, FixpointChoice, fixpoint_choice, recursion_as_run
 from ..plan.demand import DemandPlan
 from ..plan.planner import ProgramPlan, plan_program
 from ..plan.representation import Representation, representations
@@ -180,7 +181,12 @@ class RunPlan:
     def contractions(self) -> ProgramPlan:
         """The planner's plan of every equation (plan.planner): what `fuse explain`
         prints, and what the memory estimate reads."""
-        return plan_program(self.analysis, self.overrides)
+        plan = plan_program(self.analysis, self.overrides)
+        # the evaluation order says how each fixpoint runs as this run's configuration
+        # chose it (`--fixpoint naive`, a linear closure), not as the checker reads it
+        recursion = recursion_as_run(plan.recursion, self.fixpoints)
+        return plan if recursion == plan.recursion else dataclasses.replace(
+            plan, recursion=recursion)
 
     @functools.cached_property
     def param_starts(self) -> Mapping[str, ParamStart]:

@@ -216,7 +216,8 @@ async def test_hover_tells_what_explain_says(client, name):
             continue  # a source's, a sink's, a call argument's or a `fn` body's index
         (index,) = indices
         assert seen[1:3] == (index["extent"], index["domain"]), where
-        role = {"output": "**output**", "projected": f"**projected** by `{index['op']}`"}
+        role = {"output": "**output**", "projected": f"**projected** by `{index['op']}`",
+                "step": "**step**"}
         assert role.get(index["role"], "**free**") in seen[3], where
         checked += 1
     assert checked >= 5
