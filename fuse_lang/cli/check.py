@@ -71,13 +71,6 @@ def cmd_check(options: CheckOptions, prog: str = "fuse") -> int:
     try:
         with gc_paused():
             return _check(options, prog)
-    except BrokenPipeError:  # a reader that stopped (`fuse-lsp --check ... | head`): done,
-        # and the rest, still buffered, goes nowhere rather than fail again at exit
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):  # (a stdout that is no file)
-            pass
-        return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C: the status docs/cli.md gives it, no traceback
         return EXIT_INTERRUPTED
 
@@ -87,7 +80,22 @@ def _check(options: CheckOptions, prog: str) -> int:
     for message in problems:
         print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
-    if options.format == "json":
+    status = EXIT_USAGE if problems else EXIT_ERRORS if errors else EXIT_OK
+    try:
+        _print(options.format, results)
+    except BrokenPipeError:  # a reader that stopped (`fuse check ... | head`): the status
+        # is still the diagnostics' (a pipeline's error is not hidden), and the rest, still
+        # buffered, goes nowhere rather than fail again at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # (a stdout that is no file)
+            pass
+    return status
+
+
+def _print(format: str, results: list) -> None:
+    """The diagnostics of `results` on standard output, as `format` (text or json)."""
+    if format == "json":
         out = [diagnostic_json(path, lines, d) for path, lines, ds in results for d in ds]
         # (exactly this shape, relied on: a file that could not be read is said on
         # stderr and by the exit status, 2)
@@ -108,9 +116,6 @@ def _check(options: CheckOptions, prog: str) -> int:
                                 for s, n in counts.items() if n)
             files = f"{len(results)} file{'s' if len(results) != 1 else ''}"
             print(f"{files} checked: {summary or 'no problems'}")
-    if problems:
-        return EXIT_USAGE
-    return EXIT_ERRORS if errors else EXIT_OK
 
 
 def _say(text: str) -> None:

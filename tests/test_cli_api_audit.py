@@ -1,0 +1,137 @@
+"""The command line and the Python API used as docs/cli.md and docs/notebooks.md
+("The Python API") describe them, at their edges (the CLI/API audit): arguments
+of the wrong type to the public functions are a TypeError in words (never an
+AttributeError from deep inside), `load("")`, `Relation.tuples`' limit, a
+stopped reader of `fuse check` keeps the diagnostics' exit status, and an
+abbreviated `--format json` on a refused command line still gets its document."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fuse_lang
+from fuse_lang.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = "A[i] = const([1, 2, 3])\nexport A\n"
+FAMILY = "Parent(Alice, Bob)\nParent(Bob, Carol)\nAnc(x,y) = Parent(x,y)\n" \
+         "Anc(x,z) = Anc(x,y) Parent(y,z)\nexport Anc\n"
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: fuse_lang.compile(3), "fuse_lang.compile takes a program's text (a str), not int"),
+    (lambda: fuse_lang.compile(None), "fuse_lang.compile takes a program's text (a str), not None"),
+    (lambda: fuse_lang.compile(b"A[i] = const([1])"), "fuse_lang.decode(data)"),
+    (lambda: fuse_lang.compile(PROGRAM, base_dir=3), "compile's base_dir is a path"),
+    (lambda: fuse_lang.compile(PROGRAM, path=3), "compile's path is a path"),
+    (lambda: fuse_lang.compile(PROGRAM, analysis="A[i] = const([1])"),
+     "compile's analysis= takes the Analysis"),
+    (lambda: fuse_lang.analyze(3), "fuse_lang.analyze takes a program's text (a str), not int"),
+    (lambda: fuse_lang.analyze(b"A[i] = B[i]"), "fuse_lang.decode(data)"),
+    (lambda: fuse_lang.analyze(PROGRAM, 3), "analyze's path is a path"),
+    (lambda: fuse_lang.analyze(PROGRAM, "a.fuse", base_dir=3), "analyze's base_dir is a path"),
+    (lambda: fuse_lang.parse(None), "fuse_lang.parse takes a program's text (a str), not None"),
+    (lambda: fuse_lang.decode("A[i] = B[i]"), "fuse_lang.decode takes a file's bytes, not str"),
+    (lambda: fuse_lang.plan_program(PROGRAM), "fuse_lang.plan_program takes a program's "
+                                               "Analysis (fuse_lang.analyze(text, path)), not str"),
+    (lambda: fuse_lang.plan_program(None), "not None"),
+    (lambda: fuse_lang.plot(None), "fuse_lang.plot takes a RunResult"),
+    (lambda: fuse_lang.load(3), "fuse_lang.load takes a .fuse file's path (a str or a "
+                                "pathlib.Path), not int"),
+    (lambda: fuse_lang.load(None), "not None"),
+    (lambda: fuse_lang.load(b"a.fuse"), "not bytes"),
+])
+def test_an_argument_of_the_wrong_type_is_a_type_error_in_words(call, words):
+    # (each was an AttributeError or a TypeError from inside: 'int' object has no
+    # attribute 'strip', 'str' object has no attribute 'order', argument of type 'int'
+    # is not iterable)
+    with pytest.raises(TypeError) as err:
+        call()
+    assert words in str(err.value)
+
+
+def test_a_path_object_handed_to_compile_says_to_use_load(tmp_path):
+    # docs/notebooks.md: a string that looks like a path says to use load; a
+    # pathlib.Path said "'PosixPath' object has no attribute 'strip'"
+    path = tmp_path / "p.fuse"
+    path.write_text(PROGRAM)
+    with pytest.raises(TypeError, match=r"use fuse_lang\.load\("):
+        fuse_lang.compile(path)
+    assert fuse_lang.load(path).execute().outputs["A"].tolist() == [1, 2, 3]
+
+
+def test_the_right_types_still_work_through_every_entry(tmp_path):
+    analysis = fuse_lang.analyze(PROGRAM, tmp_path / "p.fuse", base_dir=tmp_path)
+    assert analysis.diagnostics == () or all(
+        d.severity is not fuse_lang.Severity.ERROR for d in analysis.diagnostics)
+    assert fuse_lang.plan_program(analysis).equations
+    assert fuse_lang.parse(PROGRAM).diagnostics == ()
+    assert fuse_lang.decode(b"A[i] = B[i]\n")[0] == "A[i] = B[i]\n"
+    program = fuse_lang.compile(PROGRAM, analysis=fuse_lang.analyze(PROGRAM), base_dir=tmp_path)
+    assert program.execute().outputs["A"].tolist() == [1, 2, 3]
+
+
+def test_load_of_an_empty_path_says_so_as_fuse_check_does(tmp_path, monkeypatch, capsys):
+    # (it said ". is a folder, not a .fuse file": Path("") is the current folder)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(fuse_lang.FuseError, match="^an empty path names no .fuse file$"):
+        fuse_lang.load("")
+    assert main(["check", ""]) == 2
+    assert capsys.readouterr().err == "fuse: an empty path names no .fuse file\n"
+
+
+@pytest.mark.parametrize("limit, error", [(-1, ValueError), ("3", TypeError),
+                                          (2.5, TypeError), (True, TypeError)])
+def test_relation_tuples_refuses_a_limit_that_is_no_count(limit, error):
+    # -1 gave [] silently; "3" and 2.5 a TypeError from a comparison or a slice
+    relation = fuse_lang.compile(FAMILY).execute().relation("Anc")
+    with pytest.raises(error, match="limit is a whole number of 0 or more"):
+        relation.tuples(limit)
+
+
+def test_relation_tuples_takes_a_count_or_none():
+    relation = fuse_lang.compile(FAMILY).execute().relation("Anc")
+    every = [("Alice", "Bob"), ("Alice", "Carol"), ("Bob", "Carol")]
+    assert relation.tuples() == relation.tuples(None) == every
+    assert relation.tuples(0) == [] and relation.tuples(2) == every[:2]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("command", [["fuse_lang.cli", "check"], ["fuse_lsp", "--check"]])
+def test_a_stopped_reader_keeps_the_exit_status_of_the_diagnostics(tmp_path, fmt, command):
+    # docs/cli.md, "Exit status": 1 when a diagnostic is an error.  A reader that
+    # stopped early (`fuse check many.fuse | head`) made it 0, so a pipeline with
+    # pipefail passed a program full of errors
+    (tmp_path / "many.fuse").write_text("".join(f"Y{i}[j] = Q{i}[j]\n" for i in range(3000)))
+    (tmp_path / "fine.fuse").write_text("".join(f"Y{i}[j] = const([1])\n" for i in range(3000)))
+    for name, status in (("many.fuse", 1), ("fine.fuse", 0)):
+        proc = subprocess.Popen([sys.executable, "-m", *command, "--format", fmt, name],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        proc.stdout.close()
+        _, err = proc.communicate(timeout=120)
+        assert (proc.returncode, err) == (status, b"")
+
+
+@pytest.mark.parametrize("spelling", [["--form", "json"], ["--fo=json"], ["--forma", "json"]])
+def test_an_abbreviated_format_json_on_a_refused_line_still_gets_its_document(
+        tmp_path, capsys, spelling):
+    # argparse reads `--form json` as `--format json`: a refused line wrote no document
+    program = tmp_path / "p.fuse"
+    program.write_text(PROGRAM)
+    assert main(["run", str(program), *spelling, "--bogus"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"outputs": {}, "queries": [], "sinks": [],
+                               "error": "fuse: unrecognized arguments: --bogus",
+                               "diagnostics": []}
+    assert "usage: fuse run" in err
+    assert main(["check", *spelling, "--bogus", str(program)]) == 2
+    assert json.loads(capsys.readouterr().out) == {"diagnostics": []}
+    assert main(["explain", *spelling, "--bogus", str(program)]) == 2
+    assert json.loads(capsys.readouterr().out) == {
+        "error": "fuse: unrecognized arguments: --bogus", "diagnostics": []}
