@@ -135,3 +135,52 @@ def test_an_abbreviated_format_json_on_a_refused_line_still_gets_its_document(
     assert main(["explain", *spelling, "--bogus", str(program)]) == 2
     assert json.loads(capsys.readouterr().out) == {
         "error": "fuse: unrecognized arguments: --bogus", "diagnostics": []}
+
+
+NAMES = 'Parent("Zoë", "Bob")\nParent("Bob", "Éva")\nAnc(x,y) = Parent(x,y)\n' \
+        'Anc(x,z) = Anc(x,y) Parent(y,z)\nAnc("Zoë", x)?\nexport Anc\n'
+
+
+def fuse(*args: str, cwd: Path, encoding: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if encoding is not None:
+        env["PYTHONIOENCODING"] = encoding
+    return subprocess.run([sys.executable, "-m", "fuse_lang.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "é.fuse"], ["run", "--why", 'Anc("Zoë", "Éva")', "é.fuse"],
+    ["why", "é.fuse", 'Anc("Zoë", "Éva")'], ["why", "--format", "json", "é.fuse",
+                                              'Anc("Zoë", "Éva")'],
+    ["explain", "--format", "json", "é.fuse"], ["run", "--format", "json", "é.fuse"]])
+def test_a_terminal_that_cannot_hold_a_character_gets_an_escape_not_a_traceback(tmp_path, args):
+    # (an ASCII or cp1252 standard output: `fuse run` printing the value "Éva", `fuse
+    # explain --format json` of é.fuse and `fuse why` were each a UnicodeEncodeError
+    # traceback; docs/cli.md: no input makes the commands print a traceback)
+    (tmp_path / "é.fuse").write_text(NAMES, encoding="utf-8")
+    proc = fuse(*args, cwd=tmp_path, encoding="ascii")
+    assert proc.returncode == 0, proc.stderr.decode("ascii", "replace")
+    assert b"Traceback" not in proc.stderr
+    text = proc.stdout.decode("ascii")  # (every byte ASCII)
+    if "json" in args:
+        document = json.loads(text)  # the same JSON, its characters escaped
+        said = "é.fuse" if args[0] == "explain" else "Éva"  # (explain's path; the values)
+        assert said in json.dumps(document, ensure_ascii=False)
+    else:
+        assert "\\xc9va" in text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name that is not UTF-8")
+@pytest.mark.parametrize("command", ["check", "explain", "run"])
+def test_json_output_stays_utf8_for_a_file_name_that_is_not(tmp_path, command):
+    # a file name's byte 0xff (a lone surrogate to Python) was written back raw by a
+    # surrogateescape standard output: a JSON document that is not UTF-8 text, which
+    # a strict reader (json.loads of the decoded bytes) refuses
+    name = os.fsdecode(b"\xff.fuse")
+    (tmp_path / name).write_text("A[i] = const([1, 2])\nB[i] = A[i] + Nope[i]\nexport B\n")
+    proc = fuse(command, "--format", "json", name, cwd=tmp_path, encoding="utf-8:surrogateescape")
+    assert proc.returncode == 1
+    document = json.loads(proc.stdout.decode("utf-8"))
+    paths = [d["path"] for d in document["diagnostics"]]
+    assert paths and all(os.fsencode(p) == b"\xff.fuse" for p in paths)

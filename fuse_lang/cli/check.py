@@ -3,7 +3,6 @@ diagnostics of programs (also `fuse-lsp --check`, fuse_lsp/cli.py)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Sequence
@@ -15,7 +14,15 @@ from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
 from .reading import load, unreadable
 from .render import diagnostic_json, render_text
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, keep_until_exit, printable
+from .status import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    json_document,
+    keep_until_exit,
+    printable,
+)
 
 
 @frozen_dataclass
@@ -100,11 +107,8 @@ def _print(format: str, results: list) -> None:
         # (exactly this shape, relied on: a file that could not be read is said on
         # stderr and by the exit status, 2)
         document = {"diagnostics": out}
-        try:  # (ints and strings only: strict JSON)
-            sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False,
-                                        allow_nan=False) + "\n")
-        except UnicodeEncodeError:  # a stdout that cannot say a character: escaped
-            sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+        # (ints and strings only: strict JSON; a character stdout cannot say, escaped)
+        sys.stdout.write(json_document(document))
     else:
         counts = {s: 0 for s in Severity}
         for path, lines, ds in results:

@@ -5,7 +5,6 @@ is run)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from .options import ConfigFlags, config_of, shard_options
 from .pictures import write_graph
 from .reading import read_program
 from .render import diagnostic_json, render_text
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail, keep_until_exit
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail, json_document, keep_until_exit
 
 
 @frozen_dataclass
@@ -168,6 +167,5 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
         data["loss"] = loss.to_json()
     data["diagnostics"] = [diagnostic_json(path, analysis.lines, d) for d in analysis.diagnostics]
     # (one write: json.dump with an indent writes each of its millions of pieces)
-    sys.stdout.write(json.dumps(strict_json(data), indent=2, ensure_ascii=False,
-                                allow_nan=False) + "\n")
+    sys.stdout.write(json_document(strict_json(data)))
 

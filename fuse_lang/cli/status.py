@@ -4,6 +4,7 @@ command that failed after saying why), and the analyses a `fuse check` or
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any, NoReturn
 
@@ -72,3 +73,45 @@ def printable(text: str, stream: Any) -> str:
         return text.encode(encoding, "backslashreplace").decode(encoding)
     except LookupError:
         return text
+
+
+def json_document(data: Any, allow_nan: bool = False, default: Any = None) -> str:
+    """`data` as the JSON text of a command's `--format json` (indented, with a
+    final newline), in a form standard output can write whole: its characters as
+    they are where its encoding holds them, else every non-ASCII character as a
+    `\\uXXXX` escape (still the same JSON), so that an ASCII terminal is no
+    traceback and a file name's undecodable byte (a lone surrogate, which a
+    surrogateescape stdout would write back as that raw byte) never makes the
+    document text that is not UTF-8."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan, default=default)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")  # (strict: surrogates fail)
+    except UnicodeEncodeError:
+        text = json.dumps(data, indent=2, allow_nan=allow_nan, default=default)
+    except LookupError:  # (an encoding Python does not know: as it was)
+        pass
+    return text + "\n"
+
+
+def escape_unencodable_output() -> None:
+    """Standard output and error write a character their encoding cannot hold as
+    a backslash escape (`\\xe9`) rather than raise: a relation's value, a file or
+    tensor name on an ASCII or cp1252 terminal, a file name's undecodable byte on
+    a strict one, is text, never a traceback (docs/cli.md, "Exit status").  A
+    UTF-8 stream that writes such a byte back as it was (surrogateescape) keeps
+    doing so."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+        if encoding is None or not hasattr(stream, "reconfigure"):
+            continue  # (not a text stream of the process: a test's capture)
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            continue
+        if errors == "strict" or not utf8:
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # (a closed or detached stream)
+                pass
