@@ -184,3 +184,36 @@ def test_json_output_stays_utf8_for_a_file_name_that_is_not(tmp_path, command):
     document = json.loads(proc.stdout.decode("utf-8"))
     paths = [d["path"] for d in document["diagnostics"]]
     assert paths and all(os.fsencode(p) == b"\xff.fuse" for p in paths)
+
+
+def fuse_lsp(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fuse_lsp", *args], cwd=cwd,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--tcp", "127.0.0.1:99999"], "fuse-lsp: --tcp takes HOST:PORT with a port from 1 to 65535"),
+    (["--tcp", "localhost:http"], "fuse-lsp: --tcp takes HOST:PORT"),
+    (["--log-file", "logs"], "fuse-lsp: --log-file logs: cannot be written: "),
+    (["--tcp", "nosuchhost.invalid:2087"], "fuse-lsp: cannot serve on nosuchhost.invalid:2087"),
+])
+def test_fuse_lsp_says_a_server_it_cannot_start_in_one_line(tmp_path, args, said):
+    # (each was a traceback: OverflowError from bind(), IsADirectoryError from the
+    # log's FileHandler, socket.gaierror)
+    (tmp_path / "logs").mkdir()
+    proc = fuse_lsp(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(said) and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_fuse_lsp_says_a_port_in_use_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = fuse_lsp("--tcp", f"127.0.0.1:{port}", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"fuse-lsp: cannot serve on 127.0.0.1:{port}: ")
