@@ -217,3 +217,27 @@ def test_fuse_lsp_says_a_port_in_use_in_one_line(tmp_path):
         proc = fuse_lsp("--tcp", f"127.0.0.1:{port}", cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith(f"fuse-lsp: cannot serve on 127.0.0.1:{port}: ")
+
+
+SOURCE = 'X[i] = "x.npy"\nY[i] = X[i] * 2\nexport Y\n'
+
+
+@pytest.mark.parametrize("value, said", [
+    (None, "the input for `X` is None, not an array"),
+    ("1 2 3", "the input for `X` is a str, not an array"),
+    ({"a": 1}, "the input for `X` is a dict, not an array"),
+    ({1, 2, 3}, "the input for `X` is a set, not an array"),
+    ([[1], [2, 3]], "the input for `X` is a list that makes no array"),
+])
+def test_an_input_that_is_no_array_says_so(tmp_path, value, said):
+    # (None, a str and a dict said "the input for `X` has 0 axes but `X` has 1"; a
+    # ragged list was NumPy's ValueError)
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    program = fuse_lang.compile(SOURCE, base_dir=tmp_path)
+    with pytest.raises(fuse_lang.FuseError) as err:
+        program.execute({"X": value}, write_sinks=False)
+    assert str(err.value).startswith(said)
+    # numbers and lists of numbers are still arrays
+    assert program.execute({"X": [1, 2, 5]}).outputs["Y"].tolist() == [2, 4, 10]
