@@ -241,3 +241,22 @@ def test_an_input_that_is_no_array_says_so(tmp_path, value, said):
     assert str(err.value).startswith(said)
     # numbers and lists of numbers are still arrays
     assert program.execute({"X": [1, 2, 5]}).outputs["Y"].tolist() == [2, 4, 10]
+
+
+@pytest.mark.parametrize("args", [["explain", "big.fuse"], ["explain", "--format", "json",
+                                                              "big.fuse"], ["run", "big.fuse"]])
+def test_a_stopped_reader_of_explain_or_run_keeps_the_errors_and_their_status(tmp_path, args):
+    # `fuse explain big.fuse | head`: the reader stopped while the plan was printed,
+    # and the command said nothing of the program's error and exited 0
+    # (every Y exported: `fuse run` prints them and says Z was not run, exit 1)
+    (tmp_path / "big.fuse").write_text("".join(f"Y{k}[i] = const([1, 2, 3])\nexport Y{k}\n"
+                                               for k in range(3000)) + "Z[i] = Nope[i]\n")
+    proc = subprocess.Popen([sys.executable, "-m", "fuse_lang.cli", *args], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    assert b"Traceback" not in err
+    if "json" not in args:
+        assert b"`Nope` is not defined" in err

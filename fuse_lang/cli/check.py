@@ -3,7 +3,6 @@ diagnostics of programs (also `fuse-lsp --check`, fuse_lsp/cli.py)."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Sequence
 
@@ -22,6 +21,7 @@ from .status import (
     json_document,
     keep_until_exit,
     printable,
+    quiet_stdout,
 )
 
 
@@ -91,12 +91,8 @@ def _check(options: CheckOptions, prog: str) -> int:
     try:
         _print(options.format, results)
     except BrokenPipeError:  # a reader that stopped (`fuse check ... | head`): the status
-        # is still the diagnostics' (a pipeline's error is not hidden), and the rest, still
-        # buffered, goes nowhere rather than fail again at exit
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):  # (a stdout that is no file)
-            pass
+        # is still the diagnostics' (a pipeline's error is not hidden)
+        quiet_stdout()
     return status
 
 

@@ -18,7 +18,15 @@ from .pictures import check_plot_folder, check_slice_along, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import diagnostic_json, fail_with_diagnostics
 from .run_output import failure_json, show_result, write_json
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
+from .status import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandFailed,
+    fail,
+    quiet_stdout,
+)
 from .weights import weights_problem
 from .why import parsed_targets, whys_answered
 
@@ -151,10 +159,13 @@ def _run_and_show(options: RunOptions) -> int:
     # (a run in demand mode ran its rewrite: the diagnostics are of the program as written)
     demand = result.plan.demand if result.plan is not None else None
     written = demand.source if demand is not None and demand.source is not None else analysis
-    show_result(result, options.format, bool(options.targets or result.not_run), options.out,
-                pictures,
-                analysis, [diagnostic_json(options.path, written.lines, d)
-                           for d in written.diagnostics], whys, unanswered)
+    try:  # (a reader that stops early: what is said on stderr, and the status, remain)
+        show_result(result, options.format, bool(options.targets or result.not_run),
+                    options.out, pictures,
+                    analysis, [diagnostic_json(options.path, written.lines, d)
+                               for d in written.diagnostics], whys, unanswered)
+    except BrokenPipeError:
+        quiet_stdout()
     for line in unanswered:
         print(line, file=sys.stderr)
     if undrawn is not None:

@@ -115,3 +115,14 @@ def escape_unencodable_output() -> None:
                 stream.reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # (a closed or detached stream)
                 pass
+
+
+def quiet_stdout() -> None:
+    """After a reader of standard output stopped (`fuse check ... | head`): what is
+    still buffered goes nowhere, rather than fail again at exit."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # (a stdout that is no file)
+        pass
