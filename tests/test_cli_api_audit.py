@@ -260,3 +260,16 @@ def test_a_stopped_reader_of_explain_or_run_keeps_the_errors_and_their_status(tm
     assert b"Traceback" not in err
     if "json" not in args:
         assert b"`Nope` is not defined" in err
+
+
+def test_out_names_the_file_of_its_folder_that_cannot_be_written(tmp_path, capsys):
+    # (`--out od/` where od/Y.npy is a folder said "--out od/: cannot be written: Is a
+    # directory", of the folder it was asked to write into)
+    program = tmp_path / "p.fuse"
+    program.write_text("A[i] = const([1, 2, 3])\nY[i] = A[i] * 2\nexport Y\n")
+    (tmp_path / "od" / "Y.npy").mkdir(parents=True)
+    out = f"{tmp_path / 'od'}/"
+    assert main(["run", str(program), "--out", out]) == 2
+    assert capsys.readouterr().err == (f"fuse: --out {out}: cannot be written: "
+                                       f"{tmp_path / 'od' / 'Y.npy'}: Is a directory\n")
+    assert sorted(p.name for p in (tmp_path / "od").iterdir()) == ["Y.npy"]  # no temporary

@@ -217,6 +217,9 @@ def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
         write_results(out, outputs, {name: tensor_axes(analysis, name) for name in outputs})
     except (OSError, FileProblem) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+        named = isinstance(err, OSError) and (err.filename2 or err.filename)  # (a rename's target)
+        if named and os.fspath(named) != out:
+            reason = f"{os.fspath(named)}: {reason}"  # (which file of a folder's)
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
 
 
