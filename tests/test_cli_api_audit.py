@@ -273,3 +273,20 @@ def test_out_names_the_file_of_its_folder_that_cannot_be_written(tmp_path, capsy
     assert capsys.readouterr().err == (f"fuse: --out {out}: cannot be written: "
                                        f"{tmp_path / 'od' / 'Y.npy'}: Is a directory\n")
     assert sorted(p.name for p in (tmp_path / "od").iterdir()) == ["Y.npy"]  # no temporary
+
+
+def test_a_manifest_that_is_not_text_says_so_in_words(tmp_path, capsys):
+    # (an .npy given to --weights said "cannot be read: 'utf-8' codec can't decode
+    # byte 0x93 in position 0: invalid start byte", Python's words)
+    import numpy as np
+
+    program = tmp_path / "p.fuse"
+    program.write_text('X[i] = "x.npy"\nY[i] = X[i] * 2\nexport Y\n')
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    assert main(["check", "--weights", str(tmp_path / "x.npy"), str(program)]) == 1
+    out = capsys.readouterr().out
+    assert "error[weights-bad-manifest]: the weights manifest " in out
+    assert "is not UTF-8 text (byte 0x93 at offset 0): a manifest is a JSON file; a " \
+           "checkpoint is given as a .safetensors file" in out
+    with pytest.raises(fuse_lang.FuseError, match="is not UTF-8 text"):
+        fuse_lang.load(program, weights=tmp_path / "x.npy")
