@@ -15,7 +15,7 @@ from typing import NoReturn, Sequence
 
 from fuse_lang.cli import EXIT_USAGE, CheckOptions, cmd_check
 from fuse_lang.cli.options import asks_for_json
-from fuse_lang.cli.status import escape_unencodable_output
+from fuse_lang.cli.status import usable_output_streams
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _empty_check_document(words)
         return int(exit_.code or 0) and EXIT_USAGE
     if args.check:
-        escape_unencodable_output()
+        usable_output_streams()
         if not args.paths:
             print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
             _empty_check_document(words)

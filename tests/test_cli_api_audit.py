@@ -290,3 +290,19 @@ def test_a_manifest_that_is_not_text_says_so_in_words(tmp_path, capsys):
            "checkpoint is given as a .safetensors file" in out
     with pytest.raises(fuse_lang.FuseError, match="is not UTF-8 text"):
         fuse_lang.load(program, weights=tmp_path / "x.npy")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a process started without a stdout")
+@pytest.mark.parametrize("args, status", [(["check", "syntax.fuse"], 1),
+                                          (["check", "--format", "json", "syntax.fuse"], 1),
+                                          (["explain", "--format", "json", "p.fuse"], 0),
+                                          (["run", "--format", "json", "p.fuse"], 0)])
+def test_a_closed_standard_output_is_no_traceback(tmp_path, args, status):
+    # (`fuse check a.fuse >&-`: Python gives a process without a stdout None for
+    # sys.stdout, and sys.stdout.write was an AttributeError traceback)
+    (tmp_path / "syntax.fuse").write_text("Y[i] = W[i,j] +\n")
+    (tmp_path / "p.fuse").write_text(PROGRAM)
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", *args], cwd=tmp_path,
+                          stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1),
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert (proc.returncode, proc.stderr) == (status, b"")

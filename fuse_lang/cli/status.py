@@ -93,15 +93,17 @@ def json_document(data: Any, allow_nan: bool = False, default: Any = None) -> st
     return text + "\n"
 
 
-def escape_unencodable_output() -> None:
+def usable_output_streams() -> None:
     """Standard output and error write a character their encoding cannot hold as
     a backslash escape (`\\xe9`) rather than raise: a relation's value, a file or
     tensor name on an ASCII or cp1252 terminal, a file name's undecodable byte on
     a strict one, is text, never a traceback (docs/cli.md, "Exit status").  A
     UTF-8 stream that writes such a byte back as it was (surrogateescape) keeps
-    doing so."""
+    doing so.  A stream the process was started without (`fuse check a.fuse >&-`,
+    `2>&-`) writes nowhere, rather than fail on every print."""
     import codecs
 
+    sys.stdout, sys.stderr = _open_stream(sys.stdout), _open_stream(sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
         if encoding is None or not hasattr(stream, "reconfigure"):
@@ -126,3 +128,30 @@ def quiet_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):  # (a stdout that is no file)
         pass
+
+
+def _open_stream(stream: Any) -> Any:
+    """`stream`, or a stream to os.devnull where the process has none (Python made
+    it None, or its descriptor was closed: then it may be another file's, opened
+    for reading since)."""
+    import os
+
+    try:
+        if stream is not None:
+            fd = stream.fileno()
+            os.fstat(fd)
+            try:
+                import fcntl
+            except ImportError:  # (Windows)
+                return stream
+            if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY:
+                return stream
+    except (OSError, ValueError, AttributeError):
+        # (a descriptor that was closed; a test's capture, which has no descriptor, is
+        # kept: io.UnsupportedOperation is an OSError and a ValueError)
+        import io
+
+        if not isinstance(stream, io.TextIOWrapper) or stream.name not in ("<stdout>",
+                                                                           "<stderr>"):
+            return stream
+    return open(os.devnull, "w", encoding="utf-8")  # (the process's, for its lifetime)
