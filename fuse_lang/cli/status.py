@@ -151,7 +151,7 @@ def _open_stream(stream: Any) -> Any:
         # kept: io.UnsupportedOperation is an OSError and a ValueError)
         import io
 
-        if not isinstance(stream, io.TextIOWrapper) or stream.name not in ("<stdout>",
-                                                                           "<stderr>"):
+        if not isinstance(stream, io.TextIOWrapper) or getattr(stream, "name", None) not in (
+                "<stdout>", "<stderr>"):
             return stream
     return open(os.devnull, "w", encoding="utf-8")  # (the process's, for its lifetime)
