@@ -306,3 +306,42 @@ def test_a_closed_standard_output_is_no_traceback(tmp_path, args, status):
                           stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1),
                           env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     assert (proc.returncode, proc.stderr) == (status, b"")
+
+
+SINKING = 'X[i] = "x.npy"\nY[i] = X[i] * 2\n"z.npy" = X[i] + 1\nexport Y\n'
+
+
+def test_an_out_over_a_source_is_refused_before_the_run_writes_its_sinks(tmp_path, capsys):
+    # docs/cli.md: an --out that would replace a file the run read "exits 2 and writes
+    # nothing"; the run had written its sink z.npy before --out was refused
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    (tmp_path / "p.fuse").write_text(SINKING)
+    assert main(["run", str(tmp_path / "p.fuse"), "--out", str(tmp_path / "x.npy")]) == 2
+    assert "would replace a source of the program" in capsys.readouterr().err
+    assert not (tmp_path / "z.npy").exists()
+    assert np.load(tmp_path / "x.npy").tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_sinks_a_run_wrote_are_said_when_its_out_then_fails(tmp_path, capsys, fmt):
+    # (the sink z.npy was on disk, and the text said no `wrote` line, the JSON
+    # document "sinks": [])
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    (tmp_path / "p.fuse").write_text(SINKING)
+    (tmp_path / "od" / "Y.npy").mkdir(parents=True)
+    assert main(["run", str(tmp_path / "p.fuse"), "--out", f"{tmp_path / 'od'}/",
+                 "--format", fmt]) == 2
+    out, err = capsys.readouterr()
+    sink = str((tmp_path / "z.npy").resolve())
+    assert np.load(sink).tolist() == [1, 2, 3]
+    assert "cannot be written" in err
+    if fmt == "json":
+        document = json.loads(out)
+        assert document["sinks"] == [sink] and document["outputs"] == {}
+        assert document["error"].startswith(f"fuse: --out {tmp_path / 'od'}/: cannot be written")
+    else:
+        assert out == f"wrote {sink}\n"

@@ -100,7 +100,8 @@ def cmd_run(options: RunOptions) -> int:
         if options.format == "json":
             message = (f"fuse: {failed.args[0]}" if isinstance(failed, UsageError)
                        else failed.message)
-            write_json(failure_json(message, getattr(failed, "diagnostics", ())))
+            write_json(failure_json(message, getattr(failed, "diagnostics", ()),
+                                    getattr(failed, "sinks", ())))
         raise
 
 
@@ -133,10 +134,7 @@ def _run_and_show(options: RunOptions) -> int:
         return EXIT_ERRORS if result.not_run and not options.targets and any(
             e.reason != NOT_NEEDED for e in result.not_run) else EXIT_OK
     if options.out:
-        _out_reads_nothing(options, analysis, result.outputs)
-        # (the analysis of the run's own input shapes: what its positions mean)
-        _write_out(options.out, result.outputs,
-                   result.plan.analysis if result.plan is not None else analysis)
+        _write_out_of(options, analysis, result)
     # what a --target run's cone, or a whole run past its errors, left out for an error
     for entry in result.not_run:
         if entry.reason != NOT_NEEDED:
@@ -206,6 +204,23 @@ def _prints(options: RunOptions) -> bool:
     return is_lead()
 
 
+def _write_out_of(options: RunOptions, analysis: Analysis, result: Any) -> None:
+    """`--out` of a run that happened; CommandFailed (exit 2) when it is refused or
+    cannot be written, which still says the sinks the run wrote (as `wrote PATH`
+    lines, or the JSON document's `sinks`): they are on disk."""
+    try:
+        _out_reads_nothing(options, analysis, result.outputs)
+        # (the analysis of the run's own input shapes: what its positions mean)
+        _write_out(options.out, result.outputs,
+                   result.plan.analysis if result.plan is not None else analysis)
+    except CommandFailed as failed:
+        failed.sinks = [str(path) for path in result.sinks]
+        if options.format != "json":
+            for path in failed.sinks:
+                print(f"wrote {path}")
+        raise
+
+
 def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
     """`--out`: the exports written (sparse ones stay sparse, an axis of values
     laid out by value: docs/cli.md); CommandFailed (exit 2) when they cannot be."""
@@ -223,13 +238,20 @@ def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
 
 
-def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -> None:
+def _out_is_folder(out: str) -> bool:
+    """Whether `--out` names a folder (one that exists, or a path ending in /)."""
+    return Path(out).is_dir() or out.endswith(("/", os.sep))
+
+
+def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict,
+                       sinks: bool = True) -> None:
     """CommandFailed (exit 2, nothing written) for an `--out` that would replace a
-    file the run read: the program, a source's file, an --input, the weights."""
+    file the run read: the program, a source's file, an --input, the weights; with
+    `sinks`, after the run, also one of its sinks' files (which the run wrote)."""
     from .reading import files_read, overwritten
 
     out = options.out or ""
-    if Path(out).is_dir() or out.endswith(("/", os.sep)):
+    if _out_is_folder(out):
         targets = [Path(out) / f"{name}{suffix}" for name in outputs
                    for suffix in (".npy", ".npz")]
     else:
@@ -240,10 +262,12 @@ def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -
     if what:
         fail(f"fuse: --out {out} would replace {what}, which the run read; nothing was "
              f"written: give --out another file or folder", EXIT_USAGE)
+    if not sinks:
+        return
     base = Path(options.path).parent
-    sinks = {base / stmt.path.value: "" for stmt in analysis.program.statements
-             if type(stmt) is ir.Sink}
-    if overwritten(targets, sinks) is not None:  # (the sink's file, written: kept)
+    written = {base / stmt.path.value: "" for stmt in analysis.program.statements
+               if type(stmt) is ir.Sink}
+    if overwritten(targets, written) is not None:  # (the sink's file, written: kept)
         fail(f"fuse: --out {out} would replace the file of one of the program's sinks, "
              f"which the run wrote; --out was not written: give it another file or folder",
              EXIT_USAGE)
@@ -302,6 +326,8 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           distributed=options.distributed,
                           allow_outside_sinks=options.allow_outside_sinks)
         _accept_inputs(options.path, program.analysis, inputs)
+        if options.out and not _out_is_folder(options.out):  # (before the run: nothing
+            _out_reads_nothing(options, program.analysis, {}, sinks=False)  # is written)
         if options.plot:
             check_slice_along(program.analysis, options.slice_along)
         if options.params:

@@ -60,10 +60,13 @@ def write_json(data: dict) -> None:
     sys.stdout.write(json_document(strict_json(data), default=str))
 
 
-def failure_json(error: str | None, diagnostics: Sequence[dict]) -> dict:
-    """`fuse run --format json` of a run that did not happen: no outputs, the
-    reason (`error`, null when the diagnostics say it) and the diagnostics."""
-    return {"outputs": {}, "queries": [], "sinks": [], "error": error,
+def failure_json(error: str | None, diagnostics: Sequence[dict],
+                 sinks: Sequence[str] = ()) -> dict:
+    """`fuse run --format json` of a run that did not happen, or whose `--out`
+    could not be written: no outputs, the sinks it wrote (none but for an `--out`
+    refused after the run), the reason (`error`, null when the diagnostics say it)
+    and the diagnostics."""
+    return {"outputs": {}, "queries": [], "sinks": list(sinks), "error": error,
             "diagnostics": list(diagnostics)}
 
 
