@@ -19,7 +19,7 @@ def text_argument(function: str, text: Any) -> None:
     if isinstance(text, os.PathLike):
         raise TypeError(f"{function} takes a program's text (a str), not a {_given(text)}: "
                         f"to read and compile a .fuse file, use fuse_lang.load({os.fspath(text)!r})")
-    if isinstance(text, (bytes, bytearray, memoryview)):
+    if isinstance(text, (bytes, bytearray)):
         raise TypeError(f"{function} takes a program's text (a str), not {_given(text)}: "
                         f"fuse_lang.decode(data) gives the text of a file's bytes")
     raise TypeError(f"{function} takes a program's text (a str), not {_given(text)}")
@@ -34,8 +34,8 @@ def path_argument(function: str, name: str, value: Any) -> None:
 
 
 def bytes_argument(function: str, data: Any) -> None:
-    """TypeError unless `data` is bytes (a file's contents)."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
+    """TypeError unless `data` is bytes (a file's contents: bytes or a bytearray)."""
+    if isinstance(data, (bytes, bytearray)):
         return
     hint = ": it is text already" if isinstance(data, str) else ""
     raise TypeError(f"{function} takes a file's bytes, not {_given(data)}{hint}")
