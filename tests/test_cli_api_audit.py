@@ -37,7 +37,8 @@ FAMILY = "Parent(Alice, Bob)\nParent(Bob, Carol)\nAnc(x,y) = Parent(x,y)\n" \
     (lambda: fuse_lang.analyze(PROGRAM, "a.fuse", base_dir=3), "analyze's base_dir is a path"),
     (lambda: fuse_lang.parse(None), "fuse_lang.parse takes a program's text (a str), not None"),
     (lambda: fuse_lang.decode("A[i] = B[i]"), "fuse_lang.decode takes a file's bytes, not str"),
-    (lambda: fuse_lang.decode(memoryview(b"A")), "fuse_lang.decode takes a file's bytes, not memoryview"),
+    (lambda: fuse_lang.decode(memoryview(b"A")),
+     "fuse_lang.decode takes a file's bytes, not memoryview"),
     (lambda: fuse_lang.plan_program(PROGRAM), "fuse_lang.plan_program takes a program's "
                                                "Analysis (fuse_lang.analyze(text, path)), not str"),
     (lambda: fuse_lang.plan_program(None), "not None"),

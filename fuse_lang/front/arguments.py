@@ -18,7 +18,8 @@ def text_argument(function: str, text: Any) -> None:
         return
     if isinstance(text, os.PathLike):
         raise TypeError(f"{function} takes a program's text (a str), not a {_given(text)}: "
-                        f"to read and compile a .fuse file, use fuse_lang.load({os.fspath(text)!r})")
+                        f"to read and compile a .fuse file, use "
+                        f"fuse_lang.load({os.fspath(text)!r})")
     if isinstance(text, (bytes, bytearray)):
         raise TypeError(f"{function} takes a program's text (a str), not {_given(text)}: "
                         f"fuse_lang.decode(data) gives the text of a file's bytes")
