@@ -347,3 +347,14 @@ def test_the_sinks_a_run_wrote_are_said_when_its_out_then_fails(tmp_path, capsys
         assert document["error"].startswith(f"fuse: --out {tmp_path / 'od'}/: cannot be written")
     else:
         assert out == f"wrote {sink}\n"
+
+
+@pytest.mark.parametrize("command", [["check"], ["run", "--format", "json"], ["explain"]])
+def test_a_dash_is_said_not_to_be_standard_input(tmp_path, monkeypatch, capsys, command):
+    # (`echo ... | fuse check -` said only "-: no such file")
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "-"]) == 2
+    assert capsys.readouterr().err == ("fuse: -: no such file (Fuse reads a program from a "
+                                       ".fuse file, not from standard input)\n")
+    (tmp_path / "-").write_text(PROGRAM)  # a file named so is read
+    assert main(["check", "-"]) == 0
