@@ -358,3 +358,19 @@ def test_a_dash_is_said_not_to_be_standard_input(tmp_path, monkeypatch, capsys, 
                                        ".fuse file, not from standard input)\n")
     (tmp_path / "-").write_text(PROGRAM)  # a file named so is read
     assert main(["check", "-"]) == 0
+
+
+def test_a_run_past_errors_reports_the_documents_diagnostics_in_json(tmp_path, capsys):
+    # (its "diagnostics" were [] : those of the part that ran, without the document's
+    # error and without the hint about U that `fuse check` and a clean run report)
+    program = tmp_path / "p.fuse"
+    program.write_text("A[i] = const([1, 2, 3])\nU[i] = const([1])\nB[i] = A[i] + Nope[i]\n"
+                       "C[i] = A[i]\nexport C\n")
+    assert main(["check", "--format", "json", str(program)]) == 1
+    checked = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert main(["run", "--format", "json", str(program)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["outputs"]["C"]["values"] == [1, 2, 3]
+    assert [n["what"] for n in document["not_run"]] == ["B"]
+    assert document["diagnostics"] == checked
+    assert [d["code"] for d in checked] == ["unused-tensor", "unused-tensor", "undefined-tensor"]

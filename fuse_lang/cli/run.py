@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..check import INPUT_KINDS, Analysis
+from ..check import INPUT_KINDS, Analysis, analyze
 from ..check.cone import NOT_NEEDED
 from ..front import ir
 from ..speed.fastinit import frozen_dataclass
@@ -157,6 +157,9 @@ def _run_and_show(options: RunOptions) -> int:
     # (a run in demand mode ran its rewrite: the diagnostics are of the program as written)
     demand = result.plan.demand if result.plan is not None else None
     written = demand.source if demand is not None and demand.source is not None else analysis
+    if broken and demand is None and not (options.weights or options.params):
+        written = analyze(text, options.path, Path(options.path).parent)  # (the whole
+        # document's, as `fuse check` gives them: the run's own analysis is of what ran)
     try:  # (a reader that stops early: what is said on stderr, and the status, remain)
         show_result(result, options.format, bool(options.targets or result.not_run),
                     options.out, pictures,
