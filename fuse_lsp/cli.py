@@ -15,6 +15,7 @@ from typing import NoReturn, Sequence
 
 from fuse_lang.cli import EXIT_USAGE, CheckOptions, cmd_check
 from fuse_lang.cli.options import asks_for_json
+from fuse_lang.cli.status import usable_output_streams
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _empty_check_document(words)
         return int(exit_.code or 0) and EXIT_USAGE
     if args.check:
+        usable_output_streams()
         if not args.paths:
             print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
             _empty_check_document(words)
@@ -52,19 +54,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fuse-lsp: {'PATH' if args.paths else '--format'} is only for --check",
               file=sys.stderr)
         return EXIT_USAGE
+    host, _, port = (args.tcp or "").rpartition(":")
+    if args.tcp is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        print(f"fuse-lsp: --tcp takes HOST:PORT with a port from 1 to 65535, not {args.tcp!r}",
+              file=sys.stderr)
+        return EXIT_USAGE
     if args.log_file:
-        logging.basicConfig(filename=args.log_file, level=logging.INFO)
+        try:
+            logging.basicConfig(filename=args.log_file, level=logging.INFO)
+        except OSError as err:  # a folder, a file under a file, no permission: said
+            print(f"fuse-lsp: --log-file {args.log_file}: cannot be written: "
+                  f"{err.strerror or err}", file=sys.stderr)
+            return EXIT_USAGE
     from .server import create_server
 
     server = create_server()
-    if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        if not port.isdigit():
-            print("fuse-lsp: --tcp takes HOST:PORT", file=sys.stderr)
-            return EXIT_USAGE
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
+    if not args.tcp:
         server.start_io()
+        return 0
+    try:
+        server.start_tcp(host or "127.0.0.1", int(port))
+    except OSError as err:  # a port in use, a host that does not resolve: one line
+        print(f"fuse-lsp: cannot serve on {host or '127.0.0.1'}:{port}: "
+              f"{err.strerror or err}", file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..front import ir
+from ..front.arguments import path_argument, text_argument
 from ..front.diagnostics import Diagnostic, make
 from ..front.functions import Inlined, has_functions, inline_functions
 from ..front.let_blocks import Lowered, has_blocks, lower_blocks, plain_messages
@@ -60,6 +61,9 @@ def analyze(text: str, path: str | None = None, base_dir: str | Path | None = No
 
     `input_shapes` gives the shapes of arrays supplied at run time: they stand
     in for the named sources' files (and give params their extents)."""
+    text_argument("fuse_lang.analyze", text)
+    path_argument("fuse_lang.analyze", "path", path)
+    path_argument("fuse_lang.analyze", "base_dir", base_dir)
     return Analyzer(remember=False).analyze(text, path, base_dir, input_shapes)
 
 

@@ -3,8 +3,6 @@ diagnostics of programs (also `fuse-lsp --check`, fuse_lsp/cli.py)."""
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from typing import Sequence
 
@@ -15,7 +13,16 @@ from ..speed.fastinit import frozen_dataclass
 from ..speed.gc_pause import gc_paused
 from .reading import load, unreadable
 from .render import diagnostic_json, render_text
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, keep_until_exit, printable
+from .status import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    json_document,
+    keep_until_exit,
+    printable,
+    quiet_stdout,
+)
 
 
 @frozen_dataclass
@@ -71,13 +78,6 @@ def cmd_check(options: CheckOptions, prog: str = "fuse") -> int:
     try:
         with gc_paused():
             return _check(options, prog)
-    except BrokenPipeError:  # a reader that stopped (`fuse-lsp --check ... | head`): done,
-        # and the rest, still buffered, goes nowhere rather than fail again at exit
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):  # (a stdout that is no file)
-            pass
-        return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C: the status docs/cli.md gives it, no traceback
         return EXIT_INTERRUPTED
 
@@ -87,16 +87,24 @@ def _check(options: CheckOptions, prog: str) -> int:
     for message in problems:
         print(message.replace("fuse:", f"{prog}:", 1), file=sys.stderr)
     errors = any(d.severity is Severity.ERROR for _, _, ds in results for d in ds)
-    if options.format == "json":
+    status = EXIT_USAGE if problems else EXIT_ERRORS if errors else EXIT_OK
+    try:
+        _print(options.format, results)
+    except BrokenPipeError:  # a reader that stopped (`fuse check ... | head`): the status
+        # is still the diagnostics' (a pipeline's error is not hidden)
+        quiet_stdout()
+    return status
+
+
+def _print(format: str, results: list) -> None:
+    """The diagnostics of `results` on standard output, as `format` (text or json)."""
+    if format == "json":
         out = [diagnostic_json(path, lines, d) for path, lines, ds in results for d in ds]
         # (exactly this shape, relied on: a file that could not be read is said on
         # stderr and by the exit status, 2)
         document = {"diagnostics": out}
-        try:  # (ints and strings only: strict JSON)
-            sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False,
-                                        allow_nan=False) + "\n")
-        except UnicodeEncodeError:  # a stdout that cannot say a character: escaped
-            sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+        # (ints and strings only: strict JSON; a character stdout cannot say, escaped)
+        sys.stdout.write(json_document(document))
     else:
         counts = {s: 0 for s in Severity}
         for path, lines, ds in results:
@@ -108,9 +116,6 @@ def _check(options: CheckOptions, prog: str) -> int:
                                 for s, n in counts.items() if n)
             files = f"{len(results)} file{'s' if len(results) != 1 else ''}"
             print(f"{files} checked: {summary or 'no problems'}")
-    if problems:
-        return EXIT_USAGE
-    return EXIT_ERRORS if errors else EXIT_OK
 
 
 def _say(text: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,15 @@ from .options import ConfigFlags, config_of, shard_options
 from .pictures import write_graph
 from .reading import read_program
 from .render import diagnostic_json, render_text
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail, keep_until_exit
+from .status import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_USAGE,
+    fail,
+    json_document,
+    keep_until_exit,
+    quiet_stdout,
+)
 
 
 @frozen_dataclass
@@ -84,21 +91,15 @@ def cmd_explain(options: ExplainOptions) -> int:
         and run_plan.config.fixpoint == config.fixpoint else None
     execution = _execution_plan(config, analysis, plan.equations, choices)
     loss = loss_of(analysis)
-    if options.format == "json":
-        _dump_json(options.path, analysis, plan, execution, sharding, loss, run_plan)
-    else:
-        from ..plan.render import render_plan_text
-
-        print(render_plan_text(plan, sharding, execution))
-        if run_plan is not None:
-            from ..ide.explain import run_plan_lines
-
-            print("\n" + "\n".join(run_plan_lines(run_plan)))
-            if sharding is not None:  # that plan is numpy's, not the sharded run's
-                print("  (a run with --shard is on jax over the mesh: compiled unless "
-                      "--no-compile, every tensor dense)")
-        if loss is not None:
-            print("\n" + loss.text().replace("**", "").replace("`", ""))
+    try:  # (a reader that stops early, `fuse explain a.fuse | head`: the errors are
+        # still said on stderr, and the status is still theirs)
+        if options.format == "json":
+            _dump_json(options.path, analysis, plan, execution, sharding, loss, run_plan)
+        else:
+            _print_plan(plan, sharding, execution, run_plan, loss)
+    except BrokenPipeError:
+        quiet_stdout()
+    if options.format != "json":
         for d in errors:
             print(render_text(options.path, analysis.lines, d), file=sys.stderr)
     return EXIT_ERRORS if errors else EXIT_OK
@@ -112,6 +113,22 @@ def _as_configured(plan: Any, analysis: Analysis, config: Any) -> Any:
     choices = {tuple(g): fixpoint_choice(analysis, g, config) for g in plan.recursive_groups}
     recursion = recursion_as_run(plan.recursion, choices)
     return plan if recursion == plan.recursion else dataclasses.replace(plan, recursion=recursion)
+
+
+def _print_plan(plan: Any, sharding: Any, execution: Any, run_plan: Any, loss: Any) -> None:
+    """`fuse explain`'s text: the plan, the run plan and the loss."""
+    from ..plan.render import render_plan_text
+
+    print(render_plan_text(plan, sharding, execution))
+    if run_plan is not None:
+        from ..ide.explain import run_plan_lines
+
+        print("\n" + "\n".join(run_plan_lines(run_plan)))
+        if sharding is not None:  # that plan is numpy's, not the sharded run's
+            print("  (a run with --shard is on jax over the mesh: compiled unless "
+                  "--no-compile, every tensor dense)")
+    if loss is not None:
+        print("\n" + loss.text().replace("**", "").replace("`", ""))
 
 
 def _check_representation(path: str, analysis: Analysis, overrides: dict[str, str]) -> None:
@@ -179,6 +196,5 @@ def _dump_json(path: str, analysis: Analysis, plan: Any, execution: Any, shardin
         data["loss"] = loss.to_json()
     data["diagnostics"] = [diagnostic_json(path, analysis.lines, d) for d in analysis.diagnostics]
     # (one write: json.dump with an indent writes each of its millions of pieces)
-    sys.stdout.write(json.dumps(strict_json(data), indent=2, ensure_ascii=False,
-                                allow_nan=False) + "\n")
+    sys.stdout.write(json_document(strict_json(data)))
 

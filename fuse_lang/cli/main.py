@@ -31,6 +31,7 @@ from .status import (
     UsageError,
     file_name,
     leave_analyses_to_exit,
+    usable_output_streams,
 )
 from .train import add_train_parser
 from .why import add_why_parser
@@ -259,6 +260,7 @@ def entry() -> None:
     10,000-line file here, where the analysis itself takes about a second. mypy
     ends the same way. `main` stays an ordinary function for callers."""
     argv = sys.argv[1:]
+    usable_output_streams()
     if argv[:1] not in (["check"], ["explain"]):
         sys.exit(main(argv))
     leave_analyses_to_exit()  # (status.keep_until_exit keeps them)

@@ -153,7 +153,12 @@ def seconds(text: str) -> float:
 
 def asks_for_json(words: Sequence[str]) -> bool:
     """Whether a command line's words ask for `--format json` (read without the
-    parser: a line it refuses still gets its one JSON document, docs/cli.md)."""
-    return any(w == "--format=json" or (w == "--format" and following == "json")
+    parser: a line it refuses still gets its one JSON document, docs/cli.md).  The
+    parser takes an unambiguous prefix of an option (`--form json`), so this does."""
+    def is_format(word: str) -> bool:  # (`--fo`: no other option of a command starts so)
+        return len(word) >= 4 and "--format".startswith(word)
+
+    return any((w.partition("=")[2] == "json" and is_format(w.partition("=")[0]))
+               or (is_format(w) and following == "json")
                for w, following in zip(words, [*words[1:], ""]))
 

@@ -23,6 +23,9 @@ def load(path: str) -> tuple[str, Diagnostic | None]:
     if not path:  # (Path("") is the current folder)
         raise OSError("an empty path names no .fuse file")
     p = Path(path)
+    if path == "-" and not p.exists():  # (the Unix spelling of standard input)
+        raise OSError("-: no such file (Fuse reads a program from a .fuse file, not from "
+                      "standard input)")
     if p.is_dir():
         raise OSError(f"{path} is a folder, not a .fuse file")
     try:  # a regular file only, read no further than the limit (a FIFO would block)

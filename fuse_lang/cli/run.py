@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..check import INPUT_KINDS, Analysis
+from ..check import INPUT_KINDS, Analysis, analyze
 from ..check.cone import NOT_NEEDED
 from ..front import ir
 from ..speed.fastinit import frozen_dataclass
@@ -18,7 +18,15 @@ from .pictures import check_plot_folder, check_slice_along, write_pictures_of
 from .reading import read_inputs, read_program
 from .render import diagnostic_json, fail_with_diagnostics
 from .run_output import failure_json, show_result, write_json
-from .status import EXIT_ERRORS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandFailed, fail
+from .status import (
+    EXIT_ERRORS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandFailed,
+    fail,
+    quiet_stdout,
+)
 from .weights import weights_problem
 from .why import parsed_targets, whys_answered
 
@@ -92,7 +100,8 @@ def cmd_run(options: RunOptions) -> int:
         if options.format == "json":
             message = (f"fuse: {failed.args[0]}" if isinstance(failed, UsageError)
                        else failed.message)
-            write_json(failure_json(message, getattr(failed, "diagnostics", ())))
+            write_json(failure_json(message, getattr(failed, "diagnostics", ()),
+                                    getattr(failed, "sinks", ())))
         raise
 
 
@@ -125,10 +134,7 @@ def _run_and_show(options: RunOptions) -> int:
         return EXIT_ERRORS if result.not_run and not options.targets and any(
             e.reason != NOT_NEEDED for e in result.not_run) else EXIT_OK
     if options.out:
-        _out_reads_nothing(options, analysis, result.outputs)
-        # (the analysis of the run's own input shapes: what its positions mean)
-        _write_out(options.out, result.outputs,
-                   result.plan.analysis if result.plan is not None else analysis)
+        _write_out_of(options, analysis, result)
     # what a --target run's cone, or a whole run past its errors, left out for an error
     for entry in result.not_run:
         if entry.reason != NOT_NEEDED:
@@ -151,10 +157,16 @@ def _run_and_show(options: RunOptions) -> int:
     # (a run in demand mode ran its rewrite: the diagnostics are of the program as written)
     demand = result.plan.demand if result.plan is not None else None
     written = demand.source if demand is not None and demand.source is not None else analysis
-    show_result(result, options.format, bool(options.targets or result.not_run), options.out,
-                pictures,
-                analysis, [diagnostic_json(options.path, written.lines, d)
-                           for d in written.diagnostics], whys, unanswered)
+    if broken and demand is None and not (options.weights or options.params):
+        written = analyze(text, options.path, Path(options.path).parent)  # (the whole
+        # document's, as `fuse check` gives them: the run's own analysis is of what ran)
+    try:  # (a reader that stops early: what is said on stderr, and the status, remain)
+        show_result(result, options.format, bool(options.targets or result.not_run),
+                    options.out, pictures,
+                    analysis, [diagnostic_json(options.path, written.lines, d)
+                               for d in written.diagnostics], whys, unanswered)
+    except BrokenPipeError:
+        quiet_stdout()
     for line in unanswered:
         print(line, file=sys.stderr)
     if undrawn is not None:
@@ -195,6 +207,23 @@ def _prints(options: RunOptions) -> bool:
     return is_lead()
 
 
+def _write_out_of(options: RunOptions, analysis: Analysis, result: Any) -> None:
+    """`--out` of a run that happened; CommandFailed (exit 2) when it is refused or
+    cannot be written, which still says the sinks the run wrote (as `wrote PATH`
+    lines, or the JSON document's `sinks`): they are on disk."""
+    try:
+        _out_reads_nothing(options, analysis, result.outputs)
+        # (the analysis of the run's own input shapes: what its positions mean)
+        _write_out(options.out, result.outputs,
+                   result.plan.analysis if result.plan is not None else analysis)
+    except CommandFailed as failed:
+        failed.sinks = [str(path) for path in result.sinks]
+        if options.format != "json":
+            for path in failed.sinks:
+                print(f"wrote {path}")
+        raise
+
+
 def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
     """`--out`: the exports written (sparse ones stay sparse, an axis of values
     laid out by value: docs/cli.md); CommandFailed (exit 2) when they cannot be."""
@@ -206,16 +235,26 @@ def _write_out(out: str, outputs: dict[str, Any], analysis: Analysis) -> None:
         write_results(out, outputs, {name: tensor_axes(analysis, name) for name in outputs})
     except (OSError, FileProblem) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+        named = isinstance(err, OSError) and (err.filename2 or err.filename)  # (a rename's target)
+        if named and os.fspath(named) != out:
+            reason = f"{os.fspath(named)}: {reason}"  # (which file of a folder's)
         fail(f"fuse: --out {out}: cannot be written: {reason}", EXIT_USAGE)
 
 
-def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -> None:
+def _out_is_folder(out: str) -> bool:
+    """Whether `--out` names a folder (one that exists, or a path ending in /)."""
+    return Path(out).is_dir() or out.endswith(("/", os.sep))
+
+
+def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict,
+                       sinks: bool = True) -> None:
     """CommandFailed (exit 2, nothing written) for an `--out` that would replace a
-    file the run read: the program, a source's file, an --input, the weights."""
+    file the run read: the program, a source's file, an --input, the weights; with
+    `sinks`, after the run, also one of its sinks' files (which the run wrote)."""
     from .reading import files_read, overwritten
 
     out = options.out or ""
-    if Path(out).is_dir() or out.endswith(("/", os.sep)):
+    if _out_is_folder(out):
         targets = [Path(out) / f"{name}{suffix}" for name in outputs
                    for suffix in (".npy", ".npz")]
     else:
@@ -226,10 +265,12 @@ def _out_reads_nothing(options: RunOptions, analysis: Analysis, outputs: dict) -
     if what:
         fail(f"fuse: --out {out} would replace {what}, which the run read; nothing was "
              f"written: give --out another file or folder", EXIT_USAGE)
+    if not sinks:
+        return
     base = Path(options.path).parent
-    sinks = {base / stmt.path.value: "" for stmt in analysis.program.statements
-             if type(stmt) is ir.Sink}
-    if overwritten(targets, sinks) is not None:  # (the sink's file, written: kept)
+    written = {base / stmt.path.value: "" for stmt in analysis.program.statements
+               if type(stmt) is ir.Sink}
+    if overwritten(targets, written) is not None:  # (the sink's file, written: kept)
         fail(f"fuse: --out {out} would replace the file of one of the program's sinks, "
              f"which the run wrote; --out was not written: give it another file or folder",
              EXIT_USAGE)
@@ -288,6 +329,8 @@ def _run(options: RunOptions, text: str, inputs: dict[str, Any]) -> tuple[Analys
                           distributed=options.distributed,
                           allow_outside_sinks=options.allow_outside_sinks)
         _accept_inputs(options.path, program.analysis, inputs)
+        if options.out and not _out_is_folder(options.out):  # (before the run: nothing
+            _out_reads_nothing(options, program.analysis, {}, sinks=False)  # is written)
         if options.plot:
             check_slice_along(program.analysis, options.slice_along)
         if options.params:

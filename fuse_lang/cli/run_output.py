@@ -8,12 +8,12 @@ A Boolean relation is its tuples as values, sorted by value (io.relation_tuples)
 in text its count and its first `RELATION_SHOWN` tuples, in JSON all of them."""
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, Sequence
 
 from ..front.numbers import strict_json
 from ..io.relation_tuples import RelationTuples, relation_tuples, tuple_text, value_text
+from .status import json_document
 
 RELATION_SHOWN = 20  # tuples of a relation that the text prints; the rest are counted
 
@@ -57,15 +57,16 @@ def show_result(result: Any, fmt: str, targeted: bool, out: str | None,
 def write_json(data: dict) -> None:
     """One JSON document on standard output, strict JSON: a NaN or an infinity
     anywhere is null (an output's or answer's own are counted in its `nonfinite`)."""
-    json.dump(strict_json(data), sys.stdout, indent=2, ensure_ascii=False, default=str,
-              allow_nan=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_document(strict_json(data), default=str))
 
 
-def failure_json(error: str | None, diagnostics: Sequence[dict]) -> dict:
-    """`fuse run --format json` of a run that did not happen: no outputs, the
-    reason (`error`, null when the diagnostics say it) and the diagnostics."""
-    return {"outputs": {}, "queries": [], "sinks": [], "error": error,
+def failure_json(error: str | None, diagnostics: Sequence[dict],
+                 sinks: Sequence[str] = ()) -> dict:
+    """`fuse run --format json` of a run that did not happen, or whose `--out`
+    could not be written: no outputs, the sinks it wrote (none but for an `--out`
+    refused after the run), the reason (`error`, null when the diagnostics say it)
+    and the diagnostics."""
+    return {"outputs": {}, "queries": [], "sinks": list(sinks), "error": error,
             "diagnostics": list(diagnostics)}
 
 

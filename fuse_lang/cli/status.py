@@ -4,6 +4,7 @@ command that failed after saying why), and the analyses a `fuse check` or
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any, NoReturn
 
@@ -72,3 +73,85 @@ def printable(text: str, stream: Any) -> str:
         return text.encode(encoding, "backslashreplace").decode(encoding)
     except LookupError:
         return text
+
+
+def json_document(data: Any, allow_nan: bool = False, default: Any = None) -> str:
+    """`data` as the JSON text of a command's `--format json` (indented, with a
+    final newline), in a form standard output can write whole: its characters as
+    they are where its encoding holds them, else every non-ASCII character as a
+    `\\uXXXX` escape (still the same JSON), so that an ASCII terminal is no
+    traceback and a file name's undecodable byte (a lone surrogate, which a
+    surrogateescape stdout would write back as that raw byte) never makes the
+    document text that is not UTF-8."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan, default=default)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")  # (strict: surrogates fail)
+    except UnicodeEncodeError:
+        text = json.dumps(data, indent=2, allow_nan=allow_nan, default=default)
+    except LookupError:  # (an encoding Python does not know: as it was)
+        pass
+    return text + "\n"
+
+
+def usable_output_streams() -> None:
+    """Standard output and error write a character their encoding cannot hold as
+    a backslash escape (`\\xe9`) rather than raise: a relation's value, a file or
+    tensor name on an ASCII or cp1252 terminal, a file name's undecodable byte on
+    a strict one, is text, never a traceback (docs/cli.md, "Exit status").  A
+    UTF-8 stream that writes such a byte back as it was (surrogateescape) keeps
+    doing so.  A stream the process was started without (`fuse check a.fuse >&-`,
+    `2>&-`) writes nowhere, rather than fail on every print."""
+    import codecs
+
+    sys.stdout, sys.stderr = _open_stream(sys.stdout), _open_stream(sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+        if encoding is None or not hasattr(stream, "reconfigure"):
+            continue  # (not a text stream of the process: a test's capture)
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            continue
+        if errors == "strict" or not utf8:
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # (a closed or detached stream)
+                pass
+
+
+def quiet_stdout() -> None:
+    """After a reader of standard output stopped (`fuse check ... | head`): what is
+    still buffered goes nowhere, rather than fail again at exit."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # (a stdout that is no file)
+        pass
+
+
+def _open_stream(stream: Any) -> Any:
+    """`stream`, or a stream to os.devnull where the process has none (Python made
+    it None, or its descriptor was closed: then it may be another file's, opened
+    for reading since)."""
+    import os
+
+    try:
+        if stream is not None:
+            fd = stream.fileno()
+            os.fstat(fd)
+            try:
+                import fcntl
+            except ImportError:  # (Windows)
+                return stream
+            if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY:
+                return stream
+    except (OSError, ValueError, AttributeError):
+        # (a descriptor that was closed; a test's capture, which has no descriptor, is
+        # kept: io.UnsupportedOperation is an OSError and a ValueError)
+        import io
+
+        if not isinstance(stream, io.TextIOWrapper) or getattr(stream, "name", None) not in (
+                "<stdout>", "<stderr>"):
+            return stream
+    return open(os.devnull, "w", encoding="utf-8")  # (the process's, for its lifetime)

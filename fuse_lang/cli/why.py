@@ -4,7 +4,6 @@ why an element of a numeric tensor has its value (its terms); text or JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -12,7 +11,7 @@ from typing import Any, Sequence
 from ..speed.fastinit import frozen_dataclass
 from .reading import read_inputs, read_program
 from .render import fail_with_diagnostics
-from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail
+from .status import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, fail, json_document
 
 
 @frozen_dataclass
@@ -122,8 +121,7 @@ def cmd_why(options: WhyOptions) -> int:
     if problems:
         fail(problems[0], EXIT_ERRORS)
     if options.format == "json":
-        json.dump(to_json(answers[0]), sys.stdout, indent=2, ensure_ascii=False, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_document(to_json(answers[0]), allow_nan=True, default=str))
     else:
         print(why_text(answers[0]))
     return EXIT_OK

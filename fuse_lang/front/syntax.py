@@ -16,6 +16,7 @@ from typing import Iterable
 
 from ..speed.fastinit import frozen_dataclass
 from . import ir
+from .arguments import bytes_argument, text_argument
 from .builder import IRBuilder, StatementError, strings_alone
 from .datalog_syntax import datalog_syntax, rules_over_lines
 from .diagnostics import Diagnostic, make
@@ -127,6 +128,7 @@ def parse(text: str, cache: ParseCache | None = None) -> ParseResult:
     With a `cache` (one per document), lines and statements whose text did not
     change since the last call are not lexed or parsed again; the result is the
     same as without one."""
+    text_argument("fuse_lang.parse", text)
     if cache is None:
         return parse_reusing(text, None)[0]
     result, relocation = parse_reusing(text, cache)
@@ -489,6 +491,7 @@ _BINARY_PREFIX = 8192  # bytes: a NUL among a file's first ones says it is not t
 
 def decode(data: bytes) -> tuple[str, Diagnostic | None]:
     """Bytes of a .fuse file -> text, or a diagnostic saying why it is not text."""
+    bytes_argument("fuse_lang.decode", data)
     if b"\x00" in data[:_BINARY_PREFIX]:
         pos = data.index(b"\x00")
         prefix = data[:pos].decode("utf-8", errors="replace")

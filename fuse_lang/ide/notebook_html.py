@@ -124,8 +124,11 @@ def with_pictures(result: RunResult, fmt: str = "svg", slice_along: str | None =
     inline with the result in a notebook.  FuseError when they cannot be drawn."""
     import dataclasses
 
+    from ..front.arguments import instance_argument
     from ..run.results import FuseError
 
+    instance_argument("fuse_lang.plot", result, RunResult,
+                      "a RunResult (program.execute(...)'s result)")
     try:
         from .picture_files import result_pictures
         from .plots import PictureError

@@ -131,7 +131,12 @@ def read_manifest(weights: str | os.PathLike | Mapping, base_dir: str | os.PathL
     try:
         text = read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8")
         data = json_unique_keys(text)
-    except (OSError, SourceError, UnicodeDecodeError) as err:
+    except UnicodeDecodeError as err:  # (an array or a checkpoint given as the manifest)
+        raise ManifestError("weights-bad-manifest", f"the weights manifest {where} is not "
+                            f"UTF-8 text (byte {err.object[err.start]:#04x} at offset "
+                            f"{err.start}): a manifest is a JSON file; a checkpoint is "
+                            f"given as a .safetensors file") from None
+    except (OSError, SourceError) as err:
         raise ManifestError("weights-bad-manifest", f"the weights manifest {where} cannot be "
                             f"read: {getattr(err, 'strerror', None) or err}") from None
     except (json.JSONDecodeError, RecursionError) as err:

@@ -17,6 +17,7 @@ from ..check.kinds import TensorKind
 from ..check.runnable import recurrence_of
 from ..check.symbols import IndexRole
 from ..front import ir
+from ..front.arguments import instance_argument
 from ..front.builtins import COMPARISONS
 from ..front.ir_text import equation_text
 from ..front.span import Span
@@ -134,6 +135,8 @@ def plan_program(analysis: Analysis, overrides: Mapping[str, str] | None = None
                  ) -> ProgramPlan:
     """The program's plan; `overrides`: per tensor "dense"/"sparse" (as `compile`'s
     `representation`)."""
+    instance_argument("fuse_lang.plan_program", analysis, Analysis,
+                      "a program's Analysis (fuse_lang.analyze(text, path))")
     equations = []
     alone = _alone(analysis)
     chosen = representations(analysis, overrides)

@@ -29,14 +29,32 @@ ARRAY_SUFFIXES = (".npy", ".npz", ".safetensors")
 
 
 def input_items(inputs: Any) -> list[tuple[str, Any]]:
-    """The (name, value) pairs of a run's inputs (None: none); FuseError for inputs
-    that are not a mapping of names to values."""
+    """The (name, value) pairs of a run's inputs (None: none), a value that is no
+    array (a list of numbers, a number) made a NumPy array; FuseError for inputs
+    that are not a mapping of names to values, or a value that is no array (None,
+    a str, a dict, a ragged list)."""
     if inputs is None:
         return []
     if not isinstance(inputs, Mapping):
         raise FuseError(f"a run's inputs are a mapping of source or param names to arrays "
                         f"({{'X': x}}), not {type(inputs).__name__}")
-    return list(inputs.items())
+    return [(name, value if hasattr(value, "shape") else _array(name, value))
+            for name, value in inputs.items()]
+
+
+def _array(name: Any, value: Any) -> np.ndarray:
+    """A value given as an input that is not an array, as one: a number or (nested)
+    lists of numbers; FuseError for what holds no array (the checker would call
+    it an array of no axes, "the input has 0 axes", whatever its axes)."""
+    what = "None" if value is None else f"a {type(value).__name__}"
+    if value is None or isinstance(value, (str, bytes, Mapping, set, frozenset)):
+        raise FuseError(f"the input for `{name}` is {what}, not an array: give a NumPy "
+                        f"array (or a number, or lists of numbers)")
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as err:  # a ragged list
+        raise FuseError(f"the input for `{name}` is {what} that makes no array: "
+                        f"{str(err).split('. ')[0]}") from None
 
 
 def _host_dtype(backend: Backend) -> Any:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+from ..check import Analysis
+from ..front.arguments import instance_argument, path_argument, text_argument
 from ..front.program_size import MAX_PROGRAM_BYTES
 from ..front.syntax import decode
 from ..io.source_files import SourceError, open_regular
@@ -29,9 +32,17 @@ def base_folder(path: str | os.PathLike | None, base_dir: str | os.PathLike | No
     return Path(".")
 
 
-def refuse_a_path(source_text: str) -> None:
+def refuse_a_path(source_text: str, path: Any = None, base_dir: Any = None,
+                  analysis: Any = None) -> None:
     """FuseError when `compile` is handed what looks like a program file's path
-    (one line, no `=`, ending in `.fuse`) instead of the program."""
+    (one line, no `=`, ending in `.fuse`) instead of the program; TypeError for
+    arguments of the wrong type (a pathlib.Path for the text: `load` reads it)."""
+    text_argument("fuse_lang.compile", source_text)
+    path_argument("fuse_lang.compile", "path", path)
+    path_argument("fuse_lang.compile", "base_dir", base_dir)
+    if analysis is not None:
+        instance_argument("fuse_lang.compile's analysis=", analysis, Analysis,
+                          "the Analysis of the same text (fuse_lang.analyze) or None")
     text = source_text.strip()
     if "\n" in text or "=" in text or not text.lower().endswith(".fuse"):
         return
@@ -43,6 +54,11 @@ def refuse_a_path(source_text: str) -> None:
 def read_text(path: str | os.PathLike) -> str:
     """A program file's text; FuseError for a file that cannot be read or is
     not text (its diagnostic attached)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"fuse_lang.load takes a .fuse file's path (a str or a pathlib.Path), "
+                        f"not {'None' if path is None else type(path).__name__}")
+    if not os.fspath(path):  # (Path("") is the current folder)
+        raise FuseError("an empty path names no .fuse file")
     where = Path(path)
     if where.is_dir():
         raise FuseError(f"{where} is a folder, not a .fuse file")

@@ -114,7 +114,7 @@ def compile(source_text: str, backend: str | None = None, device: str | None = N
     this very text, path and base_dir (`fuse explain` has made it): used instead of analysing
     the text again.  distributed: join the JAX process group first (run.distributed,
     docs/scale.md) and run over the mesh of every process's devices (jax backend)."""
-    refuse_a_path(source_text)
+    refuse_a_path(source_text, path, base_dir, analysis)
     base_dir = base_folder(path, base_dir)
     auto_device = device is None and getattr(config, "device", "cpu") == "cpu"
     config = merged(config, {"backend": backend, "device": device, "precision": precision,
@@ -162,8 +162,9 @@ def load(path: str | os.PathLike, **options: Any) -> "CompiledProgram":
     are read beside the file whatever the current folder.  Options as `compile`'s
     (backend, device, targets, ...); FuseError for a file that cannot be read or
     a program with errors."""
+    text = read_text(path)  # (first: a path of the wrong type is said in words)
     options.setdefault("base_dir", Path(path).parent)
-    return compile(read_text(path), path=os.fspath(path), **options)
+    return compile(text, path=os.fspath(path), **options)
 
 
 def _kept_representation(analysis: Analysis, representation: Mapping[str, str] | None

@@ -46,7 +46,14 @@ class Relation:
 
     def tuples(self, limit: int | None = None) -> list[tuple]:
         """The tuples (the first `limit` of them, all by default), each a tuple of
-        plain Python values (str, int, float), sorted by value."""
+        plain Python values (str, int, float), sorted by value; a TypeError or
+        ValueError for a `limit` that is not a whole number of 0 or more."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            error = ValueError if isinstance(limit, int) and not isinstance(limit, bool) \
+                else TypeError
+            raise error(f"Relation.tuples' limit is a whole number of 0 or more (or None for "
+                        f"every tuple), not {limit!r}")
         return self._tuples().rows(0, limit)
 
     def to_set(self) -> set[tuple]:
