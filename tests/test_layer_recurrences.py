@@ -134,6 +134,46 @@ def test_two_states_step_together(tmp_path, weights):
     np.testing.assert_allclose(out["H"], h, **TOL)
 
 
+def test_a_state_reading_another_state_steps_with_it(tmp_path, weights):
+    # B reads A but A does not read B: two groups by their dependencies, yet B must
+    # read A's value at each step, not A's last value at every step
+    expected_a, expected_b = weights["S"], np.zeros(WIDTH)
+    for layer in range(LAYERS):
+        expected_a, expected_b = (np.tanh(weights["W"][layer] @ expected_a),
+                                  expected_b + 2 * expected_a)
+    direct = ('W[l,d,e] = "w.npy"\nS[d] = "s.npy"\nA[d,*l] = S[d]\n'
+              "A[d,*l+1] = tanh(W[l,d,e] A[e,*l])\nB[d,*l+1] = B[d,*l] + 2 A[d,*l]\n"
+              "export A, B\n")
+    # the same through a tensor computed at each step (`P`, written at `*l`)
+    through = direct.replace("B[d,*l+1] = B[d,*l] + 2 A[d,*l]",
+                             "P[d,*l] = 2 A[d,*l]\nB[d,*l+1] = B[d,*l] + P[d,*l]")
+    for text in (direct, through):
+        assert errors(text, tmp_path) == []
+        out = run(tmp_path, text)
+        np.testing.assert_allclose(out["A"], expected_a, **TOL)
+        np.testing.assert_allclose(out["B"], expected_b, **TOL)
+    (said,) = [d.message for d in analyze(direct, base_dir=tmp_path).diagnostics
+               if d.code == "recursion"]
+    assert said.startswith("`A`, `B` step together: a recurrence over the virtual index `l`")
+    assert "the states `A`, `B` carried" in said
+
+
+@pytest.mark.parametrize("read", ["A[d,*l+1]", "A[d,*l-1]"])
+def test_a_read_at_another_step_of_a_virtual_index_is_an_error(tmp_path, weights, read):
+    # only the current value is kept: such a read gave the current value silently
+    text = ('W[l,d,e] = "w.npy"\nS[d] = "s.npy"\nA[d,*l] = S[d]\n'
+            f"A[d,*l+1] = tanh(W[l,d,e] A[e,*l])\nB[d,*l+1] = B[d,*l] + 2 {read}\n"
+            "export A, B\n")
+    (diag,) = [d for d in analyze(text, base_dir=tmp_path).diagnostics
+               if d.severity == Severity.ERROR]
+    assert diag.code == "virtual-index"
+    assert text[diag.span.start:diag.span.end] == read[4:-1]
+    assert f"`A` is read at `{read[4:-1]}`, another step" in diag.message
+    (edit,) = diag.fixes[0].edits
+    fixed = text[:edit.span.start] + edit.new_text + text[edit.span.end:]
+    assert "B[d,*l] + 2 A[d,*l]\n" in fixed and errors(fixed, tmp_path) == []
+
+
 # ------------------------------------------------------------ an offset layer index
 
 def test_mlp_over_an_offset_layer_index_adds_the_start_at_position_0(tmp_path, weights):

@@ -42,6 +42,7 @@ def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, Te
         reads = reads_of(n)
         graph[n] = [] if not reads else list(reads) if len(reads) == 1 \
             else sorted(set(reads))
+    _step_together(statements, tensors, graph)
     memo = None
     hows: dict[tuple, str] | None = None
     if remember:
@@ -68,11 +69,69 @@ def evaluation_order(statements: tuple[ir.Statement, ...], tensors: dict[str, Te
                 how = last_hows.get(how_key) or _recursion_kind(group, statements, tensors)
                 hows[how_key] = how
             recursion.update(dict.fromkeys(group, how))
-            diags.append(make("recursion", f"{members} depend{'s' if len(group) == 1 else ''} "
-                              f"on {'itself' if len(group) == 1 else 'each other'}: {how}",
-                              first))
+            relation = "depends on itself" if len(group) == 1 else \
+                "step together" if how.startswith(_STEPPING) else "depend on each other"
+            diags.append(make("recursion", f"{members} {relation}: {how}", first))
     return EvaluationOrder(tuple(tuple(g) for g in groups), frozenset(recursive), recursion,
                            memo)
+
+
+# how a recurrence over a virtual index is said (check.recurrences.Recurrence.describe):
+# its states may be in one group without reading each other (_step_together)
+_STEPPING = "a recurrence over the virtual index"
+
+
+def _step_together(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],
+                   graph: dict[str, list[str]]) -> None:
+    """A tensor over a virtual index keeps only its latest value (LANGUAGE.md §3), so a
+    state (`B[i,*t+1] = ...`) that reads another state over its step index (`A[i,*t]`),
+    directly or through tensors computed at each step, steps with it: an edge back
+    from each such state to the reader puts them in one group (else the reader's
+    recurrence ran after the other's and read its last value at every step)."""
+    virtual = {n: sym for n, sym in tensors.items()
+               if sym.first.indices and any(type(ix) is ir.IndexVirtual
+                                            for ix in sym.first.indices)}
+    if len(virtual) < 2:
+        return
+    reads = {n: _virtual_reads(statements, sym) for n, sym in virtual.items()}
+    states = {n for n, (_, state) in reads.items() if state}
+    for name in states:
+        seen, todo = {name}, [name]
+        while todo:  # the tensors it reads over the step, through per-step ones
+            for read in reads[todo.pop()][0]:
+                if read in reads and read not in seen:
+                    seen.add(read)
+                    if read in states:
+                        graph[read] = sorted({*graph[read], name})
+                    else:
+                        todo.append(read)
+
+
+def _virtual_reads(statements: tuple[ir.Statement, ...], sym: TensorSymbol
+                   ) -> tuple[set[str], bool]:
+    """The tensors `sym`'s equations read over their own virtual index, and whether
+    `sym` is a state (an equation of it writes `*t+1`)."""
+    read: set[str] = set()
+    state = False
+    for k in sym.statements:
+        stmt = statements[k]
+        if type(stmt) is not ir.Equation or not stmt.lhs.indices:
+            continue
+        step = next((ix for ix in stmt.lhs.indices if type(ix) is ir.IndexVirtual), None)
+        if step is None:
+            continue
+        state = state or ir.virtual_shift(step) > 0
+        var = _virtual_var(step)
+        read.update(node.name for node in ir.walk(stmt.rhs)
+                    if type(node) is ir.Ref and node.indices
+                    and any(type(ix) is ir.IndexVirtual and _virtual_var(ix) == var
+                            for ix in node.indices))
+    return read, state
+
+
+def _virtual_var(index: ir.IndexVirtual) -> str:
+    names = ir.index_vars(index)
+    return names[0].name if names else ""
 
 
 def _how_key(group: list[str], statements: tuple[ir.Statement, ...],

@@ -57,7 +57,8 @@ class Recurrence:
             if len(self.order) > 1 else ""
         if self.virtual:
             return (f"a recurrence over the virtual index `{index}`, in order: one pass per "
-                    f"step{order}, the state {_names(self.states)} carried to the next step")
+                    f"step{order}, the state{'s' if len(self.states) > 1 else ''} "
+                    f"{_names(self.states)} carried to the next step")
         return (f"a recurrence over `{index}` (offset {self.offset}), computed in order of "
                 f"`{index}`: one pass per position{order}")
 

@@ -110,7 +110,10 @@ class ReferenceChecks:
             # a bare definition (`X = "x.npy"`, `X = const(...)`) has no virtual axis
             defined = first[pos] if pos < len(first) else sym.first
             defined_virtual = isinstance(defined, ir.IndexVirtual)
-            if defined_virtual != isinstance(index, ir.IndexVirtual):
+            if defined_virtual and isinstance(index, ir.IndexVirtual) \
+                    and ir.virtual_shift(index) != 0:
+                self.diags.append(_virtual_shift_read(ref, index, delta))
+            elif defined_virtual != isinstance(index, ir.IndexVirtual):
                 what = ("is virtual in its definition; read it as `*t`" if defined_virtual
                         else "is not virtual in its definition")
                 self.diags.append(make("virtual-index", f"axis {pos} of `{ref.name}` {what}",
@@ -173,3 +176,15 @@ def _bracket_edits(ref: ir.Ref, delta: int) -> tuple[TextEdit, ...]:
     open_at = ref.name_span.end + delta
     end = ref.span.end + delta
     return (TextEdit(Span(open_at, open_at + 1), "["), TextEdit(Span(end - 1, end), "]"))
+
+
+def _virtual_shift_read(ref: ir.Ref, index: ir.IndexVirtual, delta: int) -> Diagnostic:
+    """A read of a state at another step (`A[i,*t+1]`, `A[i,*t-1]`): over a virtual
+    index only the current value is kept, so the run would give that one."""
+    var = ir.index_vars(index)[0].name
+    span = moved_span(index.span, delta)
+    return make("virtual-index", f"`{ref.name}` is read at `*{var}{ir.virtual_shift(index):+d}`, "
+                f"another step: over a virtual index only the current value is kept; read "
+                f"`*{var}` (a value that the next states share is a tensor written at "
+                f"`*{var}`, computed at each step from the current ones)", span,
+                fixes=(Fix(f"Read `*{var}`", (TextEdit(span, f"*{var}"),)),))
