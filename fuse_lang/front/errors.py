@@ -157,3 +157,33 @@ def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
         return ("a second '=': to compare, write `==` (an equation has one `=`)",
                 Span(tok[2], tok[3]))
     return None
+
+
+_RUNON_OPENERS = {"LPAR": "(", "LSQB": "["}
+
+
+def run_on_note(tokens: Sequence[tuple[str, str, int, int]], text: str, start: int,
+                at: int) -> tuple[Span, str] | None:
+    """Where a statement with a syntax error ending at offset `at` ran on over a line break:
+    a '(' or '[' left open on a line whose next line starts at column 1 (and is
+    read as part of the statement, `B[i] = relu(A[i]` then `C[i] = A[i])`), that
+    line being at or before `at`.  The opener's span and a note that says so, or
+    None.  `text` is the statement's text, starting at offset `start`."""
+    stack: list[tuple[str, str, int, int]] = []
+    end = start
+    for tok in tokens:
+        kind, tok_start = tok[0], tok[2]
+        if tok_start > at:
+            return None
+        gap = text[end - start:tok_start - start]
+        if gap.endswith("\n") and stack and all(t[0] in _RUNON_OPENERS for t in stack):
+            opener = stack[-1]
+            return (Span(opener[2], opener[3]),
+                    f"'{_RUNON_OPENERS[opener[0]]}' is not closed on its line, so the next "
+                    f"line, starting at column 1, goes on with this statement")
+        if kind in ("LPAR", "LSQB", "LBRACE"):
+            stack.append(tok)
+        elif kind in ("RPAR", "RSQB", "RBRACE") and stack:
+            stack.pop()
+        end = tok[3]
+    return None

@@ -1,0 +1,93 @@
+"""`fuse check`'s diagnostics held to LANGUAGE.md and docs/diagnostics.md on
+fresh wrong programs: each mistake gets its documented code, at the place of the
+mistake, with words that say what it is."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fuse_lang
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def diagnostics(text: str, path: str = "audit.fuse") -> list[tuple[str, str]]:
+    """(code, the text under its span) of each diagnostic of `text`."""
+    return [(d.code, text[d.span.start:d.span.end])
+            for d in fuse_lang.analyze(text, path).diagnostics]
+
+
+def check_json(tmp_path: Path, name: str, text: str) -> list[dict]:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "check", "--format", "json",
+                           name], capture_output=True, cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 1, proc.stderr
+    return json.loads(proc.stdout)["diagnostics"]
+
+
+# --- an unterminated string inside an open bracket --------------------------------
+
+@pytest.mark.parametrize("text, string", [
+    ('Parent(Alice, "Bob)\nParent?\n', '"Bob)'),
+    ('Lives(Ann, "New York)\nLives(Bob, Paris)\nLives?\n', '"New York)'),
+    ('E(A, B)\nIn(x) = E(x, "B)\nIn?\n', '"B)'),
+    ('W[i,j] = relu("w.npy)\n', '"w.npy)'),
+])
+def test_an_unterminated_string_that_took_the_closing_bracket_is_the_mistake_said(text, string):
+    # The string runs to the end of its line, so it holds the ')' that would have
+    # closed the '(': the string is the mistake (docs/diagnostics.md,
+    # unterminated-string), not the bracket it swallowed.
+    assert diagnostics(text)[0] == ("unterminated-string", string)
+    assert "unclosed-bracket" not in [code for code, _ in diagnostics(text)]
+
+
+def test_an_unterminated_string_on_a_later_line_leaves_the_bracket_before_it_said():
+    text = 'E(A, B)\nX = f(A,\n "b) \nE?\n'
+    assert diagnostics(text) == [("unclosed-bracket", "("), ("unterminated-string", '"b) ')]
+
+
+def test_the_unterminated_string_is_said_by_fuse_check_json_at_its_column(tmp_path):
+    (diag,) = check_json(tmp_path, "facts.fuse", 'Parent(Alice, Bob)\nParent(Bob, "Cy)\n'
+                         'Parent(Cy, Dan)\nParent?\n')
+    assert (diag["code"], diag["line"], diag["column"], diag["end_column"]) == \
+        ("unterminated-string", 2, 13, 17)
+
+
+# --- a closing bracket that skips one ------------------------------------------------
+
+def test_a_closer_that_skips_an_open_bracket_is_said_where_it_is():
+    # `const([1, 2, 3)`: the ')' closes the '(' with the '[' still open.  That ')'
+    # is the mistake (docs/diagnostics.md, unmatched-bracket: "one of the wrong
+    # kind"), not a '(' "never closed": the '(' is closed, and the statements after
+    # it are read as statements of their own.
+    text = "B[i] = const([1, 2, 3)\nC[i] = B[i]\nexport C\n"
+    got = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert [(d.code, text[d.span.start:d.span.end]) for d in got] == \
+        [("unmatched-bracket", ")")]
+    assert got[0].message == "')' does not match '['; expected ']'"
+
+
+# --- a bracket left open over a line break -------------------------------------------
+
+def test_a_syntax_error_after_a_bracket_left_open_points_at_the_bracket():
+    # `relu(A[i]` left open goes on over the line break (LANGUAGE.md §1), so the
+    # next line, a statement of its own to the writer, is read into this one: the
+    # syntax error says where the statement went on.
+    text = "A[i] = const([1, 2])\nB[i] = relu(A[i]\nC[i] = A[i])\nexport B\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert diag.code == "syntax-error"
+    (note,) = diag.related
+    assert text[note.span.start:note.span.end] == "(" and note.span.start == text.index("(A[i]")
+    assert "not closed on its line" in note.message
+
+
+def test_a_syntax_error_in_a_statement_on_one_line_has_no_such_note():
+    text = "A[i] = const([1, 2])\nB[i] = relu(A[i] +)\nexport B\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert diag.code == "syntax-error" and diag.related == ()
