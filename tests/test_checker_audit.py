@@ -91,3 +91,28 @@ def test_a_syntax_error_in_a_statement_on_one_line_has_no_such_note():
     text = "A[i] = const([1, 2])\nB[i] = relu(A[i] +)\nexport B\n"
     (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
     assert diag.code == "syntax-error" and diag.related == ()
+
+
+# --- constant positions past an axis ---------------------------------------------------
+
+def test_every_constant_past_its_axis_is_said_not_only_the_largest():
+    # Each is a mistake of its own line (LANGUAGE.md §3: a constant selects one
+    # position); the first was silent while a larger one was written elsewhere.
+    text = "A[i,j] = const([[1, 2, 3]])\nY[i] = A[i,5]\nZ[i] = A[i,7]\nV[i] = A[i,1]\n" \
+        "export Y, Z, V\n"
+    got = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert [(d.code, d.message, text[d.span.start:d.span.end]) for d in got] == [
+        ("extent-conflict", "position 5 is outside an axis of extent 3", "5"),
+        ("extent-conflict", "position 7 is outside an axis of extent 3", "7"),
+    ]
+    assert all(text[r.span.start:r.span.end] == "[[1, 2, 3]]" for d in got for r in d.related)
+
+
+def test_a_constant_past_a_file_axis_is_said_beside_a_slice_past_it(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "w.npy", np.ones((3, 4), dtype=np.float32))
+    got = check_json(tmp_path, "w.fuse", 'W[i,j] = "w.npy"\nY[i] = W[i, 5]\nZ[i] = W[i, 2:9]\n'
+                     'export Y, Z\n')
+    assert [(d["code"], d["line"], d["column"]) for d in got] == \
+        [("extent-conflict", 2, 13), ("extent-conflict", 3, 13)]
