@@ -116,3 +116,31 @@ def test_a_constant_past_a_file_axis_is_said_beside_a_slice_past_it(tmp_path):
                      'export Y, Z\n')
     assert [(d["code"], d["line"], d["column"]) for d in got] == \
         [("extent-conflict", 2, 13), ("extent-conflict", 3, 13)]
+
+
+# --- an equation's operator that Fuse has not -------------------------------------------
+
+@pytest.mark.parametrize("line, operator, words", [
+    ("Y[i] sum= A[i,j]", "sum=", "`=` sums the indices the left-hand side does not keep"),
+    ("Y sum= A[i,j]", "sum=", "`=` sums"),
+    ("Y[i] mean= A[i,j]", "mean=", "did you mean `avg=`?"),
+    ("Y[i] mx= A[i,j]", "mx=", "did you mean `max=`?"),
+    ("Y[i] prod= A[i,j]", "prod=", "not a projection operator"),
+    ("Y[i] *= A[i,i]", "*=", "write the product on the right-hand side"),
+    ("Y[i] -= A[i,i]", "-=", "`Y[i] += -B[i]`"),
+])
+def test_an_operator_fuse_has_not_is_named_with_the_ones_it_has(line, operator, words):
+    # LANGUAGE.md §2: `=`, `+=`, `max=`, `min=`, `avg=` (the parser said "missing
+    # '=' between the left-hand side and the expression" for `sum=`).
+    text = f"A[i,j] = const([[1, 2], [3, 4]])\n{line}\nexport Y\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert diag.code == "syntax-error"
+    assert text[diag.span.start:diag.span.end] == operator
+    assert words in diag.message
+    assert "`=`, `+=`, `max=`, `min=` or `avg=`" in diag.message
+
+
+def test_a_second_equals_is_still_the_comparison_mistake():
+    text = "A[i] = const([1, 2])\nY[i] = A[i] sum= 2\nexport Y\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert "a second '='" in diag.message
