@@ -144,3 +144,31 @@ def test_a_second_equals_is_still_the_comparison_mistake():
     text = "A[i] = const([1, 2])\nY[i] = A[i] sum= 2\nexport Y\n"
     (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
     assert "a second '='" in diag.message
+
+
+# --- what an error says already is not said again ---------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "A[i,j] = const([[1, 2], [3, 4]])\nB[i] = A[i]\nC[i] = A[i,j,k]\nexport B, C\n",
+    "A[i] = const([1, 2])\nZ = A\nexport Z\n",
+    "E(A, B)\nR(x,y,z) = E(x,y,z)\nR?\n",
+])
+def test_a_tensor_read_with_the_wrong_arity_is_not_said_never_read(text):
+    # The arity-mismatch is the mistake; "`A` is never read" (unused-tensor) was
+    # said beside it, untrue: the program reads it, wrongly.
+    codes = [d.code for d in fuse_lang.analyze(text, "a.fuse").diagnostics]
+    assert "arity-mismatch" in codes and "unused-tensor" not in codes
+
+
+def test_a_tensor_no_statement_reads_is_still_said_never_read():
+    text = "A[i] = const([1, 2])\nB[i] = const([3, 4])\nC[i] = A[i,i]\nexport C\n"
+    got = [(d.code, text[d.span.start:d.span.end])
+           for d in fuse_lang.analyze(text, "a.fuse").diagnostics]
+    assert ("unused-tensor", "B") in got
+
+
+def test_an_unbound_head_variable_is_not_also_an_unknown_extent():
+    # `z` is bound by nothing: unbound-head-variable says so (docs/diagnostics.md);
+    # the unknown-extent warning at the same `z` was its consequence, said twice.
+    text = "E(A, B)\nR(x, z) = E(x, y)\nR?\n"
+    assert diagnostics(text) == [("unbound-head-variable", "z")]

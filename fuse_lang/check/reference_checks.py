@@ -93,12 +93,10 @@ class ReferenceChecks:
                 fixes, message = (), f"`{ref.name}` is not defined{note}"
             self.diags.append(make("undefined-tensor", message, name_span, fixes=fixes))
             return False
-        if ref.indices is None:
-            if not allow_bare and sym.arity:
-                self.diags.append(arity_mismatch(ref, sym, delta))
-                return False
-        elif sym.arity is not None and ref.arity != sym.arity:
+        if (ref.indices is None and not allow_bare and sym.arity) or \
+                (ref.indices is not None and sym.arity is not None and ref.arity != sym.arity):
             self.diags.append(arity_mismatch(ref, sym, delta))
+            self.read.add(ref.name)  # read, wrongly: not "never read" (unused-tensor) too
             return False
         return True
 

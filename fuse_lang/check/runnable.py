@@ -104,6 +104,11 @@ class RunRefusals:
             covered = self.covered
             diags[:] = [d for d in diags if d.code != "unknown-extent"
                         or not any(s.start <= d.span.start < s.end for s in covered)]
+        # an index an error says already, at its place (`z` of `R(x, z) = E(x, y)`,
+        # unbound-head-variable): its extent unknown is that error's consequence
+        said = {d.span for d in errors}
+        if said:
+            diags[:] = [d for d in diags if d.code != "unknown-extent" or d.span not in said]
         diags.extend(self.found)
 
     def _some_unknown(self) -> bool:
