@@ -172,3 +172,17 @@ def test_an_unbound_head_variable_is_not_also_an_unknown_extent():
     # the unknown-extent warning at the same `z` was its consequence, said twice.
     text = "E(A, B)\nR(x, z) = E(x, y)\nR?\n"
     assert diagnostics(text) == [("unbound-head-variable", "z")]
+
+
+# --- a source file's rows --------------------------------------------------------------
+
+@pytest.mark.parametrize("name, data, lhs, words", [
+    ("e.tsv", "A\tB\nC\nD\tE\n", "E(x,y)", "line 2 has 1 field, the first row has 2"),
+    ("m.csv", "1,2\n3\n", "M[i,j]", "row 2 has 1 number, the first row has 2"),
+    ("n.csv", "1\n3,4,5\n", "M[i,j]", "row 2 has 3 numbers, the first row has 1"),
+])
+def test_a_ragged_source_file_is_said_in_words(tmp_path, name, data, lhs, words):
+    (tmp_path / name).write_text(data)
+    text = f'{lhs} = "{name}"\nexport {lhs[0]}\n'
+    (diag,) = fuse_lang.analyze(text, str(tmp_path / "a.fuse")).diagnostics
+    assert diag.code == "unreadable-source" and words in diag.message
