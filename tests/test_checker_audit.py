@@ -186,3 +186,21 @@ def test_a_ragged_source_file_is_said_in_words(tmp_path, name, data, lhs, words)
     text = f'{lhs} = "{name}"\nexport {lhs[0]}\n'
     (diag,) = fuse_lang.analyze(text, str(tmp_path / "a.fuse")).diagnostics
     assert diag.code == "unreadable-source" and words in diag.message
+
+
+# --- a query's variable spelled like a capitalised symbol ------------------------------
+
+def test_a_query_variable_that_is_a_symbol_in_lowercase_is_hinted_with_the_symbol():
+    text = "Parent(Ann, Bob)\nParent(Bob, Cy)\nParent(ann, x)?\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert diag.code == "lowercase-constant" and text[diag.span.start:diag.span.end] == "ann"
+    assert "did you mean `Ann`?" in diag.message
+    (fix,) = diag.fixes
+    assert [edit.new_text for edit in fix.edits] == ["Ann"]
+
+
+@pytest.mark.parametrize("query", ["Parent(x, y)?", "Parent(a, b)?", "Parent(who, x)?"])
+def test_short_or_unrelated_query_variables_get_no_hint(query):
+    # one-letter variables beside one-letter symbols are the usual Datalog
+    text = f"Parent(A, B)\nParent(Ann, Bob)\n{query}\n"
+    assert fuse_lang.analyze(text, "a.fuse").diagnostics == ()
