@@ -204,3 +204,11 @@ def test_short_or_unrelated_query_variables_get_no_hint(query):
     # one-letter variables beside one-letter symbols are the usual Datalog
     text = f"Parent(A, B)\nParent(Ann, Bob)\n{query}\n"
     assert fuse_lang.analyze(text, "a.fuse").diagnostics == ()
+
+
+def test_one_colon_for_an_imported_name_is_said_with_the_two(tmp_path):
+    (tmp_path / "g.fuse").write_text("T[i] = const([1, 2])\n")
+    text = 'import "g.fuse" as g\nY[i] = g:T[i]\nexport Y\n'
+    (diag,) = fuse_lang.analyze(text, str(tmp_path / "a.fuse")).diagnostics
+    assert diag.code == "syntax-error" and text[diag.span.start:diag.span.end] == "g:T"
+    assert "`g::T`" in diag.message

@@ -150,6 +150,12 @@ def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
             and tokens[at + 1][2] == tok[3]:  # `Y[i] := X[i]`
         return ("`:=` is not Fuse's: an equation is written with `=` (`Y[i] = X[i]`)",
                 Span(tok[2], tokens[at + 1][3]))
+    if tok[0] == "COLON" and 0 < at < len(tokens) - 1 and tokens[at - 1][0] == "NAME" \
+            and tokens[at + 1][0] == "NAME" and tokens[at - 1][3] == tok[2] == \
+            tokens[at + 1][2] - 1 and _outside_brackets(tokens, at):  # `g:T[i]`, not `A[i:j]`
+        namespace, name = tokens[at - 1][1], tokens[at + 1][1]
+        return (f"`{namespace}:{name}`: a name from an imported file is written with two "
+                f"colons, `{namespace}::{name}`", Span(tokens[at - 1][2], tokens[at + 1][3]))
     operator = _wrong_operator(tokens, at)
     if operator is not None:
         return operator
@@ -166,6 +172,14 @@ _OPERATORS = "an equation's operator is `=`, `+=`, `max=`, `min=` or `avg=`"
 _ARITHMETIC_EQ = {"STAR": "*", "MINUS": "-", "SLASH": "/", "POW": "^"}
 _INSTEAD = {"*": "write the product on the right-hand side (`Y[i] = A[i] B[i]`)",
             "-": "to subtract, add the negation in an equation of its own (`Y[i] += -B[i]`)"}
+
+
+def _outside_brackets(tokens: Sequence[tuple[str, str, int, int]], at: int) -> bool:
+    """Whether tokens[at] is inside no `[ ]` (where `:` makes a slice)."""
+    depth = 0
+    for tok in tokens[:at]:
+        depth += (tok[0] == "LSQB") - (tok[0] == "RSQB")
+    return depth <= 0
 
 
 def _wrong_operator(tokens: Sequence[tuple[str, str, int, int]], at: int
