@@ -212,3 +212,39 @@ def test_one_colon_for_an_imported_name_is_said_with_the_two(tmp_path):
     (diag,) = fuse_lang.analyze(text, str(tmp_path / "a.fuse")).diagnostics
     assert diag.code == "syntax-error" and text[diag.span.start:diag.span.end] == "g:T"
     assert "`g::T`" in diag.message
+
+
+# --- a virtual index with a step a recurrence has not -----------------------------------
+
+@pytest.mark.parametrize("line, written", [
+    ("X[i,*t+1] = X[i,*t-1] + 1", "*t-1"),       # read a step back: only *t is kept
+    ("X[i,*t+1] = X[i,*t+1] + 1", "*t+1"),
+    ("X[i,*t+2] = X[i,*t] + 1", "*t+2"),         # a step of two
+    ("X[i,*t-1] = X[i,*t] + 1", "*t-1"),
+])
+def test_a_virtual_index_off_its_one_step_is_an_error(line, written):
+    # LANGUAGE.md §3: `X[i,*t+1] = f(X[j,*t])`, only the latest value kept.  These
+    # ran silently as `*t+1` and `*t`.
+    text = f"axis t = 3\naxis i = 2\n{line}\nexport X\n"
+    got = [(d.code, text[d.span.start:d.span.end], d.message)
+           for d in fuse_lang.analyze(text, "a.fuse").diagnostics if d.code != "recursion"]
+    assert len(got) == 1, got
+    code, under, message = got[0]
+    assert (code, under) == ("virtual-index", written)
+    assert f"not `{written}`" in message
+
+
+def test_the_recurrences_of_the_contract_have_no_virtual_index_error():
+    text = ("axis t = 3\naxis i = 2\nW[i,j] = const([[0.1, 0], [0, 0.1]])\n"
+            "U[j,t] = const([[1, 0, 1], [0, 1, 0]])\nX[i,*t] = U[i,0]\n"
+            "X[i,*t+1] = sig(W[i,j] X[j,*t] + U[i,t])\nexport X\n")
+    assert [d.code for d in fuse_lang.analyze(text, "a.fuse").diagnostics] == ["recursion"]
+
+
+def test_fuse_run_refuses_a_virtual_read_a_step_back(tmp_path):
+    (tmp_path / "r.fuse").write_text("axis t = 3\naxis i = 2\nX[i,*t+1] = X[i,*t-1] + 1\n"
+                                     "export X\n")
+    proc = subprocess.run([sys.executable, "-m", "fuse_lang.cli", "run", "r.fuse"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 1 and "virtual-index" in proc.stderr + proc.stdout
