@@ -248,3 +248,23 @@ def test_fuse_run_refuses_a_virtual_read_a_step_back(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 1 and "virtual-index" in proc.stderr + proc.stdout
+
+
+# --- one mistake, one error ---------------------------------------------------------------
+
+def test_an_index_builtin_given_no_index_is_one_error_not_also_undefined():
+    text = "X[i] = const([1, 2])\nY[i] = X[i] even(j)\nexport Y\n"
+    assert diagnostics(text) == [("bad-argument", "j")]
+
+
+def test_a_let_of_an_imported_name_is_one_error(tmp_path):
+    (tmp_path / "g.fuse").write_text("T[i] = const([1, 2])\n")
+    text = 'import "g.fuse" as g\nlet g::U = 2\nY[i] = g::T[i]\nexport Y\n'
+    got = [(d.code, text[d.span.start:d.span.end])
+           for d in fuse_lang.analyze(text, str(tmp_path / "a.fuse")).diagnostics]
+    assert got == [("let-redefined", "g::U")]
+
+
+def test_an_undefined_name_alone_is_still_said():
+    text = "X[i] = const([1, 2])\nY[i] = X[i] Nope[i] even(i)\nexport Y\n"
+    assert diagnostics(text) == [("undefined-tensor", "Nope")]
