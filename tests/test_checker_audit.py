@@ -268,3 +268,14 @@ def test_a_let_of_an_imported_name_is_one_error(tmp_path):
 def test_an_undefined_name_alone_is_still_said():
     text = "X[i] = const([1, 2])\nY[i] = X[i] Nope[i] even(i)\nexport Y\n"
     assert diagnostics(text) == [("undefined-tensor", "Nope")]
+
+
+def test_a_column_with_more_values_than_its_axis_says_so_in_words():
+    # "this domain has extent 2 but more symbols than that" named neither the
+    # column nor the axis it shares its values with
+    text = "Likes(Ann, Tea)\nLikes(Bob, Cake)\nLikes(Cy, Jam)\nW[x] = const([1, 2])\n" \
+        "S[y] = Likes(y, f) W[y]\nexport S\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert diag.code == "extent-conflict" and text[diag.span.start:diag.span.end] == "Cy"
+    assert diag.message == ("`Cy` is value number 3 of a domain of extent 2: this column shares "
+                            "its values with an axis of extent 2, so it holds at most 2")

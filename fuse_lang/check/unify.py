@@ -520,8 +520,9 @@ class Unification:
             if len(symbols) > evidence.extent:
                 extra, span = list(symbols.items())[evidence.extent]
                 self.diags.append(make(
-                    "extent-conflict", f"this domain has extent {evidence.extent} but more "
-                    f"symbols than that (`{extra}` is number {evidence.extent + 1})", span,
+                    "extent-conflict", f"`{extra}` is value number {evidence.extent + 1} "
+                    f"of a domain of extent {extent}: this column shares its values with an "
+                    f"axis of extent {extent}, so it holds at most {extent}", span,
                     related=(because,)))
         for _name, given in self.declared.values():  # a declaration no index uses too
             if given.extent > MAX_EXTENT:
