@@ -278,4 +278,5 @@ def test_a_column_with_more_values_than_its_axis_says_so_in_words():
     (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
     assert diag.code == "extent-conflict" and text[diag.span.start:diag.span.end] == "Cy"
     assert diag.message == ("`Cy` is value number 3 of a domain of extent 2: this column shares "
-                            "its values with an axis of extent 2, so it holds at most 2")
+                            "its values with an axis of extent 2, and cannot hold more symbols "
+                            "than that")

@@ -522,7 +522,7 @@ class Unification:
                 self.diags.append(make(
                     "extent-conflict", f"`{extra}` is value number {evidence.extent + 1} "
                     f"of a domain of extent {extent}: this column shares its values with an "
-                    f"axis of extent {extent}, so it holds at most {extent}", span,
+                    f"axis of extent {extent}, and cannot hold more symbols than that", span,
                     related=(because,)))
         for _name, given in self.declared.values():  # a declaration no index uses too
             if given.extent > MAX_EXTENT:
