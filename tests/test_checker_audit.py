@@ -280,3 +280,36 @@ def test_a_column_with_more_values_than_its_axis_says_so_in_words():
     assert diag.message == ("`Cy` is value number 3 of a domain of extent 2: this column shares "
                             "its values with an axis of extent 2, and cannot hold more symbols "
                             "than that")
+
+
+# --- an index summed inside one side of a comparison -----------------------------------
+
+def test_an_index_only_in_one_side_of_a_comparison_is_warned_summed_there():
+    # Each call argument is a scope (LANGUAGE.md §5) and a comparison is a call:
+    # `(X[j] < X[i])` compares sum_j X[j] with X[i], silently ([0, 0, 0] here).
+    text = "X[i] = const([3, 1, 2])\nR[i] = (X[j] < X[i])\nexport R\n"
+    (diag,) = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert (diag.code, diag.severity.value) == ("lone-index", "warning")
+    assert text[diag.span.start:diag.span.end] == "j"
+    assert "summed there before comparing" in diag.message
+    assert "reduce(sum, j)" in diag.message
+
+
+@pytest.mark.parametrize("line", [
+    "R[i] = reduce(sum, j) (X[j] < X[i])",      # the count, written out
+    "R[i] = X[i] (X[i] > 1)",
+    "R[i] = M[i,j] (M[i,j] > 1)",                # j outside the comparison too
+    "R[i] = M[i,j] (j < i)",
+    "R[i,j] = (M[i,j] > X[j])",
+    "R[i] = select(X[i] > S, X[i], 0)",          # a scalar tensor in a comparison
+    "R[i] = M[i,j] when M[i,j] > 2",
+])
+def test_comparisons_without_a_sum_inside_them_are_clean(line):
+    text = ("X[i] = const([3, 1, 2])\nM[i,j] = const([[1, 2, 3], [4, 5, 6], [7, 8, 9]])\n"
+            f"S = const(2)\n{line}\nexport R, X, M, S\n")
+    assert fuse_lang.analyze(text, "a.fuse").diagnostics == ()
+
+
+def test_a_rule_with_a_comparison_is_left_alone():
+    text = "Age(Ann, 30)\nAge(Bob, 12)\nAdult(x) = Age(x, a) (a >= 18)\nAdult?\n"
+    assert fuse_lang.analyze(text, "a.fuse").diagnostics == ()
