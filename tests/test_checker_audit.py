@@ -313,3 +313,20 @@ def test_comparisons_without_a_sum_inside_them_are_clean(line):
 def test_a_rule_with_a_comparison_is_left_alone():
     text = "Age(Ann, 30)\nAge(Bob, 12)\nAdult(x) = Age(x, a) (a >= 18)\nAdult?\n"
     assert fuse_lang.analyze(text, "a.fuse").diagnostics == ()
+
+
+@pytest.mark.parametrize("text, error", [
+    ("A[i,j] = const([[1, 2], [3]])\nexport A\n", "bad-argument"),
+    ("A[i] = const([[1, 2], [3, 4]])\nexport A\n", "bad-argument"),
+    ("A[i] = const([1, 2])\nY[i] = A[]\nexport Y\n", "arity-mismatch"),
+])
+def test_an_erring_statement_s_left_indices_are_not_also_unknown_extents(text, error):
+    # the statement's error is why nothing sizes its left-hand side: said once
+    assert [d.code for d in fuse_lang.analyze(text, "a.fuse").diagnostics] == [error]
+
+
+def test_a_sound_statement_beside_an_erring_one_still_says_its_own_unsized_axis():
+    text = "A[i] = const([[1], [2, 3]])\nB[i,k] = A[i]\nexport B\n"
+    got = [(d.code, text[d.span.start:d.span.end])
+           for d in fuse_lang.analyze(text, "a.fuse").diagnostics]
+    assert got == [("bad-argument", "[[1], [2, 3]]"), ("unsized-tensor", "B[i,k]")]
