@@ -257,14 +257,6 @@ def test_an_index_builtin_given_no_index_is_one_error_not_also_undefined():
     assert diagnostics(text) == [("bad-argument", "j")]
 
 
-def test_a_let_of_an_imported_name_is_one_error(tmp_path):
-    (tmp_path / "g.fuse").write_text("T[i] = const([1, 2])\n")
-    text = 'import "g.fuse" as g\nlet g::U = 2\nY[i] = g::T[i]\nexport Y\n'
-    got = [(d.code, text[d.span.start:d.span.end])
-           for d in fuse_lang.analyze(text, str(tmp_path / "a.fuse")).diagnostics]
-    assert got == [("let-redefined", "g::U")]
-
-
 def test_an_undefined_name_alone_is_still_said():
     text = "X[i] = const([1, 2])\nY[i] = X[i] Nope[i] even(i)\nexport Y\n"
     assert diagnostics(text) == [("undefined-tensor", "Nope")]

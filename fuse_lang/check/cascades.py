@@ -10,8 +10,8 @@ diagnostics (`unknown-builtin`, `unknown-function` for a call) of the first and
 the `unused-tensor` ones of the second are dropped, and so is every `unknown-constant` (a statement left out
 may put any value in a column).  Every other diagnostic stays.
 
-`said_already` drops an `undefined-tensor` at the very place of another error
-that says what is wrong there (`even(j)` where `j` is no index).
+`said_already` drops an `undefined-tensor` at the very place of a `bad-argument`
+error that says what is wrong there (`even(j)` where `j` is no index).
 """
 from __future__ import annotations
 
@@ -98,12 +98,12 @@ def _cascade(diag: Diagnostic, text: str, defined: set[str], read: set[str]) -> 
 
 
 def said_already(diags: list[Diagnostic], others: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """`diags` less each `undefined-tensor` at the very place of another error (of
-    `diags` or `others`) that says what is wrong there: `j` of `even(j)`, where `j`
-    is no index (bad-argument), or `let g::U` (let-redefined)."""
+    """`diags` less each `undefined-tensor` at the very place of a `bad-argument`
+    error (of `diags` or `others`) that says what is wrong there: `j` of `even(j)`,
+    where `j` is no index of the equation."""
     undefined = [d for d in diags if d.code == "undefined-tensor"]
     if not undefined:
         return diags
     said = {d.span for d in (*diags, *others)
-            if d.severity is Severity.ERROR and d.code != "undefined-tensor"}
+            if d.severity is Severity.ERROR and d.code == "bad-argument"}
     return [d for d in diags if d.code != "undefined-tensor" or d.span not in said]
