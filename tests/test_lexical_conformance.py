@@ -316,7 +316,7 @@ def test_symbols_are_numbered_per_domain_in_order_of_first_appearance():
 def test_an_axis_declaration_smaller_than_a_domain_s_symbols_conflicts():
     [(code, message)] = _codes("axis x = 2\nP(Alice)\nP(Bob)\nP(Cat)\nP(x)?")
     assert code == "extent-conflict"
-    assert "`Cat` is number 3" in message
+    assert "`Cat` is value number 3" in message
     got = _outputs("axis x = 3\nP(Alice)\nP(Bob)\nY[x] = P(x)\nexport Y")
     np.testing.assert_array_equal(got["Y"], [1, 1, 0])
 

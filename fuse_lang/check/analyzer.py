@@ -25,7 +25,7 @@ from ..io.sources import header_row, read_declared_source
 from ..speed.gc_pause import gc_paused
 from .aggregates import aggregates_over_absent
 from .analysis import Analysis, Deferred, TensorInfo
-from .cascades import quiet_cascades
+from .cascades import quiet_cascades, said_already
 from .constants import check_constants
 from .datalog import check_datalog, close_empty_columns
 from .definitions import arity_mismatch, collect_definitions
@@ -282,6 +282,7 @@ class _Checker:
             diags = placed_at_imports(diags, resolved)
         # (a statement left out for a syntax error: no undefined or unused names from it)
         diags = quiet_cascades(self.text, parsed.statement_spans, left_out, diags)
+        diags = said_already(diags, left_out)
         return sorted(diags, key=lambda d: (d.span.start, d.span.end))[:MAX_DIAGNOSTICS]
     def _join_imports(self, program: ir.Program, relocation: Relocation,
                       deltas: dict[int, int]) -> tuple[ir.Program, Relocation, Resolved]:

@@ -19,6 +19,7 @@ from ..front.builtins import (
 )
 from ..front.diagnostics import Diagnostic, Fix, Severity, TextEdit, make
 from ..front.span import Span
+from .compared_sums import check_compared_sum
 from .consumed_axis import check_cross_entropy, check_gather, index_var_counts
 from .literals import bound_shape, is_number, is_whole, literal_shape
 from .suggestions import NameSuggester, did_you_mean_text
@@ -46,6 +47,7 @@ def check_call(call: ir.Call, stmt: ir.Statement, var_names: Container[str],
     if spec is None:
         out.append(unknown_function(call.name, call.name_span))
         return
+    check_compared_sum(call, stmt, out)
     n = len(call.args)
     misplaced = _check_keywords(call, stmt, spec.keywords, out)
     if misplaced:  # (the count would be wrong for the same reason: said once)

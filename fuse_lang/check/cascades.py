@@ -9,13 +9,16 @@ each name its equations would define.  The `undefined-tensor`
 diagnostics (`unknown-builtin`, `unknown-function` for a call) of the first and
 the `unused-tensor` ones of the second are dropped, and so is every `unknown-constant` (a statement left out
 may put any value in a column).  Every other diagnostic stays.
+
+`said_already` drops an `undefined-tensor` at the very place of a `bad-argument`
+error that says what is wrong there (`even(j)` where `j` is no index).
 """
 from __future__ import annotations
 
 import bisect
 from typing import Sequence
 
-from ..front.diagnostics import Diagnostic
+from ..front.diagnostics import Diagnostic, Severity
 from ..front.lexer import tokenize
 from ..front.span import Span
 
@@ -92,3 +95,15 @@ def _cascade(diag: Diagnostic, text: str, defined: set[str], read: set[str]) -> 
     # a statement left out may put any value in a column (a fact, a rule whose head
     # feeds it): its constants are not judged until the syntax error is mended
     return code == "unknown-constant"
+
+
+def said_already(diags: list[Diagnostic], others: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """`diags` less each `undefined-tensor` at the very place of a `bad-argument`
+    error (of `diags` or `others`) that says what is wrong there: `j` of `even(j)`,
+    where `j` is no index of the equation."""
+    undefined = [d for d in diags if d.code == "undefined-tensor"]
+    if not undefined:
+        return diags
+    said = {d.span for d in (*diags, *others)
+            if d.severity is Severity.ERROR and d.code == "bad-argument"}
+    return [d for d in diags if d.code != "undefined-tensor" or d.span not in said]

@@ -64,6 +64,23 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                         f"{value_text(index.name)}", index.span,
                         fixes=(Fix(f"Change to the constant `{value_text(index.name)}`",
                                    (TextEdit(index.span, value_text(index.name)),)),)))
+                elif query and isinstance(index, ir.IndexVar) and len(index.name) >= 3:
+                    _capitalised(ref, pos, index, values(key), diags)
+
+
+def _capitalised(ref: ir.Ref, pos: int, index: ir.IndexVar, held: frozenset,
+                 diags: list[Diagnostic]) -> None:
+    """`Parent(ann, x)?` where the column holds `Ann`: the variable `ann` (a
+    lowercase name) asks for every value, where the symbol was likely meant."""
+    name = index.name
+    if not name[0].islower() or name.capitalize() not in held:
+        return
+    symbol = name.capitalize()
+    diags.append(make(
+        "lowercase-constant", f"`{name}` is a variable (a lowercase name), so this query "
+        f"asks for every value of column {pos + 1} of `{ref.name}`, which holds the symbol "
+        f"`{symbol}`; did you mean `{symbol}`?", index.span,
+        fixes=(Fix(f"Change to the constant `{symbol}`", (TextEdit(index.span, symbol),)),)))
 
 
 def _read_refs(stmt: ir.Statement, refs: Sequence[ir.Ref] | None

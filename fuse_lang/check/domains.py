@@ -31,6 +31,9 @@ MAX_EXTENT = 2**53
 Key = Hashable  # ("axis", tensor, position) | ("var", statement, name)
 
 
+_MOST_PLACED = 10_000  # positions kept with their places (the largest is kept anyway)
+
+
 @dataclass(slots=True)
 class Evidence:
     extent: int
@@ -76,6 +79,9 @@ class Domains:
         # every extent given, at its key: which of two clashing extents most places
         # give (check/conflicts.py)
         self.given: list[tuple[Key, Evidence]] = []
+        # the positions given (integer constants), each at its place: every one
+        # beyond its axis is an error of its own (the first _MOST_PLACED)
+        self.placed: list[tuple[Key, int, Span]] = []
         self._seen = 0
 
     @property
@@ -227,6 +233,8 @@ class Domains:
                 self.add_position(root, value, span)
 
     def add_position(self, key: Key, position: int, span: Span) -> None:
+        if len(self.placed) < _MOST_PLACED:
+            self.placed.append((key, position, span))
         root = self.find(key)
         data = self._data[root]
         if data.max_position is None or position > data.max_position[0]:

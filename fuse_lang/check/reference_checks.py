@@ -93,17 +93,18 @@ class ReferenceChecks:
                 fixes, message = (), f"`{ref.name}` is not defined{note}"
             self.diags.append(make("undefined-tensor", message, name_span, fixes=fixes))
             return False
-        if ref.indices is None:
-            if not allow_bare and sym.arity:
-                self.diags.append(arity_mismatch(ref, sym, delta))
-                return False
-        elif sym.arity is not None and ref.arity != sym.arity:
+        if (ref.indices is None and not allow_bare and sym.arity) or \
+                (ref.indices is not None and sym.arity is not None and ref.arity != sym.arity):
             self.diags.append(arity_mismatch(ref, sym, delta))
+            self.read.add(ref.name)  # read, wrongly: not "never read" (unused-tensor) too
             return False
         return True
 
     def _virtual(self, ref: ir.Ref, sym: TensorSymbol, delta: int) -> None:
         first = sym.first.indices or ()
+        for index in ref.indices or ():
+            if type(index) is ir.IndexVirtual and ir.virtual_shift(index):
+                self.diags.append(_virtual_shift(index, "read", "`*t`", delta))
         for pos, index in enumerate(ref.indices or ()):
             if pos >= len(first) and sym.first.indices is not None:
                 break
@@ -164,12 +165,29 @@ def check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) ->
 
 
 def check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
+    for index in lhs.indices or ():
+        if type(index) is ir.IndexVirtual and ir.virtual_shift(index) not in (0, 1):
+            out.append(_virtual_shift(index, "written", "`*t` (the start) or `*t+1` (the "
+                                      "next step, from the current one)"))
     if lhs.paren:  # a rule's head computes values: `A(a, b, a + b)` (check/values.py)
         return
     for index in lhs.indices or ():
         if isinstance(index, ir.IndexShift) and len(index.terms) > 1:
             out.append(make("invalid-index", "a sum of variables can be read (`X[x+dx]`) but "
                             "not written; put it on the right-hand side", index.span))
+
+
+def _virtual_shift(index: ir.IndexVirtual, how: str, forms: str, delta: int = 0) -> Diagnostic:
+    """A virtual index with a step a recurrence has not (`*t+2`, `*t-1`)."""
+    return make("virtual-index", f"a virtual index steps by one and keeps only the current "
+                f"value, so it is {how} {forms}, not `{_text_of_virtual(index)}`",
+                moved_span(index.span, delta))
+
+
+def _text_of_virtual(index: ir.IndexVirtual) -> str:
+    shift = ir.virtual_shift(index)
+    name = ir.index_vars(index)[0].name
+    return f"*{name}{'+' if shift > 0 else '-'}{abs(shift)}"
 
 
 def _bracket_edits(ref: ir.Ref, delta: int) -> tuple[TextEdit, ...]:

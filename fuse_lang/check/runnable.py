@@ -104,7 +104,28 @@ class RunRefusals:
             covered = self.covered
             diags[:] = [d for d in diags if d.code != "unknown-extent"
                         or not any(s.start <= d.span.start < s.end for s in covered)]
+        # an index an error says already, at its place (`z` of `R(x, z) = E(x, y)`,
+        # unbound-head-variable): its extent unknown is that error's consequence
+        if errors:
+            said = self._erring_statements(errors)
+            diags[:] = [d for d in diags if d.code != "unknown-extent"
+                        or not any(s.start <= d.span.start < s.end for s in said)]
         diags.extend(self.found)
+
+    def _erring_statements(self, errors: Sequence[Diagnostic]) -> list[Span]:
+        """The spans of the statements that hold one of `errors`: an index on the left
+        of such a statement whose extent nothing gives (`A[i,j] = const([[1], [2, 3]])`,
+        the literal refused; `z` of a rule's head bound by nothing) is that error's
+        consequence, not said again as `unknown-extent`."""
+        starts = sorted(d.span.start for d in errors)
+        out = []
+        for stmt in self.statements:
+            delta = self.deltas.get(id(stmt), 0)
+            start, end = stmt.span.start + delta, stmt.span.end + delta
+            k = bisect.bisect_left(starts, start)
+            if k < len(starts) and starts[k] < max(end, start + 1):
+                out.append(Span(start, end))
+        return out
 
     def _some_unknown(self) -> bool:
         """Whether a domain has no extent, or an index variable no domain (a projected

@@ -512,15 +512,17 @@ class Unification:
             because = Related(evidence.span, f"extent {extent} from {evidence.what}")
             biggest = d.max_position(root)
             if biggest is not None and biggest[0] >= evidence.extent:
-                self.diags.append(make(
-                    "extent-conflict", f"position {short_number(biggest[0])} is outside an axis "
-                    f"of extent {extent}", biggest[1], related=(because,)))
+                for position, span in _beyond(d, root, evidence.extent, biggest):
+                    self.diags.append(make(
+                        "extent-conflict", f"position {short_number(position)} is outside an "
+                        f"axis of extent {extent}", span, related=(because,)))
             symbols = d.symbol_spans(root)
             if len(symbols) > evidence.extent:
                 extra, span = list(symbols.items())[evidence.extent]
                 self.diags.append(make(
-                    "extent-conflict", f"this domain has extent {evidence.extent} but more "
-                    f"symbols than that (`{extra}` is number {evidence.extent + 1})", span,
+                    "extent-conflict", f"`{extra}` is value number {evidence.extent + 1} "
+                    f"of a domain of extent {extent}: this column shares its values with an "
+                    f"axis of extent {extent}, and cannot hold more symbols than that", span,
                     related=(because,)))
         for _name, given in self.declared.values():  # a declaration no index uses too
             if given.extent > MAX_EXTENT:
@@ -554,3 +556,13 @@ class Unification:
                     f"gives its extent; declare it with `axis {role.name} = N`", occ.span,
                     fixes=(Fix(f"Declare `axis {role.name}`", (TextEdit(
                         Span(0, 0), f"axis {role.name} = 1\n"),)),)))
+
+
+def _beyond(d: Domains, root: object, extent: int, biggest: tuple[int, Span]
+            ) -> list[tuple[int, Span]]:
+    """Each position of the domain `root` at `extent` or past it, once per place, in
+    the order of the text (`biggest`, the largest, among them)."""
+    places = {span: position for key, position, span in d.placed
+              if position >= extent and d.find(key) == root}
+    places.setdefault(biggest[1], biggest[0])
+    return [(position, span) for span, position in sorted(places.items())]

@@ -150,10 +150,91 @@ def common_mistake(tokens: Sequence[tuple[str, str, int, int]], err: ParseError
             and tokens[at + 1][2] == tok[3]:  # `Y[i] := X[i]`
         return ("`:=` is not Fuse's: an equation is written with `=` (`Y[i] = X[i]`)",
                 Span(tok[2], tokens[at + 1][3]))
+    if tok[0] == "COLON" and 0 < at < len(tokens) - 1 and tokens[at - 1][0] == "NAME" \
+            and tokens[at + 1][0] == "NAME" and tokens[at - 1][3] == tok[2] == \
+            tokens[at + 1][2] - 1 and _outside_brackets(tokens, at):  # `g:T[i]`, not `A[i:j]`
+        namespace, name = tokens[at - 1][1], tokens[at + 1][1]
+        return (f"`{namespace}:{name}`: a name from an imported file is written with two "
+                f"colons, `{namespace}::{name}`", Span(tokens[at - 1][2], tokens[at + 1][3]))
+    operator = _wrong_operator(tokens, at)
+    if operator is not None:
+        return operator
     start = next((k + 1 for k in range(at - 1, -1, -1) if tokens[k][0] in ("NL", "SEMI")), 0)
     if tok[0] == "EQUAL" and any(t[0] in _ASSIGN for t in tokens[start:at - 1]) \
             and tokens[at - 1][0] not in _ASSIGN:  # (not `Y = = 3`: a doubled '=')
         # `Y[i] = X[i] when X[i] = 0`, `Y = A = B`
         return ("a second '=': to compare, write `==` (an equation has one `=`)",
                 Span(tok[2], tok[3]))
+    return None
+
+
+_OPERATORS = "an equation's operator is `=`, `+=`, `max=`, `min=` or `avg=`"
+_ARITHMETIC_EQ = {"STAR": "*", "MINUS": "-", "SLASH": "/", "POW": "^"}
+_INSTEAD = {"*": "write the product on the right-hand side (`Y[i] = A[i] B[i]`)",
+            "-": "to subtract, add the negation in an equation of its own (`Y[i] += -B[i]`)"}
+
+
+def _outside_brackets(tokens: Sequence[tuple[str, str, int, int]], at: int) -> bool:
+    """Whether tokens[at] is inside no `[ ]` (where `:` makes a slice)."""
+    depth = 0
+    for tok in tokens[:at]:
+        depth += (tok[0] == "LSQB") - (tok[0] == "RSQB")
+    return depth <= 0
+
+
+def _wrong_operator(tokens: Sequence[tuple[str, str, int, int]], at: int
+                    ) -> tuple[str, Span] | None:
+    """`Y[i] sum= A[i,j]`, `Y[i] prod= ...`, `Y[i] *= A[i]`: an equation's operator
+    that Fuse has not, written right after the left-hand side (tokens[at] is where
+    the parser failed, its `=` right after it)."""
+    if at < 1 or at + 1 >= len(tokens):
+        return None
+    tok, eq, before = tokens[at], tokens[at + 1], tokens[at - 1]
+    if eq[0] != "EQUAL" or eq[2] != tok[3] or before[0] not in ("RSQB", "RPAR", "NAME") \
+            or any(t[0] in _ASSIGN for t in tokens[:at]):
+        return None
+    span = Span(tok[2], eq[3])
+    if tok[0] == "NAME":
+        word = tok[1]
+        if word == "sum":
+            return (f"`sum=` is not an operator: `=` sums the indices the left-hand side does "
+                    f"not keep (`Y[i] = A[i,j]`); {_OPERATORS}", span)
+        close = ["avg"] if word in ("mean", "average") else \
+            difflib.get_close_matches(word, ("max", "min", "avg"), n=1, cutoff=0.6)
+        hint = f": did you mean `{close[0]}=`?" if close else ""
+        return f"`{word}=` is not a projection operator; {_OPERATORS}{hint}", span
+    if tok[0] in _ARITHMETIC_EQ:
+        symbol = _ARITHMETIC_EQ[tok[0]]
+        instead = _INSTEAD.get(symbol, "write the operation on the right-hand side")
+        return f"`{symbol}=` is not Fuse's: {_OPERATORS}; {instead}", span
+    return None
+
+
+_RUNON_OPENERS = {"LPAR": "(", "LSQB": "["}
+
+
+def run_on_note(tokens: Sequence[tuple[str, str, int, int]], text: str, start: int,
+                at: int) -> tuple[Span, str] | None:
+    """Where a statement with a syntax error ending at offset `at` ran on over a line break:
+    a '(' or '[' left open on a line whose next line starts at column 1 (and is
+    read as part of the statement, `B[i] = relu(A[i]` then `C[i] = A[i])`), that
+    line being at or before `at`.  The opener's span and a note that says so, or
+    None.  `text` is the statement's text, starting at offset `start`."""
+    stack: list[tuple[str, str, int, int]] = []
+    end = start
+    for tok in tokens:
+        kind, tok_start = tok[0], tok[2]
+        if tok_start > at:
+            return None
+        gap = text[end - start:tok_start - start]
+        if gap.endswith("\n") and stack and all(t[0] in _RUNON_OPENERS for t in stack):
+            opener = stack[-1]
+            return (Span(opener[2], opener[3]),
+                    f"'{_RUNON_OPENERS[opener[0]]}' is not closed on its line, so the next "
+                    f"line, starting at column 1, goes on with this statement")
+        if kind in ("LPAR", "LSQB", "LBRACE"):
+            stack.append(tok)
+        elif kind in ("RPAR", "RSQB", "RBRACE") and stack:
+            stack.pop()
+        end = tok[3]
     return None

@@ -81,7 +81,7 @@ class _Splitter:
                 # newline): report it, end the statement at the end of the opener's
                 # line, and read on from there.
                 del diags[first_diag:]  # what follows is read again as new statements
-                i = self._report_runaway(stack[0], runaway)
+                i = self._report_runaway(stack[0], runaway, self._string_on_line(stmt, stack[0]))
                 ok = False
                 if i > 0:
                     stmt = [t for t in stmt if t.end_pos <= tokens[i - 1].end_pos]
@@ -171,17 +171,30 @@ class _Splitter:
         opener = stack.pop()
         if opener.type == _CLOSE[tok.type]:
             return ok
+        if stack and stack[-1].type == _CLOSE[tok.type]:
+            stack.pop()  # `const([1, 2)`: it closes the '(' the '[' is in
         if ok:
             self.diags.append(make("unmatched-bracket", f"'{tok.value}' does not match "
                                    f"'{opener.value}'; expected "
                                    f"'{_TEXT[_OPEN[opener.type]]}'", _tok_span(tok)))
         return False
 
-    def _report_runaway(self, opener: Tok, runaway: Tok | bool) -> int:
-        """Report `opener` left open; the index of the first token after its line."""
+    def _string_on_line(self, stmt: list[Tok], opener: Tok) -> Tok | None:
+        """The first unterminated string after `opener` on its line, if any: it runs
+        to the end of the line, so it holds what would have closed `opener`."""
+        k = _next_line(self.tokens, opener)
+        end = self.tokens[k - 1].end_pos
+        return next((tok for tok in stmt if tok.type == "BAD_STRING"
+                     and opener.start_pos < tok.start_pos < end), None)
+
+    def _report_runaway(self, opener: Tok, runaway: Tok | bool, string: Tok | None) -> int:
+        """Report `opener` left open; the index of the first token after its line.
+        An unterminated `string` after it on its line took its closer (`P(A, "B)`):
+        that string is the mistake reported."""
         why = f" (a later '{runaway.value}' does not match it)" \
             if isinstance(runaway, Tok) else ""
-        self.diags.append(make("unclosed-bracket", f"'{opener.value}' is never closed{why}",
+        self.diags.append(_bad_token(string) if string is not None else
+                          make("unclosed-bracket", f"'{opener.value}' is never closed{why}",
                                _tok_span(opener)))
         self.strict = True
         self.notes[1] += 1

@@ -19,8 +19,8 @@ from . import ir
 from .arguments import bytes_argument, text_argument
 from .builder import IRBuilder, StatementError, strings_alone
 from .datalog_syntax import datalog_syntax, rules_over_lines
-from .diagnostics import Diagnostic, make
-from .errors import common_mistake, parse_error_message
+from .diagnostics import Diagnostic, Related, make
+from .errors import common_mistake, parse_error_message, run_on_note
 from .lalr import END, ParseError, Parser
 from .lexer import Tok, foreign_comment, kind_of
 from .relocation import Copies, Relocation
@@ -74,10 +74,26 @@ def default_parser() -> Parser:
 
 
 def _parse_statement(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None = None,
-                     quoted: bool = True) -> _Outcome:
+                     quoted: bool = True, text: str = "") -> _Outcome:
     """One sound statement's IR (an axis declaration may give several), or why not;
     `shape`: the tokens' types, when known; `quoted`: False when the statement's
-    text has no '"', so no string (which saves looking for one among the types)."""
+    text has no '"', so no string (which saves looking for one among the types);
+    `text`: the statement's text (a syntax error in one over several lines may say
+    where a bracket left open made it go on)."""
+    outcome = _parse_tokens(tokens, span, shape, quoted)
+    problem = outcome[1]
+    if problem is None or problem.code != "syntax-error" or "\n" not in text:
+        return outcome
+    note = run_on_note(tokens, text, span.start, problem.span.end)
+    if note is None:
+        return outcome
+    return (), make(problem.code, problem.message, problem.span,
+                    related=(*problem.related, Related(*note)), fixes=problem.fixes)
+
+
+def _parse_tokens(tokens: list[Tok], span: Span, shape: tuple[str, ...] | None,
+                  quoted: bool) -> _Outcome:
+    """_parse_statement's parse, without its note."""
     if shape is None:
         shape = tuple(map(kind_of, tokens))
     parser = default_parser()
@@ -267,7 +283,7 @@ class Parsing:
             if line is not None:
                 tokens = line.tokens_at(offset)
                 shape = line.shape
-            entry = (start, _parse_statement(tokens, span, shape, '"' in key))
+            entry = (start, _parse_statement(tokens, span, shape, '"' in key, key))
         if self.spliced:  # (the latest: a copy made here is taken as it is next time)
             self.parsed_used[key] = entry
         else:

@@ -117,7 +117,7 @@ def _text_rows(text: str, sep: str, quoted: bool) -> Iterator[list]:
         if width < 0:
             width = len(row)
         elif len(row) != width:
-            raise SourceError(f"line {number} has {len(row)} fields, the first row has "
+            raise SourceError(f"line {number} has {len(row)} field{'s' * (len(row) != 1)}, the first row has "
                               f"{width}")
         yield row
 
@@ -176,7 +176,8 @@ def _json_rows(path: Path, suffix: str, tensor: str | None) -> Iterator[list]:
         if width < 0:
             width = len(values)
         elif len(values) != width:
-            raise SourceError(f"{where} {k} has {len(values)} fields, the first has {width}")
+            raise SourceError(f"{where} {k} has {len(values)} field{'s' * (len(values) != 1)}, "
+                              f"the first has {width}")
         yield values
 
 

@@ -126,7 +126,8 @@ def _matrix_shape(rows: Iterable[list[str]], first: int = 1) -> tuple[int, ...]:
         if width < 0:
             width = len(row)
         if len(row) != width:
-            raise SourceError(f"row {k} has {len(row)} numbers, the first row has {width}")
+            raise SourceError(f"row {k} has {len(row)} number{'s' * (len(row) != 1)}, the first row "
+                              f"has {width}")
         for cell in row:
             try:
                 float(cell)
