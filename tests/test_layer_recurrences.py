@@ -168,7 +168,7 @@ def test_a_read_at_another_step_of_a_virtual_index_is_an_error(tmp_path, weights
                if d.severity == Severity.ERROR]
     assert diag.code == "virtual-index"
     assert text[diag.span.start:diag.span.end] == read[4:-1]
-    assert f"`A` is read at `{read[4:-1]}`, another step" in diag.message
+    assert f"`A` is read `*l`, not `{read[4:-1]}`" in diag.message
     (edit,) = diag.fixes[0].edits
     fixed = text[:edit.span.start] + edit.new_text + text[edit.span.end:]
     assert "B[d,*l] + 2 A[d,*l]\n" in fixed and errors(fixed, tmp_path) == []

@@ -102,9 +102,6 @@ class ReferenceChecks:
 
     def _virtual(self, ref: ir.Ref, sym: TensorSymbol, delta: int) -> None:
         first = sym.first.indices or ()
-        for index in ref.indices or ():
-            if type(index) is ir.IndexVirtual and ir.virtual_shift(index):
-                self.diags.append(_virtual_shift(index, "read", "`*t`", delta))
         for pos, index in enumerate(ref.indices or ()):
             if pos >= len(first) and sym.first.indices is not None:
                 break
@@ -113,7 +110,7 @@ class ReferenceChecks:
             defined_virtual = isinstance(defined, ir.IndexVirtual)
             if defined_virtual and isinstance(index, ir.IndexVirtual) \
                     and ir.virtual_shift(index) != 0:
-                self.diags.append(_virtual_shift_read(ref, index, delta))
+                self.diags.append(_virtual_shift(index, ref, delta))
             elif defined_virtual != isinstance(index, ir.IndexVirtual):
                 what = ("is virtual in its definition; read it as `*t`" if defined_virtual
                         else "is not virtual in its definition")
@@ -167,8 +164,7 @@ def check_lhs(stmt: ir.Equation, calls: list[ir.Call], out: list[Diagnostic]) ->
 def check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
     for index in lhs.indices or ():
         if type(index) is ir.IndexVirtual and ir.virtual_shift(index) not in (0, 1):
-            out.append(_virtual_shift(index, "written", "`*t` (the start) or `*t+1` (the "
-                                      "next step, from the current one)"))
+            out.append(_virtual_shift(index))
     if lhs.paren:  # a rule's head computes values: `A(a, b, a + b)` (check/values.py)
         return
     for index in lhs.indices or ():
@@ -177,32 +173,27 @@ def check_lhs_indices(lhs: ir.Ref, out: list[Diagnostic]) -> None:
                             "not written; put it on the right-hand side", index.span))
 
 
-def _virtual_shift(index: ir.IndexVirtual, how: str, forms: str, delta: int = 0) -> Diagnostic:
-    """A virtual index with a step a recurrence has not (`*t+2`, `*t-1`)."""
-    return make("virtual-index", f"a virtual index steps by one and keeps only the current "
-                f"value, so it is {how} {forms}, not `{_text_of_virtual(index)}`",
-                moved_span(index.span, delta))
-
-
-def _text_of_virtual(index: ir.IndexVirtual) -> str:
-    shift = ir.virtual_shift(index)
-    name = ir.index_vars(index)[0].name
-    return f"*{name}{'+' if shift > 0 else '-'}{abs(shift)}"
-
-
 def _bracket_edits(ref: ir.Ref, delta: int) -> tuple[TextEdit, ...]:
     open_at = ref.name_span.end + delta
     end = ref.span.end + delta
     return (TextEdit(Span(open_at, open_at + 1), "["), TextEdit(Span(end - 1, end), "]"))
 
 
-def _virtual_shift_read(ref: ir.Ref, index: ir.IndexVirtual, delta: int) -> Diagnostic:
-    """A read of a state at another step (`A[i,*t+1]`, `A[i,*t-1]`): over a virtual
-    index only the current value is kept, so the run would give that one."""
+def _virtual_shift(index: ir.IndexVirtual, read: ir.Ref | None = None, delta: int = 0
+                   ) -> Diagnostic:
+    """A virtual index at a step a recurrence has not: written at `*t+2` or `*t-1`, or
+    read at another step than the current one (`A[i,*t+1]`, `A[i,*t-1]`), where the
+    run would give the current value."""
+    shift = ir.virtual_shift(index)
     var = ir.index_vars(index)[0].name
     span = moved_span(index.span, delta)
-    return make("virtual-index", f"`{ref.name}` is read at `*{var}{ir.virtual_shift(index):+d}`, "
-                f"another step: over a virtual index only the current value is kept; read "
-                f"`*{var}` (a value that the next states share is a tensor written at "
-                f"`*{var}`, computed at each step from the current ones)", span,
+    written = f"*{var}{'+' if shift > 0 else '-'}{abs(shift)}"
+    if read is None:
+        return make("virtual-index", f"a virtual index steps by one and keeps only the "
+                    f"current value, so it is written `*{var}` (the start) or `*{var}+1` (the "
+                    f"next step, from the current one), not `{written}`", span)
+    return make("virtual-index", f"a virtual index steps by one and keeps only the current "
+                f"value, so `{read.name}` is read `*{var}`, not `{written}` (a value that the "
+                f"next states share is a tensor written at `*{var}`, computed at each step "
+                f"from the current ones)", span,
                 fixes=(Fix(f"Read `*{var}`", (TextEdit(span, f"*{var}"),)),))

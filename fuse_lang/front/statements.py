@@ -237,7 +237,7 @@ def _bad_char_message(ch: str) -> str:
     return f"'{ch}' is not part of the Fuse language"
 
 
-def _bad_token(tok: Tok, before: list[Tok]) -> Diagnostic:
+def _bad_token(tok: Tok, before: list[Tok] | tuple[()] = ()) -> Diagnostic:
     """The diagnostic of a BAD_CHAR or BAD_STRING token (`before` it, its statement's
     tokens: after a `//` or `/*`, the mark is the mistake, not the prose after it)."""
     comment = foreign_comment(before)
