@@ -74,3 +74,19 @@ def test_fuse_run_says_an_empty_max_without_an_internal_error(tmp_path, capsys, 
     assert "internal error" not in err
     assert ("line 2: `M max= R(x,y)`: a max over an empty axis (`x`, `y` have extent 0) has no "
             "value") in err
+
+
+TOPK_NAN = """X = const([[1, 2, 3], [4, 4, 4]])
+L[i,j] = log(X[i,j] - 2)
+T[i,j] = topk(L[i,j], k=2)
+export T
+"""
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_topk_ranks_a_nan_below_every_number(backend, compiled):
+    # torch: [[nan, 0], ...] (torch.topk takes NaN for the largest); numpy and jax
+    # rank it last: log(-1) is no candidate for the largest value
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = _compile(TOPK_NAN, backend, compiled).run()["T"]
+    np.testing.assert_array_equal(got, np.float32([[0, -np.inf], [np.log(2)] * 2]))

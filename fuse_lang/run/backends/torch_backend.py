@@ -211,8 +211,11 @@ class TorchBackend(Backend):
 
     def topk(self, x: torch.Tensor, k: int) -> torch.Tensor:
         """The k largest along the last axis, descending (equal values are equal:
-        which index a tie came from cannot show in the values)."""
-        return torch.topk(x, k, dim=-1, largest=True, sorted=True).values
+        which index a tie came from cannot show in the values); a NaN ranks below
+        everything, as NumPy's sort and jax's top_k have it (torch.topk takes a NaN for
+        the largest value)."""
+        order = torch.sort(-x, dim=-1, stable=True).indices[..., :k]  # NaN sorts last
+        return torch.take_along_dim(x, order, dim=-1)
 
     def scatter(self, op: str, size: int, targets: np.ndarray, values: torch.Tensor,
                 init: float) -> torch.Tensor:
