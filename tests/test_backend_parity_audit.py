@@ -90,3 +90,51 @@ def test_topk_ranks_a_nan_below_every_number(backend, compiled):
     with np.errstate(divide="ignore", invalid="ignore"):
         got = _compile(TOPK_NAN, backend, compiled).run()["T"]
     np.testing.assert_array_equal(got, np.float32([[0, -np.inf], [np.log(2)] * 2]))
+
+
+GATHER = """Emb[v,d] = "emb.npy"
+Tok[t] = "tok.npy"
+E[t,d] = gather(Emb[v,d], Tok[t], axis=v)
+export E
+"""
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+@pytest.mark.parametrize("ids,message", [
+    ([-1, 0], "gather's positions hold the position -1, outside the 4 of its axis (0 to 3)"),
+    ([1.5, 0], "gather's positions hold 1.5, which is no position: give whole numbers from 0 to 3"),
+    ([np.nan, 0], "gather's positions hold nan, which is no position"),
+    ([4, 0], "gather's positions hold the position 4, outside the 4 of its axis (0 to 3)"),
+])
+def test_ids_that_are_no_position_stop_a_jitted_run_too(tmp_path, backend, compiled, ids, message):
+    # jitted jax read the last row for -1, row 1 for 1.5, row 0 for NaN and NaN for 4,
+    # where numpy, eager jax and torch stop with a message; a first run with good ids
+    # compiles the graph that the bad ones then go through
+    np.save(tmp_path / "emb.npy", np.arange(12.0).reshape(4, 3))
+    np.save(tmp_path / "tok.npy", np.array([3.0, 0.0]))
+    program = _compile(GATHER, backend, compiled, base_dir=tmp_path)
+    np.testing.assert_array_equal(program.run()["E"], [[9, 10, 11], [0, 1, 2]])
+    with pytest.raises(FuseError) as caught:
+        program.run({"Tok": np.array(ids)})
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_a_nan_in_the_rows_a_jitted_gather_reads_is_no_error(tmp_path, backend, compiled):
+    # the eager re-run that finds bad ids gives the same values where the NaN is the data's
+    np.save(tmp_path / "emb.npy", np.array([[np.nan, 1.0], [2.0, 3.0]]))
+    np.save(tmp_path / "tok.npy", np.array([0, 1, 0]))
+    got = _compile(GATHER, backend, compiled, base_dir=tmp_path).run()["E"]
+    np.testing.assert_array_equal(got, [[np.nan, 1], [2, 3], [np.nan, 1]])
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_a_class_id_out_of_range_stops_a_jitted_cross_entropy(tmp_path, backend, compiled):
+    # jitted jax: L = [nan, 0.69] and its mean NaN, where numpy stops
+    np.save(tmp_path / "z.npy", np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]]))
+    np.save(tmp_path / "t.npy", np.array([3, 1]))
+    text = ('Z[n,v] = "z.npy"\nT[n] = "t.npy"\nL[n] = cross_entropy(Z[n,v], T[n], axis=v)\n'
+            "M avg= L[n]\nexport M\n")
+    message = _error(text, backend, compiled, base_dir=tmp_path)
+    assert message == ("line 3: `L[n] = cross_entropy(Z[n,v], T[n], axis=v)`: cross_entropy's "
+                       "targets hold the class id 3, outside the 3 of its axis (0 to 2)")
