@@ -138,3 +138,16 @@ def test_a_class_id_out_of_range_stops_a_jitted_cross_entropy(tmp_path, backend,
     message = _error(text, backend, compiled, base_dir=tmp_path)
     assert message == ("line 3: `L[n] = cross_entropy(Z[n,v], T[n], axis=v)`: cross_entropy's "
                        "targets hold the class id 3, outside the 3 of its axis (0 to 2)")
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_an_inf_in_one_step_of_a_recurrence_leaves_the_other_rows_alone(backend, compiled):
+    # torch and jax put each row in as value * (1 - mask) + row * mask: the inf of one
+    # row times a 0 made every row NaN ([nan, nan, nan, nan] for [1, inf, inf, inf])
+    text = ("X = const([[1, 0], [0, 1], [1, 1]])\n"
+            "H[t,j] = 1 / X[t,j] - H[t-1,j]\n"
+            "export H\n")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = _compile(text, backend, compiled).run()["H"]
+    np.testing.assert_array_equal(got, np.float32([[1, np.inf], [np.inf, -np.inf],
+                                                   [-np.inf, np.inf]]))
