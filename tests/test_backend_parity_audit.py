@@ -151,3 +151,13 @@ def test_an_inf_in_one_step_of_a_recurrence_leaves_the_other_rows_alone(backend,
         got = _compile(text, backend, compiled).run()["H"]
     np.testing.assert_array_equal(got, np.float32([[1, np.inf], [np.inf, -np.inf],
                                                    [-np.inf, np.inf]]))
+
+
+@pytest.mark.parametrize("device", ["tpu:0", "gpu", "", "cuda:x"])
+def test_a_device_torch_has_no_place_for_is_said_as_jax_says_it(device):
+    # torch: "torch does not know the device 'tpu:0': Expected one of cpu, cuda, ipu,
+    # xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, ..."
+    _need("torch")
+    with pytest.raises(FuseError) as caught:
+        fuse_lang.compile("X = const([1])\nexport X\n", backend="torch", device=device)
+    assert str(caught.value) == f"the torch backend runs on cpu, cuda[:N] or mps, not {device!r}"

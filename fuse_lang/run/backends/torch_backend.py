@@ -29,8 +29,9 @@ def _device(device: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         found = torch.device(device)
-    except RuntimeError as err:
-        raise BackendError(f"torch does not know the device {device!r}: {err}") from None
+    except RuntimeError:  # (torch's own message lists every device type it has a name for)
+        raise BackendError(f"the torch backend runs on cpu, cuda[:N] or mps, "
+                           f"not {device!r}") from None
     if found.type == "cuda":
         if not torch.cuda.is_available():
             raise BackendError(f"the device {device!r} is not available: torch sees no CUDA GPU "
