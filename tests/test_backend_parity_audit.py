@@ -161,3 +161,23 @@ def test_a_device_torch_has_no_place_for_is_said_as_jax_says_it(device):
     with pytest.raises(FuseError) as caught:
         fuse_lang.compile("X = const([1])\nexport X\n", backend="torch", device=device)
     assert str(caught.value) == f"the torch backend runs on cpu, cuda[:N] or mps, not {device!r}"
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_topk_ranks_a_nan_last_whatever_its_sign_bit(tmp_path, backend, compiled):
+    # jax's lax.top_k ranked a NaN with its sign bit clear above inf: [nan, 2, 1]
+    row = np.array([-np.float32(np.nan), 1, -np.inf, np.nan, 2], dtype=np.float32)
+    np.save(tmp_path / "x.npy", row[None, :])
+    text = 'X[i,j] = "x.npy"\nT[i,j] = topk(X[i,j], k=3)\nA[i,j] = topk(X[i,j], k=5)\nexport T, A\n'
+    got = _compile(text, backend, compiled, base_dir=tmp_path).run()
+    np.testing.assert_array_equal(got["T"], [[2, 1, -np.inf]])
+    np.testing.assert_array_equal(got["A"], [[2, 1, -np.inf, np.nan, np.nan]])
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_gelu_of_inf_is_inf(tmp_path, backend, compiled):
+    # torch's F.gelu gave NaN at +inf (x * Φ(x) is inf * 1 there)
+    np.save(tmp_path / "x.npy", np.array([-np.inf, -1.0, 0.0, 1.0, np.inf]))
+    text = 'X[i] = "x.npy"\nY[i] = gelu(X[i])\nexport Y\n'
+    got = _compile(text, backend, compiled, base_dir=tmp_path).run()["Y"]
+    np.testing.assert_allclose(got, [np.nan, -0.15865526, 0, 0.8413447, np.inf], rtol=1e-6)

@@ -196,8 +196,11 @@ class JaxBackend(Backend):
         return jax.nn.gelu(x, approximate=False)
 
     def topk(self, x: jax.Array, k: int) -> jax.Array:
-        """The k largest along the last axis, descending."""
-        return jax.lax.top_k(x, k)[0]
+        """The k largest along the last axis, descending; a NaN ranks below every
+        number, as in NumPy's sort (lax.top_k ranks by the sign bit: a NaN with it
+        clear above inf, one with it set, as log(-1) makes, below -inf)."""
+        order = jnp.argsort(-x, axis=-1, stable=True)[..., :k]  # NaN sorts last
+        return jnp.take_along_axis(x, order, axis=-1)
 
     def scatter(self, op: str, size: int, targets: np.ndarray, values: jax.Array,
                 init: float) -> jax.Array:

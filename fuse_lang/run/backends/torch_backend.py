@@ -4,6 +4,7 @@ run of equations as one aten graph (make_fx: Python control flow is resolved
 at capture, as jax.jit does) and hands it to `torch.compile`."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Callable
 
@@ -208,7 +209,10 @@ class TorchBackend(Backend):
         return torch.where(self._t(cond), self._t(a), self._t(b)).to(self.dtype)
 
     erf = _elementwise(torch.erf)
-    gelu = _elementwise(F.gelu)  # the exact (erf) form
+    def gelu(self, x: Any) -> torch.Tensor:
+        """The exact (erf) form; gelu(inf) is inf, as in NumPy and jax (F.gelu: NaN)."""
+        x = self._t(x)
+        return torch.where(x == math.inf, x, F.gelu(x))
 
     def topk(self, x: torch.Tensor, k: int) -> torch.Tensor:
         """The k largest along the last axis, descending (equal values are equal:
