@@ -181,3 +181,16 @@ def test_gelu_of_inf_is_inf(tmp_path, backend, compiled):
     text = 'X[i] = "x.npy"\nY[i] = gelu(X[i])\nexport Y\n'
     got = _compile(text, backend, compiled, base_dir=tmp_path).run()["Y"]
     np.testing.assert_allclose(got, [np.nan, -0.15865526, 0, 0.8413447, np.inf], rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_bad_ids_in_a_recursion_are_said_as_numpy_says_them(tmp_path, backend, compiled):
+    # jitted jax ran the fixpoint as one while-loop graph, read NaN for the id 5 and said
+    # "Y did not converge: after 1 iteration the values are no longer finite"
+    np.save(tmp_path / "emb.npy", np.array([1.0, 2.0]))
+    np.save(tmp_path / "tok.npy", np.array([0.0, 5.0]))
+    text = ('Emb[v] = "emb.npy"\nTok[t] = "tok.npy"\n'
+            "Y[t] = 0.5 Y[t] + gather(Emb[v], Tok[t], axis=v)\nexport Y\n")
+    assert _error(text, backend, compiled, base_dir=tmp_path) == (
+        "line 3: `Y[t] = 0.5 Y[t] + gather(Emb[v], Tok[t], axis=v)`: gather's positions hold "
+        "the position 5, outside the 2 of its axis (0 to 1)")

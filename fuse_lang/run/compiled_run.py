@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..front import ir
 from .cache import EXPORT_FOLDER
 from .fixpoint.loop import Iteration, repeat
+from .results import FuseError
 from .run_plan import Segment
 
 # `run` below is a run.execution.Execution, named by its use only: that module
@@ -49,7 +50,14 @@ class CompiledRun:
                 if (run.schedules or run.unrolled_rounds(names)) and group.looped:
                     run.one(group)  # rounds with their own temperatures, unrolled
                 elif run.plan.abilities.while_loop and group.looped and not watched:
-                    self.loop(("loop", sinks, number), names)
+                    try:
+                        self.loop(("loop", sinks, number), names)
+                    except FuseError:
+                        # (a graph's id reader reads NaN: "no longer finite"); eagerly,
+                        # bad ids stop the run with the message NumPy gives
+                        if not _reading_ids(run, names):
+                            raise
+                        run.one(group)
                 elif group.looped:
                     self.rounds(("round", sinks, number), names)
                 else:
@@ -78,7 +86,8 @@ class CompiledRun:
         that is not finite, its groups run again eagerly: bad ids stop the run as the
         reference does; good ones (a NaN of the data) give the same values."""
         run = self.run
-        names = [name for name in _reading_ids(run, segment) if name in run.values]
+        names = [name for name in _reading_ids(run, [n for g in segment.groups for n in g.names])
+                 if name in run.values]
         if not names:
             return
         backend = run.backend
@@ -180,17 +189,16 @@ class CompiledRun:
 IDS_READERS = frozenset({"gather", "cross_entropy"})
 
 
-def _reading_ids(run: Run, segment: Segment) -> list[str]:
-    """The segment's tensors whose equations call a builtin that reads ids."""
+def _reading_ids(run: Run, names: list[str]) -> list[str]:
+    """Those of `names` whose equations call a builtin that reads ids."""
     found = []
     statements = run.statements
-    for group in segment.groups:
-        for name in group.names:
-            info = run.analysis.tensors.get(name)
-            for number in (info.statements if info is not None else ()):
-                rhs = getattr(statements[number], "rhs", None)
-                if rhs is not None and any(type(node) is ir.Call and node.name in IDS_READERS
-                                           for node in ir.walk(rhs)):
-                    found.append(name)
-                    break
+    for name in names:
+        info = run.analysis.tensors.get(name)
+        for number in (info.statements if info is not None else ()):
+            rhs = getattr(statements[number], "rhs", None)
+            if rhs is not None and any(type(node) is ir.Call and node.name in IDS_READERS
+                                       for node in ir.walk(rhs)):
+                found.append(name)
+                break
     return found
