@@ -194,3 +194,52 @@ def test_bad_ids_in_a_recursion_are_said_as_numpy_says_them(tmp_path, backend, c
     assert _error(text, backend, compiled, base_dir=tmp_path) == (
         "line 3: `Y[t] = 0.5 Y[t] + gather(Emb[v], Tok[t], axis=v)`: gather's positions hold "
         "the position 5, outside the 2 of its axis (0 to 1)")
+
+
+SCALE = 'X[i] = "x.npy"\nY[i] = X[i] * 2\nexport Y\n'
+
+
+def _torch_input(kind: str):
+    _need("torch")
+    import torch
+
+    if kind == "requires_grad":
+        return torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    return torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+@pytest.mark.parametrize("kind", ["requires_grad", "bfloat16"])
+def test_a_torch_tensor_is_an_input_on_every_backend(tmp_path, backend, compiled, kind):
+    # numpy: "Can't call numpy() on Tensor that requires grad" (a FuseError holding torch's
+    # advice), and for bfloat16 on numpy and jax an internal TypeError ("Got unsupported
+    # ScalarType BFloat16"); torch took both
+    np.save(tmp_path / "x.npy", np.ones(3))
+    program = _compile(SCALE, backend, compiled, base_dir=tmp_path)
+    got = program.run({"X": _torch_input(kind)})["Y"]
+    np.testing.assert_array_equal(got, np.float32([2, 4, 6]))
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_complex_numbers_are_refused_from_torch_as_from_numpy(tmp_path, backend, compiled):
+    # a torch complex tensor was taken with its imaginary part dropped (a numpy one refused)
+    _need("torch")
+    import torch
+
+    np.save(tmp_path / "x.npy", np.ones(3))
+    program = _compile(SCALE, backend, compiled, base_dir=tmp_path)
+    for value in (np.array([1 + 1j, 2, 3], dtype=np.complex64), torch.tensor([1 + 1j, 2, 3])):
+        with pytest.raises(FuseError) as caught:
+            program.run({"X": value})
+        assert str(caught.value) == ('line 1: `X[i] = "x.npy"`: the input for `X` holds complex64 '
+                                     "values; Fuse reads only bool, integer or float numbers")
+
+
+@pytest.mark.parametrize("backend,compiled", RUNS)
+def test_a_ragged_list_input_is_a_message(tmp_path, backend, compiled):
+    # every backend: an internal ValueError ("setting an array element with a sequence")
+    np.save(tmp_path / "x.npy", np.ones((2, 2)))
+    program = _compile('X[i,j] = "x.npy"\nY[i] = X[i,j]\nexport Y\n', backend, compiled,
+                       base_dir=tmp_path)
+    with pytest.raises(FuseError, match="the input for `X` is no rectangular array of numbers"):
+        program.run({"X": [[1, 2], [3]]})
