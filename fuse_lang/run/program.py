@@ -38,7 +38,7 @@ from .compiling import (
 )
 from .config import checked_against, choose_backend, merged
 from .execution import Execution, RunCaches, RunCounters, RunSettings
-from .inputs import given_inputs, input_items
+from .inputs import given_inputs
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
 from .limits import CheckedBackend, Checkpoint, checked_hook, checked_time_limit, watching
@@ -292,8 +292,7 @@ class CompiledProgram:
     def run_plan(self, inputs: Mapping[str, Any] | None = None) -> RunPlan:
         """The RunPlan a run with these inputs executes (the same object: made once
         per input-shape signature); `fuse explain` renders it."""
-        given = {name: np.asarray(value) if not hasattr(value, "shape") else value
-                 for name, value in input_items(inputs)}
+        given = given_inputs(inputs, self.backend.name)
         with reading_once(dict(self.file_reads)):
             return self._prepared(given)[0]
 
@@ -396,7 +395,7 @@ class CompiledProgram:
             precision = "fp64" if self.config.precision == "fp64" else "fp32"
             program = self.variant(backend=NumpyBackend("cpu", precision), compiled=False)
         given = {n: v if isinstance(v, np.ndarray) else np.asarray(self.backend.to_numpy(v))
-                 for n, v in input_items(inputs)}
+                 for n, v in given_inputs(inputs, self.backend.name).items()}
         with reading_once(dict(self.file_reads)):
             plan, caches = program._prepared(given)
         runs = max(self._counters.runs - 1, 0)
