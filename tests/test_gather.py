@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import fuse_lang
+from fuse_lang.run.program import FuseError
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -152,16 +153,21 @@ def test_misuse_is_checked(tmp_path):
 
 
 def test_a_traced_jax_run_makes_ids_out_of_range_nan_not_an_edge_row(tmp_path):
-    """A jitted run cannot stop on values: an id outside the rows reads NaN (jax's own
-    indexing would clamp it to the last row), and a class id no class matches makes
-    that row's cross-entropy NaN rather than 0."""
+    """A traced graph cannot stop on values: in one (the jax export here, a training
+    step) an id outside the rows reads NaN (jax's own indexing would clamp it to the
+    last row), and a class id no class matches makes that row's cross-entropy NaN
+    rather than 0.  A jitted run that read such a NaN runs those equations again
+    eagerly and stops as NumPy does (tests/test_backend_parity_audit.py)."""
     pytest.importorskip("jax")
     _lookup_files(tmp_path)
     np.save(tmp_path / "tok.npy", np.array([9, 0, 2, 2, 1]))
     text = LOOKUPS.replace("export E, EB, P, S", "CE[t] = cross_entropy(LP[t,v], Tok[t], "
                            "axis=v)\nexport E, CE")
-    result = fuse_lang.compile(text, backend="jax", base_dir=tmp_path, compiled=True,
-                               targets=["E", "CE"]).run()
+    program = fuse_lang.compile(text, backend="jax", base_dir=tmp_path, compiled=True,
+                                targets=["E", "CE"])
+    with pytest.raises(FuseError, match="gather's positions hold the position 9, outside the 7"):
+        program.run()
+    result = program.export("jax").run({"Tok": np.array([9.0, 0, 2, 2, 1])})
     e, ce = np.asarray(result["E"]), np.asarray(result["CE"])
     assert np.isnan(e[0]).all() and np.isfinite(e[1:]).all()
     assert np.isnan(ce[0]) and np.isfinite(ce[1:]).all()

@@ -14,8 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ..front import ir
 from .cache import EXPORT_FOLDER
 from .fixpoint.loop import Iteration, repeat
+from .results import FuseError
 from .run_plan import Segment
 
 # `run` below is a run.execution.Execution, named by its use only: that module
@@ -48,7 +50,14 @@ class CompiledRun:
                 if (run.schedules or run.unrolled_rounds(names)) and group.looped:
                     run.one(group)  # rounds with their own temperatures, unrolled
                 elif run.plan.abilities.while_loop and group.looped and not watched:
-                    self.loop(("loop", sinks, number), names)
+                    try:
+                        self.loop(("loop", sinks, number), names)
+                    except FuseError:
+                        # (a graph's id reader reads NaN: "no longer finite"); eagerly,
+                        # bad ids stop the run with the message NumPy gives
+                        if not _reading_ids(run, names):
+                            raise
+                        run.one(group)
                 elif group.looped:
                     self.rounds(("round", sinks, number), names)
                 else:
@@ -68,6 +77,25 @@ class CompiledRun:
         bases = run.bases_of([list(group.names) for group in segment.groups])
         run.values.update(graph({n: run.values[n] for n in segment.reads
                                  if n in run.values}, {"bases": bases}))
+        self.recheck_ids(segment)
+
+    def recheck_ids(self, segment: Segment) -> None:
+        """A graph cannot stop on values: a `gather` or `cross_entropy` traced there
+        reads NaN where an id is no position of its axis (jax; the eager run and NumPy
+        stop with a message naming the id).  Where such a tensor came out with a value
+        that is not finite, its groups run again eagerly: bad ids stop the run as the
+        reference does; good ones (a NaN of the data) give the same values."""
+        run = self.run
+        names = [name for name in _reading_ids(run, [n for g in segment.groups for n in g.names])
+                 if name in run.values]
+        if not names:
+            return
+        backend = run.backend
+        finite = [backend.concrete(backend.finite(run.values[name]).all()) for name in names]
+        if any(flag is None for flag in finite) or all(bool(flag) for flag in finite):
+            return  # (traced itself, as inside a gradient: the training step checks)
+        for group in segment.groups:
+            run.one(group)
 
     def graph(self, key: tuple, body: Callable[[Run, dict], Any]) -> Callable:
         """`body(run, extra)` compiled by the backend, once per shape signature.
@@ -156,3 +184,21 @@ class CompiledRun:
         run.values.update(members)
         if run.place is not None:
             run.placed(rounds.group)
+
+
+IDS_READERS = frozenset({"gather", "cross_entropy"})
+
+
+def _reading_ids(run: Run, names: list[str]) -> list[str]:
+    """Those of `names` whose equations call a builtin that reads ids."""
+    found = []
+    statements = run.statements
+    for name in names:
+        info = run.analysis.tensors.get(name)
+        for number in (info.statements if info is not None else ()):
+            rhs = getattr(statements[number], "rhs", None)
+            if rhs is not None and any(type(node) is ir.Call and node.name in IDS_READERS
+                                       for node in ir.walk(rhs)):
+                found.append(name)
+                break
+    return found

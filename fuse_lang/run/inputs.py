@@ -57,6 +57,29 @@ def _array(name: Any, value: Any) -> np.ndarray:
                         f"{str(err).split('. ')[0]}") from None
 
 
+def given_inputs(inputs: Any, backend: str) -> dict[str, Any]:
+    """A run's inputs by name: a framework tensor of the run's own framework as it is
+    (moved to the device once, when read), anything else as a NumPy array.  A torch
+    tensor given to another backend is read off torch first (detached, bfloat16 as
+    float32: NumPy has no bfloat16); a nested list that is not rectangular is a
+    FuseError, never NumPy's ValueError."""
+    given = {}
+    for name, value in input_items(inputs):
+        if type(value).__module__.startswith("torch") and backend != "torch" \
+                and hasattr(value, "detach"):
+            value = value.detach().cpu()
+            value = (value.float() if str(value.dtype) == "torch.bfloat16" else value).numpy()
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")) \
+                or isinstance(value, np.ndarray):
+            try:
+                value = np.asarray(value)
+            except ValueError as err:  # ragged lists: "inhomogeneous shape after 1 dimensions"
+                raise FuseError(f"the input for `{name}` is no rectangular array of numbers "
+                                f"(NumPy: {err})") from None
+        given[name] = value
+    return given
+
+
 def _host_dtype(backend: Backend) -> Any:
     """The NumPy type positions are gathered in before a backend takes them sparse
     (its own float type where NumPy knows it: no conversion on NumPy)."""
@@ -222,7 +245,12 @@ def refuse_nan(where: str, name: str, data: Any) -> None:
 def _refuse_non_numbers(name: str, data: Any) -> None:
     """A NumPy input of complex numbers, dates, text or records is refused: converting
     it would lose its imaginary part or make numbers of dates, silently."""
-    kind = getattr(getattr(data, "dtype", None), "kind", None)
+    dtype = getattr(data, "dtype", None)
+    if getattr(dtype, "is_complex", False):  # a torch tensor of complex numbers
+        words = str(dtype).removeprefix("torch.")  # said as NumPy's dtype is
+        raise EvaluationError(f"the input for `{name}` holds {words} values; Fuse reads "
+                              f"only bool, integer or float numbers")
+    kind = getattr(dtype, "kind", None)
     if isinstance(data, np.ndarray) and kind not in ("b", "i", "u", "f"):
         raise EvaluationError(f"the input for `{name}` holds {data.dtype} values; Fuse reads "
                               f"only bool, integer or float numbers")

@@ -38,7 +38,7 @@ from .compiling import (
 )
 from .config import checked_against, choose_backend, merged
 from .execution import Execution, RunCaches, RunCounters, RunSettings
-from .inputs import input_items
+from .inputs import given_inputs
 from .interpret.evaluate import EvaluationError
 from .interpret.float_warnings import FloatWarnings
 from .limits import CheckedBackend, Checkpoint, checked_hook, checked_time_limit, watching
@@ -293,8 +293,7 @@ class CompiledProgram:
     def run_plan(self, inputs: Mapping[str, Any] | None = None) -> RunPlan:
         """The RunPlan a run with these inputs executes (the same object: made once
         per input-shape signature); `fuse explain` renders it."""
-        given = {name: np.asarray(value) if not hasattr(value, "shape") else value
-                 for name, value in input_items(inputs)}
+        given = given_inputs(inputs, self.backend.name)
         with reading_once(dict(self.file_reads)):
             return self._prepared(given)[0]
 
@@ -329,9 +328,7 @@ class CompiledProgram:
         values (training on jax)."""
         checkpoint = Checkpoint(checked_time_limit(time_limit), self.interrupt, self.progress)
         # a framework tensor stays as it is (moved to the device once, when read)
-        given = {name: value if hasattr(value, "shape") and hasattr(value, "dtype")
-                 and not isinstance(value, np.ndarray) else np.asarray(value)
-                 for name, value in input_items(inputs)}
+        given = given_inputs(inputs, self.backend.name)
         with self.backend.context():
             if self.weights is not None:  # inputs given by the caller win
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),
@@ -399,7 +396,7 @@ class CompiledProgram:
             precision = "fp64" if self.config.precision == "fp64" else "fp32"
             program = self.variant(backend=NumpyBackend("cpu", precision), compiled=False)
         given = {n: v if isinstance(v, np.ndarray) else np.asarray(self.backend.to_numpy(v))
-                 for n, v in input_items(inputs)}
+                 for n, v in given_inputs(inputs, self.backend.name).items()}
         with reading_once(dict(self.file_reads)):
             plan, caches = program._prepared(given)
         runs = max(self._counters.runs - 1, 0)
@@ -417,8 +414,7 @@ class CompiledProgram:
         """An eager run with these inputs (and the weights') that has not started:
         its `every_value()` keeps every value (nothing released, no sink written)
         on this backend, for a caller to go on from row by row (run.generate)."""
-        given = {name: value if hasattr(value, "shape") and not isinstance(value, np.ndarray)
-                 else np.asarray(value) for name, value in input_items(inputs)}
+        given = given_inputs(inputs, self.backend.name)
         with self.backend.context():
             if self.weights is not None:
                 given = {**self.weights.inputs(self.backend, list(self.analysis.tensors)),

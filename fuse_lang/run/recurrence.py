@@ -9,7 +9,7 @@ index each member is written position by position: at each position, the
 members in order, each the sum of the equations that give that position (a
 start, `Z[0,d] = X0[d]`) and its equations over the index (LANGUAGE.md §6).  Plain backend
 arithmetic throughout, so a compiled graph or an export unrolls the steps
-(torch and jax put rows in by arithmetic, so that gradients flow; NumPy writes
+(torch and jax put rows in with `where`, so that gradients flow; NumPy writes
 them in place).
 """
 from __future__ import annotations

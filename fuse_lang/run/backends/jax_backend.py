@@ -123,10 +123,16 @@ class JaxBackend(Backend):
 
     def gather_rows(self, x: jax.Array, ids: jax.Array) -> jax.Array:
         rows = jnp.arange(jnp.shape(ids)[0])[:, None]
-        # an id out of range reads NaN, not the clamped edge row jax's indexing gives
-        # (a traced run cannot stop on values: the run checks ids where it has them)
-        return x.at[rows, jnp.asarray(ids).astype(jnp.int32)].get(mode="fill",
-                                                                 fill_value=jnp.nan)
+        # an id that is no position reads NaN: not the clamped edge row jax's indexing
+        # gives, nor the row from the end a negative id picks, nor a fraction's or NaN's
+        # truncation to a row (a traced run cannot stop on values: the run checks ids
+        # where it has them, and runs a traced one again eagerly where it read NaN)
+        ids = jnp.asarray(ids)
+        count = jnp.shape(x)[1]
+        good = (ids >= 0) & (ids < count) & (ids == jnp.floor(ids)) if jnp.issubdtype(
+            ids.dtype, jnp.floating) else (ids >= 0) & (ids < count)
+        picks = jnp.where(good, ids, count).astype(jnp.int32)  # `count`: outside, filled
+        return x.at[rows, picks].get(mode="fill", fill_value=jnp.nan)
 
     def diagonal(self, x: jax.Array, a: int, b: int) -> jax.Array:
         return jnp.moveaxis(jnp.diagonal(x, axis1=a, axis2=b), -1, a)
@@ -191,8 +197,11 @@ class JaxBackend(Backend):
         return jax.nn.gelu(x, approximate=False)
 
     def topk(self, x: jax.Array, k: int) -> jax.Array:
-        """The k largest along the last axis, descending."""
-        return jax.lax.top_k(x, k)[0]
+        """The k largest along the last axis, descending; a NaN ranks below every
+        number, as in NumPy's sort (lax.top_k ranks by the sign bit: a NaN with it
+        clear above inf, one with it set, as log(-1) makes, below -inf)."""
+        order = jnp.argsort(-x, axis=-1, stable=True)[..., :k]  # NaN sorts last
+        return jnp.take_along_axis(x, order, axis=-1)
 
     def scatter(self, op: str, size: int, targets: np.ndarray, values: jax.Array,
                 init: float) -> jax.Array:

@@ -4,6 +4,7 @@ run of equations as one aten graph (make_fx: Python control flow is resolved
 at capture, as jax.jit does) and hands it to `torch.compile`."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,8 +30,9 @@ def _device(device: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         found = torch.device(device)
-    except RuntimeError as err:
-        raise BackendError(f"torch does not know the device {device!r}: {err}") from None
+    except RuntimeError:  # (torch's own message lists every device type it has a name for)
+        raise BackendError(f"the torch backend runs on cpu, cuda[:N] or mps, "
+                           f"not {device!r}") from None
     if found.type == "cuda":
         if not torch.cuda.is_available():
             raise BackendError(f"the device {device!r} is not available: torch sees no CUDA GPU "
@@ -208,12 +210,18 @@ class TorchBackend(Backend):
         return torch.where(self._t(cond), self._t(a), self._t(b)).to(self.dtype)
 
     erf = _elementwise(torch.erf)
-    gelu = _elementwise(F.gelu)  # the exact (erf) form
+    def gelu(self, x: Any) -> torch.Tensor:
+        """The exact (erf) form; gelu(inf) is inf, as in NumPy and jax (F.gelu: NaN)."""
+        x = self._t(x)
+        return torch.where(x == math.inf, x, F.gelu(x))
 
     def topk(self, x: torch.Tensor, k: int) -> torch.Tensor:
         """The k largest along the last axis, descending (equal values are equal:
-        which index a tie came from cannot show in the values)."""
-        return torch.topk(x, k, dim=-1, largest=True, sorted=True).values
+        which index a tie came from cannot show in the values); a NaN ranks below
+        everything, as NumPy's sort and jax's top_k have it (torch.topk takes a NaN for
+        the largest value)."""
+        order = torch.sort(-x, dim=-1, stable=True).indices[..., :k]  # NaN sorts last
+        return torch.take_along_dim(x, order, dim=-1)
 
     def scatter(self, op: str, size: int, targets: np.ndarray, values: torch.Tensor,
                 init: float) -> torch.Tensor:

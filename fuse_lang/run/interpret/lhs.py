@@ -342,13 +342,14 @@ def equation_op(stmt: ir.Equation) -> str:
 def put_row(backend: Backend, value: Any, row: Any, shape: tuple[int, ...], position: int,
              step: int) -> Any:
     """`value` with its row `step` along axis `position` replaced by `row`, without
-    writing in place (a framework's gradient flows through both)."""
+    writing in place (a framework's gradient flows through both).  A choice, not
+    `value * (1 - mask) + row * mask`: an inf in any row made every row NaN (inf * 0),
+    where NumPy's write in place keeps each row's own value."""
     import numpy as np
 
     mask_shape = [1] * len(shape)
     mask_shape[position] = shape[position]
-    mask = np.zeros(mask_shape)
-    mask.reshape(-1)[step] = 1.0
-    mask_b = backend.asarray(mask)
+    mask = np.zeros(mask_shape, dtype=bool)
+    mask.reshape(-1)[step] = True
     row = backend.reshape(row, shape[:position] + (1,) + shape[position + 1:])
-    return value * (1 - mask_b) + row * mask_b
+    return backend.where(mask, row, value)
