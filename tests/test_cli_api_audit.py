@@ -229,7 +229,7 @@ SOURCE = 'X[i] = "x.npy"\nY[i] = X[i] * 2\nexport Y\n'
     ("1 2 3", "the input for `X` is a str, not an array"),
     ({"a": 1}, "the input for `X` is a dict, not an array"),
     ({1, 2, 3}, "the input for `X` is a set, not an array"),
-    ([[1], [2, 3]], "the input for `X` is a list that makes no array"),
+    ([[1], [2, 3]], "the input for `X` is a list that makes no rectangular array of numbers"),
 ])
 def test_an_input_that_is_no_array_says_so(tmp_path, value, said):
     # (None, a str and a dict said "the input for `X` has 0 axes but `X` has 1"; a

@@ -53,8 +53,8 @@ def _array(name: Any, value: Any) -> np.ndarray:
     try:
         return np.asarray(value)
     except (ValueError, TypeError) as err:  # a ragged list
-        raise FuseError(f"the input for `{name}` is {what} that makes no array: "
-                        f"{str(err).split('. ')[0]}") from None
+        raise FuseError(f"the input for `{name}` is {what} that makes no rectangular "
+                        f"array of numbers (NumPy: {str(err).split('. ')[0]})") from None
 
 
 def given_inputs(inputs: Any, backend: str) -> dict[str, Any]:
@@ -62,20 +62,15 @@ def given_inputs(inputs: Any, backend: str) -> dict[str, Any]:
     (moved to the device once, when read), anything else as a NumPy array.  A torch
     tensor given to another backend is read off torch first (detached, bfloat16 as
     float32: NumPy has no bfloat16); a nested list that is not rectangular is a
-    FuseError, never NumPy's ValueError."""
+    FuseError, never NumPy's ValueError (input_items)."""
     given = {}
     for name, value in input_items(inputs):
         if type(value).__module__.startswith("torch") and backend != "torch" \
                 and hasattr(value, "detach"):
             value = value.detach().cpu()
             value = (value.float() if str(value.dtype) == "torch.bfloat16" else value).numpy()
-        if not (hasattr(value, "shape") and hasattr(value, "dtype")) \
-                or isinstance(value, np.ndarray):
-            try:
-                value = np.asarray(value)
-            except ValueError as err:  # ragged lists: "inhomogeneous shape after 1 dimensions"
-                raise FuseError(f"the input for `{name}` is no rectangular array of numbers "
-                                f"(NumPy: {err})") from None
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            value = np.asarray(value)  # (an array-like with a shape: lists are made above)
         given[name] = value
     return given
 

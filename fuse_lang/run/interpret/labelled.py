@@ -62,27 +62,10 @@ def project(backend: Backend, x: LArray, names, op: str) -> LArray:
     drop = [i for i, a in enumerate(x.axes) if a in names]
     if not drop:
         return x
-    kept = tuple(a for a in x.axes if a not in names)
-    if op in ("max", "min"):
-        shape = backend.shape(x.data)
-        empty = [x.axes[k] for k in drop if shape[k] == 0]
-        if empty:  # NumPy: "zero-size array to reduction operation maximum ..."; torch: IndexError
-            return _extreme_of_nothing(backend, shape, drop, kept, empty, op)
+    # (a max or min over an axis of extent 0 is the backends' reduce's: no value, 0,
+    # which another equation of the same tensor does not combine with: run.interpret.lhs)
     data = backend.reduce(op, x.data, tuple(drop))
-    return LArray(data, kept)
-
-
-def _extreme_of_nothing(backend: Backend, shape: tuple[int, ...], drop: list[int],
-                        kept: tuple[str, ...], empty: list[str], op: str) -> LArray:
-    """A max or min over an empty axis: an empty result is empty; a value is an error,
-    said the same way on every backend (there is nothing to take the max of)."""
-    out = tuple(n for k, n in enumerate(shape) if k not in drop)
-    if 0 in out:
-        return LArray(backend.zeros(out), kept, True)
-    names = ", ".join(f"`{a}`" for a in empty)
-    has = "has" if len(empty) == 1 else "have"
-    raise ValueError(f"a {op} over an empty axis ({names} {has} extent 0) has no value: "
-                     f"there is nothing to take the {op} of")
+    return LArray(data, tuple(a for a in x.axes if a not in names))
 
 
 def expand_to(backend: Backend, x: LArray, axes: tuple[str, ...], extents: dict[str, int]) -> Any:
