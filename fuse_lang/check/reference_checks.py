@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..front import ir
 from ..front.builtins import COMPARISONS, NORMALISING_BUILTINS
 from ..front.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit, make
+from ..front.ir_text import index_text
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .calls import unknown_function
@@ -184,10 +185,9 @@ def _virtual_shift(index: ir.IndexVirtual, read: ir.Ref | None = None, delta: in
     """A virtual index at a step a recurrence has not: written at `*t+2` or `*t-1`, or
     read at another step than the current one (`A[i,*t+1]`, `A[i,*t-1]`), where the
     run would give the current value."""
-    shift = ir.virtual_shift(index)
     var = ir.index_vars(index)[0].name
     span = moved_span(index.span, delta)
-    written = f"*{var}{'+' if shift > 0 else '-'}{abs(shift)}"
+    written = index_text(index)
     if read is None:
         return make("virtual-index", f"a virtual index steps by one and keeps only the "
                     f"current value, so it is written `*{var}` (the start) or `*{var}+1` (the "

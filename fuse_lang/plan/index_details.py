@@ -22,6 +22,7 @@ from typing import Sequence
 from ..check.symbols import IndexRole
 from ..front import ir
 from ..front.builtins import BUILTINS
+from ..front.ir_text import index_text
 
 # builtins whose result has axes of its own, bound to the left-hand side's
 _SHAPING = frozenset({"concat", "topk"} | {n for n, b in BUILTINS.items() if not b.elementwise})
@@ -46,16 +47,16 @@ def index_details(stmt: ir.Equation, roles: Sequence[IndexRole], step: str | Non
             continue
         if isinstance(index, ir.IndexVirtual):
             for var in ir.index_vars(index):
-                out[var.name] = ("step", f"virtual `*{_text(index.inner)}`: iterated, only "
+                out[var.name] = ("step", f"virtual `*{index_text(index.inner)}`: iterated, only "
                                          f"the latest value kept, not an axis of "
                                          f"{stmt.lhs.name}")
         elif isinstance(index, ir.IndexShift):
             for var in index.terms:
-                out.setdefault(var.name, ("output", f"written at `{_text(index)}`: shifted, "
+                out.setdefault(var.name, ("output", f"written at `{index_text(index)}`: shifted, "
                                                     "a write outside the axis dropped"))
         elif isinstance(index, ir.IndexDiv):
             op = _COMBINES.get(stmt.op, stmt.op)
-            out[index.var.name] = ("output", f"pooled as `{_text(index)}`: the values that "
+            out[index.var.name] = ("output", f"pooled as `{index_text(index)}`: the values that "
                                              f"share a position combined by {op}")
     if step is not None and step not in out:
         out[step] = ("output", f"the recurrence's step: computed in order of `{step}`, "
@@ -95,14 +96,3 @@ def _normalised_axis(stmt: ir.Equation, call: ir.Call) -> str | None:
             return keyword.value.name
     lhs = stmt.lhs.indices or ()
     return lhs[-1].name if lhs and isinstance(lhs[-1], ir.IndexVar) else None
-
-
-def _text(index: ir.Index) -> str:
-    if isinstance(index, ir.IndexVar):
-        return index.name
-    if isinstance(index, ir.IndexShift):
-        text = "+".join(v.name for v in index.terms)
-        return text + (f"{index.offset:+d}" if index.offset else "")
-    if isinstance(index, ir.IndexDiv):
-        return f"{index.var.name}/{index.divisor}"
-    return ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..front import ir
+from ..front.ir_text import index_text
 from ..speed.fastinit import frozen_dataclass
 
 
@@ -109,22 +110,6 @@ def factor_text(source: str, factor: ir.Expr) -> str:
 
 def reference_text(ref: ir.Ref) -> str:
     """`X[n,x+dx,i]`: a reference as the einsum line shows it."""
-    texts = [str(i.value) if isinstance(i, ir.IndexConst) else _index_text(i)
+    texts = [str(i.value) if isinstance(i, ir.IndexConst) else index_text(i)
              for i in ref.indices or ()]
     return f"{ref.name}[{','.join(texts)}]"
-
-
-def _index_text(index: ir.Index) -> str:
-    if isinstance(index, ir.IndexVar):
-        return index.name
-    if isinstance(index, ir.IndexShift):
-        text = "+".join(v.name for v in index.terms)
-        return text + (f"{index.offset:+d}" if index.offset else "")
-    if isinstance(index, ir.IndexDiv):
-        return f"{index.var.name}/{index.divisor}"
-    if isinstance(index, ir.IndexSlice):
-        return f"{'' if index.start is None else index.start}:" \
-               f"{'' if index.stop is None else index.stop}"
-    if isinstance(index, ir.IndexVirtual):
-        return "*" + _index_text(index.inner)
-    return str(index.value)
