@@ -88,9 +88,9 @@ def _step_together(statements: tuple[ir.Statement, ...], tensors: dict[str, Tens
     directly or through tensors computed at each step, steps with it: an edge back
     from each such state to the reader puts them in one group (else the reader's
     recurrence ran after the other's and read its last value at every step)."""
+    virtual_index = ir.IndexVirtual
     virtual = {n: sym for n, sym in tensors.items()
-               if sym.first.indices and any(type(ix) is ir.IndexVirtual
-                                            for ix in sym.first.indices)}
+               if sym.first.indices and virtual_index in map(type, sym.first.indices)}
     if len(virtual) < 2:
         return
     reads = {n: _virtual_reads(statements, sym) for n, sym in virtual.items()}
