@@ -162,7 +162,7 @@ def test_a_bias_read_with_another_index_is_the_error_not_the_input(tmp_path):
     assert where(diag) == at(text, "B1[d]")
     assert diag["message"] == (
         "extents conflict where `B1` is used: `d` has extent 32 in this equation (from the "
-        "shape of x.npy) but indexes axis 1 of `B1`, of extent 64 (from the shape of b1.npy)")
+        "shape of x.npy) but indexes axis 0 of `B1`, of extent 64 (from the shape of b1.npy)")
 
 
 def test_a_weight_transposed_beside_a_correct_use_is_the_error(tmp_path):
@@ -172,7 +172,7 @@ def test_a_weight_transposed_beside_a_correct_use_is_the_error(tmp_path):
     (diag,) = check_json(path)
     assert diag["code"] == "extent-conflict"
     assert where(diag) == at(text, "W2[f,d]", "= W2[f,d]")
-    assert "`f` has extent 64 in this equation (from the shape of w1.npy) but indexes axis 1 " \
+    assert "`f` has extent 64 in this equation (from the shape of w1.npy) but indexes axis 0 " \
            "of `W2`, of extent 32 (from the shape of w2.npy)" in diag["message"]
 
 
@@ -190,9 +190,9 @@ def test_an_imported_weight_transposed_at_its_use_is_an_error_at_the_use(tmp_pat
     assert diag["code"] == "extent-conflict"
     assert where(diag) == at(text, "m::W[d,n]")
     # (the library's own `axis f = 4`, as the library writes it)
-    assert "`d` has extent 8 in this equation (from this literal) but indexes axis 1 of " \
+    assert "`d` has extent 8 in this equation (from this literal) but indexes axis 0 of " \
            "`m::W`, of extent 4 (from axis f = 4)" in diag["message"]
-    assert "`n` has extent 3 in this equation (from this literal) but indexes axis 2 of " \
+    assert "`n` has extent 3 in this equation (from this literal) but indexes axis 1 of " \
            "`m::W`, of extent 8 (from axis d = 8)" in diag["message"]
     assert {(r["path"].endswith("lib.fuse"), r["line"]) for r in diag["related"]} == \
         {(True, 3), (True, 1)}
@@ -206,7 +206,7 @@ def test_a_lone_index_an_axis_declaration_makes_a_clash_is_one_error_with_the_re
     assert text[diag.span.start:diag.span.end] == "B[d]"
     assert diag.message == (
         "extents conflict where `B` is used: `d` has extent 8 in this equation (from axis "
-        "d = 8) but indexes axis 1 of `B`, of extent 4 (from axis f = 4)")
+        "d = 8) but indexes axis 0 of `B`, of extent 4 (from axis f = 4)")
     (rename,) = diag.fixes
     assert rename.title == "Change `d` to `f`"
     (edit,) = rename.edits
@@ -309,7 +309,7 @@ def test_a_valid_convolution_joined_with_its_full_input_is_a_conflict_at_the_joi
     assert where(diag) == at(text, "X[x]", "H[x] X[x]")
     assert diag["message"] == (
         "extents conflict where `X` is used: `x` has extent 5 in this equation (from valid "
-        "windows over an axis of 7) but indexes axis 1 of `X`, of extent 7 (from this literal)")
+        "windows over an axis of 7) but indexes axis 0 of `X`, of extent 7 (from this literal)")
 
 
 def test_a_valid_convolution_joined_with_its_own_length_stays_clean():
@@ -382,8 +382,8 @@ def test_a_param_transposed_at_its_use_names_both_axes_and_swaps(tmp_path):
     assert where(diag) == at(text, "W[d,f]")
     assert diag["message"] == (
         "extents conflict where `W` is used: `f` has extent 4 in this equation (from axis "
-        "f = 4) but indexes axis 2 of `W`, of extent 8 (from axis d = 8); `d` has extent 8 "
-        "in this equation (from axis d = 8) but indexes axis 1 of `W`, of extent 4 (from "
+        "f = 4) but indexes axis 1 of `W`, of extent 8 (from axis d = 8); `d` has extent 8 "
+        "in this equation (from axis d = 8) but indexes axis 0 of `W`, of extent 4 (from "
         "axis f = 4)")
     (swap,) = diag["fixes"]
     assert swap["title"] == "Swap to `W[f,d]`"

@@ -149,7 +149,7 @@ def test_a_weight_transposed_at_its_use_is_one_error_at_the_use(block):
     assert diag["code"] == "extent-conflict"
     assert diag["line"] == line_of(path, "W1[d,f] A")  # the use, not the weight file
     assert "`d` has extent 32 in this equation" in diag["message"]
-    assert "axis 1 of `W1`, of extent 64" in diag["message"]
+    assert "axis 0 of `W1`, of extent 64" in diag["message"]
     related = {(r["line"], r["message"]) for r in diag["related"]}
     assert (line_of(path, "w/w1.npy"), "extent 64 from the shape of w/w1.npy") in related
     assert all({"end_line", "end_column"} <= r.keys() for r in diag["related"])

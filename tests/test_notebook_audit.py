@@ -159,7 +159,7 @@ def test_extents_that_conflict_are_named_by_the_variables(seen):
     assert seen[36]["stdout"] == (
         "cell:1:8: error[extent-conflict]: extents conflict where `A` is used: `i` has extent "
         "0 in this equation (from the shape of the notebook variable `empty`) but indexes axis "
-        "1 of `A`, of extent 3 (from the shape of the notebook variable `w`)\n"
+        "0 of `A`, of extent 3 (from the shape of the notebook variable `w`)\n"
         "1 | Y[i] = A[i] B[i]\n"
         "           ^^^^\n"
         "  --input B: note: extent 0 from the shape of the notebook variable `empty`\n"

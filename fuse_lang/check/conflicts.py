@@ -287,9 +287,7 @@ def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]]
         if meeting.pos in swaps:
             continue
         swaps[meeting.pos] = (meeting.var, axis_side.extent, var_side.extent)
-        parts.append(f"`{meeting.var}` has extent {short_number(var_side.extent)} in this equation "
-                     f"(from {var_side.what}) but indexes axis {meeting.pos + 1} of `{tensor}`, "
-                     f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
+        parts.append(_indexes_axis(meeting.var, var_side, meeting.pos, tensor, axis_side))
         related += [_because(var_side), _because(axis_side)]
     for q, index in enumerate(ref.indices or () if ref is not None else ()):
         if q in swaps or type(index) is not ir.IndexVar:
@@ -299,9 +297,7 @@ def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]]
         if var_side is None or axis_side is None or var_side.extent == axis_side.extent:
             continue
         swaps[q] = (index.name, axis_side.extent, var_side.extent)
-        parts.append(f"`{index.name}` has extent {short_number(var_side.extent)} in this "
-                     f"equation (from {var_side.what}) but indexes axis {q + 1} of `{tensor}`, "
-                     f"of extent {short_number(axis_side.extent)} (from {axis_side.what})")
+        parts.append(_indexes_axis(index.name, var_side, q, tensor, axis_side))
         related += [_because(var_side), _because(axis_side)]
     span = moved_span(ref.span if ref is not None else at.stmt.span, at.delta)
     text = "; ".join(parts)
@@ -309,6 +305,15 @@ def _at_use(stamp: int, tensor: str, group: list[tuple[_Traced, Meeting | None]]
                 related=tuple(dict.fromkeys(related)),
                 fixes=_swap_fix(ref, swaps, at.delta) if ref is not None else ())
 
+
+
+def _indexes_axis(var: str, var_side: Evidence, pos: int, tensor: str, axis_side: Evidence
+                  ) -> str:
+    """One index of a use that meets an axis of another extent (axes counted from 0,
+    as NumPy and PyTorch count them)."""
+    return (f"`{var}` has extent {short_number(var_side.extent)} in this equation (from "
+            f"{var_side.what}) but indexes axis {pos} of `{tensor}`, of extent "
+            f"{short_number(axis_side.extent)} (from {axis_side.what})")
 
 def _at_evidence(group: list[tuple[_Traced, Meeting | None]]) -> Diagnostic:
     """One error at the extent's origin (a declaration, a file, a literal) that

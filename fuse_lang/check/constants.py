@@ -118,7 +118,7 @@ def _constant(ref: ir.Ref, pos: int, index: ir.IndexConst, key: Key, values,
             f"{'atom' if ref.paren else 'reference'} matches nothing", index.span))
     elif value < 0:
         diags.append(make(
-            "invalid-index", f"{value} is not a position: axis {pos + 1} of `{ref.name}` holds "
+            "invalid-index", f"{value} is not a position: axis {pos} of `{ref.name}` holds "
             f"no values, so its constants are positions from 0; use an offset like `t-1`",
             index.span))
 

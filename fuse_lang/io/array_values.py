@@ -59,7 +59,7 @@ def _axis_values(name: str, k: int, values: Sequence | None) -> Any:
             or max(values) > MAX_AXIS_VALUE:
         shown = ", ".join(str(v) for v in sorted(values, key=float)[:3])
         raise FileProblem(
-            f"axis {k + 1} of {name} ranges over values ({shown}, ...) that are no array "
+            f"axis {k} of {name} ranges over values ({shown}, ...) that are no array "
             f"positions (an array file is indexed from 0); write it as tuples of values: "
             f"a relation to a sink .tsv, .csv or .jsonl, a numeric tensor's non-zeros to "
             f".facts")
