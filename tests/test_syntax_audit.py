@@ -198,3 +198,14 @@ def test_case_arms_separated_by_a_comma():
     code, covered, message = one_mistake("Y[i] = case { W[i] > 0 -> W[i], default -> 0 }\n")
     assert (code, covered) == ("syntax-error", ",")
     assert message == "unexpected ',': the arms of a `case` are separated by `;` or a new line"
+
+
+@pytest.mark.parametrize("line, covered, words", [
+    ("Y = reduce(sum) W[i]\n", ")", "`reduce` names its operator, then the indices it reduces"),
+    ("Y = reduce() W[i]\n", ")", "`reduce` names its operator, then the indices it reduces"),
+    ("Y = 1 + reduce(max, i)\n", "", "`reduce(sum, i)` reduces the expression after it"),
+])
+def test_a_reduce_without_its_indices_or_its_operand_says_its_form(line, covered, words):
+    code, under, message = one_mistake(line)
+    assert (code, under) == ("syntax-error", covered)
+    assert message.startswith(words) and message.endswith("`reduce(sum, i) X[i]`")

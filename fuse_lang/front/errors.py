@@ -36,6 +36,10 @@ _EXAMPLES: dict[str, list[str]] = {
         "Y[i] W[i]", "Y W", "Y[i] 3", "Y[i] (W)", "Y(i) W"],
     "missing ',' between indices": ["Y[i j] = X[i]", "Y = X[i j]", "Y = R(x y)"],
     "an index is missing between the commas": ["Y[i,,j] = X[i]", "Y = X[,i]", "Y = X[i,,j]"],
+    "`reduce` names its operator, then the indices it reduces: `reduce(sum, i) X[i]`": [
+        "Y = reduce(sum) X[i]", "Y = reduce(max)", "Y = reduce() X[i]"],
+    "`reduce(sum, i)` reduces the expression after it: `reduce(sum, i) X[i]`": [
+        "Y = reduce(sum, i)", "Y = reduce(max, i, j)"],
 }
 
 
