@@ -128,14 +128,16 @@ class Backend:
         raise NotImplementedError
 
     def empty_projection(self, op: str, x: Any, axes: tuple[int, ...]) -> Any | None:
-        """`max`, `min` or `avg` over an axis with no positions: 0 in every cell, the
-        value of a cell that nothing writes (docs/language.md, decision 22), as an
-        empty sum is 0; None where every projected axis has positions (or op is sum)."""
+        """`max` or `min` over an axis with no positions: 0 in every cell, the value of
+        a cell that nothing writes (docs/language.md, decision 22), as an empty sum is
+        0; `avg`: the mean of nothing, NaN (PyTorch's and NumPy's, without NumPy's
+        warning); None where every projected axis has positions (or op is sum)."""
         shape = tuple(self.shape(x))
         if op == "sum" or all(shape[a] for a in axes):
             return None
         gone = {a % len(shape) for a in axes}
-        return self.zeros(tuple(n for k, n in enumerate(shape) if k not in gone))
+        zeros = self.zeros(tuple(n for k, n in enumerate(shape) if k not in gone))
+        return zeros * float("nan") if op == "avg" else zeros
 
     def einsum(self, spec: str, *arrays: Any) -> Any:
         """The contraction `spec` (from plan.contraction.einsum_spec); three or more

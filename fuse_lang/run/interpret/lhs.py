@@ -327,11 +327,12 @@ def head_coverage(analysis: Analysis, info: StatementInfo,
 
 
 def takes_no_value(info: StatementInfo) -> bool:
-    """Whether the equation's operator (`max=`, `min=`, `avg=`) projects an index that
-    has no positions: it takes no value, so it writes no cell, and a tensor's other
+    """Whether the equation's operator (`max=`, `min=`) projects an index that has no
+    positions: it takes no value, so it writes no cell, and a tensor's other
     equations combine without it (docs/language.md, decision 22).  Alone, its cells
-    are 0, as a cell nothing writes; `reduce` over no positions is 0 (Backend.reduce)."""
-    return any(op != "sum" and info.extents.get(name) == 0
+    are 0, as a cell nothing writes; `reduce` over no positions is 0 (Backend.reduce).
+    (An `avg=` over none is the mean of nothing, NaN, as PyTorch's and NumPy's.)"""
+    return any(op in ("max", "min") and info.extents.get(name) == 0
                for name, op in info.projected_at.get(0, {}).items())
 
 
