@@ -25,6 +25,7 @@ check/recurrences.py's (`recurrence_of_group`, which the run plan asks too).
 from __future__ import annotations
 
 import bisect
+import functools
 from itertools import chain
 from typing import Iterable, Mapping, Sequence
 
@@ -104,28 +105,35 @@ class RunRefusals:
             covered = self.covered
             diags[:] = [d for d in diags if d.code != "unknown-extent"
                         or not any(s.start <= d.span.start < s.end for s in covered)]
-        # an index an error says already, at its place (`z` of `R(x, z) = E(x, y)`,
-        # unbound-head-variable): its extent unknown is that error's consequence
-        if errors:
-            said = self._erring_statements(errors)
+        # an index of a statement that holds an error, whose extent nothing gives
+        # (`A[i,j] = const([[1], [2, 3]])`, the literal refused; `z` of a rule's head
+        # bound by nothing): its extent unknown is that error's consequence
+        if errors and any(d.code == "unknown-extent" for d in diags):
+            broken = self._holding(d.span.start for d in errors)
             diags[:] = [d for d in diags if d.code != "unknown-extent"
-                        or not any(s.start <= d.span.start < s.end for s in said)]
+                        or not broken & self._holding((d.span.start,))]
         diags.extend(self.found)
 
-    def _erring_statements(self, errors: Sequence[Diagnostic]) -> list[Span]:
-        """The spans of the statements that hold one of `errors`: an index on the left
-        of such a statement whose extent nothing gives (`A[i,j] = const([[1], [2, 3]])`,
-        the literal refused; `z` of a rule's head bound by nothing) is that error's
-        consequence, not said again as `unknown-extent`."""
-        starts = sorted(d.span.start for d in errors)
-        out = []
-        for stmt in self.statements:
-            delta = self.deltas.get(id(stmt), 0)
-            start, end = stmt.span.start + delta, stmt.span.end + delta
-            k = bisect.bisect_left(starts, start)
-            if k < len(starts) and starts[k] < max(end, start + 1):
-                out.append(Span(start, end))
-        return out
+    @functools.cached_property
+    def _spans(self) -> tuple[list[Span], list[int]]:
+        """The statements' spans, as moved, and their starts (in order)."""
+        deltas = self.deltas
+        spans = [moved_span(stmt.span, deltas.get(id(stmt), 0)) for stmt in self.statements] \
+            if deltas else [stmt.span for stmt in self.statements]
+        return spans, [span[0] for span in spans]
+
+    def _holding(self, offsets: Iterable[int]) -> set[int]:
+        """The numbers of the statements that hold the `offsets` (an empty statement:
+        its start)."""
+        spans, starts = self._spans
+        held: set[int] = set()
+        for offset in offsets:  # (one per undefined read in a broken file: tens of thousands)
+            k = bisect.bisect_right(starts, offset) - 1
+            if k >= 0:
+                begin, end = spans[k]
+                if offset < end or offset == begin:
+                    held.add(k)
+        return held
 
     def _some_unknown(self) -> bool:
         """Whether a domain has no extent, or an index variable no domain (a projected
@@ -150,19 +158,7 @@ class RunRefusals:
         its index variables."""
         if not errors:
             return set()
-        deltas = self.deltas
-        spans = [moved_span(stmt.span, deltas.get(id(stmt), 0)) for stmt in self.statements] \
-            if deltas else [stmt.span for stmt in self.statements]
-        starts = [span[0] for span in spans]
-        broken: set[int] = set()
-        after = bisect.bisect_right
-        for d in errors:  # (one per undefined read in a broken file: tens of thousands)
-            start = d.span[0]
-            k = after(starts, start) - 1
-            if k >= 0:
-                begin, end = spans[k]
-                if start < end or start == begin:  # (an empty statement: its start)
-                    broken.add(k)
+        broken = self._holding(d.span[0] for d in errors)
         keys: list = []
         for name, sym in self.tensors.items():
             if not broken.isdisjoint(sym.statements):
