@@ -16,6 +16,10 @@ from .test_commands import SLOW, execute, until
 LONG = SLOW.replace("axis t = 200000", "axis t = 2000000").replace('"slow.npy" = X[i,*t]\n', "")
 # 2 MB of tensors (SLOW: 1.6 MB, its U; its X keeps only the latest state)
 WIDE = "axis i = 500000\nX[i] = 1\nexport X\n"
+# SLOW's memory, three times its steps (two more recurrences of one latest state
+# each): a run going on that a loaded machine does not end before the test's checks
+PATIENT = SLOW.replace("export X\n", "Y[i,*t+1] = tanh(W[i,j] Y[j,*t] - U[i,t])\n"
+                       "Z[i,*t+1] = tanh(W[i,j] Z[j,*t] + 2 U[i,t])\nexport X, Y, Z\n")
 
 
 def configure(client, **settings) -> None:
@@ -47,7 +51,7 @@ async def test_a_run_larger_than_the_whole_budget_is_refused(vscode, tmp_path):
 ], ids=["slots", "memory"])
 async def test_a_run_that_does_not_fit_waits_for_the_one_going(vscode, tmp_path, settings):
     configure(vscode, **settings)
-    slow = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
+    slow = open_doc(vscode, tmp_path / "slow.fuse", PATIENT)
     wide = open_doc(vscode, tmp_path / "wide.fuse", WIDE)
     first = asyncio.ensure_future(vscode.protocol.send_request_async(
         types.WORKSPACE_EXECUTE_COMMAND,
@@ -80,7 +84,9 @@ async def test_run_settings_are_checked(vscode):
 
 async def test_a_waiting_run_can_be_cancelled(vscode, tmp_path):
     configure(vscode, maxConcurrentRuns=1)
-    slow = open_doc(vscode, tmp_path / "slow.fuse", SLOW)
+    # the run going on is LONG (minutes), not SLOW: on a loaded machine SLOW (8 s
+    # there) ended before the check that it goes on undisturbed
+    slow = open_doc(vscode, tmp_path / "slow.fuse", LONG)
     wide = open_doc(vscode, tmp_path / "wide.fuse", WIDE)
 
     def send(uri: str, msg_id: str):
