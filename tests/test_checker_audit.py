@@ -322,3 +322,17 @@ def test_a_sound_statement_beside_an_erring_one_still_says_its_own_unsized_axis(
     got = [(d.code, text[d.span.start:d.span.end])
            for d in fuse_lang.analyze(text, "a.fuse").diagnostics]
     assert got == [("bad-argument", "[[1], [2, 3]]"), ("unsized-tensor", "B[i,k]")]
+
+
+# --- NumPy's indexing of a call's result ------------------------------------------
+
+def test_indices_after_a_call_are_removed_by_the_fix() -> None:
+    """`const([1, 2])[i]` (NumPy's spelling) names the mistake and removes the
+    indices; after the fix the program checks clean and gives the list."""
+    text = "A[i] = const([1, 2])[i]\nexport A\n"
+    [d] = fuse_lang.analyze(text, "a.fuse").diagnostics
+    assert d.code == "misplaced-list" and text[d.span.start:d.span.end] == "[i]"
+    [edit] = d.fixes[0].edits
+    fixed = text[:edit.span.start] + edit.new_text + text[edit.span.end:]
+    assert fixed.startswith("A[i] = const([1, 2])\n")
+    assert not fuse_lang.analyze(fixed, "a.fuse").diagnostics

@@ -141,6 +141,10 @@ CASES = [
      ["only as `const`'s argument"]),
     ("misplaced-list", "X[i] = const([1, 2])\nY[i] = X[i] [i == 0]", E, (1, 12),
      ["in parentheses"]),
+    ("misplaced-list", "X[i] = const([1, 2])[i]", E, (0, 20),
+     ["`const(...)` takes no indices after it", "left-hand side's indices in order"]),
+    ("misplaced-list", "X[i] = const([1, 2])\nY[i] = relu(X[i])[i]", E, (1, 17),
+     ["`relu(...)` takes no indices after it"]),
     ("select-shapes", "A = const([[1,2],[3,4]])\nB = const([5,6])\n"
      "Y[i] = select(A[i,j] > 2, A[i,j], B[i])", E, (2, 7), ["[i,j] and [i]",
                                                           "`j` is summed outside it"]),

@@ -6,7 +6,7 @@ import math
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
-from ..front.diagnostics import Diagnostic, make
+from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
 
 
 def is_number(expr: ir.Expr) -> bool:
@@ -33,14 +33,21 @@ def literal_shape(expr: ir.Expr) -> tuple[int, ...] | None:
     return (len(expr.items),) + inner
 
 
-def misplaced_list(literal: ir.ListLit) -> Diagnostic:
+def misplaced_list(literal: ir.ListLit, calls: list[ir.Call]) -> Diagnostic:
     """A list literal anywhere but as `const`'s argument: it has no value there
-    (`Z = [1, 2]`; `X[i] [i == 0]` for the Boolean factor `(i == 0)`): checked,
-    not left to the run to refuse."""
+    (`Z = [1, 2]`; `X[i] [i == 0]` for the Boolean factor `(i == 0)`; NumPy's
+    `const([1, 2])[i]`, indices after a call, among `calls`, the statement's):
+    checked, not left to the run to refuse."""
     items = literal.items
     if len(items) == 1 and isinstance(items[0], ir.Call) and items[0].name in COMPARISONS:
         return make("misplaced-list", "square brackets make a list, which has no value here: "
                     "write the condition in parentheses, as a Boolean factor", literal.span)
+    called = next((c for c in calls if c.span.end == literal.span.start), None)
+    if called is not None:  # (written right after the call's `)`: meant as its indices)
+        said = ("its axes take the left-hand side's indices in order (`A[i] = const([1, 2])`)"
+                if called.name == "const" else "its result has its arguments' indices")
+        return make("misplaced-list", f"`{called.name}(...)` takes no indices after it: {said}",
+                    literal.span, fixes=(Fix("Remove the indices", (TextEdit(literal.span, ""),)),))
     return make("misplaced-list", "a list of numbers is a value only as `const`'s argument: "
                 "write `const([...])`", literal.span)
 

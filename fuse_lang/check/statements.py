@@ -395,7 +395,7 @@ class StatementChecks:
             elif isinstance(node, ir.Reduce):
                 check_reduce(node, stmt, found)
             elif type(node) is ir.ListLit:
-                found.append(misplaced_list(node))
+                found.append(misplaced_list(node, calls))
             elif type(node) is ir.Number:
                 found.append(number_overflow(node, calls))
             if found:  # most find nothing
