@@ -197,6 +197,16 @@ def test_the_evaluation_order_says_the_fixpoint_strategy_the_run_takes(tmp_path,
     assert how.endswith("(semi-naive rounds, then one graph search: a linear closure)")
 
 
+def test_hover_on_a_recursive_tensor_says_the_strategy_a_run_takes(tmp_path, capsys):
+    """The editor's hover says what `fuse explain` says for the default run: a
+    linear closure's graph search after its rounds, not only "semi-naive"."""
+    default = explain(tmp_path, capsys, CLOSURE)
+    (how,) = [h for name, h in default["recursion"] if name == "R"]
+    analysis = fuse_lang.analyze(CLOSURE, "closure.fuse")
+    hover = hover_at(analysis, CLOSURE.index("R("))
+    assert hover is not None and hover.markdown.rstrip().endswith(f"{how}.")
+
+
 def test_a_program_with_errors_says_the_strategy_asked(tmp_path, capsys):
     text = explain(tmp_path, capsys, CLOSURE + "Z[i] = Nope[i]\n", "--fixpoint", "naive",
                    fmt="text", status=1)

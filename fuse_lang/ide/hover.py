@@ -25,6 +25,7 @@ from ..front.lexer import tokenize
 from ..front.span import Span
 from ..io.cells import value_text
 from ..plan import plan_equation
+from ..plan.config import ExecutionConfig, fixpoint_choice, recursion_as_run
 from ..plan.render import render_equation
 from ..plan.representation import representations
 from .file_links import path_hover
@@ -195,9 +196,19 @@ def tensor_markdown(analysis: Analysis, info: TensorInfo) -> str:
         lines.append(training)
     if info.name in analysis.recursive:
         group = next((g for g in analysis.order if info.name in g), (info.name,))
-        how = analysis.recursion.get(info.name, "evaluated to a fixpoint")
+        how = _recursion_words(analysis, tuple(group), info.name)
         lines.append(f"Recursive with {', '.join(map(user_name, group))}: {how}.")
     return "\n".join(lines)
+
+
+def _recursion_words(analysis: Analysis, group: tuple[str, ...], name: str) -> str:
+    """How a run with the default configuration takes `name`'s group to its
+    fixpoint: `fuse explain`'s words (a linear closure's graph search included)."""
+    words = analysis.recursion.get(name)
+    if words is None:
+        return "evaluated to a fixpoint"
+    choice = fixpoint_choice(analysis, group, ExecutionConfig())
+    return dict(recursion_as_run(((name, words),), {group: choice}))[name]
 
 
 def _local_scope(analysis: Analysis, name: str) -> str:
