@@ -352,3 +352,24 @@ def test_a_program_that_cannot_run_has_a_null_run(tmp_path, capsys):
     missing = explain(tmp_path, capsys, 'W[i,j] = "nowhere.npy"\nY[i] = W[i,j]\n', status=1)
     assert missing["run"] is None
     capsys.readouterr()
+
+
+LOCALS = """\
+X[i] = const([1,2])
+{ let h[i] = 2 X[i]; Y[i] = h[i] }
+export Y
+"""
+
+
+def test_a_block_local_is_shown_by_its_own_name(tmp_path, capsys):
+    """Explain's tables and evaluation order (text, and the editor's markdown) name
+    a block's `let` as written, marked local; the lowering's `h@let.1` stays inside."""
+    from fuse_lang.plan import plan_program
+    from fuse_lang.plan.render import render_plan_markdown
+
+    text = explain(tmp_path, capsys, LOCALS, fmt="text")
+    markdown = render_plan_markdown(plan_program(fuse_lang.analyze(LOCALS, None)))
+    assert "@let." not in text and "@let." not in markdown
+    assert "  2. h (local)" in text.split("Evaluation order")[1]
+    assert "  2. h (local): its one equation" in text.split("run plan")[1]
+    assert "| `h` (local) | `(2,)` |" in markdown

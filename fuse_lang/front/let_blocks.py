@@ -65,6 +65,12 @@ def user_name(name: str) -> str:
     return _RENAMED.sub(r"\1\2", name) if "@let." in name else name
 
 
+def marked_name(name: str) -> str:
+    """A tensor's name in a listing of tensors: a block's `let` as written, marked
+    `(local)` (two blocks may each have an `h`); other names as they are."""
+    return f"{user_name(name)} (local)" if "@let." in name else name
+
+
 def is_block_local(name: str) -> bool:
     return "@let." in name
 

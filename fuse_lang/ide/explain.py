@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..check.kinds import TensorKind
 from ..front import ir
+from ..front.let_blocks import marked_name
 from ..front.numbers import format_bytes
 from ..plan.planner import ProgramPlan
 from ..run.program import CompiledProgram
@@ -107,19 +108,19 @@ def run_plan_lines(run_plan: RunPlan) -> list[str]:
     abilities = run_plan.abilities
     lines = [f"run plan ({abilities.backend}{', compiled' if abilities.compiled else ''}):"]
     for number, group in enumerate(schedule.groups, 1):
-        names = ", ".join(group.names)
+        names = ", ".join(map(marked_name, group.names))
         first = group.names[0]
         how = _how(group.how, group.strategy, group.recurrence,
                    len(run_plan.equations[first]), _made_of(run_plan, first))
         lines.append(f"  {number}. {names}: {how}")
     if run_plan.sparse:
-        lines.append(f"  kept sparse: {', '.join(sorted(run_plan.sparse))}")
+        lines.append(f"  kept sparse: {', '.join(map(marked_name, sorted(run_plan.sparse)))}")
     memory = schedule.memory
-    peak = f", plus {format_bytes(memory.peak[0])} while computing {memory.peak[1]}" \
-        if memory.peak[0] else ""
+    peak = f", plus {format_bytes(memory.peak[0])} while computing " \
+        f"{marked_name(memory.peak[1])}" if memory.peak[0] else ""
     unknown = sorted(n for n in schedule.needed if run_plan.known_shapes.get(n, ()) is None)
     about = f"at least {format_bytes(memory.total)} for its tensors (not counting " \
-        f"{', '.join(unknown)}, whose extents only the run knows)" if unknown \
+        f"{', '.join(map(marked_name, unknown))}, whose extents only the run knows)" if unknown \
         else f"about {format_bytes(memory.total)} for its tensors"
     lines.append(f"  memory: {about}{peak}")
     lines.append("    " + _memory_split(run_plan.contractions.parameters, memory))

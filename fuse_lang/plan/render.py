@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..front.let_blocks import user_name
 from ..front.numbers import short_number
 from .config import ExecutionPlan
 from .planner import Contraction, EquationPlan, IndexPlan, ProgramPlan
@@ -43,6 +44,11 @@ class _Text:
 
     def code(self, text: str) -> str:
         return text
+
+    def tensor(self, name: str) -> str:
+        """A tensor's name as the user wrote it: a block's `let` (renamed `h@let.3`
+        inside) is `h (local)`."""
+        return self.code(name) if "@let." not in name else f"{self.code(user_name(name))} (local)"
 
     def table(self, header: list[str], rows: list[list[str]]) -> list[str]:
         # (the cells are strings; one format per row: explain prints a table per
@@ -187,7 +193,7 @@ def storage(plan: ProgramPlan, fmt: "_Text") -> list[list[str]]:
         count = "?" if nonzeros is None else f"~{nonzeros:,}"
         if nonzeros is not None and cells:
             count += f" of {cells:,}"
-        rows.append([fmt.code(name), kind, count, reason])
+        rows.append([fmt.tensor(name), kind, count, reason])
     return rows
 
 
@@ -326,14 +332,14 @@ def _text_lines(eq: EquationPlan) -> list[str]:
 
 def _render(plan: ProgramPlan, fmt: _Text, title: str | None = None,
             sharding: ShardingPlan | None = None) -> str:
-    tensors = [[fmt.code(name), fmt.code(_shape(shape))] for name, shape in plan.shapes]
+    tensors = [[fmt.tensor(name), fmt.code(_shape(shape))] for name, shape in plan.shapes]
     mesh: list[str] = []
     if sharding is not None:
         for row, (name, _) in zip(tensors, plan.shapes):
             row.append(fmt.code(_spec(sharding.spec_of(name))))
         mesh = fmt.mesh(_mesh_heading(sharding), _held(sharding, fmt) + list(sharding.notes))
     how = dict(plan.recursion)
-    order = [(step, [fmt.code(n) for n in group], how.get(group[0]))
+    order = [(step, [fmt.tensor(n) for n in group], how.get(group[0]))
              for step, group in enumerate(plan.order, 1)]
     equations = [_text_lines(eq) for eq in plan.equations] if fmt is _TEXT and \
         sharding is None else [_equation_lines(eq, fmt, sharding) for eq in plan.equations]
