@@ -45,7 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         usable_output_streams()
         if not args.paths:
-            print("fuse-lsp: --check needs at least one PATH", file=sys.stderr)
+            # (as `fuse check` without one: argparse's "required", with the usage line)
+            print(f"fuse-lsp: --check needs at least one PATH\n{parser.format_usage().rstrip()}",
+                  file=sys.stderr)
             _empty_check_document(words)
             return EXIT_USAGE
         return cmd_check(CheckOptions(paths=tuple(args.paths), format=args.format or "text"),

@@ -133,7 +133,8 @@ def test_json_names_an_imported_file_as_the_text_does(tmp_path):
 def test_usage_errors_of_fuse_lsp_say_why_then_the_usage_line(tmp_path):
     for args, reason in ((["--check", "--format", "xml", "a.fuse"], "argument --format"),
                          (["--bogus"], "unrecognized arguments: --bogus"),
-                         (["--format", "json"], "--format is only for --check")):
+                         (["--format", "json"], "--format is only for --check"),
+                         (["--check"], "--check needs at least one PATH")):
         proc = subprocess.run([sys.executable, "-m", "fuse_lsp", *args], capture_output=True,
                               text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
