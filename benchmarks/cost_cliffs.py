@@ -10,7 +10,9 @@ median of `--runs`:
 - `check`: fuse_lang.analyze;  `compile`: fuse_lang.compile;
 - `explain`: fuse_lang.explain of a program just compiled;
 - `run`: CompiledProgram.execute of a program compiled before (the numpy backend);
-- `fmt`: ide.formatting.format_text;  `tokens`: ide.semantic_tokens.semantic_tokens;
+- `fmt`: ide.formatting.format_text;  `fmtline`: ide.formatting.format_lines of the
+  line in the middle (an editor's "format selection");
+- `tokens`: ide.semantic_tokens.semantic_tokens;
 - `hover`: ide.hover.hover_at, in the middle of the text.
 
 The baseline, measured in the same run at the same sizes, is the check of a
@@ -23,7 +25,10 @@ Shapes fixed here (before -> after, growth at 4n): a 1-D relation reached over a
 path (`run`, 16 -> 1: a round read all of R), a recursive group of N relations
 in a cycle (`run`, about 16 -> about 12, and 3x less), explain of one tensor's
 8,000 equations and compile of 4,000 warnings (about 9 -> 4: the collector
-rescanned the plan).
+rescanned the plan), formatting a line of a file of facts (4 -> 1: the whole
+file was its paragraph).  A line of a block of n equations still formats the
+whole block (their `=` signs align), and a long recursive group's rounds still
+copy its members' dictionaries (in C) each round.
 
     python benchmarks/cost_cliffs.py [--runs 3] [--small]
 
@@ -43,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent  # this tree
 sys.path.insert(0, str(ROOT))
 
 import fuse_lang  # noqa: E402
-from fuse_lang.ide.formatting import format_text  # noqa: E402
+from fuse_lang.ide.formatting import format_lines, format_text  # noqa: E402
 from fuse_lang.ide.hover import hover_at  # noqa: E402
 from fuse_lang.ide.semantic_tokens import semantic_tokens  # noqa: E402
 
@@ -139,6 +144,8 @@ CASES = [
     Case("n equations of a tensor", equations, "explain", 2000),
     Case("n equations of a tensor", equations, "tokens", 2000),
     Case("n inline facts", facts, "check", 5000),
+    Case("n inline facts", facts, "fmtline", 5000),
+    Case("chain of n tensors", chain, "fmtline", 2000),
     Case("const of n numbers", const_literal, "check", 25000),
     Case("const of n numbers", const_literal, "hover", 25000),
     Case("chain of n tensors", chain, "run", 2000),
@@ -169,6 +176,8 @@ def operation(op: str, text: str, folder: Path) -> Callable[[], object]:
         return lambda: program.execute(write_sinks=False)
     if op == "fmt":
         return lambda: format_text(text)
+    if op == "fmtline":
+        return lambda: format_lines(text, len(text) // 2, len(text) // 2)
     analysis = fuse_lang.analyze(text, path)
     if op == "tokens":
         return lambda: semantic_tokens(analysis)

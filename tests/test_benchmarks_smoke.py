@@ -376,10 +376,10 @@ def test_cost_cliffs_prints_each_shapes_growth_against_the_baseline():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"^baseline: check of a chain of n tensors, n [\d,]+: [\d.]+ ms, 4n: "
                      r"[\d.]+ ms, growth [\d.]+ \(size x4\)$", proc.stdout, re.M), proc.stdout
-    rows = re.findall(r"^(.+?) +(check|compile|explain|run|fmt|tokens|hover) +n +[\d,]+ +"
+    rows = re.findall(r"^(.+?) +(check|compile|explain|run|fmt|fmtline|tokens|hover) +n +[\d,]+ +"
                       r"[\d.]+ ms  4n +[\d.]+ ms  growth +[\d.]+  over baseline +[\d.]+$",
                       proc.stdout, re.M)
-    assert len(rows) == 17, proc.stdout
+    assert len(rows) == 19, proc.stdout
     assert ("path of n edges, 1-D", "run") in rows, proc.stdout
 
 
