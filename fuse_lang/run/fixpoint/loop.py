@@ -319,7 +319,7 @@ class SemiNaive(Iteration):
                     total = arithmetic.add(total, part)
             found[n] = new = arithmetic.new_facts(total, known[n])
             grown[n] = arithmetic.grow(known[n], new)
-        return rounds + 1, any(new is not None for new in found.values()), grown, found
+        return rounds + 1, any(found[n] is not None for n in touched), grown, found
 
     @staticmethod
     def end(state: tuple) -> tuple[dict, dict]:
