@@ -368,6 +368,21 @@ def test_linear_costs_compares_the_targets_with_a_base_tree():
     assert all(float(wall) > 0 and float(cpu) > 0 for _, _, wall, cpu in rows), proc.stdout
 
 
+def test_cost_cliffs_prints_each_shapes_growth_against_the_baseline():
+    """benchmarks/cost_cliffs.py --small: the baseline's growth, then a row per shape
+    and operation with its two times, its growth and its growth over the baseline's."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "cost_cliffs.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^baseline: check of a chain of n tensors, n [\d,]+: [\d.]+ ms, 4n: "
+                     r"[\d.]+ ms, growth [\d.]+ \(size x4\)$", proc.stdout, re.M), proc.stdout
+    rows = re.findall(r"^(.+?) +(check|compile|explain|run|fmt|fmtline|tokens|hover) +n +[\d,]+ +"
+                      r"[\d.]+ ms  4n +[\d.]+ ms  growth +[\d.]+  over baseline +[\d.]+$",
+                      proc.stdout, re.M)
+    assert len(rows) == 19, proc.stdout
+    assert ("path of n edges, 1-D", "run") in rows, proc.stdout
+
+
 def test_datalog_peers_gets_identical_answers_from_every_engine():
     """benchmarks/datalog_peers.py --small: every workload run by Fuse (on 1 and 2
     threads), DuckDB (1 and 2 threads) and Nemo where installed, each a whole

@@ -17,6 +17,9 @@ from fuse_lang.run.fixpoint import closure
 RIGHT = "Anc(x,y) = Edge(x,y)\nAnc(x,z) = Anc(x,y) Edge(y,z)\n"
 LEFT = "Anc(x,y) = Edge(x,y)\nAnc(x,z) = Edge(x,y) Anc(y,z)\n"
 GUARDED = "Anc(x,y) = Edge(x,y)\nAnc(x,z) = Keep(x) Anc(x,y) Edge(y,z)\n"
+# a 1-D relation's reachability: one row of a closure (from N0), one column (to N5)
+ROW = "Anc(y) = Edge(N0, y)\nAnc(z) = Anc(y) Edge(y,z)\n"
+COLUMN = "Anc(N5)\nAnc(x) = Edge(x,y) Anc(y)\n"
 
 
 def _facts(edges: list[tuple[int, int]], keep: list[int] = ()) -> str:
@@ -67,6 +70,35 @@ def test_the_search_finds_what_the_rounds_find(monkeypatch, rule, kind, seed, af
         _same(_answers(text, mode=mode), _answers(text, mode=mode, fixpoint="naive"))
 
 
+@pytest.mark.parametrize("rule", [ROW, COLUMN], ids=["row", "column"])
+@pytest.mark.parametrize("kind", ["chain", "tree", "cycle", "random"])
+@pytest.mark.parametrize("after", [1, 3, None], ids=["after-1", "after-3", "after-default"])
+def test_a_1d_reachability_is_searched_and_finds_what_the_rounds_find(monkeypatch, rule, kind,
+                                                                      after):
+    if after is not None:
+        monkeypatch.setattr(closure, "SEARCH_AFTER", after)
+        monkeypatch.setattr(closure, "ROUND_CELLS", closure.SEARCH_CELLS)
+    rng = random.Random(kind)
+    size = rng.randrange(20, 60)
+    text = _facts(_graph(kind, size, rng)) + rule + "export Anc\nAnc(x)?\n"
+    for mode in ("forward", "demand"):
+        _same(_answers(text, mode=mode), _answers(text, mode=mode, fixpoint="naive"))
+
+
+@pytest.mark.parametrize("rule", [ROW, COLUMN], ids=["row", "column"])
+def test_a_long_path_reached_from_one_node_takes_its_rounds_in_one_search(rule):
+    """A 1-D relation over a chain of 400 edges: 400 rounds that each read the whole
+    relation (quadratic in the chain) before the search took them."""
+    edges = _graph("chain", 400, random.Random(0))
+    if rule is COLUMN:  # reached backwards from N5: the chain turned round
+        edges = [(b, a) for a, b in edges]
+    text = _facts(edges) + rule + "Anc(x)?\n"
+    result = fuse_lang.compile(text, config=ExecutionConfig(trace=True)).execute()
+    assert len(result.queries[0].tuples) == (399 if rule is ROW else 395)
+    (fixpoint,) = result.trace["fixpoints"]
+    assert fixpoint["rounds"][-2].get("searched")
+
+
 @pytest.mark.parametrize("mode", ["forward", "demand"])
 def test_a_long_chain_takes_its_rounds_in_one_search_and_traces_each(monkeypatch, mode):
     text = _facts(_graph("chain", 400, random.Random(0))) + RIGHT + "Anc(N0, x)?\n"
@@ -102,7 +134,7 @@ def test_fuse_run_trace_shows_the_searched_rounds_as_one_row(tmp_path):
     assert "trace: fixpoint of Anc (semi_naive)" in text
 
 
-@pytest.mark.parametrize("rule", [RIGHT, LEFT])
+@pytest.mark.parametrize("rule", [RIGHT, LEFT, ROW])
 @pytest.mark.parametrize("limit", [12, 30, 399, 400])
 def test_the_round_limit_and_its_message_are_the_rounds_own(monkeypatch, rule, limit):
     text = _facts(_graph("chain", 400, random.Random(0))) + rule + "export Anc\n"
@@ -147,6 +179,12 @@ def test_what_is_a_linear_closure_and_explain_says_so(tmp_path):
     assert linear_rule(guarded, ["Anc"]) == LinearRule("Anc", "Edge", False, ("Keep",))
     left = fuse_lang.analyze(_facts([(0, 1)]) + LEFT + "export Anc\n")
     assert linear_rule(left, ["Anc"]) == LinearRule("Anc", "Edge", True, ())
+    row = fuse_lang.analyze(_facts([(0, 1)]) + ROW + "export Anc\n")
+    assert linear_rule(row, ["Anc"]) == LinearRule("Anc", "Edge", False, ())
+    column = fuse_lang.analyze(_facts([(0, 5)]) + COLUMN + "export Anc\n")
+    assert linear_rule(column, ["Anc"]) == LinearRule("Anc", "Edge", True, ())
+    loop = "Edge(A, B)\nR(A)\nR(y) = R(y) Edge(y,y)\nexport R\n"  # no step: not a closure
+    assert linear_rule(fuse_lang.analyze(loop), ["R"]) is None
     path = tmp_path / "chain.fuse"
     path.write_text(_facts([(0, 1), (1, 2)]) + RIGHT + "export Anc\n", encoding="utf-8")
     import contextlib

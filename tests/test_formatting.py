@@ -322,3 +322,18 @@ def test_formatting_a_range_reads_only_the_paragraphs_around_it():
     # measures that it costs the paragraph's formatting, not the file's)
     long = "# block\n" + "X[i]=Y[i]\n" * 3 + "\n" + text * 500
     assert format_lines(long, 8, 8) == [(Span(8, 18), "X[i] = Y[i]\n")]
+
+
+def test_a_whole_statement_without_equals_ends_a_paragraph():
+    """A fact, a query or `export` aligns with no neighbour: formatting a line of a
+    long file of facts (no blank line in it) formats that line's paragraph only,
+    and every line's range gives what formatting the whole text gives."""
+    text = ("A[i]=B[i]\nLonger[i,j]=B[i]\nEdge( A,B )\nC[i]=relu(\n  B[i])\nexport C\n"
+            "D[i]=C[i]\nX[ i ]  =  Y[i]\nEdge( A , B )?\nE(x)=Edge(x, B) (x != A)\nY[i]=A[i]\n")
+    for line in range(text.count("\n")):
+        start = len("".join(text.splitlines(keepends=True)[:line]))
+        assert format_lines(text, start, start) == _reference_format_lines(text, start, start)
+    facts = "".join(f"Edge( N{k}, N{k + 1} )\n" for k in range(3000))
+    at = facts.index("Edge( N1500,")
+    assert format_lines(facts, at, at) == [(Span(at, at + len("Edge( N1500, N1501 )\n")),
+                                            "Edge(N1500,N1501)\n")]

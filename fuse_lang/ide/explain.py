@@ -30,6 +30,7 @@ from ..run.run_plan import (
     MemoryEstimate,
     RunPlan,
 )
+from ..speed.gc_pause import gc_paused
 
 STRATEGIES = {SEMI_NAIVE: "semi-naive rounds", NAIVE: "naive rounds",
               CLOSURE: "semi-naive rounds, then one graph search (a linear closure)"}
@@ -65,6 +66,7 @@ class Explained:
         return f'<pre class="fuse-explain">{html.escape(self.text())}</pre>'
 
 
+@gc_paused()  # (as analyze and compile: the plan of a long program is a large graph)
 def explain_program(program: CompiledProgram) -> Explained:
     """The plan a run of `program` without inputs executes, to be printed."""
     run_plan = program.run_plan()

@@ -101,15 +101,18 @@ def format_lines(text: str, start: int, end: int) -> list[tuple[Span, str]]:
 def _paragraphs(text: str, old: list[str], first: int, last: int) -> tuple[int, int]:
     """The lines [ws, we) around lines `first` to `last` that format as they would in
     the whole file: its edges are where no bracket is open, no line goes on with a
-    backslash, and a blank or comment-only line is on one side (no block of aligned
-    equations crosses those), and are not blank (a run of blank lines is shortened
-    whole, and a text's blank edges would be dropped)."""
+    backslash, and a blank or comment-only line, or a whole statement without `=`
+    (a fact, a query, `export`), is on one side (no block of aligned equations
+    crosses those: a file of 10,000 facts is not one paragraph), and are not blank
+    (a run of blank lines is shortened whole, and a text's blank edges would be
+    dropped)."""
     inside = _continued_lines(text)
     count = len(old)
 
-    def apart(k: int) -> bool:  # a blank line or one holding a comment alone
+    def apart(k: int) -> bool:  # (a line no `=` aligns: it begins and ends outside brackets)
         line = old[k].strip()
-        return not line or line.startswith("#")
+        return not line or line.startswith("#") or \
+            ("=" not in line and k not in inside and k + 1 not in inside)
 
     def blank(k: int) -> bool:
         return not old[k].strip()

@@ -4,7 +4,11 @@ A Boolean relation whose one recursive rule is `R(x,z) = R(x,y) E(y,z)` or
 `R(x,z) = E(x,y) R(y,z)` (E from a lower stratum, optionally guarded by 1-D
 relations of the index passed through, as demand mode's magic sets write it) is
 a transitive closure over E: an eager run finishes its deep recursion by one
-graph search (run.fixpoint.closure), and `fuse explain` says so.  Shapes and rules only.
+graph search (run.fixpoint.closure), and `fuse explain` says so.  So is a 1-D
+relation's reachability, `R(z) = R(y) E(y,z)` or `R(x) = E(x,y) R(y)` (a closure
+of one row, or of one column; demand mode's magic relations of a left-linear
+rule are such): without the search, a path of N edges took N rounds that each
+read all of R's N cells.  Shapes and rules only.
 """
 from __future__ import annotations
 
@@ -29,12 +33,13 @@ class LinearRule(NamedTuple):
 def linear_rule(analysis: Analysis, group: Sequence[str]) -> LinearRule | None:
     """The group's linear closure rule, or None where it is not one: one Boolean
     2-D relation, one rule reading it, that rule a join of it with one other
-    Boolean 2-D relation on plain index names chained x-y-z (and guards)."""
+    Boolean 2-D relation on plain index names chained x-y-z (and guards); or a
+    Boolean 1-D relation and such a rule chained y-z (no guards)."""
     if len(group) != 1:
         return None
     name = group[0]
     tensors = analysis.tensors
-    if not tensors[name].boolean or len(tensors[name].shape) != 2:
+    if not tensors[name].boolean or len(tensors[name].shape) not in (1, 2):
         return None
     statements = analysis.program.statements
     found = None
@@ -61,16 +66,21 @@ def _linear(stmt: ir.Equation, name: str) -> LinearRule | None:
     lhs = _names(stmt.lhs)
     factors = [(f.name, _names(f)) if isinstance(f, ir.Ref) else (None, None)
                for f in stmt.rhs.factors]
-    if lhs is None or len(lhs) != 2 or lhs[0] == lhs[1] \
+    if lhs is None or len(lhs) not in (1, 2) or len(set(lhs)) != len(lhs) \
             or any(names is None for _, names in factors):
         return None
-    x, z = lhs
     mine = [names for n, names in factors if n == name]
     pairs = [(n, names) for n, names in factors if n != name and len(names) == 2]  # type: ignore
     singles = [(n, names) for n, names in factors if n != name and len(names) == 1]  # type: ignore
     if len(mine) != 1 or len(pairs) != 1 or len(pairs) + len(singles) + 1 != len(factors):
         return None
     (own,), ((edges, step),) = mine, pairs
+    if len(lhs) == 1:  # R(z) = R(y) E(y,z): one row; R(x) = E(x,y) R(y): one column
+        (z,) = lhs
+        if singles or step[0] == step[1] or z not in step or own != (step[step.index(z) ^ 1],):
+            return None
+        return LinearRule(name, edges, step[0] == z)
+    x, z = lhs
     if own == (x, step[0]) and step[1] == z and step[0] not in (x, z):
         kept = x  # R(x,y) E(y,z)
     elif step[0] == x and own == (step[1], z) and step[1] not in (x, z):

@@ -24,6 +24,7 @@ from ..io.manifest import ManifestError
 from ..plan.config import DEFAULT_TOLERANCE, ExecutionConfig  # noqa: F401 - its old home
 from ..plan.demand import DemandPlan, one_line
 from ..plan.representation import RepresentationError, representations
+from ..speed.gc_pause import gc_paused
 from .backends.base import Backend
 from .compiling import (
     demanded,
@@ -74,6 +75,7 @@ def _reading_files_once(compile_: Callable[..., "CompiledProgram"]
 
 
 @_reading_files_once
+@gc_paused()  # (as analyze: a long program's plan is a large graph the collector rescans)
 def compile(source_text: str, backend: str | None = None, device: str | None = None,
             base_dir: str | os.PathLike | None = None, *, precision: str | None = None,
             path: str | None = None, memory_limit: int | None = None,

@@ -64,18 +64,19 @@ class SearchedSemiNaive(SemiNaive):
             return super().round(state)
         name, left = self.rule.relation, self.rule.left
         values, backend = self.host.values, self.host.backend
+        # a 1-D relation is searched as one row (R(z) = R(y) E(y,z)) or one column
+        shape = _matrix_shape(self.shapes[name], left)
         # the rows (for E(x,y) R(y,z): the columns) that go on
-        shape = self.shapes[name]
         guard = np.ones(shape[1 if left else 0], dtype=bool)
         for other in self.rule.guards:
             guard &= backend.to_numpy(values[other]).reshape(-1) > 0
-        new = _csr(delta[name], backend)
+        new = _csr(delta[name], backend, shape)
         growing = np.unique(new.indices) if left else np.flatnonzero(np.diff(new.indptr))
         cells = np.count_nonzero(guard[growing]) * shape[0 if left else 1]
         if cells > min(SEARCH_CELLS, rounds * ROUND_CELLS):
             return super().round(state)
-        found = _search(_csr(known[name], backend), new, _csr(values[self.rule.edges], backend),
-                        left, self.limit - rounds, guard)
+        found = _search(_csr(known[name], backend, shape), new,
+                        _csr(values[self.rule.edges], backend), left, self.limit - rounds, guard)
         self._added = found.added
         taken = rounds + len(found.added)
         if found.facts is None:
@@ -83,18 +84,28 @@ class SearchedSemiNaive(SemiNaive):
         # back in the representation the known facts have (the plan's), on the backend
         def native(facts: Any) -> Any:
             return backend.sparse_from(facts) if isinstance(known[name], SparseValue) else \
-                backend.asarray(facts.toarray())
+                backend.asarray(facts.toarray().reshape(self.shapes[name]))
 
         grown = {name: self.arithmetic.grow(known[name], native(found.facts))}
         # as the rounds leave it: the last round's facts, None when it found none
         return taken, found.pending, grown, {name: native(found.last) if found.pending else None}
 
 
-def _csr(value: Any, backend: Backend) -> Any:
-    """A relation's value as a scipy CSR matrix on the host."""
+def _matrix_shape(shape: tuple[int, ...], left: bool) -> tuple[int, int]:
+    """The shape a relation is searched as: its own (2-D), or a 1-D relation's as
+    one row (R(z) = R(y) E(y,z)) or one column (R(x) = E(x,y) R(y), `left`)."""
+    if len(shape) == 2:
+        return shape  # type: ignore[return-value]
+    return (shape[0], 1) if left else (1, shape[0])
+
+
+def _csr(value: Any, backend: Backend, shape: tuple[int, int] | None = None) -> Any:
+    """A relation's value as a scipy CSR matrix on the host (of `shape`: a 1-D
+    relation's as _matrix_shape makes it)."""
     if isinstance(value, SparseValue):
         return value.on_numpy().matrix
-    return sp.csr_array(backend.to_numpy(value))
+    array = backend.to_numpy(value)
+    return sp.csr_array(array if shape is None else array.reshape(shape))
 
 
 class Found(NamedTuple):

@@ -63,6 +63,8 @@ class Host(Protocol):
 class Eager:
     """The rounds on concrete values, at the cost of one number a round read back."""
 
+    skips_empty = True  # an empty delta is None: a semi-naive round skips what it reaches
+
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
@@ -104,6 +106,8 @@ class Eager:
 class Traced:
     """The rounds as tensor operations only, for a graph: no value is None and
     nothing is tested in Python."""
+
+    skips_empty = False
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
@@ -250,6 +254,13 @@ class SemiNaive(Iteration):
             n: [(k, ref) for k in host.equations(n)
                 for ref in ir.refs(statements[k].rhs)  # type: ignore[union-attr]
                 if ref.name in members] for n in group}
+        # per member: the members with a rule that reads it (a round joins the new
+        # facts of a few members of a large group: it visits their readers only)
+        self.readers: dict[str, set[str]] = {n: set() for n in group}
+        self.order = {n: i for i, n in enumerate(group)}  # (the rules run in the group's order)
+        for n, refs in self.recursive_refs.items():
+            for _k, ref in refs:
+                self.readers[ref.name].add(n)
 
     def start(self) -> tuple:
         """Round 0: everything derivable from the bases."""
@@ -270,6 +281,8 @@ class SemiNaive(Iteration):
         host, arithmetic = self.host, self.arithmetic
         rounds, _, known, delta = state
         host.values.update(known)
+        if arithmetic.skips_empty:  # eager: only the members new facts reach
+            return self._eager_round(state)
         found = {}
         for n in self.group:
             total = arithmetic.nothing(self.shapes[n])
@@ -283,6 +296,30 @@ class SemiNaive(Iteration):
             found[n] = arithmetic.new_facts(total, known[n])
         grown = {n: arithmetic.grow(known[n], found[n]) for n in self.group}
         return rounds + 1, arithmetic.pending(found.values()), grown, found
+
+    def _eager_round(self, state: tuple) -> tuple:
+        """`round` where an empty delta is None: the rules that read new facts run,
+        and only the members they derive are visited (a group of N relations in a
+        cycle takes O(N) rounds that each add a few members' facts: visiting every
+        member every round cost O(N^2) steps)."""
+        host, arithmetic = self.host, self.arithmetic
+        rounds, _, known, delta = state
+        readers = self.readers
+        touched = {n for m, new in delta.items() if new is not None for n in readers[m]}
+        found = dict.fromkeys(self.group)  # None: nothing new
+        grown = dict(known)
+        for n in sorted(touched, key=self.order.__getitem__):  # (in the group's order)
+            total = None
+            for k, ref in self.recursive_refs[n]:
+                if delta[ref.name] is not None:
+                    def rule(k: int = k, ref: ir.Ref = ref, shape: tuple = self.shapes[n]) -> Any:
+                        return host.contribution(k, shape, overrides={id(ref): delta[ref.name]})
+                    part = rule() if self.watch is None else \
+                        self.watch(k, ref.name, delta[ref.name], rule)
+                    total = arithmetic.add(total, part)
+            found[n] = new = arithmetic.new_facts(total, known[n])
+            grown[n] = arithmetic.grow(known[n], new)
+        return rounds + 1, any(found[n] is not None for n in touched), grown, found
 
     @staticmethod
     def end(state: tuple) -> tuple[dict, dict]:
