@@ -60,3 +60,19 @@ def test_compile_and_explain_of_a_long_program_leave_the_collector_as_they_found
         assert "Y[i] += 49 X[i]" in explained or "line 51" in explained
         np.testing.assert_allclose(program.execute().outputs["Y"],
                                    [1225.0, 2450.0, 3675.0])
+
+
+def test_calls_that_double_at_each_level_are_refused_before_being_written_out():
+    """Twenty levels of a function calling the one before it twice would write out a
+    million equations: refused at the call at once, with the count, not after the
+    checker has copied 200,000 of them (which took about 10 s)."""
+    lines = ["fn f0(x[i]) -> y[i] { y[i] = 2 x[i] }"]
+    lines += [f"fn f{k}(x[i]) -> y[i] {{ y[i] = f{k - 1}(x[i]) + f{k - 1}(x[i]) }}"
+              for k in range(1, 21)]
+    text = "\n".join(lines + ["X[i] = const([1,2])", "Y[i] = f20(X[i])", "export Y"]) + "\n"
+    [error] = [d for d in fuse_lang.analyze(text, None).diagnostics if d.severity is fuse_lang.Severity.ERROR]
+    assert error.code == "nesting-too-deep"
+    assert "`f20` writes out 2,097,151 equations or more" in error.message
+    assert text[error.span.start:error.span.end] == "f20(X[i])"
+    small = text.replace("f20(X[i])", "f3(X[i])")
+    assert not fuse_lang.analyze(small, None).diagnostics

@@ -182,6 +182,18 @@ class _Inliner:
         kind = type(node)
         return (kind is ir.Call or (kind is ir.Ref and node.paren)) and node.name in self.functions
 
+    def _written_out(self, name: str) -> int:
+        """How many equations a call of `name` writes out at least (its body's, and
+        its calls' in turn): counted before writing them, so that calls that double
+        at each of 20 levels are refused at once, not after a million copies."""
+        sizes = self.__dict__.setdefault("_sizes", {})
+        if name not in sizes:
+            sizes[name] = 0  # (a function that reaches itself is broken: counted once)
+            sizes[name] = len(self.bodies[name]) + sum(
+                self._written_out(node.name) for eq in self.bodies[name]
+                for node in ir.walk(eq.rhs) if type(node) is ir.Call and node.name in self.bodies)
+        return sizes[name]
+
     # ---- calls
 
     def _rewrite(self, expr: Any, made: list, outer: tuple, depth: int) -> Any:
@@ -204,10 +216,14 @@ class _Inliner:
             raise _CallFailed(make(problem.code, f"`{fn.name}` cannot be inlined: "
                                    f"{problem.message}", at, related=(
                                        Related(problem.span, "the function's problem"),)))
-        if depth >= MAX_DEPTH or self.total > MAX_INLINED:
+        if depth >= MAX_DEPTH:
             raise _CallFailed(make("nesting-too-deep", f"calls of functions nest more than "
-                                   f"{MAX_DEPTH} deep, or write out more than {MAX_INLINED} "
-                                   f"equations", at))
+                                   f"{MAX_DEPTH} deep", at))
+        if self.total + self._written_out(fn.name) > MAX_INLINED:
+            raise _CallFailed(make("nesting-too-deep", f"this call of `{fn.name}` writes out "
+                                   f"{self._written_out(fn.name):,} equations or more; the "
+                                   f"program's calls may write out {MAX_INLINED:,} in all "
+                                   f"(functions are inlined)", at))
         if len(args) != len(fn.params):
             raise _CallFailed(make("fn-arguments", f"`{fn.name}` takes {len(fn.params)} "
                                    f"argument{'s' if len(fn.params) != 1 else ''} "
