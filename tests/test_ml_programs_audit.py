@@ -882,3 +882,60 @@ def test_program_checks_clean_and_explain_gives_the_run_shapes(tmp_path, capsys,
     shapes = {name: tuple(shape) for name, shape in json.loads(capsys.readouterr().out)["shapes"]}
     for name, value in expected(program).items():
         assert shapes[name] == np.shape(value), name
+
+
+# ------------------------------------------------------------------------ inner-projection
+HINGE = """Y[n] = "Y.npy"
+F[n] = "F.npy"
+L avg= relu(1 - Y[n] F[n])
+export L
+"""
+MARGIN = dict(Y=np.array([1.0, -1.0, 1.0]), F=np.array([0.5, 0.5, 2.0]))
+
+
+def check_json(path, capsys) -> list[dict]:
+    main(["check", "--format", "json", str(path)])
+    return json.loads(capsys.readouterr().out)["diagnostics"]
+
+
+def apply(text: str, edits: list[dict]) -> str:
+    for edit in sorted(edits, key=lambda e: e["start"], reverse=True):
+        text = text[:edit["start"]] + edit["new_text"] + text[edit["end"]:]
+    return text
+
+
+def test_a_mean_loss_whose_index_a_call_sums_first_is_told_with_a_fix(tmp_path, capsys):
+    # `L avg= relu(1 - Y[n] F[n])` is relu(1 - Σ_n Y F) (n is summed in relu's argument,
+    # its innermost scope): `avg=` has nothing left, silently; the mean hinge was meant
+    path = written(tmp_path, Case("hinge", HINGE, MARGIN, lambda a: {}))
+    assert fuse_lang.load(path).run()["L"] == pytest.approx(0.0)  # relu(1 - 2)
+    (diag,) = check_json(path, capsys)
+    assert (diag["code"], diag["severity"]) == ("inner-projection", "warning")
+    assert (diag["line"], diag["column"], diag["end_column"]) == (3, 3, 7)  # at `avg=`
+    assert "`avg=` projects nothing here: `n` occurs only inside `relu(...)`" in diag["message"]
+    assert "write `L = reduce(avg, n) relu(1 - Y[n] F[n])`" in diag["message"]
+    (fix,) = diag["fixes"]
+    fixed = apply(HINGE, fix["edits"])
+    assert "L = reduce(avg, n) relu(1 - Y[n] F[n])\n" in fixed
+    path.write_text(fixed, encoding="utf-8")
+    assert check_json(path, capsys) == []
+    hinge = np.maximum(0, 1 - MARGIN["Y"] * MARGIN["F"]).mean()
+    assert fuse_lang.load(path).run()["L"] == pytest.approx(hinge)
+
+
+@pytest.mark.parametrize("text", [
+    "L max= relu(1 - Y[n] F[n])\nL max= F[0]\n",         # two max= equations combine by max
+    "L avg= Y[n] relu(F[n])\n",                           # n projected by avg= itself
+    "L = reduce(avg, n) relu(1 - Y[n] F[n])\n",           # explicit
+    "L = relu(1 - Y[n] F[n])\n",                          # a sum inside is what `=` says
+    "L[k] max= Y[n] F[k]\n",                              # pooling-like projection
+    "D[0,s] max= Y[s] F[s]\nD[t,s] max= D[t-1,s] F[s]\n",  # a max-product start
+    "L avg= relu(1 - Y[n] F[n]) + Y[m]\n",                # m is averaged at the right-hand side
+])
+def test_projections_that_are_meant_are_not_told(tmp_path, capsys, text):
+    path = tmp_path / "p.fuse"
+    path.write_text('Y[n] = "Y.npy"\nF[n] = "F.npy"\n' + text + "export " +
+                    text.split("[")[0].split(" ")[0] + "\n", encoding="utf-8")
+    for name, value in MARGIN.items():
+        np.save(tmp_path / f"{name}.npy", value.astype(np.float32))
+    assert [d["code"] for d in check_json(path, capsys) if d["severity"] != "information"] == []
