@@ -939,3 +939,21 @@ def test_projections_that_are_meant_are_not_told(tmp_path, capsys, text):
     for name, value in MARGIN.items():
         np.save(tmp_path / f"{name}.npy", value.astype(np.float32))
     assert [d["code"] for d in check_json(path, capsys) if d["severity"] != "information"] == []
+
+
+# ------------------------------------------------------------------------ a virtual state read
+def test_a_virtual_state_read_without_its_virtual_index_says_how_to_read_it(tmp_path, capsys):
+    # `fuse explain` shows Al as (3,) (its virtual axis dropped), so `Al[s]` is what a
+    # user writes to read the last value; it is written `Al[s,*t]`
+    text = ("Pi[s] = const([0.5, 0.3, 0.2])\nU[t] = const([1, 1, 1, 1])\n"
+            "Al[s,*t] = Pi[s]\nAl[s,*t+1] = 0.5 Al[s,*t] U[t]\nLik = Al[s]\nexport Lik\n")
+    path = tmp_path / "forward.fuse"
+    path.write_text(text, encoding="utf-8")
+    (diag,) = [d for d in check_json(path, capsys) if d["severity"] == "error"]
+    assert diag["code"] == "arity-mismatch" and (diag["line"], diag["column"]) == (5, 7)
+    assert diag["message"] == (
+        "`Al` has 2 axes (from its first definition), one of them the virtual `*t`, but is "
+        "written here with 1: its last value is read with the virtual index, `Al[s,*t]`")
+    path.write_text(text.replace("Lik = Al[s]", "Lik = Al[s,*t]"), encoding="utf-8")
+    assert [d for d in check_json(path, capsys) if d["severity"] != "information"] == []
+    assert fuse_lang.load(path).run()["Lik"] == pytest.approx(0.5 ** 4)
