@@ -957,3 +957,67 @@ def test_a_virtual_state_read_without_its_virtual_index_says_how_to_read_it(tmp_
     path.write_text(text.replace("Lik = Al[s]", "Lik = Al[s,*t]"), encoding="utf-8")
     assert [d for d in check_json(path, capsys) if d["severity"] != "information"] == []
     assert fuse_lang.load(path).run()["Lik"] == pytest.approx(0.5 ** 4)
+
+
+# ------------------------------------------------------------------------ multiplied-term
+SCALED = """W[f,d] = "W.npy"
+X[b,d] = "X.npy"
+B[f] = "B.npy"
+G[f] = "G.npy"
+Y[b,f] = (W[f,d] X[b,d] + B[f]) G[f]
+export Y
+"""
+LAYER = dict(W=np.arange(6.0).reshape(2, 3), X=np.array([[1.0, 2.0, 3.0]]), B=np.array([10.0, 20.0]),
+             G=np.array([1.0, 2.0]))
+
+
+def test_a_bias_in_parentheses_scaled_by_a_factor_is_told_it_is_counted_per_position(
+        tmp_path, capsys):
+    # (X W^T + B) * G as an ML user writes it: d is summed over the whole product
+    # (a product is one term), so B is added |d| = 3 times, silently before
+    path = written(tmp_path, Case("scaled", SCALED, LAYER, lambda a: {}))
+    torch_like = (LAYER["X"] @ LAYER["W"].T + LAYER["B"]) * LAYER["G"]
+    as_written = (LAYER["X"] @ LAYER["W"].T + 3 * LAYER["B"]) * LAYER["G"]
+    np.testing.assert_allclose(fuse_lang.load(path).run()["Y"], as_written)
+    (diag,) = check_json(path, capsys)
+    assert (diag["code"], diag["severity"]) == ("multiplied-term", "warning")
+    assert (diag["line"], diag["column"], diag["end_column"]) == (5, 27, 31)  # at `B[f]`
+    assert diag["message"].startswith("`B[f]` does not mention `d`, but it is a term of a sum in "
+                                      "parentheses that is a factor of a product summed over `d`")
+    fixed = apply(SCALED, diag["fixes"][0]["edits"])
+    assert "Y[b,f] = (reduce(sum, d) W[f,d] X[b,d] + B[f]) G[f]\n" in fixed
+    path.write_text(fixed, encoding="utf-8")
+    assert check_json(path, capsys) == []
+    for backend in ("numpy", *[b for b in ("torch", "jax") if importlib.util.find_spec(b)]):
+        np.testing.assert_allclose(fuse_lang.load(path, backend=backend).run()["Y"], torch_like,
+                                   **TOL)
+
+
+def test_an_hmm_start_added_inside_the_step_is_told(tmp_path, capsys):
+    # the forward algorithm's start written into the step: Pi is counted |s| times
+    path = tmp_path / "hmm.fuse"
+    path.write_text('Pi[s] = "Pi.npy"\nA[s,s\'] = "A.npy"\nE[t,s] = "E.npy"\n'
+                    "Al[s',*t+1] = (Al[s,*t] A[s,s'] + Pi[s'] (t == 0)) E[t,s']\n"
+                    "export Al\n", encoding="utf-8")
+    for name, shape in (("Pi", (3,)), ("A", (3, 3)), ("E", (4, 3))):
+        np.save(tmp_path / f"{name}.npy", np.ones(shape, np.float32))
+    (diag,) = [d for d in check_json(path, capsys) if d["severity"] == "warning"]
+    assert diag["code"] == "multiplied-term" and "`Pi[s'] (t == 0)` does not mention `s`" \
+        in diag["message"]
+
+
+@pytest.mark.parametrize("rhs", [
+    "(A[i,j] + B[i]) C[j]",          # B spread over j by C: B[i] times the sum of C, as meant
+    "A[i,j] + B[i]",                 # a top-level sum: B[i] once
+    "1 / (A[i,j] + B[i] + 1)",       # a divisor
+    "(A[i,j] + B[i])^2",             # a power
+    "2 * (reduce(sum, j) A[i,j] + B[i])",
+    "C[j] (A[i,j] - 1e9 * (1 - M[i,j]))",  # every term has j
+])
+def test_parenthesised_sums_that_count_each_term_as_meant_are_not_told(tmp_path, capsys, rhs):
+    path = tmp_path / "p.fuse"
+    path.write_text("A[i,j] = const([[1, 2, 3], [4, 5, 6]])\nB[i] = const([1, 2])\n"
+                    "C[j] = const([1, 2, 3])\nM[i,j] = const([[1, 0, 1], [0, 1, 0]])\n"
+                    f"Y[i] = {rhs}\nexport Y\n", encoding="utf-8")
+    assert [d["code"] for d in check_json(path, capsys)
+            if d["severity"] in ("error", "warning")] == []
