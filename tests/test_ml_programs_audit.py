@@ -1013,11 +1013,14 @@ def test_an_hmm_start_added_inside_the_step_is_told(tmp_path, capsys):
     "(A[i,j] + B[i])^2",             # a power
     "2 * (reduce(sum, j) A[i,j] + B[i])",
     "C[j] (A[i,j] - 1e9 * (1 - M[i,j]))",  # every term has j
+    "0.5 (A[i,j] + C[j]^2 - 1 - log(C[j]))",  # a VAE's KL: the - 1 is meant once per j
+    "-0.5 (A[i,j]^2 + L2pi)",        # a Gaussian log-likelihood's constant, per j
 ])
 def test_parenthesised_sums_that_count_each_term_as_meant_are_not_told(tmp_path, capsys, rhs):
     path = tmp_path / "p.fuse"
     path.write_text("A[i,j] = const([[1, 2, 3], [4, 5, 6]])\nB[i] = const([1, 2])\n"
                     "C[j] = const([1, 2, 3])\nM[i,j] = const([[1, 0, 1], [0, 1, 0]])\n"
+                    "L2pi = const(1.8379)\n"
                     f"Y[i] = {rhs}\nexport Y\n", encoding="utf-8")
     assert [d["code"] for d in check_json(path, capsys)
             if d["severity"] in ("error", "warning")] == []
