@@ -845,6 +845,67 @@ export Sc, Half, Nm, Mix
 """, juxtaposed, X=r.normal(size=4), Z=r.normal(size=3))
 
 
+# ------------------------------------------------------------------------ slices, windows
+r = rng("slices")
+
+
+def fused_qkv(a):
+    qkv = a["X"] @ a["W"].T
+    q, k, v = qkv[:, 0:2], qkv[:, 2:4], qkv[:, 4:6]
+    return dict(O=softmax(q @ k.T) @ v)
+
+
+case("fused_qkv_projection_split_by_slices", """
+X[p,d] = "X.npy"
+W[e,d] = "W.npy"
+QKV[p,e] = W[e,d] X[p,d]
+Q[p,:] = QKV[p,0:2]
+K[p,:] = QKV[p,2:4]
+V[p,:] = QKV[p,4:6]
+S[p,p'.] = softmax(Q[p,k] K[p',k])
+O[p,k] = S[p,p'] V[p',k]
+export O
+""", fused_qkv, X=r.normal(size=(3, 4)), W=r.normal(size=(6, 4)))
+
+
+def glu(a):
+    h = a["X"] @ a["W"].T
+    return dict(G=h[:, :3] * sig(h[:, 3:]), Sw=h[:, :3] * sig(h[:, :3]) * h[:, 3:])
+
+
+case("glu_and_swiglu_halves_by_slices", """
+X[b,d] = "X.npy"
+W[e,d] = "W.npy"
+H[b,e] = W[e,d] X[b,d]
+G[b,:] = H[b,0:3] sig(H[b,3:6])
+Sw[b,:] = H[b,0:3] sig(H[b,0:3]) H[b,3:6]
+export G, Sw
+""", glu, X=r.normal(size=(2, 4)), W=r.normal(size=(6, 4)))
+MOVING = r.normal(size=(2, 7))
+case("moving_average_and_max_over_valid_windows", """
+axis x = valid, dx = 3
+X[c,n] = "X.npy"
+Av[c,x] avg= X[c,x+dx]
+Mx[c,x] max= X[c,x+dx]
+export Av, Mx
+""", lambda a: dict(Av=np.stack([a["X"][:, i:i + 3].mean(1) for i in range(5)], 1),
+                    Mx=np.stack([a["X"][:, i:i + 3].max(1) for i in range(5)], 1)), X=MOVING)
+
+
+def embedding_reasoning(a):
+    emb_r = np.einsum("xy,xi,yj->ij", a["R"], a["Emb"], a["Emb"])
+    return dict(D=sig(np.einsum("ij,xi,yj->xy", emb_r, a["Emb"], a["Emb"]) / 0.5))
+
+
+case("embedding_space_reasoning_at_a_temperature", """
+R[x,y] = "R.npy"
+Emb[x,i] = "Emb.npy"
+EmbR[i,j] = R[x,y] Emb[x,i] Emb[y,j]
+D[x,y] = sig(EmbR[i,j] Emb[x,i] Emb[y,j], 0.5)
+export D
+""", embedding_reasoning, R=(r.uniform(size=(4, 4)) > 0.6).astype(float), Emb=r.normal(size=(4, 3)) / 2)
+
+
 # ------------------------------------------------------------------------ the tests
 IDS = [c.name for c in CASES]
 
