@@ -1085,3 +1085,17 @@ def test_parenthesised_sums_that_count_each_term_as_meant_are_not_told(tmp_path,
                     f"Y[i] = {rhs}\nexport Y\n", encoding="utf-8")
     assert [d["code"] for d in check_json(path, capsys)
             if d["severity"] in ("error", "warning")] == []
+
+
+# ------------------------------------------------------------------------ written-out text
+def test_explain_writes_a_reduce_before_another_factor_in_parentheses(tmp_path, capsys):
+    # the written-out equation of a `fn` call said `reduce(max, t) X[t] W[p]`, whose
+    # reduce takes W into its body: max_t(X W), not (max_t X) W (W < 0 tells them apart)
+    path = tmp_path / "scaled.fuse"
+    path.write_text("X[t] = const([1, -2, 3])\nW[p] = const([-1, 2])\n"
+                    "fn scaled_max(x[t], w[p]) -> o[p] {\n  o[p] = (reduce(max, t) x[t]) w[p]\n}\n"
+                    "Y[p] = scaled_max(X[t], W[p])\nexport Y\n", encoding="utf-8")
+    assert main(["explain", str(path)]) == 0
+    assert "o@scaled_max.1[p] = (reduce(max, t) X[t]) W[p]   (from fn scaled_max" \
+        in capsys.readouterr().out
+    assert fuse_lang.load(path).run()["Y"].tolist() == [-3, 6]
