@@ -9,6 +9,14 @@ computation written here by hand in NumPy; `fuse check` must find nothing wrong
 with them and `fuse explain` must give the shapes the run gives.
 
 Sources are files (`X[p,d] = "X.npy"`) written into tmp_path from seeded arrays.
+
+And the faults the audit found, each through `fuse check`/`fuse explain`/`load`:
+a `reduce` joined by juxtaposition (`Z[n] reduce(max, t) X[t]`) was a syntax error;
+`L avg= relu(1 - Y[n] F[n])` (relu of a sum: the call summed `n` first) and
+`(W[f,d] X[b,d] + B[f]) G[f]` (`B` counted |d| times) ran silently
+(`inner-projection`, `multiplied-term`); reading a virtual state without its `*t`
+got a bare arity error; and explain wrote `(reduce(max, t) X[t]) W[p]` without
+its parentheses.
 """
 from __future__ import annotations
 
