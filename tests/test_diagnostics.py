@@ -83,6 +83,12 @@ CASES = [
      "H[f] = W[f,d] X[d] + B[g]", W, (3, 23), ["`g`", "summed", "did you mean `f`"]),
     ("padding-index", "X = const([1,2,3,4])\nK = const([1,1])\naxis dx = valid\n"
      "H[x] = K[dx] X[x+dx]", W, (2, 5), ["`dx` is a window's tap", "declare the padding on `x`"]),
+    ("inner-projection", "Y = const([1,-1,1])\nF = const([0.5,0.5,2])\n"
+     "L avg= relu(1 - Y[n] F[n])", W, (2, 2),
+     ["`avg=` projects nothing here", "only inside `relu(...)`", "reduce(avg, n)"]),
+    ("multiplied-term", "W = const([[1,0],[0,1]])\nX = const([1,2])\nB = const([10,20])\n"
+     "Y[f] = (W[f,d] X[d] + B[f]) / 2", W, (3, 22),
+     ["`B[f]` does not mention `d`", "counted once per position of `d`", "reduce(sum, d)"]),
     ("normalised-sum", "Q = const([[1,2],[3,4]])\nV = const([[1,2],[3,4]])\n"
      "S[t,t'.] = softmax(Q[t,k] Q[t',k])\nO[t,k] = S[t,t'] V[t,k]", H, (3, 13),
      ["normalised along `t'`", "gives 1"]),

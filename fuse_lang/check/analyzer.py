@@ -41,6 +41,7 @@ from .imports import (
 )
 from .initialisers import check_initialisers
 from .inlined_calls import body_diagnostics, placed_in_calls
+from .inner_projections import report_inner_projections
 from .lone_indices import program_lone_indices, report_body_lone_indices, report_lone_indices
 from .loss import check_losses
 from .order import EvaluationOrder, SccMemo, check_unused, evaluation_order
@@ -246,8 +247,10 @@ class _Checker:
         def definitions(name: str) -> list[ir.Statement]:
             return [statements[k] for k in self.tensors[name].statements] \
                 if name in self.tensors else []
-        report_lone_indices(program_lone_indices(checks, inlined.origins if inlined else ()),
+        origins = inlined.origins if inlined else ()
+        report_lone_indices(program_lone_indices(checks, origins),
                             self.domains, definitions, self.tensors, diags)
+        report_inner_projections(statements, self.tensors, self.text, origins, diags)
         if inlined is not None:
             report_body_lone_indices(inlined, checks, self.domains, definitions, self.tensors,
                                      len(self.text), diags)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..front import ir
 from ..front.diagnostics import Diagnostic, Related, make
+from ..front.ir_text import index_text
 from ..front.relocation import moved_span
 from ..front.span import Span
 from .literals import literal_shape
@@ -22,9 +23,36 @@ def arity_mismatch(ref: ir.Ref, sym: TensorSymbol, delta: int = 0) -> Diagnostic
     origin = f"from its file `{sym.source.path.value}`" if sym.first.indices is None \
         and sym.source is not None and isinstance(sym.source.path, ir.String) \
         else "from its first definition"
+    virtual = _left_out_virtual(ref, sym)
+    if virtual is not None:  # (the one axis its shape does not show: the last value is read)
+        position, name = virtual
+        shown = ",".join([*_index_texts(ref)[:position], f"*{name}", *_index_texts(ref)[position:]])
+        return make("arity-mismatch", f"`{ref.name}` has {n} {axes} ({origin}), one of them the "
+                    f"virtual `*{name}`, but is written here with {ref.arity}: its last value "
+                    f"is read with the virtual index, `{ref.name}[{shown}]`",
+                    moved_span(ref.span, delta),
+                    related=(Related(sym.first_span, "first defined here"),))
     return make("arity-mismatch", f"`{ref.name}` has {n} {axes} ({origin})"
                 f" but is written here with {ref.arity}", moved_span(ref.span, delta),
                 related=(Related(sym.first_span, "first defined here"),))
+
+
+def _left_out_virtual(ref: ir.Ref, sym: TensorSymbol) -> tuple[int, str] | None:
+    """(position, name) of the virtual index of `sym`'s first definition where `ref`
+    has every other axis and no virtual one (`Al[s]` for `Al[s,*t]`), else None."""
+    first = sym.first.indices or ()
+    virtual = [(p, i.inner) for p, i in enumerate(first) if type(i) is ir.IndexVirtual]
+    if len(virtual) != 1 or ref.indices is None or ref.arity != len(first) - 1 \
+            or any(type(i) is ir.IndexVirtual for i in ref.indices):
+        return None
+    position, inner = virtual[0]
+    name = inner.name if type(inner) is ir.IndexVar else (
+        inner.terms[0].name if len(inner.terms) == 1 else None)
+    return None if name is None else (position, name)
+
+
+def _index_texts(ref: ir.Ref) -> list[str]:
+    return [index_text(i) for i in ref.indices or ()]
 
 
 def collect_definitions(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],

@@ -18,6 +18,7 @@ from ..io.sink_paths import sink_diagnostic
 from .calls import check_call, check_reduce
 from .conflicts import Placed
 from .literals import misplaced_list, number_overflow
+from .multiplied_terms import check_multiplied_terms
 from .projections import broadcast_and_lonely, check_typos
 from .reference_checks import ReferenceChecks, check_lhs, check_lhs_indices
 from .statement_tables import statement_tables
@@ -406,6 +407,8 @@ class StatementChecks:
             broadcast, lonely = broadcast_and_lonely(roles)
             if len(lonely) > 1:
                 check_typos(stmt, lonely, late_diags)
+            if not stmt.lhs.paren:
+                check_multiplied_terms(stmt, roles, scopes, calls, late_diags)
         names = _meaningful_bare(bare, var_keys, calls) if bare else ()
         ops = statement_ops(stamp, stmt, refs, calls, var_keys)
         # most statements have no bare name: then no list (nor a generator) to make

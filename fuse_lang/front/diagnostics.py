@@ -72,6 +72,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "virtual-index": (Severity.ERROR, "a virtual index used inconsistently"),
     "likely-typo-index": (Severity.WARNING, "two projected indices with close names, each used once"),
     "lone-index": (Severity.WARNING, "an index used once is summed within one term or factor"),
+    "inner-projection": (Severity.WARNING, "an `avg=`/`max=`/`min=` that projects nothing: a call "
+                                           "summed its indices first"),
+    "multiplied-term": (Severity.WARNING, "a term of a parenthesised sum counted once per "
+                                          "position of an index summed over its product"),
     "normalised-sum": (Severity.HINT, "a softmax is summed along the axis it normalises"),
     "padding-index": (Severity.WARNING, "an `axis x = valid|same` on no window's position"),
     "unused-tensor": (Severity.HINT, "a tensor that nothing reads or exports"),

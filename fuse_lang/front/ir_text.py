@@ -70,10 +70,14 @@ def _text(expr: Any) -> tuple[str, int]:
             parts.append(f"{sign} {_wrapped(term, _PRODUCT)}")
         return " ".join(parts), _SUM
     if kind is ir.Product:
-        parts = [_wrapped(expr.factors[0], _UNARY)]
-        for op, factor in zip(expr.ops[1:], expr.factors[1:], strict=True):
-            parts.append(f"{op} {_wrapped(factor, _UNARY)}" if op.strip() else
-                         _wrapped(factor, _UNARY))
+        last = len(expr.factors) - 1
+        # a factor that ends in a `reduce` takes the rest of the product as its body:
+        # before another factor it is written in parentheses
+        texts = [f"({expr_text(f)})" if k < last and _open_right(f) else _wrapped(f, _UNARY)
+                 for k, f in enumerate(expr.factors)]
+        parts = [texts[0]]
+        for op, text in zip(expr.ops[1:], texts[1:], strict=True):
+            parts.append(f"{op} {text}" if op.strip() else text)
         return " ".join(parts), _PRODUCT
     if kind is ir.Neg:
         return "-" + _wrapped(expr.operand, _UNARY), _UNARY
@@ -87,6 +91,23 @@ def _text(expr: Any) -> tuple[str, int]:
     if kind is ir.ListLit:
         return "[" + ", ".join(expr_text(item) for item in expr.items) + "]", _ATOM
     return "?", _ATOM
+
+
+def _open_right(expr: Any) -> bool:
+    """Whether the text of `expr` ends in a `reduce`'s body (`reduce(max, t) X[t]`,
+    `-reduce(...) ...`, `A^reduce(...) ...`), which a factor after it would join."""
+    while True:
+        kind = type(expr)
+        if kind is ir.Reduce:
+            return True
+        if kind is ir.Neg:
+            expr = expr.operand
+        elif kind is ir.Power:
+            expr = expr.exponent
+        elif kind is ir.Call and expr.name == "not":
+            expr = expr.args[0]
+        else:
+            return False
 
 
 def _call_text(call: ir.Call) -> tuple[str, int]:
