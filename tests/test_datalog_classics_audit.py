@@ -311,3 +311,13 @@ def test_facts_with_quotes_written_and_read_back_as_souffle_does(tmp_path, backe
     assert back == [got]
     with pytest.raises(fuse_lang.FuseError, match=r"cannot be written to a \.facts.*\.tsv"):
         answers('R("a\tb", 1)\n"r.facts" = R(x, y)\n', tmp_path, backend)
+
+
+@pytest.mark.parametrize("rule", ["R(x, _) = A(x)", "R(_) = A(_)", "R(_, y) = B(_, y)"])
+def test_a_wildcard_in_a_head_says_it_cannot_stand_there(rule):
+    """Found by this audit: `R(x, _) = A(x)` said "`_` of the head is bound by no
+    atom", as if `_` were a variable to bind (Soufflé: "underscore in head of rule")."""
+    text = f"A(1)\nB(1, 2)\n{rule}\nR?\n"
+    (diag,) = [d for d in fuse_lang.analyze(text).diagnostics if d.severity is Severity.ERROR]
+    assert (diag.code, text[diag.span.start:diag.span.end]) == ("unbound-head-variable", "_")
+    assert "`_` (any value) cannot stand in the head of `R`" in diag.message
