@@ -321,3 +321,23 @@ def test_a_wildcard_in_a_head_says_it_cannot_stand_there(rule):
     (diag,) = [d for d in fuse_lang.analyze(text).diagnostics if d.severity is Severity.ERROR]
     assert (diag.code, text[diag.span.start:diag.span.end]) == ("unbound-head-variable", "_")
     assert "`_` (any value) cannot stand in the head of `R`" in diag.message
+
+
+def test_the_first_row_of_a_facts_file_is_data_never_a_header(tmp_path):
+    """Found by this audit: a `.facts` file as Soufflé writes it (`a b`, `c"d` over
+    rows of numbers) was `header-row`, whose fix (`header=1`) dropped a tuple;
+    Soufflé writes no header.  A `.tsv` of the same rows still warns, and
+    `header=1` still skips a row of a `.facts` file."""
+    rows = 'a b\tc"d\r\nc"d\t5\r\n\r\n5\t-3000000000\r\n-3000000000\t9223372036854775807\r\n'
+    (tmp_path / "e.facts").write_bytes(rows.encode())
+    (tmp_path / "e.tsv").write_bytes(rows.replace('"', "").encode())
+    text = 'E(x, y) = "e.facts"\nE(x, y)?\n'
+    assert not fuse_lang.analyze(text, base_dir=tmp_path).diagnostics
+    assert answers(text, tmp_path) == [{("a b", 'c"d'), ('c"d', 5), (5, -3000000000),
+                                        (-3000000000, 9223372036854775807)}]
+    tsv = 'E(x, y) = "e.tsv"\nE(x, y)?\n'
+    assert [d.code for d in fuse_lang.analyze(tsv, base_dir=tmp_path).diagnostics] == \
+        ["header-row"]
+    skip = 'E(x, y) = source("e.facts", header=1)\nE(x, y)?\n'
+    assert answers(skip, tmp_path) == [{('c"d', 5), (5, -3000000000),
+                                        (-3000000000, 9223372036854775807)}]
