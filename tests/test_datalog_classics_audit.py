@@ -341,3 +341,26 @@ def test_the_first_row_of_a_facts_file_is_data_never_a_header(tmp_path):
     skip = 'E(x, y) = source("e.facts", header=1)\nE(x, y)?\n'
     assert answers(skip, tmp_path) == [{('c"d', 5), (5, -3000000000),
                                         (-3000000000, 9223372036854775807)}]
+
+
+def test_soufflés_uppercase_variables_are_told_with_the_fix_that_lowercases_them():
+    """Found by this audit: `path(X, Z) = path(X, Y) edge(Y, Z)` (Soufflé's
+    variables are uppercase) answered nothing, told only that `Y` is no value of
+    `edge`; the warning now says what a Fuse variable is, and its fix (every `Y` of
+    the rule to `y`) gives the program Soufflé's answers."""
+    text = ("edge(1, 2)\nedge(2, 3)\npath(X, Y) = edge(X, Y)\n"
+            "path(X, Z) = path(X, Y) edge(Y, Z)\npath(a, b)?\n")
+    found = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "unknown-constant"]
+    assert [text[d.span.start:d.span.end] for d in found] == ["X", "Y", "Y", "Z"]
+    assert all("a Fuse variable starts with a lowercase letter" in d.message for d in found)
+    # each fix renames every such name of its rule (both rules' fixes, applied once)
+    edits = {(e.span.start, e.span.end): e.new_text for d in found for e in d.fixes[0].edits}
+    fixed = text
+    for (start, end), new in sorted(edits.items(), reverse=True):
+        fixed = fixed[:start] + new + fixed[end:]
+    assert fixed == ("edge(1, 2)\nedge(2, 3)\npath(x, y) = edge(x, y)\n"
+                     "path(x, z) = path(x, y) edge(y, z)\npath(a, b)?\n")
+    assert answers(fixed) == [{(1, 2), (2, 3), (1, 3)}]
+    # a constant written once, or quoted, is a constant: no such words
+    once = 'E(1, 2)\nR(x) = E(x, Two)\nS(x) = E(x, "Two") E("Two", x)\n'
+    assert not any("lowercase" in d.message for d in fuse_lang.analyze(once).diagnostics)
