@@ -364,3 +364,33 @@ def test_soufflés_uppercase_variables_are_told_with_the_fix_that_lowercases_the
     # a constant written once, or quoted, is a constant: no such words
     once = 'E(1, 2)\nR(x) = E(x, Two)\nS(x) = E(x, "Two") E("Two", x)\n'
     assert not any("lowercase" in d.message for d in fuse_lang.analyze(once).diagnostics)
+
+
+# ------------------------------------------- numbers by magnitude, floats beside
+
+@pytest.mark.parametrize("backend,mode", CONFIGS)
+def test_a_column_of_floats_and_integers_past_2_to_the_53_compares_exactly(
+        tmp_path, backend, mode):
+    """Found by this audit: a column holding a float compared in float64, where
+    2^53 + 1 and 2^53 are one number: `(x > 9007199254740992)` held for no tuple,
+    `(x == y)` paired 2^53 + 1 with 2^53.0 (two values of the column, which a join
+    keeps apart), `(x - y > 0)` held for none.  Python's exact numbers say
+    otherwise, as the integer-only column (int64) always did."""
+    (tmp_path / "w.tsv").write_text("9007199254740993\ta\n9007199254740992.0\tb\n0.5\tc\n"
+                                    "-9007199254740993\td\n-9007199254740992\te\n")
+    text = ('W(x, s) = "w.tsv"\nG(s) = W(x, s) (x > 9007199254740992)\n'
+            "L(s) = W(x, s) (x < -9007199254740992) (x < 0.75)\n"
+            "E(s, t) = W(x, s) W(y, t) (x == y)\n"
+            "D(s, t) = W(x, s) W(y, t) (x - y > 0) (x > 1) (y > 1)\n"
+            "G(s)?\nL(s)?\nE(s, t)?\nD(s, t)?\n")
+    from fractions import Fraction  # (exact: Python's int - float is a float)
+
+    rows = [(Fraction(x), s) for x, s in [(9007199254740993, "a"), (9007199254740992.0, "b"),
+                                          (0.5, "c"), (-9007199254740993, "d"),
+                                          (-9007199254740992, "e")]]
+    want = [{(s,) for x, s in rows if x > 2**53}, {(s,) for x, s in rows if x < -(2**53)},
+            {(s, t) for x, s in rows for y, t in rows if x == y},
+            {(s, t) for x, s in rows for y, t in rows if x - y > 0 and x > 1 and y > 1}]
+    assert want[0] == {("a",)} and want[3] == {("a", "b")} and len(want[2]) == 5
+    assert answers(text, tmp_path, backend, mode) == want
+    assert answers(text, tmp_path, backend, mode, sparse=("W", "E", "D")) == want
