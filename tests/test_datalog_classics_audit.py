@@ -394,3 +394,18 @@ def test_a_column_of_floats_and_integers_past_2_to_the_53_compares_exactly(
     assert want[0] == {("a",)} and want[3] == {("a", "b")} and len(want[2]) == 5
     assert answers(text, tmp_path, backend, mode) == want
     assert answers(text, tmp_path, backend, mode, sparse=("W", "E", "D")) == want
+
+
+def test_one_and_one_point_zero_joined_keep_the_spelling_met_first(tmp_path):
+    """Found by this audit: `A(1)` joined with `B(1.0)` (one value, docs/language.md)
+    showed and wrote A's 1 as `1.0` (a .csv of A's integer ids came out with a
+    float, which DuckDB then reads as DOUBLE): merging the two columns kept the
+    later spelling; the one met first stays, as in one column (`R(1)`, `R(1.0)`)."""
+    text = ('A(1)\nA(2)\nB(1.0)\nJ(x) = A(x) B(x)\nJ(x)?\nA(x)?\n"a.csv" = A(x)\n')
+    assert answers(text, tmp_path) == [{(1,)}, {(1,), (2,)}]
+    program = fuse_lang.compile(text, base_dir=tmp_path)
+    assert [q.tuples for q in program.execute().queries] == [[(1,)], [(1,), (2,)]]
+    assert [type(v) for (v,) in program.execute().queries[1].tuples] == [int, int]
+    assert (tmp_path / "a.csv").read_text() == "1\n2\n"
+    later = 'B(1.0)\nA(1)\nJ(x) = A(x) B(x)\nJ(x)?\n'
+    assert [type(v) for (v,) in fuse_lang.compile(later).execute().queries[0].tuples] == [float]
