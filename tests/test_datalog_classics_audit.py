@@ -409,3 +409,31 @@ def test_one_and_one_point_zero_joined_keep_the_spelling_met_first(tmp_path):
     assert (tmp_path / "a.csv").read_text() == "1\n2\n"
     later = 'B(1.0)\nA(1)\nJ(x) = A(x) B(x)\nJ(x)?\n'
     assert [type(v) for (v,) in fuse_lang.compile(later).execute().queries[0].tuples] == [float]
+
+
+@pytest.mark.parametrize("backend,mode", CONFIGS)
+def test_arithmetic_in_a_head_over_values_far_apart_answers(backend, mode):
+    """Found by this audit: `Later(e, t + 3600) = Event(e, t)` over timestamps (and
+    `Inc(a, a + 1)` over ids -1 and 2^62) was `domain-limit`: the checker grew the
+    computed column to every integer between its lowest and highest value, more
+    than 1,000,000, though it computes four.  Outside recursion, from columns no
+    rule computes, the column now holds exactly the values computed (as Soufflé's
+    answers); a recursion over such a span is still refused."""
+    text = ("Event(Login, 1700000000)\nEvent(Logout, 1700003600)\nEvent(Crash, 1800000000)\n"
+            "Event(Boot, -5)\nY(-1)\nY(4611686018427387904)\n"
+            "Later(e, t + 3600) = Event(e, t)\n"
+            "Pair(e, f, t + u + 1) = Event(e, t) Event(f, u) (t < u)\n"
+            "Again(e) = Event(e, t) Later(f, t)\nMiss(e) = Event(e, t) not Later(_, t + 3600)\n"
+            "Inc(a, a + 1) = Y(a)\n"
+            "Later(e, t)?\nPair(e, f, s)?\nAgain(e)?\nMiss(e)?\nLater(e, 1700003600)?\n"
+            "Inc(a, b)?\n")
+    assert not errors(text)
+    event = {"Login": 1700000000, "Logout": 1700003600, "Crash": 1800000000, "Boot": -5}
+    later = {(e, t + 3600) for e, t in event.items()}
+    assert answers(text, backend=backend, mode=mode, sparse=("Later", "Pair")) == [
+        later, {(e, f, t + u + 1) for e, t in event.items() for f, u in event.items() if t < u},
+        {(e,) for e, t in event.items() if t in {v for _, v in later}},
+        {(e,) for e, t in event.items() if t + 3600 not in {v for _, v in later}},
+        {("Login",)}, {(-1, 0), (4611686018427387904, 4611686018427387905)}]
+    recursive = "E(1)\nE(9000000000)\nN(x) = E(x)\nN(n + 1) = N(n) (n < 9000000005)\nN(n)?\n"
+    assert errors(recursive) == [("domain-limit", "N(n + 1)")]
