@@ -416,8 +416,8 @@ def test_arithmetic_in_a_head_over_values_far_apart_answers(backend, mode):
     """Found by this audit: `Later(e, t + 3600) = Event(e, t)` over timestamps (and
     `Inc(a, a + 1)` over ids -1 and 2^62) was `domain-limit`: the checker grew the
     computed column to every integer between its lowest and highest value, more
-    than 1,000,000, though it computes four.  Outside recursion, from columns no
-    rule computes, the column now holds exactly the values computed (as Soufflé's
+    than 1,000,000, though it computes four.  Outside recursion, from relations of
+    facts or files, the column now holds exactly the values computed (Soufflé's
     answers); a recursion over such a span is still refused."""
     text = ("Event(Login, 1700000000)\nEvent(Logout, 1700003600)\nEvent(Crash, 1800000000)\n"
             "Event(Boot, -5)\nY(-1)\nY(4611686018427387904)\n"
@@ -437,3 +437,7 @@ def test_arithmetic_in_a_head_over_values_far_apart_answers(backend, mode):
         {("Login",)}, {(-1, 0), (4611686018427387904, 4611686018427387905)}]
     recursive = "E(1)\nE(9000000000)\nN(x) = E(x)\nN(n + 1) = N(n) (n < 9000000005)\nN(n)?\n"
     assert errors(recursive) == [("domain-limit", "N(n + 1)")]
+    # from a relation a rule defines (whose tuples hold values computed too): refused,
+    # never answered without them
+    chained = "E(1)\nE(4611686018427387904)\nA(x + 1) = E(x)\nC(y) = A(y)\nB(y + 9) = C(y)\n"
+    assert errors(chained) == [("domain-limit", "B(y + 9)")]

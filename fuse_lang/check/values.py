@@ -405,11 +405,16 @@ def _exact_values(root: object, rules: list[_Rule], made: set[tuple[str, int]],
                   domains: Domains, rank: dict[str, int]) -> set[int] | None:
     """The values the rules making the columns of domain `root` compute, exactly,
     where every such rule computes `x + y + c` (or a number) outside recursion from
-    columns no rule computes (`Next(t, t + 3600) = Event(t)` over timestamps: a few
-    values far apart, where the interval between them would be too many); None
-    where one does not, or where they are more than VALUE_LIMIT."""
+    relations no rule defines (`Later(e, t + 3600) = Event(e, t)` over the facts of
+    timestamps: a few values far apart, where the interval between them would be
+    too many); None where one does not, or where they are more than VALUE_LIMIT.
+    A head that copies an atom's variable shares that atom's domain: its values are
+    the domain's already, or computed here."""
     out: set[int] = set()
+    defined = {rule.head.name for rule in rules}
     for rule in rules:
+        bound = {index.name for atom in rule.atoms for index in atom.indices or ()
+                 if isinstance(index, ir.IndexVar)}
         for pos, index in enumerate(rule.head.indices or ()):
             if (rule.head.name, pos) not in made or \
                     domains.find(("axis", rule.head.name, pos)) != root:
@@ -417,12 +422,14 @@ def _exact_values(root: object, rules: list[_Rule], made: set[tuple[str, int]],
             if isinstance(index, ir.IndexConst) and type(index.value) is int:
                 out.add(index.value)
                 continue
+            if isinstance(index, ir.IndexVar) and index.name in bound:
+                continue
             if not isinstance(index, ir.IndexShift) or any(
                     rank.get(atom.name) == rank.get(rule.head.name) for atom in rule.atoms):
                 return None  # (`n == m + 1`, or a recursion: the interval says)
             sums = {index.offset}
             for var in index.terms:
-                held = _read_values(rule, var.name, made, domains)
+                held = _read_values(rule, var.name, defined, domains)
                 if held is None or len(sums) * len(held) > VALUE_LIMIT:
                     return None
                 sums = {a + b for a in sums for b in held}
@@ -434,18 +441,20 @@ def _exact_values(root: object, rules: list[_Rule], made: set[tuple[str, int]],
     return out
 
 
-def _read_values(rule: _Rule, name: str, made: set[tuple[str, int]],
+def _read_values(rule: _Rule, name: str, defined: set[str],
                  domains: Domains) -> set[int] | None:
     """The integers variable `name` can take in `rule`: the values of every column
-    an atom reads it from, intersected; None where one is computed or holds more
-    than integers."""
+    an atom reads it from, intersected (a superset of its tuples' values); None
+    where a rule defines the atom's relation (its tuples may hold values computed
+    later, which the domain does not hold yet) or a column holds more than
+    integers."""
     held: set[int] | None = None
     for atom in rule.atoms:
         for pos, index in enumerate(atom.indices or ()):
             if not (isinstance(index, ir.IndexVar) and index.name == name):
                 continue
             key = ("axis", atom.name, pos)
-            if (atom.name, pos) in made or not domains.known(key):
+            if atom.name in defined or not domains.known(key):
                 return None
             values = domains.symbols(key)
             if any(type(v) is not int for v in values):
