@@ -279,8 +279,10 @@ CASES = [
     ("domain-limit", "N(3)\nN(n - 1) = N(n)", E, (1, 0), ["`N`", "without bound"]),
     ("domain-limit", "axis n = 4\nN(0)\nN(n + 1) = N(n) (n < 9)", E, (2, 0),
      ["values 0 to 9", "extent 4"]),
-    ("domain-limit", "Id(3000000000)\nId(-7)\nNext(x + 1) = Id(x)", E, (2, 0),
-     ["-6 to 3000000001", "1,000,000"]),
+    # (`Next(x + 1) = Id(x)` alone holds exactly -6 and 3000000001; a recursion spans)
+    ("domain-limit", "Id(3000000000)\nId(-7)\nNext(x) = Id(x)\n"
+     "Next(x + 1) = Next(x) (x < 3000000001)", E, (3, 0),
+     ["-7 to 3000000001", "1,000,000", "every integer between"]),
     ("unknown-constant", "P(Ann, Bob)\nA(x, y) = P(x, y)\nA(Anne, x)?", W, (2, 2),
      ["`Anne`", "column 1 of `A`", "(it holds Ann)", "did you mean `Ann`?"]),
     ("unknown-constant", 'P("1")\nQ(x) = P(1) P(x)', W, (1, 9),

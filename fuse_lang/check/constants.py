@@ -44,7 +44,9 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
     for k, stmt in enumerate(statements):
         read = list(_read_refs(stmt, refs_of(k, stmt) if refs_of is not None else None))
         if read and deltas and id(stmt) in deltas:
-            read = list(_read_refs(shifted(stmt, deltas[id(stmt)]), None))
+            stmt = shifted(stmt, deltas[id(stmt)])
+            read = list(_read_refs(stmt, None))
+        like_variables = _like_variables(stmt) if read and not read[0][1] else {}
         for ref, query in read:
             sym = tensors.get(ref.name)
             if sym is None or sym.arity != len(ref.indices or ()):
@@ -56,6 +58,10 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                 if isinstance(index, ir.IndexConst):
                     _constant(ref, pos, index, key, values, domains, diags,
                               sym.boolean and domains.extent(key) is None)
+                    if diags and diags[-1].span == index.span and \
+                            diags[-1].code == "unknown-constant" and \
+                            not index.quoted and index.value in like_variables:
+                        diags[-1] = _as_variable(diags[-1], index.value, like_variables)
                 elif query and isinstance(index, ir.IndexVar) and index.name in values(key):
                     diags.append(make(
                         "lowercase-constant", f"`{index.name}` is a variable (a lowercase "
@@ -66,6 +72,41 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                                    (TextEdit(index.span, value_text(index.name)),)),)))
                 elif query and isinstance(index, ir.IndexVar) and len(index.name) >= 3:
                     _capitalised(ref, pos, index, values(key), diags)
+
+
+def _like_variables(stmt: ir.Statement) -> dict[str, list]:
+    """A rule's bare capitalised constants written more than once (`Path(X, Z) =
+    Path(X, Y) Edge(Y, Z)`: Soufflé's variables), each with its spans, where its
+    lowercase name is no variable of the rule already."""
+    if not isinstance(stmt, ir.Equation) or not stmt.lhs.paren:
+        return {}
+    seen: dict[str, list] = {}
+    names: set[str] = set()
+    for ref in (stmt.lhs, *ir.refs(stmt.rhs)):
+        for index in ref.indices or ():
+            if isinstance(index, ir.IndexConst) and not index.quoted and \
+                    type(index.value) is str:
+                seen.setdefault(index.value, []).append(index.span)
+            names.update(v.name for v in ir.index_vars(index))
+    return {name: spans for name, spans in seen.items()
+            if len(spans) > 1 and name.lower() not in names}
+
+
+def _as_variable(diag: Diagnostic, name: str, like: dict[str, list]) -> Diagnostic:
+    """unknown-constant of a constant the rule uses as Soufflé uses a variable: say
+    that a Fuse variable is lowercase, with the fix that writes every such name of
+    the rule so (`like`: _like_variables)."""
+    from dataclasses import replace
+
+    names = ", ".join(f"`{n}`" for n in like)
+    lowers = ", ".join(f"`{n.lower()}`" for n in like)
+    return replace(diag, message=(
+        f"{diag.message}; if `{name}` is meant as a variable (Soufflé writes `{name}`), "
+        f"write it in lowercase, `{name.lower()}`: a Fuse variable starts with a lowercase "
+        f"letter, a name starting with an uppercase one is a constant"),
+        fixes=(Fix(f"Make {names} the variable{'s' * (len(like) > 1)} {lowers} in this rule",
+                   tuple(TextEdit(span, n.lower()) for n, spans in like.items()
+                         for span in sorted(spans))), *diag.fixes))
 
 
 def _capitalised(ref: ir.Ref, pos: int, index: ir.IndexVar, held: frozenset,

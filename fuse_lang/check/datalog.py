@@ -389,7 +389,13 @@ def _unbound_head(stmt: ir.Equation, head: list[ir.IndexVar], bound: set[str],
                   diags: list[Diagnostic]) -> None:
     """`unbound-head-variable` for each of the head's variables not in `bound`."""
     for var in head:
-        if var.name not in bound:
+        if var.name not in bound and is_wildcard(var.name):
+            diags.append(make(  # (Soufflé: "underscore in head of rule")
+                "unbound-head-variable",
+                f"`_` (any value) cannot stand in the head of `{stmt.lhs.name}`: a rule's "
+                f"head gives the value of each column it derives; write a variable of the "
+                f"body, or a constant", var.span))
+        elif var.name not in bound:
             diags.append(make(
                 "unbound-head-variable",
                 f"`{var.name}` of the head `{stmt.lhs.name}` is bound by no atom of "

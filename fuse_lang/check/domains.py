@@ -138,7 +138,12 @@ class Domains:
             da = self._changing(ra)
             da.ordered = db.ordered if not da.symbols else False
             for sym, seen in db.symbols.items():
-                if sym not in da.symbols or seen[0] < da.symbols[sym][0]:
+                if sym not in da.symbols:
+                    da.symbols[sym] = seen
+                elif seen[0] < da.symbols[sym][0]:
+                    # (the first seen is kept as written: `1` met before `1.0`, one
+                    # value, stays `1`; assigning alone keeps the dict's key, `1.0`)
+                    del da.symbols[sym]
                     da.symbols[sym] = seen
         if db.max_position:
             da = self._data[ra]

@@ -271,7 +271,7 @@ def _grow(statements: list[tuple[ir.Statement, int | None]], marked: set[int],
             analysis.columns[key] = analysis.facts.get(key)
     rank = {name: k for k, group in enumerate(groups) for name in group}
     _iterate(analysis, rules, [rank.get(rule.head.name, 0) for rule in rules])
-    _report(analysis, rules, computed, domains, diags)
+    _report(analysis, rules, computed, domains, diags, rank)
 
 
 def _computes(stmt: ir.Equation, tensors: dict[str, TensorSymbol]) -> bool:
@@ -352,7 +352,7 @@ def _iterate(analysis: _Analysis, rules: list[_Rule], ranks: list[int]) -> None:
 
 
 def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains: Domains,
-            diags: list[Diagnostic]) -> None:
+            diags: list[Diagnostic], rank: dict[str, int]) -> None:
     """The computed columns' domains: grown to hold the values they can reach, or
     an error (unbounded, past 64 bits, or more than VALUE_LIMIT values)."""
     needed: dict = {}  # domain root -> (its values' hull, the rule that raised it)
@@ -387,12 +387,80 @@ def _report(analysis: _Analysis, rules: list[_Rule], computed: set[str], domains
                 rule.lhs.span))
             continue
         if high - low + 1 > VALUE_LIMIT:
+            exact = _exact_values(root, rules, made, domains, rank)
+            if exact is not None:  # (few values, far apart: ids, timestamps)
+                domains.add_symbols(((root, v) for v in sorted(exact)), rule.lhs.span)
+                continue
             diags.append(make(
                 "domain-limit", f"`{rule.lhs.name}` computes values from {_num(low)} to "
-                f"{_num(high)}, more than the {VALUE_LIMIT:,} a computed column holds",
+                f"{_num(high)}, more than the {VALUE_LIMIT:,} a computed column holds: its "
+                f"domain holds every integer between the lowest and the highest value its "
+                f"rules can reach (docs/limits.md), however few of them are computed",
                 rule.lhs.span))
             continue
         domains.add_symbols(((root, v) for v in range(int(low), int(high) + 1)), rule.lhs.span)
+
+
+def _exact_values(root: object, rules: list[_Rule], made: set[tuple[str, int]],
+                  domains: Domains, rank: dict[str, int]) -> set[int] | None:
+    """The values the rules making the columns of domain `root` compute, exactly,
+    where every such rule computes `x + y + c` (or a number) outside recursion from
+    relations no rule defines (`Later(e, t + 3600) = Event(e, t)` over the facts of
+    timestamps: a few values far apart, where the interval between them would be
+    too many); None where one does not, or where they are more than VALUE_LIMIT.
+    A head that copies an atom's variable shares that atom's domain: its values are
+    the domain's already, or computed here."""
+    out: set[int] = set()
+    defined = {rule.head.name for rule in rules}
+    for rule in rules:
+        bound = {index.name for atom in rule.atoms for index in atom.indices or ()
+                 if isinstance(index, ir.IndexVar)}
+        for pos, index in enumerate(rule.head.indices or ()):
+            if (rule.head.name, pos) not in made or \
+                    domains.find(("axis", rule.head.name, pos)) != root:
+                continue
+            if isinstance(index, ir.IndexConst) and type(index.value) is int:
+                out.add(index.value)
+                continue
+            if isinstance(index, ir.IndexVar) and index.name in bound:
+                continue
+            if not isinstance(index, ir.IndexShift) or any(
+                    rank.get(atom.name) == rank.get(rule.head.name) for atom in rule.atoms):
+                return None  # (`n == m + 1`, or a recursion: the interval says)
+            sums = {index.offset}
+            for var in index.terms:
+                held = _read_values(rule, var.name, defined, domains)
+                if held is None or len(sums) * len(held) > VALUE_LIMIT:
+                    return None
+                sums = {a + b for a in sums for b in held}
+            if any(not INT64_MIN <= v <= INT64_MAX for v in sums):
+                return None  # (past 64 bits: the interval's report says so)
+            out |= sums
+            if len(out) > VALUE_LIMIT:
+                return None
+    return out
+
+
+def _read_values(rule: _Rule, name: str, defined: set[str],
+                 domains: Domains) -> set[int] | None:
+    """The integers variable `name` can take in `rule`: the values of every column
+    an atom reads it from, intersected (a superset of its tuples' values); None
+    where a rule defines the atom's relation (its tuples may hold values computed
+    later, which the domain does not hold yet) or a column holds more than
+    integers."""
+    held: set[int] | None = None
+    for atom in rule.atoms:
+        for pos, index in enumerate(atom.indices or ()):
+            if not (isinstance(index, ir.IndexVar) and index.name == name):
+                continue
+            key = ("axis", atom.name, pos)
+            if atom.name in defined or not domains.known(key):
+                return None
+            values = domains.symbols(key)
+            if any(type(v) is not int for v in values):
+                return None
+            held = set(values) if held is None else held & set(values)
+    return held
 
 
 def _made_columns(rules: list[_Rule]) -> set[tuple[str, int]]:

@@ -137,15 +137,15 @@ def plain_index(expr: Any) -> ir.Index:
         offset = 0
         for sign, term in zip(expr.signs, expr.terms):
             var = as_var(term)
-            number = as_int(term)
+            number = _signed_int(term)
             if var is not None and sign == "+":
                 terms.append(var)
-            elif number is not None:
+            elif number is not None:  # `t+1`, `1 + t`, `t + -1`: one offset
                 offset += number if sign == "+" else -number
             else:
                 break
         else:
-            if terms and isinstance(expr.terms[0], ir.Ref):
+            if terms:
                 return ir.IndexShift(tuple(terms), int64(offset, span, offset=True), span)
     if isinstance(expr, ir.Product) and len(expr.factors) == 2 and expr.ops[1] == "/":
         var = as_var(expr.factors[0])
@@ -159,9 +159,34 @@ def plain_index(expr: Any) -> ir.Index:
     fail("invalid-index",
           "not an index: an index is a variable (`i`), a constant (`0`, `-7`, `Alice`, "
           "`\"ann\"`), an offset "
-          "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`",
-          span)
+          "(`t+1`), a sum of variables (`x+dx`), a division (`x/2`), a slice (`2:5`) or `*t`"
+          + (_COMPUTE_HINT if _arithmetic_of_variables(expr) else ""), span)
     raise AssertionError  # unreachable
+
+
+# Soufflé computes any arithmetic in a head (`d(X, Y, X - Y) :- a(X), a(Y).`); Fuse
+# computes a relation's column other than `x + y + 1` with `==` (docs/language.md)
+_COMPUTE_HINT = ("; in a relation's atom, compute any other value with a comparison "
+                 "that binds a new variable: `D(x, y, z) = A(x) A(y) (z == x - y)`")
+
+
+def _signed_int(expr: Any) -> int | None:
+    """An integer, or a negated one (`-1` in `t + -1`)."""
+    if isinstance(expr, ir.Neg):
+        value = as_int(expr.operand)
+        return None if value is None else -value
+    return as_int(expr)
+
+
+def _arithmetic_of_variables(expr: Any) -> bool:
+    """Whether `expr` is `+ - * ^` or a unary minus over a variable (`x - y`, `2 * x`)."""
+    if isinstance(expr, ir.Ref):
+        return expr.indices is None and is_variable_name(expr.name) and expr.name != "_"
+    parts = (expr.terms if isinstance(expr, ir.Sum) else expr.factors
+             if isinstance(expr, ir.Product) else (expr.operand,)
+             if isinstance(expr, ir.Neg) else (expr.base, expr.exponent)
+             if isinstance(expr, ir.Power) else ())
+    return any(_arithmetic_of_variables(part) for part in parts)
 
 
 def _float(number: ir.Number, text: str, span: Span) -> float:

@@ -61,8 +61,11 @@ def read_relation(path: Path, header: bool | None = None, whole: bool = True,
     `header`: True skips the first row, False reads it as data, None reads it as
     data and says whether it looks like a header.  `whole`: a large plain file may
     be read by the whole-file reader (tests compare the two).  `tensor`: the entry
-    of a .json object that holds one per tensor."""
+    of a .json object that holds one per tensor.  A `.facts` file has no header
+    (Soufflé writes none): its first row is data unless `header` says otherwise."""
     suffix = path.suffix.lower()
+    if suffix == ".facts" and header is None:
+        header = False
     if suffix in (".json", ".jsonl"):
         rows = list(_json_rows(path, suffix, tensor))
         return _from_rows(rows, header)

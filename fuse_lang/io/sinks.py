@@ -158,15 +158,16 @@ def _write_facts(path: Path, value: Any, boolean: bool, symbols: Sequence[AxisVa
     """Soufflé's `.facts` (LANGUAGE.md §14): a Boolean tensor's tuples, tab-separated,
     without quoting (a numeric tensor's non-zeros, each with its number last).  A
     string `.facts` cannot hold as itself (one that would read back as a number,
-    `"1"`, or holds a tab, a line break, a quote or blanks at its ends) is refused,
-    naming `.tsv`, which quotes it: the file never means another relation when
-    read again."""
+    `"1"`, or holds a tab, a line break or blanks at its ends) is refused, naming
+    `.tsv`, which quotes it: the file never means another relation when read
+    again.  A double quote is a character like any other there (Soufflé writes
+    `c"d` as is, and a `.facts` source reads no quoting)."""
     def checked(chunks: Iterable[RelationTuples]) -> Iterable[RelationTuples]:
         for tuples in chunks:
             alone = boolean and tuples.arity == 1  # a value a line: `()` is the nullary tuple
             for table in tuples.values:
                 for v in table.tolist():
-                    if type(v) is str and cell_text(v, "\t", alone) != v:
+                    if type(v) is str and cell_text(v, "\t", alone, quotes=False) != v:
                         raise FileProblem(
                             f"{path.name}: the value {value_text(v)} cannot be written "
                             f"to a .facts file, which has no quoting (it would read back as "
@@ -175,23 +176,24 @@ def _write_facts(path: Path, value: Any, boolean: bool, symbols: Sequence[AxisVa
 
     with atomic_writer(path) as out:
         _write_tuples(out, checked(relation_tuple_chunks(value, symbols, boolean,
-                                                         TUPLES_PER_WRITE)), boolean, "\t")
+                                                         TUPLES_PER_WRITE)), boolean, "\t",
+                      quotes=False)
 
 
 TUPLES_PER_WRITE = 1 << 18  # rows formatted at a time: the text in memory stays small
 
 
 def _write_tuples(out: BinaryIO, chunks: Iterable[RelationTuples], boolean: bool,
-                  delimiter: str) -> None:
+                  delimiter: str, quotes: bool = True) -> None:
     """The tuples (`relation_tuple_chunks`: in order, sharing their tables),
     sorted by value: one line per tuple, each cell a value as a relation source
     reads it back (`cell_text`), then the number for a numeric tensor's
-    non-zeros."""
+    non-zeros; `quotes=False`: a `.facts` file, where `"` is no quote."""
     shown: list[Texts] | None = None  # each column's texts, encoded for the first chunk
     made: dict = {}  # each column's records, made for the first lines
     for tuples in chunks:
         if shown is None:
-            shown = _shown(tuples, delimiter, boolean and tuples.arity == 1)
+            shown = _shown(tuples, delimiter, boolean and tuples.arity == 1, quotes)
         for start in range(0, tuples.count, TUPLES_PER_WRITE):
             out.write(_tuples_text(tuples, boolean, delimiter, start,
                                    start + TUPLES_PER_WRITE, shown, made))
@@ -214,7 +216,8 @@ def _tuples_text(tuples: RelationTuples, boolean: bool, delimiter: str, start: i
     return lines_bytes(columns, delimiter, made)
 
 
-def _shown(tuples: RelationTuples, delimiter: str, alone: bool) -> list[Texts]:
+def _shown(tuples: RelationTuples, delimiter: str, alone: bool,
+           quotes: bool = True) -> list[Texts]:
     """Each column's distinct values as cells (`cells_text`; `alone`: each a line of
     its own), encoded once: a column of ints (ids, say) by arithmetic, any other
     through its texts."""
@@ -234,55 +237,59 @@ def _shown(tuples: RelationTuples, delimiter: str, alone: bool) -> list[Texts]:
                 continue
             except OverflowError:  # past 64 bits: as texts
                 pass
-        out.append(encoded(cells_text(values, delimiter, alone)))
+        out.append(encoded(cells_text(values, delimiter, alone, quotes)))
     return out
 
 
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
-def cell_text(value: Any, delimiter: str = "\t", alone: bool = False) -> str:
+def cell_text(value: Any, delimiter: str = "\t", alone: bool = False,
+              quotes: bool = True) -> str:
     """A value as a cell of a `.tsv`/`.csv` sink that a relation source reads back
     as the same value (LANGUAGE.md §14): a number as written, a string as is, or
     quoted (`"1"`, `"a\tb"`, `""`) when it would read as a number, is empty, or
     holds the delimiter, a quote, a line break or blanks at its ends, or starts
     with a byte-order mark (a reader takes one off a file's start); `alone`
     (the only cell of its line): also `()`, which on a line of its own is the
-    tuple of a true nullary relation (Soufflé's)."""
+    tuple of a true nullary relation (Soufflé's); `quotes=False` (a `.facts`
+    file, which reads no quoting): a quote inside is no reason to quote."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
         return repr(value)
     if not isinstance(value, str):
         return str(value)
-    if _plain(value, delimiter, alone):
+    if _plain(value, delimiter, alone, quotes):
         return value
     return '"' + value.replace('"', '""') + '"'
 
 
-def _plain(value: str, delimiter: str, alone: bool) -> bool:
+def _plain(value: str, delimiter: str, alone: bool, quotes: bool = True) -> bool:
     """Whether a string reads back as itself from a cell unquoted (`cell_text`)."""
     return bool(value) and not _NUMBER.match(value) and value.strip(" \t") == value \
-        and not any(ch in value for ch in (delimiter, '"', "\n", "\r")) \
+        and not any(ch in value for ch in (delimiter, "\n", "\r")) \
+        and not (quotes and '"' in value) \
         and not (alone and value == "()") and not value.startswith(_BOM)
 
 
 _BOM = "\ufeff"  # a value that starts with one: quoted, as a reader takes it off a file
 
 
-def cells_text(values: Sequence[Any], delimiter: str = "\t", alone: bool = False
-               ) -> list[str]:
+def cells_text(values: Sequence[Any], delimiter: str = "\t", alone: bool = False,
+               quotes: bool = True) -> list[str]:
     """`cell_text` of each value, in bulk where a column is all ints or all
     plain strings (a sink of a million tuples formats each value once, fast)."""
     kinds = set(map(type, values))
     if kinds == {int}:
         return list(map(str, values))
     if kinds == {str}:
-        special = re.compile("[\"\n\r" + re.escape(delimiter) + "]")
+        special = re.compile("[" + '"' * quotes + "\n\r" + re.escape(delimiter) + "]")
         return [v if v and v.strip(" \t") == v and not special.search(v)
                 and not _NUMBER.match(v) and not (alone and v == "()")
-                and not v.startswith(_BOM) else cell_text(v, delimiter, alone) for v in values]
-    return [cell_text(v, delimiter, alone) for v in values]
+                and not v.startswith(_BOM) else cell_text(v, delimiter, alone, quotes)
+                for v in values]
+    return [cell_text(v, delimiter, alone, quotes) for v in values]
 
 
 def write_results(where: str, outputs: dict[str, Any],

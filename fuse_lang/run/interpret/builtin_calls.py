@@ -105,7 +105,8 @@ class BuiltinCalls(EvaluatorState):
             return self.fixed[operand.name], ()
         if (self.info.index, operand.name) not in self.analysis.var_extents:
             return None
-        return self.index_values(operand.name), (operand.name,)
+        return _exact_values(self.index_values(operand.name),
+                             self.info.values.get(operand.name)), (operand.name,)
 
     def _shared_codes(self, call: ir.Call, operand: ir.Expr) -> LArray | None:
         """`(x != y)` over two domains (numbered apart) that hold symbols: each
@@ -427,6 +428,27 @@ def _literal(expr: ir.Expr):
     if isinstance(expr, ir.ListLit):
         return [_literal(item) for item in expr.items]
     return _number(expr, 0.0)
+
+
+def _exact_values(array: Any, values: tuple | None) -> Any:
+    """An index's values for an exact comparison: a column of floats and integers
+    past 2^53 (`9007199254740993` beside `0.5`) as exact Python numbers (each float
+    a Fraction, which it is exactly), so that they compare, add and subtract by
+    magnitude exactly (float64 makes 2^53 + 1 and 2^53 one number); any other
+    column as it is."""
+    if array.dtype.kind != "f" or values is None or len(values) != len(array) or not any(
+            type(v) is int and abs(v) > _FLOAT_EXACT for v in values):
+        return array
+    from fractions import Fraction
+
+    import numpy as np
+
+    exact = np.empty(len(array), dtype=object)
+    exact[:] = [Fraction(v) if type(v) is float else v for v in values]
+    return exact
+
+
+_FLOAT_EXACT = 2**53  # every integer up to it is a float64 exactly
 
 
 def _aligned(side: LArray, axes: tuple[str, ...]) -> Any:
