@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import fuse_lang
+
 TIMEOUT = 120
 
 
@@ -349,3 +351,27 @@ def test_a_malformed_importance_flag_is_a_usage_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--importance takes TENSOR=WEIGHTS, not 'bad'" in err
     assert "internal error" not in err
+
+
+def test_a_numeric_query_over_values_says_which_value_each_number_is(tmp_path):
+    """`Count[x]?` over names, or over ints that are values (§14), gives each number
+    after its key in the text, and the keys by position in the JSON; a query over
+    positions stays as it was."""
+    path = tmp_path / "count.fuse"
+    path.write_text("E(Bob, Carol)\nE(Alice, Bob)\nE(Alice, Carol)\nN(10, 1)\nN(-3, 1)\n"
+                    "Count[x] = E(x, y)\nCount[x]?\nPair[x,y] = 2 E(x,y)\nPair[Alice,y]?\n"
+                    "Ids[n] = N(n, m)\nIds[n]?\nX[i] = const([1,2,3])\nX[i]?\n")
+    text = fuse("run", str(path)).stdout.splitlines()
+    # (by position along the axis: a symbol's is where it first appears)
+    assert "Count[x]?  shape (2,)  [Bob: 1, Alice: 2]" in text
+    assert "Pair[Alice,y]?  shape (2,)  [Carol: 2, Bob: 2]" in text
+    assert "Ids[n]?  shape (2,)  [-3: 1, 10: 1]" in text
+    assert "X[i]?  shape (3,)  [1, 2, 3]" in text
+    queries = json.loads(fuse("run", "--format", "json", str(path)).stdout)["queries"]
+    count, pair, ids, plain = queries
+    assert count["keys"] == {"x": ["Bob", "Alice"]} and count["values"] == [1.0, 2.0]
+    assert pair["keys"] == {"y": ["Carol", "Bob"]} and ids["keys"] == {"n": [-3, 10]}
+    assert "keys" not in plain
+    result = fuse_lang.compile(path.read_text()).execute()
+    assert [list(k) for k in result.queries[0].keys] == [["Bob", "Alice"]]
+    assert result.queries[-1].keys is None

@@ -8,6 +8,7 @@ A Boolean relation is its tuples as values, sorted by value (io.relation_tuples)
 in text its count and its first `RELATION_SHOWN` tuples, in JSON all of them."""
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any, Sequence
 
@@ -119,7 +120,9 @@ def _query_json(q: Any) -> dict:
     head = {"query": q.text, "tensor": q.tensor, "free": list(q.free)}
     if q.tuples is not None:
         return {**head, "count": len(q.tuples), "tuples": [list(t) for t in q.tuples]}
-    return {**head, **_values_json(q.value)}
+    keys = {} if q.keys is None else {"keys": {
+        name: list(values) for name, values in zip(q.free, q.keys) if values is not None}}
+    return {**head, **_values_json(q.value), **keys}
 
 
 def _values_json(array: Any) -> dict:
@@ -164,7 +167,7 @@ def print_result(result: Any, out: str | None,
         if q.tuples is not None:
             print(f"{q.text}  {answer_text(q.tuples, bool(q.free))}")
         else:
-            print(f"{q.text}  shape {tuple(q.value.shape)}  {_preview(q.value)}")
+            print(f"{q.text}  shape {tuple(q.value.shape)}  {_preview(q.value, keys=q.keys)}")
     for path in result.sinks:
         print(f"wrote {path}")
     if out:
@@ -198,8 +201,16 @@ def answer_text(tuples: Sequence[tuple], free: bool) -> str:
     return "; ".join(", ".join(map(value_text, t)) for t in tuples) or "no"
 
 
-def _preview(array: Any, width: int = 8) -> str:
+def _preview(array: Any, width: int = 8, keys: Any = None) -> str:
+    """An array's first values; with `keys` (a query over values: each axis' values
+    by position, None for a positional one), each value after its key, `Alice: 2`."""
     import numpy as np
+
+    if keys is not None:
+        values = np.asarray(array)
+        cells = list(itertools.islice(np.ndindex(values.shape), width))
+        shown = ", ".join(f"{_key_text(keys, at)}: {values[at]:.4g}" for at in cells)
+        return f"[{shown}{', ...' if values.size > width else ''}]"
 
     if hasattr(array, "tocoo"):  # scipy.sparse: its first non-zeros, never densified
         coo = array.tocoo()
@@ -209,3 +220,9 @@ def _preview(array: Any, width: int = 8) -> str:
     flat = np.asarray(array).ravel()
     shown = ", ".join(f"{v:.4g}" for v in flat[:width])
     return f"[{shown}{', ...' if flat.size > width else ''}]"
+
+
+def _key_text(keys: Any, at: tuple[int, ...]) -> str:
+    """A cell's key: each axis' value there (its position where it has none)."""
+    parts = [value_text(k[p]) if k is not None else str(p) for k, p in zip(keys, at)]
+    return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"

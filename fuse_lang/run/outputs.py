@@ -102,16 +102,19 @@ def answer(analysis: Analysis, backend: Backend, info: StatementInfo, values: Ma
         selected, free, axes = _sparse_answer(analysis, value.on_numpy(), atom)
     else:
         selected, free, axes = _select(analysis, np.asarray(backend.to_numpy(value)), atom)
-    tuples = None
+    tuples = keys = None
+    starts = starts or [0] * len(axes)
+    if tensor.boolean and any(is_wildcard(name) for name in free):  # `R(x, _)?`: any value
+        selected, free, axes, starts = _wildcards_projected(selected, free, axes, starts)
+    shape = tuple(selected.shape)
+    columns = [_axis_values(analysis.domain_symbols.get(tensor.axes[axis].domain), start,
+                            shape[k]) for k, (axis, start) in enumerate(zip(axes, starts))]
     if tensor.boolean:
-        starts = starts or [0] * len(axes)
-        if any(is_wildcard(name) for name in free):  # `R(x, _)?`: any value there
-            selected, free, axes, starts = _wildcards_projected(selected, free, axes, starts)
-        shape = tuple(selected.shape)
-        columns = [_axis_values(analysis.domain_symbols.get(tensor.axes[axis].domain), start,
-                                shape[k]) for k, (axis, start) in enumerate(zip(axes, starts))]
         tuples = relation_tuples(selected, columns).rows()
-    return QueryAnswer(text, atom.name, selected, free, tuples)
+    elif isinstance(selected, np.ndarray) and any(
+            analysis.domain_symbols.get(tensor.axes[axis].domain) is not None for axis in axes):
+        keys = tuple(columns)  # (`Count[x]?` over names: which name each number is)
+    return QueryAnswer(text, atom.name, selected, free, tuples, keys)
 
 
 def _wildcards_projected(selected: Any, free: tuple[str, ...], axes: list[int], starts: list[int]

@@ -27,6 +27,9 @@ class QueryAnswer:
     value: np.ndarray  # the tensor with the query's constants selected
     free: tuple[str, ...]  # the query's variables, one per axis of value
     tuples: list[tuple] | None  # Boolean queries: the matching tuples, by name
+    # a numeric query over values (`Count[x]?` with `x` over names): per axis of
+    # value, its values by position (None: a positional axis); None where none has
+    keys: tuple[Any, ...] | None = None
 
 
 @dataclass
