@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Generator
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import (
@@ -65,6 +66,17 @@ class FuseTextDocument(TextDocument):
 
 
 class FuseWorkspace(Workspace):
+    def update_text_document(self, text_doc: types.VersionedTextDocumentIdentifier,
+                             change: types.TextDocumentContentChangeEvent) -> None:
+        """A change of a document that is not open is the client's mistake: logged
+        (pygls's KeyError became an error shown to the user)."""
+        if unquote(text_doc.uri) not in self.text_documents:
+            log.warning("fuse-lsp: a change of %s, which is not open, was ignored",
+                        text_doc.uri)
+            return
+        super().update_text_document(text_doc, change)
+
+
     def _create_text_document(self, doc_uri: str, source: str | None = None,
                               version: int | None = None,
                               language_id: str | None = None) -> TextDocument:
@@ -94,6 +106,17 @@ class FuseProtocol(LanguageServerProtocol):
         # integer of a string ("0"), which answers params that do not fit
         for kind in (str, int, float, bool):
             converter.register_structure_hook(kind, _exactly(kind))
+
+    # the process's exit status (fuse_lsp.cli): LSP's 1 for an `exit` that no
+    # `shutdown` came before (pygls's own sys.exit(1) is lost in its reading loop,
+    # which takes SystemExit for the end of the session), 0 for one after it or
+    # for the end of the input
+    exit_code = 0
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        self.exit_code = 0 if self._shutdown else 1
+        yield from super().lsp_exit(*args)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams
@@ -148,6 +171,11 @@ class FuseProtocol(LanguageServerProtocol):
             if request:  # before `initialize`: LSP's ServerNotInitialized
                 self._answer_error(data["id"], JsonRpcServerNotInitialized,
                                    f"{method}: the server is not initialized yet")
+            return None
+        if method == types.INITIALIZE and self._workspace is not None:
+            if request:  # LSP: once; pygls would start again, dropping the open documents
+                self._answer_error(data["id"], JsonRpcInvalidRequest,
+                                   "initialize: the server is initialized already")
             return None
         if self._shutdown and method != types.EXIT:
             if request:  # after `shutdown`: LSP's InvalidRequest

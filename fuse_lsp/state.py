@@ -15,11 +15,13 @@ import traceback
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer, analyze
@@ -207,7 +209,7 @@ class FuseServer(LanguageServer):
         the converter for that text.  Raises DocumentTooLarge past the size limit;
         a document that is not open is its file as it is now, analysed afresh and
         kept nowhere (DocumentUnavailable: no such file, or not text)."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.open_document(uri)
         if document is None:
             text = closed_text(uri)
             version = None
@@ -235,6 +237,17 @@ class FuseServer(LanguageServer):
                 self._analyses[uri] = (version, text, analysis)
             _let_go_later(retired)
         return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
+
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The open document of `uri`, or None.  pygls keeps its documents by their
+        URIs unquoted (`file:///a%20b.fuse` as `file:///a b.fuse`): looked up by the
+        URI as the client sent it, a path with a space or a letter past ASCII (which
+        every client percent-encodes) was never open."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> list[str]:
+        """The open documents' URIs, as the client spelled them in `didOpen`."""
+        return [document.uri for document in list(self.workspace.text_documents.values())]
 
     def _analyze(self, uri: str, text: str, keep: bool = True) -> Analysis:
         path = to_fs_path(uri) if uri.startswith("file:") else None
@@ -270,9 +283,9 @@ class FuseServer(LanguageServer):
 
     def open_texts(self) -> dict[str, str]:
         """The open documents' texts by their files' absolute paths."""
-        return {os.path.normpath(os.path.abspath(to_fs_path(uri))): document.source
-                for uri, document in list(self.workspace.text_documents.items())
-                if uri.startswith("file:")}
+        return {os.path.normpath(os.path.abspath(to_fs_path(document.uri))): document.source
+                for document in list(self.workspace.text_documents.values())
+                if document.uri.startswith("file:")}
 
     def importers(self, path: str) -> list[str]:
         """The documents whose last analysis imports the file at `path` (directly or

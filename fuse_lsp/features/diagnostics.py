@@ -99,7 +99,10 @@ def schedule(ls: FuseServer, uri: str, delay: float) -> None:
     pull client), replacing a push still pending."""
     if ls.pull_diagnostics:
         return
-    version = ls.workspace.get_text_document(uri).version
+    document = ls.open_document(uri)
+    if document is None:  # a change or save of a document never opened: nothing to push
+        return
+    version = document.version
     cancel_push(ls, uri)
     try:
         loop = asyncio.get_running_loop()

@@ -79,7 +79,9 @@ def document_symbols(ls: FuseServer, params: types.DocumentSymbolParams
     groups = document_outline(analysis)
     caps = ls.client_capabilities.text_document
     symbol_caps = caps.document_symbol if caps else None
-    if symbol_caps is not None and not symbol_caps.hierarchical_document_symbol_support:
+    # (LSP: DocumentSymbol only to a client that says it takes them; one that says
+    # nothing of document symbols, as a hand-written client, reads SymbolInformation)
+    if not (symbol_caps and symbol_caps.hierarchical_document_symbol_support):
         return _flat_symbols(groups, convert, uri)
     return [_document_symbol(group, convert) for group in groups]
 
@@ -128,7 +130,7 @@ def _open_document_symbols(ls: FuseServer) -> tuple[list[types.WorkspaceSymbol],
     """The symbols of the open documents, and their resolved paths."""
     found: list[types.WorkspaceSymbol] = []
     open_paths = set()
-    for uri in list(ls.workspace.text_documents):
+    for uri in ls.open_uris():
         path = to_fs_path(uri) if uri.startswith("file:") else None
         if path:
             open_paths.add(str(Path(path).resolve()))

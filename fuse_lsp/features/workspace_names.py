@@ -101,7 +101,7 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         return
     here = _path(uri)
     candidates: dict[str, str] = {}
-    for doc_uri in list(ls.workspace.text_documents):
+    for doc_uri in ls.open_uris():
         path = _path(doc_uri)
         if path is not None:
             candidates[path] = doc_uri
@@ -114,9 +114,10 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
     for path, doc_uri in sorted(candidates.items()):
         if path == here:
             continue
-        opened = doc_uri in ls.workspace.text_documents
+        document = ls.open_document(doc_uri)
+        opened = document is not None
         try:
-            text = ls.workspace.get_text_document(doc_uri).source if opened else \
+            text = document.source if document is not None else \
                 Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
