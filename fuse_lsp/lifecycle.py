@@ -53,7 +53,7 @@ async def watch_files(ls: FuseServer) -> None:
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
                     types.FileSystemWatcher(glob_pattern="**/*.fuse")]))]))
     except Exception as error:  # noqa: BLE001 - refused (or no such method): not watched
-        log.warning("fuse-lsp: the client did not register the watched files: %r", error)
+        ls.refused("client/registerCapability (the watched files)", error)
 
 
 async def did_change_configuration(ls: FuseServer,
@@ -89,7 +89,7 @@ async def pull_configuration(ls: FuseServer) -> None:
         settings = await ls.workspace_configuration_async(types.ConfigurationParams(
             items=[types.ConfigurationItem(section="fuse")]))
     except Exception as error:  # noqa: BLE001 - a client may fail it: keep the defaults
-        ls.log_error("workspace/configuration", error)
+        ls.refused("workspace/configuration", error)
         return
     if settings:
         configure(ls, settings[0])

@@ -97,7 +97,7 @@ class Progress:
         try:
             await ls.work_done_progress.create_async(token)
         except Exception as error:  # noqa: BLE001 - the client refused: run without
-            ls.log_error("creating a progress token", error)
+            ls.refused("window/workDoneProgress/create", error)
             return cls(ls, None)
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
             title=title, cancellable=True, message="checking", percentage=0))

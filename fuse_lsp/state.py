@@ -336,6 +336,15 @@ class FuseServer(LanguageServer):
         except Exception:  # noqa: BLE001 - the client may be gone
             pass
 
+    def refused(self, what: str, error: BaseException) -> None:
+        """The client answered the server's request (`what`) with an error: a client
+        may (LSP), and the server goes on without; one line in the log, not an error
+        with a traceback.  Anything else that failed is one (log_error)."""
+        if isinstance(error, JsonRpcException):
+            self.warn(f"fuse-lsp: the client refused {what}: {error}; going on without")
+        else:
+            self.log_error(what, error)
+
     def log_error(self, where: str, error: BaseException) -> None:
         message = f"fuse-lsp: {where} failed: {error!r}\n{traceback.format_exc()}"
         log.error(message)

@@ -272,3 +272,26 @@ def test_a_client_that_refuses_the_registration_is_served_as_before(raw):
     opened(raw, "untitled:1")
     assert hover(raw, 2, "untitled:1") is not None
     assert raw.errors_shown() == [], json.dumps(raw.seen)[:2000]
+
+
+def test_a_client_that_refuses_the_server_s_requests_sees_no_error(raw):
+    """A client may answer the server's requests with an error: settings
+    (`workspace/configuration`) and a run's progress token
+    (`window/workDoneProgress/create`) refused put an error with the server's
+    traceback in the client's log; the server goes on without them (one warning)."""
+    raw.start({"workspace": {"configuration": True}, "window": {"workDoneProgress": True}})
+    refuse = {"code": -32603, "message": "not now"}
+    while not raw.server_requests("workspace/configuration"):
+        raw.seen.append(raw.messages.get(timeout=WAIT_S))
+    raw.send({"jsonrpc": "2.0", "id": raw.server_requests()[0]["id"], "error": refuse})
+    opened(raw, "untitled:1")
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+              "params": {"command": "fuse.run", "arguments": ["untitled:1"]}})
+    while not raw.server_requests("window/workDoneProgress/create"):
+        raw.seen.append(raw.messages.get(timeout=WAIT_S))
+    create = raw.server_requests("window/workDoneProgress/create")[0]
+    raw.send({"jsonrpc": "2.0", "id": create["id"], "error": refuse})
+    assert raw.answer(2)["result"]["ok"] is True
+    assert raw.errors_shown() == []
+    warned = [m["params"]["message"] for m in raw.seen if m.get("method") == "window/logMessage"]
+    assert any("refused workspace/configuration" in w for w in warned), warned
