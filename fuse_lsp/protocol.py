@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Generator
 from urllib.parse import unquote
 
@@ -209,6 +210,34 @@ class FuseProtocol(LanguageServerProtocol):
         leaves a null id out, which JSON-RPC does not allow)."""
         error = self._converter.unstructure(kind(message).to_response_error())
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+_LENGTH = re.compile(rb"\s*content-length\s*:\s*(\d+)\s*", re.IGNORECASE)
+
+
+class HeaderLines:
+    """Standard input as pygls's reading loop reads it, each header line as that
+    loop matches it.  The loop takes only `Content-Length: N\\r\\n` exactly, and a
+    header as a client may write it (HTTP's names, which LSP's headers are, are
+    case-insensitive: `content-length: N`; `Content-Length:N`; lines ended by a
+    bare "\\n") was skipped: the message was never read, its request never
+    answered, and its body read as the next headers.  The loop reads headers by
+    lines and a body by its length, so only lines are rewritten."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def readline(self) -> bytes:
+        line = self._stream.readline()
+        if not line:
+            return line  # the end of the input
+        if not line.strip():
+            return b"\r\n"  # the end of a message's headers
+        length = _LENGTH.fullmatch(line)
+        return b"Content-Length: %d\r\n" % int(length.group(1)) if length else line
+
+    def read(self, size: int) -> bytes:
+        return self._stream.read(size)
 
 
 def _is_id(value: Any) -> bool:

@@ -295,3 +295,30 @@ def test_a_client_that_refuses_the_server_s_requests_sees_no_error(raw):
     assert raw.errors_shown() == []
     warned = [m["params"]["message"] for m in raw.seen if m.get("method") == "window/logMessage"]
     assert any("refused workspace/configuration" in w for w in warned), warned
+
+
+# ------------------------------------------------ the wire
+
+
+def test_headers_as_a_hand_written_client_writes_them_are_read(raw):
+    """LSP's headers are HTTP's: names case-insensitive, a Content-Type before the
+    length.  pygls reads `Content-Length: N\\r\\n` exactly: `content-length: N`,
+    `Content-Length:N` or lines ended by "\\n" alone were skipped, the request never
+    answered (the client hung) and its body taken for the next message's headers."""
+    def send(msg_id, headers: bytes) -> dict:
+        body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/hover",
+                           "params": {"textDocument": {"uri": "untitled:1"},
+                                      "position": AT_Y}}).encode()
+        raw.process.stdin.write(headers % len(body) + body)
+        raw.process.stdin.flush()
+        return raw.answer(msg_id)
+
+    raw.start({})
+    opened(raw, "untitled:1")
+    for msg_id, headers in enumerate([
+            b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+            b"Content-Length: %d\r\n\r\n",
+            b"content-length: %d\r\n\r\n",
+            b"Content-Length:%d\r\n\r\n",
+            b"CONTENT-LENGTH : %d\n\n"], start=2):
+        assert send(msg_id, headers)["result"] is not None, headers
