@@ -119,6 +119,22 @@ class FuseProtocol(LanguageServerProtocol):
         self.exit_code = 0 if self._shutdown else 1
         yield from super().lsp_exit(*args)
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls's shutdown, the requests still going on cancelled over a copy of
+        their table: a cancelled one leaves it at once (a run's), and pygls's loop
+        over the table itself then failed ("dictionary changed size during
+        iteration"): `shutdown` during a run was answered InternalError, the
+        server never shut down, and its `exit` was taken for one without it."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id  # (not this request's own future)
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams
                        ) -> Generator[Any, Any, types.InitializeResult]:

@@ -14,6 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from .conftest import SERVER, WAIT_S, wait_for_push
 from .test_malformed_requests import RawClient
+from .test_run_bounds import LONG
 
 
 class Session(RawClient):
@@ -24,6 +25,10 @@ class Session(RawClient):
         self.seen: list[dict] = []
 
     def answer(self, msg_id) -> dict:
+        for message in self.seen:  # (one that came while another was awaited)
+            if "method" not in message and message.get("id") == msg_id:
+                self.seen.remove(message)
+                return message
         while True:
             message = self.messages.get(timeout=WAIT_S)
             if "method" not in message and message.get("id") == msg_id:
@@ -167,6 +172,22 @@ def test_a_second_initialize_is_refused_and_the_documents_stay_open(raw):
     assert answer["error"]["code"] == -32600 and "initialized already" in \
         answer["error"]["message"]
     assert hover(raw, 3, "untitled:1") is not None
+
+
+def test_shutdown_while_a_run_goes_on_shuts_the_server_down(raw):
+    """An editor closed (or its server restarted) during a run: pygls cancelled the
+    requests going on while looping over their table, which the cancelled run left
+    at once; `shutdown` was answered InternalError ("dictionary changed size during
+    iteration"), and the `exit` after it ended the server with status 1."""
+    raw.start({})
+    opened(raw, "untitled:long", LONG)
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+              "params": {"command": "fuse.run", "arguments": ["untitled:long"]}})
+    assert raw.request(3, "shutdown") == {"jsonrpc": "2.0", "id": 3, "result": None}
+    ran = raw.answer(2)  # answered (cancelled), not left without an answer
+    assert ran.get("error", {}).get("code") == -32800 or "result" in ran, ran
+    raw.notify("exit")
+    assert raw.process.wait(WAIT_S) == 0
 
 
 def test_a_change_or_save_of_a_document_never_opened_shows_no_error(raw):
