@@ -161,9 +161,21 @@ class DocumentUnavailable(Exception):
     as text (deleted, never saved, not a file: URI): every feature answers empty."""
 
 
+def file_path(uri: str) -> str | None:
+    """The path of a `file:` URI; None for another scheme (`untitled:`, ...).
+    `file://localhost/p` is `/p` (RFC 8089: the local host), not the network
+    share `//localhost/p` pygls's to_fs_path makes of it (imports beside such a
+    document were looked for on that share)."""
+    if not uri.startswith("file:"):
+        return None
+    if uri[:17].lower() == "file://localhost/":
+        uri = "file:///" + uri[17:]
+    return to_fs_path(uri)
+
+
 def closed_text(uri: str) -> str:
     """The text of a document that is not open: its file as it is now."""
-    path = to_fs_path(uri) if uri.startswith("file:") else None
+    path = file_path(uri)
     if not path:
         raise DocumentUnavailable(f"{uri} is not open")
     try:
@@ -250,7 +262,7 @@ class FuseServer(LanguageServer):
         return [document.uri for document in list(self.workspace.text_documents.values())]
 
     def _analyze(self, uri: str, text: str, keep: bool = True) -> Analysis:
-        path = to_fs_path(uri) if uri.startswith("file:") else None
+        path = file_path(uri)
         base_dir = Path(path).parent if path else Path.cwd()
         binary = binary_text(text)
         if binary is not None:  # what `fuse check` says of such a file: that alone
@@ -283,9 +295,9 @@ class FuseServer(LanguageServer):
 
     def open_texts(self) -> dict[str, str]:
         """The open documents' texts by their files' absolute paths."""
-        return {os.path.normpath(os.path.abspath(to_fs_path(document.uri))): document.source
+        return {os.path.normpath(os.path.abspath(path)): document.source
                 for document in list(self.workspace.text_documents.values())
-                if document.uri.startswith("file:")}
+                if (path := file_path(document.uri))}
 
     def importers(self, path: str) -> list[str]:
         """The documents whose last analysis imports the file at `path` (directly or

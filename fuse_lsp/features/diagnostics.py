@@ -13,13 +13,12 @@ import functools
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from fuse_lang.check import Analysis
 from fuse_lang.front.diagnostics import Diagnostic, Related, Severity
 
 from ..convert import Converter
-from ..state import DocumentTooLarge, Feature, FuseServer, safe
+from ..state import DocumentTooLarge, Feature, FuseServer, file_path, safe
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -128,7 +127,7 @@ def _importers_again(ls: FuseServer, uri: str, delay: float) -> None:
     can be: it knows of no change to those documents."""
     if not uri.startswith("file:"):
         return
-    importers = [importer for importer in ls.importers(to_fs_path(uri)) if importer != uri]
+    importers = [importer for importer in ls.importers(file_path(uri)) if importer != uri]
     for importer in importers:
         ls.forget(importer, closed=False)
         schedule(ls, importer, delay)

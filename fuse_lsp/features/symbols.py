@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from fuse_lang.check import Analysis, TensorKind, analyze
 from fuse_lang.front.program_size import MAX_PROGRAM_BYTES
@@ -23,7 +23,7 @@ from fuse_lang.ide.outline import (
 )
 
 from ..convert import Converter
-from ..state import DocumentTooLarge, Feature, FuseServer, safe
+from ..state import DocumentTooLarge, Feature, FuseServer, file_path, safe
 from .workspace_names import workspace_roots
 
 MAX_WORKSPACE_FILES = 500
@@ -131,7 +131,7 @@ def _open_document_symbols(ls: FuseServer) -> tuple[list[types.WorkspaceSymbol],
     found: list[types.WorkspaceSymbol] = []
     open_paths = set()
     for uri in ls.open_uris():
-        path = to_fs_path(uri) if uri.startswith("file:") else None
+        path = file_path(uri)
         if path:
             open_paths.add(str(Path(path).resolve()))
         try:

@@ -152,6 +152,18 @@ def test_a_raw_percent_encoded_uri_gets_its_diagnostics_and_answers(raw, tmp_pat
     assert raw.errors_shown() == []
 
 
+def test_a_file_uri_naming_localhost_is_a_local_file(raw, tmp_path):
+    """`file://localhost/p` is the local file `/p` (RFC 8089); pygls made the
+    network share `//localhost/p` of it, where the document's imports were looked
+    for ("cannot import `lib.fuse`: it does not exist (looked for //localhost/...)")."""
+    raw.start({})
+    (tmp_path / "lib.fuse").write_text("X[i] = const([1.0])\n", encoding="utf-8")
+    uri = "file://localhost" + tmp_path.as_uri()[len("file://"):] + "/main.fuse"
+    opened(raw, uri, 'import "lib.fuse" as l\nY[i] = l::X[i]\nexport Y\n')
+    pulled = raw.request(2, "textDocument/diagnostic", {"textDocument": {"uri": uri}})
+    assert pulled["result"]["items"] == []
+
+
 # ------------------------------------------------ the session's lifecycle
 
 
