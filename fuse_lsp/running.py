@@ -168,6 +168,9 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         result = await follow(job, cancel, progress,
                               lambda: _run_report(cancel, started, where_now))
     except (Cancelled, asyncio.CancelledError) as stop:
+        # (the token too: a task cancelled as the server ends, at `exit` or the end of
+        # its input, left the computation going, and the process waiting for it)
+        cancel.cancel()
         return cancelled(ls, f"fuse.run: the run of {request.name}", progress, started,
                          getattr(stop, "stopped", True))
     except (FuseError, TargetError, DocumentTooLarge, DocumentUnavailable,

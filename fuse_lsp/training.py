@@ -113,6 +113,7 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
         progress.report(f"training on {where}")
         result = await follow(job, cancel, progress, lambda: _train_report(recorder))
     except (Cancelled, asyncio.CancelledError) as stop:
+        cancel.cancel()  # (a task cancelled as the server ends: see running.run_document)
         return cancelled(ls, f"fuse.train: the training of {request.name}", progress, started,
                          getattr(stop, "stopped", True), step="step",
                          dropped="its params are discarded and no checkpoint was written")

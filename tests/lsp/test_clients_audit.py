@@ -204,6 +204,33 @@ def test_shutdown_while_a_run_goes_on_shuts_the_server_down(raw):
     assert raw.process.wait(WAIT_S) == 0
 
 
+@pytest.mark.parametrize("end", ["exit", "end of input"])
+def test_a_server_ended_during_a_run_stops_the_run(raw, end):
+    """A client that ends the session without `shutdown` (`exit` alone, or its
+    end: a crash, a killed editor) while a run computes: the run went on to its end
+    or its time limit (`runTimeLimit`, up to a day), and the process with it, after
+    the session had ended.  The run is cancelled as the server ends."""
+    raw.start({"window": {"workDoneProgress": True}},
+              initializationOptions={"runTimeLimit": 86_400})
+    opened(raw, "untitled:long", LONG)
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+              "params": {"command": "fuse.run", "arguments": ["untitled:long"]}})
+    while not raw.server_requests("window/workDoneProgress/create"):
+        raw.seen.append(raw.messages.get(timeout=WAIT_S))
+    create = raw.server_requests("window/workDoneProgress/create")[0]
+    raw.send({"jsonrpc": "2.0", "id": create["id"], "result": None})
+    while True:  # until the run computes (its progress says so)
+        message = raw.messages.get(timeout=WAIT_S)
+        if message.get("method") == "$/progress" and \
+                message["params"]["value"].get("message", "").startswith("running on"):
+            break
+    if end == "exit":
+        raw.notify("exit")
+    else:
+        raw.process.stdin.close()
+    assert raw.process.wait(WAIT_S) == (1 if end == "exit" else 0)
+
+
 def test_a_change_or_save_of_a_document_never_opened_shows_no_error(raw):
     """A client's didChange of a document it never opened made pygls's KeyError an
     error shown to the user ("Error in server: KeyError"); its didSave, an error
