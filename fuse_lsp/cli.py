@@ -68,19 +68,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"fuse-lsp: --log-file {args.log_file}: cannot be written: "
                   f"{err.strerror or err}", file=sys.stderr)
             return EXIT_USAGE
+    from .protocol import HeaderLines
     from .server import create_server
 
     server = create_server()
     if not args.tcp:
-        server.start_io()
-        return 0
+        server.start_io(stdin=HeaderLines(sys.stdin.buffer))  # type: ignore[arg-type]
+        return server.protocol.exit_code  # type: ignore[attr-defined]
     try:
         server.start_tcp(host or "127.0.0.1", int(port))
     except OSError as err:  # a port in use, a host that does not resolve: one line
         print(f"fuse-lsp: cannot serve on {host or '127.0.0.1'}:{port}: "
               f"{err.strerror or err}", file=sys.stderr)
         return EXIT_USAGE
-    return 0
+    return server.protocol.exit_code  # type: ignore[attr-defined]
 
 
 def _empty_check_document(words: list[str]) -> None:

@@ -1,9 +1,13 @@
 """The session's lifecycle: `initialize` (options, push or pull diagnostics),
-`initialized` and `workspace/didChangeConfiguration` (the `fuse` settings,
-pulled with `workspace/configuration` when the client can answer), and
-`shutdown` (pending diagnostics pushes are dropped).
+`initialized` (the `.fuse` files watched, `watch_files`) and
+`workspace/didChangeConfiguration` (the `fuse` settings, pulled with
+`workspace/configuration` when the client can answer), and `shutdown` (pending
+diagnostics pushes are dropped).
 """
 from __future__ import annotations
+
+import asyncio
+import logging
 
 from lsprotocol import types
 
@@ -22,8 +26,34 @@ def initialize(ls: FuseServer, params: types.InitializeParams) -> None:
                                                          "code-server", "Code - OSS"))
 
 
+log = logging.getLogger("fuse_lsp")
+WATCHED = "fuse-watched-files"  # the id of the registration of `watch_files`
+
+
 async def initialized(ls: FuseServer, params: types.InitializedParams) -> None:
-    await pull_configuration(ls)
+    # (together: a client that never answers one of them holds back no other)
+    await asyncio.gather(pull_configuration(ls), watch_files(ls))
+
+
+async def watch_files(ls: FuseServer) -> None:
+    """Ask the client to tell the server of `.fuse` files created, changed or
+    deleted on disk (`workspace/didChangeWatchedFiles`, what an importer's
+    diagnostics follow), when it takes that registration.  A client sends those
+    events only for the globs a server registered (Neovim, Helix, Zed, Emacs's
+    lsp-mode): without it an import changed on disk went unseen until the
+    importer's next edit.  One that refuses keeps the server as it was."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(
+                id=WATCHED, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                    types.FileSystemWatcher(glob_pattern="**/*.fuse")]))]))
+    except Exception as error:  # noqa: BLE001 - refused (or no such method): not watched
+        ls.refused("client/registerCapability (the watched files)", error)
 
 
 async def did_change_configuration(ls: FuseServer,
@@ -59,7 +89,7 @@ async def pull_configuration(ls: FuseServer) -> None:
         settings = await ls.workspace_configuration_async(types.ConfigurationParams(
             items=[types.ConfigurationItem(section="fuse")]))
     except Exception as error:  # noqa: BLE001 - a client may fail it: keep the defaults
-        ls.log_error("workspace/configuration", error)
+        ls.refused("workspace/configuration", error)
         return
     if settings:
         configure(ls, settings[0])

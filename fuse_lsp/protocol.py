@@ -26,7 +26,9 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Generator
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import (
@@ -65,6 +67,17 @@ class FuseTextDocument(TextDocument):
 
 
 class FuseWorkspace(Workspace):
+    def update_text_document(self, text_doc: types.VersionedTextDocumentIdentifier,
+                             change: types.TextDocumentContentChangeEvent) -> None:
+        """A change of a document that is not open is the client's mistake: logged
+        (pygls's KeyError became an error shown to the user)."""
+        if unquote(text_doc.uri) not in self.text_documents:
+            log.warning("fuse-lsp: a change of %s, which is not open, was ignored",
+                        text_doc.uri)
+            return
+        super().update_text_document(text_doc, change)
+
+
     def _create_text_document(self, doc_uri: str, source: str | None = None,
                               version: int | None = None,
                               language_id: str | None = None) -> TextDocument:
@@ -94,6 +107,33 @@ class FuseProtocol(LanguageServerProtocol):
         # integer of a string ("0"), which answers params that do not fit
         for kind in (str, int, float, bool):
             converter.register_structure_hook(kind, _exactly(kind))
+
+    # the process's exit status (fuse_lsp.cli): LSP's 1 for an `exit` that no
+    # `shutdown` came before (pygls's own sys.exit(1) is lost in its reading loop,
+    # which takes SystemExit for the end of the session), 0 for one after it or
+    # for the end of the input
+    exit_code = 0
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        self.exit_code = 0 if self._shutdown else 1
+        yield from super().lsp_exit(*args)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls's shutdown, the requests still going on cancelled over a copy of
+        their table: a cancelled one leaves it at once (a run's), and pygls's loop
+        over the table itself then failed ("dictionary changed size during
+        iteration"): `shutdown` during a run was answered InternalError, the
+        server never shut down, and its `exit` was taken for one without it."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id  # (not this request's own future)
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams
@@ -149,6 +189,11 @@ class FuseProtocol(LanguageServerProtocol):
                 self._answer_error(data["id"], JsonRpcServerNotInitialized,
                                    f"{method}: the server is not initialized yet")
             return None
+        if method == types.INITIALIZE and self._workspace is not None:
+            if request:  # LSP: once; pygls would start again, dropping the open documents
+                self._answer_error(data["id"], JsonRpcInvalidRequest,
+                                   "initialize: the server is initialized already")
+            return None
         if self._shutdown and method != types.EXIT:
             if request:  # after `shutdown`: LSP's InvalidRequest
                 self._answer_error(data["id"], JsonRpcInvalidRequest,
@@ -181,6 +226,34 @@ class FuseProtocol(LanguageServerProtocol):
         leaves a null id out, which JSON-RPC does not allow)."""
         error = self._converter.unstructure(kind(message).to_response_error())
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+_LENGTH = re.compile(rb"\s*content-length\s*:\s*(\d+)\s*", re.IGNORECASE)
+
+
+class HeaderLines:
+    """Standard input as pygls's reading loop reads it, each header line as that
+    loop matches it.  The loop takes only `Content-Length: N\\r\\n` exactly, and a
+    header as a client may write it (HTTP's names, which LSP's headers are, are
+    case-insensitive: `content-length: N`; `Content-Length:N`; lines ended by a
+    bare "\\n") was skipped: the message was never read, its request never
+    answered, and its body read as the next headers.  The loop reads headers by
+    lines and a body by its length, so only lines are rewritten."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def readline(self) -> bytes:
+        line = self._stream.readline()
+        if not line:
+            return line  # the end of the input
+        if not line.strip():
+            return b"\r\n"  # the end of a message's headers
+        length = _LENGTH.fullmatch(line)
+        return b"Content-Length: %d\r\n" % int(length.group(1)) if length else line
+
+    def read(self, size: int) -> bytes:
+        return self._stream.read(size)
 
 
 def _is_id(value: Any) -> bool:

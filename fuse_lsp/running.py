@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from fuse_lang.check.cone import NOT_NEEDED
 from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
@@ -35,7 +34,7 @@ from fuse_lang.run.program import CompiledProgram, ExecutionConfig, FuseError, c
 
 from .last_run import LastRun, remember as remember_run
 from .run_budget import RunRefused
-from .state import DocumentTooLarge, DocumentUnavailable, FuseServer
+from .state import DocumentTooLarge, DocumentUnavailable, FuseServer, file_path
 
 REPORT_EVERY_S = 0.25  # progress reports while a run is going
 STOP_WAIT_S = 5.0  # after a cancel: how long to wait for the run to reach its next check
@@ -65,7 +64,7 @@ def parse_request(ls: FuseServer, args: tuple[Any, ...]) -> RunRequest:
     target = extra.get("target")
     targets = tuple(target) if isinstance(target, (list, tuple)) else \
         ((target,) if isinstance(target, str) and target.strip() else ())
-    path = to_fs_path(uri) if uri.startswith("file:") else None
+    path = file_path(uri)
     return RunRequest(uri, document_name(uri), path, Path(path).parent if path else Path.cwd(),
                       str(extra.get("backend") or ls.options.backend),
                       str(extra.get("device") or ls.options.device),
@@ -76,7 +75,7 @@ def parse_request(ls: FuseServer, args: tuple[Any, ...]) -> RunRequest:
 
 def document_name(uri: str) -> str:
     """The file name of a document, for messages."""
-    path = to_fs_path(uri) if uri.startswith("file:") else None
+    path = file_path(uri)
     return Path(path).name if path else uri.rstrip("/").rsplit("/", 1)[-1]
 
 
@@ -97,7 +96,7 @@ class Progress:
         try:
             await ls.work_done_progress.create_async(token)
         except Exception as error:  # noqa: BLE001 - the client refused: run without
-            ls.log_error("creating a progress token", error)
+            ls.refused("window/workDoneProgress/create", error)
             return cls(ls, None)
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
             title=title, cancellable=True, message="checking", percentage=0))
@@ -169,6 +168,9 @@ async def run_document(ls: FuseServer, request: RunRequest) -> dict[str, Any] | 
         result = await follow(job, cancel, progress,
                               lambda: _run_report(cancel, started, where_now))
     except (Cancelled, asyncio.CancelledError) as stop:
+        # (the token too: a task cancelled as the server ends, at `exit` or the end of
+        # its input, left the computation going, and the process waiting for it)
+        cancel.cancel()
         return cancelled(ls, f"fuse.run: the run of {request.name}", progress, started,
                          getattr(stop, "stopped", True))
     except (FuseError, TargetError, DocumentTooLarge, DocumentUnavailable,

@@ -15,11 +15,13 @@ import traceback
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from fuse_lang import __version__
 from fuse_lang.check import Analysis, Analyzer, analyze
@@ -159,9 +161,21 @@ class DocumentUnavailable(Exception):
     as text (deleted, never saved, not a file: URI): every feature answers empty."""
 
 
+def file_path(uri: str) -> str | None:
+    """The path of a `file:` URI; None for another scheme (`untitled:`, ...).
+    `file://localhost/p` is `/p` (RFC 8089: the local host), not the network
+    share `//localhost/p` pygls's to_fs_path makes of it (imports beside such a
+    document were looked for on that share)."""
+    if not uri.startswith("file:"):
+        return None
+    if uri[:17].lower() == "file://localhost/":
+        uri = "file:///" + uri[17:]
+    return to_fs_path(uri)
+
+
 def closed_text(uri: str) -> str:
     """The text of a document that is not open: its file as it is now."""
-    path = to_fs_path(uri) if uri.startswith("file:") else None
+    path = file_path(uri)
     if not path:
         raise DocumentUnavailable(f"{uri} is not open")
     try:
@@ -207,7 +221,7 @@ class FuseServer(LanguageServer):
         the converter for that text.  Raises DocumentTooLarge past the size limit;
         a document that is not open is its file as it is now, analysed afresh and
         kept nowhere (DocumentUnavailable: no such file, or not text)."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.open_document(uri)
         if document is None:
             text = closed_text(uri)
             version = None
@@ -236,8 +250,19 @@ class FuseServer(LanguageServer):
             _let_go_later(retired)
         return analysis, Converter(text, analysis.lines, self.workspace.position_encoding)
 
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The open document of `uri`, or None.  pygls keeps its documents by their
+        URIs unquoted (`file:///a%20b.fuse` as `file:///a b.fuse`): looked up by the
+        URI as the client sent it, a path with a space or a letter past ASCII (which
+        every client percent-encodes) was never open."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> list[str]:
+        """The open documents' URIs, as the client spelled them in `didOpen`."""
+        return [document.uri for document in list(self.workspace.text_documents.values())]
+
     def _analyze(self, uri: str, text: str, keep: bool = True) -> Analysis:
-        path = to_fs_path(uri) if uri.startswith("file:") else None
+        path = file_path(uri)
         base_dir = Path(path).parent if path else Path.cwd()
         binary = binary_text(text)
         if binary is not None:  # what `fuse check` says of such a file: that alone
@@ -270,9 +295,9 @@ class FuseServer(LanguageServer):
 
     def open_texts(self) -> dict[str, str]:
         """The open documents' texts by their files' absolute paths."""
-        return {os.path.normpath(os.path.abspath(to_fs_path(uri))): document.source
-                for uri, document in list(self.workspace.text_documents.items())
-                if uri.startswith("file:")}
+        return {os.path.normpath(os.path.abspath(path)): document.source
+                for document in list(self.workspace.text_documents.values())
+                if (path := file_path(document.uri))}
 
     def importers(self, path: str) -> list[str]:
         """The documents whose last analysis imports the file at `path` (directly or
@@ -322,6 +347,15 @@ class FuseServer(LanguageServer):
                                                            message=message))
         except Exception:  # noqa: BLE001 - the client may be gone
             pass
+
+    def refused(self, what: str, error: BaseException) -> None:
+        """The client answered the server's request (`what`) with an error: a client
+        may (LSP), and the server goes on without; one line in the log, not an error
+        with a traceback.  Anything else that failed is one (log_error)."""
+        if isinstance(error, JsonRpcException):
+            self.warn(f"fuse-lsp: the client refused {what}: {error}; going on without")
+        else:
+            self.log_error(what, error)
 
     def log_error(self, where: str, error: BaseException) -> None:
         message = f"fuse-lsp: {where} failed: {error!r}\n{traceback.format_exc()}"

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from fuse_lang.ide.cancellation import Cancelled, CancelToken, cancellable
 from fuse_lang.ide.train_summary import TrainRecorder, summarize_training
@@ -34,7 +33,7 @@ from fuse_lang.run.train.training import TrainOptions
 
 from .run_budget import RunRefused
 from .running import Progress, cancelled, document_name, follow, watch_request
-from .state import DocumentTooLarge, DocumentUnavailable, FuseServer
+from .state import DocumentTooLarge, DocumentUnavailable, FuseServer, file_path
 
 TRAIN = "fuse.train"
 # autograd keeps the forward evaluation's intermediates for the backward pass, and
@@ -63,7 +62,7 @@ def parse_train_request(ls: FuseServer, args: tuple[Any, ...],
                          "lr?, steps?, batch?, seed?, ...}]")
     uri = args[0]
     extra = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
-    path = to_fs_path(uri) if uri.startswith("file:") else None
+    path = file_path(uri)
     return TrainRequest(uri, document_name(uri), Path(path).parent if path else Path.cwd(),
                         str(extra.get("backend")
                             or training_backend(ls.options.backend, targets)),
@@ -114,6 +113,7 @@ async def train_document(ls: FuseServer, request: TrainRequest) -> dict[str, Any
         progress.report(f"training on {where}")
         result = await follow(job, cancel, progress, lambda: _train_report(recorder))
     except (Cancelled, asyncio.CancelledError) as stop:
+        cancel.cancel()  # (a task cancelled as the server ends: see running.run_document)
         return cancelled(ls, f"fuse.train: the training of {request.name}", progress, started,
                          getattr(stop, "stopped", True), step="step",
                          dropped="its params are discarded and no checkpoint was written")

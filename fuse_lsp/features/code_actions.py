@@ -25,9 +25,21 @@ TRAIN_KIND = "source.fuse.train"
 
 
 async def code_action(ls: FuseServer, params: types.CodeActionParams
-                      ) -> list[types.CodeAction]:
+                      ) -> list[types.CodeAction] | list[types.Command]:
     targets = await asyncio.to_thread(available_targets)  # may import a framework once
-    return code_actions(ls, params, targets)
+    actions = code_actions(ls, params, targets)
+    if _takes_literals(ls):
+        return actions
+    # LSP: a client without codeActionLiteralSupport reads Command[] only (a
+    # CodeAction is not one): the actions that are a command; a quick fix is an
+    # edit, which such a client cannot be given here
+    return [action.command for action in actions if action.command and not action.edit]
+
+
+def _takes_literals(ls: FuseServer) -> bool:
+    caps = ls.client_capabilities.text_document
+    action = caps.code_action if caps else None
+    return bool(action and action.code_action_literal_support)
 
 
 def _wanted(kind: str, only: list[str] | None) -> bool:

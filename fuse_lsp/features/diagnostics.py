@@ -13,13 +13,12 @@ import functools
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from fuse_lang.check import Analysis
 from fuse_lang.front.diagnostics import Diagnostic, Related, Severity
 
 from ..convert import Converter
-from ..state import DocumentTooLarge, Feature, FuseServer, safe
+from ..state import DocumentTooLarge, Feature, FuseServer, file_path, safe
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -99,7 +98,10 @@ def schedule(ls: FuseServer, uri: str, delay: float) -> None:
     pull client), replacing a push still pending."""
     if ls.pull_diagnostics:
         return
-    version = ls.workspace.get_text_document(uri).version
+    document = ls.open_document(uri)
+    if document is None:  # a change or save of a document never opened: nothing to push
+        return
+    version = document.version
     cancel_push(ls, uri)
     try:
         loop = asyncio.get_running_loop()
@@ -125,7 +127,7 @@ def _importers_again(ls: FuseServer, uri: str, delay: float) -> None:
     can be: it knows of no change to those documents."""
     if not uri.startswith("file:"):
         return
-    importers = [importer for importer in ls.importers(to_fs_path(uri)) if importer != uri]
+    importers = [importer for importer in ls.importers(file_path(uri)) if importer != uri]
     for importer in importers:
         ls.forget(importer, closed=False)
         schedule(ls, importer, delay)

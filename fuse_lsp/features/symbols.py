@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from fuse_lang.check import Analysis, TensorKind, analyze
 from fuse_lang.front.program_size import MAX_PROGRAM_BYTES
@@ -23,7 +23,7 @@ from fuse_lang.ide.outline import (
 )
 
 from ..convert import Converter
-from ..state import DocumentTooLarge, Feature, FuseServer, safe
+from ..state import DocumentTooLarge, Feature, FuseServer, file_path, safe
 from .workspace_names import workspace_roots
 
 MAX_WORKSPACE_FILES = 500
@@ -79,7 +79,9 @@ def document_symbols(ls: FuseServer, params: types.DocumentSymbolParams
     groups = document_outline(analysis)
     caps = ls.client_capabilities.text_document
     symbol_caps = caps.document_symbol if caps else None
-    if symbol_caps is not None and not symbol_caps.hierarchical_document_symbol_support:
+    # (LSP: DocumentSymbol only to a client that says it takes them; one that says
+    # nothing of document symbols, as a hand-written client, reads SymbolInformation)
+    if not (symbol_caps and symbol_caps.hierarchical_document_symbol_support):
         return _flat_symbols(groups, convert, uri)
     return [_document_symbol(group, convert) for group in groups]
 
@@ -128,8 +130,8 @@ def _open_document_symbols(ls: FuseServer) -> tuple[list[types.WorkspaceSymbol],
     """The symbols of the open documents, and their resolved paths."""
     found: list[types.WorkspaceSymbol] = []
     open_paths = set()
-    for uri in list(ls.workspace.text_documents):
-        path = to_fs_path(uri) if uri.startswith("file:") else None
+    for uri in ls.open_uris():
+        path = file_path(uri)
         if path:
             open_paths.add(str(Path(path).resolve()))
         try:

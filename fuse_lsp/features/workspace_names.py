@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from fuse_lang.check import Analysis, Analyzer
 from fuse_lang.front.span import Span
@@ -18,7 +18,7 @@ from fuse_lang.ide.outline import fuse_files
 from fuse_lang.ide.query import SymbolAt, function_references, tensor_references
 
 from ..convert import Converter
-from ..state import FuseServer
+from ..state import FuseServer, file_path
 
 MAX_WORKSPACE_FILES = 300  # .fuse files of the workspace looked at for importers
 
@@ -81,15 +81,16 @@ def across_files(ls: FuseServer, uri: str, found: SymbolAt, last_part: bool = Fa
 
 def workspace_roots(ls: FuseServer) -> list[str]:
     """The workspace folders' paths (the root's, for a client without folders)."""
-    roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values() if f.uri.startswith("file:")]
-    if not roots and ls.workspace.root_path:
-        roots = [ls.workspace.root_path]
+    roots = [file_path(f.uri) for f in ls.workspace.folders.values()]
+    if not any(roots):
+        root_uri = ls.workspace.root_uri
+        roots = [(file_path(root_uri) if root_uri else None) or ls.workspace.root_path]
     return [r for r in roots if r]
 
 
 def _path(uri: str) -> str | None:
-    return os.path.normpath(os.path.abspath(to_fs_path(uri))) if uri.startswith("file:") \
-        else None
+    path = file_path(uri)
+    return os.path.normpath(os.path.abspath(path)) if path else None
 
 
 def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
@@ -101,7 +102,7 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
         return
     here = _path(uri)
     candidates: dict[str, str] = {}
-    for doc_uri in list(ls.workspace.text_documents):
+    for doc_uri in ls.open_uris():
         path = _path(doc_uri)
         if path is not None:
             candidates[path] = doc_uri
@@ -114,9 +115,10 @@ def _analyses(ls: FuseServer, uri: str, analysis: Analysis, convert: Converter,
     for path, doc_uri in sorted(candidates.items()):
         if path == here:
             continue
-        opened = doc_uri in ls.workspace.text_documents
+        document = ls.open_document(doc_uri)
+        opened = document is not None
         try:
-            text = ls.workspace.get_text_document(doc_uri).source if opened else \
+            text = document.source if document is not None else \
                 Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue

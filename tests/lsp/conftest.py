@@ -35,6 +35,17 @@ def _keep_push(client: LanguageClient, params: types.PublishDiagnosticsParams) -
 pytest_lsp_client.DEFAULT_CLIENT_FEATURES[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _keep_push
 
 
+def _register(client: LanguageClient, params: types.RegistrationParams) -> None:
+    """A client's answer to `client/registerCapability` (pytest-lsp's client has
+    none, and fails the test on the server's request): taken, as an editor takes
+    it, and kept in `client.registrations`.  (The server registers the watched
+    `.fuse` files with a client whose capabilities offer it: VS Code's, Neovim's.)"""
+    client.__dict__.setdefault("registrations", []).extend(params.registrations)
+
+
+pytest_lsp_client.DEFAULT_CLIENT_FEATURES[types.CLIENT_REGISTER_CAPABILITY] = _register
+
+
 def pushes(client: LanguageClient, uri: str) -> list[types.PublishDiagnosticsParams]:
     """Every push of `uri`'s diagnostics so far, in the order they came."""
     return [p for p in client.__dict__.get("pushes", ()) if p.uri == uri]
