@@ -1,0 +1,101 @@
+"""Programs generated from the grammar (benchmarks/grammar_fuzz.py; issue 28, "no
+traceback from any input"): a few hundred seeded programs, syntactically valid and
+semantically odd, through `fuse_lang.analyze`, `plan_program`, the editor's
+functions, `fuse check --format json`, `fuse explain` and `fuse run` (NumPy):
+none raises, none says "internal error", none goes without an answer.  Then the
+faults the generator found, each through a public entry point."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fuse_lang
+from fuse_lang.cli.main import main as fuse_main
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "grammar_fuzz.py"
+TIMEOUT = 600  # a bound for a hung process, not a speed target (about 20 s here)
+
+
+def test_generated_programs_raise_nothing():
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--start", "0", "--count", "300",
+                           "--every", "7", "--cli-every", "5"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    summary = re.search(r"300 programs from seed 0: (.*); 0 distinct faults", proc.stdout)
+    assert summary, proc.stdout[-2000:]
+    counts = dict((k, int(n)) for n, k in re.findall(r"(\d+) (\w+)", summary.group(1)))
+    assert counts.get("ran", 0) >= 10, counts  # the runs were reached, not only the checks
+    assert counts.get("error", 0) >= 100, counts
+
+
+def _errors(text: str, base_dir: Path | None = None) -> list[fuse_lang.Diagnostic]:
+    analysis = fuse_lang.analyze(text, base_dir=base_dir)
+    fuse_lang.plan_program(analysis)
+    return [d for d in analysis.diagnostics if d.severity is fuse_lang.Severity.ERROR]
+
+
+@pytest.mark.parametrize("text", [
+    "axis k = 1\nEdge(-7, 1)\nY[k] = Edge(k, 1)",             # was an IndexError in the run
+    "axis k = 2\nEdge(Bob, 1)\nEdge(-7, 1)\nY[k] = Edge(k, 1)",  # was Y = [1, 1]: -7 wrapped
+])
+def test_a_negative_integer_of_a_fact_on_a_fixed_axis_is_no_position(text):
+    """On an axis whose extent is fixed (`axis k = 2`) a fact's integers are
+    positions from 0 (LANGUAGE.md §14): -7 is outside it, as 7 is (NumPy read -7
+    as the axis' last position, or raised)."""
+    errors = _errors(text)
+    assert [d.code for d in errors] == ["extent-conflict"]
+    assert text[errors[0].span.start:errors[0].span.end] == "-7"
+    assert "position -7 is outside an axis of extent" in errors[0].message
+    with pytest.raises(fuse_lang.FuseError, match="position -7 is outside"):
+        fuse_lang.compile(text).run()
+
+
+def test_without_a_fixed_extent_a_negative_integer_is_a_value():
+    result = fuse_lang.compile("Edge(-7, 1)\nEdge(3, 1)\nY[k] = Edge(k, 1)").run()
+    assert result["Y"].tolist() == [1.0, 1.0]  # the values -7 and 3, two positions
+
+
+def test_a_negative_integer_of_a_relation_file_on_a_fixed_axis(tmp_path):
+    """`fuse check` says it where the file is read (the run said the file had
+    "changed since it was checked")."""
+    (tmp_path / "r.csv").write_text("2,-7\n-1,2\n", encoding="utf-8")
+    program = tmp_path / "p.fuse"
+    program.write_text('axis x = 3\nR(x, y) = "r.csv"\nY[x] = R(x, 2)\n', encoding="utf-8")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = fuse_main(["check", "--format", "json", str(program)])
+    assert code == 1
+    found = json.loads(out.getvalue())
+    diagnostics = found["diagnostics"] if isinstance(found, dict) else found
+    messages = [d["message"] for d in diagnostics if d["code"] == "extent-conflict"]
+    assert messages and "position -1 is outside an axis of extent 3" in messages[0]
+
+
+@pytest.mark.parametrize("text", ["B[i] = even()", "B = odd() W"])
+def test_the_plan_of_even_without_its_argument(text):
+    """`plan_program` of a program with `argument-count` errors plans it anyway
+    (it raised IndexError)."""
+    assert "argument-count" in [d.code for d in _errors(text)]
+
+
+@pytest.mark.parametrize("text", ['Y(j) = ("é" == d)', "Y(j) = (Alice == d)", "Y(j) = (d == 1)"])
+def test_a_rule_of_comparisons_alone_binds_no_variable(text):
+    """A rule whose body is a comparison with a variable nothing binds says so
+    (`unsafe-comparison`), as the same rule with an atom does (the run raised
+    KeyError, or said the index had no extent)."""
+    errors = _errors(text)
+    assert [d.code for d in errors] == ["unsafe-comparison"]
+    assert text[errors[0].span.start:errors[0].span.end] == "d"
+    with pytest.raises(fuse_lang.FuseError, match="unsafe-comparison"):
+        fuse_lang.compile(text).run()
+
+
+def test_a_rule_of_a_comparison_of_its_head_still_broadcasts():
+    assert fuse_lang.compile("axis j = 3\nY(j) = (j == 1)").run()["Y"].tolist() == [0, 1, 0]
