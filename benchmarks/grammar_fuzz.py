@@ -313,18 +313,38 @@ class Tame(Gen):
     def use(self, dense: dict[str, list[str]], rel: dict[str, int], idx: list[str]) -> str:
         name = self.pick(list(dense) + list(rel))
         if name in rel:
-            a, b = (self.pick(idx + ["x"] if self.chance(0.1) else ["x", "y", "_", "Alice"])
+            a, b = (self.pick(idx + ["x"] if self.chance(0.05) else ["x", "y", "_", "Alice"])
                     for _ in range(2))
             return f"{'not ' if self.chance(0.15) else ''}{name}({a}, {b})"
         own = dense[name]
         if not own:
             return name
         def one(v: str) -> str:
-            if self.chance(0.8):
+            if self.chance(0.9):
                 return v
             return self.pick([f"{v}+1", f"{v}-1", f"{v}-{2**40}", f"{v}+{2**63 - 1}", "0", "5",
                               f"{v}/2", f"{v}+{self.pick(idx)}", f"{v}+{2**63}"])
         return f"{name}[{', '.join(one(v if self.chance(0.8) else self.pick(idx)) for v in own)}]"
+
+    def odd_call(self, x: str, v: str) -> str:
+        """A builtin with its own arity and odd values."""
+        return self.pick([
+            f"topk({x}, k={self.pick(['0', '1', '5', '-1', '1e400'])})",
+            f"lnorm({x}, eps={self.pick(['0', '1e400', '1e-400'])})",
+            f"concat({x}, {x}, axis={v})",
+            f"causal_mask({self.pick(['0', '1', '3', str(2**40)])})",
+            f"gather({x}, {x})",
+            f"cross_entropy({x}, {x})",
+            f"cross_entropy({x}, {x}, smoothing={self.pick(['0', '1', '2', '-1'])})",
+            f"log_softmax({x}, axis={v})",
+            f"max({x}, {self.pick(NUMBERS)}) min({x}, 0)",
+            f"masked_fill({x}, {v} > 1, -1e400)",
+            f"where({v} > 0, {x}, 0)",
+            f"even({v}) odd({v}) {x}",
+            f"sig({x}, 0.0)",
+            f"gelu({x}) gelu_tanh({x})",
+            f"const({self.pick(['[]', '[[]]', '[1, 2]', '[[1], [2, 3]]'])})",
+        ])
 
     def derived(self, dense: dict[str, list[str]], rel: dict[str, int]) -> str:
         out = self.pick(["Y", "Z", "C", "Y", "A", "Q"])
@@ -342,7 +362,7 @@ class Tame(Gen):
         terms = []
         for _ in range(self.r.randint(1, 3)):
             factors = " ".join(self.use(dense, rel, body_idx) for _ in range(self.r.randint(1, 2)))
-            roll = self.r.randrange(12)
+            roll = self.r.randrange(14)
             if roll == 0:
                 factors = f"{self.pick(UNARY[:11])}({factors})"
             elif roll == 1:
@@ -363,6 +383,8 @@ class Tame(Gen):
                 factors = f"reduce({self.pick(['max', 'min', 'avg', 'sum'])}, k) {factors}"
             elif roll == 9:
                 factors = f"log({factors} - 1e400)"
+            elif roll in (10, 11):
+                factors = self.odd_call(factors, self.pick(body_idx))
             terms.append(factors)
         return f"{lhs} {self.pick(OPS[:5])} {self.pick([' + ', ' - ']).join(terms)}"
 
