@@ -303,7 +303,10 @@ class Tame(Gen):
                 "{ let h[i] = A[i] + 1; H[i] = h[i] h[i] }" if dense.get("A") == ["i"] else "H = 1e400 * 0",
             ]))
         sep = self.pick(["\n", "\n", "\r\n", "\n\t", "; "])
-        return sep.join(line if sep != "; " else line.replace("\n", "; ") for line in lines) + "\n"
+        lines = [line if sep != "; " else line.replace("\n", "; ") for line in lines]
+        if self.chance(0.5):  # the statements the checker accepts: a program that runs
+            lines = accepted(lines, sep)
+        return sep.join(lines) + "\n"
 
     def literal_of(self, shape: list[int]) -> str:
         if not shape:
@@ -387,6 +390,26 @@ class Tame(Gen):
                 factors = self.odd_call(factors, self.pick(body_idx))
             terms.append(factors)
         return f"{lhs} {self.pick(OPS[:5])} {self.pick([' + ', ' - ']).join(terms)}"
+
+
+def accepted(lines: list[str], sep: str, rounds: int = 4) -> list[str]:
+    """`lines` without the statements that hold an error, until none does (the
+    workspace's files are not there: a source's statement stays)."""
+    import fuse_lang
+
+    for _ in range(rounds):
+        text = sep.join(lines)
+        starts, at = [], 0
+        for line in lines:
+            starts.append(at)
+            at += len(line) + len(sep)
+        wrong = {max(k for k, s in enumerate(starts) if s <= d.span.start)
+                 for d in fuse_lang.analyze(text).diagnostics
+                 if d.severity is fuse_lang.Severity.ERROR and d.code != "missing-source"}
+        if not wrong:
+            break
+        lines = [line for k, line in enumerate(lines) if k not in wrong] or ["Y = 1"]
+    return lines
 
 
 def program(seed: int) -> str:

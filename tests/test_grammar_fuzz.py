@@ -31,7 +31,7 @@ def test_generated_programs_raise_nothing():
     summary = re.search(r"300 programs from seed 0: (.*); 0 distinct faults", proc.stdout)
     assert summary, proc.stdout[-2000:]
     counts = dict((k, int(n)) for n, k in re.findall(r"(\d+) (\w+)", summary.group(1)))
-    assert counts.get("ran", 0) >= 10, counts  # the runs were reached, not only the checks
+    assert counts.get("ran", 0) >= 40, counts  # the runs were reached, not only the checks
     assert counts.get("error", 0) >= 100, counts
 
 
