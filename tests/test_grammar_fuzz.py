@@ -99,3 +99,11 @@ def test_a_rule_of_comparisons_alone_binds_no_variable(text):
 
 def test_a_rule_of_a_comparison_of_its_head_still_broadcasts():
     assert fuse_lang.compile("axis j = 3\nY(j) = (j == 1)").run()["Y"].tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("op, expected", [("=", [3.0]), ("avg=", [1.5]), ("max=", [2.0])])
+def test_pooling_by_a_divisor_larger_than_the_axis(op, expected):
+    """`Y[i/2^63-1]` pools the whole axis into one block (⌈2/(2^63-1)⌉ = 1): the
+    run padded the block with 2^63 zeros ("array is too big", NumPy's words)."""
+    text = f"X[i] = const([1, 2])\nY[i/9223372036854775807] {op} X[i]"
+    assert fuse_lang.compile(text).run()["Y"].tolist() == expected
