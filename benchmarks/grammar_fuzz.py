@@ -336,9 +336,9 @@ class Tame(Gen):
             f"lnorm({x}, eps={self.pick(['0', '1e400', '1e-400'])})",
             f"concat({x}, {x}, axis={v})",
             f"causal_mask({self.pick(['0', '1', '3', str(2**40)])})",
-            f"gather({x}, {x})",
-            f"cross_entropy({x}, {x})",
-            f"cross_entropy({x}, {x}, smoothing={self.pick(['0', '1', '2', '-1'])})",
+            f"gather({x}, {x}, axis={v})",
+            f"cross_entropy({x}, {x}, axis={v})",
+            f"cross_entropy({x}, {x}, axis={v}, smoothing={self.pick(['0', '1', '2', '-1'])})",
             f"log_softmax({x}, axis={v})",
             f"max({x}, {self.pick(NUMBERS)}) min({x}, 0)",
             f"masked_fill({x}, {v} > 1, -1e400)",
@@ -468,7 +468,7 @@ def _cli(argv: list[str]) -> tuple[int, str]:
 
 def editor(analysis, every: int) -> None:  # noqa: ANN001
     """What an editor asks of one analysis; hover and completion at every
-    `every`-th offset."""
+    `every`-th offset (at most about 300 of them)."""
     from fuse_lang.front.span import Span
     from fuse_lang.ide.completion import complete, signature_at
     from fuse_lang.ide.folding import folding_ranges
@@ -483,7 +483,7 @@ def editor(analysis, every: int) -> None:  # noqa: ANN001
 
     text = analysis.text
     n = len(text)
-    for offset in range(0, n + 1, every):
+    for offset in range(0, n + 1, max(every, n // 300)):  # (a long program: 300 offsets)
         hover_at(analysis, offset)
         complete(analysis, offset, snippets=True)
         signature_at(text, offset)
@@ -560,6 +560,8 @@ def campaign(start: int, count: int, every: int = 1, cli_every: int = 1, quiet: 
                 except Hang:
                     outcome = "hang"
                     found.setdefault(("hang", seed), (seed, f"no answer in {HANG_S} s"))
+                    if not quiet:
+                        print(f"seed {seed}: no answer in {HANG_S} s", flush=True)
                 except Exception as err:  # noqa: BLE001 (what the campaign looks for)
                     outcome = "fault"
                     last = traceback.extract_tb(err.__traceback__)[-1]
