@@ -107,3 +107,20 @@ def test_pooling_by_a_divisor_larger_than_the_axis(op, expected):
     run padded the block with 2^63 zeros ("array is too big", NumPy's words)."""
     text = f"X[i] = const([1, 2])\nY[i/9223372036854775807] {op} X[i]"
     assert fuse_lang.compile(text).run()["Y"].tolist() == expected
+
+
+@pytest.mark.parametrize("text", ["R(1:) = 1", "Y[1:] = 1"])
+def test_the_unsized_axis_of_a_slice_is_not_named_by_its_inner_name(text):
+    """A slice's axis of unknown extent: the message said "the index `:0`" and the
+    fix inserted `axis :0 = 1`, which does not parse."""
+    found = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "unsized-index"]
+    assert len(found) == 1
+    assert ":0" not in found[0].message and "slice" in found[0].message
+    assert found[0].fixes == ()
+
+
+def test_no_swap_of_an_index_with_itself():
+    """`B[k, k]` where `B[i, k]` has other extents: "Swap to `B[k,k]`" changed nothing."""
+    text = "axis i = 1, k = 2\nB[i, k] = const([[1, 1]])\nY = B[k, k]"
+    found = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "extent-conflict"]
+    assert found and all(not d.fixes for d in found)
