@@ -515,6 +515,11 @@ def one(seed: int, text: str, folder: Path, every: int = 1, cli: bool = True) ->
             raise Fault(f"a diagnostic outside the text: {d}")
         if "internal error" in d.message:
             raise Fault(d.message)
+        for fix in d.fixes:  # a fix's edits lie in the text, one after the other
+            edits = sorted((e.span.start, e.span.end) for e in fix.edits)
+            if any(not 0 <= a <= b <= len(text) for a, b in edits) or \
+                    any(b > c for (_, b), (c, _) in zip(edits, edits[1:])):
+                raise Fault(f"a fix's edits outside the text or overlapping: {d}")
     fuse_lang.plan_program(analysis)
     editor(analysis, every)
     if cli:

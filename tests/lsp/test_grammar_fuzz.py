@@ -1,7 +1,7 @@
 """Programs generated from the grammar (benchmarks/grammar_fuzz.py) through the
 language server over stdio: each is opened, its diagnostics pulled, and hover,
 completion, signature help, semantic tokens, outline, folding, inlay hints,
-formatting and code actions asked of it.  No request fails and nothing is
+formatting, code actions, `fuse.explain` and `fuse.run` asked of it.  No request fails and nothing is
 logged as an error (the server logs an escaping exception with its traceback)."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from .conftest import open_doc
 
@@ -27,7 +28,8 @@ def _positions(text: str, seed: int) -> list[types.Position]:
     return [types.Position(line=a, character=b) for a, b in picked]
 
 
-async def _ask(client, uri: str, text: str, seed: int) -> None:
+async def _ask(client, uri: str, text: str, seed: int) -> bool:
+    """Every request of one document; whether `fuse.run` ran it."""
     doc = types.TextDocumentIdentifier(uri=uri)
     report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
         text_document=doc))
@@ -52,18 +54,31 @@ async def _ask(client, uri: str, text: str, seed: int) -> None:
     await client.text_document_code_action_async(types.CodeActionParams(
         text_document=doc, range=whole,
         context=types.CodeActionContext(diagnostics=list(report.items))))
+    done = None
+    for command in ("fuse.explain", "fuse.run"):  # refused in words, or done
+        try:
+            done = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command=command, arguments=[uri]))
+        except JsonRpcInternalError:
+            raise
+        except JsonRpcException:
+            continue
+        assert "internal error" not in str(done), (command, done)
+    return isinstance(done, dict) and done.get("ok") is True
 
 
 async def test_generated_programs_through_the_server(neovim, tmp_path):
     grammar_fuzz.workspace(tmp_path)
+    ran = 0
     for seed in range(PROGRAMS):
         text = grammar_fuzz.program(seed)
         uri = open_doc(neovim, tmp_path / f"g{seed}.fuse", text)
         try:
-            await _ask(neovim, uri, text, seed)
+            ran += await _ask(neovim, uri, text, seed)
         except Exception as err:
             raise AssertionError(f"seed {seed}: {type(err).__name__}: {err}\n{text!r}") from err
         neovim.text_document_did_close(types.DidCloseTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
     errors = [m.message for m in neovim.log_messages if m.type == types.MessageType.Error]
     assert errors == [], errors[0][-3000:]
+    assert ran >= 20  # the runs were reached
