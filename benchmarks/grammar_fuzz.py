@@ -301,6 +301,11 @@ class Tame(Gen):
                 "fn f(a[x]) -> out[x] { out[x] = relu(a[x]) / 0 }\nF[i] = f(A[i])" if len(dense.get("A", ())) == 1
                 else "fn f(a) -> out { out = f(a) }\nF = f(1)",
                 "{ let h[i] = A[i] + 1; H[i] = h[i] h[i] }" if dense.get("A") == ["i"] else "H = 1e400 * 0",
+                'import "lib.fuse" as ns\nF[i] = ns::f(ns::V[i]) + ns::f(ns::f(ns::V[i]))\nns::E(x, y)?',
+                'import "lib.fuse" as ns\nG(x) = ns::E(x, _) not ns::E(_, x)\nG(x)?',
+                "fn f(a[x], b[x]) -> out[x] { let m[x] = a[x] b[x]; out[x] = m[x] / 0 }\nF[i] = f(A[i], A[i])"
+                if dense.get("A") == ["i"] else "fn f(a) -> out { out = a a }\nF = f(f(f(B)))",
+                "fn f(a[x]) -> out[x] { out[x] = a[x] }\nF[i] = f(A[i], A[i])",
             ]))
         sep = self.pick(["\n", "\n", "\r\n", "\n\t", "; "])
         lines = [line if sep != "; " else line.replace("\n", "; ") for line in lines]
@@ -393,8 +398,8 @@ class Tame(Gen):
 
 
 def accepted(lines: list[str], sep: str, rounds: int = 4) -> list[str]:
-    """`lines` without the statements that hold an error, until none does (the
-    workspace's files are not there: a source's statement stays)."""
+    """`lines` without the statements that hold an error, until none does (checked
+    in the workspace last made, where the sources and imports lie)."""
     import fuse_lang
 
     for _ in range(rounds):
@@ -404,7 +409,7 @@ def accepted(lines: list[str], sep: str, rounds: int = 4) -> list[str]:
             starts.append(at)
             at += len(line) + len(sep)
         wrong = {max(k for k, s in enumerate(starts) if s <= d.span.start)
-                 for d in fuse_lang.analyze(text).diagnostics
+                 for d in fuse_lang.analyze(text, base_dir=_HOME).diagnostics
                  if d.severity is fuse_lang.Severity.ERROR and d.code != "missing-source"}
         if not wrong:
             break
@@ -422,9 +427,16 @@ def program(seed: int) -> str:
 LIB = "fn f(a[x]) -> out[x] { out[x] = relu(a[x]) }\nE(Alice, Bob)\nV[i] = const([1, 2])\n"
 
 
+_HOME: Path | None = None  # the workspace last made
+
+
 def workspace(folder: Path) -> None:
-    """The tiny files the generated programs' sources and imports name."""
+    """The tiny files the generated programs' sources and imports name; the
+    programs made from now on are checked there."""
+    global _HOME
     import numpy as np
+
+    _HOME = folder
 
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -594,7 +606,9 @@ def main() -> None:
     parser.add_argument("--show", type=int, metavar="SEED")
     args = parser.parse_args()
     if args.show is not None:
-        print(program(args.show))
+        with tempfile.TemporaryDirectory() as tmp:
+            workspace(Path(tmp))
+            print(program(args.show))
         return
     counts, found = campaign(args.start, args.count, args.every, args.cli_every)
     print(f"{args.count} programs from seed {args.start}: "
