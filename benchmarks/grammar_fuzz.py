@@ -307,6 +307,8 @@ class Tame(Gen):
                 if dense.get("A") == ["i"] else "fn f(a) -> out { out = a a }\nF = f(f(f(B)))",
                 "fn f(a[x]) -> out[x] { out[x] = a[x] }\nF[i] = f(A[i], A[i])",
             ]))
+        for _ in range(self.pick([0, 0, 1, 2])):  # a statement of the whole grammar among them
+            lines.insert(r.randrange(len(lines) + 1), self.statement())
         sep = self.pick(["\n", "\n", "\r\n", "\n\t", "; "])
         lines = [line if sep != "; " else line.replace("\n", "; ") for line in lines]
         if self.chance(0.5):  # the statements the checker accepts: a program that runs
