@@ -124,3 +124,23 @@ def test_no_swap_of_an_index_with_itself():
     text = "axis i = 1, k = 2\nB[i, k] = const([[1, 1]])\nY = B[k, k]"
     found = [d for d in fuse_lang.analyze(text).diagnostics if d.code == "extent-conflict"]
     assert found and all(not d.fixes for d in found)
+
+
+@pytest.mark.parametrize("text", [
+    "X[i] = const([1, 3, 2])\nS = topk(X[i], k=1)",              # the run said "axis `None`"
+    "X[i] = const([1, 3, 2])\nS = max(topk(X[i], k=2), 0)",
+    "X[i] = const([1, 3, 2])\nS = X[i] topk(X[i], k=2)",          # NumPy's "could not be broadcast"
+    "R(A, B)\nC = topk(not R(_, y), k=5)",
+])
+def test_topk_under_a_left_hand_side_without_axes(text):
+    """topk ranks along the last LHS axis (LANGUAGE.md §10): with none, and no
+    `reduce` keeping the argument's axis, `fuse check` says so."""
+    errors = _errors(text)
+    assert [d.code for d in errors] == ["bad-argument"]
+    assert "has none" in errors[0].message
+    assert text[errors[0].span.start:].startswith("topk(")
+
+
+def test_topk_kept_by_a_reduce_under_a_scalar_left_hand_side_still_runs():
+    text = "X[i] = const([1, 3, 2])\nS = reduce(sum, i) topk(X[i], k=2)"
+    assert fuse_lang.compile(text).run()["S"].tolist() == 5.0
