@@ -144,3 +144,24 @@ def test_topk_under_a_left_hand_side_without_axes(text):
 def test_topk_kept_by_a_reduce_under_a_scalar_left_hand_side_still_runs():
     text = "X[i] = const([1, 3, 2])\nS = reduce(sum, i) topk(X[i], k=2)"
     assert fuse_lang.compile(text).run()["S"].tolist() == 5.0
+
+
+@pytest.mark.parametrize("text, code", [
+    ('X = ("a" == "a")', "not-a-number"),  # the run raised AssertionError
+    ("X = (Ann == 1)", "not-a-number"),
+    ('X = ("a" != 2) + 1', "not-a-number"),
+    ('let X = ("" ^ "")', "invalid-statement"),  # the run: "cannot evaluate String here"
+    ('{ let X = "a" + 1; Y = X }', "invalid-statement"),
+    ('fn f(a) -> out { out = "a" + a }\nY = f(1)', "invalid-statement"),
+])
+def test_symbols_and_strings_where_no_variable_or_a_let_holds_them(text, code):
+    """A comparison of symbol constants in a statement without variables, and a
+    string inside a `let`, a block or a function's body: `fuse check` says it, as
+    it does in a plain equation with variables."""
+    assert code in [d.code for d in _errors(text)]
+    with pytest.raises(fuse_lang.FuseError, match=code):
+        fuse_lang.compile(text).run()
+
+
+def test_a_comparison_of_numbers_without_variables_still_runs():
+    assert fuse_lang.compile("X = (1 == 1) + (2 < 1)").run()["X"].tolist() == 1.0

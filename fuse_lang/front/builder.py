@@ -438,6 +438,14 @@ def strings_alone(stmt: Any) -> None:
     would make), so that statements without one are not walked for strings."""
     if type(stmt) is ir.Equation or type(stmt) is ir.Sink:
         _no_strings(stmt.rhs)
+    elif type(stmt) is ir.Let:  # (`let X = "a" + 1`: the run said "cannot evaluate String")
+        strings_alone(stmt.equation)
+    elif type(stmt) is ir.Block:
+        for item in stmt.items:
+            strings_alone(item)
+    elif type(stmt) is ir.FnDef:
+        for item in stmt.body:
+            strings_alone(item)
 
 
 def _no_strings(expr: Any) -> None:
