@@ -165,3 +165,14 @@ def test_symbols_and_strings_where_no_variable_or_a_let_holds_them(text, code):
 
 def test_a_comparison_of_numbers_without_variables_still_runs():
     assert fuse_lang.compile("X = (1 == 1) + (2 < 1)").run()["X"].tolist() == 1.0
+
+
+@pytest.mark.parametrize("lhs", ['T["ann", k]', "T[Alice, k]", "T(Alice, k)"])
+def test_a_symbol_on_the_left_of_a_source(tmp_path, lhs):
+    """A source's left-hand side names the file's axes: the run of `T["ann", k] =
+    "t.txt"` said "t.txt changed since it was checked" (it had not)."""
+    (tmp_path / "t.txt").write_text("the cat sat\n", encoding="utf-8")
+    text = f'{lhs} = "t.txt"'
+    errors = _errors(text, tmp_path)
+    assert [d.code for d in errors] == ["invalid-statement"]
+    assert "index variables" in errors[0].message

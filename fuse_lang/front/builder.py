@@ -150,6 +150,7 @@ class IRBuilder:
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
+            _source_axes(lhs)
             if type(rhs) is ir.Call:
                 return _source_call(lhs, rhs, span)
             return ir.Source(lhs, rhs, span)
@@ -407,6 +408,18 @@ def _string(tok: Tok) -> ir.String:
     """The only escapes are \\" and \\\\ (LANGUAGE.md §1); any other backslash
     stays as written, so a path like "data\\x.npy" means what it shows."""
     return ir.String(_ESCAPE.sub(r"\1", tok[1][1:-1]), _tok_span(tok))
+
+
+def _source_axes(lhs: ir.Ref) -> None:
+    """A source's left-hand side names the file's axes: a symbol or string there
+    (`T["ann", k] = "t.txt"`) is no axis (the run read the file's positions as values
+    the symbol's column lacks, and said the file had changed)."""
+    for index in lhs.indices or ():
+        if type(index) is ir.IndexConst and type(index.value) is str:
+            shown = f"{lhs.name}(x, y)" if lhs.paren else f"{lhs.name}[i, j]"
+            _fail("invalid-statement", f"a source's left-hand side names the file's axes "
+                  f"with index variables (`{shown} = \"file\"`), not with a symbol",
+                  index.span)
 
 
 def _source_call(lhs: ir.Ref, call: ir.Call, span: Span) -> ir.Source:
