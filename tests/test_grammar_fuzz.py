@@ -176,3 +176,21 @@ def test_a_symbol_on_the_left_of_a_source(tmp_path, lhs):
     errors = _errors(text, tmp_path)
     assert [d.code for d in errors] == ["invalid-statement"]
     assert "index variables" in errors[0].message
+
+
+@pytest.mark.parametrize("rhs, expected", [
+    ("reduce(max, k) A[k] + (k != 1)", 3.0),  # NumPy's "cannot broadcast a non-scalar"
+    ("(k != 1) + reduce(max, k) A[k]", 3.0),
+    ("reduce(max, k) A[k] + k", 3.0),          # (as before: k outside the reduce, summed)
+])
+def test_an_index_of_a_reduce_compared_outside_it(rhs, expected):
+    """Outside `reduce(max, k)`, `(k != 1)` is a Boolean factor of k, summed on the
+    right-hand side as a bare `k` is; the comparison's operand projected k on its
+    own, which the run did not do, and its axis was left over."""
+    text = f"axis k = 2\nA[k] = const([1, 2])\nC = {rhs}"
+    assert fuse_lang.compile(text).run()["C"].tolist() == expected
+
+
+def test_a_guard_on_an_index_of_a_reduce():
+    text = "axis j = 3, k = 2\nA[k] = const([1, 2])\nC[j] = reduce(max, k) A[k] - 1 when k != 1"
+    assert fuse_lang.compile(text).run()["C"].tolist() == [1.0, 1.0, 1.0]  # ("left over")
