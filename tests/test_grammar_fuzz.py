@@ -194,3 +194,18 @@ def test_an_index_of_a_reduce_compared_outside_it(rhs, expected):
 def test_a_guard_on_an_index_of_a_reduce():
     text = "axis j = 3, k = 2\nA[k] = const([1, 2])\nC[j] = reduce(max, k) A[k] - 1 when k != 1"
     assert fuse_lang.compile(text).run()["C"].tolist() == [1.0, 1.0, 1.0]  # ("left over")
+
+
+@pytest.mark.parametrize("rhs", ["W[j] k + reduce(max, k) W[j]", "W[j] (k != j) + reduce(max, k) W[j]"])
+def test_an_index_a_reduce_names_read_outside_it(rhs):
+    """`k` named by a reduce whose body lacks it, read outside as a value or in a
+    comparison: summed there (the run said "indices k are left over")."""
+    text = f"axis j = 2, k = 2\nW[j] = const([1, 2])\nQ[j] = {rhs}"
+    assert fuse_lang.compile(text).run()["Q"].tolist() == [2.0, 4.0]
+
+
+def test_a_sum_of_indices_over_an_axis_of_extent_0():
+    """Reads outside an axis are 0, an axis of extent 0 too (NumPy's take raised
+    IndexError: "cannot do a non-empty take from an empty axes")."""
+    text = "axis i = 0, j = 2, k = 2\nC[k, i] = 1\nY[j, k] = C[j, j+k] + 1"
+    assert fuse_lang.compile(text).run()["Y"].tolist() == [[1.0, 1.0], [1.0, 1.0]]

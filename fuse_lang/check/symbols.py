@@ -229,12 +229,16 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
 
 
 def _ref_vars(lhs: list[Occurrence], nodes: list[tuple[ir.Expr, int]]) -> set[str]:
-    """The variables of the left-hand side and of every reference's indices."""
+    """The variables of the left-hand side, of every reference's indices and of every
+    `reduce` (`k` in `W[j] k + reduce(max, k) W[j]`: a value outside the reduce,
+    summed there; it was no occurrence, and the run left its axis over)."""
     names = {o.name for o in lhs}
     for node, _scope in nodes:
         if type(node) is ir.Ref and node.indices:
             for index in node.indices:
                 names.update([v.name for v in ir.index_vars(index)])
+        elif type(node) is ir.Reduce:
+            names.update(v.name for v in node.indices)
     return names
 
 
