@@ -209,3 +209,13 @@ def test_a_sum_of_indices_over_an_axis_of_extent_0():
     IndexError: "cannot do a non-empty take from an empty axes")."""
     text = "axis i = 0, j = 2, k = 2\nC[k, i] = 1\nY[j, k] = C[j, j+k] + 1"
     assert fuse_lang.compile(text).run()["Y"].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+@pytest.mark.parametrize("text", [
+    "X[i] = const([1, 2])\nY[0:] = X[5:]",  # a slice starting past its axis
+    "R(d, 1:) = [.5]\nA[j] = R[j, -3]",     # an axis whose only position is -3
+])
+def test_no_negative_extent(text):
+    """A slice past its axis, or an axis whose positions are negative, had a
+    negative extent, and the check raised IndexError; now diagnostics."""
+    assert _errors(text)

@@ -320,6 +320,6 @@ def extent_of(data: _Class) -> int | None:
         return data.extent.extent
     if data.symbols:
         return len(data.symbols)
-    if data.max_position is not None:
-        return data.max_position[0] + 1
+    if data.max_position is not None:  # (a negative one is no position: invalid-index)
+        return max(data.max_position[0] + 1, 0)
     return None
