@@ -219,3 +219,9 @@ def test_no_negative_extent(text):
     """A slice past its axis, or an axis whose positions are negative, had a
     negative extent, and the check raised IndexError; now diagnostics."""
     assert _errors(text)
+
+
+def test_log_softmax_over_an_axis_of_extent_0():
+    """As softmax and lnorm: nothing to normalise (NumPy's max has no identity)."""
+    text = "axis x = 0, b = 2\nX[b, x] = 1\nY[b, x] = log_softmax(X[b, x])"
+    assert fuse_lang.compile(text).run()["Y"].shape == (2, 0)
