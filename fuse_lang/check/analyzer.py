@@ -51,6 +51,7 @@ from .runnable import RunRefusals
 from .statements import Local, StatementChecks
 from .symbols import TensorSymbol
 from .unify import Unification
+from .value_kinds import check_constant_comparisons
 from .values import check_values
 
 MAX_DIAGNOSTICS = 1000
@@ -183,6 +184,7 @@ class _Checker:
                                local.var_keys[0][1] if local.var_keys else None)
                               for local in checks.by_number.values()], unification.valued,
                              order.groups, self.tensors, self.domains, diags)
+            check_constant_comparisons(checks.by_number.values(), deltas, self.tensors, self.domains, diags)
             unification.check_extents(checks.broadcast, statement_ops, checks.placed_by_stamp,
                                       len(self.text))
             self._lone_indices(checks, statements, inlined, diags)

@@ -188,6 +188,10 @@ def _check_arguments(call: ir.Call, stmt: ir.Statement, given: Container[str],
                                     call.args[0].span))
                     break
     elif call.name == "topk" and isinstance(stmt, ir.Equation) \
+            and not ir.lhs_axis_names(stmt.lhs.indices or ()) and _unranked(call, stmt):
+        out.append(make("bad-argument", "`topk` ranks along the last axis of the left-hand "
+                        "side, and this one has none: `Top[b,r] = topk(S[b,r], k=2)`", call.span))
+    elif call.name == "topk" and isinstance(stmt, ir.Equation) \
             and (axes := ir.lhs_axis_names(stmt.lhs.indices or ())) \
             and not _mentions(call.args[0], axes[-1]):
         out.append(make("bad-argument", f"`topk` ranks along the last axis of the left-hand "
@@ -311,6 +315,29 @@ def _check_inner_literal(stmt: ir.Equation, call: ir.Call, shape: tuple[int, ...
         out.append(make("bad-argument", f"this literal has {len(shape)} "
                         f"{'axis' if len(shape) == 1 else 'axes'} but the left-hand side has "
                         f"{axes} for them to bind to", call.args[0].span))
+
+
+def _unranked(call: ir.Call, stmt: ir.Equation) -> bool:
+    """Under a left-hand side without axes, whether `topk`'s argument has no axis of
+    its own to rank along: one is kept only by a `reduce` outside the call that names
+    it (`S = reduce(sum, i) topk(X[i], k=2)`); summed inside (`S = topk(X[i], k=2)`)
+    there is none, and read outside too (`S = X[i] topk(X[i], k=2)`) it would have
+    both the row's extent and k."""
+    inside = {v.name for node in ir.walk(call.args[0]) if isinstance(node, ir.Ref)
+              for i in node.indices or () for v in ir.index_vars(i)}
+    refs: set[str] = set()
+    reduced: set[str] = set()
+    stack: list = [stmt.rhs]
+    while stack:
+        node = stack.pop()
+        if node is call:
+            continue
+        if isinstance(node, ir.Ref):
+            refs.update(v.name for i in node.indices or () for v in ir.index_vars(i))
+        elif isinstance(node, ir.Reduce):
+            reduced.update(v.name for v in node.indices)
+        stack += ir.children(node)
+    return not inside & reduced or bool(inside & refs)
 
 
 def _mentions(expr: ir.Expr, axis: str) -> bool:

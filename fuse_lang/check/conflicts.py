@@ -357,6 +357,8 @@ def _swap_fix(ref: ir.Ref, swaps: dict[int, tuple[str, int, int]], delta: int
         return ()
     (p, (a, a_axis, a_var)), (q, (b, b_axis, b_var)) = sorted(swaps.items())
     indices = ref.indices or ()
+    if a == b:  # (`B[k,k]`: a swap changes nothing)
+        return ()
     if not (a_axis == b_var and b_axis == a_var and type(indices[p]) is ir.IndexVar
             and type(indices[q]) is ir.IndexVar):
         return ()

@@ -284,8 +284,10 @@ def _check_safety(stmt: ir.Equation, tensors: dict[str, TensorSymbol],
         for var, negated, call in occurrences:
             if negated and call is not None:
                 per_call.setdefault(id(call), (call, []))[1].append(var)
-        if not positive and not per_call:
-            continue  # a constant right-hand side broadcasts (LANGUAGE.md §5)
+        if not positive and not per_call:  # a constant right-hand side broadcasts (LANGUAGE.md
+            if only_compared:  # §5); but `d` in `Y(j) = (Alice == d)` is bound by nothing
+                _compared(term, {v.name for v in head}, variables, tensors, diags, only_compared)
+            continue
         computed = _arithmetic_only(term, positive)  # `Q(x + y)`: y read, not bound
         positive -= set(computed)
         assigned, unsafe = _compared(term, positive, variables, tensors, diags, only_compared,

@@ -127,7 +127,7 @@ class DerivedExtents:
             start, stop = item.start, item.stop
             full = d.extent(item.axis)
             if stop is None and full is not None:
-                d.set_extent(item.var, Evidence(full - (start or 0), item.span,
+                d.set_extent(item.var, Evidence(max(full - (start or 0), 0), item.span,
                                                 f"the slice {start}: of an axis of {full}"))
             elif start is None and stop is not None:
                 d.set_extent(item.var, Evidence(stop, item.span, f"the slice :{stop}"))

@@ -82,6 +82,9 @@ class Domains:
         # the positions given (integer constants), each at its place: every one
         # beyond its axis is an error of its own (the first _MOST_PLACED)
         self.placed: list[tuple[Key, int, Span]] = []
+        # the negative integers of facts and relation files on a positional domain
+        # (fix_positions): no positions at all (check.unify reports each)
+        self.negative: list[tuple[Key, int, Span]] = []
         self._seen = 0
 
     @property
@@ -236,6 +239,8 @@ class Domains:
             data.shared = False
             for value, (_, span) in ints:
                 self.add_position(root, value, span)
+                if value < 0:
+                    self.negative.append((root, value, span))
 
     def add_position(self, key: Key, position: int, span: Span) -> None:
         if len(self.placed) < _MOST_PLACED:
@@ -320,6 +325,6 @@ def extent_of(data: _Class) -> int | None:
         return data.extent.extent
     if data.symbols:
         return len(data.symbols)
-    if data.max_position is not None:
-        return data.max_position[0] + 1
+    if data.max_position is not None:  # (a negative one is no position: invalid-index)
+        return max(data.max_position[0] + 1, 0)
     return None

@@ -250,6 +250,13 @@ class RunRefusals:
             else self._span(k)
         steps = any(isinstance(i, ir.IndexVirtual) and ir.index_vars(i)[0].name == name
                     for i in stmt.lhs.indices or ())
+        if name.startswith(":"):  # a slice's axis (`R(1:) = 1`): no name to declare
+            self.found.append(make(
+                "unsized-index", f"the extent of the axis this slice cuts is not known: "
+                f"nothing in the program gives it, so a run cannot compute `{stmt.lhs.name}`; "
+                f"give it with a source, a literal or a variable of a declared axis in its "
+                f"place", span))
+            return
         what = f"the number of steps of `{stmt.lhs.name}`'s recurrence (the extent of " \
                f"`{name}`)" if steps else f"the extent of the index `{name}`"
         self.found.append(make(

@@ -11,6 +11,7 @@ from functools import partial
 from typing import NamedTuple
 
 from ..front import ir
+from ..front.builtins import COMPARISONS
 from ..front.ir import slice_name
 from ..front.relocation import moved_span
 from ..front.span import Span
@@ -228,12 +229,16 @@ def occurrences(stmt: ir.Statement, tensors: dict[str, TensorSymbol],
 
 
 def _ref_vars(lhs: list[Occurrence], nodes: list[tuple[ir.Expr, int]]) -> set[str]:
-    """The variables of the left-hand side and of every reference's indices."""
+    """The variables of the left-hand side, of every reference's indices and of every
+    `reduce` (`k` in `W[j] k + reduce(max, k) W[j]`: a value outside the reduce,
+    summed there; it was no occurrence, and the run left its axis over)."""
     names = {o.name for o in lhs}
     for node, _scope in nodes:
         if type(node) is ir.Ref and node.indices:
             for index in node.indices:
                 names.update([v.name for v in ir.index_vars(index)])
+        elif type(node) is ir.Reduce:
+            names.update(v.name for v in node.indices)
     return names
 
 
@@ -315,11 +320,27 @@ def index_roles(statement: int, stmt: ir.Statement, occs: list[Occurrence],
                 home = scopes[first]  # all in one scope (most indices): that one
             else:
                 home = common_scope(scopes, rest)
+            if home.kind == "argument":
+                home = _outside_comparisons(scopes, home, nodes)
             groups.append((home, rest))
         for scope, members in groups:
             roles.append(new_role((name, statement, tuple(members), "projected", scope.op,
                                           scope, factors, name in joined_names)))
     return roles
+
+
+def _outside_comparisons(scopes: dict[int, Scope], home: Scope,
+                         nodes: list[tuple[ir.Expr, int]]) -> Scope:
+    """`home`, or the scope around it where it is a comparison's operand: a
+    comparison is a Boolean factor of its indices (LANGUAGE.md §13), no scope that
+    projects them (`C = reduce(max, k) A[k] + (k != 1)`: k outside the reduce is
+    summed on the right-hand side, as in `... + k`; the run kept its axis)."""
+    scope_of = {id(node): scope for node, scope in nodes}
+    compared = {scope_of.get(id(arg)) for node, _ in nodes
+                if type(node) is ir.Call and node.name in COMPARISONS for arg in node.args}
+    while home.parent is not None and (home.kind == "reduce" or home.id in compared):
+        home = scopes[home.parent]
+    return home
 
 
 def common_scope(scopes: dict[int, Scope], occs: list[Occurrence]) -> Scope:

@@ -516,6 +516,11 @@ class Unification:
                     self.diags.append(make(
                         "extent-conflict", f"position {short_number(position)} is outside an "
                         f"axis of extent {extent}", span, related=(because,)))
+            for position, span in _negative(d, root):
+                self.diags.append(make(
+                    "extent-conflict", f"position {short_number(position)} is outside an "
+                    f"axis of extent {extent}: the extent is fixed, so its integers are "
+                    f"positions from 0", span, related=(because,)))
             symbols = d.symbol_spans(root)
             if len(symbols) > evidence.extent:
                 extra, span = list(symbols.items())[evidence.extent]
@@ -556,6 +561,15 @@ class Unification:
                     f"gives its extent; declare it with `axis {role.name} = N`", occ.span,
                     fixes=(Fix(f"Declare `axis {role.name}`", (TextEdit(
                         Span(0, 0), f"axis {role.name} = 1\n"),)),)))
+
+
+def _negative(d: Domains, root: object) -> list[tuple[int, Span]]:
+    """Each negative integer of a fact or a relation file on the positional domain
+    `root` (Domains.fix_positions), once per place, in the order of the text."""
+    if not d.negative:
+        return []
+    places = {span: position for key, position, span in d.negative if d.find(key) == root}
+    return [(position, span) for span, position in sorted(places.items())]
 
 
 def _beyond(d: Domains, root: object, extent: int, biggest: tuple[int, Span]

@@ -10,11 +10,12 @@ past the largest float in a comparison is `number-overflow`.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..front import ir
 from ..front.builtins import COMPARISONS
 from ..front.diagnostics import Diagnostic, Fix, TextEdit, make
+from ..front.span import shifted
 from ..io.cells import value_text
 from .compared_constants import compared_symbol, constant_text, symbol_constant
 from .domains import Domains
@@ -28,6 +29,22 @@ def check_kinds(stmt: ir.Equation, k: int, tensors: dict[str, TensorSymbol], dom
     _check_kinds(stmt, k, tensors, domains, diags)
     _check_float_bindings(stmt, k, tensors, domains, diags)
     _check_divisions(stmt, k, domains, diags)
+
+
+def check_constant_comparisons(locals_: Iterable[Any], deltas: Mapping[int, int],
+                               tensors: dict[str, TensorSymbol], domains: Domains,
+                               diags: list[Diagnostic]) -> None:
+    """The kind problems of the equations without variables (check.statements'
+    Locals), which have no stamp, so check_values does not see them: `X = (Ann ==
+    1)`, `X = ("a" == "a")`.  `deltas`: how far a reused statement moved."""
+    for local in locals_:
+        stmt = local.stmt
+        if local.var_keys or type(stmt) is not ir.Equation or not any(
+                type(n) is ir.Call and n.name in COMPARISONS for n in ir.walk(stmt.rhs)):
+            continue
+        if id(stmt) in deltas:
+            stmt = shifted(stmt, deltas[id(stmt)])
+        _check_kinds(stmt, -1, tensors, domains, diags)  # (no key holds the stamp -1)
 
 
 def _variable_name(name: str) -> bool:

@@ -150,6 +150,7 @@ class IRBuilder:
             if op[1] != "=":
                 _fail("invalid-statement", f"a source is written `T[...] = \"file\"`, not with "
                       f"`{op[1]}`", _tok_span(op))
+            _source_axes(lhs)
             if type(rhs) is ir.Call:
                 return _source_call(lhs, rhs, span)
             return ir.Source(lhs, rhs, span)
@@ -409,6 +410,18 @@ def _string(tok: Tok) -> ir.String:
     return ir.String(_ESCAPE.sub(r"\1", tok[1][1:-1]), _tok_span(tok))
 
 
+def _source_axes(lhs: ir.Ref) -> None:
+    """A source's left-hand side names the file's axes: a symbol or string there
+    (`T["ann", k] = "t.txt"`) is no axis (the run read the file's positions as values
+    the symbol's column lacks, and said the file had changed)."""
+    for index in lhs.indices or ():
+        if type(index) is ir.IndexConst and type(index.value) is str:
+            shown = f"{lhs.name}(x, y)" if lhs.paren else f"{lhs.name}[i, j]"
+            _fail("invalid-statement", f"a source's left-hand side names the file's axes "
+                  f"with index variables (`{shown} = \"file\"`), not with a symbol",
+                  index.span)
+
+
 def _source_call(lhs: ir.Ref, call: ir.Call, span: Span) -> ir.Source:
     """`R(x, y) = source("f.tsv", header=1)`: a source with options."""
     if len(call.args) != 1 or type(call.args[0]) is not ir.String:
@@ -438,6 +451,14 @@ def strings_alone(stmt: Any) -> None:
     would make), so that statements without one are not walked for strings."""
     if type(stmt) is ir.Equation or type(stmt) is ir.Sink:
         _no_strings(stmt.rhs)
+    elif type(stmt) is ir.Let:  # (`let X = "a" + 1`: the run said "cannot evaluate String")
+        strings_alone(stmt.equation)
+    elif type(stmt) is ir.Block:
+        for item in stmt.items:
+            strings_alone(item)
+    elif type(stmt) is ir.FnDef:
+        for item in stmt.body:
+            strings_alone(item)
 
 
 def _no_strings(expr: Any) -> None:

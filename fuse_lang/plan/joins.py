@@ -252,6 +252,8 @@ class RunWalk:
         if name == "causal_mask":
             return self.lhs_order[-2:] if len(self.lhs_order) >= 2 else ()
         if name in ("even", "odd"):
+            if not call.args:  # (`even()` is `argument-count`; its plan is still made)
+                return ()
             var = call.args[0]
             return () if not isinstance(var, ir.Ref) or var.name in self.fixed else (var.name,)
         args = [self.scope(a, self.scope_of[id(a)]) for a in call.args]

@@ -199,6 +199,8 @@ class NumpyBackend(Backend):
         return out
 
     def log_softmax(self, x: np.ndarray, axis: int) -> np.ndarray:
+        if not np.size(x):  # no positions: nothing to normalise (np.max has no identity)
+            return np.zeros(np.shape(x), self.dtype)
         shifted = x - np.max(x, axis=axis, keepdims=True)  # new: the rest is in place
         shifted -= np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
         return shifted

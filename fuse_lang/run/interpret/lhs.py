@@ -125,6 +125,8 @@ def _pooled(backend: Backend, info: StatementInfo, value: LArray, indices: list,
                 return None
             split.append(size)
             continue
+        if index.divisor > extent:  # (one block, padded past the data: `i/2^62` would
+            return None  # pad with 2^62 zeros)
         filled = size * index.divisor
         if not (extent == filled or (op == "sum" and filled - index.divisor < extent < filled)):
             return None
