@@ -83,8 +83,8 @@ def test_cli_exit_statuses_of_elements_and_values_not_there(tmp_path):
     program = tmp_path / "p.fuse"
     program.write_text('Edge(A, B)\nEdge("New York", A)\nDeg[x] = Edge(x, y)\n'
                        "Y[i] = const([1, 2, 3])\nexport Deg, Y, Edge\n")
-    for target, words in [("Y[7]", "7 is outside `Y`'s axis 1 (positions 0 to 2)"),
-                          ("Deg[Zed]", "Zed is not a value of `Deg`'s axis 1 (its values: A, "
+    for target, words in [("Y[7]", "7 is outside `Y`'s axis 0 (positions 0 to 2)"),
+                          ("Deg[Zed]", "Zed is not a value of `Deg`'s axis 0 (its values: A, "
                                        '"New York")')]:
         done = fuse("why", str(program), target)
         assert done.returncode == 1 and done.stdout == "" and words in done.stderr, done.stderr

@@ -237,10 +237,10 @@ def test_targets_that_name_no_element_are_said_in_words(numbers, people):
     for name, index, words in [
             ("Nope", (1,), "`Nope` is not a tensor of this program (those are: B, M, N, T, V, X, "
                            "Y, Z)"),
-            ("Y", (3,), "3 is outside `Y`'s axis 1 (positions 0 to 2)"),
-            ("Y", (-1,), "-1 is outside `Y`'s axis 1 (positions 0 to 2)"),
-            ("Y", (1.0,), "1.0 is no position of `Y`'s axis 1 (positions 0 to 2)"),
-            ("Y", ("A",), "A is no position of `Y`'s axis 1 (positions 0 to 2)"),
+            ("Y", (3,), "3 is outside `Y`'s axis 0 (positions 0 to 2)"),
+            ("Y", (-1,), "-1 is outside `Y`'s axis 0 (positions 0 to 2)"),
+            ("Y", (1.0,), "1.0 is no position of `Y`'s axis 0 (positions 0 to 2)"),
+            ("Y", ("A",), "A is no position of `Y`'s axis 0 (positions 0 to 2)"),
             ("Y", (0, 0), "`Y` has 1 axis, but 2 values were given"),
             ("Y", (), "`Y` has 1 axis, but 0 values were given")]:
         with pytest.raises(fuse_lang.FuseError) as raised:

@@ -103,12 +103,12 @@ class Explainer:
                 if values:
                     shown = ", ".join(show_value(v) for v in values[:5])
                     raise FuseError(f"{show_value(value)} is not a value of `{name}`'s axis "
-                                    f"{pos + 1} (its values: {shown}"
+                                    f"{pos} (its values: {shown}"
                                     f"{', ...' if len(values) > 5 else ''})")
                 whole = isinstance(value, Integral) and not isinstance(value, bool)
                 raise FuseError(f"{show_value(value)} is "
                                 f"{'outside' if whole else 'no position of'} `{name}`'s axis "
-                                f"{pos + 1} (positions 0 to {(axis.extent or 1) - 1})")
+                                f"{pos} (positions 0 to {(axis.extent or 1) - 1})")
             positions.append(position)
         key = (name, tuple(positions))
         if not tensor.boolean:
