@@ -336,3 +336,25 @@ def test_indices_after_a_call_are_removed_by_the_fix() -> None:
     fixed = text[:edit.span.start] + edit.new_text + text[edit.span.end:]
     assert fixed.startswith("A[i] = const([1, 2])\n")
     assert not fuse_lang.analyze(fixed, "a.fuse").diagnostics
+
+
+# --- what a left-hand side silently dropped ------------------------------------------
+
+def test_a_negative_position_on_a_left_hand_side_is_invalid_index() -> None:
+    """`X[-1] = 5` wrote outside the axis and was dropped without a word; on the
+    right it was already `invalid-index`.  A relation's head keeps -1 as a value."""
+    found = diagnostics("axis i = 3\nX[i] = 1\nX[-1] = 5\nexport X\n")
+    assert found == [("invalid-index", "-1")]
+    assert diagnostics("A(3)\nS(-5) = A(x)\nR(-1)\nR?\nS?\n") == []
+
+
+@pytest.mark.parametrize("lhs, what", [("W[0, j]", "a constant"), ("W[i+1, j]", "an offset"),
+                                       ("W[i/2, j]", "a division"), ("W[0:1, j]", "a slice")])
+def test_a_source_left_hand_side_takes_index_variables_only(lhs, what) -> None:
+    """The whole file was read whatever stood there (`W[0, j] = "w.npy"` gave every row)."""
+    [(code, _)] = [d for d in diagnostics(f'{lhs} = "w.npy"\nexport W\n')
+                   if d[0] != "missing-source"]
+    assert code == "invalid-statement"
+    [d] = [d for d in fuse_lang.analyze(f'{lhs} = "w.npy"\n', "a.fuse").diagnostics
+           if d.code == "invalid-statement"]
+    assert f"not with {what}" in d.message

@@ -42,6 +42,10 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
         return held[root]
 
     for k, stmt in enumerate(statements):
+        if type(stmt) is ir.Equation and stmt.lhs.indices \
+                and any(type(i) is ir.IndexConst and _negative(i.value) for i in stmt.lhs.indices):
+            at = shifted(stmt, deltas[id(stmt)]) if deltas and id(stmt) in deltas else stmt
+            _negative_positions(at.lhs, tensors, domains, values, diags)
         read = list(_read_refs(stmt, refs_of(k, stmt) if refs_of is not None else None))
         if read and deltas and id(stmt) in deltas:
             stmt = shifted(stmt, deltas[id(stmt)])
@@ -72,6 +76,27 @@ def check_constants(statements: Iterable[ir.Statement], tensors: dict[str, Tenso
                                    (TextEdit(index.span, value_text(index.name)),)),)))
                 elif query and isinstance(index, ir.IndexVar) and len(index.name) >= 3:
                     _capitalised(ref, pos, index, values(key), diags)
+
+
+def _negative(value: object) -> bool:
+    return type(value) is int and value < 0
+
+
+def _negative_positions(lhs: ir.Ref, tensors: dict[str, TensorSymbol], domains: Domains,
+                        values: Callable[[Key], frozenset], diags: list[Diagnostic]) -> None:
+    """`X[-1] = 5` on an axis that holds no values: a position cannot be negative,
+    on the left as on the right (the write fell outside the axis and was dropped)."""
+    sym = tensors.get(lhs.name)
+    if sym is None or sym.arity != len(lhs.indices or ()):
+        return
+    for pos, index in enumerate(lhs.indices or ()):
+        key = ("axis", lhs.name, pos)
+        if type(index) is ir.IndexConst and _negative(index.value) and domains.known(key) \
+                and not values(key):
+            diags.append(make(
+                "invalid-index", f"{index.value} is not a position: axis {pos} of `{lhs.name}` "
+                f"holds no values, so its constants are positions from 0 (the last is "
+                f"its extent - 1)", index.span))
 
 
 def _like_variables(stmt: ir.Statement) -> dict[str, list]:

@@ -413,12 +413,20 @@ def _string(tok: Tok) -> ir.String:
 def _source_axes(lhs: ir.Ref) -> None:
     """A source's left-hand side names the file's axes: a symbol or string there
     (`T["ann", k] = "t.txt"`) is no axis (the run read the file's positions as values
-    the symbol's column lacks, and said the file had changed)."""
+    the symbol's column lacks, and said the file had changed); a constant, an offset,
+    a division or a slice (`W[0, j] = "w.npy"`) was silently ignored."""
     for index in lhs.indices or ():
-        if type(index) is ir.IndexConst and type(index.value) is str:
+        kind = type(index)
+        if kind is ir.IndexConst or kind is ir.IndexShift or kind is ir.IndexDiv \
+                or kind is ir.IndexSlice:
             shown = f"{lhs.name}(x, y)" if lhs.paren else f"{lhs.name}[i, j]"
+            what = ("a symbol" if kind is ir.IndexConst and type(index.value) is str
+                    else "a constant" if kind is ir.IndexConst else "an offset"
+                    if kind is ir.IndexShift else "a division" if kind is ir.IndexDiv
+                    else "a slice")
             _fail("invalid-statement", f"a source's left-hand side names the file's axes "
-                  f"with index variables (`{shown} = \"file\"`), not with a symbol",
+                  f"with index variables (`{shown} = \"file\"`), not with {what}: the whole "
+                  f"file is read; to take part of it, read it whole and index that tensor",
                   index.span)
 
 
