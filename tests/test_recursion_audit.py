@@ -197,16 +197,31 @@ def test_a_max_recursion_that_stays_finite_and_an_unreachable_cell_are_answers()
     np.testing.assert_allclose(got["F"], 2 / 3, atol=1e-5)
 
 
-def test_a_max_product_recursion_stops_on_its_start_times_zero_and_runs_in_log_space():
+def test_a_max_product_recursion_starts_from_zero_and_equals_its_log_space_form():
+    # a `max=` member multiplied by another tensor starts from 0 (LANGUAGE.md §7):
+    # from -inf, -inf * 0 was NaN and the run stopped (docs/language.md, "Recursion")
     weights = "W[x,y] = const([[0,0.5,0.2],[0,0,0.9],[0,0,0]])\n"
-    with pytest.raises(fuse_lang.FuseError) as caught:
-        _run(weights + "P[y] max= P[x] * W[x,y]\nP[y] max= const([1,0,0])\nexport P")
-    assert "P did not converge: after 1 iteration the values are no longer finite; check the " \
-        "recursion (P starts from -inf for `max=`, nothing derived yet: -inf * 0 is NaN" in \
-        str(caught.value)  # -inf * 0 (docs/language.md, "Recursion")
+    direct = _run(weights + "P[y] max= P[x] * W[x,y]\nP[y] max= const([1,0,0])\nexport P")
+    np.testing.assert_allclose(direct["P"], [1, 0.5, 0.45], atol=1e-6)
     got = _run(weights + "LW[x,y] = log(W[x,y])\nL[y] max= L[x] + LW[x,y]\n"
                "L[y] max= log(const([1,0,0]))\nP[y] = exp(L[y])\nexport P")
     np.testing.assert_allclose(got["P"], [1, 0.5, 0.45], atol=1e-6)
+
+
+def test_value_iteration_converges_from_zero_on_every_backend():
+    """`V[s] max= Q[s,a]` with `Q = R + 0.9 P V`: the classic, as hand-written NumPy
+    from V = 0; from -inf every round was NaN (P's zeros times -inf)."""
+    program = ("P[s,a,s'] = const([[[0.9,0.1],[0.2,0.8]],[[0.5,0.5],[0,1]]])\n"
+               "R[s,a] = const([[1,0],[0,2]])\nQ[s,a] = R[s,a] + 0.9 P[s,a,s'] V[s']\n"
+               "V[s] max= Q[s,a]\nexport V\n")
+    p = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.5, 0.5], [0, 1]]])
+    v = np.zeros(2)
+    for _ in range(500):
+        v = (np.array([[1, 0], [0, 2]]) + 0.9 * np.einsum("sat,t->sa", p, v)).max(1)
+    how = dict(fuse_lang.analyze(program, None).recursion)["V"]
+    assert "V from 0: multiplied by another tensor" in how
+    for backend, compiled in RUNS:
+        np.testing.assert_allclose(_run(program, backend, compiled)["V"], v, rtol=1e-4)
 
 
 def test_a_sum_member_reading_an_unreachable_cell_is_reported_with_its_cause():

@@ -168,11 +168,35 @@ def _recursion_kind(group: list[str], statements: tuple[ir.Statement, ...],
         return ("evaluated by forward chaining, every rule again each round until nothing "
                 "changes (not semi-naive: a rule reads the group under a call, a subtraction "
                 "or a division)")
+    maxed = {n for n in group if "max=" in tensors[n].ops and not tensors[n].boolean
+             and tensors[n].source is None}
+    zero = multiplied_members(maxed, [statements[k] for n in group for k in equations[n]])
     starts = sorted({f"{n} from {'+inf' if op == 'min=' else '-inf'}"
                      for n in group for op in set(tensors[n].ops) & {"max=", "min="}
-                     if not tensors[n].boolean and tensors[n].source is None})
+                     if not tensors[n].boolean and tensors[n].source is None
+                     and n not in zero})
     start = f" ({', '.join(starts)}: nothing derived yet for its operator)" if starts else ""
+    if zero:
+        start += f" ({', '.join(sorted(zero))} from 0: multiplied by another tensor)"
     return f"evaluated by forward chaining{start} until the change is below tolerance"
+
+
+def multiplied_members(maxed: set[str], equations: list) -> frozenset[str]:
+    """The `max=` members of a recursive group (`maxed`) that its `equations`
+    multiply by another tensor (value iteration's `0.9 P[s,a,s'] V[s']`): they
+    start from 0, as LANGUAGE.md §7 says, not from -inf, which a 0 of the other
+    factor would make NaN.  A member only added to (a longest path) starts from
+    -inf, its operator's nothing, and a `min=` member from +inf."""
+    found: set[str] = set()
+    if not maxed:
+        return frozenset()
+    for eq in equations:
+        for node in ir.walk(eq.rhs) if eq.rhs is not None else ():
+            if type(node) is ir.Product and \
+                    sum(type(f) is not ir.Number for f in node.factors) >= 2:
+                found.update(f.name for f in node.factors
+                             if type(f) is ir.Ref and f.name in maxed)
+    return frozenset(found)
 
 
 def check_unused(statements: tuple[ir.Statement, ...], tensors: dict[str, TensorSymbol],

@@ -26,6 +26,7 @@ import math
 from typing import Any, Callable, Iterable, Protocol, Sequence, Union
 
 from ...check import Analysis
+from ...check.order import multiplied_members
 from ...front import ir
 from ..backends.base import Backend
 from ..interpret.evaluate import EvaluationError
@@ -226,8 +227,7 @@ class Iteration:
         non-finite: their infinite start (a max-product's -inf * 0, a sum member
         reading the start)."""
         tensors = self.host.analysis.tensors
-        started = [n for n in self.group
-                   if tensors[n].op in START_OF and not tensors[n].boolean]
+        started = infinite_starts(self.host.analysis, self.group)
         if rounds != 1 or not started:
             return ""
         op = tensors[started[0]].op
@@ -396,16 +396,32 @@ START_OF = {"max=": -math.inf, "min=": math.inf}
 LEFT_ITS_START = 1e4  # (a finite number in every precision, fp16 too)
 
 
+def infinite_starts(analysis: Analysis, group: Sequence[str]) -> list[str]:
+    """The members of a group that start from their operator's infinity (-inf for
+    `max=`, +inf for `min=`), in the group's order: not a `max=` member the group
+    multiplies by another tensor (check.order.multiplied_members), which starts
+    from 0."""
+    tensors, statements = analysis.tensors, analysis.program.statements
+    zero = multiplied_members(
+        {n for n in group if tensors[n].op == "max=" and not tensors[n].boolean},
+        [statements[k] for n in group for k in tensors[n].statements
+         if isinstance(statements[k], ir.Equation)])
+    return [n for n in group if tensors[n].op in START_OF and not tensors[n].boolean
+            and n not in zero]
+
+
 def start_values(host: Host, group: list[str], bases: dict[str, Any]) -> None:
     """A recursive group starts from its bases (or nothing derived: zeros, and
-    -inf/+inf for `max=`/`min=`), as 0/1 when Boolean."""
+    -inf/+inf for `max=`/`min=`, but 0 for a `max=` member the group multiplies:
+    check.order.multiplied_members), as 0/1 when Boolean."""
     backend = host.backend
+    infinite = infinite_starts(host.analysis, group)
     for n in group:
         base = bases[n]
         info = host.analysis.tensors[n]
         if base is not None:
             host.values[n] = base
-        elif info.op in START_OF and not info.boolean:
+        elif n in infinite:
             host.values[n] = backend.zeros(host.shape(n)) + START_OF[info.op]
         else:
             host.values[n] = host.zeros_of(n)
