@@ -483,6 +483,14 @@ def _cli(argv: list[str]) -> tuple[int, str]:
 def editor(analysis, every: int) -> None:  # noqa: ANN001
     """What an editor asks of one analysis; hover and completion at every
     `every`-th offset (at most about 300 of them)."""
+    n = len(analysis.text)
+    editor_requests(analysis, range(0, n + 1, max(every, n // 300)))
+
+
+def editor_requests(analysis, offsets) -> None:  # noqa: ANN001
+    """What an editor asks of one analysis: hover, completion and navigation at
+    each of `offsets`, and every whole-document request (tests/test_fuzz_programs.py
+    asks the same at a few random offsets)."""
     from fuse_lang.front.span import Span
     from fuse_lang.ide.completion import complete, signature_at
     from fuse_lang.ide.folding import folding_ranges
@@ -497,7 +505,7 @@ def editor(analysis, every: int) -> None:  # noqa: ANN001
 
     text = analysis.text
     n = len(text)
-    for offset in range(0, n + 1, max(every, n // 300)):  # (a long program: 300 offsets)
+    for offset in offsets:
         hover_at(analysis, offset)
         complete(analysis, offset, snippets=True)
         signature_at(text, offset)

@@ -11,25 +11,18 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
 import fuse_lang
 from fuse_lang.check.analyzer import Analyzer
-from fuse_lang.front.span import Span
-from fuse_lang.ide.completion import complete, signature_at
 from fuse_lang.ide.explain import explain_program, run_plan_json, run_plan_lines
-from fuse_lang.ide.folding import folding_ranges
-from fuse_lang.ide.formatting import format_text
-from fuse_lang.ide.hover import hover_at
-from fuse_lang.ide.inlay_hints import shape_hints
-from fuse_lang.ide.outline import document_outline
-from fuse_lang.ide.query import definition_at, references_at, symbol_at
-from fuse_lang.ide.run_targets import run_targets
-from fuse_lang.ide.semantic_tokens import encode_tokens, semantic_tokens
-from fuse_lang.ide.train_targets import train_targets
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from grammar_fuzz import editor_requests  # noqa: E402 - what an editor asks, one list
+
 EXAMPLES = ROOT / "examples"
 PROGRAMS = 2400  # mutated programs checked (about 20 s here)
 BUDGET_S = 180  # a hang guard, not a timing assertion (23 s on a loaded 2-core machine)
@@ -124,25 +117,10 @@ def mutated(seed: int, texts: list[str] | None = None) -> str:
 
 
 def editor_functions(analysis, rng: random.Random) -> None:
-    """What an editor asks of one analysis, at a few offsets."""
-    text = analysis.text
-    n = len(text)
-    offsets = {0, n, *(rng.randrange(n + 1) for _ in range(3))}
-    for offset in offsets:
-        hover_at(analysis, offset)
-        complete(analysis, offset, snippets=True)
-        signature_at(text, offset)
-        symbol_at(analysis, offset)
-        definition_at(analysis, offset)
-        references_at(analysis, offset)
-    encode_tokens(semantic_tokens(analysis), analysis.lines)
-    semantic_tokens(analysis, Span(n // 3, n))
-    shape_hints(analysis)
-    document_outline(analysis)
-    folding_ranges(analysis)
-    run_targets(analysis)
-    train_targets(analysis)
-    format_text(text)
+    """What an editor asks of one analysis, at a few offsets (the requests of
+    benchmarks/grammar_fuzz.py)."""
+    n = len(analysis.text)
+    editor_requests(analysis, sorted({0, n, *(rng.randrange(n + 1) for _ in range(3))}))
 
 
 def check_one(seed: int, text: str, analyzer: Analyzer, rng: random.Random) -> bool:
