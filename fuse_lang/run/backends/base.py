@@ -112,6 +112,11 @@ class Backend:
     def take(self, x: Any, index: Any, axis: int) -> Any:
         raise NotImplementedError
 
+    def basic_index(self, x: Any, where: tuple) -> Any:
+        """x[where] for a tuple of whole slices and in-range positions (a row of a
+        recurrence's input at one step, say)."""
+        return x[where]
+
     def gather_rows(self, x: Any, ids: Any) -> Any:
         """out[s, i, ...] = x[s, ids[s, i], ...] for x of shape (S, V, ...) and ids of
         shape (S, I) holding whole numbers (as floats): `gather`'s lookup, which the

@@ -92,7 +92,8 @@ class ReferenceReading(EvaluatorState):
                 where.append(position)
             else:
                 return None
-        return LArray(data[tuple(where)], tuple(n for n in plain if n not in self.fixed))
+        return LArray(self.backend.basic_index(data, tuple(where)),
+                      tuple(n for n in plain if n not in self.fixed))
 
     def _select(self, data: Any, axis: int, position: int, size: int) -> Any:
         backend = self.backend

@@ -1,0 +1,77 @@
+"""Shapes from benchmarks/ml_peer_shapes.py: a recurrence over many steps, read
+row by row from its inputs, gives the NumPy reference's values on every
+backend (the jax backend reads each step's row with one jitted call whose
+position is an argument, and multiplies with a jitted einsum: a wrong row or a
+stale cached position would show here), and follows new input values."""
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+import numpy as np
+import pytest
+
+import fuse_lang
+
+BACKENDS = ["numpy"] + [b for b in ("torch", "jax") if find_spec(b) is not None]
+
+# inputs read at the step on different axes: U's last, V's first, P's middle one
+RNN = """
+W[i,j] = "w.npy"
+U[i,t] = "u.npy"
+V[t,i] = "v.npy"
+P[i,t,k] = "p.npy"
+X[i,*t+1] = tanh(W[i,j] X[j,*t] + U[i,t] + V[t,i] + P[i,t,k])
+export X
+"""
+
+
+def _inputs(seed: int, steps: int = 40, width: int = 5) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"W": rng.standard_normal((width, width), dtype=np.float32) * np.float32(0.3),
+            "U": rng.standard_normal((width, steps), dtype=np.float32),
+            "V": rng.standard_normal((steps, width), dtype=np.float32),
+            "P": rng.standard_normal((width, steps, 3), dtype=np.float32)}
+
+
+def _by_hand(v: dict[str, np.ndarray]) -> np.ndarray:
+    x = np.zeros(v["W"].shape[0], np.float64)
+    for t in range(v["U"].shape[1]):
+        x = np.tanh(v["W"] @ x + v["U"][:, t] + v["V"][t] + v["P"][:, t].sum(axis=1))
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("compiled", [False, True])
+def test_recurrence_rows_at_each_step_match_the_reference(tmp_path, backend, compiled):
+    if backend == "numpy" and compiled:
+        pytest.skip("numpy has no compiled runs")
+    for name, array in _inputs(0).items():
+        np.save(tmp_path / f"{name.lower()}.npy", np.zeros_like(array))
+    prog = fuse_lang.compile(RNN, backend=backend, base_dir=tmp_path, compiled=compiled)
+    previous = None
+    for seed in (0, 1):
+        inputs = _inputs(seed)
+        got = prog.run(inputs)["X"]
+        np.testing.assert_allclose(got, _by_hand(inputs), rtol=1e-4, atol=1e-5)
+        assert previous is None or not np.allclose(got, previous)
+        previous = got
+
+
+@pytest.mark.skipif(find_spec("jax") is None, reason="needs jax")
+def test_jax_eager_products_follow_shapes_and_values(tmp_path):
+    """A product of two and of four operands on jax's eager path (compiled=False)
+    equals NumPy's, for new values and for new shapes of the same program."""
+    text = ('A[a,b] = "a.npy"\nB[b,c] = "b.npy"\nC[c,d] = "c.npy"\nD[d,e] = "d.npy"\n'
+            "Y[a,c] = A[a,b] B[b,c]\nZ[a,e] = A[a,b] B[b,c] C[c,d] D[d,e]\nexport Y, Z\n")
+    rng = np.random.default_rng(0)
+    for n, m in ((6, 2), (9, 3)):
+        shapes = {"A": (n, m), "B": (m, n), "C": (n, m), "D": (m, n)}
+        for name, shape in shapes.items():
+            np.save(tmp_path / f"{name.lower()}.npy", np.zeros(shape, np.float32))
+        prog = fuse_lang.compile(text, backend="jax", base_dir=tmp_path, compiled=False)
+        for _ in range(2):
+            v = {k: rng.standard_normal(s, dtype=np.float32) for k, s in shapes.items()}
+            out = prog.run(v)
+            np.testing.assert_allclose(out["Y"], v["A"] @ v["B"], rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(out["Z"], v["A"] @ v["B"] @ v["C"] @ v["D"],
+                                       rtol=1e-4, atol=1e-4)
