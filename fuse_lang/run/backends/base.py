@@ -160,6 +160,11 @@ class Backend:
         """x * factor; x was made for this result alone (a backend may reuse it)."""
         return x * factor
 
+    def binary_fresh(self, fn: Any, x: Any, y: Any) -> Any:
+        """fn(x, y) (an elementwise operator); x was made for this result alone (a
+        backend may write the result into it)."""
+        return fn(x, y)
+
     def add_fresh(self, x: Any, y: Any) -> Any:
         """x + y; x belongs to the caller alone (a backend may reuse it)."""
         return x + y
