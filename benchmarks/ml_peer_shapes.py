@@ -16,7 +16,8 @@ recurrence over many steps, and an embedding lookup (a product with a one-hot
 matrix, and `gather`).
 
     python benchmarks/ml_peer_shapes.py [--small] [--repeats 15]
-        [--cases tiny_matmul,chain4,...] [--frameworks numpy,torch,jax]
+        [--cases tiny_matmul,chain4,...] [--frameworks numpy,torch,jax|all]
+        (all adds torch-compile and jax-eager)
 """
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ from _common import median_times, write_sources  # noqa: E402
 import fuse_lang  # noqa: E402
 
 FRAMEWORKS = ("numpy", "torch", "jax")
+# on request (--frameworks): Fuse compiled=True against torch.compile, and Fuse
+# compiled=False against eager jax (no jit); torch.compile unrolls the RNN's
+# 1,000 steps (minutes to compile), so that case is left out of torch-compile
+MORE = ("torch-compile", "jax-eager")
+SKIP = {("rnn_steps", "torch-compile")}
 
 
 @dataclass
@@ -192,17 +198,23 @@ def framework(name: str):
     """(namespace, put, sync, to_numpy, backend, compiled, wrap) for one framework."""
     if name == "numpy":
         return np, (lambda a: a), (lambda x: x), np.asarray, "numpy", None, (lambda f: f)
-    if name == "torch":
+    if name in ("torch", "torch-compile"):
         import torch
+        compiled = name == "torch-compile"
         return (torch, torch.from_numpy, (lambda x: x), (lambda t: t.detach().numpy()),
-                "torch", False, (lambda f: f))
+                "torch", compiled, torch.compile if compiled else (lambda f: f))
     import jax
     import jax.numpy as jnp
-    return (jnp, jnp.asarray, jax.block_until_ready, np.asarray, "jax", True, jax.jit)
+    eager = name == "jax-eager"
+    return (jnp, jnp.asarray, jax.block_until_ready, np.asarray, "jax", not eager,
+            (lambda f: f) if eager else jax.jit)
 
 
 def measure(case: Case, fw_name: str, repeats: int) -> tuple[float, float, int, int]:
     ns, put, sync, to_np, backend, compiled, wrap = framework(fw_name)
+    if fw_name == "torch-compile":
+        import torch._dynamo
+        torch._dynamo.reset()  # each case's hand-written function compiled afresh
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_sources(folder, {k.lower(): a for k, a in case.inputs.items()})
@@ -225,7 +237,8 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="tiny sizes, few repeats (smoke)")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--cases", default="")
-    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
+    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS),
+                        help=f"comma-separated from {', '.join(FRAMEWORKS + MORE)}, or all")
     args = parser.parse_args()
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                           "intra_op_parallelism_threads=1")
@@ -233,11 +246,17 @@ def main() -> None:
     torch.set_num_threads(1)
     repeats = 3 if args.small else args.repeats
     wanted = {c for c in args.cases.split(",") if c}
-    fws = [f for f in args.frameworks.split(",") if f]
+    fws = list(FRAMEWORKS + MORE) if args.frameworks == "all" else \
+        [f for f in args.frameworks.split(",") if f]
+    unknown = [f for f in fws if f not in FRAMEWORKS + MORE]
+    if unknown:
+        parser.error(f"unknown framework(s) {', '.join(unknown)}")
     for case in cases(args.small):
         if wanted and case.name not in wanted:
             continue
         for fw in fws:
+            if (case.name, fw) in SKIP:
+                continue
             fuse, hand, before, after = measure(case, fw, repeats)
             print(f"{case.name:<16} {fw:<6} fuse {fuse * 1e3:9.3f} ms   hand-written "
                   f"{hand * 1e3:9.3f} ms   ratio {fuse / hand:7.2f}   "

@@ -112,6 +112,12 @@ class Backend:
     def take(self, x: Any, index: Any, axis: int) -> Any:
         raise NotImplementedError
 
+    def windows(self, x: Any, axis: int, base: int, count: int, width: int) -> Any | None:
+        """x's cells at base + i + j along `axis` (i < count, j < width), 0 outside
+        the axis, as out[..., i, j, ...] (a convolution's `x+dx`); None where the
+        backend has no such view (the caller gathers the cells instead)."""
+        return None
+
     def basic_index(self, x: Any, where: tuple) -> Any:
         """x[where] for a tuple of whole slices and in-range positions (a row of a
         recurrence's input at one step, say)."""

@@ -140,6 +140,11 @@ class ReferenceReading(EvaluatorState):
                 raise EvaluationError(
                     f"the index `{index_text(index)}` takes positions that depend on the size of "
                     f"`{traced[0]}`, which is traced (dynamic): its size cannot be dynamic")
+            if len(free) == 2 and not is_sparse(data):  # `x+dx`: a convolution's windows,
+                count, width = (int(self.extent(n)) for n in free)  # where the backend has them
+                windows = self.backend.windows(data, axis, int(base), count, width)
+                if windows is not None:
+                    return windows, free
             grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
                 (np.arange(self.extent(free[0])),)
             return self._gather(data, axis, base + sum(grids), size), free
