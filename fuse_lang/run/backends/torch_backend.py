@@ -160,6 +160,8 @@ class TorchBackend(Backend):
 
     def gather_rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
         ids = torch.as_tensor(ids, device=x.device)
+        if ids.shape[0] == 1:  # one table (an embedding): index_select, ~4x faster
+            return x[0].index_select(0, ids[0].long())[None]
         rows = torch.arange(ids.shape[0], device=x.device)[:, None]
         return x[rows, ids.long()]
 
