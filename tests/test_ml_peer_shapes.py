@@ -174,3 +174,34 @@ def test_index_arithmetic_convolutions_match_the_reference(tmp_path, backend, co
             "A": np.zeros((3, 6))}
     for name, value in want.items():
         np.testing.assert_allclose(out[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+STEP_FORMS = """
+W[i,j] = "w.npy"
+U[i,t] = "u.npy"
+X[i,*t+1] = tanh(W[i,j] X[j,*t] + U[i,t+1]) + U[i,t-1]
+Y[i,*t+1] = tanh(W[i,j] Y[j,*t] (j < t) + U[i,t])
+export X, Y
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_recurrence_step_forms_compiled_match_numpy(tmp_path, backend):
+    """Reads at t+1 and t-1 past the ends (zeros), and a comparison with the
+    step (j < t, which a
+    loop inside a jax graph cannot hold as a number: those steps run one by one):
+    compiled runs give NumPy's values, and follow new inputs."""
+    rng = np.random.default_rng(5)
+    make = lambda: {"W": rng.standard_normal((4, 4), dtype=np.float32) * np.float32(0.4),  # noqa: E731
+                    "U": rng.standard_normal((4, 7), dtype=np.float32)}
+    for name, array in make().items():
+        np.save(tmp_path / f"{name.lower()}.npy", array)
+    reference = fuse_lang.compile(STEP_FORMS, backend="numpy", base_dir=tmp_path)
+    prog = fuse_lang.compile(STEP_FORMS, backend=backend, base_dir=tmp_path,
+                             compiled=backend != "numpy")
+    for _ in range(2):
+        v = make()
+        got, want = prog.run(v), reference.run(v)
+        for name in ("X", "Y"):
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5,
+                                       err_msg=name)

@@ -273,6 +273,15 @@ class Backend:
         """`body` applied to `state` while `cond` holds, inside a graph (`compiles_loops`)."""
         raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
 
+    def take_traced(self, x: Any, position: Any, axis: int) -> Any:
+        """x at a traced position along axis (a step_loop's step), 0 outside it."""
+        raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
+
+    def step_loop(self, body: Callable, state: Any, count: int) -> Any:
+        """state = body(state, step) for step 0 .. count - 1, the step a traced value
+        (`compiles_loops`)."""
+        raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
+
     def fixed_loop(self, cond: Callable, body: Callable, state: Any, count: int) -> Any:
         """`count` rounds of `body`, those where `cond` no longer holds keeping the
         state (`compiles_loops`)."""

@@ -249,6 +249,22 @@ class JaxBackend(Backend):
     def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
         return jax.lax.while_loop(cond, body, state)
 
+    def take_traced(self, x: jax.Array, position: Any, axis: int) -> jax.Array:
+        size = x.shape[axis]
+        row = jax.lax.dynamic_index_in_dim(x, jnp.clip(position, 0, max(size - 1, 0)), axis,
+                                           keepdims=False)
+        return jnp.where((position >= 0) & (position < size), row, jnp.zeros_like(row))
+
+    def step_loop(self, body: Callable, state: Any, count: int) -> Any:
+        def one(current: Any, step: Any) -> tuple[Any, None]:
+            new = body(current, step)
+            # each member keeps its dtype from step to step (a scan's carry must)
+            return jax.tree_util.tree_map(lambda a, b: jnp.asarray(b, a.dtype), current,
+                                          new), None
+
+        state = jax.tree_util.tree_map(jnp.asarray, state)
+        return jax.lax.scan(one, state, jnp.arange(count))[0]
+
     def fixed_loop(self, cond: Callable, body: Callable, state: Any, count: int) -> Any:
         """`count` rounds, those where `cond` no longer holds keeping the state as it
         is: a loop of known length, which reverse-mode differentiation can go back

@@ -3,6 +3,7 @@ constants and fixed indices select, offsets and pooling gather (0 outside an
 axis), slices take, repeated indices take the diagonal (LANGUAGE.md §3-4)."""
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from ...check.symbols import slice_name
@@ -88,6 +89,8 @@ class ReferenceReading(EvaluatorState):
             position = self.fixed.get(name)
             if position is None:
                 where.append(slice(None))
+            elif not isinstance(position, int):
+                return None  # a traced step (a loop in a graph): read by _select
             elif 0 <= position < size:
                 where.append(position)
             else:
@@ -97,6 +100,8 @@ class ReferenceReading(EvaluatorState):
 
     def _select(self, data: Any, axis: int, position: int, size: int) -> Any:
         backend = self.backend
+        if not isinstance(position, numbers.Integral):  # a traced step: a loop in a graph
+            return backend.take_traced(data, position, axis)
         if 0 <= position < size:
             return backend.take(data, position, axis)
         shape = list(backend.shape(data))
