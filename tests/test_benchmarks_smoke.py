@@ -418,3 +418,20 @@ def test_format_range_prints_a_ratio_per_size():
     assert done.returncode == 0, done.stdout + done.stderr
     rows = re.findall(r"^ +(\d+) lines  one line's range .* ratio +[\d.]+$", done.stdout, re.M)
     assert rows == ["200", "1000"], done.stdout
+
+
+@needs_backends
+def test_ml_peer_shapes_prints_a_ratio_per_case_and_framework():
+    """benchmarks/ml_peer_shapes.py --small: every case's output checked against the
+    hand-written NumPy, torch and jax.jit code, then a ratio line for each, and no
+    compilation after the first call."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "ml_peer_shapes.py"), "--small"],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = re.findall(r"^(\w+) +(numpy|torch|jax) +fuse +[\d.]+ ms +hand-written +[\d.]+ ms +"
+                      r"ratio +[\d.]+ +compilations (\d+) -> (\d+)$", proc.stdout, re.M)
+    cases = ["tiny_matmul", "chain4", "broadcast_chain", "softmax_axis0", "layer_norm",
+             "many_heads", "conv1d", "rnn_steps", "embed_onehot", "embed_gather"]
+    assert [(r[0], r[1]) for r in rows] == [(c, f) for c in cases
+                                            for f in ("numpy", "torch", "jax")], proc.stdout
+    assert all(before == after for _, _, before, after in rows), proc.stdout

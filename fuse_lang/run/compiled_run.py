@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..front import ir
 from .cache import EXPORT_FOLDER
 from .fixpoint.loop import Iteration, repeat
+from .recurrence import virtual_in_graph
 from .results import FuseError
 from .run_plan import Segment
 
@@ -60,6 +61,9 @@ class CompiledRun:
                         run.one(group)
                 elif group.looped:
                     self.rounds(("round", sinks, number), names)
+                elif (run.plan.abilities.while_loop and not watched and group.recurrence
+                      is not None and group.recurrence.virtual):
+                    self.steps(("steps", sinks, number), group)
                 else:
                     run.one(group)
 
@@ -154,6 +158,30 @@ class CompiledRun:
 
         members, outcome = self.graph(key, looped)(dict(run.values), {"bases": bases})
         self.finish(run.rounds_of(group, True, bases), members, outcome)
+
+    def steps(self, key: tuple, group: Any) -> None:
+        """A recurrence over a virtual index as one graph with the steps' loop
+        inside it (jax's scan), not a graph call per operation of every step; where
+        an equation needs the step as a number (the graph cannot be made), the
+        steps run one by one, as in an eager run, from then on."""
+        run = self.run
+        names = list(group.names)
+        if run.caches.graphs.get(("eager",) + key):
+            return run.one(group)
+        bases = run.bases_of([names])
+        recurrence = group.recurrence
+
+        def looped(inner: Run, extra: dict) -> dict:
+            with inner.locating(names):
+                return virtual_in_graph(inner, recurrence)
+
+        try:
+            values = self.graph(key, looped)(dict(run.values), {"bases": bases})
+        except Exception:  # noqa: BLE001 - the eager steps say what is wrong, if anything
+            run.caches.graphs.pop(key, None)
+            run.caches.graphs[("eager",) + key] = True
+            return run.one(group)
+        run.values.update(values)
 
     def rounds(self, key: tuple, group: list[str]) -> None:
         """A fixpoint on a backend that compiles graphs but not loops (torch): one

@@ -78,6 +78,36 @@ def _virtual(run: Run, recurrence: Recurrence, steps: int) -> None:
     run.values.update(current)
 
 
+def virtual_in_graph(run: Run, recurrence: Recurrence) -> dict[str, Any]:
+    """The steps over a virtual index as one loop of the backend's (inside a
+    compiled graph: jax's scan), the step a traced value; the members' last values.
+    Raises where an equation needs the step as a number (the caller then runs the
+    steps here, one by one)."""
+    steps = _steps(run, recurrence)
+    states = recurrence.states
+    per_step = [n for n in recurrence.order if n not in states]
+    carry = {}
+    for name in states:
+        base, _ = run.base(name)
+        starts = [k for k in run.equations(name) if k in recurrence.starts]
+        parts = [run.contribution(k, run.shape(name)) for k in starts]
+        carry[name] = run.combine(name, base, parts, equations=starts)
+    for name in per_step:
+        carry[name] = run.zeros_of(name)
+
+    def one(current: dict, step: Any) -> dict:
+        run.values.update({name: current[name] for name in states})
+        for name in per_step:
+            base, _ = run.base(name)
+            run.values[name] = run.combine(name, base, _at_step(run, recurrence, name, step))
+        new = {name: run.combine(name, None, _at_step(run, recurrence, name, step))
+               for name in states}
+        new.update({name: run.values[name] for name in per_step})
+        return new
+
+    return run.backend.step_loop(one, carry, steps)
+
+
 def _at_step(run: Run, recurrence: Recurrence, name: str, step: int) -> list[Any]:
     shape = run.shape(name)
     return [run.contribution(k, shape, {recurrence.step_vars[k]: step})

@@ -112,6 +112,17 @@ class Backend:
     def take(self, x: Any, index: Any, axis: int) -> Any:
         raise NotImplementedError
 
+    def windows(self, x: Any, axis: int, base: int, count: int, width: int) -> Any | None:
+        """x's cells at base + i + j along `axis` (i < count, j < width), 0 outside
+        the axis, as out[..., i, j, ...] (a convolution's `x+dx`); None where the
+        backend has no such view (the caller gathers the cells instead)."""
+        return None
+
+    def basic_index(self, x: Any, where: tuple) -> Any:
+        """x[where] for a tuple of whole slices and in-range positions (a row of a
+        recurrence's input at one step, say)."""
+        return x[where]
+
     def gather_rows(self, x: Any, ids: Any) -> Any:
         """out[s, i, ...] = x[s, ids[s, i], ...] for x of shape (S, V, ...) and ids of
         shape (S, I) holding whole numbers (as floats): `gather`'s lookup, which the
@@ -154,6 +165,11 @@ class Backend:
     def scale_fresh(self, x: Any, factor: Any) -> Any:
         """x * factor; x was made for this result alone (a backend may reuse it)."""
         return x * factor
+
+    def binary_fresh(self, fn: Any, x: Any, y: Any) -> Any:
+        """fn(x, y) (an elementwise operator); x was made for this result alone (a
+        backend may write the result into it)."""
+        return fn(x, y)
 
     def add_fresh(self, x: Any, y: Any) -> Any:
         """x + y; x belongs to the caller alone (a backend may reuse it)."""
@@ -255,6 +271,15 @@ class Backend:
 
     def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
         """`body` applied to `state` while `cond` holds, inside a graph (`compiles_loops`)."""
+        raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
+
+    def take_traced(self, x: Any, position: Any, axis: int) -> Any:
+        """x at a traced position along axis (a step_loop's step), 0 outside it."""
+        raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
+
+    def step_loop(self, body: Callable, state: Any, count: int) -> Any:
+        """state = body(state, step) for step 0 .. count - 1, the step a traced value
+        (`compiles_loops`)."""
         raise NotImplementedError(f"the {self.name} backend has no loop in a graph")
 
     def fixed_loop(self, cond: Callable, body: Callable, state: Any, count: int) -> Any:

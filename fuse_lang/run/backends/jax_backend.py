@@ -50,6 +50,28 @@ def _device(device: str):
     return found[index]
 
 
+@functools.lru_cache(maxsize=1024)
+def _jitted_einsum(spec: str, path: tuple | None) -> Callable:
+    """jnp.einsum of one spec (and contraction path) as a jitted function: called on
+    concrete arrays (an eager run, a recurrence's steps) jnp.einsum plans its path
+    and dispatches op by op, about 100 us a call; the jitted one is one dispatch
+    (about 5 us).  Inside a trace (a compiled segment) it is inlined as before."""
+    if path is None:
+        return jax.jit(functools.partial(jnp.einsum, spec))
+    return jax.jit(functools.partial(jnp.einsum, spec, optimize=[*path]))
+
+
+@functools.lru_cache(maxsize=256)
+def _jitted_rows(axes: tuple[int, ...]) -> Callable:
+    """x at one position of each of `axes` (ascending), the positions traced: one
+    compiled function whatever the positions (a recurrence's every step)."""
+    def rows(x: jax.Array, *positions: Any) -> jax.Array:
+        for axis, position in sorted(zip(axes, positions), reverse=True):
+            x = jax.lax.dynamic_index_in_dim(x, position, axis, keepdims=False)
+        return x
+    return jax.jit(rows)
+
+
 @with_sparse(JaxSparse)  # planned sparse tensors: BCOO (eager runs, compiled=False)
 @elementwise_from(jnp)
 class JaxBackend(Backend):
@@ -116,6 +138,16 @@ class JaxBackend(Backend):
     def copy(self, x: Any) -> jax.Array:
         return jnp.asarray(x, dtype=self.dtype)  # jax arrays are immutable: nothing to copy
 
+    def basic_index(self, x: jax.Array, where: tuple) -> jax.Array:
+        if isinstance(x, jax.core.Tracer) or not all(
+                isinstance(w, int) or w == slice(None) for w in where):
+            return x[where]  # traced: a static index is the better graph
+        # a concrete array (an eager run, a recurrence's steps): x[where] dispatches
+        # its slicing op by op (about 60 us); one jitted call is about 10 us
+        positions = tuple(w for w in where if isinstance(w, int))
+        axes = tuple(a for a, w in enumerate(where) if isinstance(w, int))
+        return _jitted_rows(axes)(x, *positions) if axes else x
+
     def take(self, x: jax.Array, index: Any, axis: int) -> jax.Array:
         if isinstance(index, (int, np.integer)):
             return jax.lax.index_in_dim(x, int(index), axis, keepdims=False)
@@ -144,10 +176,10 @@ class JaxBackend(Backend):
 
     def einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
         if len(arrays) <= 2:
-            return jnp.einsum(spec, *arrays)
+            return _jitted_einsum(spec, None)(*arrays)
         # the order `fuse explain` prints (plan.contraction), as every backend runs it
         path = contraction.contraction_path(spec, tuple(tuple(a.shape) for a in arrays)).path
-        return jnp.einsum(spec, *arrays, optimize=[*path])
+        return _jitted_einsum(spec, tuple(path))(*arrays)
 
     def count_einsum(self, spec: str, *arrays: jax.Array) -> jax.Array:
         if self.dtype not in (jnp.float16, jnp.bfloat16) or not all(
@@ -216,6 +248,22 @@ class JaxBackend(Backend):
     # ---- a fixpoint inside a compiled graph
     def while_loop(self, cond: Callable, body: Callable, state: Any) -> Any:
         return jax.lax.while_loop(cond, body, state)
+
+    def take_traced(self, x: jax.Array, position: Any, axis: int) -> jax.Array:
+        size = x.shape[axis]
+        row = jax.lax.dynamic_index_in_dim(x, jnp.clip(position, 0, max(size - 1, 0)), axis,
+                                           keepdims=False)
+        return jnp.where((position >= 0) & (position < size), row, jnp.zeros_like(row))
+
+    def step_loop(self, body: Callable, state: Any, count: int) -> Any:
+        def one(current: Any, step: Any) -> tuple[Any, None]:
+            new = body(current, step)
+            # each member keeps its dtype from step to step (a scan's carry must)
+            return jax.tree_util.tree_map(lambda a, b: jnp.asarray(b, a.dtype), current,
+                                          new), None
+
+        state = jax.tree_util.tree_map(jnp.asarray, state)
+        return jax.lax.scan(one, state, jnp.arange(count))[0]
 
     def fixed_loop(self, cond: Callable, body: Callable, state: Any, count: int) -> Any:
         """`count` rounds, those where `cond` no longer holds keeping the state as it

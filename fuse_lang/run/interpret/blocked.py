@@ -122,7 +122,8 @@ class Blocking:
                 if name in factor.axes:
                     factor = LArray(_sliced(factor.data, factor.axes.index(name), lo, hi),
                                     factor.axes)
-                value = factor if value is None else combine(
+                # (the first factor as shared: the next blocks read it again)
+                value = LArray(factor.data, factor.axes) if value is None else combine(
                     self._inner, operator.truediv if op == "/" else operator.mul, value, factor)
             assert value is not None
             self.peak = max(self.peak, math.prod(self._inner.shape(value.data)))

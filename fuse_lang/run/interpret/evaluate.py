@@ -85,10 +85,13 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             result = None
             for sign, term in zip(expr.signs, expr.terms):
                 value = self.term(term, summed)
-                if sign == "-":
-                    value = LArray(-value.data, value.axes)
-                result = value if result is None else \
-                    combine(self.backend, operator.add, result, value)
+                if result is not None:  # `a - b` in one pass, not -b then a + (-b)
+                    result = combine(self.backend, operator.sub if sign == "-" else
+                                     operator.add, result, value)
+                elif sign == "-":
+                    result = LArray(-value.data, value.axes)
+                else:
+                    result = value
             assert result is not None
             return self.project_all(result, other)
         return self.term(expr, projected)
@@ -231,9 +234,13 @@ class Evaluator(ReferenceReading, BuiltinCalls):
             result = None
             for sign, term in zip(expr.signs, expr.terms):
                 value = self.eval(term)
-                if sign == "-":
-                    value = LArray(-value.data, value.axes)
-                result = value if result is None else combine(backend, operator.add, result, value)
+                if result is not None:  # `a - b` in one pass, not -b then a + (-b)
+                    result = combine(backend, operator.sub if sign == "-" else operator.add,
+                                     result, value)
+                elif sign == "-":
+                    result = LArray(-value.data, value.axes)
+                else:
+                    result = value
             return result  # type: ignore[return-value]
         if isinstance(expr, ir.Product):
             result = self.eval(expr.factors[0])

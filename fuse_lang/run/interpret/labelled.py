@@ -5,6 +5,7 @@ the backend object (backends/base.py: numpy, torch or jax in the same shape).
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -49,6 +50,10 @@ def union_axes(*xs: LArray) -> tuple[str, ...]:
 def combine(backend: Backend, fn, *xs: LArray) -> LArray:
     """An elementwise function of several arrays, broadcast by index name."""
     first = xs[0].axes
+    if len(xs) == 2 and xs[0].fresh:
+        # the left operand was made for this value alone: a chain of arithmetic
+        # (X*G + B - ...) may reuse its memory, as NumPy's own temporaries do
+        fn = functools.partial(backend.binary_fresh, fn)
     if all(x.axes == first for x in xs):
         return LArray(fn(*(x.data for x in xs)), first, True)
     if len(xs) == 2 and not (xs[0].axes and xs[1].axes):  # a scalar broadcasts as it is

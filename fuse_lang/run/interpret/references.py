@@ -3,6 +3,7 @@ constants and fixed indices select, offsets and pooling gather (0 outside an
 axis), slices take, repeated indices take the diagonal (LANGUAGE.md §3-4)."""
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from ...check.symbols import slice_name
@@ -88,14 +89,19 @@ class ReferenceReading(EvaluatorState):
             position = self.fixed.get(name)
             if position is None:
                 where.append(slice(None))
+            elif not isinstance(position, int):
+                return None  # a traced step (a loop in a graph): read by _select
             elif 0 <= position < size:
                 where.append(position)
             else:
                 return None
-        return LArray(data[tuple(where)], tuple(n for n in plain if n not in self.fixed))
+        return LArray(self.backend.basic_index(data, tuple(where)),
+                      tuple(n for n in plain if n not in self.fixed))
 
     def _select(self, data: Any, axis: int, position: int, size: int) -> Any:
         backend = self.backend
+        if not isinstance(position, numbers.Integral):  # a traced step: a loop in a graph
+            return backend.take_traced(data, position, axis)
         if 0 <= position < size:
             return backend.take(data, position, axis)
         shape = list(backend.shape(data))
@@ -143,6 +149,11 @@ class ReferenceReading(EvaluatorState):
                 raise EvaluationError(
                     f"the index `{index_text(index)}` takes positions that depend on the size of "
                     f"`{traced[0]}`, which is traced (dynamic): its size cannot be dynamic")
+            if len(free) == 2 and not is_sparse(data):  # `x+dx`: a convolution's windows,
+                count, width = (int(self.extent(n)) for n in free)  # where the backend has them
+                windows = self.backend.windows(data, axis, int(base), count, width)
+                if windows is not None:
+                    return windows, free
             grids = np.ix_(*[np.arange(self.extent(n)) for n in free]) if len(free) > 1 else \
                 (np.arange(self.extent(free[0])),)
             return self._gather(data, axis, base + sum(grids), size), free
