@@ -222,6 +222,10 @@ def test_value_iteration_converges_from_zero_on_every_backend():
     assert "V from 0: multiplied by another tensor" in how
     for backend, compiled in RUNS:
         np.testing.assert_allclose(_run(program, backend, compiled)["V"], v, rtol=1e-4)
+    # the textbook Bellman form: the member inside a bracketed sum that P multiplies
+    bellman = program.replace("Q[s,a] = R[s,a] + 0.9 P[s,a,s'] V[s']",
+                              "Q[s,a] = P[s,a,s'] (R[s,a] + 0.9 V[s'])")
+    np.testing.assert_allclose(_run(bellman)["V"], v, rtol=1e-4)
 
 
 def test_a_sum_member_reading_an_unreachable_cell_is_reported_with_its_cause():

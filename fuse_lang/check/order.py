@@ -194,8 +194,9 @@ def multiplied_members(maxed: set[str], equations: list) -> frozenset[str]:
         for node in ir.walk(eq.rhs) if eq.rhs is not None else ():
             if type(node) is ir.Product and \
                     sum(type(f) is not ir.Number for f in node.factors) >= 2:
-                found.update(f.name for f in node.factors
-                             if type(f) is ir.Ref and f.name in maxed)
+                # (anywhere inside a factor: `P[s,a,s'] (R[s,a,s'] + 0.9 V[s'])`, `-V`)
+                found.update(r.name for f in node.factors if type(f) is not ir.Number
+                             for r in ir.walk(f) if type(r) is ir.Ref and r.name in maxed)
     return frozenset(found)
 
 
