@@ -349,7 +349,7 @@ def test_an_equation_with_a_constant_on_its_left_writes_only_its_position():
     start = first.parts[0]
     assert start.place.line == 14 and start.projected == () and start.count == 1
     assert math.isclose(start.total, first.value, rel_tol=1e-5)
-    with pytest.raises(fuse_lang.FuseError, match=r"is not a value of `D`'s axis 1 \(its values: "):
+    with pytest.raises(fuse_lang.FuseError, match=r"is not a value of `D`'s axis 0 \(its values: "):
         run((EXAMPLES / "embedding_reasoning.fuse").read_text(), base_dir=EXAMPLES).why(
             "D", (0, 1))
 
